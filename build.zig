@@ -1,0 +1,68 @@
+//! Builds every part of panto:
+//!   zig build          -> zig-out/lib/libpanto.so, libpanto.a, lua/panto.so, include/panto.h
+//!   zig build test     -> the Zig unit tests and the C-ABI layout check
+const std = @import("std");
+const builtin = @import("builtin");
+
+const required_zig = "0.16.0";
+
+comptime {
+    // The build pins one Zig version: the std APIs we use change between releases.
+    if (!std.mem.eql(u8, builtin.zig_version_string, required_zig)) {
+        @compileError("panto needs Zig " ++ required_zig ++ " exactly, but this is Zig " ++
+            builtin.zig_version_string ++ ". Run `make` (it installs ziglang==" ++ required_zig ++
+            " into .venv) or use `.venv/bin/python -m ziglang build`.");
+    }
+}
+
+pub fn build(b: *std.Build) void {
+    const target = b.standardTargetOptions(.{});
+    const optimize = b.standardOptimizeOption(.{ .preferred_optimize_mode = .ReleaseFast });
+    const lua_include = b.option([]const u8, "lua-include", "Folder holding lua.h (default /usr/include/lua5.4)") orelse "/usr/include/lua5.4";
+
+    // The core runtime, usable from other Zig projects as the module "panto".
+    const core = b.addModule("panto", .{
+        .root_source_file = b.path("libpanto/src/panto.zig"),
+        .target = target,
+        .optimize = optimize,
+    });
+
+    // The C ABI on top of the core (include/panto.h).
+    const c_api = b.createModule(.{
+        .root_source_file = b.path("libpanto-c/src/root.zig"),
+        .target = target,
+        .optimize = optimize,
+        .link_libc = true,
+        .imports = &.{.{ .name = "panto", .module = core }},
+    });
+    c_api.addIncludePath(b.path("include"));
+
+    const shared = b.addLibrary(.{ .name = "panto", .root_module = c_api, .linkage = .dynamic, .version = .{ .major = 0, .minor = 1, .patch = 0 } });
+    b.installArtifact(shared);
+    const static = b.addLibrary(.{ .name = "panto", .root_module = c_api, .linkage = .static });
+    static.bundle_compiler_rt = true;
+    b.installArtifact(static);
+    b.installFile("include/panto.h", "include/panto.h");
+
+    // The Lua 5.4 module: a C module written in Zig. It does not link Lua: the interpreter
+    // that loads it provides the lua_* symbols.
+    const lua_mod = b.createModule(.{
+        .root_source_file = b.path("libpanto-lua/src/panto_lua.zig"),
+        .target = target,
+        .optimize = optimize,
+        .link_libc = true,
+        .imports = &.{.{ .name = "panto_c", .module = c_api }},
+    });
+    lua_mod.addSystemIncludePath(.{ .cwd_relative = lua_include });
+    const lua_lib = b.addLibrary(.{ .name = "panto_lua", .root_module = lua_mod, .linkage = .dynamic });
+    lua_lib.linker_allow_shlib_undefined = true;
+    const install_lua = b.addInstallFileWithDir(lua_lib.getEmittedBin(), .{ .custom = "lib/lua" }, "panto.so");
+    b.getInstallStep().dependOn(&install_lua.step);
+
+    // Tests.
+    const test_step = b.step("test", "Run the Zig unit tests and the C-ABI layout check");
+    const core_tests = b.addTest(.{ .root_module = core });
+    test_step.dependOn(&b.addRunArtifact(core_tests).step);
+    const c_tests = b.addTest(.{ .root_module = c_api });
+    test_step.dependOn(&b.addRunArtifact(c_tests).step);
+}

@@ -1,0 +1,229 @@
+/*
+ * panto.h — the C ABI of panto, an LLM-agent runtime.
+ *
+ * Shape of the API (sqlite's step model):
+ *
+ *     PantoAgent *agent;
+ *     if (panto_agent_new(config_json, &agent) < 0) { ...; panto_agent_free(agent); }
+ *     PantoStream *stream;
+ *     panto_agent_run(agent, "Hello", &stream);
+ *     PantoEvent ev = PANTO_EVENT_INIT;
+ *     int rc;
+ *     while ((rc = panto_next_event(stream, &ev)) == PANTO_EVENT) { ...use ev... }
+ *     if (rc < 0) { PantoError err = PANTO_ERROR_INIT; panto_stream_error(stream, &err); ... }
+ *     panto_stream_free(stream);
+ *     panto_agent_free(agent);
+ *
+ * Conventions:
+ *  - Functions return an int status: PANTO_OK (0), PANTO_EVENT or PANTO_DONE (positive),
+ *    or a negative PANTO_ERR_* code.
+ *  - Strings are {ptr, len} and UTF-8; they are NOT NUL-terminated unless said.
+ *  - Borrowed data states how long it lives. Event data lives until the next call on the
+ *    same stream; error detail lives until the stream is freed.
+ *  - Every object returned through an out-pointer belongs to the caller and is freed by its
+ *    own _free function, which accepts NULL.
+ *  - Error detail lives on the handle, never in thread-local state.
+ *  - Growable structs carry `size` first; initialise them with their *_INIT macro. The library
+ *    only writes the fields that fit in `size`, so callers built against an older header keep
+ *    working.
+ *  - An agent and its streams are not thread-safe: use one from one thread at a time.
+ *
+ * Changing this header: bump PANTO_ABI_VERSION when a layout or meaning changes; only append
+ * fields to structs and values to enums; update libpanto-c/src/abi.zig (checked by
+ * `zig build test`), and every binding in the same change.
+ */
+#ifndef PANTO_H
+#define PANTO_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* Bumped whenever the ABI changes; compare with panto_abi_version() at load time. */
+#define PANTO_ABI_VERSION 1
+
+/* ---- Status codes --------------------------------------------------------------------- */
+
+typedef enum PantoStatus {
+    PANTO_OK = 0,
+    PANTO_EVENT = 1, /* panto_next_event filled an event */
+    PANTO_DONE = 2,  /* the turn is over: every later call returns DONE again */
+
+    /* Errors of the call itself. */
+    PANTO_ERR_INVALID_ARGUMENT = -1, /* NULL where a value is needed, bad UTF-8, ... */
+    PANTO_ERR_OUT_OF_MEMORY = -2,
+    PANTO_ERR_CONFIG = -3, /* the agent configuration was refused */
+    PANTO_ERR_BUSY = -4,   /* the agent already has a stream that is not finished */
+
+    /* Errors of a turn (from panto_next_event; sticky). */
+    PANTO_ERR_AUTHENTICATION = -10, /* HTTP 401 */
+    PANTO_ERR_PERMISSION = -11,     /* HTTP 403 */
+    PANTO_ERR_NOT_FOUND = -12,      /* HTTP 404 */
+    PANTO_ERR_INVALID_REQUEST = -13, /* HTTP 400, 413, 422 */
+    PANTO_ERR_RATE_LIMIT = -14,     /* HTTP 429 */
+    PANTO_ERR_OVERLOADED = -15,     /* HTTP 529 or an overloaded_error event */
+    PANTO_ERR_SERVER = -16,         /* HTTP 5xx, or another status / error event */
+    PANTO_ERR_TIMEOUT = -17,
+    PANTO_ERR_CONNECTION = -18, /* connect failed, connection reset, TLS failure */
+    PANTO_ERR_PROTOCOL = -19,   /* malformed stream: bad SSE, bad JSON, cut short */
+    PANTO_ERR_CANCELED = -20,
+    PANTO_ERR_TOOL_LOOP = -21,
+    PANTO_ERR_CAPABILITY = -22,
+
+    PANTO_STATUS_FORCE_INT = 0x7fffffff
+} PantoStatus;
+
+/* A stable lower-case name for a status ("event", "done", "authentication", ...).
+ * Static storage, NUL-terminated; "unknown" for a value it does not know. */
+const char *panto_status_name(int status);
+
+/* ---- Version -------------------------------------------------------------------------- */
+
+/* The PANTO_ABI_VERSION the library was built with. */
+uint32_t panto_abi_version(void);
+
+/* The library's version as a static NUL-terminated string, e.g. "0.1.0". */
+const char *panto_version(void);
+
+/* ---- Strings, events, errors ---------------------------------------------------------- */
+
+/* A borrowed UTF-8 string; ptr may be NULL when len is 0. */
+typedef struct PantoString {
+    const char *ptr;
+    size_t len;
+} PantoString;
+
+typedef enum PantoEventKind {
+    PANTO_EVENT_MESSAGE_START = 1,    /* id, model */
+    PANTO_EVENT_BLOCK_START = 2,      /* index, block_kind */
+    PANTO_EVENT_CONTENT_DELTA = 3,    /* index, block_kind, text: the new fragment */
+    PANTO_EVENT_BLOCK_COMPLETE = 4,   /* index, block_kind, text: the whole block */
+    PANTO_EVENT_MESSAGE_COMPLETE = 5, /* stop_reason, provider_stop_reason, usage; terminal */
+    PANTO_EVENT_KIND_FORCE_INT = 0x7fffffff
+} PantoEventKind;
+
+typedef enum PantoBlockKind {
+    PANTO_BLOCK_NONE = 0,
+    PANTO_BLOCK_TEXT = 1,
+    PANTO_BLOCK_THINKING = 2,
+    PANTO_BLOCK_TOOL_CALL = 3,
+    PANTO_BLOCK_KIND_FORCE_INT = 0x7fffffff
+} PantoBlockKind;
+
+/* Why the model stopped, the same set for every provider. */
+typedef enum PantoStopReason {
+    PANTO_STOP_NONE = 0,
+    PANTO_STOP_END_TURN = 1,      /* anthropic end_turn, openai stop */
+    PANTO_STOP_MAX_TOKENS = 2,    /* anthropic max_tokens, openai length */
+    PANTO_STOP_STOP_SEQUENCE = 3, /* anthropic stop_sequence */
+    PANTO_STOP_TOOL_USE = 4,      /* anthropic tool_use, openai tool_calls / function_call */
+    PANTO_STOP_REFUSAL = 5,       /* anthropic refusal */
+    PANTO_STOP_CONTENT_FILTER = 6, /* openai content_filter */
+    PANTO_STOP_PAUSE_TURN = 7,    /* anthropic pause_turn */
+    PANTO_STOP_ABORTED = 8,       /* the turn was canceled */
+    PANTO_STOP_OTHER = 9,         /* a value panto does not know; see provider_stop_reason */
+    PANTO_STOP_REASON_FORCE_INT = 0x7fffffff
+} PantoStopReason;
+
+/* Stable lower-case names ("message_start", "text", "end_turn", ...): static, NUL-terminated. */
+const char *panto_event_kind_name(int kind);
+const char *panto_block_kind_name(int kind);
+const char *panto_stop_reason_name(int reason);
+
+/* Token counts, normalized across providers. input_tokens excludes cached tokens. */
+typedef struct PantoUsage {
+    uint64_t input_tokens;
+    uint64_t output_tokens;
+    uint64_t cache_read_tokens;
+    uint64_t cache_write_tokens;
+    uint64_t reasoning_tokens;
+} PantoUsage;
+
+/* One event. Which fields mean something depends on `kind` (see PantoEventKind); the others
+ * are zero. Strings are borrowed until the next call on the same stream. */
+typedef struct PantoEvent {
+    uint32_t size; /* sizeof(PantoEvent), set by PANTO_EVENT_INIT */
+    int32_t kind;  /* PantoEventKind */
+    uint32_t index; /* content block index within the message */
+    int32_t block_kind; /* PantoBlockKind */
+    PantoString text;
+    PantoString id;    /* MESSAGE_START: the provider's message id */
+    PantoString model; /* MESSAGE_START: the model that answers */
+    int32_t stop_reason; /* MESSAGE_COMPLETE: PantoStopReason */
+    int32_t reserved0;
+    PantoString provider_stop_reason; /* MESSAGE_COMPLETE: the provider's own value */
+    PantoUsage usage; /* MESSAGE_COMPLETE: the turn's usage */
+} PantoEvent;
+
+#define PANTO_EVENT_INIT {sizeof(PantoEvent), 0, 0, 0, {NULL, 0}, {NULL, 0}, {NULL, 0}, 0, 0, {NULL, 0}, {0, 0, 0, 0, 0}}
+
+/* Detail of a failure. Strings are borrowed until the stream (or agent) is freed. */
+typedef struct PantoError {
+    uint32_t size; /* sizeof(PantoError), set by PANTO_ERROR_INIT */
+    int32_t code;  /* the negative PantoStatus, or 0 when there is no error */
+    int32_t http_status; /* 0 when the failure was not an HTTP answer */
+    int32_t reserved0;
+    PantoString type;       /* the provider's error type, e.g. "authentication_error" */
+    PantoString message;    /* human-readable; never contains an API key */
+    PantoString request_id; /* the provider's request id, when known */
+} PantoError;
+
+#define PANTO_ERROR_INIT {sizeof(PantoError), 0, 0, 0, {NULL, 0}, {NULL, 0}, {NULL, 0}}
+
+/* ---- Agent ---------------------------------------------------------------------------- */
+
+typedef struct PantoAgent PantoAgent;
+typedef struct PantoStream PantoStream;
+
+/* Creates an agent from a NUL-terminated JSON object:
+ *   provider    "anthropic" | "openai"                      (required)
+ *   model       string                                      (required)
+ *   base_url    string, default https://api.anthropic.com or https://api.openai.com
+ *   api_key     string, default $ANTHROPIC_API_KEY or $OPENAI_API_KEY
+ *   system      string, the system prompt
+ *   max_tokens  integer, default 4096
+ * Unknown keys are refused.
+ *
+ * Like sqlite3_open, on PANTO_ERR_CONFIG *out_agent is still set: read the reason with
+ * panto_agent_error(), then free it. On PANTO_ERR_OUT_OF_MEMORY or PANTO_ERR_INVALID_ARGUMENT
+ * *out_agent is set to NULL. */
+int panto_agent_new(const char *config_json, PantoAgent **out_agent);
+
+/* Frees the agent. NULL is allowed. Its streams must have been freed first. */
+void panto_agent_free(PantoAgent *agent);
+
+/* Detail of the agent's last failed call (panto_agent_new, panto_agent_run); returns its code
+ * (0 if none). Strings are borrowed until the next call on the agent. */
+int panto_agent_error(const PantoAgent *agent, PantoError *out_error);
+
+/* Starts a turn: appends `text` (NUL-terminated UTF-8) to the conversation as a user message
+ * and returns a stream that runs the turn. Nothing is sent until the first panto_next_event.
+ * An agent has at most one unfinished stream at a time (PANTO_ERR_BUSY). */
+int panto_agent_run(PantoAgent *agent, const char *text, PantoStream **out_stream);
+
+/* The conversation so far as a JSON array of {"role", "content": [blocks]} messages.
+ * Borrowed until the next call on the agent. */
+int panto_agent_conversation(PantoAgent *agent, PantoString *out_json);
+
+/* ---- Stream --------------------------------------------------------------------------- */
+
+/* Reads just enough of the turn to produce the next event.
+ * Returns PANTO_EVENT (ev filled), PANTO_DONE (the turn ended after MESSAGE_COMPLETE) or a
+ * negative error; DONE and errors are sticky: every later call returns the same. */
+int panto_next_event(PantoStream *stream, PantoEvent *ev);
+
+/* Detail of the stream's failure; returns its code (0 if none). */
+int panto_stream_error(const PantoStream *stream, PantoError *out_error);
+
+/* Frees the stream, closing its connection. NULL is allowed. A turn freed before it ended
+ * commits no assistant message. */
+void panto_stream_free(PantoStream *stream);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif /* PANTO_H */
