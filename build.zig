@@ -25,6 +25,7 @@ pub fn build(b: *std.Build) void {
         .root_source_file = b.path("libpanto/src/panto.zig"),
         .target = target,
         .optimize = optimize,
+        .link_libc = true, // getenv, and the host programs' allocator
     });
 
     // The C ABI on top of the core (include/panto.h).

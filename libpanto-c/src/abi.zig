@@ -1,0 +1,146 @@
+//! The C ABI's types, mirroring include/panto.h field for field. The test at the end checks
+//! every size, offset and enum value against the header itself.
+const std = @import("std");
+const panto = @import("panto");
+
+pub const abi_version: u32 = 1;
+
+pub const Status = enum(c_int) {
+    ok = 0,
+    event = 1,
+    done = 2,
+    invalid_argument = -1,
+    out_of_memory = -2,
+    config = -3,
+    busy = -4,
+    authentication = -10,
+    permission = -11,
+    not_found = -12,
+    invalid_request = -13,
+    rate_limit = -14,
+    overloaded = -15,
+    server = -16,
+    timeout = -17,
+    connection = -18,
+    protocol = -19,
+    canceled = -20,
+    tool_loop = -21,
+    capability = -22,
+
+    pub fn fromTurnError(err: panto.TurnError) Status {
+        return switch (err) {
+            error.Authentication => .authentication,
+            error.PermissionDenied => .permission,
+            error.NotFound => .not_found,
+            error.InvalidRequest => .invalid_request,
+            error.RateLimit => .rate_limit,
+            error.Overloaded => .overloaded,
+            error.Server => .server,
+            error.Timeout => .timeout,
+            error.Connection => .connection,
+            error.Protocol => .protocol,
+            error.Canceled => .canceled,
+            error.ToolLoop => .tool_loop,
+            error.Capability => .capability,
+            error.OutOfMemory => .out_of_memory,
+        };
+    }
+};
+
+pub const EventKind = enum(i32) {
+    message_start = 1,
+    block_start = 2,
+    content_delta = 3,
+    block_complete = 4,
+    message_complete = 5,
+};
+
+pub const String = extern struct {
+    ptr: ?[*]const u8 = null,
+    len: usize = 0,
+
+    pub fn from(s: []const u8) String {
+        return .{ .ptr = s.ptr, .len = s.len };
+    }
+};
+
+pub const Usage = extern struct {
+    input_tokens: u64 = 0,
+    output_tokens: u64 = 0,
+    cache_read_tokens: u64 = 0,
+    cache_write_tokens: u64 = 0,
+    reasoning_tokens: u64 = 0,
+};
+
+pub const Event = extern struct {
+    size: u32 = @sizeOf(Event),
+    kind: i32 = 0,
+    index: u32 = 0,
+    block_kind: i32 = 0,
+    text: String = .{},
+    id: String = .{},
+    model: String = .{},
+    stop_reason: i32 = 0,
+    reserved0: i32 = 0,
+    provider_stop_reason: String = .{},
+    usage: Usage = .{},
+};
+
+pub const Error = extern struct {
+    size: u32 = @sizeOf(Error),
+    code: i32 = 0,
+    http_status: i32 = 0,
+    reserved0: i32 = 0,
+    type: String = .{},
+    message: String = .{},
+    request_id: String = .{},
+};
+
+/// Copies the fields of `full` that fit in the caller's struct, whose `size` says how large
+/// the caller believes it is, so that callers built against an older header keep working.
+pub fn writeSized(comptime T: type, dest: *T, full: T) void {
+    const caller_size = @min(dest.size, @sizeOf(T));
+    var copy = full;
+    copy.size = dest.size;
+    const src: [*]const u8 = @ptrCast(&copy);
+    const dst: [*]u8 = @ptrCast(dest);
+    @memcpy(dst[0..caller_size], src[0..caller_size]);
+}
+
+fn upper(comptime name: []const u8) []const u8 {
+    comptime {
+        var out: [name.len]u8 = undefined;
+        for (name, 0..) |ch, i| out[i] = std.ascii.toUpper(ch);
+        const final = out;
+        return &final;
+    }
+}
+
+/// Checks that every value of a Zig enum has the same value as PREFIX ++ NAME in panto.h.
+fn expectEnumMatches(comptime c: type, comptime Enum: type, comptime prefix: []const u8) !void {
+    inline for (std.meta.fields(Enum)) |f| {
+        try std.testing.expectEqual(@as(c_int, @field(c, prefix ++ upper(f.name))), @as(c_int, f.value));
+    }
+}
+
+test "the Zig types match include/panto.h" {
+    const c = @cImport(@cInclude("panto.h"));
+    inline for (.{ .{ Event, c.PantoEvent }, .{ Error, c.PantoError }, .{ Usage, c.PantoUsage }, .{ String, c.PantoString } }) |pair| {
+        const Z = pair[0];
+        const C = pair[1];
+        try std.testing.expectEqual(@sizeOf(C), @sizeOf(Z));
+        try std.testing.expectEqual(@alignOf(C), @alignOf(Z));
+        try std.testing.expectEqual(std.meta.fields(C).len, std.meta.fields(Z).len);
+        inline for (std.meta.fields(Z)) |f| {
+            try std.testing.expectEqual(@offsetOf(C, f.name), @offsetOf(Z, f.name));
+        }
+    }
+    try std.testing.expectEqual(@as(c_int, c.PANTO_ABI_VERSION), @as(c_int, abi_version));
+    inline for (std.meta.fields(Status)) |f| {
+        const prefix = if (f.value < 0) "PANTO_ERR_" else "PANTO_";
+        try std.testing.expectEqual(@as(c_int, @field(c, prefix ++ upper(f.name))), @as(c_int, f.value));
+    }
+    try expectEnumMatches(c, EventKind, "PANTO_EVENT_");
+    try expectEnumMatches(c, panto.BlockKind, "PANTO_BLOCK_");
+    try expectEnumMatches(c, panto.StopReason, "PANTO_STOP_");
+}

@@ -1,0 +1,201 @@
+//! The C ABI of panto (include/panto.h). Only the exported functions live here: each one
+//! checks its arguments, calls the core and translates its answer.
+const std = @import("std");
+const panto = @import("panto");
+const abi = @import("abi.zig");
+const names = @import("names.zig");
+
+pub const Status = abi.Status;
+pub const PantoEvent = abi.Event;
+pub const PantoError = abi.Error;
+pub const PantoString = abi.String;
+pub const PantoUsage = abi.Usage;
+
+/// libc's malloc: thread-safe, and the allocator the host program already uses.
+const gpa = std.heap.c_allocator;
+
+/// The object behind `PantoAgent*`: the core agent, or only the reason it could not be made.
+pub const PantoAgent = struct {
+    agent: ?*panto.Agent,
+    last_error: abi.Status = .ok,
+    error_message: std.ArrayList(u8) = .empty,
+    conversation_json: std.Io.Writer.Allocating,
+
+    fn setError(h: *PantoAgent, status: abi.Status, message: []const u8) c_int {
+        h.last_error = status;
+        h.error_message.clearRetainingCapacity();
+        h.error_message.appendSlice(gpa, message) catch {};
+        return @intFromEnum(status);
+    }
+};
+
+/// `PantoStream*` is the core stream itself: its error detail already lives on it.
+pub const PantoStream = panto.Stream;
+
+fn code(s: abi.Status) c_int {
+    return @intFromEnum(s);
+}
+
+// ---- Version and names ----------------------------------------------------------------
+
+pub export fn panto_abi_version() u32 {
+    return abi.abi_version;
+}
+
+pub export fn panto_version() [*:0]const u8 {
+    return panto.version;
+}
+
+pub export fn panto_status_name(status: c_int) [*:0]const u8 {
+    return names.status(status);
+}
+
+pub export fn panto_event_kind_name(kind: c_int) [*:0]const u8 {
+    return names.eventKind(kind);
+}
+
+pub export fn panto_block_kind_name(kind: c_int) [*:0]const u8 {
+    return names.blockKind(kind);
+}
+
+pub export fn panto_stop_reason_name(reason: c_int) [*:0]const u8 {
+    return names.stopReason(reason);
+}
+
+// ---- Agent ----------------------------------------------------------------------------
+
+pub export fn panto_agent_new(config_json: ?[*:0]const u8, out_agent: ?*?*PantoAgent) c_int {
+    const out = out_agent orelse return code(.invalid_argument);
+    out.* = null;
+    const json = config_json orelse return code(.invalid_argument);
+
+    const h = gpa.create(PantoAgent) catch return code(.out_of_memory);
+    h.* = .{ .agent = null, .conversation_json = .init(gpa) };
+
+    var arena: std.heap.ArenaAllocator = .init(gpa);
+    defer arena.deinit();
+    var diag: panto.config.Diagnostic = .{};
+    const config = panto.config.parseJson(arena.allocator(), std.mem.span(json), &diag) catch |err| switch (err) {
+        error.OutOfMemory => {
+            panto_agent_free(h);
+            return code(.out_of_memory);
+        },
+        error.InvalidConfig => {
+            // Like sqlite3_open: the handle carries the reason; the caller frees it.
+            out.* = h;
+            return h.setError(.config, diag.message());
+        },
+    };
+    h.agent = panto.Agent.init(gpa, config) catch {
+        panto_agent_free(h);
+        return code(.out_of_memory);
+    };
+    out.* = h;
+    return code(.ok);
+}
+
+pub export fn panto_agent_free(agent: ?*PantoAgent) void {
+    const h = agent orelse return;
+    if (h.agent) |a| a.deinit();
+    h.error_message.deinit(gpa);
+    h.conversation_json.deinit();
+    gpa.destroy(h);
+}
+
+pub export fn panto_agent_error(agent: ?*const PantoAgent, out_error: ?*PantoError) c_int {
+    const h = agent orelse return code(.invalid_argument);
+    if (out_error) |out| {
+        abi.writeSized(PantoError, out, .{
+            .code = @intFromEnum(h.last_error),
+            .message = .from(h.error_message.items),
+        });
+    }
+    return @intFromEnum(h.last_error);
+}
+
+pub export fn panto_agent_run(agent: ?*PantoAgent, text: ?[*:0]const u8, out_stream: ?*?*PantoStream) c_int {
+    const out = out_stream orelse return code(.invalid_argument);
+    out.* = null;
+    const h = agent orelse return code(.invalid_argument);
+    const a = h.agent orelse return h.setError(.invalid_argument, "this agent was not created: see panto_agent_error");
+    const t = text orelse return h.setError(.invalid_argument, "text is NULL");
+    out.* = a.run(std.mem.span(t)) catch |err| return switch (err) {
+        error.Busy => h.setError(.busy, "the agent already has an unfinished stream; free it first"),
+        error.InvalidArgument => h.setError(.invalid_argument, "text is not valid UTF-8"),
+        error.OutOfMemory => h.setError(.out_of_memory, "out of memory"),
+    };
+    h.last_error = .ok;
+    h.error_message.clearRetainingCapacity();
+    return code(.ok);
+}
+
+pub export fn panto_agent_conversation(agent: ?*PantoAgent, out_json: ?*PantoString) c_int {
+    const h = agent orelse return code(.invalid_argument);
+    const out = out_json orelse return code(.invalid_argument);
+    const a = h.agent orelse return h.setError(.invalid_argument, "this agent was not created: see panto_agent_error");
+    h.conversation_json.clearRetainingCapacity();
+    a.conversation.writeJson(&h.conversation_json.writer) catch return h.setError(.out_of_memory, "out of memory");
+    out.* = .from(h.conversation_json.written());
+    return code(.ok);
+}
+
+// ---- Stream ---------------------------------------------------------------------------
+
+pub export fn panto_next_event(stream: ?*PantoStream, ev: ?*PantoEvent) c_int {
+    const s = stream orelse return code(.invalid_argument);
+    const out = ev orelse return code(.invalid_argument);
+    if (out.size < @offsetOf(PantoEvent, "index")) return code(.invalid_argument);
+    const event = (s.next() catch |err| return code(.fromTurnError(err))) orelse return code(.done);
+    abi.writeSized(PantoEvent, out, toAbi(event));
+    return code(.event);
+}
+
+fn toAbi(event: panto.Event) PantoEvent {
+    return switch (event) {
+        .message_start => |e| .{ .kind = @intFromEnum(abi.EventKind.message_start), .id = .from(e.id), .model = .from(e.model) },
+        .block_start => |e| .{ .kind = @intFromEnum(abi.EventKind.block_start), .index = e.index, .block_kind = @intFromEnum(e.kind) },
+        .content_delta => |e| .{ .kind = @intFromEnum(abi.EventKind.content_delta), .index = e.index, .block_kind = @intFromEnum(e.kind), .text = .from(e.text) },
+        .block_complete => |e| .{ .kind = @intFromEnum(abi.EventKind.block_complete), .index = e.index, .block_kind = @intFromEnum(e.kind), .text = .from(e.text) },
+        .message_complete => |e| .{
+            .kind = @intFromEnum(abi.EventKind.message_complete),
+            .stop_reason = @intFromEnum(e.stop_reason),
+            .provider_stop_reason = .from(e.provider_stop_reason),
+            .usage = .{
+                .input_tokens = e.usage.input_tokens,
+                .output_tokens = e.usage.output_tokens,
+                .cache_read_tokens = e.usage.cache_read_tokens,
+                .cache_write_tokens = e.usage.cache_write_tokens,
+                .reasoning_tokens = e.usage.reasoning_tokens,
+            },
+        },
+    };
+}
+
+pub export fn panto_stream_error(stream: ?*const PantoStream, out_error: ?*PantoError) c_int {
+    const s = stream orelse return code(.invalid_argument);
+    const detail = s.failureDetail() orelse {
+        if (out_error) |out| abi.writeSized(PantoError, out, .{});
+        return code(.ok);
+    };
+    const status: c_int = code(.fromTurnError(s.failure));
+    if (out_error) |out| {
+        abi.writeSized(PantoError, out, .{
+            .code = status,
+            .http_status = detail.http_status,
+            .type = .from(detail.error_type.items),
+            .message = .from(detail.message.items),
+            .request_id = .from(detail.request_id.items),
+        });
+    }
+    return status;
+}
+
+pub export fn panto_stream_free(stream: ?*PantoStream) void {
+    const s = stream orelse return;
+    s.destroy();
+}
+
+test {
+    _ = abi;
+    _ = names;
+}

@@ -1,0 +1,169 @@
+//! Anthropic Messages API: the streaming request and the decoding of its SSE events.
+//! https://docs.anthropic.com/en/api/messages-streaming
+const std = @import("std");
+const Allocator = std.mem.Allocator;
+const Config = @import("config.zig").Config;
+const Conversation = @import("conversation.zig").Conversation;
+const Assembly = @import("assembly.zig").Assembly;
+const errors = @import("errors.zig");
+const sse = @import("sse.zig");
+
+pub const endpoint = "/v1/messages";
+pub const api_version = "2023-06-01";
+
+pub fn writeRequest(w: *std.Io.Writer, config: Config, conversation: *const Conversation) std.Io.Writer.Error!void {
+    var s: std.json.Stringify = .{ .writer = w };
+    try s.beginObject();
+    try s.objectField("model");
+    try s.write(config.model);
+    try s.objectField("max_tokens");
+    try s.write(config.max_tokens);
+    if (config.system) |system| {
+        try s.objectField("system");
+        try s.write(system);
+    }
+    try s.objectField("messages");
+    try s.beginArray();
+    for (conversation.messages.items) |m| {
+        try s.beginObject();
+        try s.objectField("role");
+        try s.write(@tagName(m.role));
+        try s.objectField("content");
+        try s.beginArray();
+        for (m.blocks) |b| {
+            // Thinking blocks need their signature to be sent back; until then only text goes.
+            if (b.kind != .text) continue;
+            try s.beginObject();
+            try s.objectField("type");
+            try s.write("text");
+            try s.objectField("text");
+            try s.write(b.text);
+            try s.endObject();
+        }
+        try s.endArray();
+        try s.endObject();
+    }
+    try s.endArray();
+    try s.objectField("stream");
+    try s.write(true);
+    try s.endObject();
+}
+
+const WireUsage = struct {
+    input_tokens: ?u64 = null,
+    output_tokens: ?u64 = null,
+    cache_creation_input_tokens: ?u64 = null,
+    cache_read_input_tokens: ?u64 = null,
+};
+
+const WireEvent = struct {
+    type: []const u8 = "",
+    index: u32 = 0,
+    message: ?struct {
+        id: []const u8 = "",
+        model: []const u8 = "",
+        usage: ?WireUsage = null,
+    } = null,
+    content_block: ?struct {
+        type: []const u8 = "",
+        text: ?[]const u8 = null,
+        thinking: ?[]const u8 = null,
+    } = null,
+    delta: ?struct {
+        type: ?[]const u8 = null,
+        text: ?[]const u8 = null,
+        thinking: ?[]const u8 = null,
+        stop_reason: ?[]const u8 = null,
+    } = null,
+    usage: ?WireUsage = null,
+    @"error": ?struct {
+        type: []const u8 = "",
+        message: []const u8 = "",
+    } = null,
+};
+
+pub const Decoder = struct {
+    finished: bool = false,
+
+    /// Turns one SSE event into panto events on `a`. Provider error events fail the turn
+    /// with the matching error, recording the detail.
+    pub fn handle(d: *Decoder, a: *Assembly, arena: Allocator, event: sse.Event, detail: *errors.Detail) errors.TurnError!void {
+        const wire = std.json.parseFromSliceLeaky(WireEvent, arena, event.data, .{
+            .ignore_unknown_fields = true,
+            .allocate = .alloc_if_needed,
+        }) catch |err| switch (err) {
+            error.OutOfMemory => return error.OutOfMemory,
+            else => {
+                detail.set(a.gpa, 0, "protocol_error", "a data line of the Anthropic stream is not the JSON expected");
+                return error.Protocol;
+            },
+        };
+        const kind = if (wire.type.len > 0) wire.type else event.type;
+
+        if (eql(kind, "message_start")) {
+            const m = wire.message orelse return protocol(a, detail, "message_start without a message");
+            try a.startMessage(m.id, m.model);
+            if (m.usage) |u| applyUsage(a, u);
+        } else if (eql(kind, "content_block_start")) {
+            const cb = wire.content_block orelse return protocol(a, detail, "content_block_start without a content_block");
+            const block_kind: @import("event.zig").BlockKind =
+                if (eql(cb.type, "text")) .text else if (eql(cb.type, "thinking")) .thinking else if (eql(cb.type, "tool_use")) .tool_call else .none;
+            const b = try a.startBlock(wire.index, block_kind);
+            if (cb.text) |t| try a.appendDelta(b, t);
+            if (cb.thinking) |t| try a.appendDelta(b, t);
+        } else if (eql(kind, "content_block_delta")) {
+            const delta = wire.delta orelse return protocol(a, detail, "content_block_delta without a delta");
+            const b = a.findOpen(wire.index) orelse return protocol(a, detail, "a delta for a block that is not open");
+            if (delta.text) |t| try a.appendDelta(b, t);
+            if (delta.thinking) |t| try a.appendDelta(b, t);
+            // Other delta types (signature, tool input, unknown) carry no text for this block.
+        } else if (eql(kind, "content_block_stop")) {
+            const b = a.findOpen(wire.index) orelse return protocol(a, detail, "content_block_stop for a block that is not open");
+            try a.completeBlock(b);
+        } else if (eql(kind, "message_delta")) {
+            if (wire.delta) |delta| if (delta.stop_reason) |r| try a.setStopReason(r);
+            if (wire.usage) |u| applyUsage(a, u);
+        } else if (eql(kind, "message_stop")) {
+            d.finished = true;
+            try a.completeMessage();
+        } else if (eql(kind, "error")) {
+            const e = wire.@"error" orelse return protocol(a, detail, "an error event without an error");
+            detail.set(a.gpa, 0, e.type, e.message);
+            return errors.fromErrorType(e.type);
+        }
+        // ping and event types added later by the provider are skipped.
+    }
+
+    /// The body ended: a stream that stops before message_stop was cut short.
+    pub fn finish(d: *Decoder, a: *Assembly, detail: *errors.Detail) errors.TurnError!void {
+        if (!d.finished) return protocol(a, detail, "the Anthropic stream ended before message_stop");
+    }
+};
+
+fn applyUsage(a: *Assembly, u: WireUsage) void {
+    // A field message_delta repeats overrides message_start's; a missing one keeps it.
+    if (u.input_tokens) |n| a.usage.input_tokens = n;
+    if (u.output_tokens) |n| a.usage.output_tokens = n;
+    if (u.cache_read_input_tokens) |n| a.usage.cache_read_tokens = n;
+    if (u.cache_creation_input_tokens) |n| a.usage.cache_write_tokens = n;
+}
+
+fn protocol(a: *Assembly, detail: *errors.Detail, message: []const u8) errors.TurnError {
+    detail.set(a.gpa, 0, "protocol_error", message);
+    return error.Protocol;
+}
+
+fn eql(a: []const u8, b: []const u8) bool {
+    return std.mem.eql(u8, a, b);
+}
+
+/// Parses an Anthropic error body `{"type":"error","error":{"type":..,"message":..},"request_id":..}`.
+pub fn parseErrorBody(arena: Allocator, body: []const u8) ?errors.ProviderError {
+    const Body = struct {
+        @"error": ?struct { type: []const u8 = "", message: []const u8 = "" } = null,
+        request_id: ?[]const u8 = null,
+    };
+    const parsed = std.json.parseFromSliceLeaky(Body, arena, body, .{ .ignore_unknown_fields = true }) catch return null;
+    const e = parsed.@"error" orelse return null;
+    return .{ .type = e.type, .message = e.message, .request_id = parsed.request_id };
+}

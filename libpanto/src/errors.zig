@@ -1,0 +1,83 @@
+//! The failures of a turn, and the detail kept beside them.
+const std = @import("std");
+
+/// Every way a turn can fail. The C ABI maps each onto a `PANTO_ERR_*` code.
+pub const TurnError = error{
+    Authentication,
+    PermissionDenied,
+    NotFound,
+    InvalidRequest,
+    RateLimit,
+    Overloaded,
+    Server,
+    Timeout,
+    Connection,
+    Protocol,
+    Canceled,
+    ToolLoop,
+    Capability,
+    OutOfMemory,
+};
+
+/// What an HTTP status means, following both providers' documented error codes.
+pub fn fromHttpStatus(status: u16) TurnError {
+    return switch (status) {
+        401 => error.Authentication,
+        403 => error.PermissionDenied,
+        404 => error.NotFound,
+        400, 413, 422 => error.InvalidRequest,
+        429 => error.RateLimit,
+        529 => error.Overloaded,
+        else => error.Server,
+    };
+}
+
+/// What a provider's error `type` means (Anthropic `overloaded_error`, OpenAI `server_error`, ...).
+pub fn fromErrorType(error_type: []const u8) TurnError {
+    const table = [_]struct { []const u8, TurnError }{
+        .{ "authentication_error", error.Authentication },
+        .{ "permission_error", error.PermissionDenied },
+        .{ "not_found_error", error.NotFound },
+        .{ "invalid_request_error", error.InvalidRequest },
+        .{ "request_too_large", error.InvalidRequest },
+        .{ "rate_limit_error", error.RateLimit },
+        .{ "overloaded_error", error.Overloaded },
+    };
+    for (table) |entry| if (std.mem.eql(u8, entry[0], error_type)) return entry[1];
+    return error.Server;
+}
+
+/// The detail of a failure, owned by the stream that failed.
+pub const Detail = struct {
+    http_status: u16 = 0,
+    error_type: std.ArrayList(u8) = .empty,
+    message: std.ArrayList(u8) = .empty,
+    request_id: std.ArrayList(u8) = .empty,
+
+    pub fn deinit(d: *Detail, gpa: std.mem.Allocator) void {
+        d.error_type.deinit(gpa);
+        d.message.deinit(gpa);
+        d.request_id.deinit(gpa);
+    }
+
+    /// Records a failure; on OOM the detail is left partly filled, which is still safe to read.
+    pub fn set(d: *Detail, gpa: std.mem.Allocator, http_status: u16, error_type: []const u8, message: []const u8) void {
+        d.http_status = http_status;
+        d.error_type.clearRetainingCapacity();
+        d.message.clearRetainingCapacity();
+        d.error_type.appendSlice(gpa, error_type) catch {};
+        d.message.appendSlice(gpa, message) catch {};
+    }
+
+    pub fn setRequestId(d: *Detail, gpa: std.mem.Allocator, request_id: []const u8) void {
+        d.request_id.clearRetainingCapacity();
+        d.request_id.appendSlice(gpa, request_id) catch {};
+    }
+};
+
+/// A provider's error body, decoded: the same shape for every provider.
+pub const ProviderError = struct {
+    type: []const u8,
+    message: []const u8,
+    request_id: ?[]const u8 = null,
+};

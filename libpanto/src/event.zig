@@ -1,0 +1,75 @@
+//! The events a turn streams, the same vocabulary for every provider.
+//! Strings in an event are borrowed from the stream until its next `next()` call.
+const std = @import("std");
+
+/// What a content block holds. Values match `PantoBlockKind` in include/panto.h.
+pub const BlockKind = enum(i32) {
+    none = 0,
+    text = 1,
+    thinking = 2,
+    tool_call = 3,
+};
+
+/// Why the model stopped, normalized across providers. Values match `PantoStopReason`.
+pub const StopReason = enum(i32) {
+    none = 0,
+    end_turn = 1,
+    max_tokens = 2,
+    stop_sequence = 3,
+    tool_use = 4,
+    refusal = 5,
+    content_filter = 6,
+    pause_turn = 7,
+    aborted = 8,
+    other = 9,
+
+    /// Maps a provider's own stop value (Anthropic `stop_reason` or OpenAI `finish_reason`).
+    pub fn fromProvider(raw: []const u8) StopReason {
+        const table = [_]struct { []const u8, StopReason }{
+            .{ "end_turn", .end_turn },         .{ "stop", .end_turn },
+            .{ "max_tokens", .max_tokens },     .{ "length", .max_tokens },
+            .{ "stop_sequence", .stop_sequence }, .{ "tool_use", .tool_use },
+            .{ "tool_calls", .tool_use },       .{ "function_call", .tool_use },
+            .{ "refusal", .refusal },           .{ "content_filter", .content_filter },
+            .{ "pause_turn", .pause_turn },
+        };
+        for (table) |entry| if (std.mem.eql(u8, entry[0], raw)) return entry[1];
+        return .other;
+    }
+};
+
+/// Token counts. `input_tokens` never includes cached tokens, whatever the provider's convention.
+pub const Usage = struct {
+    input_tokens: u64 = 0,
+    output_tokens: u64 = 0,
+    cache_read_tokens: u64 = 0,
+    cache_write_tokens: u64 = 0,
+    reasoning_tokens: u64 = 0,
+};
+
+pub const MessageStart = struct { id: []const u8, model: []const u8 };
+pub const BlockStart = struct { index: u32, kind: BlockKind };
+pub const ContentDelta = struct { index: u32, kind: BlockKind, text: []const u8 };
+pub const BlockComplete = struct { index: u32, kind: BlockKind, text: []const u8 };
+pub const MessageComplete = struct {
+    stop_reason: StopReason,
+    provider_stop_reason: []const u8,
+    usage: Usage,
+};
+
+pub const Event = union(enum) {
+    message_start: MessageStart,
+    block_start: BlockStart,
+    content_delta: ContentDelta,
+    block_complete: BlockComplete,
+    /// The turn's terminal event: `next()` after it returns null.
+    message_complete: MessageComplete,
+};
+
+test "stop reasons of both providers map onto one set" {
+    try std.testing.expectEqual(StopReason.end_turn, StopReason.fromProvider("stop"));
+    try std.testing.expectEqual(StopReason.end_turn, StopReason.fromProvider("end_turn"));
+    try std.testing.expectEqual(StopReason.max_tokens, StopReason.fromProvider("length"));
+    try std.testing.expectEqual(StopReason.tool_use, StopReason.fromProvider("tool_calls"));
+    try std.testing.expectEqual(StopReason.other, StopReason.fromProvider("something_new"));
+}

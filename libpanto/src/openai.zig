@@ -1,0 +1,161 @@
+//! OpenAI Chat Completions (and compatible servers): the streaming request and the decoding of
+//! its chunks. https://platform.openai.com/docs/api-reference/chat-streaming
+const std = @import("std");
+const Allocator = std.mem.Allocator;
+const Config = @import("config.zig").Config;
+const Conversation = @import("conversation.zig").Conversation;
+const Assembly = @import("assembly.zig").Assembly;
+const errors = @import("errors.zig");
+const sse = @import("sse.zig");
+
+pub const endpoint = "/v1/chat/completions";
+
+pub fn writeRequest(w: *std.Io.Writer, config: Config, conversation: *const Conversation) std.Io.Writer.Error!void {
+    var s: std.json.Stringify = .{ .writer = w };
+    try s.beginObject();
+    try s.objectField("model");
+    try s.write(config.model);
+    try s.objectField("max_completion_tokens");
+    try s.write(config.max_tokens);
+    try s.objectField("messages");
+    try s.beginArray();
+    if (config.system) |system| {
+        try s.beginObject();
+        try s.objectField("role");
+        try s.write("system");
+        try s.objectField("content");
+        try s.write(system);
+        try s.endObject();
+    }
+    for (conversation.messages.items) |m| {
+        try s.beginObject();
+        try s.objectField("role");
+        try s.write(@tagName(m.role));
+        try s.objectField("content");
+        // Chat Completions takes the content as one string; thinking is not sent back.
+        try s.beginWriteRaw();
+        try s.writer.writeByte('"');
+        for (m.blocks) |b| if (b.kind == .text) try std.json.Stringify.encodeJsonStringChars(b.text, .{}, s.writer);
+        try s.writer.writeByte('"');
+        s.endWriteRaw();
+        try s.endObject();
+    }
+    try s.endArray();
+    try s.objectField("stream");
+    try s.write(true);
+    try s.objectField("stream_options");
+    try s.beginObject();
+    try s.objectField("include_usage");
+    try s.write(true);
+    try s.endObject();
+    try s.endObject();
+}
+
+const WireChunk = struct {
+    id: []const u8 = "",
+    model: []const u8 = "",
+    choices: []const struct {
+        index: u32 = 0,
+        delta: ?struct {
+            content: ?[]const u8 = null,
+            reasoning_content: ?[]const u8 = null,
+        } = null,
+        finish_reason: ?[]const u8 = null,
+    } = &.{},
+    usage: ?struct {
+        prompt_tokens: u64 = 0,
+        completion_tokens: u64 = 0,
+        prompt_tokens_details: ?struct { cached_tokens: ?u64 = null } = null,
+        completion_tokens_details: ?struct { reasoning_tokens: ?u64 = null } = null,
+    } = null,
+    @"error": ?WireError = null,
+};
+
+const WireError = struct {
+    message: []const u8 = "",
+    type: ?[]const u8 = null,
+    code: ?std.json.Value = null,
+};
+
+// OpenAI has no block indexes: panto numbers the blocks of a choice itself.
+const thinking_slot: u32 = 0;
+const text_slot: u32 = 1;
+
+pub const Decoder = struct {
+    saw_done: bool = false,
+    saw_finish: bool = false,
+
+    pub fn handle(d: *Decoder, a: *Assembly, arena: Allocator, event: sse.Event, detail: *errors.Detail) errors.TurnError!void {
+        if (d.saw_done) return; // nothing may follow [DONE]; ignore it rather than fail
+        if (std.mem.eql(u8, event.data, "[DONE]")) {
+            d.saw_done = true;
+            if (!a.started) return protocol(a, detail, "the OpenAI stream ended before any chunk");
+            return a.completeMessage();
+        }
+        const chunk = std.json.parseFromSliceLeaky(WireChunk, arena, event.data, .{
+            .ignore_unknown_fields = true,
+            .allocate = .alloc_if_needed,
+        }) catch |err| switch (err) {
+            error.OutOfMemory => return error.OutOfMemory,
+            else => return protocol(a, detail, "a data line of the OpenAI stream is not the JSON expected"),
+        };
+        if (chunk.@"error") |e| {
+            const t = e.type orelse "server_error";
+            detail.set(a.gpa, 0, t, e.message);
+            return errors.fromErrorType(t);
+        }
+        if (!a.started) try a.startMessage(chunk.id, chunk.model);
+        for (chunk.choices) |choice| {
+            if (choice.index != 0) continue; // n > 1 is refused when the request is built
+            if (choice.delta) |delta| {
+                if (delta.reasoning_content) |t| try appendTo(a, thinking_slot, .thinking, t);
+                if (delta.content) |t| try appendTo(a, text_slot, .text, t);
+            }
+            if (choice.finish_reason) |r| {
+                d.saw_finish = true;
+                try a.setStopReason(r);
+                try a.completeOpenBlocks();
+            }
+        }
+        if (chunk.usage) |u| {
+            const cached = if (u.prompt_tokens_details) |p| p.cached_tokens orelse 0 else 0;
+            // OpenAI's prompt_tokens includes the cached tokens; panto's input_tokens does not.
+            a.usage.input_tokens = u.prompt_tokens -| cached;
+            a.usage.cache_read_tokens = cached;
+            a.usage.output_tokens = u.completion_tokens;
+            a.usage.reasoning_tokens = if (u.completion_tokens_details) |c| c.reasoning_tokens orelse 0 else 0;
+        }
+    }
+
+    /// The body ended. Some compatible servers omit [DONE]: a stream that reached a
+    /// finish_reason is complete anyway; one that did not was cut short.
+    pub fn finish(d: *Decoder, a: *Assembly, detail: *errors.Detail) errors.TurnError!void {
+        if (d.saw_done) return;
+        if (!d.saw_finish) return protocol(a, detail, "the OpenAI stream ended before a finish_reason");
+        d.saw_done = true;
+        try a.completeMessage();
+    }
+};
+
+fn appendTo(a: *Assembly, slot: u32, kind: @import("event.zig").BlockKind, text: []const u8) errors.TurnError!void {
+    if (text.len == 0) return; // the role chunk's "" starts nothing
+    const b = a.findOpen(slot) orelse blk: {
+        // A new kind of content closes the previous block: blocks never interleave.
+        try a.completeOpenBlocks();
+        break :blk try a.startBlock(slot, kind);
+    };
+    try a.appendDelta(b, text);
+}
+
+fn protocol(a: *Assembly, detail: *errors.Detail, message: []const u8) errors.TurnError {
+    detail.set(a.gpa, 0, "protocol_error", message);
+    return error.Protocol;
+}
+
+/// Parses an OpenAI error body `{"error":{"message":..,"type":..,"code":..}}`.
+pub fn parseErrorBody(arena: Allocator, body: []const u8) ?errors.ProviderError {
+    const Body = struct { @"error": ?WireError = null };
+    const parsed = std.json.parseFromSliceLeaky(Body, arena, body, .{ .ignore_unknown_fields = true }) catch return null;
+    const e = parsed.@"error" orelse return null;
+    return .{ .type = e.type orelse "error", .message = e.message, .request_id = null };
+}

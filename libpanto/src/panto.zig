@@ -1,0 +1,27 @@
+//! panto: an LLM-agent runtime. An `Agent` holds the configuration and the conversation;
+//! `agent.run(text)` returns a `Stream` whose `next()` yields one `Event` at a time.
+pub const event = @import("event.zig");
+pub const errors = @import("errors.zig");
+pub const sse = @import("sse.zig");
+pub const config = @import("config.zig");
+pub const conversation = @import("conversation.zig");
+
+pub const Agent = @import("agent.zig").Agent;
+pub const Stream = @import("stream.zig").Stream;
+pub const Config = config.Config;
+pub const Provider = config.Provider;
+pub const Event = event.Event;
+pub const BlockKind = event.BlockKind;
+pub const StopReason = event.StopReason;
+pub const Usage = event.Usage;
+pub const TurnError = errors.TurnError;
+
+pub const version = "0.1.0";
+
+test {
+    @import("std").testing.refAllDecls(@This());
+    _ = @import("stream.zig");
+    _ = @import("anthropic.zig");
+    _ = @import("openai.zig");
+    _ = @import("assembly.zig");
+}
