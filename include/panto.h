@@ -192,7 +192,8 @@ typedef struct PantoStream PantoStream;
  * *out_agent is set to NULL. */
 int panto_agent_new(const char *config_json, PantoAgent **out_agent);
 
-/* Frees the agent. NULL is allowed. Its streams must have been freed first. */
+/* Frees the agent. NULL is allowed. Streams of the agent that are still alive keep working
+ * until they are freed; the last of them frees the agent (like sqlite3_close_v2). */
 void panto_agent_free(PantoAgent *agent);
 
 /* Detail of the agent's last failed call (panto_agent_new, panto_agent_run); returns its code

@@ -21,6 +21,11 @@ pub const Agent = struct {
     http: std.http.Client,
     /// True while a stream of this agent is unfinished: one turn at a time.
     busy: bool = false,
+    /// Streams not yet destroyed, finished or not: each still points at this agent.
+    live_streams: u32 = 0,
+    /// `deinit` was called while streams were alive: the last one to go frees the agent
+    /// (sqlite's "zombie" connection), so no order of frees is a use-after-free.
+    released: bool = false,
 
     /// Creates an agent, copying the configuration. A missing API key is read from the
     /// provider's environment variable.
@@ -47,9 +52,12 @@ pub const Agent = struct {
         return a;
     }
 
-    /// Frees the agent. Its streams must have been freed first.
+    /// Frees the agent, or, while some of its streams are alive, lets the last of them free it.
     pub fn deinit(a: *Agent) void {
-        std.debug.assert(!a.busy);
+        if (a.live_streams > 0) {
+            a.released = true;
+            return;
+        }
         a.http.deinit();
         a.conversation.deinit();
         a.config_arena.deinit();
@@ -65,7 +73,15 @@ pub const Agent = struct {
         errdefer a.conversation.dropLast();
         const s = try Stream.create(a);
         a.busy = true;
+        a.live_streams += 1;
         return s;
+    }
+
+    /// Called by a stream as it is destroyed.
+    pub fn streamDestroyed(a: *Agent) void {
+        a.busy = false;
+        a.live_streams -= 1;
+        if (a.released and a.live_streams == 0) a.deinit();
     }
 };
 

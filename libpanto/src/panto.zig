@@ -21,6 +21,7 @@ pub const version = "0.1.0";
 test {
     @import("std").testing.refAllDecls(@This());
     _ = @import("stream.zig");
+    _ = @import("stream_test.zig");
     _ = @import("anthropic.zig");
     _ = @import("openai.zig");
     _ = @import("assembly.zig");

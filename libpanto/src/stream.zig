@@ -55,11 +55,12 @@ pub const Stream = struct {
     }
 
     /// Frees the stream and closes its connection. A turn freed before it ended commits no
-    /// assistant message; its user message stays in the conversation.
+    /// assistant message; its user message stays in the conversation. The agent may have been
+    /// released already: then this frees it too.
     pub fn destroy(s: *Stream) void {
         const gpa = s.agent.gpa;
+        const agent = s.agent;
         s.closeConnection();
-        s.agent.busy = false;
         s.detail.deinit(gpa);
         s.request_body.deinit();
         s.url.deinit(gpa);
@@ -68,6 +69,7 @@ pub const Stream = struct {
         s.event_arena.deinit();
         s.assembly.deinit();
         gpa.destroy(s);
+        agent.streamDestroyed();
     }
 
     /// The next event of the turn; null once the turn is over (after MessageComplete).

@@ -1,0 +1,57 @@
+# The two commands of the README: `make demo` and `make test`. Both install what they need
+# first (scripts/setup.sh), so they work on a fresh machine.
+SHELL := /bin/bash
+export PATH := $(PATH):/usr/local/go/bin
+
+ROOT := $(CURDIR)
+PY := $(ROOT)/.venv/bin/python
+ZIG := $(PY) -m ziglang
+LIB := $(ROOT)/zig-out/lib
+OPTIMIZE ?= ReleaseSafe
+CSTRICT := -std=c99 -Wall -Wextra -Werror -pedantic
+
+# Every test finds the freshly built library, not an installed one.
+export PANTO_LIBRARY := $(LIB)/libpanto.so
+export LD_LIBRARY_PATH := $(LIB)
+export LUA_CPATH := $(LIB)/lua/?.so;;
+export PYTHONPATH := $(ROOT)/bindings-py
+
+.PHONY: all setup build test test-zig test-c test-python test-go test-lua conformance demo clean
+
+all: build
+
+setup:
+	@scripts/setup.sh
+
+build: setup
+	$(ZIG) build -Doptimize=$(OPTIMIZE)
+
+test: build
+	@$(MAKE) --no-print-directory test-zig test-c test-python test-go test-lua conformance
+	@echo "make test: all suites passed"
+
+test-zig:
+	$(ZIG) build test -Doptimize=$(OPTIMIZE)
+
+test-c:
+	@mkdir -p build
+	cc $(CSTRICT) -Iinclude tests/c/test_api.c -L$(LIB) -lpanto -Wl,-rpath,$(LIB) -o build/test_api
+	build/test_api
+
+test-python:
+	$(PY) -m pytest -q tests/python
+
+test-go:
+	cd libpanto-go && go vet ./... && go test -race -count=1 ./...
+
+test-lua:
+	lua5.4 tests/lua/test_panto.lua
+
+conformance:
+	$(PY) tests/conformance/run.py
+
+demo: build
+	@scripts/demo.sh
+
+clean:
+	rm -rf zig-out .zig-cache build

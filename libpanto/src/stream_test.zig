@@ -1,0 +1,214 @@
+//! Turns against a real loopback HTTP server that sends hand-framed responses, so the core's
+//! HTTP and SSE handling is tested in Zig itself: chunked and Content-Length bodies, bodies cut
+//! into tiny writes, error answers, and bodies cut short.
+const std = @import("std");
+const Agent = @import("agent.zig").Agent;
+const Stream = @import("stream.zig").Stream;
+const Event = @import("event.zig").Event;
+
+var server_io_instance: std.Io.Threaded = .init_single_threaded;
+
+const sse_head =
+    "event: message_start\ndata: {\"type\":\"message_start\",\"message\":{\"id\":\"msg_1\",\"model\":\"m\",\"usage\":{\"input_tokens\":3,\"output_tokens\":1}}}\n\n" ++
+    "event: content_block_start\ndata: {\"type\":\"content_block_start\",\"index\":0,\"content_block\":{\"type\":\"text\",\"text\":\"\"}}\n\n";
+const sse_body = sse_head ++
+    ": a comment, then a ping\n\nevent: ping\ndata: {\"type\": \"ping\"}\n\n" ++
+    "event: content_block_delta\r\ndata: {\"type\":\"content_block_delta\",\"index\":0,\"delta\":{\"type\":\"text_delta\",\"text\":\"h\\u00e9llo \"}}\r\n\r\n" ++
+    "event: content_block_delta\ndata: {\"type\":\"content_block_delta\",\"index\":0,\"delta\":{\"type\":\"text_delta\",\"text\":\"w\xc3\xb6rld\"}}\n\n" ++
+    "event: content_block_stop\ndata: {\"type\":\"content_block_stop\",\"index\":0}\n\n" ++
+    "event: message_delta\ndata: {\"type\":\"message_delta\",\"delta\":{\"stop_reason\":\"end_turn\"},\"usage\":{\"output_tokens\":5}}\n\n" ++
+    "event: message_stop\ndata: {\"type\":\"message_stop\"}\n\n";
+
+const Framing = enum { chunked, content_length };
+
+/// How the test server answers its one request.
+const Answer = struct {
+    status: []const u8 = "200 OK",
+    content_type: []const u8 = "text/event-stream",
+    body: []const u8 = sse_body,
+    framing: Framing = .chunked,
+    /// Bytes per write (and per chunk, when chunked).
+    piece: usize = 1 << 20,
+    /// Send only this many bytes of the framed body, then close.
+    cut_at: ?usize = null,
+};
+
+const TestServer = struct {
+    server: std.Io.net.Server,
+    thread: std.Thread,
+    answer: Answer,
+    port: u16,
+
+    fn start(s: *TestServer, answer: Answer) !void {
+        const io = server_io_instance.io();
+        const address = try std.Io.net.IpAddress.parseIp4("127.0.0.1", 0);
+        s.server = try address.listen(io, .{ .reuse_address = true });
+        s.port = s.server.socket.address.getPort();
+        s.answer = answer;
+        s.thread = try std.Thread.spawn(.{}, serve, .{s});
+    }
+
+    fn stop(s: *TestServer) void {
+        s.thread.join();
+        s.server.deinit(server_io_instance.io());
+    }
+
+    fn serve(s: *TestServer) void {
+        s.serveOne() catch |err| std.debug.print("test server: {s}\n", .{@errorName(err)});
+    }
+
+    fn serveOne(s: *TestServer) !void {
+        const io = server_io_instance.io();
+        const conn = try s.server.accept(io);
+        defer conn.close(io);
+        var read_buf: [4096]u8 = undefined;
+        var reader = conn.reader(io, &read_buf);
+        var content_length: usize = 0;
+        while (true) {
+            const line = try reader.interface.takeDelimiterInclusive('\n');
+            if (std.mem.eql(u8, line, "\r\n")) break;
+            if (std.ascii.startsWithIgnoreCase(line, "content-length:"))
+                content_length = try std.fmt.parseInt(usize, std.mem.trim(u8, line[15..], " \r\n"), 10);
+        }
+        try reader.interface.discardAll(content_length);
+
+        var framed: std.ArrayList(u8) = .empty;
+        defer framed.deinit(std.testing.allocator);
+        const a = s.answer;
+        switch (a.framing) {
+            .content_length => try framed.appendSlice(std.testing.allocator, a.body),
+            .chunked => {
+                var rest = a.body;
+                while (rest.len > 0) {
+                    const n = @min(rest.len, a.piece);
+                    try framed.print(std.testing.allocator, "{x}\r\n{s}\r\n", .{ n, rest[0..n] });
+                    rest = rest[n..];
+                }
+                try framed.appendSlice(std.testing.allocator, "0\r\n\r\n");
+            },
+        }
+        var write_buf: [256]u8 = undefined;
+        var writer = conn.writer(io, &write_buf);
+        const w = &writer.interface;
+        try w.print("HTTP/1.1 {s}\r\ncontent-type: {s}\r\nrequest-id: req_test\r\n", .{ a.status, a.content_type });
+        switch (a.framing) {
+            .content_length => try w.print("content-length: {d}\r\n\r\n", .{a.body.len}),
+            .chunked => try w.writeAll("transfer-encoding: chunked\r\n\r\n"),
+        }
+        try w.flush();
+        const total = a.cut_at orelse framed.items.len;
+        var sent: usize = 0;
+        while (sent < total) {
+            const n = @min(total - sent, a.piece);
+            try w.writeAll(framed.items[sent .. sent + n]);
+            try w.flush();
+            sent += n;
+        }
+    }
+};
+
+/// Runs one turn against `answer` and returns the concatenated text deltas, the final block
+/// text and the stop reason, or the error.
+fn runTurn(answer: Answer, text_out: *std.ArrayList(u8)) !Event {
+    var server: TestServer = undefined;
+    try server.start(answer);
+    defer server.stop();
+    var url_buf: [64]u8 = undefined;
+    const url = try std.fmt.bufPrint(&url_buf, "http://127.0.0.1:{d}", .{server.port});
+    const agent = try Agent.init(std.testing.allocator, .{ .provider = .anthropic, .model = "m", .base_url = url, .api_key = "k" });
+    defer agent.deinit();
+    const stream = try agent.run("hi");
+    defer stream.destroy();
+    var last: ?Event = null;
+    while (try stream.next()) |e| {
+        if (e == .content_delta) try text_out.appendSlice(std.testing.allocator, e.content_delta.text);
+        if (e == .block_complete) try std.testing.expectEqualStrings(text_out.items, e.block_complete.text);
+        last = e;
+    }
+    try std.testing.expectEqual(null, try stream.next()); // exhausted stays exhausted
+    try std.testing.expectEqual(@as(usize, 2), agent.conversation.messages.items.len);
+    return last.?;
+}
+
+fn expectTurn(answer: Answer) !void {
+    var text: std.ArrayList(u8) = .empty;
+    defer text.deinit(std.testing.allocator);
+    const last = try runTurn(answer, &text);
+    try std.testing.expectEqualStrings("h\xc3\xa9llo w\xc3\xb6rld", text.items);
+    try std.testing.expectEqual(.end_turn, last.message_complete.stop_reason);
+    try std.testing.expectEqual(@as(u64, 3), last.message_complete.usage.input_tokens);
+    try std.testing.expectEqual(@as(u64, 5), last.message_complete.usage.output_tokens);
+}
+
+test "a turn over a chunked body, whole and in 1, 3 and 64 byte pieces" {
+    for ([_]usize{ 1 << 20, 1, 3, 64 }) |piece| try expectTurn(.{ .framing = .chunked, .piece = piece });
+}
+
+test "a turn over a Content-Length body, whole and in 1 and 7 byte pieces" {
+    for ([_]usize{ 1 << 20, 1, 7 }) |piece| try expectTurn(.{ .framing = .content_length, .piece = piece });
+}
+
+fn expectFailure(answer: Answer, expected: anyerror, http_status: u16, message_part: []const u8) !void {
+    var server: TestServer = undefined;
+    try server.start(answer);
+    defer server.stop();
+    var url_buf: [64]u8 = undefined;
+    const url = try std.fmt.bufPrint(&url_buf, "http://127.0.0.1:{d}", .{server.port});
+    const agent = try Agent.init(std.testing.allocator, .{ .provider = .anthropic, .model = "m", .base_url = url, .api_key = "k" });
+    defer agent.deinit();
+    const stream = try agent.run("hi");
+    defer stream.destroy();
+    var result = stream.next();
+    while (result) |maybe| {
+        if (maybe == null) return error.TestExpectedError;
+        result = stream.next();
+    } else |err| try std.testing.expectEqual(expected, err);
+    try std.testing.expectError(@errorCast(expected), stream.next()); // sticky
+    const detail = stream.failureDetail().?;
+    try std.testing.expectEqual(http_status, detail.http_status);
+    try std.testing.expect(std.mem.indexOf(u8, detail.message.items, message_part) != null);
+    // The user message stays; no assistant message is committed.
+    try std.testing.expectEqual(@as(usize, 1), agent.conversation.messages.items.len);
+    try std.testing.expect(!agent.busy);
+}
+
+test "an HTTP 401 with the provider's error body is an authentication error" {
+    try expectFailure(.{
+        .status = "401 Unauthorized",
+        .content_type = "application/json",
+        .body = "{\"type\":\"error\",\"error\":{\"type\":\"authentication_error\",\"message\":\"invalid x-api-key\"}}",
+        .framing = .content_length,
+    }, error.Authentication, 401, "invalid x-api-key");
+}
+
+test "a chunked body cut short is a protocol error" {
+    try expectFailure(.{ .piece = 5, .cut_at = 300 }, error.Protocol, 0, "cut short");
+}
+
+test "a Content-Length body cut short fails the turn" {
+    try expectFailure(.{ .framing = .content_length, .piece = 5, .cut_at = 300 }, error.Protocol, 0, "");
+}
+
+test "a mid-stream error event is the typed error it names" {
+    try expectFailure(.{
+        .body = sse_head ++ "event: error\ndata: {\"type\":\"error\",\"error\":{\"details\":null,\"type\":\"overloaded_error\",\"message\":\"Overloaded\"}        }\n\n",
+    }, error.Overloaded, 0, "Overloaded");
+}
+
+test "a wrong content type is a protocol error" {
+    try expectFailure(.{ .content_type = "text/html", .body = "<html></html>", .framing = .content_length }, error.Protocol, 200, "text/event-stream");
+}
+
+test "freeing the agent before its stream defers the free to the stream" {
+    var server: TestServer = undefined;
+    try server.start(.{});
+    defer server.stop();
+    var url_buf: [64]u8 = undefined;
+    const url = try std.fmt.bufPrint(&url_buf, "http://127.0.0.1:{d}", .{server.port});
+    const agent = try Agent.init(std.testing.allocator, .{ .provider = .anthropic, .model = "m", .base_url = url, .api_key = "k" });
+    const stream = try agent.run("hi");
+    try std.testing.expectError(error.Busy, agent.run("again"));
+    agent.deinit();
+    _ = try stream.next(); // still works: the agent lives until its last stream goes
+    stream.destroy(); // frees the agent too; the testing allocator reports any leak
+}

@@ -1,0 +1,33 @@
+#!/usr/bin/env bash
+# Installs what building and testing panto needs, idempotently: a venv at .venv with the pinned
+# Zig and the test tools, Debian's Lua 5.4 when missing, and a check that Go >= 1.23 exists.
+# A second run only checks, and takes well under a second.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+
+stamp=.venv/.setup-done
+if [ ! -f "$stamp" ] || [ requirements-dev.txt -nt "$stamp" ]; then
+    echo "setup: installing ziglang, pytest and lupa into .venv (requirements-dev.txt)"
+    command -v python3 >/dev/null || { echo "setup: python3 is missing: install Python 3.9 or later" >&2; exit 1; }
+    [ -x .venv/bin/python ] || python3 -m venv .venv
+    .venv/bin/python -m pip install --quiet --disable-pip-version-check -r requirements-dev.txt
+    touch "$stamp"
+fi
+
+if ! command -v lua5.4 >/dev/null || [ ! -f /usr/include/lua5.4/lua.h ]; then
+    echo "setup: installing Debian's lua5.4 and liblua5.4-dev"
+    sudo=""
+    [ "$(id -u)" -eq 0 ] || sudo="sudo"
+    $sudo apt-get update -qq
+    DEBIAN_FRONTEND=noninteractive $sudo apt-get install -y -qq lua5.4 liblua5.4-dev >/dev/null
+fi
+
+if ! command -v go >/dev/null; then
+    echo "setup: Go is missing: install Go 1.23 or later (https://go.dev/dl/) and put it on PATH" >&2
+    exit 1
+fi
+go_version=$(go env GOVERSION | sed 's/^go//')
+if [ "$(printf '%s\n1.23\n' "$go_version" | sort -V | head -n1)" != "1.23" ]; then
+    echo "setup: Go $go_version is too old: panto's Go binding needs Go 1.23 or later (range-over-func)" >&2
+    exit 1
+fi
