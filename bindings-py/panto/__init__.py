@@ -1,0 +1,99 @@
+"""panto: an LLM-agent runtime (Python binding of libpanto, through ctypes).
+
+    import panto
+
+    with panto.Agent(provider="anthropic", model="claude-sonnet-4-5") as agent:
+        with agent.run("Hello") as stream:
+            for event in stream:
+                print(event)
+
+The shared library is looked for at $PANTO_LIBRARY, then inside the package
+(panto/_lib/libpanto.so). Importing panto never fails for want of a library: the first use
+raises `panto.LibraryNotFound`, naming where it looked. A library built for another C ABI
+version makes the import fail with ImportError.
+"""
+
+from __future__ import annotations
+
+from . import _native
+from .agent import Agent
+from .errors import (
+    APIConnectionError,
+    APITimeoutError,
+    AuthenticationError,
+    BusyError,
+    CanceledError,
+    CapabilityError,
+    ConfigError,
+    Error,
+    InvalidArgumentError,
+    InvalidRequestError,
+    LibraryNotFound,
+    NotFoundError,
+    OutOfMemoryError,
+    OverloadedError,
+    PermissionDeniedError,
+    ProtocolError,
+    RateLimitError,
+    ServerError,
+    ToolLoopError,
+)
+from .events import BlockComplete, BlockStart, ContentDelta, Event, MessageComplete, MessageStart, Usage
+from .stream import Stream
+
+__version__ = "0.1.0"
+
+#: The C ABI version (PANTO_ABI_VERSION) this package was written for.
+ABI_VERSION = _native.ABI_VERSION
+
+
+def library_version() -> str:
+    """The loaded library's version (panto_version()). Raises LibraryNotFound without one."""
+    return _library().version
+
+
+def library_path() -> str:
+    """The path of the loaded shared library. Raises LibraryNotFound without one."""
+    return _library().path
+
+
+def _library() -> _native.Library:
+    lib = _native.LIB
+    if lib is None:
+        raise LibraryNotFound(_native.LOOKED_IN)
+    return lib
+
+
+__all__ = [
+    "ABI_VERSION",
+    "Agent",
+    "Stream",
+    "Event",
+    "MessageStart",
+    "BlockStart",
+    "ContentDelta",
+    "BlockComplete",
+    "MessageComplete",
+    "Usage",
+    "Error",
+    "LibraryNotFound",
+    "InvalidArgumentError",
+    "OutOfMemoryError",
+    "ConfigError",
+    "BusyError",
+    "AuthenticationError",
+    "PermissionDeniedError",
+    "NotFoundError",
+    "InvalidRequestError",
+    "RateLimitError",
+    "OverloadedError",
+    "ServerError",
+    "APITimeoutError",
+    "APIConnectionError",
+    "ProtocolError",
+    "CanceledError",
+    "ToolLoopError",
+    "CapabilityError",
+    "library_version",
+    "library_path",
+]

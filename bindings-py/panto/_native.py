@@ -1,0 +1,247 @@
+"""The ctypes layer: struct mirrors of include/panto.h, symbol declarations, loading.
+
+Private: the public API is in agent.py, stream.py, events.py and errors.py. Nothing here
+allocates per event; callers copy borrowed strings out with `copy_string` at once.
+"""
+
+from __future__ import annotations
+
+import ctypes
+import os
+import sys
+from ctypes import POINTER, Structure, c_char_p, c_int, c_int32, c_size_t, c_uint32, c_uint64, c_void_p
+from typing import Any, Callable, Dict, List, Optional, Tuple
+
+# The PANTO_ABI_VERSION of the include/panto.h this module mirrors.
+ABI_VERSION = 1
+
+# PantoStatus.
+OK = 0
+EVENT = 1
+DONE = 2
+ERR_INVALID_ARGUMENT = -1
+ERR_OUT_OF_MEMORY = -2
+ERR_CONFIG = -3
+ERR_BUSY = -4
+ERR_AUTHENTICATION = -10
+ERR_PERMISSION = -11
+ERR_NOT_FOUND = -12
+ERR_INVALID_REQUEST = -13
+ERR_RATE_LIMIT = -14
+ERR_OVERLOADED = -15
+ERR_SERVER = -16
+ERR_TIMEOUT = -17
+ERR_CONNECTION = -18
+ERR_PROTOCOL = -19
+ERR_CANCELED = -20
+ERR_TOOL_LOOP = -21
+ERR_CAPABILITY = -22
+
+# PantoEventKind.
+EVENT_MESSAGE_START = 1
+EVENT_BLOCK_START = 2
+EVENT_CONTENT_DELTA = 3
+EVENT_BLOCK_COMPLETE = 4
+EVENT_MESSAGE_COMPLETE = 5
+
+# PantoBlockKind.
+BLOCK_NONE = 0
+BLOCK_TEXT = 1
+BLOCK_THINKING = 2
+BLOCK_TOOL_CALL = 3
+
+
+class PantoString(Structure):
+    _fields_ = [("ptr", c_void_p), ("len", c_size_t)]
+
+
+class PantoUsage(Structure):
+    _fields_ = [
+        ("input_tokens", c_uint64),
+        ("output_tokens", c_uint64),
+        ("cache_read_tokens", c_uint64),
+        ("cache_write_tokens", c_uint64),
+        ("reasoning_tokens", c_uint64),
+    ]
+
+
+class PantoEvent(Structure):
+    _fields_ = [
+        ("size", c_uint32),
+        ("kind", c_int32),
+        ("index", c_uint32),
+        ("block_kind", c_int32),
+        ("text", PantoString),
+        ("id", PantoString),
+        ("model", PantoString),
+        ("stop_reason", c_int32),
+        ("reserved0", c_int32),
+        ("provider_stop_reason", PantoString),
+        ("usage", PantoUsage),
+    ]
+
+    def __init__(self) -> None:  # PANTO_EVENT_INIT
+        super().__init__()
+        self.size = ctypes.sizeof(PantoEvent)
+
+
+class PantoError(Structure):
+    _fields_ = [
+        ("size", c_uint32),
+        ("code", c_int32),
+        ("http_status", c_int32),
+        ("reserved0", c_int32),
+        ("type", PantoString),
+        ("message", PantoString),
+        ("request_id", PantoString),
+    ]
+
+    def __init__(self) -> None:  # PANTO_ERROR_INIT
+        super().__init__()
+        self.size = ctypes.sizeof(PantoError)
+
+
+# Opaque handles: distinct pointer types, so ctypes refuses a stream where an agent is due.
+class _PantoAgent(Structure):
+    pass
+
+
+class _PantoStream(Structure):
+    pass
+
+
+AgentPtr = POINTER(_PantoAgent)
+StreamPtr = POINTER(_PantoStream)
+
+# Every function of include/panto.h: name -> (restype, argtypes).
+SIGNATURES: Dict[str, Tuple[Any, List[Any]]] = {
+    "panto_status_name": (c_char_p, [c_int]),
+    "panto_abi_version": (c_uint32, []),
+    "panto_version": (c_char_p, []),
+    "panto_event_kind_name": (c_char_p, [c_int]),
+    "panto_block_kind_name": (c_char_p, [c_int]),
+    "panto_stop_reason_name": (c_char_p, [c_int]),
+    "panto_agent_new": (c_int, [c_char_p, POINTER(AgentPtr)]),
+    "panto_agent_free": (None, [AgentPtr]),
+    "panto_agent_error": (c_int, [AgentPtr, POINTER(PantoError)]),
+    "panto_agent_run": (c_int, [AgentPtr, c_char_p, POINTER(StreamPtr)]),
+    "panto_agent_conversation": (c_int, [AgentPtr, POINTER(PantoString)]),
+    "panto_next_event": (c_int, [StreamPtr, POINTER(PantoEvent)]),
+    "panto_stream_error": (c_int, [StreamPtr, POINTER(PantoError)]),
+    "panto_stream_free": (None, [StreamPtr]),
+}
+
+
+def copy_string(s: PantoString) -> str:
+    """Copies a borrowed PantoString out of the library's memory."""
+    n = s.len
+    if not n:
+        return ""
+    return ctypes.string_at(s.ptr, n).decode("utf-8")
+
+
+class Library:
+    """The loaded shared library, its declared symbols and its cached enum names."""
+
+    def __init__(self, path: str) -> None:
+        self.path = path
+        self.cdll = c = ctypes.CDLL(path)
+        # The version first: a library of another ABI may lack or change the other symbols.
+        try:
+            abi_version = c.panto_abi_version
+        except AttributeError:
+            raise ImportError(f"panto: {path} does not export panto_abi_version: it is not a panto library") from None
+        abi_version.restype, abi_version.argtypes = SIGNATURES["panto_abi_version"]
+        abi = abi_version()
+        if abi != ABI_VERSION:
+            raise AbiMismatch(
+                f"panto: {path} has C ABI version {abi}, but this Python package was written for "
+                f"ABI version {ABI_VERSION}; rebuild the library (`zig build`) or install the "
+                f"panto package that matches it"
+            )
+        for name, (restype, argtypes) in SIGNATURES.items():
+            try:
+                fn = getattr(c, name)
+            except AttributeError:
+                raise ImportError(f"panto: {path} does not export {name}") from None
+            fn.restype = restype
+            fn.argtypes = argtypes
+        self.version: str = c.panto_version().decode("utf-8")
+        # Bound functions, looked up once.
+        self.agent_new = c.panto_agent_new
+        self.agent_free = c.panto_agent_free
+        self.agent_error = c.panto_agent_error
+        self.agent_run = c.panto_agent_run
+        self.agent_conversation = c.panto_agent_conversation
+        self.next_event = c.panto_next_event
+        self.stream_error = c.panto_stream_error
+        self.stream_free = c.panto_stream_free
+        # The panto_*_name() functions, memoized (their results are static).
+        self.status_name: Callable[[int], str] = _NameCache(c.panto_status_name).get
+        self.event_kind_name: Callable[[int], str] = _NameCache(c.panto_event_kind_name).get
+        self.block_kind_name: Callable[[int], str] = _NameCache(c.panto_block_kind_name).get
+        self.stop_reason_name: Callable[[int], str] = _NameCache(c.panto_stop_reason_name).get
+
+
+class _NameCache:
+    """Memoizes one of the panto_*_name() functions."""
+
+    __slots__ = ("_fn", "_names")
+
+    def __init__(self, fn: Callable[[int], Optional[bytes]]) -> None:
+        self._fn = fn
+        self._names: Dict[int, str] = {}
+
+    def get(self, value: int) -> str:
+        try:
+            return self._names[value]
+        except KeyError:
+            raw = self._fn(value)
+            name = raw.decode("utf-8") if raw is not None else "unknown"
+            self._names[value] = name
+            return name
+
+
+class AbiMismatch(ImportError):
+    """The shared library was built for another C ABI version than this package."""
+
+
+def library_file_names() -> List[str]:
+    if sys.platform == "darwin":
+        return ["libpanto.dylib"]
+    if sys.platform == "win32":
+        return ["panto.dll"]
+    return ["libpanto.so"]
+
+
+def candidate_paths() -> List[str]:
+    """Where the library is looked for, in order: $PANTO_LIBRARY, then panto/_lib/."""
+    paths: List[str] = []
+    env = os.environ.get("PANTO_LIBRARY")
+    if env:
+        paths.append(env)
+    lib_dir = os.path.join(os.path.dirname(os.path.abspath(__file__)), "_lib")
+    paths.extend(os.path.join(lib_dir, name) for name in library_file_names())
+    return paths
+
+
+def load() -> Tuple[Optional[Library], List[str]]:
+    """Loads the first library found. Returns (None, paths looked at) when there is none.
+
+    A file that exists but cannot be loaded, is not panto, or has another ABI version raises
+    ImportError: that is a broken install, not a missing one.
+    """
+    looked = candidate_paths()
+    for path in looked:
+        if not os.path.isfile(path):
+            continue
+        try:
+            return Library(path), looked
+        except OSError as e:
+            raise ImportError(f"panto: cannot load the shared library {path}: {e}") from e
+    return None, looked
+
+
+# Loaded once, at import of the package. None when no library was found: `import panto` still
+# works (e.g. for `python -m panto.emulator`), and the first use raises panto.LibraryNotFound.
+LIB, LOOKED_IN = load()

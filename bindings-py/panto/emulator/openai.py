@@ -1,0 +1,158 @@
+"""The OpenAI Chat Completions API (POST /v1/chat/completions) in its streaming wire format.
+
+Chunk shapes follow the recorded streams in tests/fixtures/recorded/openai: a role chunk,
+content deltas, tool_calls deltas (the first one of a call carries id, type and name with
+empty arguments), a chunk with the finish_reason, a usage chunk with `choices: []` when the
+request asked for stream_options.include_usage (every chunk then carries `"usage": null`),
+and `data: [DONE]`. Thinking blocks become `reasoning_content` deltas, as OpenAI-compatible
+servers (DeepSeek, vLLM, ...) send them.
+"""
+
+from __future__ import annotations
+
+import json
+import time
+from collections.abc import Mapping
+from typing import Any
+
+from .call import Call, Rejection
+from .pieces import dump_json, split_fixed
+
+NAME = "openai"
+PATH = "/v1/chat/completions"
+REQUEST_ID_HEADER = "x-request-id"
+DEFAULT_MODEL = "gpt-emulator"
+END = [b"data: [DONE]\n\n"]
+
+# Anthropic's stop_reason vocabulary (the scenario's) mapped to finish_reason.
+FINISH_REASON = {"end_turn": "stop", "max_tokens": "length", "tool_use": "tool_calls"}
+
+
+def check_request(headers: Mapping[str, str], body: Any, require_api_key: bool
+                  ) -> Rejection | None:
+    """Refuses what the real API refuses, in the same order: credentials, then the body."""
+    auth = headers.get("authorization", "")
+    if require_api_key and not (auth.startswith("Bearer ") and auth[7:].strip()):
+        # The real API says invalid_request_error here; panto's contract names the class
+        # of failure, so the emulator uses the same type as Anthropic's.
+        return Rejection(401, "authentication_error",
+                         "You didn't provide an API key. You need to provide your API key in "
+                         "an Authorization header using Bearer auth (i.e. Authorization: "
+                         "Bearer YOUR_KEY).")
+    if not isinstance(body, dict):
+        return Rejection(400, "invalid_request_error",
+                         "We could not parse the JSON body of your request. (HINT: This likely "
+                         "means you aren't using your HTTP library correctly.)")
+    if not isinstance(body.get("model"), str):
+        return Rejection(400, "invalid_request_error", "you must provide a model parameter",
+                         param="model")
+    if not isinstance(body.get("messages"), list):
+        return Rejection(400, "invalid_request_error",
+                         "Missing required parameter: 'messages'.",
+                         code="missing_required_parameter", param="messages")
+    if body.get("stream") is not True:
+        return Rejection(400, "invalid_request_error",
+                         'emulator: only streaming is emulated; send "stream": true',
+                         param="stream")
+    return None
+
+
+def error_type_for(status: int) -> str:
+    """The error type this API uses for an HTTP status the emulator answers by itself."""
+    if status == 401:
+        return "authentication_error"
+    return "invalid_request_error" if 400 <= status < 500 else "server_error"
+
+
+def error_body(type_: str, message: str, request_id: str, code: str | None = None,
+               param: str | None = None) -> bytes:
+    """The JSON body of a non-2xx answer. (The request id travels in x-request-id only.)"""
+    return _json({"error": {"message": message, "type": type_, "param": param,
+                            "code": code}})
+
+
+def stream_error(type_: str, message: str, code: str | None = None) -> list[bytes]:
+    """The mid-stream error chunk, followed by [DONE] as the live API does."""
+    error = {"error": {"message": message, "type": type_, "param": None, "code": code}}
+    return [_data(error)] + END
+
+
+def render(message: dict[str, Any], call: Call) -> list[bytes]:
+    """The SSE events of a scripted message, one bytes object per chunk, without [DONE]."""
+    include_usage = _include_usage(call.request)
+    base: dict[str, Any] = {
+        "id": message["id"] or f"chatcmpl-emu{call.number:04d}",
+        "object": "chat.completion.chunk",
+        "created": int(time.time()),
+        "model": message["model"] or call.request.get("model") or DEFAULT_MODEL,
+        "system_fingerprint": "fp_emulator",
+    }
+
+    def chunk(delta: dict[str, Any], finish_reason: str | None = None) -> bytes:
+        c = dict(base, choices=[{"index": 0, "delta": delta, "logprobs": None,
+                                 "finish_reason": finish_reason}])
+        if include_usage:
+            c["usage"] = None
+        return _data(c)
+
+    blocks = message["content"]
+    starts_with_words = bool(blocks) and blocks[0]["type"] != "tool_use"
+    events = [chunk({"role": "assistant", "content": "" if starts_with_words else None,
+                     "refusal": None})]
+    tool_index = 0
+    for position, block in enumerate(blocks):
+        if block["type"] == "text":
+            events.extend(chunk({"content": t}) for t in block["deltas"])
+        elif block["type"] == "thinking":
+            events.extend(chunk({"reasoning_content": t}) for t in block["deltas"])
+        else:
+            events.extend(chunk({"tool_calls": [call_delta]})
+                          for call_delta in _tool_call_deltas(block, call, tool_index,
+                                                              position))
+            tool_index += 1
+    stop = message["stop_reason"]
+    events.append(chunk({}, FINISH_REASON.get(stop, stop)))
+    if include_usage:
+        events.append(_data(dict(base, choices=[], usage=_usage(message["usage"]))))
+    return events
+
+
+def _tool_call_deltas(block: dict[str, Any], call: Call, tool_index: int,
+                      position: int) -> list[dict[str, Any]]:
+    """The first delta names the call; the others carry slices of its arguments."""
+    fragments = block["deltas"]
+    if fragments is None:
+        fragments = split_fixed(dump_json(block["input"], compact=True))
+    first = {"index": tool_index,
+             "id": block["id"] or f"call_emu_{call.number:04d}_{position}",
+             "type": "function", "function": {"name": block["name"], "arguments": ""}}
+    return [first] + [{"index": tool_index, "function": {"arguments": f}}
+                      for f in fragments if f]
+
+
+def _usage(u: dict[str, int]) -> dict[str, Any]:
+    """Chat Completions counts cached tokens inside prompt_tokens (and has no field for
+    cache writes)."""
+    prompt = u["input_tokens"] + u["cache_read_tokens"]
+    return {
+        "prompt_tokens": prompt,
+        "completion_tokens": u["output_tokens"],
+        "total_tokens": prompt + u["output_tokens"],
+        "prompt_tokens_details": {"cached_tokens": u["cache_read_tokens"], "audio_tokens": 0},
+        "completion_tokens_details": {"reasoning_tokens": u["reasoning_tokens"],
+                                      "audio_tokens": 0, "accepted_prediction_tokens": 0,
+                                      "rejected_prediction_tokens": 0},
+    }
+
+
+def _include_usage(request: dict[str, Any]) -> bool:
+    options = request.get("stream_options")
+    return isinstance(options, dict) and options.get("include_usage") is True
+
+
+def _data(data: Any) -> bytes:
+    return b"data: " + _json(data) + b"\n\n"
+
+
+def _json(data: Any) -> bytes:
+    return json.dumps(data, ensure_ascii=False, separators=(",", ":")).encode()

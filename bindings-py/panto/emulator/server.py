@@ -1,0 +1,382 @@
+"""The HTTP server: routing, the control API, and the Emulator object.
+
+One request handler serves both provider endpoints; what differs between providers (wire
+format, error shape, request checks) lives in anthropic.py and openai.py behind the same
+small set of names. The handler speaks HTTP/1.1 with keep-alive, so a client can reuse its
+connection between turns, as it would with the real APIs.
+"""
+
+from __future__ import annotations
+
+import copy
+import http
+import json
+import os
+import socket
+import socketserver
+import threading
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from types import ModuleType
+from typing import Any
+from urllib.parse import urlsplit
+
+from . import anthropic, openai, wire
+from .call import Call
+from .pieces import split_events
+from .scenario import Response, Scenario, ScenarioError, load_file, parse, replay_scenario
+
+PROVIDERS: dict[str, ModuleType] = {anthropic.PATH: anthropic, openai.PATH: openai}
+SSE_CONTENT_TYPE = "text/event-stream; charset=utf-8"
+JSON_CONTENT_TYPE = "application/json"
+
+# Reason phrases Python does not know.
+_REASONS = {529: "Overloaded"}
+
+
+class _State:
+    """The loaded scenario, how far it has been consumed, and the request log."""
+
+    def __init__(self, scenario: Scenario) -> None:
+        self._lock = threading.Lock()
+        self.load(scenario)
+
+    def load(self, scenario: Scenario) -> None:
+        with self._lock:
+            self._scenario = scenario
+            self._next = 0  # index of the next scripted response
+            self._served = 0  # scripted responses served (Call.number)
+            self._log: list[dict[str, Any]] = []
+
+    @property
+    def require_api_key(self) -> bool:
+        with self._lock:
+            return self._scenario.require_api_key
+
+    def record(self, entry: dict[str, Any]) -> str:
+        """Logs a provider request and returns its request id."""
+        with self._lock:
+            self._log.append(entry)
+            return f"req_emu_{len(self._log):04d}"
+
+    def requests(self) -> list[dict[str, Any]]:
+        with self._lock:
+            return copy.deepcopy(self._log)
+
+    def take(self) -> tuple[Response | None, int]:
+        """The next scripted response and its call number, or (None, 0) when used up."""
+        with self._lock:
+            responses = self._scenario.responses
+            if self._next < len(responses):
+                response = responses[self._next]
+                self._next += 1
+            elif self._scenario.repeat_last and responses:
+                response = responses[-1]
+            else:
+                return None, 0
+            self._served += 1
+            return response, self._served
+
+
+class _Server(ThreadingHTTPServer):
+    """Keeps track of open connections so that stopping can cut them (and end stalls)."""
+
+    daemon_threads = False  # server_close() joins the handler threads
+    block_on_close = True
+
+    def __init__(self, address: tuple[str, int], state: _State, verbose: bool) -> None:
+        self.state = state
+        self.verbose = verbose
+        self.stopping = threading.Event()
+        self._conns: set[socket.socket] = set()
+        self._conns_lock = threading.Lock()
+        super().__init__(address, _Handler)
+
+    def server_bind(self) -> None:
+        # HTTPServer.server_bind() looks up the host's FQDN, which can stall without DNS.
+        socketserver.TCPServer.server_bind(self)
+        self.server_name, self.server_port = self.server_address[:2]
+
+    def process_request(self, request: Any, client_address: Any) -> None:
+        with self._conns_lock:
+            self._conns.add(request)
+        super().process_request(request, client_address)
+
+    def shutdown_request(self, request: Any) -> None:
+        with self._conns_lock:
+            self._conns.discard(request)
+        super().shutdown_request(request)
+
+    def drop_connections(self) -> None:
+        with self._conns_lock:
+            conns = list(self._conns)
+        for conn in conns:
+            try:
+                conn.shutdown(socket.SHUT_RDWR)
+            except OSError:
+                pass  # already closed or reset
+
+
+class _Handler(BaseHTTPRequestHandler):
+    protocol_version = "HTTP/1.1"
+    server_version = "panto-emulator"
+    sys_version = ""
+    server: _Server
+
+    def setup(self) -> None:
+        super().setup()
+        # Every write must leave as its own segment, or Nagle would merge small writes.
+        self.connection.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
+
+    def log_message(self, format: str, *args: Any) -> None:
+        if self.server.verbose:
+            super().log_message(format, *args)
+
+    def do_POST(self) -> None:
+        try:
+            raw = self._read_body()
+        except ValueError as e:
+            self.close_connection = True
+            self._send_json(400, {"error": {"type": "invalid_request_error",
+                                            "message": f"emulator: bad request body: {e}"}})
+            return
+        path = urlsplit(self.path).path
+        if path.startswith("/_emulator/"):
+            self._control(path, raw)
+        else:
+            self._provider(path, raw)
+
+    do_GET = do_PUT = do_PATCH = do_DELETE = do_POST
+
+    # ---- control API ---------------------------------------------------------------------
+
+    def _control(self, path: str, raw: bytes) -> None:
+        state = self.server.state
+        route = (self.command, path)
+        if route == ("POST", "/_emulator/scenario"):
+            try:
+                scenario = parse(_parse_json(raw, strict=True), base_dir=os.getcwd())
+            except ScenarioError as e:
+                self._send_json(400, {"error": {"type": "scenario_error", "message": str(e)}})
+                return
+            state.load(scenario)
+            self._send_json(200, {"ok": True, "responses": len(scenario.responses)})
+        elif route == ("GET", "/_emulator/requests"):
+            self._send_json(200, state.requests())
+        elif route == ("POST", "/_emulator/reset"):
+            state.load(Scenario())
+            self._send_json(200, {"ok": True})
+        else:
+            self._send_json(404, {"error": {"type": "not_found_error",
+                                            "message": f"emulator: no control route "
+                                                       f"{self.command} {path}"}})
+
+    # ---- provider endpoints --------------------------------------------------------------
+
+    def _provider(self, path: str, raw: bytes) -> None:
+        state = self.server.state
+        body = _parse_json(raw, strict=False)
+        headers = {name.lower(): value for name, value in self.headers.items()}
+        request_id = state.record({
+            "method": self.command, "path": self.path, "headers": headers,
+            "body": body if body is not _NOT_JSON else raw.decode("utf-8", "replace")})
+
+        provider = PROVIDERS.get(path)
+        if provider is None:
+            self._send_error(anthropic, request_id, 404, "not_found_error",
+                             f"emulator: no such endpoint {self.command} {path}")
+            return
+        if self.command != "POST":
+            self._send_error(provider, request_id, 405, provider.error_type_for(405),
+                             f"emulator: {path} only accepts POST")
+            return
+        rejection = provider.check_request(headers, body, state.require_api_key)
+        if rejection is not None:
+            self._send_error(provider, request_id, rejection.status, rejection.type,
+                             rejection.message, rejection.code, rejection.param)
+            return
+        response, number = state.take()
+        if response is None:
+            self._send_error(provider, request_id, 500, provider.error_type_for(500),
+                             "emulator: no scripted response left")
+            return
+        self._serve(provider, response, Call(number, body, request_id))
+
+    def _serve(self, provider: ModuleType, r: Response, call: Call) -> None:
+        stopping = self.server.stopping
+        if r.delay_ms and stopping.wait(r.delay_ms / 1000):
+            self.close_connection = True
+            return
+        content_type = SSE_CONTENT_TYPE
+        if r.message is not None:
+            pieces = provider.render(r.message, call)
+            if r.stream_error is not None:
+                e = r.stream_error
+                pieces = pieces[: e["after_events"]] + provider.stream_error(
+                    e["type"], e["message"], e["code"])
+            else:
+                pieces += provider.END
+        elif r.error is not None:
+            content_type = JSON_CONTENT_TYPE
+            pieces = [provider.error_body(r.error["type"], r.error["message"],
+                                          call.request_id, r.error["code"])]
+        else:
+            assert r.body is not None
+            pieces = split_events(r.body)
+
+        writes = wire.plan_writes(pieces, r.chunk_size)
+        head = {"content-type": content_type, provider.REQUEST_ID_HEADER: call.request_id,
+                "cache-control": "no-cache"}
+        if r.framing == "chunked":
+            head["transfer-encoding"] = "chunked"
+        elif r.framing == "content-length":
+            head["content-length"] = str(sum(len(w) for w in writes))
+        else:
+            head["connection"] = "close"
+        for name, value in r.headers.items():  # the script's headers win, case-insensitively
+            head.pop(name.lower(), None)
+            head[name] = value
+        if r.framing == "close" or r.fault is not None:
+            self.close_connection = True
+
+        self._send_head(r.status, head)
+        try:
+            wire.send_body(self.connection, writes, r.framing, r.chunk_delay_ms / 1000,
+                           r.fault, stopping)
+        except wire.ClientGone:
+            self.close_connection = True
+
+    # ---- plain answers -------------------------------------------------------------------
+
+    def _send_error(self, provider: ModuleType, request_id: str, status: int, type_: str,
+                    message: str, code: str | None = None, param: str | None = None) -> None:
+        body = provider.error_body(type_, message, request_id, code, param)
+        self._send_head(status, {"content-type": JSON_CONTENT_TYPE,
+                                 provider.REQUEST_ID_HEADER: request_id,
+                                 "content-length": str(len(body))})
+        self.wfile.write(body)
+
+    def _send_json(self, status: int, data: Any) -> None:
+        body = json.dumps(data).encode()
+        self._send_head(status, {"content-type": JSON_CONTENT_TYPE,
+                                 "content-length": str(len(body))})
+        self.wfile.write(body)
+
+    def _send_head(self, status: int, headers: dict[str, str]) -> None:
+        try:
+            reason = http.HTTPStatus(status).phrase
+        except ValueError:
+            reason = _REASONS.get(status, "Unknown")
+        self.send_response_only(status, reason)
+        self.send_header("date", self.date_time_string())
+        for name, value in headers.items():
+            self.send_header(name, value)
+        self.end_headers()
+
+    def _read_body(self) -> bytes:
+        if "chunked" in self.headers.get("transfer-encoding", "").lower():
+            return self._read_chunked()
+        length = self.headers.get("content-length")
+        if length is None:
+            return b""
+        if not length.strip().isdigit():
+            raise ValueError(f"bad content-length {length!r}")
+        return self.rfile.read(int(length))
+
+    def _read_chunked(self) -> bytes:
+        body = bytearray()
+        while True:
+            size_line = self.rfile.readline(1024).split(b";")[0].strip()
+            try:
+                size = int(size_line, 16)
+            except ValueError:
+                raise ValueError(f"bad chunk size {size_line!r}") from None
+            if size == 0:
+                while self.rfile.readline(1024).strip():  # trailers
+                    pass
+                return bytes(body)
+            body += self.rfile.read(size)
+            self.rfile.readline(1024)  # the CRLF after the chunk
+
+
+_NOT_JSON = object()
+
+
+def _parse_json(raw: bytes, strict: bool) -> Any:
+    """The parsed body; when it is not JSON, ScenarioError if strict, else _NOT_JSON."""
+    try:
+        return json.loads(raw)
+    except ValueError as e:  # JSONDecodeError and UnicodeDecodeError
+        if strict:
+            raise ScenarioError(f"scenario: not JSON: {e}") from e
+        return _NOT_JSON
+
+
+class Emulator:
+    """A provider emulator on a free loopback port, served from a background thread.
+
+        with Emulator(scenario={"responses": [...]}) as emu:
+            ...point a client at emu.url...
+            assert emu.requests()[0]["path"] == "/v1/messages"
+
+    `scenario` is a scenario dict (relative replay paths resolve against `base_dir`, default
+    the current directory) or the path of a scenario file; `replay` is the path of a raw SSE
+    body served to every request instead. Raises ScenarioError for a bad scenario.
+    """
+
+    def __init__(self, scenario: Any = None, replay: str | os.PathLike[str] | None = None,
+                 chunk_size: int = 0, framing: str = "chunked", host: str = "127.0.0.1",
+                 port: int = 0, base_dir: str | os.PathLike[str] | None = None,
+                 verbose: bool = False) -> None:
+        if scenario is not None and replay is not None:
+            raise ValueError("give a scenario or a replay file, not both")
+        if replay is not None:
+            initial = replay_scenario(replay, chunk_size=chunk_size, framing=framing)
+        else:
+            initial = _as_scenario(scenario, base_dir)
+        self._server = _Server((host, port), _State(initial), verbose)
+        self.host, self.port = self._server.server_address[:2]
+        self.url = f"http://{self.host}:{self.port}"
+        self._closed = False
+        self._thread = threading.Thread(target=self._server.serve_forever,
+                                        kwargs={"poll_interval": 0.05},
+                                        name="panto-emulator", daemon=True)
+        self._thread.start()
+
+    def load(self, scenario: Any, base_dir: str | os.PathLike[str] | None = None) -> None:
+        """Replaces the scenario and clears the request log."""
+        self._server.state.load(_as_scenario(scenario, base_dir))
+
+    def reset(self) -> None:
+        """Empties the scenario and the request log."""
+        self._server.state.load(Scenario())
+
+    def requests(self) -> list[dict[str, Any]]:
+        """Every provider request since the last load: {method, path, headers, body}."""
+        return self._server.state.requests()
+
+    def close(self) -> None:
+        """Stops the server, cutting open connections (stalled ones included). Idempotent."""
+        if self._closed:
+            return
+        self._closed = True
+        self._server.stopping.set()
+        self._server.shutdown()
+        self._server.drop_connections()
+        self._server.server_close()  # joins the handler threads
+        self._thread.join()
+
+    def __enter__(self) -> Emulator:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+
+def _as_scenario(scenario: Any, base_dir: str | os.PathLike[str] | None) -> Scenario:
+    if scenario is None:
+        return Scenario()
+    if isinstance(scenario, Scenario):
+        return scenario
+    if isinstance(scenario, (str, os.PathLike)):
+        return load_file(scenario)
+    return parse(scenario, base_dir)

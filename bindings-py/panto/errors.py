@@ -1,0 +1,229 @@
+"""The exceptions of panto: one base class, `panto.Error`, and one subclass per error code.
+
+Every error carries the fields of the C `PantoError`:
+
+- `status`: the negative PantoStatus (e.g. -10),
+- `code`: its stable name from `panto_status_name()` (e.g. "authentication"),
+- `http_status`: the provider's HTTP status, or None when the failure was not an HTTP answer,
+- `error_type`: the provider's error type (e.g. "authentication_error"), or None,
+- `message`: a human-readable message (never contains an API key),
+- `request_id`: the provider's request id, or None.
+"""
+
+from __future__ import annotations
+
+from typing import Dict, List, Optional, Type
+
+from . import _native
+
+__all__ = [
+    "Error",
+    "LibraryNotFound",
+    "InvalidArgumentError",
+    "OutOfMemoryError",
+    "ConfigError",
+    "BusyError",
+    "AuthenticationError",
+    "PermissionDeniedError",
+    "NotFoundError",
+    "InvalidRequestError",
+    "RateLimitError",
+    "OverloadedError",
+    "ServerError",
+    "APITimeoutError",
+    "APIConnectionError",
+    "ProtocolError",
+    "CanceledError",
+    "ToolLoopError",
+    "CapabilityError",
+]
+
+
+class Error(Exception):
+    """Base class of every panto error."""
+
+    #: The PantoStatus this class stands for; 0 for errors that have no C code.
+    STATUS: int = 0
+
+    def __init__(
+        self,
+        message: str,
+        *,
+        status: Optional[int] = None,
+        code: Optional[str] = None,
+        http_status: Optional[int] = None,
+        error_type: Optional[str] = None,
+        request_id: Optional[str] = None,
+    ) -> None:
+        super().__init__(message)
+        self.message: str = message
+        self.status: int = self.STATUS if status is None else status
+        self.code: str = code if code is not None else _default_code(type(self))
+        self.http_status: Optional[int] = http_status
+        self.error_type: Optional[str] = error_type
+        self.request_id: Optional[str] = request_id
+
+    def __str__(self) -> str:
+        detail = []
+        if self.http_status is not None:
+            detail.append(f"HTTP {self.http_status}")
+        if self.error_type:
+            detail.append(self.error_type)
+        if self.request_id:
+            detail.append(f"request id {self.request_id}")
+        text = f"{self.code}: {self.message}" if self.message else self.code
+        return f"{text} ({', '.join(detail)})" if detail else text
+
+    def __reduce__(self):  # type: ignore[no-untyped-def]
+        # Keyword-only fields survive pickling (e.g. across multiprocessing).
+        return (_rebuild, (type(self), self.message, self.__dict__.copy()))
+
+
+def _rebuild(cls: Type[Error], message: str, state: Dict[str, object]) -> Error:
+    err = cls.__new__(cls)
+    Exception.__init__(err, message)
+    err.__dict__.update(state)
+    return err
+
+
+class LibraryNotFound(Error, ImportError):
+    """No panto shared library was found: raised on first use (Agent(), library_version()),
+    not on `import panto`. It is both a panto.Error and an ImportError.
+    `looked_in` lists the paths searched."""
+
+    def __init__(self, looked_in: List[str]) -> None:
+        self.looked_in: List[str] = list(looked_in)
+        places = "\n  ".join(self.looked_in)
+        super().__init__(
+            "panto: the shared library libpanto was not found; looked in:\n  "
+            + places
+            + "\nBuild it (`zig build` -> zig-out/lib/libpanto.so) and set PANTO_LIBRARY to its path.",
+            code="library_not_found",
+        )
+        ImportError.__init__(self, self.message)
+
+    def __str__(self) -> str:
+        return self.message
+
+    def __reduce__(self):  # type: ignore[no-untyped-def]
+        return (LibraryNotFound, (self.looked_in,))
+
+
+class InvalidArgumentError(Error):
+    STATUS = _native.ERR_INVALID_ARGUMENT
+
+
+class OutOfMemoryError(Error):
+    STATUS = _native.ERR_OUT_OF_MEMORY
+
+
+class ConfigError(Error):
+    STATUS = _native.ERR_CONFIG
+
+
+class BusyError(Error):
+    STATUS = _native.ERR_BUSY
+
+
+class AuthenticationError(Error):
+    STATUS = _native.ERR_AUTHENTICATION
+
+
+class PermissionDeniedError(Error):
+    STATUS = _native.ERR_PERMISSION
+
+
+class NotFoundError(Error):
+    STATUS = _native.ERR_NOT_FOUND
+
+
+class InvalidRequestError(Error):
+    STATUS = _native.ERR_INVALID_REQUEST
+
+
+class RateLimitError(Error):
+    STATUS = _native.ERR_RATE_LIMIT
+
+
+class OverloadedError(Error):
+    STATUS = _native.ERR_OVERLOADED
+
+
+class ServerError(Error):
+    STATUS = _native.ERR_SERVER
+
+
+class APITimeoutError(Error):
+    """The request timed out (named so as not to shadow the builtin TimeoutError)."""
+
+    STATUS = _native.ERR_TIMEOUT
+
+
+class APIConnectionError(Error):
+    """Connecting failed or the connection broke (not the builtin ConnectionError)."""
+
+    STATUS = _native.ERR_CONNECTION
+
+
+class ProtocolError(Error):
+    STATUS = _native.ERR_PROTOCOL
+
+
+class CanceledError(Error):
+    STATUS = _native.ERR_CANCELED
+
+
+class ToolLoopError(Error):
+    STATUS = _native.ERR_TOOL_LOOP
+
+
+class CapabilityError(Error):
+    STATUS = _native.ERR_CAPABILITY
+
+
+_BY_STATUS: Dict[int, Type[Error]] = {
+    cls.STATUS: cls
+    for cls in (
+        InvalidArgumentError,
+        OutOfMemoryError,
+        ConfigError,
+        BusyError,
+        AuthenticationError,
+        PermissionDeniedError,
+        NotFoundError,
+        InvalidRequestError,
+        RateLimitError,
+        OverloadedError,
+        ServerError,
+        APITimeoutError,
+        APIConnectionError,
+        ProtocolError,
+        CanceledError,
+        ToolLoopError,
+        CapabilityError,
+    )
+}
+
+def _default_code(cls: Type[Error]) -> str:
+    lib = _native.LIB
+    return lib.status_name(cls.STATUS) if lib is not None and cls.STATUS else "unknown"
+
+
+def error_class(status: int) -> Type[Error]:
+    """The exception class for a negative PantoStatus (Error for a code it does not know)."""
+    return _BY_STATUS.get(status, Error)
+
+
+def from_native(lib: "_native.Library", detail: _native.PantoError, rc: int) -> Error:
+    """Builds the exception for a call that returned `rc` (< 0) from the PantoError the
+    library filled for it."""
+    status = rc
+    http_status = detail.http_status
+    return error_class(status)(
+        _native.copy_string(detail.message),
+        status=status,
+        code=lib.status_name(status),
+        http_status=http_status if http_status else None,
+        error_type=_native.copy_string(detail.type) or None,
+        request_id=_native.copy_string(detail.request_id) or None,
+    )

@@ -1,0 +1,155 @@
+// Command conformance-driver is the Go driver of the conformance cases
+// (tests/conformance/README.md):
+//
+//	conformance-driver CASE_JSON BASE_URL
+//
+// It reads the case, creates one agent from its "config" (with "base_url" set to BASE_URL
+// unless the case sets it), runs each turn and prints the normalized transcript, one JSON
+// object per line. It exits 0 whenever it printed a transcript (even one ending in an
+// error), 2 when it could not run.
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"os"
+	"strings"
+
+	"panto.dev/panto"
+)
+
+type testCase struct {
+	Config    map[string]json.RawMessage `json:"config"`
+	Turns     []string                   `json:"turns"`
+	ExtraNext *int                       `json:"extra_next"`
+}
+
+func main() {
+	if len(os.Args) != 3 {
+		die("usage: conformance-driver CASE_JSON BASE_URL")
+	}
+	data, err := os.ReadFile(os.Args[1])
+	if err != nil {
+		die(err.Error())
+	}
+	var tc testCase
+	if err := json.Unmarshal(data, &tc); err != nil {
+		die(fmt.Sprintf("%s: %v", os.Args[1], err))
+	}
+	if tc.Config == nil {
+		die(os.Args[1] + `: the case has no "config" object`)
+	}
+	if tc.Turns == nil {
+		die(os.Args[1] + `: the case has no "turns" array`)
+	}
+	extra := 1
+	if tc.ExtraNext != nil {
+		if *tc.ExtraNext < 0 {
+			die(os.Args[1] + `: "extra_next" is negative`)
+		}
+		extra = *tc.ExtraNext
+	}
+	for _, turn := range tc.Turns {
+		if strings.IndexByte(turn, 0) >= 0 {
+			die(os.Args[1] + ": a turn holds a NUL character")
+		}
+	}
+	if _, ok := tc.Config["base_url"]; !ok {
+		tc.Config["base_url"], _ = json.Marshal(os.Args[2])
+	}
+	config, err := json.Marshal(tc.Config)
+	if err != nil {
+		die(err.Error())
+	}
+
+	out := json.NewEncoder(os.Stdout) // one Write per line: visible at once
+	out.SetEscapeHTML(false)
+	emit := func(line map[string]any) {
+		if err := out.Encode(line); err != nil {
+			die(err.Error())
+		}
+	}
+
+	agent, err := panto.NewAgentJSON(config)
+	if err != nil {
+		emit(errorLine(err))
+		return
+	}
+	defer agent.Close()
+	for _, turn := range tc.Turns {
+		if !runTurn(agent, turn, extra, emit) {
+			break
+		}
+	}
+}
+
+// runTurn prints the lines of one turn; false stops the case.
+func runTurn(agent *panto.Agent, text string, extra int, emit func(map[string]any)) bool {
+	stream, err := agent.Run(context.Background(), text)
+	if err != nil {
+		emit(errorLine(err))
+		return false
+	}
+	defer stream.Close()
+	for stream.Next() {
+		emit(eventLine(stream.Event()))
+	}
+	for i := 0; i <= extra; i++ {
+		if i > 0 && stream.Next() { // not sticky: show the event
+			emit(eventLine(stream.Event()))
+			continue
+		}
+		if err := stream.Err(); err != nil {
+			emit(errorLine(err))
+		} else {
+			emit(map[string]any{"event": "done"})
+		}
+	}
+	return true
+}
+
+func eventLine(ev panto.Event) map[string]any {
+	line := map[string]any{"event": ev.Kind.String()}
+	switch ev.Kind {
+	case panto.EventMessageStart:
+		line["id"] = ev.ID
+		line["model"] = ev.Model
+	case panto.EventBlockStart:
+		line["index"] = ev.Index
+		line["kind"] = ev.BlockKind.String()
+	case panto.EventContentDelta, panto.EventBlockComplete:
+		line["index"] = ev.Index
+		line["kind"] = ev.BlockKind.String()
+		line["text"] = ev.Text
+	case panto.EventMessageComplete:
+		line["stop_reason"] = ev.StopReason.String()
+		line["provider_stop_reason"] = ev.ProviderStopReason
+		line["usage"] = map[string]int64{
+			"input_tokens":       ev.Usage.InputTokens,
+			"output_tokens":      ev.Usage.OutputTokens,
+			"cache_read_tokens":  ev.Usage.CacheReadTokens,
+			"cache_write_tokens": ev.Usage.CacheWriteTokens,
+			"reasoning_tokens":   ev.Usage.ReasoningTokens,
+		}
+	default: // a kind this driver does not know: show its number in the diff
+		line["kind_value"] = int32(ev.Kind)
+	}
+	return line
+}
+
+func errorLine(err error) map[string]any {
+	var perr *panto.Error
+	if !errors.As(err, &perr) {
+		return map[string]any{"event": "error", "code": "go_error", "http_status": 0,
+			"type": "", "message": err.Error()}
+	}
+	return map[string]any{"event": "error", "code": perr.Code.String(),
+		"http_status": perr.HTTPStatus, "type": perr.Type, "message": perr.Message}
+}
+
+func die(msg string) {
+	fmt.Fprintln(os.Stderr, "conformance-driver:", msg)
+	os.Exit(2)
+}

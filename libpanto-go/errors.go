@@ -1,0 +1,143 @@
+package panto
+
+/*
+#include "panto.h"
+
+// PANTO_ERROR_INIT as a function, so the binding follows the header's initialiser.
+static PantoError panto_go_error_init(void) { PantoError e = PANTO_ERROR_INIT; return e; }
+*/
+import "C"
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"strings"
+)
+
+// Code is a panto failure code (a negative PantoStatus). A Code is itself an error, so
+// the constants below are the sentinels for errors.Is:
+//
+//	if errors.Is(err, panto.ErrRateLimit) { ... }
+type Code int32
+
+const (
+	// Errors of the call itself.
+	ErrInvalidArgument Code = C.PANTO_ERR_INVALID_ARGUMENT // a NUL byte in the text, bad UTF-8, ...
+	ErrOutOfMemory     Code = C.PANTO_ERR_OUT_OF_MEMORY
+	ErrConfig          Code = C.PANTO_ERR_CONFIG // the agent configuration was refused
+	ErrBusy            Code = C.PANTO_ERR_BUSY   // the agent already has an unfinished stream
+
+	// Errors of a turn.
+	ErrAuthentication Code = C.PANTO_ERR_AUTHENTICATION  // HTTP 401
+	ErrPermission     Code = C.PANTO_ERR_PERMISSION      // HTTP 403
+	ErrNotFound       Code = C.PANTO_ERR_NOT_FOUND       // HTTP 404
+	ErrInvalidRequest Code = C.PANTO_ERR_INVALID_REQUEST // HTTP 400, 413, 422
+	ErrRateLimit      Code = C.PANTO_ERR_RATE_LIMIT      // HTTP 429
+	ErrOverloaded     Code = C.PANTO_ERR_OVERLOADED      // HTTP 529 or an overloaded_error event
+	ErrServer         Code = C.PANTO_ERR_SERVER          // HTTP 5xx, or another status / error event
+	ErrTimeout        Code = C.PANTO_ERR_TIMEOUT         // also a context past its deadline
+	ErrConnection     Code = C.PANTO_ERR_CONNECTION      // connect failed, connection reset, TLS
+	ErrProtocol       Code = C.PANTO_ERR_PROTOCOL        // malformed stream
+	ErrCanceled       Code = C.PANTO_ERR_CANCELED        // also a canceled context
+	ErrToolLoop       Code = C.PANTO_ERR_TOOL_LOOP
+	ErrCapability     Code = C.PANTO_ERR_CAPABILITY
+)
+
+// String is the library's stable name, e.g. "authentication".
+func (c Code) String() string { return C.GoString(C.panto_status_name(C.int(c))) }
+
+// Error makes a Code usable as a sentinel error.
+func (c Code) Error() string { return "panto: " + c.String() }
+
+// ErrClosed is returned by Run on a closed Agent, and by Stream.Err when Next is called on
+// a stream that was closed before its turn ended.
+var ErrClosed = errors.New("panto: closed")
+
+// Error is a failure reported by libpanto, with the detail the library keeps on the
+// handle. Use errors.As to get it:
+//
+//	var perr *panto.Error
+//	if errors.As(err, &perr) && perr.HTTPStatus == 429 { ... }
+type Error struct {
+	Code       Code
+	HTTPStatus int    // 0 when the failure was not an HTTP answer
+	Type       string // the provider's error type, e.g. "authentication_error"
+	Message    string // human-readable; never contains an API key
+	RequestID  string // the provider's request id, when known
+
+	cause error // the context's error for a cancellation, else nil
+}
+
+func (e *Error) Error() string {
+	var b strings.Builder
+	b.WriteString("panto: ")
+	b.WriteString(e.Code.String())
+	if e.Message != "" {
+		b.WriteString(": ")
+		b.WriteString(e.Message)
+	}
+	var detail []string
+	if e.HTTPStatus != 0 {
+		detail = append(detail, fmt.Sprintf("HTTP %d", e.HTTPStatus))
+	}
+	if e.Type != "" {
+		detail = append(detail, e.Type)
+	}
+	if e.RequestID != "" {
+		detail = append(detail, "request "+e.RequestID)
+	}
+	if len(detail) > 0 {
+		b.WriteString(" (")
+		b.WriteString(strings.Join(detail, ", "))
+		b.WriteString(")")
+	}
+	return b.String()
+}
+
+// Unwrap gives the Code (so errors.Is(err, panto.ErrX) works) and, for a cancellation,
+// the context's error (so errors.Is(err, context.Canceled) works).
+func (e *Error) Unwrap() []error {
+	if e.cause != nil {
+		return []error{e.Code, e.cause}
+	}
+	return []error{e.Code}
+}
+
+// contextError is the error of a turn stopped by its context.
+func contextError(ctx context.Context) error {
+	err := ctx.Err()
+	code := ErrCanceled
+	if errors.Is(err, context.DeadlineExceeded) {
+		code = ErrTimeout
+	}
+	msg := err.Error()
+	if cause := context.Cause(ctx); cause != nil && cause != err {
+		msg += ": " + cause.Error()
+		err = errors.Join(err, cause)
+	}
+	return &Error{Code: code, Message: msg, cause: err}
+}
+
+// fromNative builds an Error from the status rc of a failed call and its detail.
+func fromNative(rc C.int, e *C.PantoError) *Error {
+	return &Error{
+		Code:       Code(rc),
+		HTTPStatus: int(e.http_status),
+		Type:       goString(e._type),
+		Message:    goString(e.message),
+		RequestID:  goString(e.request_id),
+	}
+}
+
+func agentError(a *C.PantoAgent, rc C.int) *Error {
+	e := C.panto_go_error_init()
+	C.panto_agent_error(a, &e)
+	return fromNative(rc, &e)
+}
+
+func streamError(s *C.PantoStream, rc C.int) *Error {
+	e := C.panto_go_error_init()
+	C.panto_stream_error(s, &e)
+	return fromNative(rc, &e)
+}

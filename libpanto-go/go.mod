@@ -1,0 +1,3 @@
+module panto.dev/panto
+
+go 1.24

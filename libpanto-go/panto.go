@@ -1,0 +1,172 @@
+// Package panto is the Go binding of panto, an LLM-agent runtime: the C ABI of
+// include/panto.h, linked against ../zig-out/lib/libpanto.so (build it first with
+// `zig build`) with that folder as the run path, so a program finds it from any folder
+// and always runs the library as last built.
+//
+// An Agent holds a conversation; each Run appends a user message and returns a Stream of
+// typed events for the model's answer:
+//
+//	agent, err := panto.NewAgent(panto.Config{Provider: "anthropic", Model: "claude-sonnet-4-5"})
+//	if err != nil { ... }
+//	defer agent.Close()
+//	stream, err := agent.Run(ctx, "Hello")
+//	if err != nil { ... }
+//	defer stream.Close()
+//	for ev := range stream.Iter {
+//		if ev.Kind == panto.EventContentDelta {
+//			fmt.Print(ev.Text)
+//		}
+//	}
+//	if err := stream.Err(); err != nil { ... }
+//
+// or, Scanner-style: for stream.Next() { ev := stream.Event() }.
+//
+// Errors are *Error values whose Code is also an error, so errors.Is(err,
+// panto.ErrAuthentication) and errors.As(err, &perr) both work. A canceled context makes
+// Err return an error that matches both panto.ErrCanceled and context.Canceled.
+//
+// An Agent and its Streams may be used from several goroutines: every native call on them
+// is serialized. Close on a Stream or an Agent is idempotent and never blocks on a pending
+// Next.
+//
+// Limitation: the core has no cancel entry point yet, so a context is checked between
+// events; a Next already waiting on the provider returns when its next event (or failure)
+// arrives.
+package panto
+
+/*
+#cgo CFLAGS: -I${SRCDIR}/../include
+#cgo LDFLAGS: -L${SRCDIR}/../zig-out/lib -lpanto -Wl,-rpath,${SRCDIR}/../zig-out/lib
+#include "panto.h"
+*/
+import "C"
+
+import (
+	"errors"
+	"fmt"
+	"sync"
+	"unsafe"
+)
+
+// ABIVersion is the PANTO_ABI_VERSION of the header this package was built with.
+const ABIVersion = C.PANTO_ABI_VERSION
+
+// ErrABIMismatch is wrapped by the error NewAgent returns when the linked libpanto was
+// built for another ABI version than include/panto.h.
+var ErrABIMismatch = errors.New("panto: libpanto ABI version mismatch")
+
+var abiCheck = sync.OnceValue(func() error {
+	if got := uint32(C.panto_abi_version()); got != C.PANTO_ABI_VERSION {
+		return fmt.Errorf("%w: the library has ABI version %d, this binding was built against "+
+			"include/panto.h version %d; rebuild libpanto and this package from the same checkout",
+			ErrABIMismatch, got, C.PANTO_ABI_VERSION)
+	}
+	return nil
+})
+
+// Version is the version of the linked libpanto, e.g. "0.1.0".
+func Version() string { return C.GoString(C.panto_version()) }
+
+// EventKind says what an Event reports, and so which of its fields mean something.
+type EventKind int32
+
+const (
+	EventMessageStart    EventKind = C.PANTO_EVENT_MESSAGE_START    // ID, Model
+	EventBlockStart      EventKind = C.PANTO_EVENT_BLOCK_START      // Index, BlockKind
+	EventContentDelta    EventKind = C.PANTO_EVENT_CONTENT_DELTA    // Index, BlockKind, Text: the new fragment
+	EventBlockComplete   EventKind = C.PANTO_EVENT_BLOCK_COMPLETE   // Index, BlockKind, Text: the whole block
+	EventMessageComplete EventKind = C.PANTO_EVENT_MESSAGE_COMPLETE // StopReason, ProviderStopReason, Usage
+)
+
+// String is the library's stable name, e.g. "content_delta"; "unknown" for another value.
+func (k EventKind) String() string { return C.GoString(C.panto_event_kind_name(C.int(k))) }
+
+// BlockKind is the kind of a content block.
+type BlockKind int32
+
+const (
+	BlockNone     BlockKind = C.PANTO_BLOCK_NONE
+	BlockText     BlockKind = C.PANTO_BLOCK_TEXT
+	BlockThinking BlockKind = C.PANTO_BLOCK_THINKING
+	BlockToolCall BlockKind = C.PANTO_BLOCK_TOOL_CALL
+)
+
+// String is the library's stable name, e.g. "text".
+func (k BlockKind) String() string { return C.GoString(C.panto_block_kind_name(C.int(k))) }
+
+// StopReason is why the model stopped, the same set for every provider.
+type StopReason int32
+
+const (
+	StopNone          StopReason = C.PANTO_STOP_NONE
+	StopEndTurn       StopReason = C.PANTO_STOP_END_TURN       // anthropic end_turn, openai stop
+	StopMaxTokens     StopReason = C.PANTO_STOP_MAX_TOKENS     // anthropic max_tokens, openai length
+	StopStopSequence  StopReason = C.PANTO_STOP_STOP_SEQUENCE  // anthropic stop_sequence
+	StopToolUse       StopReason = C.PANTO_STOP_TOOL_USE       // anthropic tool_use, openai tool_calls
+	StopRefusal       StopReason = C.PANTO_STOP_REFUSAL        // anthropic refusal
+	StopContentFilter StopReason = C.PANTO_STOP_CONTENT_FILTER // openai content_filter
+	StopPauseTurn     StopReason = C.PANTO_STOP_PAUSE_TURN     // anthropic pause_turn
+	StopAborted       StopReason = C.PANTO_STOP_ABORTED        // the turn was canceled
+	StopOther         StopReason = C.PANTO_STOP_OTHER          // see Event.ProviderStopReason
+)
+
+// String is the library's stable name, e.g. "end_turn".
+func (r StopReason) String() string { return C.GoString(C.panto_stop_reason_name(C.int(r))) }
+
+// Usage is the token count of a turn, normalized across providers. InputTokens excludes
+// cached tokens.
+type Usage struct {
+	InputTokens      int64
+	OutputTokens     int64
+	CacheReadTokens  int64
+	CacheWriteTokens int64
+	ReasoningTokens  int64
+}
+
+// Event is one step of a turn. Which fields mean something depends on Kind (see the
+// EventKind constants); the others are zero. An Event owns its strings: it stays valid
+// after the next call on the stream.
+//
+// Event is a flat value rather than one type per kind: it mirrors the C ABI one to one,
+// costs no allocation beyond its strings, compares with ==, and new fields can be added
+// without breaking callers' type switches.
+type Event struct {
+	Kind               EventKind
+	Index              int       // the content block's index within the message
+	BlockKind          BlockKind // block events
+	Text               string    // ContentDelta: the fragment; BlockComplete: the whole block
+	ID                 string    // MessageStart: the provider's message id
+	Model              string    // MessageStart: the model that answers
+	StopReason         StopReason
+	ProviderStopReason string // MessageComplete: the provider's own value
+	Usage              Usage  // MessageComplete: the turn's usage
+}
+
+// goString copies a borrowed PantoString into Go memory.
+func goString(s C.PantoString) string {
+	if s.ptr == nil || s.len == 0 {
+		return ""
+	}
+	return string(unsafe.Slice((*byte)(unsafe.Pointer(s.ptr)), int(s.len)))
+}
+
+// copyEvent copies every field of a borrowed event out at once.
+func copyEvent(ev *C.PantoEvent) Event {
+	return Event{
+		Kind:               EventKind(ev.kind),
+		Index:              int(ev.index),
+		BlockKind:          BlockKind(ev.block_kind),
+		Text:               goString(ev.text),
+		ID:                 goString(ev.id),
+		Model:              goString(ev.model),
+		StopReason:         StopReason(ev.stop_reason),
+		ProviderStopReason: goString(ev.provider_stop_reason),
+		Usage: Usage{
+			InputTokens:      int64(ev.usage.input_tokens),
+			OutputTokens:     int64(ev.usage.output_tokens),
+			CacheReadTokens:  int64(ev.usage.cache_read_tokens),
+			CacheWriteTokens: int64(ev.usage.cache_write_tokens),
+			ReasoningTokens:  int64(ev.usage.reasoning_tokens),
+		},
+	}
+}

@@ -1,0 +1,393 @@
+"""The Python binding against the real libpanto and the provider emulator.
+
+    PYTHONPATH=bindings-py PANTO_LIBRARY=zig-out/lib/libpanto.so \
+        .venv/bin/python -m pytest -q tests/python/test_binding.py
+"""
+
+from __future__ import annotations
+
+import gc
+import os
+import socket
+import subprocess
+import sys
+import textwrap
+from pathlib import Path
+from typing import Any, Dict, List, Tuple, Type
+
+import pytest
+
+import panto
+from panto import _native
+from panto.emulator import Emulator
+
+ROOT = Path(__file__).resolve().parents[2]
+
+PATHS = {"anthropic": "/v1/messages", "openai": "/v1/chat/completions"}
+# What each provider says for a normal end of turn.
+PROVIDER_END_TURN = {"anthropic": "end_turn", "openai": "stop"}
+
+HELLO = {"message": {"content": [{"type": "text", "text": "Hello world"}], "stop_reason": "end_turn",
+                     "usage": {"input_tokens": 7, "output_tokens": 2}}}
+
+
+@pytest.fixture(scope="module", autouse=True)
+def library() -> _native.Library:
+    if _native.LIB is None:
+        pytest.fail(str(panto.LibraryNotFound(_native.LOOKED_IN)), pytrace=False)
+    return _native.LIB
+
+
+@pytest.fixture(params=["anthropic", "openai"])
+def provider(request: pytest.FixtureRequest) -> str:
+    return request.param
+
+
+def scenario(*responses: Dict[str, Any]) -> Dict[str, Any]:
+    return {"responses": list(responses)}
+
+
+def error_response(status: int, type_: str, message: str) -> Dict[str, Any]:
+    return {"status": status, "error": {"type": type_, "message": message}}
+
+
+def new_agent(emu: Emulator, provider: str = "anthropic", **kw: Any) -> panto.Agent:
+    return panto.Agent(provider=provider, model="test-model", base_url=emu.url, api_key="test-key", **kw)
+
+
+def user(text: str) -> Dict[str, Any]:
+    return {"role": "user", "content": [{"type": "text", "text": text}]}
+
+
+def assistant(text: str) -> Dict[str, Any]:
+    return {"role": "assistant", "content": [{"type": "text", "text": text}]}
+
+
+def texts(conversation: List[Dict[str, Any]]) -> List[Tuple[str, List[str]]]:
+    """(role, [text of each text block]) per message: the shape every provider shares."""
+    return [(m["role"], [b["text"] for b in m["content"] if b["type"] == "text"]) for m in conversation]
+
+
+# ---- a text turn ---------------------------------------------------------------------------
+
+
+def test_text_turn(provider: str) -> None:
+    with Emulator(scenario=scenario(HELLO)) as emu:
+        agent = new_agent(emu, provider)
+        stream = agent.run("Hi")
+        assert emu.requests() == []  # nothing is sent before the first next()
+        events = list(stream)
+
+        start, block_start, *deltas, block_done, done = events
+        assert isinstance(start, panto.MessageStart) and start.kind == "message_start"
+        assert start.id and isinstance(start.id, str)
+        assert start.model
+        assert block_start == panto.BlockStart(index=0, block_kind="text")
+        assert deltas and all(isinstance(d, panto.ContentDelta) for d in deltas)
+        assert all((d.index, d.block_kind, d.kind) == (0, "text", "content_delta") for d in deltas)
+        assert "".join(d.text for d in deltas) == "Hello world"
+        assert block_done == panto.BlockComplete(index=0, block_kind="text", text="Hello world")
+        assert isinstance(done, panto.MessageComplete)
+        assert done.stop_reason == "end_turn"
+        assert done.provider_stop_reason == PROVIDER_END_TURN[provider]
+        assert done.usage.output_tokens == 2
+        assert done.usage.input_tokens == 7
+
+        # The end is sticky.
+        with pytest.raises(StopIteration):
+            next(stream)
+        with pytest.raises(StopIteration):
+            next(stream)
+        assert stream.done and stream.error is None
+
+        (request,) = emu.requests()
+        assert request["path"] == PATHS[provider]
+        assert request["body"]["model"] == "test-model"
+        assert request["body"]["stream"] is True
+        assert texts(agent.conversation) == [("user", ["Hi"]), ("assistant", ["Hello world"])]
+        stream.close()
+        agent.close()
+
+
+def test_context_managers_and_text() -> None:
+    with Emulator(scenario=scenario(HELLO)) as emu:
+        with new_agent(emu) as agent:
+            with agent.run("Hi") as stream:
+                assert "".join(stream.text()) == "Hello world"
+            assert stream.closed and stream.done
+            with pytest.raises(StopIteration):  # still sticky once closed
+                next(stream)
+            stream.close()  # idempotent
+        assert agent.closed
+        agent.close()  # idempotent
+        with pytest.raises(panto.Error):
+            agent.run("again")
+
+
+def test_unicode_round_trip() -> None:
+    reply = "héllo wörld ✓ 🎉"
+    with Emulator(scenario=scenario({"message": {"content": [{"type": "text", "text": reply}]}})) as emu:
+        with new_agent(emu, system="Be brief ✓") as agent, agent.run("ça va? 🙂") as stream:
+            assert "".join(stream.text()) == reply
+            body = emu.requests()[0]["body"]
+            assert "ça va? 🙂" in str(body) and "Be brief ✓" in str(body)
+            assert texts(agent.conversation) == [("user", ["ça va? 🙂"]), ("assistant", [reply])]
+
+
+def test_config_is_sent(provider: str) -> None:
+    with Emulator(scenario=scenario(HELLO)) as emu:
+        with new_agent(emu, provider, max_tokens=123) as agent, agent.run("Hi") as stream:
+            list(stream)
+        (request,) = emu.requests()
+        assert request["body"].get("max_tokens", request["body"].get("max_completion_tokens")) == 123
+        assert "test-key" in request["headers"].get("x-api-key", "") + request["headers"].get("authorization", "")
+
+
+# ---- multi-turn -----------------------------------------------------------------------------
+
+
+def test_multi_turn_conversation(provider: str) -> None:
+    second = {"message": {"content": [{"type": "text", "text": "Fine, thanks"}]}}
+    with Emulator(scenario=scenario(HELLO, second)) as emu, new_agent(emu, provider) as agent:
+        with agent.run("Hi") as stream:
+            assert "".join(stream.text()) == "Hello world"
+        with agent.run("How are you?") as stream:
+            assert "".join(stream.text()) == "Fine, thanks"
+        assert texts(agent.conversation) == [
+            ("user", ["Hi"]),
+            ("assistant", ["Hello world"]),
+            ("user", ["How are you?"]),
+            ("assistant", ["Fine, thanks"]),
+        ]
+        first, again = emu.requests()
+        sent = [m for m in again["body"]["messages"] if m["role"] != "system"]
+        assert [m["role"] for m in sent] == ["user", "assistant", "user"]
+        assert "Hello world" in str(sent[1]["content"])
+
+
+# ---- errors --------------------------------------------------------------------------------
+
+
+def test_authentication_error(provider: str) -> None:
+    with Emulator(scenario=scenario(error_response(401, "authentication_error", "invalid x-api-key"))) as emu:
+        with new_agent(emu, provider) as agent, agent.run("Hi") as stream:
+            with pytest.raises(panto.AuthenticationError) as info:
+                next(stream)
+            err = info.value
+            assert isinstance(err, panto.Error)
+            assert err.code == "authentication"
+            assert err.status == _native.ERR_AUTHENTICATION
+            assert err.http_status == 401
+            assert err.error_type == "authentication_error"
+            assert "invalid x-api-key" in err.message
+            assert err.request_id == "req_emu_0001"
+            assert "test-key" not in str(err)
+            assert stream.error is err
+
+            # Sticky: the same error again, and again.
+            for _ in range(2):
+                with pytest.raises(panto.AuthenticationError) as again:
+                    next(stream)
+                assert (again.value.code, again.value.http_status, again.value.error_type, again.value.message) == (
+                    err.code,
+                    err.http_status,
+                    err.error_type,
+                    err.message,
+                )
+            assert agent.conversation == [user("Hi")] or texts(agent.conversation) == [("user", ["Hi"])]
+            assert len(emu.requests()) == 1  # no retry of a 401
+        with pytest.raises(panto.AuthenticationError):  # still sticky once closed
+            next(stream)
+
+
+@pytest.mark.parametrize(
+    "status,type_,cls",
+    [
+        (400, "invalid_request_error", panto.InvalidRequestError),
+        (403, "permission_error", panto.PermissionDeniedError),
+        (404, "not_found_error", panto.NotFoundError),
+        (429, "rate_limit_error", panto.RateLimitError),
+        (500, "api_error", panto.ServerError),
+        (529, "overloaded_error", panto.OverloadedError),
+    ],
+)
+def test_http_errors_map_to_classes(status: int, type_: str, cls: Type[panto.Error]) -> None:
+    answer = error_response(status, type_, "scripted failure")
+    # repeat_last: a library that retries some statuses gets the same answer every time.
+    with Emulator(scenario={"responses": [answer], "repeat_last": True}) as emu:
+        with new_agent(emu) as agent, agent.run("Hi") as stream:
+            with pytest.raises(cls) as info:
+                list(stream)
+            assert info.value.http_status == status
+            assert info.value.error_type == type_
+            assert info.value.status == cls.STATUS
+
+
+def test_error_in_the_middle_of_the_stream() -> None:
+    answer = dict(HELLO, stream_error={"type": "overloaded_error", "message": "Overloaded", "after_events": 3})
+    with Emulator(scenario=scenario(answer)) as emu, new_agent(emu) as agent, agent.run("Hi") as stream:
+        seen: List[panto.Event] = []
+        with pytest.raises(panto.OverloadedError) as info:
+            for ev in stream:
+                seen.append(ev)
+        assert isinstance(seen[0], panto.MessageStart)
+        assert info.value.error_type == "overloaded_error"
+        assert texts(agent.conversation) == [("user", ["Hi"])]
+
+
+def test_connection_error() -> None:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        port = s.getsockname()[1]  # nothing listens there once closed
+    with panto.Agent(provider="anthropic", model="m", base_url=f"http://127.0.0.1:{port}", api_key="k") as agent:
+        with agent.run("Hi") as stream:
+            with pytest.raises(panto.APIConnectionError) as info:
+                next(stream)
+            assert info.value.http_status is None
+            assert info.value.code == "connection"
+
+
+def test_protocol_error_on_a_cut_stream() -> None:
+    with Emulator(scenario=scenario(dict(HELLO, fault={"after_bytes": 200, "kind": "close"}))) as emu:
+        with new_agent(emu) as agent, agent.run("Hi") as stream:
+            with pytest.raises((panto.ProtocolError, panto.APIConnectionError)):
+                list(stream)
+
+
+def test_busy_while_a_stream_is_unfinished() -> None:
+    with Emulator(scenario={"responses": [HELLO], "repeat_last": True}) as emu, new_agent(emu) as agent:
+        first = agent.run("one")
+        with pytest.raises(panto.BusyError) as info:
+            agent.run("two")
+        assert info.value.code == "busy" and info.value.status == _native.ERR_BUSY
+        next(first)  # started, still unfinished
+        with pytest.raises(panto.BusyError):
+            agent.run("two")
+        list(first)  # finished: another turn may start, even before first is closed
+        with agent.run("three") as third:
+            assert "".join(third.text()) == "Hello world"
+        first.close()
+        assert [r for r, _ in texts(agent.conversation)] == ["user", "assistant", "user", "assistant"]
+
+
+def test_closing_an_unfinished_stream_commits_nothing() -> None:
+    with Emulator(scenario={"responses": [HELLO], "repeat_last": True}) as emu, new_agent(emu) as agent:
+        stream = agent.run("Hi")
+        assert isinstance(next(stream), panto.MessageStart)
+        stream.close()
+        with pytest.raises(panto.CanceledError):
+            next(stream)
+        with pytest.raises(panto.CanceledError):
+            next(stream)
+        assert texts(agent.conversation) == [("user", ["Hi"])]
+        with agent.run("Again") as again:  # no longer busy
+            assert "".join(again.text()) == "Hello world"
+
+
+def test_bad_config() -> None:
+    with pytest.raises(panto.ConfigError) as info:
+        panto.Agent(provider="no-such-provider", model="m", api_key="k")
+    assert info.value.code == "config"
+    assert info.value.status == _native.ERR_CONFIG
+    assert info.value.message
+    with pytest.raises(panto.ConfigError) as info:
+        panto.Agent.from_config({"provider": "anthropic", "model": "m", "api_key": "k", "no_such_key": 1})
+    assert "no_such_key" in info.value.message
+    with pytest.raises(panto.ConfigError):
+        panto.Agent.from_config({"provider": "anthropic", "api_key": "k"})  # no model
+    with pytest.raises(panto.ConfigError):
+        panto.Agent(provider="anthropic", model="m", api_key="k", max_tokens="many")  # type: ignore[arg-type]
+
+
+def test_invalid_text() -> None:
+    with Emulator(scenario=scenario(HELLO)) as emu, new_agent(emu) as agent:
+        with pytest.raises(panto.InvalidArgumentError):
+            agent.run("nul\0inside")
+        with pytest.raises(panto.InvalidArgumentError):
+            agent.run("\ud800")  # a lone surrogate is not UTF-8
+        with pytest.raises(TypeError):
+            agent.run(b"bytes")  # type: ignore[arg-type]
+        assert agent.conversation == []
+
+
+# ---- lifetimes -----------------------------------------------------------------------------
+
+
+def test_closing_the_agent_first_frees_its_streams() -> None:
+    with Emulator(scenario=scenario(HELLO)) as emu:
+        agent = new_agent(emu)
+        stream = agent.run("Hi")
+        next(stream)
+        agent.close()
+        assert stream.closed
+        with pytest.raises(panto.CanceledError):
+            next(stream)
+        stream.close()
+
+
+def test_a_stream_keeps_its_agent_alive() -> None:
+    with Emulator(scenario=scenario(HELLO)) as emu:
+        stream = new_agent(emu).run("Hi")  # no other reference to the agent
+        gc.collect()
+        assert "".join(stream.text()) == "Hello world"
+        assert texts(stream.agent.conversation)[-1] == ("assistant", ["Hello world"])
+
+
+def test_garbage_and_shutdown_in_any_order(tmp_path: Path) -> None:
+    # In a child process: a wrong freeing order would crash it, not this test run.
+    code = textwrap.dedent(
+        """
+        import gc, panto
+        from panto.emulator import Emulator
+        HELLO = {"message": {"content": [{"type": "text", "text": "Hello world"}]}}
+        emu = Emulator(scenario={"responses": [HELLO], "repeat_last": True})
+        def agent():
+            return panto.Agent(provider="anthropic", model="m", base_url=emu.url, api_key="k")
+        for _ in range(20):
+            # a cycle holding an agent and its unfinished stream: collected together
+            a = agent(); s = a.run("Hi"); next(s)
+            box = [a, s]; box.append(box); s.box = box
+            del a, s, box
+            gc.collect()
+            # the agent's last reference goes first
+            a = agent(); s = a.run("Hi"); next(s); del a; del s
+        # left for interpreter shutdown: an agent with an open stream. The emulator goes
+        # first: its handler threads are joined at exit, before objects are finalized.
+        keep_agent = agent(); keep_stream = keep_agent.run("Hi"); next(keep_stream)
+        emu.close()
+        print("ok")
+        """
+    )
+    env = dict(os.environ, PYTHONPATH=str(ROOT / "bindings-py"), PANTO_LIBRARY=_native.LIB.path)  # type: ignore[union-attr]
+    proc = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True, timeout=120)
+    assert proc.returncode == 0, proc.stderr
+    assert proc.stdout.strip() == "ok"
+    assert "Exception ignored" not in proc.stderr, proc.stderr
+
+
+# ---- names and versions --------------------------------------------------------------------
+
+
+def test_names_come_from_the_library(library: _native.Library) -> None:
+    assert library.event_kind_name(_native.EVENT_MESSAGE_START) == panto.MessageStart("", "").kind
+    assert library.event_kind_name(_native.EVENT_BLOCK_START) == panto.BlockStart(0, "").kind
+    assert library.event_kind_name(_native.EVENT_CONTENT_DELTA) == panto.ContentDelta(0, "", "").kind
+    assert library.event_kind_name(_native.EVENT_BLOCK_COMPLETE) == panto.BlockComplete(0, "", "").kind
+    assert library.event_kind_name(_native.EVENT_MESSAGE_COMPLETE) == panto.MessageComplete("", "", panto.Usage()).kind
+    assert library.block_kind_name(_native.BLOCK_TEXT) == "text"
+    assert library.status_name(_native.ERR_AUTHENTICATION) == "authentication"
+    assert library.status_name(12345) == "unknown"
+    for cls in (panto.AuthenticationError, panto.ConfigError, panto.APITimeoutError, panto.CapabilityError):
+        assert cls("x").code == library.status_name(cls.STATUS) != "unknown"
+
+
+def test_versions() -> None:
+    assert panto.ABI_VERSION == 1
+    assert panto.library_version() == "0.1.0"
+    assert Path(panto.library_path()).is_file()
+
+
+def test_abi_mismatch_in_process(monkeypatch: pytest.MonkeyPatch, library: _native.Library) -> None:
+    monkeypatch.setattr(_native, "ABI_VERSION", _native.ABI_VERSION + 1)
+    with pytest.raises(ImportError, match=r"ABI version"):
+        _native.Library(library.path)
