@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Installs what building and testing panto needs, idempotently: a venv at .venv with the pinned
-# Zig and the test tools, Debian's Lua 5.4 when missing, and a check that Go >= 1.23 exists.
+# Zig and the test tools, Debian's Lua 5.4 when missing, and a check that Go >= 1.24 exists.
 # A second run only checks, and takes well under a second.
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -23,11 +23,11 @@ if ! command -v lua5.4 >/dev/null || [ ! -f /usr/include/lua5.4/lua.h ]; then
 fi
 
 if ! command -v go >/dev/null; then
-    echo "setup: Go is missing: install Go 1.23 or later (https://go.dev/dl/) and put it on PATH" >&2
+    echo "setup: Go is missing: install Go 1.24 or later (https://go.dev/dl/) and put it on PATH" >&2
     exit 1
 fi
 go_version=$(go env GOVERSION | sed 's/^go//')
-if [ "$(printf '%s\n1.23\n' "$go_version" | sort -V | head -n1)" != "1.23" ]; then
-    echo "setup: Go $go_version is too old: panto's Go binding needs Go 1.23 or later (range-over-func)" >&2
+if [ "$(printf '%s\n1.24\n' "$go_version" | sort -V | head -n1)" != "1.24" ]; then
+    echo "setup: Go $go_version is too old: panto's Go binding needs Go 1.24 or later (range-over-func iterators, runtime.AddCleanup)" >&2
     exit 1
 fi
