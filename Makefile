@@ -45,6 +45,7 @@ test-go:
 	cd libpanto-go && go vet ./... && go test -race -count=1 ./...
 
 test-lua:
+	lua5.4 tests/lua/test_json.lua
 	lua5.4 tests/lua/test_panto.lua
 
 conformance:

@@ -1,0 +1,102 @@
+-- The Lua conformance driver: `lua5.4 driver.lua CASE_JSON BASE_URL`.
+--
+-- Runs a case's turns through the Lua module `panto` and prints the normalized transcript
+-- (tests/conformance/README.md) on stdout, one JSON object per line. Exits 0 whenever it
+-- printed a transcript, including one that ends in an error; non-zero only when it could not
+-- run. Finds panto.so through LUA_CPATH (run.py sets it), then the checkout's zig-out/lib/lua.
+
+local script_dir = (arg and arg[0] or ""):match("^(.*)[/\\]") or "."
+package.path = script_dir .. "/?.lua;" .. package.path
+package.cpath = package.cpath .. ";" .. script_dir .. "/../../../zig-out/lib/lua/?.so"
+
+local json = require("json")
+local panto = require("panto")
+
+local function emit(line)
+  io.stdout:write(json.encode(line), "\n")
+  io.stdout:flush()
+end
+
+local function event_line(ev)
+  local k = ev.kind
+  if k == "message_start" then
+    return { event = k, id = ev.id, model = ev.model }
+  elseif k == "block_start" then
+    return { event = k, index = ev.index, kind = ev.block_kind }
+  elseif k == "content_delta" or k == "block_complete" then
+    return { event = k, index = ev.index, kind = ev.block_kind, text = ev.text }
+  elseif k == "message_complete" then
+    local u = ev.usage
+    return {
+      event = k,
+      stop_reason = ev.stop_reason,
+      provider_stop_reason = ev.provider_stop_reason,
+      usage = {
+        input_tokens = u.input_tokens,
+        output_tokens = u.output_tokens,
+        cache_read_tokens = u.cache_read_tokens,
+        cache_write_tokens = u.cache_write_tokens,
+        reasoning_tokens = u.reasoning_tokens,
+      },
+    }
+  end
+  error("unknown event kind " .. tostring(k))
+end
+
+-- Absent fields print as the C struct holds them: 0 and "".
+local function error_line(err)
+  if type(err) ~= "table" then error(err, 0) end -- not a panto error: a bug, so fail loudly
+  return {
+    event = "error",
+    code = err.code,
+    http_status = err.http_status or 0,
+    type = err.type or "",
+    message = err.message,
+  }
+end
+
+-- One next() call as a transcript line.
+local function step(stream)
+  local ok, ev = pcall(stream.next, stream)
+  if not ok then return error_line(ev) end
+  if ev == nil then return { event = "done" } end
+  return event_line(ev)
+end
+
+local function main(case_path, base_url)
+  if not case_path or not base_url then
+    io.stderr:write("usage: lua5.4 driver.lua CASE_JSON BASE_URL\n")
+    return 2
+  end
+  local f = assert(io.open(case_path, "rb"))
+  local case = json.decode(f:read("a"))
+  f:close()
+
+  local config = {}
+  for k, v in pairs(case.config) do config[k] = v end
+  if config.base_url == nil then config.base_url = base_url end
+  local extra_next = case.extra_next or 1
+
+  local agent <close>, message, code = panto.Agent(config)
+  if not agent then
+    emit({ event = "error", code = code, http_status = 0, type = "", message = message })
+    return 0
+  end
+  for _, text in ipairs(case.turns) do
+    local ok, stream = pcall(agent.run, agent, text)
+    if not ok then
+      emit(error_line(stream))
+    else
+      local s <close> = stream
+      local line
+      repeat
+        line = step(s)
+        emit(line)
+      until line.event == "done" or line.event == "error"
+      for _ = 1, extra_next do emit(step(s)) end
+    end
+  end
+  return 0
+end
+
+os.exit(main(arg[1], arg[2]))
