@@ -49,6 +49,7 @@ test-lua:
 	lua5.4 tests/lua/test_panto.lua
 
 conformance:
+	$(PY) tests/conformance/make_recorded_cases.py --check
 	$(PY) tests/conformance/run.py
 
 demo: build

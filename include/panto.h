@@ -128,7 +128,8 @@ typedef enum PantoStopReason {
     PANTO_STOP_REASON_FORCE_INT = 0x7fffffff
 } PantoStopReason;
 
-/* Stable lower-case names ("message_start", "text", "end_turn", ...): static, NUL-terminated. */
+/* Stable lower-case names ("message_start", "text", "end_turn", ...): static, NUL-terminated;
+ * "unknown" for a value they do not know. */
 const char *panto_event_kind_name(int kind);
 const char *panto_block_kind_name(int kind);
 const char *panto_stop_reason_name(int reason);
@@ -197,7 +198,8 @@ int panto_agent_new(const char *config_json, PantoAgent **out_agent);
 void panto_agent_free(PantoAgent *agent);
 
 /* Detail of the agent's last failed call (panto_agent_new, panto_agent_run); returns its code
- * (0 if none). Strings are borrowed until the next call on the agent. */
+ * (0 if none). out_error may be NULL to get the code alone. Strings are borrowed until the
+ * next call on the agent. */
 int panto_agent_error(const PantoAgent *agent, PantoError *out_error);
 
 /* Starts a turn: appends `text` (NUL-terminated UTF-8) to the conversation as a user message
@@ -216,7 +218,7 @@ int panto_agent_conversation(PantoAgent *agent, PantoString *out_json);
  * negative error; DONE and errors are sticky: every later call returns the same. */
 int panto_next_event(PantoStream *stream, PantoEvent *ev);
 
-/* Detail of the stream's failure; returns its code (0 if none). */
+/* Detail of the stream's failure; returns its code (0 if none). out_error may be NULL. */
 int panto_stream_error(const PantoStream *stream, PantoError *out_error);
 
 /* Frees the stream, closing its connection. NULL is allowed. A turn freed before it ended

@@ -1,0 +1,563 @@
+/*
+ * test_api.c — tests of the C API's edges (include/panto.h) that need no conformance case:
+ * NULL arguments, _free(NULL), versions, names, refused configurations, BUSY, sticky
+ * errors and DONE, growable structs written only as far as their `size`.
+ *
+ * The turns that need a server talk to a tiny HTTP server forked by this program on
+ * 127.0.0.1 (canned answers, one per connection); nothing else is contacted.
+ *
+ * Build and run (from the repository root, after `zig build`):
+ *     cc -std=c99 -Wall -Wextra -Werror -pedantic -Iinclude tests/c/test_api.c \
+ *        -Lzig-out/lib -lpanto -Wl,-rpath,$PWD/zig-out/lib -o build/test_api && build/test_api
+ *
+ * Prints each failed check, then `N passed, N failed`; exits 1 if any check failed.
+ */
+#define _POSIX_C_SOURCE 200809L
+
+#include <arpa/inet.h>
+#include <netinet/in.h>
+#include <signal.h>
+#include <stddef.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <sys/types.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include "panto.h"
+
+/* ---- Checks -------------------------------------------------------------------------- */
+
+static int n_passed, n_failed;
+static const char *current_test = "";
+
+static void check(int ok, const char *what, int line) {
+    if (ok) {
+        n_passed++;
+    } else {
+        n_failed++;
+        printf("FAIL %s (test_api.c:%d): %s\n", current_test, line, what);
+    }
+}
+
+#define CHECK(cond) check((cond) != 0, #cond, __LINE__)
+#define CHECK_RC(call, want) check_rc((call), (want), #call, __LINE__)
+#define CHECK_NAME(got, want) check_name((got), (want), #got, __LINE__)
+
+static void check_rc(int got, int want, const char *what, int line) {
+    if (got == want) {
+        n_passed++;
+        return;
+    }
+    n_failed++;
+    printf("FAIL %s (test_api.c:%d): %s returned %d (%s), expected %d (%s)\n", current_test, line,
+           what, got, panto_status_name(got), want, panto_status_name(want));
+}
+
+static void check_name(const char *got, const char *want, const char *what, int line) {
+    if (got && strcmp(got, want) == 0) {
+        n_passed++;
+        return;
+    }
+    n_failed++;
+    printf("FAIL %s (test_api.c:%d): %s is %s%s%s, expected \"%s\"\n", current_test, line, what,
+           got ? "\"" : "", got ? got : "NULL", got ? "\"" : "", want);
+}
+
+static int pstr_eq(PantoString s, const char *want) {
+    size_t n = strlen(want);
+    return s.len == n && (n == 0 || (s.ptr && memcmp(s.ptr, want, n) == 0));
+}
+
+/* Whether the bytes [from, to) of obj all equal `fill`. */
+static int untouched(const void *obj, size_t from, size_t to, unsigned char fill) {
+    const unsigned char *p = (const unsigned char *)obj;
+    size_t i;
+    for (i = from; i < to; i++)
+        if (p[i] != fill) return 0;
+    return 1;
+}
+
+/* Counts the occurrences of needle in the borrowed string s. */
+static int count_in(PantoString s, const char *needle) {
+    size_t n = strlen(needle), i;
+    int count = 0;
+    if (!s.ptr || n == 0) return 0;
+    for (i = 0; i + n <= s.len; i++)
+        if (memcmp(s.ptr + i, needle, n) == 0) count++;
+    return count;
+}
+
+/* ---- A canned HTTP server ------------------------------------------------------------ */
+
+static const char SSE_OK[] =
+    "event: message_start\n"
+    "data: {\"type\":\"message_start\",\"message\":{\"id\":\"msg_test_1\",\"type\":\"message\","
+    "\"role\":\"assistant\",\"model\":\"claude-test\",\"content\":[],\"stop_reason\":null,"
+    "\"usage\":{\"input_tokens\":11,\"output_tokens\":1}}}\n\n"
+    "event: content_block_start\n"
+    "data: {\"type\":\"content_block_start\",\"index\":0,\"content_block\":{\"type\":\"text\",\"text\":\"\"}}\n\n"
+    "event: content_block_delta\n"
+    "data: {\"type\":\"content_block_delta\",\"index\":0,\"delta\":{\"type\":\"text_delta\",\"text\":\"Hi\"}}\n\n"
+    "event: content_block_delta\n"
+    "data: {\"type\":\"content_block_delta\",\"index\":0,\"delta\":{\"type\":\"text_delta\",\"text\":\" there\"}}\n\n"
+    "event: content_block_stop\n"
+    "data: {\"type\":\"content_block_stop\",\"index\":0}\n\n"
+    "event: message_delta\n"
+    "data: {\"type\":\"message_delta\",\"delta\":{\"stop_reason\":\"end_turn\",\"stop_sequence\":null},"
+    "\"usage\":{\"output_tokens\":5}}\n\n"
+    "event: message_stop\n"
+    "data: {\"type\":\"message_stop\"}\n\n";
+
+static const char BODY_401[] =
+    "{\"type\":\"error\",\"error\":{\"type\":\"authentication_error\",\"message\":\"invalid x-api-key\"}}";
+
+struct canned {
+    int status;
+    const char *content_type;
+    const char *body;
+};
+
+static pid_t server_pid = -1;
+
+/* Reads one HTTP request (headers and a Content-Length body) from fd; returns 0 on success. */
+static int read_request(int fd) {
+    char buf[65536];
+    size_t len = 0;
+    char *end = NULL;
+    long body_len = 0;
+    while (!end) {
+        ssize_t got;
+        if (len >= sizeof buf - 1) return -1;
+        got = read(fd, buf + len, sizeof buf - 1 - len);
+        if (got <= 0) return -1;
+        len += (size_t)got;
+        buf[len] = 0;
+        end = strstr(buf, "\r\n\r\n");
+    }
+    {
+        const char *cl = strstr(buf, "ontent-Length:");
+        if (!cl) cl = strstr(buf, "ontent-length:");
+        if (cl && cl < end) body_len = strtol(cl + 14, NULL, 10);
+    }
+    body_len -= (long)(len - (size_t)(end + 4 - buf));
+    while (body_len > 0) {
+        ssize_t got = read(fd, buf, sizeof buf);
+        if (got <= 0) return -1;
+        body_len -= (long)got;
+    }
+    return 0;
+}
+
+static void write_all(int fd, const char *p, size_t n) {
+    while (n > 0) {
+        ssize_t put = write(fd, p, n);
+        if (put <= 0) return;
+        p += put;
+        n -= (size_t)put;
+    }
+}
+
+/* Forks a server on 127.0.0.1 that answers the i-th connection with answers[i], then exits.
+ * Returns its base URL in url. */
+static int start_server(const struct canned *answers, int n, char *url, size_t url_size) {
+    struct sockaddr_in addr;
+    socklen_t addr_len = sizeof addr;
+    int one = 1;
+    int fd = socket(AF_INET, SOCK_STREAM, 0);
+    if (fd < 0) return -1;
+    setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof one);
+    memset(&addr, 0, sizeof addr);
+    addr.sin_family = AF_INET;
+    addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+    addr.sin_port = 0;
+    if (bind(fd, (struct sockaddr *)&addr, sizeof addr) < 0 || listen(fd, 8) < 0 ||
+        getsockname(fd, (struct sockaddr *)&addr, &addr_len) < 0) {
+        close(fd);
+        return -1;
+    }
+    snprintf(url, url_size, "http://127.0.0.1:%d", (int)ntohs(addr.sin_port));
+    fflush(stdout);
+    server_pid = fork();
+    if (server_pid < 0) {
+        close(fd);
+        return -1;
+    }
+    if (server_pid == 0) {
+        int i;
+        alarm(30); /* never outlive a stuck test */
+        for (i = 0; i < n; i++) {
+            char head[256];
+            int conn = accept(fd, NULL, NULL);
+            if (conn < 0) _exit(1);
+            if (read_request(conn) == 0) {
+                size_t body_len = strlen(answers[i].body);
+                int head_len = snprintf(head, sizeof head,
+                                        "HTTP/1.1 %d X\r\nContent-Type: %s\r\nContent-Length: %lu\r\n"
+                                        "Connection: close\r\n\r\n",
+                                        answers[i].status, answers[i].content_type,
+                                        (unsigned long)body_len);
+                write_all(conn, head, (size_t)head_len);
+                write_all(conn, answers[i].body, body_len);
+            }
+            close(conn);
+        }
+        _exit(0);
+    }
+    close(fd);
+    return 0;
+}
+
+static void stop_server(void) {
+    if (server_pid > 0) {
+        kill(server_pid, SIGTERM);
+        waitpid(server_pid, NULL, 0);
+        server_pid = -1;
+    }
+}
+
+static PantoAgent *new_agent(const char *base_url) {
+    char config[512];
+    PantoAgent *agent = NULL;
+    snprintf(config, sizeof config,
+             "{\"provider\": \"anthropic\", \"model\": \"claude-test\", \"api_key\": \"test-key\", "
+             "\"base_url\": \"%s\"}",
+             base_url);
+    if (panto_agent_new(config, &agent) != PANTO_OK) {
+        panto_agent_free(agent);
+        return NULL;
+    }
+    return agent;
+}
+
+/* ---- Tests --------------------------------------------------------------------------- */
+
+static void test_versions(void) {
+    const char *v = panto_version();
+    current_test = "versions";
+    CHECK(panto_abi_version() == PANTO_ABI_VERSION);
+    CHECK(v != NULL && v[0] != 0);
+}
+
+static void test_names(void) {
+    current_test = "names";
+    CHECK_NAME(panto_status_name(PANTO_OK), "ok");
+    CHECK_NAME(panto_status_name(PANTO_EVENT), "event");
+    CHECK_NAME(panto_status_name(PANTO_DONE), "done");
+    CHECK_NAME(panto_status_name(PANTO_ERR_INVALID_ARGUMENT), "invalid_argument");
+    CHECK_NAME(panto_status_name(PANTO_ERR_OUT_OF_MEMORY), "out_of_memory");
+    CHECK_NAME(panto_status_name(PANTO_ERR_CONFIG), "config");
+    CHECK_NAME(panto_status_name(PANTO_ERR_BUSY), "busy");
+    CHECK_NAME(panto_status_name(PANTO_ERR_AUTHENTICATION), "authentication");
+    CHECK_NAME(panto_status_name(PANTO_ERR_PERMISSION), "permission");
+    CHECK_NAME(panto_status_name(PANTO_ERR_NOT_FOUND), "not_found");
+    CHECK_NAME(panto_status_name(PANTO_ERR_INVALID_REQUEST), "invalid_request");
+    CHECK_NAME(panto_status_name(PANTO_ERR_RATE_LIMIT), "rate_limit");
+    CHECK_NAME(panto_status_name(PANTO_ERR_OVERLOADED), "overloaded");
+    CHECK_NAME(panto_status_name(PANTO_ERR_SERVER), "server");
+    CHECK_NAME(panto_status_name(PANTO_ERR_TIMEOUT), "timeout");
+    CHECK_NAME(panto_status_name(PANTO_ERR_CONNECTION), "connection");
+    CHECK_NAME(panto_status_name(PANTO_ERR_PROTOCOL), "protocol");
+    CHECK_NAME(panto_status_name(PANTO_ERR_CANCELED), "canceled");
+    CHECK_NAME(panto_status_name(PANTO_ERR_TOOL_LOOP), "tool_loop");
+    CHECK_NAME(panto_status_name(PANTO_ERR_CAPABILITY), "capability");
+    CHECK_NAME(panto_status_name(-9), "unknown");
+    CHECK_NAME(panto_status_name(3), "unknown");
+    CHECK_NAME(panto_status_name(-1000), "unknown");
+
+    CHECK_NAME(panto_event_kind_name(PANTO_EVENT_MESSAGE_START), "message_start");
+    CHECK_NAME(panto_event_kind_name(PANTO_EVENT_BLOCK_START), "block_start");
+    CHECK_NAME(panto_event_kind_name(PANTO_EVENT_CONTENT_DELTA), "content_delta");
+    CHECK_NAME(panto_event_kind_name(PANTO_EVENT_BLOCK_COMPLETE), "block_complete");
+    CHECK_NAME(panto_event_kind_name(PANTO_EVENT_MESSAGE_COMPLETE), "message_complete");
+    CHECK_NAME(panto_event_kind_name(0), "unknown");
+    CHECK_NAME(panto_event_kind_name(99), "unknown");
+
+    CHECK_NAME(panto_block_kind_name(PANTO_BLOCK_NONE), "none");
+    CHECK_NAME(panto_block_kind_name(PANTO_BLOCK_TEXT), "text");
+    CHECK_NAME(panto_block_kind_name(PANTO_BLOCK_THINKING), "thinking");
+    CHECK_NAME(panto_block_kind_name(PANTO_BLOCK_TOOL_CALL), "tool_call");
+    CHECK_NAME(panto_block_kind_name(-1), "unknown");
+
+    CHECK_NAME(panto_stop_reason_name(PANTO_STOP_NONE), "none");
+    CHECK_NAME(panto_stop_reason_name(PANTO_STOP_END_TURN), "end_turn");
+    CHECK_NAME(panto_stop_reason_name(PANTO_STOP_MAX_TOKENS), "max_tokens");
+    CHECK_NAME(panto_stop_reason_name(PANTO_STOP_STOP_SEQUENCE), "stop_sequence");
+    CHECK_NAME(panto_stop_reason_name(PANTO_STOP_TOOL_USE), "tool_use");
+    CHECK_NAME(panto_stop_reason_name(PANTO_STOP_REFUSAL), "refusal");
+    CHECK_NAME(panto_stop_reason_name(PANTO_STOP_CONTENT_FILTER), "content_filter");
+    CHECK_NAME(panto_stop_reason_name(PANTO_STOP_PAUSE_TURN), "pause_turn");
+    CHECK_NAME(panto_stop_reason_name(PANTO_STOP_ABORTED), "aborted");
+    CHECK_NAME(panto_stop_reason_name(PANTO_STOP_OTHER), "other");
+    CHECK_NAME(panto_stop_reason_name(10), "unknown");
+}
+
+static void test_free_null(void) {
+    current_test = "free_null";
+    panto_agent_free(NULL);
+    panto_stream_free(NULL);
+    CHECK(1); /* reached without crashing */
+}
+
+static void test_null_arguments(void) {
+    int dummy = 0;
+    PantoAgent *agent = (PantoAgent *)(void *)&dummy;
+    PantoAgent *good;
+    PantoStream *stream = (PantoStream *)(void *)&dummy;
+    PantoEvent ev = PANTO_EVENT_INIT;
+    PantoError err = PANTO_ERROR_INIT;
+    PantoString json = {NULL, 0};
+
+    current_test = "null_arguments";
+    CHECK_RC(panto_agent_new(NULL, &agent), PANTO_ERR_INVALID_ARGUMENT);
+    CHECK(agent == NULL);
+    CHECK_RC(panto_agent_new("{\"provider\": \"anthropic\", \"model\": \"m\"}", NULL),
+             PANTO_ERR_INVALID_ARGUMENT);
+
+    CHECK_RC(panto_agent_run(NULL, "hi", &stream), PANTO_ERR_INVALID_ARGUMENT);
+    CHECK_RC(panto_agent_error(NULL, &err), PANTO_ERR_INVALID_ARGUMENT);
+    CHECK_RC(panto_agent_conversation(NULL, &json), PANTO_ERR_INVALID_ARGUMENT);
+    CHECK_RC(panto_next_event(NULL, &ev), PANTO_ERR_INVALID_ARGUMENT);
+    CHECK_RC(panto_stream_error(NULL, &err), PANTO_ERR_INVALID_ARGUMENT);
+
+    good = new_agent("http://127.0.0.1:1");
+    CHECK(good != NULL);
+    if (!good) return;
+    /* The error out-parameters are optional: with NULL, only the code is returned. */
+    CHECK_RC(panto_agent_error(good, NULL), 0);
+    stream = (PantoStream *)(void *)&dummy;
+    CHECK_RC(panto_agent_run(good, NULL, &stream), PANTO_ERR_INVALID_ARGUMENT);
+    CHECK(stream == NULL);
+    CHECK_RC(panto_agent_error(good, NULL), PANTO_ERR_INVALID_ARGUMENT);
+    CHECK_RC(panto_agent_error(good, &err), PANTO_ERR_INVALID_ARGUMENT);
+    CHECK(err.code == PANTO_ERR_INVALID_ARGUMENT);
+    CHECK_RC(panto_agent_run(good, "hi", NULL), PANTO_ERR_INVALID_ARGUMENT);
+    CHECK_RC(panto_agent_conversation(good, NULL), PANTO_ERR_INVALID_ARGUMENT);
+    /* Bad UTF-8 is refused too. */
+    CHECK_RC(panto_agent_run(good, "caf\xc3", &stream), PANTO_ERR_INVALID_ARGUMENT);
+    CHECK_RC(panto_agent_run(good, "\xff\xfe", &stream), PANTO_ERR_INVALID_ARGUMENT);
+    /* None of this left a stream behind: a real run still works. */
+    stream = NULL;
+    CHECK_RC(panto_agent_run(good, "hi", &stream), PANTO_OK);
+    CHECK(stream != NULL);
+    if (stream) {
+        CHECK_RC(panto_next_event(stream, NULL), PANTO_ERR_INVALID_ARGUMENT);
+        CHECK_RC(panto_stream_error(stream, NULL), 0); /* optional; no failure yet */
+    }
+    panto_stream_free(stream);
+    panto_agent_free(good);
+}
+
+static void check_config_refused(const char *config, const char *label) {
+    PantoAgent *agent = NULL;
+    PantoError err = PANTO_ERROR_INIT;
+    int rc = panto_agent_new(config, &agent);
+    current_test = label;
+    CHECK_RC(rc, PANTO_ERR_CONFIG);
+    CHECK(agent != NULL);
+    if (agent) {
+        CHECK_RC(panto_agent_error(agent, &err), PANTO_ERR_CONFIG);
+        CHECK(err.code == PANTO_ERR_CONFIG);
+        CHECK(err.http_status == 0);
+        CHECK(err.message.len > 0 && err.message.ptr != NULL);
+    }
+    panto_agent_free(agent);
+}
+
+static void test_bad_configs(void) {
+    check_config_refused("{\"provider\": \"anthropic\", \"model\": \"m\", \"colour\": \"blue\"}",
+                         "config_unknown_key");
+    check_config_refused("{\"provider\": \"anthropic\"}", "config_missing_model");
+    check_config_refused("{\"model\": \"m\"}", "config_missing_provider");
+    check_config_refused("{\"provider\": \"nope\", \"model\": \"m\"}", "config_bad_provider");
+    check_config_refused("{\"provider\": \"anthropic\", \"model\": 5}", "config_model_not_string");
+    check_config_refused("{\"provider\": \"anthropic\", \"model\": \"m\", \"max_tokens\": \"many\"}",
+                         "config_max_tokens_not_integer");
+    check_config_refused("{\"provider\": \"anthropic\", \"model\": \"m\"", "config_not_json");
+    check_config_refused("not json at all", "config_not_json_2");
+    check_config_refused("[\"provider\", \"anthropic\"]", "config_not_object");
+    check_config_refused("", "config_empty");
+}
+
+static void test_good_config(void) {
+    PantoAgent *agent = NULL;
+    PantoError err = PANTO_ERROR_INIT;
+    PantoString conv = {NULL, 0};
+    current_test = "good_config";
+    CHECK_RC(panto_agent_new("{\"provider\": \"openai\", \"model\": \"gpt-test\", \"api_key\": \"k\", "
+                             "\"system\": \"Be brief.\", \"max_tokens\": 100, "
+                             "\"base_url\": \"http://127.0.0.1:1\"}",
+                             &agent),
+             PANTO_OK);
+    CHECK(agent != NULL);
+    if (!agent) return;
+    CHECK_RC(panto_agent_error(agent, &err), 0);
+    CHECK(err.code == 0);
+    CHECK_RC(panto_agent_conversation(agent, &conv), PANTO_OK);
+    CHECK(conv.len >= 2 && conv.ptr[0] == '[' && count_in(conv, "\"role\"") == 0);
+    panto_agent_free(agent);
+}
+
+/* A second run while a stream is unfinished is BUSY; freeing it frees the agent. */
+static void test_busy(void) {
+    PantoAgent *agent = new_agent("http://127.0.0.1:1");
+    PantoStream *first = NULL, *second = NULL;
+    PantoError err = PANTO_ERROR_INIT;
+    int dummy = 0;
+    current_test = "busy";
+    CHECK(agent != NULL);
+    if (!agent) return;
+    CHECK_RC(panto_agent_run(agent, "one", &first), PANTO_OK);
+    second = (PantoStream *)(void *)&dummy;
+    CHECK_RC(panto_agent_run(agent, "two", &second), PANTO_ERR_BUSY);
+    CHECK(second == NULL);
+    CHECK_RC(panto_agent_error(agent, &err), PANTO_ERR_BUSY);
+    CHECK(err.message.len > 0);
+    panto_stream_free(first); /* freed before it ended: the agent is free again */
+    second = NULL;
+    CHECK_RC(panto_agent_run(agent, "three", &second), PANTO_OK);
+    panto_stream_free(second);
+    panto_agent_free(agent);
+}
+
+/* A connection failure is a sticky error, detailed on the stream; a finished (failed) stream
+ * no longer blocks the agent. PantoError is written only as far as its size. */
+static void test_connection_error(void) {
+    PantoAgent *agent = new_agent("http://127.0.0.1:1");
+    PantoStream *stream = NULL, *next = NULL;
+    PantoEvent ev = PANTO_EVENT_INIT;
+    PantoError err = PANTO_ERROR_INIT, small;
+    int rc;
+    current_test = "connection_error";
+    CHECK(agent != NULL);
+    if (!agent) return;
+    CHECK_RC(panto_agent_run(agent, "hi", &stream), PANTO_OK);
+    if (!stream) {
+        panto_agent_free(agent);
+        return;
+    }
+    rc = panto_next_event(stream, &ev);
+    CHECK_RC(rc, PANTO_ERR_CONNECTION);
+    CHECK_RC(panto_next_event(stream, &ev), rc);
+    CHECK_RC(panto_next_event(stream, &ev), rc);
+    CHECK_RC(panto_stream_error(stream, NULL), rc);
+    CHECK_RC(panto_stream_error(stream, &err), rc);
+    CHECK(err.code == rc);
+    CHECK(err.http_status == 0);
+    CHECK(err.message.len > 0);
+
+    memset(&small, 0xA5, sizeof small);
+    small.size = (uint32_t)offsetof(PantoError, reserved0);
+    CHECK_RC(panto_stream_error(stream, &small), rc);
+    CHECK(small.code == rc && small.http_status == 0);
+    CHECK(untouched(&small, offsetof(PantoError, reserved0), sizeof small, 0xA5));
+
+    CHECK_RC(panto_agent_run(agent, "again", &next), PANTO_OK);
+    panto_stream_free(next);
+    panto_stream_free(stream);
+    panto_agent_free(agent);
+}
+
+/* A whole turn against the canned server, read with a PantoEvent of an older, shorter
+ * layout; DONE is sticky; the conversation holds the turn. Then an abandoned turn commits
+ * nothing, and a 401 is a sticky authentication error with the provider's detail. */
+static void test_turns(void) {
+    static const struct canned answers[] = {
+        {200, "text/event-stream", SSE_OK},
+        {200, "text/event-stream", SSE_OK},
+        {401, "application/json", BODY_401},
+    };
+    char url[64];
+    PantoAgent *agent;
+    PantoStream *stream = NULL;
+    PantoEvent ev;
+    PantoError err = PANTO_ERROR_INIT;
+    PantoString conv = {NULL, 0};
+    const size_t short_size = offsetof(PantoEvent, stop_reason);
+    int rc, kinds[16], n = 0, deltas_ok = 1, complete_ok = 0;
+
+    current_test = "turns";
+    if (start_server(answers, 3, url, sizeof url) < 0) {
+        CHECK(!"cannot start the canned server");
+        return;
+    }
+    agent = new_agent(url);
+    CHECK(agent != NULL);
+    if (!agent) {
+        stop_server();
+        return;
+    }
+
+    /* Turn 1, with an event struct that ends before stop_reason. */
+    CHECK_RC(panto_agent_run(agent, "Hello", &stream), PANTO_OK);
+    memset(&ev, 0x5A, sizeof ev);
+    ev.size = (uint32_t)short_size;
+    while ((rc = panto_next_event(stream, &ev)) == PANTO_EVENT) {
+        if (n < 16) kinds[n] = ev.kind;
+        if (ev.kind == PANTO_EVENT_MESSAGE_START)
+            CHECK(pstr_eq(ev.id, "msg_test_1") && pstr_eq(ev.model, "claude-test"));
+        if (ev.kind == PANTO_EVENT_CONTENT_DELTA)
+            deltas_ok &= pstr_eq(ev.text, n == 2 ? "Hi" : " there");
+        if (ev.kind == PANTO_EVENT_BLOCK_COMPLETE) CHECK(pstr_eq(ev.text, "Hi there"));
+        if (ev.kind == PANTO_EVENT_MESSAGE_COMPLETE) complete_ok = 1;
+        CHECK(untouched(&ev, short_size, sizeof ev, 0x5A));
+        n++;
+    }
+    CHECK_RC(rc, PANTO_DONE);
+    CHECK(n == 6);
+    CHECK(n == 6 && kinds[0] == PANTO_EVENT_MESSAGE_START && kinds[1] == PANTO_EVENT_BLOCK_START &&
+          kinds[2] == PANTO_EVENT_CONTENT_DELTA && kinds[3] == PANTO_EVENT_CONTENT_DELTA &&
+          kinds[4] == PANTO_EVENT_BLOCK_COMPLETE && kinds[5] == PANTO_EVENT_MESSAGE_COMPLETE);
+    CHECK(deltas_ok);
+    CHECK(complete_ok);
+    CHECK_RC(panto_next_event(stream, &ev), PANTO_DONE);
+    CHECK_RC(panto_next_event(stream, &ev), PANTO_DONE);
+    CHECK_RC(panto_stream_error(stream, &err), 0);
+    panto_stream_free(stream);
+    stream = NULL;
+
+    CHECK_RC(panto_agent_conversation(agent, &conv), PANTO_OK);
+    CHECK(count_in(conv, "\"user\"") == 1 && count_in(conv, "\"assistant\"") == 1);
+    CHECK(count_in(conv, "Hello") == 1 && count_in(conv, "Hi there") == 1);
+
+    /* Turn 2, freed after its first event: no assistant message is committed. */
+    CHECK_RC(panto_agent_run(agent, "Again", &stream), PANTO_OK);
+    ev = (PantoEvent)PANTO_EVENT_INIT;
+    CHECK_RC(panto_next_event(stream, &ev), PANTO_EVENT);
+    CHECK(ev.kind == PANTO_EVENT_MESSAGE_START);
+    panto_stream_free(stream);
+    stream = NULL;
+    CHECK_RC(panto_agent_conversation(agent, &conv), PANTO_OK);
+    CHECK(count_in(conv, "\"assistant\"") == 1 && count_in(conv, "Hi there") == 1);
+
+    /* Turn 3: HTTP 401. */
+    CHECK_RC(panto_agent_run(agent, "Third", &stream), PANTO_OK);
+    rc = panto_next_event(stream, &ev);
+    CHECK_RC(rc, PANTO_ERR_AUTHENTICATION);
+    CHECK_RC(panto_next_event(stream, &ev), PANTO_ERR_AUTHENTICATION);
+    CHECK_RC(panto_stream_error(stream, &err), PANTO_ERR_AUTHENTICATION);
+    CHECK(err.http_status == 401);
+    CHECK(pstr_eq(err.type, "authentication_error"));
+    CHECK(pstr_eq(err.message, "invalid x-api-key"));
+    panto_stream_free(stream);
+
+    panto_agent_free(agent);
+    stop_server();
+}
+
+int main(void) {
+    signal(SIGPIPE, SIG_IGN);
+    test_versions();
+    test_names();
+    test_free_null();
+    test_null_arguments();
+    test_bad_configs();
+    test_good_config();
+    test_busy();
+    test_connection_error();
+    test_turns();
+    printf("%d passed, %d failed\n", n_passed, n_failed);
+    return n_failed ? 1 : 0;
+}

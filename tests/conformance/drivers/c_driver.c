@@ -1,0 +1,305 @@
+/*
+ * c_driver.c — the C conformance driver (see tests/conformance/README.md).
+ *
+ *     c_driver CASE_JSON BASE_URL
+ *
+ * Reads the case, creates one agent from its `config` (with "base_url" set to BASE_URL unless
+ * the case sets it), runs each turn and prints the normalized transcript, one JSON object per
+ * line. Exits 0 whenever it printed a transcript (even one ending in an error), 2 when it
+ * could not run (bad arguments, unreadable or malformed case).
+ *
+ * Build: cc -std=c99 -Wall -Wextra -Werror -pedantic -Iinclude \
+ *            tests/conformance/drivers/c_driver.c -Lzig-out/lib -lpanto
+ */
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "panto.h"
+#include "c_json.h"
+
+/* ---- Writing the transcript ---------------------------------------------------------- */
+
+/* Writes s as a JSON string: UTF-8 passes through, quotes, backslashes and control
+ * characters are escaped. */
+static void put_json_string(const char *s, size_t len) {
+    static const char hex[] = "0123456789abcdef";
+    size_t i;
+    putchar('"');
+    for (i = 0; i < len; i++) {
+        unsigned char c = (unsigned char)s[i];
+        switch (c) {
+        case '"': fputs("\\\"", stdout); break;
+        case '\\': fputs("\\\\", stdout); break;
+        case '\n': fputs("\\n", stdout); break;
+        case '\r': fputs("\\r", stdout); break;
+        case '\t': fputs("\\t", stdout); break;
+        case '\b': fputs("\\b", stdout); break;
+        case '\f': fputs("\\f", stdout); break;
+        default:
+            if (c < 0x20 || c == 0x7f) {
+                printf("\\u00%c%c", hex[c >> 4], hex[c & 15]);
+            } else {
+                putchar(c);
+            }
+        }
+    }
+    putchar('"');
+}
+
+static void put_pstr(PantoString s) { put_json_string(s.ptr ? s.ptr : "", s.ptr ? s.len : 0); }
+
+static void put_cstr(const char *s) { put_json_string(s ? s : "", s ? strlen(s) : 0); }
+
+static void end_line(void) {
+    fputs("}\n", stdout);
+    fflush(stdout); /* a line is visible at once, even if the next call hangs */
+}
+
+static void print_event(const PantoEvent *ev) {
+    fputs("{\"event\": ", stdout);
+    put_cstr(panto_event_kind_name(ev->kind));
+    switch (ev->kind) {
+    case PANTO_EVENT_MESSAGE_START:
+        fputs(", \"id\": ", stdout);
+        put_pstr(ev->id);
+        fputs(", \"model\": ", stdout);
+        put_pstr(ev->model);
+        break;
+    case PANTO_EVENT_BLOCK_START:
+        printf(", \"index\": %" PRIu32 ", \"kind\": ", ev->index);
+        put_cstr(panto_block_kind_name(ev->block_kind));
+        break;
+    case PANTO_EVENT_CONTENT_DELTA:
+    case PANTO_EVENT_BLOCK_COMPLETE:
+        printf(", \"index\": %" PRIu32 ", \"kind\": ", ev->index);
+        put_cstr(panto_block_kind_name(ev->block_kind));
+        fputs(", \"text\": ", stdout);
+        put_pstr(ev->text);
+        break;
+    case PANTO_EVENT_MESSAGE_COMPLETE:
+        fputs(", \"stop_reason\": ", stdout);
+        put_cstr(panto_stop_reason_name(ev->stop_reason));
+        fputs(", \"provider_stop_reason\": ", stdout);
+        put_pstr(ev->provider_stop_reason);
+        printf(", \"usage\": {\"input_tokens\": %" PRIu64 ", \"output_tokens\": %" PRIu64
+               ", \"cache_read_tokens\": %" PRIu64 ", \"cache_write_tokens\": %" PRIu64
+               ", \"reasoning_tokens\": %" PRIu64 "}",
+               ev->usage.input_tokens, ev->usage.output_tokens, ev->usage.cache_read_tokens,
+               ev->usage.cache_write_tokens, ev->usage.reasoning_tokens);
+        break;
+    default:
+        /* An event kind this driver does not know: print its number so the diff shows it. */
+        printf(", \"kind_value\": %" PRId32, ev->kind);
+        break;
+    }
+    end_line();
+}
+
+/* An error line. `code` is the status returned by the failing call; err holds the detail. */
+static void print_error(int code, const PantoError *err) {
+    fputs("{\"event\": \"error\", \"code\": ", stdout);
+    put_cstr(panto_status_name(code));
+    printf(", \"http_status\": %" PRId32 ", \"type\": ", err->http_status);
+    put_pstr(err->type);
+    fputs(", \"message\": ", stdout);
+    put_pstr(err->message);
+    end_line();
+}
+
+static void print_agent_error(int code, const PantoAgent *agent) {
+    PantoError err = PANTO_ERROR_INIT;
+    if (agent) panto_agent_error(agent, &err);
+    print_error(code, &err);
+}
+
+/* ---- Reading the case ---------------------------------------------------------------- */
+
+static int die(const char *what, const char *detail) {
+    fprintf(stderr, "c_driver: %s%s%s\n", what, detail ? ": " : "", detail ? detail : "");
+    return 2;
+}
+
+static char *read_file(const char *path) {
+    FILE *f = fopen(path, "rb");
+    char *buf = NULL;
+    size_t len = 0, cap = 0, got;
+    if (!f) return NULL;
+    for (;;) {
+        if (cap - len < 4096) {
+            char *grown;
+            cap = cap ? cap * 2 : 8192;
+            grown = (char *)realloc(buf, cap + 1);
+            if (!grown) {
+                free(buf);
+                fclose(f);
+                return NULL;
+            }
+            buf = grown;
+        }
+        got = fread(buf + len, 1, cap - len, f);
+        len += got;
+        if (got == 0) break;
+    }
+    if (ferror(f) || memchr(buf, 0, len)) {
+        free(buf);
+        fclose(f);
+        return NULL;
+    }
+    fclose(f);
+    buf[len] = 0;
+    return buf;
+}
+
+/* The config object at cfg (validated, ending at cfg_end) with "base_url": url added unless
+ * it has one. Returns a malloc'd NUL-terminated text. */
+static char *config_with_base_url(const char *cfg, const char *cfg_end, const char *url) {
+    size_t cfg_len = (size_t)(cfg_end - cfg), url_len = strlen(url), i, n = 0;
+    const char *body;
+    char *out;
+
+    if (cj_member(cfg, "base_url")) {
+        out = (char *)malloc(cfg_len + 1);
+        if (!out) return NULL;
+        memcpy(out, cfg, cfg_len);
+        out[cfg_len] = 0;
+        return out;
+    }
+    /* {"base_url": "<url, escaped>", <the rest of the object> */
+    out = (char *)malloc(cfg_len + 6 * url_len + 32);
+    if (!out) return NULL;
+    n += (size_t)sprintf(out, "{\"base_url\": \"");
+    for (i = 0; i < url_len; i++) {
+        unsigned char c = (unsigned char)url[i];
+        if (c == '"' || c == '\\') {
+            out[n++] = '\\';
+            out[n++] = (char)c;
+        } else if (c < 0x20) {
+            n += (size_t)sprintf(out + n, "\\u%04x", c);
+        } else {
+            out[n++] = (char)c;
+        }
+    }
+    out[n++] = '"';
+    body = cj_ws(cfg + 1); /* after '{' */
+    if (*body != '}') out[n++] = ',';
+    memcpy(out + n, body, (size_t)(cfg_end - body));
+    n += (size_t)(cfg_end - body);
+    out[n] = 0;
+    return out;
+}
+
+/* ---- Running the case ---------------------------------------------------------------- */
+
+/* Runs one turn and prints its lines. Returns 0 to go on with the next turn, 1 to stop. */
+static int run_turn(PantoAgent *agent, const char *text, long extra_next) {
+    PantoStream *stream = NULL;
+    PantoEvent ev = PANTO_EVENT_INIT;
+    int rc;
+    long i;
+
+    rc = panto_agent_run(agent, text, &stream);
+    if (rc < 0) {
+        print_agent_error(rc, agent);
+        panto_stream_free(stream);
+        return 1;
+    }
+    while ((rc = panto_next_event(stream, &ev)) == PANTO_EVENT) print_event(&ev);
+    for (i = 0; i <= extra_next; i++) {
+        if (i > 0) rc = panto_next_event(stream, &ev);
+        if (rc == PANTO_DONE) {
+            fputs("{\"event\": \"done\"", stdout);
+            end_line();
+        } else if (rc < 0) {
+            PantoError err = PANTO_ERROR_INIT;
+            panto_stream_error(stream, &err);
+            print_error(rc, &err);
+        } else if (rc == PANTO_EVENT) {
+            /* Not sticky: an event after the end. Print it so the diff shows it. */
+            print_event(&ev);
+        } else {
+            printf("{\"event\": \"unexpected_status\", \"status\": %d", rc);
+            end_line();
+        }
+    }
+    panto_stream_free(stream);
+    return 0;
+}
+
+int main(int argc, char **argv) {
+    char *text, *config = NULL;
+    const char *root, *cfg, *cfg_end, *turns, *p, *extra;
+    long extra_next = 1;
+    PantoAgent *agent = NULL;
+    int rc, status = 0;
+
+    if (argc != 3) return die("usage: c_driver CASE_JSON BASE_URL", NULL);
+    if (panto_abi_version() != PANTO_ABI_VERSION) return die("libpanto ABI version mismatch", NULL);
+    if (!(text = read_file(argv[1]))) return die("cannot read", argv[1]);
+
+    root = cj_ws(text);
+    p = cj_skip(root);
+    if (*root != '{' || !p || *cj_ws(p) != 0) {
+        status = die("not a JSON object", argv[1]);
+        goto out;
+    }
+    cfg = cj_member(root, "config");
+    if (!cfg || *cfg != '{') {
+        status = die("case has no \"config\" object", argv[1]);
+        goto out;
+    }
+    cfg_end = cj_skip(cfg);
+    turns = cj_member(root, "turns");
+    if (!turns || *turns != '[') {
+        status = die("case has no \"turns\" array", argv[1]);
+        goto out;
+    }
+    extra = cj_member(root, "extra_next");
+    if (extra) {
+        char *end;
+        extra_next = strtol(extra, &end, 10);
+        if (*extra < '0' || *extra > '9' || end != cj_skip(extra)) {
+            status = die("\"extra_next\" is not a non-negative integer", argv[1]);
+            goto out;
+        }
+    }
+    if (!(config = config_with_base_url(cfg, cfg_end, argv[2]))) {
+        status = die("out of memory", NULL);
+        goto out;
+    }
+
+    rc = panto_agent_new(config, &agent);
+    if (rc < 0) {
+        print_agent_error(rc, agent);
+        goto out;
+    }
+
+    /* The turns, one run() each on the same agent. */
+    p = cj_ws(turns + 1);
+    while (*p != ']') {
+        char *turn = NULL;
+        size_t len = 0;
+        int stop;
+        if (*p != '"' || !(p = cj_string(p, &turn, &len))) {
+            status = die("a turn is not a string", argv[1]);
+            goto out;
+        }
+        if (strlen(turn) != len) {
+            free(turn);
+            status = die("a turn holds a NUL character", argv[1]);
+            goto out;
+        }
+        stop = run_turn(agent, turn, extra_next);
+        free(turn);
+        if (stop) break;
+        p = cj_ws(p);
+        if (*p == ',') p = cj_ws(p + 1);
+    }
+
+out:
+    panto_agent_free(agent);
+    free(config);
+    free(text);
+    return status;
+}

@@ -1,0 +1,112 @@
+#!/usr/bin/env python3
+"""The Python conformance driver: `driver.py CASE_JSON BASE_URL`.
+
+Runs a case's turns through the public `panto` API and prints the normalized transcript
+(tests/conformance/README.md) on stdout, one JSON object per line. Exits 0 whenever it printed
+a transcript, including one that ends in an error; non-zero only when it could not run.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import sys
+from typing import Any, Dict, Iterator, List
+
+try:
+    import panto
+except ModuleNotFoundError:  # not installed and not on PYTHONPATH: use the checkout's
+    sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "..", "bindings-py"))
+    import panto
+
+
+def event_line(ev: panto.Event) -> Dict[str, Any]:
+    if isinstance(ev, panto.ContentDelta):
+        return {"event": ev.kind, "index": ev.index, "kind": ev.block_kind, "text": ev.text}
+    if isinstance(ev, panto.BlockStart):
+        return {"event": ev.kind, "index": ev.index, "kind": ev.block_kind}
+    if isinstance(ev, panto.BlockComplete):
+        return {"event": ev.kind, "index": ev.index, "kind": ev.block_kind, "text": ev.text}
+    if isinstance(ev, panto.MessageStart):
+        return {"event": ev.kind, "id": ev.id, "model": ev.model}
+    if isinstance(ev, panto.MessageComplete):
+        u = ev.usage
+        return {
+            "event": ev.kind,
+            "stop_reason": ev.stop_reason,
+            "provider_stop_reason": ev.provider_stop_reason,
+            "usage": {
+                "input_tokens": u.input_tokens,
+                "output_tokens": u.output_tokens,
+                "cache_read_tokens": u.cache_read_tokens,
+                "cache_write_tokens": u.cache_write_tokens,
+                "reasoning_tokens": u.reasoning_tokens,
+            },
+        }
+    raise TypeError(f"unknown event {ev!r}")
+
+
+def error_line(err: panto.Error) -> Dict[str, Any]:
+    # Absent fields print as the C struct holds them: 0 and "".
+    return {
+        "event": "error",
+        "code": err.code,
+        "http_status": err.http_status or 0,
+        "type": err.error_type or "",
+        "message": err.message,
+    }
+
+
+def step(stream: panto.Stream) -> Dict[str, Any]:
+    """One next() call as a transcript line."""
+    try:
+        return event_line(next(stream))
+    except StopIteration:
+        return {"event": "done"}
+    except panto.Error as err:
+        return error_line(err)
+
+
+def transcript(case: Dict[str, Any], base_url: str) -> Iterator[Dict[str, Any]]:
+    config = dict(case["config"])
+    config.setdefault("base_url", base_url)
+    extra_next = int(case.get("extra_next", 1))
+    try:
+        agent = panto.Agent.from_config(config)
+    except panto.LibraryNotFound:
+        raise  # cannot run: exit non-zero
+    except panto.Error as err:
+        yield error_line(err)
+        return
+    with agent:
+        for text in case["turns"]:
+            try:
+                stream = agent.run(text)
+            except panto.Error as err:  # the turn could not start: the case ends here
+                yield error_line(err)
+                return
+            with stream:
+                line = step(stream)
+                yield line
+                while line["event"] not in ("done", "error"):
+                    line = step(stream)
+                    yield line
+                for _ in range(extra_next):
+                    yield step(stream)
+
+
+def main(argv: List[str]) -> int:
+    if len(argv) != 3:
+        print("usage: driver.py CASE_JSON BASE_URL", file=sys.stderr)
+        return 2
+    with open(argv[1], encoding="utf-8") as f:
+        case = json.load(f)
+    out = sys.stdout
+    for line in transcript(case, argv[2]):
+        out.write(json.dumps(line) + "\n")
+        out.flush()
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv))

@@ -1,0 +1,489 @@
+#!/usr/bin/env python3
+"""Runs the conformance cases in every language and compares the transcripts.
+
+    .venv/bin/python tests/conformance/run.py [--cases DIR] [--lang L]... [-k SUBSTR] [-v]
+
+Starts the provider emulator once, then for each case and language: loads the case's scenario
+into the emulator, runs the language's driver (`<driver> CASE_JSON BASE_URL`), compares its
+stdout line by line (as JSON objects) with the case's expected.jsonl and checks the requests
+the emulator received against the case's `expect_requests`. Prints a diff per failing cell,
+then `N passed, N failed`, and writes build/conformance.json. See README.md in this folder.
+
+Python 3.11 standard library only.
+"""
+from __future__ import annotations
+
+import argparse
+import difflib
+import json
+import os
+import queue
+import shutil
+import subprocess
+import sys
+import threading
+import time
+import urllib.error
+import urllib.request
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+REPO = Path(__file__).resolve().parents[2]
+CASES_DIR = Path(__file__).resolve().parent / "cases"
+LANGUAGES = ["c", "python", "go", "lua"]
+DRIVER_TIMEOUT_S = 30.0
+BUILD_TIMEOUT_S = 300.0
+EMULATOR_START_TIMEOUT_S = 15.0
+LIB = REPO / "zig-out" / "lib" / "libpanto.so"
+LUA_MODULE = REPO / "zig-out" / "lib" / "lua" / "panto.so"
+
+
+# ---- Drivers -----------------------------------------------------------------------------
+
+
+@dataclass
+class Driver:
+    lang: str
+    argv: list[str] | None = None  # None: unavailable, see `problem`
+    problem: str = ""
+
+
+def driver_env() -> dict[str, str]:
+    env = dict(os.environ)
+    env["PANTO_LIBRARY"] = str(LIB)
+    env["LD_LIBRARY_PATH"] = os.pathsep.join(
+        p for p in [str(LIB.parent), env.get("LD_LIBRARY_PATH", "")] if p
+    )
+    env["PYTHONPATH"] = os.pathsep.join(
+        p for p in [str(REPO / "bindings-py"), env.get("PYTHONPATH", "")] if p
+    )
+    env["LUA_CPATH"] = str(LUA_MODULE.parent / "?.so") + ";;"
+    # A driver must never reach a real provider with a real key.
+    for key in ("ANTHROPIC_API_KEY", "OPENAI_API_KEY"):
+        env.pop(key, None)
+    return env
+
+
+def run_build(argv: list[str], cwd: Path) -> str:
+    """Runs a build command; returns "" on success or a short reason."""
+    try:
+        proc = subprocess.run(
+            argv, cwd=cwd, env=driver_env(), capture_output=True, text=True,
+            timeout=BUILD_TIMEOUT_S,
+        )
+    except FileNotFoundError as e:
+        return f"cannot run {argv[0]}: {e}"
+    except subprocess.TimeoutExpired:
+        return f"build timed out after {BUILD_TIMEOUT_S:.0f}s: {' '.join(argv)}"
+    if proc.returncode != 0:
+        out = (proc.stderr + proc.stdout).strip().splitlines()
+        return f"build failed: {' '.join(argv)}\n" + "\n".join("    " + l for l in out[-15:])
+    return ""
+
+
+def prepare_driver(lang: str) -> Driver:
+    """Builds (if needed) and locates the driver of one language."""
+    drivers = REPO / "tests" / "conformance" / "drivers"
+    build = REPO / "build" / "drivers"
+    if lang == "c":
+        if not LIB.exists():
+            return Driver(lang, problem=f"{LIB.relative_to(REPO)} is missing (run zig build)")
+        build.mkdir(parents=True, exist_ok=True)
+        exe = build / "c_driver"
+        cc = os.environ.get("CC", "cc")
+        problem = run_build(
+            [cc, "-std=c99", "-Wall", "-Wextra", "-Werror", "-pedantic", "-Iinclude",
+             "tests/conformance/drivers/c_driver.c", "-o", str(exe), "-Lzig-out/lib", "-lpanto",
+             f"-Wl,-rpath,{LIB.parent}"],
+            REPO,
+        )
+        return Driver(lang, problem=problem) if problem else Driver(lang, [str(exe)])
+    if lang == "python":
+        script = drivers / "driver.py"
+        if not script.exists():
+            return Driver(lang, problem=f"{script.relative_to(REPO)} is missing")
+        python = REPO / ".venv" / "bin" / "python"
+        return Driver(lang, [str(python if python.exists() else sys.executable), str(script)])
+    if lang == "go":
+        pkg = REPO / "libpanto-go" / "cmd" / "conformance-driver"
+        if not pkg.is_dir():
+            return Driver(lang, problem=f"{pkg.relative_to(REPO)} is missing")
+        go = shutil.which("go") or "/usr/local/go/bin/go"
+        build.mkdir(parents=True, exist_ok=True)
+        exe = build / "go_driver"
+        problem = run_build([go, "build", "-o", str(exe), "./cmd/conformance-driver"],
+                            REPO / "libpanto-go")
+        return Driver(lang, problem=problem) if problem else Driver(lang, [str(exe)])
+    if lang == "lua":
+        script = drivers / "driver.lua"
+        if not script.exists():
+            return Driver(lang, problem=f"{script.relative_to(REPO)} is missing")
+        if not LUA_MODULE.exists():
+            return Driver(lang, problem=f"{LUA_MODULE.relative_to(REPO)} is missing (run zig build)")
+        lua = shutil.which("lua5.4") or "/usr/bin/lua5.4"
+        return Driver(lang, [lua, str(script)])
+    return Driver(lang, problem=f"unknown language {lang!r}")
+
+
+# ---- The emulator ------------------------------------------------------------------------
+
+
+class Emulator:
+    """The provider emulator, `python -m panto.emulator --port 0`, as a subprocess."""
+
+    def __init__(self) -> None:
+        env = dict(os.environ)
+        env["PYTHONPATH"] = os.pathsep.join(
+            p for p in [str(REPO / "bindings-py"), env.get("PYTHONPATH", "")] if p
+        )
+        self.proc = subprocess.Popen(
+            [sys.executable, "-m", "panto.emulator", "--port", "0"],
+            cwd=REPO, env=env, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE, text=True,
+        )
+        self.stderr: list[str] = []
+        threading.Thread(target=self._drain, args=(self.proc.stderr, self.stderr), daemon=True).start()
+        lines: queue.Queue[str] = queue.Queue()
+        threading.Thread(target=self._first_line, args=(lines,), daemon=True).start()
+        try:
+            first = lines.get(timeout=EMULATOR_START_TIMEOUT_S)
+        except queue.Empty:
+            self.close()
+            raise RuntimeError("the emulator printed nothing within "
+                               f"{EMULATOR_START_TIMEOUT_S:.0f}s")
+        prefix = "panto-emulator listening on "
+        if not first.startswith(prefix):
+            self.close()
+            time.sleep(0.2)
+            raise RuntimeError(f"the emulator did not start: {first.strip()!r}\n"
+                               + "".join(self.stderr[-20:]))
+        self.url = first[len(prefix):].strip().rstrip("/")
+
+    def _first_line(self, out: queue.Queue[str]) -> None:
+        assert self.proc.stdout is not None
+        out.put(self.proc.stdout.readline())
+        # Keep draining so the emulator never blocks on a full pipe.
+        for _ in self.proc.stdout:
+            pass
+
+    @staticmethod
+    def _drain(stream: Any, sink: list[str]) -> None:
+        for line in stream:
+            sink.append(line)
+            del sink[:-200]
+
+    def _call(self, method: str, path: str, body: Any = None) -> Any:
+        data = None if body is None else json.dumps(body).encode()
+        req = urllib.request.Request(self.url + path, data=data, method=method,
+                                     headers={"content-type": "application/json"})
+        try:
+            with urllib.request.urlopen(req, timeout=10) as resp:
+                raw = resp.read()
+        except urllib.error.HTTPError as e:
+            raise RuntimeError(f"emulator {method} {path}: HTTP {e.code}: "
+                               f"{e.read().decode(errors='replace')[:500]}") from None
+        return json.loads(raw) if raw.strip() else None
+
+    def load(self, scenario: Any) -> None:
+        self._call("POST", "/_emulator/scenario", scenario)
+
+    def requests(self) -> list[dict[str, Any]]:
+        return self._call("GET", "/_emulator/requests")
+
+    def close(self) -> None:
+        if self.proc.poll() is None:
+            self.proc.terminate()
+            try:
+                self.proc.wait(timeout=5)
+            except subprocess.TimeoutExpired:
+                self.proc.kill()
+                self.proc.wait()
+
+
+# ---- Cases -------------------------------------------------------------------------------
+
+
+@dataclass
+class Case:
+    name: str
+    path: Path  # the case.json
+    data: dict[str, Any]
+    expected: list[Any]
+    problem: str = ""  # a malformed case fails in every language
+    scenario: Any = None
+
+
+def resolve_replays(scenario: Any, folder: Path) -> Any:
+    """Returns the scenario with every response's `replay` path made absolute, relative to
+    the case folder."""
+    if not isinstance(scenario, dict):
+        return scenario
+    out = dict(scenario)
+    responses = []
+    for r in scenario.get("responses", []):
+        if isinstance(r, dict) and isinstance(r.get("replay"), str):
+            r = dict(r)
+            r["replay"] = str((folder / r["replay"]).resolve())
+        responses.append(r)
+    if "responses" in scenario:
+        out["responses"] = responses
+    return out
+
+
+def load_case(folder: Path) -> Case:
+    path = folder / "case.json"
+    case = Case(folder.name, path, {}, [])
+    try:
+        case.data = json.loads(path.read_text(encoding="utf-8"))
+        if not isinstance(case.data, dict):
+            raise ValueError("case.json is not an object")
+        for key in ("config", "turns", "script"):
+            if key not in case.data:
+                raise ValueError(f"case.json has no {key!r}")
+        case.scenario = resolve_replays(case.data["script"], folder)
+        for r in case.scenario.get("responses", []):
+            if isinstance(r, dict) and "replay" in r and not Path(r["replay"]).is_file():
+                raise ValueError(f"replay file not found: {r['replay']}")
+        lines = (folder / "expected.jsonl").read_text(encoding="utf-8").splitlines()
+        case.expected = [json.loads(l) for l in lines if l.strip()]
+    except (OSError, ValueError) as e:
+        case.problem = f"bad case: {e}"
+    return case
+
+
+def find_cases(cases_dir: Path, filters: list[str]) -> list[Case]:
+    folders = sorted(p.parent for p in cases_dir.glob("*/case.json"))
+    if filters:
+        folders = [f for f in folders if any(k in f.name for k in filters)]
+    return [load_case(f) for f in folders]
+
+
+# ---- Checking requests -------------------------------------------------------------------
+
+
+def subset_errors(want: Any, got: Any, where: str) -> list[str]:
+    """Where `want` is not a recursive subset of `got`: objects by key, lists element by
+    element with the same length, everything else by equality (true is not 1). The object
+    {"$text": S} matches a message content whose text is S (see message_text)."""
+    if isinstance(want, dict) and list(want) == ["$text"]:
+        text = message_text(got)
+        if text != want["$text"]:
+            return [f"{where}: expected the text {json.dumps(want['$text'], ensure_ascii=False)}, "
+                    f"got {json.dumps(got, ensure_ascii=False)}"]
+        return []
+    if isinstance(want, dict):
+        if not isinstance(got, dict):
+            return [f"{where}: expected an object, got {json.dumps(got)}"]
+        errors = []
+        for k, v in want.items():
+            if k not in got:
+                errors.append(f"{where}.{k}: missing")
+            else:
+                errors += subset_errors(v, got[k], f"{where}.{k}")
+        return errors
+    if isinstance(want, list):
+        if not isinstance(got, list):
+            return [f"{where}: expected a list, got {json.dumps(got)}"]
+        if len(want) != len(got):
+            return [f"{where}: expected {len(want)} elements, got {len(got)}: {json.dumps(got)}"]
+        errors = []
+        for i, (w, g) in enumerate(zip(want, got)):
+            errors += subset_errors(w, g, f"{where}[{i}]")
+        return errors
+    if type(want) is not type(got) and not (
+        isinstance(want, (int, float)) and isinstance(got, (int, float))
+        and not isinstance(want, bool) and not isinstance(got, bool)
+    ):
+        return [f"{where}: expected {json.dumps(want)}, got {json.dumps(got)}"]
+    if want != got:
+        return [f"{where}: expected {json.dumps(want)}, got {json.dumps(got)}"]
+    return []
+
+
+def message_text(content: Any) -> str | None:
+    """The text of a message content as both providers accept it: a string, or a list of
+    text blocks ({"type": "text", "text": ...}) whose texts are joined. None otherwise."""
+    if isinstance(content, str):
+        return content
+    if isinstance(content, list) and content and all(
+        isinstance(b, dict) and b.get("type") == "text" and isinstance(b.get("text"), str)
+        for b in content
+    ):
+        return "".join(b["text"] for b in content)
+    return None
+
+
+def header_map(headers: Any) -> dict[str, list[str]]:
+    """The request's headers as {lower-case name: [values]}, from an object or a list of pairs."""
+    out: dict[str, list[str]] = {}
+    items = headers.items() if isinstance(headers, dict) else (headers or [])
+    for item in items:
+        name, value = item[0], item[1]
+        values = value if isinstance(value, list) else [value]
+        out.setdefault(str(name).lower(), []).extend(str(v) for v in values)
+    return out
+
+
+def check_requests(expect: list[dict[str, Any]], log: list[dict[str, Any]]) -> list[str]:
+    if len(log) != len(expect):
+        summary = ", ".join(f"{r.get('method')} {r.get('path')}" for r in log) or "none"
+        errors = [f"expected {len(expect)} request(s), the emulator received {len(log)}: {summary}"]
+    else:
+        errors = []
+    for i, (want, got) in enumerate(zip(expect, log)):
+        where = f"request {i + 1}"
+        for key in ("method", "path"):
+            if key in want and want[key] != got.get(key):
+                errors.append(f"{where}: {key} is {got.get(key)!r}, expected {want[key]!r}")
+        body = got.get("body")
+        if isinstance(body, str):
+            try:
+                body = json.loads(body) if body.strip() else None
+            except ValueError:
+                pass
+        if "body_contains" in want:
+            errors += subset_errors(want["body_contains"], body, f"{where} body")
+        if "headers_contain" in want:
+            headers = header_map(got.get("headers"))
+            for name, value in want["headers_contain"].items():
+                have = headers.get(name.lower())
+                if have is None:
+                    errors.append(f"{where}: header {name} missing")
+                elif value not in have:
+                    errors.append(f"{where}: header {name} is {have!r}, expected {value!r}")
+        for name in want.get("headers_absent", []):
+            if name.lower() in header_map(got.get("headers")):
+                errors.append(f"{where}: header {name} present, expected absent")
+    return errors
+
+
+# ---- Running one cell --------------------------------------------------------------------
+
+
+@dataclass
+class Result:
+    ok: bool
+    report: list[str] = field(default_factory=list)  # lines printed when it fails (or -v)
+
+
+def canon(obj: Any) -> str:
+    return json.dumps(obj, sort_keys=True, ensure_ascii=False)
+
+
+def run_cell(case: Case, driver: Driver, emulator: Emulator, verbose: bool) -> Result:
+    if case.problem:
+        return Result(False, [case.problem])
+    if driver.argv is None:
+        return Result(False, [f"driver unavailable: {driver.problem.splitlines()[0]}"])
+    emulator.load(case.scenario)
+    argv = driver.argv + [str(case.path), emulator.url]
+    start = time.monotonic()
+    try:
+        proc = subprocess.run(argv, cwd=REPO, env=driver_env(), capture_output=True,
+                              timeout=DRIVER_TIMEOUT_S, stdin=subprocess.DEVNULL)
+        stdout, stderr, rc = proc.stdout, proc.stderr, proc.returncode
+        timed_out = False
+    except subprocess.TimeoutExpired as e:
+        stdout, stderr, rc = e.stdout or b"", e.stderr or b"", None
+        timed_out = True
+    elapsed = time.monotonic() - start
+    out_text = stdout.decode("utf-8", errors="replace")
+    err_text = stderr.decode("utf-8", errors="replace")
+
+    report: list[str] = []
+    got_lines: list[str] = []
+    for line in out_text.splitlines():
+        if not line.strip():
+            continue
+        try:
+            got_lines.append(canon(json.loads(line)))
+        except ValueError:
+            got_lines.append("NOT JSON: " + line)
+    want_lines = [canon(o) for o in case.expected]
+
+    if timed_out:
+        report.append(f"driver timed out after {DRIVER_TIMEOUT_S:.0f}s")
+    elif rc != 0:
+        report.append(f"driver exited with status {rc}")
+    if got_lines != want_lines:
+        diff = difflib.unified_diff(want_lines, got_lines, "expected", "got", lineterm="", n=2)
+        report += list(diff)[:60]
+    if not timed_out and "expect_requests" in case.data:
+        try:
+            report += check_requests(case.data["expect_requests"], emulator.requests())
+        except RuntimeError as e:
+            report.append(str(e))
+    ok = not report
+    if (not ok or verbose) and err_text.strip():
+        report += ["driver stderr:"] + ["    " + l for l in err_text.strip().splitlines()[-15:]]
+    if verbose:
+        report.insert(0, f"({elapsed * 1000:.0f} ms) {' '.join(argv)}")
+    return Result(ok, report)
+
+
+# ---- Main --------------------------------------------------------------------------------
+
+
+def main(argv: list[str] | None = None) -> int:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--cases", type=Path, default=CASES_DIR, help="folder of case folders")
+    ap.add_argument("--lang", action="append", choices=LANGUAGES,
+                    help="a language to run (repeatable; default: all)")
+    ap.add_argument("-k", action="append", default=[], metavar="SUBSTR",
+                    help="run only the cases whose name contains SUBSTR (repeatable)")
+    ap.add_argument("-v", "--verbose", action="store_true", help="report every cell")
+    args = ap.parse_args(argv)
+
+    languages = list(dict.fromkeys(args.lang or LANGUAGES))
+    cases = find_cases(args.cases, args.k)
+    if not cases:
+        print(f"no cases in {args.cases}" + (f" matching {args.k}" if args.k else ""))
+        return 1
+
+    drivers = {}
+    for lang in languages:
+        drivers[lang] = prepare_driver(lang)
+        if drivers[lang].argv is None:
+            print(f"{lang}: driver unavailable: {drivers[lang].problem}")
+
+    results: dict[str, dict[str, str]] = {}
+    passed = failed = 0
+    try:
+        emulator = Emulator()
+    except (OSError, RuntimeError) as e:
+        print(f"cannot start the emulator: {e}")
+        emulator = None
+    try:
+        for case in cases:
+            results[case.name] = {}
+            for lang in languages:
+                if emulator is None:
+                    res = Result(False, ["no emulator"])
+                else:
+                    try:
+                        res = run_cell(case, drivers[lang], emulator, args.verbose)
+                    except (OSError, RuntimeError, ValueError) as e:
+                        res = Result(False, [f"runner error: {e}"])
+                results[case.name][lang] = "pass" if res.ok else "fail"
+                if res.ok:
+                    passed += 1
+                else:
+                    failed += 1
+                if not res.ok or args.verbose:
+                    print(f"{'PASS' if res.ok else 'FAIL'} {case.name} [{lang}]")
+                    for line in res.report:
+                        print("    " + line)
+    finally:
+        if emulator is not None:
+            emulator.close()
+
+    out = REPO / "build" / "conformance.json"
+    out.parent.mkdir(parents=True, exist_ok=True)
+    out.write_text(json.dumps({"languages": languages, "cases": results}, indent=2) + "\n")
+    print(f"{passed} passed, {failed} failed")
+    return 1 if failed else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
