@@ -43,7 +43,7 @@ extern "C" {
 #endif
 
 /* Bumped whenever the ABI changes; compare with panto_abi_version() at load time. */
-#define PANTO_ABI_VERSION 1
+#define PANTO_ABI_VERSION 2
 
 /* ---- Status codes --------------------------------------------------------------------- */
 
@@ -57,6 +57,9 @@ typedef enum PantoStatus {
     PANTO_ERR_OUT_OF_MEMORY = -2,
     PANTO_ERR_CONFIG = -3, /* the agent configuration was refused */
     PANTO_ERR_BUSY = -4,   /* the agent already has a stream that is not finished */
+    PANTO_ERR_RESULT_PENDING = -5, /* a host tool call awaits panto_stream_submit_tool_result;
+                                      the stream is unchanged: submit, then call again */
+    PANTO_ERR_NO_SUCH_CALL = -6,   /* no tool call with that id awaits a result */
 
     /* Errors of a turn (from panto_next_event; sticky). */
     PANTO_ERR_AUTHENTICATION = -10, /* HTTP 401 */
@@ -96,12 +99,29 @@ typedef struct PantoString {
     size_t len;
 } PantoString;
 
+/* A turn is one or more assistant messages; between them, the tool calls of the previous one
+ * run:
+ *
+ *   MESSAGE_START, (BLOCK_START, [TOOL_DETAILS], CONTENT_DELTA*, BLOCK_COMPLETE)*, MESSAGE_END,
+ *   [TOOL_CALL_START*, TOOL_RESULT*, MESSAGE_START, ..., MESSAGE_END]*, MESSAGE_COMPLETE
+ */
 typedef enum PantoEventKind {
-    PANTO_EVENT_MESSAGE_START = 1,    /* id, model */
+    PANTO_EVENT_MESSAGE_START = 1,    /* id, model: an assistant message begins */
     PANTO_EVENT_BLOCK_START = 2,      /* index, block_kind */
-    PANTO_EVENT_CONTENT_DELTA = 3,    /* index, block_kind, text: the new fragment */
+    PANTO_EVENT_CONTENT_DELTA = 3,    /* index, block_kind, text: the new fragment (for a
+                                         TOOL_CALL block, a fragment of the input JSON) */
     PANTO_EVENT_BLOCK_COMPLETE = 4,   /* index, block_kind, text: the whole block */
-    PANTO_EVENT_MESSAGE_COMPLETE = 5, /* stop_reason, provider_stop_reason, usage; terminal */
+    PANTO_EVENT_MESSAGE_COMPLETE = 5, /* stop_reason, provider_stop_reason, usage: the turn is
+                                         over (usage summed over its messages); terminal */
+    PANTO_EVENT_MESSAGE_END = 6,      /* stop_reason, provider_stop_reason, usage: one
+                                         assistant message ended */
+    PANTO_EVENT_TOOL_DETAILS = 7,     /* index, id, name: the model named a tool; its input
+                                         follows as CONTENT_DELTA fragments */
+    PANTO_EVENT_TOOL_CALL_START = 8,  /* id, name, text: the complete input as a JSON object;
+                                         awaiting_result: 1 when the host must run the tool and
+                                         call panto_stream_submit_tool_result before the next
+                                         panto_next_event, 0 when panto handles the call */
+    PANTO_EVENT_TOOL_RESULT = 9,      /* id, name, text: the result sent to the model, is_error */
     PANTO_EVENT_KIND_FORCE_INT = 0x7fffffff
 } PantoEventKind;
 
@@ -153,13 +173,16 @@ typedef struct PantoEvent {
     PantoString text;
     PantoString id;    /* MESSAGE_START: the provider's message id */
     PantoString model; /* MESSAGE_START: the model that answers */
-    int32_t stop_reason; /* MESSAGE_COMPLETE: PantoStopReason */
+    int32_t stop_reason; /* MESSAGE_END, MESSAGE_COMPLETE: PantoStopReason */
+    int32_t is_error;    /* TOOL_RESULT: 1 when the result is an error */
+    PantoString provider_stop_reason; /* MESSAGE_END, MESSAGE_COMPLETE: the provider's value */
+    PantoUsage usage; /* MESSAGE_END: the message's usage; MESSAGE_COMPLETE: the turn's */
+    PantoString name; /* TOOL_*: the tool's name */
+    int32_t awaiting_result; /* TOOL_CALL_START: see PantoEventKind */
     int32_t reserved0;
-    PantoString provider_stop_reason; /* MESSAGE_COMPLETE: the provider's own value */
-    PantoUsage usage; /* MESSAGE_COMPLETE: the turn's usage */
 } PantoEvent;
 
-#define PANTO_EVENT_INIT {sizeof(PantoEvent), 0, 0, 0, {NULL, 0}, {NULL, 0}, {NULL, 0}, 0, 0, {NULL, 0}, {0, 0, 0, 0, 0}}
+#define PANTO_EVENT_INIT {sizeof(PantoEvent), 0, 0, 0, {NULL, 0}, {NULL, 0}, {NULL, 0}, 0, 0, {NULL, 0}, {0, 0, 0, 0, 0}, {NULL, 0}, 0, 0}
 
 /* Detail of a failure. Strings are borrowed until the stream (or agent) is freed. */
 typedef struct PantoError {
@@ -186,6 +209,11 @@ typedef struct PantoStream PantoStream;
  *   api_key     string, default $ANTHROPIC_API_KEY or $OPENAI_API_KEY
  *   system      string, the system prompt
  *   max_tokens  integer, default 4096
+ *   tools       array of tool specs (see panto_agent_add_tool)
+ *   capabilities         array of strings: what this agent is granted
+ *   max_tool_iterations  integer, default 10: tool rounds a turn may take
+ *   read_tool   object {"root": dir, "max_bytes": int (default 65536)}: enables the native
+ *               `read` tool (requires the capability "fs.read")
  * Unknown keys are refused.
  *
  * Like sqlite3_open, on PANTO_ERR_CONFIG *out_agent is still set: read the reason with
@@ -207,9 +235,28 @@ int panto_agent_error(const PantoAgent *agent, PantoError *out_error);
  * An agent has at most one unfinished stream at a time (PANTO_ERR_BUSY). */
 int panto_agent_run(PantoAgent *agent, const char *text, PantoStream **out_stream);
 
-/* The conversation so far as a JSON array of {"role", "content": [blocks]} messages.
- * Borrowed until the next call on the agent. */
+/* The conversation so far as a JSON array of {"role", "content": [blocks]} messages; blocks
+ * are {"type": "text"|"thinking", "text"}, {"type": "tool_call", "id", "name", "input"} or
+ * {"type": "tool_result", "id", "content", "is_error"}. Borrowed until the next call on the
+ * agent. */
 int panto_agent_conversation(PantoAgent *agent, PantoString *out_json);
+
+/* ---- Tools ---------------------------------------------------------------------------- */
+
+/* Registers a host tool (one the embedding program runs) from a NUL-terminated JSON object:
+ *   {"name": "get_weather", "description": "...", "input_schema": {JSON Schema of an object},
+ *    "capabilities": ["net"]}   (capabilities: what the tool requires; optional)
+ * Names are unique (a second tool of the same name is refused with PANTO_ERR_CONFIG, detail
+ * in panto_agent_error). Only tools whose capabilities the agent was granted are sent to the
+ * model. Must not be called while a stream of the agent is unfinished (PANTO_ERR_BUSY). */
+int panto_agent_add_tool(PantoAgent *agent, const char *tool_json);
+
+/* The tools of the agent as a JSON array in a provider's format: format is "anthropic"
+ * ({name, description, input_schema}), "openai" ({type: "function", function: {name,
+ * description, parameters}}) or "panto" (the specs as registered, with "native": true|false).
+ * With only_allowed != 0, only the tools the agent may use. Borrowed until the next call on
+ * the agent. */
+int panto_agent_tools(PantoAgent *agent, const char *format, int only_allowed, PantoString *out_json);
 
 /* ---- Stream --------------------------------------------------------------------------- */
 
@@ -217,6 +264,12 @@ int panto_agent_conversation(PantoAgent *agent, PantoString *out_json);
  * Returns PANTO_EVENT (ev filled), PANTO_DONE (the turn ended after MESSAGE_COMPLETE) or a
  * negative error; DONE and errors are sticky: every later call returns the same. */
 int panto_next_event(PantoStream *stream, PantoEvent *ev);
+
+/* Gives the result of a host tool call announced by TOOL_CALL_START with awaiting_result = 1.
+ * `content` (NUL-terminated UTF-8) goes back to the model; is_error != 0 marks it a failure
+ * (the turn goes on: the model sees the error). Returns PANTO_OK, or PANTO_ERR_NO_SUCH_CALL
+ * when no call with that id awaits a result. */
+int panto_stream_submit_tool_result(PantoStream *stream, const char *call_id, const char *content, int is_error);
 
 /* Detail of the stream's failure; returns its code (0 if none). out_error may be NULL. */
 int panto_stream_error(const PantoStream *stream, PantoError *out_error);
