@@ -3,7 +3,7 @@
 const std = @import("std");
 const panto = @import("panto");
 
-pub const abi_version: u32 = 1;
+pub const abi_version: u32 = 2;
 
 pub const Status = enum(c_int) {
     ok = 0,
@@ -13,6 +13,8 @@ pub const Status = enum(c_int) {
     out_of_memory = -2,
     config = -3,
     busy = -4,
+    result_pending = -5,
+    no_such_call = -6,
     authentication = -10,
     permission = -11,
     not_found = -12,
@@ -53,6 +55,10 @@ pub const EventKind = enum(i32) {
     content_delta = 3,
     block_complete = 4,
     message_complete = 5,
+    message_end = 6,
+    tool_details = 7,
+    tool_call_start = 8,
+    tool_result = 9,
 };
 
 pub const String = extern struct {
@@ -81,9 +87,12 @@ pub const Event = extern struct {
     id: String = .{},
     model: String = .{},
     stop_reason: i32 = 0,
-    reserved0: i32 = 0,
+    is_error: i32 = 0,
     provider_stop_reason: String = .{},
     usage: Usage = .{},
+    name: String = .{},
+    awaiting_result: i32 = 0,
+    reserved0: i32 = 0,
 };
 
 pub const Error = extern struct {

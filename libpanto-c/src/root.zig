@@ -21,6 +21,12 @@ pub const PantoAgent = struct {
     error_message: std.ArrayList(u8) = .empty,
     conversation_json: std.Io.Writer.Allocating,
 
+    fn clearError(h: *PantoAgent) c_int {
+        h.last_error = .ok;
+        h.error_message.clearRetainingCapacity();
+        return @intFromEnum(abi.Status.ok);
+    }
+
     fn setError(h: *PantoAgent, status: abi.Status, message: []const u8) c_int {
         h.last_error = status;
         h.error_message.clearRetainingCapacity();
@@ -86,9 +92,15 @@ pub export fn panto_agent_new(config_json: ?[*:0]const u8, out_agent: ?*?*PantoA
             return h.setError(.config, diag.message());
         },
     };
-    h.agent = panto.Agent.init(gpa, config) catch {
-        panto_agent_free(h);
-        return code(.out_of_memory);
+    h.agent = panto.Agent.initWithDiagnostic(gpa, config, &diag) catch |err| switch (err) {
+        error.InvalidConfig, error.Busy => {
+            out.* = h;
+            return h.setError(.config, diag.message());
+        },
+        error.OutOfMemory => {
+            panto_agent_free(h);
+            return code(.out_of_memory);
+        },
     };
     out.* = h;
     return code(.ok);
@@ -139,13 +151,56 @@ pub export fn panto_agent_conversation(agent: ?*PantoAgent, out_json: ?*PantoStr
     return code(.ok);
 }
 
+// ---- Tools ----------------------------------------------------------------------------
+
+pub export fn panto_agent_add_tool(agent: ?*PantoAgent, tool_json: ?[*:0]const u8) c_int {
+    const h = agent orelse return code(.invalid_argument);
+    const a = h.agent orelse return h.setError(.invalid_argument, "this agent was not created: see panto_agent_error");
+    const json = tool_json orelse return h.setError(.invalid_argument, "tool_json is NULL");
+    var diag: panto.config.Diagnostic = .{};
+    a.addTool(std.mem.span(json), &diag) catch |err| return switch (err) {
+        error.Busy => h.setError(.busy, "tools cannot be added while a stream of the agent is unfinished"),
+        error.InvalidConfig => h.setError(.config, diag.message()),
+        error.OutOfMemory => h.setError(.out_of_memory, "out of memory"),
+    };
+    return h.clearError();
+}
+
+pub export fn panto_agent_tools(agent: ?*PantoAgent, format: ?[*:0]const u8, only_allowed: c_int, out_json: ?*PantoString) c_int {
+    const h = agent orelse return code(.invalid_argument);
+    const out = out_json orelse return h.setError(.invalid_argument, "out_json is NULL");
+    const a = h.agent orelse return h.setError(.invalid_argument, "this agent was not created: see panto_agent_error");
+    const name = format orelse return h.setError(.invalid_argument, "format is NULL");
+    const f = std.meta.stringToEnum(panto.tools.Format, std.mem.span(name)) orelse
+        return h.setError(.invalid_argument, "format must be \"anthropic\", \"openai\" or \"panto\"");
+    h.conversation_json.clearRetainingCapacity();
+    a.exportTools(&h.conversation_json.writer, f, only_allowed != 0) catch return h.setError(.out_of_memory, "out of memory");
+    out.* = .from(h.conversation_json.written());
+    return h.clearError();
+}
+
+pub export fn panto_stream_submit_tool_result(stream: ?*PantoStream, call_id: ?[*:0]const u8, content: ?[*:0]const u8, is_error: c_int) c_int {
+    const s = stream orelse return code(.invalid_argument);
+    const id = call_id orelse return code(.invalid_argument);
+    const text = content orelse return code(.invalid_argument);
+    s.submitToolResult(std.mem.span(id), std.mem.span(text), is_error != 0) catch |err| return switch (err) {
+        error.NoSuchCall => code(.no_such_call),
+        error.InvalidArgument => code(.invalid_argument),
+        error.OutOfMemory => code(.out_of_memory),
+    };
+    return code(.ok);
+}
+
 // ---- Stream ---------------------------------------------------------------------------
 
 pub export fn panto_next_event(stream: ?*PantoStream, ev: ?*PantoEvent) c_int {
     const s = stream orelse return code(.invalid_argument);
     const out = ev orelse return code(.invalid_argument);
     if (out.size < @offsetOf(PantoEvent, "index")) return code(.invalid_argument);
-    const event = (s.next() catch |err| return code(.fromTurnError(err))) orelse return code(.done);
+    const event = (s.next() catch |err| return switch (err) {
+        error.ResultPending => code(.result_pending),
+        else => |e| code(.fromTurnError(e)),
+    }) orelse return code(.done);
     abi.writeSized(PantoEvent, out, toAbi(event));
     return code(.event);
 }
@@ -156,17 +211,25 @@ fn toAbi(event: panto.Event) PantoEvent {
         .block_start => |e| .{ .kind = @intFromEnum(abi.EventKind.block_start), .index = e.index, .block_kind = @intFromEnum(e.kind) },
         .content_delta => |e| .{ .kind = @intFromEnum(abi.EventKind.content_delta), .index = e.index, .block_kind = @intFromEnum(e.kind), .text = .from(e.text) },
         .block_complete => |e| .{ .kind = @intFromEnum(abi.EventKind.block_complete), .index = e.index, .block_kind = @intFromEnum(e.kind), .text = .from(e.text) },
-        .message_complete => |e| .{
-            .kind = @intFromEnum(abi.EventKind.message_complete),
-            .stop_reason = @intFromEnum(e.stop_reason),
-            .provider_stop_reason = .from(e.provider_stop_reason),
-            .usage = .{
-                .input_tokens = e.usage.input_tokens,
-                .output_tokens = e.usage.output_tokens,
-                .cache_read_tokens = e.usage.cache_read_tokens,
-                .cache_write_tokens = e.usage.cache_write_tokens,
-                .reasoning_tokens = e.usage.reasoning_tokens,
-            },
+        .message_end => |e| messageEnd(.message_end, e),
+        .message_complete => |e| messageEnd(.message_complete, e),
+        .tool_details => |e| .{ .kind = @intFromEnum(abi.EventKind.tool_details), .index = e.index, .block_kind = @intFromEnum(panto.BlockKind.tool_call), .id = .from(e.id), .name = .from(e.name) },
+        .tool_call_start => |e| .{ .kind = @intFromEnum(abi.EventKind.tool_call_start), .id = .from(e.id), .name = .from(e.name), .text = .from(e.input), .awaiting_result = @intFromBool(e.awaiting_result) },
+        .tool_result => |e| .{ .kind = @intFromEnum(abi.EventKind.tool_result), .id = .from(e.id), .name = .from(e.name), .text = .from(e.content), .is_error = @intFromBool(e.is_error) },
+    };
+}
+
+fn messageEnd(kind: abi.EventKind, e: panto.event.MessageComplete) PantoEvent {
+    return .{
+        .kind = @intFromEnum(kind),
+        .stop_reason = @intFromEnum(e.stop_reason),
+        .provider_stop_reason = .from(e.provider_stop_reason),
+        .usage = .{
+            .input_tokens = e.usage.input_tokens,
+            .output_tokens = e.usage.output_tokens,
+            .cache_read_tokens = e.usage.cache_read_tokens,
+            .cache_write_tokens = e.usage.cache_write_tokens,
+            .reasoning_tokens = e.usage.reasoning_tokens,
         },
     };
 }

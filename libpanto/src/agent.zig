@@ -5,18 +5,23 @@ const config_mod = @import("config.zig");
 const Config = config_mod.Config;
 const Conversation = @import("conversation.zig").Conversation;
 const Stream = @import("stream.zig").Stream;
+const tools = @import("tools.zig");
+const read_tool = @import("read_tool.zig");
 
 /// panto does its own blocking I/O on the caller's thread: no thread pool, no signal handlers
 /// (the host program, be it Python or Go, owns those).
 var io_instance: std.Io.Threaded = .init_single_threaded;
 
 pub const RunError = error{ Busy, InvalidArgument, OutOfMemory };
+pub const AddToolError = error{ Busy, InvalidConfig, OutOfMemory };
 
 pub const Agent = struct {
     gpa: Allocator,
     /// Holds the configuration's strings.
     config_arena: std.heap.ArenaAllocator,
     config: Config,
+    /// The tool registry: host tools and enabled native tools, in registration order.
+    tools: std.ArrayList(tools.Tool) = .empty,
     conversation: Conversation,
     http: std.http.Client,
     /// True while a stream of this agent is unfinished: one turn at a time.
@@ -29,7 +34,13 @@ pub const Agent = struct {
 
     /// Creates an agent, copying the configuration. A missing API key is read from the
     /// provider's environment variable.
-    pub fn init(gpa: Allocator, config: Config) Allocator.Error!*Agent {
+    pub fn init(gpa: Allocator, config: Config) AddToolError!*Agent {
+        var diag: config_mod.Diagnostic = .{};
+        return initWithDiagnostic(gpa, config, &diag);
+    }
+
+    /// Like `init`, with the reason a configuration is refused (two tools of one name).
+    pub fn initWithDiagnostic(gpa: Allocator, config: Config, diag: *config_mod.Diagnostic) AddToolError!*Agent {
         const a = try gpa.create(Agent);
         errdefer gpa.destroy(a);
         a.* = .{
@@ -48,8 +59,59 @@ pub const Agent = struct {
             .api_key = if (config.api_key) |k| try arena.dupe(u8, k) else try envKey(arena, config.provider),
             .system = if (config.system) |s| try arena.dupe(u8, s) else null,
             .max_tokens = config.max_tokens,
+            .capabilities = try dupeStrings(arena, config.capabilities),
+            .max_tool_iterations = config.max_tool_iterations,
+            .read_tool = if (config.read_tool) |rt| .{ .root = try arena.dupe(u8, rt.root), .max_bytes = rt.max_bytes } else null,
         };
+        if (config.read_tool != null) {
+            const caps = try arena.alloc([]const u8, 1);
+            caps[0] = read_tool.capability;
+            try a.tools.append(arena, .{
+                .name = read_tool.name,
+                .description = read_tool.description,
+                .schema_json = read_tool.schema,
+                .schema = std.json.parseFromSliceLeaky(std.json.Value, arena, read_tool.schema, .{}) catch return error.OutOfMemory,
+                .capabilities = caps,
+                .native = .read,
+            });
+        }
+        for (config.tools) |t| try a.addParsedTool(t, diag); // the errdefers above free `a`
         return a;
+    }
+
+    /// Registers a tool from an already parsed spec (a copy is kept). Names are unique.
+    pub fn addParsedTool(a: *Agent, t: tools.Tool, diag: *config_mod.Diagnostic) AddToolError!void {
+        if (a.busy) return error.Busy;
+        if (a.findTool(t.name) != null) return diag.fail("a tool named \"{s}\" is already registered", .{t.name});
+        const arena = a.config_arena.allocator();
+        try a.tools.append(arena, .{
+            .name = try arena.dupe(u8, t.name),
+            .description = try arena.dupe(u8, t.description),
+            .schema_json = try arena.dupe(u8, t.schema_json),
+            .schema = std.json.parseFromSliceLeaky(std.json.Value, arena, t.schema_json, .{}) catch return error.OutOfMemory,
+            .capabilities = try dupeStrings(arena, t.capabilities),
+        });
+    }
+
+    /// Registers a host tool from its JSON spec (see panto_agent_add_tool).
+    pub fn addTool(a: *Agent, spec_json: []const u8, diag: *config_mod.Diagnostic) AddToolError!void {
+        var scratch: std.heap.ArenaAllocator = .init(a.gpa);
+        defer scratch.deinit();
+        const value = std.json.parseFromSliceLeaky(std.json.Value, scratch.allocator(), spec_json, .{}) catch |err| switch (err) {
+            error.OutOfMemory => return error.OutOfMemory,
+            else => return diag.fail("the tool spec is not valid JSON ({s})", .{@errorName(err)}),
+        };
+        try a.addParsedTool(try tools.parseSpec(scratch.allocator(), value, diag), diag);
+    }
+
+    pub fn findTool(a: *const Agent, name: []const u8) ?*const tools.Tool {
+        for (a.tools.items) |*t| if (std.mem.eql(u8, t.name, name)) return t;
+        return null;
+    }
+
+    /// Writes the registry as a JSON array in `format`, optionally only the usable tools.
+    pub fn exportTools(a: *const Agent, w: *std.Io.Writer, format: tools.Format, only_allowed: bool) std.Io.Writer.Error!void {
+        try tools.writeExport(w, a.tools.items, format, if (only_allowed) a.config.capabilities else null);
     }
 
     /// Frees the agent, or, while some of its streams are alive, lets the last of them free it.
@@ -84,6 +146,12 @@ pub const Agent = struct {
         if (a.released and a.live_streams == 0) a.deinit();
     }
 };
+
+fn dupeStrings(arena: Allocator, strings: []const []const u8) Allocator.Error![]const []const u8 {
+    const out = try arena.alloc([]const u8, strings.len);
+    for (strings, out) |src, *dst| dst.* = try arena.dupe(u8, src);
+    return out;
+}
 
 fn envKey(arena: Allocator, provider: config_mod.Provider) Allocator.Error!?[]const u8 {
     const value = std.c.getenv(provider.apiKeyVariable()) orelse return null;

@@ -2,16 +2,20 @@
 //! https://docs.anthropic.com/en/api/messages-streaming
 const std = @import("std");
 const Allocator = std.mem.Allocator;
-const Config = @import("config.zig").Config;
-const Conversation = @import("conversation.zig").Conversation;
 const Assembly = @import("assembly.zig").Assembly;
 const errors = @import("errors.zig");
 const sse = @import("sse.zig");
+const tools = @import("tools.zig");
+const writeRawJson = @import("conversation.zig").writeRawJson;
 
 pub const endpoint = "/v1/messages";
 pub const api_version = "2023-06-01";
 
-pub fn writeRequest(w: *std.Io.Writer, config: Config, conversation: *const Conversation) std.Io.Writer.Error!void {
+/// What a request is made of, beside the conversation.
+pub const RequestParts = @import("request.zig").RequestParts;
+
+pub fn writeRequest(w: *std.Io.Writer, parts: RequestParts) std.Io.Writer.Error!void {
+    const config = parts.config;
     var s: std.json.Stringify = .{ .writer = w };
     try s.beginObject();
     try s.objectField("model");
@@ -24,26 +28,60 @@ pub fn writeRequest(w: *std.Io.Writer, config: Config, conversation: *const Conv
     }
     try s.objectField("messages");
     try s.beginArray();
-    for (conversation.messages.items) |m| {
+    for (parts.conversation.messages.items) |m| {
         try s.beginObject();
         try s.objectField("role");
         try s.write(@tagName(m.role));
         try s.objectField("content");
         try s.beginArray();
-        for (m.blocks) |b| {
-            // Thinking blocks need their signature to be sent back; until then only text goes.
-            if (b.kind != .text) continue;
-            try s.beginObject();
-            try s.objectField("type");
-            try s.write("text");
-            try s.objectField("text");
-            try s.write(b.text);
-            try s.endObject();
-        }
+        for (m.blocks) |b| switch (b.kind) {
+            // Thinking needs its signature to be sent back; until panto keeps it, it stays home.
+            .thinking => {},
+            .text => {
+                try s.beginObject();
+                try s.objectField("type");
+                try s.write("text");
+                try s.objectField("text");
+                try s.write(b.text);
+                try s.endObject();
+            },
+            .tool_call => {
+                try s.beginObject();
+                try s.objectField("type");
+                try s.write("tool_use");
+                try s.objectField("id");
+                try s.write(b.id);
+                try s.objectField("name");
+                try s.write(b.name);
+                try s.objectField("input");
+                try writeRawJson(&s, b.text);
+                try s.endObject();
+            },
+            .tool_result => {
+                try s.beginObject();
+                try s.objectField("type");
+                try s.write("tool_result");
+                try s.objectField("tool_use_id");
+                try s.write(b.id);
+                try s.objectField("content");
+                try s.write(b.text);
+                if (b.is_error) {
+                    try s.objectField("is_error");
+                    try s.write(true);
+                }
+                try s.endObject();
+            },
+        };
         try s.endArray();
         try s.endObject();
     }
     try s.endArray();
+    if (parts.hasTools()) {
+        try s.objectField("tools");
+        try s.beginArray();
+        for (parts.tools) |t| if (t.allowedWith(parts.granted)) try tools.writeOne(&s, t, .anthropic);
+        try s.endArray();
+    }
     try s.objectField("stream");
     try s.write(true);
     try s.endObject();
@@ -68,11 +106,14 @@ const WireEvent = struct {
         type: []const u8 = "",
         text: ?[]const u8 = null,
         thinking: ?[]const u8 = null,
+        id: []const u8 = "",
+        name: []const u8 = "",
     } = null,
     delta: ?struct {
         type: ?[]const u8 = null,
         text: ?[]const u8 = null,
         thinking: ?[]const u8 = null,
+        partial_json: ?[]const u8 = null,
         stop_reason: ?[]const u8 = null,
     } = null,
     usage: ?WireUsage = null,
@@ -106,8 +147,12 @@ pub const Decoder = struct {
             if (m.usage) |u| applyUsage(a, u);
         } else if (eql(kind, "content_block_start")) {
             const cb = wire.content_block orelse return protocol(a, detail, "content_block_start without a content_block");
+            if (eql(cb.type, "tool_use")) {
+                _ = try a.startToolBlock(wire.index, cb.id, cb.name);
+                return;
+            }
             const block_kind: @import("event.zig").BlockKind =
-                if (eql(cb.type, "text")) .text else if (eql(cb.type, "thinking")) .thinking else if (eql(cb.type, "tool_use")) .tool_call else .none;
+                if (eql(cb.type, "text")) .text else if (eql(cb.type, "thinking")) .thinking else .none;
             const b = try a.startBlock(wire.index, block_kind);
             if (cb.text) |t| try a.appendDelta(b, t);
             if (cb.thinking) |t| try a.appendDelta(b, t);
@@ -116,7 +161,8 @@ pub const Decoder = struct {
             const b = a.findOpen(wire.index) orelse return protocol(a, detail, "a delta for a block that is not open");
             if (delta.text) |t| try a.appendDelta(b, t);
             if (delta.thinking) |t| try a.appendDelta(b, t);
-            // Other delta types (signature, tool input, unknown) carry no text for this block.
+            if (delta.partial_json) |t| try a.appendDelta(b, t);
+            // Other delta types (signature, unknown) carry no text for this block.
         } else if (eql(kind, "content_block_stop")) {
             const b = a.findOpen(wire.index) orelse return protocol(a, detail, "content_block_stop for a block that is not open");
             try a.completeBlock(b);

@@ -11,6 +11,9 @@ pub const Block = struct {
     provider_index: u32,
     kind: ev.BlockKind,
     text: std.ArrayList(u8) = .empty,
+    /// tool_call blocks: the call's id and the tool's name.
+    id: std.ArrayList(u8) = .empty,
+    name: std.ArrayList(u8) = .empty,
     open: bool = true,
 };
 
@@ -35,7 +38,11 @@ pub const Assembly = struct {
         a.id.deinit(a.gpa);
         a.model.deinit(a.gpa);
         a.provider_stop_reason.deinit(a.gpa);
-        for (a.blocks.items) |*b| b.text.deinit(a.gpa);
+        for (a.blocks.items) |*b| {
+            b.text.deinit(a.gpa);
+            b.id.deinit(a.gpa);
+            b.name.deinit(a.gpa);
+        }
         a.blocks.deinit(a.gpa);
         a.queue.deinit(a.gpa);
     }
@@ -82,9 +89,25 @@ pub const Assembly = struct {
         b.kind = kind;
         b.open = true;
         b.text.clearRetainingCapacity();
+        b.id.clearRetainingCapacity();
+        b.name.clearRetainingCapacity();
         a.block_count += 1;
         try a.push(.{ .block_start = .{ .index = a.indexOf(b), .kind = kind } });
         return b;
+    }
+
+    /// Starts a tool_call block and announces the tool the model named.
+    pub fn startToolBlock(a: *Assembly, provider_index: u32, id: []const u8, name: []const u8) Allocator.Error!*Block {
+        const b = try a.startBlock(provider_index, .tool_call);
+        try b.id.appendSlice(a.gpa, id);
+        try b.name.appendSlice(a.gpa, name);
+        try a.push(.{ .tool_details = .{ .index = a.indexOf(b), .id = b.id.items, .name = b.name.items } });
+        return b;
+    }
+
+    /// The blocks of the message so far, in order.
+    pub fn blocksSoFar(a: *Assembly) []Block {
+        return a.blocks.items[0..a.block_count];
     }
 
     /// The open block with this provider index, if any.
@@ -105,6 +128,11 @@ pub const Assembly = struct {
     pub fn completeBlock(a: *Assembly, b: *Block) Allocator.Error!void {
         if (!b.open) return;
         b.open = false;
+        // A tool that takes no arguments streams no input at all: its input is `{}`.
+        if (b.kind == .tool_call and std.mem.trim(u8, b.text.items, " \t\r\n").len == 0) {
+            b.text.clearRetainingCapacity();
+            try b.text.appendSlice(a.gpa, "{}");
+        }
         try a.push(.{ .block_complete = .{ .index = a.indexOf(b), .kind = b.kind, .text = b.text.items } });
     }
 
@@ -117,29 +145,34 @@ pub const Assembly = struct {
         try a.provider_stop_reason.appendSlice(a.gpa, raw);
     }
 
+    /// Ends the message: the stream turns this into the end of the message or of the turn.
     pub fn completeMessage(a: *Assembly) Allocator.Error!void {
         try a.completeOpenBlocks();
         const raw = a.provider_stop_reason.items;
-        try a.push(.{ .message_complete = .{
+        try a.push(.{ .message_end = .{
             .stop_reason = if (raw.len == 0) .none else ev.StopReason.fromProvider(raw),
             .provider_stop_reason = raw,
             .usage = a.usage,
         } });
     }
 
-    /// Appends the assembled message to the conversation (text and thinking blocks).
-    pub fn commit(a: *Assembly, conversation: *Conversation.Conversation) Allocator.Error!void {
-        var blocks: [64]Conversation.Block = undefined;
-        var list: std.ArrayList(Conversation.Block) = .initBuffer(&blocks);
-        var heap: std.ArrayList(Conversation.Block) = .empty;
-        defer heap.deinit(a.gpa);
+    /// Appends the assembled message to the conversation. `inputs` holds each tool call's
+    /// normalized input, in block order.
+    pub fn commit(a: *Assembly, conversation: *Conversation.Conversation, inputs: []const []const u8) Allocator.Error!void {
+        var list: std.ArrayList(Conversation.Block) = .empty;
+        defer list.deinit(a.gpa);
+        var next_input: usize = 0;
         for (a.blocks.items[0..a.block_count]) |b| {
-            const block: Conversation.Block = .{ .kind = b.kind, .text = b.text.items };
-            if (list.items.len < blocks.len) list.appendAssumeCapacity(block) else try heap.append(a.gpa, block);
-        }
-        if (heap.items.len > 0) {
-            try heap.insertSlice(a.gpa, 0, list.items);
-            return conversation.appendCopy(.assistant, heap.items);
+            const block: Conversation.Block = switch (b.kind) {
+                .text, .none => .{ .kind = .text, .text = b.text.items },
+                .thinking => .{ .kind = .thinking, .text = b.text.items },
+                .tool_call => blk: {
+                    const input = inputs[next_input];
+                    next_input += 1;
+                    break :blk .{ .kind = .tool_call, .text = input, .id = b.id.items, .name = b.name.items };
+                },
+            };
+            try list.append(a.gpa, block);
         }
         try conversation.appendCopy(.assistant, list.items);
     }

@@ -22,6 +22,10 @@ pub const Provider = enum {
 };
 
 pub const default_max_tokens: u32 = 4096;
+pub const default_max_tool_iterations: u32 = 10;
+
+const tools = @import("tools.zig");
+const read_tool = @import("read_tool.zig");
 
 /// A configuration with borrowed strings; `Agent.init` copies what it keeps.
 pub const Config = struct {
@@ -33,6 +37,14 @@ pub const Config = struct {
     api_key: ?[]const u8 = null,
     system: ?[]const u8 = null,
     max_tokens: u32 = default_max_tokens,
+    /// Host tools, registered at creation (more can be added with `Agent.addTool`).
+    tools: []const tools.Tool = &.{},
+    /// What the agent is granted: only tools whose required capabilities are all here run.
+    capabilities: []const []const u8 = &.{},
+    /// Tool rounds a turn may take; one more fails it with a tool-loop error.
+    max_tool_iterations: u32 = default_max_tool_iterations,
+    /// Enables the native `read` tool.
+    read_tool: ?read_tool.Config = null,
 };
 
 /// Why a configuration was refused, for the user to read.
@@ -44,7 +56,7 @@ pub const Diagnostic = struct {
         return d.buffer[0..d.len];
     }
 
-    fn fail(d: *Diagnostic, comptime fmt: []const u8, args: anytype) error{InvalidConfig} {
+    pub fn fail(d: *Diagnostic, comptime fmt: []const u8, args: anytype) error{InvalidConfig} {
         const written = std.fmt.bufPrint(&d.buffer, fmt, args) catch d.buffer[0..];
         d.len = written.len;
         return error.InvalidConfig;
@@ -53,7 +65,7 @@ pub const Diagnostic = struct {
 
 pub const ParseError = error{ InvalidConfig, OutOfMemory };
 
-const known_keys = [_][]const u8{ "provider", "model", "base_url", "api_key", "system", "max_tokens" };
+const known_keys = [_][]const u8{ "provider", "model", "base_url", "api_key", "system", "max_tokens", "tools", "capabilities", "max_tool_iterations", "read_tool" };
 
 /// Parses a JSON object into a Config whose strings live in `arena`. Unknown keys, wrong
 /// types and missing required keys are refused with a message in `diag`.
@@ -84,6 +96,44 @@ pub fn parseJson(arena: Allocator, json: []const u8, diag: *Diagnostic) ParseErr
         if (v != .integer or v.integer < 1 or v.integer > std.math.maxInt(u32))
             return diag.fail("max_tokens must be a positive integer", .{});
         config.max_tokens = @intCast(v.integer);
+    }
+    if (obj.get("max_tool_iterations")) |v| {
+        if (v != .integer or v.integer < 0 or v.integer > 1000)
+            return diag.fail("max_tool_iterations must be an integer from 0 to 1000", .{});
+        config.max_tool_iterations = @intCast(v.integer);
+    }
+    if (obj.get("capabilities")) |v| {
+        if (v != .array) return diag.fail("capabilities must be an array of strings", .{});
+        const caps = try arena.alloc([]const u8, v.array.items.len);
+        for (v.array.items, caps) |item, *cap| {
+            if (item != .string) return diag.fail("capabilities must be an array of strings", .{});
+            cap.* = item.string;
+        }
+        config.capabilities = caps;
+    }
+    if (obj.get("tools")) |v| {
+        if (v != .array) return diag.fail("tools must be an array of tool specs", .{});
+        const list = try arena.alloc(tools.Tool, v.array.items.len);
+        for (v.array.items, list) |item, *t| t.* = try tools.parseSpec(arena, item, diag);
+        config.tools = list;
+    }
+    if (obj.get("read_tool")) |v| {
+        if (v != .object) return diag.fail("read_tool must be an object {{\"root\": dir, \"max_bytes\": n}}", .{});
+        var rt: read_tool.Config = .{ .root = "" };
+        var it2 = v.object.iterator();
+        while (it2.next()) |entry| {
+            const key = entry.key_ptr.*;
+            const val = entry.value_ptr.*;
+            if (std.mem.eql(u8, key, "root")) {
+                if (val != .string or val.string.len == 0) return diag.fail("read_tool.root must be a directory path", .{});
+                rt.root = val.string;
+            } else if (std.mem.eql(u8, key, "max_bytes")) {
+                if (val != .integer or val.integer < 64) return diag.fail("read_tool.max_bytes must be an integer of at least 64", .{});
+                rt.max_bytes = @intCast(val.integer);
+            } else return diag.fail("unknown read_tool key \"{s}\"", .{key});
+        }
+        if (rt.root.len == 0) return diag.fail("read_tool needs \"root\"", .{});
+        config.read_tool = rt;
     }
     if (config.base_url) |url| {
         const uri = std.Uri.parse(url) catch return diag.fail("base_url \"{s}\" is not a URL", .{url});

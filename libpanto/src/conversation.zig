@@ -2,13 +2,21 @@
 //! module renders it into its own request format.
 const std = @import("std");
 const Allocator = std.mem.Allocator;
-const BlockKind = @import("event.zig").BlockKind;
 
 pub const Role = enum { user, assistant };
 
+pub const BlockKind = enum { text, thinking, tool_call, tool_result };
+
 pub const Block = struct {
     kind: BlockKind,
+    /// text / thinking: the text; tool_call: the input JSON object; tool_result: the content.
     text: []const u8,
+    /// tool_call and tool_result: the call's id.
+    id: []const u8 = "",
+    /// tool_call: the tool's name.
+    name: []const u8 = "",
+    /// tool_result: the tool failed.
+    is_error: bool = false,
 };
 
 pub const Message = struct {
@@ -30,11 +38,7 @@ pub const Conversation = struct {
     }
 
     pub fn appendUserText(c: *Conversation, text: []const u8) Allocator.Error!void {
-        const blocks = try c.gpa.alloc(Block, 1);
-        errdefer c.gpa.free(blocks);
-        blocks[0] = .{ .kind = .text, .text = try c.gpa.dupe(u8, text) };
-        errdefer c.gpa.free(blocks[0].text);
-        try c.messages.append(c.gpa, .{ .role = .user, .blocks = blocks });
+        try c.appendCopy(.user, &.{.{ .kind = .text, .text = text }});
     }
 
     /// Removes the last message (a user message whose turn could not even start).
@@ -43,22 +47,22 @@ pub const Conversation = struct {
         freeMessage(c.gpa, m);
     }
 
-    /// Appends a message, copying the blocks' text.
+    /// Appends a message, copying the blocks' strings.
     pub fn appendCopy(c: *Conversation, role: Role, blocks: []const Block) Allocator.Error!void {
         const owned = try c.gpa.alloc(Block, blocks.len);
         var filled: usize = 0;
         errdefer {
-            for (owned[0..filled]) |b| c.gpa.free(b.text);
+            for (owned[0..filled]) |b| freeBlock(c.gpa, b);
             c.gpa.free(owned);
         }
         for (blocks, 0..) |b, i| {
-            owned[i] = .{ .kind = b.kind, .text = try c.gpa.dupe(u8, b.text) };
+            owned[i] = try copyBlock(c.gpa, b);
             filled += 1;
         }
         try c.messages.append(c.gpa, .{ .role = role, .blocks = owned });
     }
 
-    /// Writes the conversation as `[{"role": ..., "content": [{"type": ..., "text": ...}]}]`.
+    /// Writes the conversation as `[{"role": ..., "content": [blocks]}]` (see panto.h).
     pub fn writeJson(c: *const Conversation, w: *std.Io.Writer) std.Io.Writer.Error!void {
         var s: std.json.Stringify = .{ .writer = w };
         try s.beginArray();
@@ -72,8 +76,28 @@ pub const Conversation = struct {
                 try s.beginObject();
                 try s.objectField("type");
                 try s.write(@tagName(b.kind));
-                try s.objectField("text");
-                try s.write(b.text);
+                switch (b.kind) {
+                    .text, .thinking => {
+                        try s.objectField("text");
+                        try s.write(b.text);
+                    },
+                    .tool_call => {
+                        try s.objectField("id");
+                        try s.write(b.id);
+                        try s.objectField("name");
+                        try s.write(b.name);
+                        try s.objectField("input");
+                        try writeRawJson(&s, b.text);
+                    },
+                    .tool_result => {
+                        try s.objectField("id");
+                        try s.write(b.id);
+                        try s.objectField("content");
+                        try s.write(b.text);
+                        try s.objectField("is_error");
+                        try s.write(b.is_error);
+                    },
+                }
                 try s.endObject();
             }
             try s.endArray();
@@ -83,7 +107,28 @@ pub const Conversation = struct {
     }
 };
 
+/// Writes text that is already a JSON value (a tool input) as a value.
+pub fn writeRawJson(s: *std.json.Stringify, json: []const u8) std.Io.Writer.Error!void {
+    try s.beginWriteRaw();
+    try s.writer.writeAll(json);
+    s.endWriteRaw();
+}
+
+fn copyBlock(gpa: Allocator, b: Block) Allocator.Error!Block {
+    const text = try gpa.dupe(u8, b.text);
+    errdefer gpa.free(text);
+    const id = try gpa.dupe(u8, b.id);
+    errdefer gpa.free(id);
+    return .{ .kind = b.kind, .text = text, .id = id, .name = try gpa.dupe(u8, b.name), .is_error = b.is_error };
+}
+
+fn freeBlock(gpa: Allocator, b: Block) void {
+    gpa.free(b.text);
+    gpa.free(b.id);
+    gpa.free(b.name);
+}
+
 fn freeMessage(gpa: Allocator, m: Message) void {
-    for (m.blocks) |b| gpa.free(b.text);
+    for (m.blocks) |b| freeBlock(gpa, b);
     gpa.free(m.blocks);
 }

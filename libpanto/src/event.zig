@@ -51,20 +51,40 @@ pub const MessageStart = struct { id: []const u8, model: []const u8 };
 pub const BlockStart = struct { index: u32, kind: BlockKind };
 pub const ContentDelta = struct { index: u32, kind: BlockKind, text: []const u8 };
 pub const BlockComplete = struct { index: u32, kind: BlockKind, text: []const u8 };
+/// How an assistant message, or the whole turn, ended.
 pub const MessageComplete = struct {
     stop_reason: StopReason,
     provider_stop_reason: []const u8,
     usage: Usage,
 };
+/// The model named a tool; its input follows as content deltas of the block.
+pub const ToolDetails = struct { index: u32, id: []const u8, name: []const u8 };
+/// A tool call is about to be handled. `input` is a JSON object. When `awaiting_result`, the
+/// host runs the tool and submits the result before the next `next()`.
+pub const ToolCallStart = struct { id: []const u8, name: []const u8, input: []const u8, awaiting_result: bool };
+pub const ToolResult = struct { id: []const u8, name: []const u8, content: []const u8, is_error: bool };
 
 pub const Event = union(enum) {
     message_start: MessageStart,
     block_start: BlockStart,
     content_delta: ContentDelta,
     block_complete: BlockComplete,
-    /// The turn's terminal event: `next()` after it returns null.
+    /// One assistant message ended (its own stop reason and usage).
+    message_end: MessageComplete,
+    tool_details: ToolDetails,
+    tool_call_start: ToolCallStart,
+    tool_result: ToolResult,
+    /// The turn's terminal event: `next()` after it returns null. Usage is the turn's sum.
     message_complete: MessageComplete,
 };
+
+pub fn addUsage(total: *Usage, u: Usage) void {
+    total.input_tokens += u.input_tokens;
+    total.output_tokens += u.output_tokens;
+    total.cache_read_tokens += u.cache_read_tokens;
+    total.cache_write_tokens += u.cache_write_tokens;
+    total.reasoning_tokens += u.reasoning_tokens;
+}
 
 test "stop reasons of both providers map onto one set" {
     try std.testing.expectEqual(StopReason.end_turn, StopReason.fromProvider("stop"));

@@ -2,15 +2,18 @@
 //! its chunks. https://platform.openai.com/docs/api-reference/chat-streaming
 const std = @import("std");
 const Allocator = std.mem.Allocator;
-const Config = @import("config.zig").Config;
-const Conversation = @import("conversation.zig").Conversation;
+const conversation = @import("conversation.zig");
+const tools = @import("tools.zig");
 const Assembly = @import("assembly.zig").Assembly;
 const errors = @import("errors.zig");
 const sse = @import("sse.zig");
 
 pub const endpoint = "/v1/chat/completions";
 
-pub fn writeRequest(w: *std.Io.Writer, config: Config, conversation: *const Conversation) std.Io.Writer.Error!void {
+pub const RequestParts = @import("request.zig").RequestParts;
+
+pub fn writeRequest(w: *std.Io.Writer, parts: RequestParts) std.Io.Writer.Error!void {
+    const config = parts.config;
     var s: std.json.Stringify = .{ .writer = w };
     try s.beginObject();
     try s.objectField("model");
@@ -19,28 +22,65 @@ pub fn writeRequest(w: *std.Io.Writer, config: Config, conversation: *const Conv
     try s.write(config.max_tokens);
     try s.objectField("messages");
     try s.beginArray();
-    if (config.system) |system| {
-        try s.beginObject();
-        try s.objectField("role");
-        try s.write("system");
-        try s.objectField("content");
-        try s.write(system);
-        try s.endObject();
-    }
-    for (conversation.messages.items) |m| {
-        try s.beginObject();
-        try s.objectField("role");
-        try s.write(@tagName(m.role));
-        try s.objectField("content");
-        // Chat Completions takes the content as one string; thinking is not sent back.
-        try s.beginWriteRaw();
-        try s.writer.writeByte('"');
-        for (m.blocks) |b| if (b.kind == .text) try std.json.Stringify.encodeJsonStringChars(b.text, .{}, s.writer);
-        try s.writer.writeByte('"');
-        s.endWriteRaw();
-        try s.endObject();
-    }
+    if (config.system) |system| try writeMessage(&s, "system", system);
+    for (parts.conversation.messages.items) |m| switch (m.role) {
+        .user => {
+            // Tool results are messages of their own (role "tool"); text goes as a user message.
+            for (m.blocks) |b| if (b.kind == .tool_result) {
+                try s.beginObject();
+                try s.objectField("role");
+                try s.write("tool");
+                try s.objectField("tool_call_id");
+                try s.write(b.id);
+                try s.objectField("content");
+                try s.write(b.text);
+                try s.endObject();
+            };
+            if (hasKind(m.blocks, .text)) {
+                try s.beginObject();
+                try s.objectField("role");
+                try s.write("user");
+                try s.objectField("content");
+                try writeJoinedText(&s, m.blocks);
+                try s.endObject();
+            }
+        },
+        .assistant => {
+            try s.beginObject();
+            try s.objectField("role");
+            try s.write("assistant");
+            try s.objectField("content");
+            if (hasKind(m.blocks, .text)) try writeJoinedText(&s, m.blocks) else try s.write(null);
+            if (hasKind(m.blocks, .tool_call)) {
+                try s.objectField("tool_calls");
+                try s.beginArray();
+                for (m.blocks) |b| if (b.kind == .tool_call) {
+                    try s.beginObject();
+                    try s.objectField("id");
+                    try s.write(b.id);
+                    try s.objectField("type");
+                    try s.write("function");
+                    try s.objectField("function");
+                    try s.beginObject();
+                    try s.objectField("name");
+                    try s.write(b.name);
+                    try s.objectField("arguments");
+                    try s.write(b.text); // Chat Completions carries arguments as a JSON string
+                    try s.endObject();
+                    try s.endObject();
+                };
+                try s.endArray();
+            }
+            try s.endObject();
+        },
+    };
     try s.endArray();
+    if (parts.hasTools()) {
+        try s.objectField("tools");
+        try s.beginArray();
+        for (parts.tools) |t| if (t.allowedWith(parts.granted)) try tools.writeOne(&s, t, .openai);
+        try s.endArray();
+    }
     try s.objectField("stream");
     try s.write(true);
     try s.objectField("stream_options");
@@ -51,6 +91,29 @@ pub fn writeRequest(w: *std.Io.Writer, config: Config, conversation: *const Conv
     try s.endObject();
 }
 
+fn writeMessage(s: *std.json.Stringify, role: []const u8, content: []const u8) std.Io.Writer.Error!void {
+    try s.beginObject();
+    try s.objectField("role");
+    try s.write(role);
+    try s.objectField("content");
+    try s.write(content);
+    try s.endObject();
+}
+
+fn hasKind(blocks: []const conversation.Block, kind: conversation.BlockKind) bool {
+    for (blocks) |b| if (b.kind == kind) return true;
+    return false;
+}
+
+/// Chat Completions takes a message's content as one string; thinking is not sent back.
+fn writeJoinedText(s: *std.json.Stringify, blocks: []const conversation.Block) std.Io.Writer.Error!void {
+    try s.beginWriteRaw();
+    try s.writer.writeByte('"');
+    for (blocks) |b| if (b.kind == .text) try std.json.Stringify.encodeJsonStringChars(b.text, .{}, s.writer);
+    try s.writer.writeByte('"');
+    s.endWriteRaw();
+}
+
 const WireChunk = struct {
     id: []const u8 = "",
     model: []const u8 = "",
@@ -59,6 +122,14 @@ const WireChunk = struct {
         delta: ?struct {
             content: ?[]const u8 = null,
             reasoning_content: ?[]const u8 = null,
+            tool_calls: []const struct {
+                index: u32 = 0,
+                id: ?[]const u8 = null,
+                function: ?struct {
+                    name: ?[]const u8 = null,
+                    arguments: ?[]const u8 = null,
+                } = null,
+            } = &.{},
         } = null,
         finish_reason: ?[]const u8 = null,
     } = &.{},
@@ -77,9 +148,11 @@ const WireError = struct {
     code: ?std.json.Value = null,
 };
 
-// OpenAI has no block indexes: panto numbers the blocks of a choice itself.
+// OpenAI has no block indexes: panto numbers the blocks of a choice itself. Tool call `index`
+// n is slot tool_slot_base + n.
 const thinking_slot: u32 = 0;
 const text_slot: u32 = 1;
+const tool_slot_base: u32 = 1000;
 
 pub const Decoder = struct {
     saw_done: bool = false,
@@ -110,6 +183,15 @@ pub const Decoder = struct {
             if (choice.delta) |delta| {
                 if (delta.reasoning_content) |t| try appendTo(a, thinking_slot, .thinking, t);
                 if (delta.content) |t| try appendTo(a, text_slot, .text, t);
+                for (delta.tool_calls) |call| {
+                    const slot = tool_slot_base +| call.index;
+                    const b = a.findOpen(slot) orelse blk: {
+                        try a.completeOpenBlocks();
+                        const name = if (call.function) |f| f.name orelse "" else "";
+                        break :blk try a.startToolBlock(slot, call.id orelse "", name);
+                    };
+                    if (call.function) |f| if (f.arguments) |args| try a.appendDelta(b, args);
+                }
             }
             if (choice.finish_reason) |r| {
                 d.saw_finish = true;

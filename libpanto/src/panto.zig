@@ -5,6 +5,7 @@ pub const errors = @import("errors.zig");
 pub const sse = @import("sse.zig");
 pub const config = @import("config.zig");
 pub const conversation = @import("conversation.zig");
+pub const tools = @import("tools.zig");
 
 pub const Agent = @import("agent.zig").Agent;
 pub const Stream = @import("stream.zig").Stream;
@@ -25,4 +26,7 @@ test {
     _ = @import("anthropic.zig");
     _ = @import("openai.zig");
     _ = @import("assembly.zig");
+    _ = @import("schema.zig");
+    _ = @import("read_tool.zig");
+    _ = @import("tool_round.zig");
 }

@@ -9,8 +9,12 @@ const sse = @import("sse.zig");
 const Assembly = @import("assembly.zig").Assembly;
 const anthropic = @import("anthropic.zig");
 const openai = @import("openai.zig");
+const Round = @import("tool_round.zig").Round;
 
 const TurnError = errors.TurnError;
+/// `next()` fails with a TurnError (sticky), or ResultPending: a host tool call still awaits
+/// its result; nothing changed, submit it and call again.
+pub const NextError = TurnError || error{ResultPending};
 
 const transfer_buffer_len = 16 * 1024;
 const max_error_body = 64 * 1024;
@@ -18,6 +22,8 @@ const max_error_body = 64 * 1024;
 pub const Stream = struct {
     agent: *Agent,
     state: State = .unsent,
+    /// `request` holds an open request that must be closed.
+    connected: bool = false,
     failure: TurnError = error.Protocol, // meaningful only when state == .failed
     detail: errors.Detail = .{},
 
@@ -35,7 +41,21 @@ pub const Stream = struct {
     assembly: Assembly,
     decoder: union(enum) { anthropic: anthropic.Decoder, openai: openai.Decoder },
 
+    /// The tool calls of the last assistant message, while they are handled.
+    round: Round,
+    phase: Phase = .messages,
+    /// Which call of the round the next tool event is about.
+    cursor: usize = 0,
+    /// Tool rounds done in this turn.
+    rounds: u32 = 0,
+    turn_usage: ev.Usage = .{},
+    /// The last message's end, repeated by the turn's MessageComplete.
+    last_end: ev.MessageComplete = .{ .stop_reason = .none, .provider_stop_reason = "", .usage = .{} },
+    /// A failure decided while delivering an event, returned by the next call.
+    pending_failure: ?TurnError = null,
+
     const State = enum { unsent, streaming, done, failed };
+    const Phase = enum { messages, tool_starts, tool_results, complete };
 
     pub fn create(agent: *Agent) Allocator.Error!*Stream {
         const gpa = agent.gpa;
@@ -46,12 +66,17 @@ pub const Stream = struct {
             .parser = .init(gpa),
             .event_arena = .init(gpa),
             .assembly = .init(gpa),
-            .decoder = switch (agent.config.provider) {
-                .anthropic => .{ .anthropic = .{} },
-                .openai => .{ .openai = .{} },
-            },
+            .decoder = newDecoder(agent),
+            .round = .{ .gpa = gpa },
         };
         return s;
+    }
+
+    fn newDecoder(agent: *const Agent) @FieldType(Stream, "decoder") {
+        return switch (agent.config.provider) {
+            .anthropic => .{ .anthropic = .{} },
+            .openai => .{ .openai = .{} },
+        };
     }
 
     /// Frees the stream and closes its connection. A turn freed before it ended commits no
@@ -68,21 +93,57 @@ pub const Stream = struct {
         s.parser.deinit();
         s.event_arena.deinit();
         s.assembly.deinit();
+        s.round.deinit();
         gpa.destroy(s);
         agent.streamDestroyed();
     }
 
     /// The next event of the turn; null once the turn is over (after MessageComplete).
     /// A failure is sticky: every later call returns the same error.
-    pub fn next(s: *Stream) TurnError!?ev.Event {
-        switch (s.state) {
-            .done => return null,
-            .failed => return s.failure,
-            .unsent => {
-                s.open() catch |err| return s.fail(err);
-                s.state = .streaming;
+    pub fn next(s: *Stream) NextError!?ev.Event {
+        if (s.state == .done) return null;
+        if (s.state == .failed) return s.failure;
+        if (s.pending_failure) |err| return s.fail(err);
+        switch (s.phase) {
+            .messages => {},
+            .complete => {
+                s.state = .done;
+                s.agent.busy = false;
+                return .{ .message_complete = .{
+                    .stop_reason = s.last_end.stop_reason,
+                    .provider_stop_reason = s.last_end.provider_stop_reason,
+                    .usage = s.turn_usage,
+                } };
             },
-            .streaming => {},
+            .tool_starts => {
+                if (s.cursor < s.round.calls.items.len) {
+                    const c = &s.round.calls.items[s.cursor];
+                    s.cursor += 1;
+                    return .{ .tool_call_start = .{ .id = c.id, .name = c.name, .input = c.input, .awaiting_result = c.handling == .host } };
+                }
+                if (s.round.pending()) return error.ResultPending;
+                s.round.runNative(s.agent) catch |err| return s.fail(err);
+                s.phase = .tool_results;
+                s.cursor = 0;
+                return s.next();
+            },
+            .tool_results => {
+                if (s.cursor < s.round.calls.items.len) {
+                    const c = &s.round.calls.items[s.cursor];
+                    s.cursor += 1;
+                    return .{ .tool_result = .{ .id = c.id, .name = c.name, .content = c.result orelse "", .is_error = c.is_error } };
+                }
+                // The round is over: its results go to the model in the next request.
+                s.round.commitResults(&s.agent.conversation) catch |err| return s.fail(err);
+                s.round.clear();
+                s.rounds += 1;
+                s.phase = .messages;
+                s.startNextMessage();
+            },
+        }
+        if (s.state == .unsent) {
+            s.open() catch |err| return s.fail(err);
+            s.state = .streaming;
         }
         while (true) {
             if (s.assembly.pop()) |e| return s.deliver(e);
@@ -111,23 +172,95 @@ pub const Stream = struct {
         }
     }
 
+    /// Gives the result of a host tool call announced by ToolCallStart with awaiting_result.
+    pub fn submitToolResult(s: *Stream, call_id: []const u8, content: []const u8, is_error: bool) error{ NoSuchCall, InvalidArgument, OutOfMemory }!void {
+        if (!std.unicode.utf8ValidateSlice(content)) return error.InvalidArgument;
+        if (s.phase != .tool_starts or s.state == .failed) return error.NoSuchCall;
+        for (s.round.calls.items) |*c| {
+            if (c.handling == .host and c.result == null and std.mem.eql(u8, c.id, call_id))
+                return c.setResult(s.agent.gpa, content, is_error);
+        }
+        return error.NoSuchCall;
+    }
+
+    /// Prepares the stream for the next provider call of the same turn.
+    fn startNextMessage(s: *Stream) void {
+        s.closeConnection();
+        s.state = .unsent;
+        s.assembly.reset();
+        s.decoder = newDecoder(s.agent);
+        s.parser.deinit();
+        s.parser = .init(s.agent.gpa);
+        s.request_body.clearRetainingCapacity();
+        s.auth_header.clearRetainingCapacity();
+        s.detail.setRequestId(s.agent.gpa, "");
+    }
+
     /// The detail of the failure (valid until the stream is destroyed), or null.
     pub fn failureDetail(s: *const Stream) ?*const errors.Detail {
         return if (s.state == .failed) &s.detail else null;
     }
 
-    fn deliver(s: *Stream, e: ev.Event) TurnError!?ev.Event {
-        if (e == .message_complete) {
-            // The turn is over: keep the assistant message, free the agent for the next turn.
-            s.assembly.commit(&s.agent.conversation) catch |err| return s.fail(err);
-            s.closeConnection();
-            s.state = .done;
-            s.agent.busy = false;
+    fn deliver(s: *Stream, e: ev.Event) NextError!?ev.Event {
+        if (e == .message_end) {
+            s.endMessage(e.message_end) catch |err| return s.fail(err);
         }
         return e;
     }
 
+    /// An assistant message ended: keep it in the conversation, then either handle its tool
+    /// calls or end the turn.
+    fn endMessage(s: *Stream, end: ev.MessageComplete) TurnError!void {
+        const agent = s.agent;
+        s.closeConnection();
+        ev.addUsage(&s.turn_usage, end.usage);
+        s.last_end = end;
+
+        try s.round.collect(agent, &s.assembly);
+        const inputs = try agent.gpa.alloc([]const u8, s.round.calls.items.len);
+        defer agent.gpa.free(inputs);
+        for (s.round.calls.items, inputs) |c, *input| input.* = c.input;
+        try s.assembly.commit(&agent.conversation, inputs);
+
+        const wants_tools = s.round.calls.items.len > 0 and switch (end.stop_reason) {
+            .tool_use, .end_turn, .none => true,
+            else => false, // cut short (max_tokens, refusal...): its calls may be incomplete
+        };
+        if (!wants_tools) {
+            if (s.round.calls.items.len > 0) {
+                try s.round.answerAllWith("The tool call was not run: the message was cut short.");
+                try s.round.commitResults(&agent.conversation);
+            }
+            s.phase = .complete;
+            return;
+        }
+        if (s.rounds >= agent.config.max_tool_iterations) {
+            var buf: [160]u8 = undefined;
+            const msg = std.fmt.bufPrint(&buf, "the model asked for tools more than max_tool_iterations ({d}) times in one turn", .{agent.config.max_tool_iterations}) catch "too many tool rounds";
+            return s.failRound(error.ToolLoop, "tool_loop", msg);
+        }
+        if (s.round.refused(agent)) |c| {
+            var buf: [200]u8 = undefined;
+            const msg = std.fmt.bufPrint(&buf, "the model called tool \"{s}\", which needs capabilities this agent was not granted", .{c.name}) catch "a tool call needs capabilities this agent was not granted";
+            return s.failRound(error.Capability, "capability_error", msg);
+        }
+        s.phase = .tool_starts;
+        s.cursor = 0;
+    }
+
+    /// Fails the turn at the next call, answering the round's calls with the reason so that
+    /// the conversation stays valid for another turn.
+    fn failRound(s: *Stream, err: TurnError, error_type: []const u8, message: []const u8) TurnError!void {
+        const gpa = s.agent.gpa;
+        s.detail.set(gpa, 0, error_type, message);
+        try s.round.answerAllWith(message);
+        try s.round.commitResults(&s.agent.conversation);
+        s.round.clear();
+        s.pending_failure = err;
+    }
+
     fn fail(s: *Stream, err: TurnError) TurnError {
+        s.pending_failure = null;
         if (s.detail.message.items.len == 0) s.detail.set(s.agent.gpa, s.detail.http_status, "", @errorName(err));
         s.closeConnection();
         s.state = .failed;
@@ -137,11 +270,11 @@ pub const Stream = struct {
     }
 
     fn closeConnection(s: *Stream) void {
-        if (s.state != .streaming) return;
+        if (!s.connected) return;
         // A request that did not read its body to the end closes its connection: a half-read
         // stream can never be reused.
         s.request.deinit();
-        s.state = .unsent; // the caller sets the real state next
+        s.connected = false;
     }
 
     /// Sends the request and reads the response head. A non-2xx answer becomes the typed
@@ -160,9 +293,15 @@ pub const Stream = struct {
             return error.Connection;
         };
         const w = &s.request_body.writer;
+        const parts: anthropic.RequestParts = .{
+            .config = config,
+            .conversation = &agent.conversation,
+            .tools = agent.tools.items,
+            .granted = config.capabilities,
+        };
         const written = switch (config.provider) {
-            .anthropic => anthropic.writeRequest(w, config, &agent.conversation),
-            .openai => openai.writeRequest(w, config, &agent.conversation),
+            .anthropic => anthropic.writeRequest(w, parts),
+            .openai => openai.writeRequest(w, parts),
         };
         written catch return error.OutOfMemory;
 
@@ -204,7 +343,7 @@ pub const Stream = struct {
             },
             .extra_headers = extra[0..n_extra],
         }) catch |err| return s.connectFailure(err);
-        s.state = .streaming; // from here on the request must be closed
+        s.connected = true; // from here on the request must be closed
         s.request.sendBodyComplete(s.request_body.written()) catch |err| return s.connectFailure(err);
         s.response = s.request.receiveHead(&.{}) catch |err| return s.connectFailure(err);
 

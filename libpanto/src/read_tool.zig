@@ -1,0 +1,192 @@
+//! The native `read` tool: reads a UTF-8 text file under a configured root directory, by lines,
+//! with a byte cap, and says when it stopped early. Paths that leave the root are refused.
+const std = @import("std");
+const Allocator = std.mem.Allocator;
+
+pub const name = "read";
+pub const capability = "fs.read";
+pub const description = "Read a UTF-8 text file under the agent's root directory. Returns the lines from " ++
+    "`offset` (0-based, default 0), at most `limit` of them (default 2000), and says when the output was truncated.";
+pub const schema =
+    \\{"type":"object","properties":{"path":{"type":"string","description":"File path relative to the root directory"},"offset":{"type":"integer","minimum":0,"description":"First line to read, 0-based"},"limit":{"type":"integer","minimum":1,"description":"Most lines to read"}},"required":["path"],"additionalProperties":false}
+;
+pub const default_max_bytes: usize = 64 * 1024;
+const default_limit: u64 = 2000;
+/// Larger files are refused rather than read whole.
+const max_file_bytes: usize = 64 * 1024 * 1024;
+
+pub const Config = struct {
+    root: []const u8,
+    max_bytes: usize = default_max_bytes,
+};
+
+pub const Result = struct {
+    content: []u8,
+    is_error: bool,
+};
+
+/// Runs the tool on an input already checked against `schema`. The content is owned by the
+/// caller. Only OutOfMemory is an error; every other failure is an error result for the model.
+pub fn run(gpa: Allocator, config: Config, input: std.json.Value) Allocator.Error!Result {
+    const path = input.object.get("path").?.string;
+    const offset: u64 = if (input.object.get("offset")) |v| @intCast(@max(0, v.integer)) else 0;
+    const limit: u64 = if (input.object.get("limit")) |v| @intCast(@max(1, v.integer)) else default_limit;
+
+    const file = readUnderRoot(gpa, config.root, path) catch |err| return switch (err) {
+        error.OutOfMemory => error.OutOfMemory,
+        error.OutsideRoot => failure(gpa, "path \"{s}\" is outside the root directory", .{path}),
+        error.NotFound => failure(gpa, "no such file: \"{s}\"", .{path}),
+        error.IsDirectory => failure(gpa, "\"{s}\" is a directory", .{path}),
+        error.TooLarge => failure(gpa, "\"{s}\" is larger than {d} bytes", .{ path, max_file_bytes }),
+        error.Unreadable => failure(gpa, "cannot read \"{s}\"", .{path}),
+    };
+    defer gpa.free(file);
+    if (!std.unicode.utf8ValidateSlice(file)) return failure(gpa, "\"{s}\" is not a UTF-8 text file", .{path});
+
+    const total = countLines(file);
+    var out: std.ArrayList(u8) = .empty;
+    errdefer out.deinit(gpa);
+    var lines = std.mem.splitScalar(u8, file, '\n');
+    var index: u64 = 0;
+    var shown: u64 = 0;
+    var cut_by_bytes = false;
+    while (lines.next()) |line| : (index += 1) {
+        if (index >= total) break;
+        if (index < offset) continue;
+        if (shown == limit) break;
+        if (out.items.len + line.len + 1 > config.max_bytes) {
+            cut_by_bytes = true;
+            break;
+        }
+        try out.appendSlice(gpa, line);
+        try out.append(gpa, '\n');
+        shown += 1;
+    }
+    const end = offset + shown;
+    if (offset > 0 or end < total or cut_by_bytes) {
+        if (shown == 0 and offset >= total) {
+            try out.print(gpa, "[offset {d} is past the end: the file has {d} lines]", .{ offset, total });
+        } else if (end < total) {
+            try out.print(gpa, "[truncated: showing lines {d}-{d} of {d}; use offset to read more]", .{ offset + 1, end, total });
+        } else {
+            try out.print(gpa, "[showing lines {d}-{d} of {d}]", .{ offset + 1, end, total });
+        }
+    }
+    return .{ .content = try out.toOwnedSlice(gpa), .is_error = false };
+}
+
+fn failure(gpa: Allocator, comptime fmt: []const u8, args: anytype) Allocator.Error!Result {
+    return .{ .content = try std.fmt.allocPrint(gpa, fmt, args), .is_error = true };
+}
+
+/// Lines in the file; a final newline ends the last line rather than starting another.
+fn countLines(bytes: []const u8) u64 {
+    if (bytes.len == 0) return 0;
+    const newlines = std.mem.count(u8, bytes, "\n");
+    return if (bytes[bytes.len - 1] == '\n') newlines else newlines + 1;
+}
+
+const ReadError = error{ OutOfMemory, OutsideRoot, NotFound, IsDirectory, TooLarge, Unreadable };
+
+/// Reads root/path after resolving both (symlinks included) and checking that the file is
+/// inside the root.
+fn readUnderRoot(gpa: Allocator, root: []const u8, path: []const u8) ReadError![]u8 {
+    if (path.len == 0 or path[0] == '/' or std.mem.indexOfScalar(u8, path, 0) != null) return error.OutsideRoot;
+    // Refuse `..` that climbs out even when the target does not exist; symlinks are caught
+    // below, on the resolved path.
+    var depth: isize = 0;
+    var parts = std.mem.tokenizeScalar(u8, path, '/');
+    while (parts.next()) |part| {
+        if (std.mem.eql(u8, part, "..")) depth -= 1 else if (!std.mem.eql(u8, part, ".")) depth += 1;
+        if (depth < 0) return error.OutsideRoot;
+    }
+    var root_buf: [std.c.PATH_MAX]u8 = undefined;
+    const root_real = try realpath(gpa, root, &root_buf);
+    const joined = try std.fmt.allocPrint(gpa, "{s}/{s}", .{ root_real, path });
+    defer gpa.free(joined);
+    var file_buf: [std.c.PATH_MAX]u8 = undefined;
+    const file_real = try realpath(gpa, joined, &file_buf);
+    const inside = std.mem.startsWith(u8, file_real, root_real) and
+        (file_real.len > root_real.len and (file_real[root_real.len] == '/' or std.mem.eql(u8, root_real, "/")));
+    if (!inside) return error.OutsideRoot;
+
+    var path_z: [std.c.PATH_MAX + 1]u8 = undefined;
+    @memcpy(path_z[0..file_real.len], file_real);
+    path_z[file_real.len] = 0;
+    const dir_fd = std.c.open(@ptrCast(&path_z), .{ .ACCMODE = .RDONLY, .DIRECTORY = true, .CLOEXEC = true });
+    if (dir_fd >= 0) {
+        _ = std.c.close(dir_fd);
+        return error.IsDirectory;
+    }
+    const fd = std.c.open(@ptrCast(&path_z), .{ .ACCMODE = .RDONLY, .CLOEXEC = true });
+    if (fd < 0) return error.Unreadable;
+    defer _ = std.c.close(fd);
+
+    var data: std.ArrayList(u8) = .empty;
+    errdefer data.deinit(gpa);
+    var chunk: [16 * 1024]u8 = undefined;
+    while (true) {
+        const n = std.c.read(fd, &chunk, chunk.len);
+        if (n < 0) return error.Unreadable;
+        if (n == 0) break;
+        if (data.items.len + @as(usize, @intCast(n)) > max_file_bytes) return error.TooLarge;
+        try data.appendSlice(gpa, chunk[0..@intCast(n)]);
+    }
+    return data.toOwnedSlice(gpa);
+}
+
+fn realpath(gpa: Allocator, path: []const u8, buf: *[std.c.PATH_MAX]u8) ReadError![]const u8 {
+    const z = try gpa.dupeZ(u8, path);
+    defer gpa.free(z);
+    const resolved = std.c.realpath(z, buf) orelse return error.NotFound;
+    return std.mem.span(resolved);
+}
+
+test "read: lines, offset and limit, truncation note, escapes refused" {
+    const gpa = std.testing.allocator;
+    var tmp = std.testing.tmpDir(.{});
+    defer tmp.cleanup();
+    var dir_buf: [std.c.PATH_MAX]u8 = undefined;
+    const root = try tmpPath(&tmp, &dir_buf);
+    try writeFile(gpa, root, "notes.txt", "one\ntwo\nthree\nfour\n");
+
+    var arena: std.heap.ArenaAllocator = .init(gpa);
+    defer arena.deinit();
+    const a = arena.allocator();
+    const cases = [_]struct { []const u8, []const u8, bool }{
+        .{ "{\"path\":\"notes.txt\"}", "one\ntwo\nthree\nfour\n", false },
+        .{ "{\"path\":\"notes.txt\",\"offset\":1,\"limit\":2}", "two\nthree\n[truncated: showing lines 2-3 of 4; use offset to read more]", false },
+        .{ "{\"path\":\"notes.txt\",\"offset\":3}", "four\n[showing lines 4-4 of 4]", false },
+        .{ "{\"path\":\"notes.txt\",\"offset\":9}", "[offset 9 is past the end: the file has 4 lines]", false },
+        .{ "{\"path\":\"../x\"}", "path \"../x\" is outside the root directory", true },
+        .{ "{\"path\":\"/etc/passwd\"}", "path \"/etc/passwd\" is outside the root directory", true },
+        .{ "{\"path\":\"missing.txt\"}", "no such file: \"missing.txt\"", true },
+        .{ "{\"path\":\".\"}", "path \".\" is outside the root directory", true },
+    };
+    for (cases) |case| {
+        const input = try std.json.parseFromSliceLeaky(std.json.Value, a, case[0], .{});
+        const result = try run(gpa, .{ .root = root }, input);
+        defer gpa.free(result.content);
+        try std.testing.expectEqualStrings(case[1], result.content);
+        try std.testing.expectEqual(case[2], result.is_error);
+    }
+    // The byte cap stops at a whole line and says so.
+    const input = try std.json.parseFromSliceLeaky(std.json.Value, a, "{\"path\":\"notes.txt\"}", .{});
+    const capped = try run(gpa, .{ .root = root, .max_bytes = 9 }, input);
+    defer gpa.free(capped.content);
+    try std.testing.expectEqualStrings("one\ntwo\n[truncated: showing lines 1-2 of 4; use offset to read more]", capped.content);
+}
+
+fn tmpPath(tmp: *std.testing.TmpDir, buf: *[std.c.PATH_MAX]u8) ![]const u8 {
+    const rel = try std.fmt.bufPrintZ(buf, ".zig-cache/tmp/{s}", .{tmp.sub_path});
+    return rel;
+}
+
+fn writeFile(gpa: Allocator, dir: []const u8, file: []const u8, bytes: []const u8) !void {
+    const path = try std.fmt.allocPrintSentinel(gpa, "{s}/{s}", .{ dir, file }, 0);
+    defer gpa.free(path);
+    const fd = std.c.open(path, .{ .ACCMODE = .WRONLY, .CREAT = true, .TRUNC = true }, @as(std.c.mode_t, 0o644));
+    if (fd < 0) return error.CannotWrite;
+    defer _ = std.c.close(fd);
+    if (std.c.write(fd, bytes.ptr, bytes.len) != @as(isize, @intCast(bytes.len))) return error.CannotWrite;
+}

@@ -1,0 +1,18 @@
+//! What goes into a provider request: the configuration, the conversation and the tools the
+//! agent may use. Each provider module renders it in its own format.
+const Config = @import("config.zig").Config;
+const Conversation = @import("conversation.zig").Conversation;
+const Tool = @import("tools.zig").Tool;
+
+pub const RequestParts = struct {
+    config: Config,
+    conversation: *const Conversation,
+    tools: []const Tool,
+    granted: []const []const u8,
+
+    /// Whether any tool may be sent: a request without usable tools has no tools field.
+    pub fn hasTools(p: RequestParts) bool {
+        for (p.tools) |t| if (t.allowedWith(p.granted)) return true;
+        return false;
+    }
+};

@@ -1,0 +1,188 @@
+//! One round of tool calls: what the model asked for in one assistant message, how each call is
+//! handled (by the host, by a native tool, or answered by panto itself), and the results.
+const std = @import("std");
+const Allocator = std.mem.Allocator;
+const Agent = @import("agent.zig").Agent;
+const Assembly = @import("assembly.zig").Assembly;
+const tools = @import("tools.zig");
+const schema = @import("schema.zig");
+const read_tool = @import("read_tool.zig");
+const conversation = @import("conversation.zig");
+
+pub const Handling = enum {
+    /// The embedding program runs it and submits the result.
+    host,
+    /// A tool inside libpanto runs it.
+    native,
+    /// panto answered it already (unknown tool, invalid input).
+    answered,
+};
+
+pub const Call = struct {
+    id: []u8,
+    name: []u8,
+    /// The input as compact JSON text; `{}` when the model sent none.
+    input: []u8,
+    handling: Handling,
+    native: ?tools.Native = null,
+    result: ?[]u8 = null,
+    is_error: bool = false,
+
+    fn deinit(c: *Call, gpa: Allocator) void {
+        gpa.free(c.id);
+        gpa.free(c.name);
+        gpa.free(c.input);
+        if (c.result) |r| gpa.free(r);
+    }
+
+    pub fn setResult(c: *Call, gpa: Allocator, content: []const u8, is_error: bool) Allocator.Error!void {
+        const copy = try gpa.dupe(u8, content);
+        if (c.result) |r| gpa.free(r);
+        c.result = copy;
+        c.is_error = is_error;
+    }
+};
+
+pub const Round = struct {
+    gpa: Allocator,
+    calls: std.ArrayList(Call) = .empty,
+
+    pub fn deinit(r: *Round) void {
+        r.clear();
+        r.calls.deinit(r.gpa);
+    }
+
+    pub fn clear(r: *Round) void {
+        for (r.calls.items) |*c| c.deinit(r.gpa);
+        r.calls.clearRetainingCapacity();
+    }
+
+    /// Collects the tool calls of the assembled message, normalizing each input and deciding
+    /// how it is handled.
+    pub fn collect(r: *Round, agent: *const Agent, a: *Assembly) Allocator.Error!void {
+        r.clear();
+        for (a.blocksSoFar()) |*b| {
+            if (b.kind != .tool_call) continue;
+            try r.calls.ensureUnusedCapacity(r.gpa, 1);
+            var call: Call = .{
+                .id = try r.gpa.dupe(u8, b.id.items),
+                .name = undefined,
+                .input = undefined,
+                .handling = .answered,
+            };
+            call.name = r.gpa.dupe(u8, b.name.items) catch |err| {
+                r.gpa.free(call.id);
+                return err;
+            };
+            r.calls.appendAssumeCapacity(call);
+            const c = &r.calls.items[r.calls.items.len - 1];
+            c.input = try r.gpa.dupe(u8, "{}");
+            try r.decide(agent, c, b.text.items);
+        }
+    }
+
+    fn decide(r: *Round, agent: *const Agent, c: *Call, raw_input: []const u8) Allocator.Error!void {
+        var scratch: std.heap.ArenaAllocator = .init(r.gpa);
+        defer scratch.deinit();
+        const parsed = std.json.parseFromSliceLeaky(std.json.Value, scratch.allocator(), raw_input, .{}) catch null;
+        if (parsed) |value| if (value == .object) {
+            const compact = try std.json.Stringify.valueAlloc(r.gpa, value, .{});
+            r.gpa.free(c.input);
+            c.input = compact;
+        };
+        const tool = agent.findTool(c.name) orelse {
+            const msg = try std.fmt.allocPrint(r.gpa, "Unknown tool: {s}", .{c.name});
+            defer r.gpa.free(msg);
+            return c.setResult(r.gpa, msg, true);
+        };
+        const value = parsed orelse return r.invalid(c, "the input is not valid JSON");
+        var problem: schema.Problem = .{};
+        if (!schema.validate(value, tool.schema, &problem)) return r.invalid(c, problem.message());
+        if (tool.native) |n| {
+            c.handling = .native;
+            c.native = n;
+        } else c.handling = .host;
+    }
+
+    fn invalid(r: *Round, c: *Call, problem: []const u8) Allocator.Error!void {
+        const msg = try std.fmt.allocPrint(r.gpa, "Invalid input for tool {s}: {s}", .{ c.name, problem });
+        defer r.gpa.free(msg);
+        try c.setResult(r.gpa, msg, true);
+    }
+
+    /// The first call of a tool the agent may not use, if any.
+    pub fn refused(r: *const Round, agent: *const Agent) ?*const Call {
+        for (r.calls.items) |*c| {
+            const tool = agent.findTool(c.name) orelse continue;
+            if (!tool.allowedWith(agent.config.capabilities)) return c;
+        }
+        return null;
+    }
+
+    /// Whether a host call still awaits its result.
+    pub fn pending(r: *const Round) bool {
+        for (r.calls.items) |c| if (c.handling == .host and c.result == null) return true;
+        return false;
+    }
+
+    /// Runs the native calls, on threads when there are several.
+    pub fn runNative(r: *Round, agent: *const Agent) Allocator.Error!void {
+        var count: usize = 0;
+        for (r.calls.items) |c| {
+            if (c.handling == .native and c.result == null) count += 1;
+        }
+        if (count == 0) return;
+        var failed = false;
+        if (count == 1) {
+            for (r.calls.items) |*c| if (c.handling == .native and c.result == null) runOne(r.gpa, agent, c, &failed);
+        } else {
+            const threads = try r.gpa.alloc(?std.Thread, r.calls.items.len);
+            defer r.gpa.free(threads);
+            for (r.calls.items, threads) |*c, *t| {
+                t.* = null;
+                if (c.handling != .native or c.result != null) continue;
+                // A thread that cannot start runs its call here instead.
+                t.* = std.Thread.spawn(.{}, runOne, .{ r.gpa, agent, c, &failed }) catch blk: {
+                    runOne(r.gpa, agent, c, &failed);
+                    break :blk null;
+                };
+            }
+            for (threads) |t| if (t) |thread| thread.join();
+        }
+        if (failed) return error.OutOfMemory;
+    }
+
+    /// Appends the results to the conversation as one user message, in call order.
+    pub fn commitResults(r: *const Round, conv: *conversation.Conversation) Allocator.Error!void {
+        const blocks = try r.gpa.alloc(conversation.Block, r.calls.items.len);
+        defer r.gpa.free(blocks);
+        for (r.calls.items, blocks) |c, *b| {
+            b.* = .{ .kind = .tool_result, .id = c.id, .text = c.result orelse "", .is_error = c.is_error };
+        }
+        try conv.appendCopy(.user, blocks);
+    }
+
+    /// Gives every call without a result the same error result (the turn is ending), so the
+    /// conversation stays one the provider accepts: every tool call has its result.
+    pub fn answerAllWith(r: *Round, message: []const u8) Allocator.Error!void {
+        for (r.calls.items) |*c| if (c.result == null) try c.setResult(r.gpa, message, true);
+    }
+};
+
+fn runOne(gpa: Allocator, agent: *const Agent, c: *Call, failed: *bool) void {
+    const result = runNativeTool(gpa, agent, c) catch {
+        @atomicStore(bool, failed, true, .seq_cst);
+        return;
+    };
+    c.result = result.content;
+    c.is_error = result.is_error;
+}
+
+fn runNativeTool(gpa: Allocator, agent: *const Agent, c: *const Call) Allocator.Error!read_tool.Result {
+    var scratch: std.heap.ArenaAllocator = .init(gpa);
+    defer scratch.deinit();
+    const input = std.json.parseFromSliceLeaky(std.json.Value, scratch.allocator(), c.input, .{}) catch return error.OutOfMemory;
+    return switch (c.native.?) {
+        .read => read_tool.run(gpa, agent.config.read_tool.?, input),
+    };
+}

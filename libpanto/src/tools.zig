@@ -1,0 +1,180 @@
+//! Tool specs: the name, description, input schema and required capabilities of a tool; how
+//! they are parsed from JSON, checked against an agent's capabilities, and exported in each
+//! provider's format.
+const std = @import("std");
+const Allocator = std.mem.Allocator;
+const Diagnostic = @import("config.zig").Diagnostic;
+const writeRawJson = @import("conversation.zig").writeRawJson;
+
+/// Tools that run inside libpanto.
+pub const Native = enum { read };
+
+pub const Tool = struct {
+    name: []const u8,
+    description: []const u8,
+    /// The input schema as compact JSON text (what the providers are sent) ...
+    schema_json: []const u8,
+    /// ... and parsed (what inputs are checked against).
+    schema: std.json.Value,
+    capabilities: []const []const u8,
+    native: ?Native = null,
+
+    /// Whether an agent granted `granted` may use this tool.
+    pub fn allowedWith(t: Tool, granted: []const []const u8) bool {
+        for (t.capabilities) |needed| {
+            for (granted) |g| {
+                if (std.mem.eql(u8, g, needed)) break;
+            } else return false;
+        }
+        return true;
+    }
+};
+
+pub const Format = enum { anthropic, openai, panto };
+
+/// Parses a tool spec `{"name", "description", "input_schema", "capabilities"}`; its strings
+/// and schema are copied into `arena`.
+pub fn parseSpec(arena: Allocator, value: std.json.Value, diag: *Diagnostic) error{ InvalidConfig, OutOfMemory }!Tool {
+    if (value != .object) return diag.fail("a tool spec must be a JSON object", .{});
+    const obj = value.object;
+    var it = obj.iterator();
+    while (it.next()) |entry| {
+        const known = [_][]const u8{ "name", "description", "input_schema", "capabilities" };
+        for (known) |k| {
+            if (std.mem.eql(u8, k, entry.key_ptr.*)) break;
+        } else return diag.fail("unknown tool spec key \"{s}\"", .{entry.key_ptr.*});
+    }
+    const name_value = obj.get("name") orelse return diag.fail("a tool spec needs \"name\"", .{});
+    if (name_value != .string or !validName(name_value.string))
+        return diag.fail("a tool name must be 1 to 64 letters, digits, '_' or '-'", .{});
+    const name = name_value.string;
+    const description: []const u8 = if (obj.get("description")) |d| switch (d) {
+        .string => |s| s,
+        else => return diag.fail("tool \"{s}\": description must be a string", .{name}),
+    } else "";
+    const schema: std.json.Value = obj.get("input_schema") orelse emptyObjectSchema(arena) catch return error.OutOfMemory;
+    if (schema != .object) return diag.fail("tool \"{s}\": input_schema must be a JSON object", .{name});
+    if (schema.object.get("type")) |t| if (t != .string or !std.mem.eql(u8, t.string, "object"))
+        return diag.fail("tool \"{s}\": input_schema must describe an object (\"type\": \"object\")", .{name});
+    var caps: std.ArrayList([]const u8) = .empty;
+    if (obj.get("capabilities")) |c| {
+        if (c != .array) return diag.fail("tool \"{s}\": capabilities must be an array of strings", .{name});
+        for (c.array.items) |cap| {
+            if (cap != .string) return diag.fail("tool \"{s}\": capabilities must be an array of strings", .{name});
+            try caps.append(arena, try arena.dupe(u8, cap.string));
+        }
+    }
+    const schema_json = try std.json.Stringify.valueAlloc(arena, schema, .{});
+    return .{
+        .name = try arena.dupe(u8, name),
+        .description = try arena.dupe(u8, description),
+        .schema_json = schema_json,
+        // Re-parsed so that the schema lives in `arena`, whatever owned `value`.
+        .schema = std.json.parseFromSliceLeaky(std.json.Value, arena, schema_json, .{}) catch return error.OutOfMemory,
+        .capabilities = caps.items,
+    };
+}
+
+fn emptyObjectSchema(arena: Allocator) !std.json.Value {
+    return std.json.parseFromSliceLeaky(std.json.Value, arena, "{\"type\":\"object\",\"properties\":{}}", .{});
+}
+
+fn validName(name: []const u8) bool {
+    if (name.len == 0 or name.len > 64) return false;
+    for (name) |c| if (!(std.ascii.isAlphanumeric(c) or c == '_' or c == '-')) return false;
+    return true;
+}
+
+/// Writes the tools as a JSON array in `format`; with `granted`, only the tools it allows.
+pub fn writeExport(w: *std.Io.Writer, list: []const Tool, format: Format, granted: ?[]const []const u8) std.Io.Writer.Error!void {
+    var s: std.json.Stringify = .{ .writer = w };
+    try s.beginArray();
+    for (list) |t| {
+        if (granted) |g| if (!t.allowedWith(g)) continue;
+        try writeOne(&s, t, format);
+    }
+    try s.endArray();
+}
+
+pub fn writeOne(s: *std.json.Stringify, t: Tool, format: Format) std.Io.Writer.Error!void {
+    try s.beginObject();
+    switch (format) {
+        .anthropic => {
+            try s.objectField("name");
+            try s.write(t.name);
+            try s.objectField("description");
+            try s.write(t.description);
+            try s.objectField("input_schema");
+            try writeRawJson(s, t.schema_json);
+        },
+        .openai => {
+            try s.objectField("type");
+            try s.write("function");
+            try s.objectField("function");
+            try s.beginObject();
+            try s.objectField("name");
+            try s.write(t.name);
+            try s.objectField("description");
+            try s.write(t.description);
+            try s.objectField("parameters");
+            try writeRawJson(s, t.schema_json);
+            try s.endObject();
+        },
+        .panto => {
+            try s.objectField("name");
+            try s.write(t.name);
+            try s.objectField("description");
+            try s.write(t.description);
+            try s.objectField("input_schema");
+            try writeRawJson(s, t.schema_json);
+            try s.objectField("capabilities");
+            try s.write(t.capabilities);
+            try s.objectField("native");
+            try s.write(t.native != null);
+        },
+    }
+    try s.endObject();
+}
+
+test "a spec parses, is checked against capabilities and exports per provider" {
+    var arena: std.heap.ArenaAllocator = .init(std.testing.allocator);
+    defer arena.deinit();
+    const a = arena.allocator();
+    const value = try std.json.parseFromSliceLeaky(std.json.Value, a,
+        \\{"name":"get_weather","description":"Weather.","input_schema":{"type":"object","properties":{"city":{"type":"string"}},"required":["city"]},"capabilities":["net"]}
+    , .{});
+    var diag: Diagnostic = .{};
+    const t = try parseSpec(a, value, &diag);
+    try std.testing.expect(!t.allowedWith(&.{}));
+    try std.testing.expect(t.allowedWith(&.{ "fs.read", "net" }));
+
+    var out: std.Io.Writer.Allocating = .init(std.testing.allocator);
+    defer out.deinit();
+    try writeExport(&out.writer, &.{t}, .openai, null);
+    try std.testing.expectEqualStrings(
+        \\[{"type":"function","function":{"name":"get_weather","description":"Weather.","parameters":{"type":"object","properties":{"city":{"type":"string"}},"required":["city"]}}}]
+    , out.written());
+    out.clearRetainingCapacity();
+    try writeExport(&out.writer, &.{t}, .anthropic, &.{});
+    try std.testing.expectEqualStrings("[]", out.written());
+}
+
+test "bad specs are refused with a reason" {
+    var arena: std.heap.ArenaAllocator = .init(std.testing.allocator);
+    defer arena.deinit();
+    const a = arena.allocator();
+    const cases = [_]struct { []const u8, []const u8 }{
+        .{ "[]", "must be a JSON object" },
+        .{ "{}", "needs \"name\"" },
+        .{ "{\"name\":\"has space\"}", "letters, digits" },
+        .{ "{\"name\":\"t\",\"input_schema\":{\"type\":\"string\"}}", "describe an object" },
+        .{ "{\"name\":\"t\",\"capabilities\":[1]}", "array of strings" },
+        .{ "{\"name\":\"t\",\"handler\":1}", "unknown tool spec key \"handler\"" },
+    };
+    for (cases) |case| {
+        var diag: Diagnostic = .{};
+        const value = try std.json.parseFromSliceLeaky(std.json.Value, a, case[0], .{});
+        try std.testing.expectError(error.InvalidConfig, parseSpec(a, value, &diag));
+        try std.testing.expect(std.mem.indexOf(u8, diag.message(), case[1]) != null);
+    }
+}
