@@ -37,14 +37,21 @@ const TestServer = struct {
     server: std.Io.net.Server,
     thread: std.Thread,
     answer: Answer,
+    /// Further answers, one connection each (panto closes a connection after each message).
+    more: []const Answer = &.{},
     port: u16,
 
     fn start(s: *TestServer, answer: Answer) !void {
+        return s.startMany(answer, &.{});
+    }
+
+    fn startMany(s: *TestServer, answer: Answer, more: []const Answer) !void {
         const io = server_io_instance.io();
         const address = try std.Io.net.IpAddress.parseIp4("127.0.0.1", 0);
         s.server = try address.listen(io, .{ .reuse_address = true });
         s.port = s.server.socket.address.getPort();
         s.answer = answer;
+        s.more = more;
         s.thread = try std.Thread.spawn(.{}, serve, .{s});
     }
 
@@ -55,6 +62,10 @@ const TestServer = struct {
 
     fn serve(s: *TestServer) void {
         s.serveOne() catch |err| std.debug.print("test server: {s}\n", .{@errorName(err)});
+        for (s.more) |answer| {
+            s.answer = answer;
+            s.serveOne() catch |err| std.debug.print("test server: {s}\n", .{@errorName(err)});
+        }
     }
 
     fn serveOne(s: *TestServer) !void {
@@ -211,4 +222,94 @@ test "freeing the agent before its stream defers the free to the stream" {
     agent.deinit();
     _ = try stream.next(); // still works: the agent lives until its last stream goes
     stream.destroy(); // frees the agent too; the testing allocator reports any leak
+}
+
+const tool_message =
+    "event: message_start\ndata: {\"type\":\"message_start\",\"message\":{\"id\":\"msg_t\",\"model\":\"m\",\"usage\":{\"input_tokens\":2,\"output_tokens\":1}}}\n\n" ++
+    "event: content_block_start\ndata: {\"type\":\"content_block_start\",\"index\":0,\"content_block\":{\"type\":\"tool_use\",\"id\":\"toolu_1\",\"name\":\"lookup\",\"input\":{}}}\n\n" ++
+    "event: content_block_delta\ndata: {\"type\":\"content_block_delta\",\"index\":0,\"delta\":{\"type\":\"input_json_delta\",\"partial_json\":\"{\\\"q\\\": \\\"x\\\"}\"}}\n\n" ++
+    "event: content_block_stop\ndata: {\"type\":\"content_block_stop\",\"index\":0}\n\n" ++
+    "event: message_delta\ndata: {\"type\":\"message_delta\",\"delta\":{\"stop_reason\":\"tool_use\"},\"usage\":{\"output_tokens\":4}}\n\n" ++
+    "event: message_stop\ndata: {\"type\":\"message_stop\"}\n\n";
+
+const lookup_tool =
+    \\{"name":"lookup","description":"Looks up q.","input_schema":{"type":"object","properties":{"q":{"type":"string"}},"required":["q"]},"capabilities":["search"]}
+;
+
+fn toolAgent(port: u16, capabilities: []const []const u8, max_tool_iterations: u32) !*Agent {
+    var url_buf: [64]u8 = undefined;
+    const url = try std.fmt.bufPrint(&url_buf, "http://127.0.0.1:{d}", .{port});
+    const agent = try Agent.init(std.testing.allocator, .{
+        .provider = .anthropic,
+        .model = "m",
+        .base_url = url,
+        .api_key = "k",
+        .capabilities = capabilities,
+        .max_tool_iterations = max_tool_iterations,
+    });
+    errdefer agent.deinit();
+    var diag: @import("config.zig").Diagnostic = .{};
+    try agent.addTool(lookup_tool, &diag);
+    return agent;
+}
+
+fn nextUntil(stream: *Stream, tag: std.meta.Tag(Event)) !Event {
+    while (try stream.next()) |e| if (e == tag) return e;
+    return error.TestUnexpectedEnd;
+}
+
+test "a host tool round: the call waits for its result, then the next message comes" {
+    var server: TestServer = undefined;
+    try server.startMany(.{ .body = tool_message }, &.{.{}});
+    defer server.stop();
+    const agent = try toolAgent(server.port, &.{"search"}, 10);
+    defer agent.deinit();
+    const stream = try agent.run("find x");
+    defer stream.destroy();
+
+    const start = (try nextUntil(stream, .tool_call_start)).tool_call_start;
+    try std.testing.expectEqualStrings("{\"q\":\"x\"}", start.input);
+    try std.testing.expect(start.awaiting_result);
+    try std.testing.expectError(error.NoSuchCall, stream.submitToolResult("toolu_404", "x", false));
+    try std.testing.expectError(error.ResultPending, stream.next());
+    try std.testing.expectError(error.ResultPending, stream.next()); // not sticky, nothing lost
+    try stream.submitToolResult("toolu_1", "found it", false);
+    try std.testing.expectError(error.NoSuchCall, stream.submitToolResult("toolu_1", "again", false));
+    const result = (try stream.next()).?.tool_result;
+    try std.testing.expectEqualStrings("found it", result.content);
+    const complete = (try nextUntil(stream, .message_complete)).message_complete;
+    try std.testing.expectEqual(.end_turn, complete.stop_reason);
+    try std.testing.expectEqual(@as(u64, 2 + 3), complete.usage.input_tokens); // summed over both messages
+    try std.testing.expectEqual(null, try stream.next());
+    // user, assistant (tool_use), user (tool_result), assistant (text)
+    try std.testing.expectEqual(@as(usize, 4), agent.conversation.messages.items.len);
+}
+
+test "a tool the agent may not use fails the turn before it runs; the conversation stays valid" {
+    var server: TestServer = undefined;
+    try server.start(.{ .body = tool_message });
+    defer server.stop();
+    const agent = try toolAgent(server.port, &.{}, 10);
+    defer agent.deinit();
+    const stream = try agent.run("find x");
+    defer stream.destroy();
+    _ = try nextUntil(stream, .message_end);
+    try std.testing.expectError(error.Capability, stream.next());
+    try std.testing.expectError(error.Capability, stream.next());
+    try std.testing.expect(std.mem.indexOf(u8, stream.failureDetail().?.message.items, "lookup") != null);
+    const messages = agent.conversation.messages.items;
+    try std.testing.expectEqual(@as(usize, 3), messages.len);
+    try std.testing.expect(messages[2].blocks[0].is_error);
+}
+
+test "more tool rounds than max_tool_iterations fail the turn with a tool-loop error" {
+    var server: TestServer = undefined;
+    try server.startMany(.{ .body = tool_message }, &.{});
+    defer server.stop();
+    const agent = try toolAgent(server.port, &.{"search"}, 0);
+    defer agent.deinit();
+    const stream = try agent.run("find x");
+    defer stream.destroy();
+    _ = try nextUntil(stream, .message_end);
+    try std.testing.expectError(error.ToolLoop, stream.next());
 }
