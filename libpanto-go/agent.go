@@ -18,7 +18,7 @@ import (
 
 // Config is the agent configuration. Empty fields are left out, so the library's defaults
 // apply (base URL of the provider, API key from $ANTHROPIC_API_KEY or $OPENAI_API_KEY,
-// max_tokens 4096).
+// max_tokens 4096, max_tool_iterations 10).
 type Config struct {
 	Provider  string `json:"provider,omitempty"` // "anthropic" or "openai" (required)
 	Model     string `json:"model,omitempty"`    // required
@@ -26,6 +26,25 @@ type Config struct {
 	APIKey    string `json:"api_key,omitempty"`
 	System    string `json:"system,omitempty"` // the system prompt
 	MaxTokens int    `json:"max_tokens,omitempty"`
+
+	// Tools are registered as by AddTool, in order.
+	Tools []Tool `json:"-"`
+	// Capabilities are what the agent is granted: only the tools whose capabilities it was
+	// all granted are offered to the model, and a call to another one fails the turn with
+	// ErrCapability.
+	Capabilities []string `json:"capabilities,omitempty"`
+	// MaxToolIterations is how many tool rounds a turn may take (0: the default, 10); one
+	// more fails the turn with ErrToolLoop.
+	MaxToolIterations int `json:"max_tool_iterations,omitempty"`
+	// ReadTool enables the native `read` tool, which requires the capability "fs.read".
+	ReadTool *ReadToolConfig `json:"read_tool,omitempty"`
+}
+
+// ReadToolConfig configures the native `read` tool: it reads the lines of text files under
+// Root, and refuses paths that escape it (docs/tool-use.md).
+type ReadToolConfig struct {
+	Root     string `json:"root"`
+	MaxBytes int    `json:"max_bytes,omitempty"` // the most it returns at once; 0: 65536
 }
 
 // Agent holds a conversation with one model. Each Run adds a turn. An Agent has at most
@@ -54,6 +73,7 @@ type core struct {
 	closed  bool
 	streams map[*handle]struct{} // native streams not freed yet
 	pending []*handle            // closed, not busy, waiting for their free
+	tools   map[string]Tool      // the host tools added, by name
 }
 
 // handle is one native stream. Its fields are guarded by core.mu; native changes only
@@ -67,11 +87,26 @@ type handle struct {
 // NewAgent creates an agent from cfg. A configuration the library refuses gives an
 // *Error matching ErrConfig, whose Message says why.
 func NewAgent(cfg Config) (*Agent, error) {
+	for _, t := range cfg.Tools {
+		if err := t.Validate(); err != nil {
+			return nil, err
+		}
+	}
 	js, err := json.Marshal(cfg)
 	if err != nil {
 		return nil, err
 	}
-	return NewAgentJSON(js)
+	a, err := NewAgentJSON(js)
+	if err != nil {
+		return nil, err
+	}
+	for _, t := range cfg.Tools {
+		if err := a.AddTool(t); err != nil {
+			a.Close()
+			return nil, err
+		}
+	}
+	return a, nil
 }
 
 // NewAgentJSON creates an agent from a configuration given as a JSON object, the form
@@ -94,7 +129,7 @@ func NewAgentJSON(config []byte) (*Agent, error) {
 		C.panto_agent_free(native)
 		return nil, err
 	}
-	c := &core{agent: native, streams: make(map[*handle]struct{})}
+	c := &core{agent: native, streams: make(map[*handle]struct{}), tools: make(map[string]Tool)}
 	a := &Agent{c: c}
 	a.cleanup = runtime.AddCleanup(a, (*core).close, c)
 	return a, nil
@@ -109,10 +144,30 @@ func (a *Agent) Close() error {
 	return nil
 }
 
+// RunOption sets how a turn runs.
+type RunOption func(*runOptions)
+
+type runOptions struct {
+	manual bool
+}
+
+// WithManualTools makes the turn leave every tool call to the program: the stream runs no
+// Handler, and the program answers each EventToolCallStart whose AwaitingResult is true with
+// Stream.SubmitToolResult before the next Next.
+func WithManualTools() RunOption { return func(o *runOptions) { o.manual = true } }
+
 // Run starts a turn: it appends text to the conversation as a user message and returns
 // the stream of the model's answer. Nothing is sent until the first Next. ctx bounds the
-// whole turn: once it is done, Next returns false and Err matches ctx.Err().
-func (a *Agent) Run(ctx context.Context, text string) (*Stream, error) {
+// whole turn: once it is done, Next returns false and Err matches ctx.Err(); it is also
+// the context the tools' handlers receive.
+//
+// The stream runs the Handler of each host tool the model calls, unless the turn was
+// started WithManualTools or the tool has no Handler: see Stream.
+func (a *Agent) Run(ctx context.Context, text string, opts ...RunOption) (*Stream, error) {
+	var o runOptions
+	for _, opt := range opts {
+		opt(&o)
+	}
 	if ctx == nil {
 		ctx = context.Background()
 	}
@@ -152,12 +207,13 @@ func (a *Agent) Run(ctx context.Context, text string) (*Stream, error) {
 	if closed {
 		return nil, ErrClosed
 	}
-	s := &Stream{agent: a, h: h, ctx: ctx}
+	s := &Stream{agent: a, h: h, ctx: ctx, manual: o.manual}
 	s.cleanup = runtime.AddCleanup(s, func(r streamRef) { r.c.closeStream(r.h) }, streamRef{c, h})
 	return s, nil
 }
 
-// Message is one message of the conversation.
+// Message is one message of the conversation. Tool results are in the user message that
+// follows the assistant message calling the tools.
 type Message struct {
 	Role    string         `json:"role"` // "user" or "assistant"
 	Content []ContentBlock `json:"content"`
@@ -165,12 +221,18 @@ type Message struct {
 
 // ContentBlock is one block of a message.
 type ContentBlock struct {
-	Type string `json:"type"` // a BlockKind name: "text", "thinking", "tool_call"
-	Text string `json:"text"`
+	Type string `json:"type"` // "text", "thinking", "tool_call" or "tool_result"
+	Text string `json:"text"` // text, thinking
+
+	ID      string          `json:"id,omitempty"`       // tool_call, tool_result: the call's id
+	Name    string          `json:"name,omitempty"`     // tool_call: the tool's name
+	Input   json.RawMessage `json:"input,omitempty"`    // tool_call: the input, a JSON object
+	Content string          `json:"content,omitempty"`  // tool_result: the result
+	IsError bool            `json:"is_error,omitempty"` // tool_result: the result is a failure
 }
 
-// Conversation is the conversation so far: the user messages and the assistant messages
-// of the finished turns.
+// Conversation is the conversation so far: the user messages, and the assistant messages
+// and tool results of the finished turns.
 func (a *Agent) Conversation() ([]Message, error) {
 	js, err := a.ConversationJSON()
 	if err != nil {
@@ -197,6 +259,70 @@ func (a *Agent) ConversationJSON() (json.RawMessage, error) {
 		return nil, agentError(c.agent, rc)
 	}
 	return json.RawMessage(goString(out)), nil
+}
+
+// AddTool registers a host tool: the model may call it in the next turns when the agent
+// was granted the capabilities it requires. The library refuses (ErrConfig) a second tool
+// of the same name, and (ErrBusy) a tool added while a stream of the agent is unfinished.
+func (a *Agent) AddTool(tool Tool) error {
+	if err := tool.Validate(); err != nil {
+		return err
+	}
+	spec, err := json.Marshal(tool.Spec())
+	if err != nil {
+		return err
+	}
+	cspec := C.CString(string(spec))
+	defer C.free(unsafe.Pointer(cspec))
+	c := a.c
+	c.lock()
+	defer c.unlock()
+	if c.isClosed() {
+		return ErrClosed
+	}
+	if rc := C.panto_agent_add_tool(c.agent, cspec); rc < 0 {
+		return agentError(c.agent, rc)
+	}
+	c.mu.Lock()
+	c.tools[tool.Name] = tool
+	c.mu.Unlock()
+	return nil
+}
+
+// Tools is the agent's tools as a JSON array in a provider's format, as the library writes
+// it: format "anthropic" ({name, description, input_schema}), "openai" ({type: "function",
+// function: {name, description, parameters}}) or "panto" (the specs, with "native": true
+// for the library's own tools such as `read`). With onlyAllowed, only the tools the agent
+// may use: what it sends the model.
+func (a *Agent) Tools(format string, onlyAllowed bool) (json.RawMessage, error) {
+	if strings.IndexByte(format, 0) >= 0 {
+		return nil, &Error{Code: ErrInvalidArgument, Message: "the format holds a NUL byte"}
+	}
+	cformat := C.CString(format)
+	defer C.free(unsafe.Pointer(cformat))
+	only := C.int(0)
+	if onlyAllowed {
+		only = 1
+	}
+	c := a.c
+	c.lock()
+	defer c.unlock()
+	if c.isClosed() {
+		return nil, ErrClosed
+	}
+	var out C.PantoString
+	if rc := C.panto_agent_tools(c.agent, cformat, only, &out); rc < 0 {
+		return nil, agentError(c.agent, rc)
+	}
+	return json.RawMessage(goString(out)), nil
+}
+
+// tool is the host tool named name, if one was added.
+func (c *core) tool(name string) (Tool, bool) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	t, ok := c.tools[name]
+	return t, ok
 }
 
 type streamRef struct {

@@ -27,6 +27,9 @@ const (
 	ErrOutOfMemory     Code = C.PANTO_ERR_OUT_OF_MEMORY
 	ErrConfig          Code = C.PANTO_ERR_CONFIG // the agent configuration was refused
 	ErrBusy            Code = C.PANTO_ERR_BUSY   // the agent already has an unfinished stream
+	// A tool call awaits Stream.SubmitToolResult; not sticky: submit, then call Next again.
+	ErrResultPending Code = C.PANTO_ERR_RESULT_PENDING
+	ErrNoSuchCall    Code = C.PANTO_ERR_NO_SUCH_CALL // no tool call with that id awaits a result
 
 	// Errors of a turn.
 	ErrAuthentication Code = C.PANTO_ERR_AUTHENTICATION  // HTTP 401
@@ -40,8 +43,8 @@ const (
 	ErrConnection     Code = C.PANTO_ERR_CONNECTION      // connect failed, connection reset, TLS
 	ErrProtocol       Code = C.PANTO_ERR_PROTOCOL        // malformed stream
 	ErrCanceled       Code = C.PANTO_ERR_CANCELED        // also a canceled context
-	ErrToolLoop       Code = C.PANTO_ERR_TOOL_LOOP
-	ErrCapability     Code = C.PANTO_ERR_CAPABILITY
+	ErrToolLoop       Code = C.PANTO_ERR_TOOL_LOOP       // more tool rounds than Config.MaxToolIterations
+	ErrCapability     Code = C.PANTO_ERR_CAPABILITY      // the model called a tool the agent may not use
 )
 
 // String is the library's stable name, e.g. "authentication".
@@ -139,5 +142,15 @@ func agentError(a *C.PantoAgent, rc C.int) *Error {
 func streamError(s *C.PantoStream, rc C.int) *Error {
 	e := C.panto_go_error_init()
 	C.panto_stream_error(s, &e)
+	return fromNative(rc, &e)
+}
+
+// callError is the error of a call that does not fail the stream (a pending result, an
+// unknown call id): the stream's detail only when it is about this failure.
+func callError(s *C.PantoStream, rc C.int) *Error {
+	e := C.panto_go_error_init()
+	if C.panto_stream_error(s, &e) != rc {
+		return &Error{Code: Code(rc)}
+	}
 	return fromNative(rc, &e)
 }

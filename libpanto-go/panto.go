@@ -21,6 +21,26 @@
 //
 // or, Scanner-style: for stream.Next() { ev := stream.Event() }.
 //
+// # Tools
+//
+// A Tool is a name, a description, a JSON Schema of its input and a Handler. NewTool
+// derives the schema from a struct's fields and tags and decodes the input into it:
+//
+//	type GetWeather struct {
+//		City string `json:"city" description:"The city"`
+//		Unit string `json:"unit,omitempty" enum:"c,f"`
+//	}
+//	weather, err := panto.NewTool("", "Current weather for a city.",
+//		func(ctx context.Context, in GetWeather) (string, error) { return lookup(ctx, in.City, in.Unit) },
+//		panto.WithCapabilities("net"))
+//	agent, err := panto.NewAgent(panto.Config{..., Tools: []panto.Tool{weather}, Capabilities: []string{"net"}})
+//
+// While the program iterates, the stream runs the handler of each call the model makes and
+// sends the result back; the program sees EventToolCallStart and EventToolResult go by. A
+// turn started WithManualTools (or a tool without a Handler) leaves the calls to the
+// program: Stream.SubmitToolResult. A Registry keeps tools by name and exports them in each
+// provider's format. See docs/tool-use.md for the loop and the capabilities.
+//
 // Errors are *Error values whose Code is also an error, so errors.Is(err,
 // panto.ErrAuthentication) and errors.As(err, &perr) both work. A canceled context makes
 // Err return an error that matches both panto.ErrCanceled and context.Canceled.
@@ -42,6 +62,7 @@ package panto
 import "C"
 
 import (
+	"encoding/json"
 	"errors"
 	"fmt"
 	"sync"
@@ -75,7 +96,11 @@ const (
 	EventBlockStart      EventKind = C.PANTO_EVENT_BLOCK_START      // Index, BlockKind
 	EventContentDelta    EventKind = C.PANTO_EVENT_CONTENT_DELTA    // Index, BlockKind, Text: the new fragment
 	EventBlockComplete   EventKind = C.PANTO_EVENT_BLOCK_COMPLETE   // Index, BlockKind, Text: the whole block
-	EventMessageComplete EventKind = C.PANTO_EVENT_MESSAGE_COMPLETE // StopReason, ProviderStopReason, Usage
+	EventMessageComplete EventKind = C.PANTO_EVENT_MESSAGE_COMPLETE // StopReason, ProviderStopReason, Usage: the turn's; terminal
+	EventMessageEnd      EventKind = C.PANTO_EVENT_MESSAGE_END      // StopReason, ProviderStopReason, Usage: one assistant message's
+	EventToolDetails     EventKind = C.PANTO_EVENT_TOOL_DETAILS     // Index, BlockKind, ID, Name: the model named a tool
+	EventToolCallStart   EventKind = C.PANTO_EVENT_TOOL_CALL_START  // ID, Name, Text (and Input()): the input; AwaitingResult
+	EventToolResult      EventKind = C.PANTO_EVENT_TOOL_RESULT      // ID, Name, Text: the result sent to the model; IsError
 )
 
 // String is the library's stable name, e.g. "content_delta"; "unknown" for another value.
@@ -127,19 +152,46 @@ type Usage struct {
 // EventKind constants); the others are zero. An Event owns its strings: it stays valid
 // after the next call on the stream.
 //
+// A turn is one or more assistant messages, with the tool calls of each one run between
+// them:
+//
+//	MessageStart, (BlockStart, [ToolDetails], ContentDelta…, BlockComplete)…, MessageEnd,
+//	[ToolCallStart…, ToolResult…, MessageStart, …, MessageEnd]…, MessageComplete
+//
 // Event is a flat value rather than one type per kind: it mirrors the C ABI one to one,
 // costs no allocation beyond its strings, compares with ==, and new fields can be added
-// without breaking callers' type switches.
+// without breaking callers' type switches. (That is why a tool call's input is the method
+// Input rather than a json.RawMessage field, which would make Event incomparable.)
 type Event struct {
-	Kind               EventKind
-	Index              int       // the content block's index within the message
-	BlockKind          BlockKind // block events
-	Text               string    // ContentDelta: the fragment; BlockComplete: the whole block
-	ID                 string    // MessageStart: the provider's message id
-	Model              string    // MessageStart: the model that answers
+	Kind      EventKind
+	Index     int       // the content block's index within the message
+	BlockKind BlockKind // block events
+	// ContentDelta: the fragment (of the input JSON, for a tool call block);
+	// BlockComplete: the whole block; ToolCallStart: the input, a JSON object;
+	// ToolResult: the result sent to the model.
+	Text string
+	// MessageStart: the provider's message id; ToolDetails, ToolCallStart, ToolResult:
+	// the tool call's id.
+	ID                 string
+	Model              string // MessageStart: the model that answers
+	Name               string // ToolDetails, ToolCallStart, ToolResult: the tool's name
 	StopReason         StopReason
-	ProviderStopReason string // MessageComplete: the provider's own value
-	Usage              Usage  // MessageComplete: the turn's usage
+	ProviderStopReason string // MessageEnd, MessageComplete: the provider's own value
+	Usage              Usage  // MessageEnd: the message's usage; MessageComplete: the turn's
+	IsError            bool   // ToolResult: the result is a failure
+	// ToolCallStart: the program must give the result (an Agent runs the tool's Handler
+	// itself unless the turn is manual; see Stream.SubmitToolResult); false when panto
+	// produces it (a native tool, an unknown tool, an input the schema refuses).
+	AwaitingResult bool
+}
+
+// Input is the input of a ToolCallStart as JSON (an object; "{}" when empty), nil for
+// another kind. It is Text, typed for json.Unmarshal.
+func (e Event) Input() json.RawMessage {
+	if e.Kind != EventToolCallStart {
+		return nil
+	}
+	return json.RawMessage(e.Text)
 }
 
 // goString copies a borrowed PantoString into Go memory.
@@ -159,8 +211,11 @@ func copyEvent(ev *C.PantoEvent) Event {
 		Text:               goString(ev.text),
 		ID:                 goString(ev.id),
 		Model:              goString(ev.model),
+		Name:               goString(ev.name),
 		StopReason:         StopReason(ev.stop_reason),
 		ProviderStopReason: goString(ev.provider_stop_reason),
+		IsError:            ev.is_error != 0,
+		AwaitingResult:     ev.awaiting_result != 0,
 		Usage: Usage{
 			InputTokens:      int64(ev.usage.input_tokens),
 			OutputTokens:     int64(ev.usage.output_tokens),

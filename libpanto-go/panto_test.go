@@ -49,8 +49,8 @@ func run(t *testing.T, agent *panto.Agent, text string) *panto.Stream {
 // checkTextTurn checks the events of a turn answered with one text block.
 func checkTextTurn(t *testing.T, events []panto.Event, want, providerStop string) {
 	t.Helper()
-	if len(events) < 4 {
-		t.Fatalf("got %d events, want at least 4: %+v", len(events), events)
+	if len(events) < 5 {
+		t.Fatalf("got %d events, want at least 5: %+v", len(events), events)
 	}
 	if ev := events[0]; ev.Kind != panto.EventMessageStart || ev.ID == "" || ev.Model == "" {
 		t.Errorf("first event = %+v, want a message_start with an id and a model", ev)
@@ -59,7 +59,7 @@ func checkTextTurn(t *testing.T, events []panto.Event, want, providerStop string
 		t.Errorf("second event = %+v, want block_start 0 text", ev)
 	}
 	var deltas []string
-	for _, ev := range events[2 : len(events)-2] {
+	for _, ev := range events[2 : len(events)-3] {
 		if ev.Kind != panto.EventContentDelta || ev.Index != 0 || ev.BlockKind != panto.BlockText {
 			t.Errorf("event %+v, want a text content_delta", ev)
 		}
@@ -68,10 +68,15 @@ func checkTextTurn(t *testing.T, events []panto.Event, want, providerStop string
 	if got := strings.Join(deltas, ""); got != want || len(deltas) < 2 {
 		t.Errorf("deltas %q, want at least two fragments making %q", deltas, want)
 	}
-	if ev := events[len(events)-2]; ev.Kind != panto.EventBlockComplete || ev.Text != want || ev.BlockKind != panto.BlockText {
+	if ev := events[len(events)-3]; ev.Kind != panto.EventBlockComplete || ev.Text != want || ev.BlockKind != panto.BlockText {
 		t.Errorf("block complete = %+v, want the whole text %q", ev, want)
 	}
 	last := events[len(events)-1]
+	// One message: its MessageEnd says what the turn's MessageComplete says.
+	if end := events[len(events)-2]; end.Kind != panto.EventMessageEnd || end.StopReason != last.StopReason ||
+		end.ProviderStopReason != last.ProviderStopReason || end.Usage != last.Usage {
+		t.Errorf("message end = %+v, want the stop reason and usage of %+v", end, last)
+	}
 	if last.Kind != panto.EventMessageComplete || last.StopReason != panto.StopEndTurn ||
 		last.ProviderStopReason != providerStop {
 		t.Errorf("last event = %+v, want message_complete end_turn (%s)", last, providerStop)
@@ -495,6 +500,14 @@ func TestNames(t *testing.T) {
 		{panto.EventMessageStart.String(), "message_start"},
 		{panto.EventContentDelta.String(), "content_delta"},
 		{panto.EventMessageComplete.String(), "message_complete"},
+		{panto.EventMessageEnd.String(), "message_end"},
+		{panto.EventToolDetails.String(), "tool_details"},
+		{panto.EventToolCallStart.String(), "tool_call_start"},
+		{panto.EventToolResult.String(), "tool_result"},
+		{panto.ErrResultPending.String(), "result_pending"},
+		{panto.ErrNoSuchCall.String(), "no_such_call"},
+		{panto.ErrCapability.String(), "capability"},
+		{panto.ErrToolLoop.String(), "tool_loop"},
 		{panto.BlockToolCall.String(), "tool_call"},
 		{panto.StopEndTurn.String(), "end_turn"},
 		{panto.StopMaxTokens.String(), "max_tokens"},

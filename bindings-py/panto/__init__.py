@@ -7,6 +7,16 @@
             for event in stream:
                 print(event)
 
+Tools are typed functions or classes (`@panto.tool`, `panto.ToolClass`, `panto.Tool`) that the
+stream runs for you while you iterate:
+
+    @panto.tool
+    def get_weather(city: str) -> str:
+        '''Current weather for a city.'''
+        return "Sunny"
+
+    agent = panto.Agent(provider="anthropic", model="claude-sonnet-4-5", tools=[get_weather])
+
 The shared library is looked for at $PANTO_LIBRARY, then inside the package
 (panto/_lib/libpanto.so). Importing panto never fails for want of a library: the first use
 raises `panto.LibraryNotFound`, naming where it looked. A library built for another C ABI
@@ -29,17 +39,32 @@ from .errors import (
     InvalidArgumentError,
     InvalidRequestError,
     LibraryNotFound,
+    NoSuchCallError,
     NotFoundError,
     OutOfMemoryError,
     OverloadedError,
     PermissionDeniedError,
     ProtocolError,
     RateLimitError,
+    ResultPendingError,
     ServerError,
     ToolLoopError,
 )
-from .events import BlockComplete, BlockStart, ContentDelta, Event, MessageComplete, MessageStart, Usage
+from .events import (
+    BlockComplete,
+    BlockStart,
+    ContentDelta,
+    Event,
+    MessageComplete,
+    MessageEnd,
+    MessageStart,
+    ToolCallStart,
+    ToolDetails,
+    ToolResult,
+    Usage,
+)
 from .stream import Stream
+from .tools import Param, Registry, Tool, ToolClass, as_tool, to_content, tool
 
 __version__ = "0.1.0"
 
@@ -73,14 +98,27 @@ __all__ = [
     "BlockStart",
     "ContentDelta",
     "BlockComplete",
+    "MessageEnd",
+    "ToolDetails",
+    "ToolCallStart",
+    "ToolResult",
     "MessageComplete",
     "Usage",
+    "Tool",
+    "ToolClass",
+    "Param",
+    "Registry",
+    "tool",
+    "as_tool",
+    "to_content",
     "Error",
     "LibraryNotFound",
     "InvalidArgumentError",
     "OutOfMemoryError",
     "ConfigError",
     "BusyError",
+    "ResultPendingError",
+    "NoSuchCallError",
     "AuthenticationError",
     "PermissionDeniedError",
     "NotFoundError",

@@ -13,7 +13,7 @@ from ctypes import POINTER, Structure, c_char_p, c_int, c_int32, c_size_t, c_uin
 from typing import Any, Callable, Dict, List, Optional, Tuple
 
 # The PANTO_ABI_VERSION of the include/panto.h this module mirrors.
-ABI_VERSION = 1
+ABI_VERSION = 2
 
 # PantoStatus.
 OK = 0
@@ -23,6 +23,8 @@ ERR_INVALID_ARGUMENT = -1
 ERR_OUT_OF_MEMORY = -2
 ERR_CONFIG = -3
 ERR_BUSY = -4
+ERR_RESULT_PENDING = -5
+ERR_NO_SUCH_CALL = -6
 ERR_AUTHENTICATION = -10
 ERR_PERMISSION = -11
 ERR_NOT_FOUND = -12
@@ -43,6 +45,10 @@ EVENT_BLOCK_START = 2
 EVENT_CONTENT_DELTA = 3
 EVENT_BLOCK_COMPLETE = 4
 EVENT_MESSAGE_COMPLETE = 5
+EVENT_MESSAGE_END = 6
+EVENT_TOOL_DETAILS = 7
+EVENT_TOOL_CALL_START = 8
+EVENT_TOOL_RESULT = 9
 
 # PantoBlockKind.
 BLOCK_NONE = 0
@@ -75,9 +81,12 @@ class PantoEvent(Structure):
         ("id", PantoString),
         ("model", PantoString),
         ("stop_reason", c_int32),
-        ("reserved0", c_int32),
+        ("is_error", c_int32),
         ("provider_stop_reason", PantoString),
         ("usage", PantoUsage),
+        ("name", PantoString),
+        ("awaiting_result", c_int32),
+        ("reserved0", c_int32),
     ]
 
     def __init__(self) -> None:  # PANTO_EVENT_INIT
@@ -126,7 +135,10 @@ SIGNATURES: Dict[str, Tuple[Any, List[Any]]] = {
     "panto_agent_error": (c_int, [AgentPtr, POINTER(PantoError)]),
     "panto_agent_run": (c_int, [AgentPtr, c_char_p, POINTER(StreamPtr)]),
     "panto_agent_conversation": (c_int, [AgentPtr, POINTER(PantoString)]),
+    "panto_agent_add_tool": (c_int, [AgentPtr, c_char_p]),
+    "panto_agent_tools": (c_int, [AgentPtr, c_char_p, c_int, POINTER(PantoString)]),
     "panto_next_event": (c_int, [StreamPtr, POINTER(PantoEvent)]),
+    "panto_stream_submit_tool_result": (c_int, [StreamPtr, c_char_p, c_char_p, c_int]),
     "panto_stream_error": (c_int, [StreamPtr, POINTER(PantoError)]),
     "panto_stream_free": (None, [StreamPtr]),
 }
@@ -173,7 +185,10 @@ class Library:
         self.agent_error = c.panto_agent_error
         self.agent_run = c.panto_agent_run
         self.agent_conversation = c.panto_agent_conversation
+        self.agent_add_tool = c.panto_agent_add_tool
+        self.agent_tools = c.panto_agent_tools
         self.next_event = c.panto_next_event
+        self.submit_tool_result = c.panto_stream_submit_tool_result
         self.stream_error = c.panto_stream_error
         self.stream_free = c.panto_stream_free
         # The panto_*_name() functions, memoized (their results are static).

@@ -4,12 +4,18 @@ from __future__ import annotations
 
 import ctypes
 import json
+import os
 from types import TracebackType
-from typing import Any, Dict, List, Mapping, Optional, Set, Type
+from typing import Any, Dict, Iterable, List, Mapping, Optional, Set, Type, Union
 
 from . import _native
 from .errors import Error, InvalidArgumentError, LibraryNotFound, error_class, from_native
 from .stream import Stream, StreamHandle
+from .tools import Registry, Tool, as_tool
+
+#: What `tools=` takes: a Registry, or an iterable of Tools, ToolClass subclasses, classes
+#: decorated with @panto.tool, typed functions, or spec dicts (tools without a handler).
+ToolsArg = Union[Registry, Iterable[Any]]
 
 __all__ = ["Agent"]
 
@@ -29,6 +35,22 @@ class Agent:
     $OPENAI_API_KEY, `max_tokens` to 4096. A configuration the library refuses raises
     `panto.ConfigError`; a missing shared library raises `panto.LibraryNotFound`.
 
+    Tools (docs/tool-use.md): `tools` are registered with the agent (see `add_tool`);
+    `capabilities` are what the agent is granted (only the tools whose capabilities it holds
+    are offered to the model); `max_tool_iterations` (default 10) bounds the tool rounds of a
+    turn; `read_tool` enables the native `read` tool: a directory (its root) or
+    `{"root": dir, "max_bytes": n}`, and needs the capability "fs.read". While a stream is
+    iterated, the agent's tools run automatically:
+
+        @panto.tool
+        def get_weather(city: str) -> str:
+            '''Current weather for a city.'''
+            return "Sunny"
+
+        with panto.Agent(provider="anthropic", model="claude-sonnet-4-5", tools=[get_weather]) as agent:
+            for text in agent.run("Weather in Paris?").text():
+                print(text, end="")
+
     Not thread-safe: use an agent and its streams from one thread at a time.
     """
 
@@ -41,6 +63,10 @@ class Agent:
         api_key: Optional[str] = None,
         system: Optional[str] = None,
         max_tokens: Optional[int] = None,
+        tools: Optional[ToolsArg] = None,
+        capabilities: Optional[Iterable[str]] = None,
+        max_tool_iterations: Optional[int] = None,
+        read_tool: Union[None, str, "os.PathLike[str]", Mapping[str, Any]] = None,
     ) -> None:
         config: Dict[str, Any] = {"provider": provider, "model": model}
         for key, value in (
@@ -48,22 +74,37 @@ class Agent:
             ("api_key", api_key),
             ("system", system),
             ("max_tokens", max_tokens),
+            ("max_tool_iterations", max_tool_iterations),
         ):
             if value is not None:
                 config[key] = value
-        self._open(config)
+        if capabilities is not None:
+            if isinstance(capabilities, (str, bytes)):
+                raise TypeError("capabilities must be a list of str, not a single str")
+            config["capabilities"] = list(capabilities)
+        if read_tool is not None:
+            if isinstance(read_tool, (str, os.PathLike)):
+                config["read_tool"] = {"root": os.fspath(read_tool)}
+            else:
+                config["read_tool"] = dict(read_tool)
+        self._open(config, tools)
 
     @classmethod
-    def from_config(cls, config: Mapping[str, Any]) -> "Agent":
+    def from_config(cls, config: Mapping[str, Any], *, tools: Optional[ToolsArg] = None) -> "Agent":
         """An agent from the configuration object of `panto_agent_new`, passed on as is
-        (keys this package does not know reach the library, which judges them)."""
+        (keys this package does not know reach the library, which judges them). Tool specs
+        in its "tools" key have no handler (run them by hand); `tools` adds tools as the
+        constructor's argument does."""
         agent = cls.__new__(cls)
-        agent._open(dict(config))
+        agent._open(dict(config), tools)
         return agent
 
-    def _open(self, config: Dict[str, Any]) -> None:
+    def _open(self, config: Dict[str, Any], tools: Optional[ToolsArg] = None) -> None:
         self._ptr: Optional[Any] = None  # set first: __del__ may run if this fails
         self._streams: Set[StreamHandle] = set()
+        self._tools: Dict[str, Tool] = {}  # host tools registered from Python, by name
+        # Check the tools before the agent exists: a bad declaration is a TypeError here.
+        declared = [as_tool(t) for t in _tool_list(tools)]
         lib = _native.LIB
         if lib is None:
             raise LibraryNotFound(_native.LOOKED_IN)
@@ -79,12 +120,60 @@ class Agent:
                     lib.agent_free(out)
             raise error_class(rc)(lib.status_name(rc), status=rc, code=lib.status_name(rc))
         self._ptr = out
+        try:
+            for t in declared:
+                self.add_tool(t)
+        except BaseException:
+            self.close()
+            raise
+
+    # ---- tools -------------------------------------------------------------------------
+
+    def add_tool(self, tool: Any) -> Tool:
+        """Registers a host tool: a `panto.Tool`, a ToolClass subclass (or a class decorated
+        with @panto.tool), a typed function, or a spec dict (a tool without a handler, which
+        you run by hand). Returns its Tool.
+
+        Raises `panto.ConfigError` when the library refuses it (a name already taken, a bad
+        schema) and `panto.BusyError` while a stream of the agent is unfinished."""
+        ptr = self._live()
+        t = as_tool(tool)
+        raw = json.dumps(t.spec()).encode("utf-8")
+        rc = self._lib.agent_add_tool(ptr, raw)
+        if rc < 0:
+            raise self._error(ptr, rc)
+        self._tools[t.name] = t
+        return t
+
+    def tools(self, format: str = "anthropic", only_allowed: bool = True) -> List[Dict[str, Any]]:
+        """The agent's tools as the library sends them: `format` "anthropic" ({name,
+        description, input_schema}), "openai" ({type: "function", function: {...}}) or
+        "panto" (the specs as registered, with "native": true for panto's own tools such as
+        `read`). With `only_allowed` (the default), only the tools the agent's capabilities
+        allow, which are the ones offered to the model."""
+        ptr = self._live()
+        if not isinstance(format, str) or "\0" in format:
+            raise InvalidArgumentError(f"bad tools format {format!r}")
+        s = _native.PantoString()
+        rc = self._lib.agent_tools(ptr, format.encode("utf-8"), 1 if only_allowed else 0, ctypes.byref(s))
+        if rc < 0:
+            raise self._error(ptr, rc)
+        result: List[Dict[str, Any]] = json.loads(_native.copy_string(s))
+        return result
+
+    def get_tool(self, name: str) -> Optional[Tool]:
+        """The host tool registered from Python under `name`, or None."""
+        return self._tools.get(name)
 
     # ---- turns -------------------------------------------------------------------------
 
-    def run(self, text: str) -> Stream:
+    def run(self, text: str, *, run_tools: bool = True) -> Stream:
         """Appends `text` to the conversation as a user message and returns the turn's
-        stream. Nothing is sent before the first `next()` on the stream."""
+        stream. Nothing is sent before the first `next()` on the stream.
+
+        With `run_tools` (the default) iterating the stream runs the tools the model calls
+        (after yielding their `ToolCallStart`); with `run_tools=False` you give each result
+        yourself: `stream.submit_tool_result(id, content)` or `stream.run_tool(event)`."""
         ptr = self._live()
         if not isinstance(text, str):
             raise TypeError(f"run() needs a str, not {type(text).__name__}")
@@ -100,7 +189,7 @@ class Agent:
             raise self._error(ptr, rc)
         handle = StreamHandle(out)
         self._streams.add(handle)
-        return Stream(self, handle)
+        return Stream(self, handle, run_tools=bool(run_tools))
 
     @property
     def conversation(self) -> List[Dict[str, Any]]:
@@ -170,3 +259,13 @@ class Agent:
 
     def _forget_stream(self, handle: StreamHandle) -> None:
         self._streams.discard(handle)
+
+
+def _tool_list(tools: Optional[ToolsArg]) -> List[Any]:
+    if tools is None:
+        return []
+    if isinstance(tools, Registry):
+        return tools.list()
+    if isinstance(tools, (str, bytes, Mapping)) or not hasattr(tools, "__iter__"):
+        raise TypeError("tools must be a list of tools or a panto.Registry")
+    return list(tools)

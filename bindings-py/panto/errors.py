@@ -23,6 +23,8 @@ __all__ = [
     "OutOfMemoryError",
     "ConfigError",
     "BusyError",
+    "ResultPendingError",
+    "NoSuchCallError",
     "AuthenticationError",
     "PermissionDeniedError",
     "NotFoundError",
@@ -125,6 +127,29 @@ class BusyError(Error):
     STATUS = _native.ERR_BUSY
 
 
+class ResultPendingError(Error):
+    """`next()` was called while a host tool call awaits its result: submit it with
+    `Stream.submit_tool_result()` and call `next()` again (not sticky: the stream is unchanged).
+    `call_ids` lists the calls that await a result, when known."""
+
+    STATUS = _native.ERR_RESULT_PENDING
+
+    def __init__(self, message: str, *, call_ids: Optional[List[str]] = None, **kw: object) -> None:
+        super().__init__(message, **kw)  # type: ignore[arg-type]
+        self.call_ids: List[str] = list(call_ids or ())
+
+
+class NoSuchCallError(Error):
+    """`Stream.submit_tool_result()` named a call that does not await a result (an unknown id,
+    one already answered, or one panto handles itself). `call_id` is the id given."""
+
+    STATUS = _native.ERR_NO_SUCH_CALL
+
+    def __init__(self, message: str, *, call_id: Optional[str] = None, **kw: object) -> None:
+        super().__init__(message, **kw)  # type: ignore[arg-type]
+        self.call_id: Optional[str] = call_id
+
+
 class AuthenticationError(Error):
     STATUS = _native.ERR_AUTHENTICATION
 
@@ -174,10 +199,15 @@ class CanceledError(Error):
 
 
 class ToolLoopError(Error):
+    """The turn took more tool rounds than the agent's `max_tool_iterations`."""
+
     STATUS = _native.ERR_TOOL_LOOP
 
 
 class CapabilityError(Error):
+    """The model called a tool the agent was not granted the capabilities for; no tool of that
+    message ran."""
+
     STATUS = _native.ERR_CAPABILITY
 
 
@@ -188,6 +218,8 @@ _BY_STATUS: Dict[int, Type[Error]] = {
         OutOfMemoryError,
         ConfigError,
         BusyError,
+        ResultPendingError,
+        NoSuchCallError,
         AuthenticationError,
         PermissionDeniedError,
         NotFoundError,

@@ -8,7 +8,7 @@ are the stable names of `panto_block_kind_name()` and `panto_stop_reason_name()`
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Union
+from typing import Any, Dict, Union
 
 __all__ = [
     "Usage",
@@ -16,13 +16,18 @@ __all__ = [
     "BlockStart",
     "ContentDelta",
     "BlockComplete",
+    "MessageEnd",
+    "ToolDetails",
+    "ToolCallStart",
+    "ToolResult",
     "MessageComplete",
     "Event",
 ]
 
+
 @dataclass(frozen=True)
 class Usage:
-    """Token counts of a turn, normalized across providers (input excludes cached tokens)."""
+    """Token counts of a message or a turn, normalized across providers (input excludes cached tokens)."""
 
     input_tokens: int = 0
     output_tokens: int = 0
@@ -33,7 +38,7 @@ class Usage:
 
 @dataclass(frozen=True)
 class MessageStart:
-    """The provider started its answer."""
+    """An assistant message begins (a turn with tool calls has several)."""
 
     id: str
     model: str
@@ -70,8 +75,60 @@ class BlockComplete:
 
 
 @dataclass(frozen=True)
+class MessageEnd:
+    """One assistant message ended; `usage` is that message's own. A `stop_reason` of
+    "tool_use" means tool calls follow (ToolCallStart, ToolResult) and then another message."""
+
+    stop_reason: str
+    provider_stop_reason: str
+    usage: Usage
+    kind: str = field(default="message_end", init=False)
+
+
+@dataclass(frozen=True)
+class ToolDetails:
+    """The model named a tool in the tool-call block at `index`; the input follows as
+    ContentDelta fragments of JSON (block_kind "tool_call")."""
+
+    index: int
+    id: str
+    name: str
+    kind: str = field(default="tool_details", init=False)
+
+
+@dataclass(frozen=True)
+class ToolCallStart:
+    """A tool call is about to run, with its complete `input` (a dict; `{}` when empty).
+
+    `awaiting_result` is True for a host tool (one registered from Python): its result must
+    be given before the next `next()`. The stream does so itself by running the tool's handler
+    (unless the turn was started with `run_tools=False`, or the tool has no handler: then call
+    `Stream.submit_tool_result()` or `Stream.run_tool()`). False when panto produces the result
+    itself (a native tool such as `read`, an unknown tool, input that does not match the
+    schema)."""
+
+    id: str
+    name: str
+    input: Dict[str, Any]
+    awaiting_result: bool
+    kind: str = field(default="tool_call_start", init=False)
+
+
+@dataclass(frozen=True)
+class ToolResult:
+    """The result of a tool call, as sent to the model; `is_error` marks a failure."""
+
+    id: str
+    name: str
+    content: str
+    is_error: bool
+    kind: str = field(default="tool_result", init=False)
+
+
+@dataclass(frozen=True)
 class MessageComplete:
-    """The answer is complete: the last event of a turn."""
+    """The turn is complete: its last event. `usage` is summed over the turn's messages;
+    `stop_reason` is the last message's."""
 
     stop_reason: str
     provider_stop_reason: str
@@ -79,4 +136,14 @@ class MessageComplete:
     kind: str = field(default="message_complete", init=False)
 
 
-Event = Union[MessageStart, BlockStart, ContentDelta, BlockComplete, MessageComplete]
+Event = Union[
+    MessageStart,
+    BlockStart,
+    ContentDelta,
+    BlockComplete,
+    MessageEnd,
+    ToolDetails,
+    ToolCallStart,
+    ToolResult,
+    MessageComplete,
+]

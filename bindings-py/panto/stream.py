@@ -2,12 +2,28 @@
 
 from __future__ import annotations
 
+import json
+import logging
+from collections import deque
 from types import TracebackType
-from typing import TYPE_CHECKING, Any, Iterator, Optional, Type
+from typing import TYPE_CHECKING, Any, Deque, Dict, Iterator, Optional, Tuple, Type, Union
 
 from . import _native
-from .errors import CanceledError, Error, from_native
-from .events import BlockComplete, BlockStart, ContentDelta, Event, MessageComplete, MessageStart, Usage
+from .errors import CanceledError, Error, InvalidArgumentError, NoSuchCallError, ResultPendingError, error_class, from_native
+from .events import (
+    BlockComplete,
+    BlockStart,
+    ContentDelta,
+    Event,
+    MessageComplete,
+    MessageEnd,
+    MessageStart,
+    ToolCallStart,
+    ToolDetails,
+    ToolResult,
+    Usage,
+)
+from .tools import Tool, to_content
 
 if TYPE_CHECKING:
     from .agent import Agent
@@ -21,7 +37,19 @@ _BLOCK_START = _native.EVENT_BLOCK_START
 _CONTENT_DELTA = _native.EVENT_CONTENT_DELTA
 _BLOCK_COMPLETE = _native.EVENT_BLOCK_COMPLETE
 _MESSAGE_COMPLETE = _native.EVENT_MESSAGE_COMPLETE
+_MESSAGE_END = _native.EVENT_MESSAGE_END
+_TOOL_DETAILS = _native.EVENT_TOOL_DETAILS
+_TOOL_CALL_START = _native.EVENT_TOOL_CALL_START
+_TOOL_RESULT = _native.EVENT_TOOL_RESULT
+_RESULT_PENDING = _native.ERR_RESULT_PENDING
+_NO_SUCH_CALL = _native.ERR_NO_SUCH_CALL
 _copy = _native.copy_string
+
+logger = logging.getLogger("panto")
+
+
+def _usage(u: _native.PantoUsage) -> Usage:
+    return Usage(u.input_tokens, u.output_tokens, u.cache_read_tokens, u.cache_write_tokens, u.reasoning_tokens)
 
 
 class StreamHandle:
@@ -44,10 +72,19 @@ class Stream:
     closed before it ended commits no assistant message and later `next()` calls raise
     `panto.CanceledError`.
 
+    Tools: a turn may hold several assistant messages, with tool calls between them
+    (MessageEnd, ToolCallStart, ToolResult, MessageStart, ...). When a `ToolCallStart` has
+    `awaiting_result`, the tool's handler runs at the following `next()` (so you see the call
+    before it runs) and its result goes to the model; a handler that raises an Exception gives
+    an error result whose content is `str(exc)` (KeyboardInterrupt, SystemExit and the like
+    propagate out of `next()`). In a turn started with `run_tools=False`, and for a tool
+    without a handler, give the result yourself with `submit_tool_result()` (or `run_tool()`)
+    before the next `next()`, which otherwise raises `panto.ResultPendingError` (not sticky).
+
     A stream is not thread-safe: use it, and its agent, from one thread at a time.
     """
 
-    def __init__(self, agent: "Agent", handle: StreamHandle) -> None:
+    def __init__(self, agent: "Agent", handle: StreamHandle, *, run_tools: bool = True) -> None:
         # Made by Agent.run only.
         self._agent = agent  # the C API needs the agent to outlive its streams
         self._lib = agent._lib
@@ -57,6 +94,11 @@ class Stream:
         self._ev = _native.PantoEvent()  # reused for every event
         self._done = False
         self._error: Optional[Error] = None
+        self._run_tools = run_tools
+        # Host tool calls that await a result, by id, in the order they came.
+        self._pending: Dict[str, ToolCallStart] = {}
+        # The calls the stream runs itself at the next next().
+        self._to_run: Deque[ToolCallStart] = deque()
 
     # ---- iteration ---------------------------------------------------------------------
 
@@ -67,6 +109,8 @@ class Stream:
         ptr = self._handle.ptr
         if ptr is None:
             return self._next_closed()
+        if self._to_run:
+            self._run_queued(ptr)
         ev = self._ev
         while True:
             rc = self._next(ptr, ev)
@@ -80,27 +124,33 @@ class Stream:
                     return BlockComplete(ev.index, self._block_kind_name(ev.block_kind), _copy(ev.text))
                 if kind == _MESSAGE_START:
                     return MessageStart(_copy(ev.id), _copy(ev.model))
+                if kind == _MESSAGE_END:
+                    return MessageEnd(
+                        self._lib.stop_reason_name(ev.stop_reason), _copy(ev.provider_stop_reason), _usage(ev.usage)
+                    )
+                if kind == _TOOL_DETAILS:
+                    return ToolDetails(ev.index, _copy(ev.id), _copy(ev.name))
+                if kind == _TOOL_CALL_START:
+                    return self._tool_call_start(ev)
+                if kind == _TOOL_RESULT:
+                    return ToolResult(_copy(ev.id), _copy(ev.name), _copy(ev.text), bool(ev.is_error))
                 if kind == _MESSAGE_COMPLETE:
-                    u = ev.usage
                     return MessageComplete(
-                        self._lib.stop_reason_name(ev.stop_reason),
-                        _copy(ev.provider_stop_reason),
-                        Usage(
-                            u.input_tokens,
-                            u.output_tokens,
-                            u.cache_read_tokens,
-                            u.cache_write_tokens,
-                            u.reasoning_tokens,
-                        ),
+                        self._lib.stop_reason_name(ev.stop_reason), _copy(ev.provider_stop_reason), _usage(ev.usage)
                     )
                 continue  # a kind newer than this package: skip it
             if rc == _DONE:
                 self._done = True
+                self._pending.clear()
                 raise StopIteration
+            if rc == _RESULT_PENDING:  # not sticky: the stream is unchanged
+                raise self._result_pending()
             if rc < 0:
                 detail = _native.PantoError()
                 self._lib.stream_error(ptr, detail)
                 self._error = from_native(self._lib, detail, rc)
+                self._pending.clear()
+                self._to_run.clear()
                 raise self._error
             raise Error(f"panto_next_event returned the unexpected status {rc}", status=rc)
 
@@ -111,6 +161,107 @@ class Stream:
             raise StopIteration
         self._error = CanceledError("the stream was closed before the turn ended")
         raise self._error
+
+    def _tool_call_start(self, ev: _native.PantoEvent) -> ToolCallStart:
+        raw = _copy(ev.text)
+        call = ToolCallStart(_copy(ev.id), _copy(ev.name), json.loads(raw) if raw else {}, bool(ev.awaiting_result))
+        if call.awaiting_result:
+            self._pending[call.id] = call
+            if self._run_tools:
+                tool = self._agent._tools.get(call.name)
+                if tool is not None and tool.handler is not None:
+                    self._to_run.append(call)
+        return call
+
+    def _result_pending(self) -> ResultPendingError:
+        ids = list(self._pending)
+        if ids:
+            calls = ", ".join(f"{c.id} ({c.name})" for c in self._pending.values())
+            what = f"the tool call {calls} awaits" if len(ids) == 1 else f"the tool calls {calls} await"
+            message = f"{what} a result: call submit_tool_result() before next()"
+        else:
+            message = "a tool call awaits a result: call submit_tool_result() before next()"
+        return ResultPendingError(message, call_ids=ids, status=_RESULT_PENDING, code=self._lib.status_name(_RESULT_PENDING))
+
+    def _run_queued(self, ptr: Any) -> None:
+        """Runs the handlers of the calls queued by the last ToolCallStart events and submits
+        their results. A call the user already answered is skipped."""
+        while self._to_run:
+            call = self._to_run.popleft()
+            if call.id not in self._pending:
+                continue
+            tool = self._agent._tools[call.name]
+            content, is_error = _execute(tool, call)
+            self._submit(ptr, call.id, content, is_error)
+
+    # ---- tool results ------------------------------------------------------------------
+
+    @property
+    def pending_calls(self) -> Tuple[ToolCallStart, ...]:
+        """The host tool calls that await a result (from `submit_tool_result` or `run_tool`),
+        in order. Calls the stream will run itself at the next `next()` are included."""
+        return tuple(self._pending.values())
+
+    def submit_tool_result(self, call_id: str, content: Any, is_error: bool = False) -> None:
+        """Gives the result of the tool call `call_id` (a ToolCallStart with
+        `awaiting_result`): `content` goes to the model (a str as is, anything else as JSON);
+        `is_error` marks a failure (the turn goes on; the model sees the error).
+
+        Raises `panto.NoSuchCallError` when no call of that id awaits a result (an unknown id,
+        one already answered, a stream that is over or closed)."""
+        if not isinstance(call_id, str):
+            raise TypeError(f"call_id must be a str, not {type(call_id).__name__}")
+        ptr = self._handle.ptr
+        if ptr is None:
+            raise NoSuchCallError(
+                f"no tool call {call_id!r} awaits a result: the stream is closed",
+                call_id=call_id,
+                status=_NO_SUCH_CALL,
+                code=self._lib.status_name(_NO_SUCH_CALL),
+            )
+        text = content if isinstance(content, str) else to_content(content)
+        self._submit(ptr, call_id, text, bool(is_error))
+
+    def run_tool(self, call: Union[ToolCallStart, str]) -> ToolResult:
+        """Runs the registered handler of a pending call (a ToolCallStart or its id) now and
+        submits its result, as the automatic mode does; returns that result (the stream's
+        ToolResult event for it follows, as for any call). For turns run with
+        `run_tools=False`, e.g. to ask before running a tool.
+
+        Raises `panto.NoSuchCallError` when the call does not await a result, LookupError
+        when its tool has no handler registered from Python."""
+        call_id = call.id if isinstance(call, ToolCallStart) else call
+        pending = self._pending.get(call_id)
+        ptr = self._handle.ptr
+        if pending is None or ptr is None:
+            raise NoSuchCallError(
+                f"no tool call {call_id!r} awaits a result",
+                call_id=call_id,
+                status=_NO_SUCH_CALL,
+                code=self._lib.status_name(_NO_SUCH_CALL),
+            )
+        tool = self._agent._tools.get(pending.name)
+        if tool is None or tool.handler is None:
+            raise LookupError(f"the tool {pending.name!r} has no handler registered with this agent")
+        content, is_error = _execute(tool, pending)
+        self._submit(ptr, call_id, content, is_error)
+        return ToolResult(call_id, pending.name, content, is_error)
+
+    def _submit(self, ptr: Any, call_id: str, content: str, is_error: bool) -> None:
+        try:
+            raw_id = call_id.encode("utf-8")
+            raw = content.encode("utf-8")
+        except UnicodeEncodeError as e:
+            raise InvalidArgumentError(f"the tool result is not valid Unicode: {e}") from None
+        if b"\0" in raw or b"\0" in raw_id:
+            raise InvalidArgumentError("a tool result or call id cannot contain a NUL character")
+        rc = self._lib.submit_tool_result(ptr, raw_id, raw, 1 if is_error else 0)
+        if rc < 0:
+            code = self._lib.status_name(rc)
+            if rc == _NO_SUCH_CALL:
+                raise NoSuchCallError(f"no tool call {call_id!r} awaits a result", call_id=call_id, status=rc, code=code)
+            raise error_class(rc)(f"submitting the result of {call_id!r} failed", status=rc, code=code)
+        self._pending.pop(call_id, None)
 
     def text(self) -> Iterator[str]:
         """Yields only the fragments of text blocks (not thinking, not tool calls)."""
@@ -147,6 +298,8 @@ class Stream:
         if ptr is None:
             return
         handle.ptr = None
+        self._pending.clear()
+        self._to_run.clear()
         self._agent._forget_stream(handle)
         self._lib.stream_free(ptr)
 
@@ -170,3 +323,20 @@ class Stream:
     def __repr__(self) -> str:
         state = "closed" if self.closed else "done" if self._done else "failed" if self._error else "open"
         return f"<panto.Stream {state}>"
+
+
+def _execute(tool: Tool, call: ToolCallStart) -> Tuple[str, bool]:
+    """Runs a tool's handler on a call: (content, is_error). An Exception becomes an error
+    result; BaseExceptions that are not Exceptions (KeyboardInterrupt, SystemExit) propagate."""
+    try:
+        content = tool.invoke(call.input)
+    except Exception as exc:
+        logger.debug("tool %s (call %s) raised", call.name, call.id, exc_info=True)
+        return str(exc), True
+    if "\0" in content:
+        return f"the result of tool {call.name} contains a NUL character, which cannot be sent", True
+    try:
+        content.encode("utf-8")
+    except UnicodeEncodeError as e:
+        return f"the result of tool {call.name} is not valid Unicode: {e}", True
+    return content, False

@@ -1,7 +1,9 @@
 /*
  * test_api.c — tests of the C API's edges (include/panto.h) that need no conformance case:
  * NULL arguments, _free(NULL), versions, names, refused configurations, BUSY, sticky
- * errors and DONE, growable structs written only as far as their `size`.
+ * errors and DONE, growable structs written only as far as their `size` (an ABI-1 sized
+ * PantoEvent included), refused tool specs, the formats of panto_agent_tools, and the
+ * argument errors of panto_stream_submit_tool_result around a host tool call.
  *
  * The turns that need a server talk to a tiny HTTP server forked by this program on
  * 127.0.0.1 (canned answers, one per connection); nothing else is contacted.
@@ -27,6 +29,7 @@
 #include <unistd.h>
 
 #include "panto.h"
+#include "../conformance/drivers/c_json.h"
 
 /* ---- Checks -------------------------------------------------------------------------- */
 
@@ -108,6 +111,29 @@ static const char SSE_OK[] =
     "event: message_delta\n"
     "data: {\"type\":\"message_delta\",\"delta\":{\"stop_reason\":\"end_turn\",\"stop_sequence\":null},"
     "\"usage\":{\"output_tokens\":5}}\n\n"
+    "event: message_stop\n"
+    "data: {\"type\":\"message_stop\"}\n\n";
+
+/* A tool_use answer: get_weather {"city": "Paris"}, its input in two fragments. */
+static const char SSE_TOOL[] =
+    "event: message_start\n"
+    "data: {\"type\":\"message_start\",\"message\":{\"id\":\"msg_tool_1\",\"type\":\"message\","
+    "\"role\":\"assistant\",\"model\":\"claude-test\",\"content\":[],\"stop_reason\":null,"
+    "\"usage\":{\"input_tokens\":20,\"output_tokens\":1}}}\n\n"
+    "event: content_block_start\n"
+    "data: {\"type\":\"content_block_start\",\"index\":0,\"content_block\":{\"type\":\"tool_use\","
+    "\"id\":\"toolu_t1\",\"name\":\"get_weather\",\"input\":{}}}\n\n"
+    "event: content_block_delta\n"
+    "data: {\"type\":\"content_block_delta\",\"index\":0,\"delta\":{\"type\":\"input_json_delta\","
+    "\"partial_json\":\"{\\\"city\\\": \"}}\n\n"
+    "event: content_block_delta\n"
+    "data: {\"type\":\"content_block_delta\",\"index\":0,\"delta\":{\"type\":\"input_json_delta\","
+    "\"partial_json\":\"\\\"Paris\\\"}\"}}\n\n"
+    "event: content_block_stop\n"
+    "data: {\"type\":\"content_block_stop\",\"index\":0}\n\n"
+    "event: message_delta\n"
+    "data: {\"type\":\"message_delta\",\"delta\":{\"stop_reason\":\"tool_use\",\"stop_sequence\":null},"
+    "\"usage\":{\"output_tokens\":9}}\n\n"
     "event: message_stop\n"
     "data: {\"type\":\"message_stop\"}\n\n";
 
@@ -232,6 +258,31 @@ static PantoAgent *new_agent(const char *base_url) {
     return agent;
 }
 
+static const char WEATHER_TOOL[] =
+    "{\"name\": \"get_weather\", \"description\": \"Current weather for a city.\", "
+    "\"input_schema\": {\"type\": \"object\", \"properties\": {\"city\": {\"type\": \"string\"}}, "
+    "\"required\": [\"city\"]}}";
+
+/* A NUL-terminated copy of a borrowed string (the JSON reader needs one); free it. */
+static char *dup_pstr(PantoString s) {
+    char *out = (char *)malloc(s.len + 1);
+    if (!out) abort();
+    if (s.len) memcpy(out, s.ptr, s.len);
+    out[s.len] = 0;
+    return out;
+}
+
+/* Whether the JSON string at p (a cj_member result) is exactly want. */
+static int json_str_is(const char *p, const char *want) {
+    char *got = NULL;
+    size_t len = 0;
+    int ok;
+    if (!p || *p != '"' || !cj_string(p, &got, &len)) return 0;
+    ok = len == strlen(want) && memcmp(got, want, len) == 0;
+    free(got);
+    return ok;
+}
+
 /* ---- Tests --------------------------------------------------------------------------- */
 
 static void test_versions(void) {
@@ -250,6 +301,8 @@ static void test_names(void) {
     CHECK_NAME(panto_status_name(PANTO_ERR_OUT_OF_MEMORY), "out_of_memory");
     CHECK_NAME(panto_status_name(PANTO_ERR_CONFIG), "config");
     CHECK_NAME(panto_status_name(PANTO_ERR_BUSY), "busy");
+    CHECK_NAME(panto_status_name(PANTO_ERR_RESULT_PENDING), "result_pending");
+    CHECK_NAME(panto_status_name(PANTO_ERR_NO_SUCH_CALL), "no_such_call");
     CHECK_NAME(panto_status_name(PANTO_ERR_AUTHENTICATION), "authentication");
     CHECK_NAME(panto_status_name(PANTO_ERR_PERMISSION), "permission");
     CHECK_NAME(panto_status_name(PANTO_ERR_NOT_FOUND), "not_found");
@@ -263,6 +316,7 @@ static void test_names(void) {
     CHECK_NAME(panto_status_name(PANTO_ERR_CANCELED), "canceled");
     CHECK_NAME(panto_status_name(PANTO_ERR_TOOL_LOOP), "tool_loop");
     CHECK_NAME(panto_status_name(PANTO_ERR_CAPABILITY), "capability");
+    CHECK_NAME(panto_status_name(-7), "unknown");
     CHECK_NAME(panto_status_name(-9), "unknown");
     CHECK_NAME(panto_status_name(3), "unknown");
     CHECK_NAME(panto_status_name(-1000), "unknown");
@@ -272,7 +326,12 @@ static void test_names(void) {
     CHECK_NAME(panto_event_kind_name(PANTO_EVENT_CONTENT_DELTA), "content_delta");
     CHECK_NAME(panto_event_kind_name(PANTO_EVENT_BLOCK_COMPLETE), "block_complete");
     CHECK_NAME(panto_event_kind_name(PANTO_EVENT_MESSAGE_COMPLETE), "message_complete");
+    CHECK_NAME(panto_event_kind_name(PANTO_EVENT_MESSAGE_END), "message_end");
+    CHECK_NAME(panto_event_kind_name(PANTO_EVENT_TOOL_DETAILS), "tool_details");
+    CHECK_NAME(panto_event_kind_name(PANTO_EVENT_TOOL_CALL_START), "tool_call_start");
+    CHECK_NAME(panto_event_kind_name(PANTO_EVENT_TOOL_RESULT), "tool_result");
     CHECK_NAME(panto_event_kind_name(0), "unknown");
+    CHECK_NAME(panto_event_kind_name(10), "unknown");
     CHECK_NAME(panto_event_kind_name(99), "unknown");
 
     CHECK_NAME(panto_block_kind_name(PANTO_BLOCK_NONE), "none");
@@ -321,6 +380,9 @@ static void test_null_arguments(void) {
     CHECK_RC(panto_agent_conversation(NULL, &json), PANTO_ERR_INVALID_ARGUMENT);
     CHECK_RC(panto_next_event(NULL, &ev), PANTO_ERR_INVALID_ARGUMENT);
     CHECK_RC(panto_stream_error(NULL, &err), PANTO_ERR_INVALID_ARGUMENT);
+    CHECK_RC(panto_agent_add_tool(NULL, WEATHER_TOOL), PANTO_ERR_INVALID_ARGUMENT);
+    CHECK_RC(panto_agent_tools(NULL, "anthropic", 0, &json), PANTO_ERR_INVALID_ARGUMENT);
+    CHECK_RC(panto_stream_submit_tool_result(NULL, "toolu_1", "x", 0), PANTO_ERR_INVALID_ARGUMENT);
 
     good = new_agent("http://127.0.0.1:1");
     CHECK(good != NULL);
@@ -335,6 +397,10 @@ static void test_null_arguments(void) {
     CHECK(err.code == PANTO_ERR_INVALID_ARGUMENT);
     CHECK_RC(panto_agent_run(good, "hi", NULL), PANTO_ERR_INVALID_ARGUMENT);
     CHECK_RC(panto_agent_conversation(good, NULL), PANTO_ERR_INVALID_ARGUMENT);
+    CHECK_RC(panto_agent_add_tool(good, NULL), PANTO_ERR_INVALID_ARGUMENT);
+    CHECK_RC(panto_agent_tools(good, NULL, 0, &json), PANTO_ERR_INVALID_ARGUMENT);
+    CHECK_RC(panto_agent_tools(good, "anthropic", 0, NULL), PANTO_ERR_INVALID_ARGUMENT);
+    CHECK_RC(panto_agent_tools(good, "xml", 0, &json), PANTO_ERR_INVALID_ARGUMENT);
     /* Bad UTF-8 is refused too. */
     CHECK_RC(panto_agent_run(good, "caf\xc3", &stream), PANTO_ERR_INVALID_ARGUMENT);
     CHECK_RC(panto_agent_run(good, "\xff\xfe", &stream), PANTO_ERR_INVALID_ARGUMENT);
@@ -345,6 +411,12 @@ static void test_null_arguments(void) {
     if (stream) {
         CHECK_RC(panto_next_event(stream, NULL), PANTO_ERR_INVALID_ARGUMENT);
         CHECK_RC(panto_stream_error(stream, NULL), 0); /* optional; no failure yet */
+        /* Arguments are checked before the call id; no call awaits a result on a new stream. */
+        CHECK_RC(panto_stream_submit_tool_result(stream, NULL, "x", 0), PANTO_ERR_INVALID_ARGUMENT);
+        CHECK_RC(panto_stream_submit_tool_result(stream, "toolu_1", NULL, 0), PANTO_ERR_INVALID_ARGUMENT);
+        CHECK_RC(panto_stream_submit_tool_result(stream, "toolu_1", "x", 0), PANTO_ERR_NO_SUCH_CALL);
+        CHECK_RC(panto_stream_submit_tool_result(stream, "", "x", 1), PANTO_ERR_NO_SUCH_CALL);
+        CHECK_RC(panto_stream_error(stream, NULL), 0); /* none of this failed the stream */
     }
     panto_stream_free(stream);
     panto_agent_free(good);
@@ -506,10 +578,11 @@ static void test_turns(void) {
         n++;
     }
     CHECK_RC(rc, PANTO_DONE);
-    CHECK(n == 6);
-    CHECK(n == 6 && kinds[0] == PANTO_EVENT_MESSAGE_START && kinds[1] == PANTO_EVENT_BLOCK_START &&
+    CHECK(n == 7);
+    CHECK(n == 7 && kinds[0] == PANTO_EVENT_MESSAGE_START && kinds[1] == PANTO_EVENT_BLOCK_START &&
           kinds[2] == PANTO_EVENT_CONTENT_DELTA && kinds[3] == PANTO_EVENT_CONTENT_DELTA &&
-          kinds[4] == PANTO_EVENT_BLOCK_COMPLETE && kinds[5] == PANTO_EVENT_MESSAGE_COMPLETE);
+          kinds[4] == PANTO_EVENT_BLOCK_COMPLETE && kinds[5] == PANTO_EVENT_MESSAGE_END &&
+          kinds[6] == PANTO_EVENT_MESSAGE_COMPLETE);
     CHECK(deltas_ok);
     CHECK(complete_ok);
     CHECK_RC(panto_next_event(stream, &ev), PANTO_DONE);
@@ -547,6 +620,365 @@ static void test_turns(void) {
     stop_server();
 }
 
+/* A spec panto_agent_add_tool must refuse with PANTO_ERR_CONFIG and a message (that names
+ * `mention`, unless NULL), leaving the agent's tools as they were. */
+static void check_tool_refused_naming(PantoAgent *agent, const char *spec, const char *label,
+                                      const char *mention) {
+    PantoError err = PANTO_ERROR_INIT;
+    PantoString before = {NULL, 0}, after = {NULL, 0};
+    char *saved;
+    current_test = label;
+    CHECK_RC(panto_agent_tools(agent, "panto", 0, &before), PANTO_OK);
+    saved = dup_pstr(before);
+    CHECK_RC(panto_agent_add_tool(agent, spec), PANTO_ERR_CONFIG);
+    CHECK_RC(panto_agent_error(agent, &err), PANTO_ERR_CONFIG);
+    CHECK(err.code == PANTO_ERR_CONFIG && err.message.len > 0 && err.message.ptr != NULL);
+    if (mention) CHECK(count_in(err.message, mention) >= 1);
+    CHECK_RC(panto_agent_tools(agent, "panto", 0, &after), PANTO_OK);
+    CHECK(pstr_eq(after, saved));
+    free(saved);
+}
+
+static void check_tool_refused(PantoAgent *agent, const char *spec, const char *label) {
+    check_tool_refused_naming(agent, spec, label, NULL);
+}
+
+static void test_add_tool(void) {
+    PantoAgent *agent = new_agent("http://127.0.0.1:1");
+    PantoString tools = {NULL, 0};
+    current_test = "add_tool";
+    CHECK(agent != NULL);
+    if (!agent) return;
+    CHECK_RC(panto_agent_add_tool(agent, WEATHER_TOOL), PANTO_OK);
+    CHECK_RC(panto_agent_add_tool(agent,
+                                  "{\"name\": \"get_time\", \"description\": \"Local time.\", "
+                                  "\"input_schema\": {\"type\": \"object\", \"properties\": {}}, "
+                                  "\"capabilities\": [\"clock\"]}"),
+             PANTO_OK);
+    check_tool_refused(agent, "{\"name\": \"broken\"", "add_tool_not_json");
+    check_tool_refused(agent, "not json", "add_tool_not_json_2");
+    check_tool_refused(agent, "", "add_tool_empty");
+    check_tool_refused(agent, "[\"get_x\"]", "add_tool_not_object");
+    check_tool_refused(agent,
+                       "{\"description\": \"No name.\", \"input_schema\": {\"type\": \"object\"}}",
+                       "add_tool_missing_name");
+    check_tool_refused(agent, "{\"name\": 7, \"description\": \"d\", \"input_schema\": {\"type\": \"object\"}}",
+                       "add_tool_name_not_string");
+    check_tool_refused(agent, "{\"name\": \"bad_schema\", \"description\": \"d\", \"input_schema\": 5}",
+                       "add_tool_schema_not_object");
+    check_tool_refused(agent,
+                       "{\"name\": \"caps\", \"description\": \"d\", \"input_schema\": {\"type\": \"object\"}, "
+                       "\"capabilities\": \"net\"}",
+                       "add_tool_capabilities_not_array");
+    /* Unknown keys are refused, as in the agent's configuration. */
+    check_tool_refused(agent,
+                       "{\"name\": \"extra\", \"description\": \"d\", \"input_schema\": {\"type\": \"object\"}, "
+                       "\"behavior\": {\"return\": \"x\"}}",
+                       "add_tool_unknown_key");
+    /* The message names the tool. */
+    check_tool_refused_naming(agent, WEATHER_TOOL, "add_tool_duplicate", "get_weather");
+    current_test = "add_tool";
+    CHECK_RC(panto_agent_tools(agent, "panto", 0, &tools), PANTO_OK);
+    CHECK(count_in(tools, "\"get_weather\"") == 1 && count_in(tools, "\"get_time\"") == 1);
+    panto_agent_free(agent);
+
+    /* Tools given in the configuration are the same specs; names are unique there too, and
+     * a host tool may not take the native read tool's name. */
+    current_test = "config_tools";
+    agent = NULL;
+    CHECK_RC(panto_agent_new("{\"provider\": \"anthropic\", \"model\": \"m\", \"api_key\": \"k\", "
+                             "\"tools\": [{\"name\": \"a\", \"description\": \"A.\", "
+                             "\"input_schema\": {\"type\": \"object\"}}]}",
+                             &agent),
+             PANTO_OK);
+    if (agent) {
+        CHECK_RC(panto_agent_tools(agent, "anthropic", 0, &tools), PANTO_OK);
+        CHECK(count_in(tools, "\"a\"") == 1);
+        check_tool_refused(agent, "{\"name\": \"a\", \"description\": \"again\", \"input_schema\": {\"type\": \"object\"}}",
+                           "config_tools_duplicate_added");
+    }
+    panto_agent_free(agent);
+    check_config_refused("{\"provider\": \"anthropic\", \"model\": \"m\", \"tools\": ["
+                         "{\"name\": \"a\", \"description\": \"A.\", \"input_schema\": {\"type\": \"object\"}}, "
+                         "{\"name\": \"a\", \"description\": \"B.\", \"input_schema\": {\"type\": \"object\"}}]}",
+                         "config_tools_duplicate");
+    check_config_refused("{\"provider\": \"anthropic\", \"model\": \"m\", \"tools\": [{\"description\": \"x\"}]}",
+                         "config_tools_missing_name");
+    check_config_refused("{\"provider\": \"anthropic\", \"model\": \"m\", \"tools\": {}}",
+                         "config_tools_not_array");
+    check_config_refused("{\"provider\": \"anthropic\", \"model\": \"m\", \"capabilities\": \"net\"}",
+                         "config_capabilities_not_array");
+    check_config_refused("{\"provider\": \"anthropic\", \"model\": \"m\", \"max_tool_iterations\": \"ten\"}",
+                         "config_max_tool_iterations_not_integer");
+    check_config_refused("{\"provider\": \"anthropic\", \"model\": \"m\", \"read_tool\": {}}",
+                         "config_read_tool_no_root");
+    check_config_refused("{\"provider\": \"anthropic\", \"model\": \"m\", \"read_tool\": {\"root\": \".\", "
+                         "\"colour\": 1}}",
+                         "config_read_tool_unknown_key");
+
+    current_test = "read_tool_name_taken";
+    agent = NULL;
+    CHECK_RC(panto_agent_new("{\"provider\": \"anthropic\", \"model\": \"m\", \"api_key\": \"k\", "
+                             "\"capabilities\": [\"fs.read\"], \"read_tool\": {\"root\": \".\"}}",
+                             &agent),
+             PANTO_OK);
+    if (agent)
+        check_tool_refused(agent, "{\"name\": \"read\", \"description\": \"mine\", \"input_schema\": {\"type\": \"object\"}}",
+                           "read_tool_name_taken");
+    panto_agent_free(agent);
+}
+
+/* The names of the tools in a panto_agent_tools array, each checked for its format's shape;
+ * returns how many there are and sets *shape_ok. names gets "a,b," (at most size bytes). */
+static int tool_names(PantoString json, const char *format, char *names, size_t size, int *shape_ok) {
+    char *text = dup_pstr(json);
+    const char *root = cj_ws(text), *end = cj_skip(root), *it = root, *tool;
+    int n = 0;
+    *shape_ok = end != NULL && *cj_ws(end) == 0 && *root == '[';
+    names[0] = 0;
+    if (!*shape_ok) {
+        free(text);
+        return -1;
+    }
+    while ((it = cj_next_element(it, &tool))) {
+        const char *name, *fn = tool;
+        char *decoded = NULL;
+        size_t len = 0;
+        if (*tool != '{') {
+            *shape_ok = 0;
+            continue;
+        }
+        if (strcmp(format, "openai") == 0) {
+            *shape_ok &= json_str_is(cj_member(tool, "type"), "function");
+            fn = cj_member(tool, "function");
+            if (!fn || *fn != '{') {
+                *shape_ok = 0;
+                continue;
+            }
+            *shape_ok &= cj_member(fn, "parameters") != NULL && *cj_member(fn, "parameters") == '{';
+            *shape_ok &= cj_member(fn, "input_schema") == NULL;
+        } else {
+            const char *schema = cj_member(tool, "input_schema");
+            *shape_ok &= schema != NULL && *schema == '{' && cj_member(tool, "parameters") == NULL;
+        }
+        if (strcmp(format, "panto") == 0) {
+            const char *native = cj_member(tool, "native");
+            *shape_ok &= native != NULL && (strncmp(native, "true", 4) == 0 || strncmp(native, "false", 5) == 0);
+            /* The native read tool says so; the host tools do not. */
+            if (native && json_str_is(cj_member(tool, "name"), "read")) *shape_ok &= strncmp(native, "true", 4) == 0;
+            else if (native) *shape_ok &= strncmp(native, "false", 5) == 0;
+        }
+        *shape_ok &= cj_member(fn, "description") != NULL && *cj_member(fn, "description") == '"';
+        name = cj_member(fn, "name");
+        if (name && *name == '"' && cj_string(name, &decoded, &len)) {
+            if (strlen(names) + len + 2 <= size) {
+                strcat(names, decoded);
+                strcat(names, ",");
+            }
+            free(decoded);
+        } else {
+            *shape_ok = 0;
+        }
+        n++;
+    }
+    free(text);
+    return n;
+}
+
+/* Whether the comma-terminated list `names` holds `name`. */
+static int has_name(const char *names, const char *name) {
+    char item[64];
+    snprintf(item, sizeof item, "%s,", name);
+    return strncmp(names, item, strlen(item)) == 0 || (strstr(names, item) && strstr(names, item)[-1] == ',');
+}
+
+static void test_tools_formats(void) {
+    static const char *formats[] = {"anthropic", "openai", "panto"};
+    PantoAgent *agent = NULL;
+    PantoString json = {NULL, 0};
+    char names[256];
+    int i, n, shape_ok;
+    current_test = "tools_formats";
+    /* Granted net; tools: open (no capability), fetch (net), write (fs.write), and the native
+     * read tool (fs.read, not granted). */
+    CHECK_RC(panto_agent_new("{\"provider\": \"openai\", \"model\": \"m\", \"api_key\": \"k\", "
+                             "\"capabilities\": [\"net\"], \"read_tool\": {\"root\": \".\"}, "
+                             "\"tools\": [{\"name\": \"open\", \"description\": \"Open.\", "
+                             "\"input_schema\": {\"type\": \"object\"}}]}",
+                             &agent),
+             PANTO_OK);
+    if (!agent) return;
+    CHECK_RC(panto_agent_add_tool(agent, "{\"name\": \"fetch\", \"description\": \"Fetch.\", "
+                                         "\"input_schema\": {\"type\": \"object\"}, \"capabilities\": [\"net\"]}"),
+             PANTO_OK);
+    CHECK_RC(panto_agent_add_tool(agent, "{\"name\": \"write\", \"description\": \"Write.\", "
+                                         "\"input_schema\": {\"type\": \"object\"}, \"capabilities\": [\"fs.write\"]}"),
+             PANTO_OK);
+    for (i = 0; i < 3; i++) {
+        CHECK_RC(panto_agent_tools(agent, formats[i], 1, &json), PANTO_OK);
+        n = tool_names(json, formats[i], names, sizeof names, &shape_ok);
+        CHECK(shape_ok);
+        CHECK(n == 2 && has_name(names, "open") && has_name(names, "fetch"));
+        CHECK_RC(panto_agent_tools(agent, formats[i], 0, &json), PANTO_OK);
+        n = tool_names(json, formats[i], names, sizeof names, &shape_ok);
+        CHECK(shape_ok);
+        CHECK(n == 4 && has_name(names, "open") && has_name(names, "fetch") && has_name(names, "write") &&
+              has_name(names, "read"));
+        if (n != 4 || !shape_ok) printf("    %s: %.*s\n", formats[i], (int)json.len, json.ptr);
+    }
+    /* The panto format keeps the specs as registered: write still requires fs.write. */
+    CHECK_RC(panto_agent_tools(agent, "panto", 0, &json), PANTO_OK);
+    CHECK(count_in(json, "fs.write") == 1);
+    panto_agent_free(agent);
+
+    /* No tools at all: an empty array. */
+    agent = new_agent("http://127.0.0.1:1");
+    if (!agent) return;
+    CHECK_RC(panto_agent_tools(agent, "anthropic", 0, &json), PANTO_OK);
+    n = tool_names(json, "anthropic", names, sizeof names, &shape_ok);
+    CHECK(shape_ok && n == 0);
+    panto_agent_free(agent);
+}
+
+/* One turn with a host tool call against the canned server (tool_use, then text), read with
+ * a PantoEvent of the given size: ABI 2's, or ABI 1's, which ends before `name` (the library
+ * must not write past it; the host still has the call's id to submit). Checks the event
+ * order, RESULT_PENDING (not sticky), NO_SUCH_CALL, argument errors and BUSY while a call
+ * awaits its result, and the conversation afterwards. */
+static void tool_turn(size_t ev_size, const char *label) {
+    static const struct canned answers[] = {
+        {200, "text/event-stream", SSE_TOOL},
+        {200, "text/event-stream", SSE_OK},
+    };
+    static const int want_kinds[] = {
+        PANTO_EVENT_MESSAGE_START, PANTO_EVENT_BLOCK_START,  PANTO_EVENT_TOOL_DETAILS,
+        PANTO_EVENT_CONTENT_DELTA, PANTO_EVENT_CONTENT_DELTA, PANTO_EVENT_BLOCK_COMPLETE,
+        PANTO_EVENT_MESSAGE_END,   PANTO_EVENT_TOOL_CALL_START, PANTO_EVENT_TOOL_RESULT,
+        PANTO_EVENT_MESSAGE_START, PANTO_EVENT_BLOCK_START,  PANTO_EVENT_CONTENT_DELTA,
+        PANTO_EVENT_CONTENT_DELTA, PANTO_EVENT_BLOCK_COMPLETE, PANTO_EVENT_MESSAGE_END,
+        PANTO_EVENT_MESSAGE_COMPLETE,
+    };
+    const int n_want = (int)(sizeof want_kinds / sizeof want_kinds[0]);
+    const int full = ev_size == sizeof(PantoEvent);
+    char url[64];
+    PantoAgent *agent;
+    PantoStream *stream = NULL;
+    PantoEvent ev;
+    PantoString conv = {NULL, 0};
+    int rc, n = 0, order_ok = 1, pending_seen = 0;
+
+    current_test = label;
+    if (start_server(answers, 2, url, sizeof url) < 0) {
+        CHECK(!"cannot start the canned server");
+        return;
+    }
+    agent = new_agent(url);
+    CHECK(agent != NULL);
+    if (!agent) {
+        stop_server();
+        return;
+    }
+    CHECK_RC(panto_agent_add_tool(agent, WEATHER_TOOL), PANTO_OK);
+    CHECK_RC(panto_agent_run(agent, "Weather in Paris?", &stream), PANTO_OK);
+    memset(&ev, 0x5A, sizeof ev);
+    ev.size = (uint32_t)ev_size;
+    for (;;) {
+        rc = panto_next_event(stream, &ev);
+        if (rc != PANTO_EVENT) break;
+        CHECK(untouched(&ev, ev_size, sizeof ev, 0x5A));
+        if (n < n_want && ev.kind != want_kinds[n]) {
+            order_ok = 0;
+            printf("    event %d is %s, expected %s\n", n, panto_event_kind_name(ev.kind),
+                   panto_event_kind_name(want_kinds[n]));
+        }
+        switch (ev.kind) {
+        case PANTO_EVENT_BLOCK_START:
+            if (n == 1) CHECK(ev.index == 0 && ev.block_kind == PANTO_BLOCK_TOOL_CALL);
+            break;
+        case PANTO_EVENT_TOOL_DETAILS:
+            CHECK(ev.index == 0 && pstr_eq(ev.id, "toolu_t1"));
+            if (full) CHECK(pstr_eq(ev.name, "get_weather"));
+            break;
+        case PANTO_EVENT_CONTENT_DELTA:
+            if (n == 3) CHECK(ev.block_kind == PANTO_BLOCK_TOOL_CALL && pstr_eq(ev.text, "{\"city\": "));
+            if (n == 4) CHECK(ev.block_kind == PANTO_BLOCK_TOOL_CALL && pstr_eq(ev.text, "\"Paris\"}"));
+            break;
+        case PANTO_EVENT_BLOCK_COMPLETE:
+            if (n == 5) CHECK(ev.block_kind == PANTO_BLOCK_TOOL_CALL && pstr_eq(ev.text, "{\"city\": \"Paris\"}"));
+            break;
+        case PANTO_EVENT_MESSAGE_END:
+            if (n == 6)
+                CHECK(ev.stop_reason == PANTO_STOP_TOOL_USE && pstr_eq(ev.provider_stop_reason, "tool_use") &&
+                      ev.usage.input_tokens == 20 && ev.usage.output_tokens == 9);
+            else
+                CHECK(ev.stop_reason == PANTO_STOP_END_TURN && ev.usage.input_tokens == 11 &&
+                      ev.usage.output_tokens == 5);
+            break;
+        case PANTO_EVENT_TOOL_CALL_START: {
+            char *id = dup_pstr(ev.id), *input = dup_pstr(ev.text);
+            const char *city = cj_skip(input) ? cj_member(input, "city") : NULL;
+            CHECK(pstr_eq(ev.id, "toolu_t1"));
+            CHECK(json_str_is(city, "Paris"));
+            if (full) CHECK(pstr_eq(ev.name, "get_weather") && ev.awaiting_result == 1);
+            /* Not submitted yet: the stream waits, unchanged, as often as asked. */
+            CHECK_RC(panto_next_event(stream, &ev), PANTO_ERR_RESULT_PENDING);
+            CHECK_RC(panto_next_event(stream, &ev), PANTO_ERR_RESULT_PENDING);
+            CHECK_RC(panto_stream_error(stream, NULL), 0);
+            pending_seen = 1;
+            CHECK_RC(panto_agent_add_tool(agent, "{\"name\": \"late\", \"description\": \"d\", "
+                                                 "\"input_schema\": {\"type\": \"object\"}}"),
+                     PANTO_ERR_BUSY);
+            CHECK_RC(panto_stream_submit_tool_result(stream, "toolu_other", "x", 0), PANTO_ERR_NO_SUCH_CALL);
+            CHECK_RC(panto_stream_submit_tool_result(stream, NULL, "x", 0), PANTO_ERR_INVALID_ARGUMENT);
+            CHECK_RC(panto_stream_submit_tool_result(stream, id, NULL, 0), PANTO_ERR_INVALID_ARGUMENT);
+            CHECK_RC(panto_stream_submit_tool_result(stream, id, "caf\xc3", 0), PANTO_ERR_INVALID_ARGUMENT);
+            CHECK_RC(panto_next_event(stream, &ev), PANTO_ERR_RESULT_PENDING);
+            CHECK_RC(panto_stream_submit_tool_result(stream, id, "Sunny, 21 C", 1), PANTO_OK);
+            /* Answered: the id no longer awaits anything. */
+            CHECK_RC(panto_stream_submit_tool_result(stream, id, "again", 0), PANTO_ERR_NO_SUCH_CALL);
+            free(id);
+            free(input);
+            break;
+        }
+        case PANTO_EVENT_TOOL_RESULT:
+            CHECK(pstr_eq(ev.id, "toolu_t1") && pstr_eq(ev.text, "Sunny, 21 C") && ev.is_error == 1);
+            if (full) CHECK(pstr_eq(ev.name, "get_weather"));
+            break;
+        case PANTO_EVENT_MESSAGE_COMPLETE:
+            CHECK(ev.stop_reason == PANTO_STOP_END_TURN && ev.usage.input_tokens == 31 &&
+                  ev.usage.output_tokens == 14);
+            break;
+        default:
+            break;
+        }
+        n++;
+    }
+    CHECK_RC(rc, PANTO_DONE);
+    CHECK(order_ok && n == n_want);
+    CHECK(pending_seen);
+    CHECK_RC(panto_stream_submit_tool_result(stream, "toolu_t1", "late", 0), PANTO_ERR_NO_SUCH_CALL);
+    CHECK_RC(panto_next_event(stream, &ev), PANTO_DONE);
+    panto_stream_free(stream);
+
+    /* The conversation holds the call and its result. */
+    CHECK_RC(panto_agent_conversation(agent, &conv), PANTO_OK);
+    CHECK(count_in(conv, "\"tool_call\"") == 1 && count_in(conv, "\"tool_result\"") == 1);
+    CHECK(count_in(conv, "toolu_t1") == 2 && count_in(conv, "Sunny, 21 C") == 1);
+    CHECK(count_in(conv, "\"assistant\"") == 2);
+    /* The turn is over: tools may be added again. */
+    CHECK_RC(panto_agent_add_tool(agent, "{\"name\": \"late\", \"description\": \"d\", "
+                                         "\"input_schema\": {\"type\": \"object\"}}"),
+             PANTO_OK);
+    panto_agent_free(agent);
+    stop_server();
+}
+
+static void test_tool_turn(void) {
+    tool_turn(sizeof(PantoEvent), "tool_turn");
+    /* ABI 1's PantoEvent: is_error took reserved0's place, the rest came after usage. */
+    tool_turn(offsetof(PantoEvent, name), "tool_turn_abi1_event");
+}
+
 int main(void) {
     signal(SIGPIPE, SIG_IGN);
     test_versions();
@@ -558,6 +990,9 @@ int main(void) {
     test_busy();
     test_connection_error();
     test_turns();
+    test_add_tool();
+    test_tools_formats();
+    test_tool_turn();
     printf("%d passed, %d failed\n", n_passed, n_failed);
     return n_failed ? 1 : 0;
 }

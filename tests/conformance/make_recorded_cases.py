@@ -10,15 +10,26 @@ cases/recorded_<NAME>_chunk<N>/: a case.json that replays tests/fixtures/recorde
 must print.
 
 Where the expected transcript comes from:
-  - message id, model, stop reason, usage and each block's full text: from
+  - message id, model, stop reason, usage, each block's full text (text, thinking and its
+    signature) and each tool call's id, name and input: from
     tests/fixtures/recorded/expected/<NAME>.expected.json, the independently derived result;
-  - the content deltas, one per text fragment: from the .sse, parsed here with a small
-    reference SSE parser (WHATWG rules);
-  - the two are cross-checked: the fragments must join to exactly the expected.json text, and
-    the id and model in the stream must match it.
+  - the content deltas, one per non-empty fragment (text, thinking, or the raw tool-input
+    JSON fragments): from the .sse, parsed here with a small reference SSE parser (WHATWG
+    rules);
+  - the two are cross-checked: the fragments must join to exactly the expected.json text or
+    raw arguments, and the id, model, block order and tool ids / names in the stream must
+    match it.
 
-The script supports only what these transcripts contain (one text block, no tools, no
-thinking); it raises on anything else rather than guess. Python 3.11 standard library only.
+A transcript whose message asks for tools is followed by a second, scripted response (a short
+text answer), so the case shows the whole loop: the case declares a host tool per tool name of
+the recording (behavior `return_input`), and the expected transcript continues with a
+tool_call_start and a tool_result per call, then the second message. `expect_requests` checks
+that the first request offers those tools and that the second one carries the assistant
+message (its blocks, tool ids and inputs) and the results, in each provider's shape.
+
+The script supports only what these transcripts contain (text, thinking and tool-use blocks,
+one choice, blocks that do not interleave); it raises on anything else rather than guess.
+Python 3.11 standard library only.
 """
 from __future__ import annotations
 
@@ -27,6 +38,7 @@ import json
 import os
 import sys
 from pathlib import Path
+from dataclasses import dataclass, field
 from typing import Any, Iterator
 
 HERE = Path(__file__).resolve().parent
@@ -39,6 +51,12 @@ RECORDED = [
     ("anthropic", "text_ping_between_deltas"),
     ("openai", "text_with_usage"),
     ("openai", "text_with_usage_2024"),
+    ("anthropic", "tool_use_text_then_tool"),
+    ("anthropic", "parallel_tool_use"),
+    ("anthropic", "thinking_then_tool_no_args"),
+    ("openai", "tool_call"),
+    ("openai", "parallel_tool_calls"),
+    ("openai", "parallel_tool_calls_empty_args"),
 ]
 CHUNK_SIZES = [1, 7, 37]
 
@@ -88,6 +106,44 @@ def sse_events(raw: bytes) -> Iterator[tuple[str, str]]:
 # ---- Deriving the transcript -------------------------------------------------------------
 
 
+@dataclass
+class Block:
+    kind: str  # "text", "thinking" or "tool_call", as panto names them
+    fragments: list[str] = field(default_factory=list)  # every fragment, "" included
+    signature: str = ""  # thinking
+    id: str = ""  # tool_call
+    name: str = ""  # tool_call
+
+    @property
+    def raw(self) -> str:
+        return "".join(self.fragments)
+
+    @property
+    def complete_text(self) -> str:
+        """The text of block_complete: the whole text, or the input JSON text ({} if none)."""
+        if self.kind == "tool_call":
+            return self.raw or "{}"
+        return self.raw
+
+    @property
+    def input(self) -> Any:
+        return json.loads(self.complete_text)
+
+
+@dataclass
+class Message:
+    id: str
+    model: str
+    blocks: list[Block]
+    stop_reason: str  # panto's name
+    provider_stop_reason: str
+    usage: dict[str, int]
+
+    @property
+    def calls(self) -> list[Block]:
+        return [b for b in self.blocks if b.kind == "tool_call"]
+
+
 def usage_line(input_tokens: int, output_tokens: int, cache_read: int, cache_write: int,
                reasoning: int) -> dict[str, int]:
     return {"input_tokens": input_tokens, "output_tokens": output_tokens,
@@ -95,17 +151,14 @@ def usage_line(input_tokens: int, output_tokens: int, cache_read: int, cache_wri
             "reasoning_tokens": reasoning}
 
 
-def anthropic_transcript(raw: bytes, expected: dict[str, Any]) -> list[dict[str, Any]]:
+def anthropic_message(raw: bytes, expected: dict[str, Any]) -> Message:
     msg = expected["message"]
     if expected.get("error") is not None or not expected.get("stream_complete"):
         raise CaseError("only complete streams without an error are supported")
-    want_blocks = msg["content"]
-    if any(b["type"] != "text" for b in want_blocks):
-        raise CaseError("only text blocks are supported")
 
-    # The fragments of each text block, in stream order, from the SSE.
-    fragments: dict[int, list[str]] = {}
+    blocks: dict[int, Block] = {}
     order: list[int] = []
+    open_index = None
     stream_id = stream_model = None
     for event, data in sse_events(raw):
         obj = json.loads(data)
@@ -114,55 +167,88 @@ def anthropic_transcript(raw: bytes, expected: dict[str, Any]) -> list[dict[str,
         if event == "message_start":
             stream_id, stream_model = obj["message"]["id"], obj["message"]["model"]
         elif event == "content_block_start":
-            block = obj["content_block"]
-            if block["type"] != "text" or block.get("text"):
-                raise CaseError("only text blocks that start empty are supported")
-            fragments[obj["index"]] = []
-            order.append(obj["index"])
+            if open_index is not None:
+                raise CaseError("blocks interleave")
+            cb = obj["content_block"]
+            if cb["type"] == "text" and cb["text"] == "":
+                block = Block("text")
+            elif cb["type"] == "thinking" and cb["thinking"] == "" and cb.get("signature", "") == "":
+                block = Block("thinking")
+            elif cb["type"] == "tool_use" and cb.get("input") == {}:
+                block = Block("tool_call", id=cb["id"], name=cb["name"])
+            else:
+                raise CaseError(f"unsupported content_block_start {cb!r}")
+            open_index = obj["index"]
+            blocks[open_index] = block
+            order.append(open_index)
         elif event == "content_block_delta":
-            delta = obj["delta"]
-            if delta["type"] != "text_delta" or delta["text"] == "":
-                raise CaseError(f"unsupported delta {delta!r}")
-            fragments[obj["index"]].append(delta["text"])
-        elif event not in ("ping", "content_block_stop", "message_delta", "message_stop"):
+            if obj["index"] != open_index:
+                raise CaseError("a delta for a block that is not open")
+            block, delta = blocks[open_index], obj["delta"]
+            kind = {"text": "text_delta", "thinking": "thinking_delta",
+                    "tool_call": "input_json_delta"}[block.kind]
+            key = {"text_delta": "text", "thinking_delta": "thinking",
+                   "input_json_delta": "partial_json"}.get(delta["type"])
+            if block.kind == "thinking" and delta["type"] == "signature_delta":
+                block.signature += delta["signature"]
+            elif delta["type"] == kind:
+                block.fragments.append(delta[key])
+            else:
+                raise CaseError(f"unsupported delta {delta!r} in a {block.kind} block")
+        elif event == "content_block_stop":
+            if obj["index"] != open_index:
+                raise CaseError("content_block_stop for a block that is not open")
+            open_index = None
+        elif event not in ("ping", "message_delta", "message_stop"):
             raise CaseError(f"unsupported event {event!r}")
     if (stream_id, stream_model) != (msg["id"], msg["model"]):
         raise CaseError("the stream's id/model differ from expected.json")
-    if len(order) != len(want_blocks):
+    if order != list(range(len(order))):
+        raise CaseError(f"block indexes {order} are not 0, 1, ...")
+
+    want = msg["content"]
+    if len(order) != len(want):
         raise CaseError("block count differs from expected.json")
+    for i, w in enumerate(want):
+        b = blocks[i]
+        if w["type"] == "text" and b.kind == "text":
+            ok = b.raw == w["text"]
+        elif w["type"] == "thinking" and b.kind == "thinking":
+            ok = b.raw == w["thinking"] and b.signature == w["signature"]
+        elif w["type"] == "tool_use" and b.kind == "tool_call":
+            ok = ((b.id, b.name, b.raw) == (w["id"], w["name"], w["raw_arguments_json"])
+                  and b.input == w["input"])
+        else:
+            ok = False
+        if not ok:
+            raise CaseError(f"block {i}: the stream differs from expected.json")
 
-    lines: list[dict[str, Any]] = [{"event": "message_start", "id": msg["id"], "model": msg["model"]}]
-    for i, index in enumerate(order):
-        text = want_blocks[i]["text"]
-        if "".join(fragments[index]) != text:
-            raise CaseError(f"block {index}: the deltas do not join to expected.json's text")
-        lines.append({"event": "block_start", "index": index, "kind": "text"})
-        lines += [{"event": "content_delta", "index": index, "kind": "text", "text": f}
-                  for f in fragments[index]]
-        lines.append({"event": "block_complete", "index": index, "kind": "text", "text": text})
     u = expected["usage"]
-    lines.append({
-        "event": "message_complete",
-        "stop_reason": ANTHROPIC_STOP.get(msg["stop_reason"], "other"),
-        "provider_stop_reason": msg["stop_reason"],
-        # Anthropic's input_tokens already excludes the cache.
-        "usage": usage_line(u["input_tokens"], u["output_tokens"],
-                            u.get("cache_read_input_tokens") or 0,
-                            u.get("cache_creation_input_tokens") or 0, 0),
-    })
-    return lines
+    details = ((expected.get("raw_usage") or {}).get("message_delta") or {}).get(
+        "output_tokens_details") or {}
+    return Message(
+        msg["id"], msg["model"], [blocks[i] for i in order],
+        ANTHROPIC_STOP.get(msg["stop_reason"], "other"), msg["stop_reason"],
+        # Anthropic's input_tokens already excludes the cache; thinking tokens (part of
+        # output_tokens) are reported in output_tokens_details.thinking_tokens.
+        usage_line(u["input_tokens"], u["output_tokens"], u.get("cache_read_input_tokens") or 0,
+                   u.get("cache_creation_input_tokens") or 0,
+                   details.get("thinking_tokens") or 0))
 
 
-def openai_transcript(raw: bytes, expected: dict[str, Any]) -> list[dict[str, Any]]:
+def openai_message(raw: bytes, expected: dict[str, Any]) -> Message:
     if expected.get("error") is not None or not expected.get("done_sentinel_seen"):
         raise CaseError("only complete streams without an error are supported")
     if len(expected["choices"]) != 1:
         raise CaseError("only one choice is supported")
     choice = expected["choices"][0]
-    if choice.get("tool_calls") or choice.get("refusal"):
-        raise CaseError("only text answers are supported")
+    if choice.get("refusal"):
+        raise CaseError("refusals are not supported")
 
-    fragments: list[str] = []
+    # Blocks in order of appearance: the text block at the first non-empty content, a
+    # tool_call block at the first delta of each tool_calls index.
+    blocks: list[Block] = []
+    by_call_index: dict[int, Block] = {}
     first_chunk = None
     done = False
     for _event, data in sse_events(raw):
@@ -175,37 +261,156 @@ def openai_transcript(raw: bytes, expected: dict[str, Any]) -> list[dict[str, An
         if first_chunk is None:
             first_chunk = obj
         for c in obj.get("choices", []):
-            content = c.get("delta", {}).get("content")
+            delta = c.get("delta", {})
+            if delta.get("reasoning_content"):
+                raise CaseError("reasoning_content is not supported")
+            content = delta.get("content")
             if content:  # "" and null produce no delta
-                fragments.append(content)
+                if not blocks:
+                    blocks.append(Block("text"))
+                elif blocks[-1].kind != "text":
+                    raise CaseError("text after a tool call")
+                blocks[-1].fragments.append(content)
+            for tc in delta.get("tool_calls") or []:
+                block = by_call_index.get(tc["index"])
+                if block is None:
+                    block = Block("tool_call", id=tc["id"], name=tc["function"]["name"])
+                    by_call_index[tc["index"]] = block
+                    blocks.append(block)
+                elif block is not blocks[-1]:
+                    raise CaseError("tool calls interleave")
+                args = (tc.get("function") or {}).get("arguments")
+                if args is not None:
+                    block.fragments.append(args)
     if first_chunk is None or not done:
         raise CaseError("no chunk or no [DONE]")
     if (first_chunk["id"], first_chunk["model"]) != (expected["id"], expected["model"]):
         raise CaseError("the stream's id/model differ from expected.json")
-    text = choice["content"]
-    if "".join(fragments) != text:
-        raise CaseError("the deltas do not join to expected.json's text")
 
-    lines: list[dict[str, Any]] = [
-        {"event": "message_start", "id": expected["id"], "model": expected["model"]}]
-    if fragments:
-        lines.append({"event": "block_start", "index": 0, "kind": "text"})
-        lines += [{"event": "content_delta", "index": 0, "kind": "text", "text": f}
-                  for f in fragments]
-        lines.append({"event": "block_complete", "index": 0, "kind": "text", "text": text})
+    text_blocks = [b for b in blocks if b.kind == "text"]
+    if (text_blocks[0].raw if text_blocks else None) != (choice["content"] or None):
+        raise CaseError("the content deltas do not join to expected.json's content")
+    calls = [b for b in blocks if b.kind == "tool_call"]
+    want_calls = sorted(choice.get("tool_calls") or [], key=lambda t: t["index"])
+    if len(calls) != len(want_calls) or sorted(by_call_index) != [t["index"] for t in want_calls]:
+        raise CaseError("the tool calls differ from expected.json")
+    for b, w in zip(calls, want_calls):
+        if ((b.id, b.name, b.raw) != (w["id"], w["function"]["name"], w["function"]["arguments"])
+                or b.input != w["parsed_arguments"]):
+            raise CaseError(f"tool call {w['index']}: the stream differs from expected.json")
+
     u = expected["usage"]
     cached = (u.get("prompt_tokens_details") or {}).get("cached_tokens") or 0
     reasoning = (u.get("completion_tokens_details") or {}).get("reasoning_tokens") or 0
     finish = choice["finish_reason"]
-    lines.append({
-        "event": "message_complete",
-        "stop_reason": OPENAI_STOP.get(finish, "other"),
-        "provider_stop_reason": finish,
+    return Message(
+        expected["id"], expected["model"], blocks, OPENAI_STOP.get(finish, "other"), finish,
         # OpenAI's prompt_tokens includes the cached tokens; panto's input_tokens does not.
-        "usage": usage_line(u["prompt_tokens"] - cached, u["completion_tokens"], cached, 0,
-                            reasoning),
-    })
+        usage_line(u["prompt_tokens"] - cached, u["completion_tokens"], cached, 0, reasoning))
+
+
+def message_lines(m: Message) -> list[dict[str, Any]]:
+    """The transcript of one assistant message, message_start to message_end."""
+    lines: list[dict[str, Any]] = [{"event": "message_start", "id": m.id, "model": m.model}]
+    for index, b in enumerate(m.blocks):
+        lines.append({"event": "block_start", "index": index, "kind": b.kind})
+        if b.kind == "tool_call":
+            lines.append({"event": "tool_details", "index": index, "id": b.id, "name": b.name})
+        lines += [{"event": "content_delta", "index": index, "kind": b.kind, "text": f}
+                  for f in b.fragments if f != ""]
+        lines.append({"event": "block_complete", "index": index, "kind": b.kind,
+                      "text": b.complete_text})
+    lines.append({"event": "message_end", "stop_reason": m.stop_reason,
+                  "provider_stop_reason": m.provider_stop_reason, "usage": m.usage})
     return lines
+
+
+def return_input(value: Any) -> str:
+    """What a `return_input` tool returns: the input as compact JSON with sorted keys."""
+    return json.dumps(value, sort_keys=True, separators=(",", ":"), ensure_ascii=False)
+
+
+def json_type(value: Any) -> str:
+    if isinstance(value, bool):
+        return "boolean"
+    if isinstance(value, int):
+        return "integer"
+    return {str: "string", float: "number", list: "array", dict: "object",
+            type(None): "null"}[type(value)]
+
+
+def host_tools(m: Message) -> list[dict[str, Any]]:
+    """A host tool per tool name the message calls, its schema accepting the recorded inputs
+    (the keys every call has are required)."""
+    tools: dict[str, dict[str, Any]] = {}
+    for call in m.calls:
+        tool = tools.setdefault(call.name, {
+            "name": call.name,
+            "description": f"Recorded tool {call.name}; returns its input.",
+            "input_schema": {"type": "object", "properties": {}},
+            "behavior": {"return_input": True},
+        })
+        schema = tool["input_schema"]
+        for key, value in call.input.items():
+            schema["properties"][key] = {"type": json_type(value)}
+        keys = sorted(call.input)
+        schema["required"] = ([k for k in schema["required"] if k in keys]
+                              if "required" in schema else keys)
+        if not schema["required"]:
+            del schema["required"]
+    return list(tools.values())
+
+
+def exported_tools(provider: str, tools: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    if provider == "anthropic":
+        return [{"name": t["name"], "description": t["description"],
+                 "input_schema": t["input_schema"]} for t in tools]
+    return [{"type": "function", "function": {"name": t["name"], "description": t["description"],
+                                              "parameters": t["input_schema"]}} for t in tools]
+
+
+def history(provider: str, m: Message) -> list[dict[str, Any]]:
+    """The assistant message and the tool results as the next request must carry them."""
+    if provider == "anthropic":
+        content = []
+        for b in m.blocks:
+            if b.kind == "text":
+                content.append({"type": "text", "text": b.raw})
+            elif b.kind == "thinking":
+                # Anthropic requires the thinking block, signature included, before tool_use.
+                content.append({"type": "thinking", "thinking": b.raw, "signature": b.signature})
+            else:
+                content.append({"type": "tool_use", "id": b.id, "name": b.name, "input": b.input})
+        return [{"role": "assistant", "content": content},
+                {"role": "user", "content": [
+                    {"type": "tool_result", "tool_use_id": c.id,
+                     "content": {"$text": return_input(c.input)}} for c in m.calls]}]
+    assistant: dict[str, Any] = {"role": "assistant"}
+    text = "".join(b.raw for b in m.blocks if b.kind == "text")
+    if text:
+        assistant["content"] = {"$text": text}
+    assistant["tool_calls"] = [
+        {"id": c.id, "type": "function",
+         "function": {"name": c.name, "arguments": {"$json": c.input}}} for c in m.calls]
+    return [assistant] + [{"role": "tool", "tool_call_id": c.id,
+                           "content": {"$text": return_input(c.input)}} for c in m.calls]
+
+
+def final_answer(provider: str, name: str, model: str) -> tuple[dict[str, Any], Message]:
+    """The scripted second response of a tool case, and the message it must produce."""
+    usage = {"input_tokens": 40, "output_tokens": 6}
+    script = {"id": f"msg_final_{name}" if provider == "anthropic" else f"chatcmpl-final-{name}",
+              "model": model,
+              "content": [{"type": "text", "text": "All done.", "deltas": ["All ", "done."]}],
+              "stop_reason": "end_turn", "usage": usage}
+    block = Block("text", fragments=["All ", "done."])
+    return script, Message(script["id"], model, [block], "end_turn",
+                           "end_turn" if provider == "anthropic" else "stop",
+                           usage_line(40, 6, 0, 0, 0))
+
+
+def summed(a: dict[str, int], b: dict[str, int]) -> dict[str, int]:
+    return {k: a[k] + b[k] for k in a}
 
 
 # ---- Writing the cases -------------------------------------------------------------------
@@ -217,36 +422,62 @@ def build_case(provider: str, name: str, chunk_size: int, case_dir: Path) -> tup
     if expected["transcript"] != f"{provider}/{name}.sse" or expected["provider"] != provider:
         raise CaseError(f"{name}.expected.json belongs to {expected['transcript']}")
     raw = sse.read_bytes()
-    if provider == "anthropic":
-        lines = anthropic_transcript(raw, expected)
-        model = expected["message"]["model"]
+    m = anthropic_message(raw, expected) if provider == "anthropic" else openai_message(raw, expected)
+    hello = {"role": "user", "content": {"$text": "Hello"}}
+    first = {"status": 200, "framing": "chunked", "chunk_size": chunk_size,
+             "replay": os.path.relpath(sse, case_dir)}
+
+    lines = message_lines(m)
+    if not m.calls:
+        tools: list[dict[str, Any]] = []
+        responses = [first]
+        requests = [{"method": "POST", "path": ENDPOINT[provider],
+                     "body_contains": {"model": m.model, "stream": True, "messages": [hello]}}]
+        total = m.usage
+        last = m
     else:
-        lines = openai_transcript(raw, expected)
-        model = expected["model"]
+        if m.stop_reason != "tool_use":
+            raise CaseError("a message with tool calls must stop for tool_use")
+        tools = host_tools(m)
+        script, last = final_answer(provider, name, m.model)
+        responses = [first, {"message": script}]
+        for c in m.calls:
+            lines.append({"event": "tool_call_start", "id": c.id, "name": c.name,
+                          "input": c.input, "awaiting_result": True})
+        for c in m.calls:
+            lines.append({"event": "tool_result", "id": c.id, "name": c.name,
+                          "content": return_input(c.input), "is_error": False})
+        lines += message_lines(last)
+        exported = exported_tools(provider, tools)
+        requests = [
+            {"method": "POST", "path": ENDPOINT[provider],
+             "body_contains": {"model": m.model, "stream": True, "messages": [hello],
+                               "tools": exported}},
+            {"method": "POST", "path": ENDPOINT[provider],
+             "body_contains": {"model": m.model, "stream": True,
+                               "messages": [hello] + history(provider, m), "tools": exported}},
+        ]
+        total = summed(m.usage, last.usage)
+    lines.append({"event": "message_complete", "stop_reason": last.stop_reason,
+                  "provider_stop_reason": last.provider_stop_reason, "usage": total})
     lines.append({"event": "done"})
     lines.append({"event": "done"})  # extra_next 1
 
-    case = {
+    what = ("; the model's tool calls run as host tools returning their input, then a scripted "
+            "text answer ends the turn" if m.calls else "")
+    case: dict[str, Any] = {
         "description": f"Replays the recorded {provider} stream {provider}/{name}.sse in "
-                       f"{chunk_size}-byte network chunks. Generated by "
+                       f"{chunk_size}-byte network chunks{what}. Generated by "
                        "make_recorded_cases.py from expected/" + name + ".expected.json; "
                        "do not edit.",
-        "config": {"provider": provider, "model": model, "api_key": "test-key"},
+        "config": {"provider": provider, "model": m.model, "api_key": "test-key"},
         "turns": ["Hello"],
         "extra_next": 1,
-        "script": {"responses": [{
-            "status": 200,
-            "framing": "chunked",
-            "chunk_size": chunk_size,
-            "replay": os.path.relpath(sse, case_dir),
-        }]},
-        "expect_requests": [{
-            "method": "POST",
-            "path": ENDPOINT[provider],
-            "body_contains": {"model": model, "stream": True,
-                              "messages": [{"role": "user", "content": {"$text": "Hello"}}]},
-        }],
     }
+    if tools:
+        case["tools"] = tools
+    case["script"] = {"responses": responses}
+    case["expect_requests"] = requests
     case_text = json.dumps(case, indent=2, ensure_ascii=False) + "\n"
     expected_text = "".join(json.dumps(l, ensure_ascii=False) + "\n" for l in lines)
     return case_text, expected_text

@@ -4,7 +4,8 @@
     .venv/bin/python tests/conformance/run.py [--cases DIR] [--lang L]... [-k SUBSTR] [-v]
 
 Starts the provider emulator once, then for each case and language: loads the case's scenario
-into the emulator, runs the language's driver (`<driver> CASE_JSON BASE_URL`), compares its
+into the emulator, runs the language's driver (`<driver> CASE_JSON BASE_URL`, CASE_JSON being
+a copy of the case's case.json with $CASE_DIR resolved in its config), compares its
 stdout line by line (as JSON objects) with the case's expected.jsonl and checks the requests
 the emulator received against the case's `expect_requests`. Prints a diff per failing cell,
 then `N passed, N failed`, and writes build/conformance.json. See README.md in this folder.
@@ -212,6 +213,42 @@ class Case:
     expected: list[Any]
     problem: str = ""  # a malformed case fails in every language
     scenario: Any = None
+    driver_path: Path | None = None  # the resolved case.json the drivers read
+
+
+RESOLVED_DIR = REPO / "build" / "conformance" / "cases"
+
+
+def resolve_case_dir(value: Any, folder: Path) -> Any:
+    """Returns value with "$CASE_DIR" in every string replaced by the case folder's absolute
+    path."""
+    if isinstance(value, str):
+        return value.replace("$CASE_DIR", str(folder.resolve()))
+    if isinstance(value, dict):
+        return {k: resolve_case_dir(v, folder) for k, v in value.items()}
+    if isinstance(value, list):
+        return [resolve_case_dir(v, folder) for v in value]
+    return value
+
+
+def check_tools(tools: Any) -> None:
+    """Raises ValueError when the case's `tools` is malformed (see README.md)."""
+    if not isinstance(tools, list):
+        raise ValueError("tools is not a list")
+    names = set()
+    for i, tool in enumerate(tools):
+        if not isinstance(tool, dict) or not isinstance(tool.get("name"), str):
+            raise ValueError(f"tools[{i}] is not an object with a string name")
+        if tool["name"] in names:
+            raise ValueError(f"tools[{i}]: the name {tool['name']!r} is used twice")
+        names.add(tool["name"])
+        behavior = tool.get("behavior")
+        if not isinstance(behavior, dict) or len(behavior) != 1 or not (
+            isinstance(behavior.get("return"), str) or isinstance(behavior.get("raise"), str)
+            or behavior.get("return_input") is True
+        ):
+            raise ValueError(f"tools[{i}].behavior must be {{\"return\": TEXT}}, "
+                             "{\"raise\": TEXT} or {\"return_input\": true}")
 
 
 def resolve_replays(scenario: Any, folder: Path) -> Any:
@@ -242,6 +279,14 @@ def load_case(folder: Path) -> Case:
             if key not in case.data:
                 raise ValueError(f"case.json has no {key!r}")
         case.scenario = resolve_replays(case.data["script"], folder)
+        if "tools" in case.data:
+            check_tools(case.data["tools"])
+        # The drivers read a copy of case.json whose config has $CASE_DIR resolved.
+        resolved = dict(case.data, config=resolve_case_dir(case.data["config"], folder))
+        RESOLVED_DIR.mkdir(parents=True, exist_ok=True)
+        case.driver_path = RESOLVED_DIR / f"{folder.name}.json"
+        case.driver_path.write_text(json.dumps(resolved, indent=2, ensure_ascii=False) + "\n",
+                                    encoding="utf-8")
         for r in case.scenario.get("responses", []):
             if isinstance(r, dict) and "replay" in r and not Path(r["replay"]).is_file():
                 raise ValueError(f"replay file not found: {r['replay']}")
@@ -262,16 +307,54 @@ def find_cases(cases_dir: Path, filters: list[str]) -> list[Case]:
 # ---- Checking requests -------------------------------------------------------------------
 
 
+MATCHERS = ("$text", "$prefix", "$contains", "$json")
+
+
+def matcher(want: Any) -> str | None:
+    """The matcher an expected value is ({"$prefix": S}, ...), or None for a plain value."""
+    if isinstance(want, dict) and len(want) == 1 and next(iter(want)) in MATCHERS:
+        return next(iter(want))
+    return None
+
+
+def matcher_error(kind: str, arg: Any, got: Any) -> str | None:
+    """Why `got` does not match the matcher {kind: arg}, or None when it does.
+
+    - {"$text": S}: a message content whose text is S (a string, or text blocks joined);
+    - {"$prefix": S}: a string that starts with S ({"$prefix": ""}: any string);
+    - {"$contains": S}: a string that contains S;
+    - {"$json": V}: a string holding JSON text whose value equals V (keys in any order,
+      any spacing)."""
+    shown = json.dumps(got, ensure_ascii=False)
+    if kind == "$text":
+        if message_text(got) != arg:
+            return f"expected the text {json.dumps(arg, ensure_ascii=False)}, got {shown}"
+        return None
+    if not isinstance(got, str):
+        return f"expected a string, got {shown}"
+    if kind == "$prefix" and not got.startswith(arg):
+        return f"expected a string starting with {json.dumps(arg, ensure_ascii=False)}, got {shown}"
+    if kind == "$contains" and arg not in got:
+        return f"expected a string containing {json.dumps(arg, ensure_ascii=False)}, got {shown}"
+    if kind == "$json":
+        try:
+            value = json.loads(got)
+        except ValueError:
+            return f"expected JSON text, got {shown}"
+        if canon(value) != canon(arg):
+            return f"expected JSON text of {canon(arg)}, got {shown}"
+    return None
+
+
 def subset_errors(want: Any, got: Any, where: str) -> list[str]:
     """Where `want` is not a recursive subset of `got`: objects by key, lists element by
-    element with the same length, everything else by equality (true is not 1). The object
-    {"$text": S} matches a message content whose text is S (see message_text)."""
-    if isinstance(want, dict) and list(want) == ["$text"]:
-        text = message_text(got)
-        if text != want["$text"]:
-            return [f"{where}: expected the text {json.dumps(want['$text'], ensure_ascii=False)}, "
-                    f"got {json.dumps(got, ensure_ascii=False)}"]
-        return []
+    element with the same length, everything else by equality (true is not 1). A matcher
+    ({"$text": S}, {"$prefix": S}, {"$contains": S}, {"$json": V}; see matcher_error)
+    matches the value in its place."""
+    kind = matcher(want)
+    if kind is not None:
+        problem = matcher_error(kind, want[kind], got)
+        return [f"{where}: {problem}"] if problem else []
     if isinstance(want, dict):
         if not isinstance(got, dict):
             return [f"{where}: expected an object, got {json.dumps(got)}"]
@@ -361,6 +444,16 @@ def check_requests(expect: list[dict[str, Any]], log: list[dict[str, Any]]) -> l
 # ---- Running one cell --------------------------------------------------------------------
 
 
+def matcher_used(value: Any) -> bool:
+    if matcher(value) is not None:
+        return True
+    if isinstance(value, dict):
+        return any(matcher_used(v) for v in value.values())
+    if isinstance(value, list):
+        return any(matcher_used(v) for v in value)
+    return False
+
+
 @dataclass
 class Result:
     ok: bool
@@ -371,13 +464,29 @@ def canon(obj: Any) -> str:
     return json.dumps(obj, sort_keys=True, ensure_ascii=False)
 
 
+def line_matches(want: Any, got: Any) -> bool:
+    """Whether a transcript line equals the expected one: parsed JSON values compared exactly
+    (same keys, same list lengths, true is not 1), except that a matcher in the expected line
+    ({"$prefix": S}, {"$contains": S}, ...) stands for any value it matches."""
+    kind = matcher(want)
+    if kind is not None:
+        return matcher_error(kind, want[kind], got) is None
+    if isinstance(want, dict):
+        return (isinstance(got, dict) and want.keys() == got.keys()
+                and all(line_matches(want[k], got[k]) for k in want))
+    if isinstance(want, list):
+        return (isinstance(got, list) and len(want) == len(got)
+                and all(line_matches(w, g) for w, g in zip(want, got)))
+    return canon(want) == canon(got)
+
+
 def run_cell(case: Case, driver: Driver, emulator: Emulator, verbose: bool) -> Result:
     if case.problem:
         return Result(False, [case.problem])
     if driver.argv is None:
         return Result(False, [f"driver unavailable: {driver.problem.splitlines()[0]}"])
     emulator.load(case.scenario)
-    argv = driver.argv + [str(case.path), emulator.url]
+    argv = driver.argv + [str(case.driver_path), emulator.url]
     start = time.monotonic()
     try:
         proc = subprocess.run(argv, cwd=REPO, env=driver_env(), capture_output=True,
@@ -392,15 +501,24 @@ def run_cell(case: Case, driver: Driver, emulator: Emulator, verbose: bool) -> R
     err_text = stderr.decode("utf-8", errors="replace")
 
     report: list[str] = []
+    got_values: list[Any] = []
     got_lines: list[str] = []
     for line in out_text.splitlines():
         if not line.strip():
             continue
         try:
-            got_lines.append(canon(json.loads(line)))
+            got_values.append(json.loads(line))
+            got_lines.append(canon(got_values[-1]))
         except ValueError:
+            got_values.append(None)
             got_lines.append("NOT JSON: " + line)
-    want_lines = [canon(o) for o in case.expected]
+    # An expected line with matchers is shown as the line it matched, so the diff shows only
+    # real differences.
+    want_lines = [
+        got_lines[i] if i < len(got_lines) and got_lines[i][:1] == "{" and matcher_used(o)
+        and line_matches(o, got_values[i]) else canon(o)
+        for i, o in enumerate(case.expected)
+    ]
 
     if timed_out:
         report.append(f"driver timed out after {DRIVER_TIMEOUT_S:.0f}s")

@@ -126,14 +126,26 @@ def test_struct_layouts_match_the_c_compiler(tmp_path: Path) -> None:
     assert _native.PantoError().size == c_layout["PantoError"][0]
 
 
+EVENT_CLASSES = {
+    "PANTO_EVENT_MESSAGE_START": events.MessageStart,
+    "PANTO_EVENT_BLOCK_START": events.BlockStart,
+    "PANTO_EVENT_CONTENT_DELTA": events.ContentDelta,
+    "PANTO_EVENT_BLOCK_COMPLETE": events.BlockComplete,
+    "PANTO_EVENT_MESSAGE_COMPLETE": events.MessageComplete,
+    "PANTO_EVENT_MESSAGE_END": events.MessageEnd,
+    "PANTO_EVENT_TOOL_DETAILS": events.ToolDetails,
+    "PANTO_EVENT_TOOL_CALL_START": events.ToolCallStart,
+    "PANTO_EVENT_TOOL_RESULT": events.ToolResult,
+}
+
+
 def test_event_kinds_name_their_classes() -> None:
-    assert [c.__dataclass_fields__["kind"].default for c in (events.MessageStart, events.BlockStart, events.ContentDelta, events.BlockComplete, events.MessageComplete)] == [
-        "message_start",
-        "block_start",
-        "content_delta",
-        "block_complete",
-        "message_complete",
-    ]
+    # Every event kind of the header has its class, whose `kind` is the lower-case name.
+    kinds = {n for n in header_enums() if n.startswith("PANTO_EVENT_") and not n.endswith("FORCE_INT")}
+    assert kinds == set(EVENT_CLASSES)
+    for name, cls in EVENT_CLASSES.items():
+        assert cls.__dataclass_fields__["kind"].default == name[len("PANTO_EVENT_"):].lower()
+    assert set(EVENT_CLASSES.values()) == set(events.Event.__args__)  # type: ignore[attr-defined]
     ev = events.ContentDelta(0, "text", "hi")
     assert ev.kind == "content_delta"
     with pytest.raises(Exception):

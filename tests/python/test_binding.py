@@ -78,7 +78,7 @@ def test_text_turn(provider: str) -> None:
         assert emu.requests() == []  # nothing is sent before the first next()
         events = list(stream)
 
-        start, block_start, *deltas, block_done, done = events
+        start, block_start, *deltas, block_done, end, done = events
         assert isinstance(start, panto.MessageStart) and start.kind == "message_start"
         assert start.id and isinstance(start.id, str)
         assert start.model
@@ -87,11 +87,14 @@ def test_text_turn(provider: str) -> None:
         assert all((d.index, d.block_kind, d.kind) == (0, "text", "content_delta") for d in deltas)
         assert "".join(d.text for d in deltas) == "Hello world"
         assert block_done == panto.BlockComplete(index=0, block_kind="text", text="Hello world")
+        # One assistant message: its MessageEnd says what MessageComplete says for the turn.
+        assert isinstance(end, panto.MessageEnd) and end.kind == "message_end"
         assert isinstance(done, panto.MessageComplete)
-        assert done.stop_reason == "end_turn"
-        assert done.provider_stop_reason == PROVIDER_END_TURN[provider]
+        assert done.stop_reason == end.stop_reason == "end_turn"
+        assert done.provider_stop_reason == end.provider_stop_reason == PROVIDER_END_TURN[provider]
         assert done.usage.output_tokens == 2
         assert done.usage.input_tokens == 7
+        assert end.usage == done.usage
 
         # The end is sticky.
         with pytest.raises(StopIteration):
@@ -248,7 +251,9 @@ def test_connection_error() -> None:
 
 
 def test_protocol_error_on_a_cut_stream() -> None:
-    with Emulator(scenario=scenario(dict(HELLO, fault={"after_bytes": 200, "kind": "close"}))) as emu:
+    # repeat_last: a library that retries a stream cut before its content gets the same cut.
+    cut = dict(HELLO, fault={"after_bytes": 200, "kind": "close"})
+    with Emulator(scenario={"responses": [cut], "repeat_last": True}) as emu:
         with new_agent(emu) as agent, agent.run("Hi") as stream:
             with pytest.raises((panto.ProtocolError, panto.APIConnectionError)):
                 list(stream)
@@ -374,15 +379,30 @@ def test_names_come_from_the_library(library: _native.Library) -> None:
     assert library.event_kind_name(_native.EVENT_CONTENT_DELTA) == panto.ContentDelta(0, "", "").kind
     assert library.event_kind_name(_native.EVENT_BLOCK_COMPLETE) == panto.BlockComplete(0, "", "").kind
     assert library.event_kind_name(_native.EVENT_MESSAGE_COMPLETE) == panto.MessageComplete("", "", panto.Usage()).kind
+    assert library.event_kind_name(_native.EVENT_MESSAGE_END) == panto.MessageEnd("", "", panto.Usage()).kind
+    assert library.event_kind_name(_native.EVENT_TOOL_DETAILS) == panto.ToolDetails(0, "", "").kind
+    assert library.event_kind_name(_native.EVENT_TOOL_CALL_START) == panto.ToolCallStart("", "", {}, False).kind
+    assert library.event_kind_name(_native.EVENT_TOOL_RESULT) == panto.ToolResult("", "", "", False).kind
+    assert library.block_kind_name(_native.BLOCK_TOOL_CALL) == "tool_call"
     assert library.block_kind_name(_native.BLOCK_TEXT) == "text"
     assert library.status_name(_native.ERR_AUTHENTICATION) == "authentication"
     assert library.status_name(12345) == "unknown"
-    for cls in (panto.AuthenticationError, panto.ConfigError, panto.APITimeoutError, panto.CapabilityError):
+    assert library.status_name(_native.ERR_RESULT_PENDING) == "result_pending"
+    assert library.status_name(_native.ERR_NO_SUCH_CALL) == "no_such_call"
+    for cls in (
+        panto.AuthenticationError,
+        panto.ConfigError,
+        panto.APITimeoutError,
+        panto.CapabilityError,
+        panto.ResultPendingError,
+        panto.NoSuchCallError,
+        panto.ToolLoopError,
+    ):
         assert cls("x").code == library.status_name(cls.STATUS) != "unknown"
 
 
 def test_versions() -> None:
-    assert panto.ABI_VERSION == 1
+    assert panto.ABI_VERSION == 2
     assert panto.library_version() == "0.1.0"
     assert Path(panto.library_path()).is_file()
 

@@ -5,11 +5,13 @@
 //
 // It reads the case, creates one agent from its "config" (with "base_url" set to BASE_URL
 // unless the case sets it), runs each turn and prints the normalized transcript, one JSON
-// object per line. It exits 0 whenever it printed a transcript (even one ending in an
+// object per line. The case's host tools are declared with panto.Tool and run by the
+// stream itself while the driver iterates. It exits 0 whenever it printed a transcript (even one ending in an
 // error), 2 when it could not run.
 package main
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
@@ -24,6 +26,61 @@ type testCase struct {
 	Config    map[string]json.RawMessage `json:"config"`
 	Turns     []string                   `json:"turns"`
 	ExtraNext *int                       `json:"extra_next"`
+	Tools     []caseTool                 `json:"tools"`
+}
+
+// caseTool is a host tool of the case: its spec and what its handler does.
+type caseTool struct {
+	Name         string          `json:"name"`
+	Description  string          `json:"description"`
+	InputSchema  json.RawMessage `json:"input_schema"`
+	Capabilities []string        `json:"capabilities"`
+	Behavior     struct {
+		Return      *string `json:"return"`
+		Raise       *string `json:"raise"`
+		ReturnInput bool    `json:"return_input"`
+	} `json:"behavior"`
+}
+
+// tool builds the case's tool with the binding's own API.
+func (ct caseTool) tool() (panto.Tool, error) {
+	t := panto.Tool{
+		Name:         ct.Name,
+		Description:  ct.Description,
+		InputSchema:  ct.InputSchema,
+		Capabilities: ct.Capabilities,
+	}
+	b := ct.Behavior
+	switch {
+	case b.Return != nil:
+		text := *b.Return
+		t.Handler = func(context.Context, json.RawMessage) (string, error) { return text, nil }
+	case b.Raise != nil:
+		text := *b.Raise
+		t.Handler = func(context.Context, json.RawMessage) (string, error) { return "", errors.New(text) }
+	case b.ReturnInput:
+		t.Handler = func(_ context.Context, input json.RawMessage) (string, error) { return sortedJSON(input) }
+	default:
+		return t, fmt.Errorf("tool %q: the behavior is none of return, raise, return_input", ct.Name)
+	}
+	return t, nil
+}
+
+// sortedJSON re-encodes a JSON value compactly with the keys of its objects sorted.
+func sortedJSON(raw json.RawMessage) (string, error) {
+	d := json.NewDecoder(bytes.NewReader(raw))
+	d.UseNumber()
+	var v any
+	if err := d.Decode(&v); err != nil {
+		return "", err
+	}
+	var b bytes.Buffer
+	e := json.NewEncoder(&b)
+	e.SetEscapeHTML(false)
+	if err := e.Encode(v); err != nil {
+		return "", err
+	}
+	return strings.TrimSuffix(b.String(), "\n"), nil
 }
 
 func main() {
@@ -72,12 +129,27 @@ func main() {
 		}
 	}
 
+	var tools []panto.Tool
+	for _, ct := range tc.Tools {
+		t, err := ct.tool()
+		if err != nil {
+			die(os.Args[1] + ": " + err.Error())
+		}
+		tools = append(tools, t)
+	}
+
 	agent, err := panto.NewAgentJSON(config)
 	if err != nil {
 		emit(errorLine(err))
 		return
 	}
 	defer agent.Close()
+	for _, t := range tools {
+		if err := agent.AddTool(t); err != nil {
+			emit(errorLine(err))
+			return
+		}
+	}
 	for _, turn := range tc.Turns {
 		if !runTurn(agent, turn, extra, emit) {
 			break
@@ -123,7 +195,7 @@ func eventLine(ev panto.Event) map[string]any {
 		line["index"] = ev.Index
 		line["kind"] = ev.BlockKind.String()
 		line["text"] = ev.Text
-	case panto.EventMessageComplete:
+	case panto.EventMessageEnd, panto.EventMessageComplete:
 		line["stop_reason"] = ev.StopReason.String()
 		line["provider_stop_reason"] = ev.ProviderStopReason
 		line["usage"] = map[string]int64{
@@ -133,6 +205,24 @@ func eventLine(ev panto.Event) map[string]any {
 			"cache_write_tokens": ev.Usage.CacheWriteTokens,
 			"reasoning_tokens":   ev.Usage.ReasoningTokens,
 		}
+	case panto.EventToolDetails:
+		line["index"] = ev.Index
+		line["id"] = ev.ID
+		line["name"] = ev.Name
+	case panto.EventToolCallStart:
+		line["id"] = ev.ID
+		line["name"] = ev.Name
+		if input := ev.Input(); json.Valid(input) {
+			line["input"] = input
+		} else { // not JSON: show the text in the diff
+			line["input"] = ev.Text
+		}
+		line["awaiting_result"] = ev.AwaitingResult
+	case panto.EventToolResult:
+		line["id"] = ev.ID
+		line["name"] = ev.Name
+		line["content"] = ev.Text
+		line["is_error"] = ev.IsError
 	default: // a kind this driver does not know: show its number in the diff
 		line["kind_value"] = int32(ev.Kind)
 	}

@@ -4,9 +4,12 @@
  *     c_driver CASE_JSON BASE_URL
  *
  * Reads the case, creates one agent from its `config` (with "base_url" set to BASE_URL unless
- * the case sets it), runs each turn and prints the normalized transcript, one JSON object per
- * line. Exits 0 whenever it printed a transcript (even one ending in an error), 2 when it
- * could not run (bad arguments, unreadable or malformed case).
+ * the case sets it), registers the case's `tools` with panto_agent_add_tool, runs each turn
+ * and prints the normalized transcript, one JSON object per line. On a TOOL_CALL_START that
+ * awaits a result it runs the tool's `behavior` and submits the result with
+ * panto_stream_submit_tool_result before the next panto_next_event. Exits 0 whenever it
+ * printed a transcript (even one ending in an error), 2 when it could not run (bad
+ * arguments, unreadable or malformed case).
  *
  * Build: cc -std=c99 -Wall -Wextra -Werror -pedantic -Iinclude \
  *            tests/conformance/drivers/c_driver.c -Lzig-out/lib -lpanto
@@ -57,6 +60,35 @@ static void end_line(void) {
     fflush(stdout); /* a line is visible at once, even if the next call hangs */
 }
 
+static void put_bool(int32_t v) { fputs(v ? "true" : "false", stdout); }
+
+static void put_usage(const PantoUsage *u) {
+    printf(", \"usage\": {\"input_tokens\": %" PRIu64 ", \"output_tokens\": %" PRIu64
+           ", \"cache_read_tokens\": %" PRIu64 ", \"cache_write_tokens\": %" PRIu64
+           ", \"reasoning_tokens\": %" PRIu64 "}",
+           u->input_tokens, u->output_tokens, u->cache_read_tokens, u->cache_write_tokens,
+           u->reasoning_tokens);
+}
+
+/* A NUL-terminated copy of a borrowed string, or NULL when out of memory. */
+static char *dup_pstr(PantoString s) {
+    char *out = (char *)malloc(s.len + 1);
+    if (!out) return NULL;
+    if (s.len) memcpy(out, s.ptr, s.len);
+    out[s.len] = 0;
+    return out;
+}
+
+/* A tool-call input as a JSON value: the text as is when it is one JSON value, else the text
+ * as a JSON string (so the diff shows what the library gave). */
+static void put_json_value(PantoString s) {
+    char *copy = dup_pstr(s);
+    const char *end = copy && strlen(copy) == s.len ? cj_skip(copy) : NULL;
+    if (end && *cj_ws(end) == 0) fputs(copy, stdout);
+    else put_pstr(s);
+    free(copy);
+}
+
 static void print_event(const PantoEvent *ev) {
     fputs("{\"event\": ", stdout);
     put_cstr(panto_event_kind_name(ev->kind));
@@ -78,16 +110,39 @@ static void print_event(const PantoEvent *ev) {
         fputs(", \"text\": ", stdout);
         put_pstr(ev->text);
         break;
+    case PANTO_EVENT_MESSAGE_END:
     case PANTO_EVENT_MESSAGE_COMPLETE:
         fputs(", \"stop_reason\": ", stdout);
         put_cstr(panto_stop_reason_name(ev->stop_reason));
         fputs(", \"provider_stop_reason\": ", stdout);
         put_pstr(ev->provider_stop_reason);
-        printf(", \"usage\": {\"input_tokens\": %" PRIu64 ", \"output_tokens\": %" PRIu64
-               ", \"cache_read_tokens\": %" PRIu64 ", \"cache_write_tokens\": %" PRIu64
-               ", \"reasoning_tokens\": %" PRIu64 "}",
-               ev->usage.input_tokens, ev->usage.output_tokens, ev->usage.cache_read_tokens,
-               ev->usage.cache_write_tokens, ev->usage.reasoning_tokens);
+        put_usage(&ev->usage);
+        break;
+    case PANTO_EVENT_TOOL_DETAILS:
+        printf(", \"index\": %" PRIu32 ", \"id\": ", ev->index);
+        put_pstr(ev->id);
+        fputs(", \"name\": ", stdout);
+        put_pstr(ev->name);
+        break;
+    case PANTO_EVENT_TOOL_CALL_START:
+        fputs(", \"id\": ", stdout);
+        put_pstr(ev->id);
+        fputs(", \"name\": ", stdout);
+        put_pstr(ev->name);
+        fputs(", \"input\": ", stdout);
+        put_json_value(ev->text);
+        fputs(", \"awaiting_result\": ", stdout);
+        put_bool(ev->awaiting_result);
+        break;
+    case PANTO_EVENT_TOOL_RESULT:
+        fputs(", \"id\": ", stdout);
+        put_pstr(ev->id);
+        fputs(", \"name\": ", stdout);
+        put_pstr(ev->name);
+        fputs(", \"content\": ", stdout);
+        put_pstr(ev->text);
+        fputs(", \"is_error\": ", stdout);
+        put_bool(ev->is_error);
         break;
     default:
         /* An event kind this driver does not know: print its number so the diff shows it. */
@@ -190,6 +245,144 @@ static char *config_with_base_url(const char *cfg, const char *cfg_end, const ch
     return out;
 }
 
+/* ---- Host tools ---------------------------------------------------------------------- */
+
+enum behavior { RETURN, RAISE, RETURN_INPUT };
+
+typedef struct Tool {
+    char *name;
+    enum behavior behavior;
+    char *text; /* RETURN, RAISE: the result text */
+    char *spec; /* the tool spec for panto_agent_add_tool: the case's tool without "behavior" */
+} Tool;
+
+static Tool *tools;
+static size_t n_tools;
+
+static void free_tools(void) {
+    size_t i;
+    for (i = 0; i < n_tools; i++) {
+        free(tools[i].name);
+        free(tools[i].text);
+        free(tools[i].spec);
+    }
+    free(tools);
+    tools = NULL;
+    n_tools = 0;
+}
+
+/* Decodes the string at p into a NUL-terminated text; NULL if it is not a string or holds a
+ * NUL character (which a C string cannot carry). */
+static char *c_string(const char *p) {
+    char *s = NULL;
+    size_t len = 0;
+    if (!p || *p != '"' || !cj_string(p, &s, &len)) return NULL;
+    if (strlen(s) != len) {
+        free(s);
+        return NULL;
+    }
+    return s;
+}
+
+/* Reads the case's "tools" array (at p) into `tools`. Returns NULL on success, or what is
+ * wrong. */
+static const char *read_tools(const char *p) {
+    const char *it = p, *value;
+    if (*p != '[') return "\"tools\" is not an array";
+    while ((it = cj_next_element(it, &value))) {
+        const char *m = value, *member, *b;
+        char *key;
+        size_t key_len;
+        int first = 1;
+        CjBuf spec = CJ_BUF_INIT;
+        Tool *grown, *t;
+        if (*value != '{') return "a tool is not an object";
+        if (!(grown = (Tool *)realloc(tools, (n_tools + 1) * sizeof *tools))) return "out of memory";
+        tools = grown;
+        t = &tools[n_tools++];
+        memset(t, 0, sizeof *t);
+        if (!(t->name = c_string(cj_member(value, "name")))) return "a tool has no string \"name\"";
+        if (!(b = cj_member(value, "behavior")) || *b != '{') return "a tool has no \"behavior\" object";
+        if ((member = cj_member(b, "return"))) {
+            t->behavior = RETURN;
+            if (!(t->text = c_string(member))) return "behavior.return is not a string";
+        } else if ((member = cj_member(b, "raise"))) {
+            t->behavior = RAISE;
+            if (!(t->text = c_string(member))) return "behavior.raise is not a string";
+        } else if ((member = cj_member(b, "return_input")) && strncmp(member, "true", 4) == 0) {
+            t->behavior = RETURN_INPUT;
+        } else {
+            return "behavior is not {\"return\": TEXT}, {\"raise\": TEXT} or {\"return_input\": true}";
+        }
+        /* The spec: every member but "behavior", values copied as written. */
+        cj_put(&spec, "{", 1);
+        while ((m = cj_next_member(m, &key, &key_len, &member))) {
+            if (!(key_len == 8 && memcmp(key, "behavior", 8) == 0)) {
+                if (!first) cj_put(&spec, ", ", 2);
+                first = 0;
+                cj_put_string(&spec, key, key_len);
+                cj_put(&spec, ": ", 2);
+                cj_put(&spec, member, (size_t)(m - member));
+            }
+            free(key);
+        }
+        cj_put(&spec, "}", 1);
+        if (spec.failed) return "out of memory";
+        t->spec = spec.ptr;
+    }
+    return NULL;
+}
+
+static const Tool *find_tool(const char *name) {
+    size_t i;
+    for (i = 0; i < n_tools; i++)
+        if (strcmp(tools[i].name, name) == 0) return &tools[i];
+    return NULL;
+}
+
+/* Runs the tool a TOOL_CALL_START awaiting a result names, and submits its result. The
+ * event's strings are copied first: they are borrowed only until the next call on the
+ * stream, and submitting is one. */
+static void run_host_tool(PantoStream *stream, const PantoEvent *ev) {
+    char *id = dup_pstr(ev->id), *name = dup_pstr(ev->name), *input = dup_pstr(ev->text);
+    const Tool *tool = name ? find_tool(name) : NULL;
+    CjBuf out = CJ_BUF_INIT;
+    const char *content;
+    int is_error = 0, rc;
+
+    if (!id || !name || !input) {
+        content = "c_driver: out of memory";
+        is_error = 1;
+    } else if (!tool) {
+        content = "c_driver: the case declares no tool of that name";
+        is_error = 1;
+    } else if (tool->behavior == RETURN) {
+        content = tool->text;
+    } else if (tool->behavior == RAISE) {
+        content = tool->text;
+        is_error = 1;
+    } else {
+        const char *end = strlen(input) == ev->text.len ? cj_put_canonical(&out, input) : NULL;
+        if (end && *cj_ws(end) == 0 && !out.failed) {
+            content = out.ptr;
+        } else {
+            content = "c_driver: the tool input is not one JSON value";
+            is_error = 1;
+        }
+    }
+    rc = panto_stream_submit_tool_result(stream, id ? id : "", content, is_error);
+    if (rc != PANTO_OK) {
+        /* Not a transcript event: a line the expected transcript never holds. */
+        fputs("{\"event\": \"submit_failed\", \"code\": ", stdout);
+        put_cstr(panto_status_name(rc));
+        end_line();
+    }
+    free(out.ptr);
+    free(id);
+    free(name);
+    free(input);
+}
+
 /* ---- Running the case ---------------------------------------------------------------- */
 
 /* Runs one turn and prints its lines. Returns 0 to go on with the next turn, 1 to stop. */
@@ -205,7 +398,10 @@ static int run_turn(PantoAgent *agent, const char *text, long extra_next) {
         panto_stream_free(stream);
         return 1;
     }
-    while ((rc = panto_next_event(stream, &ev)) == PANTO_EVENT) print_event(&ev);
+    while ((rc = panto_next_event(stream, &ev)) == PANTO_EVENT) {
+        print_event(&ev);
+        if (ev.kind == PANTO_EVENT_TOOL_CALL_START && ev.awaiting_result) run_host_tool(stream, &ev);
+    }
     for (i = 0; i <= extra_next; i++) {
         if (i > 0) rc = panto_next_event(stream, &ev);
         if (rc == PANTO_DONE) {
@@ -229,7 +425,8 @@ static int run_turn(PantoAgent *agent, const char *text, long extra_next) {
 
 int main(int argc, char **argv) {
     char *text, *config = NULL;
-    const char *root, *cfg, *cfg_end, *turns, *p, *extra;
+    const char *root, *cfg, *cfg_end, *turns, *p, *extra, *case_tools, *problem;
+    size_t i;
     long extra_next = 1;
     PantoAgent *agent = NULL;
     int rc, status = 0;
@@ -264,6 +461,11 @@ int main(int argc, char **argv) {
             goto out;
         }
     }
+    case_tools = cj_member(root, "tools");
+    if (case_tools && (problem = read_tools(case_tools))) {
+        status = die(problem, argv[1]);
+        goto out;
+    }
     if (!(config = config_with_base_url(cfg, cfg_end, argv[2]))) {
         status = die("out of memory", NULL);
         goto out;
@@ -273,6 +475,14 @@ int main(int argc, char **argv) {
     if (rc < 0) {
         print_agent_error(rc, agent);
         goto out;
+    }
+    /* The host tools. A tool the library refuses ends the case like a refused config. */
+    for (i = 0; i < n_tools; i++) {
+        rc = panto_agent_add_tool(agent, tools[i].spec);
+        if (rc < 0) {
+            print_agent_error(rc, agent);
+            goto out;
+        }
     }
 
     /* The turns, one run() each on the same agent. */
@@ -298,6 +508,7 @@ int main(int argc, char **argv) {
     }
 
 out:
+    free_tools();
     panto_agent_free(agent);
     free(config);
     free(text);

@@ -1,12 +1,16 @@
 /*
  * c_json.h — the little JSON reading the C conformance driver needs (C99, header-only).
  *
- * It works in place on a NUL-terminated JSON text: cj_skip() validates one value and returns
- * the position after it, cj_member() finds a key of an object, cj_string() decodes a string
- * (escapes, \uXXXX and surrogate pairs to UTF-8). Nothing is allocated except the decoded
- * strings. The grammar is RFC 8259; nesting is limited to CJ_MAX_DEPTH.
+ * Reading works in place on a NUL-terminated JSON text: cj_skip() validates one value and
+ * returns the position after it, cj_member() finds a key of an object, cj_next_member() and
+ * cj_next_element() walk an object or an array, cj_string() decodes a string (escapes,
+ * \uXXXX and surrogate pairs to UTF-8). Nothing is allocated except the decoded strings. The
+ * grammar is RFC 8259; nesting is limited to CJ_MAX_DEPTH. Functions are `static inline` so that
+ * a program may use any subset of them without unused-function warnings.
  *
- * Writing JSON (the transcript) is in c_driver.c.
+ * Writing goes to a growable buffer (CjBuf): raw bytes, a JSON string, or a value in the
+ * canonical form of the conformance cases (cj_put_canonical: compact, keys sorted).
+ * Writing the transcript lines is in c_driver.c.
  */
 #ifndef C_JSON_H
 #define C_JSON_H
@@ -16,12 +20,12 @@
 
 #define CJ_MAX_DEPTH 64
 
-static const char *cj_ws(const char *p) {
+static inline const char *cj_ws(const char *p) {
     while (*p == ' ' || *p == '\t' || *p == '\n' || *p == '\r') p++;
     return p;
 }
 
-static int cj_hex4(const char *p, unsigned long *out) {
+static inline int cj_hex4(const char *p, unsigned long *out) {
     unsigned long v = 0;
     int i;
     for (i = 0; i < 4; i++) {
@@ -37,7 +41,7 @@ static int cj_hex4(const char *p, unsigned long *out) {
 }
 
 /* Appends the UTF-8 encoding of code point cp to dst (which has room for 4 bytes). */
-static size_t cj_put_utf8(char *dst, unsigned long cp) {
+static inline size_t cj_put_utf8(char *dst, unsigned long cp) {
     if (cp < 0x80) {
         dst[0] = (char)cp;
         return 1;
@@ -64,7 +68,7 @@ static size_t cj_put_utf8(char *dst, unsigned long cp) {
  * closing quote, or NULL if the string is malformed (bad escape, lone surrogate, raw control
  * character, unterminated). When out is not NULL, *out receives the decoded text (malloc'd,
  * NUL-terminated; it may hold NUL bytes, see *out_len). */
-static const char *cj_string(const char *p, char **out, size_t *out_len) {
+static inline const char *cj_string(const char *p, char **out, size_t *out_len) {
     const char *q;
     char *buf = NULL;
     size_t n = 0;
@@ -138,13 +142,13 @@ fail:
     return NULL;
 }
 
-static const char *cj_digits(const char *p) {
+static inline const char *cj_digits(const char *p) {
     if (*p < '0' || *p > '9') return NULL;
     while (*p >= '0' && *p <= '9') p++;
     return p;
 }
 
-static const char *cj_number(const char *p) {
+static inline const char *cj_number(const char *p) {
     if (*p == '-') p++;
     if (*p == '0') p++;
     else if (!(p = cj_digits(p))) return NULL;
@@ -157,7 +161,7 @@ static const char *cj_number(const char *p) {
     return p;
 }
 
-static const char *cj_skip_depth(const char *p, int depth) {
+static inline const char *cj_skip_depth(const char *p, int depth) {
     if (depth > CJ_MAX_DEPTH) return NULL;
     p = cj_ws(p);
     switch (*p) {
@@ -193,10 +197,10 @@ static const char *cj_skip_depth(const char *p, int depth) {
 }
 
 /* Validates the value at p (after optional whitespace); returns the position after it or NULL. */
-static const char *cj_skip(const char *p) { return cj_skip_depth(p, 0); }
+static inline const char *cj_skip(const char *p) { return cj_skip_depth(p, 0); }
 
 /* The value of member `key` in the (already validated) object at obj, or NULL if absent. */
-static const char *cj_member(const char *obj, const char *key) {
+static inline const char *cj_member(const char *obj, const char *key) {
     const char *p = cj_ws(obj);
     if (*p != '{') return NULL;
     p = cj_ws(p + 1);
@@ -215,6 +219,194 @@ static const char *cj_member(const char *obj, const char *key) {
         p = cj_ws(p + 1);
     }
     return NULL;
+}
+
+/* Walks the members of an (already validated) object. Start with it = the object itself;
+ * each call returns the new iterator (the end of the member's value), sets *key (malloc'd,
+ * NUL-terminated, free it) / *key_len and *value (the member's value), or returns NULL after
+ * the last member:
+ *
+ *     const char *it = obj, *value; char *key; size_t key_len;
+ *     while ((it = cj_next_member(it, &key, &key_len, &value))) { ...; free(key); }
+ */
+static inline const char *cj_next_member(const char *it, char **key, size_t *key_len, const char **value) {
+    const char *p = cj_ws(it);
+    if (*p != '{' && *p != ',') return NULL;
+    p = cj_ws(p + 1);
+    if (*p != '"') return NULL;
+    if (!(p = cj_string(p, key, key_len))) return NULL;
+    p = cj_ws(p);
+    if (*p != ':') {
+        free(*key);
+        return NULL;
+    }
+    *value = cj_ws(p + 1);
+    if (!(p = cj_skip(*value))) {
+        free(*key);
+        return NULL;
+    }
+    return p;
+}
+
+/* Walks the elements of an (already validated) array, like cj_next_member. */
+static inline const char *cj_next_element(const char *it, const char **value) {
+    const char *p = cj_ws(it);
+    if (*p != '[' && *p != ',') return NULL;
+    p = cj_ws(p + 1);
+    if (*p == ']') return NULL;
+    *value = p;
+    return cj_skip(p);
+}
+
+/* ---- Writing ------------------------------------------------------------------------- */
+
+/* A growable byte buffer; `failed` is set (and the text dropped) when memory runs out. */
+typedef struct CjBuf {
+    char *ptr;
+    size_t len, cap;
+    int failed;
+} CjBuf;
+
+#define CJ_BUF_INIT {NULL, 0, 0, 0}
+
+static inline void cj_put(CjBuf *b, const char *s, size_t n) {
+    if (b->failed) return;
+    if (b->cap - b->len < n + 1) {
+        size_t cap = b->cap ? b->cap : 64;
+        char *grown;
+        while (cap - b->len < n + 1) cap *= 2;
+        if (!(grown = (char *)realloc(b->ptr, cap))) {
+            free(b->ptr);
+            b->ptr = NULL;
+            b->len = b->cap = 0;
+            b->failed = 1;
+            return;
+        }
+        b->ptr = grown;
+        b->cap = cap;
+    }
+    memcpy(b->ptr + b->len, s, n);
+    b->len += n;
+    b->ptr[b->len] = 0; /* always NUL-terminated */
+}
+
+static inline void cj_puts(CjBuf *b, const char *s) { cj_put(b, s, strlen(s)); }
+
+/* Writes s as a JSON string, escaping only what must be: `"`, `\`, \b \f \n \r \t, other
+ * control characters as \u00xx (lower-case hex); all else, UTF-8 included, as is. */
+static inline void cj_put_string(CjBuf *b, const char *s, size_t n) {
+    static const char hex[] = "0123456789abcdef";
+    size_t i, run = 0;
+    cj_put(b, "\"", 1);
+    for (i = 0; i < n; i++) {
+        unsigned char c = (unsigned char)s[i];
+        char esc[7];
+        if (c >= 0x20 && c != '"' && c != '\\') continue;
+        cj_put(b, s + run, i - run);
+        run = i + 1;
+        esc[0] = '\\';
+        esc[2] = 0;
+        switch (c) {
+        case '"': esc[1] = '"'; break;
+        case '\\': esc[1] = '\\'; break;
+        case '\b': esc[1] = 'b'; break;
+        case '\f': esc[1] = 'f'; break;
+        case '\n': esc[1] = 'n'; break;
+        case '\r': esc[1] = 'r'; break;
+        case '\t': esc[1] = 't'; break;
+        default:
+            memcpy(esc + 1, "u00", 3);
+            esc[4] = hex[c >> 4];
+            esc[5] = hex[c & 15];
+            esc[6] = 0;
+        }
+        cj_puts(b, esc);
+    }
+    cj_put(b, s + run, n - run);
+    cj_put(b, "\"", 1);
+}
+
+typedef struct CjMember {
+    char *key;
+    size_t key_len;
+    const char *value;
+} CjMember;
+
+/* Orders keys by their UTF-8 bytes, which is Unicode code point order. */
+static inline int cj_member_cmp(const void *a, const void *b) {
+    const CjMember *x = (const CjMember *)a, *y = (const CjMember *)b;
+    size_t n = x->key_len < y->key_len ? x->key_len : y->key_len;
+    int c = memcmp(x->key, y->key, n);
+    if (c) return c;
+    return x->key_len < y->key_len ? -1 : x->key_len > y->key_len;
+}
+
+/* Writes the (already validated) value at p in canonical form: no whitespace, object keys
+ * sorted by code point, strings as cj_put_string writes them, numbers, true, false and null
+ * as they are written in the source. Returns the position after the value, or NULL (and sets
+ * b->failed) if the value is malformed or memory ran out. */
+static inline const char *cj_put_canonical(CjBuf *b, const char *p) {
+    const char *end;
+    p = cj_ws(p);
+    if (!(end = cj_skip(p))) {
+        b->failed = 1;
+        return NULL;
+    }
+    if (*p == '"') {
+        char *s;
+        size_t n;
+        if (!cj_string(p, &s, &n)) {
+            b->failed = 1;
+            return NULL;
+        }
+        cj_put_string(b, s, n);
+        free(s);
+    } else if (*p == '[') {
+        const char *it = p, *value;
+        int first = 1;
+        cj_put(b, "[", 1);
+        while ((it = cj_next_element(it, &value))) {
+            if (!first) cj_put(b, ",", 1);
+            first = 0;
+            cj_put_canonical(b, value);
+        }
+        cj_put(b, "]", 1);
+    } else if (*p == '{') {
+        CjMember *members = NULL, *grown;
+        size_t n = 0, cap = 0, i;
+        const char *it = p, *value;
+        char *key;
+        size_t key_len;
+        while ((it = cj_next_member(it, &key, &key_len, &value))) {
+            if (n == cap) {
+                cap = cap ? cap * 2 : 8;
+                if (!(grown = (CjMember *)realloc(members, cap * sizeof *members))) {
+                    free(key);
+                    b->failed = 1;
+                    break;
+                }
+                members = grown;
+            }
+            members[n].key = key;
+            members[n].key_len = key_len;
+            members[n].value = value;
+            n++;
+        }
+        if (n) qsort(members, n, sizeof *members, cj_member_cmp);
+        cj_put(b, "{", 1);
+        for (i = 0; i < n; i++) {
+            if (i) cj_put(b, ",", 1);
+            cj_put_string(b, members[i].key, members[i].key_len);
+            cj_put(b, ":", 1);
+            cj_put_canonical(b, members[i].value);
+            free(members[i].key);
+        }
+        cj_put(b, "}", 1);
+        free(members);
+    } else {
+        cj_put(b, p, (size_t)(end - p));
+    }
+    return b->failed ? NULL : end;
 }
 
 #endif /* C_JSON_H */

@@ -11,13 +11,23 @@ from __future__ import annotations
 import json
 import os
 import sys
-from typing import Any, Dict, Iterator, List
+from typing import Any, Callable, Dict, Iterator, List
 
 try:
     import panto
 except ModuleNotFoundError:  # not installed and not on PYTHONPATH: use the checkout's
     sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "..", "bindings-py"))
     import panto
+
+
+def usage_object(u: panto.Usage) -> Dict[str, int]:
+    return {
+        "input_tokens": u.input_tokens,
+        "output_tokens": u.output_tokens,
+        "cache_read_tokens": u.cache_read_tokens,
+        "cache_write_tokens": u.cache_write_tokens,
+        "reasoning_tokens": u.reasoning_tokens,
+    }
 
 
 def event_line(ev: panto.Event) -> Dict[str, Any]:
@@ -29,21 +39,22 @@ def event_line(ev: panto.Event) -> Dict[str, Any]:
         return {"event": ev.kind, "index": ev.index, "kind": ev.block_kind, "text": ev.text}
     if isinstance(ev, panto.MessageStart):
         return {"event": ev.kind, "id": ev.id, "model": ev.model}
-    if isinstance(ev, panto.MessageComplete):
-        u = ev.usage
+    if isinstance(ev, (panto.MessageEnd, panto.MessageComplete)):
         return {
             "event": ev.kind,
             "stop_reason": ev.stop_reason,
             "provider_stop_reason": ev.provider_stop_reason,
-            "usage": {
-                "input_tokens": u.input_tokens,
-                "output_tokens": u.output_tokens,
-                "cache_read_tokens": u.cache_read_tokens,
-                "cache_write_tokens": u.cache_write_tokens,
-                "reasoning_tokens": u.reasoning_tokens,
-            },
+            "usage": usage_object(ev.usage),
         }
-    raise TypeError(f"unknown event {ev!r}")
+    if isinstance(ev, panto.ToolDetails):
+        return {"event": ev.kind, "index": ev.index, "id": ev.id, "name": ev.name}
+    if isinstance(ev, panto.ToolCallStart):
+        return {"event": ev.kind, "id": ev.id, "name": ev.name, "input": ev.input, "awaiting_result": ev.awaiting_result}
+    if isinstance(ev, panto.ToolResult):
+        return {"event": ev.kind, "id": ev.id, "name": ev.name, "content": ev.content, "is_error": ev.is_error}
+    # A kind this driver does not know: print what it has, so the diff shows it.
+    fields = {k: v for k, v in vars(ev).items() if k != "kind"} if hasattr(ev, "__dict__") else {}
+    return {"event": getattr(ev, "kind", type(ev).__name__), **json.loads(json.dumps(fields, default=repr))}
 
 
 def error_line(err: panto.Error) -> Dict[str, Any]:
@@ -67,12 +78,44 @@ def step(stream: panto.Stream) -> Dict[str, Any]:
         return error_line(err)
 
 
+class ScriptedToolError(Exception):
+    """What a `{"raise": TEXT}` tool raises."""
+
+
+def behavior_handler(behavior: Dict[str, Any]) -> Callable[..., Any]:
+    """The handler a case's `behavior` describes (tests/conformance/README.md)."""
+    if "return" in behavior:
+        text = behavior["return"]
+        return lambda **_input: text
+    if "raise" in behavior:
+        message = behavior["raise"]
+
+        def fail(**_input: Any) -> Any:
+            raise ScriptedToolError(message)
+
+        return fail
+    if behavior.get("return_input") is True:
+        return lambda **input: json.dumps(input, sort_keys=True, separators=(",", ":"))
+    raise ValueError(f"unknown tool behavior {behavior!r}")
+
+
+def case_tools(case: Dict[str, Any]) -> List[panto.Tool]:
+    """The case's host tools, declared through the public API."""
+    tools = []
+    for spec in case.get("tools", []):
+        spec = dict(spec)
+        behavior = spec.pop("behavior")
+        tools.append(panto.Tool.from_spec(spec, handler=behavior_handler(behavior)))
+    return tools
+
+
 def transcript(case: Dict[str, Any], base_url: str) -> Iterator[Dict[str, Any]]:
     config = dict(case["config"])
     config.setdefault("base_url", base_url)
     extra_next = int(case.get("extra_next", 1))
+    tools = case_tools(case)
     try:
-        agent = panto.Agent.from_config(config)
+        agent = panto.Agent.from_config(config, tools=tools)
     except panto.LibraryNotFound:
         raise  # cannot run: exit non-zero
     except panto.Error as err:

@@ -1,0 +1,1071 @@
+"""Tools: declared from typed Python functions and classes (or a raw JSON Schema), exported in
+each provider's format, and gathered in registries.
+
+    @panto.tool
+    def get_weather(city: str, unit: Literal["c", "f"] = "c") -> str:
+        \"\"\"Current weather for a city.
+
+        Args:
+            city: The city.
+            unit: Celsius or Fahrenheit.
+        \"\"\"
+        return f"Sunny in {city}"
+
+    class GetWeather(panto.ToolClass, capabilities=["net"]):
+        \"\"\"Current weather for a city.\"\"\"
+
+        city: Annotated[str, "The city"]
+        unit: Literal["c", "f"] = panto.Param("Celsius or Fahrenheit", default="c")
+
+        def run(self) -> str:
+            return f"Sunny in {self.city}"
+
+Both give the tool `get_weather` with the input schema
+
+    {"type": "object",
+     "properties": {"city": {"type": "string", "description": "The city."},
+                    "unit": {"type": "string", "enum": ["c", "f"], "default": "c", ...}},
+     "required": ["city"], "additionalProperties": false}
+
+Types: str → string, int → integer, float → number, bool → boolean, list[T] / List[T] /
+Sequence[T] → array of T, dict / Dict[str, T] → object, Literal[...] and Enum → enum,
+Optional[T] → T or null, Any → any value. A parameter without a default is required.
+"""
+
+from __future__ import annotations
+
+import collections.abc
+import copy
+import dataclasses
+import enum
+import functools
+import inspect
+import json
+import re
+import sys
+import typing
+from typing import (
+    Any,
+    Callable,
+    Dict,
+    Iterable,
+    Iterator,
+    List,
+    Mapping,
+    Optional,
+    Sequence,
+    Tuple,
+    TypeVar,
+    Union,
+    overload,
+)
+
+__all__ = ["Tool", "ToolClass", "Param", "Registry", "tool", "as_tool", "to_content"]
+
+PROVIDERS = ("anthropic", "openai")
+
+
+class _Missing:
+    """The marker of "no default"."""
+
+    __slots__ = ()
+
+    def __repr__(self) -> str:
+        return "MISSING"
+
+    def __bool__(self) -> bool:
+        return False
+
+
+MISSING: Any = _Missing()
+
+
+# ---- parameters ----------------------------------------------------------------------------
+
+
+class Param:
+    """Describes one parameter of a tool, as a default value or inside `Annotated`:
+
+        def search(query: str = panto.Param("What to look for"),
+                   limit: int = panto.Param("At most this many", default=10, schema={"minimum": 1})):
+            ...
+
+        class Search(panto.ToolClass):
+            query: Annotated[str, panto.Param("What to look for")]
+
+    `description` becomes the property's description; `default` makes the parameter optional
+    (without one it is required, even though the Python signature has a default: the Param);
+    `schema` holds extra JSON Schema keywords merged into the property ("minimum",
+    "maxLength", "format", ...).
+    """
+
+    __slots__ = ("description", "default", "schema")
+
+    def __init__(
+        self,
+        description: Optional[str] = None,
+        *,
+        default: Any = MISSING,
+        schema: Optional[Mapping[str, Any]] = None,
+    ) -> None:
+        if description is not None and not isinstance(description, str):
+            raise TypeError(f"Param description must be a str, not {type(description).__name__}")
+        self.description = description
+        self.default = default
+        self.schema: Dict[str, Any] = dict(schema or {})
+
+    def __repr__(self) -> str:
+        parts = [repr(self.description)] if self.description is not None else []
+        if self.default is not MISSING:
+            parts.append(f"default={self.default!r}")
+        if self.schema:
+            parts.append(f"schema={self.schema!r}")
+        return f"panto.Param({', '.join(parts)})"
+
+
+@dataclasses.dataclass
+class _Parameter:
+    """One parameter as the schema generator understood it."""
+
+    name: str
+    schema: Dict[str, Any]
+    default: Any  # MISSING: required
+    convert: Optional[Callable[[Any], Any]]  # JSON value -> Python value (enums), or None
+
+
+# ---- type -> JSON Schema -------------------------------------------------------------------
+
+_NONE_TYPE = type(None)
+_UNION_TYPES: Tuple[Any, ...] = (Union,)
+if sys.version_info >= (3, 10):
+    import types as _types
+
+    _UNION_TYPES = (Union, _types.UnionType)
+
+_ARRAY_ORIGINS = (list, collections.abc.Sequence, collections.abc.MutableSequence)
+_OBJECT_ORIGINS = (dict, collections.abc.Mapping, collections.abc.MutableMapping)
+
+
+def _json_type_of_value(value: Any) -> Optional[str]:
+    if value is None:
+        return "null"
+    if isinstance(value, bool):
+        return "boolean"
+    if isinstance(value, int):
+        return "integer"
+    if isinstance(value, float):
+        return "number"
+    if isinstance(value, str):
+        return "string"
+    return None
+
+
+def _enum_schema(values: Sequence[Any], where: str) -> Dict[str, Any]:
+    types = []
+    for v in values:
+        t = _json_type_of_value(v)
+        if t is None:
+            raise TypeError(f"{where}: the enum value {v!r} is not a JSON string, number, boolean or null")
+        if t not in types:
+            types.append(t)
+    if "integer" in types and "number" in types:
+        types.remove("integer")
+    schema: Dict[str, Any] = {}
+    if len(types) == 1:
+        schema["type"] = types[0]
+    elif types:
+        schema["type"] = types
+    schema["enum"] = list(values)
+    return schema
+
+
+def _nullable(schema: Dict[str, Any]) -> Dict[str, Any]:
+    """`schema` or null."""
+    out = dict(schema)
+    t = out.get("type")
+    if isinstance(t, str):
+        out["type"] = [t, "null"] if t != "null" else t
+    elif isinstance(t, list):
+        if "null" not in t:
+            out["type"] = t + ["null"]
+    else:
+        return {"anyOf": [schema, {"type": "null"}]}
+    if "enum" in out and None not in out["enum"]:
+        out["enum"] = list(out["enum"]) + [None]
+    return out
+
+
+def _split_annotated(tp: Any) -> Tuple[Any, Tuple[Any, ...]]:
+    if typing.get_origin(tp) is typing.Annotated:
+        base, *meta = typing.get_args(tp)
+        inner, more = _split_annotated(base)
+        return inner, tuple(more) + tuple(meta)
+    return tp, ()
+
+
+def _apply_metadata(schema: Dict[str, Any], meta: Sequence[Any], where: str) -> Tuple[Dict[str, Any], Any]:
+    """Merges Annotated metadata into `schema`: a str is the description, a Param its
+    description, default and schema, a Mapping extra JSON Schema keywords. Returns the schema
+    and the Param's default (MISSING when none)."""
+    default = MISSING
+    for m in meta:
+        if isinstance(m, str):
+            schema["description"] = m
+        elif isinstance(m, Param):
+            if m.description is not None:
+                schema["description"] = m.description
+            schema.update(m.schema)
+            if m.default is not MISSING:
+                default = m.default
+        elif isinstance(m, Mapping):
+            schema.update(m)
+        # other metadata belongs to other libraries: ignored
+    return schema, default
+
+
+def _type_schema(tp: Any, where: str) -> Tuple[Dict[str, Any], Optional[Callable[[Any], Any]]]:
+    """The JSON Schema of a Python type, and a converter from its JSON value to the Python
+    value when they differ (enums), else None."""
+    tp, meta = _split_annotated(tp)
+    schema, convert = _plain_type_schema(tp, where)
+    if meta:
+        schema, _ = _apply_metadata(dict(schema), meta, where)
+    return schema, convert
+
+
+def _plain_type_schema(tp: Any, where: str) -> Tuple[Dict[str, Any], Optional[Callable[[Any], Any]]]:
+    if tp is Any or tp is object:
+        return {}, None
+    if tp is str:
+        return {"type": "string"}, None
+    if tp is bool:
+        return {"type": "boolean"}, None
+    if tp is int:
+        return {"type": "integer"}, None
+    if tp is float:
+        return {"type": "number"}, None
+    if tp is _NONE_TYPE or tp is None:
+        return {"type": "null"}, None
+    if inspect.isclass(tp) and issubclass(tp, enum.Enum):
+        members = list(tp)
+        if not members:
+            raise TypeError(f"{where}: the enum {tp.__name__} has no members")
+        enum_cls = tp
+        return _enum_schema([m.value for m in members], where), lambda v: enum_cls(v)
+    origin = typing.get_origin(tp)
+    args = typing.get_args(tp)
+    if origin is typing.Literal:
+        return _enum_schema(args, where), None
+    if origin in _UNION_TYPES:
+        options = [a for a in args if a is not _NONE_TYPE]
+        nullable = len(options) < len(args)
+        if len(options) == 1:
+            schema, convert = _type_schema(options[0], where)
+        else:
+            parts = [_type_schema(a, where) for a in options]
+            schema = {"anyOf": [s for s, _ in parts]}
+            convert = None
+            if any(c is not None for _, c in parts):
+                raise TypeError(f"{where}: an enum inside a Union of several types is not supported")
+        if nullable:
+            schema = _nullable(schema)
+            if convert is not None:
+                inner = convert
+                convert = lambda v: None if v is None else inner(v)  # noqa: E731
+        return schema, convert
+    if tp in (list, List, Sequence) or origin in _ARRAY_ORIGINS:
+        schema = {"type": "array"}
+        convert = None
+        if args and args[0] is not Any:
+            items, item_convert = _type_schema(args[0], f"{where} (items)")
+            schema["items"] = items
+            if item_convert is not None:
+                convert = lambda v: [item_convert(x) for x in v]  # noqa: E731
+        return schema, convert
+    if origin is tuple and len(args) == 2 and args[1] is Ellipsis:
+        return _plain_type_schema(List[args[0]], where)  # type: ignore[valid-type]
+    if tp in (dict, Dict, Mapping) or origin in _OBJECT_ORIGINS:
+        schema = {"type": "object"}
+        if args:
+            key, value = args
+            if key is not str and key is not Any:
+                raise TypeError(f"{where}: object keys are strings in JSON, not {_type_name(key)}")
+            if value is not Any:
+                values, value_convert = _type_schema(value, f"{where} (values)")
+                schema["additionalProperties"] = values
+                if value_convert is not None:
+                    raise TypeError(f"{where}: enums as object values are not supported")
+        return schema, None
+    raise TypeError(
+        f"{where}: the type {_type_name(tp)} has no JSON Schema mapping (use str, int, float, bool, "
+        f"list[T], dict[str, T], Literal[...], an Enum, Optional[T] or Any)"
+    )
+
+
+def _type_name(tp: Any) -> str:
+    return tp.__name__ if inspect.isclass(tp) else repr(tp)
+
+
+def _schema_default(value: Any) -> Any:
+    """A default as JSON, or MISSING when it has no JSON form."""
+    if isinstance(value, enum.Enum):
+        value = value.value
+    if isinstance(value, tuple):
+        value = list(value)
+    try:
+        json.dumps(value, allow_nan=False)
+    except (TypeError, ValueError):
+        return MISSING
+    return value
+
+
+def _build_parameter(
+    name: str,
+    annotation: Any,
+    default: Any,
+    doc_description: Optional[str],
+    where: str,
+) -> _Parameter:
+    """One parameter: `annotation` (possibly Annotated) and `default` (MISSING, a value or a
+    Param) as Python declared them."""
+    base, meta = _split_annotated(annotation)
+    schema, convert = _plain_type_schema(base, where)
+    schema = dict(schema)
+    if doc_description:
+        schema["description"] = doc_description
+    schema, annotated_default = _apply_metadata(schema, meta, where)
+    if isinstance(default, Param):
+        schema, param_default = _apply_metadata(schema, [default], where)
+        default = param_default
+    elif default is MISSING:
+        default = annotated_default
+    if default is not MISSING:
+        as_json = _schema_default(default)
+        if as_json is not MISSING:
+            schema["default"] = as_json
+    # Keep the usual key order of a JSON Schema: type first, description, then the rest.
+    ordered: Dict[str, Any] = {}
+    for key in ("type", "description"):
+        if key in schema:
+            ordered[key] = schema.pop(key)
+    ordered.update(schema)
+    return _Parameter(name, ordered, default, convert)
+
+
+def _object_schema(params: Sequence[_Parameter], additional: bool) -> Dict[str, Any]:
+    schema: Dict[str, Any] = {"type": "object", "properties": {p.name: p.schema for p in params}}
+    required = [p.name for p in params if p.default is MISSING]
+    if required:
+        schema["required"] = required
+    if not additional:
+        schema["additionalProperties"] = False
+    return schema
+
+
+# ---- docstrings ----------------------------------------------------------------------------
+
+_SECTIONS = {
+    "args", "arguments", "parameters", "params", "attributes", "keyword args", "keyword arguments",
+    "kwargs", "returns", "return", "yields", "yield", "raises", "exceptions", "example",
+    "examples", "note", "notes", "see also", "warning", "warnings", "todo", "references",
+}
+_PARAM_SECTIONS = {"args", "arguments", "parameters", "params", "attributes", "keyword args", "keyword arguments", "kwargs"}
+_SECTION_RE = re.compile(r"^([A-Za-z][A-Za-z ]*):\s*$")
+_ENTRY_RE = re.compile(r"^\*{0,2}([A-Za-z_]\w*)\s*(?:\(([^)]*)\))?\s*:\s*(.*)$")
+
+
+def parse_docstring(doc: Optional[str]) -> Tuple[str, Dict[str, str]]:
+    """(description, {parameter: description}) of a Google-style docstring: the description is
+    the text before the first section; parameters come from `Args:` (or `Arguments:`,
+    `Parameters:`, `Attributes:`) entries `name: text` or `name (type): text`, with indented
+    continuation lines."""
+    if not doc:
+        return "", {}
+    lines = inspect.cleandoc(doc).splitlines()
+    description: List[str] = []
+    params: Dict[str, str] = {}
+    section: Optional[str] = None
+    entry_indent: Optional[int] = None
+    current: Optional[str] = None
+    for line in lines:
+        m = _SECTION_RE.match(line)
+        if m and m[1].strip().lower() in _SECTIONS:
+            section = m[1].strip().lower()
+            entry_indent = None
+            current = None
+            continue
+        if section is None:
+            description.append(line)
+            continue
+        if section not in _PARAM_SECTIONS or not line.strip():
+            continue
+        indent = len(line) - len(line.lstrip())
+        if entry_indent is None:
+            entry_indent = indent
+        if indent <= entry_indent:
+            e = _ENTRY_RE.match(line.strip())
+            if e:
+                current = e[1]
+                params[current] = e[3].strip()
+            else:
+                current = None
+        elif current is not None:
+            params[current] = (params[current] + " " + line.strip()).strip()
+    return "\n".join(description).strip(), params
+
+
+# ---- naming --------------------------------------------------------------------------------
+
+_WORD_BOUNDARY = re.compile(r"(?<=[a-z0-9])(?=[A-Z])|(?<=[A-Z])(?=[A-Z][a-z])")
+
+
+def snake_case(name: str) -> str:
+    """`GetWeather` → `get_weather`, `HTTPRequest` → `http_request`, `getURL2` → `get_url2`."""
+    return _WORD_BOUNDARY.sub("_", name).replace("-", "_").lower()
+
+
+# ---- results -------------------------------------------------------------------------------
+
+
+def _content_default(value: Any) -> Any:
+    if dataclasses.is_dataclass(value) and not isinstance(value, type):
+        return dataclasses.asdict(value)
+    if isinstance(value, enum.Enum):
+        return value.value
+    if isinstance(value, (set, frozenset)):
+        return list(value)
+    dump = getattr(value, "model_dump", None)  # pydantic models
+    if callable(dump):
+        return dump(mode="json")
+    raise TypeError(f"a tool result of type {type(value).__name__} is not JSON serializable")
+
+
+def to_content(value: Any) -> str:
+    """A handler's return value as the text sent to the model: a str as is, anything else as
+    JSON (dataclasses, enums, sets and pydantic models included). Raises TypeError for a value
+    with no JSON form."""
+    if isinstance(value, str):
+        return value
+    return json.dumps(value, ensure_ascii=False, default=_content_default)
+
+
+# ---- Tool ----------------------------------------------------------------------------------
+
+_NAME_RE = re.compile(r"^[A-Za-z0-9_-]{1,64}\Z")
+
+
+class Tool:
+    """A tool: a name, a description, a JSON Schema of its input (an object), the capabilities
+    it requires, and a handler that runs it.
+
+        weather = panto.Tool(
+            name="get_weather",
+            description="Current weather for a city.",
+            input_schema={"type": "object", "properties": {"city": {"type": "string"}},
+                          "required": ["city"]},
+            handler=lambda city: f"Sunny in {city}",
+            capabilities=["net"],
+        )
+
+    The handler gets the model's input as keyword arguments; its return value is the result
+    (a str as is, anything else as JSON); an exception it raises becomes an error result with
+    `str(exc)` as its content. A tool without a handler is run by hand: see
+    `Stream.submit_tool_result`.
+
+    Made from a typed function by `@panto.tool` / `Tool.from_function`, from a class by
+    `panto.ToolClass` / `Tool.from_class`. Calling a Tool calls its handler, so a decorated
+    function stays callable.
+    """
+
+    def __init__(
+        self,
+        name: str,
+        description: str = "",
+        input_schema: Optional[Mapping[str, Any]] = None,
+        handler: Optional[Callable[..., Any]] = None,
+        capabilities: Iterable[str] = (),
+    ) -> None:
+        if not isinstance(name, str) or not _NAME_RE.match(name):
+            raise ValueError(f"a tool name must be 1 to 64 letters, digits, '_' or '-', not {name!r}")
+        if not isinstance(description, str):
+            raise TypeError(f"tool {name}: the description must be a str, not {type(description).__name__}")
+        if input_schema is None:
+            input_schema = {"type": "object", "properties": {}}
+        if not isinstance(input_schema, Mapping):
+            raise TypeError(f"tool {name}: input_schema must be a JSON Schema object (a dict)")
+        if input_schema.get("type", "object") != "object":
+            raise ValueError(f'tool {name}: input_schema must describe an object ("type": "object")')
+        try:
+            schema = json.loads(json.dumps(input_schema, allow_nan=False))
+        except (TypeError, ValueError) as e:
+            raise TypeError(f"tool {name}: input_schema is not JSON: {e}") from None
+        if handler is not None and not callable(handler):
+            raise TypeError(f"tool {name}: the handler must be callable")
+        self.name: str = name
+        self.description: str = description
+        self.input_schema: Dict[str, Any] = schema
+        self.handler: Optional[Callable[..., Any]] = handler
+        self.capabilities: Tuple[str, ...] = _capabilities(capabilities, name)
+        # JSON value -> Python value, per parameter (enums); set by the generators.
+        self._converters: Dict[str, Callable[[Any], Any]] = {}
+        # The parameters as declared in Python (generated tools only).
+        self._params: List[_Parameter] = []
+
+    # ---- construction ------------------------------------------------------------------
+
+    @classmethod
+    def from_function(
+        cls,
+        fn: Callable[..., Any],
+        *,
+        name: Optional[str] = None,
+        description: Optional[str] = None,
+        capabilities: Iterable[str] = (),
+    ) -> "Tool":
+        """A tool from a typed function: its parameters are the input, described by
+        `Annotated[T, "description"]`, a `panto.Param` or the docstring's `Args:` section; the
+        docstring's text before its sections is the description; the name defaults to the
+        snake_case of the function's name. The function is the handler."""
+        if not callable(fn):
+            raise TypeError(f"Tool.from_function needs a function, not {type(fn).__name__}")
+        fn_name = getattr(fn, "__name__", None)
+        if name is None:
+            if not fn_name or fn_name == "<lambda>":
+                raise ValueError("a tool from a lambda or a callable without __name__ needs name=...")
+            name = snake_case(fn_name)
+        where = f"tool {name}"
+        doc_text, doc_params = parse_docstring(inspect.getdoc(fn))
+        try:
+            signature = inspect.signature(fn)
+        except (TypeError, ValueError) as e:
+            raise TypeError(f"{where}: cannot read the signature of {fn!r}: {e}") from None
+        hints = _type_hints(fn, where)
+        params: List[_Parameter] = []
+        param_defaults: Dict[str, Any] = {}
+        additional = False
+        for p in signature.parameters.values():
+            if p.kind is p.VAR_POSITIONAL:
+                raise TypeError(f"{where}: *{p.name} cannot take a JSON object's properties")
+            if p.kind is p.POSITIONAL_ONLY:
+                raise TypeError(f"{where}: the positional-only parameter {p.name} cannot be passed by name")
+            if p.kind is p.VAR_KEYWORD:
+                additional = True
+                continue
+            if p.name not in hints:
+                raise TypeError(f"{where}: the parameter {p.name} has no type hint")
+            default = MISSING if p.default is p.empty else p.default
+            param = _build_parameter(p.name, hints[p.name], default, doc_params.get(p.name), f"{where}, parameter {p.name}")
+            params.append(param)
+            if isinstance(p.default, Param):
+                param_defaults[p.name] = param.default
+        handler = fn if not param_defaults else _with_param_defaults(fn, signature, param_defaults)
+        t = cls(
+            name,
+            description if description is not None else doc_text,
+            _object_schema(params, additional),
+            handler,
+            capabilities,
+        )
+        t._converters = {p.name: p.convert for p in params if p.convert is not None}
+        t._params = params
+        try:
+            functools.update_wrapper(t, fn, updated=())
+        except AttributeError:  # a callable without __name__ and the like
+            pass
+        return t
+
+    @classmethod
+    def from_class(
+        cls,
+        klass: type,
+        *,
+        name: Optional[str] = None,
+        description: Optional[str] = None,
+        capabilities: Optional[Iterable[str]] = None,
+    ) -> "Tool":
+        """A tool from a class: its typed attributes (not ClassVar, not starting with `_`) are
+        the input, with their class values as defaults (a `panto.Param` is allowed);
+        descriptions come from `Annotated`, a Param or the docstring's `Args:` / `Attributes:`
+        section. The description is `description=`, else an unannotated `description` class
+        attribute, else the docstring's text; capabilities likewise from a `capabilities` class
+        attribute. The name defaults to the snake_case of the class name (`GetWeather` →
+        `get_weather`).
+
+        Running the tool makes an instance with the input as its attributes (a class with its
+        own `__init__`, e.g. a dataclass, is called with them as keyword arguments) and calls
+        its `run()` method, or the instance itself when it defines `__call__`.
+        """
+        if not inspect.isclass(klass):
+            raise TypeError(f"Tool.from_class needs a class, not {type(klass).__name__}")
+        options = klass.__dict__.get("__panto_options__", {})
+        name = name if name is not None else options.get("name")
+        description = description if description is not None else options.get("description")
+        capabilities = capabilities if capabilities is not None else options.get("capabilities")
+        if name is None:
+            name = snake_case(klass.__name__)
+        where = f"tool {name}"
+        hints = _type_hints(klass, where)
+        doc_text, doc_params = parse_docstring(klass.__dict__.get("__doc__"))
+        params: List[_Parameter] = []
+        for attr, annotation in hints.items():
+            if attr.startswith("_") or typing.get_origin(annotation) is typing.ClassVar or annotation is typing.ClassVar:
+                continue
+            default = _class_default(klass, attr)
+            if inspect.isroutine(default):
+                raise TypeError(f"{where}: the attribute {attr} is annotated but holds a method")
+            params.append(_build_parameter(attr, annotation, default, doc_params.get(attr), f"{where}, attribute {attr}"))
+        names = {p.name for p in params}
+        if description is None and "description" not in names:
+            attr_description = _class_default(klass, "description")
+            if isinstance(attr_description, str):
+                description = attr_description
+        if description is None:
+            description = doc_text
+        if capabilities is None and "capabilities" not in names:
+            attr_caps = _class_default(klass, "capabilities")
+            if attr_caps is not MISSING:
+                capabilities = attr_caps
+        method = _class_method(klass)
+        if method is None:
+            raise TypeError(f"{where}: the class {klass.__name__} has neither a run() method nor __call__()")
+        make = _instance_maker(klass, params)
+        call_method = method
+
+        def handler(**kwargs: Any) -> Any:
+            return getattr(make(kwargs), call_method)()
+
+        handler.__name__ = klass.__name__
+        handler.__qualname__ = klass.__qualname__
+        handler.__doc__ = klass.__doc__
+        t = cls(name, description, _object_schema(params, False), handler, capabilities or ())
+        t._converters = {p.name: p.convert for p in params if p.convert is not None}
+        t._params = params
+        t.__wrapped__ = klass  # type: ignore[attr-defined]
+        return t
+
+    @classmethod
+    def from_spec(cls, spec: Mapping[str, Any], handler: Optional[Callable[..., Any]] = None) -> "Tool":
+        """A tool from the JSON object of `panto_agent_add_tool` ({"name", "description",
+        "input_schema", "capabilities"}), with an optional handler."""
+        unknown = set(spec) - {"name", "description", "input_schema", "capabilities"}
+        if unknown:
+            raise ValueError(f"unknown keys in a tool spec: {', '.join(sorted(unknown))}")
+        if "name" not in spec:
+            raise ValueError("a tool spec needs a name")
+        return cls(
+            spec["name"],
+            spec.get("description", ""),
+            spec.get("input_schema"),
+            handler,
+            spec.get("capabilities", ()),
+        )
+
+    # ---- use ---------------------------------------------------------------------------
+
+    def __call__(self, *args: Any, **kwargs: Any) -> Any:
+        """Calls the handler (the decorated function itself)."""
+        if self.handler is None:
+            raise TypeError(f"the tool {self.name} has no handler")
+        return self.handler(*args, **kwargs)
+
+    def invoke(self, input: Mapping[str, Any]) -> str:
+        """Runs the tool on a model's input (a dict) and returns the result's content: the
+        handler gets the input as keyword arguments (enum values turned into their Enum), and
+        its return value is turned into text by `panto.to_content`. Exceptions propagate."""
+        if self.handler is None:
+            raise TypeError(f"the tool {self.name} has no handler")
+        if not isinstance(input, Mapping):
+            raise TypeError(f"the input of tool {self.name} must be a JSON object, not {type(input).__name__}")
+        kwargs = dict(input)
+        for key, convert in self._converters.items():
+            if key in kwargs:
+                kwargs[key] = convert(kwargs[key])
+        return to_content(self.handler(**kwargs))
+
+    def allowed(self, capabilities: Iterable[str]) -> bool:
+        """True when `capabilities` grants every capability this tool requires."""
+        granted = set(_capabilities(capabilities, self.name))
+        return all(c in granted for c in self.capabilities)
+
+    # ---- export ------------------------------------------------------------------------
+
+    def spec(self) -> Dict[str, Any]:
+        """The JSON object `panto_agent_add_tool` takes."""
+        return {
+            "name": self.name,
+            "description": self.description,
+            "input_schema": copy.deepcopy(self.input_schema),
+            "capabilities": list(self.capabilities),
+        }
+
+    def to_anthropic(self) -> Dict[str, Any]:
+        """The tool in the Anthropic Messages API format: {name, description, input_schema}."""
+        return {"name": self.name, "description": self.description, "input_schema": copy.deepcopy(self.input_schema)}
+
+    def to_openai(self) -> Dict[str, Any]:
+        """The tool in the OpenAI Chat Completions format: {type: "function", function: {name,
+        description, parameters}}."""
+        return {
+            "type": "function",
+            "function": {
+                "name": self.name,
+                "description": self.description,
+                "parameters": copy.deepcopy(self.input_schema),
+            },
+        }
+
+    def export(self, provider: str) -> Dict[str, Any]:
+        """`to_anthropic()` or `to_openai()`, by provider name."""
+        if provider == "anthropic":
+            return self.to_anthropic()
+        if provider == "openai":
+            return self.to_openai()
+        raise ValueError(f"unknown provider format {provider!r} (use 'anthropic' or 'openai')")
+
+    def __repr__(self) -> str:
+        capabilities = getattr(self, "capabilities", ())  # complete even while __init__ fails
+        caps = f", capabilities={list(capabilities)!r}" if capabilities else ""
+        handler = "" if getattr(self, "handler", None) is not None else ", no handler"
+        return f"<panto.Tool {getattr(self, 'name', '?')!r}{caps}{handler}>"
+
+
+def _capabilities(capabilities: Iterable[str], name: str) -> Tuple[str, ...]:
+    if isinstance(capabilities, (str, bytes)):
+        raise TypeError(f"tool {name}: capabilities must be a list of str, not a single {type(capabilities).__name__}")
+    out = tuple(capabilities)
+    for c in out:
+        if not isinstance(c, str) or not c:
+            raise TypeError(f"tool {name}: a capability must be a non-empty str, not {c!r}")
+    return out
+
+
+def _type_hints(obj: Any, where: str) -> Dict[str, Any]:
+    try:
+        return typing.get_type_hints(obj, include_extras=True)
+    except NameError as e:
+        raise TypeError(f"{where}: a type hint cannot be resolved ({e})") from None
+
+
+def _with_param_defaults(fn: Callable[..., Any], signature: inspect.Signature, defaults: Dict[str, Any]) -> Callable[..., Any]:
+    """`fn`, with the defaults of its Param-defaulted parameters put in place of the Params
+    (a required one left out raises TypeError, as a plain required parameter does)."""
+
+    @functools.wraps(fn)
+    def call(*args: Any, **kwargs: Any) -> Any:
+        bound = signature.bind_partial(*args, **kwargs)
+        for key, default in defaults.items():
+            if key not in bound.arguments:
+                if default is MISSING:
+                    raise TypeError(f"{fn.__name__}() missing the required argument {key!r}")
+                bound.arguments[key] = _fresh(default)
+        return fn(*bound.args, **bound.kwargs)
+
+    return call
+
+
+def _fresh(default: Any) -> Any:
+    """A mutable default is copied, so that no call sees another's changes."""
+    return copy.deepcopy(default) if isinstance(default, (list, dict, set)) else default
+
+
+def _class_default(klass: type, attr: str) -> Any:
+    for k in klass.__mro__:
+        if k is ToolClass or k is object:
+            break
+        if attr in k.__dict__:
+            return k.__dict__[attr]
+    return MISSING
+
+
+def _class_method(klass: type) -> Optional[str]:
+    for k in klass.__mro__:
+        if k is ToolClass or k is object:
+            break
+        if "run" in k.__dict__:
+            return "run"
+        if "__call__" in k.__dict__:
+            return "__call__"
+    return None
+
+
+def _instance_maker(klass: type, params: Sequence[_Parameter]) -> Callable[[Dict[str, Any]], Any]:
+    if issubclass(klass, ToolClass) or _own_init(klass):
+        return lambda kwargs: klass(**kwargs)
+
+    def make(kwargs: Dict[str, Any]) -> Any:
+        obj = klass.__new__(klass)
+        _set_attributes(obj, params, kwargs, klass.__name__)
+        return obj
+
+    return make
+
+
+def _own_init(klass: type) -> bool:
+    for k in klass.__mro__:
+        if k is object:
+            return False
+        if "__init__" in k.__dict__:
+            return True
+    return False
+
+
+def _set_attributes(obj: Any, params: Sequence[_Parameter], kwargs: Mapping[str, Any], cls_name: str) -> None:
+    known = {p.name for p in params}
+    unknown = [k for k in kwargs if k not in known]
+    if unknown:
+        raise TypeError(f"{cls_name}() got unexpected keyword argument(s): {', '.join(unknown)}")
+    missing = [p.name for p in params if p.name not in kwargs and p.default is MISSING]
+    if missing:
+        raise TypeError(f"{cls_name}() missing required argument(s): {', '.join(missing)}")
+    for p in params:
+        object.__setattr__(obj, p.name, kwargs[p.name] if p.name in kwargs else _fresh(p.default))
+
+
+# ---- ToolClass -----------------------------------------------------------------------------
+
+
+class ToolClass:
+    """Base class of tools declared as classes:
+
+        class GetWeather(panto.ToolClass, capabilities=["net"]):
+            \"\"\"Current weather for a city.\"\"\"
+
+            city: Annotated[str, "The city"]
+            unit: Literal["c", "f"] = "c"
+
+            def run(self) -> str:
+                return f"Sunny in {self.city} ({self.unit})"
+
+    Typed class attributes are the parameters (required unless they have a value); the
+    docstring (or a `description` class attribute) is the description; the name defaults to
+    the snake_case of the class name, `name=` / `description=` / `capabilities=` class
+    keywords override. The class itself goes into `Agent(tools=[...])` and `Registry`
+    (`Tool.from_class(GetWeather)` gives its `Tool`). `GetWeather(city="Paris")` makes an
+    instance with those attributes; the tool calls its `run()`.
+
+    A subclass that defines no `run()` is a base for other tool classes, not a tool.
+    """
+
+    def __init_subclass__(
+        cls,
+        *,
+        name: Optional[str] = None,
+        description: Optional[str] = None,
+        capabilities: Optional[Iterable[str]] = None,
+        **kwargs: Any,
+    ) -> None:
+        super().__init_subclass__(**kwargs)
+        options: Dict[str, Any] = {}
+        if name is not None:
+            options["name"] = name
+        if description is not None:
+            options["description"] = description
+        if capabilities is not None:
+            options["capabilities"] = list(capabilities)
+        setattr(cls, "__panto_options__", options)
+        setattr(cls, "__panto_tool__", None)  # built on first use (or now, below)
+        if _class_method(cls) is not None:
+            try:
+                setattr(cls, "__panto_tool__", Tool.from_class(cls))
+            except TypeError as e:
+                if "cannot be resolved" not in str(e):
+                    raise  # a real mistake: report it where the class is defined
+                # a forward reference: resolved on first use
+
+    def __init__(self, **kwargs: Any) -> None:
+        _set_attributes(self, _class_tool(type(self))._params, kwargs, type(self).__name__)
+
+    def run(self) -> Any:
+        """Runs the tool with the instance's attributes as its input; the return value is the
+        result."""
+        raise NotImplementedError(f"{type(self).__name__} must define run()")
+
+    def __repr__(self) -> str:
+        tool = _class_tool(type(self))
+        fields = ", ".join(
+            f"{name}={getattr(self, name)!r}" for name in tool.input_schema.get("properties", {}) if hasattr(self, name)
+        )
+        return f"{type(self).__name__}({fields})"
+
+
+def _class_tool(klass: type) -> Tool:
+    tool = klass.__dict__.get("__panto_tool__")
+    if tool is None:
+        tool = Tool.from_class(klass)
+        setattr(klass, "__panto_tool__", tool)
+    return tool
+
+
+
+
+# ---- panto.tool and as_tool ----------------------------------------------------------------
+
+C = TypeVar("C", bound=type)
+
+
+@overload
+def tool(obj: C) -> C: ...  # type: ignore[overload-overlap]
+@overload
+def tool(obj: Callable[..., Any]) -> Tool: ...
+@overload
+def tool(
+    *, name: Optional[str] = None, description: Optional[str] = None, capabilities: Optional[Iterable[str]] = None
+) -> Callable[[Any], Any]: ...
+
+
+def tool(
+    obj: Any = None,
+    *,
+    name: Optional[str] = None,
+    description: Optional[str] = None,
+    capabilities: Optional[Iterable[str]] = None,
+) -> Any:
+    """Declares a tool, as a bare decorator or with options:
+
+        @panto.tool
+        def get_weather(city: str) -> str: ...
+
+        @panto.tool(name="weather", capabilities=["net"])
+        def get_weather(city: str) -> str: ...
+
+    On a function it returns a `panto.Tool` that is still callable like the function. On a
+    class it returns the class itself, marked as a tool (see `Tool.from_class`).
+    """
+    if obj is None:
+        return lambda o: _declare(o, name, description, capabilities)
+    return _declare(obj, name, description, capabilities)
+
+
+def _declare(obj: Any, name: Optional[str], description: Optional[str], capabilities: Optional[Iterable[str]]) -> Any:
+    if isinstance(obj, str):
+        raise TypeError("use @panto.tool(name=...) to name a tool")
+    if isinstance(obj, Tool):
+        if name is None and description is None and capabilities is None:
+            return obj
+        obj = obj.__dict__.get("__wrapped__", obj.handler)
+        if obj is None:
+            raise TypeError("a Tool without a handler cannot be redeclared")
+    if inspect.isclass(obj):
+        t = Tool.from_class(obj, name=name, description=description, capabilities=capabilities)
+        setattr(obj, "__panto_tool__", t)
+        return obj
+    if callable(obj):
+        return Tool.from_function(obj, name=name, description=description, capabilities=capabilities or ())
+    raise TypeError(f"@panto.tool needs a function or a class, not {type(obj).__name__}")
+
+
+def as_tool(obj: Any) -> Tool:
+    """The Tool of anything that declares one: a Tool, a ToolClass subclass or a class
+    decorated with @panto.tool, a typed function (as `Tool.from_function`), or a spec dict
+    (a tool without a handler)."""
+    if isinstance(obj, Tool):
+        return obj
+    if inspect.isclass(obj):
+        if issubclass(obj, ToolClass):
+            return _class_tool(obj)
+        t = obj.__dict__.get("__panto_tool__")
+        return t if isinstance(t, Tool) else Tool.from_class(obj)
+    if isinstance(obj, Mapping):
+        return Tool.from_spec(obj)
+    if callable(obj):
+        return Tool.from_function(obj)
+    raise TypeError(f"not a tool: {obj!r} (use a panto.Tool, a function, a ToolClass or a spec dict)")
+
+
+# ---- Registry ------------------------------------------------------------------------------
+
+
+class Registry:
+    """A named set of tools, in registration order:
+
+        tools = panto.Registry()
+
+        @tools.register
+        def get_weather(city: str) -> str: ...
+
+        tools.register(GetWeather)          # a ToolClass
+        tools.get("get_weather")            # the Tool
+        tools.filter(["net"])               # the tools usable with these capabilities
+        tools.export("openai")              # the list a provider's request carries
+        panto.Agent(..., tools=tools)
+
+    Names are unique: registering a second tool of a name raises ValueError.
+    """
+
+    def __init__(self, tools: Iterable[Any] = ()) -> None:
+        self._tools: Dict[str, Tool] = {}
+        for t in tools:
+            self.register(t)
+
+    def register(
+        self,
+        obj: Any = None,
+        *,
+        name: Optional[str] = None,
+        description: Optional[str] = None,
+        capabilities: Optional[Iterable[str]] = None,
+    ) -> Any:
+        """Adds a tool (anything `panto.as_tool` takes). Usable as a decorator, bare or with
+        the options of `panto.tool`; returns what `panto.tool` returns (a Tool for a function,
+        the class for a class)."""
+        if obj is None:
+            return lambda o: self.register(o, name=name, description=description, capabilities=capabilities)
+        if name is not None or description is not None or capabilities is not None:
+            declared = _declare(obj, name, description, capabilities)
+        elif isinstance(obj, Mapping):
+            declared = Tool.from_spec(obj)
+        elif inspect.isclass(obj) or isinstance(obj, Tool):
+            declared = obj
+        else:
+            declared = _declare(obj, None, None, None)
+        t = as_tool(declared)
+        if t.name in self._tools:
+            raise ValueError(f"a tool named {t.name!r} is already registered")
+        self._tools[t.name] = t
+        return declared
+
+    def remove(self, name: str) -> Tool:
+        """Removes and returns the tool `name` (KeyError when there is none)."""
+        return self._tools.pop(name)
+
+    def get(self, name: str) -> Tool:
+        """The tool `name`; KeyError when there is none."""
+        try:
+            return self._tools[name]
+        except KeyError:
+            raise KeyError(f"no tool named {name!r}") from None
+
+    def list(self) -> List[Tool]:
+        """Every tool, in registration order."""
+        return [t for t in self._tools.values()]
+
+    def names(self) -> List[str]:
+        return [n for n in self._tools]
+
+    def filter(self, capabilities: Iterable[str]) -> "Registry":
+        """A new registry of the tools usable with `capabilities` (each tool's required
+        capabilities are among them)."""
+        granted = _capabilities(capabilities, "filter")
+        return Registry(t for t in self._tools.values() if t.allowed(granted))
+
+    def export(self, provider: str = "anthropic", capabilities: Optional[Iterable[str]] = None) -> List[Dict[str, Any]]:
+        """The tools in a provider's format ("anthropic" or "openai"), as the request carries
+        them; with `capabilities`, only the tools usable with them."""
+        if provider not in PROVIDERS:
+            raise ValueError(f"unknown provider format {provider!r} (use 'anthropic' or 'openai')")
+        source = self if capabilities is None else self.filter(capabilities)
+        return [t.export(provider) for t in source]
+
+    def __iter__(self) -> Iterator[Tool]:
+        return iter(self.list())
+
+    def __len__(self) -> int:
+        return len(self._tools)
+
+    def __contains__(self, name: object) -> bool:
+        if isinstance(name, Tool):
+            return self._tools.get(name.name) is name
+        return name in self._tools
+
+    def __repr__(self) -> str:
+        return f"<panto.Registry {self.names()!r}>"
