@@ -60,6 +60,8 @@ typedef enum PantoStatus {
     PANTO_ERR_RESULT_PENDING = -5, /* a host tool call awaits panto_stream_submit_tool_result;
                                       the stream is unchanged: submit, then call again */
     PANTO_ERR_NO_SUCH_CALL = -6,   /* no tool call with that id awaits a result */
+    PANTO_ERR_STATE = -7,          /* the call does not fit the object's state, e.g.
+                                      panto_stream_reopen on a stream that did not fail */
 
     /* Errors of a turn (from panto_next_event; sticky). */
     PANTO_ERR_AUTHENTICATION = -10, /* HTTP 401 */
@@ -69,10 +71,10 @@ typedef enum PantoStatus {
     PANTO_ERR_RATE_LIMIT = -14,     /* HTTP 429 */
     PANTO_ERR_OVERLOADED = -15,     /* HTTP 529 or an overloaded_error event */
     PANTO_ERR_SERVER = -16,         /* HTTP 5xx, or another status / error event */
-    PANTO_ERR_TIMEOUT = -17,
+    PANTO_ERR_TIMEOUT = -17,        /* first byte, idle or total timeout (see config) */
     PANTO_ERR_CONNECTION = -18, /* connect failed, connection reset, TLS failure */
     PANTO_ERR_PROTOCOL = -19,   /* malformed stream: bad SSE, bad JSON, cut short */
-    PANTO_ERR_CANCELED = -20,
+    PANTO_ERR_CANCELED = -20,       /* panto_stream_cancel */
     PANTO_ERR_TOOL_LOOP = -21,
     PANTO_ERR_CAPABILITY = -22,
 
@@ -122,6 +124,10 @@ typedef enum PantoEventKind {
                                          call panto_stream_submit_tool_result before the next
                                          panto_next_event, 0 when panto handles the call */
     PANTO_EVENT_TOOL_RESULT = 9,      /* id, name, text: the result sent to the model, is_error */
+    PANTO_EVENT_PROVIDER_RETRY = 10,  /* attempt (1 for the first retry), delay_ms, http_status
+                                         (0 when not an HTTP answer), text: the reason. The
+                                         next call waits delay_ms, then asks again; the message
+                                         starts over with a new MESSAGE_START */
     PANTO_EVENT_KIND_FORCE_INT = 0x7fffffff
 } PantoEventKind;
 
@@ -130,6 +136,7 @@ typedef enum PantoBlockKind {
     PANTO_BLOCK_TEXT = 1,
     PANTO_BLOCK_THINKING = 2,
     PANTO_BLOCK_TOOL_CALL = 3,
+    PANTO_BLOCK_REDACTED_THINKING = 4, /* text: the provider's opaque data (no deltas) */
     PANTO_BLOCK_KIND_FORCE_INT = 0x7fffffff
 } PantoBlockKind;
 
@@ -179,10 +186,13 @@ typedef struct PantoEvent {
     PantoUsage usage; /* MESSAGE_END: the message's usage; MESSAGE_COMPLETE: the turn's */
     PantoString name; /* TOOL_*: the tool's name */
     int32_t awaiting_result; /* TOOL_CALL_START: see PantoEventKind */
+    uint32_t attempt;        /* PROVIDER_RETRY */
+    int32_t http_status;     /* PROVIDER_RETRY */
     int32_t reserved0;
+    uint64_t delay_ms;       /* PROVIDER_RETRY */
 } PantoEvent;
 
-#define PANTO_EVENT_INIT {sizeof(PantoEvent), 0, 0, 0, {NULL, 0}, {NULL, 0}, {NULL, 0}, 0, 0, {NULL, 0}, {0, 0, 0, 0, 0}, {NULL, 0}, 0, 0}
+#define PANTO_EVENT_INIT {sizeof(PantoEvent), 0, 0, 0, {NULL, 0}, {NULL, 0}, {NULL, 0}, 0, 0, {NULL, 0}, {0, 0, 0, 0, 0}, {NULL, 0}, 0, 0, 0, 0, 0}
 
 /* Detail of a failure. Strings are borrowed until the stream (or agent) is freed. */
 typedef struct PantoError {
@@ -214,6 +224,19 @@ typedef struct PantoStream PantoStream;
  *   max_tool_iterations  integer, default 10: tool rounds a turn may take
  *   read_tool   object {"root": dir, "max_bytes": int (default 65536)}: enables the native
  *               `read` tool (requires the capability "fs.read")
+ *   thinking    "off" (default) | "minimal" | "low" | "medium" | "high": Anthropic extended
+ *               thinking with budget_tokens 1024 / 2048 / 8192 / 16384 (max_tokens is raised
+ *               above the budget when needed); OpenAI reasoning_effort of the same name
+ *   retry       object {"max_retries": 2, "initial_delay_ms": 500, "max_delay_ms": 8000,
+ *               "max_retry_after_ms": 60000}: retries on HTTP 408, 409, 429, 5xx and connection
+ *               errors, and on an error event or dropped connection before any content of the
+ *               message was delivered; backoff initial·2^n capped at max, with jitter;
+ *               retry-after-ms / Retry-After honored up to max_retry_after_ms (beyond: the
+ *               error is returned); x-should-retry honored
+ *   timeouts    object {"first_byte_ms": 60000, "idle_ms": 90000, "total_ms": 600000}: from
+ *               sending a request to its response head; between two events that carry
+ *               progress (pings and SSE comments do not); for all the provider calls of a
+ *               turn. 0 disables one. Each ends the turn with PANTO_ERR_TIMEOUT.
  * Unknown keys are refused.
  *
  * Like sqlite3_open, on PANTO_ERR_CONFIG *out_agent is still set: read the reason with
@@ -229,6 +252,11 @@ void panto_agent_free(PantoAgent *agent);
  * (0 if none). out_error may be NULL to get the code alone. Strings are borrowed until the
  * next call on the agent. */
 int panto_agent_error(const PantoAgent *agent, PantoError *out_error);
+
+/* Changes the configuration: a JSON object holding only the keys to change (any key of
+ * panto_agent_new, except "tools"). Refused while a stream of the agent is unfinished
+ * (PANTO_ERR_BUSY) or when a value is invalid (PANTO_ERR_CONFIG; nothing changed). */
+int panto_agent_set_config(PantoAgent *agent, const char *config_json);
 
 /* Starts a turn: appends `text` (NUL-terminated UTF-8) to the conversation as a user message
  * and returns a stream that runs the turn. Nothing is sent until the first panto_next_event.
@@ -270,6 +298,20 @@ int panto_next_event(PantoStream *stream, PantoEvent *ev);
  * (the turn goes on: the model sees the error). Returns PANTO_OK, or PANTO_ERR_NO_SUCH_CALL
  * when no call with that id awaits a result. */
 int panto_stream_submit_tool_result(PantoStream *stream, const char *call_id, const char *content, int is_error);
+
+/* Cancels the turn. May be called from any thread, also while panto_next_event is blocked in
+ * another: that call returns PANTO_ERR_CANCELED promptly and the connection is closed. The
+ * partial assistant message stays in the conversation (its stop reason is "aborted") and the
+ * agent can run the next turn. Returns PANTO_OK; canceling twice, or a finished stream, is
+ * harmless. */
+int panto_stream_cancel(PantoStream *stream);
+
+/* Runs the failed turn again after a failure at the provider-open boundary (an HTTP error
+ * answer or a connection failure before any event of the message), typically after
+ * panto_agent_set_config: the user message is not appended twice. PANTO_ERR_STATE when the
+ * stream did not fail that way; PANTO_ERR_BUSY when another stream of the agent is
+ * unfinished. */
+int panto_stream_reopen(PantoStream *stream);
 
 /* Detail of the stream's failure; returns its code (0 if none). out_error may be NULL. */
 int panto_stream_error(const PantoStream *stream, PantoError *out_error);

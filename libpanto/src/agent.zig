@@ -63,20 +63,47 @@ pub const Agent = struct {
             .max_tool_iterations = config.max_tool_iterations,
             .read_tool = if (config.read_tool) |rt| .{ .root = try arena.dupe(u8, rt.root), .max_bytes = rt.max_bytes } else null,
         };
-        if (config.read_tool != null) {
-            const caps = try arena.alloc([]const u8, 1);
-            caps[0] = read_tool.capability;
-            try a.tools.append(arena, .{
-                .name = read_tool.name,
-                .description = read_tool.description,
-                .schema_json = read_tool.schema,
-                .schema = std.json.parseFromSliceLeaky(std.json.Value, arena, read_tool.schema, .{}) catch return error.OutOfMemory,
-                .capabilities = caps,
-                .native = .read,
-            });
-        }
+        a.config.thinking = config.thinking;
+        a.config.retry = config.retry;
+        a.config.timeouts = config.timeouts;
+        try a.syncNativeTools();
         for (config.tools) |t| try a.addParsedTool(t, diag); // the errdefers above free `a`
         return a;
+    }
+
+    /// Changes the configuration from a JSON object of the keys to change.
+    pub fn setConfig(a: *Agent, json: []const u8, diag: *config_mod.Diagnostic) AddToolError!void {
+        if (a.busy) return error.Busy;
+        const arena = a.config_arena.allocator();
+        var changed = a.config;
+        try config_mod.patchJson(arena, &changed, json, diag);
+        if (changed.read_tool != null and a.config.read_tool == null) {
+            if (a.findTool(read_tool.name) != null) return diag.fail("a host tool named \"read\" is registered: the native read tool cannot be enabled", .{});
+        }
+        if (changed.base_url == null) changed.base_url = changed.provider.defaultBaseUrl();
+        if (changed.api_key == null) changed.api_key = try envKey(arena, changed.provider);
+        a.config = changed;
+        try a.syncNativeTools();
+    }
+
+    /// Adds or removes the native read tool to match the configuration.
+    fn syncNativeTools(a: *Agent) Allocator.Error!void {
+        const arena = a.config_arena.allocator();
+        for (a.tools.items, 0..) |t, i| if (t.native == .read) {
+            if (a.config.read_tool == null) _ = a.tools.orderedRemove(i);
+            return;
+        };
+        if (a.config.read_tool == null) return;
+        const caps = try arena.alloc([]const u8, 1);
+        caps[0] = read_tool.capability;
+        try a.tools.insert(arena, 0, .{
+            .name = read_tool.name,
+            .description = read_tool.description,
+            .schema_json = read_tool.schema,
+            .schema = std.json.parseFromSliceLeaky(std.json.Value, arena, read_tool.schema, .{}) catch return error.OutOfMemory,
+            .capabilities = caps,
+            .native = .read,
+        });
     }
 
     /// Registers a tool from an already parsed spec (a copy is kept). Names are unique.

@@ -20,8 +20,19 @@ pub fn writeRequest(w: *std.Io.Writer, parts: RequestParts) std.Io.Writer.Error!
     try s.beginObject();
     try s.objectField("model");
     try s.write(config.model);
+    const budget = config.thinking.budgetTokens();
     try s.objectField("max_tokens");
-    try s.write(config.max_tokens);
+    // The API wants max_tokens above the thinking budget: the budget comes on top.
+    try s.write(if (budget > 0 and config.max_tokens <= budget) config.max_tokens + budget else config.max_tokens);
+    if (budget > 0) {
+        try s.objectField("thinking");
+        try s.beginObject();
+        try s.objectField("type");
+        try s.write("enabled");
+        try s.objectField("budget_tokens");
+        try s.write(budget);
+        try s.endObject();
+    }
     if (config.system) |system| {
         try s.objectField("system");
         try s.write(system);
@@ -35,8 +46,26 @@ pub fn writeRequest(w: *std.Io.Writer, parts: RequestParts) std.Io.Writer.Error!
         try s.objectField("content");
         try s.beginArray();
         for (m.blocks) |b| switch (b.kind) {
-            // Thinking needs its signature to be sent back; until panto keeps it, it stays home.
-            .thinking => {},
+            // Thinking goes back with its signature (the API checks it); unsigned thinking, as
+            // from a canceled message, cannot.
+            .thinking => if (b.signature.len > 0) {
+                try s.beginObject();
+                try s.objectField("type");
+                try s.write("thinking");
+                try s.objectField("thinking");
+                try s.write(b.text);
+                try s.objectField("signature");
+                try s.write(b.signature);
+                try s.endObject();
+            },
+            .redacted_thinking => {
+                try s.beginObject();
+                try s.objectField("type");
+                try s.write("redacted_thinking");
+                try s.objectField("data");
+                try s.write(b.text);
+                try s.endObject();
+            },
             .text => {
                 try s.beginObject();
                 try s.objectField("type");
@@ -92,6 +121,7 @@ const WireUsage = struct {
     output_tokens: ?u64 = null,
     cache_creation_input_tokens: ?u64 = null,
     cache_read_input_tokens: ?u64 = null,
+    output_tokens_details: ?struct { thinking_tokens: ?u64 = null } = null,
 };
 
 const WireEvent = struct {
@@ -108,12 +138,15 @@ const WireEvent = struct {
         thinking: ?[]const u8 = null,
         id: []const u8 = "",
         name: []const u8 = "",
+        data: ?[]const u8 = null,
+        signature: ?[]const u8 = null,
     } = null,
     delta: ?struct {
         type: ?[]const u8 = null,
         text: ?[]const u8 = null,
         thinking: ?[]const u8 = null,
         partial_json: ?[]const u8 = null,
+        signature: ?[]const u8 = null,
         stop_reason: ?[]const u8 = null,
     } = null,
     usage: ?WireUsage = null,
@@ -151,9 +184,16 @@ pub const Decoder = struct {
                 _ = try a.startToolBlock(wire.index, cb.id, cb.name);
                 return;
             }
+            if (eql(cb.type, "redacted_thinking")) {
+                // Its data arrives whole here, with no deltas: a block of one piece.
+                const b = try a.startBlock(wire.index, .redacted_thinking);
+                try b.text.appendSlice(a.gpa, cb.data orelse "");
+                return;
+            }
             const block_kind: @import("event.zig").BlockKind =
                 if (eql(cb.type, "text")) .text else if (eql(cb.type, "thinking")) .thinking else .none;
             const b = try a.startBlock(wire.index, block_kind);
+            if (cb.signature) |sig| try b.signature.appendSlice(a.gpa, sig);
             if (cb.text) |t| try a.appendDelta(b, t);
             if (cb.thinking) |t| try a.appendDelta(b, t);
         } else if (eql(kind, "content_block_delta")) {
@@ -162,7 +202,8 @@ pub const Decoder = struct {
             if (delta.text) |t| try a.appendDelta(b, t);
             if (delta.thinking) |t| try a.appendDelta(b, t);
             if (delta.partial_json) |t| try a.appendDelta(b, t);
-            // Other delta types (signature, unknown) carry no text for this block.
+            if (delta.signature) |sig| try b.signature.appendSlice(a.gpa, sig);
+            // Unknown delta types carry no text for this block.
         } else if (eql(kind, "content_block_stop")) {
             const b = a.findOpen(wire.index) orelse return protocol(a, detail, "content_block_stop for a block that is not open");
             try a.completeBlock(b);
@@ -192,6 +233,9 @@ fn applyUsage(a: *Assembly, u: WireUsage) void {
     if (u.output_tokens) |n| a.usage.output_tokens = n;
     if (u.cache_read_input_tokens) |n| a.usage.cache_read_tokens = n;
     if (u.cache_creation_input_tokens) |n| a.usage.cache_write_tokens = n;
+    if (u.output_tokens_details) |d| if (d.thinking_tokens) |n| {
+        a.usage.reasoning_tokens = n;
+    };
 }
 
 fn protocol(a: *Assembly, detail: *errors.Detail, message: []const u8) errors.TurnError {

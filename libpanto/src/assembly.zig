@@ -14,6 +14,8 @@ pub const Block = struct {
     /// tool_call blocks: the call's id and the tool's name.
     id: std.ArrayList(u8) = .empty,
     name: std.ArrayList(u8) = .empty,
+    /// thinking blocks: the provider's signature.
+    signature: std.ArrayList(u8) = .empty,
     open: bool = true,
 };
 
@@ -23,6 +25,9 @@ pub const Assembly = struct {
     model: std.ArrayList(u8) = .empty,
     provider_stop_reason: std.ArrayList(u8) = .empty,
     usage: ev.Usage = .{},
+    /// A normalized stop reason the provider's own value does not say (an OpenAI refusal
+    /// ends with "stop").
+    stop_override: ?ev.StopReason = null,
     started: bool = false,
     /// Blocks in the order they started; only the first `block_count` are in use.
     blocks: std.ArrayList(Block) = .empty,
@@ -42,6 +47,7 @@ pub const Assembly = struct {
             b.text.deinit(a.gpa);
             b.id.deinit(a.gpa);
             b.name.deinit(a.gpa);
+            b.signature.deinit(a.gpa);
         }
         a.blocks.deinit(a.gpa);
         a.queue.deinit(a.gpa);
@@ -53,6 +59,7 @@ pub const Assembly = struct {
         a.model.clearRetainingCapacity();
         a.provider_stop_reason.clearRetainingCapacity();
         a.usage = .{};
+        a.stop_override = null;
         a.started = false;
         a.block_count = 0;
         a.queue.clearRetainingCapacity();
@@ -91,6 +98,7 @@ pub const Assembly = struct {
         b.text.clearRetainingCapacity();
         b.id.clearRetainingCapacity();
         b.name.clearRetainingCapacity();
+        b.signature.clearRetainingCapacity();
         a.block_count += 1;
         try a.push(.{ .block_start = .{ .index = a.indexOf(b), .kind = kind } });
         return b;
@@ -150,7 +158,7 @@ pub const Assembly = struct {
         try a.completeOpenBlocks();
         const raw = a.provider_stop_reason.items;
         try a.push(.{ .message_end = .{
-            .stop_reason = if (raw.len == 0) .none else ev.StopReason.fromProvider(raw),
+            .stop_reason = a.stop_override orelse if (raw.len == 0) .none else ev.StopReason.fromProvider(raw),
             .provider_stop_reason = raw,
             .usage = a.usage,
         } });
@@ -158,14 +166,15 @@ pub const Assembly = struct {
 
     /// Appends the assembled message to the conversation. `inputs` holds each tool call's
     /// normalized input, in block order.
-    pub fn commit(a: *Assembly, conversation: *Conversation.Conversation, inputs: []const []const u8) Allocator.Error!void {
+    pub fn commit(a: *Assembly, conversation: *Conversation.Conversation, inputs: []const []const u8, stop_reason: ev.StopReason) Allocator.Error!void {
         var list: std.ArrayList(Conversation.Block) = .empty;
         defer list.deinit(a.gpa);
         var next_input: usize = 0;
         for (a.blocks.items[0..a.block_count]) |b| {
             const block: Conversation.Block = switch (b.kind) {
                 .text, .none => .{ .kind = .text, .text = b.text.items },
-                .thinking => .{ .kind = .thinking, .text = b.text.items },
+                .thinking => .{ .kind = .thinking, .text = b.text.items, .signature = b.signature.items },
+                .redacted_thinking => .{ .kind = .redacted_thinking, .text = b.text.items },
                 .tool_call => blk: {
                     const input = inputs[next_input];
                     next_input += 1;
@@ -174,7 +183,22 @@ pub const Assembly = struct {
             };
             try list.append(a.gpa, block);
         }
-        try conversation.appendCopy(.assistant, list.items);
+        try conversation.appendMessage(.assistant, list.items, stop_reason);
+    }
+
+    /// Keeps what arrived of a message that was canceled: its text and thinking (tool calls
+    /// whose input may be cut are left out), with the stop reason `aborted`.
+    pub fn commitPartial(a: *Assembly, conversation: *Conversation.Conversation) Allocator.Error!void {
+        var list: std.ArrayList(Conversation.Block) = .empty;
+        defer list.deinit(a.gpa);
+        for (a.blocks.items[0..a.block_count]) |b| switch (b.kind) {
+            .text, .none => if (b.text.items.len > 0) try list.append(a.gpa, .{ .kind = .text, .text = b.text.items }),
+            // Unsigned thinking cannot be sent back: keep only finished blocks.
+            .thinking => if (!b.open) try list.append(a.gpa, .{ .kind = .thinking, .text = b.text.items, .signature = b.signature.items }),
+            .redacted_thinking => try list.append(a.gpa, .{ .kind = .redacted_thinking, .text = b.text.items }),
+            .tool_call => {},
+        };
+        try conversation.appendMessage(.assistant, list.items, .aborted);
     }
 
     fn indexOf(a: *const Assembly, b: *const Block) u32 {

@@ -45,6 +45,47 @@ pub const Config = struct {
     max_tool_iterations: u32 = default_max_tool_iterations,
     /// Enables the native `read` tool.
     read_tool: ?read_tool.Config = null,
+    thinking: Thinking = .off,
+    retry: Retry = .{},
+    timeouts: Timeouts = .{},
+};
+
+/// How much the model may think before answering.
+pub const Thinking = enum {
+    off,
+    minimal,
+    low,
+    medium,
+    high,
+
+    /// Anthropic's budget_tokens for the level.
+    pub fn budgetTokens(t: Thinking) u32 {
+        return switch (t) {
+            .off => 0,
+            .minimal => 1024,
+            .low => 2048,
+            .medium => 8192,
+            .high => 16384,
+        };
+    }
+};
+
+pub const Retry = struct {
+    max_retries: u32 = 2,
+    initial_delay_ms: u64 = 500,
+    max_delay_ms: u64 = 8000,
+    /// A provider asking to wait longer than this is not retried: its error is returned.
+    max_retry_after_ms: u64 = 60_000,
+};
+
+/// 0 disables a timeout.
+pub const Timeouts = struct {
+    /// From sending a request to the response head.
+    first_byte_ms: u64 = 60_000,
+    /// Between two events that carry progress; pings and SSE comments do not count.
+    idle_ms: u64 = 90_000,
+    /// All the provider calls of one turn.
+    total_ms: u64 = 600_000,
 };
 
 /// Why a configuration was refused, for the user to read.
@@ -65,43 +106,65 @@ pub const Diagnostic = struct {
 
 pub const ParseError = error{ InvalidConfig, OutOfMemory };
 
-const known_keys = [_][]const u8{ "provider", "model", "base_url", "api_key", "system", "max_tokens", "tools", "capabilities", "max_tool_iterations", "read_tool" };
+const known_keys = [_][]const u8{ "provider", "model", "base_url", "api_key", "system", "max_tokens", "tools", "capabilities", "max_tool_iterations", "read_tool", "thinking", "retry", "timeouts" };
 
 /// Parses a JSON object into a Config whose strings live in `arena`. Unknown keys, wrong
 /// types and missing required keys are refused with a message in `diag`.
 pub fn parseJson(arena: Allocator, json: []const u8, diag: *Diagnostic) ParseError!Config {
+    const obj = try parseObject(arena, json, diag);
+    const provider_name = try requiredString(obj, "provider", diag);
+    _ = try requiredString(obj, "model", diag);
+    var config: Config = .{ .provider = parseProvider(provider_name) orelse
+        return diag.fail("provider must be \"anthropic\" or \"openai\", not \"{s}\"", .{provider_name}), .model = "" };
+    try apply(arena, &config, obj, diag);
+    return config;
+}
+
+/// Applies a JSON object of changes (set_config) onto `config`. On error `config` is
+/// unchanged. "tools" cannot be changed this way.
+pub fn patchJson(arena: Allocator, config: *Config, json: []const u8, diag: *Diagnostic) ParseError!void {
+    const obj = try parseObject(arena, json, diag);
+    if (obj.contains("tools")) return diag.fail("tools cannot be changed by set_config: add them with add_tool", .{});
+    var changed = config.*;
+    try apply(arena, &changed, obj, diag);
+    config.* = changed;
+}
+
+fn parseObject(arena: Allocator, json: []const u8, diag: *Diagnostic) ParseError!std.json.ObjectMap {
     const root = std.json.parseFromSliceLeaky(std.json.Value, arena, json, .{}) catch |err| switch (err) {
         error.OutOfMemory => return error.OutOfMemory,
         else => return diag.fail("config is not valid JSON ({s})", .{@errorName(err)}),
     };
     if (root != .object) return diag.fail("config must be a JSON object", .{});
-    const obj = root.object;
-    var it = obj.iterator();
+    var it = root.object.iterator();
     while (it.next()) |entry| {
         const key = entry.key_ptr.*;
         for (known_keys) |k| {
             if (std.mem.eql(u8, k, key)) break;
         } else return diag.fail("unknown config key \"{s}\"", .{key});
     }
+    return root.object;
+}
 
-    const provider_name = try requiredString(obj, "provider", diag);
-    const provider = std.meta.stringToEnum(Provider, provider_name) orelse
-        return diag.fail("provider must be \"anthropic\" or \"openai\", not \"{s}\"", .{provider_name});
-    var config: Config = .{ .provider = provider, .model = try requiredString(obj, "model", diag) };
-    if (config.model.len == 0) return diag.fail("model must not be empty", .{});
-    config.base_url = try optionalString(obj, "base_url", diag);
-    config.api_key = try optionalString(obj, "api_key", diag);
-    config.system = try optionalString(obj, "system", diag);
-    if (obj.get("max_tokens")) |v| {
-        if (v != .integer or v.integer < 1 or v.integer > std.math.maxInt(u32))
-            return diag.fail("max_tokens must be a positive integer", .{});
-        config.max_tokens = @intCast(v.integer);
+fn parseProvider(name: []const u8) ?Provider {
+    return std.meta.stringToEnum(Provider, name);
+}
+
+/// Sets the fields `obj` names. Strings stay in `obj`'s arena.
+fn apply(arena: Allocator, config: *Config, obj: std.json.ObjectMap, diag: *Diagnostic) ParseError!void {
+    if (try optionalString(obj, "provider", diag)) |name| {
+        config.provider = parseProvider(name) orelse
+            return diag.fail("provider must be \"anthropic\" or \"openai\", not \"{s}\"", .{name});
     }
-    if (obj.get("max_tool_iterations")) |v| {
-        if (v != .integer or v.integer < 0 or v.integer > 1000)
-            return diag.fail("max_tool_iterations must be an integer from 0 to 1000", .{});
-        config.max_tool_iterations = @intCast(v.integer);
+    if (try optionalString(obj, "model", diag)) |model| {
+        if (model.len == 0) return diag.fail("model must not be empty", .{});
+        config.model = model;
     }
+    if (obj.contains("base_url")) config.base_url = try optionalString(obj, "base_url", diag);
+    if (obj.contains("api_key")) config.api_key = try optionalString(obj, "api_key", diag);
+    if (obj.contains("system")) config.system = try optionalString(obj, "system", diag);
+    if (obj.get("max_tokens")) |v| config.max_tokens = try integer(u32, v, 1, std.math.maxInt(u32), "max_tokens", diag);
+    if (obj.get("max_tool_iterations")) |v| config.max_tool_iterations = try integer(u32, v, 0, 1000, "max_tool_iterations", diag);
     if (obj.get("capabilities")) |v| {
         if (v != .array) return diag.fail("capabilities must be an array of strings", .{});
         const caps = try arena.alloc([]const u8, v.array.items.len);
@@ -118,29 +181,59 @@ pub fn parseJson(arena: Allocator, json: []const u8, diag: *Diagnostic) ParseErr
         config.tools = list;
     }
     if (obj.get("read_tool")) |v| {
-        if (v != .object) return diag.fail("read_tool must be an object {{\"root\": dir, \"max_bytes\": n}}", .{});
-        var rt: read_tool.Config = .{ .root = "" };
-        var it2 = v.object.iterator();
-        while (it2.next()) |entry| {
-            const key = entry.key_ptr.*;
-            const val = entry.value_ptr.*;
-            if (std.mem.eql(u8, key, "root")) {
-                if (val != .string or val.string.len == 0) return diag.fail("read_tool.root must be a directory path", .{});
-                rt.root = val.string;
-            } else if (std.mem.eql(u8, key, "max_bytes")) {
-                if (val != .integer or val.integer < 64) return diag.fail("read_tool.max_bytes must be an integer of at least 64", .{});
-                rt.max_bytes = @intCast(val.integer);
-            } else return diag.fail("unknown read_tool key \"{s}\"", .{key});
+        if (v == .null) {
+            config.read_tool = null;
+        } else {
+            const sub = try object(v, "read_tool", &.{ "root", "max_bytes" }, diag);
+            var rt: read_tool.Config = .{ .root = "" };
+            if (sub.get("root")) |root| {
+                if (root != .string or root.string.len == 0) return diag.fail("read_tool.root must be a directory path", .{});
+                rt.root = root.string;
+            } else return diag.fail("read_tool needs \"root\"", .{});
+            if (sub.get("max_bytes")) |m| rt.max_bytes = try integer(usize, m, 64, 1 << 30, "read_tool.max_bytes", diag);
+            config.read_tool = rt;
         }
-        if (rt.root.len == 0) return diag.fail("read_tool needs \"root\"", .{});
-        config.read_tool = rt;
+    }
+    if (obj.get("thinking")) |v| {
+        if (v != .string) return diag.fail("thinking must be one of off, minimal, low, medium, high", .{});
+        config.thinking = std.meta.stringToEnum(Thinking, v.string) orelse
+            return diag.fail("thinking must be one of off, minimal, low, medium, high, not \"{s}\"", .{v.string});
+    }
+    if (obj.get("retry")) |v| {
+        const sub = try object(v, "retry", &.{ "max_retries", "initial_delay_ms", "max_delay_ms", "max_retry_after_ms" }, diag);
+        if (sub.get("max_retries")) |n| config.retry.max_retries = try integer(u32, n, 0, 100, "retry.max_retries", diag);
+        if (sub.get("initial_delay_ms")) |n| config.retry.initial_delay_ms = try integer(u64, n, 0, 3_600_000, "retry.initial_delay_ms", diag);
+        if (sub.get("max_delay_ms")) |n| config.retry.max_delay_ms = try integer(u64, n, 0, 3_600_000, "retry.max_delay_ms", diag);
+        if (sub.get("max_retry_after_ms")) |n| config.retry.max_retry_after_ms = try integer(u64, n, 0, 86_400_000, "retry.max_retry_after_ms", diag);
+    }
+    if (obj.get("timeouts")) |v| {
+        const sub = try object(v, "timeouts", &.{ "first_byte_ms", "idle_ms", "total_ms" }, diag);
+        if (sub.get("first_byte_ms")) |n| config.timeouts.first_byte_ms = try integer(u64, n, 0, 86_400_000, "timeouts.first_byte_ms", diag);
+        if (sub.get("idle_ms")) |n| config.timeouts.idle_ms = try integer(u64, n, 0, 86_400_000, "timeouts.idle_ms", diag);
+        if (sub.get("total_ms")) |n| config.timeouts.total_ms = try integer(u64, n, 0, 86_400_000, "timeouts.total_ms", diag);
     }
     if (config.base_url) |url| {
         const uri = std.Uri.parse(url) catch return diag.fail("base_url \"{s}\" is not a URL", .{url});
         if (!std.mem.eql(u8, uri.scheme, "http") and !std.mem.eql(u8, uri.scheme, "https"))
             return diag.fail("base_url must start with http:// or https://", .{});
     }
-    return config;
+}
+
+fn integer(comptime T: type, v: std.json.Value, min: i64, max: u64, name: []const u8, diag: *Diagnostic) error{InvalidConfig}!T {
+    if (v != .integer or v.integer < min or @as(u64, @intCast(@max(0, v.integer))) > max)
+        return diag.fail("{s} must be an integer from {d} to {d}", .{ name, min, max });
+    return @intCast(v.integer);
+}
+
+fn object(v: std.json.Value, name: []const u8, keys: []const []const u8, diag: *Diagnostic) error{InvalidConfig}!std.json.ObjectMap {
+    if (v != .object) return diag.fail("{s} must be a JSON object", .{name});
+    var it = v.object.iterator();
+    while (it.next()) |entry| {
+        for (keys) |k| {
+            if (std.mem.eql(u8, k, entry.key_ptr.*)) break;
+        } else return diag.fail("unknown {s} key \"{s}\"", .{ name, entry.key_ptr.* });
+    }
+    return v.object;
 }
 
 fn requiredString(obj: std.json.ObjectMap, key: []const u8, diag: *Diagnostic) ![]const u8 {
@@ -178,6 +271,9 @@ test "bad configs are refused with a reason" {
         .{ "{\"provider\":\"x\",\"model\":\"m\"}", "provider must be" },
         .{ "{\"provider\":\"openai\",\"model\":\"m\",\"colour\":1}", "unknown config key \"colour\"" },
         .{ "{\"provider\":\"openai\",\"model\":\"m\",\"max_tokens\":-1}", "max_tokens" },
+        .{ "{\"provider\":\"openai\",\"model\":\"m\",\"thinking\":\"lots\"}", "thinking must be one of" },
+        .{ "{\"provider\":\"openai\",\"model\":\"m\",\"retry\":{\"tries\":3}}", "unknown retry key \"tries\"" },
+        .{ "{\"provider\":\"openai\",\"model\":\"m\",\"timeouts\":{\"idle_ms\":-5}}", "timeouts.idle_ms must be" },
         .{ "{\"provider\":\"openai\",\"model\":\"m\",\"base_url\":\"ftp://x\"}", "http://" },
     };
     for (cases) |case| {
@@ -185,4 +281,18 @@ test "bad configs are refused with a reason" {
         try std.testing.expectError(error.InvalidConfig, parseJson(arena.allocator(), case[0], &diag));
         try std.testing.expect(std.mem.indexOf(u8, diag.message(), case[1]) != null);
     }
+}
+
+test "set_config patches only the keys it names, and nothing on error" {
+    var arena: std.heap.ArenaAllocator = .init(std.testing.allocator);
+    defer arena.deinit();
+    var diag: Diagnostic = .{};
+    var c = try parseJson(arena.allocator(), "{\"provider\":\"anthropic\",\"model\":\"m\",\"thinking\":\"high\"}", &diag);
+    try patchJson(arena.allocator(), &c, "{\"thinking\":\"off\",\"timeouts\":{\"idle_ms\":5}}", &diag);
+    try std.testing.expectEqual(Thinking.off, c.thinking);
+    try std.testing.expectEqual(@as(u64, 5), c.timeouts.idle_ms);
+    try std.testing.expectEqual(@as(u64, 600_000), c.timeouts.total_ms);
+    try std.testing.expectEqualStrings("m", c.model);
+    try std.testing.expectError(error.InvalidConfig, patchJson(arena.allocator(), &c, "{\"model\":\"x\",\"max_tokens\":0}", &diag));
+    try std.testing.expectEqualStrings("m", c.model);
 }

@@ -5,7 +5,8 @@ const Allocator = std.mem.Allocator;
 
 pub const Role = enum { user, assistant };
 
-pub const BlockKind = enum { text, thinking, tool_call, tool_result };
+pub const BlockKind = enum { text, thinking, redacted_thinking, tool_call, tool_result };
+const StopReason = @import("event.zig").StopReason;
 
 pub const Block = struct {
     kind: BlockKind,
@@ -17,11 +18,15 @@ pub const Block = struct {
     name: []const u8 = "",
     /// tool_result: the tool failed.
     is_error: bool = false,
+    /// thinking: the provider's signature, sent back with the block.
+    signature: []const u8 = "",
 };
 
 pub const Message = struct {
     role: Role,
     blocks: []Block,
+    /// Assistant messages: why the message ended (`aborted` for a canceled turn).
+    stop_reason: StopReason = .none,
 };
 
 pub const Conversation = struct {
@@ -49,6 +54,10 @@ pub const Conversation = struct {
 
     /// Appends a message, copying the blocks' strings.
     pub fn appendCopy(c: *Conversation, role: Role, blocks: []const Block) Allocator.Error!void {
+        return c.appendMessage(role, blocks, .none);
+    }
+
+    pub fn appendMessage(c: *Conversation, role: Role, blocks: []const Block, stop_reason: StopReason) Allocator.Error!void {
         const owned = try c.gpa.alloc(Block, blocks.len);
         var filled: usize = 0;
         errdefer {
@@ -59,7 +68,7 @@ pub const Conversation = struct {
             owned[i] = try copyBlock(c.gpa, b);
             filled += 1;
         }
-        try c.messages.append(c.gpa, .{ .role = role, .blocks = owned });
+        try c.messages.append(c.gpa, .{ .role = role, .blocks = owned, .stop_reason = stop_reason });
     }
 
     /// Writes the conversation as `[{"role": ..., "content": [blocks]}]` (see panto.h).
@@ -77,7 +86,7 @@ pub const Conversation = struct {
                 try s.objectField("type");
                 try s.write(@tagName(b.kind));
                 switch (b.kind) {
-                    .text, .thinking => {
+                    .text, .thinking, .redacted_thinking => {
                         try s.objectField("text");
                         try s.write(b.text);
                     },
@@ -101,6 +110,10 @@ pub const Conversation = struct {
                 try s.endObject();
             }
             try s.endArray();
+            if (m.stop_reason != .none) {
+                try s.objectField("stop_reason");
+                try s.write(@tagName(m.stop_reason));
+            }
             try s.endObject();
         }
         try s.endArray();
@@ -119,13 +132,16 @@ fn copyBlock(gpa: Allocator, b: Block) Allocator.Error!Block {
     errdefer gpa.free(text);
     const id = try gpa.dupe(u8, b.id);
     errdefer gpa.free(id);
-    return .{ .kind = b.kind, .text = text, .id = id, .name = try gpa.dupe(u8, b.name), .is_error = b.is_error };
+    const name = try gpa.dupe(u8, b.name);
+    errdefer gpa.free(name);
+    return .{ .kind = b.kind, .text = text, .id = id, .name = name, .is_error = b.is_error, .signature = try gpa.dupe(u8, b.signature) };
 }
 
 fn freeBlock(gpa: Allocator, b: Block) void {
     gpa.free(b.text);
     gpa.free(b.id);
     gpa.free(b.name);
+    gpa.free(b.signature);
 }
 
 fn freeMessage(gpa: Allocator, m: Message) void {

@@ -8,6 +8,8 @@ pub const BlockKind = enum(i32) {
     text = 1,
     thinking = 2,
     tool_call = 3,
+    /// Thinking the provider keeps encrypted: the block's text is its opaque data.
+    redacted_thinking = 4,
 };
 
 /// Why the model stopped, normalized across providers. Values match `PantoStopReason`.
@@ -63,6 +65,8 @@ pub const ToolDetails = struct { index: u32, id: []const u8, name: []const u8 };
 /// host runs the tool and submits the result before the next `next()`.
 pub const ToolCallStart = struct { id: []const u8, name: []const u8, input: []const u8, awaiting_result: bool };
 pub const ToolResult = struct { id: []const u8, name: []const u8, content: []const u8, is_error: bool };
+/// A provider request failed in a way worth another try; the next `next()` waits, then asks again.
+pub const ProviderRetry = struct { attempt: u32, delay_ms: u64, http_status: u16, reason: []const u8 };
 
 pub const Event = union(enum) {
     message_start: MessageStart,
@@ -74,6 +78,7 @@ pub const Event = union(enum) {
     tool_details: ToolDetails,
     tool_call_start: ToolCallStart,
     tool_result: ToolResult,
+    provider_retry: ProviderRetry,
     /// The turn's terminal event: `next()` after it returns null. Usage is the turn's sum.
     message_complete: MessageComplete,
 };

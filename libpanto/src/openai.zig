@@ -20,6 +20,10 @@ pub fn writeRequest(w: *std.Io.Writer, parts: RequestParts) std.Io.Writer.Error!
     try s.write(config.model);
     try s.objectField("max_completion_tokens");
     try s.write(config.max_tokens);
+    if (config.thinking != .off) {
+        try s.objectField("reasoning_effort");
+        try s.write(@tagName(config.thinking));
+    }
     try s.objectField("messages");
     try s.beginArray();
     if (config.system) |system| try writeMessage(&s, "system", system);
@@ -122,6 +126,7 @@ const WireChunk = struct {
         delta: ?struct {
             content: ?[]const u8 = null,
             reasoning_content: ?[]const u8 = null,
+            refusal: ?[]const u8 = null,
             tool_calls: []const struct {
                 index: u32 = 0,
                 id: ?[]const u8 = null,
@@ -157,6 +162,7 @@ const tool_slot_base: u32 = 1000;
 pub const Decoder = struct {
     saw_done: bool = false,
     saw_finish: bool = false,
+    refused: bool = false,
 
     pub fn handle(d: *Decoder, a: *Assembly, arena: Allocator, event: sse.Event, detail: *errors.Detail) errors.TurnError!void {
         if (d.saw_done) return; // nothing may follow [DONE]; ignore it rather than fail
@@ -183,6 +189,11 @@ pub const Decoder = struct {
             if (choice.delta) |delta| {
                 if (delta.reasoning_content) |t| try appendTo(a, thinking_slot, .thinking, t);
                 if (delta.content) |t| try appendTo(a, text_slot, .text, t);
+                if (delta.refusal) |t| if (t.len > 0) {
+                    // A refusal streams as text; the message then ends as a refusal.
+                    d.refused = true;
+                    try appendTo(a, text_slot, .text, t);
+                };
                 for (delta.tool_calls) |call| {
                     const slot = tool_slot_base +| call.index;
                     const b = a.findOpen(slot) orelse blk: {
@@ -196,6 +207,7 @@ pub const Decoder = struct {
             if (choice.finish_reason) |r| {
                 d.saw_finish = true;
                 try a.setStopReason(r);
+                if (d.refused) a.stop_override = .refusal;
                 try a.completeOpenBlocks();
             }
         }

@@ -10,6 +10,8 @@ const Assembly = @import("assembly.zig").Assembly;
 const anthropic = @import("anthropic.zig");
 const openai = @import("openai.zig");
 const Round = @import("tool_round.zig").Round;
+const watchdog = @import("watchdog.zig");
+const retry = @import("retry.zig");
 
 const TurnError = errors.TurnError;
 /// `next()` fails with a TurnError (sticky), or ResultPending: a host tool call still awaits
@@ -54,7 +56,28 @@ pub const Stream = struct {
     /// A failure decided while delivering an event, returned by the next call.
     pending_failure: ?TurnError = null,
 
-    const State = enum { unsent, streaming, done, failed };
+    /// Timeouts and cancellation (see watchdog.zig).
+    watch: watchdog.Watch = .{},
+    /// When the turn's total timeout ends (CLOCK_MONOTONIC ns), 0 for none.
+    turn_deadline_ns: u64 = 0,
+    /// The response head of the current request arrived.
+    got_head: bool = false,
+    /// Something beyond MessageStart of the current message reached the user: from then on
+    /// the message is not retried.
+    content_delivered: bool = false,
+    /// The connection went away in the middle of the body (retryable, unlike a bad body).
+    dropped: bool = false,
+    /// The provider's wishes about retrying the failed request.
+    retry_after_ms: ?u64 = null,
+    should_retry: ?bool = null,
+    /// Retries of the current message so far, and the reason of the last one.
+    retry_attempt: u32 = 0,
+    retry_delay_ms: u64 = 0,
+    retry_reason: std.ArrayList(u8) = .empty,
+    /// The turn failed at the provider-open boundary: reopen() may run it again.
+    failed_at_open: bool = false,
+
+    const State = enum { unsent, streaming, retry_wait, done, failed };
     const Phase = enum { messages, tool_starts, tool_results, complete };
 
     pub fn create(agent: *Agent) Allocator.Error!*Stream {
@@ -86,6 +109,8 @@ pub const Stream = struct {
         const gpa = s.agent.gpa;
         const agent = s.agent;
         s.closeConnection();
+        watchdog.forget(&s.watch);
+        s.retry_reason.deinit(gpa);
         s.detail.deinit(gpa);
         s.request_body.deinit();
         s.url.deinit(gpa);
@@ -103,6 +128,7 @@ pub const Stream = struct {
     pub fn next(s: *Stream) NextError!?ev.Event {
         if (s.state == .done) return null;
         if (s.state == .failed) return s.failure;
+        if (s.watch.canceled.load(.acquire)) return s.abort();
         if (s.pending_failure) |err| return s.fail(err);
         switch (s.phase) {
             .messages => {},
@@ -141,35 +167,68 @@ pub const Stream = struct {
                 s.startNextMessage();
             },
         }
+        if (s.state == .retry_wait) {
+            s.waitBeforeRetry() catch |err| return s.failOrRetry(err, false);
+            s.state = .unsent;
+        }
         if (s.state == .unsent) {
-            s.open() catch |err| return s.fail(err);
+            s.open() catch |err| return s.failOrRetry(err, true);
             s.state = .streaming;
         }
         while (true) {
             if (s.assembly.pop()) |e| return s.deliver(e);
-            _ = s.event_arena.reset(.retain_capacity);
-            const maybe_event = s.parser.next(s.body) catch |err| return s.fail(s.readFailure(err));
-            const arena = s.event_arena.allocator();
-            const a = &s.assembly;
-            const d = &s.detail;
-            if (maybe_event) |event| {
-                const handled = switch (s.decoder) {
-                    .anthropic => |*dec| dec.handle(a, arena, event, d),
-                    .openai => |*dec| dec.handle(a, arena, event, d),
-                };
-                handled catch |err| return s.fail(err);
-            } else {
-                const finished = switch (s.decoder) {
-                    .anthropic => |*dec| dec.finish(a, d),
-                    .openai => |*dec| dec.finish(a, d),
-                };
-                finished catch |err| return s.fail(err);
-                if (s.assembly.queue.items.len == 0) {
-                    s.detail.set(s.agent.gpa, 0, "protocol_error", "the stream ended without completing the message");
-                    return s.fail(error.Protocol);
-                }
-            }
+            s.readEvent() catch |err| return s.failOrRetry(err, false);
         }
+    }
+
+    /// Reads one SSE event and decodes it into queued events (maybe none).
+    fn readEvent(s: *Stream) TurnError!void {
+        _ = s.event_arena.reset(.retain_capacity);
+        const maybe_event = s.parser.next(s.body) catch |err| return s.readFailure(err);
+        const arena = s.event_arena.allocator();
+        const a = &s.assembly;
+        const d = &s.detail;
+        if (maybe_event) |event| {
+            return switch (s.decoder) {
+                .anthropic => |*dec| dec.handle(a, arena, event, d),
+                .openai => |*dec| dec.handle(a, arena, event, d),
+            };
+        }
+        const finished = switch (s.decoder) {
+            .anthropic => |*dec| dec.finish(a, d),
+            .openai => |*dec| dec.finish(a, d),
+        };
+        finished catch |err| {
+            s.dropped = true; // the body ended early: the connection went away
+            return err;
+        };
+        if (s.assembly.queue.items.len == 0) {
+            s.detail.set(s.agent.gpa, 0, "protocol_error", "the stream ended without completing the message");
+            s.dropped = true;
+            return error.Protocol;
+        }
+    }
+
+    /// Cancels the turn from any thread: a blocked `next()` returns error.Canceled promptly.
+    pub fn cancel(s: *Stream) void {
+        watchdog.cancel(&s.watch);
+    }
+
+    /// Runs a turn that failed at the provider-open boundary again, with the agent's current
+    /// configuration, without adding the user message twice.
+    pub fn reopen(s: *Stream) error{ State, Busy }!void {
+        if (s.state != .failed or !s.failed_at_open) return error.State;
+        if (s.agent.busy) return error.Busy;
+        s.agent.busy = true;
+        s.state = .unsent;
+        s.failed_at_open = false;
+        s.detail.set(s.agent.gpa, 0, "", "");
+        s.detail.setRequestId(s.agent.gpa, "");
+        s.retry_attempt = 0;
+        s.turn_deadline_ns = 0;
+        s.watch.fired.store(.none, .release);
+        s.resetMessage();
+        s.decoder = newDecoder(s.agent);
     }
 
     /// Gives the result of a host tool call announced by ToolCallStart with awaiting_result.
@@ -185,15 +244,114 @@ pub const Stream = struct {
 
     /// Prepares the stream for the next provider call of the same turn.
     fn startNextMessage(s: *Stream) void {
-        s.closeConnection();
+        s.resetMessage();
         s.state = .unsent;
+        s.retry_attempt = 0;
+        s.detail.setRequestId(s.agent.gpa, "");
+    }
+
+    /// Forgets the current message and its request, keeping buffers.
+    fn resetMessage(s: *Stream) void {
+        s.closeConnection();
         s.assembly.reset();
         s.decoder = newDecoder(s.agent);
         s.parser.deinit();
         s.parser = .init(s.agent.gpa);
         s.request_body.clearRetainingCapacity();
         s.auth_header.clearRetainingCapacity();
-        s.detail.setRequestId(s.agent.gpa, "");
+        s.content_delivered = false;
+        s.dropped = false;
+        s.got_head = false;
+        s.retry_after_ms = null;
+        s.should_retry = null;
+    }
+
+    /// A failure of the current request: retried when the policy allows (the user sees a
+    /// ProviderRetry event), else the turn fails.
+    fn failOrRetry(s: *Stream, err: TurnError, at_open: bool) NextError!?ev.Event {
+        const gpa = s.agent.gpa;
+        var e = err;
+        switch (s.watch.fired.load(.acquire)) {
+            .canceled => return s.abort(),
+            .timeout => {
+                e = error.Timeout;
+                s.detail.set(gpa, 0, "timeout_error", s.timeoutMessage());
+            },
+            .none => {},
+        }
+        const policy = s.agent.config.retry;
+        const decision = retry.decide(.{
+            .err = e,
+            .http_status = s.detail.http_status,
+            .dropped = s.dropped,
+            .content_delivered = s.content_delivered,
+            .attempt = s.retry_attempt,
+            .retry_after_ms = s.retry_after_ms,
+            .should_retry = s.should_retry,
+        }, policy);
+        if (decision) |delay_ms| {
+            s.retry_attempt += 1;
+            s.retry_delay_ms = delay_ms;
+            s.retry_reason.clearRetainingCapacity();
+            s.retry_reason.print(gpa, "{s}{s}{s}", .{
+                s.detail.error_type.items,
+                if (s.detail.error_type.items.len > 0) ": " else "",
+                s.detail.message.items,
+            }) catch {};
+            const status = s.detail.http_status;
+            s.resetMessage();
+            s.detail.set(gpa, 0, "", "");
+            s.state = .retry_wait;
+            return .{ .provider_retry = .{
+                .attempt = s.retry_attempt,
+                .delay_ms = delay_ms,
+                .http_status = status,
+                .reason = s.retry_reason.items,
+            } };
+        }
+        s.failed_at_open = at_open and e != error.Timeout;
+        return s.fail(e);
+    }
+
+    /// Sleeps the retry delay in short steps, so that a cancel or the turn's deadline ends it.
+    fn waitBeforeRetry(s: *Stream) TurnError!void {
+        const until = watchdog.nowNs() + s.retry_delay_ms * std.time.ns_per_ms;
+        while (true) {
+            if (s.watch.canceled.load(.acquire)) return error.Canceled;
+            const now = watchdog.nowNs();
+            if (s.turn_deadline_ns != 0 and now >= s.turn_deadline_ns) {
+                s.watch.fired.store(.timeout, .release);
+                return error.Timeout;
+            }
+            if (now >= until) return;
+            const step = @min(until - now, 20 * std.time.ns_per_ms);
+            const ts: std.c.timespec = .{ .sec = 0, .nsec = @intCast(step) };
+            _ = std.c.nanosleep(&ts, null);
+        }
+    }
+
+    fn timeoutMessage(s: *const Stream) []const u8 {
+        if (!s.got_head) return "no answer from the provider within timeouts.first_byte_ms";
+        if (s.turn_deadline_ns != 0 and watchdog.nowNs() >= s.turn_deadline_ns) return "the turn took longer than timeouts.total_ms";
+        return "no progress from the provider within timeouts.idle_ms";
+    }
+
+    /// Ends a canceled turn: what the user saw of the message stays in the conversation with
+    /// the stop reason `aborted`; calls of a tool round get canceled results.
+    fn abort(s: *Stream) NextError {
+        const gpa = s.agent.gpa;
+        s.closeConnection();
+        switch (s.phase) {
+            .messages => if (s.assembly.started) s.assembly.commitPartial(&s.agent.conversation) catch {},
+            .tool_starts, .tool_results => {
+                s.round.answerAllWith("The turn was canceled before this tool call finished.") catch {};
+                s.round.commitResults(&s.agent.conversation) catch {};
+                s.round.clear();
+            },
+            .complete => {},
+        }
+        s.detail.set(gpa, 0, "canceled_error", "the turn was canceled");
+        return s.fail(error.Canceled);
     }
 
     /// The detail of the failure (valid until the stream is destroyed), or null.
@@ -202,6 +360,8 @@ pub const Stream = struct {
     }
 
     fn deliver(s: *Stream, e: ev.Event) NextError!?ev.Event {
+        watchdog.progress(&s.watch);
+        if (e != .message_start) s.content_delivered = true;
         if (e == .message_end) {
             s.endMessage(e.message_end) catch |err| return s.fail(err);
         }
@@ -220,7 +380,7 @@ pub const Stream = struct {
         const inputs = try agent.gpa.alloc([]const u8, s.round.calls.items.len);
         defer agent.gpa.free(inputs);
         for (s.round.calls.items, inputs) |c, *input| input.* = c.input;
-        try s.assembly.commit(&agent.conversation, inputs);
+        try s.assembly.commit(&agent.conversation, inputs, end.stop_reason);
 
         const wants_tools = s.round.calls.items.len > 0 and switch (end.stop_reason) {
             .tool_use, .end_turn, .none => true,
@@ -237,7 +397,7 @@ pub const Stream = struct {
         if (s.rounds >= agent.config.max_tool_iterations) {
             var buf: [160]u8 = undefined;
             const msg = std.fmt.bufPrint(&buf, "the model asked for tools more than max_tool_iterations ({d}) times in one turn", .{agent.config.max_tool_iterations}) catch "too many tool rounds";
-            return s.failRound(error.ToolLoop, "tool_loop", msg);
+            return s.failRound(error.ToolLoop, "tool_loop_error", msg);
         }
         if (s.round.refused(agent)) |c| {
             var buf: [200]u8 = undefined;
@@ -271,6 +431,9 @@ pub const Stream = struct {
 
     fn closeConnection(s: *Stream) void {
         if (!s.connected) return;
+        // The watchdog must forget the socket before it is closed and its number reused.
+        watchdog.setSocket(&s.watch, -1);
+        watchdog.arm(&s.watch, 0, 0);
         // A request that did not read its body to the end closes its connection: a half-read
         // stream can never be reused.
         s.request.deinit();
@@ -332,6 +495,13 @@ pub const Stream = struct {
             }
         }
 
+        const timeouts = config.timeouts;
+        const now = watchdog.nowNs();
+        if (s.turn_deadline_ns == 0 and timeouts.total_ms > 0) s.turn_deadline_ns = now + timeouts.total_ms * std.time.ns_per_ms;
+        var first_byte_deadline: u64 = if (timeouts.first_byte_ms > 0) now + timeouts.first_byte_ms * std.time.ns_per_ms else 0;
+        if (s.turn_deadline_ns != 0 and (first_byte_deadline == 0 or s.turn_deadline_ns < first_byte_deadline)) first_byte_deadline = s.turn_deadline_ns;
+        watchdog.arm(&s.watch, first_byte_deadline, 0);
+
         s.request = agent.http.request(.POST, uri, .{
             .redirect_behavior = .unhandled,
             .keep_alive = true,
@@ -344,14 +514,25 @@ pub const Stream = struct {
             .extra_headers = extra[0..n_extra],
         }) catch |err| return s.connectFailure(err);
         s.connected = true; // from here on the request must be closed
+        watchdog.setSocket(&s.watch, s.request.connection.?.stream_reader.stream.socket.handle);
         s.request.sendBodyComplete(s.request_body.written()) catch |err| return s.connectFailure(err);
         s.response = s.request.receiveHead(&.{}) catch |err| return s.connectFailure(err);
 
+        s.got_head = true;
+        watchdog.arm(&s.watch, s.turn_deadline_ns, timeouts.idle_ms * std.time.ns_per_ms);
         const head = s.response.head;
         var it = head.iterateHeaders();
         while (it.next()) |h| {
-            if (std.ascii.eqlIgnoreCase(h.name, "request-id") or std.ascii.eqlIgnoreCase(h.name, "x-request-id"))
+            if (std.ascii.eqlIgnoreCase(h.name, "request-id") or std.ascii.eqlIgnoreCase(h.name, "x-request-id")) {
                 s.detail.setRequestId(gpa, h.value);
+            } else if (std.ascii.eqlIgnoreCase(h.name, "retry-after-ms")) {
+                if (retry.parseRetryAfterMs(h.value)) |ms| s.retry_after_ms = ms;
+            } else if (std.ascii.eqlIgnoreCase(h.name, "retry-after")) {
+                if (s.retry_after_ms == null) s.retry_after_ms = retry.parseRetryAfter(h.value, unixNow());
+            } else if (std.ascii.eqlIgnoreCase(h.name, "x-should-retry")) {
+                if (std.ascii.eqlIgnoreCase(h.value, "true")) s.should_retry = true;
+                if (std.ascii.eqlIgnoreCase(h.value, "false")) s.should_retry = false;
+            }
         }
         const status: u16 = @intFromEnum(head.status);
         const content_type = head.content_type orelse "";
@@ -388,7 +569,7 @@ pub const Stream = struct {
     fn connectFailure(s: *Stream, err: anyerror) TurnError {
         if (err == error.OutOfMemory) return error.OutOfMemory;
         var msg_buf: [160]u8 = undefined;
-        const msg = std.fmt.bufPrint(&msg_buf, "could not reach {s}: {s}", .{ s.agent.config.base_url.?, @errorName(err) }) catch @errorName(err);
+        const msg = std.fmt.bufPrint(&msg_buf, "could not reach {s}: {s}", .{ hostOf(s.url.items), @errorName(err) }) catch @errorName(err);
         s.detail.set(s.agent.gpa, 0, "connection_error", msg);
         return error.Connection;
     }
@@ -406,6 +587,7 @@ pub const Stream = struct {
             else => {},
         }
         if (s.response.bodyErr()) |body_err| {
+            if (body_err == error.HttpChunkTruncated) s.dropped = true;
             s.detail.set(gpa, 0, "protocol_error", switch (body_err) {
                 error.HttpChunkTruncated => "the chunked body was cut short",
                 error.HttpChunkInvalid => "the chunked body is malformed",
@@ -420,6 +602,21 @@ pub const Stream = struct {
         return error.Connection;
     }
 };
+
+fn unixNow() i64 {
+    var ts: std.c.timespec = undefined;
+    _ = std.c.clock_gettime(.REALTIME, &ts);
+    return @intCast(ts.sec);
+}
+
+/// scheme://host:port of a URL, without any user:password part or path (no secrets in errors).
+fn hostOf(url: []const u8) []const u8 {
+    const scheme_end = (std.mem.indexOf(u8, url, "://") orelse return "the provider") + 3;
+    const rest = url[scheme_end..];
+    const end = std.mem.indexOfAny(u8, rest, "/?#") orelse rest.len;
+    if (std.mem.lastIndexOfScalar(u8, rest[0..end], '@') != null) return "the provider (credentials in base_url hidden)";
+    return url[0 .. scheme_end + end];
+}
 
 /// base_url + endpoint, where a base ending in "/v1" (the OpenAI SDK convention) is not
 /// given a second "/v1".

@@ -31,6 +31,8 @@ const Answer = struct {
     piece: usize = 1 << 20,
     /// Send only this many bytes of the framed body, then close.
     cut_at: ?usize = null,
+    /// After the body, keep the connection open until the client closes it.
+    stall: bool = false,
 };
 
 const TestServer = struct {
@@ -103,7 +105,7 @@ const TestServer = struct {
         const w = &writer.interface;
         try w.print("HTTP/1.1 {s}\r\ncontent-type: {s}\r\nrequest-id: req_test\r\n", .{ a.status, a.content_type });
         switch (a.framing) {
-            .content_length => try w.print("content-length: {d}\r\n\r\n", .{a.body.len}),
+            .content_length => try w.print("content-length: {d}\r\n\r\n", .{a.body.len + @as(usize, if (a.stall) 1000 else 0)}),
             .chunked => try w.writeAll("transfer-encoding: chunked\r\n\r\n"),
         }
         try w.flush();
@@ -114,6 +116,10 @@ const TestServer = struct {
             try w.writeAll(framed.items[sent .. sent + n]);
             try w.flush();
             sent += n;
+        }
+        if (a.stall) {
+            // Wait for the client to go away (a read returns end of stream or an error).
+            _ = reader.interface.discardRemaining() catch {};
         }
     }
 };
@@ -165,7 +171,8 @@ fn expectFailure(answer: Answer, expected: anyerror, http_status: u16, message_p
     defer server.stop();
     var url_buf: [64]u8 = undefined;
     const url = try std.fmt.bufPrint(&url_buf, "http://127.0.0.1:{d}", .{server.port});
-    const agent = try Agent.init(std.testing.allocator, .{ .provider = .anthropic, .model = "m", .base_url = url, .api_key = "k" });
+    // No retries: each failure here must surface as it is (retries have their own tests).
+    const agent = try Agent.init(std.testing.allocator, .{ .provider = .anthropic, .model = "m", .base_url = url, .api_key = "k", .retry = .{ .max_retries = 0 } });
     defer agent.deinit();
     const stream = try agent.run("hi");
     defer stream.destroy();
@@ -312,4 +319,70 @@ test "more tool rounds than max_tool_iterations fail the turn with a tool-loop e
     defer stream.destroy();
     _ = try nextUntil(stream, .message_end);
     try std.testing.expectError(error.ToolLoop, stream.next());
+}
+
+test "an overloaded answer is retried after a ProviderRetry event, then the turn goes on" {
+    var server: TestServer = undefined;
+    const overloaded: Answer = .{
+        .status = "529 Overloaded",
+        .content_type = "application/json",
+        .body = "{\"type\":\"error\",\"error\":{\"type\":\"overloaded_error\",\"message\":\"Overloaded\"}}",
+        .framing = .content_length,
+    };
+    try server.startMany(overloaded, &.{.{}});
+    defer server.stop();
+    var url_buf: [64]u8 = undefined;
+    const url = try std.fmt.bufPrint(&url_buf, "http://127.0.0.1:{d}", .{server.port});
+    const agent = try Agent.init(std.testing.allocator, .{ .provider = .anthropic, .model = "m", .base_url = url, .api_key = "k", .retry = .{ .initial_delay_ms = 10 } });
+    defer agent.deinit();
+    const stream = try agent.run("hi");
+    defer stream.destroy();
+    const first = (try stream.next()).?;
+    try std.testing.expectEqual(@as(u32, 1), first.provider_retry.attempt);
+    try std.testing.expectEqual(@as(u16, 529), first.provider_retry.http_status);
+    try std.testing.expect(first.provider_retry.delay_ms <= 10);
+    try std.testing.expect(std.mem.indexOf(u8, first.provider_retry.reason, "Overloaded") != null);
+    const complete = (try nextUntil(stream, .message_complete)).message_complete;
+    try std.testing.expectEqual(.end_turn, complete.stop_reason);
+}
+
+test "the idle timeout ends a stream that stalls, and cancel ends it from another thread" {
+    // A body that stops after the head events and never ends: only a timeout or a cancel ends it.
+    var server: TestServer = undefined;
+    try server.start(.{ .body = sse_head, .framing = .content_length, .stall = true });
+    var url_buf: [64]u8 = undefined;
+    const url = try std.fmt.bufPrint(&url_buf, "http://127.0.0.1:{d}", .{server.port});
+    const agent = try Agent.init(std.testing.allocator, .{ .provider = .anthropic, .model = "m", .base_url = url, .api_key = "k", .timeouts = .{ .idle_ms = 200 } });
+    defer agent.deinit();
+    {
+        const stream = try agent.run("hi");
+        defer stream.destroy();
+        _ = try nextUntil(stream, .block_start);
+        try std.testing.expectError(error.Timeout, stream.next());
+        try std.testing.expect(std.mem.indexOf(u8, stream.failureDetail().?.message.items, "idle") != null);
+    }
+    server.stop();
+
+    try server.start(.{ .body = sse_head, .framing = .content_length, .stall = true });
+    defer server.stop();
+    var url_buf2: [64]u8 = undefined;
+    agent.config.base_url = try std.fmt.bufPrint(&url_buf2, "http://127.0.0.1:{d}", .{server.port});
+    agent.config.timeouts = .{};
+    const stream = try agent.run("again");
+    defer stream.destroy();
+    _ = try nextUntil(stream, .block_start);
+    const canceler = try std.Thread.spawn(.{}, cancelSoon, .{stream});
+    try std.testing.expectError(error.Canceled, stream.next()); // blocked until the cancel
+    canceler.join();
+    try std.testing.expectError(error.Canceled, stream.next());
+    // The partial message stays, marked aborted; the agent can run the next turn.
+    const last = agent.conversation.messages.items[agent.conversation.messages.items.len - 1];
+    try std.testing.expectEqual(.aborted, last.stop_reason);
+    try std.testing.expect(!agent.busy);
+}
+
+fn cancelSoon(stream: *Stream) void {
+    const ts: std.c.timespec = .{ .sec = 0, .nsec = 100 * std.time.ns_per_ms };
+    _ = std.c.nanosleep(&ts, null);
+    stream.cancel();
 }

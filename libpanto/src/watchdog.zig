@@ -1,0 +1,153 @@
+//! Ends blocked network reads from outside: a stream's deadline passing (timeouts) or another
+//! thread canceling. One process-wide thread sleeps until the earliest armed deadline and then
+//! shuts the stream's socket down, which makes any read blocked on it return at once, wherever
+//! inside std.http it is. Cancellation shuts the socket down the same way, under the same lock,
+//! so a socket is never shut down after its stream closed it.
+const std = @import("std");
+const c = std.c;
+
+pub const Reason = enum(u8) { none = 0, timeout = 1, canceled = 2 };
+
+/// A stream's registration. Lives inside the stream.
+pub const Watch = struct {
+    /// The socket to shut down, or -1 while the stream has no connection.
+    fd: c.fd_t = -1,
+    /// CLOCK_MONOTONIC nanoseconds; 0 when no hard deadline is armed.
+    deadline_ns: u64 = 0,
+    /// With `idle_ns` > 0, the socket is also shut down `idle_ns` after the last progress.
+    idle_ns: u64 = 0,
+    /// When the stream last made progress; written on every event without taking the lock.
+    last_progress_ns: std.atomic.Value(u64) = .init(0),
+    /// Why the socket was shut down, if it was.
+    fired: std.atomic.Value(Reason) = .init(.none),
+    canceled: std.atomic.Value(bool) = .init(false),
+    next: ?*Watch = null,
+    prev: ?*Watch = null,
+    listed: bool = false,
+};
+
+var mutex: c.pthread_mutex_t = c.PTHREAD_MUTEX_INITIALIZER;
+var cond: c.pthread_cond_t = .{};
+var head: ?*Watch = null;
+var thread_started = false;
+
+pub fn nowNs() u64 {
+    var ts: c.timespec = undefined;
+    _ = c.clock_gettime(.MONOTONIC, &ts);
+    return @as(u64, @intCast(ts.sec)) * std.time.ns_per_s + @as(u64, @intCast(ts.nsec));
+}
+
+/// Sets the socket of a stream's connection (or -1 when it closes it: call this before
+/// closing the socket).
+pub fn setSocket(w: *Watch, fd: c.fd_t) void {
+    lock();
+    defer unlock();
+    w.fd = fd;
+    if (fd >= 0 and w.canceled.load(.acquire)) shutdownLocked(w, .canceled);
+}
+
+/// Marks progress: the idle deadline moves on. Lock-free, cheap enough for every event.
+pub fn progress(w: *Watch) void {
+    w.last_progress_ns.store(nowNs(), .monotonic);
+}
+
+/// Arms (or moves) the hard deadline and the idle limit; both 0 disarms. Starts the watchdog
+/// thread on first use.
+pub fn arm(w: *Watch, deadline_ns: u64, idle_ns: u64) void {
+    lock();
+    defer unlock();
+    w.deadline_ns = deadline_ns;
+    w.idle_ns = idle_ns;
+    if (idle_ns > 0) w.last_progress_ns.store(nowNs(), .monotonic);
+    if (deadline_ns == 0 and idle_ns == 0) {
+        unlink(w);
+        return;
+    }
+    if (!w.listed) {
+        w.next = head;
+        w.prev = null;
+        if (head) |h| h.prev = w;
+        head = w;
+        w.listed = true;
+    }
+    if (!thread_started) {
+        // Without a thread, deadlines only take effect between reads; say nothing and go on.
+        if (std.Thread.spawn(.{}, run, .{})) |t| {
+            t.detach();
+            thread_started = true;
+        } else |_| {}
+    }
+    _ = c.pthread_cond_signal(&cond);
+}
+
+/// Cancels from any thread: a blocked read returns at once.
+pub fn cancel(w: *Watch) void {
+    lock();
+    defer unlock();
+    w.canceled.store(true, .release);
+    if (w.fd >= 0) shutdownLocked(w, .canceled);
+}
+
+/// Removes the stream from the watchdog; call before the stream's memory goes.
+pub fn forget(w: *Watch) void {
+    lock();
+    defer unlock();
+    unlink(w);
+    w.fd = -1;
+}
+
+fn unlink(w: *Watch) void {
+    if (!w.listed) return;
+    if (w.prev) |p| p.next = w.next else head = w.next;
+    if (w.next) |n| n.prev = w.prev;
+    w.next = null;
+    w.prev = null;
+    w.listed = false;
+}
+
+fn shutdownLocked(w: *Watch, reason: Reason) void {
+    _ = w.fired.cmpxchgStrong(.none, reason, .acq_rel, .acquire);
+    _ = c.shutdown(w.fd, 2); // SHUT_RDWR
+}
+
+fn effectiveDeadline(w: *const Watch) u64 {
+    var due: u64 = std.math.maxInt(u64);
+    if (w.deadline_ns != 0) due = w.deadline_ns;
+    if (w.idle_ns != 0) due = @min(due, w.last_progress_ns.load(.monotonic) + w.idle_ns);
+    return due;
+}
+
+fn lock() void {
+    _ = c.pthread_mutex_lock(&mutex);
+}
+
+fn unlock() void {
+    _ = c.pthread_mutex_unlock(&mutex);
+}
+
+fn run() void {
+    lock();
+    while (true) {
+        const now = nowNs();
+        var earliest: u64 = 0;
+        var it = head;
+        while (it) |w| {
+            it = w.next;
+            const due = effectiveDeadline(w);
+            if (due <= now) {
+                if (w.fd >= 0) shutdownLocked(w, .timeout) else _ = w.fired.cmpxchgStrong(.none, .timeout, .acq_rel, .acquire);
+                unlink(w);
+            } else if (earliest == 0 or due < earliest) earliest = due;
+        }
+        if (earliest == 0) {
+            _ = c.pthread_cond_wait(&cond, &mutex);
+        } else {
+            // pthread_cond_timedwait takes CLOCK_REALTIME; convert the remaining time.
+            var real: c.timespec = undefined;
+            _ = c.clock_gettime(.REALTIME, &real);
+            const wake = @as(u64, @intCast(real.sec)) * std.time.ns_per_s + @as(u64, @intCast(real.nsec)) + (earliest - now);
+            const abstime: c.timespec = .{ .sec = @intCast(wake / std.time.ns_per_s), .nsec = @intCast(wake % std.time.ns_per_s) };
+            _ = c.pthread_cond_timedwait(&cond, &mutex, &abstime);
+        }
+    }
+}
