@@ -15,6 +15,7 @@ pub const Status = enum(c_int) {
     busy = -4,
     result_pending = -5,
     no_such_call = -6,
+    state = -7,
     authentication = -10,
     permission = -11,
     not_found = -12,
@@ -59,6 +60,7 @@ pub const EventKind = enum(i32) {
     tool_details = 7,
     tool_call_start = 8,
     tool_result = 9,
+    provider_retry = 10,
 };
 
 pub const String = extern struct {
@@ -92,7 +94,10 @@ pub const Event = extern struct {
     usage: Usage = .{},
     name: String = .{},
     awaiting_result: i32 = 0,
+    attempt: u32 = 0,
+    http_status: i32 = 0,
     reserved0: i32 = 0,
+    delay_ms: u64 = 0,
 };
 
 pub const Error = extern struct {

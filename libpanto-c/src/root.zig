@@ -125,6 +125,19 @@ pub export fn panto_agent_error(agent: ?*const PantoAgent, out_error: ?*PantoErr
     return @intFromEnum(h.last_error);
 }
 
+pub export fn panto_agent_set_config(agent: ?*PantoAgent, config_json: ?[*:0]const u8) c_int {
+    const h = agent orelse return code(.invalid_argument);
+    const a = h.agent orelse return h.setError(.invalid_argument, "this agent was not created: see panto_agent_error");
+    const json = config_json orelse return h.setError(.invalid_argument, "config_json is NULL");
+    var diag: panto.config.Diagnostic = .{};
+    a.setConfig(std.mem.span(json), &diag) catch |err| return switch (err) {
+        error.Busy => h.setError(.busy, "the configuration cannot change while a stream of the agent is unfinished"),
+        error.InvalidConfig => h.setError(.config, diag.message()),
+        error.OutOfMemory => h.setError(.out_of_memory, "out of memory"),
+    };
+    return h.clearError();
+}
+
 pub export fn panto_agent_run(agent: ?*PantoAgent, text: ?[*:0]const u8, out_stream: ?*?*PantoStream) c_int {
     const out = out_stream orelse return code(.invalid_argument);
     out.* = null;
@@ -216,6 +229,7 @@ fn toAbi(event: panto.Event) PantoEvent {
         .tool_details => |e| .{ .kind = @intFromEnum(abi.EventKind.tool_details), .index = e.index, .block_kind = @intFromEnum(panto.BlockKind.tool_call), .id = .from(e.id), .name = .from(e.name) },
         .tool_call_start => |e| .{ .kind = @intFromEnum(abi.EventKind.tool_call_start), .id = .from(e.id), .name = .from(e.name), .text = .from(e.input), .awaiting_result = @intFromBool(e.awaiting_result) },
         .tool_result => |e| .{ .kind = @intFromEnum(abi.EventKind.tool_result), .id = .from(e.id), .name = .from(e.name), .text = .from(e.content), .is_error = @intFromBool(e.is_error) },
+        .provider_retry => |e| .{ .kind = @intFromEnum(abi.EventKind.provider_retry), .attempt = e.attempt, .delay_ms = e.delay_ms, .http_status = e.http_status, .text = .from(e.reason) },
     };
 }
 
@@ -232,6 +246,21 @@ fn messageEnd(kind: abi.EventKind, e: panto.event.MessageComplete) PantoEvent {
             .reasoning_tokens = e.usage.reasoning_tokens,
         },
     };
+}
+
+pub export fn panto_stream_cancel(stream: ?*PantoStream) c_int {
+    const s = stream orelse return code(.invalid_argument);
+    s.cancel();
+    return code(.ok);
+}
+
+pub export fn panto_stream_reopen(stream: ?*PantoStream) c_int {
+    const s = stream orelse return code(.invalid_argument);
+    s.reopen() catch |err| return switch (err) {
+        error.State => code(.state),
+        error.Busy => code(.busy),
+    };
+    return code(.ok);
 }
 
 pub export fn panto_stream_error(stream: ?*const PantoStream, out_error: ?*PantoError) c_int {
