@@ -37,6 +37,7 @@ test-c:
 	@mkdir -p build
 	cc $(CSTRICT) -Iinclude tests/c/test_api.c -L$(LIB) -lpanto -Wl,-rpath,$(LIB) -o build/test_api
 	build/test_api
+	OPTIMIZE=$(OPTIMIZE) tests/c/test_install.sh
 
 test-python:
 	$(PY) -m pytest -q tests/python

@@ -45,6 +45,21 @@ pub fn build(b: *std.Build) void {
     b.installArtifact(static);
     b.installFile("include/panto.h", "include/panto.h");
 
+    // pkg-config, so C programs build with `cc $(pkg-config --cflags --libs panto)`.
+    const pc = b.addWriteFiles().add("panto.pc", b.fmt(
+        \\prefix={s}
+        \\libdir=${{prefix}}/lib
+        \\includedir=${{prefix}}/include
+        \\
+        \\Name: panto
+        \\Description: LLM-agent runtime with a pull-shaped streaming C API
+        \\Version: 0.1.0
+        \\Libs: -L${{libdir}} -Wl,-rpath,${{libdir}} -lpanto
+        \\Cflags: -I${{includedir}}
+        \\
+    , .{b.install_prefix}));
+    b.getInstallStep().dependOn(&b.addInstallFileWithDir(pc, .lib, "pkgconfig/panto.pc").step);
+
     // The Lua 5.4 module: a C module written in Zig. It does not link Lua: the interpreter
     // that loads it provides the lua_* symbols. It calls panto through include/panto.h (the
     // header's externs bind to the exports of panto_c, compiled into the module) and exports
