@@ -16,22 +16,20 @@ cc -std=c99 -Wall -Wextra -Werror -pedantic -Iinclude examples/c/first_turn.c \
     -Lzig-out/lib -lpanto -Wl,-rpath,"$root/zig-out/lib" -o build/examples/first_turn_c
 (cd examples/go && go build -o "$root/build/examples/first_turn_go" ./first_turn)
 
+run_examples() {
+    build/examples/first_turn_c
+    .venv/bin/python examples/python/first_turn.py
+    build/examples/first_turn_go
+    lua5.4 examples/lua/first_turn.lua
+}
+
 if [ -z "${ANTHROPIC_API_KEY:-}" ] && [ -z "${OPENAI_API_KEY:-}" ] && [ -z "${PANTO_BASE_URL:-}" ]; then
-    log=build/examples/emulator.log
-    .venv/bin/python -m panto.emulator --port 0 --scenario examples/demo-scenario.json >"$log" 2>&1 &
-    emulator=$!
-    trap 'kill $emulator 2>/dev/null; wait $emulator 2>/dev/null || true' EXIT
-    for _ in $(seq 100); do grep -q listening "$log" && break; sleep 0.05; done
-    PANTO_BASE_URL=$(head -n1 "$log" | awk '{print $NF}')
-    [ -n "$PANTO_BASE_URL" ] || { cat "$log"; echo "demo: the emulator did not start" >&2; exit 1; }
-    export PANTO_BASE_URL PANTO_API_KEY=demo-key
-    echo "demo: no API key set, so the turns go to the provider emulator at $PANTO_BASE_URL"
+    echo "demo: no API key set, so the turns go to the provider emulator"
+    echo
+    export -f run_examples
+    scripts/with-emulator.sh bash -c run_examples
 else
     echo "demo: talking to the real API"
+    echo
+    run_examples
 fi
-echo
-
-build/examples/first_turn_c
-.venv/bin/python examples/python/first_turn.py
-build/examples/first_turn_go
-lua5.4 examples/lua/first_turn.lua

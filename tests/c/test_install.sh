@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # `zig build install --prefix P` gives a usable C package: the shared and static libraries,
 # panto.h and a pkg-config file; the header compiles as C99 and as C++; the C example builds
-# with nothing but pkg-config and runs against the emulator.
+# with nothing but pkg-config and runs against the emulator. And libpanto works as a Zig
+# dependency (tests/zig-consumer).
 set -euo pipefail
 cd "$(dirname "$0")/../.."
 prefix=$PWD/build/prefix
@@ -18,15 +19,10 @@ cc -std=c99 -Wall -Wextra -Werror -pedantic examples/c/first_turn.c $(pkg-config
 cc -std=c99 examples/c/first_turn.c -I"$prefix/include" "$prefix/lib/libpanto.a" -lpthread -o build/first_turn_static
 if ldd build/first_turn_static | grep -q libpanto; then echo "FAIL: the static build loads libpanto.so"; exit 1; fi
 
-log=build/install-emulator.log
-PYTHONPATH=bindings-py .venv/bin/python -m panto.emulator --port 0 --scenario examples/demo-scenario.json >"$log" 2>&1 &
-emulator=$!
-trap 'kill $emulator 2>/dev/null; wait $emulator 2>/dev/null || true' EXIT
-for _ in $(seq 100); do grep -q listening "$log" && break; sleep 0.05; done
-export PANTO_BASE_URL=$(head -n1 "$log" | awk '{print $NF}') PANTO_API_KEY=test-key
-unset ANTHROPIC_API_KEY OPENAI_API_KEY
 for program in build/first_turn_pkgconfig build/first_turn_static; do
-    out=$(env -u LD_LIBRARY_PATH "$program")
+    out=$(env -u LD_LIBRARY_PATH scripts/with-emulator.sh "$program")
     case "$out" in *"Hello from panto"*) ;; *) echo "FAIL: $program printed: $out"; exit 1 ;; esac
 done
-echo "install: 1 passed, 0 failed"
+out=$(cd tests/zig-consumer && ../../scripts/with-emulator.sh sh -c '../../.venv/bin/python -m ziglang build run -- "$PANTO_BASE_URL"')
+case "$out" in *"[zig] Hello from panto"*) ;; *) echo "FAIL: the Zig consumer printed: $out"; exit 1 ;; esac
+echo "install: 2 passed, 0 failed"
