@@ -5,7 +5,6 @@ const Allocator = std.mem.Allocator;
 const Assembly = @import("assembly.zig").Assembly;
 const errors = @import("errors.zig");
 const sse = @import("sse.zig");
-const tools = @import("tools.zig");
 const writeRawJson = @import("conversation.zig").writeRawJson;
 
 pub const endpoint = "/v1/messages";
@@ -105,12 +104,7 @@ pub fn writeRequest(w: *std.Io.Writer, parts: RequestParts) std.Io.Writer.Error!
         try s.endObject();
     }
     try s.endArray();
-    if (parts.hasTools()) {
-        try s.objectField("tools");
-        try s.beginArray();
-        for (parts.tools) |t| if (t.allowedWith(parts.granted)) try tools.writeOne(&s, t, .anthropic);
-        try s.endArray();
-    }
+    try parts.writeTools(&s, .anthropic);
     try s.objectField("stream");
     try s.write(true);
     try s.endObject();

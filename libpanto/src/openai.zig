@@ -3,7 +3,6 @@
 const std = @import("std");
 const Allocator = std.mem.Allocator;
 const conversation = @import("conversation.zig");
-const tools = @import("tools.zig");
 const Assembly = @import("assembly.zig").Assembly;
 const errors = @import("errors.zig");
 const sse = @import("sse.zig");
@@ -79,12 +78,7 @@ pub fn writeRequest(w: *std.Io.Writer, parts: RequestParts) std.Io.Writer.Error!
         },
     };
     try s.endArray();
-    if (parts.hasTools()) {
-        try s.objectField("tools");
-        try s.beginArray();
-        for (parts.tools) |t| if (t.allowedWith(parts.granted)) try tools.writeOne(&s, t, .openai);
-        try s.endArray();
-    }
+    try parts.writeTools(&s, .openai);
     try s.objectField("stream");
     try s.write(true);
     try s.objectField("stream_options");
