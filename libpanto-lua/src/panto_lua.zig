@@ -5,7 +5,8 @@
 //! do after the call that raised. So no function here holds a resource that only a Zig frame
 //! knows about across a Lua call that can raise (argument checks, lua_push* when memory runs
 //! out, lua_error): every C handle goes into its userdata, whose __gc frees it, the moment it
-//! exists, and strings are built in Lua buffers.
+//! exists, and the Zig memory of JSON encoding and decoding lives in boxes (userdata with a
+//! __gc) on the Lua stack. Zig frames that raise hold only stack buffers.
 
 const std = @import("std");
 const c = @import("c"); // lua.h, lauxlib.h and panto.h, translated by build.zig
@@ -16,14 +17,38 @@ comptime {
 }
 
 const State = ?*c.lua_State;
+const gpa = std.heap.c_allocator;
 
 const agent_tname: [*:0]const u8 = "panto.Agent";
 const stream_tname: [*:0]const u8 = "panto.Stream";
 const error_tname: [*:0]const u8 = "panto.Error";
+const registry_tname: [*:0]const u8 = "panto.Registry";
+/// The metatable of decoded JSON arrays (and of tables marked with panto.array), so that an
+/// empty one encodes back as `[]`.
+const array_tname: [*:0]const u8 = "panto.array";
+/// Internal boxes: Zig memory owned by a userdata, freed by its __gc if a Lua error skips the
+/// explicit free.
+const writer_tname: [*:0]const u8 = "panto.JsonWriter";
+const arena_tname: [*:0]const u8 = "panto.JsonArena";
 
-/// User value slots of a stream userdata.
-const uv_stream_agent = 1; // the agent userdata: keeps the agent alive while the stream is
-const uv_stream_error = 2; // the error table of a failed turn, raised again by every next()
+/// User value slots.
+const uv_agent_handlers = 1; // agent: table tool name -> handler function
+const uv_stream_agent = 1; // stream: the agent userdata, kept alive while the stream is
+const uv_stream_error = 2; // stream: the error table of a failed turn, raised again by next()
+const uv_stream_pending = 3; // stream: the tool call to run before the next event
+const uv_registry_tools = 1; // registry: the sequence of tool tables
+
+/// Indices in a pending call table.
+const pending_id = 1;
+const pending_name = 2;
+const pending_event = 3;
+const pending_handler = 4;
+
+/// JSON null in Lua: a light userdata, panto.null.
+var null_sentinel: u8 = 0;
+
+/// Nesting limit of JSON values, both ways (a deeper table is likely a cycle).
+const max_depth = 200;
 
 // ---- Userdata ---------------------------------------------------------------------------
 
@@ -48,6 +73,8 @@ const Phase = enum(u8) {
 const Stream = struct {
     handle: ?*c.PantoStream,
     phase: Phase,
+    /// Whether next() runs the handlers of awaited tool calls itself.
+    run_tools: bool,
     /// Set while `handle` is: the agent whose list links this stream.
     agent: ?*Agent,
     prev: ?*Stream,
@@ -103,6 +130,21 @@ fn pushSlice(L: State, s: []const u8) void {
     _ = c.lua_pushlstring(L, s.ptr, s.len); // copies: borrowed C strings die at the next call
 }
 
+/// The string at `idx`, which must be a string (lua_tolstring would convert a number in place).
+fn toSlice(L: State, idx: c_int) []const u8 {
+    var len: usize = 0;
+    const p = c.lua_tolstring(L, idx, &len);
+    return p[0..len];
+}
+
+fn typeName(L: State, idx: c_int) []const u8 {
+    return std.mem.span(c.lua_typename(L, c.lua_type(L, idx)));
+}
+
+fn pop(L: State, n: c_int) void {
+    c.lua_settop(L, -n - 1);
+}
+
 fn setString(L: State, key: [*:0]const u8, s: []const u8) void {
     pushSlice(L, s);
     c.lua_setfield(L, -2, key);
@@ -119,42 +161,60 @@ fn setInteger(L: State, key: [*:0]const u8, n: anytype) void {
     c.lua_setfield(L, -2, key);
 }
 
-/// Pushes `s` as a JSON string literal (quoted and escaped), built in a Lua buffer.
-fn pushJsonString(L: State, s: []const u8) void {
-    var b: c.luaL_Buffer = undefined;
-    const out: [*]u8 = c.luaL_buffinitsize(L, &b, s.len * 6 + 2);
-    const hex = "0123456789abcdef";
-    var n: usize = 0;
-    out[n] = '"';
-    n += 1;
-    for (s) |ch| {
-        const esc: ?u8 = switch (ch) {
-            '"' => '"',
-            '\\' => '\\',
-            '\n' => 'n',
-            '\r' => 'r',
-            '\t' => 't',
-            0x08 => 'b',
-            0x0c => 'f',
-            else => null,
-        };
-        if (esc) |e| {
-            out[n] = '\\';
-            out[n + 1] = e;
-            n += 2;
-        } else if (ch < 0x20) {
-            @memcpy(out[n .. n + 4], "\\u00");
-            out[n + 4] = hex[ch >> 4];
-            out[n + 5] = hex[ch & 15];
-            n += 6;
-        } else {
-            out[n] = ch;
-            n += 1;
-        }
+fn setBoolean(L: State, key: [*:0]const u8, b: bool) void {
+    c.lua_pushboolean(L, @intFromBool(b));
+    c.lua_setfield(L, -2, key);
+}
+
+fn isNil(L: State, idx: c_int) bool {
+    return c.lua_type(L, idx) == c.LUA_TNIL;
+}
+
+fn isNoneOrNil(L: State, idx: c_int) bool {
+    return c.lua_type(L, idx) <= c.LUA_TNIL;
+}
+
+/// A function, or a value with a __call metamethod.
+fn isCallable(L: State, idx: c_int) bool {
+    if (c.lua_type(L, idx) == c.LUA_TFUNCTION) return true;
+    if (c.luaL_getmetafield(L, idx, "__call") == c.LUA_TNIL) return false;
+    pop(L, 1);
+    return true;
+}
+
+fn pushNull(L: State) void {
+    c.lua_pushlightuserdata(L, &null_sentinel);
+}
+
+fn isNull(L: State, idx: c_int) bool {
+    return c.lua_type(L, idx) == c.LUA_TLIGHTUSERDATA and c.lua_touserdata(L, idx) == @as(*anyopaque, &null_sentinel);
+}
+
+/// Where a declaration error is, for its message: "tool 'get_weather': parameter 'city': ".
+const Where = struct {
+    parent: ?*const Where = null,
+    label: []const u8,
+    name: []const u8 = "",
+
+    fn write(w: *const Where, out: *std.Io.Writer) void {
+        if (w.parent) |p| p.write(out);
+        if (w.name.len > 0)
+            out.print("{s} '{s}': ", .{ w.label, w.name }) catch {}
+        else
+            out.print("{s}: ", .{w.label}) catch {};
     }
-    out[n] = '"';
-    n += 1;
-    c.luaL_pushresultsize(&b, n);
+};
+
+/// Raises a Lua error "<where>: <message>". Only a stack buffer is live in Zig frames here.
+fn fail(L: State, where: ?*const Where, comptime fmt: []const u8, args: anytype) noreturn {
+    var buf: [600]u8 = undefined;
+    var w: std.Io.Writer = .fixed(buf[0 .. buf.len - 1]);
+    if (where) |p| p.write(&w);
+    w.print(fmt, args) catch {};
+    const n = w.end;
+    buf[n] = 0;
+    _ = c.luaL_error(L, "%s", @as([*:0]const u8, buf[0..n :0].ptr));
+    unreachable;
 }
 
 /// Pushes an error table {code, http_status, type, message, request_id} with the metatable
@@ -180,19 +240,706 @@ fn newError() c.PantoError {
     return err;
 }
 
+/// Pushes an error table with `code` and `message` alone.
+fn pushSimpleError(L: State, code: c_int, message: []const u8) void {
+    var err = newError();
+    err.code = code;
+    err.message = .{ .ptr = message.ptr, .len = message.len };
+    pushError(L, &err, code);
+}
+
 /// Raises the agent's last error (after a failed panto_agent_run, say) as an error table.
-fn raiseAgentError(L: State, a: *Agent, rc: c_int) c_int {
+fn raiseAgentError(L: State, a: *Agent, rc: c_int) noreturn {
     var err = newError();
     _ = c.panto_agent_error(a.handle, &err);
     pushError(L, &err, rc);
-    return c.lua_error(L);
+    _ = c.lua_error(L);
+    unreachable;
+}
+
+/// The value at the top is the message of a refused declaration (raised by a protected
+/// call): raises it as a panto.Error with code "config".
+fn raiseConfigError(L: State) noreturn {
+    if (c.lua_type(L, -1) != c.LUA_TSTRING) _ = c.lua_error(L); // not a message: as it is
+    pushSimpleError(L, c.PANTO_ERR_CONFIG, toSlice(L, -1));
+    _ = c.lua_error(L);
+    unreachable;
+}
+
+/// Calls the C function `f` with the `nargs` values at the top, protected. Returns whether
+/// it succeeded; the results (or the error value) are at the top.
+fn protectedCall(L: State, f: c.lua_CFunction, nargs: c_int, nresults: c_int) bool {
+    c.lua_pushcclosure(L, f, 0);
+    c.lua_rotate(L, -nargs - 1, 1);
+    return c.lua_pcallk(L, nargs, nresults, 0, 0, null) == c.LUA_OK;
+}
+
+// ---- JSON out: a growable buffer in a box -----------------------------------------------
+
+const Writer = struct {
+    list: std.ArrayList(u8),
+
+    fn write(w: *Writer, L: State, bytes: []const u8) void {
+        w.list.appendSlice(gpa, bytes) catch {
+            _ = c.luaL_error(L, "not enough memory");
+        };
+    }
+};
+
+/// Pushes a new writer box and returns it.
+fn newWriter(L: State) *Writer {
+    const w: *Writer = @ptrCast(@alignCast(c.lua_newuserdatauv(L, @sizeOf(Writer), 0).?));
+    w.* = .{ .list = .empty };
+    c.luaL_setmetatable(L, writer_tname);
+    return w;
+}
+
+fn writerGc(L: State) callconv(.c) c_int {
+    const w: *Writer = @ptrCast(@alignCast(c.luaL_checkudata(L, 1, writer_tname).?));
+    w.list.deinit(gpa);
+    w.list = .empty;
+    return 0;
+}
+
+/// Pushes what `w` holds as a string and frees its memory (the box stays where it is).
+fn pushWritten(L: State, w: *Writer) void {
+    pushSlice(L, w.list.items);
+    w.list.deinit(gpa);
+    w.list = .empty;
+}
+
+/// Writes `s` as a JSON string literal. Returns false when `s` is not UTF-8.
+fn writeString(L: State, w: *Writer, s: []const u8) bool {
+    if (!std.unicode.utf8ValidateSlice(s)) return false;
+    const hex = "0123456789abcdef";
+    w.write(L, "\"");
+    var start: usize = 0;
+    for (s, 0..) |ch, i| {
+        const esc: ?u8 = switch (ch) {
+            '"' => '"',
+            '\\' => '\\',
+            '\n' => 'n',
+            '\r' => 'r',
+            '\t' => 't',
+            0x08 => 'b',
+            0x0c => 'f',
+            else => if (ch < 0x20) 'u' else null,
+        };
+        const e = esc orelse continue;
+        w.write(L, s[start..i]);
+        if (e == 'u') {
+            const u = [_]u8{ '\\', 'u', '0', '0', hex[ch >> 4], hex[ch & 15] };
+            w.write(L, &u);
+        } else {
+            w.write(L, &.{ '\\', e });
+        }
+        start = i + 1;
+    }
+    w.write(L, s[start..]);
+    w.write(L, "\"");
+    return true;
+}
+
+fn writeStringOrFail(L: State, w: *Writer, s: []const u8, where: ?*const Where, what: []const u8) void {
+    if (!writeString(L, w, s)) fail(L, where, "{s} is not valid UTF-8", .{what});
+}
+
+fn writeNumber(L: State, w: *Writer, idx: c_int, where: ?*const Where) void {
+    var buf: [64]u8 = undefined;
+    var isint: c_int = 0;
+    const i = c.lua_tointegerx(L, idx, &isint);
+    if (c.lua_isinteger(L, idx) != 0 and isint != 0) {
+        w.write(L, std.fmt.bufPrint(&buf, "{d}", .{i}) catch unreachable);
+        return;
+    }
+    const f: f64 = c.lua_tonumberx(L, idx, null);
+    if (!std.math.isFinite(f)) fail(L, where, "cannot encode {d} as JSON", .{f});
+    const a = @abs(f);
+    const text = if (a >= 1e21 or (a != 0 and a < 1e-6))
+        std.fmt.bufPrint(&buf, "{e}", .{f}) catch unreachable
+    else
+        std.fmt.bufPrint(&buf, "{d}", .{f}) catch unreachable;
+    w.write(L, text);
+    // A float stays a float: 2.0 is "2.0", as in Python.
+    if (std.mem.indexOfAny(u8, text, ".e") == null) w.write(L, ".0");
+}
+
+fn hasArrayMetatable(L: State, idx: c_int) bool {
+    if (c.lua_getmetatable(L, idx) == 0) return false;
+    _ = c.lua_getfield(L, c.LUA_REGISTRYINDEX, array_tname);
+    const same = c.lua_rawequal(L, -1, -2) != 0;
+    pop(L, 2);
+    return same;
+}
+
+/// The length of the table at `idx` when it encodes as a JSON array: marked with panto.array,
+/// or its keys are exactly 1..n with n >= 1. null: an object.
+fn arrayLength(L: State, idx_: c_int) ?usize {
+    const idx = c.lua_absindex(L, idx_);
+    const raw: usize = @intCast(c.lua_rawlen(L, idx));
+    if (hasArrayMetatable(L, idx)) return raw;
+    var count: usize = 0;
+    c.lua_pushnil(L);
+    while (c.lua_next(L, idx) != 0) {
+        var isint: c_int = 0;
+        const k = c.lua_tointegerx(L, -2, &isint);
+        if (c.lua_isinteger(L, -2) == 0 or k < 1 or @as(u64, @intCast(k)) > raw) {
+            pop(L, 2);
+            return null;
+        }
+        count += 1;
+        pop(L, 1);
+    }
+    if (count == 0 or count != raw) return null;
+    return raw;
+}
+
+/// Pushes a box holding the keys of the table at `idx`, sorted, and returns them. They point
+/// into the table's key strings, alive while the table is unchanged and on the stack.
+fn sortedKeys(L: State, idx_: c_int, where: ?*const Where, what: []const u8) []const []const u8 {
+    const idx = c.lua_absindex(L, idx_);
+    var n: usize = 0;
+    c.lua_pushnil(L);
+    while (c.lua_next(L, idx) != 0) {
+        if (c.lua_type(L, -2) != c.LUA_TSTRING) {
+            fail(L, where, "{s} must be strings, got a {s} key", .{ what, typeName(L, -2) });
+        }
+        n += 1;
+        pop(L, 1);
+    }
+    const mem = c.lua_newuserdatauv(L, @max(n, 1) * @sizeOf([]const u8), 0).?;
+    const keys: [*][]const u8 = @ptrCast(@alignCast(mem));
+    var i: usize = 0;
+    c.lua_pushnil(L);
+    while (c.lua_next(L, idx) != 0) : (i += 1) {
+        keys[i] = toSlice(L, -2);
+        pop(L, 1);
+    }
+    const list = keys[0..n];
+    std.mem.sort([]const u8, list, {}, struct {
+        fn lt(_: void, a: []const u8, b: []const u8) bool {
+            return std.mem.order(u8, a, b) == .lt;
+        }
+    }.lt);
+    return list;
+}
+
+/// Writes the Lua value at `idx` as compact JSON: nil and panto.null are null; a table is an
+/// array when arrayLength says so, else an object with string keys, written sorted.
+fn writeValue(L: State, w: *Writer, idx_: c_int, depth: u32, where: ?*const Where) void {
+    const idx = c.lua_absindex(L, idx_);
+    switch (c.lua_type(L, idx)) {
+        c.LUA_TNIL => w.write(L, "null"),
+        c.LUA_TBOOLEAN => w.write(L, if (c.lua_toboolean(L, idx) != 0) "true" else "false"),
+        c.LUA_TNUMBER => writeNumber(L, w, idx, where),
+        c.LUA_TSTRING => writeStringOrFail(L, w, toSlice(L, idx), where, "a string"),
+        c.LUA_TTABLE => {
+            if (depth >= max_depth) fail(L, where, "cannot encode tables nested more than {d} deep (a cycle?)", .{max_depth});
+            c.luaL_checkstack(L, 8, "tables nested too deeply");
+            if (arrayLength(L, idx)) |n| {
+                w.write(L, "[");
+                for (1..n + 1) |i| {
+                    if (i > 1) w.write(L, ",");
+                    _ = c.lua_rawgeti(L, idx, @intCast(i));
+                    writeValue(L, w, -1, depth + 1, where);
+                    pop(L, 1);
+                }
+                w.write(L, "]");
+            } else {
+                const keys = sortedKeys(L, idx, where, "the keys of a JSON object");
+                w.write(L, "{");
+                for (keys, 0..) |k, i| {
+                    if (i > 0) w.write(L, ",");
+                    writeStringOrFail(L, w, k, where, "an object key");
+                    w.write(L, ":");
+                    pushSlice(L, k);
+                    _ = c.lua_rawget(L, idx);
+                    writeValue(L, w, -1, depth + 1, where);
+                    pop(L, 1);
+                }
+                w.write(L, "}");
+                pop(L, 1); // the keys
+            }
+        },
+        else => {
+            if (isNull(L, idx)) return w.write(L, "null");
+            fail(L, where, "cannot encode a {s} as JSON", .{typeName(L, idx)});
+        },
+    }
+}
+
+/// panto.json_encode(value): compact JSON text; raises on what JSON cannot hold.
+fn jsonEncode(L: State) callconv(.c) c_int {
+    c.luaL_checkany(L, 1);
+    c.lua_settop(L, 1);
+    const w = newWriter(L);
+    writeValue(L, w, 1, 0, null);
+    pushWritten(L, w);
+    return 1;
+}
+
+// ---- JSON in: std.json.Value -> Lua values ----------------------------------------------
+
+const ArenaBox = struct {
+    arena: std.heap.ArenaAllocator,
+    live: bool,
+};
+
+fn arenaGc(L: State) callconv(.c) c_int {
+    const box: *ArenaBox = @ptrCast(@alignCast(c.luaL_checkudata(L, 1, arena_tname).?));
+    if (box.live) {
+        box.live = false;
+        box.arena.deinit();
+    }
+    return 0;
+}
+
+fn pushJsonValue(L: State, v: std.json.Value, depth: u32) void {
+    if (depth >= max_depth) _ = c.luaL_error(L, "JSON nested more than %d deep", @as(c_int, max_depth));
+    c.luaL_checkstack(L, 4, "JSON nested too deeply");
+    switch (v) {
+        .null => pushNull(L),
+        .bool => |b| c.lua_pushboolean(L, @intFromBool(b)),
+        .integer => |i| c.lua_pushinteger(L, i),
+        .float => |f| c.lua_pushnumber(L, f),
+        // An integer beyond 64 bits, or a float beyond f64: the nearest float.
+        .number_string => |s| c.lua_pushnumber(L, std.fmt.parseFloat(f64, s) catch std.math.nan(f64)),
+        .string => |s| pushSlice(L, s),
+        .array => |arr| {
+            c.lua_createtable(L, @intCast(@min(arr.items.len, std.math.maxInt(c_int))), 0);
+            for (arr.items, 1..) |item, i| {
+                pushJsonValue(L, item, depth + 1);
+                c.lua_rawseti(L, -2, @intCast(i));
+            }
+            c.luaL_setmetatable(L, array_tname);
+        },
+        .object => |obj| {
+            c.lua_createtable(L, 0, @intCast(@min(obj.count(), std.math.maxInt(c_int))));
+            var it = obj.iterator();
+            while (it.next()) |entry| {
+                pushSlice(L, entry.key_ptr.*);
+                pushJsonValue(L, entry.value_ptr.*, depth + 1);
+                c.lua_rawset(L, -3);
+            }
+        },
+    }
+}
+
+/// panto.json_decode(text): the value (objects as tables, arrays as sequences marked with
+/// panto.array, null as panto.null). Raises on invalid JSON.
+fn jsonDecode(L: State) callconv(.c) c_int {
+    var len: usize = 0;
+    const p = c.luaL_checklstring(L, 1, &len);
+    c.lua_settop(L, 1);
+    const box: *ArenaBox = @ptrCast(@alignCast(c.lua_newuserdatauv(L, @sizeOf(ArenaBox), 0).?));
+    box.* = .{ .arena = .init(gpa), .live = true };
+    c.luaL_setmetatable(L, arena_tname);
+    const value = std.json.parseFromSliceLeaky(std.json.Value, box.arena.allocator(), p[0..len], .{}) catch |err| {
+        box.live = false;
+        box.arena.deinit();
+        if (err == error.OutOfMemory) _ = c.luaL_error(L, "not enough memory");
+        fail(L, null, "invalid JSON ({s})", .{@errorName(err)});
+    };
+    pushJsonValue(L, value, 0);
+    box.live = false;
+    box.arena.deinit();
+    return 1;
+}
+
+/// panto.array(t): marks `t` (default: a new table) as a JSON array, so that it encodes as
+/// one even when empty; returns it.
+fn markArray(L: State) callconv(.c) c_int {
+    if (isNoneOrNil(L, 1)) {
+        c.lua_settop(L, 0);
+        c.lua_createtable(L, 0, 0);
+    }
+    c.luaL_checktype(L, 1, c.LUA_TTABLE);
+    c.lua_settop(L, 1);
+    c.luaL_setmetatable(L, array_tname);
+    return 1;
+}
+
+// ---- Tool declarations --------------------------------------------------------------------
+
+const tool_keys = [_][]const u8{ "name", "description", "params", "schema", "capabilities", "handler" };
+const param_keys = [_][]const u8{ "type", "description", "required", "default", "enum", "items", "params", "minimum", "maximum" };
+
+fn keyList(comptime keys: []const []const u8) []const u8 {
+    comptime {
+        var s: []const u8 = "";
+        for (keys, 0..) |k, i| s = s ++ (if (i == 0) "" else ", ") ++ k;
+        return s;
+    }
+}
+
+fn isOneOf(name: []const u8, comptime keys: []const []const u8) bool {
+    inline for (keys) |k| if (std.mem.eql(u8, k, name)) return true;
+    return false;
+}
+
+/// Refuses keys of the table at `idx` that are not in `keys`.
+fn checkKeys(L: State, idx_: c_int, comptime keys: []const []const u8, where: ?*const Where) void {
+    const idx = c.lua_absindex(L, idx_);
+    c.lua_pushnil(L);
+    while (c.lua_next(L, idx) != 0) {
+        if (c.lua_type(L, -2) != c.LUA_TSTRING)
+            fail(L, where, "keys must be strings, got a {s} key", .{typeName(L, -2)});
+        const k = toSlice(L, -2);
+        if (!isOneOf(k, keys)) fail(L, where, "unknown key '{s}' (the keys are " ++ keyList(keys) ++ ")", .{k});
+        pop(L, 1);
+    }
+}
+
+/// Pushes t[key] (raw) and returns its type.
+fn field(L: State, t_: c_int, key: [*:0]const u8) c_int {
+    const t = c.lua_absindex(L, t_);
+    _ = c.lua_pushstring(L, key);
+    return c.lua_rawget(L, t);
+}
+
+/// The rule of panto's core (libpanto/src/tools.zig): 1 to 64 letters, digits, '_' or '-'.
+fn validToolName(name: []const u8) bool {
+    if (name.len == 0 or name.len > 64) return false;
+    for (name) |ch| if (!(std.ascii.isAlphanumeric(ch) or ch == '_' or ch == '-')) return false;
+    return true;
+}
+
+/// Writes the list of strings at `idx` (a sequence; empty is allowed) as a JSON array.
+fn writeStringList(L: State, w: *Writer, idx_: c_int, where: ?*const Where, what: []const u8) void {
+    const idx = c.lua_absindex(L, idx_);
+    if (c.lua_type(L, idx) != c.LUA_TTABLE) fail(L, where, "{s} must be a list of strings, got a {s}", .{ what, typeName(L, idx) });
+    const n: usize = @intCast(c.lua_rawlen(L, idx));
+    var count: usize = 0;
+    c.lua_pushnil(L);
+    while (c.lua_next(L, idx) != 0) {
+        count += 1;
+        pop(L, 1);
+    }
+    if (count != n) fail(L, where, "{s} must be a list of strings (a sequence)", .{what});
+    w.write(L, "[");
+    for (1..n + 1) |i| {
+        if (i > 1) w.write(L, ",");
+        if (c.lua_rawgeti(L, idx, @intCast(i)) != c.LUA_TSTRING)
+            fail(L, where, "{s} must be a list of strings, got a {s} in it", .{ what, typeName(L, -1) });
+        writeStringOrFail(L, w, toSlice(L, -1), where, what);
+        pop(L, 1);
+    }
+    w.write(L, "]");
+}
+
+const ParamType = enum { string, integer, number, boolean, array, object };
+
+/// Whether the value at `idx` is a `t`.
+fn hasType(L: State, idx: c_int, t: ParamType) bool {
+    return switch (t) {
+        .string => c.lua_type(L, idx) == c.LUA_TSTRING,
+        .number => c.lua_type(L, idx) == c.LUA_TNUMBER,
+        .integer => c.lua_type(L, idx) == c.LUA_TNUMBER and blk: {
+            var isint: c_int = 0;
+            _ = c.lua_tointegerx(L, idx, &isint);
+            break :blk isint != 0;
+        },
+        .boolean => c.lua_type(L, idx) == c.LUA_TBOOLEAN,
+        .array => c.lua_type(L, idx) == c.LUA_TTABLE and (arrayLength(L, idx) != null or emptyTable(L, idx)),
+        .object => c.lua_type(L, idx) == c.LUA_TTABLE and arrayLength(L, idx) == null,
+    };
+}
+
+fn emptyTable(L: State, idx_: c_int) bool {
+    const idx = c.lua_absindex(L, idx_);
+    c.lua_pushnil(L);
+    if (c.lua_next(L, idx) == 0) return true;
+    pop(L, 2);
+    return false;
+}
+
+fn writeTypedValue(L: State, w: *Writer, idx: c_int, t: ParamType, where: *const Where, what: []const u8) void {
+    if (!hasType(L, idx, t)) fail(L, where, "{s} must be a{s} {s}, got a {s}", .{ what, if (t == .integer or t == .array or t == .object) "n" else "", @tagName(t), typeName(L, idx) });
+    if (t == .array and arrayLength(L, idx) == null) return w.write(L, "[]"); // an empty table
+    writeValue(L, w, idx, 0, where);
+}
+
+/// Whether the parameter spec at `idx` (already checked) is required.
+fn paramRequired(L: State, idx: c_int) bool {
+    if (c.lua_type(L, idx) != c.LUA_TTABLE) return true; // a type name
+    const t = field(L, idx, "required");
+    const explicit = c.lua_toboolean(L, -1) != 0;
+    pop(L, 1);
+    if (t == c.LUA_TBOOLEAN) return explicit;
+    const has_default = field(L, idx, "default") != c.LUA_TNIL;
+    pop(L, 1);
+    return !has_default;
+}
+
+/// Writes `"properties":{...}` and, when some are required, `,"required":[...]` for the table
+/// name -> parameter spec at `idx`.
+fn writeProperties(L: State, w: *Writer, idx_: c_int, where: *const Where) void {
+    const idx = c.lua_absindex(L, idx_);
+    const names = sortedKeys(L, idx, where, "parameter names"); // pushes a box
+    w.write(L, "\"properties\":{");
+    for (names, 0..) |name, i| {
+        if (i > 0) w.write(L, ",");
+        const pw: Where = .{ .parent = where, .label = "parameter", .name = name };
+        writeStringOrFail(L, w, name, &pw, "the name");
+        w.write(L, ":");
+        pushSlice(L, name);
+        _ = c.lua_rawget(L, idx);
+        writeParam(L, w, -1, &pw, true);
+        pop(L, 1);
+    }
+    w.write(L, "}");
+    var first = true;
+    for (names) |name| {
+        pushSlice(L, name);
+        _ = c.lua_rawget(L, idx);
+        const required = paramRequired(L, -1);
+        pop(L, 1);
+        if (!required) continue;
+        w.write(L, if (first) ",\"required\":[" else ",");
+        first = false;
+        _ = writeString(L, w, name);
+    }
+    if (!first) w.write(L, "]");
+    pop(L, 1); // the names
+}
+
+/// Writes the JSON Schema of one parameter spec: a type name, or a table {type=, description=,
+/// required=, default=, enum=, items=, params=, minimum=, maximum=}. `top`: a parameter of
+/// the tool or an object (required and default mean something), else array items.
+fn writeParam(L: State, w: *Writer, idx_: c_int, where: *const Where, top: bool) void {
+    const idx = c.lua_absindex(L, idx_);
+    c.luaL_checkstack(L, 8, "parameters nested too deeply");
+    const types = "string, integer, number, boolean, array or object";
+    if (c.lua_type(L, idx) == c.LUA_TSTRING) {
+        const name = toSlice(L, idx);
+        _ = std.meta.stringToEnum(ParamType, name) orelse fail(L, where, "unknown type '{s}' (the types are " ++ types ++ ")", .{name});
+        w.write(L, "{\"type\":");
+        _ = writeString(L, w, name);
+        w.write(L, "}");
+        return;
+    }
+    if (c.lua_type(L, idx) != c.LUA_TTABLE)
+        fail(L, where, "must be a type name or a table {{type=, description=, ...}}, got a {s}", .{typeName(L, idx)});
+    checkKeys(L, idx, &param_keys, where);
+
+    if (field(L, idx, "type") != c.LUA_TSTRING) fail(L, where, "'type' must be one of " ++ types ++ ", got a {s}", .{typeName(L, -1)});
+    const type_name = toSlice(L, -1);
+    const t = std.meta.stringToEnum(ParamType, type_name) orelse fail(L, where, "unknown type '{s}' (the types are " ++ types ++ ")", .{type_name});
+    pop(L, 1);
+    w.write(L, "{\"type\":\"");
+    w.write(L, @tagName(t));
+    w.write(L, "\"");
+
+    switch (field(L, idx, "description")) {
+        c.LUA_TNIL => {},
+        c.LUA_TSTRING => {
+            w.write(L, ",\"description\":");
+            writeStringOrFail(L, w, toSlice(L, -1), where, "'description'");
+        },
+        else => fail(L, where, "'description' must be a string, got a {s}", .{typeName(L, -1)}),
+    }
+    pop(L, 1);
+
+    switch (field(L, idx, "enum")) {
+        c.LUA_TNIL => {},
+        c.LUA_TTABLE => {
+            const n = arrayLength(L, -1) orelse fail(L, where, "'enum' must be a non-empty list of values", .{});
+            if (n == 0) fail(L, where, "'enum' must be a non-empty list of values", .{});
+            w.write(L, ",\"enum\":[");
+            for (1..n + 1) |i| {
+                if (i > 1) w.write(L, ",");
+                _ = c.lua_rawgeti(L, -1, @intCast(i));
+                var buf: [32]u8 = undefined;
+                writeTypedValue(L, w, -1, t, where, std.fmt.bufPrint(&buf, "enum[{d}]", .{i}) catch "an enum value");
+                pop(L, 1);
+            }
+            w.write(L, "]");
+        },
+        else => fail(L, where, "'enum' must be a list of values, got a {s}", .{typeName(L, -1)}),
+    }
+    pop(L, 1);
+
+    const has_default = field(L, idx, "default") != c.LUA_TNIL;
+    if (has_default) {
+        if (!top) fail(L, where, "'default' is for parameters, not array items", .{});
+        w.write(L, ",\"default\":");
+        writeTypedValue(L, w, -1, t, where, "'default'");
+    }
+    pop(L, 1);
+
+    switch (field(L, idx, "required")) {
+        c.LUA_TNIL => {},
+        c.LUA_TBOOLEAN => {
+            if (!top) fail(L, where, "'required' is for parameters, not array items", .{});
+            if (c.lua_toboolean(L, -1) != 0 and has_default)
+                fail(L, where, "a parameter with a default is optional: drop required=true or the default", .{});
+        },
+        else => fail(L, where, "'required' must be a boolean, got a {s}", .{typeName(L, -1)}),
+    }
+    pop(L, 1);
+
+    inline for (.{ "minimum", "maximum" }) |key| {
+        switch (field(L, idx, key)) {
+            c.LUA_TNIL => {},
+            c.LUA_TNUMBER => {
+                if (t != .integer and t != .number) fail(L, where, "'" ++ key ++ "' is for integer and number parameters", .{});
+                w.write(L, ",\"" ++ key ++ "\":");
+                writeNumber(L, w, -1, where);
+            },
+            else => fail(L, where, "'" ++ key ++ "' must be a number, got a {s}", .{typeName(L, -1)}),
+        }
+        pop(L, 1);
+    }
+
+    switch (field(L, idx, "items")) {
+        c.LUA_TNIL => {},
+        else => {
+            if (t != .array) fail(L, where, "'items' is for array parameters", .{});
+            const iw: Where = .{ .parent = where, .label = "items" };
+            w.write(L, ",\"items\":");
+            writeParam(L, w, -1, &iw, false);
+        },
+    }
+    pop(L, 1);
+
+    switch (field(L, idx, "params")) {
+        c.LUA_TNIL => {},
+        c.LUA_TTABLE => {
+            if (t != .object) fail(L, where, "'params' is for object parameters", .{});
+            w.write(L, ",");
+            writeProperties(L, w, -1, where);
+        },
+        else => fail(L, where, "'params' must be a table of parameters, got a {s}", .{typeName(L, -1)}),
+    }
+    pop(L, 1);
+    w.write(L, "}");
+}
+
+/// Checks the tool table at `idx` and writes its spec (the JSON object of
+/// panto_agent_add_tool). Raises "tool 'NAME': ..." on a bad declaration. Leaves the stack as
+/// it found it.
+fn writeToolSpec(L: State, w: *Writer, idx_: c_int) void {
+    const idx = c.lua_absindex(L, idx_);
+    if (c.lua_type(L, idx) != c.LUA_TTABLE)
+        fail(L, null, "a tool must be a table {{name=, description=, params=, handler=}}, got a {s}", .{typeName(L, idx)});
+    if (field(L, idx, "name") != c.LUA_TSTRING)
+        fail(L, null, "a tool needs a string 'name', got a {s}", .{typeName(L, -1)});
+    const name = toSlice(L, -1);
+    if (!validToolName(name))
+        fail(L, null, "tool name '{s}' must be 1 to 64 letters, digits, '_' or '-'", .{name});
+    const where: Where = .{ .label = "tool", .name = name };
+    checkKeys(L, idx, &tool_keys, &where);
+    w.write(L, "{\"name\":");
+    _ = writeString(L, w, name);
+    pop(L, 1);
+
+    switch (field(L, idx, "description")) {
+        c.LUA_TNIL => {},
+        c.LUA_TSTRING => {
+            w.write(L, ",\"description\":");
+            writeStringOrFail(L, w, toSlice(L, -1), &where, "'description'");
+        },
+        else => fail(L, &where, "'description' must be a string, got a {s}", .{typeName(L, -1)}),
+    }
+    pop(L, 1);
+
+    const params_type = field(L, idx, "params");
+    const schema_type = field(L, idx, "schema");
+    if (params_type != c.LUA_TNIL and schema_type != c.LUA_TNIL) fail(L, &where, "give 'params' or 'schema', not both", .{});
+    switch (schema_type) {
+        c.LUA_TNIL => {},
+        c.LUA_TSTRING => {
+            const text = toSlice(L, -1);
+            // No Lua call between the allocation and its free: validate frees on return.
+            const ok = std.json.validate(gpa, text) catch fail(L, &where, "not enough memory", .{});
+            if (!ok) fail(L, &where, "'schema' is not valid JSON", .{});
+            const first = std.mem.trimStart(u8, text, " \t\r\n");
+            if (first.len == 0 or first[0] != '{') fail(L, &where, "'schema' must be a JSON object", .{});
+            w.write(L, ",\"input_schema\":");
+            w.write(L, text);
+        },
+        c.LUA_TTABLE => {
+            if (arrayLength(L, -1) != null) fail(L, &where, "'schema' must be a JSON object, not an array", .{});
+            const sw: Where = .{ .parent = &where, .label = "schema" };
+            w.write(L, ",\"input_schema\":");
+            writeValue(L, w, -1, 0, &sw);
+        },
+        else => fail(L, &where, "'schema' must be a JSON Schema (a table or JSON text), got a {s}", .{typeName(L, -1)}),
+    }
+    pop(L, 1);
+    switch (params_type) {
+        c.LUA_TNIL => {},
+        c.LUA_TTABLE => {
+            w.write(L, ",\"input_schema\":{\"type\":\"object\",");
+            writeProperties(L, w, -1, &where);
+            w.write(L, "}");
+        },
+        else => fail(L, &where, "'params' must be a table of parameters, got a {s}", .{typeName(L, -1)}),
+    }
+    pop(L, 1);
+
+    if (field(L, idx, "capabilities") != c.LUA_TNIL) {
+        w.write(L, ",\"capabilities\":");
+        writeStringList(L, w, -1, &where, "'capabilities'");
+    }
+    pop(L, 1);
+
+    if (field(L, idx, "handler") != c.LUA_TNIL and !isCallable(L, -1))
+        fail(L, &where, "'handler' must be a function (or callable), got a {s}", .{typeName(L, -1)});
+    pop(L, 1);
+    w.write(L, "}");
+}
+
+/// toolSpec(tool) -> spec JSON, name, handler (or nil). Raises on a bad declaration.
+fn toolSpec(L: State) callconv(.c) c_int {
+    c.lua_settop(L, 1);
+    const w = newWriter(L); // 2
+    writeToolSpec(L, w, 1);
+    pushWritten(L, w); // 3
+    _ = field(L, 1, "name"); // 4
+    _ = field(L, 1, "handler"); // 5
+    return 3;
+}
+
+/// Pushes the sequence of tool tables that `idx` holds: a list of tools, or a panto.Registry.
+fn pushToolList(L: State, idx_: c_int, where: ?*const Where) void {
+    const idx = c.lua_absindex(L, idx_);
+    if (c.luaL_testudata(L, idx, registry_tname) != null) {
+        _ = c.lua_getiuservalue(L, idx, uv_registry_tools);
+        return;
+    }
+    if (c.lua_type(L, idx) != c.LUA_TTABLE or (arrayLength(L, idx) == null and !emptyTable(L, idx)))
+        fail(L, where, "must be a list of tools or a panto.Registry, got a {s}", .{typeName(L, idx)});
+    c.lua_pushvalue(L, idx);
+}
+
+/// Writes the tools of the sequence at `idx` as a JSON array of specs; with `handlers`
+/// (a table index, or 0), records each handler under its tool's name.
+fn writeToolArray(L: State, w: *Writer, idx_: c_int, handlers: c_int) void {
+    const idx = c.lua_absindex(L, idx_);
+    const n: usize = @intCast(c.lua_rawlen(L, idx));
+    w.write(L, "[");
+    for (1..n + 1) |i| {
+        if (i > 1) w.write(L, ",");
+        _ = c.lua_rawgeti(L, idx, @intCast(i));
+        writeToolSpec(L, w, -1);
+        if (handlers != 0 and field(L, -1, "handler") != c.LUA_TNIL) {
+            _ = field(L, -2, "name");
+            c.lua_rotate(L, -2, 1);
+            c.lua_rawset(L, handlers);
+        } else if (handlers != 0) pop(L, 1);
+        pop(L, 1);
+    }
+    w.write(L, "]");
 }
 
 // ---- panto.Agent{...} -------------------------------------------------------------------
 
+const OptionKind = enum { string, integer, strings, tools, read_tool };
+
 const Option = struct {
     name: [:0]const u8,
-    integer: bool = false,
+    kind: OptionKind = .string,
 };
 
 /// The agent options of panto_agent_new (include/panto.h), in the order they are encoded.
@@ -202,90 +949,123 @@ const options = [_]Option{
     .{ .name = "base_url" },
     .{ .name = "api_key" },
     .{ .name = "system" },
-    .{ .name = "max_tokens", .integer = true },
+    .{ .name = "max_tokens", .kind = .integer },
+    .{ .name = "tools", .kind = .tools },
+    .{ .name = "capabilities", .kind = .strings },
+    .{ .name = "max_tool_iterations", .kind = .integer },
+    .{ .name = "read_tool", .kind = .read_tool },
 };
 
-const option_list: [:0]const u8 = blk: {
-    var s: [:0]const u8 = "";
-    for (options, 0..) |o, i| s = s ++ (if (i == 0) "" else ", ") ++ o.name;
-    break :blk s;
+const option_names = blk: {
+    var names: [options.len][]const u8 = undefined;
+    for (options, 0..) |o, i| names[i] = o.name;
+    break :blk names;
 };
 
-fn isOption(name: []const u8) bool {
-    for (options) |o| if (std.mem.eql(u8, o.name, name)) return true;
-    return false;
+fn writeInteger(L: State, w: *Writer, idx: c_int, what: []const u8) void {
+    if (c.lua_type(L, idx) != c.LUA_TNUMBER) fail(L, null, "{s} must be an integer, got a {s}", .{ what, typeName(L, idx) });
+    var isint: c_int = 0;
+    const n = c.lua_tointegerx(L, idx, &isint);
+    if (isint == 0) fail(L, null, "{s} must be an integer, got {d}", .{ what, c.lua_tonumberx(L, idx, null) });
+    var buf: [32]u8 = undefined;
+    w.write(L, std.fmt.bufPrint(&buf, "{d}", .{n}) catch unreachable);
 }
 
-/// Returns nil, <message made with lua_pushfstring>, "config".
-fn configError(L: State, comptime fmt: [*:0]const u8, args: anytype) c_int {
-    c.lua_pushnil(L);
-    _ = @call(.auto, c.lua_pushfstring, .{ L, fmt } ++ args);
-    _ = c.lua_pushstring(L, c.panto_status_name(c.PANTO_ERR_CONFIG));
-    return 3;
-}
-
-/// panto.Agent{provider=, model=, base_url=, api_key=, system=, max_tokens=}: a new agent, or
-/// nil, message, "config" when the configuration is refused.
-fn agentNew(L: State) callconv(.c) c_int {
-    c.luaL_checktype(L, 1, c.LUA_TTABLE);
-    c.lua_settop(L, 1);
-
+/// buildConfig(options, handlers) -> the JSON config of panto_agent_new. Records the tools'
+/// handlers in `handlers`. Raises a message on a refused option.
+fn buildConfig(L: State) callconv(.c) c_int {
+    c.lua_settop(L, 2);
     // Refuse keys that are not options before anything else.
     c.lua_pushnil(L);
     while (c.lua_next(L, 1) != 0) {
         if (c.lua_type(L, -2) != c.LUA_TSTRING)
-            return configError(L, "option names must be strings, got a %s key", .{c.lua_typename(L, c.lua_type(L, -2))});
-        var len: usize = 0;
-        const name = c.lua_tolstring(L, -2, &len);
-        if (!isOption(name[0..len]))
-            return configError(L, "unknown option '%s' (the options are " ++ option_list ++ ")", .{name});
-        c.lua_settop(L, -2);
+            fail(L, null, "option names must be strings, got a {s} key", .{typeName(L, -2)});
+        const name = toSlice(L, -2);
+        if (!isOneOf(name, &option_names))
+            fail(L, null, "unknown option '{s}' (the options are " ++ keyList(&option_names) ++ ")", .{name});
+        pop(L, 1);
     }
 
-    // Encode the options as the JSON object panto_agent_new reads, in a string at index 2.
-    _ = c.lua_pushstring(L, "{");
+    const w = newWriter(L); // 3
+    w.write(L, "{");
     var count: usize = 0;
-    for (options) |o| {
-        _ = c.lua_pushstring(L, o.name.ptr);
-        const t = c.lua_rawget(L, 1); // index 3
-        if (t == c.LUA_TNIL) {
-            c.lua_settop(L, 2);
-            continue;
+    inline for (options) |o| {
+        const t = field(L, 1, o.name); // 4
+        if (t != c.LUA_TNIL) {
+            if (count > 0) w.write(L, ",");
+            w.write(L, "\"" ++ o.name ++ "\":");
+            count += 1;
+            const what = "option '" ++ o.name ++ "'";
+            switch (o.kind) {
+                .string => {
+                    if (t != c.LUA_TSTRING) fail(L, null, what ++ " must be a string, got a {s}", .{typeName(L, 4)});
+                    writeStringOrFail(L, w, toSlice(L, 4), null, what);
+                },
+                .integer => writeInteger(L, w, 4, what),
+                .strings => writeStringList(L, w, 4, null, what),
+                .tools => {
+                    const where: Where = .{ .label = what };
+                    pushToolList(L, 4, &where);
+                    writeToolArray(L, w, -1, 2);
+                    pop(L, 1);
+                },
+                .read_tool => {
+                    const where: Where = .{ .label = what };
+                    if (t != c.LUA_TTABLE) fail(L, null, what ++ " must be a table {{root=, max_bytes=}}, got a {s}", .{typeName(L, 4)});
+                    checkKeys(L, 4, &.{ "root", "max_bytes" }, &where);
+                    w.write(L, "{");
+                    if (field(L, 4, "root") != c.LUA_TNIL) {
+                        if (c.lua_type(L, -1) != c.LUA_TSTRING) fail(L, &where, "'root' must be a string, got a {s}", .{typeName(L, -1)});
+                        w.write(L, "\"root\":");
+                        writeStringOrFail(L, w, toSlice(L, -1), &where, "'root'");
+                    }
+                    const has_root = c.lua_type(L, -1) != c.LUA_TNIL;
+                    pop(L, 1);
+                    if (field(L, 4, "max_bytes") != c.LUA_TNIL) {
+                        w.write(L, if (has_root) ",\"max_bytes\":" else "\"max_bytes\":");
+                        writeInteger(L, w, -1, what ++ ".max_bytes");
+                    }
+                    pop(L, 1);
+                    w.write(L, "}");
+                },
+            }
         }
-        if (o.integer) {
-            var isint: c_int = 0;
-            const n = c.lua_tointegerx(L, 3, &isint);
-            if (t != c.LUA_TNUMBER)
-                return configError(L, "option '%s' must be an integer, got a %s", .{ o.name.ptr, c.lua_typename(L, t) });
-            if (isint == 0)
-                return configError(L, "option '%s' must be an integer, got %f", .{ o.name.ptr, c.lua_tonumberx(L, 3, null) });
-            _ = c.lua_pushfstring(L, "%s\"%s\":%I", @as([*:0]const u8, if (count == 0) "" else ","), o.name.ptr, n);
-        } else {
-            if (t != c.LUA_TSTRING)
-                return configError(L, "option '%s' must be a string, got a %s", .{ o.name.ptr, c.lua_typename(L, t) });
-            var len: usize = 0;
-            const p = c.lua_tolstring(L, 3, &len);
-            const value = p[0..len];
-            if (!std.unicode.utf8ValidateSlice(value))
-                return configError(L, "option '%s' is not valid UTF-8", .{o.name.ptr});
-            _ = c.lua_pushfstring(L, "%s\"%s\":", @as([*:0]const u8, if (count == 0) "" else ","), o.name.ptr);
-            pushJsonString(L, value);
-            c.lua_concat(L, 2);
-        }
-        // Stack: table, json so far, value, new member.
-        c.lua_rotate(L, 3, -1);
-        c.lua_settop(L, -2);
-        c.lua_concat(L, 2);
-        count += 1;
+        pop(L, 1);
     }
-    _ = c.lua_pushstring(L, "}");
-    c.lua_concat(L, 2);
-    const json = c.lua_tolstring(L, 2, null);
+    w.write(L, "}");
+    pushWritten(L, w);
+    return 1;
+}
 
-    // The userdata exists before the agent does, so that no error can leak the agent.
-    const a: *Agent = @ptrCast(@alignCast(c.lua_newuserdatauv(L, @sizeOf(Agent), 0).?)); // index 3
+/// Creates an agent userdata at the top of the stack (handle not set yet).
+fn newAgentUserdata(L: State) *Agent {
+    const a: *Agent = @ptrCast(@alignCast(c.lua_newuserdatauv(L, @sizeOf(Agent), 1).?));
     a.* = .{ .handle = null, .streams = null };
     c.luaL_setmetatable(L, agent_tname);
+    return a;
+}
+
+/// panto.Agent{provider=, model=, ..., tools=, capabilities=, max_tool_iterations=,
+/// read_tool=}: a new agent, or nil, message, "config" when the configuration is refused.
+fn agentNew(L: State) callconv(.c) c_int {
+    c.luaL_checktype(L, 1, c.LUA_TTABLE);
+    c.lua_settop(L, 1);
+    c.lua_createtable(L, 0, 0); // 2: the handlers
+    c.lua_pushvalue(L, 1);
+    c.lua_pushvalue(L, 2);
+    if (!protectedCall(L, buildConfig, 2, 1)) {
+        if (c.lua_type(L, -1) != c.LUA_TSTRING) return c.lua_error(L); // memory error, say
+        c.lua_pushnil(L);
+        c.lua_rotate(L, -2, 1);
+        _ = c.lua_pushstring(L, c.panto_status_name(c.PANTO_ERR_CONFIG));
+        return 3;
+    }
+    const json = c.lua_tolstring(L, 3, null);
+
+    // The userdata exists before the agent does, so that no error can leak the agent.
+    const a = newAgentUserdata(L); // 4
+    c.lua_pushvalue(L, 2);
+    _ = c.lua_setiuservalue(L, 4, uv_agent_handlers);
     var handle: ?*c.PantoAgent = null;
     const rc = c.panto_agent_new(json, &handle);
     a.handle = handle;
@@ -308,19 +1088,32 @@ fn agentNew(L: State) callconv(.c) c_int {
 
 // ---- Agent methods ----------------------------------------------------------------------
 
-/// agent:run(text): starts a turn and returns its stream. Raises a panto.Error (code "busy"
-/// while another stream of the agent is unfinished).
+/// agent:run(text [, {run_tools = true}]): starts a turn and returns its stream. Raises a
+/// panto.Error (code "busy" while another stream of the agent is unfinished).
 fn agentRun(L: State) callconv(.c) c_int {
     const a = checkOpenAgent(L, 1);
     var len: usize = 0;
     const text = c.luaL_checklstring(L, 2, &len);
     if (std.mem.indexOfScalar(u8, text[0..len], 0) != null)
-        return c.luaL_argerror(L, 2, "text contains a NUL byte");
+        _ = c.luaL_argerror(L, 2, "text contains a NUL byte");
+    var run_tools = true;
+    if (!isNoneOrNil(L, 3)) {
+        c.luaL_checktype(L, 3, c.LUA_TTABLE);
+        c.lua_pushnil(L);
+        while (c.lua_next(L, 3) != 0) {
+            if (c.lua_type(L, -2) != c.LUA_TSTRING or !std.mem.eql(u8, toSlice(L, -2), "run_tools"))
+                _ = c.luaL_argerror(L, 3, "unknown option (the options are run_tools)");
+            if (c.lua_type(L, -1) != c.LUA_TBOOLEAN)
+                _ = c.luaL_argerror(L, 3, "run_tools must be a boolean");
+            run_tools = c.lua_toboolean(L, -1) != 0;
+            pop(L, 1);
+        }
+    }
     c.lua_settop(L, 2);
 
     // The userdata exists before the stream does, so that no error can leak the stream.
-    const s: *Stream = @ptrCast(@alignCast(c.lua_newuserdatauv(L, @sizeOf(Stream), 2).?)); // index 3
-    s.* = .{ .handle = null, .phase = .closed, .agent = null, .prev = null, .next = null };
+    const s: *Stream = @ptrCast(@alignCast(c.lua_newuserdatauv(L, @sizeOf(Stream), 3).?)); // index 3
+    s.* = .{ .handle = null, .phase = .closed, .run_tools = run_tools, .agent = null, .prev = null, .next = null };
     c.luaL_setmetatable(L, stream_tname);
     c.lua_pushvalue(L, 1);
     _ = c.lua_setiuservalue(L, 3, uv_stream_agent);
@@ -337,10 +1130,21 @@ fn agentRun(L: State) callconv(.c) c_int {
     }
     if (rc < 0) {
         releaseStream(s, .closed); // only if the library set it anyway
-        return raiseAgentError(L, a, rc);
+        raiseAgentError(L, a, rc);
     }
     if (handle == null) return c.luaL_error(L, "panto_agent_run returned no stream");
     return 1;
+}
+
+/// Returns nil, message, code from the agent's last error.
+fn agentFailure(L: State, a: *Agent, rc: c_int) c_int {
+    var err = newError();
+    const code = c.panto_agent_error(a.handle, &err);
+    c.lua_pushnil(L);
+    const msg = slice(err.message);
+    if (msg.len > 0) pushSlice(L, msg) else _ = c.lua_pushstring(L, c.panto_status_name(rc));
+    _ = c.lua_pushstring(L, c.panto_status_name(if (code != 0) code else rc));
+    return 3;
 }
 
 /// agent:conversation(): the conversation so far as a JSON string (an array of
@@ -349,23 +1153,56 @@ fn agentConversation(L: State) callconv(.c) c_int {
     const a = checkOpenAgent(L, 1);
     var json = std.mem.zeroes(c.PantoString);
     const rc = c.panto_agent_conversation(a.handle, &json);
-    if (rc < 0) {
-        var err = newError();
-        const code = c.panto_agent_error(a.handle, &err);
-        c.lua_pushnil(L);
-        const msg = slice(err.message);
-        if (msg.len > 0) pushSlice(L, msg) else _ = c.lua_pushstring(L, c.panto_status_name(rc));
-        _ = c.lua_pushstring(L, c.panto_status_name(if (code != 0) code else rc));
-        return 3;
-    }
+    if (rc < 0) return agentFailure(L, a, rc);
     pushSlice(L, slice(json));
     return 1;
 }
 
-/// agent:close(), __close and __gc: closes the agent's streams, then frees the agent. Safe to
-/// call more than once.
+/// agent:add_tool(tool): registers a tool (and its handler). Raises a panto.Error: code
+/// "config" for a bad declaration or a name already taken, "busy" during a turn.
+fn agentAddTool(L: State) callconv(.c) c_int {
+    const a = checkOpenAgent(L, 1);
+    c.luaL_checkany(L, 2);
+    c.lua_settop(L, 2);
+    c.lua_pushvalue(L, 2);
+    if (!protectedCall(L, toolSpec, 1, 3)) raiseConfigError(L);
+    // Stack: agent, tool, spec (3), name (4), handler (5).
+    const rc = c.panto_agent_add_tool(a.handle, c.lua_tolstring(L, 3, null));
+    if (rc < 0) raiseAgentError(L, a, rc);
+    if (!isNil(L, 5)) {
+        _ = c.lua_getiuservalue(L, 1, uv_agent_handlers);
+        c.lua_pushvalue(L, 4);
+        c.lua_pushvalue(L, 5);
+        c.lua_rawset(L, -3);
+    }
+    return 0;
+}
+
+fn optBoolean(L: State, idx: c_int) bool {
+    if (isNoneOrNil(L, idx)) return false;
+    c.luaL_checktype(L, idx, c.LUA_TBOOLEAN);
+    return c.lua_toboolean(L, idx) != 0;
+}
+
+/// agent:tools(format [, only_allowed]): the agent's tools as a JSON array in `format`
+/// ("anthropic", "openai" or "panto"); raises a panto.Error for an unknown format.
+fn agentTools(L: State) callconv(.c) c_int {
+    const a = checkOpenAgent(L, 1);
+    const format = c.luaL_checklstring(L, 2, null);
+    const only_allowed = optBoolean(L, 3);
+    var json = std.mem.zeroes(c.PantoString);
+    const rc = c.panto_agent_tools(a.handle, format, @intFromBool(only_allowed), &json);
+    if (rc < 0) raiseAgentError(L, a, rc);
+    pushSlice(L, slice(json));
+    return 1;
+}
+
+/// agent:close(), __close and __gc: closes the agent's streams, then frees the agent and lets
+/// go of the handlers. Safe to call more than once.
 fn agentClose(L: State) callconv(.c) c_int {
     closeAgent(toAgent(L, 1));
+    c.lua_pushnil(L);
+    _ = c.lua_setiuservalue(L, 1, uv_agent_handlers);
     return 0;
 }
 
@@ -378,10 +1215,267 @@ fn agentToString(L: State) callconv(.c) c_int {
     return 1;
 }
 
+// ---- Exporting tools without an agent -----------------------------------------------------
+
+/// Pushes the JSON export of the tools in the sequence at `list` (absolute) in `format`, as
+/// panto's core writes it: they go through a scratch agent (no network). With `caps` (an
+/// absolute index, or 0) only the tools those capabilities allow.
+fn exportTools(L: State, list: c_int, caps: c_int, format: [*:0]const u8) void {
+    const w = newWriter(L);
+    w.write(L, "{\"provider\":\"anthropic\",\"model\":\"panto-export\",\"api_key\":\"-\",\"tools\":");
+    c.lua_pushvalue(L, list);
+    c.lua_pushlightuserdata(L, w);
+    if (!protectedCall(L, writeToolsProtected, 2, 0)) raiseConfigError(L);
+    if (caps != 0) {
+        w.write(L, ",\"capabilities\":");
+        writeStringList(L, w, caps, null, "capabilities");
+    }
+    w.write(L, "}");
+    pushWritten(L, w);
+    const a = newAgentUserdata(L);
+    var handle: ?*c.PantoAgent = null;
+    const rc = c.panto_agent_new(c.lua_tolstring(L, -2, null), &handle);
+    a.handle = handle;
+    if (rc < 0 or handle == null) {
+        var err = newError();
+        if (handle) |h| _ = c.panto_agent_error(h, &err);
+        pushError(L, &err, rc); // copies the detail before the agent goes
+        closeAgent(a);
+        _ = c.lua_error(L);
+    }
+    var json = std.mem.zeroes(c.PantoString);
+    const trc = c.panto_agent_tools(a.handle, format, @intFromBool(caps != 0), &json);
+    if (trc < 0) raiseAgentError(L, a, trc);
+    pushSlice(L, slice(json));
+    closeAgent(a);
+    c.lua_rotate(L, -4, 1); // the JSON below the writer, the config and the agent
+    pop(L, 3);
+}
+
+/// writeToolsProtected(list, writer): writeToolArray under a protected call.
+fn writeToolsProtected(L: State) callconv(.c) c_int {
+    const w: *Writer = @ptrCast(@alignCast(c.lua_touserdata(L, 2).?));
+    writeToolArray(L, w, 1, 0);
+    return 0;
+}
+
+/// panto.tool_schema(tool [, format]): the tool as the provider sees it, a JSON object in
+/// "anthropic" (default), "openai" or "panto" format.
+fn toolSchema(L: State) callconv(.c) c_int {
+    c.luaL_checkany(L, 1);
+    const format = c.luaL_optlstring(L, 2, "anthropic", null);
+    c.lua_settop(L, 2);
+    c.lua_createtable(L, 1, 0); // 3: {tool}
+    c.lua_pushvalue(L, 1);
+    c.lua_rawseti(L, 3, 1);
+    exportTools(L, 3, 0, format);
+    // "[{...}]" -> "{...}"
+    const json = toSlice(L, -1);
+    if (json.len < 2) return c.luaL_error(L, "panto exported no tool");
+    pushSlice(L, json[1 .. json.len - 1]);
+    return 1;
+}
+
+// ---- panto.Registry -----------------------------------------------------------------------
+
+fn checkRegistry(L: State, idx: c_int) void {
+    _ = c.luaL_checkudata(L, idx, registry_tname);
+}
+
+/// Pushes a new, empty registry.
+fn newRegistry(L: State) void {
+    _ = c.lua_newuserdatauv(L, 1, 1);
+    c.luaL_setmetatable(L, registry_tname);
+    c.lua_createtable(L, 0, 0);
+    _ = c.lua_setiuservalue(L, -2, uv_registry_tools);
+}
+
+/// The index in the registry's list (at `list`) of the tool named like the string at the
+/// top, or 0.
+fn findTool(L: State, list: c_int) c.lua_Integer {
+    const n = c.lua_rawlen(L, list);
+    var i: c.lua_Integer = 1;
+    while (i <= n) : (i += 1) {
+        _ = c.lua_rawgeti(L, list, i);
+        _ = field(L, -1, "name");
+        const same = c.lua_rawequal(L, -1, -3) != 0;
+        pop(L, 2);
+        if (same) return i;
+    }
+    return 0;
+}
+
+/// panto.Registry([tools]): a new registry, with the tools of the list `tools`.
+fn registryNew(L: State) callconv(.c) c_int {
+    c.lua_settop(L, 1);
+    newRegistry(L); // 2
+    if (isNil(L, 1)) return 1;
+    c.luaL_checktype(L, 1, c.LUA_TTABLE);
+    const n = c.lua_rawlen(L, 1);
+    var i: c.lua_Integer = 1;
+    while (i <= n) : (i += 1) {
+        c.lua_pushcclosure(L, registryRegister, 0);
+        c.lua_pushvalue(L, 2);
+        _ = c.lua_rawgeti(L, 1, i);
+        c.lua_callk(L, 2, 0, 0, null);
+    }
+    c.lua_settop(L, 2);
+    return 1;
+}
+
+/// registry:register(tool): checks the declaration and adds the tool; returns it. Raises a
+/// panto.Error with code "config" for a bad declaration or a name already registered.
+fn registryRegister(L: State) callconv(.c) c_int {
+    checkRegistry(L, 1);
+    c.luaL_checkany(L, 2);
+    c.lua_settop(L, 2);
+    c.lua_pushvalue(L, 2);
+    if (!protectedCall(L, toolSpec, 1, 2)) raiseConfigError(L);
+    // Stack: registry, tool, spec, name.
+    _ = c.lua_getiuservalue(L, 1, uv_registry_tools); // 5
+    c.lua_pushvalue(L, 4);
+    if (findTool(L, 5) != 0) {
+        _ = c.lua_pushfstring(L, "a tool named '%s' is already registered", c.lua_tolstring(L, 4, null));
+        raiseConfigError(L);
+    }
+    c.lua_pushvalue(L, 2);
+    c.lua_rawseti(L, 5, @intCast(c.lua_rawlen(L, 5) + 1));
+    c.lua_settop(L, 2);
+    return 1;
+}
+
+/// registry:get(name): the tool of that name, or nil.
+fn registryGet(L: State) callconv(.c) c_int {
+    checkRegistry(L, 1);
+    _ = c.luaL_checklstring(L, 2, null);
+    c.lua_settop(L, 2);
+    _ = c.lua_getiuservalue(L, 1, uv_registry_tools); // 3
+    c.lua_pushvalue(L, 2);
+    const i = findTool(L, 3);
+    if (i == 0) c.lua_pushnil(L) else _ = c.lua_rawgeti(L, 3, i);
+    return 1;
+}
+
+/// registry:list(): a new list of the tools, in the order they were registered.
+fn registryList(L: State) callconv(.c) c_int {
+    checkRegistry(L, 1);
+    _ = c.lua_getiuservalue(L, 1, uv_registry_tools); // 2
+    const n = c.lua_rawlen(L, 2);
+    c.lua_createtable(L, @intCast(n), 0);
+    var i: c.lua_Integer = 1;
+    while (i <= n) : (i += 1) {
+        _ = c.lua_rawgeti(L, 2, i);
+        c.lua_rawseti(L, -2, i);
+    }
+    return 1;
+}
+
+/// Whether the tool at `tool` requires only capabilities in the list at `caps`.
+fn toolAllowed(L: State, tool: c_int, caps: c_int) bool {
+    if (field(L, tool, "capabilities") != c.LUA_TTABLE) {
+        pop(L, 1);
+        return true;
+    }
+    const need = c.lua_absindex(L, -1);
+    defer pop(L, 1);
+    const n = c.lua_rawlen(L, need);
+    const m = c.lua_rawlen(L, caps);
+    var i: c.lua_Integer = 1;
+    outer: while (i <= n) : (i += 1) {
+        _ = c.lua_rawgeti(L, need, i);
+        var j: c.lua_Integer = 1;
+        while (j <= m) : (j += 1) {
+            _ = c.lua_rawgeti(L, caps, j);
+            const same = c.lua_rawequal(L, -1, -2) != 0;
+            pop(L, 1);
+            if (same) {
+                pop(L, 1);
+                continue :outer;
+            }
+        }
+        pop(L, 1);
+        return false;
+    }
+    return true;
+}
+
+fn checkCapabilities(L: State, idx: c_int) void {
+    c.luaL_checktype(L, idx, c.LUA_TTABLE);
+    const n = c.lua_rawlen(L, idx);
+    var i: c.lua_Integer = 1;
+    while (i <= n) : (i += 1) {
+        if (c.lua_rawgeti(L, idx, i) != c.LUA_TSTRING) _ = c.luaL_argerror(L, idx, "capabilities must be a list of strings");
+        pop(L, 1);
+    }
+}
+
+/// registry:filter(capabilities): a new registry of the tools those capabilities allow (a
+/// tool's required capabilities are all among them).
+fn registryFilter(L: State) callconv(.c) c_int {
+    checkRegistry(L, 1);
+    checkCapabilities(L, 2);
+    c.lua_settop(L, 2);
+    _ = c.lua_getiuservalue(L, 1, uv_registry_tools); // 3
+    newRegistry(L); // 4
+    _ = c.lua_getiuservalue(L, 4, uv_registry_tools); // 5
+    const n = c.lua_rawlen(L, 3);
+    var k: c.lua_Integer = 0;
+    var i: c.lua_Integer = 1;
+    while (i <= n) : (i += 1) {
+        _ = c.lua_rawgeti(L, 3, i);
+        if (toolAllowed(L, 6, 2)) {
+            k += 1;
+            c.lua_rawseti(L, 5, k);
+        } else pop(L, 1);
+    }
+    c.lua_settop(L, 4);
+    return 1;
+}
+
+/// registry:export(format [, capabilities]): the tools as a JSON array in `format`
+/// ("anthropic", "openai" or "panto"), as panto sends them; with `capabilities`, only the
+/// tools they allow.
+fn registryExport(L: State) callconv(.c) c_int {
+    checkRegistry(L, 1);
+    const format = c.luaL_checklstring(L, 2, null);
+    const has_caps = !isNoneOrNil(L, 3);
+    if (has_caps) checkCapabilities(L, 3);
+    c.lua_settop(L, 3);
+    _ = c.lua_getiuservalue(L, 1, uv_registry_tools); // 4
+    exportTools(L, 4, if (has_caps) 3 else 0, format);
+    return 1;
+}
+
+fn registryLen(L: State) callconv(.c) c_int {
+    checkRegistry(L, 1);
+    _ = c.lua_getiuservalue(L, 1, uv_registry_tools);
+    c.lua_pushinteger(L, @intCast(c.lua_rawlen(L, -1)));
+    return 1;
+}
+
+fn registryToString(L: State) callconv(.c) c_int {
+    checkRegistry(L, 1);
+    _ = c.lua_getiuservalue(L, 1, uv_registry_tools);
+    _ = c.lua_pushfstring(L, "panto.Registry (%I tools)", @as(c.lua_Integer, @intCast(c.lua_rawlen(L, -1))));
+    return 1;
+}
+
 // ---- Stream methods ---------------------------------------------------------------------
 
+fn setUsage(L: State, ev: *const c.PantoEvent) void {
+    setCString(L, "stop_reason", c.panto_stop_reason_name(ev.stop_reason));
+    setString(L, "provider_stop_reason", slice(ev.provider_stop_reason));
+    c.lua_createtable(L, 0, 5);
+    setInteger(L, "input_tokens", ev.usage.input_tokens);
+    setInteger(L, "output_tokens", ev.usage.output_tokens);
+    setInteger(L, "cache_read_tokens", ev.usage.cache_read_tokens);
+    setInteger(L, "cache_write_tokens", ev.usage.cache_write_tokens);
+    setInteger(L, "reasoning_tokens", ev.usage.reasoning_tokens);
+    c.lua_setfield(L, -2, "usage");
+}
+
 fn pushEvent(L: State, ev: *const c.PantoEvent) void {
-    c.lua_createtable(L, 0, 4);
+    c.lua_createtable(L, 0, 6);
     setCString(L, "kind", c.panto_event_kind_name(ev.kind));
     switch (ev.kind) {
         c.PANTO_EVENT_MESSAGE_START => {
@@ -393,27 +1487,109 @@ fn pushEvent(L: State, ev: *const c.PantoEvent) void {
             setCString(L, "block_kind", c.panto_block_kind_name(ev.block_kind));
             if (ev.kind != c.PANTO_EVENT_BLOCK_START) setString(L, "text", slice(ev.text));
         },
-        c.PANTO_EVENT_MESSAGE_COMPLETE => {
-            setCString(L, "stop_reason", c.panto_stop_reason_name(ev.stop_reason));
-            setString(L, "provider_stop_reason", slice(ev.provider_stop_reason));
-            c.lua_createtable(L, 0, 5);
-            setInteger(L, "input_tokens", ev.usage.input_tokens);
-            setInteger(L, "output_tokens", ev.usage.output_tokens);
-            setInteger(L, "cache_read_tokens", ev.usage.cache_read_tokens);
-            setInteger(L, "cache_write_tokens", ev.usage.cache_write_tokens);
-            setInteger(L, "reasoning_tokens", ev.usage.reasoning_tokens);
-            c.lua_setfield(L, -2, "usage");
+        c.PANTO_EVENT_MESSAGE_END, c.PANTO_EVENT_MESSAGE_COMPLETE => setUsage(L, ev),
+        c.PANTO_EVENT_TOOL_DETAILS => {
+            setInteger(L, "index", ev.index);
+            setString(L, "id", slice(ev.id));
+            setString(L, "name", slice(ev.name));
+        },
+        c.PANTO_EVENT_TOOL_CALL_START => {
+            setString(L, "id", slice(ev.id));
+            setString(L, "name", slice(ev.name));
+            setString(L, "input_json", slice(ev.text));
+            setBoolean(L, "awaiting_result", ev.awaiting_result != 0);
+            // input: the decoded object; left nil if the text is not JSON (panto checks it).
+            _ = c.lua_getfield(L, -1, "input_json");
+            if (protectedCall(L, jsonDecode, 1, 1)) c.lua_setfield(L, -2, "input") else pop(L, 1);
+        },
+        c.PANTO_EVENT_TOOL_RESULT => {
+            setString(L, "id", slice(ev.id));
+            setString(L, "name", slice(ev.name));
+            setString(L, "content", slice(ev.text));
+            setBoolean(L, "is_error", ev.is_error != 0);
         },
         else => {}, // a kind newer than this module: only its name
     }
 }
 
+/// The stream's turn goes on: reads the next event. The stream is at index 1.
+fn fetchEvent(L: State, s: *Stream) c_int {
+    var ev = std.mem.zeroes(c.PantoEvent);
+    ev.size = @sizeOf(c.PantoEvent);
+    const rc = c.panto_next_event(s.handle, &ev);
+    if (rc == c.PANTO_EVENT) {
+        pushEvent(L, &ev);
+        if (ev.kind == c.PANTO_EVENT_TOOL_CALL_START and ev.awaiting_result != 0 and s.run_tools)
+            rememberCall(L, s);
+        return 1;
+    }
+    if (rc == c.PANTO_DONE) {
+        // The turn is over: free the stream (and its connection) now rather than at __gc.
+        releaseStream(s, .done);
+        c.lua_pushnil(L);
+        return 1;
+    }
+    if (rc == c.PANTO_ERR_RESULT_PENDING) {
+        // Not sticky: the stream is unchanged.
+        pushSimpleError(L, rc, "a tool call awaits its result: give it with stream:submit_tool_result(id, content) before the next event");
+        return c.lua_error(L);
+    }
+    if (rc >= 0) return c.luaL_error(L, "panto_next_event returned the unexpected status %d", rc);
+    var err = newError();
+    _ = c.panto_stream_error(s.handle, &err);
+    pushError(L, &err, rc); // copies the detail, which dies with the handle
+    c.lua_pushvalue(L, -1);
+    _ = c.lua_setiuservalue(L, 1, uv_stream_error);
+    releaseStream(s, .failed);
+    return c.lua_error(L);
+}
+
+/// The TOOL_CALL_START event at the top awaits a result: when its tool has a handler, the next
+/// next() runs it. Stream at index 1.
+fn rememberCall(L: State, s: *Stream) void {
+    _ = s;
+    const ev = c.lua_absindex(L, -1);
+    _ = c.lua_getiuservalue(L, 1, uv_stream_agent);
+    if (c.lua_getiuservalue(L, -1, uv_agent_handlers) != c.LUA_TTABLE) return pop(L, 2);
+    _ = c.lua_getfield(L, ev, "name");
+    if (c.lua_rawget(L, -2) == c.LUA_TNIL) return pop(L, 3);
+    c.lua_createtable(L, 4, 0);
+    c.lua_rotate(L, -2, 1);
+    c.lua_rawseti(L, -2, pending_handler);
+    _ = c.lua_getfield(L, ev, "id");
+    c.lua_rawseti(L, -2, pending_id);
+    _ = c.lua_getfield(L, ev, "name");
+    c.lua_rawseti(L, -2, pending_name);
+    c.lua_pushvalue(L, ev);
+    c.lua_rawseti(L, -2, pending_event);
+    _ = c.lua_setiuservalue(L, 1, uv_stream_pending);
+    pop(L, 2);
+}
+
 /// stream:next(): the next event table, nil once the turn is over (and again after), or
-/// raises the turn's panto.Error (the same table again on every later call).
+/// raises the turn's panto.Error (the same table again on every later call). Before reading
+/// on, runs the handler of the tool call the previous event announced.
 fn streamNext(L: State) callconv(.c) c_int {
     const s = toStream(L, 1);
+    c.lua_settop(L, 1);
+    if (s.phase == .open and c.lua_getiuservalue(L, 1, uv_stream_pending) == c.LUA_TTABLE) {
+        // Stack: stream, pending call. It runs once, whatever happens.
+        c.lua_pushnil(L);
+        _ = c.lua_setiuservalue(L, 1, uv_stream_pending);
+        _ = c.lua_rawgeti(L, 2, pending_handler); // 3
+        _ = c.lua_rawgeti(L, 2, pending_event); // 5 after the next line
+        _ = c.lua_getfield(L, -1, "input");
+        c.lua_rotate(L, -2, 1); // handler, input, event
+        // lua_pcallk: the handler may yield when next() runs in a coroutine.
+        return toolDone(L, c.lua_pcallk(L, 2, 2, 0, 0, toolDone), 0);
+    }
+    c.lua_settop(L, 1);
+    return dispatch(L, s);
+}
+
+fn dispatch(L: State, s: *Stream) c_int {
     switch (s.phase) {
-        .open => {},
+        .open => return fetchEvent(L, s),
         .done => {
             c.lua_pushnil(L);
             return 1;
@@ -424,27 +1600,118 @@ fn streamNext(L: State) callconv(.c) c_int {
         },
         .closed => return c.luaL_error(L, "attempt to use a closed %s", stream_tname),
     }
-    var ev = std.mem.zeroes(c.PantoEvent);
-    ev.size = @sizeOf(c.PantoEvent);
-    const rc = c.panto_next_event(s.handle, &ev);
-    if (rc == c.PANTO_EVENT) {
-        pushEvent(L, &ev);
-        return 1;
+}
+
+/// The handler returned (or raised, or resumed after a yield): submits its result, then
+/// reads on. Stack: stream, pending call, then the two results or the error value.
+fn toolDone(L: State, status: c_int, ctx: c.lua_KContext) callconv(.c) c_int {
+    _ = ctx;
+    const s = toStream(L, 1);
+    const ok = status == c.LUA_OK or status == c.LUA_YIELD;
+    if (!ok) c.lua_settop(L, 3);
+    // contentOf(ok, v1, v2) -> content, is_error; protected, since __tostring may raise.
+    c.lua_pushboolean(L, @intFromBool(ok));
+    c.lua_rotate(L, 3, 1);
+    c.lua_settop(L, 5);
+    if (!protectedCall(L, contentOf, 3, 2)) {
+        const why: [*c]const u8 = if (c.lua_type(L, -1) == c.LUA_TSTRING) c.lua_tolstring(L, -1, null) else "an error value that is not a string";
+        _ = c.lua_rawgeti(L, 2, pending_name);
+        _ = c.lua_pushfstring(L, "panto: the result of tool '%s' cannot be sent: %s", c.lua_tolstring(L, -1, null), why);
+        c.lua_pushboolean(L, 1);
     }
-    if (rc == c.PANTO_DONE) {
-        // The turn is over: free the stream (and its connection) now rather than at __gc.
-        releaseStream(s, .done);
-        c.lua_pushnil(L);
-        return 1;
+    // Stack top: content, is_error.
+    if (s.phase == .open) {
+        _ = c.lua_rawgeti(L, 2, pending_id);
+        const rc = c.panto_stream_submit_tool_result(s.handle, c.lua_tolstring(L, -1, null), c.lua_tolstring(L, -3, null), c.lua_toboolean(L, -2));
+        // NO_SUCH_CALL: the handler answered the call itself, with submit_tool_result.
+        if (rc < 0 and rc != c.PANTO_ERR_NO_SUCH_CALL) {
+            pushSimpleError(L, rc, "cannot submit the tool result");
+            return c.lua_error(L);
+        }
     }
-    if (rc >= 0) return c.luaL_error(L, "panto_next_event returned the unexpected status %d", rc);
-    var err = newError();
-    _ = c.panto_stream_error(s.handle, &err);
-    pushError(L, &err, rc); // copies the detail, which dies with the handle
-    c.lua_pushvalue(L, -1);
-    _ = c.lua_setiuservalue(L, 1, uv_stream_error);
-    releaseStream(s, .failed);
-    return c.lua_error(L);
+    c.lua_settop(L, 1);
+    return dispatch(L, s); // the handler may have closed the stream
+}
+
+/// Text of an error value: a string or number as is, else tostring (__tostring, __name).
+fn pushErrorText(L: State, idx: c_int) void {
+    switch (c.lua_type(L, idx)) {
+        c.LUA_TSTRING => c.lua_pushvalue(L, idx),
+        c.LUA_TNIL => _ = c.lua_pushstring(L, "error (no message)"),
+        else => _ = c.luaL_tolstring(L, idx, null),
+    }
+}
+
+/// contentOf(ok, v1, v2) -> content, is_error: a handler's outcome as a tool result. A
+/// raised error or `return nil, err` is an error result with the error's text; a string is
+/// the content; any other value its JSON.
+fn contentOf(L: State) callconv(.c) c_int {
+    c.lua_settop(L, 3);
+    var is_error = false;
+    if (c.lua_toboolean(L, 1) == 0) {
+        pushErrorText(L, 2);
+        is_error = true;
+    } else if (isNil(L, 2) and !isNil(L, 3)) {
+        pushErrorText(L, 3);
+        is_error = true;
+    } else if (c.lua_type(L, 2) == c.LUA_TSTRING) {
+        c.lua_pushvalue(L, 2);
+    } else {
+        const w = newWriter(L);
+        writeValue(L, w, 2, 0, null);
+        pushWritten(L, w);
+    }
+    const text = toSlice(L, -1);
+    if (std.mem.indexOfScalar(u8, text, 0) != null) fail(L, null, "it holds a NUL byte", .{});
+    if (!std.unicode.utf8ValidateSlice(text)) fail(L, null, "it is not valid UTF-8", .{});
+    c.lua_pushboolean(L, @intFromBool(is_error));
+    return 2;
+}
+
+/// stream:submit_tool_result(id, content [, is_error]): gives the result of a tool call
+/// announced by a tool_call_start event with awaiting_result. `content` is a string (other
+/// values are sent as JSON). Raises a panto.Error with code "no_such_call" when no call with
+/// that id awaits a result.
+fn streamSubmit(L: State) callconv(.c) c_int {
+    const s = toStream(L, 1);
+    var id_len: usize = 0;
+    const id = c.luaL_checklstring(L, 2, &id_len);
+    c.luaL_checkany(L, 3);
+    const is_error = optBoolean(L, 4);
+    c.lua_settop(L, 3);
+    if (std.mem.indexOfScalar(u8, id[0..id_len], 0) != null) _ = c.luaL_argerror(L, 2, "the id contains a NUL byte");
+    if (c.lua_type(L, 3) != c.LUA_TSTRING) {
+        const w = newWriter(L);
+        writeValue(L, w, 3, 0, null);
+        pushWritten(L, w);
+        c.lua_copy(L, -1, 3);
+        c.lua_settop(L, 3);
+    }
+    const content = toSlice(L, 3);
+    if (std.mem.indexOfScalar(u8, content, 0) != null) _ = c.luaL_argerror(L, 3, "the content contains a NUL byte");
+    switch (s.phase) {
+        .open => {},
+        .closed => return c.luaL_error(L, "attempt to use a closed %s", stream_tname),
+        .done, .failed => {
+            pushSimpleError(L, c.PANTO_ERR_NO_SUCH_CALL, "the turn is over: no tool call awaits a result");
+            return c.lua_error(L);
+        },
+    }
+    const rc = c.panto_stream_submit_tool_result(s.handle, id, content.ptr, @intFromBool(is_error));
+    if (rc < 0) {
+        _ = c.lua_pushfstring(L, "no tool call with the id '%s' awaits a result", id);
+        pushSimpleError(L, rc, if (rc == c.PANTO_ERR_NO_SUCH_CALL) toSlice(L, -1) else "the tool result was refused");
+        return c.lua_error(L);
+    }
+    // Answered by hand: the handler of that call does not run.
+    if (c.lua_getiuservalue(L, 1, uv_stream_pending) == c.LUA_TTABLE) {
+        _ = c.lua_rawgeti(L, -1, pending_id);
+        if (c.lua_rawequal(L, -1, 2) != 0) {
+            c.lua_pushnil(L);
+            _ = c.lua_setiuservalue(L, 1, uv_stream_pending);
+        }
+    }
+    return 0;
 }
 
 /// stream:events(): the generic-for quadruple `next, stream, nil, stream`. The fourth value is
@@ -464,6 +1731,8 @@ fn streamEvents(L: State) callconv(.c) c_int {
 fn streamClose(L: State) callconv(.c) c_int {
     const s = toStream(L, 1);
     if (s.phase != .closed) releaseStream(s, .closed);
+    c.lua_pushnil(L);
+    _ = c.lua_setiuservalue(L, 1, uv_stream_pending);
     return 0;
 }
 
@@ -531,6 +1800,8 @@ const agent_meta = [_]c.luaL_Reg{
 const agent_methods = [_]c.luaL_Reg{
     reg("run", agentRun),
     reg("conversation", agentConversation),
+    reg("add_tool", agentAddTool),
+    reg("tools", agentTools),
     reg("close", agentClose),
     reg_end,
 };
@@ -543,13 +1814,36 @@ const stream_meta = [_]c.luaL_Reg{
 const stream_methods = [_]c.luaL_Reg{
     reg("next", streamNext),
     reg("events", streamEvents),
+    reg("submit_tool_result", streamSubmit),
     reg("close", streamClose),
+    reg_end,
+};
+const registry_meta = [_]c.luaL_Reg{
+    reg("__len", registryLen),
+    reg("__tostring", registryToString),
+    reg_end,
+};
+const registry_methods = [_]c.luaL_Reg{
+    reg("register", registryRegister),
+    reg("get", registryGet),
+    reg("list", registryList),
+    reg("filter", registryFilter),
+    reg("export", registryExport),
     reg_end,
 };
 const error_meta = [_]c.luaL_Reg{
     reg("__tostring", errorToString),
     reg_end,
 };
+const writer_meta = [_]c.luaL_Reg{
+    reg("__gc", writerGc),
+    reg_end,
+};
+const arena_meta = [_]c.luaL_Reg{
+    reg("__gc", arenaGc),
+    reg_end,
+};
+const array_meta = [_]c.luaL_Reg{reg_end};
 
 /// Creates the metatable `tname` in the registry unless it exists (a second load of the
 /// module shares it).
@@ -565,8 +1859,34 @@ fn createMetatable(L: State, tname: [*:0]const u8, meta: []const c.luaL_Reg, met
     c.lua_settop(L, -2);
 }
 
-/// require("panto"): a fresh table {_VERSION, abi_version, Agent} on every call.
+const DlInfo = extern struct {
+    fname: ?[*:0]const u8,
+    fbase: ?*anyopaque,
+    sname: ?[*:0]const u8,
+    saddr: ?*anyopaque,
+};
+extern "c" fn dladdr(addr: ?*const anyopaque, info: *DlInfo) c_int;
+
+var pinned = false;
+
+/// Keeps this shared object loaded for the life of the process. panto's core starts a
+/// process-wide thread (the timeout watchdog) that runs code and uses globals of this object;
+/// Lua dlcloses a C module when its state closes, so a host that closes a state and opens
+/// another (lupa, a server with a state per request) would unmap that code under the thread,
+/// or map it again with fresh globals while the old thread still waits on them.
+fn pinModule() void {
+    if (pinned) return;
+    pinned = true;
+    var info: DlInfo = undefined;
+    if (dladdr(@ptrCast(&luaopen_panto), &info) == 0) return;
+    const path = info.fname orelse return;
+    // NOLOAD: only a new reference to the object already loaded; NODELETE: never unmapped.
+    _ = std.c.dlopen(path, .{ .NOW = true, .NOLOAD = true, .NODELETE = true });
+}
+
+/// require("panto"): a fresh module table on every call.
 export fn luaopen_panto(L: State) c_int {
+    pinModule();
     // luaL_checkversion is a macro: the same call, with the sizes this module was built with.
     c.luaL_checkversion_(L, c.LUA_VERSION_NUM, @sizeOf(c.lua_Integer) * 16 + @sizeOf(c.lua_Number));
     if (c.panto_abi_version() != c.PANTO_ABI_VERSION)
@@ -574,12 +1894,26 @@ export fn luaopen_panto(L: State) c_int {
 
     createMetatable(L, agent_tname, &agent_meta, &agent_methods);
     createMetatable(L, stream_tname, &stream_meta, &stream_methods);
+    createMetatable(L, registry_tname, &registry_meta, &registry_methods);
     createMetatable(L, error_tname, &error_meta, null);
+    createMetatable(L, writer_tname, &writer_meta, null);
+    createMetatable(L, arena_tname, &arena_meta, null);
+    createMetatable(L, array_tname, &array_meta, null);
 
-    c.lua_createtable(L, 0, 3);
+    c.lua_createtable(L, 0, 10);
     setCString(L, "_VERSION", c.panto_version());
     setInteger(L, "abi_version", c.panto_abi_version());
-    c.lua_pushcclosure(L, agentNew, 0);
-    c.lua_setfield(L, -2, "Agent");
+    pushNull(L);
+    c.lua_setfield(L, -2, "null");
+    const funcs = [_]c.luaL_Reg{
+        reg("Agent", agentNew),
+        reg("Registry", registryNew),
+        reg("tool_schema", toolSchema),
+        reg("array", markArray),
+        reg("json_encode", jsonEncode),
+        reg("json_decode", jsonDecode),
+        reg_end,
+    };
+    c.luaL_setfuncs(L, &funcs, 0);
     return 1;
 }

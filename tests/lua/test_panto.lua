@@ -81,6 +81,17 @@ function emulator.load(responses)
   assert(p:close(), "loading the scenario failed")
 end
 
+-- The provider requests the emulator received since the last load, decoded.
+function emulator.requests()
+  local get = shell_quote(python) .. " -c " .. shell_quote(
+    "import sys, urllib.request as u; sys.stdout.write(u.urlopen(sys.argv[1], timeout=10).read().decode())"
+  ) .. " " .. shell_quote(emulator.url .. "/_emulator/requests")
+  local p = assert(io.popen(get, "r"))
+  local text = p:read("a")
+  assert(p:close(), "reading the requests failed")
+  return json.decode(text)
+end
+
 local function text_answer(text)
   return {
     message = {
@@ -129,7 +140,7 @@ end
 test("module table", function()
   eq(type(panto._VERSION), "string", "_VERSION")
   assert(panto._VERSION:match("^%d+%.%d+%.%d+"), panto._VERSION)
-  eq(panto.abi_version, 1, "abi_version")
+  eq(panto.abi_version, 2, "abi_version")
   eq(type(panto.Agent), "function", "Agent")
 end)
 
@@ -258,13 +269,13 @@ test("401 raises an error table; errors are sticky", function()
 end)
 
 test("errors raised by events() propagate through for", function()
-  emulator.load({ error_answer(429, "rate_limit_error", "slow down") })
+  emulator.load({ error_answer(403, "permission_error", "not for you") })
   local agent <close> = new_agent()
-  local err = raises("slow down", function()
+  local err = raises("not for you", function()
     for _ in agent:run("Hi"):events() do end
   end)
-  eq(err.code, "rate_limit", "code")
-  eq(err.http_status, 429, "http_status")
+  eq(err.code, "permission", "code")
+  eq(err.http_status, 403, "http_status")
 end)
 
 test("bad config returns nil, message, code", function()
@@ -354,6 +365,536 @@ test("garbage collection frees agents and streams", function()
   end
   collectgarbage()
   collectgarbage()
+end)
+
+-- ---- JSON values --------------------------------------------------------------------------------
+
+test("panto.null, panto.array, json_encode and json_decode", function()
+  eq(type(panto.null), "userdata", "panto.null")
+  eq(panto.json_encode(panto.null), "null")
+  eq(panto.json_encode({}), "{}", "an empty table is an object")
+  eq(panto.json_encode(panto.array()), "[]", "a marked empty table is an array")
+  eq(panto.json_encode({ b = 1, a = { true, false, panto.null }, c = "é\n\0" }),
+     '{"a":[true,false,null],"b":1,"c":"é\\n\\u0000"}', "keys sorted, escapes")
+  eq(panto.json_encode(2.0), "2.0", "a float stays a float")
+  eq(panto.json_encode(0.1), "0.1")
+  eq(panto.json_encode(-7), "-7")
+  raises("cannot encode a function", panto.json_encode, { f = print })
+  raises("must be strings", panto.json_encode, { 1, 2, x = 3 })
+  raises("nested more than", panto.json_encode, (function() local t = {}; t.self = t; return t end)())
+  raises("not valid UTF%-8", panto.json_encode, "\255")
+  raises("cannot encode inf", panto.json_encode, math.huge)
+
+  local v = panto.json_decode('{"a": [1, null, 2.5, {}, []], "big": 12345678901234567890, "s": "\\u00e9"}')
+  eq(v.a[1], 1)
+  eq(math.type(v.a[1]), "integer")
+  eq(v.a[2], panto.null, "null")
+  eq(v.a[3], 2.5)
+  eq(#v.a, 5, "length with a null inside")
+  eq(math.type(v.big), "float", "an integer beyond 64 bits")
+  eq(v.s, "é")
+  eq(panto.json_encode(v.a), "[1,null,2.5,{},[]]", "decoded arrays stay arrays, even empty")
+  raises("invalid JSON", panto.json_decode, "{")
+  raises("invalid JSON", panto.json_decode, "[1] x")
+end)
+
+-- ---- Declaring tools ---------------------------------------------------------------------------
+
+local weather = {
+  name = "get_weather",
+  description = "Current weather for a city.",
+  params = {
+    city = { type = "string", description = "The city" },
+    unit = { type = "string", enum = { "c", "f" }, default = "c" },
+  },
+  capabilities = { "net" },
+}
+
+local weather_schema = '{"type":"object","properties":{"city":{"type":"string","description":"The city"},'
+  .. '"unit":{"type":"string","enum":["c","f"],"default":"c"}},"required":["city"]}'
+
+test("tool_schema: params become a JSON Schema, per provider", function()
+  eq(panto.tool_schema(weather),
+     '{"name":"get_weather","description":"Current weather for a city.","input_schema":' .. weather_schema .. '}')
+  eq(panto.tool_schema(weather, "openai"),
+     '{"type":"function","function":{"name":"get_weather","description":"Current weather for a city.","parameters":'
+     .. weather_schema .. '}}')
+  eq(panto.tool_schema(weather, "panto"),
+     '{"name":"get_weather","description":"Current weather for a city.","input_schema":' .. weather_schema
+     .. ',"capabilities":["net"],"native":false}')
+  -- Every parameter form.
+  local t = {
+    name = "t",
+    params = {
+      s = "string",
+      n = { type = "integer", minimum = 1, maximum = 10, required = false },
+      list = { type = "array", items = { type = "object", params = { x = "number", y = { type = "boolean", default = true } } } },
+      tags = { type = "array", items = "string", default = {} },
+    },
+  }
+  local schema = json.decode(panto.tool_schema(t)).input_schema
+  eq(json.encode(schema.required), '["list","s"]', "required")
+  eq(json.encode(schema.properties.n), '{"maximum":10,"minimum":1,"type":"integer"}')
+  eq(json.encode(schema.properties.list.items),
+     '{"properties":{"x":{"type":"number"},"y":{"default":true,"type":"boolean"}},"required":["x"],"type":"object"}')
+  eq(json.encode(schema.properties.tags), '{"default":[],"items":{"type":"string"},"type":"array"}')
+  -- No params: an empty object schema.
+  eq(json.encode(json.decode(panto.tool_schema({ name = "noop" })).input_schema), '{"properties":{},"type":"object"}')
+  -- A schema as a table or as JSON text.
+  local s = { type = "object", properties = { q = { type = "string" } }, required = panto.array({ "q" }) }
+  eq(json.decode(panto.tool_schema({ name = "a", schema = s })).input_schema.required[1], "q")
+  eq(panto.tool_schema({ name = "a", schema = s }),
+     panto.tool_schema({ name = "a", schema = '{"properties":{"q":{"type":"string"}},"required":["q"],"type":"object"}' }))
+end)
+
+test("tool declarations are checked strictly", function()
+  local function refused(pattern, tool)
+    local err = raises(pattern, panto.tool_schema, tool)
+    eq(type(err), "table", "a panto.Error")
+    eq(err.code, "config", "code")
+    eq(tostring(err):sub(1, 14), "panto: config:", "tostring")
+  end
+  refused("a tool must be a table", "get_weather")
+  refused("needs a string 'name'", { description = "x" })
+  refused("must be 1 to 64 letters", { name = "has space" })
+  refused("tool 'x': unknown key 'hadler'", { name = "x", hadler = print })
+  refused("tool 'x': 'description' must be a string, got a number", { name = "x", description = 1 })
+  refused("tool 'x': 'handler' must be a function", { name = "x", handler = "f" })
+  refused("give 'params' or 'schema', not both", { name = "x", params = {}, schema = {} })
+  refused("'schema' is not valid JSON", { name = "x", schema = "{" })
+  refused("'schema' must be a JSON object", { name = "x", schema = "[1]" })
+  refused("'schema' must be a JSON object", { name = "x", schema = { 1 } })
+  refused("input_schema must describe an object", { name = "x", schema = { type = "string" } }) -- panto's check
+  refused("'capabilities' must be a list of strings", { name = "x", capabilities = "net" })
+  refused("'capabilities' must be a list of strings, got a number in it", { name = "x", capabilities = { 1 } })
+  refused("parameter 'c': unknown type 'strin'", { name = "x", params = { c = "strin" } })
+  refused("parameter 'c': unknown key 'typ'", { name = "x", params = { c = { typ = "string" } } })
+  refused("parameter 'c': 'type' must be one of", { name = "x", params = { c = { description = "no type" } } })
+  refused("parameter 'c': 'default' must be a string, got a number", { name = "x", params = { c = { type = "string", default = 3 } } })
+  refused("parameter 'c': 'default' must be an integer, got a number", { name = "x", params = { c = { type = "integer", default = 1.5 } } })
+  refused("parameter 'c': enum%[2%] must be a string", { name = "x", params = { c = { type = "string", enum = { "a", 2 } } } })
+  refused("parameter 'c': 'enum' must be a non%-empty list", { name = "x", params = { c = { type = "string", enum = {} } } })
+  refused("a parameter with a default is optional", { name = "x", params = { c = { type = "string", default = "a", required = true } } })
+  refused("'required' must be a boolean", { name = "x", params = { c = { type = "string", required = "yes" } } })
+  refused("'items' is for array parameters", { name = "x", params = { c = { type = "string", items = "string" } } })
+  refused("'minimum' is for integer and number", { name = "x", params = { c = { type = "string", minimum = 1 } } })
+  refused("parameter 'c': items: 'required' is for parameters", { name = "x", params = { c = { type = "array", items = { type = "string", required = true } } } })
+  refused("parameter 'o': parameter 'deep': unknown type", { name = "x", params = { o = { type = "object", params = { deep = "nope" } } } })
+  refused("parameter names must be strings", { name = "x", params = { "string" } })
+  refused("tool 'x': schema: cannot encode a function", { name = "x", schema = { type = "object", f = print } })
+  raises("bad argument #2", panto.tool_schema, weather, {})
+  eq(raises("format must be", panto.tool_schema, weather, "xml").code, "invalid_argument")
+end)
+
+test("tools in the agent options", function()
+  local a, msg, code = panto.Agent({ provider = "anthropic", model = "m", api_key = "k", tools = { { name = "x", hadler = print } } })
+  eq(a, nil, "agent")
+  assert(msg:find("tool 'x': unknown key 'hadler'", 1, true), msg)
+  eq(code, "config", "code")
+  a, msg = panto.Agent({ provider = "anthropic", model = "m", api_key = "k", tools = "get_weather" })
+  eq(a, nil, "agent")
+  assert(msg:find("option 'tools': must be a list of tools", 1, true), msg)
+  a, msg = panto.Agent({ provider = "anthropic", model = "m", api_key = "k", tools = { { name = "x" }, { name = "x" } } })
+  eq(a, nil, "agent with two tools of one name")
+  assert(msg:find("x", 1, true), msg)
+  a, msg = panto.Agent({ provider = "anthropic", model = "m", api_key = "k", capabilities = { "net", 7 } })
+  eq(a, nil, "agent")
+  assert(msg:find("option 'capabilities' must be a list of strings", 1, true), msg)
+  a, msg = panto.Agent({ provider = "anthropic", model = "m", api_key = "k", max_tool_iterations = 2.5 })
+  eq(a, nil, "agent")
+  assert(msg:find("option 'max_tool_iterations' must be an integer, got 2.5", 1, true), msg)
+  a, msg = panto.Agent({ provider = "anthropic", model = "m", api_key = "k", read_tool = { root = ".", max = 1 } })
+  eq(a, nil, "agent")
+  assert(msg:find("option 'read_tool': unknown key 'max'", 1, true), msg)
+  a, msg = panto.Agent({ provider = "anthropic", model = "m", api_key = "k", read_tool = { max_bytes = 100 } })
+  eq(a, nil, "agent")
+  assert(msg:find("root", 1, true), msg) -- panto's own check
+end)
+
+test("agent:tools exports what tool_schema and the registry export", function()
+  local search = { name = "search", description = "Search the web.", params = { q = "string" }, capabilities = { "net", "web" } }
+  local clock = { name = "clock", description = "The time.", handler = function() return "noon" end }
+  local agent <close> = assert(panto.Agent({ provider = "openai", model = "m", api_key = "k",
+                                             tools = { weather }, capabilities = { "net" } }))
+  agent:add_tool(search)
+  agent:add_tool(clock)
+  local err = raises("clock", agent.add_tool, agent, clock)
+  eq(err.code, "config", "a second tool of the same name")
+  raises("tool 'x': unknown key", agent.add_tool, agent, { name = "x", bad = 1 })
+  -- Every tool, or the ones the agent may use (search needs "web").
+  local all = json.decode(agent:tools("anthropic"))
+  eq(#all, 3, "tools")
+  eq(all[1].name .. "," .. all[2].name .. "," .. all[3].name, "get_weather,search,clock")
+  local allowed = agent:tools("openai", true)
+  eq(#json.decode(allowed), 2, "allowed tools")
+  eq(allowed, "[" .. panto.tool_schema(weather, "openai") .. "," .. panto.tool_schema(clock, "openai") .. "]")
+  eq(agent:tools("panto"), "[" .. panto.tool_schema(weather, "panto") .. "," .. panto.tool_schema(search, "panto")
+     .. "," .. panto.tool_schema(clock, "panto") .. "]")
+  eq(raises("format must be", agent.tools, agent, "xml").code, "invalid_argument", "an unknown format")
+  raises("boolean expected", agent.tools, agent, "panto", 1)
+
+  local reg = panto.Registry({ weather, search })
+  eq(reg:register(clock), clock, "register returns the tool")
+  eq(#reg, 3, "#registry")
+  assert(tostring(reg):find("3 tools", 1, true), tostring(reg))
+  eq(reg:get("search"), search, "get")
+  eq(reg:get("nope"), nil, "get an unknown name")
+  eq(#reg:list(), 3, "list")
+  eq(reg:list()[3], clock, "list order")
+  eq(raises("already registered", reg.register, reg, { name = "clock" }).code, "config")
+  raises("unknown key", reg.register, reg, { name = "y", nope = 1 })
+  eq(reg:export("anthropic"), agent:tools("anthropic"), "registry export, every tool")
+  eq(reg:export("openai", { "net" }), agent:tools("openai", true), "registry export, allowed tools")
+  local net = reg:filter({ "net" })
+  eq(#net, 2, "filtered")
+  eq(net:get("search"), nil, "search needs web")
+  eq(#reg:filter({}), 1, "only clock needs nothing")
+  eq(net:export("panto"), "[" .. panto.tool_schema(weather, "panto") .. "," .. panto.tool_schema(clock, "panto") .. "]")
+  -- An agent takes a registry as its tools.
+  local a2 <close> = assert(panto.Agent({ provider = "openai", model = "m", api_key = "k", tools = reg, capabilities = { "net" } }))
+  eq(a2:tools("openai", true), agent:tools("openai", true))
+end)
+
+-- ---- The tool loop ----------------------------------------------------------------------------
+
+local function tool_answer(calls, text)
+  local content = {}
+  if text then content[1] = { type = "text", text = text } end
+  for _, call in ipairs(calls) do
+    content[#content + 1] = { type = "tool_use", id = call[1], name = call[2], input = call[3] or json.object() }
+  end
+  return { message = { model = "claude-test", content = content, stop_reason = "tool_use",
+                       usage = { input_tokens = 10, output_tokens = 5 } } }
+end
+
+-- The tool results (id -> {content, is_error}) the request carries, in Anthropic's shape.
+local function anthropic_results(request)
+  local found = {}
+  for _, m in ipairs(request.body.messages) do
+    if type(m.content) == "table" then
+      for _, b in ipairs(m.content) do
+        if b.type == "tool_result" then
+          local text = b.content
+          if type(text) == "table" then
+            local parts = {}
+            for _, p in ipairs(text) do parts[#parts + 1] = p.text end
+            text = table.concat(parts)
+          end
+          found[b.tool_use_id] = { content = text, is_error = b.is_error == true }
+        end
+      end
+    end
+  end
+  return found
+end
+
+local function collect(stream)
+  local events, kinds = {}, {}
+  for ev in stream:events() do
+    events[#events + 1] = ev
+    kinds[#kinds + 1] = ev.kind
+  end
+  return events, table.concat(kinds, " ")
+end
+
+local function find(events, kind, n)
+  n = n or 1
+  for _, ev in ipairs(events) do
+    if ev.kind == kind then
+      n = n - 1
+      if n == 0 then return ev end
+    end
+  end
+end
+
+test("a tool round trip: the handler runs, the next request carries its result", function()
+  emulator.load({
+    tool_answer({ { "toolu_1", "get_weather", { city = "Paris", days = { 1, 2 }, note = json.null } } }, "Let me look."),
+    text_answer("Sunny in Paris."),
+  })
+  local calls = {}
+  local tool = {
+    name = "get_weather", description = "Weather.", params = weather.params, capabilities = { "net" },
+    handler = function(input, call)
+      calls[#calls + 1] = { input = input, call = call }
+      return "Sunny, 21C in " .. input.city
+    end,
+  }
+  local agent <close> = new_agent({ tools = { tool }, capabilities = { "net" } })
+  local events, kinds = collect(agent:run("Weather in Paris?"))
+  eq(#calls, 1, "handler calls")
+  local input = calls[1].input
+  eq(input.city, "Paris", "input.city")
+  eq(#input.days, 2, "input.days")
+  eq(input.note, panto.null, "JSON null")
+  eq(calls[1].call.id, "toolu_1", "the event is the second argument")
+  eq(calls[1].call.kind, "tool_call_start")
+
+  local start = find(events, "tool_call_start")
+  eq(start.id, "toolu_1")
+  eq(start.name, "get_weather")
+  eq(start.awaiting_result, true, "awaiting_result")
+  eq(json.encode(json.decode(start.input_json)), '{"city":"Paris","days":[1,2],"note":null}', "input_json")
+  eq(start.input, input, "the handler got the event's table")
+  local details = find(events, "tool_details")
+  eq(details.id, "toolu_1")
+  eq(details.name, "get_weather")
+  eq(details.index, 1, "tool_details index")
+  local result = find(events, "tool_result")
+  eq(result.id, "toolu_1")
+  eq(result.name, "get_weather")
+  eq(result.content, "Sunny, 21C in Paris", "content")
+  eq(result.is_error, false, "is_error")
+  local first_end = find(events, "message_end")
+  eq(first_end.stop_reason, "tool_use", "first message_end")
+  eq(first_end.usage.output_tokens, 5, "first message usage")
+  local second_end = find(events, "message_end", 2)
+  eq(second_end.stop_reason, "end_turn", "second message_end")
+  local complete = events[#events]
+  eq(complete.kind, "message_complete")
+  eq(complete.stop_reason, "end_turn")
+  eq(complete.usage.input_tokens, 13, "usage summed over the messages")
+  assert(kinds:find("message_end tool_call_start tool_result message_start", 1, true), kinds)
+
+  local requests = emulator.requests()
+  eq(#requests, 2, "requests")
+  eq(requests[1].body.tools[1].name, "get_weather", "the tool was sent")
+  eq(json.encode(requests[1].body.tools[1].input_schema), json.encode(json.decode(weather_schema)), "the schema sent")
+  local r = anthropic_results(requests[2]).toolu_1
+  assert(r, "the second request carries the result")
+  eq(r.content, "Sunny, 21C in Paris", "result content sent")
+  eq(r.is_error, false, "result is_error sent")
+end)
+
+test("handler outcomes: tables as JSON, error() and nil, err as error results", function()
+  emulator.load({
+    tool_answer({ { "t1", "as_json" }, { "t2", "raises" }, { "t3", "raises_table" }, { "t4", "nil_err" }, { "t5", "nothing" },
+                  { "t6", "callable", { n = 4 } } }),
+    text_answer("done"),
+  })
+  local tools = {
+    { name = "as_json", handler = function() return { ok = true, n = 2, list = panto.array() } end },
+    { name = "raises", handler = function() error("disk on fire", 0) end },
+    { name = "raises_table", handler = function() error(setmetatable({}, { __tostring = function() return "custom" end })) end },
+    { name = "nil_err", handler = function() return nil, "not found" end },
+    { name = "nothing", handler = function() end },
+    { name = "callable", handler = setmetatable({ factor = 10 }, { __call = function(self, input) return self.factor * input.n end }) },
+  }
+  local agent <close> = new_agent({ tools = tools })
+  local events = collect(agent:run("go"))
+  local want = {
+    t1 = { '{"list":[],"n":2,"ok":true}', false },
+    t2 = { "disk on fire", true },
+    t3 = { "custom", true },
+    t4 = { "not found", true },
+    t5 = { "null", false },
+    t6 = { "40", false },
+  }
+  local n = 0
+  for _, ev in ipairs(events) do
+    if ev.kind == "tool_result" then
+      n = n + 1
+      eq(ev.content, want[ev.id][1], ev.id .. " content")
+      eq(ev.is_error, want[ev.id][2], ev.id .. " is_error")
+    end
+  end
+  eq(n, 6, "results")
+  local sent = anthropic_results(emulator.requests()[2])
+  eq(sent.t2.content, "disk on fire", "error text sent")
+  eq(sent.t2.is_error, true, "is_error sent")
+  eq(sent.t1.is_error, false, "t1 is_error sent")
+end)
+
+test("a handler error with position info, and a result that cannot be sent", function()
+  emulator.load({ tool_answer({ { "t1", "pos" }, { "t2", "bad" } }), text_answer("ok") })
+  local agent <close> = new_agent({ tools = {
+    { name = "pos", handler = function() error("oops") end },
+    { name = "bad", handler = function() return { f = print } end },
+  } })
+  local events = collect(agent:run("go"))
+  local r1, r2 = find(events, "tool_result", 1), find(events, "tool_result", 2)
+  assert(r1.content:find("test_panto.lua:%d+: oops"), r1.content)
+  eq(r1.is_error, true)
+  assert(r2.content:find("the result of tool 'bad' cannot be sent: cannot encode a function", 1, true), r2.content)
+  eq(r2.is_error, true)
+end)
+
+test("manual mode: run_tools=false, result_pending is not sticky, submit_tool_result", function()
+  emulator.load({ tool_answer({ { "toolu_1", "get_weather", { city = "Oslo" } } }), text_answer("Cold.") })
+  local ran = false
+  local agent <close> = new_agent({ tools = { {
+    name = "get_weather", params = { city = "string" }, handler = function() ran = true; return "x" end,
+  } } })
+  local stream <close> = agent:run("Weather?", { run_tools = false })
+  local ev
+  repeat ev = stream:next() until ev.kind == "tool_call_start"
+  eq(ev.awaiting_result, true)
+  eq(ev.input.city, "Oslo")
+  for _ = 1, 2 do
+    local err = raises("awaits its result", stream.next, stream)
+    eq(err.code, "result_pending", "code")
+  end
+  local err = raises("no tool call", stream.submit_tool_result, stream, "toolu_404", "x")
+  eq(err.code, "no_such_call", "code")
+  raises("NUL", stream.submit_tool_result, stream, "toolu_1", "a\0b")
+  raises("boolean expected", stream.submit_tool_result, stream, "toolu_1", "x", "yes")
+  stream:submit_tool_result("toolu_1", { temp = -3 }, true)
+  err = raises("no tool call", stream.submit_tool_result, stream, "toolu_1", "again")
+  eq(err.code, "no_such_call", "a second result")
+  local result = stream:next()
+  eq(result.kind, "tool_result")
+  eq(result.content, '{"temp":-3}', "content")
+  eq(result.is_error, true, "is_error")
+  while stream:next() do end
+  eq(ran, false, "the handler did not run")
+  eq(anthropic_results(emulator.requests()[2]).toolu_1.content, '{"temp":-3}', "sent")
+  err = raises("turn is over", stream.submit_tool_result, stream, "toolu_1", "late")
+  eq(err.code, "no_such_call")
+  stream:close()
+  raises("closed panto%.Stream", stream.submit_tool_result, stream, "toolu_1", "x")
+  raises("unknown option", agent.run, agent, "x", { run_tool = false })
+  raises("run_tools must be a boolean", agent.run, agent, "x", { run_tools = 0 })
+end)
+
+test("a tool without a handler is answered in the loop; a handler answered by hand does not run", function()
+  emulator.load({ tool_answer({ { "a", "manual" }, { "b", "auto" }, { "c", "overridden" } }), text_answer("ok") })
+  local overridden_ran = false
+  local agent <close> = new_agent({ tools = {
+    { name = "manual" },
+    { name = "auto", handler = function() return "auto ran" end },
+    { name = "overridden", handler = function() overridden_ran = true; return "handler" end },
+  } })
+  local stream <close> = agent:run("go")
+  local results = {}
+  for ev in stream:events() do
+    if ev.kind == "tool_call_start" and ev.name ~= "auto" then stream:submit_tool_result(ev.id, "by hand " .. ev.id) end
+    if ev.kind == "tool_result" then results[ev.id] = ev.content end
+  end
+  eq(results.a, "by hand a")
+  eq(results.b, "auto ran")
+  eq(results.c, "by hand c")
+  eq(overridden_ran, false, "the handler of a call answered by hand")
+end)
+
+test("a tool the agent may not use: the turn fails, the handler does not run", function()
+  emulator.load({ tool_answer({ { "toolu_1", "get_weather", { city = "Paris" } } }), text_answer("never") })
+  local ran = false
+  local tool = { name = "get_weather", params = { city = "string" }, capabilities = { "net" },
+                 handler = function() ran = true; return "x" end }
+  local agent <close> = new_agent({ tools = { tool }, capabilities = { "fs.read" } })
+  eq(agent:tools("anthropic", true), "[]", "not offered to the model")
+  local err = raises("get_weather", function()
+    for _ in agent:run("Weather?"):events() do end
+  end)
+  eq(err.code, "capability", "code")
+  eq(ran, false, "the handler ran")
+  eq(#emulator.requests(), 1, "no second request")
+  eq(emulator.requests()[1].body.tools, nil, "no tools sent")
+end)
+
+test("input that does not match the schema, and an unknown tool: panto answers", function()
+  emulator.load({ tool_answer({ { "t1", "get_weather", { town = "Paris" } }, { "t2", "nope" } }), text_answer("ok") })
+  local ran = false
+  local agent <close> = new_agent({ tools = { { name = "get_weather", params = { city = "string" },
+                                                handler = function() ran = true end } } })
+  local events = collect(agent:run("go"))
+  local s1, s2 = find(events, "tool_call_start", 1), find(events, "tool_call_start", 2)
+  eq(s1.awaiting_result, false, "invalid input: panto answers")
+  eq(s2.awaiting_result, false, "unknown tool: panto answers")
+  local r1, r2 = find(events, "tool_result", 1), find(events, "tool_result", 2)
+  assert(r1.content:find("Invalid input for tool get_weather", 1, true), r1.content)
+  eq(r1.is_error, true)
+  eq(r2.content, "Unknown tool: nope")
+  eq(ran, false, "the handler ran")
+end)
+
+test("max_tool_iterations: one round too many fails the turn", function()
+  emulator.load({ tool_answer({ { "t1", "ping" } }), tool_answer({ { "t2", "ping" } }), text_answer("never") })
+  local n = 0
+  local agent <close> = new_agent({ max_tool_iterations = 1, tools = { { name = "ping", handler = function() n = n + 1; return "pong" end } } })
+  local err = raises("", function() for _ in agent:run("go"):events() do end end)
+  eq(err.code, "tool_loop", "code")
+  eq(n, 1, "handler runs")
+end)
+
+test("an OpenAI round trip", function()
+  emulator.load({ tool_answer({ { "call_1", "add", { a = 2, b = 3.5 } } }), text_answer("5.5") })
+  local agent <close> = new_agent({ provider = "openai", tools = { {
+    name = "add", params = { a = "number", b = "number" },
+    handler = function(input) return input.a + input.b end,
+  } } })
+  local events = collect(agent:run("2 + 3.5?"))
+  eq(find(events, "tool_result").content, "5.5")
+  local requests = emulator.requests()
+  eq(requests[1].path, "/v1/chat/completions")
+  eq(requests[1].body.tools[1]["function"].name, "add")
+  local tool_msg
+  for _, m in ipairs(requests[2].body.messages) do if m.role == "tool" then tool_msg = m end end
+  assert(tool_msg, "a tool message")
+  eq(tool_msg.tool_call_id, "call_1")
+end)
+
+test("the native read tool", function()
+  local dir = os.tmpname()
+  os.remove(dir)
+  assert(os.execute("mkdir " .. shell_quote(dir)))
+  local f = assert(io.open(dir .. "/notes.txt", "w"))
+  f:write("one\ntwo\nthree\n")
+  f:close()
+  emulator.load({ tool_answer({ { "r1", "read", { path = "notes.txt", offset = 1, limit = 1 } } }), text_answer("two") })
+  local agent <close> = new_agent({ read_tool = { root = dir, max_bytes = 1000 }, capabilities = { "fs.read" } })
+  local tools = json.decode(agent:tools("panto"))
+  eq(tools[1].name, "read")
+  eq(tools[1].native, true)
+  local events = collect(agent:run("read it"))
+  os.remove(dir .. "/notes.txt")
+  os.remove(dir)
+  eq(find(events, "tool_call_start").awaiting_result, false, "native")
+  local result = find(events, "tool_result")
+  eq(result.is_error, false, result.content)
+  assert(result.content:find("two", 1, true) and not result.content:find("one", 1, true), result.content)
+end)
+
+test("a handler may yield when the loop runs in a coroutine", function()
+  emulator.load({ tool_answer({ { "t1", "slow" }, { "t2", "slow" } }), text_answer("ok") })
+  local agent <close> = new_agent({ tools = { {
+    name = "slow", handler = function(_, call) return "waited " .. coroutine.yield(call.id) end,
+  } } })
+  local results = {}
+  local co = coroutine.wrap(function()
+    for ev in agent:run("go"):events() do
+      if ev.kind == "tool_result" then results[#results + 1] = ev.content end
+    end
+    return "finished"
+  end)
+  eq(co(), "t1", "first yield")
+  eq(co("1s"), "t2", "second yield")
+  eq(co("2s"), "finished")
+  eq(table.concat(results, ","), "waited 1s,waited 2s")
+end)
+
+test("a handler that closes its stream", function()
+  emulator.load({ tool_answer({ { "t1", "closer" } }), text_answer("never") })
+  local stream
+  local agent <close> = new_agent({ tools = { { name = "closer", handler = function() stream:close(); return "x" end } } })
+  stream = agent:run("go")
+  local err = raises("closed panto%.Stream", function() for _ in stream:events() do end end)
+  eq(type(err), "string")
+  local s2 <close> = agent:run("again") -- the agent is free again
+end)
+
+test("handlers do not keep their agent alive", function()
+  emulator.load(json.array())
+  local weak = setmetatable({}, { __mode = "v" })
+  do
+    local agent
+    agent = new_agent({ tools = { { name = "self", handler = function() return tostring(agent) end } } })
+    agent:add_tool({ name = "self2", handler = function() return tostring(agent) end })
+    weak[1] = agent
+  end
+  collectgarbage()
+  collectgarbage()
+  eq(weak[1], nil, "the agent was collected")
 end)
 
 -- ---- Main -------------------------------------------------------------------------------------

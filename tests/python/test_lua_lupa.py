@@ -11,10 +11,11 @@ loading panto.so fails with an undefined lua_* symbol.)
 
 from __future__ import annotations
 
+import json
 import os
 import sys
 from pathlib import Path
-from typing import Any, Iterator
+from typing import Any, Dict, Iterator
 
 import pytest
 
@@ -49,6 +50,23 @@ return table.concat(kinds, " "), table.concat(text), usage.input_tokens, usage.o
        agent:conversation()
 """
 
+TOOL_TURN = """
+local url, handler = ...
+local panto = require("panto")
+local agent <close> = assert(panto.Agent{provider = "anthropic", model = "claude-test",
+                                         api_key = "test-key", base_url = url,
+                                         capabilities = {"net"}})
+agent:add_tool{name = "get_weather", description = "Weather.", capabilities = {"net"},
+               params = {city = {type = "string", description = "The city"}},
+               handler = handler}
+local kinds, results = {}, {}
+for ev in agent:run("Weather in Paris?"):events() do
+  kinds[#kinds + 1] = ev.kind
+  if ev.kind == "tool_result" then results[#results + 1] = ev.content .. "|" .. tostring(ev.is_error) end
+end
+return table.concat(kinds, " "), table.concat(results, ","), agent:tools("anthropic")
+"""
+
 FAILED_TURN = """
 local url = ...
 local panto = require("panto")
@@ -76,12 +94,48 @@ def test_text_turn(lua: Any) -> None:
         requests = emu.requests()
     kinds = kinds.split()
     assert kinds[:2] == ["message_start", "block_start"]
-    assert set(kinds[2:-2]) == {"content_delta"}
-    assert kinds[-2:] == ["block_complete", "message_complete"]
+    assert set(kinds[2:-3]) == {"content_delta"}
+    assert kinds[-3:] == ["block_complete", "message_end", "message_complete"]
     assert text == "Hello world"
     assert (input_tokens, output_tokens) == (7, 2)
     assert '"assistant"' in conversation and "Hello world" in conversation
     assert len(requests) == 1 and requests[0]["path"] == "/v1/messages"
+
+
+def tool_call(city: str) -> Dict[str, Any]:
+    return {"message": {"id": "msg_t", "model": "claude-test", "stop_reason": "tool_use",
+                        "content": [{"type": "tool_use", "id": "toolu_1", "name": "get_weather",
+                                     "input": {"city": city}}]}}
+
+
+def test_tool_round_trip(lua: Any) -> None:
+    """A Lua handler, run by the module inside lupa's Lua, answers the model's call."""
+    handler = lua.eval("function(input, call) return 'Sunny in ' .. input.city .. ' (' .. call.id .. ')' end")
+    with Emulator(scenario={"responses": [tool_call("Paris"), HELLO]}) as emu:
+        kinds, results, tools = lua.execute(TOOL_TURN, emu.url, handler)
+        requests = emu.requests()
+    kinds = kinds.split()
+    i = kinds.index("tool_call_start")
+    assert kinds[i - 1] == "message_end" and kinds[i + 1] == "tool_result"
+    assert kinds[i + 2] == "message_start" and kinds[-1] == "message_complete"
+    assert results == "Sunny in Paris (toolu_1)|false"
+    assert json.loads(tools)[0]["input_schema"]["required"] == ["city"]
+    assert requests[0]["body"]["tools"] == json.loads(tools)
+    result = requests[1]["body"]["messages"][-1]["content"][0]
+    assert result["type"] == "tool_result" and result["tool_use_id"] == "toolu_1"
+    assert not result.get("is_error")
+
+
+def test_failing_python_handler(lua: Any) -> None:
+    """A Python function as the handler: its exception becomes an error result."""
+    def handler(input: Any, call: Any) -> str:
+        raise RuntimeError(f"no weather for {input['city']}")
+
+    with Emulator(scenario={"responses": [tool_call("Oslo"), HELLO]}) as emu:
+        _, results, _ = lua.execute(TOOL_TURN, emu.url, handler)
+        requests = emu.requests()
+    assert results.endswith("|true") and "no weather for Oslo" in results
+    assert requests[1]["body"]["messages"][-1]["content"][0]["is_error"] is True
 
 
 def test_error_table(lua: Any) -> None:
@@ -99,4 +153,25 @@ def test_fresh_module_table(lua: Any) -> None:
     t2 = lua.execute("return (require('panto'))")
     assert t1 != t2
     assert t1["_VERSION"] == t2["_VERSION"]
-    assert t1["abi_version"] == 1
+    assert t1["abi_version"] == 2
+
+
+def test_module_stays_loaded_after_its_state_closes() -> None:
+    """panto's core runs a process-wide watchdog thread inside panto.so, so the module pins
+    itself: closing the Lua state that loaded it (Lua then dlcloses its C modules) must not
+    unmap it. (Unpinned, the next state mapped it again with fresh globals under the old
+    thread, and a later turn could hang.)"""
+    import gc
+
+    def mapped() -> bool:
+        with open("/proc/self/maps") as f:
+            return str(LUA_MODULE.resolve()) in f.read()
+
+    with Emulator(scenario={"responses": [HELLO]}) as emu:
+        runtime = lupa54.LuaRuntime(unpack_returned_tuples=True)
+        runtime.globals().package.cpath = str(LUA_MODULE.parent / "?.so")
+        kinds = runtime.execute(TURN, emu.url)[0]
+        assert kinds.split()[-1] == "message_complete"
+        del runtime
+        gc.collect()
+    assert mapped(), "panto.so was unloaded with its Lua state"

@@ -17,6 +17,27 @@ local function emit(line)
   io.stdout:flush()
 end
 
+local panto_array_mt = getmetatable(panto.array())
+
+-- A value decoded by panto (panto.null, arrays marked with panto.array) as json.lua holds it.
+local function from_panto(v)
+  if v == panto.null then return json.null end
+  if type(v) ~= "table" then return v end
+  local out = getmetatable(v) == panto_array_mt and json.array() or json.object()
+  for k, x in pairs(v) do out[k] = from_panto(x) end
+  return out
+end
+
+local function usage_object(u)
+  return {
+    input_tokens = u.input_tokens,
+    output_tokens = u.output_tokens,
+    cache_read_tokens = u.cache_read_tokens,
+    cache_write_tokens = u.cache_write_tokens,
+    reasoning_tokens = u.reasoning_tokens,
+  }
+end
+
 local function event_line(ev)
   local k = ev.kind
   if k == "message_start" then
@@ -25,22 +46,57 @@ local function event_line(ev)
     return { event = k, index = ev.index, kind = ev.block_kind }
   elseif k == "content_delta" or k == "block_complete" then
     return { event = k, index = ev.index, kind = ev.block_kind, text = ev.text }
-  elseif k == "message_complete" then
-    local u = ev.usage
-    return {
-      event = k,
-      stop_reason = ev.stop_reason,
-      provider_stop_reason = ev.provider_stop_reason,
-      usage = {
-        input_tokens = u.input_tokens,
-        output_tokens = u.output_tokens,
-        cache_read_tokens = u.cache_read_tokens,
-        cache_write_tokens = u.cache_write_tokens,
-        reasoning_tokens = u.reasoning_tokens,
-      },
-    }
+  elseif k == "message_end" or k == "message_complete" then
+    return { event = k, stop_reason = ev.stop_reason, provider_stop_reason = ev.provider_stop_reason,
+             usage = usage_object(ev.usage) }
+  elseif k == "tool_details" then
+    return { event = k, index = ev.index, id = ev.id, name = ev.name }
+  elseif k == "tool_call_start" then
+    return { event = k, id = ev.id, name = ev.name, input = from_panto(ev.input),
+             awaiting_result = ev.awaiting_result }
+  elseif k == "tool_result" then
+    return { event = k, id = ev.id, name = ev.name, content = ev.content, is_error = ev.is_error }
   end
-  error("unknown event kind " .. tostring(k))
+  -- A kind this driver does not know: print what it has, so the diff shows it.
+  local line = { event = tostring(k) }
+  for name, v in pairs(ev) do
+    if name ~= "kind" then line[name] = from_panto(v) end
+  end
+  return line
+end
+
+-- The handler a case's `behavior` describes (tests/conformance/README.md).
+local function behavior_handler(behavior)
+  if behavior["return"] ~= nil then
+    local text = behavior["return"]
+    return function() return text end
+  elseif behavior.raise ~= nil then
+    local message = behavior.raise
+    return function() error(message, 0) end
+  elseif behavior.return_input == true then
+    -- A table result is sent as compact JSON with sorted keys.
+    return function(input) return input end
+  end
+  error("unknown tool behavior " .. json.encode(behavior))
+end
+
+-- The case's host tools as Lua tool tables: the spec without `behavior`, its input_schema as
+-- JSON text (so that empty arrays and nulls stay what they are).
+local function case_tools(case)
+  local tools = {}
+  for _, spec in ipairs(case.tools or {}) do
+    local tool = {}
+    for k, v in pairs(spec) do
+      if k == "input_schema" then
+        tool.schema = json.encode(v)
+      elseif k ~= "behavior" then
+        tool[k] = v
+      end
+    end
+    tool.handler = behavior_handler(spec.behavior)
+    tools[#tools + 1] = tool
+  end
+  return tools
 end
 
 -- Absent fields print as the C struct holds them: 0 and "".
@@ -77,6 +133,7 @@ local function main(case_path, base_url)
   if config.base_url == nil then config.base_url = base_url end
   local extra_next = case.extra_next or 1
 
+  config.tools = case_tools(case)
   local agent <close>, message, code = panto.Agent(config)
   if not agent then
     emit({ event = "error", code = code, http_status = 0, type = "", message = message })
@@ -85,7 +142,8 @@ local function main(case_path, base_url)
   for _, text in ipairs(case.turns) do
     local ok, stream = pcall(agent.run, agent, text)
     if not ok then
-      emit(error_line(stream))
+      emit(error_line(stream)) -- the turn could not start: the case ends here
+      return 0
     else
       local s <close> = stream
       local line
