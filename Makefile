@@ -27,7 +27,7 @@ build: setup
 	$(ZIG) build -Doptimize=$(OPTIMIZE)
 
 test: build
-	@$(MAKE) --no-print-directory test-zig test-c test-python test-go test-lua conformance
+	@$(MAKE) --no-print-directory test-zig test-c conformance test-python test-go test-lua
 	@echo "make test: all suites passed"
 
 test-zig:
@@ -35,7 +35,7 @@ test-zig:
 
 test-c:
 	@mkdir -p build
-	cc $(CSTRICT) -Iinclude tests/c/test_api.c -L$(LIB) -lpanto -Wl,-rpath,$(LIB) -o build/test_api
+	cc $(CSTRICT) -pthread -Iinclude tests/c/test_api.c -L$(LIB) -lpanto -Wl,-rpath,$(LIB) -o build/test_api
 	build/test_api
 	OPTIMIZE=$(OPTIMIZE) tests/c/test_install.sh
 

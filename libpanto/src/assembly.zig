@@ -183,6 +183,8 @@ pub const Assembly = struct {
             };
             try list.append(a.gpa, block);
         }
+        // The providers refuse an assistant message without content: an empty answer is not kept.
+        if (list.items.len == 0) return;
         try conversation.appendMessage(.assistant, list.items, stop_reason);
     }
 
@@ -198,6 +200,7 @@ pub const Assembly = struct {
             .redacted_thinking => try list.append(a.gpa, .{ .kind = .redacted_thinking, .text = b.text.items }),
             .tool_call => {},
         };
+        if (list.items.len == 0) return; // nothing arrived: no (invalid) empty message
         try conversation.appendMessage(.assistant, list.items, .aborted);
     }
 

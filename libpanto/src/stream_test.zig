@@ -363,14 +363,15 @@ test "the idle timeout ends a stream that stalls, and cancel ends it from anothe
     }
     server.stop();
 
-    try server.start(.{ .body = sse_head, .framing = .content_length, .stall = true });
+    const partial = sse_head ++ "event: content_block_delta\ndata: {\"type\":\"content_block_delta\",\"index\":0,\"delta\":{\"type\":\"text_delta\",\"text\":\"Hel\"}}\n\n";
+    try server.start(.{ .body = partial, .framing = .content_length, .stall = true });
     defer server.stop();
     var url_buf2: [64]u8 = undefined;
     agent.config.base_url = try std.fmt.bufPrint(&url_buf2, "http://127.0.0.1:{d}", .{server.port});
     agent.config.timeouts = .{};
     const stream = try agent.run("again");
     defer stream.destroy();
-    _ = try nextUntil(stream, .block_start);
+    _ = try nextUntil(stream, .content_delta);
     const canceler = try std.Thread.spawn(.{}, cancelSoon, .{stream});
     try std.testing.expectError(error.Canceled, stream.next()); // blocked until the cancel
     canceler.join();
@@ -378,7 +379,10 @@ test "the idle timeout ends a stream that stalls, and cancel ends it from anothe
     // The partial message stays, marked aborted; the agent can run the next turn.
     const last = agent.conversation.messages.items[agent.conversation.messages.items.len - 1];
     try std.testing.expectEqual(.aborted, last.stop_reason);
+    try std.testing.expectEqualStrings("Hel", last.blocks[0].text);
     try std.testing.expect(!agent.busy);
+    // The timed-out turn before had no content: it left no (invalid) empty assistant message.
+    for (agent.conversation.messages.items) |m| try std.testing.expect(m.blocks.len > 0);
 }
 
 fn cancelSoon(stream: *Stream) void {

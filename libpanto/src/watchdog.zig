@@ -71,6 +71,9 @@ pub fn arm(w: *Watch, deadline_ns: u64, idle_ns: u64) void {
         w.listed = true;
     }
     if (!thread_started) {
+        // The thread runs this library's code until the process ends, so the library must
+        // never be unloaded (a Lua state closing, a dlclose): pin it first.
+        pinLibrary();
         // Without a thread, deadlines only take effect between reads; say nothing and go on.
         if (std.Thread.spawn(.{}, run, .{})) |t| {
             t.detach();
@@ -108,6 +111,23 @@ fn unlink(w: *Watch) void {
 fn shutdownLocked(w: *Watch, reason: Reason) void {
     _ = w.fired.cmpxchgStrong(.none, reason, .acq_rel, .acquire);
     _ = c.shutdown(w.fd, 2); // SHUT_RDWR
+}
+
+const DlInfo = extern struct {
+    dli_fname: ?[*:0]const u8,
+    dli_fbase: ?*anyopaque,
+    dli_sname: ?[*:0]const u8,
+    dli_saddr: ?*anyopaque,
+};
+extern "c" fn dladdr(addr: *const anyopaque, info: *DlInfo) c_int;
+
+/// Opens the shared object holding this code once more with RTLD_NODELETE, so that no
+/// dlclose can unload it. In a program linked statically this reopens the program: harmless.
+fn pinLibrary() void {
+    var info: DlInfo = undefined;
+    if (dladdr(@ptrCast(&run), &info) == 0) return;
+    const path = info.dli_fname orelse return;
+    _ = c.dlopen(path, .{ .NOW = true, .NODELETE = true, .NOLOAD = true });
 }
 
 fn effectiveDeadline(w: *const Watch) u64 {
