@@ -2,14 +2,18 @@
  * test_api.c — tests of the C API's edges (include/panto.h) that need no conformance case:
  * NULL arguments, _free(NULL), versions, names, refused configurations, BUSY, sticky
  * errors and DONE, growable structs written only as far as their `size` (an ABI-1 sized
- * PantoEvent included), refused tool specs, the formats of panto_agent_tools, and the
- * argument errors of panto_stream_submit_tool_result around a host tool call.
+ * PantoEvent included), refused tool specs, the formats of panto_agent_tools, the argument
+ * errors of panto_stream_submit_tool_result around a host tool call, PROVIDER_RETRY events,
+ * panto_agent_set_config (applied, refused with nothing changed, busy), panto_stream_cancel
+ * from another thread while panto_next_event is blocked (on a stalled socket, in a retry's
+ * wait), panto_stream_reopen (STATE, BUSY, after an HTTP 400) and redacted thinking sent back.
  *
  * The turns that need a server talk to a tiny HTTP server forked by this program on
- * 127.0.0.1 (canned answers, one per connection); nothing else is contacted.
+ * 127.0.0.1 (canned answers, one per connection, optionally stalling mid-body); it reports the
+ * request bodies it read through a pipe. Nothing else is contacted.
  *
  * Build and run (from the repository root, after `zig build`):
- *     cc -std=c99 -Wall -Wextra -Werror -pedantic -Iinclude tests/c/test_api.c \
+ *     cc -std=c99 -Wall -Wextra -Werror -pedantic -pthread -Iinclude tests/c/test_api.c \
  *        -Lzig-out/lib -lpanto -Wl,-rpath,$PWD/zig-out/lib -o build/test_api && build/test_api
  *
  * Prints each failed check, then `N passed, N failed`; exits 1 if any check failed.
@@ -18,6 +22,7 @@
 
 #include <arpa/inet.h>
 #include <netinet/in.h>
+#include <pthread.h>
 #include <signal.h>
 #include <stddef.h>
 #include <stdio.h>
@@ -26,6 +31,7 @@
 #include <sys/socket.h>
 #include <sys/types.h>
 #include <sys/wait.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "panto.h"
@@ -144,20 +150,25 @@ struct canned {
     int status;
     const char *content_type;
     const char *body;
+    const char *headers; /* extra header lines, each ending in \r\n; NULL: none */
+    size_t stall_after;  /* > 0: send only this many body bytes (Content-Length announces them
+                            all), then hold the connection until the client closes it */
 };
 
 static pid_t server_pid = -1;
+static int requests_fd = -1; /* the read end of the pipe the server reports bodies on */
+static char *requests;       /* after stop_server: the request bodies, one per line */
 
-/* Reads one HTTP request (headers and a Content-Length body) from fd; returns 0 on success. */
-static int read_request(int fd) {
-    char buf[65536];
+/* Reads one HTTP request (headers and a Content-Length body) from fd into buf (the body
+ * NUL-terminated at *body); returns 0 on success. */
+static int read_request(int fd, char *buf, size_t cap, char **body) {
     size_t len = 0;
     char *end = NULL;
     long body_len = 0;
     while (!end) {
         ssize_t got;
-        if (len >= sizeof buf - 1) return -1;
-        got = read(fd, buf + len, sizeof buf - 1 - len);
+        if (len >= cap - 1) return -1;
+        got = read(fd, buf + len, cap - 1 - len);
         if (got <= 0) return -1;
         len += (size_t)got;
         buf[len] = 0;
@@ -168,12 +179,14 @@ static int read_request(int fd) {
         if (!cl) cl = strstr(buf, "ontent-length:");
         if (cl && cl < end) body_len = strtol(cl + 14, NULL, 10);
     }
-    body_len -= (long)(len - (size_t)(end + 4 - buf));
-    while (body_len > 0) {
-        ssize_t got = read(fd, buf, sizeof buf);
+    *body = end + 4;
+    if (body_len < 0 || (size_t)(*body - buf) + (size_t)body_len >= cap) return -1;
+    while ((long)(len - (size_t)(*body - buf)) < body_len) {
+        ssize_t got = read(fd, buf + len, cap - 1 - len);
         if (got <= 0) return -1;
-        body_len -= (long)got;
+        len += (size_t)got;
     }
+    (*body)[body_len] = 0;
     return 0;
 }
 
@@ -187,13 +200,20 @@ static void write_all(int fd, const char *p, size_t n) {
 }
 
 /* Forks a server on 127.0.0.1 that answers the i-th connection with answers[i], then exits.
- * Returns its base URL in url. */
+ * Returns its base URL in url. Each request body it reads goes, as one line, to a pipe that
+ * stop_server collects into `requests`. */
 static int start_server(const struct canned *answers, int n, char *url, size_t url_size) {
     struct sockaddr_in addr;
     socklen_t addr_len = sizeof addr;
-    int one = 1;
+    int one = 1, report[2];
     int fd = socket(AF_INET, SOCK_STREAM, 0);
     if (fd < 0) return -1;
+    free(requests);
+    requests = NULL;
+    if (pipe(report) < 0) {
+        close(fd);
+        return -1;
+    }
     setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof one);
     memset(&addr, 0, sizeof addr);
     addr.sin_family = AF_INET;
@@ -202,6 +222,8 @@ static int start_server(const struct canned *answers, int n, char *url, size_t u
     if (bind(fd, (struct sockaddr *)&addr, sizeof addr) < 0 || listen(fd, 8) < 0 ||
         getsockname(fd, (struct sockaddr *)&addr, &addr_len) < 0) {
         close(fd);
+        close(report[0]);
+        close(report[1]);
         return -1;
     }
     snprintf(url, url_size, "http://127.0.0.1:%d", (int)ntohs(addr.sin_port));
@@ -209,30 +231,46 @@ static int start_server(const struct canned *answers, int n, char *url, size_t u
     server_pid = fork();
     if (server_pid < 0) {
         close(fd);
+        close(report[0]);
+        close(report[1]);
         return -1;
     }
     if (server_pid == 0) {
+        static char buf[1 << 20];
         int i;
+        close(report[0]);
         alarm(30); /* never outlive a stuck test */
         for (i = 0; i < n; i++) {
-            char head[256];
+            char head[512], *body = NULL;
             int conn = accept(fd, NULL, NULL);
             if (conn < 0) _exit(1);
-            if (read_request(conn) == 0) {
-                size_t body_len = strlen(answers[i].body);
+            if (read_request(conn, buf, sizeof buf, &body) == 0) {
+                size_t body_len = strlen(answers[i].body), sent = body_len;
                 int head_len = snprintf(head, sizeof head,
                                         "HTTP/1.1 %d X\r\nContent-Type: %s\r\nContent-Length: %lu\r\n"
-                                        "Connection: close\r\n\r\n",
+                                        "%sConnection: close\r\n\r\n",
                                         answers[i].status, answers[i].content_type,
-                                        (unsigned long)body_len);
+                                        (unsigned long)body_len,
+                                        answers[i].headers ? answers[i].headers : "");
+                write_all(report[1], body, strlen(body));
+                write_all(report[1], "\n", 1);
+                if (answers[i].stall_after > 0 && answers[i].stall_after < body_len)
+                    sent = answers[i].stall_after;
                 write_all(conn, head, (size_t)head_len);
-                write_all(conn, answers[i].body, body_len);
+                write_all(conn, answers[i].body, sent);
+                if (sent < body_len) {
+                    char sink[256];
+                    while (read(conn, sink, sizeof sink) > 0) {
+                    } /* held until the client goes away */
+                }
             }
             close(conn);
         }
         _exit(0);
     }
     close(fd);
+    close(report[1]);
+    requests_fd = report[0];
     return 0;
 }
 
@@ -242,21 +280,72 @@ static void stop_server(void) {
         waitpid(server_pid, NULL, 0);
         server_pid = -1;
     }
+    if (requests_fd >= 0) {
+        size_t len = 0, cap = 4096;
+        ssize_t got;
+        requests = (char *)malloc(cap);
+        if (!requests) abort();
+        while ((got = read(requests_fd, requests + len, cap - 1 - len)) > 0) {
+            len += (size_t)got;
+            if (cap - 1 - len < 1024) {
+                cap *= 2;
+                requests = (char *)realloc(requests, cap);
+                if (!requests) abort();
+            }
+        }
+        requests[len] = 0;
+        close(requests_fd);
+        requests_fd = -1;
+    }
 }
 
-static PantoAgent *new_agent(const char *base_url) {
-    char config[512];
+/* The i-th request body the last server read (after stop_server), as a PantoString; empty
+ * when there was none. */
+static PantoString request_body(int i) {
+    PantoString out = {"", 0};
+    const char *p = requests, *nl;
+    if (!p) return out;
+    while (i-- > 0) {
+        if (!(nl = strchr(p, '\n'))) return out;
+        p = nl + 1;
+    }
+    if (!(nl = strchr(p, '\n'))) return out;
+    out.ptr = p;
+    out.len = (size_t)(nl - p);
+    return out;
+}
+
+/* How many request bodies the last server read. */
+static int request_count(void) {
+    int n = 0;
+    const char *p;
+    for (p = requests; p && *p; p++) n += *p == '\n';
+    return n;
+}
+
+static double now_s(void) {
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
+}
+
+/* An Anthropic agent for base_url; `extra` (NULL or members of a JSON object, e.g.
+ * "\"retry\": {\"max_retries\": 0}") is added to its config. */
+static PantoAgent *new_agent_with(const char *base_url, const char *extra) {
+    char config[1024];
     PantoAgent *agent = NULL;
     snprintf(config, sizeof config,
              "{\"provider\": \"anthropic\", \"model\": \"claude-test\", \"api_key\": \"test-key\", "
-             "\"base_url\": \"%s\"}",
-             base_url);
+             "\"base_url\": \"%s\"%s%s}",
+             base_url, extra ? ", " : "", extra ? extra : "");
     if (panto_agent_new(config, &agent) != PANTO_OK) {
         panto_agent_free(agent);
         return NULL;
     }
     return agent;
 }
+
+static PantoAgent *new_agent(const char *base_url) { return new_agent_with(base_url, NULL); }
 
 static const char WEATHER_TOOL[] =
     "{\"name\": \"get_weather\", \"description\": \"Current weather for a city.\", "
@@ -316,7 +405,8 @@ static void test_names(void) {
     CHECK_NAME(panto_status_name(PANTO_ERR_CANCELED), "canceled");
     CHECK_NAME(panto_status_name(PANTO_ERR_TOOL_LOOP), "tool_loop");
     CHECK_NAME(panto_status_name(PANTO_ERR_CAPABILITY), "capability");
-    CHECK_NAME(panto_status_name(-7), "unknown");
+    CHECK_NAME(panto_status_name(PANTO_ERR_STATE), "state");
+    CHECK_NAME(panto_status_name(-8), "unknown");
     CHECK_NAME(panto_status_name(-9), "unknown");
     CHECK_NAME(panto_status_name(3), "unknown");
     CHECK_NAME(panto_status_name(-1000), "unknown");
@@ -330,14 +420,17 @@ static void test_names(void) {
     CHECK_NAME(panto_event_kind_name(PANTO_EVENT_TOOL_DETAILS), "tool_details");
     CHECK_NAME(panto_event_kind_name(PANTO_EVENT_TOOL_CALL_START), "tool_call_start");
     CHECK_NAME(panto_event_kind_name(PANTO_EVENT_TOOL_RESULT), "tool_result");
+    CHECK_NAME(panto_event_kind_name(PANTO_EVENT_PROVIDER_RETRY), "provider_retry");
     CHECK_NAME(panto_event_kind_name(0), "unknown");
-    CHECK_NAME(panto_event_kind_name(10), "unknown");
+    CHECK_NAME(panto_event_kind_name(11), "unknown");
     CHECK_NAME(panto_event_kind_name(99), "unknown");
 
     CHECK_NAME(panto_block_kind_name(PANTO_BLOCK_NONE), "none");
     CHECK_NAME(panto_block_kind_name(PANTO_BLOCK_TEXT), "text");
     CHECK_NAME(panto_block_kind_name(PANTO_BLOCK_THINKING), "thinking");
     CHECK_NAME(panto_block_kind_name(PANTO_BLOCK_TOOL_CALL), "tool_call");
+    CHECK_NAME(panto_block_kind_name(PANTO_BLOCK_REDACTED_THINKING), "redacted_thinking");
+    CHECK_NAME(panto_block_kind_name(5), "unknown");
     CHECK_NAME(panto_block_kind_name(-1), "unknown");
 
     CHECK_NAME(panto_stop_reason_name(PANTO_STOP_NONE), "none");
@@ -383,6 +476,9 @@ static void test_null_arguments(void) {
     CHECK_RC(panto_agent_add_tool(NULL, WEATHER_TOOL), PANTO_ERR_INVALID_ARGUMENT);
     CHECK_RC(panto_agent_tools(NULL, "anthropic", 0, &json), PANTO_ERR_INVALID_ARGUMENT);
     CHECK_RC(panto_stream_submit_tool_result(NULL, "toolu_1", "x", 0), PANTO_ERR_INVALID_ARGUMENT);
+    CHECK_RC(panto_agent_set_config(NULL, "{}"), PANTO_ERR_INVALID_ARGUMENT);
+    CHECK_RC(panto_stream_cancel(NULL), PANTO_ERR_INVALID_ARGUMENT);
+    CHECK_RC(panto_stream_reopen(NULL), PANTO_ERR_INVALID_ARGUMENT);
 
     good = new_agent("http://127.0.0.1:1");
     CHECK(good != NULL);
@@ -401,6 +497,7 @@ static void test_null_arguments(void) {
     CHECK_RC(panto_agent_tools(good, NULL, 0, &json), PANTO_ERR_INVALID_ARGUMENT);
     CHECK_RC(panto_agent_tools(good, "anthropic", 0, NULL), PANTO_ERR_INVALID_ARGUMENT);
     CHECK_RC(panto_agent_tools(good, "xml", 0, &json), PANTO_ERR_INVALID_ARGUMENT);
+    CHECK_RC(panto_agent_set_config(good, NULL), PANTO_ERR_INVALID_ARGUMENT);
     /* Bad UTF-8 is refused too. */
     CHECK_RC(panto_agent_run(good, "caf\xc3", &stream), PANTO_ERR_INVALID_ARGUMENT);
     CHECK_RC(panto_agent_run(good, "\xff\xfe", &stream), PANTO_ERR_INVALID_ARGUMENT);
@@ -451,6 +548,20 @@ static void test_bad_configs(void) {
     check_config_refused("not json at all", "config_not_json_2");
     check_config_refused("[\"provider\", \"anthropic\"]", "config_not_object");
     check_config_refused("", "config_empty");
+    check_config_refused("{\"provider\": \"anthropic\", \"model\": \"m\", \"thinking\": \"max\"}",
+                         "config_bad_thinking");
+    check_config_refused("{\"provider\": \"anthropic\", \"model\": \"m\", \"thinking\": true}",
+                         "config_thinking_not_string");
+    check_config_refused("{\"provider\": \"anthropic\", \"model\": \"m\", \"retry\": {\"max_retries\": -1}}",
+                         "config_negative_retries");
+    check_config_refused("{\"provider\": \"anthropic\", \"model\": \"m\", \"retry\": {\"tries\": 3}}",
+                         "config_retry_unknown_key");
+    check_config_refused("{\"provider\": \"anthropic\", \"model\": \"m\", \"retry\": 3}",
+                         "config_retry_not_object");
+    check_config_refused("{\"provider\": \"anthropic\", \"model\": \"m\", \"timeouts\": {\"idle_ms\": \"1s\"}}",
+                         "config_timeout_not_integer");
+    check_config_refused("{\"provider\": \"anthropic\", \"model\": \"m\", \"timeouts\": {\"connect_ms\": 5}}",
+                         "config_timeouts_unknown_key");
 }
 
 static void test_good_config(void) {
@@ -497,7 +608,7 @@ static void test_busy(void) {
 /* A connection failure is a sticky error, detailed on the stream; a finished (failed) stream
  * no longer blocks the agent. PantoError is written only as far as its size. */
 static void test_connection_error(void) {
-    PantoAgent *agent = new_agent("http://127.0.0.1:1");
+    PantoAgent *agent = new_agent_with("http://127.0.0.1:1", "\"retry\": {\"max_retries\": 0}");
     PantoStream *stream = NULL, *next = NULL;
     PantoEvent ev = PANTO_EVENT_INIT;
     PantoError err = PANTO_ERROR_INIT, small;
@@ -537,9 +648,9 @@ static void test_connection_error(void) {
  * nothing, and a 401 is a sticky authentication error with the provider's detail. */
 static void test_turns(void) {
     static const struct canned answers[] = {
-        {200, "text/event-stream", SSE_OK},
-        {200, "text/event-stream", SSE_OK},
-        {401, "application/json", BODY_401},
+        {200, "text/event-stream", SSE_OK, NULL, 0},
+        {200, "text/event-stream", SSE_OK, NULL, 0},
+        {401, "application/json", BODY_401, NULL, 0},
     };
     char url[64];
     PantoAgent *agent;
@@ -847,8 +958,8 @@ static void test_tools_formats(void) {
  * awaits its result, and the conversation afterwards. */
 static void tool_turn(size_t ev_size, const char *label) {
     static const struct canned answers[] = {
-        {200, "text/event-stream", SSE_TOOL},
-        {200, "text/event-stream", SSE_OK},
+        {200, "text/event-stream", SSE_TOOL, NULL, 0},
+        {200, "text/event-stream", SSE_OK, NULL, 0},
     };
     static const int want_kinds[] = {
         PANTO_EVENT_MESSAGE_START, PANTO_EVENT_BLOCK_START,  PANTO_EVENT_TOOL_DETAILS,
@@ -979,6 +1090,514 @@ static void test_tool_turn(void) {
     tool_turn(offsetof(PantoEvent, name), "tool_turn_abi1_event");
 }
 
+
+/* ---- Issue 4: retries, set_config, cancel, reopen, redacted thinking ------------------ */
+
+/* The SSE prefix of a message whose text block has the delta "Partial " (no end). */
+#define SSE_PARTIAL_PREFIX                                                                          \
+    "event: message_start\n"                                                                        \
+    "data: {\"type\":\"message_start\",\"message\":{\"id\":\"msg_partial\",\"type\":\"message\","   \
+    "\"role\":\"assistant\",\"model\":\"claude-test\",\"content\":[],\"stop_reason\":null,"         \
+    "\"usage\":{\"input_tokens\":11,\"output_tokens\":1}}}\n\n"                                     \
+    "event: content_block_start\n"                                                                  \
+    "data: {\"type\":\"content_block_start\",\"index\":0,\"content_block\":{\"type\":\"text\",\"text\":\"\"}}\n\n" \
+    "event: content_block_delta\n"                                                                  \
+    "data: {\"type\":\"content_block_delta\",\"index\":0,\"delta\":{\"type\":\"text_delta\",\"text\":\"Partial \"}}\n\n"
+
+/* The partial message, then the rest it never gets to send when the server stalls. */
+static const char SSE_STALLED[] =
+    SSE_PARTIAL_PREFIX
+    "event: content_block_delta\n"
+    "data: {\"type\":\"content_block_delta\",\"index\":0,\"delta\":{\"type\":\"text_delta\",\"text\":\"rest\"}}\n\n"
+    "event: content_block_stop\n"
+    "data: {\"type\":\"content_block_stop\",\"index\":0}\n\n"
+    "event: message_delta\n"
+    "data: {\"type\":\"message_delta\",\"delta\":{\"stop_reason\":\"end_turn\",\"stop_sequence\":null},"
+    "\"usage\":{\"output_tokens\":5}}\n\n"
+    "event: message_stop\n"
+    "data: {\"type\":\"message_stop\"}\n\n";
+
+/* The partial message, then an overloaded error event: a failure after content. */
+static const char SSE_ERROR_AFTER_DELTA[] =
+    SSE_PARTIAL_PREFIX
+    "event: error\n"
+    "data: {\"type\":\"error\",\"error\":{\"type\":\"overloaded_error\",\"message\":\"Overloaded\"}}\n\n";
+
+/* Redacted thinking (whole in content_block_start), then text. */
+static const char SSE_REDACTED[] =
+    "event: message_start\n"
+    "data: {\"type\":\"message_start\",\"message\":{\"id\":\"msg_redacted\",\"type\":\"message\","
+    "\"role\":\"assistant\",\"model\":\"claude-test\",\"content\":[],\"stop_reason\":null,"
+    "\"usage\":{\"input_tokens\":11,\"output_tokens\":1}}}\n\n"
+    "event: content_block_start\n"
+    "data: {\"type\":\"content_block_start\",\"index\":0,\"content_block\":{\"type\":\"redacted_thinking\","
+    "\"data\":\"EqkECkYIBxgC+opaque/data==\"}}\n\n"
+    "event: content_block_stop\n"
+    "data: {\"type\":\"content_block_stop\",\"index\":0}\n\n"
+    "event: content_block_start\n"
+    "data: {\"type\":\"content_block_start\",\"index\":1,\"content_block\":{\"type\":\"text\",\"text\":\"\"}}\n\n"
+    "event: content_block_delta\n"
+    "data: {\"type\":\"content_block_delta\",\"index\":1,\"delta\":{\"type\":\"text_delta\",\"text\":\"Done.\"}}\n\n"
+    "event: content_block_stop\n"
+    "data: {\"type\":\"content_block_stop\",\"index\":1}\n\n"
+    "event: message_delta\n"
+    "data: {\"type\":\"message_delta\",\"delta\":{\"stop_reason\":\"end_turn\",\"stop_sequence\":null},"
+    "\"usage\":{\"output_tokens\":7}}\n\n"
+    "event: message_stop\n"
+    "data: {\"type\":\"message_stop\"}\n\n";
+
+static const char BODY_429[] =
+    "{\"type\":\"error\",\"error\":{\"type\":\"rate_limit_error\",\"message\":\"Slow down\"}}";
+static const char BODY_400[] =
+    "{\"type\":\"error\",\"error\":{\"type\":\"invalid_request_error\",\"message\":\"thinking: not supported\"}}";
+
+/* Reads a stream to its end; returns the final status (DONE or an error). */
+static int drain(PantoStream *stream) {
+    PantoEvent ev = PANTO_EVENT_INIT;
+    int rc;
+    while ((rc = panto_next_event(stream, &ev)) == PANTO_EVENT) {
+    }
+    return rc;
+}
+
+/* A connection failure with retries on: two PROVIDER_RETRY events (attempts 1 and 2, no HTTP
+ * status, the backoff initial·2^n with jitter in [0.75, 1], a reason), then the error. */
+static void test_connection_retries(void) {
+    PantoAgent *agent = new_agent_with("http://127.0.0.1:1",
+                                       "\"retry\": {\"initial_delay_ms\": 40, \"max_delay_ms\": 60}");
+    PantoStream *stream = NULL;
+    PantoEvent ev = PANTO_EVENT_INIT;
+    current_test = "connection_retries";
+    CHECK(agent != NULL);
+    if (!agent) return;
+    CHECK_RC(panto_agent_run(agent, "hi", &stream), PANTO_OK);
+    CHECK_RC(panto_next_event(stream, &ev), PANTO_EVENT);
+    CHECK(ev.kind == PANTO_EVENT_PROVIDER_RETRY && ev.attempt == 1 && ev.http_status == 0);
+    CHECK(ev.delay_ms >= 30 && ev.delay_ms <= 40);
+    CHECK(ev.text.len > 0 && count_in(ev.text, "connection_error") == 1);
+    CHECK_RC(panto_next_event(stream, &ev), PANTO_EVENT);
+    CHECK(ev.kind == PANTO_EVENT_PROVIDER_RETRY && ev.attempt == 2 && ev.http_status == 0);
+    CHECK(ev.delay_ms >= 45 && ev.delay_ms <= 60); /* 80, capped at 60 */
+    CHECK_RC(panto_next_event(stream, &ev), PANTO_ERR_CONNECTION);
+    CHECK_RC(panto_next_event(stream, &ev), PANTO_ERR_CONNECTION);
+    panto_stream_free(stream);
+    panto_agent_free(agent);
+}
+
+/* HTTP 429 with retry-after-ms, then success: the PROVIDER_RETRY event's fields, also through
+ * an event struct of the size before them (written no further); the message starts after it;
+ * the retried request carries the user message once. */
+static void retry_event_turn(size_t ev_size, const char *label) {
+    static const struct canned answers[] = {
+        {429, "application/json", BODY_429, "retry-after-ms: 20\r\n", 0},
+        {200, "text/event-stream", SSE_OK, NULL, 0},
+    };
+    const int full = ev_size == sizeof(PantoEvent);
+    char url[64];
+    PantoAgent *agent;
+    PantoStream *stream = NULL;
+    PantoEvent ev;
+    int rc, n = 0;
+
+    current_test = label;
+    if (start_server(answers, 2, url, sizeof url) < 0) {
+        CHECK(!"cannot start the canned server");
+        return;
+    }
+    agent = new_agent(url);
+    CHECK(agent != NULL);
+    if (!agent) {
+        stop_server();
+        return;
+    }
+    CHECK_RC(panto_agent_run(agent, "Hello", &stream), PANTO_OK);
+    memset(&ev, 0x5A, sizeof ev);
+    ev.size = (uint32_t)ev_size;
+    while ((rc = panto_next_event(stream, &ev)) == PANTO_EVENT) {
+        CHECK(untouched(&ev, ev_size, sizeof ev, 0x5A));
+        if (n == 0) {
+            CHECK(ev.kind == PANTO_EVENT_PROVIDER_RETRY);
+            CHECK(pstr_eq(ev.text, "rate_limit_error: Slow down"));
+            if (full) CHECK(ev.attempt == 1 && ev.http_status == 429 && ev.delay_ms == 20);
+        }
+        if (n == 1) CHECK(ev.kind == PANTO_EVENT_MESSAGE_START && pstr_eq(ev.id, "msg_test_1"));
+        n++;
+    }
+    CHECK_RC(rc, PANTO_DONE);
+    CHECK(n == 8); /* the retry, then the 7 events of the message */
+    panto_stream_free(stream);
+    panto_agent_free(agent);
+    stop_server();
+    CHECK(request_count() == 2);
+    CHECK(count_in(request_body(0), "Hello") == 1 && count_in(request_body(1), "Hello") == 1);
+}
+
+static void test_retry_event(void) {
+    retry_event_turn(sizeof(PantoEvent), "retry_event");
+    /* The layout before issue 4 ended at awaiting_result + reserved0. */
+    retry_event_turn(offsetof(PantoEvent, attempt), "retry_event_short_struct");
+}
+
+/* Reads the error detail of an agent-level call and checks its code and that its message
+ * names `mention`. */
+static void check_agent_error(PantoAgent *agent, int code, const char *mention) {
+    PantoError err = PANTO_ERROR_INIT;
+    CHECK_RC(panto_agent_error(agent, &err), code);
+    CHECK(err.message.len > 0);
+    if (mention && count_in(err.message, mention) == 0) {
+        printf("    message: %.*s (expected it to name %s)\n", (int)err.message.len,
+               err.message.ptr, mention);
+        CHECK(!"the message names the problem");
+    }
+}
+
+static void test_set_config(void) {
+    static const struct canned answers[] = {
+        {200, "text/event-stream", SSE_OK, NULL, 0},
+        {200, "text/event-stream", SSE_OK, NULL, 0},
+        {200, "text/event-stream", SSE_OK, NULL, 0},
+    };
+    char url[64];
+    PantoAgent *agent;
+    PantoStream *stream = NULL;
+    PantoString body;
+
+    current_test = "set_config";
+    if (start_server(answers, 3, url, sizeof url) < 0) {
+        CHECK(!"cannot start the canned server");
+        return;
+    }
+    agent = new_agent(url);
+    CHECK(agent != NULL);
+    if (!agent) {
+        stop_server();
+        return;
+    }
+    /* Applied to the next request. */
+    CHECK_RC(panto_agent_set_config(agent, "{\"max_tokens\": 30000}"), PANTO_OK);
+    CHECK_RC(panto_agent_error(agent, NULL), 0);
+    CHECK_RC(panto_agent_set_config(agent, "{}"), PANTO_OK);
+    CHECK_RC(panto_agent_run(agent, "one", &stream), PANTO_OK);
+    CHECK_RC(drain(stream), PANTO_DONE);
+    panto_stream_free(stream);
+    stream = NULL;
+
+    CHECK_RC(panto_agent_set_config(agent, "{\"thinking\": \"low\", \"model\": \"claude-other\"}"), PANTO_OK);
+    /* Refused: nothing changes, not even the valid keys of the same call. */
+    current_test = "set_config_refused";
+    CHECK_RC(panto_agent_set_config(agent, "{\"max_tokens\": 12345, \"thinking\": \"bogus\"}"), PANTO_ERR_CONFIG);
+    check_agent_error(agent, PANTO_ERR_CONFIG, "thinking");
+    CHECK_RC(panto_agent_set_config(agent, "{\"model\": \"claude-third\", \"colour\": 1}"), PANTO_ERR_CONFIG);
+    check_agent_error(agent, PANTO_ERR_CONFIG, "colour");
+    CHECK_RC(panto_agent_set_config(agent, "{\"tools\": []}"), PANTO_ERR_CONFIG);
+    check_agent_error(agent, PANTO_ERR_CONFIG, "tools");
+    CHECK_RC(panto_agent_set_config(agent, "{\"retry\": {\"max_retries\": -1}}"), PANTO_ERR_CONFIG);
+    CHECK_RC(panto_agent_set_config(agent, "{\"timeouts\": {\"idle_ms\": \"soon\"}}"), PANTO_ERR_CONFIG);
+    CHECK_RC(panto_agent_set_config(agent, "{\"provider\": \"nope\"}"), PANTO_ERR_CONFIG);
+    CHECK_RC(panto_agent_set_config(agent, "{\"model\": 5}"), PANTO_ERR_CONFIG);
+    CHECK_RC(panto_agent_set_config(agent, "[\"model\", \"x\"]"), PANTO_ERR_CONFIG);
+    CHECK_RC(panto_agent_set_config(agent, "{\"model\": \"x\""), PANTO_ERR_CONFIG);
+    CHECK_RC(panto_agent_set_config(agent, "not json"), PANTO_ERR_CONFIG);
+
+    /* Busy while a stream of the agent is unfinished; fine again once it is done. */
+    current_test = "set_config_busy";
+    CHECK_RC(panto_agent_run(agent, "two", &stream), PANTO_OK);
+    CHECK_RC(panto_agent_set_config(agent, "{\"max_tokens\": 999}"), PANTO_ERR_BUSY);
+    check_agent_error(agent, PANTO_ERR_BUSY, NULL);
+    CHECK_RC(drain(stream), PANTO_DONE);
+    CHECK_RC(panto_agent_set_config(agent, "{\"thinking\": \"off\"}"), PANTO_OK); /* done, not freed */
+    panto_stream_free(stream);
+    stream = NULL;
+    CHECK_RC(panto_agent_run(agent, "three", &stream), PANTO_OK);
+    CHECK_RC(drain(stream), PANTO_DONE);
+    panto_stream_free(stream);
+    panto_agent_free(agent);
+    stop_server();
+
+    current_test = "set_config_requests";
+    CHECK(request_count() == 3);
+    body = request_body(0);
+    CHECK(count_in(body, "\"max_tokens\":30000") == 1 && count_in(body, "\"thinking\"") == 0);
+    CHECK(count_in(body, "\"model\":\"claude-test\"") == 1);
+    body = request_body(1);
+    CHECK(count_in(body, "\"max_tokens\":30000") == 1 && count_in(body, "\"budget_tokens\":2048") == 1);
+    CHECK(count_in(body, "\"model\":\"claude-other\"") == 1);
+    CHECK(count_in(body, "12345") == 0 && count_in(body, "999") == 0 && count_in(body, "claude-third") == 0);
+    body = request_body(2);
+    CHECK(count_in(body, "\"thinking\"") == 0 && count_in(body, "\"model\":\"claude-other\"") == 1);
+}
+
+/* A thread that calls panto_stream_cancel after a delay. */
+struct canceler {
+    pthread_t thread;
+    PantoStream *stream;
+    long delay_ms;
+    int rc;
+};
+
+static void *canceler_main(void *arg) {
+    struct canceler *c = (struct canceler *)arg;
+    struct timespec ts;
+    ts.tv_sec = c->delay_ms / 1000;
+    ts.tv_nsec = (c->delay_ms % 1000) * 1000000L;
+    nanosleep(&ts, NULL);
+    c->rc = panto_stream_cancel(c->stream);
+    return NULL;
+}
+
+/* Calls panto_next_event while another thread cancels after delay_ms; returns its status and
+ * sets *elapsed to how long it blocked. */
+static int next_canceled_after(PantoStream *stream, long delay_ms, double *elapsed) {
+    struct canceler c;
+    PantoEvent ev = PANTO_EVENT_INIT;
+    double t0;
+    int rc;
+    c.stream = stream;
+    c.delay_ms = delay_ms;
+    c.rc = -999;
+    if (pthread_create(&c.thread, NULL, canceler_main, &c) != 0) {
+        CHECK(!"pthread_create");
+        return 0;
+    }
+    t0 = now_s();
+    rc = panto_next_event(stream, &ev);
+    *elapsed = now_s() - t0;
+    pthread_join(c.thread, NULL);
+    CHECK_RC(c.rc, PANTO_OK);
+    return rc;
+}
+
+static void test_cancel(void) {
+    static const struct canned answers[] = {
+        {200, "text/event-stream", SSE_STALLED, NULL, sizeof SSE_PARTIAL_PREFIX - 1},
+        {200, "text/event-stream", SSE_OK, NULL, 0},
+    };
+    char url[64];
+    PantoAgent *agent;
+    PantoStream *stream = NULL, *next = NULL;
+    PantoEvent ev = PANTO_EVENT_INIT;
+    PantoError err = PANTO_ERROR_INIT;
+    PantoString conv = {NULL, 0}, body;
+    double elapsed = 0;
+    int rc;
+
+    current_test = "cancel";
+    if (start_server(answers, 2, url, sizeof url) < 0) {
+        CHECK(!"cannot start the canned server");
+        return;
+    }
+    agent = new_agent(url);
+    CHECK(agent != NULL);
+    if (!agent) {
+        stop_server();
+        return;
+    }
+    CHECK_RC(panto_agent_run(agent, "Hello", &stream), PANTO_OK);
+    CHECK_RC(panto_next_event(stream, &ev), PANTO_EVENT);
+    CHECK(ev.kind == PANTO_EVENT_MESSAGE_START);
+    CHECK_RC(panto_next_event(stream, &ev), PANTO_EVENT);
+    CHECK(ev.kind == PANTO_EVENT_BLOCK_START);
+    CHECK_RC(panto_next_event(stream, &ev), PANTO_EVENT);
+    CHECK(ev.kind == PANTO_EVENT_CONTENT_DELTA && pstr_eq(ev.text, "Partial "));
+    /* The server now holds the connection: the next call blocks until the cancel. */
+    rc = next_canceled_after(stream, 200, &elapsed);
+    CHECK_RC(rc, PANTO_ERR_CANCELED);
+    CHECK(elapsed >= 0.15);
+    if (elapsed >= 2.0) printf("    the cancel took %.2f s\n", elapsed);
+    CHECK(elapsed < 2.0); /* promptly, not at a timeout */
+    CHECK_RC(panto_next_event(stream, &ev), PANTO_ERR_CANCELED);
+    CHECK_RC(panto_stream_error(stream, &err), PANTO_ERR_CANCELED);
+    CHECK(err.http_status == 0 && pstr_eq(err.type, "canceled_error") && err.message.len > 0);
+    CHECK_RC(panto_stream_cancel(stream), PANTO_OK); /* twice: harmless */
+    CHECK_RC(panto_next_event(stream, &ev), PANTO_ERR_CANCELED);
+
+    /* The partial message stays, aborted; the agent runs the next turn, which sends it. */
+    CHECK_RC(panto_agent_conversation(agent, &conv), PANTO_OK);
+    CHECK(count_in(conv, "Partial ") == 1 && count_in(conv, "\"aborted\"") == 1);
+    CHECK(count_in(conv, "\"assistant\"") == 1);
+    CHECK_RC(panto_agent_run(agent, "Again", &next), PANTO_OK); /* not busy */
+    CHECK_RC(drain(next), PANTO_DONE);
+    CHECK_RC(panto_stream_cancel(next), PANTO_OK); /* a finished stream: harmless */
+    CHECK_RC(panto_next_event(next, &ev), PANTO_DONE);
+    panto_stream_free(next);
+    panto_stream_free(stream);
+    stream = NULL;
+
+    /* Canceled before its first call: nothing is sent. */
+    current_test = "cancel_before_next";
+    CHECK_RC(panto_agent_run(agent, "Third", &stream), PANTO_OK);
+    CHECK_RC(panto_stream_cancel(stream), PANTO_OK);
+    CHECK_RC(panto_next_event(stream, &ev), PANTO_ERR_CANCELED);
+    panto_stream_free(stream);
+    panto_agent_free(agent);
+    stop_server();
+
+    current_test = "cancel_requests";
+    CHECK(request_count() == 2);
+    body = request_body(1);
+    CHECK(count_in(body, "Hello") == 1 && count_in(body, "Partial ") == 1 && count_in(body, "Again") == 1);
+}
+
+/* A cancel while next() sleeps before a retry (Retry-After of 5 s) ends it at once. */
+static void test_cancel_retry_wait(void) {
+    static const struct canned answers[] = {
+        {429, "application/json", BODY_429, "retry-after-ms: 5000\r\n", 0},
+    };
+    char url[64];
+    PantoAgent *agent;
+    PantoStream *stream = NULL;
+    PantoEvent ev = PANTO_EVENT_INIT;
+    double elapsed = 0;
+
+    current_test = "cancel_retry_wait";
+    if (start_server(answers, 1, url, sizeof url) < 0) {
+        CHECK(!"cannot start the canned server");
+        return;
+    }
+    agent = new_agent(url);
+    CHECK(agent != NULL);
+    if (!agent) {
+        stop_server();
+        return;
+    }
+    CHECK_RC(panto_agent_run(agent, "Hello", &stream), PANTO_OK);
+    CHECK_RC(panto_next_event(stream, &ev), PANTO_EVENT);
+    CHECK(ev.kind == PANTO_EVENT_PROVIDER_RETRY && ev.delay_ms == 5000 && ev.http_status == 429);
+    CHECK_RC(next_canceled_after(stream, 100, &elapsed), PANTO_ERR_CANCELED);
+    CHECK(elapsed < 2.0);
+    panto_stream_free(stream);
+    panto_agent_free(agent);
+    stop_server();
+    CHECK(request_count() == 1);
+}
+
+static void test_reopen(void) {
+    static const struct canned answers[] = {
+        {400, "application/json", BODY_400, NULL, 0},
+        {200, "text/event-stream", SSE_OK, NULL, 0},
+        {200, "text/event-stream", SSE_ERROR_AFTER_DELTA, NULL, 0},
+        {400, "application/json", BODY_400, NULL, 0},
+    };
+    char url[64];
+    PantoAgent *agent;
+    PantoStream *stream = NULL, *other = NULL;
+    PantoEvent ev = PANTO_EVENT_INIT;
+    PantoError err = PANTO_ERROR_INIT;
+    PantoString conv = {NULL, 0}, body;
+
+    current_test = "reopen";
+    if (start_server(answers, 4, url, sizeof url) < 0) {
+        CHECK(!"cannot start the canned server");
+        return;
+    }
+    agent = new_agent_with(url, "\"thinking\": \"high\"");
+    CHECK(agent != NULL);
+    if (!agent) {
+        stop_server();
+        return;
+    }
+    CHECK_RC(panto_agent_run(agent, "Hello", &stream), PANTO_OK);
+    CHECK_RC(panto_stream_reopen(stream), PANTO_ERR_STATE); /* not started */
+    CHECK_RC(panto_next_event(stream, &ev), PANTO_ERR_INVALID_REQUEST);
+    CHECK_RC(panto_stream_error(stream, &err), PANTO_ERR_INVALID_REQUEST);
+    CHECK(err.http_status == 400 && pstr_eq(err.type, "invalid_request_error"));
+    CHECK_RC(panto_agent_set_config(agent, "{\"thinking\": \"off\"}"), PANTO_OK); /* failed: not busy */
+    CHECK_RC(panto_stream_reopen(stream), PANTO_OK);
+    CHECK_RC(panto_stream_error(stream, NULL), 0);
+    CHECK_RC(panto_stream_reopen(stream), PANTO_ERR_STATE); /* no longer failed */
+    CHECK_RC(panto_agent_run(agent, "Other", &other), PANTO_ERR_BUSY); /* running again */
+    CHECK_RC(panto_next_event(stream, &ev), PANTO_EVENT);
+    CHECK(ev.kind == PANTO_EVENT_MESSAGE_START && pstr_eq(ev.id, "msg_test_1"));
+    CHECK_RC(drain(stream), PANTO_DONE);
+    CHECK_RC(panto_stream_reopen(stream), PANTO_ERR_STATE); /* done */
+    panto_stream_free(stream);
+    stream = NULL;
+    CHECK_RC(panto_agent_conversation(agent, &conv), PANTO_OK);
+    CHECK(count_in(conv, "Hello") == 1 && count_in(conv, "Hi there") == 1);
+    CHECK(count_in(conv, "\"user\"") == 1 && count_in(conv, "\"assistant\"") == 1);
+
+    /* A failure after content is not at the provider-open boundary. */
+    current_test = "reopen_after_content";
+    CHECK_RC(panto_agent_run(agent, "Second", &stream), PANTO_OK);
+    CHECK_RC(drain(stream), PANTO_ERR_OVERLOADED);
+    CHECK_RC(panto_stream_reopen(stream), PANTO_ERR_STATE);
+    CHECK_RC(panto_next_event(stream, &ev), PANTO_ERR_OVERLOADED); /* still failed */
+    panto_stream_free(stream);
+    stream = NULL;
+
+    /* Busy: another stream of the agent is unfinished. */
+    current_test = "reopen_busy";
+    CHECK_RC(panto_agent_run(agent, "Third", &stream), PANTO_OK);
+    CHECK_RC(panto_next_event(stream, &ev), PANTO_ERR_INVALID_REQUEST);
+    CHECK_RC(panto_agent_run(agent, "Fourth", &other), PANTO_OK);
+    CHECK_RC(panto_stream_reopen(stream), PANTO_ERR_BUSY);
+    CHECK_RC(panto_next_event(stream, &ev), PANTO_ERR_INVALID_REQUEST);
+    panto_stream_free(other);
+    panto_stream_free(stream);
+    panto_agent_free(agent);
+    stop_server();
+
+    current_test = "reopen_requests";
+    CHECK(request_count() == 4);
+    body = request_body(0);
+    CHECK(count_in(body, "\"budget_tokens\":16384") == 1 && count_in(body, "Hello") == 1);
+    body = request_body(1);
+    CHECK(count_in(body, "\"thinking\"") == 0 && count_in(body, "Hello") == 1);
+    CHECK(count_in(body, "\"role\":\"user\"") == 1);
+}
+
+/* A redacted thinking block: BLOCK_START and BLOCK_COMPLETE (the opaque data) of kind
+ * REDACTED_THINKING, no deltas; the next request sends it back as it came. */
+static void test_redacted_thinking(void) {
+    static const struct canned answers[] = {
+        {200, "text/event-stream", SSE_REDACTED, NULL, 0},
+        {200, "text/event-stream", SSE_OK, NULL, 0},
+    };
+    char url[64];
+    PantoAgent *agent;
+    PantoStream *stream = NULL;
+    PantoEvent ev = PANTO_EVENT_INIT;
+    int rc, starts = 0, completes = 0, deltas0 = 0;
+
+    current_test = "redacted_thinking";
+    if (start_server(answers, 2, url, sizeof url) < 0) {
+        CHECK(!"cannot start the canned server");
+        return;
+    }
+    agent = new_agent_with(url, "\"thinking\": \"medium\"");
+    CHECK(agent != NULL);
+    if (!agent) {
+        stop_server();
+        return;
+    }
+    CHECK_RC(panto_agent_run(agent, "Hello", &stream), PANTO_OK);
+    while ((rc = panto_next_event(stream, &ev)) == PANTO_EVENT) {
+        if (ev.index != 0) continue;
+        if (ev.kind == PANTO_EVENT_BLOCK_START) {
+            starts++;
+            CHECK(ev.block_kind == PANTO_BLOCK_REDACTED_THINKING);
+        } else if (ev.kind == PANTO_EVENT_CONTENT_DELTA) {
+            deltas0++;
+        } else if (ev.kind == PANTO_EVENT_BLOCK_COMPLETE) {
+            completes++;
+            CHECK(ev.block_kind == PANTO_BLOCK_REDACTED_THINKING);
+            CHECK(pstr_eq(ev.text, "EqkECkYIBxgC+opaque/data=="));
+        }
+    }
+    CHECK_RC(rc, PANTO_DONE);
+    CHECK(starts == 1 && completes == 1 && deltas0 == 0);
+    panto_stream_free(stream);
+    stream = NULL;
+    CHECK_RC(panto_agent_run(agent, "Again", &stream), PANTO_OK);
+    CHECK_RC(drain(stream), PANTO_DONE);
+    panto_stream_free(stream);
+    panto_agent_free(agent);
+    stop_server();
+    CHECK(request_count() == 2);
+    CHECK(count_in(request_body(1),
+                   "{\"type\":\"redacted_thinking\",\"data\":\"EqkECkYIBxgC+opaque/data==\"}") == 1);
+}
+
 int main(void) {
     signal(SIGPIPE, SIG_IGN);
     test_versions();
@@ -993,6 +1612,13 @@ int main(void) {
     test_add_tool();
     test_tools_formats();
     test_tool_turn();
+    test_connection_retries();
+    test_retry_event();
+    test_set_config();
+    test_cancel();
+    test_cancel_retry_wait();
+    test_reopen();
+    test_redacted_thinking();
     printf("%d passed, %d failed\n", n_passed, n_failed);
     return n_failed ? 1 : 0;
 }

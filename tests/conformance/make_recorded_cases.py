@@ -27,8 +27,21 @@ tool_call_start and a tool_result per call, then the second message. `expect_req
 that the first request offers those tools and that the second one carries the assistant
 message (its blocks, tool ids and inputs) and the results, in each provider's shape.
 
-The script supports only what these transcripts contain (text, thinking and tool-use blocks,
-one choice, blocks that do not interleave); it raises on anything else rather than guess.
+A transcript that ends in an error event (Anthropic `event: error`, an OpenAI `{"error": ...}`
+chunk) gives the transcript up to the last delta before it (the open block gets no
+block_complete, there is no message_end), then the error line: http_status 0, the event's type
+and message, and the code that type means (panto.h: overloaded_error is `overloaded`, any other
+error event `server`). Deltas were delivered, so panto does not retry it (retries are on by
+default); a VARIANTS entry runs the same recording again with other config (retries off).
+
+OpenAI specifics: only choice 0 is read — the chunks of other choices (a request with n > 1)
+are ignored, and the usage is the usage chunk's, which covers all the choices; a refusal
+(`delta.refusal`) streams as the text block and the stop reason is `refusal` (the provider
+stop reason stays the raw finish_reason, e.g. `stop`). Anthropic `redacted_thinking` blocks
+arrive whole in content_block_start: block_start, then block_complete with the `data`.
+
+The script supports only what these transcripts contain (text, thinking, redacted thinking and
+tool-use blocks, blocks that do not interleave); it raises on anything else rather than guess.
 Python 3.11 standard library only.
 """
 from __future__ import annotations
@@ -57,8 +70,27 @@ RECORDED = [
     ("openai", "tool_call"),
     ("openai", "parallel_tool_calls"),
     ("openai", "parallel_tool_calls_empty_args"),
+    ("anthropic", "thinking"),
+    ("anthropic", "redacted_thinking"),
+    ("anthropic", "error_overloaded_midstream"),
+    ("openai", "refusal"),
+    ("openai", "finish_length"),
+    ("openai", "multiple_choices_n3"),
+    ("openai", "error_midstream"),
 ]
 CHUNK_SIZES = [1, 7, 37]
+
+# More cases of one recording: (case-name suffix, config keys added, what the variant shows).
+VARIANTS: dict[str, list[tuple[str, dict[str, Any], str]]] = {
+    "error_overloaded_midstream": [
+        ("", {}, "retries on (the default): deltas were delivered, so the error is not retried"),
+        ("_no_retry", {"retry": {"max_retries": 0}}, "retries off: the same error"),
+    ],
+}
+
+# The status code a mid-stream error event of a type means (include/panto.h).
+EVENT_ERROR_CODE = {"overloaded_error": "overloaded", "api_error": "server",
+                    "server_error": "server"}
 
 ANTHROPIC_STOP = {
     "end_turn": "end_turn", "max_tokens": "max_tokens", "stop_sequence": "stop_sequence",
@@ -108,11 +140,13 @@ def sse_events(raw: bytes) -> Iterator[tuple[str, str]]:
 
 @dataclass
 class Block:
-    kind: str  # "text", "thinking" or "tool_call", as panto names them
+    kind: str  # "text", "thinking", "redacted_thinking" or "tool_call", as panto names them
     fragments: list[str] = field(default_factory=list)  # every fragment, "" included
     signature: str = ""  # thinking
     id: str = ""  # tool_call
     name: str = ""  # tool_call
+    data: str = ""  # redacted_thinking: the opaque data (no fragments)
+    complete: bool = True  # False: the stream failed before the block's end
 
     @property
     def raw(self) -> str:
@@ -123,6 +157,8 @@ class Block:
         """The text of block_complete: the whole text, or the input JSON text ({} if none)."""
         if self.kind == "tool_call":
             return self.raw or "{}"
+        if self.kind == "redacted_thinking":
+            return self.data
         return self.raw
 
     @property
@@ -138,6 +174,7 @@ class Message:
     stop_reason: str  # panto's name
     provider_stop_reason: str
     usage: dict[str, int]
+    error: dict[str, Any] | None = None  # the error event that ended the stream, if any
 
     @property
     def calls(self) -> list[Block]:
@@ -153,18 +190,26 @@ def usage_line(input_tokens: int, output_tokens: int, cache_read: int, cache_wri
 
 def anthropic_message(raw: bytes, expected: dict[str, Any]) -> Message:
     msg = expected["message"]
-    if expected.get("error") is not None or not expected.get("stream_complete"):
-        raise CaseError("only complete streams without an error are supported")
+    want_error = expected.get("error")
+    if (want_error is None) != bool(expected.get("stream_complete")):
+        raise CaseError("only complete streams, or streams ended by an error event, are supported")
+    error = None
 
     blocks: dict[int, Block] = {}
     order: list[int] = []
     open_index = None
     stream_id = stream_model = None
     for event, data in sse_events(raw):
+        if error is not None:
+            raise CaseError("an event after the error event")
         obj = json.loads(data)
         if obj.get("type") != event:
             raise CaseError(f"event {event!r} carries type {obj.get('type')!r}")
-        if event == "message_start":
+        if event == "error":
+            error = obj["error"]
+            if open_index is not None:
+                blocks[open_index].complete = False
+        elif event == "message_start":
             stream_id, stream_model = obj["message"]["id"], obj["message"]["model"]
         elif event == "content_block_start":
             if open_index is not None:
@@ -176,6 +221,8 @@ def anthropic_message(raw: bytes, expected: dict[str, Any]) -> Message:
                 block = Block("thinking")
             elif cb["type"] == "tool_use" and cb.get("input") == {}:
                 block = Block("tool_call", id=cb["id"], name=cb["name"])
+            elif cb["type"] == "redacted_thinking" and isinstance(cb.get("data"), str):
+                block = Block("redacted_thinking", data=cb["data"])
             else:
                 raise CaseError(f"unsupported content_block_start {cb!r}")
             open_index = obj["index"]
@@ -186,7 +233,7 @@ def anthropic_message(raw: bytes, expected: dict[str, Any]) -> Message:
                 raise CaseError("a delta for a block that is not open")
             block, delta = blocks[open_index], obj["delta"]
             kind = {"text": "text_delta", "thinking": "thinking_delta",
-                    "tool_call": "input_json_delta"}[block.kind]
+                    "tool_call": "input_json_delta"}.get(block.kind)
             key = {"text_delta": "text", "thinking_delta": "thinking",
                    "input_json_delta": "partial_json"}.get(delta["type"])
             if block.kind == "thinking" and delta["type"] == "signature_delta":
@@ -218,10 +265,20 @@ def anthropic_message(raw: bytes, expected: dict[str, Any]) -> Message:
         elif w["type"] == "tool_use" and b.kind == "tool_call":
             ok = ((b.id, b.name, b.raw) == (w["id"], w["name"], w["raw_arguments_json"])
                   and b.input == w["input"])
+        elif w["type"] == "redacted_thinking" and b.kind == "redacted_thinking":
+            ok = b.data == w["data"] and not b.fragments
         else:
             ok = False
         if not ok:
             raise CaseError(f"block {i}: the stream differs from expected.json")
+    if want_error is not None:
+        if error is None or (error["type"], error["message"]) != (want_error["type"],
+                                                                  want_error["message"]):
+            raise CaseError("the stream's error event differs from expected.json")
+        if msg["stop_reason"] is not None:
+            raise CaseError("a stream ended by an error has no stop reason")
+        return Message(msg["id"], msg["model"], [blocks[i] for i in order], "", "",
+                       usage_line(0, 0, 0, 0, 0), error)
 
     u = expected["usage"]
     details = ((expected.get("raw_usage") or {}).get("message_delta") or {}).get(
@@ -237,13 +294,13 @@ def anthropic_message(raw: bytes, expected: dict[str, Any]) -> Message:
 
 
 def openai_message(raw: bytes, expected: dict[str, Any]) -> Message:
-    if expected.get("error") is not None or not expected.get("done_sentinel_seen"):
-        raise CaseError("only complete streams without an error are supported")
-    if len(expected["choices"]) != 1:
-        raise CaseError("only one choice is supported")
-    choice = expected["choices"][0]
-    if choice.get("refusal"):
-        raise CaseError("refusals are not supported")
+    if not expected.get("done_sentinel_seen"):
+        raise CaseError("only streams that end with [DONE] are supported")
+    want_error = expected.get("error")
+    error = None
+    # Only choice 0 counts: panto ignores the other choices of a request with n > 1.
+    choice = next(c for c in expected["choices"] if c["index"] == 0)
+    refusal = choice.get("refusal")
 
     # Blocks in order of appearance: the text block at the first non-empty content, a
     # tool_call block at the first delta of each tool_calls index.
@@ -257,14 +314,27 @@ def openai_message(raw: bytes, expected: dict[str, Any]) -> Message:
         if data == "[DONE]":
             done = True
             continue
+        if error is not None:
+            raise CaseError("a chunk after the error")
         obj = json.loads(data)
+        if "error" in obj:
+            error = obj["error"]
+            if blocks:
+                blocks[-1].complete = False
+            continue
         if first_chunk is None:
             first_chunk = obj
         for c in obj.get("choices", []):
+            if c["index"] != 0:
+                continue
             delta = c.get("delta", {})
             if delta.get("reasoning_content"):
                 raise CaseError("reasoning_content is not supported")
             content = delta.get("content")
+            if delta.get("refusal"):  # a refusal streams as the text block
+                if content:
+                    raise CaseError("content and refusal in one delta")
+                content = delta["refusal"]
             if content:  # "" and null produce no delta
                 if not blocks:
                     blocks.append(Block("text"))
@@ -288,7 +358,9 @@ def openai_message(raw: bytes, expected: dict[str, Any]) -> Message:
         raise CaseError("the stream's id/model differ from expected.json")
 
     text_blocks = [b for b in blocks if b.kind == "text"]
-    if (text_blocks[0].raw if text_blocks else None) != (choice["content"] or None):
+    if refusal and choice["content"]:
+        raise CaseError("both content and refusal")
+    if (text_blocks[0].raw if text_blocks else None) != (refusal or choice["content"] or None):
         raise CaseError("the content deltas do not join to expected.json's content")
     calls = [b for b in blocks if b.kind == "tool_call"]
     want_calls = sorted(choice.get("tool_calls") or [], key=lambda t: t["index"])
@@ -299,12 +371,21 @@ def openai_message(raw: bytes, expected: dict[str, Any]) -> Message:
                 or b.input != w["parsed_arguments"]):
             raise CaseError(f"tool call {w['index']}: the stream differs from expected.json")
 
+    if want_error is not None:
+        if error != want_error or choice["finish_reason"] is not None:
+            raise CaseError("the stream's error chunk differs from expected.json")
+        return Message(expected["id"], expected["model"], blocks, "", "",
+                       usage_line(0, 0, 0, 0, 0), error)
+    if error is not None:
+        raise CaseError("an error chunk that expected.json does not hold")
+
     u = expected["usage"]
     cached = (u.get("prompt_tokens_details") or {}).get("cached_tokens") or 0
     reasoning = (u.get("completion_tokens_details") or {}).get("reasoning_tokens") or 0
     finish = choice["finish_reason"]
     return Message(
-        expected["id"], expected["model"], blocks, OPENAI_STOP.get(finish, "other"), finish,
+        expected["id"], expected["model"], blocks,
+        "refusal" if refusal else OPENAI_STOP.get(finish, "other"), finish,
         # OpenAI's prompt_tokens includes the cached tokens; panto's input_tokens does not.
         usage_line(u["prompt_tokens"] - cached, u["completion_tokens"], cached, 0, reasoning))
 
@@ -318,11 +399,21 @@ def message_lines(m: Message) -> list[dict[str, Any]]:
             lines.append({"event": "tool_details", "index": index, "id": b.id, "name": b.name})
         lines += [{"event": "content_delta", "index": index, "kind": b.kind, "text": f}
                   for f in b.fragments if f != ""]
-        lines.append({"event": "block_complete", "index": index, "kind": b.kind,
-                      "text": b.complete_text})
-    lines.append({"event": "message_end", "stop_reason": m.stop_reason,
-                  "provider_stop_reason": m.provider_stop_reason, "usage": m.usage})
+        if b.complete:
+            lines.append({"event": "block_complete", "index": index, "kind": b.kind,
+                          "text": b.complete_text})
+    if m.error is None:
+        lines.append({"event": "message_end", "stop_reason": m.stop_reason,
+                      "provider_stop_reason": m.provider_stop_reason, "usage": m.usage})
     return lines
+
+
+def error_line(error: dict[str, Any]) -> dict[str, Any]:
+    """The line of a turn ended by a mid-stream error event."""
+    if error["type"] not in EVENT_ERROR_CODE:
+        raise CaseError(f"no status code known for an error event of type {error['type']!r}")
+    return {"event": "error", "code": EVENT_ERROR_CODE[error["type"]], "http_status": 0,
+            "type": error["type"], "message": error["message"]}
 
 
 def return_input(value: Any) -> str:
@@ -416,7 +507,8 @@ def summed(a: dict[str, int], b: dict[str, int]) -> dict[str, int]:
 # ---- Writing the cases -------------------------------------------------------------------
 
 
-def build_case(provider: str, name: str, chunk_size: int, case_dir: Path) -> tuple[str, str]:
+def build_case(provider: str, name: str, chunk_size: int, case_dir: Path,
+               extra_config: dict[str, Any], variant_note: str) -> tuple[str, str]:
     sse = RECORDED_DIR / provider / f"{name}.sse"
     expected = json.loads((RECORDED_DIR / "expected" / f"{name}.expected.json").read_text())
     if expected["transcript"] != f"{provider}/{name}.sse" or expected["provider"] != provider:
@@ -428,7 +520,15 @@ def build_case(provider: str, name: str, chunk_size: int, case_dir: Path) -> tup
              "replay": os.path.relpath(sse, case_dir)}
 
     lines = message_lines(m)
-    if not m.calls:
+    if m.error is not None:
+        if m.calls:
+            raise CaseError("a failed stream with tool calls is not supported")
+        tools: list[dict[str, Any]] = []
+        responses = [first]
+        requests = [{"method": "POST", "path": ENDPOINT[provider],
+                     "body_contains": {"model": m.model, "stream": True, "messages": [hello]}}]
+        lines += [error_line(m.error)] * 2  # extra_next 1: the error is sticky
+    elif not m.calls:
         tools: list[dict[str, Any]] = []
         responses = [first]
         requests = [{"method": "POST", "path": ENDPOINT[provider],
@@ -458,19 +558,24 @@ def build_case(provider: str, name: str, chunk_size: int, case_dir: Path) -> tup
                                "messages": [hello] + history(provider, m), "tools": exported}},
         ]
         total = summed(m.usage, last.usage)
-    lines.append({"event": "message_complete", "stop_reason": last.stop_reason,
-                  "provider_stop_reason": last.provider_stop_reason, "usage": total})
-    lines.append({"event": "done"})
-    lines.append({"event": "done"})  # extra_next 1
+    if m.error is None:
+        lines.append({"event": "message_complete", "stop_reason": last.stop_reason,
+                      "provider_stop_reason": last.provider_stop_reason, "usage": total})
+        lines.append({"event": "done"})
+        lines.append({"event": "done"})  # extra_next 1
 
     what = ("; the model's tool calls run as host tools returning their input, then a scripted "
             "text answer ends the turn" if m.calls else "")
+    if m.error is not None:
+        what = (f"; it ends with a {m.error['type']} error event after content was delivered"
+                f" ({variant_note})")
     case: dict[str, Any] = {
         "description": f"Replays the recorded {provider} stream {provider}/{name}.sse in "
                        f"{chunk_size}-byte network chunks{what}. Generated by "
                        "make_recorded_cases.py from expected/" + name + ".expected.json; "
                        "do not edit.",
-        "config": {"provider": provider, "model": m.model, "api_key": "test-key"},
+        "config": {"provider": provider, "model": m.model, "api_key": "test-key",
+                   **extra_config},
         "turns": ["Hello"],
         "extra_next": 1,
     }
@@ -489,12 +594,16 @@ def main() -> int:
                     help="do not write; exit 1 if a generated case differs from the files")
     args = ap.parse_args()
     stale = []
-    for provider, name in RECORDED:
+    for provider, name, suffix, extra_config, note in [
+        (provider, name, *variant)
+        for provider, name in RECORDED
+        for variant in VARIANTS.get(name, [("", {}, "")])
+    ]:
         for size in CHUNK_SIZES:
-            case_dir = CASES_DIR / f"recorded_{name}_chunk{size}"
+            case_dir = CASES_DIR / f"recorded_{name}{suffix}_chunk{size}"
             try:
                 files = dict(zip(("case.json", "expected.jsonl"),
-                                 build_case(provider, name, size, case_dir)))
+                                 build_case(provider, name, size, case_dir, extra_config, note)))
             except (CaseError, KeyError, ValueError) as e:
                 print(f"{provider}/{name}: {e}", file=sys.stderr)
                 return 2

@@ -8,7 +8,9 @@ into the emulator, runs the language's driver (`<driver> CASE_JSON BASE_URL`, CA
 a copy of the case's case.json with $CASE_DIR resolved in its config), compares its
 stdout line by line (as JSON objects) with the case's expected.jsonl and checks the requests
 the emulator received against the case's `expect_requests`. Prints a diff per failing cell,
-then `N passed, N failed`, and writes build/conformance.json. See README.md in this folder.
+then `N passed, N failed`, and writes build/conformance.json and every request the emulator
+received to build/conformance-requests.jsonl (checked by tests/python/test_request_fidelity.py
+against the official SDKs' request types). See README.md in this folder.
 
 Python 3.11 standard library only.
 """
@@ -94,7 +96,7 @@ def prepare_driver(lang: str) -> Driver:
         exe = build / "c_driver"
         cc = os.environ.get("CC", "cc")
         problem = run_build(
-            [cc, "-std=c99", "-Wall", "-Wextra", "-Werror", "-pedantic", "-Iinclude",
+            [cc, "-std=c99", "-Wall", "-Wextra", "-Werror", "-pedantic", "-pthread", "-Iinclude",
              "tests/conformance/drivers/c_driver.c", "-o", str(exe), "-Lzig-out/lib", "-lpanto",
              f"-Wl,-rpath,{LIB.parent}"],
             REPO,
@@ -130,16 +132,26 @@ def prepare_driver(lang: str) -> Driver:
 # ---- The emulator ------------------------------------------------------------------------
 
 
+# Runs `python -m panto.emulator` without importing the panto package itself (the emulator is
+# standard library only): a binding that does not import must not take the emulator, and with
+# it every language's cells, down.
+EMULATOR_BOOT = (
+    "import runpy, sys, types\n"
+    "pkg = types.ModuleType('panto')\n"
+    "pkg.__path__ = [sys.argv.pop(1)]\n"
+    "sys.modules['panto'] = pkg\n"
+    "runpy.run_module('panto.emulator', run_name='__main__', alter_sys=True)\n"
+)
+
+
 class Emulator:
     """The provider emulator, `python -m panto.emulator --port 0`, as a subprocess."""
 
     def __init__(self) -> None:
         env = dict(os.environ)
-        env["PYTHONPATH"] = os.pathsep.join(
-            p for p in [str(REPO / "bindings-py"), env.get("PYTHONPATH", "")] if p
-        )
         self.proc = subprocess.Popen(
-            [sys.executable, "-m", "panto.emulator", "--port", "0"],
+            [sys.executable, "-c", EMULATOR_BOOT, str(REPO / "bindings-py" / "panto"),
+             "--port", "0"],
             cwd=REPO, env=env, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE,
             stderr=subprocess.PIPE, text=True,
         )
@@ -278,7 +290,23 @@ def load_case(folder: Path) -> Case:
         for key in ("config", "turns", "script"):
             if key not in case.data:
                 raise ValueError(f"case.json has no {key!r}")
-        case.scenario = resolve_replays(case.data["script"], folder)
+        case.scenario = expand_repeats(resolve_replays(case.data["script"], folder))
+        langs = case.data.get("languages", LANGUAGES)
+        if not isinstance(langs, list) or not langs or any(l not in LANGUAGES for l in langs):
+            raise ValueError(f"languages must be a non-empty list of {LANGUAGES}")
+        if "cancel_after_ms" in case.data and not (
+            isinstance(case.data["cancel_after_ms"], int)
+            and not isinstance(case.data["cancel_after_ms"], bool)
+            and case.data["cancel_after_ms"] >= 0
+        ):
+            raise ValueError("cancel_after_ms must be a non-negative integer")
+        on_error = case.data.get("on_error")
+        if on_error is not None and (
+            not isinstance(on_error, dict) or not set(on_error) <= {"set_config", "reopen"}
+            or not isinstance(on_error.get("set_config", {}), dict)
+            or not isinstance(on_error.get("reopen", False), bool)
+        ):
+            raise ValueError('on_error must be {"set_config": {...}, "reopen": true|false}')
         if "tools" in case.data:
             check_tools(case.data["tools"])
         # The drivers read a copy of case.json whose config has $CASE_DIR resolved.
@@ -307,7 +335,28 @@ def find_cases(cases_dir: Path, filters: list[str]) -> list[Case]:
 # ---- Checking requests -------------------------------------------------------------------
 
 
-MATCHERS = ("$text", "$prefix", "$contains", "$json")
+MATCHERS = ("$text", "$prefix", "$contains", "$json", "$repeat", "$range", "$absent")
+
+
+def repeat_arg(arg: Any) -> tuple[str, int]:
+    """The [S, N] of a {"$repeat": [S, N]}; raises ValueError when malformed."""
+    if (not isinstance(arg, list) or len(arg) != 2 or not isinstance(arg[0], str)
+            or not isinstance(arg[1], int) or isinstance(arg[1], bool) or arg[1] < 0):
+        raise ValueError(f'$repeat takes [STRING, COUNT], got {json.dumps(arg)}')
+    return arg[0], arg[1]
+
+
+def expand_repeats(value: Any) -> Any:
+    """Returns value with every {"$repeat": [S, N]} replaced by S repeated N times (the
+    scenario a case posts to the emulator)."""
+    if isinstance(value, dict):
+        if len(value) == 1 and "$repeat" in value:
+            text, n = repeat_arg(value["$repeat"])
+            return text * n
+        return {k: expand_repeats(v) for k, v in value.items()}
+    if isinstance(value, list):
+        return [expand_repeats(v) for v in value]
+    return value
 
 
 def matcher(want: Any) -> str | None:
@@ -324,8 +373,20 @@ def matcher_error(kind: str, arg: Any, got: Any) -> str | None:
     - {"$prefix": S}: a string that starts with S ({"$prefix": ""}: any string);
     - {"$contains": S}: a string that contains S;
     - {"$json": V}: a string holding JSON text whose value equals V (keys in any order,
-      any spacing)."""
+      any spacing);
+    - {"$repeat": [S, N]}: exactly S repeated N times;
+    - {"$range": [A, B]}: an integer from A to B;
+    - {"$absent": true}: only in body_contains (see subset_errors): never matches a value."""
     shown = json.dumps(got, ensure_ascii=False)
+    if len(shown) > 200:
+        shown = shown[:200] + f"... ({len(shown)} characters)"
+    if kind == "$absent":
+        return f"expected no such key, got {shown}"
+    if kind == "$range":
+        lo, hi = arg
+        if not isinstance(got, int) or isinstance(got, bool) or not lo <= got <= hi:
+            return f"expected an integer from {lo} to {hi}, got {shown}"
+        return None
     if kind == "$text":
         if message_text(got) != arg:
             return f"expected the text {json.dumps(arg, ensure_ascii=False)}, got {shown}"
@@ -336,6 +397,10 @@ def matcher_error(kind: str, arg: Any, got: Any) -> str | None:
         return f"expected a string starting with {json.dumps(arg, ensure_ascii=False)}, got {shown}"
     if kind == "$contains" and arg not in got:
         return f"expected a string containing {json.dumps(arg, ensure_ascii=False)}, got {shown}"
+    if kind == "$repeat":
+        text, n = repeat_arg(arg)
+        if got != text * n:
+            return f"expected {json.dumps(text, ensure_ascii=False)} repeated {n} times, got {shown}"
     if kind == "$json":
         try:
             value = json.loads(got)
@@ -360,6 +425,10 @@ def subset_errors(want: Any, got: Any, where: str) -> list[str]:
             return [f"{where}: expected an object, got {json.dumps(got)}"]
         errors = []
         for k, v in want.items():
+            if matcher(v) == "$absent":
+                if k in got:
+                    errors.append(f"{where}.{k}: present ({json.dumps(got[k])[:200]}), expected absent")
+                continue
             if k not in got:
                 errors.append(f"{where}.{k}: missing")
             else:
@@ -480,7 +549,11 @@ def line_matches(want: Any, got: Any) -> bool:
     return canon(want) == canon(got)
 
 
-def run_cell(case: Case, driver: Driver, emulator: Emulator, verbose: bool) -> Result:
+REQUEST_LOG = REPO / "build" / "conformance-requests.jsonl"
+
+
+def run_cell(case: Case, driver: Driver, emulator: Emulator, verbose: bool,
+             request_log: Any = None) -> Result:
     if case.problem:
         return Result(False, [case.problem])
     if driver.argv is None:
@@ -526,10 +599,23 @@ def run_cell(case: Case, driver: Driver, emulator: Emulator, verbose: bool) -> R
         report.append(f"driver exited with status {rc}")
     if got_lines != want_lines:
         diff = difflib.unified_diff(want_lines, got_lines, "expected", "got", lineterm="", n=2)
-        report += list(diff)[:60]
-    if not timed_out and "expect_requests" in case.data:
+        report += [l if len(l) <= 2000 else l[:2000] + f"... ({len(l)} characters)"
+                   for l in list(diff)[:60]]
+    if not timed_out:
         try:
-            report += check_requests(case.data["expect_requests"], emulator.requests())
+            log = emulator.requests()
+            if "expect_requests" in case.data:
+                report += check_requests(case.data["expect_requests"], log)
+            if request_log is not None:
+                for r in log:
+                    path = str(r.get("path", ""))
+                    provider = ("anthropic" if path.startswith("/v1/messages")
+                                else "openai" if path.startswith("/v1/chat/completions")
+                                else "")
+                    request_log.write(json.dumps(
+                        {"case": case.name, "lang": driver.lang, "provider": provider,
+                         "method": r.get("method"), "path": path, "body": r.get("body")},
+                        ensure_ascii=False) + "\n")
         except RuntimeError as e:
             report.append(str(e))
     ok = not report
@@ -567,6 +653,8 @@ def main(argv: list[str] | None = None) -> int:
 
     results: dict[str, dict[str, str]] = {}
     passed = failed = 0
+    REQUEST_LOG.parent.mkdir(parents=True, exist_ok=True)
+    request_log = REQUEST_LOG.open("w", encoding="utf-8")
     try:
         emulator = Emulator()
     except (OSError, RuntimeError) as e:
@@ -576,11 +664,14 @@ def main(argv: list[str] | None = None) -> int:
         for case in cases:
             results[case.name] = {}
             for lang in languages:
+                if lang not in case.data.get("languages", LANGUAGES):
+                    results[case.name][lang] = "n/a"
+                    continue
                 if emulator is None:
                     res = Result(False, ["no emulator"])
                 else:
                     try:
-                        res = run_cell(case, drivers[lang], emulator, args.verbose)
+                        res = run_cell(case, drivers[lang], emulator, args.verbose, request_log)
                     except (OSError, RuntimeError, ValueError) as e:
                         res = Result(False, [f"runner error: {e}"])
                 results[case.name][lang] = "pass" if res.ok else "fail"
@@ -593,6 +684,7 @@ def main(argv: list[str] | None = None) -> int:
                     for line in res.report:
                         print("    " + line)
     finally:
+        request_log.close()
         if emulator is not None:
             emulator.close()
 

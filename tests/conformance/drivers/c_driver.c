@@ -7,14 +7,21 @@
  * the case sets it), registers the case's `tools` with panto_agent_add_tool, runs each turn
  * and prints the normalized transcript, one JSON object per line. On a TOOL_CALL_START that
  * awaits a result it runs the tool's `behavior` and submits the result with
- * panto_stream_submit_tool_result before the next panto_next_event. Exits 0 whenever it
- * printed a transcript (even one ending in an error), 2 when it could not run (bad
- * arguments, unreadable or malformed case).
+ * panto_stream_submit_tool_result before the next panto_next_event. With `cancel_after_ms`
+ * a pthread cancels the first turn's stream (panto_stream_cancel) that long after
+ * panto_agent_run, while the main thread is blocked in panto_next_event; with `on_error` it
+ * calls panto_agent_set_config and panto_stream_reopen after a turn's first error. Exits 0
+ * whenever it printed a transcript (even one ending in an error), 2 when it could not run
+ * (bad arguments, unreadable or malformed case).
  *
- * Build: cc -std=c99 -Wall -Wextra -Werror -pedantic -Iinclude \
+ * Build: cc -std=c99 -Wall -Wextra -Werror -pedantic -pthread -Iinclude \
  *            tests/conformance/drivers/c_driver.c -Lzig-out/lib -lpanto
  */
+#define _POSIX_C_SOURCE 200809L
+#include <errno.h>
 #include <inttypes.h>
+#include <pthread.h>
+#include <time.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -133,6 +140,12 @@ static void print_event(const PantoEvent *ev) {
         put_json_value(ev->text);
         fputs(", \"awaiting_result\": ", stdout);
         put_bool(ev->awaiting_result);
+        break;
+    case PANTO_EVENT_PROVIDER_RETRY:
+        printf(", \"attempt\": %" PRIu32 ", \"delay_ms\": %" PRIu64 ", \"http_status\": %" PRId32
+               ", \"reason\": ",
+               ev->attempt, ev->delay_ms, ev->http_status);
+        put_pstr(ev->text);
         break;
     case PANTO_EVENT_TOOL_RESULT:
         fputs(", \"id\": ", stdout);
@@ -383,13 +396,101 @@ static void run_host_tool(PantoStream *stream, const PantoEvent *ev) {
     free(input);
 }
 
+/* ---- Cancellation from another thread ------------------------------------------------ */
+
+/* A timer thread that cancels `stream` after `ms`, unless told to stop first (then it exits
+ * at once, so joining it does not wait out the delay). */
+typedef struct Canceler {
+    pthread_t thread;
+    pthread_mutex_t lock;
+    pthread_cond_t wake;
+    PantoStream *stream;
+    long ms;
+    int stop;
+} Canceler;
+
+static void *canceler_main(void *arg) {
+    Canceler *c = (Canceler *)arg;
+    struct timespec until;
+    int rc = 0;
+    clock_gettime(CLOCK_REALTIME, &until);
+    until.tv_sec += c->ms / 1000;
+    until.tv_nsec += (c->ms % 1000) * 1000000L;
+    if (until.tv_nsec >= 1000000000L) {
+        until.tv_sec += 1;
+        until.tv_nsec -= 1000000000L;
+    }
+    pthread_mutex_lock(&c->lock);
+    while (!c->stop && rc != ETIMEDOUT) rc = pthread_cond_timedwait(&c->wake, &c->lock, &until);
+    pthread_mutex_unlock(&c->lock);
+    /* The stream outlives this thread: the main thread joins it before freeing the stream. */
+    if (rc == ETIMEDOUT) panto_stream_cancel(c->stream);
+    return NULL;
+}
+
+static int canceler_start(Canceler *c, PantoStream *stream, long ms) {
+    c->stream = stream;
+    c->ms = ms;
+    c->stop = 0;
+    pthread_mutex_init(&c->lock, NULL);
+    pthread_cond_init(&c->wake, NULL);
+    return pthread_create(&c->thread, NULL, canceler_main, c) == 0;
+}
+
+static void canceler_join(Canceler *c) {
+    pthread_mutex_lock(&c->lock);
+    c->stop = 1;
+    pthread_cond_signal(&c->wake);
+    pthread_mutex_unlock(&c->lock);
+    pthread_join(c->thread, NULL);
+    pthread_mutex_destroy(&c->lock);
+    pthread_cond_destroy(&c->wake);
+}
+
 /* ---- Running the case ---------------------------------------------------------------- */
 
+/* What the case asks besides its turns. */
+typedef struct Options {
+    long extra_next;      /* extra next() calls after the turn's end */
+    long cancel_after_ms; /* < 0: none; applies to the first turn */
+    int on_error;         /* the case has "on_error" */
+    char *set_config;     /* on_error.set_config as JSON text, or NULL */
+    int reopen;           /* on_error.reopen */
+} Options;
+
+/* A line saying what a call made after an error returned: {"event": NAME, "code": C}. */
+static void print_call(const char *name, int rc) {
+    fputs("{\"event\": ", stdout);
+    put_cstr(name);
+    fputs(", \"code\": ", stdout);
+    put_cstr(panto_status_name(rc));
+    end_line();
+}
+
+/* Prints the line of a turn's end: done, an error (the stream's detail), or what else came. */
+static void print_end(PantoStream *stream, const PantoEvent *ev, int rc) {
+    if (rc == PANTO_DONE) {
+        fputs("{\"event\": \"done\"", stdout);
+        end_line();
+    } else if (rc < 0) {
+        PantoError err = PANTO_ERROR_INIT;
+        panto_stream_error(stream, &err);
+        print_error(rc, &err);
+    } else if (rc == PANTO_EVENT) {
+        /* Not sticky: an event after the end. Print it so the diff shows it. */
+        print_event(ev);
+    } else {
+        printf("{\"event\": \"unexpected_status\", \"status\": %d", rc);
+        end_line();
+    }
+}
+
 /* Runs one turn and prints its lines. Returns 0 to go on with the next turn, 1 to stop. */
-static int run_turn(PantoAgent *agent, const char *text, long extra_next) {
+static int run_turn(PantoAgent *agent, const char *text, const Options *opt, int first_turn) {
     PantoStream *stream = NULL;
     PantoEvent ev = PANTO_EVENT_INIT;
-    int rc;
+    Canceler canceler;
+    int rc, canceling = 0, handled = 0, printed = 0;
     long i;
 
     rc = panto_agent_run(agent, text, &stream);
@@ -398,36 +499,50 @@ static int run_turn(PantoAgent *agent, const char *text, long extra_next) {
         panto_stream_free(stream);
         return 1;
     }
-    while ((rc = panto_next_event(stream, &ev)) == PANTO_EVENT) {
-        print_event(&ev);
-        if (ev.kind == PANTO_EVENT_TOOL_CALL_START && ev.awaiting_result) run_host_tool(stream, &ev);
-    }
-    for (i = 0; i <= extra_next; i++) {
-        if (i > 0) rc = panto_next_event(stream, &ev);
-        if (rc == PANTO_DONE) {
-            fputs("{\"event\": \"done\"", stdout);
-            end_line();
-        } else if (rc < 0) {
-            PantoError err = PANTO_ERROR_INIT;
-            panto_stream_error(stream, &err);
-            print_error(rc, &err);
-        } else if (rc == PANTO_EVENT) {
-            /* Not sticky: an event after the end. Print it so the diff shows it. */
-            print_event(&ev);
-        } else {
-            printf("{\"event\": \"unexpected_status\", \"status\": %d", rc);
+    if (first_turn && opt->cancel_after_ms >= 0) {
+        canceling = canceler_start(&canceler, stream, opt->cancel_after_ms);
+        if (!canceling) {
+            fputs("{\"event\": \"canceler_failed\"", stdout);
             end_line();
         }
     }
+    for (;;) {
+        while ((rc = panto_next_event(stream, &ev)) == PANTO_EVENT) {
+            print_event(&ev);
+            if (ev.kind == PANTO_EVENT_TOOL_CALL_START && ev.awaiting_result) run_host_tool(stream, &ev);
+        }
+        if (rc >= 0 || !opt->on_error || handled) break;
+        /* The turn's first error: print it, then change the config and reopen as asked. */
+        handled = 1;
+        print_end(stream, &ev, rc);
+        printed = 1;
+        if (opt->set_config) print_call("set_config", panto_agent_set_config(agent, opt->set_config));
+        if (opt->reopen) {
+            int reopened = panto_stream_reopen(stream);
+            print_call("reopen", reopened);
+            if (reopened == PANTO_OK) {
+                printed = 0; /* the turn goes on: its end is still to print */
+                continue;
+            }
+        }
+        break;
+    }
+    for (i = 0; i <= opt->extra_next; i++) {
+        if (i == 0 && printed) continue; /* that error line is printed already */
+        if (i > 0) rc = panto_next_event(stream, &ev);
+        print_end(stream, &ev, rc);
+    }
+    if (canceling) canceler_join(&canceler);
     panto_stream_free(stream);
     return 0;
 }
 
 int main(int argc, char **argv) {
     char *text, *config = NULL;
-    const char *root, *cfg, *cfg_end, *turns, *p, *extra, *case_tools, *problem;
+    const char *root, *cfg, *cfg_end, *turns, *p, *extra, *case_tools, *problem, *member;
     size_t i;
-    long extra_next = 1;
+    Options opt = {1, -1, 0, NULL, 0};
+    int first_turn = 1;
     PantoAgent *agent = NULL;
     int rc, status = 0;
 
@@ -455,11 +570,38 @@ int main(int argc, char **argv) {
     extra = cj_member(root, "extra_next");
     if (extra) {
         char *end;
-        extra_next = strtol(extra, &end, 10);
+        opt.extra_next = strtol(extra, &end, 10);
         if (*extra < '0' || *extra > '9' || end != cj_skip(extra)) {
             status = die("\"extra_next\" is not a non-negative integer", argv[1]);
             goto out;
         }
+    }
+    if ((member = cj_member(root, "cancel_after_ms"))) {
+        char *end;
+        opt.cancel_after_ms = strtol(member, &end, 10);
+        if (*member < '0' || *member > '9' || end != cj_skip(member)) {
+            status = die("\"cancel_after_ms\" is not a non-negative integer", argv[1]);
+            goto out;
+        }
+    }
+    if ((member = cj_member(root, "on_error"))) {
+        const char *sc, *reopen;
+        if (*member != '{') {
+            status = die("\"on_error\" is not an object", argv[1]);
+            goto out;
+        }
+        opt.on_error = 1;
+        if ((sc = cj_member(member, "set_config"))) {
+            size_t n = (size_t)(cj_skip(sc) - sc);
+            if (*sc != '{' || !(opt.set_config = (char *)malloc(n + 1))) {
+                status = die("\"on_error.set_config\" is not an object", argv[1]);
+                goto out;
+            }
+            memcpy(opt.set_config, sc, n);
+            opt.set_config[n] = 0;
+        }
+        reopen = cj_member(member, "reopen");
+        opt.reopen = reopen && strncmp(reopen, "true", 4) == 0;
     }
     case_tools = cj_member(root, "tools");
     if (case_tools && (problem = read_tools(case_tools))) {
@@ -500,7 +642,8 @@ int main(int argc, char **argv) {
             status = die("a turn holds a NUL character", argv[1]);
             goto out;
         }
-        stop = run_turn(agent, turn, extra_next);
+        stop = run_turn(agent, turn, &opt, first_turn);
+        first_turn = 0;
         free(turn);
         if (stop) break;
         p = cj_ws(p);
@@ -508,6 +651,7 @@ int main(int argc, char **argv) {
     }
 
 out:
+    free(opt.set_config);
     free_tools();
     panto_agent_free(agent);
     free(config);
