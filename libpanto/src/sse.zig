@@ -88,7 +88,7 @@ pub const Parser = struct {
                     bytes = bytes[1..];
                 }
             }
-            if (std.mem.indexOfAny(u8, bytes, "\r\n")) |end| {
+            if (lineEnd(bytes)) |end| {
                 source.toss(end + 1);
                 p.skip_lf = bytes[end] == '\r';
                 if (p.partial_line.items.len == 0) return bytes[0..end];
@@ -106,6 +106,14 @@ pub const Parser = struct {
         }
     }
 };
+
+/// The index of the first CR or LF. LF ends nearly every line, so it is found with the
+/// vectorized scan and CR only looked for before it.
+fn lineEnd(bytes: []const u8) ?usize {
+    const lf = std.mem.indexOfScalar(u8, bytes, '\n');
+    const cr = std.mem.indexOfScalar(u8, bytes[0 .. lf orelse bytes.len], '\r');
+    return cr orelse lf;
+}
 
 fn FillError(comptime Source: type) type {
     const Child = @typeInfo(Source).pointer.child;
