@@ -17,6 +17,11 @@ stream runs for you while you iterate:
 
     agent = panto.Agent(provider="anthropic", model="claude-sonnet-4-5", tools=[get_weather])
 
+Resilience: retries (`retry=panto.RetryPolicy(...)`, seen as `panto.ProviderRetry` events),
+timeouts (`timeouts=panto.Timeouts(...)`, `panto.APITimeoutError`), thinking levels
+(`thinking="low"`), `agent.set_config(...)` between turns, `stream.cancel()` from any thread
+(Ctrl-C cancels a blocked `next()` too) and `stream.reopen()` after a failed request.
+
 The shared library is looked for at $PANTO_LIBRARY, then inside the package
 (panto/_lib/libpanto.so). Importing panto never fails for want of a library: the first use
 raises `panto.LibraryNotFound`, naming where it looked. A library built for another C ABI
@@ -48,6 +53,7 @@ from .errors import (
     RateLimitError,
     ResultPendingError,
     ServerError,
+    StateError,
     ToolLoopError,
 )
 from .events import (
@@ -58,11 +64,13 @@ from .events import (
     MessageComplete,
     MessageEnd,
     MessageStart,
+    ProviderRetry,
     ToolCallStart,
     ToolDetails,
     ToolResult,
     Usage,
 )
+from .config import THINKING_LEVELS, RetryPolicy, Timeouts
 from .stream import Stream
 from .tools import Param, Registry, Tool, ToolClass, as_tool, to_content, tool
 
@@ -103,7 +111,11 @@ __all__ = [
     "ToolCallStart",
     "ToolResult",
     "MessageComplete",
+    "ProviderRetry",
     "Usage",
+    "RetryPolicy",
+    "Timeouts",
+    "THINKING_LEVELS",
     "Tool",
     "ToolClass",
     "Param",
@@ -119,6 +131,7 @@ __all__ = [
     "BusyError",
     "ResultPendingError",
     "NoSuchCallError",
+    "StateError",
     "AuthenticationError",
     "PermissionDeniedError",
     "NotFoundError",

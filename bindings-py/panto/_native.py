@@ -25,6 +25,7 @@ ERR_CONFIG = -3
 ERR_BUSY = -4
 ERR_RESULT_PENDING = -5
 ERR_NO_SUCH_CALL = -6
+ERR_STATE = -7
 ERR_AUTHENTICATION = -10
 ERR_PERMISSION = -11
 ERR_NOT_FOUND = -12
@@ -49,12 +50,14 @@ EVENT_MESSAGE_END = 6
 EVENT_TOOL_DETAILS = 7
 EVENT_TOOL_CALL_START = 8
 EVENT_TOOL_RESULT = 9
+EVENT_PROVIDER_RETRY = 10
 
 # PantoBlockKind.
 BLOCK_NONE = 0
 BLOCK_TEXT = 1
 BLOCK_THINKING = 2
 BLOCK_TOOL_CALL = 3
+BLOCK_REDACTED_THINKING = 4
 
 
 class PantoString(Structure):
@@ -86,7 +89,10 @@ class PantoEvent(Structure):
         ("usage", PantoUsage),
         ("name", PantoString),
         ("awaiting_result", c_int32),
+        ("attempt", c_uint32),
+        ("http_status", c_int32),
         ("reserved0", c_int32),
+        ("delay_ms", c_uint64),
     ]
 
     def __init__(self) -> None:  # PANTO_EVENT_INIT
@@ -133,12 +139,15 @@ SIGNATURES: Dict[str, Tuple[Any, List[Any]]] = {
     "panto_agent_new": (c_int, [c_char_p, POINTER(AgentPtr)]),
     "panto_agent_free": (None, [AgentPtr]),
     "panto_agent_error": (c_int, [AgentPtr, POINTER(PantoError)]),
+    "panto_agent_set_config": (c_int, [AgentPtr, c_char_p]),
     "panto_agent_run": (c_int, [AgentPtr, c_char_p, POINTER(StreamPtr)]),
     "panto_agent_conversation": (c_int, [AgentPtr, POINTER(PantoString)]),
     "panto_agent_add_tool": (c_int, [AgentPtr, c_char_p]),
     "panto_agent_tools": (c_int, [AgentPtr, c_char_p, c_int, POINTER(PantoString)]),
     "panto_next_event": (c_int, [StreamPtr, POINTER(PantoEvent)]),
     "panto_stream_submit_tool_result": (c_int, [StreamPtr, c_char_p, c_char_p, c_int]),
+    "panto_stream_cancel": (c_int, [StreamPtr]),
+    "panto_stream_reopen": (c_int, [StreamPtr]),
     "panto_stream_error": (c_int, [StreamPtr, POINTER(PantoError)]),
     "panto_stream_free": (None, [StreamPtr]),
 }
@@ -183,12 +192,15 @@ class Library:
         self.agent_new = c.panto_agent_new
         self.agent_free = c.panto_agent_free
         self.agent_error = c.panto_agent_error
+        self.agent_set_config = c.panto_agent_set_config
         self.agent_run = c.panto_agent_run
         self.agent_conversation = c.panto_agent_conversation
         self.agent_add_tool = c.panto_agent_add_tool
         self.agent_tools = c.panto_agent_tools
         self.next_event = c.panto_next_event
         self.submit_tool_result = c.panto_stream_submit_tool_result
+        self.stream_cancel = c.panto_stream_cancel
+        self.stream_reopen = c.panto_stream_reopen
         self.stream_error = c.panto_stream_error
         self.stream_free = c.panto_stream_free
         # The panto_*_name() functions, memoized (their results are static).

@@ -4,13 +4,13 @@ from __future__ import annotations
 
 import ctypes
 import json
-import os
 from types import TracebackType
 from typing import Any, Dict, Iterable, List, Mapping, Optional, Set, Type, Union
 
 from . import _native
+from .config import ReadToolArg, RetryArg, RetryPolicy, Timeouts, TimeoutsArg, config_value
 from .errors import Error, InvalidArgumentError, LibraryNotFound, error_class, from_native
-from .stream import Stream, StreamHandle
+from .stream import Stream, StreamHandle, free_handle
 from .tools import Registry, Tool, as_tool
 
 #: What `tools=` takes: a Registry, or an iterable of Tools, ToolClass subclasses, classes
@@ -51,7 +51,20 @@ class Agent:
             for text in agent.run("Weather in Paris?").text():
                 print(text, end="")
 
-    Not thread-safe: use an agent and its streams from one thread at a time.
+    Resilience: `thinking` is "off" (the default), "minimal", "low", "medium" or "high"
+    (Anthropic extended thinking budgets, OpenAI `reasoning_effort`); `retry` is a
+    `panto.RetryPolicy` (or a dict of its fields) for failed provider calls, which the stream
+    reports as `panto.ProviderRetry` events; `timeouts` is a `panto.Timeouts` (or a dict) whose
+    limits end a turn with `panto.APITimeoutError`. `set_config()` changes any of these between
+    turns:
+
+        agent = panto.Agent(provider="anthropic", model="claude-sonnet-4-5", thinking="low",
+                            retry=panto.RetryPolicy(max_retries=5),
+                            timeouts=panto.Timeouts(idle_ms=30_000))
+        agent.set_config(thinking="off")
+
+    Not thread-safe: use an agent and its streams from one thread at a time (except
+    `Stream.cancel()`, which any thread may call).
     """
 
     def __init__(
@@ -66,7 +79,10 @@ class Agent:
         tools: Optional[ToolsArg] = None,
         capabilities: Optional[Iterable[str]] = None,
         max_tool_iterations: Optional[int] = None,
-        read_tool: Union[None, str, "os.PathLike[str]", Mapping[str, Any]] = None,
+        read_tool: Optional[ReadToolArg] = None,
+        thinking: Optional[str] = None,
+        retry: Optional[RetryArg] = None,
+        timeouts: Optional[TimeoutsArg] = None,
     ) -> None:
         config: Dict[str, Any] = {"provider": provider, "model": model}
         for key, value in (
@@ -74,19 +90,15 @@ class Agent:
             ("api_key", api_key),
             ("system", system),
             ("max_tokens", max_tokens),
+            ("capabilities", capabilities),
             ("max_tool_iterations", max_tool_iterations),
+            ("read_tool", read_tool),
+            ("thinking", thinking),
+            ("retry", retry),
+            ("timeouts", timeouts),
         ):
             if value is not None:
-                config[key] = value
-        if capabilities is not None:
-            if isinstance(capabilities, (str, bytes)):
-                raise TypeError("capabilities must be a list of str, not a single str")
-            config["capabilities"] = list(capabilities)
-        if read_tool is not None:
-            if isinstance(read_tool, (str, os.PathLike)):
-                config["read_tool"] = {"root": os.fspath(read_tool)}
-            else:
-                config["read_tool"] = dict(read_tool)
+                config[key] = config_value(key, value)
         self._open(config, tools)
 
     @classmethod
@@ -96,7 +108,8 @@ class Agent:
         in its "tools" key have no handler (run them by hand); `tools` adds tools as the
         constructor's argument does."""
         agent = cls.__new__(cls)
-        agent._open(dict(config), tools)
+        plain = {k: v.to_json() if isinstance(v, (RetryPolicy, Timeouts)) else v for k, v in config.items()}
+        agent._open(plain, tools)
         return agent
 
     def _open(self, config: Dict[str, Any], tools: Optional[ToolsArg] = None) -> None:
@@ -126,6 +139,25 @@ class Agent:
         except BaseException:
             self.close()
             raise
+
+    # ---- configuration -----------------------------------------------------------------
+
+    def set_config(self, **changes: Any) -> None:
+        """Changes the configuration: the keyword arguments are the constructor's (except
+        `tools`), and only the keys given change; `retry` and `timeouts` change only the
+        fields they name. None clears an optional string (`system=None`) or disables the
+        `read_tool`. Typically between turns, or before `Stream.reopen()`:
+
+            agent.set_config(thinking="off", retry=panto.RetryPolicy(max_retries=0))
+
+        Raises `panto.ConfigError` when the library refuses a value (nothing changed then), and
+        `panto.BusyError` while a stream of the agent is unfinished."""
+        ptr = self._live()
+        config = {key: config_value(key, value) for key, value in changes.items()}
+        raw = json.dumps(config).encode("utf-8")
+        rc = self._lib.agent_set_config(ptr, raw)
+        if rc < 0:
+            raise self._error(ptr, rc)
 
     # ---- tools -------------------------------------------------------------------------
 
@@ -187,13 +219,19 @@ class Agent:
         rc = self._lib.agent_run(ptr, raw, ctypes.byref(out))
         if rc < 0:
             raise self._error(ptr, rc)
-        handle = StreamHandle(out)
+        handle = StreamHandle(self._lib, out)
         self._streams.add(handle)
         return Stream(self, handle, run_tools=bool(run_tools))
 
     @property
     def conversation(self) -> List[Dict[str, Any]]:
-        """The conversation so far: a list of {"role": ..., "content": [blocks]} messages."""
+        """The conversation so far: a list of {"role": ..., "content": [blocks]} messages.
+
+        Blocks are {"type": "text" | "thinking" | "redacted_thinking", "text"} (a thinking
+        block may carry its "signature"), {"type": "tool_call", "id", "name", "input"} or
+        {"type": "tool_result", "id", "content", "is_error"}. An assistant message may carry
+        "stop_reason": "aborted" when its turn was canceled (`Stream.cancel()`, `close()` or
+        Ctrl-C): it holds what the model had said until then."""
         ptr = self._live()
         s = _native.PantoString()
         rc = self._lib.agent_conversation(ptr, ctypes.byref(s))
@@ -207,16 +245,16 @@ class Agent:
     def close(self) -> None:
         """Frees the agent, after freeing any stream of it still open (those streams then
         act as closed). Safe to call more than once."""
+        self._close()
+
+    def _close(self, lock_timeout: float = -1) -> None:
         ptr = self._ptr
         if ptr is None:
             return
         self._ptr = None
         lib = self._lib
-        for handle in self._streams:
-            stream_ptr = handle.ptr
-            if stream_ptr is not None:
-                handle.ptr = None
-                lib.stream_free(stream_ptr)
+        for handle in list(self._streams):
+            free_handle(handle, finish=False, lock_timeout=lock_timeout)
         self._streams.clear()
         lib.agent_free(ptr)
 
@@ -237,7 +275,7 @@ class Agent:
 
     def __del__(self) -> None:
         try:
-            self.close()
+            self._close(lock_timeout=0.5)
         except Exception:  # interpreter shutdown: never raise from a finalizer
             pass
 

@@ -25,6 +25,7 @@ __all__ = [
     "BusyError",
     "ResultPendingError",
     "NoSuchCallError",
+    "StateError",
     "AuthenticationError",
     "PermissionDeniedError",
     "NotFoundError",
@@ -150,6 +151,14 @@ class NoSuchCallError(Error):
         self.call_id: Optional[str] = call_id
 
 
+class StateError(Error):
+    """The call does not fit the object's state, e.g. `Stream.reopen()` on a stream that did not
+    fail at the provider-open boundary (an HTTP error answer or a failed connection before any
+    event of the message), or on a closed stream."""
+
+    STATUS = _native.ERR_STATE
+
+
 class AuthenticationError(Error):
     STATUS = _native.ERR_AUTHENTICATION
 
@@ -179,7 +188,9 @@ class ServerError(Error):
 
 
 class APITimeoutError(Error):
-    """The request timed out (named so as not to shadow the builtin TimeoutError)."""
+    """A timeout of the agent's `timeouts` ended the turn: no answer within `first_byte_ms`, no
+    progress within `idle_ms`, or the turn took longer than `total_ms`. Its `error_type` is
+    "timeout_error" (panto's own). Named so as not to shadow the builtin TimeoutError."""
 
     STATUS = _native.ERR_TIMEOUT
 
@@ -195,6 +206,11 @@ class ProtocolError(Error):
 
 
 class CanceledError(Error):
+    """The turn was canceled: `Stream.cancel()` (from any thread), `Stream.close()` before the
+    turn ended, or Ctrl-C while `next()` was blocked (which raises KeyboardInterrupt; later
+    `next()` calls raise this). What the model had said so far stays in the conversation, with
+    "stop_reason": "aborted". Its `error_type` is "canceled_error"."""
+
     STATUS = _native.ERR_CANCELED
 
 
@@ -220,6 +236,7 @@ _BY_STATUS: Dict[int, Type[Error]] = {
         BusyError,
         ResultPendingError,
         NoSuchCallError,
+        StateError,
         AuthenticationError,
         PermissionDeniedError,
         NotFoundError,

@@ -1,14 +1,14 @@
 """The events of a turn: frozen dataclasses, each with a `kind` field holding the stable name
 of `panto_event_kind_name()` ("message_start", "block_start", ...).
 
-Block kinds ("text", "thinking", "tool_call") and stop reasons ("end_turn", "max_tokens", ...)
+Block kinds ("text", "thinking", "redacted_thinking", "tool_call") and stop reasons ("end_turn", "max_tokens", ...)
 are the stable names of `panto_block_kind_name()` and `panto_stop_reason_name()`.
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Any, Dict, Union
+from typing import Any, Dict, Optional, Union
 
 __all__ = [
     "Usage",
@@ -21,6 +21,7 @@ __all__ = [
     "ToolCallStart",
     "ToolResult",
     "MessageComplete",
+    "ProviderRetry",
     "Event",
 ]
 
@@ -47,7 +48,10 @@ class MessageStart:
 
 @dataclass(frozen=True)
 class BlockStart:
-    """A content block (text, thinking, tool call) starts at `index`."""
+    """A content block starts at `index`. `block_kind` is "text", "thinking" (the model's
+    reasoning, when the agent's `thinking` is on), "redacted_thinking" (reasoning the provider
+    encrypted: its BlockComplete's `text` is the opaque data, with no ContentDelta before it)
+    or "tool_call"."""
 
     index: int
     block_kind: str
@@ -136,6 +140,22 @@ class MessageComplete:
     kind: str = field(default="message_complete", init=False)
 
 
+@dataclass(frozen=True)
+class ProviderRetry:
+    """A provider call failed in a way worth retrying (HTTP 408, 409, 429, 5xx, a dropped
+    connection, or an error event before any content of the message): the next `next()`
+    waits `delay_ms` milliseconds, then asks again, and the message starts over with a new
+    MessageStart. `attempt` counts the retries of this message from 1; `http_status` is the
+    failed answer's status, or None when it was not an HTTP answer; `reason` is the error's
+    type and message. See the agent's `retry` policy."""
+
+    attempt: int
+    delay_ms: int
+    http_status: Optional[int]
+    reason: str
+    kind: str = field(default="provider_retry", init=False)
+
+
 Event = Union[
     MessageStart,
     BlockStart,
@@ -146,4 +166,5 @@ Event = Union[
     ToolCallStart,
     ToolResult,
     MessageComplete,
+    ProviderRetry,
 ]

@@ -2,14 +2,27 @@
 
 from __future__ import annotations
 
+import asyncio
 import json
 import logging
+import threading
+import time
 from collections import deque
 from types import TracebackType
 from typing import TYPE_CHECKING, Any, Deque, Dict, Iterator, Optional, Tuple, Type, Union
 
-from . import _native
-from .errors import CanceledError, Error, InvalidArgumentError, NoSuchCallError, ResultPendingError, error_class, from_native
+from . import _interrupt, _native
+from .errors import (
+    BusyError,
+    CanceledError,
+    Error,
+    InvalidArgumentError,
+    NoSuchCallError,
+    ResultPendingError,
+    StateError,
+    error_class,
+    from_native,
+)
 from .events import (
     BlockComplete,
     BlockStart,
@@ -18,6 +31,7 @@ from .events import (
     MessageComplete,
     MessageEnd,
     MessageStart,
+    ProviderRetry,
     ToolCallStart,
     ToolDetails,
     ToolResult,
@@ -41,9 +55,12 @@ _MESSAGE_END = _native.EVENT_MESSAGE_END
 _TOOL_DETAILS = _native.EVENT_TOOL_DETAILS
 _TOOL_CALL_START = _native.EVENT_TOOL_CALL_START
 _TOOL_RESULT = _native.EVENT_TOOL_RESULT
+_PROVIDER_RETRY = _native.EVENT_PROVIDER_RETRY
 _RESULT_PENDING = _native.ERR_RESULT_PENDING
 _NO_SUCH_CALL = _native.ERR_NO_SUCH_CALL
 _copy = _native.copy_string
+_get_ident = threading.get_ident
+_blocking_call = _interrupt.blocking_call
 
 logger = logging.getLogger("panto")
 
@@ -55,12 +72,79 @@ def _usage(u: _native.PantoUsage) -> Usage:
 class StreamHandle:
     """The native stream pointer, shared by the Stream and its Agent. The Agent frees the
     handles it still holds before it frees itself, so freeing is safe in any order (garbage
-    collection of a cycle, interpreter shutdown). `ptr` is None once freed."""
+    collection of a cycle, interpreter shutdown). `ptr` is None once freed.
 
-    __slots__ = ("ptr",)
+    Threads: `lock` guards `ptr` against freeing. `busy` is the ident of the thread inside a
+    native call that may block (panto_next_event) and reads the event it filled, 0 when none:
+    that call runs without the lock (so that `cancel()` can reach it from another thread), and
+    freeing waits for it after canceling it."""
 
-    def __init__(self, ptr: Any) -> None:
+    __slots__ = ("ptr", "lib", "lock", "busy")
+
+    def __init__(self, lib: _native.Library, ptr: Any) -> None:
         self.ptr: Optional[Any] = ptr  # a non-NULL _native.StreamPtr, or None
+        self.lib = lib
+        self.lock = threading.Lock()
+        self.busy = 0
+
+    def cancel(self) -> None:
+        """panto_stream_cancel, from any thread; nothing once freed."""
+        with self.lock:
+            ptr = self.ptr
+            if ptr is not None:
+                self.lib.stream_cancel(ptr)
+
+    def cancel_busy(self) -> bool:
+        """Cancels only while a thread is inside panto_next_event (for Ctrl-C)."""
+        with self.lock:
+            ptr = self.ptr
+            if ptr is None or not self.busy:
+                return False
+            self.lib.stream_cancel(ptr)
+            return True
+
+
+def free_handle(handle: StreamHandle, *, finish: bool, lock_timeout: float = -1) -> Tuple[int, Optional[Error]]:
+    """Frees the native stream of `handle` (once; later calls do nothing), safely against a
+    thread blocked in its panto_next_event: that call is canceled and waited for.
+
+    With `finish`, the turn is canceled and ended first, so that what the model had said stays
+    in the conversation (stop reason "aborted"); returns the status of that last
+    panto_next_event (DONE for a turn that had ended) and its error.
+
+    Finalizers pass a `lock_timeout`: when the lock, or the thread inside next(), is not free
+    by then (a daemon thread frozen by the interpreter's finalization while it held it), the
+    stream is left unfreed rather than waited for forever."""
+    lib = handle.lib
+    if not handle.lock.acquire(timeout=lock_timeout):
+        return _DONE, None
+    try:
+        ptr = handle.ptr
+        if ptr is None:
+            return _DONE, None
+        busy = handle.busy
+        if busy == _get_ident():  # e.g. a signal handler that runs inside next()
+            raise RuntimeError("a panto stream cannot be closed from inside its own next()")
+        handle.ptr = None  # no native call starts from now on; cancel() does nothing
+        if busy:
+            lib.stream_cancel(ptr)
+    finally:
+        handle.lock.release()
+    deadline = time.monotonic() + lock_timeout
+    while handle.busy:  # another thread is inside next(), canceled: it returns at once
+        if lock_timeout >= 0 and time.monotonic() > deadline:
+            return _DONE, None  # frozen (see above): leave it
+        time.sleep(0.0005)
+    rc, err = _DONE, None
+    if finish:
+        lib.stream_cancel(ptr)
+        rc = lib.next_event(ptr, _native.PantoEvent())  # canceled: returns at once
+        if rc < 0:
+            detail = _native.PantoError()
+            lib.stream_error(ptr, detail)
+            err = from_native(lib, detail, rc)
+    lib.stream_free(ptr)
+    return rc, err
 
 
 class Stream:
@@ -68,9 +152,19 @@ class Stream:
 
     Iterate it to read the events; iteration ends after MessageComplete. A failure raises the
     matching `panto.Error` subclass, and every later `next()` raises the same error again.
-    `close()` (or leaving a `with` block) frees the native stream and its connection; a turn
-    closed before it ended commits no assistant message and later `next()` calls raise
-    `panto.CanceledError`.
+    `close()` (or leaving a `with` block) frees the native stream and its connection.
+
+    Canceling: `cancel()` ends the turn from any thread, also while another thread is blocked
+    in `next()`, which then raises `panto.CanceledError` at once. Ctrl-C while the main thread
+    is blocked in `next()` cancels the turn the same way and raises KeyboardInterrupt. Closing
+    a turn before it ended cancels it too. In every case what the model had said so far stays
+    in the conversation as an assistant message with "stop_reason": "aborted", later `next()`
+    calls raise `panto.CanceledError`, and the agent can run the next turn.
+
+    Retrying: a failed provider call that the agent's retry policy retries shows as a
+    `ProviderRetry` event; the message then starts over with a new MessageStart. A turn that
+    failed when opening the provider call (an HTTP error answer, a connection failure) can run
+    again with `reopen()`, typically after `agent.set_config(...)`.
 
     Tools: a turn may hold several assistant messages, with tool calls between them
     (MessageEnd, ToolCallStart, ToolResult, MessageStart, ...). When a `ToolCallStart` has
@@ -81,14 +175,15 @@ class Stream:
     without a handler, give the result yourself with `submit_tool_result()` (or `run_tool()`)
     before the next `next()`, which otherwise raises `panto.ResultPendingError` (not sticky).
 
-    A stream is not thread-safe: use it, and its agent, from one thread at a time.
+    A stream is not thread-safe: use it, and its agent, from one thread at a time; only
+    `cancel()` (and `close()`, which cancels first) may be called from any thread.
     """
 
     def __init__(self, agent: "Agent", handle: StreamHandle, *, run_tools: bool = True) -> None:
         # Made by Agent.run only.
         self._agent = agent  # the C API needs the agent to outlive its streams
         self._lib = agent._lib
-        self._next = self._lib.next_event
+        self._next_event = self._lib.next_event
         self._block_kind_name = self._lib.block_kind_name
         self._handle = handle
         self._ev = _native.PantoEvent()  # reused for every event
@@ -99,6 +194,7 @@ class Stream:
         self._pending: Dict[str, ToolCallStart] = {}
         # The calls the stream runs itself at the next next().
         self._to_run: Deque[ToolCallStart] = deque()
+        self._async_lock = threading.Lock()
 
     # ---- iteration ---------------------------------------------------------------------
 
@@ -106,14 +202,28 @@ class Stream:
         return self
 
     def __next__(self) -> Event:
-        ptr = self._handle.ptr
-        if ptr is None:
+        handle = self._handle
+        if handle.ptr is None:
             return self._next_closed()
         if self._to_run:
-            self._run_queued(ptr)
+            self._run_queued()
+        with handle.lock:
+            ptr = handle.ptr
+            if ptr is None:  # closed meanwhile by a tool handler or another thread
+                return self._next_closed()
+            handle.busy = _get_ident()
+        try:
+            return self._read(ptr)
+        finally:
+            handle.busy = 0
+
+    def _read(self, ptr: Any) -> Event:
+        """The next event, while `ptr` is held busy."""
         ev = self._ev
+        next_event = self._next_event
+        handle = self._handle
         while True:
-            rc = self._next(ptr, ev)
+            rc = _blocking_call(handle, next_event, ptr, ev)
             if rc == _EVENT:
                 kind = ev.kind
                 if kind == _CONTENT_DELTA:
@@ -138,6 +248,8 @@ class Stream:
                     return MessageComplete(
                         self._lib.stop_reason_name(ev.stop_reason), _copy(ev.provider_stop_reason), _usage(ev.usage)
                     )
+                if kind == _PROVIDER_RETRY:
+                    return ProviderRetry(ev.attempt, ev.delay_ms, ev.http_status or None, _copy(ev.text))
                 continue  # a kind newer than this package: skip it
             if rc == _DONE:
                 self._done = True
@@ -146,6 +258,9 @@ class Stream:
             if rc == _RESULT_PENDING:  # not sticky: the stream is unchanged
                 raise self._result_pending()
             if rc < 0:
+                error = self._error
+                if error is not None and error.status == rc:  # sticky: the same error again
+                    raise error.with_traceback(None)
                 detail = _native.PantoError()
                 self._lib.stream_error(ptr, detail)
                 self._error = from_native(self._lib, detail, rc)
@@ -159,6 +274,7 @@ class Stream:
             raise self._error.with_traceback(None)
         if self._done:
             raise StopIteration
+        # Freed by its agent's close(), which does not end the turn.
         self._error = CanceledError("the stream was closed before the turn ended")
         raise self._error
 
@@ -183,7 +299,7 @@ class Stream:
             message = "a tool call awaits a result: call submit_tool_result() before next()"
         return ResultPendingError(message, call_ids=ids, status=_RESULT_PENDING, code=self._lib.status_name(_RESULT_PENDING))
 
-    def _run_queued(self, ptr: Any) -> None:
+    def _run_queued(self) -> None:
         """Runs the handlers of the calls queued by the last ToolCallStart events and submits
         their results. A call the user already answered is skipped."""
         while self._to_run:
@@ -192,7 +308,44 @@ class Stream:
                 continue
             tool = self._agent._tools[call.name]
             content, is_error = _execute(tool, call)
-            self._submit(ptr, call.id, content, is_error)
+            self._submit(call.id, content, is_error)
+
+    # ---- async iteration ---------------------------------------------------------------
+
+    def __aiter__(self) -> "Stream":
+        return self
+
+    async def __anext__(self) -> Event:
+        """`async for event in stream`: each `next()` runs in a worker thread
+        (`asyncio.to_thread`), so the event loop goes on meanwhile; tool handlers run there
+        too. Canceling the awaiting task cancels the turn (see `cancel()`) and raises
+        `asyncio.CancelledError` at once."""
+        try:
+            event = await asyncio.to_thread(self._next_in_thread)
+        except asyncio.CancelledError:
+            self.cancel()  # the worker's next() returns at once
+            raise
+        if event is None:
+            raise StopAsyncIteration
+        return event
+
+    def _next_in_thread(self) -> Optional[Event]:
+        with self._async_lock:  # a canceled task's worker may still be returning
+            try:
+                return self.__next__()
+            except StopIteration:
+                return None
+
+    async def __aenter__(self) -> "Stream":
+        return self
+
+    async def __aexit__(
+        self,
+        exc_type: Optional[Type[BaseException]],
+        exc: Optional[BaseException],
+        tb: Optional[TracebackType],
+    ) -> None:
+        self.close()
 
     # ---- tool results ------------------------------------------------------------------
 
@@ -211,16 +364,8 @@ class Stream:
         one already answered, a stream that is over or closed)."""
         if not isinstance(call_id, str):
             raise TypeError(f"call_id must be a str, not {type(call_id).__name__}")
-        ptr = self._handle.ptr
-        if ptr is None:
-            raise NoSuchCallError(
-                f"no tool call {call_id!r} awaits a result: the stream is closed",
-                call_id=call_id,
-                status=_NO_SUCH_CALL,
-                code=self._lib.status_name(_NO_SUCH_CALL),
-            )
         text = content if isinstance(content, str) else to_content(content)
-        self._submit(ptr, call_id, text, bool(is_error))
+        self._submit(call_id, text, bool(is_error))
 
     def run_tool(self, call: Union[ToolCallStart, str]) -> ToolResult:
         """Runs the registered handler of a pending call (a ToolCallStart or its id) now and
@@ -232,8 +377,7 @@ class Stream:
         when its tool has no handler registered from Python."""
         call_id = call.id if isinstance(call, ToolCallStart) else call
         pending = self._pending.get(call_id)
-        ptr = self._handle.ptr
-        if pending is None or ptr is None:
+        if pending is None or self._handle.ptr is None:
             raise NoSuchCallError(
                 f"no tool call {call_id!r} awaits a result",
                 call_id=call_id,
@@ -244,10 +388,10 @@ class Stream:
         if tool is None or tool.handler is None:
             raise LookupError(f"the tool {pending.name!r} has no handler registered with this agent")
         content, is_error = _execute(tool, pending)
-        self._submit(ptr, call_id, content, is_error)
+        self._submit(call_id, content, is_error)
         return ToolResult(call_id, pending.name, content, is_error)
 
-    def _submit(self, ptr: Any, call_id: str, content: str, is_error: bool) -> None:
+    def _submit(self, call_id: str, content: str, is_error: bool) -> None:
         try:
             raw_id = call_id.encode("utf-8")
             raw = content.encode("utf-8")
@@ -255,7 +399,17 @@ class Stream:
             raise InvalidArgumentError(f"the tool result is not valid Unicode: {e}") from None
         if b"\0" in raw or b"\0" in raw_id:
             raise InvalidArgumentError("a tool result or call id cannot contain a NUL character")
-        rc = self._lib.submit_tool_result(ptr, raw_id, raw, 1 if is_error else 0)
+        handle = self._handle
+        with handle.lock:  # short and never blocking: held against freeing
+            ptr = handle.ptr
+            if ptr is None:
+                raise NoSuchCallError(
+                    f"no tool call {call_id!r} awaits a result: the stream is closed",
+                    call_id=call_id,
+                    status=_NO_SUCH_CALL,
+                    code=self._lib.status_name(_NO_SUCH_CALL),
+                )
+            rc = self._lib.submit_tool_result(ptr, raw_id, raw, 1 if is_error else 0)
         if rc < 0:
             code = self._lib.status_name(rc)
             if rc == _NO_SUCH_CALL:
@@ -289,19 +443,75 @@ class Stream:
     def agent(self) -> "Agent":
         return self._agent
 
+    # ---- canceling and reopening -------------------------------------------------------
+
+    def cancel(self) -> None:
+        """Cancels the turn. Thread-safe: any thread may call it, also while another thread is
+        blocked in `next()`, which then raises `panto.CanceledError` promptly (as does every
+        later `next()`). What the model had said so far stays in the conversation as an
+        assistant message with "stop_reason": "aborted"; the agent can run the next turn.
+        Canceling twice, or a stream that is over or closed, does nothing."""
+        self._handle.cancel()
+
+    def reopen(self) -> "Stream":
+        """Runs the failed turn again and returns this stream, ready to iterate again. Only
+        for a turn that failed when opening the provider call (an HTTP error answer such as a
+        400, or a connection failure, before any event of the message): typically after
+        `agent.set_config(...)` fixed the cause. The user message is not appended twice.
+
+        Raises `panto.StateError` when the stream did not fail that way (it is running, over,
+        failed later in the stream, or closed), `panto.BusyError` when another stream of the
+        agent is unfinished."""
+        handle = self._handle
+        with handle.lock:
+            ptr = handle.ptr
+            rc = _native.ERR_STATE if ptr is None else self._lib.stream_reopen(ptr)
+        if rc < 0:
+            code = self._lib.status_name(rc)
+            if rc == _native.ERR_STATE:
+                if ptr is None:
+                    why = "the stream is closed"
+                elif self._error is not None:
+                    why = f"it failed with {self._error.code}, not when opening the provider call"
+                elif self._done:
+                    why = "the turn is over"
+                else:
+                    why = "the turn has not failed"
+                message = f"reopen() runs again a turn that failed when opening the provider call; {why}"
+                raise StateError(message, status=rc, code=code)
+            if rc == _native.ERR_BUSY:
+                raise BusyError("reopen(): another stream of the agent is unfinished", status=rc, code=code)
+            raise error_class(rc)(f"panto_stream_reopen failed ({code})", status=rc, code=code)
+        self._error = None
+        self._done = False
+        self._pending.clear()
+        self._to_run.clear()
+        return self
+
     # ---- lifetime ----------------------------------------------------------------------
 
     def close(self) -> None:
-        """Frees the native stream, closing its connection. Safe to call more than once."""
+        """Frees the native stream, closing its connection. A turn that had not ended is
+        canceled first (see `cancel()`): what the model had said stays in the conversation
+        with "stop_reason": "aborted", and later `next()` calls raise `panto.CanceledError`.
+        May be called from another thread than the one iterating: a `next()` blocked there is
+        canceled and waited for. Safe to call more than once."""
+        self._close()
+
+    def _close(self, lock_timeout: float = -1) -> None:
         handle = self._handle
-        ptr = handle.ptr
-        if ptr is None:
+        if handle.ptr is None:
             return
-        handle.ptr = None
+        finish = not self._done and self._error is None
         self._pending.clear()
         self._to_run.clear()
         self._agent._forget_stream(handle)
-        self._lib.stream_free(ptr)
+        rc, err = free_handle(handle, finish=finish, lock_timeout=lock_timeout)
+        if finish:
+            if rc == _DONE:
+                self._done = True
+            elif err is not None and self._error is None:
+                self._error = err
 
     def __enter__(self) -> "Stream":
         return self
@@ -316,7 +526,7 @@ class Stream:
 
     def __del__(self) -> None:
         try:
-            self.close()
+            self._close(lock_timeout=0.5)
         except Exception:  # interpreter shutdown: never raise from a finalizer
             pass
 

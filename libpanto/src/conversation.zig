@@ -89,6 +89,10 @@ pub const Conversation = struct {
                     .text, .thinking, .redacted_thinking => {
                         try s.objectField("text");
                         try s.write(b.text);
+                        if (b.signature.len > 0) {
+                            try s.objectField("signature");
+                            try s.write(b.signature);
+                        }
                     },
                     .tool_call => {
                         try s.objectField("id");

@@ -331,8 +331,8 @@ pub const Stream = struct {
     }
 
     fn timeoutMessage(s: *const Stream) []const u8 {
-        if (!s.got_head) return "no answer from the provider within timeouts.first_byte_ms";
         if (s.turn_deadline_ns != 0 and watchdog.nowNs() >= s.turn_deadline_ns) return "the turn took longer than timeouts.total_ms";
+        if (!s.got_head) return "no answer from the provider within timeouts.first_byte_ms";
         return "no progress from the provider within timeouts.idle_ms";
     }
 

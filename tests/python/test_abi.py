@@ -79,7 +79,9 @@ def test_enum_values_match_the_header() -> None:
         if hasattr(_native, short):
             assert getattr(_native, short) == value, name
             checked += 1
-    assert checked >= 24
+    assert checked >= 28
+    for name in ("ERR_STATE", "EVENT_PROVIDER_RETRY", "BLOCK_REDACTED_THINKING"):  # the ABI 2 additions of issue 4
+        assert getattr(_native, name) == enums["PANTO_" + name], name
     # Every error code of the header has its own exception class.
     for name, value in enums.items():
         if name.startswith("PANTO_ERR_"):
@@ -136,6 +138,7 @@ EVENT_CLASSES = {
     "PANTO_EVENT_TOOL_DETAILS": events.ToolDetails,
     "PANTO_EVENT_TOOL_CALL_START": events.ToolCallStart,
     "PANTO_EVENT_TOOL_RESULT": events.ToolResult,
+    "PANTO_EVENT_PROVIDER_RETRY": events.ProviderRetry,
 }
 
 
@@ -148,6 +151,8 @@ def test_event_kinds_name_their_classes() -> None:
     assert set(EVENT_CLASSES.values()) == set(events.Event.__args__)  # type: ignore[attr-defined]
     ev = events.ContentDelta(0, "text", "hi")
     assert ev.kind == "content_delta"
+    retry = events.ProviderRetry(attempt=1, delay_ms=50, http_status=529, reason="overloaded_error: Overloaded")
+    assert retry.kind == "provider_retry"
     with pytest.raises(Exception):
         ev.text = "changed"  # type: ignore[misc]
 

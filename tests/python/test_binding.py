@@ -59,8 +59,8 @@ def user(text: str) -> Dict[str, Any]:
     return {"role": "user", "content": [{"type": "text", "text": text}]}
 
 
-def assistant(text: str) -> Dict[str, Any]:
-    return {"role": "assistant", "content": [{"type": "text", "text": text}]}
+def assistant(text: str, stop_reason: str = "end_turn") -> Dict[str, Any]:
+    return {"role": "assistant", "content": [{"type": "text", "text": text}], "stop_reason": stop_reason}
 
 
 def texts(conversation: List[Dict[str, Any]]) -> List[Tuple[str, List[str]]]:
@@ -204,26 +204,31 @@ def test_authentication_error(provider: str) -> None:
 
 
 @pytest.mark.parametrize(
-    "status,type_,cls",
+    "status,type_,cls,retried",
     [
-        (400, "invalid_request_error", panto.InvalidRequestError),
-        (403, "permission_error", panto.PermissionDeniedError),
-        (404, "not_found_error", panto.NotFoundError),
-        (429, "rate_limit_error", panto.RateLimitError),
-        (500, "api_error", panto.ServerError),
-        (529, "overloaded_error", panto.OverloadedError),
+        (400, "invalid_request_error", panto.InvalidRequestError, False),
+        (403, "permission_error", panto.PermissionDeniedError, False),
+        (404, "not_found_error", panto.NotFoundError, False),
+        (429, "rate_limit_error", panto.RateLimitError, True),
+        (500, "api_error", panto.ServerError, True),
+        (529, "overloaded_error", panto.OverloadedError, True),
     ],
 )
-def test_http_errors_map_to_classes(status: int, type_: str, cls: Type[panto.Error]) -> None:
+def test_http_errors_map_to_classes(status: int, type_: str, cls: Type[panto.Error], retried: bool) -> None:
     answer = error_response(status, type_, "scripted failure")
-    # repeat_last: a library that retries some statuses gets the same answer every time.
+    retry = panto.RetryPolicy(max_retries=1, initial_delay_ms=1, max_delay_ms=1)
     with Emulator(scenario={"responses": [answer], "repeat_last": True}) as emu:
-        with new_agent(emu) as agent, agent.run("Hi") as stream:
+        with new_agent(emu, retry=retry) as agent, agent.run("Hi") as stream:
+            events = []
             with pytest.raises(cls) as info:
-                list(stream)
+                for ev in stream:
+                    events.append(ev)
             assert info.value.http_status == status
             assert info.value.error_type == type_
             assert info.value.status == cls.STATUS
+        # 429 and 5xx are retried (once here), the others not.
+        assert [(e.kind, e.http_status) for e in events] == ([("provider_retry", status)] if retried else [])
+        assert len(emu.requests()) == (2 if retried else 1)
 
 
 def test_error_in_the_middle_of_the_stream() -> None:
@@ -242,21 +247,36 @@ def test_connection_error() -> None:
     with socket.socket() as s:
         s.bind(("127.0.0.1", 0))
         port = s.getsockname()[1]  # nothing listens there once closed
-    with panto.Agent(provider="anthropic", model="m", base_url=f"http://127.0.0.1:{port}", api_key="k") as agent:
+    url = f"http://127.0.0.1:{port}"
+    with panto.Agent(provider="anthropic", model="m", base_url=url, api_key="k", retry={"max_retries": 0}) as agent:
         with agent.run("Hi") as stream:
             with pytest.raises(panto.APIConnectionError) as info:
                 next(stream)
             assert info.value.http_status is None
             assert info.value.code == "connection"
+            assert info.value.error_type == "connection_error"
+    # Retried by default: each retry is an event, then the error.
+    retry = panto.RetryPolicy(max_retries=2, initial_delay_ms=1, max_delay_ms=5)
+    with panto.Agent(provider="anthropic", model="m", base_url=url, api_key="k", retry=retry) as agent:
+        with agent.run("Hi") as stream:
+            first, second = next(stream), next(stream)
+            assert isinstance(first, panto.ProviderRetry) and isinstance(second, panto.ProviderRetry)
+            assert (first.attempt, second.attempt) == (1, 2)
+            assert first.http_status is None and "connection" in first.reason
+            assert 0 <= first.delay_ms <= 5
+            with pytest.raises(panto.APIConnectionError):
+                next(stream)
 
 
 def test_protocol_error_on_a_cut_stream() -> None:
-    # repeat_last: a library that retries a stream cut before its content gets the same cut.
+    # Cut before its content: retried, and cut again (repeat_last).
     cut = dict(HELLO, fault={"after_bytes": 200, "kind": "close"})
+    retry = panto.RetryPolicy(max_retries=1, initial_delay_ms=1, max_delay_ms=1)
     with Emulator(scenario={"responses": [cut], "repeat_last": True}) as emu:
-        with new_agent(emu) as agent, agent.run("Hi") as stream:
+        with new_agent(emu, retry=retry) as agent, agent.run("Hi") as stream:
             with pytest.raises((panto.ProtocolError, panto.APIConnectionError)):
                 list(stream)
+        assert len(emu.requests()) == 2
 
 
 def test_busy_while_a_stream_is_unfinished() -> None:
@@ -275,18 +295,38 @@ def test_busy_while_a_stream_is_unfinished() -> None:
         assert [r for r, _ in texts(agent.conversation)] == ["user", "assistant", "user", "assistant"]
 
 
-def test_closing_an_unfinished_stream_commits_nothing() -> None:
+def test_closing_an_unfinished_stream_cancels_it() -> None:
     with Emulator(scenario={"responses": [HELLO], "repeat_last": True}) as emu, new_agent(emu) as agent:
         stream = agent.run("Hi")
-        assert isinstance(next(stream), panto.MessageStart)
+        seen = [next(stream) for _ in range(3)]  # MessageStart, BlockStart, "Hello "
+        assert seen[2] == panto.ContentDelta(0, "text", "Hello ")
         stream.close()
-        with pytest.raises(panto.CanceledError):
-            next(stream)
-        with pytest.raises(panto.CanceledError):
-            next(stream)
-        assert texts(agent.conversation) == [("user", ["Hi"])]
+        assert stream.closed and not stream.done
+        for _ in range(2):  # sticky
+            with pytest.raises(panto.CanceledError) as info:
+                next(stream)
+            assert info.value.error_type == "canceled_error"
+        assert stream.error is info.value
+        # What the model had said stays, marked aborted.
+        assert agent.conversation == [user("Hi"), assistant("Hello ", "aborted")]
         with agent.run("Again") as again:  # no longer busy
             assert "".join(again.text()) == "Hello world"
+        assert texts(agent.conversation)[2:] == [("user", ["Again"]), ("assistant", ["Hello world"])]
+        assert agent.conversation[3]["stop_reason"] == "end_turn"
+        sent = emu.requests()[-1]["body"]["messages"]
+        assert [m["role"] for m in sent] == ["user", "assistant", "user"]
+        assert sent[1]["content"] == [{"type": "text", "text": "Hello "}]
+
+
+def test_closing_a_finished_or_unstarted_stream_adds_nothing() -> None:
+    with Emulator(scenario={"responses": [HELLO], "repeat_last": True}) as emu, new_agent(emu) as agent:
+        agent.run("Hi").close()  # never iterated: nothing was asked
+        assert agent.conversation == [user("Hi")]
+        assert emu.requests() == []
+        with agent.run("Again") as stream:
+            assert "".join(stream.text()) == "Hello world"
+        assert stream.done and stream.error is None
+        assert agent.conversation[1:] == [user("Again"), assistant("Hello world")]
 
 
 def test_bad_config() -> None:

@@ -300,9 +300,9 @@ SCENARIOS: list[tuple[str, dict[str, Any], list[str], dict[str, Any], list[Any],
          _answer(_text("Whole."))]}, [], {"cancel_after_s": 0.3}, ['"Partial "']),
 ]
 
-# A turn canceled after MESSAGE_START, before any content: panto keeps an empty assistant
-# message, which the next request carries (Anthropic `"content": []`, OpenAI `"content": null`
-# without tool_calls) and the live APIs refuse. Reported; strict xfail, so the fix shows.
+# A turn canceled after MESSAGE_START, before any content, must leave no empty assistant
+# message: the next request would carry it (Anthropic `"content": []`, OpenAI `"content": null`
+# without tool_calls) and the live APIs refuse it.
 EMPTY_PARTIAL = [
     (f"{provider}_canceled_before_content", dict(config), ["Hi", "Again"],
      {"responses": [{"message": {"content": [_text("Late answer")]}, "chunk_delay_ms": 3000},
@@ -332,8 +332,6 @@ def test_representative_turns(emulator: Emulator, name: str, config: dict[str, A
     assert not problems, "\n".join(problems)
 
 
-@pytest.mark.xfail(strict=True, reason="core: a turn canceled after MESSAGE_START keeps an empty "
-                   "assistant message, sent in the next request (reported)")
 @pytest.mark.parametrize("name,config,turns,scenario,tools,options,covers", EMPTY_PARTIAL,
                          ids=[s[0] for s in EMPTY_PARTIAL])
 def test_canceled_before_content(emulator: Emulator, name: str, config: dict[str, Any],

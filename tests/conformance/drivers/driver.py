@@ -11,7 +11,8 @@ from __future__ import annotations
 import json
 import os
 import sys
-from typing import Any, Callable, Dict, Iterator, List
+import threading
+from typing import Any, Callable, Dict, Iterator, List, Optional
 
 try:
     import panto
@@ -52,6 +53,14 @@ def event_line(ev: panto.Event) -> Dict[str, Any]:
         return {"event": ev.kind, "id": ev.id, "name": ev.name, "input": ev.input, "awaiting_result": ev.awaiting_result}
     if isinstance(ev, panto.ToolResult):
         return {"event": ev.kind, "id": ev.id, "name": ev.name, "content": ev.content, "is_error": ev.is_error}
+    if isinstance(ev, panto.ProviderRetry):
+        return {
+            "event": ev.kind,
+            "attempt": ev.attempt,
+            "delay_ms": ev.delay_ms,
+            "http_status": ev.http_status or 0,
+            "reason": ev.reason,
+        }
     # A kind this driver does not know: print what it has, so the diff shows it.
     fields = {k: v for k, v in vars(ev).items() if k != "kind"} if hasattr(ev, "__dict__") else {}
     return {"event": getattr(ev, "kind", type(ev).__name__), **json.loads(json.dumps(fields, default=repr))}
@@ -76,6 +85,37 @@ def step(stream: panto.Stream) -> Dict[str, Any]:
         return {"event": "done"}
     except panto.Error as err:
         return error_line(err)
+
+
+def call_code(fn: Callable[[], Any]) -> str:
+    """Runs a call of the public API: "ok", or the name of the status it failed with."""
+    try:
+        fn()
+    except panto.Error as err:
+        return err.code
+    return "ok"
+
+
+def turn_lines(agent: panto.Agent, stream: panto.Stream, on_error: Optional[Dict[str, Any]]) -> Iterator[Dict[str, Any]]:
+    """The lines of one turn, to `done` or an error; `on_error` (once per turn) reconfigures
+    the agent and reopens the stream after the first error."""
+    while True:
+        line = step(stream)
+        yield line
+        while line["event"] not in ("done", "error"):
+            line = step(stream)
+            yield line
+        if line["event"] != "error" or on_error is None:
+            return
+        changes, reopen, on_error = on_error.get("set_config"), on_error.get("reopen"), None
+        if changes is not None:
+            yield {"event": "set_config", "code": call_code(lambda: agent.set_config(**changes))}
+        if not reopen:
+            return
+        code = call_code(stream.reopen)
+        yield {"event": "reopen", "code": code}
+        if code != "ok":
+            return
 
 
 class ScriptedToolError(Exception):
@@ -113,6 +153,8 @@ def transcript(case: Dict[str, Any], base_url: str) -> Iterator[Dict[str, Any]]:
     config = dict(case["config"])
     config.setdefault("base_url", base_url)
     extra_next = int(case.get("extra_next", 1))
+    cancel_after_ms = case.get("cancel_after_ms")
+    on_error = case.get("on_error")
     tools = case_tools(case)
     try:
         agent = panto.Agent.from_config(config, tools=tools)
@@ -122,20 +164,26 @@ def transcript(case: Dict[str, Any], base_url: str) -> Iterator[Dict[str, Any]]:
         yield error_line(err)
         return
     with agent:
-        for text in case["turns"]:
+        for turn, text in enumerate(case["turns"]):
             try:
                 stream = agent.run(text)
             except panto.Error as err:  # the turn could not start: the case ends here
                 yield error_line(err)
                 return
-            with stream:
-                line = step(stream)
-                yield line
-                while line["event"] not in ("done", "error"):
-                    line = step(stream)
-                    yield line
-                for _ in range(extra_next):
-                    yield step(stream)
+            timer = None
+            if cancel_after_ms is not None and turn == 0:
+                # Another thread cancels while this one is blocked in next().
+                timer = threading.Timer(cancel_after_ms / 1000, stream.cancel)
+                timer.start()
+            try:
+                with stream:
+                    yield from turn_lines(agent, stream, on_error)
+                    for _ in range(extra_next):
+                        yield step(stream)
+            finally:
+                if timer is not None:
+                    timer.cancel()
+                    timer.join()
 
 
 def main(argv: List[str]) -> int:

@@ -1,0 +1,98 @@
+"""The agent's resilience settings: `RetryPolicy`, `Timeouts` and the thinking levels.
+
+Each takes a dataclass or a plain dict (the JSON object of `panto_agent_new`). A field left
+None keeps the library's default (or, in `Agent.set_config`, the agent's current value).
+Values are judged by the library: one it refuses raises `panto.ConfigError`.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import os
+from dataclasses import dataclass
+from typing import Any, Dict, Mapping, Optional, Tuple, Union
+
+__all__ = ["RetryPolicy", "Timeouts", "THINKING_LEVELS"]
+
+#: The values of `thinking`: Anthropic extended thinking with budget_tokens 1024 / 2048 /
+#: 8192 / 16384, OpenAI `reasoning_effort` of the same name; "off" (the default) sends neither.
+THINKING_LEVELS: Tuple[str, ...] = ("off", "minimal", "low", "medium", "high")
+
+
+@dataclass(frozen=True)
+class RetryPolicy:
+    """How failed provider calls are retried (HTTP 408, 409, 429, 5xx and connection errors,
+    and error events or dropped connections before any content of the message).
+
+    Backoff is `initial_delay_ms * 2**n`, capped at `max_delay_ms`, with jitter. A provider's
+    `retry-after-ms` / `Retry-After` is honored up to `max_retry_after_ms`; beyond it, the
+    error is raised. Library defaults: 2 retries, 500 ms initial, 8000 ms max, 60000 ms
+    retry-after cap. `RetryPolicy(max_retries=0)` turns retrying off."""
+
+    max_retries: Optional[int] = None
+    initial_delay_ms: Optional[int] = None
+    max_delay_ms: Optional[int] = None
+    max_retry_after_ms: Optional[int] = None
+
+    def to_json(self) -> Dict[str, int]:
+        return _fields_to_json(self)
+
+
+@dataclass(frozen=True)
+class Timeouts:
+    """Limits that end a turn with `panto.APITimeoutError` (0 disables one):
+    `first_byte_ms` from sending a request to its response head (default 60000), `idle_ms`
+    between two events that carry progress, pings do not count (default 90000), `total_ms`
+    for all the provider calls of one turn (default 600000)."""
+
+    first_byte_ms: Optional[int] = None
+    idle_ms: Optional[int] = None
+    total_ms: Optional[int] = None
+
+    def to_json(self) -> Dict[str, int]:
+        return _fields_to_json(self)
+
+
+def _fields_to_json(obj: Any) -> Dict[str, int]:
+    out: Dict[str, int] = {}
+    for f in dataclasses.fields(obj):
+        value = getattr(obj, f.name)
+        if value is None:
+            continue
+        if isinstance(value, bool) or not isinstance(value, int):
+            raise TypeError(f"{type(obj).__name__}.{f.name} must be an int (milliseconds), not {type(value).__name__}")
+        out[f.name] = value
+    return out
+
+
+RetryArg = Union[RetryPolicy, Mapping[str, Any]]
+TimeoutsArg = Union[Timeouts, Mapping[str, Any]]
+ReadToolArg = Union[str, "os.PathLike[str]", Mapping[str, Any]]
+
+
+def _section(name: str, value: Any, cls: type) -> Any:
+    if isinstance(value, cls):
+        return value.to_json()  # type: ignore[attr-defined]
+    if isinstance(value, Mapping):
+        return dict(value)
+    raise TypeError(f"{name} must be a panto.{cls.__name__} or a dict, not {type(value).__name__}")
+
+
+def config_value(key: str, value: Any) -> Any:
+    """The JSON value of one configuration key, from what the Python API takes. None stays
+    None (JSON null); keys this package does not know pass through for the library to judge."""
+    if value is None:
+        return None
+    if key == "retry":
+        return _section("retry", value, RetryPolicy)
+    if key == "timeouts":
+        return _section("timeouts", value, Timeouts)
+    if key == "capabilities":
+        if isinstance(value, (str, bytes)):
+            raise TypeError("capabilities must be a list of str, not a single str")
+        return list(value)
+    if key == "read_tool":
+        if isinstance(value, (str, os.PathLike)):
+            return {"root": os.fspath(value)}
+        return dict(value)
+    return value
