@@ -18,7 +18,8 @@ import (
 
 // Config is the agent configuration. Empty fields are left out, so the library's defaults
 // apply (base URL of the provider, API key from $ANTHROPIC_API_KEY or $OPENAI_API_KEY,
-// max_tokens 4096, max_tool_iterations 10).
+// max_tokens 4096, max_tool_iterations 10, no thinking, 2 retries, see RetryPolicy and
+// Timeouts). Agent.SetConfig changes it between turns.
 type Config struct {
 	Provider  string `json:"provider,omitempty"` // "anthropic" or "openai" (required)
 	Model     string `json:"model,omitempty"`    // required
@@ -38,6 +39,13 @@ type Config struct {
 	MaxToolIterations int `json:"max_tool_iterations,omitempty"`
 	// ReadTool enables the native `read` tool, which requires the capability "fs.read".
 	ReadTool *ReadToolConfig `json:"read_tool,omitempty"`
+
+	// Thinking asks for extended thinking (Anthropic) or a reasoning effort (OpenAI).
+	Thinking Thinking `json:"thinking,omitempty"`
+	// Retry says when a failed request is sent again; nil: the defaults (2 retries).
+	Retry *RetryPolicy `json:"retry,omitempty"`
+	// Timeouts bound the wait for the provider; nil: the defaults.
+	Timeouts *Timeouts `json:"timeouts,omitempty"`
 }
 
 // ReadToolConfig configures the native `read` tool: it reads the lines of text files under
@@ -61,10 +69,11 @@ type Agent struct {
 // unreachable Agent or Stream can be collected.
 //
 // Locking: call is held during every native call on the agent or one of its streams (the
-// C ABI is not thread-safe); mu guards the state and is never held while waiting for the
-// provider. A handle closed while its Next is running is freed when that call returns;
-// one closed while another native call runs is queued in pending and freed by whoever
-// holds call next (see unlock and kick).
+// C ABI is not thread-safe), except panto_stream_cancel, which is thread-safe and made
+// under mu alone so that it never waits for a running call; mu guards the state and is
+// never held while waiting for the provider. A handle closed while its Next is running is
+// canceled, and freed when that call returns; one closed while another native call runs is
+// queued in pending and freed by whoever holds call next (see unlock and kick).
 type core struct {
 	call sync.Mutex
 
@@ -81,7 +90,7 @@ type core struct {
 type handle struct {
 	native *C.PantoStream // nil once freed
 	busy   bool           // a panto_next_event on it is running
-	closed bool
+	closed bool           // no more native calls: freed, or to be freed
 }
 
 // NewAgent creates an agent from cfg. A configuration the library refuses gives an
@@ -135,9 +144,42 @@ func NewAgentJSON(config []byte) (*Agent, error) {
 	return a, nil
 }
 
+// SetConfig changes the configuration for the next turns: the fields patch sets, the others
+// stay. It fails with an *Error matching ErrBusy while a stream of the agent is unfinished
+// (close it, or let it end, first), and with one matching ErrConfig, whose Message says
+// why, when the library refuses a value: then nothing changed.
+func (a *Agent) SetConfig(patch ConfigPatch) error {
+	js, err := json.Marshal(patch)
+	if err != nil {
+		return err
+	}
+	return a.SetConfigJSON(js)
+}
+
+// SetConfigJSON changes the configuration from a JSON object holding only the keys to
+// change, the form panto_agent_set_config takes (any key of NewAgentJSON but "tools").
+// Errors as for SetConfig.
+func (a *Agent) SetConfigJSON(changes []byte) error {
+	if bytes.IndexByte(changes, 0) >= 0 {
+		return &Error{Code: ErrInvalidArgument, Message: "the configuration holds a NUL byte"}
+	}
+	cs := C.CString(string(changes))
+	defer C.free(unsafe.Pointer(cs))
+	c := a.c
+	c.lock()
+	defer c.unlock()
+	if c.isClosed() {
+		return ErrClosed
+	}
+	if rc := C.panto_agent_set_config(c.agent, cs); rc < 0 {
+		return agentError(c.agent, rc)
+	}
+	return nil
+}
+
 // Close frees the agent and closes its streams. It is idempotent and does not wait for a
-// Next running on another goroutine: the native agent is then freed when that call
-// returns.
+// Next running on another goroutine: that Next is canceled, and the native agent is freed
+// when it returns.
 func (a *Agent) Close() error {
 	a.cleanup.Stop()
 	a.c.close()
@@ -217,12 +259,16 @@ func (a *Agent) Run(ctx context.Context, text string, opts ...RunOption) (*Strea
 type Message struct {
 	Role    string         `json:"role"` // "user" or "assistant"
 	Content []ContentBlock `json:"content"`
+	// StopReason: why an assistant message ended; StopAborted for one whose turn was
+	// canceled, which holds what was received of it.
+	StopReason StopReason `json:"stop_reason,omitempty"`
 }
 
 // ContentBlock is one block of a message.
 type ContentBlock struct {
-	Type string `json:"type"` // "text", "thinking", "tool_call" or "tool_result"
-	Text string `json:"text"` // text, thinking
+	// "text", "thinking", "redacted_thinking", "tool_call" or "tool_result"
+	Type string `json:"type"`
+	Text string `json:"text"` // text, thinking; redacted_thinking: the provider's opaque data
 
 	ID      string          `json:"id,omitempty"`       // tool_call, tool_result: the call's id
 	Name    string          `json:"name,omitempty"`     // tool_call: the tool's name
@@ -383,7 +429,8 @@ func (c *core) drain() {
 	}
 }
 
-// closeStream marks h closed; it is freed now, or when its running Next returns.
+// closeStream marks h closed; it is freed now, or, when a Next is running on it, canceled
+// and freed when that Next returns.
 func (c *core) closeStream(h *handle) {
 	c.mu.Lock()
 	if h.closed {
@@ -391,11 +438,24 @@ func (c *core) closeStream(h *handle) {
 		return
 	}
 	h.closed = true
-	if !h.busy {
+	if h.busy {
+		C.panto_stream_cancel(h.native)
+	} else {
 		c.pending = append(c.pending, h)
 	}
 	c.mu.Unlock()
 	c.kick()
+}
+
+// cancel cancels the turn of h, unless it was freed. It takes only mu, never call: it
+// does not wait for a running Next, which it makes return (panto_stream_cancel is
+// thread-safe; mu keeps the native stream from being freed meanwhile).
+func (c *core) cancel(h *handle) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if h.native != nil {
+		C.panto_stream_cancel(h.native)
+	}
 }
 
 // close marks the agent and its streams closed and frees what no running call uses.
@@ -409,7 +469,9 @@ func (c *core) close() {
 	for h := range c.streams {
 		if !h.closed {
 			h.closed = true
-			if !h.busy {
+			if h.busy {
+				C.panto_stream_cancel(h.native)
+			} else {
 				c.pending = append(c.pending, h)
 			}
 		}

@@ -30,6 +30,9 @@ const (
 	// A tool call awaits Stream.SubmitToolResult; not sticky: submit, then call Next again.
 	ErrResultPending Code = C.PANTO_ERR_RESULT_PENDING
 	ErrNoSuchCall    Code = C.PANTO_ERR_NO_SUCH_CALL // no tool call with that id awaits a result
+	// The call does not fit the state, e.g. Stream.Reopen on a stream that did not fail
+	// at the provider-open boundary.
+	ErrState Code = C.PANTO_ERR_STATE
 
 	// Errors of a turn.
 	ErrAuthentication Code = C.PANTO_ERR_AUTHENTICATION  // HTTP 401
@@ -39,10 +42,10 @@ const (
 	ErrRateLimit      Code = C.PANTO_ERR_RATE_LIMIT      // HTTP 429
 	ErrOverloaded     Code = C.PANTO_ERR_OVERLOADED      // HTTP 529 or an overloaded_error event
 	ErrServer         Code = C.PANTO_ERR_SERVER          // HTTP 5xx, or another status / error event
-	ErrTimeout        Code = C.PANTO_ERR_TIMEOUT         // also a context past its deadline
+	ErrTimeout        Code = C.PANTO_ERR_TIMEOUT         // Config.Timeouts, or a context past its deadline
 	ErrConnection     Code = C.PANTO_ERR_CONNECTION      // connect failed, connection reset, TLS
 	ErrProtocol       Code = C.PANTO_ERR_PROTOCOL        // malformed stream
-	ErrCanceled       Code = C.PANTO_ERR_CANCELED        // also a canceled context
+	ErrCanceled       Code = C.PANTO_ERR_CANCELED        // Stream.Cancel, or a canceled context
 	ErrToolLoop       Code = C.PANTO_ERR_TOOL_LOOP       // more tool rounds than Config.MaxToolIterations
 	ErrCapability     Code = C.PANTO_ERR_CAPABILITY      // the model called a tool the agent may not use
 )
@@ -64,10 +67,13 @@ var ErrClosed = errors.New("panto: closed")
 //	if errors.As(err, &perr) && perr.HTTPStatus == 429 { ... }
 type Error struct {
 	Code       Code
-	HTTPStatus int    // 0 when the failure was not an HTTP answer
-	Type       string // the provider's error type, e.g. "authentication_error"
-	Message    string // human-readable; never contains an API key
-	RequestID  string // the provider's request id, when known
+	HTTPStatus int // 0 when the failure was not an HTTP answer
+	// The provider's error type for the provider's errors, e.g. "authentication_error";
+	// panto's own for failures of its making: "protocol_error", "connection_error",
+	// "timeout_error", "canceled_error", "capability_error", "tool_loop_error".
+	Type      string
+	Message   string // human-readable; never contains an API key
+	RequestID string // the provider's request id, when known
 
 	cause error // the context's error for a cancellation, else nil
 }
@@ -107,19 +113,20 @@ func (e *Error) Unwrap() []error {
 	return []error{e.Code}
 }
 
-// contextError is the error of a turn stopped by its context.
+// contextError is the error of a turn stopped by its context: it matches ctx.Err() (and
+// the cause, if one was given) as well as ErrCanceled, or ErrTimeout for a deadline.
 func contextError(ctx context.Context) error {
 	err := ctx.Err()
-	code := ErrCanceled
+	code, typ := ErrCanceled, "canceled_error"
 	if errors.Is(err, context.DeadlineExceeded) {
-		code = ErrTimeout
+		code, typ = ErrTimeout, "timeout_error"
 	}
-	msg := err.Error()
+	msg := "the turn was canceled: " + err.Error()
 	if cause := context.Cause(ctx); cause != nil && cause != err {
 		msg += ": " + cause.Error()
 		err = errors.Join(err, cause)
 	}
-	return &Error{Code: code, Message: msg, cause: err}
+	return &Error{Code: code, Type: typ, Message: msg, cause: err}
 }
 
 // fromNative builds an Error from the status rc of a failed call and its detail.

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"time"
 
 	"panto.dev/panto"
 )
@@ -50,17 +51,20 @@ func Example() {
 	// [end_turn, 3 tokens out]
 }
 
-// Reads a turn Scanner-style, and tells a failure by its code.
+// Reads a turn Scanner-style, and tells a failure by its code. The provider is rate
+// limiting: the agent tries once more after a short pause, then gives up.
 func ExampleStream_Next() {
-	if err := postScenario(scenario(map[string]any{
+	limited := map[string]any{
 		"status": 429,
 		"error":  map[string]any{"type": "rate_limit_error", "message": "slow down"},
-	})); err != nil {
+	}
+	if err := postScenario(scenario(limited, limited)); err != nil {
 		fmt.Println(err)
 		return
 	}
 	agent, err := panto.NewAgent(panto.Config{Provider: "openai", Model: "gpt-test",
-		BaseURL: emulatorURL, APIKey: "test-key"})
+		BaseURL: emulatorURL, APIKey: "test-key",
+		Retry: &panto.RetryPolicy{MaxRetries: 1, InitialDelay: 10 * time.Millisecond}})
 	if err != nil {
 		fmt.Println(err)
 		return
@@ -73,7 +77,13 @@ func ExampleStream_Next() {
 	}
 	defer stream.Close()
 	for stream.Next() {
-		fmt.Println(stream.Event().Kind)
+		ev := stream.Event()
+		switch ev.Kind {
+		case panto.EventProviderRetry:
+			fmt.Printf("retry %d after HTTP %d (%s)\n", ev.Attempt, ev.HTTPStatus, ev.Text)
+		default:
+			fmt.Println(ev.Kind)
+		}
 	}
 	err = stream.Err()
 	var perr *panto.Error
@@ -84,5 +94,6 @@ func ExampleStream_Next() {
 		fmt.Println("failed:", err)
 	}
 	// Output:
+	// retry 1 after HTTP 429 (rate_limit_error: slow down)
 	// rate limited, HTTP 429
 }

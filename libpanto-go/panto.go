@@ -42,16 +42,30 @@
 // provider's format. See docs/tool-use.md for the loop and the capabilities.
 //
 // Errors are *Error values whose Code is also an error, so errors.Is(err,
-// panto.ErrAuthentication) and errors.As(err, &perr) both work. A canceled context makes
-// Err return an error that matches both panto.ErrCanceled and context.Canceled.
+// panto.ErrAuthentication) and errors.As(err, &perr) both work.
+//
+// # Resilience
+//
+// A request that fails before any content of the message arrived (HTTP 408, 409, 429, 5xx,
+// a dropped connection, an error event right after the message began) is tried again after
+// a backoff, as Config.Retry says; each retry shows as an EventProviderRetry, after which
+// the message starts over with a new EventMessageStart. Config.Timeouts bounds the wait
+// for the provider (ErrTimeout). Config.Thinking asks for extended thinking (Anthropic) or
+// a reasoning effort (OpenAI). Agent.SetConfig changes any of it between turns, and
+// Stream.Reopen runs a turn refused at the provider-open boundary (an HTTP 400, say) again
+// after such a change.
+//
+// # Cancellation
+//
+// The context given to Run bounds the turn: when it is canceled, a Next waiting for the
+// provider returns at once with an Err matching both context.Canceled and ErrCanceled
+// (a deadline: context.DeadlineExceeded and ErrTimeout). Stream.Cancel does the same from
+// any goroutine. What the model said of the interrupted message stays in the conversation,
+// with the stop reason StopAborted, and the agent can run the next turn.
 //
 // An Agent and its Streams may be used from several goroutines: every native call on them
-// is serialized. Close on a Stream or an Agent is idempotent and never blocks on a pending
-// Next.
-//
-// Limitation: the core has no cancel entry point yet, so a context is checked between
-// events; a Next already waiting on the provider returns when its next event (or failure)
-// arrives.
+// is serialized, except the cancellation, which never waits. Close on a Stream or an Agent
+// is idempotent and never blocks on a pending Next: that Next is canceled and returns.
 package panto
 
 /*
@@ -66,6 +80,7 @@ import (
 	"errors"
 	"fmt"
 	"sync"
+	"time"
 	"unsafe"
 )
 
@@ -101,6 +116,9 @@ const (
 	EventToolDetails     EventKind = C.PANTO_EVENT_TOOL_DETAILS     // Index, BlockKind, ID, Name: the model named a tool
 	EventToolCallStart   EventKind = C.PANTO_EVENT_TOOL_CALL_START  // ID, Name, Text (and Input()): the input; AwaitingResult
 	EventToolResult      EventKind = C.PANTO_EVENT_TOOL_RESULT      // ID, Name, Text: the result sent to the model; IsError
+	// Attempt, Delay, HTTPStatus, Text (the reason): the request failed and is sent again
+	// after Delay (the next Next waits it); the message starts over with a MessageStart.
+	EventProviderRetry EventKind = C.PANTO_EVENT_PROVIDER_RETRY
 )
 
 // String is the library's stable name, e.g. "content_delta"; "unknown" for another value.
@@ -114,6 +132,9 @@ const (
 	BlockText     BlockKind = C.PANTO_BLOCK_TEXT
 	BlockThinking BlockKind = C.PANTO_BLOCK_THINKING
 	BlockToolCall BlockKind = C.PANTO_BLOCK_TOOL_CALL
+	// BlockRedactedThinking is thinking the provider encrypted: its BlockStart is followed
+	// by a BlockComplete whose Text is the provider's opaque data, with no ContentDelta.
+	BlockRedactedThinking BlockKind = C.PANTO_BLOCK_REDACTED_THINKING
 )
 
 // String is the library's stable name, e.g. "text".
@@ -137,6 +158,22 @@ const (
 
 // String is the library's stable name, e.g. "end_turn".
 func (r StopReason) String() string { return C.GoString(C.panto_stop_reason_name(C.int(r))) }
+
+// MarshalText writes the stable name, so a StopReason reads well in JSON.
+func (r StopReason) MarshalText() ([]byte, error) { return []byte(r.String()), nil }
+
+// UnmarshalText reads a stable name, as in the conversation JSON; a name this version does
+// not know reads as StopOther.
+func (r *StopReason) UnmarshalText(b []byte) error {
+	for v := StopNone; v <= StopOther; v++ {
+		if v.String() == string(b) {
+			*r = v
+			return nil
+		}
+	}
+	*r = StopOther
+	return nil
+}
 
 // Usage is the token count of a turn, normalized across providers. InputTokens excludes
 // cached tokens.
@@ -183,6 +220,13 @@ type Event struct {
 	// itself unless the turn is manual; see Stream.SubmitToolResult); false when panto
 	// produces it (a native tool, an unknown tool, an input the schema refuses).
 	AwaitingResult bool
+	// ProviderRetry: the retry's number (1 for the first retry of the message), how long
+	// the next Next waits before sending the request again, and the HTTP status of the
+	// failed answer (0 when it was not one: a dropped connection, an error event). Text is
+	// the reason, the failure's type and message ("overloaded_error: Overloaded").
+	Attempt    int
+	Delay      time.Duration
+	HTTPStatus int
 }
 
 // Input is the input of a ToolCallStart as JSON (an object; "{}" when empty), nil for
@@ -216,6 +260,9 @@ func copyEvent(ev *C.PantoEvent) Event {
 		ProviderStopReason: goString(ev.provider_stop_reason),
 		IsError:            ev.is_error != 0,
 		AwaitingResult:     ev.awaiting_result != 0,
+		Attempt:            int(ev.attempt),
+		Delay:              time.Duration(ev.delay_ms) * time.Millisecond,
+		HTTPStatus:         int(ev.http_status),
 		Usage: Usage{
 			InputTokens:      int64(ev.usage.input_tokens),
 			OutputTokens:     int64(ev.usage.output_tokens),

@@ -357,9 +357,9 @@ func TestMultiTurnConversation(t *testing.T) {
 			}
 			want := []panto.Message{
 				{Role: "user", Content: []panto.ContentBlock{{Type: "text", Text: "My name is Ada"}}},
-				{Role: "assistant", Content: []panto.ContentBlock{{Type: "text", Text: "Hello Ada"}}},
+				{Role: "assistant", Content: []panto.ContentBlock{{Type: "text", Text: "Hello Ada"}}, StopReason: panto.StopEndTurn},
 				{Role: "user", Content: []panto.ContentBlock{{Type: "text", Text: "What is my name?"}}},
-				{Role: "assistant", Content: []panto.ContentBlock{{Type: "text", Text: "Your name is Ada"}}},
+				{Role: "assistant", Content: []panto.ContentBlock{{Type: "text", Text: "Your name is Ada"}}, StopReason: panto.StopEndTurn},
 			}
 			if got, _ := json.Marshal(conv); string(got) != mustJSON(t, want) {
 				t.Fatalf("conversation = %s\nwant %s", got, mustJSON(t, want))

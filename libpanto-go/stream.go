@@ -17,6 +17,7 @@ import (
 	"runtime"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"unsafe"
 )
 
@@ -33,6 +34,19 @@ import (
 // The turn ends after an EventMessageComplete: Next then returns false and Err nil, and
 // the assistant messages are part of the conversation. After a failure, a cancellation or
 // a Close before the end, Next returns false and Err is not nil; later calls give the same.
+// A turn that failed at the provider-open boundary (an HTTP error answer, a connection
+// that failed before the message began) can be run again with Reopen, typically after
+// Agent.SetConfig.
+//
+// # Cancellation
+//
+// When the Run context is done, or Cancel is called, a Next waiting for the provider
+// returns false at once (a watcher registered with context.AfterFunc for the length of each
+// native call cancels it; nothing outlives the call). Err then matches ctx.Err() and
+// ErrCanceled (ErrTimeout for a deadline), or only ErrCanceled after Cancel. The message
+// the model was writing stays in the conversation, as far as it arrived, with the stop
+// reason StopAborted; tool calls of the turn that had no result get a "canceled" one. The
+// agent can then run the next turn.
 //
 // # Tools
 //
@@ -50,11 +64,13 @@ type Stream struct {
 	ctx    context.Context
 	manual bool // WithManualTools: run no handler
 
-	mu        sync.Mutex // serializes Next and guards the fields below
+	mu        sync.Mutex // serializes Next and Reopen and guards the fields below
 	cur       Event
 	done      bool
 	err       error
-	transient bool // err is ErrResultPending: the next Next clears it
+	transient bool        // err is ErrResultPending: the next Next clears it
+	closed    atomic.Bool // Close was called
+	canceled  atomic.Bool // Cancel was called
 
 	callMu sync.Mutex // guards auto
 	auto   *autoCall  // the host tool call the next Next runs, if any
@@ -83,26 +99,22 @@ func (s *Stream) Next() bool {
 	if s.done || s.err != nil {
 		return false
 	}
-	c, h := s.agent.c, s.h
-	if s.ctx.Err() != nil {
-		return s.fail(contextError(s.ctx))
-	}
+	c, h, ctx := s.agent.c, s.h, s.ctx
 
-	if call := s.takeAuto(); call != nil {
-		content, isError := runHandler(s.ctx, call.tool, call.input)
+	if call := s.takeAuto(); call != nil && ctx.Err() == nil {
+		content, isError := runHandler(ctx, call.tool, call.input)
 		// The C ABI takes NUL-terminated UTF-8: what cannot pass becomes U+FFFD.
 		content = strings.ToValidUTF8(strings.ReplaceAll(content, "\x00", "\uFFFD"), "\uFFFD")
-		if s.ctx.Err() != nil {
-			return s.fail(contextError(s.ctx))
-		}
-		err := s.submit(call.id, content, isError)
-		s.callMu.Lock()
-		taken := call.taken
-		s.auto = nil
-		s.callMu.Unlock()
-		// A SubmitToolResult on another goroutine may have answered the call meanwhile.
-		if err != nil && !(taken && errors.Is(err, ErrNoSuchCall)) {
-			return s.fail(err)
+		if ctx.Err() == nil { // else the native call below cancels the turn
+			err := s.submit(call.id, content, isError)
+			s.callMu.Lock()
+			taken := call.taken
+			s.auto = nil
+			s.callMu.Unlock()
+			// A SubmitToolResult on another goroutine may have answered the call meanwhile.
+			if err != nil && !(taken && errors.Is(err, ErrNoSuchCall)) {
+				return s.fail(err)
+			}
 		}
 	}
 
@@ -115,10 +127,24 @@ func (s *Stream) Next() bool {
 		return false
 	}
 	h.busy = true
+	if ctx.Err() != nil {
+		// Done before the call: the library ends the turn as it does for a cancellation
+		// during one, keeping what arrived of the message.
+		C.panto_stream_cancel(h.native)
+	}
 	c.mu.Unlock()
 
+	fired := make(chan struct{})
+	stop := context.AfterFunc(ctx, func() {
+		defer close(fired)
+		c.cancel(h)
+	})
 	ev := C.panto_go_event_init()
 	rc := C.panto_next_event(h.native, &ev)
+	watched := !stop() // the watcher ran, or runs: wait for it, so nothing outlives the call
+	if watched {
+		<-fired
+	}
 	switch {
 	case rc == C.PANTO_EVENT:
 		s.cur = copyEvent(&ev)
@@ -130,6 +156,8 @@ func (s *Stream) Next() bool {
 			err.Message = "a tool call awaits its result: call SubmitToolResult, then Next"
 		}
 		s.err, s.transient = err, true
+	case rc == C.PANTO_ERR_CANCELED && ctx.Err() != nil:
+		s.err = contextError(ctx)
 	case rc < 0:
 		s.err = streamError(h.native, rc)
 	default:
@@ -138,12 +166,19 @@ func (s *Stream) Next() bool {
 
 	c.mu.Lock()
 	h.busy = false
-	if h.closed && !s.done && (s.err == nil || s.transient) { // closed while the call ran
+	if h.closed && !s.done { // closed while the call ran
 		s.cur = Event{}
 		s.err, s.transient = ErrClosed, false
 	}
-	if (s.err != nil && !s.transient) || s.done { // over: free the native stream now, not at Close
+	// Over: free the native stream now rather than at Close, unless Reopen may need it (a
+	// failure other than a cancellation; the library tells whether it can be reopened). A
+	// failure that raced with the context's cancel cannot be reopened either: the library
+	// stream is canceled.
+	failed := rc < 0 && rc != C.PANTO_ERR_RESULT_PENDING
+	if !h.closed && (s.done || rc == C.PANTO_ERR_CANCELED || (watched && failed)) {
 		h.closed = true
+	}
+	if h.closed {
 		c.pending = append(c.pending, h)
 	}
 	c.mu.Unlock()
@@ -164,6 +199,71 @@ func (s *Stream) fail(err error) bool {
 	s.cur, s.err, s.transient = Event{}, err, false
 	s.agent.c.closeStream(s.h)
 	return false
+}
+
+// Cancel cancels the turn; it may be called from any goroutine and does not wait. A Next
+// waiting for the provider returns false at once, with an Err matching ErrCanceled (type
+// "canceled_error"); a later Next does the same. What arrived of the message stays in the
+// conversation with the stop reason StopAborted. Canceling twice, or a turn that is over,
+// is harmless.
+func (s *Stream) Cancel() {
+	s.canceled.Store(true)
+	s.agent.c.cancel(s.h)
+}
+
+// Reopen runs the turn again after it failed at the provider-open boundary (an HTTP error
+// answer, or a connection failure before any event of the message), typically after
+// Agent.SetConfig fixed what the provider refused: the user message is not added twice,
+// and ctx becomes the turn's context. Then iterate with Next as before. (Iter closes the
+// stream when its loop ends: use Next to keep a stream to reopen.)
+//
+// It returns an *Error matching ErrState when the stream did not fail that way (it runs,
+// ended, was canceled, or failed after the message began), ErrBusy when another stream of
+// the agent is unfinished, ErrClosed after Close, and ctx's error when ctx is done. The
+// stream is unchanged when Reopen fails.
+func (s *Stream) Reopen(ctx context.Context) error {
+	if ctx == nil {
+		ctx = context.Background()
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	c, h := s.agent.c, s.h
+	if s.closed.Load() || c.isClosed() {
+		return ErrClosed
+	}
+	switch {
+	case s.done:
+		return &Error{Code: ErrState, Message: "the turn ended normally: there is nothing to reopen"}
+	case s.err == nil || s.transient:
+		return &Error{Code: ErrState, Message: "the turn has not failed: only a failed turn can be reopened"}
+	case s.canceled.Load():
+		return &Error{Code: ErrState, Message: "the turn was canceled: it cannot be reopened"}
+	}
+	if err := ctx.Err(); err != nil {
+		return contextError(ctx)
+	}
+	c.lock()
+	defer c.unlock()
+	c.mu.Lock()
+	freed := h.closed
+	c.mu.Unlock()
+	if freed {
+		if s.closed.Load() || c.isClosed() {
+			return ErrClosed
+		}
+		return &Error{Code: ErrState, Message: "the turn was canceled, or failed in a way that cannot be reopened"}
+	}
+	switch rc := C.panto_stream_reopen(h.native); {
+	case rc == C.PANTO_ERR_STATE:
+		return &Error{Code: ErrState, Message: "the turn did not fail at the provider-open boundary " +
+			"(an HTTP error answer or a failed connection before the message began): it cannot be reopened"}
+	case rc == C.PANTO_ERR_BUSY:
+		return &Error{Code: ErrBusy, Message: "another stream of the agent is unfinished: close it first"}
+	case rc < 0:
+		return &Error{Code: Code(rc), Message: "panto_stream_reopen failed"}
+	}
+	s.cur, s.err, s.transient, s.ctx = Event{}, nil, false, ctx
+	return nil
 }
 
 // takeAuto is the call the previous event asks Next to run, unless SubmitToolResult
@@ -251,9 +351,11 @@ func (s *Stream) Event() Event {
 }
 
 // Err is nil while the turn runs and after it ended normally. Otherwise it is the failure:
-// an *Error (errors.Is(err, ErrAuthentication), ...), one that also matches ctx.Err() for
-// a canceled context, or ErrClosed when Next was called after Close. After a Next that
-// stopped for a due tool result it matches ErrResultPending, until the next Next.
+// an *Error (errors.Is(err, ErrAuthentication), ...; ErrTimeout for Config.Timeouts,
+// ErrCanceled after Cancel), one that also matches ctx.Err() when the Run context ended
+// the turn, or ErrClosed when Close ended it or Next was called after Close. After a Next
+// that stopped for a due tool result it matches ErrResultPending, until the next Next; after
+// a successful Reopen it is nil again.
 func (s *Stream) Err() error {
 	s.mu.Lock()
 	defer s.mu.Unlock()
@@ -271,10 +373,13 @@ func (s *Stream) Iter(yield func(Event) bool) {
 	}
 }
 
-// Close frees the stream, closing its connection. A turn closed before it ended adds no
-// assistant message. Close is idempotent, and safe while Next runs on another goroutine:
-// that Next then returns false with ErrClosed once its wait ends.
+// Close frees the stream, closing its connection. A turn closed between two Next calls
+// before it ended adds no assistant message. Close is idempotent, does not wait, and is
+// safe while Next runs on another goroutine: it cancels that Next (as Cancel does, so what
+// arrived of the message stays in the conversation, StopAborted), which returns false at
+// once with Err ErrClosed; the native stream is freed when it has returned.
 func (s *Stream) Close() error {
+	s.closed.Store(true)
 	s.cleanup.Stop()
 	s.agent.c.closeStream(s.h)
 	return nil

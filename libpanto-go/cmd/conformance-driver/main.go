@@ -6,8 +6,11 @@
 // It reads the case, creates one agent from its "config" (with "base_url" set to BASE_URL
 // unless the case sets it), runs each turn and prints the normalized transcript, one JSON
 // object per line. The case's host tools are declared with panto.Tool and run by the
-// stream itself while the driver iterates. It exits 0 whenever it printed a transcript (even one ending in an
-// error), 2 when it could not run.
+// stream itself while the driver iterates. With "cancel_after_ms", the first turn's context
+// is canceled by a timer that long after Run returned, while Next is blocked; with
+// "on_error", a turn's first failure is followed by Agent.SetConfigJSON and Stream.Reopen.
+// It exits 0 whenever it printed a transcript (even one ending in an error), 2 when it could
+// not run.
 package main
 
 import (
@@ -18,15 +21,24 @@ import (
 	"fmt"
 	"os"
 	"strings"
+	"time"
 
 	"panto.dev/panto"
 )
 
 type testCase struct {
-	Config    map[string]json.RawMessage `json:"config"`
-	Turns     []string                   `json:"turns"`
-	ExtraNext *int                       `json:"extra_next"`
-	Tools     []caseTool                 `json:"tools"`
+	Config        map[string]json.RawMessage `json:"config"`
+	Turns         []string                   `json:"turns"`
+	ExtraNext     *int                       `json:"extra_next"`
+	Tools         []caseTool                 `json:"tools"`
+	CancelAfterMs *int                       `json:"cancel_after_ms"`
+	OnError       *onError                   `json:"on_error"`
+}
+
+// onError is what the driver does after a turn's first failure.
+type onError struct {
+	SetConfig json.RawMessage `json:"set_config"` // the changes, a JSON object; nil: none
+	Reopen    bool            `json:"reopen"`
 }
 
 // caseTool is a host tool of the case: its spec and what its handler does.
@@ -113,6 +125,13 @@ func main() {
 			die(os.Args[1] + ": a turn holds a NUL character")
 		}
 	}
+	cancelAfter := time.Duration(-1)
+	if tc.CancelAfterMs != nil {
+		if *tc.CancelAfterMs < 0 {
+			die(os.Args[1] + `: "cancel_after_ms" is negative`)
+		}
+		cancelAfter = time.Duration(*tc.CancelAfterMs) * time.Millisecond
+	}
 	if _, ok := tc.Config["base_url"]; !ok {
 		tc.Config["base_url"], _ = json.Marshal(os.Args[2])
 	}
@@ -150,36 +169,83 @@ func main() {
 			return
 		}
 	}
-	for _, turn := range tc.Turns {
-		if !runTurn(agent, turn, extra, emit) {
+	for i, turn := range tc.Turns {
+		after := time.Duration(-1)
+		if i == 0 {
+			after = cancelAfter
+		}
+		if !runTurn(agent, turn, extra, after, tc.OnError, emit) {
 			break
 		}
 	}
 }
 
-// runTurn prints the lines of one turn; false stops the case.
-func runTurn(agent *panto.Agent, text string, extra int, emit func(map[string]any)) bool {
-	stream, err := agent.Run(context.Background(), text)
+// runTurn prints the lines of one turn; false stops the case. With cancelAfter >= 0, the
+// turn's context is canceled that long after Run returned.
+func runTurn(agent *panto.Agent, text string, extra int, cancelAfter time.Duration, onErr *onError,
+	emit func(map[string]any)) bool {
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	stream, err := agent.Run(ctx, text)
 	if err != nil {
 		emit(errorLine(err))
 		return false
 	}
 	defer stream.Close()
+	if cancelAfter >= 0 {
+		timer := time.AfterFunc(cancelAfter, cancel)
+		defer timer.Stop()
+	}
 	for stream.Next() {
 		emit(eventLine(stream.Event()))
 	}
-	for i := 0; i <= extra; i++ {
-		if i > 0 && stream.Next() { // not sticky: show the event
+	if err := stream.Err(); err != nil && onErr != nil {
+		emit(errorLine(err))
+		if onErr.SetConfig != nil {
+			emit(map[string]any{"event": "set_config", "code": statusName(agent.SetConfigJSON(onErr.SetConfig))})
+		}
+		if onErr.Reopen {
+			err := stream.Reopen(ctx)
+			emit(map[string]any{"event": "reopen", "code": statusName(err)})
+			if err == nil {
+				for stream.Next() {
+					emit(eventLine(stream.Event()))
+				}
+				emit(endLine(stream))
+			}
+		}
+	} else {
+		emit(endLine(stream))
+	}
+	for range extra {
+		if stream.Next() { // not sticky: show the event
 			emit(eventLine(stream.Event()))
 			continue
 		}
-		if err := stream.Err(); err != nil {
-			emit(errorLine(err))
-		} else {
-			emit(map[string]any{"event": "done"})
-		}
+		emit(endLine(stream))
 	}
 	return true
+}
+
+// endLine is the line of a stream that Next left: its error, or done.
+func endLine(stream *panto.Stream) map[string]any {
+	if err := stream.Err(); err != nil {
+		return errorLine(err)
+	}
+	return map[string]any{"event": "done"}
+}
+
+// statusName is the name of the status a call returned: "ok", or its error code.
+func statusName(err error) string {
+	var perr *panto.Error
+	switch {
+	case err == nil:
+		return "ok"
+	case errors.As(err, &perr):
+		return perr.Code.String()
+	default:
+		return "go_error: " + err.Error()
+	}
 }
 
 func eventLine(ev panto.Event) map[string]any {
@@ -223,6 +289,11 @@ func eventLine(ev panto.Event) map[string]any {
 		line["name"] = ev.Name
 		line["content"] = ev.Text
 		line["is_error"] = ev.IsError
+	case panto.EventProviderRetry:
+		line["attempt"] = ev.Attempt
+		line["delay_ms"] = ev.Delay.Milliseconds()
+		line["http_status"] = ev.HTTPStatus
+		line["reason"] = ev.Text
 	default: // a kind this driver does not know: show its number in the diff
 		line["kind_value"] = int32(ev.Kind)
 	}
