@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
-# make demo: one streamed turn from C, Python, Go and Lua. Without ANTHROPIC_API_KEY or
-# OPENAI_API_KEY the turns go to the provider emulator (started here, stopped on exit);
-# with one of them they go to the real API.
+# make demo: the same first turn, then the same tool round trip, from C, Python, Go and Lua.
+# Without ANTHROPIC_API_KEY or OPENAI_API_KEY the turns go to the provider emulator (started
+# here, stopped on exit); with one of them they go to the real API.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 root=$PWD
@@ -12,24 +12,41 @@ export PYTHONPATH=$root/bindings-py
 mkdir -p build/examples
 
 echo "demo: building the examples"
-cc -std=c99 -Wall -Wextra -Werror -pedantic -Iinclude examples/c/first_turn.c \
-    -Lzig-out/lib -lpanto -Wl,-rpath,"$root/zig-out/lib" -o build/examples/first_turn_c
-(cd examples/go && go build -o "$root/build/examples/first_turn_go" ./first_turn)
+for example in first_turn tool_use; do
+    cc -std=c99 -Wall -Wextra -Werror -pedantic -Iinclude "examples/c/$example.c" \
+        -Lzig-out/lib -lpanto -Wl,-rpath,"$root/zig-out/lib" -o "build/examples/${example}_c"
+    (cd examples/go && go build -o "$root/build/examples/${example}_go" "./$example")
+done
 
-run_examples() {
-    build/examples/first_turn_c
-    .venv/bin/python examples/python/first_turn.py
-    build/examples/first_turn_go
-    lua5.4 examples/lua/first_turn.lua
+# run_example LANG NAME
+run_example() {
+    case "$1" in
+        c) "build/examples/$2_c" ;;
+        python) .venv/bin/python "examples/python/$2.py" ;;
+        go) "build/examples/$2_go" ;;
+        lua) lua5.4 "examples/lua/$2.lua" ;;
+    esac
 }
+export -f run_example
 
-if [ -z "${ANTHROPIC_API_KEY:-}" ] && [ -z "${OPENAI_API_KEY:-}" ] && [ -z "${PANTO_BASE_URL:-}" ]; then
-    echo "demo: no API key set, so the turns go to the provider emulator"
-    echo
-    export -f run_examples
-    scripts/with-emulator.sh bash -c run_examples
+real_api=false
+if [ -n "${ANTHROPIC_API_KEY:-}" ] || [ -n "${OPENAI_API_KEY:-}" ] || [ -n "${PANTO_BASE_URL:-}" ]; then
+    real_api=true
+    echo "demo: talking to ${PANTO_BASE_URL:-the real API}"
 else
-    echo "demo: talking to the real API"
-    echo
-    run_examples
+    echo "demo: no API key set, so the turns go to the provider emulator"
 fi
+
+for example in first_turn tool_use; do
+    echo
+    echo "demo: $example"
+    for lang in c python go lua; do
+        if $real_api; then
+            run_example "$lang" "$example"
+        else
+            # A fresh emulator per run: each one plays its scenario from the start.
+            PANTO_SCENARIO="examples/${example/first_turn/demo}-scenario.json" \
+                scripts/with-emulator.sh bash -c "run_example $lang $example"
+        fi
+    done
+done

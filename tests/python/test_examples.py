@@ -19,3 +19,10 @@ def test_demo_streams_text_in_every_language():
     for lang in ("c", "python", "go", "lua"):
         assert f"[{lang}] {text}" in result.stdout, result.stdout
     assert result.stdout.count("(end_turn, 17 tokens out)") == 4, result.stdout
+    # The tool round trip: each language ran get_weather with the model's input and the model's
+    # answer after the result streamed in.
+    tool = json.loads((ROOT / "examples" / "tool_use-scenario.json").read_text())
+    call = tool["responses"][0]["message"]["content"][1]
+    answer = tool["responses"][1]["message"]["content"][0]["text"].strip()
+    assert result.stdout.count(f'  -> {call["name"]}({json.dumps(call["input"], separators=(",", ":"))})') == 4, result.stdout
+    assert result.stdout.count(f'  <- Sunny, 21 degrees in {call["input"]["city"]}\n{answer}') == 4, result.stdout

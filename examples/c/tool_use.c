@@ -1,0 +1,83 @@
+/* A tool round trip from C: the model asks for the weather; on TOOL_CALL_START the program
+ * runs the tool and submits its result, and the next panto_next_event carries on. See
+ * examples/README.md. */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "panto.h"
+
+static const char *env_or(const char *name, const char *fallback) {
+    const char *value = getenv(name);
+    return value && *value ? value : fallback;
+}
+
+/* The tool. Its input is a JSON object such as {"city":"Paris"}; a real program would use a
+ * JSON parser, this example only looks for the string value of "city". */
+static void get_weather(const char *input, size_t len, char *out, size_t cap) {
+    char city[64] = "somewhere";
+    const char *key = "\"city\":\"";
+    char buf[512];
+    size_t n = len < sizeof buf - 1 ? len : sizeof buf - 1;
+    memcpy(buf, input, n);
+    buf[n] = '\0';
+    const char *at = strstr(buf, key);
+    if (at) {
+        at += strlen(key);
+        size_t i = 0;
+        while (at[i] && at[i] != '"' && i < sizeof city - 1) { city[i] = at[i]; i++; }
+        city[i] = '\0';
+    }
+    snprintf(out, cap, "Sunny, 21 degrees in %s", city);
+}
+
+int main(void) {
+    const char *provider = env_or("PANTO_PROVIDER",
+        getenv("ANTHROPIC_API_KEY") == NULL && getenv("OPENAI_API_KEY") != NULL ? "openai" : "anthropic");
+    char config[1024];
+    snprintf(config, sizeof config, "{\"provider\":\"%s\",\"model\":\"%s\",\"max_tokens\":300%s%s%s%s%s%s}",
+             provider, env_or("PANTO_MODEL", strcmp(provider, "openai") == 0 ? "gpt-4o-mini" : "claude-sonnet-4-5"),
+             getenv("PANTO_BASE_URL") ? ",\"base_url\":\"" : "", env_or("PANTO_BASE_URL", ""), getenv("PANTO_BASE_URL") ? "\"" : "",
+             getenv("PANTO_API_KEY") ? ",\"api_key\":\"" : "", env_or("PANTO_API_KEY", ""), getenv("PANTO_API_KEY") ? "\"" : "");
+
+    PantoAgent *agent = NULL;
+    if (panto_agent_new(config, &agent) < 0 ||
+        panto_agent_add_tool(agent, "{\"name\":\"get_weather\",\"description\":\"Current weather for a city.\","
+                                    "\"input_schema\":{\"type\":\"object\",\"properties\":{\"city\":{\"type\":\"string\"}},"
+                                    "\"required\":[\"city\"]}}") < 0) {
+        PantoError err = PANTO_ERROR_INIT;
+        panto_agent_error(agent, &err);
+        fprintf(stderr, "setup failed: %.*s\n", (int)err.message.len, err.message.ptr);
+        panto_agent_free(agent);
+        return 1;
+    }
+
+    PantoStream *stream = NULL;
+    int rc = panto_agent_run(agent, "What is the weather in Paris?", &stream);
+    printf("[c] ");
+    PantoEvent ev = PANTO_EVENT_INIT;
+    while (rc >= 0 && (rc = panto_next_event(stream, &ev)) == PANTO_EVENT) {
+        if (ev.kind == PANTO_EVENT_TOOL_CALL_START) {
+            printf("\n  -> %.*s(%.*s)\n", (int)ev.name.len, ev.name.ptr, (int)ev.text.len, ev.text.ptr);
+            if (ev.awaiting_result) {
+                char id[128], result[256];
+                snprintf(id, sizeof id, "%.*s", (int)ev.id.len, ev.id.ptr);
+                get_weather(ev.text.ptr, ev.text.len, result, sizeof result);
+                panto_stream_submit_tool_result(stream, id, result, 0);
+            }
+        } else if (ev.kind == PANTO_EVENT_TOOL_RESULT) {
+            printf("  <- %.*s\n", (int)ev.text.len, ev.text.ptr);
+        } else if (ev.kind == PANTO_EVENT_CONTENT_DELTA && ev.block_kind == PANTO_BLOCK_TEXT) {
+            fwrite(ev.text.ptr, 1, ev.text.len, stdout);
+            fflush(stdout);
+        }
+    }
+    if (rc < 0) {
+        PantoError err = PANTO_ERROR_INIT;
+        panto_stream_error(stream, &err);
+        fprintf(stderr, "\nturn failed (%s): %.*s\n", panto_status_name(rc), (int)err.message.len, err.message.ptr);
+    }
+    panto_stream_free(stream);
+    panto_agent_free(agent);
+    return rc < 0 ? 1 : 0;
+}
