@@ -64,7 +64,8 @@ const Phase = enum(u8) {
     open,
     /// The turn ended: next() returns nil. The C handle is already freed.
     done,
-    /// The turn failed: next() raises the error in user value 2. The C handle is freed.
+    /// The turn failed: next() raises the error in user value 2. The C handle stays, for
+    /// reopen(), until the stream is closed.
     failed,
     /// Closed by close(), `__close`, `__gc` or the agent's close().
     closed,
@@ -79,7 +80,86 @@ const Stream = struct {
     agent: ?*Agent,
     prev: ?*Stream,
     next: ?*Stream,
+    /// The armed cancel_after() timer, if any.
+    timer: ?*Timer,
 };
+
+// ---- stream:cancel_after(ms): a one-shot timer thread ------------------------------------
+
+/// Calls panto_stream_cancel (thread-safe, include/panto.h) from its own OS thread when its
+/// deadline passes, so that a next() blocked in the Lua thread returns. The stream's owner
+/// disarms it (under the mutex, then joins the thread) before the stream can be freed, so the
+/// thread never touches a freed stream and never outlives the Timer.
+const Timer = struct {
+    mutex: c.pthread_mutex_t,
+    cond: c.pthread_cond_t,
+    /// The stream to cancel; null once fired or disarmed.
+    target: ?*c.PantoStream,
+    /// CLOCK_MONOTONIC, the clock `cond` waits on.
+    deadline: c.struct_timespec,
+    thread: std.Thread,
+
+    fn run(t: *Timer) void {
+        _ = c.pthread_mutex_lock(&t.mutex);
+        defer _ = c.pthread_mutex_unlock(&t.mutex);
+        while (t.target) |h| {
+            var now: c.struct_timespec = undefined;
+            _ = c.clock_gettime(c.CLOCK_MONOTONIC, &now);
+            if (now.tv_sec > t.deadline.tv_sec or (now.tv_sec == t.deadline.tv_sec and now.tv_nsec >= t.deadline.tv_nsec)) {
+                _ = c.panto_stream_cancel(h);
+                t.target = null;
+                return;
+            }
+            // Woken early by disarm(), or spuriously: the loop decides.
+            _ = c.pthread_cond_timedwait(&t.cond, &t.mutex, &t.deadline);
+        }
+    }
+};
+
+/// Starts a timer that cancels `h` after `ms`. Null when the system refuses a thread.
+fn armTimer(h: *c.PantoStream, ms: f64) ?*Timer {
+    const t = gpa.create(Timer) catch return null;
+    t.target = h;
+    var attr: c.pthread_condattr_t = undefined;
+    _ = c.pthread_condattr_init(&attr);
+    _ = c.pthread_condattr_setclock(&attr, c.CLOCK_MONOTONIC);
+    _ = c.pthread_cond_init(&t.cond, &attr);
+    _ = c.pthread_condattr_destroy(&attr);
+    _ = c.pthread_mutex_init(&t.mutex, null);
+    _ = c.clock_gettime(c.CLOCK_MONOTONIC, &t.deadline);
+    // ms is finite and at most max_cancel_after_ms: the sum fits.
+    const total_ns: u64 = @as(u64, @intCast(t.deadline.tv_nsec)) + @as(u64, @intFromFloat(ms * std.time.ns_per_ms));
+    t.deadline.tv_sec += @intCast(total_ns / std.time.ns_per_s);
+    t.deadline.tv_nsec = @intCast(total_ns % std.time.ns_per_s);
+    // Little stack: the thread only waits and calls panto_stream_cancel.
+    t.thread = std.Thread.spawn(.{ .stack_size = 128 * 1024 }, Timer.run, .{t}) catch {
+        destroyTimer(t);
+        return null;
+    };
+    return t;
+}
+
+fn destroyTimer(t: *Timer) void {
+    _ = c.pthread_cond_destroy(&t.cond);
+    _ = c.pthread_mutex_destroy(&t.mutex);
+    gpa.destroy(t);
+}
+
+/// Stops the stream's timer (if it has not fired, it never will) and waits for its thread,
+/// which returns at once.
+fn disarmTimer(s: *Stream) void {
+    const t = s.timer orelse return;
+    s.timer = null;
+    _ = c.pthread_mutex_lock(&t.mutex);
+    t.target = null;
+    _ = c.pthread_cond_signal(&t.cond);
+    _ = c.pthread_mutex_unlock(&t.mutex);
+    t.thread.join();
+    destroyTimer(t);
+}
+
+/// The longest delay stream:cancel_after takes: 30 days.
+const max_cancel_after_ms: f64 = 30 * 24 * 3600 * 1000;
 
 fn toAgent(L: State, idx: c_int) *Agent {
     return @ptrCast(@alignCast(c.luaL_checkudata(L, idx, agent_tname).?));
@@ -97,6 +177,7 @@ fn checkOpenAgent(L: State, idx: c_int) *Agent {
 
 /// Frees the stream's C handle, if it holds one, and unlinks it from its agent.
 fn releaseStream(s: *Stream, phase: Phase) void {
+    disarmTimer(s);
     if (s.handle) |h| {
         s.handle = null;
         c.panto_stream_free(h);
@@ -935,11 +1016,13 @@ fn writeToolArray(L: State, w: *Writer, idx_: c_int, handlers: c_int) void {
 
 // ---- panto.Agent{...} -------------------------------------------------------------------
 
-const OptionKind = enum { string, integer, strings, tools, read_tool };
+const OptionKind = enum { string, integer, strings, tools, read_tool, integers };
 
 const Option = struct {
     name: [:0]const u8,
     kind: OptionKind = .string,
+    /// For `.integers`: the keys of the table, each an integer.
+    keys: []const []const u8 = &.{},
 };
 
 /// The agent options of panto_agent_new (include/panto.h), in the order they are encoded.
@@ -954,6 +1037,9 @@ const options = [_]Option{
     .{ .name = "capabilities", .kind = .strings },
     .{ .name = "max_tool_iterations", .kind = .integer },
     .{ .name = "read_tool", .kind = .read_tool },
+    .{ .name = "thinking" },
+    .{ .name = "retry", .kind = .integers, .keys = &.{ "max_retries", "initial_delay_ms", "max_delay_ms", "max_retry_after_ms" } },
+    .{ .name = "timeouts", .kind = .integers, .keys = &.{ "first_byte_ms", "idle_ms", "total_ms" } },
 };
 
 const option_names = blk: {
@@ -972,9 +1058,11 @@ fn writeInteger(L: State, w: *Writer, idx: c_int, what: []const u8) void {
 }
 
 /// buildConfig(options, handlers) -> the JSON config of panto_agent_new. Records the tools'
-/// handlers in `handlers`. Raises a message on a refused option.
+/// handlers in `handlers`. With `handlers` nil, the changes of panto_agent_set_config, which
+/// cannot hold `tools`. Raises a message on a refused option.
 fn buildConfig(L: State) callconv(.c) c_int {
     c.lua_settop(L, 2);
+    const changes = isNil(L, 2);
     // Refuse keys that are not options before anything else.
     c.lua_pushnil(L);
     while (c.lua_next(L, 1) != 0) {
@@ -983,6 +1071,8 @@ fn buildConfig(L: State) callconv(.c) c_int {
         const name = toSlice(L, -2);
         if (!isOneOf(name, &option_names))
             fail(L, null, "unknown option '{s}' (the options are " ++ keyList(&option_names) ++ ")", .{name});
+        if (changes and std.mem.eql(u8, name, "tools"))
+            fail(L, null, "option 'tools' cannot change: add tools with agent:add_tool(tool)", .{});
         pop(L, 1);
     }
 
@@ -1026,6 +1116,29 @@ fn buildConfig(L: State) callconv(.c) c_int {
                         writeInteger(L, w, -1, what ++ ".max_bytes");
                     }
                     pop(L, 1);
+                    w.write(L, "}");
+                },
+                .integers => {
+                    const where: Where = .{ .label = what };
+                    const fields = comptime blk: {
+                        var list: []const u8 = "";
+                        for (o.keys, 0..) |k, i| list = list ++ (if (i == 0) "" else ", ") ++ k ++ "=";
+                        break :blk list;
+                    };
+                    if (t != c.LUA_TTABLE) fail(L, null, what ++ " must be a table {{" ++ fields ++ "}}, got a {s}", .{typeName(L, 4)});
+                    checkKeys(L, 4, o.keys, &where);
+                    w.write(L, "{");
+                    var n: usize = 0;
+                    inline for (o.keys) |key| {
+                        const z = key ++ "\x00";
+                        if (field(L, 4, z[0..key.len :0]) != c.LUA_TNIL) {
+                            if (n > 0) w.write(L, ",");
+                            n += 1;
+                            w.write(L, "\"" ++ key ++ "\":");
+                            writeInteger(L, w, -1, "option '" ++ o.name ++ "." ++ key ++ "'");
+                        }
+                        pop(L, 1);
+                    }
                     w.write(L, "}");
                 },
             }
@@ -1113,7 +1226,7 @@ fn agentRun(L: State) callconv(.c) c_int {
 
     // The userdata exists before the stream does, so that no error can leak the stream.
     const s: *Stream = @ptrCast(@alignCast(c.lua_newuserdatauv(L, @sizeOf(Stream), 3).?)); // index 3
-    s.* = .{ .handle = null, .phase = .closed, .run_tools = run_tools, .agent = null, .prev = null, .next = null };
+    s.* = .{ .handle = null, .phase = .closed, .run_tools = run_tools, .agent = null, .prev = null, .next = null, .timer = null };
     c.luaL_setmetatable(L, stream_tname);
     c.lua_pushvalue(L, 1);
     _ = c.lua_setiuservalue(L, 3, uv_stream_agent);
@@ -1155,6 +1268,28 @@ fn agentConversation(L: State) callconv(.c) c_int {
     const rc = c.panto_agent_conversation(a.handle, &json);
     if (rc < 0) return agentFailure(L, a, rc);
     pushSlice(L, slice(json));
+    return 1;
+}
+
+/// agent:set_config{...}: changes the options given (those of panto.Agent but `tools`).
+/// Returns true, or nil, message, code ("config": refused, nothing changed; "busy": a stream of
+/// the agent is unfinished).
+fn agentSetConfig(L: State) callconv(.c) c_int {
+    const a = checkOpenAgent(L, 1);
+    c.luaL_checktype(L, 2, c.LUA_TTABLE);
+    c.lua_settop(L, 2);
+    c.lua_pushvalue(L, 2);
+    c.lua_pushnil(L); // no handlers: changes
+    if (!protectedCall(L, buildConfig, 2, 1)) {
+        if (c.lua_type(L, -1) != c.LUA_TSTRING) return c.lua_error(L); // memory error, say
+        c.lua_pushnil(L);
+        c.lua_rotate(L, -2, 1);
+        _ = c.lua_pushstring(L, c.panto_status_name(c.PANTO_ERR_CONFIG));
+        return 3;
+    }
+    const rc = c.panto_agent_set_config(a.handle, c.lua_tolstring(L, 3, null));
+    if (rc < 0) return agentFailure(L, a, rc);
+    c.lua_pushboolean(L, 1);
     return 1;
 }
 
@@ -1508,6 +1643,12 @@ fn pushEvent(L: State, ev: *const c.PantoEvent) void {
             setString(L, "content", slice(ev.text));
             setBoolean(L, "is_error", ev.is_error != 0);
         },
+        c.PANTO_EVENT_PROVIDER_RETRY => {
+            setInteger(L, "attempt", ev.attempt);
+            setInteger(L, "delay_ms", ev.delay_ms);
+            if (ev.http_status != 0) setInteger(L, "http_status", ev.http_status);
+            setString(L, "reason", slice(ev.text));
+        },
         else => {}, // a kind newer than this module: only its name
     }
 }
@@ -1537,10 +1678,12 @@ fn fetchEvent(L: State, s: *Stream) c_int {
     if (rc >= 0) return c.luaL_error(L, "panto_next_event returned the unexpected status %d", rc);
     var err = newError();
     _ = c.panto_stream_error(s.handle, &err);
-    pushError(L, &err, rc); // copies the detail, which dies with the handle
+    pushError(L, &err, rc);
     c.lua_pushvalue(L, -1);
     _ = c.lua_setiuservalue(L, 1, uv_stream_error);
-    releaseStream(s, .failed);
+    // The handle stays for reopen(); the core closed the connection already.
+    disarmTimer(s);
+    s.phase = .failed;
     return c.lua_error(L);
 }
 
@@ -1726,14 +1869,88 @@ fn streamEvents(L: State) callconv(.c) c_int {
     return 4;
 }
 
-/// stream:close(), __close and __gc: frees the stream; an unfinished turn commits nothing.
-/// Safe to call more than once.
+/// stream:close(), __close and __gc: frees the stream. An unfinished turn is canceled first,
+/// so what the model had said stays in the conversation (stop reason "aborted"). Safe to call
+/// more than once.
 fn streamClose(L: State) callconv(.c) c_int {
     const s = toStream(L, 1);
+    if (s.phase == .open) {
+        if (s.handle) |h| {
+            disarmTimer(s);
+            _ = c.panto_stream_cancel(h);
+            // Returns at once (canceled): the core ends the turn and keeps the partial message.
+            var ev = std.mem.zeroes(c.PantoEvent);
+            ev.size = @sizeOf(c.PantoEvent);
+            _ = c.panto_next_event(h, &ev);
+        }
+    }
     if (s.phase != .closed) releaseStream(s, .closed);
     c.lua_pushnil(L);
     _ = c.lua_setiuservalue(L, 1, uv_stream_pending);
     return 0;
+}
+
+/// stream:cancel(): cancels the turn; the next next() raises a panto.Error with code
+/// "canceled" and what the model had said stays in the conversation (stop reason "aborted").
+/// Harmless on a turn that is over or a closed stream.
+fn streamCancel(L: State) callconv(.c) c_int {
+    const s = toStream(L, 1);
+    if (s.phase == .open) {
+        if (s.handle) |h| _ = c.panto_stream_cancel(h);
+    }
+    return 0;
+}
+
+/// stream:cancel_after(ms): cancels the turn `ms` milliseconds from now, from a native thread,
+/// so that a next() blocked meanwhile returns (raising "canceled"). One timer per stream: a
+/// second call replaces the first. The timer stops when the turn ends or the stream is closed.
+/// Returns the stream.
+fn streamCancelAfter(L: State) callconv(.c) c_int {
+    const s = toStream(L, 1);
+    const ms = c.luaL_checknumber(L, 2);
+    if (!(ms >= 0 and ms <= max_cancel_after_ms)) _ = c.luaL_argerror(L, 2, "ms must be a number from 0 to 30 days");
+    c.lua_settop(L, 1);
+    switch (s.phase) {
+        .closed => return c.luaL_error(L, "attempt to use a closed %s", stream_tname),
+        .done, .failed => return 1, // nothing left to cancel
+        .open => {},
+    }
+    disarmTimer(s);
+    s.timer = armTimer(s.handle.?, ms) orelse return c.luaL_error(L, "panto: cannot start the timer thread of cancel_after");
+    return 1;
+}
+
+/// stream:reopen(): runs a turn that failed at the provider-open boundary (an HTTP error
+/// answer, a connection failure before any event) again, typically after agent:set_config.
+/// Returns true; raises a panto.Error with code "state" when the turn did not fail that way,
+/// "busy" when another stream of the agent is unfinished.
+fn streamReopen(L: State) callconv(.c) c_int {
+    const s = toStream(L, 1);
+    c.lua_settop(L, 1);
+    const h = switch (s.phase) {
+        .closed => return c.luaL_error(L, "attempt to use a closed %s", stream_tname),
+        .done => null,
+        .open, .failed => s.handle,
+    } orelse {
+        pushSimpleError(L, c.PANTO_ERR_STATE, "the turn is over: only a turn that failed when opening the provider call can be reopened");
+        return c.lua_error(L);
+    };
+    const rc = c.panto_stream_reopen(h);
+    if (rc < 0) {
+        pushSimpleError(L, rc, switch (rc) {
+            c.PANTO_ERR_STATE => "only a turn that failed when opening the provider call (an HTTP error answer, a connection failure) can be reopened",
+            c.PANTO_ERR_BUSY => "another stream of the agent is unfinished: finish or close it first",
+            else => "the stream cannot be reopened",
+        });
+        return c.lua_error(L);
+    }
+    s.phase = .open;
+    c.lua_pushnil(L);
+    _ = c.lua_setiuservalue(L, 1, uv_stream_error);
+    c.lua_pushnil(L);
+    _ = c.lua_setiuservalue(L, 1, uv_stream_pending);
+    c.lua_pushboolean(L, 1);
+    return 1;
 }
 
 fn streamToString(L: State) callconv(.c) c_int {
@@ -1801,6 +2018,7 @@ const agent_methods = [_]c.luaL_Reg{
     reg("run", agentRun),
     reg("conversation", agentConversation),
     reg("add_tool", agentAddTool),
+    reg("set_config", agentSetConfig),
     reg("tools", agentTools),
     reg("close", agentClose),
     reg_end,
@@ -1815,6 +2033,9 @@ const stream_methods = [_]c.luaL_Reg{
     reg("next", streamNext),
     reg("events", streamEvents),
     reg("submit_tool_result", streamSubmit),
+    reg("cancel", streamCancel),
+    reg("cancel_after", streamCancelAfter),
+    reg("reopen", streamReopen),
     reg("close", streamClose),
     reg_end,
 };

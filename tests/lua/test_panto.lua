@@ -225,7 +225,7 @@ test("break in for closes the stream; the agent runs again", function()
     if ev.kind == "block_complete" then text = ev.text end
   end
   eq(text, "second answer", "second turn")
-  -- The abandoned turn committed no assistant message.
+  -- Nothing of the abandoned message had arrived beyond message_start: no assistant message.
   local conv = json.decode(agent:conversation())
   local roles = {}
   for i, m in ipairs(conv) do roles[i] = m.role end
@@ -895,6 +895,364 @@ test("handlers do not keep their agent alive", function()
   collectgarbage()
   collectgarbage()
   eq(weak[1], nil, "the agent was collected")
+end)
+
+-- ---- Provider resilience: retries, timeouts, cancellation, reopen, set_config ------------------
+
+-- Seconds on a monotonic clock (Linux /proc/uptime, 10 ms steps; else os.time).
+local function now()
+  local f = io.open("/proc/uptime", "r")
+  if not f then return os.time() end
+  local t = f:read("n")
+  f:close()
+  return t
+end
+
+-- The number of threads of this process (Linux), or nil.
+local function thread_count()
+  local f = io.open("/proc/self/status", "r")
+  if not f then return nil end
+  local n = f:read("a"):match("\nThreads:%s*(%d+)")
+  f:close()
+  return tonumber(n)
+end
+
+local function sse_event(name, data)
+  return "event: " .. name .. "\ndata: " .. json.encode(data) .. "\n\n"
+end
+
+-- An Anthropic stream that stops after message_start, block_start and the delta `first`, and
+-- then holds the connection open (the emulator's stall fault) without sending the rest.
+local function stalled_answer(first)
+  local head = sse_event("message_start", { type = "message_start", message = {
+      id = "msg_stall", type = "message", role = "assistant", model = "claude-test", content = json.array(),
+      stop_reason = json.null, stop_sequence = json.null, usage = { input_tokens = 10, output_tokens = 1 } } })
+    .. sse_event("content_block_start", { type = "content_block_start", index = 0, content_block = { type = "text", text = "" } })
+    .. sse_event("content_block_delta", { type = "content_block_delta", index = 0, delta = { type = "text_delta", text = first } })
+  local rest = sse_event("content_block_delta", { type = "content_block_delta", index = 0, delta = { type = "text_delta", text = "never sent" } })
+    .. sse_event("content_block_stop", { type = "content_block_stop", index = 0 })
+    .. sse_event("message_delta", { type = "message_delta", delta = { stop_reason = "end_turn", stop_sequence = json.null },
+                                    usage = { output_tokens = 5 } })
+    .. sse_event("message_stop", { type = "message_stop" })
+  return { body = head .. rest, fault = { after_bytes = #head, kind = "stall" } }
+end
+
+-- Like collect(), with next(): the stream stays open.
+local function drain(stream)
+  local events, kinds = {}, {}
+  for ev in stream.next, stream do
+    events[#events + 1] = ev
+    kinds[#kinds + 1] = ev.kind
+  end
+  return events, table.concat(kinds, " ")
+end
+
+-- Reads events until next() raises; returns the kinds read (joined) and the error.
+local function until_error(stream)
+  local kinds = {}
+  while true do
+    local ok, ev = pcall(stream.next, stream)
+    if not ok then return table.concat(kinds, " "), ev end
+    assert(ev, "the turn ended without an error")
+    kinds[#kinds + 1] = ev.kind
+  end
+end
+
+local function last_message(agent)
+  local conv = json.decode(agent:conversation())
+  return conv[#conv], #conv
+end
+
+test("options thinking, retry and timeouts are checked strictly", function()
+  local function refused(pattern, extra)
+    local config = { provider = "anthropic", model = "m", api_key = "k" }
+    for k, v in pairs(extra) do config[k] = v end
+    local a, msg, code = panto.Agent(config)
+    eq(a, nil, "agent")
+    assert(msg:find(pattern), ("%q does not match %q"):format(msg, pattern))
+    eq(code, "config", "code")
+  end
+  refused("option 'thinking' must be a string, got a number", { thinking = 1 })
+  refused("thinking must be one of", { thinking = "lots" }) -- panto's check
+  refused("option 'retry' must be a table {max_retries=, initial_delay_ms=, max_delay_ms=, max_retry_after_ms=}, got a number",
+          { retry = 3 })
+  refused("option 'retry': unknown key 'tries'", { retry = { tries = 3 } })
+  refused("option 'retry.max_retries' must be an integer, got 1.5", { retry = { max_retries = 1.5 } })
+  refused("option 'timeouts' must be a table {first_byte_ms=, idle_ms=, total_ms=}, got a string", { timeouts = "fast" })
+  refused("option 'timeouts.idle_ms' must be an integer, got a string", { timeouts = { idle_ms = "5" } })
+  refused("timeouts.idle_ms must be", { timeouts = { idle_ms = -5 } }) -- panto's range check
+  refused("retry.max_retries must be", { retry = { max_retries = 1000 } })
+
+  emulator.load({ text_answer("ok") })
+  local agent <close> = new_agent({ thinking = "low", max_tokens = 4096,
+                                    retry = { max_retries = 0, initial_delay_ms = 0, max_delay_ms = 0, max_retry_after_ms = 0 },
+                                    timeouts = { first_byte_ms = 5000, idle_ms = 5000, total_ms = 0 } })
+  collect(agent:run("Hi"))
+  local body = emulator.requests()[1].body
+  eq(body.thinking.type, "enabled", "thinking sent")
+  eq(body.thinking.budget_tokens, 2048, "the budget of thinking = low")
+end)
+
+test("provider_retry events, then success", function()
+  emulator.load({
+    { status = 429, error = { type = "rate_limit_error", message = "Slow down" }, headers = { ["retry-after-ms"] = "30" } },
+    { message = { content = { { type = "text", text = "cut" } } }, fault = { after_bytes = 10, kind = "reset" } },
+    text_answer("Finally."),
+  })
+  local agent <close> = new_agent({ retry = { initial_delay_ms = 0 } })
+  local events, kinds = collect(agent:run("Hi"))
+  eq(kinds, "provider_retry provider_retry message_start block_start content_delta block_complete message_end message_complete", "kinds")
+  local r1, r2 = events[1], events[2]
+  eq(r1.attempt, 1, "attempt")
+  eq(r1.delay_ms, 30, "delay_ms from retry-after-ms")
+  eq(r1.http_status, 429, "http_status")
+  eq(r1.reason, "rate_limit_error: Slow down", "reason")
+  eq(r2.attempt, 2, "second attempt")
+  eq(r2.delay_ms, 0, "initial_delay_ms 0")
+  eq(r2.http_status, nil, "a dropped connection is not an HTTP answer")
+  eq(type(r2.reason), "string")
+  eq(find(events, "block_complete").text, "Finally.")
+  eq(#emulator.requests(), 3, "requests")
+  local msg, n = last_message(agent)
+  eq(n, 2, "one user and one assistant message")
+  eq(msg.content[1].text, "Finally.")
+end)
+
+test("retries off: the first error fails the turn; exhausted retries fail with the last", function()
+  emulator.load({ error_answer(529, "overloaded_error", "Overloaded"), text_answer("never") })
+  local agent <close> = new_agent({ retry = { max_retries = 0 } })
+  local kinds, err = until_error(agent:run("Hi"))
+  eq(kinds, "", "no event before the error")
+  eq(err.code, "overloaded", "code")
+  eq(err.http_status, 529, "http_status")
+  eq(err.type, "overloaded_error", "type")
+  eq(#emulator.requests(), 1, "requests")
+
+  emulator.load({ error_answer(500, "api_error", "boom 1"), error_answer(500, "api_error", "boom 2"),
+                  error_answer(500, "api_error", "boom 3"), text_answer("never") })
+  local a2 <close> = new_agent({ retry = { max_retries = 2, initial_delay_ms = 0 } })
+  kinds, err = until_error(a2:run("Hi"))
+  eq(kinds, "provider_retry provider_retry", "kinds")
+  eq(err.code, "server", "code")
+  eq(err.message, "boom 3", "the last answer's message")
+  eq(#emulator.requests(), 3, "requests")
+end)
+
+test("idle timeout on a stall", function()
+  emulator.load({ stalled_answer("Hello ") })
+  local agent <close> = new_agent({ timeouts = { idle_ms = 200 } })
+  local stream <close> = agent:run("Hi")
+  local t0 = now()
+  local kinds, err = until_error(stream)
+  local elapsed = now() - t0
+  eq(kinds, "message_start block_start content_delta", "kinds")
+  eq(err.code, "timeout", "code")
+  eq(err.type, "timeout_error", "type")
+  eq(err.http_status, nil, "http_status")
+  assert(err.message:find("idle_ms", 1, true), err.message)
+  assert(elapsed >= 0.15 and elapsed < 3, "timed out after " .. elapsed .. " s")
+  eq(#emulator.requests(), 1, "not retried: content was delivered")
+  assert(rawequal(select(2, pcall(stream.next, stream)), err), "sticky")
+end)
+
+test("cancel_after while blocked on a stall: canceled promptly; a new turn works", function()
+  emulator.load({ stalled_answer("Partial "), text_answer("Second answer.") })
+  -- idle_ms is the safety net: without the cancel the turn ends in "timeout" after 5 s.
+  local agent <close> = new_agent({ timeouts = { idle_ms = 5000 } })
+  local stream <close> = agent:run("Hello")
+  eq(stream:cancel_after(60000), stream, "returns the stream")
+  stream:cancel_after(200) -- replaces the first timer
+  local t0 = now()
+  local kinds, err = until_error(stream)
+  local elapsed = now() - t0
+  eq(kinds, "message_start block_start content_delta", "kinds")
+  eq(err.code, "canceled", "code")
+  eq(err.type, "canceled_error", "type")
+  eq(err.http_status, nil, "http_status")
+  assert(elapsed >= 0.15 and elapsed < 2, "canceled after " .. elapsed .. " s")
+  assert(rawequal(select(2, pcall(stream.next, stream)), err), "sticky")
+  local msg = last_message(agent)
+  eq(msg.role, "assistant")
+  eq(msg.stop_reason, "aborted", "stop_reason")
+  eq(msg.content[1].text, "Partial ", "what was said stays")
+
+  local events = collect(agent:run("Again"))
+  eq(find(events, "block_complete").text, "Second answer.")
+  local sent = emulator.requests()[2].body.messages
+  eq(#sent, 3, "messages sent")
+  eq(sent[2].role, "assistant")
+  eq(sent[2].content[1].text, "Partial ", "the partial message is sent back")
+end)
+
+test("cancel_after: the timer stops with the turn, close does not wait for it, threads are joined", function()
+  local agent <close> = new_agent()
+  local s = agent:run("x")
+  raises("bad argument #2 .*ms must be a number from 0 to 30 days", s.cancel_after, s, -1)
+  raises("number expected", s.cancel_after, s, "soon")
+  raises("30 days", s.cancel_after, s, math.huge)
+  raises("30 days", s.cancel_after, s, 0 / 0)
+
+  emulator.load({ text_answer("quick") })
+  s:close()
+  raises("closed panto%.Stream", s.cancel_after, s, 10)
+  local t0 = now()
+  local _, kinds = collect(agent:run("Hi"):cancel_after(60000))
+  eq(kinds:match("(%S+)$"), "message_complete", "the turn ended before the timer")
+  local base = thread_count() -- after a turn: panto's own watchdog thread runs by now
+  local pending = {}
+  for i = 1, 20 do pending[i] = agent:run("x"):cancel_after(60000); pending[i]:close() end
+  for i = 1, 20 do pending[i] = new_agent():run("x"):cancel_after(60000) end
+  if base then eq(thread_count(), base + 20, "one thread per armed timer") end
+  pending = nil
+  collectgarbage()
+  collectgarbage()
+  if base then eq(thread_count(), base, "the timers' threads were joined") end
+  assert(now() - t0 < 2, "closing waited for the timers")
+  -- A timer that fired on a finished stream: harmless.
+  emulator.load({ text_answer("done") })
+  local s2 <close> = agent:run("y")
+  drain(s2)
+  eq(s2:cancel_after(0), s2)
+  s2:cancel()
+  eq(s2:next(), nil, "still done")
+end)
+
+test("stream:cancel() between events; closing an unfinished turn keeps what was said", function()
+  local answer = { message = { content = { { type = "text", text = "One two three.", deltas = { "One ", "two ", "three." } } } } }
+  emulator.load({ answer, answer })
+  local agent <close> = new_agent()
+  local stream <close> = agent:run("first")
+  repeat local ev = stream:next() until ev.kind == "content_delta"
+  stream:cancel()
+  stream:cancel() -- twice is harmless
+  local _, err = until_error(stream)
+  eq(err.code, "canceled", "code")
+  eq(err.type, "canceled_error", "type")
+  local msg, n = last_message(agent)
+  eq(n, 2, "messages")
+  eq(msg.stop_reason, "aborted")
+  eq(msg.content[1].text, "One ", "only what was delivered")
+
+  for ev in agent:run("second"):events() do
+    if ev.kind == "content_delta" and ev.text == "two " then break end -- closes the stream
+  end
+  msg, n = last_message(agent)
+  eq(n, 4, "messages")
+  eq(msg.stop_reason, "aborted", "break kept the partial message")
+  eq(msg.content[1].text, "One two ")
+end)
+
+test("reopen after a 400 with set_config{thinking = 'off'}", function()
+  emulator.load({ error_answer(400, "invalid_request_error", "thinking is not supported"), text_answer("Hello there.") })
+  local agent <close> = new_agent({ thinking = "high" })
+  local stream <close> = agent:run("Hello")
+  local _, err = until_error(stream)
+  eq(err.code, "invalid_request", "code")
+  eq(err.http_status, 400)
+  eq(agent:set_config({ thinking = "off" }), true, "set_config")
+  eq(stream:reopen(), true, "reopen")
+  local events, kinds = drain(stream)
+  eq(kinds, "message_start block_start content_delta content_delta block_complete message_end message_complete", "kinds")
+  eq(find(events, "block_complete").text, "Hello there.")
+  local requests = emulator.requests()
+  eq(#requests, 2, "requests")
+  eq(requests[1].body.thinking.budget_tokens, 16384, "first request: thinking high")
+  eq(requests[2].body.thinking, nil, "second request: no thinking")
+  eq(#requests[2].body.messages, 1, "the user message once")
+  local conv = json.decode(agent:conversation())
+  eq(#conv, 2, "user, assistant")
+  eq(stream:next(), nil, "done")
+  local state = raises("the turn is over", stream.reopen, stream)
+  eq(state.code, "state", "reopen after done")
+  stream:close()
+  raises("closed panto%.Stream", stream.reopen, stream)
+end)
+
+test("reopen refused: a failure after content (state), another unfinished stream (busy)", function()
+  emulator.load({ { message = { content = { { type = "text", text = "Hello there.", deltas = { "Hello ", "there." } } } },
+                    stream_error = { type = "overloaded_error", message = "Overloaded", after_events = 4 } },
+                  text_answer("never") })
+  local agent <close> = new_agent()
+  local stream <close> = agent:run("Hello")
+  local kinds, err = until_error(stream)
+  eq(kinds, "message_start block_start content_delta", "kinds")
+  eq(err.code, "overloaded")
+  local state = raises("provider call", stream.reopen, stream)
+  eq(getmetatable(state), getmetatable(err), "a panto.Error")
+  eq(state.code, "state", "code")
+  assert(rawequal(select(2, pcall(stream.next, stream)), err), "the error stays")
+  eq(#emulator.requests(), 1, "requests")
+
+  emulator.load({ error_answer(503, "api_error", "down"), text_answer("Back.") })
+  local a2 <close> = new_agent({ retry = { max_retries = 0 } })
+  local failed <close> = a2:run("one")
+  eq(select(2, until_error(failed)).code, "server")
+  local other = a2:run("two") -- unfinished
+  eq(raises("provider call", other.reopen, other).code, "state", "reopen of a turn that did not fail")
+  eq(raises("unfinished", failed.reopen, failed).code, "busy", "busy")
+  other:close()
+  eq(failed:reopen(), true, "reopen once the other stream is closed")
+  local events = collect(failed)
+  eq(find(events, "block_complete").text, "Back.")
+end)
+
+test("set_config: refused on bad input with nothing changed; busy during a turn", function()
+  local agent <close> = new_agent({ max_tokens = 100 })
+  local function refused(pattern, changes, want_code)
+    local ok, msg, code = agent:set_config(changes)
+    eq(ok, nil, "set_config result")
+    assert(msg:find(pattern), ("%q does not match %q"):format(msg, pattern))
+    eq(code, want_code or "config", "code")
+  end
+  refused("thinking must be one of", { thinking = "extreme" })
+  refused("thinking must be one of", { max_tokens = 10, system = "changed", thinking = "extreme" }) -- all or nothing
+  refused("option 'retry': unknown key 'tries'", { max_tokens = 10, retry = { tries = 1 } })
+  refused("option 'tools' cannot change", { tools = {} })
+  refused("unknown option 'temperature'", { temperature = 1 })
+  refused("option 'max_tokens' must be an integer", { max_tokens = "many" })
+  raises("table expected", agent.set_config, agent, "thinking=off")
+  local stream = agent:run("busy")
+  refused("unfinished", { max_tokens = 10 }, "busy")
+  stream:close()
+
+  emulator.load({ text_answer("one"), text_answer("two") })
+  collect(agent:run("Hi"))
+  local body = emulator.requests()[1].body
+  eq(body.max_tokens, 100, "max_tokens unchanged")
+  eq(body.system, nil, "system unchanged")
+  eq(body.thinking, nil, "thinking unchanged")
+
+  eq(agent:set_config({ max_tokens = 77, system = "Be terse.", timeouts = { total_ms = 10000 } }), true, "set_config")
+  eq(agent:set_config({}), true, "nothing to change")
+  collect(agent:run("Again"))
+  body = emulator.requests()[2].body
+  eq(body.max_tokens, 77, "max_tokens changed")
+  local system = type(body.system) == "table" and body.system[1].text or body.system
+  eq(system, "Be terse.", "system changed")
+  agent:close()
+  raises("closed panto%.Agent", agent.set_config, agent, {})
+end)
+
+test("redacted thinking blocks", function()
+  local f = assert(io.open(repo .. "/tests/fixtures/recorded/anthropic/redacted_thinking.sse", "rb"))
+  local body = f:read("a")
+  f:close()
+  emulator.load({ { body = body } })
+  local agent <close> = new_agent()
+  local events = collect(agent:run("Hi"))
+  local starts, completes, deltas = 0, {}, 0
+  for _, ev in ipairs(events) do
+    if ev.block_kind == "redacted_thinking" then
+      if ev.kind == "block_start" then starts = starts + 1 end
+      if ev.kind == "block_complete" then completes[#completes + 1] = ev.text end
+      if ev.kind == "content_delta" then deltas = deltas + 1 end
+    end
+  end
+  eq(starts, 2, "redacted blocks")
+  eq(#completes, 2, "block_complete events")
+  eq(deltas, 0, "no deltas")
+  eq(completes[1]:sub(1, 12), "EqkECkYIBxgC", "the opaque data")
+  eq(completes[2]:sub(1, 12), "EtgBCkYIBxgC", "the opaque data")
 end)
 
 -- ---- Main -------------------------------------------------------------------------------------

@@ -175,3 +175,83 @@ def test_module_stays_loaded_after_its_state_closes() -> None:
         del runtime
         gc.collect()
     assert mapped(), "panto.so was unloaded with its Lua state"
+
+
+def _sse(name: str, data: Dict[str, Any]) -> str:
+    return f"event: {name}\ndata: {json.dumps(data)}\n\n"
+
+
+def stalled(first: str) -> Dict[str, Any]:
+    """An Anthropic stream that sends message_start, block_start and the delta `first`, then
+    holds the connection open without sending the rest."""
+    head = (
+        _sse("message_start", {"type": "message_start", "message": {
+            "id": "msg_stall", "type": "message", "role": "assistant", "model": "claude-test", "content": [],
+            "stop_reason": None, "stop_sequence": None, "usage": {"input_tokens": 10, "output_tokens": 1}}})
+        + _sse("content_block_start", {"type": "content_block_start", "index": 0,
+                                       "content_block": {"type": "text", "text": ""}})
+        + _sse("content_block_delta", {"type": "content_block_delta", "index": 0,
+                                       "delta": {"type": "text_delta", "text": first}})
+    )
+    rest = _sse("message_stop", {"type": "message_stop"})
+    return {"body": head + rest, "fault": {"after_bytes": len(head.encode()), "kind": "stall"}}
+
+
+CANCELED_TURN = """
+local url = ...
+local panto = require("panto")
+local agent <close> = assert(panto.Agent{provider = "anthropic", model = "claude-test",
+                                         api_key = "test-key", base_url = url,
+                                         timeouts = {idle_ms = 5000}})
+local kinds = {}
+local ok, err = pcall(function()
+  for ev in agent:run("Hello"):cancel_after(200):events() do kinds[#kinds + 1] = ev.kind end
+end)
+local second = {}
+for ev in agent:run("Again"):events() do second[#second + 1] = ev.kind end
+return table.concat(kinds, " "), err.code, err.type, table.concat(second, " "), agent:conversation()
+"""
+
+
+def test_cancel_after_while_blocked(lua: Any) -> None:
+    """The module's timer thread cancels a next() blocked in lupa's Lua (the stall would hold
+    it until the 5 s idle timeout, which ends in "timeout", not "canceled")."""
+    import time
+
+    with Emulator(scenario={"responses": [stalled("Partial "), HELLO]}) as emu:
+        t0 = time.monotonic()
+        kinds, code, type_, second, conversation = lua.execute(CANCELED_TURN, emu.url)
+        elapsed = time.monotonic() - t0
+        requests = emu.requests()
+    assert kinds == "message_start block_start content_delta"
+    assert (code, type_) == ("canceled", "canceled_error")
+    assert elapsed < 3, elapsed
+    assert second.split()[-1] == "message_complete"
+    messages = json.loads(conversation)
+    assert messages[1] == {"role": "assistant", "content": [{"type": "text", "text": "Partial "}],
+                           "stop_reason": "aborted"}
+    assert [m["role"] for m in requests[1]["body"]["messages"]] == ["user", "assistant", "user"]
+
+
+RETRIED_TURN = """
+local url = ...
+local panto = require("panto")
+local agent <close> = assert(panto.Agent{provider = "anthropic", model = "claude-test",
+                                         api_key = "test-key", base_url = url})
+local retries = {}
+for ev in agent:run("Hi"):events() do
+  if ev.kind == "provider_retry" then
+    retries[#retries + 1] = ("%d %d %d %s"):format(ev.attempt, ev.delay_ms, ev.http_status, ev.reason)
+  end
+end
+return table.concat(retries, "|")
+"""
+
+
+def test_provider_retry(lua: Any) -> None:
+    overloaded = {"status": 529, "error": {"type": "overloaded_error", "message": "Overloaded"},
+                  "headers": {"retry-after-ms": "10"}}
+    with Emulator(scenario={"responses": [overloaded, HELLO]}) as emu:
+        retries = lua.execute(RETRIED_TURN, emu.url)
+        assert len(emu.requests()) == 2
+    assert retries == "1 10 529 overloaded_error: Overloaded"

@@ -56,6 +56,9 @@ local function event_line(ev)
              awaiting_result = ev.awaiting_result }
   elseif k == "tool_result" then
     return { event = k, id = ev.id, name = ev.name, content = ev.content, is_error = ev.is_error }
+  elseif k == "provider_retry" then
+    return { event = k, attempt = ev.attempt, delay_ms = ev.delay_ms, http_status = ev.http_status or 0,
+             reason = ev.reason }
   end
   -- A kind this driver does not know: print what it has, so the diff shows it.
   local line = { event = tostring(k) }
@@ -119,6 +122,31 @@ local function step(stream)
   return event_line(ev)
 end
 
+-- The lines of one turn, to `done` or an error. `on_error` (once per turn): after the first
+-- error, set_config with its changes and reopen the stream, printing each call's status; when
+-- reopen succeeded, the turn goes on.
+local function turn_lines(agent, stream, on_error)
+  while true do
+    local line
+    repeat
+      line = step(stream)
+      emit(line)
+    until line.event == "done" or line.event == "error"
+    if line.event ~= "error" or on_error == nil then return end
+    local changes, reopen = on_error.set_config, on_error.reopen
+    on_error = nil
+    if changes ~= nil then
+      local ok, _, code = agent:set_config(changes)
+      emit({ event = "set_config", code = ok and "ok" or code })
+    end
+    if not reopen then return end
+    local ok, err = pcall(stream.reopen, stream)
+    if not ok and type(err) ~= "table" then error(err, 0) end -- not a panto error: a bug
+    emit({ event = "reopen", code = ok and "ok" or err.code })
+    if not ok then return end
+  end
+end
+
 local function main(case_path, base_url)
   if not case_path or not base_url then
     io.stderr:write("usage: lua5.4 driver.lua CASE_JSON BASE_URL\n")
@@ -139,20 +167,17 @@ local function main(case_path, base_url)
     emit({ event = "error", code = code, http_status = 0, type = "", message = message })
     return 0
   end
-  for _, text in ipairs(case.turns) do
+  for turn, text in ipairs(case.turns) do
     local ok, stream = pcall(agent.run, agent, text)
     if not ok then
       emit(error_line(stream)) -- the turn could not start: the case ends here
       return 0
-    else
-      local s <close> = stream
-      local line
-      repeat
-        line = step(s)
-        emit(line)
-      until line.event == "done" or line.event == "error"
-      for _ = 1, extra_next do emit(step(s)) end
     end
+    local s <close> = stream
+    -- The module's timer thread cancels while this thread is blocked in next().
+    if turn == 1 and case.cancel_after_ms ~= nil then s:cancel_after(case.cancel_after_ms) end
+    turn_lines(agent, s, case.on_error)
+    for _ = 1, extra_next do emit(step(s)) end
   end
   return 0
 end
