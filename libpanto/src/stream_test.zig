@@ -63,10 +63,12 @@ const TestServer = struct {
     }
 
     fn serve(s: *TestServer) void {
-        s.serveOne() catch |err| std.debug.print("test server: {s}\n", .{@errorName(err)});
+        // A client that goes away early (a timeout, a cancel) makes writes fail: that is the
+        // point of those tests, not a server problem.
+        s.serveOne() catch {};
         for (s.more) |answer| {
             s.answer = answer;
-            s.serveOne() catch |err| std.debug.print("test server: {s}\n", .{@errorName(err)});
+            s.serveOne() catch {};
         }
     }
 
