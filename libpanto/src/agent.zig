@@ -7,6 +7,7 @@ const Conversation = @import("conversation.zig").Conversation;
 const Stream = @import("stream.zig").Stream;
 const tools = @import("tools.zig");
 const read_tool = @import("read_tool.zig");
+const network = @import("network.zig");
 
 /// panto does its own blocking I/O on the caller's thread: no thread pool, no signal handlers
 /// (the host program, be it Python or Go, owns those).
@@ -24,6 +25,8 @@ pub const Agent = struct {
     tools: std.ArrayList(tools.Tool) = .empty,
     conversation: Conversation,
     http: std.http.Client,
+    /// Proxies and trusted certificates from the environment.
+    network: network.Settings,
     /// True while a stream of this agent is unfinished: one turn at a time.
     busy: bool = false,
     /// Streams not yet destroyed, finished or not: each still points at this agent.
@@ -49,7 +52,9 @@ pub const Agent = struct {
             .config = undefined,
             .conversation = .init(gpa),
             .http = .{ .allocator = gpa, .io = io_instance.io() },
+            .network = .init(gpa),
         };
+        errdefer a.network.deinit();
         errdefer a.config_arena.deinit();
         const arena = a.config_arena.allocator();
         a.config = .{
@@ -148,6 +153,7 @@ pub const Agent = struct {
             return;
         }
         a.http.deinit();
+        a.network.deinit();
         a.conversation.deinit();
         a.config_arena.deinit();
         a.gpa.destroy(a);

@@ -69,6 +69,21 @@ pub const Detail = struct {
         d.message.appendSlice(gpa, message) catch {};
     }
 
+    /// Replaces every occurrence of `secret` in the message (some providers quote the API key
+    /// they refused) so that no key ever reaches an error.
+    pub fn scrub(d: *Detail, secret: []const u8) void {
+        if (secret.len < 4) return;
+        const mask = "[redacted]";
+        var i: usize = 0;
+        while (std.mem.indexOfPos(u8, d.message.items, i, secret)) |at| {
+            d.message.replaceRangeAssumeCapacity(at, secret.len, mask[0..@min(mask.len, secret.len)]);
+            if (mask.len > secret.len) {
+                // A key shorter than the mask: the mask was cut to fit, still hiding the key.
+            }
+            i = at + @min(mask.len, secret.len);
+        }
+    }
+
     pub fn setRequestId(d: *Detail, gpa: std.mem.Allocator, request_id: []const u8) void {
         d.request_id.clearRetainingCapacity();
         d.request_id.appendSlice(gpa, request_id) catch {};

@@ -29,4 +29,6 @@ test {
     _ = @import("schema.zig");
     _ = @import("read_tool.zig");
     _ = @import("tool_round.zig");
+    _ = @import("network.zig");
+    _ = @import("retry.zig");
 }

@@ -279,6 +279,7 @@ pub const Stream = struct {
             },
             .none => {},
         }
+        if (s.agent.config.api_key) |key| s.detail.scrub(key);
         const policy = s.agent.config.retry;
         const decision = retry.decide(.{
             .err = e,
@@ -421,6 +422,7 @@ pub const Stream = struct {
 
     fn fail(s: *Stream, err: TurnError) TurnError {
         s.pending_failure = null;
+        if (s.agent.config.api_key) |key| s.detail.scrub(key);
         if (s.detail.message.items.len == 0) s.detail.set(s.agent.gpa, s.detail.http_status, "", @errorName(err));
         s.closeConnection();
         s.state = .failed;
@@ -502,6 +504,18 @@ pub const Stream = struct {
         if (s.turn_deadline_ns != 0 and (first_byte_deadline == 0 or s.turn_deadline_ns < first_byte_deadline)) first_byte_deadline = s.turn_deadline_ns;
         watchdog.arm(&s.watch, first_byte_deadline, 0);
 
+        var problem: [160]u8 = @splat(0);
+        _ = agent.network.apply(&agent.http, uri, &problem) catch |err| switch (err) {
+            error.OutOfMemory => return error.OutOfMemory,
+            error.BadProxy => {
+                s.detail.set(gpa, 0, "connection_error", "a proxy variable (HTTPS_PROXY, HTTP_PROXY, ALL_PROXY) is not a URL");
+                return error.Connection;
+            },
+            error.BadCaFile => {
+                s.detail.set(gpa, 0, "connection_error", std.mem.sliceTo(&problem, 0));
+                return error.Connection;
+            },
+        };
         s.request = agent.http.request(.POST, uri, .{
             .redirect_behavior = .unhandled,
             .keep_alive = true,

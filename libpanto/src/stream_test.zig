@@ -21,6 +21,8 @@ const sse_body = sse_head ++
 
 const Framing = enum { chunked, content_length };
 
+const test_key = "sk-ant-test-0123456789";
+
 /// How the test server answers its one request.
 const Answer = struct {
     status: []const u8 = "200 OK",
@@ -174,7 +176,7 @@ fn expectFailure(answer: Answer, expected: anyerror, http_status: u16, message_p
     var url_buf: [64]u8 = undefined;
     const url = try std.fmt.bufPrint(&url_buf, "http://127.0.0.1:{d}", .{server.port});
     // No retries: each failure here must surface as it is (retries have their own tests).
-    const agent = try Agent.init(std.testing.allocator, .{ .provider = .anthropic, .model = "m", .base_url = url, .api_key = "k", .retry = .{ .max_retries = 0 } });
+    const agent = try Agent.init(std.testing.allocator, .{ .provider = .anthropic, .model = "m", .base_url = url, .api_key = test_key, .retry = .{ .max_retries = 0 } });
     defer agent.deinit();
     const stream = try agent.run("hi");
     defer stream.destroy();
@@ -186,6 +188,7 @@ fn expectFailure(answer: Answer, expected: anyerror, http_status: u16, message_p
     try std.testing.expectError(@errorCast(expected), stream.next()); // sticky
     const detail = stream.failureDetail().?;
     try std.testing.expectEqual(http_status, detail.http_status);
+    try std.testing.expect(std.mem.indexOf(u8, detail.message.items, test_key) == null);
     try std.testing.expect(std.mem.indexOf(u8, detail.message.items, message_part) != null);
     // The user message stays; no assistant message is committed.
     try std.testing.expectEqual(@as(usize, 1), agent.conversation.messages.items.len);
@@ -199,6 +202,15 @@ test "an HTTP 401 with the provider's error body is an authentication error" {
         .body = "{\"type\":\"error\",\"error\":{\"type\":\"authentication_error\",\"message\":\"invalid x-api-key\"}}",
         .framing = .content_length,
     }, error.Authentication, 401, "invalid x-api-key");
+}
+
+test "an API key the provider quotes in its error never reaches the error" {
+    try expectFailure(.{
+        .status = "401 Unauthorized",
+        .content_type = "application/json",
+        .body = "{\"type\":\"error\",\"error\":{\"type\":\"authentication_error\",\"message\":\"invalid key " ++ test_key ++ " (check it)\"}}",
+        .framing = .content_length,
+    }, error.Authentication, 401, "invalid key [redacted] (check it)");
 }
 
 test "a chunked body cut short is a protocol error" {
