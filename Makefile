@@ -47,6 +47,7 @@ test-go:
 
 test-lua:
 	lua5.4 tests/lua/test_json.lua
+	lua5.4 tests/lua/test_rockspec.lua
 	lua5.4 tests/lua/test_panto.lua
 
 conformance:

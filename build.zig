@@ -19,12 +19,15 @@ pub fn build(b: *std.Build) void {
     const target = b.standardTargetOptions(.{});
     const optimize = b.standardOptimizeOption(.{});
     const lua_include = b.option([]const u8, "lua-include", "Folder holding lua.h (default /usr/include/lua5.4)") orelse "/usr/include/lua5.4";
+    const with_lua = b.option(bool, "lua", "Build the Lua module (needs lua.h; default true)") orelse true;
+    const strip = b.option(bool, "strip", "Leave debug info out of the libraries") orelse null;
 
     // The core runtime, usable from other Zig projects as the module "panto".
     const core = b.addModule("panto", .{
         .root_source_file = b.path("libpanto/src/panto.zig"),
         .target = target,
         .optimize = optimize,
+        .strip = strip,
         .link_libc = true, // getenv, and the host programs' allocator
     });
 
@@ -33,6 +36,7 @@ pub fn build(b: *std.Build) void {
         .root_source_file = b.path("libpanto-c/src/root.zig"),
         .target = target,
         .optimize = optimize,
+        .strip = strip,
         .link_libc = true,
         .imports = &.{.{ .name = "panto", .module = core }},
     });
@@ -60,31 +64,33 @@ pub fn build(b: *std.Build) void {
     , .{b.install_prefix}));
     b.getInstallStep().dependOn(&b.addInstallFileWithDir(pc, .lib, "pkgconfig/panto.pc").step);
 
-    // The Lua 5.4 module: a C module written in Zig. It does not link Lua: the interpreter
-    // that loads it provides the lua_* symbols. It calls panto through include/panto.h (the
-    // header's externs bind to the exports of panto_c, compiled into the module) and exports
-    // only luaopen_panto, so it cannot clash with a libpanto.so in the same process.
-    const lua_c = b.addTranslateC(.{ .root_source_file = b.path("libpanto-lua/src/c.h"), .target = target, .optimize = optimize });
-    lua_c.addSystemIncludePath(.{ .cwd_relative = lua_include });
-    lua_c.addIncludePath(b.path("include"));
-    const lua_mod = b.createModule(.{
-        .root_source_file = b.path("libpanto-lua/src/panto_lua.zig"),
-        .target = target,
-        .optimize = optimize,
-        .link_libc = true,
-        .imports = &.{
-            .{ .name = "panto_c", .module = c_api },
-            .{ .name = "c", .module = lua_c.createModule() },
-        },
-    });
-    const lua_lib = b.addLibrary(.{ .name = "panto_lua", .root_module = lua_mod, .linkage = .dynamic });
-    lua_lib.linker_allow_shlib_undefined = true;
-    lua_lib.setVersionScript(b.path("libpanto-lua/src/panto.map"));
-    // Zig's own linker (Debug builds) ignores version scripts: link with LLD in every mode.
-    lua_lib.use_llvm = true;
-    lua_lib.use_lld = true;
-    const install_lua = b.addInstallFileWithDir(lua_lib.getEmittedBin(), .{ .custom = "lib/lua" }, "panto.so");
-    b.getInstallStep().dependOn(&install_lua.step);
+    if (with_lua) {
+        // The Lua 5.4 module: a C module written in Zig. It does not link Lua: the interpreter
+        // that loads it provides the lua_* symbols. It calls panto through include/panto.h (the
+        // header's externs bind to the exports of panto_c, compiled into the module) and exports
+        // only luaopen_panto, so it cannot clash with a libpanto.so in the same process.
+        const lua_c = b.addTranslateC(.{ .root_source_file = b.path("libpanto-lua/src/c.h"), .target = target, .optimize = optimize });
+        lua_c.addSystemIncludePath(.{ .cwd_relative = lua_include });
+        lua_c.addIncludePath(b.path("include"));
+        const lua_mod = b.createModule(.{
+            .root_source_file = b.path("libpanto-lua/src/panto_lua.zig"),
+            .target = target,
+            .optimize = optimize,
+            .link_libc = true,
+            .imports = &.{
+                .{ .name = "panto_c", .module = c_api },
+                .{ .name = "c", .module = lua_c.createModule() },
+            },
+        });
+        const lua_lib = b.addLibrary(.{ .name = "panto_lua", .root_module = lua_mod, .linkage = .dynamic });
+        lua_lib.linker_allow_shlib_undefined = true;
+        lua_lib.setVersionScript(b.path("libpanto-lua/src/panto.map"));
+        // Zig's own linker (Debug builds) ignores version scripts: link with LLD in every mode.
+        lua_lib.use_llvm = true;
+        lua_lib.use_lld = true;
+        const install_lua = b.addInstallFileWithDir(lua_lib.getEmittedBin(), .{ .custom = "lib/lua" }, "panto.so");
+        b.getInstallStep().dependOn(&install_lua.step);
+    }
 
     // Tests.
     const test_step = b.step("test", "Run the Zig unit tests and the C-ABI layout check");

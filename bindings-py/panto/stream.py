@@ -2,9 +2,7 @@
 
 from __future__ import annotations
 
-import asyncio
 import json
-import logging
 import threading
 import time
 from collections import deque
@@ -62,7 +60,6 @@ _copy = _native.copy_string
 _get_ident = threading.get_ident
 _blocking_call = _interrupt.blocking_call
 
-logger = logging.getLogger("panto")
 
 
 def _usage(u: _native.PantoUsage) -> Usage:
@@ -320,6 +317,8 @@ class Stream:
         (`asyncio.to_thread`), so the event loop goes on meanwhile; tool handlers run there
         too. Canceling the awaiting task cancels the turn (see `cancel()`) and raises
         `asyncio.CancelledError` at once."""
+        import asyncio  # imported here: it costs more than all the rest of `import panto`
+
         try:
             event = await asyncio.to_thread(self._next_in_thread)
         except asyncio.CancelledError:
@@ -541,7 +540,9 @@ def _execute(tool: Tool, call: ToolCallStart) -> Tuple[str, bool]:
     try:
         content = tool.invoke(call.input)
     except Exception as exc:
-        logger.debug("tool %s (call %s) raised", call.name, call.id, exc_info=True)
+        import logging  # only when a tool fails: keeps `import panto` cheap
+
+        logging.getLogger("panto").debug("tool %s (call %s) raised", call.name, call.id, exc_info=True)
         return str(exc), True
     if "\0" in content:
         return f"the result of tool {call.name} contains a NUL character, which cannot be sent", True
