@@ -1,5 +1,6 @@
 #!/usr/bin/env bash
-# make demo: the same first turn, then the same tool round trip, from C, Python, Go and Lua.
+# make demo: the same four programs (first turn, tool round trip, cancel, multi-turn
+# conversation) from C, Python, Go and Lua.
 # Without ANTHROPIC_API_KEY or OPENAI_API_KEY the turns go to the provider emulator (started
 # here, stopped on exit); with one of them they go to the real API.
 set -euo pipefail
@@ -12,8 +13,9 @@ export PYTHONPATH=$root/bindings-py
 mkdir -p build/examples
 
 echo "demo: building the examples"
-for example in first_turn tool_use; do
-    cc -std=c99 -Wall -Wextra -Werror -pedantic -Iinclude "examples/c/$example.c" \
+examples="first_turn tool_use cancel multi_turn"
+for example in $examples; do
+    cc -std=c99 -Wall -Wextra -Werror -pedantic -pthread -Iinclude "examples/c/$example.c" \
         -Lzig-out/lib -lpanto -Wl,-rpath,"$root/zig-out/lib" -o "build/examples/${example}_c"
     (cd examples/go && go build -o "$root/build/examples/${example}_go" "./$example")
 done
@@ -37,7 +39,7 @@ else
     echo "demo: no API key set, so the turns go to the provider emulator"
 fi
 
-for example in first_turn tool_use; do
+for example in $examples; do
     echo
     echo "demo: $example"
     for lang in c python go lua; do

@@ -1,0 +1,98 @@
+/* A conversation from C: two turns on one agent; the second one sees the first (the agent
+ * keeps the conversation and sends it whole). See examples/README.md. */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "panto.h"
+
+static const char *env_or(const char *name, const char *fallback) {
+    const char *value = getenv(name);
+    return value && *value ? value : fallback;
+}
+
+/* Appends `"key":"value",` to buf, JSON-escaping value. Returns 0 when it did not fit. */
+static int append_field(char *buf, size_t cap, const char *key, const char *value) {
+    size_t len = strlen(buf);
+    int n = snprintf(buf + len, cap - len, "\"%s\":\"", key);
+    if (n < 0 || (size_t)n >= cap - len) return 0;
+    len += (size_t)n;
+    for (; *value; value++) {
+        if (len + 8 >= cap) return 0;
+        if (*value == '"' || *value == '\\') buf[len++] = '\\';
+        if ((unsigned char)*value < 0x20) { len += (size_t)sprintf(buf + len, "\\u%04x", *value); continue; }
+        buf[len++] = *value;
+    }
+    if (len + 3 >= cap) return 0;
+    strcpy(buf + len, "\",");
+    return 1;
+}
+
+int main(void) {
+    const char *provider = env_or("PANTO_PROVIDER",
+        getenv("ANTHROPIC_API_KEY") == NULL && getenv("OPENAI_API_KEY") != NULL ? "openai" : "anthropic");
+    const char *model = env_or("PANTO_MODEL", strcmp(provider, "openai") == 0 ? "gpt-4o-mini" : "claude-sonnet-4-5");
+
+    char config[2048] = "{";
+    int ok = append_field(config, sizeof config, "provider", provider) &&
+             append_field(config, sizeof config, "model", model) &&
+             append_field(config, sizeof config, "system", "Answer in one short sentence.");
+    if (ok && getenv("PANTO_BASE_URL")) ok = append_field(config, sizeof config, "base_url", getenv("PANTO_BASE_URL"));
+    if (ok && getenv("PANTO_API_KEY")) ok = append_field(config, sizeof config, "api_key", getenv("PANTO_API_KEY"));
+    if (!ok) { fprintf(stderr, "configuration too long\n"); return 1; }
+    strcat(config, "\"max_tokens\":300}");
+
+    PantoAgent *agent = NULL;
+    if (panto_agent_new(config, &agent) < 0) {
+        PantoError err = PANTO_ERROR_INIT;
+        panto_agent_error(agent, &err);
+        fprintf(stderr, "config refused: %.*s\n", (int)err.message.len, err.message.ptr);
+        panto_agent_free(agent);
+        return 1;
+    }
+
+    const char *prompts[] = {"Hi, my name is Ada.", "What is my name?"};
+    for (int turn = 0; turn < 2; turn++) {
+        PantoStream *stream = NULL;
+        int rc = panto_agent_run(agent, prompts[turn], &stream);
+        if (rc < 0) { fprintf(stderr, "run failed: %s\n", panto_status_name(rc)); panto_agent_free(agent); return 1; }
+        printf("[c] turn %d: ", turn + 1);
+        PantoEvent ev = PANTO_EVENT_INIT;
+        while ((rc = panto_next_event(stream, &ev)) == PANTO_EVENT) {
+            if (ev.kind == PANTO_EVENT_CONTENT_DELTA && ev.block_kind == PANTO_BLOCK_TEXT) {
+                fwrite(ev.text.ptr, 1, ev.text.len, stdout);
+                fflush(stdout);
+            }
+        }
+        if (rc < 0) {
+            PantoError err = PANTO_ERROR_INIT;
+            panto_stream_error(stream, &err);
+            fprintf(stderr, "\nturn failed (%s): %.*s\n", panto_status_name(rc), (int)err.message.len, err.message.ptr);
+            panto_stream_free(stream);
+            panto_agent_free(agent);
+            return 1;
+        }
+        panto_stream_free(stream); /* the agent runs one stream at a time: free it first */
+    }
+
+    /* The conversation is a JSON array of {"role", "content", ...}; this example lists the
+     * roles with strstr (a real program would use a JSON parser). */
+    PantoString json;
+    panto_agent_conversation(agent, &json);
+    char roles[256] = "";
+    int messages = 0;
+    for (size_t i = 0; i + 8 < json.len; i++) {
+        if (memcmp(json.ptr + i, "\"role\":\"", 8) != 0) continue;
+        const char *role = json.ptr + i + 8;
+        size_t n = 0;
+        while (i + 8 + n < json.len && role[n] != '"') n++;
+        if (strlen(roles) + n + 3 < sizeof roles) {
+            if (messages > 0) strcat(roles, ", ");
+            strncat(roles, role, n);
+        }
+        messages++;
+    }
+    printf("[c] conversation: %d messages (%s)\n", messages, roles);
+    panto_agent_free(agent);
+    return 0;
+}

@@ -1,0 +1,98 @@
+// Canceling a turn from Go: the context given to Run bounds the turn; a goroutine calls
+// cancel() shortly after the first text arrives. The partial answer stays in the
+// conversation, marked aborted, and the next turn works. See examples/README.md.
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"strings"
+	"time"
+
+	"panto.dev/panto"
+)
+
+func main() {
+	provider := os.Getenv("PANTO_PROVIDER")
+	if provider == "" {
+		provider = "anthropic"
+		if os.Getenv("ANTHROPIC_API_KEY") == "" && os.Getenv("OPENAI_API_KEY") != "" {
+			provider = "openai"
+		}
+	}
+	model := os.Getenv("PANTO_MODEL")
+	if model == "" {
+		model = map[string]string{"anthropic": "claude-sonnet-4-5", "openai": "gpt-4o-mini"}[provider]
+	}
+	agent, err := panto.NewAgent(panto.Config{
+		Provider: provider, Model: model, MaxTokens: 300,
+		BaseURL: os.Getenv("PANTO_BASE_URL"), APIKey: os.Getenv("PANTO_API_KEY"),
+	})
+	if err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		os.Exit(1)
+	}
+	defer agent.Close()
+
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	stream, err := agent.Run(ctx, "Tell me a very long story.")
+	if err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		os.Exit(1)
+	}
+	fmt.Print("[go] partial: ")
+	armed := false
+	for ev := range stream.Iter {
+		if ev.Kind == panto.EventContentDelta && ev.BlockKind == panto.BlockText {
+			fmt.Print(ev.Text)
+			if !armed { // cancel from another goroutine, 100 ms after the first text
+				armed = true
+				time.AfterFunc(100*time.Millisecond, cancel)
+			}
+		}
+	}
+	err = stream.Err()
+	var perr *panto.Error
+	if !errors.Is(err, panto.ErrCanceled) || !errors.As(err, &perr) {
+		fmt.Fprintln(os.Stderr, "\n[go] the turn was not canceled:", err)
+		os.Exit(1)
+	}
+	fmt.Printf("\n[go] error: %s (%s)\n", perr.Code.String(), perr.Message)
+	stream.Close()
+
+	conversation, err := agent.Conversation()
+	if err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		os.Exit(1)
+	}
+	last := conversation[len(conversation)-1]
+	var kept strings.Builder
+	for _, block := range last.Content {
+		if block.Type == "text" {
+			kept.WriteString(block.Text)
+		}
+	}
+	fmt.Printf("[go] kept: %s %q\n", last.StopReason, kept.String())
+
+	stream, err = agent.Run(context.Background(), "Then tell me the short version.")
+	if err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		os.Exit(1)
+	}
+	defer stream.Close()
+	fmt.Print("[go] second turn: ")
+	for ev := range stream.Iter {
+		if ev.Kind == panto.EventContentDelta && ev.BlockKind == panto.BlockText {
+			fmt.Print(ev.Text)
+		}
+	}
+	if err := stream.Err(); err != nil {
+		fmt.Fprintln(os.Stderr, "\nturn failed:", err)
+		os.Exit(1)
+	}
+	conversation, _ = agent.Conversation()
+	fmt.Printf("[go] conversation: %d messages\n", len(conversation))
+}
