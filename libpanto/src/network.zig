@@ -27,7 +27,7 @@ pub const Settings = struct {
         s.arena.deinit();
     }
 
-    pub const Error = error{ BadProxy, BadCaFile, OutOfMemory };
+    pub const Error = error{ BadProxy, BadCaFile, TunnelUnsupported, OutOfMemory };
 
     /// Sets the client's proxies (or none, for a NO_PROXY host) and trust for a request to
     /// `uri`. `problem` gets a message on error.
@@ -38,7 +38,15 @@ pub const Settings = struct {
         const bypass = noProxy(env("NO_PROXY", "no_proxy"), host, port);
         client.https_proxy = if (bypass) null else try s.proxy(&s.https, env("HTTPS_PROXY", "https_proxy") orelse env("ALL_PROXY", "all_proxy"), true);
         client.http_proxy = if (bypass) null else try s.proxy(&s.http, env("HTTP_PROXY", "http_proxy") orelse env("ALL_PROXY", "all_proxy"), false);
-        if (std.mem.eql(u8, uri.scheme, "https")) try s.trust(client, problem);
+        if (std.mem.eql(u8, uri.scheme, "https")) {
+            // std.http 0.16 opens the CONNECT tunnel but then speaks plain HTTP inside it: the
+            // request, API key included, would cross the proxy unencrypted. Refuse instead.
+            if (client.https_proxy != null) {
+                _ = std.fmt.bufPrint(problem, "HTTPS through a proxy is not supported yet (the tunnel would carry the request unencrypted); set NO_PROXY={s} to go direct", .{host}) catch {};
+                return error.TunnelUnsupported;
+            }
+            try s.trust(client, problem);
+        }
         return "";
     }
 

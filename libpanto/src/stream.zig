@@ -511,7 +511,7 @@ pub const Stream = struct {
                 s.detail.set(gpa, 0, "connection_error", "a proxy variable (HTTPS_PROXY, HTTP_PROXY, ALL_PROXY) is not a URL");
                 return error.Connection;
             },
-            error.BadCaFile => {
+            error.BadCaFile, error.TunnelUnsupported => {
                 s.detail.set(gpa, 0, "connection_error", std.mem.sliceTo(&problem, 0));
                 return error.Connection;
             },

@@ -7,12 +7,16 @@ Starts the provider emulator once, then for each case and language: loads the ca
 into the emulator, runs the language's driver (`<driver> CASE_JSON BASE_URL`, CASE_JSON being
 a copy of the case's case.json with $CASE_DIR resolved in its config), compares its
 stdout line by line (as JSON objects) with the case's expected.jsonl and checks the requests
-the emulator received against the case's `expect_requests`. Prints a diff per failing cell,
+the emulator received against the case's `expect_requests`. Cases about the network (`tls`,
+`proxy`, `no_proxy`) run against a second emulator that speaks HTTPS with the test
+certificates of tests/net/make_certs.sh, and through the loopback proxy of
+tests/net/connect_proxy.py; the drivers get them through the environment (SSL_CERT_FILE,
+HTTPS_PROXY, ...), which is otherwise cleared of those variables. Prints a diff per failing cell,
 then `N passed, N failed`, and writes build/conformance.json and every request the emulator
 received to build/conformance-requests.jsonl (checked by tests/python/test_request_fidelity.py
 against the official SDKs' request types). See README.md in this folder.
 
-Python 3.11 standard library only.
+Python 3.11 standard library only (the proxy, tests/net/connect_proxy.py, too).
 """
 from __future__ import annotations
 
@@ -25,6 +29,7 @@ import shutil
 import subprocess
 import sys
 import threading
+import ssl
 import time
 import urllib.error
 import urllib.request
@@ -40,6 +45,12 @@ BUILD_TIMEOUT_S = 300.0
 EMULATOR_START_TIMEOUT_S = 15.0
 LIB = REPO / "zig-out" / "lib" / "libpanto.so"
 LUA_MODULE = REPO / "zig-out" / "lib" / "lua" / "panto.so"
+NET_DIR = REPO / "tests" / "net"
+TLS_DIR = REPO / "build" / "tls"  # written by tests/net/make_certs.sh
+CA_FILES = {"test": TLS_DIR / "ca.pem", "wrong": TLS_DIR / "other-ca.pem"}
+
+sys.path.insert(0, str(NET_DIR))
+from connect_proxy import Proxy  # noqa: E402  (standard library only)
 
 
 # ---- Drivers -----------------------------------------------------------------------------
@@ -52,8 +63,24 @@ class Driver:
     problem: str = ""
 
 
-def driver_env() -> dict[str, str]:
+# The environment that decides where a request goes and whom it trusts. A driver gets none of
+# these from the outer environment (a developer's proxy must not change a case), only what
+# its case asks for (see network_env).
+NETWORK_VARIABLES = (
+    "HTTPS_PROXY", "https_proxy", "HTTP_PROXY", "http_proxy", "ALL_PROXY", "all_proxy",
+    "NO_PROXY", "no_proxy", "SSL_CERT_FILE", "SSL_CERT_DIR",
+)
+
+
+def driver_env(network: dict[str, str] | None = None) -> dict[str, str]:
+    """The environment of a build (network None: the outer one's network variables are kept,
+    a build may need a proxy) or of a driver run (network: exactly these network
+    variables)."""
     env = dict(os.environ)
+    if network is not None:
+        for key in NETWORK_VARIABLES:
+            env.pop(key, None)
+        env.update(network)
     env["PANTO_LIBRARY"] = str(LIB)
     env["LD_LIBRARY_PATH"] = os.pathsep.join(
         p for p in [str(LIB.parent), env.get("LD_LIBRARY_PATH", "")] if p
@@ -145,13 +172,24 @@ EMULATOR_BOOT = (
 
 
 class Emulator:
-    """The provider emulator, `python -m panto.emulator --port 0`, as a subprocess."""
+    """The provider emulator, `python -m panto.emulator --port 0`, as a subprocess; with
+    `tls=(cert, key, ca)` it serves HTTPS (its url is then `https://localhost:PORT`) and the
+    runner's own calls trust `ca`."""
 
-    def __init__(self) -> None:
+    def __init__(self, tls: tuple[Path, Path, Path] | None = None) -> None:
         env = dict(os.environ)
+        argv = [sys.executable, "-c", EMULATOR_BOOT, str(REPO / "bindings-py" / "panto"),
+                "--port", "0"]
+        # The runner's own calls never go through a proxy of the outer environment.
+        handlers: list[Any] = [urllib.request.ProxyHandler({})]
+        if tls is not None:
+            cert, key, ca = tls
+            argv += ["--tls-cert", str(cert), "--tls-key", str(key)]
+            handlers.append(urllib.request.HTTPSHandler(
+                context=ssl.create_default_context(cafile=str(ca))))
+        self._opener = urllib.request.build_opener(*handlers)
         self.proc = subprocess.Popen(
-            [sys.executable, "-c", EMULATOR_BOOT, str(REPO / "bindings-py" / "panto"),
-             "--port", "0"],
+            argv,
             cwd=REPO, env=env, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE,
             stderr=subprocess.PIPE, text=True,
         )
@@ -172,6 +210,7 @@ class Emulator:
             raise RuntimeError(f"the emulator did not start: {first.strip()!r}\n"
                                + "".join(self.stderr[-20:]))
         self.url = first[len(prefix):].strip().rstrip("/")
+        self.port = int(self.url.rsplit(":", 1)[1])
 
     def _first_line(self, out: queue.Queue[str]) -> None:
         assert self.proc.stdout is not None
@@ -191,7 +230,7 @@ class Emulator:
         req = urllib.request.Request(self.url + path, data=data, method=method,
                                      headers={"content-type": "application/json"})
         try:
-            with urllib.request.urlopen(req, timeout=10) as resp:
+            with self._opener.open(req, timeout=10) as resp:
                 raw = resp.read()
         except urllib.error.HTTPError as e:
             raise RuntimeError(f"emulator {method} {path}: HTTP {e.code}: "
@@ -212,6 +251,155 @@ class Emulator:
             except subprocess.TimeoutExpired:
                 self.proc.kill()
                 self.proc.wait()
+
+
+# ---- The network cases: the TLS emulator and the proxy -----------------------------------
+
+
+class Network:
+    """What the network cases need, started on first use and kept for the run: the test
+    certificates (tests/net/make_certs.sh into build/tls), a second emulator serving HTTPS
+    with them, and the loopback proxy (tests/net/connect_proxy.py, in this process). When
+    one cannot start, every cell that needs it fails with the reason."""
+
+    def __init__(self) -> None:
+        self._tls: Emulator | None = None
+        self._proxy: Proxy | None = None
+        self._problems: dict[str, str] = {}
+
+    def tls_emulator(self) -> Emulator:
+        if self._tls is None and "tls" not in self._problems:
+            try:
+                proc = subprocess.run([str(NET_DIR / "make_certs.sh"), str(TLS_DIR)], cwd=REPO,
+                                      capture_output=True, text=True, timeout=60)
+                if proc.returncode != 0:
+                    raise RuntimeError("tests/net/make_certs.sh failed: "
+                                       + (proc.stderr + proc.stdout).strip()[-500:])
+                self._tls = Emulator(tls=(TLS_DIR / "server.pem", TLS_DIR / "server.key",
+                                          CA_FILES["test"]))
+            except (OSError, RuntimeError, subprocess.TimeoutExpired) as e:
+                self._problems["tls"] = f"cannot start the TLS emulator: {e}"
+        if self._tls is None:
+            raise RuntimeError(self._problems["tls"])
+        return self._tls
+
+    def proxy(self) -> Proxy:
+        if self._proxy is None and "proxy" not in self._problems:
+            try:
+                self._proxy = Proxy()
+            except OSError as e:
+                self._problems["proxy"] = f"cannot start the proxy: {e}"
+        if self._proxy is None:
+            raise RuntimeError(self._problems["proxy"])
+        return self._proxy
+
+    def close(self) -> None:
+        if self._tls is not None:
+            self._tls.close()
+        if self._proxy is not None:
+            self._proxy.close()
+
+
+DEFAULT_PROXY_VARS = {"connect": ["HTTPS_PROXY", "https_proxy"],
+                      "http": ["HTTP_PROXY", "http_proxy"]}
+PROXY_VARS = ("HTTPS_PROXY", "https_proxy", "HTTP_PROXY", "http_proxy", "ALL_PROXY", "all_proxy")
+
+
+def check_network_options(data: dict[str, Any]) -> None:
+    """Raises ValueError when the case's network options (see README.md) are malformed."""
+    if not isinstance(data.get("tls", False), bool):
+        raise ValueError("tls must be true or false")
+    if "ca" in data and (not data.get("tls") or data["ca"] not in CA_FILES):
+        raise ValueError(f"ca (with tls only) must be one of {sorted(CA_FILES)}")
+    if "host" in data and not (isinstance(data["host"], str) and data["host"]):
+        raise ValueError("host must be a non-empty string")
+    proxy = data.get("proxy")
+    if proxy is not None and proxy not in DEFAULT_PROXY_VARS:
+        raise ValueError(f"proxy must be one of {sorted(DEFAULT_PROXY_VARS)}")
+    for key in ("proxy_vars", "proxy_auth", "expect_proxy"):
+        if key in data and proxy is None:
+            raise ValueError(f"{key} needs proxy")
+    if "proxy_vars" in data and not (
+        isinstance(data["proxy_vars"], list) and data["proxy_vars"]
+        and all(v in PROXY_VARS for v in data["proxy_vars"])
+    ):
+        raise ValueError(f"proxy_vars must be a non-empty list of {list(PROXY_VARS)}")
+    if "proxy_auth" in data and not (isinstance(data["proxy_auth"], str)
+                                     and ":" in data["proxy_auth"]):
+        raise ValueError('proxy_auth must be "USER:PASSWORD"')
+    if "no_proxy" in data and not isinstance(data["no_proxy"], str):
+        raise ValueError("no_proxy must be a string")
+    expect = data.get("expect_proxy")
+    if expect is not None:
+        if not isinstance(expect, list):
+            raise ValueError("expect_proxy must be a list")
+        for i, want in enumerate(expect):
+            if isinstance(want, dict) and matcher(want) is None and (
+                not set(want) <= {"request", "headers_contain", "headers_absent"}
+                or not isinstance(want.get("headers_contain", {}), dict)
+                or not isinstance(want.get("headers_absent", []), list)
+            ):
+                raise ValueError(f"expect_proxy[{i}]: an object holds request, "
+                                 "headers_contain, headers_absent")
+            if not isinstance(want, (str, dict)):
+                raise ValueError(f"expect_proxy[{i}] must be a string, a matcher or an object")
+
+
+def network_env(data: dict[str, Any], proxy: Proxy | None, port: int) -> dict[str, str]:
+    """The network variables a case's drivers get (and no others): SSL_CERT_FILE for `tls`,
+    the proxy's URL in the `proxy` variables, NO_PROXY/no_proxy for `no_proxy` ($PORT in it:
+    the emulator's port)."""
+    env: dict[str, str] = {}
+    if data.get("tls"):
+        env["SSL_CERT_FILE"] = str(CA_FILES[data.get("ca", "test")])
+    if data.get("proxy") is not None and proxy is not None:
+        url = (f"http://{data['proxy_auth']}@{proxy.host}:{proxy.port}"
+               if "proxy_auth" in data else proxy.url)
+        for name in data.get("proxy_vars", DEFAULT_PROXY_VARS[data["proxy"]]):
+            env[name] = url
+    if "no_proxy" in data:
+        env["NO_PROXY"] = env["no_proxy"] = data["no_proxy"].replace("$PORT", str(port))
+    return env
+
+
+def with_port(value: Any, port: int) -> Any:
+    """value with "$PORT" in every string replaced by the emulator's port."""
+    if isinstance(value, str):
+        return value.replace("$PORT", str(port))
+    if isinstance(value, dict):
+        return {k: with_port(v, port) for k, v in value.items()}
+    if isinstance(value, list):
+        return [with_port(v, port) for v in value]
+    return value
+
+
+def check_proxy(expect: list[Any], log: list[dict[str, Any]], port: int) -> list[str]:
+    """Checks the requests the proxy saw against `expect_proxy` ($PORT: the emulator's port)."""
+    expect = with_port(expect, port)
+    lines = [f"{e['method']} {e['target']}" for e in log]
+    errors = []
+    if len(log) != len(expect):
+        errors.append(f"expected {len(expect)} proxy request(s), the proxy saw {len(log)}: "
+                      + (", ".join(f"{l} ({e['status']})" for l, e in zip(lines, log)) or "none"))
+    for i, (want, got, line) in enumerate(zip(expect, log, lines)):
+        where = f"proxy request {i + 1}"
+        if isinstance(want, dict) and matcher(want) is None:
+            request = want.get("request")
+            contain, absent = want.get("headers_contain", {}), want.get("headers_absent", [])
+        else:
+            request, contain, absent = want, {}, []
+        if request is not None:
+            errors += subset_errors(request, line, where)
+        for name, value in contain.items():
+            have = got["headers"].get(name.lower())
+            if have is None:
+                errors.append(f"{where} ({line}): header {name} missing")
+            else:
+                errors += subset_errors(value, have, f"{where} ({line}): header {name}")
+        for name in absent:
+            if name.lower() in got["headers"]:
+                errors.append(f"{where} ({line}): header {name} present, expected absent")
+    return errors
 
 
 # ---- Cases -------------------------------------------------------------------------------
@@ -309,6 +497,7 @@ def load_case(folder: Path) -> Case:
             raise ValueError('on_error must be {"set_config": {...}, "reopen": true|false}')
         if "tools" in case.data:
             check_tools(case.data["tools"])
+        check_network_options(case.data)
         # The drivers read a copy of case.json whose config has $CASE_DIR resolved.
         resolved = dict(case.data, config=resolve_case_dir(case.data["config"], folder))
         RESOLVED_DIR.mkdir(parents=True, exist_ok=True)
@@ -553,16 +742,31 @@ REQUEST_LOG = REPO / "build" / "conformance-requests.jsonl"
 
 
 def run_cell(case: Case, driver: Driver, emulator: Emulator, verbose: bool,
-             request_log: Any = None) -> Result:
+             request_log: Any = None, network: Network | None = None) -> Result:
     if case.problem:
         return Result(False, [case.problem])
     if driver.argv is None:
         return Result(False, [f"driver unavailable: {driver.problem.splitlines()[0]}"])
+    data = case.data
+    proxy = None
+    if data.get("tls") or data.get("proxy") is not None:
+        if network is None:
+            raise RuntimeError("a network case (tls, proxy) needs the runner's Network")
+        if data.get("tls"):
+            emulator = network.tls_emulator()
+        if data.get("proxy") is not None:
+            proxy = network.proxy()
+            proxy.auth = data.get("proxy_auth")
+            proxy.clear()
+    scheme = "https" if data.get("tls") else "http"
+    host = data.get("host", "localhost" if data.get("tls") else "127.0.0.1")
+    base_url = f"{scheme}://{host}:{emulator.port}"
+    env = network_env(data, proxy, emulator.port)
     emulator.load(case.scenario)
-    argv = driver.argv + [str(case.driver_path), emulator.url]
+    argv = driver.argv + [str(case.driver_path), base_url]
     start = time.monotonic()
     try:
-        proc = subprocess.run(argv, cwd=REPO, env=driver_env(), capture_output=True,
+        proc = subprocess.run(argv, cwd=REPO, env=driver_env(env), capture_output=True,
                               timeout=DRIVER_TIMEOUT_S, stdin=subprocess.DEVNULL)
         stdout, stderr, rc = proc.stdout, proc.stderr, proc.returncode
         timed_out = False
@@ -618,11 +822,14 @@ def run_cell(case: Case, driver: Driver, emulator: Emulator, verbose: bool,
                         ensure_ascii=False) + "\n")
         except RuntimeError as e:
             report.append(str(e))
+        if proxy is not None and "expect_proxy" in data:
+            report += check_proxy(data["expect_proxy"], proxy.requests(), emulator.port)
     ok = not report
     if (not ok or verbose) and err_text.strip():
         report += ["driver stderr:"] + ["    " + l for l in err_text.strip().splitlines()[-15:]]
     if verbose:
-        report.insert(0, f"({elapsed * 1000:.0f} ms) {' '.join(argv)}")
+        command = " ".join([f"{k}={v}" for k, v in env.items()] + argv)
+        report.insert(0, f"({elapsed * 1000:.0f} ms) {command}")
     return Result(ok, report)
 
 
@@ -660,6 +867,7 @@ def main(argv: list[str] | None = None) -> int:
     except (OSError, RuntimeError) as e:
         print(f"cannot start the emulator: {e}")
         emulator = None
+    network = Network()
     try:
         for case in cases:
             results[case.name] = {}
@@ -671,7 +879,8 @@ def main(argv: list[str] | None = None) -> int:
                     res = Result(False, ["no emulator"])
                 else:
                     try:
-                        res = run_cell(case, drivers[lang], emulator, args.verbose, request_log)
+                        res = run_cell(case, drivers[lang], emulator, args.verbose, request_log,
+                                       network)
                     except (OSError, RuntimeError, ValueError) as e:
                         res = Result(False, [f"runner error: {e}"])
                 results[case.name][lang] = "pass" if res.ok else "fail"
@@ -687,6 +896,7 @@ def main(argv: list[str] | None = None) -> int:
         request_log.close()
         if emulator is not None:
             emulator.close()
+        network.close()
 
     out = REPO / "build" / "conformance.json"
     out.parent.mkdir(parents=True, exist_ok=True)

@@ -11,6 +11,7 @@ import json
 import os
 import signal
 import socket
+import ssl
 import subprocess
 import sys
 import time
@@ -749,6 +750,166 @@ def test_cli_refuses_a_bad_scenario_file(tmp_path):
         assert line == ""
         assert proc.wait(timeout=5) == 2
         assert "responses[0].framing" in proc.stderr.read()
+    finally:
+        proc.stdout.close()
+        proc.stderr.close()
+
+
+# ---- HTTPS (tls=(cert, key), --tls-cert/--tls-key) ---------------------------------------
+
+MAKE_CERTS = ROOT / "tests" / "net" / "make_certs.sh"
+
+
+@pytest.fixture(scope="module")
+def certs(tmp_path_factory):
+    """The test CA, the server certificate for localhost and the unrelated CA, made by
+    tests/net/make_certs.sh in a folder of this test run's own."""
+    folder = tmp_path_factory.mktemp("tls")
+    subprocess.run([str(MAKE_CERTS), str(folder)], check=True, timeout=60)
+    return folder
+
+
+def client_context(ca: Path, version: ssl.TLSVersion | None = None) -> ssl.SSLContext:
+    ctx = ssl.create_default_context(cafile=str(ca))  # verifies the chain and the host name
+    if version is not None:
+        ctx.minimum_version = ctx.maximum_version = version
+    return ctx
+
+
+def https_post(emu: Emulator, ctx: ssl.SSLContext, path: str = ANTHROPIC,
+               timeout: float = 5) -> Reply:
+    conn = http.client.HTTPSConnection("localhost", emu.port, timeout=timeout, context=ctx)
+    try:
+        conn.request("POST", path, json.dumps(BODIES[path]), HEADERS[path])
+        resp = conn.getresponse()
+        return Reply(resp, resp.read())
+    finally:
+        conn.close()
+
+
+@pytest.fixture
+def tls_emu(certs):
+    with Emulator(tls=(certs / "server.pem", certs / "server.key")) as e:
+        yield e
+
+
+@pytest.mark.parametrize("version", [None, ssl.TLSVersion.TLSv1_2, ssl.TLSVersion.TLSv1_3])
+def test_https_serves_the_same_stream(tls_emu, certs, version):
+    assert tls_emu.tls and tls_emu.url == f"https://localhost:{tls_emu.port}"
+    sse = RECORDED / "anthropic" / "text_basic.sse"
+    tls_emu.load({"responses": [{"replay": str(sse), "chunk_size": 7}]})
+    r = https_post(tls_emu, client_context(certs / "ca.pem", version))
+    assert r.status == 200
+    assert r.body == sse.read_bytes()
+    log = tls_emu.requests()
+    assert [(q["method"], q["path"]) for q in log] == [("POST", ANTHROPIC)]
+    assert log[0]["headers"]["host"] == f"localhost:{tls_emu.port}"
+
+
+def test_https_with_another_ca_fails_the_handshake(tls_emu, certs):
+    with pytest.raises(ssl.SSLCertVerificationError):
+        https_post(tls_emu, client_context(certs / "other-ca.pem"))
+    assert tls_emu.requests() == []
+    # The emulator goes on serving.
+    tls_emu.load({"responses": [{"message": {"content": [{"type": "text", "text": "ok"}]}}]})
+    assert https_post(tls_emu, client_context(certs / "ca.pem")).status == 200
+
+
+def test_https_keep_alive_and_close_framing(tls_emu, certs):
+    """Two requests on one TLS connection; a body framed by the connection's end arrives
+    whole (the emulator ends TLS with close_notify, not a bare FIN)."""
+    msg = {"message": {"content": [{"type": "text", "text": "one two three"}]}}
+    tls_emu.load({"responses": [msg, dict(msg, framing="close")]})
+    conn = http.client.HTTPSConnection("localhost", tls_emu.port, timeout=5,
+                                       context=client_context(certs / "ca.pem"))
+    try:
+        bodies = []
+        for _ in range(2):
+            conn.request("POST", ANTHROPIC, json.dumps(BODIES[ANTHROPIC]), HEADERS[ANTHROPIC])
+            resp = conn.getresponse()
+            assert resp.status == 200
+            bodies.append(resp.read())
+        assert resp.getheader("connection") == "close"
+        assert bodies[0] == bodies[1].replace(b"msg_emu_0002", b"msg_emu_0001")
+        assert bodies[1].endswith(b'data: {"type":"message_stop"}\n\n')
+    finally:
+        conn.close()
+
+
+def test_https_faults(tls_emu, certs):
+    ctx = client_context(certs / "ca.pem")
+    load_fault(tls_emu, "close", "content-length", after=123)
+    with pytest.raises(http.client.IncompleteRead) as e:
+        https_post(tls_emu, ctx)
+    assert len(e.value.partial) == 123
+    load_fault(tls_emu, "reset")
+    # Under TLS the RST surfaces as a reset or as a short read, depending on when it lands.
+    with pytest.raises((ConnectionResetError, http.client.IncompleteRead)):
+        https_post(tls_emu, ctx)
+
+
+def test_https_ignores_clients_that_do_not_speak_tls(tls_emu, certs):
+    # A plain-HTTP request gets the connection closed; a client that connects and says
+    # nothing holds up nobody (each handshake runs on the connection's own thread).
+    idle = socket.create_connection(("127.0.0.1", tls_emu.port), timeout=5)
+    try:
+        with socket.create_connection(("127.0.0.1", tls_emu.port), timeout=5) as s:
+            s.sendall(b"POST /v1/messages HTTP/1.1\r\nhost: x\r\ncontent-length: 0\r\n\r\n")
+            try:
+                got = s.recv(65536)
+            except ConnectionResetError:
+                got = b""
+            assert not got.startswith(b"HTTP/")
+        tls_emu.load({"responses": [{"message": {"content": [{"type": "text", "text": "ok"}]}}]})
+        assert https_post(tls_emu, client_context(certs / "ca.pem")).status == 200
+    finally:
+        idle.close()
+
+
+def test_https_close_ends_a_stall_promptly(certs):
+    with Emulator(tls=(certs / "server.pem", certs / "server.key")) as emu:
+        load_fault(emu, "stall", after=10)
+        conn = http.client.HTTPSConnection("localhost", emu.port, timeout=5,
+                                           context=client_context(certs / "ca.pem"))
+        conn.request("POST", ANTHROPIC, json.dumps(BODIES[ANTHROPIC]), HEADERS[ANTHROPIC])
+        resp = conn.getresponse()
+        idle = socket.create_connection(("127.0.0.1", emu.port), timeout=5)  # no handshake
+        started = time.monotonic()
+        emu.close()
+        assert time.monotonic() - started < 2
+        with pytest.raises((http.client.IncompleteRead, ssl.SSLError)):
+            resp.read()
+        conn.close()
+        idle.close()
+
+
+def test_cli_https(certs):
+    proc, line = start_cli("--tls-cert", str(certs / "server.pem"),
+                           "--tls-key", str(certs / "server.key"))
+    try:
+        assert line.startswith("panto-emulator listening on https://localhost:")
+        port = int(line.rsplit(":", 1)[1])
+        conn = http.client.HTTPSConnection("localhost", port, timeout=5,
+                                           context=client_context(certs / "ca.pem"))
+        conn.request("GET", "/_emulator/requests")
+        assert json.loads(conn.getresponse().read()) == []
+        conn.close()
+        proc.send_signal(signal.SIGTERM)
+        assert proc.wait(timeout=5) == 0
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+            proc.wait()
+        proc.stdout.close()
+        proc.stderr.close()
+
+
+def test_cli_https_needs_both_files(certs):
+    proc, line = start_cli("--tls-cert", str(certs / "server.pem"))
+    try:
+        assert line == ""
+        assert proc.wait(timeout=5) == 2
+        assert "--tls-cert and --tls-key go together" in proc.stderr.read()
     finally:
         proc.stdout.close()
         proc.stderr.close()

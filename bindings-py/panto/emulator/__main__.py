@@ -1,13 +1,15 @@
 """python -m panto.emulator: run the emulator until SIGINT or SIGTERM.
 
-The first line on stdout is always `panto-emulator listening on http://HOST:PORT`, so a
-test runner can start it with --port 0 and read the port from that line.
+The first line on stdout is always `panto-emulator listening on http://HOST:PORT` (with
+--tls-cert/--tls-key: `https://localhost:PORT`), so a test runner can start it with --port 0
+and read the port from that line.
 """
 
 from __future__ import annotations
 
 import argparse
 import signal
+import ssl
 import sys
 import threading
 
@@ -29,11 +31,17 @@ def main(argv: list[str] | None = None) -> int:
                         help="with --replay: write the body N bytes at a time")
     parser.add_argument("--framing", choices=FRAMINGS, default="chunked",
                         help="with --replay: how the body is framed (default chunked)")
+    parser.add_argument("--tls-cert", metavar="FILE",
+                        help="serve HTTPS with this certificate chain (PEM); needs --tls-key")
+    parser.add_argument("--tls-key", metavar="FILE", help="the private key (PEM) of --tls-cert")
     parser.add_argument("-v", "--verbose", action="store_true",
                         help="log every request on stderr")
     args = parser.parse_args(argv)
     if args.chunk_size < 0:
         parser.error("--chunk-size must be >= 0")
+    if (args.tls_cert is None) != (args.tls_key is None):
+        parser.error("--tls-cert and --tls-key go together")
+    tls = (args.tls_cert, args.tls_key) if args.tls_cert is not None else None
 
     stop = threading.Event()
     # Handlers first, so a signal that arrives while starting still ends us cleanly.
@@ -42,9 +50,12 @@ def main(argv: list[str] | None = None) -> int:
     try:
         emulator = Emulator(scenario=args.scenario, replay=args.replay,
                             chunk_size=args.chunk_size, framing=args.framing,
-                            host=args.host, port=args.port, verbose=args.verbose)
+                            host=args.host, port=args.port, verbose=args.verbose, tls=tls)
     except ScenarioError as e:
         print(f"panto-emulator: {e}", file=sys.stderr)
+        return 2
+    except ssl.SSLError as e:
+        print(f"panto-emulator: cannot use the TLS certificate or key: {e}", file=sys.stderr)
         return 2
     except OSError as e:
         print(f"panto-emulator: cannot listen on {args.host}:{args.port}: {e}",

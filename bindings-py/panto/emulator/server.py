@@ -3,7 +3,9 @@
 One request handler serves both provider endpoints; what differs between providers (wire
 format, error shape, request checks) lives in anthropic.py and openai.py behind the same
 small set of names. The handler speaks HTTP/1.1 with keep-alive, so a client can reuse its
-connection between turns, as it would with the real APIs.
+connection between turns, as it would with the real APIs. With `tls=(cert, key)` the same
+server speaks HTTPS (TLS 1.2 and 1.3): each connection's handshake runs on its own handler
+thread, so a client that never finishes one holds up nobody else.
 """
 
 from __future__ import annotations
@@ -14,6 +16,8 @@ import json
 import os
 import socket
 import socketserver
+import ssl
+import sys
 import threading
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from types import ModuleType
@@ -31,6 +35,18 @@ JSON_CONTENT_TYPE = "application/json"
 
 # Reason phrases Python does not know.
 _REASONS = {529: "Overloaded"}
+
+# How long a client may take to finish the TLS handshake, and to answer our close_notify.
+TLS_HANDSHAKE_TIMEOUT_S = 10.0
+TLS_CLOSE_TIMEOUT_S = 1.0
+
+
+def tls_context(cert: str | os.PathLike[str], key: str | os.PathLike[str]) -> ssl.SSLContext:
+    """A server-side TLS context (TLS 1.2 and 1.3) for the certificate chain and key (PEM)."""
+    ctx = ssl.SSLContext(ssl.PROTOCOL_TLS_SERVER)
+    ctx.minimum_version = ssl.TLSVersion.TLSv1_2
+    ctx.load_cert_chain(os.fspath(cert), os.fspath(key))
+    return ctx
 
 
 class _State:
@@ -83,9 +99,11 @@ class _Server(ThreadingHTTPServer):
     daemon_threads = False  # server_close() joins the handler threads
     block_on_close = True
 
-    def __init__(self, address: tuple[str, int], state: _State, verbose: bool) -> None:
+    def __init__(self, address: tuple[str, int], state: _State, verbose: bool,
+                 tls: ssl.SSLContext | None = None) -> None:
         self.state = state
         self.verbose = verbose
+        self.tls = tls
         self.stopping = threading.Event()
         self._conns: set[socket.socket] = set()
         self._conns_lock = threading.Lock()
@@ -106,12 +124,55 @@ class _Server(ThreadingHTTPServer):
             self._conns.discard(request)
         super().shutdown_request(request)
 
+    def finish_request(self, request: Any, client_address: Any) -> None:
+        if self.tls is None:
+            super().finish_request(request, client_address)
+            return
+        # Wrapping detaches `request`: from here on the TLS socket is the connection (and the
+        # one drop_connections() cuts); shutdown_request() then only closes the husk.
+        try:
+            conn = self.tls.wrap_socket(request, server_side=True,
+                                        do_handshake_on_connect=False)
+        except OSError:
+            return
+        with self._conns_lock:
+            self._conns.discard(request)
+            self._conns.add(conn)
+        try:
+            conn.settimeout(TLS_HANDSHAKE_TIMEOUT_S)
+            try:
+                conn.do_handshake()
+            except (OSError, ValueError) as e:  # a refused certificate, a plain-HTTP client...
+                if self.verbose:
+                    print(f"panto-emulator: TLS handshake with {client_address[0]}:"
+                          f"{client_address[1]} failed: {e}", file=sys.stderr, flush=True)
+                return
+            conn.settimeout(None)
+            super().finish_request(conn, client_address)
+            # A clean TLS end (close_notify), so that a body framed by the connection's end
+            # is not taken for a truncation. Faults (reset, close) have already ended the
+            # connection their own way; unwrap() then fails, which is fine.
+            try:
+                conn.settimeout(TLS_CLOSE_TIMEOUT_S)
+                conn.unwrap()
+            except (OSError, ValueError):
+                pass
+        finally:
+            with self._conns_lock:
+                self._conns.discard(conn)
+            try:
+                conn.close()
+            except OSError:
+                pass
+
     def drop_connections(self) -> None:
         with self._conns_lock:
             conns = list(self._conns)
         for conn in conns:
             try:
-                conn.shutdown(socket.SHUT_RDWR)
+                # The plain socket's shutdown, also for a TLS socket: SSLSocket.shutdown()
+                # would drop the TLS state under the feet of the handler thread.
+                socket.socket.shutdown(conn, socket.SHUT_RDWR)
             except OSError:
                 pass  # already closed or reset
 
@@ -321,21 +382,32 @@ class Emulator:
     `scenario` is a scenario dict (relative replay paths resolve against `base_dir`, default
     the current directory) or the path of a scenario file; `replay` is the path of a raw SSE
     body served to every request instead. Raises ScenarioError for a bad scenario.
+
+    `tls=(cert, key)` (PEM files: the certificate chain, the private key) serves HTTPS
+    instead; `url` is then `https://localhost:PORT`, since the test certificates name
+    `localhost` (and not every client checks IP addresses against a certificate).
     """
 
     def __init__(self, scenario: Any = None, replay: str | os.PathLike[str] | None = None,
                  chunk_size: int = 0, framing: str = "chunked", host: str = "127.0.0.1",
                  port: int = 0, base_dir: str | os.PathLike[str] | None = None,
-                 verbose: bool = False) -> None:
+                 verbose: bool = False,
+                 tls: tuple[str | os.PathLike[str], str | os.PathLike[str]] | None = None) -> None:
         if scenario is not None and replay is not None:
             raise ValueError("give a scenario or a replay file, not both")
         if replay is not None:
             initial = replay_scenario(replay, chunk_size=chunk_size, framing=framing)
         else:
             initial = _as_scenario(scenario, base_dir)
-        self._server = _Server((host, port), _State(initial), verbose)
+        context = tls_context(*tls) if tls is not None else None
+        self._server = _Server((host, port), _State(initial), verbose, context)
         self.host, self.port = self._server.server_address[:2]
-        self.url = f"http://{self.host}:{self.port}"
+        self.tls = context is not None
+        if self.tls:
+            name = "localhost" if host in ("127.0.0.1", "localhost") else host
+            self.url = f"https://{name}:{self.port}"
+        else:
+            self.url = f"http://{self.host}:{self.port}"
         self._closed = False
         self._thread = threading.Thread(target=self._server.serve_forever,
                                         kwargs={"poll_interval": 0.05},
