@@ -16,7 +16,7 @@ export LD_LIBRARY_PATH := $(LIB)
 export LUA_CPATH := $(LIB)/lua/?.so;;
 export PYTHONPATH := $(ROOT)/bindings-py
 
-.PHONY: all setup build test test-zig test-c test-python test-go test-lua conformance demo clean
+.PHONY: all setup build test test-zig test-c test-python test-go test-lua conformance demo bench clean
 
 all: build
 
@@ -56,6 +56,10 @@ conformance:
 
 demo: build
 	@scripts/demo.sh
+
+# Not part of `make test`: panto against the official SDKs (bench/README.md).
+bench: build
+	bench/bench.sh
 
 clean:
 	rm -rf zig-out .zig-cache build

@@ -1,0 +1,68 @@
+#!/usr/bin/env bash
+# make bench: sets up what the benchmark needs (idempotent; a second run only checks), builds
+# the consumers, then runs bench/run.py. BENCH_QUICK=1 for a ~1 minute run; arguments are
+# passed to run.py (e.g. `bench/bench.sh --only panto-c`).
+#
+# What it sets up, all under build/ (never in .venv):
+#   build/bench-venv            python venv with bench/requirements.txt (anthropic, openai, httpx,
+#                               matplotlib), pinned
+#   build/bench/zig-out         libpanto built from this checkout with -Doptimize=$BENCH_OPTIMIZE
+#                               (default ReleaseSafe, as `make build`), so a Debug zig-out/ left by
+#                               someone's `zig build` does not skew the figures
+#   build/bench/panto_c         the C consumer
+#   build/bench/go-panto        the Go consumer (bench/go-panto, panto.dev/panto by replace)
+#   build/bench/anthropic-go, openai-go   the Go SDK peers (bench/go-peers, versions in its go.sum)
+set -euo pipefail
+cd "$(dirname "$0")/.."
+root=$PWD
+export PATH="$PATH:/usr/local/go/bin"
+out=build/bench
+mkdir -p "$out/logs"
+
+[ -x .venv/bin/python ] || scripts/setup.sh
+
+# 1. The peers' venv.
+stamp=build/bench-venv/.setup-done
+if [ ! -f "$stamp" ] || [ bench/requirements.txt -nt "$stamp" ]; then
+    echo "bench: installing the peers into build/bench-venv (bench/requirements.txt)"
+    [ -x build/bench-venv/bin/python ] || python3 -m venv build/bench-venv
+    build/bench-venv/bin/python -m pip install --quiet --disable-pip-version-check -r bench/requirements.txt
+    touch "$stamp"
+fi
+
+# 2. curl, the physical limit.
+if ! command -v curl >/dev/null; then
+    echo "bench: installing Debian's curl"
+    sudo=""
+    [ "$(id -u)" -eq 0 ] || sudo="sudo"
+    $sudo apt-get update -qq
+    DEBIAN_FRONTEND=noninteractive $sudo apt-get install -y -qq curl >/dev/null
+fi
+
+# 3. libpanto, optimized, into its own prefix.
+optimize=${BENCH_OPTIMIZE:-ReleaseSafe}
+export BENCH_OPTIMIZE=$optimize
+echo "bench: building libpanto ($optimize) into $out/zig-out"
+.venv/bin/python -m ziglang build -Doptimize="$optimize" -p "$out/zig-out"
+lib=$root/$out/zig-out/lib
+
+# 4. The consumers.
+cc -O2 -std=c99 -Wall -Wextra -Werror bench/clients/spawn.c -o "$out/spawn"
+cc -O2 -std=c99 -Wall -Wextra -Werror -pthread -Iinclude bench/clients/panto_c.c \
+    -L"$lib" -lpanto -Wl,-rpath,"$lib" -o "$out/panto_c"
+(cd bench/go-panto && go build -o "$root/$out/go-panto" .)
+if [ ! -x "$out/anthropic-go" ] || [ ! -x "$out/openai-go" ] || \
+   [ -n "$(find bench/go-peers -newer "$out/openai-go" -name '*.go' -o -newer "$out/openai-go" -name 'go.*' | head -n1)" ]; then
+    echo "bench: building the Go SDK peers (the first build takes a few minutes)"
+    (cd bench/go-peers && go mod download && go build -o "$root/$out/" ./cmd/anthropic-go ./cmd/openai-go)
+fi
+
+# The Go consumer links libpanto with a run path to zig-out/lib; LD_LIBRARY_PATH (set by
+# run.py for every consumer) points it at the optimized copy instead: check that it does.
+linked=$(LD_LIBRARY_PATH=$lib ldd "$out/go-panto")
+if [[ "$linked" != *"$lib/libpanto.so"* ]]; then
+    echo "bench: $out/go-panto does not load $lib/libpanto.so under LD_LIBRARY_PATH" >&2
+    exit 1
+fi
+
+BENCH_LIB_DIR=$lib exec build/bench-venv/bin/python bench/run.py "$@"

@@ -1,0 +1,130 @@
+/* The panto C consumer of `make bench`: streams one turn (or STREAMS turns on as many threads,
+ * one agent each) from the bench server and counts the ContentDelta events, touching every
+ * fragment (its length is summed, its bytes checksummed).
+ *
+ *     panto_c PROVIDER BASE_URL [STREAMS]
+ *
+ * It speaks the harness protocol on stdout (bench/README.md): READY <cpu_s>, FIRST,
+ * END <events> <text_bytes> <cpu_s>. */
+#define _POSIX_C_SOURCE 200809L
+#include <pthread.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/resource.h>
+
+#include "panto.h"
+
+static double cpu_seconds(void) {
+    struct rusage ru;
+    getrusage(RUSAGE_SELF, &ru);
+    return (double)ru.ru_utime.tv_sec + ru.ru_utime.tv_usec / 1e6 + (double)ru.ru_stime.tv_sec + ru.ru_stime.tv_usec / 1e6;
+}
+
+static const char *provider, *base_url;
+static pthread_mutex_t first_lock = PTHREAD_MUTEX_INITIALIZER;
+static int first_sent;
+
+typedef struct {
+    PantoAgent *agent;
+    uint64_t events, bytes;
+    unsigned checksum;
+    int failed;
+} Job;
+
+static void first_event(void) {
+    pthread_mutex_lock(&first_lock);
+    if (!first_sent) {
+        first_sent = 1;
+        fputs("FIRST\n", stdout);
+        fflush(stdout);
+    }
+    pthread_mutex_unlock(&first_lock);
+}
+
+static void *consume(void *arg) {
+    Job *job = arg;
+    PantoStream *stream = NULL;
+    int rc = panto_agent_run(job->agent, "Hello", &stream);
+    if (rc < 0) {
+        fprintf(stderr, "panto_agent_run: %s\n", panto_status_name(rc));
+        job->failed = 1;
+        return NULL;
+    }
+    PantoEvent ev = PANTO_EVENT_INIT;
+    uint64_t events = 0, bytes = 0;
+    unsigned checksum = 0;
+    while ((rc = panto_next_event(stream, &ev)) == PANTO_EVENT) {
+        if (ev.kind == PANTO_EVENT_CONTENT_DELTA) {
+            if (events == 0) first_event();
+            events++;
+            bytes += ev.text.len;
+            if (ev.text.len) checksum += (unsigned char)ev.text.ptr[ev.text.len - 1];
+        }
+    }
+    if (rc < 0) {
+        PantoError err = PANTO_ERROR_INIT;
+        panto_stream_error(stream, &err);
+        fprintf(stderr, "stream failed (%s): %.*s\n", panto_status_name(rc), (int)err.message.len, err.message.ptr);
+        job->failed = 1;
+    }
+    panto_stream_free(stream);
+    job->events = events;
+    job->bytes = bytes;
+    job->checksum = checksum;
+    return NULL;
+}
+
+int main(int argc, char **argv) {
+    if (argc < 3) {
+        fprintf(stderr, "usage: %s anthropic|openai BASE_URL [STREAMS]\n", argv[0]);
+        return 2;
+    }
+    provider = argv[1];
+    base_url = argv[2];
+    int streams = argc > 3 ? atoi(argv[3]) : 1;
+    if (streams < 1) streams = 1;
+    const char *model = strcmp(provider, "openai") == 0 ? "gpt-4o-mini" : "claude-sonnet-4-6";
+
+    char config[1024];
+    snprintf(config, sizeof config,
+             "{\"provider\":\"%s\",\"model\":\"%s\",\"base_url\":\"%s\",\"api_key\":\"bench\",\"max_tokens\":1024}",
+             provider, model, base_url);
+    Job *jobs = calloc((size_t)streams, sizeof *jobs);
+    pthread_t *threads = calloc((size_t)streams, sizeof *threads);
+    if (!jobs || !threads) return 1;
+    for (int i = 0; i < streams; i++) {
+        if (panto_agent_new(config, &jobs[i].agent) < 0) {
+            PantoError err = PANTO_ERROR_INIT;
+            panto_agent_error(jobs[i].agent, &err);
+            fprintf(stderr, "config refused: %.*s\n", (int)err.message.len, err.message.ptr);
+            return 1;
+        }
+    }
+
+    printf("READY %.6f\n", cpu_seconds());
+    fflush(stdout);
+    if (streams == 1) {
+        consume(&jobs[0]);
+    } else {
+        for (int i = 0; i < streams; i++) pthread_create(&threads[i], NULL, consume, &jobs[i]);
+        for (int i = 0; i < streams; i++) pthread_join(threads[i], NULL);
+    }
+    uint64_t events = 0, bytes = 0;
+    unsigned checksum = 0;
+    int failed = 0;
+    for (int i = 0; i < streams; i++) {
+        events += jobs[i].events;
+        bytes += jobs[i].bytes;
+        checksum += jobs[i].checksum;
+        failed |= jobs[i].failed;
+    }
+    printf("END %llu %llu %.6f\n", (unsigned long long)events, (unsigned long long)bytes, cpu_seconds());
+    fflush(stdout);
+    fprintf(stderr, "checksum %u\n", checksum);
+    for (int i = 0; i < streams; i++) panto_agent_free(jobs[i].agent);
+    free(jobs);
+    free(threads);
+    return failed;
+}

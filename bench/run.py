@@ -1,0 +1,655 @@
+"""The runner of `make bench` (bench/bench.sh sets up, then runs this with build/bench-venv).
+
+    python bench/run.py [--quick] [--only SUBSTR ...] [--reps R] [--no-chart]
+
+Starts the loopback SSE server (bench/sse_server.py), runs every consumer as its own process
+against it, several times, and writes build/bench.json, bench/RESULTS.md and bench/results.png.
+See bench/README.md for the protocol, the metrics and the targets.
+"""
+
+from __future__ import annotations
+
+import argparse
+import datetime
+import json
+import os
+import platform
+import re
+import select
+import signal
+import statistics
+import subprocess
+import sys
+import time
+import urllib.request
+from dataclasses import dataclass, field
+from typing import Callable, Dict, List, Optional
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+ROOT = os.path.dirname(HERE)
+BUILD = os.path.join(ROOT, "build", "bench")
+CLIENTS_DIR = os.path.join(HERE, "clients")
+VENV_PY = os.path.join(ROOT, "build", "bench-venv", "bin", "python")
+LIB = os.environ.get("BENCH_LIB_DIR", os.path.join(BUILD, "zig-out", "lib"))
+
+FULL = dict(name="full", ns=[10_000, 100_000, 1_000_000], reps=3, skip_over_s=15.0, one_rep_over_s=4.0,
+            conc_streams=100, conc_n=1_000, conc_reps=3, warmup=True)
+QUICK = dict(name="quick", ns=[1_000, 10_000, 100_000], reps=1, skip_over_s=3.0, one_rep_over_s=1.0,
+             conc_streams=100, conc_n=200, conc_reps=1, warmup=False)
+RUN_TIMEOUT_S = 240.0
+
+
+# ---- the consumers ---------------------------------------------------------------------------
+
+@dataclass
+class Client:
+    name: str
+    provider: str  # which body it reads: anthropic | openai
+    group: str  # panto | peer | limit
+    argv: Callable[[str, int], List[str]]  # (base_url, streams) -> argv
+    env: Dict[str, str] = field(default_factory=dict)
+    kind: str = "proto"  # proto: speaks READY/FIRST/END; curl: curl -w
+    concurrent: bool = False  # part of the 100-stream comparison
+    note: str = ""
+
+
+def clients() -> List[Client]:
+    py = VENV_PY
+    c = CLIENTS_DIR
+    panto_env = {"PYTHONPATH": os.path.join(ROOT, "bindings-py")}
+    out: List[Client] = []
+    for p in ("anthropic", "openai"):
+        conc = p == "anthropic"
+        out += [
+            Client(f"panto-c/{p}", p, "panto", lambda u, s, p=p: [os.path.join(BUILD, "panto_c"), p, u, str(s)],
+                   concurrent=conc, note="pthreads, one agent each"),
+            Client(f"panto-py/{p}", p, "panto", lambda u, s, p=p: [py, os.path.join(c, "panto_py.py"), p, u, str(s)],
+                   env=panto_env, concurrent=conc, note="threads, one agent each"),
+            Client(f"panto-go/{p}", p, "panto", lambda u, s, p=p: [os.path.join(BUILD, "go-panto"), p, u, str(s)],
+                   concurrent=conc, note="goroutines, one agent each"),
+            Client(f"panto-lua/{p}", p, "panto", lambda u, s, p=p: ["lua5.4", os.path.join(c, "panto_lua.lua"), p, u, str(s)],
+                   concurrent=conc, note="one Lua thread, streams read round-robin"),
+        ]
+    for mode in ("raw", "stream"):
+        out.append(Client(f"anthropic-sdk-py/{mode}", "anthropic", "peer",
+                          lambda u, s, m=mode: [py, os.path.join(c, "anthropic_sdk.py"), m, u, str(s)],
+                          concurrent=mode == "raw", note="threads, one shared client"))
+    out.append(Client("anthropic-sdk-py/async", "anthropic", "peer",
+                      lambda u, s: [py, os.path.join(c, "anthropic_sdk.py"), "raw", u, str(s), "--async"],
+                      concurrent=True, note="asyncio tasks, one AsyncAnthropic"))
+    for mode in ("raw", "stream"):
+        out.append(Client(f"openai-sdk-py/{mode}", "openai", "peer",
+                          lambda u, s, m=mode: [py, os.path.join(c, "openai_sdk.py"), m, u, str(s)]))
+    for p in ("anthropic", "openai"):
+        out.append(Client(f"httpx-py/{p}", p, "peer", lambda u, s, p=p: [py, os.path.join(c, "httpx_client.py"), p, u, str(s)]))
+    for mode in ("raw", "accumulate"):
+        out.append(Client(f"anthropic-sdk-go/{mode}", "anthropic", "peer",
+                          lambda u, s, m=mode: [os.path.join(BUILD, "anthropic-go"), m, u, str(s)],
+                          concurrent=mode == "raw", note="goroutines, one shared client"))
+    for mode in ("raw", "accumulate"):
+        out.append(Client(f"openai-sdk-go/{mode}", "openai", "peer",
+                          lambda u, s, m=mode: [os.path.join(BUILD, "openai-go"), m, u, str(s)]))
+    for p in ("anthropic", "openai"):
+        path = "/v1/messages" if p == "anthropic" else "/v1/chat/completions"
+        out.append(Client(f"curl/{p}", p, "limit", lambda u, s, path=path: [
+            "curl", "-sS", "-N", "-o", "/dev/null", "-X", "POST", "-H", "content-type: application/json",
+            "-H", "accept: text/event-stream", "--data", '{"stream":true}',
+            "-w", "%{time_starttransfer} %{time_total} %{size_download} %{http_code}", u + path], kind="curl"))
+    return out
+
+
+# ---- running one process ---------------------------------------------------------------------
+
+class RunError(Exception):
+    pass
+
+
+def _vm_hwm_kb(pid: int) -> Optional[int]:
+    try:
+        with open(f"/proc/{pid}/status") as f:
+            for line in f:
+                if line.startswith("VmHWM:"):
+                    return int(line.split()[1])
+    except OSError:
+        pass
+    return None
+
+
+def run_once(client: Client, base_url: str, streams: int, log) -> dict:
+    """Runs the consumer once; returns its measurements (seconds, kB)."""
+    env = dict(os.environ)
+    env.pop("PYTHONPATH", None)
+    env.update({
+        "PANTO_LIBRARY": os.path.join(LIB, "libpanto.so"),
+        "LD_LIBRARY_PATH": LIB,
+        "LUA_CPATH": os.path.join(LIB, "lua", "?.so") + ";;",
+        "PYTHONWARNINGS": "ignore",
+    })
+    env.update(client.env)
+    argv = client.argv(base_url, streams)
+    log.write(f"\n### {client.name} streams={streams} {' '.join(argv)}\n")
+    log.flush()
+    ru_path = os.path.join(BUILD, "logs", "rusage.txt")
+    if os.path.exists(ru_path):
+        os.unlink(ru_path)
+    t_spawn = time.perf_counter()
+    # Through build/bench/spawn (see bench/clients/spawn.c): the consumer's own peak RSS.
+    proc = subprocess.Popen([os.path.join(BUILD, "spawn"), ru_path] + argv, stdin=subprocess.DEVNULL,
+                            stdout=subprocess.PIPE, stderr=log, env=env, cwd=CLIENTS_DIR, start_new_session=True)
+    fd = proc.stdout.fileno()
+    stamps: Dict[str, float] = {}
+    lines: List[str] = []
+    buf = b""
+    import_rss = None
+    child_pid = None
+    deadline = t_spawn + RUN_TIMEOUT_S
+    try:
+        while True:
+            left = deadline - time.perf_counter()
+            if left <= 0:
+                raise RunError(f"timed out after {RUN_TIMEOUT_S:.0f} s")
+            r, _, _ = select.select([fd], [], [], left)
+            if not r:
+                continue
+            data = os.read(fd, 65536)
+            now = time.perf_counter()
+            if not data:
+                break
+            buf += data
+            while b"\n" in buf:
+                line, buf = buf.split(b"\n", 1)
+                text = line.decode("utf-8", "replace").strip()
+                word = text.split(" ", 1)[0]
+                if word == "PID" and child_pid is None:
+                    child_pid = int(text.split()[1])
+                    continue
+                lines.append(text)
+                if word in ("READY", "FIRST", "END") and word not in stamps:
+                    stamps[word] = now
+                    if word == "READY" and child_pid:
+                        import_rss = _vm_hwm_kb(child_pid)
+    finally:
+        if proc.poll() is None:
+            try:
+                os.killpg(proc.pid, signal.SIGKILL)  # the spawner and the consumer
+            except ProcessLookupError:
+                pass
+        proc.wait()
+        proc.stdout.close()
+    t_exit = time.perf_counter()
+    if buf.strip():  # curl -w prints no final newline
+        lines.append(buf.decode("utf-8", "replace").strip())
+    try:
+        with open(ru_path) as f:
+            code, maxrss, utime, stime = f.read().split()
+    except (OSError, ValueError):
+        raise RunError(f"the spawner exited with {proc.returncode} and no rusage (see {log.name})")
+    if int(code) != 0:
+        raise RunError(f"exit status {code} (see {log.name})")
+    ru_cpu, ru_maxrss = float(utime) + float(stime), int(maxrss)
+    rec = {"cpu_total_s": ru_cpu, "maxrss_kb": ru_maxrss, "process_s": t_exit - t_spawn}
+    if client.kind == "curl":
+        parts = lines[-1].split() if lines else []
+        if len(parts) != 4 or parts[3] != "200":
+            raise RunError(f"curl printed {lines!r}")
+        rec.update(ttfe_s=float(parts[0]), wall_s=float(parts[1]), body_bytes=int(parts[2]),
+                   cpu_s=rec["cpu_total_s"])
+        return rec
+    missing = [w for w in ("READY", "FIRST", "END") if w not in stamps]
+    if missing:
+        raise RunError(f"no {'/'.join(missing)} line; stdout was {lines[-5:]!r}")
+    ready = next(x for x in lines if x.startswith("READY")).split()
+    end = next(x for x in lines if x.startswith("END")).split()
+    rec.update(
+        events=int(end[1]), text_bytes=int(end[2]), cpu_s=float(end[3]) - float(ready[1]),
+        wall_s=stamps["END"] - stamps["READY"], ttfe_s=stamps["FIRST"] - stamps["READY"],
+        cold_start_s=stamps["FIRST"] - t_spawn, import_s=stamps["READY"] - t_spawn,
+        import_rss_kb=import_rss,
+    )
+    return rec
+
+
+# ---- the server ------------------------------------------------------------------------------
+
+class Server:
+    def __init__(self, ns: List[int], log) -> None:
+        self.proc = subprocess.Popen([sys.executable, os.path.join(HERE, "sse_server.py"), "--n", ",".join(map(str, ns))],
+                                     stdout=subprocess.PIPE, stderr=log, stdin=subprocess.DEVNULL)
+        line = self.proc.stdout.readline().decode()
+        m = re.match(r"listening (http://\S+)", line)
+        if not m:
+            self.stop()
+            raise SystemExit(f"bench: the SSE server did not start: {line!r}")
+        self.url = m.group(1)
+
+    def base(self, n: int) -> str:
+        return f"{self.url}/n/{n}"
+
+    def stats(self, n: int) -> dict:
+        with urllib.request.urlopen(self.base(n) + "/stats", timeout=30) as r:
+            return json.load(r)
+
+    def stop(self) -> None:
+        if self.proc.poll() is None:
+            self.proc.send_signal(signal.SIGTERM)
+            try:
+                self.proc.wait(10)
+            except subprocess.TimeoutExpired:
+                self.proc.kill()
+                self.proc.wait()
+
+
+# ---- measuring -------------------------------------------------------------------------------
+
+def median(xs):
+    xs = [x for x in xs if x is not None]
+    return statistics.median(xs) if xs else None
+
+
+def check(client: Client, rec: dict, n: int, streams: int, expected_text: int, body_bytes: Optional[int]) -> None:
+    if client.kind == "curl":
+        if body_bytes is not None and rec["body_bytes"] != body_bytes:
+            raise RunError(f"curl read {rec['body_bytes']} bytes, the body has {body_bytes}")
+        return
+    if rec["events"] != n * streams or rec["text_bytes"] != expected_text * streams:
+        raise RunError(f"counted {rec['events']} deltas / {rec['text_bytes']} text bytes, "
+                       f"expected {n * streams} / {expected_text * streams}")
+
+
+def measure(cfg: dict, selected: List[Client], log, say) -> dict:
+    ns = cfg["ns"]
+    server = Server(ns + [cfg["conc_n"], 10], log)
+    try:
+        say(f"bench: SSE server at {server.url}")
+        stats = {n: server.stats(n) for n in ns + [cfg["conc_n"], 10]}
+        expected = {n: s["text_bytes"] for n, s in stats.items()}
+        bodies = {(p, n): stats[n][f"{p}_body_bytes"] for p in ("anthropic", "openai") for n in ns}
+        runs: Dict[str, Dict[int, List[dict]]] = {c.name: {} for c in selected}
+        conc_runs: Dict[str, List[dict]] = {c.name: [] for c in selected if c.concurrent}
+        failed: Dict[str, str] = {}
+        skipped: Dict[str, Dict[int, float]] = {c.name: {} for c in selected}
+
+        def attempt(c: Client, n: int, streams: int, expect_text: int) -> Optional[dict]:
+            try:
+                rec = run_once(c, server.base(n), streams, log)
+                check(c, rec, n, streams, expect_text, bodies.get((c.provider, n)) if streams == 1 else None)
+                return rec
+            except RunError as e:
+                failed[c.name] = f"N={n} streams={streams}: {e}"
+                say(f"bench: {c.name} failed: {failed[c.name]}")
+                return None
+
+        if cfg["warmup"]:
+            say("bench: warm-up (one short run of each consumer, not counted)")
+            for c in selected:
+                attempt(c, 10, 1, expected[10])
+
+        def rate(c: Client, upto: int) -> Optional[float]:
+            """events/s at the largest N measured below `upto` (not the best: a consumer may
+            slow down as N grows, e.g. one that accumulates by string concatenation)."""
+            below = [n for n, rs in runs[c.name].items() if n < upto and rs]
+            if not below:
+                return None
+            n = max(below)
+            return n / median([x["wall_s"] for x in runs[c.name][n]])
+
+        for rep in range(cfg["reps"]):
+            for n in ns:
+                line = []
+                for c in selected:
+                    if c.name in failed:
+                        continue
+                    r = rate(c, n)
+                    est = n / r if r else 0.0
+                    if rep == 0:
+                        if est > cfg["skip_over_s"]:
+                            skipped[c.name][n] = est
+                            continue
+                    elif not runs[c.name].get(n) or est > cfg["one_rep_over_s"]:
+                        continue  # repeat only what ran in the first repetition, and was quick
+                    rec = attempt(c, n, 1, expected[n])
+                    if rec is not None:
+                        runs[c.name].setdefault(n, []).append(rec)
+                        line.append(f"{c.name} {n / rec['wall_s']:,.0f}/s")
+                say(f"bench: rep {rep + 1}/{cfg['reps']} N={n:,}: " + ", ".join(line))
+
+        conc = [c for c in selected if c.concurrent and c.name not in failed]
+        if conc:
+            say(f"bench: {cfg['conc_streams']} concurrent streams of {cfg['conc_n']:,} deltas in one process")
+            for rep in range(cfg["conc_reps"]):
+                line = []
+                for c in conc:
+                    if c.name in failed:
+                        continue
+                    rec = attempt(c, cfg["conc_n"], cfg["conc_streams"], expected[cfg["conc_n"]])
+                    if rec is not None:
+                        conc_runs[c.name].append(rec)
+                        line.append(f"{c.name} {rec['cpu_s']:.2f} s CPU {rec['maxrss_kb'] / 1024:.0f} MB")
+                say(f"bench: rep {rep + 1}/{cfg['conc_reps']} concurrent: " + ", ".join(line))
+        return dict(runs=runs, conc_runs=conc_runs, failed=failed, skipped=skipped, expected=expected,
+                    bodies={f"{p}/{n}": v for (p, n), v in bodies.items()})
+    finally:
+        server.stop()
+
+
+def summarize(cfg: dict, selected: List[Client], m: dict) -> Dict[str, dict]:
+    out: Dict[str, dict] = {}
+    ns = cfg["ns"]
+    for c in selected:
+        rs = m["runs"][c.name]
+        d: dict = {}
+        for n in ns:
+            if rs.get(n):
+                d[f"events_per_s_{n}"] = round(n / median([x["wall_s"] for x in rs[n]]))
+                d[f"cpu_us_per_event_{n}"] = round(median([x["cpu_s"] for x in rs[n]]) / n * 1e6, 3)
+                d[f"peak_rss_mb_{n}"] = round(median([x["maxrss_kb"] for x in rs[n]]) / 1024, 1)
+                d[f"runs_{n}"] = len(rs[n])
+        measured = [n for n in ns if rs.get(n)]
+        if measured:
+            top = measured[-1]
+            d["largest_n"] = top
+            d["cpu_us_per_event"] = d[f"cpu_us_per_event_{top}"]
+            d["peak_rss_mb"] = d[f"peak_rss_mb_{top}"]
+            first = [x for n in measured for x in rs[n]]
+            d["ttfe_ms"] = round(median([x["ttfe_s"] for x in first]) * 1e3, 2)
+            if c.kind == "proto":
+                d["cold_start_ms"] = round(median([x["cold_start_s"] for x in first]) * 1e3, 1)
+                d["import_ms"] = round(median([x["import_s"] for x in first]) * 1e3, 1)
+                d["import_rss_mb"] = round(median([x["import_rss_kb"] for x in first]) / 1024, 1)
+        cr = m["conc_runs"].get(c.name) or []
+        if cr:
+            k = cfg["conc_streams"]
+            d[f"concurrent{k}_cpu_s"] = round(median([x["cpu_s"] for x in cr]), 3)
+            d[f"concurrent{k}_rss_mb"] = round(median([x["maxrss_kb"] for x in cr]) / 1024, 1)
+            d[f"concurrent{k}_wall_s"] = round(median([x["wall_s"] for x in cr]), 3)
+            d[f"concurrent{k}_events_per_s"] = round(k * cfg["conc_n"] / median([x["wall_s"] for x in cr]))
+        if c.name in m["failed"]:
+            d["error"] = m["failed"][c.name]
+        for n, est in m["skipped"][c.name].items():
+            d[f"skipped_{n}"] = f"estimated {est:.1f} s, over the {cfg['skip_over_s']:.0f} s limit per run"
+        out[c.name] = d
+    return out
+
+
+# ---- targets ---------------------------------------------------------------------------------
+
+def common_rate(res: dict, a: str, b: str, ns: List[int]):
+    """events/s of a and b at the largest N both were measured at."""
+    for n in reversed(ns):
+        x, y = res.get(a, {}).get(f"events_per_s_{n}"), res.get(b, {}).get(f"events_per_s_{n}")
+        if x and y:
+            return x, y, n
+    return None, None, None
+
+
+def targets(cfg: dict, res: dict, expected: dict) -> List[dict]:
+    ns = cfg["ns"]
+    top = ns[-1]
+    k = cfg["conc_streams"]
+    rows: List[dict] = []
+
+    def add(target: str, measured: str, ok: Optional[bool]) -> None:
+        rows.append({"target": target, "measured": measured,
+                     "status": "not measured" if ok is None else ("met" if ok else "not met")})
+
+    def ratio_row(target: str, a: str, b: str, need: float) -> None:
+        x, y, n = common_rate(res, a, b, ns)
+        if x is None:
+            add(target, f"{a} or {b} has no measurement", None)
+            return
+        add(target, f"{x / y:.2f}× ({a} {x:,.0f}/s vs {b} {y:,.0f}/s, N={n:,})", x / y >= need)
+
+    def rate_row(target: str, names: List[str], need: float) -> None:
+        parts, oks = [], []
+        for name in names:
+            d = res.get(name, {})
+            n = d.get("largest_n")
+            v = d.get(f"events_per_s_{n}") if n else None
+            if v is None:
+                parts.append(f"{name}: not measured")
+                oks.append(None)
+            else:
+                parts.append(f"{name} {v:,.0f}/s (N={n:,})")
+                oks.append(v >= need)
+        add(target, "; ".join(parts), None if None in oks else all(oks))
+
+    ratio_row("Python binding ≥ 25× the anthropic SDK's raw event iteration", "panto-py/anthropic", "anthropic-sdk-py/raw", 25)
+    rate_row("Python binding ≥ 1,000,000 events/s", ["panto-py/anthropic", "panto-py/openai"], 1e6)
+    for p in ("anthropic", "openai"):
+        x, y, n = common_rate(res, f"panto-c/{p}", f"curl/{p}", ns)
+        if x is None:
+            add(f"C ≥ 50% of curl's event rate ({p})", "not measured", None)
+        else:
+            add(f"C ≥ 50% of curl's event rate ({p})", f"{100 * x / y:.1f}% (panto-c {x:,.0f}/s vs curl {y:,.0f}/s, N={n:,})", x / y >= 0.5)
+    ratio_row("Go ≥ 3× anthropic-sdk-go", "panto-go/anthropic", "anthropic-sdk-go/raw", 3)
+    ratio_row("Go ≥ 3× openai-go (same target, OpenAI format)", "panto-go/openai", "openai-sdk-go/raw", 3)
+    rate_row("Lua ≥ 1,000,000 events/s", ["panto-lua/anthropic", "panto-lua/openai"], 1e6)
+    limit = 30 + 2 * expected[top] / 1e6
+    parts, oks = [], []
+    for name in [f"panto-{l}/{p}" for l in ("c", "py", "go", "lua") for p in ("anthropic", "openai")]:
+        v = res.get(name, {}).get(f"peak_rss_mb_{top}")
+        if v is None:
+            parts.append(f"{name}: not measured")
+            oks.append(None)
+        else:
+            parts.append(f"{name} {v:.1f}")
+            oks.append(v <= limit)
+    add(f"peak RSS streaming {top:,} deltas ≤ 30 MB + 2× text = {limit:.1f} MB (every panto consumer)",
+        "; ".join(parts) + " MB", None if None in oks else all(oks))
+    a, b = res.get("panto-py/anthropic", {}).get("cold_start_ms"), res.get("anthropic-sdk-py/raw", {}).get("cold_start_ms")
+    if a and b:
+        add("Python cold start to first event ≤ 10% of the anthropic SDK's",
+            f"{100 * a / b:.1f}% ({a:.0f} ms vs {b:.0f} ms)", a <= 0.1 * b)
+    else:
+        add("Python cold start to first event ≤ 10% of the anthropic SDK's", "not measured", None)
+    a, b = res.get("panto-py/anthropic", {}).get(f"concurrent{k}_cpu_s"), res.get("anthropic-sdk-py/raw", {}).get(f"concurrent{k}_cpu_s")
+    if a and b:
+        add(f"{k} concurrent Python streams ≤ 1/10 of the SDK's CPU",
+            f"{a / b:.3f} of it ({a:.2f} s vs {b:.2f} s, threads, {cfg['conc_n']:,} deltas each)", a <= 0.1 * b)
+    else:
+        add(f"{k} concurrent Python streams ≤ 1/10 of the SDK's CPU", "not measured", None)
+    return rows
+
+
+# ---- reports ---------------------------------------------------------------------------------
+
+def fmt(v, spec="{:,.0f}"):
+    return "—" if v is None else spec.format(v)
+
+
+def machine_info() -> dict:
+    cpu = ""
+    try:
+        with open("/proc/cpuinfo") as f:
+            cpu = next((l.split(":", 1)[1].strip() for l in f if l.startswith("model name")), "")
+    except OSError:
+        pass
+    versions = {}
+    for mod in ("anthropic", "openai", "httpx"):
+        try:
+            out = subprocess.run([VENV_PY, "-c", f"import {mod}; print({mod}.__version__)"], capture_output=True, text=True, timeout=60)
+            versions[mod] = out.stdout.strip()
+        except Exception:
+            versions[mod] = "?"
+    try:
+        with open(os.path.join(HERE, "go-peers", "go.mod")) as f:
+            for line in f:
+                m = re.match(r"\s*(github\.com/(?:anthropics/anthropic-sdk-go|openai/openai-go)\S*)\s+(\S+)", line)
+                if m:
+                    versions[m.group(1)] = m.group(2)
+    except OSError:
+        pass
+    go = subprocess.run(["go", "env", "GOVERSION"], capture_output=True, text=True).stdout.strip()
+    curl = subprocess.run(["curl", "--version"], capture_output=True, text=True).stdout.split("\n")[0].split(" ")[1]
+    return {"cpu": cpu, "cores": os.cpu_count(), "kernel": platform.release(), "python": platform.python_version(),
+            "go": go, "curl": curl, "lua": "5.4", "versions": versions,
+            "panto_optimize": os.environ.get("BENCH_OPTIMIZE", "ReleaseSafe")}
+
+
+def write_markdown(path: str, cfg: dict, res: dict, rows: List[dict], info: dict, selected: List[Client], png: Optional[str], m: dict) -> None:
+    ns = cfg["ns"]
+    k = cfg["conc_streams"]
+    L: List[str] = []
+    L.append("# `make bench` results")
+    L.append("")
+    L.append(f"Generated by `make bench{' BENCH_QUICK=1' if cfg['name'] == 'quick' else ''}` on {datetime.datetime.now().strftime('%Y-%m-%d %H:%M')} "
+             f"({info['cores']} cores, {info['cpu']}, Linux {info['kernel']}; Python {info['python']}, {info['go']}, "
+             f"Lua {info['lua']}, curl {info['curl']}; libpanto {info['panto_optimize']}; load average "
+             f"{info['loadavg_before'][0]:.2f} just before the run: above ~0.5, something else was using the CPU). "
+             "Medians of the repetitions; each consumer runs as its own process against a loopback SSE server "
+             "that sends pre-rendered bodies (see bench/README.md). "
+             + ", ".join(f"{k_} {v}" for k_, v in info["versions"].items()) + ".")
+    L.append("")
+    L.append("## Targets (issue 6)")
+    L.append("")
+    L.append("| target | measured | status |")
+    L.append("|---|---|---|")
+    for r in rows:
+        L.append(f"| {r['target']} | {r['measured']} | **{r['status']}** |")
+    L.append("")
+    L.append("## Streaming one turn")
+    L.append("")
+    hdr = ["consumer"] + [f"events/s N={n:,}" for n in ns] + ["CPU µs/event", "peak RSS MB", "TTFE ms", "cold start ms", "import RSS MB"]
+    L.append("| " + " | ".join(hdr) + " |")
+    L.append("|" + "---|" * len(hdr))
+    for c in selected:
+        d = res[c.name]
+        cells = [f"`{c.name}`"] + [fmt(d.get(f"events_per_s_{n}")) if f"skipped_{n}" not in d else "skipped" for n in ns]
+        cells += [fmt(d.get("cpu_us_per_event"), "{:.2f}"), fmt(d.get("peak_rss_mb"), "{:.1f}"),
+                  fmt(d.get("ttfe_ms"), "{:.2f}"), fmt(d.get("cold_start_ms"), "{:,.0f}"), fmt(d.get("import_rss_mb"), "{:.1f}")]
+        if "error" in d:
+            cells[0] += " (failed)"
+        L.append("| " + " | ".join(cells) + " |")
+    L.append("")
+    L.append(f"CPU µs/event and peak RSS are at the largest N measured for that consumer (N={ns[-1]:,} unless "
+             f"skipped); 'skipped' means one run was estimated to take over {cfg['skip_over_s']:.0f} s. CPU is the "
+             "consumer's user+sys from READY to END (start-up excluded; curl: the whole process). TTFE: request "
+             "sent → first text delta. Cold start: process spawned → first text delta (interpreter, imports, "
+             "client set-up, connect, first event). Import RSS: peak RSS when set-up was done, before the request.")
+    L.append("")
+    conc = [c for c in selected if res[c.name].get(f"concurrent{k}_cpu_s") is not None]
+    if conc:
+        L.append(f"## {k} concurrent streams in one process ({cfg['conc_n']:,} deltas each)")
+        L.append("")
+        L.append("| consumer | how | CPU s | peak RSS MB | wall s | events/s |")
+        L.append("|---|---|---|---|---|---|")
+        for c in conc:
+            d = res[c.name]
+            L.append(f"| `{c.name}` | {c.note} | {d[f'concurrent{k}_cpu_s']:.2f} | {d[f'concurrent{k}_rss_mb']:.1f} | "
+                     f"{d[f'concurrent{k}_wall_s']:.2f} | {d[f'concurrent{k}_events_per_s']:,.0f} |")
+        L.append("")
+    errors = {c.name: res[c.name]["error"] for c in selected if "error" in res[c.name]}
+    if errors:
+        L.append("## Failures")
+        L.append("")
+        for name, e in errors.items():
+            L.append(f"- `{name}`: {e}")
+        L.append("")
+    if png:
+        L.append(f"![events per second, CPU per event, peak RSS and cold start]({os.path.basename(png)})")
+        L.append("")
+    with open(path, "w") as f:
+        f.write("\n".join(L))
+
+
+def write_chart(path: str, cfg: dict, res: dict, selected: List[Client]) -> bool:
+    try:
+        import matplotlib
+        matplotlib.use("Agg")
+        import matplotlib.pyplot as plt
+    except ImportError:
+        return False
+    colors = {"panto": "#1f77b4", "peer": "#ff7f0e", "limit": "#7f7f7f"}
+    names = [c for c in selected if res[c.name].get("largest_n")]
+    fig, axes = plt.subplots(2, 2, figsize=(15, 11))
+    panels = [
+        ("events per second (largest N measured; log)", lambda d: d.get(f"events_per_s_{d['largest_n']}"), True),
+        ("CPU µs per event (log)", lambda d: d.get("cpu_us_per_event"), True),
+        ("peak RSS, MB (largest N)", lambda d: d.get("peak_rss_mb"), False),
+        ("cold start to first event, ms (log)", lambda d: d.get("cold_start_ms"), True),
+    ]
+    for ax, (title, get, log) in zip(axes.flat, panels):
+        rows = [(c.name, get(res[c.name]), colors[c.group]) for c in names if get(res[c.name])]
+        rows.reverse()
+        y = range(len(rows))
+        ax.barh(list(y), [r[1] for r in rows], color=[r[2] for r in rows])
+        ax.set_yticks(list(y))
+        ax.set_yticklabels([r[0] for r in rows], fontsize=8)
+        ax.set_title(title, fontsize=11)
+        if log:
+            ax.set_xscale("log")
+        ax.grid(axis="x", alpha=0.3)
+        for yi, r in zip(y, rows):
+            v = r[1]
+            label = f"{v:,.0f}" if v >= 100 else f"{v:.2f}" if v < 10 else f"{v:.1f}"
+            ax.text(v, yi, " " + label, va="center", fontsize=7)
+    from matplotlib.patches import Patch
+    fig.legend(handles=[Patch(color=colors["panto"], label="panto"), Patch(color=colors["peer"], label="official SDKs / httpx"),
+                        Patch(color=colors["limit"], label="curl (physical limit)")], loc="upper center", ncol=3)
+    fig.tight_layout(rect=(0, 0, 1, 0.96))
+    fig.savefig(path, dpi=90)
+    plt.close(fig)
+    return True
+
+
+def main() -> int:
+    ap = argparse.ArgumentParser(description="make bench")
+    ap.add_argument("--quick", action="store_true", default=os.environ.get("BENCH_QUICK", "") not in ("", "0"))
+    ap.add_argument("--only", action="append", default=[], help="run only consumers whose name contains this (repeatable)")
+    ap.add_argument("--reps", type=int, default=None)
+    ap.add_argument("--json", default=os.path.join(ROOT, "build", "bench.json"))
+    ap.add_argument("--markdown", default=os.path.join(HERE, "RESULTS.md"))
+    args = ap.parse_args()
+    cfg = QUICK if args.quick else FULL
+    if args.reps:
+        cfg = dict(cfg, reps=args.reps, conc_reps=args.reps)
+    selected = [c for c in clients() if not args.only or any(s in c.name for s in args.only)]
+    os.makedirs(os.path.join(BUILD, "logs"), exist_ok=True)
+    log_path = os.path.join(BUILD, "logs", "bench.log")
+    t0 = time.time()
+
+    def say(msg: str) -> None:
+        print(msg, flush=True)
+
+    load_before = os.getloadavg()
+    with open(log_path, "w") as log:
+        m = measure(cfg, selected, log, say)
+    load_after = os.getloadavg()
+    res = summarize(cfg, selected, m)
+    rows = targets(cfg, res, m["expected"])
+    info = machine_info()
+    info["loadavg_before"] = [round(x, 2) for x in load_before]
+    info["loadavg_after"] = [round(x, 2) for x in load_after]
+    doc = {"_meta": {"quick": cfg["name"] == "quick", "ns": cfg["ns"], "reps": cfg["reps"],
+                     "concurrent_streams": cfg["conc_streams"], "concurrent_deltas_each": cfg["conc_n"],
+                     "text_bytes": {str(n): m["expected"][n] for n in cfg["ns"]}, "body_bytes": m["bodies"],
+                     "targets": rows, "duration_s": round(time.time() - t0, 1), **info}}
+    doc.update(res)
+    partial = bool(args.only)
+    if partial and args.json == ap.get_default("json"):  # a subset must not overwrite a full run
+        args.json = os.path.join(BUILD, "bench.json")
+    os.makedirs(os.path.dirname(args.json), exist_ok=True)
+    with open(args.json, "w") as f:
+        json.dump(doc, f, indent=1)
+    png = os.path.join(HERE, "results.png")
+    md = args.markdown
+    if partial:  # nor the committed results
+        png = os.path.join(BUILD, "results.png")
+        md = os.path.join(BUILD, "RESULTS.md") if args.markdown == os.path.join(HERE, "RESULTS.md") else args.markdown
+    have_png = write_chart(png, cfg, res, selected)
+    write_markdown(md, cfg, res, rows, info, selected, png if have_png else None, m)
+
+    print()
+    print(f"bench: wrote {args.json}, {md}" + (f", {png}" if have_png else "") + f" in {time.time() - t0:.0f} s")
+    print("bench: headline targets (issue 6)")
+    width = max(len(r["target"]) for r in rows)
+    for r in rows:
+        print(f"  [{r['status']:^12}] {r['target']:<{width}}  {r['measured']}")
+    if m["failed"]:
+        print(f"bench: {len(m['failed'])} consumer(s) failed: " + ", ".join(m["failed"]) + f" (see {log_path})")
+        return 1
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
