@@ -249,7 +249,8 @@ func (a *Agent) Run(ctx context.Context, text string, opts ...RunOption) (*Strea
 	if closed {
 		return nil, ErrClosed
 	}
-	s := &Stream{agent: a, h: h, ctx: ctx, manual: o.manual}
+	s := &Stream{agent: a, h: h, ctx: ctx, manual: o.manual,
+		closing: make(chan struct{}), submitted: make(chan struct{}, 1)}
 	s.cleanup = runtime.AddCleanup(s, func(r streamRef) { r.c.closeStream(r.h) }, streamRef{c, h})
 	return s, nil
 }

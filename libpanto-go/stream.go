@@ -18,6 +18,7 @@ import (
 	"strings"
 	"sync"
 	"sync/atomic"
+	"time"
 	"unsafe"
 )
 
@@ -29,7 +30,9 @@ import (
 //	}
 //	if err := stream.Err(); err != nil { ... }
 //
-// or with range over Iter, which closes the stream when the loop ends, by break too.
+// or with range over Iter, which closes the stream when the loop ends, by break too, or
+// over the channel of Events, which reads on a goroutine until the turn ends, ctx is done
+// or the stream is closed.
 //
 // The turn ends after an EventMessageComplete: Next then returns false and Err nil, and
 // the assistant messages are part of the conversation. After a failure, a cancellation or
@@ -68,9 +71,11 @@ type Stream struct {
 	cur       Event
 	done      bool
 	err       error
-	transient bool        // err is ErrResultPending: the next Next clears it
-	closed    atomic.Bool // Close was called
-	canceled  atomic.Bool // Cancel was called
+	transient bool          // err is ErrResultPending: the next Next clears it
+	closed    atomic.Bool   // Close was called
+	closing   chan struct{} // closed by the first Close
+	submitted chan struct{} // SubmitToolResult signals here (capacity 1), for Events
+	canceled  atomic.Bool   // Cancel was called
 
 	callMu sync.Mutex // guards auto
 	auto   *autoCall  // the host tool call the next Next runs, if any
@@ -92,6 +97,12 @@ type autoCall struct {
 func (s *Stream) Next() bool {
 	s.mu.Lock()
 	defer s.mu.Unlock()
+	return s.next(s.ctx)
+}
+
+// next is Next with the context ctx (the Run context, or one derived from it). s.mu must
+// be held.
+func (s *Stream) next(ctx context.Context) bool {
 	s.cur = Event{}
 	if s.transient {
 		s.err, s.transient = nil, false
@@ -99,7 +110,11 @@ func (s *Stream) Next() bool {
 	if s.done || s.err != nil {
 		return false
 	}
-	c, h, ctx := s.agent.c, s.h, s.ctx
+	if s.closed.Load() { // run no handler for a closed stream
+		s.err = ErrClosed
+		return false
+	}
+	c, h := s.agent.c, s.h
 
 	if call := s.takeAuto(); call != nil && ctx.Err() == nil {
 		content, isError := runHandler(ctx, call.tool, call.input)
@@ -311,6 +326,10 @@ func (s *Stream) SubmitToolResult(id, content string, isError bool) error {
 		s.auto.taken = true
 	}
 	s.callMu.Unlock()
+	select { // wakes the goroutine of Events waiting for the result
+	case s.submitted <- struct{}{}:
+	default:
+	}
 	return nil
 }
 
@@ -373,13 +392,116 @@ func (s *Stream) Iter(yield func(Event) bool) {
 	}
 }
 
+// Events delivers the events of the turn on a channel, from a goroutine that reads them
+// with Next, and closes the channel when the turn is over; Err then tells why it ended.
+// Tool calls with a Handler run on that goroutine, as with Next, with a context done when
+// the Run context or ctx is. The stream is closed when the goroutine exits.
+//
+//	for ev := range stream.Events(ctx) {
+//		...
+//	}
+//	if err := stream.Err(); err != nil { ... }
+//
+// The consumer may stop reading at any time: it then cancels ctx or calls Close, and the
+// goroutine cancels the turn (what arrived of the message stays in the conversation,
+// StopAborted) and exits; its native call does not outlive the cancellation. Err then
+// matches ctx.Err() and ErrCanceled (ErrTimeout for a deadline), or ErrClosed after Close.
+// A consumer that stops reading without either leaves the goroutine blocked, holding the
+// turn's connection, until the Run context is done.
+//
+// A tool call that awaits a result the program gives (WithManualTools, or a tool without a
+// Handler) is delivered too; the goroutine then waits for SubmitToolResult (or ctx, or
+// Close) before reading on. Call Events once, and no Next, Iter or Reopen meanwhile.
+func (s *Stream) Events(ctx context.Context) <-chan Event {
+	if ctx == nil {
+		ctx = context.Background()
+	}
+	s.mu.Lock()
+	run := s.ctx
+	s.mu.Unlock()
+	inner, cancel := context.WithCancelCause(run)
+	stop := context.AfterFunc(ctx, func() { cancel(context.Cause(ctx)) })
+	mctx := &eventsContext{Context: inner, run: run, consumer: ctx}
+
+	ch := make(chan Event)
+	go func() {
+		defer close(ch)
+		defer s.Close()
+		defer cancel(nil)
+		defer stop()
+		for {
+			s.mu.Lock()
+			ok := s.next(mctx)
+			ev, pending := s.cur, s.transient
+			s.mu.Unlock()
+			if !ok {
+				if !pending {
+					return
+				}
+				select { // a tool result is due: wait for SubmitToolResult
+				case <-s.submitted:
+					continue
+				case <-mctx.Done():
+				case <-s.closing:
+				}
+			} else {
+				select {
+				case ch <- ev:
+					continue
+				case <-mctx.Done():
+				case <-s.closing:
+				}
+			}
+			// The consumer is gone: end the turn. The context being done, next cancels
+			// it; after Close it records ErrClosed.
+			s.mu.Lock()
+			s.next(mctx)
+			s.mu.Unlock()
+			return
+		}
+	}()
+	return ch
+}
+
+// eventsContext is the context of the Events goroutine: the Run context, also done when
+// the consumer's context is. Its Err is the error of the one that ended it, so that Err
+// tells a deadline from a cancellation.
+type eventsContext struct {
+	context.Context // canceled with the consumer's context, child of run
+	run, consumer   context.Context
+}
+
+func (m *eventsContext) Deadline() (time.Time, bool) {
+	d, ok := m.run.Deadline()
+	if cd, cok := m.consumer.Deadline(); cok && (!ok || cd.Before(d)) {
+		d, ok = cd, true
+	}
+	return d, ok
+}
+
+func (m *eventsContext) Err() error {
+	err := m.Context.Err()
+	if err == nil {
+		return nil
+	}
+	if rerr := m.run.Err(); rerr != nil {
+		return rerr
+	}
+	if cerr := m.consumer.Err(); cerr != nil {
+		return cerr
+	}
+	return err
+}
+
 // Close frees the stream, closing its connection. A turn closed between two Next calls
 // before it ended adds no assistant message. Close is idempotent, does not wait, and is
 // safe while Next runs on another goroutine: it cancels that Next (as Cancel does, so what
 // arrived of the message stays in the conversation, StopAborted), which returns false at
 // once with Err ErrClosed; the native stream is freed when it has returned.
 func (s *Stream) Close() error {
-	s.closed.Store(true)
+	if !s.closed.Swap(true) {
+		close(s.closing)
+	}
 	s.cleanup.Stop()
 	s.agent.c.closeStream(s.h)
 	return nil
