@@ -40,6 +40,7 @@ test-c:
 	OPTIMIZE=$(OPTIMIZE) tests/c/test_install.sh
 
 test-python:
+	$(PY) -m mypy --strict bindings-py/panto
 	$(PY) -m pytest -q tests/python
 
 test-go:

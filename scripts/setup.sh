@@ -7,7 +7,7 @@ cd "$(dirname "$0")/.."
 
 stamp=.venv/.setup-done
 if [ ! -f "$stamp" ] || [ requirements-dev.txt -nt "$stamp" ]; then
-    echo "setup: installing ziglang, pytest and lupa into .venv (requirements-dev.txt)"
+    echo "setup: installing the pinned Zig and the test tools into .venv (requirements-dev.txt)"
     command -v python3 >/dev/null || { echo "setup: python3 is missing: install Python 3.9 or later" >&2; exit 1; }
     [ -x .venv/bin/python ] || python3 -m venv .venv
     .venv/bin/python -m pip install --quiet --disable-pip-version-check -r requirements-dev.txt

@@ -71,6 +71,7 @@ from .events import (
     Usage,
 )
 from .config import THINKING_LEVELS, RetryPolicy, Timeouts
+from .message import AssistantMessage, ContentBlock, RedactedThinkingBlock, TextBlock, ThinkingBlock, ToolCallBlock
 from .stream import Stream
 from .tools import Param, Registry, Tool, ToolClass, as_tool, to_content, tool
 
@@ -113,6 +114,12 @@ __all__ = [
     "MessageComplete",
     "ProviderRetry",
     "Usage",
+    "AssistantMessage",
+    "ContentBlock",
+    "TextBlock",
+    "ThinkingBlock",
+    "RedactedThinkingBlock",
+    "ToolCallBlock",
     "RetryPolicy",
     "Timeouts",
     "THINKING_LEVELS",

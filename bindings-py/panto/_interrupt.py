@@ -112,9 +112,6 @@ class _Runner:
     def __init__(self) -> None:
         self.after_fork()
 
-    def _quiesce(self) -> None:
-        self._canceling.acquire()
-
     def after_fork(self) -> None:
         self._go = threading.Lock()
         self._go.acquire()

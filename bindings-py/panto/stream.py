@@ -7,7 +7,7 @@ import threading
 import time
 from collections import deque
 from types import TracebackType
-from typing import TYPE_CHECKING, Any, Deque, Dict, Iterator, Optional, Tuple, Type, Union
+from typing import TYPE_CHECKING, Any, Deque, Dict, Iterator, List, Optional, Tuple, Type, Union
 
 from . import _interrupt, _native
 from .errors import (
@@ -35,6 +35,7 @@ from .events import (
     ToolResult,
     Usage,
 )
+from .message import AssistantMessage, build_message
 from .tools import Tool, to_content
 
 if TYPE_CHECKING:
@@ -192,6 +193,13 @@ class Stream:
         # The calls the stream runs itself at the next next().
         self._to_run: Deque[ToolCallStart] = deque()
         self._async_lock = threading.Lock()
+        # The events of the current (at the end: the last) assistant message, and the turn's
+        # MessageComplete, for final_message(). Text deltas are not kept: BlockComplete has it all.
+        self._msg_start: Optional[MessageStart] = None
+        self._msg_blocks: List[BlockComplete] = []
+        self._msg_details: Dict[int, ToolDetails] = {}
+        self._msg_end: Optional[MessageEnd] = None
+        self._complete: Optional[MessageComplete] = None
 
     # ---- iteration ---------------------------------------------------------------------
 
@@ -228,23 +236,36 @@ class Stream:
                 if kind == _BLOCK_START:
                     return BlockStart(ev.index, self._block_kind_name(ev.block_kind))
                 if kind == _BLOCK_COMPLETE:
-                    return BlockComplete(ev.index, self._block_kind_name(ev.block_kind), _copy(ev.text))
+                    block = BlockComplete(ev.index, self._block_kind_name(ev.block_kind), _copy(ev.text))
+                    self._msg_blocks.append(block)
+                    return block
                 if kind == _MESSAGE_START:
-                    return MessageStart(_copy(ev.id), _copy(ev.model))
+                    start = MessageStart(_copy(ev.id), _copy(ev.model))
+                    self._msg_start = start  # also after a ProviderRetry: the message starts over
+                    self._msg_blocks = []
+                    self._msg_details = {}
+                    self._msg_end = None
+                    return start
                 if kind == _MESSAGE_END:
-                    return MessageEnd(
+                    end = MessageEnd(
                         self._lib.stop_reason_name(ev.stop_reason), _copy(ev.provider_stop_reason), _usage(ev.usage)
                     )
+                    self._msg_end = end
+                    return end
                 if kind == _TOOL_DETAILS:
-                    return ToolDetails(ev.index, _copy(ev.id), _copy(ev.name))
+                    details = ToolDetails(ev.index, _copy(ev.id), _copy(ev.name))
+                    self._msg_details[details.index] = details
+                    return details
                 if kind == _TOOL_CALL_START:
                     return self._tool_call_start(ev)
                 if kind == _TOOL_RESULT:
                     return ToolResult(_copy(ev.id), _copy(ev.name), _copy(ev.text), bool(ev.is_error))
                 if kind == _MESSAGE_COMPLETE:
-                    return MessageComplete(
+                    complete = MessageComplete(
                         self._lib.stop_reason_name(ev.stop_reason), _copy(ev.provider_stop_reason), _usage(ev.usage)
                     )
+                    self._complete = complete
+                    return complete
                 if kind == _PROVIDER_RETRY:
                     return ProviderRetry(ev.attempt, ev.delay_ms, ev.http_status or None, _copy(ev.text))
                 continue  # a kind newer than this package: skip it
@@ -421,6 +442,25 @@ class Stream:
         for ev in self:
             if type(ev) is ContentDelta and ev.block_kind == "text":
                 yield ev.text
+
+    def final_message(self) -> AssistantMessage:
+        """Reads the rest of the turn and returns its last assistant message (in a turn with
+        tool calls, the one after the last tool round) as a `panto.AssistantMessage`.
+
+        It iterates as a `for` loop would, from where the stream is (events already read,
+        e.g. by a partial `for` loop or `text()`, count too): tool handlers run, and a failure
+        raises its `panto.Error`, as `next()` does (so does `panto.ResultPendingError` when
+        a tool call awaits a result you have to give). Once the turn is over, calling it again
+        returns the same message. `usage` is the last message's own, `turn_usage` the turn's
+        total (MessageComplete)."""
+        for _ in self:
+            pass
+        start, end, complete = self._msg_start, self._msg_end, self._complete
+        if start is None or end is None or complete is None:
+            rc = _native.ERR_STATE
+            message = "the turn ended without a complete assistant message"
+            raise StateError(message, status=rc, code=self._lib.status_name(rc))
+        return build_message(start, self._msg_blocks, self._msg_details, end, complete)
 
     # ---- state -------------------------------------------------------------------------
 

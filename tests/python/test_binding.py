@@ -6,7 +6,9 @@
 
 from __future__ import annotations
 
+import dataclasses
 import gc
+import json
 import os
 import socket
 import subprocess
@@ -144,6 +146,131 @@ def test_config_is_sent(provider: str) -> None:
         (request,) = emu.requests()
         assert request["body"].get("max_tokens", request["body"].get("max_completion_tokens")) == 123
         assert "test-key" in request["headers"].get("x-api-key", "") + request["headers"].get("authorization", "")
+
+
+# ---- the final message ---------------------------------------------------------------------
+
+
+def test_final_message_of_a_text_turn(provider: str) -> None:
+    with Emulator(scenario=scenario(HELLO)) as emu, new_agent(emu, provider) as agent:
+        with agent.run("Hi") as stream:
+            message = stream.final_message()
+            assert stream.done
+            assert stream.final_message() == message  # again: the same message
+        assert isinstance(message, panto.AssistantMessage)
+        assert message.id and message.model
+        assert message.content == (panto.TextBlock("Hello world"),)
+        assert message.content[0].kind == "text"
+        assert message.text == "Hello world" and message.tool_calls == ()
+        assert message.stop_reason == "end_turn"
+        assert message.provider_stop_reason == PROVIDER_END_TURN[provider]
+        assert message.usage == message.turn_usage == panto.Usage(input_tokens=7, output_tokens=2)
+        with pytest.raises(dataclasses.FrozenInstanceError):
+            message.id = "x"  # type: ignore[misc]
+
+
+def test_final_message_after_partial_iteration() -> None:
+    with Emulator(scenario=scenario(HELLO, HELLO)) as emu, new_agent(emu) as agent:
+        with agent.run("Hi") as stream:  # MessageStart and BlockStart already read
+            start = next(stream)
+            assert isinstance(start, panto.MessageStart)
+            assert isinstance(next(stream), panto.BlockStart)
+            message = stream.final_message()
+        assert message.id == start.id and message.text == "Hello world"
+        with agent.run("Hi") as stream:  # a partial text() loop, then the rest
+            first = next(stream.text())
+            assert first and "Hello world".startswith(first)
+            assert stream.final_message().text == "Hello world"
+
+
+def test_final_message_of_a_tool_turn(provider: str) -> None:
+    calls: List[str] = []
+
+    @panto.tool
+    def get_weather(city: str) -> str:
+        """Current weather for a city."""
+        calls.append(city)
+        return "sunny"
+
+    first = {"message": {"content": [{"type": "text", "text": "Let me check."},
+                                     {"type": "tool_use", "id": "toolu_1", "name": "get_weather",
+                                      "input": {"city": "Paris"}}],
+                         "stop_reason": "tool_use", "usage": {"input_tokens": 5, "output_tokens": 3}}}
+    second = {"message": {"content": [{"type": "text", "text": "Sunny in Paris."}], "stop_reason": "end_turn",
+                          "usage": {"input_tokens": 9, "output_tokens": 4}}}
+    with Emulator(scenario=scenario(first, second)) as emu, new_agent(emu, provider, tools=[get_weather]) as agent:
+        with agent.run("Weather in Paris?") as stream:
+            message = stream.final_message()
+        assert calls == ["Paris"]  # the tool ran, as in a for loop
+        assert len(emu.requests()) == 2
+        # The message after the tool round, not the one with the call.
+        assert message.content == (panto.TextBlock("Sunny in Paris."),)
+        assert message.stop_reason == "end_turn" and message.provider_stop_reason == PROVIDER_END_TURN[provider]
+        assert message.usage == panto.Usage(input_tokens=9, output_tokens=4)
+        assert message.turn_usage == panto.Usage(input_tokens=14, output_tokens=7)
+
+
+def test_final_message_blocks_in_order(provider: str) -> None:
+    # A message cut by max_tokens after a tool call: the call is not run, and it is the final one.
+    answer = {"message": {"content": [{"type": "thinking", "thinking": "hmm", "signature": "sig"},
+                                      {"type": "text", "text": "Calling."},
+                                      {"type": "tool_use", "id": "toolu_1", "name": "lookup",
+                                       "input": {"q": "x", "n": [1, 2]}}],
+                          "stop_reason": "max_tokens"}}
+    with Emulator(scenario=scenario(answer)) as emu, new_agent(emu, provider) as agent:
+        with agent.run("Hi") as stream:
+            message = stream.final_message()
+    thinking, text, call = message.content
+    assert thinking == panto.ThinkingBlock("hmm") and thinking.kind == "thinking"
+    assert text == panto.TextBlock("Calling.")
+    assert isinstance(call, panto.ToolCallBlock) and call.kind == "tool_call"
+    assert (call.id, call.name, call.input) == ("toolu_1", "lookup", {"q": "x", "n": [1, 2]})
+    assert json.loads(call.raw_input) == call.input
+    assert message.tool_calls == (call,)
+    assert message.stop_reason == "max_tokens"
+
+
+def test_final_message_continues_after_a_submitted_result() -> None:
+    @panto.tool
+    def get_weather(city: str) -> str:
+        """Current weather for a city."""
+        return "sunny"
+
+    first = {"message": {"content": [{"type": "tool_use", "id": "toolu_1", "name": "get_weather",
+                                      "input": {"city": "Paris"}}], "stop_reason": "tool_use"}}
+    with Emulator(scenario=scenario(first, HELLO)) as emu, new_agent(emu, tools=[get_weather]) as agent:
+        with agent.run("Hi", run_tools=False) as stream:
+            with pytest.raises(panto.ResultPendingError):  # not sticky: answer, then go on
+                stream.final_message()
+            (pending,) = stream.pending_calls
+            stream.submit_tool_result(pending.id, "rain")
+            assert stream.final_message().text == "Hello world"
+        assert emu.requests()[1]["body"]["messages"][-1]["content"][0]["content"] == "rain"
+
+
+def test_final_message_after_a_retry_has_only_the_new_attempt() -> None:
+    # An error event before any content is retried: the message starts over.
+    broken = dict(HELLO, stream_error={"type": "overloaded_error", "message": "Overloaded", "after_events": 1})
+    with Emulator(scenario=scenario(broken, HELLO)) as emu:
+        with new_agent(emu, retry={"initial_delay_ms": 1}) as agent, agent.run("Hi") as stream:
+            message = stream.final_message()
+        assert len(emu.requests()) == 2
+        assert message.content == (panto.TextBlock("Hello world"),)
+
+
+def test_final_message_raises_the_turn_error(provider: str) -> None:
+    answer = dict(HELLO, stream_error={"type": "overloaded_error", "message": "Overloaded", "after_events": 3})
+    with Emulator(scenario=scenario(answer)) as emu, new_agent(emu, provider) as agent, agent.run("Hi") as stream:
+        with pytest.raises(panto.OverloadedError) as info:
+            stream.final_message()
+        assert info.value.error_type == "overloaded_error"
+        assert stream.error is info.value
+        with pytest.raises(panto.OverloadedError):  # sticky, as next() is
+            stream.final_message()
+    with Emulator(scenario=scenario(error_response(401, "authentication_error", "bad key"))) as emu:
+        with new_agent(emu, provider) as agent, agent.run("Hi") as stream:
+            with pytest.raises(panto.AuthenticationError):
+                stream.final_message()
 
 
 # ---- multi-turn -----------------------------------------------------------------------------

@@ -298,7 +298,7 @@ def _same_json(text: str, value: dict[str, Any]) -> bool:
     if text == "":
         return value == {}  # Anthropic streams a tool without arguments as one "" fragment
     try:
-        return json.loads(text) == value
+        return bool(json.loads(text) == value)
     except json.JSONDecodeError:
         return False
 
@@ -306,7 +306,8 @@ def _same_json(text: str, value: dict[str, Any]) -> bool:
 # ---- small checks ------------------------------------------------------------------------
 
 
-def _check(ok: bool, where: str, what: str) -> None:
+def _check(ok: object, where: str, what: str) -> None:
+    """Raises ScenarioError unless `ok` is truthy."""
     if not ok:
         raise ScenarioError(f"{where}: {what}")
 
@@ -330,18 +331,20 @@ def _strings(v: Any) -> bool:
 
 def _count(obj: dict[str, Any], key: str, where: str, default: int) -> int:
     v = obj.get(key, default)
-    _check(_is_int(v) and v >= 0, f"{where}.{key}", "must be a non-negative integer")
-    return v
+    if isinstance(v, int) and not isinstance(v, bool) and v >= 0:
+        return v
+    raise ScenarioError(f"{where}.{key}: must be a non-negative integer")
 
 
 def _number(obj: dict[str, Any], key: str, where: str) -> float:
     v = obj.get(key, 0)
-    _check((_is_int(v) or isinstance(v, float)) and v >= 0, f"{where}.{key}",
-           "must be a non-negative number")
-    return v
+    if isinstance(v, (int, float)) and not isinstance(v, bool) and v >= 0:
+        return v
+    raise ScenarioError(f"{where}.{key}: must be a non-negative number")
 
 
 def _bool(obj: dict[str, Any], key: str, where: str, default: bool) -> bool:
     v = obj.get(key, default)
-    _check(isinstance(v, bool), f"{where}.{key}", "must be true or false")
-    return v
+    if isinstance(v, bool):
+        return v
+    raise ScenarioError(f"{where}.{key}: must be true or false")

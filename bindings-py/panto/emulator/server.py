@@ -112,7 +112,12 @@ class _Server(ThreadingHTTPServer):
     def server_bind(self) -> None:
         # HTTPServer.server_bind() looks up the host's FQDN, which can stall without DNS.
         socketserver.TCPServer.server_bind(self)
-        self.server_name, self.server_port = self.server_address[:2]
+        self.server_name, self.server_port = self.bound_address()
+
+    def bound_address(self) -> tuple[str, int]:
+        """(host, port) of the bound AF_INET socket."""
+        host, port = self.server_address[:2]
+        return str(host), int(port)
 
     def process_request(self, request: Any, client_address: Any) -> None:
         with self._conns_lock:
@@ -401,7 +406,7 @@ class Emulator:
             initial = _as_scenario(scenario, base_dir)
         context = tls_context(*tls) if tls is not None else None
         self._server = _Server((host, port), _State(initial), verbose, context)
-        self.host, self.port = self._server.server_address[:2]
+        self.host, self.port = self._server.bound_address()
         self.tls = context is not None
         if self.tls:
             name = "localhost" if host in ("127.0.0.1", "localhost") else host
