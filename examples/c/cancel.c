@@ -10,28 +10,8 @@
 #include <time.h>
 
 #include "panto.h"
+#include "example_config.h"
 
-static const char *env_or(const char *name, const char *fallback) {
-    const char *value = getenv(name);
-    return value && *value ? value : fallback;
-}
-
-/* Appends `"key":"value",` to buf, JSON-escaping value. Returns 0 when it did not fit. */
-static int append_field(char *buf, size_t cap, const char *key, const char *value) {
-    size_t len = strlen(buf);
-    int n = snprintf(buf + len, cap - len, "\"%s\":\"", key);
-    if (n < 0 || (size_t)n >= cap - len) return 0;
-    len += (size_t)n;
-    for (; *value; value++) {
-        if (len + 8 >= cap) return 0;
-        if (*value == '"' || *value == '\\') buf[len++] = '\\';
-        if ((unsigned char)*value < 0x20) { len += (size_t)sprintf(buf + len, "\\u%04x", *value); continue; }
-        buf[len++] = *value;
-    }
-    if (len + 3 >= cap) return 0;
-    strcpy(buf + len, "\",");
-    return 1;
-}
 
 /* The canceling thread: waits 100 ms, then cancels the stream (panto_stream_cancel may be
  * called from any thread). */
@@ -67,17 +47,8 @@ static int print_turn(PantoStream *stream) {
 }
 
 int main(void) {
-    const char *provider = env_or("PANTO_PROVIDER",
-        getenv("ANTHROPIC_API_KEY") == NULL && getenv("OPENAI_API_KEY") != NULL ? "openai" : "anthropic");
-    const char *model = env_or("PANTO_MODEL", strcmp(provider, "openai") == 0 ? "gpt-4o-mini" : "claude-sonnet-4-5");
-
-    char config[2048] = "{";
-    int ok = append_field(config, sizeof config, "provider", provider) &&
-             append_field(config, sizeof config, "model", model);
-    if (ok && getenv("PANTO_BASE_URL")) ok = append_field(config, sizeof config, "base_url", getenv("PANTO_BASE_URL"));
-    if (ok && getenv("PANTO_API_KEY")) ok = append_field(config, sizeof config, "api_key", getenv("PANTO_API_KEY"));
-    if (!ok) { fprintf(stderr, "configuration too long\n"); return 1; }
-    strcat(config, "\"max_tokens\":300}");
+    char config[2048];
+    if (!example_config(config, sizeof config, NULL)) { fprintf(stderr, "configuration too long\n"); return 1; }
 
     PantoAgent *agent = NULL;
     if (panto_agent_new(config, &agent) < 0) {

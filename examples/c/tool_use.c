@@ -6,11 +6,7 @@
 #include <string.h>
 
 #include "panto.h"
-
-static const char *env_or(const char *name, const char *fallback) {
-    const char *value = getenv(name);
-    return value && *value ? value : fallback;
-}
+#include "example_config.h"
 
 /* The tool. Its input is a JSON object such as {"city":"Paris"}; a real program would use a
  * JSON parser, this example only looks for the string value of "city". */
@@ -32,13 +28,8 @@ static void get_weather(const char *input, size_t len, char *out, size_t cap) {
 }
 
 int main(void) {
-    const char *provider = env_or("PANTO_PROVIDER",
-        getenv("ANTHROPIC_API_KEY") == NULL && getenv("OPENAI_API_KEY") != NULL ? "openai" : "anthropic");
-    char config[1024];
-    snprintf(config, sizeof config, "{\"provider\":\"%s\",\"model\":\"%s\",\"max_tokens\":300%s%s%s%s%s%s}",
-             provider, env_or("PANTO_MODEL", strcmp(provider, "openai") == 0 ? "gpt-4o-mini" : "claude-sonnet-4-5"),
-             getenv("PANTO_BASE_URL") ? ",\"base_url\":\"" : "", env_or("PANTO_BASE_URL", ""), getenv("PANTO_BASE_URL") ? "\"" : "",
-             getenv("PANTO_API_KEY") ? ",\"api_key\":\"" : "", env_or("PANTO_API_KEY", ""), getenv("PANTO_API_KEY") ? "\"" : "");
+    char config[2048];
+    if (!example_config(config, sizeof config, NULL)) { fprintf(stderr, "configuration too long\n"); return 1; }
 
     PantoAgent *agent = NULL;
     if (panto_agent_new(config, &agent) < 0 ||
