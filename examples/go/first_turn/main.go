@@ -7,28 +7,13 @@ import (
 	"fmt"
 	"os"
 
+	"panto.dev/examples/internal/envconfig"
 	"panto.dev/panto"
 )
 
 func main() {
-	provider := os.Getenv("PANTO_PROVIDER")
-	if provider == "" {
-		provider = "anthropic"
-		if os.Getenv("ANTHROPIC_API_KEY") == "" && os.Getenv("OPENAI_API_KEY") != "" {
-			provider = "openai"
-		}
-	}
-	model := os.Getenv("PANTO_MODEL")
-	if model == "" {
-		model = map[string]string{"anthropic": "claude-sonnet-4-5", "openai": "gpt-4o-mini"}[provider]
-	}
-	agent, err := panto.NewAgent(panto.Config{
-		Provider:  provider,
-		Model:     model,
-		BaseURL:   os.Getenv("PANTO_BASE_URL"),
-		APIKey:    os.Getenv("PANTO_API_KEY"),
-		MaxTokens: 300,
-	})
+	cfg := envconfig.Config()
+	agent, err := panto.NewAgent(cfg)
 	if err != nil {
 		fmt.Fprintln(os.Stderr, err)
 		os.Exit(1)

@@ -8,26 +8,14 @@ import (
 	"os"
 	"strings"
 
+	"panto.dev/examples/internal/envconfig"
 	"panto.dev/panto"
 )
 
 func main() {
-	provider := os.Getenv("PANTO_PROVIDER")
-	if provider == "" {
-		provider = "anthropic"
-		if os.Getenv("ANTHROPIC_API_KEY") == "" && os.Getenv("OPENAI_API_KEY") != "" {
-			provider = "openai"
-		}
-	}
-	model := os.Getenv("PANTO_MODEL")
-	if model == "" {
-		model = map[string]string{"anthropic": "claude-sonnet-4-5", "openai": "gpt-4o-mini"}[provider]
-	}
-	agent, err := panto.NewAgent(panto.Config{
-		Provider: provider, Model: model, MaxTokens: 300,
-		BaseURL: os.Getenv("PANTO_BASE_URL"), APIKey: os.Getenv("PANTO_API_KEY"),
-		System: "Answer in one short sentence.",
-	})
+	cfg := envconfig.Config()
+	cfg.System = "Answer in one short sentence."
+	agent, err := panto.NewAgent(cfg)
 	if err != nil {
 		fmt.Fprintln(os.Stderr, err)
 		os.Exit(1)

@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"os"
 
+	"panto.dev/examples/internal/envconfig"
 	"panto.dev/panto"
 )
 
@@ -19,22 +20,9 @@ func main() {
 		func(ctx context.Context, in weatherInput) (string, error) {
 			return "Sunny, 21 degrees in " + in.City, nil
 		})
-	provider := os.Getenv("PANTO_PROVIDER")
-	if provider == "" {
-		provider = "anthropic"
-		if os.Getenv("ANTHROPIC_API_KEY") == "" && os.Getenv("OPENAI_API_KEY") != "" {
-			provider = "openai"
-		}
-	}
-	model := os.Getenv("PANTO_MODEL")
-	if model == "" {
-		model = map[string]string{"anthropic": "claude-sonnet-4-5", "openai": "gpt-4o-mini"}[provider]
-	}
-	agent, err := panto.NewAgent(panto.Config{
-		Provider: provider, Model: model, MaxTokens: 300,
-		BaseURL: os.Getenv("PANTO_BASE_URL"), APIKey: os.Getenv("PANTO_API_KEY"),
-		Tools: []panto.Tool{getWeather},
-	})
+	cfg := envconfig.Config()
+	cfg.Tools = []panto.Tool{getWeather}
+	agent, err := panto.NewAgent(cfg)
 	if err != nil {
 		fmt.Fprintln(os.Stderr, err)
 		os.Exit(1)
