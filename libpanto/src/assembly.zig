@@ -78,6 +78,12 @@ pub const Assembly = struct {
         return e;
     }
 
+    /// The next queued event, left in the queue.
+    pub fn peek(a: *const Assembly) ?ev.Event {
+        if (a.queue_head == a.queue.items.len) return null;
+        return a.queue.items[a.queue_head];
+    }
+
     fn push(a: *Assembly, e: ev.Event) Allocator.Error!void {
         try a.queue.append(a.gpa, e);
     }
@@ -202,6 +208,28 @@ pub const Assembly = struct {
         };
         if (list.items.len == 0) return; // nothing arrived: no (invalid) empty message
         try conversation.appendMessage(.assistant, list.items, .aborted);
+    }
+
+    /// Takes back events of this message that were delivered but given back unseen (a batch
+    /// reader's unread tail, see Stream.unread), so that `commitPartial` keeps only what the
+    /// user saw: their text leaves their blocks, blocks they started go, blocks they completed
+    /// are open again. Only before committing a canceled message: decoding cannot go on after.
+    pub fn forget(a: *Assembly, unseen: []const ev.Event) void {
+        var i = unseen.len;
+        while (i > 0) {
+            i -= 1;
+            switch (unseen[i]) {
+                .content_delta => |d| if (d.index < a.block_count) {
+                    const b = &a.blocks.items[d.index];
+                    b.text.shrinkRetainingCapacity(b.text.items.len -| d.text.len);
+                },
+                .block_start => |s| a.block_count = @min(a.block_count, s.index),
+                .block_complete => |c| if (c.index < a.block_count) {
+                    a.blocks.items[c.index].open = true;
+                },
+                else => {}, // tool details: tool calls are not kept in a partial message
+            }
+        }
     }
 
     fn indexOf(a: *const Assembly, b: *const Block) u32 {

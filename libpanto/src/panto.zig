@@ -26,6 +26,7 @@ test {
     _ = @import("anthropic.zig");
     _ = @import("openai.zig");
     _ = @import("assembly.zig");
+    _ = @import("batch.zig");
     _ = @import("schema.zig");
     _ = @import("read_tool.zig");
     _ = @import("tool_round.zig");

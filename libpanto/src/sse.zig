@@ -107,6 +107,28 @@ pub const Parser = struct {
     }
 };
 
+/// Whether `p.next(source)` would return an event from the bytes `source` already holds,
+/// without reading more: they hold a blank line ending an event that has data. For reading
+/// ahead without waiting on the network (Stream.peekBuffered). Changes neither the parser nor
+/// the source; false when in doubt (a line the buffer cuts, an event without data so far).
+pub fn hasBufferedEvent(p: *const Parser, source: anytype) bool {
+    var bytes: []const u8 = source.buffered();
+    if (p.skip_lf and bytes.len > 0 and bytes[0] == '\n') bytes = bytes[1..];
+    var has_data = false;
+    while (lineEnd(bytes)) |end| {
+        const line = bytes[0..end];
+        const crlf = bytes[end] == '\r' and end + 1 < bytes.len and bytes[end + 1] == '\n';
+        bytes = bytes[end + @as(usize, if (crlf) 2 else 1) ..];
+        if (line.len == 0) {
+            if (has_data) return true;
+            continue; // a blank line without data dispatches nothing
+        }
+        const field = line[0 .. std.mem.indexOfScalar(u8, line, ':') orelse line.len];
+        if (std.mem.eql(u8, field, "data")) has_data = true;
+    }
+    return false;
+}
+
 /// The index of the first CR or LF. LF ends nearly every line, so it is found with the
 /// vectorized scan and CR only looked for before it.
 fn lineEnd(bytes: []const u8) ?usize {
@@ -190,4 +212,44 @@ test "an event larger than the limit is refused" {
     parser.max_event_bytes = 8;
     defer parser.deinit();
     try std.testing.expectError(error.EventTooLarge, parser.next(&source));
+}
+
+/// A source holding only the bytes that arrived so far: reading more would wait.
+const ArrivedSource = struct {
+    bytes: []const u8,
+    start: usize = 0,
+
+    fn buffered(s: *ArrivedSource) []u8 {
+        return @constCast(s.bytes[s.start..]);
+    }
+    fn toss(s: *ArrivedSource, n: usize) void {
+        s.start += n;
+    }
+    fn fillMore(_: *ArrivedSource) error{ WouldBlock, EndOfStream }!void {
+        return error.WouldBlock;
+    }
+};
+
+test "hasBufferedEvent says exactly when next() needs no more bytes, at every split" {
+    const input = "event: a\ndata: 1\n\n: c\n\nevent: p\n\ndata: 2\r\n\r\ndata:3\rdata\r\rdata: 4\r\n\r\n";
+    for (0..input.len + 1) |arrived| {
+        var source: ArrivedSource = .{ .bytes = input[0..arrived] };
+        var parser = Parser.init(std.testing.allocator);
+        defer parser.deinit();
+        var events: usize = 0;
+        while (true) {
+            const ready = hasBufferedEvent(&parser, &source);
+            const got = parser.next(&source) catch |err| {
+                try std.testing.expectEqual(error.WouldBlock, err);
+                try std.testing.expect(!ready);
+                break;
+            };
+            try std.testing.expect(ready);
+            try std.testing.expect(got != null);
+            events += 1;
+        }
+        // Every event whose blank line arrived was found.
+        const complete: usize = if (arrived >= 67) 4 else if (arrived >= 57) 3 else if (arrived >= 43) 2 else if (arrived >= 18) 1 else 0;
+        try std.testing.expectEqual(complete, events);
+    }
 }

@@ -12,6 +12,7 @@ const openai = @import("openai.zig");
 const Round = @import("tool_round.zig").Round;
 const watchdog = @import("watchdog.zig");
 const retry = @import("retry.zig");
+const batch = @import("batch.zig");
 
 const TurnError = errors.TurnError;
 /// `next()` fails with a TurnError (sticky), or ResultPending: a host tool call still awaits
@@ -55,6 +56,11 @@ pub const Stream = struct {
     last_end: ev.MessageComplete = .{ .stop_reason = .none, .provider_stop_reason = "", .usage = .{} },
     /// A failure decided while delivering an event, returned by the next call.
     pending_failure: ?TurnError = null,
+    /// A failure met while decoding received data ahead of the user (peekBuffered), returned
+    /// by the next call, after the events that came before it.
+    read_ahead_failure: ?TurnError = null,
+    /// The last batch of events (nextBatch), and the events given back (unread).
+    batch: batch.Batch = .{},
 
     /// Timeouts and cancellation (see watchdog.zig).
     watch: watchdog.Watch = .{},
@@ -119,6 +125,7 @@ pub const Stream = struct {
         s.event_arena.deinit();
         s.assembly.deinit();
         s.round.deinit();
+        s.batch.deinit(gpa);
         gpa.destroy(s);
         agent.streamDestroyed();
     }
@@ -130,6 +137,11 @@ pub const Stream = struct {
         if (s.state == .failed) return s.failure;
         if (s.watch.canceled.load(.acquire)) return s.abort();
         if (s.pending_failure) |err| return s.fail(err);
+        if (s.batch.takeUnread()) |e| return e;
+        if (s.read_ahead_failure) |err| {
+            s.read_ahead_failure = null;
+            return s.failOrRetry(err, false);
+        }
         switch (s.phase) {
             .messages => {},
             .complete => {
@@ -207,6 +219,72 @@ pub const Stream = struct {
             s.dropped = true;
             return error.Protocol;
         }
+    }
+
+    /// Up to `max` events (at least 1) in one call: the first as `next()` gives it, waiting
+    /// for the provider as needed, then the events that continue the message and can be
+    /// decoded from what was already received (`peekBuffered`), without waiting. So a batch
+    /// ends before anything that ends or changes the turn, as a MessageEnd, and after a
+    /// ToolCallStart, a MessageComplete or a ProviderRetry. An empty batch: the turn is over
+    /// (as `next()` returning null). A failure met after the first event is returned by the
+    /// next call, the events before it first. The events and their strings are valid until
+    /// the next call on the stream. Events given back by `unread` come back first, as a
+    /// batch of their own (unless the turn was canceled meanwhile).
+    pub fn nextBatch(s: *Stream, max: usize) NextError![]const ev.Event {
+        const b = &s.batch;
+        if (b.unread > 0) {
+            if (!s.watch.canceled.load(.acquire)) return b.takeUnreadBatch(@max(max, 1));
+            // Canceled meanwhile: next() ends the turn, keeping the message without them.
+            _ = try s.next();
+            b.clear();
+            return b.events.items;
+        }
+        const limit = @min(@max(max, 1), batch.max_events);
+        // Room first: running out of memory after taking an event would lose it.
+        b.reserve(s.agent.gpa, limit) catch return s.fail(error.OutOfMemory);
+        const first = (try s.next()) orelse return b.events.items;
+        b.addFirst(s.agent.gpa, first) catch return s.fail(error.OutOfMemory);
+        while (b.events.items.len < limit) {
+            const e = s.peekBuffered() orelse break;
+            if (!b.fits(e)) break;
+            _ = s.assembly.pop();
+            // Delivering an event that continues a message cannot fail.
+            b.add((s.deliver(e) catch unreachable).?);
+        }
+        return b.events.items;
+    }
+
+    /// The next event, left undelivered, when `next()` would return it at once from what was
+    /// already received and it continues the message being streamed (a BlockStart,
+    /// ContentDelta, BlockComplete or ToolDetails); null otherwise. Decodes received SSE
+    /// events as needed; never reads from the connection. A failure met while decoding waits
+    /// for the next `next()`.
+    pub fn peekBuffered(s: *Stream) ?ev.Event {
+        if (s.state != .streaming or s.phase != .messages or !s.connected) return null;
+        if (s.pending_failure != null or s.read_ahead_failure != null or s.batch.unread > 0) return null;
+        if (s.watch.canceled.load(.acquire)) return null;
+        while (true) {
+            if (s.assembly.peek()) |e| return if (batch.canGiveBack(e)) e else null;
+            if (!sse.hasBufferedEvent(&s.parser, s.body)) return null;
+            s.readEvent() catch |err| {
+                s.read_ahead_failure = err;
+                return null;
+            };
+        }
+    }
+
+    /// Gives back the last `count` events of the last batch, which the user did not see: the
+    /// next call (`next()` or `nextBatch`) returns them again, and a turn canceled meanwhile
+    /// keeps its message without them. Only events that continue a message can be given
+    /// back (see `peekBuffered`), and only the batch's, while no newer event was handed out.
+    pub fn unread(s: *Stream, count: usize) error{InvalidArgument}!void {
+        const b = &s.batch;
+        const handed = b.events.items.len - b.unread;
+        if (count > handed) return error.InvalidArgument;
+        for (b.events.items[handed - count .. handed]) |e| {
+            if (!batch.canGiveBack(e)) return error.InvalidArgument;
+        }
+        b.unread += count;
     }
 
     /// Cancels the turn from any thread: a blocked `next()` returns error.Canceled promptly.
@@ -343,7 +421,10 @@ pub const Stream = struct {
         const gpa = s.agent.gpa;
         s.closeConnection();
         switch (s.phase) {
-            .messages => if (s.assembly.started) s.assembly.commitPartial(&s.agent.conversation) catch {},
+            .messages => if (s.assembly.started) {
+                s.assembly.forget(s.batch.unseen()); // given back unseen: not part of what the user saw
+                s.assembly.commitPartial(&s.agent.conversation) catch {};
+            },
             .tool_starts, .tool_results => {
                 s.round.answerAllWith("The turn was canceled before this tool call finished.") catch {};
                 s.round.commitResults(&s.agent.conversation) catch {};

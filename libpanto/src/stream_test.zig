@@ -404,3 +404,204 @@ fn cancelSoon(stream: *Stream) void {
     _ = std.c.nanosleep(&ts, null);
     stream.cancel();
 }
+
+// ---- batches: nextBatch, peekBuffered, unread --------------------------------------------
+
+fn testAgent(port: u16, url_buf: []u8) !*Agent {
+    const url = try std.fmt.bufPrint(url_buf, "http://127.0.0.1:{d}", .{port});
+    return Agent.init(std.testing.allocator, .{ .provider = .anthropic, .model = "m", .base_url = url, .api_key = "k", .retry = .{ .max_retries = 0 } });
+}
+
+/// Whether an event can follow the first of a batch: only what continues the message.
+fn continuesMessage(e: Event) bool {
+    return switch (e) {
+        .block_start, .content_delta, .block_complete, .tool_details => true,
+        else => false,
+    };
+}
+
+/// Reads a turn in batches of at most `max`, checking the shape of each; returns the number
+/// of batches, the most events one held, and the text of the deltas in `text`.
+fn readInBatches(stream: *Stream, max: usize, text: *std.ArrayList(u8)) !struct { batches: usize, largest: usize, events: usize } {
+    var batches: usize = 0;
+    var largest: usize = 0;
+    var events: usize = 0;
+    while (true) {
+        const got = try stream.nextBatch(max);
+        if (got.len == 0) break;
+        batches += 1;
+        events += got.len;
+        largest = @max(largest, got.len);
+        try std.testing.expect(got.len <= max);
+        for (got, 0..) |e, i| {
+            if (i > 0) try std.testing.expect(continuesMessage(e));
+            if (e == .content_delta) try text.appendSlice(std.testing.allocator, e.content_delta.text);
+            if (e == .block_complete) try std.testing.expectEqualStrings(text.items, e.block_complete.text);
+        }
+    }
+    try std.testing.expectEqual(@as(usize, 0), (try stream.nextBatch(max)).len); // over stays over
+    try std.testing.expectEqual(null, try stream.next());
+    return .{ .batches = batches, .largest = largest, .events = events };
+}
+
+test "a turn read in batches has the events of next(), only message content after a batch's first" {
+    for ([_]Framing{ .content_length, .chunked }) |framing| {
+        for ([_]usize{ 1 << 20, 1, 7 }) |piece| {
+            for ([_]usize{ 1, 2, 64 }) |max| {
+                var server: TestServer = undefined;
+                try server.start(.{ .framing = framing, .piece = piece });
+                defer server.stop();
+                var url_buf: [64]u8 = undefined;
+                const agent = try testAgent(server.port, &url_buf);
+                defer agent.deinit();
+                const stream = try agent.run("hi");
+                defer stream.destroy();
+                var text: std.ArrayList(u8) = .empty;
+                defer text.deinit(std.testing.allocator);
+                const r = try readInBatches(stream, max, &text);
+                try std.testing.expectEqualStrings("h\xc3\xa9llo w\xc3\xb6rld", text.items);
+                // message_start, block_start, 2 deltas, block_complete, message_end, message_complete
+                try std.testing.expectEqual(@as(usize, 7), r.events);
+                if (max == 1) try std.testing.expectEqual(@as(usize, 7), r.batches);
+                // The whole body in one write: once it arrived, the message's content comes at once.
+                if (piece == 1 << 20 and max == 64) try std.testing.expect(r.largest >= 3);
+                try std.testing.expectEqual(@as(usize, 2), agent.conversation.messages.items.len);
+                try std.testing.expect(!agent.busy);
+            }
+        }
+    }
+}
+
+test "events given back come again, strings and all, then the turn goes on" {
+    var server: TestServer = undefined;
+    try server.start(.{ .framing = .content_length });
+    defer server.stop();
+    var url_buf: [64]u8 = undefined;
+    const agent = try testAgent(server.port, &url_buf);
+    defer agent.deinit();
+    const stream = try agent.run("hi");
+    defer stream.destroy();
+    var text: std.ArrayList(u8) = .empty;
+    defer text.deinit(std.testing.allocator);
+    var gave_back = false;
+    while (true) {
+        const got = try stream.nextBatch(64);
+        if (got.len == 0) break;
+        // Give back the tail that continues the message, once, and check it comes again.
+        var tail: usize = 0;
+        while (tail < got.len and continuesMessage(got[got.len - 1 - tail])) tail += 1;
+        if (tail > 0 and !gave_back) {
+            gave_back = true;
+            const kept = got.len - tail;
+            var expected: std.ArrayList(u8) = .empty;
+            defer expected.deinit(std.testing.allocator);
+            for (got[kept..]) |e| try expected.appendSlice(std.testing.allocator, @tagName(e));
+            for (got[0..kept]) |e| if (e == .content_delta) try text.appendSlice(std.testing.allocator, e.content_delta.text);
+            try std.testing.expectError(error.InvalidArgument, stream.unread(got.len + 1));
+            try stream.unread(tail);
+            try std.testing.expectError(error.InvalidArgument, stream.unread(kept + 1)); // no more than was handed out
+            const again = try stream.nextBatch(64);
+            var seen: std.ArrayList(u8) = .empty;
+            defer seen.deinit(std.testing.allocator);
+            for (again) |e| try seen.appendSlice(std.testing.allocator, @tagName(e));
+            try std.testing.expectEqualStrings(expected.items, seen.items);
+            for (again) |e| if (e == .content_delta) try text.appendSlice(std.testing.allocator, e.content_delta.text);
+            continue;
+        }
+        for (got) |e| if (e == .content_delta) try text.appendSlice(std.testing.allocator, e.content_delta.text);
+    }
+    try std.testing.expect(gave_back);
+    try std.testing.expectEqualStrings("h\xc3\xa9llo w\xc3\xb6rld", text.items);
+    const last = agent.conversation.messages.items[1];
+    try std.testing.expectEqual(.end_turn, last.stop_reason);
+    try std.testing.expectEqualStrings("h\xc3\xa9llo w\xc3\xb6rld", last.blocks[0].text);
+}
+
+test "a turn canceled with events given back keeps only what was seen" {
+    var server: TestServer = undefined;
+    try server.start(.{ .framing = .content_length, .stall = true });
+    defer server.stop();
+    var url_buf: [64]u8 = undefined;
+    const agent = try testAgent(server.port, &url_buf);
+    defer agent.deinit();
+    const stream = try agent.run("hi");
+    defer stream.destroy();
+    // Read until the batch holding the second delta, and see only what comes before it.
+    outer: while (true) {
+        const got = try stream.nextBatch(64);
+        try std.testing.expect(got.len > 0);
+        for (got, 0..) |e, i| {
+            if (e == .content_delta and std.mem.eql(u8, e.content_delta.text, "w\xc3\xb6rld")) {
+                try stream.unread(got.len - i);
+                break :outer;
+            }
+        }
+    }
+    stream.cancel();
+    try std.testing.expectError(error.Canceled, stream.nextBatch(64));
+    try std.testing.expectError(error.Canceled, stream.next()); // sticky
+    const last = agent.conversation.messages.items[agent.conversation.messages.items.len - 1];
+    try std.testing.expectEqual(.aborted, last.stop_reason);
+    try std.testing.expectEqual(@as(usize, 1), last.blocks.len);
+    try std.testing.expectEqualStrings("h\xc3\xa9llo ", last.blocks[0].text);
+    try std.testing.expect(!agent.busy);
+}
+
+test "what ends or changes the turn cannot be given back; next() gives given-back events too" {
+    var server: TestServer = undefined;
+    try server.start(.{ .framing = .content_length });
+    defer server.stop();
+    var url_buf: [64]u8 = undefined;
+    const agent = try testAgent(server.port, &url_buf);
+    defer agent.deinit();
+    const stream = try agent.run("hi");
+    defer stream.destroy();
+    const first = try stream.nextBatch(1);
+    try std.testing.expect(first[0] == .message_start);
+    try std.testing.expectError(error.InvalidArgument, stream.unread(1));
+    const second = try stream.nextBatch(1);
+    try std.testing.expect(second[0] == .block_start);
+    try stream.unread(1);
+    try std.testing.expect((try stream.next()).? == .block_start); // given back, read again
+    try std.testing.expect((try stream.next()).? == .content_delta);
+    try std.testing.expectError(error.InvalidArgument, stream.unread(1)); // a newer event came since
+    while (true) {
+        const got = try stream.nextBatch(64);
+        if (got[0] == .message_end) {
+            try std.testing.expectEqual(@as(usize, 1), got.len);
+            try std.testing.expectError(error.InvalidArgument, stream.unread(1));
+            break;
+        }
+    }
+    const complete = try stream.nextBatch(64);
+    try std.testing.expectEqual(@as(usize, 1), complete.len);
+    try std.testing.expect(complete[0] == .message_complete);
+    try std.testing.expectError(error.InvalidArgument, stream.unread(1));
+    try std.testing.expectEqual(@as(usize, 0), (try stream.nextBatch(64)).len);
+}
+
+test "a failure after events of a batch comes with the next call, the events first" {
+    const body = sse_head ++
+        "event: content_block_delta\ndata: {\"type\":\"content_block_delta\",\"index\":0,\"delta\":{\"type\":\"text_delta\",\"text\":\"Hi\"}}\n\n" ++
+        "event: error\ndata: {\"type\":\"error\",\"error\":{\"type\":\"overloaded_error\",\"message\":\"Overloaded\"}}\n\n";
+    var server: TestServer = undefined;
+    try server.start(.{ .body = body, .framing = .content_length });
+    defer server.stop();
+    var url_buf: [64]u8 = undefined;
+    const agent = try testAgent(server.port, &url_buf);
+    defer agent.deinit();
+    const stream = try agent.run("hi");
+    defer stream.destroy();
+    var deltas: usize = 0;
+    const err = while (true) {
+        const got = stream.nextBatch(64) catch |e| break e;
+        for (got) |e| {
+            if (e == .content_delta) deltas += 1;
+        }
+    };
+    try std.testing.expectEqual(error.Overloaded, err);
+    try std.testing.expectEqual(@as(usize, 1), deltas);
+    try std.testing.expectError(error.Overloaded, stream.nextBatch(64)); // sticky
+    try std.testing.expect(std.mem.indexOf(u8, stream.failureDetail().?.message.items, "Overloaded") != null);
+    try std.testing.expect(!agent.busy);
+}
