@@ -293,6 +293,52 @@ int panto_agent_tools(PantoAgent *agent, const char *format, int only_allowed, P
  * negative error; DONE and errors are sticky: every later call returns the same. */
 int panto_next_event(PantoStream *stream, PantoEvent *ev);
 
+/* Reads up to `capacity` events in one call: for a binding to which each call into the
+ * library costs more than an event (Python through ctypes, Go through cgo; the Lua module,
+ * which calls the library from Zig, reads one event at a time). The first event comes as
+ * panto_next_event reads it, waiting for the provider as needed; then come the events that
+ * continue the message being streamed and can be decoded from what was already received,
+ * without waiting.
+ *
+ *   PantoEvent events[128] = {PANTO_EVENT_INIT};    (only the first one's size is read)
+ *   size_t n;
+ *   while ((rc = panto_next_events(stream, events, 128, &n, NULL)) == PANTO_EVENT)
+ *       for (size_t i = 0; i < n; i++) { ...use events[i]... }
+ *
+ * Returns PANTO_EVENT with *out_count (>= 1) events filled, or, with *out_count = 0, what
+ * panto_next_event would have returned: PANTO_DONE, PANTO_ERR_RESULT_PENDING, or the error of
+ * the turn (sticky). What a batch holds, so that nothing is read further than needed:
+ *  - after its first event, only BLOCK_START, CONTENT_DELTA, BLOCK_COMPLETE and TOOL_DETAILS
+ *    of the message being streamed. MESSAGE_END, TOOL_CALL_START, TOOL_RESULT,
+ *    MESSAGE_COMPLETE and PROVIDER_RETRY each come first in a batch and end it: submit the
+ *    result of a TOOL_CALL_START with awaiting_result = 1 before the next call, as with
+ *    panto_next_event; after MESSAGE_COMPLETE the next call returns PANTO_DONE.
+ *  - a failure met after its first event ends it: the events before the failure are
+ *    returned, and the failure by the next call.
+ * A batch holds fewer than `capacity` events whenever the data received so far runs out.
+ *
+ * `events` is an array of `capacity` events; set the `size` of the first (PANTO_EVENT_INIT):
+ * the library takes it as the size of every element (a program built against an older
+ * header has a smaller PantoEvent) and sets it in each element it fills. The strings of a
+ * batch are copies in one block of memory owned by the stream, which *out_strings describes
+ * when out_strings is not NULL (a binding may copy the block at once and slice it); they stay
+ * valid until the stream reads again (panto_next_event, panto_next_events), is reopened or
+ * freed. A NULL stream, events or out_count, a capacity of 0, or a first `size` that is
+ * smaller than 8 or not a multiple of PantoEvent's alignment: PANTO_ERR_INVALID_ARGUMENT. */
+int panto_next_events(PantoStream *stream, PantoEvent *events, size_t capacity, size_t *out_count, PantoString *out_strings);
+
+/* Gives back the last `count` events of the last panto_next_events batch, which the caller
+ * did not use: typically a binding that read a batch ahead of its user, who stopped early.
+ * The next call returns them again, strings and all (panto_next_events as one batch,
+ * panto_next_event one by one), and a turn canceled before that keeps in the conversation
+ * only what came before them, as if they had never been read. Only events that continue a
+ * message can be given back (BLOCK_START, CONTENT_DELTA, BLOCK_COMPLETE, TOOL_DETAILS), only
+ * events of the last batch that are not given back already, and only while no later event
+ * was read: otherwise PANTO_ERR_INVALID_ARGUMENT, and nothing changes. count 0 does nothing.
+ * Returns PANTO_OK. Like every stream call but panto_stream_cancel, not while another thread
+ * is in a call on the same stream. */
+int panto_stream_unread(PantoStream *stream, size_t count);
+
 /* Gives the result of a host tool call announced by TOOL_CALL_START with awaiting_result = 1.
  * `content` (NUL-terminated UTF-8) goes back to the model; is_error != 0 marks it a failure
  * (the turn goes on: the model sees the error). Returns PANTO_OK, or PANTO_ERR_NO_SUCH_CALL

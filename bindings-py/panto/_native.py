@@ -145,6 +145,8 @@ SIGNATURES: Dict[str, Tuple[Any, List[Any]]] = {
     "panto_agent_add_tool": (c_int, [AgentPtr, c_char_p]),
     "panto_agent_tools": (c_int, [AgentPtr, c_char_p, c_int, POINTER(PantoString)]),
     "panto_next_event": (c_int, [StreamPtr, POINTER(PantoEvent)]),
+    "panto_next_events": (c_int, [StreamPtr, POINTER(PantoEvent), c_size_t, POINTER(c_size_t), POINTER(PantoString)]),
+    "panto_stream_unread": (c_int, [StreamPtr, c_size_t]),
     "panto_stream_submit_tool_result": (c_int, [StreamPtr, c_char_p, c_char_p, c_int]),
     "panto_stream_cancel": (c_int, [StreamPtr]),
     "panto_stream_reopen": (c_int, [StreamPtr]),

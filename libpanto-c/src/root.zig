@@ -218,6 +218,38 @@ pub export fn panto_next_event(stream: ?*PantoStream, ev: ?*PantoEvent) c_int {
     return code(.event);
 }
 
+pub export fn panto_next_events(stream: ?*PantoStream, events: ?[*]PantoEvent, capacity: usize, out_count: ?*usize, out_strings: ?*PantoString) c_int {
+    const count = out_count orelse return code(.invalid_argument);
+    count.* = 0;
+    if (out_strings) |o| o.* = .{};
+    const s = stream orelse return code(.invalid_argument);
+    const array = events orelse return code(.invalid_argument);
+    // The caller's sizeof(PantoEvent), from an older or newer header, is the array's stride.
+    const stride: usize = array[0].size;
+    if (capacity == 0 or stride < @offsetOf(PantoEvent, "index") or stride % @alignOf(PantoEvent) != 0)
+        return code(.invalid_argument);
+    const batch = s.nextBatch(capacity) catch |err| return switch (err) {
+        error.ResultPending => code(.result_pending),
+        else => |e| code(.fromTurnError(e)),
+    };
+    if (batch.len == 0) return code(.done);
+    const bytes: [*]u8 = @ptrCast(array);
+    for (batch, 0..) |event, i| {
+        const dest: *PantoEvent = @ptrCast(@alignCast(bytes + i * stride));
+        dest.size = @intCast(stride);
+        abi.writeSized(PantoEvent, dest, toAbi(event));
+    }
+    count.* = batch.len;
+    if (out_strings) |o| o.* = .from(s.batch.strings.items);
+    return code(.event);
+}
+
+pub export fn panto_stream_unread(stream: ?*PantoStream, count: usize) c_int {
+    const s = stream orelse return code(.invalid_argument);
+    s.unread(count) catch return code(.invalid_argument);
+    return code(.ok);
+}
+
 fn toAbi(event: panto.Event) PantoEvent {
     return switch (event) {
         .message_start => |e| .{ .kind = @intFromEnum(abi.EventKind.message_start), .id = .from(e.id), .model = .from(e.model) },

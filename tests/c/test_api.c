@@ -1598,6 +1598,296 @@ static void test_redacted_thinking(void) {
                    "{\"type\":\"redacted_thinking\",\"data\":\"EqkECkYIBxgC+opaque/data==\"}") == 1);
 }
 
+/* ---- Batches: panto_next_events, panto_stream_unread --------------------------------- */
+
+/* Whether a string of a batch lies in its string block. */
+static int in_block(PantoString s, PantoString block) {
+    return s.len == 0 || (s.ptr >= block.ptr && s.ptr + s.len <= block.ptr + block.len);
+}
+
+/* Whether an event kind may follow the first event of a batch: what continues a message. */
+static int continues_message(int kind) {
+    return kind == PANTO_EVENT_BLOCK_START || kind == PANTO_EVENT_CONTENT_DELTA ||
+           kind == PANTO_EVENT_BLOCK_COMPLETE || kind == PANTO_EVENT_TOOL_DETAILS;
+}
+
+/* The arguments refused, each with *out_count set to 0 and nothing read. */
+static void test_batch_arguments(void) {
+    PantoAgent *agent;
+    PantoStream *stream = NULL;
+    PantoEvent evs[4] = {PANTO_EVENT_INIT};
+    PantoString block = {"x", 1};
+    size_t n = 99;
+
+    current_test = "batch_arguments";
+    CHECK_RC(panto_next_events(NULL, evs, 4, &n, &block), PANTO_ERR_INVALID_ARGUMENT);
+    CHECK(n == 0 && block.len == 0);
+    CHECK_RC(panto_stream_unread(NULL, 0), PANTO_ERR_INVALID_ARGUMENT);
+    agent = new_agent_with("http://127.0.0.1:1", "\"retry\": {\"max_retries\": 0}");
+    CHECK(agent != NULL);
+    if (!agent) return;
+    CHECK_RC(panto_agent_run(agent, "hi", &stream), PANTO_OK);
+    n = 99;
+    CHECK_RC(panto_next_events(stream, NULL, 4, &n, NULL), PANTO_ERR_INVALID_ARGUMENT);
+    CHECK(n == 0);
+    CHECK_RC(panto_next_events(stream, evs, 4, NULL, NULL), PANTO_ERR_INVALID_ARGUMENT);
+    n = 99;
+    CHECK_RC(panto_next_events(stream, evs, 0, &n, NULL), PANTO_ERR_INVALID_ARGUMENT);
+    CHECK(n == 0);
+    evs[0].size = 4; /* smaller than the fields every caller has */
+    CHECK_RC(panto_next_events(stream, evs, 4, &n, NULL), PANTO_ERR_INVALID_ARGUMENT);
+    evs[0].size = (uint32_t)sizeof(PantoEvent) - 4; /* not a multiple of the alignment */
+    CHECK_RC(panto_next_events(stream, evs, 4, &n, NULL), PANTO_ERR_INVALID_ARGUMENT);
+    /* Nothing was given: nothing can be given back. */
+    CHECK_RC(panto_stream_unread(stream, 0), PANTO_OK);
+    CHECK_RC(panto_stream_unread(stream, 1), PANTO_ERR_INVALID_ARGUMENT);
+    /* None of this read anything: the stream still fails as it would (no server there). */
+    evs[0].size = (uint32_t)sizeof(PantoEvent);
+    CHECK_RC(panto_next_events(stream, evs, 4, &n, NULL), PANTO_ERR_CONNECTION);
+    CHECK(n == 0);
+    CHECK_RC(panto_next_events(stream, evs, 4, &n, NULL), PANTO_ERR_CONNECTION); /* sticky */
+    panto_stream_free(stream);
+    panto_agent_free(agent);
+}
+
+/* Reads a turn in batches with elements of `ev_size` bytes (an older, shorter PantoEvent
+ * when smaller), checking each batch; fills kinds[] (up to 32) and returns how many events
+ * came, or -1 when a check of the batch's shape failed. *largest: the largest batch. */
+static int read_batches(PantoStream *stream, size_t ev_size, size_t capacity, int *kinds, size_t *largest,
+                        int *final_rc) {
+    static unsigned char buf[64 * sizeof(PantoEvent) + 64];
+    PantoString block;
+    size_t count = 0, i, total = 0;
+    int rc, ok = 1;
+    *largest = 0;
+    for (;;) {
+        memset(buf, 0x5A, sizeof buf);
+        ((PantoEvent *)(void *)buf)->size = (uint32_t)ev_size;
+        rc = panto_next_events(stream, (PantoEvent *)(void *)buf, capacity, &count, &block);
+        if (rc != PANTO_EVENT) break;
+        ok &= count >= 1 && count <= capacity;
+        /* Only the `count` elements were written. */
+        ok &= untouched(buf, count * ev_size, sizeof buf, 0x5A);
+        if (count > *largest) *largest = count;
+        for (i = 0; i < count; i++) {
+            const PantoEvent *ev = (const PantoEvent *)(void *)(buf + i * ev_size);
+            ok &= ev->size == (uint32_t)ev_size;
+            ok &= in_block(ev->text, block);
+            if (ev_size == sizeof(PantoEvent))
+                ok &= in_block(ev->id, block) && in_block(ev->model, block) && in_block(ev->name, block) &&
+                      in_block(ev->provider_stop_reason, block);
+            if (i > 0) ok &= continues_message(ev->kind);
+            if (total < 32) kinds[total] = ev->kind;
+            total++;
+        }
+    }
+    CHECK_RC(count, 0);
+    *final_rc = rc;
+    return ok ? (int)total : -1;
+}
+
+/* Whole turns in batches: the events of panto_next_event, in batches that hold only the
+ * message's content after their first event; MESSAGE_END and MESSAGE_COMPLETE alone; DONE
+ * after, sticky; strings in the string block; an older, shorter element as the stride; a
+ * capacity of 1 reads as panto_next_event does. */
+static void test_batch_turns(void) {
+    static const struct canned answers[] = {
+        {200, "text/event-stream", SSE_OK, NULL, 0},
+        {200, "text/event-stream", SSE_OK, NULL, 0},
+        {200, "text/event-stream", SSE_OK, NULL, 0},
+    };
+    static const int want[] = {PANTO_EVENT_MESSAGE_START,  PANTO_EVENT_BLOCK_START,
+                               PANTO_EVENT_CONTENT_DELTA,  PANTO_EVENT_CONTENT_DELTA,
+                               PANTO_EVENT_BLOCK_COMPLETE, PANTO_EVENT_MESSAGE_END,
+                               PANTO_EVENT_MESSAGE_COMPLETE};
+    const size_t sizes[3] = {sizeof(PantoEvent), offsetof(PantoEvent, stop_reason), sizeof(PantoEvent)};
+    const size_t capacities[3] = {64, 64, 1};
+    char url[64];
+    PantoAgent *agent;
+    PantoEvent ev = PANTO_EVENT_INIT;
+    PantoString conv = {NULL, 0};
+    int t;
+
+    current_test = "batch_turns";
+    if (start_server(answers, 3, url, sizeof url) < 0) {
+        CHECK(!"cannot start the canned server");
+        return;
+    }
+    agent = new_agent(url);
+    CHECK(agent != NULL);
+    if (!agent) {
+        stop_server();
+        return;
+    }
+    for (t = 0; t < 3; t++) {
+        PantoStream *stream = NULL;
+        int kinds[32], rc, n;
+        size_t largest;
+        CHECK_RC(panto_agent_run(agent, "Hello", &stream), PANTO_OK);
+        n = read_batches(stream, sizes[t], capacities[t], kinds, &largest, &rc);
+        CHECK_RC(rc, PANTO_DONE);
+        CHECK(n == 7 && memcmp(kinds, want, sizeof want) == 0);
+        if (capacities[t] == 1) CHECK(largest == 1);
+        /* The whole body arrived in one write: the message's content came in one batch. */
+        if (capacities[t] > 1) CHECK(largest >= 3);
+        CHECK_RC(panto_next_events(stream, &ev, 1, (size_t[]){0}, NULL), PANTO_DONE);
+        CHECK_RC(panto_next_event(stream, &ev), PANTO_DONE);
+        panto_stream_free(stream);
+    }
+    CHECK_RC(panto_agent_conversation(agent, &conv), PANTO_OK);
+    CHECK(count_in(conv, "\"assistant\"") == 3 && count_in(conv, "Hi there") == 3);
+    panto_agent_free(agent);
+    stop_server();
+}
+
+/* Events given back come again (batch or single), strings unchanged; what ends a message
+ * cannot be given back; a cancel after giving back keeps only what was seen. */
+static void test_batch_unread(void) {
+    static const char *rest_at = "event: content_block_stop";
+    static struct canned answers[] = {
+        {200, "text/event-stream", SSE_STALLED, NULL, 0},
+        {200, "text/event-stream", SSE_OK, NULL, 0},
+    };
+    char url[64];
+    PantoAgent *agent;
+    PantoStream *stream = NULL;
+    PantoEvent evs[16] = {PANTO_EVENT_INIT}, ev = PANTO_EVENT_INIT;
+    PantoString block, conv = {NULL, 0};
+    size_t n = 0, i;
+    int rc, found = 0;
+    const char *rest_ptr = NULL;
+
+    current_test = "batch_unread";
+    /* The stream stalls after the deltas "Partial " and "rest". */
+    answers[0].stall_after = (size_t)(strstr(SSE_STALLED, rest_at) - SSE_STALLED);
+    if (start_server(answers, 2, url, sizeof url) < 0) {
+        CHECK(!"cannot start the canned server");
+        return;
+    }
+    agent = new_agent(url);
+    CHECK(agent != NULL);
+    if (!agent) {
+        stop_server();
+        return;
+    }
+    CHECK_RC(panto_agent_run(agent, "Hello", &stream), PANTO_OK);
+    /* Read until the batch holding "rest" (its last event: the stream stalls after it). */
+    while (!found && (rc = panto_next_events(stream, evs, 16, &n, &block)) == PANTO_EVENT) {
+        if (evs[0].kind == PANTO_EVENT_MESSAGE_START) CHECK_RC(panto_stream_unread(stream, n), PANTO_ERR_INVALID_ARGUMENT);
+        for (i = 0; i < n; i++)
+            if (evs[i].kind == PANTO_EVENT_CONTENT_DELTA && pstr_eq(evs[i].text, "rest")) found = 1;
+    }
+    CHECK(found && evs[n - 1].kind == PANTO_EVENT_CONTENT_DELTA && pstr_eq(evs[n - 1].text, "rest"));
+    if (!found) {
+        panto_stream_free(stream);
+        panto_agent_free(agent);
+        stop_server();
+        return;
+    }
+    rest_ptr = evs[n - 1].text.ptr;
+    CHECK_RC(panto_stream_unread(stream, n + 1), PANTO_ERR_INVALID_ARGUMENT); /* more than the batch */
+    CHECK_RC(panto_stream_unread(stream, 1), PANTO_OK);
+    CHECK_RC(panto_stream_unread(stream, n), PANTO_ERR_INVALID_ARGUMENT); /* 1 is given back already */
+    /* It comes again, alone, with its string where it was; then once more one by one. */
+    CHECK_RC(panto_next_events(stream, evs, 16, &n, &block), PANTO_EVENT);
+    CHECK(n == 1 && evs[0].kind == PANTO_EVENT_CONTENT_DELTA && pstr_eq(evs[0].text, "rest") &&
+          evs[0].text.ptr == rest_ptr && in_block(evs[0].text, block));
+    CHECK_RC(panto_stream_unread(stream, 1), PANTO_OK);
+    CHECK_RC(panto_next_event(stream, &ev), PANTO_EVENT);
+    CHECK(ev.kind == PANTO_EVENT_CONTENT_DELTA && pstr_eq(ev.text, "rest"));
+    /* Given back for good: the user never saw it. The canceled turn keeps "Partial " only. */
+    CHECK_RC(panto_stream_unread(stream, 1), PANTO_OK);
+    CHECK_RC(panto_stream_cancel(stream), PANTO_OK);
+    CHECK_RC(panto_next_events(stream, evs, 16, &n, &block), PANTO_ERR_CANCELED);
+    CHECK(n == 0);
+    CHECK_RC(panto_next_event(stream, &ev), PANTO_ERR_CANCELED);
+    CHECK_RC(panto_agent_conversation(agent, &conv), PANTO_OK);
+    CHECK(count_in(conv, "\"aborted\"") == 1 && count_in(conv, "\"Partial \"") == 1 && count_in(conv, "rest") == 0);
+    panto_stream_free(stream);
+
+    /* MESSAGE_END and MESSAGE_COMPLETE cannot be given back. */
+    stream = NULL;
+    CHECK_RC(panto_agent_run(agent, "Again", &stream), PANTO_OK);
+    while ((rc = panto_next_events(stream, evs, 16, &n, NULL)) == PANTO_EVENT) {
+        if (evs[0].kind == PANTO_EVENT_MESSAGE_END || evs[0].kind == PANTO_EVENT_MESSAGE_COMPLETE) {
+            CHECK(n == 1);
+            CHECK_RC(panto_stream_unread(stream, 1), PANTO_ERR_INVALID_ARGUMENT);
+        }
+    }
+    CHECK_RC(rc, PANTO_DONE);
+    panto_stream_free(stream);
+    panto_agent_free(agent);
+    stop_server();
+}
+
+/* A failure after events: the events come first, the error with the next call (sticky); a
+ * tool call awaiting its result ends its batch, and RESULT_PENDING (not sticky) comes with
+ * nothing read. */
+static void test_batch_error_and_tool(void) {
+    static const struct canned answers[] = {
+        {200, "text/event-stream", SSE_ERROR_AFTER_DELTA, NULL, 0},
+        {200, "text/event-stream", SSE_TOOL, NULL, 0},
+        {200, "text/event-stream", SSE_OK, NULL, 0},
+    };
+    char url[64];
+    PantoAgent *agent;
+    PantoStream *stream = NULL;
+    PantoEvent evs[16] = {PANTO_EVENT_INIT};
+    PantoError err = PANTO_ERROR_INIT;
+    size_t n = 0;
+    int rc, deltas = 0, tool_starts = 0, results = 0;
+
+    current_test = "batch_error_and_tool";
+    if (start_server(answers, 3, url, sizeof url) < 0) {
+        CHECK(!"cannot start the canned server");
+        return;
+    }
+    agent = new_agent_with(url, "\"retry\": {\"max_retries\": 0}");
+    CHECK(agent != NULL);
+    if (!agent) {
+        stop_server();
+        return;
+    }
+    CHECK_RC(panto_agent_run(agent, "Hello", &stream), PANTO_OK);
+    while ((rc = panto_next_events(stream, evs, 16, &n, NULL)) == PANTO_EVENT) {
+        size_t i;
+        for (i = 0; i < n; i++) deltas += evs[i].kind == PANTO_EVENT_CONTENT_DELTA && pstr_eq(evs[i].text, "Partial ");
+    }
+    CHECK_RC(rc, PANTO_ERR_OVERLOADED);
+    CHECK(deltas == 1 && n == 0);
+    CHECK_RC(panto_next_events(stream, evs, 16, &n, NULL), PANTO_ERR_OVERLOADED);
+    CHECK_RC(panto_stream_error(stream, &err), PANTO_ERR_OVERLOADED);
+    CHECK(pstr_eq(err.type, "overloaded_error"));
+    panto_stream_free(stream);
+
+    CHECK_RC(panto_agent_add_tool(agent, WEATHER_TOOL), PANTO_OK);
+    stream = NULL;
+    CHECK_RC(panto_agent_run(agent, "Weather?", &stream), PANTO_OK);
+    for (;;) {
+        rc = panto_next_events(stream, evs, 16, &n, NULL);
+        if (rc == PANTO_ERR_RESULT_PENDING) {
+            CHECK(n == 0 && tool_starts == 1);
+            CHECK_RC(panto_next_events(stream, evs, 16, &n, NULL), PANTO_ERR_RESULT_PENDING);
+            CHECK_RC(panto_stream_submit_tool_result(stream, "toolu_t1", "Sunny", 0), PANTO_OK);
+            continue;
+        }
+        if (rc != PANTO_EVENT) break;
+        if (evs[0].kind == PANTO_EVENT_TOOL_CALL_START) {
+            tool_starts++;
+            CHECK(n == 1 && evs[0].awaiting_result == 1 && pstr_eq(evs[0].name, "get_weather"));
+        }
+        if (evs[0].kind == PANTO_EVENT_TOOL_RESULT) {
+            results++;
+            CHECK(n == 1 && pstr_eq(evs[0].text, "Sunny"));
+        }
+    }
+    CHECK_RC(rc, PANTO_DONE);
+    CHECK(tool_starts == 1 && results == 1);
+    panto_stream_free(stream);
+    panto_agent_free(agent);
+    stop_server();
+}
+
 int main(void) {
     signal(SIGPIPE, SIG_IGN);
     test_versions();
@@ -1619,6 +1909,10 @@ int main(void) {
     test_cancel_retry_wait();
     test_reopen();
     test_redacted_thinking();
+    test_batch_arguments();
+    test_batch_turns();
+    test_batch_unread();
+    test_batch_error_and_tool();
     printf("%d passed, %d failed\n", n_passed, n_failed);
     return n_failed ? 1 : 0;
 }

@@ -43,6 +43,8 @@ def header_functions() -> Dict[str, Tuple[str, List[str]]]:
 CTYPES_OF_C = {
     "void": None,
     "int": ctypes.c_int,
+    "size_t": ctypes.c_size_t,
+    "size_t *": ctypes.POINTER(ctypes.c_size_t),
     "uint32_t": ctypes.c_uint32,
     "const char *": ctypes.c_char_p,
     "PantoAgent *": _native.AgentPtr,

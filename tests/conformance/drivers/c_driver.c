@@ -5,11 +5,12 @@
  *
  * Reads the case, creates one agent from its `config` (with "base_url" set to BASE_URL unless
  * the case sets it), registers the case's `tools` with panto_agent_add_tool, runs each turn
- * and prints the normalized transcript, one JSON object per line. On a TOOL_CALL_START that
- * awaits a result it runs the tool's `behavior` and submits the result with
- * panto_stream_submit_tool_result before the next panto_next_event. With `cancel_after_ms`
+ * and prints the normalized transcript, one JSON object per line. It reads the events in
+ * batches (panto_next_events; the Lua driver reads them one by one with panto_next_event).
+ * On a TOOL_CALL_START that awaits a result it runs the tool's `behavior` and submits the
+ * result with panto_stream_submit_tool_result before reading on. With `cancel_after_ms`
  * a pthread cancels the first turn's stream (panto_stream_cancel) that long after
- * panto_agent_run, while the main thread is blocked in panto_next_event; with `on_error` it
+ * panto_agent_run, while the main thread is blocked in panto_next_events; with `on_error` it
  * calls panto_agent_set_config and panto_stream_reopen after a turn's first error. Exits 0
  * whenever it printed a transcript (even one ending in an error), 2 when it could not run
  * (bad arguments, unreadable or malformed case).
@@ -485,14 +486,36 @@ static void print_end(PantoStream *stream, const PantoEvent *ev, int rc) {
     }
 }
 
+/* The events of a stream, read in batches and handed out one by one. */
+typedef struct {
+    PantoEvent evs[16];
+    size_t n, i; /* evs[i..n) are still to hand out */
+} Batch;
+
+/* The next event of the stream (*ev points into b), or the status that ended the batches. */
+static int next_event(PantoStream *stream, Batch *b, const PantoEvent **ev) {
+    int rc;
+    if (b->i < b->n) {
+        *ev = &b->evs[b->i++];
+        return PANTO_EVENT;
+    }
+    b->evs[0] = (PantoEvent)PANTO_EVENT_INIT;
+    b->i = 0;
+    rc = panto_next_events(stream, b->evs, sizeof b->evs / sizeof b->evs[0], &b->n, NULL);
+    if (rc == PANTO_EVENT) *ev = &b->evs[b->i++];
+    return rc;
+}
+
 /* Runs one turn and prints its lines. Returns 0 to go on with the next turn, 1 to stop. */
 static int run_turn(PantoAgent *agent, const char *text, const Options *opt, int first_turn) {
     PantoStream *stream = NULL;
-    PantoEvent ev = PANTO_EVENT_INIT;
+    static Batch batch;
+    const PantoEvent *ev = &batch.evs[0];
     Canceler canceler;
     int rc, canceling = 0, handled = 0, printed = 0;
     long i;
 
+    batch.n = batch.i = 0;
     rc = panto_agent_run(agent, text, &stream);
     if (rc < 0) {
         print_agent_error(rc, agent);
@@ -507,14 +530,14 @@ static int run_turn(PantoAgent *agent, const char *text, const Options *opt, int
         }
     }
     for (;;) {
-        while ((rc = panto_next_event(stream, &ev)) == PANTO_EVENT) {
-            print_event(&ev);
-            if (ev.kind == PANTO_EVENT_TOOL_CALL_START && ev.awaiting_result) run_host_tool(stream, &ev);
+        while ((rc = next_event(stream, &batch, &ev)) == PANTO_EVENT) {
+            print_event(ev);
+            if (ev->kind == PANTO_EVENT_TOOL_CALL_START && ev->awaiting_result) run_host_tool(stream, ev);
         }
         if (rc >= 0 || !opt->on_error || handled) break;
         /* The turn's first error: print it, then change the config and reopen as asked. */
         handled = 1;
-        print_end(stream, &ev, rc);
+        print_end(stream, ev, rc);
         printed = 1;
         if (opt->set_config) print_call("set_config", panto_agent_set_config(agent, opt->set_config));
         if (opt->reopen) {
@@ -529,8 +552,8 @@ static int run_turn(PantoAgent *agent, const char *text, const Options *opt, int
     }
     for (i = 0; i <= opt->extra_next; i++) {
         if (i == 0 && printed) continue; /* that error line is printed already */
-        if (i > 0) rc = panto_next_event(stream, &ev);
-        print_end(stream, &ev, rc);
+        if (i > 0) rc = next_event(stream, &batch, &ev);
+        print_end(stream, ev, rc);
     }
     if (canceling) canceler_join(&canceler);
     panto_stream_free(stream);
