@@ -265,12 +265,45 @@ pub const Stream = struct {
         if (s.watch.canceled.load(.acquire)) return null;
         while (true) {
             if (s.assembly.peek()) |e| return if (batch.canGiveBack(e)) e else null;
-            if (!sse.hasBufferedEvent(&s.parser, s.body)) return null;
+            if (!sse.hasBufferedEvent(&s.parser, s.body)) {
+                // The body reader may hold only part of what the connection received (a
+                // chunked body is decoded one chunk at a time): take more, if no wait.
+                if (!s.bodyFillsWithoutWaiting()) return null;
+                s.body.fillMore() catch |err| {
+                    s.read_ahead_failure = s.readFailure(err);
+                    return null;
+                };
+                continue;
+            }
             s.readEvent() catch |err| {
                 s.read_ahead_failure = err;
                 return null;
             };
         }
+    }
+
+    /// Whether `s.body.fillMore()` would return from bytes the connection already holds
+    /// (received and, over TLS, decrypted), without waiting on the network: for a
+    /// Content-Length body, any; for a chunked one, enough to reach the next chunk's data.
+    fn bodyFillsWithoutWaiting(s: *Stream) bool {
+        const r = &s.request.reader;
+        if (s.body == r.in) return false; // a body read to the connection's end: nothing more is held
+        if (s.body.bufferedLen() == s.body.buffer.len) return false; // no room (an event larger than it)
+        var held: []const u8 = r.in.buffered();
+        switch (r.state) {
+            .body_remaining_content_length => return held.len > 0,
+            .body_remaining_chunk_len => |left| switch (left) {
+                .head => {},
+                .n => held = if (held.len >= 1) held[1..] else return false,
+                .rn => held = if (held.len >= 2) held[2..] else return false,
+                else => return held.len > 0, // inside a chunk's data
+            },
+            else => return false,
+        }
+        var chunk: std.http.ChunkParser = .init;
+        const head_len = chunk.feed(held);
+        // The last chunk (length 0) is followed by trailers, which may not all be there.
+        return chunk.state == .data and chunk.chunk_len > 0 and head_len < held.len;
     }
 
     /// Gives back the last `count` events of the last batch, which the user did not see: the

@@ -605,3 +605,22 @@ test "a failure after events of a batch comes with the next call, the events fir
     try std.testing.expect(std.mem.indexOf(u8, stream.failureDetail().?.message.items, "Overloaded") != null);
     try std.testing.expect(!agent.busy);
 }
+
+test "the chunks of a chunked body that already arrived are read in one batch" {
+    var server: TestServer = undefined;
+    try server.start(.{ .framing = .chunked, .piece = 64 }); // an SSE event spans chunks
+    defer server.stop();
+    var url_buf: [64]u8 = undefined;
+    const agent = try testAgent(server.port, &url_buf);
+    defer agent.deinit();
+    const stream = try agent.run("hi");
+    defer stream.destroy();
+    try std.testing.expect((try stream.nextBatch(1))[0] == .message_start);
+    // Let the rest arrive: the connection then holds chunks the body reader has not decoded.
+    const ts: std.c.timespec = .{ .sec = 0, .nsec = 100 * std.time.ns_per_ms };
+    _ = std.c.nanosleep(&ts, null);
+    const rest = try stream.nextBatch(64);
+    try std.testing.expectEqual(@as(usize, 4), rest.len); // block_start, 2 deltas, block_complete
+    try std.testing.expect(rest[3] == .block_complete);
+    try std.testing.expect((try stream.nextBatch(64))[0] == .message_end);
+}
