@@ -89,7 +89,7 @@ type core struct {
 // while core.call is also held.
 type handle struct {
 	native *C.PantoStream // nil once freed
-	busy   bool           // a panto_next_event on it is running
+	busy   bool           // a panto_next_events on it is running
 	closed bool           // no more native calls: freed, or to be freed
 }
 

@@ -246,18 +246,37 @@ func goString(s C.PantoString) string {
 	return string(unsafe.Slice((*byte)(unsafe.Pointer(s.ptr)), int(s.len)))
 }
 
-// copyEvent copies every field of a borrowed event out at once.
-func copyEvent(ev *C.PantoEvent) Event {
+// copyBatch appends the events of a native batch (panto_next_events) to out, copied out
+// at once: their strings are cut from one copy of the batch's string block, which holds
+// them all.
+func copyBatch(evs []C.PantoEvent, block C.PantoString, out []Event) []Event {
+	all := goString(block)
+	base := uintptr(unsafe.Pointer(block.ptr))
+	str := func(s C.PantoString) string {
+		if s.len == 0 {
+			return ""
+		}
+		at := uintptr(unsafe.Pointer(s.ptr)) - base
+		return all[at : at+uintptr(s.len)]
+	}
+	for i := range evs {
+		out = append(out, copyEvent(&evs[i], str))
+	}
+	return out
+}
+
+// copyEvent copies every field of a borrowed event out at once, its strings with str.
+func copyEvent(ev *C.PantoEvent, str func(C.PantoString) string) Event {
 	return Event{
 		Kind:               EventKind(ev.kind),
 		Index:              int(ev.index),
 		BlockKind:          BlockKind(ev.block_kind),
-		Text:               goString(ev.text),
-		ID:                 goString(ev.id),
-		Model:              goString(ev.model),
-		Name:               goString(ev.name),
+		Text:               str(ev.text),
+		ID:                 str(ev.id),
+		Model:              str(ev.model),
+		Name:               str(ev.name),
 		StopReason:         StopReason(ev.stop_reason),
-		ProviderStopReason: goString(ev.provider_stop_reason),
+		ProviderStopReason: str(ev.provider_stop_reason),
 		IsError:            ev.is_error != 0,
 		AwaitingResult:     ev.awaiting_result != 0,
 		Attempt:            int(ev.attempt),

@@ -518,6 +518,37 @@ func TestStreamCancel(t *testing.T) {
 	}
 }
 
+// The events come in batches: the whole answer has arrived when the program cancels after
+// its first delta, yet the canceled turn keeps only what the program read (the rest of the
+// batch is given back to the library), and nothing more comes out of Next.
+func TestCancelKeepsOnlyWhatWasRead(t *testing.T) {
+	for _, provider := range []string{"anthropic", "openai"} {
+		t.Run(provider, func(t *testing.T) {
+			whole := stalledAnswer(provider)
+			delete(whole, "fault") // everything is sent
+			loadScenario(t, scenario(whole, textAnswer("Again")))
+			agent := newAgent(t, stallConfig(provider))
+			stream := run(t, agent, "Hi")
+			if !stream.Next() || stream.Event().Kind != panto.EventMessageStart {
+				t.Fatalf("first event %+v, %v", stream.Event(), stream.Err())
+			}
+			time.Sleep(100 * time.Millisecond) // the rest arrives: the next batch holds it all
+			for stream.Next() && stream.Event().Kind != panto.EventContentDelta {
+			}
+			if ev := stream.Event(); ev.Text != "Hello " {
+				t.Fatalf("first delta %+v, %v", ev, stream.Err())
+			}
+			stream.Cancel()
+			if stream.Next() {
+				t.Fatalf("Next = true after Cancel: %+v", stream.Event())
+			}
+			asPantoError(t, stream.Err(), panto.ErrCanceled)
+			checkAborted(t, agent)
+			checkNextTurnCarries(t, agent, 1)
+		})
+	}
+}
+
 func TestCloseWhileBlocked(t *testing.T) {
 	loadScenario(t, scenario(stalledAnswer("anthropic"), textAnswer("Again")))
 	agent := newAgent(t, stallConfig("anthropic"))

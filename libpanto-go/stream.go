@@ -80,8 +80,18 @@ type Stream struct {
 	callMu sync.Mutex // guards auto
 	auto   *autoCall  // the host tool call the next Next runs, if any
 
+	// The events come in batches (panto_next_events: one native call for all that arrived,
+	// up to batchSize): evs is the native batch, buf[at:] the events of the last one that
+	// Next has still to hand out. Guarded by mu.
+	evs []C.PantoEvent
+	buf []Event
+	at  int
+
 	cleanup runtime.Cleanup
 }
+
+// batchSize is the most events one native call reads.
+const batchSize = 64
 
 // autoCall is a tool call that Next runs with the tool's Handler.
 type autoCall struct {
@@ -111,8 +121,18 @@ func (s *Stream) next(ctx context.Context) bool {
 		return false
 	}
 	if s.closed.Load() { // run no handler for a closed stream
+		s.buf, s.at = s.buf[:0], 0
 		s.err = ErrClosed
 		return false
+	}
+	// The rest of the last batch first, unless the turn is being canceled: those events are
+	// then given back to the library below, unseen, so that the message it keeps is what
+	// the program saw.
+	if s.at < len(s.buf) && ctx.Err() == nil && !s.canceled.Load() {
+		s.cur = s.buf[s.at]
+		s.buf[s.at] = Event{} // the batch does not keep the event's strings alive
+		s.at++
+		return true
 	}
 	c, h := s.agent.c, s.h
 
@@ -142,6 +162,10 @@ func (s *Stream) next(ctx context.Context) bool {
 		return false
 	}
 	h.busy = true
+	if unseen := len(s.buf) - s.at; unseen > 0 {
+		C.panto_stream_unread(h.native, C.size_t(unseen))
+	}
+	s.buf, s.at = s.buf[:0], 0
 	if ctx.Err() != nil {
 		// Done before the call: the library ends the turn as it does for a cancellation
 		// during one, keeping what arrived of the message.
@@ -154,15 +178,21 @@ func (s *Stream) next(ctx context.Context) bool {
 		defer close(fired)
 		c.cancel(h)
 	})
-	ev := C.panto_go_event_init()
-	rc := C.panto_next_event(h.native, &ev)
+	if s.evs == nil {
+		s.evs = make([]C.PantoEvent, batchSize)
+		s.evs[0] = C.panto_go_event_init() // its size is every element's
+	}
+	var n C.size_t
+	var block C.PantoString
+	rc := C.panto_next_events(h.native, &s.evs[0], C.size_t(len(s.evs)), &n, &block)
 	watched := !stop() // the watcher ran, or runs: wait for it, so nothing outlives the call
 	if watched {
 		<-fired
 	}
 	switch {
 	case rc == C.PANTO_EVENT:
-		s.cur = copyEvent(&ev)
+		s.buf = copyBatch(s.evs[:n], block, s.buf[:0])
+		s.cur, s.buf[0], s.at = s.buf[0], Event{}, 1
 	case rc == C.PANTO_DONE:
 		s.done = true
 	case rc == C.PANTO_ERR_RESULT_PENDING:
@@ -176,13 +206,14 @@ func (s *Stream) next(ctx context.Context) bool {
 	case rc < 0:
 		s.err = streamError(h.native, rc)
 	default:
-		s.err = fmt.Errorf("panto: panto_next_event returned the unexpected status %d", int(rc))
+		s.err = fmt.Errorf("panto: panto_next_events returned the unexpected status %d", int(rc))
 	}
 
 	c.mu.Lock()
 	h.busy = false
 	if h.closed && !s.done { // closed while the call ran
 		s.cur = Event{}
+		s.buf, s.at = s.buf[:0], 0
 		s.err, s.transient = ErrClosed, false
 	}
 	// Over: free the native stream now rather than at Close, unless Reopen may need it (a
@@ -212,6 +243,7 @@ func (s *Stream) next(ctx context.Context) bool {
 // fail ends the turn with err and frees the native stream. s.mu must be held.
 func (s *Stream) fail(err error) bool {
 	s.cur, s.err, s.transient = Event{}, err, false
+	s.buf, s.at = s.buf[:0], 0
 	s.agent.c.closeStream(s.h)
 	return false
 }
@@ -278,6 +310,7 @@ func (s *Stream) Reopen(ctx context.Context) error {
 		return &Error{Code: Code(rc), Message: "panto_stream_reopen failed"}
 	}
 	s.cur, s.err, s.transient, s.ctx = Event{}, nil, false, ctx
+	s.buf, s.at = s.buf[:0], 0
 	return nil
 }
 
