@@ -32,6 +32,7 @@ from __future__ import annotations
 
 from . import _native
 from .agent import Agent
+from .config import THINKING_LEVELS, RetryPolicy, Timeouts
 from .errors import (
     APIConnectionError,
     APITimeoutError,
@@ -60,7 +61,6 @@ from .events import (
     BlockComplete,
     BlockStart,
     ContentDelta,
-    Event,
     MessageComplete,
     MessageEnd,
     MessageStart,
@@ -70,10 +70,50 @@ from .events import (
     ToolResult,
     Usage,
 )
-from .config import THINKING_LEVELS, RetryPolicy, Timeouts
-from .message import AssistantMessage, ContentBlock, RedactedThinkingBlock, TextBlock, ThinkingBlock, ToolCallBlock
 from .stream import Stream
-from .tools import Param, Registry, Tool, ToolClass, as_tool, to_content, tool
+
+# Imported on first use (PEP 562 __getattr__ below), to keep `import panto` cheap: the tools
+# (with inspect and typing), the final message's classes, and the Event union (typing).
+_LAZY = {
+    "Param": "tools",
+    "Registry": "tools",
+    "Tool": "tools",
+    "ToolClass": "tools",
+    "as_tool": "tools",
+    "to_content": "tools",
+    "tool": "tools",
+    "AssistantMessage": "message",
+    "ContentBlock": "message",
+    "RedactedThinkingBlock": "message",
+    "TextBlock": "message",
+    "ThinkingBlock": "message",
+    "ToolCallBlock": "message",
+    "Event": "events",
+}
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from typing import Any, List
+
+    from .events import Event
+    from .message import AssistantMessage, ContentBlock, RedactedThinkingBlock, TextBlock, ThinkingBlock, ToolCallBlock
+    from .tools import Param, Registry, Tool, ToolClass, as_tool, to_content, tool
+
+
+def __getattr__(name: str) -> Any:
+    module = _LAZY.get(name)
+    if module is None:
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    import importlib
+
+    value = getattr(importlib.import_module(f"{__name__}.{module}"), name)
+    globals()[name] = value  # found directly from now on
+    return value
+
+
+def __dir__() -> List[str]:
+    return sorted(set(globals()) | set(_LAZY))
+
 
 __version__ = "0.1.0"
 

@@ -1,7 +1,7 @@
 """Ctrl-C for a `next()` blocked in native code on the main thread.
 
 Python runs signal handlers only between bytecodes of the main thread, so a SIGINT that
-arrives while the main thread waits in `panto_next_event` (the GIL released, as ctypes.CDLL
+arrives while the main thread waits in `panto_next_events` (the GIL released, as ctypes.CDLL
 does) would raise KeyboardInterrupt only once the provider sends something. This module
 makes it prompt: the native call is canceled (`panto_stream_cancel`), returns at once, and
 the KeyboardInterrupt is raised from `next()`.
@@ -13,11 +13,14 @@ comes). Two ways:
 - Fast (the usual one): during the native call panto owns Python's signal wakeup fd
   (`signal.set_wakeup_fd`), which the C-level signal handler writes the signal number to.
   A daemon thread reading the other end cancels the stream on a SIGINT. Cost: two
-  `set_wakeup_fd` calls per native call (about 1.5 µs); the fd is given back after each call.
+  `set_wakeup_fd` calls per native call (about 1.5 µs), which reads a whole batch of events;
+  the fd is given back after each call.
 - Fallback, when someone else holds the wakeup fd (an event loop, a GUI toolkit): the native
   call runs on a helper thread while the main thread waits on a lock, which signals do
   interrupt; on KeyboardInterrupt the stream is canceled and the helper waited for. Costs a
   thread handoff per native call (about 35 µs).
+
+Imported by the first native call that may block (stream.py), not by `import panto`.
 """
 
 from __future__ import annotations
@@ -27,7 +30,10 @@ import ctypes
 import os
 import signal
 import threading
-from typing import Any, Callable, Optional
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from typing import Any, Callable, Optional, Tuple
 
 __all__ = ["blocking_call"]
 
@@ -124,18 +130,18 @@ class _Runner:
     def _run(self) -> None:
         while True:
             self._go.acquire()
-            fn, ptr, ev = self._job
+            fn, args = self._job
             try:
-                self._result = (fn(ptr, ev), None)
+                self._result = (fn(*args), None)
             except BaseException as e:  # handed to the caller
                 self._result = (0, e)
             self._done.release()
 
-    def call(self, handle: Any, fn: Callable[[Any, Any], int], ptr: Any, ev: Any) -> int:
+    def call(self, handle: Any, fn: Callable[..., int], args: Tuple[Any, ...]) -> int:
         if not self._started:
             threading.Thread(target=self._run, name="panto-next", daemon=True).start()
             self._started = True
-        self._job = (fn, ptr, ev)
+        self._job = (fn, args)
         self._go.release()
         try:
             self._done.acquire()  # signal handlers run while it waits; their exceptions raise
@@ -168,29 +174,29 @@ if hasattr(os, "register_at_fork"):
     os.register_at_fork(after_in_child=_after_fork_in_child)
 
 
-def blocking_call(handle: Any, fn: Callable[[Any, Any], int], ptr: Any, ev: Any) -> int:
-    """`fn(ptr, ev)`, a native call that may block on the stream of `handle`, made so that
+def blocking_call(handle: Any, fn: Callable[..., int], *args: Any) -> int:
+    """`fn(*args)`, a native call that may block on the stream of `handle`, made so that
     Ctrl-C interrupts it (see the module's doc). `handle.busy` must be set by the caller."""
     watcher = _watcher
     if _get_ident() != watcher.main_ident:
-        return fn(ptr, ev)
+        return fn(*args)
     fd = watcher.fd
     if fd < 0:
         fd = watcher.start()
     try:
         old = _set_wakeup_fd(fd)
     except ValueError:  # not the main interpreter
-        return fn(ptr, ev)
+        return fn(*args)
     if old != -1 and old != fd:  # someone else's: give it back
         _set_wakeup_fd(old)
         if _getsignal(_SIGINT) is _default_int_handler:
-            return _runner.call(handle, fn, ptr, ev)  # interruptible on a helper thread
-        return fn(ptr, ev)  # SIGINT is not KeyboardInterrupt: nothing to interrupt for
+            return _runner.call(handle, fn, args)  # interruptible on a helper thread
+        return fn(*args)  # SIGINT is not KeyboardInterrupt: nothing to interrupt for
     target = watcher.target
     target.fired = False
     target.handle = handle
     try:
-        rc = fn(ptr, ev)
+        rc = fn(*args)
     finally:
         target.handle = None
         _set_wakeup_fd(-1)

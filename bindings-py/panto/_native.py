@@ -10,7 +10,10 @@ import ctypes
 import os
 import sys
 from ctypes import POINTER, Structure, c_char_p, c_int, c_int32, c_size_t, c_uint32, c_uint64, c_void_p
-from typing import Any, Callable, Dict, List, Optional, Tuple
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:  # typing is not imported at run time: it costs more than this package
+    from typing import Any, Callable, Dict, List, Optional, Tuple
 
 # The PANTO_ABI_VERSION of the include/panto.h this module mirrors.
 ABI_VERSION = 2
@@ -200,6 +203,8 @@ class Library:
         self.agent_add_tool = c.panto_agent_add_tool
         self.agent_tools = c.panto_agent_tools
         self.next_event = c.panto_next_event
+        self.next_events = c.panto_next_events
+        self.stream_unread = c.panto_stream_unread
         self.submit_tool_result = c.panto_stream_submit_tool_result
         self.stream_cancel = c.panto_stream_cancel
         self.stream_reopen = c.panto_stream_reopen
@@ -210,6 +215,10 @@ class Library:
         self.event_kind_name: Callable[[int], str] = _NameCache(c.panto_event_kind_name).get
         self.block_kind_name: Callable[[int], str] = _NameCache(c.panto_block_kind_name).get
         self.stop_reason_name: Callable[[int], str] = _NameCache(c.panto_stop_reason_name).get
+        #: The names of the block kinds this module knows, for decoding events in bulk.
+        self.block_kind_names: Dict[int, str] = {
+            k: self.block_kind_name(k) for k in (BLOCK_NONE, BLOCK_TEXT, BLOCK_THINKING, BLOCK_TOOL_CALL, BLOCK_REDACTED_THINKING)
+        }
 
 
 class _NameCache:

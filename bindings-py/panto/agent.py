@@ -3,19 +3,26 @@
 from __future__ import annotations
 
 import ctypes
-import json
-from types import TracebackType
-from typing import Any, Dict, Iterable, List, Mapping, Optional, Set, Type, Union
 
 from . import _native
-from .config import ReadToolArg, RetryArg, RetryPolicy, Timeouts, TimeoutsArg, config_value
+from .config import RetryPolicy, Timeouts, config_value
 from .errors import Error, InvalidArgumentError, LibraryNotFound, error_class, from_native
 from .stream import Stream, StreamHandle, free_handle
-from .tools import Registry, Tool, as_tool
 
-#: What `tools=` takes: a Registry, or an iterable of Tools, ToolClass subclasses, classes
-#: decorated with @panto.tool, typed functions, or spec dicts (tools without a handler).
-ToolsArg = Union[Registry, Iterable[Any]]
+# Not imported at run time, to keep `import panto` cheap: typing, json (imported where used)
+# and the tools module (imported when an agent gets tools).
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from collections.abc import Mapping
+    from types import TracebackType
+    from typing import Any, Dict, Iterable, List, Optional, Set, Type, Union
+
+    from .config import ReadToolArg, RetryArg, TimeoutsArg
+    from .tools import Registry, Tool
+
+    #: What `tools=` takes: a Registry, or an iterable of Tools, ToolClass subclasses, classes
+    #: decorated with @panto.tool, typed functions, or spec dicts (tools without a handler).
+    ToolsArg = Union[Registry, Iterable[Any]]
 
 __all__ = ["Agent"]
 
@@ -117,11 +124,13 @@ class Agent:
         self._streams: Set[StreamHandle] = set()
         self._tools: Dict[str, Tool] = {}  # host tools registered from Python, by name
         # Check the tools before the agent exists: a bad declaration is a TypeError here.
-        declared = [as_tool(t) for t in _tool_list(tools)]
+        declared = _declared_tools(tools)
         lib = _native.LIB
         if lib is None:
             raise LibraryNotFound(_native.LOOKED_IN)
         self._lib: _native.Library = lib
+        import json
+
         raw = json.dumps(config).encode("utf-8")
         out = _native.AgentPtr()
         rc = lib.agent_new(raw, ctypes.byref(out))
@@ -152,6 +161,8 @@ class Agent:
 
         Raises `panto.ConfigError` when the library refuses a value (nothing changed then), and
         `panto.BusyError` while a stream of the agent is unfinished."""
+        import json
+
         ptr = self._live()
         config = {key: config_value(key, value) for key, value in changes.items()}
         raw = json.dumps(config).encode("utf-8")
@@ -168,6 +179,10 @@ class Agent:
 
         Raises `panto.ConfigError` when the library refuses it (a name already taken, a bad
         schema) and `panto.BusyError` while a stream of the agent is unfinished."""
+        import json
+
+        from .tools import as_tool
+
         ptr = self._live()
         t = as_tool(tool)
         raw = json.dumps(t.spec()).encode("utf-8")
@@ -190,7 +205,7 @@ class Agent:
         rc = self._lib.agent_tools(ptr, format.encode("utf-8"), 1 if only_allowed else 0, ctypes.byref(s))
         if rc < 0:
             raise self._error(ptr, rc)
-        result: List[Dict[str, Any]] = json.loads(_native.copy_string(s))
+        result: List[Dict[str, Any]] = _json_loads(_native.copy_string(s))
         return result
 
     def get_tool(self, name: str) -> Optional[Tool]:
@@ -237,7 +252,7 @@ class Agent:
         rc = self._lib.agent_conversation(ptr, ctypes.byref(s))
         if rc < 0:
             raise self._error(ptr, rc)
-        result: List[Dict[str, Any]] = json.loads(_native.copy_string(s))
+        result: List[Dict[str, Any]] = _json_loads(_native.copy_string(s))
         return result
 
     # ---- lifetime ----------------------------------------------------------------------
@@ -299,9 +314,26 @@ class Agent:
         self._streams.discard(handle)
 
 
-def _tool_list(tools: Optional[ToolsArg]) -> List[Any]:
+def _json_loads(text: str) -> Any:
+    import json
+
+    return json.loads(text)
+
+
+def _declared_tools(tools: Optional[ToolsArg]) -> List[Tool]:
+    """The tools given to the constructor, checked (a bad declaration is a TypeError)."""
     if tools is None:
         return []
+    from .tools import as_tool  # only for an agent with tools: it costs more than the rest
+
+    return [as_tool(t) for t in _tool_list(tools)]
+
+
+def _tool_list(tools: ToolsArg) -> List[Any]:
+    from collections.abc import Mapping
+
+    from .tools import Registry
+
     if isinstance(tools, Registry):
         return tools.list()
     if isinstance(tools, (str, bytes, Mapping)) or not hasattr(tools, "__iter__"):

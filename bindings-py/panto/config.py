@@ -7,10 +7,15 @@ Values are judged by the library: one it refuses raises `panto.ConfigError`.
 
 from __future__ import annotations
 
-import dataclasses
 import os
-from dataclasses import dataclass
-from typing import Any, Dict, Mapping, Optional, Tuple, Union
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from collections.abc import Mapping
+    from dataclasses import dataclass
+    from typing import Any, Dict, Optional, Tuple, Union
+else:
+    from ._frozen import dataclass  # the same frozen dataclasses, cheaper (see _frozen.py)
 
 __all__ = ["RetryPolicy", "Timeouts", "THINKING_LEVELS"]
 
@@ -55,22 +60,25 @@ class Timeouts:
 
 def _fields_to_json(obj: Any) -> Dict[str, int]:
     out: Dict[str, int] = {}
-    for f in dataclasses.fields(obj):
-        value = getattr(obj, f.name)
+    for name in type(obj).__match_args__:  # the fields, in order
+        value = getattr(obj, name)
         if value is None:
             continue
         if isinstance(value, bool) or not isinstance(value, int):
-            raise TypeError(f"{type(obj).__name__}.{f.name} must be an int (milliseconds), not {type(value).__name__}")
-        out[f.name] = value
+            raise TypeError(f"{type(obj).__name__}.{name} must be an int (milliseconds), not {type(value).__name__}")
+        out[name] = value
     return out
 
 
-RetryArg = Union[RetryPolicy, Mapping[str, Any]]
-TimeoutsArg = Union[Timeouts, Mapping[str, Any]]
-ReadToolArg = Union[str, "os.PathLike[str]", Mapping[str, Any]]
+if TYPE_CHECKING:
+    RetryArg = Union[RetryPolicy, Mapping[str, Any]]
+    TimeoutsArg = Union[Timeouts, Mapping[str, Any]]
+    ReadToolArg = Union[str, "os.PathLike[str]", Mapping[str, Any]]
 
 
 def _section(name: str, value: Any, cls: type) -> Any:
+    from collections.abc import Mapping  # here: `import panto` does not need collections
+
     if isinstance(value, cls):
         return value.to_json()  # type: ignore[attr-defined]
     if isinstance(value, Mapping):

@@ -12,9 +12,11 @@ Every error carries the fields of the C `PantoError`:
 
 from __future__ import annotations
 
-from typing import Dict, List, Optional, Type
-
 from . import _native
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from typing import Dict, List, Optional, Type
 
 __all__ = [
     "Error",

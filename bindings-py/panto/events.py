@@ -7,8 +7,13 @@ are the stable names of `panto_block_kind_name()` and `panto_stop_reason_name()`
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
-from typing import Any, Dict, Optional, Union
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from dataclasses import dataclass, field
+    from typing import Any, Dict, Optional, Union
+else:
+    # The same frozen dataclasses, cheaper to define and to make (see _frozen.py).
+    from ._frozen import dataclass, field
 
 __all__ = [
     "Usage",
@@ -156,15 +161,40 @@ class ProviderRetry:
     kind: str = field(default="provider_retry", init=False)
 
 
-Event = Union[
-    MessageStart,
-    BlockStart,
-    ContentDelta,
-    BlockComplete,
-    MessageEnd,
-    ToolDetails,
-    ToolCallStart,
-    ToolResult,
-    MessageComplete,
-    ProviderRetry,
-]
+if TYPE_CHECKING:
+    Event = Union[
+        MessageStart,
+        BlockStart,
+        ContentDelta,
+        BlockComplete,
+        MessageEnd,
+        ToolDetails,
+        ToolCallStart,
+        ToolResult,
+        MessageComplete,
+        ProviderRetry,
+    ]
+    """Any event of a stream."""
+
+
+def __getattr__(name: str) -> Any:
+    # `Event` (a typing.Union) is made on first use: importing typing costs more than the rest
+    # of this module.
+    if name == "Event":
+        from typing import Union
+
+        global Event
+        Event = Union[
+            MessageStart,
+            BlockStart,
+            ContentDelta,
+            BlockComplete,
+            MessageEnd,
+            ToolDetails,
+            ToolCallStart,
+            ToolResult,
+            MessageComplete,
+            ProviderRetry,
+        ]
+        return Event
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

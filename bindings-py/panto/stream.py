@@ -2,14 +2,13 @@
 
 from __future__ import annotations
 
-import json
-import threading
+import ctypes
 import time
-from collections import deque
-from types import TracebackType
-from typing import TYPE_CHECKING, Any, Deque, Dict, Iterator, List, Optional, Tuple, Type, Union
+from _thread import allocate_lock, get_ident
+from itertools import chain
+from struct import Struct
 
-from . import _interrupt, _native
+from . import _native
 from .errors import (
     BusyError,
     CanceledError,
@@ -25,7 +24,6 @@ from .events import (
     BlockComplete,
     BlockStart,
     ContentDelta,
-    Event,
     MessageComplete,
     MessageEnd,
     MessageStart,
@@ -35,11 +33,18 @@ from .events import (
     ToolResult,
     Usage,
 )
-from .message import AssistantMessage, build_message
-from .tools import Tool, to_content
 
+# Not imported at run time, to keep `import panto` cheap: typing, json, the Ctrl-C support
+# (_interrupt, with threading and signal), message.py and tools.py are imported where used.
+TYPE_CHECKING = False
 if TYPE_CHECKING:
+    from types import TracebackType
+    from typing import Any, Callable, Dict, Iterator, List, Optional, Tuple, Type, Union
+
     from .agent import Agent
+    from .events import Event
+    from .message import AssistantMessage
+    from .tools import Tool
 
 __all__ = ["Stream"]
 
@@ -57,14 +62,61 @@ _TOOL_RESULT = _native.EVENT_TOOL_RESULT
 _PROVIDER_RETRY = _native.EVENT_PROVIDER_RETRY
 _RESULT_PENDING = _native.ERR_RESULT_PENDING
 _NO_SUCH_CALL = _native.ERR_NO_SUCH_CALL
-_copy = _native.copy_string
-_get_ident = threading.get_ident
-_blocking_call = _interrupt.blocking_call
+_get_ident = get_ident
 
+# Batches (panto_next_events): up to _BATCH events per native call. The events are read from
+# the array with one struct.iter_unpack pass over the fields a ContentDelta needs (kind, index,
+# block_kind, text.ptr, text.len), the other kinds through ctypes; their strings are sliced
+# out of one copy of the batch's string block.
+_BATCH = 128
+_EVENT_SIZE = ctypes.sizeof(_native.PantoEvent)
+_ROW = Struct("<4xiIiQQ%dx" % (_EVENT_SIZE - 32))
+assert _native.PantoEvent.text.offset == 16 and _native.PantoEvent.block_kind.offset == 12
+_string_at = ctypes.string_at
+_byref = ctypes.byref
+_new = object.__new__
+# Events are made without calling __init__ (the slots are set directly): the same objects,
+# made in a fraction of the time.
+_set_delta_index = ContentDelta.__dict__["index"].__set__
+_set_delta_block_kind = ContentDelta.__dict__["block_kind"].__set__
+_set_delta_text = ContentDelta.__dict__["text"].__set__
+
+
+def _blocking_call(handle: StreamHandle, fn: Callable[..., int], *args: Any) -> int:
+    """`fn(*args)`, a native call that may block, interruptible by Ctrl-C (_interrupt.py,
+    imported at the first call: it brings threading and signal)."""
+    global _blocking_call
+    from . import _interrupt
+
+    _blocking_call = _interrupt.blocking_call
+    return _blocking_call(handle, fn, *args)
 
 
 def _usage(u: _native.PantoUsage) -> Usage:
     return Usage(u.input_tokens, u.output_tokens, u.cache_read_tokens, u.cache_write_tokens, u.reasoning_tokens)
+
+
+class _Raise:
+    """An iterator that raises `exc` once, then ends: how a failure travels through the
+    itertools.chain that iterates a stream without ending the chain (see Stream.__iter__)."""
+
+    __slots__ = ("exc",)
+
+    def __init__(self, exc: BaseException) -> None:
+        self.exc: Optional[BaseException] = exc
+
+    def __iter__(self) -> "_Raise":
+        return self
+
+    def __next__(self) -> Event:
+        exc = self.exc
+        if exc is None:
+            raise StopIteration
+        self.exc = None
+        try:
+            raise exc
+        finally:
+            del exc
 
 
 class StreamHandle:
@@ -73,7 +125,7 @@ class StreamHandle:
     collection of a cycle, interpreter shutdown). `ptr` is None once freed.
 
     Threads: `lock` guards `ptr` against freeing. `busy` is the ident of the thread inside a
-    native call that may block (panto_next_event) and reads the event it filled, 0 when none:
+    native call that may block (panto_next_events) and reads the batch it filled, 0 when none:
     that call runs without the lock (so that `cancel()` can reach it from another thread), and
     freeing waits for it after canceling it."""
 
@@ -82,18 +134,11 @@ class StreamHandle:
     def __init__(self, lib: _native.Library, ptr: Any) -> None:
         self.ptr: Optional[Any] = ptr  # a non-NULL _native.StreamPtr, or None
         self.lib = lib
-        self.lock = threading.Lock()
+        self.lock = allocate_lock()
         self.busy = 0
 
-    def cancel(self) -> None:
-        """panto_stream_cancel, from any thread; nothing once freed."""
-        with self.lock:
-            ptr = self.ptr
-            if ptr is not None:
-                self.lib.stream_cancel(ptr)
-
     def cancel_busy(self) -> bool:
-        """Cancels only while a thread is inside panto_next_event (for Ctrl-C)."""
+        """Cancels only while a thread is inside panto_next_events (for Ctrl-C)."""
         with self.lock:
             ptr = self.ptr
             if ptr is None or not self.busy:
@@ -102,13 +147,21 @@ class StreamHandle:
             return True
 
 
-def free_handle(handle: StreamHandle, *, finish: bool, lock_timeout: float = -1) -> Tuple[int, Optional[Error]]:
+def free_handle(
+    handle: StreamHandle,
+    *,
+    finish: bool,
+    lock_timeout: float = -1,
+    give_back: Optional[Callable[[Any], None]] = None,
+) -> Tuple[int, Optional[Error]]:
     """Frees the native stream of `handle` (once; later calls do nothing), safely against a
-    thread blocked in its panto_next_event: that call is canceled and waited for.
+    thread blocked in its panto_next_events: that call is canceled and waited for.
 
     With `finish`, the turn is canceled and ended first, so that what the model had said stays
     in the conversation (stop reason "aborted"); returns the status of that last
-    panto_next_event (DONE for a turn that had ended) and its error.
+    panto_next_event (DONE for a turn that had ended) and its error. `give_back(ptr)` first
+    gives the library back the events read ahead that the user did not see (Stream._give_back),
+    unless a thread is inside a native call on the stream.
 
     Finalizers pass a `lock_timeout`: when the lock, or the thread inside next(), is not free
     by then (a daemon thread frozen by the interpreter's finalization while it held it), the
@@ -135,6 +188,8 @@ def free_handle(handle: StreamHandle, *, finish: bool, lock_timeout: float = -1)
         time.sleep(0.0005)
     rc, err = _DONE, None
     if finish:
+        if give_back is not None and not busy:
+            give_back(ptr)
         lib.stream_cancel(ptr)
         rc = lib.next_event(ptr, _native.PantoEvent())  # canceled: returns at once
         if rc < 0:
@@ -150,6 +205,8 @@ class Stream:
 
     Iterate it to read the events; iteration ends after MessageComplete. A failure raises the
     matching `panto.Error` subclass, and every later `next()` raises the same error again.
+    Events come from the library in batches (what has arrived, up to 128 a call), so that a
+    loop costs little per event; a batch never runs ahead of what a canceled turn keeps.
     `close()` (or leaving a `with` block) frees the native stream and its connection.
 
     Canceling: `cancel()` ends the turn from any thread, also while another thread is blocked
@@ -181,18 +238,15 @@ class Stream:
         # Made by Agent.run only.
         self._agent = agent  # the C API needs the agent to outlive its streams
         self._lib = agent._lib
-        self._next_event = self._lib.next_event
-        self._block_kind_name = self._lib.block_kind_name
         self._handle = handle
-        self._ev = _native.PantoEvent()  # reused for every event
         self._done = False
         self._error: Optional[Error] = None
         self._run_tools = run_tools
         # Host tool calls that await a result, by id, in the order they came.
         self._pending: Dict[str, ToolCallStart] = {}
         # The calls the stream runs itself at the next next().
-        self._to_run: Deque[ToolCallStart] = deque()
-        self._async_lock = threading.Lock()
+        self._to_run: List[ToolCallStart] = []
+        self._async_lock = allocate_lock()
         # The events of the current (at the end: the last) assistant message, and the turn's
         # MessageComplete, for final_message(). Text deltas are not kept: BlockComplete has it all.
         self._msg_start: Optional[MessageStart] = None
@@ -200,79 +254,96 @@ class Stream:
         self._msg_details: Dict[int, ToolDetails] = {}
         self._msg_end: Optional[MessageEnd] = None
         self._complete: Optional[MessageComplete] = None
+        # The last batch read (see __iter__): its events, and the iterator that hands them out.
+        self._batch: List[Event] = []
+        self._batch_it: Iterator[Event] = iter(self._batch)
+        self._batch_exact = True  # one event per native event (none of an unknown kind skipped)
+        self._buffer: Optional[ctypes.Array[ctypes.c_char]] = None  # the native batch, made on first use
 
     # ---- iteration ---------------------------------------------------------------------
 
-    def __iter__(self) -> "Stream":
-        return self
+    def __iter__(self) -> Iterator[Event]:
+        # The events come in batches (panto_next_events): an itertools.chain over the batches
+        # hands them out with no Python code per event. Every iterator of the stream shares
+        # the current batch's, so a loop left with `break` and the next one, or next(), go on
+        # from the same event. Failures travel as _Raise iterators, which leave the chain
+        # usable: a failure is raised again by every later next(), as it is by the stream's.
+        return chain.from_iterable(iter(self._next_batch, None))
 
     def __next__(self) -> Event:
+        while True:
+            events = self._next_batch()
+            if events is None:
+                raise StopIteration
+            for event in events:
+                return event
+
+    def _next_batch(self) -> Optional[Iterator[Event]]:
+        """The iterator of the current batch while it has events, else of the next batch (a
+        _Raise for a failure); None once the turn is over."""
+        it = self._batch_it
+        if it.__length_hint__():  # type: ignore[attr-defined]
+            return it
+        try:
+            batch = self._fetch()
+        except BaseException as e:  # handed out through the iterator
+            return _Raise(e)
+        if batch is None:
+            return None
+        self._batch = batch
+        it = self._batch_it = iter(batch)
+        return it
+
+    def _fetch(self) -> Optional[List[Event]]:
+        """The events of the next batch (never empty), or None when the turn is over; raises
+        the turn's failure."""
         handle = self._handle
         if handle.ptr is None:
-            return self._next_closed()
+            return self._closed()
         if self._to_run:
             self._run_queued()
         with handle.lock:
             ptr = handle.ptr
             if ptr is None:  # closed meanwhile by a tool handler or another thread
-                return self._next_closed()
+                return self._closed()
             handle.busy = _get_ident()
         try:
             return self._read(ptr)
         finally:
             handle.busy = 0
 
-    def _read(self, ptr: Any) -> Event:
-        """The next event, while `ptr` is held busy."""
-        ev = self._ev
-        next_event = self._next_event
-        handle = self._handle
+    def _read(self, ptr: Any) -> Optional[List[Event]]:
+        """The next batch, while `ptr` is held busy."""
+        buffer = self._buffer
+        if buffer is None:
+            buffer = self._buffer = ctypes.create_string_buffer(_BATCH * _EVENT_SIZE)
+            self._events = (_native.PantoEvent * _BATCH).from_buffer(buffer)
+            self._events[0].size = _EVENT_SIZE  # the size of every element (PANTO_EVENT_INIT)
+            self._events_ptr = ctypes.cast(buffer, ctypes.POINTER(_native.PantoEvent))
+            self._view = memoryview(buffer)
+            self._count = ctypes.c_size_t()
+            self._block = _native.PantoString()
+            self._args = (self._events_ptr, _BATCH, _byref(self._count), _byref(self._block))
+        lib = self._lib
+        count = self._count
         while True:
-            rc = _blocking_call(handle, next_event, ptr, ev)
+            count.value = 0
+            try:
+                rc = _blocking_call(self._handle, lib.next_events, ptr, *self._args)
+            except BaseException:
+                # Ctrl-C (the turn is canceled) as the batch came: its events were not seen.
+                if count.value:
+                    lib.stream_unread(ptr, count.value)
+                raise
             if rc == _EVENT:
-                kind = ev.kind
-                if kind == _CONTENT_DELTA:
-                    return ContentDelta(ev.index, self._block_kind_name(ev.block_kind), _copy(ev.text))
-                if kind == _BLOCK_START:
-                    return BlockStart(ev.index, self._block_kind_name(ev.block_kind))
-                if kind == _BLOCK_COMPLETE:
-                    block = BlockComplete(ev.index, self._block_kind_name(ev.block_kind), _copy(ev.text))
-                    self._msg_blocks.append(block)
-                    return block
-                if kind == _MESSAGE_START:
-                    start = MessageStart(_copy(ev.id), _copy(ev.model))
-                    self._msg_start = start  # also after a ProviderRetry: the message starts over
-                    self._msg_blocks = []
-                    self._msg_details = {}
-                    self._msg_end = None
-                    return start
-                if kind == _MESSAGE_END:
-                    end = MessageEnd(
-                        self._lib.stop_reason_name(ev.stop_reason), _copy(ev.provider_stop_reason), _usage(ev.usage)
-                    )
-                    self._msg_end = end
-                    return end
-                if kind == _TOOL_DETAILS:
-                    details = ToolDetails(ev.index, _copy(ev.id), _copy(ev.name))
-                    self._msg_details[details.index] = details
-                    return details
-                if kind == _TOOL_CALL_START:
-                    return self._tool_call_start(ev)
-                if kind == _TOOL_RESULT:
-                    return ToolResult(_copy(ev.id), _copy(ev.name), _copy(ev.text), bool(ev.is_error))
-                if kind == _MESSAGE_COMPLETE:
-                    complete = MessageComplete(
-                        self._lib.stop_reason_name(ev.stop_reason), _copy(ev.provider_stop_reason), _usage(ev.usage)
-                    )
-                    self._complete = complete
-                    return complete
-                if kind == _PROVIDER_RETRY:
-                    return ProviderRetry(ev.attempt, ev.delay_ms, ev.http_status or None, _copy(ev.text))
-                continue  # a kind newer than this package: skip it
+                batch = self._decode(count.value)
+                if batch:
+                    return batch
+                continue  # only kinds newer than this package: skip them
             if rc == _DONE:
                 self._done = True
                 self._pending.clear()
-                raise StopIteration
+                return None
             if rc == _RESULT_PENDING:  # not sticky: the stream is unchanged
                 raise self._result_pending()
             if rc < 0:
@@ -280,25 +351,116 @@ class Stream:
                 if error is not None and error.status == rc:  # sticky: the same error again
                     raise error.with_traceback(None)
                 detail = _native.PantoError()
-                self._lib.stream_error(ptr, detail)
-                self._error = from_native(self._lib, detail, rc)
+                lib.stream_error(ptr, detail)
+                self._error = from_native(lib, detail, rc)
                 self._pending.clear()
                 self._to_run.clear()
                 raise self._error
-            raise Error(f"panto_next_event returned the unexpected status {rc}", status=rc)
+            raise Error(f"panto_next_events returned the unexpected status {rc}", status=rc)
 
-    def _next_closed(self) -> Event:
+    def _decode(self, n: int) -> List[Event]:
+        """The events of a native batch of `n` as Python objects. ContentDelta, nearly every
+        event, is made here; the others by _event."""
+        block = self._block
+        size = block.len
+        base = block.ptr or 0
+        raw = _string_at(base, size) if size else b""
+        decoded = raw.decode("utf-8")
+        # All ASCII (nearly always): str offsets are byte offsets, so the strings are sliced
+        # out of one decoded str; else each is decoded from its bytes.
+        text = decoded if len(decoded) == size else None
+        names = self._lib.block_kind_names
+        out: List[Event] = []
+        append = out.append
+        exact = True
+        for i, (kind, index, block_kind, ptr, length) in enumerate(_ROW.iter_unpack(self._view[: n * _EVENT_SIZE])):
+            if kind == _CONTENT_DELTA:
+                at = ptr - base
+                event = _new(ContentDelta)
+                _set_delta_index(event, index)
+                _set_delta_block_kind(event, names[block_kind] if block_kind in names else self._lib.block_kind_name(block_kind))
+                _set_delta_text(event, text[at : at + length] if text is not None else raw[at : at + length].decode("utf-8"))
+                append(event)
+            else:
+                other = self._event(self._events[i], raw, base)
+                if other is None:
+                    exact = False  # a kind newer than this package: skipped
+                else:
+                    append(other)
+        self._batch_exact = exact
+        return out
+
+    def _event(self, ev: _native.PantoEvent, raw: bytes, base: int) -> Optional[Event]:
+        """An event other than a ContentDelta (None for a kind newer than this package),
+        keeping what final_message() and the tool calls need."""
+
+        def string(s: _native.PantoString) -> str:
+            n = s.len
+            if not n:
+                return ""
+            at = (s.ptr or 0) - base
+            return raw[at : at + n].decode("utf-8")
+
+        kind = ev.kind
+        lib = self._lib
+        if kind == _BLOCK_START:
+            return BlockStart(ev.index, lib.block_kind_name(ev.block_kind))
+        if kind == _BLOCK_COMPLETE:
+            block = BlockComplete(ev.index, lib.block_kind_name(ev.block_kind), string(ev.text))
+            self._msg_blocks.append(block)
+            return block
+        if kind == _MESSAGE_START:
+            start = MessageStart(string(ev.id), string(ev.model))
+            self._msg_start = start  # also after a ProviderRetry: the message starts over
+            self._msg_blocks = []
+            self._msg_details = {}
+            self._msg_end = None
+            return start
+        if kind == _MESSAGE_END:
+            end = MessageEnd(lib.stop_reason_name(ev.stop_reason), string(ev.provider_stop_reason), _usage(ev.usage))
+            self._msg_end = end
+            return end
+        if kind == _TOOL_DETAILS:
+            details = ToolDetails(ev.index, string(ev.id), string(ev.name))
+            self._msg_details[details.index] = details
+            return details
+        if kind == _TOOL_CALL_START:
+            return self._tool_call_start(string(ev.id), string(ev.name), string(ev.text), bool(ev.awaiting_result))
+        if kind == _TOOL_RESULT:
+            return ToolResult(string(ev.id), string(ev.name), string(ev.text), bool(ev.is_error))
+        if kind == _MESSAGE_COMPLETE:
+            complete = MessageComplete(lib.stop_reason_name(ev.stop_reason), string(ev.provider_stop_reason), _usage(ev.usage))
+            self._complete = complete
+            return complete
+        if kind == _PROVIDER_RETRY:
+            return ProviderRetry(ev.attempt, ev.delay_ms, ev.http_status or None, string(ev.text))
+        return None
+
+    def _closed(self) -> Optional[List[Event]]:
+        """next() on a freed stream: the end, or its failure."""
         if self._error is not None:
             raise self._error.with_traceback(None)
         if self._done:
-            raise StopIteration
+            return None
         # Freed by its agent's close(), which does not end the turn.
         self._error = CanceledError("the stream was closed before the turn ended")
         raise self._error
 
-    def _tool_call_start(self, ev: _native.PantoEvent) -> ToolCallStart:
-        raw = _copy(ev.text)
-        call = ToolCallStart(_copy(ev.id), _copy(ev.name), json.loads(raw) if raw else {}, bool(ev.awaiting_result))
+    def _give_back(self, ptr: Any) -> None:
+        """Drops the events of the current batch the user has not seen and gives them back
+        to the library (panto_stream_unread), so that a cancel keeps only what the user saw.
+        With the handle's lock held, no thread inside a native call."""
+        left = self._batch_it.__length_hint__()  # type: ignore[attr-defined]
+        if not left:
+            return
+        self._batch.clear()  # the batch's iterators end here
+        if self._batch_exact:
+            self._lib.stream_unread(ptr, left)
+
+    def _tool_call_start(self, call_id: str, name: str, raw: str, awaiting_result: bool) -> ToolCallStart:
+        import json
+
+        call = ToolCallStart(call_id, name, json.loads(raw) if raw else {}, awaiting_result)
         if call.awaiting_result:
             self._pending[call.id] = call
             if self._run_tools:
@@ -321,7 +483,7 @@ class Stream:
         """Runs the handlers of the calls queued by the last ToolCallStart events and submits
         their results. A call the user already answered is skipped."""
         while self._to_run:
-            call = self._to_run.popleft()
+            call = self._to_run.pop(0)
             if call.id not in self._pending:
                 continue
             tool = self._agent._tools[call.name]
@@ -384,7 +546,12 @@ class Stream:
         one already answered, a stream that is over or closed)."""
         if not isinstance(call_id, str):
             raise TypeError(f"call_id must be a str, not {type(call_id).__name__}")
-        text = content if isinstance(content, str) else to_content(content)
+        if isinstance(content, str):
+            text = content
+        else:
+            from .tools import to_content
+
+            text = to_content(content)
         self._submit(call_id, text, bool(is_error))
 
     def run_tool(self, call: Union[ToolCallStart, str]) -> ToolResult:
@@ -460,6 +627,8 @@ class Stream:
             rc = _native.ERR_STATE
             message = "the turn ended without a complete assistant message"
             raise StateError(message, status=rc, code=self._lib.status_name(rc))
+        from .message import build_message  # only here: it costs as much as the events
+
         return build_message(start, self._msg_blocks, self._msg_details, end, complete)
 
     # ---- state -------------------------------------------------------------------------
@@ -490,7 +659,14 @@ class Stream:
         later `next()`). What the model had said so far stays in the conversation as an
         assistant message with "stop_reason": "aborted"; the agent can run the next turn.
         Canceling twice, or a stream that is over or closed, does nothing."""
-        self._handle.cancel()
+        handle = self._handle
+        with handle.lock:
+            ptr = handle.ptr
+            if ptr is None:
+                return
+            if not handle.busy:  # events read ahead and not seen are not part of the message
+                self._give_back(ptr)
+            self._lib.stream_cancel(ptr)
 
     def reopen(self) -> "Stream":
         """Runs the failed turn again and returns this stream, ready to iterate again. Only
@@ -525,6 +701,8 @@ class Stream:
         self._done = False
         self._pending.clear()
         self._to_run.clear()
+        self._batch = []
+        self._batch_it = iter(self._batch)
         return self
 
     # ---- lifetime ----------------------------------------------------------------------
@@ -545,7 +723,7 @@ class Stream:
         self._pending.clear()
         self._to_run.clear()
         self._agent._forget_stream(handle)
-        rc, err = free_handle(handle, finish=finish, lock_timeout=lock_timeout)
+        rc, err = free_handle(handle, finish=finish, lock_timeout=lock_timeout, give_back=self._give_back)
         if finish:
             if rc == _DONE:
                 self._done = True
