@@ -320,10 +320,11 @@ int panto_next_event(PantoStream *stream, PantoEvent *ev);
  * `events` is an array of `capacity` events; set the `size` of the first (PANTO_EVENT_INIT):
  * the library takes it as the size of every element (a program built against an older
  * header has a smaller PantoEvent) and sets it in each element it fills. The strings of a
- * batch are copies in one block of memory owned by the stream, which *out_strings describes
- * when out_strings is not NULL (a binding may copy the block at once and slice it); they stay
- * valid until the stream reads again (panto_next_event, panto_next_events), is reopened or
- * freed. A NULL stream, events or out_count, a capacity of 0, or a first `size` that is
+ * batch are copies in one block of memory owned by the stream, in the order of the events,
+ * each followed by a NUL byte (not counted in its len; a string may hold NULs of its own).
+ * *out_strings describes the block when out_strings is not NULL: a binding may copy it at
+ * once and cut it into strings. They stay valid until the stream reads again
+ * (panto_next_event, panto_next_events), is reopened or freed. A NULL stream, events or out_count, a capacity of 0, or a first `size` that is
  * smaller than 8 or not a multiple of PantoEvent's alignment: PANTO_ERR_INVALID_ARGUMENT. */
 int panto_next_events(PantoStream *stream, PantoEvent *events, size_t capacity, size_t *out_count, PantoString *out_strings);
 

@@ -117,6 +117,8 @@ def _make_init(cls: Any, names: List[str], defaults: Dict[str, Any]) -> Any:
     exec(f"def __init__(self, {params}):\n{body}\n", scope)
     init = scope["__init__"]
     init.__module__ = cls.__module__
+    annotations = cls.__dict__.get("__annotations__", {})
+    init.__annotations__ = {**{n: annotations[n] for n in names}, "return": None}
     return init
 
 

@@ -2,13 +2,12 @@
 
 from __future__ import annotations
 
-import ctypes
 import time
 from _thread import allocate_lock, get_ident
 from itertools import chain
-from struct import Struct
 
 from . import _native
+from ._batch import NativeBatch
 from .errors import (
     BusyError,
     CanceledError,
@@ -64,22 +63,6 @@ _RESULT_PENDING = _native.ERR_RESULT_PENDING
 _NO_SUCH_CALL = _native.ERR_NO_SUCH_CALL
 _get_ident = get_ident
 
-# Batches (panto_next_events): up to _BATCH events per native call. The events are read from
-# the array with one struct.iter_unpack pass over the fields a ContentDelta needs (kind, index,
-# block_kind, text.ptr, text.len), the other kinds through ctypes; their strings are sliced
-# out of one copy of the batch's string block.
-_BATCH = 128
-_EVENT_SIZE = ctypes.sizeof(_native.PantoEvent)
-_ROW = Struct("<4xiIiQQ%dx" % (_EVENT_SIZE - 32))
-assert _native.PantoEvent.text.offset == 16 and _native.PantoEvent.block_kind.offset == 12
-_string_at = ctypes.string_at
-_byref = ctypes.byref
-_new = object.__new__
-# Events are made without calling __init__ (the slots are set directly): the same objects,
-# made in a fraction of the time.
-_set_delta_index = ContentDelta.__dict__["index"].__set__
-_set_delta_block_kind = ContentDelta.__dict__["block_kind"].__set__
-_set_delta_text = ContentDelta.__dict__["text"].__set__
 
 
 def _blocking_call(handle: StreamHandle, fn: Callable[..., int], *args: Any) -> int:
@@ -127,15 +110,17 @@ class StreamHandle:
     Threads: `lock` guards `ptr` against freeing. `busy` is the ident of the thread inside a
     native call that may block (panto_next_events) and reads the batch it filled, 0 when none:
     that call runs without the lock (so that `cancel()` can reach it from another thread), and
-    freeing waits for it after canceling it."""
+    freeing waits for it after canceling it. `batch` is the list of the events the Stream
+    read and has still to hand out: freeing empties it, so that they are not handed out."""
 
-    __slots__ = ("ptr", "lib", "lock", "busy")
+    __slots__ = ("ptr", "lib", "lock", "busy", "batch")
 
     def __init__(self, lib: _native.Library, ptr: Any) -> None:
         self.ptr: Optional[Any] = ptr  # a non-NULL _native.StreamPtr, or None
         self.lib = lib
         self.lock = allocate_lock()
         self.busy = 0
+        self.batch: List[Any] = []
 
     def cancel_busy(self) -> bool:
         """Cancels only while a thread is inside panto_next_events (for Ctrl-C)."""
@@ -179,6 +164,9 @@ def free_handle(
         handle.ptr = None  # no native call starts from now on; cancel() does nothing
         if busy:
             lib.stream_cancel(ptr)
+        elif finish and give_back is not None:
+            give_back(ptr)
+        handle.batch.clear()  # what was read ahead is not handed out after the free
     finally:
         handle.lock.release()
     deadline = time.monotonic() + lock_timeout
@@ -188,8 +176,6 @@ def free_handle(
         time.sleep(0.0005)
     rc, err = _DONE, None
     if finish:
-        if give_back is not None and not busy:
-            give_back(ptr)
         lib.stream_cancel(ptr)
         rc = lib.next_event(ptr, _native.PantoEvent())  # canceled: returns at once
         if rc < 0:
@@ -258,7 +244,7 @@ class Stream:
         self._batch: List[Event] = []
         self._batch_it: Iterator[Event] = iter(self._batch)
         self._batch_exact = True  # one event per native event (none of an unknown kind skipped)
-        self._buffer: Optional[ctypes.Array[ctypes.c_char]] = None  # the native batch, made on first use
+        self._native: Optional[NativeBatch] = None  # the native event array, made on first use
 
     # ---- iteration ---------------------------------------------------------------------
 
@@ -290,7 +276,7 @@ class Stream:
             return _Raise(e)
         if batch is None:
             return None
-        self._batch = batch
+        self._batch = self._handle.batch = batch
         it = self._batch_it = iter(batch)
         return it
 
@@ -314,29 +300,21 @@ class Stream:
 
     def _read(self, ptr: Any) -> Optional[List[Event]]:
         """The next batch, while `ptr` is held busy."""
-        buffer = self._buffer
-        if buffer is None:
-            buffer = self._buffer = ctypes.create_string_buffer(_BATCH * _EVENT_SIZE)
-            self._events = (_native.PantoEvent * _BATCH).from_buffer(buffer)
-            self._events[0].size = _EVENT_SIZE  # the size of every element (PANTO_EVENT_INIT)
-            self._events_ptr = ctypes.cast(buffer, ctypes.POINTER(_native.PantoEvent))
-            self._view = memoryview(buffer)
-            self._count = ctypes.c_size_t()
-            self._block = _native.PantoString()
-            self._args = (self._events_ptr, _BATCH, _byref(self._count), _byref(self._block))
+        native = self._native
+        if native is None:
+            native = self._native = NativeBatch()
         lib = self._lib
-        count = self._count
         while True:
-            count.value = 0
+            native.reset()
             try:
-                rc = _blocking_call(self._handle, lib.next_events, ptr, *self._args)
+                rc = _blocking_call(self._handle, lib.next_events, ptr, *native.args)
             except BaseException:
                 # Ctrl-C (the turn is canceled) as the batch came: its events were not seen.
-                if count.value:
-                    lib.stream_unread(ptr, count.value)
+                if native.count:
+                    lib.stream_unread(ptr, native.count)
                 raise
             if rc == _EVENT:
-                batch = self._decode(count.value)
+                batch = self._decode(native)
                 if batch:
                     return batch
                 continue  # only kinds newer than this package: skip them
@@ -358,51 +336,46 @@ class Stream:
                 raise self._error
             raise Error(f"panto_next_events returned the unexpected status {rc}", status=rc)
 
-    def _decode(self, n: int) -> List[Event]:
-        """The events of a native batch of `n` as Python objects. ContentDelta, nearly every
-        event, is made here; the others by _event."""
-        block = self._block
-        size = block.len
-        base = block.ptr or 0
-        raw = _string_at(base, size) if size else b""
-        decoded = raw.decode("utf-8")
-        # All ASCII (nearly always): str offsets are byte offsets, so the strings are sliced
-        # out of one decoded str; else each is decoded from its bytes.
-        text = decoded if len(decoded) == size else None
-        names = self._lib.block_kind_names
+    def _decode(self, native: NativeBatch) -> List[Event]:
+        """The events of the batch just read as Python objects. Its ContentDelta events, nearly
+        all of them, are made at once when they come in one run (as they do: a batch is the
+        content of a message, maybe after its start or before its end); the others one by one."""
+        kinds = native.load()
+        n = len(kinds)
+        deltas = kinds.count(_CONTENT_DELTA)
+        start = kinds.index(_CONTENT_DELTA) if deltas else n
+        end = start + deltas
+        if kinds[start:end].count(_CONTENT_DELTA) != deltas:
+            start = end = n  # not one run: every event on its own
         out: List[Event] = []
-        append = out.append
         exact = True
-        for i, (kind, index, block_kind, ptr, length) in enumerate(_ROW.iter_unpack(self._view[: n * _EVENT_SIZE])):
-            if kind == _CONTENT_DELTA:
-                at = ptr - base
-                event = _new(ContentDelta)
-                _set_delta_index(event, index)
-                _set_delta_block_kind(event, names[block_kind] if block_kind in names else self._lib.block_kind_name(block_kind))
-                _set_delta_text(event, text[at : at + length] if text is not None else raw[at : at + length].decode("utf-8"))
-                append(event)
+        for i in range(start):
+            event = self._event(native, i)
+            if event is None:
+                exact = False  # a kind newer than this package: skipped
             else:
-                other = self._event(self._events[i], raw, base)
-                if other is None:
-                    exact = False  # a kind newer than this package: skipped
-                else:
-                    append(other)
+                out.append(event)
+        if end > start:
+            lib = self._lib
+            out += native.deltas(start, end, lib.block_kind_names, lib.block_kind_name)
+        for i in range(end, n):
+            event = self._event(native, i)
+            if event is None:
+                exact = False
+            else:
+                out.append(event)
         self._batch_exact = exact
         return out
 
-    def _event(self, ev: _native.PantoEvent, raw: bytes, base: int) -> Optional[Event]:
-        """An event other than a ContentDelta (None for a kind newer than this package),
+    def _event(self, native: NativeBatch, i: int) -> Optional[Event]:
+        """Event `i` of the batch just read (None for a kind newer than this package),
         keeping what final_message() and the tool calls need."""
-
-        def string(s: _native.PantoString) -> str:
-            n = s.len
-            if not n:
-                return ""
-            at = (s.ptr or 0) - base
-            return raw[at : at + n].decode("utf-8")
-
+        ev = native.events[i]
+        string = native.string
         kind = ev.kind
         lib = self._lib
+        if kind == _CONTENT_DELTA:
+            return ContentDelta(ev.index, lib.block_kind_name(ev.block_kind), string(ev.text))
         if kind == _BLOCK_START:
             return BlockStart(ev.index, lib.block_kind_name(ev.block_kind))
         if kind == _BLOCK_COMPLETE:

@@ -1,7 +1,9 @@
 //! The events of one batch (Stream.nextBatch, panto_next_events): many events handed out by
 //! one call, so that a binding whose every call into the library is costly (Python's ctypes,
 //! Go's cgo) pays it once per batch. Decoding the next event reuses the buffers the previous
-//! event's strings point into, so a batch copies its events' strings into one block it owns.
+//! event's strings point into, so a batch copies its events' strings into one block it owns,
+//! each followed by a NUL byte: C strings for C callers, and a block that a binding can split
+//! at once (Python decodes a batch of deltas with one `split`).
 //! Events given back unseen (Stream.unread) are kept here until they are read again.
 const std = @import("std");
 const Allocator = std.mem.Allocator;
@@ -96,7 +98,8 @@ pub const Batch = struct {
     fn copyString(b: *Batch, s: []const u8) []const u8 {
         const start = b.strings.items.len;
         b.strings.appendSliceAssumeCapacity(s);
-        return b.strings.items[start..];
+        b.strings.appendAssumeCapacity(0);
+        return b.strings.items[start..][0..s.len];
     }
 };
 
@@ -109,7 +112,7 @@ pub fn canGiveBack(e: ev.Event) bool {
     };
 }
 
-/// The bytes of all the strings of an event.
+/// The bytes the strings of an event take in the block, their NULs included.
 pub fn stringBytes(e: ev.Event) usize {
     var total: usize = 0;
     _ = mapStrings(e, &total, addLength);
@@ -117,7 +120,7 @@ pub fn stringBytes(e: ev.Event) usize {
 }
 
 fn addLength(total: *usize, s: []const u8) []const u8 {
-    total.* += s.len;
+    total.* += s.len + 1;
     return s;
 }
 
@@ -148,8 +151,12 @@ test "a batch copies its events' strings into one block and gives events back in
     try std.testing.expectEqualStrings("hello", b.events.items[0].message_start.id);
     try std.testing.expectEqualStrings("world", b.events.items[0].message_start.model);
     try std.testing.expectEqualStrings("hell", b.events.items[1].content_delta.text);
-    try std.testing.expectEqualStrings("helloworldhell", b.strings.items);
-    try std.testing.expectEqual(@as(usize, 14), stringBytes(b.events.items[0]) + stringBytes(b.events.items[1]));
+    try std.testing.expectEqualStrings("hello\x00world\x00hell\x00", b.strings.items);
+    try std.testing.expectEqual(@as(usize, 17), stringBytes(b.events.items[0]) + stringBytes(b.events.items[1]));
+    // Each string is followed by a NUL, also an empty one.
+    const copied = b.copied(.{ .tool_result = .{ .id = "", .name = "n", .content = "c", .is_error = false } });
+    try std.testing.expectEqual(@as(u8, 0), copied.tool_result.id.ptr[0]);
+    try std.testing.expectEqual(@as(u8, 0), copied.tool_result.content.ptr[1]);
 
     b.unread = 1;
     try std.testing.expectEqual(@as(usize, 1), b.unseen().len);

@@ -1600,9 +1600,10 @@ static void test_redacted_thinking(void) {
 
 /* ---- Batches: panto_next_events, panto_stream_unread --------------------------------- */
 
-/* Whether a string of a batch lies in its string block. */
+/* Whether a string of a batch lies in its string block, followed by a NUL. */
 static int in_block(PantoString s, PantoString block) {
-    return s.len == 0 || (s.ptr >= block.ptr && s.ptr + s.len <= block.ptr + block.len);
+    if (s.ptr == NULL) return s.len == 0;
+    return s.ptr >= block.ptr && s.ptr + s.len < block.ptr + block.len && s.ptr[s.len] == 0;
 }
 
 /* Whether an event kind may follow the first event of a batch: what continues a message. */
