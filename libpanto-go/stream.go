@@ -32,7 +32,8 @@ import (
 //
 // or with range over Iter, which closes the stream when the loop ends, by break too, or
 // over the channel of Events, which reads on a goroutine until the turn ends, ctx is done
-// or the stream is closed.
+// or the stream is closed. Next reads from the library in batches (panto_next_events: all
+// that has arrived, up to 64 events a cgo call) and hands them out one by one.
 //
 // The turn ends after an EventMessageComplete: Next then returns false and Err nil, and
 // the assistant messages are part of the conversation. After a failure, a cancellation or

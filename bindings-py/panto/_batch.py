@@ -5,17 +5,18 @@ One ctypes call reads a whole batch. Reading it back field by field through ctyp
 about as much per event as that call (each field access is a call of its own), so the columns
 a ContentDelta needs (kind, index, block_kind, text) are read at once through strided
 memoryviews, the texts by one `split` of the batch's string block (the library puts a NUL
-after each string), and the events are made by loops that run in C (`map`), setting the
-slots of the frozen dataclass directly. Other events, a few per message, go through ctypes.
+after each string), and the events are made as objects of a twin class without the frozen
+dataclass's `__setattr__`, filled with plain attribute stores, then turned into ContentDelta
+objects (see _frozen.maker). Other events, a few per message, go through ctypes.
 """
 
 from __future__ import annotations
 
 import ctypes
-from collections import deque
 from itertools import repeat
 
 from . import _native
+from ._frozen import maker
 from .events import ContentDelta
 
 TYPE_CHECKING = False
@@ -41,12 +42,7 @@ _TEXT_PTR = (_EVENT.text.offset + _native.PantoString.ptr.offset) // _PTR
 _TEXT_LEN = (_EVENT.text.offset + _native.PantoString.len.offset) // _PTR
 
 _string_at = ctypes.string_at
-_new = object.__new__
-# Events are made without calling __init__: the slots are set directly (the same objects,
-# made in a fraction of the time).
-_set_index = ContentDelta.__dict__["index"].__set__
-_set_block_kind = ContentDelta.__dict__["block_kind"].__set__
-_set_text = ContentDelta.__dict__["text"].__set__
+_ContentDeltaMaker = maker(ContentDelta)
 
 
 class NativeBatch:
@@ -121,8 +117,14 @@ class NativeBatch:
             kind_names: Iterable[str] = repeat(names[kind] if kind in names else name_of(kind), count)
         else:
             kind_names = map(names.__getitem__ if names.keys() >= set(block_kinds) else name_of, block_kinds)
-        made: List[ContentDelta] = list(map(_new, repeat(ContentDelta, count)))
-        deque(map(_set_index, made, indexes), 0)
-        deque(map(_set_block_kind, made, kind_names), 0)
-        deque(map(_set_text, made, texts), 0)
+        made: List[ContentDelta] = []
+        append = made.append
+        new, cls = _ContentDeltaMaker, ContentDelta
+        for index, kind_name, text in zip(indexes, kind_names, texts):
+            event = new()
+            event.index = index
+            event.block_kind = kind_name
+            event.text = text
+            event.__class__ = cls
+            append(event)
         return made
