@@ -12,6 +12,7 @@
 #   build/bench/panto_c         the C consumer
 #   build/bench/go-panto        the Go consumer (bench/go-panto, panto.dev/panto by replace)
 #   build/bench/anthropic-go, openai-go   the Go SDK peers (bench/go-peers, versions in its go.sum)
+#   bindings-py/panto/__pycache__   panto's bytecode (the peers' packages got theirs from pip)
 set -euo pipefail
 cd "$(dirname "$0")/.."
 root=$PWD
@@ -64,5 +65,9 @@ if [[ "$linked" != *"$lib/libpanto.so"* ]]; then
     echo "bench: $out/go-panto does not load $lib/libpanto.so under LD_LIBRARY_PATH" >&2
     exit 1
 fi
+
+# 5. panto's Python package byte-compiled, as `pip install` does for the peers' packages: with
+#    PYTHONDONTWRITEBYTECODE set, it would otherwise be compiled from source at every start.
+build/bench-venv/bin/python -m compileall -q bindings-py/panto
 
 BENCH_LIB_DIR=$lib exec build/bench-venv/bin/python bench/run.py "$@"

@@ -98,7 +98,7 @@ def _make(cls: Any) -> Any:
     new = type(cls)(cls.__name__, cls.__bases__, namespace)
     new.__qualname__ = cls.__qualname__
 
-    new.__init__ = _make_init(new, init_names, defaults)
+    new.__init__ = _LazyInit(init_names, defaults)
     key = attrgetter(*names) if len(names) > 1 else (lambda obj, _g=attrgetter(names[0]): (_g(obj),))
     new.__repr__ = _make_repr(names)
     new.__eq__ = _make_eq(key)
@@ -112,9 +112,24 @@ def _make(cls: Any) -> Any:
     spec = _DataclassSpec(names, defaults, constants)
     new.__dataclass_fields__ = _Described("__dataclass_fields__", spec)
     new.__dataclass_params__ = _Described("__dataclass_params__", spec)
-    for method in ("__init__", "__repr__", "__eq__", "__hash__", "__setattr__", "__delattr__", "__getstate__", "__setstate__"):
+    for method in ("__repr__", "__eq__", "__hash__", "__setattr__", "__delattr__", "__getstate__", "__setstate__"):
         getattr(new, method).__qualname__ = f"{new.__qualname__}.{method}"
     return new
+
+
+class _LazyInit:
+    """A class's `__init__` until first used (called, or looked at): compiling it costs more
+    than all the rest of the class, and the events a stream makes do not call it. Then the
+    compiled function replaces this on the class."""
+
+    def __init__(self, names: List[str], defaults: Dict[str, Any]) -> None:
+        self.names = names
+        self.defaults = defaults
+
+    def __get__(self, obj: Any, owner: Any) -> Any:
+        init = _make_init(owner, self.names, self.defaults)
+        type.__setattr__(owner, "__init__", init)
+        return init if obj is None else init.__get__(obj, owner)
 
 
 def _make_init(cls: Any, names: List[str], defaults: Dict[str, Any]) -> Any:
@@ -126,6 +141,7 @@ def _make_init(cls: Any, names: List[str], defaults: Dict[str, Any]) -> Any:
     exec(f"def __init__(self, {params}):\n{body}\n", scope)
     init = scope["__init__"]
     init.__module__ = cls.__module__
+    init.__qualname__ = f"{cls.__qualname__}.__init__"
     annotations = cls.__dict__.get("__annotations__", {})
     init.__annotations__ = {**{n: annotations[n] for n in names}, "return": None}
     return init

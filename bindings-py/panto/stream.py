@@ -7,7 +7,6 @@ from _thread import allocate_lock, get_ident
 from itertools import chain
 
 from . import _native
-from ._batch import NativeBatch
 from .errors import (
     BusyError,
     CanceledError,
@@ -34,12 +33,14 @@ from .events import (
 )
 
 # Not imported at run time, to keep `import panto` cheap: typing, json, the Ctrl-C support
-# (_interrupt, with threading and signal), message.py and tools.py are imported where used.
+# (_interrupt, with threading and signal), the native batches (_batch), message.py and
+# tools.py are imported where used.
 TYPE_CHECKING = False
 if TYPE_CHECKING:
     from types import TracebackType
     from typing import Any, Callable, Dict, Iterator, List, Optional, Tuple, Type, Union
 
+    from ._batch import NativeBatch
     from .agent import Agent
     from .events import Event
     from .message import AssistantMessage
@@ -302,6 +303,8 @@ class Stream:
         """The next batch, while `ptr` is held busy."""
         native = self._native
         if native is None:
+            from ._batch import NativeBatch  # here: `import panto` does not need it
+
             native = self._native = NativeBatch()
         lib = self._lib
         while True:

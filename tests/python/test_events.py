@@ -135,7 +135,7 @@ import json, sys
 before = set(sys.modules)
 import panto
 loaded = [m for m in {heavy} if m in sys.modules and m not in before]
-lazy = [m for m in ("panto.tools", "panto.message", "panto._interrupt") if m in sys.modules]
+lazy = [m for m in ("panto.tools", "panto.message", "panto._interrupt", "panto._batch") if m in sys.modules]
 from panto import tool, Registry, AssistantMessage, Event, RetryPolicy
 names = dir(panto)
 star = {{}}
@@ -152,7 +152,7 @@ def test_import_panto_loads_no_heavy_module() -> None:
     assert proc.returncode == 0, proc.stderr
     out = __import__("json").loads(proc.stdout)
     assert out["loaded"] == [], out  # typing, dataclasses, inspect... wait for first use
-    assert out["lazy"] == [], out  # the tools, the final message, Ctrl-C support too
+    assert out["lazy"] == [], out  # the tools, the final message, Ctrl-C support, batches too
     assert out["tools_then"]  # and come when asked for
     assert out["dir"] and out["star"] == [], out
 
