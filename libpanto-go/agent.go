@@ -383,6 +383,13 @@ func (c *core) isClosed() bool {
 	return c.closed
 }
 
+// isFreed tells whether h is closed (freed, or to be freed): no event of it is handed out.
+func (c *core) isFreed(h *handle) bool {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return h.closed
+}
+
 // lock takes the native-call lock, first freeing what was closed meanwhile.
 func (c *core) lock() {
 	c.call.Lock()

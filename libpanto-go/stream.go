@@ -126,16 +126,16 @@ func (s *Stream) next(ctx context.Context) bool {
 		s.err = ErrClosed
 		return false
 	}
+	c, h := s.agent.c, s.h
 	// The rest of the last batch first, unless the turn is being canceled: those events are
 	// then given back to the library below, unseen, so that the message it keeps is what
-	// the program saw.
-	if s.at < len(s.buf) && ctx.Err() == nil && !s.canceled.Load() {
+	// the program saw. Unless the stream was freed meanwhile (Agent.Close): then ErrClosed.
+	if s.at < len(s.buf) && ctx.Err() == nil && !s.canceled.Load() && !c.isFreed(h) {
 		s.cur = s.buf[s.at]
 		s.buf[s.at] = Event{} // the batch does not keep the event's strings alive
 		s.at++
 		return true
 	}
-	c, h := s.agent.c, s.h
 
 	if call := s.takeAuto(); call != nil && ctx.Err() == nil {
 		content, isError := runHandler(ctx, call.tool, call.input)
@@ -159,6 +159,7 @@ func (s *Stream) next(ctx context.Context) bool {
 	if h.closed {
 		c.mu.Unlock()
 		c.unlock()
+		s.buf, s.at = s.buf[:0], 0
 		s.err = ErrClosed
 		return false
 	}

@@ -48,7 +48,7 @@ _ContentDeltaMaker = maker(ContentDelta)
 class NativeBatch:
     """The event array of one stream, and the last batch read into it."""
 
-    __slots__ = ("events", "args", "_buffer", "_ints", "_words", "_count", "_block", "_raw", "_base")
+    __slots__ = ("events", "args", "_buffer", "_ints", "_uints", "_words", "_count", "_block", "_raw", "_base")
 
     def __init__(self) -> None:
         self._buffer = ctypes.create_string_buffer(CAPACITY * _SIZE)
@@ -56,8 +56,9 @@ class NativeBatch:
         self.events = (_EVENT * CAPACITY).from_buffer(self._buffer)
         self.events[0].size = _SIZE  # PANTO_EVENT_INIT: the size of every element
         raw = memoryview(self._buffer).cast("B")
-        self._ints = raw.cast("i")
-        self._words = raw.cast("P")
+        self._ints = raw.cast("i")  # kind, block_kind (int32_t)
+        self._uints = raw.cast("I")  # index (uint32_t)
+        self._words = raw.cast("P")  # text.ptr, text.len
         self._count = ctypes.c_size_t()
         self._block = _native.PantoString()
         #: The arguments of panto_next_events after the stream.
@@ -102,7 +103,7 @@ class NativeBatch:
         count = end - start
         ints = self._ints
         first, last = start * _INTS, end * _INTS
-        indexes = ints[first + _INDEX : last : _INTS].tolist()
+        indexes = self._uints[first + _INDEX : last : _INTS].tolist()
         block_kinds = ints[first + _BLOCK_KIND : last : _INTS].tolist()
         # Their texts follow each other in the block, each ended by a NUL.
         words = self._words
