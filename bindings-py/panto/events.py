@@ -161,19 +161,13 @@ class ProviderRetry:
     kind: str = field(default="provider_retry", init=False)
 
 
-if TYPE_CHECKING:
-    Event = Union[
-        MessageStart,
-        BlockStart,
-        ContentDelta,
-        BlockComplete,
-        MessageEnd,
-        ToolDetails,
-        ToolCallStart,
-        ToolResult,
-        MessageComplete,
-        ProviderRetry,
-    ]
+#: The classes of the events of a stream: `Event` is their Union.
+_EVENT_CLASSES = (MessageStart, BlockStart, ContentDelta, BlockComplete, MessageEnd, ToolDetails,
+                  ToolCallStart, ToolResult, MessageComplete, ProviderRetry)
+
+if TYPE_CHECKING:  # the same classes, written out for type checkers
+    Event = Union[MessageStart, BlockStart, ContentDelta, BlockComplete, MessageEnd, ToolDetails,
+                  ToolCallStart, ToolResult, MessageComplete, ProviderRetry]
     """Any event of a stream."""
 
 
@@ -183,18 +177,7 @@ def __getattr__(name: str) -> Any:
     if name == "Event":
         from typing import Union
 
-        global Event
-        Event = Union[
-            MessageStart,
-            BlockStart,
-            ContentDelta,
-            BlockComplete,
-            MessageEnd,
-            ToolDetails,
-            ToolCallStart,
-            ToolResult,
-            MessageComplete,
-            ProviderRetry,
-        ]
-        return Event
+        union: Any = Union.__getitem__(_EVENT_CLASSES)  # Union[MessageStart, ...], made at run time
+        globals()["Event"] = union
+        return union
     raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

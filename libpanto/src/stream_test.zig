@@ -407,10 +407,29 @@ fn cancelSoon(stream: *Stream) void {
 
 // ---- batches: nextBatch, peekBuffered, unread --------------------------------------------
 
-fn testAgent(port: u16, url_buf: []u8) !*Agent {
-    const url = try std.fmt.bufPrint(url_buf, "http://127.0.0.1:{d}", .{port});
-    return Agent.init(std.testing.allocator, .{ .provider = .anthropic, .model = "m", .base_url = url, .api_key = "k", .retry = .{ .max_retries = 0 } });
-}
+/// One turn against the test server's `answer` (no retries). Start it in place (the server
+/// thread points at it), and end it with `end`.
+const Turn = struct {
+    server: TestServer,
+    url_buf: [64]u8,
+    agent: *Agent,
+    stream: *Stream,
+
+    fn start(t: *Turn, answer: Answer) !void {
+        try t.server.start(answer);
+        errdefer t.server.stop();
+        const url = try std.fmt.bufPrint(&t.url_buf, "http://127.0.0.1:{d}", .{t.server.port});
+        t.agent = try Agent.init(std.testing.allocator, .{ .provider = .anthropic, .model = "m", .base_url = url, .api_key = "k", .retry = .{ .max_retries = 0 } });
+        errdefer t.agent.deinit();
+        t.stream = try t.agent.run("hi");
+    }
+
+    fn end(t: *Turn) void {
+        t.stream.destroy();
+        t.agent.deinit();
+        t.server.stop();
+    }
+};
 
 /// Whether an event can follow the first of a batch: only what continues the message.
 fn continuesMessage(e: Event) bool {
@@ -448,14 +467,11 @@ test "a turn read in batches has the events of next(), only message content afte
     for ([_]Framing{ .content_length, .chunked }) |framing| {
         for ([_]usize{ 1 << 20, 1, 7 }) |piece| {
             for ([_]usize{ 1, 2, 64 }) |max| {
-                var server: TestServer = undefined;
-                try server.start(.{ .framing = framing, .piece = piece });
-                defer server.stop();
-                var url_buf: [64]u8 = undefined;
-                const agent = try testAgent(server.port, &url_buf);
-                defer agent.deinit();
-                const stream = try agent.run("hi");
-                defer stream.destroy();
+                var turn: Turn = undefined;
+                try turn.start(.{ .framing = framing, .piece = piece });
+                defer turn.end();
+                const agent = turn.agent;
+                const stream = turn.stream;
                 var text: std.ArrayList(u8) = .empty;
                 defer text.deinit(std.testing.allocator);
                 const r = try readInBatches(stream, max, &text);
@@ -473,14 +489,11 @@ test "a turn read in batches has the events of next(), only message content afte
 }
 
 test "events given back come again, strings and all, then the turn goes on" {
-    var server: TestServer = undefined;
-    try server.start(.{ .framing = .content_length });
-    defer server.stop();
-    var url_buf: [64]u8 = undefined;
-    const agent = try testAgent(server.port, &url_buf);
-    defer agent.deinit();
-    const stream = try agent.run("hi");
-    defer stream.destroy();
+    var turn: Turn = undefined;
+    try turn.start(.{ .framing = .content_length });
+    defer turn.end();
+    const agent = turn.agent;
+    const stream = turn.stream;
     var text: std.ArrayList(u8) = .empty;
     defer text.deinit(std.testing.allocator);
     var gave_back = false;
@@ -518,14 +531,11 @@ test "events given back come again, strings and all, then the turn goes on" {
 }
 
 test "a turn canceled with events given back keeps only what was seen" {
-    var server: TestServer = undefined;
-    try server.start(.{ .framing = .content_length, .stall = true });
-    defer server.stop();
-    var url_buf: [64]u8 = undefined;
-    const agent = try testAgent(server.port, &url_buf);
-    defer agent.deinit();
-    const stream = try agent.run("hi");
-    defer stream.destroy();
+    var turn: Turn = undefined;
+    try turn.start(.{ .framing = .content_length, .stall = true });
+    defer turn.end();
+    const agent = turn.agent;
+    const stream = turn.stream;
     // Read until the batch holding the second delta, and see only what comes before it.
     outer: while (true) {
         const got = try stream.nextBatch(64);
@@ -548,14 +558,10 @@ test "a turn canceled with events given back keeps only what was seen" {
 }
 
 test "what ends or changes the turn cannot be given back; next() gives given-back events too" {
-    var server: TestServer = undefined;
-    try server.start(.{ .framing = .content_length });
-    defer server.stop();
-    var url_buf: [64]u8 = undefined;
-    const agent = try testAgent(server.port, &url_buf);
-    defer agent.deinit();
-    const stream = try agent.run("hi");
-    defer stream.destroy();
+    var turn: Turn = undefined;
+    try turn.start(.{ .framing = .content_length });
+    defer turn.end();
+    const stream = turn.stream;
     const first = try stream.nextBatch(1);
     try std.testing.expect(first[0] == .message_start);
     try std.testing.expectError(error.InvalidArgument, stream.unread(1));
@@ -584,14 +590,11 @@ test "a failure after events of a batch comes with the next call, the events fir
     const body = sse_head ++
         "event: content_block_delta\ndata: {\"type\":\"content_block_delta\",\"index\":0,\"delta\":{\"type\":\"text_delta\",\"text\":\"Hi\"}}\n\n" ++
         "event: error\ndata: {\"type\":\"error\",\"error\":{\"type\":\"overloaded_error\",\"message\":\"Overloaded\"}}\n\n";
-    var server: TestServer = undefined;
-    try server.start(.{ .body = body, .framing = .content_length });
-    defer server.stop();
-    var url_buf: [64]u8 = undefined;
-    const agent = try testAgent(server.port, &url_buf);
-    defer agent.deinit();
-    const stream = try agent.run("hi");
-    defer stream.destroy();
+    var turn: Turn = undefined;
+    try turn.start(.{ .body = body, .framing = .content_length });
+    defer turn.end();
+    const agent = turn.agent;
+    const stream = turn.stream;
     var deltas: usize = 0;
     const err = while (true) {
         const got = stream.nextBatch(64) catch |e| break e;
@@ -607,14 +610,10 @@ test "a failure after events of a batch comes with the next call, the events fir
 }
 
 test "the chunks of a chunked body that already arrived are read in one batch" {
-    var server: TestServer = undefined;
-    try server.start(.{ .framing = .chunked, .piece = 64 }); // an SSE event spans chunks
-    defer server.stop();
-    var url_buf: [64]u8 = undefined;
-    const agent = try testAgent(server.port, &url_buf);
-    defer agent.deinit();
-    const stream = try agent.run("hi");
-    defer stream.destroy();
+    var turn: Turn = undefined;
+    try turn.start(.{ .framing = .chunked, .piece = 64 }); // an SSE event spans chunks
+    defer turn.end();
+    const stream = turn.stream;
     try std.testing.expect((try stream.nextBatch(1))[0] == .message_start);
     // Let the rest arrive: the connection then holds chunks the body reader has not decoded.
     const ts: std.c.timespec = .{ .sec = 0, .nsec = 100 * std.time.ns_per_ms };

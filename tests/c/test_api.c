@@ -1612,6 +1612,21 @@ static int continues_message(int kind) {
            kind == PANTO_EVENT_BLOCK_COMPLETE || kind == PANTO_EVENT_TOOL_DETAILS;
 }
 
+/* Starts the canned server with `answers` and makes an agent for it (`extra`: more config);
+ * NULL when either fails (checked as a failure; the server is stopped). */
+static PantoAgent *serve(const struct canned *answers, int n, const char *extra) {
+    char url[64];
+    PantoAgent *agent;
+    if (start_server(answers, n, url, sizeof url) < 0) {
+        CHECK(!"cannot start the canned server");
+        return NULL;
+    }
+    agent = new_agent_with(url, extra);
+    CHECK(agent != NULL);
+    if (!agent) stop_server();
+    return agent;
+}
+
 /* The arguments refused, each with *out_count set to 0 and nothing read. */
 static void test_batch_arguments(void) {
     PantoAgent *agent;
@@ -1703,23 +1718,13 @@ static void test_batch_turns(void) {
                                PANTO_EVENT_MESSAGE_COMPLETE};
     const size_t sizes[3] = {sizeof(PantoEvent), offsetof(PantoEvent, stop_reason), sizeof(PantoEvent)};
     const size_t capacities[3] = {64, 64, 1};
-    char url[64];
     PantoAgent *agent;
     PantoEvent ev = PANTO_EVENT_INIT;
     PantoString conv = {NULL, 0};
     int t;
 
     current_test = "batch_turns";
-    if (start_server(answers, 3, url, sizeof url) < 0) {
-        CHECK(!"cannot start the canned server");
-        return;
-    }
-    agent = new_agent(url);
-    CHECK(agent != NULL);
-    if (!agent) {
-        stop_server();
-        return;
-    }
+    if (!(agent = serve(answers, 3, NULL))) return;
     for (t = 0; t < 3; t++) {
         PantoStream *stream = NULL;
         int kinds[32], rc, n;
@@ -1749,7 +1754,6 @@ static void test_batch_unread(void) {
         {200, "text/event-stream", SSE_STALLED, NULL, 0},
         {200, "text/event-stream", SSE_OK, NULL, 0},
     };
-    char url[64];
     PantoAgent *agent;
     PantoStream *stream = NULL;
     PantoEvent evs[16] = {PANTO_EVENT_INIT}, ev = PANTO_EVENT_INIT;
@@ -1761,16 +1765,7 @@ static void test_batch_unread(void) {
     current_test = "batch_unread";
     /* The stream stalls after the deltas "Partial " and "rest". */
     answers[0].stall_after = (size_t)(strstr(SSE_STALLED, rest_at) - SSE_STALLED);
-    if (start_server(answers, 2, url, sizeof url) < 0) {
-        CHECK(!"cannot start the canned server");
-        return;
-    }
-    agent = new_agent(url);
-    CHECK(agent != NULL);
-    if (!agent) {
-        stop_server();
-        return;
-    }
+    if (!(agent = serve(answers, 2, NULL))) return;
     CHECK_RC(panto_agent_run(agent, "Hello", &stream), PANTO_OK);
     /* Read until the batch holding "rest" (its last event: the stream stalls after it). */
     while (!found && (rc = panto_next_events(stream, evs, 16, &n, &block)) == PANTO_EVENT) {
@@ -1830,7 +1825,6 @@ static void test_batch_error_and_tool(void) {
         {200, "text/event-stream", SSE_TOOL, NULL, 0},
         {200, "text/event-stream", SSE_OK, NULL, 0},
     };
-    char url[64];
     PantoAgent *agent;
     PantoStream *stream = NULL;
     PantoEvent evs[16] = {PANTO_EVENT_INIT};
@@ -1839,16 +1833,7 @@ static void test_batch_error_and_tool(void) {
     int rc, deltas = 0, tool_starts = 0, results = 0;
 
     current_test = "batch_error_and_tool";
-    if (start_server(answers, 3, url, sizeof url) < 0) {
-        CHECK(!"cannot start the canned server");
-        return;
-    }
-    agent = new_agent_with(url, "\"retry\": {\"max_retries\": 0}");
-    CHECK(agent != NULL);
-    if (!agent) {
-        stop_server();
-        return;
-    }
+    if (!(agent = serve(answers, 3, "\"retry\": {\"max_retries\": 0}"))) return;
     CHECK_RC(panto_agent_run(agent, "Hello", &stream), PANTO_OK);
     while ((rc = panto_next_events(stream, evs, 16, &n, NULL)) == PANTO_EVENT) {
         size_t i;
