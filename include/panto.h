@@ -295,7 +295,8 @@ int panto_next_event(PantoStream *stream, PantoEvent *ev);
 
 /* Reads up to `capacity` events in one call: for a binding to which each call into the
  * library costs more than an event (Python through ctypes, Go through cgo; the Lua module,
- * which calls the library from Zig, reads one event at a time). The first event comes as
+ * which calls the library from Zig, reads one event at a time). Added without changing any
+ * layout or meaning, so PANTO_ABI_VERSION stays 2. The first event comes as
  * panto_next_event reads it, waiting for the provider as needed; then come the events that
  * continue the message being streamed and can be decoded from what was already received,
  * without waiting.
@@ -324,8 +325,10 @@ int panto_next_event(PantoStream *stream, PantoEvent *ev);
  * each followed by a NUL byte (not counted in its len; a string may hold NULs of its own).
  * *out_strings describes the block when out_strings is not NULL: a binding may copy it at
  * once and cut it into strings. They stay valid until the stream reads again
- * (panto_next_event, panto_next_events), is reopened or freed. A NULL stream, events or out_count, a capacity of 0, or a first `size` that is
- * smaller than 8 or not a multiple of PantoEvent's alignment: PANTO_ERR_INVALID_ARGUMENT. */
+ * (panto_next_event, panto_next_events), is reopened or freed.
+ *
+ * A NULL stream, events or out_count, a capacity of 0, or a first `size` that is smaller than
+ * 8 or not a multiple of PantoEvent's alignment: PANTO_ERR_INVALID_ARGUMENT, nothing read. */
 int panto_next_events(PantoStream *stream, PantoEvent *events, size_t capacity, size_t *out_count, PantoString *out_strings);
 
 /* Gives back the last `count` events of the last panto_next_events batch, which the caller
