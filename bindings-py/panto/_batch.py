@@ -4,10 +4,11 @@ and the ContentDelta events made from it in bulk.
 One ctypes call reads a whole batch. Reading it back field by field through ctypes would cost
 about as much per event as that call (each field access is a call of its own), so the columns
 a ContentDelta needs (kind, index, block_kind, text) are read at once through strided
-memoryviews, the texts by one `split` of the batch's string block (the library puts a NUL
-after each string), and the events are made as objects of a twin class without the frozen
-dataclass's `__setattr__`, filled with plain attribute stores, then turned into ContentDelta
-objects (see _frozen.maker). Other events, a few per message, go through ctypes.
+memoryviews; the texts are decoded at once, straight from the library's memory, and cut by
+one `split` (the library puts a NUL after each string of a batch, in order); the events are
+made as objects of a twin class without the frozen dataclass's `__setattr__`, filled with
+plain attribute stores, then turned into ContentDelta objects (see _frozen.maker). Other
+events, a few per message, go through ctypes.
 """
 
 from __future__ import annotations
@@ -41,14 +42,31 @@ _BLOCK_KIND = _EVENT.block_kind.offset // 4
 _TEXT_PTR = (_EVENT.text.offset + _native.PantoString.ptr.offset) // _PTR
 _TEXT_LEN = (_EVENT.text.offset + _native.PantoString.len.offset) // _PTR
 
-_string_at = ctypes.string_at
 _ContentDeltaMaker = maker(ContentDelta)
+
+
+def _utf8_copying(ptr: int, n: int) -> str:
+    return ctypes.string_at(ptr, n).decode("utf-8")
+
+
+try:  # CPython: str straight from the library's memory, without a bytes copy first
+    _decode_utf8 = ctypes.pythonapi["PyUnicode_DecodeUTF8"]  # a FuncPtr of our own
+    _decode_utf8.restype = ctypes.py_object
+    _decode_utf8.argtypes = (ctypes.c_void_p, ctypes.c_ssize_t, ctypes.c_char_p)
+
+    def _utf8(ptr: int, n: int) -> str:
+        """The UTF-8 string of n bytes at ptr (UnicodeDecodeError if it is not UTF-8)."""
+        text: str = _decode_utf8(ptr, n, b"strict")
+        return text
+
+except (AttributeError, ValueError):  # pragma: no cover - not CPython
+    _utf8 = _utf8_copying
 
 
 class NativeBatch:
     """The event array of one stream, and the last batch read into it."""
 
-    __slots__ = ("events", "args", "_buffer", "_ints", "_uints", "_words", "_count", "_block", "_raw", "_base")
+    __slots__ = ("events", "args", "_buffer", "_ints", "_uints", "_words", "_count")
 
     def __init__(self) -> None:
         self._buffer = ctypes.create_string_buffer(CAPACITY * _SIZE)
@@ -60,16 +78,9 @@ class NativeBatch:
         self._uints = raw.cast("I")  # index (uint32_t)
         self._words = raw.cast("P")  # text.ptr, text.len
         self._count = ctypes.c_size_t()
-        self._block = _native.PantoString()
-        #: The arguments of panto_next_events after the stream.
-        self.args: Tuple[Any, ...] = (
-            ctypes.cast(self._buffer, ctypes.POINTER(_EVENT)),
-            CAPACITY,
-            ctypes.byref(self._count),
-            ctypes.byref(self._block),
-        )
-        self._raw = b""
-        self._base = 0
+        #: The arguments of panto_next_events after the stream (out_strings: not needed, the
+        #: strings are decoded where the events point).
+        self.args: Tuple[Any, ...] = (ctypes.cast(self._buffer, ctypes.POINTER(_EVENT)), CAPACITY, ctypes.byref(self._count), None)
 
     @property
     def count(self) -> int:
@@ -81,21 +92,15 @@ class NativeBatch:
         self._count.value = 0
 
     def load(self) -> List[int]:
-        """After a call that filled events: copies the string block out of the library, and
-        returns the kind of each event."""
+        """After a call that filled events: the kind of each event."""
         n = self._count.value
-        block = self._block
-        self._base = block.ptr or 0
-        self._raw = _string_at(self._base, block.len) if block.len else b""
         return self._ints[_KIND : n * _INTS : _INTS].tolist()
 
     def string(self, s: _native.PantoString) -> str:
-        """A string of the last batch, from the copy of its block."""
+        """A string of the last batch (decoded from the library's memory, where it lives until
+        the next call on the stream)."""
         n = s.len
-        if not n:
-            return ""
-        at = (s.ptr or 0) - self._base
-        return self._raw[at : at + n].decode("utf-8")
+        return _utf8(s.ptr or 0, n) if n else ""
 
     def deltas(self, start: int, end: int, names: Dict[int, str], name_of: Callable[[int], str]) -> List[ContentDelta]:
         """The events start..end of the last batch, all ContentDelta, made at once. `names`:
@@ -107,10 +112,9 @@ class NativeBatch:
         block_kinds = ints[first + _BLOCK_KIND : last : _INTS].tolist()
         # Their texts follow each other in the block, each ended by a NUL.
         words = self._words
-        base = self._base
-        a = words[start * _WORDS + _TEXT_PTR] - base
-        b = words[(end - 1) * _WORDS + _TEXT_PTR] - base + words[(end - 1) * _WORDS + _TEXT_LEN]
-        texts = self._raw[a:b].decode("utf-8").split("\0")
+        a = words[start * _WORDS + _TEXT_PTR]
+        b = words[(end - 1) * _WORDS + _TEXT_PTR] + words[(end - 1) * _WORDS + _TEXT_LEN]
+        texts = _utf8(a, b - a).split("\0")
         if len(texts) != count:  # a text holds a NUL of its own
             texts = [self.string(self.events[i].text) for i in range(start, end)]
         kind = block_kinds[0]

@@ -38,8 +38,11 @@ pub const Batch = struct {
     }
 
     /// Room for up to `max` events and the string block, before the first event is taken.
+    /// A block grown past the usual size for one large event (a long message's BlockComplete)
+    /// is given back, not kept for the stream's life.
     pub fn reserve(b: *Batch, gpa: Allocator, max: usize) Allocator.Error!void {
         b.clear();
+        if (b.strings.capacity > max_string_bytes) b.strings.clearAndFree(gpa);
         try b.events.ensureTotalCapacity(gpa, max);
         try b.strings.ensureTotalCapacity(gpa, b.want_string_bytes);
     }
@@ -180,4 +183,13 @@ test "an event whose strings do not fit ends the batch and grows the next one" {
     try b.reserve(gpa, 4);
     try b.addFirst(gpa, next);
     try std.testing.expect(b.fits(next));
+    // A block grown for one huge event is not kept.
+    const huge = try gpa.alloc(u8, max_string_bytes + 1);
+    defer gpa.free(huge);
+    @memset(huge, 'y');
+    try b.reserve(gpa, 4);
+    try b.addFirst(gpa, .{ .block_complete = .{ .index = 0, .kind = .text, .text = huge } });
+    try std.testing.expect(b.strings.capacity > max_string_bytes);
+    try b.reserve(gpa, 4);
+    try std.testing.expect(b.strings.capacity <= max_string_bytes);
 }
