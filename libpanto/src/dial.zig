@@ -9,7 +9,8 @@
 //! but two operations: `netConnectIp` here is a non-blocking connect and a poll() until the
 //! socket is writable or the deadline passes, and `netClose` first makes the watchdog forget
 //! the socket. The TLS handshake that std.http does next reads from a socket the watchdog
-//! already holds, so the stream's deadline bounds it too.
+//! already holds, so the stream's deadline bounds it too. (Linux only: elsewhere connects are
+//! Threaded's, with no connect timeout of their own.)
 const std = @import("std");
 const builtin = @import("builtin");
 const c = std.c;
@@ -31,7 +32,7 @@ pub const Dialer = struct {
         d.* = .{ .vtable = undefined, .base = undefined };
         d.base = d.threaded.io().vtable;
         d.vtable = d.base.*;
-        if (builtin.os.tag != .windows) {
+        if (builtin.os.tag == .linux) {
             d.vtable.netConnectIp = connectIp;
             d.vtable.netClose = close;
         }
