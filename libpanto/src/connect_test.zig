@@ -159,6 +159,38 @@ test "a cancel from another thread ends a connect that hangs" {
     try expectCanceledWhileConnecting(agent);
 }
 
+test "a refused connect is retried, and the wait before the retry is not a connect timeout" {
+    try linuxOnly();
+    // A loopback port nobody listens on: one bound, then closed.
+    const fd = c.socket(c.AF.INET, c.SOCK.STREAM | c.SOCK.CLOEXEC, 0);
+    if (fd < 0) return error.SocketFailed;
+    var addr: c.sockaddr.in = .{ .port = 0, .addr = std.mem.nativeToBig(u32, 0x7f000001) };
+    var len: c.socklen_t = @sizeOf(c.sockaddr.in);
+    const bound = c.bind(fd, @ptrCast(&addr), len) == 0 and c.getsockname(fd, @ptrCast(&addr), &len) == 0;
+    _ = c.close(fd);
+    if (!bound) return error.BindFailed;
+    var url_buf: [32]u8 = undefined;
+    const url = try std.fmt.bufPrint(&url_buf, "http://127.0.0.1:{d}", .{std.mem.bigToNative(u16, addr.port)});
+    const agent = try Agent.init(std.testing.allocator, .{
+        .provider = .anthropic,
+        .model = "m",
+        .base_url = url,
+        .api_key = "k",
+        // The wait (at least 150 ms) outlasts the connect deadline of the first attempt.
+        .retry = .{ .max_retries = 1, .initial_delay_ms = 200 },
+        .timeouts = .{ .connect_ms = 50 },
+    });
+    defer agent.deinit();
+    agent.network.getenv = testEnv;
+    https_proxy = null;
+    const stream = try agent.run("hi");
+    defer stream.destroy();
+    const first = try stream.next();
+    try std.testing.expect(first.? == .provider_retry);
+    try std.testing.expectError(error.Connection, stream.next());
+    try expectMessage(stream, "connection_error", "ConnectionRefused");
+}
+
 // ---- HTTPS through a fake proxy -------------------------------------------------------------
 
 var proxy_io_instance: std.Io.Threaded = .init_single_threaded;

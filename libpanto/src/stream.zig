@@ -437,10 +437,12 @@ pub const Stream = struct {
     }
 
     fn closeConnection(s: *Stream) void {
+        // Nothing to watch until the next request, even when no connection was made: a
+        // deadline left armed would fire during a retry's wait and fail the next attempt.
+        watchdog.arm(&s.watch, 0, 0);
         if (!s.connected) return;
         // The watchdog must forget the socket before it is closed and its number reused.
         watchdog.setSocket(&s.watch, -1);
-        watchdog.arm(&s.watch, 0, 0);
         // A request that did not read its body to the end closes its connection: a half-read
         // stream can never be reused.
         s.request.deinit();
