@@ -120,11 +120,12 @@ fn connectIp(userdata: ?*anyopaque, address: *const net.IpAddress, options: net.
 
 /// connect() on a non-blocking socket, then poll() until it is done or `deadline_ns` passes.
 fn connectWithin(fd: c.fd_t, addr: *const c.sockaddr, len: c.socklen_t, watch: ?*watchdog.Watch, deadline_ns: u64) net.IpAddress.ConnectError!void {
-    while (c.connect(fd, addr, len) != 0) switch (c.errno(-1)) {
-        .INTR => continue,
-        .INPROGRESS => break,
+    if (c.connect(fd, addr, len) == 0) return;
+    switch (c.errno(-1)) {
+        // Interrupted or not, the connect goes on in the background.
+        .INPROGRESS, .INTR => {},
         else => |e| return connectError(e),
-    } else return;
+    }
     while (true) {
         // The stream was canceled, or its deadline passed, before the socket was registered
         // (and so could not be shut down): give up now.
