@@ -240,6 +240,7 @@ const FakeProxy = struct {
         var reader = conn.reader(io, &read_buf);
         while (true) {
             const line = try reader.interface.takeDelimiterInclusive('\n');
+            if (p.head_len + line.len > p.head.len) return error.HeadTooLarge;
             @memcpy(p.head[p.head_len..][0..line.len], line);
             p.head_len += line.len;
             if (std.mem.eql(u8, line, "\r\n")) break;
