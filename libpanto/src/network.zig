@@ -74,18 +74,26 @@ pub const Settings = struct {
         if (v.len == 0) return null;
         if (cache.proxy != null and std.mem.eql(u8, cache.value, v)) return cache.proxy;
         const a = s.arena.allocator();
-        const uri = std.Uri.parse(v) catch std.Uri.parseAfterScheme("http", v) catch {
-            // The value may hold credentials: it is not quoted.
+        // Without a scheme ("proxy.corp:3128"), http:// is meant, as curl reads it.
+        const url = if (std.mem.indexOf(u8, v, "://") == null) try std.fmt.allocPrint(a, "http://{s}", .{v}) else v;
+        // The value may hold credentials: messages never quote it.
+        const uri = std.Uri.parse(url) catch {
             _ = std.fmt.bufPrint(problem, "a proxy variable (HTTPS_PROXY, HTTP_PROXY, ALL_PROXY) is not a URL", .{}) catch {};
             return error.BadProxy;
         };
-        const protocol: Client.Protocol = if (std.mem.eql(u8, uri.scheme, "https")) .tls else .plain;
+        const protocol: Client.Protocol = Client.Protocol.fromScheme(uri.scheme) orelse {
+            _ = std.fmt.bufPrint(problem, "a proxy variable (HTTPS_PROXY, HTTP_PROXY, ALL_PROXY) has the scheme \"{s}\": only http:// proxies are supported", .{uri.scheme[0..@min(uri.scheme.len, 16)]}) catch {};
+            return error.BadProxy;
+        };
         const p = try a.create(Client.Proxy);
         p.* = .{
             .protocol = protocol,
-            .host = uri.getHostAlloc(a) catch {
-                _ = std.fmt.bufPrint(problem, "a proxy variable (HTTPS_PROXY, HTTP_PROXY, ALL_PROXY) has no host", .{}) catch {};
-                return error.BadProxy;
+            .host = uri.getHostAlloc(a) catch |err| switch (err) {
+                error.OutOfMemory => return error.OutOfMemory,
+                error.UriMissingHost => {
+                    _ = std.fmt.bufPrint(problem, "a proxy variable (HTTPS_PROXY, HTTP_PROXY, ALL_PROXY) has no host", .{}) catch {};
+                    return error.BadProxy;
+                },
             },
             .authorization = try basicAuthorization(a, uri),
             .port = uri.port orelse if (protocol == .tls) 443 else 80,
@@ -201,6 +209,25 @@ test "proxy credentials are percent-decoded before they are encoded" {
     try std.testing.expectEqualStrings("Basic cGFudG86czNjcmV0", (try basicAuthorization(a, try std.Uri.parse("http://panto:s3cret@proxy:8080"))).?);
     try std.testing.expectEqualStrings("Basic dXNlcjo=", (try basicAuthorization(a, try std.Uri.parse("http://user@proxy"))).?);
     try std.testing.expect((try basicAuthorization(a, try std.Uri.parse("http://proxy:8080"))) == null);
+}
+
+test "proxy URLs: with or without a scheme, and the schemes refused" {
+    var s: Settings = .init(std.testing.allocator);
+    defer s.deinit();
+    var problem: [256]u8 = @splat(0);
+    var cache: Settings.Cached = .{};
+    const p = (try s.proxy(&cache, "proxy.corp:3128", &problem)).?;
+    try std.testing.expectEqualStrings("proxy.corp", p.host.bytes);
+    try std.testing.expectEqual(@as(u16, 3128), p.port);
+    try std.testing.expectEqual(Client.Protocol.plain, p.protocol);
+    try std.testing.expect(p.authorization == null);
+    const q = (try s.proxy(&cache, "http://u:p@10.0.0.1", &problem)).?;
+    try std.testing.expectEqual(@as(u16, 80), q.port);
+    try std.testing.expectEqualStrings("Basic dTpw", q.authorization.?);
+    try std.testing.expectEqual(Client.Protocol.tls, (try s.proxy(&cache, "https://proxy.corp", &problem)).?.protocol);
+    try std.testing.expectError(error.BadProxy, s.proxy(&cache, "socks5://proxy.corp:1080", &problem));
+    try std.testing.expect(std.mem.indexOf(u8, &problem, "\"socks5\": only http://") != null);
+    try std.testing.expect((try s.proxy(&cache, "", &problem)) == null);
 }
 
 test "NO_PROXY matching" {
