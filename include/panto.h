@@ -233,11 +233,20 @@ typedef struct PantoStream PantoStream;
  *               message was delivered; backoff initial·2^n capped at max, with jitter;
  *               retry-after-ms / Retry-After honored up to max_retry_after_ms (beyond: the
  *               error is returned); x-should-retry honored
- *   timeouts    object {"first_byte_ms": 60000, "idle_ms": 90000, "total_ms": 600000}: from
- *               sending a request to its response head; between two events that carry
- *               progress (pings and SSE comments do not); for all the provider calls of a
- *               turn. 0 disables one. Each ends the turn with PANTO_ERR_TIMEOUT.
+ *   timeouts    object {"connect_ms": 10000, "first_byte_ms": 60000, "idle_ms": 90000,
+ *               "total_ms": 600000}: to open a connection (the TCP connect, a proxy's CONNECT
+ *               tunnel, the TLS handshake); from sending a request to its response head;
+ *               between two events that carry progress (pings and SSE comments do not); for all
+ *               the provider calls of a turn. 0 disables one. Each ends the turn with
+ *               PANTO_ERR_TIMEOUT (not retried).
  * Unknown keys are refused.
+ *
+ * The network comes from the environment, read at each request (as curl does): HTTPS_PROXY,
+ * HTTP_PROXY, ALL_PROXY and NO_PROXY, upper or lower case (credentials in the proxy URL,
+ * percent-encoded: http://user:password@proxy:3128), and SSL_CERT_FILE (a PEM bundle that
+ * replaces the system's CA store). HTTPS goes through a proxy's CONNECT tunnel with TLS end to
+ * end: the proxy sees the host name, never the request. A proxy that refuses the tunnel (407
+ * included) ends the turn with PANTO_ERR_CONNECTION, its answer in the message.
  *
  * Like sqlite3_open, on PANTO_ERR_CONFIG *out_agent is still set: read the reason with
  * panto_agent_error(), then free it. On PANTO_ERR_OUT_OF_MEMORY or PANTO_ERR_INVALID_ARGUMENT

@@ -64,7 +64,10 @@ func (p RetryPolicy) MarshalJSON() ([]byte, error) {
 // ConfigPatch: unchanged), NoTimeout (any negative value) turns it off. Durations are
 // rounded up to whole milliseconds.
 type Timeouts struct {
-	// FirstByte runs from sending a request to its response head. Default 60s.
+	// Connect bounds opening a connection: the TCP connect, a proxy's CONNECT tunnel and the
+	// TLS handshake. Default 10s.
+	Connect time.Duration
+	// FirstByte runs from sending a request (once connected) to its response head. Default 60s.
 	FirstByte time.Duration
 	// Idle is the longest pause between two events that carry progress (pings and SSE
 	// comments do not). Default 90s.
@@ -77,6 +80,7 @@ type Timeouts struct {
 // leaving out the zero fields.
 func (t Timeouts) MarshalJSON() ([]byte, error) {
 	m := map[string]int64{}
+	putMillis(m, "connect_ms", t.Connect)
 	putMillis(m, "first_byte_ms", t.FirstByte)
 	putMillis(m, "idle_ms", t.Idle)
 	putMillis(m, "total_ms", t.Total)

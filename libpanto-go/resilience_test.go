@@ -848,20 +848,20 @@ func TestResilienceConfigJSON(t *testing.T) {
 	b, err = json.Marshal(panto.ConfigPatch{
 		Model: "m2", BaseURL: panto.Ptr(""), APIKey: panto.Ptr("k"), MaxToolIterations: panto.Ptr(0),
 		Capabilities: []string{}, RemoveReadTool: true, Thinking: panto.ThinkingOff,
-		Retry: &panto.RetryPolicy{MaxDelay: time.Second}, Timeouts: &panto.Timeouts{FirstByte: time.Minute},
+		Retry: &panto.RetryPolicy{MaxDelay: time.Second}, Timeouts: &panto.Timeouts{Connect: 1500 * time.Microsecond, FirstByte: time.Minute},
 	})
 	if err != nil {
 		t.Fatal(err)
 	}
 	jsonEqual(t, b, `{"model":"m2","base_url":null,"api_key":"k","max_tool_iterations":0,"capabilities":[],
-		"read_tool":null,"thinking":"off","retry":{"max_delay_ms":1000},"timeouts":{"first_byte_ms":60000}}`)
+		"read_tool":null,"thinking":"off","retry":{"max_delay_ms":1000},"timeouts":{"connect_ms":2,"first_byte_ms":60000}}`)
 	if _, err := json.Marshal(panto.ConfigPatch{ReadTool: &panto.ReadToolConfig{Root: "/"}, RemoveReadTool: true}); err == nil {
 		t.Fatal("a patch that sets and removes the read tool was accepted")
 	}
 
 	// The library accepts them all.
 	agent := newAgent(t, cfg)
-	if err := agent.SetConfig(panto.ConfigPatch{Retry: &panto.RetryPolicy{MaxRetries: 1}, Timeouts: &panto.Timeouts{Total: panto.NoTimeout}}); err != nil {
+	if err := agent.SetConfig(panto.ConfigPatch{Retry: &panto.RetryPolicy{MaxRetries: 1}, Timeouts: &panto.Timeouts{Connect: 5 * time.Second, Total: panto.NoTimeout}}); err != nil {
 		t.Fatal(err)
 	}
 }

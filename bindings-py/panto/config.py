@@ -45,11 +45,13 @@ class RetryPolicy:
 
 @dataclass(frozen=True)
 class Timeouts:
-    """Limits that end a turn with `panto.APITimeoutError` (0 disables one):
-    `first_byte_ms` from sending a request to its response head (default 60000), `idle_ms`
-    between two events that carry progress, pings do not count (default 90000), `total_ms`
-    for all the provider calls of one turn (default 600000)."""
+    """Limits that end a turn with `panto.APITimeoutError` (0 disables one): `connect_ms` to
+    open a connection, TCP connect, a proxy's CONNECT tunnel and the TLS handshake included
+    (default 10000), `first_byte_ms` from sending a request to its response head (default
+    60000), `idle_ms` between two events that carry progress, pings do not count (default
+    90000), `total_ms` for all the provider calls of one turn (default 600000)."""
 
+    connect_ms: Optional[int] = None
     first_byte_ms: Optional[int] = None
     idle_ms: Optional[int] = None
     total_ms: Optional[int] = None

@@ -190,8 +190,9 @@ class ServerError(Error):
 
 
 class APITimeoutError(Error):
-    """A timeout of the agent's `timeouts` ended the turn: no answer within `first_byte_ms`, no
-    progress within `idle_ms`, or the turn took longer than `total_ms`. Its `error_type` is
+    """A timeout of the agent's `timeouts` ended the turn: no connection within `connect_ms`,
+    no answer within `first_byte_ms`, no progress within `idle_ms`, or the turn took longer
+    than `total_ms`. Its `error_type` is
     "timeout_error" (panto's own). Named so as not to shadow the builtin TimeoutError."""
 
     STATUS = _native.ERR_TIMEOUT

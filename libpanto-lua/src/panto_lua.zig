@@ -1039,7 +1039,7 @@ const options = [_]Option{
     .{ .name = "read_tool", .kind = .read_tool },
     .{ .name = "thinking" },
     .{ .name = "retry", .kind = .integers, .keys = &.{ "max_retries", "initial_delay_ms", "max_delay_ms", "max_retry_after_ms" } },
-    .{ .name = "timeouts", .kind = .integers, .keys = &.{ "first_byte_ms", "idle_ms", "total_ms" } },
+    .{ .name = "timeouts", .kind = .integers, .keys = &.{ "connect_ms", "first_byte_ms", "idle_ms", "total_ms" } },
 };
 
 const option_names = blk: {

@@ -8,10 +8,7 @@ const Stream = @import("stream.zig").Stream;
 const tools = @import("tools.zig");
 const read_tool = @import("read_tool.zig");
 const network = @import("network.zig");
-
-/// panto does its own blocking I/O on the caller's thread: no thread pool, no signal handlers
-/// (the host program, be it Python or Go, owns those).
-var io_instance: std.Io.Threaded = .init_single_threaded;
+const Dialer = @import("dial.zig").Dialer;
 
 pub const RunError = error{ Busy, InvalidArgument, OutOfMemory };
 pub const AddToolError = error{ Busy, InvalidConfig, OutOfMemory };
@@ -25,6 +22,10 @@ pub const Agent = struct {
     tools: std.ArrayList(tools.Tool) = .empty,
     conversation: Conversation,
     http: std.http.Client,
+    /// The agent's I/O: blocking, on the caller's thread (no thread pool, no signal handlers:
+    /// the host program, be it Python or Go, owns those), with connects bounded by
+    /// timeouts.connect_ms and watched (see dial.zig).
+    dialer: Dialer,
     /// Proxies and trusted certificates from the environment.
     network: network.Settings,
     /// True while a stream of this agent is unfinished: one turn at a time.
@@ -51,9 +52,12 @@ pub const Agent = struct {
             .config_arena = .init(gpa),
             .config = undefined,
             .conversation = .init(gpa),
-            .http = .{ .allocator = gpa, .io = io_instance.io() },
+            .http = undefined,
+            .dialer = undefined,
             .network = .init(gpa),
         };
+        a.dialer.init();
+        a.http = .{ .allocator = gpa, .io = a.dialer.io() };
         errdefer a.network.deinit();
         errdefer a.config_arena.deinit();
         const arena = a.config_arena.allocator();

@@ -80,7 +80,9 @@ pub const Retry = struct {
 
 /// 0 disables a timeout.
 pub const Timeouts = struct {
-    /// From sending a request to the response head.
+    /// Opening a connection: the TCP connect, a proxy's CONNECT tunnel and the TLS handshake.
+    connect_ms: u64 = 10_000,
+    /// From sending a request (once connected) to the response head.
     first_byte_ms: u64 = 60_000,
     /// Between two events that carry progress; pings and SSE comments do not count.
     idle_ms: u64 = 90_000,
@@ -207,7 +209,8 @@ fn apply(arena: Allocator, config: *Config, obj: std.json.ObjectMap, diag: *Diag
         if (sub.get("max_retry_after_ms")) |n| config.retry.max_retry_after_ms = try integer(u64, n, 0, 86_400_000, "retry.max_retry_after_ms", diag);
     }
     if (obj.get("timeouts")) |v| {
-        const sub = try object(v, "timeouts", &.{ "first_byte_ms", "idle_ms", "total_ms" }, diag);
+        const sub = try object(v, "timeouts", &.{ "connect_ms", "first_byte_ms", "idle_ms", "total_ms" }, diag);
+        if (sub.get("connect_ms")) |n| config.timeouts.connect_ms = try integer(u64, n, 0, 86_400_000, "timeouts.connect_ms", diag);
         if (sub.get("first_byte_ms")) |n| config.timeouts.first_byte_ms = try integer(u64, n, 0, 86_400_000, "timeouts.first_byte_ms", diag);
         if (sub.get("idle_ms")) |n| config.timeouts.idle_ms = try integer(u64, n, 0, 86_400_000, "timeouts.idle_ms", diag);
         if (sub.get("total_ms")) |n| config.timeouts.total_ms = try integer(u64, n, 0, 86_400_000, "timeouts.total_ms", diag);
@@ -274,6 +277,8 @@ test "bad configs are refused with a reason" {
         .{ "{\"provider\":\"openai\",\"model\":\"m\",\"thinking\":\"lots\"}", "thinking must be one of" },
         .{ "{\"provider\":\"openai\",\"model\":\"m\",\"retry\":{\"tries\":3}}", "unknown retry key \"tries\"" },
         .{ "{\"provider\":\"openai\",\"model\":\"m\",\"timeouts\":{\"idle_ms\":-5}}", "timeouts.idle_ms must be" },
+        .{ "{\"provider\":\"openai\",\"model\":\"m\",\"timeouts\":{\"connect_ms\":\"5s\"}}", "timeouts.connect_ms must be" },
+        .{ "{\"provider\":\"openai\",\"model\":\"m\",\"timeouts\":{\"dns_ms\":5}}", "unknown timeouts key \"dns_ms\"" },
         .{ "{\"provider\":\"openai\",\"model\":\"m\",\"base_url\":\"ftp://x\"}", "http://" },
     };
     for (cases) |case| {
@@ -288,9 +293,11 @@ test "set_config patches only the keys it names, and nothing on error" {
     defer arena.deinit();
     var diag: Diagnostic = .{};
     var c = try parseJson(arena.allocator(), "{\"provider\":\"anthropic\",\"model\":\"m\",\"thinking\":\"high\"}", &diag);
-    try patchJson(arena.allocator(), &c, "{\"thinking\":\"off\",\"timeouts\":{\"idle_ms\":5}}", &diag);
+    try patchJson(arena.allocator(), &c, "{\"thinking\":\"off\",\"timeouts\":{\"idle_ms\":5,\"connect_ms\":250}}", &diag);
     try std.testing.expectEqual(Thinking.off, c.thinking);
     try std.testing.expectEqual(@as(u64, 5), c.timeouts.idle_ms);
+    try std.testing.expectEqual(@as(u64, 250), c.timeouts.connect_ms);
+    try std.testing.expectEqual(@as(u64, 60_000), c.timeouts.first_byte_ms);
     try std.testing.expectEqual(@as(u64, 600_000), c.timeouts.total_ms);
     try std.testing.expectEqualStrings("m", c.model);
     try std.testing.expectError(error.InvalidConfig, patchJson(arena.allocator(), &c, "{\"model\":\"x\",\"max_tokens\":0}", &diag));

@@ -31,5 +31,8 @@ test {
     _ = @import("read_tool.zig");
     _ = @import("tool_round.zig");
     _ = @import("network.zig");
+    _ = @import("tunnel.zig");
+    _ = @import("dial.zig");
+    _ = @import("connect_test.zig");
     _ = @import("retry.zig");
 }

@@ -13,6 +13,7 @@ const Round = @import("tool_round.zig").Round;
 const watchdog = @import("watchdog.zig");
 const retry = @import("retry.zig");
 const batch = @import("batch.zig");
+const tunnel = @import("tunnel.zig");
 
 const TurnError = errors.TurnError;
 /// `next()` fails with a TurnError (sticky), or ResultPending: a host tool call still awaits
@@ -25,12 +26,15 @@ const max_error_body = 64 * 1024;
 pub const Stream = struct {
     agent: *Agent,
     state: State = .unsent,
-    /// `request` holds an open request that must be closed.
+    /// The connection is up (TCP, a proxy's tunnel, TLS) and `request` (and `tunnel`, if
+    /// set) must be closed.
     connected: bool = false,
     failure: TurnError = error.Protocol, // meaningful only when state == .failed
     detail: errors.Detail = .{},
 
     request: std.http.Client.Request = undefined,
+    /// HTTPS through a proxy: panto's CONNECT tunnel, which `request` is read from.
+    tunnel: ?*tunnel.Tunnel = null,
     response: std.http.Client.Response = undefined,
     body: *std.Io.Reader = undefined,
     transfer_buffer: [transfer_buffer_len]u8 = undefined,
@@ -444,6 +448,7 @@ pub const Stream = struct {
 
     fn timeoutMessage(s: *const Stream) []const u8 {
         if (s.turn_deadline_ns != 0 and watchdog.nowNs() >= s.turn_deadline_ns) return "the turn took longer than timeouts.total_ms";
+        if (!s.connected) return "no connection to the provider within timeouts.connect_ms";
         if (!s.got_head) return "no answer from the provider within timeouts.first_byte_ms";
         return "no progress from the provider within timeouts.idle_ms";
     }
@@ -546,13 +551,18 @@ pub const Stream = struct {
     }
 
     fn closeConnection(s: *Stream) void {
+        // Nothing to watch until the next request, even when no connection was made: a
+        // deadline left armed would fire during a retry's wait and fail the next attempt.
+        watchdog.arm(&s.watch, 0, 0);
         if (!s.connected) return;
         // The watchdog must forget the socket before it is closed and its number reused.
         watchdog.setSocket(&s.watch, -1);
-        watchdog.arm(&s.watch, 0, 0);
         // A request that did not read its body to the end closes its connection: a half-read
         // stream can never be reused.
         s.request.deinit();
+        // A tunnel serves one request.
+        if (s.tunnel) |t| t.destroy();
+        s.tunnel = null;
         s.connected = false;
     }
 
@@ -614,23 +624,20 @@ pub const Stream = struct {
         const timeouts = config.timeouts;
         const now = watchdog.nowNs();
         if (s.turn_deadline_ns == 0 and timeouts.total_ms > 0) s.turn_deadline_ns = now + timeouts.total_ms * std.time.ns_per_ms;
-        var first_byte_deadline: u64 = if (timeouts.first_byte_ms > 0) now + timeouts.first_byte_ms * std.time.ns_per_ms else 0;
-        if (s.turn_deadline_ns != 0 and (first_byte_deadline == 0 or s.turn_deadline_ns < first_byte_deadline)) first_byte_deadline = s.turn_deadline_ns;
-        watchdog.arm(&s.watch, first_byte_deadline, 0);
+        // Connecting (TCP, a proxy's tunnel, TLS) has connect_ms; then the answer has
+        // first_byte_ms from the moment the request goes out. The turn's deadline bounds both.
+        const connect_deadline = deadlineAfter(now, timeouts.connect_ms);
+        watchdog.arm(&s.watch, earliest(connect_deadline, s.turn_deadline_ns), 0);
 
-        var problem: [160]u8 = @splat(0);
-        _ = agent.network.apply(&agent.http, uri, &problem) catch |err| switch (err) {
+        var problem: [256]u8 = @splat(0);
+        const route = agent.network.apply(&agent.http, uri, &problem) catch |err| switch (err) {
             error.OutOfMemory => return error.OutOfMemory,
-            error.BadProxy => {
-                s.detail.set(gpa, 0, "connection_error", "a proxy variable (HTTPS_PROXY, HTTP_PROXY, ALL_PROXY) is not a URL");
-                return error.Connection;
-            },
-            error.BadCaFile, error.TunnelUnsupported => {
+            error.BadProxy, error.BadCaFile => {
                 s.detail.set(gpa, 0, "connection_error", std.mem.sliceTo(&problem, 0));
                 return error.Connection;
             },
         };
-        s.request = agent.http.request(.POST, uri, .{
+        const options: std.http.Client.RequestOptions = .{
             .redirect_behavior = .unhandled,
             .keep_alive = true,
             .headers = .{
@@ -640,11 +647,41 @@ pub const Stream = struct {
                 .authorization = authorization,
             },
             .extra_headers = extra[0..n_extra],
-        }) catch |err| return s.connectFailure(err);
-        s.connected = true; // from here on the request must be closed
-        watchdog.setSocket(&s.watch, s.request.connection.?.stream_reader.stream.socket.handle);
-        s.request.sendBodyComplete(s.request_body.written()) catch |err| return s.connectFailure(err);
-        s.response = s.request.receiveHead(&.{}) catch |err| return s.connectFailure(err);
+        };
+        // The sockets opened from here are bounded by connect_ms and watched (dial.zig).
+        agent.dialer.begin(&s.watch, connect_deadline);
+        defer agent.dialer.end();
+        switch (route) {
+            .std_http => {
+                s.request = agent.http.request(.POST, uri, options) catch |err| return s.connectFailure(err);
+                s.connected = true; // from here on the request must be closed
+                watchdog.setSocket(&s.watch, s.request.connection.?.stream_reader.stream.socket.handle);
+            },
+            .tunnel => |proxy| {
+                var host_buf: [std.Io.net.HostName.max_len]u8 = undefined;
+                const host = (uri.getHost(&host_buf) catch return s.connectFailure(error.UriMissingHost)).bytes;
+                var tunnel_problem: tunnel.Problem = .{};
+                const t = tunnel.Tunnel.open(&agent.http, proxy, host, uri.port orelse 443, &tunnel_problem) catch |err| switch (err) {
+                    error.OutOfMemory => return error.OutOfMemory,
+                    else => {
+                        s.detail.set(gpa, 0, "connection_error", tunnel_problem.message());
+                        return error.Connection;
+                    },
+                };
+                s.tunnel = t;
+                s.request = t.request(&agent.http, .POST, uri, options);
+                s.connected = true; // from here on the tunnel must be closed
+                watchdog.setSocket(&s.watch, t.socket());
+            },
+        }
+        watchdog.arm(&s.watch, earliest(deadlineAfter(watchdog.nowNs(), timeouts.first_byte_ms), s.turn_deadline_ns), 0);
+        if (s.tunnel) |t| {
+            t.sendBodyComplete(&s.request, s.request_body.written()) catch |err| return s.connectFailure(t.writeError() orelse err);
+            s.response = tunnel.receiveHead(&s.request) catch |err| return s.connectFailure(if (err == error.ReadFailed) t.readError() orelse err else err);
+        } else {
+            s.request.sendBodyComplete(s.request_body.written()) catch |err| return s.connectFailure(err);
+            s.response = s.request.receiveHead(&.{}) catch |err| return s.connectFailure(err);
+        }
 
         s.got_head = true;
         watchdog.arm(&s.watch, s.turn_deadline_ns, timeouts.idle_ms * std.time.ns_per_ms);
@@ -724,12 +761,25 @@ pub const Stream = struct {
             return error.Protocol;
         }
         var msg_buf: [128]u8 = undefined;
-        const reason = if (s.request.connection) |c| (if (c.getReadError()) |e| @errorName(e) else @errorName(err)) else @errorName(err);
+        const read_error: ?anyerror = if (s.request.connection) |c| c.getReadError() else if (s.tunnel) |t| t.readError() else null;
+        const reason = @errorName(read_error orelse err);
         const msg = std.fmt.bufPrint(&msg_buf, "the connection failed while streaming: {s}", .{reason}) catch "the connection failed while streaming";
         s.detail.set(gpa, 0, "connection_error", msg);
         return error.Connection;
     }
 };
+
+/// `ms` after `now` (CLOCK_MONOTONIC ns), or 0 (no deadline) for 0 ms.
+fn deadlineAfter(now: u64, ms: u64) u64 {
+    return if (ms > 0) now + ms * std.time.ns_per_ms else 0;
+}
+
+/// The earlier of two deadlines, 0 standing for none.
+fn earliest(a: u64, b: u64) u64 {
+    if (a == 0) return b;
+    if (b == 0) return a;
+    return @min(a, b);
+}
 
 fn unixNow() i64 {
     var ts: std.c.timespec = undefined;

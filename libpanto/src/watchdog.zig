@@ -46,6 +46,31 @@ pub fn setSocket(w: *Watch, fd: c.fd_t) void {
     if (fd >= 0 and w.canceled.load(.acquire)) shutdownLocked(w, .canceled);
 }
 
+/// Registers the socket a connection is being opened on, unless the stream already has one
+/// (a host name with several addresses may connect more than one: the first one is kept, and
+/// the others are closed by the caller). Returns whether it was registered.
+pub fn claimSocket(w: *Watch, fd: c.fd_t) bool {
+    lock();
+    defer unlock();
+    if (w.fd >= 0) return false;
+    w.fd = fd;
+    if (w.canceled.load(.acquire)) shutdownLocked(w, .canceled);
+    return true;
+}
+
+/// Forgets `fd` if it is the stream's socket: call it before closing any socket that may
+/// have been registered, so that the watchdog never shuts down a reused descriptor.
+pub fn releaseSocket(w: *Watch, fd: c.fd_t) void {
+    lock();
+    defer unlock();
+    if (w.fd == fd) w.fd = -1;
+}
+
+/// Records that a deadline passed, for a wait the stream bounded itself (a TCP connect).
+pub fn expire(w: *Watch) void {
+    _ = w.fired.cmpxchgStrong(.none, .timeout, .acq_rel, .acquire);
+}
+
 /// Marks progress: the idle deadline moves on. Lock-free, cheap enough for every event.
 pub fn progress(w: *Watch) void {
     w.last_progress_ns.store(nowNs(), .monotonic);

@@ -560,8 +560,10 @@ static void test_bad_configs(void) {
                          "config_retry_not_object");
     check_config_refused("{\"provider\": \"anthropic\", \"model\": \"m\", \"timeouts\": {\"idle_ms\": \"1s\"}}",
                          "config_timeout_not_integer");
-    check_config_refused("{\"provider\": \"anthropic\", \"model\": \"m\", \"timeouts\": {\"connect_ms\": 5}}",
+    check_config_refused("{\"provider\": \"anthropic\", \"model\": \"m\", \"timeouts\": {\"dns_ms\": 5}}",
                          "config_timeouts_unknown_key");
+    check_config_refused("{\"provider\": \"anthropic\", \"model\": \"m\", \"timeouts\": {\"connect_ms\": -5}}",
+                         "config_negative_connect_timeout");
 }
 
 static void test_good_config(void) {

@@ -25,7 +25,9 @@ import difflib
 import json
 import os
 import queue
+import select
 import shutil
+import socket
 import subprocess
 import sys
 import threading
@@ -50,7 +52,7 @@ TLS_DIR = REPO / "build" / "tls"  # written by tests/net/make_certs.sh
 CA_FILES = {"test": TLS_DIR / "ca.pem", "wrong": TLS_DIR / "other-ca.pem"}
 
 sys.path.insert(0, str(NET_DIR))
-from connect_proxy import Proxy  # noqa: E402  (standard library only)
+from connect_proxy import MODES as PROXY_MODES, Proxy  # noqa: E402  (standard library only)
 
 
 # ---- Drivers -----------------------------------------------------------------------------
@@ -256,15 +258,47 @@ class Emulator:
 # ---- The network cases: the TLS emulator and the proxy -----------------------------------
 
 
+class FullQueueListener:
+    """A loopback TCP listener that never completes a connection: its accept queue (backlog
+    0) is kept full by a connection it never accepts, and Linux then drops every SYN, so a
+    client's connect() hangs until the client gives up (`"connect_hangs": true`)."""
+
+    def __init__(self) -> None:
+        self._sock = socket.socket()
+        self._fillers: list[socket.socket] = []
+        try:
+            self._sock.bind(("127.0.0.1", 0))
+            self._sock.listen(0)
+            self.port = self._sock.getsockname()[1]
+            for _ in range(8):
+                filler = socket.socket()
+                filler.setblocking(False)
+                filler.connect_ex(("127.0.0.1", self.port))
+                if not select.select([], [filler], [], 0.2)[1]:
+                    filler.close()  # this one hangs: the queue is full
+                    return
+                self._fillers.append(filler)
+            raise OSError("the listener's queue never filled up")
+        except OSError:
+            self.close()
+            raise
+
+    def close(self) -> None:
+        for s in self._fillers + [self._sock]:
+            s.close()
+
+
 class Network:
     """What the network cases need, started on first use and kept for the run: the test
     certificates (tests/net/make_certs.sh into build/tls), a second emulator serving HTTPS
-    with them, and the loopback proxy (tests/net/connect_proxy.py, in this process). When
-    one cannot start, every cell that needs it fails with the reason."""
+    with them, the loopback proxy (tests/net/connect_proxy.py, in this process) and a listener
+    that never completes a connection. When one cannot start, every cell that needs it fails
+    with the reason."""
 
     def __init__(self) -> None:
         self._tls: Emulator | None = None
         self._proxy: Proxy | None = None
+        self._hang: FullQueueListener | None = None
         self._problems: dict[str, str] = {}
 
     def tls_emulator(self) -> Emulator:
@@ -293,11 +327,23 @@ class Network:
             raise RuntimeError(self._problems["proxy"])
         return self._proxy
 
+    def hanging_listener(self) -> FullQueueListener:
+        if self._hang is None and "hang" not in self._problems:
+            try:
+                self._hang = FullQueueListener()
+            except OSError as e:
+                self._problems["hang"] = f"cannot set up a listener that never answers: {e}"
+        if self._hang is None:
+            raise RuntimeError(self._problems["hang"])
+        return self._hang
+
     def close(self) -> None:
         if self._tls is not None:
             self._tls.close()
         if self._proxy is not None:
             self._proxy.close()
+        if self._hang is not None:
+            self._hang.close()
 
 
 DEFAULT_PROXY_VARS = {"connect": ["HTTPS_PROXY", "https_proxy"],
@@ -316,7 +362,7 @@ def check_network_options(data: dict[str, Any]) -> None:
     proxy = data.get("proxy")
     if proxy is not None and proxy not in DEFAULT_PROXY_VARS:
         raise ValueError(f"proxy must be one of {sorted(DEFAULT_PROXY_VARS)}")
-    for key in ("proxy_vars", "proxy_auth", "expect_proxy"):
+    for key in ("proxy_vars", "proxy_auth", "proxy_credentials", "proxy_mode", "expect_proxy"):
         if key in data and proxy is None:
             raise ValueError(f"{key} needs proxy")
     if "proxy_vars" in data and not (
@@ -327,6 +373,15 @@ def check_network_options(data: dict[str, Any]) -> None:
     if "proxy_auth" in data and not (isinstance(data["proxy_auth"], str)
                                      and ":" in data["proxy_auth"]):
         raise ValueError('proxy_auth must be "USER:PASSWORD"')
+    if "proxy_credentials" in data and not (isinstance(data["proxy_credentials"], str) and (
+            data["proxy_credentials"] == "" or ":" in data["proxy_credentials"])):
+        raise ValueError('proxy_credentials must be "USER:PASSWORD" or ""')
+    if "proxy_mode" in data and data["proxy_mode"] not in PROXY_MODES:
+        raise ValueError(f"proxy_mode must be one of {list(PROXY_MODES)}")
+    if not isinstance(data.get("connect_hangs", False), bool):
+        raise ValueError("connect_hangs must be true or false")
+    if data.get("connect_hangs") and (data.get("tls") or "host" in data):
+        raise ValueError("connect_hangs goes with neither tls nor host")
     if "no_proxy" in data and not isinstance(data["no_proxy"], str):
         raise ValueError("no_proxy must be a string")
     expect = data.get("expect_proxy")
@@ -353,8 +408,8 @@ def network_env(data: dict[str, Any], proxy: Proxy | None, port: int) -> dict[st
     if data.get("tls"):
         env["SSL_CERT_FILE"] = str(CA_FILES[data.get("ca", "test")])
     if data.get("proxy") is not None and proxy is not None:
-        url = (f"http://{data['proxy_auth']}@{proxy.host}:{proxy.port}"
-               if "proxy_auth" in data else proxy.url)
+        credentials = data.get("proxy_credentials", data.get("proxy_auth"))
+        url = proxy.url_with_credentials(credentials or None)
         for name in data.get("proxy_vars", DEFAULT_PROXY_VARS[data["proxy"]]):
             env[name] = url
     if "no_proxy" in data:
@@ -757,10 +812,15 @@ def run_cell(case: Case, driver: Driver, emulator: Emulator, verbose: bool,
         if data.get("proxy") is not None:
             proxy = network.proxy()
             proxy.auth = data.get("proxy_auth")
+            proxy.mode = data.get("proxy_mode", "forward")
             proxy.clear()
     scheme = "https" if data.get("tls") else "http"
     host = data.get("host", "localhost" if data.get("tls") else "127.0.0.1")
     base_url = f"{scheme}://{host}:{emulator.port}"
+    if data.get("connect_hangs"):
+        if network is None:
+            raise RuntimeError("connect_hangs needs the runner's Network")
+        base_url = f"http://127.0.0.1:{network.hanging_listener().port}"
     env = network_env(data, proxy, emulator.port)
     emulator.load(case.scenario)
     argv = driver.argv + [str(case.driver_path), base_url]

@@ -978,7 +978,8 @@ test("options thinking, retry and timeouts are checked strictly", function()
           { retry = 3 })
   refused("option 'retry': unknown key 'tries'", { retry = { tries = 3 } })
   refused("option 'retry.max_retries' must be an integer, got 1.5", { retry = { max_retries = 1.5 } })
-  refused("option 'timeouts' must be a table {first_byte_ms=, idle_ms=, total_ms=}, got a string", { timeouts = "fast" })
+  refused("option 'timeouts' must be a table {connect_ms=, first_byte_ms=, idle_ms=, total_ms=}, got a string", { timeouts = "fast" })
+  refused("timeouts.connect_ms must be", { timeouts = { connect_ms = -1 } }) -- panto's range check
   refused("option 'timeouts.idle_ms' must be an integer, got a string", { timeouts = { idle_ms = "5" } })
   refused("timeouts.idle_ms must be", { timeouts = { idle_ms = -5 } }) -- panto's range check
   refused("retry.max_retries must be", { retry = { max_retries = 1000 } })
@@ -986,7 +987,7 @@ test("options thinking, retry and timeouts are checked strictly", function()
   emulator.load({ text_answer("ok") })
   local agent <close> = new_agent({ thinking = "low", max_tokens = 4096,
                                     retry = { max_retries = 0, initial_delay_ms = 0, max_delay_ms = 0, max_retry_after_ms = 0 },
-                                    timeouts = { first_byte_ms = 5000, idle_ms = 5000, total_ms = 0 } })
+                                    timeouts = { connect_ms = 5000, first_byte_ms = 5000, idle_ms = 5000, total_ms = 0 } })
   collect(agent:run("Hi"))
   local body = emulator.requests()[1].body
   eq(body.thinking.type, "enabled", "thinking sent")

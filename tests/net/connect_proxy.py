@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """A small loopback HTTP proxy for the proxy tests: CONNECT tunnels and plain-HTTP forwarding.
 
-    python tests/net/connect_proxy.py [--port 0] [--auth USER:PASS] [--log FILE]
+    python tests/net/connect_proxy.py [--port 0] [--auth USER:PASS] [--mode MODE] [--log FILE]
 
 prints `proxy listening on http://127.0.0.1:PORT` first (flushed), then serves until SIGINT or
 SIGTERM (exit 0). What it does with a request:
@@ -18,7 +18,14 @@ SIGTERM (exit 0). What it does with a request:
 - `GET /_proxy/requests` (origin form, addressed to the proxy itself): the JSON list of the
   requests logged so far; `POST /_proxy/clear` empties it.
 - Anything else: 400. A target that is not a loopback address: 403 (tests never leave the
-  machine). An origin that cannot be reached: 502.
+  machine). An origin that cannot be reached: 502. Names under `.localhost` (`wrong.localhost`)
+  are loopback (RFC 6761), so a client can be sent to the test server under a name its
+  certificate does not hold.
+
+`--mode` (or `Proxy.mode`) makes the proxy fail on purpose, after it has read and logged a
+proxied request's head (status 0): `close` closes the connection without answering, `silent`
+never answers and holds the connection until the client goes away (or the proxy closes). The
+default, `forward`, serves requests as above.
 
 With `--auth USER:PASS` every proxied request must carry `Proxy-Authorization: Basic
 base64(USER:PASS)`; otherwise the answer is `407` with `Proxy-Authenticate: Basic`.
@@ -35,9 +42,11 @@ From Python (tests, the conformance runner):
     with Proxy(auth="user:pass") as proxy:
         proxy.url                 # "http://127.0.0.1:PORT"
         proxy.url_with_auth       # "http://user:pass@127.0.0.1:PORT" (the url without auth)
+        proxy.url_with_credentials("u:p@ss")  # "http://u:p%40ss@127.0.0.1:PORT"
         proxy.requests()          # the log; "METHOD target" strings: proxy.request_lines()
         proxy.clear()             # empties the log
         proxy.auth = None         # change the requirement at any time
+        proxy.mode = "silent"     # or "close", "forward" (the default), at any time
 
 Standard library only; one thread per client connection.
 """
@@ -55,7 +64,7 @@ import socketserver
 import sys
 import threading
 from typing import Any
-from urllib.parse import urlsplit
+from urllib.parse import quote, urlsplit
 
 MAX_HEAD = 64 * 1024
 CONNECT_TIMEOUT_S = 10.0
@@ -99,8 +108,14 @@ def _host_port(authority: str, default_port: int | None) -> tuple[str, int]:
     return host, int(port_text)
 
 
+MODES = ("forward", "close", "silent")
+
+
 def _loopback_only(host: str, port: int) -> list[Any]:
-    """The addresses of host, all loopback, or PermissionError."""
+    """The addresses of host, all loopback, or PermissionError. A name under `.localhost` is
+    127.0.0.1 (RFC 6761 6.3), whatever the system's resolver says."""
+    if host.lower().endswith(".localhost"):
+        host = "127.0.0.1"
     infos = socket.getaddrinfo(host, port, type=socket.SOCK_STREAM)
     for info in infos:
         if not ipaddress.ip_address(info[4][0].split("%")[0]).is_loopback:
@@ -210,6 +225,13 @@ class _Handler(socketserver.BaseRequestHandler):
             return
         entry = {"method": method, "target": target, "headers": headers, "status": 0}
         proxy.log(entry)
+        if proxy.mode == "close":
+            proxy.settle(entry, 0)
+            return
+        if proxy.mode == "silent":
+            proxy.settle(entry, 0)
+            self._hold(client)
+            return
         try:
             if proxy.auth is not None and not proxy.authorized(headers.get("proxy-authorization")):
                 self.server.proxy.settle(entry, 407)
@@ -226,6 +248,14 @@ class _Handler(socketserver.BaseRequestHandler):
                 self._answer(400, "Bad Request", b"proxy: expected CONNECT or an http:// URI\n")
         finally:
             proxy.settle(entry, entry["status"])  # (when nothing did before)
+
+    def _hold(self, client: socket.socket) -> None:
+        """Reads and drops what the client sends until it goes away or the proxy stops."""
+        stopping = self.server.stopping
+        while not stopping.is_set():
+            readable, _, _ = select.select([client], [], [], 0.2)
+            if readable and not client.recv(65536):
+                return
 
     def _origin(self, host: str, port: int, entry: dict[str, Any]) -> socket.socket | None:
         try:
@@ -353,11 +383,15 @@ class _Handler(socketserver.BaseRequestHandler):
 
 class Proxy:
     """The proxy on a free loopback port, served from background threads (see the module
-    docstring). `auth` ("user:pass" or None) may be changed at any time."""
+    docstring). `auth` ("user:pass" or None) and `mode` (one of MODES) may be changed at any
+    time."""
 
     def __init__(self, host: str = "127.0.0.1", port: int = 0, auth: str | None = None,
-                 log_file: str | os.PathLike[str] | None = None) -> None:
+                 log_file: str | os.PathLike[str] | None = None, mode: str = "forward") -> None:
+        if mode not in MODES:
+            raise ValueError(f"mode must be one of {MODES}")
         self.auth = auth
+        self.mode = mode
         self._log: list[dict[str, Any]] = []
         self._log_lock = threading.Lock()
         self._log_file = open(log_file, "a", encoding="utf-8") if log_file is not None else None
@@ -372,9 +406,16 @@ class Proxy:
 
     @property
     def url_with_auth(self) -> str:
-        if self.auth is None:
+        """The url with `auth` in it, user and password percent-encoded."""
+        return self.url_with_credentials(self.auth)
+
+    def url_with_credentials(self, credentials: str | None) -> str:
+        """The url with "USER:PASS" in it (percent-encoded: "p@ss" is "p%40ss"), or without
+        credentials for None."""
+        if credentials is None:
             return self.url
-        return f"http://{self.auth}@{self.host}:{self.port}"
+        user, _, password = credentials.partition(":")
+        return f"http://{quote(user, safe='')}:{quote(password, safe='')}@{self.host}:{self.port}"
 
     def authorized(self, value: str | None) -> bool:
         if self.auth is None:
@@ -448,12 +489,14 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--port", type=int, default=0, help="0 picks a free port")
     ap.add_argument("--auth", metavar="USER:PASS", help="require Basic proxy authentication")
     ap.add_argument("--log", metavar="FILE", help="append every request as a JSON line")
+    ap.add_argument("--mode", choices=MODES, default="forward",
+                    help="close: drop every proxied request unanswered; silent: never answer")
     args = ap.parse_args(argv)
     stop = threading.Event()
     signal.signal(signal.SIGINT, lambda *_: stop.set())
     signal.signal(signal.SIGTERM, lambda *_: stop.set())
     try:
-        proxy = Proxy(args.host, args.port, args.auth, args.log)
+        proxy = Proxy(args.host, args.port, args.auth, args.log, args.mode)
     except OSError as e:
         print(f"connect_proxy: cannot listen on {args.host}:{args.port}: {e}", file=sys.stderr)
         return 1

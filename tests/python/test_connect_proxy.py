@@ -132,7 +132,9 @@ def test_origin_errors_are_relayed(proxy, plain):
 
 def test_basic_auth(plain, tls, certs):
     with Proxy(auth="user:pa ss") as proxy:
-        assert proxy.url_with_auth == f"http://user:pa ss@127.0.0.1:{proxy.port}"
+        assert proxy.url_with_auth == f"http://user:pa%20ss@127.0.0.1:{proxy.port}"
+        assert proxy.url_with_credentials("u@x:p:w%") == f"http://u%40x:p%3Aw%25@127.0.0.1:{proxy.port}"
+        assert proxy.url_with_credentials(None) == proxy.url
         # Missing, then wrong: 407, and nothing reaches the origin.
         conn = http.client.HTTPConnection(proxy.host, proxy.port, timeout=5)
         conn.request("POST", f"http://127.0.0.1:{plain.port}{PATH}", BODY, HEADERS)
@@ -181,6 +183,37 @@ def test_refusals(proxy):
     assert ask(b"GET https://localhost/ HTTP/1.1\r\n\r\n").startswith(b"HTTP/1.1 400 ")
     assert ask(b"nonsense\r\n\r\n").startswith(b"HTTP/1.1 400 ")
     assert [r["status"] for r in proxy.requests()] == [502, 403, 400]
+
+
+def test_localhost_subdomains_are_loopback(proxy, tls, certs):
+    # A name the server's certificate does not hold, reaching the server all the same.
+    ctx = ssl.create_default_context(cafile=str(certs / "ca.pem"))
+    conn = http.client.HTTPSConnection(proxy.host, proxy.port, timeout=5, context=ctx)
+    conn.set_tunnel("wrong.localhost", tls.port)
+    with pytest.raises(ssl.SSLCertVerificationError, match="wrong.localhost"):
+        conn.request("POST", PATH, BODY, HEADERS)
+    conn.close()
+    assert proxy.request_lines() == [f"CONNECT wrong.localhost:{tls.port}"]
+    assert proxy.requests()[0]["status"] == 200
+
+
+def test_modes_close_and_silent(proxy, tls):
+    request = f"CONNECT localhost:{tls.port} HTTP/1.1\r\n\r\n".encode()
+    proxy.mode = "close"
+    with socket.create_connection((proxy.host, proxy.port), timeout=5) as s:
+        s.sendall(request)
+        assert s.recv(65536) == b""  # closed, no answer
+    proxy.mode = "silent"
+    with socket.create_connection((proxy.host, proxy.port), timeout=5) as s:
+        s.sendall(request)
+        s.settimeout(0.5)
+        with pytest.raises(TimeoutError):
+            s.recv(65536)  # no answer, and the connection stays open
+    assert proxy.request_lines() == [f"CONNECT localhost:{tls.port}"] * 2
+    assert [r["status"] for r in proxy.requests()] == [0, 0]
+    assert tls.requests() == []
+    with pytest.raises(ValueError):
+        Proxy(mode="sometimes")
 
 
 def test_close_cuts_open_tunnels_promptly(tls, certs):

@@ -720,6 +720,7 @@ def test_retry_policy_and_timeouts_serialize() -> None:
     assert panto.RetryPolicy().to_json() == {}
     assert panto.RetryPolicy(max_retries=0, max_delay_ms=10).to_json() == {"max_retries": 0, "max_delay_ms": 10}
     assert panto.Timeouts(idle_ms=5, total_ms=0).to_json() == {"idle_ms": 5, "total_ms": 0}
+    assert panto.Timeouts(connect_ms=250).to_json() == {"connect_ms": 250}
     with pytest.raises(TypeError, match="milliseconds"):
         panto.Timeouts(idle_ms=0.5).to_json()  # type: ignore[arg-type]
     with pytest.raises(TypeError):
@@ -728,6 +729,8 @@ def test_retry_policy_and_timeouts_serialize() -> None:
         panto.Agent(provider="anthropic", model="m", api_key="k", retry={"tries": 3})
     with pytest.raises(panto.ConfigError, match="timeouts.idle_ms"):
         panto.Agent(provider="anthropic", model="m", api_key="k", timeouts=panto.Timeouts(idle_ms=-1))
+    with pytest.raises(panto.ConfigError, match="timeouts.connect_ms"):
+        panto.Agent(provider="anthropic", model="m", api_key="k", timeouts={"connect_ms": -1})
     # from_config takes the dataclasses too.
     panto.Agent.from_config({"provider": "anthropic", "model": "m", "api_key": "k",
                              "retry": panto.RetryPolicy(max_retries=1), "timeouts": {"idle_ms": 100}}).close()
