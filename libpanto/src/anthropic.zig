@@ -4,6 +4,7 @@ const std = @import("std");
 const Allocator = std.mem.Allocator;
 const Assembly = @import("assembly.zig").Assembly;
 const errors = @import("errors.zig");
+const fast_json = @import("fast_json.zig");
 const sse = @import("sse.zig");
 const writeRawJson = @import("conversation.zig").writeRawJson;
 
@@ -118,7 +119,7 @@ const WireUsage = struct {
     output_tokens_details: ?struct { thinking_tokens: ?u64 = null } = null,
 };
 
-const WireEvent = struct {
+pub const WireEvent = struct {
     type: []const u8 = "",
     index: u32 = 0,
     message: ?struct {
@@ -156,10 +157,7 @@ pub const Decoder = struct {
     /// Turns one SSE event into panto events on `a`. Provider error events fail the turn
     /// with the matching error, recording the detail.
     pub fn handle(d: *Decoder, a: *Assembly, arena: Allocator, event: sse.Event, detail: *errors.Detail) errors.TurnError!void {
-        const wire = std.json.parseFromSliceLeaky(WireEvent, arena, event.data, .{
-            .ignore_unknown_fields = true,
-            .allocate = .alloc_if_needed,
-        }) catch |err| switch (err) {
+        const wire = fast_json.decode(WireEvent, arena, event.data) catch |err| switch (err) {
             error.OutOfMemory => return error.OutOfMemory,
             else => {
                 detail.set(a.gpa, 0, "protocol_error", "a data line of the Anthropic stream is not the JSON expected");

@@ -5,6 +5,7 @@ const Allocator = std.mem.Allocator;
 const conversation = @import("conversation.zig");
 const Assembly = @import("assembly.zig").Assembly;
 const errors = @import("errors.zig");
+const fast_json = @import("fast_json.zig");
 const sse = @import("sse.zig");
 
 pub const endpoint = "/v1/chat/completions";
@@ -112,7 +113,7 @@ fn writeJoinedText(s: *std.json.Stringify, blocks: []const conversation.Block) s
     s.endWriteRaw();
 }
 
-const WireChunk = struct {
+pub const WireChunk = struct {
     id: []const u8 = "",
     model: []const u8 = "",
     choices: []const struct {
@@ -165,10 +166,7 @@ pub const Decoder = struct {
             if (!a.started) return protocol(a, detail, "the OpenAI stream ended before any chunk");
             return a.completeMessage();
         }
-        const chunk = std.json.parseFromSliceLeaky(WireChunk, arena, event.data, .{
-            .ignore_unknown_fields = true,
-            .allocate = .alloc_if_needed,
-        }) catch |err| switch (err) {
+        const chunk = fast_json.decode(WireChunk, arena, event.data) catch |err| switch (err) {
             error.OutOfMemory => return error.OutOfMemory,
             else => return protocol(a, detail, "a data line of the OpenAI stream is not the JSON expected"),
         };

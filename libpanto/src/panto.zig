@@ -31,4 +31,6 @@ test {
     _ = @import("tool_round.zig");
     _ = @import("network.zig");
     _ = @import("retry.zig");
+    _ = @import("fast_json.zig");
+    _ = @import("fast_json_test.zig");
 }
