@@ -38,7 +38,8 @@ pub fn decode(comptime T: type, arena: Allocator, input: []const u8) DecodeError
 /// The fast path alone: T, or null when std.json must decide.
 pub fn parse(comptime T: type, arena: Allocator, input: []const u8) Allocator.Error!?T {
     var d: Decoder = .{ .src = input, .arena = arena };
-    const value = d.value(T) catch |err| switch (err) {
+    var value: T = undefined;
+    d.fill(T, &value) catch |err| switch (err) {
         error.Unsure => return null,
         error.OutOfMemory => return error.OutOfMemory,
     };
@@ -47,8 +48,44 @@ pub fn parse(comptime T: type, arena: Allocator, input: []const u8) Allocator.Er
     return value;
 }
 
+/// Reads one exact shape of document: the bytes a provider always sends around the few
+/// values that change, which are decoded as `parse` decodes them. For the hottest events,
+/// where even `parse` does more work than needed. Any mismatch answers false or null, and the
+/// caller turns to `decode`.
+pub const Shape = struct {
+    d: Decoder,
+
+    pub fn init(arena: Allocator, input: []const u8) Shape {
+        return .{ .d = .{ .src = input, .arena = arena } };
+    }
+
+    /// Consumes `bytes` if the input goes on with exactly them.
+    pub fn literal(s: *Shape, comptime bytes: []const u8) bool {
+        return s.d.literal(bytes);
+    }
+
+    pub fn integer(s: *Shape, comptime T: type) ?T {
+        return s.d.integer(T) catch null;
+    }
+
+    pub fn string(s: *Shape) Allocator.Error!?[]const u8 {
+        return s.d.string() catch |err| switch (err) {
+            error.Unsure => null,
+            error.OutOfMemory => error.OutOfMemory,
+        };
+    }
+
+    /// Only whitespace is left.
+    pub fn end(s: *Shape) bool {
+        s.d.skipSpace();
+        return s.d.pos == s.d.src.len;
+    }
+};
+
 const Error = error{ Unsure, OutOfMemory };
 
+/// Reads values at `pos`. Each reader first finds the value's first byte with `peek`, which
+/// skips whitespace (usually none: providers send compact JSON) in one comparison.
 const Decoder = struct {
     src: []const u8,
     pos: usize = 0,
@@ -56,25 +93,43 @@ const Decoder = struct {
     /// Open arrays and objects of skipped (unknown) values.
     depth: u32 = 0,
 
-    fn value(d: *Decoder, comptime T: type) Error!T {
-        d.skipSpace();
+    /// Decodes a value of type T into `out`. Structs are filled in place, field by field:
+    /// returned by value, each level would copy them.
+    fn fill(d: *Decoder, comptime T: type, out: *T) Error!void {
         switch (@typeInfo(T)) {
             .optional => |o| {
-                if (d.literal("null")) return null;
-                return try d.value(o.child);
+                if (try d.peek() == 'n') {
+                    if (!d.literal("null")) return error.Unsure;
+                    out.* = null;
+                } else if (@typeInfo(o.child) == .@"struct") {
+                    out.* = @as(o.child, .{});
+                    try d.object(o.child, &out.*.?);
+                } else {
+                    var v: o.child = undefined;
+                    try d.fill(o.child, &v);
+                    out.* = v;
+                }
             },
             .bool => {
-                if (d.literal("true")) return true;
-                if (d.literal("false")) return false;
-                return error.Unsure;
+                _ = try d.peek();
+                if (d.literal("true")) {
+                    out.* = true;
+                } else if (d.literal("false")) {
+                    out.* = false;
+                } else return error.Unsure;
             },
-            .int => return d.integer(T),
-            .@"struct" => return d.object(T),
+            .int => {
+                _ = try d.peek();
+                out.* = try d.integer(T);
+            },
+            .@"struct" => {
+                out.* = .{};
+                try d.object(T, out);
+            },
             .pointer => |ptr| {
                 if (ptr.size != .slice or !ptr.is_const or ptr.sentinel() != null)
                     @compileError("fast_json: unsupported type " ++ @typeName(T));
-                if (ptr.child == u8) return d.string();
-                return d.array(ptr.child);
+                out.* = if (ptr.child == u8) try d.string() else try d.array(ptr.child);
             },
             // std.json.Value and the like: rare (error details); std.json decodes them.
             .@"union" => return error.Unsure,
@@ -82,61 +137,83 @@ const Decoder = struct {
         }
     }
 
-    fn object(d: *Decoder, comptime T: type) Error!T {
+    /// The fields of an object into `r`, which holds T's defaults (std.json's value for a
+    /// missing field).
+    fn object(d: *Decoder, comptime T: type, r: *T) Error!void {
         const fields = @typeInfo(T).@"struct".fields;
         comptime {
             if (fields.len > 64) @compileError("fast_json: too many fields in " ++ @typeName(T));
-            // Missing fields take their defaults, as in std.json; a type without defaults
-            // would need MissingField errors, which this decoder leaves to std.json anyway.
+            // A field without a default would need std.json's MissingField error.
             for (fields) |f| if (f.defaultValue() == null)
                 @compileError("fast_json: field " ++ f.name ++ " of " ++ @typeName(T) ++ " needs a default");
         }
-        if (!d.eat('{')) return error.Unsure;
-        var r: T = .{};
+        if (try d.peek() != '{') return error.Unsure;
+        d.pos += 1;
         var seen: u64 = 0;
-        d.skipSpace();
-        if (d.eat('}')) return r;
+        if (try d.peek() == '}') {
+            d.pos += 1;
+            return;
+        }
         while (true) {
-            d.skipSpace();
             // Unescaped, as std.json compares keys (an escaped key may spell a known field).
             const key = try d.string();
-            d.skipSpace();
-            if (!d.eat(':')) return error.Unsure;
+            if (try d.peek() != ':') return error.Unsure;
+            d.pos += 1;
             matched: {
                 inline for (fields, 0..) |f, i| {
-                    if (key.len == f.name.len and std.mem.eql(u8, key, f.name)) {
+                    if (key.len == f.name.len and startsWithComptime(key, f.name)) {
                         const bit = @as(u64, 1) << i;
                         if (seen & bit != 0) return error.Unsure; // std.json: DuplicateField
                         seen |= bit;
-                        @field(r, f.name) = try d.value(f.type);
+                        try d.fill(f.type, &@field(r, f.name));
                         break :matched;
                     }
                 }
                 try d.skipValue();
             }
-            d.skipSpace();
-            if (d.eat(',')) continue;
-            if (d.eat('}')) return r;
-            return error.Unsure;
+            switch (try d.take()) {
+                ',' => {},
+                '}' => return,
+                else => return error.Unsure,
+            }
         }
     }
 
     fn array(d: *Decoder, comptime Child: type) Error![]const Child {
-        if (!d.eat('[')) return error.Unsure;
-        d.skipSpace();
-        if (d.eat(']')) return &.{};
+        if (try d.peek() != '[') return error.Unsure;
+        d.pos += 1;
+        if (try d.peek() == ']') {
+            d.pos += 1;
+            return &.{};
+        }
+        var first: Child = undefined;
+        try d.fill(Child, &first);
+        switch (try d.take()) {
+            ']' => {
+                // One element, the common case (one choice, one tool call): stored without
+                // Allocator.alloc, whose memset of safe builds costs more than the parse.
+                const one: *Child = @ptrCast(@alignCast(d.arena.rawAlloc(@sizeOf(Child), .of(Child), @returnAddress()) orelse
+                    return error.OutOfMemory));
+                one.* = first;
+                return one[0..1];
+            },
+            ',' => {},
+            else => return error.Unsure,
+        }
         var list: std.ArrayList(Child) = .empty;
+        try list.append(d.arena, first);
         while (true) {
-            try list.append(d.arena, try d.value(Child));
-            d.skipSpace();
-            if (d.eat(',')) continue;
-            if (d.eat(']')) return list.items;
-            return error.Unsure;
+            try d.fill(Child, try list.addOne(d.arena));
+            switch (try d.take()) {
+                ',' => {},
+                ']' => return list.items,
+                else => return error.Unsure,
+            }
         }
     }
 
-    /// A non-negative integer in its plain JSON form (`0`, `17`); std.json decides the rest
-    /// (negative numbers, fractions and exponents, which it converts when integral).
+    /// A non-negative integer in its plain JSON form (`0`, `17`) at `pos`; std.json decides
+    /// the rest (negative numbers, fractions and exponents, which it converts when integral).
     fn integer(d: *Decoder, comptime T: type) Error!T {
         const s = d.src;
         var i = d.pos;
@@ -157,8 +234,9 @@ const Decoder = struct {
     }
 
     /// A string value: a slice of the input, or decoded into the arena when it has escapes.
-    fn string(d: *Decoder) Error![]const u8 {
-        if (!d.eat('"')) return error.Unsure;
+    inline fn string(d: *Decoder) Error![]const u8 {
+        if (try d.peek() != '"') return error.Unsure;
+        d.pos += 1;
         const start = d.pos;
         const escaped = try d.stringEnd();
         const raw = d.src[start..d.pos];
@@ -169,13 +247,23 @@ const Decoder = struct {
     }
 
     /// Validates a string's content from `pos` (after its opening quote) up to its closing
-    /// quote, where it leaves `pos`. Says whether it holds escapes.
-    fn stringEnd(d: *Decoder) Error!bool {
+    /// quote, where it leaves `pos`. Says whether it holds escapes. Inline: nearly every
+    /// string is plain ASCII, found in one vector scan.
+    inline fn stringEnd(d: *Decoder) Error!bool {
+        const i = findSpecial(d.src, d.pos) orelse return error.Unsure;
+        if (d.src[i] == '"') {
+            d.pos = i;
+            return false;
+        }
+        return d.stringEndSlow(i);
+    }
+
+    /// The rest of a string from `i`, a byte that is not its closing quote.
+    fn stringEndSlow(d: *Decoder, from: usize) Error!bool {
         const s = d.src;
         var escaped = false;
-        var i = d.pos;
+        var i = from;
         while (true) {
-            i = findSpecial(s, i) orelse return error.Unsure;
             switch (s[i]) {
                 '"' => break,
                 '\\' => {
@@ -185,6 +273,7 @@ const Decoder = struct {
                 0x80...0xff => i += try utf8Length(s[i..]),
                 else => return error.Unsure, // a control character: std.json refuses it
             }
+            i = findSpecial(s, i) orelse return error.Unsure;
         }
         d.pos = i;
         return escaped;
@@ -192,9 +281,7 @@ const Decoder = struct {
 
     /// Skips a value of a field nobody reads, checking it is valid JSON as std.json does.
     fn skipValue(d: *Decoder) Error!void {
-        d.skipSpace();
-        if (d.pos >= d.src.len) return error.Unsure;
-        switch (d.src[d.pos]) {
+        switch (try d.peek()) {
             '"' => {
                 d.pos += 1;
                 _ = try d.stringEnd();
@@ -203,33 +290,35 @@ const Decoder = struct {
             '{' => {
                 d.pos += 1;
                 try d.enter();
-                d.skipSpace();
-                if (!d.eat('}')) while (true) {
-                    d.skipSpace();
-                    if (!d.eat('"')) return error.Unsure;
+                if (try d.peek() == '}') {
+                    d.pos += 1;
+                } else while (true) {
+                    if (try d.take() != '"') return error.Unsure;
                     _ = try d.stringEnd(); // keys of skipped objects may be any string
                     d.pos += 1;
-                    d.skipSpace();
-                    if (!d.eat(':')) return error.Unsure;
+                    if (try d.take() != ':') return error.Unsure;
                     try d.skipValue();
-                    d.skipSpace();
-                    if (d.eat(',')) continue;
-                    if (d.eat('}')) break;
-                    return error.Unsure;
-                };
+                    switch (try d.take()) {
+                        ',' => {},
+                        '}' => break,
+                        else => return error.Unsure,
+                    }
+                }
                 d.depth -= 1;
             },
             '[' => {
                 d.pos += 1;
                 try d.enter();
-                d.skipSpace();
-                if (!d.eat(']')) while (true) {
+                if (try d.peek() == ']') {
+                    d.pos += 1;
+                } else while (true) {
                     try d.skipValue();
-                    d.skipSpace();
-                    if (d.eat(',')) continue;
-                    if (d.eat(']')) break;
-                    return error.Unsure;
-                };
+                    switch (try d.take()) {
+                        ',' => {},
+                        ']' => break,
+                        else => return error.Unsure,
+                    }
+                }
                 d.depth -= 1;
             },
             't' => if (!d.literal("true")) return error.Unsure,
@@ -268,17 +357,25 @@ const Decoder = struct {
     }
 
     fn literal(d: *Decoder, comptime word: []const u8) bool {
-        if (!std.mem.startsWith(u8, d.src[d.pos..], word)) return false;
+        if (d.src.len - d.pos < word.len or !startsWithComptime(d.src[d.pos..], word)) return false;
         d.pos += word.len;
         return true;
     }
 
-    fn eat(d: *Decoder, ch: u8) bool {
-        if (d.pos < d.src.len and d.src[d.pos] == ch) {
-            d.pos += 1;
-            return true;
-        }
-        return false;
+    /// The next byte that is not whitespace, left at `pos`; Unsure at the end of the input.
+    /// Inline for its common case: no whitespace at all.
+    inline fn peek(d: *Decoder) Error!u8 {
+        if (d.pos < d.src.len and d.src[d.pos] > ' ') return d.src[d.pos];
+        d.skipSpace();
+        if (d.pos == d.src.len) return error.Unsure;
+        return d.src[d.pos];
+    }
+
+    /// `peek`, and the byte consumed.
+    inline fn take(d: *Decoder) Error!u8 {
+        const ch = try d.peek();
+        d.pos += 1;
+        return ch;
     }
 
     fn skipSpace(d: *Decoder) void {
@@ -288,6 +385,20 @@ const Decoder = struct {
         };
     }
 };
+
+/// `s` (at least as long as `word`) starts with `word`: eight bytes at a time, against
+/// constants.
+inline fn startsWithComptime(s: []const u8, comptime word: []const u8) bool {
+    comptime var i: usize = 0;
+    inline while (i + 8 <= word.len) : (i += 8) {
+        const want = comptime std.mem.readInt(u64, word[i..][0..8], .little);
+        if (std.mem.readInt(u64, s[i..][0..8], .little) != want) return false;
+    }
+    inline while (i < word.len) : (i += 1) {
+        if (s[i] != word[i]) return false;
+    }
+    return true;
+}
 
 fn isDigit(ch: u8) bool {
     return ch >= '0' and ch <= '9';
@@ -301,23 +412,35 @@ fn skipDigits(s: []const u8, from: usize) usize {
 
 /// The index of the first byte at or after `from` that a string scan must look at: a quote,
 /// a backslash, a control character or a non-ASCII byte. Sixteen bytes at a time.
-fn findSpecial(s: []const u8, from: usize) ?usize {
+inline fn findSpecial(s: []const u8, from: usize) ?usize {
     const V = @Vector(16, u8);
     var i = from;
     while (i + 16 <= s.len) : (i += 16) {
-        const v: V = s[i..][0..16].*;
-        const quote: u16 = @bitCast(v == @as(V, @splat('"')));
-        const backslash: u16 = @bitCast(v == @as(V, @splat('\\')));
-        const control: u16 = @bitCast(v < @as(V, @splat(0x20)));
-        const high: u16 = @bitCast(v >= @as(V, @splat(0x80)));
-        const hits = quote | backslash | control | high;
+        const hits = specialMask(s[i..][0..16].*);
         if (hits != 0) return i + @ctz(hits);
+    }
+    if (i >= s.len) return null;
+    if (s.len >= 16) {
+        // Fewer than 16 bytes left: scan the last 16 of `s` and drop what lies before `i`.
+        const v: V = s[s.len - 16 ..][0..16].*;
+        const hits = specialMask(v) >> @intCast(16 - (s.len - i));
+        return if (hits != 0) i + @ctz(hits) else null;
     }
     while (i < s.len) : (i += 1) switch (s[i]) {
         '"', '\\', 0...0x1f, 0x80...0xff => return i,
         else => {},
     };
     return null;
+}
+
+/// Bit n is set when byte n is a quote, a backslash, a control character or non-ASCII.
+inline fn specialMask(v: @Vector(16, u8)) u16 {
+    const V = @Vector(16, u8);
+    const quote: u16 = @bitCast(v == @as(V, @splat('"')));
+    const backslash: u16 = @bitCast(v == @as(V, @splat('\\')));
+    const control: u16 = @bitCast(v < @as(V, @splat(0x20)));
+    const high: u16 = @bitCast(v >= @as(V, @splat(0x80)));
+    return quote | backslash | control | high;
 }
 
 /// The length of the valid escape at the start of `s` (a backslash), 12 for a surrogate pair.

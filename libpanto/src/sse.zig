@@ -44,10 +44,10 @@ pub const Parser = struct {
     /// blank line is dropped, as the standard says). The event is valid until the next call.
     pub fn next(p: *Parser, source: anytype) (Error || FillError(@TypeOf(source)))!?Event {
         // Start the new event afresh: the previous one's data was handed out already.
-        p.data.clearRetainingCapacity();
-        p.event_type.clearRetainingCapacity();
+        clear(&p.data);
+        clear(&p.event_type);
         if (try p.nextInBuffer(source)) |event| return event;
-        p.data.clearRetainingCapacity();
+        clear(&p.data);
         var has_data = false;
         while (true) {
             const line = (try p.nextLine(source)) orelse return null;
@@ -63,12 +63,12 @@ pub const Parser = struct {
             }
             if (line[0] == ':') continue; // a comment, e.g. a keep-alive
             const field, const value = splitField(line);
-            if (std.mem.eql(u8, field, "data")) {
+            if (field == .data) {
                 if (p.data.items.len + value.len + 1 > p.max_event_bytes) return error.EventTooLarge;
                 if (has_data) try p.data.append(p.gpa, '\n');
                 try p.data.appendSlice(p.gpa, value);
                 has_data = true;
-            } else if (std.mem.eql(u8, field, "event")) {
+            } else if (field == .event) {
                 p.event_type.clearRetainingCapacity();
                 try p.event_type.appendSlice(p.gpa, value);
             }
@@ -150,7 +150,7 @@ pub const Parser = struct {
             if (skip_lf) return .incomplete; // the event goes on past the bytes
             if (line.len == 0 or line[0] == ':') continue; // a blank line, or a comment
             const field, const value = splitField(line);
-            if (std.mem.eql(u8, field, "data")) {
+            if (field == .data) {
                 if (data) |so_far| {
                     // Several data lines: joined in `data`, as the line path does.
                     if (so_far.len + value.len + 1 > p.max_event_bytes) return .too_large;
@@ -166,7 +166,7 @@ pub const Parser = struct {
                     if (value.len + 1 > p.max_event_bytes) return .too_large;
                     data = value;
                 }
-            } else if (std.mem.eql(u8, field, "event")) {
+            } else if (field == .event) {
                 event_type = value;
             }
         }
@@ -207,13 +207,29 @@ pub const Parser = struct {
     }
 };
 
-/// A line's field name and value: `field: value` (one space after the colon dropped), or a
-/// field name alone.
-fn splitField(line: []const u8) struct { []const u8, []const u8 } {
-    const colon = std.mem.indexOfScalar(u8, line, ':') orelse return .{ line, "" };
-    var value = line[colon + 1 ..];
-    if (value.len > 0 and value[0] == ' ') value = value[1..];
-    return .{ line[0..colon], value };
+/// Empties a list; most are empty already, and then this skips clearRetainingCapacity's
+/// memset of safe builds (a call per event).
+fn clear(list: *std.ArrayList(u8)) void {
+    if (list.items.len > 0) list.clearRetainingCapacity();
+}
+
+const Field = enum { data, event, other };
+
+/// A line's field and value: `field: value` (one space after the colon dropped), or a field
+/// name alone. `id`, `retry` and unknown fields are `other`: nothing here uses them.
+fn splitField(line: []const u8) struct { Field, []const u8 } {
+    // data and event, nearly every line, are known by their first bytes.
+    if (line.len >= 5 and std.mem.eql(u8, line[0..5], "data:")) return .{ .data, dropSpace(line[5..]) };
+    if (line.len >= 6 and std.mem.eql(u8, line[0..6], "event:")) return .{ .event, dropSpace(line[6..]) };
+    const colon = std.mem.indexOfScalar(u8, line, ':') orelse line.len;
+    const field: Field = if (std.mem.eql(u8, line[0..colon], "data"))
+        .data
+    else if (std.mem.eql(u8, line[0..colon], "event")) .event else .other;
+    return .{ field, if (colon == line.len) "" else dropSpace(line[colon + 1 ..]) };
+}
+
+fn dropSpace(value: []const u8) []const u8 {
+    return if (value.len > 0 and value[0] == ' ') value[1..] else value;
 }
 
 /// The index of the first CR or LF, found 32 bytes at a time.
