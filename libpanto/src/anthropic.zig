@@ -233,7 +233,7 @@ pub const HotDelta = struct { index: u32, delta: WireDelta };
 
 /// Nearly every event of a stream is a content_block_delta the API writes exactly so:
 ///     {"type":"content_block_delta","index":N,"delta":{"type":"text_delta","text":"..."}}
-/// (or thinking_delta/thinking, input_json_delta/partial_json), maybe with trailing spaces.
+/// (or thinking_delta/thinking, input_json_delta/partial_json), maybe padded with spaces.
 /// Recognized byte for byte, its text decoded as fast_json does; any other event, or any
 /// difference, goes to the general decoding (null).
 pub fn hotDelta(arena: Allocator, data: []const u8) Allocator.Error!?HotDelta {
@@ -252,7 +252,8 @@ pub fn hotDelta(arena: Allocator, data: []const u8) Allocator.Error!?HotDelta {
         delta.type = "input_json_delta";
         delta.partial_json = try s.string() orelse return null;
     } else return null;
-    if (!s.literal("}}") or !s.end()) return null;
+    // The API pads some events with spaces before the last brace.
+    if (!s.token('}') or !s.token('}') or !s.end()) return null;
     return .{ .index = index, .delta = delta };
 }
 

@@ -48,10 +48,10 @@ pub fn parse(comptime T: type, arena: Allocator, input: []const u8) Allocator.Er
     return value;
 }
 
-/// Reads one exact shape of document: the bytes a provider always sends around the few
-/// values that change, which are decoded as `parse` decodes them. For the hottest events,
-/// where even `parse` does more work than needed. Any mismatch answers false or null, and the
-/// caller turns to `decode`.
+/// Reads one shape of document by hand: the bytes a provider always sends around the few
+/// values that change (`literal`), or token by token. Values are decoded as `parse` decodes
+/// them. For the hottest events, where even `parse` does more work than needed. Any mismatch
+/// or invalid JSON answers false or null, and the caller turns to `decode`.
 pub const Shape = struct {
     d: Decoder,
 
@@ -64,7 +64,9 @@ pub const Shape = struct {
         return s.d.literal(bytes);
     }
 
+    /// A plain non-negative integer.
     pub fn integer(s: *Shape, comptime T: type) ?T {
+        _ = s.d.peek() catch return null;
         return s.d.integer(T) catch null;
     }
 
@@ -75,12 +77,54 @@ pub const Shape = struct {
         };
     }
 
+    /// Consumes the structural character `ch` (`{` `}` `[` `]` `,` `:`), after any whitespace.
+    pub fn token(s: *Shape, ch: u8) bool {
+        if ((s.d.peek() catch return false) != ch) return false;
+        s.d.pos += 1;
+        return true;
+    }
+
+    /// An object key and its colon; null when there is none (the object is malformed or
+    /// ended: see `token('}')`).
+    pub fn key(s: *Shape) Allocator.Error!?[]const u8 {
+        const k = try s.string() orelse return null;
+        return if (s.token(':')) k else null;
+    }
+
+    /// Consumes `null`.
+    pub fn isNull(s: *Shape) bool {
+        _ = s.d.peek() catch return false;
+        return s.d.literal("null");
+    }
+
+    /// Skips any valid value (of a field nobody reads); false when it is not valid.
+    pub fn skip(s: *Shape) bool {
+        s.d.skipValue() catch return false;
+        return true;
+    }
+
+    /// Where the reading is (an offset in the input), to come back to with `rewind`.
+    pub fn position(s: *const Shape) usize {
+        return s.d.pos;
+    }
+
+    /// Goes back (or on) to `pos`, which must be the start of a value or key: from there
+    /// the document is read as if from its start.
+    pub fn rewind(s: *Shape, pos: usize) void {
+        s.d.pos = pos;
+    }
+
     /// Only whitespace is left.
     pub fn end(s: *Shape) bool {
         s.d.skipSpace();
         return s.d.pos == s.d.src.len;
     }
 };
+
+/// `key` is `name` (a comparison of known length against constants).
+pub inline fn keyIs(key: []const u8, comptime name: []const u8) bool {
+    return key.len == name.len and startsWithComptime(key, name);
+}
 
 const Error = error{ Unsure, OutOfMemory };
 

@@ -33,4 +33,6 @@ test {
     _ = @import("retry.zig");
     _ = @import("fast_json.zig");
     _ = @import("fast_json_test.zig");
+    _ = @import("openai_hot.zig");
+    _ = @import("hot_shapes_test.zig");
 }
