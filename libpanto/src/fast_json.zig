@@ -60,17 +60,17 @@ pub const Shape = struct {
     }
 
     /// Consumes `bytes` if the input goes on with exactly them.
-    pub fn literal(s: *Shape, comptime bytes: []const u8) bool {
+    pub inline fn literal(s: *Shape, comptime bytes: []const u8) bool {
         return s.d.literal(bytes);
     }
 
     /// A plain non-negative integer.
-    pub fn integer(s: *Shape, comptime T: type) ?T {
+    pub inline fn integer(s: *Shape, comptime T: type) ?T {
         _ = s.d.peek() catch return null;
         return s.d.integer(T) catch null;
     }
 
-    pub fn string(s: *Shape) Allocator.Error!?[]const u8 {
+    pub inline fn string(s: *Shape) Allocator.Error!?[]const u8 {
         return s.d.string() catch |err| switch (err) {
             error.Unsure => null,
             error.OutOfMemory => error.OutOfMemory,
@@ -78,7 +78,7 @@ pub const Shape = struct {
     }
 
     /// Consumes the structural character `ch` (`{` `}` `[` `]` `,` `:`), after any whitespace.
-    pub fn token(s: *Shape, ch: u8) bool {
+    pub inline fn token(s: *Shape, ch: u8) bool {
         if ((s.d.peek() catch return false) != ch) return false;
         s.d.pos += 1;
         return true;
@@ -86,13 +86,13 @@ pub const Shape = struct {
 
     /// An object key and its colon; null when there is none (the object is malformed or
     /// ended: see `token('}')`).
-    pub fn key(s: *Shape) Allocator.Error!?[]const u8 {
+    pub inline fn key(s: *Shape) Allocator.Error!?[]const u8 {
         const k = try s.string() orelse return null;
         return if (s.token(':')) k else null;
     }
 
     /// Consumes `null`.
-    pub fn isNull(s: *Shape) bool {
+    pub inline fn isNull(s: *Shape) bool {
         _ = s.d.peek() catch return false;
         return s.d.literal("null");
     }

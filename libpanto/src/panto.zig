@@ -35,4 +35,5 @@ test {
     _ = @import("fast_json_test.zig");
     _ = @import("openai_hot.zig");
     _ = @import("hot_shapes_test.zig");
+    _ = @import("event_arena.zig");
 }

@@ -217,10 +217,12 @@ const Field = enum { data, event, other };
 
 /// A line's field and value: `field: value` (one space after the colon dropped), or a field
 /// name alone. `id`, `retry` and unknown fields are `other`: nothing here uses them.
-fn splitField(line: []const u8) struct { Field, []const u8 } {
+inline fn splitField(line: []const u8) struct { Field, []const u8 } {
     // data and event, nearly every line, are known by their first bytes.
-    if (line.len >= 5 and std.mem.eql(u8, line[0..5], "data:")) return .{ .data, dropSpace(line[5..]) };
-    if (line.len >= 6 and std.mem.eql(u8, line[0..6], "event:")) return .{ .event, dropSpace(line[6..]) };
+    if (line.len >= 5 and std.mem.readInt(u32, line[0..4], .little) == std.mem.readInt(u32, "data", .little) and line[4] == ':')
+        return .{ .data, dropSpace(line[5..]) };
+    if (line.len >= 6 and std.mem.readInt(u32, line[0..4], .little) == std.mem.readInt(u32, "even", .little) and line[4] == 't' and line[5] == ':')
+        return .{ .event, dropSpace(line[6..]) };
     const colon = std.mem.indexOfScalar(u8, line, ':') orelse line.len;
     const field: Field = if (std.mem.eql(u8, line[0..colon], "data"))
         .data

@@ -12,6 +12,7 @@ const openai = @import("openai.zig");
 const Round = @import("tool_round.zig").Round;
 const watchdog = @import("watchdog.zig");
 const retry = @import("retry.zig");
+const EventArena = @import("event_arena.zig").EventArena;
 
 const TurnError = errors.TurnError;
 /// `next()` fails with a TurnError (sticky), or ResultPending: a host tool call still awaits
@@ -39,7 +40,7 @@ pub const Stream = struct {
 
     parser: sse.Parser,
     /// Holds the decoded JSON of the current SSE event; reset (keeping its memory) per event.
-    event_arena: std.heap.ArenaAllocator,
+    event_arena: EventArena,
     assembly: Assembly,
     decoder: union(enum) { anthropic: anthropic.Decoder, openai: openai.Decoder },
 
@@ -183,7 +184,7 @@ pub const Stream = struct {
 
     /// Reads one SSE event and decodes it into queued events (maybe none).
     fn readEvent(s: *Stream) TurnError!void {
-        _ = s.event_arena.reset(.retain_capacity);
+        s.event_arena.reset();
         const maybe_event = s.parser.next(s.body) catch |err| return s.readFailure(err);
         const arena = s.event_arena.allocator();
         const a = &s.assembly;
