@@ -99,6 +99,13 @@ pub const Shape = struct {
 
     /// Skips any valid value (of a field nobody reads); false when it is not valid.
     pub fn skip(s: *Shape) bool {
+        if ((s.d.peek() catch return false) == '"') {
+            // A string, nearly always: scanned here, without a call.
+            s.d.pos += 1;
+            _ = s.d.stringEnd() catch return false;
+            s.d.pos += 1;
+            return true;
+        }
         s.d.skipValue() catch return false;
         return true;
     }
@@ -120,6 +127,8 @@ pub const Shape = struct {
         return s.d.pos == s.d.src.len;
     }
 };
+
+pub const sameBytes = eqlBytes;
 
 /// `key` is `name` (a comparison of known length against constants).
 pub inline fn keyIs(key: []const u8, comptime name: []const u8) bool {
@@ -430,17 +439,40 @@ const Decoder = struct {
     }
 };
 
-/// `s` (at least as long as `word`) starts with `word`: eight bytes at a time, against
-/// constants.
+/// `s` (at least as long as `word`) starts with `word`: eight bytes at a time against
+/// constants; the rest, or a short word, by overlapping loads that end at its last byte.
 inline fn startsWithComptime(s: []const u8, comptime word: []const u8) bool {
-    comptime var i: usize = 0;
-    inline while (i + 8 <= word.len) : (i += 8) {
-        const want = comptime std.mem.readInt(u64, word[i..][0..8], .little);
-        if (std.mem.readInt(u64, s[i..][0..8], .little) != want) return false;
+    inline for (.{ u64, u32, u16 }) |T| {
+        const n = @sizeOf(T);
+        if (word.len >= n) {
+            comptime var i: usize = 0;
+            inline while (i + n <= word.len) : (i += n) {
+                if (!sameAt(T, s, word, i)) return false;
+            }
+            if (i < word.len and !sameAt(T, s, word, word.len - n)) return false;
+            return true;
+        }
     }
-    inline while (i < word.len) : (i += 1) {
-        if (s[i] != word[i]) return false;
+    return word.len == 0 or s[0] == word[0];
+}
+
+inline fn sameAt(comptime T: type, s: []const u8, comptime word: []const u8, comptime at: usize) bool {
+    const n = @sizeOf(T);
+    const want = comptime std.mem.readInt(T, word[at..][0..n], .little);
+    return std.mem.readInt(T, s[at..][0..n], .little) == want;
+}
+
+/// `a` and `b`, of one length, hold the same bytes: 32 at a time.
+fn eqlBytes(a: []const u8, b: []const u8) bool {
+    std.debug.assert(a.len == b.len);
+    const V = @Vector(32, u8);
+    var i: usize = 0;
+    while (i + 32 <= a.len) : (i += 32) {
+        const x: V = a[i..][0..32].*;
+        const y: V = b[i..][0..32].*;
+        if (@reduce(.Or, x != y)) return false;
     }
+    while (i < a.len) : (i += 1) if (a[i] != b[i]) return false;
     return true;
 }
 
@@ -567,4 +599,34 @@ fn unescape(raw: []const u8, out: []u8) usize {
         i += 2;
     }
     return n;
+}
+
+test "startsWithComptime finds a difference at every position of every word length" {
+    const word = "abcdefghijklmnopqrstu";
+    inline for (0..word.len + 1) |len| {
+        const w = word[0..len];
+        var buf: [word.len + 8]u8 = undefined;
+        @memcpy(buf[0..len], w);
+        @memset(buf[len..], 'z');
+        try std.testing.expect(startsWithComptime(&buf, w));
+        for (0..len) |at| {
+            buf[at] ^= 0x20;
+            try std.testing.expect(!startsWithComptime(&buf, w));
+            buf[at] ^= 0x20;
+        }
+    }
+}
+
+test "eqlBytes" {
+    var a: [100]u8 = undefined;
+    for (&a, 0..) |*x, i| x.* = @intCast(i);
+    var b = a;
+    for (0..a.len + 1) |len| {
+        try std.testing.expect(eqlBytes(a[0..len], b[0..len]));
+        for (0..len) |at| {
+            b[at] +%= 1;
+            try std.testing.expect(!eqlBytes(a[0..len], b[0..len]));
+            b[at] -%= 1;
+        }
+    }
 }

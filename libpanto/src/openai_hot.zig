@@ -73,7 +73,7 @@ pub fn parse(arena: Allocator, data: []const u8, prefix: *Prefix) Allocator.Erro
     var top: Top = .{};
     var delta: ?Delta = null;
     var resumed = false;
-    if (prefix.len > 0 and data.len > prefix.len and std.mem.eql(u8, data[0..prefix.len], prefix.bytes[0..prefix.len])) {
+    if (prefix.len > 0 and data.len > prefix.len and fast_json.sameBytes(data[0..prefix.len], prefix.bytes[0..prefix.len])) {
         s.rewind(prefix.len);
         top = .{
             .id = data[prefix.id.start..][0..prefix.id.len],

@@ -123,6 +123,7 @@ pub const Parser = struct {
 
     /// Looks for the first complete event in `bytes`, as the line path would parse it.
     fn eventIn(p: *Parser, bytes: []const u8) Error!Scan {
+        if (plainEventIn(p, bytes)) |found| return found;
         var pos: usize = 0;
         var event_type: []const u8 = "";
         var data: ?[]const u8 = null;
@@ -213,6 +214,30 @@ fn clear(list: *std.ArrayList(u8)) void {
     if (list.items.len > 0) list.clearRetainingCapacity();
 }
 
+/// The event of nearly every stream, `event: TYPE` (or none), `data: DATA`, a blank line,
+/// all ended by LF, recognized in one pass; null for anything else (eventIn reads it).
+inline fn plainEventIn(p: *const Parser, bytes: []const u8) ?Parser.Scan {
+    var pos: usize = 0;
+    var event_type: []const u8 = "";
+    if (bytes.len >= 6 and std.mem.readInt(u32, bytes[0..4], .little) == std.mem.readInt(u32, "even", .little) and bytes[4] == 't' and bytes[5] == ':') {
+        const end = lineEnd(bytes) orelse return null;
+        if (bytes[end] != '\n') return null;
+        event_type = dropSpace(bytes[6..end]);
+        pos = end + 1;
+    }
+    const rest = bytes[pos..];
+    if (rest.len < 5 or std.mem.readInt(u32, rest[0..4], .little) != std.mem.readInt(u32, "data", .little) or rest[4] != ':') return null;
+    const end = lineEnd(rest) orelse return null;
+    if (rest[end] != '\n' or end + 1 >= rest.len or rest[end + 1] != '\n') return null;
+    const data = dropSpace(rest[5..end]);
+    if (pos > p.max_event_bytes or end > p.max_event_bytes or data.len + 1 > p.max_event_bytes) return null;
+    return .{ .found = .{
+        .event = .{ .type = if (event_type.len == 0) "message" else event_type, .data = data },
+        .len = pos + end + 2,
+        .skip_lf = false,
+    } };
+}
+
 const Field = enum { data, event, other };
 
 /// A line's field and value: `field: value` (one space after the colon dropped), or a field
@@ -230,7 +255,7 @@ inline fn splitField(line: []const u8) struct { Field, []const u8 } {
     return .{ field, if (colon == line.len) "" else dropSpace(line[colon + 1 ..]) };
 }
 
-fn dropSpace(value: []const u8) []const u8 {
+inline fn dropSpace(value: []const u8) []const u8 {
     return if (value.len > 0 and value[0] == ' ') value[1..] else value;
 }
 
