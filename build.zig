@@ -92,6 +92,15 @@ pub fn build(b: *std.Build) void {
         b.getInstallStep().dependOn(&install_lua.step);
     }
 
+    // `zig build hotpath`: the per-event work without the network, for profiling.
+    const hotpath = b.addExecutable(.{ .name = "hotpath", .root_module = b.createModule(.{
+        .root_source_file = b.path("libpanto/src/hotpath_bench.zig"),
+        .target = target,
+        .optimize = optimize,
+        .link_libc = true,
+    }) });
+    b.step("hotpath", "Build zig-out/bin/hotpath (SSE parsing and decoding of a body file, timed)").dependOn(&b.addInstallArtifact(hotpath, .{}).step);
+
     // Tests.
     const test_step = b.step("test", "Run the Zig unit tests and the C-ABI layout check");
     const core_tests = b.addTest(.{ .root_module = core });

@@ -214,7 +214,9 @@ pub export fn panto_next_event(stream: ?*PantoStream, ev: ?*PantoEvent) c_int {
         error.ResultPending => code(.result_pending),
         else => |e| code(.fromTurnError(e)),
     }) orelse return code(.done);
-    abi.writeSized(PantoEvent, out, toAbi(event));
+    // A caller built against this header (nearly all): filled in place, without the copy
+    // writeSized makes for older, shorter structs.
+    if (out.size == @sizeOf(PantoEvent)) out.* = toAbi(event) else abi.writeSized(PantoEvent, out, toAbi(event));
     return code(.event);
 }
 

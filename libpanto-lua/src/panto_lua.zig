@@ -1597,57 +1597,174 @@ fn registryToString(L: State) callconv(.c) c_int {
 
 // ---- Stream methods ---------------------------------------------------------------------
 
-fn setUsage(L: State, ev: *const c.PantoEvent) void {
-    setCString(L, "stop_reason", c.panto_stop_reason_name(ev.stop_reason));
-    setString(L, "provider_stop_reason", slice(ev.provider_stop_reason));
-    c.lua_createtable(L, 0, 5);
-    setInteger(L, "input_tokens", ev.usage.input_tokens);
-    setInteger(L, "output_tokens", ev.usage.output_tokens);
-    setInteger(L, "cache_read_tokens", ev.usage.cache_read_tokens);
-    setInteger(L, "cache_write_tokens", ev.usage.cache_write_tokens);
-    setInteger(L, "reasoning_tokens", ev.usage.reasoning_tokens);
-    c.lua_setfield(L, -2, "usage");
+// ---- Event tables ------------------------------------------------------------------------
+
+/// The keys of event tables. With the event and block kind names they are made once per Lua
+/// state, in the names table (upvalue 1 of the stream methods): setting a field then copies
+/// a string already made, where lua_setfield would intern the C string (a strcmp) each time.
+const Key = enum {
+    kind,
+    id,
+    model,
+    index,
+    block_kind,
+    text,
+    stop_reason,
+    provider_stop_reason,
+    usage,
+    input_tokens,
+    output_tokens,
+    cache_read_tokens,
+    cache_write_tokens,
+    reasoning_tokens,
+    name,
+    input_json,
+    awaiting_result,
+    content,
+    is_error,
+    attempt,
+    delay_ms,
+    http_status,
+    reason,
+};
+const key_count = @typeInfo(Key).@"enum".fields.len;
+/// In the names table: keys at 1..key_count, then event kinds 1..max_event_kind, then block
+/// kinds 0..max_block_kind.
+const max_event_kind = c.PANTO_EVENT_PROVIDER_RETRY;
+const max_block_kind = c.PANTO_BLOCK_REDACTED_THINKING;
+const event_kind_base = key_count;
+const block_kind_base = event_kind_base + max_event_kind + 1;
+const names_upvalue = c.lua_upvalueindex(1);
+
+/// Pushes the names table (see Key).
+fn pushNames(L: State) void {
+    c.lua_createtable(L, block_kind_base + max_block_kind + 1, 0);
+    inline for (@typeInfo(Key).@"enum".fields, 1..) |f, i| {
+        _ = c.lua_pushstring(L, f.name);
+        c.lua_rawseti(L, -2, i);
+    }
+    for (1..max_event_kind + 1) |k| {
+        _ = c.lua_pushstring(L, c.panto_event_kind_name(@intCast(k)));
+        c.lua_rawseti(L, -2, @intCast(event_kind_base + k));
+    }
+    for (0..max_block_kind + 1) |k| {
+        _ = c.lua_pushstring(L, c.panto_block_kind_name(@intCast(k)));
+        c.lua_rawseti(L, -2, @intCast(block_kind_base + k));
+    }
 }
 
+fn pushKey(L: State, key: Key) void {
+    _ = c.lua_rawgeti(L, names_upvalue, @intFromEnum(key) + 1);
+}
+
+/// The value at the top goes into the table below it under `key`. Raw: event tables are
+/// fresh and have no metatable.
+fn setTop(L: State, key: Key) void {
+    pushKey(L, key);
+    c.lua_rotate(L, -2, 1);
+    c.lua_rawset(L, -3);
+}
+
+fn fieldString(L: State, key: Key, s: []const u8) void {
+    pushKey(L, key);
+    pushSlice(L, s);
+    c.lua_rawset(L, -3);
+}
+
+fn fieldInteger(L: State, key: Key, n: anytype) void {
+    pushKey(L, key);
+    c.lua_pushinteger(L, std.math.cast(c.lua_Integer, n) orelse std.math.maxInt(c.lua_Integer));
+    c.lua_rawset(L, -3);
+}
+
+fn fieldBoolean(L: State, key: Key, b: bool) void {
+    pushKey(L, key);
+    c.lua_pushboolean(L, @intFromBool(b));
+    c.lua_rawset(L, -3);
+}
+
+fn fieldEventKind(L: State, kind: c_int) void {
+    pushKey(L, .kind);
+    if (kind >= 1 and kind <= max_event_kind)
+        _ = c.lua_rawgeti(L, names_upvalue, @as(c.lua_Integer, event_kind_base) + kind)
+    else
+        _ = c.lua_pushstring(L, c.panto_event_kind_name(kind));
+    c.lua_rawset(L, -3);
+}
+
+fn fieldBlockKind(L: State, kind: c_int) void {
+    pushKey(L, .block_kind);
+    if (kind >= 0 and kind <= max_block_kind)
+        _ = c.lua_rawgeti(L, names_upvalue, @as(c.lua_Integer, block_kind_base) + kind)
+    else
+        _ = c.lua_pushstring(L, c.panto_block_kind_name(kind));
+    c.lua_rawset(L, -3);
+}
+
+fn setUsage(L: State, ev: *const c.PantoEvent) void {
+    pushKey(L, .stop_reason);
+    _ = c.lua_pushstring(L, c.panto_stop_reason_name(ev.stop_reason));
+    c.lua_rawset(L, -3);
+    fieldString(L, .provider_stop_reason, slice(ev.provider_stop_reason));
+    c.lua_createtable(L, 0, 5);
+    fieldInteger(L, .input_tokens, ev.usage.input_tokens);
+    fieldInteger(L, .output_tokens, ev.usage.output_tokens);
+    fieldInteger(L, .cache_read_tokens, ev.usage.cache_read_tokens);
+    fieldInteger(L, .cache_write_tokens, ev.usage.cache_write_tokens);
+    fieldInteger(L, .reasoning_tokens, ev.usage.reasoning_tokens);
+    setTop(L, .usage);
+}
+
+/// How many fields the table of an event of this kind gets (its hash part is made that size).
+fn fieldCount(kind: c_int) c_int {
+    return switch (kind) {
+        c.PANTO_EVENT_MESSAGE_START, c.PANTO_EVENT_BLOCK_START => 3,
+        c.PANTO_EVENT_TOOL_CALL_START => 6,
+        c.PANTO_EVENT_TOOL_RESULT, c.PANTO_EVENT_PROVIDER_RETRY => 5,
+        else => 4,
+    };
+}
+
+/// Pushes the table of an event. Needs the names table as upvalue 1 (every stream method).
 fn pushEvent(L: State, ev: *const c.PantoEvent) void {
-    c.lua_createtable(L, 0, 6);
-    setCString(L, "kind", c.panto_event_kind_name(ev.kind));
+    c.lua_createtable(L, 0, fieldCount(ev.kind));
+    fieldEventKind(L, ev.kind);
     switch (ev.kind) {
         c.PANTO_EVENT_MESSAGE_START => {
-            setString(L, "id", slice(ev.id));
-            setString(L, "model", slice(ev.model));
+            fieldString(L, .id, slice(ev.id));
+            fieldString(L, .model, slice(ev.model));
         },
         c.PANTO_EVENT_BLOCK_START, c.PANTO_EVENT_CONTENT_DELTA, c.PANTO_EVENT_BLOCK_COMPLETE => {
-            setInteger(L, "index", ev.index);
-            setCString(L, "block_kind", c.panto_block_kind_name(ev.block_kind));
-            if (ev.kind != c.PANTO_EVENT_BLOCK_START) setString(L, "text", slice(ev.text));
+            fieldInteger(L, .index, ev.index);
+            fieldBlockKind(L, ev.block_kind);
+            if (ev.kind != c.PANTO_EVENT_BLOCK_START) fieldString(L, .text, slice(ev.text));
         },
         c.PANTO_EVENT_MESSAGE_END, c.PANTO_EVENT_MESSAGE_COMPLETE => setUsage(L, ev),
         c.PANTO_EVENT_TOOL_DETAILS => {
-            setInteger(L, "index", ev.index);
-            setString(L, "id", slice(ev.id));
-            setString(L, "name", slice(ev.name));
+            fieldInteger(L, .index, ev.index);
+            fieldString(L, .id, slice(ev.id));
+            fieldString(L, .name, slice(ev.name));
         },
         c.PANTO_EVENT_TOOL_CALL_START => {
-            setString(L, "id", slice(ev.id));
-            setString(L, "name", slice(ev.name));
-            setString(L, "input_json", slice(ev.text));
-            setBoolean(L, "awaiting_result", ev.awaiting_result != 0);
+            fieldString(L, .id, slice(ev.id));
+            fieldString(L, .name, slice(ev.name));
+            fieldString(L, .input_json, slice(ev.text));
+            fieldBoolean(L, .awaiting_result, ev.awaiting_result != 0);
             // input: the decoded object; left nil if the text is not JSON (panto checks it).
             _ = c.lua_getfield(L, -1, "input_json");
             if (protectedCall(L, jsonDecode, 1, 1)) c.lua_setfield(L, -2, "input") else pop(L, 1);
         },
         c.PANTO_EVENT_TOOL_RESULT => {
-            setString(L, "id", slice(ev.id));
-            setString(L, "name", slice(ev.name));
-            setString(L, "content", slice(ev.text));
-            setBoolean(L, "is_error", ev.is_error != 0);
+            fieldString(L, .id, slice(ev.id));
+            fieldString(L, .name, slice(ev.name));
+            fieldString(L, .content, slice(ev.text));
+            fieldBoolean(L, .is_error, ev.is_error != 0);
         },
         c.PANTO_EVENT_PROVIDER_RETRY => {
-            setInteger(L, "attempt", ev.attempt);
-            setInteger(L, "delay_ms", ev.delay_ms);
-            if (ev.http_status != 0) setInteger(L, "http_status", ev.http_status);
-            setString(L, "reason", slice(ev.text));
+            fieldInteger(L, .attempt, ev.attempt);
+            fieldInteger(L, .delay_ms, ev.delay_ms);
+            if (ev.http_status != 0) fieldInteger(L, .http_status, ev.http_status);
+            fieldString(L, .reason, slice(ev.text));
         },
         else => {}, // a kind newer than this module: only its name
     }
@@ -1715,6 +1832,19 @@ fn rememberCall(L: State, s: *Stream) void {
 fn streamNext(L: State) callconv(.c) c_int {
     const s = toStream(L, 1);
     c.lua_settop(L, 1);
+    return nextOf(L, s);
+}
+
+/// The iterator of stream:events(): next() of the stream in its upvalue 2 (so the generic
+/// for's arguments need no type check).
+fn streamIterate(L: State) callconv(.c) c_int {
+    c.lua_settop(L, 0);
+    c.lua_pushvalue(L, c.lua_upvalueindex(2));
+    return nextOf(L, @ptrCast(@alignCast(c.lua_touserdata(L, 1).?)));
+}
+
+/// next() of the stream at index 1, the only value on the stack.
+fn nextOf(L: State, s: *Stream) c_int {
     if (s.phase == .open and c.lua_getiuservalue(L, 1, uv_stream_pending) == c.LUA_TTABLE) {
         // Stack: stream, pending call. It runs once, whatever happens.
         c.lua_pushnil(L);
@@ -1862,7 +1992,9 @@ fn streamSubmit(L: State) callconv(.c) c_int {
 fn streamEvents(L: State) callconv(.c) c_int {
     const s = toStream(L, 1);
     if (s.phase == .closed) return c.luaL_error(L, "attempt to use a closed %s", stream_tname);
-    c.lua_pushcclosure(L, streamNext, 0);
+    c.lua_pushvalue(L, names_upvalue);
+    c.lua_pushvalue(L, 1);
+    c.lua_pushcclosure(L, streamIterate, 2);
     c.lua_pushvalue(L, 1);
     c.lua_pushnil(L);
     c.lua_pushvalue(L, 1);
@@ -2067,13 +2199,14 @@ const arena_meta = [_]c.luaL_Reg{
 const array_meta = [_]c.luaL_Reg{reg_end};
 
 /// Creates the metatable `tname` in the registry unless it exists (a second load of the
-/// module shares it).
-fn createMetatable(L: State, tname: [*:0]const u8, meta: []const c.luaL_Reg, methods: ?[]const c.luaL_Reg) void {
+/// module shares it). The methods get the names table as upvalue 1 when `with_names`.
+fn createMetatable(L: State, tname: [*:0]const u8, meta: []const c.luaL_Reg, methods: ?[]const c.luaL_Reg, with_names: bool) void {
     if (c.luaL_newmetatable(L, tname) != 0) {
         c.luaL_setfuncs(L, meta.ptr, 0);
         if (methods) |m| {
             c.lua_createtable(L, 0, @intCast(m.len - 1));
-            c.luaL_setfuncs(L, m.ptr, 0);
+            if (with_names) pushNames(L);
+            c.luaL_setfuncs(L, m.ptr, @intFromBool(with_names));
             c.lua_setfield(L, -2, "__index");
         }
     }
@@ -2113,13 +2246,13 @@ export fn luaopen_panto(L: State) c_int {
     if (c.panto_abi_version() != c.PANTO_ABI_VERSION)
         return c.luaL_error(L, "panto: ABI version %d, but this module was built for %d", @as(c_int, @intCast(c.panto_abi_version())), @as(c_int, c.PANTO_ABI_VERSION));
 
-    createMetatable(L, agent_tname, &agent_meta, &agent_methods);
-    createMetatable(L, stream_tname, &stream_meta, &stream_methods);
-    createMetatable(L, registry_tname, &registry_meta, &registry_methods);
-    createMetatable(L, error_tname, &error_meta, null);
-    createMetatable(L, writer_tname, &writer_meta, null);
-    createMetatable(L, arena_tname, &arena_meta, null);
-    createMetatable(L, array_tname, &array_meta, null);
+    createMetatable(L, agent_tname, &agent_meta, &agent_methods, false);
+    createMetatable(L, stream_tname, &stream_meta, &stream_methods, true);
+    createMetatable(L, registry_tname, &registry_meta, &registry_methods, false);
+    createMetatable(L, error_tname, &error_meta, null, false);
+    createMetatable(L, writer_tname, &writer_meta, null, false);
+    createMetatable(L, arena_tname, &arena_meta, null, false);
+    createMetatable(L, array_tname, &array_meta, null, false);
 
     c.lua_createtable(L, 0, 10);
     setCString(L, "_VERSION", c.panto_version());

@@ -4,6 +4,7 @@ const std = @import("std");
 const Allocator = std.mem.Allocator;
 const Assembly = @import("assembly.zig").Assembly;
 const errors = @import("errors.zig");
+const fast_json = @import("fast_json.zig");
 const sse = @import("sse.zig");
 const writeRawJson = @import("conversation.zig").writeRawJson;
 
@@ -118,7 +119,18 @@ const WireUsage = struct {
     output_tokens_details: ?struct { thinking_tokens: ?u64 = null } = null,
 };
 
-const WireEvent = struct {
+/// The delta of content_block_delta (text, thinking, tool input, signature) and of
+/// message_delta (stop_reason).
+pub const WireDelta = struct {
+    type: ?[]const u8 = null,
+    text: ?[]const u8 = null,
+    thinking: ?[]const u8 = null,
+    partial_json: ?[]const u8 = null,
+    signature: ?[]const u8 = null,
+    stop_reason: ?[]const u8 = null,
+};
+
+pub const WireEvent = struct {
     type: []const u8 = "",
     index: u32 = 0,
     message: ?struct {
@@ -135,14 +147,7 @@ const WireEvent = struct {
         data: ?[]const u8 = null,
         signature: ?[]const u8 = null,
     } = null,
-    delta: ?struct {
-        type: ?[]const u8 = null,
-        text: ?[]const u8 = null,
-        thinking: ?[]const u8 = null,
-        partial_json: ?[]const u8 = null,
-        signature: ?[]const u8 = null,
-        stop_reason: ?[]const u8 = null,
-    } = null,
+    delta: ?WireDelta = null,
     usage: ?WireUsage = null,
     @"error": ?struct {
         type: []const u8 = "",
@@ -156,10 +161,8 @@ pub const Decoder = struct {
     /// Turns one SSE event into panto events on `a`. Provider error events fail the turn
     /// with the matching error, recording the detail.
     pub fn handle(d: *Decoder, a: *Assembly, arena: Allocator, event: sse.Event, detail: *errors.Detail) errors.TurnError!void {
-        const wire = std.json.parseFromSliceLeaky(WireEvent, arena, event.data, .{
-            .ignore_unknown_fields = true,
-            .allocate = .alloc_if_needed,
-        }) catch |err| switch (err) {
+        if (try hotDelta(arena, event.data)) |hot| return applyDelta(a, detail, hot.index, hot.delta);
+        const wire = fast_json.decode(WireEvent, arena, event.data) catch |err| switch (err) {
             error.OutOfMemory => return error.OutOfMemory,
             else => {
                 detail.set(a.gpa, 0, "protocol_error", "a data line of the Anthropic stream is not the JSON expected");
@@ -192,12 +195,7 @@ pub const Decoder = struct {
             if (cb.thinking) |t| try a.appendDelta(b, t);
         } else if (eql(kind, "content_block_delta")) {
             const delta = wire.delta orelse return protocol(a, detail, "content_block_delta without a delta");
-            const b = a.findOpen(wire.index) orelse return protocol(a, detail, "a delta for a block that is not open");
-            if (delta.text) |t| try a.appendDelta(b, t);
-            if (delta.thinking) |t| try a.appendDelta(b, t);
-            if (delta.partial_json) |t| try a.appendDelta(b, t);
-            if (delta.signature) |sig| try b.signature.appendSlice(a.gpa, sig);
-            // Unknown delta types carry no text for this block.
+            try applyDelta(a, detail, wire.index, delta);
         } else if (eql(kind, "content_block_stop")) {
             const b = a.findOpen(wire.index) orelse return protocol(a, detail, "content_block_stop for a block that is not open");
             try a.completeBlock(b);
@@ -220,6 +218,44 @@ pub const Decoder = struct {
         if (!d.finished) return protocol(a, detail, "the Anthropic stream ended before message_stop");
     }
 };
+
+/// A content_block_delta: more of an open block.
+fn applyDelta(a: *Assembly, detail: *errors.Detail, index: u32, delta: WireDelta) errors.TurnError!void {
+    const b = a.findOpen(index) orelse return protocol(a, detail, "a delta for a block that is not open");
+    if (delta.text) |t| try a.appendDelta(b, t);
+    if (delta.thinking) |t| try a.appendDelta(b, t);
+    if (delta.partial_json) |t| try a.appendDelta(b, t);
+    if (delta.signature) |sig| try b.signature.appendSlice(a.gpa, sig);
+    // Unknown delta types carry no text for this block.
+}
+
+pub const HotDelta = struct { index: u32, delta: WireDelta };
+
+/// Nearly every event of a stream is a content_block_delta the API writes exactly so:
+///     {"type":"content_block_delta","index":N,"delta":{"type":"text_delta","text":"..."}}
+/// (or thinking_delta/thinking, input_json_delta/partial_json), maybe padded with spaces.
+/// Recognized byte for byte, its text decoded as fast_json does; any other event, or any
+/// difference, goes to the general decoding (null).
+pub fn hotDelta(arena: Allocator, data: []const u8) Allocator.Error!?HotDelta {
+    var s = fast_json.Shape.init(arena, data);
+    if (!s.literal("{\"type\":\"content_block_delta\",\"index\":")) return null;
+    const index = s.integer(u32) orelse return null;
+    if (!s.literal(",\"delta\":{\"type\":\"")) return null;
+    var delta: WireDelta = .{};
+    if (s.literal("text_delta\",\"text\":")) {
+        delta.type = "text_delta";
+        delta.text = try s.string() orelse return null;
+    } else if (s.literal("thinking_delta\",\"thinking\":")) {
+        delta.type = "thinking_delta";
+        delta.thinking = try s.string() orelse return null;
+    } else if (s.literal("input_json_delta\",\"partial_json\":")) {
+        delta.type = "input_json_delta";
+        delta.partial_json = try s.string() orelse return null;
+    } else return null;
+    // The API pads some events with spaces before the last brace.
+    if (!s.token('}') or !s.token('}') or !s.end()) return null;
+    return .{ .index = index, .delta = delta };
+}
 
 fn applyUsage(a: *Assembly, u: WireUsage) void {
     // A field message_delta repeats overrides message_start's; a missing one keeps it.

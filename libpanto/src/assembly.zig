@@ -72,7 +72,8 @@ pub const Assembly = struct {
         const e = a.queue.items[a.queue_head];
         a.queue_head += 1;
         if (a.queue_head == a.queue.items.len) {
-            a.queue.clearRetainingCapacity();
+            // Not clearRetainingCapacity: its memset (safe builds) would cost a call per event.
+            a.queue.items.len = 0;
             a.queue_head = 0;
         }
         return e;
@@ -85,6 +86,8 @@ pub const Assembly = struct {
     }
 
     fn push(a: *Assembly, e: ev.Event) Allocator.Error!void {
+        // The queue has room nearly always: no call to grow it.
+        if (a.queue.items.len < a.queue.capacity) return a.queue.appendAssumeCapacity(e);
         try a.queue.append(a.gpa, e);
     }
 
@@ -135,7 +138,9 @@ pub const Assembly = struct {
     /// Adds a fragment to a block. `fragment` must stay valid until the event is popped.
     pub fn appendDelta(a: *Assembly, b: *Block, fragment: []const u8) Allocator.Error!void {
         if (fragment.len == 0) return;
-        try b.text.appendSlice(a.gpa, fragment);
+        if (b.text.capacity - b.text.items.len >= fragment.len) {
+            b.text.appendSliceAssumeCapacity(fragment); // no call to grow it
+        } else try b.text.appendSlice(a.gpa, fragment);
         try a.push(.{ .content_delta = .{ .index = a.indexOf(b), .kind = b.kind, .text = fragment } });
     }
 

@@ -5,6 +5,8 @@ const Allocator = std.mem.Allocator;
 const conversation = @import("conversation.zig");
 const Assembly = @import("assembly.zig").Assembly;
 const errors = @import("errors.zig");
+const fast_json = @import("fast_json.zig");
+const openai_hot = @import("openai_hot.zig");
 const sse = @import("sse.zig");
 
 pub const endpoint = "/v1/chat/completions";
@@ -112,7 +114,7 @@ fn writeJoinedText(s: *std.json.Stringify, blocks: []const conversation.Block) s
     s.endWriteRaw();
 }
 
-const WireChunk = struct {
+pub const WireChunk = struct {
     id: []const u8 = "",
     model: []const u8 = "",
     choices: []const struct {
@@ -154,6 +156,8 @@ const text_slot: u32 = 1;
 const tool_slot_base: u32 = 1000;
 
 pub const Decoder = struct {
+    /// The bytes chunks of this stream start with (openai_hot.zig).
+    prefix: openai_hot.Prefix = .{},
     saw_done: bool = false,
     saw_finish: bool = false,
     refused: bool = false,
@@ -165,10 +169,8 @@ pub const Decoder = struct {
             if (!a.started) return protocol(a, detail, "the OpenAI stream ended before any chunk");
             return a.completeMessage();
         }
-        const chunk = std.json.parseFromSliceLeaky(WireChunk, arena, event.data, .{
-            .ignore_unknown_fields = true,
-            .allocate = .alloc_if_needed,
-        }) catch |err| switch (err) {
+        if (try openai_hot.parse(arena, event.data, &d.prefix)) |hot| return applyHot(a, hot);
+        const chunk = fast_json.decode(WireChunk, arena, event.data) catch |err| switch (err) {
             error.OutOfMemory => return error.OutOfMemory,
             else => return protocol(a, detail, "a data line of the OpenAI stream is not the JSON expected"),
         };
@@ -189,13 +191,8 @@ pub const Decoder = struct {
                     try appendTo(a, text_slot, .text, t);
                 };
                 for (delta.tool_calls) |call| {
-                    const slot = tool_slot_base +| call.index;
-                    const b = a.findOpen(slot) orelse blk: {
-                        try a.completeOpenBlocks();
-                        const name = if (call.function) |f| f.name orelse "" else "";
-                        break :blk try a.startToolBlock(slot, call.id orelse "", name);
-                    };
-                    if (call.function) |f| if (f.arguments) |args| try a.appendDelta(b, args);
+                    const f = call.function orelse @as(@TypeOf(call.function.?), .{});
+                    try applyToolCall(a, call.index, call.id orelse "", f.name orelse "", f.arguments);
                 }
             }
             if (choice.finish_reason) |r| {
@@ -224,6 +221,27 @@ pub const Decoder = struct {
         try a.completeMessage();
     }
 };
+
+/// A chunk of the common kind (openai_hot.zig): what the general path does with it.
+fn applyHot(a: *Assembly, hot: openai_hot.Chunk) errors.TurnError!void {
+    if (!a.started) try a.startMessage(hot.id, hot.model);
+    switch (hot.delta) {
+        .content => |t| try appendTo(a, text_slot, .text, t),
+        .reasoning => |t| try appendTo(a, thinking_slot, .thinking, t),
+        .tool_arguments => |call| try applyToolCall(a, call.index, "", "", call.arguments),
+    }
+}
+
+/// A piece of tool call `index`: its block starts (closing the others) with the id and name
+/// given then, and the arguments, if any, stream into it.
+fn applyToolCall(a: *Assembly, index: u32, id: []const u8, name: []const u8, arguments: ?[]const u8) errors.TurnError!void {
+    const slot = tool_slot_base +| index;
+    const b = a.findOpen(slot) orelse blk: {
+        try a.completeOpenBlocks();
+        break :blk try a.startToolBlock(slot, id, name);
+    };
+    if (arguments) |args| try a.appendDelta(b, args);
+}
 
 fn appendTo(a: *Assembly, slot: u32, kind: @import("event.zig").BlockKind, text: []const u8) errors.TurnError!void {
     if (text.len == 0) return; // the role chunk's "" starts nothing

@@ -35,4 +35,9 @@ test {
     _ = @import("dial.zig");
     _ = @import("connect_test.zig");
     _ = @import("retry.zig");
+    _ = @import("fast_json.zig");
+    _ = @import("fast_json_test.zig");
+    _ = @import("openai_hot.zig");
+    _ = @import("hot_shapes_test.zig");
+    _ = @import("event_arena.zig");
 }

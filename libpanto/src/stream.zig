@@ -14,6 +14,7 @@ const watchdog = @import("watchdog.zig");
 const retry = @import("retry.zig");
 const batch = @import("batch.zig");
 const tunnel = @import("tunnel.zig");
+const EventArena = @import("event_arena.zig").EventArena;
 
 const TurnError = errors.TurnError;
 /// `next()` fails with a TurnError (sticky), or ResultPending: a host tool call still awaits
@@ -44,7 +45,7 @@ pub const Stream = struct {
 
     parser: sse.Parser,
     /// Holds the decoded JSON of the current SSE event; reset (keeping its memory) per event.
-    event_arena: std.heap.ArenaAllocator,
+    event_arena: EventArena,
     assembly: Assembly,
     decoder: union(enum) { anthropic: anthropic.Decoder, openai: openai.Decoder },
 
@@ -199,7 +200,7 @@ pub const Stream = struct {
 
     /// Reads one SSE event and decodes it into queued events (maybe none).
     fn readEvent(s: *Stream) TurnError!void {
-        _ = s.event_arena.reset(.retain_capacity);
+        s.event_arena.reset();
         const maybe_event = s.parser.next(s.body) catch |err| return s.readFailure(err);
         const arena = s.event_arena.allocator();
         const a = &s.assembly;

@@ -1,6 +1,7 @@
 //! Ends blocked network reads from outside: a stream's deadline passing (timeouts) or another
-//! thread canceling. One process-wide thread sleeps until the earliest armed deadline and then
-//! shuts the stream's socket down, which makes any read blocked on it return at once, wherever
+//! thread canceling. One process-wide thread sleeps until the earliest armed deadline (waking
+//! now and then to sample the progress of streams with an idle limit) and then shuts the
+//! stream's socket down, which makes any read blocked on it return at once, wherever
 //! inside std.http it is. Cancellation shuts the socket down the same way, under the same lock,
 //! so a socket is never shut down after its stream closed it.
 const std = @import("std");
@@ -16,8 +17,14 @@ pub const Watch = struct {
     deadline_ns: u64 = 0,
     /// With `idle_ns` > 0, the socket is also shut down `idle_ns` after the last progress.
     idle_ns: u64 = 0,
-    /// When the stream last made progress; written on every event without taking the lock.
-    last_progress_ns: std.atomic.Value(u64) = .init(0),
+    /// Events delivered so far. The stream bumps it on every event (reading no clock: that
+    /// would cost more than the rest of a small event); the watchdog thread samples it.
+    progress_count: std.atomic.Value(u64) = .init(0),
+    /// Under the lock: the count the watchdog thread last saw, and when it first saw it.
+    /// The last progress was at or before `seen_at_ns`, so the idle deadline it gives is
+    /// never early; and, sampled at least every `idle_ns / 8`, late by at most that.
+    seen_count: u64 = 0,
+    seen_at_ns: u64 = 0,
     /// Why the socket was shut down, if it was.
     fired: std.atomic.Value(Reason) = .init(.none),
     canceled: std.atomic.Value(bool) = .init(false),
@@ -73,7 +80,8 @@ pub fn expire(w: *Watch) void {
 
 /// Marks progress: the idle deadline moves on. Lock-free, cheap enough for every event.
 pub fn progress(w: *Watch) void {
-    w.last_progress_ns.store(nowNs(), .monotonic);
+    // Only the stream's own thread writes the count: a load and a store, no locked add.
+    w.progress_count.store(w.progress_count.load(.monotonic) +% 1, .monotonic);
 }
 
 /// Arms (or moves) the hard deadline and the idle limit; both 0 disarms. Starts the watchdog
@@ -83,7 +91,10 @@ pub fn arm(w: *Watch, deadline_ns: u64, idle_ns: u64) void {
     defer unlock();
     w.deadline_ns = deadline_ns;
     w.idle_ns = idle_ns;
-    if (idle_ns > 0) w.last_progress_ns.store(nowNs(), .monotonic);
+    if (idle_ns > 0) {
+        w.seen_count = w.progress_count.load(.monotonic);
+        w.seen_at_ns = nowNs();
+    }
     if (deadline_ns == 0 and idle_ns == 0) {
         unlink(w);
         return;
@@ -158,8 +169,22 @@ fn pinLibrary() void {
 fn effectiveDeadline(w: *const Watch) u64 {
     var due: u64 = std.math.maxInt(u64);
     if (w.deadline_ns != 0) due = w.deadline_ns;
-    if (w.idle_ns != 0) due = @min(due, w.last_progress_ns.load(.monotonic) + w.idle_ns);
+    if (w.idle_ns != 0) due = @min(due, w.seen_at_ns + w.idle_ns);
     return due;
+}
+
+/// Notes whether the stream made progress since the last look (under the lock).
+fn sample(w: *Watch, now: u64) void {
+    const count = w.progress_count.load(.monotonic);
+    if (count != w.seen_count) {
+        w.seen_count = count;
+        w.seen_at_ns = now;
+    }
+}
+
+/// How often a stream with an idle limit is sampled: bounds how late its timeout may come.
+fn sampleInterval(w: *const Watch) u64 {
+    return @max(w.idle_ns / 8, std.time.ns_per_ms);
 }
 
 fn lock() void {
@@ -178,11 +203,15 @@ fn run() void {
         var it = head;
         while (it) |w| {
             it = w.next;
+            if (w.idle_ns != 0) sample(w, now);
             const due = effectiveDeadline(w);
             if (due <= now) {
                 if (w.fd >= 0) shutdownLocked(w, .timeout) else _ = w.fired.cmpxchgStrong(.none, .timeout, .acq_rel, .acquire);
                 unlink(w);
-            } else if (earliest == 0 or due < earliest) earliest = due;
+                continue;
+            }
+            const wake = if (w.idle_ns != 0) @min(due, now + sampleInterval(w)) else due;
+            if (earliest == 0 or wake < earliest) earliest = wake;
         }
         if (earliest == 0) {
             _ = c.pthread_cond_wait(&cond, &mutex);
