@@ -67,7 +67,7 @@ pub const Assembly = struct {
     }
 
     /// The next queued event, if any.
-    pub fn pop(a: *Assembly) ?ev.Event {
+    pub inline fn pop(a: *Assembly) ?ev.Event {
         if (a.queue_head == a.queue.items.len) return null;
         const e = a.queue.items[a.queue_head];
         a.queue_head += 1;

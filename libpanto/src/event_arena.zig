@@ -1,6 +1,7 @@
 //! The memory of one SSE event's decoding (escaped strings, std.json's answers), freed as a
-//! whole before the next event. Most events allocate nothing at all: this arena remembers
-//! whether it was used, so that resetting it costs nothing then.
+//! whole before the next event. Most events allocate nothing at all, and most others a few
+//! bytes (an escaped text delta): those come from a small buffer of its own, by bumping an
+//! index; the rest from an arena, reset only when it was used.
 const std = @import("std");
 const Allocator = std.mem.Allocator;
 const Alignment = std.mem.Alignment;
@@ -8,6 +9,10 @@ const Alignment = std.mem.Alignment;
 pub const EventArena = struct {
     arena: std.heap.ArenaAllocator,
     used: bool = false,
+    small: [small_len]u8 = undefined,
+    small_end: usize = 0,
+
+    const small_len = 4096;
 
     pub fn init(gpa: Allocator) EventArena {
         return .{ .arena = .init(gpa) };
@@ -19,6 +24,7 @@ pub const EventArena = struct {
 
     /// Frees what the last event took, keeping the capacity.
     pub fn reset(e: *EventArena) void {
+        e.small_end = 0;
         if (!e.used) return;
         _ = e.arena.reset(.retain_capacity);
         e.used = false;
@@ -30,36 +36,67 @@ pub const EventArena = struct {
 
     fn alloc(ctx: *anyopaque, len: usize, alignment: Alignment, ret_addr: usize) ?[*]u8 {
         const e: *EventArena = @ptrCast(@alignCast(ctx));
+        const base = @intFromPtr(&e.small);
+        const start = alignment.forward(base + e.small_end) - base;
+        if (start <= small_len and len <= small_len - start) {
+            e.small_end = start + len;
+            return e.small[start..].ptr;
+        }
         e.used = true;
         return e.arena.allocator().rawAlloc(len, alignment, ret_addr);
     }
 
+    fn isSmall(e: *EventArena, memory: []u8) bool {
+        return @intFromPtr(memory.ptr) >= @intFromPtr(&e.small) and @intFromPtr(memory.ptr) < @intFromPtr(&e.small) + small_len;
+    }
+
     fn resize(ctx: *anyopaque, memory: []u8, alignment: Alignment, new_len: usize, ret_addr: usize) bool {
         const e: *EventArena = @ptrCast(@alignCast(ctx));
+        if (e.isSmall(memory)) {
+            // In place: shrinking, or growing the last allocation within the buffer.
+            if (new_len <= memory.len) return true;
+            const start = @intFromPtr(memory.ptr) - @intFromPtr(&e.small);
+            if (start + memory.len != e.small_end or new_len > small_len - start) return false;
+            e.small_end = start + new_len;
+            return true;
+        }
         return e.arena.allocator().rawResize(memory, alignment, new_len, ret_addr);
     }
 
     fn remap(ctx: *anyopaque, memory: []u8, alignment: Alignment, new_len: usize, ret_addr: usize) ?[*]u8 {
+        if (resize(ctx, memory, alignment, new_len, ret_addr)) return memory.ptr;
         const e: *EventArena = @ptrCast(@alignCast(ctx));
+        if (e.isSmall(memory)) return null; // the caller allocates anew and copies
         e.used = true;
         return e.arena.allocator().rawRemap(memory, alignment, new_len, ret_addr);
     }
 
     fn free(ctx: *anyopaque, memory: []u8, alignment: Alignment, ret_addr: usize) void {
         const e: *EventArena = @ptrCast(@alignCast(ctx));
+        if (e.isSmall(memory)) return; // freed with the rest at the reset
         e.arena.allocator().rawFree(memory, alignment, ret_addr);
     }
 };
 
-test "an arena reset only after use, and its memory reused" {
+test "small allocations come from the buffer, large ones from the arena, both reused" {
     var e = EventArena.init(std.testing.allocator);
     defer e.deinit();
     e.reset(); // nothing to do
     const a = e.allocator();
-    const first = try a.alloc(u8, 100);
-    try std.testing.expect(e.used);
+    const small = try a.alloc(u8, 100);
+    try std.testing.expect(e.isSmall(small) and !e.used);
+    const aligned = try a.alloc(u64, 3);
+    try std.testing.expect(e.isSmall(std.mem.sliceAsBytes(aligned)));
+    try std.testing.expect(@intFromPtr(aligned.ptr) % @alignOf(u64) == 0);
+    const large = try a.alloc(u8, 10_000);
+    try std.testing.expect(!e.isSmall(large) and e.used);
+    @memset(large, 1);
     e.reset();
-    try std.testing.expect(!e.used);
-    const second = try a.alloc(u8, 100);
-    try std.testing.expectEqual(first.ptr, second.ptr); // the same memory again
+    try std.testing.expect(!e.used and e.small_end == 0);
+    try std.testing.expectEqual(small.ptr, (try a.alloc(u8, 100)).ptr); // the same memory again
+    // A list that outgrows the buffer moves to the arena, its content kept.
+    var list: std.ArrayList(u8) = .empty;
+    for (0..10_000) |i| try list.append(a, @truncate(i));
+    for (list.items, 0..) |b, i| try std.testing.expectEqual(@as(u8, @truncate(i)), b);
+    try std.testing.expect(e.used);
 }

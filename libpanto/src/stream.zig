@@ -480,7 +480,7 @@ pub const Stream = struct {
         return if (s.state == .failed) &s.detail else null;
     }
 
-    fn deliver(s: *Stream, e: ev.Event) NextError!?ev.Event {
+    inline fn deliver(s: *Stream, e: ev.Event) NextError!?ev.Event {
         watchdog.progress(&s.watch);
         if (e != .message_start) s.content_delivered = true;
         if (e == .message_end) {
