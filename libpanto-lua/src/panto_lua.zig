@@ -82,6 +82,8 @@ const Stream = struct {
     next: ?*Stream,
     /// The armed cancel_after() timer, if any.
     timer: ?*Timer,
+    /// User value 3 may hold a pending tool call (set with it): next() looks only then.
+    may_have_pending: bool = false,
 };
 
 // ---- stream:cancel_after(ms): a one-shot timer thread ------------------------------------
@@ -1807,7 +1809,6 @@ fn fetchEvent(L: State, s: *Stream) c_int {
 /// The TOOL_CALL_START event at the top awaits a result: when its tool has a handler, the next
 /// next() runs it. Stream at index 1.
 fn rememberCall(L: State, s: *Stream) void {
-    _ = s;
     const ev = c.lua_absindex(L, -1);
     _ = c.lua_getiuservalue(L, 1, uv_stream_agent);
     if (c.lua_getiuservalue(L, -1, uv_agent_handlers) != c.LUA_TTABLE) return pop(L, 2);
@@ -1823,6 +1824,7 @@ fn rememberCall(L: State, s: *Stream) void {
     c.lua_pushvalue(L, ev);
     c.lua_rawseti(L, -2, pending_event);
     _ = c.lua_setiuservalue(L, 1, uv_stream_pending);
+    s.may_have_pending = true;
     pop(L, 2);
 }
 
@@ -1845,7 +1847,8 @@ fn streamIterate(L: State) callconv(.c) c_int {
 
 /// next() of the stream at index 1, the only value on the stack.
 fn nextOf(L: State, s: *Stream) c_int {
-    if (s.phase == .open and c.lua_getiuservalue(L, 1, uv_stream_pending) == c.LUA_TTABLE) {
+    if (s.phase == .open and s.may_have_pending and c.lua_getiuservalue(L, 1, uv_stream_pending) == c.LUA_TTABLE) {
+        s.may_have_pending = false;
         // Stack: stream, pending call. It runs once, whatever happens.
         c.lua_pushnil(L);
         _ = c.lua_setiuservalue(L, 1, uv_stream_pending);
