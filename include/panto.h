@@ -235,8 +235,10 @@ typedef struct PantoStream PantoStream;
  *               error is returned); x-should-retry honored
  *   timeouts    object {"first_byte_ms": 60000, "idle_ms": 90000, "total_ms": 600000}: from
  *               sending a request to its response head; between two events that carry
- *               progress (pings and SSE comments do not); for all the provider calls of a
- *               turn. 0 disables one. Each ends the turn with PANTO_ERR_TIMEOUT.
+ *               progress (pings and SSE comments do not; progress is sampled every
+ *               idle_ms/8, 1 ms at least, so the idle limit may end a turn that much late);
+ *               for all the provider calls of a turn. 0 disables one. Each ends the turn
+ *               with PANTO_ERR_TIMEOUT.
  * Unknown keys are refused.
  *
  * Like sqlite3_open, on PANTO_ERR_CONFIG *out_agent is still set: read the reason with

@@ -2,9 +2,11 @@
 //! ends; comments; multi-line `data`; any split across network reads.
 //!
 //! It pulls bytes from a source that has `buffered() []u8`, `toss(n)` and `fillMore() !void`
-//! (a `*std.Io.Reader` has all three), so each `next()` reads just enough for one event.
-//! Complete lines inside the source's buffer are parsed in place; only a line cut by a read
-//! is copied. Buffers are reused, so a warmed-up parser allocates nothing per event.
+//! (a `*std.Io.Reader` has all three, and its `buffer`, which this reads more into), so each
+//! `next()` reads just enough for one event. An event whole in the source's buffer is handed
+//! out as slices of it, without a copy (the common case, recognized in one pass when it is a
+//! plain `event:`/`data:` pair); otherwise lines are parsed in place and only a line cut by a
+//! read is copied. Buffers are reused, so a warmed-up parser allocates nothing per event.
 const std = @import("std");
 const Allocator = std.mem.Allocator;
 
