@@ -1685,22 +1685,23 @@ fn fieldBoolean(L: State, key: Key, b: bool) void {
     c.lua_rawset(L, -3);
 }
 
-fn fieldEventKind(L: State, kind: c_int) void {
-    pushKey(L, .kind);
-    if (kind >= 1 and kind <= max_event_kind)
-        _ = c.lua_rawgeti(L, names_upvalue, @as(c.lua_Integer, event_kind_base) + kind)
+/// The name of an event or block kind: from the names table, or, for a kind newer than this
+/// module, from the C ABI.
+fn fieldKindName(L: State, key: Key, kind: c_int, comptime first: c_int, comptime last: c_int, comptime base: c_int, name: *const fn (c_int) callconv(.c) [*c]const u8) void {
+    pushKey(L, key);
+    if (kind >= first and kind <= last)
+        _ = c.lua_rawgeti(L, names_upvalue, @as(c.lua_Integer, base) + kind)
     else
-        _ = c.lua_pushstring(L, c.panto_event_kind_name(kind));
+        _ = c.lua_pushstring(L, name(kind));
     c.lua_rawset(L, -3);
 }
 
+fn fieldEventKind(L: State, kind: c_int) void {
+    fieldKindName(L, .kind, kind, 1, max_event_kind, event_kind_base, c.panto_event_kind_name);
+}
+
 fn fieldBlockKind(L: State, kind: c_int) void {
-    pushKey(L, .block_kind);
-    if (kind >= 0 and kind <= max_block_kind)
-        _ = c.lua_rawgeti(L, names_upvalue, @as(c.lua_Integer, block_kind_base) + kind)
-    else
-        _ = c.lua_pushstring(L, c.panto_block_kind_name(kind));
-    c.lua_rawset(L, -3);
+    fieldKindName(L, .block_kind, kind, 0, max_block_kind, block_kind_base, c.panto_block_kind_name);
 }
 
 fn setUsage(L: State, ev: *const c.PantoEvent) void {
