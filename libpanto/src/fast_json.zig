@@ -475,6 +475,13 @@ pub fn sameBytes(a: []const u8, b: []const u8) bool {
         const y: V = b[i..][0..32].*;
         if (@reduce(.Or, x != y)) return false;
     }
+    if (i == a.len) return true;
+    if (a.len >= 32) {
+        // The rest: the last 32 bytes, overlapping what was compared already.
+        const x: V = a[a.len - 32 ..][0..32].*;
+        const y: V = b[b.len - 32 ..][0..32].*;
+        return !@reduce(.Or, x != y);
+    }
     while (i < a.len) : (i += 1) if (a[i] != b[i]) return false;
     return true;
 }
