@@ -236,9 +236,10 @@ typedef struct PantoStream PantoStream;
  *   timeouts    object {"connect_ms": 10000, "first_byte_ms": 60000, "idle_ms": 90000,
  *               "total_ms": 600000}: to open a connection (the TCP connect, a proxy's CONNECT
  *               tunnel, the TLS handshake); from sending a request to its response head;
- *               between two events that carry progress (pings and SSE comments do not); for all
- *               the provider calls of a turn. 0 disables one. Each ends the turn with
- *               PANTO_ERR_TIMEOUT (not retried).
+ *               between two events that carry progress (pings and SSE comments do not;
+ *               progress is sampled every idle_ms/8, 1 ms at least, so the idle limit may end
+ *               a turn that much late); for all the provider calls of a turn. 0 disables one.
+ *               Each ends the turn with PANTO_ERR_TIMEOUT (not retried).
  * Unknown keys are refused.
  *
  * The network comes from the environment, read at each request (as curl does): HTTPS_PROXY,

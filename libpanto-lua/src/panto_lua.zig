@@ -82,6 +82,8 @@ const Stream = struct {
     next: ?*Stream,
     /// The armed cancel_after() timer, if any.
     timer: ?*Timer,
+    /// User value 3 may hold a pending tool call (set with it): next() looks only then.
+    may_have_pending: bool = false,
 };
 
 // ---- stream:cancel_after(ms): a one-shot timer thread ------------------------------------
@@ -1683,22 +1685,23 @@ fn fieldBoolean(L: State, key: Key, b: bool) void {
     c.lua_rawset(L, -3);
 }
 
-fn fieldEventKind(L: State, kind: c_int) void {
-    pushKey(L, .kind);
-    if (kind >= 1 and kind <= max_event_kind)
-        _ = c.lua_rawgeti(L, names_upvalue, @as(c.lua_Integer, event_kind_base) + kind)
+/// The name of an event or block kind: from the names table, or, for a kind newer than this
+/// module, from the C ABI.
+fn fieldKindName(L: State, key: Key, kind: c_int, comptime first: c_int, comptime last: c_int, comptime base: c_int, name: *const fn (c_int) callconv(.c) [*c]const u8) void {
+    pushKey(L, key);
+    if (kind >= first and kind <= last)
+        _ = c.lua_rawgeti(L, names_upvalue, @as(c.lua_Integer, base) + kind)
     else
-        _ = c.lua_pushstring(L, c.panto_event_kind_name(kind));
+        _ = c.lua_pushstring(L, name(kind));
     c.lua_rawset(L, -3);
 }
 
+fn fieldEventKind(L: State, kind: c_int) void {
+    fieldKindName(L, .kind, kind, 1, max_event_kind, event_kind_base, c.panto_event_kind_name);
+}
+
 fn fieldBlockKind(L: State, kind: c_int) void {
-    pushKey(L, .block_kind);
-    if (kind >= 0 and kind <= max_block_kind)
-        _ = c.lua_rawgeti(L, names_upvalue, @as(c.lua_Integer, block_kind_base) + kind)
-    else
-        _ = c.lua_pushstring(L, c.panto_block_kind_name(kind));
-    c.lua_rawset(L, -3);
+    fieldKindName(L, .block_kind, kind, 0, max_block_kind, block_kind_base, c.panto_block_kind_name);
 }
 
 fn setUsage(L: State, ev: *const c.PantoEvent) void {
@@ -1807,7 +1810,6 @@ fn fetchEvent(L: State, s: *Stream) c_int {
 /// The TOOL_CALL_START event at the top awaits a result: when its tool has a handler, the next
 /// next() runs it. Stream at index 1.
 fn rememberCall(L: State, s: *Stream) void {
-    _ = s;
     const ev = c.lua_absindex(L, -1);
     _ = c.lua_getiuservalue(L, 1, uv_stream_agent);
     if (c.lua_getiuservalue(L, -1, uv_agent_handlers) != c.LUA_TTABLE) return pop(L, 2);
@@ -1823,6 +1825,7 @@ fn rememberCall(L: State, s: *Stream) void {
     c.lua_pushvalue(L, ev);
     c.lua_rawseti(L, -2, pending_event);
     _ = c.lua_setiuservalue(L, 1, uv_stream_pending);
+    s.may_have_pending = true;
     pop(L, 2);
 }
 
@@ -1845,7 +1848,8 @@ fn streamIterate(L: State) callconv(.c) c_int {
 
 /// next() of the stream at index 1, the only value on the stack.
 fn nextOf(L: State, s: *Stream) c_int {
-    if (s.phase == .open and c.lua_getiuservalue(L, 1, uv_stream_pending) == c.LUA_TTABLE) {
+    if (s.phase == .open and s.may_have_pending and c.lua_getiuservalue(L, 1, uv_stream_pending) == c.LUA_TTABLE) {
+        s.may_have_pending = false;
         // Stack: stream, pending call. It runs once, whatever happens.
         c.lua_pushnil(L);
         _ = c.lua_setiuservalue(L, 1, uv_stream_pending);

@@ -8,8 +8,11 @@
 //! std.json, whose value or error stands. It is not sure about anything outside the plain
 //! common forms: malformed JSON, a duplicate known field, a number where a string is expected
 //! (std.json converts some), integers written as floats, negative or out of range, nesting
-//! deeper than `max_depth`. So malformed input still fails
-//! with std.json's error, and the fast path never has to reproduce one.
+//! deeper than `max_depth`. So malformed input still fails with std.json's error, and the
+//! fast path never has to reproduce one.
+//!
+//! `Shape` reads the hottest events by hand with the same pieces (anthropic.hotDelta,
+//! openai_hot.zig); fast_json_test.zig and hot_shapes_test.zig check both against std.json.
 //!
 //! What it does fully: objects in any field order with unknown fields skipped (and validated,
 //! as std.json does), whitespace, null for optionals, strings with every escape including
@@ -127,8 +130,6 @@ pub const Shape = struct {
         return s.d.pos == s.d.src.len;
     }
 };
-
-pub const sameBytes = eqlBytes;
 
 /// `key` is `name` (a comparison of known length against constants).
 pub inline fn keyIs(key: []const u8, comptime name: []const u8) bool {
@@ -465,7 +466,7 @@ inline fn sameAt(comptime T: type, s: []const u8, comptime word: []const u8, com
 }
 
 /// `a` and `b`, of one length, hold the same bytes: 32 at a time.
-fn eqlBytes(a: []const u8, b: []const u8) bool {
+pub fn sameBytes(a: []const u8, b: []const u8) bool {
     std.debug.assert(a.len == b.len);
     const V = @Vector(32, u8);
     var i: usize = 0;
@@ -473,6 +474,13 @@ fn eqlBytes(a: []const u8, b: []const u8) bool {
         const x: V = a[i..][0..32].*;
         const y: V = b[i..][0..32].*;
         if (@reduce(.Or, x != y)) return false;
+    }
+    if (i == a.len) return true;
+    if (a.len >= 32) {
+        // The rest: the last 32 bytes, overlapping what was compared already.
+        const x: V = a[a.len - 32 ..][0..32].*;
+        const y: V = b[b.len - 32 ..][0..32].*;
+        return !@reduce(.Or, x != y);
     }
     while (i < a.len) : (i += 1) if (a[i] != b[i]) return false;
     return true;
@@ -619,15 +627,15 @@ test "startsWithComptime finds a difference at every position of every word leng
     }
 }
 
-test "eqlBytes" {
+test "sameBytes" {
     var a: [100]u8 = undefined;
     for (&a, 0..) |*x, i| x.* = @intCast(i);
     var b = a;
     for (0..a.len + 1) |len| {
-        try std.testing.expect(eqlBytes(a[0..len], b[0..len]));
+        try std.testing.expect(sameBytes(a[0..len], b[0..len]));
         for (0..len) |at| {
             b[at] +%= 1;
-            try std.testing.expect(!eqlBytes(a[0..len], b[0..len]));
+            try std.testing.expect(!sameBytes(a[0..len], b[0..len]));
             b[at] -%= 1;
         }
     }

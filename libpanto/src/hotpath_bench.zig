@@ -1,5 +1,5 @@
 //! The core's per-event work without the network: an SSE body from a file goes through the
-//! SSE parser, the provider's decoder and the assembly, 16 KiB at a time as from a socket.
+//! SSE parser, the provider's decoder and the assembly, 64 KiB at a time as from a socket.
 //! For profiling the hot path in isolation (bench/profile.sh measures the whole library).
 //!
 //!     zig build hotpath -Doptimize=ReleaseSafe
@@ -24,7 +24,7 @@ pub fn main(init: std.process.Init) !void {
     const body = try std.Io.Dir.cwd().readFileAlloc(init.io, args[2], gpa, .unlimited);
     defer gpa.free(body);
 
-    var buffer: [16 * 1024]u8 = undefined;
+    var buffer: [64 * 1024]u8 = undefined;
     var source: std.testing.Reader = .init(&buffer, &.{.{ .buffer = body }});
     var parser = sse.Parser.init(gpa);
     defer parser.deinit();

@@ -103,6 +103,11 @@ pub fn parse(arena: Allocator, data: []const u8, prefix: *Prefix) Allocator.Erro
         } else if (keyIs(key, "error")) {
             return null;
         } else if (!s.skip()) return null;
+        // What the API sends after "choices" (stream_options.include_usage puts a null usage
+        // in every chunk), byte for byte; else key by key.
+        if (s.literal(",\"usage\":null,\"obfuscation\":")) {
+            if (!top.seen.first("usage") or !s.skip()) return null;
+        }
         if (s.token(',')) continue;
         if (s.token('}')) break;
         return null;

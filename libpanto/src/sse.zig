@@ -2,9 +2,11 @@
 //! ends; comments; multi-line `data`; any split across network reads.
 //!
 //! It pulls bytes from a source that has `buffered() []u8`, `toss(n)` and `fillMore() !void`
-//! (a `*std.Io.Reader` has all three), so each `next()` reads just enough for one event.
-//! Complete lines inside the source's buffer are parsed in place; only a line cut by a read
-//! is copied. Buffers are reused, so a warmed-up parser allocates nothing per event.
+//! (a `*std.Io.Reader` has all three, and its `buffer`, which this reads more into), so each
+//! `next()` reads just enough for one event. An event whole in the source's buffer is handed
+//! out as slices of it, without a copy (the common case, recognized in one pass when it is a
+//! plain `event:`/`data:` pair); otherwise lines are parsed in place and only a line cut by a
+//! read is copied. Buffers are reused, so a warmed-up parser allocates nothing per event.
 const std = @import("std");
 const Allocator = std.mem.Allocator;
 
@@ -84,14 +86,7 @@ pub const Parser = struct {
     fn nextInBuffer(p: *Parser, source: anytype) (Error || FillError(@TypeOf(source)))!?Event {
         const capacity = bufferCapacity(source);
         while (true) {
-            var bytes = source.buffered();
-            if (p.skip_lf and bytes.len > 0) {
-                p.skip_lf = false;
-                if (bytes[0] == '\n') {
-                    source.toss(1);
-                    bytes = bytes[1..];
-                }
-            }
+            const bytes = p.buffered(source);
             switch (try p.eventIn(bytes)) {
                 .found => |found| {
                     source.toss(found.len);
@@ -173,18 +168,21 @@ pub const Parser = struct {
         }
     }
 
+    /// The source's buffered bytes, past the LF owed to a CR that ended the last read.
+    fn buffered(p: *Parser, source: anytype) []u8 {
+        const bytes = source.buffered();
+        if (!p.skip_lf or bytes.len == 0) return bytes;
+        p.skip_lf = false;
+        if (bytes[0] != '\n') return bytes;
+        source.toss(1);
+        return bytes[1..];
+    }
+
     /// Returns the next line without its line end, or null at the end of the stream.
     fn nextLine(p: *Parser, source: anytype) (Error || FillError(@TypeOf(source)))!?[]const u8 {
         p.partial_line.clearRetainingCapacity();
         while (true) {
-            var bytes = source.buffered();
-            if (p.skip_lf and bytes.len > 0) {
-                p.skip_lf = false;
-                if (bytes[0] == '\n') {
-                    source.toss(1);
-                    bytes = bytes[1..];
-                }
-            }
+            const bytes = p.buffered(source);
             if (lineEnd(bytes)) |end| {
                 source.toss(end + 1);
                 p.skip_lf = bytes[end] == '\r';

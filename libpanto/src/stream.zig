@@ -21,7 +21,9 @@ const TurnError = errors.TurnError;
 /// its result; nothing changed, submit it and call again.
 pub const NextError = TurnError || error{ResultPending};
 
-const transfer_buffer_len = 16 * 1024;
+/// The body is read into this much at a time: at 64 KiB, a read call brings some 500 small
+/// events (a syscall costs as much as decoding several of them).
+const transfer_buffer_len = 64 * 1024;
 const max_error_body = 64 * 1024;
 
 pub const Stream = struct {

@@ -623,3 +623,48 @@ test "the chunks of a chunked body that already arrived are read in one batch" {
     try std.testing.expect(rest[3] == .block_complete);
     try std.testing.expect((try stream.nextBatch(64))[0] == .message_end);
 }
+
+test "a warmed-up stream allocates nothing per event, in either provider's format" {
+    const deltas = 3000;
+    var body: std.ArrayList(u8) = .empty;
+    defer body.deinit(std.testing.allocator);
+    for ([_]@import("config.zig").Provider{ .anthropic, .openai }) |provider| {
+        body.clearRetainingCapacity();
+        // Plain and escaped text, and now and then an event only std.json reads (a number as
+        // a string): every path of the decoding.
+        const words = [_][]const u8{ " plain", " \\\"quoted\\\"", "\\n", " \\u00e9t\\u00e9" };
+        switch (provider) {
+            .anthropic => {
+                try body.appendSlice(std.testing.allocator, sse_head);
+                for (0..deltas) |i| try body.print(std.testing.allocator, "event: content_block_delta\ndata: {{\"type\":\"content_block_delta\",\"index\":{s},\"delta\":{{\"type\":\"text_delta\",\"text\":\"{s}\"}}}}\n\n", .{ if (i % 97 == 0) "\"0\"" else "0", words[i % words.len] });
+                try body.appendSlice(std.testing.allocator, "event: content_block_stop\ndata: {\"type\":\"content_block_stop\",\"index\":0}\n\nevent: message_stop\ndata: {\"type\":\"message_stop\"}\n\n");
+            },
+            .openai => {
+                for (0..deltas) |i| try body.print(std.testing.allocator, "data: {{\"id\":\"c\",\"object\":\"chat.completion.chunk\",\"created\":1,\"model\":\"m\",\"choices\":[{{\"index\":{s},\"delta\":{{\"content\":\"{s}\"}},\"logprobs\":null,\"finish_reason\":null}}]}}\n\n", .{ if (i % 97 == 0) "0.0" else "0", words[i % words.len] });
+                try body.appendSlice(std.testing.allocator, "data: {\"id\":\"c\",\"choices\":[{\"index\":0,\"delta\":{},\"finish_reason\":\"stop\"}]}\n\ndata: [DONE]\n\n");
+            },
+        }
+        var server: TestServer = undefined;
+        try server.start(.{ .framing = .content_length, .body = body.items });
+        defer server.stop();
+        var url_buf: [64]u8 = undefined;
+        const url = try std.fmt.bufPrint(&url_buf, "http://127.0.0.1:{d}", .{server.port});
+        var counting = std.testing.FailingAllocator.init(std.testing.allocator, .{});
+        const agent = try Agent.init(counting.allocator(), .{ .provider = provider, .model = "m", .base_url = url, .api_key = "k" });
+        defer agent.deinit();
+        const stream = try agent.run("hi");
+        defer stream.destroy();
+        var seen: usize = 0;
+        var allocations_at_1000: usize = 0;
+        while (try stream.next()) |e| {
+            if (e != .content_delta) continue;
+            seen += 1;
+            if (seen == 1000) allocations_at_1000 = counting.allocations;
+            if (seen == deltas) {
+                // 2000 events later: only the block's text may have grown (it doubles).
+                try std.testing.expect(counting.allocations - allocations_at_1000 <= 3);
+            }
+        }
+        try std.testing.expectEqual(deltas, seen);
+    }
+}
