@@ -210,13 +210,18 @@ pub export fn panto_next_event(stream: ?*PantoStream, ev: ?*PantoEvent) c_int {
     const s = stream orelse return code(.invalid_argument);
     const out = ev orelse return code(.invalid_argument);
     if (out.size < @offsetOf(PantoEvent, "index")) return code(.invalid_argument);
-    const event = (s.next() catch |err| return switch (err) {
+    const event = (s.nextRef() catch |err| return switch (err) {
         error.ResultPending => code(.result_pending),
         else => |e| code(.fromTurnError(e)),
     }) orelse return code(.done);
     // A caller built against this header (nearly all): filled in place, without the copy
     // writeSized makes for older, shorter structs.
-    if (out.size == @sizeOf(PantoEvent)) out.* = toAbi(event) else abi.writeSized(PantoEvent, out, toAbi(event));
+    if (out.size != @sizeOf(PantoEvent)) {
+        abi.writeSized(PantoEvent, out, toAbi(event.*));
+    } else if (event.* == .content_delta) {
+        // The event of nearly every call: written in place, without a temporary.
+        out.* = contentDelta(&event.content_delta);
+    } else out.* = toAbi(event.*);
     return code(.event);
 }
 
@@ -256,7 +261,7 @@ fn toAbi(event: panto.Event) PantoEvent {
     return switch (event) {
         .message_start => |e| .{ .kind = @intFromEnum(abi.EventKind.message_start), .id = .from(e.id), .model = .from(e.model) },
         .block_start => |e| .{ .kind = @intFromEnum(abi.EventKind.block_start), .index = e.index, .block_kind = @intFromEnum(e.kind) },
-        .content_delta => |e| .{ .kind = @intFromEnum(abi.EventKind.content_delta), .index = e.index, .block_kind = @intFromEnum(e.kind), .text = .from(e.text) },
+        .content_delta => |*e| contentDelta(e),
         .block_complete => |e| .{ .kind = @intFromEnum(abi.EventKind.block_complete), .index = e.index, .block_kind = @intFromEnum(e.kind), .text = .from(e.text) },
         .message_end => |e| messageEnd(.message_end, e),
         .message_complete => |e| messageEnd(.message_complete, e),
@@ -265,6 +270,10 @@ fn toAbi(event: panto.Event) PantoEvent {
         .tool_result => |e| .{ .kind = @intFromEnum(abi.EventKind.tool_result), .id = .from(e.id), .name = .from(e.name), .text = .from(e.content), .is_error = @intFromBool(e.is_error) },
         .provider_retry => |e| .{ .kind = @intFromEnum(abi.EventKind.provider_retry), .attempt = e.attempt, .delay_ms = e.delay_ms, .http_status = e.http_status, .text = .from(e.reason) },
     };
+}
+
+inline fn contentDelta(e: *const panto.event.ContentDelta) PantoEvent {
+    return .{ .kind = @intFromEnum(abi.EventKind.content_delta), .index = e.index, .block_kind = @intFromEnum(e.kind), .text = .from(e.text) };
 }
 
 fn messageEnd(kind: abi.EventKind, e: panto.event.MessageComplete) PantoEvent {

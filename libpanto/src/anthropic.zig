@@ -161,7 +161,10 @@ pub const Decoder = struct {
     /// Turns one SSE event into panto events on `a`. Provider error events fail the turn
     /// with the matching error, recording the detail.
     pub fn handle(d: *Decoder, a: *Assembly, arena: Allocator, event: sse.Event, detail: *errors.Detail) errors.TurnError!void {
-        if (try hotDelta(arena, event.data)) |hot| return applyDelta(a, detail, hot.index, hot.delta);
+        if (try hotDelta(arena, event.data)) |hot| {
+            if (try hotDeltaEvent(a, detail, hot)) |e| try a.push(e);
+            return;
+        }
         const wire = fast_json.decode(WireEvent, arena, event.data) catch |err| switch (err) {
             error.OutOfMemory => return error.OutOfMemory,
             else => {
@@ -229,32 +232,55 @@ fn applyDelta(a: *Assembly, detail: *errors.Detail, index: u32, delta: WireDelta
     // Unknown delta types carry no text for this block.
 }
 
-pub const HotDelta = struct { index: u32, delta: WireDelta };
+/// The block index and the text (or thinking, or tool input) of a hot delta.
+pub const HotDelta = struct { index: u32, fragment: []const u8 };
 
 /// Nearly every event of a stream is a content_block_delta the API writes exactly so:
 ///     {"type":"content_block_delta","index":N,"delta":{"type":"text_delta","text":"..."}}
-/// (or thinking_delta/thinking, input_json_delta/partial_json), maybe padded with spaces.
-/// Recognized byte for byte, its text decoded as fast_json does; any other event, or any
-/// difference, goes to the general decoding (null).
+/// (or thinking_delta/thinking, input_json_delta/partial_json), maybe padded with spaces
+/// before its last braces. Recognized byte for byte, its text decoded as fast_json does; any
+/// other event, or any difference, goes to the general decoding (null).
 pub fn hotDelta(arena: Allocator, data: []const u8) Allocator.Error!?HotDelta {
     var s = fast_json.Shape.init(arena, data);
-    if (!s.literal("{\"type\":\"content_block_delta\",\"index\":")) return null;
+    const delta = try hotFields(&s, "") orelse return null;
+    if (!s.token('}') or !s.token('}') or !s.end()) return null;
+    return delta;
+}
+
+/// A hot delta's whole SSE event, framed as the API frames it,
+///     event: content_block_delta\ndata: {hot delta}\n\n
+/// read from the received bytes without the SSE parser: the same event, one pass instead of
+/// three (lines, fields, JSON). `len` is how many bytes it took. Null for anything else,
+/// including an event `bytes` does not hold whole: the SSE parser reads those.
+pub fn hotEvent(arena: Allocator, bytes: []const u8) Allocator.Error!?struct { delta: HotDelta, len: usize } {
+    var s = fast_json.Shape.init(arena, bytes);
+    const delta = try hotFields(&s, "event: content_block_delta\ndata: ") orelse return null;
+    // No padding here: whitespace could hide a line end, which the SSE parser would see.
+    if (!s.literal("}}\n\n")) return null;
+    return .{ .delta = delta, .len = s.position() };
+}
+
+/// A hot delta after `framing`, up to its text, which ends at its closing quote. No
+/// whitespace between the tokens: a CR or LF there would end the SSE data line (hotEvent).
+inline fn hotFields(s: *fast_json.Shape, comptime framing: []const u8) Allocator.Error!?HotDelta {
+    if (!s.literal(framing ++ "{\"type\":\"content_block_delta\",\"index\":")) return null;
+    if (!s.nextIsDigit()) return null;
     const index = s.integer(u32) orelse return null;
     if (!s.literal(",\"delta\":{\"type\":\"")) return null;
-    var delta: WireDelta = .{};
-    if (s.literal("text_delta\",\"text\":")) {
-        delta.type = "text_delta";
-        delta.text = try s.string() orelse return null;
-    } else if (s.literal("thinking_delta\",\"thinking\":")) {
-        delta.type = "thinking_delta";
-        delta.thinking = try s.string() orelse return null;
-    } else if (s.literal("input_json_delta\",\"partial_json\":")) {
-        delta.type = "input_json_delta";
-        delta.partial_json = try s.string() orelse return null;
-    } else return null;
-    // The API pads some events with spaces before the last brace.
-    if (!s.token('}') or !s.token('}') or !s.end()) return null;
-    return .{ .index = index, .delta = delta };
+    // text, thinking and tool input all add to their block alike (see applyDelta).
+    if (!s.literal("text_delta\",\"text\":\"") and
+        !s.literal("thinking_delta\",\"thinking\":\"") and
+        !s.literal("input_json_delta\",\"partial_json\":\"")) return null;
+    const fragment = try s.stringAfterQuote() orelse return null;
+    return .{ .index = index, .fragment = fragment };
+}
+
+/// A hot delta's event, for a decoder that hands it out at once: the text added to its
+/// block. Null when it makes no event (empty text).
+pub fn hotDeltaEvent(a: *Assembly, detail: *errors.Detail, hot: HotDelta) errors.TurnError!?@import("event.zig").Event {
+    const b = a.findOpen(hot.index) orelse return protocol(a, detail, "a delta for a block that is not open");
+    if (hot.fragment.len == 0) return null;
+    return try a.delta(b, hot.fragment);
 }
 
 fn applyUsage(a: *Assembly, u: WireUsage) void {

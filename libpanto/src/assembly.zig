@@ -85,7 +85,7 @@ pub const Assembly = struct {
         return a.queue.items[a.queue_head];
     }
 
-    fn push(a: *Assembly, e: ev.Event) Allocator.Error!void {
+    pub fn push(a: *Assembly, e: ev.Event) Allocator.Error!void {
         // The queue has room nearly always: no call to grow it.
         if (a.queue.items.len < a.queue.capacity) return a.queue.appendAssumeCapacity(e);
         try a.queue.append(a.gpa, e);
@@ -138,10 +138,16 @@ pub const Assembly = struct {
     /// Adds a fragment to a block. `fragment` must stay valid until the event is popped.
     pub fn appendDelta(a: *Assembly, b: *Block, fragment: []const u8) Allocator.Error!void {
         if (fragment.len == 0) return;
+        try a.push(try a.delta(b, fragment));
+    }
+
+    /// Adds a non-empty fragment to a block and returns its event, not queued: for a decoder
+    /// that hands it out at once (the caller sees that nothing is queued before it).
+    pub inline fn delta(a: *Assembly, b: *Block, fragment: []const u8) Allocator.Error!ev.Event {
         if (b.text.capacity - b.text.items.len >= fragment.len) {
             b.text.appendSliceAssumeCapacity(fragment); // no call to grow it
         } else try b.text.appendSlice(a.gpa, fragment);
-        try a.push(.{ .content_delta = .{ .index = a.indexOf(b), .kind = b.kind, .text = fragment } });
+        return .{ .content_delta = .{ .index = a.indexOf(b), .kind = b.kind, .text = fragment } };
     }
 
     pub fn completeBlock(a: *Assembly, b: *Block) Allocator.Error!void {

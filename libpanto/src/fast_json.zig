@@ -74,10 +74,21 @@ pub const Shape = struct {
     }
 
     pub inline fn string(s: *Shape) Allocator.Error!?[]const u8 {
-        return s.d.string() catch |err| switch (err) {
+        if (!s.token('"')) return null;
+        return s.stringAfterQuote();
+    }
+
+    /// A string value whose opening quote was consumed already (as the end of a `literal`).
+    pub inline fn stringAfterQuote(s: *Shape) Allocator.Error!?[]const u8 {
+        return s.d.stringAfterQuote() catch |err| switch (err) {
             error.Unsure => null,
             error.OutOfMemory => error.OutOfMemory,
         };
+    }
+
+    /// The next byte, with no whitespace skipped, is a digit.
+    pub inline fn nextIsDigit(s: *const Shape) bool {
+        return s.d.pos < s.d.src.len and isDigit(s.d.src[s.d.pos]);
     }
 
     /// Consumes the structural character `ch` (`{` `}` `[` `]` `,` `:`), after any whitespace.
@@ -291,6 +302,11 @@ const Decoder = struct {
     inline fn string(d: *Decoder) Error![]const u8 {
         if (try d.peek() != '"') return error.Unsure;
         d.pos += 1;
+        return d.stringAfterQuote();
+    }
+
+    /// A string value from just after its opening quote.
+    inline fn stringAfterQuote(d: *Decoder) Error![]const u8 {
         const start = d.pos;
         const escaped = try d.stringEnd();
         const raw = d.src[start..d.pos];
@@ -445,6 +461,21 @@ const Decoder = struct {
 /// `s` (at least as long as `word`) starts with `word`: eight bytes at a time against
 /// constants; the rest, or a short word, by overlapping loads that end at its last byte.
 inline fn startsWithComptime(s: []const u8, comptime word: []const u8) bool {
+    if (word.len >= 16) {
+        // Long words (the hot events' fixed parts): 32 bytes at a time, then pieces of 16, 8,
+        // 4, 2 and 1 that do not overlap (overlapping loads make LLVM stitch vectors together
+        // byte by byte). One bounds check, on the whole word.
+        const head: *const [word.len]u8 = s[0..word.len];
+        comptime var at: usize = 0;
+        inline for (.{ 32, 16, 8, 4, 2, 1 }) |n| {
+            inline while (word.len - at >= n) : (at += n) {
+                const want: @Vector(n, u8) = comptime word[at..][0..n].*;
+                const got: @Vector(n, u8) = head[at..][0..n].*;
+                if (!@reduce(.And, got == want)) return false;
+            }
+        }
+        return true;
+    }
     inline for (.{ u64, u32, u16 }) |T| {
         const n = @sizeOf(T);
         if (word.len >= n) {

@@ -8,6 +8,7 @@ const fast_json = @import("fast_json.zig");
 const anthropic = @import("anthropic.zig");
 const openai = @import("openai.zig");
 const openai_hot = @import("openai_hot.zig");
+const sse = @import("sse.zig");
 
 const Doc = struct {
     random: std.Random,
@@ -106,11 +107,29 @@ fn compareAnthropic(input: []const u8) !bool {
         std.debug.print("hotDelta took what std.json refuses ({s}): {s}\n", .{ @errorName(err), input });
         return error.TestUnexpectedResult;
     };
-    std.testing.expectEqualDeep(anthropic.WireEvent{ .type = "content_block_delta", .index = hot.index, .delta = hot.delta }, wire) catch |err| {
+    expectSameDelta(hot, wire) catch |err| {
         std.debug.print("hotDelta and std.json differ on: {s}\n", .{input});
         return err;
     };
     return true;
+}
+
+/// `wire` is the content_block_delta `hot` read: the same index, and one of text, thinking
+/// or tool input, the one its type names, holding the same fragment.
+fn expectSameDelta(hot: anthropic.HotDelta, wire: anthropic.WireEvent) !void {
+    try std.testing.expectEqualStrings("content_block_delta", wire.type);
+    try std.testing.expectEqual(hot.index, wire.index);
+    const delta = wire.delta orelse return error.TestUnexpectedResult;
+    const kind = delta.type orelse return error.TestUnexpectedResult;
+    const expected: anthropic.WireDelta = if (std.mem.eql(u8, kind, "text_delta"))
+        .{ .type = kind, .text = hot.fragment }
+    else if (std.mem.eql(u8, kind, "thinking_delta"))
+        .{ .type = kind, .thinking = hot.fragment }
+    else if (std.mem.eql(u8, kind, "input_json_delta"))
+        .{ .type = kind, .partial_json = hot.fragment }
+    else
+        return error.TestUnexpectedResult;
+    try std.testing.expectEqualDeep(expected, delta);
 }
 
 test "Anthropic hot deltas read as std.json reads them" {
@@ -127,6 +146,54 @@ test "Anthropic hot deltas read as std.json reads them" {
     }
     // Not vacuous: many documents are the hot shape, and many are not.
     try std.testing.expect(hot > rounds / 5 and hot < rounds - rounds / 10);
+}
+
+/// The SSE framing of an Anthropic event, now and then not as the API frames it.
+fn anthropicFraming(d: *Doc) !void {
+    if (d.chance(5)) try d.put(d.pick(&.{ ": ping\n", "id: 7\n", "\n", "retry: 10\n" }));
+    try d.put(if (d.chance(90)) "event: content_block_delta" else d.pick(&.{ "event:content_block_delta", "event: content_block_stop", "event: content_block_delta ", "data: {}" }));
+    try d.put(if (d.chance(90)) "\n" else d.pick(&.{ "\r\n", "\r", "\nid: 1\n" }));
+    try d.put(if (d.chance(90)) "data: " else d.pick(&.{ "data:", "data:  ", "Data: " }));
+    if (d.chance(80)) {
+        // As the API writes it (the text has escapes and UTF-8 now and then).
+        try d.put("{\"type\":\"content_block_delta\",\"index\":");
+        try d.put(d.pick(&.{ "0", "1", "12" }));
+        try d.put(",\"delta\":{\"type\":\"text_delta\",\"text\":");
+        try d.string();
+        try d.put("}}");
+    } else try anthropicDelta(d);
+    if (d.chance(10)) d.mutate();
+    try d.put(if (d.chance(85)) "\n\n" else d.pick(&.{ "\r\n\r\n", "\n", "\ndata: x\n\n", "\n\r\n", "\n:\n\n", "" }));
+    // What follows in the buffer: the next event, or nothing yet.
+    if (d.chance(50)) try d.put("event: ping\ndata: {\"type\": \"ping\"}\n\n");
+}
+
+test "Anthropic hot events read from the bytes as the SSE parser and the decoding read them" {
+    var prng = std.Random.DefaultPrng.init(0x55e);
+    var d: Doc = .{ .random = prng.random() };
+    defer d.out.deinit(std.testing.allocator);
+    var hot_count: usize = 0;
+    const rounds = 20_000;
+    for (0..rounds) |_| {
+        d.out.clearRetainingCapacity();
+        try anthropicFraming(&d);
+        var arena: std.heap.ArenaAllocator = .init(std.testing.allocator);
+        defer arena.deinit();
+        const hot = try anthropic.hotEvent(arena.allocator(), d.out.items) orelse continue;
+        hot_count += 1;
+        // The SSE parser must find one event of exactly that length, whose data std.json
+        // reads to the same delta.
+        var source: std.Io.Reader = .fixed(d.out.items);
+        var parser = sse.Parser.init(std.testing.allocator);
+        defer parser.deinit();
+        errdefer std.debug.print("hotEvent took: {s}\n", .{d.out.items});
+        const event = try parser.next(&source) orelse return error.TestUnexpectedResult;
+        try std.testing.expectEqualStrings("content_block_delta", event.type);
+        const wire = try std.json.parseFromSliceLeaky(anthropic.WireEvent, arena.allocator(), event.data, fast_json.std_options);
+        try expectSameDelta(hot.delta, wire);
+        try std.testing.expectEqual(hot.len, source.seek); // the event, all of it, and no more
+    }
+    try std.testing.expect(hot_count > rounds / 5 and hot_count < rounds - rounds / 10);
 }
 
 /// An OpenAI chunk's members before "choices" (the part a Prefix remembers).

@@ -168,6 +168,12 @@ pub const Parser = struct {
         }
     }
 
+    /// The source's buffered bytes start where the next event does: a reader that knows the
+    /// event there may take it from them (and toss it) instead of calling `next`.
+    pub fn atEventStart(p: *const Parser) bool {
+        return !p.skip_lf;
+    }
+
     /// The source's buffered bytes, past the LF owed to a CR that ended the last read.
     fn buffered(p: *Parser, source: anytype) []u8 {
         const bytes = source.buffered();

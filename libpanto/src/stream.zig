@@ -66,6 +66,8 @@ pub const Stream = struct {
     /// A failure met while decoding received data ahead of the user (peekBuffered), returned
     /// by the next call, after the events that came before it.
     read_ahead_failure: ?TurnError = null,
+    /// The event `nextRef` handed out last.
+    current: ev.Event = undefined,
     /// The last batch of events (nextBatch), and the events given back (unread).
     batch: batch.Batch = .{},
 
@@ -140,43 +142,51 @@ pub const Stream = struct {
     /// The next event of the turn; null once the turn is over (after MessageComplete).
     /// A failure is sticky: every later call returns the same error.
     pub fn next(s: *Stream) NextError!?ev.Event {
+        const e = try s.nextRef() orelse return null;
+        return e.*;
+    }
+
+    /// As `next`, the event left in the stream (valid until the next call) rather than
+    /// copied out: the C ABI copies it once, into the caller's struct. Moving a large union
+    /// through optionals and error unions costs more than decoding a small event.
+    pub fn nextRef(s: *Stream) NextError!?*const ev.Event {
         if (s.state == .done) return null;
         if (s.state == .failed) return s.failure;
         if (s.watch.canceled.load(.acquire)) return s.abort();
         if (s.pending_failure) |err| return s.fail(err);
-        if (s.batch.takeUnread()) |e| return e;
+        if (s.batch.takeUnread()) |e| return s.hold(e);
         if (s.read_ahead_failure) |err| {
             s.read_ahead_failure = null;
-            return s.failOrRetry(err, false);
+            return s.hold(try s.failOrRetry(err, false));
         }
         switch (s.phase) {
             .messages => {},
             .complete => {
                 s.state = .done;
                 s.agent.busy = false;
-                return .{ .message_complete = .{
+                return s.hold(.{ .message_complete = .{
                     .stop_reason = s.last_end.stop_reason,
                     .provider_stop_reason = s.last_end.provider_stop_reason,
                     .usage = s.turn_usage,
-                } };
+                } });
             },
             .tool_starts => {
                 if (s.cursor < s.round.calls.items.len) {
                     const c = &s.round.calls.items[s.cursor];
                     s.cursor += 1;
-                    return .{ .tool_call_start = .{ .id = c.id, .name = c.name, .input = c.input, .awaiting_result = c.handling == .host } };
+                    return s.hold(.{ .tool_call_start = .{ .id = c.id, .name = c.name, .input = c.input, .awaiting_result = c.handling == .host } });
                 }
                 if (s.round.pending()) return error.ResultPending;
                 s.round.runNative(s.agent) catch |err| return s.fail(err);
                 s.phase = .tool_results;
                 s.cursor = 0;
-                return s.next();
+                return s.nextRef();
             },
             .tool_results => {
                 if (s.cursor < s.round.calls.items.len) {
                     const c = &s.round.calls.items[s.cursor];
                     s.cursor += 1;
-                    return .{ .tool_result = .{ .id = c.id, .name = c.name, .content = c.result orelse "", .is_error = c.is_error } };
+                    return s.hold(.{ .tool_result = .{ .id = c.id, .name = c.name, .content = c.result orelse "", .is_error = c.is_error } });
                 }
                 // The round is over: its results go to the model in the next request.
                 s.round.commitResults(&s.agent.conversation) catch |err| return s.fail(err);
@@ -187,18 +197,30 @@ pub const Stream = struct {
             },
         }
         if (s.state == .retry_wait) {
-            s.waitBeforeRetry() catch |err| return s.failOrRetry(err, false);
+            s.waitBeforeRetry() catch |err| return s.hold(try s.failOrRetry(err, false));
             s.state = .unsent;
         }
         if (s.state == .unsent) {
-            s.open() catch |err| return s.failOrRetry(err, true);
+            s.open() catch |err| return s.hold(try s.failOrRetry(err, true));
             s.state = .streaming;
         }
         while (true) {
-            if (s.assembly.pop()) |e| return s.deliver(e);
-            s.readEvent() catch |err| return s.failOrRetry(err, false);
+            if (s.assembly.pop()) |e| {
+                s.current = e;
+                return s.deliverCurrent();
+            }
+            const hot = s.readHotDelta() catch |err| return s.hold(try s.failOrRetry(err, false));
+            if (hot) return s.deliverCurrent();
+            s.readEvent() catch |err| return s.hold(try s.failOrRetry(err, false));
         }
     }
+
+    /// Keeps `e` as the event handed out.
+    inline fn hold(s: *Stream, e: ?ev.Event) ?*const ev.Event {
+        s.current = e orelse return null;
+        return &s.current;
+    }
+
 
     /// Reads one SSE event and decodes it into queued events (maybe none).
     fn readEvent(s: *Stream) TurnError!void {
@@ -228,6 +250,19 @@ pub const Stream = struct {
         }
     }
 
+    /// The event of nearly every Anthropic stream, a text delta framed as the API frames it,
+    /// decoded straight from the received bytes when they start with one whole (see
+    /// anthropic.hotEvent), into `current`: true when it was. False: not such an event (or
+    /// one without text), for readEvent. Only while nothing is queued.
+    inline fn readHotDelta(s: *Stream) TurnError!bool {
+        if (s.decoder != .anthropic or !s.parser.atEventStart()) return false;
+        s.event_arena.reset();
+        const hot = try anthropic.hotEvent(s.event_arena.allocator(), s.body.buffered()) orelse return false;
+        s.current = try anthropic.hotDeltaEvent(&s.assembly, &s.detail, hot.delta) orelse return false;
+        s.body.toss(hot.len);
+        return true;
+    }
+
     /// Up to `max` events (at least 1) in one call: the first as `next()` gives it, waiting
     /// for the provider as needed, then the events that continue the message and can be
     /// decoded from what was already received (`peekBuffered`), without waiting. So a batch
@@ -249,14 +284,15 @@ pub const Stream = struct {
         const limit = @min(@max(max, 1), batch.max_events);
         // Room first: running out of memory after taking an event would lose it.
         b.reserve(s.agent.gpa, limit) catch return s.fail(error.OutOfMemory);
-        const first = (try s.next()) orelse return b.events.items;
-        b.addFirst(s.agent.gpa, first) catch return s.fail(error.OutOfMemory);
+        const first = (try s.nextRef()) orelse return b.events.items;
+        b.addFirst(s.agent.gpa, first.*) catch return s.fail(error.OutOfMemory);
         while (b.events.items.len < limit) {
             const e = s.peekBuffered() orelse break;
             if (!b.fits(e)) break;
             _ = s.assembly.pop();
+            s.current = e;
             // Delivering an event that continues a message cannot fail.
-            b.add((s.deliver(e) catch unreachable).?);
+            b.add((s.deliverCurrent() catch unreachable).?.*);
         }
         return b.events.items;
     }
@@ -272,6 +308,17 @@ pub const Stream = struct {
         if (s.watch.canceled.load(.acquire)) return null;
         while (true) {
             if (s.assembly.peek()) |e| return if (batch.canGiveBack(e)) e else null;
+            const hot = s.readHotDelta() catch |err| {
+                s.read_ahead_failure = err;
+                return null;
+            };
+            if (hot) {
+                s.assembly.push(s.current) catch {
+                    s.read_ahead_failure = error.OutOfMemory;
+                    return null;
+                };
+                continue;
+            }
             if (!sse.hasBufferedEvent(&s.parser, s.body)) {
                 // The body reader may hold only part of what the connection received (a
                 // chunked body is decoded one chunk at a time): take more, if no wait.
@@ -482,10 +529,12 @@ pub const Stream = struct {
         return if (s.state == .failed) &s.detail else null;
     }
 
-    inline fn deliver(s: *Stream, e: ev.Event) NextError!?ev.Event {
+    /// Hands out `current`, an event of the message being streamed.
+    inline fn deliverCurrent(s: *Stream) NextError!?*const ev.Event {
+        const e = &s.current;
         watchdog.progress(&s.watch);
-        if (e != .message_start) s.content_delivered = true;
-        if (e == .message_end) {
+        if (e.* != .message_start) s.content_delivered = true;
+        if (e.* == .message_end) {
             s.endMessage(e.message_end) catch |err| return s.fail(err);
         }
         return e;
