@@ -62,6 +62,12 @@ pub const Shape = struct {
         return .{ .d = .{ .src = input, .arena = arena } };
     }
 
+    /// For a document that must lie on one line (SSE data read from the received bytes):
+    /// CR and LF are not whitespace, so a document that spans lines fails where it breaks.
+    pub fn initOneLine(arena: Allocator, input: []const u8) Shape {
+        return .{ .d = .{ .src = input, .arena = arena, .one_line = true } };
+    }
+
     /// Consumes `bytes` if the input goes on with exactly them.
     pub inline fn literal(s: *Shape, comptime bytes: []const u8) bool {
         return s.d.literal(bytes);
@@ -157,6 +163,8 @@ const Decoder = struct {
     arena: Allocator,
     /// Open arrays and objects of skipped (unknown) values.
     depth: u32 = 0,
+    /// CR and LF are not whitespace (Shape.initOneLine).
+    one_line: bool = false,
 
     /// Decodes a value of type T into `out`. Structs are filled in place, field by field:
     /// returned by value, each level would copy them.
@@ -452,7 +460,8 @@ const Decoder = struct {
 
     fn skipSpace(d: *Decoder) void {
         while (d.pos < d.src.len) : (d.pos += 1) switch (d.src[d.pos]) {
-            ' ', '\t', '\n', '\r' => {},
+            ' ', '\t' => {},
+            '\n', '\r' => if (d.one_line) return,
             else => return,
         };
     }

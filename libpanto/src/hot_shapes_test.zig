@@ -377,6 +377,57 @@ test "OpenAI hot chunks read as std.json reads them, with and without a remember
     try std.testing.expect(resumed > rounds / 40);
 }
 
+test "OpenAI hot events read from the bytes as the SSE parser and openai_hot read them" {
+    var prng = std.Random.DefaultPrng.init(0x0b);
+    var d: Doc = .{ .random = prng.random() };
+    defer d.out.deinit(std.testing.allocator);
+    var first: std.ArrayList(u8) = .empty;
+    defer first.deinit(std.testing.allocator);
+    var hot_count: usize = 0;
+    const rounds = 20_000;
+    for (0..rounds) |_| {
+        // A first chunk (its head remembered), then the SSE event of a second one.
+        d.out.clearRetainingCapacity();
+        try openaiHead(&d);
+        const head_len = d.out.items.len;
+        try openaiChoices(&d);
+        try openaiTail(&d);
+        first.clearRetainingCapacity();
+        try first.appendSlice(std.testing.allocator, d.out.items);
+        const head = first.items[0..head_len];
+        d.out.clearRetainingCapacity();
+        try d.put(if (d.chance(90)) "data: " else d.pick(&.{ "data:", "data:  ", ": x\ndata: " }));
+        try d.put(head);
+        try openaiChoices(&d);
+        try openaiTail(&d);
+        if (d.chance(5)) d.mutate();
+        try d.put(if (d.chance(85)) "\n\n" else d.pick(&.{ "\r\n\r\n", "\n", " \n\n", "\ndata: x\n\n", "" }));
+        if (d.chance(50)) try d.put("data: [DONE]\n\n");
+
+        var arena: std.heap.ArenaAllocator = .init(std.testing.allocator);
+        defer arena.deinit();
+        var prefix: openai_hot.Prefix = .{};
+        _ = try openai_hot.parse(arena.allocator(), first.items, &prefix);
+        const hot = try openai_hot.parseEvent(arena.allocator(), d.out.items, &prefix) orelse continue;
+        hot_count += 1;
+        errdefer std.debug.print("parseEvent took: {s}\n", .{d.out.items});
+        // A remembered prefix changes the work, never the answer.
+        var fresh: openai_hot.Prefix = .{};
+        const again = try openai_hot.parseEvent(arena.allocator(), d.out.items, &fresh) orelse return error.TestUnexpectedResult;
+        try std.testing.expectEqualDeep(hot, again);
+        // The SSE parser finds one event of exactly that length, whose data reads the same.
+        var source: std.Io.Reader = .fixed(d.out.items);
+        var parser = sse.Parser.init(std.testing.allocator);
+        defer parser.deinit();
+        const event = try parser.next(&source) orelse return error.TestUnexpectedResult;
+        try std.testing.expectEqual(hot.len, source.seek);
+        var unused: openai_hot.Prefix = .{};
+        const chunk = try compareOpenai(arena.allocator(), event.data, &unused) orelse return error.TestUnexpectedResult;
+        try std.testing.expectEqualDeep(chunk, hot.chunk);
+    }
+    try std.testing.expect(hot_count > rounds / 10 and hot_count < rounds - rounds / 10);
+}
+
 test "the chunks of the bench and of recorded streams take the hot path" {
     const lines = [_][]const u8{
         \\{"id":"chatcmpl-BenchPanto0000000000000000000","object":"chat.completion.chunk","created":1782955818,"model":"gpt-4o-mini-2024-07-18","service_tier":"default","system_fingerprint":"fp_d0469e1700","choices":[{"index":0,"delta":{"content":" The"},"logprobs":null,"finish_reason":null}],"usage":null,"obfuscation":"Q8vLmZ"}

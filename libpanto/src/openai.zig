@@ -212,6 +212,16 @@ pub const Decoder = struct {
         }
     }
 
+    /// The chunk of nearly every event, when `bytes` (received, not yet parsed) start with
+    /// its whole SSE event (openai_hot.parseEvent): decoded as `handle` would, and the
+    /// number of bytes it took returned. Null: nothing done, for the SSE parser and `handle`.
+    pub fn handleHotEvent(d: *Decoder, a: *Assembly, arena: Allocator, bytes: []const u8) errors.TurnError!?usize {
+        if (d.saw_done) return null;
+        const hot = try openai_hot.parseEvent(arena, bytes, &d.prefix) orelse return null;
+        try applyHot(a, hot.chunk);
+        return hot.len;
+    }
+
     /// The body ended. Some compatible servers omit [DONE]: a stream that reached a
     /// finish_reason is complete anyway; one that did not was cut short.
     pub fn finish(d: *Decoder, a: *Assembly, detail: *errors.Detail) errors.TurnError!void {

@@ -51,6 +51,9 @@ pub const Prefix = struct {
 
     fn remember(p: *Prefix, data: []const u8, len: usize, top: Top) void {
         if (len > max_prefix) return;
+        // Data of several SSE lines holds line ends, which must not be skipped over in an
+        // event read from the received bytes (parseEvent).
+        if (std.mem.indexOfAny(u8, data[0..len], "\r\n") != null) return;
         const id = spanOf(data, top.id) orelse return;
         const model = spanOf(data, top.model) orelse return;
         @memcpy(p.bytes[0..len], data[0..len]);
@@ -68,8 +71,29 @@ const Top = struct {
     seen: Seen = .{},
 };
 
+/// Reads a chunk, the data of an SSE event.
 pub fn parse(arena: Allocator, data: []const u8, prefix: *Prefix) Allocator.Error!?Chunk {
     var s = Shape.init(arena, data);
+    return object(&s, data, prefix, .data);
+}
+
+/// A chunk's whole SSE event, framed as the API frames it, `data: {chunk}\n\n`, read from
+/// the received bytes without the SSE parser: the same chunk, with one pass fewer over it.
+/// `len` is how many bytes it took. Null for anything else, including an event `bytes` does
+/// not hold whole: the SSE parser reads those.
+pub fn parseEvent(arena: Allocator, bytes: []const u8, prefix: *Prefix) Allocator.Error!?struct { chunk: Chunk, len: usize } {
+    const framing = "data: ";
+    if (bytes.len < framing.len or !std.mem.eql(u8, bytes[0..framing.len], framing)) return null;
+    const json = bytes[framing.len..];
+    // One line: a CR or LF between the tokens would end the SSE data line there.
+    var s = Shape.initOneLine(arena, json);
+    const chunk = try object(&s, json, prefix, .event) orelse return null;
+    return .{ .chunk = chunk, .len = framing.len + s.position() };
+}
+
+/// The chunk object, then the end of the data (`.data`) or of the SSE event (`.event`: the
+/// blank line right after the object).
+fn object(s: *Shape, data: []const u8, prefix: *Prefix, comptime ends: enum { data, event }) Allocator.Error!?Chunk {
     var top: Top = .{};
     var delta: ?Delta = null;
     var resumed = false;
@@ -97,7 +121,7 @@ pub fn parse(arena: Allocator, data: []const u8, prefix: *Prefix) Allocator.Erro
             choices_at = key_at;
             before_choices = top;
             if (!top.seen.first("choices")) return null;
-            delta = try choices(&s) orelse return null;
+            delta = try choices(s) orelse return null;
         } else if (keyIs(key, "usage")) {
             if (!top.seen.first("usage") or !s.isNull()) return null;
         } else if (keyIs(key, "error")) {
@@ -112,7 +136,10 @@ pub fn parse(arena: Allocator, data: []const u8, prefix: *Prefix) Allocator.Erro
         if (s.token('}')) break;
         return null;
     }
-    if (!s.end()) return null;
+    switch (ends) {
+        .data => if (!s.end()) return null,
+        .event => if (!s.literal("\n\n")) return null,
+    }
     const found = delta orelse return null;
     if (!resumed) if (choices_at) |at| prefix.remember(data, at, before_choices);
     return .{ .id = top.id, .model = top.model, .delta = found };

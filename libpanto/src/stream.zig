@@ -224,6 +224,23 @@ pub const Stream = struct {
 
     /// Reads one SSE event and decodes it into queued events (maybe none).
     fn readEvent(s: *Stream) TurnError!void {
+        if (try s.readHotChunk()) return;
+        try s.readSseEvent();
+    }
+
+    /// The event of nearly every OpenAI stream, a chunk framed as the API frames it, decoded
+    /// (into queued events) straight from the received bytes when they start with one whole
+    /// (see openai_hot.parseEvent): true when it was.
+    fn readHotChunk(s: *Stream) TurnError!bool {
+        if (s.decoder != .openai or !s.parser.atEventStart()) return false;
+        s.event_arena.reset();
+        const len = try s.decoder.openai.handleHotEvent(&s.assembly, s.event_arena.allocator(), s.body.buffered()) orelse return false;
+        s.body.toss(len);
+        return true;
+    }
+
+    /// Reads one SSE event with the SSE parser and decodes it into queued events.
+    fn readSseEvent(s: *Stream) TurnError!void {
         s.event_arena.reset();
         const maybe_event = s.parser.next(s.body) catch |err| return s.readFailure(err);
         const arena = s.event_arena.allocator();
@@ -308,32 +325,32 @@ pub const Stream = struct {
         if (s.watch.canceled.load(.acquire)) return null;
         while (true) {
             if (s.assembly.peek()) |e| return if (batch.canGiveBack(e)) e else null;
-            const hot = s.readHotDelta() catch |err| {
+            const decoded = s.decodeReceived() catch |err| {
                 s.read_ahead_failure = err;
                 return null;
             };
-            if (hot) {
-                s.assembly.push(s.current) catch {
-                    s.read_ahead_failure = error.OutOfMemory;
-                    return null;
-                };
-                continue;
-            }
-            if (!sse.hasBufferedEvent(&s.parser, s.body)) {
-                // The body reader may hold only part of what the connection received (a
-                // chunked body is decoded one chunk at a time): take more, if no wait.
-                if (!s.bodyFillsWithoutWaiting()) return null;
-                s.body.fillMore() catch |err| {
-                    s.read_ahead_failure = s.readFailure(err);
-                    return null;
-                };
-                continue;
-            }
-            s.readEvent() catch |err| {
-                s.read_ahead_failure = err;
-                return null;
-            };
+            if (!decoded) return null;
         }
+    }
+
+    /// Decodes the next event from bytes received already, queueing its events (or takes
+    /// more of them into the body's buffer), without waiting on the network. False when
+    /// nothing more can be done without waiting.
+    fn decodeReceived(s: *Stream) TurnError!bool {
+        if (try s.readHotDelta()) {
+            try s.assembly.push(s.current);
+            return true;
+        }
+        if (try s.readHotChunk()) return true;
+        if (!sse.hasBufferedEvent(&s.parser, s.body)) {
+            // The body reader may hold only part of what the connection received (a chunked
+            // body is decoded one chunk at a time): take more, if no wait.
+            if (!s.bodyFillsWithoutWaiting()) return false;
+            s.body.fillMore() catch |err| return s.readFailure(err);
+            return true;
+        }
+        try s.readSseEvent();
+        return true;
     }
 
     /// Whether `s.body.fillMore()` would return from bytes the connection already holds
