@@ -320,6 +320,19 @@ fn sameMeaning(hot: openai_hot.Chunk, wire: openai.WireChunk) bool {
 
 /// Reads `input` hot (with `prefix` as the stream left it) and with std.json, into `arena`;
 /// the hot reading, if it answered.
+/// The first chunk of a stream, in `first`; returns its head (the members before
+/// "choices"), which the stream's next chunks mostly repeat.
+fn openaiFirstChunk(d: *Doc, first: *std.ArrayList(u8)) ![]const u8 {
+    d.out.clearRetainingCapacity();
+    try openaiHead(d);
+    const head_len = d.out.items.len;
+    try openaiChoices(d);
+    try openaiTail(d);
+    first.clearRetainingCapacity();
+    try first.appendSlice(std.testing.allocator, d.out.items);
+    return first.items[0..head_len];
+}
+
 fn compareOpenai(arena: std.mem.Allocator, input: []const u8, prefix: *openai_hot.Prefix) !?openai_hot.Chunk {
     const hot = try openai_hot.parse(arena, input, prefix) orelse return null;
     const wire = std.json.parseFromSliceLeaky(openai.WireChunk, arena, input, fast_json.std_options) catch |err| {
@@ -344,14 +357,9 @@ test "OpenAI hot chunks read as std.json reads them, with and without a remember
     const rounds = 20_000;
     for (0..rounds) |_| {
         // Two chunks of one stream: the same head (mostly), another choice and tail.
+        const head = try openaiFirstChunk(&d, &first);
         d.out.clearRetainingCapacity();
-        try openaiHead(&d);
-        const head_len = d.out.items.len;
-        try openaiChoices(&d);
-        try openaiTail(&d);
-        first.clearRetainingCapacity();
-        try first.appendSlice(std.testing.allocator, d.out.items);
-        d.out.shrinkRetainingCapacity(head_len);
+        try d.put(head);
         if (d.chance(5)) d.mutate();
         try openaiChoices(&d);
         try openaiTail(&d);
@@ -387,14 +395,7 @@ test "OpenAI hot events read from the bytes as the SSE parser and openai_hot rea
     const rounds = 20_000;
     for (0..rounds) |_| {
         // A first chunk (its head remembered), then the SSE event of a second one.
-        d.out.clearRetainingCapacity();
-        try openaiHead(&d);
-        const head_len = d.out.items.len;
-        try openaiChoices(&d);
-        try openaiTail(&d);
-        first.clearRetainingCapacity();
-        try first.appendSlice(std.testing.allocator, d.out.items);
-        const head = first.items[0..head_len];
+        const head = try openaiFirstChunk(&d, &first);
         d.out.clearRetainingCapacity();
         try d.put(if (d.chance(90)) "data: " else d.pick(&.{ "data:", "data:  ", ": x\ndata: " }));
         try d.put(head);
