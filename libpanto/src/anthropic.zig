@@ -277,7 +277,7 @@ inline fn hotFields(s: *fast_json.Shape, comptime framing: []const u8) Allocator
 
 /// A hot delta's event, for a decoder that hands it out at once: the text added to its
 /// block. Null when it makes no event (empty text).
-pub fn hotDeltaEvent(a: *Assembly, detail: *errors.Detail, hot: HotDelta) errors.TurnError!?@import("event.zig").Event {
+pub inline fn hotDeltaEvent(a: *Assembly, detail: *errors.Detail, hot: HotDelta) errors.TurnError!?@import("event.zig").Event {
     const b = a.findOpen(hot.index) orelse return protocol(a, detail, "a delta for a block that is not open");
     if (hot.fragment.len == 0) return null;
     return try a.delta(b, hot.fragment);

@@ -149,7 +149,24 @@ pub const Stream = struct {
     /// As `next`, the event left in the stream (valid until the next call) rather than
     /// copied out: the C ABI copies it once, into the caller's struct. Moving a large union
     /// through optionals and error unions costs more than decoding a small event.
-    pub fn nextRef(s: *Stream) NextError!?*const ev.Event {
+    pub inline fn nextRef(s: *Stream) NextError!?*const ev.Event {
+        // The path of nearly every call, inlined into the caller: a message streaming,
+        // nothing pending, the next event queued or a hot delta (else nextAny sees to it).
+        if (s.state == .streaming and s.phase == .messages and s.pending_failure == null and
+            s.read_ahead_failure == null and s.batch.events.items.len == 0 and
+            !s.watch.canceled.load(.acquire))
+        {
+            if (s.assembly.pop()) |e| {
+                s.current = e;
+                return s.deliverCurrent();
+            }
+            const hot = s.readHotDelta() catch |err| return s.hold(try s.failOrRetry(err, false));
+            if (hot) return s.deliverCurrent();
+        }
+        return s.nextAny();
+    }
+
+    fn nextAny(s: *Stream) NextError!?*const ev.Event {
         if (s.state == .done) return null;
         if (s.state == .failed) return s.failure;
         if (s.watch.canceled.load(.acquire)) return s.abort();
@@ -180,7 +197,7 @@ pub const Stream = struct {
                 s.round.runNative(s.agent) catch |err| return s.fail(err);
                 s.phase = .tool_results;
                 s.cursor = 0;
-                return s.nextRef();
+                return s.nextAny();
             },
             .tool_results => {
                 if (s.cursor < s.round.calls.items.len) {
