@@ -44,6 +44,9 @@ const TestServer = struct {
     /// Further answers, one connection each (panto closes a connection after each message).
     more: []const Answer = &.{},
     port: u16,
+    /// The last answer's bytes were all written (over loopback: they are in the client's
+    /// socket, received).
+    sent_all: std.atomic.Value(bool) = .init(false),
 
     fn start(s: *TestServer, answer: Answer) !void {
         return s.startMany(answer, &.{});
@@ -56,6 +59,7 @@ const TestServer = struct {
         s.port = s.server.socket.address.getPort();
         s.answer = answer;
         s.more = more;
+        s.sent_all = .init(false);
         s.thread = try std.Thread.spawn(.{}, serve, .{s});
     }
 
@@ -121,6 +125,7 @@ const TestServer = struct {
             try w.flush();
             sent += n;
         }
+        s.sent_all.store(true, .release);
         if (a.stall) {
             // Wait for the client to go away (a read returns end of stream or an error).
             _ = reader.interface.discardRemaining() catch {};
@@ -616,8 +621,8 @@ test "the chunks of a chunked body that already arrived are read in one batch" {
     const stream = turn.stream;
     try std.testing.expect((try stream.nextBatch(1))[0] == .message_start);
     // Let the rest arrive: the connection then holds chunks the body reader has not decoded.
-    const ts: std.c.timespec = .{ .sec = 0, .nsec = 100 * std.time.ns_per_ms };
-    _ = std.c.nanosleep(&ts, null);
+    const ts: std.c.timespec = .{ .sec = 0, .nsec = std.time.ns_per_ms };
+    while (!turn.server.sent_all.load(.acquire)) _ = std.c.nanosleep(&ts, null);
     const rest = try stream.nextBatch(64);
     try std.testing.expectEqual(@as(usize, 4), rest.len); // block_start, 2 deltas, block_complete
     try std.testing.expect(rest[3] == .block_complete);
