@@ -1602,8 +1602,9 @@ fn registryToString(L: State) callconv(.c) c_int {
 // ---- Event tables ------------------------------------------------------------------------
 
 /// The keys of event tables. With the event and block kind names they are made once per Lua
-/// state, in the names table (upvalue 1 of the stream methods): setting a field then copies
-/// a string already made, where lua_setfield would intern the C string (a strcmp) each time.
+/// state, as upvalues of the stream methods (the names, below): setting a field then copies
+/// a string already made, where lua_setfield would intern the C string (a strcmp) each time,
+/// and an upvalue is the cheapest value to push (no table lookup).
 const Key = enum {
     kind,
     id,
@@ -1630,33 +1631,36 @@ const Key = enum {
     reason,
 };
 const key_count = @typeInfo(Key).@"enum".fields.len;
-/// In the names table: keys at 1..key_count, then event kinds 1..max_event_kind, then block
-/// kinds 0..max_block_kind.
+/// The names, upvalues 1..names_count of every stream method: keys at 1..key_count, then
+/// event kinds 1..max_event_kind, then block kinds 0..max_block_kind.
 const max_event_kind = c.PANTO_EVENT_PROVIDER_RETRY;
 const max_block_kind = c.PANTO_BLOCK_REDACTED_THINKING;
 const event_kind_base = key_count;
 const block_kind_base = event_kind_base + max_event_kind + 1;
-const names_upvalue = c.lua_upvalueindex(1);
+const names_count: c_int = block_kind_base + max_block_kind + 1;
 
-/// Pushes the names table (see Key).
+/// Pushes the names_count names (see Key).
 fn pushNames(L: State) void {
-    c.lua_createtable(L, block_kind_base + max_block_kind + 1, 0);
-    inline for (@typeInfo(Key).@"enum".fields, 1..) |f, i| {
-        _ = c.lua_pushstring(L, f.name);
-        c.lua_rawseti(L, -2, i);
-    }
-    for (1..max_event_kind + 1) |k| {
-        _ = c.lua_pushstring(L, c.panto_event_kind_name(@intCast(k)));
-        c.lua_rawseti(L, -2, @intCast(event_kind_base + k));
-    }
-    for (0..max_block_kind + 1) |k| {
-        _ = c.lua_pushstring(L, c.panto_block_kind_name(@intCast(k)));
-        c.lua_rawseti(L, -2, @intCast(block_kind_base + k));
-    }
+    c.luaL_checkstack(L, names_count, "panto: the event names");
+    inline for (@typeInfo(Key).@"enum".fields) |f| _ = c.lua_pushstring(L, f.name);
+    c.lua_pushnil(L); // event kind 0 is none
+    for (1..max_event_kind + 1) |k| _ = c.lua_pushstring(L, c.panto_event_kind_name(@intCast(k)));
+    for (0..max_block_kind + 1) |k| _ = c.lua_pushstring(L, c.panto_block_kind_name(@intCast(k)));
+}
+
+/// Pushes a copy of the names of the running stream method.
+fn pushOwnNames(L: State) void {
+    c.luaL_checkstack(L, names_count, "panto: the event names");
+    var i: c_int = 1;
+    while (i <= names_count) : (i += 1) c.lua_pushvalue(L, c.lua_upvalueindex(i));
+}
+
+fn pushName(L: State, i: c_int) void {
+    c.lua_pushvalue(L, c.lua_upvalueindex(i));
 }
 
 fn pushKey(L: State, key: Key) void {
-    _ = c.lua_rawgeti(L, names_upvalue, @intFromEnum(key) + 1);
+    pushName(L, @intFromEnum(key) + 1);
 }
 
 /// The value at the top goes into the table below it under `key`. Raw: event tables are
@@ -1690,7 +1694,7 @@ fn fieldBoolean(L: State, key: Key, b: bool) void {
 fn fieldKindName(L: State, key: Key, kind: c_int, comptime first: c_int, comptime last: c_int, comptime base: c_int, name: *const fn (c_int) callconv(.c) [*c]const u8) void {
     pushKey(L, key);
     if (kind >= first and kind <= last)
-        _ = c.lua_rawgeti(L, names_upvalue, @as(c.lua_Integer, base) + kind)
+        pushName(L, base + 1 + kind)
     else
         _ = c.lua_pushstring(L, name(kind));
     c.lua_rawset(L, -3);
@@ -1728,7 +1732,7 @@ fn fieldCount(kind: c_int) c_int {
     };
 }
 
-/// Pushes the table of an event. Needs the names table as upvalue 1 (every stream method).
+/// Pushes the table of an event. Needs the names as upvalues (every stream method).
 fn pushEvent(L: State, ev: *const c.PantoEvent) void {
     c.lua_createtable(L, 0, fieldCount(ev.kind));
     fieldEventKind(L, ev.kind);
@@ -1775,7 +1779,8 @@ fn pushEvent(L: State, ev: *const c.PantoEvent) void {
 
 /// The stream's turn goes on: reads the next event. The stream is at index 1.
 fn fetchEvent(L: State, s: *Stream) c_int {
-    var ev = std.mem.zeroes(c.PantoEvent);
+    // panto_next_event fills every field of an event of its size: nothing to clear first.
+    var ev: c.PantoEvent = undefined;
     ev.size = @sizeOf(c.PantoEvent);
     const rc = c.panto_next_event(s.handle, &ev);
     if (rc == c.PANTO_EVENT) {
@@ -1838,11 +1843,11 @@ fn streamNext(L: State) callconv(.c) c_int {
     return nextOf(L, s);
 }
 
-/// The iterator of stream:events(): next() of the stream in its upvalue 2 (so the generic
-/// for's arguments need no type check).
+/// The iterator of stream:events(): next() of the stream in the upvalue after the names (so
+/// the generic for's arguments need no type check).
 fn streamIterate(L: State) callconv(.c) c_int {
     c.lua_settop(L, 0);
-    c.lua_pushvalue(L, c.lua_upvalueindex(2));
+    c.lua_pushvalue(L, c.lua_upvalueindex(names_count + 1));
     return nextOf(L, @ptrCast(@alignCast(c.lua_touserdata(L, 1).?)));
 }
 
@@ -1996,9 +2001,9 @@ fn streamSubmit(L: State) callconv(.c) c_int {
 fn streamEvents(L: State) callconv(.c) c_int {
     const s = toStream(L, 1);
     if (s.phase == .closed) return c.luaL_error(L, "attempt to use a closed %s", stream_tname);
-    c.lua_pushvalue(L, names_upvalue);
+    pushOwnNames(L);
     c.lua_pushvalue(L, 1);
-    c.lua_pushcclosure(L, streamIterate, 2);
+    c.lua_pushcclosure(L, streamIterate, names_count + 1);
     c.lua_pushvalue(L, 1);
     c.lua_pushnil(L);
     c.lua_pushvalue(L, 1);
@@ -2203,14 +2208,14 @@ const arena_meta = [_]c.luaL_Reg{
 const array_meta = [_]c.luaL_Reg{reg_end};
 
 /// Creates the metatable `tname` in the registry unless it exists (a second load of the
-/// module shares it). The methods get the names table as upvalue 1 when `with_names`.
+/// module shares it). The methods get the names as upvalues when `with_names`.
 fn createMetatable(L: State, tname: [*:0]const u8, meta: []const c.luaL_Reg, methods: ?[]const c.luaL_Reg, with_names: bool) void {
     if (c.luaL_newmetatable(L, tname) != 0) {
         c.luaL_setfuncs(L, meta.ptr, 0);
         if (methods) |m| {
             c.lua_createtable(L, 0, @intCast(m.len - 1));
             if (with_names) pushNames(L);
-            c.luaL_setfuncs(L, m.ptr, @intFromBool(with_names));
+            c.luaL_setfuncs(L, m.ptr, if (with_names) names_count else 0);
             c.lua_setfield(L, -2, "__index");
         }
     }
