@@ -1777,8 +1777,9 @@ fn pushEvent(L: State, ev: *const c.PantoEvent) void {
     }
 }
 
-/// The stream's turn goes on: reads the next event. The stream is at index 1.
-fn fetchEvent(L: State, s: *Stream) c_int {
+/// The stream's turn goes on: reads the next event. The stream's value is at index `si` (a
+/// stack index or, in the iterator of events(), its upvalue).
+fn fetchEvent(L: State, s: *Stream, si: c_int) c_int {
     // panto_next_event fills every field of an event of its size: nothing to clear first.
     var ev: c.PantoEvent = undefined;
     ev.size = @sizeOf(c.PantoEvent);
@@ -1786,7 +1787,7 @@ fn fetchEvent(L: State, s: *Stream) c_int {
     if (rc == c.PANTO_EVENT) {
         pushEvent(L, &ev);
         if (ev.kind == c.PANTO_EVENT_TOOL_CALL_START and ev.awaiting_result != 0 and s.run_tools)
-            rememberCall(L, s);
+            rememberCall(L, s, si);
         return 1;
     }
     if (rc == c.PANTO_DONE) {
@@ -1805,7 +1806,7 @@ fn fetchEvent(L: State, s: *Stream) c_int {
     _ = c.panto_stream_error(s.handle, &err);
     pushError(L, &err, rc);
     c.lua_pushvalue(L, -1);
-    _ = c.lua_setiuservalue(L, 1, uv_stream_error);
+    _ = c.lua_setiuservalue(L, si, uv_stream_error);
     // The handle stays for reopen(); the core closed the connection already.
     disarmTimer(s);
     s.phase = .failed;
@@ -1813,10 +1814,10 @@ fn fetchEvent(L: State, s: *Stream) c_int {
 }
 
 /// The TOOL_CALL_START event at the top awaits a result: when its tool has a handler, the next
-/// next() runs it. Stream at index 1.
-fn rememberCall(L: State, s: *Stream) void {
+/// next() runs it. The stream's value at `si` (see fetchEvent).
+fn rememberCall(L: State, s: *Stream, si: c_int) void {
     const ev = c.lua_absindex(L, -1);
-    _ = c.lua_getiuservalue(L, 1, uv_stream_agent);
+    _ = c.lua_getiuservalue(L, si, uv_stream_agent);
     if (c.lua_getiuservalue(L, -1, uv_agent_handlers) != c.LUA_TTABLE) return pop(L, 2);
     _ = c.lua_getfield(L, ev, "name");
     if (c.lua_rawget(L, -2) == c.LUA_TNIL) return pop(L, 3);
@@ -1829,7 +1830,7 @@ fn rememberCall(L: State, s: *Stream) void {
     c.lua_rawseti(L, -2, pending_name);
     c.lua_pushvalue(L, ev);
     c.lua_rawseti(L, -2, pending_event);
-    _ = c.lua_setiuservalue(L, 1, uv_stream_pending);
+    _ = c.lua_setiuservalue(L, si, uv_stream_pending);
     s.may_have_pending = true;
     pop(L, 2);
 }
@@ -1844,11 +1845,16 @@ fn streamNext(L: State) callconv(.c) c_int {
 }
 
 /// The iterator of stream:events(): next() of the stream in the upvalue after the names (so
-/// the generic for's arguments need no type check).
+/// the generic for's arguments need no type check). An event of an open turn with no tool
+/// call to run first, the usual case, is read with the stream left in its upvalue: the for
+/// loop's arguments stay below the result, unread.
 fn streamIterate(L: State) callconv(.c) c_int {
+    const si = c.lua_upvalueindex(names_count + 1);
+    const s: *Stream = @ptrCast(@alignCast(c.lua_touserdata(L, si).?));
+    if (s.phase == .open and !s.may_have_pending) return fetchEvent(L, s, si);
     c.lua_settop(L, 0);
-    c.lua_pushvalue(L, c.lua_upvalueindex(names_count + 1));
-    return nextOf(L, @ptrCast(@alignCast(c.lua_touserdata(L, 1).?)));
+    c.lua_pushvalue(L, si);
+    return nextOf(L, s);
 }
 
 /// next() of the stream at index 1, the only value on the stack.
@@ -1871,7 +1877,7 @@ fn nextOf(L: State, s: *Stream) c_int {
 
 fn dispatch(L: State, s: *Stream) c_int {
     switch (s.phase) {
-        .open => return fetchEvent(L, s),
+        .open => return fetchEvent(L, s, 1),
         .done => {
             c.lua_pushnil(L);
             return 1;
