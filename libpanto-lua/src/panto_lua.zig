@@ -1639,20 +1639,26 @@ const event_kind_base = key_count;
 const block_kind_base = event_kind_base + max_event_kind + 1;
 const names_count: c_int = block_kind_base + max_block_kind + 1;
 
-/// Pushes the names_count names (see Key).
-fn pushNames(L: State) void {
-    c.luaL_checkstack(L, names_count, "panto: the event names");
+/// The upvalues of every stream method: the names, then the stream metatable (so that
+/// next() checks its argument without luaL_checkudata's registry lookup by name).
+const method_upvalues: c_int = names_count + 1;
+const stream_metatable_upvalue = c.lua_upvalueindex(names_count + 1);
+
+/// Pushes the method_upvalues upvalues of the stream methods; the stream metatable is at `mt`.
+fn pushMethodUpvalues(L: State, mt: c_int) void {
+    c.luaL_checkstack(L, method_upvalues, "panto: the event names");
     inline for (@typeInfo(Key).@"enum".fields) |f| _ = c.lua_pushstring(L, f.name);
     c.lua_pushnil(L); // event kind 0 is none
     for (1..max_event_kind + 1) |k| _ = c.lua_pushstring(L, c.panto_event_kind_name(@intCast(k)));
     for (0..max_block_kind + 1) |k| _ = c.lua_pushstring(L, c.panto_block_kind_name(@intCast(k)));
+    c.lua_pushvalue(L, mt);
 }
 
-/// Pushes a copy of the names of the running stream method.
-fn pushOwnNames(L: State) void {
-    c.luaL_checkstack(L, names_count, "panto: the event names");
+/// Pushes a copy of the upvalues of the running stream method.
+fn pushOwnUpvalues(L: State) void {
+    c.luaL_checkstack(L, method_upvalues, "panto: the event names");
     var i: c_int = 1;
-    while (i <= names_count) : (i += 1) c.lua_pushvalue(L, c.lua_upvalueindex(i));
+    while (i <= method_upvalues) : (i += 1) c.lua_pushvalue(L, c.lua_upvalueindex(i));
 }
 
 fn pushName(L: State, i: c_int) void {
@@ -1839,17 +1845,28 @@ fn rememberCall(L: State, s: *Stream, si: c_int) void {
 /// raises the turn's panto.Error (the same table again on every later call). Before reading
 /// on, runs the handler of the tool call the previous event announced.
 fn streamNext(L: State) callconv(.c) c_int {
-    const s = toStream(L, 1);
+    const s = toStreamInMethod(L, 1);
     c.lua_settop(L, 1);
     return nextOf(L, s);
 }
 
-/// The iterator of stream:events(): next() of the stream in the upvalue after the names (so
-/// the generic for's arguments need no type check). An event of an open turn with no tool
-/// call to run first, the usual case, is read with the stream left in its upvalue: the for
-/// loop's arguments stay below the result, unread.
+/// toStream in a stream method, which has the stream metatable as an upvalue: what
+/// luaL_checkudata checks, without looking the metatable up by name in the registry.
+fn toStreamInMethod(L: State, idx: c_int) *Stream {
+    if (c.lua_type(L, idx) == c.LUA_TUSERDATA and c.lua_getmetatable(L, idx) != 0) {
+        const same = c.lua_rawequal(L, -1, stream_metatable_upvalue) != 0;
+        pop(L, 1);
+        if (same) return @ptrCast(@alignCast(c.lua_touserdata(L, idx).?));
+    }
+    return toStream(L, idx); // raises the usual bad-argument error
+}
+
+/// The iterator of stream:events(): next() of the stream in the upvalue after the method
+/// upvalues (so the generic for's arguments need no type check). An event of an open turn
+/// with no tool call to run first, the usual case, is read with the stream left in its
+/// upvalue: the for loop's arguments stay below the result, unread.
 fn streamIterate(L: State) callconv(.c) c_int {
-    const si = c.lua_upvalueindex(names_count + 1);
+    const si = c.lua_upvalueindex(method_upvalues + 1);
     const s: *Stream = @ptrCast(@alignCast(c.lua_touserdata(L, si).?));
     if (s.phase == .open and !s.may_have_pending) return fetchEvent(L, s, si);
     c.lua_settop(L, 0);
@@ -2007,9 +2024,9 @@ fn streamSubmit(L: State) callconv(.c) c_int {
 fn streamEvents(L: State) callconv(.c) c_int {
     const s = toStream(L, 1);
     if (s.phase == .closed) return c.luaL_error(L, "attempt to use a closed %s", stream_tname);
-    pushOwnNames(L);
+    pushOwnUpvalues(L);
     c.lua_pushvalue(L, 1);
-    c.lua_pushcclosure(L, streamIterate, names_count + 1);
+    c.lua_pushcclosure(L, streamIterate, method_upvalues + 1);
     c.lua_pushvalue(L, 1);
     c.lua_pushnil(L);
     c.lua_pushvalue(L, 1);
@@ -2214,14 +2231,15 @@ const arena_meta = [_]c.luaL_Reg{
 const array_meta = [_]c.luaL_Reg{reg_end};
 
 /// Creates the metatable `tname` in the registry unless it exists (a second load of the
-/// module shares it). The methods get the names as upvalues when `with_names`.
-fn createMetatable(L: State, tname: [*:0]const u8, meta: []const c.luaL_Reg, methods: ?[]const c.luaL_Reg, with_names: bool) void {
+/// module shares it). The methods get the stream method upvalues when `is_stream`.
+fn createMetatable(L: State, tname: [*:0]const u8, meta: []const c.luaL_Reg, methods: ?[]const c.luaL_Reg, is_stream: bool) void {
     if (c.luaL_newmetatable(L, tname) != 0) {
+        const mt = c.lua_absindex(L, -1);
         c.luaL_setfuncs(L, meta.ptr, 0);
         if (methods) |m| {
             c.lua_createtable(L, 0, @intCast(m.len - 1));
-            if (with_names) pushNames(L);
-            c.luaL_setfuncs(L, m.ptr, if (with_names) names_count else 0);
+            if (is_stream) pushMethodUpvalues(L, mt);
+            c.luaL_setfuncs(L, m.ptr, if (is_stream) method_upvalues else 0);
             c.lua_setfield(L, -2, "__index");
         }
     }
