@@ -1602,8 +1602,9 @@ fn registryToString(L: State) callconv(.c) c_int {
 // ---- Event tables ------------------------------------------------------------------------
 
 /// The keys of event tables. With the event and block kind names they are made once per Lua
-/// state, in the names table (upvalue 1 of the stream methods): setting a field then copies
-/// a string already made, where lua_setfield would intern the C string (a strcmp) each time.
+/// state, as upvalues of the stream methods (the names, below): setting a field then copies
+/// a string already made, where lua_setfield would intern the C string (a strcmp) each time,
+/// and an upvalue is the cheapest value to push (no table lookup).
 const Key = enum {
     kind,
     id,
@@ -1630,33 +1631,42 @@ const Key = enum {
     reason,
 };
 const key_count = @typeInfo(Key).@"enum".fields.len;
-/// In the names table: keys at 1..key_count, then event kinds 1..max_event_kind, then block
-/// kinds 0..max_block_kind.
+/// The names, upvalues 1..names_count of every stream method: keys at 1..key_count, then
+/// event kinds 1..max_event_kind, then block kinds 0..max_block_kind.
 const max_event_kind = c.PANTO_EVENT_PROVIDER_RETRY;
 const max_block_kind = c.PANTO_BLOCK_REDACTED_THINKING;
 const event_kind_base = key_count;
 const block_kind_base = event_kind_base + max_event_kind + 1;
-const names_upvalue = c.lua_upvalueindex(1);
+const names_count: c_int = block_kind_base + max_block_kind + 1;
 
-/// Pushes the names table (see Key).
-fn pushNames(L: State) void {
-    c.lua_createtable(L, block_kind_base + max_block_kind + 1, 0);
-    inline for (@typeInfo(Key).@"enum".fields, 1..) |f, i| {
-        _ = c.lua_pushstring(L, f.name);
-        c.lua_rawseti(L, -2, i);
-    }
-    for (1..max_event_kind + 1) |k| {
-        _ = c.lua_pushstring(L, c.panto_event_kind_name(@intCast(k)));
-        c.lua_rawseti(L, -2, @intCast(event_kind_base + k));
-    }
-    for (0..max_block_kind + 1) |k| {
-        _ = c.lua_pushstring(L, c.panto_block_kind_name(@intCast(k)));
-        c.lua_rawseti(L, -2, @intCast(block_kind_base + k));
-    }
+/// The upvalues of every stream method: the names, then the stream metatable (so that
+/// next() checks its argument without luaL_checkudata's registry lookup by name).
+const method_upvalues: c_int = names_count + 1;
+const stream_metatable_upvalue = c.lua_upvalueindex(names_count + 1);
+
+/// Pushes the method_upvalues upvalues of the stream methods; the stream metatable is at `mt`.
+fn pushMethodUpvalues(L: State, mt: c_int) void {
+    c.luaL_checkstack(L, method_upvalues, "panto: the event names");
+    inline for (@typeInfo(Key).@"enum".fields) |f| _ = c.lua_pushstring(L, f.name);
+    c.lua_pushnil(L); // event kind 0 is none
+    for (1..max_event_kind + 1) |k| _ = c.lua_pushstring(L, c.panto_event_kind_name(@intCast(k)));
+    for (0..max_block_kind + 1) |k| _ = c.lua_pushstring(L, c.panto_block_kind_name(@intCast(k)));
+    c.lua_pushvalue(L, mt);
+}
+
+/// Pushes a copy of the upvalues of the running stream method.
+fn pushOwnUpvalues(L: State) void {
+    c.luaL_checkstack(L, method_upvalues, "panto: the event names");
+    var i: c_int = 1;
+    while (i <= method_upvalues) : (i += 1) c.lua_pushvalue(L, c.lua_upvalueindex(i));
+}
+
+fn pushName(L: State, i: c_int) void {
+    c.lua_pushvalue(L, c.lua_upvalueindex(i));
 }
 
 fn pushKey(L: State, key: Key) void {
-    _ = c.lua_rawgeti(L, names_upvalue, @intFromEnum(key) + 1);
+    pushName(L, @intFromEnum(key) + 1);
 }
 
 /// The value at the top goes into the table below it under `key`. Raw: event tables are
@@ -1690,7 +1700,7 @@ fn fieldBoolean(L: State, key: Key, b: bool) void {
 fn fieldKindName(L: State, key: Key, kind: c_int, comptime first: c_int, comptime last: c_int, comptime base: c_int, name: *const fn (c_int) callconv(.c) [*c]const u8) void {
     pushKey(L, key);
     if (kind >= first and kind <= last)
-        _ = c.lua_rawgeti(L, names_upvalue, @as(c.lua_Integer, base) + kind)
+        pushName(L, base + 1 + kind)
     else
         _ = c.lua_pushstring(L, name(kind));
     c.lua_rawset(L, -3);
@@ -1728,7 +1738,7 @@ fn fieldCount(kind: c_int) c_int {
     };
 }
 
-/// Pushes the table of an event. Needs the names table as upvalue 1 (every stream method).
+/// Pushes the table of an event. Needs the names as upvalues (every stream method).
 fn pushEvent(L: State, ev: *const c.PantoEvent) void {
     c.lua_createtable(L, 0, fieldCount(ev.kind));
     fieldEventKind(L, ev.kind);
@@ -1773,15 +1783,17 @@ fn pushEvent(L: State, ev: *const c.PantoEvent) void {
     }
 }
 
-/// The stream's turn goes on: reads the next event. The stream is at index 1.
-fn fetchEvent(L: State, s: *Stream) c_int {
-    var ev = std.mem.zeroes(c.PantoEvent);
+/// The stream's turn goes on: reads the next event. The stream's value is at index `si` (a
+/// stack index or, in the iterator of events(), its upvalue).
+fn fetchEvent(L: State, s: *Stream, si: c_int) c_int {
+    // panto_next_event fills every field of an event of its size: nothing to clear first.
+    var ev: c.PantoEvent = undefined;
     ev.size = @sizeOf(c.PantoEvent);
     const rc = c.panto_next_event(s.handle, &ev);
     if (rc == c.PANTO_EVENT) {
         pushEvent(L, &ev);
         if (ev.kind == c.PANTO_EVENT_TOOL_CALL_START and ev.awaiting_result != 0 and s.run_tools)
-            rememberCall(L, s);
+            rememberCall(L, s, si);
         return 1;
     }
     if (rc == c.PANTO_DONE) {
@@ -1800,7 +1812,7 @@ fn fetchEvent(L: State, s: *Stream) c_int {
     _ = c.panto_stream_error(s.handle, &err);
     pushError(L, &err, rc);
     c.lua_pushvalue(L, -1);
-    _ = c.lua_setiuservalue(L, 1, uv_stream_error);
+    _ = c.lua_setiuservalue(L, si, uv_stream_error);
     // The handle stays for reopen(); the core closed the connection already.
     disarmTimer(s);
     s.phase = .failed;
@@ -1808,10 +1820,10 @@ fn fetchEvent(L: State, s: *Stream) c_int {
 }
 
 /// The TOOL_CALL_START event at the top awaits a result: when its tool has a handler, the next
-/// next() runs it. Stream at index 1.
-fn rememberCall(L: State, s: *Stream) void {
+/// next() runs it. The stream's value at `si` (see fetchEvent).
+fn rememberCall(L: State, s: *Stream, si: c_int) void {
     const ev = c.lua_absindex(L, -1);
-    _ = c.lua_getiuservalue(L, 1, uv_stream_agent);
+    _ = c.lua_getiuservalue(L, si, uv_stream_agent);
     if (c.lua_getiuservalue(L, -1, uv_agent_handlers) != c.LUA_TTABLE) return pop(L, 2);
     _ = c.lua_getfield(L, ev, "name");
     if (c.lua_rawget(L, -2) == c.LUA_TNIL) return pop(L, 3);
@@ -1824,7 +1836,7 @@ fn rememberCall(L: State, s: *Stream) void {
     c.lua_rawseti(L, -2, pending_name);
     c.lua_pushvalue(L, ev);
     c.lua_rawseti(L, -2, pending_event);
-    _ = c.lua_setiuservalue(L, 1, uv_stream_pending);
+    _ = c.lua_setiuservalue(L, si, uv_stream_pending);
     s.may_have_pending = true;
     pop(L, 2);
 }
@@ -1833,17 +1845,33 @@ fn rememberCall(L: State, s: *Stream) void {
 /// raises the turn's panto.Error (the same table again on every later call). Before reading
 /// on, runs the handler of the tool call the previous event announced.
 fn streamNext(L: State) callconv(.c) c_int {
-    const s = toStream(L, 1);
+    const s = toStreamInMethod(L, 1);
     c.lua_settop(L, 1);
     return nextOf(L, s);
 }
 
-/// The iterator of stream:events(): next() of the stream in its upvalue 2 (so the generic
-/// for's arguments need no type check).
+/// toStream in a stream method, which has the stream metatable as an upvalue: what
+/// luaL_checkudata checks, without looking the metatable up by name in the registry.
+fn toStreamInMethod(L: State, idx: c_int) *Stream {
+    if (c.lua_type(L, idx) == c.LUA_TUSERDATA and c.lua_getmetatable(L, idx) != 0) {
+        const same = c.lua_rawequal(L, -1, stream_metatable_upvalue) != 0;
+        pop(L, 1);
+        if (same) return @ptrCast(@alignCast(c.lua_touserdata(L, idx).?));
+    }
+    return toStream(L, idx); // raises the usual bad-argument error
+}
+
+/// The iterator of stream:events(): next() of the stream in the upvalue after the method
+/// upvalues (so the generic for's arguments need no type check). An event of an open turn
+/// with no tool call to run first, the usual case, is read with the stream left in its
+/// upvalue: the for loop's arguments stay below the result, unread.
 fn streamIterate(L: State) callconv(.c) c_int {
+    const si = c.lua_upvalueindex(method_upvalues + 1);
+    const s: *Stream = @ptrCast(@alignCast(c.lua_touserdata(L, si).?));
+    if (s.phase == .open and !s.may_have_pending) return fetchEvent(L, s, si);
     c.lua_settop(L, 0);
-    c.lua_pushvalue(L, c.lua_upvalueindex(2));
-    return nextOf(L, @ptrCast(@alignCast(c.lua_touserdata(L, 1).?)));
+    c.lua_pushvalue(L, si);
+    return nextOf(L, s);
 }
 
 /// next() of the stream at index 1, the only value on the stack.
@@ -1866,7 +1894,7 @@ fn nextOf(L: State, s: *Stream) c_int {
 
 fn dispatch(L: State, s: *Stream) c_int {
     switch (s.phase) {
-        .open => return fetchEvent(L, s),
+        .open => return fetchEvent(L, s, 1),
         .done => {
             c.lua_pushnil(L);
             return 1;
@@ -1996,9 +2024,9 @@ fn streamSubmit(L: State) callconv(.c) c_int {
 fn streamEvents(L: State) callconv(.c) c_int {
     const s = toStream(L, 1);
     if (s.phase == .closed) return c.luaL_error(L, "attempt to use a closed %s", stream_tname);
-    c.lua_pushvalue(L, names_upvalue);
+    pushOwnUpvalues(L);
     c.lua_pushvalue(L, 1);
-    c.lua_pushcclosure(L, streamIterate, 2);
+    c.lua_pushcclosure(L, streamIterate, method_upvalues + 1);
     c.lua_pushvalue(L, 1);
     c.lua_pushnil(L);
     c.lua_pushvalue(L, 1);
@@ -2203,14 +2231,15 @@ const arena_meta = [_]c.luaL_Reg{
 const array_meta = [_]c.luaL_Reg{reg_end};
 
 /// Creates the metatable `tname` in the registry unless it exists (a second load of the
-/// module shares it). The methods get the names table as upvalue 1 when `with_names`.
-fn createMetatable(L: State, tname: [*:0]const u8, meta: []const c.luaL_Reg, methods: ?[]const c.luaL_Reg, with_names: bool) void {
+/// module shares it). The methods get the stream method upvalues when `is_stream`.
+fn createMetatable(L: State, tname: [*:0]const u8, meta: []const c.luaL_Reg, methods: ?[]const c.luaL_Reg, is_stream: bool) void {
     if (c.luaL_newmetatable(L, tname) != 0) {
+        const mt = c.lua_absindex(L, -1);
         c.luaL_setfuncs(L, meta.ptr, 0);
         if (methods) |m| {
             c.lua_createtable(L, 0, @intCast(m.len - 1));
-            if (with_names) pushNames(L);
-            c.luaL_setfuncs(L, m.ptr, @intFromBool(with_names));
+            if (is_stream) pushMethodUpvalues(L, mt);
+            c.luaL_setfuncs(L, m.ptr, if (is_stream) method_upvalues else 0);
             c.lua_setfield(L, -2, "__index");
         }
     }

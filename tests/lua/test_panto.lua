@@ -322,7 +322,12 @@ test("bad arguments raise", function()
   raises("string expected", agent.run, agent, {})
   raises("NUL", agent.run, agent, "a\0b")
   raises("panto%.Agent expected", agent.run, {}, "x")
-  raises("panto%.Stream expected", agent.run(agent, "x").next, agent)
+  local stream <close> = agent.run(agent, "x")
+  raises("panto%.Stream expected", stream.next, agent)
+  raises("panto%.Stream expected", stream.next)
+  raises("panto%.Stream expected", stream.next, "x") -- a string has a metatable too
+  raises("panto%.Stream expected", stream.next, setmetatable({}, getmetatable(stream)))
+  raises("panto%.Stream expected", stream.next, io.stdout) -- another full userdata
 end)
 
 test("close is idempotent; a closed agent closes its streams", function()
