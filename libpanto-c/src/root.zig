@@ -216,12 +216,7 @@ pub export fn panto_next_event(stream: ?*PantoStream, ev: ?*PantoEvent) c_int {
     }) orelse return code(.done);
     // A caller built against this header (nearly all): filled in place, without the copy
     // writeSized makes for older, shorter structs.
-    if (out.size != @sizeOf(PantoEvent)) {
-        abi.writeSized(PantoEvent, out, toAbi(event.*));
-    } else if (event.* == .content_delta) {
-        // The event of nearly every call: written in place, without a temporary.
-        out.* = contentDelta(&event.content_delta);
-    } else out.* = toAbi(event.*);
+    fill(out, out.size, event);
     return code(.event);
 }
 
@@ -243,8 +238,7 @@ pub export fn panto_next_events(stream: ?*PantoStream, events: ?[*]PantoEvent, c
     const bytes: [*]u8 = @ptrCast(array);
     for (batch, 0..) |event, i| {
         const dest: *PantoEvent = @ptrCast(@alignCast(bytes + i * stride));
-        dest.size = @intCast(stride);
-        abi.writeSized(PantoEvent, dest, toAbi(event));
+        fill(dest, @intCast(stride), &event);
     }
     count.* = batch.len;
     if (out_strings) |o| o.* = .from(s.batch.strings.items);
@@ -270,6 +264,17 @@ fn toAbi(event: panto.Event) PantoEvent {
         .tool_result => |e| .{ .kind = @intFromEnum(abi.EventKind.tool_result), .id = .from(e.id), .name = .from(e.name), .text = .from(e.content), .is_error = @intFromBool(e.is_error) },
         .provider_retry => |e| .{ .kind = @intFromEnum(abi.EventKind.provider_retry), .attempt = e.attempt, .delay_ms = e.delay_ms, .http_status = e.http_status, .text = .from(e.reason) },
     };
+}
+
+/// Writes `event` into the caller's struct, whose size (from the caller's header) is `size`.
+inline fn fill(out: *PantoEvent, size: u32, event: *const panto.Event) void {
+    if (size != @sizeOf(PantoEvent)) {
+        out.size = size; // (set in the first element of a batch only)
+        abi.writeSized(PantoEvent, out, toAbi(event.*)); // another header's struct
+    } else if (event.* == .content_delta) {
+        // The event of nearly every call: written in place, without a temporary.
+        out.* = contentDelta(&event.content_delta);
+    } else out.* = toAbi(event.*);
 }
 
 inline fn contentDelta(e: *const panto.event.ContentDelta) PantoEvent {

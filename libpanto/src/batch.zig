@@ -32,8 +32,10 @@ pub const Batch = struct {
 
     /// Empties the batch, keeping its memory: its events are no longer the last handed out.
     pub fn clear(b: *Batch) void {
-        b.events.clearRetainingCapacity();
-        b.strings.clearRetainingCapacity();
+        // Not clearRetainingCapacity: in safe builds it first fills the memory (kilobytes a
+        // batch) with a marker.
+        b.events.items.len = 0;
+        b.strings.items.len = 0;
         b.unread = 0;
     }
 
@@ -77,7 +79,7 @@ pub const Batch = struct {
     /// longer the last thing handed out (a newer event is), so nothing of it can be given back.
     pub fn takeUnread(b: *Batch) ?ev.Event {
         if (b.unread == 0) {
-            b.events.clearRetainingCapacity();
+            b.events.items.len = 0; // see clear
             return null;
         }
         const e = b.events.items[b.events.items.len - b.unread];
