@@ -192,7 +192,7 @@ class Stream:
 
     Iterate it to read the events; iteration ends after MessageComplete. A failure raises the
     matching `panto.Error` subclass, and every later `next()` raises the same error again.
-    Events come from the library in batches (what has arrived, up to 128 a call), so that a
+    Events come from the library in batches (what has arrived, up to 1024 a call), so that a
     loop costs little per event; a batch never runs ahead of what a canceled turn keeps.
     `close()` (or leaving a `with` block) frees the native stream and its connection.
 
@@ -271,6 +271,9 @@ class Stream:
         it = self._batch_it
         if it.__length_hint__():  # type: ignore[attr-defined]
             return it
+        # The events handed out are let go before the next batch is made: fewer objects alive
+        # at once, so that making a batch seldom sets off the garbage collector.
+        self._batch.clear()
         try:
             batch = self._fetch()
         except BaseException as e:  # handed out through the iterator
@@ -305,12 +308,12 @@ class Stream:
         if native is None:
             from ._batch import NativeBatch  # here: `import panto` does not need it
 
-            native = self._native = NativeBatch()
+            native = self._native = NativeBatch(self._lib)
         lib = self._lib
         while True:
             native.reset()
             try:
-                rc = _blocking_call(self._handle, lib.next_events, ptr, *native.args)
+                rc = _blocking_call(self._handle, native.call, ptr, *native.args)
             except BaseException:
                 # Ctrl-C (the turn is canceled) as the batch came: its events were not seen.
                 if native.count:
@@ -343,6 +346,11 @@ class Stream:
         """The events of the batch just read as Python objects. Its ContentDelta events, nearly
         all of them, are made at once when they come in one run (as they do: a batch is the
         content of a message, maybe after its start or before its end); the others one by one."""
+        lib = self._lib
+        made = native.all_deltas(lib.block_kind_names, lib.block_kind_name)
+        if made is not None:  # the usual batch
+            self._batch_exact = True
+            return made  # type: ignore[return-value]
         kinds = native.load()
         n = len(kinds)
         deltas = kinds.count(_CONTENT_DELTA)
@@ -359,7 +367,6 @@ class Stream:
             else:
                 out.append(event)
         if end > start:
-            lib = self._lib
             out += native.deltas(start, end, lib.block_kind_names, lib.block_kind_name)
         for i in range(end, n):
             event = self._event(native, i)
