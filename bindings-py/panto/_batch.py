@@ -41,6 +41,11 @@ _WORDS = _SIZE // _PTR
 _KIND = _EVENT.kind.offset // 4
 _INDEX = _EVENT.index.offset // 4
 _BLOCK_KIND = _EVENT.block_kind.offset // 4
+# index and block_kind side by side make one 8-byte value per event, whose column tells at
+# once whether a run of deltas is of one block.
+_BLOCK = _EVENT.index.offset // 8
+if _EVENT.index.offset % 8 or _EVENT.block_kind.offset != _EVENT.index.offset + 4 or _SIZE % 8:
+    raise ImportError("panto: PantoEvent's layout is not the one include/panto.h gives")  # pragma: no cover
 _TEXT_PTR = (_EVENT.text.offset + _native.PantoString.ptr.offset) // _PTR
 _TEXT_LEN = (_EVENT.text.offset + _native.PantoString.len.offset) // _PTR
 
@@ -48,20 +53,17 @@ _ContentDeltaMaker = maker(ContentDelta)
 _CONTENT_DELTA = _native.EVENT_CONTENT_DELTA
 
 
-def _utf8_copying(ptr: int, n: int) -> str:
-    return ctypes.string_at(ptr, n).decode("utf-8")
+def _utf8_copying(ptr: int, n: int, errors: bytes) -> str:
+    return ctypes.string_at(ptr, n).decode("utf-8", errors.decode())
 
 
 try:  # CPython: str straight from the library's memory, without a bytes copy first
     _decode_utf8 = ctypes.pythonapi["PyUnicode_DecodeUTF8"]  # a FuncPtr of our own
     _decode_utf8.restype = ctypes.py_object
     _decode_utf8.argtypes = (ctypes.c_void_p, ctypes.c_ssize_t, ctypes.c_char_p)
-
-    def _utf8(ptr: int, n: int) -> str:
-        """The UTF-8 string of n bytes at ptr (UnicodeDecodeError if it is not UTF-8)."""
-        text: str = _decode_utf8(ptr, n, b"strict")
-        return text
-
+    #: The UTF-8 string of n bytes at ptr: _utf8(ptr, n, b"strict") (UnicodeDecodeError if it
+    #: is not UTF-8). Called as it is: a Python function around it would cost a call more.
+    _utf8: Callable[[int, int, bytes], str] = _decode_utf8
 except (AttributeError, ValueError):  # pragma: no cover - not CPython
     _utf8 = _utf8_copying
 
@@ -69,7 +71,7 @@ except (AttributeError, ValueError):  # pragma: no cover - not CPython
 class NativeBatch:
     """The event array of one stream, and the last batch read into it."""
 
-    __slots__ = ("events", "call", "args", "_buffer", "_ints", "_words", "_count", "_kinds", "_indexes", "_block_kinds")
+    __slots__ = ("events", "call", "args", "_buffer", "_ints", "_words", "_count", "_kinds", "_indexes", "_block_kinds", "_blocks")
 
     def __init__(self, lib: _native.Library) -> None:
         # Zeroed lazily by the system (calloc of a large block): only the pages of the events
@@ -85,6 +87,7 @@ class NativeBatch:
         self._kinds = self._ints[_KIND::_INTS]
         self._indexes = raw.cast("I")[_INDEX::_INTS]
         self._block_kinds = self._ints[_BLOCK_KIND::_INTS]
+        self._blocks = raw.cast("Q")[_BLOCK :: _SIZE // 8]  # (index, block_kind)
         self._count = ctypes.c_size_t()
         #: panto_next_events, and its arguments after the stream (out_strings: not needed, the
         #: strings are decoded where the events point). Its ctypes objects of the declared
@@ -123,7 +126,7 @@ class NativeBatch:
         """A string of the last batch (decoded from the library's memory, where it lives until
         the next call on the stream)."""
         n = s.len
-        return _utf8(s.ptr or 0, n) if n else ""
+        return _utf8(s.ptr or 0, n, b"strict") if n else ""
 
     def deltas(self, start: int, end: int, names: Dict[int, str], name_of: Callable[[int], str]) -> List[ContentDelta]:
         """The events start..end of the last batch, all ContentDelta, made at once. `names`:
@@ -133,12 +136,12 @@ class NativeBatch:
         words = self._words
         a = words[start * _WORDS + _TEXT_PTR]
         last = (end - 1) * _WORDS
-        texts = _utf8(a, words[last + _TEXT_PTR] + words[last + _TEXT_LEN] - a).split("\0")
+        texts = _utf8(a, words[last + _TEXT_PTR] + words[last + _TEXT_LEN] - a, b"strict").split("\0")
         if len(texts) != count:  # a text holds a NUL of its own
             texts = [self.string(self.events[i].text) for i in range(start, end)]
         cls = ContentDelta
-        indexes, kinds = self._indexes, self._block_kinds
-        if indexes[start + 1 : end] == indexes[start : end - 1] and kinds[start + 1 : end] == kinds[start : end - 1]:
+        indexes, kinds, blocks = self._indexes, self._block_kinds, self._blocks
+        if blocks[start + 1 : end] == blocks[start : end - 1]:  # compared in C
             # One block, as usual: one index and block kind for all. The objects are made
             # empty at once, then filled (see _frozen.maker).
             index, kind = indexes[start], kinds[start]
