@@ -320,6 +320,10 @@ class Stream:
                     lib.stream_unread(ptr, native.count)
                 raise
             if rc == _EVENT:
+                deltas = native.all_deltas(lib.block_kind_names, lib.block_kind_name)
+                if deltas is not None:  # the usual batch: nothing in it to keep for final_message()
+                    self._batch_exact = True
+                    return deltas  # type: ignore[return-value]
                 batch = self._decode(native)
                 if batch:
                     return batch
@@ -347,10 +351,6 @@ class Stream:
         all of them, are made at once when they come in one run (as they do: a batch is the
         content of a message, maybe after its start or before its end); the others one by one."""
         lib = self._lib
-        made = native.all_deltas(lib.block_kind_names, lib.block_kind_name)
-        if made is not None:  # the usual batch
-            self._batch_exact = True
-            return made  # type: ignore[return-value]
         kinds = native.load()
         n = len(kinds)
         deltas = kinds.count(_CONTENT_DELTA)
