@@ -136,8 +136,9 @@ class NativeBatch:
         words = self._words
         a = words[start * _WORDS + _TEXT_PTR]
         last = (end - 1) * _WORDS
-        texts = _utf8(a, words[last + _TEXT_PTR] + words[last + _TEXT_LEN] - a, b"strict").split("\0")
-        if len(texts) != count:  # a text holds a NUL of its own
+        b = words[last + _TEXT_PTR] + words[last + _TEXT_LEN]
+        texts = _utf8(a, b - a, b"strict").split("\0") if a and b >= a else []
+        if len(texts) != count:  # a text holds a NUL of its own (or an empty one points nowhere)
             texts = [self.string(self.events[i].text) for i in range(start, end)]
         cls = ContentDelta
         indexes, kinds, blocks = self._indexes, self._block_kinds, self._blocks

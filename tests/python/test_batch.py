@@ -128,6 +128,16 @@ def test_a_text_holding_a_nul(library: _native.Library) -> None:
     check_events(made, rows, library)
 
 
+def test_an_empty_text_that_points_nowhere(library: _native.Library) -> None:
+    # The block holds the strings, but the C ABI does not promise that an empty one points
+    # into it: NULL, first or last, is an empty text too.
+    for rows in ([(DELTA, 0, TEXT, None), (DELTA, 0, TEXT, "a")], [(DELTA, 0, TEXT, "a"), (DELTA, 0, TEXT, None)],
+                 [(DELTA, 0, TEXT, None)]):
+        made = Filled(library, rows).all_deltas()
+        assert made is not None
+        check_events(made, rows, library)
+
+
 def test_a_batch_with_other_events_is_not_all_deltas(library: _native.Library) -> None:
     rows: List[Row] = [(_native.EVENT_BLOCK_START, 0, TEXT, None), (DELTA, 0, TEXT, "Hi"), (DELTA, 0, TEXT, "!"),
                        (_native.EVENT_BLOCK_COMPLETE, 0, TEXT, "Hi!")]
