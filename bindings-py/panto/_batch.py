@@ -71,7 +71,7 @@ except (AttributeError, ValueError):  # pragma: no cover - not CPython
 class NativeBatch:
     """The event array of one stream, and the last batch read into it."""
 
-    __slots__ = ("events", "call", "args", "_buffer", "_ints", "_words", "_count", "_kinds", "_indexes", "_block_kinds", "_blocks")
+    __slots__ = ("events", "call", "args", "_buffer", "_words", "_count", "_kinds", "_indexes", "_block_kinds", "_blocks")
 
     def __init__(self, lib: _native.Library) -> None:
         # Zeroed lazily by the system (calloc of a large block): only the pages of the events
@@ -81,13 +81,13 @@ class NativeBatch:
         self.events = (_EVENT * CAPACITY).from_buffer(self._buffer)
         self.events[0].size = _SIZE  # PANTO_EVENT_INIT: the size of every element
         raw = memoryview(self._buffer).cast("B")
-        self._ints = raw.cast("i")
+        ints = raw.cast("i")
         self._words = raw.cast("P")  # text.ptr, text.len
-        # One value per event: kind, index, block_kind.
-        self._kinds = self._ints[_KIND::_INTS]
+        # One value per event: kind, index, block_kind, and (index, block_kind) as one.
+        self._kinds = ints[_KIND::_INTS]
         self._indexes = raw.cast("I")[_INDEX::_INTS]
-        self._block_kinds = self._ints[_BLOCK_KIND::_INTS]
-        self._blocks = raw.cast("Q")[_BLOCK :: _SIZE // 8]  # (index, block_kind)
+        self._block_kinds = ints[_BLOCK_KIND::_INTS]
+        self._blocks = raw.cast("Q")[_BLOCK :: _SIZE // 8]
         self._count = ctypes.c_size_t()
         #: panto_next_events, and its arguments after the stream (out_strings: not needed, the
         #: strings are decoded where the events point). Its ctypes objects of the declared
