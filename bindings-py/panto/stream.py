@@ -192,7 +192,7 @@ class Stream:
 
     Iterate it to read the events; iteration ends after MessageComplete. A failure raises the
     matching `panto.Error` subclass, and every later `next()` raises the same error again.
-    Events come from the library in batches (what has arrived, up to 1024 a call), so that a
+    Events come from the library in batches (what has arrived, up to 512 a call), so that a
     loop costs little per event; a batch never runs ahead of what a canceled turn keeps.
     `close()` (or leaving a `with` block) frees the native stream and its connection.
 
