@@ -25,11 +25,12 @@ from operator import attrgetter
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
-    from typing import Any, Callable, Dict, List, Set, Tuple, TypeVar
+    from typing import Any, Callable, Dict, List, Set, Tuple, Type, TypeVar
 
     T = TypeVar("T", bound=type)
+    Obj = TypeVar("Obj")
 
-__all__ = ["dataclass", "field", "maker"]
+__all__ = ["dataclass", "field", "maker", "construct"]
 
 _MISSING = object()
 
@@ -72,6 +73,20 @@ def maker(cls: Any) -> Any:
     body = {"__slots__": (), "__module__": cls.__module__, "__init__": object.__init__, "__setattr__": object.__setattr__,
             "__delattr__": object.__delattr__}
     return type(f"{cls.__name__}Maker", (cls,), body)
+
+
+_new = object.__new__
+_set = object.__setattr__
+
+
+def construct(cls: Type[Obj], *values: Any) -> Obj:
+    """`cls(*values)`, every field given in order, without compiling `cls.__init__` (see
+    _LazyInit): for the events a stream makes, so that a process that only reads streams never
+    pays for compiling their classes' `__init__`."""
+    obj: Obj = _new(cls)
+    for name, value in zip(cls.__slots__, values):  # type: ignore[attr-defined]
+        _set(obj, name, value)
+    return obj
 
 
 def _make(cls: Any) -> Any:

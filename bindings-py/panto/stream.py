@@ -7,6 +7,7 @@ from _thread import allocate_lock, get_ident
 from itertools import chain
 
 from . import _native
+from ._frozen import construct as _construct
 from .errors import (
     BusyError,
     CanceledError,
@@ -77,7 +78,7 @@ def _blocking_call(handle: StreamHandle, fn: Callable[..., int], *args: Any) -> 
 
 
 def _usage(u: _native.PantoUsage) -> Usage:
-    return Usage(u.input_tokens, u.output_tokens, u.cache_read_tokens, u.cache_write_tokens, u.reasoning_tokens)
+    return _construct(Usage, u.input_tokens, u.output_tokens, u.cache_read_tokens, u.cache_write_tokens, u.reasoning_tokens)
 
 
 class _Raise:
@@ -385,38 +386,38 @@ class Stream:
         kind = ev.kind
         lib = self._lib
         if kind == _CONTENT_DELTA:
-            return ContentDelta(ev.index, lib.block_kind_name(ev.block_kind), string(ev.text))
+            return _construct(ContentDelta, ev.index, lib.block_kind_name(ev.block_kind), string(ev.text))
         if kind == _BLOCK_START:
-            return BlockStart(ev.index, lib.block_kind_name(ev.block_kind))
+            return _construct(BlockStart, ev.index, lib.block_kind_name(ev.block_kind))
         if kind == _BLOCK_COMPLETE:
-            block = BlockComplete(ev.index, lib.block_kind_name(ev.block_kind), string(ev.text))
+            block = _construct(BlockComplete, ev.index, lib.block_kind_name(ev.block_kind), string(ev.text))
             self._msg_blocks.append(block)
             return block
         if kind == _MESSAGE_START:
-            start = MessageStart(string(ev.id), string(ev.model))
+            start = _construct(MessageStart, string(ev.id), string(ev.model))
             self._msg_start = start  # also after a ProviderRetry: the message starts over
             self._msg_blocks = []
             self._msg_details = {}
             self._msg_end = None
             return start
         if kind == _MESSAGE_END:
-            end = MessageEnd(lib.stop_reason_name(ev.stop_reason), string(ev.provider_stop_reason), _usage(ev.usage))
+            end = _construct(MessageEnd, lib.stop_reason_name(ev.stop_reason), string(ev.provider_stop_reason), _usage(ev.usage))
             self._msg_end = end
             return end
         if kind == _TOOL_DETAILS:
-            details = ToolDetails(ev.index, string(ev.id), string(ev.name))
+            details = _construct(ToolDetails, ev.index, string(ev.id), string(ev.name))
             self._msg_details[details.index] = details
             return details
         if kind == _TOOL_CALL_START:
             return self._tool_call_start(string(ev.id), string(ev.name), string(ev.text), bool(ev.awaiting_result))
         if kind == _TOOL_RESULT:
-            return ToolResult(string(ev.id), string(ev.name), string(ev.text), bool(ev.is_error))
+            return _construct(ToolResult, string(ev.id), string(ev.name), string(ev.text), bool(ev.is_error))
         if kind == _MESSAGE_COMPLETE:
-            complete = MessageComplete(lib.stop_reason_name(ev.stop_reason), string(ev.provider_stop_reason), _usage(ev.usage))
+            complete = _construct(MessageComplete, lib.stop_reason_name(ev.stop_reason), string(ev.provider_stop_reason), _usage(ev.usage))
             self._complete = complete
             return complete
         if kind == _PROVIDER_RETRY:
-            return ProviderRetry(ev.attempt, ev.delay_ms, ev.http_status or None, string(ev.text))
+            return _construct(ProviderRetry, ev.attempt, ev.delay_ms, ev.http_status or None, string(ev.text))
         return None
 
     def _closed(self) -> Optional[List[Event]]:
@@ -443,7 +444,7 @@ class Stream:
     def _tool_call_start(self, call_id: str, name: str, raw: str, awaiting_result: bool) -> ToolCallStart:
         import json
 
-        call = ToolCallStart(call_id, name, json.loads(raw) if raw else {}, awaiting_result)
+        call = _construct(ToolCallStart, call_id, name, json.loads(raw) if raw else {}, awaiting_result)
         if call.awaiting_result:
             self._pending[call.id] = call
             if self._run_tools:
