@@ -35,8 +35,11 @@ TYPE_CHECKING = False
 if TYPE_CHECKING:
     import signal as _signal
     from typing import Any, Callable, Optional, Tuple
-else:  # what the signal module wraps: importing that one costs milliseconds (it brings enum)
-    import _signal
+else:
+    try:  # what the signal module wraps: importing that one costs milliseconds (it brings enum)
+        import _signal
+    except ImportError:  # pragma: no cover - not CPython
+        import signal as _signal
 
 __all__ = ["blocking_call"]
 
