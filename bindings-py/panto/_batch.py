@@ -1,20 +1,22 @@
 """The native side of a stream's batches: the array of events that `panto_next_events` fills,
 and the ContentDelta events made from it in bulk.
 
-One ctypes call reads a whole batch. Reading it back field by field through ctypes would cost
-about as much per event as that call (each field access is a call of its own), so the columns
-a ContentDelta needs (kind, index, block_kind, text) are read at once through strided
-memoryviews; the texts are decoded at once, straight from the library's memory, and cut by
-one `split` (the library puts a NUL after each string of a batch, in order); the events are
-made as objects of a twin class without the frozen dataclass's `__setattr__`, filled with
-plain attribute stores, then turned into ContentDelta objects (see _frozen.maker). Other
-events, a few per message, go through ctypes.
+One ctypes call reads a whole batch (up to 512 events: what arrived). Reading it back field by
+field through ctypes would cost about as much per event as that call (each field access is a
+call of its own), so the columns a ContentDelta needs (kind, index, block_kind, text) are read
+through strided memoryviews: a batch of deltas of one block, the usual one, is recognized by
+comparing each column with itself shifted by one event, in C; the texts are decoded at once,
+straight from the library's memory, and cut by one `split` (the library puts a NUL after each
+string of a batch, in order); the events are made empty at once, as objects of a subclass
+without the frozen dataclass's `__setattr__`, filled with plain attribute stores, then turned
+into ContentDelta objects (see _frozen.maker). Other events, a few per message, go through
+ctypes.
 """
 
 from __future__ import annotations
 
 import ctypes
-from itertools import repeat
+from itertools import repeat, starmap
 
 from . import _native
 from ._frozen import maker
@@ -22,12 +24,15 @@ from .events import ContentDelta
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
-    from typing import Any, Callable, Dict, Iterable, List, Tuple
+    from typing import Any, Callable, Dict, List, Optional, Tuple
 
 __all__ = ["NativeBatch", "CAPACITY"]
 
-#: The most events one call reads.
-CAPACITY = 128
+#: The most events one call reads. A batch is what has arrived (a 64 KiB read holds about 550
+#: Anthropic deltas, 200 OpenAI ones): beyond 512, fewer calls save little, and a stream's
+#: events alive at once, its memory, grow with the batch (100 streams in one process: 8 MB more
+#: at 1024).
+CAPACITY = 512
 
 _EVENT = _native.PantoEvent
 _SIZE = ctypes.sizeof(_EVENT)
@@ -39,26 +44,29 @@ _WORDS = _SIZE // _PTR
 _KIND = _EVENT.kind.offset // 4
 _INDEX = _EVENT.index.offset // 4
 _BLOCK_KIND = _EVENT.block_kind.offset // 4
+# index and block_kind side by side make one 8-byte value per event, whose column tells at
+# once whether a run of deltas is of one block.
+_BLOCK = _EVENT.index.offset // 8
+if _EVENT.index.offset % 8 or _EVENT.block_kind.offset != _EVENT.index.offset + 4 or _SIZE % 8:
+    raise ImportError("panto: PantoEvent's layout is not the one include/panto.h gives")  # pragma: no cover
 _TEXT_PTR = (_EVENT.text.offset + _native.PantoString.ptr.offset) // _PTR
 _TEXT_LEN = (_EVENT.text.offset + _native.PantoString.len.offset) // _PTR
 
 _ContentDeltaMaker = maker(ContentDelta)
+_CONTENT_DELTA = _native.EVENT_CONTENT_DELTA
 
 
-def _utf8_copying(ptr: int, n: int) -> str:
-    return ctypes.string_at(ptr, n).decode("utf-8")
+def _utf8_copying(ptr: int, n: int, errors: bytes) -> str:
+    return ctypes.string_at(ptr, n).decode("utf-8", errors.decode())
 
 
 try:  # CPython: str straight from the library's memory, without a bytes copy first
     _decode_utf8 = ctypes.pythonapi["PyUnicode_DecodeUTF8"]  # a FuncPtr of our own
     _decode_utf8.restype = ctypes.py_object
     _decode_utf8.argtypes = (ctypes.c_void_p, ctypes.c_ssize_t, ctypes.c_char_p)
-
-    def _utf8(ptr: int, n: int) -> str:
-        """The UTF-8 string of n bytes at ptr (UnicodeDecodeError if it is not UTF-8)."""
-        text: str = _decode_utf8(ptr, n, b"strict")
-        return text
-
+    #: The UTF-8 string of n bytes at ptr: _utf8(ptr, n, b"strict") (UnicodeDecodeError if it
+    #: is not UTF-8). Called as it is: a Python function around it would cost a call more.
+    _utf8: Callable[[int, int, bytes], str] = _decode_utf8
 except (AttributeError, ValueError):  # pragma: no cover - not CPython
     _utf8 = _utf8_copying
 
@@ -66,21 +74,32 @@ except (AttributeError, ValueError):  # pragma: no cover - not CPython
 class NativeBatch:
     """The event array of one stream, and the last batch read into it."""
 
-    __slots__ = ("events", "args", "_buffer", "_ints", "_uints", "_words", "_count")
+    __slots__ = ("events", "call", "args", "_buffer", "_words", "_count", "_kinds", "_indexes", "_block_kinds", "_blocks")
 
-    def __init__(self) -> None:
+    def __init__(self, lib: _native.Library) -> None:
         self._buffer = ctypes.create_string_buffer(CAPACITY * _SIZE)
         #: The array as ctypes structs (for the events read one by one).
         self.events = (_EVENT * CAPACITY).from_buffer(self._buffer)
         self.events[0].size = _SIZE  # PANTO_EVENT_INIT: the size of every element
         raw = memoryview(self._buffer).cast("B")
-        self._ints = raw.cast("i")  # kind, block_kind (int32_t)
-        self._uints = raw.cast("I")  # index (uint32_t)
+        ints = raw.cast("i")
         self._words = raw.cast("P")  # text.ptr, text.len
+        # One value per event: kind, index, block_kind, and (index, block_kind) as one.
+        self._kinds = ints[_KIND::_INTS]
+        self._indexes = raw.cast("I")[_INDEX::_INTS]
+        self._block_kinds = ints[_BLOCK_KIND::_INTS]
+        self._blocks = raw.cast("Q")[_BLOCK :: _SIZE // 8]
         self._count = ctypes.c_size_t()
-        #: The arguments of panto_next_events after the stream (out_strings: not needed, the
-        #: strings are decoded where the events point).
-        self.args: Tuple[Any, ...] = (ctypes.cast(self._buffer, ctypes.POINTER(_EVENT)), CAPACITY, ctypes.byref(self._count), None)
+        #: panto_next_events, and its arguments after the stream (out_strings: not needed, the
+        #: strings are decoded where the events point). Its ctypes objects of the declared
+        #: types go through as they are: nothing to convert at each call.
+        self.call = lib.next_events_unchecked
+        self.args: Tuple[Any, ...] = (
+            ctypes.cast(self._buffer, ctypes.POINTER(_EVENT)),
+            ctypes.c_size_t(CAPACITY),
+            ctypes.byref(self._count),
+            None,
+        )
 
     @property
     def count(self) -> int:
@@ -93,39 +112,55 @@ class NativeBatch:
 
     def load(self) -> List[int]:
         """After a call that filled events: the kind of each event."""
+        return self._kinds[: self._count.value].tolist()
+
+    def all_deltas(self, names: Dict[int, str], name_of: Callable[[int], str]) -> Optional[List[ContentDelta]]:
+        """After a call that filled events: when they are all ContentDelta, as nearly every
+        batch of a long answer is, those events (see `deltas`); else None."""
         n = self._count.value
-        return self._ints[_KIND : n * _INTS : _INTS].tolist()
+        kinds = self._kinds
+        if kinds[0] != _CONTENT_DELTA or kinds[1:n] != kinds[: n - 1]:  # compared in C
+            return None
+        return self.deltas(0, n, names, name_of)
 
     def string(self, s: _native.PantoString) -> str:
         """A string of the last batch (decoded from the library's memory, where it lives until
         the next call on the stream)."""
         n = s.len
-        return _utf8(s.ptr or 0, n) if n else ""
+        return _utf8(s.ptr or 0, n, b"strict") if n else ""
 
     def deltas(self, start: int, end: int, names: Dict[int, str], name_of: Callable[[int], str]) -> List[ContentDelta]:
         """The events start..end of the last batch, all ContentDelta, made at once. `names`:
         the block kinds' names known in advance; `name_of` for any other."""
         count = end - start
-        ints = self._ints
-        first, last = start * _INTS, end * _INTS
-        indexes = self._uints[first + _INDEX : last : _INTS].tolist()
-        block_kinds = ints[first + _BLOCK_KIND : last : _INTS].tolist()
         # Their texts follow each other in the block, each ended by a NUL.
         words = self._words
         a = words[start * _WORDS + _TEXT_PTR]
-        b = words[(end - 1) * _WORDS + _TEXT_PTR] + words[(end - 1) * _WORDS + _TEXT_LEN]
-        texts = _utf8(a, b - a).split("\0")
-        if len(texts) != count:  # a text holds a NUL of its own
+        last = (end - 1) * _WORDS
+        b = words[last + _TEXT_PTR] + words[last + _TEXT_LEN]
+        texts = _utf8(a, b - a, b"strict").split("\0") if a and b >= a else []
+        if len(texts) != count:  # a text holds a NUL of its own (or an empty one points nowhere)
             texts = [self.string(self.events[i].text) for i in range(start, end)]
-        kind = block_kinds[0]
-        if block_kinds.count(kind) == count:  # one block, as usual: one name
-            kind_names: Iterable[str] = repeat(names[kind] if kind in names else name_of(kind), count)
-        else:
-            kind_names = map(names.__getitem__ if names.keys() >= set(block_kinds) else name_of, block_kinds)
-        made: List[ContentDelta] = []
+        cls = ContentDelta
+        indexes, kinds, blocks = self._indexes, self._block_kinds, self._blocks
+        if blocks[start + 1 : end] == blocks[start : end - 1]:  # compared in C
+            # One block, as usual: one index and block kind for all. The objects are made
+            # empty at once, then filled (see _frozen.maker).
+            index, kind = indexes[start], kinds[start]
+            name = names[kind] if kind in names else name_of(kind)
+            made: List[Any] = list(starmap(_ContentDeltaMaker, repeat((), count)))
+            for event, text in zip(made, texts):
+                event.index = index
+                event.block_kind = name
+                event.text = text
+                event.__class__ = cls
+            return made
+        block_kinds = kinds[start:end].tolist()
+        kind_names = map(names.__getitem__ if names.keys() >= set(block_kinds) else name_of, block_kinds)
+        made = []
         append = made.append
-        new, cls = _ContentDeltaMaker, ContentDelta
-        for index, kind_name, text in zip(indexes, kind_names, texts):
+        new = _ContentDeltaMaker
+        for index, kind_name, text in zip(indexes[start:end].tolist(), kind_names, texts):
             event = new()
             event.index = index
             event.block_kind = kind_name

@@ -25,11 +25,12 @@ from operator import attrgetter
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
-    from typing import Any, Callable, Dict, List, Set, Tuple, TypeVar
+    from typing import Any, Callable, Dict, List, Set, Tuple, Type, TypeVar
 
     T = TypeVar("T", bound=type)
+    Obj = TypeVar("Obj")
 
-__all__ = ["dataclass", "field", "maker"]
+__all__ = ["dataclass", "field", "maker", "construct"]
 
 _MISSING = object()
 
@@ -62,12 +63,30 @@ def dataclass(*, frozen: bool) -> Callable[[T], T]:
 
 
 def maker(cls: Any) -> Any:
-    """A class with the slots of the frozen class `cls` but none of its methods: its objects
-    are filled with plain attribute stores, the fastest Python has, then become `cls`
-    objects by `obj.__class__ = cls` (the layouts are the same). For making many at once
-    (a batch of ContentDelta events), where `cls(...)` would spend most of its time in
-    `object.__setattr__`. The caller sets every field."""
-    return type(f"{cls.__name__}Maker", (), {"__slots__": cls.__slots__, "__module__": cls.__module__})
+    """A subclass of the frozen class `cls` whose objects are filled with plain attribute
+    stores, the fastest Python has (it sets attributes as `object` does, and makes its objects
+    empty), then become `cls` objects by `obj.__class__ = cls`: for making many at once (a
+    batch of ContentDelta events), where `cls(...)` would spend most of its time in
+    `object.__setattr__`. Being a subclass with no slots of its own keeps that class change
+    cheap (CPython checks the layouts are the same by walking up to `cls`). The caller sets
+    every field; the objects are never handed out before they become `cls` objects."""
+    body = {"__slots__": (), "__module__": cls.__module__, "__init__": object.__init__, "__setattr__": object.__setattr__,
+            "__delattr__": object.__delattr__}
+    return type(f"{cls.__name__}Maker", (cls,), body)
+
+
+_new = object.__new__
+_set = object.__setattr__
+
+
+def construct(cls: Type[Obj], *values: Any) -> Obj:
+    """`cls(*values)`, every field given in order, without compiling `cls.__init__` (see
+    _LazyInit): for the events a stream makes, so that a process that only reads streams never
+    pays for compiling their classes' `__init__`."""
+    obj: Obj = _new(cls)
+    for name, value in zip(cls.__slots__, values):  # type: ignore[attr-defined]
+        _set(obj, name, value)
+    return obj
 
 
 def _make(cls: Any) -> Any:

@@ -28,19 +28,25 @@ from __future__ import annotations
 import atexit
 import ctypes
 import os
-import signal
 import threading
+from _thread import start_new_thread
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
+    import signal as _signal
     from typing import Any, Callable, Optional, Tuple
+else:
+    try:  # what the signal module wraps: importing that one costs milliseconds (it brings enum)
+        import _signal
+    except ImportError:  # pragma: no cover - not CPython
+        import signal as _signal
 
 __all__ = ["blocking_call"]
 
-_SIGINT = int(signal.SIGINT)
-_default_int_handler = signal.default_int_handler
-_getsignal = signal.getsignal  # slow (µs): never called per event
-_set_wakeup_fd = signal.set_wakeup_fd
+_SIGINT = int(_signal.SIGINT)
+_default_int_handler = _signal.default_int_handler
+_getsignal = _signal.getsignal  # slow (µs): never called per event
+_set_wakeup_fd = _signal.set_wakeup_fd
 _get_ident = threading.get_ident
 
 try:  # runs the pending Python signal handlers now (raises their exception)
@@ -79,7 +85,8 @@ class _Watcher:
             if self.fd < 0:
                 r, w = os.pipe()  # non-inheritable by default
                 os.set_blocking(w, False)  # set_wakeup_fd requires it
-                threading.Thread(target=self._run, args=(r,), name="panto-sigint", daemon=True).start()
+                # A bare thread, daemon-like: threading.Thread.start() would wait for it to run.
+                start_new_thread(self._run, (r,))
                 self.fd = w
         return self.fd
 

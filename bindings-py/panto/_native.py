@@ -204,6 +204,10 @@ class Library:
         self.agent_tools = c.panto_agent_tools
         self.next_event = c.panto_next_event
         self.next_events = c.panto_next_events
+        # The same function, with nothing declared: ctypes passes its arguments as they are, with
+        # no conversion at each call. For NativeBatch only, which passes ctypes objects of the
+        # declared types.
+        self.next_events_unchecked = c["panto_next_events"]
         self.stream_unread = c.panto_stream_unread
         self.submit_tool_result = c.panto_stream_submit_tool_result
         self.stream_cancel = c.panto_stream_cancel

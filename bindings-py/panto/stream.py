@@ -7,6 +7,7 @@ from _thread import allocate_lock, get_ident
 from itertools import chain
 
 from . import _native
+from ._frozen import construct as _construct
 from .errors import (
     BusyError,
     CanceledError,
@@ -77,7 +78,7 @@ def _blocking_call(handle: StreamHandle, fn: Callable[..., int], *args: Any) -> 
 
 
 def _usage(u: _native.PantoUsage) -> Usage:
-    return Usage(u.input_tokens, u.output_tokens, u.cache_read_tokens, u.cache_write_tokens, u.reasoning_tokens)
+    return _construct(Usage, u.input_tokens, u.output_tokens, u.cache_read_tokens, u.cache_write_tokens, u.reasoning_tokens)
 
 
 class _Raise:
@@ -192,7 +193,7 @@ class Stream:
 
     Iterate it to read the events; iteration ends after MessageComplete. A failure raises the
     matching `panto.Error` subclass, and every later `next()` raises the same error again.
-    Events come from the library in batches (what has arrived, up to 128 a call), so that a
+    Events come from the library in batches (what has arrived, up to 512 a call), so that a
     loop costs little per event; a batch never runs ahead of what a canceled turn keeps.
     `close()` (or leaving a `with` block) frees the native stream and its connection.
 
@@ -271,6 +272,9 @@ class Stream:
         it = self._batch_it
         if it.__length_hint__():  # type: ignore[attr-defined]
             return it
+        # The events handed out are let go before the next batch is made: fewer objects alive
+        # at once, so that making a batch seldom sets off the garbage collector.
+        self._batch.clear()
         try:
             batch = self._fetch()
         except BaseException as e:  # handed out through the iterator
@@ -305,18 +309,22 @@ class Stream:
         if native is None:
             from ._batch import NativeBatch  # here: `import panto` does not need it
 
-            native = self._native = NativeBatch()
+            native = self._native = NativeBatch(self._lib)
         lib = self._lib
         while True:
             native.reset()
             try:
-                rc = _blocking_call(self._handle, lib.next_events, ptr, *native.args)
+                rc = _blocking_call(self._handle, native.call, ptr, *native.args)
             except BaseException:
                 # Ctrl-C (the turn is canceled) as the batch came: its events were not seen.
                 if native.count:
                     lib.stream_unread(ptr, native.count)
                 raise
             if rc == _EVENT:
+                deltas = native.all_deltas(lib.block_kind_names, lib.block_kind_name)
+                if deltas is not None:  # the usual batch: nothing in it to keep for final_message()
+                    self._batch_exact = True
+                    return deltas  # type: ignore[return-value]
                 batch = self._decode(native)
                 if batch:
                     return batch
@@ -343,6 +351,7 @@ class Stream:
         """The events of the batch just read as Python objects. Its ContentDelta events, nearly
         all of them, are made at once when they come in one run (as they do: a batch is the
         content of a message, maybe after its start or before its end); the others one by one."""
+        lib = self._lib
         kinds = native.load()
         n = len(kinds)
         deltas = kinds.count(_CONTENT_DELTA)
@@ -359,7 +368,6 @@ class Stream:
             else:
                 out.append(event)
         if end > start:
-            lib = self._lib
             out += native.deltas(start, end, lib.block_kind_names, lib.block_kind_name)
         for i in range(end, n):
             event = self._event(native, i)
@@ -378,38 +386,38 @@ class Stream:
         kind = ev.kind
         lib = self._lib
         if kind == _CONTENT_DELTA:
-            return ContentDelta(ev.index, lib.block_kind_name(ev.block_kind), string(ev.text))
+            return _construct(ContentDelta, ev.index, lib.block_kind_name(ev.block_kind), string(ev.text))
         if kind == _BLOCK_START:
-            return BlockStart(ev.index, lib.block_kind_name(ev.block_kind))
+            return _construct(BlockStart, ev.index, lib.block_kind_name(ev.block_kind))
         if kind == _BLOCK_COMPLETE:
-            block = BlockComplete(ev.index, lib.block_kind_name(ev.block_kind), string(ev.text))
+            block = _construct(BlockComplete, ev.index, lib.block_kind_name(ev.block_kind), string(ev.text))
             self._msg_blocks.append(block)
             return block
         if kind == _MESSAGE_START:
-            start = MessageStart(string(ev.id), string(ev.model))
+            start = _construct(MessageStart, string(ev.id), string(ev.model))
             self._msg_start = start  # also after a ProviderRetry: the message starts over
             self._msg_blocks = []
             self._msg_details = {}
             self._msg_end = None
             return start
         if kind == _MESSAGE_END:
-            end = MessageEnd(lib.stop_reason_name(ev.stop_reason), string(ev.provider_stop_reason), _usage(ev.usage))
+            end = _construct(MessageEnd, lib.stop_reason_name(ev.stop_reason), string(ev.provider_stop_reason), _usage(ev.usage))
             self._msg_end = end
             return end
         if kind == _TOOL_DETAILS:
-            details = ToolDetails(ev.index, string(ev.id), string(ev.name))
+            details = _construct(ToolDetails, ev.index, string(ev.id), string(ev.name))
             self._msg_details[details.index] = details
             return details
         if kind == _TOOL_CALL_START:
             return self._tool_call_start(string(ev.id), string(ev.name), string(ev.text), bool(ev.awaiting_result))
         if kind == _TOOL_RESULT:
-            return ToolResult(string(ev.id), string(ev.name), string(ev.text), bool(ev.is_error))
+            return _construct(ToolResult, string(ev.id), string(ev.name), string(ev.text), bool(ev.is_error))
         if kind == _MESSAGE_COMPLETE:
-            complete = MessageComplete(lib.stop_reason_name(ev.stop_reason), string(ev.provider_stop_reason), _usage(ev.usage))
+            complete = _construct(MessageComplete, lib.stop_reason_name(ev.stop_reason), string(ev.provider_stop_reason), _usage(ev.usage))
             self._complete = complete
             return complete
         if kind == _PROVIDER_RETRY:
-            return ProviderRetry(ev.attempt, ev.delay_ms, ev.http_status or None, string(ev.text))
+            return _construct(ProviderRetry, ev.attempt, ev.delay_ms, ev.http_status or None, string(ev.text))
         return None
 
     def _closed(self) -> Optional[List[Event]]:
@@ -436,7 +444,7 @@ class Stream:
     def _tool_call_start(self, call_id: str, name: str, raw: str, awaiting_result: bool) -> ToolCallStart:
         import json
 
-        call = ToolCallStart(call_id, name, json.loads(raw) if raw else {}, awaiting_result)
+        call = _construct(ToolCallStart, call_id, name, json.loads(raw) if raw else {}, awaiting_result)
         if call.awaiting_result:
             self._pending[call.id] = call
             if self._run_tools:

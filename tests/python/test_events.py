@@ -19,7 +19,7 @@ from typing import Any, Dict, List, Tuple
 
 import pytest
 
-from panto import config, events
+from panto import _frozen, config, events
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -93,6 +93,20 @@ def test_behaves_as_the_real_frozen_dataclass(cls: type, args: Tuple[Any, ...]) 
     # The same outcome, and the same error, for bad arguments.
     for bad_args, bad_kwargs in (((), {}), (args + (1,), {}), (args, {"nope": 1}), (args[1:], {first: args[0]})):
         assert outcome(cls, bad_args, bad_kwargs) == outcome(real, bad_args, bad_kwargs)
+
+
+EVENT_SAMPLES = [(c, a) for c, a in SAMPLES if c.__module__ == "panto.events"]
+
+
+@pytest.mark.parametrize("cls,args", EVENT_SAMPLES, ids=[c.__name__ for c, _ in EVENT_SAMPLES])
+def test_construct_makes_what_the_class_makes(cls: type, args: Tuple[Any, ...]) -> None:
+    # How a stream makes its events (every field given), without the class's __init__ (see
+    # _frozen.construct).
+    made = _frozen.construct(cls, *args)
+    assert type(made) is cls and made == cls(*args) and repr(made) == repr(cls(*args))
+    assert dataclasses.astuple(made) == dataclasses.astuple(cls(*args))
+    with pytest.raises(dataclasses.FrozenInstanceError):
+        setattr(made, dataclasses.fields(made)[0].name, None)
 
 
 def outcome(cls: type, args: Tuple[Any, ...], kwargs: Dict[str, Any]) -> str:
