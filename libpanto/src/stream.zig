@@ -156,14 +156,20 @@ pub const Stream = struct {
             s.read_ahead_failure == null and s.batch.events.items.len == 0 and
             !s.watch.canceled.load(.acquire))
         {
-            if (s.assembly.pop()) |e| {
-                s.current = e;
-                return s.deliverCurrent();
-            }
-            const hot = s.readHotDelta() catch |err| return s.hold(try s.failOrRetry(err, false));
-            if (hot) return s.deliverCurrent();
+            if (try s.queuedOrHot()) |e| return e;
         }
         return s.nextAny();
+    }
+
+    /// The next event of the message being streamed when it is queued already or a hot
+    /// delta at the start of the received bytes; null when it is neither (read on).
+    inline fn queuedOrHot(s: *Stream) NextError!?*const ev.Event {
+        if (s.assembly.pop()) |e| {
+            s.current = e;
+            return s.deliverCurrent();
+        }
+        const hot = s.readHotDelta() catch |err| return s.hold(try s.failOrRetry(err, false));
+        return if (hot) s.deliverCurrent() else null;
     }
 
     fn nextAny(s: *Stream) NextError!?*const ev.Event {
@@ -222,12 +228,7 @@ pub const Stream = struct {
             s.state = .streaming;
         }
         while (true) {
-            if (s.assembly.pop()) |e| {
-                s.current = e;
-                return s.deliverCurrent();
-            }
-            const hot = s.readHotDelta() catch |err| return s.hold(try s.failOrRetry(err, false));
-            if (hot) return s.deliverCurrent();
+            if (try s.queuedOrHot()) |e| return e;
             s.readEvent() catch |err| return s.hold(try s.failOrRetry(err, false));
         }
     }
