@@ -40,4 +40,5 @@ test {
     _ = @import("openai_hot.zig");
     _ = @import("hot_shapes_test.zig");
     _ = @import("event_arena.zig");
+    _ = @import("body.zig");
 }

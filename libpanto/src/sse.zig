@@ -2,11 +2,12 @@
 //! ends; comments; multi-line `data`; any split across network reads.
 //!
 //! It pulls bytes from a source that has `buffered() []u8`, `toss(n)` and `fillMore() !void`
-//! (a `*std.Io.Reader` has all three, and its `buffer`, which this reads more into), so each
-//! `next()` reads just enough for one event. An event whole in the source's buffer is handed
-//! out as slices of it, without a copy (the common case, recognized in one pass when it is a
-//! plain `event:`/`data:` pair); otherwise lines are parsed in place and only a line cut by a
-//! read is copied. Buffers are reused, so a warmed-up parser allocates nothing per event.
+//! (a `*std.Io.Reader` has all three, and its `buffer`, which this reads more into; another
+//! source tells its buffer's size with `capacity()`), so each `next()` reads just enough for
+//! one event. An event whole in the source's buffer is handed out as slices of it, without a
+//! copy (the common case, recognized in one pass when it is a plain `event:`/`data:` pair);
+//! otherwise lines are parsed in place and only a line cut by a read is copied. Buffers are
+//! reused, so a warmed-up parser allocates nothing per event.
 const std = @import("std");
 const Allocator = std.mem.Allocator;
 
@@ -84,7 +85,6 @@ pub const Parser = struct {
     /// Null leaves the event to the line-by-line path (nothing consumed but a LF owed to a CR):
     /// events larger than the buffer, the end of the stream, events over the size limit.
     fn nextInBuffer(p: *Parser, source: anytype) (Error || FillError(@TypeOf(source)))!?Event {
-        const capacity = bufferCapacity(source);
         while (true) {
             const bytes = p.buffered(source);
             switch (try p.eventIn(bytes)) {
@@ -95,7 +95,7 @@ pub const Parser = struct {
                 },
                 .too_large => return null,
                 .incomplete => {
-                    if (p.ended or p.skip_lf or bytes.len >= capacity) return null;
+                    if (p.ended or p.skip_lf or bytes.len >= bufferCapacity(source)) return null;
                     source.fillMore() catch |err| switch (err) {
                         error.EndOfStream => {
                             p.ended = true;
@@ -302,10 +302,12 @@ fn lineEnd(bytes: []const u8) ?usize {
     return null;
 }
 
-/// How many bytes the source's buffer holds at most (a `*std.Io.Reader` says), or 0 for a
-/// source that cannot be asked to read more in place.
+/// How many bytes the source's buffer holds at most (its `capacity()`, or a `*std.Io.Reader`'s
+/// buffer), or 0 for a source that cannot be asked to read more in place. It may grow as the
+/// source reads (stream's Body), so ask again after each read.
 fn bufferCapacity(source: anytype) usize {
     const Child = @typeInfo(@TypeOf(source)).pointer.child;
+    if (@hasDecl(Child, "capacity")) return source.capacity();
     if (@hasField(Child, "buffer")) return source.buffer.len;
     return 0;
 }

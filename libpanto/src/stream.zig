@@ -15,15 +15,13 @@ const retry = @import("retry.zig");
 const batch = @import("batch.zig");
 const tunnel = @import("tunnel.zig");
 const EventArena = @import("event_arena.zig").EventArena;
+const Body = @import("body.zig").Body;
 
 const TurnError = errors.TurnError;
 /// `next()` fails with a TurnError (sticky), or ResultPending: a host tool call still awaits
 /// its result; nothing changed, submit it and call again.
 pub const NextError = TurnError || error{ResultPending};
 
-/// The body is read into this much at a time: at 64 KiB, a read call brings some 500 small
-/// events (a syscall costs as much as decoding several of them).
-const transfer_buffer_len = 64 * 1024;
 const max_error_body = 64 * 1024;
 
 pub const Stream = struct {
@@ -39,8 +37,7 @@ pub const Stream = struct {
     /// HTTPS through a proxy: panto's CONNECT tunnel, which `request` is read from.
     tunnel: ?*tunnel.Tunnel = null,
     response: std.http.Client.Response = undefined,
-    body: *std.Io.Reader = undefined,
-    transfer_buffer: [transfer_buffer_len]u8 = undefined,
+    body: Body,
     request_body: std.Io.Writer.Allocating,
     url: std.ArrayList(u8) = .empty,
     auth_header: std.ArrayList(u8) = .empty,
@@ -101,6 +98,7 @@ pub const Stream = struct {
         s.* = .{
             .agent = agent,
             .request_body = .init(gpa),
+            .body = .{ .gpa = gpa },
             .parser = .init(gpa),
             .event_arena = .init(gpa),
             .assembly = .init(gpa),
@@ -128,6 +126,7 @@ pub const Stream = struct {
         s.retry_reason.deinit(gpa);
         s.detail.deinit(gpa);
         s.request_body.deinit();
+        s.body.deinit();
         s.url.deinit(gpa);
         s.auth_header.deinit(gpa);
         s.parser.deinit();
@@ -260,7 +259,7 @@ pub const Stream = struct {
     /// Reads one SSE event with the SSE parser and decodes it into queued events.
     fn readSseEvent(s: *Stream) TurnError!void {
         s.event_arena.reset();
-        const maybe_event = s.parser.next(s.body) catch |err| return s.readFailure(err);
+        const maybe_event = s.parser.next(&s.body) catch |err| return s.readFailure(err);
         const arena = s.event_arena.allocator();
         const a = &s.assembly;
         const d = &s.detail;
@@ -360,7 +359,7 @@ pub const Stream = struct {
             return true;
         }
         if (try s.readHotChunk()) return true;
-        if (!sse.hasBufferedEvent(&s.parser, s.body)) {
+        if (!sse.hasBufferedEvent(&s.parser, &s.body)) {
             // The body reader may hold only part of what the connection received (a chunked
             // body is decoded one chunk at a time): take more, if no wait.
             if (!s.bodyFillsWithoutWaiting()) return false;
@@ -376,8 +375,8 @@ pub const Stream = struct {
     /// Content-Length body, any; for a chunked one, enough to reach the next chunk's data.
     fn bodyFillsWithoutWaiting(s: *Stream) bool {
         const r = &s.request.reader;
-        if (s.body == r.in) return false; // a body read to the connection's end: nothing more is held
-        if (s.body.bufferedLen() == s.body.buffer.len) return false; // no room (an event larger than it)
+        if (s.body.reader == r.in) return false; // a body read to the connection's end: nothing more is held
+        if (s.body.buffered().len == s.body.capacity()) return false; // no room (an event larger than it)
         var held: []const u8 = r.in.buffered();
         switch (r.state) {
             .body_remaining_content_length => return held.len > 0,
@@ -795,12 +794,12 @@ pub const Stream = struct {
             s.detail.set(gpa, status, "protocol_error", msg);
             return error.Protocol;
         }
-        s.body = s.response.reader(&s.transfer_buffer);
+        s.body.reader = s.response.reader(s.body.buffer());
     }
 
     fn httpFailure(s: *Stream, status: u16) TurnError {
         const gpa = s.agent.gpa;
-        const reader = s.response.reader(&s.transfer_buffer);
+        const reader = s.response.reader(s.body.buffer());
         const arena = s.event_arena.allocator();
         const body = reader.allocRemaining(arena, .limited(max_error_body)) catch "";
         const parsed = switch (s.agent.config.provider) {

@@ -671,3 +671,36 @@ test "a warmed-up stream allocates nothing per event, in either provider's forma
         try std.testing.expectEqual(deltas, seen);
     }
 }
+
+test "a body that arrives faster than it is read grows the read buffer; the turn reads the same" {
+    const deltas = 20_000; // some 2 MB: a read brings more than half the first buffer
+    var body: std.ArrayList(u8) = .empty;
+    defer body.deinit(std.testing.allocator);
+    var expected: std.ArrayList(u8) = .empty;
+    defer expected.deinit(std.testing.allocator);
+    try body.appendSlice(std.testing.allocator, sse_head);
+    for (0..deltas) |i| {
+        try body.print(std.testing.allocator, "event: content_block_delta\ndata: {{\"type\":\"content_block_delta\",\"index\":0,\"delta\":{{\"type\":\"text_delta\",\"text\":\" w{d}\"}}}}\n\n", .{i});
+        try expected.print(std.testing.allocator, " w{d}", .{i});
+    }
+    try body.appendSlice(std.testing.allocator, "event: content_block_stop\ndata: {\"type\":\"content_block_stop\",\"index\":0}\n\nevent: message_stop\ndata: {\"type\":\"message_stop\"}\n\n");
+    for ([_]Framing{ .content_length, .chunked }) |framing| {
+        var server: TestServer = undefined;
+        try server.start(.{ .framing = framing, .body = body.items, .piece = 1 << 16, .one_write = true });
+        defer server.stop();
+        var url_buf: [64]u8 = undefined;
+        const url = try std.fmt.bufPrint(&url_buf, "http://127.0.0.1:{d}", .{server.port});
+        const agent = try Agent.init(std.testing.allocator, .{ .provider = .anthropic, .model = "m", .base_url = url, .api_key = "k" });
+        defer agent.deinit();
+        const stream = try agent.run("hi");
+        defer stream.destroy();
+        var text: std.ArrayList(u8) = .empty;
+        defer text.deinit(std.testing.allocator);
+        while (try stream.next()) |e| {
+            if (e == .content_delta) try text.appendSlice(std.testing.allocator, e.content_delta.text);
+            if (e == .block_complete) try std.testing.expectEqualStrings(expected.items, e.block_complete.text);
+        }
+        try std.testing.expectEqualStrings(expected.items, text.items);
+        try std.testing.expectEqual(@import("body.zig").large_len, stream.body.large.len);
+    }
+}
