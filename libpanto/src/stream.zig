@@ -45,6 +45,10 @@ pub const Stream = struct {
     parser: sse.Parser,
     /// Holds the decoded JSON of the current SSE event; reset (keeping its memory) per event.
     event_arena: EventArena,
+    /// `event_arena.allocator()`, made once: the hot readers take it from memory written long
+    /// ago. Made afresh per event, it is two stores the callee reads back as one wide load,
+    /// which waits for them (a store-forwarding stall, some 10 cycles an event).
+    event_allocator: Allocator = undefined,
     assembly: Assembly,
     decoder: union(enum) { anthropic: anthropic.Decoder, openai: openai.Decoder },
 
@@ -105,6 +109,7 @@ pub const Stream = struct {
             .decoder = newDecoder(agent),
             .round = .{ .gpa = gpa },
         };
+        s.event_allocator = s.event_arena.allocator(); // (the stream does not move)
         return s;
     }
 
@@ -251,7 +256,7 @@ pub const Stream = struct {
     fn readHotChunk(s: *Stream) TurnError!bool {
         if (s.decoder != .openai or !s.parser.atEventStart()) return false;
         s.event_arena.reset();
-        const len = try s.decoder.openai.handleHotEvent(&s.assembly, s.event_arena.allocator(), s.body.buffered()) orelse return false;
+        const len = try s.decoder.openai.handleHotEvent(&s.assembly, s.event_allocator, s.body.buffered()) orelse return false;
         s.body.toss(len);
         return true;
     }
@@ -291,7 +296,7 @@ pub const Stream = struct {
     inline fn readHotDelta(s: *Stream) TurnError!bool {
         if (s.decoder != .anthropic or !s.parser.atEventStart()) return false;
         s.event_arena.reset();
-        const hot = try anthropic.hotEvent(s.event_arena.allocator(), s.body.buffered()) orelse return false;
+        const hot = try anthropic.hotEvent(s.event_allocator, s.body.buffered()) orelse return false;
         s.current = try anthropic.hotDeltaEvent(&s.assembly, &s.detail, hot.delta) orelse return false;
         s.body.toss(hot.len);
         return true;
