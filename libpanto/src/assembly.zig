@@ -127,8 +127,9 @@ pub const Assembly = struct {
         return a.blocks.items[0..a.block_count];
     }
 
-    /// The open block with this provider index, if any.
-    pub fn findOpen(a: *Assembly, provider_index: u32) ?*Block {
+    /// The open block with this provider index, if any. (Inline: a call costs more than the
+    /// search through a message's one or few blocks, done for every delta.)
+    pub inline fn findOpen(a: *Assembly, provider_index: u32) ?*Block {
         for (a.blocks.items[0..a.block_count]) |*b| {
             if (b.open and b.provider_index == provider_index) return b;
         }
@@ -144,9 +145,11 @@ pub const Assembly = struct {
     /// Adds a non-empty fragment to a block and returns its event, not queued: for a decoder
     /// that hands it out at once (the caller sees that nothing is queued before it).
     pub inline fn delta(a: *Assembly, b: *Block, fragment: []const u8) Allocator.Error!ev.Event {
-        if (b.text.capacity - b.text.items.len >= fragment.len) {
-            b.text.appendSliceAssumeCapacity(fragment); // no call to grow it
-        } else try b.text.appendSlice(a.gpa, fragment);
+        const text = &b.text;
+        if (text.capacity - text.items.len >= fragment.len) {
+            copyShort(text.items.ptr[text.items.len..][0..fragment.len], fragment); // no call to grow it
+            text.items.len += fragment.len;
+        } else try text.appendSlice(a.gpa, fragment);
         return .{ .content_delta = .{ .index = a.indexOf(b), .kind = b.kind, .text = fragment } };
     }
 
@@ -247,3 +250,36 @@ pub const Assembly = struct {
         return @intCast(b - a.blocks.items.ptr);
     }
 };
+
+/// `@memcpy`, inlined for the few bytes of a token (two overlapping loads and stores, the
+/// way memcpy does short copies): a call to memcpy costs more than such a copy.
+inline fn copyShort(dest: []u8, source: []const u8) void {
+    const n = source.len;
+    if (n >= 8 and n <= 16) {
+        const head = std.mem.readInt(u64, source[0..8], .little);
+        const tail = std.mem.readInt(u64, source[n - 8 ..][0..8], .little);
+        std.mem.writeInt(u64, dest[0..8], head, .little);
+        std.mem.writeInt(u64, dest[n - 8 ..][0..8], tail, .little);
+    } else if (n >= 4 and n < 8) {
+        const head = std.mem.readInt(u32, source[0..4], .little);
+        const tail = std.mem.readInt(u32, source[n - 4 ..][0..4], .little);
+        std.mem.writeInt(u32, dest[0..4], head, .little);
+        std.mem.writeInt(u32, dest[n - 4 ..][0..4], tail, .little);
+    } else if (n > 0 and n < 4) {
+        dest[0] = source[0];
+        dest[n / 2] = source[n / 2];
+        dest[n - 1] = source[n - 1];
+    } else @memcpy(dest, source);
+}
+
+test "copyShort copies every length, in place of @memcpy" {
+    var source: [40]u8 = undefined;
+    for (&source, 0..) |*c, i| c.* = @intCast(i + 1);
+    for (0..source.len + 1) |n| {
+        var dest: [42]u8 = @splat(0);
+        copyShort(dest[1..][0..n], source[0..n]);
+        try std.testing.expectEqualSlices(u8, source[0..n], dest[1..][0..n]);
+        try std.testing.expectEqual(@as(u8, 0), dest[0]); // nothing outside
+        try std.testing.expectEqual(@as(u8, 0), dest[n + 1]);
+    }
+}
