@@ -9,6 +9,9 @@ const Conversation = @import("conversation.zig");
 pub const Block = struct {
     /// The provider's own index for the block (Anthropic `index`, or a decoder's choice).
     provider_index: u32,
+    /// Its place in the message, the index its events carry (kept, not computed from its
+    /// address: a division for every delta).
+    index: u32 = 0,
     kind: ev.BlockKind,
     text: std.ArrayList(u8) = .empty,
     /// tool_call blocks: the call's id and the tool's name.
@@ -102,6 +105,7 @@ pub const Assembly = struct {
         if (a.block_count == a.blocks.items.len) try a.blocks.append(a.gpa, .{ .provider_index = 0, .kind = .none });
         const b = &a.blocks.items[a.block_count];
         b.provider_index = provider_index;
+        b.index = @intCast(a.block_count);
         b.kind = kind;
         b.open = true;
         b.text.clearRetainingCapacity();
@@ -246,8 +250,8 @@ pub const Assembly = struct {
         }
     }
 
-    fn indexOf(a: *const Assembly, b: *const Block) u32 {
-        return @intCast(b - a.blocks.items.ptr);
+    fn indexOf(_: *const Assembly, b: *const Block) u32 {
+        return b.index; // (blocks never move within the message)
     }
 };
 
