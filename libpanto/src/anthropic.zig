@@ -265,7 +265,7 @@ pub fn hotEvent(arena: Allocator, bytes: []const u8) Allocator.Error!?struct { d
 inline fn hotFields(s: *fast_json.Shape, comptime framing: []const u8) Allocator.Error!?HotDelta {
     if (!s.literal(framing ++ "{\"type\":\"content_block_delta\",\"index\":")) return null;
     if (!s.nextIsDigit()) return null;
-    const index = s.integer(u32) orelse return null;
+    const index = s.digitBefore(',') orelse s.integer(u32) orelse return null;
     if (!s.literal(",\"delta\":{\"type\":\"")) return null;
     // text, thinking and tool input all add to their block alike (see applyDelta).
     if (!s.literal("text_delta\",\"text\":\"") and

@@ -97,6 +97,15 @@ pub const Shape = struct {
         return s.d.pos < s.d.src.len and isDigit(s.d.src[s.d.pos]);
     }
 
+    /// A one-digit integer followed by `after` (not consumed), the common case of an index:
+    /// its value, without the general integer's loop. Null for anything else (nothing read).
+    pub inline fn digitBefore(s: *Shape, comptime after: u8) ?u8 {
+        const d = &s.d;
+        if (d.src.len - d.pos < 2 or !isDigit(d.src[d.pos]) or d.src[d.pos + 1] != after) return null;
+        d.pos += 1;
+        return d.src[d.pos - 1] - '0';
+    }
+
     /// Consumes the structural character `ch` (`{` `}` `[` `]` `,` `:`), after any whitespace.
     pub inline fn token(s: *Shape, ch: u8) bool {
         if ((s.d.peek() catch return false) != ch) return false;
@@ -436,7 +445,8 @@ const Decoder = struct {
         d.pos = i;
     }
 
-    fn literal(d: *Decoder, comptime word: []const u8) bool {
+    /// Inline: a call costs as much as the comparison (a few vector compares).
+    inline fn literal(d: *Decoder, comptime word: []const u8) bool {
         if (d.src.len - d.pos < word.len or !startsWithComptime(d.src[d.pos..], word)) return false;
         d.pos += word.len;
         return true;
