@@ -47,6 +47,8 @@ const TestServer = struct {
     /// Further answers, one connection each (panto closes a connection after each message).
     more: []const Answer = &.{},
     port: u16,
+    /// The thread has served (or given up on) every answer.
+    done: std.atomic.Value(bool) = .init(false),
 
     fn start(s: *TestServer, answer: Answer) !void {
         return s.startMany(answer, &.{});
@@ -59,15 +61,27 @@ const TestServer = struct {
         s.port = s.server.socket.address.getPort();
         s.answer = answer;
         s.more = more;
+        s.done = .init(false);
         s.thread = try std.Thread.spawn(.{}, serve, .{s});
     }
 
+    /// Waits for the server's thread. A test that failed before making every request the
+    /// server expects leaves it waiting for a connection that never comes: knock (connect and
+    /// hang up) until it is done, so that the failure is reported instead of hanging the run.
     fn stop(s: *TestServer) void {
+        const io = server_io_instance.io();
+        while (!s.done.load(.acquire)) {
+            const address = std.Io.net.IpAddress.parseIp4("127.0.0.1", s.port) catch unreachable;
+            if (address.connect(io, .{ .mode = .stream })) |conn| conn.close(io) else |_| {}
+            const ts: std.c.timespec = .{ .sec = 0, .nsec = 10 * std.time.ns_per_ms };
+            _ = std.c.nanosleep(&ts, null);
+        }
         s.thread.join();
-        s.server.deinit(server_io_instance.io());
+        s.server.deinit(io);
     }
 
     fn serve(s: *TestServer) void {
+        defer s.done.store(true, .release);
         // A client that goes away early (a timeout, a cancel) makes writes fail: that is the
         // point of those tests, not a server problem.
         s.serveOne() catch {};
