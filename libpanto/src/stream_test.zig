@@ -158,6 +158,14 @@ fn runTurn(answer: Answer, text_out: *std.ArrayList(u8)) !Event {
     defer agent.deinit();
     const stream = try agent.run("hi");
     defer stream.destroy();
+    const last = try readTurn(stream, text_out);
+    try std.testing.expectEqual(@as(usize, 2), agent.conversation.messages.items.len);
+    return last;
+}
+
+/// Reads a one-block turn to its end: the text deltas into `text_out` (the block's complete
+/// text must be theirs), and its last event.
+fn readTurn(stream: *Stream, text_out: *std.ArrayList(u8)) !Event {
     var last: ?Event = null;
     while (try stream.next()) |e| {
         if (e == .content_delta) try text_out.appendSlice(std.testing.allocator, e.content_delta.text);
@@ -165,7 +173,6 @@ fn runTurn(answer: Answer, text_out: *std.ArrayList(u8)) !Event {
         last = e;
     }
     try std.testing.expectEqual(null, try stream.next()); // exhausted stays exhausted
-    try std.testing.expectEqual(@as(usize, 2), agent.conversation.messages.items.len);
     return last.?;
 }
 
@@ -699,22 +706,13 @@ test "a body that arrives faster than it is read grows the read buffer; the turn
     }
     try body.appendSlice(std.testing.allocator, "event: content_block_stop\ndata: {\"type\":\"content_block_stop\",\"index\":0}\n\nevent: message_stop\ndata: {\"type\":\"message_stop\"}\n\n");
     for ([_]Framing{ .content_length, .chunked }) |framing| {
-        var server: TestServer = undefined;
-        try server.start(.{ .framing = framing, .body = body.items, .piece = 1 << 16, .one_write = true });
-        defer server.stop();
-        var url_buf: [64]u8 = undefined;
-        const url = try std.fmt.bufPrint(&url_buf, "http://127.0.0.1:{d}", .{server.port});
-        const agent = try Agent.init(std.testing.allocator, .{ .provider = .anthropic, .model = "m", .base_url = url, .api_key = "k" });
-        defer agent.deinit();
-        const stream = try agent.run("hi");
-        defer stream.destroy();
+        var turn: Turn = undefined;
+        try turn.start(.{ .framing = framing, .body = body.items, .piece = 1 << 16, .one_write = true });
+        defer turn.end();
         var text: std.ArrayList(u8) = .empty;
         defer text.deinit(std.testing.allocator);
-        while (try stream.next()) |e| {
-            if (e == .content_delta) try text.appendSlice(std.testing.allocator, e.content_delta.text);
-            if (e == .block_complete) try std.testing.expectEqualStrings(expected.items, e.block_complete.text);
-        }
+        _ = try readTurn(turn.stream, &text);
         try std.testing.expectEqualStrings(expected.items, text.items);
-        try std.testing.expectEqual(@import("body.zig").large_len, stream.body.large.len);
+        try std.testing.expectEqual(@import("body.zig").large_len, turn.stream.body.large.len);
     }
 }
