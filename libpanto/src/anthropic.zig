@@ -264,8 +264,11 @@ pub fn hotEvent(arena: Allocator, bytes: []const u8) Allocator.Error!?struct { d
 /// whitespace between the tokens: a CR or LF there would end the SSE data line (hotEvent).
 inline fn hotFields(s: *fast_json.Shape, comptime framing: []const u8) Allocator.Error!?HotDelta {
     if (!s.literal(framing ++ "{\"type\":\"content_block_delta\",\"index\":")) return null;
-    if (!s.nextIsDigit()) return null;
-    const index = s.digitBefore(',') orelse s.integer(u32) orelse return null;
+    // The index: nearly always one digit; else a plain integer, no whitespace before it.
+    const index = s.digitBefore(',') orelse blk: {
+        if (!s.nextIsDigit()) return null;
+        break :blk s.integer(u32) orelse return null;
+    };
     if (!s.literal(",\"delta\":{\"type\":\"")) return null;
     // text, thinking and tool input all add to their block alike (see applyDelta).
     if (!s.literal("text_delta\",\"text\":\"") and

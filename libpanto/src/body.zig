@@ -3,8 +3,8 @@
 //! The buffer starts at 64 KiB, inside the stream, and grows once, to 256 KiB on the heap,
 //! when one read brings half of it: the socket held more than the buffer could take, so the
 //! server sends faster than we decode (a local server, a replay). Reads of 256 KiB spend
-//! about a fifth less time in the kernel than reads of 64 KiB on such a stream (fewer calls, and
-//! fewer window updates sent back to the server). A stream from a remote API, whose reads
+//! about a third less time in the kernel than reads of 64 KiB on such a stream (a quarter of
+//! the calls, and fewer window updates sent back to the server). A stream from a remote API, whose reads
 //! bring a few hundred bytes each, never grows and keeps 64 KiB.
 //!
 //! It has the three methods the SSE parser pulls from (`buffered`, `toss`, `fillMore`), and
@@ -19,7 +19,7 @@ pub const large_len = 256 * 1024;
 pub const Body = struct {
     /// Where the grown buffer comes from.
     gpa: Allocator,
-    /// Valid once `start` was called for the current response.
+    /// The current response's body reader, set (over `buffer()`) once its head is read.
     reader: *std.Io.Reader = undefined,
     small: [small_len]u8 = undefined,
     /// The grown buffer, owned; empty until the body is read fast enough to need it.

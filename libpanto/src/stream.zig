@@ -45,9 +45,10 @@ pub const Stream = struct {
     parser: sse.Parser,
     /// Holds the decoded JSON of the current SSE event; reset (keeping its memory) per event.
     event_arena: EventArena,
-    /// `event_arena.allocator()`, made once: the hot readers take it from memory written long
-    /// ago. Made afresh per event, it is two stores the callee reads back as one wide load,
-    /// which waits for them (a store-forwarding stall, some 10 cycles an event).
+    /// `event_arena.allocator()`, made once and used everywhere: the hot readers take it from
+    /// memory written long ago. Made afresh per event, it is two stores the callee reads back
+    /// as one wide load, which waits for them (a store-forwarding stall, some 10 cycles an
+    /// event).
     event_allocator: Allocator = undefined,
     assembly: Assembly,
     decoder: union(enum) { anthropic: anthropic.Decoder, openai: openai.Decoder },
@@ -243,7 +244,6 @@ pub const Stream = struct {
         return &s.current;
     }
 
-
     /// Reads one SSE event and decodes it into queued events (maybe none).
     fn readEvent(s: *Stream) TurnError!void {
         if (try s.readHotChunk()) return;
@@ -265,7 +265,7 @@ pub const Stream = struct {
     fn readSseEvent(s: *Stream) TurnError!void {
         s.event_arena.reset();
         const maybe_event = s.parser.next(&s.body) catch |err| return s.readFailure(err);
-        const arena = s.event_arena.allocator();
+        const arena = s.event_allocator;
         const a = &s.assembly;
         const d = &s.detail;
         if (maybe_event) |event| {
@@ -805,7 +805,7 @@ pub const Stream = struct {
     fn httpFailure(s: *Stream, status: u16) TurnError {
         const gpa = s.agent.gpa;
         const reader = s.response.reader(s.body.buffer());
-        const arena = s.event_arena.allocator();
+        const arena = s.event_allocator;
         const body = reader.allocRemaining(arena, .limited(max_error_body)) catch "";
         const parsed = switch (s.agent.config.provider) {
             .anthropic => anthropic.parseErrorBody(arena, body),
