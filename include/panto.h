@@ -240,14 +240,17 @@ typedef struct PantoStream PantoStream;
  *               progress is sampled every idle_ms/8, 1 ms at least, so the idle limit may end
  *               a turn that much late); for all the provider calls of a turn. 0 disables one.
  *               Each ends the turn with PANTO_ERR_TIMEOUT (not retried).
- * Unknown keys are refused.
+ * Unknown keys are refused, and so are control characters (CR, LF, NUL...) in model,
+ * base_url (a space too) and api_key, the configured key or the environment's: they would
+ * end a header or split the request line. The message names the key, never its value.
  *
  * The network comes from the environment, read at each request (as curl does): HTTPS_PROXY,
  * HTTP_PROXY, ALL_PROXY and NO_PROXY, upper or lower case (credentials in the proxy URL,
  * percent-encoded: http://user:password@proxy:3128), and SSL_CERT_FILE (a PEM bundle that
  * replaces the system's CA store). HTTPS goes through a proxy's CONNECT tunnel with TLS end to
  * end: the proxy sees the host name, never the request. A proxy that refuses the tunnel (407
- * included) ends the turn with PANTO_ERR_CONNECTION, its answer in the message.
+ * included) ends the turn with PANTO_ERR_CONNECTION, its answer in the message; so does a
+ * proxy variable holding a control character (the message does not quote it).
  *
  * Like sqlite3_open, on PANTO_ERR_CONFIG *out_agent is still set: read the reason with
  * panto_agent_error(), then free it. On PANTO_ERR_OUT_OF_MEMORY or PANTO_ERR_INVALID_ARGUMENT

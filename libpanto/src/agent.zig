@@ -75,6 +75,7 @@ pub const Agent = struct {
         a.config.thinking = config.thinking;
         a.config.retry = config.retry;
         a.config.timeouts = config.timeouts;
+        try config_mod.checkWireStrings(a.config, keySource(config.api_key), diag);
         try a.syncNativeTools();
         for (config.tools) |t| try a.addParsedTool(t, diag); // the errdefers above free `a`
         return a;
@@ -90,7 +91,9 @@ pub const Agent = struct {
             if (a.findTool(read_tool.name) != null) return diag.fail("a host tool named \"read\" is registered: the native read tool cannot be enabled", .{});
         }
         if (changed.base_url == null) changed.base_url = changed.provider.defaultBaseUrl();
+        const key_source = keySource(changed.api_key);
         if (changed.api_key == null) changed.api_key = try envKey(arena, changed.provider);
+        try config_mod.checkWireStrings(changed, key_source, diag);
         a.config = changed;
         try a.syncNativeTools();
     }
@@ -190,7 +193,40 @@ fn dupeStrings(arena: Allocator, strings: []const []const u8) Allocator.Error![]
     return out;
 }
 
+/// Where the agent's key comes from: the configuration's, or else the environment's.
+fn keySource(configured: ?[]const u8) config_mod.KeySource {
+    return if (configured != null) .config else .environment;
+}
+
 fn envKey(arena: Allocator, provider: config_mod.Provider) Allocator.Error!?[]const u8 {
     const value = std.c.getenv(provider.apiKeyVariable()) orelse return null;
     return try arena.dupe(u8, std.mem.span(value));
+}
+
+extern "c" fn setenv(name: [*:0]const u8, value: [*:0]const u8, overwrite: c_int) c_int;
+extern "c" fn unsetenv(name: [*:0]const u8) c_int;
+
+test "an agent refuses wire strings with control characters: its config, the environment's key, set_config" {
+    const gpa = std.testing.allocator;
+    var diag: config_mod.Diagnostic = .{};
+    try std.testing.expectError(error.InvalidConfig, Agent.initWithDiagnostic(gpa, .{ .provider = .openai, .model = "m", .api_key = "sk-s3cret\r\nX-Injected: yes" }, &diag));
+    try std.testing.expectEqualStrings("api_key contains a control character (its value is not shown)", diag.message());
+    try std.testing.expectError(error.InvalidConfig, Agent.initWithDiagnostic(gpa, .{ .provider = .openai, .model = "m", .api_key = "k", .base_url = "http://h/\r\nX: y" }, &diag));
+    try std.testing.expectEqualStrings("base_url contains a space or a control character", diag.message());
+
+    // The key read from OPENAI_API_KEY, at creation and when set_config changes the provider.
+    try std.testing.expectEqual(@as(c_int, 0), setenv("OPENAI_API_KEY", "sk-s3cret\r\nX-Injected: yes", 1));
+    defer _ = unsetenv("OPENAI_API_KEY");
+    try std.testing.expectError(error.InvalidConfig, Agent.initWithDiagnostic(gpa, .{ .provider = .openai, .model = "m" }, &diag));
+    try std.testing.expectEqualStrings("OPENAI_API_KEY contains a control character (its value is not shown)", diag.message());
+    const agent = try Agent.initWithDiagnostic(gpa, .{ .provider = .anthropic, .model = "m", .api_key = "k" }, &diag);
+    defer agent.deinit();
+    try std.testing.expectError(error.InvalidConfig, agent.setConfig("{\"provider\":\"openai\",\"api_key\":null}", &diag));
+    try std.testing.expectEqualStrings("OPENAI_API_KEY contains a control character (its value is not shown)", diag.message());
+    try std.testing.expectError(error.InvalidConfig, agent.setConfig("{\"model\":\"m\\r\\n\"}", &diag));
+    try std.testing.expectEqualStrings("model contains a control character", diag.message());
+    // Nothing changed.
+    try std.testing.expectEqual(config_mod.Provider.anthropic, agent.config.provider);
+    try std.testing.expectEqualStrings("k", agent.config.api_key.?);
+    try std.testing.expectEqualStrings("m", agent.config.model);
 }

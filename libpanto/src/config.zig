@@ -215,11 +215,35 @@ fn apply(arena: Allocator, config: *Config, obj: std.json.ObjectMap, diag: *Diag
         if (sub.get("idle_ms")) |n| config.timeouts.idle_ms = try integer(u64, n, 0, 86_400_000, "timeouts.idle_ms", diag);
         if (sub.get("total_ms")) |n| config.timeouts.total_ms = try integer(u64, n, 0, 86_400_000, "timeouts.total_ms", diag);
     }
+    try checkWireStrings(config.*, .config, diag);
     if (config.base_url) |url| {
         const uri = std.Uri.parse(url) catch return diag.fail("base_url \"{s}\" is not a URL", .{url});
         if (!std.mem.eql(u8, uri.scheme, "http") and !std.mem.eql(u8, uri.scheme, "https"))
             return diag.fail("base_url must start with http:// or https://", .{});
     }
+}
+
+/// Where the API key came from, for the message that refuses it.
+pub const KeySource = enum { config, environment };
+
+/// The strings written into the request line and headers (and the model, into the body) hold
+/// no control characters: a CR LF in the API key would end its header and start others of
+/// the key's making, one in base_url would split the request line. A space in base_url
+/// splits the request line too. Messages name the key, never quote its value (a secret).
+pub fn checkWireStrings(config: Config, key_source: KeySource, diag: *Diagnostic) error{InvalidConfig}!void {
+    if (hasControl(config.model)) return diag.fail("model contains a control character", .{});
+    if (config.base_url) |url| if (hasControl(url) or std.mem.indexOfScalar(u8, url, ' ') != null)
+        return diag.fail("base_url contains a space or a control character", .{});
+    if (config.api_key) |key| if (hasControl(key)) return switch (key_source) {
+        .config => diag.fail("api_key contains a control character (its value is not shown)", .{}),
+        .environment => diag.fail("{s} contains a control character (its value is not shown)", .{config.provider.apiKeyVariable()}),
+    };
+}
+
+/// Whether `s` holds an ASCII control character (C0 or DEL), which no header value may.
+pub fn hasControl(s: []const u8) bool {
+    for (s) |c| if (c < 0x20 or c == 0x7f) return true;
+    return false;
 }
 
 fn integer(comptime T: type, v: std.json.Value, min: i64, max: u64, name: []const u8, diag: *Diagnostic) error{InvalidConfig}!T {
@@ -302,4 +326,39 @@ test "set_config patches only the keys it names, and nothing on error" {
     try std.testing.expectEqualStrings("m", c.model);
     try std.testing.expectError(error.InvalidConfig, patchJson(arena.allocator(), &c, "{\"model\":\"x\",\"max_tokens\":0}", &diag));
     try std.testing.expectEqualStrings("m", c.model);
+}
+
+test "wire strings with a control character are refused, naming the key, never quoting it" {
+    var arena: std.heap.ArenaAllocator = .init(std.testing.allocator);
+    defer arena.deinit();
+    const cases = [_]struct { []const u8, []const u8 }{
+        .{ "{\"provider\":\"openai\",\"model\":\"m\",\"api_key\":\"sk-s3cret\\r\\nX-Injected: yes\"}", "api_key contains a control character" },
+        .{ "{\"provider\":\"anthropic\",\"model\":\"m\",\"api_key\":\"sk-s3cret\\u0000\"}", "api_key contains a control character" },
+        .{ "{\"provider\":\"openai\",\"model\":\"m\",\"base_url\":\"http://127.0.0.1:9/v1 HTTP/1.1\\r\\nX-Injected: yes\\r\\n\"}", "base_url contains a space or a control character" },
+        .{ "{\"provider\":\"openai\",\"model\":\"m\",\"base_url\":\"http://127.0.0.1:9/a b\"}", "base_url contains a space or a control character" },
+        .{ "{\"provider\":\"openai\",\"model\":\"gpt\\u0001\"}", "model contains a control character" },
+        .{ "{\"provider\":\"openai\",\"model\":\"gpt\\u007f\"}", "model contains a control character" },
+    };
+    for (cases) |case| {
+        var diag: Diagnostic = .{};
+        try std.testing.expectError(error.InvalidConfig, parseJson(arena.allocator(), case[0], &diag));
+        try std.testing.expectEqualStrings(case[1], diag.message()[0..case[1].len]);
+        try std.testing.expect(std.mem.indexOf(u8, diag.message(), "s3cret") == null);
+        try std.testing.expect(std.mem.indexOf(u8, diag.message(), "Injected") == null);
+    }
+    // set_config: refused, nothing changed.
+    var diag: Diagnostic = .{};
+    var c = try parseJson(arena.allocator(), "{\"provider\":\"openai\",\"model\":\"m\",\"api_key\":\"k\"}", &diag);
+    try std.testing.expectError(error.InvalidConfig, patchJson(arena.allocator(), &c, "{\"max_tokens\":9,\"api_key\":\"k\\r\\nX: y\"}", &diag));
+    try std.testing.expectEqualStrings("api_key contains a control character (its value is not shown)", diag.message());
+    try std.testing.expectEqualStrings("k", c.api_key.?);
+    try std.testing.expectEqual(default_max_tokens, c.max_tokens);
+    // A key from the environment is named by its variable.
+    c.api_key = "k\n";
+    try std.testing.expectError(error.InvalidConfig, checkWireStrings(c, .environment, &diag));
+    try std.testing.expectEqualStrings("OPENAI_API_KEY contains a control character (its value is not shown)", diag.message());
+    // UTF-8 and tabs-free printable text pass.
+    c.api_key = "sk-proj-AbC_123";
+    c.model = "gpt-4o-mini-\xc3\xa9";
+    try checkWireStrings(c, .config, &diag);
 }

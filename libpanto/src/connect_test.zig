@@ -361,3 +361,16 @@ test "an https:// proxy URL is refused with a reason" {
     defer stream.destroy();
     try expectMessage(stream, "connection_error", "TLS to the proxy itself is not supported");
 }
+
+test "a proxy URL with a line break is a connection error at request time, not an injection" {
+    const agent = try newAgent(provider_url, .{}, "http://panto:s3cret@127.0.0.1:1\r\nX-Injected: yes");
+    defer agent.deinit();
+    const stream = try failingTurn(agent, error.Connection);
+    defer stream.destroy();
+    try expectMessage(stream, "connection_error", "contains a control character");
+    const message = stream.failureDetail().?.message.items;
+    try std.testing.expect(std.mem.indexOf(u8, message, "s3cret") == null);
+    try std.testing.expect(std.mem.indexOf(u8, message, "Injected") == null);
+    // Refused before anything was sent: the user message stays alone.
+    try std.testing.expectEqual(@as(usize, 1), agent.conversation.messages.items.len);
+}

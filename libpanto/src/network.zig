@@ -10,6 +10,7 @@ const std = @import("std");
 const Allocator = std.mem.Allocator;
 const Client = std.http.Client;
 const tunnel = @import("tunnel.zig");
+const hasControl = @import("config.zig").hasControl;
 
 /// Where a request goes.
 pub const Route = union(enum) {
@@ -73,10 +74,14 @@ pub const Settings = struct {
         const v = value orelse return null;
         if (v.len == 0) return null;
         if (cache.proxy != null and std.mem.eql(u8, cache.value, v)) return cache.proxy;
+        // The value may hold credentials: messages never quote it.
+        if (hasControl(v)) {
+            _ = std.fmt.bufPrint(problem, "a proxy variable (HTTPS_PROXY, HTTP_PROXY, ALL_PROXY) contains a control character", .{}) catch {};
+            return error.BadProxy;
+        }
         const a = s.arena.allocator();
         // Without a scheme ("proxy.corp:3128"), http:// is meant, as curl reads it.
         const url = if (std.mem.indexOf(u8, v, "://") == null) try std.fmt.allocPrint(a, "http://{s}", .{v}) else v;
-        // The value may hold credentials: messages never quote it.
         const uri = std.Uri.parse(url) catch {
             _ = std.fmt.bufPrint(problem, "a proxy variable (HTTPS_PROXY, HTTP_PROXY, ALL_PROXY) is not a URL", .{}) catch {};
             return error.BadProxy;
@@ -228,6 +233,20 @@ test "proxy URLs: with or without a scheme, and the schemes refused" {
     try std.testing.expectError(error.BadProxy, s.proxy(&cache, "socks5://proxy.corp:1080", &problem));
     try std.testing.expect(std.mem.indexOf(u8, &problem, "\"socks5\": only http://") != null);
     try std.testing.expect((try s.proxy(&cache, "", &problem)) == null);
+}
+
+test "a proxy variable with a control character is refused, unquoted" {
+    var s: Settings = .init(std.testing.allocator);
+    defer s.deinit();
+    var cache: Settings.Cached = .{};
+    for ([_][]const u8{ "http://u:s3cret@proxy:3128\r\nX-Injected: yes", "http://proxy:3128/\x00", "proxy\t:3128" }) |value| {
+        var problem: [256]u8 = @splat(0);
+        try std.testing.expectError(error.BadProxy, s.proxy(&cache, value, &problem));
+        const message = std.mem.sliceTo(&problem, 0);
+        try std.testing.expect(std.mem.indexOf(u8, message, "contains a control character") != null);
+        try std.testing.expect(std.mem.indexOf(u8, message, "s3cret") == null);
+        try std.testing.expect(std.mem.indexOf(u8, message, "proxy:") == null);
+    }
 }
 
 test "NO_PROXY matching" {

@@ -23,6 +23,7 @@ test {
     @import("std").testing.refAllDecls(@This());
     _ = @import("stream.zig");
     _ = @import("stream_test.zig");
+    _ = @import("agent.zig");
     _ = @import("anthropic.zig");
     _ = @import("openai.zig");
     _ = @import("assembly.zig");

@@ -705,12 +705,6 @@ pub const Stream = struct {
                 authorization = .{ .override = s.auth_header.items };
             },
         }
-        for (extra[0..n_extra]) |h| {
-            if (std.mem.indexOfAny(u8, h.value, "\r\n") != null) {
-                s.detail.set(gpa, 0, "invalid_request_error", "a header value (the API key?) contains a line break");
-                return error.InvalidRequest;
-            }
-        }
 
         const timeouts = config.timeouts;
         const now = watchdog.nowNs();

@@ -1253,6 +1253,68 @@ static void check_agent_error(PantoAgent *agent, int code, const char *mention) 
     }
 }
 
+/* A config string that would reach the wire with a control character in it (header or
+ * request-line injection) is refused: PANTO_ERR_CONFIG, a message naming the key, never its
+ * value. At creation and through set_config, which then changes nothing. */
+static void check_wire_refused(int rc, PantoAgent *agent, const char *names) {
+    PantoError err = PANTO_ERROR_INIT;
+    CHECK_RC(rc, PANTO_ERR_CONFIG);
+    check_agent_error(agent, PANTO_ERR_CONFIG, names);
+    CHECK_RC(panto_agent_error(agent, &err), PANTO_ERR_CONFIG);
+    CHECK(count_in(err.message, "s3cret") == 0 && count_in(err.message, "Injected") == 0);
+}
+
+static void test_wire_strings(void) {
+    static const struct {
+        const char *config, *names;
+    } refused[] = {
+        {"{\"provider\": \"openai\", \"model\": \"m\", \"api_key\": \"sk-s3cret\\r\\nX-Injected: yes\"}", "api_key"},
+        {"{\"provider\": \"anthropic\", \"model\": \"m\", \"api_key\": \"sk-s3cret\\n\"}", "api_key"},
+        {"{\"provider\": \"openai\", \"model\": \"m\", \"api_key\": \"k\", "
+         "\"base_url\": \"http://127.0.0.1:1/v1 HTTP/1.1\\r\\nX-Injected: yes\\r\\n\"}", "base_url"},
+        {"{\"provider\": \"openai\", \"model\": \"gpt\\u0001\", \"api_key\": \"k\"}", "model"},
+    };
+    static const struct canned answers[] = {{200, "text/event-stream", SSE_OK, NULL, 0}};
+    char url[64];
+    size_t i;
+    PantoAgent *agent = NULL;
+    PantoStream *stream = NULL;
+    PantoString body;
+
+    current_test = "wire_strings_new";
+    for (i = 0; i < sizeof refused / sizeof refused[0]; i++) {
+        int rc;
+        agent = NULL;
+        rc = panto_agent_new(refused[i].config, &agent);
+        check_wire_refused(rc, agent, refused[i].names);
+        panto_agent_free(agent);
+    }
+
+    current_test = "wire_strings_set_config";
+    if (start_server(answers, 1, url, sizeof url) < 0) {
+        CHECK(!"cannot start the canned server");
+        return;
+    }
+    agent = new_agent(url);
+    CHECK(agent != NULL);
+    if (!agent) {
+        stop_server();
+        return;
+    }
+    check_wire_refused(panto_agent_set_config(agent, "{\"api_key\": \"sk-s3cret\\r\\nX-Injected: yes\"}"), agent, "api_key");
+    check_wire_refused(panto_agent_set_config(agent, "{\"base_url\": \"http://h/\\r\\nX-Injected: yes\"}"), agent, "base_url");
+    check_wire_refused(panto_agent_set_config(agent, "{\"max_tokens\": 777, \"model\": \"m\\u007f\"}"), agent, "model");
+    /* Nothing changed: the next request goes where it went, with the old model and limit. */
+    CHECK_RC(panto_agent_run(agent, "one", &stream), PANTO_OK);
+    CHECK_RC(drain(stream), PANTO_DONE);
+    panto_stream_free(stream);
+    panto_agent_free(agent);
+    stop_server();
+    CHECK(request_count() == 1);
+    body = request_body(0);
+    CHECK(count_in(body, "\"model\":\"claude-test\"") == 1 && count_in(body, "777") == 0);
+}
+
 static void test_set_config(void) {
     static const struct canned answers[] = {
         {200, "text/event-stream", SSE_OK, NULL, 0},
@@ -1884,6 +1946,7 @@ int main(void) {
     test_null_arguments();
     test_bad_configs();
     test_good_config();
+    test_wire_strings();
     test_busy();
     test_connection_error();
     test_turns();
