@@ -231,8 +231,10 @@ typedef struct PantoStream PantoStream;
  *               "max_retry_after_ms": 60000}: retries on HTTP 408, 409, 429, 5xx and connection
  *               errors, and on an error event or dropped connection before any content of the
  *               message was delivered; backoff initial·2^n capped at max, with jitter;
- *               retry-after-ms / Retry-After honored up to max_retry_after_ms (beyond: the
- *               error is returned); x-should-retry honored
+ *               retry-after-ms / Retry-After (seconds, fractional too, or an HTTP date)
+ *               honored up to max_retry_after_ms (beyond, 1e308 and inf included: the error
+ *               is returned; a negative, NaN or unreadable value is ignored); x-should-retry
+ *               honored
  *   timeouts    object {"connect_ms": 10000, "first_byte_ms": 60000, "idle_ms": 90000,
  *               "total_ms": 600000}: to open a connection (the TCP connect, a proxy's CONNECT
  *               tunnel, the TLS handshake); from sending a request to its response head;

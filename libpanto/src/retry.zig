@@ -59,19 +59,36 @@ fn jitter() f64 {
     return 1.0 - 0.25 * prng.random().float(f64);
 }
 
-/// `retry-after-ms`: milliseconds, possibly fractional.
+/// `retry-after-ms`: milliseconds, possibly fractional (see `parseDelay`).
 pub fn parseRetryAfterMs(value: []const u8) ?u64 {
-    const ms = std.fmt.parseFloat(f64, std.mem.trim(u8, value, " ")) catch return null;
-    if (!(ms >= 0) or ms > 1e12) return null;
-    return @intFromFloat(ms);
+    return parseDelay(value, 1);
 }
 
-/// `Retry-After`: seconds, or an HTTP date (RFC 9110 IMF-fixdate) relative to `now` (Unix s).
+/// `Retry-After`: seconds (fractional ones too, as the official SDKs read them), or an HTTP
+/// date (RFC 9110 IMF-fixdate) relative to `now` (Unix s).
 pub fn parseRetryAfter(value: []const u8, now: i64) ?u64 {
-    const v = std.mem.trim(u8, value, " ");
-    if (std.fmt.parseInt(u64, v, 10)) |secs| return secs *| 1000 else |_| {}
-    const when = parseHttpDate(v) orelse return null;
-    return if (when <= now) 0 else @as(u64, @intCast(when - now)) * 1000;
+    if (parseDelay(value, 1000)) |ms| return ms;
+    const when = parseHttpDate(std.mem.trim(u8, value, " \t")) orelse return null;
+    return if (when <= now) 0 else @as(u64, @intCast(when - now)) *| 1000;
+}
+
+/// A decimal number of `unit_ms` milliseconds (`1500`, `1500.5`, `1e3`), in whole
+/// milliseconds. One too large for a u64 (`1e308`, `inf`) is maxInt(u64): a wait beyond any
+/// limit, refused by `decide` like any other too long. Negative, NaN or not a decimal number
+/// (hex floats and `_` separators included, which parseFloat would take): null, not given.
+fn parseDelay(value: []const u8, unit_ms: f64) ?u64 {
+    const v = std.mem.trim(u8, value, " \t");
+    const infinite = std.ascii.eqlIgnoreCase(v, "inf") or std.ascii.eqlIgnoreCase(v, "infinity");
+    if (!infinite) for (v) |c| switch (c) {
+        '0'...'9', '.', 'e', 'E', '+', '-' => {},
+        else => return null,
+    };
+    const ms = (std.fmt.parseFloat(f64, v) catch return null) * unit_ms;
+    if (!(ms >= 0)) return null;
+    // 2^64 exactly: every float below it fits a u64.
+    const beyond_u64: f64 = 18446744073709551616.0;
+    if (ms >= beyond_u64) return std.math.maxInt(u64);
+    return @intFromFloat(ms);
 }
 
 /// "Sun, 06 Nov 1994 08:49:37 GMT" → Unix seconds.
@@ -138,6 +155,27 @@ test "which failures are retried" {
     f.err = error.InvalidRequest;
     f.http_status = 408;
     try std.testing.expect(decide(f, p) != null);
+}
+
+test "Retry-After values beyond any wait are refused by the policy; garbage is not given" {
+    const max = std.math.maxInt(u64);
+    try std.testing.expectEqual(@as(?u64, max), parseRetryAfterMs("1e308"));
+    try std.testing.expectEqual(@as(?u64, max), parseRetryAfterMs("18446744073709551616"));
+    try std.testing.expectEqual(@as(?u64, max), parseRetryAfterMs("inf"));
+    try std.testing.expectEqual(@as(?u64, max), parseRetryAfterMs("Infinity"));
+    try std.testing.expectEqual(@as(?u64, max), parseRetryAfter("1e308", 0));
+    try std.testing.expectEqual(@as(?u64, max), parseRetryAfter("99999999999999999999", 0));
+    try std.testing.expectEqual(@as(?u64, 1500), parseRetryAfterMs("1500.5"));
+    try std.testing.expectEqual(@as(?u64, 1500), parseRetryAfter("1.5", 0));
+    try std.testing.expectEqual(@as(?u64, 0), parseRetryAfterMs("0"));
+    try std.testing.expectEqual(@as(?u64, 18446744073709549568), parseRetryAfterMs("18446744073709549568")); // the largest float below 2^64
+    for ([_][]const u8{ "-1", "-1e308", "-inf", "nan", "NaN", "", " ", "soon", "0x10", "1_000", "1e", "+-1", "12abc" }) |garbage| {
+        try std.testing.expectEqual(null, parseRetryAfterMs(garbage));
+        try std.testing.expectEqual(null, parseRetryAfter(garbage, 0));
+    }
+    // Beyond max_retry_after_ms: the error is returned, not retried.
+    const f: Failure = .{ .err = error.RateLimit, .http_status = 429, .dropped = false, .content_delivered = false, .attempt = 0, .retry_after_ms = parseRetryAfterMs("1e308"), .should_retry = null };
+    try std.testing.expectEqual(null, decide(f, .{}));
 }
 
 test "Retry-After in seconds and as an HTTP date" {
