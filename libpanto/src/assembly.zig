@@ -22,6 +22,28 @@ pub const Block = struct {
     open: bool = true,
 };
 
+/// A block that started while a block that may still grow was open (an OpenAI tool call
+/// stays open until the message's finish: servers interleave the arguments of parallel
+/// calls). Its pieces wait here, and it is streamed whole after the open blocks complete, so
+/// that blocks never interleave in the events.
+pub const Held = struct {
+    provider_index: u32,
+    kind: ev.BlockKind,
+    /// tool_call blocks: the call's id and the tool's name, from the first piece that gave them.
+    id: std.ArrayList(u8) = .empty,
+    name: std.ArrayList(u8) = .empty,
+    /// The non-empty fragments, joined, and where each ends: one ContentDelta each.
+    text: std.ArrayList(u8) = .empty,
+    ends: std.ArrayList(usize) = .empty,
+
+    fn deinit(h: *Held, gpa: Allocator) void {
+        h.id.deinit(gpa);
+        h.name.deinit(gpa);
+        h.text.deinit(gpa);
+        h.ends.deinit(gpa);
+    }
+};
+
 pub const Assembly = struct {
     gpa: Allocator,
     id: std.ArrayList(u8) = .empty,
@@ -37,6 +59,12 @@ pub const Assembly = struct {
     block_count: usize = 0,
     queue: std.ArrayList(ev.Event) = .empty,
     queue_head: usize = 0,
+    /// Blocks held (see Held), in the order they started; only the first `held_count` are
+    /// in use, and those before `held_released` were streamed already (their text stays:
+    /// queued events point into it).
+    held: std.ArrayList(Held) = .empty,
+    held_count: usize = 0,
+    held_released: usize = 0,
 
     pub fn init(gpa: Allocator) Assembly {
         return .{ .gpa = gpa };
@@ -54,6 +82,8 @@ pub const Assembly = struct {
         }
         a.blocks.deinit(a.gpa);
         a.queue.deinit(a.gpa);
+        for (a.held.items) |*h| h.deinit(a.gpa);
+        a.held.deinit(a.gpa);
     }
 
     /// Forgets the message, keeping the buffers' capacity.
@@ -67,6 +97,8 @@ pub const Assembly = struct {
         a.block_count = 0;
         a.queue.clearRetainingCapacity();
         a.queue_head = 0;
+        a.held_count = 0;
+        a.held_released = 0;
     }
 
     /// The next queued event, if any.
@@ -168,8 +200,65 @@ pub const Assembly = struct {
         try a.push(.{ .block_complete = .{ .index = a.indexOf(b), .kind = b.kind, .text = b.text.items } });
     }
 
+    /// Completes the open blocks, then streams the held ones, each whole.
     pub fn completeOpenBlocks(a: *Assembly) Allocator.Error!void {
         for (a.blocks.items[0..a.block_count]) |*b| try a.completeBlock(b);
+        try a.releaseHeld();
+    }
+
+    /// The held block with this provider index, not yet streamed, if any.
+    pub fn findHeld(a: *Assembly, provider_index: u32) ?*Held {
+        for (a.held.items[a.held_released..a.held_count]) |*h| {
+            if (h.provider_index == provider_index) return h;
+        }
+        return null;
+    }
+
+    /// Holds a new block (see Held) until the open blocks complete.
+    pub fn hold(a: *Assembly, provider_index: u32, kind: ev.BlockKind) Allocator.Error!*Held {
+        if (a.held_count == a.held.items.len) try a.held.append(a.gpa, .{ .provider_index = 0, .kind = .none });
+        const h = &a.held.items[a.held_count];
+        h.provider_index = provider_index;
+        h.kind = kind;
+        h.id.clearRetainingCapacity();
+        h.name.clearRetainingCapacity();
+        h.text.clearRetainingCapacity();
+        h.ends.clearRetainingCapacity();
+        a.held_count += 1;
+        return h;
+    }
+
+    /// Adds a piece to a held block: a fragment (the empty one adds nothing), and for a tool
+    /// call its id and name if they were not given yet.
+    pub fn holdPiece(a: *Assembly, h: *Held, id: []const u8, name: []const u8, fragment: []const u8) Allocator.Error!void {
+        if (h.id.items.len == 0) try h.id.appendSlice(a.gpa, id);
+        if (h.name.items.len == 0) try h.name.appendSlice(a.gpa, name);
+        if (fragment.len == 0) return;
+        try h.text.appendSlice(a.gpa, fragment);
+        try h.ends.append(a.gpa, h.text.items.len);
+    }
+
+    /// Streams the held blocks in the order they started, each as it would have streamed had
+    /// its pieces come after the open blocks ended: start (and tool details), one delta per
+    /// fragment, complete.
+    fn releaseHeld(a: *Assembly) Allocator.Error!void {
+        while (a.held_released < a.held_count) {
+            // (held blocks do not move meanwhile: nothing is held while they are released)
+            const h = &a.held.items[a.held_released];
+            a.held_released += 1;
+            const b = if (h.kind == .tool_call)
+                try a.startToolBlock(h.provider_index, h.id.items, h.name.items)
+            else
+                try a.startBlock(h.provider_index, h.kind);
+            try b.text.appendSlice(a.gpa, h.text.items);
+            var start: usize = 0;
+            for (h.ends.items) |end| {
+                // The fragment stays in the held block until the message is reset.
+                try a.push(.{ .content_delta = .{ .index = b.index, .kind = b.kind, .text = h.text.items[start..end] } });
+                start = end;
+            }
+            try a.completeBlock(b);
+        }
     }
 
     pub fn setStopReason(a: *Assembly, raw: []const u8) Allocator.Error!void {

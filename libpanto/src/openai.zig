@@ -8,6 +8,7 @@ const errors = @import("errors.zig");
 const fast_json = @import("fast_json.zig");
 const openai_hot = @import("openai_hot.zig");
 const sse = @import("sse.zig");
+const BlockKind = @import("event.zig").BlockKind;
 
 pub const endpoint = "/v1/chat/completions";
 
@@ -179,9 +180,16 @@ pub const Decoder = struct {
             detail.set(a.gpa, 0, t, e.message);
             return errors.fromErrorType(t);
         }
-        if (!a.started) try a.startMessage(chunk.id, chunk.model);
+        if (!a.started) {
+            // Azure's first chunk, its prompt-filter results (empty id and model, no
+            // choices), is no part of the message: it starts with the first that is.
+            if (!partOfMessage(chunk)) return;
+            try a.startMessage(chunk.id, chunk.model);
+        }
         for (chunk.choices) |choice| {
             if (choice.index != 0) continue; // n > 1 is refused when the request is built
+            // A choice without a delta is an Azure content-filter annotation of text already
+            // sent (or the finish_reason of a filtered answer).
             if (choice.delta) |delta| {
                 if (delta.reasoning_content) |t| try appendTo(a, thinking_slot, .thinking, t);
                 if (delta.content) |t| try appendTo(a, text_slot, .text, t);
@@ -232,6 +240,14 @@ pub const Decoder = struct {
     }
 };
 
+/// Whether a chunk carries anything of the message: an id or model, a choice's delta or
+/// finish_reason, or the usage.
+fn partOfMessage(chunk: WireChunk) bool {
+    if (chunk.id.len > 0 or chunk.model.len > 0 or chunk.usage != null) return true;
+    for (chunk.choices) |choice| if (choice.delta != null or choice.finish_reason != null) return true;
+    return false;
+}
+
 /// A chunk of the common kind (openai_hot.zig): what the general path does with it.
 fn applyHot(a: *Assembly, hot: openai_hot.Chunk) errors.TurnError!void {
     if (!a.started) try a.startMessage(hot.id, hot.model);
@@ -242,25 +258,38 @@ fn applyHot(a: *Assembly, hot: openai_hot.Chunk) errors.TurnError!void {
     }
 }
 
-/// A piece of tool call `index`: its block starts (closing the others) with the id and name
-/// given then, and the arguments, if any, stream into it.
+/// A piece of tool call `index`. Its block starts (closing a text or thinking block before
+/// it) with the id and name given then, and stays open until the message's finish: servers
+/// may interleave the arguments of parallel calls (0, 1, 0, 1...), so a call can always go
+/// on. A call that starts while another's block is open is held, and streamed whole after it.
 fn applyToolCall(a: *Assembly, index: u32, id: []const u8, name: []const u8, arguments: ?[]const u8) errors.TurnError!void {
     const slot = tool_slot_base +| index;
-    const b = a.findOpen(slot) orelse blk: {
-        try a.completeOpenBlocks();
-        break :blk try a.startToolBlock(slot, id, name);
-    };
-    if (arguments) |args| try a.appendDelta(b, args);
+    if (a.findOpen(slot)) |b| {
+        if (arguments) |args| try a.appendDelta(b, args);
+        return;
+    }
+    try startOrHold(a, slot, .tool_call, id, name, arguments orelse "");
 }
 
-fn appendTo(a: *Assembly, slot: u32, kind: @import("event.zig").BlockKind, text: []const u8) errors.TurnError!void {
+fn appendTo(a: *Assembly, slot: u32, kind: BlockKind, text: []const u8) errors.TurnError!void {
     if (text.len == 0) return; // the role chunk's "" starts nothing
-    const b = a.findOpen(slot) orelse blk: {
-        // A new kind of content closes the previous block: blocks never interleave.
-        try a.completeOpenBlocks();
-        break :blk try a.startBlock(slot, kind);
-    };
-    try a.appendDelta(b, text);
+    if (a.findOpen(slot)) |b| return a.appendDelta(b, text);
+    try startOrHold(a, slot, kind, "", "", text);
+}
+
+/// The first piece of a block (or more of a held one): held while a tool call's block is
+/// open, else a new block, which closes the previous one (blocks never interleave).
+fn startOrHold(a: *Assembly, slot: u32, kind: BlockKind, id: []const u8, name: []const u8, fragment: []const u8) errors.TurnError!void {
+    const held = a.findHeld(slot) orelse if (openToolCall(a)) try a.hold(slot, kind) else null;
+    if (held) |h| return a.holdPiece(h, id, name, fragment);
+    try a.completeOpenBlocks();
+    const b = if (kind == .tool_call) try a.startToolBlock(slot, id, name) else try a.startBlock(slot, kind);
+    try a.appendDelta(b, fragment);
+}
+
+fn openToolCall(a: *Assembly) bool {
+    for (a.blocksSoFar()) |b| if (b.open and b.kind == .tool_call) return true;
+    return false;
 }
 
 fn protocol(a: *Assembly, detail: *errors.Detail, message: []const u8) errors.TurnError {

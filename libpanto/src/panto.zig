@@ -26,6 +26,7 @@ test {
     _ = @import("agent.zig");
     _ = @import("anthropic.zig");
     _ = @import("openai.zig");
+    _ = @import("openai_test.zig");
     _ = @import("assembly.zig");
     _ = @import("batch.zig");
     _ = @import("schema.zig");
