@@ -51,6 +51,8 @@ const KeepAliveServer = struct {
     next_answer: std.atomic.Value(usize) = .init(0),
     connections: std.atomic.Value(u32) = .init(0),
     requests: std.atomic.Value(u32) = .init(0),
+    /// Request heads received (a request being written has one).
+    heads: std.atomic.Value(u32) = .init(0),
     stopping: std.atomic.Value(bool) = .init(false),
     acceptor: std.Thread,
     /// Only the acceptor touches it until it is joined.
@@ -116,6 +118,7 @@ const KeepAliveServer = struct {
             if (std.ascii.startsWithIgnoreCase(line, "content-length:"))
                 content_length = try std.fmt.parseInt(usize, std.mem.trim(u8, line[15..], " \r\n"), 10);
         }
+        _ = s.heads.fetchAdd(1, .release);
         const i = s.next_answer.fetchAdd(1, .monotonic);
         const a = s.script[@min(i, s.script.len - 1)];
         if (a.read_delay_ms > 0) sleepMs(a.read_delay_ms);
@@ -253,6 +256,15 @@ fn canceledTurn(agent: *Agent, text: []const u8, us: u64) !void {
     }
 }
 
+/// Cancels once the server has the request's head and the client had time to fill the
+/// socket buffers (the server reads the body late), so the cancel lands during the write.
+fn cancelWhileWritten(stream: *Stream, server: *KeepAliveServer) void {
+    const deadline = @import("watchdog.zig").nowNs() + 5 * std.time.ns_per_s;
+    while (server.heads.load(.acquire) == 0 and @import("watchdog.zig").nowNs() < deadline) sleepMs(1);
+    sleepMs(50);
+    stream.cancel();
+}
+
 test "a cancel while the request is written leaves a connection that is not reused" {
     var server: KeepAliveServer = undefined;
     // The first request's body is read late: its 16 MB outgrow the socket buffers and the
@@ -267,7 +279,7 @@ test "a cancel while the request is written leaves a connection that is not reus
     {
         const stream = try agent.run(big);
         defer stream.destroy();
-        const canceler = try std.Thread.spawn(.{}, cancelAfter, .{ stream, 100 * std.time.us_per_ms });
+        const canceler = try std.Thread.spawn(.{}, cancelWhileWritten, .{ stream, &server });
         defer canceler.join();
         try std.testing.expectError(error.Canceled, stream.next());
         try std.testing.expectEqualStrings("canceled_error", stream.failureDetail().?.error_type.items);
