@@ -9,6 +9,7 @@ const tools = @import("tools.zig");
 const read_tool = @import("read_tool.zig");
 const network = @import("network.zig");
 const Dialer = @import("dial.zig").Dialer;
+const KeepAlive = @import("keep_alive.zig").KeepAlive;
 
 pub const RunError = error{ Busy, InvalidArgument, OutOfMemory };
 pub const AddToolError = error{ Busy, InvalidConfig, OutOfMemory };
@@ -26,6 +27,8 @@ pub const Agent = struct {
     /// the host program, be it Python or Go, owns those), with connects bounded by
     /// timeouts.connect_ms and watched (see dial.zig).
     dialer: Dialer,
+    /// The connection kept alive between requests (see keep_alive.zig).
+    keep_alive: KeepAlive = .{},
     /// Proxies and trusted certificates from the environment.
     network: network.Settings,
     /// True while a stream of this agent is unfinished: one turn at a time.
@@ -159,6 +162,7 @@ pub const Agent = struct {
             a.released = true;
             return;
         }
+        a.keep_alive.closeParked();
         a.http.deinit();
         a.network.deinit();
         a.conversation.deinit();

@@ -36,6 +36,8 @@ test {
     _ = @import("tunnel.zig");
     _ = @import("dial.zig");
     _ = @import("connect_test.zig");
+    _ = @import("keep_alive.zig");
+    _ = @import("keep_alive_test.zig");
     _ = @import("retry.zig");
     _ = @import("fast_json.zig");
     _ = @import("fast_json_test.zig");

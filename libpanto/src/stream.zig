@@ -16,6 +16,7 @@ const batch = @import("batch.zig");
 const tunnel = @import("tunnel.zig");
 const EventArena = @import("event_arena.zig").EventArena;
 const Body = @import("body.zig").Body;
+const keep_alive = @import("keep_alive.zig");
 
 const TurnError = errors.TurnError;
 /// `next()` fails with a TurnError (sticky), or ResultPending: a host tool call still awaits
@@ -583,7 +584,7 @@ pub const Stream = struct {
     /// calls or end the turn.
     fn endMessage(s: *Stream, end: ev.MessageComplete) TurnError!void {
         const agent = s.agent;
-        s.closeConnection();
+        s.parkConnection();
         ev.addUsage(&s.turn_usage, end.usage);
         s.last_end = end;
 
@@ -648,12 +649,24 @@ pub const Stream = struct {
         if (!s.connected) return;
         // The watchdog must forget the socket before it is closed and its number reused.
         watchdog.setSocket(&s.watch, -1);
-        // A request that did not read its body to the end closes its connection: a half-read
-        // stream can never be reused.
+        // A request that failed, was canceled, timed out or did not read its body to the end
+        // closes its connection: std.http would pool one whose request failed while being
+        // written (its response not begun), and the next request would fail on it.
+        if (s.request.connection) |c| c.closing = true;
         s.request.deinit();
         // A tunnel serves one request.
         if (s.tunnel) |t| t.destroy();
         s.tunnel = null;
+        s.connected = false;
+    }
+
+    /// The message ended: its connection is kept for the agent's next request, which reads
+    /// the rest of the body first (see keep_alive.zig).
+    fn parkConnection(s: *Stream) void {
+        if (!s.connected or s.tunnel != null) return s.closeConnection();
+        watchdog.arm(&s.watch, 0, 0);
+        watchdog.setSocket(&s.watch, -1);
+        s.agent.keep_alive.park(&s.request);
         s.connected = false;
     }
 
@@ -736,10 +749,14 @@ pub const Stream = struct {
         // The sockets opened from here are bounded by connect_ms and watched (dial.zig).
         agent.dialer.begin(&s.watch, connect_deadline);
         defer agent.dialer.end();
+        var reused = false;
         switch (route) {
             .std_http => {
+                agent.keep_alive.reclaim(&agent.http, &s.watch);
+                const free_before = agent.http.connection_pool.free_len;
                 s.request = agent.http.request(.POST, uri, options) catch |err| return s.connectFailure(err);
                 s.connected = true; // from here on the request must be closed
+                reused = agent.keep_alive.count(&agent.http, free_before);
                 watchdog.setSocket(&s.watch, s.request.connection.?.stream_reader.stream.socket.handle);
             },
             .tunnel => |proxy| {
@@ -754,6 +771,7 @@ pub const Stream = struct {
                     },
                 };
                 s.tunnel = t;
+                agent.keep_alive.opened += 1;
                 s.request = t.request(&agent.http, .POST, uri, options);
                 s.connected = true; // from here on the tunnel must be closed
                 watchdog.setSocket(&s.watch, t.socket());
@@ -764,8 +782,21 @@ pub const Stream = struct {
             t.sendBodyComplete(&s.request, s.request_body.written()) catch |err| return s.connectFailure(t.writeError() orelse err);
             s.response = tunnel.receiveHead(&s.request) catch |err| return s.connectFailure(if (err == error.ReadFailed) t.readError() orelse err else err);
         } else {
-            s.request.sendBodyComplete(s.request_body.written()) catch |err| return s.connectFailure(err);
-            s.response = s.request.receiveHead(&.{}) catch |err| return s.connectFailure(err);
+            s.response = s.exchange() catch |err| retry: {
+                if (!reused or !s.nothingReceived(err)) return s.connectFailure(err);
+                // The server closed the kept-alive connection while it was idle: send the
+                // request again, once, on a new connection, as if nothing happened.
+                s.closeConnection();
+                keep_alive.closeIdle(&agent.http);
+                agent.dialer.begin(&s.watch, deadlineAfter(watchdog.nowNs(), timeouts.connect_ms));
+                watchdog.arm(&s.watch, earliest(deadlineAfter(watchdog.nowNs(), timeouts.connect_ms), s.turn_deadline_ns), 0);
+                s.request = agent.http.request(.POST, uri, options) catch |e| return s.connectFailure(e);
+                s.connected = true;
+                agent.keep_alive.opened += 1;
+                watchdog.setSocket(&s.watch, s.request.connection.?.stream_reader.stream.socket.handle);
+                watchdog.arm(&s.watch, earliest(deadlineAfter(watchdog.nowNs(), timeouts.first_byte_ms), s.turn_deadline_ns), 0);
+                break :retry s.exchange() catch |e| return s.connectFailure(e);
+            };
         }
 
         s.got_head = true;
@@ -794,6 +825,23 @@ pub const Stream = struct {
             return error.Protocol;
         }
         s.body.reader = s.response.reader(s.body.buffer());
+    }
+
+    /// Writes the request on std.http's connection and reads the response head.
+    fn exchange(s: *Stream) anyerror!std.http.Client.Response {
+        try s.request.sendBodyComplete(s.request_body.written());
+        return s.request.receiveHead(&.{});
+    }
+
+    /// Whether a failed exchange got nothing of the response (and was neither canceled nor
+    /// timed out): the request may be sent again elsewhere.
+    fn nothingReceived(s: *Stream, err: anyerror) bool {
+        if (s.watch.fired.load(.acquire) != .none) return false;
+        return switch (err) {
+            error.WriteFailed, error.HttpConnectionClosing => true,
+            error.ReadFailed => s.request.reader.in.bufferedLen() == 0,
+            else => false,
+        };
     }
 
     fn httpFailure(s: *Stream, status: u16) TurnError {

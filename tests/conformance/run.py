@@ -554,7 +554,9 @@ def load_case(folder: Path) -> Case:
             check_tools(case.data["tools"])
         check_network_options(case.data)
         # The drivers read a copy of case.json whose config has $CASE_DIR resolved.
-        resolved = dict(case.data, config=resolve_case_dir(case.data["config"], folder))
+        # A turn may be written {"$repeat": [S, N]} too (a large user message).
+        resolved = dict(case.data, config=resolve_case_dir(case.data["config"], folder),
+                        turns=expand_repeats(case.data["turns"]))
         RESOLVED_DIR.mkdir(parents=True, exist_ok=True)
         case.driver_path = RESOLVED_DIR / f"{folder.name}.json"
         case.driver_path.write_text(json.dumps(resolved, indent=2, ensure_ascii=False) + "\n",
@@ -729,7 +731,7 @@ def check_requests(expect: list[dict[str, Any]], log: list[dict[str, Any]]) -> l
         errors = []
     for i, (want, got) in enumerate(zip(expect, log)):
         where = f"request {i + 1}"
-        for key in ("method", "path"):
+        for key in ("method", "path", "connection"):
             if key in want and want[key] != got.get(key):
                 errors.append(f"{where}: {key} is {got.get(key)!r}, expected {want[key]!r}")
         body = got.get("body")

@@ -107,10 +107,12 @@ def sse_events(body: bytes) -> list[tuple[str | None, str]]:
     return events
 
 
-def raw_request(emu: Emulator, path: str, timeout: float = 5) -> tuple[bytes, bytes]:
+def raw_request(emu: Emulator, path: str, timeout: float = 5,
+                keep_alive: bool = False) -> tuple[bytes, bytes]:
     """Sends a request on a raw socket and returns (head, everything after it) until EOF."""
     body = json.dumps(BODIES[path]).encode()
-    lines = [f"POST {path} HTTP/1.1", f"host: {emu.host}", "connection: close",
+    lines = [f"POST {path} HTTP/1.1", f"host: {emu.host}",
+             f"connection: {'keep-alive' if keep_alive else 'close'}",
              f"content-length: {len(body)}"]
     lines += [f"{k}: {v}" for k, v in HEADERS[path].items()]
     with socket.create_connection((emu.host, emu.port), timeout=timeout) as s:
@@ -134,6 +136,15 @@ def chunk_payloads(chunked: bytes) -> list[bytes]:
         chunks.append(chunked[:size])
         assert chunked[size : size + 2] == b"\r\n"
         chunked = chunked[size + 2 :]
+
+
+def wait_for_requests(emu: Emulator, n: int) -> list[dict[str, Any]]:
+    """The request log once it holds n requests (fails after 5 s)."""
+    deadline = time.monotonic() + 5
+    while len(log := emu.requests()) < n:
+        assert time.monotonic() < deadline, f"{len(log)} requests logged, waiting for {n}"
+        time.sleep(0.01)
+    return log
 
 
 @pytest.fixture
@@ -605,6 +616,56 @@ def test_keep_alive_serves_several_requests_on_one_connection(emu):
         resp = conn.getresponse()
         assert resp.status == 200 and resp.read().endswith(b"message_stop\"}\n\n")
     conn.close()
+
+
+def test_request_log_numbers_connections(emu):
+    emu.load({"responses": [{"message": {}}], "repeat_last": True})
+    conn = http.client.HTTPConnection(emu.host, emu.port, timeout=5)
+    for _ in range(2):
+        conn.request("POST", ANTHROPIC, json.dumps(BODIES[ANTHROPIC]), HEADERS[ANTHROPIC])
+        conn.getresponse().read()
+    call(emu, ANTHROPIC)  # a fresh connection
+    conn.request("POST", ANTHROPIC, json.dumps(BODIES[ANTHROPIC]), HEADERS[ANTHROPIC])
+    conn.getresponse().read()
+    conn.close()
+    assert [e["connection"] for e in emu.requests()] == [1, 1, 2, 1]
+    emu.load({"responses": [{"message": {}}]})  # numbering starts over with the load
+    call(emu, ANTHROPIC)
+    assert [e["connection"] for e in emu.requests()] == [1]
+
+
+def test_idle_close_closes_after_a_complete_response(emu):
+    emu.load({"responses": [{"message": {}, "idle_close": True}]})
+    head, rest = raw_request(emu, ANTHROPIC, keep_alive=True)  # reads until the server closes
+    assert b"connection: close" not in head.lower()
+    assert b"\r\n0\r\n\r\n" in rest and rest.endswith(b"0\r\n\r\n")
+
+
+def test_read_delay_holds_the_body_unread(emu):
+    emu.load({"responses": [{"message": {}, "read_delay_ms": 300}, {"message": {}}]})
+    body = json.dumps(BODIES[ANTHROPIC]).encode()
+    lines = [f"POST {ANTHROPIC} HTTP/1.1", f"host: {emu.host}", f"content-length: {len(body)}"]
+    lines += [f"{k}: {v}" for k, v in HEADERS[ANTHROPIC].items()]
+    with socket.create_connection((emu.host, emu.port), timeout=5) as s:
+        s.sendall(("\r\n".join(lines) + "\r\n\r\n").encode() + body)
+        # Logged as the head arrives, its body not yet read; another request meanwhile gets
+        # the next response.
+        assert wait_for_requests(emu, 1)[0]["body"] is None
+        assert call(emu, ANTHROPIC).status == 200
+        assert s.recv(100).startswith(b"HTTP/1.1 200")
+    log = emu.requests()
+    assert log[0]["body"] == BODIES[ANTHROPIC] and [e["connection"] for e in log] == [1, 2]
+
+
+def test_read_delay_with_the_client_gone(emu):
+    emu.load({"responses": [{"message": {}, "read_delay_ms": 100}, {"message": {}}]})
+    with socket.create_connection((emu.host, emu.port), timeout=5) as s:
+        s.sendall(f"POST {ANTHROPIC} HTTP/1.1\r\ncontent-length: 1000000\r\n\r\n{{".encode())
+        wait_for_requests(emu, 1)
+    assert call(emu, ANTHROPIC).status == 200
+    time.sleep(0.3)  # past the delay: the unread body is found cut short
+    log = emu.requests()
+    assert len(log) == 2 and log[0]["body"] is None
 
 
 def test_chunked_request_body_is_accepted(emu):

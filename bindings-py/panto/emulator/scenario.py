@@ -68,6 +68,11 @@ class Response:
     body: bytes | None = None  # from `body` or `replay`
     stream_error: dict[str, Any] | None = None  # {"type", "message", "code", "after_events"}
     fault: Fault | None = None
+    # Wait this long before reading the request's body (a large body then blocks its writer).
+    read_delay_ms: float = 0
+    # After the response, close the connection as a server closes an idle keep-alive one
+    # (the response said nothing about closing).
+    idle_close: bool = False
 
 
 @dataclass(frozen=True)
@@ -120,7 +125,8 @@ def replay_scenario(path: str | os.PathLike[str], chunk_size: int = 0,
 
 _RESPONSE_KEYS = (
     "status", "headers", "delay_ms", "framing", "chunk_size", "chunk_delay_ms",
-    "message", "error", "stream_error", "body", "replay", "fault",
+    "message", "error", "stream_error", "body", "replay", "fault", "read_delay_ms",
+    "idle_close",
 )
 _PAYLOADS = ("message", "error", "body", "replay")
 
@@ -189,6 +195,8 @@ def _response(r: Any, where: str, base: Path) -> Response:
         body=body,
         stream_error=stream_error,
         fault=fault,
+        read_delay_ms=_number(r, "read_delay_ms", where),
+        idle_close=_bool(r, "idle_close", where, False),
     )
 
 

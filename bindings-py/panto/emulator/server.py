@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import copy
 import http
+import itertools
 import json
 import os
 import socket
@@ -62,17 +63,40 @@ class _State:
             self._next = 0  # index of the next scripted response
             self._served = 0  # scripted responses served (Call.number)
             self._log: list[dict[str, Any]] = []
+            # Connection serials (server-wide) -> their number since the load, from 1.
+            self._connections: dict[int, int] = {}
 
     @property
     def require_api_key(self) -> bool:
         with self._lock:
             return self._scenario.require_api_key
 
-    def record(self, entry: dict[str, Any]) -> str:
-        """Logs a provider request and returns its request id."""
+    def record(self, entry: dict[str, Any], serial: int) -> str:
+        """Logs a provider request that came on connection `serial` and returns its request
+        id. The entry's `connection` numbers the connections in order of their first request
+        since the load."""
         with self._lock:
+            entry["connection"] = self._connections.setdefault(serial, len(self._connections) + 1)
             self._log.append(entry)
             return f"req_emu_{len(self._log):04d}"
+
+    def set_body(self, request_id: str, body: Any) -> None:
+        """The body of a request logged before it was read."""
+        with self._lock:
+            index = int(request_id[len("req_emu_"):]) - 1
+            if index < len(self._log):
+                self._log[index]["body"] = body
+
+    def take_if_read_late(self) -> tuple[Response | None, int]:
+        """The next scripted response when it says to read the request late (it is then
+        this request's, whatever its body), else (None, 0) and nothing is taken."""
+        with self._lock:
+            responses = self._scenario.responses
+            if self._next < len(responses) and responses[self._next].read_delay_ms:
+                self._next += 1
+                self._served += 1
+                return responses[self._next - 1], self._served
+            return None, 0
 
     def requests(self) -> list[dict[str, Any]]:
         with self._lock:
@@ -102,6 +126,7 @@ class _Server(ThreadingHTTPServer):
     def __init__(self, address: tuple[str, int], state: _State, verbose: bool,
                  tls: ssl.SSLContext | None = None) -> None:
         self.state = state
+        self._serials = itertools.count(1)
         self.verbose = verbose
         self.tls = tls
         self.stopping = threading.Event()
@@ -113,6 +138,10 @@ class _Server(ThreadingHTTPServer):
         # HTTPServer.server_bind() looks up the host's FQDN, which can stall without DNS.
         socketserver.TCPServer.server_bind(self)
         self.server_name, self.server_port = self.bound_address()
+
+    def next_serial(self) -> int:
+        """A number for a new connection, never used before by this server."""
+        return next(self._serials)
 
     def bound_address(self) -> tuple[str, int]:
         """(host, port) of the bound AF_INET socket."""
@@ -190,6 +219,7 @@ class _Handler(BaseHTTPRequestHandler):
 
     def setup(self) -> None:
         super().setup()
+        self.serial = self.server.next_serial()
         # Every write must leave as its own segment, or Nagle would merge small writes.
         self.connection.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
 
@@ -198,6 +228,11 @@ class _Handler(BaseHTTPRequestHandler):
             super().log_message(format, *args)
 
     def do_POST(self) -> None:
+        if urlsplit(self.path).path in PROVIDERS:
+            late, number = self.server.state.take_if_read_late()
+            if late is not None:
+                self._read_late(late, number)
+                return
         try:
             raw = self._read_body()
         except ValueError as e:
@@ -244,7 +279,8 @@ class _Handler(BaseHTTPRequestHandler):
         headers = {name.lower(): value for name, value in self.headers.items()}
         request_id = state.record({
             "method": self.command, "path": self.path, "headers": headers,
-            "body": body if body is not _NOT_JSON else raw.decode("utf-8", "replace")})
+            "body": body if body is not _NOT_JSON else raw.decode("utf-8", "replace")},
+            self.serial)
 
         provider = PROVIDERS.get(path)
         if provider is None:
@@ -266,6 +302,26 @@ class _Handler(BaseHTTPRequestHandler):
                              "emulator: no scripted response left")
             return
         self._serve(provider, response, Call(number, body, request_id))
+
+    def _read_late(self, r: Response, number: int) -> None:
+        """A request whose response says to wait before reading its body: logged at once
+        (body null until read), then read after the wait, then answered. A client gone
+        meanwhile (a canceled write) ends the connection."""
+        state = self.server.state
+        headers = {name.lower(): value for name, value in self.headers.items()}
+        request_id = state.record({"method": self.command, "path": self.path,
+                                   "headers": headers, "body": None}, self.serial)
+        if self.server.stopping.wait(r.read_delay_ms / 1000):
+            self.close_connection = True
+            return
+        try:
+            raw = self._read_body()
+        except (OSError, ValueError):
+            self.close_connection = True
+            return
+        body = _parse_json(raw, strict=False)
+        state.set_body(request_id, body if body is not _NOT_JSON else raw.decode("utf-8", "replace"))
+        self._serve(PROVIDERS[urlsplit(self.path).path], r, Call(number, body, request_id))
 
     def _serve(self, provider: ModuleType, r: Response, call: Call) -> None:
         stopping = self.server.stopping
@@ -301,7 +357,7 @@ class _Handler(BaseHTTPRequestHandler):
         for name, value in r.headers.items():  # the script's headers win, case-insensitively
             head.pop(name.lower(), None)
             head[name] = value
-        if r.framing == "close" or r.fault is not None:
+        if r.framing == "close" or r.fault is not None or r.idle_close:
             self.close_connection = True
 
         self._send_head(r.status, head)
@@ -346,7 +402,10 @@ class _Handler(BaseHTTPRequestHandler):
             return b""
         if not length.strip().isdigit():
             raise ValueError(f"bad content-length {length!r}")
-        return self.rfile.read(int(length))
+        body = self.rfile.read(int(length))
+        if len(body) < int(length):
+            raise ValueError("the body ended before its content-length")
+        return body
 
     def _read_chunked(self) -> bytes:
         body = bytearray()
