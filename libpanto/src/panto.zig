@@ -41,4 +41,5 @@ test {
     _ = @import("hot_shapes_test.zig");
     _ = @import("event_arena.zig");
     _ = @import("body.zig");
+    _ = @import("json_depth.zig");
 }
