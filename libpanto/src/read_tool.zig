@@ -2,6 +2,7 @@
 //! with a byte cap, and says when it stopped early. Paths that leave the root are refused.
 const std = @import("std");
 const Allocator = std.mem.Allocator;
+const Problem = @import("schema.zig").Problem;
 
 pub const name = "read";
 pub const capability = "fs.read";
@@ -25,12 +26,50 @@ pub const Result = struct {
     is_error: bool,
 };
 
+pub const Input = struct {
+    path: []const u8,
+    offset: u64,
+    limit: u64,
+};
+
+/// The input's values, or null with what is wrong in `problem`. Beyond `schema`, which calls
+/// 1e20, 1.0 and -0 integers as JSON Schema does, a line number must fit an i64.
+pub fn readInput(input: std.json.Value, problem: *Problem) ?Input {
+    const path = if (input == .object) input.object.get("path") else null;
+    if (path == null or path.? != .string) {
+        problem.set("property \"path\" must be a string", .{});
+        return null;
+    }
+    return .{
+        .path = path.?.string,
+        .offset = lineCount(input.object, "offset", 0, 0, problem) orelse return null,
+        .limit = lineCount(input.object, "limit", 1, default_limit, problem) orelse return null,
+    };
+}
+
+fn lineCount(obj: std.json.ObjectMap, comptime key: []const u8, min: u64, default: u64, problem: *Problem) ?u64 {
+    const value = obj.get(key) orelse return default;
+    const n: ?u64 = switch (value) {
+        .integer => |i| if (i >= min) @intCast(i) else null,
+        // 2^63 is the first double beyond maxInt(i64).
+        .float => |f| if (@floor(f) == f and f >= @as(f64, @floatFromInt(min)) and f < 0x1p63) @intFromFloat(f) else null,
+        else => null,
+    };
+    return n orelse {
+        problem.set("property \"" ++ key ++ "\" must be a whole number from {d} to {d}", .{ min, std.math.maxInt(i64) });
+        return null;
+    };
+}
+
 /// Runs the tool on an input already checked against `schema`. The content is owned by the
 /// caller. Only OutOfMemory is an error; every other failure is an error result for the model.
-pub fn run(gpa: Allocator, config: Config, input: std.json.Value) Allocator.Error!Result {
-    const path = input.object.get("path").?.string;
-    const offset: u64 = if (input.object.get("offset")) |v| @intCast(@max(0, v.integer)) else 0;
-    const limit: u64 = if (input.object.get("limit")) |v| @intCast(@max(1, v.integer)) else default_limit;
+pub fn run(gpa: Allocator, config: Config, input_value: std.json.Value) Allocator.Error!Result {
+    var problem: Problem = .{};
+    // The caller checked the input with readInput: a failure here is a result all the same.
+    const input = readInput(input_value, &problem) orelse return failure(gpa, "{s}", .{problem.message()});
+    const path = input.path;
+    const offset = input.offset;
+    const limit = input.limit;
 
     const file = readUnderRoot(gpa, config.root, path) catch |err| return switch (err) {
         error.OutOfMemory => error.OutOfMemory,
@@ -162,6 +201,14 @@ test "read: lines, offset and limit, truncation note, escapes refused" {
         .{ "{\"path\":\"/etc/passwd\"}", "path \"/etc/passwd\" is outside the root directory", true },
         .{ "{\"path\":\"missing.txt\"}", "no such file: \"missing.txt\"", true },
         .{ "{\"path\":\".\"}", "path \".\" is outside the root directory", true },
+        // Whole numbers in any notation; beyond an i64 they are refused, not cut or crashed on.
+        .{ "{\"path\":\"notes.txt\",\"offset\":1.0,\"limit\":2e0}", "two\nthree\n[truncated: showing lines 2-3 of 4; use offset to read more]", false },
+        .{ "{\"path\":\"notes.txt\",\"offset\":-0,\"limit\":1}", "one\n[truncated: showing lines 1-1 of 4; use offset to read more]", false },
+        .{ "{\"path\":\"notes.txt\",\"offset\":1e20}", "property \"offset\" must be a whole number from 0 to 9223372036854775807", true },
+        .{ "{\"path\":\"notes.txt\",\"limit\":1e20}", "property \"limit\" must be a whole number from 1 to 9223372036854775807", true },
+        .{ "{\"path\":\"notes.txt\",\"offset\":99999999999999999999}", "property \"offset\" must be a whole number from 0 to 9223372036854775807", true },
+        .{ "{\"path\":\"notes.txt\",\"limit\":0.5}", "property \"limit\" must be a whole number from 1 to 9223372036854775807", true },
+        .{ "{\"offset\":1}", "property \"path\" must be a string", true },
     };
     for (cases) |case| {
         const input = try std.json.parseFromSliceLeaky(std.json.Value, a, case[0], .{});

@@ -104,6 +104,7 @@ pub const Round = struct {
         var problem: schema.Problem = .{};
         if (!schema.validate(value, tool.schema, &problem)) return r.invalid(c, problem.message());
         if (tool.native) |n| {
+            if (!nativeInputOk(n, value, &problem)) return r.invalid(c, problem.message());
             c.handling = .native;
             c.native = n;
         } else c.handling = .host;
@@ -173,6 +174,13 @@ pub const Round = struct {
         for (r.calls.items) |*c| if (c.result == null) try c.setResult(r.gpa, message, true);
     }
 };
+
+/// What a native tool needs of its input beyond the schema (numbers that fit, say).
+fn nativeInputOk(n: tools.Native, input: std.json.Value, problem: *schema.Problem) bool {
+    return switch (n) {
+        .read => read_tool.readInput(input, problem) != null,
+    };
+}
 
 fn runOne(gpa: Allocator, agent: *const Agent, c: *Call, failed: *bool) void {
     const result = runNativeTool(gpa, agent, c) catch {
@@ -269,4 +277,25 @@ test "a tool input of any depth gets a result; the conversation and the next req
     out.clearRetainingCapacity();
     try @import("openai.zig").writeRequest(&out.writer, parts);
     try std.testing.expect(try std.json.validate(gpa, out.written()));
+}
+
+test "the read tool's line numbers are refused as invalid input when they do not fit, in any notation" {
+    const gpa = std.testing.allocator;
+    const agent = try Agent.init(gpa, .{ .provider = .anthropic, .model = "m", .api_key = "k", .read_tool = .{ .root = "." } });
+    defer agent.deinit();
+    var round: Round = .{ .gpa = gpa };
+    defer round.deinit();
+    try collectCalls(agent, &round, &.{
+        .{ "read", "{\"path\":\"a.txt\",\"offset\":1e20}" },
+        .{ "read", "{\"path\":\"a.txt\",\"limit\":1e20}" },
+        .{ "read", "{\"path\":\"a.txt\",\"offset\":1.0,\"limit\":-0}" },
+        .{ "read", "{\"path\":\"a.txt\",\"offset\":1.0,\"limit\":1e2}" },
+    });
+    const calls = round.calls.items;
+    try std.testing.expectEqualStrings("Invalid input for tool read: property \"offset\" must be a whole number from 0 to 9223372036854775807", calls[0].result.?);
+    try std.testing.expectEqualStrings("Invalid input for tool read: property \"limit\" must be a whole number from 1 to 9223372036854775807", calls[1].result.?);
+    try std.testing.expectEqualStrings("Invalid input for tool read: property \"limit\" must be at least 1", calls[2].result.?);
+    for (calls[0..3]) |c| try std.testing.expectEqual(.answered, c.handling);
+    try std.testing.expectEqual(.native, calls[3].handling);
+    try std.testing.expectEqual(null, calls[3].result);
 }
