@@ -42,4 +42,5 @@ test {
     _ = @import("event_arena.zig");
     _ = @import("body.zig");
     _ = @import("json_depth.zig");
+    _ = @import("open_beneath.zig");
 }
