@@ -499,6 +499,8 @@ class Tool:
             schema = json.loads(json.dumps(input_schema, allow_nan=False))
         except (TypeError, ValueError) as e:
             raise TypeError(f"tool {name}: input_schema is not JSON: {e}") from None
+        except RecursionError:  # the library refuses far less deep schemas anyway
+            raise ValueError(f"tool {name}: input_schema is nested too deeply") from None
         if handler is not None and not callable(handler):
             raise TypeError(f"tool {name}: the handler must be callable")
         self.name: str = name
