@@ -51,16 +51,21 @@ pub fn readInput(input: std.json.Value, problem: *Problem) ?Input {
 
 fn lineCount(obj: std.json.ObjectMap, comptime key: []const u8, min: u64, default: u64, problem: *Problem) ?u64 {
     const value = obj.get(key) orelse return default;
-    const n: ?u64 = switch (value) {
-        .integer => |i| if (i >= min) @intCast(i) else null,
-        // 2^63 is the first double beyond maxInt(i64).
-        .float => |f| if (@floor(f) == f and f >= @as(f64, @floatFromInt(min)) and f < 0x1p63) @intFromFloat(f) else null,
+    const whole: ?i64 = switch (value) {
+        .integer => |i| i,
+        .float => |f| wholeFromFloat(f),
+        .number_string => |text| std.fmt.parseInt(i64, text, 10) catch
+            wholeFromFloat(std.fmt.parseFloat(f64, text) catch std.math.nan(f64)),
         else => null,
     };
-    return n orelse {
-        problem.set("property \"" ++ key ++ "\" must be a whole number from {d} to {d}", .{ min, std.math.maxInt(i64) });
-        return null;
-    };
+    if (whole) |n| if (n >= min) return @intCast(n);
+    problem.set("property \"" ++ key ++ "\" must be a whole number from {d} to {d}", .{ min, std.math.maxInt(i64) });
+    return null;
+}
+
+/// `f` as an i64 when it is a whole number in range (2^63 is the first double beyond).
+fn wholeFromFloat(f: f64) ?i64 {
+    return if (@floor(f) == f and f >= -0x1p63 and f < 0x1p63) @intFromFloat(f) else null;
 }
 
 /// Runs the tool on an input already checked against `schema`. The content is owned by the
@@ -198,13 +203,14 @@ test "read: lines, offset and limit, truncation note, escapes refused" {
         .{ "{\"path\":\"notes.txt\",\"limit\":0.5}", "property \"limit\" must be a whole number from 1 to 9223372036854775807", true },
         .{ "{\"offset\":1}", "property \"path\" must be a string", true },
     };
-    for (cases) |case| {
-        const input = try std.json.parseFromSliceLeaky(std.json.Value, a, case[0], .{});
+    // Numbers parsed or left as text (as the tool round leaves them) read the same.
+    for ([_]bool{ true, false }) |parse_numbers| for (cases) |case| {
+        const input = try std.json.parseFromSliceLeaky(std.json.Value, a, case[0], .{ .parse_numbers = parse_numbers });
         const result = try run(gpa, .{ .root = root }, input);
         defer gpa.free(result.content);
         try std.testing.expectEqualStrings(case[1], result.content);
         try std.testing.expectEqual(case[2], result.is_error);
-    }
+    };
     // The byte cap stops at a whole line and says so.
     const input = try std.json.parseFromSliceLeaky(std.json.Value, a, "{\"path\":\"notes.txt\"}", .{});
     const capped = try run(gpa, .{ .root = root, .max_bytes = 9 }, input);

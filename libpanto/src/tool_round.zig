@@ -88,7 +88,9 @@ pub const Round = struct {
         // An input nested too deeply is neither re-written nor checked (see json_depth.zig):
         // it keeps `{}`, which the conversation and the next request can carry.
         const too_deep = json_depth.textTooDeep(raw_input);
-        const parsed = if (too_deep) null else std.json.parseFromSliceLeaky(std.json.Value, scratch.allocator(), raw_input, .{}) catch null;
+        // Numbers stay as the model wrote them: re-written as doubles, 1e300 would come back
+        // as 301 digits and 0.1 + 0.2 style values could change.
+        const parsed = if (too_deep) null else std.json.parseFromSliceLeaky(std.json.Value, scratch.allocator(), raw_input, .{ .parse_numbers = false }) catch null;
         if (parsed) |value| if (value == .object) {
             const compact = try std.json.Stringify.valueAlloc(r.gpa, value, .{});
             r.gpa.free(c.input);
@@ -298,4 +300,7 @@ test "the read tool's line numbers are refused as invalid input when they do not
     for (calls[0..3]) |c| try std.testing.expectEqual(.answered, c.handling);
     try std.testing.expectEqual(.native, calls[3].handling);
     try std.testing.expectEqual(null, calls[3].result);
+    // The inputs keep the numbers as the model wrote them.
+    try std.testing.expectEqualStrings("{\"path\":\"a.txt\",\"offset\":1e20}", calls[0].input);
+    try std.testing.expectEqualStrings("{\"path\":\"a.txt\",\"offset\":1.0,\"limit\":1e2}", calls[3].input);
 }
