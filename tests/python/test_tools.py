@@ -565,8 +565,9 @@ def _nested_schema(depth: int) -> Dict[str, Any]:
 
 def test_a_schema_nested_too_deeply_is_a_config_error_and_the_agent_goes_on() -> None:
     with panto.Agent(provider="anthropic", model="m", api_key="k") as agent:
-        with pytest.raises(panto.ConfigError, match="nested more than 128 levels deep"):
-            agent.add_tool(panto.Tool("deep", input_schema=_nested_schema(300)))
+        for depth in (300, 600):  # 600: deeper than copy.deepcopy goes
+            with pytest.raises(panto.ConfigError, match="nested more than 128 levels deep"):
+                agent.add_tool(panto.Tool("deep", input_schema=_nested_schema(depth)))
         agent.add_tool(panto.Tool("at_limit", input_schema=_nested_schema(128)))
         assert [x["name"] for x in agent.tools()] == ["at_limit"]
     with pytest.raises(panto.ConfigError, match="nested more than 128 levels deep"):
