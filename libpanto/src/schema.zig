@@ -15,10 +15,25 @@ pub const Problem = struct {
     }
 
     pub fn set(p: *Problem, comptime fmt: []const u8, args: anytype) void {
-        const written = std.fmt.bufPrint(&p.buffer, fmt, args) catch p.buffer[0..];
+        // A message that does not fit (a model's long property name) is cut at a whole
+        // character: it goes to the model, and to the bindings, as UTF-8.
+        const written = std.fmt.bufPrint(&p.buffer, fmt, args) catch p.buffer[0..wholeUtf8(&p.buffer)];
         p.len = written.len;
     }
 };
+
+/// The length of the longest prefix of `bytes` (valid UTF-8 cut anywhere) that does not end
+/// inside a character.
+fn wholeUtf8(bytes: []const u8) usize {
+    var i = bytes.len;
+    while (i > 0 and bytes.len - i < 4) {
+        i -= 1;
+        if (bytes[i] & 0xC0 == 0x80) continue; // a continuation byte: the lead is further back
+        const len = std.unicode.utf8ByteSequenceLength(bytes[i]) catch return i;
+        return if (i + len <= bytes.len) bytes.len else i;
+    }
+    return i;
+}
 
 /// Returns true when `value` matches `schema`; otherwise fills `problem`.
 pub fn validate(value: Value, schema: Value, problem: *Problem) bool {
@@ -203,4 +218,14 @@ test "numbers in every notation: integers are whole numbers, bounds compare as d
     try expectProblem(schema, "{\"n\":12345678901234567890123456789012345}", "property \"n\" must be at most 1000000000000000000000000000000");
     try expectProblem(schema, "{\"x\":1e400}", null);
     try expectProblem(schema, "{\"x\":99999999999999999999}", null);
+}
+
+test "a problem too long for its buffer is cut at a whole character" {
+    const key = "\u{e9}" ** 300; // 600 bytes of 2-byte characters
+    for ([_][]const u8{ "", "x" }) |shift| { // the cut falls after a lead byte, then not
+        var problem: Problem = .{};
+        problem.set("unexpected property \"{s}{s}\"", .{ shift, key });
+        try std.testing.expect(std.unicode.utf8ValidateSlice(problem.message()));
+        try std.testing.expect(problem.message().len >= problem.buffer.len - 3);
+    }
 }
