@@ -495,6 +495,32 @@ func TestAddTool(t *testing.T) {
 	}
 }
 
+// nestedSchema is an object schema nested depth deep: {"type":"object","properties":{"x":[[...]]}}.
+func nestedSchema(depth int) json.RawMessage {
+	return json.RawMessage(`{"type":"object","properties":{"x":` + strings.Repeat("[", depth-2) + strings.Repeat("]", depth-2) + `}}`)
+}
+
+func TestASchemaNestedTooDeeplyIsAConfigError(t *testing.T) {
+	agent := newAgent(t, testConfig("anthropic"))
+	err := agent.AddTool(panto.Tool{Name: "deep", InputSchema: nestedSchema(300)})
+	var perr *panto.Error
+	if !errors.Is(err, panto.ErrConfig) || !errors.As(err, &perr) || !strings.Contains(perr.Message, "nested more than 128 levels deep") {
+		t.Fatalf("a schema 300 deep: %v", err)
+	}
+	if err := agent.AddTool(panto.Tool{Name: "at_limit", InputSchema: nestedSchema(128)}); err != nil {
+		t.Fatalf("a schema 128 deep, after one refused: %v", err)
+	}
+	cfg := testConfig("anthropic")
+	cfg.Tools = []panto.Tool{{Name: "deep", InputSchema: nestedSchema(300)}}
+	if a, err := panto.NewAgent(cfg); !errors.Is(err, panto.ErrConfig) || a != nil {
+		t.Fatalf("NewAgent with a schema 300 deep: %v", err)
+	}
+	// Deeper than encoding/json reads (10000): the binding's own error, before the library.
+	if err := agent.AddTool(panto.Tool{Name: "deeper", InputSchema: nestedSchema(20000)}); err == nil || errors.As(err, &perr) {
+		t.Fatalf("a schema 20000 deep: %v", err)
+	}
+}
+
 // ---- Turns with tools --------------------------------------------------------------------
 
 // toolUse is a scripted answer calling tools, given as (id, name, input) triples, after

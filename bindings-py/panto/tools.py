@@ -449,6 +449,13 @@ def to_content(value: Any) -> str:
     return json.dumps(value, ensure_ascii=False, default=_content_default)
 
 
+def _copy_schema(schema: Any) -> Any:
+    """A copy of a JSON value through the json module, whose C code takes deeper nesting than
+    copy.deepcopy (the library refuses a schema nested more deeply than either, with
+    ConfigError)."""
+    return json.loads(json.dumps(schema, allow_nan=False))
+
+
 # ---- Tool ----------------------------------------------------------------------------------
 
 _NAME_RE = re.compile(r"^[A-Za-z0-9_-]{1,64}\Z")
@@ -496,9 +503,11 @@ class Tool:
         if input_schema.get("type", "object") != "object":
             raise ValueError(f'tool {name}: input_schema must describe an object ("type": "object")')
         try:
-            schema = json.loads(json.dumps(input_schema, allow_nan=False))
+            schema = _copy_schema(input_schema)
         except (TypeError, ValueError) as e:
             raise TypeError(f"tool {name}: input_schema is not JSON: {e}") from None
+        except RecursionError:  # the library refuses far less deep schemas anyway
+            raise ValueError(f"tool {name}: input_schema is nested too deeply") from None
         if handler is not None and not callable(handler):
             raise TypeError(f"tool {name}: the handler must be callable")
         self.name: str = name
@@ -694,13 +703,13 @@ class Tool:
         return {
             "name": self.name,
             "description": self.description,
-            "input_schema": copy.deepcopy(self.input_schema),
+            "input_schema": _copy_schema(self.input_schema),
             "capabilities": list(self.capabilities),
         }
 
     def to_anthropic(self) -> Dict[str, Any]:
         """The tool in the Anthropic Messages API format: {name, description, input_schema}."""
-        return {"name": self.name, "description": self.description, "input_schema": copy.deepcopy(self.input_schema)}
+        return {"name": self.name, "description": self.description, "input_schema": _copy_schema(self.input_schema)}
 
     def to_openai(self) -> Dict[str, Any]:
         """The tool in the OpenAI Chat Completions format: {type: "function", function: {name,
@@ -710,7 +719,7 @@ class Tool:
             "function": {
                 "name": self.name,
                 "description": self.description,
-                "parameters": copy.deepcopy(self.input_schema),
+                "parameters": _copy_schema(self.input_schema),
             },
         }
 

@@ -7,6 +7,7 @@ const Conversation = @import("conversation.zig").Conversation;
 const Stream = @import("stream.zig").Stream;
 const tools = @import("tools.zig");
 const read_tool = @import("read_tool.zig");
+const json_depth = @import("json_depth.zig");
 const network = @import("network.zig");
 const Dialer = @import("dial.zig").Dialer;
 const KeepAlive = @import("keep_alive.zig").KeepAlive;
@@ -125,6 +126,9 @@ pub const Agent = struct {
     pub fn addParsedTool(a: *Agent, t: tools.Tool, diag: *config_mod.Diagnostic) AddToolError!void {
         if (a.busy) return error.Busy;
         if (a.findTool(t.name) != null) return diag.fail("a tool named \"{s}\" is already registered", .{t.name});
+        // parseSpec checks this too; a Tool a Zig program built itself comes straight here.
+        if (json_depth.textTooDeep(t.schema_json))
+            return diag.fail("tool \"{s}\": input_schema is " ++ json_depth.nested_too_deep, .{t.name});
         const arena = a.config_arena.allocator();
         try a.tools.append(arena, .{
             .name = try arena.dupe(u8, t.name),
@@ -233,4 +237,20 @@ test "an agent refuses wire strings with control characters: its config, the env
     try std.testing.expectEqual(config_mod.Provider.anthropic, agent.config.provider);
     try std.testing.expectEqualStrings("k", agent.config.api_key.?);
     try std.testing.expectEqualStrings("m", agent.config.model);
+}
+
+test "a tool schema nested too deeply is a config error, from JSON or from Zig, and the agent stays usable" {
+    const gpa = std.testing.allocator;
+    const agent = try Agent.init(gpa, .{ .provider = .anthropic, .model = "m", .api_key = "k" });
+    defer agent.deinit();
+    const deep_schema = "{\"type\":\"object\",\"x\":" ++ "[" ** 300 ++ "]" ** 300 ++ "}";
+    var diag: config_mod.Diagnostic = .{};
+    try std.testing.expectError(error.InvalidConfig, agent.addTool("{\"name\":\"deep\",\"input_schema\":" ++ deep_schema ++ "}", &diag));
+    try std.testing.expectEqualStrings("tool \"deep\": input_schema is nested more than 128 levels deep", diag.message());
+    diag = .{};
+    try std.testing.expectError(error.InvalidConfig, agent.addParsedTool(.{ .name = "deep", .description = "", .schema_json = deep_schema, .schema = .null, .capabilities = &.{} }, &diag));
+    try std.testing.expectEqualStrings("tool \"deep\": input_schema is nested more than 128 levels deep", diag.message());
+    try std.testing.expectEqual(@as(usize, 0), agent.tools.items.len);
+    try agent.addTool("{\"name\":\"deep\"}", &diag);
+    try std.testing.expectEqual(@as(usize, 1), agent.tools.items.len);
 }

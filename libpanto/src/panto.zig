@@ -45,4 +45,6 @@ test {
     _ = @import("hot_shapes_test.zig");
     _ = @import("event_arena.zig");
     _ = @import("body.zig");
+    _ = @import("json_depth.zig");
+    _ = @import("open_beneath.zig");
 }

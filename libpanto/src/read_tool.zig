@@ -1,7 +1,10 @@
 //! The native `read` tool: reads a UTF-8 text file under a configured root directory, by lines,
-//! with a byte cap, and says when it stopped early. Paths that leave the root are refused.
+//! with a byte cap, and says when it stopped early. Paths that leave the root are refused, and
+//! so is anything but a regular file.
 const std = @import("std");
 const Allocator = std.mem.Allocator;
+const Problem = @import("schema.zig").Problem;
+const open_beneath = @import("open_beneath.zig");
 
 pub const name = "read";
 pub const capability = "fs.read";
@@ -25,18 +28,63 @@ pub const Result = struct {
     is_error: bool,
 };
 
+pub const Input = struct {
+    path: []const u8,
+    offset: u64,
+    limit: u64,
+};
+
+/// The input's values, or null with what is wrong in `problem`. Beyond `schema`, which calls
+/// 1e20, 1.0 and -0 integers as JSON Schema does, a line number must fit an i64.
+pub fn readInput(input: std.json.Value, problem: *Problem) ?Input {
+    const path = if (input == .object) input.object.get("path") else null;
+    if (path == null or path.? != .string) {
+        problem.set("property \"path\" must be a string", .{});
+        return null;
+    }
+    return .{
+        .path = path.?.string,
+        .offset = lineCount(input.object, "offset", 0, 0, problem) orelse return null,
+        .limit = lineCount(input.object, "limit", 1, default_limit, problem) orelse return null,
+    };
+}
+
+fn lineCount(obj: std.json.ObjectMap, comptime key: []const u8, min: u64, default: u64, problem: *Problem) ?u64 {
+    const value = obj.get(key) orelse return default;
+    const whole: ?i64 = switch (value) {
+        .integer => |i| i,
+        .float => |f| wholeFromFloat(f),
+        .number_string => |text| std.fmt.parseInt(i64, text, 10) catch
+            wholeFromFloat(std.fmt.parseFloat(f64, text) catch std.math.nan(f64)),
+        else => null,
+    };
+    if (whole) |n| if (n >= min) return @intCast(n);
+    problem.set("property \"" ++ key ++ "\" must be a whole number from {d} to {d}", .{ min, std.math.maxInt(i64) });
+    return null;
+}
+
+/// `f` as an i64 when it is a whole number in range (2^63 is the first double beyond).
+fn wholeFromFloat(f: f64) ?i64 {
+    return if (@floor(f) == f and f >= -0x1p63 and f < 0x1p63) @intFromFloat(f) else null;
+}
+
 /// Runs the tool on an input already checked against `schema`. The content is owned by the
 /// caller. Only OutOfMemory is an error; every other failure is an error result for the model.
-pub fn run(gpa: Allocator, config: Config, input: std.json.Value) Allocator.Error!Result {
-    const path = input.object.get("path").?.string;
-    const offset: u64 = if (input.object.get("offset")) |v| @intCast(@max(0, v.integer)) else 0;
-    const limit: u64 = if (input.object.get("limit")) |v| @intCast(@max(1, v.integer)) else default_limit;
+pub fn run(gpa: Allocator, config: Config, input_value: std.json.Value) Allocator.Error!Result {
+    var problem: Problem = .{};
+    // The caller checked the input with readInput: a failure here is a result all the same.
+    const input = readInput(input_value, &problem) orelse return failure(gpa, "{s}", .{problem.message()});
+    const path = input.path;
+    const offset = input.offset;
+    const limit = input.limit;
 
     const file = readUnderRoot(gpa, config.root, path) catch |err| return switch (err) {
         error.OutOfMemory => error.OutOfMemory,
         error.OutsideRoot => failure(gpa, "path \"{s}\" is outside the root directory", .{path}),
         error.NotFound => failure(gpa, "no such file: \"{s}\"", .{path}),
         error.IsDirectory => failure(gpa, "\"{s}\" is a directory", .{path}),
+        error.NotRegularFile => failure(gpa, "\"{s}\" is not a regular file", .{path}),
+        error.NoRoot => failure(gpa, "the root directory cannot be opened", .{}),
         error.TooLarge => failure(gpa, "\"{s}\" is larger than {d} bytes", .{ path, max_file_bytes }),
         error.Unreadable => failure(gpa, "cannot read \"{s}\"", .{path}),
     };
@@ -86,40 +134,28 @@ fn countLines(bytes: []const u8) u64 {
     return if (bytes[bytes.len - 1] == '\n') newlines else newlines + 1;
 }
 
-const ReadError = error{ OutOfMemory, OutsideRoot, NotFound, IsDirectory, TooLarge, Unreadable };
+const ReadError = error{ OutOfMemory, OutsideRoot, NotFound, IsDirectory, NotRegularFile, TooLarge, Unreadable, NoRoot };
 
-/// Reads root/path after resolving both (symlinks included) and checking that the file is
-/// inside the root.
+/// Reads root/path: a regular file beneath the root (see open_beneath.zig for how symlinks
+/// are treated), opened from a handle of the root so that nothing can move it out between a
+/// check and the open.
 fn readUnderRoot(gpa: Allocator, root: []const u8, path: []const u8) ReadError![]u8 {
-    if (path.len == 0 or path[0] == '/' or std.mem.indexOfScalar(u8, path, 0) != null) return error.OutsideRoot;
-    // Refuse `..` that climbs out even when the target does not exist; symlinks are caught
-    // below, on the resolved path.
+    if (path.len == 0 or path[0] == '/') return error.OutsideRoot;
+    // Refuse `..` that climbs out even when the target does not exist, and the root itself.
     var depth: isize = 0;
     var parts = std.mem.tokenizeScalar(u8, path, '/');
     while (parts.next()) |part| {
         if (std.mem.eql(u8, part, "..")) depth -= 1 else if (!std.mem.eql(u8, part, ".")) depth += 1;
         if (depth < 0) return error.OutsideRoot;
     }
-    var root_buf: [std.c.PATH_MAX]u8 = undefined;
-    const root_real = try realpath(gpa, root, &root_buf);
-    const joined = try std.fmt.allocPrint(gpa, "{s}/{s}", .{ root_real, path });
-    defer gpa.free(joined);
-    var file_buf: [std.c.PATH_MAX]u8 = undefined;
-    const file_real = try realpath(gpa, joined, &file_buf);
-    const inside = std.mem.startsWith(u8, file_real, root_real) and
-        (file_real.len > root_real.len and (file_real[root_real.len] == '/' or std.mem.eql(u8, root_real, "/")));
-    if (!inside) return error.OutsideRoot;
+    if (depth == 0) return error.OutsideRoot;
 
-    var path_z: [std.c.PATH_MAX + 1]u8 = undefined;
-    @memcpy(path_z[0..file_real.len], file_real);
-    path_z[file_real.len] = 0;
-    const dir_fd = std.c.open(@ptrCast(&path_z), .{ .ACCMODE = .RDONLY, .DIRECTORY = true, .CLOEXEC = true });
-    if (dir_fd >= 0) {
-        _ = std.c.close(dir_fd);
-        return error.IsDirectory;
-    }
-    const fd = std.c.open(@ptrCast(&path_z), .{ .ACCMODE = .RDONLY, .CLOEXEC = true });
-    if (fd < 0) return error.Unreadable;
+    const root_z = try gpa.dupeZ(u8, root);
+    defer gpa.free(root_z);
+    const root_fd = std.c.open(root_z, .{ .ACCMODE = .RDONLY, .DIRECTORY = true, .CLOEXEC = true });
+    if (root_fd < 0) return error.NoRoot;
+    defer _ = std.c.close(root_fd);
+    const fd = try open_beneath.openRegular(gpa, root_fd, path);
     defer _ = std.c.close(fd);
 
     var data: std.ArrayList(u8) = .empty;
@@ -127,19 +163,15 @@ fn readUnderRoot(gpa: Allocator, root: []const u8, path: []const u8) ReadError![
     var chunk: [16 * 1024]u8 = undefined;
     while (true) {
         const n = std.c.read(fd, &chunk, chunk.len);
-        if (n < 0) return error.Unreadable;
+        if (n < 0) {
+            if (std.c.errno(n) == .INTR) continue;
+            return error.Unreadable;
+        }
         if (n == 0) break;
         if (data.items.len + @as(usize, @intCast(n)) > max_file_bytes) return error.TooLarge;
         try data.appendSlice(gpa, chunk[0..@intCast(n)]);
     }
     return data.toOwnedSlice(gpa);
-}
-
-fn realpath(gpa: Allocator, path: []const u8, buf: *[std.c.PATH_MAX]u8) ReadError![]const u8 {
-    const z = try gpa.dupeZ(u8, path);
-    defer gpa.free(z);
-    const resolved = std.c.realpath(z, buf) orelse return error.NotFound;
-    return std.mem.span(resolved);
 }
 
 test "read: lines, offset and limit, truncation note, escapes refused" {
@@ -162,20 +194,81 @@ test "read: lines, offset and limit, truncation note, escapes refused" {
         .{ "{\"path\":\"/etc/passwd\"}", "path \"/etc/passwd\" is outside the root directory", true },
         .{ "{\"path\":\"missing.txt\"}", "no such file: \"missing.txt\"", true },
         .{ "{\"path\":\".\"}", "path \".\" is outside the root directory", true },
+        // Whole numbers in any notation; beyond an i64 they are refused, not cut or crashed on.
+        .{ "{\"path\":\"notes.txt\",\"offset\":1.0,\"limit\":2e0}", "two\nthree\n[truncated: showing lines 2-3 of 4; use offset to read more]", false },
+        .{ "{\"path\":\"notes.txt\",\"offset\":-0,\"limit\":1}", "one\n[truncated: showing lines 1-1 of 4; use offset to read more]", false },
+        .{ "{\"path\":\"notes.txt\",\"offset\":1e20}", "property \"offset\" must be a whole number from 0 to 9223372036854775807", true },
+        .{ "{\"path\":\"notes.txt\",\"limit\":1e20}", "property \"limit\" must be a whole number from 1 to 9223372036854775807", true },
+        .{ "{\"path\":\"notes.txt\",\"offset\":99999999999999999999}", "property \"offset\" must be a whole number from 0 to 9223372036854775807", true },
+        .{ "{\"path\":\"notes.txt\",\"limit\":0.5}", "property \"limit\" must be a whole number from 1 to 9223372036854775807", true },
+        .{ "{\"offset\":1}", "property \"path\" must be a string", true },
     };
-    for (cases) |case| {
-        const input = try std.json.parseFromSliceLeaky(std.json.Value, a, case[0], .{});
+    // Numbers parsed or left as text (as the tool round leaves them) read the same.
+    for ([_]bool{ true, false }) |parse_numbers| for (cases) |case| {
+        const input = try std.json.parseFromSliceLeaky(std.json.Value, a, case[0], .{ .parse_numbers = parse_numbers });
         const result = try run(gpa, .{ .root = root }, input);
         defer gpa.free(result.content);
         try std.testing.expectEqualStrings(case[1], result.content);
         try std.testing.expectEqual(case[2], result.is_error);
-    }
+    };
     // The byte cap stops at a whole line and says so.
     const input = try std.json.parseFromSliceLeaky(std.json.Value, a, "{\"path\":\"notes.txt\"}", .{});
     const capped = try run(gpa, .{ .root = root, .max_bytes = 9 }, input);
     defer gpa.free(capped.content);
     try std.testing.expectEqualStrings("one\ntwo\n[truncated: showing lines 1-2 of 4; use offset to read more]", capped.content);
 }
+
+test "read: a FIFO is refused at once, as are directories; nothing waits for a writer" {
+    if (@import("builtin").os.tag != .linux) return error.SkipZigTest;
+    const gpa = std.testing.allocator;
+    var tmp = std.testing.tmpDir(.{});
+    defer tmp.cleanup();
+    var dir_buf: [std.c.PATH_MAX]u8 = undefined;
+    const root = try tmpPath(&tmp, &dir_buf);
+    const linux = std.os.linux;
+    try std.testing.expectEqual(.SUCCESS, linux.errno(linux.mknodat(tmp.dir.handle, "fifo", linux.S.IFIFO | 0o644, 0)));
+    try std.testing.expectEqual(@as(c_int, 0), std.c.mkdirat(tmp.dir.handle, "sub", 0o755));
+
+    // Opening a FIFO to read waits for a writer. So that a read tool that does fails this
+    // test instead of hanging it, a writer comes by after a deadline.
+    var rescuer: FifoRescuer = .{ .dir = tmp.dir.handle };
+    const thread = try std.Thread.spawn(.{}, FifoRescuer.watch, .{&rescuer});
+    defer {
+        rescuer.done.store(true, .release);
+        thread.join();
+    }
+    var arena: std.heap.ArenaAllocator = .init(gpa);
+    defer arena.deinit();
+    const cases = [_]struct { []const u8, []const u8 }{
+        .{ "{\"path\":\"fifo\"}", "\"fifo\" is not a regular file" },
+        .{ "{\"path\":\"sub\"}", "\"sub\" is a directory" },
+    };
+    for (cases) |case| {
+        const input = try std.json.parseFromSliceLeaky(std.json.Value, arena.allocator(), case[0], .{});
+        const result = try run(gpa, .{ .root = root }, input);
+        defer gpa.free(result.content);
+        try std.testing.expectEqualStrings(case[1], result.content);
+        try std.testing.expect(result.is_error);
+    }
+}
+
+const FifoRescuer = struct {
+    dir: std.c.fd_t,
+    done: std.atomic.Value(bool) = .init(false),
+
+    /// After 10 s, opens the FIFO to write and closes it, which ends a reader's wait.
+    fn watch(r: *FifoRescuer) void {
+        var waited_ms: u32 = 0;
+        while (!r.done.load(.acquire)) : (waited_ms += 10) {
+            if (waited_ms == 10_000) {
+                const fd = std.c.openat(r.dir, "fifo", .{ .ACCMODE = .WRONLY, .NONBLOCK = true, .CLOEXEC = true });
+                if (fd >= 0) _ = std.c.close(fd);
+            }
+            const ts: std.c.timespec = .{ .sec = 0, .nsec = 10 * std.time.ns_per_ms };
+            _ = std.c.nanosleep(&ts, null);
+        }
+    }
+};
 
 fn tmpPath(tmp: *std.testing.TmpDir, buf: *[std.c.PATH_MAX]u8) ![]const u8 {
     const rel = try std.fmt.bufPrintZ(buf, ".zig-cache/tmp/{s}", .{tmp.sub_path});

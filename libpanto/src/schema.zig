@@ -14,11 +14,26 @@ pub const Problem = struct {
         return p.buffer[0..p.len];
     }
 
-    fn set(p: *Problem, comptime fmt: []const u8, args: anytype) void {
-        const written = std.fmt.bufPrint(&p.buffer, fmt, args) catch p.buffer[0..];
+    pub fn set(p: *Problem, comptime fmt: []const u8, args: anytype) void {
+        // A message that does not fit (a model's long property name) is cut at a whole
+        // character: it goes to the model, and to the bindings, as UTF-8.
+        const written = std.fmt.bufPrint(&p.buffer, fmt, args) catch p.buffer[0..wholeUtf8(&p.buffer)];
         p.len = written.len;
     }
 };
+
+/// The length of the longest prefix of `bytes` (valid UTF-8 cut anywhere) that does not end
+/// inside a character.
+fn wholeUtf8(bytes: []const u8) usize {
+    var i = bytes.len;
+    while (i > 0 and bytes.len - i < 4) {
+        i -= 1;
+        if (bytes[i] & 0xC0 == 0x80) continue; // a continuation byte: the lead is further back
+        const len = std.unicode.utf8ByteSequenceLength(bytes[i]) catch return i;
+        return if (i + len <= bytes.len) bytes.len else i;
+    }
+    return i;
+}
 
 /// Returns true when `value` matches `schema`; otherwise fills `problem`.
 pub fn validate(value: Value, schema: Value, problem: *Problem) bool {
@@ -102,18 +117,19 @@ fn isType(value: Value, name: []const u8) bool {
     if (eql(u8, name, "array")) return value == .array;
     if (eql(u8, name, "null")) return value == .null;
     if (eql(u8, name, "number")) return number(value) != null;
-    if (eql(u8, name, "integer")) return switch (value) {
-        .integer => true,
-        .float => |f| @floor(f) == f,
-        else => false,
-    };
+    // A whole number in any notation (1e20, 1.0, -0, digits beyond 64 bits), as JSON Schema
+    // says: whoever uses it checks that it fits (read_tool.readInput does).
+    if (eql(u8, name, "integer")) return if (number(value)) |n| @floor(n) == n else false;
     return true; // a type this subset does not know: accept
 }
 
+/// The value as a double. std.json leaves integers beyond 64 bits and floats beyond a double's
+/// range (1e400: infinity here) as text.
 fn number(value: Value) ?f64 {
     return switch (value) {
         .integer => |i| @floatFromInt(i),
         .float => |f| f,
+        .number_string => |s| std.fmt.parseFloat(f64, s) catch null,
         else => null,
     };
 }
@@ -159,13 +175,16 @@ fn expectProblem(schema_json: []const u8, input_json: []const u8, want: ?[]const
     var arena: std.heap.ArenaAllocator = .init(std.testing.allocator);
     defer arena.deinit();
     const schema = try std.json.parseFromSliceLeaky(Value, arena.allocator(), schema_json, .{});
-    const input = try std.json.parseFromSliceLeaky(Value, arena.allocator(), input_json, .{});
-    var problem: Problem = .{};
-    const ok = validate(input, schema, &problem);
-    if (want) |w| {
-        try std.testing.expect(!ok);
-        try std.testing.expectEqualStrings(w, problem.message());
-    } else try std.testing.expect(ok);
+    // Numbers parsed, or left as text (as the tool round leaves them): the same answer.
+    for ([_]bool{ true, false }) |parse_numbers| {
+        const input = try std.json.parseFromSliceLeaky(Value, arena.allocator(), input_json, .{ .parse_numbers = parse_numbers });
+        var problem: Problem = .{};
+        const ok = validate(input, schema, &problem);
+        if (want) |w| {
+            try std.testing.expect(!ok);
+            try std.testing.expectEqualStrings(w, problem.message());
+        } else try std.testing.expect(ok);
+    }
 }
 
 test "inputs against a schema" {
@@ -183,4 +202,30 @@ test "inputs against a schema" {
     try expectProblem(schema, "{\"city\":\"x\",\"tags\":[1]}", "property \"tags\"[0] must be a string, not a number");
     try expectProblem(schema, "{\"city\":\"x\",\"extra\":1}", "unexpected property \"extra\"");
     try expectProblem(schema, "[]", "input must be an object, not an array");
+}
+
+test "numbers in every notation: integers are whole numbers, bounds compare as doubles" {
+    const schema =
+        \\{"type":"object","properties":{"n":{"type":"integer","minimum":0,"maximum":1e30},"x":{"type":"number"}}}
+    ;
+    for ([_][]const u8{ "1e20", "1.0", "-0", "123456789012345678901234567890", "1E2" }) |n| {
+        var buf: [64]u8 = undefined;
+        try expectProblem(schema, try std.fmt.bufPrint(&buf, "{{\"n\":{s}}}", .{n}), null);
+    }
+    try expectProblem(schema, "{\"n\":1.5}", "property \"n\" must be an integer, not a number");
+    try expectProblem(schema, "{\"n\":-1e20}", "property \"n\" must be at least 0");
+    try expectProblem(schema, "{\"n\":1e400}", "property \"n\" must be at most 1000000000000000000000000000000");
+    try expectProblem(schema, "{\"n\":12345678901234567890123456789012345}", "property \"n\" must be at most 1000000000000000000000000000000");
+    try expectProblem(schema, "{\"x\":1e400}", null);
+    try expectProblem(schema, "{\"x\":99999999999999999999}", null);
+}
+
+test "a problem too long for its buffer is cut at a whole character" {
+    const key = "\u{e9}" ** 300; // 600 bytes of 2-byte characters
+    for ([_][]const u8{ "", "x" }) |shift| { // the cut falls after a lead byte, then not
+        var problem: Problem = .{};
+        problem.set("unexpected property \"{s}{s}\"", .{ shift, key });
+        try std.testing.expect(std.unicode.utf8ValidateSlice(problem.message()));
+        try std.testing.expect(problem.message().len >= problem.buffer.len - 3);
+    }
 }

@@ -6,6 +6,7 @@ const Agent = @import("agent.zig").Agent;
 const Assembly = @import("assembly.zig").Assembly;
 const tools = @import("tools.zig");
 const schema = @import("schema.zig");
+const json_depth = @import("json_depth.zig");
 const read_tool = @import("read_tool.zig");
 const conversation = @import("conversation.zig");
 
@@ -84,7 +85,12 @@ pub const Round = struct {
     fn decide(r: *Round, agent: *const Agent, c: *Call, raw_input: []const u8) Allocator.Error!void {
         var scratch: std.heap.ArenaAllocator = .init(r.gpa);
         defer scratch.deinit();
-        const parsed = std.json.parseFromSliceLeaky(std.json.Value, scratch.allocator(), raw_input, .{}) catch null;
+        // An input nested too deeply is neither re-written nor checked (see json_depth.zig):
+        // it keeps `{}`, which the conversation and the next request can carry.
+        const too_deep = json_depth.textTooDeep(raw_input);
+        // Numbers stay as the model wrote them: re-written as doubles, 1e300 would come back
+        // as 301 digits and 0.1 + 0.2 style values could change.
+        const parsed = if (too_deep) null else std.json.parseFromSliceLeaky(std.json.Value, scratch.allocator(), raw_input, .{ .parse_numbers = false }) catch null;
         if (parsed) |value| if (value == .object) {
             const compact = try std.json.Stringify.valueAlloc(r.gpa, value, .{});
             r.gpa.free(c.input);
@@ -95,10 +101,12 @@ pub const Round = struct {
             defer r.gpa.free(msg);
             return c.setResult(r.gpa, msg, true);
         };
+        if (too_deep) return r.invalid(c, "the input is " ++ json_depth.nested_too_deep);
         const value = parsed orelse return r.invalid(c, "the input is not valid JSON");
         var problem: schema.Problem = .{};
         if (!schema.validate(value, tool.schema, &problem)) return r.invalid(c, problem.message());
         if (tool.native) |n| {
+            if (!nativeInputOk(n, value, &problem)) return r.invalid(c, problem.message());
             c.handling = .native;
             c.native = n;
         } else c.handling = .host;
@@ -169,6 +177,13 @@ pub const Round = struct {
     }
 };
 
+/// What a native tool needs of its input beyond the schema (numbers that fit, say).
+fn nativeInputOk(n: tools.Native, input: std.json.Value, problem: *schema.Problem) bool {
+    return switch (n) {
+        .read => read_tool.readInput(input, problem) != null,
+    };
+}
+
 fn runOne(gpa: Allocator, agent: *const Agent, c: *Call, failed: *bool) void {
     const result = runNativeTool(gpa, agent, c) catch {
         @atomicStore(bool, failed, true, .seq_cst);
@@ -185,4 +200,107 @@ fn runNativeTool(gpa: Allocator, agent: *const Agent, c: *const Call) Allocator.
     return switch (c.native.?) {
         .read => read_tool.run(gpa, agent.config.read_tool.?, input),
     };
+}
+
+const json_depth_test_tool =
+    \\{"name":"echo","input_schema":{"type":"object","properties":{"a":{}}}}
+;
+
+/// A message of tool calls, one per (tool name, input), collected into a round of `agent`.
+fn collectCalls(agent: *Agent, round: *Round, calls: []const struct { []const u8, []const u8 }) !void {
+    var a: Assembly = .init(std.testing.allocator);
+    defer a.deinit();
+    try a.startMessage("msg_1", "m");
+    for (calls, 0..) |call, i| {
+        var id_buf: [16]u8 = undefined;
+        const b = try a.startToolBlock(@intCast(i), try std.fmt.bufPrint(&id_buf, "toolu_{d}", .{i}), call[0]);
+        try a.appendDelta(b, call[1]);
+        try a.completeBlock(b);
+    }
+    try round.collect(agent, &a);
+    const inputs = try std.testing.allocator.alloc([]const u8, round.calls.items.len);
+    defer std.testing.allocator.free(inputs);
+    for (round.calls.items, inputs) |c, *input| input.* = c.input;
+    try a.commit(&agent.conversation, inputs, .tool_use);
+    try round.commitResults(&agent.conversation);
+}
+
+fn nestedInput(gpa: Allocator, depth: usize) ![]u8 {
+    var text: std.ArrayList(u8) = .empty;
+    errdefer text.deinit(gpa);
+    try text.appendSlice(gpa, "{\"a\":");
+    try text.appendNTimes(gpa, '[', depth - 1);
+    try text.appendNTimes(gpa, ']', depth - 1);
+    try text.append(gpa, '}');
+    return text.toOwnedSlice(gpa);
+}
+
+test "a tool input of any depth gets a result; the conversation and the next request carry it" {
+    const gpa = std.testing.allocator;
+    const agent = try Agent.init(gpa, .{ .provider = .anthropic, .model = "m", .api_key = "k" });
+    defer agent.deinit();
+    var diag: @import("config.zig").Diagnostic = .{};
+    try agent.addTool(json_depth_test_tool, &diag);
+
+    const at_limit = try nestedInput(gpa, json_depth.max_depth);
+    defer gpa.free(at_limit);
+    const deep = try nestedInput(gpa, 300);
+    defer gpa.free(deep);
+    const deeper = try nestedInput(gpa, 10_000);
+    defer gpa.free(deeper);
+    var round: Round = .{ .gpa = gpa };
+    defer round.deinit();
+    try collectCalls(agent, &round, &.{
+        .{ "echo", at_limit }, .{ "echo", deep }, .{ "echo", deeper }, .{ "nobody", deeper },
+    });
+
+    const calls = round.calls.items;
+    try std.testing.expectEqual(.host, calls[0].handling);
+    try std.testing.expectEqualStrings(at_limit, calls[0].input);
+    const refused = "Invalid input for tool echo: the input is nested more than 128 levels deep";
+    for (calls[1..3]) |c| {
+        try std.testing.expectEqual(.answered, c.handling);
+        try std.testing.expectEqualStrings("{}", c.input);
+        try std.testing.expectEqualStrings(refused, c.result.?);
+        try std.testing.expect(c.is_error);
+    }
+    try std.testing.expectEqualStrings("{}", calls[3].input);
+    try std.testing.expectEqualStrings("Unknown tool: nobody", calls[3].result.?);
+
+    // What is kept can be written: the conversation, and the next request of each provider.
+    var out: std.Io.Writer.Allocating = .init(gpa);
+    defer out.deinit();
+    try agent.conversation.writeJson(&out.writer);
+    try std.testing.expect(std.mem.indexOf(u8, out.written(), at_limit) != null);
+    const parts: @import("request.zig").RequestParts = .{ .config = agent.config, .conversation = &agent.conversation, .tools = agent.tools.items, .granted = &.{} };
+    out.clearRetainingCapacity();
+    try @import("anthropic.zig").writeRequest(&out.writer, parts);
+    try std.testing.expect(try std.json.validate(gpa, out.written()));
+    out.clearRetainingCapacity();
+    try @import("openai.zig").writeRequest(&out.writer, parts);
+    try std.testing.expect(try std.json.validate(gpa, out.written()));
+}
+
+test "the read tool's line numbers are refused as invalid input when they do not fit, in any notation" {
+    const gpa = std.testing.allocator;
+    const agent = try Agent.init(gpa, .{ .provider = .anthropic, .model = "m", .api_key = "k", .read_tool = .{ .root = "." } });
+    defer agent.deinit();
+    var round: Round = .{ .gpa = gpa };
+    defer round.deinit();
+    try collectCalls(agent, &round, &.{
+        .{ "read", "{\"path\":\"a.txt\",\"offset\":1e20}" },
+        .{ "read", "{\"path\":\"a.txt\",\"limit\":1e20}" },
+        .{ "read", "{\"path\":\"a.txt\",\"offset\":1.0,\"limit\":-0}" },
+        .{ "read", "{\"path\":\"a.txt\",\"offset\":1.0,\"limit\":1e2}" },
+    });
+    const calls = round.calls.items;
+    try std.testing.expectEqualStrings("Invalid input for tool read: property \"offset\" must be a whole number from 0 to 9223372036854775807", calls[0].result.?);
+    try std.testing.expectEqualStrings("Invalid input for tool read: property \"limit\" must be a whole number from 1 to 9223372036854775807", calls[1].result.?);
+    try std.testing.expectEqualStrings("Invalid input for tool read: property \"limit\" must be at least 1", calls[2].result.?);
+    for (calls[0..3]) |c| try std.testing.expectEqual(.answered, c.handling);
+    try std.testing.expectEqual(.native, calls[3].handling);
+    try std.testing.expectEqual(null, calls[3].result);
+    // The inputs keep the numbers as the model wrote them.
+    try std.testing.expectEqualStrings("{\"path\":\"a.txt\",\"offset\":1e20}", calls[0].input);
+    try std.testing.expectEqualStrings("{\"path\":\"a.txt\",\"offset\":1.0,\"limit\":1e2}", calls[3].input);
 }

@@ -5,6 +5,7 @@ const std = @import("std");
 const Allocator = std.mem.Allocator;
 const Diagnostic = @import("config.zig").Diagnostic;
 const writeRawJson = @import("conversation.zig").writeRawJson;
+const json_depth = @import("json_depth.zig");
 
 /// Tools that run inside libpanto.
 pub const Native = enum { read };
@@ -54,6 +55,8 @@ pub fn parseSpec(arena: Allocator, value: std.json.Value, diag: *Diagnostic) err
     } else "";
     const schema: std.json.Value = obj.get("input_schema") orelse emptyObjectSchema(arena) catch return error.OutOfMemory;
     if (schema != .object) return diag.fail("tool \"{s}\": input_schema must be a JSON object", .{name});
+    if (json_depth.valueTooDeep(schema))
+        return diag.fail("tool \"{s}\": input_schema is " ++ json_depth.nested_too_deep, .{name});
     if (schema.object.get("type")) |t| if (t != .string or !std.mem.eql(u8, t.string, "object"))
         return diag.fail("tool \"{s}\": input_schema must describe an object (\"type\": \"object\")", .{name});
     var caps: std.ArrayList([]const u8) = .empty;
@@ -170,6 +173,7 @@ test "bad specs are refused with a reason" {
         .{ "{\"name\":\"t\",\"input_schema\":{\"type\":\"string\"}}", "describe an object" },
         .{ "{\"name\":\"t\",\"capabilities\":[1]}", "array of strings" },
         .{ "{\"name\":\"t\",\"handler\":1}", "unknown tool spec key \"handler\"" },
+        .{ "{\"name\":\"t\",\"input_schema\":{\"type\":\"object\",\"x\":" ++ "[" ** 300 ++ "]" ** 300 ++ "}}", "input_schema is nested more than 128 levels deep" },
     };
     for (cases) |case| {
         var diag: Diagnostic = .{};

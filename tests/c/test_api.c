@@ -756,6 +756,23 @@ static void check_tool_refused(PantoAgent *agent, const char *spec, const char *
     check_tool_refused_naming(agent, spec, label, NULL);
 }
 
+/* "PREFIX{"name": NAME, "input_schema": {"type": "object", "properties": {"x": [[...]]}}}SUFFIX"
+ * with the schema nested `depth` deep; malloc'd. */
+static char *nested_schema_spec(const char *prefix, const char *name, int depth, const char *suffix) {
+    const char *head = "{\"name\": \"%s\", \"input_schema\": {\"type\": \"object\", \"properties\": {\"x\": ";
+    size_t size = strlen(prefix) + strlen(head) + strlen(name) + 2 * (size_t)depth + strlen(suffix) + 8;
+    char *spec = malloc(size);
+    size_t n;
+    int i;
+    if (!spec) return NULL;
+    n = (size_t)sprintf(spec, "%s", prefix);
+    n += (size_t)sprintf(spec + n, head, name);
+    for (i = 2; i < depth; i++) spec[n++] = '[';
+    for (i = 2; i < depth; i++) spec[n++] = ']';
+    sprintf(spec + n, "}}}%s", suffix);
+    return spec;
+}
+
 static void test_add_tool(void) {
     PantoAgent *agent = new_agent("http://127.0.0.1:1");
     PantoString tools = {NULL, 0};
@@ -790,9 +807,24 @@ static void test_add_tool(void) {
                        "add_tool_unknown_key");
     /* The message names the tool. */
     check_tool_refused_naming(agent, WEATHER_TOOL, "add_tool_duplicate", "get_weather");
+    /* A schema nested deeper than panto's limit (128) is a config error, not an abort; one at
+     * the limit is taken, and the agent goes on taking tools. */
+    {
+        char *deep = nested_schema_spec("", "deep", 300, "");
+        char *at_limit = nested_schema_spec("", "at_limit", 128, "");
+        CHECK(deep != NULL && at_limit != NULL);
+        if (deep && at_limit) {
+            check_tool_refused_naming(agent, deep, "add_tool_nested_300", "nested more than 128 levels");
+            current_test = "add_tool_nested_128";
+            CHECK_RC(panto_agent_add_tool(agent, at_limit), PANTO_OK);
+        }
+        free(deep);
+        free(at_limit);
+    }
     current_test = "add_tool";
     CHECK_RC(panto_agent_tools(agent, "panto", 0, &tools), PANTO_OK);
     CHECK(count_in(tools, "\"get_weather\"") == 1 && count_in(tools, "\"get_time\"") == 1);
+    CHECK(count_in(tools, "\"at_limit\"") == 1 && count_in(tools, "\"deep\"") == 0);
     panto_agent_free(agent);
 
     /* Tools given in the configuration are the same specs; names are unique there too, and
@@ -819,6 +851,13 @@ static void test_add_tool(void) {
                          "config_tools_missing_name");
     check_config_refused("{\"provider\": \"anthropic\", \"model\": \"m\", \"tools\": {}}",
                          "config_tools_not_array");
+    {
+        char *deep = nested_schema_spec("{\"provider\": \"anthropic\", \"model\": \"m\", \"tools\": [",
+                                        "deep", 300, "]}");
+        CHECK(deep != NULL);
+        if (deep) check_config_refused(deep, "config_tools_nested_300");
+        free(deep);
+    }
     check_config_refused("{\"provider\": \"anthropic\", \"model\": \"m\", \"capabilities\": \"net\"}",
                          "config_capabilities_not_array");
     check_config_refused("{\"provider\": \"anthropic\", \"model\": \"m\", \"max_tool_iterations\": \"ten\"}",

@@ -21,6 +21,7 @@ Python 3.11 standard library only (the proxy, tests/net/connect_proxy.py, too).
 from __future__ import annotations
 
 import argparse
+import atexit
 import difflib
 import json
 import os
@@ -506,6 +507,21 @@ def check_tools(tools: Any) -> None:
                              "{\"raise\": TEXT} or {\"return_input\": true}")
 
 
+def make_fifos(paths: Any, folder: Path) -> None:
+    """Creates the FIFOs a case's `fifos` names (paths in the case folder; git cannot hold
+    a FIFO), each removed when the runner exits. Raises ValueError when malformed."""
+    if not isinstance(paths, list) or not all(isinstance(p, str) and p and not p.startswith("/") for p in paths):
+        raise ValueError("fifos must be a list of paths relative to the case folder")
+    for p in paths:
+        path = folder / p
+        if path.is_fifo():
+            continue
+        if path.exists() or path.is_symlink():
+            raise ValueError(f"fifos: {p} exists and is not a FIFO")
+        os.mkfifo(path)
+        atexit.register(path.unlink, missing_ok=True)
+
+
 def resolve_replays(scenario: Any, folder: Path) -> Any:
     """Returns the scenario with every response's `replay` path made absolute, relative to
     the case folder."""
@@ -553,6 +569,7 @@ def load_case(folder: Path) -> Case:
         if "tools" in case.data:
             check_tools(case.data["tools"])
         check_network_options(case.data)
+        make_fifos(case.data.get("fifos", []), folder)
         # The drivers read a copy of case.json whose config has $CASE_DIR resolved.
         # A turn may be written {"$repeat": [S, N]} too (a large user message).
         resolved = dict(case.data, config=resolve_case_dir(case.data["config"], folder),

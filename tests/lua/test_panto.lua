@@ -526,6 +526,20 @@ test("agent:tools exports what tool_schema and the registry export", function()
   local err = raises("clock", agent.add_tool, agent, clock)
   eq(err.code, "config", "a second tool of the same name")
   raises("tool 'x': unknown key", agent.add_tool, agent, { name = "x", bad = 1 })
+  -- A schema nested deeper than panto takes (128; this binding encodes at most 200 levels of
+  -- tables) is a config error, as a table or as JSON text; the agent goes on taking tools.
+  local function nested(depth)
+    local inner = {}
+    for _ = 1, depth - 3 do inner = { inner } end
+    return { type = "object", properties = { x = inner } }
+  end
+  err = raises("nested more than 128 levels deep", agent.add_tool, agent, { name = "deep", schema = nested(150) })
+  eq(err.code, "config", "a schema 150 deep")
+  err = raises("nested more than 200 deep", agent.add_tool, agent, { name = "deep", schema = nested(300) })
+  eq(err.code, "config", "a schema 300 deep")
+  local deep_text = '{"type":"object","x":' .. string.rep("[", 300) .. string.rep("]", 300) .. "}"
+  err = raises("nested more than 128 levels deep", agent.add_tool, agent, { name = "deep", schema = deep_text })
+  eq(err.code, "config", "a schema 300 deep, as JSON text")
   -- Every tool, or the ones the agent may use (search needs "web").
   local all = json.decode(agent:tools("anthropic"))
   eq(#all, 3, "tools")

@@ -555,6 +555,28 @@ def test_agent_tool_registration() -> None:
         panto.Agent(provider="anthropic", model="m", api_key="k", tools=[search, search])
 
 
+def _nested_schema(depth: int) -> Dict[str, Any]:
+    """An object schema nested `depth` deep: {"type": "object", "properties": {"x": [[...]]}}."""
+    inner: Any = []
+    for _ in range(depth - 3):
+        inner = [inner]
+    return {"type": "object", "properties": {"x": inner}}
+
+
+def test_a_schema_nested_too_deeply_is_a_config_error_and_the_agent_goes_on() -> None:
+    with panto.Agent(provider="anthropic", model="m", api_key="k") as agent:
+        for depth in (300, 600):  # 600: deeper than copy.deepcopy goes
+            with pytest.raises(panto.ConfigError, match="nested more than 128 levels deep"):
+                agent.add_tool(panto.Tool("deep", input_schema=_nested_schema(depth)))
+        agent.add_tool(panto.Tool("at_limit", input_schema=_nested_schema(128)))
+        assert [x["name"] for x in agent.tools()] == ["at_limit"]
+    with pytest.raises(panto.ConfigError, match="nested more than 128 levels deep"):
+        panto.Agent(provider="anthropic", model="m", api_key="k", tools=[panto.Tool("deep", input_schema=_nested_schema(300))])
+    # Deeper than Python itself can copy: refused when the tool is declared.
+    with pytest.raises(ValueError, match="nested too deeply"):
+        panto.Tool("deeper", input_schema=_nested_schema(100_000))
+
+
 def test_read_tool_config(tmp_path: Path) -> None:
     with panto.Agent(provider="anthropic", model="m", api_key="k", read_tool=tmp_path, capabilities=["fs.read"]) as agent:
         (read,) = agent.tools("panto")
