@@ -1,5 +1,6 @@
 //! The agent configuration, and its JSON form (the one `panto_agent_new` takes).
 const std = @import("std");
+const utf8 = @import("utf8.zig");
 const Allocator = std.mem.Allocator;
 
 pub const Provider = enum {
@@ -100,7 +101,8 @@ pub const Diagnostic = struct {
     }
 
     pub fn fail(d: *Diagnostic, comptime fmt: []const u8, args: anytype) error{InvalidConfig} {
-        const written = std.fmt.bufPrint(&d.buffer, fmt, args) catch d.buffer[0..];
+        // A message that does not fit (a long value quoted in it) is cut at a whole character.
+        const written = std.fmt.bufPrint(&d.buffer, fmt, args) catch d.buffer[0..utf8.wholePrefix(&d.buffer)];
         d.len = written.len;
         return error.InvalidConfig;
     }
@@ -361,4 +363,14 @@ test "wire strings with a control character are refused, naming the key, never q
     c.api_key = "sk-proj-AbC_123";
     c.model = "gpt-4o-mini-\xc3\xa9";
     try checkWireStrings(c, .config, &diag);
+}
+
+test "a config message too long for its buffer is cut at a whole character" {
+    var diag: Diagnostic = .{};
+    const name = "\u{e9}" ** 300; // 600 bytes of 2-byte characters
+    for ([_][]const u8{ "", "x" }) |shift| { // the cut falls after a lead byte, then not
+        diag.fail("provider must be \"anthropic\" or \"openai\", not \"{s}{s}\"", .{ shift, name }) catch {};
+        try std.testing.expect(std.unicode.utf8ValidateSlice(diag.message()));
+        try std.testing.expect(diag.message().len >= diag.buffer.len - 3);
+    }
 }

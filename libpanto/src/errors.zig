@@ -1,5 +1,6 @@
 //! The failures of a turn, and the detail kept beside them.
 const std = @import("std");
+const utf8 = @import("utf8.zig");
 
 /// Every way a turn can fail. The C ABI maps each onto a `PANTO_ERR_*` code.
 pub const TurnError = error{
@@ -65,8 +66,9 @@ pub const Detail = struct {
         d.http_status = http_status;
         d.error_type.clearRetainingCapacity();
         d.message.clearRetainingCapacity();
-        d.error_type.appendSlice(gpa, error_type) catch {};
-        d.message.appendSlice(gpa, message) catch {};
+        // Both may come from a server's headers or body: what leaves panto is UTF-8.
+        utf8.appendLossy(&d.error_type, gpa, error_type) catch {};
+        utf8.appendLossy(&d.message, gpa, message) catch {};
     }
 
     /// Replaces every occurrence of `secret` in the message (some providers quote the API key
@@ -86,7 +88,7 @@ pub const Detail = struct {
 
     pub fn setRequestId(d: *Detail, gpa: std.mem.Allocator, request_id: []const u8) void {
         d.request_id.clearRetainingCapacity();
-        d.request_id.appendSlice(gpa, request_id) catch {};
+        utf8.appendLossy(&d.request_id, gpa, request_id) catch {};
     }
 };
 

@@ -47,4 +47,7 @@ test {
     _ = @import("body.zig");
     _ = @import("json_depth.zig");
     _ = @import("open_beneath.zig");
+    _ = @import("utf8.zig");
+    _ = @import("errors.zig");
+    _ = @import("config.zig");
 }

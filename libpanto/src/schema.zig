@@ -4,6 +4,7 @@
 //! maximum. Unknown keywords are ignored, as JSON Schema says.
 const std = @import("std");
 const Value = std.json.Value;
+const utf8 = @import("utf8.zig");
 
 /// What was wrong, for the model to read.
 pub const Problem = struct {
@@ -17,23 +18,10 @@ pub const Problem = struct {
     pub fn set(p: *Problem, comptime fmt: []const u8, args: anytype) void {
         // A message that does not fit (a model's long property name) is cut at a whole
         // character: it goes to the model, and to the bindings, as UTF-8.
-        const written = std.fmt.bufPrint(&p.buffer, fmt, args) catch p.buffer[0..wholeUtf8(&p.buffer)];
+        const written = std.fmt.bufPrint(&p.buffer, fmt, args) catch p.buffer[0..utf8.wholePrefix(&p.buffer)];
         p.len = written.len;
     }
 };
-
-/// The length of the longest prefix of `bytes` (valid UTF-8 cut anywhere) that does not end
-/// inside a character.
-fn wholeUtf8(bytes: []const u8) usize {
-    var i = bytes.len;
-    while (i > 0 and bytes.len - i < 4) {
-        i -= 1;
-        if (bytes[i] & 0xC0 == 0x80) continue; // a continuation byte: the lead is further back
-        const len = std.unicode.utf8ByteSequenceLength(bytes[i]) catch return i;
-        return if (i + len <= bytes.len) bytes.len else i;
-    }
-    return i;
-}
 
 /// Returns true when `value` matches `schema`; otherwise fills `problem`.
 pub fn validate(value: Value, schema: Value, problem: *Problem) bool {
