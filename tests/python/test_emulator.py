@@ -22,6 +22,7 @@ import pytest
 
 from panto.emulator import Emulator, ScenarioError, parse
 from panto.emulator.scenario import replay_scenario
+from panto.emulator import wire
 from panto.emulator.pieces import split_events, split_words
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -555,6 +556,23 @@ def test_fault_stall_times_out_the_client(emu):
         resp.read(1)
     assert time.monotonic() - started >= 0.25
     conn.close()
+
+
+def test_a_stall_ends_after_its_limit(monkeypatch):
+    # The limit is a test's deadline: a client that waits on a stall for its timeout or cancel
+    # gets the body cut short in the end, even when those do not work.
+    monkeypatch.setattr(wire, "HOLD_LIMIT_S", 0.3)
+    with Emulator() as emu:
+        load_fault(emu, "stall", after=10)
+        conn = http.client.HTTPConnection(emu.host, emu.port, timeout=5)
+        conn.request("POST", ANTHROPIC, json.dumps(BODIES[ANTHROPIC]), HEADERS[ANTHROPIC])
+        resp = conn.getresponse()
+        started = time.monotonic()
+        with pytest.raises(http.client.IncompleteRead) as e:
+            resp.read()
+        assert 0.25 <= time.monotonic() - started < 4
+        assert len(e.value.partial) == 10
+        conn.close()
 
 
 def test_close_ends_a_stall_promptly():
