@@ -11,6 +11,7 @@ pytest; every wait has a deadline.
 
 from __future__ import annotations
 
+import gc
 import json
 import os
 import subprocess
@@ -131,6 +132,29 @@ def test_calls_on_the_agent_wait_for_a_next_blocked_on_another_thread() -> None:
         with pytest.raises(panto.NoSuchCallError):
             stream.submit_tool_result("toolu_none", "x")
         stream.close()
+
+
+def test_a_stream_finalized_while_another_thread_reads_is_freed_by_the_next_call() -> None:
+    # A finalizer never waits for the lock another thread holds (a next() blocked on the
+    # stall would hold it until the provider's next event): it leaves the native stream to
+    # the next holder.
+    with Emulator(scenario={"responses": [HELLO, STALLED, HELLO]}) as emu, new_agent(emu) as agent:
+        old = agent.run("Hi")
+        assert "".join(old.text()) == "Hello big world"  # over, not closed
+        stream = agent.run("Again")
+        for _ in range(3):
+            next(stream)
+        first = blocked_in_next(stream)
+        del old
+        gc.collect()  # its finalizer runs here, on this thread, while the other holds the lock
+        assert len(agent._orphans) == 1
+        stream.cancel()
+        first["thread"].join(5)
+        assert isinstance(first.get("error"), panto.CanceledError), first
+        stream.close()  # the next holder of the lock frees it
+        assert agent._orphans == []
+        with agent.run("Last") as last:
+            assert "".join(last.text()) == "Hello big world"
 
 
 CHILD = textwrap.dedent(
