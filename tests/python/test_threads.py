@@ -58,10 +58,9 @@ def new_agent(emu: Emulator, **kw: Any) -> panto.Agent:
                        retry=panto.RetryPolicy(max_retries=0), **kw)
 
 
-def blocked_in_next(stream: panto.Stream) -> Dict[str, Any]:
-    """Starts a thread that calls next() on `stream` (which must block) and waits until it
-    is inside the native call; returns what the thread got ("event" or "error"), filled
-    when it returns."""
+def next_on_a_thread(stream: panto.Stream) -> Dict[str, Any]:
+    """Starts a thread that calls next() on `stream`; returns what it got ("event" or
+    "error"), filled when it returns, and the "thread"."""
     got: Dict[str, Any] = {}
 
     def read() -> None:
@@ -70,8 +69,15 @@ def blocked_in_next(stream: panto.Stream) -> Dict[str, Any]:
         except BaseException as e:  # reported to the test
             got["error"] = e
 
-    got["thread"] = thread = threading.Thread(target=read, daemon=True)
-    thread.start()
+    got["thread"] = threading.Thread(target=read, daemon=True)
+    got["thread"].start()
+    return got
+
+
+def blocked_in_next(stream: panto.Stream) -> Dict[str, Any]:
+    """next_on_a_thread, once the thread is inside the native call (where it must block)."""
+    got = next_on_a_thread(stream)
+    thread = got["thread"]
     deadline = time.monotonic() + 5
     while not stream._handle.busy:  # inside panto_next_events
         assert time.monotonic() < deadline and thread.is_alive(), got
@@ -89,18 +95,9 @@ def test_a_second_thread_reading_a_stream_waits_for_the_first() -> None:
         seen = [next(stream) for _ in range(3)]
         assert [e.kind for e in seen] == ["message_start", "block_start", "content_delta"]
         first = blocked_in_next(stream)
-        second: Dict[str, Any] = {}
-
-        def read() -> None:
-            try:
-                second["event"] = next(stream)
-            except BaseException as e:  # reported to the test
-                second["error"] = e
-
-        thread = threading.Thread(target=read, daemon=True)
-        thread.start()
+        second = next_on_a_thread(stream)
         first["thread"].join(5)
-        thread.join(5)
+        second["thread"].join(5)
         texts = {first.get("event", first.get("error")), second.get("event", second.get("error"))}
         assert texts == {panto.ContentDelta(0, "text", "big "), panto.ContentDelta(0, "text", "world")}, texts
         assert [e.kind for e in stream] == ["block_complete", "message_end", "message_complete"]
