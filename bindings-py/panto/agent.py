@@ -3,11 +3,12 @@
 from __future__ import annotations
 
 import ctypes
+from _thread import RLock
 
 from . import _native
 from .config import RetryPolicy, Timeouts, config_value
 from .errors import Error, InvalidArgumentError, LibraryNotFound, error_class, from_native
-from .stream import Stream, StreamHandle, free_handle
+from .stream import Stream, StreamHandle, free_handle, free_orphans
 
 # Not imported at run time, to keep `import panto` cheap: typing, json (imported where used)
 # and the tools module (imported when an agent gets tools).
@@ -70,8 +71,10 @@ class Agent:
                             timeouts=panto.Timeouts(idle_ms=30_000))
         agent.set_config(thinking="off")
 
-    Not thread-safe: use an agent and its streams from one thread at a time (except
-    `Stream.cancel()`, which any thread may call).
+    Threads: any thread may call the agent; a call waits for the native call another thread
+    makes on the agent or one of its streams, if any (a stream's `next()` waiting for the
+    provider's next event), as the C API takes one call at a time. `close()` makes a
+    `next()` blocked on another thread return first (see `Stream`).
     """
 
     def __init__(
@@ -121,6 +124,9 @@ class Agent:
 
     def _open(self, config: Dict[str, Any], tools: Optional[ToolsArg] = None) -> None:
         self._ptr: Optional[Any] = None  # set first: __del__ may run if this fails
+        # Held during every native call on the agent and its streams (see StreamHandle).
+        self._calls = RLock()
+        self._orphans: List[Any] = []  # native streams a finalizer left to free
         self._streams: Set[StreamHandle] = set()
         self._tools: Dict[str, Tool] = {}  # host tools registered from Python, by name
         # Check the tools before the agent exists: a bad declaration is a TypeError here.
@@ -163,12 +169,14 @@ class Agent:
         `panto.BusyError` while a stream of the agent is unfinished."""
         import json
 
-        ptr = self._live()
+        self._live()
         config = {key: config_value(key, value) for key, value in changes.items()}
         raw = json.dumps(config).encode("utf-8")
-        rc = self._lib.agent_set_config(ptr, raw)
-        if rc < 0:
-            raise self._error(ptr, rc)
+        with self._calls:
+            ptr = self._live()
+            rc = self._lib.agent_set_config(ptr, raw)
+            if rc < 0:
+                raise self._error(ptr, rc)
 
     # ---- tools -------------------------------------------------------------------------
 
@@ -183,13 +191,15 @@ class Agent:
 
         from .tools import as_tool
 
-        ptr = self._live()
+        self._live()
         t = as_tool(tool)
         raw = json.dumps(t.spec()).encode("utf-8")
-        rc = self._lib.agent_add_tool(ptr, raw)
-        if rc < 0:
-            raise self._error(ptr, rc)
-        self._tools[t.name] = t
+        with self._calls:
+            ptr = self._live()
+            rc = self._lib.agent_add_tool(ptr, raw)
+            if rc < 0:
+                raise self._error(ptr, rc)
+            self._tools[t.name] = t
         return t
 
     def tools(self, format: str = "anthropic", only_allowed: bool = True) -> List[Dict[str, Any]]:
@@ -198,14 +208,17 @@ class Agent:
         "panto" (the specs as registered, with "native": true for panto's own tools such as
         `read`). With `only_allowed` (the default), only the tools the agent's capabilities
         allow, which are the ones offered to the model."""
-        ptr = self._live()
+        self._live()
         if not isinstance(format, str) or "\0" in format:
             raise InvalidArgumentError(f"bad tools format {format!r}")
         s = _native.PantoString()
-        rc = self._lib.agent_tools(ptr, format.encode("utf-8"), 1 if only_allowed else 0, ctypes.byref(s))
-        if rc < 0:
-            raise self._error(ptr, rc)
-        result: List[Dict[str, Any]] = _json_loads(_native.copy_string(s))
+        with self._calls:  # the string lives until the next call on the agent
+            ptr = self._live()
+            rc = self._lib.agent_tools(ptr, format.encode("utf-8"), 1 if only_allowed else 0, ctypes.byref(s))
+            if rc < 0:
+                raise self._error(ptr, rc)
+            text = _native.copy_string(s)
+        result: List[Dict[str, Any]] = _json_loads(text)
         return result
 
     def get_tool(self, name: str) -> Optional[Tool]:
@@ -221,7 +234,7 @@ class Agent:
         With `run_tools` (the default) iterating the stream runs the tools the model calls
         (after yielding their `ToolCallStart`); with `run_tools=False` you give each result
         yourself: `stream.submit_tool_result(id, content)` or `stream.run_tool(event)`."""
-        ptr = self._live()
+        self._live()
         if not isinstance(text, str):
             raise TypeError(f"run() needs a str, not {type(text).__name__}")
         try:
@@ -231,11 +244,14 @@ class Agent:
         if b"\0" in raw:
             raise InvalidArgumentError("the text contains a NUL character")
         out = _native.StreamPtr()
-        rc = self._lib.agent_run(ptr, raw, ctypes.byref(out))
-        if rc < 0:
-            raise self._error(ptr, rc)
-        handle = StreamHandle(self._lib, out)
-        self._streams.add(handle)
+        with self._calls:
+            ptr = self._live()
+            free_orphans(self._lib, self._orphans)  # an unfinished one keeps the agent busy
+            rc = self._lib.agent_run(ptr, raw, ctypes.byref(out))
+            if rc < 0:
+                raise self._error(ptr, rc)
+            handle = StreamHandle(self._lib, out, self._calls, self._orphans)
+            self._streams.add(handle)
         return Stream(self, handle, run_tools=bool(run_tools))
 
     @property
@@ -247,31 +263,45 @@ class Agent:
         {"type": "tool_result", "id", "content", "is_error"}. An assistant message may carry
         "stop_reason": "aborted" when its turn was canceled (`Stream.cancel()`, `close()` or
         Ctrl-C): it holds what the model had said until then."""
-        ptr = self._live()
         s = _native.PantoString()
-        rc = self._lib.agent_conversation(ptr, ctypes.byref(s))
-        if rc < 0:
-            raise self._error(ptr, rc)
-        result: List[Dict[str, Any]] = _json_loads(_native.copy_string(s))
+        with self._calls:  # the string lives until the next call on the agent
+            ptr = self._live()
+            rc = self._lib.agent_conversation(ptr, ctypes.byref(s))
+            if rc < 0:
+                raise self._error(ptr, rc)
+            text = _native.copy_string(s)
+        result: List[Dict[str, Any]] = _json_loads(text)
         return result
 
     # ---- lifetime ----------------------------------------------------------------------
 
     def close(self) -> None:
         """Frees the agent, after freeing any stream of it still open (those streams then
-        act as closed). Safe to call more than once."""
+        act as closed; a `next()` blocked on another thread returns at once). Safe to call
+        more than once, from any thread."""
         self._close()
 
     def _close(self, lock_timeout: float = -1) -> None:
         ptr = self._ptr
         if ptr is None:
             return
-        self._ptr = None
+        self._ptr = None  # no call on the agent starts from now on
         lib = self._lib
+        # First the streams: one that another thread is reading is canceled, then waited for.
         for handle in list(self._streams):
             free_handle(handle, finish=False, lock_timeout=lock_timeout)
-        self._streams.clear()
-        lib.agent_free(ptr)
+        calls = self._calls
+        if not calls.acquire(timeout=lock_timeout):
+            return  # a daemon thread frozen by the interpreter's finalization holds it: leave it
+        try:
+            # A run() that was under way on another thread may have opened one more.
+            for handle in list(self._streams):
+                free_handle(handle, finish=False)
+            self._streams.clear()
+            free_orphans(lib, self._orphans)
+            lib.agent_free(ptr)
+        finally:
+            calls.release()
 
     @property
     def closed(self) -> bool:

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import time
 from _thread import allocate_lock, get_ident
 from itertools import chain
 
@@ -109,18 +108,28 @@ class StreamHandle:
     handles it still holds before it frees itself, so freeing is safe in any order (garbage
     collection of a cycle, interpreter shutdown). `ptr` is None once freed.
 
-    Threads: `lock` guards `ptr` against freeing. `busy` is the ident of the thread inside a
-    native call that may block (panto_next_events) and reads the batch it filled, 0 when none:
-    that call runs without the lock (so that `cancel()` can reach it from another thread), and
-    freeing waits for it after canceling it. `batch` is the list of the events the Stream
-    read and has still to hand out: freeing empties it, so that they are not handed out."""
+    Threads: the C API is not thread-safe. `calls`, the agent's reentrant lock, is held during
+    every native call on the agent or one of its streams, and while reading what the call left
+    (events, error detail), except panto_stream_cancel, which is made under `lock` alone and so
+    never waits. Reentrant: a finalizer that runs between two native calls of the thread
+    holding it (garbage collection) frees its stream at once. `orphans` is the agent's list
+    of native streams whose finalizer found `calls` taken by another thread: the next holder
+    frees them (free_orphans).
 
-    __slots__ = ("ptr", "lib", "lock", "busy", "batch")
+    `lock` guards `ptr` against freeing. `busy` is the ident of the thread inside a native
+    call that may block (panto_next_events) and reads the batch it filled, 0 when none:
+    freeing cancels that call before it waits for `calls`. `batch` is the list of the events
+    the Stream read and has still to hand out: freeing empties it, so that they are not
+    handed out."""
 
-    def __init__(self, lib: _native.Library, ptr: Any) -> None:
+    __slots__ = ("ptr", "lib", "lock", "calls", "orphans", "busy", "batch")
+
+    def __init__(self, lib: _native.Library, ptr: Any, calls: Any, orphans: List[Any]) -> None:
         self.ptr: Optional[Any] = ptr  # a non-NULL _native.StreamPtr, or None
         self.lib = lib
         self.lock = allocate_lock()
+        self.calls = calls  # a _thread.RLock
+        self.orphans = orphans
         self.busy = 0
         self.batch: List[Any] = []
 
@@ -142,17 +151,18 @@ def free_handle(
     give_back: Optional[Callable[[Any], None]] = None,
 ) -> Tuple[int, Optional[Error]]:
     """Frees the native stream of `handle` (once; later calls do nothing), safely against a
-    thread blocked in its panto_next_events: that call is canceled and waited for.
+    thread blocked in its panto_next_events: that call is canceled, then waited for.
 
     With `finish`, the turn is canceled and ended first, so that what the model had said stays
     in the conversation (stop reason "aborted"); returns the status of that last
     panto_next_event (DONE for a turn that had ended) and its error. `give_back(ptr)` first
     gives the library back the events read ahead that the user did not see (Stream._give_back),
-    unless a thread is inside a native call on the stream.
+    unless a thread was inside a native call on the stream.
 
-    Finalizers pass a `lock_timeout`: when the lock, or the thread inside next(), is not free
-    by then (a daemon thread frozen by the interpreter's finalization while it held it), the
-    stream is left unfreed rather than waited for forever."""
+    Finalizers pass a `lock_timeout`: when the handle's lock is not free by then (a daemon
+    thread frozen by the interpreter's finalization while it held it), the stream is left
+    unfreed rather than waited for forever; and they never wait for `calls`: when another
+    thread holds it, the stream is queued for that thread to free (free_orphans), unfinished."""
     lib = handle.lib
     if not handle.lock.acquire(timeout=lock_timeout):
         return _DONE, None
@@ -164,28 +174,39 @@ def free_handle(
         if busy == _get_ident():  # e.g. a signal handler that runs inside next()
             raise RuntimeError("a panto stream cannot be closed from inside its own next()")
         handle.ptr = None  # no native call starts from now on; cancel() does nothing
-        if busy:
+        if busy:  # another thread is inside next(): it returns at once
             lib.stream_cancel(ptr)
-        elif finish and give_back is not None:
-            give_back(ptr)
-        handle.batch.clear()  # what was read ahead is not handed out after the free
     finally:
         handle.lock.release()
-    deadline = time.monotonic() + lock_timeout
-    while handle.busy:  # another thread is inside next(), canceled: it returns at once
-        if lock_timeout >= 0 and time.monotonic() > deadline:
-            return _DONE, None  # frozen (see above): leave it
-        time.sleep(0.0005)
-    rc, err = _DONE, None
-    if finish:
-        lib.stream_cancel(ptr)
-        rc = lib.next_event(ptr, _native.PantoEvent())  # canceled: returns at once
-        if rc < 0:
-            detail = _native.PantoError()
-            lib.stream_error(ptr, detail)
-            err = from_native(lib, detail, rc)
-    lib.stream_free(ptr)
+    calls = handle.calls
+    if lock_timeout < 0:
+        calls.acquire()
+    elif not calls.acquire(False):
+        handle.orphans.append(ptr)
+        return _DONE, None
+    try:
+        free_orphans(lib, handle.orphans)
+        if finish and not busy and give_back is not None:
+            give_back(ptr)
+        handle.batch.clear()  # what was read ahead is not handed out after the free
+        rc, err = _DONE, None
+        if finish:
+            lib.stream_cancel(ptr)
+            rc = lib.next_event(ptr, _native.PantoEvent())  # canceled: returns at once
+            if rc < 0:
+                detail = _native.PantoError()
+                lib.stream_error(ptr, detail)
+                err = from_native(lib, detail, rc)
+        lib.stream_free(ptr)
+    finally:
+        calls.release()
     return rc, err
+
+
+def free_orphans(lib: _native.Library, orphans: List[Any]) -> None:
+    """Frees the native streams a finalizer queued (see free_handle); `calls` is held."""
+    while orphans:
+        lib.stream_free(orphans.pop())
 
 
 class Stream:
@@ -218,8 +239,12 @@ class Stream:
     without a handler, give the result yourself with `submit_tool_result()` (or `run_tool()`)
     before the next `next()`, which otherwise raises `panto.ResultPendingError` (not sticky).
 
-    A stream is not thread-safe: use it, and its agent, from one thread at a time; only
-    `cancel()` (and `close()`, which cancels first) may be called from any thread.
+    Threads: any thread may use a stream and its agent; their calls take turns (the C API
+    takes one at a time). A `next()` while another thread reads the stream waits for that
+    thread's batch, then goes on from there: each event goes to one thread, in order. A call
+    on the agent waits for the native call of another thread, if any (a `next()` waiting for
+    the provider's next event). `cancel()` and `close()` never wait for a blocked `next()`:
+    they make it return first.
     """
 
     def __init__(self, agent: "Agent", handle: StreamHandle, *, run_tools: bool = True) -> None:
@@ -268,31 +293,45 @@ class Stream:
 
     def _next_batch(self) -> Optional[Iterator[Event]]:
         """The iterator of the current batch while it has events, else of the next batch (a
-        _Raise for a failure); None once the turn is over."""
-        it = self._batch_it
-        if it.__length_hint__():  # type: ignore[attr-defined]
-            return it
-        # The events handed out are let go before the next batch is made: fewer objects alive
-        # at once, so that making a batch seldom sets off the garbage collector.
-        self._batch.clear()
-        try:
-            batch = self._fetch()
-        except BaseException as e:  # handed out through the iterator
-            return _Raise(e)
-        if batch is None:
-            return None
-        self._batch = self._handle.batch = batch
-        it = self._batch_it = iter(batch)
-        return it
+        _Raise for a failure); None once the turn is over.
+
+        Threads take turns: a batch is read under the agent's `calls` lock, so a thread that
+        comes while another reads waits, then hands out events of that batch or reads the
+        next one; each event goes to one thread. Tool handlers run outside the lock."""
+        handle = self._handle
+        while True:
+            it = self._batch_it
+            if it.__length_hint__():  # type: ignore[attr-defined]
+                return it
+            if self._to_run and handle.ptr is not None:
+                try:
+                    self._run_queued()
+                except BaseException as e:  # handed out through the iterator
+                    return _Raise(e)
+            with handle.calls:
+                it = self._batch_it
+                if it.__length_hint__():  # type: ignore[attr-defined]  # read by another thread meanwhile
+                    return it
+                if self._to_run and handle.ptr is not None:  # queued by that batch: run them first
+                    continue
+                # The events handed out are let go before the next batch is made: fewer
+                # objects alive at once, so that making a batch seldom sets off the garbage
+                # collector.
+                self._batch.clear()
+                try:
+                    batch = self._fetch()
+                except BaseException as e:  # handed out through the iterator
+                    return _Raise(e)
+                if batch is None:
+                    return None
+                self._batch = handle.batch = batch
+                it = self._batch_it = iter(batch)
+                return it
 
     def _fetch(self) -> Optional[List[Event]]:
         """The events of the next batch (never empty), or None when the turn is over; raises
-        the turn's failure."""
+        the turn's failure. `calls` is held."""
         handle = self._handle
-        if handle.ptr is None:
-            return self._closed()
-        if self._to_run:
-            self._run_queued()
         with handle.lock:
             ptr = handle.ptr
             if ptr is None:  # closed meanwhile by a tool handler or another thread
@@ -571,7 +610,7 @@ class Stream:
         if b"\0" in raw or b"\0" in raw_id:
             raise InvalidArgumentError("a tool result or call id cannot contain a NUL character")
         handle = self._handle
-        with handle.lock:  # short and never blocking: held against freeing
+        with handle.calls, handle.lock:
             ptr = handle.ptr
             if ptr is None:
                 raise NoSuchCallError(
@@ -648,8 +687,15 @@ class Stream:
             ptr = handle.ptr
             if ptr is None:
                 return
-            if not handle.busy:  # events read ahead and not seen are not part of the message
-                self._give_back(ptr)
+            # Events read ahead and not seen are not part of the message: given back, unless
+            # a native call is running (on this stream: its events are another thread's; on
+            # the agent: cancel() does not wait).
+            calls = handle.calls
+            if not handle.busy and calls.acquire(False):
+                try:
+                    self._give_back(ptr)
+                finally:
+                    calls.release()
             self._lib.stream_cancel(ptr)
 
     def reopen(self) -> "Stream":
@@ -662,7 +708,7 @@ class Stream:
         failed later in the stream, or closed), `panto.BusyError` when another stream of the
         agent is unfinished."""
         handle = self._handle
-        with handle.lock:
+        with handle.calls, handle.lock:
             ptr = handle.ptr
             rc = _native.ERR_STATE if ptr is None else self._lib.stream_reopen(ptr)
         if rc < 0:

@@ -8,6 +8,7 @@ const c = std.c;
 const Agent = @import("agent.zig").Agent;
 const Stream = @import("stream.zig").Stream;
 const config = @import("config.zig");
+const test_deadline = @import("test_deadline.zig");
 
 /// The environment the agents of these tests see: HTTPS_PROXY and no other variable (the
 /// system's trust store, then: the tests never get as far as a certificate).
@@ -209,7 +210,7 @@ const FakeProxy = struct {
         answer: []const u8,
         /// Closes without a word.
         close,
-        /// Never answers; waits for the client to go away.
+        /// Never answers; waits for the client to go away (at most test_deadline.limit_ms).
         silent,
     };
 
@@ -251,7 +252,7 @@ const FakeProxy = struct {
                 try writer.interface.writeAll(bytes);
             },
             .close => {},
-            .silent => _ = reader.interface.discardRemaining() catch {},
+            .silent => test_deadline.awaitPeer(conn.socket.handle),
         }
     }
 

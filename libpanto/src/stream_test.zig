@@ -5,6 +5,7 @@ const std = @import("std");
 const Agent = @import("agent.zig").Agent;
 const Stream = @import("stream.zig").Stream;
 const Event = @import("event.zig").Event;
+const test_deadline = @import("test_deadline.zig");
 
 var server_io_instance: std.Io.Threaded = .init_single_threaded;
 
@@ -33,7 +34,8 @@ const Answer = struct {
     piece: usize = 1 << 20,
     /// Send only this many bytes of the framed body, then close.
     cut_at: ?usize = null,
-    /// After the body, keep the connection open until the client closes it.
+    /// After the body, keep the connection open until the client closes it (or at most
+    /// test_deadline.limit_ms).
     stall: bool = false,
     /// The head and the whole framed body in one write, so that the client's first read
     /// from the connection takes them all (`piece` then sizes the chunks only).
@@ -139,10 +141,8 @@ const TestServer = struct {
             try w.flush();
             sent += n;
         }
-        if (a.stall) {
-            // Wait for the client to go away (a read returns end of stream or an error).
-            _ = reader.interface.discardRemaining() catch {};
-        }
+        // Until the client goes away, or the tests' deadline passes: then the body ends short.
+        if (a.stall) test_deadline.awaitPeer(conn.socket.handle);
     }
 };
 

@@ -581,11 +581,17 @@ def load_case(folder: Path) -> Case:
         for r in case.scenario.get("responses", []):
             if isinstance(r, dict) and "replay" in r and not Path(r["replay"]).is_file():
                 raise ValueError(f"replay file not found: {r['replay']}")
-        lines = (folder / "expected.jsonl").read_text(encoding="utf-8").splitlines()
+        lines = json_lines((folder / "expected.jsonl").read_text(encoding="utf-8"))
         case.expected = [json.loads(l) for l in lines if l.strip()]
     except (OSError, ValueError) as e:
         case.problem = f"bad case: {e}"
     return case
+
+
+def json_lines(text: str) -> list[str]:
+    """The lines of a JSON-lines text: cut at LF only. str.splitlines() would also cut at
+    U+2028, U+2029, U+0085 and other characters a JSON string holds as they are."""
+    return text.split("\n")
 
 
 def find_cases(cases_dir: Path, filters: list[str]) -> list[Case]:
@@ -859,7 +865,7 @@ def run_cell(case: Case, driver: Driver, emulator: Emulator, verbose: bool,
     report: list[str] = []
     got_values: list[Any] = []
     got_lines: list[str] = []
-    for line in out_text.splitlines():
+    for line in json_lines(out_text):
         if not line.strip():
             continue
         try:

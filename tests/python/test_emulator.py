@@ -22,6 +22,7 @@ import pytest
 
 from panto.emulator import Emulator, ScenarioError, parse
 from panto.emulator.scenario import replay_scenario
+from panto.emulator import wire
 from panto.emulator.pieces import split_events, split_words
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -568,12 +569,30 @@ def test_fault_stall_times_out_the_client(emu):
     conn.close()
 
 
+def stalled_response(emu: Emulator) -> tuple[http.client.HTTPConnection, http.client.HTTPResponse]:
+    """A request whose answer stalls after 10 body bytes (the client waits up to 5 s)."""
+    load_fault(emu, "stall", after=10)
+    conn = http.client.HTTPConnection(emu.host, emu.port, timeout=5)
+    conn.request("POST", ANTHROPIC, json.dumps(BODIES[ANTHROPIC]), HEADERS[ANTHROPIC])
+    return conn, conn.getresponse()
+
+
+def test_a_stall_ends_after_its_limit(monkeypatch):
+    # The limit is a test's deadline: a client that waits on a stall for its timeout or cancel
+    # gets the body cut short in the end (here before its own 5 s timeout), even when those
+    # do not work.
+    monkeypatch.setattr(wire, "HOLD_LIMIT_S", 0.3)
+    with Emulator() as emu:
+        conn, resp = stalled_response(emu)
+        with pytest.raises(http.client.IncompleteRead) as e:
+            resp.read()
+        assert len(e.value.partial) == 10
+        conn.close()
+
+
 def test_close_ends_a_stall_promptly():
     with Emulator() as emu:
-        load_fault(emu, "stall", after=10)
-        conn = http.client.HTTPConnection(emu.host, emu.port, timeout=5)
-        conn.request("POST", ANTHROPIC, json.dumps(BODIES[ANTHROPIC]), HEADERS[ANTHROPIC])
-        resp = conn.getresponse()
+        conn, resp = stalled_response(emu)
         started = time.monotonic()
         emu.close()  # while the handler holds the stalled connection
         assert time.monotonic() - started < 2

@@ -13,8 +13,14 @@ import select
 import socket
 import struct
 import threading
+import time
 
 from .scenario import Fault
+
+
+#: The longest a `stall` holds a connection: a test's deadline. A client whose timeout or
+#: cancel is broken then sees the body end short and fails, instead of waiting forever.
+HOLD_LIMIT_S = 10.0
 
 
 class ClientGone(Exception):
@@ -85,8 +91,10 @@ def reset(conn: socket.socket) -> None:
 
 
 def hold(conn: socket.socket, stopping: threading.Event) -> None:
-    """Sends nothing more and waits until the client goes away or the server stops."""
-    while not stopping.is_set():
+    """Sends nothing more and waits until the client goes away, the server stops, or
+    HOLD_LIMIT_S pass (then the caller closes the connection)."""
+    deadline = time.monotonic() + HOLD_LIMIT_S
+    while not stopping.is_set() and time.monotonic() < deadline:
         readable, _, _ = select.select([conn], [], [], 0.05)
         if readable:
             try:

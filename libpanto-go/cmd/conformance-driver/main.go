@@ -78,7 +78,8 @@ func (ct caseTool) tool() (panto.Tool, error) {
 	return t, nil
 }
 
-// sortedJSON re-encodes a JSON value compactly with the keys of its objects sorted.
+// sortedJSON re-encodes a JSON value compactly with the keys of its objects sorted, in the
+// return_input encoding of tests/conformance/README.md.
 func sortedJSON(raw json.RawMessage) (string, error) {
 	d := json.NewDecoder(bytes.NewReader(raw))
 	d.UseNumber()
@@ -92,7 +93,30 @@ func sortedJSON(raw json.RawMessage) (string, error) {
 	if err := e.Encode(v); err != nil {
 		return "", err
 	}
-	return strings.TrimSuffix(b.String(), "\n"), nil
+	return rawLineSeparators(strings.TrimSuffix(b.String(), "\n")), nil
+}
+
+// rawLineSeparators turns the \u2028 and \u2029 escapes of encoding/json, which it writes
+// even with SetEscapeHTML(false), back into the characters: the encoding has them as UTF-8.
+// An escaped backslash followed by "u2028" is left alone.
+func rawLineSeparators(s string) string {
+	var b strings.Builder
+	for i := 0; i < len(s); i++ {
+		switch {
+		case s[i] != '\\':
+			b.WriteByte(s[i])
+		case strings.HasPrefix(s[i:], `\u2028`):
+			b.WriteString("\u2028")
+			i += 5
+		case strings.HasPrefix(s[i:], `\u2029`):
+			b.WriteString("\u2029")
+			i += 5
+		default: // an escape is two characters or more: copy its first two
+			b.WriteString(s[i : i+2])
+			i++
+		}
+	}
+	return b.String()
 }
 
 func main() {

@@ -135,7 +135,7 @@ def behavior_handler(behavior: Dict[str, Any]) -> Callable[..., Any]:
 
         return fail
     if behavior.get("return_input") is True:
-        return lambda **input: json.dumps(input, sort_keys=True, separators=(",", ":"))
+        return lambda **input: json.dumps(input, sort_keys=True, separators=(",", ":"), ensure_ascii=False)
     raise ValueError(f"unknown tool behavior {behavior!r}")
 
 
