@@ -149,8 +149,16 @@ class _Server(ThreadingHTTPServer):
         return str(host), int(port)
 
     def process_request(self, request: Any, client_address: Any) -> None:
+        # A connection accepted after close() began (stopping is set before the connections
+        # are cut) is closed at once: its handler thread would otherwise wait out the TLS
+        # handshake timeout, and close() joins it.
         with self._conns_lock:
-            self._conns.add(request)
+            late = self.stopping.is_set()
+            if not late:
+                self._conns.add(request)
+        if late:
+            self.shutdown_request(request)
+            return
         super().process_request(request, client_address)
 
     def shutdown_request(self, request: Any) -> None:
@@ -171,6 +179,9 @@ class _Server(ThreadingHTTPServer):
             return
         with self._conns_lock:
             self._conns.discard(request)
+            if self.stopping.is_set():  # close() began while this connection was wrapped
+                conn.close()
+                return
             self._conns.add(conn)
         try:
             conn.settimeout(TLS_HANDSHAKE_TIMEOUT_S)
