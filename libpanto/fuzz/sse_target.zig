@@ -1,13 +1,16 @@
 //! Fuzz target `sse`: any bytes through the SSE parser, read three ways that must agree: a
-//! byte at a time into a small buffer (the line-by-line path), whole in one large buffer (the
-//! in-buffer paths), and in reads of a few bytes into a mid-sized buffer (both, switching).
+//! byte at a time into a small buffer (the line-by-line path), as much as fits at a time into
+//! a large buffer (the in-buffer paths), and in reads of a few bytes into a mid-sized buffer
+//! (both, switching).
 const std = @import("std");
 const Allocator = std.mem.Allocator;
 const sse = @import("../src/sse.zig");
 const StepReader = @import("step_reader.zig").StepReader;
 const Context = @import("context.zig").Context;
 
-/// Small enough that fuzzed inputs reach it (events and lines over it are refused).
+/// Small enough that fuzzed inputs reach it (events and lines over it are refused). No buffer
+/// below is larger, as in a stream (32 MiB against at most 256 KiB): a line whole in a buffer
+/// is not measured against the limit, only one cut by a read.
 const max_event_bytes = 4096;
 
 pub fn run(ctx: Context, input: []const u8) !void {
@@ -15,7 +18,7 @@ pub fn run(ctx: Context, input: []const u8) !void {
     const hash = std.hash.Wyhash.hash(0, input);
     const ways = [_]struct { step: usize, buffer_len: usize }{
         .{ .step = 1, .buffer_len = 8 },
-        .{ .step = input.len, .buffer_len = 64 * 1024 },
+        .{ .step = input.len, .buffer_len = max_event_bytes },
         .{ .step = 1 + hash % 13, .buffer_len = 16 + (hash >> 8) % 600 },
     };
     var reference: std.ArrayList(u8) = .empty;
