@@ -4,13 +4,10 @@
 //! each format, the request the agent would send) as JSON; what is refused must say why in
 //! UTF-8.
 const std = @import("std");
-const Allocator = std.mem.Allocator;
 const config = @import("../src/config.zig");
 const Agent = @import("../src/agent.zig").Agent;
-const anthropic = @import("../src/anthropic.zig");
-const openai = @import("../src/openai.zig");
 const turn = @import("turn.zig");
-const invariants = @import("invariants.zig");
+const exports = @import("exports.zig");
 const Context = @import("context.zig").Context;
 
 pub fn run(ctx: Context, input: []const u8) !void {
@@ -25,7 +22,7 @@ pub fn run(ctx: Context, input: []const u8) !void {
                 else => |e| return e,
             };
             defer agent.deinit();
-            try exportAgent(gpa, agent);
+            try exportAgent(agent);
         } else |err| switch (err) {
             error.InvalidConfig => expectReason(&diag),
             else => |e| return e,
@@ -36,13 +33,13 @@ pub fn run(ctx: Context, input: []const u8) !void {
         defer agent.deinit();
         var diag: config.Diagnostic = .{};
         if (agent.addTool(input, &diag)) {
-            try exportAgent(gpa, agent);
+            try exportAgent(agent);
         } else |err| switch (err) {
             error.InvalidConfig => expectReason(&diag),
             else => |e| return e,
         }
         if (agent.setConfig(input, &diag)) {
-            try exportAgent(gpa, agent);
+            try exportAgent(agent);
         } else |err| switch (err) {
             error.InvalidConfig => expectReason(&diag),
             else => |e| return e,
@@ -57,28 +54,8 @@ fn expectReason(diag: *const config.Diagnostic) void {
     if (!std.unicode.utf8ValidateSlice(message)) std.debug.panic("the reason a configuration was refused is not UTF-8: {s}", .{message});
 }
 
-/// The tools in every export format, and the request for a first message.
-fn exportAgent(gpa: Allocator, agent: *Agent) !void {
-    var out: std.Io.Writer.Allocating = .init(gpa);
-    defer out.deinit();
-    for ([_]@import("../src/tools.zig").Format{ .anthropic, .openai, .panto }) |format| {
-        for ([_]bool{ false, true }) |only_allowed| {
-            out.clearRetainingCapacity();
-            try agent.exportTools(&out.writer, format, only_allowed);
-            try invariants.expectJson(gpa, out.written(), "the tools' export");
-        }
-    }
+/// What the agent writes out, with a first message in its conversation.
+fn exportAgent(agent: *Agent) !void {
     try agent.conversation.appendUserText("Hello");
-    const parts: anthropic.RequestParts = .{
-        .config = agent.config,
-        .conversation = &agent.conversation,
-        .tools = agent.tools.items,
-        .granted = agent.config.capabilities,
-    };
-    out.clearRetainingCapacity();
-    try anthropic.writeRequest(&out.writer, parts);
-    try invariants.expectJson(gpa, out.written(), "the Anthropic request");
-    out.clearRetainingCapacity();
-    try openai.writeRequest(&out.writer, parts);
-    try invariants.expectJson(gpa, out.written(), "the OpenAI request");
+    try exports.expectJson(agent.gpa, agent);
 }

@@ -6,9 +6,7 @@ const std = @import("std");
 const Allocator = std.mem.Allocator;
 const targets = @import("targets.zig");
 const sandbox = @import("sandbox.zig");
-const provider_target = @import("provider_target.zig");
 const GuardAllocator = @import("guard_allocator.zig").GuardAllocator;
-const Context = @import("context.zig").Context;
 const repo = @import("fuzz_paths").repo;
 
 const io = std.testing.io;
@@ -17,9 +15,7 @@ test "every kept input runs clean through its target" {
     const gpa = std.testing.allocator;
     var tmp = std.testing.tmpDir(.{});
     defer tmp.cleanup();
-    const root = try rootPath(&tmp);
-    try sandbox.prepare(root);
-    watchAborts();
+    const root = try prepare(&tmp);
 
     var config = try std.json.parseFromSlice(std.json.Value, gpa, @embedFile("targets.json"), .{});
     defer config.deinit();
@@ -43,9 +39,7 @@ test "every recorded stream, cut short, runs clean through its provider" {
     const gpa = std.testing.allocator;
     var tmp = std.testing.tmpDir(.{});
     defer tmp.cleanup();
-    const root = try rootPath(&tmp);
-    try sandbox.prepare(root);
-    watchAborts();
+    const root = try prepare(&tmp);
 
     for ([_][]const u8{ "anthropic", "openai" }) |name| {
         const dir_path = try std.fmt.allocPrint(gpa, "tests/fixtures/recorded/{s}", .{name});
@@ -131,11 +125,15 @@ fn readFile(gpa: Allocator, path: []const u8) ![]u8 {
     return std.Io.Dir.cwd().readFileAlloc(io, path, gpa, .limited(16 * 1024 * 1024));
 }
 
-fn rootPath(tmp: *std.testing.TmpDir) ![]const u8 {
+/// Fills the read tool's root in `tmp` and returns its path; names the input of a crash.
+fn prepare(tmp: *std.testing.TmpDir) ![]const u8 {
     const S = struct {
         var buf: [std.c.PATH_MAX]u8 = undefined;
     };
-    return std.fmt.bufPrint(&S.buf, ".zig-cache/tmp/{s}", .{tmp.sub_path});
+    const root = try std.fmt.bufPrint(&S.buf, ".zig-cache/tmp/{s}", .{tmp.sub_path});
+    try sandbox.prepare(root);
+    watchAborts();
+    return root;
 }
 
 // Which input a crash came from: an abort (a panic) prints it.

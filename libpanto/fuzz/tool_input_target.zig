@@ -6,7 +6,6 @@
 //! the tools run, and the next request (with the inputs and results) is written.
 const std = @import("std");
 const Allocator = std.mem.Allocator;
-const config = @import("../src/config.zig");
 const turn = @import("turn.zig");
 const Transcript = @import("transcript.zig").Transcript;
 const Context = @import("context.zig").Context;

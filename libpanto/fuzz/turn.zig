@@ -3,18 +3,15 @@
 //! provider's decoder, the assembly, the tool round: schema check, host and native tools),
 //! without a socket. The stream is put in the state `open()` leaves it in once the response
 //! head is read; the turn stops where the next request would be sent, and the request that
-//! would be sent is written instead (the conversation's export).
+//! would be sent is written instead (exports.zig).
 const std = @import("std");
 const Allocator = std.mem.Allocator;
 const Agent = @import("../src/agent.zig").Agent;
-const Stream = @import("../src/stream.zig").Stream;
 const config = @import("../src/config.zig");
-const ev = @import("../src/event.zig");
-const anthropic = @import("../src/anthropic.zig");
-const openai = @import("../src/openai.zig");
-const StepReader = @import("step_reader.zig").StepReader;
+const StepReader = @import("../src/body.zig").StepReader;
 const Transcript = @import("transcript.zig").Transcript;
 const invariants = @import("invariants.zig");
+const exports = @import("exports.zig");
 const Context = @import("context.zig").Context;
 
 /// A host tool whose schema uses every keyword the schema check knows.
@@ -55,7 +52,8 @@ pub fn run(ctx: Context, agent: *Agent, body: []const u8, step: usize, transcrip
     const stream = try agent.run("Hello");
     defer stream.destroy();
     // As `open()` leaves a stream whose response head said 200 text/event-stream.
-    var source: StepReader = .init(body, step, stream.body.buffer());
+    var source: StepReader = .init(body, @max(step, 1));
+    source.interface.buffer = stream.body.buffer();
     stream.body.reader = &source.interface;
     stream.state = .streaming;
 
@@ -107,26 +105,5 @@ pub fn run(ctx: Context, agent: *Agent, body: []const u8, step: usize, transcrip
             else => {},
         }
     }
-    try exportConversation(gpa, agent);
-}
-
-/// Writes the request the agent would send next and its conversation: both must be JSON,
-/// whatever the turn received.
-fn exportConversation(gpa: Allocator, agent: *Agent) !void {
-    var out: std.Io.Writer.Allocating = .init(gpa);
-    defer out.deinit();
-    const parts: anthropic.RequestParts = .{
-        .config = agent.config,
-        .conversation = &agent.conversation,
-        .tools = agent.tools.items,
-        .granted = agent.config.capabilities,
-    };
-    try anthropic.writeRequest(&out.writer, parts);
-    try invariants.expectJson(gpa, out.written(), "the Anthropic request");
-    out.clearRetainingCapacity();
-    try openai.writeRequest(&out.writer, parts);
-    try invariants.expectJson(gpa, out.written(), "the OpenAI request");
-    out.clearRetainingCapacity();
-    try agent.conversation.writeJson(&out.writer);
-    try invariants.expectJson(gpa, out.written(), "the conversation");
+    try exports.expectJson(gpa, agent);
 }
