@@ -9,7 +9,7 @@ fuzz`), links one binary per target into build/fuzz/bin/, and runs each for --se
 hang or memory blow-up stops libFuzzer; this script then minimizes the input, keeps it in
 tests/fuzz/pending/NAME/ unless an input there crashes the same way already, and starts
 libFuzzer again for the time left. The figures go to build/fuzz.json. The exit status is 1 when
-any target crashed.
+any target crashed (or libFuzzer could not run).
 """
 
 from __future__ import annotations
@@ -73,8 +73,9 @@ def main() -> int:
         report["targets"][name] = fuzz_target(name, args.seconds, args.minimize_seconds, env)
         write_report(report)
     crashes = sum(t["crashes"] for t in report["targets"].values())
+    errors = sum(1 for t in report["targets"].values() if "error" in t)
     print(f"fuzz: wrote {(BUILD.parent / 'fuzz.json').relative_to(ROOT)}; {crashes} crash(es)")
-    return 1 if crashes else 0
+    return 1 if crashes or errors else 0
 
 
 # ---- building ---------------------------------------------------------------------------------
@@ -160,6 +161,9 @@ def fuzz_target(name: str, seconds: int, minimize_seconds: int, env: dict[str, s
             result["coverage"]["instrumented_counters"] = stats["instrumented"]
         artifact = stats["artifact"]
         if artifact is None:
+            if not re.search(r"^Done \d+ runs", out, re.M):
+                result["error"] = "libFuzzer stopped without finishing: " + " | ".join(out.strip().splitlines()[-3:])
+                print(f"fuzz: {name}: {result['error']}", file=sys.stderr)
             break  # the time is up
         result["crash_events"] += 1
         result["restarts"] += 1
