@@ -16,7 +16,7 @@ export LD_LIBRARY_PATH := $(LIB)
 export LUA_CPATH := $(LIB)/lua/?.so;;
 export PYTHONPATH := $(ROOT)/bindings-py
 
-.PHONY: all setup build test test-zig test-c test-python test-go test-lua conformance demo bench clean
+.PHONY: all setup build test test-zig test-c test-python test-go test-lua conformance demo bench fuzz clean
 
 all: build
 
@@ -61,6 +61,11 @@ demo: build
 # Not part of `make test`: panto against the official SDKs (bench/README.md).
 bench: build
 	bench/bench.sh
+
+# Not part of `make test`: coverage-guided fuzzing with libFuzzer (libpanto/fuzz/README.md),
+# FUZZ_SECONDS per target (default 600), FUZZ_TARGETS="sse config" for some. Writes build/fuzz.json.
+fuzz: setup
+	$(PY) libpanto/fuzz/run.py $(if $(FUZZ_SECONDS),--seconds $(FUZZ_SECONDS)) $(if $(FUZZ_TARGETS),--targets "$(FUZZ_TARGETS)")
 
 clean:
 	rm -rf zig-out .zig-cache build

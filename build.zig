@@ -1,6 +1,7 @@
 //! Builds every part of panto:
 //!   zig build          -> zig-out/lib/libpanto.so, libpanto.a, lua/panto.so, include/panto.h
-//!   zig build test     -> the Zig unit tests and the C-ABI layout check
+//!   zig build test     -> the Zig unit tests, the C-ABI layout check and the fuzz inputs' replay
+//!   zig build fuzz     -> zig-out/fuzz/libpanto_fuzz.a (libpanto/fuzz/README.md)
 const std = @import("std");
 const builtin = @import("builtin");
 
@@ -107,4 +108,30 @@ pub fn build(b: *std.Build) void {
     test_step.dependOn(&b.addRunArtifact(core_tests).step);
     const c_tests = b.addTest(.{ .root_module = c_api });
     test_step.dependOn(&b.addRunArtifact(c_tests).step);
+
+    // Fuzzing (libpanto/fuzz/README.md): `zig build fuzz` builds the fuzz targets instrumented
+    // for libFuzzer (`make fuzz` links and runs them); `zig build test` replays their kept inputs.
+    const fuzz_lib = b.addLibrary(.{ .name = "panto_fuzz", .linkage = .static, .root_module = b.createModule(.{
+        .root_source_file = b.path("libpanto/fuzz.zig"),
+        .target = target,
+        .optimize = optimize,
+        .link_libc = true,
+        .fuzz = true,
+    }) });
+    fuzz_lib.bundle_compiler_rt = true;
+    const install_fuzz = b.addInstallArtifact(fuzz_lib, .{ .dest_dir = .{ .override = .{ .custom = "fuzz" } } });
+    b.step("fuzz", "Build zig-out/fuzz/libpanto_fuzz.a, the fuzz targets for libFuzzer (make fuzz runs them)").dependOn(&install_fuzz.step);
+    const fuzz_paths = b.addOptions();
+    fuzz_paths.addOption([]const u8, "repo", b.pathFromRoot("."));
+    // Debug: it compiles in seconds (the core's unit tests run in ReleaseSafe already), and
+    // checks as much. The filter keeps the tests of libpanto/fuzz/ (named "fuzz.FILE.test...")
+    // and leaves out the core's, which the targets import.
+    const fuzz_replay = b.addTest(.{ .name = "fuzz_replay", .filters = &.{"fuzz."}, .root_module = b.createModule(.{
+        .root_source_file = b.path("libpanto/fuzz.zig"),
+        .target = target,
+        .optimize = .Debug,
+        .link_libc = true,
+        .imports = &.{.{ .name = "fuzz_paths", .module = fuzz_paths.createModule() }},
+    }) });
+    test_step.dependOn(&b.addRunArtifact(fuzz_replay).step);
 }

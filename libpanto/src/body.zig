@@ -76,13 +76,14 @@ pub const Body = struct {
     }
 };
 
-/// A body that arrives `step` bytes per read, like a network at some speed.
-const StepReader = struct {
+/// A body that arrives `step` bytes per read, like a network at some speed (also the fuzz
+/// targets' body, libpanto/fuzz/turn.zig). Set `interface.buffer` before reading.
+pub const StepReader = struct {
     interface: std.Io.Reader,
     rest: []const u8,
     step: usize,
 
-    fn init(bytes: []const u8, step: usize) StepReader {
+    pub fn init(bytes: []const u8, step: usize) StepReader {
         return .{
             .interface = .{ .buffer = &.{}, .seek = 0, .end = 0, .vtable = &.{ .stream = stream, .readVec = readVec } },
             .rest = bytes,
