@@ -156,6 +156,8 @@ pub const WireEvent = struct {
 };
 
 pub const Decoder = struct {
+    /// message_start came: the message's content may follow (and no second message_start).
+    started: bool = false,
     finished: bool = false,
 
     /// Turns one SSE event into panto events on `a`. Provider error events fail the turn
@@ -174,12 +176,21 @@ pub const Decoder = struct {
         };
         const kind = if (wire.type.len > 0) wire.type else event.type;
 
+        // panto's event order holds whatever the server sends: one message_start first, then
+        // blocks that never interleave (tests in anthropic_order_test.zig).
+        if (!d.started and !eql(kind, "message_start") and isMessageContent(kind)) {
+            var buf: [64]u8 = undefined;
+            return protocol(a, detail, std.fmt.bufPrint(&buf, "{s} before message_start", .{kind}) catch "message content before message_start");
+        }
         if (eql(kind, "message_start")) {
+            if (d.started) return protocol(a, detail, "a second message_start in one message");
+            d.started = true;
             const m = wire.message orelse return protocol(a, detail, "message_start without a message");
             try a.startMessage(m.id, m.model);
             if (m.usage) |u| applyUsage(a, u);
         } else if (eql(kind, "content_block_start")) {
             const cb = wire.content_block orelse return protocol(a, detail, "content_block_start without a content_block");
+            for (a.blocksSoFar()) |*open| if (open.open) return protocol(a, detail, "content_block_start while another block is open");
             if (eql(cb.type, "tool_use")) {
                 _ = try a.startToolBlock(wire.index, cb.id, cb.name);
                 return;
@@ -214,6 +225,13 @@ pub const Decoder = struct {
             return errors.fromErrorType(e.type);
         }
         // ping and event types added later by the provider are skipped.
+    }
+
+    /// The event types that belong to a message (ping, error and unknown ones do not).
+    fn isMessageContent(kind: []const u8) bool {
+        const content = [_][]const u8{ "content_block_start", "content_block_delta", "content_block_stop", "message_delta", "message_stop" };
+        for (content) |c| if (eql(kind, c)) return true;
+        return false;
     }
 
     /// The body ended: a stream that stops before message_stop was cut short.

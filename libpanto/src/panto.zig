@@ -27,6 +27,7 @@ test {
     _ = @import("anthropic.zig");
     _ = @import("openai.zig");
     _ = @import("openai_test.zig");
+    _ = @import("anthropic_order_test.zig");
     _ = @import("assembly.zig");
     _ = @import("batch.zig");
     _ = @import("schema.zig");
