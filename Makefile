@@ -65,7 +65,7 @@ bench: build
 # Not part of `make test`: coverage-guided fuzzing with libFuzzer (libpanto/fuzz/README.md),
 # FUZZ_SECONDS per target (default 600), FUZZ_TARGETS="sse config" for some. Writes build/fuzz.json.
 fuzz: setup
-	$(PY) libpanto/fuzz/run.py $(if $(FUZZ_SECONDS),--seconds $(FUZZ_SECONDS)) $(if $(FUZZ_TARGETS),--targets "$(FUZZ_TARGETS)")
+	$(PY) libpanto/fuzz/run.py $(if $(FUZZ_SECONDS),--seconds $(FUZZ_SECONDS)) $(if $(FUZZ_TARGETS),--targets "$(FUZZ_TARGETS)") $(if $(FUZZ_JOBS),--jobs $(FUZZ_JOBS))
 
 clean:
 	rm -rf zig-out .zig-cache build

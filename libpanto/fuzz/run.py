@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """`make fuzz`: coverage-guided fuzzing of panto's input paths with libFuzzer (README.md here).
 
-    .venv/bin/python libpanto/fuzz/run.py [--seconds N] [--targets sse,config] [--strict]
+    .venv/bin/python libpanto/fuzz/run.py [--seconds N] [--targets sse,config] [--jobs 2] [--strict]
 
 Installs clang (Debian's, for its libFuzzer) when missing, builds the targets (`zig build
 fuzz`), links one binary per target into build/fuzz/bin/, and runs each for --seconds (default
@@ -15,6 +15,8 @@ any target crashed (or libFuzzer could not run).
 from __future__ import annotations
 
 import argparse
+import concurrent.futures
+import threading
 import hashlib
 import json
 import os
@@ -50,6 +52,8 @@ def main() -> int:
     parser.add_argument("--targets", default=os.environ.get("FUZZ_TARGETS") or ",".join(TARGETS),
                         help="comma-separated targets (default $FUZZ_TARGETS or all)")
     parser.add_argument("--minimize-seconds", type=int, default=30, help="time to minimize one crash")
+    parser.add_argument("--jobs", type=int, default=int(os.environ.get("FUZZ_JOBS") or 1),
+                        help="targets fuzzed at once, one core each (default $FUZZ_JOBS or 1)")
     parser.add_argument("--strict", action="store_true", default=os.environ.get("FUZZ_STRICT") == "1",
                         help="also check the order of events (see README.md, Findings)")
     args = parser.parse_args()
@@ -69,9 +73,19 @@ def main() -> int:
         "limits": {"timeout_s": TIMEOUT_S, "rss_mb": RSS_LIMIT_MB, "live_heap_mb": 256, "max_len": {t: MAX_LEN[t] for t in names}},
         "targets": {},
     }
-    for name in names:
-        report["targets"][name] = fuzz_target(name, args.seconds, args.minimize_seconds, env)
-        write_report(report)
+    lock = threading.Lock()
+
+    def run_one(name: str) -> None:
+        result = fuzz_target(name, args.seconds, args.minimize_seconds, env)
+        with lock:
+            report["targets"][name] = result
+            write_report(report)
+
+    with concurrent.futures.ThreadPoolExecutor(max_workers=max(1, args.jobs)) as pool:
+        for done in [pool.submit(run_one, name) for name in names]:
+            done.result()
+    report["targets"] = {name: report["targets"][name] for name in names}  # in the order asked
+    write_report(report)
     crashes = sum(t["crashes"] for t in report["targets"].values())
     errors = sum(1 for t in report["targets"].values() if "error" in t)
     print(f"fuzz: wrote {(BUILD.parent / 'fuzz.json').relative_to(ROOT)}; {crashes} crash(es)")
