@@ -17,17 +17,8 @@ const text_message =
     "event: message_delta\ndata: {\"type\":\"message_delta\",\"delta\":{\"stop_reason\":\"end_turn\"},\"usage\":{\"output_tokens\":5}}\n\n" ++
     "event: message_stop\ndata: {\"type\":\"message_stop\"}\n\n";
 
-const tool_message =
-    "event: message_start\ndata: {\"type\":\"message_start\",\"message\":{\"id\":\"msg_t\",\"model\":\"m\",\"usage\":{\"input_tokens\":2,\"output_tokens\":1}}}\n\n" ++
-    "event: content_block_start\ndata: {\"type\":\"content_block_start\",\"index\":0,\"content_block\":{\"type\":\"tool_use\",\"id\":\"toolu_1\",\"name\":\"lookup\",\"input\":{}}}\n\n" ++
-    "event: content_block_delta\ndata: {\"type\":\"content_block_delta\",\"index\":0,\"delta\":{\"type\":\"input_json_delta\",\"partial_json\":\"{\\\"q\\\": \\\"x\\\"}\"}}\n\n" ++
-    "event: content_block_stop\ndata: {\"type\":\"content_block_stop\",\"index\":0}\n\n" ++
-    "event: message_delta\ndata: {\"type\":\"message_delta\",\"delta\":{\"stop_reason\":\"tool_use\"},\"usage\":{\"output_tokens\":4}}\n\n" ++
-    "event: message_stop\ndata: {\"type\":\"message_stop\"}\n\n";
-
-const lookup_tool =
-    \\{"name":"lookup","description":"Looks up q.","input_schema":{"type":"object","properties":{"q":{"type":"string"}},"required":["q"]},"capabilities":["search"]}
-;
+const tool_message = @import("stream_test.zig").tool_message;
+const lookup_tool = @import("stream_test.zig").lookup_tool;
 
 /// One answer of the server's script.
 const Answer = struct {

@@ -270,7 +270,8 @@ test "freeing the agent before its stream defers the free to the stream" {
     stream.destroy(); // frees the agent too; the testing allocator reports any leak
 }
 
-const tool_message =
+/// A message asking for the `lookup` tool (keep_alive_test.zig uses it too).
+pub const tool_message =
     "event: message_start\ndata: {\"type\":\"message_start\",\"message\":{\"id\":\"msg_t\",\"model\":\"m\",\"usage\":{\"input_tokens\":2,\"output_tokens\":1}}}\n\n" ++
     "event: content_block_start\ndata: {\"type\":\"content_block_start\",\"index\":0,\"content_block\":{\"type\":\"tool_use\",\"id\":\"toolu_1\",\"name\":\"lookup\",\"input\":{}}}\n\n" ++
     "event: content_block_delta\ndata: {\"type\":\"content_block_delta\",\"index\":0,\"delta\":{\"type\":\"input_json_delta\",\"partial_json\":\"{\\\"q\\\": \\\"x\\\"}\"}}\n\n" ++
@@ -278,7 +279,7 @@ const tool_message =
     "event: message_delta\ndata: {\"type\":\"message_delta\",\"delta\":{\"stop_reason\":\"tool_use\"},\"usage\":{\"output_tokens\":4}}\n\n" ++
     "event: message_stop\ndata: {\"type\":\"message_stop\"}\n\n";
 
-const lookup_tool =
+pub const lookup_tool =
     \\{"name":"lookup","description":"Looks up q.","input_schema":{"type":"object","properties":{"q":{"type":"string"}},"required":["q"]},"capabilities":["search"]}
 ;
 
