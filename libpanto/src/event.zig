@@ -84,11 +84,21 @@ pub const Event = union(enum) {
 };
 
 pub fn addUsage(total: *Usage, u: Usage) void {
-    total.input_tokens += u.input_tokens;
-    total.output_tokens += u.output_tokens;
-    total.cache_read_tokens += u.cache_read_tokens;
-    total.cache_write_tokens += u.cache_write_tokens;
-    total.reasoning_tokens += u.reasoning_tokens;
+    // Saturating: the counts are the server's, and a huge one must not overflow the sum.
+    total.input_tokens +|= u.input_tokens;
+    total.output_tokens +|= u.output_tokens;
+    total.cache_read_tokens +|= u.cache_read_tokens;
+    total.cache_write_tokens +|= u.cache_write_tokens;
+    total.reasoning_tokens +|= u.reasoning_tokens;
+}
+
+test "a turn's usage saturates instead of overflowing on a server's huge counts" {
+    const max = std.math.maxInt(u64);
+    var total: Usage = .{ .output_tokens = max, .input_tokens = 1 };
+    addUsage(&total, .{ .output_tokens = max, .input_tokens = 2, .reasoning_tokens = max });
+    try std.testing.expectEqual(@as(u64, max), total.output_tokens);
+    try std.testing.expectEqual(@as(u64, 3), total.input_tokens);
+    try std.testing.expectEqual(@as(u64, max), total.reasoning_tokens);
 }
 
 test "stop reasons of both providers map onto one set" {

@@ -578,3 +578,26 @@ def test_abi_mismatch_in_process(monkeypatch: pytest.MonkeyPatch, library: _nati
     monkeypatch.setattr(_native, "ABI_VERSION", _native.ABI_VERSION + 1)
     with pytest.raises(ImportError, match=r"ABI version"):
         _native.Library(library.path)
+
+
+def test_huge_usage_counts_saturate_the_turn_usage(provider: str) -> None:
+    # A server's token counts are not trusted: two messages of one turn that each claim
+    # 2**64 - 1 output tokens once overflowed the turn's sum and aborted the process.
+    huge = 2**64 - 1
+
+    @panto.tool
+    def get_weather(city: str) -> str:
+        """Current weather for a city."""
+        return "sunny"
+
+    first = {"message": {"content": [{"type": "tool_use", "id": "toolu_1", "name": "get_weather",
+                                      "input": {"city": "Paris"}}],
+                         "stop_reason": "tool_use", "usage": {"input_tokens": 5, "output_tokens": huge}}}
+    second = {"message": {"content": [{"type": "text", "text": "Sunny."}], "stop_reason": "end_turn",
+                          "usage": {"input_tokens": 9, "output_tokens": huge}}}
+    with Emulator(scenario=scenario(first, second)) as emu, new_agent(emu, provider, tools=[get_weather]) as agent:
+        with agent.run("Weather in Paris?") as stream:
+            message = stream.final_message()
+        assert message.usage.output_tokens == huge
+        assert message.turn_usage == panto.Usage(input_tokens=14, output_tokens=huge)
+        assert [r for r, _ in texts(agent.conversation)] == ["user", "assistant", "user", "assistant"]
