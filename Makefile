@@ -63,9 +63,12 @@ bench: build
 	bench/bench.sh
 
 # Not part of `make test`: coverage-guided fuzzing with libFuzzer (libpanto/fuzz/README.md),
-# FUZZ_SECONDS per target (default 600), FUZZ_TARGETS="sse config" for some. Writes build/fuzz.json.
+# FUZZ_SECONDS per target (default 600), FUZZ_TARGETS="sse config" for some, FUZZ_STRICT=1 to
+# check the order of events too, FUZZ_JOBS=2 for two targets at once. Writes build/fuzz.json.
 fuzz: setup
-	$(PY) libpanto/fuzz/run.py $(if $(FUZZ_SECONDS),--seconds $(FUZZ_SECONDS)) $(if $(FUZZ_TARGETS),--targets "$(FUZZ_TARGETS)") $(if $(FUZZ_JOBS),--jobs $(FUZZ_JOBS))
+	$(PY) libpanto/fuzz/run.py $(if $(FUZZ_SECONDS),--seconds $(FUZZ_SECONDS)) \
+		$(if $(FUZZ_TARGETS),--targets "$(FUZZ_TARGETS)") $(if $(filter 1,$(FUZZ_STRICT)),--strict) \
+		$(if $(FUZZ_JOBS),--jobs $(FUZZ_JOBS))
 
 clean:
 	rm -rf zig-out .zig-cache build

@@ -314,6 +314,7 @@ def generated() -> Iterator[tuple[str, str, bytes, bool]]:
         "read_escape": '{"path":"../../etc/passwd"}',
         "read_symlink_out": '{"path":"out/passwd"}',
         "read_loop": '{"path":"loop"}',
+        "read_fifo": '{"path":"fifo"}',
         "read_absolute": '{"path":"/etc/passwd"}',
         "read_nul": '{"path":"a.txt\\u0000x"}',
         "read_empty_path": '{"path":""}',

@@ -1,12 +1,8 @@
 //! The small directory the native `read` tool gets as its root while fuzzing: files of each
 //! kind its answers differ on (lines, an empty file, more lines than the default limit, a line
 //! over the byte cap, bytes that are not UTF-8, a subfolder, symlinks out of the root and to
-//! themselves). No FIFO: reading one hangs today (issue 12, item 3); add one here once that is
-//! fixed.
+//! themselves, a FIFO, whose reading would wait for a writer: a hang the fuzzer reports).
 const std = @import("std");
-
-/// What a fuzzed tool input most likely names: the dictionaries and seeds use these.
-pub const file_names = [_][]const u8{ "a.txt", "empty.txt", "long.txt", "wide.txt", "bad.bin", "sub/b.txt", "sub", "out/passwd", "loop" };
 
 /// Fills `root` (created if missing; existing files are rewritten, so it is the same every run).
 pub fn prepare(root: []const u8) !void {
@@ -24,7 +20,11 @@ pub fn prepare(root: []const u8) !void {
     try write(try path(&buf, root, "wide.txt"), &wide);
     try symlink("/etc", try path(&buf, root, "out"));
     try symlink("loop", try path(&buf, root, "loop"));
+    const fifo = try path(&buf, root, "fifo");
+    if (mkfifo(fifo, 0o644) != 0 and std.c._errno().* != @intFromEnum(std.c.E.EXIST)) return error.CannotPrepareRoot;
 }
+
+extern "c" fn mkfifo(path: [*:0]const u8, mode: std.c.mode_t) c_int;
 
 fn path(buf: *[std.c.PATH_MAX]u8, root: []const u8, name: []const u8) ![:0]const u8 {
     return std.fmt.bufPrintZ(buf, "{s}/{s}", .{ root, name });
