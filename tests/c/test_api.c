@@ -347,6 +347,20 @@ static PantoAgent *new_agent_with(const char *base_url, const char *extra) {
 
 static PantoAgent *new_agent(const char *base_url) { return new_agent_with(base_url, NULL); }
 
+/* Starts the canned server with these answers and makes an agent for it; NULL (reported as a
+ * failed check, the server stopped) when either cannot be had. */
+static PantoAgent *serve_and_connect(const struct canned *answers, int n, char *url, size_t url_size) {
+    PantoAgent *agent;
+    if (start_server(answers, n, url, url_size) < 0) {
+        CHECK(!"cannot start the canned server");
+        return NULL;
+    }
+    agent = new_agent(url);
+    CHECK(agent != NULL);
+    if (!agent) stop_server();
+    return agent;
+}
+
 static const char WEATHER_TOOL[] =
     "{\"name\": \"get_weather\", \"description\": \"Current weather for a city.\", "
     "\"input_schema\": {\"type\": \"object\", \"properties\": {\"city\": {\"type\": \"string\"}}, "
@@ -664,16 +678,8 @@ static void test_turns(void) {
     int rc, kinds[16], n = 0, deltas_ok = 1, complete_ok = 0;
 
     current_test = "turns";
-    if (start_server(answers, 3, url, sizeof url) < 0) {
-        CHECK(!"cannot start the canned server");
-        return;
-    }
-    agent = new_agent(url);
-    CHECK(agent != NULL);
-    if (!agent) {
-        stop_server();
-        return;
-    }
+    agent = serve_and_connect(answers, 3, url, sizeof url);
+    if (!agent) return;
 
     /* Turn 1, with an event struct that ends before stop_reason. */
     CHECK_RC(panto_agent_run(agent, "Hello", &stream), PANTO_OK);
@@ -1020,16 +1026,8 @@ static void tool_turn(size_t ev_size, const char *label) {
     int rc, n = 0, order_ok = 1, pending_seen = 0;
 
     current_test = label;
-    if (start_server(answers, 2, url, sizeof url) < 0) {
-        CHECK(!"cannot start the canned server");
-        return;
-    }
-    agent = new_agent(url);
-    CHECK(agent != NULL);
-    if (!agent) {
-        stop_server();
-        return;
-    }
+    agent = serve_and_connect(answers, 2, url, sizeof url);
+    if (!agent) return;
     CHECK_RC(panto_agent_add_tool(agent, WEATHER_TOOL), PANTO_OK);
     CHECK_RC(panto_agent_run(agent, "Weather in Paris?", &stream), PANTO_OK);
     memset(&ev, 0x5A, sizeof ev);
@@ -1241,16 +1239,8 @@ static void retry_event_turn(size_t ev_size, const char *label) {
     int rc, n = 0;
 
     current_test = label;
-    if (start_server(answers, 2, url, sizeof url) < 0) {
-        CHECK(!"cannot start the canned server");
-        return;
-    }
-    agent = new_agent(url);
-    CHECK(agent != NULL);
-    if (!agent) {
-        stop_server();
-        return;
-    }
+    agent = serve_and_connect(answers, 2, url, sizeof url);
+    if (!agent) return;
     CHECK_RC(panto_agent_run(agent, "Hello", &stream), PANTO_OK);
     memset(&ev, 0x5A, sizeof ev);
     ev.size = (uint32_t)ev_size;
@@ -1330,16 +1320,8 @@ static void test_wire_strings(void) {
     }
 
     current_test = "wire_strings_set_config";
-    if (start_server(answers, 1, url, sizeof url) < 0) {
-        CHECK(!"cannot start the canned server");
-        return;
-    }
-    agent = new_agent(url);
-    CHECK(agent != NULL);
-    if (!agent) {
-        stop_server();
-        return;
-    }
+    agent = serve_and_connect(answers, 1, url, sizeof url);
+    if (!agent) return;
     check_wire_refused(panto_agent_set_config(agent, "{\"api_key\": \"sk-s3cret\\r\\nX-Injected: yes\"}"), agent, "api_key");
     check_wire_refused(panto_agent_set_config(agent, "{\"base_url\": \"http://h/\\r\\nX-Injected: yes\"}"), agent, "base_url");
     check_wire_refused(panto_agent_set_config(agent, "{\"max_tokens\": 777, \"model\": \"m\\u007f\"}"), agent, "model");
@@ -1366,16 +1348,8 @@ static void test_set_config(void) {
     PantoString body;
 
     current_test = "set_config";
-    if (start_server(answers, 3, url, sizeof url) < 0) {
-        CHECK(!"cannot start the canned server");
-        return;
-    }
-    agent = new_agent(url);
-    CHECK(agent != NULL);
-    if (!agent) {
-        stop_server();
-        return;
-    }
+    agent = serve_and_connect(answers, 3, url, sizeof url);
+    if (!agent) return;
     /* Applied to the next request. */
     CHECK_RC(panto_agent_set_config(agent, "{\"max_tokens\": 30000}"), PANTO_OK);
     CHECK_RC(panto_agent_error(agent, NULL), 0);
@@ -1485,16 +1459,8 @@ static void test_cancel(void) {
     int rc;
 
     current_test = "cancel";
-    if (start_server(answers, 2, url, sizeof url) < 0) {
-        CHECK(!"cannot start the canned server");
-        return;
-    }
-    agent = new_agent(url);
-    CHECK(agent != NULL);
-    if (!agent) {
-        stop_server();
-        return;
-    }
+    agent = serve_and_connect(answers, 2, url, sizeof url);
+    if (!agent) return;
     CHECK_RC(panto_agent_run(agent, "Hello", &stream), PANTO_OK);
     CHECK_RC(panto_next_event(stream, &ev), PANTO_EVENT);
     CHECK(ev.kind == PANTO_EVENT_MESSAGE_START);
@@ -1553,16 +1519,8 @@ static void test_cancel_retry_wait(void) {
     double elapsed = 0;
 
     current_test = "cancel_retry_wait";
-    if (start_server(answers, 1, url, sizeof url) < 0) {
-        CHECK(!"cannot start the canned server");
-        return;
-    }
-    agent = new_agent(url);
-    CHECK(agent != NULL);
-    if (!agent) {
-        stop_server();
-        return;
-    }
+    agent = serve_and_connect(answers, 1, url, sizeof url);
+    if (!agent) return;
     CHECK_RC(panto_agent_run(agent, "Hello", &stream), PANTO_OK);
     CHECK_RC(panto_next_event(stream, &ev), PANTO_EVENT);
     CHECK(ev.kind == PANTO_EVENT_PROVIDER_RETRY && ev.delay_ms == 5000 && ev.http_status == 429);
