@@ -16,7 +16,7 @@ export LD_LIBRARY_PATH := $(LIB)
 export LUA_CPATH := $(LIB)/lua/?.so;;
 export PYTHONPATH := $(ROOT)/bindings-py
 
-.PHONY: all setup build test test-zig test-c test-python test-go test-lua conformance demo bench fuzz clean
+.PHONY: all setup build test test-zig test-c test-python test-go test-lua conformance demo bench bench-latency fuzz clean
 
 all: build
 
@@ -61,6 +61,10 @@ demo: build
 # Not part of `make test`: panto against the official SDKs (bench/README.md).
 bench: build
 	bench/bench.sh
+
+# The latency benchmark alone (part of `make bench`): results in build/bench/.
+bench-latency: build
+	bench/bench.sh --only latency
 
 # Not part of `make test`: coverage-guided fuzzing with libFuzzer (libpanto/fuzz/README.md),
 # FUZZ_SECONDS per target (default 600), FUZZ_TARGETS="sse config" for some, FUZZ_STRICT=1 to

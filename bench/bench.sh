@@ -1,15 +1,17 @@
 #!/usr/bin/env bash
 # make bench: sets up what the benchmark needs (idempotent; a second run only checks), builds
 # the consumers, then runs bench/run.py. BENCH_QUICK=1 for a ~1 minute run; arguments are
-# passed to run.py (e.g. `bench/bench.sh --only panto-c`).
+# passed to run.py (e.g. `bench/bench.sh --only panto-c`, `bench/bench.sh --only latency`).
 #
 # What it sets up, all under build/ (never in .venv):
+#   build/tls                   the test certificates (tests/net/make_certs.sh), for the latency
+#                               benchmark's HTTPS links (bench/latency.py makes them)
 #   build/bench-venv            python venv with bench/requirements.txt (anthropic, openai, httpx,
 #                               matplotlib), pinned
 #   build/bench/zig-out         libpanto built from this checkout with -Doptimize=$BENCH_OPTIMIZE
 #                               (default ReleaseSafe, as `make build`), so a Debug zig-out/ left by
 #                               someone's `zig build` does not skew the figures
-#   build/bench/panto_c         the C consumer
+#   build/bench/panto_c         the C consumer (and panto_c_turns, its latency workload)
 #   build/bench/go-panto        the Go consumer (bench/go-panto, panto.dev/panto by replace)
 #   build/bench/anthropic-go, openai-go   the Go SDK peers (bench/go-peers, versions in its go.sum)
 #   bindings-py/panto/__pycache__   panto's bytecode (the peers' packages got theirs from pip)
@@ -51,6 +53,8 @@ lib=$root/$out/zig-out/lib
 cc -O2 -std=c99 -Wall -Wextra -Werror bench/clients/spawn.c -o "$out/spawn"
 cc -O2 -std=c99 -Wall -Wextra -Werror -pthread -Iinclude bench/clients/panto_c.c \
     -L"$lib" -lpanto -Wl,-rpath,"$lib" -o "$out/panto_c"
+cc -O2 -std=c99 -Wall -Wextra -Werror -Iinclude bench/clients/panto_c_turns.c \
+    -L"$lib" -lpanto -Wl,-rpath,"$lib" -o "$out/panto_c_turns"
 (cd bench/go-panto && go build -o "$root/$out/go-panto" .)
 if [ ! -x "$out/anthropic-go" ] || [ ! -x "$out/openai-go" ] || \
    [ -n "$(find bench/go-peers -newer "$out/openai-go" -name '*.go' -o -newer "$out/openai-go" -name 'go.*' | head -n1)" ]; then

@@ -15,7 +15,7 @@ import json
 import os
 import platform
 import re
-import select
+import resource
 import signal
 import statistics
 import subprocess
@@ -25,18 +25,21 @@ import urllib.request
 from dataclasses import dataclass, field
 from typing import Callable, Dict, List, Optional
 
-HERE = os.path.dirname(os.path.abspath(__file__))
-ROOT = os.path.dirname(HERE)
-BUILD = os.path.join(ROOT, "build", "bench")
-CLIENTS_DIR = os.path.join(HERE, "clients")
+import consumer
+import latency
+from consumer import BUILD, CLIENTS_DIR, HERE, ROOT, RunError
+
 VENV_PY = os.path.join(ROOT, "build", "bench-venv", "bin", "python")
-LIB = os.environ.get("BENCH_LIB_DIR", os.path.join(BUILD, "zig-out", "lib"))
 
 FULL = dict(name="full", ns=[10_000, 100_000, 1_000_000], reps=3, skip_over_s=15.0, one_rep_over_s=4.0,
-            conc_streams=100, conc_n=1_000, conc_reps=3, warmup=True)
+            conc_streams=100, conc_n=1_000, conc_reps=3, big_streams=1_000, big_n=1_000, warmup=True,
+            latency=latency.FULL)
 QUICK = dict(name="quick", ns=[1_000, 10_000, 100_000], reps=1, skip_over_s=3.0, one_rep_over_s=1.0,
-             conc_streams=100, conc_n=200, conc_reps=1, warmup=False)
-RUN_TIMEOUT_S = 240.0
+             conc_streams=100, conc_n=200, conc_reps=1, big_streams=1_000, big_n=1_000, warmup=False,
+             latency=latency.QUICK)
+# What `--only` may name besides consumers: run only these parts.
+SECTIONS = ("streaming", "streams1000", "latency")
+KB_PER_STREAM_TARGET = 64
 
 
 # ---- the consumers ---------------------------------------------------------------------------
@@ -51,6 +54,7 @@ class Client:
     kind: str = "proto"  # proto: speaks READY/FIRST/END; curl: curl -w
     concurrent: bool = False  # part of the 100-stream comparison
     note: str = ""
+    big: bool = False  # part of the 1,000-stream memory measurement
 
 
 def clients() -> List[Client]:
@@ -62,11 +66,11 @@ def clients() -> List[Client]:
         conc = p == "anthropic"
         out += [
             Client(f"panto-c/{p}", p, "panto", lambda u, s, p=p: [os.path.join(BUILD, "panto_c"), p, u, str(s)],
-                   concurrent=conc, note="pthreads, one agent each"),
+                   concurrent=conc, big=conc, note="pthreads, one agent each"),
             Client(f"panto-py/{p}", p, "panto", lambda u, s, p=p: [py, os.path.join(c, "panto_py.py"), p, u, str(s)],
-                   env=panto_env, concurrent=conc, note="threads, one agent each"),
+                   env=panto_env, concurrent=conc, big=conc, note="threads, one agent each"),
             Client(f"panto-go/{p}", p, "panto", lambda u, s, p=p: [os.path.join(BUILD, "go-panto"), p, u, str(s)],
-                   concurrent=conc, note="goroutines, one agent each"),
+                   concurrent=conc, big=conc, note="goroutines, one agent each"),
             Client(f"panto-lua/{p}", p, "panto", lambda u, s, p=p: ["lua5.4", os.path.join(c, "panto_lua.lua"), p, u, str(s)],
                    concurrent=conc, note="one Lua thread, streams read round-robin"),
         ]
@@ -100,94 +104,13 @@ def clients() -> List[Client]:
 
 # ---- running one process ---------------------------------------------------------------------
 
-class RunError(Exception):
-    pass
-
-
-def _vm_hwm_kb(pid: int) -> Optional[int]:
-    try:
-        with open(f"/proc/{pid}/status") as f:
-            for line in f:
-                if line.startswith("VmHWM:"):
-                    return int(line.split()[1])
-    except OSError:
-        pass
-    return None
-
-
-def run_once(client: Client, base_url: str, streams: int, log) -> dict:
-    """Runs the consumer once; returns its measurements (seconds, kB)."""
-    env = dict(os.environ)
-    env.pop("PYTHONPATH", None)
-    env.update({
-        "PANTO_LIBRARY": os.path.join(LIB, "libpanto.so"),
-        "LD_LIBRARY_PATH": LIB,
-        "LUA_CPATH": os.path.join(LIB, "lua", "?.so") + ";;",
-        "PYTHONWARNINGS": "ignore",
-    })
-    env.update(client.env)
-    argv = client.argv(base_url, streams)
-    log.write(f"\n### {client.name} streams={streams} {' '.join(argv)}\n")
-    log.flush()
-    ru_path = os.path.join(BUILD, "logs", "rusage.txt")
-    if os.path.exists(ru_path):
-        os.unlink(ru_path)
-    t_spawn = time.perf_counter()
-    # Through build/bench/spawn (see bench/clients/spawn.c): the consumer's own peak RSS.
-    proc = subprocess.Popen([os.path.join(BUILD, "spawn"), ru_path] + argv, stdin=subprocess.DEVNULL,
-                            stdout=subprocess.PIPE, stderr=log, env=env, cwd=CLIENTS_DIR, start_new_session=True)
-    fd = proc.stdout.fileno()
-    stamps: Dict[str, float] = {}
-    lines: List[str] = []
-    buf = b""
-    import_rss = None
-    child_pid = None
-    deadline = t_spawn + RUN_TIMEOUT_S
-    try:
-        while True:
-            left = deadline - time.perf_counter()
-            if left <= 0:
-                raise RunError(f"timed out after {RUN_TIMEOUT_S:.0f} s")
-            r, _, _ = select.select([fd], [], [], left)
-            if not r:
-                continue
-            data = os.read(fd, 65536)
-            now = time.perf_counter()
-            if not data:
-                break
-            buf += data
-            while b"\n" in buf:
-                line, buf = buf.split(b"\n", 1)
-                text = line.decode("utf-8", "replace").strip()
-                word = text.split(" ", 1)[0]
-                if word == "PID" and child_pid is None:
-                    child_pid = int(text.split()[1])
-                    continue
-                lines.append(text)
-                if word in ("READY", "FIRST", "END") and word not in stamps:
-                    stamps[word] = now
-                    if word == "READY" and child_pid:
-                        import_rss = _vm_hwm_kb(child_pid)
-    finally:
-        if proc.poll() is None:
-            try:
-                os.killpg(proc.pid, signal.SIGKILL)  # the spawner and the consumer
-            except ProcessLookupError:
-                pass
-        proc.wait()
-        proc.stdout.close()
-    t_exit = time.perf_counter()
-    if buf.strip():  # curl -w prints no final newline
-        lines.append(buf.decode("utf-8", "replace").strip())
-    try:
-        with open(ru_path) as f:
-            code, maxrss, utime, stime = f.read().split()
-    except (OSError, ValueError):
-        raise RunError(f"the spawner exited with {proc.returncode} and no rusage (see {log.name})")
-    if int(code) != 0:
-        raise RunError(f"exit status {code} (see {log.name})")
-    ru_cpu, ru_maxrss = float(utime) + float(stime), int(maxrss)
-    rec = {"cpu_total_s": ru_cpu, "maxrss_kb": ru_maxrss, "process_s": t_exit - t_spawn}
+def run_once(client: Client, base_url: str, streams: int, log, together: bool = False) -> dict:
+    """Runs the consumer once; returns its measurements (seconds, kB). together: every stream
+    waits after its first delta until all have one (BENCH_TOGETHER=1), so all are open at once."""
+    env = dict(client.env, BENCH_TOGETHER="1") if together else client.env
+    p = consumer.run(client.argv(base_url, streams), env, log, f"{client.name} streams={streams}")
+    rec = {"cpu_total_s": p.cpu_total_s, "maxrss_kb": p.maxrss_kb, "process_s": p.t_exit - p.t_spawn}
+    lines = [text for _, text in p.lines]
     if client.kind == "curl":
         parts = lines[-1].split() if lines else []
         if len(parts) != 4 or parts[3] != "200":
@@ -195,6 +118,9 @@ def run_once(client: Client, base_url: str, streams: int, log) -> dict:
         rec.update(ttfe_s=float(parts[0]), wall_s=float(parts[1]), body_bytes=int(parts[2]),
                    cpu_s=rec["cpu_total_s"])
         return rec
+    stamps: Dict[str, float] = {}
+    for t, text in p.lines:
+        stamps.setdefault(text.split(" ", 1)[0], t)
     missing = [w for w in ("READY", "FIRST", "END") if w not in stamps]
     if missing:
         raise RunError(f"no {'/'.join(missing)} line; stdout was {lines[-5:]!r}")
@@ -203,8 +129,8 @@ def run_once(client: Client, base_url: str, streams: int, log) -> dict:
     rec.update(
         events=int(end[1]), text_bytes=int(end[2]), cpu_s=float(end[3]) - float(ready[1]),
         wall_s=stamps["END"] - stamps["READY"], ttfe_s=stamps["FIRST"] - stamps["READY"],
-        cold_start_s=stamps["FIRST"] - t_spawn, import_s=stamps["READY"] - t_spawn,
-        import_rss_kb=import_rss,
+        cold_start_s=stamps["FIRST"] - p.t_spawn, import_s=stamps["READY"] - p.t_spawn,
+        import_rss_kb=p.import_rss_kb,
     )
     return rec
 
@@ -256,22 +182,35 @@ def check(client: Client, rec: dict, n: int, streams: int, expected_text: int, b
                        f"expected {n * streams} / {expected_text * streams}")
 
 
-def measure(cfg: dict, selected: List[Client], log, say) -> dict:
-    ns = cfg["ns"]
-    server = Server(ns + [cfg["conc_n"], 10], log)
+def raise_fd_limit(need: int, say) -> None:
+    """Every stream holds a socket: lift the soft limit on open files (inherited by the
+    consumers) to the hard one if it is below `need`."""
+    soft, hard = resource.getrlimit(resource.RLIMIT_NOFILE)
+    if soft != resource.RLIM_INFINITY and soft < need:
+        new = hard if hard == resource.RLIM_INFINITY else min(hard, max(need, soft))
+        resource.setrlimit(resource.RLIMIT_NOFILE, (new, hard))
+        say(f"bench: open files limit raised from {soft} to {new}")
+        if new != resource.RLIM_INFINITY and new < need:
+            say(f"bench: warning: the hard limit on open files ({hard}) is below the {need} the streams need")
+
+
+def measure(cfg: dict, selected: List[Client], log, say, streaming: bool = True, big: bool = True) -> dict:
+    ns = cfg["ns"] if streaming else []
+    server = Server(ns + [cfg["conc_n"], cfg["big_n"], 10], log)
     try:
         say(f"bench: SSE server at {server.url}")
-        stats = {n: server.stats(n) for n in ns + [cfg["conc_n"], 10]}
+        stats = {n: server.stats(n) for n in ns + [cfg["conc_n"], cfg["big_n"], 10]}
         expected = {n: s["text_bytes"] for n, s in stats.items()}
         bodies = {(p, n): stats[n][f"{p}_body_bytes"] for p in ("anthropic", "openai") for n in ns}
         runs: Dict[str, Dict[int, List[dict]]] = {c.name: {} for c in selected}
         conc_runs: Dict[str, List[dict]] = {c.name: [] for c in selected if c.concurrent}
+        big_runs: Dict[str, List[tuple]] = {c.name: [] for c in selected if c.big}
         failed: Dict[str, str] = {}
         skipped: Dict[str, Dict[int, float]] = {c.name: {} for c in selected}
 
-        def attempt(c: Client, n: int, streams: int, expect_text: int) -> Optional[dict]:
+        def attempt(c: Client, n: int, streams: int, expect_text: int, together: bool = False) -> Optional[dict]:
             try:
-                rec = run_once(c, server.base(n), streams, log)
+                rec = run_once(c, server.base(n), streams, log, together)
                 check(c, rec, n, streams, expect_text, bodies.get((c.provider, n)) if streams == 1 else None)
                 return rec
             except RunError as e:
@@ -279,7 +218,7 @@ def measure(cfg: dict, selected: List[Client], log, say) -> dict:
                 say(f"bench: {c.name} failed: {failed[c.name]}")
                 return None
 
-        if cfg["warmup"]:
+        if cfg["warmup"] and streaming:
             say("bench: warm-up (one short run of each consumer, not counted)")
             for c in selected:
                 attempt(c, 10, 1, expected[10])
@@ -293,7 +232,7 @@ def measure(cfg: dict, selected: List[Client], log, say) -> dict:
             n = max(below)
             return n / median([x["wall_s"] for x in runs[c.name][n]])
 
-        for rep in range(cfg["reps"]):
+        for rep in range(cfg["reps"] if streaming else 0):
             for n in ns:
                 line = []
                 for c in selected:
@@ -314,7 +253,7 @@ def measure(cfg: dict, selected: List[Client], log, say) -> dict:
                 say(f"bench: rep {rep + 1}/{cfg['reps']} N={n:,}: " + ", ".join(line))
 
         conc = [c for c in selected if c.concurrent and c.name not in failed]
-        if conc:
+        if conc and streaming:
             say(f"bench: {cfg['conc_streams']} concurrent streams of {cfg['conc_n']:,} deltas in one process")
             for rep in range(cfg["conc_reps"]):
                 line = []
@@ -326,7 +265,25 @@ def measure(cfg: dict, selected: List[Client], log, say) -> dict:
                         conc_runs[c.name].append(rec)
                         line.append(f"{c.name} {rec['cpu_s']:.2f} s CPU {rec['maxrss_kb'] / 1024:.0f} MB")
                 say(f"bench: rep {rep + 1}/{cfg['conc_reps']} concurrent: " + ", ".join(line))
-        return dict(runs=runs, conc_runs=conc_runs, failed=failed, skipped=skipped, expected=expected,
+
+        # 1,000 streams: the peak RSS a stream costs, against the same consumer with one stream.
+        bigs = [c for c in selected if c.big and c.name not in failed]
+        if bigs and big:
+            k, n = cfg["big_streams"], cfg["big_n"]
+            raise_fd_limit(k + 256, say)
+            say(f"bench: {k:,} concurrent streams of {n:,} deltas in one process, and 1 stream")
+            for rep in range(cfg["conc_reps"]):
+                line = []
+                for c in bigs:
+                    if c.name in failed:
+                        continue
+                    one = attempt(c, n, 1, expected[n])
+                    many = attempt(c, n, k, expected[n], together=True) if one is not None else None
+                    if many is not None:
+                        big_runs[c.name].append((one, many))
+                        line.append(f"{c.name} {one['maxrss_kb'] / 1024:.0f} → {many['maxrss_kb'] / 1024:.0f} MB")
+                say(f"bench: rep {rep + 1}/{cfg['conc_reps']} {k:,} streams: " + ", ".join(line))
+        return dict(runs=runs, conc_runs=conc_runs, big_runs=big_runs, failed=failed, skipped=skipped, expected=expected,
                     bodies={f"{p}/{n}": v for (p, n), v in bodies.items()})
     finally:
         server.stop()
@@ -363,6 +320,15 @@ def summarize(cfg: dict, selected: List[Client], m: dict) -> Dict[str, dict]:
             d[f"concurrent{k}_rss_mb"] = round(median([x["maxrss_kb"] for x in cr]) / 1024, 1)
             d[f"concurrent{k}_wall_s"] = round(median([x["wall_s"] for x in cr]), 3)
             d[f"concurrent{k}_events_per_s"] = round(k * cfg["conc_n"] / median([x["wall_s"] for x in cr]))
+        br = m["big_runs"].get(c.name) or []
+        if br:
+            k = cfg["big_streams"]
+            one = median([x[0]["maxrss_kb"] for x in br])
+            many = median([x[1]["maxrss_kb"] for x in br])
+            d[f"concurrent{k}_rss_mb"] = round(many / 1024, 1)
+            d[f"concurrent{k}_wall_s"] = round(median([x[1]["wall_s"] for x in br]), 3)
+            d[f"concurrent{k}_baseline_rss_mb"] = round(one / 1024, 1)
+            d[f"concurrent{k}_kb_per_stream"] = round((many - one) / k, 1)
         if c.name in m["failed"]:
             d["error"] = m["failed"][c.name]
         for n, est in m["skipped"][c.name].items():
@@ -451,6 +417,20 @@ def targets(cfg: dict, res: dict, expected: dict) -> List[dict]:
     return rows
 
 
+def big_targets(cfg: dict, res: dict, selected: List[Client]) -> List[dict]:
+    k = cfg["big_streams"]
+    names = [c.name for c in selected if c.big]
+    parts, oks = [], []
+    for name in names:
+        v = res.get(name, {}).get(f"concurrent{k}_kb_per_stream")
+        parts.append(f"{name}: not measured" if v is None else f"{name} {v:,.0f} KB")
+        oks.append(None if v is None else v <= KB_PER_STREAM_TARGET)
+    ok = None if not oks or None in oks else all(oks)
+    return [{"target": f"{k:,} concurrent streams: ≤ {KB_PER_STREAM_TARGET} KB of peak RSS a stream (C, Go, Python)",
+             "measured": "; ".join(parts) + f" ((peak RSS with {k:,} streams − with 1) / {k:,})",
+             "status": "not measured" if ok is None else ("met" if ok else "not met")}]
+
+
 # ---- reports ---------------------------------------------------------------------------------
 
 def fmt(v, spec="{:,.0f}"):
@@ -486,29 +466,9 @@ def machine_info() -> dict:
             "panto_optimize": os.environ.get("BENCH_OPTIMIZE", "ReleaseSafe")}
 
 
-def write_markdown(path: str, cfg: dict, res: dict, rows: List[dict], info: dict, selected: List[Client], png: Optional[str], m: dict) -> None:
+def streaming_table(cfg: dict, res: dict, selected: List[Client]) -> List[str]:
     ns = cfg["ns"]
-    k = cfg["conc_streams"]
-    L: List[str] = []
-    L.append("# `make bench` results")
-    L.append("")
-    L.append(f"Generated by `make bench{' BENCH_QUICK=1' if cfg['name'] == 'quick' else ''}` on {datetime.datetime.now().strftime('%Y-%m-%d %H:%M')} "
-             f"({info['cores']} cores, {info['cpu']}, Linux {info['kernel']}; Python {info['python']}, {info['go']}, "
-             f"Lua {info['lua']}, curl {info['curl']}; libpanto {info['panto_optimize']}; load average "
-             f"{info['loadavg_before'][0]:.2f} just before the run: above ~0.5, something else was using the CPU). "
-             "Medians of the repetitions; each consumer runs as its own process against a loopback SSE server "
-             "that sends pre-rendered bodies (see bench/README.md). "
-             + ", ".join(f"{k_} {v}" for k_, v in info["versions"].items()) + ".")
-    L.append("")
-    L.append("## Targets (issue 6)")
-    L.append("")
-    L.append("| target | measured | status |")
-    L.append("|---|---|---|")
-    for r in rows:
-        L.append(f"| {r['target']} | {r['measured']} | **{r['status']}** |")
-    L.append("")
-    L.append("## Streaming one turn")
-    L.append("")
+    L: List[str] = ["## Streaming one turn", ""]
     hdr = ["consumer"] + [f"events/s N={n:,}" for n in ns] + ["CPU µs/event", "peak RSS MB", "TTFE ms", "cold start ms", "import RSS MB"]
     L.append("| " + " | ".join(hdr) + " |")
     L.append("|" + "---|" * len(hdr))
@@ -527,6 +487,32 @@ def write_markdown(path: str, cfg: dict, res: dict, rows: List[dict], info: dict
              "sent → first text delta. Cold start: process spawned → first text delta (interpreter, imports, "
              "client set-up, connect, first event). Import RSS: peak RSS when set-up was done, before the request.")
     L.append("")
+    return L
+
+
+def write_markdown(path: str, cfg: dict, res: dict, rows: List[dict], info: dict, selected: List[Client], png: Optional[str],
+                   m: dict, latency_lines: List[str]) -> None:
+    k = cfg["conc_streams"]
+    L: List[str] = []
+    L.append("# `make bench` results")
+    L.append("")
+    L.append(f"Generated by `make bench{' BENCH_QUICK=1' if cfg['name'] == 'quick' else ''}` on {datetime.datetime.now().strftime('%Y-%m-%d %H:%M')} "
+             f"({info['cores']} cores, {info['cpu']}, Linux {info['kernel']}; Python {info['python']}, {info['go']}, "
+             f"Lua {info['lua']}, curl {info['curl']}; libpanto {info['panto_optimize']}; load average "
+             f"{info['loadavg_before'][0]:.2f} just before the run: above ~0.5, something else was using the CPU). "
+             "Medians of the repetitions; each consumer runs as its own process against a loopback SSE server "
+             "that sends pre-rendered bodies (see bench/README.md). "
+             + ", ".join(f"{k_} {v}" for k_, v in info["versions"].items()) + ".")
+    L.append("")
+    L.append("## Targets (issues 6 and 13)")
+    L.append("")
+    L.append("| target | measured | status |")
+    L.append("|---|---|---|")
+    for r in rows:
+        L.append(f"| {r['target']} | {r['measured']} | **{r['status']}** |")
+    L.append("")
+    if any(res[c.name].get("largest_n") for c in selected):  # the streaming part ran
+        L += streaming_table(cfg, res, selected)
     conc = [c for c in selected if res[c.name].get(f"concurrent{k}_cpu_s") is not None]
     if conc:
         L.append(f"## {k} concurrent streams in one process ({cfg['conc_n']:,} deltas each)")
@@ -538,11 +524,28 @@ def write_markdown(path: str, cfg: dict, res: dict, rows: List[dict], info: dict
             L.append(f"| `{c.name}` | {c.note} | {d[f'concurrent{k}_cpu_s']:.2f} | {d[f'concurrent{k}_rss_mb']:.1f} | "
                      f"{d[f'concurrent{k}_wall_s']:.2f} | {d[f'concurrent{k}_events_per_s']:,.0f} |")
         L.append("")
-    errors = {c.name: res[c.name]["error"] for c in selected if "error" in res[c.name]}
+    big = [c for c in selected if res[c.name].get(f"concurrent{cfg['big_streams']}_kb_per_stream") is not None]
+    if big:
+        kb = cfg["big_streams"]
+        L.append(f"## {kb:,} concurrent streams in one process ({cfg['big_n']:,} deltas each): memory a stream")
+        L.append("")
+        L.append(f"| consumer | how | peak RSS, 1 stream MB | peak RSS, {kb:,} streams MB | KB a stream | wall s |")
+        L.append("|---|---|---|---|---|---|")
+        for c in big:
+            d = res[c.name]
+            L.append(f"| `{c.name}` | {c.note} | {d[f'concurrent{kb}_baseline_rss_mb']:.1f} | {d[f'concurrent{kb}_rss_mb']:.1f} | "
+                     f"{d[f'concurrent{kb}_kb_per_stream']:,.0f} | {d[f'concurrent{kb}_wall_s']:.2f} |")
+        L.append("")
+        L.append(f"KB a stream: (peak RSS with {kb:,} streams − peak RSS of the same program with 1 stream of as many "
+                 f"deltas) / {kb:,}, in KiB: every stream's buffers, its agent, its thread or goroutine stack pages, "
+                 "and its socket's user-space state, all streams open at once.")
+        L.append("")
+    L += latency_lines
+    errors = [(name, d[key]) for name, d in res.items() for key in ("error", "latency_error") if key in d]
     if errors:
         L.append("## Failures")
         L.append("")
-        for name, e in errors.items():
+        for name, e in errors:
             L.append(f"- `{name}`: {e}")
         L.append("")
     if png:
@@ -595,15 +598,20 @@ def write_chart(path: str, cfg: dict, res: dict, selected: List[Client]) -> bool
 def main() -> int:
     ap = argparse.ArgumentParser(description="make bench")
     ap.add_argument("--quick", action="store_true", default=os.environ.get("BENCH_QUICK", "") not in ("", "0"))
-    ap.add_argument("--only", action="append", default=[], help="run only consumers whose name contains this (repeatable)")
+    ap.add_argument("--only", action="append", default=[],
+                    help="run only consumers whose name contains this, or only the parts named: "
+                         + ", ".join(SECTIONS) + " (repeatable)")
     ap.add_argument("--reps", type=int, default=None)
     ap.add_argument("--json", default=os.path.join(ROOT, "build", "bench.json"))
     ap.add_argument("--markdown", default=os.path.join(HERE, "RESULTS.md"))
     args = ap.parse_args()
     cfg = QUICK if args.quick else FULL
     if args.reps:
-        cfg = dict(cfg, reps=args.reps, conc_reps=args.reps)
-    selected = [c for c in clients() if not args.only or any(s in c.name for s in args.only)]
+        cfg = dict(cfg, reps=args.reps, conc_reps=args.reps, latency=dict(cfg["latency"], reps=args.reps))
+    sections = [s for s in SECTIONS if s in args.only] or list(SECTIONS)
+    names = [s for s in args.only if s not in SECTIONS]
+    selected = [c for c in clients() if not names or any(s in c.name for s in names)]
+    lat_selected = [c for c in latency.clients() if not names or any(s in c.name for s in names)]
     os.makedirs(os.path.join(BUILD, "logs"), exist_ok=True)
     log_path = os.path.join(BUILD, "logs", "bench.log")
     t0 = time.time()
@@ -612,18 +620,38 @@ def main() -> int:
         print(msg, flush=True)
 
     load_before = os.getloadavg()
+    streaming, big = "streaming" in sections, "streams1000" in sections
+    lat = None
     with open(log_path, "w") as log:
-        m = measure(cfg, selected, log, say)
+        if streaming or big:
+            m = measure(cfg, selected, log, say, streaming=streaming, big=big)
+        else:
+            m = dict(runs={c.name: {} for c in selected}, conc_runs={}, big_runs={}, failed={},
+                     skipped={c.name: {} for c in selected}, expected={}, bodies={})
+        if "latency" in sections and lat_selected:
+            say("bench: latency: a tool turn and plain turns through delayed links")
+            lat = latency.measure(cfg["latency"], lat_selected, log, say)
     load_after = os.getloadavg()
     res = summarize(cfg, selected, m)
-    rows = targets(cfg, res, m["expected"])
+    rows = targets(cfg, res, m["expected"]) if streaming else []
+    rows += big_targets(cfg, res, selected) if big else []
+    if lat is not None:
+        for name, d in lat["results"].items():
+            res.setdefault(name, {}).update(d)
+        for name, why in lat["failed"].items():
+            res.setdefault(name, {})["latency_error"] = why
+            m["failed"].setdefault(name, why)
+        rows += latency.targets(lat, lat_selected)
     info = machine_info()
     info["loadavg_before"] = [round(x, 2) for x in load_before]
     info["loadavg_after"] = [round(x, 2) for x in load_after]
     doc = {"_meta": {"quick": cfg["name"] == "quick", "ns": cfg["ns"], "reps": cfg["reps"],
                      "concurrent_streams": cfg["conc_streams"], "concurrent_deltas_each": cfg["conc_n"],
-                     "text_bytes": {str(n): m["expected"][n] for n in cfg["ns"]}, "body_bytes": m["bodies"],
-                     "targets": rows, "duration_s": round(time.time() - t0, 1), **info}}
+                     "big_streams": cfg["big_streams"], "big_deltas_each": cfg["big_n"],
+                     "latency": dict(cfg["latency"], turns=latency.TURNS, text_deltas=latency.TEXT_DELTAS,
+                                     tool_rounds=latency.TOOL_ROUNDS),
+                     "text_bytes": {str(n): m["expected"][n] for n in cfg["ns"] if n in m["expected"]}, "body_bytes": m["bodies"],
+                     "sections": sections, "targets": rows, "duration_s": round(time.time() - t0, 1), **info}}
     doc.update(res)
     partial = bool(args.only)
     if partial and args.json == ap.get_default("json"):  # a subset must not overwrite a full run
@@ -636,13 +664,14 @@ def main() -> int:
     if partial:  # nor the committed results
         png = os.path.join(BUILD, "results.png")
         md = os.path.join(BUILD, "RESULTS.md") if args.markdown == os.path.join(HERE, "RESULTS.md") else args.markdown
-    have_png = write_chart(png, cfg, res, selected)
-    write_markdown(md, cfg, res, rows, info, selected, png if have_png else None, m)
+    have_png = streaming and write_chart(png, cfg, res, selected)
+    write_markdown(md, cfg, res, rows, info, selected, png if have_png else None, m,
+                   latency.markdown(lat, lat_selected) if lat is not None else [])
 
     print()
     print(f"bench: wrote {args.json}, {md}" + (f", {png}" if have_png else "") + f" in {time.time() - t0:.0f} s")
-    print("bench: headline targets (issue 6)")
-    width = max(len(r["target"]) for r in rows)
+    print("bench: headline targets (issues 6 and 13)")
+    width = max((len(r["target"]) for r in rows), default=0)
     for r in rows:
         print(f"  [{r['status']:^12}] {r['target']:<{width}}  {r['measured']}")
     if m["failed"]:

@@ -4,6 +4,9 @@
  *
  *     panto_c PROVIDER BASE_URL [STREAMS]
  *
+ * With BENCH_TOGETHER=1 in the environment, every stream waits after its first delta until
+ * all have one (bench/run.py's 1,000-stream memory measurement: all open at once).
+ *
  * It speaks the harness protocol on stdout (bench/README.md): READY <cpu_s>, FIRST,
  * END <events> <text_bytes> <cpu_s>. */
 #define _POSIX_C_SOURCE 200809L
@@ -25,6 +28,8 @@ static double cpu_seconds(void) {
 static const char *provider, *base_url;
 static pthread_mutex_t first_lock = PTHREAD_MUTEX_INITIALIZER;
 static int first_sent;
+static int together;
+static pthread_barrier_t all_started;
 
 typedef struct {
     PantoAgent *agent;
@@ -50,6 +55,7 @@ static void *consume(void *arg) {
     if (rc < 0) {
         fprintf(stderr, "panto_agent_run: %s\n", panto_status_name(rc));
         job->failed = 1;
+        if (together) pthread_barrier_wait(&all_started);
         return NULL;
     }
     PantoEvent ev = PANTO_EVENT_INIT;
@@ -57,12 +63,16 @@ static void *consume(void *arg) {
     unsigned checksum = 0;
     while ((rc = panto_next_event(stream, &ev)) == PANTO_EVENT) {
         if (ev.kind == PANTO_EVENT_CONTENT_DELTA) {
-            if (events == 0) first_event();
+            if (events == 0) {
+                first_event();
+                if (together) pthread_barrier_wait(&all_started);
+            }
             events++;
             bytes += ev.text.len;
             if (ev.text.len) checksum += (unsigned char)ev.text.ptr[ev.text.len - 1];
         }
     }
+    if (together && events == 0) pthread_barrier_wait(&all_started); /* do not leave the others waiting */
     if (rc < 0) {
         PantoError err = PANTO_ERROR_INIT;
         panto_stream_error(stream, &err);
@@ -85,6 +95,9 @@ int main(int argc, char **argv) {
     base_url = argv[2];
     int streams = argc > 3 ? atoi(argv[3]) : 1;
     if (streams < 1) streams = 1;
+    const char *env_together = getenv("BENCH_TOGETHER");
+    together = streams > 1 && env_together && strcmp(env_together, "1") == 0;
+    if (together) pthread_barrier_init(&all_started, NULL, (unsigned)streams);
     const char *model = strcmp(provider, "openai") == 0 ? "gpt-4o-mini" : "claude-sonnet-4-6";
 
     char config[1024];

@@ -1,4 +1,9 @@
-"""The panto Python consumer of `make bench` (see benchproto.py): PROVIDER BASE_URL [STREAMS]."""
+"""The panto Python consumer of `make bench` (see benchproto.py): PROVIDER BASE_URL [STREAMS].
+With BENCH_TOGETHER=1, every stream waits after its first delta until all have one (the
+1,000-stream memory measurement: all open at once)."""
+import os
+import threading
+
 import benchproto as bp
 
 import panto
@@ -9,18 +14,25 @@ agents = [panto.Agent(provider=provider, model=model, base_url=base_url, api_key
           for _ in range(streams)]
 agent_iter = iter(agents)
 ContentDelta = panto.ContentDelta
+together = threading.Barrier(streams, timeout=120) if streams > 1 and os.environ.get("BENCH_TOGETHER") == "1" else None
 
 
 def one():
     agent = next(agent_iter)
     events = nbytes = 0
-    with agent.run("Hello") as stream:
-        for event in stream:
-            if type(event) is ContentDelta:
-                if not events:
-                    bp.first()
-                events += 1
-                nbytes += len(event.text)
+    try:
+        with agent.run("Hello") as stream:
+            for event in stream:
+                if type(event) is ContentDelta:
+                    if not events:
+                        bp.first()
+                        if together:
+                            together.wait()
+                    events += 1
+                    nbytes += len(event.text)
+    finally:
+        if together and not events:
+            together.abort()  # do not leave the others waiting
     return events, nbytes
 
 

@@ -2,8 +2,11 @@
 // goroutines, one agent each) and counts the ContentDelta events, summing their text length.
 //
 //	go-panto PROVIDER BASE_URL [STREAMS]
+//	go-panto turns PROVIDER BASE_URL TURNS     the latency workload (turns.go)
 //
-// It speaks the harness protocol on stdout (bench/README.md).
+// It speaks the harness protocol on stdout (bench/README.md). With BENCH_TOGETHER=1, every
+// stream waits after its first delta until all have one (the 1,000-stream memory
+// measurement: all open at once).
 package main
 
 import (
@@ -27,7 +30,17 @@ var firstOnce sync.Once
 
 func first() { firstOnce.Do(func() { os.Stdout.WriteString("FIRST\n") }) }
 
+// started, when not nil, counts down the streams that have their first delta.
+var started *sync.WaitGroup
+
 func consume(agent *panto.Agent) (events, bytes int, err error) {
+	if started != nil {
+		defer func() {
+			if events == 0 {
+				started.Done() // do not leave the others waiting
+			}
+		}()
+	}
 	stream, err := agent.Run(context.Background(), "Hello")
 	if err != nil {
 		return 0, 0, err
@@ -36,6 +49,10 @@ func consume(agent *panto.Agent) (events, bytes int, err error) {
 		if ev.Kind == panto.EventContentDelta {
 			if events == 0 {
 				first()
+				if started != nil {
+					started.Done()
+					started.Wait()
+				}
 			}
 			events++
 			bytes += len(ev.Text)
@@ -45,6 +62,10 @@ func consume(agent *panto.Agent) (events, bytes int, err error) {
 }
 
 func main() {
+	if len(os.Args) == 5 && os.Args[1] == "turns" {
+		turns(os.Args[2], os.Args[3], os.Args[4])
+		return
+	}
 	if len(os.Args) < 3 {
 		fmt.Fprintln(os.Stderr, "usage: go-panto anthropic|openai BASE_URL [STREAMS]")
 		os.Exit(2)
@@ -56,6 +77,10 @@ func main() {
 		streams = max(streams, 1)
 	}
 	model := map[string]string{"anthropic": "claude-sonnet-4-6", "openai": "gpt-4o-mini"}[provider]
+	if streams > 1 && os.Getenv("BENCH_TOGETHER") == "1" {
+		started = &sync.WaitGroup{}
+		started.Add(streams)
+	}
 	agents := make([]*panto.Agent, streams)
 	for i := range agents {
 		a, err := panto.NewAgent(panto.Config{Provider: provider, Model: model, BaseURL: baseURL, APIKey: "bench", MaxTokens: 1024})

@@ -4,6 +4,7 @@
 //
 // raw: Messages.NewStreaming, iterating the events; accumulate: the same, with every event
 // also fed to Message.Accumulate (the SDK's way to build the message while streaming).
+// turns: the latency workload (turns.go), STREAMS plain turns after a tool turn.
 // STREAMS > 1: as many goroutines sharing one client.
 package main
 
@@ -19,6 +20,10 @@ import (
 func main() {
 	mode, baseURL, streams := proto.Args()
 	client := anthropic.NewClient(option.WithBaseURL(baseURL), option.WithAPIKey("bench"), option.WithMaxRetries(0))
+	if mode == "turns" {
+		turns(client, streams)
+		return
+	}
 	params := anthropic.MessageNewParams{
 		Model:     "claude-sonnet-4-6",
 		MaxTokens: 1024,

@@ -4,6 +4,7 @@
 //
 // raw: Chat.Completions.NewStreaming, iterating the chunks; accumulate: the same, with every
 // chunk also fed to a ChatCompletionAccumulator (the SDK's stream helper).
+// turns: the latency workload (turns.go), STREAMS plain turns after a tool turn.
 // BASE_URL is the bench server's base (…/n/N); the client is given BASE_URL/v1/.
 package main
 
@@ -20,6 +21,10 @@ import (
 func main() {
 	mode, baseURL, streams := proto.Args()
 	client := openai.NewClient(option.WithBaseURL(strings.TrimRight(baseURL, "/")+"/v1/"), option.WithAPIKey("bench"), option.WithMaxRetries(0))
+	if mode == "turns" {
+		turns(client, streams)
+		return
+	}
 	params := openai.ChatCompletionNewParams{
 		Model:         "gpt-4o-mini",
 		Messages:      []openai.ChatCompletionMessageParamUnion{openai.UserMessage("Hello")},
