@@ -252,37 +252,39 @@ def measure(cfg: dict, selected: List[Client], log, say, streaming: bool = True,
                         line.append(f"{c.name} {n / rec['wall_s']:,.0f}/s")
                 say(f"bench: rep {rep + 1}/{cfg['reps']} N={n:,}: " + ", ".join(line))
 
+        def rounds(title: str, chosen: List[Client], one: Callable[[Client], Optional[str]]) -> None:
+            """one(c) for every chosen consumer that has not failed, conc_reps times: what it
+            says of a run, or None when the run failed."""
+            for rep in range(cfg["conc_reps"]):
+                line = [x for x in (one(c) for c in chosen if c.name not in failed) if x]
+                say(f"bench: rep {rep + 1}/{cfg['conc_reps']} {title}: " + ", ".join(line))
+
+        def concurrent(c: Client) -> Optional[str]:
+            rec = attempt(c, cfg["conc_n"], cfg["conc_streams"], expected[cfg["conc_n"]])
+            if rec is None:
+                return None
+            conc_runs[c.name].append(rec)
+            return f"{c.name} {rec['cpu_s']:.2f} s CPU {rec['maxrss_kb'] / 1024:.0f} MB"
+
+        def thousand(c: Client) -> Optional[str]:
+            """1 stream, then 1,000 all open at once: the peak RSS a stream costs."""
+            n = cfg["big_n"]
+            one = attempt(c, n, 1, expected[n])
+            many = attempt(c, n, cfg["big_streams"], expected[n], together=True) if one is not None else None
+            if many is None:
+                return None
+            big_runs[c.name].append((one, many))
+            return f"{c.name} {one['maxrss_kb'] / 1024:.0f} → {many['maxrss_kb'] / 1024:.0f} MB"
+
         conc = [c for c in selected if c.concurrent and c.name not in failed]
         if conc and streaming:
             say(f"bench: {cfg['conc_streams']} concurrent streams of {cfg['conc_n']:,} deltas in one process")
-            for rep in range(cfg["conc_reps"]):
-                line = []
-                for c in conc:
-                    if c.name in failed:
-                        continue
-                    rec = attempt(c, cfg["conc_n"], cfg["conc_streams"], expected[cfg["conc_n"]])
-                    if rec is not None:
-                        conc_runs[c.name].append(rec)
-                        line.append(f"{c.name} {rec['cpu_s']:.2f} s CPU {rec['maxrss_kb'] / 1024:.0f} MB")
-                say(f"bench: rep {rep + 1}/{cfg['conc_reps']} concurrent: " + ", ".join(line))
-
-        # 1,000 streams: the peak RSS a stream costs, against the same consumer with one stream.
+            rounds("concurrent", conc, concurrent)
         bigs = [c for c in selected if c.big and c.name not in failed]
         if bigs and big:
-            k, n = cfg["big_streams"], cfg["big_n"]
-            raise_fd_limit(k + 256, say)
-            say(f"bench: {k:,} concurrent streams of {n:,} deltas in one process, and 1 stream")
-            for rep in range(cfg["conc_reps"]):
-                line = []
-                for c in bigs:
-                    if c.name in failed:
-                        continue
-                    one = attempt(c, n, 1, expected[n])
-                    many = attempt(c, n, k, expected[n], together=True) if one is not None else None
-                    if many is not None:
-                        big_runs[c.name].append((one, many))
-                        line.append(f"{c.name} {one['maxrss_kb'] / 1024:.0f} → {many['maxrss_kb'] / 1024:.0f} MB")
-                say(f"bench: rep {rep + 1}/{cfg['conc_reps']} {k:,} streams: " + ", ".join(line))
+            raise_fd_limit(cfg["big_streams"] + 256, say)
+            say(f"bench: {cfg['big_streams']:,} concurrent streams of {cfg['big_n']:,} deltas in one process, and 1 stream")
+            rounds(f"{cfg['big_streams']:,} streams", bigs, thousand)
         return dict(runs=runs, conc_runs=conc_runs, big_runs=big_runs, failed=failed, skipped=skipped, expected=expected,
                     bodies={f"{p}/{n}": v for (p, n), v in bodies.items()})
     finally:
@@ -466,6 +468,12 @@ def machine_info() -> dict:
             "panto_optimize": os.environ.get("BENCH_OPTIMIZE", "ReleaseSafe")}
 
 
+def md_table(title: str, header: List[str], rows: List[List[str]]) -> List[str]:
+    """A section of RESULTS.md: its title and a table."""
+    return ([f"## {title}", "", "| " + " | ".join(header) + " |", "|" + "---|" * len(header)]
+            + ["| " + " | ".join(r) + " |" for r in rows] + [""])
+
+
 def streaming_table(cfg: dict, res: dict, selected: List[Client]) -> List[str]:
     ns = cfg["ns"]
     L: List[str] = ["## Streaming one turn", ""]
@@ -515,27 +523,19 @@ def write_markdown(path: str, cfg: dict, res: dict, rows: List[dict], info: dict
         L += streaming_table(cfg, res, selected)
     conc = [c for c in selected if res[c.name].get(f"concurrent{k}_cpu_s") is not None]
     if conc:
-        L.append(f"## {k} concurrent streams in one process ({cfg['conc_n']:,} deltas each)")
-        L.append("")
-        L.append("| consumer | how | CPU s | peak RSS MB | wall s | events/s |")
-        L.append("|---|---|---|---|---|---|")
-        for c in conc:
-            d = res[c.name]
-            L.append(f"| `{c.name}` | {c.note} | {d[f'concurrent{k}_cpu_s']:.2f} | {d[f'concurrent{k}_rss_mb']:.1f} | "
-                     f"{d[f'concurrent{k}_wall_s']:.2f} | {d[f'concurrent{k}_events_per_s']:,.0f} |")
-        L.append("")
-    big = [c for c in selected if res[c.name].get(f"concurrent{cfg['big_streams']}_kb_per_stream") is not None]
+        L += md_table(f"{k} concurrent streams in one process ({cfg['conc_n']:,} deltas each)",
+                      ["consumer", "how", "CPU s", "peak RSS MB", "wall s", "events/s"],
+                      [[f"`{c.name}`", c.note, f"{d[f'concurrent{k}_cpu_s']:.2f}", f"{d[f'concurrent{k}_rss_mb']:.1f}",
+                        f"{d[f'concurrent{k}_wall_s']:.2f}", f"{d[f'concurrent{k}_events_per_s']:,.0f}"]
+                       for c, d in ((c, res[c.name]) for c in conc)])
+    kb = cfg["big_streams"]
+    big = [c for c in selected if res[c.name].get(f"concurrent{kb}_kb_per_stream") is not None]
     if big:
-        kb = cfg["big_streams"]
-        L.append(f"## {kb:,} concurrent streams in one process ({cfg['big_n']:,} deltas each): memory a stream")
-        L.append("")
-        L.append(f"| consumer | how | peak RSS, 1 stream MB | peak RSS, {kb:,} streams MB | KB a stream | wall s |")
-        L.append("|---|---|---|---|---|---|")
-        for c in big:
-            d = res[c.name]
-            L.append(f"| `{c.name}` | {c.note} | {d[f'concurrent{kb}_baseline_rss_mb']:.1f} | {d[f'concurrent{kb}_rss_mb']:.1f} | "
-                     f"{d[f'concurrent{kb}_kb_per_stream']:,.0f} | {d[f'concurrent{kb}_wall_s']:.2f} |")
-        L.append("")
+        L += md_table(f"{kb:,} concurrent streams in one process ({cfg['big_n']:,} deltas each): memory a stream",
+                      ["consumer", "how", "peak RSS, 1 stream MB", f"peak RSS, {kb:,} streams MB", "KB a stream", "wall s"],
+                      [[f"`{c.name}`", c.note, f"{d[f'concurrent{kb}_baseline_rss_mb']:.1f}", f"{d[f'concurrent{kb}_rss_mb']:.1f}",
+                        f"{d[f'concurrent{kb}_kb_per_stream']:,.0f}", f"{d[f'concurrent{kb}_wall_s']:.2f}"]
+                       for c, d in ((c, res[c.name]) for c in big)])
         L.append(f"KB a stream: (peak RSS with {kb:,} streams − peak RSS of the same program with 1 stream of as many "
                  f"deltas) / {kb:,}, in KiB: every stream's buffers, its agent, its thread or goroutine stack pages, "
                  "and its socket's user-space state, all streams open at once.")
