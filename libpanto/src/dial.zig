@@ -78,6 +78,7 @@ pub const Dialer = struct {
         d.dropConnected();
         d.watch = null;
         d.deadline_ns = 0;
+        d.resolv_conf = null;
     }
 
     /// Closes a socket a lookup connected that nobody took (never, when std.http connects).

@@ -133,17 +133,28 @@ test "a name the nameserver knows: its IPv6 and IPv4 addresses alternate, IPv6 f
     try std.testing.expectEqualStrings("[::1]:443 10.0.0.1:443 10.0.0.2:443 10.0.0.3:443 ", w.buffered());
 }
 
+/// The lowest free descriptor: the same after a lookup as before when the lookup closed
+/// what it opened (no other thread of these tests opens any meanwhile).
+fn lowestFreeFd() !c.fd_t {
+    const fd = c.dup(0);
+    if (fd < 0) return error.DupFailed;
+    _ = c.close(fd);
+    return fd;
+}
+
 test "a nameserver that never answers: the lookup ends at the deadline, a timeout the watch records" {
     var ns: FakeNameserver = undefined;
     try ns.start(true);
     defer ns.stop();
+    const free_fd = try lowestFreeFd();
     var watch: watchdog.Watch = .{};
     defer watchdog.forget(&watch);
     var out: resolve.Addresses = .{};
     try std.testing.expectError(error.Timeout, lookup(&ns, "api.panto.test", &watch, watchdog.nowNs() + 200 * std.time.ns_per_ms, &out));
     try std.testing.expectEqual(watchdog.Reason.timeout, watch.fired.load(.acquire));
     try std.testing.expect(ns.queries.load(.monotonic) >= 2); // A and AAAA were asked
-    try std.testing.expectEqual(@as(c.fd_t, -1), watch.fd); // the socket was given back
+    try std.testing.expectEqual(@as(c.fd_t, -1), watch.fd); // the socket was given back...
+    try std.testing.expectEqual(free_fd, try lowestFreeFd()); // ...and closed
 }
 
 fn cancelAfter(watch: *watchdog.Watch, ms: u64) void {
@@ -161,16 +172,20 @@ test "a cancel from another thread ends a lookup the nameserver never answers" {
     const canceler = try std.Thread.spawn(.{}, cancelAfter, .{ &watch, 100 });
     defer canceler.join();
     var out: resolve.Addresses = .{};
+    const free_fd = try lowestFreeFd();
     // No deadline: only the cancel (or the resolver's own 30 s) ends it.
     try std.testing.expectError(error.Canceled, lookup(&ns, "api.panto.test", &watch, 0, &out));
     try std.testing.expectEqual(watchdog.Reason.canceled, watch.fired.load(.acquire));
+    try std.testing.expectEqual(free_fd, try lowestFreeFd());
 }
 
 // ---- An agent whose name lookup stalls -----------------------------------------------------
 
 var resolv_conf: ?[]const u8 = null;
+var https_proxy: ?[]const u8 = null;
 
 fn testEnv(name: [:0]const u8) ?[]const u8 {
+    if (std.mem.eql(u8, name, "HTTPS_PROXY")) return https_proxy;
     return if (std.mem.eql(u8, name, "PANTO_RESOLV_CONF")) resolv_conf else null;
 }
 
@@ -284,6 +299,7 @@ fn newAgent(ns: *const FakeNameserver, port: u16, timeouts: @import("config.zig"
         .timeouts = timeouts,
     });
     resolv_conf = ns.conf_path;
+    https_proxy = null;
     agent.network.getenv = testEnv;
     return agent;
 }
@@ -323,4 +339,30 @@ test "addresses are tried in order until one connects; the ones after it are nev
     const agent = try newAgent(&ns, server.port(), .{ .connect_ms = 300, .total_ms = 20_000 });
     defer agent.deinit();
     try fullTurn(agent);
+}
+
+test "a proxy whose name lookup stalls: the same timeout naming connect_ms, and a cancel" {
+    var ns: FakeNameserver = undefined;
+    try ns.start(true);
+    defer ns.stop();
+    // The provider is never reached: the tunnel's proxy is looked up first.
+    const agent = try newAgent(&ns, 9, .{ .connect_ms = 200, .total_ms = 20_000 });
+    defer agent.deinit();
+    agent.config.base_url = "https://localhost:9";
+    https_proxy = "http://proxy.panto.test:3128";
+    {
+        const stream = try agent.run("first");
+        defer stream.destroy();
+        try std.testing.expectError(error.Timeout, stream.next());
+        const detail = stream.failureDetail().?;
+        try std.testing.expectEqualStrings("timeout_error", detail.error_type.items);
+        try std.testing.expect(std.mem.indexOf(u8, detail.message.items, "timeouts.connect_ms") != null);
+    }
+    agent.config.timeouts = .{ .connect_ms = 0, .total_ms = 20_000 };
+    const stream = try agent.run("second");
+    defer stream.destroy();
+    const canceler = try std.Thread.spawn(.{}, cancelStreamAfter, .{ stream, 100 });
+    defer canceler.join();
+    try std.testing.expectError(error.Canceled, stream.next());
+    try std.testing.expect(ns.queries.load(.monotonic) >= 4);
 }
