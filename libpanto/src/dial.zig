@@ -6,9 +6,9 @@
 //! std.http.Client opens its connections itself, through the `std.Io` it is given; it has no
 //! connect timeout, and the `std.Io.Threaded` of Zig 0.16 cannot do one (its netConnectIp
 //! panics when given a timeout). So each agent's client gets an `Io` that is Threaded's in all
-//! but two operations: `netConnectIp` here is a non-blocking connect and a poll() until the
-//! socket is writable or the deadline passes, and `netClose` first makes the watchdog forget
-//! the socket. The TLS handshake that std.http does next reads from a socket the watchdog
+//! but three operations: `netConnectIp` here is a non-blocking connect and a poll() until the
+//! socket is writable or the deadline passes, `netClose` first makes the watchdog forget the
+//! socket, and `netLookup` is below. The TLS handshake that std.http does next reads from a socket the watchdog
 //! already holds, so the stream's deadline bounds it too.
 //!
 //! Host names are resolved by `netLookup` here (resolve.zig), within the same deadline, and
@@ -66,8 +66,9 @@ pub const Dialer = struct {
         return .{ .userdata = &d.threaded, .vtable = &d.vtable };
     }
 
-    /// Until `end`, connections are opened for the stream watched by `watch`, each TCP
-    /// connect within `deadline_ns` (0: no limit of its own; the watchdog's still applies).
+    /// Until `end`, connections are opened for the stream watched by `watch`, the name lookup
+    /// and the TCP connects within `deadline_ns` (0: no limit of its own; the watchdog's
+    /// still applies).
     pub fn begin(d: *Dialer, watch: *watchdog.Watch, deadline_ns: u64) void {
         d.dropConnected();
         d.watch = watch;
