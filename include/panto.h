@@ -236,8 +236,9 @@ typedef struct PantoStream PantoStream;
  *               is returned; a negative, NaN or unreadable value is ignored); x-should-retry
  *               honored
  *   timeouts    object {"connect_ms": 10000, "first_byte_ms": 60000, "idle_ms": 90000,
- *               "total_ms": 600000}: to open a connection (the TCP connect, a proxy's CONNECT
- *               tunnel, the TLS handshake); from sending a request to its response head;
+ *               "total_ms": 600000}: to open a connection (the host name's lookup, the TCP
+ *               connects to its addresses in turn, a proxy's CONNECT tunnel, the TLS
+ *               handshake); from sending a request to its response head;
  *               between two events that carry progress (pings and SSE comments do not;
  *               progress is sampled every idle_ms/8, 1 ms at least, so the idle limit may end
  *               a turn that much late); for all the provider calls of a turn. 0 disables one.
@@ -252,7 +253,11 @@ typedef struct PantoStream PantoStream;
  * replaces the system's CA store). HTTPS goes through a proxy's CONNECT tunnel with TLS end to
  * end: the proxy sees the host name, never the request. A proxy that refuses the tunnel (407
  * included) ends the turn with PANTO_ERR_CONNECTION, its answer in the message; so does a
- * proxy variable holding a control character (the message does not quote it).
+ * proxy variable holding a control character (the message does not quote it). Host names
+ * are looked up in /etc/hosts, then at the nameservers of /etc/resolv.conf (A and AAAA; the
+ * addresses are tried in turn, IPv6 and IPv4 alternating), within connect_ms, and a cancel
+ * ends the lookup; PANTO_RESOLV_CONF names another resolv.conf, whose nameserver lines may
+ * carry a port ("nameserver 127.0.0.1:5353"), for tests.
  *
  * Like sqlite3_open, on PANTO_ERR_CONFIG *out_agent is still set: read the reason with
  * panto_agent_error(), then free it. On PANTO_ERR_OUT_OF_MEMORY or PANTO_ERR_INVALID_ARGUMENT

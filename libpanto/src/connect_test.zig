@@ -66,18 +66,23 @@ fn expectMessage(stream: *Stream, error_type: []const u8, part: []const u8) !voi
 
 /// A loopback listener with a backlog of 0 whose queue is kept full by a connection it never
 /// accepts: Linux then drops every SYN, and a connect to it hangs until its timeout.
-const FullListener = struct {
+pub const FullListener = struct {
     fd: c.fd_t,
     fillers: [8]c.fd_t = @splat(-1),
     port: u16,
     url_buf: [32]u8 = undefined,
 
     fn start() !FullListener {
+        return startAt(0x7f000001, 0);
+    }
+
+    /// On a loopback address (127.x.y.z, host order) and port (0: any).
+    pub fn startAt(ip4: u32, port: u16) !FullListener {
         try linuxOnly();
         const fd = c.socket(c.AF.INET, c.SOCK.STREAM | c.SOCK.CLOEXEC, 0);
         if (fd < 0) return error.SocketFailed;
         errdefer _ = c.close(fd);
-        var addr: c.sockaddr.in = .{ .port = 0, .addr = std.mem.nativeToBig(u32, 0x7f000001) };
+        var addr: c.sockaddr.in = .{ .port = std.mem.nativeToBig(u16, port), .addr = std.mem.nativeToBig(u32, ip4) };
         var len: c.socklen_t = @sizeOf(c.sockaddr.in);
         if (c.bind(fd, @ptrCast(&addr), len) != 0 or c.listen(fd, 0) != 0) return error.ListenFailed;
         if (c.getsockname(fd, @ptrCast(&addr), &len) != 0) return error.ListenFailed;
@@ -97,7 +102,7 @@ const FullListener = struct {
         return error.QueueNeverFull;
     }
 
-    fn stop(l: *FullListener) void {
+    pub fn stop(l: *FullListener) void {
         for (l.fillers) |s| if (s >= 0) {
             _ = c.close(s);
         };

@@ -6,26 +6,48 @@
 //! std.http.Client opens its connections itself, through the `std.Io` it is given; it has no
 //! connect timeout, and the `std.Io.Threaded` of Zig 0.16 cannot do one (its netConnectIp
 //! panics when given a timeout). So each agent's client gets an `Io` that is Threaded's in all
-//! but two operations: `netConnectIp` here is a non-blocking connect and a poll() until the
-//! socket is writable or the deadline passes, and `netClose` first makes the watchdog forget
-//! the socket. The TLS handshake that std.http does next reads from a socket the watchdog
-//! already holds, so the stream's deadline bounds it too. (Linux only: elsewhere connects are
-//! Threaded's, with no connect timeout of their own.)
+//! but three operations: `netConnectIp` here is a non-blocking connect and a poll() until the
+//! socket is writable or the deadline passes, `netClose` first makes the watchdog forget the
+//! socket, and `netLookup` is below. The TLS handshake that std.http does next reads from a socket the watchdog
+//! already holds, so the stream's deadline bounds it too.
+//!
+//! Host names are resolved by `netLookup` here (resolve.zig), within the same deadline, and
+//! its addresses are tried in order until one connects, the deadline shared. std's
+//! `HostName.connect` would connect to every address the lookup gives (on a single-threaded
+//! Io its `async` runs each connect at once, in turn) and keep the first that worked: a
+//! second address that hangs would hold the connection back until the deadline, then fail the
+//! turn. So the lookup connects itself and hands std exactly one address: the one that
+//! connected, whose socket `netConnectIp` then returns, or else the last one tried, whose
+//! error it returns. (Linux only: elsewhere lookups and connects are Threaded's, with no
+//! timeout of their own.)
 const std = @import("std");
 const builtin = @import("builtin");
 const c = std.c;
 const net = std.Io.net;
 const watchdog = @import("watchdog.zig");
+const Sockaddr = @import("sockaddr.zig").Sockaddr;
+const resolve = @import("resolve.zig");
 
 pub const Dialer = struct {
     threaded: std.Io.Threaded = .init_single_threaded,
-    /// Threaded's operations, with the two of this file in place.
+    /// Threaded's operations, with the three of this file in place.
     vtable: std.Io.VTable,
     base: *const std.Io.VTable,
     /// While a stream opens its connection (between `begin` and `end`): its watchdog entry...
     watch: ?*watchdog.Watch = null,
-    /// ...and when each TCP connect must be done (CLOCK_MONOTONIC ns; 0: no limit).
+    /// ...and when the lookup and every TCP connect must be done (CLOCK_MONOTONIC ns; 0: no
+    /// limit).
     deadline_ns: u64 = 0,
+    /// The resolv.conf to read instead of /etc/resolv.conf (PANTO_RESOLV_CONF), if any. Set
+    /// before each request; its memory must last until `end`.
+    resolv_conf: ?[]const u8 = null,
+    /// What the last lookup's connects gave, for the connect std.http does next.
+    connected: ?Connected = null,
+
+    const Connected = struct {
+        address: net.IpAddress,
+        result: net.IpAddress.ConnectError!net.Socket,
+    };
 
     /// Sets `d` up in place (the Io it hands out points into it).
     pub fn init(d: *Dialer) void {
@@ -33,6 +55,7 @@ pub const Dialer = struct {
         d.base = d.threaded.io().vtable;
         d.vtable = d.base.*;
         if (builtin.os.tag == .linux) {
+            d.vtable.netLookup = lookup;
             d.vtable.netConnectIp = connectIp;
             d.vtable.netClose = close;
         }
@@ -43,16 +66,29 @@ pub const Dialer = struct {
         return .{ .userdata = &d.threaded, .vtable = &d.vtable };
     }
 
-    /// Until `end`, connections are opened for the stream watched by `watch`, each TCP
-    /// connect within `deadline_ns` (0: no limit of its own; the watchdog's still applies).
+    /// Until `end`, connections are opened for the stream watched by `watch`, the name lookup
+    /// and the TCP connects within `deadline_ns` (0: no limit of its own; the watchdog's
+    /// still applies).
     pub fn begin(d: *Dialer, watch: *watchdog.Watch, deadline_ns: u64) void {
+        d.dropConnected();
         d.watch = watch;
         d.deadline_ns = deadline_ns;
     }
 
     pub fn end(d: *Dialer) void {
+        d.dropConnected();
         d.watch = null;
         d.deadline_ns = 0;
+        d.resolv_conf = null;
+    }
+
+    /// Closes a socket a lookup connected that nobody took (never, when std.http connects).
+    fn dropConnected(d: *Dialer) void {
+        const connected = d.connected orelse return;
+        d.connected = null;
+        const socket = connected.result catch return;
+        if (d.watch) |w| watchdog.releaseSocket(w, socket.handle);
+        _ = c.close(socket.handle);
     }
 };
 
@@ -61,32 +97,67 @@ fn dialerOf(userdata: ?*anyopaque) *Dialer {
     return @fieldParentPtr("threaded", t);
 }
 
-const Sockaddr = extern union {
-    any: c.sockaddr,
-    in: c.sockaddr.in,
-    in6: c.sockaddr.in6,
-
-    fn of(ip: *const net.IpAddress) struct { Sockaddr, c.socklen_t } {
-        return switch (ip.*) {
-            .ip4 => |a| .{ .{ .in = .{ .port = std.mem.nativeToBig(u16, a.port), .addr = @bitCast(a.bytes) } }, @sizeOf(c.sockaddr.in) },
-            .ip6 => |a| .{ .{ .in6 = .{ .port = std.mem.nativeToBig(u16, a.port), .flowinfo = a.flow, .addr = a.bytes, .scope_id = a.interface.index } }, @sizeOf(c.sockaddr.in6) },
-        };
+/// Resolves `host_name`, then connects to its addresses in order until one connects, all
+/// within the deadline; hands std the one address to connect to (see the top of this file).
+fn lookup(userdata: ?*anyopaque, host_name: net.HostName, resolved: *std.Io.Queue(net.HostName.LookupResult), options: net.HostName.LookupOptions) net.HostName.LookupError!void {
+    const d = dialerOf(userdata);
+    const base_io = d.threaded.io();
+    defer resolved.close(base_io);
+    d.dropConnected();
+    var addresses: resolve.Addresses = .{};
+    resolve.resolve(base_io, host_name.bytes, .{
+        .port = options.port,
+        .watch = d.watch,
+        .deadline_ns = d.deadline_ns,
+        .resolv_conf = d.resolv_conf,
+    }, &addresses) catch |err| return switch (err) {
+        error.UnknownHostName => error.UnknownHostName,
+        error.ResolvConfUnreadable => error.DetectingNetworkConfigurationFailed,
+        error.SystemResources => error.SystemResources,
+        // The watch says which (the stream reports a timeout or a cancel, not this).
+        error.NameServerFailure, error.Timeout, error.Canceled => error.NameServerFailure,
+    };
+    var last: ?Dialer.Connected = null;
+    for (addresses.slice()) |address| {
+        if (options.family) |family| if (family != std.meta.activeTag(address)) continue;
+        const result = connectStream(d, &address);
+        last = .{ .address = address, .result = result };
+        const err = if (result) |_| break else |e| e;
+        // Another address will not do better: the deadline passed, the stream was canceled,
+        // or the process is out of descriptors.
+        if (d.watch) |w| if (w.fired.load(.acquire) != .none) break;
+        switch (err) {
+            error.Timeout, error.ProcessFdQuotaExceeded, error.SystemFdQuotaExceeded, error.SystemResources => break,
+            else => {},
+        }
     }
-
-    fn toIp(s: *const Sockaddr) net.IpAddress {
-        if (s.any.family == c.AF.INET6) return .{ .ip6 = .{
-            .port = std.mem.bigToNative(u16, s.in6.port),
-            .bytes = s.in6.addr,
-            .flow = s.in6.flowinfo,
-            .interface = .{ .index = s.in6.scope_id },
-        } };
-        return .{ .ip4 = .{ .port = std.mem.bigToNative(u16, s.in.port), .bytes = @bitCast(s.in.addr) } };
+    const chosen = last orelse return error.UnknownHostName;
+    d.connected = chosen;
+    resolved.putOne(base_io, .{ .address = chosen.address }) catch |err| switch (err) {
+        error.Closed, error.Canceled => {
+            d.dropConnected();
+            return error.Unexpected;
+        },
+    };
+    if (options.canonical_name_buffer) |buffer| {
+        @memcpy(buffer[0..host_name.bytes.len], host_name.bytes);
+        resolved.putOne(base_io, .{ .canonical_name = .{ .bytes = buffer[0..host_name.bytes.len] } }) catch {};
     }
-};
+}
 
 fn connectIp(userdata: ?*anyopaque, address: *const net.IpAddress, options: net.IpAddress.ConnectOptions) net.IpAddress.ConnectError!net.Socket {
     const d = dialerOf(userdata);
     if (options.mode != .stream or options.timeout != .none) return d.base.netConnectIp(userdata, address, options);
+    // The connect the lookup did for this address.
+    if (d.connected) |connected| if (connected.address.eql(address)) {
+        d.connected = null;
+        return connected.result;
+    };
+    return connectStream(d, address);
+}
+
+/// A TCP connect within the deadline, its socket held by the watchdog.
+fn connectStream(d: *Dialer, address: *const net.IpAddress) net.IpAddress.ConnectError!net.Socket {
     const storage, const len = Sockaddr.of(address);
     const family: c_uint = if (address.* == .ip6) c.AF.INET6 else c.AF.INET;
     const rc = c.socket(family, c.SOCK.STREAM | c.SOCK.CLOEXEC | c.SOCK.NONBLOCK, c.IPPROTO.TCP);

@@ -144,6 +144,11 @@ pub const Settings = struct {
         s.use(client, bundle, now, try s.arena.allocator().dupe(u8, path));
     }
 
+    /// The resolv.conf to read instead of /etc/resolv.conf (resolve.zig), if any.
+    pub fn resolvConf(s: *const Settings) ?[]const u8 {
+        return s.env("PANTO_RESOLV_CONF", null);
+    }
+
     /// The upper-case variable, else the lower-case one; an empty value counts as unset.
     fn env(s: *const Settings, upper: [:0]const u8, lower: ?[:0]const u8) ?[]const u8 {
         if (s.getenv(upper)) |v| if (v.len > 0) return v;

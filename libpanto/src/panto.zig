@@ -37,6 +37,9 @@ test {
     _ = @import("tunnel.zig");
     _ = @import("dial.zig");
     _ = @import("connect_test.zig");
+    _ = @import("resolve.zig");
+    _ = @import("resolve_test.zig");
+    _ = @import("sockaddr.zig");
     _ = @import("keep_alive.zig");
     _ = @import("keep_alive_test.zig");
     _ = @import("retry.zig");

@@ -746,7 +746,9 @@ pub const Stream = struct {
             },
             .extra_headers = extra[0..n_extra],
         };
-        // The sockets opened from here are bounded by connect_ms and watched (dial.zig).
+        // The sockets opened from here are bounded by connect_ms and watched (dial.zig), and
+        // so are the name lookups (resolve.zig).
+        agent.dialer.resolv_conf = agent.network.resolvConf();
         agent.dialer.begin(&s.watch, connect_deadline);
         defer agent.dialer.end();
         var reused = false;

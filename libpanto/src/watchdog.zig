@@ -53,9 +53,9 @@ pub fn setSocket(w: *Watch, fd: c.fd_t) void {
     if (fd >= 0 and w.canceled.load(.acquire)) shutdownLocked(w, .canceled);
 }
 
-/// Registers the socket a connection is being opened on, unless the stream already has one
-/// (a host name with several addresses may connect more than one: the first one is kept, and
-/// the others are closed by the caller). Returns whether it was registered.
+/// Registers the socket a connection is being opened on (or a name lookup's UDP socket: shut
+/// down, it wakes a poll() for replies too), unless the stream already has one. Returns
+/// whether it was registered.
 pub fn claimSocket(w: *Watch, fd: c.fd_t) bool {
     lock();
     defer unlock();

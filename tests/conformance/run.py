@@ -51,9 +51,13 @@ LUA_MODULE = REPO / "zig-out" / "lib" / "lua" / "panto.so"
 NET_DIR = REPO / "tests" / "net"
 TLS_DIR = REPO / "build" / "tls"  # written by tests/net/make_certs.sh
 CA_FILES = {"test": TLS_DIR / "ca.pem", "wrong": TLS_DIR / "other-ca.pem"}
+# The resolv.conf naming the runner's nameserver (`dns` cases), and the host they look up.
+RESOLV_CONF = REPO / "build" / "conformance" / "resolv.conf"
+DNS_HOST = "api.panto.test"
 
 sys.path.insert(0, str(NET_DIR))
 from connect_proxy import MODES as PROXY_MODES, Proxy  # noqa: E402  (standard library only)
+from dns_server import Nameserver  # noqa: E402  (standard library only)
 
 
 # ---- Drivers -----------------------------------------------------------------------------
@@ -71,7 +75,7 @@ class Driver:
 # its case asks for (see network_env).
 NETWORK_VARIABLES = (
     "HTTPS_PROXY", "https_proxy", "HTTP_PROXY", "http_proxy", "ALL_PROXY", "all_proxy",
-    "NO_PROXY", "no_proxy", "SSL_CERT_FILE", "SSL_CERT_DIR",
+    "NO_PROXY", "no_proxy", "SSL_CERT_FILE", "SSL_CERT_DIR", "PANTO_RESOLV_CONF",
 )
 
 
@@ -292,14 +296,16 @@ class FullQueueListener:
 class Network:
     """What the network cases need, started on first use and kept for the run: the test
     certificates (tests/net/make_certs.sh into build/tls), a second emulator serving HTTPS
-    with them, the loopback proxy (tests/net/connect_proxy.py, in this process) and a listener
-    that never completes a connection. When one cannot start, every cell that needs it fails
-    with the reason."""
+    with them, the loopback proxy (tests/net/connect_proxy.py, in this process), a listener
+    that never completes a connection and a nameserver that answers late
+    (tests/net/dns_server.py, in this process, named by build/conformance/resolv.conf). When
+    one cannot start, every cell that needs it fails with the reason."""
 
     def __init__(self) -> None:
         self._tls: Emulator | None = None
         self._proxy: Proxy | None = None
         self._hang: FullQueueListener | None = None
+        self._nameserver: Nameserver | None = None
         self._problems: dict[str, str] = {}
 
     def tls_emulator(self) -> Emulator:
@@ -338,7 +344,21 @@ class Network:
             raise RuntimeError(self._problems["hang"])
         return self._hang
 
+    def nameserver(self) -> Nameserver:
+        if self._nameserver is None and "dns" not in self._problems:
+            try:
+                self._nameserver = Nameserver()
+                RESOLV_CONF.parent.mkdir(parents=True, exist_ok=True)
+                self._nameserver.write_resolv_conf(RESOLV_CONF)
+            except OSError as e:
+                self._problems["dns"] = f"cannot start the nameserver: {e}"
+        if self._nameserver is None:
+            raise RuntimeError(self._problems["dns"])
+        return self._nameserver
+
     def close(self) -> None:
+        if self._nameserver is not None:
+            self._nameserver.close()
         if self._tls is not None:
             self._tls.close()
         if self._proxy is not None:
@@ -385,6 +405,14 @@ def check_network_options(data: dict[str, Any]) -> None:
         raise ValueError("connect_hangs goes with neither tls nor host")
     if "no_proxy" in data and not isinstance(data["no_proxy"], str):
         raise ValueError("no_proxy must be a string")
+    dns = data.get("dns")
+    if dns is not None:
+        if not (isinstance(dns, dict) and set(dns) <= {"delay_ms", "silent"}
+                and isinstance(dns.get("delay_ms", 0), int) and dns.get("delay_ms", 0) >= 0
+                and isinstance(dns.get("silent", False), bool)):
+            raise ValueError('dns must be {"delay_ms": MS} or {"silent": true}')
+        if data.get("tls") or data.get("connect_hangs") or data.get("proxy") is not None:
+            raise ValueError("dns goes with neither tls, connect_hangs nor proxy")
     expect = data.get("expect_proxy")
     if expect is not None:
         if not isinstance(expect, list):
@@ -847,6 +875,14 @@ def run_cell(case: Case, driver: Driver, emulator: Emulator, verbose: bool,
             raise RuntimeError("connect_hangs needs the runner's Network")
         base_url = f"http://127.0.0.1:{network.hanging_listener().port}"
     env = network_env(data, proxy, emulator.port)
+    if data.get("dns") is not None:
+        if network is None:
+            raise RuntimeError("dns needs the runner's Network")
+        nameserver = network.nameserver()
+        nameserver.delay_ms = data["dns"].get("delay_ms", 0)
+        nameserver.silent = data["dns"].get("silent", False)
+        env["PANTO_RESOLV_CONF"] = str(RESOLV_CONF)
+        base_url = f"http://{data.get('host', DNS_HOST)}:{emulator.port}"
     emulator.load(case.scenario)
     argv = driver.argv + [str(case.driver_path), base_url]
     start = time.monotonic()
