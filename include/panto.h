@@ -260,6 +260,11 @@ typedef struct PantoStream PantoStream;
  * included) ends the turn with PANTO_ERR_CONNECTION, its answer in the message; so does a
  * proxy variable holding a control character (the message does not quote it).
  *
+ * PANTO_LOG=debug in the environment when an agent is created makes it write one line to
+ * stderr per request (which connection: its number, host:port, new or reused, through a proxy
+ * or not) and one per connection closed (and why: idle too long, closed by the server, its
+ * request failed, canceled, ...). Off by default.
+ *
  * Like sqlite3_open, on PANTO_ERR_CONFIG *out_agent is still set: read the reason with
  * panto_agent_error(), then free it. On PANTO_ERR_OUT_OF_MEMORY or PANTO_ERR_INVALID_ARGUMENT
  * *out_agent is set to NULL. */

@@ -50,7 +50,7 @@ pub const Peer = struct {
 
     pub fn format(p: Peer, w: *std.Io.Writer) std.Io.Writer.Error!void {
         try w.print("{s}:{d}", .{ p.host, p.port });
-        if (p.tunnel_proxy) |proxy| try w.print(" through the proxy {s}:{d} (CONNECT tunnel)", .{ proxy.host, proxy.port });
+        if (p.tunnel_proxy) |proxy| try w.print(" through the proxy {s}:{d}", .{ proxy.host, proxy.port });
         if (p.http_proxy) try w.writeAll(" (an HTTP proxy)");
     }
 };
