@@ -101,3 +101,26 @@ pub const Log = struct {
         l.closed(l.numberOf(c), .of(c), reason);
     }
 };
+
+test "a peer names host:port, and the proxy it goes through" {
+    var buf: [160]u8 = undefined;
+    try std.testing.expectEqualStrings("api.anthropic.com:443", try std.fmt.bufPrint(&buf, "{f}", .{Peer{ .host = "api.anthropic.com", .port = 443 }}));
+    try std.testing.expectEqualStrings(
+        "api.openai.com:443 through the proxy 10.0.0.1:3128",
+        try std.fmt.bufPrint(&buf, "{f}", .{Peer{ .host = "api.openai.com", .port = 443, .tunnel_proxy = .{ .host = "10.0.0.1", .port = 3128 } }}),
+    );
+    try std.testing.expectEqualStrings("proxy.corp:3128 (an HTTP proxy)", try std.fmt.bufPrint(&buf, "{f}", .{Peer{ .host = "proxy.corp", .port = 3128, .http_proxy = true }}));
+}
+
+test "a connection's number survives its memory holding an older one" {
+    var log: Log = .{ .on = true };
+    var a: Connection = undefined;
+    var b: Connection = undefined;
+    log.opened(&a, 1);
+    log.opened(&b, 2);
+    log.opened(&a, 3); // a closed, the next one allocated at the same address
+    try std.testing.expectEqual(@as(u32, 3), log.numberOf(&a));
+    try std.testing.expectEqual(@as(u32, 2), log.numberOf(&b));
+    var c: Connection = undefined;
+    try std.testing.expectEqual(@as(u32, 0), log.numberOf(&c));
+}

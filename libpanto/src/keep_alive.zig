@@ -77,7 +77,7 @@ pub const KeepAlive = struct {
     /// the connection is then closed).
     pub fn reclaim(k: *KeepAlive, client: *Client, watch: *watchdog.Watch, idle_ms: u64, want: ?TunnelKey) ?*Tunnel {
         const now = watchdog.nowNs();
-        if (now -| k.idle_since_ns >= idle_ms * std.time.ns_per_ms) {
+        if (now -| k.idle_since_ns >= idle_ms *| std.time.ns_per_ms) {
             k.closeParked(.idle);
             k.closeIdle(client, .idle);
             return null;
@@ -87,15 +87,22 @@ pub const KeepAlive = struct {
         k.parked = null;
         k.parked_tunnel = null;
         k.idle_since_ns = now;
+        if (tunnel) |t| if (want == null or !t.leadsTo(want.?)) {
+            request.deinit();
+            k.closeTunnel(t, .other_route); // not worth reading to its end
+            return null;
+        };
         watchdog.setSocket(watch, if (tunnel) |t| t.socket() else request.connection.?.stream_reader.stream.socket.handle);
         const ended = drain(&request);
         watchdog.setSocket(watch, -1);
         const reason: ?Reason = if (watch.fired.load(.acquire) != .none) (if (watch.canceled.load(.acquire)) .canceled else .timed_out) else if (!ended) .unread else null;
         if (tunnel) |t| {
             request.deinit();
-            if (reason == null) if (want) |key| if (t.leadsTo(key)) return t;
-            k.closeTunnel(t, reason orelse .other_route);
-            return null;
+            if (reason) |why| {
+                k.closeTunnel(t, why);
+                return null;
+            }
+            return t;
         }
         if (reason) |why| {
             const connection = request.connection.?;

@@ -652,11 +652,7 @@ pub const Stream = struct {
         // The watchdog must forget the socket before it is closed and its number reused.
         watchdog.setSocket(&s.watch, -1);
         const k = &s.agent.keep_alive;
-        const why: Reason = if (s.watch.canceled.load(.acquire)) .canceled else switch (s.watch.fired.load(.acquire)) {
-            .timeout => .timed_out,
-            .canceled => .canceled,
-            .none => reason,
-        };
+        const why = if (k.log.on) s.closeReason(reason) else reason;
         // A request that failed, was canceled, timed out or did not read its body to the end
         // closes its connection: std.http would pool one whose request failed while being
         // written (its response not begun), and the next request would fail on it.
@@ -668,6 +664,17 @@ pub const Stream = struct {
         if (s.tunnel) |t| k.closeTunnel(t, why);
         s.tunnel = null;
         s.connected = false;
+    }
+
+    /// Why the connection is closed, for the debug log: a cancel or timeout that fired says
+    /// so, else `reason`.
+    fn closeReason(s: *const Stream, reason: Reason) Reason {
+        if (s.watch.canceled.load(.acquire)) return .canceled;
+        return switch (s.watch.fired.load(.acquire)) {
+            .timeout => .timed_out,
+            .canceled => .canceled,
+            .none => reason,
+        };
     }
 
     /// The message ended: its connection is kept for the agent's next request, which reads
