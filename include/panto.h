@@ -243,6 +243,12 @@ typedef struct PantoStream PantoStream;
  *               progress is sampled every idle_ms/8, 1 ms at least, so the idle limit may end
  *               a turn that much late); for all the provider calls of a turn. 0 disables one.
  *               Each ends the turn with PANTO_ERR_TIMEOUT (not retried).
+ *   keep_alive  object {"idle_ms": 60000}: how long a connection may stay unused and still
+ *               carry the agent's next request (one idle longer is closed then; one the server
+ *               closed meanwhile is replaced silently); 0: no connection is kept alive, each
+ *               request opens one, closed after its response. HTTPS through a proxy keeps its
+ *               CONNECT tunnel (and TLS session) alive the same way, for the same proxy, host
+ *               and port. panto_agent_connections counts connections opened and reused.
  * Unknown keys are refused, and so are control characters (CR, LF, NUL...) in model,
  * base_url (a space too) and api_key, the configured key or the environment's: they would
  * end a header or split the request line. The message names the key, never its value.
@@ -258,6 +264,11 @@ typedef struct PantoStream PantoStream;
  * addresses are tried in turn, IPv6 and IPv4 alternating), within connect_ms, and a cancel
  * ends the lookup; PANTO_RESOLV_CONF names another resolv.conf, whose nameserver lines may
  * carry a port ("nameserver 127.0.0.1:5353"), for tests.
+ *
+ * PANTO_LOG=debug in the environment when an agent is created makes it write one line to
+ * stderr per request (which connection: its number, host:port, new or reused, through a proxy
+ * or not) and one per connection closed (and why: idle too long, closed by the server, its
+ * request failed, canceled, ...). Off by default.
  *
  * Like sqlite3_open, on PANTO_ERR_CONFIG *out_agent is still set: read the reason with
  * panto_agent_error(), then free it. On PANTO_ERR_OUT_OF_MEMORY or PANTO_ERR_INVALID_ARGUMENT
@@ -288,6 +299,24 @@ int panto_agent_run(PantoAgent *agent, const char *text, PantoStream **out_strea
  * {"type": "tool_result", "id", "content", "is_error"}. Borrowed until the next call on the
  * agent. */
 int panto_agent_conversation(PantoAgent *agent, PantoString *out_json);
+
+/* What the agent's connections did so far. Requests of an agent (the tool rounds of a turn,
+ * later turns) share a kept-alive connection while it is healthy (see keep_alive in
+ * panto_agent_new). A request that finds the kept-alive connection closed by the server is
+ * sent again on a new one, silently: then both count. */
+typedef struct PantoConnections {
+    uint32_t size; /* sizeof(PantoConnections), set by PANTO_CONNECTIONS_INIT */
+    uint32_t reserved0;
+    uint64_t opened; /* connections opened: TCP connections, and CONNECT tunnels through a proxy */
+    uint64_t reused; /* requests sent on a connection kept alive from an earlier request */
+} PantoConnections;
+
+#define PANTO_CONNECTIONS_INIT {sizeof(PantoConnections), 0, 0, 0}
+
+/* Fills *out_connections (set its size first: PANTO_CONNECTIONS_INIT). Call it between turns
+ * or on the thread that runs the agent's turns, not while panto_next_event of its stream
+ * runs on another thread. */
+int panto_agent_connections(const PantoAgent *agent, PantoConnections *out_connections);
 
 /* ---- Tools ---------------------------------------------------------------------------- */
 

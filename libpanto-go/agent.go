@@ -46,6 +46,8 @@ type Config struct {
 	Retry *RetryPolicy `json:"retry,omitempty"`
 	// Timeouts bound the wait for the provider; nil: the defaults.
 	Timeouts *Timeouts `json:"timeouts,omitempty"`
+	// KeepAlive says how long a connection is kept for the next request; nil: the default.
+	KeepAlive *KeepAlive `json:"keep_alive,omitempty"`
 }
 
 // ReadToolConfig configures the native `read` tool: it reads the lines of text files under
@@ -306,6 +308,31 @@ func (a *Agent) ConversationJSON() (json.RawMessage, error) {
 		return nil, agentError(c.agent, rc)
 	}
 	return json.RawMessage(goString(out)), nil
+}
+
+// Connections is what an agent's connections did so far (Agent.Connections).
+type Connections struct {
+	// Opened counts the connections opened: TCP connections, and CONNECT tunnels through a
+	// proxy.
+	Opened uint64
+	// Reused counts the requests sent on a connection kept alive from an earlier request.
+	Reused uint64
+}
+
+// Connections says how many connections the agent opened and how many requests went on a
+// kept-alive one (see KeepAlive). It returns ErrClosed after Close.
+func (a *Agent) Connections() (Connections, error) {
+	c := a.c
+	c.lock()
+	defer c.unlock()
+	if c.isClosed() {
+		return Connections{}, ErrClosed
+	}
+	out := C.PantoConnections{size: C.uint32_t(unsafe.Sizeof(C.PantoConnections{}))}
+	if rc := C.panto_agent_connections(c.agent, &out); rc < 0 {
+		return Connections{}, agentError(c.agent, rc)
+	}
+	return Connections{Opened: uint64(out.opened), Reused: uint64(out.reused)}, nil
 }
 
 // AddTool registers a host tool: the model may call it in the next turns when the agent

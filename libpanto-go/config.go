@@ -87,6 +87,30 @@ func (t Timeouts) MarshalJSON() ([]byte, error) {
 	return json.Marshal(m)
 }
 
+// NoKeepAlive as KeepAlive.Idle keeps no connection alive.
+const NoKeepAlive time.Duration = -1
+
+// KeepAlive says how long a connection stays open between the agent's requests (the tool
+// rounds of a turn, later turns), which then share it. HTTPS through a proxy keeps its
+// CONNECT tunnel alive the same way. Agent.Connections counts the connections opened and
+// reused.
+type KeepAlive struct {
+	// Idle is how long a connection may stay unused and still carry the next request: one
+	// idle longer is closed; one the server closed meanwhile is replaced silently. Zero: the
+	// library's default, 60s (in a ConfigPatch: unchanged). NoKeepAlive (any negative value)
+	// keeps none: each request opens its own connection, closed after its response. Rounded
+	// up to whole milliseconds.
+	Idle time.Duration
+}
+
+// MarshalJSON writes the object panto_agent_new reads ({"idle_ms": 60000}), leaving out
+// a zero Idle.
+func (k KeepAlive) MarshalJSON() ([]byte, error) {
+	m := map[string]int64{}
+	putMillis(m, "idle_ms", k.Idle)
+	return json.Marshal(m)
+}
+
 // putMillis sets key to d in milliseconds, rounded up; 0 for a negative d; nothing for 0.
 func putMillis(m map[string]int64, key string, d time.Duration) {
 	switch {
@@ -119,9 +143,11 @@ type ConfigPatch struct {
 	RemoveReadTool bool
 
 	Thinking Thinking
-	// Retry and Timeouts change the fields they set (not zero) and keep the others.
-	Retry    *RetryPolicy
-	Timeouts *Timeouts
+	// Retry, Timeouts and KeepAlive change the fields they set (not zero) and keep the
+	// others.
+	Retry     *RetryPolicy
+	Timeouts  *Timeouts
+	KeepAlive *KeepAlive
 }
 
 // MarshalJSON writes the JSON object panto_agent_set_config takes: only the keys to change.
@@ -171,6 +197,9 @@ func (p ConfigPatch) MarshalJSON() ([]byte, error) {
 	}
 	if p.Timeouts != nil {
 		m["timeouts"] = p.Timeouts
+	}
+	if p.KeepAlive != nil {
+		m["keep_alive"] = p.KeepAlive
 	}
 	return json.Marshal(m)
 }

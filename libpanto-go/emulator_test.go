@@ -146,6 +146,8 @@ type emulatorRequest struct {
 	Path    string            `json:"path"`
 	Headers map[string]string `json:"headers"`
 	Body    json.RawMessage   `json:"body"`
+	// Connection numbers the TCP connections the requests came on, from 1.
+	Connection int `json:"connection"`
 }
 
 func receivedRequests(t testing.TB) []emulatorRequest {

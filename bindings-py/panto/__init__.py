@@ -31,8 +31,8 @@ version makes the import fail with ImportError.
 from __future__ import annotations
 
 from . import _native
-from .agent import Agent
-from .config import THINKING_LEVELS, RetryPolicy, Timeouts
+from .agent import Agent, Connections
+from .config import THINKING_LEVELS, KeepAlive, RetryPolicy, Timeouts
 from .errors import (
     APIConnectionError,
     APITimeoutError,
@@ -162,6 +162,8 @@ __all__ = [
     "ToolCallBlock",
     "RetryPolicy",
     "Timeouts",
+    "KeepAlive",
+    "Connections",
     "THINKING_LEVELS",
     "Tool",
     "ToolClass",

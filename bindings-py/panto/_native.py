@@ -119,6 +119,19 @@ class PantoError(Structure):
         self.size = ctypes.sizeof(PantoError)
 
 
+class PantoConnections(Structure):
+    _fields_ = [
+        ("size", c_uint32),
+        ("reserved0", c_uint32),
+        ("opened", c_uint64),
+        ("reused", c_uint64),
+    ]
+
+    def __init__(self) -> None:  # PANTO_CONNECTIONS_INIT
+        super().__init__()
+        self.size = ctypes.sizeof(PantoConnections)
+
+
 # Opaque handles: distinct pointer types, so ctypes refuses a stream where an agent is due.
 class _PantoAgent(Structure):
     pass
@@ -145,6 +158,7 @@ SIGNATURES: Dict[str, Tuple[Any, List[Any]]] = {
     "panto_agent_set_config": (c_int, [AgentPtr, c_char_p]),
     "panto_agent_run": (c_int, [AgentPtr, c_char_p, POINTER(StreamPtr)]),
     "panto_agent_conversation": (c_int, [AgentPtr, POINTER(PantoString)]),
+    "panto_agent_connections": (c_int, [AgentPtr, POINTER(PantoConnections)]),
     "panto_agent_add_tool": (c_int, [AgentPtr, c_char_p]),
     "panto_agent_tools": (c_int, [AgentPtr, c_char_p, c_int, POINTER(PantoString)]),
     "panto_next_event": (c_int, [StreamPtr, POINTER(PantoEvent)]),
@@ -200,6 +214,7 @@ class Library:
         self.agent_set_config = c.panto_agent_set_config
         self.agent_run = c.panto_agent_run
         self.agent_conversation = c.panto_agent_conversation
+        self.agent_connections = c.panto_agent_connections
         self.agent_add_tool = c.panto_agent_add_tool
         self.agent_tools = c.panto_agent_tools
         self.next_event = c.panto_next_event

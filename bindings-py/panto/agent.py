@@ -6,7 +6,7 @@ import ctypes
 from _thread import RLock
 
 from . import _native
-from .config import RetryPolicy, Timeouts, config_value
+from .config import KeepAlive, RetryPolicy, Timeouts, config_value
 from .errors import Error, InvalidArgumentError, LibraryNotFound, error_class, from_native
 from .stream import Stream, StreamHandle, free_handle, free_orphans
 
@@ -18,14 +18,30 @@ if TYPE_CHECKING:
     from types import TracebackType
     from typing import Any, Dict, Iterable, List, Optional, Set, Type, Union
 
-    from .config import ReadToolArg, RetryArg, TimeoutsArg
+    from dataclasses import dataclass
+
+    from .config import KeepAliveArg, ReadToolArg, RetryArg, TimeoutsArg
     from .tools import Registry, Tool
 
     #: What `tools=` takes: a Registry, or an iterable of Tools, ToolClass subclasses, classes
     #: decorated with @panto.tool, typed functions, or spec dicts (tools without a handler).
     ToolsArg = Union[Registry, Iterable[Any]]
 
-__all__ = ["Agent"]
+else:
+    from ._frozen import dataclass  # the same frozen dataclasses, cheaper (see _frozen.py)
+
+__all__ = ["Agent", "Connections"]
+
+
+@dataclass(frozen=True)
+class Connections:
+    """What an agent's connections did so far (`Agent.connections`): `opened` counts the
+    connections it opened (TCP connections, and CONNECT tunnels through a proxy), `reused` the
+    requests it sent on a connection kept alive from an earlier request (see
+    `panto.KeepAlive`)."""
+
+    opened: int
+    reused: int
 
 
 class Agent:
@@ -63,8 +79,9 @@ class Agent:
     (Anthropic extended thinking budgets, OpenAI `reasoning_effort`); `retry` is a
     `panto.RetryPolicy` (or a dict of its fields) for failed provider calls, which the stream
     reports as `panto.ProviderRetry` events; `timeouts` is a `panto.Timeouts` (or a dict) whose
-    limits end a turn with `panto.APITimeoutError`. `set_config()` changes any of these between
-    turns:
+    limits end a turn with `panto.APITimeoutError`; `keep_alive` is a `panto.KeepAlive` (or a
+    dict): how long an idle connection is kept for the next request (`agent.connections`
+    counts them). `set_config()` changes any of these between turns:
 
         agent = panto.Agent(provider="anthropic", model="claude-sonnet-4-5", thinking="low",
                             retry=panto.RetryPolicy(max_retries=5),
@@ -93,6 +110,7 @@ class Agent:
         thinking: Optional[str] = None,
         retry: Optional[RetryArg] = None,
         timeouts: Optional[TimeoutsArg] = None,
+        keep_alive: Optional[KeepAliveArg] = None,
     ) -> None:
         config: Dict[str, Any] = {"provider": provider, "model": model}
         for key, value in (
@@ -106,6 +124,7 @@ class Agent:
             ("thinking", thinking),
             ("retry", retry),
             ("timeouts", timeouts),
+            ("keep_alive", keep_alive),
         ):
             if value is not None:
                 config[key] = config_value(key, value)
@@ -118,7 +137,7 @@ class Agent:
         in its "tools" key have no handler (run them by hand); `tools` adds tools as the
         constructor's argument does."""
         agent = cls.__new__(cls)
-        plain = {k: v.to_json() if isinstance(v, (RetryPolicy, Timeouts)) else v for k, v in config.items()}
+        plain = {k: v.to_json() if isinstance(v, (RetryPolicy, Timeouts, KeepAlive)) else v for k, v in config.items()}
         agent._open(plain, tools)
         return agent
 
@@ -272,6 +291,18 @@ class Agent:
             text = _native.copy_string(s)
         result: List[Dict[str, Any]] = _json_loads(text)
         return result
+
+    @property
+    def connections(self) -> Connections:
+        """What the agent's connections did so far: the connections opened and the requests
+        sent on a kept-alive one (see `panto.KeepAlive`)."""
+        counts = _native.PantoConnections()
+        with self._calls:
+            ptr = self._live()
+            rc = self._lib.agent_connections(ptr, ctypes.byref(counts))
+            if rc < 0:
+                raise self._error(ptr, rc)
+        return Connections(opened=counts.opened, reused=counts.reused)
 
     # ---- lifetime ----------------------------------------------------------------------
 

@@ -1,4 +1,5 @@
-"""The agent's resilience settings: `RetryPolicy`, `Timeouts` and the thinking levels.
+"""The agent's resilience settings: `RetryPolicy`, `Timeouts`, `KeepAlive` and the thinking
+levels.
 
 Each takes a dataclass or a plain dict (the JSON object of `panto_agent_new`). A field left
 None keeps the library's default (or, in `Agent.set_config`, the agent's current value).
@@ -17,7 +18,7 @@ if TYPE_CHECKING:
 else:
     from ._frozen import dataclass  # the same frozen dataclasses, cheaper (see _frozen.py)
 
-__all__ = ["RetryPolicy", "Timeouts", "THINKING_LEVELS"]
+__all__ = ["RetryPolicy", "Timeouts", "KeepAlive", "THINKING_LEVELS"]
 
 #: The values of `thinking`: Anthropic extended thinking with budget_tokens 1024 / 2048 /
 #: 8192 / 16384, OpenAI `reasoning_effort` of the same name; "off" (the default) sends neither.
@@ -60,6 +61,21 @@ class Timeouts:
         return _fields_to_json(self)
 
 
+@dataclass(frozen=True)
+class KeepAlive:
+    """The connections kept open between an agent's requests (the tool rounds of a turn,
+    later turns): `idle_ms` is how long a connection may stay unused and still carry the next
+    request (default 60000; one idle longer is closed, one the server closed meanwhile is
+    replaced silently); 0 keeps none: each request opens its own connection, closed after its
+    response. HTTPS through a proxy keeps its CONNECT tunnel alive the same way.
+    `Agent.connections` counts the connections opened and reused."""
+
+    idle_ms: Optional[int] = None
+
+    def to_json(self) -> Dict[str, int]:
+        return _fields_to_json(self)
+
+
 def _fields_to_json(obj: Any) -> Dict[str, int]:
     out: Dict[str, int] = {}
     for name in type(obj).__match_args__:  # the fields, in order
@@ -75,6 +91,7 @@ def _fields_to_json(obj: Any) -> Dict[str, int]:
 if TYPE_CHECKING:
     RetryArg = Union[RetryPolicy, Mapping[str, Any]]
     TimeoutsArg = Union[Timeouts, Mapping[str, Any]]
+    KeepAliveArg = Union[KeepAlive, Mapping[str, Any]]
     ReadToolArg = Union[str, "os.PathLike[str]", Mapping[str, Any]]
 
 
@@ -97,6 +114,8 @@ def config_value(key: str, value: Any) -> Any:
         return _section("retry", value, RetryPolicy)
     if key == "timeouts":
         return _section("timeouts", value, Timeouts)
+    if key == "keep_alive":
+        return _section("keep_alive", value, KeepAlive)
     if key == "capabilities":
         if isinstance(value, (str, bytes)):
             raise TypeError("capabilities must be a list of str, not a single str")

@@ -110,6 +110,13 @@ pub const Error = extern struct {
     request_id: String = .{},
 };
 
+pub const Connections = extern struct {
+    size: u32 = @sizeOf(Connections),
+    reserved0: u32 = 0,
+    opened: u64 = 0,
+    reused: u64 = 0,
+};
+
 /// Copies the fields of `full` that fit in the caller's struct, whose `size` says how large
 /// the caller believes it is, so that callers built against an older header keep working.
 pub fn writeSized(comptime T: type, dest: *T, full: T) void {
@@ -139,7 +146,7 @@ fn expectEnumMatches(comptime c: type, comptime Enum: type, comptime prefix: []c
 
 test "the Zig types match include/panto.h" {
     const c = @cImport(@cInclude("panto.h"));
-    inline for (.{ .{ Event, c.PantoEvent }, .{ Error, c.PantoError }, .{ Usage, c.PantoUsage }, .{ String, c.PantoString } }) |pair| {
+    inline for (.{ .{ Event, c.PantoEvent }, .{ Error, c.PantoError }, .{ Connections, c.PantoConnections }, .{ Usage, c.PantoUsage }, .{ String, c.PantoString } }) |pair| {
         const Z = pair[0];
         const C = pair[1];
         try std.testing.expectEqual(@sizeOf(C), @sizeOf(Z));

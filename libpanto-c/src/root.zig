@@ -164,6 +164,15 @@ pub export fn panto_agent_conversation(agent: ?*PantoAgent, out_json: ?*PantoStr
     return code(.ok);
 }
 
+pub export fn panto_agent_connections(agent: ?*const PantoAgent, out_connections: ?*abi.Connections) c_int {
+    const h = agent orelse return code(.invalid_argument);
+    const out = out_connections orelse return code(.invalid_argument);
+    const a = h.agent orelse return code(.invalid_argument);
+    const c = a.connections();
+    abi.writeSized(abi.Connections, out, .{ .opened = c.opened, .reused = c.reused });
+    return code(.ok);
+}
+
 // ---- Tools ----------------------------------------------------------------------------
 
 pub export fn panto_agent_add_tool(agent: ?*PantoAgent, tool_json: ?[*:0]const u8) c_int {

@@ -1042,6 +1042,7 @@ const options = [_]Option{
     .{ .name = "thinking" },
     .{ .name = "retry", .kind = .integers, .keys = &.{ "max_retries", "initial_delay_ms", "max_delay_ms", "max_retry_after_ms" } },
     .{ .name = "timeouts", .kind = .integers, .keys = &.{ "connect_ms", "first_byte_ms", "idle_ms", "total_ms" } },
+    .{ .name = "keep_alive", .kind = .integers, .keys = &.{"idle_ms"} },
 };
 
 const option_names = blk: {
@@ -1270,6 +1271,23 @@ fn agentConversation(L: State) callconv(.c) c_int {
     const rc = c.panto_agent_conversation(a.handle, &json);
     if (rc < 0) return agentFailure(L, a, rc);
     pushSlice(L, slice(json));
+    return 1;
+}
+
+/// agent:connections(): what the agent's connections did so far, as a table
+/// {opened = N, reused = N}: connections opened (TCP connections, and CONNECT tunnels through
+/// a proxy), and requests sent on a connection kept alive from an earlier request.
+fn agentConnections(L: State) callconv(.c) c_int {
+    const a = checkOpenAgent(L, 1);
+    var counts = std.mem.zeroes(c.PantoConnections);
+    counts.size = @sizeOf(c.PantoConnections);
+    const rc = c.panto_agent_connections(a.handle, &counts);
+    if (rc < 0) return agentFailure(L, a, rc);
+    c.lua_createtable(L, 0, 2);
+    c.lua_pushinteger(L, @intCast(counts.opened));
+    c.lua_setfield(L, -2, "opened");
+    c.lua_pushinteger(L, @intCast(counts.reused));
+    c.lua_setfield(L, -2, "reused");
     return 1;
 }
 
@@ -2181,6 +2199,7 @@ const agent_meta = [_]c.luaL_Reg{
 const agent_methods = [_]c.luaL_Reg{
     reg("run", agentRun),
     reg("conversation", agentConversation),
+    reg("connections", agentConnections),
     reg("add_tool", agentAddTool),
     reg("set_config", agentSetConfig),
     reg("tools", agentTools),

@@ -61,6 +61,7 @@ pub const Agent = struct {
             .network = .init(gpa),
         };
         a.dialer.init();
+        a.keep_alive.log = .fromEnvironment();
         a.http = .{ .allocator = gpa, .io = a.dialer.io() };
         errdefer a.network.deinit();
         errdefer a.config_arena.deinit();
@@ -79,6 +80,7 @@ pub const Agent = struct {
         a.config.thinking = config.thinking;
         a.config.retry = config.retry;
         a.config.timeouts = config.timeouts;
+        a.config.keep_alive = config.keep_alive;
         try config_mod.checkWireStrings(a.config, keySource(config.api_key), diag);
         try a.syncNativeTools();
         for (config.tools) |t| try a.addParsedTool(t, diag); // the errdefers above free `a`
@@ -166,12 +168,25 @@ pub const Agent = struct {
             a.released = true;
             return;
         }
-        a.keep_alive.closeParked();
+        a.keep_alive.closeParked(.agent_freed);
+        a.keep_alive.closeIdle(&a.http, .agent_freed);
         a.http.deinit();
         a.network.deinit();
         a.conversation.deinit();
         a.config_arena.deinit();
         a.gpa.destroy(a);
+    }
+
+    /// What the agent's connections did so far (see keep_alive.zig).
+    pub const Connections = struct {
+        /// Connections opened: TCP connections, and CONNECT tunnels through a proxy.
+        opened: u32,
+        /// Requests sent on a connection kept alive from an earlier request.
+        reused: u32,
+    };
+
+    pub fn connections(a: *const Agent) Connections {
+        return .{ .opened = a.keep_alive.opened, .reused = a.keep_alive.reused };
     }
 
     /// Appends `text` as a user message and returns the stream of the turn. Nothing is sent

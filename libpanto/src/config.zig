@@ -49,6 +49,7 @@ pub const Config = struct {
     thinking: Thinking = .off,
     retry: Retry = .{},
     timeouts: Timeouts = .{},
+    keep_alive: KeepAlive = .{},
 };
 
 /// How much the model may think before answering.
@@ -91,6 +92,14 @@ pub const Timeouts = struct {
     total_ms: u64 = 600_000,
 };
 
+/// The connections kept open between an agent's requests (see keep_alive.zig).
+pub const KeepAlive = struct {
+    /// How long a connection may stay unused and still be reused (servers usually close
+    /// theirs after 60 s or more; one closed meanwhile is replaced silently). 0: no
+    /// connection is kept alive (one connection per request, closed after its response).
+    idle_ms: u64 = 60_000,
+};
+
 /// Why a configuration was refused, for the user to read.
 pub const Diagnostic = struct {
     buffer: [256]u8 = undefined,
@@ -110,7 +119,7 @@ pub const Diagnostic = struct {
 
 pub const ParseError = error{ InvalidConfig, OutOfMemory };
 
-const known_keys = [_][]const u8{ "provider", "model", "base_url", "api_key", "system", "max_tokens", "tools", "capabilities", "max_tool_iterations", "read_tool", "thinking", "retry", "timeouts" };
+const known_keys = [_][]const u8{ "provider", "model", "base_url", "api_key", "system", "max_tokens", "tools", "capabilities", "max_tool_iterations", "read_tool", "thinking", "retry", "timeouts", "keep_alive" };
 
 /// Parses a JSON object into a Config whose strings live in `arena`. Unknown keys, wrong
 /// types and missing required keys are refused with a message in `diag`.
@@ -217,6 +226,10 @@ fn apply(arena: Allocator, config: *Config, obj: std.json.ObjectMap, diag: *Diag
         if (sub.get("idle_ms")) |n| config.timeouts.idle_ms = try integer(u64, n, 0, 86_400_000, "timeouts.idle_ms", diag);
         if (sub.get("total_ms")) |n| config.timeouts.total_ms = try integer(u64, n, 0, 86_400_000, "timeouts.total_ms", diag);
     }
+    if (obj.get("keep_alive")) |v| {
+        const sub = try object(v, "keep_alive", &.{"idle_ms"}, diag);
+        if (sub.get("idle_ms")) |n| config.keep_alive.idle_ms = try integer(u64, n, 0, 86_400_000, "keep_alive.idle_ms", diag);
+    }
     try checkWireStrings(config.*, .config, diag);
     if (config.base_url) |url| {
         const uri = std.Uri.parse(url) catch return diag.fail("base_url \"{s}\" is not a URL", .{url});
@@ -306,6 +319,12 @@ test "bad configs are refused with a reason" {
         .{ "{\"provider\":\"openai\",\"model\":\"m\",\"timeouts\":{\"connect_ms\":\"5s\"}}", "timeouts.connect_ms must be" },
         .{ "{\"provider\":\"openai\",\"model\":\"m\",\"timeouts\":{\"dns_ms\":5}}", "unknown timeouts key \"dns_ms\"" },
         .{ "{\"provider\":\"openai\",\"model\":\"m\",\"base_url\":\"ftp://x\"}", "http://" },
+        .{ "{\"provider\":\"openai\",\"model\":\"m\",\"keep_alive\":{\"idle_ms\":-1}}", "keep_alive.idle_ms must be an integer from 0 to 86400000" },
+        .{ "{\"provider\":\"openai\",\"model\":\"m\",\"keep_alive\":{\"idle_ms\":86400001}}", "keep_alive.idle_ms must be an integer from 0 to 86400000" },
+        .{ "{\"provider\":\"openai\",\"model\":\"m\",\"keep_alive\":{\"idle_ms\":1.5}}", "keep_alive.idle_ms must be an integer" },
+        .{ "{\"provider\":\"openai\",\"model\":\"m\",\"keep_alive\":{\"idle_ms\":\"60s\"}}", "keep_alive.idle_ms must be an integer" },
+        .{ "{\"provider\":\"openai\",\"model\":\"m\",\"keep_alive\":{\"max\":2}}", "unknown keep_alive key \"max\"" },
+        .{ "{\"provider\":\"openai\",\"model\":\"m\",\"keep_alive\":false}", "keep_alive must be a JSON object" },
     };
     for (cases) |case| {
         var diag: Diagnostic = .{};
@@ -326,6 +345,11 @@ test "set_config patches only the keys it names, and nothing on error" {
     try std.testing.expectEqual(@as(u64, 60_000), c.timeouts.first_byte_ms);
     try std.testing.expectEqual(@as(u64, 600_000), c.timeouts.total_ms);
     try std.testing.expectEqualStrings("m", c.model);
+    try std.testing.expectEqual(@as(u64, 60_000), c.keep_alive.idle_ms);
+    try patchJson(arena.allocator(), &c, "{\"keep_alive\":{\"idle_ms\":0}}", &diag);
+    try std.testing.expectEqual(@as(u64, 0), c.keep_alive.idle_ms);
+    try std.testing.expectError(error.InvalidConfig, patchJson(arena.allocator(), &c, "{\"keep_alive\":{\"idle_ms\":5},\"max_tokens\":0}", &diag));
+    try std.testing.expectEqual(@as(u64, 0), c.keep_alive.idle_ms);
     try std.testing.expectError(error.InvalidConfig, patchJson(arena.allocator(), &c, "{\"model\":\"x\",\"max_tokens\":0}", &diag));
     try std.testing.expectEqualStrings("m", c.model);
 }

@@ -12,35 +12,50 @@
 //! the pool, where the new request finds it.
 //!
 //! A connection whose request failed, was canceled or timed out never goes back to the pool
-//! (the stream marks it closing), nor does one idle for longer than `max_idle_ns`, a little
-//! before servers usually close theirs. HTTPS through panto's own CONNECT tunnel is not
-//! pooled: a tunnel serves one request.
+//! (the stream marks it closing), nor does one idle for longer than `keep_alive.idle_ms`
+//! (config.zig), checked at the next request. HTTPS through a proxy goes through panto's own
+//! CONNECT tunnel (tunnel.zig), which std.http does not pool: a tunnel is parked and drained
+//! here the same way, and handed to the next request when it goes through the same proxy to
+//! the same host and port (else closed).
 const std = @import("std");
 const Client = std.http.Client;
 const watchdog = @import("watchdog.zig");
-
-/// How long a connection may stay unused and still be reused.
-pub const max_idle_ns: u64 = 60 * std.time.ns_per_s;
+const Tunnel = @import("tunnel.zig").Tunnel;
+const TunnelKey = @import("tunnel.zig").Key;
+const connection_log = @import("connection_log.zig");
+const Reason = connection_log.Reason;
 
 pub const KeepAlive = struct {
     /// The request of the agent's last message, its response not necessarily read to the end.
     parked: ?Client.Request = null,
+    /// The tunnel the parked request went through (HTTPS through a proxy), else null.
+    parked_tunnel: ?*Tunnel = null,
     /// When a connection was last parked or released to the pool (CLOCK_MONOTONIC ns).
     idle_since_ns: u64 = 0,
-    /// Connections opened, and requests sent on a reused connection (a test hook).
+    /// Connections opened (TCP connections and tunnels), and requests sent on a reused one.
     opened: u32 = 0,
     reused: u32 = 0,
+    /// The connection debug log (PANTO_LOG=debug).
+    log: connection_log.Log = .{},
 
     /// Keeps a request whose message ended (its last event was read) for the next request
-    /// to finish. A connection that cannot be reused is closed now.
-    pub fn park(k: *KeepAlive, request: *Client.Request) void {
-        k.closeParked();
-        const connection = request.connection orelse {
-            request.deinit();
-            return;
-        };
-        if (connection.closing) {
-            request.deinit();
+    /// to finish, with the tunnel it went through, if any. A connection that cannot be reused
+    /// is closed now, and so is every one when `idle_ms` is 0.
+    pub fn park(k: *KeepAlive, request: *Client.Request, tunnel: ?*Tunnel, idle_ms: u64) void {
+        k.closeParked(.unread);
+        const closing = if (tunnel) |t| t.closing else if (request.connection) |c| c.closing else true;
+        if (closing or idle_ms == 0) {
+            const reason: Reason = if (idle_ms == 0) .not_kept else .server_asked;
+            if (tunnel) |t| {
+                request.deinit();
+                k.closeTunnel(t, reason);
+            } else {
+                if (request.connection) |c| {
+                    if (k.log.on) k.log.closedConnection(c, reason);
+                    c.closing = true;
+                }
+                request.deinit();
+            }
             return;
         }
         // The body reader's buffer is the stream's: forget what it holds (decoded body
@@ -50,45 +65,107 @@ pub const KeepAlive = struct {
         r.seek = 0;
         r.end = 0;
         k.parked = request.*;
+        k.parked_tunnel = tunnel;
         request.* = undefined;
         k.idle_since_ns = watchdog.nowNs();
     }
 
-    /// Before a request: reads the parked response to its end and puts its connection back in
-    /// the pool, or closes it; closes pooled connections idle for too long. The reads are
-    /// watched by `watch` (its deadline and cancel end them: the connection is then closed).
-    pub fn reclaim(k: *KeepAlive, client: *Client, watch: *watchdog.Watch) void {
+    /// Before a request: reads the parked response to its end; then a std.http connection
+    /// goes back to the pool (where the request finds it), and a tunnel is returned when
+    /// `want` is where it leads (else closed). Connections idle for longer than `idle_ms` are
+    /// closed instead. The reads are watched by `watch` (its deadline and cancel end them:
+    /// the connection is then closed).
+    pub fn reclaim(k: *KeepAlive, client: *Client, watch: *watchdog.Watch, idle_ms: u64, want: ?TunnelKey) ?*Tunnel {
         const now = watchdog.nowNs();
-        if (now -| k.idle_since_ns >= max_idle_ns) {
-            k.closeParked();
-            closeIdle(client);
-            return;
+        if (now -| k.idle_since_ns >= idle_ms *| std.time.ns_per_ms) {
+            k.closeParked(.idle);
+            k.closeIdle(client, .idle);
+            return null;
         }
-        var request = k.parked orelse return;
+        var request = k.parked orelse return null;
+        const tunnel = k.parked_tunnel;
         k.parked = null;
-        const connection = request.connection.?;
-        watchdog.setSocket(watch, connection.stream_reader.stream.socket.handle);
+        k.parked_tunnel = null;
+        k.idle_since_ns = now;
+        if (tunnel) |t| if (want == null or !t.leadsTo(want.?)) {
+            request.deinit();
+            k.closeTunnel(t, .other_route); // not worth reading to its end
+            return null;
+        };
+        watchdog.setSocket(watch, if (tunnel) |t| t.socket() else request.connection.?.stream_reader.stream.socket.handle);
         const ended = drain(&request);
         watchdog.setSocket(watch, -1);
-        if (!ended or watch.fired.load(.acquire) != .none) connection.closing = true;
+        const reason: ?Reason = if (watch.fired.load(.acquire) != .none) (if (watch.canceled.load(.acquire)) .canceled else .timed_out) else if (!ended) .unread else null;
+        if (tunnel) |t| {
+            request.deinit();
+            if (reason) |why| {
+                k.closeTunnel(t, why);
+                return null;
+            }
+            return t;
+        }
+        if (reason) |why| {
+            const connection = request.connection.?;
+            if (k.log.on) k.log.closedConnection(connection, why);
+            connection.closing = true;
+        }
         request.deinit(); // to the pool, unless closing
-        k.idle_since_ns = now;
+        return null;
     }
 
     /// Closes the parked connection, if any.
-    pub fn closeParked(k: *KeepAlive) void {
+    pub fn closeParked(k: *KeepAlive, reason: Reason) void {
         var request = k.parked orelse return;
+        const tunnel = k.parked_tunnel;
         k.parked = null;
-        request.connection.?.closing = true;
+        k.parked_tunnel = null;
+        if (tunnel) |t| {
+            request.deinit();
+            return k.closeTunnel(t, reason);
+        }
+        const connection = request.connection.?;
+        if (k.log.on) k.log.closedConnection(connection, reason);
+        connection.closing = true;
         request.deinit();
     }
 
-    /// Counts a new request's connection: reused when the pool held one fewer idle
+    pub fn closeTunnel(k: *KeepAlive, t: *Tunnel, reason: Reason) void {
+        if (k.log.on) k.log.closed(t.number, t.peer(), reason);
+        t.destroy();
+    }
+
+    /// Counts a new std.http request's connection: reused when the pool held one fewer idle
     /// connection after the request took its connection than before (`free_before`).
-    pub fn count(k: *KeepAlive, client: *const Client, free_before: usize) bool {
+    pub fn count(k: *KeepAlive, client: *const Client, request: *const Client.Request, free_before: usize) bool {
         const reused = client.connection_pool.free_len < free_before;
         if (reused) k.reused += 1 else k.opened += 1;
+        if (k.log.on) {
+            const connection = request.connection.?;
+            if (!reused) k.log.opened(connection, k.opened);
+            k.log.request(k.log.numberOf(connection), .of(connection), reused);
+        }
         return reused;
+    }
+
+    /// Counts a request through a tunnel, `reused` or opened for it.
+    pub fn countTunnel(k: *KeepAlive, t: *Tunnel, reused: bool) void {
+        if (reused) k.reused += 1 else {
+            k.opened += 1;
+            t.number = k.opened;
+        }
+        if (k.log.on) k.log.request(t.number, t.peer(), reused);
+    }
+
+    /// Closes every idle connection of the client's pool. (ConnectionPool.resize would, but
+    /// it does not compile in Zig 0.16.)
+    pub fn closeIdle(k: *const KeepAlive, client: *Client, reason: Reason) void {
+        const pool = &client.connection_pool;
+        while (pool.free.popFirst()) |node| {
+            pool.free_len -= 1;
+            const connection: *Client.Connection = @alignCast(@fieldParentPtr("pool_node", node));
+            if (k.log.on) k.log.closedConnection(connection, reason);
+            connection.destroy(client.io);
+        }
     }
 };
 
@@ -101,15 +178,4 @@ fn drain(request: *Client.Request) bool {
     }
     _ = request.reader.interface.discardRemaining() catch return false;
     return request.reader.state == .ready;
-}
-
-/// Closes every idle connection of the client's pool. (ConnectionPool.resize would, but it
-/// does not compile in Zig 0.16.)
-pub fn closeIdle(client: *Client) void {
-    const pool = &client.connection_pool;
-    while (pool.free.popFirst()) |node| {
-        pool.free_len -= 1;
-        const connection: *Client.Connection = @alignCast(@fieldParentPtr("pool_node", node));
-        connection.destroy(client.io);
-    }
 }

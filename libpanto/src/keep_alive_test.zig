@@ -44,6 +44,8 @@ const KeepAliveServer = struct {
     requests: std.atomic.Value(u32) = .init(0),
     /// Request heads received (a request being written has one).
     heads: std.atomic.Value(u32) = .init(0),
+    /// Requests that said `connection: close`.
+    close_requested: std.atomic.Value(u32) = .init(0),
     stopping: std.atomic.Value(bool) = .init(false),
     acceptor: std.Thread,
     /// Only the acceptor touches it until it is joined.
@@ -103,13 +105,16 @@ const KeepAliveServer = struct {
     /// Serves one request; false when the connection is to be closed.
     fn serveRequest(s: *KeepAliveServer, r: *std.Io.Reader, w: *std.Io.Writer) !bool {
         var content_length: usize = 0;
+        var close_requested = false;
         while (true) {
             const line = try r.takeDelimiterInclusive('\n');
             if (std.mem.eql(u8, line, "\r\n")) break;
+            if (std.ascii.eqlIgnoreCase(std.mem.trimEnd(u8, line, "\r\n"), "connection: close")) close_requested = true;
             if (std.ascii.startsWithIgnoreCase(line, "content-length:"))
                 content_length = try std.fmt.parseInt(usize, std.mem.trim(u8, line[15..], " \r\n"), 10);
         }
         _ = s.heads.fetchAdd(1, .release);
+        if (close_requested) _ = s.close_requested.fetchAdd(1, .monotonic);
         const i = s.next_answer.fetchAdd(1, .monotonic);
         const a = s.script[@min(i, s.script.len - 1)];
         if (a.read_delay_ms > 0) sleepMs(a.read_delay_ms);
@@ -141,6 +146,10 @@ fn sleepMs(ms: u64) void {
 }
 
 fn newAgent(port: u16, max_retries: u32) !*Agent {
+    return newAgentKeeping(port, max_retries, .{});
+}
+
+fn newAgentKeeping(port: u16, max_retries: u32, keep_alive: @import("config.zig").KeepAlive) !*Agent {
     var url_buf: [64]u8 = undefined;
     const url = try std.fmt.bufPrint(&url_buf, "http://127.0.0.1:{d}", .{port});
     const agent = try Agent.init(std.testing.allocator, .{
@@ -152,6 +161,7 @@ fn newAgent(port: u16, max_retries: u32) !*Agent {
         // A bug fails the test instead of hanging it.
         .timeouts = .{ .total_ms = 10_000 },
         .retry = .{ .max_retries = max_retries, .initial_delay_ms = 1 },
+        .keep_alive = keep_alive,
     });
     errdefer agent.deinit();
     var diag: @import("config.zig").Diagnostic = .{};
@@ -190,8 +200,7 @@ fn expectReuse(answers: []const Answer) !void {
     try std.testing.expectEqual(.end_turn, (try runTurn(agent, "again")).message_complete.stop_reason);
     try std.testing.expectEqual(@as(u32, 3), server.requests.load(.monotonic));
     try std.testing.expectEqual(@as(u32, 1), server.connections.load(.monotonic));
-    try std.testing.expectEqual(@as(u32, 1), agent.keep_alive.opened);
-    try std.testing.expectEqual(@as(u32, 2), agent.keep_alive.reused);
+    try std.testing.expectEqual(Agent.Connections{ .opened = 1, .reused = 2 }, agent.connections());
 }
 
 test "the requests of a tool round and of the next turn share one connection (chunked, Content-Length)" {
@@ -202,6 +211,43 @@ test "the requests of a tool round and of the next turn share one connection (ch
 test "a body whose end arrives after its last event: the connection is still reused" {
     try expectReuse(&.{ .{ .body = tool_message, .split_end = true }, .{ .split_end = true } });
     try expectReuse(&.{ .{ .body = tool_message, .split_end = true, .content_length = true }, .{ .split_end = true, .content_length = true } });
+}
+
+test "keep_alive.idle_ms 0: one connection per request, each closed after its response" {
+    var server: KeepAliveServer = undefined;
+    try server.start(&.{ .{ .body = tool_message }, .{} });
+    defer server.stop();
+    const agent = try newAgentKeeping(server.port, 0, .{ .idle_ms = 0 });
+    defer agent.deinit();
+    try std.testing.expectEqual(.end_turn, (try runTurn(agent, "find x")).message_complete.stop_reason);
+    try std.testing.expectEqual(.end_turn, (try runTurn(agent, "again")).message_complete.stop_reason);
+    try std.testing.expectEqual(@as(u32, 3), server.requests.load(.monotonic));
+    try std.testing.expectEqual(@as(u32, 3), server.connections.load(.monotonic));
+    try std.testing.expectEqual(@as(u32, 3), server.close_requested.load(.monotonic));
+    try std.testing.expectEqual(Agent.Connections{ .opened = 3, .reused = 0 }, agent.connections());
+}
+
+test "a connection idle for longer than keep_alive.idle_ms is closed, not reused" {
+    var server: KeepAliveServer = undefined;
+    try server.start(&.{.{}});
+    defer server.stop();
+    const agent = try newAgentKeeping(server.port, 0, .{ .idle_ms = 5 });
+    defer agent.deinit();
+    _ = try runTurn(agent, "one");
+    sleepMs(30); // longer than idle_ms
+    _ = try runTurn(agent, "two");
+    try std.testing.expectEqual(@as(u32, 2), server.connections.load(.monotonic));
+    try std.testing.expectEqual(Agent.Connections{ .opened = 2, .reused = 0 }, agent.connections());
+    // set_config changes it for the next request: kept for a minute, the later turns reuse
+    // the second turn's connection.
+    var diag: @import("config.zig").Diagnostic = .{};
+    try agent.setConfig("{\"keep_alive\":{\"idle_ms\":60000}}", &diag);
+    sleepMs(30);
+    _ = try runTurn(agent, "three");
+    sleepMs(30);
+    _ = try runTurn(agent, "four");
+    try std.testing.expectEqual(@as(u32, 2), server.connections.load(.monotonic));
+    try std.testing.expectEqual(Agent.Connections{ .opened = 2, .reused = 2 }, agent.connections());
 }
 
 test "a connection the server closed while idle is replaced silently, retries off or on" {

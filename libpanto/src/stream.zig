@@ -16,7 +16,7 @@ const batch = @import("batch.zig");
 const tunnel = @import("tunnel.zig");
 const EventArena = @import("event_arena.zig").EventArena;
 const Body = @import("body.zig").Body;
-const keep_alive = @import("keep_alive.zig");
+const Reason = @import("connection_log.zig").Reason;
 
 const TurnError = errors.TurnError;
 /// `next()` fails with a TurnError (sticky), or ResultPending: a host tool call still awaits
@@ -128,7 +128,7 @@ pub const Stream = struct {
     pub fn destroy(s: *Stream) void {
         const gpa = s.agent.gpa;
         const agent = s.agent;
-        s.closeConnection();
+        s.closeConnection(.unread);
         watchdog.forget(&s.watch);
         s.retry_reason.deinit(gpa);
         s.detail.deinit(gpa);
@@ -457,7 +457,7 @@ pub const Stream = struct {
 
     /// Forgets the current message and its request, keeping buffers.
     fn resetMessage(s: *Stream) void {
-        s.closeConnection();
+        s.closeConnection(.failed); // (a finished message's connection is parked already)
         s.assembly.reset();
         s.decoder = newDecoder(s.agent);
         s.parser.deinit();
@@ -547,7 +547,7 @@ pub const Stream = struct {
     /// the stop reason `aborted`; calls of a tool round get canceled results.
     fn abort(s: *Stream) NextError {
         const gpa = s.agent.gpa;
-        s.closeConnection();
+        s.closeConnection(.canceled);
         switch (s.phase) {
             .messages => if (s.assembly.started) {
                 s.assembly.forget(s.batch.unseen()); // given back unseen: not part of what the user saw
@@ -635,38 +635,56 @@ pub const Stream = struct {
         s.pending_failure = null;
         if (s.agent.config.api_key) |key| s.detail.scrub(key);
         if (s.detail.message.items.len == 0) s.detail.set(s.agent.gpa, s.detail.http_status, "", @errorName(err));
-        s.closeConnection();
+        s.closeConnection(.failed);
         s.state = .failed;
         s.failure = err;
         s.agent.busy = false;
         return err;
     }
 
-    fn closeConnection(s: *Stream) void {
+    /// Closes the request's connection, for `reason` (for the debug log; a cancel or timeout
+    /// that fired says so instead).
+    fn closeConnection(s: *Stream, reason: Reason) void {
         // Nothing to watch until the next request, even when no connection was made: a
         // deadline left armed would fire during a retry's wait and fail the next attempt.
         watchdog.arm(&s.watch, 0, 0);
         if (!s.connected) return;
         // The watchdog must forget the socket before it is closed and its number reused.
         watchdog.setSocket(&s.watch, -1);
+        const k = &s.agent.keep_alive;
+        const why = if (k.log.on) s.closeReason(reason) else reason;
         // A request that failed, was canceled, timed out or did not read its body to the end
         // closes its connection: std.http would pool one whose request failed while being
         // written (its response not begun), and the next request would fail on it.
-        if (s.request.connection) |c| c.closing = true;
+        if (s.request.connection) |c| {
+            if (k.log.on) k.log.closedConnection(c, why);
+            c.closing = true;
+        }
         s.request.deinit();
-        // A tunnel serves one request.
-        if (s.tunnel) |t| t.destroy();
+        if (s.tunnel) |t| k.closeTunnel(t, why);
         s.tunnel = null;
         s.connected = false;
+    }
+
+    /// Why the connection is closed, for the debug log: a cancel or timeout that fired says
+    /// so, else `reason`.
+    fn closeReason(s: *const Stream, reason: Reason) Reason {
+        if (s.watch.canceled.load(.acquire)) return .canceled;
+        return switch (s.watch.fired.load(.acquire)) {
+            .timeout => .timed_out,
+            .canceled => .canceled,
+            .none => reason,
+        };
     }
 
     /// The message ended: its connection is kept for the agent's next request, which reads
     /// the rest of the body first (see keep_alive.zig).
     fn parkConnection(s: *Stream) void {
-        if (!s.connected or s.tunnel != null) return s.closeConnection();
+        if (!s.connected) return s.closeConnection(.unread);
         watchdog.arm(&s.watch, 0, 0);
         watchdog.setSocket(&s.watch, -1);
-        s.agent.keep_alive.park(&s.request);
+        s.agent.keep_alive.park(&s.request, s.tunnel, s.agent.config.keep_alive.idle_ms);
+        s.tunnel = null;
         s.connected = false;
     }
 
@@ -735,9 +753,11 @@ pub const Stream = struct {
                 return error.Connection;
             },
         };
+        const idle_ms = config.keep_alive.idle_ms;
         const options: std.http.Client.RequestOptions = .{
             .redirect_behavior = .unhandled,
-            .keep_alive = true,
+            // keep_alive.idle_ms 0: the server is told the connection ends with the response.
+            .keep_alive = idle_ms > 0,
             .headers = .{
                 .content_type = .{ .override = "application/json" },
                 .accept_encoding = .{ .override = "identity" },
@@ -751,55 +771,30 @@ pub const Stream = struct {
         agent.dialer.resolv_conf = agent.network.resolvConf();
         agent.dialer.begin(&s.watch, connect_deadline);
         defer agent.dialer.end();
-        var reused = false;
-        switch (route) {
-            .std_http => {
-                agent.keep_alive.reclaim(&agent.http, &s.watch);
-                const free_before = agent.http.connection_pool.free_len;
-                s.request = agent.http.request(.POST, uri, options) catch |err| return s.connectFailure(err);
-                s.connected = true; // from here on the request must be closed
-                reused = agent.keep_alive.count(&agent.http, free_before);
-                watchdog.setSocket(&s.watch, s.request.connection.?.stream_reader.stream.socket.handle);
+        var host_buf: [std.Io.net.HostName.max_len]u8 = undefined;
+        const tunnel_key: ?tunnel.Key = switch (route) {
+            .std_http => null,
+            .tunnel => |proxy| .{
+                .proxy = proxy,
+                .host = (uri.getHost(&host_buf) catch return s.connectFailure(error.UriMissingHost)).bytes,
+                .port = uri.port orelse 443,
             },
-            .tunnel => |proxy| {
-                var host_buf: [std.Io.net.HostName.max_len]u8 = undefined;
-                const host = (uri.getHost(&host_buf) catch return s.connectFailure(error.UriMissingHost)).bytes;
-                var tunnel_problem: tunnel.Problem = .{};
-                const t = tunnel.Tunnel.open(&agent.http, proxy, host, uri.port orelse 443, &tunnel_problem) catch |err| switch (err) {
-                    error.OutOfMemory => return error.OutOfMemory,
-                    else => {
-                        s.detail.set(gpa, 0, "connection_error", tunnel_problem.message());
-                        return error.Connection;
-                    },
-                };
-                s.tunnel = t;
-                agent.keep_alive.opened += 1;
-                s.request = t.request(&agent.http, .POST, uri, options);
-                s.connected = true; // from here on the tunnel must be closed
-                watchdog.setSocket(&s.watch, t.socket());
-            },
-        }
+        };
+        const kept = agent.keep_alive.reclaim(&agent.http, &s.watch, idle_ms, tunnel_key);
+        const reused = try s.connect(uri, options, tunnel_key, kept);
         watchdog.arm(&s.watch, earliest(deadlineAfter(watchdog.nowNs(), timeouts.first_byte_ms), s.turn_deadline_ns), 0);
-        if (s.tunnel) |t| {
-            t.sendBodyComplete(&s.request, s.request_body.written()) catch |err| return s.connectFailure(t.writeError() orelse err);
-            s.response = tunnel.receiveHead(&s.request) catch |err| return s.connectFailure(if (err == error.ReadFailed) t.readError() orelse err else err);
-        } else {
-            s.response = s.exchange() catch |err| retry: {
-                if (!reused or !s.nothingReceived(err)) return s.connectFailure(err);
-                // The server closed the kept-alive connection while it was idle: send the
-                // request again, once, on a new connection, as if nothing happened.
-                s.closeConnection();
-                keep_alive.closeIdle(&agent.http);
-                agent.dialer.begin(&s.watch, deadlineAfter(watchdog.nowNs(), timeouts.connect_ms));
-                watchdog.arm(&s.watch, earliest(deadlineAfter(watchdog.nowNs(), timeouts.connect_ms), s.turn_deadline_ns), 0);
-                s.request = agent.http.request(.POST, uri, options) catch |e| return s.connectFailure(e);
-                s.connected = true;
-                agent.keep_alive.opened += 1;
-                watchdog.setSocket(&s.watch, s.request.connection.?.stream_reader.stream.socket.handle);
-                watchdog.arm(&s.watch, earliest(deadlineAfter(watchdog.nowNs(), timeouts.first_byte_ms), s.turn_deadline_ns), 0);
-                break :retry s.exchange() catch |e| return s.connectFailure(e);
-            };
-        }
+        s.response = s.exchange() catch |err| retry: {
+            if (!reused or !s.nothingReceived(err)) return s.connectFailure(s.causeOf(err));
+            // The server closed the kept-alive connection while it was idle: send the
+            // request again, once, on a new connection, as if nothing happened.
+            s.closeConnection(.server_closed);
+            agent.keep_alive.closeIdle(&agent.http, .server_closed);
+            agent.dialer.begin(&s.watch, deadlineAfter(watchdog.nowNs(), timeouts.connect_ms));
+            watchdog.arm(&s.watch, earliest(deadlineAfter(watchdog.nowNs(), timeouts.connect_ms), s.turn_deadline_ns), 0);
+            _ = try s.connect(uri, options, tunnel_key, null);
+            watchdog.arm(&s.watch, earliest(deadlineAfter(watchdog.nowNs(), timeouts.first_byte_ms), s.turn_deadline_ns), 0);
+            break :retry s.exchange() catch |e| return s.connectFailure(s.causeOf(e));
+        };
 
         s.got_head = true;
         watchdog.arm(&s.watch, s.turn_deadline_ns, timeouts.idle_ms * std.time.ns_per_ms);
@@ -829,10 +824,58 @@ pub const Stream = struct {
         s.body.reader = s.response.reader(s.body.buffer());
     }
 
-    /// Writes the request on std.http's connection and reads the response head.
+    /// Opens the request's connection (TCP and TLS, or a tunnel through a proxy and TLS in
+    /// it), or takes a kept-alive one: from std.http's pool, or `kept`, the agent's tunnel to
+    /// `tunnel_key`. True when the connection was reused.
+    fn connect(s: *Stream, uri: std.Uri, options: std.http.Client.RequestOptions, tunnel_key: ?tunnel.Key, kept: ?*tunnel.Tunnel) TurnError!bool {
+        const agent = s.agent;
+        const k = &agent.keep_alive;
+        const key = tunnel_key orelse {
+            const free_before = agent.http.connection_pool.free_len;
+            s.request = agent.http.request(.POST, uri, options) catch |err| return s.connectFailure(err);
+            s.connected = true; // from here on the request must be closed
+            const reused = k.count(&agent.http, &s.request, free_before);
+            watchdog.setSocket(&s.watch, s.request.connection.?.stream_reader.stream.socket.handle);
+            return reused;
+        };
+        const t = kept orelse open: {
+            var problem: tunnel.Problem = .{};
+            break :open tunnel.Tunnel.open(&agent.http, key, &problem) catch |err| switch (err) {
+                error.OutOfMemory => return error.OutOfMemory,
+                else => {
+                    s.detail.set(agent.gpa, 0, "connection_error", problem.message());
+                    return error.Connection;
+                },
+            };
+        };
+        k.countTunnel(t, kept != null);
+        s.tunnel = t;
+        s.request = t.request(&agent.http, .POST, uri, options);
+        s.connected = true; // from here on the tunnel must be closed
+        watchdog.setSocket(&s.watch, t.socket());
+        return kept != null;
+    }
+
+    /// Writes the request and reads the response head, on std.http's connection or inside
+    /// the tunnel.
     fn exchange(s: *Stream) anyerror!std.http.Client.Response {
+        if (s.tunnel) |t| {
+            try t.sendBodyComplete(&s.request, s.request_body.written());
+            return t.receiveHead(&s.request);
+        }
         try s.request.sendBodyComplete(s.request_body.written());
         return s.request.receiveHead(&.{});
+    }
+
+    /// What made an exchange fail, for its message: inside a tunnel, the socket's or TLS's
+    /// error rather than the reader's or writer's.
+    fn causeOf(s: *const Stream, err: anyerror) anyerror {
+        const t = s.tunnel orelse return err;
+        return switch (err) {
+            error.WriteFailed => t.writeError() orelse err,
+            error.ReadFailed => t.readError() orelse err,
+            else => err,
+        };
     }
 
     /// Whether a failed exchange got nothing of the response (and was neither canceled nor

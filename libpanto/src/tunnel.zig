@@ -66,9 +66,33 @@ const max_connect_head = 8 * 1024;
 /// The plaintext written into TLS is buffered this much before it is encrypted.
 const tls_write_buffer_len = 4 * 1024;
 
+/// Where a tunnel leads: an agent's next request reuses a kept-alive tunnel only for the same
+/// proxy (and credentials), host and port.
+pub const Key = struct {
+    proxy: Proxy,
+    host: []const u8,
+    port: u16,
+
+    fn eql(a: Key, b: Key) bool {
+        const auth_a = a.proxy.authorization orelse "";
+        const auth_b = b.proxy.authorization orelse "";
+        return a.port == b.port and a.proxy.port == b.proxy.port and
+            (a.proxy.authorization == null) == (b.proxy.authorization == null) and
+            std.mem.eql(u8, auth_a, auth_b) and std.ascii.eqlIgnoreCase(a.host, b.host) and
+            std.ascii.eqlIgnoreCase(a.proxy.host, b.proxy.host);
+    }
+};
+
 pub const Tunnel = struct {
     gpa: Allocator,
     io: Io,
+    /// Where it leads, its strings in `key_strings`.
+    key: Key,
+    key_strings: []u8,
+    /// The agent's number for it (see connection_log.zig).
+    number: u32 = 0,
+    /// Its last response asked to close the connection (or was HTTP/1.0): not to be reused.
+    closing: bool = false,
     stream: net.Stream,
     /// The socket, both ways: the CONNECT exchange, then TLS records.
     socket_reader: net.Stream.Reader,
@@ -80,11 +104,31 @@ pub const Tunnel = struct {
 
     /// Connects to `proxy`, asks it for a tunnel to `host:port` and does the TLS handshake
     /// with `host` inside it. Trust comes from the client's CA bundle, which must be loaded.
-    pub fn open(client: *Client, proxy: Proxy, host: []const u8, port: u16, problem: *Problem) OpenError!*Tunnel {
+    pub fn open(client: *Client, key: Key, problem: *Problem) OpenError!*Tunnel {
+        const proxy = key.proxy;
+        const host = key.host;
+        const port = key.port;
         const gpa = client.allocator;
         const io = client.io;
         const t = try gpa.create(Tunnel);
         errdefer gpa.destroy(t);
+        const auth = proxy.authorization orelse "";
+        t.key_strings = try gpa.alloc(u8, proxy.host.len + auth.len + host.len);
+        errdefer gpa.free(t.key_strings);
+        @memcpy(t.key_strings[0..proxy.host.len], proxy.host);
+        @memcpy(t.key_strings[proxy.host.len..][0..auth.len], auth);
+        @memcpy(t.key_strings[proxy.host.len + auth.len ..], host);
+        t.key = .{
+            .proxy = .{
+                .host = t.key_strings[0..proxy.host.len],
+                .port = proxy.port,
+                .authorization = if (proxy.authorization != null) t.key_strings[proxy.host.len..][0..auth.len] else null,
+            },
+            .host = t.key_strings[proxy.host.len + auth.len ..],
+            .port = port,
+        };
+        t.number = 0;
+        t.closing = false;
         // The TLS reader holds a whole record and then an HTTP response head: std.http's sizes.
         const socket_len = tls.Client.min_buffer_len;
         const tls_read_len = tls.Client.min_buffer_len + client.read_buffer_size;
@@ -170,7 +214,7 @@ pub const Tunnel = struct {
         return .{
             .uri = uri,
             .client = client,
-            // No std.http connection: the tunnel is closed by its owner, never pooled.
+            // No std.http connection: the tunnel is kept alive by its owner (keep_alive.zig).
             .connection = null,
             .reader = .{
                 .in = &t.tls.reader,
@@ -235,26 +279,45 @@ pub const Tunnel = struct {
         return null;
     }
 
+    /// Whether the tunnel leads where `key` says.
+    pub fn leadsTo(t: *const Tunnel, key: Key) bool {
+        return t.key.eql(key);
+    }
+
+    /// Where it leads, for the connection log.
+    pub fn peer(t: *const Tunnel) @import("connection_log.zig").Peer {
+        return .{ .host = t.key.host, .port = t.key.port, .tunnel_proxy = .{ .host = t.key.proxy.host, .port = t.key.proxy.port } };
+    }
+
     pub fn destroy(t: *Tunnel) void {
         t.stream.close(t.io);
         t.gpa.free(t.buffers);
+        t.gpa.free(t.key_strings);
         t.gpa.destroy(t);
     }
-};
 
-/// Reads the response head of a request sent through a tunnel, as std.http's
-/// `Request.receiveHead` does for one that does not follow redirects.
-pub fn receiveHead(r: *Client.Request) Client.Request.ReceiveHeadError!Client.Response {
-    while (true) {
-        const bytes = try r.reader.receiveHead();
-        const head = Client.Response.Head.parse(bytes) catch return error.HttpHeadersInvalid;
-        if (head.status == .@"continue" and r.handle_continue) continue;
-        if (!r.accept_encoding[@intFromEnum(head.content_encoding)]) return error.HttpContentEncodingUnsupported;
-        r.response_transfer_encoding = head.transfer_encoding;
-        r.response_content_length = head.content_length;
-        return .{ .request = r, .head = head };
+    /// Reads the response head of a request sent through the tunnel, as std.http's
+    /// `Request.receiveHead` does for one that does not follow redirects (and, as it does,
+    /// marks the connection closing unless both sides keep it alive).
+    pub fn receiveHead(t: *Tunnel, r: *Client.Request) Client.Request.ReceiveHeadError!Client.Response {
+        while (true) {
+            const bytes = r.reader.receiveHead() catch |err| {
+                t.closing = true;
+                return err;
+            };
+            const head = Client.Response.Head.parse(bytes) catch {
+                t.closing = true;
+                return error.HttpHeadersInvalid;
+            };
+            if (head.status == .@"continue" and r.handle_continue) continue;
+            t.closing = !head.keep_alive or !r.keep_alive;
+            if (!r.accept_encoding[@intFromEnum(head.content_encoding)]) return error.HttpContentEncodingUnsupported;
+            r.response_transfer_encoding = head.transfer_encoding;
+            r.response_content_length = head.content_length;
+            return .{ .request = r, .head = head };
+        }
     }
-}
+};
 
 fn sendConnect(w: *Io.Writer, target: std.Uri, authorization: ?[]const u8) Io.Writer.Error!void {
     try w.print("CONNECT {f} HTTP/1.1\r\nhost: {f}\r\n", .{ fmtAuthority(&target), fmtAuthority(&target) });

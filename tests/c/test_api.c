@@ -156,6 +156,8 @@ struct canned {
 };
 
 static pid_t server_pid = -1;
+static int serve_kept_alive; /* 1: the server answers every request on its first connection,
+                                without Connection: close */
 static int requests_fd = -1; /* the read end of the pipe the server reports bodies on */
 static char *requests;       /* after stop_server: the request bodies, one per line */
 
@@ -240,18 +242,29 @@ static int start_server(const struct canned *answers, int n, char *url, size_t u
         int i;
         close(report[0]);
         alarm(30); /* never outlive a stuck test */
+        int conn = -1;
         for (i = 0; i < n; i++) {
             char head[512], *body = NULL;
-            int conn = accept(fd, NULL, NULL);
+            int got;
+            if (conn < 0) conn = accept(fd, NULL, NULL);
             if (conn < 0) _exit(1);
-            if (read_request(conn, buf, sizeof buf, &body) == 0) {
+            got = read_request(conn, buf, sizeof buf, &body);
+            if (got != 0 && serve_kept_alive) {
+                /* The client closed the kept-alive connection: the request comes on a new one. */
+                close(conn);
+                conn = accept(fd, NULL, NULL);
+                if (conn < 0) _exit(1);
+                got = read_request(conn, buf, sizeof buf, &body);
+            }
+            if (got == 0) {
                 size_t body_len = strlen(answers[i].body), sent = body_len;
                 int head_len = snprintf(head, sizeof head,
                                         "HTTP/1.1 %d X\r\nContent-Type: %s\r\nContent-Length: %lu\r\n"
-                                        "%sConnection: close\r\n\r\n",
+                                        "%s%s\r\n",
                                         answers[i].status, answers[i].content_type,
                                         (unsigned long)body_len,
-                                        answers[i].headers ? answers[i].headers : "");
+                                        answers[i].headers ? answers[i].headers : "",
+                                        serve_kept_alive ? "" : "Connection: close\r\n");
                 write_all(report[1], body, strlen(body));
                 write_all(report[1], "\n", 1);
                 if (answers[i].stall_after > 0 && answers[i].stall_after < body_len)
@@ -264,7 +277,10 @@ static int start_server(const struct canned *answers, int n, char *url, size_t u
                     } /* held until the client goes away */
                 }
             }
-            close(conn);
+            if (!serve_kept_alive) {
+                close(conn);
+                conn = -1;
+            }
         }
         _exit(0);
     }
@@ -1336,6 +1352,82 @@ static void test_wire_strings(void) {
     CHECK(count_in(body, "\"model\":\"claude-test\"") == 1 && count_in(body, "777") == 0);
 }
 
+/* Runs n turns of one answer each (the answers of the server) and returns the agent's
+ * connection counters after them, in a struct of `size` bytes filled with 0x5A before. */
+static PantoConnections turns_on_connections(int n, int kept_alive, const char *extra, uint32_t size) {
+    static const struct canned answers[] = {
+        {200, "text/event-stream", SSE_OK, NULL, 0},
+        {200, "text/event-stream", SSE_OK, NULL, 0},
+        {200, "text/event-stream", SSE_OK, NULL, 0},
+    };
+    char url[64];
+    PantoAgent *agent;
+    PantoStream *stream = NULL;
+    PantoConnections c;
+    int i;
+    memset(&c, 0x5A, sizeof c);
+    c.size = size;
+    serve_kept_alive = kept_alive;
+    if (start_server(answers, n, url, sizeof url) < 0) {
+        serve_kept_alive = 0;
+        CHECK(!"cannot start the canned server");
+        return c;
+    }
+    agent = new_agent_with(url, extra);
+    CHECK(agent != NULL);
+    if (agent) {
+        PantoConnections before = PANTO_CONNECTIONS_INIT;
+        CHECK_RC(panto_agent_connections(agent, &before), PANTO_OK);
+        CHECK(before.opened == 0 && before.reused == 0);
+        for (i = 0; i < n; i++) {
+            CHECK_RC(panto_agent_run(agent, "Hello", &stream), PANTO_OK);
+            CHECK_RC(drain(stream), PANTO_DONE);
+            panto_stream_free(stream);
+            stream = NULL;
+        }
+        CHECK_RC(panto_agent_connections(agent, &c), PANTO_OK);
+    }
+    panto_agent_free(agent);
+    stop_server();
+    serve_kept_alive = 0;
+    return c;
+}
+
+static void test_connections(void) {
+    PantoConnections c;
+    PantoAgent *agent = NULL;
+    current_test = "connections_kept_alive";
+    c = turns_on_connections(3, 1, NULL, sizeof c);
+    CHECK(c.size == sizeof c && c.opened == 1 && c.reused == 2);
+    CHECK(request_count() == 3);
+
+    current_test = "connections_server_closes";
+    c = turns_on_connections(2, 0, NULL, sizeof c);
+    CHECK(c.opened == 2 && c.reused == 0);
+
+    /* keep_alive.idle_ms 0: a server that would keep it alive still gets one per request. */
+    current_test = "connections_idle_ms_0";
+    c = turns_on_connections(2, 1, "\"keep_alive\": {\"idle_ms\": 0}", sizeof c);
+    CHECK(c.opened == 2 && c.reused == 0);
+    CHECK(request_count() == 2);
+
+    /* A caller built against a header whose struct ends before `reused`. */
+    current_test = "connections_sized";
+    c = turns_on_connections(2, 1, NULL, (uint32_t)offsetof(PantoConnections, reused));
+    CHECK(c.opened == 1 && untouched(&c, offsetof(PantoConnections, reused), sizeof c, 0x5A));
+
+    current_test = "connections_bad_arguments";
+    CHECK_RC(panto_agent_connections(NULL, &c), PANTO_ERR_INVALID_ARGUMENT);
+    CHECK_RC(panto_agent_new("{\"provider\": \"anthropic\", \"model\": \"m\", \"api_key\": \"k\"}", &agent), PANTO_OK);
+    CHECK_RC(panto_agent_connections(agent, NULL), PANTO_ERR_INVALID_ARGUMENT);
+    panto_agent_free(agent);
+    agent = NULL;
+    CHECK_RC(panto_agent_new("{\"provider\": \"anthropic\", \"model\": \"m\", \"keep_alive\": {\"idle_ms\": -1}}", &agent), PANTO_ERR_CONFIG);
+    check_agent_error(agent, PANTO_ERR_CONFIG, "keep_alive.idle_ms must be an integer from 0 to 86400000");
+    CHECK_RC(panto_agent_connections(agent, &c), PANTO_ERR_INVALID_ARGUMENT);
+    panto_agent_free(agent);
+}
+
 static void test_set_config(void) {
     static const struct canned answers[] = {
         {200, "text/event-stream", SSE_OK, NULL, 0},
@@ -1953,6 +2045,7 @@ int main(void) {
     test_connection_retries();
     test_retry_event();
     test_set_config();
+    test_connections();
     test_cancel();
     test_cancel_retry_wait();
     test_reopen();

@@ -1013,6 +1013,58 @@ test("options thinking, retry and timeouts are checked strictly", function()
   eq(body.thinking.budget_tokens, 2048, "the budget of thinking = low")
 end)
 
+-- The connection numbers of the requests the emulator received, joined: "1 1 2".
+local function connection_numbers()
+  local numbers = {}
+  for i, r in ipairs(emulator.requests()) do numbers[i] = tostring(r.connection) end
+  return table.concat(numbers, " ")
+end
+
+test("agent:connections() counts connections opened and reused; keep_alive.idle_ms 0 keeps none", function()
+  emulator.load({ text_answer("one"), text_answer("two"), text_answer("three"), text_answer("four") })
+  local agent <close> = new_agent()
+  local c = agent:connections()
+  eq(c.opened, 0, "opened before a turn")
+  eq(c.reused, 0, "reused before a turn")
+  collect(agent:run("a"))
+  collect(agent:run("b"))
+  c = agent:connections()
+  eq(c.opened, 1, "opened after two turns")
+  eq(c.reused, 1, "reused after two turns")
+  eq(agent:set_config({ keep_alive = { idle_ms = 0 } }), true, "set_config")
+  collect(agent:run("c"))
+  collect(agent:run("d"))
+  c = agent:connections()
+  eq(c.opened, 3, "opened with idle_ms 0")
+  eq(c.reused, 1, "reused with idle_ms 0")
+  eq(connection_numbers(), "1 1 2 3", "the emulator's connections")
+end)
+
+test("a connection idle for longer than keep_alive.idle_ms is not reused", function()
+  emulator.load({ text_answer("one"), text_answer("two") })
+  local agent <close> = new_agent({ keep_alive = { idle_ms = 10 } })
+  collect(agent:run("a"))
+  os.execute("sleep 0.1") -- longer than idle_ms
+  collect(agent:run("b"))
+  local c = agent:connections()
+  eq(c.opened, 2, "opened")
+  eq(c.reused, 0, "reused")
+  eq(connection_numbers(), "1 2", "the emulator's connections")
+end)
+
+test("option keep_alive is checked strictly", function()
+  local function refused(pattern, keep_alive)
+    local a, msg, code = panto.Agent({ provider = "anthropic", model = "m", api_key = "k", keep_alive = keep_alive })
+    eq(a, nil, "agent")
+    assert(msg:find(pattern, 1, true), ("%q does not hold %q"):format(msg, pattern))
+    eq(code, "config", "code")
+  end
+  refused("option 'keep_alive' must be a table {idle_ms=}, got a number", 60000)
+  refused("option 'keep_alive': unknown key 'max'", { max = 1 })
+  refused("option 'keep_alive.idle_ms' must be an integer, got 1.5", { idle_ms = 1.5 })
+  refused("keep_alive.idle_ms must be an integer from 0 to 86400000", { idle_ms = -1 }) -- panto's range check
+end)
+
 test("provider_retry events, then success", function()
   emulator.load({
     { status = 429, error = { type = "rate_limit_error", message = "Slow down" }, headers = { ["retry-after-ms"] = "30" } },

@@ -55,6 +55,7 @@ CTYPES_OF_C = {
     "PantoStream **": ctypes.POINTER(_native.StreamPtr),
     "PantoEvent *": ctypes.POINTER(_native.PantoEvent),
     "PantoError *": ctypes.POINTER(_native.PantoError),
+    "PantoConnections *": ctypes.POINTER(_native.PantoConnections),
     "PantoString *": ctypes.POINTER(_native.PantoString),
 }
 
@@ -97,6 +98,7 @@ def _layout_program() -> str:
         "PantoUsage": [f for f, _ in _native.PantoUsage._fields_],
         "PantoEvent": [f for f, _ in _native.PantoEvent._fields_],
         "PantoError": [f for f, _ in _native.PantoError._fields_],
+        "PantoConnections": [f for f, _ in _native.PantoConnections._fields_],
     }
     lines = ['#include <stdio.h>', '#include <stddef.h>', '#include "panto.h"', "int main(void) {", 'printf("{");']
     for struct, names in fields.items():
@@ -118,7 +120,7 @@ def test_struct_layouts_match_the_c_compiler(tmp_path: Path) -> None:
         timeout=600,
     )
     c_layout = json.loads(subprocess.run([str(exe)], check=True, capture_output=True, text=True).stdout)
-    for struct in ("PantoString", "PantoUsage", "PantoEvent", "PantoError"):
+    for struct in ("PantoString", "PantoUsage", "PantoEvent", "PantoError", "PantoConnections"):
         cls = getattr(_native, struct)
         size, *fields = c_layout[struct]
         assert ctypes.sizeof(cls) == size, struct
@@ -128,6 +130,7 @@ def test_struct_layouts_match_the_c_compiler(tmp_path: Path) -> None:
     # The *_INIT macros: size first.
     assert _native.PantoEvent().size == c_layout["PantoEvent"][0]
     assert _native.PantoError().size == c_layout["PantoError"][0]
+    assert _native.PantoConnections().size == c_layout["PantoConnections"][0]
 
 
 EVENT_CLASSES = {
