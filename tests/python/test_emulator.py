@@ -653,6 +653,30 @@ def test_request_log_numbers_connections(emu):
     assert [e["connection"] for e in emu.requests()] == [1]
 
 
+def wait_for_connections(emu, **expected):
+    deadline = time.monotonic() + 5
+    while emu.connections() != expected and time.monotonic() < deadline:
+        time.sleep(0.01)
+    return emu.connections()
+
+
+def test_connections_counts_accepted_connections_since_the_load(emu):
+    emu.load({"responses": [{"message": {}}], "repeat_last": True})
+    assert emu.connections() == {"accepted": 0, "tls_handshakes": 0}
+    idle = socket.create_connection((emu.host, emu.port), timeout=5)  # no request on it
+    try:
+        call(emu, ANTHROPIC)
+        assert wait_for_connections(emu, accepted=2, tls_handshakes=0) == \
+            {"accepted": 2, "tls_handshakes": 0}
+        assert len(emu.requests()) == 1
+        emu.load({"responses": [{"message": {}}]})
+        assert emu.connections() == {"accepted": 0, "tls_handshakes": 0}
+        assert post(emu, "/_emulator/connections", method="GET").json() == \
+            {"accepted": 1, "tls_handshakes": 0}  # the control request's own connection
+    finally:
+        idle.close()
+
+
 def test_idle_close_closes_after_a_complete_response(emu):
     emu.load({"responses": [{"message": {}, "idle_close": True}]})
     head, rest = raw_request(emu, ANTHROPIC, keep_alive=True)  # reads until the server closes
@@ -926,6 +950,17 @@ def test_https_faults(tls_emu, certs):
     # Under TLS the RST surfaces as a reset or as a short read, depending on when it lands.
     with pytest.raises((ConnectionResetError, http.client.IncompleteRead)):
         https_post(tls_emu, ctx)
+
+
+def test_https_connections_counts_completed_handshakes(tls_emu, certs):
+    tls_emu.load({"responses": [{"message": {}}]})
+    silent = socket.create_connection(("127.0.0.1", tls_emu.port), timeout=5)  # no handshake
+    try:
+        assert https_post(tls_emu, client_context(certs / "ca.pem")).status == 200
+        assert wait_for_connections(tls_emu, accepted=2, tls_handshakes=1) == \
+            {"accepted": 2, "tls_handshakes": 1}
+    finally:
+        silent.close()
 
 
 def test_https_ignores_clients_that_do_not_speak_tls(tls_emu, certs):

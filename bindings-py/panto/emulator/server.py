@@ -65,6 +65,21 @@ class _State:
             self._log: list[dict[str, Any]] = []
             # Connection serials (server-wide) -> their number since the load, from 1.
             self._connections: dict[int, int] = {}
+            # Connections accepted, and TLS handshakes completed, since the load.
+            self._accepted = 0
+            self._handshakes = 0
+
+    def count_accepted(self) -> None:
+        with self._lock:
+            self._accepted += 1
+
+    def count_handshake(self) -> None:
+        with self._lock:
+            self._handshakes += 1
+
+    def connections(self) -> dict[str, int]:
+        with self._lock:
+            return {"accepted": self._accepted, "tls_handshakes": self._handshakes}
 
     @property
     def require_api_key(self) -> bool:
@@ -159,6 +174,7 @@ class _Server(ThreadingHTTPServer):
         if late:
             self.shutdown_request(request)
             return
+        self.state.count_accepted()
         super().process_request(request, client_address)
 
     def shutdown_request(self, request: Any) -> None:
@@ -192,6 +208,7 @@ class _Server(ThreadingHTTPServer):
                     print(f"panto-emulator: TLS handshake with {client_address[0]}:"
                           f"{client_address[1]} failed: {e}", file=sys.stderr, flush=True)
                 return
+            self.state.count_handshake()
             conn.settimeout(None)
             super().finish_request(conn, client_address)
             # A clean TLS end (close_notify), so that a body framed by the connection's end
@@ -274,6 +291,8 @@ class _Handler(BaseHTTPRequestHandler):
             self._send_json(200, {"ok": True, "responses": len(scenario.responses)})
         elif route == ("GET", "/_emulator/requests"):
             self._send_json(200, state.requests())
+        elif route == ("GET", "/_emulator/connections"):
+            self._send_json(200, state.connections())
         elif route == ("POST", "/_emulator/reset"):
             state.load(Scenario())
             self._send_json(200, {"ok": True})
@@ -500,6 +519,11 @@ class Emulator:
     def requests(self) -> list[dict[str, Any]]:
         """Every provider request since the last load: {method, path, headers, body}."""
         return self._server.state.requests()
+
+    def connections(self) -> dict[str, int]:
+        """{"accepted": N, "tls_handshakes": M}: the connections accepted, and the TLS
+        handshakes completed, since the last load."""
+        return self._server.state.connections()
 
     def close(self) -> None:
         """Stops the server, cutting open connections (stalled ones included). Idempotent."""
