@@ -711,6 +711,20 @@ def test_read_delay_with_the_client_gone(emu):
     assert len(log) == 2 and log[0]["body"] is None
 
 
+def test_read_delay_body_read_after_a_load_leaves_the_new_log_alone(emu):
+    emu.load({"responses": [{"message": {}, "read_delay_ms": 200}]})
+    body = json.dumps(BODIES[ANTHROPIC]).encode()
+    lines = [f"POST {ANTHROPIC} HTTP/1.1", f"host: {emu.host}", f"content-length: {len(body)}"]
+    lines += [f"{k}: {v}" for k, v in HEADERS[ANTHROPIC].items()]
+    with socket.create_connection((emu.host, emu.port), timeout=5) as s:
+        s.sendall(("\r\n".join(lines) + "\r\n\r\n").encode() + body)
+        wait_for_requests(emu, 1)
+        emu.load({"responses": [{"message": {}}]})
+        assert call(emu, ANTHROPIC, model="other").status == 200
+        assert s.recv(100).startswith(b"HTTP/1.1 200")  # the late body was read meanwhile
+    assert [e["body"]["model"] for e in emu.requests()] == ["other"]
+
+
 def test_chunked_request_body_is_accepted(emu):
     emu.load({"responses": [{"message": {}}]})
     conn = http.client.HTTPConnection(emu.host, emu.port, timeout=5)

@@ -95,12 +95,11 @@ class _State:
             self._log.append(entry)
             return f"req_emu_{len(self._log):04d}"
 
-    def set_body(self, request_id: str, body: Any) -> None:
-        """The body of a request logged before it was read."""
+    def set_body(self, entry: dict[str, Any], body: Any) -> None:
+        """The body of a request logged (as `entry`) before it was read. After a load, the
+        entry is no longer in the log, and the new log is left alone."""
         with self._lock:
-            index = int(request_id[len("req_emu_"):]) - 1
-            if index < len(self._log):
-                self._log[index]["body"] = body
+            entry["body"] = body
 
     def take_if_read_late(self) -> tuple[Response | None, int]:
         """The next scripted response when it says to read the request late (it is then
@@ -339,8 +338,8 @@ class _Handler(BaseHTTPRequestHandler):
         meanwhile (a canceled write) ends the connection."""
         state = self.server.state
         headers = {name.lower(): value for name, value in self.headers.items()}
-        request_id = state.record({"method": self.command, "path": self.path,
-                                   "headers": headers, "body": None}, self.serial)
+        entry = {"method": self.command, "path": self.path, "headers": headers, "body": None}
+        request_id = state.record(entry, self.serial)
         if self.server.stopping.wait(r.read_delay_ms / 1000):
             self.close_connection = True
             return
@@ -350,7 +349,7 @@ class _Handler(BaseHTTPRequestHandler):
             self.close_connection = True
             return
         body = _parse_json(raw, strict=False)
-        state.set_body(request_id, body if body is not _NOT_JSON else raw.decode("utf-8", "replace"))
+        state.set_body(entry, body if body is not _NOT_JSON else raw.decode("utf-8", "replace"))
         self._serve(PROVIDERS[urlsplit(self.path).path], r, Call(number, body, request_id))
 
     def _serve(self, provider: ModuleType, r: Response, call: Call) -> None:
