@@ -685,18 +685,7 @@ pub const Stream = struct {
             s.detail.set(gpa, 0, "connection_error", "the base_url does not make a valid URL");
             return error.Connection;
         };
-        const w = &s.request_body.writer;
-        const parts: anthropic.RequestParts = .{
-            .config = config,
-            .conversation = &agent.conversation,
-            .tools = agent.tools.items,
-            .granted = config.capabilities,
-        };
-        const written = switch (config.provider) {
-            .anthropic => anthropic.writeRequest(w, parts),
-            .openai => openai.writeRequest(w, parts),
-        };
-        written catch return error.OutOfMemory;
+        try s.writeRequestBody();
 
         var extra: [4]std.http.Header = undefined;
         var n_extra: usize = 0;
@@ -785,8 +774,11 @@ pub const Stream = struct {
             s.response = s.exchange() catch |err| retry: {
                 if (!reused or !s.nothingReceived(err)) return s.connectFailure(err);
                 // The server closed the kept-alive connection while it was idle: send the
-                // request again, once, on a new connection, as if nothing happened.
+                // request again, once, on a new connection, as if nothing happened. The body
+                // again too: sending it uses it as the write buffer, which a failed send
+                // leaves shifted (what was written is gone from its start).
                 s.closeConnection();
+                try s.writeRequestBody();
                 keep_alive.closeIdle(&agent.http);
                 agent.dialer.begin(&s.watch, deadlineAfter(watchdog.nowNs(), timeouts.connect_ms));
                 watchdog.arm(&s.watch, earliest(deadlineAfter(watchdog.nowNs(), timeouts.connect_ms), s.turn_deadline_ns), 0);
@@ -828,6 +820,25 @@ pub const Stream = struct {
     }
 
     /// Writes the request on std.http's connection and reads the response head.
+    /// The request's JSON body, from the conversation as it is now.
+    fn writeRequestBody(s: *Stream) error{OutOfMemory}!void {
+        const agent = s.agent;
+        const config = agent.config;
+        s.request_body.clearRetainingCapacity();
+        const w = &s.request_body.writer;
+        const parts: anthropic.RequestParts = .{
+            .config = config,
+            .conversation = &agent.conversation,
+            .tools = agent.tools.items,
+            .granted = config.capabilities,
+        };
+        const written = switch (config.provider) {
+            .anthropic => anthropic.writeRequest(w, parts),
+            .openai => openai.writeRequest(w, parts),
+        };
+        written catch return error.OutOfMemory;
+    }
+
     fn exchange(s: *Stream) anyerror!std.http.Client.Response {
         try s.request.sendBodyComplete(s.request_body.written());
         return s.request.receiveHead(&.{});
