@@ -725,6 +725,13 @@ def test_read_delay_body_read_after_a_load_leaves_the_new_log_alone(emu):
     assert [e["body"]["model"] for e in emu.requests()] == ["other"]
 
 
+def test_read_delay_refuses_a_body_that_is_not_json(emu):
+    emu.load({"responses": [{"message": {}, "read_delay_ms": 10}]})
+    r = post(emu, ANTHROPIC, "{not json")
+    assert r.status == 400 and r.json()["error"]["type"] == "invalid_request_error"
+    assert emu.requests()[0]["body"] == "{not json"
+
+
 def test_chunked_request_body_is_accepted(emu):
     emu.load({"responses": [{"message": {}}]})
     conn = http.client.HTTPConnection(emu.host, emu.port, timeout=5)

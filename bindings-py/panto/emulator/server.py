@@ -350,7 +350,13 @@ class _Handler(BaseHTTPRequestHandler):
             return
         body = _parse_json(raw, strict=False)
         state.set_body(entry, body if body is not _NOT_JSON else raw.decode("utf-8", "replace"))
-        self._serve(PROVIDERS[urlsplit(self.path).path], r, Call(number, body, request_id))
+        provider = PROVIDERS[urlsplit(self.path).path]
+        rejection = provider.check_request(headers, body, state.require_api_key)
+        if rejection is not None:  # the real API's checks still apply (a body that is not JSON)
+            self._send_error(provider, request_id, rejection.status, rejection.type,
+                             rejection.message, rejection.code, rejection.param)
+            return
+        self._serve(provider, r, Call(number, body, request_id))
 
     def _serve(self, provider: ModuleType, r: Response, call: Call) -> None:
         stopping = self.server.stopping
