@@ -550,7 +550,11 @@ pub const Stream = struct {
         s.closeConnection();
         switch (s.phase) {
             .messages => if (s.assembly.started) {
-                s.assembly.forget(s.batch.unseen()); // given back unseen: not part of what the user saw
+                // Not part of what the user saw, latest first: the events decoded but not
+                // handed out yet (one provider event can make several), then those given back.
+                const a = &s.assembly;
+                a.forget(a.queue.items[a.queue_head..]);
+                a.forget(s.batch.unseen());
                 s.assembly.commitPartial(&s.agent.conversation) catch {};
             },
             .tool_starts, .tool_results => {
