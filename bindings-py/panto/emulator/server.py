@@ -226,6 +226,12 @@ class _Server(ThreadingHTTPServer):
             except OSError:
                 pass
 
+    def handle_error(self, request: Any, client_address: Any) -> None:
+        # A client that went away mid-request (a canceled turn) is no fault of the emulator's.
+        if isinstance(sys.exc_info()[1], (ConnectionError, ssl.SSLError)) and not self.verbose:
+            return
+        super().handle_error(request, client_address)
+
     def drop_connections(self) -> None:
         with self._conns_lock:
             conns = list(self._conns)
