@@ -112,6 +112,19 @@ class Driver:
         reply, _, self.buffer = self.buffer.partition(b"\n")
         return json.loads(reply)
 
+    def sockets(self) -> set:
+        """The sockets the driver holds open (their inodes): the agent's connections."""
+        folder = f"/proc/{self.proc.pid}/fd"
+        found = set()
+        for fd in os.listdir(folder):
+            try:
+                target = os.readlink(f"{folder}/{fd}")
+            except OSError:
+                continue  # closed meanwhile
+            if target.startswith("socket:"):
+                found.add(target)
+        return found
+
     def kill(self) -> None:
         self.proc.kill()
         self.proc.wait()
@@ -159,9 +172,9 @@ class Trial:
         return f"Question {self.index}"
 
 
-def plan_trial(rng: random.Random, index: int, fresh_tls: bool) -> Trial:
+def plan_trial(rng: random.Random, index: int, fresh: bool, tls: bool) -> Trial:
     """A random turn shape and a random instant to end it."""
-    shape = rng.choices(["text", "tools", "big"], weights=[45, 40, 15])[0]
+    shape = rng.choices(["text", "tools", "big"], weights=[42, 38, 20])[0]
     pace = {"chunk_delay_ms": rng.choice([0, 0, 1, 2, 3]),
             "framing": rng.choice(["chunked", "chunked", "content-length"])}
     words = " ".join(f"w{index}.{k}" for k in range(rng.randint(2, 8)))
@@ -178,7 +191,7 @@ def plan_trial(rng: random.Random, index: int, fresh_tls: bool) -> Trial:
         responses = [dict(pace, message=text_message(answer), delay_ms=rng.choice([0, rng.randint(1, 8)]))]
         trial = Trial(index, shape, responses, [answer])
     # How long the turn takes, roughly: when its instants are.
-    length_us = 1500 if fresh_tls else 500
+    length_us = 1500 if fresh and tls else 500
     for r in responses:
         events = 6 + 3 * len(r["message"]["content"]) + len(r["message"]["content"][0]["deltas"])
         length_us += 1000 * (r.get("delay_ms", 0) + r.get("read_delay_ms", 0)
@@ -192,10 +205,15 @@ def plan_trial(rng: random.Random, index: int, fresh_tls: bool) -> Trial:
                  "first_byte_ms": rng.randint(1, 10), "idle_ms": rng.randint(1, 4),
                  "connect_ms": rng.randint(1, 3)}[which]
         trial.timeouts = dict(TIMEOUTS, **{which: limit})
-    elif rng.random() < 0.12:
-        trial.cancel_us = rng.randint(0, 300)  # at once: before the connection, or during it
+    elif rng.random() < (0.2 if fresh else 0.05):
+        # At once: before the turn begins, the lookup, the connect.
+        trial.cancel_us = rng.choice([0, rng.randint(0, 300)])
     elif rng.random() < 0.3:
         trial.cancel_us = rng.randint(0, 3000)  # early: the connection, TLS, the request
+    elif shape == "big" and rng.random() < 0.5:
+        # While the emulator waits before reading the body: the write blocked (the 4 MB
+        # body takes a few ms to make, before its head goes out).
+        trial.cancel_us = rng.randint(3000, 1000 * responses[0]["read_delay_ms"] + 3000)
     else:
         trial.cancel_us = rng.randint(0, int(length_us * 1.2))
     return trial
@@ -329,15 +347,27 @@ def soak(lang: str, tls: bool, turns: int, rng: random.Random, command: List[str
                 provider = rng.choice(["anthropic", "openai"])
                 expect_ok(driver.send("config " + json.dumps({"provider": provider})), "config")
                 conversation, start = [], "new agent"
-            trial = plan_trial(rng, stats.trials, tls and start != "keep")
+            trial = plan_trial(rng, stats.trials, start != "keep", tls)
             trial.start = start
             stats.trials += 1
             emu.load({"responses": trial.responses})
             if trial.timeouts:
                 expect_ok(driver.send("config " + json.dumps({"timeouts": trial.timeouts})), "config")
+            before = driver.sockets()
             reply = driver.send(f"turn {trial.cancel_us} {trial.sleep_us} {trial.pad} {trial.prompt}")
             requests, connections = emu.requests(), emu.connections()
             check_canceled_turn(trial, reply, conversation)
+            # A connection of a canceled or timed-out request is closed, never kept for the
+            # next one (it may be in the middle of a request or response). What may stay: the
+            # connection kept from before, if the turn ended before taking it, and one whose
+            # message ended when no later request had gone out on it yet.
+            after = driver.sockets()
+            ended = reply["events"][-1:] in (["message_end"], ["tool_call_start"], ["tool_result"])
+            may_stay = 1 if ended and len(requests) == reply["events"].count("message_end") else 0
+            if reply["end"] != "done" and len(after - before) > may_stay:
+                fail(f"the turn's connection was kept open ({sorted(after - before)})", trial, reply)
+            if len(after) > 1:
+                fail(f"{len(after)} connections open after the turn", trial, reply)
             phase = phase_of(trial, reply, requests, connections, tls)
             stats.phases[phase] += 1
             stats.outcomes[reply["end"]] += 1
@@ -361,6 +391,8 @@ def soak(lang: str, tls: bool, turns: int, rng: random.Random, command: List[str
             prompt = f"Follow-up {trial.index}"
             reply = driver.send(f"turn -1 0 0 {prompt}")
             check_next_turn(trial, reply, conversation, emu.requests(), prompt, answer)
+            if len(driver.sockets()) > 1:
+                fail(f"{len(driver.sockets())} connections open after the next turn", trial, reply)
             conversation = reply["conversation"]
             start = ending
         finished = True
@@ -405,6 +437,7 @@ def main(argv: List[str]) -> int:
         os.environ.pop(name, None)
         os.environ.pop(name.lower(), None)
     failed = False
+    everywhere: Counter = Counter()
     with Emulator() as plain, Emulator(tls=certs) as secure:
         for lang in langs:
             rng = random.Random(f"{seed}-{lang}")
@@ -420,14 +453,23 @@ def main(argv: List[str]) -> int:
                 failed = True
                 continue
             took = time.monotonic() - started
+            # Some phases are short (on loopback the lookup, from /etc/hosts, and the connect
+            # take microseconds): each language's own histogram must cover them all from 1,000
+            # turns on; the run's, summed over its languages, from 200.
             missing = [p for p in PHASES if stats.phases[p] == 0]
+            everywhere.update(stats.phases)
             print(f"cancel soak {lang}: {stats.trials} canceled turns, each followed by a full "
                   f"turn, in {took:.1f} s; outcomes {dict(stats.outcomes)}", flush=True)
             print("  phases: " + ", ".join(f"{p} {stats.phases[p]}" for p in PHASES), flush=True)
-            if missing and stats.trials >= 100:
+            if missing and stats.trials >= 1000:
                 print(f"cancel soak {lang}: FAILED: no cancel landed in {', '.join(missing)}",
                       flush=True)
                 failed = True
+    missing = [p for p in PHASES if everywhere[p] == 0]
+    print("cancel soak, all languages: " + ", ".join(f"{p} {everywhere[p]}" for p in PHASES))
+    if not failed and sum(turns[lang] for lang in langs) >= 200 and missing:
+        print(f"cancel soak: FAILED: no cancel landed in {', '.join(missing)}, in any language")
+        failed = True
     return 1 if failed else 0
 
 
