@@ -56,9 +56,9 @@ conformance:
 	$(PY) tests/conformance/run.py
 
 # Turns canceled or timed out at random instants, each followed by a full turn on the same
-# agent (tests/soak/README.md): 1,200 in C, 300 in each other language. SOAK_SEED=N replays a run.
+# agent (tests/soak/README.md): 1,000 in C, 300 in each other language. SOAK_SEED=N replays a run.
 test-soak:
-	$(PY) tests/soak/cancel_soak.py --turns 300 --turns c=1200
+	$(PY) tests/soak/cancel_soak.py --turns 300 --turns c=1000
 
 # Not part of `make test`: the same soak, longer, in every language (SOAK_TURNS a language,
 # default 5000).
