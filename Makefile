@@ -16,7 +16,7 @@ export LD_LIBRARY_PATH := $(LIB)
 export LUA_CPATH := $(LIB)/lua/?.so;;
 export PYTHONPATH := $(ROOT)/bindings-py
 
-.PHONY: all setup build test test-zig test-c test-python test-go test-lua conformance demo bench bench-latency fuzz clean
+.PHONY: all setup build test test-zig test-c test-python test-go test-lua conformance test-soak soak demo bench bench-latency fuzz clean
 
 all: build
 
@@ -27,7 +27,7 @@ build: setup
 	$(ZIG) build -Doptimize=$(OPTIMIZE)
 
 test: build
-	@$(MAKE) --no-print-directory test-zig test-c conformance test-python test-go test-lua
+	@$(MAKE) --no-print-directory test-zig test-c conformance test-python test-go test-lua test-soak
 	@echo "make test: all suites passed"
 
 test-zig:
@@ -54,6 +54,16 @@ test-lua:
 conformance:
 	$(PY) tests/conformance/make_recorded_cases.py --check
 	$(PY) tests/conformance/run.py
+
+# Turns canceled or timed out at random instants, each followed by a full turn on the same
+# agent (tests/soak/README.md): 1,000 in C, 300 in each other language. SOAK_SEED=N replays a run.
+test-soak:
+	$(PY) tests/soak/cancel_soak.py --turns 300 --turns c=1000
+
+# Not part of `make test`: the same soak, longer, in every language (SOAK_TURNS a language,
+# default 5000).
+soak: build
+	$(PY) tests/soak/cancel_soak.py --turns $(or $(SOAK_TURNS),5000)
 
 demo: build
 	@scripts/demo.sh

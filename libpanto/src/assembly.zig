@@ -317,7 +317,8 @@ pub const Assembly = struct {
         try conversation.appendMessage(.assistant, list.items, .aborted);
     }
 
-    /// Takes back events of this message that were delivered but given back unseen (a batch
+    /// Takes back events of this message the user did not see, given latest first: decoded
+    /// but never handed out (still queued), or delivered but given back unseen (a batch
     /// reader's unread tail, see Stream.unread), so that `commitPartial` keeps only what the
     /// user saw: their text leaves their blocks, blocks they started go, blocks they completed
     /// are open again. Only before committing a canceled message: decoding cannot go on after.

@@ -550,7 +550,11 @@ pub const Stream = struct {
         s.closeConnection(.canceled);
         switch (s.phase) {
             .messages => if (s.assembly.started) {
-                s.assembly.forget(s.batch.unseen()); // given back unseen: not part of what the user saw
+                // Not part of what the user saw, latest first: the events decoded but not
+                // handed out yet (one provider event can make several), then those given back.
+                const a = &s.assembly;
+                a.forget(a.queue.items[a.queue_head..]);
+                a.forget(s.batch.unseen());
                 s.assembly.commitPartial(&s.agent.conversation) catch {};
             },
             .tool_starts, .tool_results => {
@@ -703,18 +707,7 @@ pub const Stream = struct {
             s.detail.set(gpa, 0, "connection_error", "the base_url does not make a valid URL");
             return error.Connection;
         };
-        const w = &s.request_body.writer;
-        const parts: anthropic.RequestParts = .{
-            .config = config,
-            .conversation = &agent.conversation,
-            .tools = agent.tools.items,
-            .granted = config.capabilities,
-        };
-        const written = switch (config.provider) {
-            .anthropic => anthropic.writeRequest(w, parts),
-            .openai => openai.writeRequest(w, parts),
-        };
-        written catch return error.OutOfMemory;
+        try s.writeRequestBody();
 
         var extra: [4]std.http.Header = undefined;
         var n_extra: usize = 0;
@@ -786,8 +779,11 @@ pub const Stream = struct {
         s.response = s.exchange() catch |err| retry: {
             if (!reused or !s.nothingReceived(err)) return s.connectFailure(s.causeOf(err));
             // The server closed the kept-alive connection while it was idle: send the
-            // request again, once, on a new connection, as if nothing happened.
+            // request again, once, on a new connection, as if nothing happened. The body
+            // again too: sending it uses it as the write buffer, which a failed send leaves
+            // shifted (what was written is gone from its start).
             s.closeConnection(.server_closed);
+            try s.writeRequestBody();
             agent.keep_alive.closeIdle(&agent.http, .server_closed);
             agent.dialer.begin(&s.watch, deadlineAfter(watchdog.nowNs(), timeouts.connect_ms));
             watchdog.arm(&s.watch, earliest(deadlineAfter(watchdog.nowNs(), timeouts.connect_ms), s.turn_deadline_ns), 0);
@@ -822,6 +818,25 @@ pub const Stream = struct {
             return error.Protocol;
         }
         s.body.reader = s.response.reader(s.body.buffer());
+    }
+
+    /// The request's JSON body, from the conversation as it is now.
+    fn writeRequestBody(s: *Stream) error{OutOfMemory}!void {
+        const agent = s.agent;
+        const config = agent.config;
+        s.request_body.clearRetainingCapacity();
+        const w = &s.request_body.writer;
+        const parts: anthropic.RequestParts = .{
+            .config = config,
+            .conversation = &agent.conversation,
+            .tools = agent.tools.items,
+            .granted = config.capabilities,
+        };
+        const written = switch (config.provider) {
+            .anthropic => anthropic.writeRequest(w, parts),
+            .openai => openai.writeRequest(w, parts),
+        };
+        written catch return error.OutOfMemory;
     }
 
     /// Opens the request's connection (TCP and TLS, or a tunnel through a proxy and TLS in

@@ -583,6 +583,31 @@ test "a turn canceled with events given back keeps only what was seen" {
     try std.testing.expect(!agent.busy);
 }
 
+test "a turn canceled between two events decoded from one provider event keeps only what was handed out" {
+    // OpenAI's first content chunk starts the text block and carries its first delta: one
+    // chunk, two events. Canceled after the block start, the delta never handed out must not
+    // be kept in the conversation.
+    const body =
+        "data: {\"id\":\"c\",\"object\":\"chat.completion.chunk\",\"model\":\"m\",\"choices\":[{\"index\":0,\"delta\":{\"role\":\"assistant\",\"content\":\"\"}}]}\n\n" ++
+        "data: {\"id\":\"c\",\"object\":\"chat.completion.chunk\",\"model\":\"m\",\"choices\":[{\"index\":0,\"delta\":{\"content\":\"Unseen \"}}]}\n\n";
+    var server: TestServer = undefined;
+    try server.start(.{ .framing = .content_length, .body = body, .stall = true });
+    defer server.stop();
+    var url_buf: [64]u8 = undefined;
+    const url = try std.fmt.bufPrint(&url_buf, "http://127.0.0.1:{d}", .{server.port});
+    const agent = try Agent.init(std.testing.allocator, .{ .provider = .openai, .model = "m", .base_url = url, .api_key = "k", .retry = .{ .max_retries = 0 } });
+    defer agent.deinit();
+    const stream = try agent.run("hi");
+    defer stream.destroy();
+    try std.testing.expect((try stream.next()).? == .message_start);
+    try std.testing.expect((try stream.next()).? == .block_start);
+    stream.cancel();
+    try std.testing.expectError(error.Canceled, stream.next());
+    // Nothing of the message was seen: no assistant message, only the user's.
+    try std.testing.expectEqual(@as(usize, 1), agent.conversation.messages.items.len);
+    try std.testing.expect(!agent.busy);
+}
+
 test "what ends or changes the turn cannot be given back; next() gives given-back events too" {
     var turn: Turn = undefined;
     try turn.start(.{ .framing = .content_length });

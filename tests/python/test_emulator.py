@@ -653,6 +653,30 @@ def test_request_log_numbers_connections(emu):
     assert [e["connection"] for e in emu.requests()] == [1]
 
 
+def wait_for_connections(emu, **expected):
+    deadline = time.monotonic() + 5
+    while emu.connections() != expected and time.monotonic() < deadline:
+        time.sleep(0.01)
+    return emu.connections()
+
+
+def test_connections_counts_accepted_connections_since_the_load(emu):
+    emu.load({"responses": [{"message": {}}], "repeat_last": True})
+    assert emu.connections() == {"accepted": 0, "tls_handshakes": 0}
+    idle = socket.create_connection((emu.host, emu.port), timeout=5)  # no request on it
+    try:
+        call(emu, ANTHROPIC)
+        assert wait_for_connections(emu, accepted=2, tls_handshakes=0) == \
+            {"accepted": 2, "tls_handshakes": 0}
+        assert len(emu.requests()) == 1
+        emu.load({"responses": [{"message": {}}]})
+        assert emu.connections() == {"accepted": 0, "tls_handshakes": 0}
+        assert post(emu, "/_emulator/connections", method="GET").json() == \
+            {"accepted": 1, "tls_handshakes": 0}  # the control request's own connection
+    finally:
+        idle.close()
+
+
 def test_idle_close_closes_after_a_complete_response(emu):
     emu.load({"responses": [{"message": {}, "idle_close": True}]})
     head, rest = raw_request(emu, ANTHROPIC, keep_alive=True)  # reads until the server closes
@@ -685,6 +709,27 @@ def test_read_delay_with_the_client_gone(emu):
     time.sleep(0.3)  # past the delay: the unread body is found cut short
     log = emu.requests()
     assert len(log) == 2 and log[0]["body"] is None
+
+
+def test_read_delay_body_read_after_a_load_leaves_the_new_log_alone(emu):
+    emu.load({"responses": [{"message": {}, "read_delay_ms": 200}]})
+    body = json.dumps(BODIES[ANTHROPIC]).encode()
+    lines = [f"POST {ANTHROPIC} HTTP/1.1", f"host: {emu.host}", f"content-length: {len(body)}"]
+    lines += [f"{k}: {v}" for k, v in HEADERS[ANTHROPIC].items()]
+    with socket.create_connection((emu.host, emu.port), timeout=5) as s:
+        s.sendall(("\r\n".join(lines) + "\r\n\r\n").encode() + body)
+        wait_for_requests(emu, 1)
+        emu.load({"responses": [{"message": {}}]})
+        assert call(emu, ANTHROPIC, model="other").status == 200
+        assert s.recv(100).startswith(b"HTTP/1.1 200")  # the late body was read meanwhile
+    assert [e["body"]["model"] for e in emu.requests()] == ["other"]
+
+
+def test_read_delay_refuses_a_body_that_is_not_json(emu):
+    emu.load({"responses": [{"message": {}, "read_delay_ms": 10}]})
+    r = post(emu, ANTHROPIC, "{not json")
+    assert r.status == 400 and r.json()["error"]["type"] == "invalid_request_error"
+    assert emu.requests()[0]["body"] == "{not json"
 
 
 def test_chunked_request_body_is_accepted(emu):
@@ -926,6 +971,17 @@ def test_https_faults(tls_emu, certs):
     # Under TLS the RST surfaces as a reset or as a short read, depending on when it lands.
     with pytest.raises((ConnectionResetError, http.client.IncompleteRead)):
         https_post(tls_emu, ctx)
+
+
+def test_https_connections_counts_completed_handshakes(tls_emu, certs):
+    tls_emu.load({"responses": [{"message": {}}]})
+    silent = socket.create_connection(("127.0.0.1", tls_emu.port), timeout=5)  # no handshake
+    try:
+        assert https_post(tls_emu, client_context(certs / "ca.pem")).status == 200
+        assert wait_for_connections(tls_emu, accepted=2, tls_handshakes=1) == \
+            {"accepted": 2, "tls_handshakes": 1}
+    finally:
+        silent.close()
 
 
 def test_https_ignores_clients_that_do_not_speak_tls(tls_emu, certs):

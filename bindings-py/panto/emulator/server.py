@@ -65,6 +65,21 @@ class _State:
             self._log: list[dict[str, Any]] = []
             # Connection serials (server-wide) -> their number since the load, from 1.
             self._connections: dict[int, int] = {}
+            # Connections accepted, and TLS handshakes completed, since the load.
+            self._accepted = 0
+            self._handshakes = 0
+
+    def count_accepted(self) -> None:
+        with self._lock:
+            self._accepted += 1
+
+    def count_handshake(self) -> None:
+        with self._lock:
+            self._handshakes += 1
+
+    def connections(self) -> dict[str, int]:
+        with self._lock:
+            return {"accepted": self._accepted, "tls_handshakes": self._handshakes}
 
     @property
     def require_api_key(self) -> bool:
@@ -80,12 +95,11 @@ class _State:
             self._log.append(entry)
             return f"req_emu_{len(self._log):04d}"
 
-    def set_body(self, request_id: str, body: Any) -> None:
-        """The body of a request logged before it was read."""
+    def set_body(self, entry: dict[str, Any], body: Any) -> None:
+        """The body of a request logged (as `entry`) before it was read. After a load, the
+        entry is no longer in the log, and the new log is left alone."""
         with self._lock:
-            index = int(request_id[len("req_emu_"):]) - 1
-            if index < len(self._log):
-                self._log[index]["body"] = body
+            entry["body"] = body
 
     def take_if_read_late(self) -> tuple[Response | None, int]:
         """The next scripted response when it says to read the request late (it is then
@@ -159,6 +173,7 @@ class _Server(ThreadingHTTPServer):
         if late:
             self.shutdown_request(request)
             return
+        self.state.count_accepted()
         super().process_request(request, client_address)
 
     def shutdown_request(self, request: Any) -> None:
@@ -192,6 +207,7 @@ class _Server(ThreadingHTTPServer):
                     print(f"panto-emulator: TLS handshake with {client_address[0]}:"
                           f"{client_address[1]} failed: {e}", file=sys.stderr, flush=True)
                 return
+            self.state.count_handshake()
             conn.settimeout(None)
             super().finish_request(conn, client_address)
             # A clean TLS end (close_notify), so that a body framed by the connection's end
@@ -209,6 +225,12 @@ class _Server(ThreadingHTTPServer):
                 conn.close()
             except OSError:
                 pass
+
+    def handle_error(self, request: Any, client_address: Any) -> None:
+        # A client that went away mid-request (a canceled turn) is no fault of the emulator's.
+        if isinstance(sys.exc_info()[1], (ConnectionError, ssl.SSLError)) and not self.verbose:
+            return
+        super().handle_error(request, client_address)
 
     def drop_connections(self) -> None:
         with self._conns_lock:
@@ -274,6 +296,8 @@ class _Handler(BaseHTTPRequestHandler):
             self._send_json(200, {"ok": True, "responses": len(scenario.responses)})
         elif route == ("GET", "/_emulator/requests"):
             self._send_json(200, state.requests())
+        elif route == ("GET", "/_emulator/connections"):
+            self._send_json(200, state.connections())
         elif route == ("POST", "/_emulator/reset"):
             state.load(Scenario())
             self._send_json(200, {"ok": True})
@@ -320,8 +344,8 @@ class _Handler(BaseHTTPRequestHandler):
         meanwhile (a canceled write) ends the connection."""
         state = self.server.state
         headers = {name.lower(): value for name, value in self.headers.items()}
-        request_id = state.record({"method": self.command, "path": self.path,
-                                   "headers": headers, "body": None}, self.serial)
+        entry = {"method": self.command, "path": self.path, "headers": headers, "body": None}
+        request_id = state.record(entry, self.serial)
         if self.server.stopping.wait(r.read_delay_ms / 1000):
             self.close_connection = True
             return
@@ -331,8 +355,14 @@ class _Handler(BaseHTTPRequestHandler):
             self.close_connection = True
             return
         body = _parse_json(raw, strict=False)
-        state.set_body(request_id, body if body is not _NOT_JSON else raw.decode("utf-8", "replace"))
-        self._serve(PROVIDERS[urlsplit(self.path).path], r, Call(number, body, request_id))
+        state.set_body(entry, body if body is not _NOT_JSON else raw.decode("utf-8", "replace"))
+        provider = PROVIDERS[urlsplit(self.path).path]
+        rejection = provider.check_request(headers, body, state.require_api_key)
+        if rejection is not None:  # the real API's checks still apply (a body that is not JSON)
+            self._send_error(provider, request_id, rejection.status, rejection.type,
+                             rejection.message, rejection.code, rejection.param)
+            return
+        self._serve(provider, r, Call(number, body, request_id))
 
     def _serve(self, provider: ModuleType, r: Response, call: Call) -> None:
         stopping = self.server.stopping
@@ -500,6 +530,11 @@ class Emulator:
     def requests(self) -> list[dict[str, Any]]:
         """Every provider request since the last load: {method, path, headers, body}."""
         return self._server.state.requests()
+
+    def connections(self) -> dict[str, int]:
+        """{"accepted": N, "tls_handshakes": M}: the connections accepted, and the TLS
+        handshakes completed, since the last load."""
+        return self._server.state.connections()
 
     def close(self) -> None:
         """Stops the server, cutting open connections (stalled ones included). Idempotent."""

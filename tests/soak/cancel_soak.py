@@ -1,0 +1,477 @@
+#!/usr/bin/env python3
+"""Cancel soak: turns canceled (or timed out) at random instants, each followed by a full
+turn on the same agent (tests/soak/README.md).
+
+    cancel_soak.py [--lang c|python|go|lua ...] [--turns N | --turns LANG=N ...] [--seed S]
+
+Runs the provider emulator over plain HTTP and over TLS (the test certificates, reached as
+`localhost`), a driver per language and transport (one agent each, renewed now and then so its
+conversation stays small), and after every canceled turn checks that the turn ended canceled,
+timed out or complete, never otherwise; that the conversation kept exactly what was seen; and
+that the next turn on the same agent completes with the expected text. Prints the seed (set
+it with --seed or $SOAK_SEED to replay a run) and a histogram of the phases the cancels hit,
+and fails when a phase was never hit (a soak that no longer reaches a phase proves nothing
+about it).
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import random
+import select
+import subprocess
+import sys
+import time
+from collections import Counter
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Dict, List, Optional
+
+ROOT = Path(__file__).resolve().parents[2]
+sys.path.insert(0, str(ROOT / "bindings-py"))
+from panto.emulator import Emulator  # noqa: E402  (standard library only)
+
+BUILD = ROOT / "build" / "soak"
+LANGS = ["c", "python", "go", "lua"]
+
+# Where a cancel landed, as the emulator and the driver saw it, in the order of a turn.
+PHASES = [
+    "before_connection",  # no connection reached the server: before the turn began, DNS, connect
+    "tls_handshake",      # a connection, its TLS handshake not completed
+    "request_head",       # a connection ready (new or reused), no request received yet
+    "request_body",       # the request's head received, its body not read (a write blocked)
+    "response_head",      # a request received, none of its answer's events seen
+    "between_events",     # some events of an answer seen, not its end
+    "tool_dispatch",      # a message asked for a tool: its handler, or the next request's start
+    "after_end",          # the turn completed first
+]
+
+TOOL = {
+    "name": "lookup",
+    "description": "Looks a word up.",
+    "input_schema": {"type": "object", "properties": {"q": {"type": "string"}},
+                     "required": ["q"]},
+}
+
+# Generous bounds, so that a turn that hangs fails the soak instead of hanging it.
+TIMEOUTS = {"connect_ms": 10000, "first_byte_ms": 10000, "idle_ms": 10000, "total_ms": 30000}
+REPLY_DEADLINE_S = 60.0
+# An agent is renewed after this many trials (its conversation grows with every turn).
+TRIALS_PER_AGENT = 40
+# A request body this large fills the loopback socket buffers while the emulator waits
+# (read_delay_ms), so that the driver's write blocks and a cancel can land in it.
+BIG_PAD = 4_000_000
+
+
+def driver_command(lang: str) -> List[str]:
+    """Builds the language's driver if it needs building; returns how to run it."""
+    BUILD.mkdir(parents=True, exist_ok=True)
+    if lang == "c":
+        exe = BUILD / "soak_driver_c"
+        subprocess.run(["cc", "-std=c99", "-Wall", "-Wextra", "-Werror", "-pedantic", "-pthread",
+                        "-Iinclude", "tests/soak/drivers/soak_driver.c", "-o", str(exe),
+                        "-Lzig-out/lib", "-lpanto", f"-Wl,-rpath,{ROOT}/zig-out/lib"],
+                       cwd=ROOT, check=True)
+        return [str(exe)]
+    if lang == "go":
+        exe = BUILD / "soak_driver_go"
+        subprocess.run(["go", "build", "-o", str(exe), "./cmd/soak-driver"],
+                       cwd=ROOT / "libpanto-go", check=True)
+        return [str(exe)]
+    if lang == "python":
+        return [sys.executable, str(ROOT / "tests/soak/drivers/soak_driver.py")]
+    if lang == "lua":
+        return ["lua5.4", str(ROOT / "tests/soak/drivers/soak_driver.lua")]
+    raise ValueError(f"unknown language {lang}")
+
+
+class Driver:
+    """A driver process: one agent, one JSON reply per command line."""
+
+    def __init__(self, command: List[str], config: Dict[str, Any]) -> None:
+        self.proc = subprocess.Popen(command + [json.dumps(config), json.dumps(TOOL)],
+                                     stdin=subprocess.PIPE, stdout=subprocess.PIPE, cwd=ROOT)
+        self.buffer = b""
+
+    def send(self, line: str) -> Dict[str, Any]:
+        assert self.proc.stdin is not None and self.proc.stdout is not None
+        self.proc.stdin.write(line.encode() + b"\n")
+        self.proc.stdin.flush()
+        deadline = time.monotonic() + REPLY_DEADLINE_S
+        fd = self.proc.stdout.fileno()
+        while b"\n" not in self.buffer:
+            left = deadline - time.monotonic()
+            if left <= 0 or not select.select([fd], [], [], left)[0]:
+                raise SoakFailure(f"no reply to {line[:80]!r} within {REPLY_DEADLINE_S} s")
+            chunk = os.read(fd, 1 << 20)
+            if not chunk:
+                raise SoakFailure(f"the driver exited ({self.proc.wait()}) on {line[:80]!r}")
+            self.buffer += chunk
+        reply, _, self.buffer = self.buffer.partition(b"\n")
+        return json.loads(reply)
+
+    def sockets(self) -> set:
+        """The sockets the driver holds open (their inodes): the agent's connections."""
+        folder = f"/proc/{self.proc.pid}/fd"
+        found = set()
+        for fd in os.listdir(folder):
+            try:
+                target = os.readlink(f"{folder}/{fd}")
+            except OSError:
+                continue  # closed meanwhile
+            if target.startswith("socket:"):
+                found.add(target)
+        return found
+
+    def kill(self) -> None:
+        self.proc.kill()
+        self.proc.wait()
+
+    def close(self) -> None:
+        assert self.proc.stdin is not None
+        self.proc.stdin.close()
+        try:
+            self.proc.wait(timeout=30)
+        except subprocess.TimeoutExpired:
+            self.proc.kill()
+            raise SoakFailure("the driver did not exit after its input ended")
+        if self.proc.returncode != 0:
+            raise SoakFailure(f"the driver exited with status {self.proc.returncode}")
+
+
+class SoakFailure(Exception):
+    pass
+
+
+def text_message(text: str, tool_q: Optional[str] = None) -> Dict[str, Any]:
+    words = text.split(" ")
+    content: List[Dict[str, Any]] = [{"type": "text", "text": text,
+                                      "deltas": [w + " " for w in words[:-1]] + [words[-1]]}]
+    if tool_q is not None:
+        content.append({"type": "tool_use", "name": "lookup", "input": {"q": tool_q}})
+    return {"content": content, "usage": {"input_tokens": 3, "output_tokens": 2}}
+
+
+@dataclass
+class Trial:
+    """One canceled turn: what the emulator answers, when the cancel (or timeout) comes."""
+    index: int
+    shape: str
+    responses: List[Dict[str, Any]]
+    texts: List[str]  # the text of each message, if the turn runs to its end
+    sleep_us: int = 0
+    pad: int = 0
+    cancel_us: int = -1
+    timeouts: Optional[Dict[str, int]] = None
+    start: str = "new agent"  # the agent's connection: new agent, keep, close, idle_close
+
+    @property
+    def prompt(self) -> str:
+        return f"Question {self.index}"
+
+
+def plan_trial(rng: random.Random, index: int, fresh: bool, tls: bool) -> Trial:
+    """A random turn shape and a random instant to end it."""
+    shape = rng.choices(["text", "tools", "big"], weights=[42, 38, 20])[0]
+    pace = {"chunk_delay_ms": rng.choice([0, 0, 1, 2, 3]),
+            "framing": rng.choice(["chunked", "chunked", "content-length"])}
+    words = " ".join(f"w{index}.{k}" for k in range(rng.randint(2, 8)))
+    answer = f"Answer {index}: {words}"
+    if shape == "tools":
+        first = f"Looking up {index}."
+        responses = [dict(pace, message=text_message(first, f"q{index}")),
+                     dict(pace, message=text_message(answer), delay_ms=rng.randint(0, 4))]
+        trial = Trial(index, shape, responses, [first, answer], sleep_us=rng.randint(0, 4000))
+    elif shape == "big":
+        responses = [dict(pace, message=text_message(answer), read_delay_ms=rng.randint(10, 40))]
+        trial = Trial(index, shape, responses, [answer], pad=BIG_PAD)
+    else:
+        responses = [dict(pace, message=text_message(answer), delay_ms=rng.choice([0, rng.randint(1, 8)]))]
+        trial = Trial(index, shape, responses, [answer])
+    # How long the turn takes, roughly: when its instants are.
+    length_us = 1500 if fresh and tls else 500
+    for r in responses:
+        events = 6 + 3 * len(r["message"]["content"]) + len(r["message"]["content"][0]["deltas"])
+        length_us += 1000 * (r.get("delay_ms", 0) + r.get("read_delay_ms", 0)
+                             + events * r["chunk_delay_ms"]) + 400
+    length_us += trial.sleep_us
+    if shape == "big":
+        length_us += 5000  # writing and reading the 4 MB body
+    if rng.random() < 0.2:
+        which = rng.choice(["total_ms", "total_ms", "first_byte_ms", "idle_ms", "connect_ms"])
+        limit = {"total_ms": rng.randint(1, max(1, length_us // 1000 + 2)),
+                 "first_byte_ms": rng.randint(1, 10), "idle_ms": rng.randint(1, 4),
+                 "connect_ms": rng.randint(1, 3)}[which]
+        trial.timeouts = dict(TIMEOUTS, **{which: limit})
+    elif rng.random() < (0.2 if fresh else 0.05):
+        # At once: before the turn begins, the lookup, the connect.
+        trial.cancel_us = rng.choice([0, rng.randint(0, 300)])
+    elif rng.random() < 0.3:
+        trial.cancel_us = rng.randint(0, 3000)  # early: the connection, TLS, the request
+    elif shape == "big" and rng.random() < 0.5:
+        # While the emulator waits before reading the body: the write blocked (the 4 MB
+        # body takes a few ms to make, before its head goes out).
+        trial.cancel_us = rng.randint(3000, 1000 * responses[0]["read_delay_ms"] + 3000)
+    else:
+        trial.cancel_us = rng.randint(0, int(length_us * 1.2))
+    return trial
+
+
+def phase_of(trial: Trial, reply: Dict[str, Any], requests: List[Dict[str, Any]],
+             connections: Dict[str, int], tls: bool) -> str:
+    """Where the turn was when the cancel (or timeout) landed."""
+    if reply["end"] == "done":
+        return "after_end"
+    events = reply["events"]
+    starts = events.count("message_start")
+    if not requests:
+        if connections["accepted"] == 0 and trial.start != "keep":
+            return "before_connection"
+        if tls and connections["accepted"] > connections["tls_handshakes"]:
+            return "tls_handshake"
+        return "request_head"
+    if requests[-1]["body"] is None:
+        return "request_body"
+    if starts < len(requests):
+        return "response_head"
+    last_message = events[len(events) - 1 - events[::-1].index("message_start"):]
+    if "message_end" in last_message and trial.shape == "tools" and starts == 1:
+        return "tool_dispatch"  # the message asking for the tool ended; the next not begun
+    return "between_events"
+
+
+# ---- checks --------------------------------------------------------------------------------
+
+def fail(what: str, trial: Trial, reply: Dict[str, Any]) -> None:
+    shown = {k: v for k, v in reply.items() if k != "conversation"}
+    raise SoakFailure(f"trial {trial.index} ({trial.shape} after {trial.start}, "
+                      f"cancel_us {trial.cancel_us}, "
+                      f"timeouts {trial.timeouts}): {what}\n  reply: {json.dumps(shown)[:2000]}"
+                      f"\n  script: {json.dumps(trial.responses)[:2000]}")
+
+
+def message_texts(messages: List[Dict[str, Any]]) -> List[str]:
+    return [b["text"] for m in messages if m["role"] == "assistant"
+            for b in m["content"] if b["type"] == "text"]
+
+
+def check_tool_pairs(conversation: List[Dict[str, Any]]) -> Optional[str]:
+    """Every tool call is answered in the next message (as the providers require)."""
+    for i, m in enumerate(conversation):
+        calls = [b["id"] for b in m["content"] if b["type"] == "tool_call"]
+        if not calls:
+            continue
+        after = conversation[i + 1]["content"] if i + 1 < len(conversation) else []
+        results = [b["id"] for b in after if b["type"] == "tool_result"]
+        if results != calls:
+            return f"message {i}'s tool calls {calls} are answered by {results}"
+    return None
+
+
+def check_user_message(message: Dict[str, Any], text: str) -> bool:
+    return message["role"] == "user" and message["content"] == [{"type": "text", "text": text}]
+
+
+def check_canceled_turn(trial: Trial, reply: Dict[str, Any], before: List[Dict[str, Any]]) -> None:
+    allowed = ("done", "timeout") if trial.timeouts else ("done", "canceled")
+    if reply["end"] not in allowed:
+        fail(f"the turn ended {reply['end']!r}, not one of {allowed}", trial, reply)
+    if "provider_retry" in reply["events"]:
+        fail("a provider_retry", trial, reply)
+    conversation = reply["conversation"]
+    if conversation[:len(before)] != before:
+        fail("the conversation before the turn changed", trial, reply)
+    new = conversation[len(before):]
+    if not new or not check_user_message(new[0], trial.prompt + "x" * trial.pad):
+        fail("the turn's user message is not the first new message", trial, reply)
+    problem = check_tool_pairs(conversation)
+    if problem:
+        fail(problem, trial, reply)
+    # A canceled turn keeps what was seen of its message (stop reason aborted); a timed-out
+    # one drops the message it was streaming (as other failures do), keeping those before.
+    kept = "".join(message_texts(new))
+    if kept != reply["seen_text"] and not (reply["end"] == "timeout"
+                                           and reply["seen_text"].startswith(kept)):
+        fail(f"the conversation kept the text {kept!r}, the driver saw {reply['seen_text']!r}",
+             trial, reply)
+    if reply["end"] == "done":
+        if reply["texts"] != trial.texts or reply["events"][-1] != "message_complete":
+            fail(f"a complete turn with the texts {reply['texts']}, not {trial.texts}", trial, reply)
+
+
+def check_next_turn(trial: Trial, reply: Dict[str, Any], before: List[Dict[str, Any]],
+                    requests: List[Dict[str, Any]], prompt: str, answer: str) -> None:
+    if reply["end"] != "done":
+        fail(f"the next turn failed: {reply['end']} {reply['message']!r}", trial, reply)
+    if reply["texts"] != [answer] or reply["events"].count("message_start") != 1:
+        fail(f"the next turn gave the texts {reply['texts']}, not {[answer]}", trial, reply)
+    expected = before + [{"role": "user", "content": [{"type": "text", "text": prompt}]},
+                         {"role": "assistant", "content": [{"type": "text", "text": answer}],
+                          "stop_reason": "end_turn"}]
+    if reply["conversation"] != expected:
+        fail("the conversation after the next turn is not the one before, the prompt and "
+             f"the answer: it ends {json.dumps(reply['conversation'][-3:])[:1500]}", trial, reply)
+    # A request of the canceled turn may reach the emulator late, after the next turn's
+    # scenario was loaded (it was on its way when the cancel closed the connection).
+    own = [r for r in requests if isinstance(r["body"], dict)
+           and prompt in json.dumps(r["body"].get("messages", [None])[-1])]
+    if len(own) != 1:
+        fail(f"the next turn made {len(own)} requests", trial, reply)
+
+
+# ---- the soak ------------------------------------------------------------------------------
+
+@dataclass
+class Stats:
+    phases: Counter = field(default_factory=Counter)
+    outcomes: Counter = field(default_factory=Counter)
+    trials: int = 0
+
+
+def soak(lang: str, tls: bool, turns: int, rng: random.Random, command: List[str],
+         emu: Emulator, stats: Stats) -> None:
+    host = "localhost"  # by name: the lookup (/etc/hosts) runs, and TLS checks the name
+    config = {"provider": "anthropic", "model": "claude-test", "api_key": "test-key",
+              "base_url": f"{'https' if tls else 'http'}://{host}:{emu.port}",
+              "retry": {"max_retries": 0}, "timeouts": TIMEOUTS}
+    driver = Driver(command, config)
+    finished = False
+    try:
+        conversation: List[Dict[str, Any]] = []
+        start = "new agent"
+        for n in range(turns):
+            if n % TRIALS_PER_AGENT == 0 or (n and trial.shape == "big"):
+                expect_ok(driver.send("agent"), "agent")
+                provider = rng.choice(["anthropic", "openai"])
+                expect_ok(driver.send("config " + json.dumps({"provider": provider})), "config")
+                conversation, start = [], "new agent"
+            trial = plan_trial(rng, stats.trials, start != "keep", tls)
+            trial.start = start
+            stats.trials += 1
+            emu.load({"responses": trial.responses})
+            if trial.timeouts:
+                expect_ok(driver.send("config " + json.dumps({"timeouts": trial.timeouts})), "config")
+            before = driver.sockets()
+            reply = driver.send(f"turn {trial.cancel_us} {trial.sleep_us} {trial.pad} {trial.prompt}")
+            requests, connections = emu.requests(), emu.connections()
+            check_canceled_turn(trial, reply, conversation)
+            # A connection of a canceled or timed-out request is closed, never kept for the
+            # next one (it may be in the middle of a request or response). What may stay: the
+            # connection kept from before, if the turn ended before taking it, and one whose
+            # message ended when no later request had gone out on it yet.
+            after = driver.sockets()
+            ended = reply["events"][-1:] in (["message_end"], ["tool_call_start"], ["tool_result"])
+            may_stay = 1 if ended and len(requests) == reply["events"].count("message_end") else 0
+            if reply["end"] != "done" and len(after - before) > may_stay:
+                fail(f"the turn's connection was kept open ({sorted(after - before)})", trial, reply)
+            if len(after) > 1:
+                fail(f"{len(after)} connections open after the turn", trial, reply)
+            phase = phase_of(trial, reply, requests, connections, tls)
+            stats.phases[phase] += 1
+            stats.outcomes[reply["end"]] += 1
+            conversation = reply["conversation"]
+            if trial.timeouts:
+                expect_ok(driver.send("config " + json.dumps({"timeouts": TIMEOUTS})), "config")
+
+            # The same agent runs a full turn; how it ends decides the next trial's connection:
+            # kept alive, closed (a fresh one), or closed by the server while idle (stale).
+            ending = rng.choice(["keep", "keep", "close", "idle_close"])
+            answer = f"Follow-up {trial.index} done."
+            response: Dict[str, Any] = {"message": text_message(answer)}
+            if ending == "close":
+                response["framing"] = "close"
+            elif ending == "idle_close":
+                response["idle_close"] = True
+            else:
+                response["framing"] = rng.choice(["chunked", "content-length"])
+            # repeat_last: a late request of the canceled turn does not use up the answer.
+            emu.load({"responses": [response], "repeat_last": True})
+            prompt = f"Follow-up {trial.index}"
+            reply = driver.send(f"turn -1 0 0 {prompt}")
+            check_next_turn(trial, reply, conversation, emu.requests(), prompt, answer)
+            if len(driver.sockets()) > 1:
+                fail(f"{len(driver.sockets())} connections open after the next turn", trial, reply)
+            conversation = reply["conversation"]
+            start = ending
+        finished = True
+    finally:
+        if finished:
+            driver.close()
+        else:
+            driver.kill()
+
+
+def expect_ok(reply: Dict[str, Any], what: str) -> None:
+    if not reply.get("ok"):
+        raise SoakFailure(f"{what} failed: {reply}")
+
+
+def parse_turns(values: List[str], langs: List[str]) -> Dict[str, int]:
+    turns = {lang: 200 for lang in langs}
+    for v in values:
+        lang, _, count = v.rpartition("=")
+        for name in ([lang] if lang else langs):
+            turns[name] = int(count)
+    return turns
+
+
+def main(argv: List[str]) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--lang", action="append", choices=LANGS)
+    parser.add_argument("--turns", action="append", default=[],
+                        help="canceled turns per language (N, or LANG=N), half over TLS")
+    parser.add_argument("--seed", type=int,
+                        default=int(os.environ["SOAK_SEED"]) if os.environ.get("SOAK_SEED") else None)
+    args = parser.parse_args(argv)
+    langs = args.lang or LANGS
+    turns = parse_turns(args.turns, langs)
+    seed = args.seed if args.seed is not None else random.SystemRandom().randrange(1 << 32)
+    print(f"cancel soak: seed {seed} (replay with SOAK_SEED={seed})", flush=True)
+    subprocess.run([str(ROOT / "tests/net/make_certs.sh"), str(ROOT / "build/tls")], check=True,
+                   stdout=subprocess.DEVNULL)
+    certs = (ROOT / "build/tls/server.pem", ROOT / "build/tls/server.key")
+    os.environ["SSL_CERT_FILE"] = str(ROOT / "build/tls/ca.pem")
+    for name in ("HTTPS_PROXY", "HTTP_PROXY", "ALL_PROXY", "NO_PROXY", "SSL_CERT_DIR"):
+        os.environ.pop(name, None)
+        os.environ.pop(name.lower(), None)
+    failed = False
+    everywhere: Counter = Counter()
+    with Emulator() as plain, Emulator(tls=certs) as secure:
+        for lang in langs:
+            rng = random.Random(f"{seed}-{lang}")
+            command = driver_command(lang)
+            stats = Stats()
+            started = time.monotonic()
+            try:
+                for tls, emu in ((False, plain), (True, secure)):
+                    count = turns[lang] // 2 if tls else turns[lang] - turns[lang] // 2
+                    soak(lang, tls, count, rng, command, emu, stats)
+            except SoakFailure as e:
+                print(f"cancel soak {lang}: FAILED after {stats.trials} trials: {e}", flush=True)
+                failed = True
+                continue
+            took = time.monotonic() - started
+            # Some phases are short (on loopback the lookup, from /etc/hosts, and the connect
+            # take microseconds): each language's own histogram must cover them all from 1,000
+            # turns on; the run's, summed over its languages, from 200.
+            missing = [p for p in PHASES if stats.phases[p] == 0]
+            everywhere.update(stats.phases)
+            print(f"cancel soak {lang}: {stats.trials} canceled turns, each followed by a full "
+                  f"turn, in {took:.1f} s; outcomes {dict(stats.outcomes)}", flush=True)
+            print("  phases: " + ", ".join(f"{p} {stats.phases[p]}" for p in PHASES), flush=True)
+            if missing and stats.trials >= 1000:
+                print(f"cancel soak {lang}: FAILED: no cancel landed in {', '.join(missing)}",
+                      flush=True)
+                failed = True
+    missing = [p for p in PHASES if everywhere[p] == 0]
+    print("cancel soak, all languages: " + ", ".join(f"{p} {everywhere[p]}" for p in PHASES))
+    if not failed and sum(turns[lang] for lang in langs) >= 200 and missing:
+        print(f"cancel soak: FAILED: no cancel landed in {', '.join(missing)}, in any language")
+        failed = True
+    return 1 if failed else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv[1:]))

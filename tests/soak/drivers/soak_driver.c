@@ -1,0 +1,202 @@
+/* The C cancel-soak driver: `soak_driver CONFIG_JSON TOOL_JSON`.
+ *
+ * Speaks the line protocol of tests/soak/README.md on stdin/stdout: one agent, turns canceled
+ * from another thread (a pthread that sleeps, then calls panto_stream_cancel), the tool run by
+ * the driver itself on TOOL_CALL_START (sleeping a given time first), one JSON reply a line. */
+#define _POSIX_C_SOURCE 200809L
+#include <panto.h>
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+static void sleep_us(long us) {
+    struct timespec ts;
+    if (us <= 0) return;
+    ts.tv_sec = us / 1000000;
+    ts.tv_nsec = (us % 1000000) * 1000;
+    while (nanosleep(&ts, &ts) != 0) {
+    }
+}
+
+/* A JSON string of the bytes s[0..len). */
+static void put_string(FILE *out, const char *s, size_t len) {
+    size_t i;
+    fputc('"', out);
+    for (i = 0; i < len; i++) {
+        unsigned char c = (unsigned char)s[i];
+        if (c == '"' || c == '\\') {
+            fputc('\\', out);
+            fputc(c, out);
+        } else if (c < 0x20) {
+            fprintf(out, "\\u%04x", c);
+        } else {
+            fputc(c, out);
+        }
+    }
+    fputc('"', out);
+}
+
+/* A growing byte buffer. */
+typedef struct {
+    char *data;
+    size_t len, cap;
+} Buf;
+
+static void buf_add(Buf *b, const char *s, size_t len) {
+    if (b->len + len + 1 > b->cap) {
+        b->cap = (b->len + len + 1) * 2;
+        b->data = realloc(b->data, b->cap);
+        if (!b->data) {
+            perror("soak_driver");
+            exit(2);
+        }
+    }
+    memcpy(b->data + b->len, s, len);
+    b->len += len;
+}
+
+typedef struct {
+    PantoStream *stream;
+    long after_us;
+} Canceler;
+
+static void *cancel_later(void *arg) {
+    Canceler *c = arg;
+    sleep_us(c->after_us);
+    panto_stream_cancel(c->stream);
+    return NULL;
+}
+
+static PantoAgent *new_agent(PantoAgent *old, const char *config, const char *tool) {
+    PantoAgent *agent = NULL;
+    panto_agent_free(old);
+    if (panto_agent_new(config, &agent) != PANTO_OK || panto_agent_add_tool(agent, tool) != PANTO_OK) {
+        fprintf(stderr, "soak_driver: the agent could not be made\n");
+        exit(2);
+    }
+    return agent;
+}
+
+static void reply_status(int rc, const PantoAgent *agent) {
+    PantoError err = PANTO_ERROR_INIT;
+    if (rc == PANTO_OK) {
+        puts("{\"ok\": true}");
+        return;
+    }
+    panto_agent_error(agent, &err);
+    printf("{\"ok\": false, \"code\": \"%s\", \"message\": ", panto_status_name(rc));
+    put_string(stdout, err.message.ptr ? err.message.ptr : "", err.message.len);
+    puts("}");
+}
+
+static void turn(PantoAgent *agent, long cancel_us, long tool_sleep_us, long pad, const char *text) {
+    PantoStream *stream = NULL;
+    PantoEvent ev = PANTO_EVENT_INIT;
+    PantoString conversation = {NULL, 0};
+    Buf input = {NULL, 0, 0}, events = {NULL, 0, 0}, seen = {NULL, 0, 0}, texts = {NULL, 0, 0};
+    Canceler canceler;
+    pthread_t thread;
+    int rc, canceling = cancel_us >= 0;
+    long i;
+
+    buf_add(&input, text, strlen(text));
+    for (i = 0; i < pad; i++) buf_add(&input, "x", 1);
+    input.data[input.len] = '\0';
+    if (panto_agent_run(agent, input.data, &stream) != PANTO_OK) {
+        fprintf(stderr, "soak_driver: run failed\n");
+        exit(2);
+    }
+    canceler.stream = stream;
+    canceler.after_us = cancel_us;
+    if (canceling && pthread_create(&thread, NULL, cancel_later, &canceler) != 0) {
+        fprintf(stderr, "soak_driver: no thread\n");
+        exit(2);
+    }
+    while ((rc = panto_next_event(stream, &ev)) == PANTO_EVENT) {
+        const char *kind = panto_event_kind_name(ev.kind);
+        if (events.len) buf_add(&events, ", ", 2);
+        buf_add(&events, "\"", 1);
+        buf_add(&events, kind, strlen(kind));
+        buf_add(&events, "\"", 1);
+        if (ev.kind == PANTO_EVENT_CONTENT_DELTA && ev.block_kind == PANTO_BLOCK_TEXT) {
+            buf_add(&seen, ev.text.ptr, ev.text.len);
+        } else if (ev.kind == PANTO_EVENT_BLOCK_COMPLETE && ev.block_kind == PANTO_BLOCK_TEXT) {
+            /* kept as JSON strings, one after the other */
+            FILE *mem;
+            char *s = NULL;
+            size_t n = 0;
+            mem = open_memstream(&s, &n);
+            if (texts.len) fputs(", ", mem);
+            put_string(mem, ev.text.ptr, ev.text.len);
+            fclose(mem);
+            buf_add(&texts, s, n);
+            free(s);
+        } else if (ev.kind == PANTO_EVENT_TOOL_CALL_START && ev.awaiting_result) {
+            char id[256];
+            size_t n = ev.id.len < sizeof id - 1 ? ev.id.len : sizeof id - 1;
+            memcpy(id, ev.id.ptr, n);
+            id[n] = '\0';
+            sleep_us(tool_sleep_us); /* a handler slow enough for a cancel to land in it */
+            panto_stream_submit_tool_result(stream, id, "found", 0);
+        }
+    }
+    if (canceling) pthread_join(thread, NULL);
+
+    fputs("{\"end\": ", stdout);
+    if (rc == PANTO_DONE) {
+        fputs("\"done\", \"message\": \"\"", stdout);
+    } else {
+        PantoError err = PANTO_ERROR_INIT;
+        panto_stream_error(stream, &err);
+        printf("\"%s\", \"message\": ", panto_status_name(rc));
+        put_string(stdout, err.message.ptr ? err.message.ptr : "", err.message.len);
+    }
+    printf(", \"events\": [%.*s], \"seen_text\": ", (int)events.len, events.data ? events.data : "");
+    put_string(stdout, seen.data ? seen.data : "", seen.len);
+    printf(", \"texts\": [%.*s], \"conversation\": ", (int)texts.len, texts.data ? texts.data : "");
+    panto_stream_free(stream);
+    if (panto_agent_conversation(agent, &conversation) != PANTO_OK) {
+        fprintf(stderr, "soak_driver: no conversation\n");
+        exit(2);
+    }
+    fwrite(conversation.ptr, 1, conversation.len, stdout);
+    puts("}");
+    free(input.data);
+    free(events.data);
+    free(seen.data);
+    free(texts.data);
+}
+
+int main(int argc, char **argv) {
+    static char line[1 << 16];
+    PantoAgent *agent = NULL;
+    if (argc != 3) {
+        fprintf(stderr, "usage: soak_driver CONFIG_JSON TOOL_JSON\n");
+        return 2;
+    }
+    while (fgets(line, sizeof line, stdin)) {
+        line[strcspn(line, "\n")] = '\0';
+        if (strcmp(line, "agent") == 0) {
+            agent = new_agent(agent, argv[1], argv[2]);
+            puts("{\"ok\": true}");
+        } else if (strncmp(line, "config ", 7) == 0) {
+            reply_status(panto_agent_set_config(agent, line + 7), agent);
+        } else if (strncmp(line, "turn ", 5) == 0) {
+            long cancel_us, tool_sleep_us, pad;
+            int used = 0;
+            if (sscanf(line + 5, "%ld %ld %ld %n", &cancel_us, &tool_sleep_us, &pad, &used) < 3) {
+                fprintf(stderr, "soak_driver: bad turn line\n");
+                return 2;
+            }
+            turn(agent, cancel_us, tool_sleep_us, pad, line + 5 + used);
+        } else {
+            fprintf(stderr, "soak_driver: unknown command %s\n", line);
+            return 2;
+        }
+        fflush(stdout);
+    }
+    panto_agent_free(agent);
+    return 0;
+}
