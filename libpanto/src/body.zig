@@ -1,11 +1,21 @@
 //! The response body as a stream reads it: the HTTP body reader, and the buffer it reads into.
 //!
-//! The buffer starts at 64 KiB, inside the stream, and grows once, to 256 KiB on the heap,
-//! when one read brings half of it: the socket held more than the buffer could take, so the
-//! server sends faster than we decode (a local server, a replay). Reads of 256 KiB spend
-//! about a third less time in the kernel than reads of 64 KiB on such a stream (a quarter of
-//! the calls, and fewer window updates sent back to the server). A stream from a remote API, whose reads
-//! bring a few hundred bytes each, never grows and keeps 64 KiB.
+//! Each response's body is read into a small buffer, inside the stream: a stream from a remote
+//! API, whose reads bring a few hundred bytes each, needs no more, and a stream waiting on
+//! the network or on its user costs little.
+//!
+//! Speed trick (memory for fewer system calls): when one read brings half the small buffer,
+//! the socket held more than the buffer could take, so the server sends faster than we decode
+//! (a local server, a replay), and the body moves to a large buffer on the heap. Reads of
+//! 256 KiB spend about a third less time in the kernel than reads of 64 KiB on such a stream
+//! (a quarter of the calls, and fewer window updates sent back to the server); bench/README.md
+//! measures it. The large buffer is given back as soon as it is not needed:
+//!   - after a read that found the socket (nearly) empty: the body slowed to the network's
+//!     pace, and what is held moves back to the small buffer;
+//!   - when the response is done with (`release`, at the message's end: a stream waiting
+//!     between messages, and the connection it parks for the agent's next request, hold none);
+//!   - and the process holds at most `max_large_buffers` at once: 1,000 streams reading fast
+//!     bodies would hold 256 MB, for reads no faster, as they share a few cores.
 //!
 //! It has the three methods the SSE parser pulls from (`buffered`, `toss`, `fillMore`), and
 //! `capacity`. Bytes from `buffered()` stay valid until the next `fillMore()`, as with any
@@ -13,27 +23,50 @@
 const std = @import("std");
 const Allocator = std.mem.Allocator;
 
-pub const small_len = 64 * 1024;
+pub const small_len = 16 * 1024;
 pub const large_len = 256 * 1024;
 
+/// A read into the small buffer that brings this much moves the body to a large one.
+const grow_at = small_len / 2;
+/// A read into the large buffer that brings less than this, though it had room for more,
+/// moves the body back to the small one (below `grow_at`, so that a body read at a steady
+/// pace does not move back and forth).
+const shrink_below = small_len / 4;
+
+/// How many large buffers the process holds at most, and holds now. 16 of them (4 MiB) keep
+/// the speed trick for as many fast streams as a machine has cores to decode them on.
+pub const max_large_buffers = 16;
+var large_buffers: std.atomic.Value(u32) = .init(0);
+
 pub const Body = struct {
-    /// Where the grown buffer comes from.
-    gpa: Allocator,
+    /// Where the large buffer comes from: pages from the OS, given back to it at once, rather
+    /// than the program's malloc, which keeps what is freed in blocks of this size (glibc's
+    /// raises its mmap threshold at the first such free): 1,000 streams of a fast body
+    /// held 128 MB after their turns that way, against 32 MB.
+    pages: Allocator = std.heap.page_allocator,
     /// The current response's body reader, set (over `buffer()`) once its head is read.
     reader: *std.Io.Reader = undefined,
     small: [small_len]u8 = undefined,
-    /// The grown buffer, owned; empty until the body is read fast enough to need it.
+    /// The large buffer, owned; empty unless the body arrives fast.
     large: []u8 = &.{},
 
-    /// The buffer a new response's body reader gets: the grown one once the stream has one,
-    /// as a stream that was fast stays fast (its next request goes to the same server).
+    /// The buffer a new response's body reader gets: the small one.
     pub fn buffer(b: *Body) []u8 {
-        return if (b.large.len > 0) b.large else &b.small;
+        b.release();
+        return &b.small;
+    }
+
+    /// Gives the large buffer back, once the body reader is done with it (its response
+    /// closed, or parked with another buffer).
+    pub fn release(b: *Body) void {
+        if (b.large.len == 0) return;
+        b.pages.free(b.large);
+        b.large = &.{};
+        _ = large_buffers.fetchSub(1, .monotonic);
     }
 
     pub fn deinit(b: *Body) void {
-        b.gpa.free(b.large);
-        b.large = &.{};
+        b.release();
     }
 
     // These two are std.Io.Reader's, written out: LLVM does not inline those, and they are
@@ -53,26 +86,48 @@ pub const Body = struct {
         return b.reader.buffer.len;
     }
 
-    /// Reads more (one read), growing the buffer after it if that read brought half the
-    /// small buffer. Without memory to grow, reading goes on in the small one.
+    /// Reads more (one read), then moves the body to the large buffer or back to the small
+    /// one as that read says (see the top of this file). Without memory for the large
+    /// buffer, reading goes on in the small one.
     pub fn fillMore(b: *Body) std.Io.Reader.Error!void {
         const r = b.reader;
         const before = r.bufferedLen();
         try r.fillMore();
-        if (r.bufferedLen() - before >= small_len / 2 and b.large.len == 0 and r.buffer.ptr == &b.small) {
-            b.grow();
+        const got = r.bufferedLen() - before;
+        if (r.buffer.ptr == &b.small) {
+            if (got >= grow_at) b.grow();
+        } else if (b.large.len > 0 and r.buffer.ptr == b.large.ptr) {
+            if (got < shrink_below and r.end < r.buffer.len) b.shrink();
         }
     }
 
     fn grow(b: *Body) void {
-        const large = b.gpa.alloc(u8, large_len) catch return;
+        if (large_buffers.fetchAdd(1, .monotonic) >= max_large_buffers) {
+            _ = large_buffers.fetchSub(1, .monotonic);
+            return;
+        }
+        const large = b.pages.alloc(u8, large_len) catch {
+            _ = large_buffers.fetchSub(1, .monotonic);
+            return;
+        };
+        b.large = large;
+        b.moveTo(large);
+    }
+
+    /// Back to the small buffer, when what is held fits in it.
+    fn shrink(b: *Body) void {
+        if (b.reader.bufferedLen() > small_len) return;
+        b.moveTo(&b.small);
+        b.release();
+    }
+
+    fn moveTo(b: *Body, to: []u8) void {
         const r = b.reader;
         const held = r.buffered();
-        @memcpy(large[0..held.len], held);
-        r.buffer = large;
+        @memcpy(to[0..held.len], held);
+        r.buffer = to;
         r.seek = 0;
         r.end = held.len;
-        b.large = large;
     }
 };
 
@@ -113,22 +168,31 @@ pub const StepReader = struct {
     }
 };
 
-/// Reads all of `bytes`, arriving `step` at a time, through a Body that takes a little less
-/// than all it holds each time (so that held bytes move with each rebase or growth), and
-/// checks that it read them all, in order. Returns whether the buffer grew.
-fn readThrough(gpa: Allocator, bytes: []const u8, step: usize) !bool {
-    var source: StepReader = .init(bytes, step);
-    var b: Body = .{ .gpa = gpa };
+/// What a Body's buffer was while it read a body: its largest capacity, and its capacity
+/// after the last read.
+const Seen = struct { largest: usize, last: usize };
+
+/// Reads all of `bytes` through a Body that takes a little less than all it holds each time
+/// (so that held bytes move with each rebase, growth or shrink), and checks that it read them
+/// all, in order. They arrive `fast` bytes per read, then from `slow_from` on `slow` per read.
+fn readThrough(pages: Allocator, bytes: []const u8, fast: usize, slow_from: usize, slow: usize) !Seen {
+    var source: StepReader = .init(bytes, fast);
+    var b: Body = .{ .pages = pages };
     defer b.deinit();
     source.interface.buffer = b.buffer();
     b.reader = &source.interface;
     var got: std.ArrayList(u8) = .empty;
     defer got.deinit(std.testing.allocator);
+    var seen: Seen = .{ .largest = 0, .last = 0 };
     while (true) {
+        if (bytes.len - source.rest.len >= slow_from) source.step = slow;
         b.fillMore() catch |err| switch (err) {
             error.EndOfStream => break,
             else => |e| return e,
         };
+        seen.last = b.capacity();
+        seen.largest = @max(seen.largest, seen.last);
+        try std.testing.expectEqual(b.large.len > 0, seen.last == large_len);
         const held = b.buffered();
         const take = held.len - held.len / 8;
         try got.appendSlice(std.testing.allocator, held[0..take]);
@@ -136,8 +200,7 @@ fn readThrough(gpa: Allocator, bytes: []const u8, step: usize) !bool {
     }
     try got.appendSlice(std.testing.allocator, b.buffered());
     try std.testing.expectEqualSlices(u8, bytes, got.items);
-    try std.testing.expectEqual(b.large.len > 0, b.capacity() == large_len);
-    return b.large.len > 0;
+    return seen;
 }
 
 fn testBytes() ![]u8 {
@@ -146,24 +209,64 @@ fn testBytes() ![]u8 {
     return bytes;
 }
 
-test "a body that arrives in large reads grows the buffer once, keeping what it held" {
+test "a body that arrives in large reads grows the buffer, keeping what it held" {
     const bytes = try testBytes();
     defer std.testing.allocator.free(bytes);
-    try std.testing.expect(try readThrough(std.testing.allocator, bytes, small_len / 2));
-    try std.testing.expect(try readThrough(std.testing.allocator, bytes, 1 << 20));
+    for ([_]usize{ small_len / 2, 1 << 20 }) |step| {
+        const seen = try readThrough(std.testing.allocator, bytes, step, bytes.len, step);
+        try std.testing.expectEqual(large_len, seen.largest);
+    }
+    try std.testing.expectEqual(0, large_buffers.load(.monotonic)); // all given back
 }
 
 test "a body that arrives in small reads keeps the small buffer" {
     const bytes = try testBytes();
     defer std.testing.allocator.free(bytes);
-    try std.testing.expect(!try readThrough(std.testing.allocator, bytes, 100));
-    try std.testing.expect(!try readThrough(std.testing.allocator, bytes, small_len / 2 - 1));
+    for ([_]usize{ 100, small_len / 2 - 1 }) |step| {
+        const seen = try readThrough(std.testing.allocator, bytes, step, bytes.len, step);
+        try std.testing.expectEqual(small_len, seen.largest);
+    }
+}
+
+test "a fast body that slows down goes back to the small buffer, keeping what it held" {
+    const bytes = try testBytes();
+    defer std.testing.allocator.free(bytes);
+    const seen = try readThrough(std.testing.allocator, bytes, 1 << 20, bytes.len / 2, 100);
+    try std.testing.expectEqual(large_len, seen.largest);
+    try std.testing.expectEqual(small_len, seen.last);
+    try std.testing.expectEqual(0, large_buffers.load(.monotonic));
+}
+
+test "at most max_large_buffers bodies of the process hold a large buffer" {
+    const bytes = try testBytes();
+    defer std.testing.allocator.free(bytes);
+    var sources: [max_large_buffers + 1]StepReader = undefined;
+    var bodies: [max_large_buffers + 1]Body = undefined;
+    defer for (&bodies) |*b| b.deinit();
+    for (&sources, &bodies) |*source, *b| {
+        source.* = .init(bytes, 1 << 20);
+        b.* = .{ .pages = std.testing.allocator };
+        source.interface.buffer = b.buffer();
+        b.reader = &source.interface;
+        try b.fillMore();
+    }
+    for (bodies[0..max_large_buffers]) |*b| try std.testing.expectEqual(large_len, b.capacity());
+    const last = &bodies[max_large_buffers];
+    try std.testing.expectEqual(small_len, last.capacity()); // read on in the small buffer
+    // One given back: the next fast read may take it.
+    bodies[0].reader.buffer = &.{};
+    bodies[0].release();
+    last.toss(last.buffered().len);
+    try last.fillMore();
+    try std.testing.expectEqual(large_len, last.capacity());
 }
 
 test "without memory to grow, the body is read in the small buffer" {
     const bytes = try testBytes();
     defer std.testing.allocator.free(bytes);
     var failing: std.testing.FailingAllocator = .init(std.testing.allocator, .{ .fail_index = 0 });
-    try std.testing.expect(!try readThrough(failing.allocator(), bytes, 1 << 20));
+    const seen = try readThrough(failing.allocator(), bytes, 1 << 20, bytes.len, 1 << 20);
+    try std.testing.expectEqual(small_len, seen.largest);
     try std.testing.expect(failing.has_induced_failure);
+    try std.testing.expectEqual(0, large_buffers.load(.monotonic));
 }
