@@ -36,17 +36,64 @@ const grow_at = small_len / 2;
 /// pace does not move back and forth).
 const shrink_below = small_len / 4;
 
-/// How many large buffers the process holds at most, and holds now. 16 of them (4 MiB) keep
-/// the speed trick for as many fast streams as a machine has cores to decode them on.
+/// How many large buffers a pool holds at most. 16 of them (4 MiB) keep the speed trick for
+/// as many fast streams as a machine has cores to decode them on.
 pub const max_large_buffers = 16;
-var large_buffers: std.atomic.Value(u32) = .init(0);
+
+/// The large buffers of the process's streams, kept once made: a large buffer from the OS
+/// (mmap, then a page fault a page, then munmap, whose TLB shootdown stops every thread of
+/// the process) per fast message doubled the CPU of 100 concurrent streams of 200 deltas
+/// (1.18 -> 2.18 µs an event). Not malloc's either, which keeps what is freed in blocks of
+/// this size where it was freed (glibc raises its mmap threshold at the first such free):
+/// 1,000 streams of 10,000 deltas held 128 MB after their turns that way, against 32 MB.
+/// So the process holds at most `max_large_buffers` × 256 KiB for all its streams.
+pub const Pool = struct {
+    /// Where the buffers come from.
+    pages: Allocator = std.heap.page_allocator,
+    /// Buffers made so far.
+    made: std.atomic.Value(u32) = .init(0),
+    /// Buffers no body holds, one a slot.
+    idle: [max_large_buffers]std.atomic.Value(?[*]u8) = @splat(.init(null)),
+
+    /// An idle buffer, or a new one while fewer than `max_large_buffers` exist; null
+    /// otherwise, or without memory.
+    fn take(p: *Pool) ?[]u8 {
+        for (&p.idle) |*slot| if (slot.swap(null, .acquire)) |ptr| return ptr[0..large_len];
+        if (p.made.fetchAdd(1, .monotonic) >= max_large_buffers) {
+            _ = p.made.fetchSub(1, .monotonic);
+            return null;
+        }
+        return p.pages.alloc(u8, large_len) catch {
+            _ = p.made.fetchSub(1, .monotonic);
+            return null;
+        };
+    }
+
+    fn give(p: *Pool, buffer: []u8) void {
+        // Fewer buffers are idle than exist (this one is not): some slot is free, or will be
+        // once a concurrent give or take settles.
+        while (true) {
+            for (&p.idle) |*slot| if (slot.cmpxchgStrong(null, buffer.ptr, .release, .monotonic) == null) return;
+        }
+    }
+
+    fn idleCount(p: *Pool) usize {
+        var n: usize = 0;
+        for (&p.idle) |*slot| n += @intFromBool(slot.load(.acquire) != null);
+        return n;
+    }
+
+    /// Frees the idle buffers (tests: the process's pool lives as long as the process).
+    pub fn deinit(p: *Pool) void {
+        for (&p.idle) |*slot| if (slot.swap(null, .acquire)) |ptr| p.pages.free(@as([]u8, ptr[0..large_len]));
+    }
+};
+
+var process_pool: Pool = .{};
 
 pub const Body = struct {
-    /// Where the large buffer comes from: pages from the OS, given back to it at once, rather
-    /// than the program's malloc, which keeps what is freed in blocks of this size (glibc's
-    /// raises its mmap threshold at the first such free): 1,000 streams of a fast body
-    /// held 128 MB after their turns that way, against 32 MB.
-    pages: Allocator = std.heap.page_allocator,
+    /// Where the large buffer comes from, and goes back to.
+    pool: *Pool = &process_pool,
     /// The current response's body reader, set (over `buffer()`) once its head is read.
     reader: *std.Io.Reader = undefined,
     small: [small_len]u8 = undefined,
@@ -63,9 +110,8 @@ pub const Body = struct {
     /// closed, or parked with another buffer).
     pub fn release(b: *Body) void {
         if (b.large.len == 0) return;
-        b.pages.free(b.large);
+        b.pool.give(b.large);
         b.large = &.{};
-        _ = large_buffers.fetchSub(1, .monotonic);
     }
 
     pub fn deinit(b: *Body) void {
@@ -105,14 +151,7 @@ pub const Body = struct {
     }
 
     fn grow(b: *Body) void {
-        if (large_buffers.fetchAdd(1, .monotonic) >= max_large_buffers) {
-            _ = large_buffers.fetchSub(1, .monotonic);
-            return;
-        }
-        const large = b.pages.alloc(u8, large_len) catch {
-            _ = large_buffers.fetchSub(1, .monotonic);
-            return;
-        };
+        const large = b.pool.take() orelse return;
         b.large = large;
         b.moveTo(large);
     }
@@ -177,11 +216,11 @@ const Seen = struct { largest: usize, last: usize };
 
 /// Reads all of `bytes` through a Body that takes a little less than all it holds each time
 /// (so that held bytes move with each rebase, growth or shrink), and checks that it read them
-/// all, in order. They arrive `fast` bytes per read, then from `slow_from` on `slow` per read.
-fn readThrough(pages: Allocator, bytes: []const u8, fast: usize, slow_from: usize, slow: usize) !Seen {
+/// all, in order, and gave its large buffer back to `pool`. They arrive `fast` bytes per read,
+/// then from `slow_from` on `slow` per read.
+fn readThrough(pool: *Pool, bytes: []const u8, fast: usize, slow_from: usize, slow: usize) !Seen {
     var source: StepReader = .init(bytes, fast);
-    var b: Body = .{ .pages = pages };
-    defer b.deinit();
+    var b: Body = .{ .pool = pool };
     source.interface.buffer = b.buffer();
     b.reader = &source.interface;
     var got: std.ArrayList(u8) = .empty;
@@ -203,6 +242,8 @@ fn readThrough(pages: Allocator, bytes: []const u8, fast: usize, slow_from: usiz
     }
     try got.appendSlice(std.testing.allocator, b.buffered());
     try std.testing.expectEqualSlices(u8, bytes, got.items);
+    b.deinit();
+    try std.testing.expectEqual(pool.made.load(.monotonic), pool.idleCount()); // all given back
     return seen;
 }
 
@@ -215,40 +256,48 @@ fn testBytes() ![]u8 {
 test "a body that arrives in large reads grows the buffer, keeping what it held" {
     const bytes = try testBytes();
     defer std.testing.allocator.free(bytes);
+    var pool: Pool = .{ .pages = std.testing.allocator };
+    defer pool.deinit();
     for ([_]usize{ small_len / 2, 1 << 20 }) |step| {
-        const seen = try readThrough(std.testing.allocator, bytes, step, bytes.len, step);
+        const seen = try readThrough(&pool, bytes, step, bytes.len, step);
         try std.testing.expectEqual(large_len, seen.largest);
     }
-    try std.testing.expectEqual(0, large_buffers.load(.monotonic)); // all given back
+    try std.testing.expectEqual(1, pool.made.load(.monotonic)); // made once, then reused
 }
 
 test "a body that arrives in small reads keeps the small buffer" {
     const bytes = try testBytes();
     defer std.testing.allocator.free(bytes);
+    var pool: Pool = .{ .pages = std.testing.allocator };
+    defer pool.deinit();
     for ([_]usize{ 100, small_len / 2 - 1 }) |step| {
-        const seen = try readThrough(std.testing.allocator, bytes, step, bytes.len, step);
+        const seen = try readThrough(&pool, bytes, step, bytes.len, step);
         try std.testing.expectEqual(small_len, seen.largest);
     }
+    try std.testing.expectEqual(0, pool.made.load(.monotonic));
 }
 
 test "a fast body that slows down goes back to the small buffer, keeping what it held" {
     const bytes = try testBytes();
     defer std.testing.allocator.free(bytes);
-    const seen = try readThrough(std.testing.allocator, bytes, 1 << 20, bytes.len / 2, 100);
+    var pool: Pool = .{ .pages = std.testing.allocator };
+    defer pool.deinit();
+    const seen = try readThrough(&pool, bytes, 1 << 20, bytes.len / 2, 100);
     try std.testing.expectEqual(large_len, seen.largest);
     try std.testing.expectEqual(small_len, seen.last);
-    try std.testing.expectEqual(0, large_buffers.load(.monotonic));
 }
 
-test "at most max_large_buffers bodies of the process hold a large buffer" {
+test "at most max_large_buffers bodies of a pool hold a large buffer" {
     const bytes = try testBytes();
     defer std.testing.allocator.free(bytes);
+    var pool: Pool = .{ .pages = std.testing.allocator };
+    defer pool.deinit();
     var sources: [max_large_buffers + 1]StepReader = undefined;
     var bodies: [max_large_buffers + 1]Body = undefined;
     defer for (&bodies) |*b| b.deinit();
     for (&sources, &bodies) |*source, *b| {
         source.* = .init(bytes, 1 << 20);
-        b.* = .{ .pages = std.testing.allocator };
+        b.* = .{ .pool = &pool };
         source.interface.buffer = b.buffer();
         b.reader = &source.interface;
         try b.fillMore();
@@ -256,20 +305,23 @@ test "at most max_large_buffers bodies of the process hold a large buffer" {
     for (bodies[0..max_large_buffers]) |*b| try std.testing.expectEqual(large_len, b.capacity());
     const last = &bodies[max_large_buffers];
     try std.testing.expectEqual(small_len, last.capacity()); // read on in the small buffer
-    // One given back: the next fast read may take it.
+    // One given back: the next fast read takes it.
     bodies[0].reader.buffer = &.{};
     bodies[0].release();
     last.toss(last.buffered().len);
     try last.fillMore();
     try std.testing.expectEqual(large_len, last.capacity());
+    try std.testing.expectEqual(max_large_buffers, pool.made.load(.monotonic));
 }
 
 test "without memory to grow, the body is read in the small buffer" {
     const bytes = try testBytes();
     defer std.testing.allocator.free(bytes);
     var failing: std.testing.FailingAllocator = .init(std.testing.allocator, .{ .fail_index = 0 });
-    const seen = try readThrough(failing.allocator(), bytes, 1 << 20, bytes.len, 1 << 20);
+    var pool: Pool = .{ .pages = failing.allocator() };
+    defer pool.deinit();
+    const seen = try readThrough(&pool, bytes, 1 << 20, bytes.len, 1 << 20);
     try std.testing.expectEqual(small_len, seen.largest);
     try std.testing.expect(failing.has_induced_failure);
-    try std.testing.expectEqual(0, large_buffers.load(.monotonic));
+    try std.testing.expectEqual(0, pool.made.load(.monotonic));
 }
