@@ -16,6 +16,9 @@ comptime {
     _ = @import("panto_c");
 }
 
+/// The C ABI's (no thread-local signal stack: see libpanto-c/src/root.zig).
+pub const std_options = @import("panto_c").std_options;
+
 const State = ?*c.lua_State;
 const gpa = std.heap.c_allocator;
 

@@ -737,8 +737,54 @@ test "a body that arrives faster than it is read grows the read buffer; the turn
         defer turn.end();
         var text: std.ArrayList(u8) = .empty;
         defer text.deinit(std.testing.allocator);
-        _ = try readTurn(turn.stream, &text);
+        var largest: usize = 0;
+        while (try turn.stream.next()) |e| {
+            if (e != .content_delta) continue;
+            try text.appendSlice(std.testing.allocator, e.content_delta.text);
+            largest = @max(largest, turn.stream.body.capacity());
+        }
         try std.testing.expectEqualStrings(expected.items, text.items);
-        try std.testing.expectEqual(@import("body.zig").large_len, turn.stream.body.large.len);
+        try std.testing.expectEqual(@import("body.zig").large_len, largest);
+        try std.testing.expectEqual(0, turn.stream.body.large.len); // given back at the message's end
+    }
+}
+
+test "a stream that waits after a fast body holds no large buffer, nor does its parked connection: under 64 KiB in all" {
+    // A tool call after 2 MB of SSE comments, all sent at once: read fast, in the large buffer.
+    var body: std.ArrayList(u8) = .empty;
+    defer body.deinit(std.testing.allocator);
+    const head_end = std.mem.indexOf(u8, tool_message, "event: content_block_start").?;
+    try body.appendSlice(std.testing.allocator, tool_message[0..head_end]);
+    for (0..2048) |_| try body.appendSlice(std.testing.allocator, ": " ++ "padding " ** 127 ++ "\n\n");
+    try body.appendSlice(std.testing.allocator, tool_message[head_end..]);
+    for ([_]Framing{ .content_length, .chunked }) |framing| {
+        var server: TestServer = undefined;
+        try server.startMany(.{ .body = body.items, .framing = framing, .piece = 1 << 16, .one_write = true }, &.{.{}});
+        defer server.stop();
+        var url_buf: [64]u8 = undefined;
+        const url = try std.fmt.bufPrint(&url_buf, "http://127.0.0.1:{d}", .{server.port});
+        // Counts what the agent, its stream and its connection hold.
+        var counting = std.testing.FailingAllocator.init(std.testing.allocator, .{});
+        const agent = try Agent.init(counting.allocator(), .{ .provider = .anthropic, .model = "m", .base_url = url, .api_key = "k", .capabilities = &.{"search"} });
+        defer agent.deinit();
+        var diag: @import("config.zig").Diagnostic = .{};
+        try agent.addTool(lookup_tool, &diag);
+        const stream = try agent.run("find x");
+        defer stream.destroy();
+
+        try std.testing.expect((try stream.next()).? == .message_start);
+        try std.testing.expect((try stream.next()).? == .block_start); // after the 2 MB
+        try std.testing.expectEqual(@import("body.zig").large_len, stream.body.capacity());
+        const start = (try nextUntil(stream, .tool_call_start)).tool_call_start;
+        try std.testing.expect(start.awaiting_result);
+        // The turn waits for the tool's result: the connection is parked for the next request.
+        try std.testing.expectEqual(0, stream.body.large.len);
+        const parked = &agent.keep_alive.parked.?;
+        try std.testing.expectEqual(0, parked.reader.interface.buffer.len);
+        const held = counting.allocated_bytes - counting.freed_bytes;
+        try std.testing.expect(held <= 64 * 1024);
+
+        try stream.submitToolResult("toolu_1", "found it", false);
+        _ = try nextUntil(stream, .message_complete);
     }
 }
