@@ -246,25 +246,6 @@ func goString(s C.PantoString) string {
 	return string(unsafe.Slice((*byte)(unsafe.Pointer(s.ptr)), int(s.len)))
 }
 
-// copyBatch appends the events of a native batch (panto_next_events) to out, copied out
-// at once: their strings are cut from one copy of the batch's string block, which holds
-// them all.
-func copyBatch(evs []C.PantoEvent, block C.PantoString, out []Event) []Event {
-	all := goString(block)
-	base := uintptr(unsafe.Pointer(block.ptr))
-	str := func(s C.PantoString) string {
-		if s.len == 0 {
-			return ""
-		}
-		at := uintptr(unsafe.Pointer(s.ptr)) - base
-		return all[at : at+uintptr(s.len)]
-	}
-	for i := range evs {
-		out = append(out, copyEvent(&evs[i], str))
-	}
-	return out
-}
-
 // copyEvent copies every field of a borrowed event out at once, its strings with str.
 func copyEvent(ev *C.PantoEvent, str func(C.PantoString) string) Event {
 	return Event{

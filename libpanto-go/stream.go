@@ -82,17 +82,27 @@ type Stream struct {
 	auto   *autoCall  // the host tool call the next Next runs, if any
 
 	// The events come in batches (panto_next_events: one native call for all that arrived,
-	// up to batchSize): evs is the native batch, buf[at:] the events of the last one that
-	// Next has still to hand out. Guarded by mu.
-	evs []C.PantoEvent
-	buf []Event
-	at  int
+	// up to len(evs)): evs[at:n] are the events of the last one that Next has still to hand
+	// out, each copied into an Event only when handed out (a copied batch would hold 64
+	// Events, 12 KB, in every stream that waits), their strings cut from strs, the copy of
+	// the batch's string block, which began at base. Guarded by mu.
+	evs  []C.PantoEvent
+	n    int
+	at   int
+	strs string
+	base uintptr
 
 	cleanup runtime.Cleanup
 }
 
-// batchSize is the most events one native call reads.
-const batchSize = 64
+// A stream's batch starts at minBatch events, doubles each time a native call fills it, up
+// to maxBatch, and halves when one comes back at most a quarter full (the events arrive
+// slower than they are read): a fast stream reads maxBatch events a call, while one that
+// waits or trickles holds a small batch (maxBatch PantoEvents are 10.7 KB).
+const (
+	minBatch = 4
+	maxBatch = 64
+)
 
 // autoCall is a tool call that Next runs with the tool's Handler.
 type autoCall struct {
@@ -122,7 +132,7 @@ func (s *Stream) next(ctx context.Context) bool {
 		return false
 	}
 	if s.closed.Load() { // run no handler for a closed stream
-		s.buf, s.at = s.buf[:0], 0
+		s.dropBatch()
 		s.err = ErrClosed
 		return false
 	}
@@ -130,9 +140,8 @@ func (s *Stream) next(ctx context.Context) bool {
 	// The rest of the last batch first, unless the turn is being canceled: those events are
 	// then given back to the library below, unseen, so that the message it keeps is what
 	// the program saw. Unless the stream was freed meanwhile (Agent.Close): then ErrClosed.
-	if s.at < len(s.buf) && ctx.Err() == nil && !s.canceled.Load() && !c.isFreed(h) {
-		s.cur = s.buf[s.at]
-		s.buf[s.at] = Event{} // the batch does not keep the event's strings alive
+	if s.at < s.n && ctx.Err() == nil && !s.canceled.Load() && !c.isFreed(h) {
+		s.cur = copyEvent(&s.evs[s.at], s.str)
 		s.at++
 		return true
 	}
@@ -159,15 +168,18 @@ func (s *Stream) next(ctx context.Context) bool {
 	if h.closed {
 		c.mu.Unlock()
 		c.unlock()
-		s.buf, s.at = s.buf[:0], 0
+		s.dropBatch()
 		s.err = ErrClosed
 		return false
 	}
 	h.busy = true
-	if unseen := len(s.buf) - s.at; unseen > 0 {
+	if unseen := s.n - s.at; unseen > 0 {
 		C.panto_stream_unread(h.native, C.size_t(unseen))
 	}
-	s.buf, s.at = s.buf[:0], 0
+	if s.n > 0 {
+		s.adaptBatch(s.n)
+	}
+	s.dropBatch()
 	if ctx.Err() != nil {
 		// Done before the call: the library ends the turn as it does for a cancellation
 		// during one, keeping what arrived of the message.
@@ -181,8 +193,7 @@ func (s *Stream) next(ctx context.Context) bool {
 		c.cancel(h)
 	})
 	if s.evs == nil {
-		s.evs = make([]C.PantoEvent, batchSize)
-		s.evs[0] = C.panto_go_event_init() // its size is every element's
+		s.resizeBatch(minBatch)
 	}
 	var n C.size_t
 	var block C.PantoString
@@ -193,8 +204,8 @@ func (s *Stream) next(ctx context.Context) bool {
 	}
 	switch {
 	case rc == C.PANTO_EVENT:
-		s.buf = copyBatch(s.evs[:n], block, s.buf[:0])
-		s.cur, s.buf[0], s.at = s.buf[0], Event{}, 1
+		s.n, s.strs, s.base = int(n), goString(block), uintptr(unsafe.Pointer(block.ptr))
+		s.cur, s.at = copyEvent(&s.evs[0], s.str), 1
 	case rc == C.PANTO_DONE:
 		s.done = true
 	case rc == C.PANTO_ERR_RESULT_PENDING:
@@ -215,7 +226,7 @@ func (s *Stream) next(ctx context.Context) bool {
 	h.busy = false
 	if h.closed && !s.done { // closed while the call ran
 		s.cur = Event{}
-		s.buf, s.at = s.buf[:0], 0
+		s.dropBatch()
 		s.err, s.transient = ErrClosed, false
 	}
 	// Over: free the native stream now rather than at Close, unless Reopen may need it (a
@@ -242,10 +253,41 @@ func (s *Stream) next(ctx context.Context) bool {
 	return rc == C.PANTO_EVENT && s.err == nil
 }
 
+// adaptBatch sizes the next native call's batch after one that returned n events.
+func (s *Stream) adaptBatch(n int) {
+	switch size := len(s.evs); {
+	case n == size && size < maxBatch:
+		s.resizeBatch(size * 2)
+	case n <= size/4 && size > minBatch:
+		s.resizeBatch(size / 2)
+	}
+}
+
+// resizeBatch gives the native calls a batch of size events. The events of the last batch
+// must have been handed out or given back.
+func (s *Stream) resizeBatch(size int) {
+	s.evs = make([]C.PantoEvent, size)
+	s.evs[0] = C.panto_go_event_init() // its size is every element's
+}
+
+// dropBatch forgets the events of the last batch that were not handed out.
+func (s *Stream) dropBatch() {
+	s.n, s.at, s.strs = 0, 0, ""
+}
+
+// str is a string of the last batch, cut from the copy of its string block.
+func (s *Stream) str(p C.PantoString) string {
+	if p.len == 0 {
+		return ""
+	}
+	at := uintptr(unsafe.Pointer(p.ptr)) - s.base
+	return s.strs[at : at+uintptr(p.len)]
+}
+
 // fail ends the turn with err and frees the native stream. s.mu must be held.
 func (s *Stream) fail(err error) bool {
 	s.cur, s.err, s.transient = Event{}, err, false
-	s.buf, s.at = s.buf[:0], 0
+	s.dropBatch()
 	s.agent.c.closeStream(s.h)
 	return false
 }
@@ -312,7 +354,7 @@ func (s *Stream) Reopen(ctx context.Context) error {
 		return &Error{Code: Code(rc), Message: "panto_stream_reopen failed"}
 	}
 	s.cur, s.err, s.transient, s.ctx = Event{}, nil, false, ctx
-	s.buf, s.at = s.buf[:0], 0
+	s.dropBatch()
 	return nil
 }
 
