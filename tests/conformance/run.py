@@ -611,9 +611,20 @@ def load_case(folder: Path) -> Case:
                 raise ValueError(f"replay file not found: {r['replay']}")
         lines = json_lines((folder / "expected.jsonl").read_text(encoding="utf-8"))
         case.expected = [json.loads(l) for l in lines if l.strip()]
+        if "expect_connections" in case.data:
+            case.expected.append(connections_line(case.data["expect_connections"]))
     except (OSError, ValueError) as e:
         case.problem = f"bad case: {e}"
     return case
+
+
+def connections_line(expect: Any) -> dict[str, Any]:
+    """The line a driver prints after the turns when the case has `expect_connections`: the
+    agent's connection counters (opened, reused), which must be these."""
+    if not (isinstance(expect, dict) and set(expect) == {"opened", "reused"} and all(
+            isinstance(v, int) and not isinstance(v, bool) and v >= 0 for v in expect.values())):
+        raise ValueError('expect_connections must be {"opened": N, "reused": M}')
+    return {"event": "connections", **expect}
 
 
 def json_lines(text: str) -> list[str]:

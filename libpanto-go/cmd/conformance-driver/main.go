@@ -33,6 +33,8 @@ type testCase struct {
 	Tools         []caseTool                 `json:"tools"`
 	CancelAfterMs *int                       `json:"cancel_after_ms"`
 	OnError       *onError                   `json:"on_error"`
+	// ExpectConnections present: the agent's connection counters are printed after the turns.
+	ExpectConnections json.RawMessage `json:"expect_connections"`
 }
 
 // onError is what the driver does after a turn's first failure.
@@ -201,6 +203,14 @@ func main() {
 		if !runTurn(agent, turn, extra, after, tc.OnError, emit) {
 			break
 		}
+	}
+	if tc.ExpectConnections != nil {
+		counts, err := agent.Connections()
+		if err != nil {
+			emit(errorLine(err))
+			return
+		}
+		emit(map[string]any{"event": "connections", "opened": counts.Opened, "reused": counts.Reused})
 	}
 }
 

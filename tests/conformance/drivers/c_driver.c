@@ -457,6 +457,7 @@ typedef struct Options {
     int on_error;         /* the case has "on_error" */
     char *set_config;     /* on_error.set_config as JSON text, or NULL */
     int reopen;           /* on_error.reopen */
+    int connections;      /* the case has "expect_connections": print the counters at the end */
 } Options;
 
 /* A line saying what a call made after an error returned: {"event": NAME, "code": C}. */
@@ -484,6 +485,19 @@ static void print_end(PantoStream *stream, const PantoEvent *ev, int rc) {
         printf("{\"event\": \"unexpected_status\", \"status\": %d", rc);
         end_line();
     }
+}
+
+/* The agent's connection counters: {"event": "connections", "opened": N, "reused": M}. */
+static void print_connections(const PantoAgent *agent) {
+    PantoConnections counts = PANTO_CONNECTIONS_INIT;
+    int rc = panto_agent_connections(agent, &counts);
+    if (rc < 0) {
+        print_agent_error(rc, agent);
+        return;
+    }
+    printf("{\"event\": \"connections\", \"opened\": %llu, \"reused\": %llu",
+           (unsigned long long)counts.opened, (unsigned long long)counts.reused);
+    end_line();
 }
 
 /* The events of a stream, read in batches and handed out one by one. */
@@ -564,7 +578,7 @@ int main(int argc, char **argv) {
     char *text, *config = NULL;
     const char *root, *cfg, *cfg_end, *turns, *p, *extra, *case_tools, *problem, *member;
     size_t i;
-    Options opt = {1, -1, 0, NULL, 0};
+    Options opt = {1, -1, 0, NULL, 0, 0};
     int first_turn = 1;
     PantoAgent *agent = NULL;
     int rc, status = 0;
@@ -626,6 +640,7 @@ int main(int argc, char **argv) {
         reopen = cj_member(member, "reopen");
         opt.reopen = reopen && strncmp(reopen, "true", 4) == 0;
     }
+    opt.connections = cj_member(root, "expect_connections") != NULL;
     case_tools = cj_member(root, "tools");
     if (case_tools && (problem = read_tools(case_tools))) {
         status = die(problem, argv[1]);
@@ -672,6 +687,7 @@ int main(int argc, char **argv) {
         p = cj_ws(p);
         if (*p == ',') p = cj_ws(p + 1);
     }
+    if (opt.connections) print_connections(agent);
 
 out:
     free(opt.set_config);

@@ -169,7 +169,7 @@ def transcript(case: Dict[str, Any], base_url: str) -> Iterator[Dict[str, Any]]:
                 stream = agent.run(text)
             except panto.Error as err:  # the turn could not start: the case ends here
                 yield error_line(err)
-                return
+                break
             timer = None
             if cancel_after_ms is not None and turn == 0:
                 # Another thread cancels while this one is blocked in next().
@@ -184,6 +184,9 @@ def transcript(case: Dict[str, Any], base_url: str) -> Iterator[Dict[str, Any]]:
                 if timer is not None:
                     timer.cancel()
                     timer.join()
+        if "expect_connections" in case:
+            counts = agent.connections
+            yield {"event": "connections", "opened": counts.opened, "reused": counts.reused}
 
 
 def main(argv: List[str]) -> int:
