@@ -587,6 +587,11 @@ def load_case(folder: Path) -> Case:
             and case.data["cancel_after_ms"] >= 0
         ):
             raise ValueError("cancel_after_ms must be a non-negative integer")
+        cancel_turn = case.data.get("cancel_turn", 0)
+        if not (isinstance(cancel_turn, int) and not isinstance(cancel_turn, bool)
+                and 0 <= cancel_turn < len(case.data["turns"])
+                and ("cancel_turn" not in case.data or "cancel_after_ms" in case.data)):
+            raise ValueError("cancel_turn (with cancel_after_ms) must be the index of a turn")
         on_error = case.data.get("on_error")
         if on_error is not None and (
             not isinstance(on_error, dict) or not set(on_error) <= {"set_config", "reopen"}

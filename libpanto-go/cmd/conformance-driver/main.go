@@ -32,6 +32,7 @@ type testCase struct {
 	ExtraNext     *int                       `json:"extra_next"`
 	Tools         []caseTool                 `json:"tools"`
 	CancelAfterMs *int                       `json:"cancel_after_ms"`
+	CancelTurn    int                        `json:"cancel_turn"` // the turn cancel_after_ms cancels
 	OnError       *onError                   `json:"on_error"`
 	// ExpectConnections present: the agent's connection counters are printed after the turns.
 	ExpectConnections json.RawMessage `json:"expect_connections"`
@@ -197,7 +198,7 @@ func main() {
 	}
 	for i, turn := range tc.Turns {
 		after := time.Duration(-1)
-		if i == 0 {
+		if i == tc.CancelTurn {
 			after = cancelAfter
 		}
 		if !runTurn(agent, turn, extra, after, tc.OnError, emit) {

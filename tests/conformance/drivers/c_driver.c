@@ -453,7 +453,8 @@ static void canceler_join(Canceler *c) {
 /* What the case asks besides its turns. */
 typedef struct Options {
     long extra_next;      /* extra next() calls after the turn's end */
-    long cancel_after_ms; /* < 0: none; applies to the first turn */
+    long cancel_after_ms; /* < 0: none; applies to the turn cancel_turn */
+    long cancel_turn;     /* the turn cancel_after_ms cancels, from 0 */
     int on_error;         /* the case has "on_error" */
     char *set_config;     /* on_error.set_config as JSON text, or NULL */
     int reopen;           /* on_error.reopen */
@@ -521,7 +522,7 @@ static int next_event(PantoStream *stream, Batch *b, const PantoEvent **ev) {
 }
 
 /* Runs one turn and prints its lines. Returns 0 to go on with the next turn, 1 to stop. */
-static int run_turn(PantoAgent *agent, const char *text, const Options *opt, int first_turn) {
+static int run_turn(PantoAgent *agent, const char *text, const Options *opt, int cancel_this) {
     PantoStream *stream = NULL;
     static Batch batch;
     const PantoEvent *ev = &batch.evs[0];
@@ -536,7 +537,7 @@ static int run_turn(PantoAgent *agent, const char *text, const Options *opt, int
         panto_stream_free(stream);
         return 1;
     }
-    if (first_turn && opt->cancel_after_ms >= 0) {
+    if (cancel_this && opt->cancel_after_ms >= 0) {
         canceling = canceler_start(&canceler, stream, opt->cancel_after_ms);
         if (!canceling) {
             fputs("{\"event\": \"canceler_failed\"", stdout);
@@ -578,8 +579,8 @@ int main(int argc, char **argv) {
     char *text, *config = NULL;
     const char *root, *cfg, *cfg_end, *turns, *p, *extra, *case_tools, *problem, *member;
     size_t i;
-    Options opt = {1, -1, 0, NULL, 0, 0};
-    int first_turn = 1;
+    Options opt = {1, -1, 0, 0, NULL, 0, 0};
+    long turn_index = 0;
     PantoAgent *agent = NULL;
     int rc, status = 0;
 
@@ -618,6 +619,14 @@ int main(int argc, char **argv) {
         opt.cancel_after_ms = strtol(member, &end, 10);
         if (*member < '0' || *member > '9' || end != cj_skip(member)) {
             status = die("\"cancel_after_ms\" is not a non-negative integer", argv[1]);
+            goto out;
+        }
+    }
+    if ((member = cj_member(root, "cancel_turn"))) {
+        char *end;
+        opt.cancel_turn = strtol(member, &end, 10);
+        if (*member < '0' || *member > '9' || end != cj_skip(member)) {
+            status = die("\"cancel_turn\" is not a non-negative integer", argv[1]);
             goto out;
         }
     }
@@ -680,8 +689,8 @@ int main(int argc, char **argv) {
             status = die("a turn holds a NUL character", argv[1]);
             goto out;
         }
-        stop = run_turn(agent, turn, &opt, first_turn);
-        first_turn = 0;
+        stop = run_turn(agent, turn, &opt, turn_index == opt.cancel_turn);
+        turn_index++;
         free(turn);
         if (stop) break;
         p = cj_ws(p);

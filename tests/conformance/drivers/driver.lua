@@ -175,7 +175,9 @@ local function main(case_path, base_url)
     end
     local s <close> = stream
     -- The module's timer thread cancels while this thread is blocked in next().
-    if turn == 1 and case.cancel_after_ms ~= nil then s:cancel_after(case.cancel_after_ms) end
+    if turn == (case.cancel_turn or 0) + 1 and case.cancel_after_ms ~= nil then
+      s:cancel_after(case.cancel_after_ms)
+    end
     turn_lines(agent, s, case.on_error)
     for _ = 1, extra_next do emit(step(s)) end
   end

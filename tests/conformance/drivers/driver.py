@@ -154,6 +154,7 @@ def transcript(case: Dict[str, Any], base_url: str) -> Iterator[Dict[str, Any]]:
     config.setdefault("base_url", base_url)
     extra_next = int(case.get("extra_next", 1))
     cancel_after_ms = case.get("cancel_after_ms")
+    cancel_turn = int(case.get("cancel_turn", 0))
     on_error = case.get("on_error")
     tools = case_tools(case)
     try:
@@ -171,7 +172,7 @@ def transcript(case: Dict[str, Any], base_url: str) -> Iterator[Dict[str, Any]]:
                 yield error_line(err)
                 break
             timer = None
-            if cancel_after_ms is not None and turn == 0:
+            if cancel_after_ms is not None and turn == cancel_turn:
                 # Another thread cancels while this one is blocked in next().
                 timer = threading.Timer(cancel_after_ms / 1000, stream.cancel)
                 timer.start()
