@@ -575,9 +575,22 @@ static int run_turn(PantoAgent *agent, const char *text, const Options *opt, int
     return 0;
 }
 
+/* Reads the member `name` of the object at obj into *out when it is there; 0 when it is
+ * there but not a non-negative integer. */
+static int read_count(const char *obj, const char *name, long *out) {
+    const char *member = cj_member(obj, name);
+    char *end;
+    long value;
+    if (!member) return 1;
+    value = strtol(member, &end, 10);
+    if (*member < '0' || *member > '9' || end != cj_skip(member)) return 0;
+    *out = value;
+    return 1;
+}
+
 int main(int argc, char **argv) {
     char *text, *config = NULL;
-    const char *root, *cfg, *cfg_end, *turns, *p, *extra, *case_tools, *problem, *member;
+    const char *root, *cfg, *cfg_end, *turns, *p, *case_tools, *problem, *member;
     size_t i;
     Options opt = {1, -1, 0, 0, NULL, 0, 0};
     long turn_index = 0;
@@ -605,30 +618,17 @@ int main(int argc, char **argv) {
         status = die("case has no \"turns\" array", argv[1]);
         goto out;
     }
-    extra = cj_member(root, "extra_next");
-    if (extra) {
-        char *end;
-        opt.extra_next = strtol(extra, &end, 10);
-        if (*extra < '0' || *extra > '9' || end != cj_skip(extra)) {
-            status = die("\"extra_next\" is not a non-negative integer", argv[1]);
-            goto out;
-        }
+    if (!read_count(root, "extra_next", &opt.extra_next)) {
+        status = die("\"extra_next\" is not a non-negative integer", argv[1]);
+        goto out;
     }
-    if ((member = cj_member(root, "cancel_after_ms"))) {
-        char *end;
-        opt.cancel_after_ms = strtol(member, &end, 10);
-        if (*member < '0' || *member > '9' || end != cj_skip(member)) {
-            status = die("\"cancel_after_ms\" is not a non-negative integer", argv[1]);
-            goto out;
-        }
+    if (!read_count(root, "cancel_after_ms", &opt.cancel_after_ms)) {
+        status = die("\"cancel_after_ms\" is not a non-negative integer", argv[1]);
+        goto out;
     }
-    if ((member = cj_member(root, "cancel_turn"))) {
-        char *end;
-        opt.cancel_turn = strtol(member, &end, 10);
-        if (*member < '0' || *member > '9' || end != cj_skip(member)) {
-            status = die("\"cancel_turn\" is not a non-negative integer", argv[1]);
-            goto out;
-        }
+    if (!read_count(root, "cancel_turn", &opt.cancel_turn)) {
+        status = die("\"cancel_turn\" is not a non-negative integer", argv[1]);
+        goto out;
     }
     if ((member = cj_member(root, "on_error"))) {
         const char *sc, *reopen;
