@@ -587,6 +587,11 @@ def load_case(folder: Path) -> Case:
             and case.data["cancel_after_ms"] >= 0
         ):
             raise ValueError("cancel_after_ms must be a non-negative integer")
+        cancel_turn = case.data.get("cancel_turn", 0)
+        if not (isinstance(cancel_turn, int) and not isinstance(cancel_turn, bool)
+                and 0 <= cancel_turn < len(case.data["turns"])
+                and ("cancel_turn" not in case.data or "cancel_after_ms" in case.data)):
+            raise ValueError("cancel_turn (with cancel_after_ms) must be the index of a turn")
         on_error = case.data.get("on_error")
         if on_error is not None and (
             not isinstance(on_error, dict) or not set(on_error) <= {"set_config", "reopen"}
@@ -611,9 +616,20 @@ def load_case(folder: Path) -> Case:
                 raise ValueError(f"replay file not found: {r['replay']}")
         lines = json_lines((folder / "expected.jsonl").read_text(encoding="utf-8"))
         case.expected = [json.loads(l) for l in lines if l.strip()]
+        if "expect_connections" in case.data:
+            case.expected.append(connections_line(case.data["expect_connections"]))
     except (OSError, ValueError) as e:
         case.problem = f"bad case: {e}"
     return case
+
+
+def connections_line(expect: Any) -> dict[str, Any]:
+    """The line a driver prints after the turns when the case has `expect_connections`: the
+    agent's connection counters (opened, reused), which must be these."""
+    if not (isinstance(expect, dict) and set(expect) == {"opened", "reused"} and all(
+            isinstance(v, int) and not isinstance(v, bool) and v >= 0 for v in expect.values())):
+        raise ValueError('expect_connections must be {"opened": N, "reused": M}')
+    return {"event": "connections", **expect}
 
 
 def json_lines(text: str) -> list[str]:

@@ -13,7 +13,8 @@ that path to panto in PANTO_RESOLV_CONF and every name panto looks up (not in /e
 
 From Python (the conformance runner, soak tests): `Nameserver(delay_ms=..., silent=...)`
 serves from a background thread; `delay_ms` and `silent` may be changed at any time,
-`queries` counts the queries received, `write_resolv_conf(path)` writes the file, `close()`
+`queries` counts the queries received, `log` times them (`Query`: when it came and when it
+was answered, on the monotonic clock), `write_resolv_conf(path)` writes the file, `close()`
 stops it.
 """
 from __future__ import annotations
@@ -27,6 +28,7 @@ import struct
 import sys
 import threading
 import time
+from dataclasses import dataclass
 
 
 def answer(query: bytes) -> bytes | None:
@@ -52,6 +54,14 @@ def answer(query: bytes) -> bytes | None:
     return head + question + records
 
 
+@dataclass
+class Query:
+    """A query received: when (time.monotonic()), and when its answer went out (None: not
+    yet, or never)."""
+    received: float
+    answered: float | None = None
+
+
 class Nameserver:
     """The nameserver on a free loopback UDP port, served from a background thread."""
 
@@ -59,6 +69,7 @@ class Nameserver:
         self.delay_ms = delay_ms
         self.silent = silent
         self.queries = 0
+        self.log: list[Query] = []  # appended to by the serving thread only
         self._sock = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
         self._sock.bind(("127.0.0.1", port))
         self.port = self._sock.getsockname()[1]
@@ -71,27 +82,32 @@ class Nameserver:
             f.write(f"nameserver 127.0.0.1:{self.port}\n")
 
     def _serve(self) -> None:
-        due: list[tuple[float, int, bytes, tuple[str, int]]] = []  # (when, seq, reply, to)
+        # (when, seq, reply, to, the query's log entry)
+        due: list[tuple[float, int, bytes, tuple[str, int], Query]] = []
         seq = 0
-        self._sock.settimeout(0.01)
         while not self._closed:
             now = time.monotonic()
             while due and due[0][0] <= now:
-                _, _, reply, to = heapq.heappop(due)
+                _, _, reply, to, logged = heapq.heappop(due)
                 try:
                     self._sock.sendto(reply, to)
+                    logged.answered = time.monotonic()
                 except OSError:
                     pass
+            # Wake for the next answer due (delays of a few ms stay a few ms), or to see close().
+            self._sock.settimeout(min(0.01, max(0.0005, due[0][0] - now)) if due else 0.01)
             try:
                 query, sender = self._sock.recvfrom(4096)
             except (socket.timeout, OSError):
                 continue
             self.queries += 1
+            logged = Query(time.monotonic())
+            self.log.append(logged)
             reply = answer(query)
             if reply is None or self.silent:
                 continue
             seq += 1
-            heapq.heappush(due, (time.monotonic() + self.delay_ms / 1000, seq, reply, sender))
+            heapq.heappush(due, (logged.received + self.delay_ms / 1000, seq, reply, sender, logged))
 
     def close(self) -> None:
         self._closed = True

@@ -55,6 +55,10 @@ def test_late_then_silent():
         ns.silent = True
         assert ask(ns, query(2, "api.panto.test", 1), 0.5) is None
         assert ns.queries == 2
+        # The log times them: the first answered 300 ms after it came, the second never.
+        first, second = ns.log
+        assert first.answered is not None and first.answered - first.received >= 0.3
+        assert second.answered is None and second.received >= first.answered
     finally:
         ns.close()
 

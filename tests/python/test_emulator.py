@@ -648,9 +648,12 @@ def test_request_log_numbers_connections(emu):
     conn.getresponse().read()
     conn.close()
     assert [e["connection"] for e in emu.requests()] == [1, 1, 2, 1]
+    # Each request's number on its connection, over the emulator's life.
+    assert [e["connection_request"] for e in emu.requests()] == [1, 2, 1, 3]
     emu.load({"responses": [{"message": {}}]})  # numbering starts over with the load
     call(emu, ANTHROPIC)
     assert [e["connection"] for e in emu.requests()] == [1]
+    assert [e["connection_request"] for e in emu.requests()] == [1]
 
 
 def wait_for_connections(emu, **expected):

@@ -5,13 +5,15 @@ turn on the same agent (tests/soak/README.md).
     cancel_soak.py [--lang c|python|go|lua ...] [--turns N | --turns LANG=N ...] [--seed S]
 
 Runs the provider emulator over plain HTTP and over TLS (the test certificates, reached as
-`localhost`), a driver per language and transport (one agent each, renewed now and then so its
-conversation stays small), and after every canceled turn checks that the turn ended canceled,
-timed out or complete, never otherwise; that the conversation kept exactly what was seen; and
-that the next turn on the same agent completes with the expected text. Prints the seed (set
-it with --seed or $SOAK_SEED to replay a run) and a histogram of the phases the cancels hit,
-and fails when a phase was never hit (a soak that no longer reaches a phase proves nothing
-about it).
+`localhost`), and over plain HTTP under a name a slow loopback nameserver answers
+(tests/net/dns_server.py), a driver per language and transport (one agent each, renewed now
+and then so its conversation stays small), and after every canceled turn checks that the turn
+ended canceled, timed out or complete, never otherwise; that the conversation kept exactly
+what was seen; and that the next turn on the same agent completes with the expected text, over
+the connection expected (the one kept, or a new one), as the agent's connection counters and
+the emulator agree. Prints the seed (set it with --seed or $SOAK_SEED to replay a run) and a
+histogram of the phases the cancels hit, and fails when a phase was never hit (a soak that no
+longer reaches a phase proves nothing about it).
 """
 
 from __future__ import annotations
@@ -31,14 +33,18 @@ from typing import Any, Dict, List, Optional
 
 ROOT = Path(__file__).resolve().parents[2]
 sys.path.insert(0, str(ROOT / "bindings-py"))
+sys.path.insert(0, str(ROOT / "tests" / "net"))
 from panto.emulator import Emulator  # noqa: E402  (standard library only)
+from dns_server import Nameserver, Query  # noqa: E402  (standard library only)
 
 BUILD = ROOT / "build" / "soak"
 LANGS = ["c", "python", "go", "lua"]
 
 # Where a cancel landed, as the emulator and the driver saw it, in the order of a turn.
 PHASES = [
-    "before_connection",  # no connection reached the server: before the turn began, DNS, connect
+    "dns",                # the name's lookup asked the nameserver, no answer yet
+    "connect",            # no connection reached the server, no lookup pending: before the
+                          # turn began, the lookup from /etc/hosts, the connect
     "tls_handshake",      # a connection, its TLS handshake not completed
     "request_head",       # a connection ready (new or reused), no request received yet
     "request_body",       # the request's head received, its body not read (a write blocked)
@@ -63,6 +69,12 @@ TRIALS_PER_AGENT = 40
 # A request body this large fills the loopback socket buffers while the emulator waits
 # (read_delay_ms), so that the driver's write blocks and a cancel can land in it.
 BIG_PAD = 4_000_000
+# The name the `dns` transport's base URL holds: not in /etc/hosts, so panto asks the soak's
+# nameserver (PANTO_RESOLV_CONF), which answers it 127.0.0.1 and ::1, late.
+DNS_HOST = "api.panto.test"
+RESOLV_CONF = BUILD / "resolv.conf"
+# The transports, in the order each driver runs them, and their share of its turns.
+TRANSPORTS = [("http", 0.4), ("https", 0.4), ("dns", 0.2)]
 
 
 def driver_command(lang: str) -> List[str]:
@@ -90,9 +102,11 @@ def driver_command(lang: str) -> List[str]:
 class Driver:
     """A driver process: one agent, one JSON reply per command line."""
 
-    def __init__(self, command: List[str], config: Dict[str, Any]) -> None:
+    def __init__(self, command: List[str], config: Dict[str, Any],
+                 env: Optional[Dict[str, str]] = None) -> None:
         self.proc = subprocess.Popen(command + [json.dumps(config), json.dumps(TOOL)],
-                                     stdin=subprocess.PIPE, stdout=subprocess.PIPE, cwd=ROOT)
+                                     stdin=subprocess.PIPE, stdout=subprocess.PIPE, cwd=ROOT,
+                                     env=dict(os.environ, **(env or {})))
         self.buffer = b""
 
     def send(self, line: str) -> Dict[str, Any]:
@@ -166,14 +180,16 @@ class Trial:
     cancel_us: int = -1
     timeouts: Optional[Dict[str, int]] = None
     start: str = "new agent"  # the agent's connection: new agent, keep, close, idle_close
+    lookup_ms: int = 0  # how late the nameserver answers (the dns transport)
 
     @property
     def prompt(self) -> str:
         return f"Question {self.index}"
 
 
-def plan_trial(rng: random.Random, index: int, fresh: bool, tls: bool) -> Trial:
-    """A random turn shape and a random instant to end it."""
+def plan_trial(rng: random.Random, index: int, fresh: bool, tls: bool, lookup_ms: int) -> Trial:
+    """A random turn shape and a random instant to end it (`fresh`: the turn opens a
+    connection; `lookup_ms`: the nameserver's delay, when the name is looked up there)."""
     shape = rng.choices(["text", "tools", "big"], weights=[42, 38, 20])[0]
     pace = {"chunk_delay_ms": rng.choice([0, 0, 1, 2, 3]),
             "framing": rng.choice(["chunked", "chunked", "content-length"])}
@@ -190,8 +206,11 @@ def plan_trial(rng: random.Random, index: int, fresh: bool, tls: bool) -> Trial:
     else:
         responses = [dict(pace, message=text_message(answer), delay_ms=rng.choice([0, rng.randint(1, 8)]))]
         trial = Trial(index, shape, responses, [answer])
+    trial.lookup_ms = lookup_ms
     # How long the turn takes, roughly: when its instants are.
     length_us = 1500 if fresh and tls else 500
+    if fresh:
+        length_us += 1000 * lookup_ms
     for r in responses:
         events = 6 + 3 * len(r["message"]["content"]) + len(r["message"]["content"][0]["deltas"])
         length_us += 1000 * (r.get("delay_ms", 0) + r.get("read_delay_ms", 0)
@@ -205,6 +224,8 @@ def plan_trial(rng: random.Random, index: int, fresh: bool, tls: bool) -> Trial:
                  "first_byte_ms": rng.randint(1, 10), "idle_ms": rng.randint(1, 4),
                  "connect_ms": rng.randint(1, 3)}[which]
         trial.timeouts = dict(TIMEOUTS, **{which: limit})
+    elif fresh and lookup_ms and rng.random() < 0.4:
+        trial.cancel_us = rng.randint(0, 1000 * lookup_ms)  # while the nameserver holds the answer
     elif rng.random() < (0.2 if fresh else 0.05):
         # At once: before the turn begins, the lookup, the connect.
         trial.cancel_us = rng.choice([0, rng.randint(0, 300)])
@@ -220,15 +241,21 @@ def plan_trial(rng: random.Random, index: int, fresh: bool, tls: bool) -> Trial:
 
 
 def phase_of(trial: Trial, reply: Dict[str, Any], requests: List[Dict[str, Any]],
-             connections: Dict[str, int], tls: bool) -> str:
-    """Where the turn was when the cancel (or timeout) landed."""
+             connections: Dict[str, int], tls: bool, lookups: List[Query],
+             replied_at: float) -> str:
+    """Where the turn was when the cancel (or timeout) landed (`lookups`: the queries the
+    nameserver received during the turn; `replied_at`: when the driver's reply came)."""
     if reply["end"] == "done":
         return "after_end"
     events = reply["events"]
     starts = events.count("message_start")
     if not requests:
         if connections["accepted"] == 0 and trial.start != "keep":
-            return "before_connection"
+            # The turn ended while a query was unanswered: in the lookup. (An answer sent
+            # between the cancel and the reply counts the turn in `connect`.)
+            if any(q.answered is None or q.answered > replied_at for q in lookups):
+                return "dns"
+            return "connect"
         if tls and connections["accepted"] > connections["tls_handshakes"]:
             return "tls_handshake"
         return "request_head"
@@ -317,7 +344,7 @@ def check_next_turn(trial: Trial, reply: Dict[str, Any], before: List[Dict[str, 
     # scenario was loaded (it was on its way when the cancel closed the connection).
     own = [r for r in requests if isinstance(r["body"], dict)
            and prompt in json.dumps(r["body"].get("messages", [None])[-1])]
-    if len(own) != 1:
+    if len(own) != 1:  # (own_request finds it)
         fail(f"the next turn made {len(own)} requests", trial, reply)
 
 
@@ -330,13 +357,17 @@ class Stats:
     trials: int = 0
 
 
-def soak(lang: str, tls: bool, turns: int, rng: random.Random, command: List[str],
-         emu: Emulator, stats: Stats) -> None:
-    host = "localhost"  # by name: the lookup (/etc/hosts) runs, and TLS checks the name
+def soak(lang: str, transport: str, turns: int, rng: random.Random, command: List[str],
+         emu: Emulator, nameserver: Nameserver, stats: Stats) -> None:
+    tls = transport == "https"
+    # By name: the lookup runs (from /etc/hosts for localhost, at the slow nameserver for
+    # DNS_HOST), and TLS checks the name.
+    host = DNS_HOST if transport == "dns" else "localhost"
     config = {"provider": "anthropic", "model": "claude-test", "api_key": "test-key",
               "base_url": f"{'https' if tls else 'http'}://{host}:{emu.port}",
               "retry": {"max_retries": 0}, "timeouts": TIMEOUTS}
-    driver = Driver(command, config)
+    driver = Driver(command, config, {"PANTO_RESOLV_CONF": str(RESOLV_CONF)}
+                    if transport == "dns" else None)
     finished = False
     try:
         conversation: List[Dict[str, Any]] = []
@@ -347,15 +378,20 @@ def soak(lang: str, tls: bool, turns: int, rng: random.Random, command: List[str
                 provider = rng.choice(["anthropic", "openai"])
                 expect_ok(driver.send("config " + json.dumps({"provider": provider})), "config")
                 conversation, start = [], "new agent"
-            trial = plan_trial(rng, stats.trials, start != "keep", tls)
+            lookup_ms = rng.choice([0, rng.randint(1, 8)]) if transport == "dns" else 0
+            trial = plan_trial(rng, stats.trials, start != "keep", tls, lookup_ms)
             trial.start = start
             stats.trials += 1
             emu.load({"responses": trial.responses})
+            nameserver.delay_ms = lookup_ms
             if trial.timeouts:
                 expect_ok(driver.send("config " + json.dumps({"timeouts": trial.timeouts})), "config")
             before = driver.sockets()
+            queried = len(nameserver.log)
             reply = driver.send(f"turn {trial.cancel_us} {trial.sleep_us} {trial.pad} {trial.prompt}")
+            replied_at = time.monotonic()
             requests, connections = emu.requests(), emu.connections()
+            lookups = nameserver.log[queried:] if transport == "dns" else []
             check_canceled_turn(trial, reply, conversation)
             # A connection of a canceled or timed-out request is closed, never kept for the
             # next one (it may be in the middle of a request or response). What may stay: the
@@ -368,7 +404,8 @@ def soak(lang: str, tls: bool, turns: int, rng: random.Random, command: List[str
                 fail(f"the turn's connection was kept open ({sorted(after - before)})", trial, reply)
             if len(after) > 1:
                 fail(f"{len(after)} connections open after the turn", trial, reply)
-            phase = phase_of(trial, reply, requests, connections, tls)
+            phase = phase_of(trial, reply, requests, connections, tls, lookups, replied_at)
+            canceled = reply
             stats.phases[phase] += 1
             stats.outcomes[reply["end"]] += 1
             conversation = reply["conversation"]
@@ -388,9 +425,28 @@ def soak(lang: str, tls: bool, turns: int, rng: random.Random, command: List[str
                 response["framing"] = rng.choice(["chunked", "content-length"])
             # repeat_last: a late request of the canceled turn does not use up the answer.
             emu.load({"responses": [response], "repeat_last": True})
+            nameserver.delay_ms = 0
+            counted = driver.send("connections")
             prompt = f"Follow-up {trial.index}"
             reply = driver.send(f"turn -1 0 0 {prompt}")
             check_next_turn(trial, reply, conversation, emu.requests(), prompt, answer)
+            # Its one request went over the connection the canceled turn left (if any), else a
+            # new one; a connection the server closed while idle (kept from before the
+            # canceled turn, which did not touch it) is found closed and replaced, silently.
+            # One parked at a message's end may have been cut by the cancel (or timeout) that
+            # came after (even after the turn's end): then it is closed unread, or, its body
+            # read to the end already, it fails at once and is replaced silently. Not so one a
+            # canceled request was using (it must have been closed).
+            kept = len(after) == 1
+            stale = kept and trial.start == "idle_close" and after == before
+            expected = [{"opened": 0 if kept and not stale else 1, "reused": int(kept)}]
+            if kept and not stale:
+                expected.append({"opened": 1, "reused": 0})
+            if kept and not stale and (canceled["end"] == "done" or ended):
+                expected.append({"opened": 1, "reused": 1})
+            reply["canceled_turn"] = {k: canceled[k] for k in ("end", "events")}
+            check_connections(trial, reply, counted, driver.send("connections"),
+                              own_request(emu.requests(), prompt), expected)
             if len(driver.sockets()) > 1:
                 fail(f"{len(driver.sockets())} connections open after the next turn", trial, reply)
             conversation = reply["conversation"]
@@ -401,6 +457,30 @@ def soak(lang: str, tls: bool, turns: int, rng: random.Random, command: List[str
             driver.close()
         else:
             driver.kill()
+
+
+def own_request(requests: List[Dict[str, Any]], prompt: str) -> Dict[str, Any]:
+    """The request of the turn on `prompt` (a late request of the canceled turn may be
+    logged too); check_next_turn made sure there is one."""
+    return next(r for r in requests if isinstance(r["body"], dict)
+                and prompt in json.dumps(r["body"].get("messages", [None])[-1]))
+
+
+def check_connections(trial: Trial, reply: Dict[str, Any], before: Dict[str, int],
+                      after: Dict[str, int], request: Dict[str, Any],
+                      expected: List[Dict[str, int]]) -> None:
+    """The agent's connection counters over the next turn (before -> after) are one of the
+    expected ones, and agree with the emulator: the turn's request came on a new connection
+    (its first request) exactly when the counters say one was opened."""
+    counted = {k: after[k] - before[k] for k in ("opened", "reused")}
+    if counted not in expected:
+        fail(f"the next turn's connection counters moved by {counted}, expected "
+             f"{' or '.join(map(str, expected))}", trial, reply)
+    on_new = request["connection_request"] == 1
+    if counted["opened"] != int(on_new):
+        fail(f"the next turn opened {counted['opened']} connection(s) by its counters, but the "
+             f"emulator got its request as request {request['connection_request']} of its "
+             "connection", trial, reply)
 
 
 def expect_ok(reply: Dict[str, Any], what: str) -> None:
@@ -438,6 +518,9 @@ def main(argv: List[str]) -> int:
         os.environ.pop(name.lower(), None)
     failed = False
     everywhere: Counter = Counter()
+    nameserver = Nameserver()
+    BUILD.mkdir(parents=True, exist_ok=True)
+    nameserver.write_resolv_conf(RESOLV_CONF)
     with Emulator() as plain, Emulator(tls=certs) as secure:
         for lang in langs:
             rng = random.Random(f"{seed}-{lang}")
@@ -445,16 +528,18 @@ def main(argv: List[str]) -> int:
             stats = Stats()
             started = time.monotonic()
             try:
-                for tls, emu in ((False, plain), (True, secure)):
-                    count = turns[lang] // 2 if tls else turns[lang] - turns[lang] // 2
-                    soak(lang, tls, count, rng, command, emu, stats)
+                left = turns[lang]
+                for i, (transport, share) in enumerate(TRANSPORTS):
+                    count = left if i == len(TRANSPORTS) - 1 else round(turns[lang] * share)
+                    left -= count
+                    soak(lang, transport, count, rng, command,
+                         secure if transport == "https" else plain, nameserver, stats)
             except SoakFailure as e:
                 print(f"cancel soak {lang}: FAILED after {stats.trials} trials: {e}", flush=True)
                 failed = True
                 continue
             took = time.monotonic() - started
-            # Some phases are short (on loopback the lookup, from /etc/hosts, and the connect
-            # take microseconds): each language's own histogram must cover them all from 1,000
+            # Some phases are short (on loopback the connect takes microseconds): each language's own histogram must cover them all from 1,000
             # turns on; the run's, summed over its languages, from 200.
             missing = [p for p in PHASES if stats.phases[p] == 0]
             everywhere.update(stats.phases)
@@ -470,6 +555,7 @@ def main(argv: List[str]) -> int:
     if not failed and sum(turns[lang] for lang in langs) >= 200 and missing:
         print(f"cancel soak: FAILED: no cancel landed in {', '.join(missing)}, in any language")
         failed = True
+    nameserver.close()
     return 1 if failed else 0
 
 

@@ -253,8 +253,16 @@ class _Handler(BaseHTTPRequestHandler):
     def setup(self) -> None:
         super().setup()
         self.serial = self.server.next_serial()
+        self.requests_received = 0  # on this connection, over the server's life
         # Every write must leave as its own segment, or Nagle would merge small writes.
         self.connection.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
+
+    def _record(self, entry: dict[str, Any]) -> str:
+        """Logs a provider request of this connection (see _State.record), with
+        `connection_request`: its number on the connection, from 1 (more: a kept-alive one)."""
+        self.requests_received += 1
+        entry["connection_request"] = self.requests_received
+        return self.server.state.record(entry, self.serial)
 
     def log_message(self, format: str, *args: Any) -> None:
         if self.server.verbose:
@@ -312,10 +320,9 @@ class _Handler(BaseHTTPRequestHandler):
         state = self.server.state
         body = _parse_json(raw, strict=False)
         headers = {name.lower(): value for name, value in self.headers.items()}
-        request_id = state.record({
+        request_id = self._record({
             "method": self.command, "path": self.path, "headers": headers,
-            "body": body if body is not _NOT_JSON else raw.decode("utf-8", "replace")},
-            self.serial)
+            "body": body if body is not _NOT_JSON else raw.decode("utf-8", "replace")})
 
         provider = PROVIDERS.get(path)
         if provider is None:
@@ -345,7 +352,7 @@ class _Handler(BaseHTTPRequestHandler):
         state = self.server.state
         headers = {name.lower(): value for name, value in self.headers.items()}
         entry = {"method": self.command, "path": self.path, "headers": headers, "body": None}
-        request_id = state.record(entry, self.serial)
+        request_id = self._record(entry)
         if self.server.stopping.wait(r.read_delay_ms / 1000):
             self.close_connection = True
             return

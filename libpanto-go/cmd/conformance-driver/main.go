@@ -32,7 +32,10 @@ type testCase struct {
 	ExtraNext     *int                       `json:"extra_next"`
 	Tools         []caseTool                 `json:"tools"`
 	CancelAfterMs *int                       `json:"cancel_after_ms"`
+	CancelTurn    int                        `json:"cancel_turn"` // the turn cancel_after_ms cancels
 	OnError       *onError                   `json:"on_error"`
+	// ExpectConnections present: the agent's connection counters are printed after the turns.
+	ExpectConnections json.RawMessage `json:"expect_connections"`
 }
 
 // onError is what the driver does after a turn's first failure.
@@ -195,12 +198,20 @@ func main() {
 	}
 	for i, turn := range tc.Turns {
 		after := time.Duration(-1)
-		if i == 0 {
+		if i == tc.CancelTurn {
 			after = cancelAfter
 		}
 		if !runTurn(agent, turn, extra, after, tc.OnError, emit) {
 			break
 		}
+	}
+	if tc.ExpectConnections != nil {
+		counts, err := agent.Connections()
+		if err != nil {
+			emit(errorLine(err))
+			return
+		}
+		emit(map[string]any{"event": "connections", "opened": counts.Opened, "reused": counts.Reused})
 	}
 }
 

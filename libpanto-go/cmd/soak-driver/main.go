@@ -129,6 +129,12 @@ func main() {
 			reply = d.newAgent()
 		case "config":
 			reply = d.setConfig(rest)
+		case "connections":
+			counts, err := d.agent.Connections()
+			if err != nil {
+				die(err.Error())
+			}
+			reply = map[string]any{"opened": counts.Opened, "reused": counts.Reused}
 		case "turn":
 			f := strings.SplitN(rest, " ", 4)
 			if len(f) != 4 {

@@ -453,10 +453,12 @@ static void canceler_join(Canceler *c) {
 /* What the case asks besides its turns. */
 typedef struct Options {
     long extra_next;      /* extra next() calls after the turn's end */
-    long cancel_after_ms; /* < 0: none; applies to the first turn */
+    long cancel_after_ms; /* < 0: none; applies to the turn cancel_turn */
+    long cancel_turn;     /* the turn cancel_after_ms cancels, from 0 */
     int on_error;         /* the case has "on_error" */
     char *set_config;     /* on_error.set_config as JSON text, or NULL */
     int reopen;           /* on_error.reopen */
+    int connections;      /* the case has "expect_connections": print the counters at the end */
 } Options;
 
 /* A line saying what a call made after an error returned: {"event": NAME, "code": C}. */
@@ -486,6 +488,19 @@ static void print_end(PantoStream *stream, const PantoEvent *ev, int rc) {
     }
 }
 
+/* The agent's connection counters: {"event": "connections", "opened": N, "reused": M}. */
+static void print_connections(const PantoAgent *agent) {
+    PantoConnections counts = PANTO_CONNECTIONS_INIT;
+    int rc = panto_agent_connections(agent, &counts);
+    if (rc < 0) {
+        print_agent_error(rc, agent);
+        return;
+    }
+    printf("{\"event\": \"connections\", \"opened\": %llu, \"reused\": %llu",
+           (unsigned long long)counts.opened, (unsigned long long)counts.reused);
+    end_line();
+}
+
 /* The events of a stream, read in batches and handed out one by one. */
 typedef struct {
     PantoEvent evs[16];
@@ -507,7 +522,7 @@ static int next_event(PantoStream *stream, Batch *b, const PantoEvent **ev) {
 }
 
 /* Runs one turn and prints its lines. Returns 0 to go on with the next turn, 1 to stop. */
-static int run_turn(PantoAgent *agent, const char *text, const Options *opt, int first_turn) {
+static int run_turn(PantoAgent *agent, const char *text, const Options *opt, int cancel_this) {
     PantoStream *stream = NULL;
     static Batch batch;
     const PantoEvent *ev = &batch.evs[0];
@@ -522,7 +537,7 @@ static int run_turn(PantoAgent *agent, const char *text, const Options *opt, int
         panto_stream_free(stream);
         return 1;
     }
-    if (first_turn && opt->cancel_after_ms >= 0) {
+    if (cancel_this && opt->cancel_after_ms >= 0) {
         canceling = canceler_start(&canceler, stream, opt->cancel_after_ms);
         if (!canceling) {
             fputs("{\"event\": \"canceler_failed\"", stdout);
@@ -560,12 +575,25 @@ static int run_turn(PantoAgent *agent, const char *text, const Options *opt, int
     return 0;
 }
 
+/* Reads the member `name` of the object at obj into *out when it is there; 0 when it is
+ * there but not a non-negative integer. */
+static int read_count(const char *obj, const char *name, long *out) {
+    const char *member = cj_member(obj, name);
+    char *end;
+    long value;
+    if (!member) return 1;
+    value = strtol(member, &end, 10);
+    if (*member < '0' || *member > '9' || end != cj_skip(member)) return 0;
+    *out = value;
+    return 1;
+}
+
 int main(int argc, char **argv) {
     char *text, *config = NULL;
-    const char *root, *cfg, *cfg_end, *turns, *p, *extra, *case_tools, *problem, *member;
+    const char *root, *cfg, *cfg_end, *turns, *p, *case_tools, *problem, *member;
     size_t i;
-    Options opt = {1, -1, 0, NULL, 0};
-    int first_turn = 1;
+    Options opt = {1, -1, 0, 0, NULL, 0, 0};
+    long turn_index = 0;
     PantoAgent *agent = NULL;
     int rc, status = 0;
 
@@ -590,22 +618,17 @@ int main(int argc, char **argv) {
         status = die("case has no \"turns\" array", argv[1]);
         goto out;
     }
-    extra = cj_member(root, "extra_next");
-    if (extra) {
-        char *end;
-        opt.extra_next = strtol(extra, &end, 10);
-        if (*extra < '0' || *extra > '9' || end != cj_skip(extra)) {
-            status = die("\"extra_next\" is not a non-negative integer", argv[1]);
-            goto out;
-        }
+    if (!read_count(root, "extra_next", &opt.extra_next)) {
+        status = die("\"extra_next\" is not a non-negative integer", argv[1]);
+        goto out;
     }
-    if ((member = cj_member(root, "cancel_after_ms"))) {
-        char *end;
-        opt.cancel_after_ms = strtol(member, &end, 10);
-        if (*member < '0' || *member > '9' || end != cj_skip(member)) {
-            status = die("\"cancel_after_ms\" is not a non-negative integer", argv[1]);
-            goto out;
-        }
+    if (!read_count(root, "cancel_after_ms", &opt.cancel_after_ms)) {
+        status = die("\"cancel_after_ms\" is not a non-negative integer", argv[1]);
+        goto out;
+    }
+    if (!read_count(root, "cancel_turn", &opt.cancel_turn)) {
+        status = die("\"cancel_turn\" is not a non-negative integer", argv[1]);
+        goto out;
     }
     if ((member = cj_member(root, "on_error"))) {
         const char *sc, *reopen;
@@ -626,6 +649,7 @@ int main(int argc, char **argv) {
         reopen = cj_member(member, "reopen");
         opt.reopen = reopen && strncmp(reopen, "true", 4) == 0;
     }
+    opt.connections = cj_member(root, "expect_connections") != NULL;
     case_tools = cj_member(root, "tools");
     if (case_tools && (problem = read_tools(case_tools))) {
         status = die(problem, argv[1]);
@@ -665,13 +689,14 @@ int main(int argc, char **argv) {
             status = die("a turn holds a NUL character", argv[1]);
             goto out;
         }
-        stop = run_turn(agent, turn, &opt, first_turn);
-        first_turn = 0;
+        stop = run_turn(agent, turn, &opt, turn_index == opt.cancel_turn);
+        turn_index++;
         free(turn);
         if (stop) break;
         p = cj_ws(p);
         if (*p == ',') p = cj_ws(p + 1);
     }
+    if (opt.connections) print_connections(agent);
 
 out:
     free(opt.set_config);

@@ -171,13 +171,19 @@ local function main(case_path, base_url)
     local ok, stream = pcall(agent.run, agent, text)
     if not ok then
       emit(error_line(stream)) -- the turn could not start: the case ends here
-      return 0
+      break
     end
     local s <close> = stream
     -- The module's timer thread cancels while this thread is blocked in next().
-    if turn == 1 and case.cancel_after_ms ~= nil then s:cancel_after(case.cancel_after_ms) end
+    if turn == (case.cancel_turn or 0) + 1 and case.cancel_after_ms ~= nil then
+      s:cancel_after(case.cancel_after_ms)
+    end
     turn_lines(agent, s, case.on_error)
     for _ = 1, extra_next do emit(step(s)) end
+  end
+  if case.expect_connections ~= nil then
+    local counts = agent:connections()
+    emit({ event = "connections", opened = counts.opened, reused = counts.reused })
   end
   return 0
 end

@@ -154,6 +154,7 @@ def transcript(case: Dict[str, Any], base_url: str) -> Iterator[Dict[str, Any]]:
     config.setdefault("base_url", base_url)
     extra_next = int(case.get("extra_next", 1))
     cancel_after_ms = case.get("cancel_after_ms")
+    cancel_turn = int(case.get("cancel_turn", 0))
     on_error = case.get("on_error")
     tools = case_tools(case)
     try:
@@ -169,9 +170,9 @@ def transcript(case: Dict[str, Any], base_url: str) -> Iterator[Dict[str, Any]]:
                 stream = agent.run(text)
             except panto.Error as err:  # the turn could not start: the case ends here
                 yield error_line(err)
-                return
+                break
             timer = None
-            if cancel_after_ms is not None and turn == 0:
+            if cancel_after_ms is not None and turn == cancel_turn:
                 # Another thread cancels while this one is blocked in next().
                 timer = threading.Timer(cancel_after_ms / 1000, stream.cancel)
                 timer.start()
@@ -184,6 +185,9 @@ def transcript(case: Dict[str, Any], base_url: str) -> Iterator[Dict[str, Any]]:
                 if timer is not None:
                     timer.cancel()
                     timer.join()
+        if "expect_connections" in case:
+            counts = agent.connections
+            yield {"event": "connections", "opened": counts.opened, "reused": counts.reused}
 
 
 def main(argv: List[str]) -> int:

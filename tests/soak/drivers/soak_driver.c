@@ -183,6 +183,14 @@ int main(int argc, char **argv) {
             puts("{\"ok\": true}");
         } else if (strncmp(line, "config ", 7) == 0) {
             reply_status(panto_agent_set_config(agent, line + 7), agent);
+        } else if (strcmp(line, "connections") == 0) {
+            PantoConnections counts = PANTO_CONNECTIONS_INIT;
+            if (panto_agent_connections(agent, &counts) != PANTO_OK) {
+                fprintf(stderr, "soak_driver: no connection counters\n");
+                return 2;
+            }
+            printf("{\"opened\": %llu, \"reused\": %llu}\n", (unsigned long long)counts.opened,
+                   (unsigned long long)counts.reused);
         } else if (strncmp(line, "turn ", 5) == 0) {
             long cancel_us, tool_sleep_us, pad;
             int used = 0;

@@ -72,6 +72,9 @@ for line in io.lines() do
   elseif op == "config" then
     local ok, message, code = agent:set_config(json.decode(rest))
     reply = ok and '{"ok": true}' or json.encode({ ok = false, code = code, message = message })
+  elseif op == "connections" then
+    local counts = agent:connections()
+    reply = json.encode({ opened = counts.opened, reused = counts.reused })
   elseif op == "turn" then
     local c, s, p, text = rest:match("^(%-?%d+) (%d+) (%d+) (.*)$")
     reply = turn(agent, tonumber(c), tonumber(s), tonumber(p), text)

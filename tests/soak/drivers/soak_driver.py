@@ -43,6 +43,11 @@ class Driver:
             return {"ok": False, "code": err.code, "message": err.message}
         return {"ok": True}
 
+    def connections(self) -> Dict[str, Any]:
+        assert self.agent is not None
+        counts = self.agent.connections
+        return {"opened": counts.opened, "reused": counts.reused}
+
     def turn(self, cancel_us: int, sleep_us: int, pad: int, text: str) -> Dict[str, Any]:
         assert self.agent is not None
         self.sleep_s = sleep_us / 1e6
@@ -84,6 +89,8 @@ def main(argv: List[str]) -> int:
             reply = driver.new_agent()
         elif op == "config":
             reply = driver.set_config(json.loads(rest))
+        elif op == "connections":
+            reply = driver.connections()
         elif op == "turn":
             cancel_us, sleep_us, pad, text = rest.split(" ", 3)
             reply = driver.turn(int(cancel_us), int(sleep_us), int(pad), text)
