@@ -26,13 +26,22 @@ TYPE_CHECKING = False
 if TYPE_CHECKING:
     from typing import Any, Callable, Dict, List, Optional, Tuple
 
-__all__ = ["NativeBatch", "CAPACITY"]
+__all__ = ["NativeBatch", "CAPACITY", "SMALL", "MAX_LARGE"]
 
 #: The most events one call reads. A batch is what has arrived (a 64 KiB read holds about 550
 #: Anthropic deltas, 200 OpenAI ones): beyond 512, fewer calls save little, and a stream's
 #: events alive at once, its memory, grow with the batch (100 streams in one process: 8 MB more
 #: at 1024).
 CAPACITY = 512
+
+#: The events a stream's own array holds: a stream from a remote API gets a few events a call,
+#: and one that waits costs little (64 events: an 11 KB array; 512: 86 KB, zero-filled so
+#: resident, and up to 512 live events).
+SMALL = 64
+
+#: How many arrays of CAPACITY events the process makes at most, lent to the streams whose
+#: batches fill their own array (see NativeBatch.prepare).
+MAX_LARGE = 16
 
 _EVENT = _native.PantoEvent
 _SIZE = ctypes.sizeof(_EVENT)
@@ -71,44 +80,118 @@ except (AttributeError, ValueError):  # pragma: no cover - not CPython
     _utf8 = _utf8_copying
 
 
+class _Array:
+    """An array of `capacity` events, zero-filled, and the views a batch is read through."""
+
+    __slots__ = ("capacity", "buffer", "events", "first", "words", "kinds", "indexes", "block_kinds", "blocks")
+
+    def __init__(self, capacity: int) -> None:
+        self.capacity = capacity
+        self.buffer = ctypes.create_string_buffer(capacity * _SIZE)
+        #: The array as ctypes structs (for the events read one by one).
+        self.events = (_EVENT * capacity).from_buffer(self.buffer)
+        self.events[0].size = _SIZE  # PANTO_EVENT_INIT: the size of every element
+        self.first = ctypes.cast(self.buffer, ctypes.POINTER(_EVENT))
+        raw = memoryview(self.buffer).cast("B")
+        ints = raw.cast("i")
+        self.words = raw.cast("P")  # text.ptr, text.len
+        # One value per event: kind, index, block_kind, and (index, block_kind) as one.
+        self.kinds = ints[_KIND::_INTS]
+        self.indexes = raw.cast("I")[_INDEX::_INTS]
+        self.block_kinds = ints[_BLOCK_KIND::_INTS]
+        self.blocks = raw.cast("Q")[_BLOCK :: _SIZE // 8]
+
+
+# The large arrays, lent to one stream at a time: `_large_idle` holds those no stream holds,
+# `_large_unmade` one token for each one not made yet. list.pop and list.append are atomic, so
+# the streams of every thread share them without a lock (a finalizer may give one back
+# anywhere). Speed trick (memory for fewer calls), as the core's large body buffers
+# (libpanto/src/body.zig): a fast body (a local server, a replay) fills every batch, and a
+# large array reads it in 8x fewer calls; few streams at once can use one, as they share the
+# interpreter's lock and a few cores. Kept once made: making them for each fast stream
+# (malloc, zero-fill, free, from 1,000 threads) took 60-80 KB more peak RSS a stream than
+# never using them (bench/ streams1000, see NativeBatch.prepare).
+_large_idle: List[_Array] = []
+_large_unmade = [None] * MAX_LARGE
+
+
+def _take_large() -> Optional[_Array]:
+    try:
+        return _large_idle.pop()
+    except IndexError:
+        pass
+    try:
+        _large_unmade.pop()
+    except IndexError:
+        return None
+    return _Array(CAPACITY)
+
+
 class NativeBatch:
     """The event array of one stream, and the last batch read into it."""
 
-    __slots__ = ("events", "call", "args", "_buffer", "_words", "_count", "_kinds", "_indexes", "_block_kinds", "_blocks")
+    __slots__ = ("events", "call", "args", "_small", "_large", "_words", "_count", "_kinds", "_indexes", "_block_kinds", "_blocks")
 
     def __init__(self, lib: _native.Library) -> None:
-        self._buffer = ctypes.create_string_buffer(CAPACITY * _SIZE)
-        #: The array as ctypes structs (for the events read one by one).
-        self.events = (_EVENT * CAPACITY).from_buffer(self._buffer)
-        self.events[0].size = _SIZE  # PANTO_EVENT_INIT: the size of every element
-        raw = memoryview(self._buffer).cast("B")
-        ints = raw.cast("i")
-        self._words = raw.cast("P")  # text.ptr, text.len
-        # One value per event: kind, index, block_kind, and (index, block_kind) as one.
-        self._kinds = ints[_KIND::_INTS]
-        self._indexes = raw.cast("I")[_INDEX::_INTS]
-        self._block_kinds = ints[_BLOCK_KIND::_INTS]
-        self._blocks = raw.cast("Q")[_BLOCK :: _SIZE // 8]
         self._count = ctypes.c_size_t()
-        #: panto_next_events, and its arguments after the stream (out_strings: not needed, the
+        #: panto_next_events (its arguments after the stream are in `args`).
+        self.call = lib.next_events_unchecked
+        self._small = _Array(SMALL)
+        self._large: Optional[_Array] = None  # lent by _take_large
+        self._use(self._small)
+
+    def __del__(self) -> None:
+        large = self._large
+        if large is not None:  # a stream let go in the middle of a fast body
+            _large_idle.append(large)
+
+    def _use(self, array: _Array) -> None:
+        self.events = array.events
+        self._words, self._kinds, self._indexes = array.words, array.kinds, array.indexes
+        self._block_kinds, self._blocks = array.block_kinds, array.blocks
+        #: panto_next_events' arguments after the stream (out_strings: not needed, the
         #: strings are decoded where the events point). Its ctypes objects of the declared
         #: types go through as they are: nothing to convert at each call.
-        self.call = lib.next_events_unchecked
-        self.args: Tuple[Any, ...] = (
-            ctypes.cast(self._buffer, ctypes.POINTER(_EVENT)),
-            ctypes.c_size_t(CAPACITY),
-            ctypes.byref(self._count),
-            None,
-        )
+        self.args: Tuple[Any, ...] = (array.first, ctypes.c_size_t(array.capacity), ctypes.byref(self._count), None)
+
+    @property
+    def capacity(self) -> int:
+        """The most events the next call reads."""
+        return SMALL if self._large is None else CAPACITY
+
+    def prepare(self) -> None:
+        """Before a call: chooses the array from the last call's events, then no events yet.
+
+        A call that filled the stream's own array (a fast body: more had arrived) moves it to
+        a large array, if one is free; a call that brought fewer than SMALL // 2 events (the
+        stream reads at the network's pace, or waits) gives the large array back before the
+        call that waits. Per call, never per event. Measured (bench/ streams1000,
+        panto-py/anthropic, 1,000 threads reading fast bodies at once, KB of peak RSS a
+        stream): every stream with an array of 512 events, 231; of 64, 110; of 8, 87.
+        """
+        n = self._count.value
+        if self._large is None:
+            if n == SMALL:
+                large = _take_large()
+                if large is not None:
+                    self._large = large
+                    self._use(large)
+        elif n < SMALL // 2:
+            self.give_back()
+        self._count.value = 0
+
+    def give_back(self) -> None:
+        """Gives back the large array, if it holds one (a stream that waits or ended)."""
+        large = self._large
+        if large is not None:
+            self._large = None
+            self._use(self._small)
+            _large_idle.append(large)
 
     @property
     def count(self) -> int:
         """How many events the last call filled (0 before a call returns)."""
         return int(self._count.value)
-
-    def reset(self) -> None:
-        """Before a call: no events yet."""
-        self._count.value = 0
 
     def load(self) -> List[int]:
         """After a call that filled events: the kind of each event."""
