@@ -1,7 +1,8 @@
 """The native side of a stream's batches: the array of events that `panto_next_events` fills,
 and the ContentDelta events made from it in bulk.
 
-One ctypes call reads a whole batch (up to 512 events: what arrived). Reading it back field by
+One ctypes call reads a whole batch (what arrived: up to 64 events in the stream's own array,
+512 in a large one it is lent while its body comes fast, see NativeBatch.prepare). Reading it back field by
 field through ctypes would cost about as much per event as that call (each field access is a
 call of its own), so the columns a ContentDelta needs (kind, index, block_kind, text) are read
 through strided memoryviews: a batch of deltas of one block, the usual one, is recognized by
@@ -83,10 +84,11 @@ except (AttributeError, ValueError):  # pragma: no cover - not CPython
 class _Array:
     """An array of `capacity` events, zero-filled, and the views a batch is read through."""
 
-    __slots__ = ("capacity", "buffer", "events", "first", "words", "kinds", "indexes", "block_kinds", "blocks")
+    __slots__ = ("capacity", "size", "buffer", "events", "first", "words", "kinds", "indexes", "block_kinds", "blocks")
 
     def __init__(self, capacity: int) -> None:
         self.capacity = capacity
+        self.size = ctypes.c_size_t(capacity)
         self.buffer = ctypes.create_string_buffer(capacity * _SIZE)
         #: The array as ctypes structs (for the events read one by one).
         self.events = (_EVENT * capacity).from_buffer(self.buffer)
@@ -109,8 +111,9 @@ class _Array:
 # (libpanto/src/body.zig): a fast body (a local server, a replay) fills every batch, and a
 # large array reads it in 8x fewer calls; few streams at once can use one, as they share the
 # interpreter's lock and a few cores. Kept once made: making them for each fast stream
-# (malloc, zero-fill, free, from 1,000 threads) took 60-80 KB more peak RSS a stream than
-# never using them (bench/ streams1000, see NativeBatch.prepare).
+# (malloc, zero-fill, free, from 1,000 threads; arrays doubling from 64 to 512, at most 2 or
+# 16 streams at once) took 120 or 180 KB more peak RSS a stream than never using them
+# (bench/ streams1000, see NativeBatch.prepare).
 _large_idle: List[_Array] = []
 _large_unmade = [None] * MAX_LARGE
 
@@ -130,10 +133,11 @@ def _take_large() -> Optional[_Array]:
 class NativeBatch:
     """The event array of one stream, and the last batch read into it."""
 
-    __slots__ = ("events", "call", "args", "_small", "_large", "_words", "_count", "_kinds", "_indexes", "_block_kinds", "_blocks")
+    __slots__ = ("events", "call", "args", "_small", "_large", "_words", "_count", "_count_ref", "_kinds", "_indexes", "_block_kinds", "_blocks")
 
     def __init__(self, lib: _native.Library) -> None:
         self._count = ctypes.c_size_t()
+        self._count_ref = ctypes.byref(self._count)
         #: panto_next_events (its arguments after the stream are in `args`).
         self.call = lib.next_events_unchecked
         self._small = _Array(SMALL)
@@ -152,7 +156,7 @@ class NativeBatch:
         #: panto_next_events' arguments after the stream (out_strings: not needed, the
         #: strings are decoded where the events point). Its ctypes objects of the declared
         #: types go through as they are: nothing to convert at each call.
-        self.args: Tuple[Any, ...] = (array.first, ctypes.c_size_t(array.capacity), ctypes.byref(self._count), None)
+        self.args: Tuple[Any, ...] = (array.first, array.size, self._count_ref, None)
 
     @property
     def capacity(self) -> int:
@@ -160,25 +164,28 @@ class NativeBatch:
         return SMALL if self._large is None else CAPACITY
 
     def prepare(self) -> None:
-        """Before a call: chooses the array from the last call's events, then no events yet.
+        """Before a call: no events yet, in the large array if the last call filled the
+        stream's own (a fast body: more had arrived) and one is free.
 
-        A call that filled the stream's own array (a fast body: more had arrived) moves it to
-        a large array, if one is free; a call that brought fewer than SMALL // 2 events (the
-        stream reads at the network's pace, or waits) gives the large array back before the
-        call that waits. Per call, never per event. Measured (bench/ streams1000,
+        With `settle`, per call, never per event. Measured (bench/ streams1000,
         panto-py/anthropic, 1,000 threads reading fast bodies at once, KB of peak RSS a
-        stream): every stream with an array of 512 events, 231; of 64, 110; of 8, 87.
+        stream): every stream with an array of 512 events, 231; of 64 (and the large ones
+        lent), 110; of 8, 87.
         """
-        n = self._count.value
-        if self._large is None:
-            if n == SMALL:
-                large = _take_large()
-                if large is not None:
-                    self._large = large
-                    self._use(large)
-        elif n < SMALL // 2:
-            self.give_back()
+        if self._count.value == SMALL and self._large is None:
+            large = _take_large()
+            if large is not None:
+                self._large = large
+                self._use(large)
         self._count.value = 0
+
+    def settle(self) -> None:
+        """After a call's events are made: a call that did not fill the large array read all
+        that had arrived, so the next one may wait (the stream reads at the network's pace,
+        or its turn goes on later): the large array goes back before."""
+        if self._large is not None and self._count.value < CAPACITY:
+            self.give_back()
+            self._count.value = 0  # not a full small batch: no large array at the next call
 
     def give_back(self) -> None:
         """Gives back the large array, if it holds one (a stream that waits or ended)."""

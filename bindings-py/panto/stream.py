@@ -362,9 +362,11 @@ class Stream:
             if rc == _EVENT:
                 deltas = native.all_deltas(lib.block_kind_names, lib.block_kind_name)
                 if deltas is not None:  # the usual batch: nothing in it to keep for final_message()
+                    native.settle()
                     self._batch_exact = True
                     return deltas  # type: ignore[return-value]
                 batch = self._decode(native)
+                native.settle()
                 if batch:
                     return batch
                 continue  # only kinds newer than this package: skip them
