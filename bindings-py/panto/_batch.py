@@ -2,16 +2,16 @@
 and the ContentDelta events made from it in bulk.
 
 One ctypes call reads a whole batch (what arrived: up to 64 events in the stream's own array,
-512 in a large one it is lent while its body comes fast, see NativeBatch.prepare). Reading it back field by
-field through ctypes would cost about as much per event as that call (each field access is a
-call of its own), so the columns a ContentDelta needs (kind, index, block_kind, text) are read
-through strided memoryviews: a batch of deltas of one block, the usual one, is recognized by
-comparing each column with itself shifted by one event, in C; the texts are decoded at once,
-straight from the library's memory, and cut by one `split` (the library puts a NUL after each
-string of a batch, in order); the events are made empty at once, as objects of a subclass
-without the frozen dataclass's `__setattr__`, filled with plain attribute stores, then turned
-into ContentDelta objects (see _frozen.maker). Other events, a few per message, go through
-ctypes.
+512 in a large one it is lent while its body comes fast, see NativeBatch.prepare). Reading it
+back field by field through ctypes would cost about as much per event as that call (each field
+access is a call of its own), so the columns a ContentDelta needs (kind, index, block_kind,
+text) are read through strided memoryviews: a batch of deltas of one block, the usual one, is
+recognized by comparing each column with itself shifted by one event, in C; the texts are
+decoded at once, straight from the library's memory, and cut by one `split` (the library puts a
+NUL after each string of a batch, in order); the events are made empty at once, as objects of a
+subclass without the frozen dataclass's `__setattr__`, filled with plain attribute stores, then
+turned into ContentDelta objects (see _frozen.maker). Other events, a few per message, go
+through ctypes.
 """
 
 from __future__ import annotations
