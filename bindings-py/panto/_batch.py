@@ -180,10 +180,12 @@ class NativeBatch:
         self._count.value = 0
 
     def settle(self) -> None:
-        """After a call's events are made: a call that did not fill the large array read all
-        that had arrived, so the next one may wait (the stream reads at the network's pace,
-        or its turn goes on later): the large array goes back before."""
-        if self._large is not None and self._count.value < CAPACITY:
+        """After a call's events are made: a call whose events would have fit in the stream's
+        own array read all that had arrived, so the next one may wait (the stream reads at the
+        network's pace, or its turn goes on later): the large array goes back before. (Not at
+        every call that does not fill it: a fast body's batches end where the library's reads
+        end, about 550 Anthropic deltas a 64 KiB read, 200 OpenAI ones.)"""
+        if self._large is not None and self._count.value < SMALL:
             self.give_back()
             self._count.value = 0  # not a full small batch: no large array at the next call
 

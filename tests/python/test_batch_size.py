@@ -59,7 +59,11 @@ def test_a_batch_that_fills_its_small_array_reads_the_next_one_in_a_large_one(li
     batch.settle()
     batch.prepare()
     assert capacity(batch) == CAPACITY
-    batch._count.value = CAPACITY - 1  # caught up: the next call may wait
+    batch._count.value = SMALL  # where one of the library's reads ended
+    batch.settle()
+    batch.prepare()
+    assert capacity(batch) == CAPACITY
+    batch._count.value = SMALL - 1  # caught up: the next call may wait
     batch.settle()
     assert capacity(batch) == SMALL
     batch.prepare()
