@@ -1,7 +1,7 @@
 """The native side of a stream's batches: the array of events that `panto_next_events` fills,
 and the ContentDelta events made from it in bulk.
 
-One ctypes call reads a whole batch (what arrived: up to 64 events in the stream's own array,
+One ctypes call reads a whole batch (what arrived: up to 16 events in the stream's own array,
 512 in a large one it is lent while its body comes fast, see NativeBatch.prepare). Reading it
 back field by field through ctypes would cost about as much per event as that call (each field
 access is a call of its own), so the columns a ContentDelta needs (kind, index, block_kind,
@@ -36,9 +36,9 @@ __all__ = ["NativeBatch", "CAPACITY", "SMALL", "MAX_LARGE"]
 CAPACITY = 512
 
 #: The events a stream's own array holds: a stream from a remote API gets a few events a call,
-#: and one that waits costs little (64 events: an 11 KB array; 512: 86 KB, zero-filled so
-#: resident, and up to 512 live events).
-SMALL = 64
+#: and one that waits costs little (16 events: a 2.7 KB array and at most 16 events alive; 512:
+#: 86 KB, zero-filled so resident, and up to 512 events alive).
+SMALL = 16
 
 #: How many arrays of CAPACITY events the process makes at most, lent to the streams whose
 #: batches fill their own array (see NativeBatch.prepare).
@@ -169,8 +169,11 @@ class NativeBatch:
 
         With `settle`, per call, never per event. Measured (bench/ streams1000,
         panto-py/anthropic, 1,000 threads reading fast bodies at once, KB of peak RSS a
-        stream): every stream with an array of 512 events, 231; of 64 (and the large ones
-        lent), 110; of 8, 87.
+        stream): every stream with an array of 512 events, 231; own arrays of 64 events and
+        the large ones lent, 109; of 32, 97; of 16, 90. CPU of 100 concurrent streams of
+        1,000 deltas (bench/clients/panto_py.py, 4 runs on 2 shared cores): 0.95-1.12 µs an
+        event with 512 each, 0.82-1.01 with 64, 0.92-1.15 with 16 (the streams beyond the 16
+        large arrays read 16 events a call).
         """
         if self._count.value == SMALL and self._large is None:
             large = _take_large()
