@@ -9,10 +9,7 @@ the stream catches up or waits, so that 1,000 waiting streams cost little each.
 from __future__ import annotations
 
 import gc
-import json
-import threading
-import time
-from typing import Any, Dict, List
+from typing import List
 
 import pytest
 
@@ -20,6 +17,7 @@ import panto
 from panto import _batch, _native
 from panto._batch import CAPACITY, MAX_LARGE, SMALL, NativeBatch
 from panto.emulator import Emulator
+from waiting_stream import STALLED, blocked_in_next
 
 
 @pytest.fixture(scope="module")
@@ -92,20 +90,6 @@ def test_the_process_lends_at_most_MAX_LARGE_large_arrays_and_gets_back_those_of
     assert free_large() == MAX_LARGE
 
 
-# A second answer that stalls after its first text delta "Hello " until the client goes away.
-STALLED_HEAD = "".join(
-    f"event: {name}\ndata: {json.dumps(data)}\n\n"
-    for name, data in [
-        ("message_start", {"type": "message_start", "message": {"id": "msg_2", "type": "message", "role": "assistant",
-                                                                 "model": "m", "content": [], "stop_reason": None,
-                                                                 "usage": {"input_tokens": 3, "output_tokens": 1}}}),
-        ("content_block_start", {"type": "content_block_start", "index": 0, "content_block": {"type": "text", "text": ""}}),
-        ("content_block_delta", {"type": "content_block_delta", "index": 0, "delta": {"type": "text_delta", "text": "Hello "}}),
-    ]
-)
-STALLED = {"body": STALLED_HEAD + "event: message_stop\ndata: {}\n\n", "fault": {"after_bytes": len(STALLED_HEAD), "kind": "stall"}}
-
-
 def test_a_stream_that_read_a_fast_body_waits_with_a_small_array(library: _native.Library) -> None:
     # 2,000 deltas sent at once (they come faster than they are read, so batches fill), then a
     # tool round, then an answer that stalls: the stream waits in panto_next_events.
@@ -124,24 +108,11 @@ def test_a_stream_that_read_a_fast_body_waits_with_a_small_array(library: _nativ
                 if event.text == "Hello ":
                     break
         assert texts == deltas + ["Hello "]
-        got: Dict[str, Any] = {}
-
-        def read() -> None:
-            try:
-                got["event"] = next(stream)
-            except BaseException as e:  # reported to the test
-                got["error"] = e
-
-        reader = threading.Thread(target=read, daemon=True)
-        reader.start()
-        deadline = time.monotonic() + 5
-        while not stream._handle.busy:  # inside panto_next_events, where it waits
-            assert time.monotonic() < deadline and reader.is_alive(), got
-            time.sleep(0.005)
+        got = blocked_in_next(stream)
         native = stream._native
         assert native is not None and capacity(native) == SMALL
         stream.cancel()
-        reader.join(5)
-        assert not reader.is_alive() and isinstance(got.get("error"), panto.CanceledError)
+        got["thread"].join(5)
+        assert not got["thread"].is_alive() and isinstance(got.get("error"), panto.CanceledError)
         stream.close()
         assert stream._native is None  # a closed stream holds no array
