@@ -351,7 +351,7 @@ class Stream:
             native = self._native = NativeBatch(self._lib)
         lib = self._lib
         while True:
-            native.reset()
+            native.prepare()
             try:
                 rc = _blocking_call(self._handle, native.call, ptr, *native.args)
             except BaseException:
@@ -362,13 +362,16 @@ class Stream:
             if rc == _EVENT:
                 deltas = native.all_deltas(lib.block_kind_names, lib.block_kind_name)
                 if deltas is not None:  # the usual batch: nothing in it to keep for final_message()
+                    native.settle()
                     self._batch_exact = True
                     return deltas  # type: ignore[return-value]
                 batch = self._decode(native)
+                native.settle()
                 if batch:
                     return batch
                 continue  # only kinds newer than this package: skip them
             if rc == _DONE:
+                self._let_go(native)
                 self._done = True
                 self._pending.clear()
                 return None
@@ -381,10 +384,17 @@ class Stream:
                 detail = _native.PantoError()
                 lib.stream_error(ptr, detail)
                 self._error = from_native(lib, detail, rc)
+                self._let_go(native)
                 self._pending.clear()
                 self._to_run.clear()
                 raise self._error
             raise Error(f"panto_next_events returned the unexpected status {rc}", status=rc)
+
+    def _let_go(self, native: NativeBatch) -> None:
+        """At the turn's end: the array is not needed again (a kept Stream costs nothing, and
+        its large batch's token goes back at once)."""
+        self._native = None
+        native.give_back()
 
     def _decode(self, native: NativeBatch) -> List[Event]:
         """The events of the batch just read as Python objects. Its ContentDelta events, nearly
@@ -754,6 +764,9 @@ class Stream:
         self._to_run.clear()
         self._agent._forget_stream(handle)
         rc, err = free_handle(handle, finish=finish, lock_timeout=lock_timeout, give_back=self._give_back)
+        native = self._native
+        if native is not None:  # no call on the stream from now on
+            self._let_go(native)
         if finish:
             if rc == _DONE:
                 self._done = True

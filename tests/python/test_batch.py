@@ -18,7 +18,7 @@ import pytest
 
 import panto
 from panto import _native
-from panto._batch import CAPACITY, NativeBatch
+from panto._batch import CAPACITY, SMALL, NativeBatch, _Array
 
 DELTA = _native.EVENT_CONTENT_DELTA
 TEXT, THINKING, TOOL_CALL = _native.BLOCK_TEXT, _native.BLOCK_THINKING, _native.BLOCK_TOOL_CALL
@@ -40,6 +40,8 @@ class Filled:
     def __init__(self, library: _native.Library, rows: List[Row]) -> None:
         self.library = library
         self.batch = NativeBatch(library)
+        if len(rows) > SMALL:
+            self.batch._use(_Array(CAPACITY))  # as a fast stream's batch, lent a large array
         raw = [(t.encode("utf-8") if t is not None else None) for _, _, _, t in rows]
         self.block = ctypes.create_string_buffer(b"".join(r + b"\0" for r in raw if r is not None))
         base = ctypes.addressof(self.block)
