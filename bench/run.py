@@ -104,10 +104,13 @@ def clients() -> List[Client]:
 
 # ---- running one process ---------------------------------------------------------------------
 
-def run_once(client: Client, base_url: str, streams: int, log, together: bool = False) -> dict:
+def run_once(client: Client, base_url: str, streams: int, log, together: bool = False,
+             extra_env: Optional[Dict[str, str]] = None) -> dict:
     """Runs the consumer once; returns its measurements (seconds, kB). together: every stream
     waits after its first delta until all have one (BENCH_TOGETHER=1), so all are open at once."""
     env = dict(client.env, BENCH_TOGETHER="1") if together else client.env
+    if extra_env:
+        env = dict(env, **extra_env)
     p = consumer.run(client.argv(base_url, streams), env, log, f"{client.name} streams={streams}")
     rec = {"cpu_total_s": p.cpu_total_s, "maxrss_kb": p.maxrss_kb, "process_s": p.t_exit - p.t_spawn}
     lines = [text for _, text in p.lines]
@@ -138,18 +141,28 @@ def run_once(client: Client, base_url: str, streams: int, log, together: bool = 
 # ---- the server ------------------------------------------------------------------------------
 
 class Server:
-    def __init__(self, ns: List[int], log) -> None:
-        self.proc = subprocess.Popen([sys.executable, os.path.join(HERE, "sse_server.py"), "--n", ",".join(map(str, ns))],
-                                     stdout=subprocess.PIPE, stderr=log, stdin=subprocess.DEVNULL)
-        line = self.proc.stdout.readline().decode()
-        m = re.match(r"listening (http://\S+)", line)
-        if not m:
-            self.stop()
-            raise SystemExit(f"bench: the SSE server did not start: {line!r}")
-        self.url = m.group(1)
+    """The SSE server, over HTTP and (for the 1,000 TLS streams) HTTPS with the test
+    certificates (the URL is `localhost`: Zig's TLS does not verify IP SANs)."""
 
-    def base(self, n: int) -> str:
-        return f"{self.url}/n/{n}"
+    def __init__(self, ns: List[int], log) -> None:
+        subprocess.run([os.path.join(ROOT, "tests", "net", "make_certs.sh"), latency.TLS_DIR], check=True)
+        self.proc = subprocess.Popen([sys.executable, os.path.join(HERE, "sse_server.py"), "--n", ",".join(map(str, ns)),
+                                      "--tls", os.path.join(latency.TLS_DIR, "server.pem"),
+                                      os.path.join(latency.TLS_DIR, "server.key")],
+                                     stdout=subprocess.PIPE, stderr=log, stdin=subprocess.DEVNULL)
+        lines = [self.proc.stdout.readline().decode() for _ in range(2)]
+        m = re.match(r"listening (http://\S+)", lines[0])
+        m_tls = re.match(r"listening-tls (https://\S+)", lines[1])
+        if not m or not m_tls:
+            self.stop()
+            raise SystemExit(f"bench: the SSE server did not start: {lines!r}")
+        self.url = m.group(1)
+        self.tls_url = m_tls.group(1)
+        # Every consumer (panto, Go's crypto/x509, Python's ssl through panto) trusts the test CA.
+        self.tls_env = {"SSL_CERT_FILE": os.path.join(latency.TLS_DIR, "ca.pem")}
+
+    def base(self, n: int, tls: bool = False) -> str:
+        return f"{self.tls_url if tls else self.url}/n/{n}"
 
     def stats(self, n: int) -> dict:
         with urllib.request.urlopen(self.base(n) + "/stats", timeout=30) as r:
@@ -205,16 +218,18 @@ def measure(cfg: dict, selected: List[Client], log, say, streaming: bool = True,
         runs: Dict[str, Dict[int, List[dict]]] = {c.name: {} for c in selected}
         conc_runs: Dict[str, List[dict]] = {c.name: [] for c in selected if c.concurrent}
         big_runs: Dict[str, List[tuple]] = {c.name: [] for c in selected if c.big}
+        big_tls_runs: Dict[str, List[tuple]] = {c.name: [] for c in selected if c.big}
         failed: Dict[str, str] = {}
         skipped: Dict[str, Dict[int, float]] = {c.name: {} for c in selected}
 
-        def attempt(c: Client, n: int, streams: int, expect_text: int, together: bool = False) -> Optional[dict]:
+        def attempt(c: Client, n: int, streams: int, expect_text: int, together: bool = False,
+                    tls: bool = False) -> Optional[dict]:
             try:
-                rec = run_once(c, server.base(n), streams, log, together)
+                rec = run_once(c, server.base(n, tls), streams, log, together, server.tls_env if tls else None)
                 check(c, rec, n, streams, expect_text, bodies.get((c.provider, n)) if streams == 1 else None)
                 return rec
             except RunError as e:
-                failed[c.name] = f"N={n} streams={streams}: {e}"
+                failed[c.name] = f"N={n} streams={streams}{' over TLS' if tls else ''}: {e}"
                 say(f"bench: {c.name} failed: {failed[c.name]}")
                 return None
 
@@ -266,14 +281,14 @@ def measure(cfg: dict, selected: List[Client], log, say, streaming: bool = True,
             conc_runs[c.name].append(rec)
             return f"{c.name} {rec['cpu_s']:.2f} s CPU {rec['maxrss_kb'] / 1024:.0f} MB"
 
-        def thousand(c: Client) -> Optional[str]:
+        def thousand(c: Client, tls: bool = False) -> Optional[str]:
             """1 stream, then 1,000 all open at once: the peak RSS a stream costs."""
             n = cfg["big_n"]
-            one = attempt(c, n, 1, expected[n])
-            many = attempt(c, n, cfg["big_streams"], expected[n], together=True) if one is not None else None
+            one = attempt(c, n, 1, expected[n], tls=tls)
+            many = attempt(c, n, cfg["big_streams"], expected[n], together=True, tls=tls) if one is not None else None
             if many is None:
                 return None
-            big_runs[c.name].append((one, many))
+            (big_tls_runs if tls else big_runs)[c.name].append((one, many))
             return f"{c.name} {one['maxrss_kb'] / 1024:.0f} → {many['maxrss_kb'] / 1024:.0f} MB"
 
         conc = [c for c in selected if c.concurrent and c.name not in failed]
@@ -285,7 +300,9 @@ def measure(cfg: dict, selected: List[Client], log, say, streaming: bool = True,
             raise_fd_limit(cfg["big_streams"] + 256, say)
             say(f"bench: {cfg['big_streams']:,} concurrent streams of {cfg['big_n']:,} deltas in one process, and 1 stream")
             rounds(f"{cfg['big_streams']:,} streams", bigs, thousand)
-        return dict(runs=runs, conc_runs=conc_runs, big_runs=big_runs, failed=failed, skipped=skipped, expected=expected,
+            say(f"bench: the same over TLS (a handshake on every stream's thread or goroutine)")
+            rounds(f"{cfg['big_streams']:,} TLS streams", bigs, lambda c: thousand(c, tls=True))
+        return dict(runs=runs, conc_runs=conc_runs, big_runs=big_runs, big_tls_runs=big_tls_runs, failed=failed, skipped=skipped, expected=expected,
                     bodies={f"{p}/{n}": v for (p, n), v in bodies.items()})
     finally:
         server.stop()
@@ -322,15 +339,16 @@ def summarize(cfg: dict, selected: List[Client], m: dict) -> Dict[str, dict]:
             d[f"concurrent{k}_rss_mb"] = round(median([x["maxrss_kb"] for x in cr]) / 1024, 1)
             d[f"concurrent{k}_wall_s"] = round(median([x["wall_s"] for x in cr]), 3)
             d[f"concurrent{k}_events_per_s"] = round(k * cfg["conc_n"] / median([x["wall_s"] for x in cr]))
-        br = m["big_runs"].get(c.name) or []
-        if br:
-            k = cfg["big_streams"]
-            one = median([x[0]["maxrss_kb"] for x in br])
-            many = median([x[1]["maxrss_kb"] for x in br])
-            d[f"concurrent{k}_rss_mb"] = round(many / 1024, 1)
-            d[f"concurrent{k}_wall_s"] = round(median([x[1]["wall_s"] for x in br]), 3)
-            d[f"concurrent{k}_baseline_rss_mb"] = round(one / 1024, 1)
-            d[f"concurrent{k}_kb_per_stream"] = round((many - one) / k, 1)
+        for runs_key, infix in (("big_runs", ""), ("big_tls_runs", "_tls")):
+            br = m.get(runs_key, {}).get(c.name) or []
+            if br:
+                k = cfg["big_streams"]
+                one = median([x[0]["maxrss_kb"] for x in br])
+                many = median([x[1]["maxrss_kb"] for x in br])
+                d[f"concurrent{k}{infix}_rss_mb"] = round(many / 1024, 1)
+                d[f"concurrent{k}{infix}_wall_s"] = round(median([x[1]["wall_s"] for x in br]), 3)
+                d[f"concurrent{k}{infix}_baseline_rss_mb"] = round(one / 1024, 1)
+                d[f"concurrent{k}{infix}_kb_per_stream"] = round((many - one) / k, 1)
         if c.name in m["failed"]:
             d["error"] = m["failed"][c.name]
         for n, est in m["skipped"][c.name].items():
@@ -422,15 +440,18 @@ def targets(cfg: dict, res: dict, expected: dict) -> List[dict]:
 def big_targets(cfg: dict, res: dict, selected: List[Client]) -> List[dict]:
     k = cfg["big_streams"]
     names = [c.name for c in selected if c.big]
-    parts, oks = [], []
-    for name in names:
-        v = res.get(name, {}).get(f"concurrent{k}_kb_per_stream")
-        parts.append(f"{name}: not measured" if v is None else f"{name} {v:,.0f} KB")
-        oks.append(None if v is None else v <= KB_PER_STREAM_TARGET)
-    ok = None if not oks or None in oks else all(oks)
-    return [{"target": f"{k:,} concurrent streams: ≤ {KB_PER_STREAM_TARGET} KB of peak RSS a stream (C, Go, Python)",
-             "measured": "; ".join(parts) + f" ((peak RSS with {k:,} streams − with 1) / {k:,})",
-             "status": "not measured" if ok is None else ("met" if ok else "not met")}]
+    rows = []
+    for infix, over in (("", ""), ("_tls", " over TLS")):
+        parts, oks = [], []
+        for name in names:
+            v = res.get(name, {}).get(f"concurrent{k}{infix}_kb_per_stream")
+            parts.append(f"{name}: not measured" if v is None else f"{name} {v:,.0f} KB")
+            oks.append(None if v is None else v <= KB_PER_STREAM_TARGET)
+        ok = None if not oks or None in oks else all(oks)
+        rows.append({"target": f"{k:,} concurrent streams{over}: ≤ {KB_PER_STREAM_TARGET} KB of peak RSS a stream (C, Go, Python)",
+                     "measured": "; ".join(parts) + f" ((peak RSS with {k:,} streams − with 1) / {k:,})",
+                     "status": "not measured" if ok is None else ("met" if ok else "not met")})
+    return rows
 
 
 # ---- reports ---------------------------------------------------------------------------------
@@ -529,16 +550,21 @@ def write_markdown(path: str, cfg: dict, res: dict, rows: List[dict], info: dict
                         f"{d[f'concurrent{k}_wall_s']:.2f}", f"{d[f'concurrent{k}_events_per_s']:,.0f}"]
                        for c, d in ((c, res[c.name]) for c in conc)])
     kb = cfg["big_streams"]
-    big = [c for c in selected if res[c.name].get(f"concurrent{kb}_kb_per_stream") is not None]
+    big = [c for c in selected if res[c.name].get(f"concurrent{kb}_kb_per_stream") is not None
+           or res[c.name].get(f"concurrent{kb}_tls_kb_per_stream") is not None]
     if big:
         L += md_table(f"{kb:,} concurrent streams in one process ({cfg['big_n']:,} deltas each): memory a stream",
-                      ["consumer", "how", "peak RSS, 1 stream MB", f"peak RSS, {kb:,} streams MB", "KB a stream", "wall s"],
-                      [[f"`{c.name}`", c.note, f"{d[f'concurrent{kb}_baseline_rss_mb']:.1f}", f"{d[f'concurrent{kb}_rss_mb']:.1f}",
-                        f"{d[f'concurrent{kb}_kb_per_stream']:,.0f}", f"{d[f'concurrent{kb}_wall_s']:.2f}"]
-                       for c, d in ((c, res[c.name]) for c in big)])
+                      ["consumer", "how", "link", "peak RSS, 1 stream MB", f"peak RSS, {kb:,} streams MB", "KB a stream", "wall s"],
+                      [[f"`{c.name}`", c.note, link, f"{d[f'concurrent{kb}{infix}_baseline_rss_mb']:.1f}",
+                        f"{d[f'concurrent{kb}{infix}_rss_mb']:.1f}",
+                        f"{d[f'concurrent{kb}{infix}_kb_per_stream']:,.0f}", f"{d[f'concurrent{kb}{infix}_wall_s']:.2f}"]
+                       for c, d in ((c, res[c.name]) for c in big)
+                       for infix, link in (("", "http"), ("_tls", "https"))
+                       if d.get(f"concurrent{kb}{infix}_kb_per_stream") is not None])
         L.append(f"KB a stream: (peak RSS with {kb:,} streams − peak RSS of the same program with 1 stream of as many "
                  f"deltas) / {kb:,}, in KiB: every stream's buffers, its agent, its thread or goroutine stack pages, "
-                 "and its socket's user-space state, all streams open at once.")
+                 "and its socket's user-space state, all streams open at once; https: the same through TLS "
+                 "(each stream's handshake on its own thread or goroutine, the TLS connection's buffers).")
         L.append("")
     L += latency_lines
     errors = [(name, d[key]) for name, d in res.items() for key in ("error", "latency_error") if key in d]
@@ -626,7 +652,7 @@ def main() -> int:
         if streaming or big:
             m = measure(cfg, selected, log, say, streaming=streaming, big=big)
         else:
-            m = dict(runs={c.name: {} for c in selected}, conc_runs={}, big_runs={}, failed={},
+            m = dict(runs={c.name: {} for c in selected}, conc_runs={}, big_runs={}, big_tls_runs={}, failed={},
                      skipped={c.name: {} for c in selected}, expected={}, bodies={})
         if "latency" in sections and lat_selected:
             say("bench: latency: a tool turn and plain turns through delayed links")

@@ -42,6 +42,8 @@ test {
     _ = @import("sockaddr.zig");
     _ = @import("keep_alive.zig");
     _ = @import("keep_alive_test.zig");
+    _ = @import("stack_trim.zig");
+    _ = @import("stack_trim_test.zig");
     _ = @import("connection_log.zig");
     _ = @import("retry.zig");
     _ = @import("fast_json.zig");

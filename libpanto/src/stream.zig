@@ -18,6 +18,7 @@ const EventArena = @import("event_arena.zig").EventArena;
 const Body = @import("body.zig").Body;
 const Reason = @import("connection_log.zig").Reason;
 const network = @import("network.zig");
+const stack_trim = @import("stack_trim.zig");
 
 const TurnError = errors.TurnError;
 /// `next()` fails with a TurnError (sticky), or ResultPending: a host tool call still awaits
@@ -851,15 +852,23 @@ pub const Stream = struct {
     fn connect(s: *Stream, uri: std.Uri, options: std.http.Client.RequestOptions, tunnel_key: ?tunnel.Key, kept: ?*tunnel.Tunnel) TurnError!bool {
         const agent = s.agent;
         const k = &agent.keep_alive;
+        // A new TLS connection's handshake leaves ~200 KB of dead stack pages resident below
+        // this frame, for the thread's life: give them back (stack_trim.zig).
+        const https = std.ascii.eqlIgnoreCase(uri.scheme, "https");
         const key = tunnel_key orelse {
             const free_before = agent.http.connection_pool.free_len;
-            s.request = agent.http.request(.POST, uri, options) catch |err| return s.connectFailure(err);
+            s.request = agent.http.request(.POST, uri, options) catch |err| {
+                if (https) stack_trim.giveBack();
+                return s.connectFailure(err);
+            };
             s.connected = true; // from here on the request must be closed
             const reused = k.count(&agent.http, &s.request, free_before);
+            if (https and !reused) stack_trim.giveBack();
             watchdog.setSocket(&s.watch, s.request.connection.?.stream_reader.stream.socket.handle);
             return reused;
         };
         const t = kept orelse open: {
+            defer stack_trim.giveBack();
             var problem: tunnel.Problem = .{};
             break :open tunnel.Tunnel.open(&agent.http, key, &problem) catch |err| switch (err) {
                 error.OutOfMemory => return error.OutOfMemory,
