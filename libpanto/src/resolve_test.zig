@@ -12,6 +12,7 @@ const Agent = @import("agent.zig").Agent;
 const Stream = @import("stream.zig").Stream;
 const Event = @import("event.zig").Event;
 const FullListener = @import("connect_test.zig").FullListener;
+const skipRequest = @import("stream_test.zig").skipRequest;
 
 /// A UDP nameserver on 127.0.0.1 that answers A and AAAA queries for any name with the
 /// addresses it is given, or stays silent. Its thread ends at `stop` (or after
@@ -229,14 +230,7 @@ const OneAnswer = struct {
         defer conn.close(io);
         var read_buf: [4096]u8 = undefined;
         var reader = conn.reader(io, &read_buf);
-        var content_length: usize = 0;
-        while (true) {
-            const line = try reader.interface.takeDelimiterInclusive('\n');
-            if (std.mem.eql(u8, line, "\r\n")) break;
-            if (std.ascii.startsWithIgnoreCase(line, "content-length:"))
-                content_length = try std.fmt.parseInt(usize, std.mem.trim(u8, line[15..], " \r\n"), 10);
-        }
-        try reader.interface.discardAll(content_length);
+        try skipRequest(&reader.interface);
         var writer = conn.writer(io, &.{});
         try writer.interface.print("HTTP/1.1 200 OK\r\ncontent-type: text/event-stream\r\nconnection: close\r\ncontent-length: {d}\r\n\r\n{s}", .{ sse_text.len, sse_text });
     }
@@ -259,27 +253,11 @@ test "an agent whose lookup stalls: a timeout naming connect_ms, then a cancel, 
     defer agent.deinit();
 
     // The lookup runs out of connect_ms: the same error as a connect that does.
-    {
-        const stream = try agent.run("first");
-        defer stream.destroy();
-        try std.testing.expectError(error.Timeout, stream.next());
-        const detail = stream.failureDetail().?;
-        try std.testing.expectEqualStrings("timeout_error", detail.error_type.items);
-        try std.testing.expect(std.mem.indexOf(u8, detail.message.items, "timeouts.connect_ms") != null);
-        try std.testing.expect(!agent.busy);
-    }
+    try expectLookupTimeout(agent);
     try std.testing.expect(ns.queries.load(.monotonic) >= 2);
 
     // No connect deadline: a cancel from another thread ends the lookup.
-    agent.config.timeouts = .{ .connect_ms = 0, .total_ms = 20_000 };
-    {
-        const stream = try agent.run("second");
-        defer stream.destroy();
-        const canceler = try std.Thread.spawn(.{}, cancelStreamAfter, .{ stream, 100 });
-        defer canceler.join();
-        try std.testing.expectError(error.Canceled, stream.next());
-        try std.testing.expectEqualStrings("canceled_error", stream.failureDetail().?.error_type.items);
-    }
+    try expectLookupCanceled(agent);
 
     // The nameserver answers now: the same agent runs a full turn.
     ns.silent.store(false, .release);
@@ -350,19 +328,30 @@ test "a proxy whose name lookup stalls: the same timeout naming connect_ms, and 
     defer agent.deinit();
     agent.config.base_url = "https://localhost:9";
     https_proxy = "http://proxy.panto.test:3128";
-    {
-        const stream = try agent.run("first");
-        defer stream.destroy();
-        try std.testing.expectError(error.Timeout, stream.next());
-        const detail = stream.failureDetail().?;
-        try std.testing.expectEqualStrings("timeout_error", detail.error_type.items);
-        try std.testing.expect(std.mem.indexOf(u8, detail.message.items, "timeouts.connect_ms") != null);
-    }
+    try expectLookupTimeout(agent);
+    try expectLookupCanceled(agent);
+    try std.testing.expect(ns.queries.load(.monotonic) >= 4);
+}
+
+/// A turn whose lookup runs out of connect_ms: the same error as a connect that does, and the
+/// agent is free again.
+fn expectLookupTimeout(agent: *Agent) !void {
+    const stream = try agent.run("first");
+    defer stream.destroy();
+    try std.testing.expectError(error.Timeout, stream.next());
+    const detail = stream.failureDetail().?;
+    try std.testing.expectEqualStrings("timeout_error", detail.error_type.items);
+    try std.testing.expect(std.mem.indexOf(u8, detail.message.items, "timeouts.connect_ms") != null);
+    try std.testing.expect(!agent.busy);
+}
+
+/// With no connect deadline, a turn whose lookup stalls is ended by a cancel from another thread.
+fn expectLookupCanceled(agent: *Agent) !void {
     agent.config.timeouts = .{ .connect_ms = 0, .total_ms = 20_000 };
     const stream = try agent.run("second");
     defer stream.destroy();
     const canceler = try std.Thread.spawn(.{}, cancelStreamAfter, .{ stream, 100 });
     defer canceler.join();
     try std.testing.expectError(error.Canceled, stream.next());
-    try std.testing.expect(ns.queries.load(.monotonic) >= 4);
+    try std.testing.expectEqualStrings("canceled_error", stream.failureDetail().?.error_type.items);
 }

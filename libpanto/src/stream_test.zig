@@ -42,6 +42,18 @@ const Answer = struct {
     one_write: bool = false,
 };
 
+/// Reads a request a test server is sent: its head, then its body (Content-Length), discarded.
+pub fn skipRequest(r: *std.Io.Reader) !void {
+    var content_length: usize = 0;
+    while (true) {
+        const line = try r.takeDelimiterInclusive('\n');
+        if (std.mem.eql(u8, line, "\r\n")) break;
+        if (std.ascii.startsWithIgnoreCase(line, "content-length:"))
+            content_length = try std.fmt.parseInt(usize, std.mem.trim(u8, line[15..], " \r\n"), 10);
+    }
+    try r.discardAll(content_length);
+}
+
 const TestServer = struct {
     server: std.Io.net.Server,
     thread: std.Thread,
@@ -99,14 +111,7 @@ const TestServer = struct {
         defer conn.close(io);
         var read_buf: [4096]u8 = undefined;
         var reader = conn.reader(io, &read_buf);
-        var content_length: usize = 0;
-        while (true) {
-            const line = try reader.interface.takeDelimiterInclusive('\n');
-            if (std.mem.eql(u8, line, "\r\n")) break;
-            if (std.ascii.startsWithIgnoreCase(line, "content-length:"))
-                content_length = try std.fmt.parseInt(usize, std.mem.trim(u8, line[15..], " \r\n"), 10);
-        }
-        try reader.interface.discardAll(content_length);
+        try skipRequest(&reader.interface);
 
         var framed: std.ArrayList(u8) = .empty;
         defer framed.deinit(std.testing.allocator);
