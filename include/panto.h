@@ -4,9 +4,11 @@
  * Shape of the API (sqlite's step model):
  *
  *     PantoAgent *agent;
- *     if (panto_agent_new(config_json, &agent) < 0) { ...; panto_agent_free(agent); }
+ *     if (panto_agent_new(panto_cstr(config_json), &agent) < 0) { ...; panto_agent_free(agent); }
+ *     PantoInput input = PANTO_INPUT_INIT;
+ *     input.text = panto_cstr("Hello");
  *     PantoStream *stream;
- *     panto_agent_run(agent, "Hello", &stream);
+ *     panto_agent_run(agent, &input, &stream);
  *     PantoEvent ev = PANTO_EVENT_INIT;
  *     int rc;
  *     while ((rc = panto_next_event(stream, &ev)) == PANTO_EVENT) { ...use ev... }
@@ -17,16 +19,32 @@
  * Conventions:
  *  - Functions return an int status: PANTO_OK (0), PANTO_EVENT or PANTO_DONE (positive),
  *    or a negative PANTO_ERR_* code.
- *  - Strings are {ptr, len} and UTF-8; they are NOT NUL-terminated unless said.
+ *  - Strings are PantoString {ptr, len}, UTF-8, in both directions; they are NOT
+ *    NUL-terminated unless said, and a NUL byte inside one is a character like any other.
+ *    Text the model reads (a run's text, a tool result) is taken as it is, except that
+ *    invalid UTF-8 sequences are replaced by U+FFFD; identifiers and JSON (config, tool specs,
+ *    call ids) must be valid UTF-8, or the call fails with detail. panto_cstr() makes a
+ *    PantoString of a NUL-terminated string.
  *  - Borrowed data states how long it lives. Event data lives until the next call on the
  *    same stream; error detail lives until the stream is freed.
  *  - Every object returned through an out-pointer belongs to the caller and is freed by its
  *    own _free function, which accepts NULL.
- *  - Error detail lives on the handle, never in thread-local state.
- *  - Growable structs carry `size` first; initialise them with their *_INIT macro. The library
- *    only writes the fields that fit in `size`, so callers built against an older header keep
- *    working.
- *  - An agent and its streams are not thread-safe: use one from one thread at a time.
+ *  - Error detail lives on the handle, never in thread-local state: a call on an agent that
+ *    fails leaves it on the agent (panto_agent_error), a call on a stream on the stream
+ *    (panto_stream_error), a call on a tool set on the tool set (panto_tools_error).
+ *  - Growable structs carry `size` first; initialise them with their *_INIT macro (a
+ *    designated initializer, `{.size = sizeof(T)}`: C99, and C++20). The library reads and
+ *    writes only the fields that fit in `size`, so callers built against an older header keep
+ *    working, and fields are only ever appended.
+ *  - An agent and its streams are not thread-safe: use one from one thread at a time. Two
+ *    calls are the exceptions: panto_stream_cancel and panto_stream_free may be called from
+ *    any thread, also while another thread is blocked in panto_next_event(s) of the stream.
+ *  - One close policy, whatever ends a turn early (panto_stream_cancel, panto_stream_free
+ *    of an unfinished stream, a binding's close or its garbage collector): the connection is
+ *    closed, what the model sent so far stays in the conversation as an assistant message
+ *    whose stop reason is "aborted" (events given back with panto_stream_unread excluded),
+ *    tool calls of it that got no result get an error result, and the agent can run the next
+ *    turn.
  *
  * Changing this header: bump PANTO_ABI_VERSION when a layout or meaning changes; only append
  * fields to structs and values to enums; update libpanto-c/src/abi.zig (checked by
@@ -43,7 +61,7 @@ extern "C" {
 #endif
 
 /* Bumped whenever the ABI changes; compare with panto_abi_version() at load time. */
-#define PANTO_ABI_VERSION 2
+#define PANTO_ABI_VERSION 3
 
 /* ---- Status codes --------------------------------------------------------------------- */
 
@@ -100,6 +118,13 @@ typedef struct PantoString {
     const char *ptr;
     size_t len;
 } PantoString;
+
+/* A PantoString of a NUL-terminated string (NULL gives {NULL, 0}). */
+static inline PantoString panto_cstr(const char *s) {
+    PantoString out = {s, 0};
+    if (s) while (s[out.len]) out.len++;
+    return out;
+}
 
 /* A turn is one or more assistant messages; between them, the tool calls of the previous one
  * run:
@@ -192,9 +217,10 @@ typedef struct PantoEvent {
     uint64_t delay_ms;       /* PROVIDER_RETRY */
 } PantoEvent;
 
-#define PANTO_EVENT_INIT {sizeof(PantoEvent), 0, 0, 0, {NULL, 0}, {NULL, 0}, {NULL, 0}, 0, 0, {NULL, 0}, {0, 0, 0, 0, 0}, {NULL, 0}, 0, 0, 0, 0, 0}
+#define PANTO_EVENT_INIT {.size = sizeof(PantoEvent)}
 
-/* Detail of a failure. Strings are borrowed until the stream (or agent) is freed. */
+/* Detail of a failure. Strings are borrowed until the next call on the same handle that
+ * fails, or until it is freed. */
 typedef struct PantoError {
     uint32_t size; /* sizeof(PantoError), set by PANTO_ERROR_INIT */
     int32_t code;  /* the negative PantoStatus, or 0 when there is no error */
@@ -205,14 +231,14 @@ typedef struct PantoError {
     PantoString request_id; /* the provider's request id, when known */
 } PantoError;
 
-#define PANTO_ERROR_INIT {sizeof(PantoError), 0, 0, 0, {NULL, 0}, {NULL, 0}, {NULL, 0}}
+#define PANTO_ERROR_INIT {.size = sizeof(PantoError)}
 
 /* ---- Agent ---------------------------------------------------------------------------- */
 
 typedef struct PantoAgent PantoAgent;
 typedef struct PantoStream PantoStream;
 
-/* Creates an agent from a NUL-terminated JSON object:
+/* Creates an agent from a JSON object (UTF-8 text of config_json.len bytes):
  *   provider    "anthropic" | "openai"                      (required)
  *   model       string                                      (required)
  *   base_url    string, default https://api.anthropic.com or https://api.openai.com
@@ -273,7 +299,7 @@ typedef struct PantoStream PantoStream;
  * Like sqlite3_open, on PANTO_ERR_CONFIG *out_agent is still set: read the reason with
  * panto_agent_error(), then free it. On PANTO_ERR_OUT_OF_MEMORY or PANTO_ERR_INVALID_ARGUMENT
  * *out_agent is set to NULL. */
-int panto_agent_new(const char *config_json, PantoAgent **out_agent);
+int panto_agent_new(PantoString config_json, PantoAgent **out_agent);
 
 /* Frees the agent. NULL is allowed. Streams of the agent that are still alive keep working
  * until they are freed; the last of them frees the agent (like sqlite3_close_v2). */
@@ -287,12 +313,22 @@ int panto_agent_error(const PantoAgent *agent, PantoError *out_error);
 /* Changes the configuration: a JSON object holding only the keys to change (any key of
  * panto_agent_new, except "tools"). Refused while a stream of the agent is unfinished
  * (PANTO_ERR_BUSY) or when a value is invalid (PANTO_ERR_CONFIG; nothing changed). */
-int panto_agent_set_config(PantoAgent *agent, const char *config_json);
+int panto_agent_set_config(PantoAgent *agent, PantoString config_json);
 
-/* Starts a turn: appends `text` (NUL-terminated UTF-8) to the conversation as a user message
- * and returns a stream that runs the turn. Nothing is sent until the first panto_next_event.
- * An agent has at most one unfinished stream at a time (PANTO_ERR_BUSY). */
-int panto_agent_run(PantoAgent *agent, const char *text, PantoStream **out_stream);
+/* What a turn starts with: the user message. Fields are appended as inputs grow (images and
+ * documents come next); a field left zero is absent. */
+typedef struct PantoInput {
+    uint32_t size; /* sizeof(PantoInput), set by PANTO_INPUT_INIT */
+    uint32_t reserved0;
+    PantoString text; /* the user message's text */
+} PantoInput;
+
+#define PANTO_INPUT_INIT {.size = sizeof(PantoInput)}
+
+/* Starts a turn: appends the input to the conversation as a user message and returns a
+ * stream that runs the turn. Nothing is sent until the first panto_next_event. An agent has
+ * at most one unfinished stream at a time (PANTO_ERR_BUSY). */
+int panto_agent_run(PantoAgent *agent, const PantoInput *input, PantoStream **out_stream);
 
 /* The conversation so far as a JSON array of {"role", "content": [blocks]} messages; blocks
  * are {"type": "text"|"thinking", "text"}, {"type": "tool_call", "id", "name", "input"} or
@@ -311,7 +347,7 @@ typedef struct PantoConnections {
     uint64_t reused; /* requests sent on a connection kept alive from an earlier request */
 } PantoConnections;
 
-#define PANTO_CONNECTIONS_INIT {sizeof(PantoConnections), 0, 0, 0}
+#define PANTO_CONNECTIONS_INIT {.size = sizeof(PantoConnections)}
 
 /* Fills *out_connections (set its size first: PANTO_CONNECTIONS_INIT). Call it between turns
  * or on the thread that runs the agent's turns, not while panto_next_event of its stream
@@ -320,20 +356,55 @@ int panto_agent_connections(const PantoAgent *agent, PantoConnections *out_conne
 
 /* ---- Tools ---------------------------------------------------------------------------- */
 
-/* Registers a host tool (one the embedding program runs) from a NUL-terminated JSON object:
+/* A tool spec is a JSON object:
  *   {"name": "get_weather", "description": "...", "input_schema": {JSON Schema of an object},
  *    "capabilities": ["net"]}   (capabilities: what the tool requires; optional)
- * Names are unique (a second tool of the same name is refused with PANTO_ERR_CONFIG, detail
- * in panto_agent_error). Only tools whose capabilities the agent was granted are sent to the
- * model. Must not be called while a stream of the agent is unfinished (PANTO_ERR_BUSY). */
-int panto_agent_add_tool(PantoAgent *agent, const char *tool_json);
+ * The rules a spec must meet (its name: 1 to 64 of [a-zA-Z0-9_-]; its schema an object
+ * schema; its keys known) are checked by the library alone, here and in panto_tools_add. */
 
-/* The tools of the agent as a JSON array in a provider's format: format is "anthropic"
- * ({name, description, input_schema}), "openai" ({type: "function", function: {name,
- * description, parameters}}) or "panto" (the specs as registered, with "native": true|false).
- * With only_allowed != 0, only the tools the agent may use. Borrowed until the next call on
- * the agent. */
-int panto_agent_tools(PantoAgent *agent, const char *format, int only_allowed, PantoString *out_json);
+/* Registers a host tool (one the embedding program runs) from a spec. Names are unique (a
+ * second tool of the same name is refused with PANTO_ERR_CONFIG, detail in
+ * panto_agent_error). Only tools whose capabilities the agent was granted are sent to the
+ * model. Must not be called while a stream of the agent is unfinished (PANTO_ERR_BUSY). */
+int panto_agent_add_tool(PantoAgent *agent, PantoString tool_json);
+
+/* The formats tools are exported in. */
+typedef enum PantoToolFormat {
+    PANTO_TOOL_FORMAT_PANTO = 1,     /* the specs as registered, with "native": true|false */
+    PANTO_TOOL_FORMAT_ANTHROPIC = 2, /* {name, description, input_schema} */
+    PANTO_TOOL_FORMAT_OPENAI = 3,    /* {type: "function", function: {name, description,
+                                        parameters}} */
+    PANTO_TOOL_FORMAT_FORCE_INT = 0x7fffffff
+} PantoToolFormat;
+
+/* The tools of the agent as a JSON array in `format` (PantoToolFormat). With
+ * only_allowed != 0, only the tools the agent may use. Borrowed until the next call on the
+ * agent. */
+int panto_agent_tools(PantoAgent *agent, int format, int only_allowed, PantoString *out_json);
+
+/* A tool set: tool specs checked and exported without an agent, e.g. by a binding that
+ * declares tools in its own language (Python type hints, Go struct tags, Lua tables) and
+ * hands the specs to the library, or by a program that sends them to a provider itself. */
+typedef struct PantoTools PantoTools;
+
+int panto_tools_new(PantoTools **out_tools);
+
+/* Frees the set. NULL is allowed. */
+void panto_tools_free(PantoTools *tools);
+
+/* Checks a spec and adds it to the set: PANTO_ERR_CONFIG (detail in panto_tools_error, which
+ * names the rule) when the spec is refused or its name is already in the set; nothing is
+ * added then. */
+int panto_tools_add(PantoTools *tools, PantoString tool_json);
+
+/* The tools of the set as a JSON array in `format` (PantoToolFormat). capabilities_json is a
+ * JSON array of strings, the capabilities granted: only the tools that require none beyond
+ * them are exported. {NULL, 0}: all tools. Borrowed until the next call on the set. */
+int panto_tools_export(PantoTools *tools, int format, PantoString capabilities_json, PantoString *out_json);
+
+/* Detail of the set's last failed call; returns its code (0 if none). out_error may be
+ * NULL. */
+int panto_tools_error(const PantoTools *tools, PantoError *out_error);
 
 /* ---- Stream --------------------------------------------------------------------------- */
 
@@ -344,8 +415,7 @@ int panto_next_event(PantoStream *stream, PantoEvent *ev);
 
 /* Reads up to `capacity` events in one call: for a binding to which each call into the
  * library costs more than an event (Python through ctypes, Go through cgo; the Lua module,
- * which calls the library from Zig, reads one event at a time). Added without changing any
- * layout or meaning, so PANTO_ABI_VERSION stays 2. The first event comes as
+ * which calls the library from Zig, reads one event at a time). The first event comes as
  * panto_next_event reads it, waiting for the provider as needed; then come the events that
  * continue the message being streamed and can be decoded from what was already received,
  * without waiting.
@@ -388,21 +458,31 @@ int panto_next_events(PantoStream *stream, PantoEvent *events, size_t capacity, 
  * message can be given back (BLOCK_START, CONTENT_DELTA, BLOCK_COMPLETE, TOOL_DETAILS), only
  * events of the last batch that are not given back already, and only while no later event
  * was read: otherwise PANTO_ERR_INVALID_ARGUMENT, and nothing changes. count 0 does nothing.
- * Returns PANTO_OK. Like every stream call but panto_stream_cancel, not while another thread
- * is in a call on the same stream. */
+ * Returns PANTO_OK. Like every stream call but panto_stream_cancel and panto_stream_free, not
+ * while another thread is in a call on the same stream. */
 int panto_stream_unread(PantoStream *stream, size_t count);
 
-/* Gives the result of a host tool call announced by TOOL_CALL_START with awaiting_result = 1.
- * `content` (NUL-terminated UTF-8) goes back to the model; is_error != 0 marks it a failure
- * (the turn goes on: the model sees the error). Returns PANTO_OK, or PANTO_ERR_NO_SUCH_CALL
- * when no call with that id awaits a result. */
-int panto_stream_submit_tool_result(PantoStream *stream, const char *call_id, const char *content, int is_error);
+/* The result of a host tool call. Fields are appended as results grow (images and documents
+ * come next). */
+typedef struct PantoToolResult {
+    uint32_t size;    /* sizeof(PantoToolResult), set by PANTO_TOOL_RESULT_INIT */
+    int32_t is_error; /* != 0: the tool failed; the turn goes on, the model sees the error */
+    PantoString call_id; /* the id of TOOL_CALL_START */
+    PantoString content; /* the text that goes back to the model */
+} PantoToolResult;
 
-/* Cancels the turn. May be called from any thread, also while panto_next_event is blocked in
- * another: that call returns PANTO_ERR_CANCELED promptly and the connection is closed. The
- * partial assistant message stays in the conversation (its stop reason is "aborted") and the
- * agent can run the next turn. Returns PANTO_OK; canceling twice, or a finished stream, is
- * harmless. */
+#define PANTO_TOOL_RESULT_INIT {.size = sizeof(PantoToolResult)}
+
+/* Gives the result of a host tool call announced by TOOL_CALL_START with awaiting_result = 1.
+ * Returns PANTO_OK, or PANTO_ERR_NO_SUCH_CALL when no call with that id awaits a result
+ * (detail in panto_stream_error; the stream is unchanged). */
+int panto_stream_submit_tool_result(PantoStream *stream, const PantoToolResult *result);
+
+/* Cancels the turn (the close policy, see the top of this file). May be called from any
+ * thread, also while panto_next_event is blocked in another: that call returns
+ * PANTO_ERR_CANCELED promptly. The conversation holds the partial message when this returns.
+ * Later calls of panto_next_event return PANTO_ERR_CANCELED. Returns PANTO_OK; canceling
+ * twice, or a finished stream, is harmless. */
 int panto_stream_cancel(PantoStream *stream);
 
 /* Runs the failed turn again after a failure at the provider-open boundary (an HTTP error
@@ -412,11 +492,17 @@ int panto_stream_cancel(PantoStream *stream);
  * unfinished. */
 int panto_stream_reopen(PantoStream *stream);
 
-/* Detail of the stream's failure; returns its code (0 if none). out_error may be NULL. */
+/* Detail of the stream's last failure, of the turn (sticky: panto_next_event returns it again)
+ * or of a call on the stream that failed since (panto_stream_submit_tool_result,
+ * panto_stream_unread, panto_stream_reopen); returns its code (0 if none). out_error may be
+ * NULL. */
 int panto_stream_error(const PantoStream *stream, PantoError *out_error);
 
-/* Frees the stream, closing its connection. NULL is allowed. A turn freed before it ended
- * commits no assistant message. */
+/* Frees the stream. NULL is allowed. A turn not yet ended ends by the close policy (see the
+ * top of this file), exactly as if panto_stream_cancel had been called. May be called from
+ * any thread, also while another thread is blocked in panto_next_event(s) of the stream:
+ * that call returns PANTO_ERR_CANCELED and the stream is released when it has returned; the
+ * blocked thread must not use the stream again. */
 void panto_stream_free(PantoStream *stream);
 
 #ifdef __cplusplus
