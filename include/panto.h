@@ -33,7 +33,8 @@
  *    fails leaves it on the agent (panto_agent_error), a call on a stream on the stream
  *    (panto_stream_error), a call on a tool set on the tool set (panto_tools_error).
  *  - Growable structs carry `size` first; initialise them with their *_INIT macro (a
- *    designated initializer, `{.size = sizeof(T)}`: C99, and C++20). The library reads and
+ *    designated initializer, `{.size = sizeof(T)}`: C99, and C++20; g++ -Wextra warns that it
+ *    leaves fields out, which are zero). The library reads and
  *    writes only the fields that fit in `size`, so callers built against an older header keep
  *    working, and fields are only ever appended.
  *  - An agent and its streams are not thread-safe: use one from one thread at a time. Two
@@ -480,8 +481,9 @@ int panto_stream_submit_tool_result(PantoStream *stream, const PantoToolResult *
 
 /* Cancels the turn (the close policy, see the top of this file). May be called from any
  * thread, also while panto_next_event is blocked in another: that call returns
- * PANTO_ERR_CANCELED promptly. The conversation holds the partial message when this returns.
- * Later calls of panto_next_event return PANTO_ERR_CANCELED. Returns PANTO_OK; canceling
+ * PANTO_ERR_CANCELED promptly. The partial message is in the conversation once a call of
+ * panto_next_event(s) has returned PANTO_ERR_CANCELED, or the stream is freed; later calls
+ * return PANTO_ERR_CANCELED again. Returns PANTO_OK; canceling
  * twice, or a finished stream, is harmless. */
 int panto_stream_cancel(PantoStream *stream);
 
