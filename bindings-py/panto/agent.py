@@ -8,7 +8,8 @@ from _thread import RLock
 from . import _native
 from .config import KeepAlive, RetryPolicy, Timeouts, config_value
 from .errors import Error, InvalidArgumentError, LibraryNotFound, error_class, from_native
-from .stream import Stream, StreamHandle, free_handle, free_orphans
+from ._handle import StreamHandle, free_handle, free_orphans
+from .stream import Stream
 
 # Not imported at run time, to keep `import panto` cheap: typing, json (imported where used)
 # and the tools module (imported when an agent gets tools).
@@ -269,7 +270,7 @@ class Agent:
             rc = self._lib.agent_run(ptr, raw, ctypes.byref(out))
             if rc < 0:
                 raise self._error(ptr, rc)
-            handle = StreamHandle(self._lib, out, self._calls, self._orphans)
+            handle = StreamHandle(self._lib, out, self._calls, self._orphans, self._tools, self._streams)
             self._streams.add(handle)
         return Stream(self, handle, run_tools=bool(run_tools))
 
@@ -320,14 +321,14 @@ class Agent:
         lib = self._lib
         # First the streams: one that another thread is reading is canceled, then waited for.
         for handle in list(self._streams):
-            free_handle(handle, finish=False, lock_timeout=lock_timeout)
+            free_handle(handle, lock_timeout=lock_timeout)
         calls = self._calls
         if not calls.acquire(timeout=lock_timeout):
             return  # a daemon thread frozen by the interpreter's finalization holds it: leave it
         try:
             # A run() that was under way on another thread may have opened one more.
             for handle in list(self._streams):
-                free_handle(handle, finish=False)
+                free_handle(handle)
             self._streams.clear()
             free_orphans(lib, self._orphans)
             lib.agent_free(ptr)
@@ -370,9 +371,6 @@ class Agent:
         detail = _native.PantoError()
         self._lib.agent_error(ptr, ctypes.byref(detail))
         return from_native(self._lib, detail, rc)
-
-    def _forget_stream(self, handle: StreamHandle) -> None:
-        self._streams.discard(handle)
 
 
 def _json_loads(text: str) -> Any:
