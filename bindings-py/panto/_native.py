@@ -13,12 +13,33 @@ import sys
 # The header's constants, structs, handles and signatures, generated from the library's Zig
 # definitions (scripts/gen_abi.py): ABI_VERSION, OK, ERR_*, EVENT_*, BLOCK_*, STOP_*, PantoEvent,
 # AgentPtr, SIGNATURES, ...
+from . import _abi
 from ._abi import *  # noqa: F401,F403
 from ._abi import ABI_VERSION, BLOCK_NONE, BLOCK_REDACTED_THINKING, BLOCK_TEXT, BLOCK_THINKING, BLOCK_TOOL_CALL, SIGNATURES, PantoString
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:  # typing is not imported at run time: it costs more than this package
     from typing import Callable, Dict, List, Optional, Tuple
+
+
+def string(raw: bytes) -> PantoString:
+    """A PantoString of the bytes of `raw`, which the caller keeps alive during the call."""
+    return PantoString(ctypes.cast(ctypes.c_char_p(raw), ctypes.c_void_p), len(raw))
+
+
+def utf8(text: str) -> bytes:
+    """`text` as the library takes it. Not judged here: a lone surrogate goes as the bytes
+    it would be, which the library replaces (text) or refuses (identifiers, JSON)."""
+    return text.encode("utf-8", "surrogatepass")
+
+
+def tool_format(name: str) -> int:
+    """The PantoToolFormat of a format's name ("anthropic", "openai", "panto")."""
+    value = _abi.__dict__.get("TOOL_FORMAT_" + name.upper()) if name.isidentifier() else None
+    if not isinstance(value, int) or name != name.lower():
+        formats = ", ".join(repr(n[len("TOOL_FORMAT_"):].lower()) for n in _abi.__dict__ if n.startswith("TOOL_FORMAT_"))
+        raise ValueError(f"unknown tool format {name!r} (use {formats})")
+    return value
 
 
 def copy_string(s: PantoString) -> str:
@@ -66,6 +87,11 @@ class Library:
         self.agent_connections = c.panto_agent_connections
         self.agent_add_tool = c.panto_agent_add_tool
         self.agent_tools = c.panto_agent_tools
+        self.tools_new = c.panto_tools_new
+        self.tools_free = c.panto_tools_free
+        self.tools_add = c.panto_tools_add
+        self.tools_export = c.panto_tools_export
+        self.tools_error = c.panto_tools_error
         self.next_event = c.panto_next_event
         self.next_events = c.panto_next_events
         # The same function, with nothing declared: ctypes passes its arguments as they are, with

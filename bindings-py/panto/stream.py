@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import ctypes
 from _thread import allocate_lock
 from itertools import chain
 
@@ -524,13 +525,12 @@ class Stream:
         return ToolResult(call_id, pending.name, content, is_error)
 
     def _submit(self, call_id: str, content: str, is_error: bool) -> None:
-        try:
-            raw_id = call_id.encode("utf-8")
-            raw = content.encode("utf-8")
-        except UnicodeEncodeError as e:
-            raise InvalidArgumentError(f"the tool result is not valid Unicode: {e}") from None
-        if b"\0" in raw or b"\0" in raw_id:
-            raise InvalidArgumentError("a tool result or call id cannot contain a NUL character")
+        raw_id = _native.utf8(call_id)
+        raw = _native.utf8(content)
+        result = _native.PantoToolResult()
+        result.is_error = 1 if is_error else 0
+        result.call_id = _native.string(raw_id)
+        result.content = _native.string(raw)
         handle = self._handle
         with handle.calls, handle.lock:
             ptr = handle.ptr
@@ -541,12 +541,15 @@ class Stream:
                     status=_NO_SUCH_CALL,
                     code=self._lib.status_name(_NO_SUCH_CALL),
                 )
-            rc = self._lib.submit_tool_result(ptr, raw_id, raw, 1 if is_error else 0)
+            rc = self._lib.submit_tool_result(ptr, ctypes.byref(result))
+            if rc < 0:  # the detail is on the stream
+                detail = _native.PantoError()
+                self._lib.stream_error(ptr, detail)
+                error = from_native(self._lib, detail, rc)
         if rc < 0:
-            code = self._lib.status_name(rc)
-            if rc == _NO_SUCH_CALL:
-                raise NoSuchCallError(f"no tool call {call_id!r} awaits a result", call_id=call_id, status=rc, code=code)
-            raise error_class(rc)(f"submitting the result of {call_id!r} failed", status=rc, code=code)
+            if isinstance(error, NoSuchCallError):
+                error.call_id = call_id
+            raise error
         self._pending.pop(call_id, None)
 
     def text(self) -> Iterator[str]:
