@@ -14,7 +14,7 @@ if TYPE_CHECKING:
     from typing import Any, Dict, List, Tuple
 
 # The PANTO_ABI_VERSION of the library these definitions come from.
-ABI_VERSION = 2
+ABI_VERSION = 3
 
 # Status.
 OK = 0
@@ -71,6 +71,11 @@ STOP_CONTENT_FILTER = 6
 STOP_PAUSE_TURN = 7
 STOP_ABORTED = 8
 STOP_OTHER = 9
+
+# ToolFormat.
+TOOL_FORMAT_PANTO = 1
+TOOL_FORMAT_ANTHROPIC = 2
+TOOL_FORMAT_OPENAI = 3
 
 
 class PantoString(Structure):
@@ -132,6 +137,31 @@ class PantoError(Structure):
         self.size = ctypes.sizeof(PantoError)
 
 
+class PantoInput(Structure):
+    _fields_ = [
+        ("size", c_uint32),
+        ("reserved0", c_uint32),
+        ("text", PantoString),
+    ]
+
+    def __init__(self) -> None:  # PANTO_INPUT_INIT
+        super().__init__()
+        self.size = ctypes.sizeof(PantoInput)
+
+
+class PantoToolResult(Structure):
+    _fields_ = [
+        ("size", c_uint32),
+        ("is_error", c_int32),
+        ("call_id", PantoString),
+        ("content", PantoString),
+    ]
+
+    def __init__(self) -> None:  # PANTO_TOOL_RESULT_INIT
+        super().__init__()
+        self.size = ctypes.sizeof(PantoToolResult)
+
+
 class PantoConnections(Structure):
     _fields_ = [
         ("size", c_uint32),
@@ -160,6 +190,13 @@ class _PantoStream(Structure):
 StreamPtr = POINTER(_PantoStream)
 
 
+class _PantoTools(Structure):
+    pass
+
+
+ToolsPtr = POINTER(_PantoTools)
+
+
 # Every function of the header: name -> (restype, argtypes).
 SIGNATURES: Dict[str, Tuple[Any, List[Any]]] = {
     "panto_abi_version": (c_uint32, []),
@@ -168,16 +205,21 @@ SIGNATURES: Dict[str, Tuple[Any, List[Any]]] = {
     "panto_event_kind_name": (c_char_p, [c_int]),
     "panto_block_kind_name": (c_char_p, [c_int]),
     "panto_stop_reason_name": (c_char_p, [c_int]),
-    "panto_agent_new": (c_int, [c_char_p, POINTER(AgentPtr)]),
+    "panto_agent_new": (c_int, [PantoString, POINTER(AgentPtr)]),
     "panto_agent_free": (None, [AgentPtr]),
     "panto_agent_error": (c_int, [AgentPtr, POINTER(PantoError)]),
-    "panto_agent_set_config": (c_int, [AgentPtr, c_char_p]),
-    "panto_agent_run": (c_int, [AgentPtr, c_char_p, POINTER(StreamPtr)]),
+    "panto_agent_set_config": (c_int, [AgentPtr, PantoString]),
+    "panto_agent_run": (c_int, [AgentPtr, POINTER(PantoInput), POINTER(StreamPtr)]),
     "panto_agent_conversation": (c_int, [AgentPtr, POINTER(PantoString)]),
     "panto_agent_connections": (c_int, [AgentPtr, POINTER(PantoConnections)]),
-    "panto_agent_add_tool": (c_int, [AgentPtr, c_char_p]),
-    "panto_agent_tools": (c_int, [AgentPtr, c_char_p, c_int, POINTER(PantoString)]),
-    "panto_stream_submit_tool_result": (c_int, [StreamPtr, c_char_p, c_char_p, c_int]),
+    "panto_agent_add_tool": (c_int, [AgentPtr, PantoString]),
+    "panto_agent_tools": (c_int, [AgentPtr, c_int, c_int, POINTER(PantoString)]),
+    "panto_tools_new": (c_int, [POINTER(ToolsPtr)]),
+    "panto_tools_free": (None, [ToolsPtr]),
+    "panto_tools_add": (c_int, [ToolsPtr, PantoString]),
+    "panto_tools_export": (c_int, [ToolsPtr, c_int, PantoString, POINTER(PantoString)]),
+    "panto_tools_error": (c_int, [ToolsPtr, POINTER(PantoError)]),
+    "panto_stream_submit_tool_result": (c_int, [StreamPtr, POINTER(PantoToolResult)]),
     "panto_next_event": (c_int, [StreamPtr, POINTER(PantoEvent)]),
     "panto_next_events": (c_int, [StreamPtr, POINTER(PantoEvent), c_size_t, POINTER(c_size_t), POINTER(PantoString)]),
     "panto_stream_unread": (c_int, [StreamPtr, c_size_t]),
@@ -193,5 +235,7 @@ LAYOUT: Dict[str, Tuple[int, Dict[str, Tuple[int, int]]]] = {
     "PantoUsage": (40, {"input_tokens": (0, 8), "output_tokens": (8, 8), "cache_read_tokens": (16, 8), "cache_write_tokens": (24, 8), "reasoning_tokens": (32, 8)}),
     "PantoEvent": (168, {"size": (0, 4), "kind": (4, 4), "index": (8, 4), "block_kind": (12, 4), "text": (16, 16), "id": (32, 16), "model": (48, 16), "stop_reason": (64, 4), "is_error": (68, 4), "provider_stop_reason": (72, 16), "usage": (88, 40), "name": (128, 16), "awaiting_result": (144, 4), "attempt": (148, 4), "http_status": (152, 4), "reserved0": (156, 4), "delay_ms": (160, 8)}),
     "PantoError": (64, {"size": (0, 4), "code": (4, 4), "http_status": (8, 4), "reserved0": (12, 4), "type": (16, 16), "message": (32, 16), "request_id": (48, 16)}),
+    "PantoInput": (24, {"size": (0, 4), "reserved0": (4, 4), "text": (8, 16)}),
+    "PantoToolResult": (40, {"size": (0, 4), "is_error": (4, 4), "call_id": (8, 16), "content": (24, 16)}),
     "PantoConnections": (24, {"size": (0, 4), "reserved0": (4, 4), "opened": (8, 8), "reused": (16, 8)}),
 }

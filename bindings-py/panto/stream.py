@@ -389,7 +389,12 @@ class Stream:
         if self._done:
             return None
         # Closed (by close(), its agent's close() or another thread) before the turn ended.
-        self._error = CanceledError("the stream was closed before the turn ended", status=_CANCELED, code=self._lib.status_name(_CANCELED))
+        self._error = CanceledError(
+            "the stream was closed before the turn ended",
+            status=_CANCELED,
+            code=self._lib.status_name(_CANCELED),
+            error_type="canceled_error",  # as the library's cancel
+        )
         raise self._error
 
     def _give_back(self, ptr: Any) -> None:

@@ -14,7 +14,7 @@ const abi = @import("abi.zig");
 const exports = @import("root.zig");
 
 /// Enums panto.h takes from the core rather than from abi.zig (abi.zig's test checks them).
-const core_enums = .{ .{ "BlockKind", panto.BlockKind }, .{ "StopReason", panto.StopReason } };
+const core_enums = .{ .{ "BlockKind", panto.BlockKind }, .{ "StopReason", panto.StopReason }, .{ "ToolFormat", panto.tools.Format } };
 
 pub fn main(init: std.process.Init) !void {
     try std.Io.File.stdout().writeStreamingAll(init.io, comptime dump());

@@ -224,7 +224,7 @@ def test_declaration_errors_are_reported_at_once() -> None:
     # The rules of a spec are the library's (panto_tools_add): its reason, as ConfigError.
     with pytest.raises(panto.ConfigError) as info:
         panto.Tool(name="has space", description="")
-    assert "has space" in info.value.message and info.value.code == "config"
+    assert "1 to 64" in info.value.message and info.value.code == "config"
     with pytest.raises(panto.ConfigError, match="object"):
         panto.Tool(name="t", input_schema={"type": "string"})
     with pytest.raises(panto.ConfigError, match="no_such_key"):
@@ -383,7 +383,7 @@ def test_tool_class_mistakes_fail_at_definition() -> None:
             def run(self) -> str:
                 return ""
 
-    with pytest.raises(ValueError, match="letters, digits"):
+    with pytest.raises(panto.ConfigError, match="letters, digits"):  # the library's rule
 
         class BadName(panto.ToolClass, name="bad name"):
             def run(self) -> str:
