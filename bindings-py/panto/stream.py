@@ -116,7 +116,8 @@ class Stream:
     Canceling: `cancel()` ends the turn from any thread, also while another thread is blocked
     in `next()`, which then raises `panto.CanceledError` at once. Ctrl-C while the main thread
     is blocked in `next()` cancels the turn the same way and raises KeyboardInterrupt. Closing
-    a turn before it ended cancels it too. In every case what the model had said so far stays
+    a turn before it ended (or the garbage collector dropping its stream) ends it by the
+    library's close policy, as in every language. In every case what the model had said so far stays
     in the conversation as an assistant message with "stop_reason": "aborted", later `next()`
     calls raise `panto.CanceledError`, and the agent can run the next turn.
 
