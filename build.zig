@@ -111,6 +111,7 @@ pub fn build(b: *std.Build) void {
         .link_libc = true,
         .imports = &.{.{ .name = "panto", .module = core }},
     }) });
+    abi_dump.root_module.addIncludePath(b.path("include")); // as the C ABI module's: it imports root.zig
     b.step("abi-dump", "Print the C ABI (structs, enums, functions) as JSON, for scripts/gen_abi.py").dependOn(&b.addRunArtifact(abi_dump).step);
 
     // Tests.
