@@ -2,9 +2,9 @@
 
 The mirror is generated (scripts/gen_abi.py; `make test-python` checks it is current) from the
 library's Zig definitions, which `zig build test` checks against the header. These checks need
-no built libpanto: they compare ctypes'
-layouts with the Zig compiler's, compile a small C program against the header with `zig cc`,
-and load fake libraries. Run with PYTHONPATH=bindings-py.
+no built libpanto: they compare ctypes' layouts with the Zig compiler's, compile a small C
+program against the header with `zig cc`, and load fake libraries. Run with
+PYTHONPATH=bindings-py.
 """
 
 from __future__ import annotations
