@@ -16,7 +16,7 @@ export LD_LIBRARY_PATH := $(LIB)
 export LUA_CPATH := $(LIB)/lua/?.so;;
 export PYTHONPATH := $(ROOT)/bindings-py
 
-.PHONY: all setup build test test-zig test-c test-python test-go test-lua conformance test-soak soak demo bench bench-latency fuzz clean
+.PHONY: all setup build test test-zig test-c test-python check-abi test-go test-lua conformance test-soak soak demo bench bench-latency fuzz clean
 
 all: build
 
@@ -40,9 +40,13 @@ test-c:
 	build/test_api
 	OPTIMIZE=$(OPTIMIZE) tests/c/test_install.sh
 
-test-python:
+test-python: check-abi
 	$(PY) -m mypy --strict bindings-py/panto
 	$(PY) -m pytest -q tests/python
+
+# The generated mirror of the header (bindings-py/panto/_abi.py) is current.
+check-abi:
+	$(PY) scripts/gen_abi.py --check
 
 test-go:
 	cd libpanto-go && go vet ./... && go test -race -count=1 ./...

@@ -102,6 +102,18 @@ pub fn build(b: *std.Build) void {
     }) });
     b.step("hotpath", "Build zig-out/bin/hotpath (SSE parsing and decoding of a body file, timed)").dependOn(&b.addInstallArtifact(hotpath, .{}).step);
 
+    // `zig build abi-dump`: the C ABI as JSON, reflected from libpanto-c's Zig definitions, on
+    // stdout; scripts/gen_abi.py makes the bindings' mirrors from it.
+    const abi_dump = b.addExecutable(.{ .name = "abi_dump", .root_module = b.createModule(.{
+        .root_source_file = b.path("libpanto-c/src/abi_dump.zig"),
+        .target = target,
+        .optimize = .Debug, // only its comptime part matters: compiles fastest
+        .link_libc = true,
+        .imports = &.{.{ .name = "panto", .module = core }},
+    }) });
+    abi_dump.root_module.addIncludePath(b.path("include")); // as the C ABI module's: it imports root.zig
+    b.step("abi-dump", "Print the C ABI (structs, enums, functions) as JSON, for scripts/gen_abi.py").dependOn(&b.addRunArtifact(abi_dump).step);
+
     // Tests.
     const test_step = b.step("test", "Run the Zig unit tests and the C-ABI layout check");
     const core_tests = b.addTest(.{ .root_module = core });

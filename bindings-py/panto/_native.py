@@ -1,4 +1,4 @@
-"""The ctypes layer: struct mirrors of include/panto.h, symbol declarations, loading.
+"""The ctypes layer: loading the library and declaring its symbols (their types are in _abi.py).
 
 Private: the public API is in agent.py, stream.py, events.py and errors.py. Nothing here
 allocates per event; callers copy borrowed strings out with `copy_string` at once.
@@ -9,167 +9,37 @@ from __future__ import annotations
 import ctypes
 import os
 import sys
-from ctypes import POINTER, Structure, c_char_p, c_int, c_int32, c_size_t, c_uint32, c_uint64, c_void_p
+
+# The header's constants, structs, handles and signatures, generated from the library's Zig
+# definitions (scripts/gen_abi.py): ABI_VERSION, OK, ERR_*, EVENT_*, BLOCK_*, STOP_*, PantoEvent,
+# AgentPtr, SIGNATURES, ...
+from . import _abi
+from ._abi import *  # noqa: F401,F403
+from ._abi import ABI_VERSION, BLOCK_NONE, BLOCK_REDACTED_THINKING, BLOCK_TEXT, BLOCK_THINKING, BLOCK_TOOL_CALL, SIGNATURES, PantoString
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:  # typing is not imported at run time: it costs more than this package
-    from typing import Any, Callable, Dict, List, Optional, Tuple
-
-# The PANTO_ABI_VERSION of the include/panto.h this module mirrors.
-ABI_VERSION = 2
-
-# PantoStatus.
-OK = 0
-EVENT = 1
-DONE = 2
-ERR_INVALID_ARGUMENT = -1
-ERR_OUT_OF_MEMORY = -2
-ERR_CONFIG = -3
-ERR_BUSY = -4
-ERR_RESULT_PENDING = -5
-ERR_NO_SUCH_CALL = -6
-ERR_STATE = -7
-ERR_AUTHENTICATION = -10
-ERR_PERMISSION = -11
-ERR_NOT_FOUND = -12
-ERR_INVALID_REQUEST = -13
-ERR_RATE_LIMIT = -14
-ERR_OVERLOADED = -15
-ERR_SERVER = -16
-ERR_TIMEOUT = -17
-ERR_CONNECTION = -18
-ERR_PROTOCOL = -19
-ERR_CANCELED = -20
-ERR_TOOL_LOOP = -21
-ERR_CAPABILITY = -22
-
-# PantoEventKind.
-EVENT_MESSAGE_START = 1
-EVENT_BLOCK_START = 2
-EVENT_CONTENT_DELTA = 3
-EVENT_BLOCK_COMPLETE = 4
-EVENT_MESSAGE_COMPLETE = 5
-EVENT_MESSAGE_END = 6
-EVENT_TOOL_DETAILS = 7
-EVENT_TOOL_CALL_START = 8
-EVENT_TOOL_RESULT = 9
-EVENT_PROVIDER_RETRY = 10
-
-# PantoBlockKind.
-BLOCK_NONE = 0
-BLOCK_TEXT = 1
-BLOCK_THINKING = 2
-BLOCK_TOOL_CALL = 3
-BLOCK_REDACTED_THINKING = 4
+    from typing import Callable, Dict, List, Optional, Tuple
 
 
-class PantoString(Structure):
-    _fields_ = [("ptr", c_void_p), ("len", c_size_t)]
+def string(raw: bytes) -> PantoString:
+    """A PantoString of the bytes of `raw`, which the caller keeps alive during the call."""
+    return PantoString(ctypes.cast(ctypes.c_char_p(raw), ctypes.c_void_p), len(raw))
 
 
-class PantoUsage(Structure):
-    _fields_ = [
-        ("input_tokens", c_uint64),
-        ("output_tokens", c_uint64),
-        ("cache_read_tokens", c_uint64),
-        ("cache_write_tokens", c_uint64),
-        ("reasoning_tokens", c_uint64),
-    ]
+def utf8(text: str) -> bytes:
+    """`text` as the library takes it. Not judged here: a lone surrogate goes as the bytes
+    it would be, which the library replaces (text) or refuses (identifiers, JSON)."""
+    return text.encode("utf-8", "surrogatepass")
 
 
-class PantoEvent(Structure):
-    _fields_ = [
-        ("size", c_uint32),
-        ("kind", c_int32),
-        ("index", c_uint32),
-        ("block_kind", c_int32),
-        ("text", PantoString),
-        ("id", PantoString),
-        ("model", PantoString),
-        ("stop_reason", c_int32),
-        ("is_error", c_int32),
-        ("provider_stop_reason", PantoString),
-        ("usage", PantoUsage),
-        ("name", PantoString),
-        ("awaiting_result", c_int32),
-        ("attempt", c_uint32),
-        ("http_status", c_int32),
-        ("reserved0", c_int32),
-        ("delay_ms", c_uint64),
-    ]
-
-    def __init__(self) -> None:  # PANTO_EVENT_INIT
-        super().__init__()
-        self.size = ctypes.sizeof(PantoEvent)
-
-
-class PantoError(Structure):
-    _fields_ = [
-        ("size", c_uint32),
-        ("code", c_int32),
-        ("http_status", c_int32),
-        ("reserved0", c_int32),
-        ("type", PantoString),
-        ("message", PantoString),
-        ("request_id", PantoString),
-    ]
-
-    def __init__(self) -> None:  # PANTO_ERROR_INIT
-        super().__init__()
-        self.size = ctypes.sizeof(PantoError)
-
-
-class PantoConnections(Structure):
-    _fields_ = [
-        ("size", c_uint32),
-        ("reserved0", c_uint32),
-        ("opened", c_uint64),
-        ("reused", c_uint64),
-    ]
-
-    def __init__(self) -> None:  # PANTO_CONNECTIONS_INIT
-        super().__init__()
-        self.size = ctypes.sizeof(PantoConnections)
-
-
-# Opaque handles: distinct pointer types, so ctypes refuses a stream where an agent is due.
-class _PantoAgent(Structure):
-    pass
-
-
-class _PantoStream(Structure):
-    pass
-
-
-AgentPtr = POINTER(_PantoAgent)
-StreamPtr = POINTER(_PantoStream)
-
-# Every function of include/panto.h: name -> (restype, argtypes).
-SIGNATURES: Dict[str, Tuple[Any, List[Any]]] = {
-    "panto_status_name": (c_char_p, [c_int]),
-    "panto_abi_version": (c_uint32, []),
-    "panto_version": (c_char_p, []),
-    "panto_event_kind_name": (c_char_p, [c_int]),
-    "panto_block_kind_name": (c_char_p, [c_int]),
-    "panto_stop_reason_name": (c_char_p, [c_int]),
-    "panto_agent_new": (c_int, [c_char_p, POINTER(AgentPtr)]),
-    "panto_agent_free": (None, [AgentPtr]),
-    "panto_agent_error": (c_int, [AgentPtr, POINTER(PantoError)]),
-    "panto_agent_set_config": (c_int, [AgentPtr, c_char_p]),
-    "panto_agent_run": (c_int, [AgentPtr, c_char_p, POINTER(StreamPtr)]),
-    "panto_agent_conversation": (c_int, [AgentPtr, POINTER(PantoString)]),
-    "panto_agent_connections": (c_int, [AgentPtr, POINTER(PantoConnections)]),
-    "panto_agent_add_tool": (c_int, [AgentPtr, c_char_p]),
-    "panto_agent_tools": (c_int, [AgentPtr, c_char_p, c_int, POINTER(PantoString)]),
-    "panto_next_event": (c_int, [StreamPtr, POINTER(PantoEvent)]),
-    "panto_next_events": (c_int, [StreamPtr, POINTER(PantoEvent), c_size_t, POINTER(c_size_t), POINTER(PantoString)]),
-    "panto_stream_unread": (c_int, [StreamPtr, c_size_t]),
-    "panto_stream_submit_tool_result": (c_int, [StreamPtr, c_char_p, c_char_p, c_int]),
-    "panto_stream_cancel": (c_int, [StreamPtr]),
-    "panto_stream_reopen": (c_int, [StreamPtr]),
-    "panto_stream_error": (c_int, [StreamPtr, POINTER(PantoError)]),
-    "panto_stream_free": (None, [StreamPtr]),
-}
+def tool_format(name: str) -> int:
+    """The PantoToolFormat of a format's name ("anthropic", "openai", "panto")."""
+    value = _abi.__dict__.get("TOOL_FORMAT_" + name.upper()) if name.isidentifier() else None
+    if not isinstance(value, int) or name != name.lower():
+        formats = ", ".join(repr(n[len("TOOL_FORMAT_"):].lower()) for n in _abi.__dict__ if n.startswith("TOOL_FORMAT_"))
+        raise ValueError(f"unknown tool format {name!r} (use {formats})")
+    return value
 
 
 def copy_string(s: PantoString) -> str:
@@ -217,6 +87,11 @@ class Library:
         self.agent_connections = c.panto_agent_connections
         self.agent_add_tool = c.panto_agent_add_tool
         self.agent_tools = c.panto_agent_tools
+        self.tools_new = c.panto_tools_new
+        self.tools_free = c.panto_tools_free
+        self.tools_add = c.panto_tools_add
+        self.tools_export = c.panto_tools_export
+        self.tools_error = c.panto_tools_error
         self.next_event = c.panto_next_event
         self.next_events = c.panto_next_events
         # The same function, with nothing declared: ctypes passes its arguments as they are, with

@@ -8,7 +8,8 @@ from _thread import RLock
 from . import _native
 from .config import KeepAlive, RetryPolicy, Timeouts, config_value
 from .errors import Error, InvalidArgumentError, LibraryNotFound, error_class, from_native
-from .stream import Stream, StreamHandle, free_handle, free_orphans
+from ._handle import StreamHandle, free_handle, free_orphans
+from .stream import Stream
 
 # Not imported at run time, to keep `import panto` cheap: typing, json (imported where used)
 # and the tools module (imported when an agent gets tools).
@@ -158,7 +159,7 @@ class Agent:
 
         raw = json.dumps(config).encode("utf-8")
         out = _native.AgentPtr()
-        rc = lib.agent_new(raw, ctypes.byref(out))
+        rc = lib.agent_new(_native.string(raw), ctypes.byref(out))
         if rc < 0:
             if out:  # PANTO_ERR_CONFIG: the agent holds the reason
                 try:
@@ -193,7 +194,7 @@ class Agent:
         raw = json.dumps(config).encode("utf-8")
         with self._calls:
             ptr = self._live()
-            rc = self._lib.agent_set_config(ptr, raw)
+            rc = self._lib.agent_set_config(ptr, _native.string(raw))
             if rc < 0:
                 raise self._error(ptr, rc)
 
@@ -215,7 +216,7 @@ class Agent:
         raw = json.dumps(t.spec()).encode("utf-8")
         with self._calls:
             ptr = self._live()
-            rc = self._lib.agent_add_tool(ptr, raw)
+            rc = self._lib.agent_add_tool(ptr, _native.string(raw))
             if rc < 0:
                 raise self._error(ptr, rc)
             self._tools[t.name] = t
@@ -228,12 +229,13 @@ class Agent:
         `read`). With `only_allowed` (the default), only the tools the agent's capabilities
         allow, which are the ones offered to the model."""
         self._live()
-        if not isinstance(format, str) or "\0" in format:
-            raise InvalidArgumentError(f"bad tools format {format!r}")
+        if not isinstance(format, str):
+            raise TypeError(f"the tools format must be a str, not {type(format).__name__}")
+        tool_format = _native.tool_format(format)
         s = _native.PantoString()
         with self._calls:  # the string lives until the next call on the agent
             ptr = self._live()
-            rc = self._lib.agent_tools(ptr, format.encode("utf-8"), 1 if only_allowed else 0, ctypes.byref(s))
+            rc = self._lib.agent_tools(ptr, tool_format, 1 if only_allowed else 0, ctypes.byref(s))
             if rc < 0:
                 raise self._error(ptr, rc)
             text = _native.copy_string(s)
@@ -256,20 +258,17 @@ class Agent:
         self._live()
         if not isinstance(text, str):
             raise TypeError(f"run() needs a str, not {type(text).__name__}")
-        try:
-            raw = text.encode("utf-8")
-        except UnicodeEncodeError as e:
-            raise InvalidArgumentError(f"the text is not valid Unicode: {e}") from None
-        if b"\0" in raw:
-            raise InvalidArgumentError("the text contains a NUL character")
+        raw = _native.utf8(text)
+        run_input = _native.PantoInput()
+        run_input.text = _native.string(raw)
         out = _native.StreamPtr()
         with self._calls:
             ptr = self._live()
             free_orphans(self._lib, self._orphans)  # an unfinished one keeps the agent busy
-            rc = self._lib.agent_run(ptr, raw, ctypes.byref(out))
+            rc = self._lib.agent_run(ptr, ctypes.byref(run_input), ctypes.byref(out))
             if rc < 0:
                 raise self._error(ptr, rc)
-            handle = StreamHandle(self._lib, out, self._calls, self._orphans)
+            handle = StreamHandle(self._lib, out, self._calls, self._orphans, self._tools, self._streams)
             self._streams.add(handle)
         return Stream(self, handle, run_tools=bool(run_tools))
 
@@ -320,14 +319,14 @@ class Agent:
         lib = self._lib
         # First the streams: one that another thread is reading is canceled, then waited for.
         for handle in list(self._streams):
-            free_handle(handle, finish=False, lock_timeout=lock_timeout)
+            free_handle(handle, lock_timeout=lock_timeout)
         calls = self._calls
         if not calls.acquire(timeout=lock_timeout):
             return  # a daemon thread frozen by the interpreter's finalization holds it: leave it
         try:
             # A run() that was under way on another thread may have opened one more.
             for handle in list(self._streams):
-                free_handle(handle, finish=False)
+                free_handle(handle)
             self._streams.clear()
             free_orphans(lib, self._orphans)
             lib.agent_free(ptr)
@@ -370,9 +369,6 @@ class Agent:
         detail = _native.PantoError()
         self._lib.agent_error(ptr, ctypes.byref(detail))
         return from_native(self._lib, detail, rc)
-
-    def _forget_stream(self, handle: StreamHandle) -> None:
-        self._streams.discard(handle)
 
 
 def _json_loads(text: str) -> Any:

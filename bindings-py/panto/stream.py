@@ -2,10 +2,12 @@
 
 from __future__ import annotations
 
-from _thread import allocate_lock, get_ident
+import ctypes
+from _thread import allocate_lock
 from itertools import chain
 
 from . import _native
+from ._handle import StreamHandle, free_handle
 from ._frozen import construct as _construct
 from .errors import (
     BusyError,
@@ -41,7 +43,6 @@ if TYPE_CHECKING:
     from typing import Any, Callable, Dict, Iterator, List, Optional, Tuple, Type, Union
 
     from ._batch import NativeBatch
-    from .agent import Agent
     from .events import Event
     from .message import AssistantMessage
     from .tools import Tool
@@ -62,7 +63,7 @@ _TOOL_RESULT = _native.EVENT_TOOL_RESULT
 _PROVIDER_RETRY = _native.EVENT_PROVIDER_RETRY
 _RESULT_PENDING = _native.ERR_RESULT_PENDING
 _NO_SUCH_CALL = _native.ERR_NO_SUCH_CALL
-_get_ident = get_ident
+_CANCELED = _native.ERR_CANCELED
 
 
 
@@ -103,112 +104,6 @@ class _Raise:
             del exc
 
 
-class StreamHandle:
-    """The native stream pointer, shared by the Stream and its Agent. The Agent frees the
-    handles it still holds before it frees itself, so freeing is safe in any order (garbage
-    collection of a cycle, interpreter shutdown). `ptr` is None once freed.
-
-    Threads: the C API is not thread-safe. `calls`, the agent's reentrant lock, is held during
-    every native call on the agent or one of its streams, and while reading what the call left
-    (events, error detail), except panto_stream_cancel, which is made under `lock` alone and so
-    never waits. Reentrant: a finalizer that runs between two native calls of the thread
-    holding it (garbage collection) frees its stream at once. `orphans` is the agent's list
-    of native streams whose finalizer found `calls` taken by another thread: the next holder
-    frees them (free_orphans).
-
-    `lock` guards `ptr` against freeing. `busy` is the ident of the thread inside a native
-    call that may block (panto_next_events) and reads the batch it filled, 0 when none:
-    freeing cancels that call before it waits for `calls`. `batch` is the list of the events
-    the Stream read and has still to hand out: freeing empties it, so that they are not
-    handed out."""
-
-    __slots__ = ("ptr", "lib", "lock", "calls", "orphans", "busy", "batch")
-
-    def __init__(self, lib: _native.Library, ptr: Any, calls: Any, orphans: List[Any]) -> None:
-        self.ptr: Optional[Any] = ptr  # a non-NULL _native.StreamPtr, or None
-        self.lib = lib
-        self.lock = allocate_lock()
-        self.calls = calls  # a _thread.RLock
-        self.orphans = orphans
-        self.busy = 0
-        self.batch: List[Any] = []
-
-    def cancel_busy(self) -> bool:
-        """Cancels only while a thread is inside panto_next_events (for Ctrl-C)."""
-        with self.lock:
-            ptr = self.ptr
-            if ptr is None or not self.busy:
-                return False
-            self.lib.stream_cancel(ptr)
-            return True
-
-
-def free_handle(
-    handle: StreamHandle,
-    *,
-    finish: bool,
-    lock_timeout: float = -1,
-    give_back: Optional[Callable[[Any], None]] = None,
-) -> Tuple[int, Optional[Error]]:
-    """Frees the native stream of `handle` (once; later calls do nothing), safely against a
-    thread blocked in its panto_next_events: that call is canceled, then waited for.
-
-    With `finish`, the turn is canceled and ended first, so that what the model had said stays
-    in the conversation (stop reason "aborted"); returns the status of that last
-    panto_next_event (DONE for a turn that had ended) and its error. `give_back(ptr)` first
-    gives the library back the events read ahead that the user did not see (Stream._give_back),
-    unless a thread was inside a native call on the stream.
-
-    Finalizers pass a `lock_timeout`: when the handle's lock is not free by then (a daemon
-    thread frozen by the interpreter's finalization while it held it), the stream is left
-    unfreed rather than waited for forever; and they never wait for `calls`: when another
-    thread holds it, the stream is queued for that thread to free (free_orphans), unfinished."""
-    lib = handle.lib
-    if not handle.lock.acquire(timeout=lock_timeout):
-        return _DONE, None
-    try:
-        ptr = handle.ptr
-        if ptr is None:
-            return _DONE, None
-        busy = handle.busy
-        if busy == _get_ident():  # e.g. a signal handler that runs inside next()
-            raise RuntimeError("a panto stream cannot be closed from inside its own next()")
-        handle.ptr = None  # no native call starts from now on; cancel() does nothing
-        if busy:  # another thread is inside next(): it returns at once
-            lib.stream_cancel(ptr)
-    finally:
-        handle.lock.release()
-    calls = handle.calls
-    if lock_timeout < 0:
-        calls.acquire()
-    elif not calls.acquire(False):
-        handle.orphans.append(ptr)
-        return _DONE, None
-    try:
-        free_orphans(lib, handle.orphans)
-        if finish and not busy and give_back is not None:
-            give_back(ptr)
-        handle.batch.clear()  # what was read ahead is not handed out after the free
-        rc, err = _DONE, None
-        if finish:
-            lib.stream_cancel(ptr)
-            rc = lib.next_event(ptr, _native.PantoEvent())  # canceled: returns at once
-            if rc < 0:
-                detail = _native.PantoError()
-                lib.stream_error(ptr, detail)
-                err = from_native(lib, detail, rc)
-        lib.stream_free(ptr)
-    finally:
-        calls.release()
-    return rc, err
-
-
-def free_orphans(lib: _native.Library, orphans: List[Any]) -> None:
-    """Frees the native streams a finalizer queued (see free_handle); `calls` is held."""
-    while orphans:
-        lib.stream_free(orphans.pop())
-
-
 class Stream:
     """The events of one turn (made by `Agent.run`).
 
@@ -221,7 +116,8 @@ class Stream:
     Canceling: `cancel()` ends the turn from any thread, also while another thread is blocked
     in `next()`, which then raises `panto.CanceledError` at once. Ctrl-C while the main thread
     is blocked in `next()` cancels the turn the same way and raises KeyboardInterrupt. Closing
-    a turn before it ended cancels it too. In every case what the model had said so far stays
+    a turn before it ended (or the garbage collector dropping its stream) ends it by the
+    library's close policy, as in every language. In every case what the model had said so far stays
     in the conversation as an assistant message with "stop_reason": "aborted", later `next()`
     calls raise `panto.CanceledError`, and the agent can run the next turn.
 
@@ -247,10 +143,10 @@ class Stream:
     they make it return first.
     """
 
-    def __init__(self, agent: "Agent", handle: StreamHandle, *, run_tools: bool = True) -> None:
+    def __init__(self, agent: object, handle: StreamHandle, *, run_tools: bool = True) -> None:
         # Made by Agent.run only.
         self._agent = agent  # the C API needs the agent to outlive its streams
-        self._lib = agent._lib
+        self._lib = handle.lib
         self._handle = handle
         self._done = False
         self._error: Optional[Error] = None
@@ -331,34 +227,38 @@ class Stream:
     def _fetch(self) -> Optional[List[Event]]:
         """The events of the next batch (never empty), or None when the turn is over; raises
         the turn's failure. `calls` is held."""
-        handle = self._handle
-        with handle.lock:
-            ptr = handle.ptr
-            if ptr is None:  # closed meanwhile by a tool handler or another thread
-                return self._closed()
-            handle.busy = _get_ident()
-        try:
-            return self._read(ptr)
-        finally:
-            handle.busy = 0
-
-    def _read(self, ptr: Any) -> Optional[List[Event]]:
-        """The next batch, while `ptr` is held busy."""
         native = self._native
         if native is None:
+            if self._handle.ptr is None:  # closed meanwhile by a tool handler or another thread
+                return self._closed()
             from ._batch import NativeBatch  # here: `import panto` does not need it
 
             native = self._native = NativeBatch(self._lib)
+        return self._read(native)
+
+    def _read(self, native: NativeBatch) -> Optional[List[Event]]:
+        """The next batch, read into `native`."""
         lib = self._lib
+        handle = self._handle
         while True:
+            ptr = handle.begin_call()
+            if ptr is None:  # closed meanwhile by a tool handler or another thread
+                self._let_go(native)
+                return self._closed()
             native.prepare()
             try:
-                rc = _blocking_call(self._handle, native.call, ptr, *native.args)
+                rc = _blocking_call(handle, native.call, ptr, *native.args)
             except BaseException:
                 # Ctrl-C (the turn is canceled) as the batch came: its events were not seen.
                 if native.count:
                     lib.stream_unread(ptr, native.count)
+                if handle.end_call():
+                    self._free_closed(ptr, native, 0)
                 raise
+            if handle.end_call():
+                # Closed by another thread during the call, which left the freeing to this one.
+                self._free_closed(ptr, native, rc)
+                return self._closed()
             if rc == _EVENT:
                 deltas = native.all_deltas(lib.block_kind_names, lib.block_kind_name)
                 if deltas is not None:  # the usual batch: nothing in it to keep for final_message()
@@ -389,6 +289,20 @@ class Stream:
                 self._to_run.clear()
                 raise self._error
             raise Error(f"panto_next_events returned the unexpected status {rc}", status=rc)
+
+    def _free_closed(self, ptr: Any, native: NativeBatch, rc: int) -> None:
+        """Frees the stream another thread closed while this one was in the call that returned
+        `rc` (`calls` is held): the events it read were not seen, and are given back; the
+        failure it returned (canceled, by the close) is the stream's."""
+        lib = self._lib
+        if rc == _EVENT and native.count:
+            lib.stream_unread(ptr, native.count)
+        elif rc < 0 and self._error is None:
+            detail = _native.PantoError()
+            lib.stream_error(ptr, detail)
+            self._error = from_native(lib, detail, rc)
+        lib.stream_free(ptr)
+        self._let_go(native)
 
     def _let_go(self, native: NativeBatch) -> None:
         """At the turn's end: the array is not needed again (a kept Stream costs nothing, and
@@ -475,8 +389,13 @@ class Stream:
             raise self._error.with_traceback(None)
         if self._done:
             return None
-        # Freed by its agent's close(), which does not end the turn.
-        self._error = CanceledError("the stream was closed before the turn ended")
+        # Closed (by close(), its agent's close() or another thread) before the turn ended.
+        self._error = CanceledError(
+            "the stream was closed before the turn ended",
+            status=_CANCELED,
+            code=self._lib.status_name(_CANCELED),
+            error_type="canceled_error",  # as the library's cancel
+        )
         raise self._error
 
     def _give_back(self, ptr: Any) -> None:
@@ -497,7 +416,7 @@ class Stream:
         if call.awaiting_result:
             self._pending[call.id] = call
             if self._run_tools:
-                tool = self._agent._tools.get(call.name)
+                tool = self._handle.tools.get(call.name)
                 if tool is not None and tool.handler is not None:
                     self._to_run.append(call)
         return call
@@ -519,7 +438,7 @@ class Stream:
             call = self._to_run.pop(0)
             if call.id not in self._pending:
                 continue
-            tool = self._agent._tools[call.name]
+            tool = self._handle.tools[call.name]
             content, is_error = _execute(tool, call)
             self._submit(call.id, content, is_error)
 
@@ -604,7 +523,7 @@ class Stream:
                 status=_NO_SUCH_CALL,
                 code=self._lib.status_name(_NO_SUCH_CALL),
             )
-        tool = self._agent._tools.get(pending.name)
+        tool = self._handle.tools.get(pending.name)
         if tool is None or tool.handler is None:
             raise LookupError(f"the tool {pending.name!r} has no handler registered with this agent")
         content, is_error = _execute(tool, pending)
@@ -612,13 +531,12 @@ class Stream:
         return ToolResult(call_id, pending.name, content, is_error)
 
     def _submit(self, call_id: str, content: str, is_error: bool) -> None:
-        try:
-            raw_id = call_id.encode("utf-8")
-            raw = content.encode("utf-8")
-        except UnicodeEncodeError as e:
-            raise InvalidArgumentError(f"the tool result is not valid Unicode: {e}") from None
-        if b"\0" in raw or b"\0" in raw_id:
-            raise InvalidArgumentError("a tool result or call id cannot contain a NUL character")
+        raw_id = _native.utf8(call_id)
+        raw = _native.utf8(content)
+        result = _native.PantoToolResult()
+        result.is_error = 1 if is_error else 0
+        result.call_id = _native.string(raw_id)
+        result.content = _native.string(raw)
         handle = self._handle
         with handle.calls, handle.lock:
             ptr = handle.ptr
@@ -629,12 +547,15 @@ class Stream:
                     status=_NO_SUCH_CALL,
                     code=self._lib.status_name(_NO_SUCH_CALL),
                 )
-            rc = self._lib.submit_tool_result(ptr, raw_id, raw, 1 if is_error else 0)
+            rc = self._lib.submit_tool_result(ptr, ctypes.byref(result))
+            if rc < 0:  # the detail is on the stream
+                detail = _native.PantoError()
+                self._lib.stream_error(ptr, detail)
+                error = from_native(self._lib, detail, rc)
         if rc < 0:
-            code = self._lib.status_name(rc)
-            if rc == _NO_SUCH_CALL:
-                raise NoSuchCallError(f"no tool call {call_id!r} awaits a result", call_id=call_id, status=rc, code=code)
-            raise error_class(rc)(f"submitting the result of {call_id!r} failed", status=rc, code=code)
+            if isinstance(error, NoSuchCallError):
+                error.call_id = call_id
+            raise error
         self._pending.pop(call_id, None)
 
     def text(self) -> Iterator[str]:
@@ -681,7 +602,8 @@ class Stream:
         return self._handle.ptr is None
 
     @property
-    def agent(self) -> "Agent":
+    def agent(self) -> Any:
+        """The panto.Agent that runs the turn."""
         return self._agent
 
     # ---- canceling and reopening -------------------------------------------------------
@@ -748,30 +670,27 @@ class Stream:
     # ---- lifetime ----------------------------------------------------------------------
 
     def close(self) -> None:
-        """Frees the native stream, closing its connection. A turn that had not ended is
-        canceled first (see `cancel()`): what the model had said stays in the conversation
-        with "stop_reason": "aborted", and later `next()` calls raise `panto.CanceledError`.
-        May be called from another thread than the one iterating: a `next()` blocked there is
-        canceled and waited for. Safe to call more than once."""
+        """Frees the native stream, closing its connection. A turn that had not ended ends as a
+        canceled one does (see `cancel()`): what the model had said, up to the last event
+        handed out, stays in the conversation with "stop_reason": "aborted", and later
+        `next()` calls raise `panto.CanceledError`. May be called from another thread than the
+        one iterating: a `next()` blocked there raises `panto.CanceledError` at once (and frees
+        the stream as it returns). Safe to call more than once."""
         self._close()
 
     def _close(self, lock_timeout: float = -1) -> None:
         handle = self._handle
         if handle.ptr is None:
             return
-        finish = not self._done and self._error is None
         self._pending.clear()
         self._to_run.clear()
-        self._agent._forget_stream(handle)
-        rc, err = free_handle(handle, finish=finish, lock_timeout=lock_timeout, give_back=self._give_back)
-        native = self._native
-        if native is not None:  # no call on the stream from now on
-            self._let_go(native)
-        if finish:
-            if rc == _DONE:
-                self._done = True
-            elif err is not None and self._error is None:
-                self._error = err
+        handle.streams.discard(handle)
+        if self._complete is not None:  # MessageComplete came: the turn had ended
+            self._done = True
+        if free_handle(handle, lock_timeout=lock_timeout, give_back=self._give_back):
+            native = self._native
+            if native is not None:  # no call on the stream from now on
+                self._let_go(native)
 
     def __enter__(self) -> "Stream":
         return self
@@ -805,10 +724,4 @@ def _execute(tool: Tool, call: ToolCallStart) -> Tuple[str, bool]:
 
         logging.getLogger("panto").debug("tool %s (call %s) raised", call.name, call.id, exc_info=True)
         return str(exc), True
-    if "\0" in content:
-        return f"the result of tool {call.name} contains a NUL character, which cannot be sent", True
-    try:
-        content.encode("utf-8")
-    except UnicodeEncodeError as e:
-        return f"the result of tool {call.name} is not valid Unicode: {e}", True
     return content, False

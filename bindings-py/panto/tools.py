@@ -60,10 +60,10 @@ from typing import (
     overload,
 )
 
+from . import _tool_set
+from ._docstring import parse_docstring
+
 __all__ = ["Tool", "ToolClass", "Param", "Registry", "tool", "as_tool", "to_content"]
-
-PROVIDERS = ("anthropic", "openai")
-
 
 class _Missing:
     """The marker of "no default"."""
@@ -362,58 +362,6 @@ def _object_schema(params: Sequence[_Parameter], additional: bool) -> Dict[str, 
     return schema
 
 
-# ---- docstrings ----------------------------------------------------------------------------
-
-_SECTIONS = {
-    "args", "arguments", "parameters", "params", "attributes", "keyword args", "keyword arguments",
-    "kwargs", "returns", "return", "yields", "yield", "raises", "exceptions", "example",
-    "examples", "note", "notes", "see also", "warning", "warnings", "todo", "references",
-}
-_PARAM_SECTIONS = {"args", "arguments", "parameters", "params", "attributes", "keyword args", "keyword arguments", "kwargs"}
-_SECTION_RE = re.compile(r"^([A-Za-z][A-Za-z ]*):\s*$")
-_ENTRY_RE = re.compile(r"^\*{0,2}([A-Za-z_]\w*)\s*(?:\(([^)]*)\))?\s*:\s*(.*)$")
-
-
-def parse_docstring(doc: Optional[str]) -> Tuple[str, Dict[str, str]]:
-    """(description, {parameter: description}) of a Google-style docstring: the description is
-    the text before the first section; parameters come from `Args:` (or `Arguments:`,
-    `Parameters:`, `Attributes:`) entries `name: text` or `name (type): text`, with indented
-    continuation lines."""
-    if not doc:
-        return "", {}
-    lines = inspect.cleandoc(doc).splitlines()
-    description: List[str] = []
-    params: Dict[str, str] = {}
-    section: Optional[str] = None
-    entry_indent: Optional[int] = None
-    current: Optional[str] = None
-    for line in lines:
-        m = _SECTION_RE.match(line)
-        if m and m[1].strip().lower() in _SECTIONS:
-            section = m[1].strip().lower()
-            entry_indent = None
-            current = None
-            continue
-        if section is None:
-            description.append(line)
-            continue
-        if section not in _PARAM_SECTIONS or not line.strip():
-            continue
-        indent = len(line) - len(line.lstrip())
-        if entry_indent is None:
-            entry_indent = indent
-        if indent <= entry_indent:
-            e = _ENTRY_RE.match(line.strip())
-            if e:
-                current = e[1]
-                params[current] = e[3].strip()
-            else:
-                current = None
-        elif current is not None:
-            params[current] = (params[current] + " " + line.strip()).strip()
-    return "\n".join(description).strip(), params
-
-
 # ---- naming --------------------------------------------------------------------------------
 
 _WORD_BOUNDARY = re.compile(r"(?<=[a-z0-9])(?=[A-Z])|(?<=[A-Z])(?=[A-Z][a-z])")
@@ -458,9 +406,6 @@ def _copy_schema(schema: Any) -> Any:
 
 # ---- Tool ----------------------------------------------------------------------------------
 
-_NAME_RE = re.compile(r"^[A-Za-z0-9_-]{1,64}\Z")
-
-
 class Tool:
     """A tool: a name, a description, a JSON Schema of its input (an object), the capabilities
     it requires, and a handler that runs it.
@@ -492,16 +437,12 @@ class Tool:
         handler: Optional[Callable[..., Any]] = None,
         capabilities: Iterable[str] = (),
     ) -> None:
-        if not isinstance(name, str) or not _NAME_RE.match(name):
-            raise ValueError(f"a tool name must be 1 to 64 letters, digits, '_' or '-', not {name!r}")
         if not isinstance(description, str):
             raise TypeError(f"tool {name}: the description must be a str, not {type(description).__name__}")
         if input_schema is None:
             input_schema = {"type": "object", "properties": {}}
         if not isinstance(input_schema, Mapping):
             raise TypeError(f"tool {name}: input_schema must be a JSON Schema object (a dict)")
-        if input_schema.get("type", "object") != "object":
-            raise ValueError(f'tool {name}: input_schema must describe an object ("type": "object")')
         try:
             schema = _copy_schema(input_schema)
         except (TypeError, ValueError) as e:
@@ -515,6 +456,7 @@ class Tool:
         self.input_schema: Dict[str, Any] = schema
         self.handler: Optional[Callable[..., Any]] = handler
         self.capabilities: Tuple[str, ...] = _capabilities(capabilities, name)
+        _tool_set.check_spec(self.spec())  # the library's rules: its name, its schema
         # JSON value -> Python value, per parameter (enums); set by the generators.
         self._converters: Dict[str, Callable[[Any], Any]] = {}
         # The parameters as declared in Python (generated tools only).
@@ -656,13 +598,9 @@ class Tool:
     def from_spec(cls, spec: Mapping[str, Any], handler: Optional[Callable[..., Any]] = None) -> "Tool":
         """A tool from the JSON object of `panto_agent_add_tool` ({"name", "description",
         "input_schema", "capabilities"}), with an optional handler."""
-        unknown = set(spec) - {"name", "description", "input_schema", "capabilities"}
-        if unknown:
-            raise ValueError(f"unknown keys in a tool spec: {', '.join(sorted(unknown))}")
-        if "name" not in spec:
-            raise ValueError("a tool spec needs a name")
+        _tool_set.check_spec(spec)  # the library's rules, its known keys included
         return cls(
-            spec["name"],
+            spec.get("name", ""),
             spec.get("description", ""),
             spec.get("input_schema"),
             handler,
@@ -691,11 +629,6 @@ class Tool:
                 kwargs[key] = convert(kwargs[key])
         return to_content(self.handler(**kwargs))
 
-    def allowed(self, capabilities: Iterable[str]) -> bool:
-        """True when `capabilities` grants every capability this tool requires."""
-        granted = set(_capabilities(capabilities, self.name))
-        return all(c in granted for c in self.capabilities)
-
     # ---- export ------------------------------------------------------------------------
 
     def spec(self) -> Dict[str, Any]:
@@ -709,27 +642,16 @@ class Tool:
 
     def to_anthropic(self) -> Dict[str, Any]:
         """The tool in the Anthropic Messages API format: {name, description, input_schema}."""
-        return {"name": self.name, "description": self.description, "input_schema": _copy_schema(self.input_schema)}
+        return self.export("anthropic")
 
     def to_openai(self) -> Dict[str, Any]:
         """The tool in the OpenAI Chat Completions format: {type: "function", function: {name,
         description, parameters}}."""
-        return {
-            "type": "function",
-            "function": {
-                "name": self.name,
-                "description": self.description,
-                "parameters": _copy_schema(self.input_schema),
-            },
-        }
+        return self.export("openai")
 
     def export(self, provider: str) -> Dict[str, Any]:
-        """`to_anthropic()` or `to_openai()`, by provider name."""
-        if provider == "anthropic":
-            return self.to_anthropic()
-        if provider == "openai":
-            return self.to_openai()
-        raise ValueError(f"unknown provider format {provider!r} (use 'anthropic' or 'openai')")
+        """The tool in a provider's format ("anthropic" or "openai"), as the library exports it."""
+        return _tool_set.export([self.spec()], provider)[0]
 
     def __repr__(self) -> str:
         capabilities = getattr(self, "capabilities", ())  # complete even while __init__ fails
@@ -741,11 +663,7 @@ class Tool:
 def _capabilities(capabilities: Iterable[str], name: str) -> Tuple[str, ...]:
     if isinstance(capabilities, (str, bytes)):
         raise TypeError(f"tool {name}: capabilities must be a list of str, not a single {type(capabilities).__name__}")
-    out = tuple(capabilities)
-    for c in out:
-        if not isinstance(c, str) or not c:
-            raise TypeError(f"tool {name}: a capability must be a non-empty str, not {c!r}")
-    return out
+    return tuple(capabilities)
 
 
 def _type_hints(obj: Any, where: str) -> Dict[str, Any]:
@@ -1053,17 +971,18 @@ class Registry:
 
     def filter(self, capabilities: Iterable[str]) -> "Registry":
         """A new registry of the tools usable with `capabilities` (each tool's required
-        capabilities are among them)."""
-        granted = _capabilities(capabilities, "filter")
-        return Registry(t for t in self._tools.values() if t.allowed(granted))
+        capabilities are among them), as the library filters them."""
+        kept = _tool_set.export(self._specs(), "panto", _capabilities(capabilities, "filter"))
+        return Registry(self._tools[spec["name"]] for spec in kept)
 
     def export(self, provider: str = "anthropic", capabilities: Optional[Iterable[str]] = None) -> List[Dict[str, Any]]:
         """The tools in a provider's format ("anthropic" or "openai"), as the request carries
         them; with `capabilities`, only the tools usable with them."""
-        if provider not in PROVIDERS:
-            raise ValueError(f"unknown provider format {provider!r} (use 'anthropic' or 'openai')")
-        source = self if capabilities is None else self.filter(capabilities)
-        return [t.export(provider) for t in source]
+        granted = None if capabilities is None else _capabilities(capabilities, "export")
+        return _tool_set.export(self._specs(), provider, granted)
+
+    def _specs(self) -> List[Dict[str, Any]]:
+        return [t.spec() for t in self._tools.values()]
 
     def __iter__(self) -> Iterator[Tool]:
         return iter(self.list())

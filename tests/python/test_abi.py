@@ -1,7 +1,10 @@
 """The ctypes mirror (bindings-py/panto/_native.py) against include/panto.h.
 
-These checks need no built libpanto: they parse the header, compile a small C program against
-it with `zig cc`, and load fake libraries. Run with PYTHONPATH=bindings-py.
+The mirror is generated (scripts/gen_abi.py; `make test-python` checks it is current) from the
+library's Zig definitions, which `zig build test` checks against the header. These checks need
+no built libpanto: they compare ctypes' layouts with the Zig compiler's, compile a small C
+program against the header with `zig cc`, and load fake libraries. Run with
+PYTHONPATH=bindings-py.
 """
 
 from __future__ import annotations
@@ -9,150 +12,98 @@ from __future__ import annotations
 import ctypes
 import json
 import os
-import re
 import shutil
 import subprocess
 import sys
 from pathlib import Path
-from typing import Dict, List, Tuple
+from typing import Dict
 
 import pytest
 
-from panto import _native, errors, events
+from panto import _abi, _native, errors, events
 
 ROOT = Path(__file__).resolve().parents[2]
-HEADER = ROOT / "include" / "panto.h"
-HEADER_TEXT = HEADER.read_text()
 PACKAGE = ROOT / "bindings-py" / "panto"
 
 
-def header_enums() -> Dict[str, int]:
-    return {m[1]: int(m[2], 0) for m in re.finditer(r"^\s*(PANTO_\w+)\s*=\s*(-?(?:0x)?[0-9a-fA-F]+)", HEADER_TEXT, re.M)}
+def abi_constants(prefix: str) -> Dict[str, int]:
+    """The generated constants (bindings-py/panto/_abi.py, from the library's Zig definitions)
+    whose names start with `prefix`."""
+    return {n: v for n, v in vars(_abi).items() if n.startswith(prefix) and isinstance(v, int)}
 
 
-def header_functions() -> Dict[str, Tuple[str, List[str]]]:
-    """name -> (return type, [argument types]) of every prototype in the header."""
-    found = {}
-    for m in re.finditer(r"^([A-Za-z_][\w ]*?\**)\s*(panto_\w+)\(([^)]*)\);", HEADER_TEXT, re.M):
-        ret, name, args = m[1].strip(), m[2], m[3].strip()
-        arg_types = [] if args == "void" else [re.sub(r"\s*\b\w+$", "", a.strip()) for a in args.split(",")]
-        found[name] = (ret, arg_types)
-    return found
+def test_ctypes_lays_out_every_struct_as_the_library_does() -> None:
+    # LAYOUT is what the Zig compiler gave the library's structs (abi.zig, itself checked
+    # against include/panto.h by `zig build test`); ctypes computes its own from _fields_.
+    assert {"PantoEvent", "PantoError", "PantoString", "PantoUsage", "PantoConnections"} <= set(_abi.LAYOUT)
+    for struct, (size, fields) in _abi.LAYOUT.items():
+        cls = getattr(_native, struct)
+        assert ctypes.sizeof(cls) == size, struct
+        assert [f for f, _ in cls._fields_] == list(fields), struct
+        for name, (offset, fsize) in fields.items():
+            descriptor = getattr(cls, name)
+            assert (descriptor.offset, descriptor.size) == (offset, fsize), f"{struct}.{name}"
+        if "size" in fields:  # a growable struct: its *_INIT sets the size
+            assert cls().size == size, struct
 
 
-CTYPES_OF_C = {
-    "void": None,
-    "int": ctypes.c_int,
-    "size_t": ctypes.c_size_t,
-    "size_t *": ctypes.POINTER(ctypes.c_size_t),
-    "uint32_t": ctypes.c_uint32,
-    "const char *": ctypes.c_char_p,
-    "PantoAgent *": _native.AgentPtr,
-    "const PantoAgent *": _native.AgentPtr,
-    "PantoAgent **": ctypes.POINTER(_native.AgentPtr),
-    "PantoStream *": _native.StreamPtr,
-    "const PantoStream *": _native.StreamPtr,
-    "PantoStream **": ctypes.POINTER(_native.StreamPtr),
-    "PantoEvent *": ctypes.POINTER(_native.PantoEvent),
-    "PantoError *": ctypes.POINTER(_native.PantoError),
-    "PantoConnections *": ctypes.POINTER(_native.PantoConnections),
-    "PantoString *": ctypes.POINTER(_native.PantoString),
-}
-
-
-def test_every_function_of_the_header_is_declared_with_its_types() -> None:
-    functions = header_functions()
-    assert len(functions) >= 14, functions  # the regex did find the prototypes
-    assert set(functions) == set(_native.SIGNATURES)
-    for name, (ret, args) in functions.items():
-        restype, argtypes = _native.SIGNATURES[name]
-        assert restype is CTYPES_OF_C[ret], name
-        assert list(argtypes) == [CTYPES_OF_C[a] for a in args], name
-
-
-def test_enum_values_match_the_header() -> None:
-    enums = header_enums()
-    abi = re.search(r"#define PANTO_ABI_VERSION (\d+)", HEADER_TEXT)
-    assert abi and int(abi[1]) == _native.ABI_VERSION
-    checked = 0
-    for name, value in enums.items():
-        if name.endswith("FORCE_INT"):
-            continue
-        short = name[len("PANTO_"):]
-        if hasattr(_native, short):
-            assert getattr(_native, short) == value, name
-            checked += 1
-    assert checked >= 28
-    for name in ("ERR_STATE", "EVENT_PROVIDER_RETRY", "BLOCK_REDACTED_THINKING"):  # the ABI 2 additions of issue 4
-        assert getattr(_native, name) == enums["PANTO_" + name], name
-    # Every error code of the header has its own exception class.
-    for name, value in enums.items():
-        if name.startswith("PANTO_ERR_"):
-            cls = errors.error_class(value)
-            assert cls is not errors.Error and cls.STATUS == value, name
-
-
-def _layout_program() -> str:
-    fields = {
-        "PantoString": [f for f, _ in _native.PantoString._fields_],
-        "PantoUsage": [f for f, _ in _native.PantoUsage._fields_],
-        "PantoEvent": [f for f, _ in _native.PantoEvent._fields_],
-        "PantoError": [f for f, _ in _native.PantoError._fields_],
-        "PantoConnections": [f for f, _ in _native.PantoConnections._fields_],
-    }
-    lines = ['#include <stdio.h>', '#include <stddef.h>', '#include "panto.h"', "int main(void) {", 'printf("{");']
-    for struct, names in fields.items():
-        lines.append(f'printf("\\"{struct}\\": [%zu", sizeof({struct}));')
-        for f in names:
-            lines.append(f'printf(", [\\"{f}\\", %zu, %zu]", offsetof({struct}, {f}), sizeof((({struct} *)0)->{f}));')
-        lines.append('printf("], ");')
-    lines.append('printf("\\"end\\": 0}\\n"); return 0; }')
+def _c_prototype_checks() -> str:
+    """A C program that assigns every function the library exports, typed as the library's Zig
+    declares it, to a pointer of that type: the compiler refuses one the header declares
+    otherwise (or not at all)."""
+    dump = json.loads(
+        subprocess.run(
+            [sys.executable, "-m", "ziglang", "build", "abi-dump"], cwd=ROOT, check=True, capture_output=True, text=True, timeout=900
+        ).stdout
+    )
+    lines = ['#include "panto.h"', "int main(void) {"]
+    for i, f in enumerate(dump["functions"]):
+        params = ", ".join(f["params"]) or "void"
+        lines.append(f"    {f['returns']} (*f{i})({params}) = {f['name']}; (void)f{i};")
+    lines.append("    return 0;\n}")
+    assert len(dump["functions"]) == len(_abi.SIGNATURES) >= 20
     return "\n".join(lines)
 
 
-def test_struct_layouts_match_the_c_compiler(tmp_path: Path) -> None:
-    src = tmp_path / "layout.c"
-    src.write_text(_layout_program())
-    exe = tmp_path / "layout"
-    subprocess.run(
-        [sys.executable, "-m", "ziglang", "cc", "-I", str(ROOT / "include"), "-o", str(exe), str(src)],
-        check=True,
-        timeout=600,
+def test_the_exported_functions_have_the_header_prototypes(tmp_path: Path) -> None:
+    src = tmp_path / "prototypes.c"
+    src.write_text(_c_prototype_checks())
+    proc = subprocess.run(
+        [sys.executable, "-m", "ziglang", "cc", "-std=c99", "-Werror", "-Wall", "-Wincompatible-pointer-types",
+         "-I", str(ROOT / "include"), "-c", "-o", str(tmp_path / "prototypes.o"), str(src)],
+        capture_output=True, text=True, timeout=600,
     )
-    c_layout = json.loads(subprocess.run([str(exe)], check=True, capture_output=True, text=True).stdout)
-    for struct in ("PantoString", "PantoUsage", "PantoEvent", "PantoError", "PantoConnections"):
-        cls = getattr(_native, struct)
-        size, *fields = c_layout[struct]
-        assert ctypes.sizeof(cls) == size, struct
-        for name, offset, fsize in fields:
-            descriptor = getattr(cls, name)
-            assert (descriptor.offset, descriptor.size) == (offset, fsize), f"{struct}.{name}"
-    # The *_INIT macros: size first.
-    assert _native.PantoEvent().size == c_layout["PantoEvent"][0]
-    assert _native.PantoError().size == c_layout["PantoError"][0]
-    assert _native.PantoConnections().size == c_layout["PantoConnections"][0]
+    assert proc.returncode == 0, proc.stderr
+
+
+def test_every_error_code_has_its_exception_class() -> None:
+    codes = abi_constants("ERR_")
+    assert len(codes) >= 20 and codes["ERR_CANCELED"] == -20
+    for name, value in codes.items():
+        cls = errors.error_class(value)
+        assert cls is not errors.Error and cls.STATUS == value, name
 
 
 EVENT_CLASSES = {
-    "PANTO_EVENT_MESSAGE_START": events.MessageStart,
-    "PANTO_EVENT_BLOCK_START": events.BlockStart,
-    "PANTO_EVENT_CONTENT_DELTA": events.ContentDelta,
-    "PANTO_EVENT_BLOCK_COMPLETE": events.BlockComplete,
-    "PANTO_EVENT_MESSAGE_COMPLETE": events.MessageComplete,
-    "PANTO_EVENT_MESSAGE_END": events.MessageEnd,
-    "PANTO_EVENT_TOOL_DETAILS": events.ToolDetails,
-    "PANTO_EVENT_TOOL_CALL_START": events.ToolCallStart,
-    "PANTO_EVENT_TOOL_RESULT": events.ToolResult,
-    "PANTO_EVENT_PROVIDER_RETRY": events.ProviderRetry,
+    "EVENT_MESSAGE_START": events.MessageStart,
+    "EVENT_BLOCK_START": events.BlockStart,
+    "EVENT_CONTENT_DELTA": events.ContentDelta,
+    "EVENT_BLOCK_COMPLETE": events.BlockComplete,
+    "EVENT_MESSAGE_COMPLETE": events.MessageComplete,
+    "EVENT_MESSAGE_END": events.MessageEnd,
+    "EVENT_TOOL_DETAILS": events.ToolDetails,
+    "EVENT_TOOL_CALL_START": events.ToolCallStart,
+    "EVENT_TOOL_RESULT": events.ToolResult,
+    "EVENT_PROVIDER_RETRY": events.ProviderRetry,
 }
 
 
 def test_event_kinds_name_their_classes() -> None:
     # Every event kind of the header has its class, whose `kind` is the lower-case name.
-    kinds = {n for n in header_enums() if n.startswith("PANTO_EVENT_") and not n.endswith("FORCE_INT")}
+    kinds = set(abi_constants("EVENT_"))
     assert kinds == set(EVENT_CLASSES)
     for name, cls in EVENT_CLASSES.items():
-        assert cls.__dataclass_fields__["kind"].default == name[len("PANTO_EVENT_"):].lower()
+        assert cls.__dataclass_fields__["kind"].default == name[len("EVENT_"):].lower()
     assert set(EVENT_CLASSES.values()) == set(events.Event.__args__)  # type: ignore[attr-defined]
     ev = events.ContentDelta(0, "text", "hi")
     assert ev.kind == "content_delta"

@@ -471,15 +471,19 @@ def test_bad_config() -> None:
         panto.Agent(provider="anthropic", model="m", api_key="k", max_tokens="many")  # type: ignore[arg-type]
 
 
-def test_invalid_text() -> None:
-    with Emulator(scenario=scenario(HELLO)) as emu, new_agent(emu) as agent:
-        with pytest.raises(panto.InvalidArgumentError):
-            agent.run("nul\0inside")
-        with pytest.raises(panto.InvalidArgumentError):
-            agent.run("\ud800")  # a lone surrogate is not UTF-8
+def test_text_goes_to_the_library_as_it_is() -> None:
+    # The library's rule, the same in every language: a NUL is a character like any other,
+    # and what is not UTF-8 (a lone surrogate) becomes U+FFFD.
+    with Emulator(scenario={"responses": [HELLO, HELLO]}) as emu, new_agent(emu) as agent:
+        assert "".join(agent.run("nul\0inside").text()) == "Hello world"
+        assert agent.conversation[0]["content"] == [{"type": "text", "text": "nul\0inside"}]
+        assert emu.requests()[0]["body"]["messages"] == [user("nul\0inside")]  # sent as \u0000
+        assert "".join(agent.run("a\ud800b").text()) == "Hello world"
+        sent = agent.conversation[2]["content"][0]["text"]
+        assert sent[0] == "a" and sent[-1] == "b" and set(sent[1:-1]) == {"\ufffd"}
         with pytest.raises(TypeError):
             agent.run(b"bytes")  # type: ignore[arg-type]
-        assert agent.conversation == []
+        assert len(agent.conversation) == 4
 
 
 # ---- lifetimes -----------------------------------------------------------------------------
@@ -569,7 +573,7 @@ def test_names_come_from_the_library(library: _native.Library) -> None:
 
 
 def test_versions() -> None:
-    assert panto.ABI_VERSION == 2
+    assert panto.ABI_VERSION == 3
     assert panto.library_version() == "0.1.0"
     assert Path(panto.library_path()).is_file()
 

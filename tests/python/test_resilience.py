@@ -10,6 +10,7 @@ levels and thinking blocks.
 from __future__ import annotations
 
 import asyncio
+import gc
 import json
 import os
 import signal
@@ -406,6 +407,23 @@ def test_close_inside_a_with_block_on_an_exception() -> None:
         assert agent.conversation == [user("Hi"), assistant("Hello big ", "aborted")]
         with pytest.raises(panto.CanceledError):
             next(stream)
+
+
+def test_dropping_an_unfinished_stream_keeps_what_was_seen() -> None:
+    # The garbage collector ends the turn as close() does: the events read ahead in the
+    # batch and not seen ("world") are given back first.
+    with Emulator(scenario={"responses": [HELLO, HELLO]}) as emu, new_agent(emu) as agent:
+        stream = agent.run("Hi")
+        for ev in stream:
+            if isinstance(ev, panto.ContentDelta) and ev.text == "big ":
+                break
+        del stream, ev
+        gc.collect()
+        assert agent.conversation == [user("Hi"), assistant("Hello big ", "aborted")]
+        with agent.run("Again") as again:
+            assert "".join(again.text()) == "Hello big world"
+        sent = emu.requests()[-1]["body"]["messages"]
+        assert sent[1]["content"] in ([{"type": "text", "text": "Hello big "}], "Hello big ")
 
 
 def test_a_cancel_before_any_content_sends_no_empty_message() -> None:

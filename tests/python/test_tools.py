@@ -221,10 +221,14 @@ def test_declaration_errors_are_reported_at_once() -> None:
     with pytest.raises(TypeError, match="enum value"):
         panto.tool(bad_literal)
 
-    with pytest.raises(ValueError, match="letters, digits"):
+    # The rules of a spec are the library's (panto_tools_add): its reason, as ConfigError.
+    with pytest.raises(panto.ConfigError) as info:
         panto.Tool(name="has space", description="")
-    with pytest.raises(ValueError, match="object"):
+    assert "1 to 64" in info.value.message and info.value.code == "config"
+    with pytest.raises(panto.ConfigError, match="object"):
         panto.Tool(name="t", input_schema={"type": "string"})
+    with pytest.raises(panto.ConfigError, match="no_such_key"):
+        panto.Tool.from_spec({"name": "t", "no_such_key": 1})
     with pytest.raises(TypeError, match="list of str"):
         panto.Tool(name="t", capabilities="net")  # type: ignore[arg-type]
     with pytest.raises(TypeError, match="callable"):
@@ -379,7 +383,7 @@ def test_tool_class_mistakes_fail_at_definition() -> None:
             def run(self) -> str:
                 return ""
 
-    with pytest.raises(ValueError, match="letters, digits"):
+    with pytest.raises(panto.ConfigError, match="letters, digits"):  # the library's rule
 
         class BadName(panto.ToolClass, name="bad name"):
             def run(self) -> str:
@@ -755,6 +759,21 @@ def test_a_failing_tool_gives_an_error_result_and_the_turn_goes_on(provider: str
         if provider == "anthropic":
             assert sent["is_error"] is True
         assert agent.conversation[2]["content"][0]["is_error"] is True
+
+
+def test_a_result_holding_a_nul_goes_to_the_model_as_it_is(provider: str) -> None:
+    # A NUL is a character like any other (the library's rule, the same in every language):
+    # not an error result.
+    nul = panto.Tool(name="nul", handler=lambda: "a\0b")
+    script = {"responses": [answer(tool_use("toolu_1", "nul", {})), answer(text("Done."))]}
+    with Emulator(scenario=script) as emu, new_agent(emu, provider, tools=[nul]) as agent:
+        with agent.run("Go") as stream:
+            events = list(stream)
+        (result,) = [e for e in events if isinstance(e, panto.ToolResult)]
+        assert (result.content, result.is_error) == ("a\0b", False)
+        (sent,) = tool_results_sent(provider, emu.requests()[1])
+        assert sent["content"] == "a\0b"
+        assert agent.conversation[2]["content"][0]["content"] == "a\0b"
 
 
 def test_invalid_input_and_unknown_tools_are_answered_by_panto(provider: str) -> None:

@@ -8,11 +8,12 @@ a transcript, including one that ends in an error; non-zero only when it could n
 
 from __future__ import annotations
 
+import gc
 import json
 import os
 import sys
 import threading
-from typing import Any, Callable, Dict, Iterator, List, Optional
+from typing import Any, Callable, Dict, Iterator, List, Optional, Tuple
 
 try:
     import panto
@@ -149,6 +150,58 @@ def case_tools(case: Dict[str, Any]) -> List[panto.Tool]:
     return tools
 
 
+def lines_to_delta(stream: panto.Stream, k: int) -> Tuple[List[Dict[str, Any]], bool]:
+    """The lines of a turn read with the stream's own (batched) iterator until the k-th
+    content_delta is printed: (lines, True); or, when the turn ends first, to its end:
+    (lines, False). The iterator is let go on return, so that the caller holds the last
+    reference to the stream."""
+    lines: List[Dict[str, Any]] = []
+    deltas = 0
+    try:
+        for ev in stream:
+            lines.append(event_line(ev))
+            if isinstance(ev, panto.ContentDelta):
+                deltas += 1
+                if deltas == k:
+                    return lines, True
+    except panto.Error as err:
+        lines.append(error_line(err))
+        return lines, False
+    lines.append({"event": "done"})
+    return lines, False
+
+
+def end_turn_early(agent: panto.Agent, text: str, how: Dict[str, Any]) -> Iterator[Dict[str, Any]]:
+    """One turn ended early the way `how` (the case's `end_early`) says: closed or dropped
+    after k deltas, or closed from another thread while next() is blocked."""
+    try:
+        stream = agent.run(text)
+    except panto.Error as err:
+        yield error_line(err)
+        return
+    if "free_blocked_after_ms" in how:
+        timer = threading.Timer(how["free_blocked_after_ms"] / 1000, stream.close)
+        timer.start()
+        try:
+            yield from turn_lines(agent, stream, None)
+        finally:
+            timer.cancel()
+            timer.join()
+        return
+    k = int(how.get("close_after_deltas", how.get("drop_after_deltas", 0)))
+    lines, reached = lines_to_delta(stream, k)
+    yield from lines
+    if not reached:
+        stream.close()
+    elif "close_after_deltas" in how:
+        stream.close()
+        yield {"event": "closed"}
+    else:  # dropped without close(): the garbage collector ends the turn
+        del stream
+        gc.collect()
+        yield {"event": "dropped"}
+
+
 def transcript(case: Dict[str, Any], base_url: str) -> Iterator[Dict[str, Any]]:
     config = dict(case["config"])
     config.setdefault("base_url", base_url)
@@ -164,8 +217,12 @@ def transcript(case: Dict[str, Any], base_url: str) -> Iterator[Dict[str, Any]]:
     except panto.Error as err:
         yield error_line(err)
         return
+    end_early = case.get("end_early")
     with agent:
         for turn, text in enumerate(case["turns"]):
+            if end_early is not None and turn == int(end_early.get("turn", 0)):
+                yield from end_turn_early(agent, text, end_early)
+                continue
             try:
                 stream = agent.run(text)
             except panto.Error as err:  # the turn could not start: the case ends here
@@ -188,6 +245,8 @@ def transcript(case: Dict[str, Any], base_url: str) -> Iterator[Dict[str, Any]]:
         if "expect_connections" in case:
             counts = agent.connections
             yield {"event": "connections", "opened": counts.opened, "reused": counts.reused}
+        if case.get("print_conversation"):
+            yield {"event": "conversation", "messages": agent.conversation}
 
 
 def main(argv: List[str]) -> int:
