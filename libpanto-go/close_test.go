@@ -1,8 +1,11 @@
 package panto_test
 
 import (
+	"context"
 	"errors"
+	"fmt"
 	"runtime"
+	"strings"
 	"testing"
 	"time"
 
@@ -84,7 +87,11 @@ func TestForgottenStreamKeepsWhatWasSeen(t *testing.T) {
 	loadScenario(t, scenario(wholeAnswer("anthropic"), textAnswer("Again")))
 	agent := newAgent(t, stallConfig("anthropic"))
 	func() {
-		readToHello(t, run(t, agent, "Hi")) // then unreachable, never closed
+		stream, err := agent.Run(context.Background(), "Hi")
+		if err != nil {
+			t.Fatal(err)
+		}
+		readToHello(t, stream) // then unreachable, never closed
 	}()
 	deadline := time.Now().Add(10 * time.Second)
 	for len(conversation(t, agent)) < 2 {
@@ -143,5 +150,62 @@ func TestCloseAfterTheTurnKeepsItWhole(t *testing.T) {
 	conv := conversation(t, agent)
 	if len(conv) != 2 || conv[1].StopReason != panto.StopEndTurn || conv[1].Content[0].Text != "Hello world" {
 		t.Fatalf("conversation = %s", mustJSON(t, conv))
+	}
+}
+
+// A Close from another goroutine at any moment of a fast turn — while Iter hands out the
+// events read ahead, or while its Next is in the library — ends Iter, and the conversation
+// keeps exactly the deltas Iter yielded: none given back is kept, none yielded is lost.
+func TestCloseRacingIterKeepsWhatWasSeen(t *testing.T) {
+	var deltas []any
+	var whole strings.Builder
+	for i := range 300 {
+		d := fmt.Sprintf("w%03d ", i)
+		deltas = append(deltas, d)
+		whole.WriteString(d)
+	}
+	answer := textAnswer(whole.String())
+	answer["message"].(map[string]any)["content"].([]any)[0].(map[string]any)["deltas"] = deltas
+	for i := range 30 {
+		loadScenario(t, scenario(answer))
+		agent := newAgent(t, testConfig("anthropic"))
+		stream := run(t, agent, "Hi")
+		ended := make(chan string)
+		go func() {
+			var seen strings.Builder
+			for ev := range stream.Iter {
+				if ev.Kind == panto.EventContentDelta {
+					seen.WriteString(ev.Text)
+				}
+			}
+			ended <- seen.String()
+		}()
+		time.AfterFunc(time.Duration(i%10)*300*time.Microsecond, func() { stream.Close() })
+		var seen string
+		select {
+		case seen = <-ended:
+		case <-time.After(10 * time.Second):
+			t.Fatal("Iter did not end after Close")
+		}
+		conv := conversation(t, agent)
+		var kept string
+		if len(conv) == 2 {
+			for _, b := range conv[1].Content {
+				kept += b.Text
+			}
+		}
+		switch err := stream.Err(); {
+		case err == nil: // the turn ended before the Close
+			if seen != whole.String() || len(conv) != 2 || conv[1].StopReason != panto.StopEndTurn {
+				t.Fatalf("a whole turn: saw %d bytes, conversation %s", len(seen), mustJSON(t, conv))
+			}
+		case kept != seen:
+			t.Fatalf("closed (%v) after %d bytes; the conversation keeps %d: %s", err, len(seen), len(kept), mustJSON(t, conv))
+		case len(conv) == 2 && conv[1].StopReason != panto.StopAborted && kept != whole.String():
+			t.Fatalf("closed (%v) in the middle of the message, which ends %v", err, conv[1].StopReason)
+		default:
+			checkClosedTurn(t, err)
+		}
+		agent.Close()
 	}
 }

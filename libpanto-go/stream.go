@@ -320,8 +320,8 @@ func (s *Stream) Iter(yield func(Event) bool) {
 // not over ends as a cancellation ends it: what the program read of the message stays in
 // the conversation with the stop reason StopAborted (the events read ahead of it are given
 // back first), and the agent can run the next turn. A Next waiting for the provider on
-// another goroutine returns false at once, with an Err matching ErrCanceled and ErrClosed.
-// Close waits for no Next, only for a running native call of the agent to end.
+// another goroutine returns false at once, with an Err matching ErrCanceled and ErrClosed;
+// Close returns once it has, the stream freed, so that the agent can run the next turn.
 func (s *Stream) Close() error {
 	s.closeOnce.Do(func() { close(s.closing) })
 	s.cleanup.Stop()

@@ -22,7 +22,8 @@ import (
 // see are given back (panto_stream_unread), then the stream is freed. A stream whose Next
 // is in panto_next_events on another goroutine is canceled instead, and that Next frees it
 // when the call returns: only that goroutine knows when the call is over (freeing from here
-// could come just before the call starts) and which events it received.
+// could come just before the call starts, which the library cannot tell from a use after
+// free) and which events it received.
 type streamCore struct {
 	agent *agentCore
 
@@ -105,7 +106,12 @@ func (st *streamCore) resizeBatch(size int) {
 // counts them as never read. agent.call and mu must be held.
 func (st *streamCore) giveBack() {
 	if unseen := st.n - st.at; unseen > 0 && st.native != nil {
-		C.panto_stream_unread(st.native, C.size_t(unseen))
+		if C.panto_stream_unread(st.native, C.size_t(unseen)) < 0 && unseen > 1 {
+			// None of the batch was handed out (Close came during the call that read it), and
+			// its first event, which begins or ends a message, cannot be given back: the
+			// events after it can.
+			C.panto_stream_unread(st.native, C.size_t(unseen-1))
+		}
 	}
 	st.n, st.at, st.strs = 0, 0, ""
 }
@@ -132,25 +138,16 @@ func (st *streamCore) cancel() {
 	}
 }
 
-// close closes the stream: see streamCore. It is idempotent; it waits for no Next, only
-// for another native call of the agent to end.
+// close closes the stream: see streamCore. It is idempotent, and returns once the stream is
+// freed: after the Next it canceled has returned, or another close has freed it.
 func (st *streamCore) close() {
 	st.mu.Lock()
-	if st.closed {
-		st.mu.Unlock()
-		return
-	}
-	st.closed = true
-	if st.inCall { // its Next frees it
-		if st.native != nil {
-			C.panto_stream_cancel(st.native)
-		}
-		st.mu.Unlock()
-		return
+	st.closed = true // no call starts from now on
+	if st.inCall && st.native != nil {
+		C.panto_stream_cancel(st.native) // that Next frees the stream as its call returns
 	}
 	st.mu.Unlock()
-	// No call can start now that closed is set: take the call lock (first, as everywhere).
-	st.agent.call.Lock()
+	st.agent.call.Lock() // held by that Next until then, as by another close
 	st.mu.Lock()
 	st.release()
 	st.mu.Unlock()
