@@ -124,7 +124,7 @@ func NewAgentJSON(config []byte) (*Agent, error) {
 	}
 	c := &agentCore{native: native, streams: make(map[*streamCore]struct{}), tools: make(map[string]Tool)}
 	a := &Agent{c: c}
-	a.cleanup = runtime.AddCleanup(a, (*agentCore).close, c)
+	a.cleanup = runtime.AddCleanup(a, func(c *agentCore) { go c.close() }, c)
 	return a, nil
 }
 
@@ -218,7 +218,7 @@ func (a *Agent) Run(ctx context.Context, text string, opts ...RunOption) (*Strea
 	}
 	s := &Stream{agent: a, st: st, ctx: ctx, manual: o.manual,
 		closing: make(chan struct{}), submitted: make(chan struct{}, 1)}
-	s.cleanup = runtime.AddCleanup(s, (*streamCore).close, st)
+	s.cleanup = runtime.AddCleanup(s, (*streamCore).collect, st)
 	return s, nil
 }
 

@@ -128,6 +128,11 @@ func (st *streamCore) release() {
 	st.agent.forget(st)
 }
 
+// collect is the cleanup of an unreachable Stream. It closes the stream on a goroutine of
+// its own: the close may wait for a native call of the agent, which must not hold up the
+// runtime's cleanups.
+func (st *streamCore) collect() { go st.close() }
+
 // cancel cancels the turn, unless the stream was freed; it may be called from any
 // goroutine and does not wait for a running call (panto_stream_cancel is thread-safe).
 func (st *streamCore) cancel() {
@@ -143,7 +148,11 @@ func (st *streamCore) cancel() {
 func (st *streamCore) close() {
 	st.mu.Lock()
 	st.closed = true // no call starts from now on
-	if st.inCall && st.native != nil {
+	if st.native == nil { // freed already (at the end of the turn)
+		st.mu.Unlock()
+		return
+	}
+	if st.inCall {
 		C.panto_stream_cancel(st.native) // that Next frees the stream as its call returns
 	}
 	st.mu.Unlock()
