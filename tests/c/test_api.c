@@ -6,7 +6,11 @@
  * errors of panto_stream_submit_tool_result around a host tool call, PROVIDER_RETRY events,
  * panto_agent_set_config (applied, refused with nothing changed, busy), panto_stream_cancel
  * from another thread while panto_next_event is blocked (on a stalled socket, in a retry's
- * wait), panto_stream_reopen (STATE, BUSY, after an HTTP 400) and redacted thinking sent back.
+ * wait), panto_stream_reopen (STATE, BUSY, after an HTTP 400), redacted thinking sent back;
+ * ABI v3: PantoString inputs and their argument errors, the detail a failed stream call
+ * leaves on the stream, tool sets (panto_tools_*), the text policy (NUL kept, invalid UTF-8
+ * replaced), and the close policy: panto_stream_free after k deltas, while a tool result is
+ * awaited, and from another thread during a blocked panto_next_event(s).
  *
  * The turns that need a server talk to a tiny HTTP server forked by this program on
  * 127.0.0.1 (canned answers, one per connection, optionally stalling mid-body); it reports the
