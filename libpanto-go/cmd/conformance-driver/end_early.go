@@ -23,7 +23,7 @@ func runTurnEndingEarly(agent *panto.Agent, text string, e endEarly, extra int, 
 		waitCollected(agent)
 		return true
 	case e.FreeBlockedAfterMs != nil:
-		return closeFromTimer(agent, text, time.Duration(*e.FreeBlockedAfterMs)*time.Millisecond, extra, emit)
+		return closeFromTimer(agent, text, time.Duration(*e.FreeBlockedAfterMs)*time.Millisecond, emit)
 	}
 	die(`"end_early" names none of close_after_deltas, drop_after_deltas, free_blocked_after_ms`)
 	return false
@@ -93,7 +93,7 @@ func waitCollected(agent *panto.Agent) {
 
 // closeFromTimer iterates with Iter while a timer closes the stream after `after`, from
 // another goroutine, as Next waits.
-func closeFromTimer(agent *panto.Agent, text string, after time.Duration, extra int, emit func(map[string]any)) bool {
+func closeFromTimer(agent *panto.Agent, text string, after time.Duration, emit func(map[string]any)) bool {
 	stream, err := agent.Run(context.Background(), text)
 	if err != nil {
 		emit(errorLine(err))
@@ -104,7 +104,7 @@ func closeFromTimer(agent *panto.Agent, text string, after time.Duration, extra 
 	for ev := range stream.Iter {
 		emit(eventLine(ev))
 	}
-	endTurn(stream, extra, emit)
+	emit(endLine(stream)) // the stream is gone: no extra Next
 	return true
 }
 
