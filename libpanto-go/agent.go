@@ -1,17 +1,21 @@
 package panto
 
 /*
-#include <stdlib.h>
 #include "panto.h"
+
+// A turn's input as PANTO_INPUT_INIT makes it, so the binding follows the header.
+static int panto_go_run(PantoAgent *agent, PantoString text, PantoStream **out_stream) {
+    PantoInput input = PANTO_INPUT_INIT;
+    input.text = text;
+    return panto_agent_run(agent, &input, out_stream);
+}
 */
 import "C"
 
 import (
-	"bytes"
 	"context"
 	"encoding/json"
 	"runtime"
-	"strings"
 	"sync"
 	"unsafe"
 )
@@ -63,46 +67,29 @@ type ReadToolConfig struct {
 // Close the agent when done with it (a cleanup frees it if it becomes unreachable, but
 // that is only a backstop).
 type Agent struct {
-	c       *core
+	c       *agentCore
 	cleanup runtime.Cleanup
 }
 
-// core owns the native agent and streams. It is what the cleanups reference, so that an
-// unreachable Agent or Stream can be collected.
+// agentCore owns the native agent. It is what the cleanups reference, so that an
+// unreachable Agent can be collected.
 //
-// Locking: call is held during every native call on the agent or one of its streams (the
-// C ABI is not thread-safe), except panto_stream_cancel, which is thread-safe and made
-// under mu alone so that it never waits for a running call; mu guards the state and is
-// never held while waiting for the provider. A handle closed while its Next is running is
-// canceled, and freed when that call returns; one closed while another native call runs is
-// queued in pending and freed by whoever holds call next (see unlock and kick).
-type core struct {
-	call sync.Mutex
+// The C ABI is not thread-safe: call is held during every native call on the agent and its
+// streams, except panto_stream_cancel, which may be called from any thread (see
+// streamCore). It is never held while a tool's Handler runs. mu guards the fields below it.
+type agentCore struct {
+	call   sync.Mutex
+	native *C.PantoAgent // nil once freed; guarded by call
 
 	mu      sync.Mutex
-	agent   *C.PantoAgent // nil once freed
-	closed  bool
-	streams map[*handle]struct{} // native streams not freed yet
-	pending []*handle            // closed, not busy, waiting for their free
-	tools   map[string]Tool      // the host tools added, by name
-}
-
-// handle is one native stream. Its fields are guarded by core.mu; native changes only
-// while core.call is also held.
-type handle struct {
-	native *C.PantoStream // nil once freed
-	busy   bool           // a panto_next_events on it is running
-	closed bool           // no more native calls: freed, or to be freed
+	closed  bool                     // Close was called: Run refuses
+	streams map[*streamCore]struct{} // the streams whose native stream is not freed
+	tools   map[string]Tool          // the host tools added, by name
 }
 
 // NewAgent creates an agent from cfg. A configuration the library refuses gives an
 // *Error matching ErrConfig, whose Message says why.
 func NewAgent(cfg Config) (*Agent, error) {
-	for _, t := range cfg.Tools {
-		if err := t.Validate(); err != nil {
-			return nil, err
-		}
-	}
 	js, err := json.Marshal(cfg)
 	if err != nil {
 		return nil, err
@@ -126,13 +113,8 @@ func NewAgentJSON(config []byte) (*Agent, error) {
 	if err := abiCheck(); err != nil {
 		return nil, err
 	}
-	if bytes.IndexByte(config, 0) >= 0 {
-		return nil, &Error{Code: ErrInvalidArgument, Message: "the configuration holds a NUL byte"}
-	}
-	cs := C.CString(string(config))
-	defer C.free(unsafe.Pointer(cs))
 	var native *C.PantoAgent
-	if rc := C.panto_agent_new(cs, &native); rc < 0 {
+	if rc := C.panto_agent_new(pantoBytes(config), &native); rc < 0 {
 		if native == nil {
 			return nil, &Error{Code: Code(rc)}
 		}
@@ -140,9 +122,9 @@ func NewAgentJSON(config []byte) (*Agent, error) {
 		C.panto_agent_free(native)
 		return nil, err
 	}
-	c := &core{agent: native, streams: make(map[*handle]struct{}), tools: make(map[string]Tool)}
+	c := &agentCore{native: native, streams: make(map[*streamCore]struct{}), tools: make(map[string]Tool)}
 	a := &Agent{c: c}
-	a.cleanup = runtime.AddCleanup(a, (*core).close, c)
+	a.cleanup = runtime.AddCleanup(a, func(c *agentCore) { go c.close() }, c)
 	return a, nil
 }
 
@@ -162,26 +144,21 @@ func (a *Agent) SetConfig(patch ConfigPatch) error {
 // change, the form panto_agent_set_config takes (any key of NewAgentJSON but "tools").
 // Errors as for SetConfig.
 func (a *Agent) SetConfigJSON(changes []byte) error {
-	if bytes.IndexByte(changes, 0) >= 0 {
-		return &Error{Code: ErrInvalidArgument, Message: "the configuration holds a NUL byte"}
-	}
-	cs := C.CString(string(changes))
-	defer C.free(unsafe.Pointer(cs))
 	c := a.c
-	c.lock()
-	defer c.unlock()
-	if c.isClosed() {
+	c.call.Lock()
+	defer c.call.Unlock()
+	if c.native == nil {
 		return ErrClosed
 	}
-	if rc := C.panto_agent_set_config(c.agent, cs); rc < 0 {
-		return agentError(c.agent, rc)
+	if rc := C.panto_agent_set_config(c.native, pantoBytes(changes)); rc < 0 {
+		return agentError(c.native, rc)
 	}
 	return nil
 }
 
-// Close frees the agent and closes its streams. It is idempotent and does not wait for a
-// Next running on another goroutine: that Next is canceled, and the native agent is freed
-// when it returns.
+// Close closes the agent's streams (see Stream.Close) and frees the agent. It is
+// idempotent; a Next running on another goroutine is canceled, and Close waits for it to
+// return, which it does at once.
 func (a *Agent) Close() error {
 	a.cleanup.Stop()
 	a.c.close()
@@ -218,42 +195,30 @@ func (a *Agent) Run(ctx context.Context, text string, opts ...RunOption) (*Strea
 	if ctx.Err() != nil {
 		return nil, contextError(ctx)
 	}
-	if strings.IndexByte(text, 0) >= 0 {
-		return nil, &Error{Code: ErrInvalidArgument, Message: "the text holds a NUL byte"}
-	}
 	c := a.c
-	ctext := C.CString(text)
-	defer C.free(unsafe.Pointer(ctext))
-
-	c.lock()
-	if c.isClosed() {
-		c.unlock()
+	c.call.Lock()
+	defer c.call.Unlock()
+	if c.native == nil {
 		return nil, ErrClosed
 	}
 	var native *C.PantoStream
-	rc := C.panto_agent_run(c.agent, ctext, &native)
-	if rc < 0 {
-		err := agentError(c.agent, rc)
-		C.panto_stream_free(native) // NULL in practice; free accepts it
-		c.unlock()
-		return nil, err
+	if rc := C.panto_go_run(c.native, pantoString(text), &native); rc < 0 {
+		return nil, agentError(c.native, rc)
 	}
-	h := &handle{native: native}
+	st := &streamCore{agent: c, native: native}
 	c.mu.Lock()
-	c.streams[h] = struct{}{}
 	closed := c.closed
-	if closed { // Close ran meanwhile: free the new stream with the agent
-		h.closed = true
-		c.pending = append(c.pending, h)
+	if !closed {
+		c.streams[st] = struct{}{}
 	}
 	c.mu.Unlock()
-	c.unlock()
-	if closed {
+	if closed { // Close runs meanwhile, and frees the agent once it has the call lock
+		C.panto_stream_free(native)
 		return nil, ErrClosed
 	}
-	s := &Stream{agent: a, h: h, ctx: ctx, manual: o.manual,
+	s := &Stream{agent: a, st: st, ctx: ctx, manual: o.manual,
 		closing: make(chan struct{}), submitted: make(chan struct{}, 1)}
-	s.cleanup = runtime.AddCleanup(s, func(r streamRef) { r.c.closeStream(r.h) }, streamRef{c, h})
+	s.cleanup = runtime.AddCleanup(s, (*streamCore).collect, st)
 	return s, nil
 }
 
@@ -298,14 +263,14 @@ func (a *Agent) Conversation() ([]Message, error) {
 // {"role", "content": [blocks]} messages.
 func (a *Agent) ConversationJSON() (json.RawMessage, error) {
 	c := a.c
-	c.lock()
-	defer c.unlock()
-	if c.isClosed() {
+	c.call.Lock()
+	defer c.call.Unlock()
+	if c.native == nil {
 		return nil, ErrClosed
 	}
 	var out C.PantoString
-	if rc := C.panto_agent_conversation(c.agent, &out); rc < 0 {
-		return nil, agentError(c.agent, rc)
+	if rc := C.panto_agent_conversation(c.native, &out); rc < 0 {
+		return nil, agentError(c.native, rc)
 	}
 	return json.RawMessage(goString(out)), nil
 }
@@ -323,39 +288,35 @@ type Connections struct {
 // kept-alive one (see KeepAlive). It returns ErrClosed after Close.
 func (a *Agent) Connections() (Connections, error) {
 	c := a.c
-	c.lock()
-	defer c.unlock()
-	if c.isClosed() {
+	c.call.Lock()
+	defer c.call.Unlock()
+	if c.native == nil {
 		return Connections{}, ErrClosed
 	}
 	out := C.PantoConnections{size: C.uint32_t(unsafe.Sizeof(C.PantoConnections{}))}
-	if rc := C.panto_agent_connections(c.agent, &out); rc < 0 {
-		return Connections{}, agentError(c.agent, rc)
+	if rc := C.panto_agent_connections(c.native, &out); rc < 0 {
+		return Connections{}, agentError(c.native, rc)
 	}
 	return Connections{Opened: uint64(out.opened), Reused: uint64(out.reused)}, nil
 }
 
 // AddTool registers a host tool: the model may call it in the next turns when the agent
-// was granted the capabilities it requires. The library refuses (ErrConfig) a second tool
-// of the same name, and (ErrBusy) a tool added while a stream of the agent is unfinished.
+// was granted the capabilities it requires. The library refuses (ErrConfig) a tool that
+// breaks a rule (see Tool.Validate) or has the name of another, and (ErrBusy) a tool added
+// while a stream of the agent is unfinished.
 func (a *Agent) AddTool(tool Tool) error {
-	if err := tool.Validate(); err != nil {
-		return err
-	}
 	spec, err := json.Marshal(tool.Spec())
 	if err != nil {
 		return err
 	}
-	cspec := C.CString(string(spec))
-	defer C.free(unsafe.Pointer(cspec))
 	c := a.c
-	c.lock()
-	defer c.unlock()
-	if c.isClosed() {
+	c.call.Lock()
+	defer c.call.Unlock()
+	if c.native == nil {
 		return ErrClosed
 	}
-	if rc := C.panto_agent_add_tool(c.agent, cspec); rc < 0 {
-		return agentError(c.agent, rc)
+	if rc := C.panto_agent_add_tool(c.native, pantoBytes(spec)); rc < 0 {
+		return agentError(c.native, rc)
 	}
 	c.mu.Lock()
 	c.tools[tool.Name] = tool
@@ -363,154 +324,62 @@ func (a *Agent) AddTool(tool Tool) error {
 	return nil
 }
 
-// Tools is the agent's tools as a JSON array in a provider's format, as the library writes
-// it: format "anthropic" ({name, description, input_schema}), "openai" ({type: "function",
-// function: {name, description, parameters}}) or "panto" (the specs, with "native": true
-// for the library's own tools such as `read`). With onlyAllowed, only the tools the agent
-// may use: what it sends the model.
-func (a *Agent) Tools(format string, onlyAllowed bool) (json.RawMessage, error) {
-	if strings.IndexByte(format, 0) >= 0 {
-		return nil, &Error{Code: ErrInvalidArgument, Message: "the format holds a NUL byte"}
-	}
-	cformat := C.CString(format)
-	defer C.free(unsafe.Pointer(cformat))
+// Tools is the agent's tools as a JSON array in format, as the library writes it. With
+// onlyAllowed, only the tools the agent may use: what it sends the model.
+func (a *Agent) Tools(format ToolFormat, onlyAllowed bool) (json.RawMessage, error) {
 	only := C.int(0)
 	if onlyAllowed {
 		only = 1
 	}
 	c := a.c
-	c.lock()
-	defer c.unlock()
-	if c.isClosed() {
+	c.call.Lock()
+	defer c.call.Unlock()
+	if c.native == nil {
 		return nil, ErrClosed
 	}
 	var out C.PantoString
-	if rc := C.panto_agent_tools(c.agent, cformat, only, &out); rc < 0 {
-		return nil, agentError(c.agent, rc)
+	if rc := C.panto_agent_tools(c.native, C.int(format), only, &out); rc < 0 {
+		return nil, agentError(c.native, rc)
 	}
 	return json.RawMessage(goString(out)), nil
 }
 
 // tool is the host tool named name, if one was added.
-func (c *core) tool(name string) (Tool, bool) {
+func (c *agentCore) tool(name string) (Tool, bool) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	t, ok := c.tools[name]
 	return t, ok
 }
 
-type streamRef struct {
-	c *core
-	h *handle
-}
-
-func (c *core) isClosed() bool {
+// forget drops st from the streams to close with the agent, once its native stream is freed.
+func (c *agentCore) forget(st *streamCore) {
 	c.mu.Lock()
-	defer c.mu.Unlock()
-	return c.closed
-}
-
-// isFreed tells whether h is closed (freed, or to be freed): no event of it is handed out.
-func (c *core) isFreed(h *handle) bool {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	return h.closed
-}
-
-// lock takes the native-call lock, first freeing what was closed meanwhile.
-func (c *core) lock() {
-	c.call.Lock()
-	c.drain()
-}
-
-// unlock frees what was closed during the call and releases the native-call lock.
-func (c *core) unlock() {
-	c.drain()
-	c.call.Unlock()
-	c.kick()
-}
-
-// kick frees what is waiting to be freed, unless a native call is running: its unlock
-// will. Called after queueing work and after releasing call, so nothing stays queued.
-func (c *core) kick() {
-	for {
-		c.mu.Lock()
-		need := len(c.pending) > 0 || (c.closed && len(c.streams) == 0 && c.agent != nil)
-		c.mu.Unlock()
-		if !need || !c.call.TryLock() {
-			return
-		}
-		c.drain()
-		c.call.Unlock()
-	}
-}
-
-// drain frees the queued streams, and the agent once it is closed and has none left.
-// call must be held.
-func (c *core) drain() {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	for _, h := range c.pending {
-		if h.native != nil {
-			C.panto_stream_free(h.native)
-			h.native = nil
-		}
-		delete(c.streams, h)
-	}
-	c.pending = nil
-	if c.closed && len(c.streams) == 0 && c.agent != nil {
-		C.panto_agent_free(c.agent)
-		c.agent = nil
-	}
-}
-
-// closeStream marks h closed; it is freed now, or, when a Next is running on it, canceled
-// and freed when that Next returns.
-func (c *core) closeStream(h *handle) {
-	c.mu.Lock()
-	if h.closed {
-		c.mu.Unlock()
-		return
-	}
-	h.closed = true
-	if h.busy {
-		C.panto_stream_cancel(h.native)
-	} else {
-		c.pending = append(c.pending, h)
-	}
+	delete(c.streams, st)
 	c.mu.Unlock()
-	c.kick()
 }
 
-// cancel cancels the turn of h, unless it was freed. It takes only mu, never call: it
-// does not wait for a running Next, which it makes return (panto_stream_cancel is
-// thread-safe; mu keeps the native stream from being freed meanwhile).
-func (c *core) cancel(h *handle) {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	if h.native != nil {
-		C.panto_stream_cancel(h.native)
-	}
-}
-
-// close marks the agent and its streams closed and frees what no running call uses.
-func (c *core) close() {
+// close closes the agent's streams, then frees the agent: one whose Next runs on another
+// goroutine is canceled and freed by that Next, which the call lock waits for.
+func (c *agentCore) close() {
 	c.mu.Lock()
 	if c.closed {
 		c.mu.Unlock()
 		return
 	}
 	c.closed = true
-	for h := range c.streams {
-		if !h.closed {
-			h.closed = true
-			if h.busy {
-				C.panto_stream_cancel(h.native)
-			} else {
-				c.pending = append(c.pending, h)
-			}
-		}
+	streams := make([]*streamCore, 0, len(c.streams))
+	for st := range c.streams {
+		streams = append(streams, st)
 	}
 	c.mu.Unlock()
-	c.kick()
+	for _, st := range streams {
+		st.close()
+	}
+	c.call.Lock()
+	defer c.call.Unlock()
+	if c.native != nil {
+		C.panto_agent_free(c.native)
+		c.native = nil
+	}
 }

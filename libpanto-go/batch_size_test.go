@@ -5,7 +5,7 @@ import "testing"
 // A batch doubles while native calls fill it, up to maxBatch, and halves, down to
 // minBatch, while they come back at most a quarter full; in between it keeps its size.
 func TestBatchFollowsWhatTheCallsReturn(t *testing.T) {
-	s := &Stream{}
+	s := &streamCore{}
 	s.resizeBatch(minBatch)
 	var sizes []int
 	for range 6 {

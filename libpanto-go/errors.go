@@ -23,7 +23,7 @@ type Code int32
 
 const (
 	// Errors of the call itself.
-	ErrInvalidArgument Code = C.PANTO_ERR_INVALID_ARGUMENT // a NUL byte in the text, bad UTF-8, ...
+	ErrInvalidArgument Code = C.PANTO_ERR_INVALID_ARGUMENT // e.g. an identifier that is not UTF-8
 	ErrOutOfMemory     Code = C.PANTO_ERR_OUT_OF_MEMORY
 	ErrConfig          Code = C.PANTO_ERR_CONFIG // the agent configuration was refused
 	ErrBusy            Code = C.PANTO_ERR_BUSY   // the agent already has an unfinished stream
@@ -56,8 +56,8 @@ func (c Code) String() string { return C.GoString(C.panto_status_name(C.int(c)))
 // Error makes a Code usable as a sentinel error.
 func (c Code) Error() string { return "panto: " + c.String() }
 
-// ErrClosed is returned by Run on a closed Agent, and by Stream.Err when Next is called on
-// a stream that was closed before its turn ended.
+// ErrClosed is returned by the calls on a closed Agent, and matched (with ErrCanceled) by
+// Stream.Err once Close ended the turn.
 var ErrClosed = errors.New("panto: closed")
 
 // Error is a failure reported by libpanto, with the detail the library keeps on the
@@ -75,7 +75,7 @@ type Error struct {
 	Message   string // human-readable; never contains an API key
 	RequestID string // the provider's request id, when known
 
-	cause error // the context's error for a cancellation, else nil
+	cause error // for a cancellation, the context's error or ErrClosed; else nil
 }
 
 func (e *Error) Error() string {
@@ -105,12 +105,18 @@ func (e *Error) Error() string {
 }
 
 // Unwrap gives the Code (so errors.Is(err, panto.ErrX) works) and, for a cancellation,
-// the context's error (so errors.Is(err, context.Canceled) works).
+// the context's error (so errors.Is(err, context.Canceled) works) or ErrClosed.
 func (e *Error) Unwrap() []error {
 	if e.cause != nil {
 		return []error{e.Code, e.cause}
 	}
 	return []error{e.Code}
+}
+
+// errClosedTurn is the error of a turn its stream's Close ended: a cancellation (the
+// library's close policy) that also matches ErrClosed.
+func errClosedTurn() error {
+	return &Error{Code: ErrCanceled, Type: "canceled_error", Message: "the stream was closed", cause: ErrClosed}
 }
 
 // contextError is the error of a turn stopped by its context: it matches ctx.Err() (and
@@ -146,18 +152,18 @@ func agentError(a *C.PantoAgent, rc C.int) *Error {
 	return fromNative(rc, &e)
 }
 
+// streamError is the error of a failed call on a stream: the stream's detail when it is
+// about this failure (the library keeps the most recent one it reported).
 func streamError(s *C.PantoStream, rc C.int) *Error {
-	e := C.panto_go_error_init()
-	C.panto_stream_error(s, &e)
-	return fromNative(rc, &e)
-}
-
-// callError is the error of a call that does not fail the stream (a pending result, an
-// unknown call id): the stream's detail only when it is about this failure.
-func callError(s *C.PantoStream, rc C.int) *Error {
 	e := C.panto_go_error_init()
 	if C.panto_stream_error(s, &e) != rc {
 		return &Error{Code: Code(rc)}
 	}
+	return fromNative(rc, &e)
+}
+
+func toolsError(t *C.PantoTools, rc C.int) *Error {
+	e := C.panto_go_error_init()
+	C.panto_tools_error(t, &e)
 	return fromNative(rc, &e)
 }

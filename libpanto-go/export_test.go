@@ -3,7 +3,7 @@ package panto
 // BatchCapacity is how many events the stream's next native call may read: what a stream
 // holds of native batch between two Next calls.
 func BatchCapacity(s *Stream) int {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return len(s.evs)
+	s.st.mu.Lock()
+	defer s.st.mu.Unlock()
+	return len(s.st.evs)
 }

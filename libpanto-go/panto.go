@@ -39,7 +39,8 @@
 // sends the result back; the program sees EventToolCallStart and EventToolResult go by. A
 // turn started WithManualTools (or a tool without a Handler) leaves the calls to the
 // program: Stream.SubmitToolResult. A Registry keeps tools by name and exports them in each
-// provider's format. See docs/tool-use.md for the loop and the capabilities.
+// provider's format (ToolFormat). The library checks tools and exports them: the binding
+// only builds their specs. See docs/tool-use.md for the loop and the capabilities.
 //
 // Errors are *Error values whose Code is also an error, so errors.Is(err,
 // panto.ErrAuthentication) and errors.As(err, &perr) both work.
@@ -63,9 +64,19 @@
 // any goroutine. What the model said of the interrupted message stays in the conversation,
 // with the stop reason StopAborted, and the agent can run the next turn.
 //
+// Closing a stream before its turn ended (Close, a break out of Iter, or the cleanup of a
+// forgotten stream) ends the turn as a cancellation does, by the library's close policy,
+// the same in every language: the conversation keeps what the program saw of the message,
+// marked StopAborted.
+//
 // An Agent and its Streams may be used from several goroutines: every native call on them
 // is serialized, except the cancellation, which never waits. Close on a Stream or an Agent
-// is idempotent and never blocks on a pending Next: that Next is canceled and returns.
+// is idempotent and safe while a Next waits on another goroutine: that Next is canceled
+// and returns.
+//
+// Strings go to the library as they are, NUL bytes included: the library alone decides
+// what it takes (it replaces invalid UTF-8 in the text the model reads with U+FFFD, and
+// refuses identifiers and JSON that are not UTF-8).
 package panto
 
 /*
@@ -244,6 +255,17 @@ func goString(s C.PantoString) string {
 		return ""
 	}
 	return string(unsafe.Slice((*byte)(unsafe.Pointer(s.ptr)), int(s.len)))
+}
+
+// pantoString lends s to the library for the length of a call, without a copy: the bytes of
+// a Go string hold no Go pointers, so cgo lets C read them; the library copies what it keeps.
+func pantoString(s string) C.PantoString {
+	return C.PantoString{ptr: (*C.char)(unsafe.Pointer(unsafe.StringData(s))), len: C.size_t(len(s))}
+}
+
+// pantoBytes is pantoString for a byte slice.
+func pantoBytes(b []byte) C.PantoString {
+	return C.PantoString{ptr: (*C.char)(unsafe.Pointer(unsafe.SliceData(b))), len: C.size_t(len(b))}
 }
 
 // copyEvent copies every field of a borrowed event out at once, its strings with str.

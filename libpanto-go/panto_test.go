@@ -4,7 +4,6 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
-	"runtime"
 	"strings"
 	"testing"
 	"time"
@@ -13,12 +12,13 @@ import (
 )
 
 var providers = []struct {
-	name string
-	path string // the endpoint the agent calls
-	stop string // the provider's own stop reason for end_turn
+	name   string
+	path   string // the endpoint the agent calls
+	stop   string // the provider's own stop reason for end_turn
+	format panto.ToolFormat
 }{
-	{"anthropic", "/v1/messages", "end_turn"},
-	{"openai", "/v1/chat/completions", "stop"},
+	{"anthropic", "/v1/messages", "end_turn", panto.FormatAnthropic},
+	{"openai", "/v1/chat/completions", "stop", panto.FormatOpenAI},
 }
 
 func testConfig(provider string) panto.Config {
@@ -177,8 +177,8 @@ func TestBreakClosesStream(t *testing.T) {
 	if err := stream.Err(); err != nil {
 		t.Fatalf("Err after break = %v, want nil", err)
 	}
-	if stream.Next() || !errors.Is(stream.Err(), panto.ErrClosed) {
-		t.Fatalf("Next after break: Err = %v, want ErrClosed", stream.Err())
+	if stream.Next() || !errors.Is(stream.Err(), panto.ErrClosed) || !errors.Is(stream.Err(), panto.ErrCanceled) {
+		t.Fatalf("Next after break: Err = %v, want ErrClosed and ErrCanceled", stream.Err())
 	}
 
 	// The break freed the stream: the agent takes a new turn.
@@ -193,17 +193,14 @@ func TestBreakClosesStream(t *testing.T) {
 		t.Fatalf("second turn: text %q, err %v", text, err)
 	}
 
-	// The abandoned turn committed no assistant message.
+	// The abandoned turn ended by the close policy (TestBreakKeepsWhatWasSeen shows what
+	// it keeps).
 	conv, err := agent.Conversation()
 	if err != nil {
 		t.Fatal(err)
 	}
-	var roles []string
-	for _, m := range conv {
-		roles = append(roles, m.Role)
-	}
-	if got := strings.Join(roles, ","); got != "user,user,assistant" {
-		t.Fatalf("roles = %s, want user,user,assistant", got)
+	if n := len(conv); n < 3 || conv[n-2].Role != "user" || conv[n-1].Content[0].Text != "Second answer" {
+		t.Fatalf("conversation = %s", mustJSON(t, conv))
 	}
 }
 
@@ -330,7 +327,8 @@ func TestBadConfig(t *testing.T) {
 	if _, err := panto.NewAgent(panto.Config{Provider: "anthropic"}); !errors.Is(err, panto.ErrConfig) {
 		t.Fatalf("NewAgent without a model: %v", err)
 	}
-	if _, err := panto.NewAgentJSON([]byte("{\"provider\": \"anthropic\"}\x00")); !errors.Is(err, panto.ErrInvalidArgument) {
+	// The library judges the bytes: a NUL after the object is not JSON.
+	if _, err := panto.NewAgentJSON([]byte("{\"provider\": \"anthropic\"}\x00")); !errors.Is(err, panto.ErrConfig) {
 		t.Fatalf("NewAgentJSON with a NUL byte: %v", err)
 	}
 }
@@ -404,11 +402,7 @@ func TestCloseWhileNextWaits(t *testing.T) {
 	done := make(chan bool)
 	go func() { done <- stream.Next() }()
 	time.Sleep(100 * time.Millisecond)
-	start := time.Now()
 	stream.Close()
-	if d := time.Since(start); d > 200*time.Millisecond {
-		t.Errorf("Close waited %v for the pending Next", d)
-	}
 	select {
 	case got := <-done:
 		if got {
@@ -417,8 +411,8 @@ func TestCloseWhileNextWaits(t *testing.T) {
 	case <-time.After(10 * time.Second):
 		t.Fatal("the pending Next did not return")
 	}
-	if !errors.Is(stream.Err(), panto.ErrClosed) {
-		t.Fatalf("Err = %v, want ErrClosed", stream.Err())
+	if !errors.Is(stream.Err(), panto.ErrClosed) || !errors.Is(stream.Err(), panto.ErrCanceled) {
+		t.Fatalf("Err = %v, want ErrClosed and ErrCanceled", stream.Err())
 	}
 	next := run(t, agent, "again")
 	for next.Next() {
@@ -457,41 +451,33 @@ func TestAgentCloseClosesStreams(t *testing.T) {
 	}
 }
 
-func TestForgottenStreamIsFreedByGC(t *testing.T) {
-	loadScenario(t, scenario(textAnswer("Hello world"), textAnswer("Again")))
+// Run passes the text as it is: a NUL byte is a character, which reaches the model.
+func TestRunPassesNUL(t *testing.T) {
+	loadScenario(t, scenario(textAnswer("Ok")))
 	agent := newAgent(t, testConfig("anthropic"))
-	func() {
-		stream, err := agent.Run(context.Background(), "Hi")
-		if err != nil {
-			t.Fatal(err)
-		}
-		if !stream.Next() { // unfinished, never closed
-			t.Fatal(stream.Err())
-		}
-	}()
-	deadline := time.Now().Add(10 * time.Second)
-	for {
-		runtime.GC()
-		stream, err := agent.Run(context.Background(), "Again")
-		if err == nil {
-			stream.Close()
-			return
-		}
-		if !errors.Is(err, panto.ErrBusy) {
-			t.Fatal(err)
-		}
-		if time.Now().After(deadline) {
-			t.Fatal("the unreachable stream was never freed")
-		}
-		time.Sleep(10 * time.Millisecond)
+	stream := run(t, agent, "a\x00b")
+	for range stream.Iter {
 	}
-}
-
-func TestRunRefusesNUL(t *testing.T) {
-	agent := newAgent(t, testConfig("anthropic"))
-	var perr *panto.Error
-	if _, err := agent.Run(context.Background(), "a\x00b"); !errors.As(err, &perr) || perr.Code != panto.ErrInvalidArgument {
-		t.Fatalf("err = %v, want ErrInvalidArgument", err)
+	if err := stream.Err(); err != nil {
+		t.Fatal(err)
+	}
+	conv, err := agent.Conversation()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(conv) != 2 || conv[0].Content[0].Text != "a\x00b" {
+		t.Fatalf("conversation = %+v", conv)
+	}
+	var body struct {
+		Messages []struct {
+			Content []struct{ Text string }
+		}
+	}
+	if err := json.Unmarshal(receivedRequests(t)[0].Body, &body); err != nil {
+		t.Fatal(err)
+	}
+	if len(body.Messages) != 1 || body.Messages[0].Content[0].Text != "a\x00b" {
+		t.Fatalf("request = %s", receivedRequests(t)[0].Body)
 	}
 }
 

@@ -29,7 +29,7 @@ import (
 //
 // A Tool marshals to JSON as its spec, the object panto_agent_add_tool takes.
 type Tool struct {
-	Name        string          // 1 to 64 letters, digits, '_' or '-'
+	Name        string          // 1 to 64 letters, digits, '_' or '-' (the library checks it)
 	Description string          // what the tool does, for the model
 	InputSchema json.RawMessage // a JSON Schema of an object; nil: no input ({"type":"object","properties":{}})
 	// What the tool requires, e.g. "net"; an agent only offers the tool to the model when it
@@ -39,98 +39,44 @@ type Tool struct {
 	// already checked against InputSchema. Its string goes back to the model; an error goes
 	// back as a failed result (is_error) whose content is err.Error(), and the turn goes on.
 	// ctx is the context of Agent.Run. A panic in Handler is recovered and becomes a failed
-	// result too, "panic: " followed by the panic value. The C ABI takes NUL-terminated
-	// UTF-8, so NUL bytes and invalid UTF-8 in the result become U+FFFD.
+	// result too, "panic: " followed by the panic value. The result goes to the library as
+	// it is, NUL bytes included; the library replaces invalid UTF-8 with U+FFFD.
 	//
 	// Without a Handler, the program gives the result itself: see Stream.SubmitToolResult.
 	Handler func(ctx context.Context, input json.RawMessage) (string, error)
 }
 
-// emptySchema is the schema of a tool without input, as the library writes it.
-var emptySchema = json.RawMessage(`{"type":"object","properties":{}}`)
-
-// schema is the tool's input schema, the empty one when it has none.
-func (t Tool) schema() json.RawMessage {
-	if len(bytes.TrimSpace(t.InputSchema)) == 0 {
-		return emptySchema
-	}
-	return t.InputSchema
-}
-
-// Validate reports what is wrong with the tool for the library or the providers: its name,
-// or a schema that is not a JSON object describing an object.
+// Validate asks the library whether it takes the tool: an *Error matching ErrConfig says
+// which rule the tool breaks (its name, its schema).
 func (t Tool) Validate() error {
-	if !validToolName(t.Name) {
-		return fmt.Errorf("panto: tool %q: a tool name must be 1 to 64 letters, digits, '_' or '-'", t.Name)
+	ts, err := newToolSet(t)
+	if err != nil {
+		return err
 	}
-	var s map[string]json.RawMessage
-	if err := json.Unmarshal(t.schema(), &s); err != nil {
-		return fmt.Errorf("panto: tool %q: the input schema is not a JSON object: %v", t.Name, err)
-	}
-	if typ, ok := s["type"]; ok && string(bytes.TrimSpace(typ)) != `"object"` {
-		return fmt.Errorf(`panto: tool %q: the input schema must describe an object ("type": "object"), not %s`, t.Name, typ)
-	}
+	ts.free()
 	return nil
 }
 
-func validToolName(name string) bool {
-	if len(name) == 0 || len(name) > 64 {
-		return false
-	}
-	for _, c := range []byte(name) {
-		if !(c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= '0' && c <= '9' || c == '_' || c == '-') {
-			return false
-		}
-	}
-	return true
-}
-
 // Spec is the tool's spec, the JSON object panto_agent_add_tool takes:
-// {"name", "description", "input_schema", "capabilities"}.
+// {"name", "description", "input_schema", "capabilities"}, without the schema and the
+// capabilities when the tool has none (the library's defaults: no input, none required).
 func (t Tool) Spec() map[string]any {
-	caps := t.Capabilities
-	if caps == nil {
-		caps = []string{}
+	spec := map[string]any{"name": t.Name, "description": t.Description}
+	if len(bytes.TrimSpace(t.InputSchema)) > 0 {
+		spec["input_schema"] = t.InputSchema
 	}
-	return map[string]any{
-		"name":         t.Name,
-		"description":  t.Description,
-		"input_schema": t.schema(),
-		"capabilities": caps,
+	if t.Capabilities != nil {
+		spec["capabilities"] = t.Capabilities
 	}
+	return spec
 }
 
-// MarshalJSON writes the tool's Spec.
+// MarshalJSON writes the tool's Spec, once the library has checked it.
 func (t Tool) MarshalJSON() ([]byte, error) {
 	if err := t.Validate(); err != nil {
 		return nil, err
 	}
 	return json.Marshal(t.Spec())
-}
-
-// Anthropic is the tool as the Anthropic Messages API takes it in "tools":
-// {"name", "description", "input_schema"}.
-func (t Tool) Anthropic() map[string]any {
-	return map[string]any{"name": t.Name, "description": t.Description, "input_schema": t.schema()}
-}
-
-// OpenAI is the tool as OpenAI Chat Completions takes it in "tools":
-// {"type": "function", "function": {"name", "description", "parameters"}}.
-func (t Tool) OpenAI() map[string]any {
-	return map[string]any{"type": "function", "function": map[string]any{
-		"name": t.Name, "description": t.Description, "parameters": t.schema(),
-	}}
-}
-
-// AllowedWith tells whether an agent granted capabilities may use the tool: whether it
-// requires none that capabilities lacks.
-func (t Tool) AllowedWith(capabilities []string) bool {
-	for _, need := range t.Capabilities {
-		if !slices.Contains(capabilities, need) {
-			return false
-		}
-	}
-	return true
 }
 
 // ToolOption sets an optional part of a tool made by NewTool.
@@ -221,30 +167,12 @@ func snakeCase(s string) string {
 	return b.String()
 }
 
-// ExportTools writes tools as a JSON array in a provider's format: "anthropic"
-// ({name, description, input_schema}), "openai" ({type: "function", function: {name,
-// description, parameters}}) or "panto" (their specs, with "native": false). It is what
-// the library sends the provider for an agent with these tools (Agent.Tools).
-func ExportTools(format string, tools []Tool) (json.RawMessage, error) {
-	out := make([]any, 0, len(tools))
-	for _, t := range tools {
-		if err := t.Validate(); err != nil {
-			return nil, err
-		}
-		switch format {
-		case "anthropic":
-			out = append(out, t.Anthropic())
-		case "openai":
-			out = append(out, t.OpenAI())
-		case "panto":
-			spec := t.Spec()
-			spec["native"] = false
-			out = append(out, spec)
-		default:
-			return nil, fmt.Errorf(`panto: unknown tool format %q: "anthropic", "openai" or "panto"`, format)
-		}
-	}
-	return json.Marshal(out)
+// ExportTools writes tools as a JSON array in a provider's format (see ToolFormat), as the
+// library sends them for an agent with these tools (Agent.Tools); FormatPanto marks each
+// "native": false. The library checks each tool first (Tool.Validate) and refuses two of
+// the same name.
+func ExportTools(format ToolFormat, tools []Tool) (json.RawMessage, error) {
+	return exportTools(format, nil, tools)
 }
 
 // Registry is a set of tools by name, in the order they were registered. The zero Registry
@@ -267,25 +195,18 @@ func NewRegistry(tools ...Tool) (*Registry, error) {
 	return r, nil
 }
 
-// Register adds tools. A tool that is not valid, or whose name is taken, is refused with an
-// error and none of tools is added.
+// Register adds tools. When the library refuses one (Tool.Validate) or its name is taken
+// (an *Error matching ErrConfig), none of tools is added.
 func (r *Registry) Register(tools ...Tool) error {
 	r.mu.Lock()
 	defer r.mu.Unlock()
-	names := map[string]bool{}
-	for _, t := range r.tools {
-		names[t.Name] = true
+	all := append(slices.Clip(r.tools), tools...)
+	ts, err := newToolSet(all...)
+	if err != nil {
+		return err
 	}
-	for _, t := range tools {
-		if err := t.Validate(); err != nil {
-			return err
-		}
-		if names[t.Name] {
-			return fmt.Errorf("panto: a tool named %q is already registered", t.Name)
-		}
-		names[t.Name] = true
-	}
-	r.tools = append(r.tools, tools...)
+	ts.free()
+	r.tools = all
 	return nil
 }
 
@@ -308,22 +229,31 @@ func (r *Registry) All() []Tool {
 	return slices.Clone(r.tools)
 }
 
-// Filter is the tools an agent granted capabilities may use (see Tool.AllowedWith), in the
-// order of registration. Nil grants nothing: the tools that require no capability.
-func (r *Registry) Filter(capabilities []string) []Tool {
-	r.mu.RLock()
-	defer r.mu.RUnlock()
-	var out []Tool
-	for _, t := range r.tools {
-		if t.AllowedWith(capabilities) {
-			out = append(out, t)
-		}
+// Filter is the tools an agent granted capabilities may use, in the order of registration:
+// those that require no capability beyond them. Nil grants nothing: the tools that require
+// no capability.
+func (r *Registry) Filter(capabilities []string) ([]Tool, error) {
+	js, err := r.Export(FormatPanto, capabilities)
+	if err != nil {
+		return nil, err
 	}
-	return out
+	var allowed []struct{ Name string }
+	if err := json.Unmarshal(js, &allowed); err != nil {
+		return nil, err
+	}
+	out := make([]Tool, 0, len(allowed))
+	for _, a := range allowed {
+		t, _ := r.Get(a.Name)
+		out = append(out, t)
+	}
+	return out, nil
 }
 
-// Export is ExportTools(format, r.Filter(capabilities)): the "tools" an agent granted
-// capabilities sends to the provider. Export every tool with ExportTools(format, r.All()).
-func (r *Registry) Export(format string, capabilities []string) (json.RawMessage, error) {
-	return ExportTools(format, r.Filter(capabilities))
+// Export is the "tools" an agent granted capabilities sends to the provider: the tools of
+// Filter(capabilities) in format. Export every tool with ExportTools(format, r.All()).
+func (r *Registry) Export(format ToolFormat, capabilities []string) (json.RawMessage, error) {
+	if capabilities == nil {
+		capabilities = []string{}
+	}
+	return exportTools(format, capabilities, r.All())
 }

@@ -337,32 +337,55 @@ func testTools(t *testing.T) (weather, search, local panto.Tool) {
 	return
 }
 
+// The binding's export is the library's: each format's shape, the library's default schema
+// for a tool without one, and its refusals.
 func TestExportFormats(t *testing.T) {
 	weather, _, clock := testTools(t)
 	schema := string(weather.InputSchema)
-	a, _ := json.Marshal(weather.Anthropic())
-	jsonEqual(t, a, `{"name":"get_weather","description":"Current weather for a city.","input_schema":`+schema+`}`)
-	o, _ := json.Marshal(weather.OpenAI())
-	jsonEqual(t, o, `{"type":"function","function":{"name":"get_weather","description":"Current weather for a city.","parameters":`+schema+`}}`)
+	a, err := panto.ExportTools(panto.FormatAnthropic, []panto.Tool{weather})
+	if err != nil {
+		t.Fatal(err)
+	}
+	jsonEqual(t, a, `[{"name":"get_weather","description":"Current weather for a city.","input_schema":`+schema+`}]`)
+	o, err := panto.ExportTools(panto.FormatOpenAI, []panto.Tool{weather})
+	if err != nil {
+		t.Fatal(err)
+	}
+	jsonEqual(t, o, `[{"type":"function","function":{"name":"get_weather","description":"Current weather for a city.","parameters":`+schema+`}}]`)
 	spec, err := json.Marshal(weather)
 	if err != nil {
 		t.Fatal(err)
 	}
 	jsonEqual(t, spec, `{"name":"get_weather","description":"Current weather for a city.","input_schema":`+schema+`,"capabilities":["net"]}`)
 	// A tool without a schema takes no input.
-	c, _ := json.Marshal(clock.Anthropic())
-	jsonEqual(t, c, `{"name":"clock","description":"","input_schema":{"type":"object","properties":{}}}`)
-
-	if _, err := panto.ExportTools("gemini", []panto.Tool{weather}); err == nil {
-		t.Error("ExportTools accepted an unknown format")
+	c, err := panto.ExportTools(panto.FormatAnthropic, []panto.Tool{clock})
+	if err != nil {
+		t.Fatal(err)
 	}
+	jsonEqual(t, c, `[{"name":"clock","description":"","input_schema":{"type":"object","properties":{}}}]`)
+
+	if _, err := panto.ExportTools(panto.ToolFormat(99), []panto.Tool{weather}); !errors.Is(err, panto.ErrInvalidArgument) {
+		t.Errorf("ExportTools in an unknown format: %v", err)
+	}
+	if _, err := panto.ExportTools(panto.FormatPanto, []panto.Tool{weather, weather}); !errors.Is(err, panto.ErrConfig) {
+		t.Errorf("ExportTools of two tools of one name: %v", err)
+	}
+	var perr *panto.Error
 	bad := panto.Tool{Name: "bad", InputSchema: json.RawMessage(`{"type":"string"}`)}
-	if _, err := json.Marshal(bad); err == nil || !strings.Contains(err.Error(), "describe an object") {
+	if _, err := json.Marshal(bad); !errors.As(err, &perr) || perr.Code != panto.ErrConfig || !strings.Contains(perr.Message, "describe an object") {
 		t.Errorf("a schema of a string: %v", err)
 	}
 	bad.InputSchema = json.RawMessage(`[1]`)
-	if err := bad.Validate(); err == nil {
-		t.Error("a schema that is an array passed Validate")
+	if err := bad.Validate(); !errors.Is(err, panto.ErrConfig) {
+		t.Errorf("a schema that is an array: Validate = %v", err)
+	}
+	for _, name := range []string{"", "no good", strings.Repeat("x", 65), "été"} {
+		if err := (panto.Tool{Name: name}).Validate(); !errors.Is(err, panto.ErrConfig) {
+			t.Errorf("the name %q: Validate = %v", name, err)
+		}
+	}
+	if err := (panto.Tool{Name: strings.Repeat("x", 64)}).Validate(); err != nil {
+		t.Errorf("a name of 64 characters: %v", err)
 	}
 }
 
@@ -372,7 +395,8 @@ func TestRegistry(t *testing.T) {
 	if err := reg.Register(weather, search); err != nil {
 		t.Fatal(err)
 	}
-	if err := reg.Register(clock, weather); err == nil || !strings.Contains(err.Error(), "already registered") {
+	var perr *panto.Error
+	if err := reg.Register(clock, weather); !errors.As(err, &perr) || perr.Code != panto.ErrConfig || !strings.Contains(perr.Message, "get_weather") {
 		t.Fatalf("duplicate: %v", err)
 	}
 	if len(reg.All()) != 2 {
@@ -406,7 +430,11 @@ func TestRegistry(t *testing.T) {
 		{[]string{"fs.read"}, "clock"},
 		{[]string{"fs.read", "net", "other"}, "get_weather,search,clock"},
 	} {
-		if got := names(reg.Filter(c.caps)); got != c.want {
+		allowed, err := reg.Filter(c.caps)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got := names(allowed); got != c.want {
 			t.Errorf("Filter(%v) = %s, want %s", c.caps, got, c.want)
 		}
 	}
@@ -421,7 +449,7 @@ func TestRegistry(t *testing.T) {
 		cfg.Tools = reg.All()
 		cfg.Capabilities = caps
 		agent := newAgent(t, cfg)
-		for _, format := range []string{"anthropic", "openai", "panto"} {
+		for _, format := range []panto.ToolFormat{panto.FormatAnthropic, panto.FormatOpenAI, panto.FormatPanto} {
 			mine, err := reg.Export(format, caps)
 			if err != nil {
 				t.Fatal(err)
@@ -443,8 +471,8 @@ func TestRegistry(t *testing.T) {
 		}
 	}
 	agent := newAgent(t, testConfig("anthropic"))
-	if _, err := agent.Tools("gemini", false); !errors.Is(err, panto.ErrInvalidArgument) {
-		t.Errorf("Tools(gemini): %v", err)
+	if _, err := agent.Tools(panto.ToolFormat(99), false); !errors.Is(err, panto.ErrInvalidArgument) {
+		t.Errorf("Tools in an unknown format: %v", err)
 	}
 }
 
@@ -459,8 +487,8 @@ func TestAddTool(t *testing.T) {
 	if !errors.Is(err, panto.ErrConfig) || !errors.As(err, &perr) || !strings.Contains(perr.Message, "get_weather") {
 		t.Fatalf("a second get_weather: %v", err)
 	}
-	if err := agent.AddTool(panto.Tool{Name: ""}); err == nil || errors.As(err, &perr) {
-		t.Fatalf("a tool without a name: %v (want the binding's own error)", err)
+	if err := agent.AddTool(panto.Tool{Name: ""}); !errors.Is(err, panto.ErrConfig) {
+		t.Fatalf("a tool without a name: %v", err)
 	}
 
 	// Not while a stream is unfinished.
@@ -476,11 +504,11 @@ func TestAddTool(t *testing.T) {
 	if err := agent.AddTool(clock); err != nil {
 		t.Fatal(err)
 	}
-	lib, err := agent.Tools("panto", false)
+	lib, err := agent.Tools(panto.FormatPanto, false)
 	if err != nil {
 		t.Fatal(err)
 	}
-	want, _ := panto.ExportTools("panto", []panto.Tool{weather, clock})
+	want, _ := panto.ExportTools(panto.FormatPanto, []panto.Tool{weather, clock})
 	jsonEqual(t, lib, string(want))
 
 	// NewAgent refuses a config whose tools the library refuses, and frees the agent.
@@ -656,12 +684,12 @@ func TestToolRoundTrip(t *testing.T) {
 			// The first request offered the tool as the library exports it.
 			first := requestBody(t, 0)
 			offered, _ := json.Marshal(first["tools"])
-			lib, err := agent.Tools(p.name, true)
+			lib, err := agent.Tools(p.format, true)
 			if err != nil {
 				t.Fatal(err)
 			}
 			jsonEqual(t, offered, string(lib))
-			mine, _ := panto.ExportTools(p.name, []panto.Tool{weather})
+			mine, _ := panto.ExportTools(p.format, []panto.Tool{weather})
 			jsonEqual(t, offered, string(mine))
 
 			// The second request carries the call and its result, in the provider's shape.
@@ -847,8 +875,8 @@ func TestManualTools(t *testing.T) {
 			if err := stream.SubmitToolResult("call_nope", "x", false); !errors.Is(err, panto.ErrNoSuchCall) {
 				t.Fatalf("SubmitToolResult with an unknown id: %v", err)
 			}
-			if err := stream.SubmitToolResult("call_1", "a\x00b", false); !errors.Is(err, panto.ErrInvalidArgument) {
-				t.Fatalf("SubmitToolResult with a NUL: %v", err)
+			if err := stream.SubmitToolResult("call_1\xff", "x", false); !errors.Is(err, panto.ErrInvalidArgument) {
+				t.Fatalf("SubmitToolResult with an id that is not UTF-8: %v", err)
 			}
 			if err := stream.SubmitToolResult("call_1", "Snow, -3 °C", false); err != nil {
 				t.Fatal(err)
@@ -970,7 +998,9 @@ func TestCapabilityRefusal(t *testing.T) {
 	}
 }
 
-func TestResultThatCannotPass(t *testing.T) {
+// A handler's result goes to the library as it is: the NUL byte reaches the model, and the
+// library alone replaces the invalid byte.
+func TestResultPassesAsItIs(t *testing.T) {
 	loadScenario(t, scenario(toolUse("", "call_1", "raw", map[string]any{}), textAnswer("Ok")))
 	cfg := testConfig("anthropic")
 	cfg.Tools = []panto.Tool{{Name: "raw", Handler: func(context.Context, json.RawMessage) (string, error) {
@@ -980,8 +1010,12 @@ func TestResultThatCannotPass(t *testing.T) {
 	if err := runErr(events); err != "" {
 		t.Fatal(err)
 	}
-	if r := ofKind(events, panto.EventToolResult); len(r) != 1 || r[0].Text != "a\uFFFDb\uFFFDc" || r[0].IsError {
-		t.Fatalf("results = %+v, want the NUL and the bad byte replaced", r)
+	if r := ofKind(events, panto.EventToolResult); len(r) != 1 || r[0].Text != "a\x00b\uFFFDc" || r[0].IsError {
+		t.Fatalf("results = %+v, want the NUL kept and the bad byte replaced", r)
+	}
+	msgs, _ := json.Marshal(requestBody(t, 1)["messages"])
+	if !strings.Contains(string(msgs), `"content":"a\u0000b`+"\uFFFD"+`c"`) {
+		t.Fatalf("the second request's messages: %s", msgs)
 	}
 }
 
@@ -1047,7 +1081,7 @@ func TestReadTool(t *testing.T) {
 	cfg.Capabilities = []string{"fs.read"}
 	cfg.ReadTool = &panto.ReadToolConfig{Root: root, MaxBytes: 1024}
 	agent := newAgent(t, cfg)
-	lib, err := agent.Tools("panto", true)
+	lib, err := agent.Tools(panto.FormatPanto, true)
 	if err != nil {
 		t.Fatal(err)
 	}

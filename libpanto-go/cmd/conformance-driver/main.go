@@ -9,6 +9,8 @@
 // stream itself while the driver iterates. With "cancel_after_ms", the first turn's context
 // is canceled by a timer that long after Run returned, while Next is blocked; with
 // "on_error", a turn's first failure is followed by Agent.SetConfigJSON and Stream.Reopen.
+// "end_early" ends a turn by Close or the collector (end_early.go), and "print_conversation"
+// prints the conversation last.
 // It exits 0 whenever it printed a transcript (even one ending in an error), 2 when it could
 // not run.
 package main
@@ -36,6 +38,21 @@ type testCase struct {
 	OnError       *onError                   `json:"on_error"`
 	// ExpectConnections present: the agent's connection counters are printed after the turns.
 	ExpectConnections json.RawMessage `json:"expect_connections"`
+	EndEarly          *endEarly       `json:"end_early"`
+	// PrintConversation: the agent's conversation is printed last.
+	PrintConversation bool `json:"print_conversation"`
+}
+
+// endEarly is how the turn Turn ends before its end: one of the three ways is set.
+type endEarly struct {
+	Turn int `json:"turn"`
+	// After the CloseAfterDeltas-th content delta, the driver closes the stream.
+	CloseAfterDeltas *int `json:"close_after_deltas"`
+	// After the DropAfterDeltas-th content delta, the driver drops the stream unclosed and
+	// collects it.
+	DropAfterDeltas *int `json:"drop_after_deltas"`
+	// FreeBlockedAfterMs after Run, a timer closes the stream while Next waits.
+	FreeBlockedAfterMs *int `json:"free_blocked_after_ms"`
 }
 
 // onError is what the driver does after a turn's first failure.
@@ -147,11 +164,6 @@ func main() {
 		}
 		extra = *tc.ExtraNext
 	}
-	for _, turn := range tc.Turns {
-		if strings.IndexByte(turn, 0) >= 0 {
-			die(os.Args[1] + ": a turn holds a NUL character")
-		}
-	}
 	cancelAfter := time.Duration(-1)
 	if tc.CancelAfterMs != nil {
 		if *tc.CancelAfterMs < 0 {
@@ -201,7 +213,13 @@ func main() {
 		if i == tc.CancelTurn {
 			after = cancelAfter
 		}
-		if !runTurn(agent, turn, extra, after, tc.OnError, emit) {
+		var ok bool
+		if tc.EndEarly != nil && i == tc.EndEarly.Turn {
+			ok = runTurnEndingEarly(agent, turn, *tc.EndEarly, extra, emit)
+		} else {
+			ok = runTurn(agent, turn, extra, after, tc.OnError, emit)
+		}
+		if !ok {
 			break
 		}
 	}
@@ -212,6 +230,14 @@ func main() {
 			return
 		}
 		emit(map[string]any{"event": "connections", "opened": counts.Opened, "reused": counts.Reused})
+	}
+	if tc.PrintConversation {
+		conversation, err := agent.ConversationJSON()
+		if err != nil {
+			emit(errorLine(err))
+			return
+		}
+		emit(map[string]any{"event": "conversation", "messages": conversation})
 	}
 }
 
@@ -252,6 +278,12 @@ func runTurn(agent *panto.Agent, text string, extra int, cancelAfter time.Durati
 	} else {
 		emit(endLine(stream))
 	}
+	extraNext(stream, extra, emit)
+	return true
+}
+
+// extraNext prints the lines of the extra Next calls after a turn's end.
+func extraNext(stream *panto.Stream, extra int, emit func(map[string]any)) {
 	for range extra {
 		if stream.Next() { // not sticky: show the event
 			emit(eventLine(stream.Event()))
@@ -259,7 +291,6 @@ func runTurn(agent *panto.Agent, text string, extra int, cancelAfter time.Durati
 		}
 		emit(endLine(stream))
 	}
-	return true
 }
 
 // endLine is the line of a stream that Next left: its error, or done.
