@@ -4,8 +4,8 @@
 const std = @import("std");
 const Allocator = std.mem.Allocator;
 const Agent = @import("../src/agent.zig").Agent;
-const anthropic = @import("../src/anthropic.zig");
-const openai = @import("../src/openai.zig");
+const anthropic = @import("../src/providers/anthropic/decode.zig");
+const openai = @import("../src/providers/openai/decode.zig");
 const tools = @import("../src/tools.zig");
 const invariants = @import("invariants.zig");
 

@@ -5,8 +5,8 @@
 //! as the value of a Retry-After header.
 const std = @import("std");
 const config = @import("../src/config.zig");
-const anthropic = @import("../src/anthropic.zig");
-const openai = @import("../src/openai.zig");
+const anthropic = @import("../src/providers/anthropic/decode.zig");
+const openai = @import("../src/providers/openai/decode.zig");
 const retry = @import("../src/retry.zig");
 const turn = @import("turn.zig");
 const Transcript = @import("transcript.zig").Transcript;

@@ -5,9 +5,9 @@
 //! fields, escapes and UTF-8 in strings, and one document in ten with a byte broken.
 const std = @import("std");
 const fast_json = @import("fast_json.zig");
-const anthropic = @import("anthropic.zig");
-const openai = @import("openai.zig");
-const openai_hot = @import("openai_hot.zig");
+const anthropic = @import("providers/anthropic/decode.zig");
+const openai = @import("providers/openai/decode.zig");
+const openai_hot = @import("providers/openai/hot.zig");
 const sse = @import("sse.zig");
 
 const Doc = struct {

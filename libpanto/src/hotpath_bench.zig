@@ -8,8 +8,8 @@
 //! Prints the events decoded and the CPU nanoseconds each took.
 const std = @import("std");
 const sse = @import("sse.zig");
-const anthropic = @import("anthropic.zig");
-const openai = @import("openai.zig");
+const anthropic = @import("providers/anthropic/decode.zig");
+const openai = @import("providers/openai/decode.zig");
 const Assembly = @import("assembly.zig").Assembly;
 const errors = @import("errors.zig");
 

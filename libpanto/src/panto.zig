@@ -24,10 +24,10 @@ test {
     _ = @import("stream.zig");
     _ = @import("stream_test.zig");
     _ = @import("agent.zig");
-    _ = @import("anthropic.zig");
-    _ = @import("openai.zig");
-    _ = @import("openai_test.zig");
-    _ = @import("anthropic_order_test.zig");
+    _ = @import("providers/anthropic/decode.zig");
+    _ = @import("providers/openai/decode.zig");
+    _ = @import("providers/openai/decode_test.zig");
+    _ = @import("providers/anthropic/order_test.zig");
     _ = @import("assembly.zig");
     _ = @import("batch.zig");
     _ = @import("schema.zig");
@@ -48,7 +48,7 @@ test {
     _ = @import("retry.zig");
     _ = @import("fast_json.zig");
     _ = @import("fast_json_test.zig");
-    _ = @import("openai_hot.zig");
+    _ = @import("providers/openai/hot.zig");
     _ = @import("hot_shapes_test.zig");
     _ = @import("event_arena.zig");
     _ = @import("body.zig");

@@ -6,7 +6,7 @@
 //! decoding (openai.zig), whose result for these chunks is the same.
 const std = @import("std");
 const Allocator = std.mem.Allocator;
-const fast_json = @import("fast_json.zig");
+const fast_json = @import("../../fast_json.zig");
 const Shape = fast_json.Shape;
 const keyIs = fast_json.keyIs;
 

@@ -3,10 +3,10 @@
 //! is decoded twice, as the stream reads it: chunk by chunk from the SSE parser's events
 //! (`handle`), and from the received bytes (`handleHotEvent`, else `handle`).
 const std = @import("std");
-const openai = @import("openai.zig");
-const sse = @import("sse.zig");
-const Assembly = @import("assembly.zig").Assembly;
-const errors = @import("errors.zig");
+const openai = @import("decode.zig");
+const sse = @import("../../sse.zig");
+const Assembly = @import("../../assembly.zig").Assembly;
+const errors = @import("../../errors.zig");
 
 /// The events of a stream of chunks (the data of each SSE event), one line each.
 fn transcript(chunks: []const []const u8, from_bytes: bool) ![]u8 {

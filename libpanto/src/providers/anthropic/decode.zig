@@ -2,17 +2,17 @@
 //! https://docs.anthropic.com/en/api/messages-streaming
 const std = @import("std");
 const Allocator = std.mem.Allocator;
-const Assembly = @import("assembly.zig").Assembly;
-const errors = @import("errors.zig");
-const fast_json = @import("fast_json.zig");
-const sse = @import("sse.zig");
-const writeRawJson = @import("conversation.zig").writeRawJson;
+const Assembly = @import("../../assembly.zig").Assembly;
+const errors = @import("../../errors.zig");
+const fast_json = @import("../../fast_json.zig");
+const sse = @import("../../sse.zig");
+const writeRawJson = @import("../../conversation.zig").writeRawJson;
 
 pub const endpoint = "/v1/messages";
 pub const api_version = "2023-06-01";
 
 /// What a request is made of, beside the conversation.
-pub const RequestParts = @import("request.zig").RequestParts;
+pub const RequestParts = @import("../../request.zig").RequestParts;
 
 pub fn writeRequest(w: *std.Io.Writer, parts: RequestParts) std.Io.Writer.Error!void {
     const config = parts.config;
@@ -201,7 +201,7 @@ pub const Decoder = struct {
                 try b.text.appendSlice(a.gpa, cb.data orelse "");
                 return;
             }
-            const block_kind: @import("event.zig").BlockKind =
+            const block_kind: @import("../../event.zig").BlockKind =
                 if (eql(cb.type, "text")) .text else if (eql(cb.type, "thinking")) .thinking else .none;
             const b = try a.startBlock(wire.index, block_kind);
             if (cb.signature) |sig| try b.signature.appendSlice(a.gpa, sig);
@@ -298,7 +298,7 @@ inline fn hotFields(s: *fast_json.Shape, comptime framing: []const u8) Allocator
 
 /// A hot delta's event, for a decoder that hands it out at once: the text added to its
 /// block. Null when it makes no event (empty text).
-pub inline fn hotDeltaEvent(a: *Assembly, detail: *errors.Detail, hot: HotDelta) errors.TurnError!?@import("event.zig").Event {
+pub inline fn hotDeltaEvent(a: *Assembly, detail: *errors.Detail, hot: HotDelta) errors.TurnError!?@import("../../event.zig").Event {
     const b = a.findOpen(hot.index) orelse return protocol(a, detail, "a delta for a block that is not open");
     if (hot.fragment.len == 0) return null;
     return try a.delta(b, hot.fragment);

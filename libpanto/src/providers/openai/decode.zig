@@ -2,17 +2,17 @@
 //! its chunks. https://platform.openai.com/docs/api-reference/chat-streaming
 const std = @import("std");
 const Allocator = std.mem.Allocator;
-const conversation = @import("conversation.zig");
-const Assembly = @import("assembly.zig").Assembly;
-const errors = @import("errors.zig");
-const fast_json = @import("fast_json.zig");
-const openai_hot = @import("openai_hot.zig");
-const sse = @import("sse.zig");
-const BlockKind = @import("event.zig").BlockKind;
+const conversation = @import("../../conversation.zig");
+const Assembly = @import("../../assembly.zig").Assembly;
+const errors = @import("../../errors.zig");
+const fast_json = @import("../../fast_json.zig");
+const openai_hot = @import("hot.zig");
+const sse = @import("../../sse.zig");
+const BlockKind = @import("../../event.zig").BlockKind;
 
 pub const endpoint = "/v1/chat/completions";
 
-pub const RequestParts = @import("request.zig").RequestParts;
+pub const RequestParts = @import("../../request.zig").RequestParts;
 
 pub fn writeRequest(w: *std.Io.Writer, parts: RequestParts) std.Io.Writer.Error!void {
     const config = parts.config;
