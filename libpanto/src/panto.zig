@@ -24,8 +24,15 @@ test {
     _ = @import("stream.zig");
     _ = @import("stream_test.zig");
     _ = @import("agent.zig");
+    _ = @import("providers.zig");
+    _ = @import("providers/anthropic/provider.zig");
+    _ = @import("providers/anthropic/request.zig");
     _ = @import("providers/anthropic/decode.zig");
+    _ = @import("providers/anthropic/hot.zig");
+    _ = @import("providers/openai/provider.zig");
+    _ = @import("providers/openai/request.zig");
     _ = @import("providers/openai/decode.zig");
+    _ = @import("providers/openai/hot.zig");
     _ = @import("providers/openai/decode_test.zig");
     _ = @import("providers/anthropic/order_test.zig");
     _ = @import("assembly.zig");
@@ -48,7 +55,6 @@ test {
     _ = @import("retry.zig");
     _ = @import("fast_json.zig");
     _ = @import("fast_json_test.zig");
-    _ = @import("providers/openai/hot.zig");
     _ = @import("hot_shapes_test.zig");
     _ = @import("event_arena.zig");
     _ = @import("body.zig");

@@ -7,8 +7,8 @@ const ev = @import("event.zig");
 const errors = @import("errors.zig");
 const sse = @import("sse.zig");
 const Assembly = @import("assembly.zig").Assembly;
-const anthropic = @import("providers/anthropic/decode.zig");
-const openai = @import("providers/openai/decode.zig");
+const providers = @import("providers.zig");
+const RequestHeaders = @import("request.zig").Headers;
 const Round = @import("tool_round.zig").Round;
 const watchdog = @import("watchdog.zig");
 const retry = @import("retry.zig");
@@ -54,7 +54,7 @@ pub const Stream = struct {
     /// event).
     event_allocator: Allocator = undefined,
     assembly: Assembly,
-    decoder: union(enum) { anthropic: anthropic.Decoder, openai: openai.Decoder },
+    decoder: providers.Decoder,
 
     /// The tool calls of the last assistant message, while they are handled.
     round: Round,
@@ -110,18 +110,11 @@ pub const Stream = struct {
             .parser = .init(gpa),
             .event_arena = .init(gpa),
             .assembly = .init(gpa),
-            .decoder = newDecoder(agent),
+            .decoder = .init(agent.config.provider),
             .round = .{ .gpa = gpa },
         };
         s.event_allocator = s.event_arena.allocator(); // (the stream does not move)
         return s;
-    }
-
-    fn newDecoder(agent: *const Agent) @FieldType(Stream, "decoder") {
-        return switch (agent.config.provider) {
-            .anthropic => .{ .anthropic = .{} },
-            .openai => .{ .openai = .{} },
-        };
     }
 
     /// Frees the stream and closes its connection. A turn freed before it ended commits no
@@ -253,13 +246,13 @@ pub const Stream = struct {
         try s.readSseEvent();
     }
 
-    /// The event of nearly every OpenAI stream, a chunk framed as the API frames it, decoded
-    /// (into queued events) straight from the received bytes when they start with one whole
-    /// (see openai_hot.parseEvent): true when it was.
+    /// The provider's hot queued event (as nearly every OpenAI chunk), decoded into queued
+    /// events straight from the received bytes when they start with one whole (see
+    /// providers.zig): true when it was.
     fn readHotChunk(s: *Stream) TurnError!bool {
-        if (s.decoder != .openai or !s.parser.atEventStart()) return false;
+        if (!s.decoder.hasHotQueued() or !s.parser.atEventStart()) return false;
         s.event_arena.reset();
-        const len = try s.decoder.openai.handleHotEvent(&s.assembly, s.event_allocator, s.body.buffered()) orelse return false;
+        const len = try s.decoder.hotQueued(&s.assembly, s.event_allocator, s.body.buffered()) orelse return false;
         s.body.toss(len);
         return true;
     }
@@ -271,17 +264,8 @@ pub const Stream = struct {
         const arena = s.event_allocator;
         const a = &s.assembly;
         const d = &s.detail;
-        if (maybe_event) |event| {
-            return switch (s.decoder) {
-                .anthropic => |*dec| dec.handle(a, arena, event, d),
-                .openai => |*dec| dec.handle(a, arena, event, d),
-            };
-        }
-        const finished = switch (s.decoder) {
-            .anthropic => |*dec| dec.finish(a, d),
-            .openai => |*dec| dec.finish(a, d),
-        };
-        finished catch |err| {
+        if (maybe_event) |event| return s.decoder.handle(a, arena, event, d);
+        s.decoder.finish(a, d) catch |err| {
             s.dropped = true; // the body ended early: the connection went away
             return err;
         };
@@ -292,15 +276,15 @@ pub const Stream = struct {
         }
     }
 
-    /// The event of nearly every Anthropic stream, a text delta framed as the API frames it,
-    /// decoded straight from the received bytes when they start with one whole (see
-    /// anthropic.hotEvent), into `current`: true when it was. False: not such an event (or
-    /// one without text), for readEvent. Only while nothing is queued.
+    /// The provider's hot event (as nearly every Anthropic event, a text delta), decoded
+    /// straight from the received bytes when they start with one whole (see providers.zig),
+    /// into `current`: true when it was. False: not such an event (or one without text), for
+    /// readEvent. Only while nothing is queued.
     inline fn readHotDelta(s: *Stream) TurnError!bool {
-        if (s.decoder != .anthropic or !s.parser.atEventStart()) return false;
+        if (!s.decoder.hasHotEvent() or !s.parser.atEventStart()) return false;
         s.event_arena.reset();
-        const hot = try anthropic.hotEvent(s.event_allocator, s.body.buffered()) orelse return false;
-        s.current = try anthropic.hotDeltaEvent(&s.assembly, &s.detail, hot.delta) orelse return false;
+        const hot = try s.decoder.hotEvent(&s.assembly, s.event_allocator, s.body.buffered(), &s.detail) orelse return false;
+        s.current = hot.event;
         s.body.toss(hot.len);
         return true;
     }
@@ -435,7 +419,7 @@ pub const Stream = struct {
         s.turn_deadline_ns = 0;
         s.watch.fired.store(.none, .release);
         s.resetMessage();
-        s.decoder = newDecoder(s.agent);
+        s.decoder = .init(s.agent.config.provider);
     }
 
     /// Gives the result of a host tool call announced by ToolCallStart with awaiting_result.
@@ -461,7 +445,7 @@ pub const Stream = struct {
     fn resetMessage(s: *Stream) void {
         s.closeConnection(.failed); // (a finished message's connection is parked already)
         s.assembly.reset();
-        s.decoder = newDecoder(s.agent);
+        s.decoder = .init(s.agent.config.provider);
         s.parser.deinit();
         s.parser = .init(s.agent.gpa);
         s.request_body.clearRetainingCapacity();
@@ -703,10 +687,7 @@ pub const Stream = struct {
         const gpa = agent.gpa;
         const config = agent.config;
 
-        writeUrl(gpa, &s.url, config.base_url.?, switch (config.provider) {
-            .anthropic => anthropic.endpoint,
-            .openai => openai.endpoint,
-        }) catch return error.OutOfMemory;
+        writeUrl(gpa, &s.url, config.base_url.?, providers.endpoint(config.provider)) catch return error.OutOfMemory;
         const uri = std.Uri.parse(s.url.items) catch {
             s.detail.set(gpa, 0, "connection_error", "the base_url does not make a valid URL");
             return error.Connection;
@@ -716,26 +697,9 @@ pub const Stream = struct {
         // the stack of every thread that runs a stream (open's frame: 9.7 KB, now 4.6 KB).
         try @call(.never_inline, writeRequestBody, .{s});
 
-        var extra: [4]std.http.Header = undefined;
-        var n_extra: usize = 0;
-        extra[n_extra] = .{ .name = "accept", .value = "text/event-stream" };
-        n_extra += 1;
-        var authorization: std.http.Client.Request.Headers.Value = .omit;
-        switch (config.provider) {
-            .anthropic => {
-                extra[n_extra] = .{ .name = "anthropic-version", .value = anthropic.api_version };
-                n_extra += 1;
-                if (config.api_key) |key| {
-                    extra[n_extra] = .{ .name = "x-api-key", .value = key };
-                    n_extra += 1;
-                }
-            },
-            .openai => if (config.api_key) |key| {
-                s.auth_header.appendSlice(gpa, "Bearer ") catch return error.OutOfMemory;
-                s.auth_header.appendSlice(gpa, key) catch return error.OutOfMemory;
-                authorization = .{ .override = s.auth_header.items };
-            },
-        }
+        var headers: RequestHeaders = .{ .auth_buffer = &s.auth_header, .gpa = gpa };
+        headers.add("accept", "text/event-stream");
+        try providers.addHeaders(config.provider, &headers, config.api_key);
 
         const timeouts = config.timeouts;
         const now = watchdog.nowNs();
@@ -762,9 +726,9 @@ pub const Stream = struct {
                 .content_type = .{ .override = "application/json" },
                 .accept_encoding = .{ .override = "identity" },
                 .user_agent = .{ .override = "panto/0.1.0" },
-                .authorization = authorization,
+                .authorization = headers.authorization,
             },
-            .extra_headers = extra[0..n_extra],
+            .extra_headers = headers.list(),
         };
         // The sockets opened from here are bounded by connect_ms and watched (dial.zig), and
         // so are the name lookups (resolve.zig).
@@ -833,17 +797,13 @@ pub const Stream = struct {
         const config = agent.config;
         s.request_body.clearRetainingCapacity();
         const w = &s.request_body.writer;
-        const parts: anthropic.RequestParts = .{
+        const parts: @import("request.zig").RequestParts = .{
             .config = config,
             .conversation = &agent.conversation,
             .tools = agent.tools.items,
             .granted = config.capabilities,
         };
-        const written = switch (config.provider) {
-            .anthropic => anthropic.writeRequest(w, parts),
-            .openai => openai.writeRequest(w, parts),
-        };
-        written catch return error.OutOfMemory;
+        providers.writeRequest(config.provider, w, parts) catch return error.OutOfMemory;
     }
 
     /// Opens the request's connection (TCP and TLS, or a tunnel through a proxy and TLS in
@@ -924,11 +884,7 @@ pub const Stream = struct {
         const reader = s.response.reader(s.body.buffer());
         const arena = s.event_allocator;
         const body = reader.allocRemaining(arena, .limited(max_error_body)) catch "";
-        const parsed = switch (s.agent.config.provider) {
-            .anthropic => anthropic.parseErrorBody(arena, body),
-            .openai => openai.parseErrorBody(arena, body),
-        };
-        if (parsed) |p| {
+        if (providers.parseErrorBody(s.agent.config.provider, arena, body)) |p| {
             s.detail.set(gpa, status, p.type, p.message);
             if (p.request_id) |id| if (s.detail.request_id.items.len == 0) s.detail.setRequestId(gpa, id);
         } else {
