@@ -22,6 +22,8 @@ pub const version = "0.1.0";
 test {
     @import("std").testing.refAllDecls(@This());
     _ = @import("stream.zig");
+    _ = @import("transport.zig");
+    _ = @import("std_http_internals.zig");
     _ = @import("stream_test.zig");
     _ = @import("agent.zig");
     _ = @import("providers.zig");
