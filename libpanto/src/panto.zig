@@ -23,6 +23,7 @@ test {
     @import("std").testing.refAllDecls(@This());
     _ = @import("stream.zig");
     _ = @import("transport.zig");
+    _ = @import("stream_read.zig");
     _ = @import("std_http_internals.zig");
     _ = @import("stream_test.zig");
     _ = @import("agent.zig");

@@ -17,6 +17,7 @@ const retry = @import("retry.zig");
 const batch = @import("batch.zig");
 const tunnel = @import("tunnel.zig");
 const transport = @import("transport.zig");
+const read = @import("stream_read.zig");
 const EventArena = @import("event_arena.zig").EventArena;
 const Body = @import("body.zig").Body;
 
@@ -102,8 +103,12 @@ pub const Stream = struct {
     const open = transport.open;
     const closeConnection = transport.closeConnection;
     const parkConnection = transport.parkConnection;
-    const readFailure = transport.readFailure;
-    const bodyFillsWithoutWaiting = transport.bodyFillsWithoutWaiting;
+
+    // From received bytes to events (stream_read.zig): the SSE parser, the provider's
+    // decoder, and the hot paths that skip them.
+    const readEvent = read.readEvent;
+    const readHotDelta = read.readHotDelta;
+    pub const peekBuffered = read.peekBuffered;
     const Phase = enum { messages, tool_starts, tool_results, complete };
 
     pub fn create(agent: *Agent) Allocator.Error!*Stream {
@@ -246,55 +251,6 @@ pub const Stream = struct {
         return &s.current;
     }
 
-    /// Reads one SSE event and decodes it into queued events (maybe none).
-    fn readEvent(s: *Stream) TurnError!void {
-        if (try s.readHotChunk()) return;
-        try s.readSseEvent();
-    }
-
-    /// The provider's hot queued event (as nearly every OpenAI chunk), decoded into queued
-    /// events straight from the received bytes when they start with one whole (see
-    /// providers.zig): true when it was.
-    fn readHotChunk(s: *Stream) TurnError!bool {
-        if (!s.decoder.hasHotQueued() or !s.parser.atEventStart()) return false;
-        s.event_arena.reset();
-        const len = try s.decoder.hotQueued(&s.assembly, s.event_allocator, s.body.buffered()) orelse return false;
-        s.body.toss(len);
-        return true;
-    }
-
-    /// Reads one SSE event with the SSE parser and decodes it into queued events.
-    fn readSseEvent(s: *Stream) TurnError!void {
-        s.event_arena.reset();
-        const maybe_event = s.parser.next(&s.body) catch |err| return s.readFailure(err);
-        const arena = s.event_allocator;
-        const a = &s.assembly;
-        const d = &s.detail;
-        if (maybe_event) |event| return s.decoder.handle(a, arena, event, d);
-        s.decoder.finish(a, d) catch |err| {
-            s.dropped = true; // the body ended early: the connection went away
-            return err;
-        };
-        if (s.assembly.queue.items.len == 0) {
-            s.detail.set(s.agent.gpa, 0, "protocol_error", "the stream ended without completing the message");
-            s.dropped = true;
-            return error.Protocol;
-        }
-    }
-
-    /// The provider's hot event (as nearly every Anthropic event, a text delta), decoded
-    /// straight from the received bytes when they start with one whole (see providers.zig),
-    /// into `current`: true when it was. False: not such an event (or one without text), for
-    /// readEvent. Only while nothing is queued.
-    inline fn readHotDelta(s: *Stream) TurnError!bool {
-        if (!s.decoder.hasHotEvent() or !s.parser.atEventStart()) return false;
-        s.event_arena.reset();
-        const hot = try s.decoder.hotEvent(&s.assembly, s.event_allocator, s.body.buffered(), &s.detail) orelse return false;
-        s.current = hot.event;
-        s.body.toss(hot.len);
-        return true;
-    }
-
     /// Up to `max` events (at least 1) in one call: the first as `next()` gives it, waiting
     /// for the provider as needed, then the events that continue the message and can be
     /// decoded from what was already received (`peekBuffered`), without waiting. So a batch
@@ -327,45 +283,6 @@ pub const Stream = struct {
             b.add((s.deliverCurrent() catch unreachable).?.*);
         }
         return b.events.items;
-    }
-
-    /// The next event, left undelivered, when `next()` would return it at once from what was
-    /// already received and it continues the message being streamed (a BlockStart,
-    /// ContentDelta, BlockComplete or ToolDetails); null otherwise. Decodes received SSE
-    /// events as needed; never reads from the connection. A failure met while decoding waits
-    /// for the next `next()`.
-    pub fn peekBuffered(s: *Stream) ?ev.Event {
-        if (s.state != .streaming or s.phase != .messages or !s.connected) return null;
-        if (s.pending_failure != null or s.read_ahead_failure != null or s.batch.unread > 0) return null;
-        if (s.watch.canceled.load(.acquire)) return null;
-        while (true) {
-            if (s.assembly.peek()) |e| return if (batch.canGiveBack(e)) e else null;
-            const decoded = s.decodeReceived() catch |err| {
-                s.read_ahead_failure = err;
-                return null;
-            };
-            if (!decoded) return null;
-        }
-    }
-
-    /// Decodes the next event from bytes received already, queueing its events (or takes
-    /// more of them into the body's buffer), without waiting on the network. False when
-    /// nothing more can be done without waiting.
-    fn decodeReceived(s: *Stream) TurnError!bool {
-        if (try s.readHotDelta()) {
-            try s.assembly.push(s.current);
-            return true;
-        }
-        if (try s.readHotChunk()) return true;
-        if (!sse.hasBufferedEvent(&s.parser, &s.body)) {
-            // The body reader may hold only part of what the connection received (a chunked
-            // body is decoded one chunk at a time): take more, if no wait.
-            if (!s.bodyFillsWithoutWaiting()) return false;
-            s.body.fillMore() catch |err| return s.readFailure(err);
-            return true;
-        }
-        try s.readSseEvent();
-        return true;
     }
 
     /// Gives back the last `count` events of the last batch, which the user did not see: the
