@@ -15,7 +15,7 @@ pub fn expectJson(gpa: Allocator, agent: *const Agent) !void {
     const parts: RequestParts = .{
         .config = agent.config,
         .conversation = &agent.conversation,
-        .tools = agent.tools.items,
+        .tools = agent.tools.items(),
         .granted = agent.config.capabilities,
     };
     try providers.writeRequest(.anthropic, &out.writer, parts);

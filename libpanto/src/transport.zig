@@ -202,7 +202,7 @@ fn writeRequestBody(s: *Stream) error{OutOfMemory}!void {
     const parts: @import("request.zig").RequestParts = .{
         .config = config,
         .conversation = &agent.conversation,
-        .tools = agent.tools.items,
+        .tools = agent.tools.items(),
         .granted = config.capabilities,
     };
     providers.writeRequest(config.provider, w, parts) catch return error.OutOfMemory;
