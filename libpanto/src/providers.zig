@@ -16,8 +16,9 @@
 //!   and at most one hot path (a speed trick, beside the logic it speeds up: the decoder
 //!   must give the same events without it), reading a whole SSE event from the received
 //!   bytes without the SSE parser:
-//!     hotEvent(a, arena, bytes, detail)     -> ?{event, len}: an event the stream hands out
-//!                                           at once, skipping the queue (Anthropic deltas)
+//!     hotEvent(a, arena, bytes, detail, out) -> ?len: an event written into `out`, which
+//!                                           the stream hands out at once, skipping the
+//!                                           queue (Anthropic deltas)
 //!     hotQueued(a, arena, bytes)            -> ?len: the event's events queued (OpenAI chunks)
 //!   Null from either: nothing was done, the SSE parser and `handle` read the event.
 //! Retry headers (retry-after, retry-after-ms, x-should-retry) and request ids are read by
@@ -29,6 +30,7 @@ const Allocator = std.mem.Allocator;
 const Assembly = @import("assembly.zig").Assembly;
 const errors = @import("errors.zig");
 const Event = @import("event.zig").Event;
+const EventArena = @import("event_arena.zig").EventArena;
 const request = @import("request.zig");
 const sse = @import("sse.zig");
 
@@ -140,13 +142,16 @@ pub const Decoder = struct {
         };
     }
 
-    /// The provider's hot event, when it has one and `bytes` start with it (see above).
-    pub inline fn hotEvent(d: *Decoder, a: *Assembly, arena: Allocator, bytes: []const u8, detail: *errors.Detail) errors.TurnError!?HotEvent {
+    /// The provider's hot event, when it has one and `bytes` start with it (see above): the
+    /// event written into `out`, and the bytes it took. `event_arena` is reset first (here,
+    /// after the provider is known: a reset before would make the caller's check of the
+    /// provider, hasHotEvent, be made twice).
+    pub inline fn hotEvent(d: *Decoder, a: *Assembly, event_arena: *EventArena, arena: Allocator, bytes: []const u8, detail: *errors.Detail, out: *Event) errors.TurnError!?usize {
         switch (d.impl) {
             inline else => |*x| {
                 if (comptime !@hasDecl(@TypeOf(x.*), "hotEvent")) return null;
-                const hot = try x.hotEvent(a, arena, bytes, detail) orelse return null;
-                return .{ .event = hot.event, .len = hot.len };
+                event_arena.reset();
+                return x.hotEvent(a, arena, bytes, detail, out);
             },
         }
     }
@@ -162,9 +167,6 @@ pub const Decoder = struct {
         }
     }
 };
-
-/// A hot event, and how many received bytes it took.
-pub const HotEvent = struct { event: Event, len: usize };
 
 test "each provider declares what the seam needs" {
     inline for (comptime std.enums.values(Provider)) |t| {

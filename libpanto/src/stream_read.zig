@@ -57,10 +57,8 @@ fn readSseEvent(s: *Stream) TurnError!void {
 /// readEvent. Only while nothing is queued.
 pub inline fn readHotDelta(s: *Stream) TurnError!bool {
     if (!s.decoder.hasHotEvent() or !s.parser.atEventStart()) return false;
-    s.event_arena.reset();
-    const hot = try s.decoder.hotEvent(&s.assembly, s.event_allocator, s.body.buffered(), &s.detail) orelse return false;
-    s.current = hot.event;
-    s.body.toss(hot.len);
+    const len = try s.decoder.hotEvent(&s.assembly, &s.event_arena, s.event_allocator, s.body.buffered(), &s.detail, &s.current) orelse return false;
+    s.body.toss(len);
     return true;
 }
 

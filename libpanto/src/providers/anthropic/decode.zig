@@ -133,14 +133,15 @@ pub const Decoder = struct {
     }
 
     /// The hot path (hot.zig): when `bytes`, received and not yet parsed, start with a whole
-    /// text delta event as the API frames it, its event, for the stream to hand out at once
-    /// (no SSE parser, no queue), and how many bytes it took. Null: not such an event, or one
-    /// without text; nothing done, the SSE parser and `handle` read it. Only while nothing
-    /// is queued.
-    pub inline fn hotEvent(_: *Decoder, a: *Assembly, arena: Allocator, bytes: []const u8, detail: *errors.Detail) errors.TurnError!?struct { event: Event, len: usize } {
+    /// text delta event as the API frames it, its event, written into `out` for the stream
+    /// to hand out at once (no SSE parser, no queue), and how many bytes it took. Null: not
+    /// such an event, or one without text; nothing done, the SSE parser and `handle` read
+    /// it. Only while nothing is queued.
+    pub inline fn hotEvent(_: *Decoder, a: *Assembly, arena: Allocator, bytes: []const u8, detail: *errors.Detail, out: *Event) errors.TurnError!?usize {
         const framed = try hot.hotEvent(arena, bytes) orelse return null;
-        const e = try hot.hotDeltaEvent(a, detail, framed.delta) orelse return null;
-        return .{ .event = e, .len = framed.len };
+        // Written in place (no temporary): the C ABI reads it back field by field.
+        out.* = try hot.hotDeltaEvent(a, detail, framed.delta) orelse return null;
+        return framed.len;
     }
 
     /// The body ended: a stream that stops before message_stop was cut short.
