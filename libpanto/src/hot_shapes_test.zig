@@ -1,4 +1,4 @@
-//! The hand-read hot events (providers/anthropic/hot.zig, providers/openai/hot.zig) against std.json: whenever
+//! The hand-read hot events (providers/*/hot.zig) against std.json: whenever
 //! one answers, std.json must read the same document as valid and to the same meaning (the
 //! general decoding then does what the hot path does). Many generated documents close to
 //! what the providers send: fields reordered, padded, repeated, of other types, extra
