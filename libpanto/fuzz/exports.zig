@@ -4,24 +4,24 @@
 const std = @import("std");
 const Allocator = std.mem.Allocator;
 const Agent = @import("../src/agent.zig").Agent;
-const anthropic = @import("../src/anthropic.zig");
-const openai = @import("../src/openai.zig");
+const providers = @import("../src/providers.zig");
+const RequestParts = @import("../src/request.zig").RequestParts;
 const tools = @import("../src/tools.zig");
 const invariants = @import("invariants.zig");
 
 pub fn expectJson(gpa: Allocator, agent: *const Agent) !void {
     var out: std.Io.Writer.Allocating = .init(gpa);
     defer out.deinit();
-    const parts: anthropic.RequestParts = .{
+    const parts: RequestParts = .{
         .config = agent.config,
         .conversation = &agent.conversation,
         .tools = agent.tools.items(),
         .granted = agent.config.capabilities,
     };
-    try anthropic.writeRequest(&out.writer, parts);
+    try providers.writeRequest(.anthropic, &out.writer, parts);
     try invariants.expectJson(gpa, out.written(), "the Anthropic request");
     out.clearRetainingCapacity();
-    try openai.writeRequest(&out.writer, parts);
+    try providers.writeRequest(.openai, &out.writer, parts);
     try invariants.expectJson(gpa, out.written(), "the OpenAI request");
     out.clearRetainingCapacity();
     try agent.conversation.writeJson(&out.writer);

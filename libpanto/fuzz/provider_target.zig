@@ -5,8 +5,7 @@
 //! as the value of a Retry-After header.
 const std = @import("std");
 const config = @import("../src/config.zig");
-const anthropic = @import("../src/anthropic.zig");
-const openai = @import("../src/openai.zig");
+const providers = @import("../src/providers.zig");
 const retry = @import("../src/retry.zig");
 const turn = @import("turn.zig");
 const Transcript = @import("transcript.zig").Transcript;
@@ -28,10 +27,7 @@ pub fn run(ctx: Context, provider: config.Provider, input: []const u8) !void {
 
     var arena: std.heap.ArenaAllocator = .init(gpa);
     defer arena.deinit();
-    _ = switch (provider) {
-        .anthropic => anthropic.parseErrorBody(arena.allocator(), input),
-        .openai => openai.parseErrorBody(arena.allocator(), input),
-    };
+    _ = providers.parseErrorBody(provider, arena.allocator(), input);
     const first_line = input[0 .. std.mem.indexOfAny(u8, input, "\r\n") orelse input.len];
     _ = retry.parseRetryAfterMs(first_line);
     _ = retry.parseRetryAfter(first_line, 1_700_000_000);

@@ -9,6 +9,7 @@ const tools = @import("tools.zig");
 const read_tool = @import("read_tool.zig");
 const utf8 = @import("utf8.zig");
 const network = @import("network.zig");
+const providers = @import("providers.zig");
 const Dialer = @import("dial.zig").Dialer;
 const KeepAlive = @import("keep_alive.zig").KeepAlive;
 
@@ -71,7 +72,7 @@ pub const Agent = struct {
         a.config = .{
             .provider = config.provider,
             .model = try arena.dupe(u8, config.model),
-            .base_url = try arena.dupe(u8, config.base_url orelse config.provider.defaultBaseUrl()),
+            .base_url = try arena.dupe(u8, config.base_url orelse providers.defaultBaseUrl(config.provider)),
             .api_key = if (config.api_key) |k| try arena.dupe(u8, k) else try envKey(arena, config.provider),
             .system = if (config.system) |s| try arena.dupe(u8, s) else null,
             .max_tokens = config.max_tokens,
@@ -98,7 +99,7 @@ pub const Agent = struct {
         if (changed.read_tool != null and a.config.read_tool == null) {
             if (a.findTool(read_tool.name) != null) return diag.fail("a host tool named \"read\" is registered: the native read tool cannot be enabled", .{});
         }
-        if (changed.base_url == null) changed.base_url = changed.provider.defaultBaseUrl();
+        if (changed.base_url == null) changed.base_url = providers.defaultBaseUrl(changed.provider);
         const key_source = keySource(changed.api_key);
         if (changed.api_key == null) changed.api_key = try envKey(arena, changed.provider);
         try config_mod.checkWireStrings(changed, key_source, diag);
@@ -208,7 +209,7 @@ fn keySource(configured: ?[]const u8) config_mod.KeySource {
 }
 
 fn envKey(arena: Allocator, provider: config_mod.Provider) Allocator.Error!?[]const u8 {
-    const value = std.c.getenv(provider.apiKeyVariable()) orelse return null;
+    const value = std.c.getenv(providers.apiKeyVariable(provider)) orelse return null;
     return try arena.dupe(u8, std.mem.span(value));
 }
 

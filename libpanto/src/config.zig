@@ -1,26 +1,11 @@
 //! The agent configuration, and its JSON form (the one `panto_agent_new` takes).
 const std = @import("std");
 const utf8 = @import("utf8.zig");
+const providers = @import("providers.zig");
 const Allocator = std.mem.Allocator;
 
-pub const Provider = enum {
-    anthropic,
-    openai,
-
-    pub fn defaultBaseUrl(p: Provider) []const u8 {
-        return switch (p) {
-            .anthropic => "https://api.anthropic.com",
-            .openai => "https://api.openai.com/v1",
-        };
-    }
-
-    pub fn apiKeyVariable(p: Provider) [:0]const u8 {
-        return switch (p) {
-            .anthropic => "ANTHROPIC_API_KEY",
-            .openai => "OPENAI_API_KEY",
-        };
-    }
-};
+/// The providers panto speaks (providers.zig).
+pub const Provider = providers.Provider;
 
 pub const default_max_tokens: u32 = 4096;
 pub const default_max_tool_iterations: u32 = 10;
@@ -128,7 +113,7 @@ pub fn parseJson(arena: Allocator, json: []const u8, diag: *Diagnostic) ParseErr
     const provider_name = try requiredString(obj, "provider", diag);
     _ = try requiredString(obj, "model", diag);
     var config: Config = .{ .provider = parseProvider(provider_name) orelse
-        return diag.fail("provider must be \"anthropic\" or \"openai\", not \"{s}\"", .{provider_name}), .model = "" };
+        return diag.fail("provider must be " ++ providers.choices ++ ", not \"{s}\"", .{provider_name}), .model = "" };
     try apply(arena, &config, obj, diag);
     return config;
 }
@@ -167,7 +152,7 @@ fn parseProvider(name: []const u8) ?Provider {
 fn apply(arena: Allocator, config: *Config, obj: std.json.ObjectMap, diag: *Diagnostic) ParseError!void {
     if (try optionalString(obj, "provider", diag)) |name| {
         config.provider = parseProvider(name) orelse
-            return diag.fail("provider must be \"anthropic\" or \"openai\", not \"{s}\"", .{name});
+            return diag.fail("provider must be " ++ providers.choices ++ ", not \"{s}\"", .{name});
     }
     if (try optionalString(obj, "model", diag)) |model| {
         if (model.len == 0) return diag.fail("model must not be empty", .{});
@@ -251,7 +236,7 @@ pub fn checkWireStrings(config: Config, key_source: KeySource, diag: *Diagnostic
         return diag.fail("base_url contains a space or a control character", .{});
     if (config.api_key) |key| if (hasControl(key)) return switch (key_source) {
         .config => diag.fail("api_key contains a control character (its value is not shown)", .{}),
-        .environment => diag.fail("{s} contains a control character (its value is not shown)", .{config.provider.apiKeyVariable()}),
+        .environment => diag.fail("{s} contains a control character (its value is not shown)", .{providers.apiKeyVariable(config.provider)}),
     };
 }
 

@@ -11,8 +11,8 @@
 //! deeper than `max_depth`. So malformed input still fails with std.json's error, and the
 //! fast path never has to reproduce one.
 //!
-//! `Shape` reads the hottest events by hand with the same pieces (anthropic.hotDelta,
-//! openai_hot.zig); fast_json_test.zig and hot_shapes_test.zig check both against std.json.
+//! `Shape` reads the hottest events by hand with the same pieces (providers/anthropic/hot.zig,
+//! providers/openai/hot.zig); fast_json_test.zig and hot_shapes_test.zig check both against std.json.
 //!
 //! What it does fully: objects in any field order with unknown fields skipped (and validated,
 //! as std.json does), whitespace, null for optionals, strings with every escape including

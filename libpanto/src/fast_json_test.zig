@@ -3,8 +3,8 @@
 //! picked tricky inputs first, then many generated ones (valid, odd and broken).
 const std = @import("std");
 const fast_json = @import("fast_json.zig");
-const WireEvent = @import("anthropic.zig").WireEvent;
-const WireChunk = @import("openai.zig").WireChunk;
+const WireEvent = @import("providers/anthropic/decode.zig").WireEvent;
+const WireChunk = @import("providers/openai/decode.zig").WireChunk;
 
 const Outcome = enum { fast, fallback };
 

@@ -1,13 +1,14 @@
-//! The hand-read hot events (anthropic.hotDelta, openai_hot.zig) against std.json: whenever
+//! The hand-read hot events (providers/*/hot.zig) against std.json: whenever
 //! one answers, std.json must read the same document as valid and to the same meaning (the
 //! general decoding then does what the hot path does). Many generated documents close to
 //! what the providers send: fields reordered, padded, repeated, of other types, extra
 //! fields, escapes and UTF-8 in strings, and one document in ten with a byte broken.
 const std = @import("std");
 const fast_json = @import("fast_json.zig");
-const anthropic = @import("anthropic.zig");
-const openai = @import("openai.zig");
-const openai_hot = @import("openai_hot.zig");
+const anthropic = @import("providers/anthropic/decode.zig");
+const anthropic_hot = @import("providers/anthropic/hot.zig");
+const openai = @import("providers/openai/decode.zig");
+const openai_hot = @import("providers/openai/hot.zig");
 const sse = @import("sse.zig");
 
 const Doc = struct {
@@ -102,7 +103,7 @@ fn anthropicDelta(d: *Doc) !void {
 fn compareAnthropic(input: []const u8) !bool {
     var arena: std.heap.ArenaAllocator = .init(std.testing.allocator);
     defer arena.deinit();
-    const hot = try anthropic.hotDelta(arena.allocator(), input) orelse return false;
+    const hot = try anthropic_hot.hotDelta(arena.allocator(), input) orelse return false;
     const wire = std.json.parseFromSliceLeaky(anthropic.WireEvent, arena.allocator(), input, fast_json.std_options) catch |err| {
         std.debug.print("hotDelta took what std.json refuses ({s}): {s}\n", .{ @errorName(err), input });
         return error.TestUnexpectedResult;
@@ -116,7 +117,7 @@ fn compareAnthropic(input: []const u8) !bool {
 
 /// `wire` is the content_block_delta `hot` read: the same index, and one of text, thinking
 /// or tool input, the one its type names, holding the same fragment.
-fn expectSameDelta(hot: anthropic.HotDelta, wire: anthropic.WireEvent) !void {
+fn expectSameDelta(hot: anthropic_hot.HotDelta, wire: anthropic.WireEvent) !void {
     try std.testing.expectEqualStrings("content_block_delta", wire.type);
     try std.testing.expectEqual(hot.index, wire.index);
     const delta = wire.delta orelse return error.TestUnexpectedResult;
@@ -179,7 +180,7 @@ test "Anthropic hot events read from the bytes as the SSE parser and the decodin
         try anthropicFraming(&d);
         var arena: std.heap.ArenaAllocator = .init(std.testing.allocator);
         defer arena.deinit();
-        const hot = try anthropic.hotEvent(arena.allocator(), d.out.items) orelse continue;
+        const hot = try anthropic_hot.hotEvent(arena.allocator(), d.out.items) orelse continue;
         hot_count += 1;
         // The SSE parser must find one event of exactly that length, whose data std.json
         // reads to the same delta.

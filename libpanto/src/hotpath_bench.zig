@@ -8,8 +8,9 @@
 //! Prints the events decoded and the CPU nanoseconds each took.
 const std = @import("std");
 const sse = @import("sse.zig");
-const anthropic = @import("anthropic.zig");
-const openai = @import("openai.zig");
+const anthropic = @import("providers/anthropic/decode.zig");
+const anthropic_hot = @import("providers/anthropic/hot.zig");
+const openai = @import("providers/openai/decode.zig");
 const Assembly = @import("assembly.zig").Assembly;
 const errors = @import("errors.zig");
 
@@ -44,9 +45,9 @@ pub fn main(init: std.process.Init) !void {
         _ = arena.reset(.retain_capacity);
         // As Stream.readEvent: a hot Anthropic delta straight from the buffer, else the parser.
         if (!is_openai and parser.atEventStart()) {
-            if (try anthropic.hotEvent(arena.allocator(), source.interface.buffered())) |hot| {
+            if (try anthropic_hot.hotEvent(arena.allocator(), source.interface.buffered())) |hot| {
                 source.interface.toss(hot.len);
-                if (try anthropic.hotDeltaEvent(&assembly, &detail, hot.delta)) |e| {
+                if (try anthropic_hot.hotDeltaEvent(&assembly, &detail, hot.delta)) |e| {
                     deltas += 1;
                     text_bytes += e.content_delta.text.len;
                 }

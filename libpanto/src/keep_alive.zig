@@ -23,6 +23,7 @@ const watchdog = @import("watchdog.zig");
 const Tunnel = @import("tunnel.zig").Tunnel;
 const TunnelKey = @import("tunnel.zig").Key;
 const connection_log = @import("connection_log.zig");
+const std_http = @import("std_http_internals.zig");
 const Reason = connection_log.Reason;
 
 pub const KeepAlive = struct {
@@ -60,10 +61,7 @@ pub const KeepAlive = struct {
         }
         // The body reader's buffer is the stream's: forget what it holds (decoded body
         // bytes after the message's end), keeping the chunk state, which is in `request`.
-        const r = &request.reader.interface;
-        r.buffer = &.{};
-        r.seek = 0;
-        r.end = 0;
+        std_http.forgetBodyBuffer(request);
         k.parked = request.*;
         k.parked_tunnel = tunnel;
         request.* = undefined;
@@ -92,8 +90,8 @@ pub const KeepAlive = struct {
             k.closeTunnel(t, .other_route); // not worth reading to its end
             return null;
         };
-        watchdog.setSocket(watch, if (tunnel) |t| t.socket() else request.connection.?.stream_reader.stream.socket.handle);
-        const ended = drain(&request);
+        watchdog.setSocket(watch, if (tunnel) |t| t.socket() else std_http.socketOf(&request));
+        const ended = std_http.drain(&request);
         watchdog.setSocket(watch, -1);
         const reason: ?Reason = if (watch.fired.load(.acquire) != .none) (if (watch.canceled.load(.acquire)) .canceled else .timed_out) else if (!ended) .unread else null;
         if (tunnel) |t| {
@@ -137,7 +135,7 @@ pub const KeepAlive = struct {
     /// Counts a new std.http request's connection: reused when the pool held one fewer idle
     /// connection after the request took its connection than before (`free_before`).
     pub fn count(k: *KeepAlive, client: *const Client, request: *const Client.Request, free_before: usize) bool {
-        const reused = client.connection_pool.free_len < free_before;
+        const reused = std_http.idleConnections(client) < free_before;
         if (reused) k.reused += 1 else k.opened += 1;
         if (k.log.on) {
             const connection = request.connection.?;
@@ -156,26 +154,11 @@ pub const KeepAlive = struct {
         if (k.log.on) k.log.request(t.number, t.peer(), reused);
     }
 
-    /// Closes every idle connection of the client's pool. (ConnectionPool.resize would, but
-    /// it does not compile in Zig 0.16.)
+    /// Closes every idle connection of the client's pool.
     pub fn closeIdle(k: *const KeepAlive, client: *Client, reason: Reason) void {
-        const pool = &client.connection_pool;
-        while (pool.free.popFirst()) |node| {
-            pool.free_len -= 1;
-            const connection: *Client.Connection = @alignCast(@fieldParentPtr("pool_node", node));
+        while (std_http.takeIdle(client)) |connection| {
             if (k.log.on) k.log.closedConnection(connection, reason);
             connection.destroy(client.io);
         }
     }
 };
-
-/// Reads the rest of a response body; true when it reached the body's end.
-fn drain(request: *Client.Request) bool {
-    switch (request.reader.state) {
-        .ready => return true,
-        .body_remaining_chunk_len, .body_remaining_content_length => {},
-        else => return false, // a body framed by the connection's end: never reused
-    }
-    _ = request.reader.interface.discardRemaining() catch return false;
-    return request.reader.state == .ready;
-}

@@ -1,5 +1,5 @@
 //! What goes into a provider request: the configuration, the conversation and the tools the
-//! agent may use. Each provider module renders it in its own format.
+//! agent may use, and its headers. Each provider (providers/) renders them in its own format.
 const Config = @import("config.zig").Config;
 const Conversation = @import("conversation.zig").Conversation;
 const std = @import("std");
@@ -25,5 +25,31 @@ pub const RequestParts = struct {
         try s.beginArray();
         for (p.tools) |t| if (t.allowedWith(p.granted)) try tools.writeOne(s, t, format);
         try s.endArray();
+    }
+};
+
+/// The request's headers beside std.http's own: accept, then the provider's (addHeaders).
+pub const Headers = struct {
+    extra: [4]std.http.Header = undefined,
+    len: usize = 0,
+    authorization: std.http.Client.Request.Headers.Value = .omit,
+    /// Memory for an authorization value made of parts, kept until the request is sent.
+    auth_buffer: *std.ArrayList(u8),
+    gpa: std.mem.Allocator,
+
+    pub fn add(h: *Headers, name: []const u8, value: []const u8) void {
+        h.extra[h.len] = .{ .name = name, .value = value };
+        h.len += 1;
+    }
+
+    /// `Authorization: Bearer KEY`.
+    pub fn bearer(h: *Headers, key: []const u8) std.mem.Allocator.Error!void {
+        try h.auth_buffer.appendSlice(h.gpa, "Bearer ");
+        try h.auth_buffer.appendSlice(h.gpa, key);
+        h.authorization = .{ .override = h.auth_buffer.items };
+    }
+
+    pub fn list(h: *const Headers) []const std.http.Header {
+        return h.extra[0..h.len];
     }
 };

@@ -1,5 +1,8 @@
-//! The stream of one turn. It owns the HTTP response reader and the SSE parser: each `next()`
-//! reads just enough of the body to produce one event. No threads, no callbacks.
+//! The stream of one turn: its state machine (messages, tool rounds, retries, failures, a
+//! cancel) over the provider requests it makes. It owns the HTTP response reader and the SSE
+//! parser: each `next()` reads just enough of the body to produce one event. No threads, no
+//! callbacks. The connection is transport.zig's, the decoding of received bytes (and its hot
+//! paths) stream_read.zig's, the provider's formats providers.zig's.
 const std = @import("std");
 const Allocator = std.mem.Allocator;
 const Agent = @import("agent.zig").Agent;
@@ -7,26 +10,22 @@ const ev = @import("event.zig");
 const errors = @import("errors.zig");
 const sse = @import("sse.zig");
 const Assembly = @import("assembly.zig").Assembly;
-const anthropic = @import("anthropic.zig");
-const openai = @import("openai.zig");
+const providers = @import("providers.zig");
 const Round = @import("tool_round.zig").Round;
 const watchdog = @import("watchdog.zig");
 const retry = @import("retry.zig");
 const batch = @import("batch.zig");
 const tunnel = @import("tunnel.zig");
+const transport = @import("transport.zig");
+const read = @import("stream_read.zig");
 const EventArena = @import("event_arena.zig").EventArena;
 const Body = @import("body.zig").Body;
-const Reason = @import("connection_log.zig").Reason;
-const network = @import("network.zig");
-const stack_trim = @import("stack_trim.zig");
 const utf8 = @import("utf8.zig");
 
 const TurnError = errors.TurnError;
 /// `next()` fails with a TurnError (sticky), or ResultPending: a host tool call still awaits
 /// its result; nothing changed, submit it and call again.
 pub const NextError = TurnError || error{ResultPending};
-
-const max_error_body = 64 * 1024;
 
 pub const Stream = struct {
     agent: *Agent,
@@ -37,6 +36,7 @@ pub const Stream = struct {
     failure: TurnError = error.Protocol, // meaningful only when state == .failed
     detail: errors.Detail = .{},
 
+    // The request and its connection, as transport.zig opens, parks and closes them.
     request: std.http.Client.Request = undefined,
     /// HTTPS through a proxy: panto's CONNECT tunnel, which `request` is read from.
     tunnel: ?*tunnel.Tunnel = null,
@@ -55,7 +55,7 @@ pub const Stream = struct {
     /// event).
     event_allocator: Allocator = undefined,
     assembly: Assembly,
-    decoder: union(enum) { anthropic: anthropic.Decoder, openai: openai.Decoder },
+    decoder: providers.Decoder,
 
     /// The tool calls of the last assistant message, while they are handled.
     round: Round,
@@ -99,6 +99,17 @@ pub const Stream = struct {
     failed_at_open: bool = false,
 
     const State = enum { unsent, streaming, retry_wait, done, failed };
+
+    // The transport (transport.zig): the request's connection, opened, parked or closed.
+    const open = transport.open;
+    const closeConnection = transport.closeConnection;
+    const parkConnection = transport.parkConnection;
+
+    // From received bytes to events (stream_read.zig): the SSE parser, the provider's
+    // decoder, and the hot paths that skip them.
+    const readEvent = read.readEvent;
+    const readHotDelta = read.readHotDelta;
+    pub const peekBuffered = read.peekBuffered;
     const Phase = enum { messages, tool_starts, tool_results, complete };
 
     pub fn create(agent: *Agent) Allocator.Error!*Stream {
@@ -111,18 +122,11 @@ pub const Stream = struct {
             .parser = .init(gpa),
             .event_arena = .init(gpa),
             .assembly = .init(gpa),
-            .decoder = newDecoder(agent),
+            .decoder = .init(agent.config.provider),
             .round = .{ .gpa = gpa },
         };
         s.event_allocator = s.event_arena.allocator(); // (the stream does not move)
         return s;
-    }
-
-    fn newDecoder(agent: *const Agent) @FieldType(Stream, "decoder") {
-        return switch (agent.config.provider) {
-            .anthropic => .{ .anthropic = .{} },
-            .openai => .{ .openai = .{} },
-        };
     }
 
     /// Ends the turn by the close policy, then frees the stream. A turn not yet over is
@@ -264,64 +268,6 @@ pub const Stream = struct {
         return &s.current;
     }
 
-    /// Reads one SSE event and decodes it into queued events (maybe none).
-    fn readEvent(s: *Stream) TurnError!void {
-        if (try s.readHotChunk()) return;
-        try s.readSseEvent();
-    }
-
-    /// The event of nearly every OpenAI stream, a chunk framed as the API frames it, decoded
-    /// (into queued events) straight from the received bytes when they start with one whole
-    /// (see openai_hot.parseEvent): true when it was.
-    fn readHotChunk(s: *Stream) TurnError!bool {
-        if (s.decoder != .openai or !s.parser.atEventStart()) return false;
-        s.event_arena.reset();
-        const len = try s.decoder.openai.handleHotEvent(&s.assembly, s.event_allocator, s.body.buffered()) orelse return false;
-        s.body.toss(len);
-        return true;
-    }
-
-    /// Reads one SSE event with the SSE parser and decodes it into queued events.
-    fn readSseEvent(s: *Stream) TurnError!void {
-        s.event_arena.reset();
-        const maybe_event = s.parser.next(&s.body) catch |err| return s.readFailure(err);
-        const arena = s.event_allocator;
-        const a = &s.assembly;
-        const d = &s.detail;
-        if (maybe_event) |event| {
-            return switch (s.decoder) {
-                .anthropic => |*dec| dec.handle(a, arena, event, d),
-                .openai => |*dec| dec.handle(a, arena, event, d),
-            };
-        }
-        const finished = switch (s.decoder) {
-            .anthropic => |*dec| dec.finish(a, d),
-            .openai => |*dec| dec.finish(a, d),
-        };
-        finished catch |err| {
-            s.dropped = true; // the body ended early: the connection went away
-            return err;
-        };
-        if (s.assembly.queue.items.len == 0) {
-            s.detail.set(s.agent.gpa, 0, "protocol_error", "the stream ended without completing the message");
-            s.dropped = true;
-            return error.Protocol;
-        }
-    }
-
-    /// The event of nearly every Anthropic stream, a text delta framed as the API frames it,
-    /// decoded straight from the received bytes when they start with one whole (see
-    /// anthropic.hotEvent), into `current`: true when it was. False: not such an event (or
-    /// one without text), for readEvent. Only while nothing is queued.
-    inline fn readHotDelta(s: *Stream) TurnError!bool {
-        if (s.decoder != .anthropic or !s.parser.atEventStart()) return false;
-        s.event_arena.reset();
-        const hot = try anthropic.hotEvent(s.event_allocator, s.body.buffered()) orelse return false;
-        s.current = try anthropic.hotDeltaEvent(&s.assembly, &s.detail, hot.delta) orelse return false;
-        s.body.toss(hot.len);
-        return true;
-    }
-
     /// Up to `max` events (at least 1) in one call: the first as `next()` gives it, waiting
     /// for the provider as needed, then the events that continue the message and can be
     /// decoded from what was already received (`peekBuffered`), without waiting. So a batch
@@ -354,69 +300,6 @@ pub const Stream = struct {
             b.add((s.deliverCurrent() catch unreachable).?.*);
         }
         return b.events.items;
-    }
-
-    /// The next event, left undelivered, when `next()` would return it at once from what was
-    /// already received and it continues the message being streamed (a BlockStart,
-    /// ContentDelta, BlockComplete or ToolDetails); null otherwise. Decodes received SSE
-    /// events as needed; never reads from the connection. A failure met while decoding waits
-    /// for the next `next()`.
-    pub fn peekBuffered(s: *Stream) ?ev.Event {
-        if (s.state != .streaming or s.phase != .messages or !s.connected) return null;
-        if (s.pending_failure != null or s.read_ahead_failure != null or s.batch.unread > 0) return null;
-        if (s.watch.canceled.load(.acquire)) return null;
-        while (true) {
-            if (s.assembly.peek()) |e| return if (batch.canGiveBack(e)) e else null;
-            const decoded = s.decodeReceived() catch |err| {
-                s.read_ahead_failure = err;
-                return null;
-            };
-            if (!decoded) return null;
-        }
-    }
-
-    /// Decodes the next event from bytes received already, queueing its events (or takes
-    /// more of them into the body's buffer), without waiting on the network. False when
-    /// nothing more can be done without waiting.
-    fn decodeReceived(s: *Stream) TurnError!bool {
-        if (try s.readHotDelta()) {
-            try s.assembly.push(s.current);
-            return true;
-        }
-        if (try s.readHotChunk()) return true;
-        if (!sse.hasBufferedEvent(&s.parser, &s.body)) {
-            // The body reader may hold only part of what the connection received (a chunked
-            // body is decoded one chunk at a time): take more, if no wait.
-            if (!s.bodyFillsWithoutWaiting()) return false;
-            s.body.fillMore() catch |err| return s.readFailure(err);
-            return true;
-        }
-        try s.readSseEvent();
-        return true;
-    }
-
-    /// Whether `s.body.fillMore()` would return from bytes the connection already holds
-    /// (received and, over TLS, decrypted), without waiting on the network: for a
-    /// Content-Length body, any; for a chunked one, enough to reach the next chunk's data.
-    fn bodyFillsWithoutWaiting(s: *Stream) bool {
-        const r = &s.request.reader;
-        if (s.body.reader == r.in) return false; // a body read to the connection's end: nothing more is held
-        if (s.body.buffered().len == s.body.capacity()) return false; // no room (an event larger than it)
-        var held: []const u8 = r.in.buffered();
-        switch (r.state) {
-            .body_remaining_content_length => return held.len > 0,
-            .body_remaining_chunk_len => |left| switch (left) {
-                .head => {},
-                .n => held = if (held.len >= 1) held[1..] else return false,
-                .rn => held = if (held.len >= 2) held[2..] else return false,
-                else => return held.len > 0, // inside a chunk's data
-            },
-            else => return false,
-        }
-        var chunk: std.http.ChunkParser = .init;
-        const head_len = chunk.feed(held);
-        // The last chunk (length 0) is followed by trailers, which may not all be there.
-        return chunk.state == .data and chunk.chunk_len > 0 and head_len < held.len;
     }
 
     /// Gives back the last `count` events of the last batch, which the user did not see: the
@@ -452,7 +335,7 @@ pub const Stream = struct {
         s.turn_deadline_ns = 0;
         s.watch.fired.store(.none, .release);
         s.resetMessage();
-        s.decoder = newDecoder(s.agent);
+        s.decoder = .init(s.agent.config.provider);
     }
 
     /// Gives the result of a host tool call announced by ToolCallStart with awaiting_result.
@@ -483,7 +366,7 @@ pub const Stream = struct {
     fn resetMessage(s: *Stream) void {
         s.closeConnection(.failed); // (a finished message's connection is parked already)
         s.assembly.reset();
-        s.decoder = newDecoder(s.agent);
+        s.decoder = .init(s.agent.config.provider);
         s.parser.deinit();
         s.parser = .init(s.agent.gpa);
         s.request_body.clearRetainingCapacity();
@@ -670,380 +553,4 @@ pub const Stream = struct {
         return err;
     }
 
-    /// Closes the request's connection, for `reason` (for the debug log; a cancel or timeout
-    /// that fired says so instead).
-    fn closeConnection(s: *Stream, reason: Reason) void {
-        // Nothing to watch until the next request, even when no connection was made: a
-        // deadline left armed would fire during a retry's wait and fail the next attempt.
-        watchdog.arm(&s.watch, 0, 0);
-        if (!s.connected) return;
-        // The watchdog must forget the socket before it is closed and its number reused.
-        watchdog.setSocket(&s.watch, -1);
-        const k = &s.agent.keep_alive;
-        const why = if (k.log.on) s.closeReason(reason) else reason;
-        // A request that failed, was canceled, timed out or did not read its body to the end
-        // closes its connection: std.http would pool one whose request failed while being
-        // written (its response not begun), and the next request would fail on it.
-        if (s.request.connection) |c| {
-            if (k.log.on) k.log.closedConnection(c, why);
-            c.closing = true;
-        }
-        s.request.deinit();
-        if (s.tunnel) |t| k.closeTunnel(t, why);
-        s.tunnel = null;
-        s.connected = false;
-        s.body.release();
-    }
-
-    /// Why the connection is closed, for the debug log: a cancel or timeout that fired says
-    /// so, else `reason`.
-    fn closeReason(s: *const Stream, reason: Reason) Reason {
-        if (s.watch.canceled.load(.acquire)) return .canceled;
-        return switch (s.watch.fired.load(.acquire)) {
-            .timeout => .timed_out,
-            .canceled => .canceled,
-            .none => reason,
-        };
-    }
-
-    /// The message ended: its connection is kept for the agent's next request, which reads
-    /// the rest of the body first (see keep_alive.zig).
-    fn parkConnection(s: *Stream) void {
-        if (!s.connected) return s.closeConnection(.unread);
-        watchdog.arm(&s.watch, 0, 0);
-        watchdog.setSocket(&s.watch, -1);
-        s.agent.keep_alive.park(&s.request, s.tunnel, s.agent.config.keep_alive.idle_ms);
-        s.tunnel = null;
-        s.connected = false;
-        s.body.release(); // the parked body reader has no buffer (see KeepAlive.park)
-    }
-
-    /// Sends the request and reads the response head. A non-2xx answer becomes the typed
-    /// error its status means, with the provider's error type and message.
-    fn open(s: *Stream) TurnError!void {
-        const agent = s.agent;
-        const gpa = agent.gpa;
-        const config = agent.config;
-
-        writeUrl(gpa, &s.url, config.base_url.?, switch (config.provider) {
-            .anthropic => anthropic.endpoint,
-            .openai => openai.endpoint,
-        }) catch return error.OutOfMemory;
-        const uri = std.Uri.parse(s.url.items) catch {
-            s.detail.set(gpa, 0, "connection_error", "the base_url does not make a valid URL");
-            return error.Connection;
-        };
-        // Not inlined, nor is `network.apply` below: inlined, their frames stayed under the
-        // connect, the request's write and the head's read, the deepest calls of a turn, in
-        // the stack of every thread that runs a stream (open's frame: 9.7 KB, now 4.6 KB).
-        try @call(.never_inline, writeRequestBody, .{s});
-
-        var extra: [4]std.http.Header = undefined;
-        var n_extra: usize = 0;
-        extra[n_extra] = .{ .name = "accept", .value = "text/event-stream" };
-        n_extra += 1;
-        var authorization: std.http.Client.Request.Headers.Value = .omit;
-        switch (config.provider) {
-            .anthropic => {
-                extra[n_extra] = .{ .name = "anthropic-version", .value = anthropic.api_version };
-                n_extra += 1;
-                if (config.api_key) |key| {
-                    extra[n_extra] = .{ .name = "x-api-key", .value = key };
-                    n_extra += 1;
-                }
-            },
-            .openai => if (config.api_key) |key| {
-                s.auth_header.appendSlice(gpa, "Bearer ") catch return error.OutOfMemory;
-                s.auth_header.appendSlice(gpa, key) catch return error.OutOfMemory;
-                authorization = .{ .override = s.auth_header.items };
-            },
-        }
-
-        const timeouts = config.timeouts;
-        const now = watchdog.nowNs();
-        if (s.turn_deadline_ns == 0 and timeouts.total_ms > 0) s.turn_deadline_ns = now + timeouts.total_ms * std.time.ns_per_ms;
-        // Connecting (TCP, a proxy's tunnel, TLS) has connect_ms; then the answer has
-        // first_byte_ms from the moment the request goes out. The turn's deadline bounds both.
-        const connect_deadline = deadlineAfter(now, timeouts.connect_ms);
-        watchdog.arm(&s.watch, earliest(connect_deadline, s.turn_deadline_ns), 0);
-
-        var problem: [256]u8 = @splat(0);
-        const route = @call(.never_inline, network.Settings.apply, .{ &agent.network, &agent.http, uri, &problem }) catch |err| switch (err) {
-            error.OutOfMemory => return error.OutOfMemory,
-            error.BadProxy, error.BadCaFile => {
-                s.detail.set(gpa, 0, "connection_error", std.mem.sliceTo(&problem, 0));
-                return error.Connection;
-            },
-        };
-        const idle_ms = config.keep_alive.idle_ms;
-        const options: std.http.Client.RequestOptions = .{
-            .redirect_behavior = .unhandled,
-            // keep_alive.idle_ms 0: the server is told the connection ends with the response.
-            .keep_alive = idle_ms > 0,
-            .headers = .{
-                .content_type = .{ .override = "application/json" },
-                .accept_encoding = .{ .override = "identity" },
-                .user_agent = .{ .override = "panto/0.1.0" },
-                .authorization = authorization,
-            },
-            .extra_headers = extra[0..n_extra],
-        };
-        // The sockets opened from here are bounded by connect_ms and watched (dial.zig), and
-        // so are the name lookups (resolve.zig).
-        agent.dialer.resolv_conf = agent.network.resolvConf();
-        agent.dialer.begin(&s.watch, connect_deadline);
-        defer agent.dialer.end();
-        var host_buf: [std.Io.net.HostName.max_len]u8 = undefined;
-        const tunnel_key: ?tunnel.Key = switch (route) {
-            .std_http => null,
-            .tunnel => |proxy| .{
-                .proxy = proxy,
-                .host = (uri.getHost(&host_buf) catch return s.connectFailure(error.UriMissingHost)).bytes,
-                .port = uri.port orelse 443,
-            },
-        };
-        const kept = agent.keep_alive.reclaim(&agent.http, &s.watch, idle_ms, tunnel_key);
-        const reused = try s.connect(uri, options, tunnel_key, kept);
-        watchdog.arm(&s.watch, earliest(deadlineAfter(watchdog.nowNs(), timeouts.first_byte_ms), s.turn_deadline_ns), 0);
-        s.response = s.exchange() catch |err| retry: {
-            if (!reused or !s.nothingReceived(err)) return s.connectFailure(s.causeOf(err));
-            // The server closed the kept-alive connection while it was idle: send the
-            // request again, once, on a new connection, as if nothing happened. The body
-            // again too: sending it uses it as the write buffer, which a failed send leaves
-            // shifted (what was written is gone from its start).
-            s.closeConnection(.server_closed);
-            try s.writeRequestBody();
-            agent.keep_alive.closeIdle(&agent.http, .server_closed);
-            agent.dialer.begin(&s.watch, deadlineAfter(watchdog.nowNs(), timeouts.connect_ms));
-            watchdog.arm(&s.watch, earliest(deadlineAfter(watchdog.nowNs(), timeouts.connect_ms), s.turn_deadline_ns), 0);
-            _ = try s.connect(uri, options, tunnel_key, null);
-            watchdog.arm(&s.watch, earliest(deadlineAfter(watchdog.nowNs(), timeouts.first_byte_ms), s.turn_deadline_ns), 0);
-            break :retry s.exchange() catch |e| return s.connectFailure(s.causeOf(e));
-        };
-
-        s.got_head = true;
-        watchdog.arm(&s.watch, s.turn_deadline_ns, timeouts.idle_ms * std.time.ns_per_ms);
-        const head = s.response.head;
-        var it = head.iterateHeaders();
-        while (it.next()) |h| {
-            if (std.ascii.eqlIgnoreCase(h.name, "request-id") or std.ascii.eqlIgnoreCase(h.name, "x-request-id")) {
-                s.detail.setRequestId(gpa, h.value);
-            } else if (std.ascii.eqlIgnoreCase(h.name, "retry-after-ms")) {
-                if (retry.parseRetryAfterMs(h.value)) |ms| s.retry_after_ms = ms;
-            } else if (std.ascii.eqlIgnoreCase(h.name, "retry-after")) {
-                if (s.retry_after_ms == null) s.retry_after_ms = retry.parseRetryAfter(h.value, unixNow());
-            } else if (std.ascii.eqlIgnoreCase(h.name, "x-should-retry")) {
-                if (std.ascii.eqlIgnoreCase(h.value, "true")) s.should_retry = true;
-                if (std.ascii.eqlIgnoreCase(h.value, "false")) s.should_retry = false;
-            }
-        }
-        const status: u16 = @intFromEnum(head.status);
-        const content_type = head.content_type orelse "";
-        if (status < 200 or status > 299) return s.httpFailure(status);
-        if (!std.ascii.startsWithIgnoreCase(content_type, "text/event-stream")) {
-            var msg_buf: [160]u8 = undefined;
-            const msg = std.fmt.bufPrint(&msg_buf, "expected a text/event-stream answer, got \"{s}\"", .{content_type[0..@min(content_type.len, 80)]}) catch "expected a text/event-stream answer";
-            s.detail.set(gpa, status, "protocol_error", msg);
-            return error.Protocol;
-        }
-        s.body.reader = s.response.reader(s.body.buffer());
-    }
-
-    /// The request's JSON body, from the conversation as it is now.
-    fn writeRequestBody(s: *Stream) error{OutOfMemory}!void {
-        const agent = s.agent;
-        const config = agent.config;
-        s.request_body.clearRetainingCapacity();
-        const w = &s.request_body.writer;
-        const parts: anthropic.RequestParts = .{
-            .config = config,
-            .conversation = &agent.conversation,
-            .tools = agent.tools.items(),
-            .granted = config.capabilities,
-        };
-        const written = switch (config.provider) {
-            .anthropic => anthropic.writeRequest(w, parts),
-            .openai => openai.writeRequest(w, parts),
-        };
-        written catch return error.OutOfMemory;
-    }
-
-    /// Opens the request's connection (TCP and TLS, or a tunnel through a proxy and TLS in
-    /// it), or takes a kept-alive one: from std.http's pool, or `kept`, the agent's tunnel to
-    /// `tunnel_key`. True when the connection was reused.
-    fn connect(s: *Stream, uri: std.Uri, options: std.http.Client.RequestOptions, tunnel_key: ?tunnel.Key, kept: ?*tunnel.Tunnel) TurnError!bool {
-        const agent = s.agent;
-        const k = &agent.keep_alive;
-        // A new TLS connection's handshake leaves ~200 KB of dead stack pages resident below
-        // this frame, for the thread's life: give them back (stack_trim.zig).
-        const https = std.ascii.eqlIgnoreCase(uri.scheme, "https");
-        const key = tunnel_key orelse {
-            const free_before = agent.http.connection_pool.free_len;
-            s.request = agent.http.request(.POST, uri, options) catch |err| {
-                if (https) stack_trim.giveBack();
-                return s.connectFailure(err);
-            };
-            s.connected = true; // from here on the request must be closed
-            const reused = k.count(&agent.http, &s.request, free_before);
-            if (https and !reused) stack_trim.giveBack();
-            watchdog.setSocket(&s.watch, s.request.connection.?.stream_reader.stream.socket.handle);
-            return reused;
-        };
-        const t = kept orelse open: {
-            defer stack_trim.giveBack();
-            var problem: tunnel.Problem = .{};
-            break :open tunnel.Tunnel.open(&agent.http, key, &problem) catch |err| switch (err) {
-                error.OutOfMemory => return error.OutOfMemory,
-                else => {
-                    s.detail.set(agent.gpa, 0, "connection_error", problem.message());
-                    return error.Connection;
-                },
-            };
-        };
-        k.countTunnel(t, kept != null);
-        s.tunnel = t;
-        s.request = t.request(&agent.http, .POST, uri, options);
-        s.connected = true; // from here on the tunnel must be closed
-        watchdog.setSocket(&s.watch, t.socket());
-        return kept != null;
-    }
-
-    /// Writes the request and reads the response head, on std.http's connection or inside
-    /// the tunnel.
-    fn exchange(s: *Stream) anyerror!std.http.Client.Response {
-        if (s.tunnel) |t| {
-            try t.sendBodyComplete(&s.request, s.request_body.written());
-            return t.receiveHead(&s.request);
-        }
-        try s.request.sendBodyComplete(s.request_body.written());
-        return s.request.receiveHead(&.{});
-    }
-
-    /// What made an exchange fail, for its message: inside a tunnel, the socket's or TLS's
-    /// error rather than the reader's or writer's.
-    fn causeOf(s: *const Stream, err: anyerror) anyerror {
-        const t = s.tunnel orelse return err;
-        return switch (err) {
-            error.WriteFailed => t.writeError() orelse err,
-            error.ReadFailed => t.readError() orelse err,
-            else => err,
-        };
-    }
-
-    /// Whether a failed exchange got nothing of the response (and was neither canceled nor
-    /// timed out): the request may be sent again elsewhere.
-    fn nothingReceived(s: *Stream, err: anyerror) bool {
-        if (s.watch.fired.load(.acquire) != .none) return false;
-        return switch (err) {
-            error.WriteFailed, error.HttpConnectionClosing => true,
-            error.ReadFailed => s.request.reader.in.bufferedLen() == 0,
-            else => false,
-        };
-    }
-
-    fn httpFailure(s: *Stream, status: u16) TurnError {
-        const gpa = s.agent.gpa;
-        const reader = s.response.reader(s.body.buffer());
-        const arena = s.event_allocator;
-        const body = reader.allocRemaining(arena, .limited(max_error_body)) catch "";
-        const parsed = switch (s.agent.config.provider) {
-            .anthropic => anthropic.parseErrorBody(arena, body),
-            .openai => openai.parseErrorBody(arena, body),
-        };
-        if (parsed) |p| {
-            s.detail.set(gpa, status, p.type, p.message);
-            if (p.request_id) |id| if (s.detail.request_id.items.len == 0) s.detail.setRequestId(gpa, id);
-        } else {
-            var msg_buf: [96]u8 = undefined;
-            const msg = std.fmt.bufPrint(&msg_buf, "HTTP {d} without a provider error body", .{status}) catch "HTTP error";
-            s.detail.set(gpa, status, "", msg);
-        }
-        return errors.fromHttpStatus(status);
-    }
-
-    fn connectFailure(s: *Stream, err: anyerror) TurnError {
-        if (err == error.OutOfMemory) return error.OutOfMemory;
-        var msg_buf: [160]u8 = undefined;
-        const msg = std.fmt.bufPrint(&msg_buf, "could not reach {s}: {s}", .{ hostOf(s.url.items), @errorName(err) }) catch @errorName(err);
-        s.detail.set(s.agent.gpa, 0, "connection_error", msg);
-        return error.Connection;
-    }
-
-    /// What a failed body read means: a malformed or cut chunked body is a protocol error,
-    /// anything else (reset, closed) a connection error.
-    fn readFailure(s: *Stream, err: anyerror) TurnError {
-        const gpa = s.agent.gpa;
-        switch (err) {
-            error.OutOfMemory => return error.OutOfMemory,
-            error.EventTooLarge => {
-                s.detail.set(gpa, 0, "protocol_error", "an SSE event is larger than the limit");
-                return error.Protocol;
-            },
-            else => {},
-        }
-        if (s.response.bodyErr()) |body_err| {
-            if (body_err == error.HttpChunkTruncated) s.dropped = true;
-            s.detail.set(gpa, 0, "protocol_error", switch (body_err) {
-                error.HttpChunkTruncated => "the chunked body was cut short",
-                error.HttpChunkInvalid => "the chunked body is malformed",
-                error.HttpHeadersOversize => "the chunk trailers are too large",
-            });
-            return error.Protocol;
-        }
-        var msg_buf: [128]u8 = undefined;
-        const read_error: ?anyerror = if (s.request.connection) |c| c.getReadError() else if (s.tunnel) |t| t.readError() else null;
-        const reason = @errorName(read_error orelse err);
-        const msg = std.fmt.bufPrint(&msg_buf, "the connection failed while streaming: {s}", .{reason}) catch "the connection failed while streaming";
-        s.detail.set(gpa, 0, "connection_error", msg);
-        return error.Connection;
-    }
 };
-
-/// `ms` after `now` (CLOCK_MONOTONIC ns), or 0 (no deadline) for 0 ms.
-fn deadlineAfter(now: u64, ms: u64) u64 {
-    return if (ms > 0) now + ms * std.time.ns_per_ms else 0;
-}
-
-/// The earlier of two deadlines, 0 standing for none.
-fn earliest(a: u64, b: u64) u64 {
-    if (a == 0) return b;
-    if (b == 0) return a;
-    return @min(a, b);
-}
-
-fn unixNow() i64 {
-    var ts: std.c.timespec = undefined;
-    _ = std.c.clock_gettime(.REALTIME, &ts);
-    return @intCast(ts.sec);
-}
-
-/// scheme://host:port of a URL, without any user:password part or path (no secrets in errors).
-fn hostOf(url: []const u8) []const u8 {
-    const scheme_end = (std.mem.indexOf(u8, url, "://") orelse return "the provider") + 3;
-    const rest = url[scheme_end..];
-    const end = std.mem.indexOfAny(u8, rest, "/?#") orelse rest.len;
-    if (std.mem.lastIndexOfScalar(u8, rest[0..end], '@') != null) return "the provider (credentials in base_url hidden)";
-    return url[0 .. scheme_end + end];
-}
-
-/// base_url + endpoint, where a base ending in "/v1" (the OpenAI SDK convention) is not
-/// given a second "/v1".
-fn writeUrl(gpa: Allocator, out: *std.ArrayList(u8), base: []const u8, endpoint: []const u8) Allocator.Error!void {
-    out.clearRetainingCapacity();
-    const trimmed = std.mem.trimEnd(u8, base, "/");
-    try out.appendSlice(gpa, trimmed);
-    if (std.mem.endsWith(u8, trimmed, "/v1")) {
-        try out.appendSlice(gpa, endpoint["/v1".len..]);
-    } else {
-        try out.appendSlice(gpa, endpoint);
-    }
-}
-
-test "urls from base urls with and without /v1" {
-    var out: std.ArrayList(u8) = .empty;
-    defer out.deinit(std.testing.allocator);
-    try writeUrl(std.testing.allocator, &out, "http://127.0.0.1:9", "/v1/messages");
-    try std.testing.expectEqualStrings("http://127.0.0.1:9/v1/messages", out.items);
-    try writeUrl(std.testing.allocator, &out, "https://api.openai.com/v1/", "/v1/chat/completions");
-    try std.testing.expectEqualStrings("https://api.openai.com/v1/chat/completions", out.items);
-}

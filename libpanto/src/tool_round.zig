@@ -274,10 +274,10 @@ test "a tool input of any depth gets a result; the conversation and the next req
     try std.testing.expect(std.mem.indexOf(u8, out.written(), at_limit) != null);
     const parts: @import("request.zig").RequestParts = .{ .config = agent.config, .conversation = &agent.conversation, .tools = agent.tools.items(), .granted = &.{} };
     out.clearRetainingCapacity();
-    try @import("anthropic.zig").writeRequest(&out.writer, parts);
+    try @import("providers.zig").writeRequest(.anthropic, &out.writer, parts);
     try std.testing.expect(try std.json.validate(gpa, out.written()));
     out.clearRetainingCapacity();
-    try @import("openai.zig").writeRequest(&out.writer, parts);
+    try @import("providers.zig").writeRequest(.openai, &out.writer, parts);
     try std.testing.expect(try std.json.validate(gpa, out.written()));
 }
 

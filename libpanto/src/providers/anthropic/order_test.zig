@@ -2,9 +2,9 @@
 //! first, blocks that never interleave. A stream that breaks the order is a protocol error
 //! (found by `make fuzz FUZZ_STRICT=1`).
 const std = @import("std");
-const anthropic = @import("anthropic.zig");
-const Assembly = @import("assembly.zig").Assembly;
-const errors = @import("errors.zig");
+const anthropic = @import("decode.zig");
+const Assembly = @import("../../assembly.zig").Assembly;
+const errors = @import("../../errors.zig");
 
 /// Decodes the events' data in order; returns the protocol error's message, or "" when the
 /// stream was accepted whole.

@@ -1,12 +1,12 @@
 //! The OpenAI decoder on streams as compatible servers and Azure send them: parallel tool
 //! calls whose argument fragments interleave, and Azure's content-filter chunks. Each stream
 //! is decoded twice, as the stream reads it: chunk by chunk from the SSE parser's events
-//! (`handle`), and from the received bytes (`handleHotEvent`, else `handle`).
+//! (`handle`), and from the received bytes (`hotQueued`, else `handle`).
 const std = @import("std");
-const openai = @import("openai.zig");
-const sse = @import("sse.zig");
-const Assembly = @import("assembly.zig").Assembly;
-const errors = @import("errors.zig");
+const openai = @import("decode.zig");
+const sse = @import("../../sse.zig");
+const Assembly = @import("../../assembly.zig").Assembly;
+const errors = @import("../../errors.zig");
 
 /// The events of a stream of chunks (the data of each SSE event), one line each.
 fn transcript(chunks: []const []const u8, from_bytes: bool) ![]u8 {
@@ -23,7 +23,7 @@ fn transcript(chunks: []const []const u8, from_bytes: bool) ![]u8 {
     for (chunks) |data| {
         _ = arena.reset(.retain_capacity);
         const framed = try std.fmt.allocPrint(arena.allocator(), "data: {s}\n\n", .{data});
-        const decoded = if (from_bytes) try d.handleHotEvent(&a, arena.allocator(), framed) else null;
+        const decoded = if (from_bytes) try d.hotQueued(&a, arena.allocator(), framed) else null;
         if (decoded == null) d.handle(&a, arena.allocator(), .{ .type = "message", .data = data }, &detail) catch |err| {
             try out.writer.print("error {s}: {s}\n", .{ @errorName(err), detail.message.items });
             break;

@@ -3,10 +3,10 @@
 //! arguments of a tool call already named; no finish_reason, usage or error. Key by key, in
 //! any order, unknown fields skipped (and checked valid, as std.json does), known fields at
 //! most once. Anything else, or any doubt, answers null and the chunk takes the general
-//! decoding (openai.zig), whose result for these chunks is the same.
+//! decoding (decode.zig), whose result for these chunks is the same.
 const std = @import("std");
 const Allocator = std.mem.Allocator;
-const fast_json = @import("fast_json.zig");
+const fast_json = @import("../../fast_json.zig");
 const Shape = fast_json.Shape;
 const keyIs = fast_json.keyIs;
 

@@ -1,119 +1,13 @@
-//! OpenAI Chat Completions (and compatible servers): the streaming request and the decoding of
-//! its chunks. https://platform.openai.com/docs/api-reference/chat-streaming
+//! OpenAI Chat Completions (and compatible servers): the decoding of its chunks.
+//! https://platform.openai.com/docs/api-reference/chat-streaming
 const std = @import("std");
 const Allocator = std.mem.Allocator;
-const conversation = @import("conversation.zig");
-const Assembly = @import("assembly.zig").Assembly;
-const errors = @import("errors.zig");
-const fast_json = @import("fast_json.zig");
-const openai_hot = @import("openai_hot.zig");
-const sse = @import("sse.zig");
-const BlockKind = @import("event.zig").BlockKind;
-
-pub const endpoint = "/v1/chat/completions";
-
-pub const RequestParts = @import("request.zig").RequestParts;
-
-pub fn writeRequest(w: *std.Io.Writer, parts: RequestParts) std.Io.Writer.Error!void {
-    const config = parts.config;
-    var s: std.json.Stringify = .{ .writer = w };
-    try s.beginObject();
-    try s.objectField("model");
-    try s.write(config.model);
-    try s.objectField("max_completion_tokens");
-    try s.write(config.max_tokens);
-    if (config.thinking != .off) {
-        try s.objectField("reasoning_effort");
-        try s.write(@tagName(config.thinking));
-    }
-    try s.objectField("messages");
-    try s.beginArray();
-    if (config.system) |system| try writeMessage(&s, "system", system);
-    for (parts.conversation.messages.items) |m| switch (m.role) {
-        .user => {
-            // Tool results are messages of their own (role "tool"); text goes as a user message.
-            for (m.blocks) |b| if (b.kind == .tool_result) {
-                try s.beginObject();
-                try s.objectField("role");
-                try s.write("tool");
-                try s.objectField("tool_call_id");
-                try s.write(b.id);
-                try s.objectField("content");
-                try s.write(b.text);
-                try s.endObject();
-            };
-            if (hasKind(m.blocks, .text)) {
-                try s.beginObject();
-                try s.objectField("role");
-                try s.write("user");
-                try s.objectField("content");
-                try writeJoinedText(&s, m.blocks);
-                try s.endObject();
-            }
-        },
-        .assistant => {
-            try s.beginObject();
-            try s.objectField("role");
-            try s.write("assistant");
-            try s.objectField("content");
-            if (hasKind(m.blocks, .text)) try writeJoinedText(&s, m.blocks) else try s.write(null);
-            if (hasKind(m.blocks, .tool_call)) {
-                try s.objectField("tool_calls");
-                try s.beginArray();
-                for (m.blocks) |b| if (b.kind == .tool_call) {
-                    try s.beginObject();
-                    try s.objectField("id");
-                    try s.write(b.id);
-                    try s.objectField("type");
-                    try s.write("function");
-                    try s.objectField("function");
-                    try s.beginObject();
-                    try s.objectField("name");
-                    try s.write(b.name);
-                    try s.objectField("arguments");
-                    try s.write(b.text); // Chat Completions carries arguments as a JSON string
-                    try s.endObject();
-                    try s.endObject();
-                };
-                try s.endArray();
-            }
-            try s.endObject();
-        },
-    };
-    try s.endArray();
-    try parts.writeTools(&s, .openai);
-    try s.objectField("stream");
-    try s.write(true);
-    try s.objectField("stream_options");
-    try s.beginObject();
-    try s.objectField("include_usage");
-    try s.write(true);
-    try s.endObject();
-    try s.endObject();
-}
-
-fn writeMessage(s: *std.json.Stringify, role: []const u8, content: []const u8) std.Io.Writer.Error!void {
-    try s.beginObject();
-    try s.objectField("role");
-    try s.write(role);
-    try s.objectField("content");
-    try s.write(content);
-    try s.endObject();
-}
-
-fn hasKind(blocks: []const conversation.Block, kind: conversation.BlockKind) bool {
-    for (blocks) |b| if (b.kind == kind) return true;
-    return false;
-}
-
-/// Chat Completions takes a message's content as one string; thinking is not sent back.
-fn writeJoinedText(s: *std.json.Stringify, blocks: []const conversation.Block) std.Io.Writer.Error!void {
-    try s.beginWriteRaw();
-    try s.writer.writeByte('"');
-    for (blocks) |b| if (b.kind == .text) try std.json.Stringify.encodeJsonStringChars(b.text, .{}, s.writer);
-    try s.writer.writeByte('"');
-    s.endWriteRaw();
-}
+const Assembly = @import("../../assembly.zig").Assembly;
+const errors = @import("../../errors.zig");
+const fast_json = @import("../../fast_json.zig");
+const hot = @import("hot.zig");
+const sse = @import("../../sse.zig");
+const BlockKind = @import("../../event.zig").BlockKind;
 
 pub const WireChunk = struct {
     id: []const u8 = "",
@@ -157,8 +51,8 @@ const text_slot: u32 = 1;
 const tool_slot_base: u32 = 1000;
 
 pub const Decoder = struct {
-    /// The bytes chunks of this stream start with (openai_hot.zig).
-    prefix: openai_hot.Prefix = .{},
+    /// The bytes chunks of this stream start with (hot.zig).
+    prefix: hot.Prefix = .{},
     saw_done: bool = false,
     saw_finish: bool = false,
     refused: bool = false,
@@ -170,7 +64,7 @@ pub const Decoder = struct {
             if (!a.started) return protocol(a, detail, "the OpenAI stream ended before any chunk");
             return a.completeMessage();
         }
-        if (try openai_hot.parse(arena, event.data, &d.prefix)) |hot| return applyHot(a, hot);
+        if (try hot.parse(arena, event.data, &d.prefix)) |chunk| return applyHot(a, chunk);
         const chunk = fast_json.decode(WireChunk, arena, event.data) catch |err| switch (err) {
             error.OutOfMemory => return error.OutOfMemory,
             else => return protocol(a, detail, "a data line of the OpenAI stream is not the JSON expected"),
@@ -221,13 +115,13 @@ pub const Decoder = struct {
     }
 
     /// The chunk of nearly every event, when `bytes` (received, not yet parsed) start with
-    /// its whole SSE event (openai_hot.parseEvent): decoded as `handle` would, and the
+    /// its whole SSE event (hot.parseEvent): decoded as `handle` would, and the
     /// number of bytes it took returned. Null: nothing done, for the SSE parser and `handle`.
-    pub fn handleHotEvent(d: *Decoder, a: *Assembly, arena: Allocator, bytes: []const u8) errors.TurnError!?usize {
+    pub fn hotQueued(d: *Decoder, a: *Assembly, arena: Allocator, bytes: []const u8) errors.TurnError!?usize {
         if (d.saw_done) return null;
-        const hot = try openai_hot.parseEvent(arena, bytes, &d.prefix) orelse return null;
-        try applyHot(a, hot.chunk);
-        return hot.len;
+        const event = try hot.parseEvent(arena, bytes, &d.prefix) orelse return null;
+        try applyHot(a, event.chunk);
+        return event.len;
     }
 
     /// The body ended. Some compatible servers omit [DONE]: a stream that reached a
@@ -248,10 +142,10 @@ fn partOfMessage(chunk: WireChunk) bool {
     return false;
 }
 
-/// A chunk of the common kind (openai_hot.zig): what the general path does with it.
-fn applyHot(a: *Assembly, hot: openai_hot.Chunk) errors.TurnError!void {
-    if (!a.started) try a.startMessage(hot.id, hot.model);
-    switch (hot.delta) {
+/// A chunk of the common kind (hot.zig): what the general path does with it.
+fn applyHot(a: *Assembly, chunk: hot.Chunk) errors.TurnError!void {
+    if (!a.started) try a.startMessage(chunk.id, chunk.model);
+    switch (chunk.delta) {
         .content => |t| try appendTo(a, text_slot, .text, t),
         .reasoning => |t| try appendTo(a, thinking_slot, .thinking, t),
         .tool_arguments => |call| try applyToolCall(a, call.index, "", "", call.arguments),

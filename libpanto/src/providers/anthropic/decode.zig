@@ -1,115 +1,13 @@
-//! Anthropic Messages API: the streaming request and the decoding of its SSE events.
+//! Anthropic Messages API: the decoding of its SSE events.
 //! https://docs.anthropic.com/en/api/messages-streaming
 const std = @import("std");
 const Allocator = std.mem.Allocator;
-const Assembly = @import("assembly.zig").Assembly;
-const errors = @import("errors.zig");
-const fast_json = @import("fast_json.zig");
-const sse = @import("sse.zig");
-const writeRawJson = @import("conversation.zig").writeRawJson;
-
-pub const endpoint = "/v1/messages";
-pub const api_version = "2023-06-01";
-
-/// What a request is made of, beside the conversation.
-pub const RequestParts = @import("request.zig").RequestParts;
-
-pub fn writeRequest(w: *std.Io.Writer, parts: RequestParts) std.Io.Writer.Error!void {
-    const config = parts.config;
-    var s: std.json.Stringify = .{ .writer = w };
-    try s.beginObject();
-    try s.objectField("model");
-    try s.write(config.model);
-    const budget = config.thinking.budgetTokens();
-    try s.objectField("max_tokens");
-    // The API wants max_tokens above the thinking budget: the budget comes on top.
-    try s.write(if (budget > 0 and config.max_tokens <= budget) config.max_tokens + budget else config.max_tokens);
-    if (budget > 0) {
-        try s.objectField("thinking");
-        try s.beginObject();
-        try s.objectField("type");
-        try s.write("enabled");
-        try s.objectField("budget_tokens");
-        try s.write(budget);
-        try s.endObject();
-    }
-    if (config.system) |system| {
-        try s.objectField("system");
-        try s.write(system);
-    }
-    try s.objectField("messages");
-    try s.beginArray();
-    for (parts.conversation.messages.items) |m| {
-        try s.beginObject();
-        try s.objectField("role");
-        try s.write(@tagName(m.role));
-        try s.objectField("content");
-        try s.beginArray();
-        for (m.blocks) |b| switch (b.kind) {
-            // Thinking goes back with its signature (the API checks it); unsigned thinking, as
-            // from a canceled message, cannot.
-            .thinking => if (b.signature.len > 0) {
-                try s.beginObject();
-                try s.objectField("type");
-                try s.write("thinking");
-                try s.objectField("thinking");
-                try s.write(b.text);
-                try s.objectField("signature");
-                try s.write(b.signature);
-                try s.endObject();
-            },
-            .redacted_thinking => {
-                try s.beginObject();
-                try s.objectField("type");
-                try s.write("redacted_thinking");
-                try s.objectField("data");
-                try s.write(b.text);
-                try s.endObject();
-            },
-            .text => {
-                try s.beginObject();
-                try s.objectField("type");
-                try s.write("text");
-                try s.objectField("text");
-                try s.write(b.text);
-                try s.endObject();
-            },
-            .tool_call => {
-                try s.beginObject();
-                try s.objectField("type");
-                try s.write("tool_use");
-                try s.objectField("id");
-                try s.write(b.id);
-                try s.objectField("name");
-                try s.write(b.name);
-                try s.objectField("input");
-                try writeRawJson(&s, b.text);
-                try s.endObject();
-            },
-            .tool_result => {
-                try s.beginObject();
-                try s.objectField("type");
-                try s.write("tool_result");
-                try s.objectField("tool_use_id");
-                try s.write(b.id);
-                try s.objectField("content");
-                try s.write(b.text);
-                if (b.is_error) {
-                    try s.objectField("is_error");
-                    try s.write(true);
-                }
-                try s.endObject();
-            },
-        };
-        try s.endArray();
-        try s.endObject();
-    }
-    try s.endArray();
-    try parts.writeTools(&s, .anthropic);
-    try s.objectField("stream");
-    try s.write(true);
-    try s.endObject();
-}
+const Assembly = @import("../../assembly.zig").Assembly;
+const errors = @import("../../errors.zig");
+const fast_json = @import("../../fast_json.zig");
+const sse = @import("../../sse.zig");
+const hot = @import("hot.zig");
+const Event = @import("../../event.zig").Event;
 
 const WireUsage = struct {
     input_tokens: ?u64 = null,
@@ -163,8 +61,8 @@ pub const Decoder = struct {
     /// Turns one SSE event into panto events on `a`. Provider error events fail the turn
     /// with the matching error, recording the detail.
     pub fn handle(d: *Decoder, a: *Assembly, arena: Allocator, event: sse.Event, detail: *errors.Detail) errors.TurnError!void {
-        if (try hotDelta(arena, event.data)) |hot| {
-            if (try hotDeltaEvent(a, detail, hot)) |e| try a.push(e);
+        if (try hot.hotDelta(arena, event.data)) |delta| {
+            if (try hot.hotDeltaEvent(a, detail, delta)) |e| try a.push(e);
             return;
         }
         const wire = fast_json.decode(WireEvent, arena, event.data) catch |err| switch (err) {
@@ -177,7 +75,7 @@ pub const Decoder = struct {
         const kind = if (wire.type.len > 0) wire.type else event.type;
 
         // panto's event order holds whatever the server sends: one message_start first, then
-        // blocks that never interleave (tests in anthropic_order_test.zig).
+        // blocks that never interleave (tests in order_test.zig).
         if (!d.started and !eql(kind, "message_start") and isMessageContent(kind)) {
             var buf: [64]u8 = undefined;
             return protocol(a, detail, std.fmt.bufPrint(&buf, "{s} before message_start", .{kind}) catch "message content before message_start");
@@ -201,7 +99,7 @@ pub const Decoder = struct {
                 try b.text.appendSlice(a.gpa, cb.data orelse "");
                 return;
             }
-            const block_kind: @import("event.zig").BlockKind =
+            const block_kind: @import("../../event.zig").BlockKind =
                 if (eql(cb.type, "text")) .text else if (eql(cb.type, "thinking")) .thinking else .none;
             const b = try a.startBlock(wire.index, block_kind);
             if (cb.signature) |sig| try b.signature.appendSlice(a.gpa, sig);
@@ -234,6 +132,18 @@ pub const Decoder = struct {
         return false;
     }
 
+    /// The hot path (hot.zig): when `bytes`, received and not yet parsed, start with a whole
+    /// text delta event as the API frames it, its event, written into `out` for the stream
+    /// to hand out at once (no SSE parser, no queue), and how many bytes it took. Null: not
+    /// such an event, or one without text; nothing done, the SSE parser and `handle` read
+    /// it. Only while nothing is queued.
+    pub inline fn hotEvent(_: *Decoder, a: *Assembly, arena: Allocator, bytes: []const u8, detail: *errors.Detail, out: *Event) errors.TurnError!?usize {
+        const framed = try hot.hotEvent(arena, bytes) orelse return null;
+        // Written in place (no temporary): the C ABI reads it back field by field.
+        out.* = try hot.hotDeltaEvent(a, detail, framed.delta) orelse return null;
+        return framed.len;
+    }
+
     /// The body ended: a stream that stops before message_stop was cut short.
     pub fn finish(d: *Decoder, a: *Assembly, detail: *errors.Detail) errors.TurnError!void {
         if (!d.finished) return protocol(a, detail, "the Anthropic stream ended before message_stop");
@@ -250,59 +160,6 @@ fn applyDelta(a: *Assembly, detail: *errors.Detail, index: u32, delta: WireDelta
     // Unknown delta types carry no text for this block.
 }
 
-/// The block index and the text (or thinking, or tool input) of a hot delta.
-pub const HotDelta = struct { index: u32, fragment: []const u8 };
-
-/// Nearly every event of a stream is a content_block_delta the API writes exactly so:
-///     {"type":"content_block_delta","index":N,"delta":{"type":"text_delta","text":"..."}}
-/// (or thinking_delta/thinking, input_json_delta/partial_json), maybe padded with spaces
-/// before its last braces. Recognized byte for byte, its text decoded as fast_json does; any
-/// other event, or any difference, goes to the general decoding (null).
-pub fn hotDelta(arena: Allocator, data: []const u8) Allocator.Error!?HotDelta {
-    var s = fast_json.Shape.init(arena, data);
-    const delta = try hotFields(&s, "") orelse return null;
-    if (!s.token('}') or !s.token('}') or !s.end()) return null;
-    return delta;
-}
-
-/// A hot delta's whole SSE event, framed as the API frames it,
-///     event: content_block_delta\ndata: {hot delta}\n\n
-/// read from the received bytes without the SSE parser: the same event, one pass instead of
-/// three (lines, fields, JSON). `len` is how many bytes it took. Null for anything else,
-/// including an event `bytes` does not hold whole: the SSE parser reads those.
-pub fn hotEvent(arena: Allocator, bytes: []const u8) Allocator.Error!?struct { delta: HotDelta, len: usize } {
-    var s = fast_json.Shape.init(arena, bytes);
-    const delta = try hotFields(&s, "event: content_block_delta\ndata: ") orelse return null;
-    // No padding here: whitespace could hide a line end, which the SSE parser would see.
-    if (!s.literal("}}\n\n")) return null;
-    return .{ .delta = delta, .len = s.position() };
-}
-
-/// A hot delta after `framing`, up to its text, which ends at its closing quote. No
-/// whitespace between the tokens: a CR or LF there would end the SSE data line (hotEvent).
-inline fn hotFields(s: *fast_json.Shape, comptime framing: []const u8) Allocator.Error!?HotDelta {
-    if (!s.literal(framing ++ "{\"type\":\"content_block_delta\",\"index\":")) return null;
-    // The index: nearly always one digit; else a plain integer, no whitespace before it.
-    const index = s.digitBefore(',') orelse blk: {
-        if (!s.nextIsDigit()) return null;
-        break :blk s.integer(u32) orelse return null;
-    };
-    if (!s.literal(",\"delta\":{\"type\":\"")) return null;
-    // text, thinking and tool input all add to their block alike (see applyDelta).
-    if (!s.literal("text_delta\",\"text\":\"") and
-        !s.literal("thinking_delta\",\"thinking\":\"") and
-        !s.literal("input_json_delta\",\"partial_json\":\"")) return null;
-    const fragment = try s.stringAfterQuote() orelse return null;
-    return .{ .index = index, .fragment = fragment };
-}
-
-/// A hot delta's event, for a decoder that hands it out at once: the text added to its
-/// block. Null when it makes no event (empty text).
-pub inline fn hotDeltaEvent(a: *Assembly, detail: *errors.Detail, hot: HotDelta) errors.TurnError!?@import("event.zig").Event {
-    const b = a.findOpen(hot.index) orelse return protocol(a, detail, "a delta for a block that is not open");
-    if (hot.fragment.len == 0) return null;
-    return try a.delta(b, hot.fragment);
-}
 
 fn applyUsage(a: *Assembly, u: WireUsage) void {
     // A field message_delta repeats overrides message_start's; a missing one keeps it.
@@ -315,7 +172,7 @@ fn applyUsage(a: *Assembly, u: WireUsage) void {
     };
 }
 
-fn protocol(a: *Assembly, detail: *errors.Detail, message: []const u8) errors.TurnError {
+pub fn protocol(a: *Assembly, detail: *errors.Detail, message: []const u8) errors.TurnError {
     detail.set(a.gpa, 0, "protocol_error", message);
     return error.Protocol;
 }

@@ -1,0 +1,180 @@
+//! The provider seam: what a provider (one folder under providers/) gives panto, and the table
+//! of the providers panto speaks. The rest of the core reaches a provider only through this
+//! file: stream.zig, the transport and the config never name one.
+//!
+//! A provider's folder has a `provider.zig` that declares:
+//!   default_base_url, api_key_variable   the public endpoint's base and the environment
+//!                                         variable its key is read from
+//!   endpoint                              the path requests go to (after base_url)
+//!   writeRequest(w, parts)                the streaming request's JSON body (request.zig's
+//!                                         RequestParts: config, conversation, tools)
+//!   addHeaders(h, api_key)                its own request headers: version, key
+//!   parseErrorBody(arena, body)           a non-2xx answer's body, as errors.ProviderError
+//!   Decoder                               a struct, `.{}` at each message's start, with
+//!     handle(a, arena, event, detail)       one SSE event into the assembly's queue
+//!     finish(a, detail)                     the body ended: complete, or cut short
+//!   and at most one hot path (a speed trick, beside the logic it speeds up: the decoder
+//!   must give the same events without it), reading a whole SSE event from the received
+//!   bytes without the SSE parser:
+//!     hotEvent(a, arena, bytes, detail, out) -> ?len: an event written into `out`, which
+//!                                           the stream hands out at once, skipping the
+//!                                           queue (Anthropic deltas)
+//!     hotQueued(a, arena, bytes)            -> ?len: the event's events queued (OpenAI chunks)
+//!   Null from either: nothing was done, the SSE parser and `handle` read the event.
+//! Retry headers (retry-after, retry-after-ms, x-should-retry) and request ids are read by
+//! the transport the same way for every provider so far.
+//!
+//! Adding a provider: its folder, and one line in `registry` (docs/internals.md sketches one).
+const std = @import("std");
+const Allocator = std.mem.Allocator;
+const Assembly = @import("assembly.zig").Assembly;
+const errors = @import("errors.zig");
+const Event = @import("event.zig").Event;
+const EventArena = @import("event_arena.zig").EventArena;
+const request = @import("request.zig");
+const sse = @import("sse.zig");
+
+/// The providers, by the name the config's "provider" takes.
+const registry = struct {
+    pub const anthropic = @import("providers/anthropic/provider.zig");
+    pub const openai = @import("providers/openai/provider.zig");
+};
+
+pub const Provider = std.meta.DeclEnum(registry);
+
+fn api(comptime p: Provider) type {
+    return @field(registry, @tagName(p));
+}
+
+/// The providers' names for a message, as `"anthropic" or "openai"`.
+pub const choices: []const u8 = blk: {
+    const names = std.meta.fieldNames(Provider);
+    var text: []const u8 = "";
+    for (names, 0..) |name, i| {
+        const sep = if (i == 0) "" else if (i + 1 == names.len) " or " else ", ";
+        text = text ++ sep ++ "\"" ++ name ++ "\"";
+    }
+    break :blk text;
+};
+
+pub fn defaultBaseUrl(p: Provider) []const u8 {
+    return switch (p) {
+        inline else => |t| api(t).default_base_url,
+    };
+}
+
+pub fn apiKeyVariable(p: Provider) [:0]const u8 {
+    return switch (p) {
+        inline else => |t| api(t).api_key_variable,
+    };
+}
+
+pub fn endpoint(p: Provider) []const u8 {
+    return switch (p) {
+        inline else => |t| api(t).endpoint,
+    };
+}
+
+pub fn writeRequest(p: Provider, w: *std.Io.Writer, parts: request.RequestParts) std.Io.Writer.Error!void {
+    return switch (p) {
+        inline else => |t| api(t).writeRequest(w, parts),
+    };
+}
+
+pub fn addHeaders(p: Provider, h: *request.Headers, api_key: ?[]const u8) Allocator.Error!void {
+    return switch (p) {
+        inline else => |t| api(t).addHeaders(h, api_key),
+    };
+}
+
+pub fn parseErrorBody(p: Provider, arena: Allocator, body: []const u8) ?errors.ProviderError {
+    return switch (p) {
+        inline else => |t| api(t).parseErrorBody(arena, body),
+    };
+}
+
+/// The decoder of the message being streamed, whichever its provider.
+pub const Decoder = struct {
+    impl: Impl,
+
+    const Impl = blk: {
+        const tags = std.enums.values(Provider);
+        var names: [tags.len][]const u8 = undefined;
+        var types: [tags.len]type = undefined;
+        for (tags, &names, &types) |t, *name, *T| {
+            name.* = @tagName(t);
+            T.* = api(t).Decoder;
+        }
+        break :blk @Union(.auto, Provider, &names, &types, &@splat(.{}));
+    };
+
+    /// A fresh decoder, for a message's start.
+    pub fn init(p: Provider) Decoder {
+        return switch (p) {
+            inline else => |t| .{ .impl = @unionInit(Impl, @tagName(t), .{}) },
+        };
+    }
+
+    pub fn handle(d: *Decoder, a: *Assembly, arena: Allocator, event: sse.Event, detail: *errors.Detail) errors.TurnError!void {
+        return switch (d.impl) {
+            inline else => |*x| x.handle(a, arena, event, detail),
+        };
+    }
+
+    pub fn finish(d: *Decoder, a: *Assembly, detail: *errors.Detail) errors.TurnError!void {
+        return switch (d.impl) {
+            inline else => |*x| x.finish(a, detail),
+        };
+    }
+
+    /// Whether the provider has a hot event (hotEvent): one compare of the tag, checked
+    /// before anything else is done for it.
+    pub inline fn hasHotEvent(d: *const Decoder) bool {
+        return switch (d.impl) {
+            inline else => |x| comptime @hasDecl(@TypeOf(x), "hotEvent"),
+        };
+    }
+
+    /// Whether the provider has a hot queued event (hotQueued).
+    pub inline fn hasHotQueued(d: *const Decoder) bool {
+        return switch (d.impl) {
+            inline else => |x| comptime @hasDecl(@TypeOf(x), "hotQueued"),
+        };
+    }
+
+    /// The provider's hot event, when it has one and `bytes` start with it (see above): the
+    /// event written into `out`, and the bytes it took. `event_arena` is reset first (here,
+    /// after the provider is known: a reset before would make the caller's check of the
+    /// provider, hasHotEvent, be made twice).
+    pub inline fn hotEvent(d: *Decoder, a: *Assembly, event_arena: *EventArena, arena: Allocator, bytes: []const u8, detail: *errors.Detail, out: *Event) errors.TurnError!?usize {
+        switch (d.impl) {
+            inline else => |*x| {
+                if (comptime !@hasDecl(@TypeOf(x.*), "hotEvent")) return null;
+                event_arena.reset();
+                return x.hotEvent(a, arena, bytes, detail, out);
+            },
+        }
+    }
+
+    /// The provider's hot queued event, when it has one and `bytes` start with it: the
+    /// bytes it took.
+    pub inline fn hotQueued(d: *Decoder, a: *Assembly, arena: Allocator, bytes: []const u8) errors.TurnError!?usize {
+        switch (d.impl) {
+            inline else => |*x| {
+                if (comptime !@hasDecl(@TypeOf(x.*), "hotQueued")) return null;
+                return x.hotQueued(a, arena, bytes);
+            },
+        }
+    }
+};
+
+test "each provider declares what the seam needs" {
+    inline for (comptime std.enums.values(Provider)) |t| {
+        const P = api(t);
+        inline for (.{ "default_base_url", "api_key_variable", "endpoint", "writeRequest", "addHeaders", "parseErrorBody", "Decoder" }) |name| {
+            if (!@hasDecl(P, name)) @compileError(@tagName(t) ++ "/provider.zig lacks " ++ name);
+        }
+        try std.testing.expect(!(@hasDecl(P.Decoder, "hotEvent") and @hasDecl(P.Decoder, "hotQueued")));
+    }
+    try std.testing.expectEqualStrings("\"anthropic\" or \"openai\"", choices);
+}

@@ -1,0 +1,107 @@
+//! Anthropic Messages API: the streaming request.
+//! https://docs.anthropic.com/en/api/messages
+const std = @import("std");
+const writeRawJson = @import("../../conversation.zig").writeRawJson;
+
+pub const endpoint = "/v1/messages";
+pub const api_version = "2023-06-01";
+
+/// What a request is made of, beside the conversation.
+pub const RequestParts = @import("../../request.zig").RequestParts;
+
+pub fn writeRequest(w: *std.Io.Writer, parts: RequestParts) std.Io.Writer.Error!void {
+    const config = parts.config;
+    var s: std.json.Stringify = .{ .writer = w };
+    try s.beginObject();
+    try s.objectField("model");
+    try s.write(config.model);
+    const budget = config.thinking.budgetTokens();
+    try s.objectField("max_tokens");
+    // The API wants max_tokens above the thinking budget: the budget comes on top.
+    try s.write(if (budget > 0 and config.max_tokens <= budget) config.max_tokens + budget else config.max_tokens);
+    if (budget > 0) {
+        try s.objectField("thinking");
+        try s.beginObject();
+        try s.objectField("type");
+        try s.write("enabled");
+        try s.objectField("budget_tokens");
+        try s.write(budget);
+        try s.endObject();
+    }
+    if (config.system) |system| {
+        try s.objectField("system");
+        try s.write(system);
+    }
+    try s.objectField("messages");
+    try s.beginArray();
+    for (parts.conversation.messages.items) |m| {
+        try s.beginObject();
+        try s.objectField("role");
+        try s.write(@tagName(m.role));
+        try s.objectField("content");
+        try s.beginArray();
+        for (m.blocks) |b| switch (b.kind) {
+            // Thinking goes back with its signature (the API checks it); unsigned thinking, as
+            // from a canceled message, cannot.
+            .thinking => if (b.signature.len > 0) {
+                try s.beginObject();
+                try s.objectField("type");
+                try s.write("thinking");
+                try s.objectField("thinking");
+                try s.write(b.text);
+                try s.objectField("signature");
+                try s.write(b.signature);
+                try s.endObject();
+            },
+            .redacted_thinking => {
+                try s.beginObject();
+                try s.objectField("type");
+                try s.write("redacted_thinking");
+                try s.objectField("data");
+                try s.write(b.text);
+                try s.endObject();
+            },
+            .text => {
+                try s.beginObject();
+                try s.objectField("type");
+                try s.write("text");
+                try s.objectField("text");
+                try s.write(b.text);
+                try s.endObject();
+            },
+            .tool_call => {
+                try s.beginObject();
+                try s.objectField("type");
+                try s.write("tool_use");
+                try s.objectField("id");
+                try s.write(b.id);
+                try s.objectField("name");
+                try s.write(b.name);
+                try s.objectField("input");
+                try writeRawJson(&s, b.text);
+                try s.endObject();
+            },
+            .tool_result => {
+                try s.beginObject();
+                try s.objectField("type");
+                try s.write("tool_result");
+                try s.objectField("tool_use_id");
+                try s.write(b.id);
+                try s.objectField("content");
+                try s.write(b.text);
+                if (b.is_error) {
+                    try s.objectField("is_error");
+                    try s.write(true);
+                }
+                try s.endObject();
+            },
+        };
+        try s.endArray();
+        try s.endObject();
+    }
+    try s.endArray();
+    try parts.writeTools(&s, .anthropic);
+    try s.objectField("stream");
+    try s.write(true);
+    try s.endObject();
+}

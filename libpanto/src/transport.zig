@@ -1,0 +1,391 @@
+//! The transport of a stream's provider requests: the URL and headers, connecting (TCP, a
+//! proxy's tunnel, TLS) or taking a kept-alive connection, sending the request once more when
+//! a kept-alive connection turns out closed, the response head (status, content type, request
+//! id, retry headers), a non-2xx answer's error body, and closing or parking the connection
+//! when the message is done. What each failure means goes into the stream's `detail`.
+//!
+//! Its functions take the stream (they use its connection fields, watch, deadlines and
+//! detail) and are the stream's methods by name (`s.open()`, see Stream): the turn's logic in
+//! stream.zig reads as "open, read, close" and never touches std.http. What panto reads of
+//! std.http's internal state is in std_http_internals.zig.
+const std = @import("std");
+const Allocator = std.mem.Allocator;
+const Stream = @import("stream.zig").Stream;
+const errors = @import("errors.zig");
+const TurnError = errors.TurnError;
+const providers = @import("providers.zig");
+const RequestHeaders = @import("request.zig").Headers;
+const watchdog = @import("watchdog.zig");
+const retry = @import("retry.zig");
+const tunnel = @import("tunnel.zig");
+const Reason = @import("connection_log.zig").Reason;
+const network = @import("network.zig");
+const stack_trim = @import("stack_trim.zig");
+const std_http = @import("std_http_internals.zig");
+
+/// The most of an error body read for its message.
+const max_error_body = 64 * 1024;
+
+/// Closes the request's connection, for `reason` (for the debug log; a cancel or timeout
+/// that fired says so instead).
+pub fn closeConnection(s: *Stream, reason: Reason) void {
+    // Nothing to watch until the next request, even when no connection was made: a
+    // deadline left armed would fire during a retry's wait and fail the next attempt.
+    watchdog.arm(&s.watch, 0, 0);
+    if (!s.connected) return;
+    // The watchdog must forget the socket before it is closed and its number reused.
+    watchdog.setSocket(&s.watch, -1);
+    const k = &s.agent.keep_alive;
+    const why = if (k.log.on) closeReason(s, reason) else reason;
+    // A request that failed, was canceled, timed out or did not read its body to the end
+    // closes its connection: std.http would pool one whose request failed while being
+    // written (its response not begun), and the next request would fail on it.
+    if (s.request.connection) |c| {
+        if (k.log.on) k.log.closedConnection(c, why);
+        c.closing = true;
+    }
+    s.request.deinit();
+    if (s.tunnel) |t| k.closeTunnel(t, why);
+    s.tunnel = null;
+    s.connected = false;
+    s.body.release();
+}
+
+/// Why the connection is closed, for the debug log: a cancel or timeout that fired says
+/// so, else `reason`.
+fn closeReason(s: *const Stream, reason: Reason) Reason {
+    if (s.watch.canceled.load(.acquire)) return .canceled;
+    return switch (s.watch.fired.load(.acquire)) {
+        .timeout => .timed_out,
+        .canceled => .canceled,
+        .none => reason,
+    };
+}
+
+/// The message ended: its connection is kept for the agent's next request, which reads
+/// the rest of the body first (see keep_alive.zig).
+pub fn parkConnection(s: *Stream) void {
+    if (!s.connected) return closeConnection(s, .unread);
+    watchdog.arm(&s.watch, 0, 0);
+    watchdog.setSocket(&s.watch, -1);
+    s.agent.keep_alive.park(&s.request, s.tunnel, s.agent.config.keep_alive.idle_ms);
+    s.tunnel = null;
+    s.connected = false;
+    s.body.release(); // the parked body reader has no buffer (see KeepAlive.park)
+}
+
+/// Sends the request and reads the response head. A non-2xx answer becomes the typed
+/// error its status means, with the provider's error type and message.
+pub fn open(s: *Stream) TurnError!void {
+    const agent = s.agent;
+    const gpa = agent.gpa;
+    const config = agent.config;
+
+    writeUrl(gpa, &s.url, config.base_url.?, providers.endpoint(config.provider)) catch return error.OutOfMemory;
+    const uri = std.Uri.parse(s.url.items) catch {
+        s.detail.set(gpa, 0, "connection_error", "the base_url does not make a valid URL");
+        return error.Connection;
+    };
+    // Not inlined, nor is `network.apply` below: inlined, their frames stayed under the
+    // connect, the request's write and the head's read, the deepest calls of a turn, in
+    // the stack of every thread that runs a stream (open's frame: 9.7 KB, now 4.6 KB).
+    try @call(.never_inline, writeRequestBody, .{s});
+
+    var headers: RequestHeaders = .{ .auth_buffer = &s.auth_header, .gpa = gpa };
+    headers.add("accept", "text/event-stream");
+    try providers.addHeaders(config.provider, &headers, config.api_key);
+
+    const timeouts = config.timeouts;
+    const now = watchdog.nowNs();
+    if (s.turn_deadline_ns == 0 and timeouts.total_ms > 0) s.turn_deadline_ns = now + timeouts.total_ms * std.time.ns_per_ms;
+    // Connecting (TCP, a proxy's tunnel, TLS) has connect_ms; then the answer has
+    // first_byte_ms from the moment the request goes out. The turn's deadline bounds both.
+    const connect_deadline = deadlineAfter(now, timeouts.connect_ms);
+    watchdog.arm(&s.watch, earliest(connect_deadline, s.turn_deadline_ns), 0);
+
+    var problem: [256]u8 = @splat(0);
+    const route = @call(.never_inline, network.Settings.apply, .{ &agent.network, &agent.http, uri, &problem }) catch |err| switch (err) {
+        error.OutOfMemory => return error.OutOfMemory,
+        error.BadProxy, error.BadCaFile => {
+            s.detail.set(gpa, 0, "connection_error", std.mem.sliceTo(&problem, 0));
+            return error.Connection;
+        },
+    };
+    const idle_ms = config.keep_alive.idle_ms;
+    const options: std.http.Client.RequestOptions = .{
+        .redirect_behavior = .unhandled,
+        // keep_alive.idle_ms 0: the server is told the connection ends with the response.
+        .keep_alive = idle_ms > 0,
+        .headers = .{
+            .content_type = .{ .override = "application/json" },
+            .accept_encoding = .{ .override = "identity" },
+            .user_agent = .{ .override = "panto/0.1.0" },
+            .authorization = headers.authorization,
+        },
+        .extra_headers = headers.list(),
+    };
+    // The sockets opened from here are bounded by connect_ms and watched (dial.zig), and
+    // so are the name lookups (resolve.zig).
+    agent.dialer.resolv_conf = agent.network.resolvConf();
+    agent.dialer.begin(&s.watch, connect_deadline);
+    defer agent.dialer.end();
+    var host_buf: [std.Io.net.HostName.max_len]u8 = undefined;
+    const tunnel_key: ?tunnel.Key = switch (route) {
+        .std_http => null,
+        .tunnel => |proxy| .{
+            .proxy = proxy,
+            .host = (uri.getHost(&host_buf) catch return connectFailure(s, error.UriMissingHost)).bytes,
+            .port = uri.port orelse 443,
+        },
+    };
+    const kept = agent.keep_alive.reclaim(&agent.http, &s.watch, idle_ms, tunnel_key);
+    const reused = try connect(s, uri, options, tunnel_key, kept);
+    watchdog.arm(&s.watch, earliest(deadlineAfter(watchdog.nowNs(), timeouts.first_byte_ms), s.turn_deadline_ns), 0);
+    s.response = exchange(s) catch |err| retry: {
+        if (!reused or !nothingReceived(s, err)) return connectFailure(s, causeOf(s, err));
+        // The server closed the kept-alive connection while it was idle: send the
+        // request again, once, on a new connection, as if nothing happened. The body
+        // again too: sending it uses it as the write buffer, which a failed send leaves
+        // shifted (what was written is gone from its start).
+        closeConnection(s, .server_closed);
+        try writeRequestBody(s);
+        agent.keep_alive.closeIdle(&agent.http, .server_closed);
+        agent.dialer.begin(&s.watch, deadlineAfter(watchdog.nowNs(), timeouts.connect_ms));
+        watchdog.arm(&s.watch, earliest(deadlineAfter(watchdog.nowNs(), timeouts.connect_ms), s.turn_deadline_ns), 0);
+        _ = try connect(s, uri, options, tunnel_key, null);
+        watchdog.arm(&s.watch, earliest(deadlineAfter(watchdog.nowNs(), timeouts.first_byte_ms), s.turn_deadline_ns), 0);
+        break :retry exchange(s) catch |e| return connectFailure(s, causeOf(s, e));
+    };
+
+    s.got_head = true;
+    watchdog.arm(&s.watch, s.turn_deadline_ns, timeouts.idle_ms * std.time.ns_per_ms);
+    return readHead(s);
+}
+
+/// The response head: its request id and retry headers noted, then a non-2xx status (with
+/// the provider's error body) or a content type other than SSE fails the request; else the
+/// body is read from here on.
+fn readHead(s: *Stream) TurnError!void {
+    const gpa = s.agent.gpa;
+    const head = s.response.head;
+    var it = head.iterateHeaders();
+    while (it.next()) |h| {
+        if (std.ascii.eqlIgnoreCase(h.name, "request-id") or std.ascii.eqlIgnoreCase(h.name, "x-request-id")) {
+            s.detail.setRequestId(gpa, h.value);
+        } else if (std.ascii.eqlIgnoreCase(h.name, "retry-after-ms")) {
+            if (retry.parseRetryAfterMs(h.value)) |ms| s.retry_after_ms = ms;
+        } else if (std.ascii.eqlIgnoreCase(h.name, "retry-after")) {
+            if (s.retry_after_ms == null) s.retry_after_ms = retry.parseRetryAfter(h.value, unixNow());
+        } else if (std.ascii.eqlIgnoreCase(h.name, "x-should-retry")) {
+            if (std.ascii.eqlIgnoreCase(h.value, "true")) s.should_retry = true;
+            if (std.ascii.eqlIgnoreCase(h.value, "false")) s.should_retry = false;
+        }
+    }
+    const status: u16 = @intFromEnum(head.status);
+    const content_type = head.content_type orelse "";
+    if (status < 200 or status > 299) return httpFailure(s, status);
+    if (!std.ascii.startsWithIgnoreCase(content_type, "text/event-stream")) {
+        var msg_buf: [160]u8 = undefined;
+        const msg = std.fmt.bufPrint(&msg_buf, "expected a text/event-stream answer, got \"{s}\"", .{content_type[0..@min(content_type.len, 80)]}) catch "expected a text/event-stream answer";
+        s.detail.set(gpa, status, "protocol_error", msg);
+        return error.Protocol;
+    }
+    s.body.reader = s.response.reader(s.body.buffer());
+}
+
+/// The request's JSON body, from the conversation as it is now.
+fn writeRequestBody(s: *Stream) error{OutOfMemory}!void {
+    const agent = s.agent;
+    const config = agent.config;
+    s.request_body.clearRetainingCapacity();
+    const w = &s.request_body.writer;
+    const parts: @import("request.zig").RequestParts = .{
+        .config = config,
+        .conversation = &agent.conversation,
+        .tools = agent.tools.items(),
+        .granted = config.capabilities,
+    };
+    providers.writeRequest(config.provider, w, parts) catch return error.OutOfMemory;
+}
+
+/// Opens the request's connection (TCP and TLS, or a tunnel through a proxy and TLS in
+/// it), or takes a kept-alive one: from std.http's pool, or `kept`, the agent's tunnel to
+/// `tunnel_key`. True when the connection was reused.
+fn connect(s: *Stream, uri: std.Uri, options: std.http.Client.RequestOptions, tunnel_key: ?tunnel.Key, kept: ?*tunnel.Tunnel) TurnError!bool {
+    const agent = s.agent;
+    const k = &agent.keep_alive;
+    // A new TLS connection's handshake leaves ~200 KB of dead stack pages resident below
+    // this frame, for the thread's life: give them back (stack_trim.zig).
+    const https = std.ascii.eqlIgnoreCase(uri.scheme, "https");
+    const key = tunnel_key orelse {
+        const free_before = std_http.idleConnections(&agent.http);
+        s.request = agent.http.request(.POST, uri, options) catch |err| {
+            if (https) stack_trim.giveBack();
+            return connectFailure(s, err);
+        };
+        s.connected = true; // from here on the request must be closed
+        const reused = k.count(&agent.http, &s.request, free_before);
+        if (https and !reused) stack_trim.giveBack();
+        watchdog.setSocket(&s.watch, std_http.socketOf(&s.request));
+        return reused;
+    };
+    const t = kept orelse open: {
+        defer stack_trim.giveBack();
+        var problem: tunnel.Problem = .{};
+        break :open tunnel.Tunnel.open(&agent.http, key, &problem) catch |err| switch (err) {
+            error.OutOfMemory => return error.OutOfMemory,
+            else => {
+                s.detail.set(agent.gpa, 0, "connection_error", problem.message());
+                return error.Connection;
+            },
+        };
+    };
+    k.countTunnel(t, kept != null);
+    s.tunnel = t;
+    s.request = t.request(&agent.http, .POST, uri, options);
+    s.connected = true; // from here on the tunnel must be closed
+    watchdog.setSocket(&s.watch, t.socket());
+    return kept != null;
+}
+
+/// Writes the request and reads the response head, on std.http's connection or inside
+/// the tunnel.
+fn exchange(s: *Stream) anyerror!std.http.Client.Response {
+    if (s.tunnel) |t| {
+        try t.sendBodyComplete(&s.request, s.request_body.written());
+        return t.receiveHead(&s.request);
+    }
+    try s.request.sendBodyComplete(s.request_body.written());
+    return s.request.receiveHead(&.{});
+}
+
+/// What made an exchange fail, for its message: inside a tunnel, the socket's or TLS's
+/// error rather than the reader's or writer's.
+fn causeOf(s: *const Stream, err: anyerror) anyerror {
+    const t = s.tunnel orelse return err;
+    return switch (err) {
+        error.WriteFailed => t.writeError() orelse err,
+        error.ReadFailed => t.readError() orelse err,
+        else => err,
+    };
+}
+
+/// Whether a failed exchange got nothing of the response (and was neither canceled nor
+/// timed out): the request may be sent again elsewhere.
+fn nothingReceived(s: *Stream, err: anyerror) bool {
+    if (s.watch.fired.load(.acquire) != .none) return false;
+    return switch (err) {
+        error.WriteFailed, error.HttpConnectionClosing => true,
+        error.ReadFailed => std_http.heldBytes(&s.request) == 0,
+        else => false,
+    };
+}
+
+fn httpFailure(s: *Stream, status: u16) TurnError {
+    const gpa = s.agent.gpa;
+    const reader = s.response.reader(s.body.buffer());
+    const arena = s.event_allocator;
+    const body = reader.allocRemaining(arena, .limited(max_error_body)) catch "";
+    if (providers.parseErrorBody(s.agent.config.provider, arena, body)) |p| {
+        s.detail.set(gpa, status, p.type, p.message);
+        if (p.request_id) |id| if (s.detail.request_id.items.len == 0) s.detail.setRequestId(gpa, id);
+    } else {
+        var msg_buf: [96]u8 = undefined;
+        const msg = std.fmt.bufPrint(&msg_buf, "HTTP {d} without a provider error body", .{status}) catch "HTTP error";
+        s.detail.set(gpa, status, "", msg);
+    }
+    return errors.fromHttpStatus(status);
+}
+
+fn connectFailure(s: *Stream, err: anyerror) TurnError {
+    if (err == error.OutOfMemory) return error.OutOfMemory;
+    var msg_buf: [160]u8 = undefined;
+    const msg = std.fmt.bufPrint(&msg_buf, "could not reach {s}: {s}", .{ hostOf(s.url.items), @errorName(err) }) catch @errorName(err);
+    s.detail.set(s.agent.gpa, 0, "connection_error", msg);
+    return error.Connection;
+}
+
+/// What a failed body read means: a malformed or cut chunked body is a protocol error,
+/// anything else (reset, closed) a connection error.
+pub fn readFailure(s: *Stream, err: anyerror) TurnError {
+    const gpa = s.agent.gpa;
+    switch (err) {
+        error.OutOfMemory => return error.OutOfMemory,
+        error.EventTooLarge => {
+            s.detail.set(gpa, 0, "protocol_error", "an SSE event is larger than the limit");
+            return error.Protocol;
+        },
+        else => {},
+    }
+    if (s.response.bodyErr()) |body_err| {
+        if (body_err == error.HttpChunkTruncated) s.dropped = true;
+        s.detail.set(gpa, 0, "protocol_error", switch (body_err) {
+            error.HttpChunkTruncated => "the chunked body was cut short",
+            error.HttpChunkInvalid => "the chunked body is malformed",
+            error.HttpHeadersOversize => "the chunk trailers are too large",
+        });
+        return error.Protocol;
+    }
+    var msg_buf: [128]u8 = undefined;
+    const read_error: ?anyerror = if (s.request.connection) |c| c.getReadError() else if (s.tunnel) |t| t.readError() else null;
+    const reason = @errorName(read_error orelse err);
+    const msg = std.fmt.bufPrint(&msg_buf, "the connection failed while streaming: {s}", .{reason}) catch "the connection failed while streaming";
+    s.detail.set(gpa, 0, "connection_error", msg);
+    return error.Connection;
+}
+
+/// Whether `s.body.fillMore()` would return from bytes the connection already holds,
+/// without waiting on the network (see std_http_internals.fillsWithoutWaiting).
+pub fn bodyFillsWithoutWaiting(s: *Stream) bool {
+    return std_http.fillsWithoutWaiting(&s.request, s.body.reader, s.body.buffered().len < s.body.capacity());
+}
+
+/// `ms` after `now` (CLOCK_MONOTONIC ns), or 0 (no deadline) for 0 ms.
+fn deadlineAfter(now: u64, ms: u64) u64 {
+    return if (ms > 0) now + ms * std.time.ns_per_ms else 0;
+}
+
+/// The earlier of two deadlines, 0 standing for none.
+fn earliest(a: u64, b: u64) u64 {
+    if (a == 0) return b;
+    if (b == 0) return a;
+    return @min(a, b);
+}
+
+fn unixNow() i64 {
+    var ts: std.c.timespec = undefined;
+    _ = std.c.clock_gettime(.REALTIME, &ts);
+    return @intCast(ts.sec);
+}
+
+/// scheme://host:port of a URL, without any user:password part or path (no secrets in errors).
+fn hostOf(url: []const u8) []const u8 {
+    const scheme_end = (std.mem.indexOf(u8, url, "://") orelse return "the provider") + 3;
+    const rest = url[scheme_end..];
+    const end = std.mem.indexOfAny(u8, rest, "/?#") orelse rest.len;
+    if (std.mem.lastIndexOfScalar(u8, rest[0..end], '@') != null) return "the provider (credentials in base_url hidden)";
+    return url[0 .. scheme_end + end];
+}
+
+/// base_url + endpoint, where a base ending in "/v1" (the OpenAI SDK convention) is not
+/// given a second "/v1".
+fn writeUrl(gpa: Allocator, out: *std.ArrayList(u8), base: []const u8, endpoint: []const u8) Allocator.Error!void {
+    out.clearRetainingCapacity();
+    const trimmed = std.mem.trimEnd(u8, base, "/");
+    try out.appendSlice(gpa, trimmed);
+    if (std.mem.endsWith(u8, trimmed, "/v1")) {
+        try out.appendSlice(gpa, endpoint["/v1".len..]);
+    } else {
+        try out.appendSlice(gpa, endpoint);
+    }
+}
+
+test "urls from base urls with and without /v1" {
+    var out: std.ArrayList(u8) = .empty;
+    defer out.deinit(std.testing.allocator);
+    try writeUrl(std.testing.allocator, &out, "http://127.0.0.1:9", "/v1/messages");
+    try std.testing.expectEqualStrings("http://127.0.0.1:9/v1/messages", out.items);
+    try writeUrl(std.testing.allocator, &out, "https://api.openai.com/v1/", "/v1/chat/completions");
+    try std.testing.expectEqualStrings("https://api.openai.com/v1/chat/completions", out.items);
+}
+
