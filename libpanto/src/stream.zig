@@ -99,6 +99,7 @@ pub const Stream = struct {
     failed_at_open: bool = false,
 
     const State = enum { unsent, streaming, retry_wait, done, failed };
+    const Phase = enum { messages, tool_starts, tool_results, complete };
 
     // The transport (transport.zig): the request's connection, opened, parked or closed.
     const open = transport.open;
@@ -110,7 +111,6 @@ pub const Stream = struct {
     const readEvent = read.readEvent;
     const readHotDelta = read.readHotDelta;
     pub const peekBuffered = read.peekBuffered;
-    const Phase = enum { messages, tool_starts, tool_results, complete };
 
     pub fn create(agent: *Agent) Allocator.Error!*Stream {
         const gpa = agent.gpa;
