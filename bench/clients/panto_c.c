@@ -51,7 +51,9 @@ static void first_event(void) {
 static void *consume(void *arg) {
     Job *job = arg;
     PantoStream *stream = NULL;
-    int rc = panto_agent_run(job->agent, "Hello", &stream);
+    PantoInput input = PANTO_INPUT_INIT;
+    input.text = panto_cstr("Hello");
+    int rc = panto_agent_run(job->agent, &input, &stream);
     if (rc < 0) {
         fprintf(stderr, "panto_agent_run: %s\n", panto_status_name(rc));
         job->failed = 1;
@@ -108,7 +110,7 @@ int main(int argc, char **argv) {
     pthread_t *threads = calloc((size_t)streams, sizeof *threads);
     if (!jobs || !threads) return 1;
     for (int i = 0; i < streams; i++) {
-        if (panto_agent_new(config, &jobs[i].agent) < 0) {
+        if (panto_agent_new(panto_cstr(config), &jobs[i].agent) < 0) {
             PantoError err = PANTO_ERROR_INIT;
             panto_agent_error(jobs[i].agent, &err);
             fprintf(stderr, "config refused: %.*s\n", (int)err.message.len, err.message.ptr);

@@ -34,7 +34,9 @@ static double now(void) {
 /* Runs one turn to its end; returns 0, or -1 after printing why. */
 static int turn(PantoAgent *agent, const char *prompt, int *calls, unsigned long long *bytes) {
     PantoStream *stream = NULL;
-    int rc = panto_agent_run(agent, prompt, &stream);
+    PantoInput input = PANTO_INPUT_INIT;
+    input.text = panto_cstr(prompt);
+    int rc = panto_agent_run(agent, &input, &stream);
     if (rc < 0) {
         fprintf(stderr, "panto_agent_run: %s\n", panto_status_name(rc));
         return -1;
@@ -46,10 +48,11 @@ static int turn(PantoAgent *agent, const char *prompt, int *calls, unsigned long
         if (ev.kind == PANTO_EVENT_CONTENT_DELTA && ev.block_kind == PANTO_BLOCK_TEXT) {
             *bytes += ev.text.len;
         } else if (ev.kind == PANTO_EVENT_TOOL_CALL_START && ev.awaiting_result) {
-            char id[256];
-            snprintf(id, sizeof id, "%.*s", (int)ev.id.len, ev.id.ptr);
+            PantoToolResult result = PANTO_TOOL_RESULT_INIT;
+            result.call_id = ev.id;
+            result.content = panto_cstr("pong");
             (*calls)++;
-            if (panto_stream_submit_tool_result(stream, id, "pong", 0) < 0) {
+            if (panto_stream_submit_tool_result(stream, &result) < 0) {
                 fprintf(stderr, "submit_tool_result refused\n");
                 rc = -1;
                 break;
@@ -79,7 +82,7 @@ int main(int argc, char **argv) {
              "\"tools\":[" TOOL_SPEC "]}",
              provider, model, base_url);
     PantoAgent *agent = NULL;
-    if (panto_agent_new(config, &agent) < 0) {
+    if (panto_agent_new(panto_cstr(config), &agent) < 0) {
         PantoError err = PANTO_ERROR_INIT;
         panto_agent_error(agent, &err);
         fprintf(stderr, "config refused: %.*s\n", (int)err.message.len, err.message.ptr);

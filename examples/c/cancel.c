@@ -51,7 +51,7 @@ int main(void) {
     if (!example_config(config, sizeof config, NULL)) { fprintf(stderr, "configuration too long\n"); return 1; }
 
     PantoAgent *agent = NULL;
-    if (panto_agent_new(config, &agent) < 0) {
+    if (panto_agent_new(panto_cstr(config), &agent) < 0) {
         PantoError err = PANTO_ERROR_INIT;
         panto_agent_error(agent, &err);
         fprintf(stderr, "config refused: %.*s\n", (int)err.message.len, err.message.ptr);
@@ -60,7 +60,9 @@ int main(void) {
     }
 
     PantoStream *stream = NULL;
-    int rc = panto_agent_run(agent, "Tell me a very long story.", &stream);
+    PantoInput input = PANTO_INPUT_INIT;
+    input.text = panto_cstr("Tell me a very long story.");
+    int rc = panto_agent_run(agent, &input, &stream);
     if (rc < 0) { fprintf(stderr, "run failed: %s\n", panto_status_name(rc)); panto_agent_free(agent); return 1; }
 
     printf("[c] partial: ");
@@ -102,7 +104,8 @@ int main(void) {
     printf("\"\n");
     free(conversation);
 
-    rc = panto_agent_run(agent, "Then tell me the short version.", &stream);
+    input.text = panto_cstr("Then tell me the short version.");
+    rc = panto_agent_run(agent, &input, &stream);
     if (rc < 0) { fprintf(stderr, "run failed: %s\n", panto_status_name(rc)); panto_agent_free(agent); return 1; }
     printf("[c] second turn: ");
     rc = print_turn(stream);

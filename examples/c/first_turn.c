@@ -12,7 +12,7 @@ int main(void) {
     if (!example_config(config, sizeof config, NULL)) { fprintf(stderr, "configuration too long\n"); return 1; }
 
     PantoAgent *agent = NULL;
-    if (panto_agent_new(config, &agent) < 0) {
+    if (panto_agent_new(panto_cstr(config), &agent) < 0) {
         PantoError err = PANTO_ERROR_INIT;
         panto_agent_error(agent, &err);
         fprintf(stderr, "config refused: %.*s\n", (int)err.message.len, err.message.ptr);
@@ -21,7 +21,9 @@ int main(void) {
     }
 
     PantoStream *stream = NULL;
-    int rc = panto_agent_run(agent, "Say hello from C in one sentence.", &stream);
+    PantoInput input = PANTO_INPUT_INIT;
+    input.text = panto_cstr("Say hello from C in one sentence.");
+    int rc = panto_agent_run(agent, &input, &stream);
     if (rc < 0) { fprintf(stderr, "run failed: %s\n", panto_status_name(rc)); panto_agent_free(agent); return 1; }
 
     printf("[c] ");

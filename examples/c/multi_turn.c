@@ -13,7 +13,7 @@ int main(void) {
     if (!example_config(config, sizeof config, "Answer in one short sentence.")) { fprintf(stderr, "configuration too long\n"); return 1; }
 
     PantoAgent *agent = NULL;
-    if (panto_agent_new(config, &agent) < 0) {
+    if (panto_agent_new(panto_cstr(config), &agent) < 0) {
         PantoError err = PANTO_ERROR_INIT;
         panto_agent_error(agent, &err);
         fprintf(stderr, "config refused: %.*s\n", (int)err.message.len, err.message.ptr);
@@ -24,7 +24,9 @@ int main(void) {
     const char *prompts[] = {"Hi, my name is Ada.", "What is my name?"};
     for (int turn = 0; turn < 2; turn++) {
         PantoStream *stream = NULL;
-        int rc = panto_agent_run(agent, prompts[turn], &stream);
+        PantoInput input = PANTO_INPUT_INIT;
+        input.text = panto_cstr(prompts[turn]);
+        int rc = panto_agent_run(agent, &input, &stream);
         if (rc < 0) { fprintf(stderr, "run failed: %s\n", panto_status_name(rc)); panto_agent_free(agent); return 1; }
         printf("[c] turn %d: ", turn + 1);
         PantoEvent ev = PANTO_EVENT_INIT;

@@ -32,10 +32,10 @@ int main(void) {
     if (!example_config(config, sizeof config, NULL)) { fprintf(stderr, "configuration too long\n"); return 1; }
 
     PantoAgent *agent = NULL;
-    if (panto_agent_new(config, &agent) < 0 ||
-        panto_agent_add_tool(agent, "{\"name\":\"get_weather\",\"description\":\"Current weather for a city.\","
+    if (panto_agent_new(panto_cstr(config), &agent) < 0 ||
+        panto_agent_add_tool(agent, panto_cstr("{\"name\":\"get_weather\",\"description\":\"Current weather for a city.\","
                                     "\"input_schema\":{\"type\":\"object\",\"properties\":{\"city\":{\"type\":\"string\"}},"
-                                    "\"required\":[\"city\"]}}") < 0) {
+                                    "\"required\":[\"city\"]}}")) < 0) {
         PantoError err = PANTO_ERROR_INIT;
         panto_agent_error(agent, &err);
         fprintf(stderr, "setup failed: %.*s\n", (int)err.message.len, err.message.ptr);
@@ -44,17 +44,21 @@ int main(void) {
     }
 
     PantoStream *stream = NULL;
-    int rc = panto_agent_run(agent, "What is the weather in Paris?", &stream);
+    PantoInput input = PANTO_INPUT_INIT;
+    input.text = panto_cstr("What is the weather in Paris?");
+    int rc = panto_agent_run(agent, &input, &stream);
     printf("[c] ");
     PantoEvent ev = PANTO_EVENT_INIT;
     while (rc >= 0 && (rc = panto_next_event(stream, &ev)) == PANTO_EVENT) {
         if (ev.kind == PANTO_EVENT_TOOL_CALL_START) {
             printf("\n  -> %.*s(%.*s)\n", (int)ev.name.len, ev.name.ptr, (int)ev.text.len, ev.text.ptr);
             if (ev.awaiting_result) {
-                char id[128], result[256];
-                snprintf(id, sizeof id, "%.*s", (int)ev.id.len, ev.id.ptr);
+                char result[256];
                 get_weather(ev.text.ptr, ev.text.len, result, sizeof result);
-                panto_stream_submit_tool_result(stream, id, result, 0);
+                PantoToolResult answer = PANTO_TOOL_RESULT_INIT;
+                answer.call_id = ev.id; /* (borrowed until the next call: this one) */
+                answer.content = panto_cstr(result);
+                panto_stream_submit_tool_result(stream, &answer);
             }
         } else if (ev.kind == PANTO_EVENT_TOOL_RESULT) {
             printf("  <- %.*s\n", (int)ev.text.len, ev.text.ptr);

@@ -3,7 +3,7 @@
 const std = @import("std");
 const panto = @import("panto");
 
-pub const abi_version: u32 = 2;
+pub const abi_version: u32 = 3;
 
 pub const Status = enum(c_int) {
     ok = 0,
@@ -70,6 +70,12 @@ pub const String = extern struct {
     pub fn from(s: []const u8) String {
         return .{ .ptr = s.ptr, .len = s.len };
     }
+
+    /// The bytes of a caller's string; null when ptr is NULL but len is not 0.
+    pub fn bytes(s: String) ?[]const u8 {
+        const p = s.ptr orelse return if (s.len == 0) "" else null;
+        return p[0..s.len];
+    }
 };
 
 pub const Usage = extern struct {
@@ -110,12 +116,38 @@ pub const Error = extern struct {
     request_id: String = .{},
 };
 
+pub const Input = extern struct {
+    size: u32 = @sizeOf(Input),
+    reserved0: u32 = 0,
+    text: String = .{},
+};
+
+pub const ToolResult = extern struct {
+    size: u32 = @sizeOf(ToolResult),
+    is_error: i32 = 0,
+    call_id: String = .{},
+    content: String = .{},
+};
+
 pub const Connections = extern struct {
     size: u32 = @sizeOf(Connections),
     reserved0: u32 = 0,
     opened: u64 = 0,
     reused: u64 = 0,
 };
+
+/// The caller's struct `T` with the fields its `size` leaves out zero, so that callers built
+/// against an older header keep working: null when `size` does not even cover `min_field`.
+pub fn readSized(comptime T: type, src: *const T, comptime min_field: []const u8) ?T {
+    const caller_size = src.size;
+    if (caller_size < @offsetOf(T, min_field) + @sizeOf(@FieldType(T, min_field))) return null;
+    if (caller_size >= @sizeOf(T)) return src.*;
+    var copy: T = .{};
+    const from: [*]const u8 = @ptrCast(src);
+    const to: [*]u8 = @ptrCast(&copy);
+    @memcpy(to[0..caller_size], from[0..caller_size]);
+    return copy;
+}
 
 /// Copies the fields of `full` that fit in the caller's struct, whose `size` says how large
 /// the caller believes it is, so that callers built against an older header keep working.
@@ -146,7 +178,7 @@ fn expectEnumMatches(comptime c: type, comptime Enum: type, comptime prefix: []c
 
 test "the Zig types match include/panto.h" {
     const c = @cImport(@cInclude("panto.h"));
-    inline for (.{ .{ Event, c.PantoEvent }, .{ Error, c.PantoError }, .{ Connections, c.PantoConnections }, .{ Usage, c.PantoUsage }, .{ String, c.PantoString } }) |pair| {
+    inline for (.{ .{ Event, c.PantoEvent }, .{ Error, c.PantoError }, .{ Connections, c.PantoConnections }, .{ Usage, c.PantoUsage }, .{ String, c.PantoString }, .{ Input, c.PantoInput }, .{ ToolResult, c.PantoToolResult } }) |pair| {
         const Z = pair[0];
         const C = pair[1];
         try std.testing.expectEqual(@sizeOf(C), @sizeOf(Z));
@@ -164,4 +196,5 @@ test "the Zig types match include/panto.h" {
     try expectEnumMatches(c, EventKind, "PANTO_EVENT_");
     try expectEnumMatches(c, panto.BlockKind, "PANTO_BLOCK_");
     try expectEnumMatches(c, panto.StopReason, "PANTO_STOP_");
+    try expectEnumMatches(c, panto.tools.Format, "PANTO_TOOL_FORMAT_");
 }

@@ -4,6 +4,7 @@ const std = @import("std");
 const panto = @import("panto");
 const abi = @import("abi.zig");
 const names = @import("names.zig");
+const CallError = @import("call_error.zig").CallError;
 
 pub const Status = abi.Status;
 pub const PantoEvent = abi.Event;
@@ -24,26 +25,47 @@ pub const std_options: std.Options = .{ .signal_stack_size = null };
 /// The object behind `PantoAgent*`: the core agent, or only the reason it could not be made.
 pub const PantoAgent = struct {
     agent: ?*panto.Agent,
-    last_error: abi.Status = .ok,
-    error_message: std.ArrayList(u8) = .empty,
+    last_error: CallError = .{},
     conversation_json: std.Io.Writer.Allocating,
 
     fn clearError(h: *PantoAgent) c_int {
-        h.last_error = .ok;
-        h.error_message.clearRetainingCapacity();
-        return @intFromEnum(abi.Status.ok);
+        return h.last_error.clear();
     }
 
     fn setError(h: *PantoAgent, status: abi.Status, message: []const u8) c_int {
-        h.last_error = status;
-        h.error_message.clearRetainingCapacity();
-        h.error_message.appendSlice(gpa, message) catch {};
-        return @intFromEnum(status);
+        return h.last_error.set(status, message);
     }
 };
 
-/// `PantoStream*` is the core stream itself: its error detail already lives on it.
-pub const PantoStream = panto.Stream;
+/// The object behind `PantoStream*`: the core stream, and the detail of the last stream call
+/// that failed since the turn's own failure.
+pub const PantoStream = struct {
+    stream: *panto.Stream,
+    call_error: CallError = .{},
+
+    fn setError(h: *PantoStream, status: abi.Status, message: []const u8) c_int {
+        return h.call_error.set(status, message);
+    }
+
+    /// A next call failed: the turn's failure is now the most recent (its detail is on the
+    /// core stream); or it returned RESULT_PENDING, which changes nothing.
+    fn nextFailed(h: *PantoStream, err: anytype) c_int {
+        return switch (err) {
+            error.ResultPending => code(.result_pending), // (not a failure: nothing changed)
+            else => |e| {
+                _ = h.call_error.clear();
+                return code(.fromTurnError(e));
+            },
+        };
+    }
+};
+
+/// The object behind `PantoTools*`: a tool set without an agent.
+pub const PantoTools = struct {
+    set: panto.tools.Set,
+    last_error: CallError = .{},
+    export_json: std.Io.Writer.Allocating,
+};
 
 fn code(s: abi.Status) c_int {
     return @intFromEnum(s);
@@ -77,10 +99,11 @@ pub export fn panto_stop_reason_name(reason: c_int) [*:0]const u8 {
 
 // ---- Agent ----------------------------------------------------------------------------
 
-pub export fn panto_agent_new(config_json: ?[*:0]const u8, out_agent: ?*?*PantoAgent) c_int {
+pub export fn panto_agent_new(config_json: PantoString, out_agent: ?*?*PantoAgent) c_int {
     const out = out_agent orelse return code(.invalid_argument);
     out.* = null;
-    const json = config_json orelse return code(.invalid_argument);
+    if (config_json.ptr == null) return code(.invalid_argument);
+    const json = config_json.bytes() orelse return code(.invalid_argument);
 
     const h = gpa.create(PantoAgent) catch return code(.out_of_memory);
     h.* = .{ .agent = null, .conversation_json = .init(gpa) };
@@ -88,7 +111,7 @@ pub export fn panto_agent_new(config_json: ?[*:0]const u8, out_agent: ?*?*PantoA
     var arena: std.heap.ArenaAllocator = .init(gpa);
     defer arena.deinit();
     var diag: panto.config.Diagnostic = .{};
-    const config = panto.config.parseJson(arena.allocator(), std.mem.span(json), &diag) catch |err| switch (err) {
+    const config = panto.config.parseJson(arena.allocator(), json, &diag) catch |err| switch (err) {
         error.OutOfMemory => {
             panto_agent_free(h);
             return code(.out_of_memory);
@@ -116,28 +139,23 @@ pub export fn panto_agent_new(config_json: ?[*:0]const u8, out_agent: ?*?*PantoA
 pub export fn panto_agent_free(agent: ?*PantoAgent) void {
     const h = agent orelse return;
     if (h.agent) |a| a.deinit();
-    h.error_message.deinit(gpa);
+    h.last_error.deinit();
     h.conversation_json.deinit();
     gpa.destroy(h);
 }
 
 pub export fn panto_agent_error(agent: ?*const PantoAgent, out_error: ?*PantoError) c_int {
     const h = agent orelse return code(.invalid_argument);
-    if (out_error) |out| {
-        abi.writeSized(PantoError, out, .{
-            .code = @intFromEnum(h.last_error),
-            .message = .from(h.error_message.items),
-        });
-    }
-    return @intFromEnum(h.last_error);
+    return h.last_error.report(out_error);
 }
 
-pub export fn panto_agent_set_config(agent: ?*PantoAgent, config_json: ?[*:0]const u8) c_int {
+pub export fn panto_agent_set_config(agent: ?*PantoAgent, config_json: PantoString) c_int {
     const h = agent orelse return code(.invalid_argument);
     const a = h.agent orelse return h.setError(.invalid_argument, "this agent was not created: see panto_agent_error");
-    const json = config_json orelse return h.setError(.invalid_argument, "config_json is NULL");
+    if (config_json.ptr == null) return h.setError(.invalid_argument, "config_json is NULL");
+    const json = config_json.bytes() orelse return h.setError(.invalid_argument, "config_json is NULL");
     var diag: panto.config.Diagnostic = .{};
-    a.setConfig(std.mem.span(json), &diag) catch |err| return switch (err) {
+    a.setConfig(json, &diag) catch |err| return switch (err) {
         error.Busy => h.setError(.busy, "the configuration cannot change while a stream of the agent is unfinished"),
         error.InvalidConfig => h.setError(.config, diag.message()),
         error.OutOfMemory => h.setError(.out_of_memory, "out of memory"),
@@ -145,20 +163,26 @@ pub export fn panto_agent_set_config(agent: ?*PantoAgent, config_json: ?[*:0]con
     return h.clearError();
 }
 
-pub export fn panto_agent_run(agent: ?*PantoAgent, text: ?[*:0]const u8, out_stream: ?*?*PantoStream) c_int {
+pub export fn panto_agent_run(agent: ?*PantoAgent, input: ?*const abi.Input, out_stream: ?*?*PantoStream) c_int {
     const out = out_stream orelse return code(.invalid_argument);
     out.* = null;
     const h = agent orelse return code(.invalid_argument);
     const a = h.agent orelse return h.setError(.invalid_argument, "this agent was not created: see panto_agent_error");
-    const t = text orelse return h.setError(.invalid_argument, "text is NULL");
-    out.* = a.run(std.mem.span(t)) catch |err| return switch (err) {
-        error.Busy => h.setError(.busy, "the agent already has an unfinished stream; free it first"),
-        error.InvalidArgument => h.setError(.invalid_argument, "text is not valid UTF-8"),
-        error.OutOfMemory => h.setError(.out_of_memory, "out of memory"),
+    const in = input orelse return h.setError(.invalid_argument, "input is NULL");
+    const fields = abi.readSized(abi.Input, in, "text") orelse
+        return h.setError(.invalid_argument, "input.size is too small: initialise it with PANTO_INPUT_INIT");
+    const text = fields.text.bytes() orelse return h.setError(.invalid_argument, "input.text.ptr is NULL but its len is not 0");
+    const wrapper = gpa.create(PantoStream) catch return h.setError(.out_of_memory, "out of memory");
+    const s = a.run(text) catch |err| {
+        gpa.destroy(wrapper);
+        return switch (err) {
+            error.Busy => h.setError(.busy, "the agent already has an unfinished stream; free it first"),
+            error.OutOfMemory => h.setError(.out_of_memory, "out of memory"),
+        };
     };
-    h.last_error = .ok;
-    h.error_message.clearRetainingCapacity();
-    return code(.ok);
+    wrapper.* = .{ .stream = s };
+    out.* = wrapper;
+    return h.clearError();
 }
 
 pub export fn panto_agent_conversation(agent: ?*PantoAgent, out_json: ?*PantoString) c_int {
@@ -182,12 +206,13 @@ pub export fn panto_agent_connections(agent: ?*const PantoAgent, out_connections
 
 // ---- Tools ----------------------------------------------------------------------------
 
-pub export fn panto_agent_add_tool(agent: ?*PantoAgent, tool_json: ?[*:0]const u8) c_int {
+pub export fn panto_agent_add_tool(agent: ?*PantoAgent, tool_json: PantoString) c_int {
     const h = agent orelse return code(.invalid_argument);
     const a = h.agent orelse return h.setError(.invalid_argument, "this agent was not created: see panto_agent_error");
-    const json = tool_json orelse return h.setError(.invalid_argument, "tool_json is NULL");
+    if (tool_json.ptr == null) return h.setError(.invalid_argument, "tool_json is NULL");
+    const json = tool_json.bytes() orelse return h.setError(.invalid_argument, "tool_json is NULL");
     var diag: panto.config.Diagnostic = .{};
-    a.addTool(std.mem.span(json), &diag) catch |err| return switch (err) {
+    a.addTool(json, &diag) catch |err| return switch (err) {
         error.Busy => h.setError(.busy, "tools cannot be added while a stream of the agent is unfinished"),
         error.InvalidConfig => h.setError(.config, diag.message()),
         error.OutOfMemory => h.setError(.out_of_memory, "out of memory"),
@@ -195,27 +220,87 @@ pub export fn panto_agent_add_tool(agent: ?*PantoAgent, tool_json: ?[*:0]const u
     return h.clearError();
 }
 
-pub export fn panto_agent_tools(agent: ?*PantoAgent, format: ?[*:0]const u8, only_allowed: c_int, out_json: ?*PantoString) c_int {
+/// The export format `format` names, or null.
+fn toolFormat(format: c_int) ?panto.tools.Format {
+    return std.enums.fromInt(panto.tools.Format, format);
+}
+
+const bad_format = "format must be PANTO_TOOL_FORMAT_PANTO, PANTO_TOOL_FORMAT_ANTHROPIC or PANTO_TOOL_FORMAT_OPENAI";
+
+pub export fn panto_agent_tools(agent: ?*PantoAgent, format: c_int, only_allowed: c_int, out_json: ?*PantoString) c_int {
     const h = agent orelse return code(.invalid_argument);
     const out = out_json orelse return h.setError(.invalid_argument, "out_json is NULL");
     const a = h.agent orelse return h.setError(.invalid_argument, "this agent was not created: see panto_agent_error");
-    const name = format orelse return h.setError(.invalid_argument, "format is NULL");
-    const f = std.meta.stringToEnum(panto.tools.Format, std.mem.span(name)) orelse
-        return h.setError(.invalid_argument, "format must be \"anthropic\", \"openai\" or \"panto\"");
+    const f = toolFormat(format) orelse return h.setError(.invalid_argument, bad_format);
     h.conversation_json.clearRetainingCapacity();
     a.exportTools(&h.conversation_json.writer, f, only_allowed != 0) catch return h.setError(.out_of_memory, "out of memory");
     out.* = .from(h.conversation_json.written());
     return h.clearError();
 }
 
-pub export fn panto_stream_submit_tool_result(stream: ?*PantoStream, call_id: ?[*:0]const u8, content: ?[*:0]const u8, is_error: c_int) c_int {
-    const s = stream orelse return code(.invalid_argument);
-    const id = call_id orelse return code(.invalid_argument);
-    const text = content orelse return code(.invalid_argument);
-    s.submitToolResult(std.mem.span(id), std.mem.span(text), is_error != 0) catch |err| return switch (err) {
-        error.NoSuchCall => code(.no_such_call),
-        error.InvalidArgument => code(.invalid_argument),
-        error.OutOfMemory => code(.out_of_memory),
+pub export fn panto_tools_new(out_tools: ?*?*PantoTools) c_int {
+    const out = out_tools orelse return code(.invalid_argument);
+    out.* = null;
+    const t = gpa.create(PantoTools) catch return code(.out_of_memory);
+    t.* = .{ .set = .init(gpa), .export_json = .init(gpa) };
+    out.* = t;
+    return code(.ok);
+}
+
+pub export fn panto_tools_free(tools: ?*PantoTools) void {
+    const t = tools orelse return;
+    t.set.deinit();
+    t.last_error.deinit();
+    t.export_json.deinit();
+    gpa.destroy(t);
+}
+
+pub export fn panto_tools_add(tools: ?*PantoTools, tool_json: PantoString) c_int {
+    const t = tools orelse return code(.invalid_argument);
+    if (tool_json.ptr == null) return t.last_error.set(.invalid_argument, "tool_json is NULL");
+    const json = tool_json.bytes() orelse return t.last_error.set(.invalid_argument, "tool_json is NULL");
+    var diag: panto.config.Diagnostic = .{};
+    t.set.addJson(json, &diag) catch |err| return switch (err) {
+        error.InvalidConfig => t.last_error.set(.config, diag.message()),
+        error.OutOfMemory => t.last_error.set(.out_of_memory, "out of memory"),
+    };
+    return t.last_error.clear();
+}
+
+pub export fn panto_tools_export(tools: ?*PantoTools, format: c_int, capabilities_json: PantoString, out_json: ?*PantoString) c_int {
+    const t = tools orelse return code(.invalid_argument);
+    const out = out_json orelse return t.last_error.set(.invalid_argument, "out_json is NULL");
+    out.* = .{};
+    const f = toolFormat(format) orelse return t.last_error.set(.invalid_argument, bad_format);
+    const caps: ?[]const u8 = if (capabilities_json.ptr == null and capabilities_json.len == 0) null else capabilities_json.bytes() orelse
+        return t.last_error.set(.invalid_argument, "capabilities_json.ptr is NULL but its len is not 0");
+    t.export_json.clearRetainingCapacity();
+    var diag: panto.config.Diagnostic = .{};
+    t.set.writeExportJson(&t.export_json.writer, f, caps, &diag) catch |err| return switch (err) {
+        error.InvalidConfig => t.last_error.set(.config, diag.message()),
+        error.OutOfMemory, error.WriteFailed => t.last_error.set(.out_of_memory, "out of memory"),
+    };
+    out.* = .from(t.export_json.written());
+    return t.last_error.clear();
+}
+
+pub export fn panto_tools_error(tools: ?*const PantoTools, out_error: ?*PantoError) c_int {
+    const t = tools orelse return code(.invalid_argument);
+    return t.last_error.report(out_error);
+}
+
+pub export fn panto_stream_submit_tool_result(stream: ?*PantoStream, result: ?*const abi.ToolResult) c_int {
+    const h = stream orelse return code(.invalid_argument);
+    const r = result orelse return h.setError(.invalid_argument, "result is NULL");
+    const fields = abi.readSized(abi.ToolResult, r, "content") orelse
+        return h.setError(.invalid_argument, "result.size is too small: initialise it with PANTO_TOOL_RESULT_INIT");
+    if (fields.call_id.ptr == null) return h.setError(.invalid_argument, "result.call_id is NULL");
+    const id = fields.call_id.bytes() orelse return h.setError(.invalid_argument, "result.call_id is NULL");
+    const content = fields.content.bytes() orelse return h.setError(.invalid_argument, "result.content.ptr is NULL but its len is not 0");
+    h.stream.submitToolResult(id, content, fields.is_error != 0) catch |err| return switch (err) {
+        error.NoSuchCall => h.setError(.no_such_call, "no tool call with this id awaits a result"),
+        error.InvalidArgument => h.setError(.invalid_argument, "result.call_id is not valid UTF-8"),
+        error.OutOfMemory => h.setError(.out_of_memory, "out of memory"),
     };
     return code(.ok);
 }
@@ -223,13 +308,10 @@ pub export fn panto_stream_submit_tool_result(stream: ?*PantoStream, call_id: ?[
 // ---- Stream ---------------------------------------------------------------------------
 
 pub export fn panto_next_event(stream: ?*PantoStream, ev: ?*PantoEvent) c_int {
-    const s = stream orelse return code(.invalid_argument);
-    const out = ev orelse return code(.invalid_argument);
-    if (out.size < @offsetOf(PantoEvent, "index")) return code(.invalid_argument);
-    const event = (s.nextRef() catch |err| return switch (err) {
-        error.ResultPending => code(.result_pending),
-        else => |e| code(.fromTurnError(e)),
-    }) orelse return code(.done);
+    const h = stream orelse return code(.invalid_argument);
+    const out = ev orelse return h.setError(.invalid_argument, "ev is NULL");
+    if (out.size < @offsetOf(PantoEvent, "index")) return h.setError(.invalid_argument, "ev.size is too small: initialise it with PANTO_EVENT_INIT");
+    const event = (h.stream.nextRef() catch |err| return h.nextFailed(err)) orelse return code(.done);
     // A caller built against this header (nearly all): filled in place, without the copy
     // writeSized makes for older, shorter structs.
     fill(out, out.size, event);
@@ -237,19 +319,17 @@ pub export fn panto_next_event(stream: ?*PantoStream, ev: ?*PantoEvent) c_int {
 }
 
 pub export fn panto_next_events(stream: ?*PantoStream, events: ?[*]PantoEvent, capacity: usize, out_count: ?*usize, out_strings: ?*PantoString) c_int {
-    const count = out_count orelse return code(.invalid_argument);
-    count.* = 0;
+    if (out_count) |c| c.* = 0;
     if (out_strings) |o| o.* = .{};
-    const s = stream orelse return code(.invalid_argument);
-    const array = events orelse return code(.invalid_argument);
+    const h = stream orelse return code(.invalid_argument);
+    const count = out_count orelse return h.setError(.invalid_argument, "out_count is NULL");
+    const s = h.stream;
+    const array = events orelse return h.setError(.invalid_argument, "events is NULL");
     // The caller's sizeof(PantoEvent), from an older or newer header, is the array's stride.
     const stride: usize = array[0].size;
     if (capacity == 0 or stride < @offsetOf(PantoEvent, "index") or stride % @alignOf(PantoEvent) != 0)
-        return code(.invalid_argument);
-    const batch = s.nextBatch(capacity) catch |err| return switch (err) {
-        error.ResultPending => code(.result_pending),
-        else => |e| code(.fromTurnError(e)),
-    };
+        return h.setError(.invalid_argument, "capacity is 0, or events[0].size is not a PantoEvent's: initialise it with PANTO_EVENT_INIT");
+    const batch = s.nextBatch(capacity) catch |err| return h.nextFailed(err);
     if (batch.len == 0) return code(.done);
     const bytes: [*]u8 = @ptrCast(array);
     for (batch, 0..) |event, i| {
@@ -262,8 +342,8 @@ pub export fn panto_next_events(stream: ?*PantoStream, events: ?[*]PantoEvent, c
 }
 
 pub export fn panto_stream_unread(stream: ?*PantoStream, count: usize) c_int {
-    const s = stream orelse return code(.invalid_argument);
-    s.unread(count) catch return code(.invalid_argument);
+    const h = stream orelse return code(.invalid_argument);
+    h.stream.unread(count) catch return h.setError(.invalid_argument, "only events of the last batch that continue the message, not given back already, can be given back, and only while no later event was read");
     return code(.ok);
 }
 
@@ -326,22 +406,24 @@ fn messageEnd(kind: abi.EventKind, e: panto.event.MessageComplete) PantoEvent {
 }
 
 pub export fn panto_stream_cancel(stream: ?*PantoStream) c_int {
-    const s = stream orelse return code(.invalid_argument);
-    s.cancel();
+    const h = stream orelse return code(.invalid_argument);
+    h.stream.cancel();
     return code(.ok);
 }
 
 pub export fn panto_stream_reopen(stream: ?*PantoStream) c_int {
-    const s = stream orelse return code(.invalid_argument);
-    s.reopen() catch |err| return switch (err) {
-        error.State => code(.state),
-        error.Busy => code(.busy),
+    const h = stream orelse return code(.invalid_argument);
+    h.stream.reopen() catch |err| return switch (err) {
+        error.State => h.setError(.state, "only a turn that failed at the provider-open boundary can be reopened"),
+        error.Busy => h.setError(.busy, "the agent has another unfinished stream"),
     };
-    return code(.ok);
+    return h.call_error.clear();
 }
 
 pub export fn panto_stream_error(stream: ?*const PantoStream, out_error: ?*PantoError) c_int {
-    const s = stream orelse return code(.invalid_argument);
+    const h = stream orelse return code(.invalid_argument);
+    if (h.call_error.status != .ok) return h.call_error.report(out_error);
+    const s = h.stream;
     const detail = s.failureDetail() orelse {
         if (out_error) |out| abi.writeSized(PantoError, out, .{});
         return code(.ok);
@@ -360,8 +442,10 @@ pub export fn panto_stream_error(stream: ?*const PantoStream, out_error: ?*Panto
 }
 
 pub export fn panto_stream_free(stream: ?*PantoStream) void {
-    const s = stream orelse return;
-    s.destroy();
+    const h = stream orelse return;
+    h.stream.destroy();
+    h.call_error.deinit();
+    gpa.destroy(h);
 }
 
 test {

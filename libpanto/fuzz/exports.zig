@@ -15,7 +15,7 @@ pub fn expectJson(gpa: Allocator, agent: *const Agent) !void {
     const parts: anthropic.RequestParts = .{
         .config = agent.config,
         .conversation = &agent.conversation,
-        .tools = agent.tools.items,
+        .tools = agent.tools.items(),
         .granted = agent.config.capabilities,
     };
     try anthropic.writeRequest(&out.writer, parts);

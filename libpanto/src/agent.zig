@@ -7,12 +7,12 @@ const Conversation = @import("conversation.zig").Conversation;
 const Stream = @import("stream.zig").Stream;
 const tools = @import("tools.zig");
 const read_tool = @import("read_tool.zig");
-const json_depth = @import("json_depth.zig");
+const utf8 = @import("utf8.zig");
 const network = @import("network.zig");
 const Dialer = @import("dial.zig").Dialer;
 const KeepAlive = @import("keep_alive.zig").KeepAlive;
 
-pub const RunError = error{ Busy, InvalidArgument, OutOfMemory };
+pub const RunError = error{ Busy, OutOfMemory };
 pub const AddToolError = error{ Busy, InvalidConfig, OutOfMemory };
 
 pub const Agent = struct {
@@ -20,8 +20,8 @@ pub const Agent = struct {
     /// Holds the configuration's strings.
     config_arena: std.heap.ArenaAllocator,
     config: Config,
-    /// The tool registry: host tools and enabled native tools, in registration order.
-    tools: std.ArrayList(tools.Tool) = .empty,
+    /// The tool registry: enabled native tools first, then host tools in registration order.
+    tools: tools.Set,
     conversation: Conversation,
     http: std.http.Client,
     /// The agent's I/O: blocking, on the caller's thread (no thread pool, no signal handlers:
@@ -56,6 +56,7 @@ pub const Agent = struct {
             .config_arena = .init(gpa),
             .config = undefined,
             .conversation = .init(gpa),
+            .tools = .init(gpa),
             .http = undefined,
             .dialer = undefined,
             .network = .init(gpa),
@@ -65,6 +66,7 @@ pub const Agent = struct {
         a.http = .{ .allocator = gpa, .io = a.dialer.io() };
         errdefer a.network.deinit();
         errdefer a.config_arena.deinit();
+        errdefer a.tools.deinit();
         const arena = a.config_arena.allocator();
         a.config = .{
             .provider = config.provider,
@@ -73,7 +75,7 @@ pub const Agent = struct {
             .api_key = if (config.api_key) |k| try arena.dupe(u8, k) else try envKey(arena, config.provider),
             .system = if (config.system) |s| try arena.dupe(u8, s) else null,
             .max_tokens = config.max_tokens,
-            .capabilities = try dupeStrings(arena, config.capabilities),
+            .capabilities = try tools.dupeStrings(arena, config.capabilities),
             .max_tool_iterations = config.max_tool_iterations,
             .read_tool = if (config.read_tool) |rt| .{ .root = try arena.dupe(u8, rt.root), .max_bytes = rt.max_bytes } else null,
         };
@@ -106,60 +108,47 @@ pub const Agent = struct {
 
     /// Adds or removes the native read tool to match the configuration.
     fn syncNativeTools(a: *Agent) Allocator.Error!void {
-        const arena = a.config_arena.allocator();
-        for (a.tools.items, 0..) |t, i| if (t.native == .read) {
-            if (a.config.read_tool == null) _ = a.tools.orderedRemove(i);
+        if (a.tools.find(read_tool.name)) |t| if (t.native == .read) {
+            if (a.config.read_tool == null) a.tools.remove(read_tool.name);
             return;
         };
         if (a.config.read_tool == null) return;
-        const caps = try arena.alloc([]const u8, 1);
-        caps[0] = read_tool.capability;
-        try a.tools.insert(arena, 0, .{
+        var diag: config_mod.Diagnostic = .{};
+        a.tools.add(.{
             .name = read_tool.name,
             .description = read_tool.description,
             .schema_json = read_tool.schema,
-            .schema = std.json.parseFromSliceLeaky(std.json.Value, arena, read_tool.schema, .{}) catch return error.OutOfMemory,
-            .capabilities = caps,
+            .schema = .null,
+            .capabilities = &.{read_tool.capability},
             .native = .read,
-        });
+        }, &diag) catch |err| switch (err) {
+            error.OutOfMemory => return error.OutOfMemory,
+            error.InvalidConfig => unreachable, // (setConfig and init keep the name free)
+        };
+        a.tools.moveLastFirst();
     }
 
     /// Registers a tool from an already parsed spec (a copy is kept). Names are unique.
     pub fn addParsedTool(a: *Agent, t: tools.Tool, diag: *config_mod.Diagnostic) AddToolError!void {
         if (a.busy) return error.Busy;
-        if (a.findTool(t.name) != null) return diag.fail("a tool named \"{s}\" is already registered", .{t.name});
-        // parseSpec checks this too; a Tool a Zig program built itself comes straight here.
-        if (json_depth.textTooDeep(t.schema_json))
-            return diag.fail("tool \"{s}\": input_schema is " ++ json_depth.nested_too_deep, .{t.name});
-        const arena = a.config_arena.allocator();
-        try a.tools.append(arena, .{
-            .name = try arena.dupe(u8, t.name),
-            .description = try arena.dupe(u8, t.description),
-            .schema_json = try arena.dupe(u8, t.schema_json),
-            .schema = std.json.parseFromSliceLeaky(std.json.Value, arena, t.schema_json, .{}) catch return error.OutOfMemory,
-            .capabilities = try dupeStrings(arena, t.capabilities),
-        });
+        var host = t;
+        host.native = null; // only the configuration enables native tools
+        try a.tools.add(host, diag);
     }
 
     /// Registers a host tool from its JSON spec (see panto_agent_add_tool).
     pub fn addTool(a: *Agent, spec_json: []const u8, diag: *config_mod.Diagnostic) AddToolError!void {
-        var scratch: std.heap.ArenaAllocator = .init(a.gpa);
-        defer scratch.deinit();
-        const value = std.json.parseFromSliceLeaky(std.json.Value, scratch.allocator(), spec_json, .{}) catch |err| switch (err) {
-            error.OutOfMemory => return error.OutOfMemory,
-            else => return diag.fail("the tool spec is not valid JSON ({s})", .{@errorName(err)}),
-        };
-        try a.addParsedTool(try tools.parseSpec(scratch.allocator(), value, diag), diag);
+        if (a.busy) return error.Busy;
+        try a.tools.addJson(spec_json, diag);
     }
 
     pub fn findTool(a: *const Agent, name: []const u8) ?*const tools.Tool {
-        for (a.tools.items) |*t| if (std.mem.eql(u8, t.name, name)) return t;
-        return null;
+        return a.tools.find(name);
     }
 
     /// Writes the registry as a JSON array in `format`, optionally only the usable tools.
     pub fn exportTools(a: *const Agent, w: *std.Io.Writer, format: tools.Format, only_allowed: bool) std.Io.Writer.Error!void {
-        try tools.writeExport(w, a.tools.items, format, if (only_allowed) a.config.capabilities else null);
+        try a.tools.writeExport(w, format, if (only_allowed) a.config.capabilities else null);
     }
 
     /// Frees the agent, or, while some of its streams are alive, lets the last of them free it.
@@ -173,6 +162,7 @@ pub const Agent = struct {
         a.http.deinit();
         a.network.deinit();
         a.conversation.deinit();
+        a.tools.deinit();
         a.config_arena.deinit();
         a.gpa.destroy(a);
     }
@@ -190,11 +180,13 @@ pub const Agent = struct {
     }
 
     /// Appends `text` as a user message and returns the stream of the turn. Nothing is sent
-    /// before the stream's first `next()`.
+    /// before the stream's first `next()`. The text is taken as it is (a NUL is a character),
+    /// except that invalid UTF-8 sequences become U+FFFD.
     pub fn run(a: *Agent, text: []const u8) RunError!*Stream {
         if (a.busy) return error.Busy;
-        if (!std.unicode.utf8ValidateSlice(text)) return error.InvalidArgument;
-        try a.conversation.appendUserText(text);
+        var mended: std.ArrayList(u8) = .empty;
+        defer mended.deinit(a.gpa);
+        try a.conversation.appendUserText(try utf8.valid(a.gpa, &mended, text));
         errdefer a.conversation.dropLast();
         const s = try Stream.create(a);
         a.busy = true;
@@ -209,12 +201,6 @@ pub const Agent = struct {
         if (a.released and a.live_streams == 0) a.deinit();
     }
 };
-
-fn dupeStrings(arena: Allocator, strings: []const []const u8) Allocator.Error![]const []const u8 {
-    const out = try arena.alloc([]const u8, strings.len);
-    for (strings, out) |src, *dst| dst.* = try arena.dupe(u8, src);
-    return out;
-}
 
 /// Where the agent's key comes from: the configuration's, or else the environment's.
 fn keySource(configured: ?[]const u8) config_mod.KeySource {
@@ -265,7 +251,7 @@ test "a tool schema nested too deeply is a config error, from JSON or from Zig, 
     diag = .{};
     try std.testing.expectError(error.InvalidConfig, agent.addParsedTool(.{ .name = "deep", .description = "", .schema_json = deep_schema, .schema = .null, .capabilities = &.{} }, &diag));
     try std.testing.expectEqualStrings("tool \"deep\": input_schema is nested more than 128 levels deep", diag.message());
-    try std.testing.expectEqual(@as(usize, 0), agent.tools.items.len);
+    try std.testing.expectEqual(@as(usize, 0), agent.tools.items().len);
     try agent.addTool("{\"name\":\"deep\"}", &diag);
-    try std.testing.expectEqual(@as(usize, 1), agent.tools.items.len);
+    try std.testing.expectEqual(@as(usize, 1), agent.tools.items().len);
 }

@@ -19,6 +19,7 @@ const Body = @import("body.zig").Body;
 const Reason = @import("connection_log.zig").Reason;
 const network = @import("network.zig");
 const stack_trim = @import("stack_trim.zig");
+const utf8 = @import("utf8.zig");
 
 const TurnError = errors.TurnError;
 /// `next()` fails with a TurnError (sticky), or ResultPending: a host tool call still awaits
@@ -439,12 +440,17 @@ pub const Stream = struct {
     }
 
     /// Gives the result of a host tool call announced by ToolCallStart with awaiting_result.
+    /// The content is taken as it is (a NUL is a character), except that invalid UTF-8
+    /// sequences become U+FFFD; a call id that is not UTF-8 is refused (InvalidArgument).
     pub fn submitToolResult(s: *Stream, call_id: []const u8, content: []const u8, is_error: bool) error{ NoSuchCall, InvalidArgument, OutOfMemory }!void {
-        if (!std.unicode.utf8ValidateSlice(content)) return error.InvalidArgument;
+        if (!std.unicode.utf8ValidateSlice(call_id)) return error.InvalidArgument;
         if (s.phase != .tool_starts or s.state == .failed) return error.NoSuchCall;
         for (s.round.calls.items) |*c| {
-            if (c.handling == .host and c.result == null and std.mem.eql(u8, c.id, call_id))
-                return c.setResult(s.agent.gpa, content, is_error);
+            if (c.handling == .host and c.result == null and std.mem.eql(u8, c.id, call_id)) {
+                var mended: std.ArrayList(u8) = .empty;
+                defer mended.deinit(s.agent.gpa);
+                return c.setResult(s.agent.gpa, try utf8.valid(s.agent.gpa, &mended, content), is_error);
+            }
         }
         return error.NoSuchCall;
     }
@@ -836,7 +842,7 @@ pub const Stream = struct {
         const parts: anthropic.RequestParts = .{
             .config = config,
             .conversation = &agent.conversation,
-            .tools = agent.tools.items,
+            .tools = agent.tools.items(),
             .granted = config.capabilities,
         };
         const written = switch (config.provider) {

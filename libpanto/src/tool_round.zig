@@ -272,7 +272,7 @@ test "a tool input of any depth gets a result; the conversation and the next req
     defer out.deinit();
     try agent.conversation.writeJson(&out.writer);
     try std.testing.expect(std.mem.indexOf(u8, out.written(), at_limit) != null);
-    const parts: @import("request.zig").RequestParts = .{ .config = agent.config, .conversation = &agent.conversation, .tools = agent.tools.items, .granted = &.{} };
+    const parts: @import("request.zig").RequestParts = .{ .config = agent.config, .conversation = &agent.conversation, .tools = agent.tools.items(), .granted = &.{} };
     out.clearRetainingCapacity();
     try @import("anthropic.zig").writeRequest(&out.writer, parts);
     try std.testing.expect(try std.json.validate(gpa, out.written()));

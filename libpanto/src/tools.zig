@@ -1,6 +1,7 @@
 //! Tool specs: the name, description, input schema and required capabilities of a tool; how
 //! they are parsed from JSON, checked against an agent's capabilities, and exported in each
-//! provider's format.
+//! provider's format. The rules of a spec and of a list of them (`Set`) live here alone: an
+//! agent's registry and a binding's tool set (panto_tools_*) are both a `Set`.
 const std = @import("std");
 const Allocator = std.mem.Allocator;
 const Diagnostic = @import("config.zig").Diagnostic;
@@ -31,7 +32,113 @@ pub const Tool = struct {
     }
 };
 
-pub const Format = enum { anthropic, openai, panto };
+/// The export formats; the values are panto.h's PantoToolFormat.
+pub const Format = enum(i32) { panto = 1, anthropic = 2, openai = 3 };
+
+pub const AddError = error{ InvalidConfig, OutOfMemory };
+
+/// A list of tools with unique names, in registration order, owning their strings: the
+/// registry of an agent, or a tool set without one.
+pub const Set = struct {
+    arena: std.heap.ArenaAllocator,
+    list: std.ArrayList(Tool) = .empty,
+
+    pub fn init(gpa: Allocator) Set {
+        return .{ .arena = .init(gpa) };
+    }
+
+    pub fn deinit(set: *Set) void {
+        set.arena.deinit();
+    }
+
+    pub fn items(set: *const Set) []const Tool {
+        return set.list.items;
+    }
+
+    pub fn find(set: *const Set, name: []const u8) ?*const Tool {
+        for (set.list.items) |*t| if (std.mem.eql(u8, t.name, name)) return t;
+        return null;
+    }
+
+    /// Checks a spec given as JSON text (see parseSpec) and adds it.
+    pub fn addJson(set: *Set, spec_json: []const u8, diag: *Diagnostic) AddError!void {
+        var scratch: std.heap.ArenaAllocator = .init(set.arena.child_allocator);
+        defer scratch.deinit();
+        const value = std.json.parseFromSliceLeaky(std.json.Value, scratch.allocator(), spec_json, .{}) catch |err| switch (err) {
+            error.OutOfMemory => return error.OutOfMemory,
+            else => return diag.fail("the tool spec is not valid JSON ({s})", .{@errorName(err)}),
+        };
+        try set.add(try parseSpec(scratch.allocator(), value, diag), diag);
+    }
+
+    /// Adds a copy of a parsed tool. Its name must be new to the set.
+    pub fn add(set: *Set, t: Tool, diag: *Diagnostic) AddError!void {
+        if (set.find(t.name) != null) return diag.fail("a tool named \"{s}\" is already registered", .{t.name});
+        // parseSpec checks this too; a Tool a Zig program built itself comes straight here.
+        if (json_depth.textTooDeep(t.schema_json))
+            return diag.fail("tool \"{s}\": input_schema is " ++ json_depth.nested_too_deep, .{t.name});
+        const arena = set.arena.allocator();
+        try set.list.append(arena, .{
+            .name = try arena.dupe(u8, t.name),
+            .description = try arena.dupe(u8, t.description),
+            .schema_json = try arena.dupe(u8, t.schema_json),
+            .schema = std.json.parseFromSliceLeaky(std.json.Value, arena, t.schema_json, .{}) catch return error.OutOfMemory,
+            .capabilities = try dupeStrings(arena, t.capabilities),
+            .native = t.native,
+        });
+    }
+
+    /// Removes the tool named `name`, if there is one.
+    pub fn remove(set: *Set, name: []const u8) void {
+        for (set.list.items, 0..) |t, i| if (std.mem.eql(u8, t.name, name)) {
+            _ = set.list.orderedRemove(i);
+            return;
+        };
+    }
+
+    /// Puts the last tool added first (native tools come before host tools).
+    pub fn moveLastFirst(set: *Set) void {
+        const t = set.list.pop() orelse return;
+        set.list.insertAssumeCapacity(0, t);
+    }
+
+    /// Writes the tools as a JSON array in `format`; with `granted`, only the tools it allows.
+    pub fn writeExport(set: *const Set, w: *std.Io.Writer, format: Format, granted: ?[]const []const u8) std.Io.Writer.Error!void {
+        try writeExportList(w, set.list.items, format, granted);
+    }
+
+    /// As writeExport, the capabilities granted given as a JSON array of strings (null: all
+    /// tools); a malformed array is refused with a reason.
+    pub fn writeExportJson(set: *const Set, w: *std.Io.Writer, format: Format, capabilities_json: ?[]const u8, diag: *Diagnostic) (AddError || std.Io.Writer.Error)!void {
+        const json = capabilities_json orelse return set.writeExport(w, format, null);
+        var scratch: std.heap.ArenaAllocator = .init(set.arena.child_allocator);
+        defer scratch.deinit();
+        const value = std.json.parseFromSliceLeaky(std.json.Value, scratch.allocator(), json, .{}) catch |err| switch (err) {
+            error.OutOfMemory => return error.OutOfMemory,
+            else => return diag.fail("the capabilities are not valid JSON ({s})", .{@errorName(err)}),
+        };
+        const granted = try stringArray(scratch.allocator(), value) orelse
+            return diag.fail("the capabilities must be a JSON array of strings", .{});
+        try set.writeExport(w, format, granted);
+    }
+};
+
+/// The strings of a JSON array of strings, or null when `value` is not one.
+fn stringArray(arena: Allocator, value: std.json.Value) Allocator.Error!?[]const []const u8 {
+    if (value != .array) return null;
+    const out = try arena.alloc([]const u8, value.array.items.len);
+    for (value.array.items, out) |item, *s| {
+        if (item != .string) return null;
+        s.* = item.string;
+    }
+    return out;
+}
+
+pub fn dupeStrings(arena: Allocator, strings: []const []const u8) Allocator.Error![]const []const u8 {
+    const out = try arena.alloc([]const u8, strings.len);
+    for (strings, out) |src, *dst| dst.* = try arena.dupe(u8, src);
+    return out;
+}
 
 /// Parses a tool spec `{"name", "description", "input_schema", "capabilities"}`; its strings
 /// and schema are copied into `arena`.
@@ -88,8 +195,7 @@ fn validName(name: []const u8) bool {
     return true;
 }
 
-/// Writes the tools as a JSON array in `format`; with `granted`, only the tools it allows.
-pub fn writeExport(w: *std.Io.Writer, list: []const Tool, format: Format, granted: ?[]const []const u8) std.Io.Writer.Error!void {
+fn writeExportList(w: *std.Io.Writer, list: []const Tool, format: Format, granted: ?[]const []const u8) std.Io.Writer.Error!void {
     var s: std.json.Stringify = .{ .writer = w };
     try s.beginArray();
     for (list) |t| {
@@ -153,12 +259,12 @@ test "a spec parses, is checked against capabilities and exports per provider" {
 
     var out: std.Io.Writer.Allocating = .init(std.testing.allocator);
     defer out.deinit();
-    try writeExport(&out.writer, &.{t}, .openai, null);
+    try writeExportList(&out.writer, &.{t}, .openai, null);
     try std.testing.expectEqualStrings(
         \\[{"type":"function","function":{"name":"get_weather","description":"Weather.","parameters":{"type":"object","properties":{"city":{"type":"string"}},"required":["city"]}}}]
     , out.written());
     out.clearRetainingCapacity();
-    try writeExport(&out.writer, &.{t}, .anthropic, &.{});
+    try writeExportList(&out.writer, &.{t}, .anthropic, &.{});
     try std.testing.expectEqualStrings("[]", out.written());
 }
 
@@ -181,4 +287,30 @@ test "bad specs are refused with a reason" {
         try std.testing.expectError(error.InvalidConfig, parseSpec(a, value, &diag));
         try std.testing.expect(std.mem.indexOf(u8, diag.message(), case[1]) != null);
     }
+}
+
+test "a set keeps names unique and exports with a capability filter given as JSON" {
+    var set: Set = .init(std.testing.allocator);
+    defer set.deinit();
+    var diag: Diagnostic = .{};
+    try set.addJson("{\"name\":\"fetch\",\"capabilities\":[\"net\"]}", &diag);
+    try set.addJson("{\"name\":\"open\"}", &diag);
+    try std.testing.expectError(error.InvalidConfig, set.addJson("{\"name\":\"open\",\"description\":\"again\"}", &diag));
+    try std.testing.expectEqualStrings("a tool named \"open\" is already registered", diag.message());
+    try std.testing.expectError(error.InvalidConfig, set.addJson("{\"name\":", &diag));
+    try std.testing.expectEqual(@as(usize, 2), set.items().len);
+
+    var out: std.Io.Writer.Allocating = .init(std.testing.allocator);
+    defer out.deinit();
+    try set.writeExportJson(&out.writer, .anthropic, "[]", &diag);
+    try std.testing.expectEqualStrings(
+        \\[{"name":"open","description":"","input_schema":{"type":"object","properties":{}}}]
+    , out.written());
+    out.clearRetainingCapacity();
+    try set.writeExportJson(&out.writer, .panto, null, &diag);
+    try std.testing.expect(std.mem.indexOf(u8, out.written(), "\"name\":\"fetch\"") != null);
+    try std.testing.expectError(error.InvalidConfig, set.writeExportJson(&out.writer, .panto, "[\"net\",2]", &diag));
+    try std.testing.expectEqualStrings("the capabilities must be a JSON array of strings", diag.message());
+    set.remove("fetch");
+    try std.testing.expectEqual(@as(usize, 1), set.items().len);
 }

@@ -34,6 +34,15 @@ pub fn appendLossy(out: *std.ArrayList(u8), gpa: Allocator, bytes: []const u8) A
     }
 }
 
+/// `bytes` when they are valid UTF-8, else a copy in `scratch` with each invalid byte replaced
+/// by U+FFFD: text the model reads is taken as it is, mended only where it is not text.
+pub fn valid(gpa: Allocator, scratch: *std.ArrayList(u8), bytes: []const u8) Allocator.Error![]const u8 {
+    if (std.unicode.utf8ValidateSlice(bytes)) return bytes;
+    scratch.clearRetainingCapacity();
+    try appendLossy(scratch, gpa, bytes);
+    return scratch.items;
+}
+
 test "a message cut at its buffer's end keeps whole characters" {
     const text = "ab\u{e9}\u{20ac}\u{1F600}";
     for (0..text.len + 1) |n| {
@@ -54,4 +63,13 @@ test "invalid bytes become U+FFFD, valid text is kept as is" {
     out.clearRetainingCapacity();
     try appendLossy(&out, gpa, "\xed\xa0\x80ok"); // an encoded surrogate half is not UTF-8
     try std.testing.expectEqualStrings("\u{FFFD}\u{FFFD}\u{FFFD}ok", out.items);
+}
+
+test "text is kept as it is, NUL included, unless it is not UTF-8" {
+    const gpa = std.testing.allocator;
+    var scratch: std.ArrayList(u8) = .empty;
+    defer scratch.deinit(gpa);
+    const kept = "a\x00b\u{e9}";
+    try std.testing.expectEqual(@as([*]const u8, kept.ptr), (try valid(gpa, &scratch, kept)).ptr);
+    try std.testing.expectEqualStrings("a\x00\u{FFFD}", try valid(gpa, &scratch, "a\x00\xc3"));
 }

@@ -99,6 +99,33 @@ static int count_in(PantoString s, const char *needle) {
     return count;
 }
 
+/* The calls that take PantoStrings and structs, from C strings. */
+static int agent_new(const char *config_json, PantoAgent **out_agent) {
+    return panto_agent_new(panto_cstr(config_json), out_agent);
+}
+
+static int set_config(PantoAgent *agent, const char *config_json) {
+    return panto_agent_set_config(agent, panto_cstr(config_json));
+}
+
+static int add_tool(PantoAgent *agent, const char *tool_json) {
+    return panto_agent_add_tool(agent, panto_cstr(tool_json));
+}
+
+static int run_text(PantoAgent *agent, const char *text, PantoStream **out_stream) {
+    PantoInput input = PANTO_INPUT_INIT;
+    input.text = panto_cstr(text);
+    return panto_agent_run(agent, &input, out_stream);
+}
+
+static int submit_result(PantoStream *stream, const char *call_id, const char *content, int is_error) {
+    PantoToolResult result = PANTO_TOOL_RESULT_INIT;
+    result.call_id = panto_cstr(call_id);
+    result.content = panto_cstr(content);
+    result.is_error = is_error;
+    return panto_stream_submit_tool_result(stream, &result);
+}
+
 /* ---- A canned HTTP server ------------------------------------------------------------ */
 
 static const char SSE_OK[] =
@@ -354,7 +381,7 @@ static PantoAgent *new_agent_with(const char *base_url, const char *extra) {
              "{\"provider\": \"anthropic\", \"model\": \"claude-test\", \"api_key\": \"test-key\", "
              "\"base_url\": \"%s\"%s%s}",
              base_url, extra ? ", " : "", extra ? extra : "");
-    if (panto_agent_new(config, &agent) != PANTO_OK) {
+    if (agent_new(config, &agent) != PANTO_OK) {
         panto_agent_free(agent);
         return NULL;
     }
@@ -493,20 +520,26 @@ static void test_null_arguments(void) {
     PantoString json = {NULL, 0};
 
     current_test = "null_arguments";
-    CHECK_RC(panto_agent_new(NULL, &agent), PANTO_ERR_INVALID_ARGUMENT);
+    CHECK_RC(panto_agent_new(panto_cstr(NULL), &agent), PANTO_ERR_INVALID_ARGUMENT);
     CHECK(agent == NULL);
-    CHECK_RC(panto_agent_new("{\"provider\": \"anthropic\", \"model\": \"m\"}", NULL),
+    agent = (PantoAgent *)(void *)&dummy;
+    {
+        PantoString dangling = {NULL, 5}; /* a length without bytes */
+        CHECK_RC(panto_agent_new(dangling, &agent), PANTO_ERR_INVALID_ARGUMENT);
+        CHECK(agent == NULL);
+    }
+    CHECK_RC(agent_new("{\"provider\": \"anthropic\", \"model\": \"m\"}", NULL),
              PANTO_ERR_INVALID_ARGUMENT);
 
-    CHECK_RC(panto_agent_run(NULL, "hi", &stream), PANTO_ERR_INVALID_ARGUMENT);
+    CHECK_RC(run_text(NULL, "hi", &stream), PANTO_ERR_INVALID_ARGUMENT);
     CHECK_RC(panto_agent_error(NULL, &err), PANTO_ERR_INVALID_ARGUMENT);
     CHECK_RC(panto_agent_conversation(NULL, &json), PANTO_ERR_INVALID_ARGUMENT);
     CHECK_RC(panto_next_event(NULL, &ev), PANTO_ERR_INVALID_ARGUMENT);
     CHECK_RC(panto_stream_error(NULL, &err), PANTO_ERR_INVALID_ARGUMENT);
-    CHECK_RC(panto_agent_add_tool(NULL, WEATHER_TOOL), PANTO_ERR_INVALID_ARGUMENT);
-    CHECK_RC(panto_agent_tools(NULL, "anthropic", 0, &json), PANTO_ERR_INVALID_ARGUMENT);
-    CHECK_RC(panto_stream_submit_tool_result(NULL, "toolu_1", "x", 0), PANTO_ERR_INVALID_ARGUMENT);
-    CHECK_RC(panto_agent_set_config(NULL, "{}"), PANTO_ERR_INVALID_ARGUMENT);
+    CHECK_RC(add_tool(NULL, WEATHER_TOOL), PANTO_ERR_INVALID_ARGUMENT);
+    CHECK_RC(panto_agent_tools(NULL, PANTO_TOOL_FORMAT_ANTHROPIC, 0, &json), PANTO_ERR_INVALID_ARGUMENT);
+    CHECK_RC(submit_result(NULL, "toolu_1", "x", 0), PANTO_ERR_INVALID_ARGUMENT);
+    CHECK_RC(set_config(NULL, "{}"), PANTO_ERR_INVALID_ARGUMENT);
     CHECK_RC(panto_stream_cancel(NULL), PANTO_ERR_INVALID_ARGUMENT);
     CHECK_RC(panto_stream_reopen(NULL), PANTO_ERR_INVALID_ARGUMENT);
 
@@ -521,29 +554,56 @@ static void test_null_arguments(void) {
     CHECK_RC(panto_agent_error(good, NULL), PANTO_ERR_INVALID_ARGUMENT);
     CHECK_RC(panto_agent_error(good, &err), PANTO_ERR_INVALID_ARGUMENT);
     CHECK(err.code == PANTO_ERR_INVALID_ARGUMENT);
-    CHECK_RC(panto_agent_run(good, "hi", NULL), PANTO_ERR_INVALID_ARGUMENT);
+    {
+        /* A PantoInput whose size does not reach `text`, or text with a length but no bytes. */
+        PantoInput input = PANTO_INPUT_INIT;
+        input.size = 8;
+        input.text = panto_cstr("hi");
+        CHECK_RC(panto_agent_run(good, &input, &stream), PANTO_ERR_INVALID_ARGUMENT);
+        CHECK(panto_agent_error(good, &err) == PANTO_ERR_INVALID_ARGUMENT && count_in(err.message, "PANTO_INPUT_INIT") == 1);
+        input.size = sizeof input;
+        input.text.ptr = NULL;
+        CHECK_RC(panto_agent_run(good, &input, &stream), PANTO_ERR_INVALID_ARGUMENT);
+        CHECK(stream == NULL);
+    }
+    CHECK_RC(run_text(good, "hi", NULL), PANTO_ERR_INVALID_ARGUMENT);
     CHECK_RC(panto_agent_conversation(good, NULL), PANTO_ERR_INVALID_ARGUMENT);
-    CHECK_RC(panto_agent_add_tool(good, NULL), PANTO_ERR_INVALID_ARGUMENT);
-    CHECK_RC(panto_agent_tools(good, NULL, 0, &json), PANTO_ERR_INVALID_ARGUMENT);
-    CHECK_RC(panto_agent_tools(good, "anthropic", 0, NULL), PANTO_ERR_INVALID_ARGUMENT);
-    CHECK_RC(panto_agent_tools(good, "xml", 0, &json), PANTO_ERR_INVALID_ARGUMENT);
-    CHECK_RC(panto_agent_set_config(good, NULL), PANTO_ERR_INVALID_ARGUMENT);
-    /* Bad UTF-8 is refused too. */
-    CHECK_RC(panto_agent_run(good, "caf\xc3", &stream), PANTO_ERR_INVALID_ARGUMENT);
-    CHECK_RC(panto_agent_run(good, "\xff\xfe", &stream), PANTO_ERR_INVALID_ARGUMENT);
+    CHECK_RC(add_tool(good, NULL), PANTO_ERR_INVALID_ARGUMENT);
+    CHECK_RC(panto_agent_tools(good, 0, 0, &json), PANTO_ERR_INVALID_ARGUMENT);
+    CHECK_RC(panto_agent_tools(good, PANTO_TOOL_FORMAT_ANTHROPIC, 0, NULL), PANTO_ERR_INVALID_ARGUMENT);
+    CHECK_RC(panto_agent_tools(good, 4, 0, &json), PANTO_ERR_INVALID_ARGUMENT);
+    CHECK(panto_agent_error(good, &err) == PANTO_ERR_INVALID_ARGUMENT && count_in(err.message, "PANTO_TOOL_FORMAT_PANTO") == 1);
+    CHECK_RC(set_config(good, NULL), PANTO_ERR_INVALID_ARGUMENT);
     /* None of this left a stream behind: a real run still works. */
     stream = NULL;
-    CHECK_RC(panto_agent_run(good, "hi", &stream), PANTO_OK);
+    CHECK_RC(run_text(good, "hi", &stream), PANTO_OK);
     CHECK(stream != NULL);
     if (stream) {
-        CHECK_RC(panto_next_event(stream, NULL), PANTO_ERR_INVALID_ARGUMENT);
         CHECK_RC(panto_stream_error(stream, NULL), 0); /* optional; no failure yet */
+        CHECK_RC(panto_next_event(stream, NULL), PANTO_ERR_INVALID_ARGUMENT);
+        CHECK_RC(panto_stream_error(stream, NULL), PANTO_ERR_INVALID_ARGUMENT); /* the call's */
         /* Arguments are checked before the call id; no call awaits a result on a new stream. */
-        CHECK_RC(panto_stream_submit_tool_result(stream, NULL, "x", 0), PANTO_ERR_INVALID_ARGUMENT);
-        CHECK_RC(panto_stream_submit_tool_result(stream, "toolu_1", NULL, 0), PANTO_ERR_INVALID_ARGUMENT);
-        CHECK_RC(panto_stream_submit_tool_result(stream, "toolu_1", "x", 0), PANTO_ERR_NO_SUCH_CALL);
-        CHECK_RC(panto_stream_submit_tool_result(stream, "", "x", 1), PANTO_ERR_NO_SUCH_CALL);
-        CHECK_RC(panto_stream_error(stream, NULL), 0); /* none of this failed the stream */
+        PantoToolResult result = PANTO_TOOL_RESULT_INIT;
+        CHECK_RC(panto_stream_submit_tool_result(stream, NULL), PANTO_ERR_INVALID_ARGUMENT);
+        CHECK_RC(submit_result(stream, NULL, "x", 0), PANTO_ERR_INVALID_ARGUMENT);
+        result.call_id = panto_cstr("toolu_1");
+        result.content.len = 3; /* a length without bytes */
+        CHECK_RC(panto_stream_submit_tool_result(stream, &result), PANTO_ERR_INVALID_ARGUMENT);
+        result.content = panto_cstr("x");
+        result.size = 8; /* does not reach content */
+        CHECK_RC(panto_stream_submit_tool_result(stream, &result), PANTO_ERR_INVALID_ARGUMENT);
+        CHECK(panto_stream_error(stream, &err) == PANTO_ERR_INVALID_ARGUMENT && count_in(err.message, "PANTO_TOOL_RESULT_INIT") == 1);
+        CHECK_RC(submit_result(stream, "toolu_1", "x", 0), PANTO_ERR_NO_SUCH_CALL);
+        CHECK_RC(submit_result(stream, "", "x", 1), PANTO_ERR_NO_SUCH_CALL);
+        /* A failed call leaves its detail on the stream; the turn itself did not fail. */
+        CHECK_RC(panto_stream_error(stream, &err), PANTO_ERR_NO_SUCH_CALL);
+        CHECK(err.code == PANTO_ERR_NO_SUCH_CALL && count_in(err.message, "no tool call") == 1);
+        CHECK_RC(submit_result(stream, "toolu_\xff", "x", 1), PANTO_ERR_INVALID_ARGUMENT);
+        CHECK(panto_stream_error(stream, &err) == PANTO_ERR_INVALID_ARGUMENT && count_in(err.message, "UTF-8") == 1);
+        CHECK_RC(panto_stream_unread(stream, 1), PANTO_ERR_INVALID_ARGUMENT);
+        CHECK(panto_stream_error(stream, &err) == PANTO_ERR_INVALID_ARGUMENT && count_in(err.message, "given back") >= 1);
+        CHECK_RC(panto_stream_reopen(stream), PANTO_ERR_STATE);
+        CHECK(panto_stream_error(stream, &err) == PANTO_ERR_STATE && err.message.len > 0);
     }
     panto_stream_free(stream);
     panto_agent_free(good);
@@ -552,7 +612,7 @@ static void test_null_arguments(void) {
 static void check_config_refused(const char *config, const char *label) {
     PantoAgent *agent = NULL;
     PantoError err = PANTO_ERROR_INIT;
-    int rc = panto_agent_new(config, &agent);
+    int rc = agent_new(config, &agent);
     current_test = label;
     CHECK_RC(rc, PANTO_ERR_CONFIG);
     CHECK(agent != NULL);
@@ -601,7 +661,7 @@ static void test_good_config(void) {
     PantoError err = PANTO_ERROR_INIT;
     PantoString conv = {NULL, 0};
     current_test = "good_config";
-    CHECK_RC(panto_agent_new("{\"provider\": \"openai\", \"model\": \"gpt-test\", \"api_key\": \"k\", "
+    CHECK_RC(agent_new("{\"provider\": \"openai\", \"model\": \"gpt-test\", \"api_key\": \"k\", "
                              "\"system\": \"Be brief.\", \"max_tokens\": 100, "
                              "\"base_url\": \"http://127.0.0.1:1\"}",
                              &agent),
@@ -624,15 +684,15 @@ static void test_busy(void) {
     current_test = "busy";
     CHECK(agent != NULL);
     if (!agent) return;
-    CHECK_RC(panto_agent_run(agent, "one", &first), PANTO_OK);
+    CHECK_RC(run_text(agent, "one", &first), PANTO_OK);
     second = (PantoStream *)(void *)&dummy;
-    CHECK_RC(panto_agent_run(agent, "two", &second), PANTO_ERR_BUSY);
+    CHECK_RC(run_text(agent, "two", &second), PANTO_ERR_BUSY);
     CHECK(second == NULL);
     CHECK_RC(panto_agent_error(agent, &err), PANTO_ERR_BUSY);
     CHECK(err.message.len > 0);
     panto_stream_free(first); /* freed before it ended: the agent is free again */
     second = NULL;
-    CHECK_RC(panto_agent_run(agent, "three", &second), PANTO_OK);
+    CHECK_RC(run_text(agent, "three", &second), PANTO_OK);
     panto_stream_free(second);
     panto_agent_free(agent);
 }
@@ -648,7 +708,7 @@ static void test_connection_error(void) {
     current_test = "connection_error";
     CHECK(agent != NULL);
     if (!agent) return;
-    CHECK_RC(panto_agent_run(agent, "hi", &stream), PANTO_OK);
+    CHECK_RC(run_text(agent, "hi", &stream), PANTO_OK);
     if (!stream) {
         panto_agent_free(agent);
         return;
@@ -669,7 +729,7 @@ static void test_connection_error(void) {
     CHECK(small.code == rc && small.http_status == 0);
     CHECK(untouched(&small, offsetof(PantoError, reserved0), sizeof small, 0xA5));
 
-    CHECK_RC(panto_agent_run(agent, "again", &next), PANTO_OK);
+    CHECK_RC(run_text(agent, "again", &next), PANTO_OK);
     panto_stream_free(next);
     panto_stream_free(stream);
     panto_agent_free(agent);
@@ -698,7 +758,7 @@ static void test_turns(void) {
     if (!agent) return;
 
     /* Turn 1, with an event struct that ends before stop_reason. */
-    CHECK_RC(panto_agent_run(agent, "Hello", &stream), PANTO_OK);
+    CHECK_RC(run_text(agent, "Hello", &stream), PANTO_OK);
     memset(&ev, 0x5A, sizeof ev);
     ev.size = (uint32_t)short_size;
     while ((rc = panto_next_event(stream, &ev)) == PANTO_EVENT) {
@@ -731,7 +791,7 @@ static void test_turns(void) {
     CHECK(count_in(conv, "Hello") == 1 && count_in(conv, "Hi there") == 1);
 
     /* Turn 2, freed after its first event: no assistant message is committed. */
-    CHECK_RC(panto_agent_run(agent, "Again", &stream), PANTO_OK);
+    CHECK_RC(run_text(agent, "Again", &stream), PANTO_OK);
     ev = (PantoEvent)PANTO_EVENT_INIT;
     CHECK_RC(panto_next_event(stream, &ev), PANTO_EVENT);
     CHECK(ev.kind == PANTO_EVENT_MESSAGE_START);
@@ -741,7 +801,7 @@ static void test_turns(void) {
     CHECK(count_in(conv, "\"assistant\"") == 1 && count_in(conv, "Hi there") == 1);
 
     /* Turn 3: HTTP 401. */
-    CHECK_RC(panto_agent_run(agent, "Third", &stream), PANTO_OK);
+    CHECK_RC(run_text(agent, "Third", &stream), PANTO_OK);
     rc = panto_next_event(stream, &ev);
     CHECK_RC(rc, PANTO_ERR_AUTHENTICATION);
     CHECK_RC(panto_next_event(stream, &ev), PANTO_ERR_AUTHENTICATION);
@@ -763,13 +823,13 @@ static void check_tool_refused_naming(PantoAgent *agent, const char *spec, const
     PantoString before = {NULL, 0}, after = {NULL, 0};
     char *saved;
     current_test = label;
-    CHECK_RC(panto_agent_tools(agent, "panto", 0, &before), PANTO_OK);
+    CHECK_RC(panto_agent_tools(agent, PANTO_TOOL_FORMAT_PANTO, 0, &before), PANTO_OK);
     saved = dup_pstr(before);
-    CHECK_RC(panto_agent_add_tool(agent, spec), PANTO_ERR_CONFIG);
+    CHECK_RC(add_tool(agent, spec), PANTO_ERR_CONFIG);
     CHECK_RC(panto_agent_error(agent, &err), PANTO_ERR_CONFIG);
     CHECK(err.code == PANTO_ERR_CONFIG && err.message.len > 0 && err.message.ptr != NULL);
     if (mention) CHECK(count_in(err.message, mention) >= 1);
-    CHECK_RC(panto_agent_tools(agent, "panto", 0, &after), PANTO_OK);
+    CHECK_RC(panto_agent_tools(agent, PANTO_TOOL_FORMAT_PANTO, 0, &after), PANTO_OK);
     CHECK(pstr_eq(after, saved));
     free(saved);
 }
@@ -801,8 +861,8 @@ static void test_add_tool(void) {
     current_test = "add_tool";
     CHECK(agent != NULL);
     if (!agent) return;
-    CHECK_RC(panto_agent_add_tool(agent, WEATHER_TOOL), PANTO_OK);
-    CHECK_RC(panto_agent_add_tool(agent,
+    CHECK_RC(add_tool(agent, WEATHER_TOOL), PANTO_OK);
+    CHECK_RC(add_tool(agent,
                                   "{\"name\": \"get_time\", \"description\": \"Local time.\", "
                                   "\"input_schema\": {\"type\": \"object\", \"properties\": {}}, "
                                   "\"capabilities\": [\"clock\"]}"),
@@ -838,13 +898,13 @@ static void test_add_tool(void) {
         if (deep && at_limit) {
             check_tool_refused_naming(agent, deep, "add_tool_nested_300", "nested more than 128 levels");
             current_test = "add_tool_nested_128";
-            CHECK_RC(panto_agent_add_tool(agent, at_limit), PANTO_OK);
+            CHECK_RC(add_tool(agent, at_limit), PANTO_OK);
         }
         free(deep);
         free(at_limit);
     }
     current_test = "add_tool";
-    CHECK_RC(panto_agent_tools(agent, "panto", 0, &tools), PANTO_OK);
+    CHECK_RC(panto_agent_tools(agent, PANTO_TOOL_FORMAT_PANTO, 0, &tools), PANTO_OK);
     CHECK(count_in(tools, "\"get_weather\"") == 1 && count_in(tools, "\"get_time\"") == 1);
     CHECK(count_in(tools, "\"at_limit\"") == 1 && count_in(tools, "\"deep\"") == 0);
     panto_agent_free(agent);
@@ -853,13 +913,13 @@ static void test_add_tool(void) {
      * a host tool may not take the native read tool's name. */
     current_test = "config_tools";
     agent = NULL;
-    CHECK_RC(panto_agent_new("{\"provider\": \"anthropic\", \"model\": \"m\", \"api_key\": \"k\", "
+    CHECK_RC(agent_new("{\"provider\": \"anthropic\", \"model\": \"m\", \"api_key\": \"k\", "
                              "\"tools\": [{\"name\": \"a\", \"description\": \"A.\", "
                              "\"input_schema\": {\"type\": \"object\"}}]}",
                              &agent),
              PANTO_OK);
     if (agent) {
-        CHECK_RC(panto_agent_tools(agent, "anthropic", 0, &tools), PANTO_OK);
+        CHECK_RC(panto_agent_tools(agent, PANTO_TOOL_FORMAT_ANTHROPIC, 0, &tools), PANTO_OK);
         CHECK(count_in(tools, "\"a\"") == 1);
         check_tool_refused(agent, "{\"name\": \"a\", \"description\": \"again\", \"input_schema\": {\"type\": \"object\"}}",
                            "config_tools_duplicate_added");
@@ -892,7 +952,7 @@ static void test_add_tool(void) {
 
     current_test = "read_tool_name_taken";
     agent = NULL;
-    CHECK_RC(panto_agent_new("{\"provider\": \"anthropic\", \"model\": \"m\", \"api_key\": \"k\", "
+    CHECK_RC(agent_new("{\"provider\": \"anthropic\", \"model\": \"m\", \"api_key\": \"k\", "
                              "\"capabilities\": [\"fs.read\"], \"read_tool\": {\"root\": \".\"}}",
                              &agent),
              PANTO_OK);
@@ -968,6 +1028,7 @@ static int has_name(const char *names, const char *name) {
 
 static void test_tools_formats(void) {
     static const char *formats[] = {"anthropic", "openai", "panto"};
+    static const int format_values[] = {PANTO_TOOL_FORMAT_ANTHROPIC, PANTO_TOOL_FORMAT_OPENAI, PANTO_TOOL_FORMAT_PANTO};
     PantoAgent *agent = NULL;
     PantoString json = {NULL, 0};
     char names[256];
@@ -975,25 +1036,25 @@ static void test_tools_formats(void) {
     current_test = "tools_formats";
     /* Granted net; tools: open (no capability), fetch (net), write (fs.write), and the native
      * read tool (fs.read, not granted). */
-    CHECK_RC(panto_agent_new("{\"provider\": \"openai\", \"model\": \"m\", \"api_key\": \"k\", "
+    CHECK_RC(agent_new("{\"provider\": \"openai\", \"model\": \"m\", \"api_key\": \"k\", "
                              "\"capabilities\": [\"net\"], \"read_tool\": {\"root\": \".\"}, "
                              "\"tools\": [{\"name\": \"open\", \"description\": \"Open.\", "
                              "\"input_schema\": {\"type\": \"object\"}}]}",
                              &agent),
              PANTO_OK);
     if (!agent) return;
-    CHECK_RC(panto_agent_add_tool(agent, "{\"name\": \"fetch\", \"description\": \"Fetch.\", "
+    CHECK_RC(add_tool(agent, "{\"name\": \"fetch\", \"description\": \"Fetch.\", "
                                          "\"input_schema\": {\"type\": \"object\"}, \"capabilities\": [\"net\"]}"),
              PANTO_OK);
-    CHECK_RC(panto_agent_add_tool(agent, "{\"name\": \"write\", \"description\": \"Write.\", "
+    CHECK_RC(add_tool(agent, "{\"name\": \"write\", \"description\": \"Write.\", "
                                          "\"input_schema\": {\"type\": \"object\"}, \"capabilities\": [\"fs.write\"]}"),
              PANTO_OK);
     for (i = 0; i < 3; i++) {
-        CHECK_RC(panto_agent_tools(agent, formats[i], 1, &json), PANTO_OK);
+        CHECK_RC(panto_agent_tools(agent, format_values[i], 1, &json), PANTO_OK);
         n = tool_names(json, formats[i], names, sizeof names, &shape_ok);
         CHECK(shape_ok);
         CHECK(n == 2 && has_name(names, "open") && has_name(names, "fetch"));
-        CHECK_RC(panto_agent_tools(agent, formats[i], 0, &json), PANTO_OK);
+        CHECK_RC(panto_agent_tools(agent, format_values[i], 0, &json), PANTO_OK);
         n = tool_names(json, formats[i], names, sizeof names, &shape_ok);
         CHECK(shape_ok);
         CHECK(n == 4 && has_name(names, "open") && has_name(names, "fetch") && has_name(names, "write") &&
@@ -1001,17 +1062,137 @@ static void test_tools_formats(void) {
         if (n != 4 || !shape_ok) printf("    %s: %.*s\n", formats[i], (int)json.len, json.ptr);
     }
     /* The panto format keeps the specs as registered: write still requires fs.write. */
-    CHECK_RC(panto_agent_tools(agent, "panto", 0, &json), PANTO_OK);
+    CHECK_RC(panto_agent_tools(agent, PANTO_TOOL_FORMAT_PANTO, 0, &json), PANTO_OK);
     CHECK(count_in(json, "fs.write") == 1);
     panto_agent_free(agent);
 
     /* No tools at all: an empty array. */
     agent = new_agent("http://127.0.0.1:1");
     if (!agent) return;
-    CHECK_RC(panto_agent_tools(agent, "anthropic", 0, &json), PANTO_OK);
+    CHECK_RC(panto_agent_tools(agent, PANTO_TOOL_FORMAT_ANTHROPIC, 0, &json), PANTO_OK);
     n = tool_names(json, "anthropic", names, sizeof names, &shape_ok);
     CHECK(shape_ok && n == 0);
     panto_agent_free(agent);
+}
+
+/* A tool set without an agent: panto_tools_add is the check of a spec (the same rules and
+ * messages as panto_agent_add_tool), panto_tools_export the export with its capability
+ * filter; a refused call leaves the set as it was, with its reason on the set. */
+static void test_tools_set(void) {
+    PantoTools *set = (PantoTools *)(void *)&n_passed;
+    PantoError err = PANTO_ERROR_INIT;
+    PantoString json = {"x", 1};
+    PantoString none = {NULL, 0};
+    PantoString dangling = {NULL, 3};
+    char names[256];
+    int n, shape_ok;
+
+    current_test = "tools_set";
+    panto_tools_free(NULL);
+    CHECK_RC(panto_tools_new(NULL), PANTO_ERR_INVALID_ARGUMENT);
+    CHECK_RC(panto_tools_add(NULL, panto_cstr(WEATHER_TOOL)), PANTO_ERR_INVALID_ARGUMENT);
+    CHECK_RC(panto_tools_export(NULL, PANTO_TOOL_FORMAT_PANTO, none, &json), PANTO_ERR_INVALID_ARGUMENT);
+    CHECK_RC(panto_tools_error(NULL, &err), PANTO_ERR_INVALID_ARGUMENT);
+    CHECK_RC(panto_tools_new(&set), PANTO_OK);
+    if (!set) return;
+    CHECK_RC(panto_tools_error(set, &err), 0);
+    CHECK(err.code == 0 && err.message.len == 0);
+
+    /* An empty set exports an empty array. */
+    CHECK_RC(panto_tools_export(set, PANTO_TOOL_FORMAT_ANTHROPIC, none, &json), PANTO_OK);
+    CHECK(pstr_eq(json, "[]"));
+
+    CHECK_RC(panto_tools_add(set, panto_cstr(WEATHER_TOOL)), PANTO_OK);
+    CHECK_RC(panto_tools_add(set, panto_cstr("{\"name\": \"write\", \"description\": \"Write.\", "
+                                              "\"input_schema\": {\"type\": \"object\"}, \"capabilities\": [\"fs.write\"]}")),
+             PANTO_OK);
+    /* Refused: each with its rule named, the set unchanged. */
+    CHECK_RC(panto_tools_add(set, panto_cstr(WEATHER_TOOL)), PANTO_ERR_CONFIG);
+    CHECK(panto_tools_error(set, &err) == PANTO_ERR_CONFIG && count_in(err.message, "already registered") == 1);
+    CHECK_RC(panto_tools_add(set, panto_cstr("{\"name\": \"has space\"}")), PANTO_ERR_CONFIG);
+    CHECK(panto_tools_error(set, &err) == PANTO_ERR_CONFIG && count_in(err.message, "letters, digits") == 1);
+    CHECK_RC(panto_tools_add(set, panto_cstr("{\"name\": \"t\", \"input_schema\": {\"type\": \"string\"}}")), PANTO_ERR_CONFIG);
+    CHECK(panto_tools_error(set, &err) == PANTO_ERR_CONFIG && count_in(err.message, "describe an object") == 1);
+    CHECK_RC(panto_tools_add(set, panto_cstr("{\"name\": \"caf\xc3\"}")), PANTO_ERR_CONFIG); /* not UTF-8 */
+    CHECK(panto_tools_error(set, &err) == PANTO_ERR_CONFIG && count_in(err.message, "not valid JSON") == 1);
+    {
+        /* A NUL inside the text: the JSON ends early, so the spec is not one JSON value. */
+        PantoString with_nul = {"{\"name\": \"t\"}\0", 14};
+        CHECK_RC(panto_tools_add(set, with_nul), PANTO_ERR_CONFIG);
+    }
+    CHECK_RC(panto_tools_add(set, none), PANTO_ERR_INVALID_ARGUMENT);
+    CHECK_RC(panto_tools_add(set, dangling), PANTO_ERR_INVALID_ARGUMENT);
+    CHECK(panto_tools_error(set, NULL) == PANTO_ERR_INVALID_ARGUMENT);
+
+    /* Every format, all tools, then only those the capabilities allow. */
+    CHECK_RC(panto_tools_export(set, PANTO_TOOL_FORMAT_OPENAI, none, &json), PANTO_OK);
+    CHECK_RC(panto_tools_error(set, NULL), 0); /* a call that succeeds clears the detail */
+    n = tool_names(json, "openai", names, sizeof names, &shape_ok);
+    CHECK(shape_ok && n == 2 && has_name(names, "get_weather") && has_name(names, "write"));
+    CHECK_RC(panto_tools_export(set, PANTO_TOOL_FORMAT_ANTHROPIC, panto_cstr("[]"), &json), PANTO_OK);
+    n = tool_names(json, "anthropic", names, sizeof names, &shape_ok);
+    CHECK(shape_ok && n == 1 && has_name(names, "get_weather"));
+    CHECK_RC(panto_tools_export(set, PANTO_TOOL_FORMAT_PANTO, panto_cstr("[\"net\", \"fs.write\"]"), &json), PANTO_OK);
+    n = tool_names(json, "panto", names, sizeof names, &shape_ok);
+    CHECK(shape_ok && n == 2 && count_in(json, "\"native\":false") == 2);
+    /* Refused exports: *out_json empty, the reason on the set. */
+    CHECK_RC(panto_tools_export(set, PANTO_TOOL_FORMAT_PANTO, panto_cstr("[1]"), &json), PANTO_ERR_CONFIG);
+    CHECK(json.len == 0);
+    CHECK(panto_tools_error(set, &err) == PANTO_ERR_CONFIG && count_in(err.message, "array of strings") == 1);
+    CHECK_RC(panto_tools_export(set, PANTO_TOOL_FORMAT_PANTO, panto_cstr("{\"net\": 1"), &json), PANTO_ERR_CONFIG);
+    CHECK(panto_tools_error(set, &err) == PANTO_ERR_CONFIG && count_in(err.message, "not valid JSON") == 1);
+    CHECK_RC(panto_tools_export(set, 0, none, &json), PANTO_ERR_INVALID_ARGUMENT);
+    CHECK(panto_tools_error(set, &err) == PANTO_ERR_INVALID_ARGUMENT && count_in(err.message, "PANTO_TOOL_FORMAT_OPENAI") == 1);
+    CHECK_RC(panto_tools_export(set, PANTO_TOOL_FORMAT_PANTO, dangling, &json), PANTO_ERR_INVALID_ARGUMENT);
+    CHECK_RC(panto_tools_export(set, PANTO_TOOL_FORMAT_PANTO, none, NULL), PANTO_ERR_INVALID_ARGUMENT);
+    panto_tools_free(set);
+}
+
+/* The text the model reads is taken as it is, NUL included, except that invalid UTF-8
+ * becomes U+FFFD: a run's text and a tool result, in the request sent and the conversation. */
+static void test_text_policy(void) {
+    static const struct canned answers[] = {
+        {200, "text/event-stream", SSE_TOOL, NULL, 0},
+        {200, "text/event-stream", SSE_OK, NULL, 0},
+    };
+    char url[64];
+    PantoAgent *agent;
+    PantoStream *stream = NULL;
+    PantoEvent ev = PANTO_EVENT_INIT;
+    PantoInput input = PANTO_INPUT_INIT;
+    PantoToolResult result = PANTO_TOOL_RESULT_INIT;
+    PantoString conv = {NULL, 0};
+    int rc, results = 0;
+
+    current_test = "text_policy";
+    agent = serve_and_connect(answers, 2, url, sizeof url);
+    if (!agent) return;
+    CHECK_RC(add_tool(agent, WEATHER_TOOL), PANTO_OK);
+    input.text.ptr = "caf\xc3 a\0b";
+    input.text.len = 8;
+    CHECK_RC(panto_agent_run(agent, &input, &stream), PANTO_OK);
+    while ((rc = panto_next_event(stream, &ev)) == PANTO_EVENT) {
+        if (ev.kind == PANTO_EVENT_TOOL_CALL_START) {
+            result.call_id = ev.id;
+            result.content.ptr = "x\0y\xff";
+            result.content.len = 4;
+            CHECK_RC(panto_stream_submit_tool_result(stream, &result), PANTO_OK);
+        }
+        if (ev.kind == PANTO_EVENT_TOOL_RESULT) {
+            results++;
+            CHECK(ev.text.len == 6 && memcmp(ev.text.ptr, "x\0y\xef\xbf\xbd", 6) == 0);
+        }
+    }
+    CHECK_RC(rc, PANTO_DONE);
+    CHECK(results == 1);
+    panto_stream_free(stream);
+    CHECK_RC(panto_agent_conversation(agent, &conv), PANTO_OK);
+    CHECK(count_in(conv, "\"caf\xef\xbf\xbd a\\u0000b\"") == 1);
+    CHECK(count_in(conv, "\"x\\u0000y\xef\xbf\xbd\"") == 1);
+    panto_agent_free(agent);
+    stop_server();
+    CHECK(count_in(request_body(0), "caf\xef\xbf\xbd a\\u0000b") == 1);
+    CHECK(count_in(request_body(1), "x\\u0000y\xef\xbf\xbd") == 1);
 }
 
 /* One turn with a host tool call against the canned server (tool_use, then text), read with
@@ -1044,8 +1225,8 @@ static void tool_turn(size_t ev_size, const char *label) {
     current_test = label;
     agent = serve_and_connect(answers, 2, url, sizeof url);
     if (!agent) return;
-    CHECK_RC(panto_agent_add_tool(agent, WEATHER_TOOL), PANTO_OK);
-    CHECK_RC(panto_agent_run(agent, "Weather in Paris?", &stream), PANTO_OK);
+    CHECK_RC(add_tool(agent, WEATHER_TOOL), PANTO_OK);
+    CHECK_RC(run_text(agent, "Weather in Paris?", &stream), PANTO_OK);
     memset(&ev, 0x5A, sizeof ev);
     ev.size = (uint32_t)ev_size;
     for (;;) {
@@ -1091,17 +1272,21 @@ static void tool_turn(size_t ev_size, const char *label) {
             CHECK_RC(panto_next_event(stream, &ev), PANTO_ERR_RESULT_PENDING);
             CHECK_RC(panto_stream_error(stream, NULL), 0);
             pending_seen = 1;
-            CHECK_RC(panto_agent_add_tool(agent, "{\"name\": \"late\", \"description\": \"d\", "
+            CHECK_RC(add_tool(agent, "{\"name\": \"late\", \"description\": \"d\", "
                                                  "\"input_schema\": {\"type\": \"object\"}}"),
                      PANTO_ERR_BUSY);
-            CHECK_RC(panto_stream_submit_tool_result(stream, "toolu_other", "x", 0), PANTO_ERR_NO_SUCH_CALL);
-            CHECK_RC(panto_stream_submit_tool_result(stream, NULL, "x", 0), PANTO_ERR_INVALID_ARGUMENT);
-            CHECK_RC(panto_stream_submit_tool_result(stream, id, NULL, 0), PANTO_ERR_INVALID_ARGUMENT);
-            CHECK_RC(panto_stream_submit_tool_result(stream, id, "caf\xc3", 0), PANTO_ERR_INVALID_ARGUMENT);
+            CHECK_RC(submit_result(stream, "toolu_other", "x", 0), PANTO_ERR_NO_SUCH_CALL);
+            CHECK_RC(submit_result(stream, NULL, "x", 0), PANTO_ERR_INVALID_ARGUMENT);
+            {
+                PantoToolResult bad = PANTO_TOOL_RESULT_INIT;
+                bad.call_id = panto_cstr(id);
+                bad.content.len = 2; /* a length without bytes */
+                CHECK_RC(panto_stream_submit_tool_result(stream, &bad), PANTO_ERR_INVALID_ARGUMENT);
+            }
             CHECK_RC(panto_next_event(stream, &ev), PANTO_ERR_RESULT_PENDING);
-            CHECK_RC(panto_stream_submit_tool_result(stream, id, "Sunny, 21 C", 1), PANTO_OK);
+            CHECK_RC(submit_result(stream, id, "Sunny, 21 C", 1), PANTO_OK);
             /* Answered: the id no longer awaits anything. */
-            CHECK_RC(panto_stream_submit_tool_result(stream, id, "again", 0), PANTO_ERR_NO_SUCH_CALL);
+            CHECK_RC(submit_result(stream, id, "again", 0), PANTO_ERR_NO_SUCH_CALL);
             free(id);
             free(input);
             break;
@@ -1122,7 +1307,7 @@ static void tool_turn(size_t ev_size, const char *label) {
     CHECK_RC(rc, PANTO_DONE);
     CHECK(order_ok && n == n_want);
     CHECK(pending_seen);
-    CHECK_RC(panto_stream_submit_tool_result(stream, "toolu_t1", "late", 0), PANTO_ERR_NO_SUCH_CALL);
+    CHECK_RC(submit_result(stream, "toolu_t1", "late", 0), PANTO_ERR_NO_SUCH_CALL);
     CHECK_RC(panto_next_event(stream, &ev), PANTO_DONE);
     panto_stream_free(stream);
 
@@ -1132,7 +1317,7 @@ static void tool_turn(size_t ev_size, const char *label) {
     CHECK(count_in(conv, "toolu_t1") == 2 && count_in(conv, "Sunny, 21 C") == 1);
     CHECK(count_in(conv, "\"assistant\"") == 2);
     /* The turn is over: tools may be added again. */
-    CHECK_RC(panto_agent_add_tool(agent, "{\"name\": \"late\", \"description\": \"d\", "
+    CHECK_RC(add_tool(agent, "{\"name\": \"late\", \"description\": \"d\", "
                                          "\"input_schema\": {\"type\": \"object\"}}"),
              PANTO_OK);
     panto_agent_free(agent);
@@ -1225,7 +1410,7 @@ static void test_connection_retries(void) {
     current_test = "connection_retries";
     CHECK(agent != NULL);
     if (!agent) return;
-    CHECK_RC(panto_agent_run(agent, "hi", &stream), PANTO_OK);
+    CHECK_RC(run_text(agent, "hi", &stream), PANTO_OK);
     CHECK_RC(panto_next_event(stream, &ev), PANTO_EVENT);
     CHECK(ev.kind == PANTO_EVENT_PROVIDER_RETRY && ev.attempt == 1 && ev.http_status == 0);
     CHECK(ev.delay_ms >= 30 && ev.delay_ms <= 40);
@@ -1257,7 +1442,7 @@ static void retry_event_turn(size_t ev_size, const char *label) {
     current_test = label;
     agent = serve_and_connect(answers, 2, url, sizeof url);
     if (!agent) return;
-    CHECK_RC(panto_agent_run(agent, "Hello", &stream), PANTO_OK);
+    CHECK_RC(run_text(agent, "Hello", &stream), PANTO_OK);
     memset(&ev, 0x5A, sizeof ev);
     ev.size = (uint32_t)ev_size;
     while ((rc = panto_next_event(stream, &ev)) == PANTO_EVENT) {
@@ -1330,7 +1515,7 @@ static void test_wire_strings(void) {
     for (i = 0; i < sizeof refused / sizeof refused[0]; i++) {
         int rc;
         agent = NULL;
-        rc = panto_agent_new(refused[i].config, &agent);
+        rc = agent_new(refused[i].config, &agent);
         check_wire_refused(rc, agent, refused[i].names);
         panto_agent_free(agent);
     }
@@ -1338,11 +1523,11 @@ static void test_wire_strings(void) {
     current_test = "wire_strings_set_config";
     agent = serve_and_connect(answers, 1, url, sizeof url);
     if (!agent) return;
-    check_wire_refused(panto_agent_set_config(agent, "{\"api_key\": \"sk-s3cret\\r\\nX-Injected: yes\"}"), agent, "api_key");
-    check_wire_refused(panto_agent_set_config(agent, "{\"base_url\": \"http://h/\\r\\nX-Injected: yes\"}"), agent, "base_url");
-    check_wire_refused(panto_agent_set_config(agent, "{\"max_tokens\": 777, \"model\": \"m\\u007f\"}"), agent, "model");
+    check_wire_refused(set_config(agent, "{\"api_key\": \"sk-s3cret\\r\\nX-Injected: yes\"}"), agent, "api_key");
+    check_wire_refused(set_config(agent, "{\"base_url\": \"http://h/\\r\\nX-Injected: yes\"}"), agent, "base_url");
+    check_wire_refused(set_config(agent, "{\"max_tokens\": 777, \"model\": \"m\\u007f\"}"), agent, "model");
     /* Nothing changed: the next request goes where it went, with the old model and limit. */
-    CHECK_RC(panto_agent_run(agent, "one", &stream), PANTO_OK);
+    CHECK_RC(run_text(agent, "one", &stream), PANTO_OK);
     CHECK_RC(drain(stream), PANTO_DONE);
     panto_stream_free(stream);
     panto_agent_free(agent);
@@ -1380,7 +1565,7 @@ static PantoConnections turns_on_connections(int n, int kept_alive, const char *
         CHECK_RC(panto_agent_connections(agent, &before), PANTO_OK);
         CHECK(before.opened == 0 && before.reused == 0);
         for (i = 0; i < n; i++) {
-            CHECK_RC(panto_agent_run(agent, "Hello", &stream), PANTO_OK);
+            CHECK_RC(run_text(agent, "Hello", &stream), PANTO_OK);
             CHECK_RC(drain(stream), PANTO_DONE);
             panto_stream_free(stream);
             stream = NULL;
@@ -1418,11 +1603,11 @@ static void test_connections(void) {
 
     current_test = "connections_bad_arguments";
     CHECK_RC(panto_agent_connections(NULL, &c), PANTO_ERR_INVALID_ARGUMENT);
-    CHECK_RC(panto_agent_new("{\"provider\": \"anthropic\", \"model\": \"m\", \"api_key\": \"k\"}", &agent), PANTO_OK);
+    CHECK_RC(agent_new("{\"provider\": \"anthropic\", \"model\": \"m\", \"api_key\": \"k\"}", &agent), PANTO_OK);
     CHECK_RC(panto_agent_connections(agent, NULL), PANTO_ERR_INVALID_ARGUMENT);
     panto_agent_free(agent);
     agent = NULL;
-    CHECK_RC(panto_agent_new("{\"provider\": \"anthropic\", \"model\": \"m\", \"keep_alive\": {\"idle_ms\": -1}}", &agent), PANTO_ERR_CONFIG);
+    CHECK_RC(agent_new("{\"provider\": \"anthropic\", \"model\": \"m\", \"keep_alive\": {\"idle_ms\": -1}}", &agent), PANTO_ERR_CONFIG);
     check_agent_error(agent, PANTO_ERR_CONFIG, "keep_alive.idle_ms must be an integer from 0 to 86400000");
     CHECK_RC(panto_agent_connections(agent, &c), PANTO_ERR_INVALID_ARGUMENT);
     panto_agent_free(agent);
@@ -1443,41 +1628,41 @@ static void test_set_config(void) {
     agent = serve_and_connect(answers, 3, url, sizeof url);
     if (!agent) return;
     /* Applied to the next request. */
-    CHECK_RC(panto_agent_set_config(agent, "{\"max_tokens\": 30000}"), PANTO_OK);
+    CHECK_RC(set_config(agent, "{\"max_tokens\": 30000}"), PANTO_OK);
     CHECK_RC(panto_agent_error(agent, NULL), 0);
-    CHECK_RC(panto_agent_set_config(agent, "{}"), PANTO_OK);
-    CHECK_RC(panto_agent_run(agent, "one", &stream), PANTO_OK);
+    CHECK_RC(set_config(agent, "{}"), PANTO_OK);
+    CHECK_RC(run_text(agent, "one", &stream), PANTO_OK);
     CHECK_RC(drain(stream), PANTO_DONE);
     panto_stream_free(stream);
     stream = NULL;
 
-    CHECK_RC(panto_agent_set_config(agent, "{\"thinking\": \"low\", \"model\": \"claude-other\"}"), PANTO_OK);
+    CHECK_RC(set_config(agent, "{\"thinking\": \"low\", \"model\": \"claude-other\"}"), PANTO_OK);
     /* Refused: nothing changes, not even the valid keys of the same call. */
     current_test = "set_config_refused";
-    CHECK_RC(panto_agent_set_config(agent, "{\"max_tokens\": 12345, \"thinking\": \"bogus\"}"), PANTO_ERR_CONFIG);
+    CHECK_RC(set_config(agent, "{\"max_tokens\": 12345, \"thinking\": \"bogus\"}"), PANTO_ERR_CONFIG);
     check_agent_error(agent, PANTO_ERR_CONFIG, "thinking");
-    CHECK_RC(panto_agent_set_config(agent, "{\"model\": \"claude-third\", \"colour\": 1}"), PANTO_ERR_CONFIG);
+    CHECK_RC(set_config(agent, "{\"model\": \"claude-third\", \"colour\": 1}"), PANTO_ERR_CONFIG);
     check_agent_error(agent, PANTO_ERR_CONFIG, "colour");
-    CHECK_RC(panto_agent_set_config(agent, "{\"tools\": []}"), PANTO_ERR_CONFIG);
+    CHECK_RC(set_config(agent, "{\"tools\": []}"), PANTO_ERR_CONFIG);
     check_agent_error(agent, PANTO_ERR_CONFIG, "tools");
-    CHECK_RC(panto_agent_set_config(agent, "{\"retry\": {\"max_retries\": -1}}"), PANTO_ERR_CONFIG);
-    CHECK_RC(panto_agent_set_config(agent, "{\"timeouts\": {\"idle_ms\": \"soon\"}}"), PANTO_ERR_CONFIG);
-    CHECK_RC(panto_agent_set_config(agent, "{\"provider\": \"nope\"}"), PANTO_ERR_CONFIG);
-    CHECK_RC(panto_agent_set_config(agent, "{\"model\": 5}"), PANTO_ERR_CONFIG);
-    CHECK_RC(panto_agent_set_config(agent, "[\"model\", \"x\"]"), PANTO_ERR_CONFIG);
-    CHECK_RC(panto_agent_set_config(agent, "{\"model\": \"x\""), PANTO_ERR_CONFIG);
-    CHECK_RC(panto_agent_set_config(agent, "not json"), PANTO_ERR_CONFIG);
+    CHECK_RC(set_config(agent, "{\"retry\": {\"max_retries\": -1}}"), PANTO_ERR_CONFIG);
+    CHECK_RC(set_config(agent, "{\"timeouts\": {\"idle_ms\": \"soon\"}}"), PANTO_ERR_CONFIG);
+    CHECK_RC(set_config(agent, "{\"provider\": \"nope\"}"), PANTO_ERR_CONFIG);
+    CHECK_RC(set_config(agent, "{\"model\": 5}"), PANTO_ERR_CONFIG);
+    CHECK_RC(set_config(agent, "[\"model\", \"x\"]"), PANTO_ERR_CONFIG);
+    CHECK_RC(set_config(agent, "{\"model\": \"x\""), PANTO_ERR_CONFIG);
+    CHECK_RC(set_config(agent, "not json"), PANTO_ERR_CONFIG);
 
     /* Busy while a stream of the agent is unfinished; fine again once it is done. */
     current_test = "set_config_busy";
-    CHECK_RC(panto_agent_run(agent, "two", &stream), PANTO_OK);
-    CHECK_RC(panto_agent_set_config(agent, "{\"max_tokens\": 999}"), PANTO_ERR_BUSY);
+    CHECK_RC(run_text(agent, "two", &stream), PANTO_OK);
+    CHECK_RC(set_config(agent, "{\"max_tokens\": 999}"), PANTO_ERR_BUSY);
     check_agent_error(agent, PANTO_ERR_BUSY, NULL);
     CHECK_RC(drain(stream), PANTO_DONE);
-    CHECK_RC(panto_agent_set_config(agent, "{\"thinking\": \"off\"}"), PANTO_OK); /* done, not freed */
+    CHECK_RC(set_config(agent, "{\"thinking\": \"off\"}"), PANTO_OK); /* done, not freed */
     panto_stream_free(stream);
     stream = NULL;
-    CHECK_RC(panto_agent_run(agent, "three", &stream), PANTO_OK);
+    CHECK_RC(run_text(agent, "three", &stream), PANTO_OK);
     CHECK_RC(drain(stream), PANTO_DONE);
     panto_stream_free(stream);
     panto_agent_free(agent);
@@ -1553,7 +1738,7 @@ static void test_cancel(void) {
     current_test = "cancel";
     agent = serve_and_connect(answers, 2, url, sizeof url);
     if (!agent) return;
-    CHECK_RC(panto_agent_run(agent, "Hello", &stream), PANTO_OK);
+    CHECK_RC(run_text(agent, "Hello", &stream), PANTO_OK);
     CHECK_RC(panto_next_event(stream, &ev), PANTO_EVENT);
     CHECK(ev.kind == PANTO_EVENT_MESSAGE_START);
     CHECK_RC(panto_next_event(stream, &ev), PANTO_EVENT);
@@ -1576,7 +1761,7 @@ static void test_cancel(void) {
     CHECK_RC(panto_agent_conversation(agent, &conv), PANTO_OK);
     CHECK(count_in(conv, "Partial ") == 1 && count_in(conv, "\"aborted\"") == 1);
     CHECK(count_in(conv, "\"assistant\"") == 1);
-    CHECK_RC(panto_agent_run(agent, "Again", &next), PANTO_OK); /* not busy */
+    CHECK_RC(run_text(agent, "Again", &next), PANTO_OK); /* not busy */
     CHECK_RC(drain(next), PANTO_DONE);
     CHECK_RC(panto_stream_cancel(next), PANTO_OK); /* a finished stream: harmless */
     CHECK_RC(panto_next_event(next, &ev), PANTO_DONE);
@@ -1586,7 +1771,7 @@ static void test_cancel(void) {
 
     /* Canceled before its first call: nothing is sent. */
     current_test = "cancel_before_next";
-    CHECK_RC(panto_agent_run(agent, "Third", &stream), PANTO_OK);
+    CHECK_RC(run_text(agent, "Third", &stream), PANTO_OK);
     CHECK_RC(panto_stream_cancel(stream), PANTO_OK);
     CHECK_RC(panto_next_event(stream, &ev), PANTO_ERR_CANCELED);
     panto_stream_free(stream);
@@ -1613,7 +1798,7 @@ static void test_cancel_retry_wait(void) {
     current_test = "cancel_retry_wait";
     agent = serve_and_connect(answers, 1, url, sizeof url);
     if (!agent) return;
-    CHECK_RC(panto_agent_run(agent, "Hello", &stream), PANTO_OK);
+    CHECK_RC(run_text(agent, "Hello", &stream), PANTO_OK);
     CHECK_RC(panto_next_event(stream, &ev), PANTO_EVENT);
     CHECK(ev.kind == PANTO_EVENT_PROVIDER_RETRY && ev.delay_ms == 5000 && ev.http_status == 429);
     CHECK_RC(next_canceled_after(stream, 100, &elapsed), PANTO_ERR_CANCELED);
@@ -1649,16 +1834,16 @@ static void test_reopen(void) {
         stop_server();
         return;
     }
-    CHECK_RC(panto_agent_run(agent, "Hello", &stream), PANTO_OK);
+    CHECK_RC(run_text(agent, "Hello", &stream), PANTO_OK);
     CHECK_RC(panto_stream_reopen(stream), PANTO_ERR_STATE); /* not started */
     CHECK_RC(panto_next_event(stream, &ev), PANTO_ERR_INVALID_REQUEST);
     CHECK_RC(panto_stream_error(stream, &err), PANTO_ERR_INVALID_REQUEST);
     CHECK(err.http_status == 400 && pstr_eq(err.type, "invalid_request_error"));
-    CHECK_RC(panto_agent_set_config(agent, "{\"thinking\": \"off\"}"), PANTO_OK); /* failed: not busy */
+    CHECK_RC(set_config(agent, "{\"thinking\": \"off\"}"), PANTO_OK); /* failed: not busy */
     CHECK_RC(panto_stream_reopen(stream), PANTO_OK);
     CHECK_RC(panto_stream_error(stream, NULL), 0);
     CHECK_RC(panto_stream_reopen(stream), PANTO_ERR_STATE); /* no longer failed */
-    CHECK_RC(panto_agent_run(agent, "Other", &other), PANTO_ERR_BUSY); /* running again */
+    CHECK_RC(run_text(agent, "Other", &other), PANTO_ERR_BUSY); /* running again */
     CHECK_RC(panto_next_event(stream, &ev), PANTO_EVENT);
     CHECK(ev.kind == PANTO_EVENT_MESSAGE_START && pstr_eq(ev.id, "msg_test_1"));
     CHECK_RC(drain(stream), PANTO_DONE);
@@ -1671,7 +1856,7 @@ static void test_reopen(void) {
 
     /* A failure after content is not at the provider-open boundary. */
     current_test = "reopen_after_content";
-    CHECK_RC(panto_agent_run(agent, "Second", &stream), PANTO_OK);
+    CHECK_RC(run_text(agent, "Second", &stream), PANTO_OK);
     CHECK_RC(drain(stream), PANTO_ERR_OVERLOADED);
     CHECK_RC(panto_stream_reopen(stream), PANTO_ERR_STATE);
     CHECK_RC(panto_next_event(stream, &ev), PANTO_ERR_OVERLOADED); /* still failed */
@@ -1680,9 +1865,9 @@ static void test_reopen(void) {
 
     /* Busy: another stream of the agent is unfinished. */
     current_test = "reopen_busy";
-    CHECK_RC(panto_agent_run(agent, "Third", &stream), PANTO_OK);
+    CHECK_RC(run_text(agent, "Third", &stream), PANTO_OK);
     CHECK_RC(panto_next_event(stream, &ev), PANTO_ERR_INVALID_REQUEST);
-    CHECK_RC(panto_agent_run(agent, "Fourth", &other), PANTO_OK);
+    CHECK_RC(run_text(agent, "Fourth", &other), PANTO_OK);
     CHECK_RC(panto_stream_reopen(stream), PANTO_ERR_BUSY);
     CHECK_RC(panto_next_event(stream, &ev), PANTO_ERR_INVALID_REQUEST);
     panto_stream_free(other);
@@ -1723,7 +1908,7 @@ static void test_redacted_thinking(void) {
         stop_server();
         return;
     }
-    CHECK_RC(panto_agent_run(agent, "Hello", &stream), PANTO_OK);
+    CHECK_RC(run_text(agent, "Hello", &stream), PANTO_OK);
     while ((rc = panto_next_event(stream, &ev)) == PANTO_EVENT) {
         if (ev.index != 0) continue;
         if (ev.kind == PANTO_EVENT_BLOCK_START) {
@@ -1741,7 +1926,7 @@ static void test_redacted_thinking(void) {
     CHECK(starts == 1 && completes == 1 && deltas0 == 0);
     panto_stream_free(stream);
     stream = NULL;
-    CHECK_RC(panto_agent_run(agent, "Again", &stream), PANTO_OK);
+    CHECK_RC(run_text(agent, "Again", &stream), PANTO_OK);
     CHECK_RC(drain(stream), PANTO_DONE);
     panto_stream_free(stream);
     panto_agent_free(agent);
@@ -1795,7 +1980,7 @@ static void test_batch_arguments(void) {
     agent = new_agent_with("http://127.0.0.1:1", "\"retry\": {\"max_retries\": 0}");
     CHECK(agent != NULL);
     if (!agent) return;
-    CHECK_RC(panto_agent_run(agent, "hi", &stream), PANTO_OK);
+    CHECK_RC(run_text(agent, "hi", &stream), PANTO_OK);
     n = 99;
     CHECK_RC(panto_next_events(stream, NULL, 4, &n, NULL), PANTO_ERR_INVALID_ARGUMENT);
     CHECK(n == 0);
@@ -1882,7 +2067,7 @@ static void test_batch_turns(void) {
         PantoStream *stream = NULL;
         int kinds[32], rc, n;
         size_t largest;
-        CHECK_RC(panto_agent_run(agent, "Hello", &stream), PANTO_OK);
+        CHECK_RC(run_text(agent, "Hello", &stream), PANTO_OK);
         n = read_batches(stream, sizes[t], capacities[t], kinds, &largest, &rc);
         CHECK_RC(rc, PANTO_DONE);
         CHECK(n == 7 && memcmp(kinds, want, sizeof want) == 0);
@@ -1919,7 +2104,7 @@ static void test_batch_unread(void) {
     /* The stream stalls after the deltas "Partial " and "rest". */
     answers[0].stall_after = (size_t)(strstr(SSE_STALLED, rest_at) - SSE_STALLED);
     if (!(agent = serve(answers, 2, NULL))) return;
-    CHECK_RC(panto_agent_run(agent, "Hello", &stream), PANTO_OK);
+    CHECK_RC(run_text(agent, "Hello", &stream), PANTO_OK);
     /* Read until the batch holding "rest" (its last event: the stream stalls after it). */
     while (!found && (rc = panto_next_events(stream, evs, 16, &n, &block)) == PANTO_EVENT) {
         if (evs[0].kind == PANTO_EVENT_MESSAGE_START) CHECK_RC(panto_stream_unread(stream, n), PANTO_ERR_INVALID_ARGUMENT);
@@ -1956,7 +2141,7 @@ static void test_batch_unread(void) {
 
     /* MESSAGE_END and MESSAGE_COMPLETE cannot be given back. */
     stream = NULL;
-    CHECK_RC(panto_agent_run(agent, "Again", &stream), PANTO_OK);
+    CHECK_RC(run_text(agent, "Again", &stream), PANTO_OK);
     while ((rc = panto_next_events(stream, evs, 16, &n, NULL)) == PANTO_EVENT) {
         if (evs[0].kind == PANTO_EVENT_MESSAGE_END || evs[0].kind == PANTO_EVENT_MESSAGE_COMPLETE) {
             CHECK(n == 1);
@@ -1987,7 +2172,7 @@ static void test_batch_error_and_tool(void) {
 
     current_test = "batch_error_and_tool";
     if (!(agent = serve(answers, 3, "\"retry\": {\"max_retries\": 0}"))) return;
-    CHECK_RC(panto_agent_run(agent, "Hello", &stream), PANTO_OK);
+    CHECK_RC(run_text(agent, "Hello", &stream), PANTO_OK);
     while ((rc = panto_next_events(stream, evs, 16, &n, NULL)) == PANTO_EVENT) {
         size_t i;
         for (i = 0; i < n; i++) deltas += evs[i].kind == PANTO_EVENT_CONTENT_DELTA && pstr_eq(evs[i].text, "Partial ");
@@ -1999,15 +2184,15 @@ static void test_batch_error_and_tool(void) {
     CHECK(pstr_eq(err.type, "overloaded_error"));
     panto_stream_free(stream);
 
-    CHECK_RC(panto_agent_add_tool(agent, WEATHER_TOOL), PANTO_OK);
+    CHECK_RC(add_tool(agent, WEATHER_TOOL), PANTO_OK);
     stream = NULL;
-    CHECK_RC(panto_agent_run(agent, "Weather?", &stream), PANTO_OK);
+    CHECK_RC(run_text(agent, "Weather?", &stream), PANTO_OK);
     for (;;) {
         rc = panto_next_events(stream, evs, 16, &n, NULL);
         if (rc == PANTO_ERR_RESULT_PENDING) {
             CHECK(n == 0 && tool_starts == 1);
             CHECK_RC(panto_next_events(stream, evs, 16, &n, NULL), PANTO_ERR_RESULT_PENDING);
-            CHECK_RC(panto_stream_submit_tool_result(stream, "toolu_t1", "Sunny", 0), PANTO_OK);
+            CHECK_RC(submit_result(stream, "toolu_t1", "Sunny", 0), PANTO_OK);
             continue;
         }
         if (rc != PANTO_EVENT) break;
@@ -2041,7 +2226,9 @@ int main(void) {
     test_turns();
     test_add_tool();
     test_tools_formats();
+    test_tools_set();
     test_tool_turn();
+    test_text_policy();
     test_connection_retries();
     test_retry_event();
     test_set_config();

@@ -266,7 +266,8 @@ enum behavior { RETURN, RAISE, RETURN_INPUT };
 typedef struct Tool {
     char *name;
     enum behavior behavior;
-    char *text; /* RETURN, RAISE: the result text */
+    char *text; /* RETURN, RAISE: the result text (NUL characters included) */
+    size_t text_len;
     char *spec; /* the tool spec for panto_agent_add_tool: the case's tool without "behavior" */
 } Tool;
 
@@ -319,10 +320,10 @@ static const char *read_tools(const char *p) {
         if (!(b = cj_member(value, "behavior")) || *b != '{') return "a tool has no \"behavior\" object";
         if ((member = cj_member(b, "return"))) {
             t->behavior = RETURN;
-            if (!(t->text = c_string(member))) return "behavior.return is not a string";
+            if (*member != '"' || !cj_string(member, &t->text, &t->text_len)) return "behavior.return is not a string";
         } else if ((member = cj_member(b, "raise"))) {
             t->behavior = RAISE;
-            if (!(t->text = c_string(member))) return "behavior.raise is not a string";
+            if (*member != '"' || !cj_string(member, &t->text, &t->text_len)) return "behavior.raise is not a string";
         } else if ((member = cj_member(b, "return_input")) && strncmp(member, "true", 4) == 0) {
             t->behavior = RETURN_INPUT;
         } else {
@@ -361,30 +362,34 @@ static void run_host_tool(PantoStream *stream, const PantoEvent *ev) {
     char *id = dup_pstr(ev->id), *name = dup_pstr(ev->name), *input = dup_pstr(ev->text);
     const Tool *tool = name ? find_tool(name) : NULL;
     CjBuf out = CJ_BUF_INIT;
-    const char *content;
-    int is_error = 0, rc;
+    PantoToolResult result = PANTO_TOOL_RESULT_INIT;
+    int rc;
 
     if (!id || !name || !input) {
-        content = "c_driver: out of memory";
-        is_error = 1;
+        result.content = panto_cstr("c_driver: out of memory");
+        result.is_error = 1;
     } else if (!tool) {
-        content = "c_driver: the case declares no tool of that name";
-        is_error = 1;
-    } else if (tool->behavior == RETURN) {
-        content = tool->text;
-    } else if (tool->behavior == RAISE) {
-        content = tool->text;
-        is_error = 1;
+        result.content = panto_cstr("c_driver: the case declares no tool of that name");
+        result.is_error = 1;
+    } else if (tool->behavior == RETURN || tool->behavior == RAISE) {
+        result.content.ptr = tool->text;
+        result.content.len = tool->text_len;
+        result.is_error = tool->behavior == RAISE;
     } else {
         const char *end = strlen(input) == ev->text.len ? cj_put_canonical(&out, input) : NULL;
         if (end && *cj_ws(end) == 0 && !out.failed) {
-            content = out.ptr;
+            result.content.ptr = out.ptr;
+            result.content.len = out.len;
         } else {
-            content = "c_driver: the tool input is not one JSON value";
-            is_error = 1;
+            result.content = panto_cstr("c_driver: the tool input is not one JSON value");
+            result.is_error = 1;
         }
     }
-    rc = panto_stream_submit_tool_result(stream, id ? id : "", content, is_error);
+    if (id) {
+        result.call_id.ptr = id;
+        result.call_id.len = ev->id.len;
+    }
+    rc = panto_stream_submit_tool_result(stream, &result);
     if (rc != PANTO_OK) {
         /* Not a transcript event: a line the expected transcript never holds. */
         fputs("{\"event\": \"submit_failed\", \"code\": ", stdout);
@@ -524,6 +529,7 @@ static int next_event(PantoStream *stream, Batch *b, const PantoEvent **ev) {
 /* Runs one turn and prints its lines. Returns 0 to go on with the next turn, 1 to stop. */
 static int run_turn(PantoAgent *agent, const char *text, const Options *opt, int cancel_this) {
     PantoStream *stream = NULL;
+    PantoInput input = PANTO_INPUT_INIT;
     static Batch batch;
     const PantoEvent *ev = &batch.evs[0];
     Canceler canceler;
@@ -531,7 +537,8 @@ static int run_turn(PantoAgent *agent, const char *text, const Options *opt, int
     long i;
 
     batch.n = batch.i = 0;
-    rc = panto_agent_run(agent, text, &stream);
+    input.text = panto_cstr(text);
+    rc = panto_agent_run(agent, &input, &stream);
     if (rc < 0) {
         print_agent_error(rc, agent);
         panto_stream_free(stream);
@@ -554,7 +561,7 @@ static int run_turn(PantoAgent *agent, const char *text, const Options *opt, int
         handled = 1;
         print_end(stream, ev, rc);
         printed = 1;
-        if (opt->set_config) print_call("set_config", panto_agent_set_config(agent, opt->set_config));
+        if (opt->set_config) print_call("set_config", panto_agent_set_config(agent, panto_cstr(opt->set_config)));
         if (opt->reopen) {
             int reopened = panto_stream_reopen(stream);
             print_call("reopen", reopened);
@@ -660,14 +667,14 @@ int main(int argc, char **argv) {
         goto out;
     }
 
-    rc = panto_agent_new(config, &agent);
+    rc = panto_agent_new(panto_cstr(config), &agent);
     if (rc < 0) {
         print_agent_error(rc, agent);
         goto out;
     }
     /* The host tools. A tool the library refuses ends the case like a refused config. */
     for (i = 0; i < n_tools; i++) {
-        rc = panto_agent_add_tool(agent, tools[i].spec);
+        rc = panto_agent_add_tool(agent, panto_cstr(tools[i].spec));
         if (rc < 0) {
             print_agent_error(rc, agent);
             goto out;

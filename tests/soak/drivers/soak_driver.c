@@ -72,7 +72,7 @@ static void *cancel_later(void *arg) {
 static PantoAgent *new_agent(PantoAgent *old, const char *config, const char *tool) {
     PantoAgent *agent = NULL;
     panto_agent_free(old);
-    if (panto_agent_new(config, &agent) != PANTO_OK || panto_agent_add_tool(agent, tool) != PANTO_OK) {
+    if (panto_agent_new(panto_cstr(config), &agent) != PANTO_OK || panto_agent_add_tool(agent, panto_cstr(tool)) != PANTO_OK) {
         fprintf(stderr, "soak_driver: the agent could not be made\n");
         exit(2);
     }
@@ -95,6 +95,7 @@ static void turn(PantoAgent *agent, long cancel_us, long tool_sleep_us, long pad
     PantoStream *stream = NULL;
     PantoEvent ev = PANTO_EVENT_INIT;
     PantoString conversation = {NULL, 0};
+    PantoInput run_input = PANTO_INPUT_INIT;
     Buf input = {NULL, 0, 0}, events = {NULL, 0, 0}, seen = {NULL, 0, 0}, texts = {NULL, 0, 0};
     Canceler canceler;
     pthread_t thread;
@@ -103,8 +104,9 @@ static void turn(PantoAgent *agent, long cancel_us, long tool_sleep_us, long pad
 
     buf_add(&input, text, strlen(text));
     for (i = 0; i < pad; i++) buf_add(&input, "x", 1);
-    input.data[input.len] = '\0';
-    if (panto_agent_run(agent, input.data, &stream) != PANTO_OK) {
+    run_input.text.ptr = input.data;
+    run_input.text.len = input.len;
+    if (panto_agent_run(agent, &run_input, &stream) != PANTO_OK) {
         fprintf(stderr, "soak_driver: run failed\n");
         exit(2);
     }
@@ -134,12 +136,11 @@ static void turn(PantoAgent *agent, long cancel_us, long tool_sleep_us, long pad
             buf_add(&texts, s, n);
             free(s);
         } else if (ev.kind == PANTO_EVENT_TOOL_CALL_START && ev.awaiting_result) {
-            char id[256];
-            size_t n = ev.id.len < sizeof id - 1 ? ev.id.len : sizeof id - 1;
-            memcpy(id, ev.id.ptr, n);
-            id[n] = '\0';
+            PantoToolResult result = PANTO_TOOL_RESULT_INIT;
+            result.call_id = ev.id;
+            result.content = panto_cstr("found");
             sleep_us(tool_sleep_us); /* a handler slow enough for a cancel to land in it */
-            panto_stream_submit_tool_result(stream, id, "found", 0);
+            panto_stream_submit_tool_result(stream, &result);
         }
     }
     if (canceling) pthread_join(thread, NULL);
@@ -182,7 +183,7 @@ int main(int argc, char **argv) {
             agent = new_agent(agent, argv[1], argv[2]);
             puts("{\"ok\": true}");
         } else if (strncmp(line, "config ", 7) == 0) {
-            reply_status(panto_agent_set_config(agent, line + 7), agent);
+            reply_status(panto_agent_set_config(agent, panto_cstr(line + 7)), agent);
         } else if (strcmp(line, "connections") == 0) {
             PantoConnections counts = PANTO_CONNECTIONS_INIT;
             if (panto_agent_connections(agent, &counts) != PANTO_OK) {
