@@ -12,28 +12,19 @@ const stream = @import("stream.zig");
 
 const State = h.State;
 const Where = h.Where;
-const fail = h.fail;
-const field = h.field;
 const pop = h.pop;
 const pushSlice = h.pushSlice;
 const toSlice = h.toSlice;
-const typeName = h.typeName;
 const slice = h.slice;
 const isNil = h.isNil;
 const isNoneOrNil = h.isNoneOrNil;
 const optBoolean = h.optBoolean;
 const protectedCall = h.protectedCall;
-const Writer = json.Writer;
 const newWriter = json.newWriter;
 const pushWritten = json.pushWritten;
-const writeStringOrFail = json.writeStringOrFail;
-const writeStringList = decl.writeStringList;
+const sortedKeys = json.sortedKeys;
 const writeToolArray = decl.writeToolArray;
-const checkKeys = decl.checkKeys;
-const isOneOf = decl.isOneOf;
-const keyList = decl.keyList;
 const newError = errors.newError;
-const pushError = errors.pushError;
 
 pub const tname: [*:0]const u8 = "panto.Agent";
 
@@ -56,7 +47,7 @@ fn checkOpenAgent(L: State, idx: c_int) *Agent {
     return a;
 }
 
-pub fn closeAgent(a: *Agent) void {
+fn closeAgent(a: *Agent) void {
     a.streams.closeAll();
     if (a.handle) |handle| {
         a.handle = null;
@@ -65,139 +56,36 @@ pub fn closeAgent(a: *Agent) void {
 }
 
 /// Raises the agent's last error (after a failed panto_agent_run, say) as an error table.
-pub fn raiseAgentError(L: State, a: *Agent, rc: c_int) noreturn {
+fn raiseAgentError(L: State, a: *Agent, rc: c_int) noreturn {
     var err = newError();
     _ = c.panto_agent_error(a.handle, &err);
     errors.raise(L, &err, rc);
 }
 
-const OptionKind = enum { string, integer, strings, tools, read_tool, integers };
-
-const Option = struct {
-    name: [:0]const u8,
-    kind: OptionKind = .string,
-    /// For `.integers`: the keys of the table, each an integer.
-    keys: []const []const u8 = &.{},
-};
-
-/// The agent options of panto_agent_new (include/panto.h), in the order they are encoded.
-const options = [_]Option{
-    .{ .name = "provider" },
-    .{ .name = "model" },
-    .{ .name = "base_url" },
-    .{ .name = "api_key" },
-    .{ .name = "system" },
-    .{ .name = "max_tokens", .kind = .integer },
-    .{ .name = "tools", .kind = .tools },
-    .{ .name = "capabilities", .kind = .strings },
-    .{ .name = "max_tool_iterations", .kind = .integer },
-    .{ .name = "read_tool", .kind = .read_tool },
-    .{ .name = "thinking" },
-    .{ .name = "retry", .kind = .integers, .keys = &.{ "max_retries", "initial_delay_ms", "max_delay_ms", "max_retry_after_ms" } },
-    .{ .name = "timeouts", .kind = .integers, .keys = &.{ "connect_ms", "first_byte_ms", "idle_ms", "total_ms" } },
-    .{ .name = "keep_alive", .kind = .integers, .keys = &.{"idle_ms"} },
-};
-
-const option_names = blk: {
-    var names: [options.len][]const u8 = undefined;
-    for (options, 0..) |o, i| names[i] = o.name;
-    break :blk names;
-};
-
-fn writeInteger(L: State, w: *Writer, idx: c_int, what: []const u8) void {
-    if (c.lua_type(L, idx) != c.LUA_TNUMBER) fail(L, null, "{s} must be an integer, got a {s}", .{ what, typeName(L, idx) });
-    var isint: c_int = 0;
-    const n = c.lua_tointegerx(L, idx, &isint);
-    if (isint == 0) fail(L, null, "{s} must be an integer, got {d}", .{ what, c.lua_tonumberx(L, idx, null) });
-    var buf: [32]u8 = undefined;
-    w.write(L, std.fmt.bufPrint(&buf, "{d}", .{n}) catch unreachable);
-}
-
-/// buildConfig(options, handlers) -> the JSON config of panto_agent_new. Records the tools'
-/// handlers in `handlers`. With `handlers` nil, the changes of panto_agent_set_config, which
-/// cannot hold `tools`. Raises a message on a refused option.
+/// buildConfig(options, handlers) -> the JSON config of panto_agent_new (or, with
+/// `handlers` nil, the changes of panto_agent_set_config). The options table is written as
+/// it is and panto judges it (include/panto.h lists the keys), except `tools`: a list of tool
+/// tables or a panto.Registry, written as their specs, each handler recorded in `handlers`.
+/// Raises a message on what cannot be written as JSON.
 fn buildConfig(L: State) callconv(.c) c_int {
     c.lua_settop(L, 2);
-    const changes = isNil(L, 2);
-    // Refuse keys that are not options before anything else.
-    c.lua_pushnil(L);
-    while (c.lua_next(L, 1) != 0) {
-        if (c.lua_type(L, -2) != c.LUA_TSTRING)
-            fail(L, null, "option names must be strings, got a {s} key", .{typeName(L, -2)});
-        const name = toSlice(L, -2);
-        if (!isOneOf(name, &option_names))
-            fail(L, null, "unknown option '{s}' (the options are " ++ keyList(&option_names) ++ ")", .{name});
-        if (changes and std.mem.eql(u8, name, "tools"))
-            fail(L, null, "option 'tools' cannot change: add tools with agent:add_tool(tool)", .{});
-        pop(L, 1);
-    }
-
-    const w = newWriter(L); // 3
+    const keys = sortedKeys(L, 1, null, "option names"); // 3
+    const w = newWriter(L); // 4
     w.write(L, "{");
-    var count: usize = 0;
-    inline for (options) |o| {
-        const t = field(L, 1, o.name); // 4
-        if (t != c.LUA_TNIL) {
-            if (count > 0) w.write(L, ",");
-            w.write(L, "\"" ++ o.name ++ "\":");
-            count += 1;
-            const what = "option '" ++ o.name ++ "'";
-            switch (o.kind) {
-                .string => {
-                    if (t != c.LUA_TSTRING) fail(L, null, what ++ " must be a string, got a {s}", .{typeName(L, 4)});
-                    writeStringOrFail(L, w, toSlice(L, 4), null, what);
-                },
-                .integer => writeInteger(L, w, 4, what),
-                .strings => writeStringList(L, w, 4, null, what),
-                .tools => {
-                    const where: Where = .{ .label = what };
-                    registry.pushToolList(L, 4, &where);
-                    writeToolArray(L, w, -1, 2);
-                    pop(L, 1);
-                },
-                .read_tool => {
-                    const where: Where = .{ .label = what };
-                    if (t != c.LUA_TTABLE) fail(L, null, what ++ " must be a table {{root=, max_bytes=}}, got a {s}", .{typeName(L, 4)});
-                    checkKeys(L, 4, &.{ "root", "max_bytes" }, &where);
-                    w.write(L, "{");
-                    if (field(L, 4, "root") != c.LUA_TNIL) {
-                        if (c.lua_type(L, -1) != c.LUA_TSTRING) fail(L, &where, "'root' must be a string, got a {s}", .{typeName(L, -1)});
-                        w.write(L, "\"root\":");
-                        writeStringOrFail(L, w, toSlice(L, -1), &where, "'root'");
-                    }
-                    const has_root = c.lua_type(L, -1) != c.LUA_TNIL;
-                    pop(L, 1);
-                    if (field(L, 4, "max_bytes") != c.LUA_TNIL) {
-                        w.write(L, if (has_root) ",\"max_bytes\":" else "\"max_bytes\":");
-                        writeInteger(L, w, -1, what ++ ".max_bytes");
-                    }
-                    pop(L, 1);
-                    w.write(L, "}");
-                },
-                .integers => {
-                    const where: Where = .{ .label = what };
-                    const fields = comptime blk: {
-                        var list: []const u8 = "";
-                        for (o.keys, 0..) |k, i| list = list ++ (if (i == 0) "" else ", ") ++ k ++ "=";
-                        break :blk list;
-                    };
-                    if (t != c.LUA_TTABLE) fail(L, null, what ++ " must be a table {{" ++ fields ++ "}}, got a {s}", .{typeName(L, 4)});
-                    checkKeys(L, 4, o.keys, &where);
-                    w.write(L, "{");
-                    var n: usize = 0;
-                    inline for (o.keys) |key| {
-                        const z = key ++ "\x00";
-                        if (field(L, 4, z[0..key.len :0]) != c.LUA_TNIL) {
-                            if (n > 0) w.write(L, ",");
-                            n += 1;
-                            w.write(L, "\"" ++ key ++ "\":");
-                            writeInteger(L, w, -1, "option '" ++ o.name ++ "." ++ key ++ "'");
-                        }
-                        pop(L, 1);
-                    }
-                    w.write(L, "}");
-                },
-            }
+    for (keys, 0..) |k, i| {
+        if (i > 0) w.write(L, ",");
+        json.writeString(L, w, k);
+        w.write(L, ":");
+        pushSlice(L, k);
+        _ = c.lua_rawget(L, 1); // 5
+        if (std.mem.eql(u8, k, "tools")) {
+            const where: Where = .{ .label = "option 'tools'" };
+            registry.pushToolList(L, 5, &where);
+            writeToolArray(L, w, -1, if (isNil(L, 2)) 0 else 2);
+            pop(L, 1);
+        } else {
+            const where: Where = .{ .label = "option", .name = k };
+            json.writeField(L, w, k, 5, &where);
         }
         pop(L, 1);
     }
@@ -207,7 +95,7 @@ fn buildConfig(L: State) callconv(.c) c_int {
 }
 
 /// Creates an agent userdata at the top of the stack (handle not set yet).
-pub fn newAgentUserdata(L: State) *Agent {
+fn newAgentUserdata(L: State) *Agent {
     const a: *Agent = @ptrCast(@alignCast(c.lua_newuserdatauv(L, @sizeOf(Agent), 1).?));
     a.* = .{ .handle = null };
     c.luaL_setmetatable(L, tname);
@@ -229,7 +117,7 @@ fn agentNew(L: State) callconv(.c) c_int {
         _ = c.lua_pushstring(L, c.panto_status_name(c.PANTO_ERR_CONFIG));
         return 3;
     }
-    const config = c.lua_tolstring(L, 3, null);
+    const config = h.toPantoString(L, 3);
 
     // The userdata exists before the agent does, so that no error can leak the agent.
     const a = newAgentUserdata(L); // 4
@@ -259,10 +147,7 @@ fn agentNew(L: State) callconv(.c) c_int {
 /// panto.Error (code "busy" while another stream of the agent is unfinished).
 fn agentRun(L: State) callconv(.c) c_int {
     const a = checkOpenAgent(L, 1);
-    var len: usize = 0;
-    const text = c.luaL_checklstring(L, 2, &len);
-    if (std.mem.indexOfScalar(u8, text[0..len], 0) != null)
-        _ = c.luaL_argerror(L, 2, "text contains a NUL byte");
+    c.luaL_checktype(L, 2, c.LUA_TSTRING);
     var run_tools = true;
     if (!isNoneOrNil(L, 3)) {
         c.luaL_checktype(L, 3, c.LUA_TTABLE);
@@ -280,8 +165,10 @@ fn agentRun(L: State) callconv(.c) c_int {
 
     _ = c.lua_getiuservalue(L, 1, uv_handlers); // 3
     const s = stream.push(L, 1, 3, run_tools); // 4
+    // The text as it is, NUL bytes included: what it may hold is panto's to judge.
+    var input: c.PantoInput = .{ .size = @sizeOf(c.PantoInput), .reserved0 = 0, .text = h.toPantoString(L, 2) };
     var handle: ?*c.PantoStream = null;
-    const rc = c.panto_agent_run(a.handle, text, &handle);
+    const rc = c.panto_agent_run(a.handle, &input, &handle);
     if (handle) |sh| stream.attach(s, sh, &a.streams);
     if (rc < 0) {
         stream.release(s, .closed); // only if the library set it anyway
@@ -346,7 +233,7 @@ fn agentSetConfig(L: State) callconv(.c) c_int {
         _ = c.lua_pushstring(L, c.panto_status_name(c.PANTO_ERR_CONFIG));
         return 3;
     }
-    const rc = c.panto_agent_set_config(a.handle, c.lua_tolstring(L, 3, null));
+    const rc = c.panto_agent_set_config(a.handle, h.toPantoString(L, 3));
     if (rc < 0) return agentFailure(L, a, rc);
     c.lua_pushboolean(L, 1);
     return 1;
@@ -361,7 +248,7 @@ fn agentAddTool(L: State) callconv(.c) c_int {
     c.lua_pushvalue(L, 2);
     if (!protectedCall(L, decl.toolSpec, 1, 3)) errors.raiseConfigError(L);
     // Stack: agent, tool, spec (3), name (4), handler (5).
-    const rc = c.panto_agent_add_tool(a.handle, c.lua_tolstring(L, 3, null));
+    const rc = c.panto_agent_add_tool(a.handle, h.toPantoString(L, 3));
     if (rc < 0) raiseAgentError(L, a, rc);
     if (!isNil(L, 5)) {
         _ = c.lua_getiuservalue(L, 1, uv_handlers);
@@ -376,7 +263,7 @@ fn agentAddTool(L: State) callconv(.c) c_int {
 /// ("anthropic", "openai" or "panto"); raises a panto.Error for an unknown format.
 fn agentTools(L: State) callconv(.c) c_int {
     const a = checkOpenAgent(L, 1);
-    const format = c.luaL_checklstring(L, 2, null);
+    const format = decl.formatOf(L, 2);
     const only_allowed = optBoolean(L, 3);
     var out = std.mem.zeroes(c.PantoString);
     const rc = c.panto_agent_tools(a.handle, format, @intFromBool(only_allowed), &out);
@@ -402,7 +289,6 @@ fn agentToString(L: State) callconv(.c) c_int {
         _ = c.lua_pushstring(L, "panto.Agent (closed)");
     return 1;
 }
-
 
 const meta = [_]c.luaL_Reg{
     h.reg("__gc", agentClose),

@@ -23,6 +23,13 @@ pub fn toSlice(L: State, idx: c_int) []const u8 {
     return p[0..len];
 }
 
+/// The string at `idx` as a PantoString, borrowed while the string is on the stack.
+pub fn toPantoString(L: State, idx: c_int) c.PantoString {
+    var len: usize = 0;
+    const p = c.lua_tolstring(L, idx, &len);
+    return .{ .ptr = p, .len = len };
+}
+
 pub fn typeName(L: State, idx: c_int) []const u8 {
     return std.mem.span(c.lua_typename(L, c.lua_type(L, idx)));
 }
@@ -44,11 +51,6 @@ pub fn setCString(L: State, key: [*:0]const u8, s: [*c]const u8) void {
 pub fn setInteger(L: State, key: [*:0]const u8, n: anytype) void {
     const v: c.lua_Integer = std.math.cast(c.lua_Integer, n) orelse std.math.maxInt(c.lua_Integer);
     c.lua_pushinteger(L, v);
-    c.lua_setfield(L, -2, key);
-}
-
-pub fn setBoolean(L: State, key: [*:0]const u8, b: bool) void {
-    c.lua_pushboolean(L, @intFromBool(b));
     c.lua_setfield(L, -2, key);
 }
 

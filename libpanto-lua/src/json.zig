@@ -70,9 +70,10 @@ pub fn pushWritten(L: State, w: *Writer) void {
     w.list = .empty;
 }
 
-/// Writes `s` as a JSON string literal. Returns false when `s` is not UTF-8.
-pub fn writeString(L: State, w: *Writer, s: []const u8) bool {
-    if (!std.unicode.utf8ValidateSlice(s)) return false;
+/// Writes `s` as a JSON string literal: its bytes as they are, control characters escaped.
+/// Whether they are UTF-8 is panto's to judge (include/panto.h: text the model reads has
+/// invalid sequences replaced, JSON that is not UTF-8 is refused), not the encoder's.
+pub fn writeString(L: State, w: *Writer, s: []const u8) void {
     const hex = "0123456789abcdef";
     w.write(L, "\"");
     var start: usize = 0;
@@ -99,11 +100,6 @@ pub fn writeString(L: State, w: *Writer, s: []const u8) bool {
     }
     w.write(L, s[start..]);
     w.write(L, "\"");
-    return true;
-}
-
-pub fn writeStringOrFail(L: State, w: *Writer, s: []const u8, where: ?*const Where, what: []const u8) void {
-    if (!writeString(L, w, s)) fail(L, where, "{s} is not valid UTF-8", .{what});
 }
 
 pub fn writeNumber(L: State, w: *Writer, idx: c_int, where: ?*const Where) void {
@@ -194,7 +190,7 @@ pub fn writeValue(L: State, w: *Writer, idx_: c_int, depth: u32, where: ?*const 
         c.LUA_TNIL => w.write(L, "null"),
         c.LUA_TBOOLEAN => w.write(L, if (c.lua_toboolean(L, idx) != 0) "true" else "false"),
         c.LUA_TNUMBER => writeNumber(L, w, idx, where),
-        c.LUA_TSTRING => writeStringOrFail(L, w, toSlice(L, idx), where, "a string"),
+        c.LUA_TSTRING => writeString(L, w, toSlice(L, idx)),
         c.LUA_TTABLE => {
             if (depth >= max_depth) fail(L, where, "cannot encode tables nested more than {d} deep (a cycle?)", .{max_depth});
             c.luaL_checkstack(L, 8, "tables nested too deeply");
@@ -212,7 +208,7 @@ pub fn writeValue(L: State, w: *Writer, idx_: c_int, depth: u32, where: ?*const 
                 w.write(L, "{");
                 for (keys, 0..) |k, i| {
                     if (i > 0) w.write(L, ",");
-                    writeStringOrFail(L, w, k, where, "an object key");
+                    writeString(L, w, k);
                     w.write(L, ":");
                     pushSlice(L, k);
                     _ = c.lua_rawget(L, idx);
@@ -228,6 +224,23 @@ pub fn writeValue(L: State, w: *Writer, idx_: c_int, depth: u32, where: ?*const 
             fail(L, where, "cannot encode a {s} as JSON", .{typeName(L, idx)});
         },
     }
+}
+
+pub fn emptyTable(L: State, idx_: c_int) bool {
+    const idx = c.lua_absindex(L, idx_);
+    c.lua_pushnil(L);
+    if (c.lua_next(L, idx) == 0) return true;
+    pop(L, 2);
+    return false;
+}
+
+/// Writes the value at `idx` of the key `key` of a configuration or a tool spec. Like
+/// writeValue, except that an empty table, which writeValue writes as `{}`, is `[]` where
+/// panto wants a list: Lua cannot tell an empty list from an empty object.
+pub fn writeField(L: State, w: *Writer, key: []const u8, idx: c_int, where: ?*const Where) void {
+    if (std.mem.eql(u8, key, "capabilities") and c.lua_type(L, idx) == c.LUA_TTABLE and emptyTable(L, idx))
+        return w.write(L, "[]");
+    writeValue(L, w, idx, 0, where);
 }
 
 /// panto.json_encode(value): compact JSON text; raises on what JSON cannot hold.

@@ -13,7 +13,6 @@ const Timer = timer.Timer;
 
 const State = h.State;
 const pop = h.pop;
-const toSlice = h.toSlice;
 const isNil = h.isNil;
 const optBoolean = h.optBoolean;
 const protectedCall = h.protectedCall;
@@ -42,7 +41,7 @@ pub const Phase = enum(u8) {
     /// The turn ended: next() returns nil. The C handle is already freed.
     done,
     /// The turn failed: next() raises the error in user value 2. The C handle stays, for
-    /// reopen(), until the stream is closed.
+    /// reopen(), until the stream is closed (unless close_after freed it).
     failed,
     /// Closed by close(), `__close`, `__gc` or the agent's close().
     closed,
@@ -57,7 +56,7 @@ pub const Stream = struct {
     list: ?*List = null,
     prev: ?*Stream = null,
     next: ?*Stream = null,
-    /// The armed cancel_after() timer, if any.
+    /// The armed cancel_after() or close_after() timer, if any.
     timer: ?*Timer = null,
     /// User value 3 may hold a pending tool call (set with it): next() looks only then.
     may_have_pending: bool = false,
@@ -102,19 +101,17 @@ fn toStream(L: State, idx: c_int) *Stream {
     return @ptrCast(@alignCast(c.luaL_checkudata(L, idx, tname).?));
 }
 
+/// Stops the stream's timer (one that fired finishes first); when it was close_after's and
+/// freed the stream, the stream lets go of its handle.
 fn disarmTimer(s: *Stream) void {
     const t = s.timer orelse return;
     s.timer = null;
-    t.disarm();
+    if (t.disarm()) forget(s);
 }
 
-/// Frees the stream's C handle, if it holds one, and unlinks it from its agent's list.
-pub fn release(s: *Stream, phase: Phase) void {
-    disarmTimer(s);
-    if (s.handle) |handle| {
-        s.handle = null;
-        c.panto_stream_free(handle);
-    }
+/// The stream holds no C handle any more: it is unlinked from its agent's list.
+fn forget(s: *Stream) void {
+    s.handle = null;
     if (s.list) |list| {
         if (s.prev) |p| p.next = s.next else list.first = s.next;
         if (s.next) |n| n.prev = s.prev;
@@ -122,7 +119,47 @@ pub fn release(s: *Stream, phase: Phase) void {
         s.prev = null;
         s.next = null;
     }
+}
+
+/// Frees the stream's C handle, if it holds one, and unlinks it from its agent's list.
+pub fn release(s: *Stream, phase: Phase) void {
+    disarmTimer(s);
+    if (s.handle) |handle| c.panto_stream_free(handle);
+    forget(s);
     s.phase = phase;
+}
+
+/// The handle, for a use by this thread that ends with doneWith(s); null when close_after's
+/// timer freed it (see timer.zig): then the stream failed with "canceled" (timerClosed).
+/// Without a close timer, one branch.
+fn useHandle(s: *Stream) ?*c.PantoStream {
+    const t = s.timer orelse return s.handle;
+    if (t.action != .close) return s.handle;
+    return t.enter();
+}
+
+fn doneWith(s: *Stream) void {
+    const t = s.timer orelse return;
+    if (t.action == .close) t.leave();
+}
+
+/// close_after's timer freed the stream while this thread was not using it: the turn fails
+/// with "canceled", as when the timer fires during a next(). Raises it. The stream's value
+/// is at `si`.
+fn timerClosed(L: State, s: *Stream, si: c_int) noreturn {
+    disarmTimer(s); // the timer's thread is done: this only joins it
+    forget(s);
+    var err = errors.newError();
+    err.code = c.PANTO_ERR_CANCELED;
+    err.type = .{ .ptr = "canceled_error", .len = "canceled_error".len };
+    const msg = "the stream was freed by close_after before the turn ended";
+    err.message = .{ .ptr = msg, .len = msg.len };
+    errors.pushError(L, &err, c.PANTO_ERR_CANCELED);
+    c.lua_pushvalue(L, -1);
+    _ = c.lua_setiuservalue(L, si, uv_error);
+    s.phase = .failed;
+    _ = c.lua_error(L);
+    unreachable;
 }
 
 /// The stream's turn goes on: reads the next event. The stream's value is at index `si` (a
@@ -131,31 +168,42 @@ fn fetchEvent(L: State, s: *Stream, si: c_int) c_int {
     // panto_next_event fills every field of an event of its size: nothing to clear first.
     var ev: c.PantoEvent = undefined;
     ev.size = @sizeOf(c.PantoEvent);
-    const rc = c.panto_next_event(s.handle, &ev);
+    const handle = useHandle(s) orelse timerClosed(L, s, si);
+    const rc = c.panto_next_event(handle, &ev);
     if (rc == c.PANTO_EVENT) {
+        // The event's strings are the stream's: copied while it is in use.
         events.pushEvent(L, &ev);
+        doneWith(s);
         if (ev.kind == c.PANTO_EVENT_TOOL_CALL_START and ev.awaiting_result != 0 and s.run_tools)
             rememberCall(L, s, si);
         return 1;
     }
     if (rc == c.PANTO_DONE) {
+        doneWith(s);
         // The turn is over: free the stream (and its connection) now rather than at __gc.
         release(s, .done);
         c.lua_pushnil(L);
         return 1;
     }
     if (rc == c.PANTO_ERR_RESULT_PENDING) {
+        doneWith(s);
         // Not sticky: the stream is unchanged.
         pushSimpleError(L, rc, "a tool call awaits its result: give it with stream:submit_tool_result(id, content) before the next event");
         return c.lua_error(L);
     }
-    if (rc >= 0) return c.luaL_error(L, "panto_next_event returned the unexpected status %d", rc);
+    if (rc >= 0) {
+        doneWith(s);
+        return c.luaL_error(L, "panto_next_event returned the unexpected status %d", rc);
+    }
     var err = errors.newError();
-    _ = c.panto_stream_error(s.handle, &err);
+    // Read and copied while in use: a close_after timer that fired frees the stream after.
+    _ = c.panto_stream_error(handle, &err);
     errors.pushError(L, &err, rc);
+    doneWith(s);
     c.lua_pushvalue(L, -1);
     _ = c.lua_setiuservalue(L, si, uv_error);
-    // The handle stays for reopen(); the core closed the connection already.
+    // The handle stays for reopen() (unless close_after's timer freed it); the core closed
+    // the connection already.
     disarmTimer(s);
     s.phase = .failed;
     return c.lua_error(L);
@@ -268,15 +316,36 @@ fn toolDone(L: State, status: c_int, ctx: c.lua_KContext) callconv(.c) c_int {
     // Stack top: content, is_error.
     if (s.phase == .open) {
         _ = c.lua_rawgeti(L, 2, pending_id);
-        const rc = c.panto_stream_submit_tool_result(s.handle, c.lua_tolstring(L, -1, null), c.lua_tolstring(L, -3, null), c.lua_toboolean(L, -2));
+        const rc = submit(L, s, 1, -1, -3, c.lua_toboolean(L, -2) != 0);
         // NO_SUCH_CALL: the handler answered the call itself, with submit_tool_result.
-        if (rc < 0 and rc != c.PANTO_ERR_NO_SUCH_CALL) {
-            pushSimpleError(L, rc, "cannot submit the tool result");
-            return c.lua_error(L);
-        }
+        if (rc < 0 and rc != c.PANTO_ERR_NO_SUCH_CALL) return c.lua_error(L);
     }
     c.lua_settop(L, 1);
     return dispatch(L, s); // the handler may have closed the stream
+}
+
+/// Submits the result of the call whose id is the string at `id`: the string at `content`,
+/// as it is (NUL bytes included: what it may hold is panto's to judge). On a failure, pushes
+/// its panto.Error (the stream's detail). The stream's value is at `si`.
+fn submit(L: State, s: *Stream, si: c_int, id: c_int, content: c_int, is_error: bool) c_int {
+    const result: c.PantoToolResult = .{
+        .size = @sizeOf(c.PantoToolResult),
+        .is_error = @intFromBool(is_error),
+        .call_id = h.toPantoString(L, id),
+        .content = h.toPantoString(L, content),
+    };
+    const handle = useHandle(s) orelse timerClosed(L, s, si);
+    const rc = c.panto_stream_submit_tool_result(handle, &result);
+    if (rc < 0) pushStreamError(L, handle, rc);
+    doneWith(s);
+    return rc;
+}
+
+/// Pushes the detail of the stream's last failed call (panto_stream_error) as a panto.Error.
+fn pushStreamError(L: State, handle: *c.PantoStream, rc: c_int) void {
+    var err = errors.newError();
+    _ = c.panto_stream_error(handle, &err);
+    errors.pushError(L, &err, rc);
 }
 
 /// Text of an error value: a string or number as is, else tostring (__tostring, __name).
@@ -307,9 +376,6 @@ fn contentOf(L: State) callconv(.c) c_int {
         json.writeValue(L, w, 2, 0, null);
         json.pushWritten(L, w);
     }
-    const text = toSlice(L, -1);
-    if (std.mem.indexOfScalar(u8, text, 0) != null) fail(L, null, "it holds a NUL byte", .{});
-    if (!std.unicode.utf8ValidateSlice(text)) fail(L, null, "it is not valid UTF-8", .{});
     c.lua_pushboolean(L, @intFromBool(is_error));
     return 2;
 }
@@ -320,12 +386,10 @@ fn contentOf(L: State) callconv(.c) c_int {
 /// that id awaits a result.
 fn streamSubmit(L: State) callconv(.c) c_int {
     const s = toStream(L, 1);
-    var id_len: usize = 0;
-    const id = c.luaL_checklstring(L, 2, &id_len);
+    c.luaL_checktype(L, 2, c.LUA_TSTRING);
     c.luaL_checkany(L, 3);
     const is_error = optBoolean(L, 4);
     c.lua_settop(L, 3);
-    if (std.mem.indexOfScalar(u8, id[0..id_len], 0) != null) _ = c.luaL_argerror(L, 2, "the id contains a NUL byte");
     if (c.lua_type(L, 3) != c.LUA_TSTRING) {
         const w = json.newWriter(L);
         json.writeValue(L, w, 3, 0, null);
@@ -333,8 +397,6 @@ fn streamSubmit(L: State) callconv(.c) c_int {
         c.lua_copy(L, -1, 3);
         c.lua_settop(L, 3);
     }
-    const content = toSlice(L, 3);
-    if (std.mem.indexOfScalar(u8, content, 0) != null) _ = c.luaL_argerror(L, 3, "the content contains a NUL byte");
     switch (s.phase) {
         .open => {},
         .closed => return c.luaL_error(L, "attempt to use a closed %s", tname),
@@ -343,12 +405,7 @@ fn streamSubmit(L: State) callconv(.c) c_int {
             return c.lua_error(L);
         },
     }
-    const rc = c.panto_stream_submit_tool_result(s.handle, id, content.ptr, @intFromBool(is_error));
-    if (rc < 0) {
-        _ = c.lua_pushfstring(L, "no tool call with the id '%s' awaits a result", id);
-        pushSimpleError(L, rc, if (rc == c.PANTO_ERR_NO_SUCH_CALL) toSlice(L, -1) else "the tool result was refused");
-        return c.lua_error(L);
-    }
+    if (submit(L, s, 1, 2, 3, is_error) < 0) return c.lua_error(L);
     // Answered by hand: the handler of that call does not run.
     if (c.lua_getiuservalue(L, 1, uv_pending) == c.LUA_TTABLE) {
         _ = c.lua_rawgeti(L, -1, pending_id);
@@ -374,21 +431,12 @@ fn streamEvents(L: State) callconv(.c) c_int {
     return 4;
 }
 
-/// stream:close(), __close and __gc: frees the stream. An unfinished turn is canceled first,
-/// so what the model had said stays in the conversation (stop reason "aborted"). Safe to call
-/// more than once.
+/// stream:close(), __close and __gc: frees the stream. An unfinished turn ends by panto's
+/// close policy (include/panto.h): what the model had said stays in the conversation (stop
+/// reason "aborted"). No event is read ahead, so none is given back first. Safe to call more
+/// than once.
 fn streamClose(L: State) callconv(.c) c_int {
     const s = toStream(L, 1);
-    if (s.phase == .open) {
-        if (s.handle) |handle| {
-            disarmTimer(s);
-            _ = c.panto_stream_cancel(handle);
-            // Returns at once (canceled): the core ends the turn and keeps the partial message.
-            var ev = std.mem.zeroes(c.PantoEvent);
-            ev.size = @sizeOf(c.PantoEvent);
-            _ = c.panto_next_event(handle, &ev);
-        }
-    }
     if (s.phase != .closed) release(s, .closed);
     c.lua_pushnil(L);
     _ = c.lua_setiuservalue(L, 1, uv_pending);
@@ -401,16 +449,30 @@ fn streamClose(L: State) callconv(.c) c_int {
 fn streamCancel(L: State) callconv(.c) c_int {
     const s = toStream(L, 1);
     if (s.phase == .open) {
-        if (s.handle) |handle| _ = c.panto_stream_cancel(handle);
+        if (useHandle(s)) |handle| {
+            _ = c.panto_stream_cancel(handle);
+            doneWith(s);
+        }
     }
     return 0;
 }
 
 /// stream:cancel_after(ms): cancels the turn `ms` milliseconds from now, from a native thread,
 /// so that a next() blocked meanwhile returns (raising "canceled"). One timer per stream: a
-/// second call replaces the first. The timer stops when the turn ends or the stream is closed.
-/// Returns the stream.
+/// second call (of this or close_after) replaces the first. The timer stops when the turn ends
+/// or the stream is closed. Returns the stream.
 fn streamCancelAfter(L: State) callconv(.c) c_int {
+    return armTimer(L, .cancel);
+}
+
+/// stream:close_after(ms): frees the stream `ms` milliseconds from now, from a native thread:
+/// the close policy, as close() would, while a next() may be blocked (it then raises
+/// "canceled", and so does every later next()). Otherwise like cancel_after.
+fn streamCloseAfter(L: State) callconv(.c) c_int {
+    return armTimer(L, .close);
+}
+
+fn armTimer(L: State, action: timer.Action) c_int {
     const s = toStream(L, 1);
     const ms = c.luaL_checknumber(L, 2);
     if (!(ms >= 0 and ms <= timer.max_ms)) _ = c.luaL_argerror(L, 2, "ms must be a number from 0 to 30 days");
@@ -421,7 +483,8 @@ fn streamCancelAfter(L: State) callconv(.c) c_int {
         .open => {},
     }
     disarmTimer(s);
-    s.timer = Timer.arm(s.handle.?, ms) orelse return c.luaL_error(L, "panto: cannot start the timer thread of cancel_after");
+    const handle = s.handle orelse return 1; // freed by the timer just disarmed
+    s.timer = Timer.arm(handle, action, ms) orelse return c.luaL_error(L, "panto: cannot start a timer thread");
     return 1;
 }
 
@@ -435,20 +498,15 @@ fn streamReopen(L: State) callconv(.c) c_int {
     const handle = switch (s.phase) {
         .closed => return c.luaL_error(L, "attempt to use a closed %s", tname),
         .done => null,
-        .open, .failed => s.handle,
+        .open, .failed => useHandle(s),
     } orelse {
         pushSimpleError(L, c.PANTO_ERR_STATE, "the turn is over: only a turn that failed when opening the provider call can be reopened");
         return c.lua_error(L);
     };
     const rc = c.panto_stream_reopen(handle);
-    if (rc < 0) {
-        pushSimpleError(L, rc, switch (rc) {
-            c.PANTO_ERR_STATE => "only a turn that failed when opening the provider call (an HTTP error answer, a connection failure) can be reopened",
-            c.PANTO_ERR_BUSY => "another stream of the agent is unfinished: finish or close it first",
-            else => "the stream cannot be reopened",
-        });
-        return c.lua_error(L);
-    }
+    if (rc < 0) pushStreamError(L, handle, rc);
+    doneWith(s);
+    if (rc < 0) return c.lua_error(L);
     s.phase = .open;
     c.lua_pushnil(L);
     _ = c.lua_setiuservalue(L, 1, uv_error);
@@ -462,13 +520,12 @@ fn streamToString(L: State) callconv(.c) c_int {
     const s = toStream(L, 1);
     switch (s.phase) {
         .closed => _ = c.lua_pushstring(L, "panto.Stream (closed)"),
-        .open => _ = c.lua_pushfstring(L, "panto.Stream (%p)", @as(*const anyopaque, s.handle.?)),
+        .open => _ = c.lua_pushfstring(L, "panto.Stream (%p)", @as(*const anyopaque, s)),
         .done => _ = c.lua_pushfstring(L, "panto.Stream (%p, done)", @as(*const anyopaque, s)),
         .failed => _ = c.lua_pushfstring(L, "panto.Stream (%p, failed)", @as(*const anyopaque, s)),
     }
     return 1;
 }
-
 
 const meta = [_]c.luaL_Reg{
     h.reg("__gc", streamClose),
@@ -482,6 +539,7 @@ const methods = [_]c.luaL_Reg{
     h.reg("submit_tool_result", streamSubmit),
     h.reg("cancel", streamCancel),
     h.reg("cancel_after", streamCancelAfter),
+    h.reg("close_after", streamCloseAfter),
     h.reg("reopen", streamReopen),
     h.reg("close", streamClose),
     h.reg_end,

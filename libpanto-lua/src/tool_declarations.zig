@@ -21,16 +21,15 @@ const Writer = json.Writer;
 const newWriter = json.newWriter;
 const pushWritten = json.pushWritten;
 const writeString = json.writeString;
-const writeStringOrFail = json.writeStringOrFail;
 const writeNumber = json.writeNumber;
 const writeValue = json.writeValue;
 const arrayLength = json.arrayLength;
+const emptyTable = json.emptyTable;
 const sortedKeys = json.sortedKeys;
 
-const tool_keys = [_][]const u8{ "name", "description", "params", "schema", "capabilities", "handler" };
 const param_keys = [_][]const u8{ "type", "description", "required", "default", "enum", "items", "params", "minimum", "maximum" };
 
-pub fn keyList(comptime keys: []const []const u8) []const u8 {
+fn keyList(comptime keys: []const []const u8) []const u8 {
     comptime {
         var s: []const u8 = "";
         for (keys, 0..) |k, i| s = s ++ (if (i == 0) "" else ", ") ++ k;
@@ -38,13 +37,13 @@ pub fn keyList(comptime keys: []const []const u8) []const u8 {
     }
 }
 
-pub fn isOneOf(name: []const u8, comptime keys: []const []const u8) bool {
+fn isOneOf(name: []const u8, comptime keys: []const []const u8) bool {
     inline for (keys) |k| if (std.mem.eql(u8, k, name)) return true;
     return false;
 }
 
 /// Refuses keys of the table at `idx` that are not in `keys`.
-pub fn checkKeys(L: State, idx_: c_int, comptime keys: []const []const u8, where: ?*const Where) void {
+fn checkKeys(L: State, idx_: c_int, comptime keys: []const []const u8, where: ?*const Where) void {
     const idx = c.lua_absindex(L, idx_);
     c.lua_pushnil(L);
     while (c.lua_next(L, idx) != 0) {
@@ -54,36 +53,6 @@ pub fn checkKeys(L: State, idx_: c_int, comptime keys: []const []const u8, where
         if (!isOneOf(k, keys)) fail(L, where, "unknown key '{s}' (the keys are " ++ keyList(keys) ++ ")", .{k});
         pop(L, 1);
     }
-}
-
-/// The rule of panto's core (libpanto/src/tools.zig): 1 to 64 letters, digits, '_' or '-'.
-fn validToolName(name: []const u8) bool {
-    if (name.len == 0 or name.len > 64) return false;
-    for (name) |ch| if (!(std.ascii.isAlphanumeric(ch) or ch == '_' or ch == '-')) return false;
-    return true;
-}
-
-/// Writes the list of strings at `idx` (a sequence; empty is allowed) as a JSON array.
-pub fn writeStringList(L: State, w: *Writer, idx_: c_int, where: ?*const Where, what: []const u8) void {
-    const idx = c.lua_absindex(L, idx_);
-    if (c.lua_type(L, idx) != c.LUA_TTABLE) fail(L, where, "{s} must be a list of strings, got a {s}", .{ what, typeName(L, idx) });
-    const n: usize = @intCast(c.lua_rawlen(L, idx));
-    var count: usize = 0;
-    c.lua_pushnil(L);
-    while (c.lua_next(L, idx) != 0) {
-        count += 1;
-        pop(L, 1);
-    }
-    if (count != n) fail(L, where, "{s} must be a list of strings (a sequence)", .{what});
-    w.write(L, "[");
-    for (1..n + 1) |i| {
-        if (i > 1) w.write(L, ",");
-        if (c.lua_rawgeti(L, idx, @intCast(i)) != c.LUA_TSTRING)
-            fail(L, where, "{s} must be a list of strings, got a {s} in it", .{ what, typeName(L, -1) });
-        writeStringOrFail(L, w, toSlice(L, -1), where, what);
-        pop(L, 1);
-    }
-    w.write(L, "]");
 }
 
 const ParamType = enum { string, integer, number, boolean, array, object };
@@ -102,14 +71,6 @@ fn hasType(L: State, idx: c_int, t: ParamType) bool {
         .array => c.lua_type(L, idx) == c.LUA_TTABLE and (arrayLength(L, idx) != null or emptyTable(L, idx)),
         .object => c.lua_type(L, idx) == c.LUA_TTABLE and arrayLength(L, idx) == null,
     };
-}
-
-pub fn emptyTable(L: State, idx_: c_int) bool {
-    const idx = c.lua_absindex(L, idx_);
-    c.lua_pushnil(L);
-    if (c.lua_next(L, idx) == 0) return true;
-    pop(L, 2);
-    return false;
 }
 
 fn writeTypedValue(L: State, w: *Writer, idx: c_int, t: ParamType, where: *const Where, what: []const u8) void {
@@ -139,7 +100,7 @@ fn writeProperties(L: State, w: *Writer, idx_: c_int, where: *const Where) void 
     for (names, 0..) |name, i| {
         if (i > 0) w.write(L, ",");
         const pw: Where = .{ .parent = where, .label = "parameter", .name = name };
-        writeStringOrFail(L, w, name, &pw, "the name");
+        writeString(L, w, name);
         w.write(L, ":");
         pushSlice(L, name);
         _ = c.lua_rawget(L, idx);
@@ -156,7 +117,7 @@ fn writeProperties(L: State, w: *Writer, idx_: c_int, where: *const Where) void 
         if (!required) continue;
         w.write(L, if (first) ",\"required\":[" else ",");
         first = false;
-        _ = writeString(L, w, name);
+        writeString(L, w, name);
     }
     if (!first) w.write(L, "]");
     pop(L, 1); // the names
@@ -173,7 +134,7 @@ fn writeParam(L: State, w: *Writer, idx_: c_int, where: *const Where, top: bool)
         const name = toSlice(L, idx);
         _ = std.meta.stringToEnum(ParamType, name) orelse fail(L, where, "unknown type '{s}' (the types are " ++ types ++ ")", .{name});
         w.write(L, "{\"type\":");
-        _ = writeString(L, w, name);
+        writeString(L, w, name);
         w.write(L, "}");
         return;
     }
@@ -193,7 +154,7 @@ fn writeParam(L: State, w: *Writer, idx_: c_int, where: *const Where, top: bool)
         c.LUA_TNIL => {},
         c.LUA_TSTRING => {
             w.write(L, ",\"description\":");
-            writeStringOrFail(L, w, toSlice(L, -1), where, "'description'");
+            writeString(L, w, toSlice(L, -1));
         },
         else => fail(L, where, "'description' must be a string, got a {s}", .{typeName(L, -1)}),
     }
@@ -274,53 +235,55 @@ fn writeParam(L: State, w: *Writer, idx_: c_int, where: *const Where, top: bool)
     w.write(L, "}");
 }
 
-/// Checks the tool table at `idx` and writes its spec (the JSON object of
-/// panto_agent_add_tool). Raises "tool 'NAME': ..." on a bad declaration. Leaves the stack as
-/// it found it.
+/// The keys of a tool table that are Lua's own: `params` and `schema` become the spec's
+/// `input_schema`, `handler` stays in Lua. Every other key goes into the spec as it is, and
+/// panto judges the spec (its name rule, its keys, the schema's shape).
+const sugar_keys = [_][]const u8{ "params", "schema", "handler" };
+
+/// Writes the spec of the tool table at `idx` (the JSON object of panto_tools_add and
+/// panto_agent_add_tool). Raises "tool 'NAME': ..." on what cannot become a spec: a bad
+/// `params` declaration, a value JSON cannot hold, a handler that is not callable. Leaves the
+/// stack as it found it.
 fn writeToolSpec(L: State, w: *Writer, idx_: c_int) void {
     const idx = c.lua_absindex(L, idx_);
     if (c.lua_type(L, idx) != c.LUA_TTABLE)
         fail(L, null, "a tool must be a table {{name=, description=, params=, handler=}}, got a {s}", .{typeName(L, idx)});
-    if (field(L, idx, "name") != c.LUA_TSTRING)
-        fail(L, null, "a tool needs a string 'name', got a {s}", .{typeName(L, -1)});
-    const name = toSlice(L, -1);
-    if (!validToolName(name))
-        fail(L, null, "tool name '{s}' must be 1 to 64 letters, digits, '_' or '-'", .{name});
+    // The name, for messages only; it stays alive in the table.
+    const name = if (field(L, idx, "name") == c.LUA_TSTRING) toSlice(L, -1) else "";
+    pop(L, 1);
     const where: Where = .{ .label = "tool", .name = name };
-    checkKeys(L, idx, &tool_keys, &where);
-    w.write(L, "{\"name\":");
-    _ = writeString(L, w, name);
-    pop(L, 1);
-
-    switch (field(L, idx, "description")) {
-        c.LUA_TNIL => {},
-        c.LUA_TSTRING => {
-            w.write(L, ",\"description\":");
-            writeStringOrFail(L, w, toSlice(L, -1), &where, "'description'");
-        },
-        else => fail(L, &where, "'description' must be a string, got a {s}", .{typeName(L, -1)}),
+    const keys = sortedKeys(L, idx, &where, "the keys of a tool"); // pushes a box
+    w.write(L, "{");
+    var first = true;
+    for (keys) |k| {
+        if (isOneOf(k, &sugar_keys)) continue;
+        if (!first) w.write(L, ",");
+        first = false;
+        writeString(L, w, k);
+        w.write(L, ":");
+        pushSlice(L, k);
+        _ = c.lua_rawget(L, idx);
+        const kw: Where = .{ .parent = &where, .label = "key", .name = k };
+        json.writeField(L, w, k, -1, &kw);
+        pop(L, 1);
     }
-    pop(L, 1);
 
     const params_type = field(L, idx, "params");
     const schema_type = field(L, idx, "schema");
     if (params_type != c.LUA_TNIL and schema_type != c.LUA_TNIL) fail(L, &where, "give 'params' or 'schema', not both", .{});
+    if (schema_type != c.LUA_TNIL or params_type != c.LUA_TNIL) w.write(L, if (first) "\"input_schema\":" else ",\"input_schema\":");
     switch (schema_type) {
         c.LUA_TNIL => {},
         c.LUA_TSTRING => {
             const text = toSlice(L, -1);
-            // No Lua call between the allocation and its free: validate frees on return.
+            // One JSON value, so that the text cannot add keys to the spec. No Lua call
+            // between the allocation and its free: validate frees on return.
             const ok = std.json.validate(gpa, text) catch fail(L, &where, "not enough memory", .{});
             if (!ok) fail(L, &where, "'schema' is not valid JSON", .{});
-            const first = std.mem.trimStart(u8, text, " \t\r\n");
-            if (first.len == 0 or first[0] != '{') fail(L, &where, "'schema' must be a JSON object", .{});
-            w.write(L, ",\"input_schema\":");
             w.write(L, text);
         },
         c.LUA_TTABLE => {
-            if (arrayLength(L, -1) != null) fail(L, &where, "'schema' must be a JSON object, not an array", .{});
             const sw: Where = .{ .parent = &where, .label = "schema" };
-            w.write(L, ",\"input_schema\":");
             writeValue(L, w, -1, 0, &sw);
         },
         else => fail(L, &where, "'schema' must be a JSON Schema (a table or JSON text), got a {s}", .{typeName(L, -1)}),
@@ -329,7 +292,7 @@ fn writeToolSpec(L: State, w: *Writer, idx_: c_int) void {
     switch (params_type) {
         c.LUA_TNIL => {},
         c.LUA_TTABLE => {
-            w.write(L, ",\"input_schema\":{\"type\":\"object\",");
+            w.write(L, "{\"type\":\"object\",");
             writeProperties(L, w, -1, &where);
             w.write(L, "}");
         },
@@ -337,16 +300,11 @@ fn writeToolSpec(L: State, w: *Writer, idx_: c_int) void {
     }
     pop(L, 1);
 
-    if (field(L, idx, "capabilities") != c.LUA_TNIL) {
-        w.write(L, ",\"capabilities\":");
-        writeStringList(L, w, -1, &where, "'capabilities'");
-    }
-    pop(L, 1);
-
     if (field(L, idx, "handler") != c.LUA_TNIL and !isCallable(L, -1))
         fail(L, &where, "'handler' must be a function (or callable), got a {s}", .{typeName(L, -1)});
     pop(L, 1);
     w.write(L, "}");
+    pop(L, 1); // the keys
 }
 
 /// toolSpec(tool) -> spec JSON, name, handler (or nil). Raises on a bad declaration.
@@ -360,6 +318,17 @@ pub fn toolSpec(L: State) callconv(.c) c_int {
     return 3;
 }
 
+/// Records the handler of the tool table at `tool`, if it has one, under its name in the table
+/// at `handlers`. A name that is not a string is panto's to refuse: nothing is recorded.
+pub fn recordHandler(L: State, tool: c_int, handlers: c_int) void {
+    const t = c.lua_absindex(L, tool);
+    if (field(L, t, "name") == c.LUA_TSTRING and field(L, t, "handler") != c.LUA_TNIL) {
+        c.lua_rawset(L, handlers);
+        return;
+    }
+    pop(L, 2);
+}
+
 /// Writes the tools of the sequence at `idx` as a JSON array of specs; with `handlers`
 /// (a table index, or 0), records each handler under its tool's name.
 pub fn writeToolArray(L: State, w: *Writer, idx_: c_int, handlers: c_int) void {
@@ -370,13 +339,22 @@ pub fn writeToolArray(L: State, w: *Writer, idx_: c_int, handlers: c_int) void {
         if (i > 1) w.write(L, ",");
         _ = c.lua_rawgeti(L, idx, @intCast(i));
         writeToolSpec(L, w, -1);
-        if (handlers != 0 and field(L, -1, "handler") != c.LUA_TNIL) {
-            _ = field(L, -2, "name");
-            c.lua_rotate(L, -2, 1);
-            c.lua_rawset(L, handlers);
-        } else if (handlers != 0) pop(L, 1);
+        if (handlers != 0) recordHandler(L, -1, handlers);
         pop(L, 1);
     }
     w.write(L, "]");
 }
 
+
+/// The PantoToolFormat named by the string at `idx` ("panto", "anthropic", "openai"), or 0
+/// for another name, which panto refuses with PANTO_ERR_INVALID_ARGUMENT.
+pub fn formatOf(L: State, idx: c_int) c_int {
+    const name = std.mem.span(c.luaL_checklstring(L, idx, null));
+    const formats = .{
+        .{ "panto", c.PANTO_TOOL_FORMAT_PANTO },
+        .{ "anthropic", c.PANTO_TOOL_FORMAT_ANTHROPIC },
+        .{ "openai", c.PANTO_TOOL_FORMAT_OPENAI },
+    };
+    inline for (formats) |f| if (std.mem.eql(u8, name, f[0])) return f[1];
+    return 0;
+}
