@@ -36,6 +36,7 @@ test-zig:
 test-c:
 	@mkdir -p build
 	cc $(CSTRICT) -pthread -Iinclude tests/c/test_api.c -L$(LIB) -lpanto -Wl,-rpath,$(LIB) -o build/test_api
+	g++ -std=c++20 -Wall -Werror -pedantic -Iinclude -fsyntax-only tests/c/header_cpp.cpp
 	build/test_api
 	OPTIMIZE=$(OPTIMIZE) tests/c/test_install.sh
 

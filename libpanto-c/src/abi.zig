@@ -63,6 +63,9 @@ pub const EventKind = enum(i32) {
     provider_retry = 10,
 };
 
+/// PantoToolFormat: the core's export formats, whose values are the header's.
+pub const ToolFormat = panto.tools.Format;
+
 pub const String = extern struct {
     ptr: ?[*]const u8 = null,
     len: usize = 0,
@@ -196,5 +199,5 @@ test "the Zig types match include/panto.h" {
     try expectEnumMatches(c, EventKind, "PANTO_EVENT_");
     try expectEnumMatches(c, panto.BlockKind, "PANTO_BLOCK_");
     try expectEnumMatches(c, panto.StopReason, "PANTO_STOP_");
-    try expectEnumMatches(c, panto.tools.Format, "PANTO_TOOL_FORMAT_");
+    try expectEnumMatches(c, ToolFormat, "PANTO_TOOL_FORMAT_");
 }

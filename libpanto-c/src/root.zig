@@ -5,6 +5,7 @@ const panto = @import("panto");
 const abi = @import("abi.zig");
 const names = @import("names.zig");
 const CallError = @import("call_error.zig").CallError;
+const StreamHandle = @import("stream_handle.zig").StreamHandle;
 
 pub const Status = abi.Status;
 pub const PantoEvent = abi.Event;
@@ -37,28 +38,8 @@ pub const PantoAgent = struct {
     }
 };
 
-/// The object behind `PantoStream*`: the core stream, and the detail of the last stream call
-/// that failed since the turn's own failure.
-pub const PantoStream = struct {
-    stream: *panto.Stream,
-    call_error: CallError = .{},
-
-    fn setError(h: *PantoStream, status: abi.Status, message: []const u8) c_int {
-        return h.call_error.set(status, message);
-    }
-
-    /// A next call failed: the turn's failure is now the most recent (its detail is on the
-    /// core stream); or it returned RESULT_PENDING, which changes nothing.
-    fn nextFailed(h: *PantoStream, err: anytype) c_int {
-        return switch (err) {
-            error.ResultPending => code(.result_pending), // (not a failure: nothing changed)
-            else => |e| {
-                _ = h.call_error.clear();
-                return code(.fromTurnError(e));
-            },
-        };
-    }
-};
+/// The object behind `PantoStream*` (stream_handle.zig).
+pub const PantoStream = StreamHandle;
 
 /// The object behind `PantoTools*`: a tool set without an agent.
 pub const PantoTools = struct {
@@ -172,16 +153,14 @@ pub export fn panto_agent_run(agent: ?*PantoAgent, input: ?*const abi.Input, out
     const fields = abi.readSized(abi.Input, in, "text") orelse
         return h.setError(.invalid_argument, "input.size is too small: initialise it with PANTO_INPUT_INIT");
     const text = fields.text.bytes() orelse return h.setError(.invalid_argument, "input.text.ptr is NULL but its len is not 0");
-    const wrapper = gpa.create(PantoStream) catch return h.setError(.out_of_memory, "out of memory");
-    const s = a.run(text) catch |err| {
-        gpa.destroy(wrapper);
-        return switch (err) {
-            error.Busy => h.setError(.busy, "the agent already has an unfinished stream; free it first"),
-            error.OutOfMemory => h.setError(.out_of_memory, "out of memory"),
-        };
+    const s = a.run(text) catch |err| return switch (err) {
+        error.Busy => h.setError(.busy, "the agent already has an unfinished stream; free it first"),
+        error.OutOfMemory => h.setError(.out_of_memory, "out of memory"),
     };
-    wrapper.* = .{ .stream = s };
-    out.* = wrapper;
+    out.* = StreamHandle.create(s) catch {
+        s.close(); // (the user message stays, as for a turn freed before its first event)
+        return h.setError(.out_of_memory, "out of memory");
+    };
     return h.clearError();
 }
 
@@ -309,6 +288,11 @@ pub export fn panto_stream_submit_tool_result(stream: ?*PantoStream, result: ?*c
 
 pub export fn panto_next_event(stream: ?*PantoStream, ev: ?*PantoEvent) c_int {
     const h = stream orelse return code(.invalid_argument);
+    h.enter();
+    return h.leave(nextEvent(h, ev));
+}
+
+inline fn nextEvent(h: *PantoStream, ev: ?*PantoEvent) c_int {
     const out = ev orelse return h.setError(.invalid_argument, "ev is NULL");
     if (out.size < @offsetOf(PantoEvent, "index")) return h.setError(.invalid_argument, "ev.size is too small: initialise it with PANTO_EVENT_INIT");
     const event = (h.stream.nextRef() catch |err| return h.nextFailed(err)) orelse return code(.done);
@@ -322,6 +306,17 @@ pub export fn panto_next_events(stream: ?*PantoStream, events: ?[*]PantoEvent, c
     if (out_count) |c| c.* = 0;
     if (out_strings) |o| o.* = .{};
     const h = stream orelse return code(.invalid_argument);
+    h.enter();
+    const status = h.leave(nextEvents(h, events, capacity, out_count, out_strings));
+    if (status == code(.canceled)) {
+        // Freed meanwhile: the batch read is gone with the stream.
+        if (out_count) |c| c.* = 0;
+        if (out_strings) |o| o.* = .{};
+    }
+    return status;
+}
+
+fn nextEvents(h: *PantoStream, events: ?[*]PantoEvent, capacity: usize, out_count: ?*usize, out_strings: ?*PantoString) c_int {
     const count = out_count orelse return h.setError(.invalid_argument, "out_count is NULL");
     const s = h.stream;
     const array = events orelse return h.setError(.invalid_argument, "events is NULL");
@@ -443,12 +438,11 @@ pub export fn panto_stream_error(stream: ?*const PantoStream, out_error: ?*Panto
 
 pub export fn panto_stream_free(stream: ?*PantoStream) void {
     const h = stream orelse return;
-    h.stream.destroy();
-    h.call_error.deinit();
-    gpa.destroy(h);
+    h.free();
 }
 
 test {
     _ = abi;
     _ = names;
+    _ = @import("stream_handle.zig");
 }

@@ -125,10 +125,26 @@ pub const Stream = struct {
         };
     }
 
-    /// Frees the stream and closes its connection. A turn freed before it ended commits no
-    /// assistant message; its user message stays in the conversation. The agent may have been
-    /// released already: then this frees it too.
+    /// Ends the turn by the close policy, then frees the stream. A turn not yet over is
+    /// canceled and ends as `next()` would end it then (see `abort`): what the user saw of the
+    /// message stays in the conversation marked aborted, unanswered tool calls get an error
+    /// result, and the agent can run the next turn. The agent may have been released
+    /// already: then this frees it too. Not while another thread is in a call on the stream
+    /// (the C ABI's panto_stream_free allows that: libpanto-c/src/stream_handle.zig).
+    pub fn close(s: *Stream) void {
+        if (s.state != .done and s.state != .failed) {
+            s.cancel();
+            s.abort() catch {}; // (its error is the one next() would return: Canceled)
+        }
+        s.release();
+    }
+
+    /// The same as `close`.
     pub fn destroy(s: *Stream) void {
+        s.close();
+    }
+
+    fn release(s: *Stream) void {
         const gpa = s.agent.gpa;
         const agent = s.agent;
         s.closeConnection(.unread);

@@ -793,3 +793,33 @@ test "a stream that waits after a fast body holds no large buffer, nor does its 
         _ = try nextUntil(stream, .message_complete);
     }
 }
+
+test "closing an unfinished turn keeps what was read, aborted; a pending tool call gets an error result" {
+    var server: TestServer = undefined;
+    try server.startMany(.{}, &.{ .{ .body = tool_message }, .{} });
+    defer server.stop();
+    const agent = try toolAgent(server.port, &.{"search"}, 10);
+    defer agent.deinit();
+
+    // Closed after the first delta: the second, decoded from the same read, was not seen.
+    var stream = try agent.run("hi");
+    try std.testing.expectEqualStrings("h\xc3\xa9llo ", (try nextUntil(stream, .content_delta)).content_delta.text);
+    stream.close();
+    const aborted = agent.conversation.messages.items[1];
+    try std.testing.expectEqual(.aborted, aborted.stop_reason);
+    try std.testing.expectEqual(@as(usize, 1), aborted.blocks.len);
+    try std.testing.expectEqualStrings("h\xc3\xa9llo ", aborted.blocks[0].text);
+
+    // Closed while a tool result is awaited: the call is answered with an error.
+    stream = try agent.run("find x"); // not busy
+    _ = try nextUntil(stream, .tool_call_start);
+    stream.close();
+    const messages = agent.conversation.messages.items;
+    try std.testing.expectEqual(@as(usize, 5), messages.len); // + user, assistant (tool_use), user (result)
+    try std.testing.expect(messages[4].blocks[0].is_error);
+
+    // The agent runs the next turn.
+    stream = try agent.run("again");
+    defer stream.close();
+    try std.testing.expectEqual(.end_turn, (try nextUntil(stream, .message_complete)).message_complete.stop_reason);
+}

@@ -6,7 +6,11 @@
  * errors of panto_stream_submit_tool_result around a host tool call, PROVIDER_RETRY events,
  * panto_agent_set_config (applied, refused with nothing changed, busy), panto_stream_cancel
  * from another thread while panto_next_event is blocked (on a stalled socket, in a retry's
- * wait), panto_stream_reopen (STATE, BUSY, after an HTTP 400) and redacted thinking sent back.
+ * wait), panto_stream_reopen (STATE, BUSY, after an HTTP 400), redacted thinking sent back;
+ * ABI v3: PantoString inputs and their argument errors, the detail a failed stream call
+ * leaves on the stream, tool sets (panto_tools_*), the text policy (NUL kept, invalid UTF-8
+ * replaced), and the close policy: panto_stream_free after k deltas, while a tool result is
+ * awaited, and from another thread during a blocked panto_next_event(s).
  *
  * The turns that need a server talk to a tiny HTTP server forked by this program on
  * 127.0.0.1 (canned answers, one per connection, optionally stalling mid-body); it reports the
@@ -1686,6 +1690,7 @@ struct canceler {
     pthread_t thread;
     PantoStream *stream;
     long delay_ms;
+    int free; /* 1: panto_stream_free rather than panto_stream_cancel */
     int rc;
 };
 
@@ -1695,7 +1700,12 @@ static void *canceler_main(void *arg) {
     ts.tv_sec = c->delay_ms / 1000;
     ts.tv_nsec = (c->delay_ms % 1000) * 1000000L;
     nanosleep(&ts, NULL);
-    c->rc = panto_stream_cancel(c->stream);
+    if (c->free) {
+        panto_stream_free(c->stream);
+        c->rc = PANTO_OK;
+    } else {
+        c->rc = panto_stream_cancel(c->stream);
+    }
     return NULL;
 }
 
@@ -1708,6 +1718,7 @@ static int next_canceled_after(PantoStream *stream, long delay_ms, double *elaps
     int rc;
     c.stream = stream;
     c.delay_ms = delay_ms;
+    c.free = 0;
     c.rc = -999;
     if (pthread_create(&c.thread, NULL, canceler_main, &c) != 0) {
         CHECK(!"pthread_create");
@@ -2212,6 +2223,163 @@ static void test_batch_error_and_tool(void) {
     stop_server();
 }
 
+/* ---- The close policy: panto_stream_free of an unfinished turn ------------------------ */
+
+/* The conversation's assistant messages hold `text` once, as an aborted message. */
+static void check_aborted_with(PantoAgent *agent, const char *text, const char *absent) {
+    PantoString conv = {NULL, 0};
+    CHECK_RC(panto_agent_conversation(agent, &conv), PANTO_OK);
+    CHECK(count_in(conv, "\"assistant\"") == 1 && count_in(conv, "\"aborted\"") == 1);
+    CHECK(count_in(conv, text) == 1);
+    if (absent) CHECK(count_in(conv, absent) == 0);
+    if (n_failed) printf("    conversation: %.*s\n", (int)conv.len, conv.ptr);
+}
+
+/* Freed after some deltas, read one by one or in a batch whose unseen tail was given back:
+ * the deltas the caller saw stay, aborted, and the next turn sends them. */
+static void test_free_after_deltas(void) {
+    static const struct canned answers[] = {
+        {200, "text/event-stream", SSE_OK, NULL, 0},
+        {200, "text/event-stream", SSE_OK, NULL, 0},
+        {200, "text/event-stream", SSE_OK, NULL, 0},
+    };
+    PantoAgent *agent;
+    PantoStream *stream = NULL;
+    PantoEvent ev = PANTO_EVENT_INIT;
+    PantoEvent evs[8] = {PANTO_EVENT_INIT};
+    size_t n = 0, i;
+    int rc;
+
+    current_test = "free_after_deltas";
+    agent = serve(answers, 3, NULL);
+    if (!agent) return;
+    CHECK_RC(run_text(agent, "Hello", &stream), PANTO_OK);
+    while ((rc = panto_next_event(stream, &ev)) == PANTO_EVENT && ev.kind != PANTO_EVENT_CONTENT_DELTA) {}
+    CHECK(rc == PANTO_EVENT && pstr_eq(ev.text, "Hi"));
+    /* " there" arrived in the same read, decoded or not: it was not seen. */
+    panto_stream_free(stream);
+    check_aborted_with(agent, "\"Hi\"", "Hi there");
+
+    /* A batch: everything up to the first delta is kept, the rest given back. */
+    current_test = "free_after_deltas_batch";
+    CHECK_RC(run_text(agent, "Again", &stream), PANTO_OK);
+    n = 0;
+    while ((rc = panto_next_events(stream, evs, 8, &n, NULL)) == PANTO_EVENT) {
+        for (i = 0; i < n && evs[i].kind != PANTO_EVENT_CONTENT_DELTA; i++) {}
+        if (i < n) break;
+    }
+    CHECK(rc == PANTO_EVENT && i < n && pstr_eq(evs[i].text, "Hi"));
+    if (i + 1 < n) CHECK_RC(panto_stream_unread(stream, n - i - 1), PANTO_OK);
+    panto_stream_free(stream);
+    {
+        /* The two aborted messages, each "Hi" alone. */
+        PantoString conv = {NULL, 0};
+        CHECK_RC(panto_agent_conversation(agent, &conv), PANTO_OK);
+        CHECK(count_in(conv, "\"aborted\"") == 2 && count_in(conv, "\"Hi\"") == 2 && count_in(conv, "Hi there") == 0);
+    }
+
+    /* The agent runs the next turn, which sends both. */
+    current_test = "free_after_deltas_next_turn";
+    CHECK_RC(run_text(agent, "Third", &stream), PANTO_OK);
+    CHECK_RC(drain(stream), PANTO_DONE);
+    panto_stream_free(stream);
+    panto_agent_free(agent);
+    stop_server();
+    CHECK(request_count() == 3);
+    CHECK(count_in(request_body(2), "\"Hi\"") == 2);
+}
+
+/* Freed while a tool result is awaited: the call gets an error result, the agent runs on. */
+static void test_free_awaiting_result(void) {
+    static const struct canned answers[] = {
+        {200, "text/event-stream", SSE_TOOL, NULL, 0},
+        {200, "text/event-stream", SSE_OK, NULL, 0},
+    };
+    PantoAgent *agent;
+    PantoStream *stream = NULL;
+    PantoEvent ev = PANTO_EVENT_INIT;
+    PantoString conv = {NULL, 0};
+    int rc;
+
+    current_test = "free_awaiting_result";
+    agent = serve(answers, 2, NULL);
+    if (!agent) return;
+    CHECK_RC(add_tool(agent, WEATHER_TOOL), PANTO_OK);
+    CHECK_RC(run_text(agent, "Weather?", &stream), PANTO_OK);
+    while ((rc = panto_next_event(stream, &ev)) == PANTO_EVENT && ev.kind != PANTO_EVENT_TOOL_CALL_START) {}
+    CHECK(rc == PANTO_EVENT && ev.awaiting_result == 1);
+    panto_stream_free(stream);
+    CHECK_RC(panto_agent_conversation(agent, &conv), PANTO_OK);
+    CHECK(count_in(conv, "\"tool_call\"") == 1 && count_in(conv, "\"tool_result\"") == 1);
+    CHECK(count_in(conv, "canceled before this tool call finished") == 1);
+    CHECK_RC(run_text(agent, "Again", &stream), PANTO_OK); /* not busy */
+    CHECK_RC(drain(stream), PANTO_DONE);
+    panto_stream_free(stream);
+    panto_agent_free(agent);
+    stop_server();
+    CHECK(count_in(request_body(1), "toolu_t1") == 2); /* the call and its result */
+}
+
+/* Another thread frees the stream while this one is blocked in panto_next_event(s): the
+ * blocked call returns CANCELED promptly, the stream is released after it returned (this
+ * thread never touches it again), and the turn ends by the close policy. The turn's total
+ * timeout is the deadline: a free that does not end the blocked call fails with TIMEOUT. */
+static void free_while_blocked(int batch, const char *label) {
+    static const struct canned answers[] = {
+        {200, "text/event-stream", SSE_STALLED, NULL, sizeof SSE_PARTIAL_PREFIX - 1},
+        {200, "text/event-stream", SSE_OK, NULL, 0},
+    };
+    PantoAgent *agent;
+    PantoStream *stream = NULL;
+    PantoEvent ev = PANTO_EVENT_INIT;
+    PantoEvent evs[4] = {PANTO_EVENT_INIT};
+    size_t n = 99;
+    struct canceler freer;
+    int rc, deltas = 0;
+
+    current_test = label;
+    agent = serve(answers, 2, "\"timeouts\": {\"total_ms\": 20000}");
+    if (!agent) return;
+    CHECK_RC(run_text(agent, "Hello", &stream), PANTO_OK);
+    while (deltas == 0 && (rc = panto_next_event(stream, &ev)) == PANTO_EVENT)
+        deltas += ev.kind == PANTO_EVENT_CONTENT_DELTA;
+    CHECK(deltas == 1 && pstr_eq(ev.text, "Partial "));
+    freer.stream = stream;
+    freer.delay_ms = 100;
+    freer.free = 1;
+    freer.rc = -999;
+    if (pthread_create(&freer.thread, NULL, canceler_main, &freer) != 0) {
+        CHECK(!"pthread_create");
+        panto_stream_free(stream);
+        panto_agent_free(agent);
+        stop_server();
+        return;
+    }
+    /* The server holds the connection: this blocks until the other thread frees. */
+    if (batch) {
+        rc = panto_next_events(stream, evs, 4, &n, NULL);
+        CHECK(n == 0);
+    } else {
+        rc = panto_next_event(stream, &ev);
+    }
+    CHECK_RC(rc, PANTO_ERR_CANCELED);
+    stream = NULL; /* released now: never used again */
+    pthread_join(freer.thread, NULL);
+    CHECK_RC(freer.rc, PANTO_OK);
+    check_aborted_with(agent, "\"Partial \"", "rest");
+    CHECK_RC(run_text(agent, "Again", &stream), PANTO_OK); /* not busy */
+    CHECK_RC(drain(stream), PANTO_DONE);
+    panto_stream_free(stream);
+    panto_agent_free(agent);
+    stop_server();
+    CHECK(count_in(request_body(1), "Partial ") == 1);
+}
+
+static void test_free_while_blocked(void) {
+    free_while_blocked(0, "free_while_blocked");
+    free_while_blocked(1, "free_while_blocked_batch");
+}
+
 int main(void) {
     signal(SIGPIPE, SIG_IGN);
     test_versions();
@@ -2241,6 +2409,9 @@ int main(void) {
     test_batch_turns();
     test_batch_unread();
     test_batch_error_and_tool();
+    test_free_after_deltas();
+    test_free_awaiting_result();
+    test_free_while_blocked();
     printf("%d passed, %d failed\n", n_passed, n_failed);
     return n_failed ? 1 : 0;
 }

@@ -599,6 +599,10 @@ def load_case(folder: Path) -> Case:
             or not isinstance(on_error.get("reopen", False), bool)
         ):
             raise ValueError('on_error must be {"set_config": {...}, "reopen": true|false}')
+        if "end_early" in case.data:
+            check_end_early(case.data["end_early"], len(case.data["turns"]))
+        if not isinstance(case.data.get("print_conversation", False), bool):
+            raise ValueError("print_conversation must be true or false")
         if "tools" in case.data:
             check_tools(case.data["tools"])
         check_network_options(case.data)
@@ -616,11 +620,40 @@ def load_case(folder: Path) -> Case:
                 raise ValueError(f"replay file not found: {r['replay']}")
         lines = json_lines((folder / "expected.jsonl").read_text(encoding="utf-8"))
         case.expected = [json.loads(l) for l in lines if l.strip()]
+        conversation = None
+        if case.data.get("print_conversation"):
+            # The conversation line comes last, after the connections line.
+            if not case.expected or case.expected[-1].get("event") != "conversation":
+                raise ValueError('print_conversation: the last line of expected.jsonl must be {"event": "conversation", ...}')
+            conversation = case.expected.pop()
         if "expect_connections" in case.data:
             case.expected.append(connections_line(case.data["expect_connections"]))
+        if conversation is not None:
+            case.expected.append(conversation)
     except (OSError, ValueError) as e:
         case.problem = f"bad case: {e}"
     return case
+
+
+END_EARLY_WAYS = ("close_after_deltas", "drop_after_deltas", "free_blocked_after_ms")
+
+
+def check_end_early(end_early: Any, n_turns: int) -> None:
+    """`end_early`: {"turn": T (default 0), WAY: N} with one WAY of END_EARLY_WAYS (a count of
+    deltas from 1, or milliseconds). Raises ValueError when malformed."""
+    def count(v: Any) -> bool:
+        return isinstance(v, int) and not isinstance(v, bool) and v >= 0
+    if not isinstance(end_early, dict):
+        raise ValueError("end_early must be an object")
+    ways = [k for k in end_early if k in END_EARLY_WAYS]
+    if len(ways) != 1 or not set(end_early) <= {"turn", *END_EARLY_WAYS}:
+        raise ValueError(f'end_early must hold "turn" (optional) and one of {", ".join(END_EARLY_WAYS)}')
+    way = ways[0]
+    if not count(end_early[way]) or (way != "free_blocked_after_ms" and end_early[way] < 1):
+        raise ValueError(f"end_early.{way} must be a {'count from 1' if way != 'free_blocked_after_ms' else 'non-negative integer'}")
+    turn = end_early.get("turn", 0)
+    if not count(turn) or turn >= n_turns:
+        raise ValueError("end_early.turn must be the index of a turn")
 
 
 def connections_line(expect: Any) -> dict[str, Any]:

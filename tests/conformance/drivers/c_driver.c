@@ -11,7 +11,10 @@
  * result with panto_stream_submit_tool_result before reading on. With `cancel_after_ms`
  * a pthread cancels the first turn's stream (panto_stream_cancel) that long after
  * panto_agent_run, while the main thread is blocked in panto_next_events; with `on_error` it
- * calls panto_agent_set_config and panto_stream_reopen after a turn's first error. Exits 0
+ * calls panto_agent_set_config and panto_stream_reopen after a turn's first error; with
+ * `end_early` it closes the stream after K deltas (giving back the batch's unseen events
+ * first), or frees it from another thread while the main thread is blocked; with
+ * `print_conversation` it prints the conversation after the turns. Exits 0
  * whenever it printed a transcript (even one ending in an error), 2 when it could not run
  * (bad arguments, unreadable or malformed case).
  *
@@ -404,8 +407,8 @@ static void run_host_tool(PantoStream *stream, const PantoEvent *ev) {
 
 /* ---- Cancellation from another thread ------------------------------------------------ */
 
-/* A timer thread that cancels `stream` after `ms`, unless told to stop first (then it exits
- * at once, so joining it does not wait out the delay). */
+/* A timer thread that cancels `stream` after `ms` (or, with `free`, frees it), unless told to
+ * stop first (then it exits at once, so joining it does not wait out the delay). */
 typedef struct Canceler {
     pthread_t thread;
     pthread_mutex_t lock;
@@ -413,6 +416,8 @@ typedef struct Canceler {
     PantoStream *stream;
     long ms;
     int stop;
+    int free;  /* panto_stream_free rather than panto_stream_cancel */
+    int fired; /* the timer went off: with `free`, the stream is gone */
 } Canceler;
 
 static void *canceler_main(void *arg) {
@@ -429,15 +434,22 @@ static void *canceler_main(void *arg) {
     pthread_mutex_lock(&c->lock);
     while (!c->stop && rc != ETIMEDOUT) rc = pthread_cond_timedwait(&c->wake, &c->lock, &until);
     pthread_mutex_unlock(&c->lock);
-    /* The stream outlives this thread: the main thread joins it before freeing the stream. */
-    if (rc == ETIMEDOUT) panto_stream_cancel(c->stream);
+    if (rc != ETIMEDOUT) return NULL;
+    c->fired = 1; /* (read by the main thread after joining) */
+    /* Freeing from here while the main thread is blocked in panto_next_events is allowed: that
+     * call returns CANCELED and the stream is released once it returned. Canceling: the
+     * stream outlives this thread, the main thread joins it before freeing the stream. */
+    if (c->free) panto_stream_free(c->stream);
+    else panto_stream_cancel(c->stream);
     return NULL;
 }
 
-static int canceler_start(Canceler *c, PantoStream *stream, long ms) {
+static int canceler_start(Canceler *c, PantoStream *stream, long ms, int free_it) {
     c->stream = stream;
     c->ms = ms;
     c->stop = 0;
+    c->free = free_it;
+    c->fired = 0;
     pthread_mutex_init(&c->lock, NULL);
     pthread_cond_init(&c->wake, NULL);
     return pthread_create(&c->thread, NULL, canceler_main, c) == 0;
@@ -464,6 +476,10 @@ typedef struct Options {
     char *set_config;     /* on_error.set_config as JSON text, or NULL */
     int reopen;           /* on_error.reopen */
     int connections;      /* the case has "expect_connections": print the counters at the end */
+    enum { END_NONE, END_CLOSE, END_DROP, END_FREE_BLOCKED } end_early; /* "end_early" */
+    long end_turn;        /* the turn end_early applies to, from 0 */
+    long end_after;       /* its K deltas, or MS milliseconds */
+    int print_conversation; /* print the conversation after the turns */
 } Options;
 
 /* A line saying what a call made after an error returned: {"event": NAME, "code": C}. */
@@ -526,15 +542,43 @@ static int next_event(PantoStream *stream, Batch *b, const PantoEvent **ev) {
     return rc;
 }
 
+/* Closes the stream after the event just printed, as a binding's close does: the events of
+ * the batch not handed out are given back first, so the turn keeps only what was seen. */
+static void close_after_seen(PantoStream *stream, Batch *b, const char *line) {
+    if (b->i < b->n && panto_stream_unread(stream, b->n - b->i) != PANTO_OK) {
+        fputs("{\"event\": \"unread_failed\"", stdout);
+        end_line();
+    }
+    b->i = b->n = 0;
+    panto_stream_free(stream);
+    fputs("{\"event\": ", stdout);
+    put_cstr(line);
+    end_line();
+}
+
+/* The conversation after the turns: {"event": "conversation", "messages": [...]}. */
+static void print_conversation(PantoAgent *agent) {
+    PantoString json = {NULL, 0};
+    int rc = panto_agent_conversation(agent, &json);
+    if (rc < 0) {
+        print_agent_error(rc, agent);
+        return;
+    }
+    fputs("{\"event\": \"conversation\", \"messages\": ", stdout);
+    fwrite(json.ptr, 1, json.len, stdout);
+    end_line();
+}
+
 /* Runs one turn and prints its lines. Returns 0 to go on with the next turn, 1 to stop. */
-static int run_turn(PantoAgent *agent, const char *text, const Options *opt, int cancel_this) {
+static int run_turn(PantoAgent *agent, const char *text, const Options *opt, int cancel_this, int end_this) {
     PantoStream *stream = NULL;
     PantoInput input = PANTO_INPUT_INIT;
     static Batch batch;
     const PantoEvent *ev = &batch.evs[0];
     Canceler canceler;
-    int rc, canceling = 0, handled = 0, printed = 0;
-    long i;
+    int rc, canceling = 0, handled = 0, printed = 0, freeing = 0;
+    int end_kind = end_this ? (int)opt->end_early : END_NONE;
+    long i, deltas = 0;
 
     batch.n = batch.i = 0;
     input.text = panto_cstr(text);
@@ -544,8 +588,9 @@ static int run_turn(PantoAgent *agent, const char *text, const Options *opt, int
         panto_stream_free(stream);
         return 1;
     }
-    if (cancel_this && opt->cancel_after_ms >= 0) {
-        canceling = canceler_start(&canceler, stream, opt->cancel_after_ms);
+    if ((cancel_this && opt->cancel_after_ms >= 0) || end_kind == END_FREE_BLOCKED) {
+        freeing = end_kind == END_FREE_BLOCKED;
+        canceling = canceler_start(&canceler, stream, freeing ? opt->end_after : opt->cancel_after_ms, freeing);
         if (!canceling) {
             fputs("{\"event\": \"canceler_failed\"", stdout);
             end_line();
@@ -555,6 +600,25 @@ static int run_turn(PantoAgent *agent, const char *text, const Options *opt, int
         while ((rc = next_event(stream, &batch, &ev)) == PANTO_EVENT) {
             print_event(ev);
             if (ev->kind == PANTO_EVENT_TOOL_CALL_START && ev->awaiting_result) run_host_tool(stream, ev);
+            deltas += ev->kind == PANTO_EVENT_CONTENT_DELTA;
+            if ((end_kind == END_CLOSE || end_kind == END_DROP) && deltas == opt->end_after) {
+                if (canceling) canceler_join(&canceler);
+                close_after_seen(stream, &batch, end_kind == END_CLOSE ? "closed" : "dropped");
+                return 0;
+            }
+        }
+        if (freeing && canceling) {
+            /* Joined now: once it fired, the stream is gone. */
+            canceler_join(&canceler);
+            if (canceler.fired) {
+                /* Freed by the other thread: the blocked call's error is all there is (the
+                 * detail went with the stream). */
+                PantoError err = PANTO_ERROR_INIT;
+                err.type = panto_cstr(rc == PANTO_ERR_CANCELED ? "canceled_error" : "");
+                if (rc < 0) print_error(rc, &err);
+                return 0;
+            }
+            canceling = 0; /* joined */
         }
         if (rc >= 0 || !opt->on_error || handled) break;
         /* The turn's first error: print it, then change the config and reopen as asked. */
@@ -599,7 +663,7 @@ int main(int argc, char **argv) {
     char *text, *config = NULL;
     const char *root, *cfg, *cfg_end, *turns, *p, *case_tools, *problem, *member;
     size_t i;
-    Options opt = {1, -1, 0, 0, NULL, 0, 0};
+    Options opt = {1, -1, 0, 0, NULL, 0, 0, END_NONE, 0, 0, 0};
     long turn_index = 0;
     PantoAgent *agent = NULL;
     int rc, status = 0;
@@ -657,6 +721,28 @@ int main(int argc, char **argv) {
         opt.reopen = reopen && strncmp(reopen, "true", 4) == 0;
     }
     opt.connections = cj_member(root, "expect_connections") != NULL;
+    if ((member = cj_member(root, "end_early"))) {
+        static const char *const kinds[] = {"close_after_deltas", "drop_after_deltas", "free_blocked_after_ms"};
+        size_t k;
+        if (*member != '{' || !read_count(member, "turn", &opt.end_turn)) {
+            status = die("\"end_early\" is not an object with a \"turn\" index", argv[1]);
+            goto out;
+        }
+        for (k = 0; k < 3; k++) {
+            if (!cj_member(member, kinds[k])) continue;
+            if (!read_count(member, kinds[k], &opt.end_after)) {
+                status = die("an \"end_early\" count is not a non-negative integer", argv[1]);
+                goto out;
+            }
+            opt.end_early = k == 0 ? END_CLOSE : k == 1 ? END_DROP : END_FREE_BLOCKED;
+        }
+        if (opt.end_early == END_NONE) {
+            status = die("\"end_early\" names no way to end", argv[1]);
+            goto out;
+        }
+    }
+    member = cj_member(root, "print_conversation");
+    opt.print_conversation = member && strncmp(member, "true", 4) == 0;
     case_tools = cj_member(root, "tools");
     if (case_tools && (problem = read_tools(case_tools))) {
         status = die(problem, argv[1]);
@@ -696,7 +782,7 @@ int main(int argc, char **argv) {
             status = die("a turn holds a NUL character", argv[1]);
             goto out;
         }
-        stop = run_turn(agent, turn, &opt, turn_index == opt.cancel_turn);
+        stop = run_turn(agent, turn, &opt, turn_index == opt.cancel_turn, turn_index == opt.end_turn);
         turn_index++;
         free(turn);
         if (stop) break;
@@ -704,6 +790,7 @@ int main(int argc, char **argv) {
         if (*p == ',') p = cj_ws(p + 1);
     }
     if (opt.connections) print_connections(agent);
+    if (opt.print_conversation) print_conversation(agent);
 
 out:
     free(opt.set_config);

@@ -1,0 +1,79 @@
+//! The object behind `PantoStream*`: the core stream, the detail of the last stream call that
+//! failed, and the gate that lets panto_stream_free run on any thread, also while another
+//! thread is in panto_next_event(s) of the stream.
+//!
+//! The gate is one word. The thread reading events sets `in_call` as a call starts (a plain
+//! store: it alone writes that bit) and swaps the word to 0 as the call ends: one uncontended
+//! atomic a call, the only one on the per-event path. panto_stream_free cancels the turn (a
+//! blocked read returns at once), then sets `freed`: if a call is in progress, that call's
+//! end sees `freed`, releases the stream and returns PANTO_ERR_CANCELED; otherwise free
+//! releases it itself. Either way exactly one thread releases, after the last call returned.
+//! A call that only begins while free runs is the caller's race, as with any use after free.
+const std = @import("std");
+const panto = @import("panto");
+const abi = @import("abi.zig");
+const CallError = @import("call_error.zig").CallError;
+
+const gpa = std.heap.c_allocator;
+
+pub const StreamHandle = struct {
+    stream: *panto.Stream,
+    call_error: CallError = .{},
+    gate: std.atomic.Value(u32) = .init(0),
+
+    const in_call: u32 = 1;
+    const freed: u32 = 2;
+
+    pub fn create(stream: *panto.Stream) error{OutOfMemory}!*StreamHandle {
+        const h = try gpa.create(StreamHandle);
+        h.* = .{ .stream = stream };
+        return h;
+    }
+
+    pub fn setError(h: *StreamHandle, status: abi.Status, message: []const u8) c_int {
+        return h.call_error.set(status, message);
+    }
+
+    /// A next call failed: the turn's failure is now the most recent (its detail is on the
+    /// core stream); or it returned RESULT_PENDING, which changes nothing.
+    pub fn nextFailed(h: *StreamHandle, err: anytype) c_int {
+        return switch (err) {
+            error.ResultPending => @intFromEnum(abi.Status.result_pending), // (not a failure)
+            else => |e| {
+                _ = h.call_error.clear();
+                return @intFromEnum(abi.Status.fromTurnError(e));
+            },
+        };
+    }
+
+    /// A next call starts.
+    pub inline fn enter(h: *StreamHandle) void {
+        h.gate.store(in_call, .monotonic);
+    }
+
+    /// A next call ends with `status`, or, when the stream was freed meanwhile, releases it
+    /// and returns PANTO_ERR_CANCELED (what it read is not the caller's any more).
+    pub inline fn leave(h: *StreamHandle, status: c_int) c_int {
+        if (h.gate.swap(0, .acq_rel) & freed != 0) return h.releaseAfterCall();
+        return status;
+    }
+
+    noinline fn releaseAfterCall(h: *StreamHandle) c_int {
+        h.release();
+        return @intFromEnum(abi.Status.canceled);
+    }
+
+    /// panto_stream_free: from any thread (see the top of this file).
+    pub fn free(h: *StreamHandle) void {
+        h.stream.cancel();
+        if (h.gate.fetchOr(freed, .acq_rel) & in_call != 0) return; // its leave() releases
+        h.release();
+    }
+
+    /// Ends the turn by the close policy (Stream.close) and frees everything.
+    fn release(h: *StreamHandle) void {
+        h.stream.close();
+        h.call_error.deinit();
+        gpa.destroy(h);
+    }
+};
