@@ -1227,6 +1227,127 @@ test("stream:cancel() between events; closing an unfinished turn keeps what was 
   eq(msg.content[1].text, "One two ")
 end)
 
+-- Waits (with a deadline) until the agent has no unfinished stream: set_config{} says "busy"
+-- until then.
+local function wait_not_busy(agent)
+  local deadline = now() + 5
+  while true do
+    local ok, _, code = agent:set_config({})
+    if ok then return end
+    eq(code, "busy", "set_config code")
+    assert(now() < deadline, "the stream was not freed within 5 s")
+    os.execute("sleep 0.01")
+  end
+end
+
+test("close_after while blocked: the timer thread frees the stream, next() raises canceled", function()
+  emulator.load({ stalled_answer("Partial "), text_answer("Second answer.") })
+  -- idle_ms is the safety net: without the timer the turn ends in "timeout" after 5 s.
+  local agent <close> = new_agent({ timeouts = { idle_ms = 5000 } })
+  local stream = agent:run("Hello")
+  eq(stream:close_after(200), stream, "returns the stream")
+  local t0 = now()
+  local kinds, err = until_error(stream)
+  assert(now() - t0 < 2, "freed after " .. (now() - t0) .. " s")
+  eq(kinds, "message_start block_start content_delta", "kinds")
+  eq(err.code, "canceled", "code")
+  eq(err.type, "canceled_error", "type")
+  assert(rawequal(select(2, pcall(stream.next, stream)), err), "sticky")
+  -- The stream holds no handle any more: nothing to reopen, cancel, or answer.
+  eq(raises("turn is over", stream.reopen, stream).code, "state", "reopen")
+  eq(raises("turn is over", stream.submit_tool_result, stream, "x", "y").code, "no_such_call", "submit")
+  stream:cancel()
+  -- Freed, not just canceled: the agent runs the next turn with this stream still open.
+  local msg, n = last_message(agent)
+  eq(n, 2, "messages")
+  eq(msg.stop_reason, "aborted", "stop_reason")
+  eq(msg.content[1].text, "Partial ", "what was said stays")
+  local events = collect(agent:run("Again"))
+  eq(find(events, "block_complete").text, "Second answer.")
+  eq(emulator.requests()[2].body.messages[2].content[1].text, "Partial ", "sent back")
+  stream:close() -- the timer freed it: not freed twice
+  stream:close()
+  eq(tostring(stream), "panto.Stream (closed)")
+end)
+
+test("close_after firing between two next() calls: the next one raises canceled", function()
+  local answer = { message = { content = { { type = "text", text = "One two three.", deltas = { "One ", "two ", "three." } } } } }
+  emulator.load({ answer })
+  local agent <close> = new_agent()
+  local stream <close> = agent:run("first")
+  repeat local ev = stream:next() until ev.kind == "content_delta"
+  stream:close_after(0)
+  wait_not_busy(agent) -- the timer thread freed the stream
+  local _, err = until_error(stream)
+  eq(err.code, "canceled", "code")
+  eq(err.type, "canceled_error", "type")
+  assert(rawequal(select(2, pcall(stream.next, stream)), err), "sticky")
+  local msg = last_message(agent)
+  eq(msg.stop_reason, "aborted", "stop_reason")
+  eq(msg.content[1].text, "One ", "only what was delivered")
+end)
+
+test("close_after: close(), agent:close() and the collector disarm it; each stream freed once", function()
+  local agent <close> = new_agent()
+  local s = agent:run("x")
+  raises("30 days", s.close_after, s, -1)
+  s:close()
+  raises("closed panto%.Stream", s.close_after, s, 10)
+  local base = thread_count()
+  for _ = 1, 10 do agent:run("x"):close_after(60000):close() end
+  local pending = {}
+  for i = 1, 10 do pending[i] = new_agent():run("x"):close_after(60000) end
+  local other = new_agent()
+  local armed = other:run("x"):close_after(60000)
+  other:close()
+  eq(tostring(armed), "panto.Stream (closed)", "closed with its agent")
+  pending, armed = nil, nil
+  collectgarbage()
+  collectgarbage()
+  if base then eq(thread_count(), base, "the timers' threads were joined") end
+  -- The timer due while close() runs: exactly one of them frees the stream.
+  for _ = 1, 50 do
+    local r = agent:run("x")
+    r:close_after(0)
+    r:close()
+  end
+  -- A cancel timer replaced by a close timer; the stream left to the collector.
+  for _ = 1, 20 do new_agent():run("x"):cancel_after(60000):close_after(0) end
+  collectgarbage()
+  collectgarbage()
+  if base then eq(thread_count(), base, "the timers' threads were joined") end
+  wait_not_busy(agent)
+end)
+
+test("NUL bytes are characters: in a run's text and in tool results, by handler or by hand", function()
+  emulator.load({ tool_answer({ { "t1", "nul" }, { "t2", "manual" } }), text_answer("ok") })
+  local agent <close> = new_agent({ tools = { { name = "nul", handler = function() return "x\0y" end }, { name = "manual" } } })
+  local stream <close> = agent:run("a\0b")
+  local results = {}
+  for ev in stream:events() do
+    if ev.kind == "tool_call_start" and ev.name == "manual" then stream:submit_tool_result(ev.id, "p\0q") end
+    if ev.kind == "tool_result" then results[ev.id] = ev end
+  end
+  eq(results.t1.content, "x\0y", "handler result")
+  eq(results.t1.is_error, false, "not an error")
+  eq(results.t2.content, "p\0q", "result by hand")
+  local requests = emulator.requests()
+  local user = requests[1].body.messages[1].content
+  eq(type(user) == "table" and user[1].text or user, "a\0b", "the run's text sent")
+  local sent = anthropic_results(requests[2])
+  eq(sent.t1.content, "x\0y", "sent")
+  eq(sent.t2.content, "p\0q", "sent")
+  eq(json.decode(agent:conversation())[1].content[1].text, "a\0b", "in the conversation")
+end)
+
+test("invalid UTF-8 in a tool result is panto's to replace", function()
+  emulator.load({ tool_answer({ { "t1", "bytes" } }), text_answer("ok") })
+  local agent <close> = new_agent({ tools = { { name = "bytes", handler = function() return "a\255b" end } } })
+  local result = find(collect(agent:run("go")), "tool_result")
+  eq(result.content, "a\239\191\189b", "U+FFFD")
+  eq(result.is_error, false, "not an error")
+end)
+
 test("reopen after a 400 with set_config{thinking = 'off'}", function()
   emulator.load({ error_answer(400, "invalid_request_error", "thinking is not supported"), text_answer("Hello there.") })
   local agent <close> = new_agent({ thinking = "high" })
