@@ -94,6 +94,19 @@ fn buildConfig(L: State) callconv(.c) c_int {
     return 1;
 }
 
+/// Pushes the config JSON of the options table at `options` (buildConfig), and returns true;
+/// or, when it cannot be written, pushes nil, message, "config" and returns false.
+fn pushConfig(L: State, options: c_int, handlers: c_int) bool {
+    c.lua_pushvalue(L, options);
+    c.lua_pushvalue(L, handlers);
+    if (protectedCall(L, buildConfig, 2, 1)) return true;
+    if (c.lua_type(L, -1) != c.LUA_TSTRING) _ = c.lua_error(L); // memory error, say
+    c.lua_pushnil(L);
+    c.lua_rotate(L, -2, 1);
+    _ = c.lua_pushstring(L, c.panto_status_name(c.PANTO_ERR_CONFIG));
+    return false;
+}
+
 /// Creates an agent userdata at the top of the stack (handle not set yet).
 fn newAgentUserdata(L: State) *Agent {
     const a: *Agent = @ptrCast(@alignCast(c.lua_newuserdatauv(L, @sizeOf(Agent), 1).?));
@@ -108,15 +121,7 @@ fn agentNew(L: State) callconv(.c) c_int {
     c.luaL_checktype(L, 1, c.LUA_TTABLE);
     c.lua_settop(L, 1);
     c.lua_createtable(L, 0, 0); // 2: the handlers
-    c.lua_pushvalue(L, 1);
-    c.lua_pushvalue(L, 2);
-    if (!protectedCall(L, buildConfig, 2, 1)) {
-        if (c.lua_type(L, -1) != c.LUA_TSTRING) return c.lua_error(L); // memory error, say
-        c.lua_pushnil(L);
-        c.lua_rotate(L, -2, 1);
-        _ = c.lua_pushstring(L, c.panto_status_name(c.PANTO_ERR_CONFIG));
-        return 3;
-    }
+    if (!pushConfig(L, 1, 2)) return 3;
     const config = h.toPantoString(L, 3);
 
     // The userdata exists before the agent does, so that no error can leak the agent.
@@ -224,16 +229,9 @@ fn agentSetConfig(L: State) callconv(.c) c_int {
     const a = checkOpenAgent(L, 1);
     c.luaL_checktype(L, 2, c.LUA_TTABLE);
     c.lua_settop(L, 2);
-    c.lua_pushvalue(L, 2);
-    c.lua_pushnil(L); // no handlers: changes
-    if (!protectedCall(L, buildConfig, 2, 1)) {
-        if (c.lua_type(L, -1) != c.LUA_TSTRING) return c.lua_error(L); // memory error, say
-        c.lua_pushnil(L);
-        c.lua_rotate(L, -2, 1);
-        _ = c.lua_pushstring(L, c.panto_status_name(c.PANTO_ERR_CONFIG));
-        return 3;
-    }
-    const rc = c.panto_agent_set_config(a.handle, h.toPantoString(L, 3));
+    c.lua_pushnil(L); // 3: no handlers: changes
+    if (!pushConfig(L, 2, 3)) return 3;
+    const rc = c.panto_agent_set_config(a.handle, h.toPantoString(L, 4));
     if (rc < 0) return agentFailure(L, a, rc);
     c.lua_pushboolean(L, 1);
     return 1;
