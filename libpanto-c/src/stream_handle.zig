@@ -8,6 +8,8 @@
 //! blocked read returns at once), then sets `freed`: if a call is in progress, that call's
 //! end sees `freed`, releases the stream and returns PANTO_ERR_CANCELED; otherwise free
 //! releases it itself. Either way exactly one thread releases, after the last call returned.
+//! (A call that had already taken its events from the core when the free came returns
+//! CANCELED all the same; the message keeps those events, as a cancel just after them would.)
 //! A call that only begins while free runs is the caller's race, as with any use after free.
 const std = @import("std");
 const panto = @import("panto");
