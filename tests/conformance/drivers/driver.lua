@@ -147,6 +147,75 @@ local function turn_lines(agent, stream, on_error)
   end
 end
 
+-- Prints a turn's events, read with next(), until the K-th content_delta has been printed
+-- (then returns true) or the turn ended (its last line printed; returns false).
+local function lines_until_deltas(stream, k)
+  local deltas = 0
+  while true do
+    local line = step(stream)
+    emit(line)
+    if line.event == "done" or line.event == "error" then return false end
+    if line.event == "content_delta" then
+      deltas = deltas + 1
+      if deltas == k then return true end
+    end
+  end
+end
+
+-- Runs the turn and reads it until the K-th delta: the stream is only this function's, so
+-- no reference to it is left once it returns (nil when the turn could not start).
+local function run_then_drop(agent, text, k)
+  local ok, stream = pcall(agent.run, agent, text)
+  if not ok then
+    emit(error_line(stream))
+    return nil
+  end
+  return lines_until_deltas(stream, k)
+end
+
+-- A turn ended early (`end_early`, tests/conformance/README.md): the stream is gone after it,
+-- so the turn has no `done` and no `extra_next` lines. Returns false when the turn could not
+-- start (the case ends there).
+local function end_turn_early(agent, text, how)
+  if how.drop_after_deltas ~= nil then
+    local dropped = run_then_drop(agent, text, how.drop_after_deltas)
+    if dropped == nil then return false end
+    collectgarbage("collect")
+    collectgarbage("collect")
+    if dropped then emit({ event = "dropped" }) end
+    return true
+  end
+  local ok, stream = pcall(agent.run, agent, text)
+  if not ok then
+    emit(error_line(stream))
+    return false
+  end
+  local s <close> = stream
+  if how.close_after_deltas ~= nil then
+    -- The normal iterator (leaving its loop would close the stream as well).
+    local deltas = 0
+    for ev in s:events() do
+      emit(event_line(ev))
+      if ev.kind == "content_delta" then
+        deltas = deltas + 1
+        if deltas == how.close_after_deltas then
+          s:close()
+          emit({ event = "closed" })
+          return true
+        end
+      end
+    end
+    emit({ event = "done" })
+  elseif how.free_blocked_after_ms ~= nil then
+    -- The module's timer thread frees the stream while this thread is blocked in next().
+    s:close_after(how.free_blocked_after_ms)
+    repeat local line = step(s); emit(line) until line.event == "done" or line.event == "error"
+  else
+    error("unknown end_early " .. json.encode(how))
+  end
+  return true
+end
+
 local function main(case_path, base_url)
   if not case_path or not base_url then
     io.stderr:write("usage: lua5.4 driver.lua CASE_JSON BASE_URL\n")
@@ -167,23 +236,32 @@ local function main(case_path, base_url)
     emit({ event = "error", code = code, http_status = 0, type = "", message = message })
     return 0
   end
+  local end_early = case.end_early
+  local early_turn = end_early and (end_early.turn or 0) + 1
   for turn, text in ipairs(case.turns) do
-    local ok, stream = pcall(agent.run, agent, text)
-    if not ok then
-      emit(error_line(stream)) -- the turn could not start: the case ends here
-      break
+    if turn == early_turn then
+      if not end_turn_early(agent, text, end_early) then break end
+    else
+      local ok, stream = pcall(agent.run, agent, text)
+      if not ok then
+        emit(error_line(stream)) -- the turn could not start: the case ends here
+        break
+      end
+      local s <close> = stream
+      -- The module's timer thread cancels while this thread is blocked in next().
+      if turn == (case.cancel_turn or 0) + 1 and case.cancel_after_ms ~= nil then
+        s:cancel_after(case.cancel_after_ms)
+      end
+      turn_lines(agent, s, case.on_error)
+      for _ = 1, extra_next do emit(step(s)) end
     end
-    local s <close> = stream
-    -- The module's timer thread cancels while this thread is blocked in next().
-    if turn == (case.cancel_turn or 0) + 1 and case.cancel_after_ms ~= nil then
-      s:cancel_after(case.cancel_after_ms)
-    end
-    turn_lines(agent, s, case.on_error)
-    for _ = 1, extra_next do emit(step(s)) end
   end
   if case.expect_connections ~= nil then
     local counts = agent:connections()
     emit({ event = "connections", opened = counts.opened, reused = counts.reused })
+  end
+  if case.print_conversation then
+    emit({ event = "conversation", messages = json.decode(assert(agent:conversation())) })
   end
   return 0
 end

@@ -1,0 +1,313 @@
+//! panto.Agent: panto.Agent{...} builds the configuration JSON from the options table, and
+//! the methods run turns, register tools and read the conversation.
+
+const std = @import("std");
+const c = @import("c");
+const h = @import("helpers.zig");
+const errors = @import("errors.zig");
+const json = @import("json.zig");
+const decl = @import("tool_declarations.zig");
+const registry = @import("registry.zig");
+const stream = @import("stream.zig");
+
+const State = h.State;
+const Where = h.Where;
+const pop = h.pop;
+const pushSlice = h.pushSlice;
+const toSlice = h.toSlice;
+const slice = h.slice;
+const isNil = h.isNil;
+const isNoneOrNil = h.isNoneOrNil;
+const optBoolean = h.optBoolean;
+const protectedCall = h.protectedCall;
+const newWriter = json.newWriter;
+const pushWritten = json.pushWritten;
+const sortedKeys = json.sortedKeys;
+const writeToolArray = decl.writeToolArray;
+const newError = errors.newError;
+
+pub const tname: [*:0]const u8 = "panto.Agent";
+
+/// User value slot: the table tool name -> handler function.
+const uv_handlers = 1;
+
+pub const Agent = struct {
+    handle: ?*c.PantoAgent,
+    /// Its streams that hold a C handle: agent:close() closes them (as Python's close does).
+    streams: stream.List = .{},
+};
+
+fn toAgent(L: State, idx: c_int) *Agent {
+    return @ptrCast(@alignCast(c.luaL_checkudata(L, idx, tname).?));
+}
+
+fn checkOpenAgent(L: State, idx: c_int) *Agent {
+    const a = toAgent(L, idx);
+    if (a.handle == null) _ = c.luaL_error(L, "attempt to use a closed %s", tname);
+    return a;
+}
+
+fn closeAgent(a: *Agent) void {
+    a.streams.closeAll();
+    if (a.handle) |handle| {
+        a.handle = null;
+        c.panto_agent_free(handle);
+    }
+}
+
+/// Raises the agent's last error (after a failed panto_agent_run, say) as an error table.
+fn raiseAgentError(L: State, a: *Agent, rc: c_int) noreturn {
+    var err = newError();
+    _ = c.panto_agent_error(a.handle, &err);
+    errors.raise(L, &err, rc);
+}
+
+/// buildConfig(options, handlers) -> the JSON config of panto_agent_new (or, with
+/// `handlers` nil, the changes of panto_agent_set_config). The options table is written as
+/// it is and panto judges it (include/panto.h lists the keys), except `tools`: a list of tool
+/// tables or a panto.Registry, written as their specs, each handler recorded in `handlers`.
+/// Raises a message on what cannot be written as JSON.
+fn buildConfig(L: State) callconv(.c) c_int {
+    c.lua_settop(L, 2);
+    const keys = sortedKeys(L, 1, null, "option names"); // 3
+    const w = newWriter(L); // 4
+    w.write(L, "{");
+    for (keys, 0..) |k, i| {
+        if (i > 0) w.write(L, ",");
+        json.writeString(L, w, k);
+        w.write(L, ":");
+        pushSlice(L, k);
+        _ = c.lua_rawget(L, 1); // 5
+        if (std.mem.eql(u8, k, "tools")) {
+            const where: Where = .{ .label = "option 'tools'" };
+            registry.pushToolList(L, 5, &where);
+            writeToolArray(L, w, -1, if (isNil(L, 2)) 0 else 2);
+            pop(L, 1);
+        } else {
+            const where: Where = .{ .label = "option", .name = k };
+            json.writeField(L, w, k, 5, &where);
+        }
+        pop(L, 1);
+    }
+    w.write(L, "}");
+    pushWritten(L, w);
+    return 1;
+}
+
+/// Pushes the config JSON of the options table at `options` (buildConfig), and returns true;
+/// or, when it cannot be written, pushes nil, message, "config" and returns false.
+fn pushConfig(L: State, options: c_int, handlers: c_int) bool {
+    c.lua_pushvalue(L, options);
+    c.lua_pushvalue(L, handlers);
+    if (protectedCall(L, buildConfig, 2, 1)) return true;
+    if (c.lua_type(L, -1) != c.LUA_TSTRING) _ = c.lua_error(L); // memory error, say
+    c.lua_pushnil(L);
+    c.lua_rotate(L, -2, 1);
+    _ = c.lua_pushstring(L, c.panto_status_name(c.PANTO_ERR_CONFIG));
+    return false;
+}
+
+/// Creates an agent userdata at the top of the stack (handle not set yet).
+fn newAgentUserdata(L: State) *Agent {
+    const a: *Agent = @ptrCast(@alignCast(c.lua_newuserdatauv(L, @sizeOf(Agent), 1).?));
+    a.* = .{ .handle = null };
+    c.luaL_setmetatable(L, tname);
+    return a;
+}
+
+/// panto.Agent{provider=, model=, ..., tools=, capabilities=, max_tool_iterations=,
+/// read_tool=}: a new agent, or nil, message, "config" when the configuration is refused.
+fn agentNew(L: State) callconv(.c) c_int {
+    c.luaL_checktype(L, 1, c.LUA_TTABLE);
+    c.lua_settop(L, 1);
+    c.lua_createtable(L, 0, 0); // 2: the handlers
+    if (!pushConfig(L, 1, 2)) return 3;
+    const config = h.toPantoString(L, 3);
+
+    // The userdata exists before the agent does, so that no error can leak the agent.
+    const a = newAgentUserdata(L); // 4
+    c.lua_pushvalue(L, 2);
+    _ = c.lua_setiuservalue(L, 4, uv_handlers);
+    var handle: ?*c.PantoAgent = null;
+    const rc = c.panto_agent_new(config, &handle);
+    a.handle = handle;
+    if (rc >= 0 and handle != null) return 1;
+
+    c.lua_pushnil(L);
+    if (handle) |ah| {
+        var err = newError();
+        const code = c.panto_agent_error(ah, &err);
+        const msg = slice(err.message);
+        if (msg.len > 0) pushSlice(L, msg) else _ = c.lua_pushstring(L, c.panto_status_name(rc));
+        _ = c.lua_pushstring(L, c.panto_status_name(if (code != 0) code else rc));
+        closeAgent(a);
+    } else {
+        _ = c.lua_pushfstring(L, "cannot create the agent: %s", c.panto_status_name(rc));
+        _ = c.lua_pushstring(L, c.panto_status_name(rc));
+    }
+    return 3;
+}
+
+/// agent:run(text [, {run_tools = true}]): starts a turn and returns its stream. Raises a
+/// panto.Error (code "busy" while another stream of the agent is unfinished).
+fn agentRun(L: State) callconv(.c) c_int {
+    const a = checkOpenAgent(L, 1);
+    c.luaL_checktype(L, 2, c.LUA_TSTRING);
+    var run_tools = true;
+    if (!isNoneOrNil(L, 3)) {
+        c.luaL_checktype(L, 3, c.LUA_TTABLE);
+        c.lua_pushnil(L);
+        while (c.lua_next(L, 3) != 0) {
+            if (c.lua_type(L, -2) != c.LUA_TSTRING or !std.mem.eql(u8, toSlice(L, -2), "run_tools"))
+                _ = c.luaL_argerror(L, 3, "unknown option (the options are run_tools)");
+            if (c.lua_type(L, -1) != c.LUA_TBOOLEAN)
+                _ = c.luaL_argerror(L, 3, "run_tools must be a boolean");
+            run_tools = c.lua_toboolean(L, -1) != 0;
+            pop(L, 1);
+        }
+    }
+    c.lua_settop(L, 2);
+
+    _ = c.lua_getiuservalue(L, 1, uv_handlers); // 3
+    const s = stream.push(L, 1, 3, run_tools); // 4
+    // The text as it is, NUL bytes included: what it may hold is panto's to judge.
+    var input: c.PantoInput = .{ .size = @sizeOf(c.PantoInput), .reserved0 = 0, .text = h.toPantoString(L, 2) };
+    var handle: ?*c.PantoStream = null;
+    const rc = c.panto_agent_run(a.handle, &input, &handle);
+    if (handle) |sh| stream.attach(s, sh, &a.streams);
+    if (rc < 0) {
+        stream.release(s, .closed); // only if the library set it anyway
+        raiseAgentError(L, a, rc);
+    }
+    if (handle == null) return c.luaL_error(L, "panto_agent_run returned no stream");
+    return 1;
+}
+
+/// Returns nil, message, code from the agent's last error.
+fn agentFailure(L: State, a: *Agent, rc: c_int) c_int {
+    var err = newError();
+    const code = c.panto_agent_error(a.handle, &err);
+    c.lua_pushnil(L);
+    const msg = slice(err.message);
+    if (msg.len > 0) pushSlice(L, msg) else _ = c.lua_pushstring(L, c.panto_status_name(rc));
+    _ = c.lua_pushstring(L, c.panto_status_name(if (code != 0) code else rc));
+    return 3;
+}
+
+/// agent:conversation(): the conversation so far as a JSON string (an array of
+/// {"role", "content"} messages), or nil, message, code.
+fn agentConversation(L: State) callconv(.c) c_int {
+    const a = checkOpenAgent(L, 1);
+    var out = std.mem.zeroes(c.PantoString);
+    const rc = c.panto_agent_conversation(a.handle, &out);
+    if (rc < 0) return agentFailure(L, a, rc);
+    pushSlice(L, slice(out));
+    return 1;
+}
+
+/// agent:connections(): what the agent's connections did so far, as a table
+/// {opened = N, reused = N}: connections opened (TCP connections, and CONNECT tunnels through
+/// a proxy), and requests sent on a connection kept alive from an earlier request.
+fn agentConnections(L: State) callconv(.c) c_int {
+    const a = checkOpenAgent(L, 1);
+    var counts = std.mem.zeroes(c.PantoConnections);
+    counts.size = @sizeOf(c.PantoConnections);
+    const rc = c.panto_agent_connections(a.handle, &counts);
+    if (rc < 0) return agentFailure(L, a, rc);
+    c.lua_createtable(L, 0, 2);
+    c.lua_pushinteger(L, @intCast(counts.opened));
+    c.lua_setfield(L, -2, "opened");
+    c.lua_pushinteger(L, @intCast(counts.reused));
+    c.lua_setfield(L, -2, "reused");
+    return 1;
+}
+
+/// agent:set_config{...}: changes the options given (those of panto.Agent but `tools`).
+/// Returns true, or nil, message, code ("config": refused, nothing changed; "busy": a stream of
+/// the agent is unfinished).
+fn agentSetConfig(L: State) callconv(.c) c_int {
+    const a = checkOpenAgent(L, 1);
+    c.luaL_checktype(L, 2, c.LUA_TTABLE);
+    c.lua_settop(L, 2);
+    c.lua_pushnil(L); // 3: no handlers: changes
+    if (!pushConfig(L, 2, 3)) return 3;
+    const rc = c.panto_agent_set_config(a.handle, h.toPantoString(L, 4));
+    if (rc < 0) return agentFailure(L, a, rc);
+    c.lua_pushboolean(L, 1);
+    return 1;
+}
+
+/// agent:add_tool(tool): registers a tool (and its handler). Raises a panto.Error: code
+/// "config" for a bad declaration or a name already taken, "busy" during a turn.
+fn agentAddTool(L: State) callconv(.c) c_int {
+    const a = checkOpenAgent(L, 1);
+    c.luaL_checkany(L, 2);
+    c.lua_settop(L, 2);
+    c.lua_pushvalue(L, 2);
+    if (!protectedCall(L, decl.toolSpec, 1, 3)) errors.raiseConfigError(L);
+    // Stack: agent, tool, spec (3), name (4), handler (5).
+    const rc = c.panto_agent_add_tool(a.handle, h.toPantoString(L, 3));
+    if (rc < 0) raiseAgentError(L, a, rc);
+    if (!isNil(L, 5)) {
+        _ = c.lua_getiuservalue(L, 1, uv_handlers);
+        c.lua_pushvalue(L, 4);
+        c.lua_pushvalue(L, 5);
+        c.lua_rawset(L, -3);
+    }
+    return 0;
+}
+
+/// agent:tools(format [, only_allowed]): the agent's tools as a JSON array in `format`
+/// ("anthropic", "openai" or "panto"); raises a panto.Error for an unknown format.
+fn agentTools(L: State) callconv(.c) c_int {
+    const a = checkOpenAgent(L, 1);
+    const format = decl.formatOf(L, 2);
+    const only_allowed = optBoolean(L, 3);
+    var out = std.mem.zeroes(c.PantoString);
+    const rc = c.panto_agent_tools(a.handle, format, @intFromBool(only_allowed), &out);
+    if (rc < 0) raiseAgentError(L, a, rc);
+    pushSlice(L, slice(out));
+    return 1;
+}
+
+/// agent:close(), __close and __gc: closes the agent's streams, then frees the agent and lets
+/// go of the handlers. Safe to call more than once.
+fn agentClose(L: State) callconv(.c) c_int {
+    closeAgent(toAgent(L, 1));
+    c.lua_pushnil(L);
+    _ = c.lua_setiuservalue(L, 1, uv_handlers);
+    return 0;
+}
+
+fn agentToString(L: State) callconv(.c) c_int {
+    const a = toAgent(L, 1);
+    if (a.handle) |handle|
+        _ = c.lua_pushfstring(L, "panto.Agent (%p)", @as(*const anyopaque, handle))
+    else
+        _ = c.lua_pushstring(L, "panto.Agent (closed)");
+    return 1;
+}
+
+const meta = [_]c.luaL_Reg{
+    h.reg("__gc", agentClose),
+    h.reg("__close", agentClose),
+    h.reg("__tostring", agentToString),
+    h.reg_end,
+};
+const methods = [_]c.luaL_Reg{
+    h.reg("run", agentRun),
+    h.reg("conversation", agentConversation),
+    h.reg("connections", agentConnections),
+    h.reg("add_tool", agentAddTool),
+    h.reg("set_config", agentSetConfig),
+    h.reg("tools", agentTools),
+    h.reg("close", agentClose),
+    h.reg_end,
+};
+
+/// The module's functions of this file.
+pub const functions = [_]c.luaL_Reg{h.reg("Agent", agentNew)};
+
+pub fn open(L: State) void {
+    h.createMetatable(L, tname, &meta, &methods, null);
+}

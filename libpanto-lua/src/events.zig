@@ -1,0 +1,197 @@
+//! Event tables: a PantoEvent as the Lua table stream:next() returns, built with the event
+//! keys and kind names held as upvalues of the stream methods (the per-event hot path).
+
+const std = @import("std");
+const c = @import("c");
+const h = @import("helpers.zig");
+const json = @import("json.zig");
+
+const State = h.State;
+const slice = h.slice;
+const pushSlice = h.pushSlice;
+const pop = h.pop;
+const protectedCall = h.protectedCall;
+
+/// The keys of event tables. With the event and block kind names they are made once per Lua
+/// state, as upvalues of the stream methods (the names, below): setting a field then copies
+/// a string already made, where lua_setfield would intern the C string (a strcmp) each time,
+/// and an upvalue is the cheapest value to push (no table lookup).
+const Key = enum {
+    kind,
+    id,
+    model,
+    index,
+    block_kind,
+    text,
+    stop_reason,
+    provider_stop_reason,
+    usage,
+    input_tokens,
+    output_tokens,
+    cache_read_tokens,
+    cache_write_tokens,
+    reasoning_tokens,
+    name,
+    input_json,
+    awaiting_result,
+    content,
+    is_error,
+    attempt,
+    delay_ms,
+    http_status,
+    reason,
+};
+const key_count = @typeInfo(Key).@"enum".fields.len;
+/// The names, upvalues 1..names_count of every stream method: keys at 1..key_count, then
+/// event kinds 1..max_event_kind, then block kinds 0..max_block_kind.
+const max_event_kind = c.PANTO_EVENT_PROVIDER_RETRY;
+const max_block_kind = c.PANTO_BLOCK_REDACTED_THINKING;
+const event_kind_base = key_count;
+const block_kind_base = event_kind_base + max_event_kind + 1;
+const names_count: c_int = block_kind_base + max_block_kind + 1;
+
+/// The upvalues of every stream method: the names, then the stream metatable (so that
+/// next() checks its argument without luaL_checkudata's registry lookup by name).
+pub const method_upvalues: c_int = names_count + 1;
+pub const stream_metatable_upvalue = c.lua_upvalueindex(names_count + 1);
+
+/// Pushes the method_upvalues upvalues of the stream methods; the stream metatable is at `mt`.
+pub fn pushMethodUpvalues(L: State, mt: c_int) c_int {
+    c.luaL_checkstack(L, method_upvalues, "panto: the event names");
+    inline for (@typeInfo(Key).@"enum".fields) |f| _ = c.lua_pushstring(L, f.name);
+    c.lua_pushnil(L); // event kind 0 is none
+    for (1..max_event_kind + 1) |k| _ = c.lua_pushstring(L, c.panto_event_kind_name(@intCast(k)));
+    for (0..max_block_kind + 1) |k| _ = c.lua_pushstring(L, c.panto_block_kind_name(@intCast(k)));
+    c.lua_pushvalue(L, mt);
+    return method_upvalues;
+}
+
+/// Pushes a copy of the upvalues of the running stream method.
+pub fn pushOwnUpvalues(L: State) void {
+    c.luaL_checkstack(L, method_upvalues, "panto: the event names");
+    var i: c_int = 1;
+    while (i <= method_upvalues) : (i += 1) c.lua_pushvalue(L, c.lua_upvalueindex(i));
+}
+
+fn pushName(L: State, i: c_int) void {
+    c.lua_pushvalue(L, c.lua_upvalueindex(i));
+}
+
+fn pushKey(L: State, key: Key) void {
+    pushName(L, @intFromEnum(key) + 1);
+}
+
+/// The value at the top goes into the table below it under `key`. Raw: event tables are
+/// fresh and have no metatable.
+fn setTop(L: State, key: Key) void {
+    pushKey(L, key);
+    c.lua_rotate(L, -2, 1);
+    c.lua_rawset(L, -3);
+}
+
+fn fieldString(L: State, key: Key, s: []const u8) void {
+    pushKey(L, key);
+    pushSlice(L, s);
+    c.lua_rawset(L, -3);
+}
+
+fn fieldInteger(L: State, key: Key, n: anytype) void {
+    pushKey(L, key);
+    c.lua_pushinteger(L, std.math.cast(c.lua_Integer, n) orelse std.math.maxInt(c.lua_Integer));
+    c.lua_rawset(L, -3);
+}
+
+fn fieldBoolean(L: State, key: Key, b: bool) void {
+    pushKey(L, key);
+    c.lua_pushboolean(L, @intFromBool(b));
+    c.lua_rawset(L, -3);
+}
+
+/// The name of an event or block kind: from the names table, or, for a kind newer than this
+/// module, from the C ABI.
+fn fieldKindName(L: State, key: Key, kind: c_int, comptime first: c_int, comptime last: c_int, comptime base: c_int, name: *const fn (c_int) callconv(.c) [*c]const u8) void {
+    pushKey(L, key);
+    if (kind >= first and kind <= last)
+        pushName(L, base + 1 + kind)
+    else
+        _ = c.lua_pushstring(L, name(kind));
+    c.lua_rawset(L, -3);
+}
+
+fn fieldEventKind(L: State, kind: c_int) void {
+    fieldKindName(L, .kind, kind, 1, max_event_kind, event_kind_base, c.panto_event_kind_name);
+}
+
+fn fieldBlockKind(L: State, kind: c_int) void {
+    fieldKindName(L, .block_kind, kind, 0, max_block_kind, block_kind_base, c.panto_block_kind_name);
+}
+
+fn setUsage(L: State, ev: *const c.PantoEvent) void {
+    pushKey(L, .stop_reason);
+    _ = c.lua_pushstring(L, c.panto_stop_reason_name(ev.stop_reason));
+    c.lua_rawset(L, -3);
+    fieldString(L, .provider_stop_reason, slice(ev.provider_stop_reason));
+    c.lua_createtable(L, 0, 5);
+    fieldInteger(L, .input_tokens, ev.usage.input_tokens);
+    fieldInteger(L, .output_tokens, ev.usage.output_tokens);
+    fieldInteger(L, .cache_read_tokens, ev.usage.cache_read_tokens);
+    fieldInteger(L, .cache_write_tokens, ev.usage.cache_write_tokens);
+    fieldInteger(L, .reasoning_tokens, ev.usage.reasoning_tokens);
+    setTop(L, .usage);
+}
+
+/// How many fields the table of an event of this kind gets (its hash part is made that size).
+fn fieldCount(kind: c_int) c_int {
+    return switch (kind) {
+        c.PANTO_EVENT_MESSAGE_START, c.PANTO_EVENT_BLOCK_START => 3,
+        c.PANTO_EVENT_TOOL_CALL_START => 6,
+        c.PANTO_EVENT_TOOL_RESULT, c.PANTO_EVENT_PROVIDER_RETRY => 5,
+        else => 4,
+    };
+}
+
+/// Pushes the table of an event. Needs the names as upvalues (every stream method).
+pub fn pushEvent(L: State, ev: *const c.PantoEvent) void {
+    c.lua_createtable(L, 0, fieldCount(ev.kind));
+    fieldEventKind(L, ev.kind);
+    switch (ev.kind) {
+        c.PANTO_EVENT_MESSAGE_START => {
+            fieldString(L, .id, slice(ev.id));
+            fieldString(L, .model, slice(ev.model));
+        },
+        c.PANTO_EVENT_BLOCK_START, c.PANTO_EVENT_CONTENT_DELTA, c.PANTO_EVENT_BLOCK_COMPLETE => {
+            fieldInteger(L, .index, ev.index);
+            fieldBlockKind(L, ev.block_kind);
+            if (ev.kind != c.PANTO_EVENT_BLOCK_START) fieldString(L, .text, slice(ev.text));
+        },
+        c.PANTO_EVENT_MESSAGE_END, c.PANTO_EVENT_MESSAGE_COMPLETE => setUsage(L, ev),
+        c.PANTO_EVENT_TOOL_DETAILS => {
+            fieldInteger(L, .index, ev.index);
+            fieldString(L, .id, slice(ev.id));
+            fieldString(L, .name, slice(ev.name));
+        },
+        c.PANTO_EVENT_TOOL_CALL_START => {
+            fieldString(L, .id, slice(ev.id));
+            fieldString(L, .name, slice(ev.name));
+            fieldString(L, .input_json, slice(ev.text));
+            fieldBoolean(L, .awaiting_result, ev.awaiting_result != 0);
+            // input: the decoded object; left nil if the text is not JSON (panto checks it).
+            _ = c.lua_getfield(L, -1, "input_json");
+            if (protectedCall(L, json.jsonDecode, 1, 1)) c.lua_setfield(L, -2, "input") else pop(L, 1);
+        },
+        c.PANTO_EVENT_TOOL_RESULT => {
+            fieldString(L, .id, slice(ev.id));
+            fieldString(L, .name, slice(ev.name));
+            fieldString(L, .content, slice(ev.text));
+            fieldBoolean(L, .is_error, ev.is_error != 0);
+        },
+        c.PANTO_EVENT_PROVIDER_RETRY => {
+            fieldInteger(L, .attempt, ev.attempt);
+            fieldInteger(L, .delay_ms, ev.delay_ms);
+            if (ev.http_status != 0) fieldInteger(L, .http_status, ev.http_status);
+            fieldString(L, .reason, slice(ev.text));
+        },
+        else => {}, // a kind newer than this module: only its name
+    }
+}
+
