@@ -128,11 +128,19 @@ pub fn patchJson(arena: Allocator, config: *Config, json: []const u8, diag: *Dia
     config.* = changed;
 }
 
-fn parseObject(arena: Allocator, json: []const u8, diag: *Diagnostic) ParseError!std.json.ObjectMap {
-    const root = std.json.parseFromSliceLeaky(std.json.Value, arena, json, .{}) catch |err| switch (err) {
+/// Parses JSON text given to the library (a config, a tool spec, a capability list), refused
+/// with a reason that names `what`: text that is not UTF-8 is said to be so, not only "not
+/// valid JSON".
+pub fn parseJsonText(arena: Allocator, text: []const u8, comptime what: []const u8, diag: *Diagnostic) ParseError!std.json.Value {
+    if (!std.unicode.utf8ValidateSlice(text)) return diag.fail(what ++ " is not valid UTF-8 text", .{});
+    return std.json.parseFromSliceLeaky(std.json.Value, arena, text, .{}) catch |err| switch (err) {
         error.OutOfMemory => return error.OutOfMemory,
-        else => return diag.fail("config is not valid JSON ({s})", .{@errorName(err)}),
+        else => return diag.fail(what ++ " is not valid JSON ({s})", .{@errorName(err)}),
     };
+}
+
+fn parseObject(arena: Allocator, json: []const u8, diag: *Diagnostic) ParseError!std.json.ObjectMap {
+    const root = try parseJsonText(arena, json, "config", diag);
     if (root != .object) return diag.fail("config must be a JSON object", .{});
     var it = root.object.iterator();
     while (it.next()) |entry| {
@@ -293,6 +301,7 @@ test "bad configs are refused with a reason" {
     defer arena.deinit();
     const cases = [_]struct { []const u8, []const u8 }{
         .{ "nope", "not valid JSON" },
+        .{ "{\"provider\":\"openai\",\"model\":\"m\xff\"}", "config is not valid UTF-8 text" },
         .{ "[]", "must be a JSON object" },
         .{ "{\"provider\":\"anthropic\"}", "needs \"model\"" },
         .{ "{\"provider\":\"x\",\"model\":\"m\"}", "provider must be" },

@@ -4,7 +4,8 @@
 //! agent's registry and a binding's tool set (panto_tools_*) are both a `Set`.
 const std = @import("std");
 const Allocator = std.mem.Allocator;
-const Diagnostic = @import("config.zig").Diagnostic;
+const config_mod = @import("config.zig");
+const Diagnostic = config_mod.Diagnostic;
 const writeRawJson = @import("conversation.zig").writeRawJson;
 const json_depth = @import("json_depth.zig");
 
@@ -64,10 +65,7 @@ pub const Set = struct {
     pub fn addJson(set: *Set, spec_json: []const u8, diag: *Diagnostic) AddError!void {
         var scratch: std.heap.ArenaAllocator = .init(set.arena.child_allocator);
         defer scratch.deinit();
-        const value = std.json.parseFromSliceLeaky(std.json.Value, scratch.allocator(), spec_json, .{}) catch |err| switch (err) {
-            error.OutOfMemory => return error.OutOfMemory,
-            else => return diag.fail("the tool spec is not valid JSON ({s})", .{@errorName(err)}),
-        };
+        const value = try config_mod.parseJsonText(scratch.allocator(), spec_json, "the tool spec", diag);
         try set.add(try parseSpec(scratch.allocator(), value, diag), diag);
     }
 
@@ -113,10 +111,7 @@ pub const Set = struct {
         const json = capabilities_json orelse return set.writeExport(w, format, null);
         var scratch: std.heap.ArenaAllocator = .init(set.arena.child_allocator);
         defer scratch.deinit();
-        const value = std.json.parseFromSliceLeaky(std.json.Value, scratch.allocator(), json, .{}) catch |err| switch (err) {
-            error.OutOfMemory => return error.OutOfMemory,
-            else => return diag.fail("the capabilities are not valid JSON ({s})", .{@errorName(err)}),
-        };
+        const value = try config_mod.parseJsonText(scratch.allocator(), json, "the capabilities", diag);
         const granted = try stringArray(scratch.allocator(), value) orelse
             return diag.fail("the capabilities must be a JSON array of strings", .{});
         try set.writeExport(w, format, granted);
@@ -298,6 +293,9 @@ test "a set keeps names unique and exports with a capability filter given as JSO
     try std.testing.expectError(error.InvalidConfig, set.addJson("{\"name\":\"open\",\"description\":\"again\"}", &diag));
     try std.testing.expectEqualStrings("a tool named \"open\" is already registered", diag.message());
     try std.testing.expectError(error.InvalidConfig, set.addJson("{\"name\":", &diag));
+    try std.testing.expect(std.mem.startsWith(u8, diag.message(), "the tool spec is not valid JSON"));
+    try std.testing.expectError(error.InvalidConfig, set.addJson("{\"name\":\"t\xc3\"}", &diag));
+    try std.testing.expectEqualStrings("the tool spec is not valid UTF-8 text", diag.message());
     try std.testing.expectEqual(@as(usize, 2), set.items().len);
 
     var out: std.Io.Writer.Allocating = .init(std.testing.allocator);

@@ -1118,7 +1118,7 @@ static void test_tools_set(void) {
     CHECK_RC(panto_tools_add(set, panto_cstr("{\"name\": \"t\", \"input_schema\": {\"type\": \"string\"}}")), PANTO_ERR_CONFIG);
     CHECK(panto_tools_error(set, &err) == PANTO_ERR_CONFIG && count_in(err.message, "describe an object") == 1);
     CHECK_RC(panto_tools_add(set, panto_cstr("{\"name\": \"caf\xc3\"}")), PANTO_ERR_CONFIG); /* not UTF-8 */
-    CHECK(panto_tools_error(set, &err) == PANTO_ERR_CONFIG && count_in(err.message, "not valid JSON") == 1);
+    CHECK(panto_tools_error(set, &err) == PANTO_ERR_CONFIG && count_in(err.message, "the tool spec is not valid UTF-8 text") == 1);
     {
         /* A NUL inside the text: the JSON ends early, so the spec is not one JSON value. */
         PantoString with_nul = {"{\"name\": \"t\"}\0", 14};
