@@ -456,8 +456,10 @@ int panto_next_events(PantoStream *stream, PantoEvent *events, size_t capacity, 
  * The next call returns them again, strings and all (panto_next_events as one batch,
  * panto_next_event one by one), and a turn canceled before that keeps in the conversation
  * only what came before them, as if they had never been read. Only events that continue a
- * message can be given back (BLOCK_START, CONTENT_DELTA, BLOCK_COMPLETE, TOOL_DETAILS), only
- * events of the last batch that are not given back already, and only while no later event
+ * message can be given back (BLOCK_START, CONTENT_DELTA, BLOCK_COMPLETE, TOOL_DETAILS), and
+ * a MESSAGE_START that begins the batch, together with the whole batch (a message none of
+ * which the caller saw leaves nothing in the conversation); only events of the last batch
+ * that are not given back already, and only while no later event
  * was read: otherwise PANTO_ERR_INVALID_ARGUMENT, and nothing changes. count 0 does nothing.
  * Returns PANTO_OK. Like every stream call but panto_stream_cancel and panto_stream_free, not
  * while another thread is in a call on the same stream. */

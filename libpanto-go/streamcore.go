@@ -106,12 +106,7 @@ func (st *streamCore) resizeBatch(size int) {
 // counts them as never read. agent.call and mu must be held.
 func (st *streamCore) giveBack() {
 	if unseen := st.n - st.at; unseen > 0 && st.native != nil {
-		if C.panto_stream_unread(st.native, C.size_t(unseen)) < 0 && unseen > 1 {
-			// None of the batch was handed out (Close came during the call that read it), and
-			// its first event, which begins or ends a message, cannot be given back: the
-			// events after it can.
-			C.panto_stream_unread(st.native, C.size_t(unseen-1))
-		}
+		C.panto_stream_unread(st.native, C.size_t(unseen))
 	}
 	st.n, st.at, st.strs = 0, 0, ""
 }

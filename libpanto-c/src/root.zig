@@ -338,7 +338,7 @@ fn nextEvents(h: *PantoStream, events: ?[*]PantoEvent, capacity: usize, out_coun
 
 pub export fn panto_stream_unread(stream: ?*PantoStream, count: usize) c_int {
     const h = stream orelse return code(.invalid_argument);
-    h.stream.unread(count) catch return h.setError(.invalid_argument, "only events of the last batch that continue the message, not given back already, can be given back, and only while no later event was read");
+    h.stream.unread(count) catch return h.setError(.invalid_argument, "only events of the last batch that continue the message (or the whole batch, from the MESSAGE_START that begins it), not given back already, can be given back, and only while no later event was read");
     return code(.ok);
 }
 

@@ -305,13 +305,16 @@ pub const Stream = struct {
     /// Gives back the last `count` events of the last batch, which the user did not see: the
     /// next call (`next()` or `nextBatch`) returns them again, and a turn canceled meanwhile
     /// keeps its message without them. Only events that continue a message can be given
-    /// back (see `peekBuffered`), and only the batch's, while no newer event was handed out.
+    /// back (see `peekBuffered`), and the MessageStart that begins a batch with the whole
+    /// batch (a message the user never saw leaves nothing behind: `commitPartial` keeps no
+    /// empty message); only the batch's, while no newer event was handed out.
     pub fn unread(s: *Stream, count: usize) error{InvalidArgument}!void {
         const b = &s.batch;
         const handed = b.events.items.len - b.unread;
         if (count > handed) return error.InvalidArgument;
-        for (b.events.items[handed - count .. handed]) |e| {
-            if (!batch.canGiveBack(e)) return error.InvalidArgument;
+        const first = handed - count;
+        for (b.events.items[first..handed], first..) |e, i| {
+            if (!batch.canGiveBack(e) and !(i == 0 and e == .message_start)) return error.InvalidArgument;
         }
         b.unread += count;
     }
