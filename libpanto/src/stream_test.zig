@@ -613,14 +613,16 @@ test "a turn canceled between two events decoded from one provider event keeps o
     try std.testing.expect(!agent.busy);
 }
 
-test "what ends or changes the turn cannot be given back; next() gives given-back events too" {
+test "what ends or changes the turn cannot be given back, a batch from its MessageStart can; next() gives given-back events too" {
     var turn: Turn = undefined;
     try turn.start(.{ .framing = .content_length });
     defer turn.end();
     const stream = turn.stream;
     const first = try stream.nextBatch(1);
     try std.testing.expect(first[0] == .message_start);
-    try std.testing.expectError(error.InvalidArgument, stream.unread(1));
+    try stream.unread(1); // the whole batch, from the message's start
+    try std.testing.expect((try stream.nextBatch(1))[0] == .message_start); // read again
+    try std.testing.expectError(error.InvalidArgument, stream.unread(2)); // more than the batch
     const second = try stream.nextBatch(1);
     try std.testing.expect(second[0] == .block_start);
     try stream.unread(1);
