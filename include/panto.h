@@ -127,6 +127,53 @@ static inline PantoString panto_cstr(const char *s) {
     return out;
 }
 
+/* ---- Content parts: text, images and PDFs ---------------------------------------------- */
+
+typedef enum PantoPartKind {
+    PANTO_PART_TEXT = 1,     /* text */
+    PANTO_PART_MEDIA = 2,    /* given: the raw bytes of an image or a PDF (panto finds which) */
+    PANTO_PART_IMAGE = 3,    /* reported: an image as sent to the model */
+    PANTO_PART_DOCUMENT = 4, /* reported: a PDF as sent to the model */
+    PANTO_PART_KIND_FORCE_INT = 0x7fffffff
+} PantoPartKind;
+
+/* "text", "media", "image", "document"; "unknown" otherwise. Static, NUL-terminated. */
+const char *panto_part_kind_name(int kind);
+
+/* One piece of a user message or a tool result that the caller gives: text, or media as raw
+ * bytes (a file's contents, a screenshot). panto detects the format by its bytes (PNG, JPEG,
+ * GIF, WEBP, BMP, PDF; a media_type hint that contradicts them loses), fits images to the
+ * providers' rules (at most 2000x2000 pixels, aspect kept; under 4.5 MB of base64; BMP and
+ * large GIFs become PNG; an image already within the rules is sent byte for byte), passes PDFs
+ * through (up to 20 MB), and turns what it cannot send (unknown bytes, a corrupt or truncated
+ * image, more than 100 megapixels, an oversized PDF) into a short text part saying what was
+ * dropped and why: bad media never fails a call. The bytes are read during the call only.
+ * Fixed layout: arrays of it are passed, so it never grows. */
+typedef struct PantoPart {
+    int32_t kind;           /* PANTO_PART_TEXT or PANTO_PART_MEDIA */
+    uint32_t reserved0;     /* 0 */
+    PantoString text;       /* TEXT: the text */
+    PantoString media_type; /* MEDIA: a hint such as "image/png"; may be empty */
+    PantoString name;       /* MEDIA: a file name, optional (a PDF's name is shown to the model) */
+    const void *data;       /* MEDIA: the bytes */
+    size_t data_len;
+} PantoPart;
+
+/* A part as it was sent to the model, as events report it (fixed layout). */
+typedef struct PantoPartInfo {
+    int32_t kind;     /* PANTO_PART_TEXT, PANTO_PART_IMAGE or PANTO_PART_DOCUMENT */
+    uint32_t width;   /* IMAGE: pixels after fitting */
+    uint32_t height;  /* IMAGE */
+    uint32_t reserved0;
+    PantoString text;       /* TEXT: the text (a dropped attachment's note too) */
+    PantoString media_type; /* IMAGE, DOCUMENT: "image/png", "image/jpeg", "image/gif",
+                               "image/webp", "application/pdf" */
+    PantoString name;       /* IMAGE, DOCUMENT: the name given, or "" */
+    PantoString data;       /* IMAGE, DOCUMENT: the bytes sent, base64 (as the conversation
+                               keeps them; decode only if you need them) */
+    uint64_t byte_size;     /* IMAGE, DOCUMENT: the size of the bytes sent (not of base64) */
+} PantoPartInfo;
+
 /* A turn is one or more assistant messages; between them, the tool calls of the previous one
  * run:
  *
@@ -149,7 +196,8 @@ typedef enum PantoEventKind {
                                          awaiting_result: 1 when the host must run the tool and
                                          call panto_stream_submit_tool_result before the next
                                          panto_next_event, 0 when panto handles the call */
-    PANTO_EVENT_TOOL_RESULT = 9,      /* id, name, text: the result sent to the model, is_error */
+    PANTO_EVENT_TOOL_RESULT = 9,      /* id, name, text: the result sent to the model, is_error,
+                                         parts, part_count (see PantoEvent) */
     PANTO_EVENT_PROVIDER_RETRY = 10,  /* attempt (1 for the first retry), delay_ms, http_status
                                          (0 when not an HTTP answer), text: the reason. The
                                          next call waits delay_ms, then asks again; the message
@@ -216,6 +264,12 @@ typedef struct PantoEvent {
     int32_t http_status;     /* PROVIDER_RETRY */
     int32_t reserved0;
     uint64_t delay_ms;       /* PROVIDER_RETRY */
+    /* TOOL_RESULT: the result's parts in order, as sent (text and the notes of dropped media
+     * as TEXT, fitted media as IMAGE / DOCUMENT); part_count 0 for a result that is one text
+     * (then text is all of it). With parts, text is their TEXT parts joined with "\n".
+     * Borrowed like the strings. */
+    const PantoPartInfo *parts;
+    size_t part_count;
 } PantoEvent;
 
 #define PANTO_EVENT_INIT {.size = sizeof(PantoEvent)}
@@ -316,12 +370,14 @@ int panto_agent_error(const PantoAgent *agent, PantoError *out_error);
  * (PANTO_ERR_BUSY) or when a value is invalid (PANTO_ERR_CONFIG; nothing changed). */
 int panto_agent_set_config(PantoAgent *agent, PantoString config_json);
 
-/* What a turn starts with: the user message. Fields are appended as inputs grow (images and
- * documents come next); a field left zero is absent. */
+/* What a turn starts with: the user message. Fields are appended as inputs grow; a field left
+ * zero is absent. */
 typedef struct PantoInput {
     uint32_t size; /* sizeof(PantoInput), set by PANTO_INPUT_INIT */
     uint32_t reserved0;
-    PantoString text; /* the user message's text */
+    PantoString text; /* the user message's text; may be empty when parts are given */
+    const PantoPart *parts; /* more of the message, after text: text and media parts */
+    size_t part_count;
 } PantoInput;
 
 #define PANTO_INPUT_INIT {.size = sizeof(PantoInput)}
@@ -332,9 +388,11 @@ typedef struct PantoInput {
 int panto_agent_run(PantoAgent *agent, const PantoInput *input, PantoStream **out_stream);
 
 /* The conversation so far as a JSON array of {"role", "content": [blocks]} messages; blocks
- * are {"type": "text"|"thinking", "text"}, {"type": "tool_call", "id", "name", "input"} or
- * {"type": "tool_result", "id", "content", "is_error"}. Borrowed until the next call on the
- * agent. */
+ * are {"type": "text"|"thinking", "text"}, {"type": "image"|"document", "media_type", "data"
+ * (base64), "name" (documents, when given)}, {"type": "tool_call", "id", "name", "input"} or
+ * {"type": "tool_result", "id", "content", "is_error"}, whose content is a string, or an array
+ * of text, image and document blocks when the result has media. Borrowed until the next call
+ * on the agent. */
 int panto_agent_conversation(PantoAgent *agent, PantoString *out_json);
 
 /* What the agent's connections did so far. Requests of an agent (the tool rounds of a turn,
@@ -465,13 +523,15 @@ int panto_next_events(PantoStream *stream, PantoEvent *events, size_t capacity, 
  * while another thread is in a call on the same stream. */
 int panto_stream_unread(PantoStream *stream, size_t count);
 
-/* The result of a host tool call. Fields are appended as results grow (images and documents
- * come next). */
+/* The result of a host tool call. Fields are appended as results grow. */
 typedef struct PantoToolResult {
     uint32_t size;    /* sizeof(PantoToolResult), set by PANTO_TOOL_RESULT_INIT */
     int32_t is_error; /* != 0: the tool failed; the turn goes on, the model sees the error */
     PantoString call_id; /* the id of TOOL_CALL_START */
-    PantoString content; /* the text that goes back to the model */
+    PantoString content; /* the text that goes back to the model; may be empty with parts */
+    const PantoPart *parts; /* more of the result, after content: text and media parts (see
+                               PantoPart); media are fitted during this call */
+    size_t part_count;
 } PantoToolResult;
 
 #define PANTO_TOOL_RESULT_INIT {.size = sizeof(PantoToolResult)}
