@@ -144,8 +144,7 @@ fn describe(gpa: Allocator, blocks: []const Block) Allocator.Error![]ev.PartInfo
     return infos;
 }
 
-const png_1x1 = "\x89PNG\r\n\x1a\n\x00\x00\x00\x0dIHDR\x00\x00\x00\x01\x00\x00\x00\x01\x08\x06\x00\x00\x00\x1f\x15\xc4\x89" ++
-    "\x00\x00\x00\x0dIDATx\x9cc\xf8\xcf\xc0\xf0\x1f\x00\x05\x00\x01\xff\x89\x99=\x1d\x00\x00\x00\x00IEND\xaeB`\x82";
+const png_1x1 = @import("test_png.zig").bytes;
 
 test "a tool result of text parts is one string, joined with newlines, content first" {
     const gpa = std.testing.allocator;

@@ -7,9 +7,8 @@ const content = @import("content.zig");
 const providers = @import("providers.zig");
 const Config = @import("config.zig").Config;
 
-const png_1x1 = "\x89PNG\r\n\x1a\n\x00\x00\x00\x0dIHDR\x00\x00\x00\x01\x00\x00\x00\x01\x08\x06\x00\x00\x00\x1f\x15\xc4\x89" ++
-    "\x00\x00\x00\x0dIDATx\x9cc\xf8\xcf\xc0\xf0\x1f\x00\x05\x00\x01\xff\x89\x99=\x1d\x00\x00\x00\x00IEND\xaeB`\x82";
-const png_b64 = "iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR4nGP4z8DwHwAFAAH/iZk9HQAAAABJRU5ErkJggg==";
+const png_1x1 = @import("test_png.zig").bytes;
+const png_b64 = @import("test_png.zig").base64;
 const pdf = "%PDF-1.4\n%%EOF\n";
 const pdf_b64 = "JVBERi0xLjQKJSVFT0YK";
 

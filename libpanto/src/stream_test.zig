@@ -338,8 +338,7 @@ test "a host tool round: the call waits for its result, then the next message co
 }
 
 test "parts in a turn and in a host tool result: the event lists them (in a batch too), all freed" {
-    const png = "\x89PNG\r\n\x1a\n\x00\x00\x00\x0dIHDR\x00\x00\x00\x01\x00\x00\x00\x01\x08\x06\x00\x00\x00\x1f\x15\xc4\x89" ++
-        "\x00\x00\x00\x0dIDATx\x9cc\xf8\xcf\xc0\xf0\x1f\x00\x05\x00\x01\xff\x89\x99=\x1d\x00\x00\x00\x00IEND\xaeB`\x82";
+    const png = @import("test_png.zig").bytes;
     const Part = @import("content.zig").Part;
     // Read one by one, in batches, and canceled while the results are handed out.
     for ([_]enum { next, batch, cancel }{ .next, .batch, .cancel }) |way| {

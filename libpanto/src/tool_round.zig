@@ -337,8 +337,7 @@ test "the native read tool's image is a result with parts: the conversation keep
     const gpa = std.testing.allocator;
     var tmp = std.testing.tmpDir(.{});
     defer tmp.cleanup();
-    const png_1x1 = "\x89PNG\r\n\x1a\n\x00\x00\x00\x0dIHDR\x00\x00\x00\x01\x00\x00\x00\x01\x08\x06\x00\x00\x00\x1f\x15\xc4\x89" ++
-        "\x00\x00\x00\x0dIDATx\x9cc\xf8\xcf\xc0\xf0\x1f\x00\x05\x00\x01\xff\x89\x99=\x1d\x00\x00\x00\x00IEND\xaeB`\x82";
+    const png_1x1 = @import("test_png.zig").bytes;
     try tmp.dir.writeFile(std.testing.io, .{ .sub_path = "dot.png", .data = png_1x1 });
     var root_buf: [std.c.PATH_MAX]u8 = undefined;
     const root = try std.fmt.bufPrint(&root_buf, ".zig-cache/tmp/{s}", .{tmp.sub_path});
