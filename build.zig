@@ -104,6 +104,18 @@ pub fn build(b: *std.Build) void {
     }) });
     b.step("hotpath", "Build zig-out/bin/hotpath (SSE parsing and decoding of a body file, timed)").dependOn(&b.addInstallArtifact(hotpath, .{}).step);
 
+    // `zig build media-fit`: the media pipeline alone on one file, for bench/images.py.
+    const media_module = b.createModule(.{ .root_source_file = b.path("libpanto/src/media.zig"), .target = target, .optimize = optimize, .link_libc = true });
+    addMediaCodecs(b, media_module);
+    const media_fit = b.addExecutable(.{ .name = "media_fit", .root_module = b.createModule(.{
+        .root_source_file = b.path("bench/clients/media_fit.zig"),
+        .target = target,
+        .optimize = optimize,
+        .link_libc = true,
+        .imports = &.{.{ .name = "media", .module = media_module }},
+    }) });
+    b.step("media-fit", "Build zig-out/bin/media_fit (media.fit on one file, timed; make bench)").dependOn(&b.addInstallArtifact(media_fit, .{}).step);
+
     // `zig build abi-dump`: the C ABI as JSON, reflected from libpanto-c's Zig definitions, on
     // stdout; scripts/gen_abi.py makes the bindings' mirrors from it.
     const abi_dump = b.addExecutable(.{ .name = "abi_dump", .root_module = b.createModule(.{
