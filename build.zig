@@ -62,6 +62,7 @@ pub fn build(b: *std.Build) void {
         \\Description: LLM-agent runtime with a pull-shaped streaming C API
         \\Version: 0.1.0
         \\Libs: -L${{libdir}} -Wl,-rpath,${{libdir}} -lpanto
+        \\Libs.private: -lm -lpthread
         \\Cflags: -I${{includedir}}
         \\
     , .{b.install_prefix}));
