@@ -50,3 +50,12 @@ pub fn reduce(gpa: Allocator, image: Image, k: u32) Allocator.Error!Image {
     }
     return .{ .width = width, .height = height, .channels = image.channels, .pixels = pixels };
 }
+
+test "a transparent pixel's color does not bleed into the average" {
+    const gpa = std.testing.allocator;
+    // One 2x2 block: two opaque red pixels, two fully transparent blue ones.
+    var pixels = [_]u8{ 255, 0, 0, 255, 0, 0, 255, 0, 0, 0, 255, 0, 255, 0, 0, 255 };
+    const out = try reduce(gpa, .{ .width = 2, .height = 2, .channels = 4, .pixels = &pixels }, 2);
+    defer out.deinit(gpa);
+    try std.testing.expectEqualSlices(u8, &.{ 255, 0, 0, 128 }, out.pixels);
+}
