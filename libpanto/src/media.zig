@@ -75,4 +75,5 @@ pub fn fitWithin(gpa: Allocator, given: Given, limits: Limits) Allocator.Error!O
 
 test {
     _ = @import("media/fit_test.zig");
+    _ = @import("media/reduce.zig");
 }

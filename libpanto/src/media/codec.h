@@ -8,6 +8,7 @@
 #define PANTO_MEDIA_CODEC_H
 #include <stddef.h>
 #include <stdint.h>
+#include <string.h>
 
 enum {
     PANTO_MEDIA_OK = 0,
@@ -22,6 +23,16 @@ typedef uint8_t *(*panto_media_alloc)(void *ctx, size_t size);
 typedef struct {
     uint32_t width, height, channels;
 } panto_media_shape;
+
+/* Copies an encoding a codec made in its own memory into the caller's; the codec's copy is
+ * the caller's to free either way. */
+static inline int panto_media_hand_over(const uint8_t *encoded, size_t size, panto_media_alloc alloc, void *ctx, size_t *out_len) {
+    uint8_t *copy = alloc(ctx, size);
+    if (copy == NULL) return PANTO_MEDIA_NO_MEMORY;
+    memcpy(copy, encoded, size);
+    *out_len = size;
+    return PANTO_MEDIA_OK;
+}
 
 int panto_png_decode(const uint8_t *data, size_t len, uint64_t max_pixels, panto_media_alloc alloc, void *ctx, panto_media_shape *out);
 int panto_png_encode(const uint8_t *pixels, panto_media_shape shape, panto_media_alloc alloc, void *ctx, size_t *out_len);

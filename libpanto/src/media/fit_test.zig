@@ -90,16 +90,30 @@ test "a large WEBP stays WEBP and keeps its alpha channel" {
     try testing.expect(row[1999 * 4 + 3] > 240);
 }
 
-test "a large PNG with alpha keeps it, and its colors" {
-    const p = try make.pngFile(gpa, 2400, 600, 4, false);
-    defer gpa.free(p);
-    const image = try fitAndDecode(p, "image/png", 2000, 500);
-    defer image.deinit(gpa);
-    try testing.expectEqual(4, image.channels);
-    // Middle of the disc: blue 200, where alpha is about half.
-    const px = image.pixels[(250 * 2000 + 1000) * 4 ..][0..4];
-    try testing.expect(px[2] >= 195 and px[2] <= 205);
-    try testing.expect(px[3] >= 120 and px[3] <= 135);
+test "a large PNG with alpha keeps it, and its colors, by the cubic filter or by areas" {
+    // 2400x600: the cubic filter alone; 4000x1000: exactly 2x, area averages alone.
+    for ([_][2]u32{ .{ 2400, 600 }, .{ 4000, 1000 } }) |size| {
+        const p = try make.pngFile(gpa, size[0], size[1], 4, false);
+        defer gpa.free(p);
+        const image = try fitAndDecode(p, "image/png", 2000, 500);
+        defer image.deinit(gpa);
+        try testing.expectEqual(4, image.channels);
+        // Middle of the disc: blue 200, where alpha is about half.
+        const px = image.pixels[(250 * 2000 + 1000) * 4 ..][0..4];
+        try testing.expect(px[2] >= 195 and px[2] <= 205);
+        try testing.expect(px[3] >= 120 and px[3] <= 135);
+    }
+}
+
+test "a large reduction goes by whole factors of areas, then the cubic filter" {
+    // 8100x400 -> 2000x99: 2x by areas, then the cubic filter for the rest.
+    const q = try make.pngFile(gpa, 8100, 400, 3, false);
+    defer gpa.free(q);
+    const wide = try fitAndDecode(q, "image/png", 2000, 99);
+    defer wide.deinit(gpa);
+    const mid = wide.pixels[(49 * 2000 + 1000) * 3 ..][0..3];
+    try testing.expect(mid[2] >= 190 and mid[2] <= 210);
+    try testing.expect(mid[0] >= 120 and mid[0] <= 135); // red: x / width, at the middle
 }
 
 test "a BMP becomes a PNG of the same pixels" {

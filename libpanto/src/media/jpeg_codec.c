@@ -118,13 +118,7 @@ int panto_jpeg_encode(const uint8_t *pixels, panto_media_shape shape, int qualit
     }
     jpeg_finish_compress(&info);
     jpeg_destroy_compress(&info);
-    uint8_t *copy = alloc(ctx, size);
-    if (copy == NULL) {
-        free(buffer);
-        return PANTO_MEDIA_NO_MEMORY;
-    }
-    memcpy(copy, buffer, size);
+    int status = panto_media_hand_over(buffer, size, alloc, ctx, out_len);
     free(buffer);
-    *out_len = size;
-    return PANTO_MEDIA_OK;
+    return status;
 }

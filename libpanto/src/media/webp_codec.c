@@ -79,13 +79,7 @@ int panto_webp_encode(const uint8_t *pixels, panto_media_shape shape, int qualit
         WebPFree(encoded);
         return PANTO_MEDIA_CORRUPT;
     }
-    uint8_t *copy = alloc(ctx, size);
-    if (copy == NULL) {
-        WebPFree(encoded);
-        return PANTO_MEDIA_NO_MEMORY;
-    }
-    memcpy(copy, encoded, size);
+    int status = panto_media_hand_over(encoded, size, alloc, ctx, out_len);
     WebPFree(encoded);
-    *out_len = size;
-    return PANTO_MEDIA_OK;
+    return status;
 }
