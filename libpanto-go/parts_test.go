@@ -6,9 +6,6 @@ import (
 	"encoding/base64"
 	"encoding/json"
 	"errors"
-	"image"
-	"image/color"
-	"image/png"
 	"io/fs"
 	"os"
 	"path/filepath"
@@ -19,29 +16,13 @@ import (
 	"panto.dev/panto"
 )
 
-// pngImage is a w×h PNG, made here.
-func pngImage(t testing.TB, w, h int) []byte {
-	t.Helper()
-	img := image.NewNRGBA(image.Rect(0, 0, w, h))
-	for x := range w {
-		for y := range h {
-			img.Set(x, y, color.NRGBA{R: uint8(40 * x), G: uint8(60 * y), B: 200, A: 255})
-		}
-	}
-	var b bytes.Buffer
-	if err := png.Encode(&b, img); err != nil {
-		t.Fatal(err)
-	}
-	return b.Bytes()
-}
-
 // pdfDocument is a small PDF.
 var pdfDocument = []byte("%PDF-1.4\n1 0 obj\n<< /Type /Catalog >>\nendobj\ntrailer\n<< /Root 1 0 R >>\n%%EOF\n")
 
 func b64(b []byte) string { return base64.StdEncoding.EncodeToString(b) }
 
 func TestPartConstructors(t *testing.T) {
-	img := pngImage(t, 2, 2)
+	img := chart(2, 2)
 	if p := panto.Text("hi"); p.Kind() != panto.PartText || p.Text() != "hi" || p.Data() != nil {
 		t.Errorf("Text: %+v", p)
 	}
@@ -75,16 +56,18 @@ func TestPartConstructors(t *testing.T) {
 }
 
 func TestRunPartsSendsTextAndImage(t *testing.T) {
-	img := pngImage(t, 3, 2)
+	img := chart(3, 2)
 	for _, p := range providers {
 		t.Run(p.name, func(t *testing.T) {
 			loadScenario(t, scenario(textAnswer("A small picture")))
 			agent := newAgent(t, testConfig(p.name))
+			given := bytes.Clone(img)
 			stream, err := agent.RunParts(context.Background(),
-				[]panto.Part{panto.Text("What is in this picture?"), panto.Media(img, "image/png")})
+				[]panto.Part{panto.Text("What is in this picture?"), panto.Media(given, "image/png")})
 			if err != nil {
 				t.Fatal(err)
 			}
+			clear(given) // the library read the bytes during RunParts: they are the program's again
 			collect(t, stream)
 			if err := stream.Err(); err != nil {
 				t.Fatal(err)
@@ -121,7 +104,7 @@ type Snapshot struct {
 }
 
 func TestToolReturningParts(t *testing.T) {
-	img := pngImage(t, 3, 2)
+	img := chart(3, 2)
 	for _, p := range providers {
 		t.Run(p.name, func(t *testing.T) {
 			loadScenario(t, scenario(
@@ -234,7 +217,7 @@ func TestFailingPartsHandler(t *testing.T) {
 	loadScenario(t, scenario(
 		toolUse("", "call_1", "fails", map[string]any{}, "call_2", "panics", map[string]any{}),
 		textAnswer("ok")))
-	img := pngImage(t, 1, 1)
+	img := chart(1, 1)
 	cfg := testConfig("anthropic")
 	cfg.Tools = []panto.Tool{
 		{Name: "fails", PartsHandler: func(context.Context, json.RawMessage) ([]panto.Part, error) {
@@ -257,7 +240,7 @@ func TestFailingPartsHandler(t *testing.T) {
 }
 
 func TestSubmitToolResultParts(t *testing.T) {
-	img := pngImage(t, 2, 5)
+	img := chart(2, 5)
 	loadScenario(t, scenario(toolUse("", "call_1", "camera", map[string]any{}), textAnswer("Nice")))
 	cfg := testConfig("openai")
 	cfg.Tools = []panto.Tool{{Name: "camera", Description: "Takes a picture"}} // the program answers
@@ -307,7 +290,7 @@ func TestSubmitToolResultParts(t *testing.T) {
 
 // Stream.Events reads on once an event is delivered: the data of its parts is kept.
 func TestEventsKeepsPartData(t *testing.T) {
-	img := pngImage(t, 4, 4)
+	img := chart(4, 4)
 	loadScenario(t, scenario(toolUse("", "call_1", "snapshot", map[string]any{"page": "a"}), textAnswer("ok")))
 	cfg := testConfig("anthropic")
 	cfg.Tools = []panto.Tool{panto.MustNewTool("", "", func(context.Context, Snapshot) ([]panto.Part, error) {
@@ -367,7 +350,7 @@ func TestPartsRefusedLeaveStateUnchanged(t *testing.T) {
 	first := run(t, agent, "Hello")
 
 	// Another turn while the first is unfinished: refused, the conversation unchanged.
-	img := pngImage(t, 1, 1)
+	img := chart(1, 1)
 	if _, err := agent.RunParts(context.Background(), []panto.Part{panto.Media(img, "")}); !errors.Is(err, panto.ErrBusy) {
 		t.Fatalf("RunParts while a stream is unfinished: %v", err)
 	}
@@ -395,6 +378,11 @@ func TestPartsRefusedLeaveStateUnchanged(t *testing.T) {
 	}
 	if tools, err := agent.Tools(panto.FormatPanto, false); err != nil || strings.Contains(string(tools), "both") {
 		t.Fatalf("tools after the refused AddTool: %s, %v", tools, err)
+	}
+
+	agent.Close()
+	if _, err := agent.RunParts(context.Background(), []panto.Part{panto.Text("Hi")}); !errors.Is(err, panto.ErrClosed) {
+		t.Fatalf("RunParts after Close: %v", err)
 	}
 }
 
