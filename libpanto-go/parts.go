@@ -8,6 +8,7 @@ import "C"
 import (
 	"encoding/base64"
 	"errors"
+	"fmt"
 	"os"
 	"path/filepath"
 	"runtime"
@@ -94,6 +95,15 @@ func (p Part) Hint() string { return p.hint }
 // Name is the part's name (WithName, MediaFile).
 func (p Part) Name() string { return p.name }
 
+// String describes the part without its bytes, for logs: `text "Hello"`, `media "a.pdf"
+// (1024 bytes, hint "application/pdf")`.
+func (p Part) String() string {
+	if !p.media {
+		return fmt.Sprintf("text %q", p.text)
+	}
+	return fmt.Sprintf("media %q (%d bytes, hint %q)", p.name, len(p.data), p.hint)
+}
+
 // lendParts lends parts to the library for the length of one call, without copying their
 // bytes: it returns a Go array of PantoPart that points at the parts' strings and byte
 // slices, each pinned with pin so that cgo lets C read the array (Go memory passed to C may
@@ -153,6 +163,22 @@ type PartInfo struct {
 	Height    int      // PartImage
 
 	data *partData // PartImage, PartDocument: the bytes sent, lent by the library
+}
+
+// String describes the part without its data, for logs: `text "Hello"`, `image image/png
+// 64x48, 1234 bytes`, `document application/pdf "a.pdf", 5678 bytes`.
+func (p PartInfo) String() string {
+	switch {
+	case p.Kind == PartText:
+		return fmt.Sprintf("text %q", p.Text)
+	case p.Name != "" && p.Kind == PartImage:
+		return fmt.Sprintf("image %s %q %dx%d, %d bytes", p.MediaType, p.Name, p.Width, p.Height, p.ByteSize)
+	case p.Kind == PartImage:
+		return fmt.Sprintf("image %s %dx%d, %d bytes", p.MediaType, p.Width, p.Height, p.ByteSize)
+	case p.Name != "":
+		return fmt.Sprintf("%s %s %q, %d bytes", p.Kind, p.MediaType, p.Name, p.ByteSize)
+	}
+	return fmt.Sprintf("%s %s, %d bytes", p.Kind, p.MediaType, p.ByteSize)
 }
 
 // ErrDataReleased is returned by PartInfo.Data and PartInfo.Bytes when the library no

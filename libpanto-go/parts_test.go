@@ -6,6 +6,7 @@ import (
 	"encoding/base64"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"io/fs"
 	"os"
 	"path/filepath"
@@ -45,6 +46,16 @@ func TestPartConstructors(t *testing.T) {
 	f, err = panto.MediaFile(filepath.Join(t.TempDir(), "missing.png"))
 	if !errors.Is(err, fs.ErrNotExist) || f.Kind() != panto.PartText || f.Data() != nil {
 		t.Errorf("MediaFile of a missing file: %+v, %v", f, err)
+	}
+
+	if got := fmt.Sprint(p, panto.Text("hi")); got != `media "dot.png" (`+fmt.Sprint(len(img))+` bytes, hint "image/png") text "hi"` {
+		t.Errorf("Part.String: %s", got)
+	}
+	infos := []panto.PartInfo{{Kind: panto.PartText, Text: "a"},
+		{Kind: panto.PartImage, MediaType: "image/png", Width: 3, Height: 2, ByteSize: 80},
+		{Kind: panto.PartDocument, MediaType: "application/pdf", Name: "r.pdf", ByteSize: 600}}
+	if got := fmt.Sprint(infos); got != `[text "a" image image/png 3x2, 80 bytes document application/pdf "r.pdf", 600 bytes]` {
+		t.Errorf("PartInfo.String: %s", got)
 	}
 
 	for k, name := range map[panto.PartKind]string{panto.PartText: "text", panto.PartMedia: "media",
