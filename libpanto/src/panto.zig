@@ -46,6 +46,7 @@ test {
     _ = @import("read_tool.zig");
     _ = @import("tool_round.zig");
     _ = @import("content.zig");
+    _ = @import("parts_request_test.zig");
     _ = @import("network.zig");
     _ = @import("tunnel.zig");
     _ = @import("dial.zig");
