@@ -63,6 +63,7 @@ class Passed:
     width: int = 0
     height: int = 0
     name: str = ""
+    hint: str = ""  # a media type given with the bytes (which decide)
 
 
 @dataclass(frozen=True)
@@ -101,6 +102,8 @@ def given(o: Outcome) -> Any:
     if isinstance(o, Text):
         return o.text
     part: dict[str, Any] = {"media": o.file}
+    if isinstance(o, Passed) and o.hint:
+        part["hint"] = o.hint
     if o.name:
         part["name"] = o.name
     return part
@@ -380,6 +383,8 @@ CASES = [
          "size", [HERE_IT_IS, Fitted("small.bmp", PNG, 40, 30)]),
     Case("pdf", "A tool returns text and a named PDF: it passes byte for byte as a document",
          [Text("The report."), Passed("doc.pdf", "document", PDF, name="report.pdf")]),
+    Case("pdf_too_large", "A tool returns a PDF over 20 MiB: it is dropped with a note, the turn goes on",
+         [Text("The report."), Dropped("large.pdf", "huge.pdf")]),
     Case("corrupt", "A tool returns a truncated PNG and a JPEG: the PNG becomes a note saying it was "
          "dropped, the JPEG goes, the turn goes on",
          [Text("Two files."), Dropped("truncated.png", "broken.png"), Passed("small.jpg", "image", JPEG, 64, 48)]),
@@ -394,6 +399,8 @@ CASES = [
          "the conversation keeps both as base64",
          [Text("Two screenshots."), Passed("small.png", "image", PNG, 64, 48),
           Fitted("large.jpg", JPEG, 2000, 1500)], print_conversation=True),
+    Case("hint_contradicts_bytes", "A tool returns a PNG with the hint image/jpeg: the bytes decide, "
+         "it goes as the PNG it is", [HERE_IT_IS, Passed("small.png", "image", PNG, 64, 48, hint="image/jpeg")]),
     Case("read_tool_image", "The native read tool reads a PNG: it returns it as an attachment named "
          "after the file", [Passed("small.png", "image", PNG, 64, 48, name="small.png")], where="read"),
 ]
