@@ -60,7 +60,8 @@ type Config struct {
 }
 
 // ReadToolConfig configures the native `read` tool: it reads the lines of text files under
-// Root, and refuses paths that escape it (docs/tool-use.md).
+// Root, returns images and PDFs (known by their bytes) as attachments, fitted like any media
+// (see Part), and refuses paths that escape it (docs/tool-use.md).
 type ReadToolConfig struct {
 	Root     string `json:"root"`
 	MaxBytes int    `json:"max_bytes,omitempty"` // the most it returns at once; 0: 65536
