@@ -107,6 +107,40 @@ pub const Event = extern struct {
     http_status: i32 = 0,
     reserved0: i32 = 0,
     delay_ms: u64 = 0,
+    parts: ?[*]const PartInfo = null,
+    part_count: usize = 0,
+};
+
+/// PantoPartKind: the core's, whose values are the header's.
+pub const PartKind = panto.event.PartKind;
+
+/// A part the caller gives (text or media).
+pub const Part = extern struct {
+    kind: i32 = 0,
+    reserved0: u32 = 0,
+    text: String = .{},
+    media_type: String = .{},
+    name: String = .{},
+    data: ?*const anyopaque = null,
+    data_len: usize = 0,
+};
+
+/// A part as events report it: the core's `event.PartInfo`, which has this very layout (the
+/// test below checks it), so a result's array is handed out as it is.
+pub const PartInfo = extern struct {
+    kind: i32 = 0,
+    width: u32 = 0,
+    height: u32 = 0,
+    reserved0: u32 = 0,
+    text: String = .{},
+    media_type: String = .{},
+    name: String = .{},
+    data: String = .{},
+    byte_size: u64 = 0,
+
+    pub fn fromCore(infos: []const panto.event.PartInfo) ?[*]const PartInfo {
+        return if (infos.len == 0) null else @ptrCast(infos.ptr);
+    }
 };
 
 pub const Error = extern struct {
@@ -123,6 +157,8 @@ pub const Input = extern struct {
     size: u32 = @sizeOf(Input),
     reserved0: u32 = 0,
     text: String = .{},
+    parts: ?[*]const Part = null,
+    part_count: usize = 0,
 };
 
 pub const ToolResult = extern struct {
@@ -130,6 +166,8 @@ pub const ToolResult = extern struct {
     is_error: i32 = 0,
     call_id: String = .{},
     content: String = .{},
+    parts: ?[*]const Part = null,
+    part_count: usize = 0,
 };
 
 pub const Connections = extern struct {
@@ -181,7 +219,7 @@ fn expectEnumMatches(comptime c: type, comptime Enum: type, comptime prefix: []c
 
 test "the Zig types match include/panto.h" {
     const c = @cImport(@cInclude("panto.h"));
-    inline for (.{ .{ Event, c.PantoEvent }, .{ Error, c.PantoError }, .{ Connections, c.PantoConnections }, .{ Usage, c.PantoUsage }, .{ String, c.PantoString }, .{ Input, c.PantoInput }, .{ ToolResult, c.PantoToolResult } }) |pair| {
+    inline for (.{ .{ Event, c.PantoEvent }, .{ Error, c.PantoError }, .{ Connections, c.PantoConnections }, .{ Usage, c.PantoUsage }, .{ String, c.PantoString }, .{ Input, c.PantoInput }, .{ ToolResult, c.PantoToolResult }, .{ Part, c.PantoPart }, .{ PartInfo, c.PantoPartInfo }, .{ PartInfo, panto.event.PartInfo } }) |pair| {
         const Z = pair[0];
         const C = pair[1];
         try std.testing.expectEqual(@sizeOf(C), @sizeOf(Z));
@@ -200,4 +238,5 @@ test "the Zig types match include/panto.h" {
     try expectEnumMatches(c, panto.BlockKind, "PANTO_BLOCK_");
     try expectEnumMatches(c, panto.StopReason, "PANTO_STOP_");
     try expectEnumMatches(c, ToolFormat, "PANTO_TOOL_FORMAT_");
+    try expectEnumMatches(c, PartKind, "PANTO_PART_");
 }

@@ -97,7 +97,7 @@ fn pointerTo(comptime c: []const u8) []const u8 {
 
 /// The C spelling of a type of the ABI.
 fn cType(comptime T: type) []const u8 {
-    if (T == void) return "void";
+    if (T == void or T == anyopaque) return "void";
     if (T == c_int) return "int";
     if (T == usize) return "size_t";
     return switch (@typeInfo(T)) {

@@ -28,6 +28,10 @@ pub fn stopReason(value: c_int) [*:0]const u8 {
     return nameOf(panto.StopReason, value);
 }
 
+pub fn partKind(value: c_int) [*:0]const u8 {
+    return nameOf(panto.event.PartKind, value);
+}
+
 test "names" {
     try std.testing.expectEqualStrings("authentication", std.mem.span(status(-10)));
     try std.testing.expectEqualStrings("done", std.mem.span(status(2)));
@@ -35,4 +39,7 @@ test "names" {
     try std.testing.expectEqualStrings("content_delta", std.mem.span(eventKind(3)));
     try std.testing.expectEqualStrings("tool_call", std.mem.span(blockKind(3)));
     try std.testing.expectEqualStrings("end_turn", std.mem.span(stopReason(1)));
+    try std.testing.expectEqualStrings("media", std.mem.span(partKind(2)));
+    try std.testing.expectEqualStrings("document", std.mem.span(partKind(4)));
+    try std.testing.expectEqualStrings("unknown", std.mem.span(partKind(0)));
 }

@@ -4,6 +4,7 @@ const std = @import("std");
 const panto = @import("panto");
 const abi = @import("abi.zig");
 const names = @import("names.zig");
+const parts = @import("parts.zig");
 const CallError = @import("call_error.zig").CallError;
 const StreamHandle = @import("stream_handle.zig").StreamHandle;
 
@@ -76,6 +77,10 @@ pub export fn panto_block_kind_name(kind: c_int) [*:0]const u8 {
 
 pub export fn panto_stop_reason_name(reason: c_int) [*:0]const u8 {
     return names.stopReason(reason);
+}
+
+pub export fn panto_part_kind_name(kind: c_int) [*:0]const u8 {
+    return names.partKind(kind);
 }
 
 // ---- Agent ----------------------------------------------------------------------------
@@ -153,7 +158,13 @@ pub export fn panto_agent_run(agent: ?*PantoAgent, input: ?*const abi.Input, out
     const fields = abi.readSized(abi.Input, in, "text") orelse
         return h.setError(.invalid_argument, "input.size is too small: initialise it with PANTO_INPUT_INIT");
     const text = fields.text.bytes() orelse return h.setError(.invalid_argument, "input.text.ptr is NULL but its len is not 0");
-    const s = a.run(text) catch |err| return switch (err) {
+    var problem: parts.Problem = .{};
+    const given = parts.read(gpa, fields.parts, fields.part_count, "input.parts", &problem) catch |err| return switch (err) {
+        error.Invalid => h.setError(.invalid_argument, problem.message()),
+        error.OutOfMemory => h.setError(.out_of_memory, "out of memory"),
+    };
+    defer gpa.free(given);
+    const s = a.runInput(.{ .text = text, .parts = given }) catch |err| return switch (err) {
         error.Busy => h.setError(.busy, "the agent already has an unfinished stream; free it first"),
         error.OutOfMemory => h.setError(.out_of_memory, "out of memory"),
     };
@@ -276,7 +287,13 @@ pub export fn panto_stream_submit_tool_result(stream: ?*PantoStream, result: ?*c
     if (fields.call_id.ptr == null) return h.setError(.invalid_argument, "result.call_id is NULL");
     const id = fields.call_id.bytes() orelse return h.setError(.invalid_argument, "result.call_id is NULL");
     const content = fields.content.bytes() orelse return h.setError(.invalid_argument, "result.content.ptr is NULL but its len is not 0");
-    h.stream.submitToolResult(id, content, fields.is_error != 0) catch |err| return switch (err) {
+    var problem: parts.Problem = .{};
+    const given = parts.read(gpa, fields.parts, fields.part_count, "result.parts", &problem) catch |err| return switch (err) {
+        error.Invalid => h.setError(.invalid_argument, problem.message()),
+        error.OutOfMemory => h.setError(.out_of_memory, "out of memory"),
+    };
+    defer gpa.free(given);
+    h.stream.submitToolResultParts(id, content, given, fields.is_error != 0) catch |err| return switch (err) {
         error.NoSuchCall => h.setError(.no_such_call, "no tool call with this id awaits a result"),
         error.InvalidArgument => h.setError(.invalid_argument, "result.call_id is not valid UTF-8"),
         error.OutOfMemory => h.setError(.out_of_memory, "out of memory"),
@@ -352,7 +369,7 @@ fn toAbi(event: panto.Event) PantoEvent {
         .message_complete => |e| messageEnd(.message_complete, e),
         .tool_details => |e| .{ .kind = @intFromEnum(abi.EventKind.tool_details), .index = e.index, .block_kind = @intFromEnum(panto.BlockKind.tool_call), .id = .from(e.id), .name = .from(e.name) },
         .tool_call_start => |e| .{ .kind = @intFromEnum(abi.EventKind.tool_call_start), .id = .from(e.id), .name = .from(e.name), .text = .from(e.input), .awaiting_result = @intFromBool(e.awaiting_result) },
-        .tool_result => |e| .{ .kind = @intFromEnum(abi.EventKind.tool_result), .id = .from(e.id), .name = .from(e.name), .text = .from(e.content), .is_error = @intFromBool(e.is_error) },
+        .tool_result => |e| .{ .kind = @intFromEnum(abi.EventKind.tool_result), .id = .from(e.id), .name = .from(e.name), .text = .from(e.content), .is_error = @intFromBool(e.is_error), .parts = abi.PartInfo.fromCore(e.parts), .part_count = e.parts.len },
         .provider_retry => |e| .{ .kind = @intFromEnum(abi.EventKind.provider_retry), .attempt = e.attempt, .delay_ms = e.delay_ms, .http_status = e.http_status, .text = .from(e.reason) },
     };
 }
@@ -444,5 +461,6 @@ pub export fn panto_stream_free(stream: ?*PantoStream) void {
 test {
     _ = abi;
     _ = names;
+    _ = parts;
     _ = @import("stream_handle.zig");
 }

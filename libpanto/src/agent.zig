@@ -4,10 +4,10 @@ const Allocator = std.mem.Allocator;
 const config_mod = @import("config.zig");
 const Config = config_mod.Config;
 const Conversation = @import("conversation.zig").Conversation;
+const content = @import("content.zig");
 const Stream = @import("stream.zig").Stream;
 const tools = @import("tools.zig");
 const read_tool = @import("read_tool.zig");
-const utf8 = @import("utf8.zig");
 const network = @import("network.zig");
 const providers = @import("providers.zig");
 const Dialer = @import("dial.zig").Dialer;
@@ -184,10 +184,20 @@ pub const Agent = struct {
     /// before the stream's first `next()`. The text is taken as it is (a NUL is a character),
     /// except that invalid UTF-8 sequences become U+FFFD.
     pub fn run(a: *Agent, text: []const u8) RunError!*Stream {
+        return a.runInput(.{ .text = text });
+    }
+
+    /// What a turn starts with: the user message's text, then more of it as parts (text,
+    /// images, PDFs; see content.zig).
+    pub const Input = struct {
+        text: []const u8 = "",
+        parts: []const content.Part = &.{},
+    };
+
+    /// As `run`, with parts: the media are fitted now (what cannot be sent becomes a note).
+    pub fn runInput(a: *Agent, input: Input) RunError!*Stream {
         if (a.busy) return error.Busy;
-        var mended: std.ArrayList(u8) = .empty;
-        defer mended.deinit(a.gpa);
-        try a.conversation.appendUserText(try utf8.valid(a.gpa, &mended, text));
+        try a.conversation.appendOwned(.user, try content.userTurn(a.gpa, input.text, input.parts));
         errdefer a.conversation.dropLast();
         const s = try Stream.create(a);
         a.busy = true;

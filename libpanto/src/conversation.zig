@@ -5,17 +5,26 @@ const Allocator = std.mem.Allocator;
 
 pub const Role = enum { user, assistant };
 
-pub const BlockKind = enum { text, thinking, redacted_thinking, tool_call, tool_result };
+pub const BlockKind = enum { text, thinking, redacted_thinking, tool_call, tool_result, image, document };
 const StopReason = @import("event.zig").StopReason;
 
 pub const Block = struct {
     kind: BlockKind,
-    /// text / thinking: the text; tool_call: the input JSON object; tool_result: the content.
+    /// text / thinking: the text; tool_call: the input JSON object; tool_result: the content
+    /// (with `parts`: its text parts joined with "\n"); image / document: the bytes, base64.
     text: []const u8,
     /// tool_call and tool_result: the call's id.
     id: []const u8 = "",
-    /// tool_call: the tool's name.
+    /// tool_call: the tool's name; image / document: the name given, or "".
     name: []const u8 = "",
+    /// image / document: the media type of the bytes.
+    media_type: []const u8 = "",
+    /// tool_result with media: its text, image and document blocks in order (else empty:
+    /// the result is `text`).
+    parts: []const Block = &.{},
+    /// image: its pixels, as events report them (not sent).
+    width: u32 = 0,
+    height: u32 = 0,
     /// tool_result: the tool failed.
     is_error: bool = false,
     /// thinking: the provider's signature, sent back with the block.
@@ -46,6 +55,13 @@ pub const Conversation = struct {
         try c.appendCopy(.user, &.{.{ .kind = .text, .text = text }});
     }
 
+    /// Appends a message of blocks the conversation takes (allocated with its gpa), also
+    /// when this fails.
+    pub fn appendOwned(c: *Conversation, role: Role, blocks: []Block) Allocator.Error!void {
+        errdefer freeBlocks(c.gpa, blocks);
+        try c.messages.append(c.gpa, .{ .role = role, .blocks = blocks });
+    }
+
     /// Removes the last message (a user message whose turn could not even start).
     pub fn dropLast(c: *Conversation) void {
         const m = c.messages.pop() orelse return;
@@ -58,16 +74,8 @@ pub const Conversation = struct {
     }
 
     pub fn appendMessage(c: *Conversation, role: Role, blocks: []const Block, stop_reason: StopReason) Allocator.Error!void {
-        const owned = try c.gpa.alloc(Block, blocks.len);
-        var filled: usize = 0;
-        errdefer {
-            for (owned[0..filled]) |b| freeBlock(c.gpa, b);
-            c.gpa.free(owned);
-        }
-        for (blocks, 0..) |b, i| {
-            owned[i] = try copyBlock(c.gpa, b);
-            filled += 1;
-        }
+        const owned = try copyBlocks(c.gpa, blocks);
+        errdefer freeBlocks(c.gpa, owned);
         try c.messages.append(c.gpa, .{ .role = role, .blocks = owned, .stop_reason = stop_reason });
     }
 
@@ -106,10 +114,15 @@ pub const Conversation = struct {
                         try s.objectField("id");
                         try s.write(b.id);
                         try s.objectField("content");
-                        try s.write(b.text);
+                        if (b.parts.len == 0) try s.write(b.text) else {
+                            try s.beginArray();
+                            for (b.parts) |p| try writePart(&s, p);
+                            try s.endArray();
+                        }
                         try s.objectField("is_error");
                         try s.write(b.is_error);
                     },
+                    .image, .document => try writeMedia(&s, b),
                 }
                 try s.endObject();
             }
@@ -124,6 +137,31 @@ pub const Conversation = struct {
     }
 };
 
+/// A part of a tool result: `{"type": "text", "text"}` or a media block.
+fn writePart(s: *std.json.Stringify, b: Block) std.Io.Writer.Error!void {
+    try s.beginObject();
+    try s.objectField("type");
+    try s.write(@tagName(b.kind));
+    if (b.kind == .text) {
+        try s.objectField("text");
+        try s.write(b.text);
+    } else try writeMedia(s, b);
+    try s.endObject();
+}
+
+/// The fields of an image or document block after its type: base64 inline, and a document's
+/// name when one was given.
+fn writeMedia(s: *std.json.Stringify, b: Block) std.Io.Writer.Error!void {
+    try s.objectField("media_type");
+    try s.write(b.media_type);
+    try s.objectField("data");
+    try s.write(b.text);
+    if (b.kind == .document and b.name.len > 0) {
+        try s.objectField("name");
+        try s.write(b.name);
+    }
+}
+
 /// Writes text that is already a JSON value (a tool input) as a value.
 pub fn writeRawJson(s: *std.json.Stringify, json: []const u8) std.Io.Writer.Error!void {
     try s.beginWriteRaw();
@@ -131,24 +169,50 @@ pub fn writeRawJson(s: *std.json.Stringify, json: []const u8) std.Io.Writer.Erro
     s.endWriteRaw();
 }
 
-fn copyBlock(gpa: Allocator, b: Block) Allocator.Error!Block {
+/// A copy of `b` whose strings (and parts) `gpa` owns.
+pub fn copyBlock(gpa: Allocator, b: Block) Allocator.Error!Block {
     const text = try gpa.dupe(u8, b.text);
     errdefer gpa.free(text);
     const id = try gpa.dupe(u8, b.id);
     errdefer gpa.free(id);
     const name = try gpa.dupe(u8, b.name);
     errdefer gpa.free(name);
-    return .{ .kind = b.kind, .text = text, .id = id, .name = name, .is_error = b.is_error, .signature = try gpa.dupe(u8, b.signature) };
+    const media_type = try gpa.dupe(u8, b.media_type);
+    errdefer gpa.free(media_type);
+    const parts = try copyBlocks(gpa, b.parts);
+    errdefer freeBlocks(gpa, parts);
+    return .{ .kind = b.kind, .text = text, .id = id, .name = name, .media_type = media_type, .parts = parts, .width = b.width, .height = b.height, .is_error = b.is_error, .signature = try gpa.dupe(u8, b.signature) };
 }
 
-fn freeBlock(gpa: Allocator, b: Block) void {
+/// Copies of `blocks`, owned by `gpa` (free with freeBlocks).
+pub fn copyBlocks(gpa: Allocator, blocks: []const Block) Allocator.Error![]Block {
+    const owned = try gpa.alloc(Block, blocks.len);
+    var filled: usize = 0;
+    errdefer {
+        for (owned[0..filled]) |b| freeBlock(gpa, b);
+        gpa.free(owned);
+    }
+    for (blocks, owned) |b, *o| {
+        o.* = try copyBlock(gpa, b);
+        filled += 1;
+    }
+    return owned;
+}
+
+pub fn freeBlock(gpa: Allocator, b: Block) void {
     gpa.free(b.text);
     gpa.free(b.id);
     gpa.free(b.name);
+    gpa.free(b.media_type);
+    freeBlocks(gpa, b.parts);
     gpa.free(b.signature);
 }
 
+pub fn freeBlocks(gpa: Allocator, blocks: []const Block) void {
+    for (blocks) |b| freeBlock(gpa, b);
+    gpa.free(blocks);
+}
+
 fn freeMessage(gpa: Allocator, m: Message) void {
-    for (m.blocks) |b| freeBlock(gpa, b);
-    gpa.free(m.blocks);
+    freeBlocks(gpa, m.blocks);
 }

@@ -64,7 +64,52 @@ pub const ToolDetails = struct { index: u32, id: []const u8, name: []const u8 };
 /// A tool call is about to be handled. `input` is a JSON object. When `awaiting_result`, the
 /// host runs the tool and submits the result before the next `next()`.
 pub const ToolCallStart = struct { id: []const u8, name: []const u8, input: []const u8, awaiting_result: bool };
-pub const ToolResult = struct { id: []const u8, name: []const u8, content: []const u8, is_error: bool };
+/// `parts` is empty for a result that is one text (`content` is all of it); else it lists every
+/// part in order and `content` is the text parts joined with "\n".
+pub const ToolResult = struct { id: []const u8, name: []const u8, content: []const u8, is_error: bool, parts: []const PartInfo = &.{} };
+
+/// What a content part is. Values match `PantoPartKind` in include/panto.h.
+pub const PartKind = enum(i32) {
+    text = 1,
+    /// Given only: raw bytes panto fits (an image or a PDF).
+    media = 2,
+    image = 3,
+    document = 4,
+};
+
+/// A part as it was sent to the model. Laid out as `PantoPartInfo` (include/panto.h), so the
+/// C ABI hands out a result's array as it is, with no copy and nothing to allocate.
+pub const PartInfo = extern struct {
+    kind: PartKind,
+    /// Images: pixels after fitting.
+    width: u32 = 0,
+    height: u32 = 0,
+    reserved0: u32 = 0,
+    /// Text: the text (a dropped attachment's note too).
+    text: Bytes = .{},
+    /// Images and documents: the media type sent.
+    media_type: Bytes = .{},
+    /// The name given, or empty.
+    name: Bytes = .{},
+    /// Images and documents: the bytes sent, base64.
+    data: Bytes = .{},
+    /// Images and documents: the size of the bytes sent (not of base64).
+    byte_size: u64 = 0,
+};
+
+/// A borrowed string in an extern struct.
+pub const Bytes = extern struct {
+    ptr: [*]const u8 = "",
+    len: usize = 0,
+
+    pub fn of(s: []const u8) Bytes {
+        return .{ .ptr = s.ptr, .len = s.len };
+    }
+
+    pub fn slice(b: Bytes) []const u8 {
+        return b.ptr[0..b.len];
+    }
+};
 /// A provider request failed in a way worth another try; the next `next()` waits, then asks again.
 pub const ProviderRetry = struct { attempt: u32, delay_ms: u64, http_status: u16, reason: []const u8 };
 

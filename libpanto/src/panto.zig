@@ -5,6 +5,8 @@ pub const errors = @import("errors.zig");
 pub const sse = @import("sse.zig");
 pub const config = @import("config.zig");
 pub const conversation = @import("conversation.zig");
+pub const content = @import("content.zig");
+pub const media = @import("media.zig");
 pub const tools = @import("tools.zig");
 
 pub const Agent = @import("agent.zig").Agent;
@@ -43,6 +45,8 @@ test {
     _ = @import("schema.zig");
     _ = @import("read_tool.zig");
     _ = @import("tool_round.zig");
+    _ = @import("content.zig");
+    _ = @import("parts_request_test.zig");
     _ = @import("network.zig");
     _ = @import("tunnel.zig");
     _ = @import("dial.zig");

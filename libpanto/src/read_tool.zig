@@ -1,15 +1,18 @@
 //! The native `read` tool: reads a UTF-8 text file under a configured root directory, by lines,
-//! with a byte cap, and says when it stopped early. Paths that leave the root are refused, and
-//! so is anything but a regular file.
+//! with a byte cap, and says when it stopped early; an image or a PDF (known by its bytes) is
+//! returned whole as an attachment, which the tool round fits like any media. Paths that leave
+//! the root are refused, and so is anything but a regular file.
 const std = @import("std");
 const Allocator = std.mem.Allocator;
 const Problem = @import("schema.zig").Problem;
 const open_beneath = @import("open_beneath.zig");
+const media = @import("media.zig");
 
 pub const name = "read";
 pub const capability = "fs.read";
 pub const description = "Read a UTF-8 text file under the agent's root directory. Returns the lines from " ++
-    "`offset` (0-based, default 0), at most `limit` of them (default 2000), and says when the output was truncated.";
+    "`offset` (0-based, default 0), at most `limit` of them (default 2000), and says when the output was truncated. " ++
+    "An image (PNG, JPEG, GIF, WEBP, BMP) or a PDF is returned whole as an attachment.";
 pub const schema =
     \\{"type":"object","properties":{"path":{"type":"string","description":"File path relative to the root directory"},"offset":{"type":"integer","minimum":0,"description":"First line to read, 0-based"},"limit":{"type":"integer","minimum":1,"description":"Most lines to read"}},"required":["path"],"additionalProperties":false}
 ;
@@ -17,6 +20,8 @@ pub const default_max_bytes: usize = 64 * 1024;
 const default_limit: u64 = 2000;
 /// Larger files are refused rather than read whole.
 const max_file_bytes: usize = 64 * 1024 * 1024;
+/// Larger images and PDFs are refused: more than any provider takes, even once fitted.
+pub const max_media_bytes: usize = 32 * 1024 * 1024;
 
 pub const Config = struct {
     root: []const u8,
@@ -26,6 +31,15 @@ pub const Config = struct {
 pub const Result = struct {
     content: []u8,
     is_error: bool,
+    /// An image or a PDF: the file's bytes (then `content` is empty), and its name.
+    attachment: ?[]u8 = null,
+    /// The file's base name (borrowed from the input).
+    name: []const u8 = "",
+
+    pub fn deinit(r: Result, gpa: Allocator) void {
+        gpa.free(r.content);
+        if (r.attachment) |a| gpa.free(a);
+    }
 };
 
 pub const Input = struct {
@@ -88,7 +102,16 @@ pub fn run(gpa: Allocator, config: Config, input_value: std.json.Value) Allocato
         error.TooLarge => failure(gpa, "\"{s}\" is larger than {d} bytes", .{ path, max_file_bytes }),
         error.Unreadable => failure(gpa, "cannot read \"{s}\"", .{path}),
     };
-    defer gpa.free(file);
+    var keep_file = false;
+    defer if (!keep_file) gpa.free(file);
+    if (media.detect(file[0..@min(file.len, 16)])) |format| attachment: {
+        // "BM" begins text as well as bitmaps; a bitmap's pixels are not UTF-8 text.
+        if (format == .bmp and std.unicode.utf8ValidateSlice(file)) break :attachment;
+        if (file.len > max_media_bytes) return failure(gpa, "\"{s}\" is a {s} file larger than {d} bytes", .{ path, @tagName(format), max_media_bytes });
+        keep_file = true;
+        errdefer keep_file = false;
+        return .{ .content = try gpa.dupe(u8, ""), .is_error = false, .attachment = file, .name = std.fs.path.basename(path) };
+    }
     if (!std.unicode.utf8ValidateSlice(file)) return failure(gpa, "\"{s}\" is not a UTF-8 text file", .{path});
 
     const total = countLines(file);

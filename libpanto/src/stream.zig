@@ -20,7 +20,7 @@ const transport = @import("transport.zig");
 const read = @import("stream_read.zig");
 const EventArena = @import("event_arena.zig").EventArena;
 const Body = @import("body.zig").Body;
-const utf8 = @import("utf8.zig");
+const content = @import("content.zig");
 
 const TurnError = errors.TurnError;
 /// `next()` fails with a TurnError (sticky), or ResultPending: a host tool call still awaits
@@ -238,7 +238,7 @@ pub const Stream = struct {
                 if (s.cursor < s.round.calls.items.len) {
                     const c = &s.round.calls.items[s.cursor];
                     s.cursor += 1;
-                    return s.hold(.{ .tool_result = .{ .id = c.id, .name = c.name, .content = c.result orelse "", .is_error = c.is_error } });
+                    return s.hold(.{ .tool_result = .{ .id = c.id, .name = c.name, .content = c.result orelse "", .is_error = c.is_error, .parts = c.infos } });
                 }
                 // The round is over: its results go to the model in the next request.
                 s.round.commitResults(&s.agent.conversation) catch |err| return s.fail(err);
@@ -344,18 +344,25 @@ pub const Stream = struct {
     /// Gives the result of a host tool call announced by ToolCallStart with awaiting_result.
     /// The content is taken as it is (a NUL is a character), except that invalid UTF-8
     /// sequences become U+FFFD; a call id that is not UTF-8 is refused (InvalidArgument).
-    pub fn submitToolResult(s: *Stream, call_id: []const u8, content: []const u8, is_error: bool) error{ NoSuchCall, InvalidArgument, OutOfMemory }!void {
+    pub fn submitToolResult(s: *Stream, call_id: []const u8, text: []const u8, is_error: bool) SubmitError!void {
+        return s.submitToolResultParts(call_id, text, &.{}, is_error);
+    }
+
+    /// As `submitToolResult`, with more of the result after `text`: text and media parts
+    /// (see content.zig), whose media are fitted now. Nothing changes when it fails.
+    pub fn submitToolResultParts(s: *Stream, call_id: []const u8, text: []const u8, parts: []const content.Part, is_error: bool) SubmitError!void {
         if (!std.unicode.utf8ValidateSlice(call_id)) return error.InvalidArgument;
         if (s.phase != .tool_starts or s.state == .failed) return error.NoSuchCall;
         for (s.round.calls.items) |*c| {
             if (c.handling == .host and c.result == null and std.mem.eql(u8, c.id, call_id)) {
-                var mended: std.ArrayList(u8) = .empty;
-                defer mended.deinit(s.agent.gpa);
-                return c.setResult(s.agent.gpa, try utf8.valid(s.agent.gpa, &mended, content), is_error);
+                const result = try content.toolResult(s.agent.gpa, text, parts);
+                return c.setContent(s.agent.gpa, result, is_error);
             }
         }
         return error.NoSuchCall;
     }
+
+    pub const SubmitError = error{ NoSuchCall, InvalidArgument, OutOfMemory };
 
     /// Prepares the stream for the next provider call of the same turn.
     fn startNextMessage(s: *Stream) void {

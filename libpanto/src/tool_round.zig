@@ -9,6 +9,8 @@ const schema = @import("schema.zig");
 const json_depth = @import("json_depth.zig");
 const read_tool = @import("read_tool.zig");
 const conversation = @import("conversation.zig");
+const content = @import("content.zig");
+const ev = @import("event.zig");
 
 pub const Handling = enum {
     /// The embedding program runs it and submits the result.
@@ -26,20 +28,39 @@ pub const Call = struct {
     input: []u8,
     handling: Handling,
     native: ?tools.Native = null,
+    /// The result's text: all of it, or with `parts`, its text parts joined (content.zig).
     result: ?[]u8 = null,
     is_error: bool = false,
+    /// A result with media: its blocks in order, and what the ToolResult event says of each.
+    parts: []conversation.Block = &.{},
+    infos: []ev.PartInfo = &.{},
 
     fn deinit(c: *Call, gpa: Allocator) void {
         gpa.free(c.id);
         gpa.free(c.name);
         gpa.free(c.input);
-        if (c.result) |r| gpa.free(r);
+        c.freeResult(gpa);
     }
 
-    pub fn setResult(c: *Call, gpa: Allocator, content: []const u8, is_error: bool) Allocator.Error!void {
-        const copy = try gpa.dupe(u8, content);
+    fn freeResult(c: *Call, gpa: Allocator) void {
         if (c.result) |r| gpa.free(r);
-        c.result = copy;
+        conversation.freeBlocks(gpa, c.parts);
+        gpa.free(c.infos);
+        c.parts = &.{};
+        c.infos = &.{};
+    }
+
+    pub fn setResult(c: *Call, gpa: Allocator, text: []const u8, is_error: bool) Allocator.Error!void {
+        const copy = try gpa.dupe(u8, text);
+        c.setContent(gpa, .{ .text = copy }, is_error);
+    }
+
+    /// Takes an assembled result (content.toolResult), which the call now owns.
+    pub fn setContent(c: *Call, gpa: Allocator, result: content.Content, is_error: bool) void {
+        c.freeResult(gpa);
+        c.result = result.text;
+        c.parts = result.blocks;
+        c.infos = result.infos;
         c.is_error = is_error;
     }
 };
@@ -165,7 +186,7 @@ pub const Round = struct {
         const blocks = try r.gpa.alloc(conversation.Block, r.calls.items.len);
         defer r.gpa.free(blocks);
         for (r.calls.items, blocks) |c, *b| {
-            b.* = .{ .kind = .tool_result, .id = c.id, .text = c.result orelse "", .is_error = c.is_error };
+            b.* = .{ .kind = .tool_result, .id = c.id, .text = c.result orelse "", .parts = c.parts, .is_error = c.is_error };
         }
         try conv.appendCopy(.user, blocks);
     }
@@ -189,17 +210,24 @@ fn runOne(gpa: Allocator, agent: *const Agent, c: *Call, failed: *bool) void {
         @atomicStore(bool, failed, true, .seq_cst);
         return;
     };
-    c.result = result.content;
-    c.is_error = result.is_error;
+    c.setContent(gpa, result.content, result.is_error);
 }
 
-fn runNativeTool(gpa: Allocator, agent: *const Agent, c: *const Call) Allocator.Error!read_tool.Result {
+/// What a native tool returned.
+const NativeResult = struct { content: content.Content, is_error: bool };
+
+fn runNativeTool(gpa: Allocator, agent: *const Agent, c: *const Call) Allocator.Error!NativeResult {
     var scratch: std.heap.ArenaAllocator = .init(gpa);
     defer scratch.deinit();
     const input = std.json.parseFromSliceLeaky(std.json.Value, scratch.allocator(), c.input, .{}) catch return error.OutOfMemory;
-    return switch (c.native.?) {
-        .read => read_tool.run(gpa, agent.config.read_tool.?, input),
-    };
+    switch (c.native.?) {
+        .read => {
+            const result = try read_tool.run(gpa, agent.config.read_tool.?, input);
+            defer result.deinit(gpa);
+            const parts: []const content.Part = if (result.attachment) |bytes| &.{.{ .media = .{ .bytes = bytes, .name = result.name } }} else &.{};
+            return .{ .content = try content.toolResult(gpa, result.content, parts), .is_error = result.is_error };
+        },
+    }
 }
 
 const json_depth_test_tool =

@@ -505,6 +505,11 @@ static void test_names(void) {
     CHECK_NAME(panto_stop_reason_name(PANTO_STOP_ABORTED), "aborted");
     CHECK_NAME(panto_stop_reason_name(PANTO_STOP_OTHER), "other");
     CHECK_NAME(panto_stop_reason_name(10), "unknown");
+    CHECK_NAME(panto_part_kind_name(PANTO_PART_TEXT), "text");
+    CHECK_NAME(panto_part_kind_name(PANTO_PART_MEDIA), "media");
+    CHECK_NAME(panto_part_kind_name(PANTO_PART_IMAGE), "image");
+    CHECK_NAME(panto_part_kind_name(PANTO_PART_DOCUMENT), "document");
+    CHECK_NAME(panto_part_kind_name(0), "unknown");
 }
 
 static void test_free_null(void) {
@@ -2388,6 +2393,273 @@ static void test_free_while_blocked(void) {
     free_while_blocked(1, "free_while_blocked_batch");
 }
 
+/* ---- Issue 15: content parts (images and PDFs) ---------------------------------------- */
+
+/* A 1x1 PNG and a tiny PDF: media the stub pipeline and the real one both pass through. */
+static const unsigned char PNG_1X1[] = {
+    0x89, 0x50, 0x4e, 0x47, 0x0d, 0x0a, 0x1a, 0x0a, 0x00, 0x00, 0x00, 0x0d, 0x49, 0x48, 0x44, 0x52,
+    0x00, 0x00, 0x00, 0x01, 0x00, 0x00, 0x00, 0x01, 0x08, 0x06, 0x00, 0x00, 0x00, 0x1f, 0x15, 0xc4,
+    0x89, 0x00, 0x00, 0x00, 0x0d, 0x49, 0x44, 0x41, 0x54, 0x78, 0x9c, 0x63, 0xf8, 0xcf, 0xc0, 0xf0,
+    0x1f, 0x00, 0x05, 0x00, 0x01, 0xff, 0x89, 0x99, 0x3d, 0x1d, 0x00, 0x00, 0x00, 0x00, 0x49, 0x45,
+    0x4e, 0x44, 0xae, 0x42, 0x60, 0x82};
+static const char PNG_1X1_BASE64[] =
+    "iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR4nGP4z8DwHwAFAAH/iZk9HQAAAABJRU5ErkJggg==";
+static const char TINY_PDF[] = "%PDF-1.4\n%%EOF\n";
+
+static PantoPart text_part(const char *text) {
+    PantoPart p;
+    memset(&p, 0, sizeof p);
+    p.kind = PANTO_PART_TEXT;
+    p.text = panto_cstr(text);
+    return p;
+}
+
+static PantoPart media_part(const void *data, size_t len, const char *hint, const char *name) {
+    PantoPart p;
+    memset(&p, 0, sizeof p);
+    p.kind = PANTO_PART_MEDIA;
+    p.data = data;
+    p.data_len = len;
+    p.media_type = panto_cstr(hint);
+    p.name = panto_cstr(name);
+    return p;
+}
+
+/* The message of the last failed call on the agent or the stream. */
+static int agent_error_is(PantoAgent *agent, const char *want) {
+    PantoError err = PANTO_ERROR_INIT;
+    panto_agent_error(agent, &err);
+    return pstr_eq(err.message, want);
+}
+
+static int stream_error_is(PantoStream *stream, const char *want) {
+    PantoError err = PANTO_ERROR_INIT;
+    panto_stream_error(stream, &err);
+    return pstr_eq(err.message, want);
+}
+
+/* Each invalid part array is refused with its reason, and the agent is left as it was: no
+ * user message, not busy. An input from an older header (its size ends before `parts`) is
+ * read without them, whatever follows in memory. */
+static void test_parts_run_arguments(void) {
+    PantoAgent *agent = new_agent("http://127.0.0.1:1");
+    PantoStream *stream = NULL;
+    PantoInput input = PANTO_INPUT_INIT;
+    PantoPart parts[2];
+    PantoString conv = {NULL, 0};
+    struct {
+        PantoPart part;
+        const char *message;
+    } cases[4];
+    size_t i;
+
+    current_test = "parts_run_arguments";
+    if (!agent) {
+        CHECK(!"cannot make an agent");
+        return;
+    }
+    cases[0].part = text_part("x");
+    cases[0].part.kind = PANTO_PART_IMAGE; /* a reported kind, not a given one */
+    cases[0].message = "input.parts[1].kind is 3: not PANTO_PART_TEXT or PANTO_PART_MEDIA";
+    cases[1].part = text_part("x");
+    cases[1].part.reserved0 = 7;
+    cases[1].message = "input.parts[1].reserved0 is not 0";
+    cases[2].part = media_part(NULL, 10, "", "");
+    cases[2].message = "input.parts[1].data is NULL but data_len is not 0";
+    cases[3].part = media_part(PNG_1X1, sizeof PNG_1X1, "", "");
+    cases[3].part.name.len = 3;
+    cases[3].part.name.ptr = NULL;
+    cases[3].message = "input.parts[1].name.ptr is NULL but its len is not 0";
+    parts[0] = text_part("fine");
+    for (i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+        parts[1] = cases[i].part;
+        input.text = panto_cstr("Look");
+        input.parts = parts;
+        input.part_count = 2;
+        stream = (PantoStream *)&input;
+        CHECK_RC(panto_agent_run(agent, &input, &stream), PANTO_ERR_INVALID_ARGUMENT);
+        CHECK(stream == NULL);
+        CHECK(agent_error_is(agent, cases[i].message));
+    }
+    input.parts = NULL;
+    input.part_count = 1;
+    CHECK_RC(panto_agent_run(agent, &input, &stream), PANTO_ERR_INVALID_ARGUMENT);
+    CHECK(agent_error_is(agent, "input.parts is NULL but its count is 1"));
+    /* Nothing changed: no user message, and the agent can run. */
+    CHECK_RC(panto_agent_conversation(agent, &conv), PANTO_OK);
+    CHECK(pstr_eq(conv, "[]"));
+
+    /* An older header's PantoInput: parts lie beyond its size and are not read. */
+    input.size = (uint32_t)offsetof(PantoInput, parts);
+    input.parts = (const PantoPart *)(uintptr_t)8; /* garbage a caller never set */
+    input.part_count = 99;
+    CHECK_RC(panto_agent_run(agent, &input, &stream), PANTO_OK);
+    panto_stream_free(stream);
+    CHECK_RC(panto_agent_conversation(agent, &conv), PANTO_OK);
+    CHECK(count_in(conv, "\"text\":\"Look\"") == 1 && count_in(conv, "\"image\"") == 0);
+    panto_agent_free(agent);
+}
+
+/* A turn that starts with a text and an image, whose host tool returns text, an image, a
+ * PDF and bytes that are no media, read with a PantoEvent of `ev_size`: this header's, or
+ * one from before parts (nothing is written past its size). Checks the submit's argument
+ * errors (nothing changed: the call still awaits its result), the TOOL_RESULT's parts, the
+ * Anthropic request bodies and the conversation export. */
+static void parts_turn(size_t ev_size, const char *label) {
+    static const struct canned answers[] = {
+        {200, "text/event-stream", SSE_TOOL, NULL, 0},
+        {200, "text/event-stream", SSE_OK, NULL, 0},
+    };
+    const int full = ev_size == sizeof(PantoEvent);
+    char url[64];
+    PantoAgent *agent;
+    PantoStream *stream = NULL;
+    PantoEvent ev;
+    PantoInput input = PANTO_INPUT_INIT;
+    PantoPart turn_parts[2], result_parts[4];
+    PantoString conv = {NULL, 0};
+    int rc, results = 0;
+
+    current_test = label;
+    agent = serve_and_connect(answers, 2, url, sizeof url);
+    if (!agent) return;
+    CHECK_RC(add_tool(agent, WEATHER_TOOL), PANTO_OK);
+    turn_parts[0] = text_part("What is this?");
+    turn_parts[1] = media_part(PNG_1X1, sizeof PNG_1X1, "image/jpeg", "dot.png");
+    input.parts = turn_parts;
+    input.part_count = 2;
+    CHECK_RC(panto_agent_run(agent, &input, &stream), PANTO_OK);
+    memset(&ev, 0x5A, sizeof ev);
+    ev.size = (uint32_t)ev_size;
+    while ((rc = panto_next_event(stream, &ev)) == PANTO_EVENT) {
+        CHECK(untouched(&ev, ev_size, sizeof ev, 0x5A));
+        if (ev.kind == PANTO_EVENT_TOOL_CALL_START) {
+            PantoToolResult result = PANTO_TOOL_RESULT_INIT;
+            char *id = dup_pstr(ev.id);
+            result.call_id = panto_cstr(id);
+            result.content = panto_cstr("Here it is");
+            result_parts[0] = media_part(PNG_1X1, sizeof PNG_1X1, "", "");
+            result_parts[1] = text_part("and a PDF");
+            result_parts[2] = media_part(TINY_PDF, strlen(TINY_PDF), "application/pdf", "tiny.pdf");
+            result_parts[3] = media_part("junk", 4, "image/png", "junk.png");
+            result.parts = result_parts;
+            result.part_count = 4;
+            /* Invalid parts: refused, and the call still awaits its result. */
+            result_parts[1].kind = 0;
+            CHECK_RC(panto_stream_submit_tool_result(stream, &result), PANTO_ERR_INVALID_ARGUMENT);
+            CHECK(stream_error_is(stream, "result.parts[1].kind is 0: not PANTO_PART_TEXT or PANTO_PART_MEDIA"));
+            result_parts[1].kind = PANTO_PART_TEXT;
+            result.parts = NULL;
+            CHECK_RC(panto_stream_submit_tool_result(stream, &result), PANTO_ERR_INVALID_ARGUMENT);
+            CHECK(stream_error_is(stream, "result.parts is NULL but its count is 4"));
+            CHECK_RC(panto_next_event(stream, &ev), PANTO_ERR_RESULT_PENDING);
+            result.parts = result_parts;
+            CHECK_RC(panto_stream_submit_tool_result(stream, &result), PANTO_OK);
+            free(id);
+        }
+        if (ev.kind == PANTO_EVENT_TOOL_RESULT) {
+            results++;
+            CHECK(ev.is_error == 0);
+            CHECK(count_in(ev.text, "Here it is\nand a PDF\n[attachment junk.png dropped: ") == 1);
+            if (full) {
+                const PantoPartInfo *p = ev.parts;
+                CHECK(ev.part_count == 5 && p != NULL);
+                if (ev.part_count == 5 && p) {
+                    CHECK(p[0].kind == PANTO_PART_TEXT && pstr_eq(p[0].text, "Here it is"));
+                    CHECK(p[1].kind == PANTO_PART_IMAGE && pstr_eq(p[1].media_type, "image/png"));
+                    CHECK(pstr_eq(p[1].data, PNG_1X1_BASE64) && p[1].byte_size == sizeof PNG_1X1);
+                    CHECK(pstr_eq(p[1].name, "") && p[1].text.len == 0);
+                    CHECK(p[2].kind == PANTO_PART_TEXT && pstr_eq(p[2].text, "and a PDF"));
+                    CHECK(p[3].kind == PANTO_PART_DOCUMENT && pstr_eq(p[3].media_type, "application/pdf"));
+                    CHECK(pstr_eq(p[3].name, "tiny.pdf") && p[3].byte_size == strlen(TINY_PDF));
+                    CHECK(pstr_eq(p[3].data, "JVBERi0xLjQKJSVFT0YK"));
+                    CHECK(p[4].kind == PANTO_PART_TEXT && count_in(p[4].text, "[attachment junk.png dropped: ") == 1);
+                    CHECK(p[4].width == 0 && p[4].data.len == 0);
+                }
+            }
+        }
+    }
+    CHECK_RC(rc, PANTO_DONE);
+    CHECK(results == 1);
+    panto_stream_free(stream);
+
+    CHECK_RC(panto_agent_conversation(agent, &conv), PANTO_OK);
+    CHECK(count_in(conv, "{\"type\":\"text\",\"text\":\"What is this?\"},{\"type\":\"image\",\"media_type\":\"image/png\",\"data\":\"") == 1);
+    CHECK(count_in(conv, "\"content\":[{\"type\":\"text\",\"text\":\"Here it is\"},{\"type\":\"image\",\"media_type\":\"image/png\",\"data\":\"") == 1);
+    CHECK(count_in(conv, "{\"type\":\"document\",\"media_type\":\"application/pdf\",\"data\":\"JVBERi0xLjQKJSVFT0YK\",\"name\":\"tiny.pdf\"}") == 1);
+    CHECK(count_in(conv, PNG_1X1_BASE64) == 2);
+    panto_agent_free(agent);
+    stop_server();
+
+    /* What Anthropic was sent: the user's image, then the tool result's blocks. */
+    CHECK(count_in(request_body(0), "\"content\":[{\"type\":\"text\",\"text\":\"What is this?\"},{\"type\":\"image\",\"source\":{\"type\":\"base64\",\"media_type\":\"image/png\",\"data\":\"") == 1);
+    CHECK(count_in(request_body(1), "\"type\":\"tool_result\",\"tool_use_id\":\"toolu_t1\",\"content\":[{\"type\":\"text\",\"text\":\"Here it is\"},{\"type\":\"image\",\"source\":{\"type\":\"base64\",\"media_type\":\"image/png\",\"data\":\"") == 1);
+    CHECK(count_in(request_body(1), "{\"type\":\"document\",\"source\":{\"type\":\"base64\",\"media_type\":\"application/pdf\",\"data\":\"JVBERi0xLjQKJSVFT0YK\"},\"title\":\"tiny.pdf\"}") == 1);
+    CHECK(count_in(request_body(1), PNG_1X1_BASE64) == 2);
+}
+
+static void test_parts_turn(void) {
+    parts_turn(sizeof(PantoEvent), "parts_turn");
+    /* ABI 3 before parts: the PantoEvent ends before `parts`. */
+    parts_turn(offsetof(PantoEvent, parts), "parts_turn_event_before_parts");
+}
+
+/* A tool result of text parts only is a plain result: one string, no parts. A
+ * PantoToolResult from before parts (its size ends before them) is read without them. */
+static void test_parts_plain_result(void) {
+    static const struct canned answers[] = {
+        {200, "text/event-stream", SSE_TOOL, NULL, 0},
+        {200, "text/event-stream", SSE_OK, NULL, 0},
+        {200, "text/event-stream", SSE_TOOL, NULL, 0},
+        {200, "text/event-stream", SSE_OK, NULL, 0},
+    };
+    char url[64];
+    PantoAgent *agent;
+    PantoStream *stream = NULL;
+    PantoEvent ev = PANTO_EVENT_INIT;
+    PantoPart parts[2];
+    int turn, rc, results = 0;
+
+    current_test = "parts_plain_result";
+    agent = serve_and_connect(answers, 4, url, sizeof url);
+    if (!agent) return;
+    CHECK_RC(add_tool(agent, WEATHER_TOOL), PANTO_OK);
+    parts[0] = text_part("line 2");
+    parts[1] = text_part("line 3");
+    for (turn = 0; turn < 2; turn++) {
+        CHECK_RC(run_text(agent, "Weather?", &stream), PANTO_OK);
+        while ((rc = panto_next_event(stream, &ev)) == PANTO_EVENT) {
+            if (ev.kind == PANTO_EVENT_TOOL_CALL_START) {
+                PantoToolResult result = PANTO_TOOL_RESULT_INIT;
+                char *id = dup_pstr(ev.id);
+                result.call_id = panto_cstr(id);
+                result.content = panto_cstr("line 1");
+                result.parts = parts;
+                result.part_count = 2;
+                if (turn == 1) {
+                    result.size = (uint32_t)offsetof(PantoToolResult, parts);
+                    result.parts = (const PantoPart *)(uintptr_t)8;
+                    result.part_count = 77;
+                }
+                CHECK_RC(panto_stream_submit_tool_result(stream, &result), PANTO_OK);
+                free(id);
+            }
+            if (ev.kind == PANTO_EVENT_TOOL_RESULT) {
+                results++;
+                CHECK(ev.part_count == 0 && ev.parts == NULL);
+                CHECK(pstr_eq(ev.text, turn == 0 ? "line 1\nline 2\nline 3" : "line 1"));
+            }
+        }
+        CHECK_RC(rc, PANTO_DONE);
+        panto_stream_free(stream);
+    }
+    CHECK(results == 2);
+    panto_agent_free(agent);
+    stop_server();
+    CHECK(count_in(request_body(1), "\"content\":\"line 1\\nline 2\\nline 3\"") == 1);
+    CHECK(count_in(request_body(3), "\"content\":\"line 1\"") == 1);
+}
+
 int main(void) {
     signal(SIGPIPE, SIG_IGN);
     test_versions();
@@ -2420,6 +2692,9 @@ int main(void) {
     test_free_after_deltas();
     test_free_awaiting_result();
     test_free_while_blocked();
+    test_parts_run_arguments();
+    test_parts_turn();
+    test_parts_plain_result();
     printf("%d passed, %d failed\n", n_passed, n_failed);
     return n_failed ? 1 : 0;
 }

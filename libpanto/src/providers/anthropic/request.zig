@@ -1,7 +1,9 @@
 //! Anthropic Messages API: the streaming request.
 //! https://docs.anthropic.com/en/api/messages
 const std = @import("std");
-const writeRawJson = @import("../../conversation.zig").writeRawJson;
+const conversation = @import("../../conversation.zig");
+const writeRawJson = conversation.writeRawJson;
+const Block = conversation.Block;
 
 pub const endpoint = "/v1/messages";
 pub const api_version = "2023-06-01";
@@ -61,14 +63,8 @@ pub fn writeRequest(w: *std.Io.Writer, parts: RequestParts) std.Io.Writer.Error!
                 try s.write(b.text);
                 try s.endObject();
             },
-            .text => {
-                try s.beginObject();
-                try s.objectField("type");
-                try s.write("text");
-                try s.objectField("text");
-                try s.write(b.text);
-                try s.endObject();
-            },
+            .text => try writeText(&s, b.text),
+            .image, .document => try writeMedia(&s, b),
             .tool_call => {
                 try s.beginObject();
                 try s.objectField("type");
@@ -88,7 +84,14 @@ pub fn writeRequest(w: *std.Io.Writer, parts: RequestParts) std.Io.Writer.Error!
                 try s.objectField("tool_use_id");
                 try s.write(b.id);
                 try s.objectField("content");
-                try s.write(b.text);
+                if (b.parts.len == 0) try s.write(b.text) else {
+                    try s.beginArray();
+                    for (b.parts) |p| switch (p.kind) {
+                        .image, .document => try writeMedia(&s, p),
+                        else => try writeText(&s, p.text),
+                    };
+                    try s.endArray();
+                }
                 if (b.is_error) {
                     try s.objectField("is_error");
                     try s.write(true);
@@ -103,5 +106,35 @@ pub fn writeRequest(w: *std.Io.Writer, parts: RequestParts) std.Io.Writer.Error!
     try parts.writeTools(&s, .anthropic);
     try s.objectField("stream");
     try s.write(true);
+    try s.endObject();
+}
+
+fn writeText(s: *std.json.Stringify, text: []const u8) std.Io.Writer.Error!void {
+    try s.beginObject();
+    try s.objectField("type");
+    try s.write("text");
+    try s.objectField("text");
+    try s.write(text);
+    try s.endObject();
+}
+
+/// An image or document block: base64 inline; a document's name as its title.
+fn writeMedia(s: *std.json.Stringify, b: Block) std.Io.Writer.Error!void {
+    try s.beginObject();
+    try s.objectField("type");
+    try s.write(@tagName(b.kind));
+    try s.objectField("source");
+    try s.beginObject();
+    try s.objectField("type");
+    try s.write("base64");
+    try s.objectField("media_type");
+    try s.write(b.media_type);
+    try s.objectField("data");
+    try s.write(b.text);
+    try s.endObject();
+    if (b.kind == .document and b.name.len > 0) {
+        try s.objectField("title");
+        try s.write(b.name);
+    }
     try s.endObject();
 }

@@ -25,6 +25,7 @@ pub fn writeRequest(w: *std.Io.Writer, parts: RequestParts) std.Io.Writer.Error!
     for (parts.conversation.messages.items) |m| switch (m.role) {
         .user => {
             // Tool results are messages of their own (role "tool"); text goes as a user message.
+            var attachments = false;
             for (m.blocks) |b| if (b.kind == .tool_result) {
                 try s.beginObject();
                 try s.objectField("role");
@@ -32,10 +33,25 @@ pub fn writeRequest(w: *std.Io.Writer, parts: RequestParts) std.Io.Writer.Error!
                 try s.objectField("tool_call_id");
                 try s.write(b.id);
                 try s.objectField("content");
-                try s.write(b.text);
+                if (b.parts.len == 0) try s.write(b.text) else try writeToolText(&s, b);
                 try s.endObject();
+                if (b.parts.len > 0) attachments = true;
             };
-            if (hasKind(m.blocks, .text)) {
+            // Tool messages cannot carry media: the round's go in one user message after them.
+            if (attachments) try writeAttachments(&s, m.blocks);
+            if (hasKind(m.blocks, .image) or hasKind(m.blocks, .document) or countKind(m.blocks, .text) > 1) {
+                try s.beginObject();
+                try s.objectField("role");
+                try s.write("user");
+                try s.objectField("content");
+                try s.beginArray();
+                for (m.blocks) |b| switch (b.kind) {
+                    .text, .image, .document => try writeUserPart(&s, b),
+                    else => {},
+                };
+                try s.endArray();
+                try s.endObject();
+            } else if (hasKind(m.blocks, .text)) {
                 try s.beginObject();
                 try s.objectField("role");
                 try s.write("user");
@@ -97,6 +113,100 @@ fn writeMessage(s: *std.json.Stringify, role: []const u8, content: []const u8) s
 fn hasKind(blocks: []const conversation.Block, kind: conversation.BlockKind) bool {
     for (blocks) |b| if (b.kind == kind) return true;
     return false;
+}
+
+fn countKind(blocks: []const conversation.Block, kind: conversation.BlockKind) usize {
+    var n: usize = 0;
+    for (blocks) |b| n += @intFromBool(b.kind == kind);
+    return n;
+}
+
+/// A tool message's content for a result with media: its text, then a line naming each
+/// attachment, which follows in the next user message.
+fn writeToolText(s: *std.json.Stringify, result: conversation.Block) std.Io.Writer.Error!void {
+    try s.beginWriteRaw();
+    try s.writer.writeByte('"');
+    var written = hasKind(result.parts, .text);
+    if (written) try std.json.Stringify.encodeJsonStringChars(result.text, .{}, s.writer);
+    var n: usize = 0;
+    for (result.parts) |p| if (p.kind != .text) {
+        n += 1;
+        if (written) try s.writer.writeAll("\\n");
+        try s.writer.print("[attachment {d}: ", .{n});
+        try std.json.Stringify.encodeJsonStringChars(p.media_type, .{}, s.writer);
+        try s.writer.writeAll(", in the next user message]");
+        written = true;
+    };
+    try s.writer.writeByte('"');
+    s.endWriteRaw();
+}
+
+/// The user message after a round's tool messages that carries their media, each result's
+/// under a line naming its call.
+fn writeAttachments(s: *std.json.Stringify, blocks: []const conversation.Block) std.Io.Writer.Error!void {
+    try s.beginObject();
+    try s.objectField("role");
+    try s.write("user");
+    try s.objectField("content");
+    try s.beginArray();
+    for (blocks) |b| if (b.kind == .tool_result and b.parts.len > 0) {
+        try s.beginObject();
+        try s.objectField("type");
+        try s.write("text");
+        try s.objectField("text");
+        try s.beginWriteRaw();
+        try s.writer.writeAll("\"Attachments of tool result ");
+        try std.json.Stringify.encodeJsonStringChars(b.id, .{}, s.writer);
+        try s.writer.writeAll(":\"");
+        s.endWriteRaw();
+        try s.endObject();
+        for (b.parts) |p| if (p.kind != .text) try writeUserPart(s, p);
+    };
+    try s.endArray();
+    try s.endObject();
+}
+
+/// A content part of a user message: text, an image as a data URL, a PDF as a file.
+fn writeUserPart(s: *std.json.Stringify, b: conversation.Block) std.Io.Writer.Error!void {
+    try s.beginObject();
+    try s.objectField("type");
+    switch (b.kind) {
+        .image => {
+            try s.write("image_url");
+            try s.objectField("image_url");
+            try s.beginObject();
+            try s.objectField("url");
+            try writeDataUrl(s, b);
+            try s.endObject();
+        },
+        .document => {
+            try s.write("file");
+            try s.objectField("file");
+            try s.beginObject();
+            try s.objectField("file_data");
+            try writeDataUrl(s, b);
+            try s.objectField("filename");
+            try s.write(if (b.name.len > 0) b.name else "document.pdf");
+            try s.endObject();
+        },
+        else => {
+            try s.write("text");
+            try s.objectField("text");
+            try s.write(b.text);
+        },
+    }
+    try s.endObject();
+}
+
+/// `data:<media type>;base64,<data>` (base64 needs no escaping).
+fn writeDataUrl(s: *std.json.Stringify, b: conversation.Block) std.Io.Writer.Error!void {
+    try s.beginWriteRaw();
+    try s.writer.writeAll("\"data:");
+    try std.json.Stringify.encodeJsonStringChars(b.media_type, .{}, s.writer);
+    try s.writer.writeAll(";base64,");
+    try s.writer.writeAll(b.text);
+    try s.writer.writeByte('"');
+    s.endWriteRaw();
 }
 
 /// Chat Completions takes a message's content as one string; thinking is not sent back.
