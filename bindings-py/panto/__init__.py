@@ -64,12 +64,14 @@ from .events import (
     MessageComplete,
     MessageEnd,
     MessageStart,
+    Part,
     ProviderRetry,
     ToolCallStart,
     ToolDetails,
     ToolResult,
     Usage,
 )
+from .parts import Document, Image, Media
 from .stream import Stream
 
 # Imported on first use (PEP 562 __getattr__ below), to keep `import panto` cheap: the tools
@@ -81,6 +83,7 @@ _LAZY = {
     "ToolClass": "tools",
     "as_tool": "tools",
     "to_content": "tools",
+    "to_result": "tools",
     "tool": "tools",
     "AssistantMessage": "message",
     "ContentBlock": "message",
@@ -151,9 +154,13 @@ __all__ = [
     "ToolDetails",
     "ToolCallStart",
     "ToolResult",
+    "Part",
     "MessageComplete",
     "ProviderRetry",
     "Usage",
+    "Media",
+    "Image",
+    "Document",
     "AssistantMessage",
     "ContentBlock",
     "TextBlock",
@@ -172,6 +179,7 @@ __all__ = [
     "tool",
     "as_tool",
     "to_content",
+    "to_result",
     "Error",
     "LibraryNotFound",
     "InvalidArgumentError",

@@ -9,6 +9,7 @@ from . import _native
 from .config import KeepAlive, RetryPolicy, Timeouts, config_value
 from .errors import Error, InvalidArgumentError, LibraryNotFound, error_class, from_native
 from ._handle import StreamHandle, free_handle, free_orphans
+from .parts import Media, native_parts, parts_of
 from .stream import Stream
 
 # Not imported at run time, to keep `import panto` cheap: typing, json (imported where used)
@@ -17,9 +18,11 @@ TYPE_CHECKING = False
 if TYPE_CHECKING:
     from collections.abc import Mapping
     from types import TracebackType
-    from typing import Any, Dict, Iterable, List, Optional, Set, Type, Union
+    from typing import Any, Dict, Iterable, List, Optional, Sequence, Set, Type, Union
 
     from dataclasses import dataclass
+
+    from .parts import GivenPart
 
     from .config import KeepAliveArg, ReadToolArg, RetryArg, TimeoutsArg
     from .tools import Registry, Tool
@@ -248,19 +251,32 @@ class Agent:
 
     # ---- turns -------------------------------------------------------------------------
 
-    def run(self, text: str, *, run_tools: bool = True) -> Stream:
-        """Appends `text` to the conversation as a user message and returns the turn's
+    def run(self, input: Union[str, Sequence[GivenPart], Media], *, run_tools: bool = True) -> Stream:
+        """Appends the user message `input` to the conversation and returns the turn's
         stream. Nothing is sent before the first `next()` on the stream.
+
+        `input` is a str, or a list of parts: str (text) and media (`panto.Image`,
+        `panto.Document`, `panto.Media`, or bytes), in order, e.g.
+        `agent.run(["What is in this picture?", panto.Image("photo.jpg")])`. panto finds each
+        medium's format from its bytes and fits it to the provider's rules; media it cannot
+        send become a short text note saying why (see `panto.Media`). Raises TypeError for a
+        part of another type, before anything is sent.
 
         With `run_tools` (the default) iterating the stream runs the tools the model calls
         (after yielding their `ToolCallStart`); with `run_tools=False` you give each result
         yourself: `stream.submit_tool_result(id, content)` or `stream.run_tool(event)`."""
         self._live()
-        if not isinstance(text, str):
-            raise TypeError(f"run() needs a str, not {type(text).__name__}")
-        raw = _native.utf8(text)
         run_input = _native.PantoInput()
-        run_input.text = _native.string(raw)
+        keep: Any = None
+        if isinstance(input, str):
+            raw = _native.utf8(input)
+            run_input.text = _native.string(raw)
+        elif isinstance(input, (list, tuple, Media)):
+            array, keep = native_parts(parts_of(input, "run() input"))
+            run_input.parts = ctypes.cast(array, ctypes.POINTER(_native.PantoPart))
+            run_input.part_count = len(array)
+        else:
+            raise TypeError(f"run() needs a str, a list of parts or a panto.Media, not {type(input).__name__}")
         out = _native.StreamPtr()
         with self._calls:
             ptr = self._live()

@@ -10,7 +10,7 @@ from __future__ import annotations
 TYPE_CHECKING = False
 if TYPE_CHECKING:
     from dataclasses import dataclass, field
-    from typing import Any, Dict, Optional, Union
+    from typing import Any, Dict, Optional, Tuple, Union
 else:
     # The same frozen dataclasses, cheaper to define and to make (see _frozen.py).
     from ._frozen import dataclass, field
@@ -25,6 +25,7 @@ __all__ = [
     "ToolDetails",
     "ToolCallStart",
     "ToolResult",
+    "Part",
     "MessageComplete",
     "ProviderRetry",
     "Event",
@@ -124,13 +125,59 @@ class ToolCallStart:
 
 
 @dataclass(frozen=True)
+class Part:
+    """One part of a tool result as it was sent to the model.
+
+    `kind` is "text" (a text, or the note saying why an attachment was dropped), "image" or
+    "document" (a PDF). For an image or a document: `media_type` ("image/png", "image/jpeg",
+    "image/gif", "image/webp", "application/pdf"), `name` (the name given, or ""),
+    `byte_size` (the size of the bytes sent), `width` and `height` (an image's pixels after
+    fitting; 0 for a document), `data_base64` (the bytes sent, base64, as the conversation
+    keeps them); `data` decodes them when asked. For text, `text` holds it and the others
+    are "" and 0."""
+
+    kind: str
+    text: str
+    media_type: str
+    name: str
+    byte_size: int
+    width: int
+    height: int
+    data_base64: str
+
+    @property
+    def data(self) -> bytes:
+        """The bytes sent (b"" for text), decoded from `data_base64` on each access."""
+        import binascii
+
+        return binascii.a2b_base64(self.data_base64)
+
+
+def _part_repr(self: Part) -> str:
+    # The data is shown by its size only: an image's base64 is megabytes.
+    if self.kind == "text":
+        return f"Part(kind='text', text={self.text!r})"
+    size = f", width={self.width}, height={self.height}" if self.kind == "image" else ""
+    return (f"Part(kind={self.kind!r}, media_type={self.media_type!r}, name={self.name!r}, "
+            f"byte_size={self.byte_size}{size})")
+
+
+Part.__repr__ = _part_repr  # type: ignore[method-assign, assignment]
+
+
+@dataclass(frozen=True)
 class ToolResult:
-    """The result of a tool call, as sent to the model; `is_error` marks a failure."""
+    """The result of a tool call, as sent to the model; `is_error` marks a failure.
+
+    `content` is the text sent. A result with media (a tool returned images or PDFs) has
+    `parts`, every part in order (see `Part`), and `content` is its text parts joined with
+    "\n"; a result that is text only has no parts (`()`)."""
 
     id: str
     name: str
     content: str
     is_error: bool
+    parts: Tuple[Part, ...] = ()
     kind: str = field(default="tool_result", init=False)
 
 

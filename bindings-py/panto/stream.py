@@ -27,12 +27,14 @@ from .events import (
     MessageComplete,
     MessageEnd,
     MessageStart,
+    Part,
     ProviderRetry,
     ToolCallStart,
     ToolDetails,
     ToolResult,
     Usage,
 )
+from .parts import native_parts
 
 # Not imported at run time, to keep `import panto` cheap: typing, json, the Ctrl-C support
 # (_interrupt, with threading and signal), the native batches (_batch), message.py and
@@ -45,6 +47,7 @@ if TYPE_CHECKING:
     from ._batch import NativeBatch
     from .events import Event
     from .message import AssistantMessage
+    from .parts import Media
     from .tools import Tool
 
 __all__ = ["Stream"]
@@ -374,7 +377,8 @@ class Stream:
         if kind == _TOOL_CALL_START:
             return self._tool_call_start(string(ev.id), string(ev.name), string(ev.text), bool(ev.awaiting_result))
         if kind == _TOOL_RESULT:
-            return _construct(ToolResult, string(ev.id), string(ev.name), string(ev.text), bool(ev.is_error))
+            parts = ()  # TODO(h-core Parts phase 1): self._parts(native, ev)
+            return _construct(ToolResult, string(ev.id), string(ev.name), string(ev.text), bool(ev.is_error), parts)
         if kind == _MESSAGE_COMPLETE:
             complete = _construct(MessageComplete, lib.stop_reason_name(ev.stop_reason), string(ev.provider_stop_reason), _usage(ev.usage))
             self._complete = complete
@@ -382,6 +386,17 @@ class Stream:
         if kind == _PROVIDER_RETRY:
             return _construct(ProviderRetry, ev.attempt, ev.delay_ms, ev.http_status or None, string(ev.text))
         return None
+
+    def _parts(self, native: NativeBatch, ev: Any) -> Tuple[Part, ...]:
+        """The parts of a TOOL_RESULT event (copied out of the library's memory)."""
+        string = native.string
+        name = self._lib.part_kind_name
+        infos = ev.parts
+        return tuple(
+            _construct(Part, name(p.kind), string(p.text), string(p.media_type), string(p.name),
+                       p.byte_size, p.width, p.height, string(p.data))
+            for p in (infos[i] for i in range(ev.part_count))
+        )
 
     def _closed(self) -> Optional[List[Event]]:
         """next() on a freed stream: the end, or its failure."""
@@ -491,20 +506,22 @@ class Stream:
 
     def submit_tool_result(self, call_id: str, content: Any, is_error: bool = False) -> None:
         """Gives the result of the tool call `call_id` (a ToolCallStart with
-        `awaiting_result`): `content` goes to the model (a str as is, anything else as JSON);
-        `is_error` marks a failure (the turn goes on; the model sees the error).
+        `awaiting_result`): `content` goes to the model (a str as is; media — a `panto.Image`,
+        `panto.Document`, `panto.Media` or bytes — or a list of str and media as parts,
+        fitted by panto; anything else as JSON); `is_error` marks a failure (the turn goes
+        on; the model sees the error).
 
         Raises `panto.NoSuchCallError` when no call of that id awaits a result (an unknown id,
         one already answered, a stream that is over or closed)."""
         if not isinstance(call_id, str):
             raise TypeError(f"call_id must be a str, not {type(call_id).__name__}")
         if isinstance(content, str):
-            text = content
+            result: Union[str, List[Union[str, Media]]] = content
         else:
-            from .tools import to_content
+            from .tools import to_result
 
-            text = to_content(content)
-        self._submit(call_id, text, bool(is_error))
+            result = to_result(content)
+        self._submit(call_id, result, bool(is_error))
 
     def run_tool(self, call: Union[ToolCallStart, str]) -> ToolResult:
         """Runs the registered handler of a pending call (a ToolCallStart or its id) now and
@@ -528,15 +545,25 @@ class Stream:
             raise LookupError(f"the tool {pending.name!r} has no handler registered with this agent")
         content, is_error = _execute(tool, pending)
         self._submit(call_id, content, is_error)
-        return ToolResult(call_id, pending.name, content, is_error)
+        if isinstance(content, str):
+            return ToolResult(call_id, pending.name, content, is_error, ())
+        # The parts as given; the stream's ToolResult event reports them as sent (fitted).
+        text = "\n".join(p for p in content if isinstance(p, str))
+        return ToolResult(call_id, pending.name, text, is_error, ())
 
-    def _submit(self, call_id: str, content: str, is_error: bool) -> None:
+    def _submit(self, call_id: str, content: Union[str, List[Union[str, Media]]], is_error: bool) -> None:
         raw_id = _native.utf8(call_id)
-        raw = _native.utf8(content)
         result = _native.PantoToolResult()
         result.is_error = 1 if is_error else 0
         result.call_id = _native.string(raw_id)
-        result.content = _native.string(raw)
+        keep: Any = None
+        if isinstance(content, str):
+            raw = _native.utf8(content)
+            result.content = _native.string(raw)
+        else:
+            array, keep = native_parts(content)
+            result.parts = ctypes.cast(array, ctypes.POINTER(_native.PantoPart))
+            result.part_count = len(array)
         handle = self._handle
         with handle.calls, handle.lock:
             ptr = handle.ptr
@@ -714,7 +741,7 @@ class Stream:
         return f"<panto.Stream {state}>"
 
 
-def _execute(tool: Tool, call: ToolCallStart) -> Tuple[str, bool]:
+def _execute(tool: Tool, call: ToolCallStart) -> Tuple[Union[str, List[Union[str, Media]]], bool]:
     """Runs a tool's handler on a call: (content, is_error). An Exception becomes an error
     result; BaseExceptions that are not Exceptions (KeyboardInterrupt, SystemExit) propagate."""
     try:

@@ -62,8 +62,9 @@ from typing import (
 
 from . import _tool_set
 from ._docstring import parse_docstring
+from .parts import Media, is_media, parts_of
 
-__all__ = ["Tool", "ToolClass", "Param", "Registry", "tool", "as_tool", "to_content"]
+__all__ = ["Tool", "ToolClass", "Param", "Registry", "tool", "as_tool", "to_content", "to_result"]
 
 class _Missing:
     """The marker of "no default"."""
@@ -388,6 +389,18 @@ def _content_default(value: Any) -> Any:
     raise TypeError(f"a tool result of type {type(value).__name__} is not JSON serializable")
 
 
+def to_result(value: Any) -> Union[str, List[Union[str, Media]]]:
+    """A handler's return value as the result sent to the model: a list of parts when it
+    holds media (a `panto.Media`, `Image` or `Document`, or bytes; or a list or tuple of str
+    and media with at least one medium), else its text (`to_content`). Raises TypeError for a
+    list of parts holding something else than str and media."""
+    if is_media(value):
+        return parts_of(value, "the result")
+    if isinstance(value, (list, tuple)) and any(is_media(v) for v in value):
+        return parts_of(value, "the result")
+    return to_content(value)
+
+
 def to_content(value: Any) -> str:
     """A handler's return value as the text sent to the model: a str as is, anything else as
     JSON (dataclasses, enums, sets and pydantic models included). Raises TypeError for a value
@@ -420,9 +433,10 @@ class Tool:
         )
 
     The handler gets the model's input as keyword arguments; its return value is the result
-    (a str as is, anything else as JSON); an exception it raises becomes an error result with
-    `str(exc)` as its content. A tool without a handler is run by hand: see
-    `Stream.submit_tool_result`.
+    (a str as is; media — a `panto.Image`, `panto.Document`, `panto.Media` or bytes — or a
+    list of str and media as parts; anything else as JSON); an exception it raises becomes an
+    error result with `str(exc)` as its content. A tool without a handler is run by hand:
+    see `Stream.submit_tool_result`.
 
     Made from a typed function by `@panto.tool` / `Tool.from_function`, from a class by
     `panto.ToolClass` / `Tool.from_class`. Calling a Tool calls its handler, so a decorated
@@ -615,10 +629,11 @@ class Tool:
             raise TypeError(f"the tool {self.name} has no handler")
         return self.handler(*args, **kwargs)
 
-    def invoke(self, input: Mapping[str, Any]) -> str:
-        """Runs the tool on a model's input (a dict) and returns the result's content: the
-        handler gets the input as keyword arguments (enum values turned into their Enum), and
-        its return value is turned into text by `panto.to_content`. Exceptions propagate."""
+    def invoke(self, input: Mapping[str, Any]) -> Union[str, List[Union[str, Media]]]:
+        """Runs the tool on a model's input (a dict) and returns the result: the handler gets
+        the input as keyword arguments (enum values turned into their Enum), and its return
+        value is turned into text by `panto.to_content`, or into a list of parts (str and
+        `panto.Media`) when it holds media (see `to_result`). Exceptions propagate."""
         if self.handler is None:
             raise TypeError(f"the tool {self.name} has no handler")
         if not isinstance(input, Mapping):
@@ -627,7 +642,7 @@ class Tool:
         for key, convert in self._converters.items():
             if key in kwargs:
                 kwargs[key] = convert(kwargs[key])
-        return to_content(self.handler(**kwargs))
+        return to_result(self.handler(**kwargs))
 
     # ---- export ------------------------------------------------------------------------
 

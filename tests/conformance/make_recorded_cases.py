@@ -546,7 +546,8 @@ def build_case(provider: str, name: str, chunk_size: int, case_dir: Path,
                           "input": c.input, "awaiting_result": True})
         for c in m.calls:
             lines.append({"event": "tool_result", "id": c.id, "name": c.name,
-                          "content": return_input(c.input), "is_error": False})
+                          "content": return_input(c.input), "is_error": False,
+                          "parts": []})
         lines += message_lines(last)
         exported = exported_tools(provider, tools)
         requests = [

@@ -16,13 +16,18 @@ then `N passed, N failed`, and writes build/conformance.json and every request t
 received to build/conformance-requests.jsonl (checked by tests/python/test_request_fidelity.py
 against the official SDKs' request types). See README.md in this folder.
 
-Python 3.11 standard library only (the proxy, tests/net/connect_proxy.py, too).
+Python 3.11 standard library only (the proxy, tests/net/connect_proxy.py, too), except for the
+cases with media: generating their test media (media.py) and the `$image` matcher need Pillow.
 """
 from __future__ import annotations
 
 import argparse
 import atexit
+import base64
+import binascii
 import difflib
+import hashlib
+import io
 import json
 import os
 import queue
@@ -56,8 +61,10 @@ RESOLV_CONF = REPO / "build" / "conformance" / "resolv.conf"
 DNS_HOST = "api.panto.test"
 
 sys.path.insert(0, str(NET_DIR))
+sys.path.insert(0, str(Path(__file__).resolve().parent))
 from connect_proxy import MODES as PROXY_MODES, Proxy  # noqa: E402  (standard library only)
 from dns_server import Nameserver  # noqa: E402  (standard library only)
+import media as test_media  # noqa: E402  (imports Pillow only when it generates)
 
 
 # ---- Drivers -----------------------------------------------------------------------------
@@ -505,8 +512,13 @@ RESOLVED_DIR = REPO / "build" / "conformance" / "cases"
 
 def resolve_case_dir(value: Any, folder: Path) -> Any:
     """Returns value with "$CASE_DIR" in every string replaced by the case folder's absolute
-    path."""
+    path, and "$MEDIA_DIR" by the generated test media's folder (generated if needed)."""
     if isinstance(value, str):
+        if "$MEDIA_DIR" in value:
+            try:
+                value = value.replace("$MEDIA_DIR", str(test_media.ensure()))
+            except ImportError as e:
+                raise ValueError(f"$MEDIA_DIR: generating the test media needs Pillow ({e})") from None
         return value.replace("$CASE_DIR", str(folder.resolve()))
     if isinstance(value, dict):
         return {k: resolve_case_dir(v, folder) for k, v in value.items()}
@@ -529,10 +541,58 @@ def check_tools(tools: Any) -> None:
         behavior = tool.get("behavior")
         if not isinstance(behavior, dict) or len(behavior) != 1 or not (
             isinstance(behavior.get("return"), str) or isinstance(behavior.get("raise"), str)
-            or behavior.get("return_input") is True
+            or behavior.get("return_input") is True or isinstance(behavior.get("return_parts"), list)
         ):
             raise ValueError(f"tools[{i}].behavior must be {{\"return\": TEXT}}, "
-                             "{\"raise\": TEXT} or {\"return_input\": true}")
+                             "{\"raise\": TEXT}, {\"return_input\": true} or "
+                             "{\"return_parts\": [PART, ...]}")
+
+
+def resolve_part(part: Any, where: str) -> Any:
+    """A part of a turn or of `return_parts` as the drivers read it: a string (text) as is;
+    {"media": NAME, "hint": H, "name": N} (hint and name optional) becomes {"media_path":
+    ABS, "hint": H or "", "name": N or ""}, NAME being a file of media.py (generated here if
+    needed). Raises ValueError when malformed."""
+    if isinstance(part, str):
+        return part
+    if not (isinstance(part, dict) and isinstance(part.get("media"), str)
+            and set(part) <= {"media", "hint", "name"}
+            and all(isinstance(part.get(k, ""), str) for k in ("hint", "name"))):
+        raise ValueError(f'{where}: a part is a string or {{"media": NAME, "hint": H, "name": N}}')
+    try:
+        path = test_media.path(part["media"])
+    except KeyError as e:
+        raise ValueError(f"{where}: {e.args[0]}") from None
+    except ImportError as e:
+        raise ValueError(f"{where}: generating the test media needs Pillow ({e})") from None
+    return {"media_path": str(path), "hint": part.get("hint", ""), "name": part.get("name", "")}
+
+
+def resolve_parts(parts: Any, where: str) -> list[Any]:
+    if not isinstance(parts, list):
+        raise ValueError(f"{where} must be a list of parts")
+    return [resolve_part(p, f"{where}[{i}]") for i, p in enumerate(parts)]
+
+
+def resolve_turns(turns: Any) -> list[Any]:
+    """The turns as the drivers read them: a string, a {"$repeat": [S, N]} expanded, or a list
+    of parts (see resolve_part)."""
+    if not isinstance(turns, list):
+        raise ValueError("turns must be a list")
+    return [resolve_parts(t, f"turns[{i}]") if isinstance(t, list) else expand_repeats(t)
+            for i, t in enumerate(turns)]
+
+
+def resolve_tools(tools: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """The tools as the drivers read them: the parts of a `return_parts` resolved."""
+    out = []
+    for i, tool in enumerate(tools):
+        behavior = tool["behavior"]
+        if "return_parts" in behavior:
+            parts = resolve_parts(behavior["return_parts"], f"tools[{i}].behavior.return_parts")
+            tool = dict(tool, behavior={"return_parts": parts})
+        out.append(tool)
+    return out
 
 
 def make_fifos(paths: Any, folder: Path) -> None:
@@ -609,8 +669,11 @@ def load_case(folder: Path) -> Case:
         make_fifos(case.data.get("fifos", []), folder)
         # The drivers read a copy of case.json whose config has $CASE_DIR resolved.
         # A turn may be written {"$repeat": [S, N]} too (a large user message).
+        # A turn may be a list of parts, whose media the drivers read from media_path.
         resolved = dict(case.data, config=resolve_case_dir(case.data["config"], folder),
-                        turns=expand_repeats(case.data["turns"]))
+                        turns=resolve_turns(case.data["turns"]))
+        if "tools" in case.data:
+            resolved["tools"] = resolve_tools(case.data["tools"])
         RESOLVED_DIR.mkdir(parents=True, exist_ok=True)
         case.driver_path = RESOLVED_DIR / f"{folder.name}.json"
         case.driver_path.write_text(json.dumps(resolved, indent=2, ensure_ascii=False) + "\n",
@@ -681,7 +744,87 @@ def find_cases(cases_dir: Path, filters: list[str]) -> list[Case]:
 # ---- Checking requests -------------------------------------------------------------------
 
 
-MATCHERS = ("$text", "$prefix", "$contains", "$json", "$repeat", "$range", "$absent")
+MATCHERS = ("$text", "$prefix", "$contains", "$json", "$repeat", "$range", "$absent",
+            "$media_sha256", "$media_size", "$media_base64_len", "$image")
+MEDIA_MATCHERS = ("$media_sha256", "$media_size", "$media_base64_len", "$image")
+IMAGE_KEYS = {"format", "fits", "aspect_of", "alpha", "size"}
+
+
+def decoded_media(got: Any) -> bytes | str:
+    """The bytes a base64 string or a `data:<type>;base64,<data>` URL holds, or why not."""
+    if not isinstance(got, str):
+        return "expected base64 text or a data URL"
+    text = got
+    if text.startswith("data:"):
+        head, sep, text = text.partition(",")
+        if not sep or not head.endswith(";base64"):
+            return "expected a data URL with ;base64,"
+    try:
+        return base64.b64decode(text, validate=True)
+    except (binascii.Error, ValueError):
+        return "expected base64 text"
+
+
+def image_error(want: dict[str, Any], data: bytes) -> str | None:
+    """Why the image `data` does not satisfy the $image matcher's `want`, or None."""
+    from PIL import Image  # only a case with media gets here
+
+    if not set(want) <= IMAGE_KEYS:
+        return f"$image takes {sorted(IMAGE_KEYS)}, got {sorted(want)}"
+    try:
+        image = Image.open(io.BytesIO(data))
+        image.load()
+    except Exception as e:  # noqa: BLE001  (any decoding failure is the answer)
+        return f"expected an image, the bytes do not decode: {e}"
+    fmt = (image.format or "").lower()
+    w, h = image.size
+    if "format" in want and fmt != want["format"]:
+        return f"expected a {want['format']} image, got {fmt} ({w}x{h})"
+    if "fits" in want and (w > want["fits"] or h > want["fits"]):
+        return f"expected an image within {want['fits']}x{want['fits']}, got {w}x{h}"
+    if "size" in want and [w, h] != list(want["size"]):
+        return f"expected a {want['size'][0]}x{want['size'][1]} image, got {w}x{h}"
+    if "aspect_of" in want:
+        with Image.open(test_media.path(want["aspect_of"])) as original:
+            ow, oh = original.size
+        # Within one pixel: each side as the other side and the original's ratio give it.
+        if abs(h - w * oh / ow) > 1 or abs(w - h * ow / oh) > 1:
+            return (f"expected the aspect ratio of {want['aspect_of']} ({ow}x{oh}) within a "
+                    f"pixel, got {w}x{h}")
+    if want.get("alpha"):
+        if "A" not in image.getbands():
+            return f"expected an alpha channel, got mode {image.mode}"
+        if image.getchannel("A").getextrema()[0] == 255:
+            return "expected transparent pixels, the alpha channel is opaque everywhere"
+    return None
+
+
+def media_matcher_error(kind: str, arg: Any, got: Any, shown: str) -> str | None:
+    """The media matchers (see matcher_error); NAME is a file of media.py."""
+    try:
+        if kind == "$image":
+            if not isinstance(arg, dict):
+                return f"$image takes an object of {sorted(IMAGE_KEYS)}"
+            data = decoded_media(got)
+            if isinstance(data, str):
+                return f"{data}, got {shown}"
+            return image_error(arg, data)
+        original = test_media.path(arg).read_bytes()
+    except (KeyError, ImportError, OSError) as e:
+        return f"{kind}: {e}"
+    if kind == "$media_sha256":
+        data = decoded_media(got)
+        if isinstance(data, str):
+            return f"{data}, got {shown}"
+        if hashlib.sha256(data).digest() != hashlib.sha256(original).digest():
+            return (f"expected the bytes of {arg} ({len(original)} bytes), got {len(data)} "
+                    "other bytes")
+        return None
+    size = len(original) if kind == "$media_size" else 4 * ((len(original) + 2) // 3)
+    if got != size or isinstance(got, bool):
+        what = "size" if kind == "$media_size" else "base64 length"
+        return f"expected the {what} of {arg} ({size}), got {shown}"
+    return None
 
 
 def repeat_arg(arg: Any) -> tuple[str, int]:
@@ -722,10 +865,19 @@ def matcher_error(kind: str, arg: Any, got: Any) -> str | None:
       any spacing);
     - {"$repeat": [S, N]}: exactly S repeated N times;
     - {"$range": [A, B]}: an integer from A to B;
-    - {"$absent": true}: only in body_contains (see subset_errors): never matches a value."""
+    - {"$absent": true}: only in body_contains (see subset_errors): never matches a value;
+    - {"$media_sha256": NAME}: base64 text or a data URL holding exactly the bytes of the
+      generated test file NAME (media.py);
+    - {"$media_size": NAME}, {"$media_base64_len": NAME}: the integer size of file NAME, of
+      its base64 text;
+    - {"$image": {"format", "fits", "aspect_of", "alpha", "size"}}: base64 text or a data URL
+      holding an image that decodes (Pillow), of that format, within fits x fits, of the
+      aspect ratio of file NAME within a pixel, with transparent pixels, of that size."""
     shown = json.dumps(got, ensure_ascii=False)
     if len(shown) > 200:
         shown = shown[:200] + f"... ({len(shown)} characters)"
+    if kind in MEDIA_MATCHERS:
+        return media_matcher_error(kind, arg, got, shown)
     if kind == "$absent":
         return f"expected no such key, got {shown}"
     if kind == "$range":

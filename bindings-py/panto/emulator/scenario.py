@@ -73,6 +73,9 @@ class Response:
     # After the response, close the connection as a server closes an idle keep-alive one
     # (the response said nothing about closing).
     idle_close: bool = False
+    # The message starts with a text block listing the media the request added (see
+    # media.describe): a transcript then shows what arrived.
+    describe_media: bool = False
 
 
 @dataclass(frozen=True)
@@ -126,18 +129,24 @@ def replay_scenario(path: str | os.PathLike[str], chunk_size: int = 0,
 _RESPONSE_KEYS = (
     "status", "headers", "delay_ms", "framing", "chunk_size", "chunk_delay_ms",
     "message", "error", "stream_error", "body", "replay", "fault", "read_delay_ms",
-    "idle_close",
+    "idle_close", "describe_media",
 )
 _PAYLOADS = ("message", "error", "body", "replay")
 
 
 def _response(r: Any, where: str, base: Path) -> Response:
     _object(r, where, allowed=_RESPONSE_KEYS)
+    describe_media = _bool(r, "describe_media", where, False)
     payloads = [k for k in _PAYLOADS if k in r]
+    if describe_media and not payloads:
+        r = dict(r, message={})  # a message holding only the description
+        payloads = ["message"]
     _check(len(payloads) == 1, where,
            "needs exactly one of message, error, body, replay"
            + (f" (has {', '.join(payloads)})" if payloads else ""))
     kind = payloads[0]
+    _check(not describe_media or kind == "message", f"{where}.describe_media",
+           "goes with a message only")
 
     status = r.get("status")
     if status is not None:
@@ -197,6 +206,7 @@ def _response(r: Any, where: str, base: Path) -> Response:
         fault=fault,
         read_delay_ms=_number(r, "read_delay_ms", where),
         idle_close=_bool(r, "idle_close", where, False),
+        describe_media=describe_media,
     )
 
 

@@ -27,7 +27,8 @@ from urllib.parse import urlsplit
 
 from . import anthropic, openai, wire
 from .call import Call
-from .pieces import split_events
+from .media import describe, new_media, request_media
+from .pieces import split_events, split_words
 from .scenario import Response, Scenario, ScenarioError, load_file, parse, replay_scenario
 
 PROVIDERS: dict[str, ModuleType] = {anthropic.PATH: anthropic, openai.PATH: openai}
@@ -95,11 +96,12 @@ class _State:
             self._log.append(entry)
             return f"req_emu_{len(self._log):04d}"
 
-    def set_body(self, entry: dict[str, Any], body: Any) -> None:
-        """The body of a request logged (as `entry`) before it was read. After a load, the
-        entry is no longer in the log, and the new log is left alone."""
+    def set_body(self, entry: dict[str, Any], body: Any, media: list[dict[str, Any]]) -> None:
+        """The body (and its media) of a request logged (as `entry`) before it was read.
+        After a load, the entry is no longer in the log, and the new log is left alone."""
         with self._lock:
             entry["body"] = body
+            entry["media"] = media
 
     def take_if_read_late(self) -> tuple[Response | None, int]:
         """The next scripted response when it says to read the request late (it is then
@@ -322,7 +324,8 @@ class _Handler(BaseHTTPRequestHandler):
         headers = {name.lower(): value for name, value in self.headers.items()}
         request_id = self._record({
             "method": self.command, "path": self.path, "headers": headers,
-            "body": body if body is not _NOT_JSON else raw.decode("utf-8", "replace")})
+            "body": body if body is not _NOT_JSON else raw.decode("utf-8", "replace"),
+            "media": request_media(path, body)})
 
         provider = PROVIDERS.get(path)
         if provider is None:
@@ -351,7 +354,8 @@ class _Handler(BaseHTTPRequestHandler):
         meanwhile (a canceled write) ends the connection."""
         state = self.server.state
         headers = {name.lower(): value for name, value in self.headers.items()}
-        entry = {"method": self.command, "path": self.path, "headers": headers, "body": None}
+        entry: dict[str, Any] = {"method": self.command, "path": self.path, "headers": headers,
+                                 "body": None, "media": []}
         request_id = self._record(entry)
         if self.server.stopping.wait(r.read_delay_ms / 1000):
             self.close_connection = True
@@ -362,8 +366,10 @@ class _Handler(BaseHTTPRequestHandler):
             self.close_connection = True
             return
         body = _parse_json(raw, strict=False)
-        state.set_body(entry, body if body is not _NOT_JSON else raw.decode("utf-8", "replace"))
-        provider = PROVIDERS[urlsplit(self.path).path]
+        path = urlsplit(self.path).path
+        state.set_body(entry, body if body is not _NOT_JSON else raw.decode("utf-8", "replace"),
+                       request_media(path, body))
+        provider = PROVIDERS[path]
         rejection = provider.check_request(headers, body, state.require_api_key)
         if rejection is not None:  # the real API's checks still apply (a body that is not JSON)
             self._send_error(provider, request_id, rejection.status, rejection.type,
@@ -378,7 +384,12 @@ class _Handler(BaseHTTPRequestHandler):
             return
         content_type = SSE_CONTENT_TYPE
         if r.message is not None:
-            pieces = provider.render(r.message, call)
+            message = r.message
+            if r.describe_media:
+                text = describe(new_media(urlsplit(self.path).path, call.request))
+                block = {"type": "text", "text": text, "deltas": split_words(text)}
+                message = dict(message, content=[block] + message["content"])
+            pieces = provider.render(message, call)
             if r.stream_error is not None:
                 e = r.stream_error
                 pieces = pieces[: e["after_events"]] + provider.stream_error(

@@ -53,7 +53,8 @@ def event_line(ev: panto.Event) -> Dict[str, Any]:
     if isinstance(ev, panto.ToolCallStart):
         return {"event": ev.kind, "id": ev.id, "name": ev.name, "input": ev.input, "awaiting_result": ev.awaiting_result}
     if isinstance(ev, panto.ToolResult):
-        return {"event": ev.kind, "id": ev.id, "name": ev.name, "content": ev.content, "is_error": ev.is_error}
+        return {"event": ev.kind, "id": ev.id, "name": ev.name, "content": ev.content, "is_error": ev.is_error,
+                "parts": [part_line(p) for p in ev.parts]}
     if isinstance(ev, panto.ProviderRetry):
         return {
             "event": ev.kind,
@@ -65,6 +66,35 @@ def event_line(ev: panto.Event) -> Dict[str, Any]:
     # A kind this driver does not know: print what it has, so the diff shows it.
     fields = {k: v for k, v in vars(ev).items() if k != "kind"} if hasattr(ev, "__dict__") else {}
     return {"event": getattr(ev, "kind", type(ev).__name__), **json.loads(json.dumps(fields, default=repr))}
+
+
+def part_line(part: panto.Part) -> Dict[str, Any]:
+    """A part of a ToolResult as the transcript shows it: every key, "" / 0 when absent."""
+    return {
+        "kind": part.kind,
+        "text": part.text,
+        "media_type": part.media_type,
+        "name": part.name,
+        "byte_size": part.byte_size,
+        "width": part.width,
+        "height": part.height,
+        "data_len": len(part.data_base64),
+    }
+
+
+def given_part(part: Any) -> Any:
+    """A part of a turn or of `return_parts` (the runner's copy): a string is text,
+    {"media_path", "hint", "name"} the bytes of that file with the hint and name."""
+    if isinstance(part, str):
+        return part
+    with open(part["media_path"], "rb") as f:
+        data = f.read()
+    return panto.Media(data, media_type=part["hint"] or None, name=part["name"] or None)
+
+
+def turn_input(turn: Any) -> Any:
+    """What run() gets for a turn: its text, or its list of parts."""
+    return [given_part(p) for p in turn] if isinstance(turn, list) else turn
 
 
 def error_line(err: panto.Error) -> Dict[str, Any]:
@@ -135,6 +165,9 @@ def behavior_handler(behavior: Dict[str, Any]) -> Callable[..., Any]:
             raise ScriptedToolError(message)
 
         return fail
+    if "return_parts" in behavior:
+        parts = behavior["return_parts"]
+        return lambda **_input: [given_part(p) for p in parts]
     if behavior.get("return_input") is True:
         return lambda **input: json.dumps(input, sort_keys=True, separators=(",", ":"), ensure_ascii=False)
     raise ValueError(f"unknown tool behavior {behavior!r}")
@@ -171,11 +204,11 @@ def lines_to_delta(stream: panto.Stream, k: int) -> Tuple[List[Dict[str, Any]], 
     return lines, False
 
 
-def end_turn_early(agent: panto.Agent, text: str, how: Dict[str, Any]) -> Iterator[Dict[str, Any]]:
+def end_turn_early(agent: panto.Agent, text: Any, how: Dict[str, Any]) -> Iterator[Dict[str, Any]]:
     """One turn ended early the way `how` (the case's `end_early`) says: closed or dropped
     after k deltas, or closed from another thread while next() is blocked."""
     try:
-        stream = agent.run(text)
+        stream = agent.run(turn_input(text))
     except panto.Error as err:
         yield error_line(err)
         return
@@ -224,7 +257,7 @@ def transcript(case: Dict[str, Any], base_url: str) -> Iterator[Dict[str, Any]]:
                 yield from end_turn_early(agent, text, end_early)
                 continue
             try:
-                stream = agent.run(text)
+                stream = agent.run(turn_input(text))
             except panto.Error as err:  # the turn could not start: the case ends here
                 yield error_line(err)
                 break
