@@ -241,6 +241,53 @@ test "read: lines, offset and limit, truncation note, escapes refused" {
     try std.testing.expectEqualStrings("one\ntwo\n[truncated: showing lines 1-2 of 4; use offset to read more]", capped.content);
 }
 
+test "read: an image or a PDF comes whole as an attachment (by its bytes), text as text; larger than the media cap is refused" {
+    const gpa = std.testing.allocator;
+    var tmp = std.testing.tmpDir(.{});
+    defer tmp.cleanup();
+    var dir_buf: [std.c.PATH_MAX]u8 = undefined;
+    const root = try tmpPath(&tmp, &dir_buf);
+    const png = "\x89PNG\r\n\x1a\n\x00\x00\x00\x0dIHDR" ++ "\x00" ** 20;
+    const pdf = "%PDF-1.7\n%\xe2\xe3\xcf\xd3\n1 0 obj\n";
+    try writeFile(gpa, root, "shot.txt", png); // the name says text: the bytes win
+    try std.testing.expectEqual(@as(c_int, 0), std.c.mkdirat(tmp.dir.handle, "docs", 0o755));
+    try writeFile(gpa, root, "docs/report.pdf", pdf);
+    try writeFile(gpa, root, "cars.txt", "BMW and more\n"); // "BM" begins bitmaps, and text
+
+    var arena: std.heap.ArenaAllocator = .init(gpa);
+    defer arena.deinit();
+    const cases = [_]struct { []const u8, []const u8, []const u8 }{
+        .{ "{\"path\":\"shot.txt\"}", png, "shot.txt" },
+        .{ "{\"path\":\"docs/report.pdf\",\"offset\":3}", pdf, "report.pdf" },
+    };
+    for (cases) |case| {
+        const input = try std.json.parseFromSliceLeaky(std.json.Value, arena.allocator(), case[0], .{});
+        const result = try run(gpa, .{ .root = root, .max_bytes = 4 }, input);
+        defer result.deinit(gpa);
+        try std.testing.expectEqualStrings(case[1], result.attachment orelse return error.TestExpectedAttachment);
+        try std.testing.expectEqualStrings(case[2], result.name);
+        try std.testing.expectEqualStrings("", result.content);
+        try std.testing.expect(!result.is_error);
+    }
+    const text_input = try std.json.parseFromSliceLeaky(std.json.Value, arena.allocator(), "{\"path\":\"cars.txt\"}", .{});
+    const text = try run(gpa, .{ .root = root }, text_input);
+    defer text.deinit(gpa);
+    try std.testing.expectEqual(null, text.attachment);
+    try std.testing.expectEqualStrings("BMW and more\n", text.content);
+
+    // Over the media cap: an error result, not a 40 MiB attachment.
+    const big = try gpa.alloc(u8, max_media_bytes + 1);
+    defer gpa.free(big);
+    @memset(big, 0);
+    @memcpy(big[0..5], "%PDF-");
+    try writeFile(gpa, root, "big.pdf", big);
+    const big_input = try std.json.parseFromSliceLeaky(std.json.Value, arena.allocator(), "{\"path\":\"big.pdf\"}", .{});
+    const refused = try run(gpa, .{ .root = root }, big_input);
+    defer refused.deinit(gpa);
+    try std.testing.expect(refused.is_error and refused.attachment == null);
+    try std.testing.expectEqualStrings("\"big.pdf\" is a pdf file larger than 33554432 bytes", refused.content);
+}
+
 test "read: a FIFO is refused at once, as are directories; nothing waits for a writer" {
     if (@import("builtin").os.tag != .linux) return error.SkipZigTest;
     const gpa = std.testing.allocator;

@@ -332,3 +332,34 @@ test "the read tool's line numbers are refused as invalid input when they do not
     try std.testing.expectEqualStrings("{\"path\":\"a.txt\",\"offset\":1e20}", calls[0].input);
     try std.testing.expectEqualStrings("{\"path\":\"a.txt\",\"offset\":1.0,\"limit\":1e2}", calls[3].input);
 }
+
+test "the native read tool's image is a result with parts: the conversation keeps it, the event describes it" {
+    const gpa = std.testing.allocator;
+    var tmp = std.testing.tmpDir(.{});
+    defer tmp.cleanup();
+    const png_1x1 = "\x89PNG\r\n\x1a\n\x00\x00\x00\x0dIHDR\x00\x00\x00\x01\x00\x00\x00\x01\x08\x06\x00\x00\x00\x1f\x15\xc4\x89" ++
+        "\x00\x00\x00\x0dIDATx\x9cc\xf8\xcf\xc0\xf0\x1f\x00\x05\x00\x01\xff\x89\x99=\x1d\x00\x00\x00\x00IEND\xaeB`\x82";
+    try tmp.dir.writeFile(std.testing.io, .{ .sub_path = "dot.png", .data = png_1x1 });
+    var root_buf: [std.c.PATH_MAX]u8 = undefined;
+    const root = try std.fmt.bufPrint(&root_buf, ".zig-cache/tmp/{s}", .{tmp.sub_path});
+    const agent = try Agent.init(gpa, .{ .provider = .anthropic, .model = "m", .api_key = "k", .read_tool = .{ .root = root } });
+    defer agent.deinit();
+    var round: Round = .{ .gpa = gpa };
+    defer round.deinit();
+    try collectCalls(agent, &round, &.{.{ "read", "{\"path\":\"dot.png\"}" }});
+    try round.runNative(agent);
+    const c = round.calls.items[0];
+    try std.testing.expect(!c.is_error);
+    try std.testing.expectEqualStrings("", c.result.?);
+    try std.testing.expectEqual(@as(usize, 1), c.infos.len);
+    try std.testing.expectEqual(ev.PartKind.image, c.infos[0].kind);
+    try std.testing.expectEqualStrings("image/png", c.infos[0].media_type.slice());
+    try std.testing.expectEqualStrings("dot.png", c.infos[0].name.slice());
+    try std.testing.expectEqual(@as(u64, png_1x1.len), c.infos[0].byte_size);
+
+    try round.commitResults(&agent.conversation);
+    var out: std.Io.Writer.Allocating = .init(gpa);
+    defer out.deinit();
+    try agent.conversation.writeJson(&out.writer);
+    try std.testing.expect(std.mem.indexOf(u8, out.written(), "\"content\":[{\"type\":\"image\",\"media_type\":\"image/png\",\"data\":\"iVBORw0KGgo") != null);
+}

@@ -14,7 +14,9 @@
  * calls panto_agent_set_config and panto_stream_reopen after a turn's first error; with
  * `end_early` it closes the stream after K deltas (giving back the batch's unseen events
  * first), or frees it from another thread while the main thread is blocked; with
- * `print_conversation` it prints the conversation after the turns. Exits 0
+ * `print_conversation` it prints the conversation after the turns. A turn may be a list of
+ * parts (text, or media read from the `media_path` the runner wrote) given as PantoPart array,
+ * and a tool's `return_parts` are submitted the same way (content ""). Exits 0
  * whenever it printed a transcript (even one ending in an error), 2 when it could not run
  * (bad arguments, unreadable or malformed case).
  *
@@ -100,6 +102,27 @@ static void put_json_value(PantoString s) {
     free(copy);
 }
 
+/* The parts of a TOOL_RESULT: `, "parts": [...]`, every key of a part present. */
+static void put_parts(const PantoPartInfo *parts, size_t count) {
+    size_t i;
+    fputs(", \"parts\": [", stdout);
+    for (i = 0; i < count; i++) {
+        const PantoPartInfo *p = &parts[i];
+        fputs(i ? ", {\"kind\": " : "{\"kind\": ", stdout);
+        put_cstr(panto_part_kind_name(p->kind));
+        fputs(", \"text\": ", stdout);
+        put_pstr(p->text);
+        fputs(", \"media_type\": ", stdout);
+        put_pstr(p->media_type);
+        fputs(", \"name\": ", stdout);
+        put_pstr(p->name);
+        printf(", \"byte_size\": %" PRIu64 ", \"width\": %" PRIu32 ", \"height\": %" PRIu32
+               ", \"data_len\": %llu}",
+               p->byte_size, p->width, p->height, (unsigned long long)p->data.len);
+    }
+    putchar(']');
+}
+
 static void print_event(const PantoEvent *ev) {
     fputs("{\"event\": ", stdout);
     put_cstr(panto_event_kind_name(ev->kind));
@@ -160,6 +183,7 @@ static void print_event(const PantoEvent *ev) {
         put_pstr(ev->text);
         fputs(", \"is_error\": ", stdout);
         put_bool(ev->is_error);
+        put_parts(ev->parts, ev->part_count);
         break;
     default:
         /* An event kind this driver does not know: print its number so the diff shows it. */
@@ -224,6 +248,116 @@ static char *read_file(const char *path) {
     return buf;
 }
 
+/* The bytes of a file (any bytes), malloc'd, or NULL. */
+static void *read_bytes(const char *path, size_t *out_len) {
+    FILE *f = fopen(path, "rb");
+    char *buf = NULL;
+    size_t len = 0, cap = 0, got;
+    if (!f) return NULL;
+    for (;;) {
+        if (cap - len < 4096) {
+            char *grown;
+            cap = cap ? cap * 2 : 65536;
+            if (!(grown = (char *)realloc(buf, cap))) {
+                free(buf);
+                fclose(f);
+                return NULL;
+            }
+            buf = grown;
+        }
+        got = fread(buf + len, 1, cap - len, f);
+        len += got;
+        if (got == 0) break;
+    }
+    if (ferror(f)) {
+        free(buf);
+        buf = NULL;
+    }
+    fclose(f);
+    *out_len = len;
+    return buf;
+}
+
+/* Parts given to panto (a turn's, a tool's return_parts), and the memory they point into. */
+typedef struct Parts {
+    PantoPart *items;
+    size_t n;
+    void **owned;
+    size_t n_owned;
+} Parts;
+
+static void free_parts(Parts *ps) {
+    size_t i;
+    for (i = 0; i < ps->n_owned; i++) free(ps->owned[i]);
+    free(ps->owned);
+    free(ps->items);
+    memset(ps, 0, sizeof *ps);
+}
+
+/* Keeps p (malloc'd) until free_parts; 0 when out of memory (p is freed). */
+static int parts_own(Parts *ps, void *p) {
+    void **grown = (void **)realloc(ps->owned, (ps->n_owned + 1) * sizeof *grown);
+    if (!grown) {
+        free(p);
+        return 0;
+    }
+    ps->owned = grown;
+    ps->owned[ps->n_owned++] = p;
+    return 1;
+}
+
+/* The string member `key` of obj, decoded and owned by ps ("" when absent); NULL when it is
+ * not a string or memory ran out. */
+static const char *owned_member(Parts *ps, const char *obj, const char *key, size_t *len) {
+    const char *m = cj_member(obj, key);
+    char *s = NULL;
+    *len = 0;
+    if (!m) return "";
+    if (*m != '"' || !cj_string(m, &s, len) || !parts_own(ps, s)) return NULL;
+    return s;
+}
+
+/* Reads the runner's array of parts at p: a string is text, {"media_path", "hint", "name"}
+ * the bytes of that file. Returns NULL on success, or what is wrong. */
+static const char *read_parts(const char *p, Parts *ps) {
+    const char *it = p, *value;
+    if (*p != '[') return "parts are not an array";
+    while ((it = cj_next_element(it, &value))) {
+        PantoPart part, *grown;
+        memset(&part, 0, sizeof part);
+        if (*value == '"') {
+            char *text = NULL;
+            size_t len = 0;
+            if (!cj_string(value, &text, &len) || !parts_own(ps, text)) return "a text part is not a string";
+            part.kind = PANTO_PART_TEXT;
+            part.text.ptr = text;
+            part.text.len = len;
+        } else if (*value == '{') {
+            const char *path, *hint, *name;
+            size_t path_len, hint_len, name_len, data_len = 0;
+            void *data;
+            path = owned_member(ps, value, "media_path", &path_len);
+            hint = owned_member(ps, value, "hint", &hint_len);
+            name = owned_member(ps, value, "name", &name_len);
+            if (!path || !*path || !hint || !name) return "a media part has no string \"media_path\"";
+            if (!(data = read_bytes(path, &data_len)) || !parts_own(ps, data)) return "a media file cannot be read";
+            part.kind = PANTO_PART_MEDIA;
+            part.data = data;
+            part.data_len = data_len;
+            part.media_type.ptr = hint;
+            part.media_type.len = hint_len;
+            part.name.ptr = name;
+            part.name.len = name_len;
+        } else {
+            return "a part is neither a string nor a media object";
+        }
+        if (!(grown = (PantoPart *)realloc(ps->items, (ps->n + 1) * sizeof *grown))) return "out of memory";
+        ps->items = grown;
+        ps->items[ps->n++] = part;
+    }
+    return NULL;
+}
+
 /* The config object at cfg (validated, ending at cfg_end) with "base_url": url added unless
  * it has one. Returns a malloc'd NUL-terminated text. */
 static char *config_with_base_url(const char *cfg, const char *cfg_end, const char *url) {
@@ -264,13 +398,14 @@ static char *config_with_base_url(const char *cfg, const char *cfg_end, const ch
 
 /* ---- Host tools ---------------------------------------------------------------------- */
 
-enum behavior { RETURN, RAISE, RETURN_INPUT };
+enum behavior { RETURN, RAISE, RETURN_INPUT, RETURN_PARTS };
 
 typedef struct Tool {
     char *name;
     enum behavior behavior;
     char *text; /* RETURN, RAISE: the result text (NUL characters included) */
     size_t text_len;
+    Parts parts; /* RETURN_PARTS */
     char *spec; /* the tool spec for panto_agent_add_tool: the case's tool without "behavior" */
 } Tool;
 
@@ -283,6 +418,7 @@ static void free_tools(void) {
         free(tools[i].name);
         free(tools[i].text);
         free(tools[i].spec);
+        free_parts(&tools[i].parts);
     }
     free(tools);
     tools = NULL;
@@ -329,8 +465,12 @@ static const char *read_tools(const char *p) {
             if (*member != '"' || !cj_string(member, &t->text, &t->text_len)) return "behavior.raise is not a string";
         } else if ((member = cj_member(b, "return_input")) && strncmp(member, "true", 4) == 0) {
             t->behavior = RETURN_INPUT;
+        } else if ((member = cj_member(b, "return_parts"))) {
+            const char *wrong = read_parts(member, &t->parts);
+            t->behavior = RETURN_PARTS;
+            if (wrong) return wrong;
         } else {
-            return "behavior is not {\"return\": TEXT}, {\"raise\": TEXT} or {\"return_input\": true}";
+            return "behavior is not {\"return\": TEXT}, {\"raise\": TEXT}, {\"return_input\": true} or {\"return_parts\": [...]}";
         }
         /* The spec: every member but "behavior", values copied as written. */
         cj_put(&spec, "{", 1);
@@ -378,6 +518,9 @@ static void run_host_tool(PantoStream *stream, const PantoEvent *ev) {
         result.content.ptr = tool->text;
         result.content.len = tool->text_len;
         result.is_error = tool->behavior == RAISE;
+    } else if (tool->behavior == RETURN_PARTS) {
+        result.parts = tool->parts.items;
+        result.part_count = tool->parts.n;
     } else {
         const char *end = strlen(input) == ev->text.len ? cj_put_canonical(&out, input) : NULL;
         if (end && *cj_ws(end) == 0 && !out.failed) {
@@ -570,7 +713,7 @@ static void print_conversation(PantoAgent *agent) {
 }
 
 /* Runs one turn and prints its lines. Returns 0 to go on with the next turn, 1 to stop. */
-static int run_turn(PantoAgent *agent, const char *text, const Options *opt, int cancel_this, int end_this) {
+static int run_turn(PantoAgent *agent, const char *text, const Parts *parts, const Options *opt, int cancel_this, int end_this) {
     PantoStream *stream = NULL;
     PantoInput input = PANTO_INPUT_INIT;
     static Batch batch;
@@ -582,6 +725,8 @@ static int run_turn(PantoAgent *agent, const char *text, const Options *opt, int
 
     batch.n = batch.i = 0;
     input.text = panto_cstr(text);
+    input.parts = parts->items;
+    input.part_count = parts->n;
     rc = panto_agent_run(agent, &input, &stream);
     if (rc < 0) {
         print_agent_error(rc, agent);
@@ -773,18 +918,28 @@ int main(int argc, char **argv) {
         char *turn = NULL;
         size_t len = 0;
         int stop;
-        if (*p != '"' || !(p = cj_string(p, &turn, &len))) {
-            status = die("a turn is not a string", argv[1]);
+        Parts parts = {NULL, 0, NULL, 0};
+        if (*p == '[') {
+            /* A turn of parts: all of it goes as parts, the text left empty. */
+            const char *end = cj_skip(p), *wrong = read_parts(p, &parts);
+            if (wrong) {
+                free_parts(&parts);
+                status = die(wrong, argv[1]);
+                goto out;
+            }
+            p = end;
+        } else if (*p != '"' || !(p = cj_string(p, &turn, &len))) {
+            status = die("a turn is not a string or a list of parts", argv[1]);
             goto out;
-        }
-        if (strlen(turn) != len) {
+        } else if (strlen(turn) != len) {
             free(turn);
             status = die("a turn holds a NUL character", argv[1]);
             goto out;
         }
-        stop = run_turn(agent, turn, &opt, turn_index == opt.cancel_turn, turn_index == opt.end_turn);
+        stop = run_turn(agent, turn ? turn : "", &parts, &opt, turn_index == opt.cancel_turn, turn_index == opt.end_turn);
         turn_index++;
         free(turn);
+        free_parts(&parts);
         if (stop) break;
         p = cj_ws(p);
         if (*p == ',') p = cj_ws(p + 1);
