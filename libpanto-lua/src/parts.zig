@@ -42,6 +42,11 @@ pub fn ofBox(L: State, idx: c_int) []const c.PantoPart {
     return parts[0..n];
 }
 
+/// A table key at `idx` for a message: the string, or the name of its type.
+fn keyName(L: State, idx: c_int) []const u8 {
+    return if (c.lua_type(L, idx) == c.LUA_TSTRING) h.toSlice(L, idx) else typeName(L, idx);
+}
+
 /// A media table at `idx` (a media value or an attachment table) into `out`. `what` and `i`
 /// name it in a message: "part 2", "attachment 1".
 fn setMedia(L: State, idx_: c_int, out: *c.PantoPart, what: []const u8, i: usize) void {
@@ -52,10 +57,7 @@ fn setMedia(L: State, idx_: c_int, out: *c.PantoPart, what: []const u8, i: usize
         const known = c.lua_type(L, -1) == c.LUA_TSTRING and for ([_][]const u8{ "data", "media_type", "name" }) |k| {
             if (std.mem.eql(u8, h.toSlice(L, -1), k)) break true;
         } else false;
-        if (!known) {
-            const key: []const u8 = if (c.lua_type(L, -1) == c.LUA_TSTRING) h.toSlice(L, -1) else typeName(L, -1);
-            fail(L, null, "{s} {d}: unknown key '{s}' (media has data, media_type and name)", .{ what, i, key });
-        }
+        if (!known) fail(L, null, "{s} {d}: unknown key '{s}' (media has data, media_type and name)", .{ what, i, keyName(L, -1) });
     }
     out.kind = c.PANTO_PART_MEDIA;
     if (h.field(L, idx, "data") != c.LUA_TSTRING)
@@ -202,10 +204,7 @@ fn pushAttachments(L: State, idx: c_int) void {
         pop(L, 1);
         const ok = c.lua_type(L, -1) == c.LUA_TSTRING and
             (std.mem.eql(u8, h.toSlice(L, -1), "text") or std.mem.eql(u8, h.toSlice(L, -1), "attachments"));
-        if (!ok) {
-            const key: []const u8 = if (c.lua_type(L, -1) == c.LUA_TSTRING) h.toSlice(L, -1) else typeName(L, -1);
-            fail(L, null, "a result with attachments has the keys text and attachments, not '{s}'", .{key});
-        }
+        if (!ok) fail(L, null, "a result with attachments has the keys text and attachments, not '{s}'", .{keyName(L, -1)});
     }
     switch (h.field(L, idx, "text")) {
         c.LUA_TNIL => {
