@@ -308,6 +308,10 @@ fn toolDone(L: State, status: c_int, ctx: c.lua_KContext) callconv(.c) c_int {
     c.lua_pushboolean(L, @intFromBool(ok));
     c.lua_rotate(L, 3, 1);
     c.lua_settop(L, 5);
+    // Called with copies: the parts borrow the strings of the handler's value, which stays.
+    c.lua_pushvalue(L, 3);
+    c.lua_pushvalue(L, 4);
+    c.lua_pushvalue(L, 5);
     if (!protectedCall(L, contentOf, 3, 3)) {
         const why: [*c]const u8 = if (c.lua_type(L, -1) == c.LUA_TSTRING) c.lua_tolstring(L, -1, null) else "an error value that is not a string";
         _ = c.lua_rawgeti(L, 2, pending_name);
