@@ -181,14 +181,14 @@ pub fn pushResult(L: State, idx_: c_int) void {
         setMedia(L, idx, &pushBox(L, 1)[0], "part", 1);
         return;
     }
-    if (c.lua_type(L, idx) == c.LUA_TTABLE and h.field(L, idx, "attachments") != c.LUA_TNIL) {
+    if (c.lua_type(L, idx) == c.LUA_TTABLE) {
+        const has_attachments = h.field(L, idx, "attachments") != c.LUA_TNIL;
         pop(L, 1);
-        return pushAttachments(L, idx);
-    }
-    if (c.lua_type(L, idx) == c.LUA_TTABLE) pop(L, 1);
-    if (c.lua_type(L, idx) == c.LUA_TTABLE and hasMediaItem(L, idx)) {
-        _ = c.lua_pushstring(L, "");
-        return pushList(L, idx);
+        if (has_attachments) return pushAttachments(L, idx);
+        if (hasMediaItem(L, idx)) {
+            _ = c.lua_pushstring(L, "");
+            return pushList(L, idx);
+        }
     }
     const w = json.newWriter(L);
     json.writeValue(L, w, idx, 0, null);
