@@ -217,7 +217,8 @@ static int die(const char *what, const char *detail) {
     return 2;
 }
 
-static char *read_file(const char *path) {
+/* The bytes of a file (any bytes), malloc'd and followed by a NUL, or NULL. */
+static char *read_bytes(const char *path, size_t *out_len) {
     FILE *f = fopen(path, "rb");
     char *buf = NULL;
     size_t len = 0, cap = 0, got;
@@ -238,43 +239,25 @@ static char *read_file(const char *path) {
         len += got;
         if (got == 0) break;
     }
-    if (ferror(f) || memchr(buf, 0, len)) {
+    if (ferror(f)) {
         free(buf);
         fclose(f);
         return NULL;
     }
     fclose(f);
     buf[len] = 0;
+    *out_len = len;
     return buf;
 }
 
-/* The bytes of a file (any bytes), malloc'd, or NULL. */
-static void *read_bytes(const char *path, size_t *out_len) {
-    FILE *f = fopen(path, "rb");
-    char *buf = NULL;
-    size_t len = 0, cap = 0, got;
-    if (!f) return NULL;
-    for (;;) {
-        if (cap - len < 4096) {
-            char *grown;
-            cap = cap ? cap * 2 : 65536;
-            if (!(grown = (char *)realloc(buf, cap))) {
-                free(buf);
-                fclose(f);
-                return NULL;
-            }
-            buf = grown;
-        }
-        got = fread(buf + len, 1, cap - len, f);
-        len += got;
-        if (got == 0) break;
-    }
-    if (ferror(f)) {
+/* A text file (no NUL in it), NUL-terminated, or NULL. */
+static char *read_file(const char *path) {
+    size_t len = 0;
+    char *buf = read_bytes(path, &len);
+    if (buf && memchr(buf, 0, len)) {
         free(buf);
-        buf = NULL;
+        return NULL;
     }
-    fclose(f);
-    *out_len = len;
     return buf;
 }
 
