@@ -24,7 +24,7 @@ OUT = os.path.join(ROOT, "bindings-py", "panto", "_abi.py")
 # The prefix of an enum's values in the header (PANTO_EVENT_CONTENT_DELTA), as abi.zig's layout
 # test spells them; an enum not listed here gets its name in upper snake case (ToolFormat:
 # TOOL_FORMAT_). Status is apart: PANTO_OK, PANTO_ERR_CANCELED.
-ENUM_PREFIXES = {"EventKind": "EVENT_", "BlockKind": "BLOCK_", "StopReason": "STOP_"}
+ENUM_PREFIXES = {"EventKind": "EVENT_", "BlockKind": "BLOCK_", "StopReason": "STOP_", "PartKind": "PART_"}
 
 SCALARS = {
     "void": "None",
@@ -36,6 +36,7 @@ SCALARS = {
     "size_t": "c_size_t",
     "const char *": "c_char_p",
     "const uint8_t *": "c_void_p",
+    "const void *": "c_void_p",
 }
 
 
@@ -76,7 +77,29 @@ def handle_pointer(c_name: str) -> str:
     return c_name[len("Panto"):] + "Ptr"
 
 
+def in_use_order(structs: List[Dict[str, Any]]) -> List[Dict[str, Any]]:
+    """The structs in the dump's order, except that a struct comes after the structs its
+    fields use (a PantoEvent points to PantoPartInfo): Python defines a class before use."""
+    names = {s["name"] for s in structs}
+    done: List[str] = []
+    by_name = {s["name"]: s for s in structs}
+
+    def visit(name: str) -> None:
+        if name in done:
+            return
+        for f in by_name[name]["fields"]:
+            used = f["type"].replace("const ", "").rstrip("* ").strip()
+            if used in names and used != name:
+                visit(used)
+        done.append(name)
+
+    for s in structs:
+        visit(s["name"])
+    return [by_name[n] for n in done]
+
+
 def generate(dump: Dict[str, Any]) -> str:
+    dump = dict(dump, structs=in_use_order(dump["structs"]))
     structs = {s["name"]: s for s in dump["structs"]}
     handles: List[str] = []
 

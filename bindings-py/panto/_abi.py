@@ -58,6 +58,12 @@ TOOL_FORMAT_PANTO = 1
 TOOL_FORMAT_ANTHROPIC = 2
 TOOL_FORMAT_OPENAI = 3
 
+# PartKind.
+PART_TEXT = 1
+PART_MEDIA = 2
+PART_IMAGE = 3
+PART_DOCUMENT = 4
+
 # BlockKind.
 BLOCK_NONE = 0
 BLOCK_TEXT = 1
@@ -95,6 +101,20 @@ class PantoUsage(Structure):
     ]
 
 
+class PantoPartInfo(Structure):
+    _fields_ = [
+        ("kind", c_int32),
+        ("width", c_uint32),
+        ("height", c_uint32),
+        ("reserved0", c_uint32),
+        ("text", PantoString),
+        ("media_type", PantoString),
+        ("name", PantoString),
+        ("data", PantoString),
+        ("byte_size", c_uint64),
+    ]
+
+
 class PantoEvent(Structure):
     _fields_ = [
         ("size", c_uint32),
@@ -114,11 +134,25 @@ class PantoEvent(Structure):
         ("http_status", c_int32),
         ("reserved0", c_int32),
         ("delay_ms", c_uint64),
+        ("parts", POINTER(PantoPartInfo)),
+        ("part_count", c_size_t),
     ]
 
     def __init__(self) -> None:  # PANTO_EVENT_INIT
         super().__init__()
         self.size = ctypes.sizeof(PantoEvent)
+
+
+class PantoPart(Structure):
+    _fields_ = [
+        ("kind", c_int32),
+        ("reserved0", c_uint32),
+        ("text", PantoString),
+        ("media_type", PantoString),
+        ("name", PantoString),
+        ("data", c_void_p),
+        ("data_len", c_size_t),
+    ]
 
 
 class PantoError(Structure):
@@ -142,6 +176,8 @@ class PantoInput(Structure):
         ("size", c_uint32),
         ("reserved0", c_uint32),
         ("text", PantoString),
+        ("parts", POINTER(PantoPart)),
+        ("part_count", c_size_t),
     ]
 
     def __init__(self) -> None:  # PANTO_INPUT_INIT
@@ -155,6 +191,8 @@ class PantoToolResult(Structure):
         ("is_error", c_int32),
         ("call_id", PantoString),
         ("content", PantoString),
+        ("parts", POINTER(PantoPart)),
+        ("part_count", c_size_t),
     ]
 
     def __init__(self) -> None:  # PANTO_TOOL_RESULT_INIT
@@ -205,6 +243,7 @@ SIGNATURES: Dict[str, Tuple[Any, List[Any]]] = {
     "panto_event_kind_name": (c_char_p, [c_int]),
     "panto_block_kind_name": (c_char_p, [c_int]),
     "panto_stop_reason_name": (c_char_p, [c_int]),
+    "panto_part_kind_name": (c_char_p, [c_int]),
     "panto_agent_new": (c_int, [PantoString, POINTER(AgentPtr)]),
     "panto_agent_free": (None, [AgentPtr]),
     "panto_agent_error": (c_int, [AgentPtr, POINTER(PantoError)]),
@@ -233,9 +272,11 @@ SIGNATURES: Dict[str, Tuple[Any, List[Any]]] = {
 LAYOUT: Dict[str, Tuple[int, Dict[str, Tuple[int, int]]]] = {
     "PantoString": (16, {"ptr": (0, 8), "len": (8, 8)}),
     "PantoUsage": (40, {"input_tokens": (0, 8), "output_tokens": (8, 8), "cache_read_tokens": (16, 8), "cache_write_tokens": (24, 8), "reasoning_tokens": (32, 8)}),
-    "PantoEvent": (168, {"size": (0, 4), "kind": (4, 4), "index": (8, 4), "block_kind": (12, 4), "text": (16, 16), "id": (32, 16), "model": (48, 16), "stop_reason": (64, 4), "is_error": (68, 4), "provider_stop_reason": (72, 16), "usage": (88, 40), "name": (128, 16), "awaiting_result": (144, 4), "attempt": (148, 4), "http_status": (152, 4), "reserved0": (156, 4), "delay_ms": (160, 8)}),
+    "PantoPartInfo": (88, {"kind": (0, 4), "width": (4, 4), "height": (8, 4), "reserved0": (12, 4), "text": (16, 16), "media_type": (32, 16), "name": (48, 16), "data": (64, 16), "byte_size": (80, 8)}),
+    "PantoEvent": (184, {"size": (0, 4), "kind": (4, 4), "index": (8, 4), "block_kind": (12, 4), "text": (16, 16), "id": (32, 16), "model": (48, 16), "stop_reason": (64, 4), "is_error": (68, 4), "provider_stop_reason": (72, 16), "usage": (88, 40), "name": (128, 16), "awaiting_result": (144, 4), "attempt": (148, 4), "http_status": (152, 4), "reserved0": (156, 4), "delay_ms": (160, 8), "parts": (168, 8), "part_count": (176, 8)}),
+    "PantoPart": (72, {"kind": (0, 4), "reserved0": (4, 4), "text": (8, 16), "media_type": (24, 16), "name": (40, 16), "data": (56, 8), "data_len": (64, 8)}),
     "PantoError": (64, {"size": (0, 4), "code": (4, 4), "http_status": (8, 4), "reserved0": (12, 4), "type": (16, 16), "message": (32, 16), "request_id": (48, 16)}),
-    "PantoInput": (24, {"size": (0, 4), "reserved0": (4, 4), "text": (8, 16)}),
-    "PantoToolResult": (40, {"size": (0, 4), "is_error": (4, 4), "call_id": (8, 16), "content": (24, 16)}),
+    "PantoInput": (40, {"size": (0, 4), "reserved0": (4, 4), "text": (8, 16), "parts": (24, 8), "part_count": (32, 8)}),
+    "PantoToolResult": (56, {"size": (0, 4), "is_error": (4, 4), "call_id": (8, 16), "content": (24, 16), "parts": (40, 8), "part_count": (48, 8)}),
     "PantoConnections": (24, {"size": (0, 4), "reserved0": (4, 4), "opened": (8, 8), "reused": (16, 8)}),
 }

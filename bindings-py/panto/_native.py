@@ -109,6 +109,7 @@ class Library:
         self.event_kind_name: Callable[[int], str] = _NameCache(c.panto_event_kind_name).get
         self.block_kind_name: Callable[[int], str] = _NameCache(c.panto_block_kind_name).get
         self.stop_reason_name: Callable[[int], str] = _NameCache(c.panto_stop_reason_name).get
+        self.part_kind_name: Callable[[int], str] = _NameCache(c.panto_part_kind_name).get
         #: The names of the block kinds this module knows, for decoding events in bulk.
         self.block_kind_names: Dict[int, str] = {
             k: self.block_kind_name(k) for k in (BLOCK_NONE, BLOCK_TEXT, BLOCK_THINKING, BLOCK_TOOL_CALL, BLOCK_REDACTED_THINKING)

@@ -377,7 +377,7 @@ class Stream:
         if kind == _TOOL_CALL_START:
             return self._tool_call_start(string(ev.id), string(ev.name), string(ev.text), bool(ev.awaiting_result))
         if kind == _TOOL_RESULT:
-            parts = ()  # TODO(h-core Parts phase 1): self._parts(native, ev)
+            parts = self._parts(native, ev) if ev.part_count else ()
             return _construct(ToolResult, string(ev.id), string(ev.name), string(ev.text), bool(ev.is_error), parts)
         if kind == _MESSAGE_COMPLETE:
             complete = _construct(MessageComplete, lib.stop_reason_name(ev.stop_reason), string(ev.provider_stop_reason), _usage(ev.usage))

@@ -103,6 +103,12 @@ def _pdf() -> bytes:
     return bytes(out)
 
 
+def _large_pdf() -> bytes:
+    """doc.pdf followed by 21 MiB of comment lines: over the 20 MiB a PDF may have."""
+    line = b"%" + b"panto padding " * 73 + b"\n"  # 1024 bytes
+    return _pdf() + line * (21 * 1024)
+
+
 def _png_chunk(kind: bytes, data: bytes) -> bytes:
     return struct.pack(">I", len(data)) + kind + data + struct.pack(
         ">I", zlib.crc32(kind + data) & 0xFFFFFFFF)
@@ -140,6 +146,7 @@ MEDIA: dict[str, tuple[str, Callable[[], bytes]]] = {
                   _gif(2400, 1000)),
     "small.bmp": ("a 40x30 24-bit BMP (becomes a 40x30 PNG)", _bmp(40, 30)),
     "doc.pdf": ("a one-page PDF, 'panto test document' (passes byte for byte)", _pdf),
+    "large.pdf": ("doc.pdf padded to 21 MiB (dropped with a note: over the 20 MiB cap)", _large_pdf),
     "truncated.png": ("small.png cut in half (dropped with a note)", _truncated_png),
     "bomb.png": ("a PNG claiming 20000x20000 pixels (dropped with a note, never decoded)",
                  _bomb_png),

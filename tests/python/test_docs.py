@@ -130,6 +130,19 @@ def test_sample(built_samples, lang, name):
         assert [m["role"] for m in messages] == ["user", "assistant", "user"], messages
 
 
+def test_image_sample_python():
+    # (Joins SAMPLES once every language has examples/*/image.*.)
+    result = _run([sys.executable, str(EXAMPLES / "python" / "image.py")], "image")
+    out = result.stdout
+    assert result.returncode == 0, out + result.stderr
+    # The emulator's answers list what arrived: the drawn BMP as a PNG, then the screenshot.
+    assert "[python] Received 1 attachment: image/png 64x48. Let me take a screenshot too.\n" in out, out
+    assert "  -> screenshot({})\n  <- The screen right now:\n  <- image image/png, 32x32, " in out, out
+    assert "Received 1 attachment: image/png 32x32. Both arrived; thank you." in out, out
+    first = result.requests[0]["body"]["messages"][0]["content"]
+    assert [b["type"] for b in first] == ["text", "image"], first
+
+
 # ---- snippets of docs/*.md -----------------------------------------------------------------
 
 MARK = re.compile(r"^<!--\s*run\b(.*?)-->\s*\n```(\w+)[^\n]*\n(.*?)^```\s*$", re.M | re.S)

@@ -26,12 +26,17 @@ Where the requests come from:
   the Emulator, covering each feature (text, system prompt, history, tools and their results,
   error results, thinking at every level with its signature sent back, redacted thinking sent
   back, a canceled partial message, retries, reopen after set_config, OpenAI tool calls,
-  reasoning_effort, refusals), so the check holds without a conformance run;
+  reasoning_effort, refusals, images and PDFs in user turns and tool results: Anthropic image /
+  document blocks and tool_result arrays, OpenAI content arrays with image_url and file parts and
+  the synthetic user message after a round's tool messages), so the check holds without a
+  conformance run;
 - `test_validator_refuses_mistakes`: the validator itself refuses bodies with a bogus key, a
   bad value or a wrong block, so a green run means something.
 """
 from __future__ import annotations
 
+import base64
+import io
 import json
 import threading
 import typing
@@ -186,13 +191,32 @@ def _fail() -> str:
     raise RuntimeError("no such entry")
 
 
+def _png() -> bytes:
+    from PIL import Image  # test-only (requirements-dev.txt)
+
+    out = io.BytesIO()
+    Image.new("RGB", (6, 4), (200, 10, 10)).save(out, "PNG")
+    return out.getvalue()
+
+
+PNG = _png()
+PDF = b"%PDF-1.4\n1 0 obj\n<< /Type /Catalog >>\nendobj\ntrailer\n<< /Root 1 0 R >>\n%%EOF\n"
+SCREENSHOT = panto.Tool(
+    name="screenshot", description="Takes a screenshot and attaches a report.",
+    input_schema={"type": "object", "properties": {}},
+    handler=lambda: ["Two files.", panto.Image(PNG), panto.Document(PDF, name="report.pdf")],
+)
+MEDIA_TURN = ["Describe these", panto.Image(PNG), panto.Document(PDF, name="spec.pdf"),
+              panto.Document(PDF), panto.Media(b"not media")]
+
+
 FAILING = panto.Tool(
     name="lookup", description="Always fails.",
     input_schema={"type": "object", "properties": {}}, handler=_fail,
 )
 
 
-def _run_turns(emu: Emulator, config: dict[str, Any], turns: list[str],
+def _run_turns(emu: Emulator, config: dict[str, Any], turns: list[Any],
                scenario: dict[str, Any], tools: list[Any] = (),
                cancel_after_s: float | None = None,
                on_error: dict[str, Any] | None = None) -> list[dict[str, Any]]:
@@ -230,8 +254,29 @@ FAST_RETRY = {"retry": {"initial_delay_ms": 0}}
 # (name, config, turns, scenario, tools, options, covers): `covers` are texts the requests'
 # bodies (as json.dumps writes them) must hold, so that each scenario really sends the feature
 # it is meant to cover and its validation is not vacuous.
-SCENARIOS: list[tuple[str, dict[str, Any], list[str], dict[str, Any], list[Any], dict[str, Any],
+SCENARIOS: list[tuple[str, dict[str, Any], list[Any], dict[str, Any], list[Any], dict[str, Any],
                       list[str]]] = [
+    ("anthropic_media_user_turn", dict(A), [MEDIA_TURN, "And now?"],
+     {"responses": [_answer(_text("Seen.")), _answer(_text("Still."))]}, [], {},
+     ['"type": "image"', '"type": "document"', '"title": "spec.pdf"', '"media_type": "image/png"',
+      '"media_type": "application/pdf"', "dropped"]),
+    ("anthropic_media_tool_result", dict(A), ["Screenshot?"],
+     {"responses": [
+         _answer({"type": "tool_use", "id": "toolu_m", "name": "screenshot", "input": {}},
+                 {"type": "tool_use", "id": "toolu_w", "name": "get_weather", "input": {"city": "Oslo"}}),
+         _answer(_text("Got it."))]}, [SCREENSHOT, WEATHER], {},
+     ['"tool_result"', '"type": "image"', '"title": "report.pdf"', "Two files.", "Sunny in Oslo"]),
+    ("openai_media_user_turn", dict(O), [MEDIA_TURN, "And now?"],
+     {"responses": [_answer(_text("Seen.")), _answer(_text("Still."))]}, [], {},
+     ['"image_url"', '"url": "data:image/png;base64,', '"file_data": "data:application/pdf;base64,',
+      '"filename": "spec.pdf"', '"filename": "document.pdf"', "dropped"]),
+    ("openai_media_tool_result", dict(O), ["Screenshot?", "Thanks"],
+     {"responses": [
+         _answer({"type": "tool_use", "id": "call_m", "name": "screenshot", "input": {}},
+                 {"type": "tool_use", "id": "call_w", "name": "get_weather", "input": {"city": "Oslo"}}),
+         _answer(_text("Got it.")), _answer(_text("Welcome."))]}, [SCREENSHOT, WEATHER], {},
+     ['"role": "tool"', "Attachments of tool result call_m:", '"image_url"', '"filename": "report.pdf"',
+      "[attachment 1: image/png, in the next user message]", "Sunny in Oslo"]),
     ("anthropic_text_history", dict(A, system="Be brief.", max_tokens=300), ["Hi", "More"],
      {"responses": [_answer(_text("Hello.")), _answer(_text("More."))]}, [], {},
      ['"system": "Be brief."', '"role": "assistant"']),
@@ -365,6 +410,36 @@ GOOD_ANTHROPIC = {
             {"type": "tool_result", "tool_use_id": "toolu_1", "content": "Sunny", "is_error": False}]},
     ],
 }
+B64 = base64.b64encode(b"\x89PNG\r\n\x1a\n").decode()
+GOOD_ANTHROPIC_MEDIA = {
+    "model": "claude-test", "max_tokens": 1024, "stream": True,
+    "messages": [
+        {"role": "user", "content": [
+            {"type": "text", "text": "Look"},
+            {"type": "image", "source": {"type": "base64", "media_type": "image/png", "data": B64}},
+            {"type": "document", "source": {"type": "base64", "media_type": "application/pdf", "data": B64},
+             "title": "a.pdf"}]},
+        {"role": "assistant", "content": [{"type": "tool_use", "id": "toolu_1", "name": "shot", "input": {}}]},
+        {"role": "user", "content": [{"type": "tool_result", "tool_use_id": "toolu_1", "content": [
+            {"type": "text", "text": "here"},
+            {"type": "image", "source": {"type": "base64", "media_type": "image/png", "data": B64}}]}]},
+    ],
+}
+GOOD_OPENAI_MEDIA = {
+    "model": "gpt-test", "stream": True, "stream_options": {"include_usage": True},
+    "messages": [
+        {"role": "user", "content": [
+            {"type": "text", "text": "Look"},
+            {"type": "image_url", "image_url": {"url": "data:image/png;base64," + B64}},
+            {"type": "file", "file": {"file_data": "data:application/pdf;base64," + B64, "filename": "a.pdf"}}]},
+        {"role": "assistant", "content": None, "tool_calls": [
+            {"id": "call_1", "type": "function", "function": {"name": "shot", "arguments": "{}"}}]},
+        {"role": "tool", "tool_call_id": "call_1", "content": "here\n[attachment 1: image/png, in the next user message]"},
+        {"role": "user", "content": [
+            {"type": "text", "text": "Attachments of tool result call_1:"},
+            {"type": "image_url", "image_url": {"url": "data:image/png;base64," + B64}}]},
+    ],
+}
 GOOD_OPENAI = {
     "model": "gpt-test", "max_completion_tokens": 4096, "stream": True,
     "stream_options": {"include_usage": True}, "reasoning_effort": "high",
@@ -415,14 +490,38 @@ MISTAKES = [
     ("anthropic", "empty assistant message",
      lambda b: b["messages"].insert(1, {"role": "assistant", "content": []})),
 ]
+MEDIA_MISTAKES = [
+    ("anthropic", "image source without its type", lambda b: b["messages"][0]["content"][1]["source"].pop("type")),
+    ("anthropic", "image with OpenAI's image_url", lambda b: b["messages"][0]["content"][1].update(
+        type="image_url", image_url={"url": "data:image/png;base64," + B64})),
+    ("anthropic", "document with a name key", lambda b: b["messages"][0]["content"][2].update(name="a.pdf")),
+    ("anthropic", "document as an image media type",
+     lambda b: b["messages"][0]["content"][2]["source"].update(media_type="image/png")),
+    ("anthropic", "bogus key in a tool_result image",
+     lambda b: b["messages"][2]["content"][0]["content"][1].update(bogus=1)),
+    ("openai", "image_url as a string", lambda b: b["messages"][0]["content"][1].update(image_url="data:x")),
+    ("openai", "file part with a bogus key", lambda b: b["messages"][0]["content"][2]["file"].update(name="a.pdf")),
+    ("openai", "an image in a tool message", lambda b: b["messages"][2].update(content=[
+        {"type": "image_url", "image_url": {"url": "data:image/png;base64," + B64}}])),
+    ("openai", "Anthropic's image block", lambda b: b["messages"][0]["content"][1].update(
+        type="image", source={"type": "base64", "media_type": "image/png", "data": B64})),
+]
 
 
 def test_validator_accepts_good_bodies() -> None:
     assert validate_request("anthropic", GOOD_ANTHROPIC) == []
     assert validate_request("openai", GOOD_OPENAI) == []
+    assert validate_request("anthropic", GOOD_ANTHROPIC_MEDIA) == []
+    assert validate_request("openai", GOOD_OPENAI_MEDIA) == []
 
 
 @pytest.mark.parametrize("provider,what,edit", MISTAKES, ids=[f"{p}: {w}" for p, w, _ in MISTAKES])
 def test_validator_refuses_mistakes(provider: str, what: str, edit: Any) -> None:
     good = GOOD_ANTHROPIC if provider == "anthropic" else GOOD_OPENAI
+    assert validate_request(provider, _edited(good, edit)) != [], what
+
+
+@pytest.mark.parametrize("provider,what,edit", MEDIA_MISTAKES, ids=[f"{p}: {w}" for p, w, _ in MEDIA_MISTAKES])
+def test_validator_refuses_media_mistakes(provider: str, what: str, edit: Any) -> None:
+    good = GOOD_ANTHROPIC_MEDIA if provider == "anthropic" else GOOD_OPENAI_MEDIA
     assert validate_request(provider, _edited(good, edit)) != [], what

@@ -28,7 +28,7 @@ from urllib.parse import urlsplit
 from . import anthropic, openai, wire
 from .call import Call
 from .media import describe, new_media, request_media
-from .pieces import split_events, split_words
+from .pieces import split_events
 from .scenario import Response, Scenario, ScenarioError, load_file, parse, replay_scenario
 
 PROVIDERS: dict[str, ModuleType] = {anthropic.PATH: anthropic, openai.PATH: openai}
@@ -387,7 +387,7 @@ class _Handler(BaseHTTPRequestHandler):
             message = r.message
             if r.describe_media:
                 text = describe(new_media(urlsplit(self.path).path, call.request))
-                block = {"type": "text", "text": text, "deltas": split_words(text)}
+                block = {"type": "text", "text": text, "deltas": [text]}  # one delta: easy to expect
                 message = dict(message, content=[block] + message["content"])
             pieces = provider.render(message, call)
             if r.stream_error is not None:
