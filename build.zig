@@ -31,6 +31,7 @@ pub fn build(b: *std.Build) void {
         .strip = strip,
         .link_libc = true, // getenv, and the host programs' allocator
     });
+    addMediaCodecs(b, core);
 
     // The C ABI on top of the core (include/panto.h).
     const c_api = b.createModule(.{
@@ -44,10 +45,11 @@ pub fn build(b: *std.Build) void {
     c_api.addIncludePath(b.path("include"));
 
     const shared = b.addLibrary(.{ .name = "panto", .root_module = c_api, .linkage = .dynamic, .version = .{ .major = 0, .minor = 1, .patch = 0 } });
+    exportOnlyPanto(b, shared);
     b.installArtifact(shared);
     const static = b.addLibrary(.{ .name = "panto", .root_module = c_api, .linkage = .static });
     static.bundle_compiler_rt = true;
-    b.installArtifact(static);
+    installWithCodecs(b, static);
     b.installFile("include/panto.h", "include/panto.h");
 
     // pkg-config, so C programs build with `cc $(pkg-config --cflags --libs panto)`.
@@ -130,6 +132,7 @@ pub fn build(b: *std.Build) void {
         .link_libc = true,
         .fuzz = true,
     }) });
+    addMediaCodecs(b, fuzz_lib.root_module);
     fuzz_lib.bundle_compiler_rt = true;
     const install_fuzz = b.addInstallArtifact(fuzz_lib, .{ .dest_dir = .{ .override = .{ .custom = "fuzz" } } });
     b.step("fuzz", "Build zig-out/fuzz/libpanto_fuzz.a, the fuzz targets for libFuzzer (make fuzz runs them)").dependOn(&install_fuzz.step);
@@ -145,5 +148,50 @@ pub fn build(b: *std.Build) void {
         .link_libc = true,
         .imports = &.{.{ .name = "fuzz_paths", .module = fuzz_paths.createModule() }},
     }) });
+    addMediaCodecs(b, fuzz_replay.root_module);
     test_step.dependOn(&b.addRunArtifact(fuzz_replay).step);
+}
+
+/// The media pipeline's codecs (libpanto/src/media/): its C shims, and Debian's static
+/// libpng, libjpeg-turbo, libwebp, giflib, stb and zlib (scripts/setup.sh installs them), so
+/// that nothing built from libpanto needs them at run time. Users before what they use.
+const codec_archives = [_][]const u8{ "png16", "jpeg", "webpdemux", "webp", "gif", "stb", "z" };
+
+fn codecArchive(b: *std.Build, module: *std.Build.Module, name: []const u8) []const u8 {
+    const arch = @tagName(module.resolved_target.?.result.cpu.arch);
+    return b.fmt("/usr/lib/{s}-linux-gnu/lib{s}.a", .{ arch, name });
+}
+
+fn addMediaCodecs(b: *std.Build, module: *std.Build.Module) void {
+    module.addCSourceFiles(.{
+        .root = b.path("libpanto/src/media"),
+        .files = &.{ "png_codec.c", "jpeg_codec.c", "webp_codec.c", "gif_codec.c", "resize.c", "codec_stderr.c" },
+        .flags = &.{ "-std=c99", "-D_POSIX_C_SOURCE=200809L", "-Wall", "-Wextra", "-Werror" },
+    });
+    for (codec_archives) |name| module.addObjectFile(.{ .cwd_relative = codecArchive(b, module, name) });
+    module.linkSystemLibrary("m", .{});
+}
+
+/// Installs libpanto.a with the codecs' objects in it, so that `cc prog.c libpanto.a` links.
+/// (Zig puts the codec archives into a static library whole, as members, which linkers do not
+/// read: they are replaced by their objects.)
+fn installWithCodecs(b: *std.Build, static: *std.Build.Step.Compile) void {
+    var script: std.ArrayList(u8) = .empty;
+    script.appendSlice(b.allocator, "{ echo \"CREATE $3\"; echo \"ADDLIB $2\";") catch @panic("OOM");
+    for (codec_archives) |name| script.appendSlice(b.allocator, b.fmt(" echo \"DELETE lib{s}.a\";", .{name})) catch @panic("OOM");
+    for (codec_archives) |name| script.appendSlice(b.allocator, b.fmt(" echo \"ADDLIB {s}\";", .{codecArchive(b, static.root_module, name)})) catch @panic("OOM");
+    script.appendSlice(b.allocator, " echo SAVE; echo END; } | \"$1\" ar -M") catch @panic("OOM");
+    const bundle = b.addSystemCommand(&.{ "sh", "-c", script.items, "sh", b.graph.zig_exe });
+    bundle.addFileArg(static.getEmittedBin());
+    const bundled = bundle.addOutputFileArg("libpanto.a");
+    b.getInstallStep().dependOn(&b.addInstallLibFile(bundled, "libpanto.a").step);
+}
+/// libpanto.so exports the C ABI and nothing else: the codecs linked into it stay private (a
+/// host's own libpng cannot bind to them, nor they to it), and Debian's static codec archives,
+/// built as PIE code, may be linked into a shared library only when their symbols cannot be
+/// preempted. Zig's own linker (Debug builds) ignores version scripts: LLD in every mode.
+fn exportOnlyPanto(b: *std.Build, lib: *std.Build.Step.Compile) void {
+    lib.setVersionScript(b.addWriteFiles().add("libpanto.map", "{ global: panto_*; local: *; };\n"));
+    lib.use_llvm = true;
+    lib.use_lld = true;
 }

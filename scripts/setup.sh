@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # Installs what building and testing panto needs, idempotently: a venv at .venv with the pinned
-# Zig and the test tools, Debian's Lua 5.4 when missing, and a check that Go >= 1.24 exists.
+# Zig and the test tools, Debian's Lua 5.4 and image codecs when missing, and a check that
+# Go >= 1.24 exists.
 # A second run only checks, and takes well under a second.
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -20,6 +21,20 @@ if ! command -v lua5.4 >/dev/null || [ ! -f /usr/include/lua5.4/lua.h ]; then
     [ "$(id -u)" -eq 0 ] || sudo="sudo"
     $sudo apt-get update -qq
     DEBIAN_FRONTEND=noninteractive $sudo apt-get install -y -qq lua5.4 liblua5.4-dev >/dev/null
+fi
+
+# The media pipeline's codecs, linked statically into libpanto (build.zig: addMediaCodecs).
+codec_dir=/usr/lib/$(uname -m)-linux-gnu
+missing_codecs=0
+for lib in png16 jpeg webp webpdemux gif stb z; do
+    [ -f "$codec_dir/lib$lib.a" ] || missing_codecs=1
+done
+if [ "$missing_codecs" = 1 ]; then
+    echo "setup: installing Debian's image codecs (libpng, libjpeg-turbo, libwebp, giflib, stb, zlib)"
+    sudo=""
+    [ "$(id -u)" -eq 0 ] || sudo="sudo"
+    $sudo apt-get update -qq
+    DEBIAN_FRONTEND=noninteractive $sudo apt-get install -y -qq libpng-dev libjpeg-dev libwebp-dev libgif-dev libstb-dev zlib1g-dev >/dev/null
 fi
 
 if ! command -v go >/dev/null; then

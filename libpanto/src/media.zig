@@ -2,9 +2,7 @@
 //! `fit` detects the format by its bytes, fits an image to the providers' rules (or passes it
 //! through byte for byte when it already fits), passes a PDF through, and turns what it cannot
 //! send into a short note (see PantoPart in include/panto.h for the rules).
-//!
-//! INTERFACE STUB (issue 15): detection only, everything that is detected passes through. The
-//! media pipeline (libpanto/src/media/) replaces the body of `fit`, keeping these types.
+//! The pipeline lives in libpanto/src/media/ (fit.zig is its policy).
 const std = @import("std");
 const Allocator = std.mem.Allocator;
 
@@ -63,20 +61,18 @@ pub fn detect(bytes: []const u8) ?Format {
     return null;
 }
 
+pub const Limits = @import("media/limits.zig");
+
 /// Makes media ready to send, or says why it cannot be. Fails only when memory runs out.
 pub fn fit(gpa: Allocator, given: Given) Allocator.Error!Outcome {
-    const format = detect(given.bytes) orelse return .{ .dropped = try std.fmt.allocPrint(
-        gpa,
-        "[attachment {s} dropped: not an image or PDF panto can read]",
-        .{if (given.name.len > 0) given.name else "(unnamed)"},
-    ) };
-    const media_type: []const u8, const kind: Kind = switch (format) {
-        .png => .{ "image/png", .image },
-        .jpeg => .{ "image/jpeg", .image },
-        .gif => .{ "image/gif", .image },
-        .webp => .{ "image/webp", .image },
-        .bmp => .{ "image/png", .image }, // the pipeline converts it; the stub lies here
-        .pdf => .{ "application/pdf", .document },
-    };
-    return .{ .fitted = .{ .kind = kind, .media_type = media_type, .data = given.bytes, .owned = false } };
+    return fitWithin(gpa, given, .{});
+}
+
+/// `fit` with other limits (tests and the fuzz target use smaller ones).
+pub fn fitWithin(gpa: Allocator, given: Given, limits: Limits) Allocator.Error!Outcome {
+    return @import("media/fit.zig").fit(gpa, given, limits);
+}
+
+test {
+    _ = @import("media/fit_test.zig");
 }

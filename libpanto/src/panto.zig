@@ -70,4 +70,5 @@ test {
     _ = @import("utf8.zig");
     _ = @import("errors.zig");
     _ = @import("config.zig");
+    _ = @import("media.zig");
 }
