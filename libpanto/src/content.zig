@@ -34,6 +34,11 @@ pub const Content = struct {
 /// A tool result: `text` (when not empty) then `parts`. A result whose parts are all text
 /// after fitting is plain: one string, the texts joined with "\n".
 pub fn toolResult(gpa: Allocator, text: []const u8, parts: []const Part) Allocator.Error!Content {
+    if (parts.len == 0) { // the result of nearly every tool: one copy, as before parts
+        var mended: std.ArrayList(u8) = .empty;
+        defer mended.deinit(gpa);
+        return .{ .text = try gpa.dupe(u8, try utf8.valid(gpa, &mended, text)) };
+    }
     const blocks = try fitAll(gpa, text, parts);
     var owned = true;
     defer if (owned) conversation.freeBlocks(gpa, blocks);
@@ -149,10 +154,13 @@ test "a tool result of text parts is one string, joined with newlines, content f
     try std.testing.expectEqualStrings("found\nline 2\nbad \u{FFFD}", c.text);
     try std.testing.expectEqual(@as(usize, 0), c.blocks.len);
     try std.testing.expectEqual(@as(usize, 0), c.infos.len);
-    // Nothing at all is the empty result, as before parts.
+    // Nothing at all is the empty result, as before parts; text alone is taken as it is.
     const empty = try toolResult(gpa, "", &.{});
     defer empty.deinit(gpa);
     try std.testing.expectEqualStrings("", empty.text);
+    const alone = try toolResult(gpa, "a\x00b \xff", &.{});
+    defer alone.deinit(gpa);
+    try std.testing.expectEqualStrings("a\x00b \u{FFFD}", alone.text);
 }
 
 test "a tool result with media keeps its parts in order, base64 inline, and describes each" {

@@ -337,6 +337,44 @@ test "a host tool round: the call waits for its result, then the next message co
     try std.testing.expectEqual(@as(usize, 4), agent.conversation.messages.items.len);
 }
 
+test "parts in a turn and in a host tool result: the event lists them (in a batch too), all freed" {
+    const png = "\x89PNG\r\n\x1a\n\x00\x00\x00\x0dIHDR\x00\x00\x00\x01\x00\x00\x00\x01\x08\x06\x00\x00\x00\x1f\x15\xc4\x89" ++
+        "\x00\x00\x00\x0dIDATx\x9cc\xf8\xcf\xc0\xf0\x1f\x00\x05\x00\x01\xff\x89\x99=\x1d\x00\x00\x00\x00IEND\xaeB`\x82";
+    const Part = @import("content.zig").Part;
+    // Read one by one, in batches, and canceled while the results are handed out.
+    for ([_]enum { next, batch, cancel }{ .next, .batch, .cancel }) |way| {
+        var server: TestServer = undefined;
+        try server.startMany(.{ .body = tool_message }, &.{.{}});
+        defer server.stop();
+        const agent = try toolAgent(server.port, &.{"search"}, 10);
+        defer agent.deinit();
+        const stream = try agent.runInput(.{ .text = "find this", .parts = &.{ Part{ .media = .{ .bytes = png } }, Part{ .text = "please" } } });
+        defer stream.destroy();
+        _ = try nextUntil(stream, .tool_call_start);
+        try std.testing.expectError(error.NoSuchCall, stream.submitToolResultParts("toolu_9", "", &.{.{ .media = .{ .bytes = png } }}, false));
+        try std.testing.expectError(error.ResultPending, stream.next()); // nothing changed
+        try stream.submitToolResultParts("toolu_1", "found", &.{ .{ .media = .{ .bytes = png, .name = "x.png" } }, .{ .media = .{ .bytes = "??" } } }, false);
+        if (way == .cancel) {
+            stream.cancel();
+            try std.testing.expectError(error.Canceled, stream.next());
+            break;
+        }
+        const result = if (way == .batch) (try stream.nextBatch(8))[0].tool_result else (try stream.next()).?.tool_result;
+        try std.testing.expectEqual(@as(usize, 3), result.parts.len);
+        try std.testing.expectEqual(.image, result.parts[1].kind);
+        try std.testing.expectEqualStrings("x.png", result.parts[1].name.slice());
+        try std.testing.expectEqual(@as(u64, png.len), result.parts[1].byte_size);
+        try std.testing.expectEqualStrings(result.parts[0].text.slice(), "found");
+        try std.testing.expect(std.mem.startsWith(u8, result.content, "found\n[attachment "));
+        _ = try nextUntil(stream, .message_complete);
+        // user (text, image, text), assistant, user (the result with its parts), assistant
+        const messages = agent.conversation.messages.items;
+        try std.testing.expectEqual(@as(usize, 3), messages[0].blocks.len);
+        try std.testing.expectEqual(.image, messages[0].blocks[1].kind);
+        try std.testing.expectEqual(@as(usize, 3), messages[2].blocks[0].parts.len);
+    }
+}
+
 test "a tool the agent may not use fails the turn before it runs; the conversation stays valid" {
     var server: TestServer = undefined;
     try server.start(.{ .body = tool_message });
