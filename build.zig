@@ -104,6 +104,18 @@ pub fn build(b: *std.Build) void {
     }) });
     b.step("hotpath", "Build zig-out/bin/hotpath (SSE parsing and decoding of a body file, timed)").dependOn(&b.addInstallArtifact(hotpath, .{}).step);
 
+    // `zig build media-fit`: the media pipeline alone on one file, for bench/images.py.
+    const media_module = b.createModule(.{ .root_source_file = b.path("libpanto/src/media.zig"), .target = target, .optimize = optimize, .link_libc = true });
+    addMediaCodecs(b, media_module);
+    const media_fit = b.addExecutable(.{ .name = "media_fit", .root_module = b.createModule(.{
+        .root_source_file = b.path("bench/clients/media_fit.zig"),
+        .target = target,
+        .optimize = optimize,
+        .link_libc = true,
+        .imports = &.{.{ .name = "media", .module = media_module }},
+    }) });
+    b.step("media-fit", "Build zig-out/bin/media_fit (media.fit on one file, timed; make bench)").dependOn(&b.addInstallArtifact(media_fit, .{}).step);
+
     // `zig build abi-dump`: the C ABI as JSON, reflected from libpanto-c's Zig definitions, on
     // stdout; scripts/gen_abi.py makes the bindings' mirrors from it.
     const abi_dump = b.addExecutable(.{ .name = "abi_dump", .root_module = b.createModule(.{
@@ -134,7 +146,7 @@ pub fn build(b: *std.Build) void {
     }) });
     addMediaCodecs(b, fuzz_lib.root_module);
     fuzz_lib.bundle_compiler_rt = true;
-    const install_fuzz = b.addInstallArtifact(fuzz_lib, .{ .dest_dir = .{ .override = .{ .custom = "fuzz" } } });
+    const install_fuzz = b.addInstallFileWithDir(withCodecs(b, fuzz_lib), .{ .custom = "fuzz" }, "libpanto_fuzz.a");
     b.step("fuzz", "Build zig-out/fuzz/libpanto_fuzz.a, the fuzz targets for libFuzzer (make fuzz runs them)").dependOn(&install_fuzz.step);
     const fuzz_paths = b.addOptions();
     fuzz_paths.addOption([]const u8, "repo", b.pathFromRoot("."));
@@ -173,9 +185,14 @@ fn addMediaCodecs(b: *std.Build, module: *std.Build.Module) void {
 }
 
 /// Installs libpanto.a with the codecs' objects in it, so that `cc prog.c libpanto.a` links.
-/// (Zig puts the codec archives into a static library whole, as members, which linkers do not
-/// read: they are replaced by their objects.)
 fn installWithCodecs(b: *std.Build, static: *std.Build.Step.Compile) void {
+    b.getInstallStep().dependOn(&b.addInstallLibFile(withCodecs(b, static), "libpanto.a").step);
+}
+
+/// A static library with the codec archives' objects in it. (Zig puts the codec archives
+/// into a static library whole, as members, which linkers do not read: `zig ar` replaces them
+/// by their objects.)
+fn withCodecs(b: *std.Build, static: *std.Build.Step.Compile) std.Build.LazyPath {
     var script: std.ArrayList(u8) = .empty;
     script.appendSlice(b.allocator, "{ echo \"CREATE $3\"; echo \"ADDLIB $2\";") catch @panic("OOM");
     for (codec_archives) |name| script.appendSlice(b.allocator, b.fmt(" echo \"DELETE lib{s}.a\";", .{name})) catch @panic("OOM");
@@ -183,9 +200,9 @@ fn installWithCodecs(b: *std.Build, static: *std.Build.Step.Compile) void {
     script.appendSlice(b.allocator, " echo SAVE; echo END; } | \"$1\" ar -M") catch @panic("OOM");
     const bundle = b.addSystemCommand(&.{ "sh", "-c", script.items, "sh", b.graph.zig_exe });
     bundle.addFileArg(static.getEmittedBin());
-    const bundled = bundle.addOutputFileArg("libpanto.a");
-    b.getInstallStep().dependOn(&b.addInstallLibFile(bundled, "libpanto.a").step);
+    return bundle.addOutputFileArg(static.out_lib_filename);
 }
+
 /// libpanto.so exports the C ABI and nothing else: the codecs linked into it stay private (a
 /// host's own libpng cannot bind to them, nor they to it), and Debian's static codec archives,
 /// built as PIE code, may be linked into a shared library only when their symbols cannot be

@@ -47,6 +47,7 @@ optimize=${BENCH_OPTIMIZE:-ReleaseSafe}
 export BENCH_OPTIMIZE=$optimize
 echo "bench: building libpanto ($optimize) into $out/zig-out"
 .venv/bin/python -m ziglang build -Doptimize="$optimize" -p "$out/zig-out"
+.venv/bin/python -m ziglang build media-fit -Doptimize="$optimize" -p "$out/zig-out"  # images.py
 lib=$root/$out/zig-out/lib
 
 # 4. The consumers.

@@ -26,6 +26,7 @@ from dataclasses import dataclass, field
 from typing import Callable, Dict, List, Optional
 
 import consumer
+import images
 import latency
 from consumer import BUILD, CLIENTS_DIR, HERE, ROOT, RunError
 
@@ -33,12 +34,12 @@ VENV_PY = os.path.join(ROOT, "build", "bench-venv", "bin", "python")
 
 FULL = dict(name="full", ns=[10_000, 100_000, 1_000_000], reps=3, skip_over_s=15.0, one_rep_over_s=4.0,
             conc_streams=100, conc_n=1_000, conc_reps=3, big_streams=1_000, big_n=1_000, warmup=True,
-            latency=latency.FULL)
+            latency=latency.FULL, image_reps=3)
 QUICK = dict(name="quick", ns=[1_000, 10_000, 100_000], reps=1, skip_over_s=3.0, one_rep_over_s=1.0,
              conc_streams=100, conc_n=200, conc_reps=1, big_streams=1_000, big_n=1_000, warmup=False,
-             latency=latency.QUICK)
+             latency=latency.QUICK, image_reps=1)
 # What `--only` may name besides consumers: run only these parts.
-SECTIONS = ("streaming", "streams1000", "latency")
+SECTIONS = ("streaming", "streams1000", "latency", "images")
 KB_PER_STREAM_TARGET = 64
 
 
@@ -657,6 +658,11 @@ def main() -> int:
         if "latency" in sections and lat_selected:
             say("bench: latency: a tool turn and plain turns through delayed links")
             lat = latency.measure(cfg["latency"], lat_selected, log, say)
+        img = None
+        if "images" in sections:
+            say("bench: images: fitting 4000x3000 pictures into 2000x2000, panto and Pillow")
+            img = images.measure(cfg["image_reps"], os.path.join(os.environ["BENCH_LIB_DIR"], "..", "bin", "media_fit"),
+                                 sys.executable, log, say)
     load_after = os.getloadavg()
     res = summarize(cfg, selected, m)
     rows = targets(cfg, res, m["expected"]) if streaming else []
@@ -668,6 +674,13 @@ def main() -> int:
             res.setdefault(name, {})["latency_error"] = why
             m["failed"].setdefault(name, why)
         rows += latency.targets(lat, lat_selected)
+    if img is not None:
+        for name, d in img["results"].items():
+            res.setdefault(name, {}).update(d)
+        for name, why in img["failed"].items():
+            res.setdefault(name, {})["image_error"] = why
+            m["failed"].setdefault(name, why)
+        rows += images.targets(img)
     info = machine_info()
     info["loadavg_before"] = [round(x, 2) for x in load_before]
     info["loadavg_after"] = [round(x, 2) for x in load_after]
@@ -692,7 +705,7 @@ def main() -> int:
         md = os.path.join(BUILD, "RESULTS.md") if args.markdown == os.path.join(HERE, "RESULTS.md") else args.markdown
     have_png = streaming and write_chart(png, cfg, res, selected)
     write_markdown(md, cfg, res, rows, info, selected, png if have_png else None, m,
-                   latency.markdown(lat, lat_selected) if lat is not None else [])
+                   (latency.markdown(lat, lat_selected) if lat is not None else []) + (images.markdown(img) if img is not None else []))
 
     print()
     print(f"bench: wrote {args.json}, {md}" + (f", {png}" if have_png else "") + f" in {time.time() - t0:.0f} s")

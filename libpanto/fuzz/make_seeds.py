@@ -33,10 +33,13 @@ from panto.emulator import openai as emu_openai  # noqa: E402
 from panto.emulator.call import Call  # noqa: E402
 from panto.emulator.scenario import ScenarioError, parse  # noqa: E402
 
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+import media_seeds  # noqa: E402
+
 CASES = ROOT / "tests" / "conformance" / "cases"
 RECORDED = ROOT / "tests" / "fixtures" / "recorded"
 OUT = ROOT / "tests" / "fuzz"
-TARGETS = ("sse", "anthropic", "openai", "tool_input", "config")
+TARGETS = ("sse", "anthropic", "openai", "tool_input", "config", "media")
 # A seed larger than this is left out (a case streaming megabytes tests something else).
 MAX_SEED = 64 * 1024
 # `$repeat` strings of the cases are expanded to at most this many characters.
@@ -383,6 +386,10 @@ def generated() -> Iterator[tuple[str, str, bytes, bool]]:
     yield "config", "schema_deep_255", dump({"name": "t", "input_schema": {"type": "object", "properties": {"a": json.loads(nested(250))}}}), False
     yield "config", "schema_deep_300", ('{"name":"t","input_schema":{"type":"object","properties":{"a":' + nested(300) + "}}}").encode(), True
     yield "config", "config_tools_deep_300", ('{"provider":"anthropic","model":"m","tools":[{"name":"t","input_schema":{"type":"object","x":' + nested(300) + "}}]}").encode(), True
+
+    # Attachments: every format and variant, made with Pillow.
+    for name, data in media_seeds.seeds():
+        yield "media", name, data, False
 
 
 if __name__ == "__main__":

@@ -12,6 +12,7 @@ pub const all = [_]Target{
     .{ .name = "openai", .run = openai },
     .{ .name = "tool_input", .run = @import("tool_input_target.zig").run },
     .{ .name = "config", .run = @import("config_target.zig").run },
+    .{ .name = "media", .run = @import("media_target.zig").run },
 };
 
 const provider_target = @import("provider_target.zig");

@@ -15,8 +15,9 @@ const Layout = struct {
     bits: u16,
     /// Bit masks of red, green, blue and alpha (16 and 32 bits a pixel).
     masks: [4]u32,
-    palette: []const u8 = "",
-    palette_entry: usize = 4,
+    palette: []const u8,
+    /// Bytes a palette entry: 4 (BGRX), 3 in OS/2 BMPs.
+    palette_entry: usize,
     pixel_offset: usize,
     row_size: u64,
 };
@@ -29,6 +30,8 @@ fn parse(bytes: []const u8) Error!Layout {
     const dib_size = try r.int(u32, .little);
     var layout: Layout = undefined;
     layout.pixel_offset = pixel_offset;
+    layout.palette = "";
+    layout.palette_entry = 4;
     var colors_used: u32 = 0;
     var compression: u32 = 0;
     if (dib_size == 12) {

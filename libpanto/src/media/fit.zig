@@ -10,6 +10,7 @@ const inspect = @import("inspect.zig");
 const Image = @import("Image.zig");
 const channels = @import("channels.zig");
 const resize = @import("resize.zig").resize;
+const reduce = @import("reduce.zig").reduce;
 const bmp = @import("bmp.zig");
 const png = @import("png.zig");
 const jpeg = @import("jpeg.zig");
@@ -78,7 +79,7 @@ fn reencode(gpa: Allocator, format: Format, bytes: []const u8, header: inspect.H
         .pdf => unreachable, // passed through by fitOrSay
     };
     defer decoded.deinit(gpa);
-    const fitted = if (decoded.width == width and decoded.height == height) decoded else try resize(gpa, decoded, width, height);
+    const fitted = try shrink(gpa, decoded, width, height);
     defer if (fitted.pixels.ptr != decoded.pixels.ptr) fitted.deinit(gpa);
 
     const kept: Format, const data = switch (format) {
@@ -92,6 +93,20 @@ fn reencode(gpa: Allocator, format: Format, bytes: []const u8, header: inspect.H
     return fallbackJpeg(gpa, fitted, kept == .jpeg, limits);
 }
 
+/// `image` at width x height (itself when it is that size already): by whole-factor area
+/// reduction as far as it leaves at least 2x to go (or lands exactly), then the cubic filter.
+fn shrink(gpa: Allocator, image: Image, width: u32, height: u32) Error!Image {
+    if (image.width == width and image.height == height) return image;
+    const k = @min(image.width / width, image.height / height);
+    const exact = image.width == width * k and image.height == height * k;
+    const whole = if (exact) k else k / 2;
+    if (whole < 2) return resize(gpa, image, width, height);
+    const reduced = try reduce(gpa, image, whole);
+    if (exact) return reduced;
+    defer reduced.deinit(gpa);
+    return resize(gpa, reduced, width, height);
+}
+
 fn fittedImage(format: Format, data: []u8, image: Image) Result {
     return .{ .fitted = .{ .kind = .image, .media_type = note.mediaTypeOf(format), .data = data, .owned = true, .width = image.width, .height = image.height } };
 }
@@ -103,8 +118,8 @@ fn fallbackJpeg(gpa: Allocator, image: Image, tried_first_quality: bool, limits:
     for (fallback_scales) |scale| {
         const w: u32 = @max(1, @as(u32, @intFromFloat(@as(f32, @floatFromInt(image.width)) * scale)));
         const h: u32 = @max(1, @as(u32, @intFromFloat(@as(f32, @floatFromInt(image.height)) * scale)));
-        const smaller = try resize(gpa, flat, w, h);
-        defer smaller.deinit(gpa);
+        const smaller = try shrink(gpa, flat, w, h);
+        defer if (smaller.pixels.ptr != flat.pixels.ptr) smaller.deinit(gpa);
         if (try smallestJpeg(gpa, smaller, 0, limits)) |r| return r;
     }
     return error.CannotFit;

@@ -102,6 +102,29 @@ test "a large PNG with alpha keeps it, and its colors" {
     try testing.expect(px[3] >= 120 and px[3] <= 135);
 }
 
+test "a whole-factor reduction averages areas, weighting colors by alpha" {
+    // 4000x1000 -> 2000x500: exactly 2x, area averages only.
+    const p = try make.pngFile(gpa, 4000, 1000, 4, false);
+    defer gpa.free(p);
+    const image = try fitAndDecode(p, "image/png", 2000, 500);
+    defer image.deinit(gpa);
+    try testing.expectEqual(4, image.channels);
+    const px = image.pixels[(250 * 2000 + 1000) * 4 ..][0..4];
+    try testing.expect(px[2] >= 198 and px[2] <= 202); // the disc's blue
+    try testing.expect(px[3] >= 125 and px[3] <= 130); // alpha half way across
+    // A left column fully transparent keeps no stray color into its neighbours.
+    try testing.expectEqual(0, image.pixels[3]);
+
+    // 8100x400 -> 2000x99: 2x by areas, then the cubic filter for the rest.
+    const q = try make.pngFile(gpa, 8100, 400, 3, false);
+    defer gpa.free(q);
+    const wide = try fitAndDecode(q, "image/png", 2000, 99);
+    defer wide.deinit(gpa);
+    const mid = wide.pixels[(49 * 2000 + 1000) * 3 ..][0..3];
+    try testing.expect(mid[2] >= 190 and mid[2] <= 210);
+    try testing.expect(mid[0] >= 120 and mid[0] <= 135); // red: x / width, at the middle
+}
+
 test "a BMP becomes a PNG of the same pixels" {
     const b = try make.bmpFile(gpa, 33, 17);
     defer gpa.free(b);

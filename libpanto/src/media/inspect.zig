@@ -23,10 +23,11 @@ pub fn inspect(format: Format, bytes: []const u8) Error!Header {
 /// A little-endian or big-endian reader over the bytes that fails with Corrupt at the end.
 pub const Reader = struct {
     bytes: []const u8,
+    /// May be set past the end (a header's size, say): reading from there fails.
     at: usize = 0,
 
     pub fn take(r: *Reader, n: usize) Error![]const u8 {
-        if (r.bytes.len - r.at < n) return error.Corrupt;
+        if (r.at > r.bytes.len or r.bytes.len - r.at < n) return error.Corrupt;
         defer r.at += n;
         return r.bytes[r.at..][0..n];
     }
@@ -40,6 +41,6 @@ pub const Reader = struct {
         return std.mem.readInt(T, (try r.take(@sizeOf(T)))[0..@sizeOf(T)], endian);
     }
     pub fn left(r: Reader) usize {
-        return r.bytes.len - r.at;
+        return r.bytes.len -| r.at;
     }
 };

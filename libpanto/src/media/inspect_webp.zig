@@ -21,8 +21,8 @@ pub fn walk(bytes: []const u8) inspect.Error!inspect.Header {
         if (std.mem.eql(u8, kind, "VP8X")) {
             if (!first or data.len < 10) return error.Corrupt;
             header = .{
-                .width = 1 + std.mem.readInt(u24, data[4..7], .little),
-                .height = 1 + std.mem.readInt(u24, data[7..10], .little),
+                .width = 1 + @as(u32, std.mem.readInt(u24, data[4..7], .little)),
+                .height = 1 + @as(u32, std.mem.readInt(u24, data[7..10], .little)),
             };
         } else if (std.mem.eql(u8, kind, "VP8 ")) {
             // A key frame: 3 bytes of frame tag, the start code, 14-bit width and height.

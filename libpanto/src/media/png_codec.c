@@ -44,6 +44,10 @@ int panto_png_encode(const uint8_t *pixels, panto_media_shape shape, panto_media
     image.width = shape.width;
     image.height = shape.height;
     image.format = shape.channels == 1 ? PNG_FORMAT_GRAY : shape.channels == 2 ? PNG_FORMAT_GA : shape.channels == 3 ? PNG_FORMAT_RGB : PNG_FORMAT_RGBA;
+    /* Speed over size: a fitted image is sent once, and at 2000x1500 a photo compressed hard
+     * costs seconds (and is sent as JPEG anyway when over the limit); flat images, screenshots,
+     * stay small either way. */
+    image.flags = PNG_IMAGE_FLAG_FAST;
     /* Written once into a buffer of the worst-case size (the caller trims it): asking libpng
      * for the size first would compress twice. */
     png_alloc_size_t size = PNG_IMAGE_PNG_SIZE_MAX(image);
