@@ -4,16 +4,21 @@ package panto
 #include "panto.h"
 
 // A turn's input as PANTO_INPUT_INIT makes it, so the binding follows the header.
-static int panto_go_run(PantoAgent *agent, PantoString text, PantoStream **out_stream) {
+static int panto_go_run(PantoAgent *agent, PantoString text, const PantoPart *parts, size_t part_count,
+                        PantoStream **out_stream) {
     PantoInput input = PANTO_INPUT_INIT;
     input.text = text;
+    input.parts = parts;
+    input.part_count = part_count;
     return panto_agent_run(agent, &input, out_stream);
 }
 */
 import "C"
 
 import (
+	"bytes"
 	"context"
+	"encoding/base64"
 	"encoding/json"
 	"runtime"
 	"sync"
@@ -185,6 +190,25 @@ func WithManualTools() RunOption { return func(o *runOptions) { o.manual = true 
 // The stream runs the Handler of each host tool the model calls, unless the turn was
 // started WithManualTools or the tool has no Handler: see Stream.
 func (a *Agent) Run(ctx context.Context, text string, opts ...RunOption) (*Stream, error) {
+	return a.run(ctx, text, nil, opts)
+}
+
+// RunParts starts a turn whose user message is parts, in order: text, images and PDFs (see
+// Part). It is Run otherwise:
+//
+//	photo, err := panto.MediaFile("photo.jpg")
+//	if err != nil { ... }
+//	stream, err := agent.RunParts(ctx, []panto.Part{panto.Text("What is in this picture?"), photo})
+//
+// The library reads the parts' bytes during the call, without a copy, and fits the media
+// then: the conversation keeps them as it sends them (base64), and media it cannot send
+// become a text part saying what was dropped and why, without failing the call.
+func (a *Agent) RunParts(ctx context.Context, parts []Part, opts ...RunOption) (*Stream, error) {
+	return a.run(ctx, "", parts, opts)
+}
+
+// run starts a turn whose user message is text followed by parts.
+func (a *Agent) run(ctx context.Context, text string, parts []Part, opts []RunOption) (*Stream, error) {
 	var o runOptions
 	for _, opt := range opts {
 		opt(&o)
@@ -201,8 +225,12 @@ func (a *Agent) Run(ctx context.Context, text string, opts ...RunOption) (*Strea
 	if c.native == nil {
 		return nil, ErrClosed
 	}
+	var pin runtime.Pinner
+	defer pin.Unpin()
+	lent := lendParts(parts, &pin)
 	var native *C.PantoStream
-	if rc := C.panto_go_run(c.native, pantoString(text), &native); rc < 0 {
+	rc := C.panto_go_run(c.native, pantoString(text), partsPointer(lent), C.size_t(len(lent)), &native)
+	if rc < 0 {
 		return nil, agentError(c.native, rc)
 	}
 	st := &streamCore{agent: c, native: native}
@@ -234,16 +262,68 @@ type Message struct {
 
 // ContentBlock is one block of a message.
 type ContentBlock struct {
-	// "text", "thinking", "redacted_thinking", "tool_call" or "tool_result"
+	// "text", "thinking", "redacted_thinking", "image", "document", "tool_call" or
+	// "tool_result"
 	Type string `json:"type"`
 	Text string `json:"text"` // text, thinking; redacted_thinking: the provider's opaque data
 
-	ID      string          `json:"id,omitempty"`       // tool_call, tool_result: the call's id
-	Name    string          `json:"name,omitempty"`     // tool_call: the tool's name
-	Input   json.RawMessage `json:"input,omitempty"`    // tool_call: the input, a JSON object
-	Content string          `json:"content,omitempty"`  // tool_result: the result
-	IsError bool            `json:"is_error,omitempty"` // tool_result: the result is a failure
+	ID    string          `json:"id,omitempty"`    // tool_call, tool_result: the call's id
+	Name  string          `json:"name,omitempty"`  // tool_call: the tool's name; document: its name, when given
+	Input json.RawMessage `json:"input,omitempty"` // tool_call: the input, a JSON object
+	// tool_result: the result when it is one text; "" when it has media (see Parts)
+	Content string `json:"content,omitempty"`
+	// tool_result with media: its blocks in order, text, image and document ones (in the
+	// JSON: "content" is then this array)
+	Parts   []ContentBlock `json:"-"`
+	IsError bool           `json:"is_error,omitempty"` // tool_result: the result is a failure
+
+	MediaType string `json:"media_type,omitempty"` // image, document: e.g. "image/png", "application/pdf"
+	Data      string `json:"data,omitempty"`       // image, document: the bytes sent, base64 (see Bytes)
 }
+
+// contentBlockJSON is a ContentBlock as the library writes it: a tool_result's content is a
+// string, or an array of blocks.
+type contentBlockJSON struct {
+	plainContentBlock
+	Content json.RawMessage `json:"content,omitempty"`
+}
+
+// plainContentBlock is ContentBlock without its JSON methods.
+type plainContentBlock ContentBlock
+
+// UnmarshalJSON reads a block of the conversation JSON.
+func (b *ContentBlock) UnmarshalJSON(data []byte) error {
+	var raw contentBlockJSON
+	if err := json.Unmarshal(data, &raw); err != nil {
+		return err
+	}
+	*b = ContentBlock(raw.plainContentBlock)
+	if c := bytes.TrimSpace(raw.Content); len(c) > 0 && c[0] == '[' {
+		return json.Unmarshal(c, &b.Parts)
+	} else if len(c) > 0 {
+		return json.Unmarshal(c, &b.Content)
+	}
+	return nil
+}
+
+// MarshalJSON writes the block as the conversation JSON has it.
+func (b ContentBlock) MarshalJSON() ([]byte, error) {
+	raw := contentBlockJSON{plainContentBlock: plainContentBlock(b)}
+	var err error
+	switch {
+	case b.Parts != nil:
+		raw.Content, err = json.Marshal(b.Parts)
+	case b.Content != "":
+		raw.Content, err = json.Marshal(b.Content)
+	}
+	if err != nil {
+		return nil, err
+	}
+	return json.Marshal(raw)
+}
+
+// Bytes is an image's or a document's bytes, decoded from Data.
+func (b ContentBlock) Bytes() ([]byte, error) { return base64.StdEncoding.DecodeString(b.Data) }
 
 // Conversation is the conversation so far: the user messages, and the assistant messages
 // and tool results of the finished turns.
@@ -305,6 +385,9 @@ func (a *Agent) Connections() (Connections, error) {
 // breaks a rule (see Tool.Validate) or has the name of another, and (ErrBusy) a tool added
 // while a stream of the agent is unfinished.
 func (a *Agent) AddTool(tool Tool) error {
+	if err := tool.checkHandlers(); err != nil {
+		return err
+	}
 	spec, err := json.Marshal(tool.Spec())
 	if err != nil {
 		return err

@@ -25,6 +25,10 @@ import (
 // A tool call that awaits a result the program gives (WithManualTools, or a tool without a
 // Handler) is delivered too; the goroutine then waits for SubmitToolResult (or ctx, or
 // Close) before reading on. Call Events once, and no Next, Iter or Reopen meanwhile.
+//
+// The goroutine reads on as soon as the consumer received an event, so the data of a
+// ToolResult's parts (PartInfo.Data), which the library lends only until then, is copied
+// before the event is delivered.
 func (s *Stream) Events(ctx context.Context) <-chan Event {
 	if ctx == nil {
 		ctx = context.Background()
@@ -46,6 +50,9 @@ func (s *Stream) Events(ctx context.Context) <-chan Event {
 			s.mu.Lock()
 			ok := s.next(mctx)
 			ev, pending := s.cur, s.transient
+			if ok {
+				ev.keepData() // the goroutine reads on while the consumer looks at ev
+			}
 			s.mu.Unlock()
 			if !ok {
 				if !pending {

@@ -42,6 +42,22 @@
 // provider's format (ToolFormat). The library checks tools and exports them: the binding
 // only builds their specs. See docs/tool-use.md for the loop and the capabilities.
 //
+// # Images and PDFs
+//
+// A user message or a tool result may be made of parts: text, and media, the raw bytes of an
+// image or a PDF (see Part). RunParts runs a turn with them, a tool returns them from a
+// PartsHandler (NewTool makes one from a function returning []Part), and
+// SubmitToolResultParts gives them for a call the program runs:
+//
+//	photo, err := panto.MediaFile("photo.jpg")
+//	if err != nil { ... }
+//	stream, err := agent.RunParts(ctx, []panto.Part{panto.Text("What is in this picture?"), photo})
+//
+// The library reads the bytes without a copy, recognizes the format by them, fits images to
+// the providers' limits and says in a text part what it could not send. The EventToolResult
+// of a result with media lists what was sent (Event.Parts); the conversation keeps the media
+// in base64 (ContentBlock.Data).
+//
 // Errors are *Error values whose Code is also an error, so errors.Is(err,
 // panto.ErrAuthentication) and errors.As(err, &perr) both work.
 //
@@ -90,6 +106,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"slices"
 	"sync"
 	"time"
 	"unsafe"
@@ -126,7 +143,7 @@ const (
 	EventMessageEnd      EventKind = C.PANTO_EVENT_MESSAGE_END      // StopReason, ProviderStopReason, Usage: one assistant message's
 	EventToolDetails     EventKind = C.PANTO_EVENT_TOOL_DETAILS     // Index, BlockKind, ID, Name: the model named a tool
 	EventToolCallStart   EventKind = C.PANTO_EVENT_TOOL_CALL_START  // ID, Name, Text (and Input()): the input; AwaitingResult
-	EventToolResult      EventKind = C.PANTO_EVENT_TOOL_RESULT      // ID, Name, Text: the result sent to the model; IsError
+	EventToolResult      EventKind = C.PANTO_EVENT_TOOL_RESULT      // ID, Name, Text: the result sent to the model; IsError; Parts()
 	// Attempt, Delay, HTTPStatus, Text (the reason): the request failed and is sent again
 	// after Delay (the next Next waits it); the message starts over with a MessageStart.
 	EventProviderRetry EventKind = C.PANTO_EVENT_PROVIDER_RETRY
@@ -198,7 +215,9 @@ type Usage struct {
 
 // Event is one step of a turn. Which fields mean something depends on Kind (see the
 // EventKind constants); the others are zero. An Event owns its strings: it stays valid
-// after the next call on the stream.
+// after the next call on the stream. (The bytes of a ToolResult's images and documents are
+// the exception: they are lent until then, and copied only when asked for; see
+// PartInfo.Data.)
 //
 // A turn is one or more assistant messages, with the tool calls of each one run between
 // them:
@@ -216,7 +235,8 @@ type Event struct {
 	BlockKind BlockKind // block events
 	// ContentDelta: the fragment (of the input JSON, for a tool call block);
 	// BlockComplete: the whole block; ToolCallStart: the input, a JSON object;
-	// ToolResult: the result sent to the model.
+	// ToolResult: the result sent to the model (with media, its text parts joined by "\n";
+	// see Parts).
 	Text string
 	// MessageStart: the provider's message id; ToolDetails, ToolCallStart, ToolResult:
 	// the tool call's id.
@@ -238,6 +258,19 @@ type Event struct {
 	Attempt    int
 	Delay      time.Duration
 	HTTPStatus int
+
+	parts *[]PartInfo // ToolResult with media: see Parts
+}
+
+// Parts is the parts of a ToolResult as sent to the model, in order: text (and the notes of
+// media the library dropped), images and documents; nil for a result that is one text (then
+// Text is all of it) and for the other kinds. A new slice for each call. The parts' bytes
+// are lent: see PartInfo.Data.
+func (e Event) Parts() []PartInfo {
+	if e.parts == nil {
+		return nil
+	}
+	return slices.Clone(*e.parts)
 }
 
 // Input is the input of a ToolCallStart as JSON (an object; "{}" when empty), nil for
@@ -268,9 +301,11 @@ func pantoBytes(b []byte) C.PantoString {
 	return C.PantoString{ptr: (*C.char)(unsafe.Pointer(unsafe.SliceData(b))), len: C.size_t(len(b))}
 }
 
-// copyEvent copies every field of a borrowed event out at once, its strings with str.
-func copyEvent(ev *C.PantoEvent, str func(C.PantoString) string) Event {
-	return Event{
+// event copies every field of a borrowed event of the last batch out at once, but the bytes
+// of its parts, which stay lent (partData).
+func (st *streamCore) event(ev *C.PantoEvent) Event {
+	str := st.str
+	out := Event{
 		Kind:               EventKind(ev.kind),
 		Index:              int(ev.index),
 		BlockKind:          BlockKind(ev.block_kind),
@@ -293,4 +328,30 @@ func copyEvent(ev *C.PantoEvent, str func(C.PantoString) string) Event {
 			ReasoningTokens:  int64(ev.usage.reasoning_tokens),
 		},
 	}
+	if ev.part_count > 0 {
+		infos := unsafe.Slice(ev.parts, int(ev.part_count))
+		parts := make([]PartInfo, len(infos))
+		for i := range infos {
+			parts[i] = st.partInfo(&infos[i])
+		}
+		out.parts = &parts
+	}
+	return out
+}
+
+// partInfo copies a borrowed part description, but its data. st.mu must be held.
+func (st *streamCore) partInfo(p *C.PantoPartInfo) PartInfo {
+	info := PartInfo{
+		Kind:      PartKind(p.kind),
+		Text:      st.str(p.text),
+		MediaType: st.str(p.media_type),
+		Name:      st.str(p.name),
+		ByteSize:  int64(p.byte_size),
+		Width:     int(p.width),
+		Height:    int(p.height),
+	}
+	if p.data.len > 0 {
+		info.data = &partData{st: st, lent: st.lent, ptr: unsafe.Pointer(p.data.ptr), n: int(p.data.len)}
+	}
+	return info
 }

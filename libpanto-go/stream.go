@@ -49,13 +49,14 @@ import (
 // # Tools
 //
 // When the model calls a host tool, Next yields an EventToolCallStart with AwaitingResult.
-// If the agent has the tool with a Handler and the turn is not manual (WithManualTools),
-// the next call to Next runs the Handler (with the Run context, on the caller's goroutine)
-// and gives its result to the library before reading on; the program just iterates, and
-// sees the result in the EventToolResult that follows. Otherwise the program runs the tool
-// and calls SubmitToolResult before the next Next; a Next without it returns false with an
-// Err matching ErrResultPending, which is not sticky: submit, then call Next again. (With
-// Iter, submit inside the loop: the loop ending closes the stream.)
+// If the agent has the tool with a Handler (or a PartsHandler) and the turn is not manual
+// (WithManualTools), the next call to Next runs it (with the Run context, on the caller's
+// goroutine) and gives its result to the library before reading on; the program just
+// iterates, and sees the result in the EventToolResult that follows. Otherwise the program
+// runs the tool and calls SubmitToolResult (or SubmitToolResultParts) before the next Next;
+// a Next without it returns false with an Err matching ErrResultPending, which is not
+// sticky: submit, then call Next again. (With Iter, submit inside the loop: the loop ending
+// closes the stream.)
 type Stream struct {
 	agent  *Agent // keeps the agent alive while the stream is used
 	st     *streamCore
@@ -123,9 +124,9 @@ func (s *Stream) next(ctx context.Context) bool {
 	}
 
 	if call := s.takeAuto(); call != nil && ctx.Err() == nil {
-		content, isError := runHandler(ctx, call.tool, call.input)
+		res := runHandler(ctx, call.tool, call.input)
 		if ctx.Err() == nil { // else the native call below cancels the turn
-			err := s.submit(call.id, content, isError)
+			err := s.submit(call.id, res)
 			s.callMu.Lock()
 			taken := call.taken
 			s.auto = nil
@@ -154,6 +155,7 @@ func (s *Stream) read(ctx context.Context) bool {
 	if st.evs == nil || st.n > 0 {
 		st.adaptBatch(st.n)
 	}
+	st.endLending()
 	st.giveBack()
 	if ctx.Err() != nil {
 		// Done before the call: the library ends the turn as it does for a cancellation
@@ -187,7 +189,7 @@ func (s *Stream) read(ctx context.Context) bool {
 	case st.closed: // by Close on another goroutine, which left the free to this call
 		s.err = errClosedTurn()
 	case rc == C.PANTO_EVENT:
-		s.cur, st.at = copyEvent(&st.evs[0], st.str), 1
+		s.cur, st.at = st.event(&st.evs[0]), 1
 	case rc == C.PANTO_DONE:
 		s.done = true
 	case rc == C.PANTO_ERR_RESULT_PENDING:
@@ -216,7 +218,7 @@ func (s *Stream) read(ctx context.Context) bool {
 		return false
 	}
 	if s.cur.Kind == EventToolCallStart && s.cur.AwaitingResult && !s.manual {
-		if t, ok := st.agent.tool(s.cur.Name); ok && t.Handler != nil {
+		if t, ok := st.agent.tool(s.cur.Name); ok && t.hasHandler() {
 			s.callMu.Lock()
 			s.auto = &autoCall{id: s.cur.ID, input: s.cur.Text, tool: t}
 			s.callMu.Unlock()
@@ -275,6 +277,7 @@ func (s *Stream) Reopen(ctx context.Context) error {
 	case ctx.Err() != nil:
 		return contextError(ctx)
 	}
+	st.endLending()
 	if rc := C.panto_stream_reopen(st.native); rc < 0 {
 		return streamError(st.native, rc)
 	}

@@ -4,11 +4,14 @@ package panto
 #include "panto.h"
 
 // A tool's result as PANTO_TOOL_RESULT_INIT makes it, so the binding follows the header.
-static int panto_go_submit(PantoStream *stream, PantoString call_id, PantoString content, int is_error) {
+static int panto_go_submit(PantoStream *stream, PantoString call_id, PantoString content,
+                           const PantoPart *parts, size_t part_count, int is_error) {
     PantoToolResult result = PANTO_TOOL_RESULT_INIT;
     result.is_error = is_error;
     result.call_id = call_id;
     result.content = content;
+    result.parts = parts;
+    result.part_count = part_count;
     return panto_stream_submit_tool_result(stream, &result);
 }
 */
@@ -18,6 +21,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"runtime"
 )
 
 // takeAuto is the call the previous event asks Next to run, unless SubmitToolResult
@@ -31,18 +35,31 @@ func (s *Stream) takeAuto() *autoCall {
 	return s.auto
 }
 
-// runHandler runs a tool's handler; an error or a panic gives a failed result.
-func runHandler(ctx context.Context, t Tool, input string) (content string, isError bool) {
+// runHandler runs a tool's handler, Handler or PartsHandler; an error or a panic gives a
+// failed result.
+func runHandler(ctx context.Context, t Tool, input string) (res toolResult) {
 	defer func() {
 		if r := recover(); r != nil {
-			content, isError = fmt.Sprintf("panic: %v", r), true
+			res = toolResult{content: fmt.Sprintf("panic: %v", r), isError: true}
 		}
 	}()
-	out, err := t.Handler(ctx, json.RawMessage(input))
-	if err != nil {
-		return err.Error(), true
+	var err error
+	if t.PartsHandler != nil {
+		res.parts, err = t.PartsHandler(ctx, json.RawMessage(input))
+	} else {
+		res.content, err = t.Handler(ctx, json.RawMessage(input))
 	}
-	return out, false
+	if err != nil {
+		return toolResult{content: err.Error(), isError: true}
+	}
+	return res
+}
+
+// toolResult is the result of a tool call: content, then parts.
+type toolResult struct {
+	content string
+	parts   []Part
+	isError bool
 }
 
 // SubmitToolResult gives the result of the tool call id, announced by an
@@ -54,7 +71,21 @@ func runHandler(ctx context.Context, t Tool, input string) (content string, isEr
 // Call it before the next Next. It may also answer a call the stream would run itself
 // (a tool with a Handler): the Handler then does not run.
 func (s *Stream) SubmitToolResult(id, content string, isError bool) error {
-	if err := s.submit(id, content, isError); err != nil {
+	return s.submitResult(id, toolResult{content: content, isError: isError})
+}
+
+// SubmitToolResultParts is SubmitToolResult with a result made of parts: text, images and
+// PDFs (see Part), such as a screenshot the tool took. The library reads the parts' bytes
+// during the call, without a copy, and fits the media then; media it cannot send become a
+// text part saying what was dropped and why. The EventToolResult that follows shows what
+// was sent (Event.Parts).
+func (s *Stream) SubmitToolResultParts(id string, parts []Part, isError bool) error {
+	return s.submitResult(id, toolResult{parts: parts, isError: isError})
+}
+
+// submitResult gives a result the program submits.
+func (s *Stream) submitResult(id string, res toolResult) error {
+	if err := s.submit(id, res); err != nil {
 		return err
 	}
 	s.callMu.Lock()
@@ -70,9 +101,9 @@ func (s *Stream) SubmitToolResult(id, content string, isError bool) error {
 }
 
 // submit passes a tool result to the library.
-func (s *Stream) submit(id, content string, isError bool) error {
+func (s *Stream) submit(id string, res toolResult) error {
 	flag := C.int(0)
-	if isError {
+	if res.isError {
 		flag = 1
 	}
 	st := s.st
@@ -83,7 +114,13 @@ func (s *Stream) submit(id, content string, isError bool) error {
 	if st.closed || st.native == nil {
 		return ErrClosed
 	}
-	if rc := C.panto_go_submit(st.native, pantoString(id), pantoString(content), flag); rc < 0 {
+	var pin runtime.Pinner
+	defer pin.Unpin()
+	lent := lendParts(res.parts, &pin)
+	st.endLending()
+	rc := C.panto_go_submit(st.native, pantoString(id), pantoString(res.content), partsPointer(lent),
+		C.size_t(len(lent)), flag)
+	if rc < 0 {
 		return streamError(st.native, rc)
 	}
 	return nil

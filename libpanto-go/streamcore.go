@@ -42,6 +42,10 @@ type streamCore struct {
 	at   int
 	strs string
 	base uintptr
+
+	// lent counts the calls that end what the library lends (the events and strings of the
+	// last batch): a part's data read at another count is gone (partData).
+	lent uint64
 }
 
 // A stream's batch starts at minBatch events, doubles each time a native call fills it, up
@@ -63,25 +67,39 @@ func (st *streamCore) take() (ev Event, ok, closed bool) {
 	if st.at >= st.n {
 		return Event{}, false, false
 	}
-	ev = copyEvent(&st.evs[st.at], st.str)
+	ev = st.event(&st.evs[st.at])
 	st.at++
 	return ev, true, false
 }
 
-// str is a string of the last batch, cut from the copy of its string block.
+// str is a string of the last batch, cut from the copy of its string block, or copied on
+// its own when the block was not copied or does not hold it.
 func (st *streamCore) str(p C.PantoString) string {
 	if p.len == 0 {
 		return ""
 	}
 	at := uintptr(unsafe.Pointer(p.ptr)) - st.base
-	return st.strs[at : at+uintptr(p.len)]
+	if end := at + uintptr(p.len); at < end && end <= uintptr(len(st.strs)) {
+		return st.strs[at:end]
+	}
+	return goString(p)
 }
 
-// fill records the batch a native call returned, n events and their string block.
+// fill records the batch a native call returned, n events and their string block. The block
+// of a tool result with parts is not copied, as it may hold their data (base64 images):
+// its few other strings are copied one by one, the data only when asked for (partData).
 func (st *streamCore) fill(n C.size_t, block C.PantoString) {
 	st.n, st.at = int(n), 0
+	if n == 1 && st.evs[0].kind == C.PANTO_EVENT_TOOL_RESULT && st.evs[0].part_count > 0 {
+		st.strs, st.base = "", 0
+		return
+	}
 	st.strs, st.base = goString(block), uintptr(unsafe.Pointer(block.ptr))
 }
+
+// endLending records a call that ends what the library lent: the parts' data of the events
+// handed out. mu must be held.
+func (st *streamCore) endLending() { st.lent++ }
 
 // adaptBatch sizes the next native call's batch after the last one, which returned n events.
 func (st *streamCore) adaptBatch(n int) {
@@ -117,6 +135,7 @@ func (st *streamCore) release() {
 	if st.native == nil {
 		return
 	}
+	st.endLending()
 	st.giveBack()
 	C.panto_stream_free(st.native)
 	st.native = nil
@@ -142,7 +161,7 @@ func (st *streamCore) cancel() {
 // freed: after the Next it canceled has returned, or another close has freed it.
 func (st *streamCore) close() {
 	st.mu.Lock()
-	st.closed = true // no call starts from now on
+	st.closed = true      // no call starts from now on
 	if st.native == nil { // freed already (at the end of the turn)
 		st.mu.Unlock()
 		return

@@ -42,12 +42,29 @@ type Tool struct {
 	// result too, "panic: " followed by the panic value. The result goes to the library as
 	// it is, NUL bytes included; the library replaces invalid UTF-8 with U+FFFD.
 	//
-	// Without a Handler, the program gives the result itself: see Stream.SubmitToolResult.
+	// Without a Handler (or a PartsHandler), the program gives the result itself: see
+	// Stream.SubmitToolResult.
 	Handler func(ctx context.Context, input json.RawMessage) (string, error)
+	// PartsHandler is a Handler whose result is parts: text, images and PDFs (see Part),
+	// such as the screenshot a tool took; the rest is as for Handler. A tool has a Handler or
+	// a PartsHandler, not both (Validate refuses that).
+	PartsHandler func(ctx context.Context, input json.RawMessage) ([]Part, error)
+}
+
+// hasHandler says whether the stream runs the tool itself.
+func (t Tool) hasHandler() bool { return t.Handler != nil || t.PartsHandler != nil }
+
+// checkHandlers refuses a tool with two handlers: which one runs would be a guess.
+func (t Tool) checkHandlers() error {
+	if t.Handler != nil && t.PartsHandler != nil {
+		return &Error{Code: ErrConfig, Message: fmt.Sprintf(
+			"tool %q has both a Handler and a PartsHandler: give one", t.Name)}
+	}
+	return nil
 }
 
 // Validate asks the library whether it takes the tool: an *Error matching ErrConfig says
-// which rule the tool breaks (its name, its schema).
+// which rule the tool breaks (its name, its schema, or both handlers set).
 func (t Tool) Validate() error {
 	ts, err := newToolSet(t)
 	if err != nil {
@@ -87,6 +104,10 @@ func WithCapabilities(capabilities ...string) ToolOption {
 	return func(t *Tool) { t.Capabilities = append([]string(nil), capabilities...) }
 }
 
+// ToolOutput is what the function of NewTool returns: a string, or parts (text, images,
+// PDFs; see Part).
+type ToolOutput interface{ string | []Part }
+
 // NewTool makes a tool whose input is a T: its schema is JSONSchema[T] (field tags
 // `json`, `description`, `enum`, `default`), and fn receives the input decoded into a T.
 // An empty name is the snake_case form of T's type name (GetWeather → "get_weather").
@@ -98,7 +119,18 @@ func WithCapabilities(capabilities ...string) ToolOption {
 //	weather, err := panto.NewTool("", "Current weather for a city.",
 //		func(ctx context.Context, in GetWeather) (string, error) { ... },
 //		panto.WithCapabilities("net"))
-func NewTool[T any](name, description string, fn func(ctx context.Context, in T) (string, error), opts ...ToolOption) (Tool, error) {
+//
+// fn returns a string (the tool's Handler), or parts (its PartsHandler):
+//
+//	type Screenshot struct {
+//		URL string `json:"url"`
+//	}
+//	shot, err := panto.NewTool("", "A screenshot of a web page.",
+//		func(ctx context.Context, in Screenshot) ([]panto.Part, error) {
+//			png, err := capture(ctx, in.URL)
+//			return []panto.Part{panto.Text("The page " + in.URL), panto.Media(png, "image/png")}, err
+//		})
+func NewTool[T any, R ToolOutput](name, description string, fn func(ctx context.Context, in T) (R, error), opts ...ToolOption) (Tool, error) {
 	typ := reflect.TypeFor[T]()
 	if fn == nil {
 		return Tool{}, errors.New("panto: NewTool needs a function")
@@ -113,17 +145,20 @@ func NewTool[T any](name, description string, fn func(ctx context.Context, in T)
 	if err != nil {
 		return Tool{}, fmt.Errorf("panto: tool %q: %s", name, strings.TrimPrefix(err.Error(), "panto: "))
 	}
-	t := Tool{
-		Name:        name,
-		Description: description,
-		InputSchema: schema,
-		Handler: func(ctx context.Context, input json.RawMessage) (string, error) {
-			var in T
-			if err := json.Unmarshal(input, &in); err != nil {
-				return "", fmt.Errorf("invalid input for tool %s: %v", name, err)
-			}
-			return fn(ctx, in)
-		},
+	t := Tool{Name: name, Description: description, InputSchema: schema}
+	run := func(ctx context.Context, input json.RawMessage) (R, error) {
+		var in T
+		if err := json.Unmarshal(input, &in); err != nil {
+			var zero R
+			return zero, fmt.Errorf("invalid input for tool %s: %v", name, err)
+		}
+		return fn(ctx, in)
+	}
+	switch run := any(run).(type) {
+	case func(context.Context, json.RawMessage) (string, error):
+		t.Handler = run
+	case func(context.Context, json.RawMessage) ([]Part, error):
+		t.PartsHandler = run
 	}
 	for _, o := range opts {
 		o(&t)
@@ -135,7 +170,7 @@ func NewTool[T any](name, description string, fn func(ctx context.Context, in T)
 }
 
 // MustNewTool is NewTool that panics on an error, for tools declared in package variables.
-func MustNewTool[T any](name, description string, fn func(ctx context.Context, in T) (string, error), opts ...ToolOption) Tool {
+func MustNewTool[T any, R ToolOutput](name, description string, fn func(ctx context.Context, in T) (R, error), opts ...ToolOption) Tool {
 	t, err := NewTool(name, description, fn, opts...)
 	if err != nil {
 		panic(err)

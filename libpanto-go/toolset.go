@@ -48,6 +48,9 @@ func (ts *toolSet) free() { C.panto_tools_free(ts.native) }
 // add checks the tool's spec and adds it; an *Error matching ErrConfig says which rule it
 // breaks.
 func (ts *toolSet) add(t Tool) error {
+	if err := t.checkHandlers(); err != nil {
+		return err
+	}
 	spec, err := json.Marshal(t.Spec())
 	if err != nil {
 		return fmt.Errorf("panto: tool %q: %w", t.Name, err)

@@ -11,27 +11,27 @@ import (
 
 // runTurnEndingEarly prints the lines of a turn that ends early the way e says
 // (tests/conformance/README.md, "end_early"); false stops the case.
-func runTurnEndingEarly(agent *panto.Agent, text string, e endEarly, extra int, emit func(map[string]any)) bool {
+func runTurnEndingEarly(agent *panto.Agent, tn turn, e endEarly, extra int, emit func(map[string]any)) bool {
 	switch {
 	case e.CloseAfterDeltas != nil:
-		return closeAfterDeltas(agent, text, *e.CloseAfterDeltas, extra, emit)
+		return closeAfterDeltas(agent, tn, *e.CloseAfterDeltas, extra, emit)
 	case e.DropAfterDeltas != nil:
-		if !readAndDrop(agent, text, *e.DropAfterDeltas, extra, emit) {
+		if !readAndDrop(agent, tn, *e.DropAfterDeltas, extra, emit) {
 			return true
 		}
 		emit(map[string]any{"event": "dropped"})
 		waitCollected(agent)
 		return true
 	case e.FreeBlockedAfterMs != nil:
-		return closeFromTimer(agent, text, time.Duration(*e.FreeBlockedAfterMs)*time.Millisecond, emit)
+		return closeFromTimer(agent, tn, time.Duration(*e.FreeBlockedAfterMs)*time.Millisecond, emit)
 	}
 	die(`"end_early" names none of close_after_deltas, drop_after_deltas, free_blocked_after_ms`)
 	return false
 }
 
 // closeAfterDeltas iterates with Iter and closes the stream after the k-th content delta.
-func closeAfterDeltas(agent *panto.Agent, text string, k, extra int, emit func(map[string]any)) bool {
-	stream, err := agent.Run(context.Background(), text)
+func closeAfterDeltas(agent *panto.Agent, tn turn, k, extra int, emit func(map[string]any)) bool {
+	stream, err := tn.run(context.Background(), agent)
 	if err != nil {
 		emit(errorLine(err))
 		return false
@@ -54,8 +54,8 @@ func closeAfterDeltas(agent *panto.Agent, text string, k, extra int, emit func(m
 
 // readAndDrop reads the turn with Next up to the k-th content delta, then forgets the
 // stream without closing it; true when it got there.
-func readAndDrop(agent *panto.Agent, text string, k, extra int, emit func(map[string]any)) bool {
-	stream, err := agent.Run(context.Background(), text)
+func readAndDrop(agent *panto.Agent, tn turn, k, extra int, emit func(map[string]any)) bool {
+	stream, err := tn.run(context.Background(), agent)
 	if err != nil {
 		emit(errorLine(err))
 		return false
@@ -93,8 +93,8 @@ func waitCollected(agent *panto.Agent) {
 
 // closeFromTimer iterates with Iter while a timer closes the stream after `after`, from
 // another goroutine, as Next waits.
-func closeFromTimer(agent *panto.Agent, text string, after time.Duration, emit func(map[string]any)) bool {
-	stream, err := agent.Run(context.Background(), text)
+func closeFromTimer(agent *panto.Agent, tn turn, after time.Duration, emit func(map[string]any)) bool {
+	stream, err := tn.run(context.Background(), agent)
 	if err != nil {
 		emit(errorLine(err))
 		return false

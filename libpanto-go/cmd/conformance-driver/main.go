@@ -10,7 +10,8 @@
 // is canceled by a timer that long after Run returned, while Next is blocked; with
 // "on_error", a turn's first failure is followed by Agent.SetConfigJSON and Stream.Reopen.
 // "end_early" ends a turn by Close or the collector (end_early.go), and "print_conversation"
-// prints the conversation last.
+// prints the conversation last. A turn given as a list of parts runs with Agent.RunParts, and
+// a tool whose behavior is "return_parts" has a PartsHandler (parts.go).
 // It exits 0 whenever it printed a transcript (even one ending in an error), 2 when it could
 // not run.
 package main
@@ -30,7 +31,7 @@ import (
 
 type testCase struct {
 	Config        map[string]json.RawMessage `json:"config"`
-	Turns         []string                   `json:"turns"`
+	Turns         []turn                     `json:"turns"`
 	ExtraNext     *int                       `json:"extra_next"`
 	Tools         []caseTool                 `json:"tools"`
 	CancelAfterMs *int                       `json:"cancel_after_ms"`
@@ -71,6 +72,7 @@ type caseTool struct {
 		Return      *string `json:"return"`
 		Raise       *string `json:"raise"`
 		ReturnInput bool    `json:"return_input"`
+		ReturnParts []part  `json:"return_parts"`
 	} `json:"behavior"`
 }
 
@@ -92,8 +94,14 @@ func (ct caseTool) tool() (panto.Tool, error) {
 		t.Handler = func(context.Context, json.RawMessage) (string, error) { return "", errors.New(text) }
 	case b.ReturnInput:
 		t.Handler = func(_ context.Context, input json.RawMessage) (string, error) { return sortedJSON(input) }
+	case b.ReturnParts != nil:
+		parts, err := goParts(b.ReturnParts)
+		if err != nil {
+			return t, fmt.Errorf("tool %q: %v", ct.Name, err)
+		}
+		t.PartsHandler = func(context.Context, json.RawMessage) ([]panto.Part, error) { return parts, nil }
 	default:
-		return t, fmt.Errorf("tool %q: the behavior is none of return, raise, return_input", ct.Name)
+		return t, fmt.Errorf("tool %q: the behavior is none of return, raise, return_input, return_parts", ct.Name)
 	}
 	return t, nil
 }
@@ -243,11 +251,11 @@ func main() {
 
 // runTurn prints the lines of one turn; false stops the case. With cancelAfter >= 0, the
 // turn's context is canceled that long after Run returned.
-func runTurn(agent *panto.Agent, text string, extra int, cancelAfter time.Duration, onErr *onError,
+func runTurn(agent *panto.Agent, tn turn, extra int, cancelAfter time.Duration, onErr *onError,
 	emit func(map[string]any)) bool {
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
-	stream, err := agent.Run(ctx, text)
+	stream, err := tn.run(ctx, agent)
 	if err != nil {
 		emit(errorLine(err))
 		return false
@@ -355,6 +363,7 @@ func eventLine(ev panto.Event) map[string]any {
 		line["name"] = ev.Name
 		line["content"] = ev.Text
 		line["is_error"] = ev.IsError
+		line["parts"] = partLines(ev.Parts())
 	case panto.EventProviderRetry:
 		line["attempt"] = ev.Attempt
 		line["delay_ms"] = ev.Delay.Milliseconds()

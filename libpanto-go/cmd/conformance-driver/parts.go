@@ -1,0 +1,99 @@
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"os"
+
+	"panto.dev/panto"
+)
+
+// turn is a turn of the case: a text, or a list of parts (run with Agent.RunParts).
+type turn struct {
+	text  string
+	parts []panto.Part // nil: the turn is text
+}
+
+func (tn *turn) UnmarshalJSON(data []byte) error {
+	if err := json.Unmarshal(data, &tn.text); err == nil {
+		return nil
+	}
+	var ps []part
+	if err := json.Unmarshal(data, &ps); err != nil {
+		return errors.New("a turn is a string or a list of parts")
+	}
+	parts, err := goParts(ps)
+	if err != nil {
+		return err
+	}
+	tn.parts = parts
+	if tn.parts == nil {
+		tn.parts = []panto.Part{}
+	}
+	return nil
+}
+
+// run starts the turn.
+func (tn turn) run(ctx context.Context, agent *panto.Agent) (*panto.Stream, error) {
+	if tn.parts != nil {
+		return agent.RunParts(ctx, tn.parts)
+	}
+	return agent.Run(ctx, tn.text)
+}
+
+// part is a part of the case as the runner rewrites it: a string (text), or
+// {"media_path", "hint", "name"}, a generated file to read.
+type part struct {
+	text  *string
+	media struct {
+		Path string `json:"media_path"`
+		Hint string `json:"hint"`
+		Name string `json:"name"`
+	}
+}
+
+func (p *part) UnmarshalJSON(data []byte) error {
+	if err := json.Unmarshal(data, &p.text); err == nil && p.text != nil {
+		return nil
+	}
+	p.text = nil
+	if err := json.Unmarshal(data, &p.media); err != nil || p.media.Path == "" {
+		return fmt.Errorf("a part is a string or an object with media_path: %s", data)
+	}
+	return nil
+}
+
+// goParts builds the parts with the binding's generic constructors.
+func goParts(ps []part) ([]panto.Part, error) {
+	var out []panto.Part
+	for _, p := range ps {
+		if p.text != nil {
+			out = append(out, panto.Text(*p.text))
+			continue
+		}
+		data, err := os.ReadFile(p.media.Path)
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, panto.Media(data, p.media.Hint).WithName(p.media.Name))
+	}
+	return out, nil
+}
+
+// partLines are the "parts" of a tool_result line: every key always present.
+func partLines(parts []panto.PartInfo) []map[string]any {
+	lines := make([]map[string]any, 0, len(parts))
+	for _, p := range parts {
+		data, err := p.Data() // read before the next Next, which ends the loan
+		if err != nil {
+			die("a tool result's part data: " + err.Error())
+		}
+		lines = append(lines, map[string]any{
+			"kind": p.Kind.String(), "text": p.Text, "media_type": p.MediaType, "name": p.Name,
+			"byte_size": p.ByteSize, "width": p.Width, "height": p.Height, "data_len": len(data),
+		})
+	}
+	return lines
+}
