@@ -9,6 +9,7 @@ const json = @import("json.zig");
 const decl = @import("tool_declarations.zig");
 const registry = @import("registry.zig");
 const stream = @import("stream.zig");
+const parts = @import("parts.zig");
 
 const State = h.State;
 const Where = h.Where;
@@ -148,11 +149,14 @@ fn agentNew(L: State) callconv(.c) c_int {
     return 3;
 }
 
-/// agent:run(text [, {run_tools = true}]): starts a turn and returns its stream. Raises a
-/// panto.Error (code "busy" while another stream of the agent is unfinished).
+/// agent:run(input [, {run_tools = true}]): starts a turn and returns its stream. The input is
+/// a string, media (panto.image(bytes), ...), or a list of parts: {"Describe this",
+/// panto.image(bytes)}. Raises a bad-argument error for a part that is neither a string nor
+/// media (nothing is sent), a panto.Error (code "busy" while another stream of the agent is
+/// unfinished).
 fn agentRun(L: State) callconv(.c) c_int {
     const a = checkOpenAgent(L, 1);
-    c.luaL_checktype(L, 2, c.LUA_TSTRING);
+    c.luaL_checkany(L, 2);
     var run_tools = true;
     if (!isNoneOrNil(L, 3)) {
         c.luaL_checktype(L, 3, c.LUA_TTABLE);
@@ -168,10 +172,10 @@ fn agentRun(L: State) callconv(.c) c_int {
     }
     c.lua_settop(L, 2);
 
-    _ = c.lua_getiuservalue(L, 1, uv_handlers); // 3
-    const s = stream.push(L, 1, 3, run_tools); // 4
-    // The text as it is, NUL bytes included: what it may hold is panto's to judge.
-    var input: c.PantoInput = .{ .size = @sizeOf(c.PantoInput), .reserved0 = 0, .text = h.toPantoString(L, 2) };
+    // Checked before anything else is made; borrows from the stack (the parts' box at 3).
+    const input = parts.pushInput(L, 2);
+    _ = c.lua_getiuservalue(L, 1, uv_handlers); // 4
+    const s = stream.push(L, 1, 4, run_tools); // 5
     var handle: ?*c.PantoStream = null;
     const rc = c.panto_agent_run(a.handle, &input, &handle);
     if (handle) |sh| stream.attach(s, sh, &a.streams);

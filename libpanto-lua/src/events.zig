@@ -5,6 +5,7 @@ const std = @import("std");
 const c = @import("c");
 const h = @import("helpers.zig");
 const json = @import("json.zig");
+const part_infos = @import("part_infos.zig");
 
 const State = h.State;
 const slice = h.slice;
@@ -40,6 +41,7 @@ const Key = enum {
     delay_ms,
     http_status,
     reason,
+    parts,
 };
 const key_count = @typeInfo(Key).@"enum".fields.len;
 /// The names, upvalues 1..names_count of every stream method: keys at 1..key_count, then
@@ -144,8 +146,8 @@ fn setUsage(L: State, ev: *const c.PantoEvent) void {
 fn fieldCount(kind: c_int) c_int {
     return switch (kind) {
         c.PANTO_EVENT_MESSAGE_START, c.PANTO_EVENT_BLOCK_START => 3,
-        c.PANTO_EVENT_TOOL_CALL_START => 6,
-        c.PANTO_EVENT_TOOL_RESULT, c.PANTO_EVENT_PROVIDER_RETRY => 5,
+        c.PANTO_EVENT_TOOL_CALL_START, c.PANTO_EVENT_TOOL_RESULT => 6,
+        c.PANTO_EVENT_PROVIDER_RETRY => 5,
         else => 4,
     };
 }
@@ -184,6 +186,8 @@ pub fn pushEvent(L: State, ev: *const c.PantoEvent) void {
             fieldString(L, .name, slice(ev.name));
             fieldString(L, .content, slice(ev.text));
             fieldBoolean(L, .is_error, ev.is_error != 0);
+            part_infos.push(L, ev);
+            setTop(L, .parts);
         },
         c.PANTO_EVENT_PROVIDER_RETRY => {
             fieldInteger(L, .attempt, ev.attempt);

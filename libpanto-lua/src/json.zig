@@ -5,6 +5,7 @@
 const std = @import("std");
 const c = @import("c");
 const h = @import("helpers.zig");
+const media = @import("media.zig");
 
 const State = h.State;
 const gpa = h.gpa;
@@ -192,6 +193,8 @@ pub fn writeValue(L: State, w: *Writer, idx_: c_int, depth: u32, where: ?*const 
         c.LUA_TNUMBER => writeNumber(L, w, idx, where),
         c.LUA_TSTRING => writeString(L, w, toSlice(L, idx)),
         c.LUA_TTABLE => {
+            // Bytes that JSON would mangle: media is sent as a part, not as a value.
+            if (media.isMedia(L, idx)) fail(L, where, "cannot encode media (panto.Media) as JSON: return it as a part or an attachment", .{});
             if (depth >= max_depth) fail(L, where, "cannot encode tables nested more than {d} deep (a cycle?)", .{max_depth});
             c.luaL_checkstack(L, 8, "tables nested too deeply");
             if (arrayLength(L, idx)) |n| {

@@ -5,6 +5,9 @@
 //!   agent.zig              panto.Agent: the configuration, runs, tools, the conversation
 //!   stream.zig             panto.Stream: next(), events(), tool handlers, close, cancel
 //!   events.zig             a PantoEvent as a Lua table (the per-event hot path)
+//!   media.zig              media values: panto.media, panto.image, panto.document
+//!   parts.zig              user turns and tool results as the PantoPart arrays of panto.h
+//!   part_infos.zig         the parts of a tool_result event, their bytes decoded lazily
 //!   timer.zig              the native timer thread of cancel_after
 //!   tool_declarations.zig  Lua tool tables -> tool spec JSON
 //!   registry.zig           panto.Registry and panto.tool_schema
@@ -27,6 +30,8 @@ const stream = @import("stream.zig");
 const registry = @import("registry.zig");
 const json = @import("json.zig");
 const errors = @import("errors.zig");
+const media = @import("media.zig");
+const part_infos = @import("part_infos.zig");
 
 const State = h.State;
 
@@ -76,13 +81,15 @@ export fn luaopen_panto(L: State) c_int {
     registry.open(L);
     errors.open(L);
     json.open(L);
+    media.open(L);
+    part_infos.open(L);
 
-    c.lua_createtable(L, 0, 10);
+    c.lua_createtable(L, 0, 14);
     h.setCString(L, "_VERSION", c.panto_version());
     h.setInteger(L, "abi_version", c.panto_abi_version());
     json.pushNull(L);
     c.lua_setfield(L, -2, "null");
-    const functions = agent.functions ++ registry.functions ++ json.functions ++ [_]c.luaL_Reg{h.reg_end};
+    const functions = agent.functions ++ registry.functions ++ json.functions ++ media.functions ++ [_]c.luaL_Reg{h.reg_end};
     c.luaL_setfuncs(L, &functions, 0);
     return 1;
 }

@@ -7,7 +7,7 @@ const c = @import("c");
 const h = @import("helpers.zig");
 const errors = @import("errors.zig");
 const events = @import("events.zig");
-const json = @import("json.zig");
+const parts = @import("parts.zig");
 const timer = @import("timer.zig");
 const Timer = timer.Timer;
 
@@ -303,20 +303,26 @@ fn toolDone(L: State, status: c_int, ctx: c.lua_KContext) callconv(.c) c_int {
     const s = toStream(L, 1);
     const ok = status == c.LUA_OK or status == c.LUA_YIELD;
     if (!ok) c.lua_settop(L, 3);
-    // contentOf(ok, v1, v2) -> content, is_error; protected, since __tostring may raise.
+    // contentOf(ok, v1, v2) -> content, is_error, parts; protected, since __tostring may
+    // raise, and so does a result that cannot be sent.
     c.lua_pushboolean(L, @intFromBool(ok));
     c.lua_rotate(L, 3, 1);
     c.lua_settop(L, 5);
-    if (!protectedCall(L, contentOf, 3, 2)) {
+    // Called with copies: the parts borrow the strings of the handler's value, which stays.
+    c.lua_pushvalue(L, 3);
+    c.lua_pushvalue(L, 4);
+    c.lua_pushvalue(L, 5);
+    if (!protectedCall(L, contentOf, 3, 3)) {
         const why: [*c]const u8 = if (c.lua_type(L, -1) == c.LUA_TSTRING) c.lua_tolstring(L, -1, null) else "an error value that is not a string";
         _ = c.lua_rawgeti(L, 2, pending_name);
         _ = c.lua_pushfstring(L, "panto: the result of tool '%s' cannot be sent: %s", c.lua_tolstring(L, -1, null), why);
         c.lua_pushboolean(L, 1);
+        c.lua_pushnil(L);
     }
-    // Stack top: content, is_error.
+    // Stack top: content, is_error, parts.
     if (s.phase == .open) {
         _ = c.lua_rawgeti(L, 2, pending_id);
-        const rc = submit(L, s, 1, -1, -3, c.lua_toboolean(L, -2) != 0);
+        const rc = submit(L, s, 1, -1, -4, -2, c.lua_toboolean(L, -3) != 0);
         // NO_SUCH_CALL: the handler answered the call itself, with submit_tool_result.
         if (rc < 0 and rc != c.PANTO_ERR_NO_SUCH_CALL) return c.lua_error(L);
     }
@@ -325,14 +331,18 @@ fn toolDone(L: State, status: c_int, ctx: c.lua_KContext) callconv(.c) c_int {
 }
 
 /// Submits the result of the call whose id is the string at `id`: the string at `content`,
-/// as it is (NUL bytes included: what it may hold is panto's to judge). On a failure, pushes
-/// its panto.Error (the stream's detail). The stream's value is at `si`.
-fn submit(L: State, s: *Stream, si: c_int, id: c_int, content: c_int, is_error: bool) c_int {
+/// as it is (NUL bytes included: what it may hold is panto's to judge), and the parts in the
+/// box at `parts_box` (nil: none). On a failure, pushes its panto.Error (the stream's detail).
+/// The stream's value is at `si`.
+fn submit(L: State, s: *Stream, si: c_int, id: c_int, content: c_int, parts_box: c_int, is_error: bool) c_int {
+    const given = parts.ofBox(L, parts_box);
     const result: c.PantoToolResult = .{
         .size = @sizeOf(c.PantoToolResult),
         .is_error = @intFromBool(is_error),
         .call_id = h.toPantoString(L, id),
         .content = h.toPantoString(L, content),
+        .parts = given.ptr,
+        .part_count = given.len,
     };
     const handle = useHandle(s) orelse timerClosed(L, s, si);
     const rc = c.panto_stream_submit_tool_result(handle, &result);
@@ -357,32 +367,35 @@ fn pushErrorText(L: State, idx: c_int) void {
     }
 }
 
-/// contentOf(ok, v1, v2) -> content, is_error: a handler's outcome as a tool result. A
-/// raised error or `return nil, err` is an error result with the error's text; a string is
-/// the content; any other value its JSON.
+/// contentOf(ok, v1, v2) -> content, is_error, parts: a handler's outcome as a tool result. A
+/// raised error or `return nil, err` is an error result with the error's text; any other
+/// value is a result as parts.pushResult reads it (a string, media, attachments, a list of
+/// parts, else JSON).
 fn contentOf(L: State) callconv(.c) c_int {
     c.lua_settop(L, 3);
-    var is_error = false;
-    if (c.lua_toboolean(L, 1) == 0) {
-        pushErrorText(L, 2);
-        is_error = true;
-    } else if (isNil(L, 2) and !isNil(L, 3)) {
-        pushErrorText(L, 3);
-        is_error = true;
-    } else if (c.lua_type(L, 2) == c.LUA_TSTRING) {
-        c.lua_pushvalue(L, 2);
-    } else {
-        const w = json.newWriter(L);
-        json.writeValue(L, w, 2, 0, null);
-        json.pushWritten(L, w);
+    if (c.lua_toboolean(L, 1) == 0 or (isNil(L, 2) and !isNil(L, 3))) {
+        pushErrorText(L, if (c.lua_toboolean(L, 1) == 0) 2 else 3);
+        c.lua_pushboolean(L, 1);
+        c.lua_pushnil(L);
+        return 3;
     }
-    c.lua_pushboolean(L, @intFromBool(is_error));
+    parts.pushResult(L, 2);
+    c.lua_pushboolean(L, 0);
+    c.lua_rotate(L, -2, 1);
+    return 3;
+}
+
+/// pushResult of the value at 1, for a protected call.
+fn resultOf(L: State) callconv(.c) c_int {
+    parts.pushResult(L, 1);
     return 2;
 }
 
 /// stream:submit_tool_result(id, content [, is_error]): gives the result of a tool call
-/// announced by a tool_call_start event with awaiting_result. `content` is a string (other
-/// values are sent as JSON). Raises a panto.Error with code "no_such_call" when no call with
+/// announced by a tool_call_start event with awaiting_result. `content` is what a handler may
+/// return: a string, media, {text =, attachments =}, a list of parts (other values are sent
+/// as JSON). Raises a bad-argument error for content that cannot be sent (nothing is sent:
+/// the call still awaits its result), a panto.Error with code "no_such_call" when no call with
 /// that id awaits a result.
 fn streamSubmit(L: State) callconv(.c) c_int {
     const s = toStream(L, 1);
@@ -390,13 +403,12 @@ fn streamSubmit(L: State) callconv(.c) c_int {
     c.luaL_checkany(L, 3);
     const is_error = optBoolean(L, 4);
     c.lua_settop(L, 3);
-    if (c.lua_type(L, 3) != c.LUA_TSTRING) {
-        const w = json.newWriter(L);
-        json.writeValue(L, w, 3, 0, null);
-        json.pushWritten(L, w);
-        c.lua_copy(L, -1, 3);
-        c.lua_settop(L, 3);
+    c.lua_pushvalue(L, 3);
+    if (!protectedCall(L, resultOf, 1, 2)) {
+        const msg: [*c]const u8 = if (c.lua_type(L, -1) == c.LUA_TSTRING) c.lua_tolstring(L, -1, null) else "cannot be sent";
+        return c.luaL_argerror(L, 3, msg);
     }
+    // Stack: stream, id, value, content (4), parts (5).
     switch (s.phase) {
         .open => {},
         .closed => return c.luaL_error(L, "attempt to use a closed %s", tname),
@@ -405,7 +417,7 @@ fn streamSubmit(L: State) callconv(.c) c_int {
             return c.lua_error(L);
         },
     }
-    if (submit(L, s, 1, 2, 3, is_error) < 0) return c.lua_error(L);
+    if (submit(L, s, 1, 2, 4, 5, is_error) < 0) return c.lua_error(L);
     // Answered by hand: the handler of that call does not run.
     if (c.lua_getiuservalue(L, 1, uv_pending) == c.LUA_TTABLE) {
         _ = c.lua_rawgeti(L, -1, pending_id);

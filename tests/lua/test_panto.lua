@@ -328,7 +328,7 @@ test("bad arguments raise", function()
   raises("table expected", panto.Agent, "anthropic")
   raises("table expected", panto.Agent)
   local agent <close> = new_agent()
-  raises("string expected", agent.run, agent, {})
+  raises("string or list of parts expected, got number", agent.run, agent, 42)
   raises("panto%.Agent expected", agent.run, {}, "x")
   local stream <close> = agent.run(agent, "x")
   raises("panto%.Stream expected", stream.next, agent)
@@ -1459,6 +1459,283 @@ test("redacted thinking blocks", function()
   eq(deltas, 0, "no deltas")
   eq(completes[1]:sub(1, 12), "EqkECkYIBxgC", "the opaque data")
   eq(completes[2]:sub(1, 12), "EtgBCkYIBxgC", "the opaque data")
+end)
+
+-- ---- Images and PDFs ----------------------------------------------------------------------------
+
+-- A valid PNG of w x h pixels of one RGB colour, made here (nothing binary in the repository):
+-- zlib with stored deflate blocks, and the CRCs a structural check verifies.
+local crc_table = {}
+for i = 0, 255 do
+  local c = i
+  for _ = 1, 8 do c = (c & 1 == 1) and (0xEDB88320 ~ (c >> 1)) or (c >> 1) end
+  crc_table[i] = c
+end
+local function crc32(s)
+  local c = 0xFFFFFFFF
+  for i = 1, #s do c = crc_table[(c ~ s:byte(i)) & 0xFF] ~ (c >> 8) end
+  return c ~ 0xFFFFFFFF
+end
+local function png_chunk(kind, data)
+  return string.pack(">I4", #data) .. kind .. data .. string.pack(">I4", crc32(kind .. data))
+end
+local function png(w, h, rgb)
+  local raw = ("\0" .. (rgb or "\255\0\0"):rep(w)):rep(h)
+  local a, b = 1, 0
+  for i = 1, #raw do a = (a + raw:byte(i)) % 65521; b = (b + a) % 65521 end
+  local blocks, pos = {}, 1
+  repeat
+    local piece = raw:sub(pos, pos + 65534)
+    pos = pos + #piece
+    blocks[#blocks + 1] = string.pack("<BI2I2", pos > #raw and 1 or 0, #piece, ~#piece & 0xFFFF) .. piece
+  until pos > #raw
+  local zlib = "\x78\x01" .. table.concat(blocks) .. string.pack(">I4", (b << 16) | a)
+  return "\137PNG\r\n\26\n" .. png_chunk("IHDR", string.pack(">I4I4BBBBB", w, h, 8, 2, 0, 0, 0))
+    .. png_chunk("IDAT", zlib) .. png_chunk("IEND", "")
+end
+
+local pdf = "%PDF-1.4\n1 0 obj <</Type /Catalog /Pages 2 0 R>> endobj\n"
+  .. "2 0 obj <</Type /Pages /Kids [] /Count 0>> endobj\ntrailer <</Root 1 0 R>>\n%%EOF\n"
+
+local b64chars = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/"
+local function base64(s)
+  local out = {}
+  for i = 1, #s, 3 do
+    local x, y, z = s:byte(i, i + 2)
+    local n = (x << 16) | ((y or 0) << 8) | (z or 0)
+    local q = {}
+    for k = 1, 4 do q[k] = b64chars:sub(((n >> (24 - 6 * k)) & 63) + 1, ((n >> (24 - 6 * k)) & 63) + 1) end
+    if not y then q[3] = "=" end
+    if not z then q[4] = "=" end
+    out[#out + 1] = table.concat(q)
+  end
+  return table.concat(out)
+end
+
+test("media values: panto.image, panto.document, panto.media carry bytes and hints", function()
+  local bytes = png(3, 2)
+  local img = panto.image(bytes)
+  eq(img.data, bytes, "data")
+  eq(img.media_type, nil, "no hint")
+  eq(panto.is_media(img), true, "is_media")
+  eq(tostring(img), ("panto.Media (%d bytes)"):format(#bytes))
+  local named = panto.image(bytes, "image/png", "dot.png")
+  eq(named.media_type, "image/png")
+  eq(named.name, "dot.png")
+  eq(tostring(named), ('panto.Media (image/png, %d bytes, "dot.png")'):format(#bytes))
+  local doc = panto.document(pdf, "r.pdf")
+  eq(doc.media_type, "application/pdf", "a document's hint")
+  eq(doc.name, "r.pdf")
+  local m = panto.media(bytes, "", "")
+  eq(m.media_type, nil, "an empty hint is none")
+  eq(panto.is_media({ data = bytes }), false, "a plain table is not media")
+  eq(panto.is_media("x"), false)
+  raises("bad argument #1 to '.-image' %(string expected, got number%)", panto.image, 42)
+  raises("bad argument #2 to '.-media' %(string expected, got table%)", panto.media, bytes, {})
+  raises("bad argument #2 to '.-document' %(string expected, got boolean%)", panto.document, pdf, true)
+end)
+
+-- The content blocks of the first user message of a request (Anthropic).
+local function user_blocks(request)
+  return request.body.messages[1].content
+end
+
+test("run with parts: text, an image and a PDF go to the model as blocks, and into the conversation", function()
+  emulator.load({ text_answer("A red dot.") })
+  local agent <close> = new_agent()
+  local bytes = png(4, 3)
+  local _, kinds = collect(agent:run({ "Describe this", panto.image(bytes, "image/png"), panto.document(pdf, "r.pdf") }))
+  assert(kinds:find("message_complete$"), kinds)
+  local blocks = user_blocks(emulator.requests()[1])
+  eq(#blocks, 3, "blocks")
+  eq(blocks[1].type, "text")
+  eq(blocks[1].text, "Describe this")
+  eq(blocks[2].type, "image")
+  eq(blocks[2].source.type, "base64")
+  eq(blocks[2].source.media_type, "image/png")
+  eq(blocks[2].source.data, base64(bytes), "the image as given (small enough: byte for byte)")
+  eq(blocks[3].type, "document")
+  eq(blocks[3].source.media_type, "application/pdf")
+  eq(blocks[3].source.data, base64(pdf))
+  eq(blocks[3].title, "r.pdf", "a document's name")
+  local stored = json.decode(agent:conversation())[1].content
+  eq(stored[2].type, "image")
+  eq(stored[2].data, base64(bytes), "the conversation keeps the image inline")
+  eq(stored[3].name, "r.pdf")
+
+  -- A single media value is a turn too; a string stays one text block.
+  emulator.load({ text_answer("ok"), text_answer("ok") })
+  collect(agent:run(panto.image(bytes)))
+  collect(agent:run("plain"))
+  local requests = emulator.requests()
+  local msgs = requests[2].body.messages
+  local image_turn = requests[1].body.messages[#requests[1].body.messages].content
+  eq(#image_turn, 1, "one block")
+  eq(image_turn[1].type, "image")
+  local last = msgs[#msgs].content
+  eq(type(last) == "table" and last[1].text or last, "plain")
+end)
+
+test("run with parts on OpenAI: a content array of text and image_url parts", function()
+  emulator.load({ text_answer("ok") })
+  local agent <close> = new_agent({ provider = "openai" })
+  local bytes = png(2, 2)
+  collect(agent:run({ "What is it?", panto.image(bytes) }))
+  local content = emulator.requests()[1].body.messages[1].content
+  eq(type(content), "table", "an array")
+  eq(content[1].type, "text")
+  eq(content[2].type, "image_url")
+  eq(content[2].image_url.url, "data:image/png;base64," .. base64(bytes))
+end)
+
+test("run refuses a part that is neither text nor media: nothing sent, the agent runs again", function()
+  emulator.load({ text_answer("ok") })
+  local agent <close> = new_agent()
+  local function run(input) return agent:run(input) end
+  raises("bad argument #1 to 'run' %(part 2 is a number: a part is a string or media", run, { "x", 42 })
+  raises("bad argument #1 to 'run' %(part 1 is a table: a part is a string or media", run, { { data = "x" } })
+  local media_mt = getmetatable(panto.image(""))
+  raises("part 1: data must be a string of bytes, not boolean", run, { setmetatable({ data = true }, media_mt) })
+  raises("part 2: unknown key 'mime'", run, { "x", setmetatable({ data = "x", mime = "y" }, media_mt) })
+  raises("part 1: name must be a string, not number", run, setmetatable({ data = "x", name = 1 }, media_mt))
+  raises("a list of parts must be a list %(keys 1 to n%), it has other keys", run, { "x", extra = 1 })
+  raises("bad argument #1 to 'run' %(string or list of parts expected, got number%)", run, 42)
+  eq(#emulator.requests(), 0, "nothing sent")
+  eq(agent:conversation(), "[]", "nothing in the conversation")
+  local _, kinds = collect(agent:run({ "fine" }))
+  assert(kinds:find("message_complete"), "the agent runs again: " .. kinds)
+  eq(#json.decode(agent:conversation()), 2, "one turn in the conversation")
+end)
+
+test("a tool returns attachments, in both forms; the tool_result event lists its parts", function()
+  emulator.load({
+    tool_answer({ { "t1", "shot" }, { "t2", "files" }, { "t3", "plain" } }),
+    text_answer("Seen."),
+  })
+  local red, blue = png(5, 4), png(2, 6, "\0\0\255")
+  local agent <close> = new_agent({ tools = {
+    { name = "shot", handler = function()
+        return { text = "Here is the screen.", attachments = { { media_type = "image/png", data = red, name = "screen.png" } } }
+      end },
+    { name = "files", handler = function()
+        return { "Two files:", panto.image(blue), "and a report", panto.document(pdf, "r.pdf") }
+      end },
+    { name = "plain", handler = function() return "just text" end },
+  } })
+  local events = collect(agent:run("Look"))
+  local r1, r2, r3 = find(events, "tool_result", 1), find(events, "tool_result", 2), find(events, "tool_result", 3)
+
+  eq(r1.content, "Here is the screen.", "the text parts joined")
+  eq(#r1.parts, 2, "text and image")
+  eq(r1.parts[1].kind, "text")
+  eq(r1.parts[1].text, "Here is the screen.")
+  local p = r1.parts[2]
+  eq(p.kind, "image")
+  eq(p.media_type, "image/png")
+  eq(p.name, "screen.png")
+  eq(p.byte_size, #red, "byte_size")
+  eq(p.base64, base64(red), "base64 as sent")
+  eq(rawget(p, "data"), nil, "the bytes are not decoded before they are read")
+  eq(p.data, red, "data: the bytes")
+  eq(rawget(p, "data"), red, "then kept")
+
+  eq(r2.content, "Two files:\nand a report")
+  eq(#r2.parts, 4)
+  eq(r2.parts[2].kind, "image")
+  eq(r2.parts[2].name, nil, "no name given")
+  eq(r2.parts[2].data, blue)
+  eq(r2.parts[3].text, "and a report")
+  eq(r2.parts[4].kind, "document")
+  eq(r2.parts[4].media_type, "application/pdf")
+  eq(r2.parts[4].name, "r.pdf")
+  eq(r2.parts[4].width, nil, "a document has no pixels")
+  eq(r2.parts[4].data, pdf)
+
+  eq(r3.content, "just text")
+  eq(#r3.parts, 0, "a plain result has no parts")
+
+  -- The next request carries them as tool_result blocks.
+  local request = emulator.requests()[2]
+  local sent = {}
+  for _, m in ipairs(request.body.messages) do
+    if type(m.content) == "table" then
+      for _, b in ipairs(m.content) do if b.type == "tool_result" then sent[b.tool_use_id] = b.content end end
+    end
+  end
+  eq(sent.t1[1].type, "text")
+  eq(sent.t1[2].type, "image")
+  eq(sent.t1[2].source.data, base64(red))
+  eq(#sent.t2, 4)
+  eq(sent.t2[4].type, "document")
+  eq(sent.t3, "just text", "a plain result stays a string")
+end)
+
+test("image parts report their pixels", function()
+  emulator.load({ tool_answer({ { "t1", "shot" } }), text_answer("ok") })
+  local agent <close> = new_agent({ tools = { { name = "shot", handler = function() return panto.image(png(7, 5)) end } } })
+  local r = find(collect(agent:run("go")), "tool_result")
+  eq(r.content, "", "no text")
+  eq(#r.parts, 1)
+  eq(r.parts[1].width, 7, "width")
+  eq(r.parts[1].height, 5, "height")
+end)
+
+test("media panto cannot send become a note: the turn goes on, a result of notes and text is one text", function()
+  emulator.load({ tool_answer({ { "t1", "junk" } }), text_answer("ok") })
+  local agent <close> = new_agent({ tools = { { name = "junk", handler = function()
+    return { "see", panto.media("not an image at all", "image/png", "x.bin") }
+  end } } })
+  local events, kinds = collect(agent:run({ "look", panto.image("neither", nil, "y.png") }))
+  assert(kinds:find("message_complete$"), kinds)
+  local r = find(events, "tool_result")
+  eq(r.is_error, false)
+  assert(r.content:find("^see\n%[attachment x%.bin dropped: "), r.content)
+  eq(#r.parts, 0, "all text after fitting: a plain result")
+  local requests = emulator.requests()
+  local user = user_blocks(requests[1])
+  eq(#user, 2, "text and the note")
+  eq(user[1].text, "look")
+  assert(user[2].type == "text" and user[2].text:find("^%[attachment y%.png dropped: "), json.encode(user[2]))
+  eq(anthropic_results(requests[2]).t1.content, r.content, "the note is sent as the result's text")
+end)
+
+test("results that cannot be sent: a handler's is an error result, submit_tool_result's raises", function()
+  emulator.load({ tool_answer({ { "t1", "bad" }, { "t2", "manual" } }), text_answer("ok") })
+  local agent <close> = new_agent({ tools = {
+    { name = "bad", handler = function() return { "see:", panto.image(png(1, 1)), 42 } end },
+    { name = "manual" },
+  } })
+  local stream <close> = agent:run("go")
+  local results = {}
+  for ev in stream:events() do
+    if ev.kind == "tool_call_start" and ev.name == "manual" then
+      local function submit(content) stream:submit_tool_result(ev.id, content) end
+      raises("bad argument #2 to 'submit_tool_result' %(part 3 is a number", submit, { "a", panto.image("x"), 7 })
+      raises("attachment 1: data must be a string of bytes, not nil", submit, { attachments = { { media_type = "image/png" } } })
+      raises("attachment 2 is a string: an attachment is media", submit, { attachments = { panto.image("x"), "y" } })
+      raises("a result with attachments has the keys text and attachments, not 'extra'", submit, { text = "t", attachments = {}, extra = 1 })
+      raises("text must be a string, not number", submit, { text = 1, attachments = {} })
+      -- Nothing was sent: the call still awaits its result.
+      raises("result_pending", stream.next, stream)
+      stream:submit_tool_result(ev.id, { text = "by hand", attachments = { panto.image(png(1, 2)) } })
+    end
+    if ev.kind == "tool_result" then results[ev.id] = ev end
+  end
+  eq(results.t1.is_error, true, "an error result")
+  assert(results.t1.content:find("the result of tool 'bad' cannot be sent: part 3 is a number", 1, true), results.t1.content)
+  eq(#results.t1.parts, 0)
+  eq(results.t2.is_error, false)
+  eq(results.t2.content, "by hand")
+  eq(#results.t2.parts, 2, "submitted by hand with an attachment")
+  eq(results.t2.parts[2].kind, "image")
+end)
+
+test("media in a value sent as JSON is refused", function()
+  emulator.load({ tool_answer({ { "t1", "nested" } }), text_answer("ok") })
+  local agent <close> = new_agent({ tools = { { name = "nested", handler = function() return { shot = panto.image("x") } end } } })
+  local r = find(collect(agent:run("go")), "tool_result")
+  eq(r.is_error, true)
+  assert(r.content:find("cannot encode media (panto.Media) as JSON", 1, true), r.content)
 end)
 
 -- ---- Main -------------------------------------------------------------------------------------

@@ -38,6 +38,20 @@ local function usage_object(u)
   }
 end
 
+-- A part of a tool_result event; every key present, "" or 0 when it does not apply.
+local function part_line(p)
+  return {
+    kind = p.kind,
+    text = p.text or "",
+    media_type = p.media_type or "",
+    name = p.name or "",
+    byte_size = p.byte_size or 0,
+    width = p.width or 0,
+    height = p.height or 0,
+    data_len = p.base64 and #p.base64 or 0,
+  }
+end
+
 local function event_line(ev)
   local k = ev.kind
   if k == "message_start" then
@@ -55,7 +69,9 @@ local function event_line(ev)
     return { event = k, id = ev.id, name = ev.name, input = from_panto(ev.input),
              awaiting_result = ev.awaiting_result }
   elseif k == "tool_result" then
-    return { event = k, id = ev.id, name = ev.name, content = ev.content, is_error = ev.is_error }
+    local parts = json.array()
+    for i, p in ipairs(ev.parts) do parts[i] = part_line(p) end
+    return { event = k, id = ev.id, name = ev.name, content = ev.content, is_error = ev.is_error, parts = parts }
   elseif k == "provider_retry" then
     return { event = k, attempt = ev.attempt, delay_ms = ev.delay_ms, http_status = ev.http_status or 0,
              reason = ev.reason }
@@ -68,9 +84,31 @@ local function event_line(ev)
   return line
 end
 
+-- A part of a turn or of `return_parts`: a string, or {media_path, hint, name} (the runner
+-- rewrote the case's {"media": NAME}), whose file is read as bytes.
+local function case_part(part)
+  if type(part) == "string" then return part end
+  local f = assert(io.open(part.media_path, "rb"))
+  local bytes = f:read("a")
+  f:close()
+  return panto.media(bytes, part.hint, part.name)
+end
+
+-- A turn: a string, or a list of parts.
+local function case_input(turn)
+  if type(turn) == "string" then return turn end
+  local parts = {}
+  for i, part in ipairs(turn) do parts[i] = case_part(part) end
+  return parts
+end
+
 -- The handler a case's `behavior` describes (tests/conformance/README.md).
 local function behavior_handler(behavior)
-  if behavior["return"] ~= nil then
+  if behavior.return_parts ~= nil then
+    local parts = {}
+    for i, part in ipairs(behavior.return_parts) do parts[i] = case_part(part) end
+    return function() return parts end
+  elseif behavior["return"] ~= nil then
     local text = behavior["return"]
     return function() return text end
   elseif behavior.raise ~= nil then
@@ -238,7 +276,8 @@ local function main(case_path, base_url)
   end
   local end_early = case.end_early
   local early_turn = end_early and (end_early.turn or 0) + 1
-  for turn, text in ipairs(case.turns) do
+  for turn, given in ipairs(case.turns) do
+    local text = case_input(given)
     if turn == early_turn then
       if not end_turn_early(agent, text, end_early) then break end
     else
