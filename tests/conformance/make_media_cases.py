@@ -33,6 +33,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from case_files import sync
+
 HERE = Path(__file__).resolve().parent
 REPO = HERE.parents[1]
 CASES_DIR = HERE / "cases"
@@ -417,20 +419,10 @@ def main() -> int:
     ap.add_argument("--check", action="store_true",
                     help="do not write; exit 1 if a generated case differs from the files")
     args = ap.parse_args()
-    stale = []
+    stale: list[str] = []
     for case in CASES:
         for provider in MODEL:
-            case_dir = CASES_DIR / f"media_{case.name}_{provider}"
-            for fname, text in files_of(provider, case).items():
-                path = case_dir / fname
-                if path.exists() and path.read_text(encoding="utf-8") == text:
-                    continue
-                if args.check:
-                    stale.append(str(path.relative_to(REPO)))
-                else:
-                    case_dir.mkdir(parents=True, exist_ok=True)
-                    path.write_text(text, encoding="utf-8")
-                    print(f"wrote {path.relative_to(REPO)}")
+            sync(CASES_DIR / f"media_{case.name}_{provider}", files_of(provider, case), args.check, stale)
     if stale:
         print("out of date (run make_media_cases.py):\n  " + "\n  ".join(stale))
         return 1

@@ -54,6 +54,8 @@ from pathlib import Path
 from dataclasses import dataclass, field
 from typing import Any, Iterator
 
+from case_files import sync
+
 HERE = Path(__file__).resolve().parent
 REPO = HERE.parents[1]
 RECORDED_DIR = REPO / "tests" / "fixtures" / "recorded"
@@ -608,16 +610,7 @@ def main() -> int:
             except (CaseError, KeyError, ValueError) as e:
                 print(f"{provider}/{name}: {e}", file=sys.stderr)
                 return 2
-            for fname, text in files.items():
-                path = case_dir / fname
-                if path.exists() and path.read_text(encoding="utf-8") == text:
-                    continue
-                if args.check:
-                    stale.append(str(path.relative_to(REPO)))
-                else:
-                    case_dir.mkdir(parents=True, exist_ok=True)
-                    path.write_text(text, encoding="utf-8")
-                    print(f"wrote {path.relative_to(REPO)}")
+            sync(case_dir, files, args.check, stale)
     if stale:
         print("out of date (run make_recorded_cases.py):\n  " + "\n  ".join(stale))
         return 1
