@@ -15,8 +15,10 @@ export PKG_CONFIG_PATH=$prefix/lib/pkgconfig
 echo '#include "panto.h"' | g++ -x c++ -std=c++11 -Wall -Wextra -Werror -pedantic -fsyntax-only $(pkg-config --cflags panto) -
 echo '#include "panto.h"' | cc -x c -std=c99 -Wall -Wextra -Werror -pedantic -fsyntax-only $(pkg-config --cflags panto) -
 cc -std=c99 -Wall -Wextra -Werror -pedantic examples/c/first_turn.c $(pkg-config --cflags --libs panto) -o build/first_turn_pkgconfig
-# The static library links too (no libpanto.so needed at run time).
-cc -std=c99 examples/c/first_turn.c -I"$prefix/include" "$prefix/lib/libpanto.a" -lpthread -o build/first_turn_static
+# The static library links too (no libpanto.so needed at run time), with what pkg-config
+# --static says it needs beside itself (libm and libpthread, for the image codecs inside it).
+static_deps=$(pkg-config --libs-only-l --static panto | sed 's/-lpanto//')
+cc -std=c99 examples/c/first_turn.c -I"$prefix/include" "$prefix/lib/libpanto.a" $static_deps -o build/first_turn_static
 if ldd build/first_turn_static | grep -q libpanto; then echo "FAIL: the static build loads libpanto.so"; exit 1; fi
 
 for program in build/first_turn_pkgconfig build/first_turn_static; do

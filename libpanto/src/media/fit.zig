@@ -48,6 +48,7 @@ fn fitOrSay(gpa: Allocator, given: media.Given, limits: Limits) Allocator.Error!
     if (header.width == 0 or header.height == 0) return .{ .dropped = .{ .zero_size = format } };
     if (header.width > Limits.max_claimed_side or header.height > Limits.max_claimed_side) return .{ .dropped = .{ .absurd_size = size } };
     if (@as(u64, header.width) * header.height > limits.max_pixels) return .{ .dropped = .{ .too_many_pixels = size } };
+    if (!header.data_can_hold_pixels) return .{ .dropped = .{ .corrupt = format } };
     if (format != .bmp and header.width <= limits.max_side and header.height <= limits.max_side and bytes.len <= limits.max_image_bytes)
         return .{ .fitted = .{ .kind = .image, .media_type = note.mediaTypeOf(format), .data = bytes, .owned = false, .width = header.width, .height = header.height } };
     return reencode(gpa, format, bytes, header, limits) catch |err| switch (err) {

@@ -235,6 +235,18 @@ test "a header claiming too many pixels is refused before anything is decoded" {
     try expectNote(.{ .bytes = bmp_bomb }, "[attachment image/bmp dropped: the BMP claims 30000x30000 pixels, over the limit of 100 megapixels]");
 }
 
+test "a PNG whose data is too short for the pixels it claims is refused before they are allocated" {
+    // 9000x9000 RGB is 243 MB decoded, under the pixel cap; 13 bytes of IDAT cannot inflate
+    // to it, whatever they are. What was allocated in all shows no pixels ever were.
+    const bomb = try make.pngClaiming(gpa, 9000, 9000);
+    defer gpa.free(bomb);
+    var counting: std.testing.FailingAllocator = .init(gpa, .{});
+    const outcome = try media.fit(counting.allocator(), .{ .bytes = bomb, .name = "bomb.png" });
+    defer outcome.deinit(counting.allocator());
+    try testing.expectEqualStrings("[attachment bomb.png dropped: the PNG is truncated or corrupt]", outcome.dropped);
+    try testing.expect(counting.allocated_bytes < 4096);
+}
+
 test "an image over the size limit is sent as a JPEG, smaller in quality, then in size" {
     // Noise does not compress: as PNG it stays over the limit, as a JPEG it fits.
     const p = try make.pngFile(gpa, 2100, 2000, 3, true);

@@ -4,7 +4,14 @@
 const std = @import("std");
 const Format = @import("../media.zig").Format;
 
-pub const Header = struct { width: u32, height: u32 };
+pub const Header = struct {
+    width: u32,
+    height: u32,
+    /// False when the compressed data is too short to hold the pixels the header claims, by
+    /// the format's largest possible compression ratio: a small file claiming a large image (a
+    /// decompression bomb under the pixel cap) is then refused before its pixels are allocated.
+    data_can_hold_pixels: bool = true,
+};
 
 /// Corrupt: the bytes are not a whole image of their format (truncated, a bad chunk, a bad CRC).
 pub const Error = error{Corrupt};
