@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
-# make demo: the same four programs (first turn, tool round trip, cancel, multi-turn
-# conversation) from C, Python, Go and Lua.
+# make demo: the same five programs (first turn, tool round trip, cancel, multi-turn
+# conversation, an image in and out) from C, Python, Go and Lua.
 # Without ANTHROPIC_API_KEY or OPENAI_API_KEY the turns go to the provider emulator (started
 # here, stopped on exit); with one of them they go to the real API.
 set -euo pipefail
@@ -13,7 +13,7 @@ export PYTHONPATH=$root/bindings-py
 mkdir -p build/examples
 
 echo "demo: building the examples"
-examples="first_turn tool_use cancel multi_turn"
+examples="first_turn tool_use cancel multi_turn image"
 for example in $examples; do
     cc -std=c99 -Wall -Wextra -Werror -pedantic -pthread -Iinclude "examples/c/$example.c" \
         -Lzig-out/lib -lpanto -Wl,-rpath,"$root/zig-out/lib" -o "build/examples/${example}_c"

@@ -36,7 +36,7 @@ BUILD = ROOT / "build" / "examples"
 CSTRICT = ["-std=c99", "-Wall", "-Wextra", "-Werror", "-pedantic", "-pthread"]
 GO = shutil.which("go") or "/usr/local/go/bin/go"
 LANGS = ("c", "python", "go", "lua")
-SAMPLES = ("first_turn", "tool_use", "cancel", "multi_turn")
+SAMPLES = ("first_turn", "tool_use", "cancel", "multi_turn", "image")
 PAGES = ("c", "python", "go", "lua", "zig")
 SECTIONS = ("First turn", "Tools", "Errors", "Cancellation", "Multi-turn conversation")
 
@@ -122,25 +122,19 @@ def test_sample(built_samples, lang, name):
         # The second request carried the aborted partial answer.
         messages = result.requests[-1]["body"]["messages"]
         assert [m["role"] for m in messages] == ["user", "assistant", "user"], messages
+    elif name == "image":
+        # The emulator's answers list what arrived: the drawn picture as a PNG, then the screenshot.
+        assert f"[{lang}] Received 1 attachment: image/png " in out, out
+        assert "  -> screenshot({})\n  <- The screen right now:\n  <- image image/png, 32x32, " in out, out
+        assert "Received 1 attachment: image/png 32x32. Both arrived; thank you." in out, out
+        first = result.requests[0]["body"]["messages"][0]["content"]
+        assert [b["type"] for b in first] == ["text", "image"], first
     else:
         first, second = _text(responses[0]), _text(responses[1])
         assert f"[{lang}] turn 1: {first}[{lang}] turn 2: {second}" in out, out
         assert f"[{lang}] conversation: 4 messages (user, assistant, user, assistant)\n" in out, out
         messages = result.requests[-1]["body"]["messages"]
         assert [m["role"] for m in messages] == ["user", "assistant", "user"], messages
-
-
-def test_image_sample_python():
-    # (Joins SAMPLES once every language has examples/*/image.*.)
-    result = _run([sys.executable, str(EXAMPLES / "python" / "image.py")], "image")
-    out = result.stdout
-    assert result.returncode == 0, out + result.stderr
-    # The emulator's answers list what arrived: the drawn BMP as a PNG, then the screenshot.
-    assert "[python] Received 1 attachment: image/png 64x48. Let me take a screenshot too.\n" in out, out
-    assert "  -> screenshot({})\n  <- The screen right now:\n  <- image image/png, 32x32, " in out, out
-    assert "Received 1 attachment: image/png 32x32. Both arrived; thank you." in out, out
-    first = result.requests[0]["body"]["messages"][0]["content"]
-    assert [b["type"] for b in first] == ["text", "image"], first
 
 
 # ---- snippets of docs/*.md -----------------------------------------------------------------
