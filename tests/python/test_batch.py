@@ -26,13 +26,6 @@ TEXT, THINKING, TOOL_CALL = _native.BLOCK_TEXT, _native.BLOCK_THINKING, _native.
 Row = Tuple[int, int, int, Optional[str]]
 
 
-@pytest.fixture(scope="module")
-def library() -> _native.Library:
-    if _native.LIB is None:
-        pytest.fail(str(panto.LibraryNotFound(_native.LOOKED_IN)), pytrace=False)
-    return _native.LIB
-
-
 class Filled:
     """A NativeBatch holding `rows`, as the library leaves it after a call: the strings in one
     block, in order, each followed by a NUL."""

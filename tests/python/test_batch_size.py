@@ -20,13 +20,6 @@ from panto.emulator import Emulator
 from waiting_stream import STALLED, blocked_in_next
 
 
-@pytest.fixture(scope="module")
-def library() -> _native.Library:
-    if _native.LIB is None:
-        pytest.fail(str(panto.LibraryNotFound(_native.LOOKED_IN)), pytrace=False)
-    return _native.LIB
-
-
 def capacity(batch: NativeBatch) -> int:
     """What the next panto_next_events call is told it may fill."""
     return int(batch.args[1].value)

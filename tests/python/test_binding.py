@@ -33,16 +33,8 @@ HELLO = {"message": {"content": [{"type": "text", "text": "Hello world"}], "stop
                      "usage": {"input_tokens": 7, "output_tokens": 2}}}
 
 
-@pytest.fixture(scope="module", autouse=True)
-def library() -> _native.Library:
-    if _native.LIB is None:
-        pytest.fail(str(panto.LibraryNotFound(_native.LOOKED_IN)), pytrace=False)
-    return _native.LIB
-
-
-@pytest.fixture(params=["anthropic", "openai"])
-def provider(request: pytest.FixtureRequest) -> str:
-    return request.param
+# Every test here needs the library (conftest.py fails them clearly when it is missing).
+pytestmark = pytest.mark.usefixtures("library")
 
 
 def scenario(*responses: Dict[str, Any]) -> Dict[str, Any]:

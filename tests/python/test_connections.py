@@ -14,16 +14,12 @@ from typing import Any, Dict, List
 import pytest
 
 import panto
-from panto import _native
 from panto.emulator import Emulator
 
 
 
-@pytest.fixture(scope="module", autouse=True)
-def library() -> _native.Library:
-    if _native.LIB is None:
-        pytest.fail(str(panto.LibraryNotFound(_native.LOOKED_IN)), pytrace=False)
-    return _native.LIB
+# Every test here needs the library (conftest.py fails them clearly when it is missing).
+pytestmark = pytest.mark.usefixtures("library")
 
 
 def hello_scenario() -> Dict[str, Any]:

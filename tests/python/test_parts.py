@@ -18,7 +18,6 @@ from typing import Any, Dict, List
 import pytest
 
 import panto
-from panto import _native
 from panto.emulator import Emulator
 
 Image = pytest.importorskip("PIL.Image")
@@ -39,16 +38,8 @@ def b64(data: bytes) -> str:
     return base64.b64encode(data).decode()
 
 
-@pytest.fixture(scope="module", autouse=True)
-def library() -> _native.Library:
-    if _native.LIB is None:
-        pytest.fail(str(panto.LibraryNotFound(_native.LOOKED_IN)), pytrace=False)
-    return _native.LIB
-
-
-@pytest.fixture(params=["anthropic", "openai"])
-def provider(request: pytest.FixtureRequest) -> str:
-    return str(request.param)
+# Every test here needs the library (conftest.py fails them clearly when it is missing).
+pytestmark = pytest.mark.usefixtures("library")
 
 
 def new_agent(emu: Emulator, provider: str = "anthropic", **kw: Any) -> panto.Agent:

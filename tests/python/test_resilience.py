@@ -40,16 +40,8 @@ HELLO = {"message": {"id": "msg_hello", "content": [{"type": "text", "text": "He
                      "usage": {"input_tokens": 7, "output_tokens": 3}}}
 
 
-@pytest.fixture(scope="module", autouse=True)
-def library() -> _native.Library:
-    if _native.LIB is None:
-        pytest.fail(str(panto.LibraryNotFound(_native.LOOKED_IN)), pytrace=False)
-    return _native.LIB
-
-
-@pytest.fixture(params=["anthropic", "openai"])
-def provider(request: pytest.FixtureRequest) -> str:
-    return request.param
+# Every test here needs the library (conftest.py fails them clearly when it is missing).
+pytestmark = pytest.mark.usefixtures("library")
 
 
 def new_agent(emu: Emulator, provider: str = "anthropic", **kw: Any) -> panto.Agent:

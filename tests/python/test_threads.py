@@ -34,11 +34,8 @@ ROOT = Path(__file__).resolve().parents[2]
 HELLO = {"message": {"content": [{"type": "text", "text": "Hello big world"}]}}
 
 
-@pytest.fixture(scope="module", autouse=True)
-def library() -> _native.Library:
-    if _native.LIB is None:
-        pytest.fail(str(panto.LibraryNotFound(_native.LOOKED_IN)), pytrace=False)
-    return _native.LIB
+# Every test here needs the library (conftest.py fails them clearly when it is missing).
+pytestmark = pytest.mark.usefixtures("library")
 
 
 def new_agent(emu: Emulator, **kw: Any) -> panto.Agent:
