@@ -96,21 +96,25 @@ fn mediaBlock(gpa: Allocator, given: media.Given) Allocator.Error!Block {
     };
     const encoder = std.base64.standard.Encoder;
     const data = try gpa.alloc(u8, encoder.calcSize(fitted.data.len));
-    defer gpa.free(data);
+    errdefer gpa.free(data);
     _ = encoder.encode(data, fitted.data);
     var mended: std.ArrayList(u8) = .empty;
     defer mended.deinit(gpa);
-    return conversation.copyBlock(gpa, .{
+    var block = try conversation.copyBlock(gpa, .{
         .kind = switch (fitted.kind) {
             .image => .image,
             .document => .document,
         },
-        .text = data,
+        .text = "",
         .media_type = fitted.media_type,
         .name = try utf8.valid(gpa, &mended, given.name),
         .width = fitted.width,
         .height = fitted.height,
     });
+    // The encoding (up to 4.5 MiB) becomes the block's own text rather than being copied.
+    gpa.free(block.text);
+    block.text = data;
+    return block;
 }
 
 /// The text blocks' texts joined with "\n".
