@@ -96,6 +96,12 @@ typedef enum PantoStatus {
     PANTO_ERR_CANCELED = -20,       /* panto_stream_cancel */
     PANTO_ERR_TOOL_LOOP = -21,
     PANTO_ERR_CAPABILITY = -22,
+    PANTO_ERR_CONVERSATION = -23,   /* a conversation (import, truncate) was refused: the
+                                       message names the first problem; nothing changed */
+    PANTO_ERR_SESSION = -24,        /* the session store failed: a file could not be created,
+                                       written or read, or is not a session */
+    PANTO_ERR_SESSION_LOCKED = -25, /* another agent (of any process) has the session open */
+    PANTO_ERR_NO_SUCH_SESSION = -26, /* no session with that id in the directory */
 
     PANTO_STATUS_FORCE_INT = 0x7fffffff
 } PantoStatus;
@@ -202,6 +208,12 @@ typedef enum PantoEventKind {
                                          (0 when not an HTTP answer), text: the reason. The
                                          next call waits delay_ms, then asks again; the message
                                          starts over with a new MESSAGE_START */
+    PANTO_EVENT_COMPACTION_START = 11, /* tokens_before: the context's estimated size; text:
+                                          why, "threshold" (before a request that would pass
+                                          context_window - reserve_tokens) or "manual" */
+    PANTO_EVENT_COMPACTION_END = 12,   /* tokens_before, tokens_after (estimated, with the
+                                          summary), message_count: the messages summarized,
+                                          text: the summary */
     PANTO_EVENT_KIND_FORCE_INT = 0x7fffffff
 } PantoEventKind;
 
@@ -270,6 +282,9 @@ typedef struct PantoEvent {
      * Borrowed like the strings. */
     const PantoPartInfo *parts;
     size_t part_count;
+    uint64_t tokens_before; /* COMPACTION_START, COMPACTION_END */
+    uint64_t tokens_after;  /* COMPACTION_END */
+    uint64_t message_count; /* COMPACTION_END */
 } PantoEvent;
 
 #define PANTO_EVENT_INIT {.size = sizeof(PantoEvent)}
@@ -360,7 +375,7 @@ int panto_agent_new(PantoString config_json, PantoAgent **out_agent);
  * until they are freed; the last of them frees the agent (like sqlite3_close_v2). */
 void panto_agent_free(PantoAgent *agent);
 
-/* Detail of the agent's last failed call (panto_agent_new, panto_agent_run); returns its code
+/* Detail of the agent's last failed call (panto_agent_new, panto_agent_run, ...); returns its code
  * (0 if none). out_error may be NULL to get the code alone. Strings are borrowed until the
  * next call on the agent. */
 int panto_agent_error(const PantoAgent *agent, PantoError *out_error);
@@ -387,13 +402,136 @@ typedef struct PantoInput {
  * at most one unfinished stream at a time (PANTO_ERR_BUSY). */
 int panto_agent_run(PantoAgent *agent, const PantoInput *input, PantoStream **out_stream);
 
-/* The conversation so far as a JSON array of {"role", "content": [blocks]} messages; blocks
- * are {"type": "text"|"thinking", "text"}, {"type": "image"|"document", "media_type", "data"
- * (base64), "name" (documents, when given)}, {"type": "tool_call", "id", "name", "input"} or
- * {"type": "tool_result", "id", "content", "is_error"}, whose content is a string, or an array
- * of text, image and document blocks when the result has media. Borrowed until the next call
- * on the agent. */
+/* ---- Conversations -------------------------------------------------------------------- */
+
+/* A conversation is a versioned JSON document (docs/conversations.md has it all):
+ *
+ *   {"version": 1, "messages": [message, ...]}
+ *
+ * A message is {"role": "user"|"assistant", "content": [block, ...]} and, on an assistant
+ * message, "provider" ("anthropic"|"openai"), "model", "stop_reason" (a PantoStopReason name;
+ * "aborted" for a canceled turn) and "usage" {"input_tokens", "output_tokens",
+ * "cache_read_tokens", "cache_write_tokens", "reasoning_tokens"}; a message that holds the
+ * summary of compacted messages also has "compaction": {"message_count", "tokens_before"}.
+ * Blocks:
+ *   {"type": "text", "text"}
+ *   {"type": "thinking", "text", "signature" (when the provider gave one)}
+ *   {"type": "redacted_thinking", "text": the provider's opaque data}
+ *   {"type": "image"|"document", "media_type", "data" (base64), "name" (when given)}
+ *   {"type": "tool_call", "id", "name", "input": a JSON object}
+ *   {"type": "tool_result", "id", "content", "is_error"}: content is a string, or an array of
+ *       text, image and document blocks when the result has media.
+ * Keys come in this order; export -> import -> export gives the same bytes.
+ *
+ * A conversation is stored in this neutral form and written for whichever provider the next
+ * request goes to, so set_config may switch provider or model between turns: thinking blocks
+ * (and their signatures) go only to the provider and model that made them and are left out
+ * elsewhere (an assistant message left empty is left out); a tool-call id the target does not
+ * accept (Anthropic and OpenAI: 1 to 40 of [a-zA-Z0-9_-]) is sent as "call_" and the first 32
+ * hex digits of its SHA-256, for the call and its result alike. */
+
+/* The conversation's messages: the "messages" array of panto_agent_export. Borrowed until
+ * the next call on the agent. */
 int panto_agent_conversation(PantoAgent *agent, PantoString *out_json);
+
+/* The conversation as a versioned document (above). Borrowed until the next call on the
+ * agent. */
+int panto_agent_export(PantoAgent *agent, PantoString *out_json);
+
+/* Replaces the conversation with a document of panto_agent_export (of any language, any
+ * agent). Everything is checked first: JSON, version, roles, blocks and their keys, base64
+ * and media types, every tool call answered by one result in the next message and every
+ * result answering a call; PANTO_ERR_CONVERSATION names the first problem (panto_agent_error)
+ * and the agent is unchanged. PANTO_ERR_BUSY while a stream of the agent is unfinished. */
+int panto_agent_import(PantoAgent *agent, PantoString json);
+
+/* The number of messages in the conversation. */
+int panto_agent_message_count(const PantoAgent *agent, size_t *out_count);
+
+/* Keeps the first message_count messages and drops the rest, e.g. the user message of a
+ * failed turn (message_count = count - 1). PANTO_ERR_INVALID_ARGUMENT when message_count is
+ * larger than the count; PANTO_ERR_CONVERSATION when it would keep tool calls without their
+ * results; PANTO_ERR_BUSY while a stream is unfinished. Nothing changes on failure. */
+int panto_agent_truncate(PantoAgent *agent, size_t message_count);
+
+/* ---- Compaction ----------------------------------------------------------------------- *
+ *
+ * Config key "compaction": {"enabled": true, "context_window": N, "reserve_tokens": 16384,
+ * "keep_recent_tokens": 20000, "prompt": string}. context_window defaults to the model's
+ * (a table of known Anthropic and OpenAI models; an unknown model has none, and then only
+ * panto_agent_compact compacts). Before each request of a turn whose context is estimated
+ * past context_window - reserve_tokens, the older messages are summarized by the model in a
+ * separate request (system prompt: "prompt", default in docs/conversations.md) and replaced by
+ * one user message holding the summary; the most recent messages, about keep_recent_tokens,
+ * stay, and a tool call is never separated from its result. The estimate: the input, cache
+ * and output tokens of the last assistant message's usage, plus about one token per 4
+ * characters of what came after it (an image or a document counts 4,800 characters). The turn
+ * shows COMPACTION_START and COMPACTION_END before the request's MESSAGE_START. A summary
+ * request that fails fails the turn with its error, and the conversation is unchanged. */
+
+/* Compacts now: a stream of COMPACTION_START, COMPACTION_END and MESSAGE_COMPLETE (the summary
+ * request's stop reason and usage), read and canceled like a turn's. PANTO_ERR_STATE when
+ * nothing is older than keep_recent_tokens (nothing to compact); PANTO_ERR_BUSY while a
+ * stream is unfinished. */
+int panto_agent_compact(PantoAgent *agent, PantoStream **out_stream);
+
+/* ---- Sessions -------------------------------------------------------------------------- *
+ *
+ * Config key "session" (panto_agent_new only): {"dir": D, "id": I, "mode": M, "fsync": true}.
+ * D defaults to $XDG_DATA_HOME/panto/sessions (~/.local/share/panto/sessions); it is made if
+ * missing. I: 1 to 128 of [A-Za-z0-9._-], not starting with "."; a new id is made when left
+ * out. M: "open" (the default: resume I if it exists, else create it), "resume" (it must
+ * exist: PANTO_ERR_NO_SUCH_SESSION) or "create" (it must not: PANTO_ERR_SESSION).
+ *
+ * A session is one append-only JSONL file, D/I.jsonl: a header line {"type": "session",
+ * "version": 1, "id", "created", "cwd", "parent" (forks: {"id", "message_count"})}, then one
+ * entry per change of the conversation: a message appended (a user turn, an assistant
+ * message as it ends, a round of tool results, a canceled turn's partial message), a
+ * truncation, an import, a compaction (its summary; the messages it replaced stay in the
+ * file), and a configuration change (provider, model, system, thinking, max_tokens: never an
+ * API key, a base URL or any other key). Nothing is rewritten in place. Each entry is
+ * written with one write and fsync'ed ("fsync": false skips that) before the call that made
+ * it returns: a process killed at any instant loses at most the message being streamed.
+ * Opening replays the file; a torn last line (a crash mid-write) is cut off the file and
+ * counted in torn_bytes. The agent holds an exclusive lock (flock) on the file while it lives:
+ * a second agent, in this process or another, gets PANTO_ERR_SESSION_LOCKED. A write that
+ * fails fails the call that made it with PANTO_ERR_SESSION. */
+
+typedef struct PantoSessionInfo {
+    uint32_t size; /* sizeof(PantoSessionInfo), set by PANTO_SESSION_INFO_INIT */
+    int32_t resumed;    /* 1: the session existed when the agent opened it */
+    PantoString id;
+    PantoString path;   /* the session's file */
+    uint64_t torn_bytes; /* bytes of a torn last line cut off when it was opened; 0 mostly */
+} PantoSessionInfo;
+
+#define PANTO_SESSION_INFO_INIT {.size = sizeof(PantoSessionInfo)}
+
+/* The agent's session; strings borrowed until the next call on the agent. PANTO_ERR_STATE
+ * when the agent has none. */
+int panto_agent_session(PantoAgent *agent, PantoSessionInfo *out_info);
+
+/* Forks the agent's session at message_count: a new session (id new_id, or a new id when
+ * empty) whose header names its parent, holding the first message_count messages; the agent
+ * goes on in it (the conversation is truncated to message_count) and lets go of the old one,
+ * which is unchanged. Errors as panto_agent_truncate, PANTO_ERR_SESSION (new_id taken or
+ * invalid, a write failed), PANTO_ERR_STATE without a session; nothing changes on failure. */
+int panto_agent_fork_session(PantoAgent *agent, size_t message_count, PantoString new_id);
+
+/* The sessions of a directory (dir {NULL, 0}: the default one), newest first, as a JSON
+ * array of {"id", "path", "created", "updated" (RFC 3339, UTC, milliseconds), "message_count",
+ * "first_user_text" (the first text of the first user message, "" if none), "cwd", "parent"
+ * (null or {"id", "message_count"})}. A missing directory has none; a file that is not a
+ * session is left out; a locked session is listed. */
+typedef struct PantoSessionList PantoSessionList;
+
+/* Like panto_agent_new, on PANTO_ERR_SESSION *out_list is still set: read the reason with
+ * panto_session_list_error, then free it. */
+int panto_session_list(PantoString dir, PantoSessionList **out_list);
+int panto_session_list_json(const PantoSessionList *list, PantoString *out_json); /* borrowed
+                                                                   until the list is freed */
+int panto_session_list_error(const PantoSessionList *list, PantoError *out_error);
+void panto_session_list_free(PantoSessionList *list);
 
 /* What the agent's connections did so far. Requests of an agent (the tool rounds of a turn,
  * later turns) share a kept-alive connection while it is healthy (see keep_alive in

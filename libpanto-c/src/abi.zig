@@ -29,6 +29,10 @@ pub const Status = enum(c_int) {
     canceled = -20,
     tool_loop = -21,
     capability = -22,
+    conversation = -23,
+    session = -24,
+    session_locked = -25,
+    no_such_session = -26,
 
     pub fn fromTurnError(err: panto.TurnError) Status {
         return switch (err) {
@@ -61,6 +65,8 @@ pub const EventKind = enum(i32) {
     tool_call_start = 8,
     tool_result = 9,
     provider_retry = 10,
+    compaction_start = 11,
+    compaction_end = 12,
 };
 
 /// PantoToolFormat: the core's export formats, whose values are the header's.
@@ -109,6 +115,9 @@ pub const Event = extern struct {
     delay_ms: u64 = 0,
     parts: ?[*]const PartInfo = null,
     part_count: usize = 0,
+    tokens_before: u64 = 0,
+    tokens_after: u64 = 0,
+    message_count: u64 = 0,
 };
 
 /// PantoPartKind: the core's, whose values are the header's.

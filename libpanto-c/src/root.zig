@@ -371,6 +371,8 @@ fn toAbi(event: panto.Event) PantoEvent {
         .tool_call_start => |e| .{ .kind = @intFromEnum(abi.EventKind.tool_call_start), .id = .from(e.id), .name = .from(e.name), .text = .from(e.input), .awaiting_result = @intFromBool(e.awaiting_result) },
         .tool_result => |e| .{ .kind = @intFromEnum(abi.EventKind.tool_result), .id = .from(e.id), .name = .from(e.name), .text = .from(e.content), .is_error = @intFromBool(e.is_error), .parts = abi.PartInfo.fromCore(e.parts), .part_count = e.parts.len },
         .provider_retry => |e| .{ .kind = @intFromEnum(abi.EventKind.provider_retry), .attempt = e.attempt, .delay_ms = e.delay_ms, .http_status = e.http_status, .text = .from(e.reason) },
+        .compaction_start => |e| .{ .kind = @intFromEnum(abi.EventKind.compaction_start), .tokens_before = e.tokens_before, .text = .from(e.reason) },
+        .compaction_end => |e| .{ .kind = @intFromEnum(abi.EventKind.compaction_end), .tokens_before = e.tokens_before, .tokens_after = e.tokens_after, .message_count = e.message_count, .text = .from(e.summary) },
     };
 }
 

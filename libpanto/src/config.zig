@@ -35,6 +35,31 @@ pub const Config = struct {
     retry: Retry = .{},
     timeouts: Timeouts = .{},
     keep_alive: KeepAlive = .{},
+    /// Automatic compaction of long conversations (compaction.zig).
+    compaction: Compaction = .{},
+    /// The session the conversation is kept in on disk (session/); panto_agent_new only.
+    session: ?Session = null,
+};
+
+pub const Compaction = struct {
+    enabled: bool = true,
+    /// null: the model's, from the table in compaction.zig (none for an unknown model).
+    context_window: ?u64 = null,
+    reserve_tokens: u64 = 16_384,
+    keep_recent_tokens: u64 = 20_000,
+    /// null: the default summarization prompt (compaction.zig).
+    prompt: ?[]const u8 = null,
+};
+
+pub const Session = struct {
+    /// null: $XDG_DATA_HOME/panto/sessions, else ~/.local/share/panto/sessions.
+    dir: ?[]const u8 = null,
+    /// null: a new id is made.
+    id: ?[]const u8 = null,
+    mode: Mode = .open,
+    fsync: bool = true,
+
+    pub const Mode = enum { open, @"resume", create };
 };
 
 /// How much the model may think before answering.

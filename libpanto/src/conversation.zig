@@ -7,6 +7,7 @@ pub const Role = enum { user, assistant };
 
 pub const BlockKind = enum { text, thinking, redacted_thinking, tool_call, tool_result, image, document };
 const StopReason = @import("event.zig").StopReason;
+const Usage = @import("event.zig").Usage;
 
 pub const Block = struct {
     kind: BlockKind,
@@ -36,7 +37,19 @@ pub const Message = struct {
     blocks: []Block,
     /// Assistant messages: why the message ended (`aborted` for a canceled turn).
     stop_reason: StopReason = .none,
+    /// Assistant messages: the provider ("anthropic", "openai") and model that wrote it, owned
+    /// (gpa); "" when unknown (an imported message that did not say). Thinking blocks and
+    /// their signatures go back only to the same provider and model (see panto.h).
+    provider: []const u8 = "",
+    model: []const u8 = "",
+    /// Assistant messages: the message's usage as the provider reported it.
+    usage: Usage = .{},
+    /// A user message holding the summary of compacted messages: how many it replaced and
+    /// the context's estimated size before.
+    compaction: ?Compaction = null,
 };
+
+pub const Compaction = struct { message_count: u64, tokens_before: u64 };
 
 pub const Conversation = struct {
     gpa: Allocator,
@@ -213,6 +226,8 @@ pub fn freeBlocks(gpa: Allocator, blocks: []const Block) void {
     gpa.free(blocks);
 }
 
-fn freeMessage(gpa: Allocator, m: Message) void {
+pub fn freeMessage(gpa: Allocator, m: Message) void {
     freeBlocks(gpa, m.blocks);
+    gpa.free(m.provider);
+    gpa.free(m.model);
 }

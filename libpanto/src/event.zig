@@ -113,6 +113,12 @@ pub const Bytes = extern struct {
 /// A provider request failed in a way worth another try; the next `next()` waits, then asks again.
 pub const ProviderRetry = struct { attempt: u32, delay_ms: u64, http_status: u16, reason: []const u8 };
 
+/// The older messages are being summarized (compaction.zig): before a request whose context
+/// would not fit ("threshold"), or asked for ("manual").
+pub const CompactionStart = struct { tokens_before: u64, reason: []const u8 };
+/// The summary replaced `message_count` messages; the context is now about `tokens_after`.
+pub const CompactionEnd = struct { tokens_before: u64, tokens_after: u64, message_count: u64, summary: []const u8 };
+
 pub const Event = union(enum) {
     message_start: MessageStart,
     block_start: BlockStart,
@@ -124,6 +130,8 @@ pub const Event = union(enum) {
     tool_call_start: ToolCallStart,
     tool_result: ToolResult,
     provider_retry: ProviderRetry,
+    compaction_start: CompactionStart,
+    compaction_end: CompactionEnd,
     /// The turn's terminal event: `next()` after it returns null. Usage is the turn's sum.
     message_complete: MessageComplete,
 };
