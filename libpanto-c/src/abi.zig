@@ -212,6 +212,7 @@ pub fn writeSized(comptime T: type, dest: *T, full: T) void {
 
 fn upper(comptime name: []const u8) []const u8 {
     comptime {
+        @setEvalBranchQuota(10_000);
         var out: [name.len]u8 = undefined;
         for (name, 0..) |ch, i| out[i] = std.ascii.toUpper(ch);
         const final = out;

@@ -62,6 +62,8 @@ pub const EventRules = struct {
                 if (r.state == .complete) broken(e, "provider_retry after message_complete");
                 r.state = .before_message;
             },
+            // Compaction comes before a request, so before its message_start.
+            .compaction_start, .compaction_end => if (r.state != .before_message and r.state != .after_message) broken(e, "compaction inside a message"),
             .message_complete => {
                 if (r.state != .after_message) broken(e, "message_complete before the message ended");
                 r.state = .complete;
@@ -89,6 +91,8 @@ fn expectStrings(e: ev.Event) void {
         .tool_call_start => |s| &.{ s.id, s.name, s.input },
         .tool_result => |r| &.{ r.id, r.name, r.content },
         .provider_retry => |r| &.{r.reason},
+        .compaction_start => |c| &.{c.reason},
+        .compaction_end => |c| &.{c.summary},
         .block_start => &.{},
     };
     for (strings) |s| if (!std.unicode.utf8ValidateSlice(s)) std.debug.panic("an event string is not UTF-8: {any}", .{e});

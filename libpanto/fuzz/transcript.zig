@@ -30,6 +30,8 @@ pub const Transcript = struct {
             .tool_call_start => |s| try l.print(gpa, "tool_call_start {s} {s} {s} {}\n", .{ s.id, s.name, s.input, s.awaiting_result }),
             .tool_result => |r| try l.print(gpa, "tool_result {s} {s} {s} {}\n", .{ r.id, r.name, r.content, r.is_error }),
             .provider_retry => |r| try l.print(gpa, "provider_retry {d} {d} {d} {s}\n", .{ r.attempt, r.delay_ms, r.http_status, r.reason }),
+            .compaction_start => |c| try l.print(gpa, "compaction_start {d} {s}\n", .{ c.tokens_before, c.reason }),
+            .compaction_end => |c| try l.print(gpa, "compaction_end {d} {d} {d} {s}\n", .{ c.tokens_before, c.tokens_after, c.message_count, c.summary }),
             .message_complete => |m| try l.print(gpa, "message_complete {t} {s} {any}\n", .{ m.stop_reason, m.provider_stop_reason, m.usage }),
         }
     }
