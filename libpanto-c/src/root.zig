@@ -113,6 +113,10 @@ pub export fn panto_agent_new(config_json: PantoString, out_agent: ?*?*PantoAgen
             out.* = h;
             return h.setError(.config, diag.message());
         },
+        error.SessionWrite, error.SessionCorrupt, error.SessionExists, error.SessionLocked, error.NoSuchSession => |e| {
+            out.* = h;
+            return h.setError(abi.Status.fromSessionError(e), diag.message());
+        },
         error.OutOfMemory => {
             panto_agent_free(h);
             return code(.out_of_memory);
@@ -145,6 +149,7 @@ pub export fn panto_agent_set_config(agent: ?*PantoAgent, config_json: PantoStri
         error.Busy => h.setError(.busy, "the configuration cannot change while a stream of the agent is unfinished"),
         error.InvalidConfig => h.setError(.config, diag.message()),
         error.OutOfMemory => h.setError(.out_of_memory, "out of memory"),
+        error.SessionWrite => h.setError(.session, diag.message()),
     };
     return h.clearError();
 }
@@ -167,6 +172,7 @@ pub export fn panto_agent_run(agent: ?*PantoAgent, input: ?*const abi.Input, out
     const s = a.runInput(.{ .text = text, .parts = given }) catch |err| return switch (err) {
         error.Busy => h.setError(.busy, "the agent already has an unfinished stream; free it first"),
         error.OutOfMemory => h.setError(.out_of_memory, "out of memory"),
+        error.SessionWrite => h.setError(.session, "the user message could not be written to the session file"),
     };
     out.* = StreamHandle.create(s) catch {
         s.close(); // (the user message stays, as for a turn freed before its first event)

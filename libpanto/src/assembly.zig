@@ -279,7 +279,7 @@ pub const Assembly = struct {
 
     /// Appends the assembled message to the conversation. `inputs` holds each tool call's
     /// normalized input, in block order.
-    pub fn commit(a: *Assembly, conversation: *Conversation.Conversation, inputs: []const []const u8, stop_reason: ev.StopReason) Allocator.Error!void {
+    pub fn commit(a: *Assembly, conversation: *Conversation.Conversation, inputs: []const []const u8, stop_reason: ev.StopReason) Conversation.AppendError!void {
         var list: std.ArrayList(Conversation.Block) = .empty;
         defer list.deinit(a.gpa);
         var next_input: usize = 0;
@@ -303,7 +303,7 @@ pub const Assembly = struct {
 
     /// Keeps what arrived of a message that was canceled: its text and thinking (tool calls
     /// whose input may be cut are left out), with the stop reason `aborted`.
-    pub fn commitPartial(a: *Assembly, conversation: *Conversation.Conversation) Allocator.Error!void {
+    pub fn commitPartial(a: *Assembly, conversation: *Conversation.Conversation) Conversation.AppendError!void {
         var list: std.ArrayList(Conversation.Block) = .empty;
         defer list.deinit(a.gpa);
         for (a.blocks.items[0..a.block_count]) |b| switch (b.kind) {
