@@ -54,6 +54,19 @@ pub fn skipRequest(r: *std.Io.Reader) !void {
     try r.discardAll(content_length);
 }
 
+/// Waits until a test server's thread is `done`. A test that failed before making every
+/// request the server expects leaves it waiting for a connection that never comes: knock
+/// (connect and hang up) until it is done, so that the failure is reported instead of
+/// hanging the run.
+pub fn knockUntilDone(io: std.Io, port: u16, done: *const std.atomic.Value(bool)) void {
+    while (!done.load(.acquire)) {
+        const address = std.Io.net.IpAddress.parseIp4("127.0.0.1", port) catch unreachable;
+        if (address.connect(io, .{ .mode = .stream })) |conn| conn.close(io) else |_| {}
+        const ts: std.c.timespec = .{ .sec = 0, .nsec = 10 * std.time.ns_per_ms };
+        _ = std.c.nanosleep(&ts, null);
+    }
+}
+
 const TestServer = struct {
     server: std.Io.net.Server,
     thread: std.Thread,
@@ -79,17 +92,10 @@ const TestServer = struct {
         s.thread = try std.Thread.spawn(.{}, serve, .{s});
     }
 
-    /// Waits for the server's thread. A test that failed before making every request the
-    /// server expects leaves it waiting for a connection that never comes: knock (connect and
-    /// hang up) until it is done, so that the failure is reported instead of hanging the run.
+    /// Waits for the server's thread (see knockUntilDone).
     fn stop(s: *TestServer) void {
         const io = server_io_instance.io();
-        while (!s.done.load(.acquire)) {
-            const address = std.Io.net.IpAddress.parseIp4("127.0.0.1", s.port) catch unreachable;
-            if (address.connect(io, .{ .mode = .stream })) |conn| conn.close(io) else |_| {}
-            const ts: std.c.timespec = .{ .sec = 0, .nsec = 10 * std.time.ns_per_ms };
-            _ = std.c.nanosleep(&ts, null);
-        }
+        knockUntilDone(io, s.port, &s.done);
         s.thread.join();
         s.server.deinit(io);
     }
