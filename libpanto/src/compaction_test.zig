@@ -95,14 +95,7 @@ const Server = struct {
         var read_buf: [64 * 1024]u8 = undefined;
         var reader = conn.reader(io, &read_buf);
         const r = &reader.interface;
-        var content_length: usize = 0;
-        while (true) {
-            const line = try r.takeDelimiterInclusive('\n');
-            if (std.mem.eql(u8, line, "\r\n")) break;
-            if (std.ascii.startsWithIgnoreCase(line, "content-length:"))
-                content_length = try std.fmt.parseInt(usize, std.mem.trim(u8, line[15..], " \r\n"), 10);
-        }
-        const body = try gpa.alloc(u8, content_length);
+        const body = try gpa.alloc(u8, try stream_test.readRequestHead(r));
         errdefer gpa.free(body);
         try r.readSliceAll(body);
         try s.bodies.append(gpa, body);
@@ -142,6 +135,32 @@ fn newAgent(server: *Server) !*Agent {
         .compaction = .{ .context_window = 1000, .reserve_tokens = 100, .keep_recent_tokens = 50 },
     });
 }
+
+/// A turn past the threshold: an agent on a server of `answers`, with an old question and
+/// answer whose usage says 950 tokens, running the new question. Start it in place (the
+/// server's thread points at it), end it with `end`.
+const PastThreshold = struct {
+    server: Server,
+    agent: *Agent,
+    stream: *Stream,
+
+    fn start(t: *PastThreshold, answers: []const Answer) !void {
+        try t.server.start(answers);
+        errdefer t.server.stop();
+        t.agent = try newAgent(&t.server);
+        errdefer t.agent.deinit();
+        try appendText(t.agent, .user, old_question, 0);
+        try appendText(t.agent, .assistant, old_answer, 950); // the provider's count: past 900
+        t.stream = try t.agent.run(new_question);
+        t.server.cancel_target.store(t.stream, .release);
+    }
+
+    fn end(t: *PastThreshold) void {
+        t.stream.destroy();
+        t.agent.deinit();
+        t.server.stop();
+    }
+};
 
 /// Appends a message of one text block (with a usage, for an assistant's).
 fn appendText(agent: *Agent, role: conversation.Role, text: []const u8, input_tokens: u64) !void {
@@ -187,15 +206,12 @@ const old_answer = "The parser is in sse.zig and decode.zig. " ** 6;
 const new_question = "Now make the parser faster, please, and keep every test green. " ** 4; // 252 characters: 63 tokens
 
 test "a turn past the threshold summarizes the older messages first, then sends the request with the summary" {
-    var server: Server = undefined;
-    try server.start(&.{ .{ .body = summary_answer }, .{} });
-    defer server.stop();
-    const agent = try newAgent(&server);
-    defer agent.deinit();
-    try appendText(agent, .user, old_question, 0);
-    try appendText(agent, .assistant, old_answer, 950); // the provider's count: past 900
-    const stream = try agent.run(new_question);
-    defer stream.destroy();
+    var t: PastThreshold = undefined;
+    try t.start(&.{ .{ .body = summary_answer }, .{} });
+    defer t.end();
+    const agent = t.agent;
+    const stream = t.stream;
+    const server = &t.server;
 
     const start = try nextAs(stream, .compaction_start);
     try std.testing.expectEqualStrings("threshold", start.reason);
@@ -314,16 +330,11 @@ test "a tool round whose result passes the threshold compacts before the next re
 /// A turn past the threshold whose summary request gets `answers`: it fails with `expected`
 /// (after a COMPACTION_START), the conversation as it was but for the turn's user message.
 fn expectSummaryFailure(answers: []const Answer, expected: anyerror, message_part: []const u8) !void {
-    var server: Server = undefined;
-    try server.start(answers);
-    defer server.stop();
-    const agent = try newAgent(&server);
-    defer agent.deinit();
-    try appendText(agent, .user, old_question, 0);
-    try appendText(agent, .assistant, old_answer, 950);
-    const stream = try agent.run(new_question);
-    defer stream.destroy();
-    server.cancel_target.store(stream, .release);
+    var t: PastThreshold = undefined;
+    try t.start(answers);
+    defer t.end();
+    const agent = t.agent;
+    const stream = t.stream;
     const before = try snapshot(agent);
     defer gpa.free(before);
     _ = try nextAs(stream, .compaction_start);
@@ -353,15 +364,11 @@ test "a summary request that fails fails the turn with its error; the conversati
 }
 
 test "a summary request retried after a ProviderRetry event, then the turn goes on" {
-    var server: Server = undefined;
-    try server.start(&.{ overloaded, .{ .body = summary_answer }, .{} });
-    defer server.stop();
-    const agent = try newAgent(&server);
-    defer agent.deinit();
-    try appendText(agent, .user, old_question, 0);
-    try appendText(agent, .assistant, old_answer, 950);
-    const stream = try agent.run(new_question);
-    defer stream.destroy();
+    var t: PastThreshold = undefined;
+    try t.start(&.{ overloaded, .{ .body = summary_answer }, .{} });
+    defer t.end();
+    const agent = t.agent;
+    const stream = t.stream;
     _ = try nextAs(stream, .compaction_start);
     try std.testing.expectEqual(@as(u32, 1), (try nextAs(stream, .provider_retry)).attempt);
     _ = try nextAs(stream, .compaction_end);

@@ -44,14 +44,18 @@ const Answer = struct {
 
 /// Reads a request a test server is sent: its head, then its body (Content-Length), discarded.
 pub fn skipRequest(r: *std.Io.Reader) !void {
+    try r.discardAll(try readRequestHead(r));
+}
+
+/// Reads the head of a request a test server is sent: the length of its body.
+pub fn readRequestHead(r: *std.Io.Reader) !usize {
     var content_length: usize = 0;
     while (true) {
         const line = try r.takeDelimiterInclusive('\n');
-        if (std.mem.eql(u8, line, "\r\n")) break;
+        if (std.mem.eql(u8, line, "\r\n")) return content_length;
         if (std.ascii.startsWithIgnoreCase(line, "content-length:"))
             content_length = try std.fmt.parseInt(usize, std.mem.trim(u8, line[15..], " \r\n"), 10);
     }
-    try r.discardAll(content_length);
 }
 
 /// Waits until a test server's thread is `done`. A test that failed before making every
