@@ -537,3 +537,24 @@ test "a compaction that failed at the provider's door is run again by reopen: a 
     _ = try nextUntil(stream, .message_complete);
     try std.testing.expectEqual(@as(usize, 4), agent.conversation.messages.items.len);
 }
+
+test "read in batches: the compaction's events come each alone, before the request's" {
+    var t: PastThreshold = undefined;
+    try t.start(&.{ .{ .body = summary_answer }, .{} });
+    defer t.end();
+    var tags: std.ArrayList(std.meta.Tag(Event)) = .empty;
+    defer tags.deinit(gpa);
+    var summary: std.ArrayList(u8) = .empty;
+    defer summary.deinit(gpa);
+    while (true) {
+        const batch = try t.stream.nextBatch(64);
+        if (batch.len == 0) break;
+        if (batch[0] == .compaction_start or batch[0] == .compaction_end) try std.testing.expectEqual(@as(usize, 1), batch.len);
+        if (batch[0] == .compaction_end) try summary.appendSlice(gpa, batch[0].compaction_end.summary);
+        for (batch) |e| try tags.append(gpa, e);
+    }
+    try std.testing.expect(tags.items.len > 3);
+    try std.testing.expectEqualSlices(std.meta.Tag(Event), &.{ .compaction_start, .compaction_end, .message_start }, tags.items[0..3]);
+    try std.testing.expectEqual(.message_complete, tags.items[tags.items.len - 1]);
+    try std.testing.expectEqualStrings("The user asked old things; the assistant answered.", summary.items);
+}
