@@ -16,6 +16,7 @@ const network = @import("network.zig");
 const providers = @import("providers.zig");
 const Dialer = @import("dial.zig").Dialer;
 const KeepAlive = @import("keep_alive.zig").KeepAlive;
+const compaction = @import("compaction.zig");
 
 pub const RunError = error{ Busy, OutOfMemory, SessionWrite };
 pub const AddToolError = error{ Busy, InvalidConfig, OutOfMemory };
@@ -25,6 +26,8 @@ pub const InitError = AddToolError || session_mod.Error;
 pub const SetConfigError = AddToolError || error{SessionWrite};
 pub const ImportError = error{ Busy, InvalidConversation, OutOfMemory, SessionWrite };
 pub const TruncateError = error{ Busy, InvalidConversation, OutOfRange, OutOfMemory, SessionWrite };
+/// NothingToCompact: no message is older than compaction.keep_recent_tokens.
+pub const CompactError = error{ Busy, NothingToCompact, OutOfMemory };
 
 pub const Agent = struct {
     gpa: Allocator,
@@ -99,6 +102,8 @@ pub const Agent = struct {
         a.config.retry = config.retry;
         a.config.timeouts = config.timeouts;
         a.config.keep_alive = config.keep_alive;
+        a.config.compaction = config.compaction;
+        if (config.compaction.prompt) |p| a.config.compaction.prompt = try arena.dupe(u8, p);
         try config_mod.checkWireStrings(a.config, keySource(config.api_key), diag);
         try a.syncNativeTools();
         for (config.tools) |t| try a.addParsedTool(t, diag); // the errdefers above free `a`
@@ -231,6 +236,24 @@ pub const Agent = struct {
         };
         errdefer a.conversation.dropLast() catch {};
         const s = try Stream.create(a);
+        a.busy = true;
+        a.live_streams += 1;
+        return s;
+    }
+
+    /// Compacts the conversation now: the messages older than about
+    /// compaction.keep_recent_tokens are summarized by the model (see compaction.zig). The
+    /// stream gives COMPACTION_START, COMPACTION_END and MESSAGE_COMPLETE (the summary
+    /// request's stop reason and usage); it is read, canceled and closed like a turn's, and
+    /// one that fails leaves the conversation unchanged.
+    pub fn compact(a: *Agent) CompactError!*Stream {
+        if (a.busy) return error.Busy;
+        const plan = compaction.planManual(&a.conversation, a.config) orelse return error.NothingToCompact;
+        const summarizing = try compaction.Run.create(a.gpa, &a.conversation, plan);
+        const s = Stream.createCompaction(a, summarizing) catch |err| {
+            summarizing.destroy();
+            return err;
+        };
         a.busy = true;
         a.live_streams += 1;
         return s;

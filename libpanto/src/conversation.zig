@@ -61,6 +61,9 @@ pub const Conversation = struct {
     /// Where every change is recorded as it is made (the agent's session file: session/),
     /// or null. An append is kept in memory also when recording it fails.
     journal: ?*Journal = null,
+    /// Assistant messages before this index were kept across a compaction: their usage
+    /// describes the context before it, which compaction.zig's estimate must not take.
+    stale_usage_before: usize = 0,
 
     pub fn init(gpa: Allocator) Conversation {
         return .{ .gpa = gpa };
@@ -91,11 +94,24 @@ pub const Conversation = struct {
         if (c.messages.items.len == 0) return;
         if (c.journal) |j| try j.truncate(c.messages.items.len - 1);
         freeMessage(c.gpa, c.messages.pop().?);
+        c.stale_usage_before = @min(c.stale_usage_before, c.messages.items.len);
     }
 
     fn recordLast(c: *Conversation) AppendError!void {
         const j = c.journal orelse return;
         try j.message(&c.messages.items[c.messages.items.len - 1]);
+    }
+
+    /// Compaction (compaction.zig): the messages before `first_kept` (at least one) are
+    /// replaced by `summary`, a user message whose blocks and strings the conversation
+    /// takes. `tokens_after` is the context's estimated size now (for the session journal).
+    /// Cannot fail: the list only shrinks.
+    pub fn replacePrefix(c: *Conversation, first_kept: usize, summary: Message, tokens_after: u64) void {
+        _ = tokens_after;
+        std.debug.assert(first_kept >= 1 and first_kept <= c.messages.items.len);
+        for (c.messages.items[0..first_kept]) |m| freeMessage(c.gpa, m);
+        c.messages.replaceRangeAssumeCapacity(0, first_kept, &.{summary});
+        c.stale_usage_before = c.messages.items.len;
     }
 
     /// Appends a message, copying the blocks' strings.
@@ -124,6 +140,8 @@ pub const Conversation = struct {
         if (c.journal) |j| try j.truncate(count);
         for (c.messages.items[count..]) |m| freeMessage(c.gpa, m);
         c.messages.shrinkRetainingCapacity(count);
+        c.stale_usage_before = @min(c.stale_usage_before, count);
+        c.stale_usage_before = @min(c.stale_usage_before, count);
     }
 
     /// Replaces every message with `messages`, which the conversation takes (owned by its gpa,
@@ -133,6 +151,8 @@ pub const Conversation = struct {
         for (c.messages.items) |m| freeMessage(c.gpa, m);
         c.messages.deinit(c.gpa);
         c.messages = .fromOwnedSlice(messages);
+        c.stale_usage_before = 0;
+        c.stale_usage_before = 0;
     }
 
     /// Writes the messages as the "messages" array of an export (conversation_json.zig).
