@@ -11,7 +11,7 @@ const conversation = @import("../conversation.zig");
 const Conversation = conversation.Conversation;
 const Message = conversation.Message;
 const entry = @import("entry.zig");
-const message_json = @import("message_json.zig");
+const conversation_json = @import("../conversation_json.zig");
 const json_depth = @import("../json_depth.zig");
 const file = @import("file.zig");
 const Diagnostic = @import("../config.zig").Diagnostic;
@@ -210,9 +210,10 @@ fn scanFields(gpa: Allocator, line: []const u8) LineError!Fields {
 }
 
 fn parseMessage(gpa: Allocator, raw: []const u8) LineError!Message {
-    return message_json.parse(gpa, raw) catch |err| switch (err) {
+    var diag: conversation_json.Diagnostic = .{};
+    return conversation_json.parseMessageJson(gpa, raw, &diag) catch |err| switch (err) {
         error.OutOfMemory => error.OutOfMemory,
-        error.Invalid => error.NotAnEntry,
+        error.InvalidConversation => error.NotAnEntry,
     };
 }
 

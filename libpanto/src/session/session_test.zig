@@ -92,7 +92,7 @@ test "an agent with a session writes its conversation as it goes; the next agent
     // Freed without closing anything first: the file is already complete.
     var kept: Conversation = .init(gpa);
     defer kept.deinit();
-    for (first.conversation.messages.items) |m| try kept.appendMessage(m.role, m.blocks, m.stop_reason);
+    for (first.conversation.messages.items) |m| try kept.appendMessage(m.role, m.blocks, .{ .stop_reason = m.stop_reason, .provider = m.provider, .model = m.model, .usage = m.usage });
     first.deinit();
 
     const second = try f.agent("s1", .@"resume");
@@ -236,9 +236,9 @@ test "every kind of entry replays: a resume after each gives the conversation in
             1 => try conv.appendMessage(.assistant, &.{
                 .{ .kind = .thinking, .text = "hm", .signature = "sig" },
                 .{ .kind = .tool_call, .id = "c1", .name = "look", .text = "{\"q\":1}" },
-            }, .tool_use),
+            }, .{ .stop_reason = .tool_use, .provider = "anthropic", .model = "claude-test", .usage = .{ .input_tokens = 3 } }),
             2 => try conv.appendCopy(.user, &.{.{ .kind = .tool_result, .id = "c1", .text = "seen", .is_error = true }}),
-            3 => try conv.appendMessage(.assistant, &.{.{ .kind = .text, .text = "done" }}, .end_turn),
+            3 => try conv.appendMessage(.assistant, &.{.{ .kind = .text, .text = "done" }}, .{ .stop_reason = .end_turn, .provider = "anthropic", .model = "claude-test", .usage = .{ .input_tokens = 3 } }),
             4 => try conv.dropLast(),
             5 => try a.setConfig("{\"model\":\"claude-other\",\"system\":\"be brief\",\"max_tokens\":99}", &diag),
             6 => { // a compaction: [summary] + live[2..]
@@ -251,11 +251,11 @@ test "every kind of entry replays: a resume after each gives the conversation in
                 var other: Conversation = .init(gpa);
                 defer other.deinit();
                 try other.appendUserText("imported");
-                try other.appendMessage(.assistant, &.{.{ .kind = .text, .text = "yes" }}, .end_turn);
+                try other.appendMessage(.assistant, &.{.{ .kind = .text, .text = "yes" }}, .{ .stop_reason = .end_turn, .provider = "anthropic", .model = "claude-test", .usage = .{ .input_tokens = 3 } });
                 try conv.journal.?.replace(other.messages.items);
                 for (conv.messages.items) |m| conversation.freeMessage(gpa, m);
                 conv.messages.clearRetainingCapacity();
-                for (other.messages.items) |m| try conv.messages.append(gpa, .{ .role = m.role, .blocks = try conversation.copyBlocks(gpa, m.blocks), .stop_reason = m.stop_reason });
+                for (other.messages.items) |m| try conv.messages.append(gpa, .{ .role = m.role, .blocks = try conversation.copyBlocks(gpa, m.blocks), .stop_reason = m.stop_reason, .provider = try gpa.dupe(u8, m.provider), .model = try gpa.dupe(u8, m.model), .usage = m.usage });
             },
             8 => try a.setConfig("{\"thinking\":\"low\",\"api_key\":\"sk-ant-OTHER-SECRET\",\"base_url\":\"http://elsewhere:1\"}", &diag),
             else => unreachable,
@@ -293,7 +293,7 @@ test "a fork is a new session naming its parent, with the first k messages; the 
     const a = try f.agent("parent", .create);
     defer a.deinit();
     try a.conversation.appendUserText("one");
-    try a.conversation.appendMessage(.assistant, &.{.{ .kind = .tool_call, .id = "c", .name = "t", .text = "{}" }}, .tool_use);
+    try a.conversation.appendMessage(.assistant, &.{.{ .kind = .tool_call, .id = "c", .name = "t", .text = "{}" }}, .{ .stop_reason = .tool_use, .provider = "anthropic", .model = "claude-test", .usage = .{ .input_tokens = 3 } });
     try a.conversation.appendCopy(.user, &.{.{ .kind = .tool_result, .id = "c", .text = "r" }});
     const parent_before = try f.read("parent");
     defer gpa.free(parent_before);
@@ -336,7 +336,7 @@ test "list: the sessions of a directory, newest first, with their counts, first 
         const a = try f.agent("older", .create);
         defer a.deinit();
         try a.conversation.appendUserText("first question");
-        try a.conversation.appendMessage(.assistant, &.{.{ .kind = .text, .text = "answer" }}, .end_turn);
+        try a.conversation.appendMessage(.assistant, &.{.{ .kind = .text, .text = "answer" }}, .{ .stop_reason = .end_turn, .provider = "anthropic", .model = "claude-test", .usage = .{ .input_tokens = 3 } });
         try a.forkSession(1, "newer", &diag);
     }
     try f.tmp.dir.writeFile(std.testing.io, .{ .sub_path = "notes.jsonl", .data = "{\"hello\":1}\n" });
