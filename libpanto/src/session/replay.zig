@@ -58,7 +58,8 @@ pub fn load(gpa: Allocator, fd: std.c.fd_t, conv: *Conversation, diag: *Diagnost
             const is_last = eof and start == buf.items.len;
             replayLine(gpa, &loaded, conv, line, line_number, diag) catch |err| switch (err) {
                 error.OutOfMemory => return error.OutOfMemory,
-                error.NotAnEntry => if (is_last or try restIsEmpty(fd, offset + start)) {
+                // A whole first line that is no header: not a session (never cut).
+                error.NotAnEntry => if (line_number > 1 and (is_last or try restIsEmpty(fd, offset + start))) {
                     loaded.torn_bytes = try fileEnd(fd) - line_start;
                     return loaded;
                 } else return failLine(diag, line_number),
@@ -68,8 +69,11 @@ pub fn load(gpa: Allocator, fd: std.c.fd_t, conv: *Conversation, diag: *Diagnost
             continue;
         }
         if (eof) {
-            // What is left has no "\n": a torn last line (or nothing).
-            loaded.torn_bytes = buf.items.len - start;
+            // What is left has no "\n": a torn last line (or nothing). A torn first line is
+            // the start of a header, or the file is not a session.
+            const rest = buf.items[start..];
+            if (line_number == 0 and rest.len > 0 and !isHeaderStart(rest)) return failLine(diag, 1);
+            loaded.torn_bytes = rest.len;
             return loaded;
         }
         // Keep the unfinished line, read more after it.
@@ -84,6 +88,13 @@ pub fn load(gpa: Allocator, fd: std.c.fd_t, conv: *Conversation, diag: *Diagnost
         buf.items.len += n;
         if (n < room.len) eof = true;
     }
+}
+
+/// Whether `text` begins as panto writes a header (or is the beginning of that).
+fn isHeaderStart(text: []const u8) bool {
+    const start = "{\"type\":\"session\",";
+    const n = @min(text.len, start.len);
+    return std.mem.eql(u8, text[0..n], start[0..n]);
 }
 
 /// Whether nothing follows offset `at` in the file.

@@ -419,3 +419,24 @@ test "the session key: parsed with its rules, refused by set_config" {
     try std.testing.expectEqual(null, agent.sessionInfo());
     try std.testing.expectError(error.State, agent.forkSession(0, null, &diag));
 }
+
+test "a file that is not a session is never cut: a first line that is no header is an error" {
+    var f: Fixture = undefined;
+    try f.init();
+    defer f.deinit();
+    var diag: config_mod.Diagnostic = .{};
+    for ([_][]const u8{ "{\"hello\":1}\n", "hello", "{\"type\":\"message\",\"message\":{}}\n" }) |bytes| {
+        try f.tmp.dir.writeFile(std.testing.io, .{ .sub_path = "mine.jsonl", .data = bytes });
+        try std.testing.expectError(error.SessionCorrupt, Agent.initWithDiagnostic(gpa, f.config("mine", .open), &diag));
+        try std.testing.expectEqualStrings("line 1 is not a session entry", diag.message());
+        const after = try f.read("mine");
+        defer gpa.free(after);
+        try std.testing.expectEqualStrings(bytes, after);
+    }
+    // A torn header (a crash while the session was made): cut, and the session made anew.
+    try f.tmp.dir.writeFile(std.testing.io, .{ .sub_path = "mine.jsonl", .data = "{\"type\":\"sess" });
+    const a = try f.agent("mine", .open);
+    defer a.deinit();
+    try std.testing.expect(!a.sessionInfo().?.resumed);
+    try std.testing.expectEqual(@as(u64, "{\"type\":\"sess".len), a.sessionInfo().?.torn_bytes);
+}
