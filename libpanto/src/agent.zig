@@ -3,11 +3,11 @@ const std = @import("std");
 const Allocator = std.mem.Allocator;
 const config_mod = @import("config.zig");
 const Config = config_mod.Config;
-const conversation = @import("conversation.zig");
-const Conversation = conversation.Conversation;
+const conversation_mod = @import("conversation.zig");
+const Conversation = conversation_mod.Conversation;
+const session_mod = @import("session/session.zig");
 const conversation_json = @import("conversation_json.zig");
 const Origin = @import("assembly.zig").Origin;
-const session_mod = @import("session/session.zig");
 const content = @import("content.zig");
 const Stream = @import("stream.zig").Stream;
 const tools = @import("tools.zig");
@@ -16,6 +16,7 @@ const network = @import("network.zig");
 const providers = @import("providers.zig");
 const Dialer = @import("dial.zig").Dialer;
 const KeepAlive = @import("keep_alive.zig").KeepAlive;
+const compaction = @import("compaction.zig");
 
 pub const RunError = error{ Busy, OutOfMemory, SessionWrite };
 pub const AddToolError = error{ Busy, InvalidConfig, OutOfMemory };
@@ -24,7 +25,9 @@ pub const AddToolError = error{ Busy, InvalidConfig, OutOfMemory };
 pub const InitError = AddToolError || session_mod.Error;
 pub const SetConfigError = AddToolError || error{SessionWrite};
 pub const ImportError = error{ Busy, InvalidConversation, OutOfMemory, SessionWrite };
-pub const TruncateError = error{ Busy, InvalidConversation, OutOfRange, SessionWrite, OutOfMemory };
+pub const TruncateError = error{ Busy, InvalidConversation, OutOfRange, OutOfMemory, SessionWrite };
+/// NothingToCompact: no message is older than compaction.keep_recent_tokens.
+pub const CompactError = error{ Busy, NothingToCompact, OutOfMemory };
 
 pub const Agent = struct {
     gpa: Allocator,
@@ -99,6 +102,8 @@ pub const Agent = struct {
         a.config.retry = config.retry;
         a.config.timeouts = config.timeouts;
         a.config.keep_alive = config.keep_alive;
+        a.config.compaction = config.compaction;
+        if (config.compaction.prompt) |p| a.config.compaction.prompt = try arena.dupe(u8, p);
         try config_mod.checkWireStrings(a.config, keySource(config.api_key), diag);
         try a.syncNativeTools();
         for (config.tools) |t| try a.addParsedTool(t, diag); // the errdefers above free `a`
@@ -226,7 +231,7 @@ pub const Agent = struct {
         if (a.busy) return error.Busy;
         a.conversation.appendOwned(.user, try content.userTurn(a.gpa, input.text, input.parts)) catch |err| {
             // Not in the session file (its write was cut back off): not in memory either.
-            if (err == error.SessionWrite) conversation.freeMessage(a.gpa, a.conversation.messages.pop().?);
+            if (err == error.SessionWrite) conversation_mod.freeMessage(a.gpa, a.conversation.messages.pop().?);
             return err;
         };
         errdefer a.conversation.dropLast() catch {};
@@ -234,6 +239,61 @@ pub const Agent = struct {
         a.busy = true;
         a.live_streams += 1;
         return s;
+    }
+
+    /// Compacts the conversation now: the messages older than about
+    /// compaction.keep_recent_tokens are summarized by the model (see compaction.zig). The
+    /// stream gives COMPACTION_START, COMPACTION_END and MESSAGE_COMPLETE (the summary
+    /// request's stop reason and usage); it is read, canceled and closed like a turn's, and
+    /// one that fails leaves the conversation unchanged.
+    pub fn compact(a: *Agent) CompactError!*Stream {
+        if (a.busy) return error.Busy;
+        const plan = compaction.planManual(&a.conversation, a.config) orelse return error.NothingToCompact;
+        const summarizing = try compaction.Run.create(a.gpa, &a.conversation, plan);
+        const s = Stream.createCompaction(a, summarizing) catch |err| {
+            summarizing.destroy();
+            return err;
+        };
+        a.busy = true;
+        a.live_streams += 1;
+        return s;
+    }
+
+    /// The provider and model the next request goes to, which its answer is recorded with.
+    pub fn origin(a: *const Agent) Origin {
+        return .{ .provider = @tagName(a.config.provider), .model = a.config.model };
+    }
+
+    pub fn messageCount(a: *const Agent) usize {
+        return a.conversation.messages.items.len;
+    }
+
+    /// Writes the conversation as a versioned document (conversation_json.zig).
+    pub fn exportJson(a: *const Agent, w: *std.Io.Writer) std.Io.Writer.Error!void {
+        try conversation_json.writeExport(w, a.conversation.messages.items);
+    }
+
+    /// Replaces the conversation with a document of `exportJson`, checked whole first: on
+    /// error the conversation is unchanged and `diag` names the first problem.
+    pub fn importJson(a: *Agent, json: []const u8, diag: *conversation_json.Diagnostic) ImportError!void {
+        if (a.busy) return error.Busy;
+        const messages = try conversation_json.parseExport(a.gpa, json, diag);
+        a.conversation.replace(messages) catch |err| {
+            conversation_mod.freeMessages(a.gpa, messages);
+            return err;
+        };
+    }
+
+    /// Keeps the first `count` messages. Refused (nothing changes) while a turn runs, past
+    /// the end (OutOfRange), or when the last message kept has tool calls, whose results
+    /// would be cut off (InvalidConversation, `diag` says so).
+    pub fn truncate(a: *Agent, count: usize, diag: *conversation_json.Diagnostic) TruncateError!void {
+        if (a.busy) return error.Busy;
+        const messages = a.conversation.messages.items;
+        if (count > messages.len) return error.OutOfRange;
+        if (count > 0 and count < messages.len) conversation_json.checkNoOpenCalls(&messages[count - 1], count, diag) catch
+            return diag.fail("cannot keep {d} messages: messages[{d}] has tool calls whose results are in messages[{d}]", .{ count, count - 1, count });
+        try a.conversation.truncate(count);
     }
 
     /// The agent's session: its id, its file, whether it existed when the agent opened it,
@@ -259,13 +319,12 @@ pub const Agent = struct {
     pub fn forkSession(a: *Agent, message_count: usize, new_id: ?[]const u8, diag: *config_mod.Diagnostic) ForkError!void {
         if (a.busy) return error.Busy;
         const old = a.session orelse return error.State;
-        var keep_diag: conversation_json.Diagnostic = .{};
-        a.checkKeep(message_count, &keep_diag) catch |err| {
-            diag.fail("{s}", .{keep_diag.message()}) catch {};
-            return switch (err) {
-                error.OutOfRange => error.InvalidArgument,
-                error.InvalidConversation => error.InvalidConversation,
-            };
+        const messages = a.conversation.messages.items;
+        if (message_count > messages.len) return error.InvalidArgument;
+        // (truncate's rule: see Agent.truncate)
+        if (message_count > 0 and message_count < messages.len) for (messages[message_count - 1].blocks) |b| if (b.kind == .tool_call) {
+            diag.fail("cannot keep {d} messages: messages[{d}] has tool calls whose results are in messages[{d}]", .{ message_count, message_count - 1, message_count }) catch {};
+            return error.InvalidConversation;
         };
         const child = try old.fork(&a.conversation, message_count, new_id, diag);
         child.recordConfig(a.config) catch |err| {
@@ -275,56 +334,10 @@ pub const Agent = struct {
             return e;
         };
         // Memory follows the new file (the old one keeps the messages after the fork).
-        while (a.conversation.messages.items.len > message_count) conversation.freeMessage(a.gpa, a.conversation.messages.pop().?);
+        while (a.conversation.messages.items.len > message_count) conversation_mod.freeMessage(a.gpa, a.conversation.messages.pop().?);
         old.close();
         a.session = child;
         a.conversation.journal = &child.journal;
-    }
-
-    /// The provider and model the next request goes to, which its answer is recorded with.
-    pub fn origin(a: *const Agent) Origin {
-        return .{ .provider = @tagName(a.config.provider), .model = a.config.model };
-    }
-
-    pub fn messageCount(a: *const Agent) usize {
-        return a.conversation.messages.items.len;
-    }
-
-    /// Writes the conversation as a versioned document (conversation_json.zig).
-    pub fn exportJson(a: *const Agent, w: *std.Io.Writer) std.Io.Writer.Error!void {
-        try conversation_json.writeExport(w, a.conversation.messages.items);
-    }
-
-    /// Replaces the conversation with a document of `exportJson`, checked whole first: on
-    /// error the conversation is unchanged and `diag` names the first problem.
-    pub fn importJson(a: *Agent, json: []const u8, diag: *conversation_json.Diagnostic) ImportError!void {
-        if (a.busy) return error.Busy;
-        const messages = try conversation_json.parseExport(a.gpa, json, diag);
-        a.conversation.replace(messages) catch |err| {
-            for (messages) |m| conversation.freeMessage(a.gpa, m);
-            a.gpa.free(messages);
-            return err;
-        };
-    }
-
-    /// Keeps the first `count` messages. Refused (nothing changes) while a turn runs, past
-    /// the end (OutOfRange), or when the last message kept has tool calls, whose results
-    /// would be cut off (InvalidConversation, `diag` says so).
-    pub fn truncate(a: *Agent, count: usize, diag: *conversation_json.Diagnostic) TruncateError!void {
-        if (a.busy) return error.Busy;
-        try a.checkKeep(count, diag);
-        try a.conversation.truncate(count);
-    }
-
-    /// Whether the first `count` messages may be kept alone (truncate, forkSession).
-    fn checkKeep(a: *const Agent, count: usize, diag: *conversation_json.Diagnostic) error{ OutOfRange, InvalidConversation }!void {
-        const messages = a.conversation.messages.items;
-        if (count > messages.len) {
-            diag.fail("message_count {d} is larger than the number of messages ({d})", .{ count, messages.len }) catch {};
-            return error.OutOfRange;
-        }
-        if (count > 0 and count < messages.len) conversation_json.checkNoOpenCalls(&messages[count - 1], count, diag) catch
-            return diag.fail("cannot keep {d} messages: messages[{d}] has tool calls whose results are in messages[{d}]", .{ count, count - 1, count });
     }
 
     /// Called by a stream as it is destroyed.

@@ -61,6 +61,9 @@ pub const Conversation = struct {
     /// Where every change is recorded as it is made (the agent's session file: session/),
     /// or null. An append is kept in memory also when recording it fails.
     journal: ?*Journal = null,
+    /// Assistant messages before this index were kept across a compaction: their usage
+    /// describes the context before it, which compaction.zig's estimate must not take.
+    stale_usage_before: usize = 0,
 
     pub fn init(gpa: Allocator) Conversation {
         return .{ .gpa = gpa };
@@ -88,12 +91,27 @@ pub const Conversation = struct {
     /// Removes the last message (a user message whose turn could not even start). Nothing
     /// changes when the journal cannot record it.
     pub fn dropLast(c: *Conversation) AppendError!void {
-        if (c.messages.items.len > 0) try c.truncate(c.messages.items.len - 1);
+        if (c.messages.items.len == 0) return;
+        if (c.journal) |j| try j.truncate(c.messages.items.len - 1);
+        freeMessage(c.gpa, c.messages.pop().?);
+        c.stale_usage_before = @min(c.stale_usage_before, c.messages.items.len);
     }
 
     fn recordLast(c: *Conversation) AppendError!void {
         const j = c.journal orelse return;
         try j.message(&c.messages.items[c.messages.items.len - 1]);
+    }
+
+    /// Compaction (compaction.zig): the messages before `first_kept` (at least one) are
+    /// replaced by `summary`, a user message whose blocks and strings the conversation
+    /// takes. `tokens_after` is the context's estimated size now (for the session journal).
+    /// Cannot fail: the list only shrinks.
+    pub fn replacePrefix(c: *Conversation, first_kept: usize, summary: Message, tokens_after: u64) void {
+        _ = tokens_after;
+        std.debug.assert(first_kept >= 1 and first_kept <= c.messages.items.len);
+        for (c.messages.items[0..first_kept]) |m| freeMessage(c.gpa, m);
+        c.messages.replaceRangeAssumeCapacity(0, first_kept, &.{summary});
+        c.stale_usage_before = c.messages.items.len;
     }
 
     /// Appends a message, copying the blocks' strings.
@@ -103,8 +121,8 @@ pub const Conversation = struct {
 
     /// Appends a message, copying the blocks' strings and the metadata's.
     pub fn appendMessage(c: *Conversation, role: Role, blocks: []const Block, meta: Meta) AppendError!void {
-        var m: Message = .{ .role = role, .blocks = &.{}, .stop_reason = meta.stop_reason, .usage = meta.usage };
         {
+            var m: Message = .{ .role = role, .blocks = &.{}, .stop_reason = meta.stop_reason, .usage = meta.usage };
             errdefer freeMessage(c.gpa, m);
             m.provider = try c.gpa.dupe(u8, meta.provider);
             m.model = try c.gpa.dupe(u8, meta.model);
@@ -114,23 +132,27 @@ pub const Conversation = struct {
         try c.recordLast();
     }
 
-    /// Keeps the first `count` messages (count <= the number of messages). Recorded first:
-    /// nothing changes when the journal cannot record it.
+    /// Keeps the first `count` messages (count <= the number of messages). Nothing changes
+    /// when the journal cannot record it.
     pub fn truncate(c: *Conversation, count: usize) AppendError!void {
         std.debug.assert(count <= c.messages.items.len); // (callers check: see Agent.truncate)
+        if (count == c.messages.items.len) return;
         if (c.journal) |j| try j.truncate(count);
         for (c.messages.items[count..]) |m| freeMessage(c.gpa, m);
         c.messages.shrinkRetainingCapacity(count);
+        c.stale_usage_before = @min(c.stale_usage_before, count);
+        c.stale_usage_before = @min(c.stale_usage_before, count);
     }
 
     /// Replaces every message with `messages`, which the conversation takes (owned by its gpa,
-    /// the slice too). Recorded first: when the journal cannot record it, nothing changes and
-    /// the messages stay the caller's.
+    /// the slice too) when this succeeds. Nothing changes when the journal cannot record it.
     pub fn replace(c: *Conversation, messages: []Message) AppendError!void {
         if (c.journal) |j| try j.replace(messages);
         for (c.messages.items) |m| freeMessage(c.gpa, m);
         c.messages.deinit(c.gpa);
         c.messages = .fromOwnedSlice(messages);
+        c.stale_usage_before = 0;
+        c.stale_usage_before = 0;
     }
 
     /// Writes the messages as the "messages" array of an export (conversation_json.zig).

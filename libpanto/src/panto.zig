@@ -81,4 +81,6 @@ test {
     _ = @import("session/id.zig");
     _ = @import("session/dir.zig");
     _ = @import("session/session_test.zig");
+    _ = @import("compaction.zig");
+    _ = @import("compaction_test.zig");
 }

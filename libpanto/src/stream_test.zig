@@ -44,14 +44,31 @@ pub const Answer = struct {
 
 /// Reads a request a test server is sent: its head, then its body (Content-Length), discarded.
 pub fn skipRequest(r: *std.Io.Reader) !void {
+    try r.discardAll(try readRequestHead(r));
+}
+
+/// Reads the head of a request a test server is sent: the length of its body.
+pub fn readRequestHead(r: *std.Io.Reader) !usize {
     var content_length: usize = 0;
     while (true) {
         const line = try r.takeDelimiterInclusive('\n');
-        if (std.mem.eql(u8, line, "\r\n")) break;
+        if (std.mem.eql(u8, line, "\r\n")) return content_length;
         if (std.ascii.startsWithIgnoreCase(line, "content-length:"))
             content_length = try std.fmt.parseInt(usize, std.mem.trim(u8, line[15..], " \r\n"), 10);
     }
-    try r.discardAll(content_length);
+}
+
+/// Waits until a test server's thread is `done`. A test that failed before making every
+/// request the server expects leaves it waiting for a connection that never comes: knock
+/// (connect and hang up) until it is done, so that the failure is reported instead of
+/// hanging the run.
+pub fn knockUntilDone(io: std.Io, port: u16, done: *const std.atomic.Value(bool)) void {
+    while (!done.load(.acquire)) {
+        const address = std.Io.net.IpAddress.parseIp4("127.0.0.1", port) catch unreachable;
+        if (address.connect(io, .{ .mode = .stream })) |conn| conn.close(io) else |_| {}
+        const ts: std.c.timespec = .{ .sec = 0, .nsec = 10 * std.time.ns_per_ms };
+        _ = std.c.nanosleep(&ts, null);
+    }
 }
 
 pub const TestServer = struct {
@@ -84,12 +101,7 @@ pub const TestServer = struct {
     /// hang up) until it is done, so that the failure is reported instead of hanging the run.
     pub fn stop(s: *TestServer) void {
         const io = server_io_instance.io();
-        while (!s.done.load(.acquire)) {
-            const address = std.Io.net.IpAddress.parseIp4("127.0.0.1", s.port) catch unreachable;
-            if (address.connect(io, .{ .mode = .stream })) |conn| conn.close(io) else |_| {}
-            const ts: std.c.timespec = .{ .sec = 0, .nsec = 10 * std.time.ns_per_ms };
-            _ = std.c.nanosleep(&ts, null);
-        }
+        knockUntilDone(io, s.port, &s.done);
         s.thread.join();
         s.server.deinit(io);
     }

@@ -467,6 +467,11 @@ static void test_names(void) {
     CHECK_NAME(panto_status_name(PANTO_ERR_TOOL_LOOP), "tool_loop");
     CHECK_NAME(panto_status_name(PANTO_ERR_CAPABILITY), "capability");
     CHECK_NAME(panto_status_name(PANTO_ERR_STATE), "state");
+    CHECK_NAME(panto_status_name(PANTO_ERR_CONVERSATION), "conversation");
+    CHECK_NAME(panto_status_name(PANTO_ERR_SESSION), "session");
+    CHECK_NAME(panto_status_name(PANTO_ERR_SESSION_LOCKED), "session_locked");
+    CHECK_NAME(panto_status_name(PANTO_ERR_NO_SUCH_SESSION), "no_such_session");
+    CHECK_NAME(panto_status_name(-27), "unknown");
     CHECK_NAME(panto_status_name(-8), "unknown");
     CHECK_NAME(panto_status_name(-9), "unknown");
     CHECK_NAME(panto_status_name(3), "unknown");
@@ -483,7 +488,9 @@ static void test_names(void) {
     CHECK_NAME(panto_event_kind_name(PANTO_EVENT_TOOL_RESULT), "tool_result");
     CHECK_NAME(panto_event_kind_name(PANTO_EVENT_PROVIDER_RETRY), "provider_retry");
     CHECK_NAME(panto_event_kind_name(0), "unknown");
-    CHECK_NAME(panto_event_kind_name(11), "unknown");
+    CHECK_NAME(panto_event_kind_name(PANTO_EVENT_COMPACTION_START), "compaction_start");
+    CHECK_NAME(panto_event_kind_name(PANTO_EVENT_COMPACTION_END), "compaction_end");
+    CHECK_NAME(panto_event_kind_name(13), "unknown");
     CHECK_NAME(panto_event_kind_name(99), "unknown");
 
     CHECK_NAME(panto_block_kind_name(PANTO_BLOCK_NONE), "none");
@@ -681,6 +688,266 @@ static void test_good_config(void) {
     CHECK(err.code == 0);
     CHECK_RC(panto_agent_conversation(agent, &conv), PANTO_OK);
     CHECK(conv.len >= 2 && conv.ptr[0] == '[' && count_in(conv, "\"role\"") == 0);
+    panto_agent_free(agent);
+}
+
+/* Reads a stream to its end; returns the final status (DONE or an error). */
+static int drain(PantoStream *stream) {
+    PantoEvent ev = PANTO_EVENT_INIT;
+    int rc;
+    while ((rc = panto_next_event(stream, &ev)) == PANTO_EVENT) {
+    }
+    return rc;
+}
+
+/* A copy of the agent's export, NUL-terminated; free it. */
+static char *export_copy(PantoAgent *agent) {
+    PantoString json = {NULL, 0};
+    CHECK_RC(panto_agent_export(agent, &json), PANTO_OK);
+    return dup_pstr(json);
+}
+
+/* Export, import and truncate: a turn and a failed turn, the failed turn's user message
+ * dropped; refused imports and truncations name the problem and change nothing; the export
+ * imported by another agent exports the same bytes. */
+static void test_conversation_edit(void) {
+    static const struct canned answers[] = {
+        {200, "text/event-stream", SSE_OK, NULL, 0},
+        {401, "application/json", BODY_401, NULL, 0},
+    };
+    char url[64], *before, *after;
+    PantoAgent *agent, *other;
+    PantoStream *stream = NULL;
+    PantoError err = PANTO_ERROR_INIT;
+    PantoString json = {NULL, 0}, messages = {NULL, 0};
+    size_t count = 99;
+
+    current_test = "conversation_edit";
+    agent = serve_and_connect(answers, 2, url, sizeof url);
+    if (!agent) return;
+    CHECK_RC(panto_agent_message_count(agent, &count), PANTO_OK);
+    CHECK(count == 0);
+    CHECK_RC(panto_agent_export(agent, &json), PANTO_OK);
+    CHECK(pstr_eq(json, "{\"version\":1,\"messages\":[]}"));
+
+    CHECK_RC(run_text(agent, "Hello", &stream), PANTO_OK);
+    /* Refused while the turn runs. */
+    CHECK_RC(panto_agent_truncate(agent, 0), PANTO_ERR_BUSY);
+    CHECK_RC(panto_agent_import(agent, panto_cstr("{\"version\":1,\"messages\":[]}")), PANTO_ERR_BUSY);
+    CHECK_RC(drain(stream), PANTO_DONE);
+    panto_stream_free(stream);
+    CHECK_RC(run_text(agent, "Fails", &stream), PANTO_OK);
+    CHECK_RC(drain(stream), PANTO_ERR_AUTHENTICATION);
+    panto_stream_free(stream);
+    stop_server();
+
+    CHECK_RC(panto_agent_message_count(agent, &count), PANTO_OK);
+    CHECK(count == 3);
+    before = export_copy(agent);
+    /* The assistant message carries who wrote it and its usage. */
+    CHECK(strstr(before, "\"provider\":\"anthropic\",\"model\":\"claude-test\",\"stop_reason\":\"end_turn\","
+                         "\"usage\":{\"input_tokens\":11,\"output_tokens\":5,\"cache_read_tokens\":0,"
+                         "\"cache_write_tokens\":0,\"reasoning_tokens\":0}") != NULL);
+    /* panto_agent_conversation is the export's "messages", byte for byte. */
+    CHECK_RC(panto_agent_conversation(agent, &messages), PANTO_OK);
+    CHECK(strlen(before) == messages.len + strlen("{\"version\":1,\"messages\":}") &&
+          memcmp(before + strlen("{\"version\":1,\"messages\":"), messages.ptr, messages.len) == 0);
+
+    /* Refusals: nothing changes, the detail names the problem. */
+    CHECK_RC(panto_agent_truncate(agent, 4), PANTO_ERR_INVALID_ARGUMENT);
+    CHECK_RC(panto_agent_import(agent, (PantoString){NULL, 0}), PANTO_ERR_INVALID_ARGUMENT);
+    CHECK_RC(panto_agent_import(agent, panto_cstr("{\"version\":2,\"messages\":[]}")), PANTO_ERR_CONVERSATION);
+    CHECK_RC(panto_agent_error(agent, &err), PANTO_ERR_CONVERSATION);
+    CHECK(pstr_eq(err.message, "unsupported conversation version 2"));
+    CHECK_RC(panto_agent_import(agent, panto_cstr("{\"version\":1,\"messages\":[{\"role\":\"user\",\"content\":"
+                                                  "[{\"type\":\"text\",\"text\":\"a\"}]},{\"role\":\"user\","
+                                                  "\"content\":[{\"type\":\"tool_result\",\"id\":\"call_9\","
+                                                  "\"content\":\"x\",\"is_error\":false}]}]}")),
+             PANTO_ERR_CONVERSATION);
+    CHECK_RC(panto_agent_error(agent, &err), PANTO_ERR_CONVERSATION);
+    CHECK(pstr_eq(err.message, "messages[1].content[0]: tool_result \"call_9\" answers no tool call of messages[0]"));
+    CHECK_RC(panto_agent_import(agent, panto_cstr("{\"version\":1,\"messages\":[")), PANTO_ERR_CONVERSATION);
+    after = export_copy(agent);
+    CHECK(strcmp(before, after) == 0);
+    free(after);
+
+    /* Drop the failed turn's user message. */
+    CHECK_RC(panto_agent_truncate(agent, 2), PANTO_OK);
+    CHECK_RC(panto_agent_error(agent, &err), 0);
+    CHECK_RC(panto_agent_message_count(agent, &count), PANTO_OK);
+    CHECK(count == 2);
+    after = export_copy(agent);
+    CHECK(strstr(after, "Fails") == NULL && strstr(after, "Hello") != NULL);
+
+    /* Another agent imports it and exports the same bytes. */
+    other = new_agent("http://127.0.0.1:1");
+    CHECK(other != NULL);
+    if (other) {
+        char *again;
+        CHECK_RC(panto_agent_import(other, panto_cstr(after)), PANTO_OK);
+        again = export_copy(other);
+        CHECK(strcmp(after, again) == 0);
+        free(again);
+        panto_agent_free(other);
+    }
+    free(after);
+    free(before);
+    panto_agent_free(agent);
+}
+
+/* An agent of the canned server at url with extra config members (a session, compaction). */
+static PantoAgent *session_agent(const char *url, const char *dir, const char *id, const char *mode, int *rc) {
+    char config[1024];
+    PantoAgent *agent = NULL;
+    snprintf(config, sizeof config,
+             "{\"provider\": \"anthropic\", \"model\": \"claude-test\", \"api_key\": \"test-key\", "
+             "\"base_url\": \"%s\", \"session\": {\"dir\": \"%s\", \"id\": \"%s\", \"mode\": \"%s\"}}",
+             url, dir, id, mode);
+    *rc = agent_new(config, &agent);
+    return agent;
+}
+
+/* Sessions: a turn written to the session, a second agent refused while the first lives, a
+ * resume after it is freed, a fork, the list of the directory; an agent without a session and
+ * a missing session refused with their codes. */
+static void test_sessions(void) {
+    static const struct canned answers[] = {
+        {200, "text/event-stream", SSE_OK, NULL, 0},
+    };
+    char url[64], dir[] = "/tmp/panto_test_sessions_XXXXXX", path[256], command[300];
+    PantoAgent *agent, *second, *plain;
+    PantoStream *stream = NULL;
+    PantoSessionInfo info = PANTO_SESSION_INFO_INIT;
+    PantoSessionList *list = NULL;
+    PantoError err = PANTO_ERROR_INIT;
+    PantoString json = {NULL, 0};
+    size_t count = 0;
+    int rc;
+
+    current_test = "sessions";
+    if (!mkdtemp(dir)) {
+        CHECK(!"mkdtemp");
+        return;
+    }
+    if (start_server(answers, 1, url, sizeof url) < 0) {
+        CHECK(!"cannot start the canned server");
+        return;
+    }
+    agent = session_agent(url, dir, "first", "create", &rc);
+    CHECK_RC(rc, PANTO_OK);
+    if (rc != PANTO_OK) {
+        panto_agent_free(agent);
+        stop_server();
+        return;
+    }
+    CHECK_RC(panto_agent_session(agent, &info), PANTO_OK);
+    snprintf(path, sizeof path, "%s/first.jsonl", dir);
+    CHECK(pstr_eq(info.id, "first") && pstr_eq(info.path, path) && info.resumed == 0 && info.torn_bytes == 0);
+    CHECK_RC(run_text(agent, "Hello", &stream), PANTO_OK);
+    CHECK_RC(drain(stream), PANTO_DONE);
+    panto_stream_free(stream);
+    stop_server();
+
+    /* One writer. */
+    second = session_agent(url, dir, "first", "open", &rc);
+    CHECK_RC(rc, PANTO_ERR_SESSION_LOCKED);
+    CHECK(panto_agent_error(second, &err) == PANTO_ERR_SESSION_LOCKED && err.message.len > 0);
+    panto_agent_free(second);
+    panto_agent_free(agent);
+
+    /* Resumed: the turn is there. */
+    agent = session_agent(url, dir, "first", "resume", &rc);
+    CHECK_RC(rc, PANTO_OK);
+    if (rc == PANTO_OK) {
+        CHECK_RC(panto_agent_session(agent, &info), PANTO_OK);
+        CHECK(info.resumed == 1);
+        CHECK_RC(panto_agent_message_count(agent, &count), PANTO_OK);
+        CHECK(count == 2);
+        /* Forked at the user message: the agent goes on in the new session. */
+        CHECK_RC(panto_agent_fork_session(agent, 3, panto_cstr("forked")), PANTO_ERR_INVALID_ARGUMENT);
+        CHECK_RC(panto_agent_fork_session(agent, 1, panto_cstr("first")), PANTO_ERR_SESSION);
+        CHECK_RC(panto_agent_fork_session(agent, 1, panto_cstr("forked")), PANTO_OK);
+        CHECK_RC(panto_agent_session(agent, &info), PANTO_OK);
+        CHECK(pstr_eq(info.id, "forked"));
+        CHECK_RC(panto_agent_message_count(agent, &count), PANTO_OK);
+        CHECK(count == 1);
+    }
+    panto_agent_free(agent);
+
+    CHECK_RC(panto_session_list(panto_cstr(dir), &list), PANTO_OK);
+    CHECK_RC(panto_session_list_json(list, &json), PANTO_OK);
+    CHECK(count_in(json, "\"id\":\"first\"") == 2 /* its own, and the fork's parent */ &&
+          count_in(json, "\"id\":\"forked\"") == 1 && count_in(json, "\"first_user_text\":\"Hello\"") == 2);
+    panto_session_list_free(list);
+    list = NULL;
+    CHECK_RC(panto_session_list(panto_cstr("/nonexistent/panto/dir"), &list), PANTO_OK);
+    CHECK_RC(panto_session_list_json(list, &json), PANTO_OK);
+    CHECK(pstr_eq(json, "[]"));
+    panto_session_list_free(list);
+
+    second = session_agent(url, dir, "missing", "resume", &rc);
+    CHECK_RC(rc, PANTO_ERR_NO_SUCH_SESSION);
+    panto_agent_free(second);
+    plain = new_agent(url);
+    if (plain) {
+        CHECK_RC(panto_agent_session(plain, &info), PANTO_ERR_STATE);
+        CHECK_RC(panto_agent_fork_session(plain, 0, panto_cstr("")), PANTO_ERR_STATE);
+    }
+    panto_agent_free(plain);
+    snprintf(command, sizeof command, "rm -rf '%s'", dir);
+    CHECK(system(command) == 0);
+}
+
+/* panto_agent_compact: nothing to compact is STATE; a compaction streams COMPACTION_START,
+ * COMPACTION_END and MESSAGE_COMPLETE, and the conversation starts with the summary. */
+static void test_compact(void) {
+    static const struct canned answers[] = {
+        {200, "text/event-stream", SSE_OK, NULL, 0},
+    };
+    static const char conversation[] =
+        "{\"version\":1,\"messages\":["
+        "{\"role\":\"user\",\"content\":[{\"type\":\"text\",\"text\":\"one\"}]},"
+        "{\"role\":\"assistant\",\"content\":[{\"type\":\"text\",\"text\":\"two\"}]},"
+        "{\"role\":\"user\",\"content\":[{\"type\":\"text\",\"text\":\"three\"}]},"
+        "{\"role\":\"assistant\",\"content\":[{\"type\":\"text\",\"text\":\"four\"}]}]}";
+    char url[64];
+    PantoAgent *agent;
+    PantoStream *stream = NULL;
+    PantoEvent ev = PANTO_EVENT_INIT;
+    PantoString json = {NULL, 0};
+    int rc, kinds[8], n = 0;
+    size_t count = 0;
+
+    current_test = "compact";
+    if (start_server(answers, 1, url, sizeof url) < 0) {
+        CHECK(!"cannot start the canned server");
+        return;
+    }
+    agent = new_agent_with(url, "\"compaction\": {\"keep_recent_tokens\": 1}");
+    CHECK(agent != NULL);
+    if (!agent) {
+        stop_server();
+        return;
+    }
+    CHECK_RC(panto_agent_compact(agent, &stream), PANTO_ERR_STATE);
+    CHECK(stream == NULL);
+    CHECK_RC(panto_agent_import(agent, panto_cstr(conversation)), PANTO_OK);
+    CHECK_RC(panto_agent_compact(agent, &stream), PANTO_OK);
+    CHECK_RC(panto_agent_truncate(agent, 0), PANTO_ERR_BUSY);
+    while ((rc = panto_next_event(stream, &ev)) == PANTO_EVENT) {
+        if (n < 8) kinds[n] = ev.kind;
+        if (ev.kind == PANTO_EVENT_COMPACTION_END) CHECK(ev.message_count == 3 && pstr_eq(ev.text, "Hi there"));
+        n++;
+    }
+    CHECK_RC(rc, PANTO_DONE);
+    CHECK(n == 3 && kinds[0] == PANTO_EVENT_COMPACTION_START && kinds[1] == PANTO_EVENT_COMPACTION_END &&
+          kinds[2] == PANTO_EVENT_MESSAGE_COMPLETE);
+    panto_stream_free(stream);
+    stop_server();
+    CHECK_RC(panto_agent_message_count(agent, &count), PANTO_OK);
+    CHECK(count == 2);
+    CHECK_RC(panto_agent_conversation(agent, &json), PANTO_OK);
+    CHECK(count_in(json, "Hi there") == 1 && count_in(json, "\"compaction\":{\"message_count\":3") == 1);
     panto_agent_free(agent);
 }
 
@@ -1399,15 +1666,6 @@ static const char BODY_429[] =
     "{\"type\":\"error\",\"error\":{\"type\":\"rate_limit_error\",\"message\":\"Slow down\"}}";
 static const char BODY_400[] =
     "{\"type\":\"error\",\"error\":{\"type\":\"invalid_request_error\",\"message\":\"thinking: not supported\"}}";
-
-/* Reads a stream to its end; returns the final status (DONE or an error). */
-static int drain(PantoStream *stream) {
-    PantoEvent ev = PANTO_EVENT_INIT;
-    int rc;
-    while ((rc = panto_next_event(stream, &ev)) == PANTO_EVENT) {
-    }
-    return rc;
-}
 
 /* A connection failure with retries on: two PROVIDER_RETRY events (attempts 1 and 2, no HTTP
  * status, the backoff initial·2^n with jitter in [0.75, 1], a reason), then the error. */
@@ -2672,6 +2930,9 @@ int main(void) {
     test_busy();
     test_connection_error();
     test_turns();
+    test_conversation_edit();
+    test_sessions();
+    test_compact();
     test_add_tool();
     test_tools_formats();
     test_tools_set();

@@ -185,6 +185,15 @@ static void print_event(const PantoEvent *ev) {
         put_bool(ev->is_error);
         put_parts(ev->parts, ev->part_count);
         break;
+    case PANTO_EVENT_COMPACTION_START:
+        printf(", \"tokens_before\": %" PRIu64 ", \"reason\": ", ev->tokens_before);
+        put_pstr(ev->text);
+        break;
+    case PANTO_EVENT_COMPACTION_END:
+        printf(", \"tokens_before\": %" PRIu64 ", \"tokens_after\": %" PRIu64 ", \"message_count\": %" PRIu64 ", \"summary\": ",
+               ev->tokens_before, ev->tokens_after, ev->message_count);
+        put_pstr(ev->text);
+        break;
     default:
         /* An event kind this driver does not know: print its number so the diff shows it. */
         printf(", \"kind_value\": %" PRId32, ev->kind);
@@ -774,6 +783,294 @@ static int run_turn(PantoAgent *agent, const char *text, const Parts *parts, con
     return 0;
 }
 
+/* ---- Steps between turns (tests/conformance/README.md) ------------------------------- */
+
+/* What steps remember and need: the last export's text (for "reimport"), the agent's config
+ * (to make another agent of it) and the case's extra_next. */
+typedef struct Steps {
+    char *last_export;
+    size_t last_export_len;
+    const char *config;
+    long extra_next;
+} Steps;
+
+/* A line {"event": NAME, "code": C} with the agent's message when C is not ok, left open so
+ * more members can follow; end it with end_line(). */
+static void begin_step_line(const char *name, int rc, const PantoAgent *agent) {
+    fputs("{\"event\": ", stdout);
+    put_cstr(name);
+    fputs(", \"code\": ", stdout);
+    put_cstr(rc < 0 ? panto_status_name(rc) : "ok");
+    if (rc < 0 && agent) {
+        PantoError err = PANTO_ERROR_INIT;
+        panto_agent_error(agent, &err);
+        fputs(", \"message\": ", stdout);
+        put_pstr(err.message);
+    }
+}
+
+static size_t message_count(const PantoAgent *agent) {
+    size_t n = 0;
+    panto_agent_message_count(agent, &n);
+    return n;
+}
+
+/* Keeps a copy of the export text the agent lent. Returns 0 when memory runs out. */
+static int keep_export(Steps *st, PantoString json) {
+    free(st->last_export);
+    st->last_export_len = json.len;
+    if (!(st->last_export = (char *)malloc(json.len + 1))) return 0;
+    if (json.len) memcpy(st->last_export, json.ptr, json.len);
+    return 1;
+}
+
+/* A new agent of the case's config with its tools, or NULL with the status in *rc (and the
+ * failed handle's reason printed as "message" by begin_step_line when name is not NULL). */
+static PantoAgent *make_agent(const char *config, int *rc, const char *name) {
+    PantoAgent *agent = NULL;
+    size_t i;
+    *rc = panto_agent_new(panto_cstr(config), &agent);
+    for (i = 0; *rc == PANTO_OK && i < n_tools; i++) *rc = panto_agent_add_tool(agent, panto_cstr(tools[i].spec));
+    if (*rc == PANTO_OK) return agent;
+    if (name) {
+        begin_step_line(name, *rc, agent);
+        end_line();
+    }
+    panto_agent_free(agent);
+    return NULL;
+}
+
+/* {"event": "session", "code", "id", "resumed", "torn_bytes", "message_count"}. */
+static void print_session(PantoAgent *agent) {
+    PantoSessionInfo info = PANTO_SESSION_INFO_INIT;
+    int rc = panto_agent_session(agent, &info);
+    fputs("{\"event\": \"session\", \"code\": ", stdout);
+    put_cstr(rc < 0 ? panto_status_name(rc) : "ok");
+    fputs(", \"id\": ", stdout);
+    put_pstr(rc < 0 ? (PantoString){NULL, 0} : info.id);
+    printf(", \"resumed\": %s, \"torn_bytes\": %llu, \"message_count\": %zu", rc == 0 && info.resumed ? "true" : "false",
+           rc < 0 ? 0ULL : (unsigned long long)info.torn_bytes, rc < 0 ? (size_t)0 : message_count(agent));
+    end_line();
+}
+
+/* The case's session directory: config.session.dir, malloc'd, or NULL. */
+static char *session_dir(const char *config) {
+    const char *session = cj_member(config, "session"), *dir;
+    char *out = NULL;
+    size_t len;
+    if (!session || *session != '{' || !(dir = cj_member(session, "dir")) || *dir != '"') return NULL;
+    if (!cj_string(dir, &out, &len)) return NULL;
+    return out;
+}
+
+/* {"event": "sessions", "code", "sessions": [{"id", "message_count", "first_user_text",
+ * "parent"}]} of the case's session directory, in the list's order. */
+static const char *print_sessions(const char *config) {
+    char *dir = session_dir(config), *json = NULL;
+    PantoSessionList *list = NULL;
+    PantoString text = {NULL, 0};
+    int rc;
+    if (!dir) return "\"list_sessions\" needs config.session.dir";
+    rc = panto_session_list(panto_cstr(dir), &list);
+    if (rc == PANTO_OK) rc = panto_session_list_json(list, &text);
+    fputs("{\"event\": \"sessions\", \"code\": ", stdout);
+    put_cstr(rc < 0 ? panto_status_name(rc) : "ok");
+    fputs(", \"sessions\": [", stdout);
+    if (rc == PANTO_OK) {
+        const char *it, *value;
+        int first = 1;
+        json = dup_pstr(text);
+        it = json;
+        while ((it = cj_next_element(it, &value))) {
+            static const char *const keys[] = {"id", "message_count", "first_user_text", "parent"};
+            size_t k;
+            fputs(first ? "{" : ", {", stdout);
+            first = 0;
+            for (k = 0; k < 4; k++) {
+                const char *member = cj_member(value, keys[k]);
+                printf("%s\"%s\": ", k ? ", " : "", keys[k]);
+                if (member) fwrite(member, 1, (size_t)(cj_skip(member) - member), stdout);
+                else fputs("null", stdout);
+            }
+            fputs("}", stdout);
+        }
+    }
+    fputs("]", stdout);
+    end_line();
+    free(json);
+    free(dir);
+    panto_session_list_free(list);
+    return NULL;
+}
+
+/* Reads a stream that needs no tools (a compaction) to its end and prints it like a turn. */
+static void print_stream(PantoStream *stream, long extra_next) {
+    static Batch batch;
+    const PantoEvent *ev = &batch.evs[0];
+    long i;
+    int rc;
+    batch.n = batch.i = 0;
+    while ((rc = next_event(stream, &batch, &ev)) == PANTO_EVENT) print_event(ev);
+    for (i = 0; i <= extra_next; i++) {
+        if (i > 0) rc = next_event(stream, &batch, &ev);
+        print_end(stream, ev, rc);
+    }
+}
+
+/* Runs the step object at p (exactly one key) on *agent, which "reopen_agent" replaces (NULL
+ * when it failed: the case ends). Returns NULL, or what is wrong with the step. */
+static const char *run_step(PantoAgent **agent_slot, const char *p, Steps *st) {
+    PantoAgent *agent = *agent_slot;
+    char *key = NULL;
+    size_t key_len;
+    const char *value, *it = cj_next_member(p, &key, &key_len, &value);
+    const char *wrong = NULL;
+    int rc;
+    if (!it || !key) return "a step is an object of one key";
+    {
+        char *second = NULL;
+        size_t second_len;
+        const char *second_value;
+        if (cj_next_member(it, &second, &second_len, &second_value)) {
+            free(second);
+            free(key);
+            return "a step is an object of one key";
+        }
+    }
+    if (strcmp(key, "set_config") == 0) {
+        size_t n = (size_t)(cj_skip(value) - value);
+        PantoString json = {value, n};
+        rc = panto_agent_set_config(agent, json);
+        begin_step_line("set_config", rc, agent);
+        end_line();
+    } else if (strcmp(key, "export") == 0) {
+        PantoString json = {NULL, 0};
+        rc = panto_agent_export(agent, &json);
+        if (rc < 0) begin_step_line("export", rc, agent);
+        else {
+            if (!keep_export(st, json)) wrong = "out of memory";
+            fputs("{\"event\": \"export\", \"text\": ", stdout);
+            put_pstr(json);
+        }
+        end_line();
+    } else if (strcmp(key, "reimport") == 0) {
+        PantoString json = {NULL, 0};
+        int identical = 0;
+        PantoString last = {st->last_export, st->last_export_len};
+        if (!st->last_export) wrong = "\"reimport\" before any \"export\"";
+        else {
+            rc = panto_agent_import(agent, last);
+            if (rc == PANTO_OK) {
+                rc = panto_agent_export(agent, &json);
+                identical = rc == PANTO_OK && json.len == last.len && (json.len == 0 || memcmp(json.ptr, last.ptr, json.len) == 0);
+            }
+            begin_step_line("reimport", rc, NULL);
+            fputs(", \"identical\": ", stdout);
+            put_bool(identical);
+            end_line();
+        }
+    } else if (strcmp(key, "import") == 0 || strcmp(key, "import_text") == 0) {
+        /* "import": the value's text as the case holds it; "import_text": the string's bytes. */
+        char *text = NULL;
+        size_t n = 0;
+        PantoString json;
+        if (strcmp(key, "import") == 0) {
+            json.ptr = value;
+            json.len = (size_t)(cj_skip(value) - value);
+        } else if (*value != '"' || !cj_string(value, &text, &n)) {
+            wrong = "\"import_text\" is not a string";
+        }
+        if (!wrong) {
+            if (text) {
+                json.ptr = text;
+                json.len = n;
+            }
+            rc = panto_agent_import(agent, json);
+            begin_step_line("import", rc, agent);
+            end_line();
+        }
+        free(text);
+    } else if (strcmp(key, "truncate") == 0 || strcmp(key, "drop_last") == 0) {
+        long k = 0;
+        int drop = key[0] == 'd';
+        char *end;
+        k = strtol(value, &end, 10);
+        if (*value < '0' || *value > '9' || end != cj_skip(value)) wrong = "a truncate or drop_last count is not a non-negative integer";
+        else {
+            size_t count = message_count(agent);
+            if (!drop) rc = panto_agent_truncate(agent, (size_t)k);
+            else if ((size_t)k > count) rc = PANTO_ERR_INVALID_ARGUMENT; /* as the bindings' drop_last */
+            else rc = panto_agent_truncate(agent, count - (size_t)k);
+            fputs("{\"event\": ", stdout);
+            put_cstr(drop ? "drop_last" : "truncate");
+            fputs(", \"code\": ", stdout);
+            put_cstr(rc < 0 ? panto_status_name(rc) : "ok");
+            printf(", \"message_count\": %zu", message_count(agent));
+            end_line();
+        }
+    } else if (strcmp(key, "compact") == 0) {
+        PantoStream *stream = NULL;
+        rc = panto_agent_compact(agent, &stream);
+        if (rc < 0) {
+            begin_step_line("compact", rc, NULL);
+            end_line();
+        } else {
+            print_stream(stream, st->extra_next);
+            panto_stream_free(stream);
+        }
+    } else if (strcmp(key, "session_info") == 0) {
+        print_session(agent);
+    } else if (strcmp(key, "reopen_agent") == 0) {
+        panto_agent_free(agent);
+        *agent_slot = make_agent(st->config, &rc, "reopen_agent");
+        if (*agent_slot) {
+            begin_step_line("reopen_agent", PANTO_OK, NULL);
+            end_line();
+        }
+    } else if (strcmp(key, "second_agent") == 0) {
+        PantoAgent *second = make_agent(st->config, &rc, NULL);
+        begin_step_line("second_agent", rc, NULL);
+        end_line();
+        panto_agent_free(second);
+    } else if (strcmp(key, "fork") == 0) {
+        const char *count = cj_member(value, "message_count"), *id = cj_member(value, "id");
+        char *new_id = NULL, *end;
+        size_t id_len = 0;
+        long k = count ? strtol(count, &end, 10) : -1;
+        if (*value != '{' || !count || k < 0 || end != cj_skip(count) || !id || *id != '"' || !cj_string(id, &new_id, &id_len))
+            wrong = "\"fork\" is not {\"message_count\": K, \"id\": ID}";
+        else {
+            PantoString given = {new_id, id_len};
+            rc = panto_agent_fork_session(agent, (size_t)k, given);
+            begin_step_line("fork", rc, NULL);
+            end_line();
+        }
+        free(new_id);
+    } else if (strcmp(key, "list_sessions") == 0) {
+        wrong = print_sessions(st->config);
+    } else if (strcmp(key, "append_to_session") == 0) {
+        PantoSessionInfo info = PANTO_SESSION_INFO_INIT;
+        char *bytes = NULL, *path = NULL;
+        size_t n = 0;
+        FILE *f = NULL;
+        if (*value != '"' || !cj_string(value, &bytes, &n)) wrong = "\"append_to_session\" is not a string";
+        else if (panto_agent_session(agent, &info) != PANTO_OK) wrong = "\"append_to_session\" on an agent without a session";
+        else if (!(path = dup_pstr(info.path)) || !(f = fopen(path, "ab")) || fwrite(bytes, 1, n, f) != n)
+            wrong = "cannot append to the session file";
+        if (f && fclose(f) != 0 && !wrong) wrong = "cannot append to the session file";
+        if (!wrong) {
+            fputs("{\"event\": \"append_to_session\"", stdout);
+            end_line();
+        }
+        free(path);
+        free(bytes);
+    } else {
+        wrong = "a step names no step this driver knows";
+    }
+    free(key);
+    return wrong;
+}
+
 /* Reads the member `name` of the object at obj into *out when it is there; 0 when it is
  * there but not a non-negative integer. */
 static int read_count(const char *obj, const char *name, long *out) {
@@ -793,6 +1090,7 @@ int main(int argc, char **argv) {
     size_t i;
     Options opt = {1, -1, 0, 0, NULL, 0, 0, END_NONE, 0, 0, 0};
     long turn_index = 0;
+    Steps steps = {NULL, 0, NULL, 0};
     PantoAgent *agent = NULL;
     int rc, status = 0;
 
@@ -881,6 +1179,8 @@ int main(int argc, char **argv) {
         goto out;
     }
 
+    steps.config = config;
+    steps.extra_next = opt.extra_next;
     rc = panto_agent_new(panto_cstr(config), &agent);
     if (rc < 0) {
         print_agent_error(rc, agent);
@@ -902,6 +1202,18 @@ int main(int argc, char **argv) {
         size_t len = 0;
         int stop;
         Parts parts = {NULL, 0, NULL, 0};
+        if (*p == '{') {
+            /* A step between turns: no run(). */
+            const char *wrong = run_step(&agent, p, &steps);
+            if (wrong) {
+                status = die(wrong, argv[1]);
+                goto out;
+            }
+            if (!agent) goto out; /* reopen_agent failed: no agent for the rest */
+            p = cj_ws(cj_skip(p));
+            if (*p == ',') p = cj_ws(p + 1);
+            continue;
+        }
         if (*p == '[') {
             /* A turn of parts: all of it goes as parts, the text left empty. */
             const char *end = cj_skip(p), *wrong = read_parts(p, &parts);
@@ -931,6 +1243,7 @@ int main(int argc, char **argv) {
     if (opt.print_conversation) print_conversation(agent);
 
 out:
+    free(steps.last_export);
     free(opt.set_config);
     free_tools();
     panto_agent_free(agent);
