@@ -242,10 +242,8 @@ test "every kind of entry replays: a resume after each gives the conversation in
             4 => try conv.dropLast(),
             5 => try a.setConfig("{\"model\":\"claude-other\",\"system\":\"be brief\",\"max_tokens\":99}", &diag),
             6 => { // a compaction: [summary] + live[2..]
-                var summary: conversation.Message = .{ .role = .user, .blocks = try conversation.copyBlocks(gpa, &.{.{ .kind = .text, .text = "summary" }}), .compaction = .{ .message_count = 2, .tokens_before = 10 } };
-                try conv.journal.?.compaction(.{ .summary_message = &summary, .first_kept = 2, .tokens_before = 10, .tokens_after = 3 });
-                for (conv.messages.items[0..2]) |m| conversation.freeMessage(gpa, m);
-                conv.messages.replaceRangeAssumeCapacity(0, 2, &.{summary});
+                const summary: conversation.Message = .{ .role = .user, .blocks = try conversation.copyBlocks(gpa, &.{.{ .kind = .text, .text = "summary" }}), .compaction = .{ .message_count = 2, .tokens_before = 10 } };
+                try conv.replacePrefix(2, summary, 3);
             },
             7 => { // an import
                 var other: Conversation = .init(gpa);
@@ -275,6 +273,7 @@ test "every kind of entry replays: a resume after each gives the conversation in
     try std.testing.expect(std.mem.indexOf(u8, previous, "elsewhere") == null);
     try std.testing.expect(std.mem.indexOf(u8, previous, "{\"type\":\"config\",\"config\":{\"model\":\"claude-other\",\"system\":\"be brief\",\"max_tokens\":99}}\n") != null);
     try std.testing.expect(std.mem.endsWith(u8, previous, "{\"type\":\"config\",\"config\":{\"thinking\":\"low\"}}\n"));
+    try std.testing.expect(std.mem.indexOf(u8, previous, "\"compaction\":{\"message_count\":2,\"tokens_before\":10}},\"first_kept\":2,\"tokens_before\":10,\"tokens_after\":3}\n") != null);
 }
 
 /// Writes `bytes` as another session and opens it: its conversation must be `expected`.
