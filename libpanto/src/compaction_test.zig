@@ -558,3 +558,41 @@ test "read in batches: the compaction's events come each alone, before the reque
     try std.testing.expectEqual(.message_complete, tags.items[tags.items.len - 1]);
     try std.testing.expectEqualStrings("The user asked old things; the assistant answered.", summary.items);
 }
+
+test "the agent keeps its own copy of the compaction prompt; set_config turns compaction off and on" {
+    var server: Server = undefined;
+    try server.start(&.{ .{}, .{ .body = summary_answer }, .{} });
+    defer server.stop();
+    const prompt = try gpa.dupe(u8, "Summarize, briefly.");
+    const agent = try Agent.init(gpa, .{
+        .provider = .anthropic,
+        .model = "m",
+        .base_url = server.url(),
+        .api_key = "k",
+        .keep_alive = .{ .idle_ms = 0 },
+        .compaction = .{ .context_window = 1000, .reserve_tokens = 100, .keep_recent_tokens = 50, .prompt = prompt },
+    });
+    defer agent.deinit();
+    @memset(prompt, 'X'); // the caller's copy changes, then goes
+    gpa.free(prompt);
+    try appendText(agent, .user, old_question, 0);
+    try appendText(agent, .assistant, old_answer, 950);
+    var diag: @import("config.zig").Diagnostic = .{};
+    try agent.setConfig("{\"compaction\":{\"enabled\":false}}", &diag);
+    {
+        const stream = try agent.run(new_question);
+        defer stream.destroy();
+        _ = try nextAs(stream, .message_start); // past the threshold, but compaction is off
+        _ = try nextUntil(stream, .message_complete);
+    }
+    try agent.setConfig("{\"compaction\":{\"enabled\":true}}", &diag);
+    agent.conversation.messages.items[3].usage = .{ .input_tokens = 950 };
+    const stream = try agent.run("again");
+    defer stream.destroy();
+    _ = try nextAs(stream, .compaction_start);
+    _ = try nextAs(stream, .compaction_end);
+    _ = try nextUntil(stream, .message_complete);
+    var arena: std.heap.ArenaAllocator = .init(gpa);
+    defer arena.deinit();
+    try std.testing.expectEqualStrings("Summarize, briefly.", (try server.request(arena.allocator(), 1)).object.get("system").?.string);
+}
