@@ -511,20 +511,40 @@ test "a compaction that failed at the provider's door is run again by reopen: a 
     try appendText(agent, .assistant, old_answer, 950);
     agent.config.base_url = "http://127.0.0.1:9"; // nothing listens there
     {
+        // Nothing is left to compact when it is reopened: refused, nothing changes.
         const stream = try agent.compact();
         defer stream.destroy();
         _ = try nextAs(stream, .compaction_start);
         try std.testing.expectError(error.Connection, stream.next());
+        agent.config.compaction.keep_recent_tokens = 100_000;
+        try std.testing.expectError(error.State, stream.reopen());
+        try std.testing.expectError(error.Connection, stream.next());
+        try std.testing.expect(!agent.busy);
+        agent.config.compaction.keep_recent_tokens = 50;
+    }
+    {
+        const stream = try agent.compact();
+        defer stream.destroy();
+        _ = try nextAs(stream, .compaction_start);
+        try std.testing.expectError(error.Connection, stream.next());
+        // The conversation changes before the reopen: the compaction follows it.
+        try appendText(agent, .user, old_question, 0);
+        try appendText(agent, .assistant, old_answer, 0);
         agent.config.base_url = server.url();
         try stream.reopen();
         try std.testing.expectEqualStrings("manual", (try nextAs(stream, .compaction_start)).reason);
-        try std.testing.expectEqual(@as(u64, 1), (try nextAs(stream, .compaction_end)).message_count);
+        try std.testing.expectEqual(@as(u64, 3), (try nextAs(stream, .compaction_end)).message_count);
         _ = try nextAs(stream, .message_complete);
         try std.testing.expectEqual(null, try stream.next());
     }
+    var arena: std.heap.ArenaAllocator = .init(gpa);
+    defer arena.deinit();
+    try std.testing.expectEqualStrings("<conversation>\n[User]: " ++ old_question ++ "\n\n[Assistant]: " ++ old_answer ++ "\n\n[User]: " ++ old_question ++ "\n</conversation>", requestText(try server.request(arena.allocator(), 0), 0));
+    try std.testing.expectEqual(@as(usize, 2), agent.conversation.messages.items.len);
     // Now past the threshold again, the summary request fails; the window grows before reopen.
     agent.conversation.messages.items[1].usage = .{ .input_tokens = 950 };
     agent.conversation.stale_usage_before = 0;
+
     agent.config.base_url = "http://127.0.0.1:9";
     const stream = try agent.run(new_question);
     defer stream.destroy();
