@@ -12,7 +12,7 @@ var server_io_instance: std.Io.Threaded = .init_single_threaded;
 const sse_head =
     "event: message_start\ndata: {\"type\":\"message_start\",\"message\":{\"id\":\"msg_1\",\"model\":\"m\",\"usage\":{\"input_tokens\":3,\"output_tokens\":1}}}\n\n" ++
     "event: content_block_start\ndata: {\"type\":\"content_block_start\",\"index\":0,\"content_block\":{\"type\":\"text\",\"text\":\"\"}}\n\n";
-const sse_body = sse_head ++
+pub const sse_body = sse_head ++
     ": a comment, then a ping\n\nevent: ping\ndata: {\"type\": \"ping\"}\n\n" ++
     "event: content_block_delta\r\ndata: {\"type\":\"content_block_delta\",\"index\":0,\"delta\":{\"type\":\"text_delta\",\"text\":\"h\\u00e9llo \"}}\r\n\r\n" ++
     "event: content_block_delta\ndata: {\"type\":\"content_block_delta\",\"index\":0,\"delta\":{\"type\":\"text_delta\",\"text\":\"w\xc3\xb6rld\"}}\n\n" ++
@@ -25,7 +25,7 @@ const Framing = enum { chunked, content_length };
 const test_key = "sk-ant-test-0123456789";
 
 /// How the test server answers its one request.
-const Answer = struct {
+pub const Answer = struct {
     status: []const u8 = "200 OK",
     content_type: []const u8 = "text/event-stream",
     body: []const u8 = sse_body,
@@ -71,7 +71,7 @@ pub fn knockUntilDone(io: std.Io, port: u16, done: *const std.atomic.Value(bool)
     }
 }
 
-const TestServer = struct {
+pub const TestServer = struct {
     server: std.Io.net.Server,
     thread: std.Thread,
     answer: Answer,
@@ -81,11 +81,11 @@ const TestServer = struct {
     /// The thread has served (or given up on) every answer.
     done: std.atomic.Value(bool) = .init(false),
 
-    fn start(s: *TestServer, answer: Answer) !void {
+    pub fn start(s: *TestServer, answer: Answer) !void {
         return s.startMany(answer, &.{});
     }
 
-    fn startMany(s: *TestServer, answer: Answer, more: []const Answer) !void {
+    pub fn startMany(s: *TestServer, answer: Answer, more: []const Answer) !void {
         const io = server_io_instance.io();
         const address = try std.Io.net.IpAddress.parseIp4("127.0.0.1", 0);
         s.server = try address.listen(io, .{ .reuse_address = true });
@@ -96,8 +96,10 @@ const TestServer = struct {
         s.thread = try std.Thread.spawn(.{}, serve, .{s});
     }
 
-    /// Waits for the server's thread (see knockUntilDone).
-    fn stop(s: *TestServer) void {
+    /// Waits for the server's thread. A test that failed before making every request the
+    /// server expects leaves it waiting for a connection that never comes: knock (connect and
+    /// hang up) until it is done, so that the failure is reported instead of hanging the run.
+    pub fn stop(s: *TestServer) void {
         const io = server_io_instance.io();
         knockUntilDone(io, s.port, &s.done);
         s.thread.join();
