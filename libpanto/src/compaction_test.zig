@@ -616,3 +616,41 @@ test "the agent keeps its own copy of the compaction prompt; set_config turns co
     defer arena.deinit();
     try std.testing.expectEqualStrings("Summarize, briefly.", (try server.request(arena.allocator(), 1)).object.get("system").?.string);
 }
+
+test "a session resumed after a compaction estimates as the agent that compacted: the usage kept from before it does not count" {
+    var server: Server = undefined;
+    try server.start(&.{.{ .body = summary_answer }});
+    defer server.stop();
+    var tmp = std.testing.tmpDir(.{});
+    defer tmp.cleanup();
+    var dir_buf: [std.c.PATH_MAX]u8 = undefined;
+    const dir = try @import("session/dir.zig").tmpPath(&tmp, &dir_buf);
+    var config: Config = .{
+        .provider = .anthropic,
+        .model = "claude-test",
+        .base_url = server.url(),
+        .api_key = "k",
+        .keep_alive = .{ .idle_ms = 0 },
+        .compaction = .{ .keep_recent_tokens = 50 },
+        .session = .{ .dir = dir, .id = "compacted" },
+    };
+    const before = before: {
+        const agent = try Agent.init(gpa, config);
+        defer agent.deinit();
+        try agent.conversation.appendUserText(old_question);
+        try agent.conversation.appendMessage(.assistant, &.{.{ .kind = .text, .text = old_answer }}, .{ .stop_reason = .end_turn, .provider = "anthropic", .model = "claude-test", .usage = .{ .input_tokens = 950 } });
+        const stream = try agent.compact();
+        defer stream.destroy();
+        _ = try nextAs(stream, .compaction_start);
+        try std.testing.expectEqual(@as(u64, 1), (try nextAs(stream, .compaction_end)).message_count);
+        _ = try nextAs(stream, .message_complete);
+        // [summary, the answer with its old usage]: counted in characters.
+        break :before compaction.estimate(&agent.conversation, null);
+    };
+    try std.testing.expect(before < 950);
+    config.session.?.mode = .@"resume";
+    const resumed = try Agent.init(gpa, config);
+    defer resumed.deinit();
+    try std.testing.expectEqual(@as(usize, 2), resumed.conversation.messages.items.len);
+    try std.testing.expectEqual(before, compaction.estimate(&resumed.conversation, null));
+}
