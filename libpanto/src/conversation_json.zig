@@ -242,7 +242,7 @@ pub fn checkFollows(prev: ?*const Message, m: *const Message, index: usize, diag
     const calls: []const Block = if (prev) |p| (if (p.role == .assistant) p.blocks else &.{}) else &.{};
     const call_count = countKind(calls, .tool_call);
     if (call_count > 0 and m.role != .user)
-        return diag.fail("messages[{d}]: the tool calls of messages[{d}] get no results (an assistant message follows)", .{ index, index - 1 });
+        return diag.fail("messages[{d}]: tool call \"{s}\" of messages[{d}] gets no result (an assistant message follows)", .{ index, firstCallId(calls), index - 1 });
     var results: usize = 0;
     for (m.blocks, 0..) |b, j| {
         if (b.kind != .tool_result) continue;
@@ -269,7 +269,12 @@ pub fn checkFollows(prev: ?*const Message, m: *const Message, index: usize, diag
 /// The last message (of `count`) leaves no tool call without its result.
 pub fn checkNoOpenCalls(last: *const Message, message_count: usize, diag: *Diagnostic) error{InvalidConversation}!void {
     if (last.role == .assistant and countKind(last.blocks, .tool_call) > 0)
-        return diag.fail("messages[{d}]: its tool calls get no results (the conversation ends)", .{message_count - 1});
+        return diag.fail("messages[{d}]: tool call \"{s}\" gets no result (the conversation ends)", .{ message_count - 1, firstCallId(last.blocks) });
+}
+
+fn firstCallId(blocks: []const Block) []const u8 {
+    for (blocks) |b| if (b.kind == .tool_call) return b.id;
+    return "";
 }
 
 fn countKind(blocks: []const Block, kind: conversation.BlockKind) usize {

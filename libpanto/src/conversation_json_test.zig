@@ -92,8 +92,8 @@ test "import refuses bad documents, naming the first problem and its place" {
     try expectRefused("{\"version\":1,\"messages\":[{\"role\":\"assistant\",\"content\":[{\"type\":\"tool_call\",\"id\":\"c\",\"name\":\"t\",\"input\":[]}]}]}", "messages[0].content[0]: \"input\" is not a JSON object");
     // Tool calls and results pair up, message after message.
     const call = "{\"role\":\"assistant\",\"content\":[{\"type\":\"tool_call\",\"id\":\"call_1\",\"name\":\"t\",\"input\":{}}]," ++ usage0 ++ "}";
-    try expectRefused("{\"version\":1,\"messages\":[" ++ call ++ "]}", "messages[0]: its tool calls get no results (the conversation ends)");
-    try expectRefused("{\"version\":1,\"messages\":[" ++ call ++ "," ++ call ++ "]}", "messages[1]: the tool calls of messages[0] get no results (an assistant message follows)");
+    try expectRefused("{\"version\":1,\"messages\":[" ++ call ++ "]}", "messages[0]: tool call \"call_1\" gets no result (the conversation ends)");
+    try expectRefused("{\"version\":1,\"messages\":[" ++ call ++ "," ++ call ++ "]}", "messages[1]: tool call \"call_1\" of messages[0] gets no result (an assistant message follows)");
     try expectRefused("{\"version\":1,\"messages\":[" ++ call ++ ",{\"role\":\"user\",\"content\":[{\"type\":\"tool_result\",\"id\":\"call_9\",\"content\":\"x\",\"is_error\":false}]}]}", "messages[1].content[0]: tool_result \"call_9\" answers no tool call of messages[0]");
     try expectRefused("{\"version\":1,\"messages\":[" ++ call ++ ",{\"role\":\"user\",\"content\":[{\"type\":\"text\",\"text\":\"x\"}]}]}", "messages[1]: no tool_result for tool call \"call_1\" of messages[0]");
     try expectRefused("{\"version\":1,\"messages\":[" ++ call ++ ",{\"role\":\"user\",\"content\":[{\"type\":\"tool_result\",\"id\":\"call_1\",\"content\":\"x\",\"is_error\":false},{\"type\":\"tool_result\",\"id\":\"call_1\",\"content\":\"x\",\"is_error\":false}]}]}", "messages[1].content[1]: a second tool_result for \"call_1\"");
