@@ -512,6 +512,34 @@ def session_cases() -> None:
            "message": {"$contains": "nope"}}],
          [], config=session_config("nope", mode="resume"))
 
+    # The compaction_threshold exchange in a session: the file records the compaction, so the
+    # agent that resumes it has the compacted conversation, not the full history.
+    first = Reply(A, "msg_first", [Text(ONCE)], usage(input_tokens=950, output_tokens=30))
+    summary = Reply(A, "msg_summary", [Text(SUMMARY)], usage(input_tokens=30, output_tokens=8))
+    second = Reply(A, "msg_second", [Text("The dragon woke up.")], usage(input_tokens=60, output_tokens=6))
+    tokens_before = usage_tokens(first.usage) + exact_tokens([user(THEN)])
+    summarized = summary_message(SUMMARY, 1, tokens_before)
+    compacted = [summarized] + stored(first) + [user(THEN)] + stored(second)
+    case("session_compaction_resumed",
+         "A turn that compacts (as in compaction_threshold) in a session: the file records the "
+         "compaction as an entry (the summarized messages stay in it), so the agent that resumes "
+         "the session has the compacted conversation: 4 messages, the summary first.",
+         [STORY, THEN, {"reopen_agent": True}, {"session_info": True}],
+         [first, summary, second],
+         turn_lines([first])
+         + [{"event": "compaction_start", "tokens_before": tokens_before, "reason": "threshold"},
+            {"event": "compaction_end", "tokens_before": tokens_before,
+             "tokens_after": exact_tokens([summarized] + stored(first) + [user(THEN)]),
+             "message_count": 1, "summary": SUMMARY}]
+         + turn_lines([second], extra_usage=summary.usage)
+         + [ok("reopen_agent"), info("s1", True, 4), conversation_line(compacted)],
+         [request(A, [user(STORY)]), summary_request("[User]: " + STORY),
+          request(A, compacted[:3])],
+         config={**session_config("s1"), "compaction": {
+             "enabled": True, "context_window": 1000, "reserve_tokens": 100,
+             "keep_recent_tokens": 6, "prompt": PROMPT}},
+         print_conversation=True)
+
     third = Reply(A, "msg_third", [Text("A branch.")], usage(input_tokens=30, output_tokens=3))
     case("session_fork_and_list",
          "Forking a session at message 2: the agent goes on in the new session (its conversation "
