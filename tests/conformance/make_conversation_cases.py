@@ -15,14 +15,13 @@ Python 3.11 standard library only.
 """
 from __future__ import annotations
 
-import argparse
 import base64
 import json
 import sys
 from pathlib import Path
 from typing import Any
 
-from case_files import sync
+from case_files import case_texts, generate
 from conversation_model import (
     A, MODEL, O, Reply, Text, Thinking, ToolCall, exact_tokens, request, reply_lines, script,
     stored, summary_message, turn, turn_lines, usage, usage_tokens, user,
@@ -561,29 +560,18 @@ def session_cases() -> None:
          config=session_config("s1"), print_conversation=True)
 
 
-def files_of(data: dict[str, Any], lines: list[dict[str, Any]]) -> dict[str, str]:
-    return {"case.json": json.dumps(data, indent=2, ensure_ascii=False) + "\n",
-            "expected.jsonl": "".join(json.dumps(l, ensure_ascii=False) + "\n" for l in lines)}
-
-
-def main() -> int:
-    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("--check", action="store_true",
-                    help="do not write; exit 1 if a generated case differs from the files")
-    args = ap.parse_args()
+def folders() -> dict[Path, dict[str, str]]:
     import_export_cases()
     invalid_import_cases()
     edit_cases()
     switch_cases()
     compaction_cases()
     session_cases()
-    stale: list[str] = []
-    for name, (data, lines) in CASES.items():
-        sync(CASES_DIR / name, files_of(data, lines), args.check, stale)
-    if stale:
-        print("out of date (run make_conversation_cases.py):\n  " + "\n  ".join(stale))
-        return 1
-    return 0
+    return {CASES_DIR / name: case_texts(data, lines) for name, (data, lines) in CASES.items()}
+
+
+def main() -> int:
+    return generate(__doc__.splitlines()[0], "make_conversation_cases.py", folders)
 
 
 if __name__ == "__main__":
