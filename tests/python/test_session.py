@@ -53,10 +53,10 @@ def test_a_session_is_written_and_resumed(tmp_path: Path) -> None:
             assert [m["role"] for m in emu.requests()[-1]["body"]["messages"]] == ["user", "assistant", "user"]
 
 
-def test_from_config_with_a_session_gives_a_session(tmp_path: Path) -> None:
+def test_a_session_from_a_config_object(tmp_path: Path) -> None:
     with Emulator(scenario={"responses": []}) as emu:
         config = dict(access(emu), session={"dir": str(tmp_path), "id": "s2"})
-        with panto.Agent.from_config(config) as agent:
+        with panto.Session.from_config(config) as agent:
             assert isinstance(agent, panto.Session)
             assert agent.info.id == "s2"
 
