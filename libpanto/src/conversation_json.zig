@@ -28,7 +28,6 @@ const Block = conversation.Block;
 const ev = @import("event.zig");
 const media = @import("media.zig");
 const json_depth = @import("json_depth.zig");
-const utf8 = @import("utf8.zig");
 const tools = @import("tools.zig");
 const content = @import("content.zig");
 
@@ -145,18 +144,16 @@ fn writeBlock(s: *std.json.Stringify, b: Block) std.Io.Writer.Error!void {
 
 pub const ParseError = error{ InvalidConversation, OutOfMemory };
 
+/// The first problem found (config.Diagnostic's message buffer, this module's error).
 pub const Diagnostic = struct {
-    buffer: [320]u8 = undefined,
-    len: usize = 0,
+    inner: @import("config.zig").Diagnostic = .{},
 
     pub fn message(d: *const Diagnostic) []const u8 {
-        return d.buffer[0..d.len];
+        return d.inner.message();
     }
 
     pub fn fail(d: *Diagnostic, comptime fmt: []const u8, args: anytype) error{InvalidConversation} {
-        // A message that does not fit (a long value quoted in it) is cut at a whole character.
-        const written = std.fmt.bufPrint(&d.buffer, fmt, args) catch d.buffer[0..utf8.wholePrefix(&d.buffer)];
-        d.len = written.len;
+        d.inner.fail(fmt, args) catch {};
         return error.InvalidConversation;
     }
 };
