@@ -439,3 +439,30 @@ test "a file that is not a session is never cut: a first line that is no header 
     try std.testing.expect(!a.sessionInfo().?.resumed);
     try std.testing.expectEqual(@as(u64, "{\"type\":\"sess".len), a.sessionInfo().?.torn_bytes);
 }
+
+test "a working directory whose name is not UTF-8 goes into the header mended; the session resumes" {
+    var f: Fixture = undefined;
+    try f.init();
+    defer f.deinit();
+    var abs_buf: [std.c.PATH_MAX]u8 = undefined;
+    var rel_buf: [std.c.PATH_MAX:0]u8 = undefined;
+    const abs = std.c.realpath(try std.fmt.bufPrintZ(&rel_buf, "{s}", .{f.dir}), &abs_buf) orelse return error.NoPath;
+    const dir = std.mem.span(abs);
+    var saved_buf: [std.c.PATH_MAX]u8 = undefined;
+    const saved = std.c.getcwd(&saved_buf, saved_buf.len) orelse return error.NoCwd;
+    var odd_buf: [std.c.PATH_MAX:0]u8 = undefined;
+    const odd = try std.fmt.bufPrintZ(&odd_buf, "{s}/odd\xff", .{dir});
+    try std.testing.expectEqual(@as(c_int, 0), std.c.mkdir(odd, 0o700));
+    try std.testing.expectEqual(@as(c_int, 0), std.c.chdir(odd));
+    defer _ = std.c.chdir(@ptrCast(saved));
+    var diag: config_mod.Diagnostic = .{};
+    const config: config_mod.Config = .{ .provider = .anthropic, .model = "m", .api_key = "k", .session = .{ .dir = dir, .id = "odd" } };
+    (try Agent.initWithDiagnostic(gpa, config, &diag)).deinit();
+    const again = try Agent.initWithDiagnostic(gpa, config, &diag);
+    defer again.deinit();
+    try std.testing.expect(again.sessionInfo().?.resumed);
+    var path_buf: [std.c.PATH_MAX]u8 = undefined;
+    const bytes = try std.Io.Dir.cwd().readFileAlloc(std.testing.io, try std.fmt.bufPrint(&path_buf, "{s}/odd.jsonl", .{dir}), gpa, .unlimited);
+    defer gpa.free(bytes);
+    try std.testing.expect(std.mem.indexOf(u8, bytes, "/odd\xef\xbf\xbd\"") != null);
+}
