@@ -152,9 +152,8 @@ class Agent:
         """An agent from the configuration object of `panto_agent_new`, passed on as is
         (keys this package does not know reach the library, which judges them). Tool specs
         in its "tools" key have no handler (run them by hand); `tools` adds tools as the
-        constructor's argument does. A config with a "session" key gives a `panto.Session`."""
-        if "session" in config and not issubclass(cls, _session_class()):
-            cls = _session_class()
+        constructor's argument does. A config with a "session" key: `panto.Session.from_config`
+        gives the agent its session's `info` and `fork`."""
         agent = cls.__new__(cls)
         plain = {k: v.to_json() if isinstance(v, (RetryPolicy, Timeouts, KeepAlive)) else v for k, v in config.items()}
         agent._open(plain, tools)
@@ -511,12 +510,6 @@ class Agent:
         detail = _native.PantoError()
         self._lib.agent_error(ptr, ctypes.byref(detail))
         return from_native(self._lib, detail, rc)
-
-
-def _session_class() -> Type[Agent]:
-    from .session import Session  # only for an agent with a session
-
-    return Session
 
 
 def _json_loads(text: str) -> Any:

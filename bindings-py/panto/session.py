@@ -87,8 +87,8 @@ class Session(Agent):
 
     A session has one writer: opening it while another agent (of any process) has it open
     raises `panto.SessionLockedError`; leaving the `with` (or `close()`) lets it go. API keys
-    are never written to the file. `Agent.from_config()` with a "session" key gives a
-    Session too."""
+    are never written to the file. `Session.from_config(config)` opens one from the
+    configuration object of `panto_agent_new`, whose "session" key says which."""
 
     def __init__(
         self,

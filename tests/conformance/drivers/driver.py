@@ -250,6 +250,12 @@ def coded(kind: str, fn: Callable[[], Any], **fields: Any) -> Dict[str, Any]:
     return {"event": kind, "code": "ok", **fields}
 
 
+def open_agent(config: Dict[str, Any], tools: List[panto.Tool]) -> panto.Agent:
+    """The case's agent: a panto.Session when the config names a session."""
+    cls = panto.Session if "session" in config else panto.Agent
+    return cls.from_config(config, tools=tools)
+
+
 class Steps:
     """The step objects of a case's turns (tests/conformance/README.md, "Steps"), on an agent
     that a step may replace (reopen_agent)."""
@@ -308,7 +314,7 @@ class Steps:
             line = coded("reopen_agent", self.reopen)
             yield line
         elif key == "second_agent":
-            line = coded("second_agent", lambda: panto.Agent.from_config(self.config, tools=self.tools).close())
+            line = coded("second_agent", lambda: open_agent(self.config, self.tools).close())
             line.pop("message", None)
             yield line
         elif key == "fork":
@@ -333,7 +339,7 @@ class Steps:
             raise ValueError(f"unknown step {key!r}")
 
     def reopen(self) -> None:
-        self.agent = panto.Agent.from_config(self.config, tools=self.tools)
+        self.agent = open_agent(self.config, self.tools)
 
     @staticmethod
     def session_line(agent: panto.Agent) -> Dict[str, Any]:
@@ -360,7 +366,7 @@ def transcript(case: Dict[str, Any], base_url: str) -> Iterator[Dict[str, Any]]:
     on_error = case.get("on_error")
     tools = case_tools(case)
     try:
-        agent = panto.Agent.from_config(config, tools=tools)
+        agent = open_agent(config, tools)
     except panto.LibraryNotFound:
         raise  # cannot run: exit non-zero
     except panto.Error as err:
