@@ -57,6 +57,13 @@ type Config struct {
 	Timeouts *Timeouts `json:"timeouts,omitempty"`
 	// KeepAlive says how long a connection is kept for the next request; nil: the default.
 	KeepAlive *KeepAlive `json:"keep_alive,omitempty"`
+
+	// Compaction says when older messages are summarized to fit the context window; nil:
+	// the defaults (on, for a model whose window the library knows).
+	Compaction *Compaction `json:"compaction,omitempty"`
+	// Session keeps the conversation in a session file that survives the process (opened,
+	// resumed or created as Session.Mode says); nil: the conversation lives in memory only.
+	Session *Session `json:"session,omitempty"`
 }
 
 // ReadToolConfig configures the native `read` tool: it reads the lines of text files under
@@ -234,6 +241,12 @@ func (a *Agent) run(ctx context.Context, text string, parts []Part, opts []RunOp
 	if rc < 0 {
 		return nil, agentError(c.native, rc)
 	}
+	return a.newStream(ctx, native, o.manual)
+}
+
+// newStream wraps a native stream the agent just returned. c.call must be held.
+func (a *Agent) newStream(ctx context.Context, native *C.PantoStream, manual bool) (*Stream, error) {
+	c := a.c
 	st := &streamCore{agent: c, native: native}
 	c.mu.Lock()
 	closed := c.closed
@@ -245,7 +258,7 @@ func (a *Agent) run(ctx context.Context, text string, parts []Part, opts []RunOp
 		C.panto_stream_free(native)
 		return nil, ErrClosed
 	}
-	s := &Stream{agent: a, st: st, ctx: ctx, manual: o.manual,
+	s := &Stream{agent: a, st: st, ctx: ctx, manual: manual,
 		closing: make(chan struct{}), submitted: make(chan struct{}, 1)}
 	s.cleanup = runtime.AddCleanup(s, (*streamCore).collect, st)
 	return s, nil
@@ -256,9 +269,22 @@ func (a *Agent) run(ctx context.Context, text string, parts []Part, opts []RunOp
 type Message struct {
 	Role    string         `json:"role"` // "user" or "assistant"
 	Content []ContentBlock `json:"content"`
+	// Provider and Model: who wrote an assistant message ("anthropic" or "openai", and the
+	// model's name). Thinking goes back only to that provider and model.
+	Provider string `json:"provider,omitempty"`
+	Model    string `json:"model,omitempty"`
 	// StopReason: why an assistant message ended; StopAborted for one whose turn was
 	// canceled, which holds what was received of it.
 	StopReason StopReason `json:"stop_reason,omitempty"`
+	Usage      *Usage     `json:"usage,omitempty"` // an assistant message's usage
+	// Compaction is set on the user message that holds the summary of compacted messages.
+	Compaction *CompactionInfo `json:"compaction,omitempty"`
+}
+
+// CompactionInfo is what a summary message replaced.
+type CompactionInfo struct {
+	MessageCount int   `json:"message_count"` // the messages summarized
+	TokensBefore int64 `json:"tokens_before"` // the context's estimated size before
 }
 
 // ContentBlock is one block of a message.
@@ -267,6 +293,8 @@ type ContentBlock struct {
 	// "tool_result"
 	Type string `json:"type"`
 	Text string `json:"text"` // text, thinking; redacted_thinking: the provider's opaque data
+	// thinking: the provider's signature of it, when it gave one
+	Signature string `json:"signature,omitempty"`
 
 	ID    string          `json:"id,omitempty"`    // tool_call, tool_result: the call's id
 	Name  string          `json:"name,omitempty"`  // tool_call: the tool's name; document: its name, when given

@@ -147,6 +147,13 @@ const (
 	// Attempt, Delay, HTTPStatus, Text (the reason): the request failed and is sent again
 	// after Delay (the next Next waits it); the message starts over with a MessageStart.
 	EventProviderRetry EventKind = C.PANTO_EVENT_PROVIDER_RETRY
+	// TokensBefore (the context's estimated size), Text (why: "threshold", before a request
+	// that would pass the context window less its reserve, or "manual", Agent.Compact):
+	// older messages are being summarized.
+	EventCompactionStart EventKind = C.PANTO_EVENT_COMPACTION_START
+	// TokensBefore, TokensAfter (estimated, with the summary), MessageCount (the messages
+	// summarized), Text (the summary): the conversation now begins with the summary.
+	EventCompactionEnd EventKind = C.PANTO_EVENT_COMPACTION_END
 )
 
 // String is the library's stable name, e.g. "content_delta"; "unknown" for another value.
@@ -206,11 +213,11 @@ func (r *StopReason) UnmarshalText(b []byte) error {
 // Usage is the token count of a turn, normalized across providers. InputTokens excludes
 // cached tokens.
 type Usage struct {
-	InputTokens      int64
-	OutputTokens     int64
-	CacheReadTokens  int64
-	CacheWriteTokens int64
-	ReasoningTokens  int64
+	InputTokens      int64 `json:"input_tokens"`
+	OutputTokens     int64 `json:"output_tokens"`
+	CacheReadTokens  int64 `json:"cache_read_tokens"`
+	CacheWriteTokens int64 `json:"cache_write_tokens"`
+	ReasoningTokens  int64 `json:"reasoning_tokens"`
 }
 
 // Event is one step of a turn. Which fields mean something depends on Kind (see the
@@ -258,6 +265,11 @@ type Event struct {
 	Attempt    int
 	Delay      time.Duration
 	HTTPStatus int
+	// CompactionStart, CompactionEnd: the context's estimated size in tokens before the
+	// compaction; CompactionEnd: after it, and how many messages the summary replaced.
+	TokensBefore int64
+	TokensAfter  int64
+	MessageCount int
 
 	parts *[]PartInfo // ToolResult with media: see Parts
 }
@@ -320,6 +332,9 @@ func (st *streamCore) event(ev *C.PantoEvent) Event {
 		Attempt:            int(ev.attempt),
 		Delay:              time.Duration(ev.delay_ms) * time.Millisecond,
 		HTTPStatus:         int(ev.http_status),
+		TokensBefore:       int64(ev.tokens_before),
+		TokensAfter:        int64(ev.tokens_after),
+		MessageCount:       int(ev.message_count),
 		Usage: Usage{
 			InputTokens:      int64(ev.usage.input_tokens),
 			OutputTokens:     int64(ev.usage.output_tokens),
