@@ -58,6 +58,25 @@
 // of a result with media lists what was sent (Event.Parts); the conversation keeps the media
 // in base64 (ContentBlock.Data).
 //
+// # Conversations that last
+//
+// Agent.Export gives the conversation as a versioned JSON document, the same in every
+// language, and Agent.Import takes one back (checked first: ErrConversation names the first
+// problem, and nothing changes); export, import, export gives the same bytes. Truncate and
+// DropLast edit it between turns, e.g. to drop the user message of a failed turn. SetConfig
+// may switch provider or model between turns: the conversation is kept in panto's own form
+// and written for whichever provider comes next.
+//
+// Config.Session keeps the conversation in an append-only file that a later agent resumes,
+// each message synced to disk as it is committed; Agent.Session tells which, Agent.Fork
+// branches it, ListSessions lists a folder's. A session another agent holds gives
+// ErrSessionLocked; a missing one resumed gives ErrNoSuchSession, which matches
+// fs.ErrNotExist.
+//
+// Config.Compaction summarizes the older messages when the context nears the model's window:
+// the turn's stream shows EventCompactionStart and EventCompactionEnd before the request.
+// Agent.Compact does it on demand.
+//
 // Errors are *Error values whose Code is also an error, so errors.Is(err,
 // panto.ErrAuthentication) and errors.As(err, &perr) both work.
 //
@@ -231,6 +250,9 @@ type Usage struct {
 //
 //	MessageStart, (BlockStart, [ToolDetails], ContentDelta…, BlockComplete)…, MessageEnd,
 //	[ToolCallStart…, ToolResult…, MessageStart, …, MessageEnd]…, MessageComplete
+//
+// with a CompactionStart and a CompactionEnd before a MessageStart when the conversation is
+// compacted first (Compaction), and only those and MessageComplete in Agent.Compact's.
 //
 // Event is a flat value rather than one type per kind: it mirrors the C ABI one to one,
 // costs no allocation beyond its strings, compares with ==, and new fields can be added
