@@ -67,12 +67,15 @@ func (r *caseRun) runStep(s step) bool {
 	case "export":
 		doc, err := r.agent.Export()
 		if err != nil {
-			r.emit(errorLine(err))
+			r.emit(codeLine("export", err, true))
 			return true
 		}
 		r.lastExport = doc
 		r.emit(map[string]any{"event": "export", "text": string(doc)})
 	case "reimport":
+		if r.lastExport == nil {
+			die(`"reimport" before any "export"`)
+		}
 		err := r.agent.Import(r.lastExport)
 		identical := false
 		if err == nil {
@@ -80,7 +83,7 @@ func (r *caseRun) runStep(s step) bool {
 			err = xerr
 			identical = xerr == nil && bytes.Equal(again, r.lastExport)
 		}
-		line := codeLine("reimport", err, false)
+		line := codeLine("reimport", err, true)
 		line["identical"] = identical
 		r.emit(line)
 	case "import":
