@@ -355,7 +355,7 @@ func (b ContentBlock) MarshalJSON() ([]byte, error) {
 func (b ContentBlock) Bytes() ([]byte, error) { return base64.StdEncoding.DecodeString(b.Data) }
 
 // Conversation is the conversation so far: the user messages, and the assistant messages
-// and tool results of the finished turns.
+// and tool results of the finished turns (Export has it as a document to save).
 func (a *Agent) Conversation() ([]Message, error) {
 	js, err := a.ConversationJSON()
 	if err != nil {
@@ -368,8 +368,8 @@ func (a *Agent) Conversation() ([]Message, error) {
 	return msgs, nil
 }
 
-// ConversationJSON is the conversation so far as the library writes it: a JSON array of
-// {"role", "content": [blocks]} messages.
+// ConversationJSON is the conversation so far as the library writes it: the "messages"
+// array of Export, byte for byte.
 func (a *Agent) ConversationJSON() (json.RawMessage, error) {
 	c := a.c
 	c.call.Lock()

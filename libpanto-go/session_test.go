@@ -2,6 +2,7 @@ package panto_test
 
 import (
 	"bytes"
+	"encoding/json"
 	"errors"
 	"io/fs"
 	"os"
@@ -258,5 +259,27 @@ func TestNewSessionGetsAnID(t *testing.T) {
 	info := sessionInfo(t, agent)
 	if len(info.ID) != len("20260101T000000Z-0123abcd") || !strings.HasSuffix(info.Path, info.ID+".jsonl") {
 		t.Fatalf("a made id: %+v", info)
+	}
+}
+
+func TestSessionAndCompactionConfigJSON(t *testing.T) {
+	for _, tc := range []struct {
+		cfg  any
+		want string
+	}{
+		{panto.Config{Provider: "anthropic", Model: "m", Session: &panto.Session{}, Compaction: &panto.Compaction{}},
+			`{"provider":"anthropic","model":"m","compaction":{"enabled":true},"session":{}}`},
+		{panto.Config{Session: &panto.Session{Dir: "/d", ID: "s", Mode: panto.SessionResume, NoFsync: true},
+			Compaction: &panto.Compaction{Disabled: true, ContextWindow: 1000, ReserveTokens: 10, KeepRecentTokens: 20, Prompt: "p"}},
+			`{"session":{"dir":"/d","id":"s","mode":"resume","fsync":false},
+			  "compaction":{"enabled":false,"context_window":1000,"reserve_tokens":10,"keep_recent_tokens":20,"prompt":"p"}}`},
+		{panto.ConfigPatch{Compaction: &panto.Compaction{KeepRecentTokens: 5}},
+			`{"compaction":{"enabled":true,"keep_recent_tokens":5}}`},
+	} {
+		b, err := json.Marshal(tc.cfg)
+		if err != nil {
+			t.Fatal(err)
+		}
+		jsonEqual(t, b, tc.want)
 	}
 }
