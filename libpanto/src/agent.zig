@@ -15,11 +15,14 @@ const network = @import("network.zig");
 const providers = @import("providers.zig");
 const Dialer = @import("dial.zig").Dialer;
 const KeepAlive = @import("keep_alive.zig").KeepAlive;
+const compaction = @import("compaction.zig");
 
 pub const RunError = error{ Busy, OutOfMemory };
 pub const AddToolError = error{ Busy, InvalidConfig, OutOfMemory };
 pub const ImportError = error{ Busy, InvalidConversation, OutOfMemory };
 pub const TruncateError = error{ Busy, InvalidConversation, OutOfRange };
+/// NothingToCompact: no message is older than compaction.keep_recent_tokens.
+pub const CompactError = error{ Busy, NothingToCompact, OutOfMemory };
 
 pub const Agent = struct {
     gpa: Allocator,
@@ -89,6 +92,8 @@ pub const Agent = struct {
         a.config.retry = config.retry;
         a.config.timeouts = config.timeouts;
         a.config.keep_alive = config.keep_alive;
+        a.config.compaction = config.compaction;
+        if (config.compaction.prompt) |p| a.config.compaction.prompt = try arena.dupe(u8, p);
         try config_mod.checkWireStrings(a.config, keySource(config.api_key), diag);
         try a.syncNativeTools();
         for (config.tools) |t| try a.addParsedTool(t, diag); // the errdefers above free `a`
@@ -242,6 +247,24 @@ pub const Agent = struct {
         if (count > 0 and count < messages.len) conversation_json.checkNoOpenCalls(&messages[count - 1], count, diag) catch
             return diag.fail("cannot keep {d} messages: messages[{d}] has tool calls whose results are in messages[{d}]", .{ count, count - 1, count });
         a.conversation.truncate(count);
+    }
+
+    /// Compacts the conversation now: the messages older than about
+    /// compaction.keep_recent_tokens are summarized by the model (see compaction.zig). The
+    /// stream gives COMPACTION_START, COMPACTION_END and MESSAGE_COMPLETE (the summary
+    /// request's stop reason and usage); it is read, canceled and closed like a turn's, and
+    /// one that fails leaves the conversation unchanged.
+    pub fn compact(a: *Agent) CompactError!*Stream {
+        if (a.busy) return error.Busy;
+        const plan = compaction.planManual(&a.conversation, a.config) orelse return error.NothingToCompact;
+        const summarizing = try compaction.Run.create(a.gpa, &a.conversation, plan);
+        const s = Stream.createCompaction(a, summarizing) catch |err| {
+            summarizing.destroy();
+            return err;
+        };
+        a.busy = true;
+        a.live_streams += 1;
+        return s;
     }
 
     /// Called by a stream as it is destroyed.

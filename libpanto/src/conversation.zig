@@ -54,6 +54,9 @@ pub const Compaction = struct { message_count: u64, tokens_before: u64 };
 pub const Conversation = struct {
     gpa: Allocator,
     messages: std.ArrayList(Message) = .empty,
+    /// Assistant messages before this index were kept across a compaction: their usage
+    /// describes the context before it, which compaction.zig's estimate must not take.
+    stale_usage_before: usize = 0,
 
     pub fn init(gpa: Allocator) Conversation {
         return .{ .gpa = gpa };
@@ -79,6 +82,19 @@ pub const Conversation = struct {
     pub fn dropLast(c: *Conversation) void {
         const m = c.messages.pop() orelse return;
         freeMessage(c.gpa, m);
+        c.stale_usage_before = @min(c.stale_usage_before, c.messages.items.len);
+    }
+
+    /// Compaction (compaction.zig): the messages before `first_kept` (at least one) are
+    /// replaced by `summary`, a user message whose blocks and strings the conversation
+    /// takes. `tokens_after` is the context's estimated size now (for the session journal).
+    /// Cannot fail: the list only shrinks.
+    pub fn replacePrefix(c: *Conversation, first_kept: usize, summary: Message, tokens_after: u64) void {
+        _ = tokens_after;
+        std.debug.assert(first_kept >= 1 and first_kept <= c.messages.items.len);
+        for (c.messages.items[0..first_kept]) |m| freeMessage(c.gpa, m);
+        c.messages.replaceRangeAssumeCapacity(0, first_kept, &.{summary});
+        c.stale_usage_before = c.messages.items.len;
     }
 
     /// Appends a message, copying the blocks' strings.

@@ -76,4 +76,6 @@ test {
     _ = @import("errors.zig");
     _ = @import("config.zig");
     _ = @import("media.zig");
+    _ = @import("compaction.zig");
+    _ = @import("compaction_test.zig");
 }
