@@ -221,15 +221,14 @@ fn writeMedia(w: *std.Io.Writer, b: Block) std.Io.Writer.Error!void {
     try w.print("[Document {s}]", .{b.name});
 }
 
-/// A compaction under way in a stream: the plan, the summary request's conversation (one
-/// user message: the messages to summarize, serialized) and, once it answered, the summary.
+/// A compaction under way in a stream: the plan, and the summary request's conversation (one
+/// user message: the messages to summarize, serialized).
 pub const Run = struct {
     gpa: Allocator,
     plan: Plan,
     /// COMPACTION_START was handed out.
     announced: bool = false,
     request: Conversation,
-    summary: std.ArrayList(u8) = .empty,
 
     pub fn create(gpa: Allocator, c: *const Conversation, plan: Plan) Allocator.Error!*Run {
         var text: std.Io.Writer.Allocating = .init(gpa);
@@ -241,13 +240,15 @@ pub const Run = struct {
         const run = try gpa.create(Run);
         errdefer gpa.destroy(run);
         run.* = .{ .gpa = gpa, .plan = plan, .request = .init(gpa) };
-        try run.request.appendUserText(text.written());
+        run.request.appendUserText(text.written()) catch |err| switch (err) {
+            error.OutOfMemory => return error.OutOfMemory,
+            error.SessionWrite => unreachable, // (the request's conversation has no journal)
+        };
         return run;
     }
 
     pub fn destroy(run: *Run) void {
         run.request.deinit();
-        run.summary.deinit(run.gpa);
         run.gpa.destroy(run);
     }
 
@@ -266,12 +267,13 @@ pub const Run = struct {
     /// replaced by the summary message. Nothing changes when this fails.
     pub fn finish(run: *Run, c: *Conversation, texts: []const []const u8, system: ?[]const u8) FinishError!Finished {
         const gpa = run.gpa;
-        run.summary.clearRetainingCapacity();
+        var joined: std.ArrayList(u8) = .empty;
+        defer joined.deinit(gpa);
         for (texts, 0..) |t, i| {
-            if (i > 0) try run.summary.append(gpa, '\n');
-            try run.summary.appendSlice(gpa, t);
+            if (i > 0) try joined.append(gpa, '\n');
+            try joined.appendSlice(gpa, t);
         }
-        const summary = std.mem.trim(u8, run.summary.items, " \t\r\n");
+        const summary = std.mem.trim(u8, joined.items, " \t\r\n");
         if (summary.len == 0) return error.EmptySummary;
         const text = try std.mem.concat(gpa, u8, &.{ summary_prefix, summary, summary_suffix });
         const blocks = gpa.alloc(Block, 1) catch |err| {
@@ -289,9 +291,10 @@ pub const Run = struct {
         for (c.messages.items[run.plan.first_kept..]) |m| chars +|= messageChars(m);
         const tokens_after = tokensOf(chars);
         c.replacePrefix(run.plan.first_kept, message, tokens_after);
-        return .{ .summary = summary, .tokens_after = tokens_after };
+        return .{ .summary = text[summary_prefix.len..][0..summary.len], .tokens_after = tokens_after };
     }
 
+    /// `summary` is the summary message's, in the conversation.
     pub const Finished = struct { summary: []const u8, tokens_after: u64 };
 };
 

@@ -11,9 +11,9 @@ const conversation = @import("conversation.zig");
 const compaction = @import("compaction.zig");
 const Config = @import("config.zig").Config;
 const test_deadline = @import("test_deadline.zig");
-const skipHead = @import("stream_test.zig").skipRequest;
-const tool_message = @import("stream_test.zig").tool_message;
-const lookup_tool = @import("stream_test.zig").lookup_tool;
+const stream_test = @import("stream_test.zig");
+const tool_message = stream_test.tool_message;
+const lookup_tool = stream_test.lookup_tool;
 
 const gpa = std.testing.allocator;
 var server_io_instance: std.Io.Threaded = .init_single_threaded;
@@ -33,6 +33,12 @@ fn textMessage(comptime text: []const u8, comptime input_tokens: u32, comptime o
 
 const summary_answer = textMessage("The user asked old things; the assistant answered.", 500, 20);
 const final_answer = textMessage("hello", 40, 5);
+
+const overloaded: Answer = .{
+    .status = "529 Overloaded",
+    .content_type = "application/json",
+    .body = "{\"type\":\"error\",\"error\":{\"type\":\"overloaded_error\",\"message\":\"Overloaded\"}}",
+};
 
 const Answer = struct {
     status: []const u8 = "200 OK",
@@ -70,12 +76,7 @@ const Server = struct {
     /// Waits for the thread, knocking while it waits for a request a failed test never made.
     fn stop(s: *Server) void {
         const io = server_io_instance.io();
-        while (!s.done.load(.acquire)) {
-            const address = std.Io.net.IpAddress.parseIp4("127.0.0.1", s.port) catch unreachable;
-            if (address.connect(io, .{ .mode = .stream })) |conn| conn.close(io) else |_| {}
-            const ts: std.c.timespec = .{ .sec = 0, .nsec = 10 * std.time.ns_per_ms };
-            _ = std.c.nanosleep(&ts, null);
-        }
+        stream_test.knockUntilDone(io, s.port, &s.done);
         s.thread.join();
         s.server.deinit(io);
         for (s.bodies.items) |b| gpa.free(b);
@@ -94,14 +95,7 @@ const Server = struct {
         var read_buf: [64 * 1024]u8 = undefined;
         var reader = conn.reader(io, &read_buf);
         const r = &reader.interface;
-        var content_length: usize = 0;
-        while (true) {
-            const line = try r.takeDelimiterInclusive('\n');
-            if (std.mem.eql(u8, line, "\r\n")) break;
-            if (std.ascii.startsWithIgnoreCase(line, "content-length:"))
-                content_length = try std.fmt.parseInt(usize, std.mem.trim(u8, line[15..], " \r\n"), 10);
-        }
-        const body = try gpa.alloc(u8, content_length);
+        const body = try gpa.alloc(u8, try stream_test.readRequestHead(r));
         errdefer gpa.free(body);
         try r.readSliceAll(body);
         try s.bodies.append(gpa, body);
@@ -141,6 +135,32 @@ fn newAgent(server: *Server) !*Agent {
         .compaction = .{ .context_window = 1000, .reserve_tokens = 100, .keep_recent_tokens = 50 },
     });
 }
+
+/// A turn past the threshold: an agent on a server of `answers`, with an old question and
+/// answer whose usage says 950 tokens, running the new question. Start it in place (the
+/// server's thread points at it), end it with `end`.
+const PastThreshold = struct {
+    server: Server,
+    agent: *Agent,
+    stream: *Stream,
+
+    fn start(t: *PastThreshold, answers: []const Answer) !void {
+        try t.server.start(answers);
+        errdefer t.server.stop();
+        t.agent = try newAgent(&t.server);
+        errdefer t.agent.deinit();
+        try appendText(t.agent, .user, old_question, 0);
+        try appendText(t.agent, .assistant, old_answer, 950); // the provider's count: past 900
+        t.stream = try t.agent.run(new_question);
+        t.server.cancel_target.store(t.stream, .release);
+    }
+
+    fn end(t: *PastThreshold) void {
+        t.stream.destroy();
+        t.agent.deinit();
+        t.server.stop();
+    }
+};
 
 /// Appends a message of one text block (with a usage, for an assistant's).
 fn appendText(agent: *Agent, role: conversation.Role, text: []const u8, input_tokens: u64) !void {
@@ -186,15 +206,12 @@ const old_answer = "The parser is in sse.zig and decode.zig. " ** 6;
 const new_question = "Now make the parser faster, please, and keep every test green. " ** 4; // 252 characters: 63 tokens
 
 test "a turn past the threshold summarizes the older messages first, then sends the request with the summary" {
-    var server: Server = undefined;
-    try server.start(&.{ .{ .body = summary_answer }, .{} });
-    defer server.stop();
-    const agent = try newAgent(&server);
-    defer agent.deinit();
-    try appendText(agent, .user, old_question, 0);
-    try appendText(agent, .assistant, old_answer, 950); // the provider's count: past 900
-    const stream = try agent.run(new_question);
-    defer stream.destroy();
+    var t: PastThreshold = undefined;
+    try t.start(&.{ .{ .body = summary_answer }, .{} });
+    defer t.end();
+    const agent = t.agent;
+    const stream = t.stream;
+    const server = &t.server;
 
     const start = try nextAs(stream, .compaction_start);
     try std.testing.expectEqualStrings("threshold", start.reason);
@@ -313,16 +330,11 @@ test "a tool round whose result passes the threshold compacts before the next re
 /// A turn past the threshold whose summary request gets `answers`: it fails with `expected`
 /// (after a COMPACTION_START), the conversation as it was but for the turn's user message.
 fn expectSummaryFailure(answers: []const Answer, expected: anyerror, message_part: []const u8) !void {
-    var server: Server = undefined;
-    try server.start(answers);
-    defer server.stop();
-    const agent = try newAgent(&server);
-    defer agent.deinit();
-    try appendText(agent, .user, old_question, 0);
-    try appendText(agent, .assistant, old_answer, 950);
-    const stream = try agent.run(new_question);
-    defer stream.destroy();
-    server.cancel_target.store(stream, .release);
+    var t: PastThreshold = undefined;
+    try t.start(answers);
+    defer t.end();
+    const agent = t.agent;
+    const stream = t.stream;
     const before = try snapshot(agent);
     defer gpa.free(before);
     _ = try nextAs(stream, .compaction_start);
@@ -346,31 +358,17 @@ test "a summary request that fails fails the turn with its error; the conversati
         .body = "{\"type\":\"error\",\"error\":{\"type\":\"authentication_error\",\"message\":\"invalid x-api-key\"}}",
     };
     try expectSummaryFailure(&.{unauthorized}, error.Authentication, "invalid x-api-key");
-    const overloaded: Answer = .{
-        .status = "529 Overloaded",
-        .content_type = "application/json",
-        .body = "{\"type\":\"error\",\"error\":{\"type\":\"overloaded_error\",\"message\":\"Overloaded\"}}",
-    };
     try expectSummaryFailure(&.{ overloaded, overloaded }, error.Overloaded, "Overloaded");
     // A summary of no text is no summary.
     try expectSummaryFailure(&.{.{ .body = textMessage("  ", 5, 1) }}, error.Protocol, "empty summary");
 }
 
 test "a summary request retried after a ProviderRetry event, then the turn goes on" {
-    var server: Server = undefined;
-    const overloaded: Answer = .{
-        .status = "529 Overloaded",
-        .content_type = "application/json",
-        .body = "{\"type\":\"error\",\"error\":{\"type\":\"overloaded_error\",\"message\":\"Overloaded\"}}",
-    };
-    try server.start(&.{ overloaded, .{ .body = summary_answer }, .{} });
-    defer server.stop();
-    const agent = try newAgent(&server);
-    defer agent.deinit();
-    try appendText(agent, .user, old_question, 0);
-    try appendText(agent, .assistant, old_answer, 950);
-    const stream = try agent.run(new_question);
-    defer stream.destroy();
+    var t: PastThreshold = undefined;
+    try t.start(&.{ overloaded, .{ .body = summary_answer }, .{} });
+    defer t.end();
+    const agent = t.agent;
+    const stream = t.stream;
     _ = try nextAs(stream, .compaction_start);
     try std.testing.expectEqual(@as(u32, 1), (try nextAs(stream, .provider_retry)).attempt);
     _ = try nextAs(stream, .compaction_end);
@@ -454,4 +452,109 @@ test "Agent.compact with nothing older than keep_recent_tokens is refused; nothi
     try std.testing.expectError(error.NothingToCompact, agent.compact());
     try std.testing.expectEqual(@as(usize, 2), agent.conversation.messages.items.len);
     try std.testing.expect(!agent.busy);
+}
+
+test "with OpenAI too: the summary request in its format, the summary from its chunks, its usage counted" {
+    const chunk = "data: {\"id\":\"c\",\"object\":\"chat.completion.chunk\",\"created\":1,\"model\":\"m\",\"choices\":[{\"index\":0,\"delta\":{\"content\":\"";
+    const chunk_end = "\"},\"logprobs\":null,\"finish_reason\":null}]}\n\n";
+    const summary = chunk ++ "Old things were " ++ chunk_end ++ chunk ++ "discussed." ++ chunk_end ++
+        "data: {\"id\":\"c\",\"choices\":[{\"index\":0,\"delta\":{},\"finish_reason\":\"stop\"}]}\n\n" ++
+        "data: {\"id\":\"c\",\"choices\":[],\"usage\":{\"prompt_tokens\":300,\"completion_tokens\":9,\"total_tokens\":309}}\n\ndata: [DONE]\n\n";
+    const answer = chunk ++ "hi" ++ chunk_end ++
+        "data: {\"id\":\"c\",\"choices\":[{\"index\":0,\"delta\":{},\"finish_reason\":\"stop\"}]}\n\n" ++
+        "data: {\"id\":\"c\",\"choices\":[],\"usage\":{\"prompt_tokens\":30,\"completion_tokens\":1,\"total_tokens\":31}}\n\ndata: [DONE]\n\n";
+    var server: Server = undefined;
+    try server.start(&.{ .{ .body = summary }, .{ .body = answer } });
+    defer server.stop();
+    const agent = try Agent.init(gpa, .{
+        .provider = .openai,
+        .model = "gpt-4o-mini", // 128,000 tokens, from the table
+        .base_url = server.url(),
+        .api_key = "k",
+        .system = "Be brief.",
+        .keep_alive = .{ .idle_ms = 0 },
+        .compaction = .{ .keep_recent_tokens = 10 },
+    });
+    defer agent.deinit();
+    try appendText(agent, .user, old_question, 0);
+    try appendText(agent, .assistant, old_answer, 120_000); // past 128,000 - 16,384
+    const stream = try agent.run(new_question);
+    defer stream.destroy();
+    try std.testing.expectEqual(@as(u64, 120_000 + 63), (try nextAs(stream, .compaction_start)).tokens_before);
+    try std.testing.expectEqualStrings("Old things were discussed.", (try nextAs(stream, .compaction_end)).summary);
+    _ = try nextAs(stream, .message_start);
+    const complete = (try nextUntil(stream, .message_complete)).message_complete;
+    try std.testing.expectEqual(@as(u64, 330), complete.usage.input_tokens);
+    try std.testing.expectEqual(@as(u64, 10), complete.usage.output_tokens);
+
+    var arena: std.heap.ArenaAllocator = .init(gpa);
+    defer arena.deinit();
+    // The prompt goes as the system message; the agent's own system prompt comes back after.
+    const summary_req = (try server.request(arena.allocator(), 0)).object.get("messages").?.array.items;
+    try std.testing.expectEqual(@as(usize, 2), summary_req.len);
+    try std.testing.expectEqualStrings(compaction.default_prompt, summary_req[0].object.get("content").?.string);
+    try std.testing.expect(std.mem.startsWith(u8, summary_req[1].object.get("content").?.string, "<conversation>\n[User]: Which files"));
+    const turn_req = (try server.request(arena.allocator(), 1)).object.get("messages").?.array.items;
+    try std.testing.expectEqual(@as(usize, 3), turn_req.len);
+    try std.testing.expectEqualStrings("Be brief.", turn_req[0].object.get("content").?.string);
+    try std.testing.expect(std.mem.startsWith(u8, turn_req[1].object.get("content").?.string, compaction.summary_prefix ++ "Old things were discussed."));
+}
+
+test "a compaction that failed at the provider's door is run again by reopen: a manual one from its start, a threshold one decided again" {
+    var server: Server = undefined;
+    try server.start(&.{ .{ .body = summary_answer }, .{} });
+    defer server.stop();
+    const agent = try newAgent(&server);
+    defer agent.deinit();
+    agent.config.retry.max_retries = 0;
+    try appendText(agent, .user, old_question, 0);
+    try appendText(agent, .assistant, old_answer, 950);
+    agent.config.base_url = "http://127.0.0.1:9"; // nothing listens there
+    {
+        const stream = try agent.compact();
+        defer stream.destroy();
+        _ = try nextAs(stream, .compaction_start);
+        try std.testing.expectError(error.Connection, stream.next());
+        agent.config.base_url = server.url();
+        try stream.reopen();
+        try std.testing.expectEqualStrings("manual", (try nextAs(stream, .compaction_start)).reason);
+        try std.testing.expectEqual(@as(u64, 1), (try nextAs(stream, .compaction_end)).message_count);
+        _ = try nextAs(stream, .message_complete);
+        try std.testing.expectEqual(null, try stream.next());
+    }
+    // Now past the threshold again, the summary request fails; the window grows before reopen.
+    agent.conversation.messages.items[1].usage = .{ .input_tokens = 950 };
+    agent.conversation.stale_usage_before = 0;
+    agent.config.base_url = "http://127.0.0.1:9";
+    const stream = try agent.run(new_question);
+    defer stream.destroy();
+    _ = try nextAs(stream, .compaction_start);
+    try std.testing.expectError(error.Connection, stream.next());
+    agent.config.base_url = server.url();
+    agent.config.compaction.context_window = 100_000;
+    try stream.reopen();
+    _ = try nextAs(stream, .message_start); // no compaction now
+    _ = try nextUntil(stream, .message_complete);
+    try std.testing.expectEqual(@as(usize, 4), agent.conversation.messages.items.len);
+}
+
+test "read in batches: the compaction's events come each alone, before the request's" {
+    var t: PastThreshold = undefined;
+    try t.start(&.{ .{ .body = summary_answer }, .{} });
+    defer t.end();
+    var tags: std.ArrayList(std.meta.Tag(Event)) = .empty;
+    defer tags.deinit(gpa);
+    var summary: std.ArrayList(u8) = .empty;
+    defer summary.deinit(gpa);
+    while (true) {
+        const batch = try t.stream.nextBatch(64);
+        if (batch.len == 0) break;
+        if (batch[0] == .compaction_start or batch[0] == .compaction_end) try std.testing.expectEqual(@as(usize, 1), batch.len);
+        if (batch[0] == .compaction_end) try summary.appendSlice(gpa, batch[0].compaction_end.summary);
+        for (batch) |e| try tags.append(gpa, e);
+    }
+    try std.testing.expect(tags.items.len > 3);
+    try std.testing.expectEqualSlices(std.meta.Tag(Event), &.{ .compaction_start, .compaction_end, .message_start }, tags.items[0..3]);
+    try std.testing.expectEqual(.message_complete, tags.items[tags.items.len - 1]);
+    try std.testing.expectEqualStrings("The user asked old things; the assistant answered.", summary.items);
 }

@@ -12,6 +12,7 @@ pub const default_max_tool_iterations: u32 = 10;
 
 const tools = @import("tools.zig");
 const read_tool = @import("read_tool.zig");
+const session_id = @import("session/id.zig");
 
 /// A configuration with borrowed strings; `Agent.init` copies what it keeps.
 pub const Config = struct {
@@ -129,7 +130,7 @@ pub const Diagnostic = struct {
 
 pub const ParseError = error{ InvalidConfig, OutOfMemory };
 
-const known_keys = [_][]const u8{ "provider", "model", "base_url", "api_key", "system", "max_tokens", "tools", "capabilities", "max_tool_iterations", "read_tool", "thinking", "retry", "timeouts", "keep_alive", "compaction" };
+const known_keys = [_][]const u8{ "provider", "model", "base_url", "api_key", "system", "max_tokens", "tools", "capabilities", "max_tool_iterations", "read_tool", "thinking", "retry", "timeouts", "keep_alive", "compaction", "session" };
 
 /// Parses a JSON object into a Config whose strings live in `arena`. Unknown keys, wrong
 /// types and missing required keys are refused with a message in `diag`.
@@ -148,6 +149,7 @@ pub fn parseJson(arena: Allocator, json: []const u8, diag: *Diagnostic) ParseErr
 pub fn patchJson(arena: Allocator, config: *Config, json: []const u8, diag: *Diagnostic) ParseError!void {
     const obj = try parseObject(arena, json, diag);
     if (obj.contains("tools")) return diag.fail("tools cannot be changed by set_config: add them with add_tool", .{});
+    if (obj.contains("session")) return diag.fail("session cannot be changed by set_config: an agent keeps the session it was made with (fork_session starts another)", .{});
     var changed = config.*;
     try apply(arena, &changed, obj, diag);
     config.* = changed;
@@ -249,12 +251,48 @@ fn apply(arena: Allocator, config: *Config, obj: std.json.ObjectMap, diag: *Diag
         if (sub.get("idle_ms")) |n| config.keep_alive.idle_ms = try integer(u64, n, 0, 86_400_000, "keep_alive.idle_ms", diag);
     }
     if (obj.get("compaction")) |v| try applyCompaction(&config.compaction, v, diag);
+    if (obj.get("session")) |v| config.session = try parseSession(v, diag);
     try checkWireStrings(config.*, .config, diag);
     if (config.base_url) |url| {
         const uri = std.Uri.parse(url) catch return diag.fail("base_url \"{s}\" is not a URL", .{url});
         if (!std.mem.eql(u8, uri.scheme, "http") and !std.mem.eql(u8, uri.scheme, "https"))
             return diag.fail("base_url must start with http:// or https://", .{});
     }
+}
+
+/// The "session" key: {"dir": D, "id": I, "mode": "open"|"resume"|"create", "fsync": bool},
+/// each optional; null leaves the agent without a session.
+fn parseSession(v: std.json.Value, diag: *Diagnostic) error{InvalidConfig}!?Session {
+    if (v == .null) return null;
+    const sub = try object(v, "session", &.{ "dir", "id", "mode", "fsync" }, diag);
+    var session: Session = .{};
+    if (sub.get("dir")) |d| switch (d) {
+        .null => {},
+        .string => |path| {
+            if (path.len == 0 or std.mem.indexOfScalar(u8, path, 0) != null) return diag.fail("session.dir must be a directory path", .{});
+            session.dir = path;
+        },
+        else => return diag.fail("session.dir must be a directory path", .{}),
+    };
+    if (sub.get("id")) |i| switch (i) {
+        .null => {},
+        .string => |name| {
+            if (!session_id.isValid(name)) return diag.fail("session.id must be 1 to 128 of A-Z a-z 0-9 . _ - (not starting with \".\")", .{});
+            session.id = name;
+        },
+        else => return diag.fail("session.id must be a string", .{}),
+    };
+    if (sub.get("mode")) |m| {
+        if (m != .string) return diag.fail("session.mode must be one of open, resume, create", .{});
+        session.mode = std.meta.stringToEnum(Session.Mode, m.string) orelse
+            return diag.fail("session.mode must be one of open, resume, create, not \"{s}\"", .{m.string});
+    }
+    if (session.mode == .@"resume" and session.id == null) return diag.fail("session.mode \"resume\" needs session.id", .{});
+    if (sub.get("fsync")) |f| {
+        if (f != .bool) return diag.fail("session.fsync must be true or false", .{});
+        session.fsync = f.bool;
+    }
+    return session;
 }
 
 /// The "compaction" object: the keys it names change, the others stay.

@@ -100,7 +100,7 @@ pub const Stream = struct {
     /// The turn failed at the provider-open boundary: reopen() may run it again.
     failed_at_open: bool = false,
 
-    /// The compaction under way (phase `summary`: its summary request is the current one).
+    /// The compaction under way, in phase `summary` (its summary request is the current one).
     compaction: ?*compaction.Run = null,
     /// Whether the request about to go out needs a compaction first was decided.
     compaction_checked: bool = false,
@@ -607,8 +607,6 @@ pub const Stream = struct {
     fn startThresholdCompaction(s: *Stream) TurnError!bool {
         const agent = s.agent;
         const plan = compaction.planThreshold(&agent.conversation, agent.config) orelse return false;
-        if (s.compaction) |earlier| earlier.destroy(); // (a compaction earlier in the turn)
-        s.compaction = null;
         s.compaction = compaction.Run.create(agent.gpa, &agent.conversation, plan) catch |err| return s.fail(err);
         s.phase = .summary;
         return true;
@@ -661,9 +659,12 @@ pub const Stream = struct {
             .tokens_before = run.plan.tokens_before,
             .tokens_after = done.tokens_after,
             .message_count = run.plan.first_kept,
-            .summary = done.summary, // (the run lives until the next compaction or the stream's end)
+            .summary = done.summary, // (the conversation's, unchanged until the next call)
         } };
-        switch (run.plan.reason) {
+        const reason = run.plan.reason;
+        run.destroy();
+        s.compaction = null;
+        switch (reason) {
             .manual => {
                 s.last_end = end; // (the stream's MESSAGE_COMPLETE)
                 s.phase = .complete;
