@@ -6,6 +6,8 @@ import (
 	"fmt"
 	"io/fs"
 	"os"
+	"slices"
+	"strings"
 
 	"panto.dev/panto"
 )
@@ -224,7 +226,10 @@ func ExampleAgent_Fork() {
 		fmt.Println(err)
 		return
 	}
-	for _, s := range sessions { // newest first
+	// Newest first; sessions written within the same tick of the file clock come in either
+	// order, so sort them here for a stable output.
+	slices.SortFunc(sessions, func(a, b panto.SessionSummary) int { return strings.Compare(a.ID, b.ID) })
+	for _, s := range sessions {
 		parent := "none"
 		if s.Parent != nil {
 			parent = fmt.Sprintf("%s at %d", s.Parent.ID, s.Parent.MessageCount)

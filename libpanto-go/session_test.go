@@ -184,12 +184,13 @@ func TestForkBranchesIntoANewSession(t *testing.T) {
 		t.Fatalf("sessions = %+v", sessions)
 	}
 	if branch.MessageCount != 4 || branch.Parent == nil || *branch.Parent != (panto.SessionParent{ID: "trunk", MessageCount: 2}) ||
-		branch.Updated.Before(branch.Created) || branch.Created.IsZero() {
+		branch.Created.IsZero() {
 		t.Fatalf("the branch = %+v (parent %+v)", branch, branch.Parent)
 	}
-	if sessions[0].ID != "branch" {
-		t.Errorf("the newest session is not first: %+v", sessions)
+	if branch.Updated.Before(branch.Created) {
+		t.Errorf("the branch was updated (%v) before it was created (%v)", branch.Updated, branch.Created)
 	}
+	// (Which comes first is not checked: both were written within the file clock's tick.)
 
 	// The trunk is unchanged, and free: the agent let go of it.
 	trunkAgent := newAgent(t, sessionConfig(dir, "trunk", panto.SessionResume))
