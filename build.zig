@@ -117,6 +117,16 @@ pub fn build(b: *std.Build) void {
     }) });
     b.step("media-fit", "Build zig-out/bin/media_fit (media.fit on one file, timed; make bench)").dependOn(&b.addInstallArtifact(media_fit, .{}).step);
 
+    // `zig build session-bench`: writing, loading and appending to sessions, for bench/sessions.py.
+    const session_bench = b.addExecutable(.{ .name = "session_bench", .root_module = b.createModule(.{
+        .root_source_file = b.path("bench/clients/session_bench.zig"),
+        .target = target,
+        .optimize = optimize,
+        .link_libc = true,
+        .imports = &.{.{ .name = "panto", .module = core }},
+    }) });
+    b.step("session-bench", "Build zig-out/bin/session_bench (a session written, loaded, appended to, timed; make bench)").dependOn(&b.addInstallArtifact(session_bench, .{}).step);
+
     // `zig build abi-dump`: the C ABI as JSON, reflected from libpanto-c's Zig definitions, on
     // stdout; scripts/gen_abi.py makes the bindings' mirrors from it.
     const abi_dump = b.addExecutable(.{ .name = "abi_dump", .root_module = b.createModule(.{

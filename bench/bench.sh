@@ -48,6 +48,7 @@ export BENCH_OPTIMIZE=$optimize
 echo "bench: building libpanto ($optimize) into $out/zig-out"
 .venv/bin/python -m ziglang build -Doptimize="$optimize" -p "$out/zig-out"
 .venv/bin/python -m ziglang build media-fit -Doptimize="$optimize" -p "$out/zig-out"  # images.py
+.venv/bin/python -m ziglang build session-bench -Doptimize="$optimize" -p "$out/zig-out"  # sessions.py
 lib=$root/$out/zig-out/lib
 
 # 4. The consumers.

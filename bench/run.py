@@ -28,6 +28,7 @@ from typing import Callable, Dict, List, Optional
 import consumer
 import images
 import latency
+import sessions
 from consumer import BUILD, CLIENTS_DIR, HERE, ROOT, RunError
 
 VENV_PY = os.path.join(ROOT, "build", "bench-venv", "bin", "python")
@@ -39,7 +40,7 @@ QUICK = dict(name="quick", ns=[1_000, 10_000, 100_000], reps=1, skip_over_s=3.0,
              conc_streams=100, conc_n=200, conc_reps=1, big_streams=1_000, big_n=1_000, warmup=False,
              latency=latency.QUICK, image_reps=1)
 # What `--only` may name besides consumers: run only these parts.
-SECTIONS = ("streaming", "streams1000", "latency", "images")
+SECTIONS = ("streaming", "streams1000", "latency", "images", "sessions")
 KB_PER_STREAM_TARGET = 64
 
 
@@ -663,6 +664,16 @@ def main() -> int:
             say("bench: images: fitting 4000x3000 pictures into 2000x2000, panto and Pillow")
             img = images.measure(cfg["image_reps"], os.path.join(os.environ["BENCH_LIB_DIR"], "..", "bin", "media_fit"),
                                  sys.executable, log, say)
+        ses = None
+        ses_error = None
+        if "sessions" in sections:
+            say("bench: sessions: a 10,000-message session loaded, messages appended")
+            try:
+                ses = sessions.measure(1 if cfg["name"] == "quick" else 3,
+                                       os.path.join(os.environ["BENCH_LIB_DIR"], "..", "bin", "session_bench"), log, say)
+            except (RuntimeError, subprocess.TimeoutExpired, ValueError) as e:
+                ses_error = str(e)
+                say(f"bench: sessions failed: {e}")
     load_after = os.getloadavg()
     res = summarize(cfg, selected, m)
     rows = targets(cfg, res, m["expected"]) if streaming else []
@@ -681,6 +692,11 @@ def main() -> int:
             res.setdefault(name, {})["image_error"] = why
             m["failed"].setdefault(name, why)
         rows += images.targets(img)
+    if ses is not None:
+        res["sessions"] = ses
+        rows += sessions.targets(ses)
+    if ses_error is not None:
+        m["failed"]["sessions"] = ses_error
     info = machine_info()
     info["loadavg_before"] = [round(x, 2) for x in load_before]
     info["loadavg_after"] = [round(x, 2) for x in load_after]
@@ -705,7 +721,8 @@ def main() -> int:
         md = os.path.join(BUILD, "RESULTS.md") if args.markdown == os.path.join(HERE, "RESULTS.md") else args.markdown
     have_png = streaming and write_chart(png, cfg, res, selected)
     write_markdown(md, cfg, res, rows, info, selected, png if have_png else None, m,
-                   (latency.markdown(lat, lat_selected) if lat is not None else []) + (images.markdown(img) if img is not None else []))
+                   (latency.markdown(lat, lat_selected) if lat is not None else []) + (images.markdown(img) if img is not None else [])
+                   + (sessions.markdown(ses) if ses is not None else []))
 
     print()
     print(f"bench: wrote {args.json}, {md}" + (f", {png}" if have_png else "") + f" in {time.time() - t0:.0f} s")

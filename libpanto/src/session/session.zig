@@ -7,6 +7,7 @@ const config_mod = @import("../config.zig");
 const Diagnostic = config_mod.Diagnostic;
 const conversation = @import("../conversation.zig");
 const Conversation = conversation.Conversation;
+const utf8 = @import("../utf8.zig");
 const clock = @import("clock.zig");
 const dir_mod = @import("dir.zig");
 const file_mod = @import("file.zig");
@@ -108,7 +109,11 @@ pub const Session = struct {
     fn writeHeader(s: *Session, parent: ?entry.Parent, diag: *Diagnostic) Error!void {
         var created: [24]u8 = undefined;
         var cwd_buf: [std.c.PATH_MAX]u8 = undefined;
-        const cwd: []const u8 = if (std.c.getcwd(&cwd_buf, cwd_buf.len)) |p| std.mem.span(@as([*:0]u8, @ptrCast(p))) else "";
+        const raw_cwd: []const u8 = if (std.c.getcwd(&cwd_buf, cwd_buf.len)) |p| std.mem.span(@as([*:0]u8, @ptrCast(p))) else "";
+        // A directory name need not be UTF-8; the file is (its bytes mended: U+FFFD).
+        var mended: std.ArrayList(u8) = .empty;
+        defer mended.deinit(s.gpa);
+        const cwd = try utf8.valid(s.gpa, &mended, raw_cwd);
         s.journal.line.clearRetainingCapacity();
         entry.header(&s.journal.line.writer, .{ .id = s.id, .created = clock.rfc3339(&created, clock.nowMs()), .cwd = cwd, .parent = parent }) catch return error.OutOfMemory;
         s.journal.raw(s.journal.line.written()) catch |err| return switch (err) {
