@@ -94,16 +94,19 @@ type SessionInfo struct {
 // *Error matching ErrState.
 func (a *Agent) Session() (SessionInfo, error) {
 	var info SessionInfo
-	err := a.c.do(func(native *C.PantoAgent) C.int {
-		ci := C.panto_go_session_info_init()
-		rc := C.panto_agent_session(native, &ci)
-		if rc >= 0 {
-			info = SessionInfo{ID: goString(ci.id), Path: goString(ci.path),
-				Resumed: ci.resumed != 0, TornBytes: int64(ci.torn_bytes)}
-		}
-		return rc
-	})
+	err := a.c.do(func(native *C.PantoAgent) C.int { return sessionInfo(native, &info) })
 	return info, err
+}
+
+// sessionInfo copies the agent's session info into out. The agent's call lock must be held.
+func sessionInfo(native *C.PantoAgent, out *SessionInfo) C.int {
+	ci := C.panto_go_session_info_init()
+	rc := C.panto_agent_session(native, &ci)
+	if rc >= 0 {
+		*out = SessionInfo{ID: goString(ci.id), Path: goString(ci.path),
+			Resumed: ci.resumed != 0, TornBytes: int64(ci.torn_bytes)}
+	}
+	return rc
 }
 
 // Fork branches the session at messageCount: a new session (newID, or a new id when "")
@@ -118,13 +121,14 @@ func (a *Agent) Fork(messageCount int, newID string) (SessionInfo, error) {
 	if messageCount < 0 {
 		return SessionInfo{}, &Error{Code: ErrInvalidArgument, Message: "a fork keeps a negative number of messages"}
 	}
+	var info SessionInfo
 	err := a.c.do(func(native *C.PantoAgent) C.int {
-		return C.panto_agent_fork_session(native, C.size_t(messageCount), pantoString(newID))
+		if rc := C.panto_agent_fork_session(native, C.size_t(messageCount), pantoString(newID)); rc < 0 {
+			return rc
+		}
+		return sessionInfo(native, &info)
 	})
-	if err != nil {
-		return SessionInfo{}, err
-	}
-	return a.Session()
+	return info, err
 }
 
 // SessionSummary describes a session file of a folder (ListSessions).

@@ -284,3 +284,19 @@ func TestSessionAndCompactionConfigJSON(t *testing.T) {
 		jsonEqual(t, b, tc.want)
 	}
 }
+
+// Without a Dir, sessions live in $XDG_DATA_HOME/panto/sessions, which ListSessions("")
+// lists.
+func TestDefaultSessionFolder(t *testing.T) {
+	data := t.TempDir()
+	t.Setenv("XDG_DATA_HOME", data)
+	agent := newAgent(t, sessionConfig("", "here", ""))
+	want := filepath.Join(data, "panto", "sessions", "here.jsonl")
+	if info := sessionInfo(t, agent); info.Path != want {
+		t.Fatalf("the session's path = %q, want %q", info.Path, want)
+	}
+	sessions, err := panto.ListSessions("")
+	if err != nil || len(sessions) != 1 || sessions[0].Path != want {
+		t.Fatalf("ListSessions(\"\") = %+v, %v", sessions, err)
+	}
+}
