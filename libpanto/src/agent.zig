@@ -249,7 +249,7 @@ pub const Agent = struct {
     pub fn compact(a: *Agent) CompactError!*Stream {
         if (a.busy) return error.Busy;
         const plan = compaction.planManual(&a.conversation, a.config) orelse return error.NothingToCompact;
-        const summarizing = try compaction.Run.create(a.gpa, &a.conversation, plan);
+        const summarizing = try compaction.Run.create(a.gpa, plan);
         const s = Stream.createCompaction(a, summarizing) catch |err| {
             summarizing.destroy();
             return err;

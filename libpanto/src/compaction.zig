@@ -222,29 +222,45 @@ fn writeMedia(w: *std.Io.Writer, b: Block) std.Io.Writer.Error!void {
 }
 
 /// A compaction under way in a stream: the plan, and the summary request's conversation (one
-/// user message: the messages to summarize, serialized).
+/// user message: the messages to summarize, serialized), made just before the request.
 pub const Run = struct {
     gpa: Allocator,
     plan: Plan,
     /// COMPACTION_START was handed out.
     announced: bool = false,
     request: Conversation,
+    /// `request` holds the summarized messages of the plan.
+    prepared: bool = false,
 
-    pub fn create(gpa: Allocator, c: *const Conversation, plan: Plan) Allocator.Error!*Run {
-        var text: std.Io.Writer.Allocating = .init(gpa);
+    pub fn create(gpa: Allocator, plan: Plan) Allocator.Error!*Run {
+        const run = try gpa.create(Run);
+        run.* = .{ .gpa = gpa, .plan = plan, .request = .init(gpa) };
+        return run;
+    }
+
+    /// Makes the summary request's conversation from `c`, unless it was made already.
+    pub fn prepare(run: *Run, c: *const Conversation) Allocator.Error!void {
+        if (run.prepared) return;
+        var text: std.Io.Writer.Allocating = .init(run.gpa);
         defer text.deinit();
         const w = &text.writer;
         w.writeAll("<conversation>\n") catch return error.OutOfMemory;
-        serialize(w, c.messages.items[0..plan.first_kept]) catch return error.OutOfMemory;
+        serialize(w, c.messages.items[0..run.plan.first_kept]) catch return error.OutOfMemory;
         w.writeAll("\n</conversation>") catch return error.OutOfMemory;
-        const run = try gpa.create(Run);
-        errdefer gpa.destroy(run);
-        run.* = .{ .gpa = gpa, .plan = plan, .request = .init(gpa) };
         run.request.appendUserText(text.written()) catch |err| switch (err) {
             error.OutOfMemory => return error.OutOfMemory,
             error.SessionWrite => unreachable, // (the request's conversation has no journal)
         };
-        return run;
+        run.prepared = true;
+    }
+
+    /// The compaction again, from its start, by `plan` (the conversation may have changed).
+    pub fn restart(run: *Run, plan: Plan) void {
+        run.plan = plan;
+        run.announced = false;
+        run.request.deinit();
+        run.request = .init(run.gpa);
+        run.prepared = false;
     }
 
     pub fn destroy(run: *Run) void {
@@ -306,12 +322,12 @@ const testing = std.testing;
 test "context windows: the model table by longest prefix, the config's first" {
     const cases = [_]struct { []const u8, ?u64 }{
         .{ "claude-sonnet-4-5-20250929", 200_000 }, .{ "claude-3-5-haiku-latest", 200_000 },
-        .{ "gpt-4o-mini", 128_000 },                 .{ "gpt-4-turbo-2024-04-09", 128_000 },
-        .{ "gpt-4.1-mini", 1_047_576 },              .{ "gpt-5-codex", 400_000 },
-        .{ "gpt-3.5-turbo-0125", 16_385 },           .{ "o1-mini", 128_000 },
-        .{ "o1", 200_000 },                          .{ "o3-mini", 200_000 },
-        .{ "o4-mini-2025-04-16", 200_000 },          .{ "gpt-4", null },
-        .{ "m", null },                              .{ "", null },
+        .{ "gpt-4o-mini", 128_000 },                .{ "gpt-4-turbo-2024-04-09", 128_000 },
+        .{ "gpt-4.1-mini", 1_047_576 },             .{ "gpt-5-codex", 400_000 },
+        .{ "gpt-3.5-turbo-0125", 16_385 },          .{ "o1-mini", 128_000 },
+        .{ "o1", 200_000 },                         .{ "o3-mini", 200_000 },
+        .{ "o4-mini-2025-04-16", 200_000 },         .{ "gpt-4", null },
+        .{ "m", null },                             .{ "", null },
     };
     for (cases) |c| try testing.expectEqual(c[1], modelWindow(c[0]));
     var config: Config = .{ .provider = .anthropic, .model = "m" };
@@ -442,8 +458,11 @@ test "a finished compaction replaces the summarized messages with the summary me
     defer c.deinit();
     c.messages.items[3].usage = .{ .input_tokens = 70 };
     const plan: Plan = .{ .first_kept = 2, .tokens_before = 77, .reason = .manual };
-    const run = try Run.create(testing.allocator, &c, plan);
+    const run = try Run.create(testing.allocator, plan);
     defer run.destroy();
+    try run.prepare(&c);
+    try run.prepare(&c); // (once)
+    try testing.expectEqual(@as(usize, 1), run.request.messages.items.len);
     try testing.expectEqualStrings("<conversation>\n[User]: xxxxxxxx\n\n[Assistant]: xxxxxxxx\n</conversation>", run.request.messages.items[0].blocks[0].text);
     try testing.expectError(error.EmptySummary, run.finish(&c, &.{ " \n", "" }, null));
     try testing.expectEqual(@as(usize, 4), c.messages.items.len);

@@ -511,20 +511,40 @@ test "a compaction that failed at the provider's door is run again by reopen: a 
     try appendText(agent, .assistant, old_answer, 950);
     agent.config.base_url = "http://127.0.0.1:9"; // nothing listens there
     {
+        // Nothing is left to compact when it is reopened: refused, nothing changes.
         const stream = try agent.compact();
         defer stream.destroy();
         _ = try nextAs(stream, .compaction_start);
         try std.testing.expectError(error.Connection, stream.next());
+        agent.config.compaction.keep_recent_tokens = 100_000;
+        try std.testing.expectError(error.State, stream.reopen());
+        try std.testing.expectError(error.Connection, stream.next());
+        try std.testing.expect(!agent.busy);
+        agent.config.compaction.keep_recent_tokens = 50;
+    }
+    {
+        const stream = try agent.compact();
+        defer stream.destroy();
+        _ = try nextAs(stream, .compaction_start);
+        try std.testing.expectError(error.Connection, stream.next());
+        // The conversation changes before the reopen: the compaction follows it.
+        try appendText(agent, .user, old_question, 0);
+        try appendText(agent, .assistant, old_answer, 0);
         agent.config.base_url = server.url();
         try stream.reopen();
         try std.testing.expectEqualStrings("manual", (try nextAs(stream, .compaction_start)).reason);
-        try std.testing.expectEqual(@as(u64, 1), (try nextAs(stream, .compaction_end)).message_count);
+        try std.testing.expectEqual(@as(u64, 3), (try nextAs(stream, .compaction_end)).message_count);
         _ = try nextAs(stream, .message_complete);
         try std.testing.expectEqual(null, try stream.next());
     }
+    var arena: std.heap.ArenaAllocator = .init(gpa);
+    defer arena.deinit();
+    try std.testing.expectEqualStrings("<conversation>\n[User]: " ++ old_question ++ "\n\n[Assistant]: " ++ old_answer ++ "\n\n[User]: " ++ old_question ++ "\n</conversation>", requestText(try server.request(arena.allocator(), 0), 0));
+    try std.testing.expectEqual(@as(usize, 2), agent.conversation.messages.items.len);
     // Now past the threshold again, the summary request fails; the window grows before reopen.
     agent.conversation.messages.items[1].usage = .{ .input_tokens = 950 };
     agent.conversation.stale_usage_before = 0;
+
     agent.config.base_url = "http://127.0.0.1:9";
     const stream = try agent.run(new_question);
     defer stream.destroy();
@@ -557,4 +577,80 @@ test "read in batches: the compaction's events come each alone, before the reque
     try std.testing.expectEqualSlices(std.meta.Tag(Event), &.{ .compaction_start, .compaction_end, .message_start }, tags.items[0..3]);
     try std.testing.expectEqual(.message_complete, tags.items[tags.items.len - 1]);
     try std.testing.expectEqualStrings("The user asked old things; the assistant answered.", summary.items);
+}
+
+test "the agent keeps its own copy of the compaction prompt; set_config turns compaction off and on" {
+    var server: Server = undefined;
+    try server.start(&.{ .{}, .{ .body = summary_answer }, .{} });
+    defer server.stop();
+    const prompt = try gpa.dupe(u8, "Summarize, briefly.");
+    const agent = try Agent.init(gpa, .{
+        .provider = .anthropic,
+        .model = "m",
+        .base_url = server.url(),
+        .api_key = "k",
+        .keep_alive = .{ .idle_ms = 0 },
+        .compaction = .{ .context_window = 1000, .reserve_tokens = 100, .keep_recent_tokens = 50, .prompt = prompt },
+    });
+    defer agent.deinit();
+    @memset(prompt, 'X'); // the caller's copy changes, then goes
+    gpa.free(prompt);
+    try appendText(agent, .user, old_question, 0);
+    try appendText(agent, .assistant, old_answer, 950);
+    var diag: @import("config.zig").Diagnostic = .{};
+    try agent.setConfig("{\"compaction\":{\"enabled\":false}}", &diag);
+    {
+        const stream = try agent.run(new_question);
+        defer stream.destroy();
+        _ = try nextAs(stream, .message_start); // past the threshold, but compaction is off
+        _ = try nextUntil(stream, .message_complete);
+    }
+    try agent.setConfig("{\"compaction\":{\"enabled\":true}}", &diag);
+    agent.conversation.messages.items[3].usage = .{ .input_tokens = 950 };
+    const stream = try agent.run("again");
+    defer stream.destroy();
+    _ = try nextAs(stream, .compaction_start);
+    _ = try nextAs(stream, .compaction_end);
+    _ = try nextUntil(stream, .message_complete);
+    var arena: std.heap.ArenaAllocator = .init(gpa);
+    defer arena.deinit();
+    try std.testing.expectEqualStrings("Summarize, briefly.", (try server.request(arena.allocator(), 1)).object.get("system").?.string);
+}
+
+test "a session resumed after a compaction estimates as the agent that compacted: the usage kept from before it does not count" {
+    var server: Server = undefined;
+    try server.start(&.{.{ .body = summary_answer }});
+    defer server.stop();
+    var tmp = std.testing.tmpDir(.{});
+    defer tmp.cleanup();
+    var dir_buf: [std.c.PATH_MAX]u8 = undefined;
+    const dir = try @import("session/dir.zig").tmpPath(&tmp, &dir_buf);
+    var config: Config = .{
+        .provider = .anthropic,
+        .model = "claude-test",
+        .base_url = server.url(),
+        .api_key = "k",
+        .keep_alive = .{ .idle_ms = 0 },
+        .compaction = .{ .keep_recent_tokens = 50 },
+        .session = .{ .dir = dir, .id = "compacted" },
+    };
+    const before = before: {
+        const agent = try Agent.init(gpa, config);
+        defer agent.deinit();
+        try agent.conversation.appendUserText(old_question);
+        try agent.conversation.appendMessage(.assistant, &.{.{ .kind = .text, .text = old_answer }}, .{ .stop_reason = .end_turn, .provider = "anthropic", .model = "claude-test", .usage = .{ .input_tokens = 950 } });
+        const stream = try agent.compact();
+        defer stream.destroy();
+        _ = try nextAs(stream, .compaction_start);
+        try std.testing.expectEqual(@as(u64, 1), (try nextAs(stream, .compaction_end)).message_count);
+        _ = try nextAs(stream, .message_complete);
+        // [summary, the answer with its old usage]: counted in characters.
+        break :before compaction.estimate(&agent.conversation, null);
+    };
+    try std.testing.expect(before < 950);
+    config.session.?.mode = .@"resume";
+    const resumed = try Agent.init(gpa, config);
+    defer resumed.deinit();
+    try std.testing.expectEqual(@as(usize, 2), resumed.conversation.messages.items.len);
+    try std.testing.expectEqual(before, compaction.estimate(&resumed.conversation, null));
 }

@@ -351,6 +351,11 @@ pub const Stream = struct {
     pub fn reopen(s: *Stream) error{ State, Busy }!void {
         if (s.state != .failed or !s.failed_at_open) return error.State;
         if (s.agent.busy) return error.Busy;
+        // A compaction asked for is decided again: the conversation may have changed since.
+        const manual: ?compaction.Plan = if (s.compaction) |run| switch (run.plan.reason) {
+            .manual => compaction.planManual(&s.agent.conversation, s.agent.config) orelse return error.State,
+            .threshold => null,
+        } else null;
         s.agent.busy = true;
         s.state = .unsent;
         s.failed_at_open = false;
@@ -363,7 +368,7 @@ pub const Stream = struct {
         s.decoder = .init(s.agent.config.provider);
         s.compaction_checked = false;
         if (s.compaction) |run| switch (run.plan.reason) {
-            .manual => run.announced = false, // the compaction again, from its start
+            .manual => run.restart(manual.?),
             .threshold => { // decided again, by the configuration as it is now
                 run.destroy();
                 s.compaction = null;
@@ -607,7 +612,7 @@ pub const Stream = struct {
     fn startThresholdCompaction(s: *Stream) TurnError!bool {
         const agent = s.agent;
         const plan = compaction.planThreshold(&agent.conversation, agent.config) orelse return false;
-        s.compaction = compaction.Run.create(agent.gpa, &agent.conversation, plan) catch |err| return s.fail(err);
+        s.compaction = compaction.Run.create(agent.gpa, plan) catch |err| return s.fail(err);
         s.phase = .summary;
         return true;
     }
@@ -620,6 +625,7 @@ pub const Stream = struct {
             run.announced = true;
             return .{ .compaction_start = .{ .tokens_before = run.plan.tokens_before, .reason = @tagName(run.plan.reason) } };
         }
+        run.prepare(&s.agent.conversation) catch return s.fail(error.OutOfMemory);
         if (s.state == .retry_wait) {
             s.waitBeforeRetry() catch |err| return s.failOrRetry(err, false);
             s.state = .unsent;

@@ -156,6 +156,7 @@ fn replayLine(gpa: Allocator, loaded: *Loaded, conv: *Conversation, line: []cons
         const k = try count(fields.get("message_count"));
         if (k > conv.messages.items.len) return corrupt(diag, line_number, "truncates to more messages than there are");
         while (conv.messages.items.len > k) conversation.freeMessage(gpa, conv.messages.pop().?);
+        conv.stale_usage_before = @min(conv.stale_usage_before, k);
     } else if (std.mem.eql(u8, t, "replace")) {
         var list = try parseMessageArray(gpa, fields.get("messages") orelse return error.NotAnEntry);
         for (list.items) |*m| noteFirstUserText(loaded, m) catch {};
@@ -163,6 +164,7 @@ fn replayLine(gpa: Allocator, loaded: *Loaded, conv: *Conversation, line: []cons
         conv.messages.deinit(gpa);
         conv.messages = list;
         list = .empty;
+        conv.stale_usage_before = 0;
     } else if (std.mem.eql(u8, t, "compaction")) {
         const k = try count(fields.get("first_kept"));
         if (k > conv.messages.items.len) return corrupt(diag, line_number, "keeps messages past the end");
@@ -177,6 +179,8 @@ fn replayLine(gpa: Allocator, loaded: *Loaded, conv: *Conversation, line: []cons
             for (conv.messages.items[0..k]) |m| conversation.freeMessage(gpa, m);
             conv.messages.replaceRangeAssumeCapacity(0, k, &.{summary});
         }
+        // As Conversation.replacePrefix: the usage kept from before describes the old context.
+        conv.stale_usage_before = conv.messages.items.len;
     } else if (std.mem.eql(u8, t, "config")) {
         try readConfig(loaded, fields.get("config") orelse return error.NotAnEntry);
     } else if (std.mem.eql(u8, t, "session")) {
