@@ -20,20 +20,18 @@ pub const nested_too_deep = std.fmt.comptimePrint("nested more than {d} levels d
 /// so it answers for invalid JSON too (whose parse fails anyway), without allocating.
 pub fn textTooDeep(text: []const u8) bool {
     var depth: usize = 0;
-    var in_string = false;
     var i: usize = 0;
     while (i < text.len) : (i += 1) {
         const ch = text[i];
-        if (in_string) {
-            switch (ch) {
-                '\\' => i += 1, // the escaped character cannot end the string
-                '"' => in_string = false,
-                else => {},
-            }
-            continue;
-        }
         switch (ch) {
-            '"' => in_string = true,
+            // A string: on to the quote that ends it (one not escaped: after an even run of
+            // backslashes), found by the vectorized search, so long texts cost little.
+            '"' => while (true) {
+                i = std.mem.indexOfScalarPos(u8, text, i + 1, '"') orelse return false;
+                var backslashes: usize = 0;
+                while (text[i - 1 - backslashes] == '\\') backslashes += 1;
+                if (backslashes % 2 == 0) break;
+            },
             '[', '{' => {
                 depth += 1;
                 if (depth > max_depth) return true;
@@ -96,4 +94,10 @@ test "brackets inside strings do not count, escaped quotes do not end them" {
     try std.testing.expect(!textTooDeep(inside));
     try std.testing.expect(textTooDeep("[" ** (max_depth + 1))); // unclosed: still too deep
     try std.testing.expect(!textTooDeep("]]]]{}"));
+    // A string ending in escaped backslashes ends at its quote: the brackets after it count.
+    const after = try std.fmt.bufPrint(&text, "[\"a\\\\\\\\\",{s}", .{"[" ** max_depth});
+    try std.testing.expect(textTooDeep(after));
+    // An escaped quote after escaped backslashes does not end it: these brackets do not.
+    const within = try std.fmt.bufPrint(&text, "[\"a\\\\\\\"{s}\"]", .{"[" ** max_depth});
+    try std.testing.expect(!textTooDeep(within));
 }
