@@ -222,6 +222,20 @@ class PantoConnections(Structure):
         self.size = ctypes.sizeof(PantoConnections)
 
 
+class PantoSessionInfo(Structure):
+    _fields_ = [
+        ("size", c_uint32),
+        ("resumed", c_int32),
+        ("id", PantoString),
+        ("path", PantoString),
+        ("torn_bytes", c_uint64),
+    ]
+
+    def __init__(self) -> None:  # PANTO_SESSION_INFO_INIT
+        super().__init__()
+        self.size = ctypes.sizeof(PantoSessionInfo)
+
+
 # Opaque handles: distinct pointer types, so ctypes refuses a stream where an agent is due.
 class _PantoAgent(Structure):
     pass
@@ -235,6 +249,13 @@ class _PantoStream(Structure):
 
 
 StreamPtr = POINTER(_PantoStream)
+
+
+class _PantoSessionList(Structure):
+    pass
+
+
+SessionListPtr = POINTER(_PantoSessionList)
 
 
 class _PantoTools(Structure):
@@ -259,6 +280,17 @@ SIGNATURES: Dict[str, Tuple[Any, List[Any]]] = {
     "panto_agent_set_config": (c_int, [AgentPtr, PantoString]),
     "panto_agent_run": (c_int, [AgentPtr, POINTER(PantoInput), POINTER(StreamPtr)]),
     "panto_agent_conversation": (c_int, [AgentPtr, POINTER(PantoString)]),
+    "panto_agent_export": (c_int, [AgentPtr, POINTER(PantoString)]),
+    "panto_agent_import": (c_int, [AgentPtr, PantoString]),
+    "panto_agent_message_count": (c_int, [AgentPtr, POINTER(c_size_t)]),
+    "panto_agent_truncate": (c_int, [AgentPtr, c_size_t]),
+    "panto_agent_compact": (c_int, [AgentPtr, POINTER(StreamPtr)]),
+    "panto_agent_session": (c_int, [AgentPtr, POINTER(PantoSessionInfo)]),
+    "panto_agent_fork_session": (c_int, [AgentPtr, c_size_t, PantoString]),
+    "panto_session_list": (c_int, [PantoString, POINTER(SessionListPtr)]),
+    "panto_session_list_json": (c_int, [SessionListPtr, POINTER(PantoString)]),
+    "panto_session_list_error": (c_int, [SessionListPtr, POINTER(PantoError)]),
+    "panto_session_list_free": (None, [SessionListPtr]),
     "panto_agent_connections": (c_int, [AgentPtr, POINTER(PantoConnections)]),
     "panto_agent_add_tool": (c_int, [AgentPtr, PantoString]),
     "panto_agent_tools": (c_int, [AgentPtr, c_int, c_int, POINTER(PantoString)]),
@@ -288,4 +320,5 @@ LAYOUT: Dict[str, Tuple[int, Dict[str, Tuple[int, int]]]] = {
     "PantoInput": (40, {"size": (0, 4), "reserved0": (4, 4), "text": (8, 16), "parts": (24, 8), "part_count": (32, 8)}),
     "PantoToolResult": (56, {"size": (0, 4), "is_error": (4, 4), "call_id": (8, 16), "content": (24, 16), "parts": (40, 8), "part_count": (48, 8)}),
     "PantoConnections": (24, {"size": (0, 4), "reserved0": (4, 4), "opened": (8, 8), "reused": (16, 8)}),
+    "PantoSessionInfo": (48, {"size": (0, 4), "resumed": (4, 4), "id": (8, 16), "path": (24, 16), "torn_bytes": (40, 8)}),
 }

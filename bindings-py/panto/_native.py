@@ -84,6 +84,17 @@ class Library:
         self.agent_set_config = c.panto_agent_set_config
         self.agent_run = c.panto_agent_run
         self.agent_conversation = c.panto_agent_conversation
+        self.agent_export = c.panto_agent_export
+        self.agent_import = c.panto_agent_import
+        self.agent_message_count = c.panto_agent_message_count
+        self.agent_truncate = c.panto_agent_truncate
+        self.agent_compact = c.panto_agent_compact
+        self.agent_session = c.panto_agent_session
+        self.agent_fork_session = c.panto_agent_fork_session
+        self.session_list = c.panto_session_list
+        self.session_list_json = c.panto_session_list_json
+        self.session_list_error = c.panto_session_list_error
+        self.session_list_free = c.panto_session_list_free
         self.agent_connections = c.panto_agent_connections
         self.agent_add_tool = c.panto_agent_add_tool
         self.agent_tools = c.panto_agent_tools

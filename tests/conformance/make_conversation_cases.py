@@ -15,14 +15,13 @@ Python 3.11 standard library only.
 """
 from __future__ import annotations
 
-import argparse
 import base64
 import json
 import sys
 from pathlib import Path
 from typing import Any
 
-from case_files import sync
+from case_files import case_texts, generate
 from conversation_model import (
     A, MODEL, O, Reply, Text, Thinking, ToolCall, exact_tokens, request, reply_lines, script,
     stored, summary_message, turn, turn_lines, usage, usage_tokens, user,
@@ -512,6 +511,34 @@ def session_cases() -> None:
            "message": {"$contains": "nope"}}],
          [], config=session_config("nope", mode="resume"))
 
+    # The compaction_threshold exchange in a session: the file records the compaction, so the
+    # agent that resumes it has the compacted conversation, not the full history.
+    first = Reply(A, "msg_first", [Text(ONCE)], usage(input_tokens=950, output_tokens=30))
+    summary = Reply(A, "msg_summary", [Text(SUMMARY)], usage(input_tokens=30, output_tokens=8))
+    second = Reply(A, "msg_second", [Text("The dragon woke up.")], usage(input_tokens=60, output_tokens=6))
+    tokens_before = usage_tokens(first.usage) + exact_tokens([user(THEN)])
+    summarized = summary_message(SUMMARY, 1, tokens_before)
+    compacted = [summarized] + stored(first) + [user(THEN)] + stored(second)
+    case("session_compaction_resumed",
+         "A turn that compacts (as in compaction_threshold) in a session: the file records the "
+         "compaction as an entry (the summarized messages stay in it), so the agent that resumes "
+         "the session has the compacted conversation: 4 messages, the summary first.",
+         [STORY, THEN, {"reopen_agent": True}, {"session_info": True}],
+         [first, summary, second],
+         turn_lines([first])
+         + [{"event": "compaction_start", "tokens_before": tokens_before, "reason": "threshold"},
+            {"event": "compaction_end", "tokens_before": tokens_before,
+             "tokens_after": exact_tokens([summarized] + stored(first) + [user(THEN)]),
+             "message_count": 1, "summary": SUMMARY}]
+         + turn_lines([second], extra_usage=summary.usage)
+         + [ok("reopen_agent"), info("s1", True, 4), conversation_line(compacted)],
+         [request(A, [user(STORY)]), summary_request("[User]: " + STORY),
+          request(A, compacted[:3])],
+         config={**session_config("s1"), "compaction": {
+             "enabled": True, "context_window": 1000, "reserve_tokens": 100,
+             "keep_recent_tokens": 6, "prompt": PROMPT}},
+         print_conversation=True)
+
     third = Reply(A, "msg_third", [Text("A branch.")], usage(input_tokens=30, output_tokens=3))
     case("session_fork_and_list",
          "Forking a session at message 2: the agent goes on in the new session (its conversation "
@@ -533,29 +560,18 @@ def session_cases() -> None:
          config=session_config("s1"), print_conversation=True)
 
 
-def files_of(data: dict[str, Any], lines: list[dict[str, Any]]) -> dict[str, str]:
-    return {"case.json": json.dumps(data, indent=2, ensure_ascii=False) + "\n",
-            "expected.jsonl": "".join(json.dumps(l, ensure_ascii=False) + "\n" for l in lines)}
-
-
-def main() -> int:
-    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("--check", action="store_true",
-                    help="do not write; exit 1 if a generated case differs from the files")
-    args = ap.parse_args()
+def folders() -> dict[Path, dict[str, str]]:
     import_export_cases()
     invalid_import_cases()
     edit_cases()
     switch_cases()
     compaction_cases()
     session_cases()
-    stale: list[str] = []
-    for name, (data, lines) in CASES.items():
-        sync(CASES_DIR / name, files_of(data, lines), args.check, stale)
-    if stale:
-        print("out of date (run make_conversation_cases.py):\n  " + "\n  ".join(stale))
-        return 1
-    return 0
+    return {CASES_DIR / name: case_texts(data, lines) for name, (data, lines) in CASES.items()}
+
+
+def main() -> int:
+    return generate(__doc__.splitlines()[0], "make_conversation_cases.py", folders)
 
 
 if __name__ == "__main__":

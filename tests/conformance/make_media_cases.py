@@ -26,14 +26,13 @@ Python 3.11 standard library only.
 """
 from __future__ import annotations
 
-import argparse
 import json
 import sys
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from case_files import sync
+from case_files import case_texts, generate
 
 HERE = Path(__file__).resolve().parent
 REPO = HERE.parents[1]
@@ -416,25 +415,13 @@ CASES = [
 ]
 
 
-def files_of(provider: str, case: Case) -> dict[str, str]:
-    data, lines = build(provider, case)
-    return {"case.json": json.dumps(data, indent=2, ensure_ascii=False) + "\n",
-            "expected.jsonl": "".join(json.dumps(l, ensure_ascii=False) + "\n" for l in lines)}
+def folders() -> dict[Path, dict[str, str]]:
+    return {CASES_DIR / f"media_{case.name}_{provider}": case_texts(*build(provider, case))
+            for case in CASES for provider in MODEL}
 
 
 def main() -> int:
-    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("--check", action="store_true",
-                    help="do not write; exit 1 if a generated case differs from the files")
-    args = ap.parse_args()
-    stale: list[str] = []
-    for case in CASES:
-        for provider in MODEL:
-            sync(CASES_DIR / f"media_{case.name}_{provider}", files_of(provider, case), args.check, stale)
-    if stale:
-        print("out of date (run make_media_cases.py):\n  " + "\n  ".join(stale))
-        return 1
-    return 0
+    return generate(__doc__.splitlines()[0], "make_media_cases.py", folders)
 
 
 if __name__ == "__main__":

@@ -11,7 +11,9 @@ the emulator received against the case's `expect_requests`. Cases about the netw
 `proxy`, `no_proxy`) run against a second emulator that speaks HTTPS with the test
 certificates of tests/net/make_certs.sh, and through the loopback proxy of
 tests/net/connect_proxy.py; the drivers get them through the environment (SSL_CERT_FILE,
-HTTPS_PROXY, ...), which is otherwise cleared of those variables. Prints a diff per failing cell,
+HTTPS_PROXY, ...), which is otherwise cleared of those variables. A turn may be a step object
+(steps.py: export, import, truncate, compact, sessions, ...); export lines are compared parsed
+and byte for byte across languages; $SESSION_DIR is a fresh folder per cell. Prints a diff per failing cell,
 then `N passed, N failed`, and writes build/conformance.json and every request the emulator
 received to build/conformance-requests.jsonl (checked by tests/python/test_request_fidelity.py
 against the official SDKs' request types). See README.md in this folder.

@@ -168,3 +168,55 @@ def test_matchers_match_only_what_they_say(tmp_path: Path) -> None:
     got = [dict(v) for v in EXPECTED]
     got[4]["text"] = "Goodbye"
     assert not judge(tmp_path, expected, lines(got)).ok
+
+
+# ---- steps (README.md "Steps") ---------------------------------------------------------------
+
+
+def judge_exports(tmp_path: Path, case: Any, lang: str, raws: List[str]) -> Any:
+    """run_cell's verdict on a driver of `lang` that printed one export line per raw text, for
+    `case` (which remembers the first cell's texts)."""
+    out = tmp_path / f"stdout-{lang}.txt"
+    out.write_bytes(lines([{"event": "export", "text": r} for r in raws]).encode("utf-8"))
+    driver = runner.Driver(lang, [sys.executable, "-c", PRINT_FILE, str(out)])
+    return runner.run_cell(case, driver, FakeEmulator(), verbose=False)
+
+
+def test_export_lines_are_compared_parsed_and_byte_for_byte_across_languages(tmp_path: Path) -> None:
+    case_json = tmp_path / "case.json"
+    data = {"config": {}, "turns": [{"export": True}], "script": {"responses": []}}
+    case_json.write_text(json.dumps(data))
+    document = {"version": 1, "messages": [{"role": "user", "content": [{"type": "text", "text": "Hi"}]}]}
+    expected = [{"event": "export", "conversation": document}]
+    case = runner.Case("fake", case_json, data, expected, scenario={}, driver_path=case_json)
+    raw = json.dumps(document, separators=(",", ":"))
+    assert judge_exports(tmp_path, case, "c", [raw]).ok  # the first cell: the reference
+    assert judge_exports(tmp_path, case, "python", [raw]).ok
+    # The same document in other bytes: equal as JSON, but not the C driver's text.
+    result = judge_exports(tmp_path, case, "go", [json.dumps(document)])
+    assert not result.ok
+    assert any("differs from the c driver's at byte 11" in line for line in result.report), result.report
+    # Another document fails as any line would.
+    other = json.dumps({"version": 1, "messages": []}, separators=(",", ":"))
+    assert not judge_exports(tmp_path, case, "lua", [other]).ok
+
+
+@pytest.mark.parametrize("step", [
+    {"truncate": -1}, {"truncate": True}, {"export": False}, {"fork": {"message_count": 1}},
+    {"import_text": 3}, {"export": True, "reimport": True}, {"bogus": True}, {},
+])
+def test_malformed_steps_are_refused(step: Dict[str, Any]) -> None:
+    with pytest.raises(ValueError):
+        runner.resolve_turns(["Hi", step])
+
+
+def test_session_dir_is_a_fresh_folder_per_cell(tmp_path: Path) -> None:
+    driver_path = tmp_path / "fake.json"
+    driver_path.write_text(json.dumps({"config": {"session": {"dir": "$SESSION_DIR", "id": "s"}},
+                                       "turns": [{"append_to_session": "x $SESSION_DIR"}]}))
+    with runner.steps.SessionDir() as a, runner.steps.SessionDir() as b:
+        assert a != b and Path(a).is_dir() and not list(Path(a).iterdir())
+        cell = json.loads(runner.steps.cell_case_file(driver_path, "python", a).read_text())
+        assert cell["config"]["session"]["dir"] == a
+        assert cell["turns"] == [{"append_to_session": f"x {a}"}]
+    assert not Path(a).exists() and not Path(b).exists()
