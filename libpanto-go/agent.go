@@ -221,6 +221,18 @@ func (a *Agent) run(ctx context.Context, text string, parts []Part, opts []RunOp
 	for _, opt := range opts {
 		opt(&o)
 	}
+	return a.startStream(ctx, o.manual, func(native *C.PantoAgent, out **C.PantoStream) C.int {
+		var pin runtime.Pinner
+		defer pin.Unpin()
+		lent := lendParts(parts, &pin)
+		return C.panto_go_run(native, pantoString(text), partsPointer(lent), C.size_t(len(lent)), out)
+	})
+}
+
+// startStream makes the native call that starts a stream of the agent (a turn, a
+// compaction) under the call lock, and wraps the stream; ctx becomes the stream's context.
+func (a *Agent) startStream(ctx context.Context, manual bool,
+	start func(*C.PantoAgent, **C.PantoStream) C.int) (*Stream, error) {
 	if ctx == nil {
 		ctx = context.Background()
 	}
@@ -233,15 +245,11 @@ func (a *Agent) run(ctx context.Context, text string, parts []Part, opts []RunOp
 	if c.native == nil {
 		return nil, ErrClosed
 	}
-	var pin runtime.Pinner
-	defer pin.Unpin()
-	lent := lendParts(parts, &pin)
 	var native *C.PantoStream
-	rc := C.panto_go_run(c.native, pantoString(text), partsPointer(lent), C.size_t(len(lent)), &native)
-	if rc < 0 {
+	if rc := start(c.native, &native); rc < 0 {
 		return nil, agentError(c.native, rc)
 	}
-	return a.newStream(ctx, native, o.manual)
+	return a.newStream(ctx, native, manual)
 }
 
 // newStream wraps a native stream the agent just returned. c.call must be held.

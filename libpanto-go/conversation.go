@@ -99,23 +99,9 @@ func (a *Agent) DropLast(n int) error {
 // compact), ErrBusy while a stream is unfinished; a summary request that fails ends the
 // stream with its error and leaves the conversation unchanged.
 func (a *Agent) Compact(ctx context.Context) (*Stream, error) {
-	if ctx == nil {
-		ctx = context.Background()
-	}
-	if ctx.Err() != nil {
-		return nil, contextError(ctx)
-	}
-	c := a.c
-	c.call.Lock()
-	defer c.call.Unlock()
-	if c.native == nil {
-		return nil, ErrClosed
-	}
-	var native *C.PantoStream
-	if rc := C.panto_agent_compact(c.native, &native); rc < 0 {
-		return nil, agentError(c.native, rc)
-	}
-	return a.newStream(ctx, native, false)
+	return a.startStream(ctx, false, func(native *C.PantoAgent, out **C.PantoStream) C.int {
+		return C.panto_agent_compact(native, out)
+	})
 }
 
 // do makes one native call on the agent, f, under the call lock: ErrClosed after Close,
