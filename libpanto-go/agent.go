@@ -57,6 +57,13 @@ type Config struct {
 	Timeouts *Timeouts `json:"timeouts,omitempty"`
 	// KeepAlive says how long a connection is kept for the next request; nil: the default.
 	KeepAlive *KeepAlive `json:"keep_alive,omitempty"`
+
+	// Compaction says when older messages are summarized to fit the context window; nil:
+	// the defaults (on, for a model whose window the library knows).
+	Compaction *Compaction `json:"compaction,omitempty"`
+	// Session keeps the conversation in a session file that survives the process (opened,
+	// resumed or created as Session.Mode says); nil: the conversation lives in memory only.
+	Session *Session `json:"session,omitempty"`
 }
 
 // ReadToolConfig configures the native `read` tool: it reads the lines of text files under
@@ -214,6 +221,18 @@ func (a *Agent) run(ctx context.Context, text string, parts []Part, opts []RunOp
 	for _, opt := range opts {
 		opt(&o)
 	}
+	return a.startStream(ctx, o.manual, func(native *C.PantoAgent, out **C.PantoStream) C.int {
+		var pin runtime.Pinner
+		defer pin.Unpin()
+		lent := lendParts(parts, &pin)
+		return C.panto_go_run(native, pantoString(text), partsPointer(lent), C.size_t(len(lent)), out)
+	})
+}
+
+// startStream makes the native call that starts a stream of the agent (a turn, a
+// compaction) under the call lock, and wraps the stream; ctx becomes the stream's context.
+func (a *Agent) startStream(ctx context.Context, manual bool,
+	start func(*C.PantoAgent, **C.PantoStream) C.int) (*Stream, error) {
 	if ctx == nil {
 		ctx = context.Background()
 	}
@@ -226,14 +245,16 @@ func (a *Agent) run(ctx context.Context, text string, parts []Part, opts []RunOp
 	if c.native == nil {
 		return nil, ErrClosed
 	}
-	var pin runtime.Pinner
-	defer pin.Unpin()
-	lent := lendParts(parts, &pin)
 	var native *C.PantoStream
-	rc := C.panto_go_run(c.native, pantoString(text), partsPointer(lent), C.size_t(len(lent)), &native)
-	if rc < 0 {
+	if rc := start(c.native, &native); rc < 0 {
 		return nil, agentError(c.native, rc)
 	}
+	return a.newStream(ctx, native, manual)
+}
+
+// newStream wraps a native stream the agent just returned. c.call must be held.
+func (a *Agent) newStream(ctx context.Context, native *C.PantoStream, manual bool) (*Stream, error) {
+	c := a.c
 	st := &streamCore{agent: c, native: native}
 	c.mu.Lock()
 	closed := c.closed
@@ -245,7 +266,7 @@ func (a *Agent) run(ctx context.Context, text string, parts []Part, opts []RunOp
 		C.panto_stream_free(native)
 		return nil, ErrClosed
 	}
-	s := &Stream{agent: a, st: st, ctx: ctx, manual: o.manual,
+	s := &Stream{agent: a, st: st, ctx: ctx, manual: manual,
 		closing: make(chan struct{}), submitted: make(chan struct{}, 1)}
 	s.cleanup = runtime.AddCleanup(s, (*streamCore).collect, st)
 	return s, nil
@@ -256,9 +277,22 @@ func (a *Agent) run(ctx context.Context, text string, parts []Part, opts []RunOp
 type Message struct {
 	Role    string         `json:"role"` // "user" or "assistant"
 	Content []ContentBlock `json:"content"`
+	// Provider and Model: who wrote an assistant message ("anthropic" or "openai", and the
+	// model's name). Thinking goes back only to that provider and model.
+	Provider string `json:"provider,omitempty"`
+	Model    string `json:"model,omitempty"`
 	// StopReason: why an assistant message ended; StopAborted for one whose turn was
 	// canceled, which holds what was received of it.
 	StopReason StopReason `json:"stop_reason,omitempty"`
+	Usage      *Usage     `json:"usage,omitempty"` // an assistant message's usage
+	// Compaction is set on the user message that holds the summary of compacted messages.
+	Compaction *CompactionInfo `json:"compaction,omitempty"`
+}
+
+// CompactionInfo is what a summary message replaced.
+type CompactionInfo struct {
+	MessageCount int   `json:"message_count"` // the messages summarized
+	TokensBefore int64 `json:"tokens_before"` // the context's estimated size before
 }
 
 // ContentBlock is one block of a message.
@@ -267,6 +301,8 @@ type ContentBlock struct {
 	// "tool_result"
 	Type string `json:"type"`
 	Text string `json:"text"` // text, thinking; redacted_thinking: the provider's opaque data
+	// thinking: the provider's signature of it, when it gave one
+	Signature string `json:"signature,omitempty"`
 
 	ID    string          `json:"id,omitempty"`    // tool_call, tool_result: the call's id
 	Name  string          `json:"name,omitempty"`  // tool_call: the tool's name; document: its name, when given
@@ -327,7 +363,7 @@ func (b ContentBlock) MarshalJSON() ([]byte, error) {
 func (b ContentBlock) Bytes() ([]byte, error) { return base64.StdEncoding.DecodeString(b.Data) }
 
 // Conversation is the conversation so far: the user messages, and the assistant messages
-// and tool results of the finished turns.
+// and tool results of the finished turns (Export has it as a document to save).
 func (a *Agent) Conversation() ([]Message, error) {
 	js, err := a.ConversationJSON()
 	if err != nil {
@@ -340,8 +376,8 @@ func (a *Agent) Conversation() ([]Message, error) {
 	return msgs, nil
 }
 
-// ConversationJSON is the conversation so far as the library writes it: a JSON array of
-// {"role", "content": [blocks]} messages.
+// ConversationJSON is the conversation so far as the library writes it: the "messages"
+// array of Export, byte for byte.
 func (a *Agent) ConversationJSON() (json.RawMessage, error) {
 	c := a.c
 	c.call.Lock()

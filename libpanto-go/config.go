@@ -148,6 +148,9 @@ type ConfigPatch struct {
 	Retry     *RetryPolicy
 	Timeouts  *Timeouts
 	KeepAlive *KeepAlive
+	// Compaction changes the fields it sets (not zero), and turns compaction on or off
+	// (Disabled). A session cannot be changed: it is chosen when the agent is made.
+	Compaction *Compaction
 }
 
 // MarshalJSON writes the JSON object panto_agent_set_config takes: only the keys to change.
@@ -200,6 +203,9 @@ func (p ConfigPatch) MarshalJSON() ([]byte, error) {
 	}
 	if p.KeepAlive != nil {
 		m["keep_alive"] = p.KeepAlive
+	}
+	if p.Compaction != nil {
+		m["compaction"] = p.Compaction
 	}
 	return json.Marshal(m)
 }

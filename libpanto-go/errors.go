@@ -12,6 +12,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io/fs"
 	"strings"
 )
 
@@ -48,6 +49,19 @@ const (
 	ErrCanceled       Code = C.PANTO_ERR_CANCELED        // Stream.Cancel, or a canceled context
 	ErrToolLoop       Code = C.PANTO_ERR_TOOL_LOOP       // more tool rounds than Config.MaxToolIterations
 	ErrCapability     Code = C.PANTO_ERR_CAPABILITY      // the model called a tool the agent may not use
+
+	// A conversation was refused (Agent.Import, Agent.Truncate): the Message names the
+	// first problem, e.g. `messages[3].content[1]: tool_result "call_9" answers no tool call
+	// of messages[2]`; nothing changed.
+	ErrConversation Code = C.PANTO_ERR_CONVERSATION
+	// The session store failed: a file could not be created, written or read, or is not a
+	// session. ErrSessionLocked and ErrNoSuchSession match it too.
+	ErrSession Code = C.PANTO_ERR_SESSION
+	// Another agent, of this process or another, has the session open.
+	ErrSessionLocked Code = C.PANTO_ERR_SESSION_LOCKED
+	// No session with that id in the directory (SessionResume). It also matches
+	// fs.ErrNotExist.
+	ErrNoSuchSession Code = C.PANTO_ERR_NO_SUCH_SESSION
 )
 
 // String is the library's stable name, e.g. "authentication".
@@ -55,6 +69,19 @@ func (c Code) String() string { return C.GoString(C.panto_status_name(C.int(c)))
 
 // Error makes a Code usable as a sentinel error.
 func (c Code) Error() string { return "panto: " + c.String() }
+
+// Is makes the session codes match the wider errors they are kinds of: ErrSessionLocked and
+// ErrNoSuchSession are failures of the session store (ErrSession), and a missing session is
+// a missing file (fs.ErrNotExist), so code written for files handles it.
+func (c Code) Is(target error) bool {
+	switch c {
+	case ErrSessionLocked:
+		return target == ErrSession
+	case ErrNoSuchSession:
+		return target == ErrSession || target == fs.ErrNotExist
+	}
+	return false
+}
 
 // ErrClosed is returned by the calls on a closed Agent, and matched (with ErrCanceled) by
 // Stream.Err once Close ended the turn.

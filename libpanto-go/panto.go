@@ -58,6 +58,25 @@
 // of a result with media lists what was sent (Event.Parts); the conversation keeps the media
 // in base64 (ContentBlock.Data).
 //
+// # Conversations that last
+//
+// Agent.Export gives the conversation as a versioned JSON document, the same in every
+// language, and Agent.Import takes one back (checked first: ErrConversation names the first
+// problem, and nothing changes); export, import, export gives the same bytes. Truncate and
+// DropLast edit it between turns, e.g. to drop the user message of a failed turn. SetConfig
+// may switch provider or model between turns: the conversation is kept in panto's own form
+// and written for whichever provider comes next.
+//
+// Config.Session keeps the conversation in an append-only file that a later agent resumes,
+// each message synced to disk as it is committed; Agent.Session tells which, Agent.Fork
+// branches it, ListSessions lists a folder's. A session another agent holds gives
+// ErrSessionLocked; a missing one resumed gives ErrNoSuchSession, which matches
+// fs.ErrNotExist.
+//
+// Config.Compaction summarizes the older messages when the context nears the model's window:
+// the turn's stream shows EventCompactionStart and EventCompactionEnd before the request.
+// Agent.Compact does it on demand.
+//
 // Errors are *Error values whose Code is also an error, so errors.Is(err,
 // panto.ErrAuthentication) and errors.As(err, &perr) both work.
 //
@@ -147,6 +166,13 @@ const (
 	// Attempt, Delay, HTTPStatus, Text (the reason): the request failed and is sent again
 	// after Delay (the next Next waits it); the message starts over with a MessageStart.
 	EventProviderRetry EventKind = C.PANTO_EVENT_PROVIDER_RETRY
+	// TokensBefore (the context's estimated size), Text (why: "threshold", before a request
+	// that would pass the context window less its reserve, or "manual", Agent.Compact):
+	// older messages are being summarized.
+	EventCompactionStart EventKind = C.PANTO_EVENT_COMPACTION_START
+	// TokensBefore, TokensAfter (estimated, with the summary), MessageCount (the messages
+	// summarized), Text (the summary): the conversation now begins with the summary.
+	EventCompactionEnd EventKind = C.PANTO_EVENT_COMPACTION_END
 )
 
 // String is the library's stable name, e.g. "content_delta"; "unknown" for another value.
@@ -206,11 +232,11 @@ func (r *StopReason) UnmarshalText(b []byte) error {
 // Usage is the token count of a turn, normalized across providers. InputTokens excludes
 // cached tokens.
 type Usage struct {
-	InputTokens      int64
-	OutputTokens     int64
-	CacheReadTokens  int64
-	CacheWriteTokens int64
-	ReasoningTokens  int64
+	InputTokens      int64 `json:"input_tokens"`
+	OutputTokens     int64 `json:"output_tokens"`
+	CacheReadTokens  int64 `json:"cache_read_tokens"`
+	CacheWriteTokens int64 `json:"cache_write_tokens"`
+	ReasoningTokens  int64 `json:"reasoning_tokens"`
 }
 
 // Event is one step of a turn. Which fields mean something depends on Kind (see the
@@ -224,6 +250,9 @@ type Usage struct {
 //
 //	MessageStart, (BlockStart, [ToolDetails], ContentDelta…, BlockComplete)…, MessageEnd,
 //	[ToolCallStart…, ToolResult…, MessageStart, …, MessageEnd]…, MessageComplete
+//
+// with a CompactionStart and a CompactionEnd before a MessageStart when the conversation is
+// compacted first (Compaction), and only those and MessageComplete in Agent.Compact's.
 //
 // Event is a flat value rather than one type per kind: it mirrors the C ABI one to one,
 // costs no allocation beyond its strings, compares with ==, and new fields can be added
@@ -258,6 +287,11 @@ type Event struct {
 	Attempt    int
 	Delay      time.Duration
 	HTTPStatus int
+	// CompactionStart, CompactionEnd: the context's estimated size in tokens before the
+	// compaction; CompactionEnd: after it, and how many messages the summary replaced.
+	TokensBefore int64
+	TokensAfter  int64
+	MessageCount int
 
 	parts *[]PartInfo // ToolResult with media: see Parts
 }
@@ -320,6 +354,9 @@ func (st *streamCore) event(ev *C.PantoEvent) Event {
 		Attempt:            int(ev.attempt),
 		Delay:              time.Duration(ev.delay_ms) * time.Millisecond,
 		HTTPStatus:         int(ev.http_status),
+		TokensBefore:       int64(ev.tokens_before),
+		TokensAfter:        int64(ev.tokens_after),
+		MessageCount:       int(ev.message_count),
 		Usage: Usage{
 			InputTokens:      int64(ev.usage.input_tokens),
 			OutputTokens:     int64(ev.usage.output_tokens),

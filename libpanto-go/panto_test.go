@@ -353,11 +353,14 @@ func TestMultiTurnConversation(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
+			usage := &panto.Usage{InputTokens: 12, OutputTokens: 3}
 			want := []panto.Message{
 				{Role: "user", Content: []panto.ContentBlock{{Type: "text", Text: "My name is Ada"}}},
-				{Role: "assistant", Content: []panto.ContentBlock{{Type: "text", Text: "Hello Ada"}}, StopReason: panto.StopEndTurn},
+				{Role: "assistant", Content: []panto.ContentBlock{{Type: "text", Text: "Hello Ada"}},
+					Provider: p.name, Model: "test-model", StopReason: panto.StopEndTurn, Usage: usage},
 				{Role: "user", Content: []panto.ContentBlock{{Type: "text", Text: "What is my name?"}}},
-				{Role: "assistant", Content: []panto.ContentBlock{{Type: "text", Text: "Your name is Ada"}}, StopReason: panto.StopEndTurn},
+				{Role: "assistant", Content: []panto.ContentBlock{{Type: "text", Text: "Your name is Ada"}},
+					Provider: p.name, Model: "test-model", StopReason: panto.StopEndTurn, Usage: usage},
 			}
 			if got, _ := json.Marshal(conv); string(got) != mustJSON(t, want) {
 				t.Fatalf("conversation = %s\nwant %s", got, mustJSON(t, want))

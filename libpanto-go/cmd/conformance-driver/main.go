@@ -11,7 +11,8 @@
 // "on_error", a turn's first failure is followed by Agent.SetConfigJSON and Stream.Reopen.
 // "end_early" ends a turn by Close or the collector (end_early.go), and "print_conversation"
 // prints the conversation last. A turn given as a list of parts runs with Agent.RunParts, and
-// a tool whose behavior is "return_parts" has a PartsHandler (parts.go).
+// a tool whose behavior is "return_parts" has a PartsHandler (parts.go); one given as a step
+// object exports, imports, truncates, compacts or handles sessions instead (steps.go).
 // It exits 0 whenever it printed a transcript (even one ending in an error), 2 when it could
 // not run.
 package main
@@ -204,33 +205,34 @@ func main() {
 		tools = append(tools, t)
 	}
 
-	agent, err := panto.NewAgentJSON(config)
+	r := &caseRun{config: config, tools: tools, extra: extra, emit: emit}
+	agent, err := r.newAgent()
 	if err != nil {
 		emit(errorLine(err))
 		return
 	}
-	defer agent.Close()
-	for _, t := range tools {
-		if err := agent.AddTool(t); err != nil {
-			emit(errorLine(err))
-			return
-		}
-	}
+	r.agent = agent
+	defer func() { r.agent.Close() }()
 	for i, turn := range tc.Turns {
+		agent := r.agent
 		after := time.Duration(-1)
 		if i == tc.CancelTurn {
 			after = cancelAfter
 		}
 		var ok bool
-		if tc.EndEarly != nil && i == tc.EndEarly.Turn {
+		switch {
+		case turn.step != nil:
+			ok = r.runStep(*turn.step)
+		case tc.EndEarly != nil && i == tc.EndEarly.Turn:
 			ok = runTurnEndingEarly(agent, turn, *tc.EndEarly, extra, emit)
-		} else {
+		default:
 			ok = runTurn(agent, turn, extra, after, tc.OnError, emit)
 		}
 		if !ok {
 			break
 		}
 	}
+	agent = r.agent
 	if tc.ExpectConnections != nil {
 		counts, err := agent.Connections()
 		if err != nil {
@@ -364,6 +366,14 @@ func eventLine(ev panto.Event) map[string]any {
 		line["content"] = ev.Text
 		line["is_error"] = ev.IsError
 		line["parts"] = partLines(ev.Parts())
+	case panto.EventCompactionStart:
+		line["tokens_before"] = ev.TokensBefore
+		line["reason"] = ev.Text
+	case panto.EventCompactionEnd:
+		line["tokens_before"] = ev.TokensBefore
+		line["tokens_after"] = ev.TokensAfter
+		line["message_count"] = ev.MessageCount
+		line["summary"] = ev.Text
 	case panto.EventProviderRetry:
 		line["attempt"] = ev.Attempt
 		line["delay_ms"] = ev.Delay.Milliseconds()

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
@@ -10,15 +11,21 @@ import (
 	"panto.dev/panto"
 )
 
-// turn is a turn of the case: a text, or a list of parts (run with Agent.RunParts).
+// turn is a turn of the case: a text, a list of parts (run with Agent.RunParts), or a step
+// object (steps.go).
 type turn struct {
 	text  string
 	parts []panto.Part // nil: the turn is text
+	step  *step        // not nil: the turn is a step
 }
 
 func (tn *turn) UnmarshalJSON(data []byte) error {
 	if err := json.Unmarshal(data, &tn.text); err == nil {
 		return nil
+	}
+	if bytes.HasPrefix(bytes.TrimSpace(data), []byte("{")) {
+		tn.step = &step{}
+		return json.Unmarshal(data, tn.step)
 	}
 	var ps []part
 	if err := json.Unmarshal(data, &ps); err != nil {

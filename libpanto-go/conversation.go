@@ -1,0 +1,119 @@
+package panto
+
+/*
+#include "panto.h"
+*/
+import "C"
+
+import (
+	"context"
+	"fmt"
+)
+
+// Export is the conversation as a versioned JSON document, the same in every language:
+//
+//	{"version": 1, "messages": [{"role": "user", "content": [...]}, ...]}
+//
+// (docs/conversations.md has the format). It holds every block, media inline, and each
+// assistant message's provider, model, stop reason and usage; Import takes it back, in
+// this agent or another, of any language, and Export then gives the same bytes.
+func (a *Agent) Export() ([]byte, error) {
+	var out []byte
+	err := a.c.do(func(native *C.PantoAgent) C.int {
+		var js C.PantoString
+		rc := C.panto_agent_export(native, &js)
+		if rc >= 0 {
+			out = []byte(goString(js))
+		}
+		return rc
+	})
+	return out, err
+}
+
+// Import replaces the conversation with a document of Export. Everything is checked first;
+// a document the library refuses gives an *Error matching ErrConversation whose Message
+// names the first problem, and the agent is unchanged. It fails with ErrBusy while a
+// stream of the agent is unfinished. With a session, the import is recorded in it.
+func (a *Agent) Import(doc []byte) error {
+	return a.c.do(func(native *C.PantoAgent) C.int {
+		return C.panto_agent_import(native, pantoBytes(doc))
+	})
+}
+
+// MessageCount is the number of messages in the conversation.
+func (a *Agent) MessageCount() (int, error) {
+	var n C.size_t
+	err := a.c.do(func(native *C.PantoAgent) C.int { return C.panto_agent_message_count(native, &n) })
+	return int(n), err
+}
+
+// Truncate keeps the first messageCount messages of the conversation and drops the rest.
+// It fails, changing nothing, with ErrInvalidArgument when messageCount is negative or
+// more than there are, with ErrConversation when the last message kept would be an
+// assistant message whose tool calls lose their results, and with ErrBusy while a stream
+// of the agent is unfinished.
+func (a *Agent) Truncate(messageCount int) error {
+	if messageCount < 0 {
+		return &Error{Code: ErrInvalidArgument, Message: fmt.Sprintf("cannot keep %d messages", messageCount)}
+	}
+	return a.c.do(func(native *C.PantoAgent) C.int {
+		return C.panto_agent_truncate(native, C.size_t(messageCount))
+	})
+}
+
+// DropLast drops the last n messages, e.g. the user message of a failed turn, so that the
+// next Run does not send two user messages in a row:
+//
+//	if err := stream.Err(); err != nil {
+//		agent.DropLast(1)
+//	}
+//
+// It is Truncate(MessageCount() - n), checked and done in one step: errors as Truncate's
+// (ErrInvalidArgument when n is negative or more than there are).
+func (a *Agent) DropLast(n int) error {
+	c := a.c
+	c.call.Lock()
+	defer c.call.Unlock()
+	if c.native == nil {
+		return ErrClosed
+	}
+	var count C.size_t
+	if rc := C.panto_agent_message_count(c.native, &count); rc < 0 {
+		return agentError(c.native, rc)
+	}
+	if n < 0 || n > int(count) {
+		return &Error{Code: ErrInvalidArgument,
+			Message: fmt.Sprintf("cannot drop %d messages of %d", n, int(count))}
+	}
+	if rc := C.panto_agent_truncate(c.native, count-C.size_t(n)); rc < 0 {
+		return agentError(c.native, rc)
+	}
+	return nil
+}
+
+// Compact summarizes the older messages now, as a turn would before a request past the
+// context window (see Compaction): the returned stream, read like Run's, yields
+// EventCompactionStart, EventCompactionEnd and an EventMessageComplete carrying the summary
+// request's stop reason and usage. ctx bounds it like a turn. It fails with an *Error
+// matching ErrState when nothing is older than Compaction.KeepRecentTokens (nothing to
+// compact), ErrBusy while a stream is unfinished; a summary request that fails ends the
+// stream with its error and leaves the conversation unchanged.
+func (a *Agent) Compact(ctx context.Context) (*Stream, error) {
+	return a.startStream(ctx, false, func(native *C.PantoAgent, out **C.PantoStream) C.int {
+		return C.panto_agent_compact(native, out)
+	})
+}
+
+// do makes one native call on the agent, f, under the call lock: ErrClosed after Close,
+// the agent's error detail when f returns a failure.
+func (c *agentCore) do(f func(*C.PantoAgent) C.int) error {
+	c.call.Lock()
+	defer c.call.Unlock()
+	if c.native == nil {
+		return ErrClosed
+	}
+	if rc := f(c.native); rc < 0 {
+		return agentError(c.native, rc)
+	}
+	return nil
+}
