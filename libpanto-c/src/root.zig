@@ -185,6 +185,50 @@ pub export fn panto_agent_conversation(agent: ?*PantoAgent, out_json: ?*PantoStr
     return code(.ok);
 }
 
+pub export fn panto_agent_export(agent: ?*PantoAgent, out_json: ?*PantoString) c_int {
+    const h = agent orelse return code(.invalid_argument);
+    const out = out_json orelse return h.setError(.invalid_argument, "out_json is NULL");
+    const a = h.agent orelse return h.setError(.invalid_argument, "this agent was not created: see panto_agent_error");
+    h.conversation_json.clearRetainingCapacity();
+    a.exportJson(&h.conversation_json.writer) catch return h.setError(.out_of_memory, "out of memory");
+    out.* = .from(h.conversation_json.written());
+    return h.clearError();
+}
+
+pub export fn panto_agent_import(agent: ?*PantoAgent, json: PantoString) c_int {
+    const h = agent orelse return code(.invalid_argument);
+    const a = h.agent orelse return h.setError(.invalid_argument, "this agent was not created: see panto_agent_error");
+    if (json.ptr == null) return h.setError(.invalid_argument, "json is NULL");
+    const text = json.bytes() orelse return h.setError(.invalid_argument, "json is NULL");
+    var diag: panto.conversation_json.Diagnostic = .{};
+    a.importJson(text, &diag) catch |err| return switch (err) {
+        error.Busy => h.setError(.busy, "the conversation cannot be replaced while a stream of the agent is unfinished"),
+        error.InvalidConversation => h.setError(.conversation, diag.message()),
+        error.OutOfMemory => h.setError(.out_of_memory, "out of memory"),
+    };
+    return h.clearError();
+}
+
+pub export fn panto_agent_message_count(agent: ?*const PantoAgent, out_count: ?*usize) c_int {
+    const h = agent orelse return code(.invalid_argument);
+    const out = out_count orelse return code(.invalid_argument);
+    const a = h.agent orelse return code(.invalid_argument);
+    out.* = a.messageCount();
+    return code(.ok);
+}
+
+pub export fn panto_agent_truncate(agent: ?*PantoAgent, message_count: usize) c_int {
+    const h = agent orelse return code(.invalid_argument);
+    const a = h.agent orelse return h.setError(.invalid_argument, "this agent was not created: see panto_agent_error");
+    var diag: panto.conversation_json.Diagnostic = .{};
+    a.truncate(message_count, &diag) catch |err| return switch (err) {
+        error.Busy => h.setError(.busy, "the conversation cannot change while a stream of the agent is unfinished"),
+        error.OutOfRange => h.setError(.invalid_argument, "message_count is larger than the number of messages"),
+        error.InvalidConversation => h.setError(.conversation, diag.message()),
+    };
+    return h.clearError();
+}
+
 pub export fn panto_agent_connections(agent: ?*const PantoAgent, out_connections: ?*abi.Connections) c_int {
     const h = agent orelse return code(.invalid_argument);
     const out = out_connections orelse return code(.invalid_argument);

@@ -3,7 +3,10 @@ const std = @import("std");
 const Allocator = std.mem.Allocator;
 const config_mod = @import("config.zig");
 const Config = config_mod.Config;
-const Conversation = @import("conversation.zig").Conversation;
+const conversation = @import("conversation.zig");
+const Conversation = conversation.Conversation;
+const conversation_json = @import("conversation_json.zig");
+const Origin = @import("assembly.zig").Origin;
 const content = @import("content.zig");
 const Stream = @import("stream.zig").Stream;
 const tools = @import("tools.zig");
@@ -15,6 +18,8 @@ const KeepAlive = @import("keep_alive.zig").KeepAlive;
 
 pub const RunError = error{ Busy, OutOfMemory };
 pub const AddToolError = error{ Busy, InvalidConfig, OutOfMemory };
+pub const ImportError = error{ Busy, InvalidConversation, OutOfMemory };
+pub const TruncateError = error{ Busy, InvalidConversation, OutOfRange };
 
 pub const Agent = struct {
     gpa: Allocator,
@@ -203,6 +208,40 @@ pub const Agent = struct {
         a.busy = true;
         a.live_streams += 1;
         return s;
+    }
+
+    /// The provider and model the next request goes to, which its answer is recorded with.
+    pub fn origin(a: *const Agent) Origin {
+        return .{ .provider = @tagName(a.config.provider), .model = a.config.model };
+    }
+
+    pub fn messageCount(a: *const Agent) usize {
+        return a.conversation.messages.items.len;
+    }
+
+    /// Writes the conversation as a versioned document (conversation_json.zig).
+    pub fn exportJson(a: *const Agent, w: *std.Io.Writer) std.Io.Writer.Error!void {
+        try conversation_json.writeExport(w, a.conversation.messages.items);
+    }
+
+    /// Replaces the conversation with a document of `exportJson`, checked whole first: on
+    /// error the conversation is unchanged and `diag` names the first problem.
+    pub fn importJson(a: *Agent, json: []const u8, diag: *conversation_json.Diagnostic) ImportError!void {
+        if (a.busy) return error.Busy;
+        const messages = try conversation_json.parseExport(a.gpa, json, diag);
+        a.conversation.replace(messages);
+    }
+
+    /// Keeps the first `count` messages. Refused (nothing changes) while a turn runs, past
+    /// the end (OutOfRange), or when the last message kept has tool calls, whose results
+    /// would be cut off (InvalidConversation, `diag` says so).
+    pub fn truncate(a: *Agent, count: usize, diag: *conversation_json.Diagnostic) TruncateError!void {
+        if (a.busy) return error.Busy;
+        const messages = a.conversation.messages.items;
+        if (count > messages.len) return error.OutOfRange;
+        if (count > 0 and count < messages.len) conversation_json.checkNoOpenCalls(&messages[count - 1], count, diag) catch
+            return diag.fail("cannot keep {d} messages: messages[{d}] has tool calls whose results are in messages[{d}]", .{ count, count - 1, count });
+        a.conversation.truncate(count);
     }
 
     /// Called by a stream as it is destroyed.

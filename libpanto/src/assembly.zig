@@ -44,6 +44,9 @@ pub const Held = struct {
     }
 };
 
+/// The provider and model a message was asked of.
+pub const Origin = struct { provider: []const u8, model: []const u8 };
+
 pub const Assembly = struct {
     gpa: Allocator,
     id: std.ArrayList(u8) = .empty,
@@ -278,8 +281,9 @@ pub const Assembly = struct {
     }
 
     /// Appends the assembled message to the conversation. `inputs` holds each tool call's
-    /// normalized input, in block order.
-    pub fn commit(a: *Assembly, conversation: *Conversation.Conversation, inputs: []const []const u8, stop_reason: ev.StopReason) Allocator.Error!void {
+    /// normalized input, in block order; `meta` the message's stop reason, usage, and the
+    /// provider and model that wrote it (a provider switch renders it by them).
+    pub fn commit(a: *Assembly, conversation: *Conversation.Conversation, inputs: []const []const u8, meta: Conversation.Meta) Allocator.Error!void {
         var list: std.ArrayList(Conversation.Block) = .empty;
         defer list.deinit(a.gpa);
         var next_input: usize = 0;
@@ -298,12 +302,13 @@ pub const Assembly = struct {
         }
         // The providers refuse an assistant message without content: an empty answer is not kept.
         if (list.items.len == 0) return;
-        try conversation.appendMessage(.assistant, list.items, stop_reason);
+        try conversation.appendMessage(.assistant, list.items, meta);
     }
 
     /// Keeps what arrived of a message that was canceled: its text and thinking (tool calls
-    /// whose input may be cut are left out), with the stop reason `aborted`.
-    pub fn commitPartial(a: *Assembly, conversation: *Conversation.Conversation) Allocator.Error!void {
+    /// whose input may be cut are left out), with the stop reason `aborted` and the usage
+    /// reported so far. `origin`: the provider and model that wrote it.
+    pub fn commitPartial(a: *Assembly, conversation: *Conversation.Conversation, origin: Origin) Allocator.Error!void {
         var list: std.ArrayList(Conversation.Block) = .empty;
         defer list.deinit(a.gpa);
         for (a.blocks.items[0..a.block_count]) |b| switch (b.kind) {
@@ -314,7 +319,7 @@ pub const Assembly = struct {
             .tool_call => {},
         };
         if (list.items.len == 0) return; // nothing arrived: no (invalid) empty message
-        try conversation.appendMessage(.assistant, list.items, .aborted);
+        try conversation.appendMessage(.assistant, list.items, .{ .stop_reason = .aborted, .provider = origin.provider, .model = origin.model, .usage = a.usage });
     }
 
     /// Takes back events of this message the user did not see, given latest first: decoded

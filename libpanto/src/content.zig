@@ -118,7 +118,7 @@ fn mediaBlock(gpa: Allocator, given: media.Given) Allocator.Error!Block {
 }
 
 /// The text blocks' texts joined with "\n".
-fn joinText(gpa: Allocator, blocks: []const Block) Allocator.Error![]u8 {
+pub fn joinText(gpa: Allocator, blocks: []const Block) Allocator.Error![]u8 {
     var out: std.ArrayList(u8) = .empty;
     errdefer out.deinit(gpa);
     var first = true;

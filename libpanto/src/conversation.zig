@@ -83,97 +83,48 @@ pub const Conversation = struct {
 
     /// Appends a message, copying the blocks' strings.
     pub fn appendCopy(c: *Conversation, role: Role, blocks: []const Block) Allocator.Error!void {
-        return c.appendMessage(role, blocks, .none);
+        return c.appendMessage(role, blocks, .{});
     }
 
-    pub fn appendMessage(c: *Conversation, role: Role, blocks: []const Block, stop_reason: StopReason) Allocator.Error!void {
-        const owned = try copyBlocks(c.gpa, blocks);
-        errdefer freeBlocks(c.gpa, owned);
-        try c.messages.append(c.gpa, .{ .role = role, .blocks = owned, .stop_reason = stop_reason });
+    /// Appends a message, copying the blocks' strings and the metadata's.
+    pub fn appendMessage(c: *Conversation, role: Role, blocks: []const Block, meta: Meta) Allocator.Error!void {
+        var m: Message = .{ .role = role, .blocks = &.{}, .stop_reason = meta.stop_reason, .usage = meta.usage };
+        errdefer freeMessage(c.gpa, m);
+        m.provider = try c.gpa.dupe(u8, meta.provider);
+        m.model = try c.gpa.dupe(u8, meta.model);
+        m.blocks = try copyBlocks(c.gpa, blocks);
+        try c.messages.append(c.gpa, m);
     }
 
-    /// Writes the conversation as `[{"role": ..., "content": [blocks]}]` (see panto.h).
+    /// Keeps the first `count` messages (count <= the number of messages).
+    pub fn truncate(c: *Conversation, count: usize) void {
+        std.debug.assert(count <= c.messages.items.len); // (callers check: see Agent.truncate)
+        for (c.messages.items[count..]) |m| freeMessage(c.gpa, m);
+        c.messages.shrinkRetainingCapacity(count);
+    }
+
+    /// Replaces every message with `messages`, which the conversation takes (owned by its gpa,
+    /// the slice too).
+    pub fn replace(c: *Conversation, messages: []Message) void {
+        for (c.messages.items) |m| freeMessage(c.gpa, m);
+        c.messages.deinit(c.gpa);
+        c.messages = .fromOwnedSlice(messages);
+    }
+
+    /// Writes the messages as the "messages" array of an export (conversation_json.zig).
     pub fn writeJson(c: *const Conversation, w: *std.Io.Writer) std.Io.Writer.Error!void {
-        var s: std.json.Stringify = .{ .writer = w };
-        try s.beginArray();
-        for (c.messages.items) |m| {
-            try s.beginObject();
-            try s.objectField("role");
-            try s.write(@tagName(m.role));
-            try s.objectField("content");
-            try s.beginArray();
-            for (m.blocks) |b| {
-                try s.beginObject();
-                try s.objectField("type");
-                try s.write(@tagName(b.kind));
-                switch (b.kind) {
-                    .text, .thinking, .redacted_thinking => {
-                        try s.objectField("text");
-                        try s.write(b.text);
-                        if (b.signature.len > 0) {
-                            try s.objectField("signature");
-                            try s.write(b.signature);
-                        }
-                    },
-                    .tool_call => {
-                        try s.objectField("id");
-                        try s.write(b.id);
-                        try s.objectField("name");
-                        try s.write(b.name);
-                        try s.objectField("input");
-                        try writeRawJson(&s, b.text);
-                    },
-                    .tool_result => {
-                        try s.objectField("id");
-                        try s.write(b.id);
-                        try s.objectField("content");
-                        if (b.parts.len == 0) try s.write(b.text) else {
-                            try s.beginArray();
-                            for (b.parts) |p| try writePart(&s, p);
-                            try s.endArray();
-                        }
-                        try s.objectField("is_error");
-                        try s.write(b.is_error);
-                    },
-                    .image, .document => try writeMedia(&s, b),
-                }
-                try s.endObject();
-            }
-            try s.endArray();
-            if (m.stop_reason != .none) {
-                try s.objectField("stop_reason");
-                try s.write(@tagName(m.stop_reason));
-            }
-            try s.endObject();
-        }
-        try s.endArray();
+        return @import("conversation_json.zig").writeMessages(w, c.messages.items);
     }
 };
 
-/// A part of a tool result: `{"type": "text", "text"}` or a media block.
-fn writePart(s: *std.json.Stringify, b: Block) std.Io.Writer.Error!void {
-    try s.beginObject();
-    try s.objectField("type");
-    try s.write(@tagName(b.kind));
-    if (b.kind == .text) {
-        try s.objectField("text");
-        try s.write(b.text);
-    } else try writeMedia(s, b);
-    try s.endObject();
-}
-
-/// The fields of an image or document block after its type: base64 inline, and a document's
-/// name when one was given.
-fn writeMedia(s: *std.json.Stringify, b: Block) std.Io.Writer.Error!void {
-    try s.objectField("media_type");
-    try s.write(b.media_type);
-    try s.objectField("data");
-    try s.write(b.text);
-    if (b.kind == .document and b.name.len > 0) {
-        try s.objectField("name");
-        try s.write(b.name);
-    }
-}
+/// What an assistant message carries besides its blocks (strings borrowed: appendMessage
+/// copies them).
+pub const Meta = struct {
+    stop_reason: StopReason = .none,
+    provider: []const u8 = "",
+    model: []const u8 = "",
+    usage: Usage = .{},
+};
 
 /// Writes text that is already a JSON value (a tool input) as a value.
 pub fn writeRawJson(s: *std.json.Stringify, json: []const u8) std.Io.Writer.Error!void {
@@ -230,4 +181,9 @@ pub fn freeMessage(gpa: Allocator, m: Message) void {
     freeBlocks(gpa, m.blocks);
     gpa.free(m.provider);
     gpa.free(m.model);
+}
+
+pub fn freeMessages(gpa: Allocator, messages: []const Message) void {
+    for (messages) |m| freeMessage(gpa, m);
+    gpa.free(messages);
 }

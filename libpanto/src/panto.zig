@@ -5,6 +5,7 @@ pub const errors = @import("errors.zig");
 pub const sse = @import("sse.zig");
 pub const config = @import("config.zig");
 pub const conversation = @import("conversation.zig");
+pub const conversation_json = @import("conversation_json.zig");
 pub const content = @import("content.zig");
 pub const media = @import("media.zig");
 pub const tools = @import("tools.zig");
@@ -46,6 +47,8 @@ test {
     _ = @import("read_tool.zig");
     _ = @import("tool_round.zig");
     _ = @import("content.zig");
+    _ = @import("conversation_json.zig");
+    _ = @import("conversation_json_test.zig");
     _ = @import("parts_request_test.zig");
     _ = @import("network.zig");
     _ = @import("tunnel.zig");

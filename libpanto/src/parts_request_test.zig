@@ -108,7 +108,7 @@ test "the conversation export keeps media inline: base64, media type, a document
     try std.testing.expectEqualStrings(
         \\[{"role":"user","content":[{"type":"text","text":"What is this?"},{"type":"image","media_type":"image/png","data":"
     ++ png_b64 ++
-        \\"}]},{"role":"assistant","content":[{"type":"tool_call","id":"call_1","name":"shot","input":{}},{"type":"tool_call","id":"call_2","name":"shot","input":{}}]},{"role":"user","content":[{"type":"tool_result","id":"call_1","content":[{"type":"text","text":"two files"},{"type":"image","media_type":"image/png","data":"
+        \\"}]},{"role":"assistant","content":[{"type":"tool_call","id":"call_1","name":"shot","input":{}},{"type":"tool_call","id":"call_2","name":"shot","input":{}}],"provider":"","model":"","stop_reason":"none","usage":{"input_tokens":0,"output_tokens":0,"cache_read_tokens":0,"cache_write_tokens":0,"reasoning_tokens":0}},{"role":"user","content":[{"type":"tool_result","id":"call_1","content":[{"type":"text","text":"two files"},{"type":"image","media_type":"image/png","data":"
     ++ png_b64 ++
         \\"},{"type":"document","media_type":"application/pdf","data":"
     ++ pdf_b64 ++

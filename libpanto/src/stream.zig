@@ -472,7 +472,7 @@ pub const Stream = struct {
                 const a = &s.assembly;
                 a.forget(a.queue.items[a.queue_head..]);
                 a.forget(s.batch.unseen());
-                s.assembly.commitPartial(&s.agent.conversation) catch {};
+                s.assembly.commitPartial(&s.agent.conversation, s.agent.origin()) catch {};
             },
             .tool_starts, .tool_results => {
                 s.round.answerAllWith("The turn was canceled before this tool call finished.") catch {};
@@ -513,7 +513,8 @@ pub const Stream = struct {
         const inputs = try agent.gpa.alloc([]const u8, s.round.calls.items.len);
         defer agent.gpa.free(inputs);
         for (s.round.calls.items, inputs) |c, *input| input.* = c.input;
-        try s.assembly.commit(&agent.conversation, inputs, end.stop_reason);
+        const origin = agent.origin();
+        try s.assembly.commit(&agent.conversation, inputs, .{ .stop_reason = end.stop_reason, .usage = end.usage, .provider = origin.provider, .model = origin.model });
 
         const wants_tools = s.round.calls.items.len > 0 and switch (end.stop_reason) {
             .tool_use, .end_turn, .none => true,

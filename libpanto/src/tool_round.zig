@@ -249,7 +249,7 @@ fn collectCalls(agent: *Agent, round: *Round, calls: []const struct { []const u8
     const inputs = try std.testing.allocator.alloc([]const u8, round.calls.items.len);
     defer std.testing.allocator.free(inputs);
     for (round.calls.items, inputs) |c, *input| input.* = c.input;
-    try a.commit(&agent.conversation, inputs, .tool_use);
+    try a.commit(&agent.conversation, inputs, .{ .stop_reason = .tool_use });
     try round.commitResults(&agent.conversation);
 }
 

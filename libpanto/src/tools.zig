@@ -184,7 +184,7 @@ fn emptyObjectSchema(arena: Allocator) !std.json.Value {
     return std.json.parseFromSliceLeaky(std.json.Value, arena, "{\"type\":\"object\",\"properties\":{}}", .{});
 }
 
-fn validName(name: []const u8) bool {
+pub fn validName(name: []const u8) bool {
     if (name.len == 0 or name.len > 64) return false;
     for (name) |c| if (!(std.ascii.isAlphanumeric(c) or c == '_' or c == '-')) return false;
     return true;
