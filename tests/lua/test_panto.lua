@@ -447,12 +447,13 @@ test("tool_schema: params become a JSON Schema, per provider", function()
   }
   local schema = json.decode(panto.tool_schema(t)).input_schema
   eq(json.encode(schema.required), '["list","s"]', "required")
-  eq(json.encode(schema.properties.n), '{"maximum":10,"minimum":1,"type":"integer"}')
+  -- json.lua writes a decoded object's keys back in the order panto wrote them.
+  eq(json.encode(schema.properties.n), '{"type":"integer","minimum":1,"maximum":10}')
   eq(json.encode(schema.properties.list.items),
-     '{"properties":{"x":{"type":"number"},"y":{"default":true,"type":"boolean"}},"required":["x"],"type":"object"}')
-  eq(json.encode(schema.properties.tags), '{"default":[],"items":{"type":"string"},"type":"array"}')
+     '{"type":"object","properties":{"x":{"type":"number"},"y":{"type":"boolean","default":true}},"required":["x"]}')
+  eq(json.encode(schema.properties.tags), '{"type":"array","default":[],"items":{"type":"string"}}')
   -- No params: an empty object schema.
-  eq(json.encode(json.decode(panto.tool_schema({ name = "noop" })).input_schema), '{"properties":{},"type":"object"}')
+  eq(json.encode(json.decode(panto.tool_schema({ name = "noop" })).input_schema), '{"type":"object","properties":{}}')
   -- A schema as a table or as JSON text.
   local s = { type = "object", properties = { q = { type = "string" } }, required = panto.array({ "q" }) }
   eq(json.decode(panto.tool_schema({ name = "a", schema = s })).input_schema.required[1], "q")
@@ -1736,6 +1737,117 @@ test("media in a value sent as JSON is refused", function()
   local r = find(collect(agent:run("go")), "tool_result")
   eq(r.is_error, true)
   assert(r.content:find("cannot encode media (panto.Media) as JSON", 1, true), r.content)
+end)
+
+-- ---- Conversations: export, import, edit -------------------------------------------------
+
+-- A panto.Error raised by fn(...), checked to have `code`; returned.
+local function raises_code(code, fn, ...)
+  local ok, err = pcall(fn, ...)
+  assert(not ok, "expected a panto.Error " .. code .. ", got success")
+  eq(type(err), "table", "error type (" .. tostring(err) .. ")")
+  eq(getmetatable(err).__name, "panto.Error", "a panto.Error")
+  eq(err.code, code, "error code (" .. tostring(err.message) .. ")")
+  return err
+end
+
+test("export and import: the same bytes back, in another agent; conversation() is its messages", function()
+  emulator.load({ text_answer("Hello"), text_answer("Again") })
+  local agent <close> = new_agent()
+  drain(agent:run("Hi"))
+  drain(agent:run("More"))
+  eq(agent:message_count(), 4, "message_count")
+  local doc = agent:export()
+  eq(type(doc), "string")
+  local decoded = json.decode(doc)
+  eq(decoded.version, 1, "version")
+  eq(#decoded.messages, 4, "messages")
+  eq(decoded.messages[2].provider, "anthropic", "provider")
+  eq(decoded.messages[2].stop_reason, "end_turn", "stop_reason")
+  eq(decoded.messages[2].usage.input_tokens, 3, "usage")
+  -- conversation() is the export's "messages", byte for byte.
+  local messages = doc:match('"messages":(.*)}$')
+  eq(agent:conversation(), messages, "conversation()")
+
+  local other <close> = new_agent()
+  eq(other:import(doc), nil, "import returns nothing")
+  eq(other:message_count(), 4, "imported count")
+  eq(other:export(), doc, "export after import")
+end)
+
+test("import refuses bad documents with code conversation, the agent unchanged", function()
+  emulator.load({ text_answer("Hello") })
+  local agent <close> = new_agent()
+  drain(agent:run("Hi"))
+  local before = agent:export()
+  local err = raises_code("conversation", agent.import, agent, '{"version": 2, "messages": []}')
+  assert(err.message:find("unsupported conversation version 2", 1, true), err.message)
+  assert(tostring(err):find("^panto: conversation: "), tostring(err))
+  raises_code("conversation", agent.import, agent, "{")
+  raises_code("conversation", agent.import, agent,
+    '{"version": 1, "messages": [{"role": "robot", "content": [{"type": "text", "text": "x"}]}]}')
+  err = raises_code("conversation", agent.import, agent, json.encode({ version = 1, messages = {
+    { role = "user", content = { { type = "tool_result", id = "call_9", content = "r", is_error = false } } } } }))
+  assert(err.message:find("messages[0]", 1, true), err.message)
+  eq(agent:export(), before, "the conversation after refused imports")
+  raises("string expected, got number", agent.import, agent, 42)
+  raises("string expected, got table", agent.import, agent, { version = 1 })
+  -- An empty conversation is a document too.
+  agent:import('{"version":1,"messages":[]}')
+  eq(agent:message_count(), 0, "count after importing none")
+end)
+
+test("drop_last after a failed turn; truncate; refused cuts leave the conversation", function()
+  emulator.load({ text_answer("Hello"), error_answer(401, "authentication_error", "bad key"), text_answer("Hi again") })
+  local agent <close> = new_agent()
+  drain(agent:run("Hi"))
+  local _, err = until_error(agent:run("Fails"))
+  eq(err.code, "authentication")
+  eq(agent:message_count(), 3, "the failed turn's user message stays")
+  eq(agent:drop_last(), 2, "drop_last() returns the count left")
+  eq(agent:message_count(), 2)
+  drain(agent:run("Next"))
+  local request = emulator.requests()[3]
+  eq(#request.body.messages, 3, "the next request has no two user messages in a row")
+  eq(request.body.messages[3].content[1].text, "Next")
+
+  local doc = agent:export()
+  raises_code("invalid_argument", agent.truncate, agent, 5)
+  raises_code("invalid_argument", agent.drop_last, agent, 5)
+  raises("count of messages must not be negative", agent.truncate, agent, -1)
+  raises("count of messages must not be negative", agent.drop_last, agent, -1)
+  raises("number expected, got string", agent.truncate, agent, "two")
+  eq(agent:export(), doc, "the conversation after refused cuts")
+  eq(agent:drop_last(0), 4, "drop_last(0) drops nothing")
+  eq(agent:truncate(2), 2)
+  eq(agent:message_count(), 2)
+  eq(agent:truncate(0), 0)
+  eq(agent:export(), '{"version":1,"messages":[]}')
+end)
+
+test("truncate refuses to keep tool calls without their results", function()
+  emulator.load({ tool_answer({ { "t1", "echo" } }), text_answer("done") })
+  local agent <close> = new_agent({ tools = { { name = "echo", handler = function() return "e" end } } })
+  drain(agent:run("go"))
+  eq(agent:message_count(), 4, "user, tool call, results, answer")
+  local err = raises_code("conversation", agent.truncate, agent, 2)
+  eq(agent:message_count(), 4, "nothing changed")
+  assert(#err.message > 0, "a message says why")
+  eq(agent:truncate(3), 3, "with the results, the cut is fine")
+end)
+
+test("edits and import are refused while a turn runs (busy)", function()
+  emulator.load({ text_answer("Hello"), text_answer("World") })
+  local agent <close> = new_agent()
+  drain(agent:run("Hi"))
+  local doc = agent:export()
+  local stream <close> = agent:run("Again")
+  assert(stream:next())
+  raises_code("busy", agent.import, agent, doc)
+  raises_code("busy", agent.truncate, agent, 0)
+  raises_code("busy", agent.drop_last, agent, 1)
+  drain(stream)
+  eq(agent:message_count(), 4)
 end)
 
 -- ---- Main -------------------------------------------------------------------------------------
