@@ -41,11 +41,13 @@ from .errors import (
     CanceledError,
     CapabilityError,
     ConfigError,
+    ConversationError,
     Error,
     InvalidArgumentError,
     InvalidRequestError,
     LibraryNotFound,
     NoSuchCallError,
+    NoSuchSessionError,
     NotFoundError,
     OutOfMemoryError,
     OverloadedError,
@@ -54,12 +56,16 @@ from .errors import (
     RateLimitError,
     ResultPendingError,
     ServerError,
+    SessionError,
+    SessionLockedError,
     StateError,
     ToolLoopError,
 )
 from .events import (
     BlockComplete,
     BlockStart,
+    CompactionEnd,
+    CompactionStart,
     ContentDelta,
     MessageComplete,
     MessageEnd,
@@ -92,6 +98,10 @@ _LAZY = {
     "ThinkingBlock": "message",
     "ToolCallBlock": "message",
     "Event": "events",
+    "Session": "session",
+    "SessionInfo": "session",
+    "SessionSummary": "session",
+    "SessionParent": "session",
 }
 
 TYPE_CHECKING = False
@@ -100,6 +110,7 @@ if TYPE_CHECKING:
 
     from .events import Event
     from .message import AssistantMessage, ContentBlock, RedactedThinkingBlock, TextBlock, ThinkingBlock, ToolCallBlock
+    from .session import Session, SessionInfo, SessionParent, SessionSummary
     from .tools import Param, Registry, Tool, ToolClass, as_tool, to_content, tool
 
 
@@ -157,6 +168,8 @@ __all__ = [
     "Part",
     "MessageComplete",
     "ProviderRetry",
+    "CompactionStart",
+    "CompactionEnd",
     "Usage",
     "Media",
     "Image",
@@ -171,6 +184,10 @@ __all__ = [
     "Timeouts",
     "KeepAlive",
     "Connections",
+    "Session",
+    "SessionInfo",
+    "SessionSummary",
+    "SessionParent",
     "THINKING_LEVELS",
     "Tool",
     "ToolClass",
@@ -202,6 +219,10 @@ __all__ = [
     "CanceledError",
     "ToolLoopError",
     "CapabilityError",
+    "ConversationError",
+    "SessionError",
+    "SessionLockedError",
+    "NoSuchSessionError",
     "library_version",
     "library_path",
 ]

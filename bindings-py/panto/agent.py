@@ -92,6 +92,17 @@ class Agent:
                             timeouts=panto.Timeouts(idle_ms=30_000))
         agent.set_config(thinking="off")
 
+    `set_config(provider=..., model=...)` may switch provider or model between turns: the
+    conversation is kept in panto's own form and written for whichever provider comes next
+    (docs/conversations.md says what is converted or left out).
+
+    Conversations that last (docs/conversations.md): `export()` / `import_()` a conversation
+    as JSON, edit it (`truncate()`, `drop_last()`), and `compaction` ({"enabled": True,
+    "context_window": n, "reserve_tokens": n, "keep_recent_tokens": n, "prompt": text}):
+    before a request that would overflow the model's context window, older messages are
+    summarized (`panto.CompactionStart` / `panto.CompactionEnd` in the stream); `compact()`
+    does it now. `panto.Session` keeps the conversation in a file.
+
     Threads: any thread may call the agent; a call waits for the native call another thread
     makes on the agent or one of its streams, if any (a stream's `next()` waiting for the
     provider's next event), as the C API takes one call at a time. `close()` makes a
@@ -115,6 +126,7 @@ class Agent:
         retry: Optional[RetryArg] = None,
         timeouts: Optional[TimeoutsArg] = None,
         keep_alive: Optional[KeepAliveArg] = None,
+        compaction: Optional[Mapping[str, Any]] = None,
     ) -> None:
         config: Dict[str, Any] = {"provider": provider, "model": model}
         for key, value in (
@@ -129,6 +141,7 @@ class Agent:
             ("retry", retry),
             ("timeouts", timeouts),
             ("keep_alive", keep_alive),
+            ("compaction", compaction),
         ):
             if value is not None:
                 config[key] = config_value(key, value)
@@ -139,7 +152,9 @@ class Agent:
         """An agent from the configuration object of `panto_agent_new`, passed on as is
         (keys this package does not know reach the library, which judges them). Tool specs
         in its "tools" key have no handler (run them by hand); `tools` adds tools as the
-        constructor's argument does."""
+        constructor's argument does. A config with a "session" key gives a `panto.Session`."""
+        if "session" in config and not issubclass(cls, _session_class()):
+            cls = _session_class()
         agent = cls.__new__(cls)
         plain = {k: v.to_json() if isinstance(v, (RetryPolicy, Timeouts, KeepAlive)) else v for k, v in config.items()}
         agent._open(plain, tools)
@@ -290,13 +305,16 @@ class Agent:
 
     @property
     def conversation(self) -> List[Dict[str, Any]]:
-        """The conversation so far: a list of {"role": ..., "content": [blocks]} messages.
+        """The conversation so far: the "messages" of `export()`, a list of {"role": ...,
+        "content": [blocks]} messages.
 
         Blocks are {"type": "text" | "thinking" | "redacted_thinking", "text"} (a thinking
-        block may carry its "signature"), {"type": "tool_call", "id", "name", "input"} or
-        {"type": "tool_result", "id", "content", "is_error"}. An assistant message may carry
-        "stop_reason": "aborted" when its turn was canceled (`Stream.cancel()`, `close()` or
-        Ctrl-C): it holds what the model had said until then."""
+        block may carry its "signature"), {"type": "image" | "document", "media_type",
+        "data"}, {"type": "tool_call", "id", "name", "input"} or {"type": "tool_result",
+        "id", "content", "is_error"}. An assistant message carries its "provider", "model",
+        "stop_reason" and "usage"; "stop_reason": "aborted" when its turn was canceled
+        (`Stream.cancel()`, `close()` or Ctrl-C): it holds what the model had said until
+        then. A user message that holds a compaction's summary carries "compaction"."""
         s = _native.PantoString()
         with self._calls:  # the string lives until the next call on the agent
             ptr = self._live()
@@ -306,6 +324,114 @@ class Agent:
             text = _native.copy_string(s)
         result: List[Dict[str, Any]] = _json_loads(text)
         return result
+
+    # ---- the conversation as a document, and editing it --------------------------------
+
+    def export(self) -> str:
+        """The conversation as a versioned JSON document, `{"version": 1, "messages": [...]}`
+        (docs/conversations.md): every block kind, each assistant message's provider, model,
+        stop reason and usage. `import_()` takes it back, in any language; export, import,
+        export gives the same text."""
+        s = _native.PantoString()
+        with self._calls:  # the string lives until the next call on the agent
+            ptr = self._live()
+            rc = self._lib.agent_export(ptr, ctypes.byref(s))
+            if rc < 0:
+                raise self._error(ptr, rc)
+            return _native.copy_string(s)
+
+    def import_(self, document: Union[str, bytes, Mapping[str, Any]]) -> None:
+        """Replaces the conversation with an exported document: its JSON text (str or bytes),
+        or the parsed dict (dumped as compact JSON). Everything is checked first: a document
+        that is not a valid export raises `panto.ConversationError` naming the first problem,
+        and the conversation is unchanged. Raises `panto.BusyError` while a stream of the
+        agent is unfinished. (`import` is a keyword: hence the underscore.)"""
+        if isinstance(document, str):
+            raw = _native.utf8(document)
+        elif isinstance(document, (bytes, bytearray, memoryview)):
+            raw = bytes(document)
+        else:
+            import json
+            from collections.abc import Mapping
+
+            if not isinstance(document, Mapping):
+                raise TypeError(f"import_() needs a str, bytes or a dict, not {type(document).__name__}")
+            raw = json.dumps(document, separators=(",", ":"), ensure_ascii=False).encode("utf-8")
+        with self._calls:
+            ptr = self._live()
+            rc = self._lib.agent_import(ptr, _native.string(raw))
+            if rc < 0:
+                raise self._error(ptr, rc)
+
+    @property
+    def message_count(self) -> int:
+        """The number of messages in the conversation."""
+        count = ctypes.c_size_t()
+        with self._calls:
+            ptr = self._live()
+            rc = self._lib.agent_message_count(ptr, ctypes.byref(count))
+            if rc < 0:
+                raise self._error(ptr, rc)
+        return count.value
+
+    def truncate(self, message_count: int) -> None:
+        """Keeps the first `message_count` messages and drops the rest. Raises
+        `panto.InvalidArgumentError` when there are fewer, `panto.ConversationError` when it
+        would keep tool calls without their results, `panto.BusyError` while a stream is
+        unfinished; nothing changes then."""
+        if not isinstance(message_count, int) or isinstance(message_count, bool):
+            raise TypeError(f"message_count must be an int, not {type(message_count).__name__}")
+        if message_count < 0:
+            raise InvalidArgumentError(f"message_count must not be negative, got {message_count}")
+        with self._calls:
+            ptr = self._live()
+            rc = self._lib.agent_truncate(ptr, message_count)
+            if rc < 0:
+                raise self._error(ptr, rc)
+
+    def drop_last(self, n: int = 1) -> None:
+        """Drops the last `n` messages, e.g. the user message a failed turn left behind, so
+        that the next turn does not send two user messages in a row:
+
+            try:
+                agent.run("Hello").final_message()
+            except panto.APIConnectionError:
+                agent.drop_last()
+
+        Errors as `truncate()` (dropping more messages than there are:
+        `panto.InvalidArgumentError`)."""
+        if not isinstance(n, int) or isinstance(n, bool):
+            raise TypeError(f"n must be an int, not {type(n).__name__}")
+        with self._calls:  # no other thread changes the count in between
+            count = self.message_count
+            if n < 0 or n > count:
+                raise InvalidArgumentError(f"cannot drop {n} of {count} messages")
+            self.truncate(count - n)
+
+    def compact(self) -> Stream:
+        """Compacts the conversation now: the older messages are summarized by the model and
+        replaced by one user message holding the summary (docs/conversations.md). Returns a
+        `Stream`, read like a turn's: `panto.CompactionStart`, `panto.CompactionEnd`, then
+        `panto.MessageComplete` with the summary request's usage:
+
+            for event in agent.compact():
+                if isinstance(event, panto.CompactionEnd):
+                    print(event.tokens_before, "->", event.tokens_after)
+
+        Raises `panto.StateError` when nothing is older than the agent's
+        `keep_recent_tokens` (nothing to compact), `panto.BusyError` while a stream is
+        unfinished. A summary request that fails raises its error from the stream, and the
+        conversation is unchanged."""
+        out = _native.StreamPtr()
+        with self._calls:
+            ptr = self._live()
+            free_orphans(self._lib, self._orphans)
+            rc = self._lib.agent_compact(ptr, ctypes.byref(out))
+            if rc < 0:
+                raise self._error(ptr, rc)
+            handle = StreamHandle(self._lib, out, self._calls, self._orphans, self._tools, self._streams)
+            self._streams.add(handle)
+        return Stream(self, handle)
 
     @property
     def connections(self) -> Connections:
@@ -385,6 +511,12 @@ class Agent:
         detail = _native.PantoError()
         self._lib.agent_error(ptr, ctypes.byref(detail))
         return from_native(self._lib, detail, rc)
+
+
+def _session_class() -> Type[Agent]:
+    from .session import Session  # only for an agent with a session
+
+    return Session
 
 
 def _json_loads(text: str) -> Any:

@@ -41,6 +41,10 @@ __all__ = [
     "CanceledError",
     "ToolLoopError",
     "CapabilityError",
+    "ConversationError",
+    "SessionError",
+    "SessionLockedError",
+    "NoSuchSessionError",
 ]
 
 
@@ -230,6 +234,37 @@ class CapabilityError(Error):
     STATUS = _native.ERR_CAPABILITY
 
 
+class ConversationError(Error):
+    """A conversation was refused: `Agent.import_()` of a document that is not a valid
+    export (the message names the first problem, e.g. `messages[3].content[1]: tool_result
+    "call_9" answers no tool call of messages[2]`), or `Agent.truncate()` that would keep tool
+    calls without their results. Nothing changed."""
+
+    STATUS = _native.ERR_CONVERSATION
+
+
+class SessionError(Error):
+    """The session store failed: its file could not be created, written or read, or is not a
+    session, or the session id is taken (`mode="create"`, `Session.fork()`). A failed write
+    during a turn fails the turn; the conversation in memory keeps the message."""
+
+    STATUS = _native.ERR_SESSION
+
+
+class SessionLockedError(SessionError):
+    """Another agent, of this process or another, has the session open: a session has one
+    writer at a time."""
+
+    STATUS = _native.ERR_SESSION_LOCKED
+
+
+class NoSuchSessionError(SessionError, FileNotFoundError):
+    """No session with that id in the directory (`mode="resume"`). Also a
+    FileNotFoundError, so `except FileNotFoundError` catches it."""
+
+    STATUS = _native.ERR_NO_SUCH_SESSION
+
+
 _BY_STATUS: Dict[int, Type[Error]] = {
     cls.STATUS: cls
     for cls in (
@@ -253,6 +288,10 @@ _BY_STATUS: Dict[int, Type[Error]] = {
         CanceledError,
         ToolLoopError,
         CapabilityError,
+        ConversationError,
+        SessionError,
+        SessionLockedError,
+        NoSuchSessionError,
     )
 }
 

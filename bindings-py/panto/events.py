@@ -28,6 +28,8 @@ __all__ = [
     "Part",
     "MessageComplete",
     "ProviderRetry",
+    "CompactionStart",
+    "CompactionEnd",
     "Event",
 ]
 
@@ -208,13 +210,39 @@ class ProviderRetry:
     kind: str = field(default="provider_retry", init=False)
 
 
+@dataclass(frozen=True)
+class CompactionStart:
+    """Older messages are about to be summarized (docs/conversations.md, "Compaction"):
+    `tokens_before` is the context's estimated size; `reason` is "threshold" (the next
+    request would pass the model's context window less the agent's `reserve_tokens`) or
+    "manual" (`Agent.compact()`). The summary request's own events are not shown."""
+
+    tokens_before: int
+    reason: str
+    kind: str = field(default="compaction_start", init=False)
+
+
+@dataclass(frozen=True)
+class CompactionEnd:
+    """The conversation's first `message_count` messages were replaced by one user message
+    holding `summary`; `tokens_after` is the estimated size of the conversation now."""
+
+    tokens_before: int
+    tokens_after: int
+    message_count: int
+    summary: str
+    kind: str = field(default="compaction_end", init=False)
+
+
 #: The classes of the events of a stream: `Event` is their Union.
 _EVENT_CLASSES = (MessageStart, BlockStart, ContentDelta, BlockComplete, MessageEnd, ToolDetails,
-                  ToolCallStart, ToolResult, MessageComplete, ProviderRetry)
+                  ToolCallStart, ToolResult, MessageComplete, ProviderRetry, CompactionStart,
+                  CompactionEnd)
 
 if TYPE_CHECKING:  # the same classes, written out for type checkers
     Event = Union[MessageStart, BlockStart, ContentDelta, BlockComplete, MessageEnd, ToolDetails,
-                  ToolCallStart, ToolResult, MessageComplete, ProviderRetry]
+                  ToolCallStart, ToolResult, MessageComplete, ProviderRetry, CompactionStart,
+                  CompactionEnd]
     """Any event of a stream."""
 
 

@@ -23,6 +23,8 @@ from .errors import (
 from .events import (
     BlockComplete,
     BlockStart,
+    CompactionEnd,
+    CompactionStart,
     ContentDelta,
     MessageComplete,
     MessageEnd,
@@ -64,6 +66,8 @@ _TOOL_DETAILS = _native.EVENT_TOOL_DETAILS
 _TOOL_CALL_START = _native.EVENT_TOOL_CALL_START
 _TOOL_RESULT = _native.EVENT_TOOL_RESULT
 _PROVIDER_RETRY = _native.EVENT_PROVIDER_RETRY
+_COMPACTION_START = _native.EVENT_COMPACTION_START
+_COMPACTION_END = _native.EVENT_COMPACTION_END
 _RESULT_PENDING = _native.ERR_RESULT_PENDING
 _NO_SUCH_CALL = _native.ERR_NO_SUCH_CALL
 _CANCELED = _native.ERR_CANCELED
@@ -385,6 +389,10 @@ class Stream:
             return complete
         if kind == _PROVIDER_RETRY:
             return _construct(ProviderRetry, ev.attempt, ev.delay_ms, ev.http_status or None, string(ev.text))
+        if kind == _COMPACTION_START:
+            return _construct(CompactionStart, ev.tokens_before, string(ev.text))
+        if kind == _COMPACTION_END:
+            return _construct(CompactionEnd, ev.tokens_before, ev.tokens_after, ev.message_count, string(ev.text))
         return None
 
     def _parts(self, native: NativeBatch, ev: Any) -> Tuple[Part, ...]:

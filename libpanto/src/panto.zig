@@ -49,6 +49,8 @@ test {
     _ = @import("content.zig");
     _ = @import("conversation_json.zig");
     _ = @import("conversation_json_test.zig");
+    _ = @import("call_id.zig");
+    _ = @import("switch_request_test.zig");
     _ = @import("parts_request_test.zig");
     _ = @import("network.zig");
     _ = @import("tunnel.zig");

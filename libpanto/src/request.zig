@@ -1,7 +1,8 @@
 //! What goes into a provider request: the configuration, the conversation and the tools the
 //! agent may use, and its headers. Each provider (providers/) renders them in its own format.
 const Config = @import("config.zig").Config;
-const Conversation = @import("conversation.zig").Conversation;
+const conversation = @import("conversation.zig");
+const Conversation = conversation.Conversation;
 const std = @import("std");
 const tools = @import("tools.zig");
 const Tool = tools.Tool;
@@ -11,6 +12,13 @@ pub const RequestParts = struct {
     conversation: *const Conversation,
     tools: []const Tool,
     granted: []const []const u8,
+
+    /// Whether the thinking of assistant message `m` goes into this request: only to the
+    /// provider and model that wrote it (its signature is theirs; another model takes it for
+    /// text the user wrote).
+    pub fn sendsThinking(p: RequestParts, m: conversation.Message) bool {
+        return std.mem.eql(u8, m.provider, @tagName(p.config.provider)) and std.mem.eql(u8, m.model, p.config.model);
+    }
 
     /// Whether any tool may be sent: a request without usable tools has no tools field.
     pub fn hasTools(p: RequestParts) bool {

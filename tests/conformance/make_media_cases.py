@@ -238,6 +238,14 @@ def message_text(parts: list[Outcome]) -> Any:
 # ---- The case -------------------------------------------------------------------------------
 
 
+def stored_assistant(provider: str, model: str, content: list[Any], stop_reason: str,
+                     u: dict[str, int]) -> dict[str, Any]:
+    """An assistant message as the conversation export keeps it: who made it, why it
+    stopped, and its usage (every count)."""
+    return {"role": "assistant", "content": content, "provider": provider, "model": model,
+            "stop_reason": stop_reason, "usage": usage(u)}
+
+
 def usage(u: dict[str, int]) -> dict[str, int]:
     return dict(ZERO_USAGE, **u)
 
@@ -285,8 +293,8 @@ def build(provider: str, case: Case) -> tuple[dict[str, Any], list[dict[str, Any
         lines.append({"event": "message_complete", "stop_reason": "end_turn",
                       "provider_stop_reason": end_turn, "usage": usage(USAGE_ANSWER)})
         conversation = [{"role": "user", "content": [stored_block(o) for o in case.parts]},
-                        {"role": "assistant", "content": [{"type": "text", "text": answer_text}],
-                         "stop_reason": "end_turn"}]
+                        stored_assistant(provider, model, [{"type": "text", "text": answer_text}],
+                                         "end_turn", USAGE_ANSWER)]
     else:
         question = "Show me the file."
         call_id, tool_name, tool_input = tool_call(provider, case)
@@ -343,12 +351,12 @@ def build(provider: str, case: Case) -> tuple[dict[str, Any], list[dict[str, Any
                               else joined_text(case.parts))
         conversation = [
             {"role": "user", "content": [{"type": "text", "text": question}]},
-            {"role": "assistant", "content": [{"type": "tool_call", "id": call_id, "name": tool_name,
-                                               "input": tool_input}], "stop_reason": "tool_use"},
+            stored_assistant(provider, model, [{"type": "tool_call", "id": call_id, "name": tool_name,
+                                                "input": tool_input}], "tool_use", USAGE_CALL),
             {"role": "user", "content": [{"type": "tool_result", "id": call_id,
                                           "content": stored_result, "is_error": False}]},
-            {"role": "assistant", "content": [{"type": "text", "text": answer_text}],
-             "stop_reason": "end_turn"},
+            stored_assistant(provider, model, [{"type": "text", "text": answer_text}], "end_turn",
+                             USAGE_ANSWER),
         ]
     lines += [{"event": "done"}, {"event": "done"}]
     if case.print_conversation:

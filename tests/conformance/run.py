@@ -65,6 +65,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 from connect_proxy import MODES as PROXY_MODES, Proxy  # noqa: E402  (standard library only)
 from dns_server import Nameserver  # noqa: E402  (standard library only)
 import media as test_media  # noqa: E402  (imports Pillow only when it generates)
+import steps  # noqa: E402  (standard library only)
 
 
 # ---- Drivers -----------------------------------------------------------------------------
@@ -505,6 +506,8 @@ class Case:
     problem: str = ""  # a malformed case fails in every language
     scenario: Any = None
     driver_path: Path | None = None  # the resolved case.json the drivers read
+    # The first cell's export texts (language, texts): every other cell's must be the same.
+    export_reference: tuple[str, list[str]] | None = None
 
 
 RESOLVED_DIR = REPO / "build" / "conformance" / "cases"
@@ -575,12 +578,20 @@ def resolve_parts(parts: Any, where: str) -> list[Any]:
 
 
 def resolve_turns(turns: Any) -> list[Any]:
-    """The turns as the drivers read them: a string, a {"$repeat": [S, N]} expanded, or a list
-    of parts (see resolve_part)."""
+    """The turns as the drivers read them: a string, a {"$repeat": [S, N]} expanded, a list
+    of parts (see resolve_part), or a step object (steps.py), checked and kept as is."""
     if not isinstance(turns, list):
         raise ValueError("turns must be a list")
-    return [resolve_parts(t, f"turns[{i}]") if isinstance(t, list) else expand_repeats(t)
-            for i, t in enumerate(turns)]
+    out = []
+    for i, t in enumerate(turns):
+        if isinstance(t, list):
+            out.append(resolve_parts(t, f"turns[{i}]"))
+        elif steps.is_step(t):
+            steps.check_step(t, f"turns[{i}]")
+            out.append(t)
+        else:
+            out.append(expand_repeats(t))
+    return out
 
 
 def resolve_tools(tools: list[dict[str, Any]]) -> list[dict[str, Any]]:
@@ -1085,16 +1096,20 @@ def run_cell(case: Case, driver: Driver, emulator: Emulator, verbose: bool,
         env["PANTO_RESOLV_CONF"] = str(RESOLV_CONF)
         base_url = f"http://{data.get('host', DNS_HOST)}:{emulator.port}"
     emulator.load(case.scenario)
-    argv = driver.argv + [str(case.driver_path), base_url]
     start = time.monotonic()
-    try:
-        proc = subprocess.run(argv, cwd=REPO, env=driver_env(env), capture_output=True,
-                              timeout=DRIVER_TIMEOUT_S, stdin=subprocess.DEVNULL)
-        stdout, stderr, rc = proc.stdout, proc.stderr, proc.returncode
-        timed_out = False
-    except subprocess.TimeoutExpired as e:
-        stdout, stderr, rc = e.stdout or b"", e.stderr or b"", None
-        timed_out = True
+    with steps.SessionDir() as session_dir:
+        case_file = case.driver_path
+        if steps.uses_session_dir(case.data):
+            case_file = steps.cell_case_file(case.driver_path, driver.lang, session_dir)
+        argv = driver.argv + [str(case_file), base_url]
+        try:
+            proc = subprocess.run(argv, cwd=REPO, env=driver_env(env), capture_output=True,
+                                  timeout=DRIVER_TIMEOUT_S, stdin=subprocess.DEVNULL)
+            stdout, stderr, rc = proc.stdout, proc.stderr, proc.returncode
+            timed_out = False
+        except subprocess.TimeoutExpired as e:
+            stdout, stderr, rc = e.stdout or b"", e.stderr or b"", None
+            timed_out = True
     elapsed = time.monotonic() - start
     out_text = stdout.decode("utf-8", errors="replace")
     err_text = stderr.decode("utf-8", errors="replace")
@@ -1111,6 +1126,11 @@ def run_cell(case: Case, driver: Driver, emulator: Emulator, verbose: bool,
         except ValueError:
             got_values.append(None)
             got_lines.append("NOT JSON: " + line)
+    # An export line's raw text is compared as parsed JSON, and byte for byte across languages.
+    raws = steps.parse_exports(got_values)
+    if raws:
+        got_lines = [canon(v) if isinstance(v, dict) and v.get("event") == "export" else l
+                     for v, l in zip(got_values, got_lines)]
     # An expected line with matchers is shown as the line it matched, so the diff shows only
     # real differences.
     want_lines = [
@@ -1123,6 +1143,11 @@ def run_cell(case: Case, driver: Driver, emulator: Emulator, verbose: bool,
         report.append(f"driver timed out after {DRIVER_TIMEOUT_S:.0f}s")
     elif rc != 0:
         report.append(f"driver exited with status {rc}")
+    if raws and not timed_out:
+        if case.export_reference is None:
+            case.export_reference = (driver.lang, raws)
+        else:
+            report += steps.export_differences(case.export_reference, driver.lang, raws)
     if got_lines != want_lines:
         diff = difflib.unified_diff(want_lines, got_lines, "expected", "got", lineterm="", n=2)
         report += [l if len(l) <= 2000 else l[:2000] + f"... ({len(l)} characters)"

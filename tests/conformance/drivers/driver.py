@@ -55,6 +55,11 @@ def event_line(ev: panto.Event) -> Dict[str, Any]:
     if isinstance(ev, panto.ToolResult):
         return {"event": ev.kind, "id": ev.id, "name": ev.name, "content": ev.content, "is_error": ev.is_error,
                 "parts": [part_line(p) for p in ev.parts]}
+    if isinstance(ev, panto.CompactionStart):
+        return {"event": ev.kind, "tokens_before": ev.tokens_before, "reason": ev.reason}
+    if isinstance(ev, panto.CompactionEnd):
+        return {"event": ev.kind, "tokens_before": ev.tokens_before, "tokens_after": ev.tokens_after,
+                "message_count": ev.message_count, "summary": ev.summary}
     if isinstance(ev, panto.ProviderRetry):
         return {
             "event": ev.kind,
@@ -108,7 +113,7 @@ def error_line(err: panto.Error) -> Dict[str, Any]:
     }
 
 
-def step(stream: panto.Stream) -> Dict[str, Any]:
+def step_line(stream: panto.Stream) -> Dict[str, Any]:
     """One next() call as a transcript line."""
     try:
         return event_line(next(stream))
@@ -131,10 +136,10 @@ def turn_lines(agent: panto.Agent, stream: panto.Stream, on_error: Optional[Dict
     """The lines of one turn, to `done` or an error; `on_error` (once per turn) reconfigures
     the agent and reopens the stream after the first error."""
     while True:
-        line = step(stream)
+        line = step_line(stream)
         yield line
         while line["event"] not in ("done", "error"):
-            line = step(stream)
+            line = step_line(stream)
             yield line
         if line["event"] != "error" or on_error is None:
             return
@@ -235,6 +240,117 @@ def end_turn_early(agent: panto.Agent, text: Any, how: Dict[str, Any]) -> Iterat
         yield {"event": "dropped"}
 
 
+def coded(kind: str, fn: Callable[[], Any], **fields: Any) -> Dict[str, Any]:
+    """A step's line: {"event": kind, "code": C, ...fields}, with the error's "message" when
+    the call failed."""
+    try:
+        fn()
+    except panto.Error as err:
+        return {"event": kind, "code": err.code, **fields, "message": err.message}
+    return {"event": kind, "code": "ok", **fields}
+
+
+class Steps:
+    """The step objects of a case's turns (tests/conformance/README.md, "Steps"), on an agent
+    that a step may replace (reopen_agent)."""
+
+    def __init__(self, agent: panto.Agent, config: Dict[str, Any], tools: List[panto.Tool], extra_next: int) -> None:
+        self.agent: Optional[panto.Agent] = agent
+        self.config = config
+        self.tools = tools
+        self.extra_next = extra_next
+        self.last_export = ""
+
+    def run(self, step: Dict[str, Any]) -> Iterator[Dict[str, Any]]:
+        (key, value), = step.items()
+        agent = self.agent
+        assert agent is not None
+        if key == "set_config":
+            yield coded("set_config", lambda: agent.set_config(**value))
+        elif key == "export":
+            try:
+                self.last_export = agent.export()
+            except panto.Error as err:
+                yield {"event": "export", "code": err.code, "message": err.message}
+                return
+            yield {"event": "export", "text": self.last_export}
+        elif key == "reimport":
+            line = coded("reimport", lambda: agent.import_(self.last_export))
+            line.pop("message", None)
+            line["identical"] = line["code"] == "ok" and agent.export() == self.last_export
+            yield line
+        elif key == "import":
+            text = json.dumps(value, separators=(",", ":"), ensure_ascii=False)
+            yield coded("import", lambda: agent.import_(text))
+        elif key == "import_text":
+            yield coded("import", lambda: agent.import_(value))
+        elif key in ("truncate", "drop_last"):
+            call = agent.truncate if key == "truncate" else agent.drop_last
+            line = coded(key, lambda: call(value))
+            line.pop("message", None)
+            line["message_count"] = agent.message_count
+            yield line
+        elif key == "compact":
+            try:
+                stream = agent.compact()
+            except panto.Error as err:
+                yield {"event": "compact", "code": err.code}
+                return
+            with stream:
+                yield from turn_lines(agent, stream, None)
+                for _ in range(self.extra_next):
+                    yield step_line(stream)
+        elif key == "session_info":
+            yield self.session_line(agent)
+        elif key == "reopen_agent":
+            agent.close()
+            self.agent = None
+            line = coded("reopen_agent", self.reopen)
+            yield line
+        elif key == "second_agent":
+            line = coded("second_agent", lambda: panto.Agent.from_config(self.config, tools=self.tools).close())
+            line.pop("message", None)
+            yield line
+        elif key == "fork":
+            line = coded("fork", lambda: agent.fork(value["message_count"], value["id"]))
+            line.pop("message", None)
+            yield line
+        elif key == "list_sessions":
+            found: List[panto.SessionSummary] = []
+            line = coded("sessions", lambda: found.extend(panto.Session.list(self.config["session"]["dir"])))
+            line.pop("message", None)
+            line["sessions"] = [
+                {"id": s.id, "message_count": s.message_count, "first_user_text": s.first_user_text,
+                 "parent": None if s.parent is None else {"id": s.parent.id, "message_count": s.parent.message_count}}
+                for s in found
+            ]
+            yield line
+        elif key == "append_to_session":
+            with open(agent.info.path, "ab") as f:
+                f.write(value.encode("utf-8"))
+            yield {"event": "append_to_session"}
+        else:
+            raise ValueError(f"unknown step {key!r}")
+
+    def reopen(self) -> None:
+        self.agent = panto.Agent.from_config(self.config, tools=self.tools)
+
+    @staticmethod
+    def session_line(agent: panto.Agent) -> Dict[str, Any]:
+        line: Dict[str, Any] = {"event": "session", "code": "ok", "id": "", "resumed": False, "torn_bytes": 0,
+                                "message_count": 0}
+        if not isinstance(agent, panto.Session):
+            line["code"] = "state"  # what panto_agent_session says of an agent without one
+            return line
+        try:
+            info = agent.info
+        except panto.Error as err:
+            line["code"] = err.code
+            return line
+        line.update(id=info.id, resumed=info.resumed, torn_bytes=info.torn_bytes, message_count=agent.message_count)
+        return line
+
+
 def transcript(case: Dict[str, Any], base_url: str) -> Iterator[Dict[str, Any]]:
     config = dict(case["config"])
     config.setdefault("base_url", base_url)
@@ -251,8 +367,15 @@ def transcript(case: Dict[str, Any], base_url: str) -> Iterator[Dict[str, Any]]:
         yield error_line(err)
         return
     end_early = case.get("end_early")
-    with agent:
+    steps = Steps(agent, config, tools, extra_next)
+    try:
         for turn, text in enumerate(case["turns"]):
+            if isinstance(text, dict):  # a step (a {"$repeat": ...} text is expanded already)
+                yield from steps.run(text)
+                if steps.agent is None:
+                    return  # reopen_agent failed: no agent for the rest
+                continue
+            agent = steps.agent
             if end_early is not None and turn == int(end_early.get("turn", 0)):
                 yield from end_turn_early(agent, text, end_early)
                 continue
@@ -270,16 +393,20 @@ def transcript(case: Dict[str, Any], base_url: str) -> Iterator[Dict[str, Any]]:
                 with stream:
                     yield from turn_lines(agent, stream, on_error)
                     for _ in range(extra_next):
-                        yield step(stream)
+                        yield step_line(stream)
             finally:
                 if timer is not None:
                     timer.cancel()
                     timer.join()
+        agent = steps.agent
         if "expect_connections" in case:
             counts = agent.connections
             yield {"event": "connections", "opened": counts.opened, "reused": counts.reused}
         if case.get("print_conversation"):
             yield {"event": "conversation", "messages": agent.conversation}
+    finally:
+        if steps.agent is not None:
+            steps.agent.close()
 
 
 def main(argv: List[str]) -> int:

@@ -4,6 +4,7 @@ const std = @import("std");
 const conversation = @import("../../conversation.zig");
 const writeRawJson = conversation.writeRawJson;
 const Block = conversation.Block;
+const call_id = @import("../../call_id.zig");
 
 pub const endpoint = "/v1/messages";
 pub const api_version = "2023-06-01";
@@ -37,15 +38,18 @@ pub fn writeRequest(w: *std.Io.Writer, parts: RequestParts) std.Io.Writer.Error!
     try s.objectField("messages");
     try s.beginArray();
     for (parts.conversation.messages.items) |m| {
+        const thinking = m.role == .assistant and parts.sendsThinking(m);
+        if (!hasContent(m, thinking)) continue; // (its thinking was for another model)
+        var id_buf: call_id.Buffer = undefined;
         try s.beginObject();
         try s.objectField("role");
         try s.write(@tagName(m.role));
         try s.objectField("content");
         try s.beginArray();
         for (m.blocks) |b| switch (b.kind) {
-            // Thinking goes back with its signature (the API checks it); unsigned thinking, as
-            // from a canceled message, cannot.
-            .thinking => if (b.signature.len > 0) {
+            // Thinking goes back with its signature (the API checks it) to the model that
+            // wrote it; unsigned thinking, as from a canceled message, cannot.
+            .thinking => if (thinking and b.signature.len > 0) {
                 try s.beginObject();
                 try s.objectField("type");
                 try s.write("thinking");
@@ -55,7 +59,7 @@ pub fn writeRequest(w: *std.Io.Writer, parts: RequestParts) std.Io.Writer.Error!
                 try s.write(b.signature);
                 try s.endObject();
             },
-            .redacted_thinking => {
+            .redacted_thinking => if (thinking) {
                 try s.beginObject();
                 try s.objectField("type");
                 try s.write("redacted_thinking");
@@ -70,7 +74,7 @@ pub fn writeRequest(w: *std.Io.Writer, parts: RequestParts) std.Io.Writer.Error!
                 try s.objectField("type");
                 try s.write("tool_use");
                 try s.objectField("id");
-                try s.write(b.id);
+                try s.write(call_id.forWire(b.id, &id_buf));
                 try s.objectField("name");
                 try s.write(b.name);
                 try s.objectField("input");
@@ -82,7 +86,7 @@ pub fn writeRequest(w: *std.Io.Writer, parts: RequestParts) std.Io.Writer.Error!
                 try s.objectField("type");
                 try s.write("tool_result");
                 try s.objectField("tool_use_id");
-                try s.write(b.id);
+                try s.write(call_id.forWire(b.id, &id_buf));
                 try s.objectField("content");
                 if (b.parts.len == 0) try s.write(b.text) else {
                     try s.beginArray();
@@ -107,6 +111,17 @@ pub fn writeRequest(w: *std.Io.Writer, parts: RequestParts) std.Io.Writer.Error!
     try s.objectField("stream");
     try s.write(true);
     try s.endObject();
+}
+
+/// Whether a message has a block to send: an assistant message whose only blocks are thinking
+/// for another model is left out (the API refuses empty content).
+fn hasContent(m: conversation.Message, thinking: bool) bool {
+    for (m.blocks) |b| switch (b.kind) {
+        .thinking => if (thinking and b.signature.len > 0) return true,
+        .redacted_thinking => if (thinking) return true,
+        else => return true,
+    };
+    return false;
 }
 
 fn writeText(s: *std.json.Stringify, text: []const u8) std.Io.Writer.Error!void {

@@ -2,6 +2,7 @@
 //! https://platform.openai.com/docs/api-reference/chat/create
 const std = @import("std");
 const conversation = @import("../../conversation.zig");
+const call_id = @import("../../call_id.zig");
 
 pub const endpoint = "/v1/chat/completions";
 
@@ -24,6 +25,7 @@ pub fn writeRequest(w: *std.Io.Writer, parts: RequestParts) std.Io.Writer.Error!
     if (config.system) |system| try writeMessage(&s, "system", system);
     for (parts.conversation.messages.items) |m| switch (m.role) {
         .user => {
+            var id_buf: call_id.Buffer = undefined;
             // Tool results are messages of their own (role "tool"); text goes as a user message.
             var attachments = false;
             for (m.blocks) |b| if (b.kind == .tool_result) {
@@ -31,7 +33,7 @@ pub fn writeRequest(w: *std.Io.Writer, parts: RequestParts) std.Io.Writer.Error!
                 try s.objectField("role");
                 try s.write("tool");
                 try s.objectField("tool_call_id");
-                try s.write(b.id);
+                try s.write(call_id.forWire(b.id, &id_buf));
                 try s.objectField("content");
                 if (b.parts.len == 0) try s.write(b.text) else try writeToolText(&s, b);
                 try s.endObject();
@@ -61,6 +63,9 @@ pub fn writeRequest(w: *std.Io.Writer, parts: RequestParts) std.Io.Writer.Error!
             }
         },
         .assistant => {
+            // Thinking is never sent back here: a message of thinking alone is left out.
+            if (!hasKind(m.blocks, .text) and !hasKind(m.blocks, .tool_call)) continue;
+            var id_buf: call_id.Buffer = undefined;
             try s.beginObject();
             try s.objectField("role");
             try s.write("assistant");
@@ -72,7 +77,7 @@ pub fn writeRequest(w: *std.Io.Writer, parts: RequestParts) std.Io.Writer.Error!
                 for (m.blocks) |b| if (b.kind == .tool_call) {
                     try s.beginObject();
                     try s.objectField("id");
-                    try s.write(b.id);
+                    try s.write(call_id.forWire(b.id, &id_buf));
                     try s.objectField("type");
                     try s.write("function");
                     try s.objectField("function");
@@ -156,7 +161,8 @@ fn writeAttachments(s: *std.json.Stringify, blocks: []const conversation.Block) 
         try s.objectField("text");
         try s.beginWriteRaw();
         try s.writer.writeAll("\"Attachments of tool result ");
-        try std.json.Stringify.encodeJsonStringChars(b.id, .{}, s.writer);
+        var id_buf: call_id.Buffer = undefined;
+        try std.json.Stringify.encodeJsonStringChars(call_id.forWire(b.id, &id_buf), .{}, s.writer);
         try s.writer.writeAll(":\"");
         s.endWriteRaw();
         try s.endObject();

@@ -1,0 +1,310 @@
+"""What a scripted exchange must give, for make_conversation_cases.py: the emulator's script
+of an assistant message, the transcript lines it must produce, the message as the
+conversation export keeps it, and the request each provider must be sent for a stored
+conversation (the provider-switch rules of docs/conversations.md). Written from the rules
+(README.md, include/panto.h), never from a driver's output. Python 3.11 standard library only.
+"""
+from __future__ import annotations
+
+import hashlib
+import json
+import re
+from dataclasses import dataclass, field
+from typing import Any
+
+A, O = "anthropic", "openai"
+MODEL = {A: "claude-test", O: "gpt-test"}
+USAGE_KEYS = ("input_tokens", "output_tokens", "cache_read_tokens", "cache_write_tokens",
+              "reasoning_tokens")
+
+
+def usage(**counts: int) -> dict[str, int]:
+    """A usage object with every count (the ones not given are 0)."""
+    return {k: counts.get(k, 0) for k in USAGE_KEYS}
+
+
+def summed(*usages: dict[str, int]) -> dict[str, int]:
+    return {k: sum(u[k] for u in usages) for k in USAGE_KEYS}
+
+
+# ---- Blocks and messages ------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class Text:
+    text: str
+
+
+@dataclass(frozen=True)
+class Thinking:
+    text: str
+    signature: str = ""  # Anthropic only: OpenAI's reasoning has none
+
+
+@dataclass(frozen=True)
+class ToolCall:
+    id: str
+    name: str
+    input: dict[str, Any]
+    result: str  # what the case's tool returns for it
+    is_error: bool = False
+
+
+@dataclass
+class Reply:
+    """An assistant message the emulator sends, and the provider and model that made it."""
+    provider: str
+    id: str
+    blocks: list[Any]
+    usage: dict[str, int]
+    model: str = ""
+
+    def __post_init__(self) -> None:
+        self.model = self.model or MODEL[self.provider]
+
+    @property
+    def calls(self) -> list[ToolCall]:
+        return [b for b in self.blocks if isinstance(b, ToolCall)]
+
+    @property
+    def stop_reason(self) -> str:
+        return "tool_use" if self.calls else "end_turn"
+
+    @property
+    def provider_stop_reason(self) -> str:
+        if self.provider == A:
+            return self.stop_reason
+        return "tool_calls" if self.calls else "stop"
+
+
+def arguments(provider: str, call: ToolCall) -> str:
+    """The tool call's input as the emulator streams it (one fragment)."""
+    return json.dumps(call.input) if provider == A else json.dumps(call.input, separators=(",", ":"))
+
+
+def script(reply: Reply) -> dict[str, Any]:
+    """The emulator's scripted response for the reply."""
+    content: list[dict[str, Any]] = []
+    for b in reply.blocks:
+        if isinstance(b, Text):
+            content.append({"type": "text", "text": b.text, "deltas": [b.text]})
+        elif isinstance(b, Thinking):
+            block: dict[str, Any] = {"type": "thinking", "thinking": b.text, "deltas": [b.text]}
+            if b.signature:
+                block["signature"] = b.signature
+            content.append(block)
+        else:
+            content.append({"type": "tool_use", "id": b.id, "name": b.name, "input": b.input,
+                            "deltas": [arguments(reply.provider, b)]})
+    return {"message": {"id": reply.id, "model": reply.model, "content": content,
+                        "stop_reason": reply.stop_reason, "usage": reply.usage}}
+
+
+def reply_lines(reply: Reply) -> list[dict[str, Any]]:
+    """The transcript lines of the reply: message_start to message_end, then its tool calls'
+    tool_call_start and tool_result lines (host tools)."""
+    lines: list[dict[str, Any]] = [{"event": "message_start", "id": reply.id, "model": reply.model}]
+    for i, b in enumerate(reply.blocks):
+        if isinstance(b, ToolCall):
+            text = arguments(reply.provider, b)
+            lines += [{"event": "block_start", "index": i, "kind": "tool_call"},
+                      {"event": "tool_details", "index": i, "id": b.id, "name": b.name},
+                      {"event": "content_delta", "index": i, "kind": "tool_call", "text": text},
+                      {"event": "block_complete", "index": i, "kind": "tool_call", "text": text}]
+        else:
+            kind = "text" if isinstance(b, Text) else "thinking"
+            lines += [{"event": "block_start", "index": i, "kind": kind},
+                      {"event": "content_delta", "index": i, "kind": kind, "text": b.text},
+                      {"event": "block_complete", "index": i, "kind": kind, "text": b.text}]
+    lines.append({"event": "message_end", "stop_reason": reply.stop_reason,
+                  "provider_stop_reason": reply.provider_stop_reason, "usage": reply.usage})
+    for c in reply.calls:
+        lines.append({"event": "tool_call_start", "id": c.id, "name": c.name, "input": c.input,
+                      "awaiting_result": True})
+    for c in reply.calls:
+        lines.append({"event": "tool_result", "id": c.id, "name": c.name, "content": c.result,
+                      "is_error": c.is_error, "parts": []})
+    return lines
+
+
+def turn_lines(replies: list[Reply], extra_usage: dict[str, int] | None = None,
+               extra_next: int = 1) -> list[dict[str, Any]]:
+    """A whole turn's lines: its replies, message_complete (the last reply's stop reason, the
+    usage summed over the turn, plus `extra_usage`: a summary request's), done and the
+    extra_next lines."""
+    lines = [l for r in replies for l in reply_lines(r)]
+    total = summed(*[r.usage for r in replies], *([extra_usage] if extra_usage else []))
+    last = replies[-1]
+    lines.append({"event": "message_complete", "stop_reason": last.stop_reason,
+                  "provider_stop_reason": last.provider_stop_reason, "usage": total})
+    return lines + [{"event": "done"}] * (1 + extra_next)
+
+
+# ---- The conversation as the export keeps it ------------------------------------------------
+
+
+def user(text: str) -> dict[str, Any]:
+    return {"role": "user", "content": [{"type": "text", "text": text}]}
+
+
+def stored_block(b: Any) -> dict[str, Any]:
+    if isinstance(b, Text):
+        return {"type": "text", "text": b.text}
+    if isinstance(b, Thinking):
+        out = {"type": "thinking", "text": b.text}
+        if b.signature:
+            out["signature"] = b.signature
+        return out
+    return {"type": "tool_call", "id": b.id, "name": b.name, "input": b.input}
+
+
+def stored(reply: Reply) -> list[dict[str, Any]]:
+    """The reply as the conversation keeps it, with its round of tool results if any."""
+    out = [{"role": "assistant", "content": [stored_block(b) for b in reply.blocks],
+            "provider": reply.provider, "model": reply.model, "stop_reason": reply.stop_reason,
+            "usage": reply.usage}]
+    if reply.calls:
+        out.append({"role": "user", "content": [
+            {"type": "tool_result", "id": c.id, "content": c.result, "is_error": c.is_error}
+            for c in reply.calls]})
+    return out
+
+
+def turn(text: str, *replies: Reply) -> list[dict[str, Any]]:
+    """The messages a turn adds: the user's, then each reply with its results."""
+    return [user(text)] + [m for r in replies for m in stored(r)]
+
+
+# ---- The request a stored conversation must become ----------------------------------------
+
+
+ALLOWED_ID = re.compile(r"^[a-zA-Z0-9_-]{1,40}$")
+
+
+def sent_id(call_id: str) -> str:
+    """A tool-call id as sent: as is when the providers take it, else "call_" and the first
+    32 hex digits of its SHA-256 (the call and its result alike)."""
+    if ALLOWED_ID.match(call_id):
+        return call_id
+    return "call_" + hashlib.sha256(call_id.encode()).hexdigest()[:32]
+
+
+def sent_blocks(message: dict[str, Any], provider: str, model: str) -> list[dict[str, Any]]:
+    """The message's blocks that go to (provider, model): thinking only to the one that made
+    it."""
+    same = message.get("provider") == provider and message.get("model") == model
+    return [b for b in message["content"]
+            if b["type"] not in ("thinking", "redacted_thinking") or same]
+
+
+def anthropic_messages(messages: list[dict[str, Any]], model: str) -> list[dict[str, Any]]:
+    out = []
+    for m in messages:
+        content = []
+        for b in sent_blocks(m, A, model):
+            t = b["type"]
+            if t == "text":
+                content.append({"type": "text", "text": b["text"]})
+            elif t == "thinking":
+                if b.get("signature"):
+                    content.append({"type": "thinking", "thinking": b["text"],
+                                    "signature": b["signature"]})
+            elif t == "redacted_thinking":
+                content.append({"type": "redacted_thinking", "data": b["text"]})
+            elif t == "tool_call":
+                content.append({"type": "tool_use", "id": sent_id(b["id"]), "name": b["name"],
+                                "input": b["input"]})
+            elif t == "tool_result":
+                r: dict[str, Any] = {"type": "tool_result", "tool_use_id": sent_id(b["id"]),
+                                     "content": b["content"]}
+                if b["is_error"]:
+                    r["is_error"] = True
+                content.append(r)
+            else:
+                raise ValueError(f"no Anthropic rendering here for {t}")
+        if content:
+            out.append({"role": m["role"], "content": content})
+    return out
+
+
+def openai_messages(messages: list[dict[str, Any]], model: str) -> list[dict[str, Any]]:
+    out: list[dict[str, Any]] = []
+    for m in messages:
+        blocks = sent_blocks(m, O, model)
+        texts = [b["text"] for b in blocks if b["type"] == "text"]
+        calls = [b for b in blocks if b["type"] == "tool_call"]
+        if m["role"] == "user":
+            for b in blocks:
+                if b["type"] == "tool_result":
+                    out.append({"role": "tool", "tool_call_id": sent_id(b["id"]),
+                                "content": {"$text": b["content"]}})
+            if texts:
+                out.append({"role": "user", "content": {"$text": "".join(texts)}})
+            continue
+        if not texts and not calls:
+            continue  # an assistant message left empty is left out
+        msg: dict[str, Any] = {"role": "assistant",
+                               "content": {"$text": "".join(texts)} if texts else None}
+        if calls:
+            msg["tool_calls"] = [{"id": sent_id(c["id"]), "type": "function",
+                                  "function": {"name": c["name"], "arguments": {"$json": c["input"]}}}
+                                 for c in calls]
+        out.append(msg)
+    return out
+
+
+def request(provider: str, conversation: list[dict[str, Any]], model: str = "",
+            **more: Any) -> dict[str, Any]:
+    """An expect_requests entry: the path and the stored conversation as the provider must
+    get it (and `more` of the body, which may replace the messages)."""
+    model = model or MODEL[provider]
+    if provider == A:
+        body = {"model": model, "messages": anthropic_messages(conversation, model)}
+        return {"method": "POST", "path": "/v1/messages", "body_contains": {**body, **more}}
+    body = {"model": model, "messages": openai_messages(conversation, model)}
+    return {"method": "POST", "path": "/v1/chat/completions", "body_contains": {**body, **more}}
+
+
+# ---- Compaction ------------------------------------------------------------------------------
+
+
+SUMMARY_PREFIX = "The conversation before this point was summarized:\n\n<summary>\n"
+SUMMARY_SUFFIX = "\n</summary>"
+
+
+def summary_message(summary: str, message_count: int, tokens_before: int) -> dict[str, Any]:
+    """The user message that stands for the summarized messages."""
+    return {"role": "user",
+            "content": [{"type": "text", "text": SUMMARY_PREFIX + summary + SUMMARY_SUFFIX}],
+            "compaction": {"message_count": message_count, "tokens_before": tokens_before}}
+
+
+def chars(message: dict[str, Any]) -> int:
+    """The characters of a message the estimate counts (text, thinking, tool names, inputs
+    and results; the cases' messages have no media)."""
+    n = 0
+    for b in message["content"]:
+        t = b["type"]
+        if t in ("text", "thinking", "redacted_thinking"):
+            n += len(b["text"])
+        elif t == "tool_call":
+            n += len(b["name"]) + len(json.dumps(b["input"], separators=(",", ":")))
+        elif t == "tool_result":
+            n += len(b["content"])
+    return n
+
+
+def exact_tokens(messages: list[dict[str, Any]]) -> int:
+    """The estimate (characters / 4) of messages whose every count divides by 4, so that
+    rounding per message or over all gives the same; refuses others."""
+    total = 0
+    for m in messages:
+        n = chars(m)
+        if n % 4:
+            raise ValueError(f"{n} characters do not divide by 4: {m}")
+        total += n // 4
+    return total
+
+
+def usage_tokens(u: dict[str, int]) -> int:
+    return u["input_tokens"] + u["cache_read_tokens"] + u["cache_write_tokens"] + u["output_tokens"]
