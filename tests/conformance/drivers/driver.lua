@@ -283,7 +283,7 @@ Run.__index = Run
 
 function Run:export()
   local ok, raw = pcall(self.agent.export, self.agent)
-  if not ok then return emit(error_line(raw)) end
+  if not ok then return emit(code_line("export", ok, raw, true)) end
   self.last_export = raw
   emit({ event = "export", text = raw })
 end
@@ -328,7 +328,7 @@ function Run:session_info()
   line.id = ok and info.id or ""
   line.resumed = ok and info.resumed or false
   line.torn_bytes = ok and info.torn_bytes or 0
-  line.message_count = agent:message_count()
+  line.message_count = ok and agent:message_count() or 0
   emit(line)
 end
 
