@@ -186,6 +186,14 @@ pub const Connections = extern struct {
     reused: u64 = 0,
 };
 
+pub const SessionInfo = extern struct {
+    size: u32 = @sizeOf(SessionInfo),
+    resumed: i32 = 0,
+    id: String = .{},
+    path: String = .{},
+    torn_bytes: u64 = 0,
+};
+
 /// The caller's struct `T` with the fields its `size` leaves out zero, so that callers built
 /// against an older header keep working: null when `size` does not even cover `min_field`.
 pub fn readSized(comptime T: type, src: *const T, comptime min_field: []const u8) ?T {
@@ -229,7 +237,7 @@ fn expectEnumMatches(comptime c: type, comptime Enum: type, comptime prefix: []c
 
 test "the Zig types match include/panto.h" {
     const c = @cImport(@cInclude("panto.h"));
-    inline for (.{ .{ Event, c.PantoEvent }, .{ Error, c.PantoError }, .{ Connections, c.PantoConnections }, .{ Usage, c.PantoUsage }, .{ String, c.PantoString }, .{ Input, c.PantoInput }, .{ ToolResult, c.PantoToolResult }, .{ Part, c.PantoPart }, .{ PartInfo, c.PantoPartInfo }, .{ PartInfo, panto.event.PartInfo } }) |pair| {
+    inline for (.{ .{ Event, c.PantoEvent }, .{ Error, c.PantoError }, .{ Connections, c.PantoConnections }, .{ Usage, c.PantoUsage }, .{ String, c.PantoString }, .{ Input, c.PantoInput }, .{ ToolResult, c.PantoToolResult }, .{ SessionInfo, c.PantoSessionInfo }, .{ Part, c.PantoPart }, .{ PartInfo, c.PantoPartInfo }, .{ PartInfo, panto.event.PartInfo } }) |pair| {
         const Z = pair[0];
         const C = pair[1];
         try std.testing.expectEqual(@sizeOf(C), @sizeOf(Z));

@@ -467,6 +467,11 @@ static void test_names(void) {
     CHECK_NAME(panto_status_name(PANTO_ERR_TOOL_LOOP), "tool_loop");
     CHECK_NAME(panto_status_name(PANTO_ERR_CAPABILITY), "capability");
     CHECK_NAME(panto_status_name(PANTO_ERR_STATE), "state");
+    CHECK_NAME(panto_status_name(PANTO_ERR_CONVERSATION), "conversation");
+    CHECK_NAME(panto_status_name(PANTO_ERR_SESSION), "session");
+    CHECK_NAME(panto_status_name(PANTO_ERR_SESSION_LOCKED), "session_locked");
+    CHECK_NAME(panto_status_name(PANTO_ERR_NO_SUCH_SESSION), "no_such_session");
+    CHECK_NAME(panto_status_name(-27), "unknown");
     CHECK_NAME(panto_status_name(-8), "unknown");
     CHECK_NAME(panto_status_name(-9), "unknown");
     CHECK_NAME(panto_status_name(3), "unknown");
@@ -483,7 +488,9 @@ static void test_names(void) {
     CHECK_NAME(panto_event_kind_name(PANTO_EVENT_TOOL_RESULT), "tool_result");
     CHECK_NAME(panto_event_kind_name(PANTO_EVENT_PROVIDER_RETRY), "provider_retry");
     CHECK_NAME(panto_event_kind_name(0), "unknown");
-    CHECK_NAME(panto_event_kind_name(11), "unknown");
+    CHECK_NAME(panto_event_kind_name(PANTO_EVENT_COMPACTION_START), "compaction_start");
+    CHECK_NAME(panto_event_kind_name(PANTO_EVENT_COMPACTION_END), "compaction_end");
+    CHECK_NAME(panto_event_kind_name(13), "unknown");
     CHECK_NAME(panto_event_kind_name(99), "unknown");
 
     CHECK_NAME(panto_block_kind_name(PANTO_BLOCK_NONE), "none");
@@ -681,6 +688,110 @@ static void test_good_config(void) {
     CHECK(err.code == 0);
     CHECK_RC(panto_agent_conversation(agent, &conv), PANTO_OK);
     CHECK(conv.len >= 2 && conv.ptr[0] == '[' && count_in(conv, "\"role\"") == 0);
+    panto_agent_free(agent);
+}
+
+/* Reads a stream to its end; returns the final status (DONE or an error). */
+static int drain(PantoStream *stream) {
+    PantoEvent ev = PANTO_EVENT_INIT;
+    int rc;
+    while ((rc = panto_next_event(stream, &ev)) == PANTO_EVENT) {
+    }
+    return rc;
+}
+
+/* A copy of the agent's export, NUL-terminated; free it. */
+static char *export_copy(PantoAgent *agent) {
+    PantoString json = {NULL, 0};
+    CHECK_RC(panto_agent_export(agent, &json), PANTO_OK);
+    return dup_pstr(json);
+}
+
+/* Export, import and truncate: a turn and a failed turn, the failed turn's user message
+ * dropped; refused imports and truncations name the problem and change nothing; the export
+ * imported by another agent exports the same bytes. */
+static void test_conversation_edit(void) {
+    static const struct canned answers[] = {
+        {200, "text/event-stream", SSE_OK, NULL, 0},
+        {401, "application/json", BODY_401, NULL, 0},
+    };
+    char url[64], *before, *after;
+    PantoAgent *agent, *other;
+    PantoStream *stream = NULL;
+    PantoError err = PANTO_ERROR_INIT;
+    PantoString json = {NULL, 0}, messages = {NULL, 0};
+    size_t count = 99;
+
+    current_test = "conversation_edit";
+    agent = serve_and_connect(answers, 2, url, sizeof url);
+    if (!agent) return;
+    CHECK_RC(panto_agent_message_count(agent, &count), PANTO_OK);
+    CHECK(count == 0);
+    CHECK_RC(panto_agent_export(agent, &json), PANTO_OK);
+    CHECK(pstr_eq(json, "{\"version\":1,\"messages\":[]}"));
+
+    CHECK_RC(run_text(agent, "Hello", &stream), PANTO_OK);
+    /* Refused while the turn runs. */
+    CHECK_RC(panto_agent_truncate(agent, 0), PANTO_ERR_BUSY);
+    CHECK_RC(panto_agent_import(agent, panto_cstr("{\"version\":1,\"messages\":[]}")), PANTO_ERR_BUSY);
+    CHECK_RC(drain(stream), PANTO_DONE);
+    panto_stream_free(stream);
+    CHECK_RC(run_text(agent, "Fails", &stream), PANTO_OK);
+    CHECK_RC(drain(stream), PANTO_ERR_AUTHENTICATION);
+    panto_stream_free(stream);
+    stop_server();
+
+    CHECK_RC(panto_agent_message_count(agent, &count), PANTO_OK);
+    CHECK(count == 3);
+    before = export_copy(agent);
+    /* The assistant message carries who wrote it and its usage. */
+    CHECK(strstr(before, "\"provider\":\"anthropic\",\"model\":\"claude-test\",\"stop_reason\":\"end_turn\","
+                         "\"usage\":{\"input_tokens\":11,\"output_tokens\":5,\"cache_read_tokens\":0,"
+                         "\"cache_write_tokens\":0,\"reasoning_tokens\":0}") != NULL);
+    /* panto_agent_conversation is the export's "messages", byte for byte. */
+    CHECK_RC(panto_agent_conversation(agent, &messages), PANTO_OK);
+    CHECK(strlen(before) == messages.len + strlen("{\"version\":1,\"messages\":}") &&
+          memcmp(before + strlen("{\"version\":1,\"messages\":"), messages.ptr, messages.len) == 0);
+
+    /* Refusals: nothing changes, the detail names the problem. */
+    CHECK_RC(panto_agent_truncate(agent, 4), PANTO_ERR_INVALID_ARGUMENT);
+    CHECK_RC(panto_agent_import(agent, (PantoString){NULL, 0}), PANTO_ERR_INVALID_ARGUMENT);
+    CHECK_RC(panto_agent_import(agent, panto_cstr("{\"version\":2,\"messages\":[]}")), PANTO_ERR_CONVERSATION);
+    CHECK_RC(panto_agent_error(agent, &err), PANTO_ERR_CONVERSATION);
+    CHECK(pstr_eq(err.message, "unsupported conversation version 2"));
+    CHECK_RC(panto_agent_import(agent, panto_cstr("{\"version\":1,\"messages\":[{\"role\":\"user\",\"content\":"
+                                                  "[{\"type\":\"text\",\"text\":\"a\"}]},{\"role\":\"user\","
+                                                  "\"content\":[{\"type\":\"tool_result\",\"id\":\"call_9\","
+                                                  "\"content\":\"x\",\"is_error\":false}]}]}")),
+             PANTO_ERR_CONVERSATION);
+    CHECK_RC(panto_agent_error(agent, &err), PANTO_ERR_CONVERSATION);
+    CHECK(pstr_eq(err.message, "messages[1].content[0]: tool_result \"call_9\" answers no tool call of messages[0]"));
+    CHECK_RC(panto_agent_import(agent, panto_cstr("{\"version\":1,\"messages\":[")), PANTO_ERR_CONVERSATION);
+    after = export_copy(agent);
+    CHECK(strcmp(before, after) == 0);
+    free(after);
+
+    /* Drop the failed turn's user message. */
+    CHECK_RC(panto_agent_truncate(agent, 2), PANTO_OK);
+    CHECK_RC(panto_agent_error(agent, &err), 0);
+    CHECK_RC(panto_agent_message_count(agent, &count), PANTO_OK);
+    CHECK(count == 2);
+    after = export_copy(agent);
+    CHECK(strstr(after, "Fails") == NULL && strstr(after, "Hello") != NULL);
+
+    /* Another agent imports it and exports the same bytes. */
+    other = new_agent("http://127.0.0.1:1");
+    CHECK(other != NULL);
+    if (other) {
+        char *again;
+        CHECK_RC(panto_agent_import(other, panto_cstr(after)), PANTO_OK);
+        again = export_copy(other);
+        CHECK(strcmp(after, again) == 0);
+        free(again);
+        panto_agent_free(other);
+    }
+    free(after);
+    free(before);
     panto_agent_free(agent);
 }
 
@@ -1399,15 +1510,6 @@ static const char BODY_429[] =
     "{\"type\":\"error\",\"error\":{\"type\":\"rate_limit_error\",\"message\":\"Slow down\"}}";
 static const char BODY_400[] =
     "{\"type\":\"error\",\"error\":{\"type\":\"invalid_request_error\",\"message\":\"thinking: not supported\"}}";
-
-/* Reads a stream to its end; returns the final status (DONE or an error). */
-static int drain(PantoStream *stream) {
-    PantoEvent ev = PANTO_EVENT_INIT;
-    int rc;
-    while ((rc = panto_next_event(stream, &ev)) == PANTO_EVENT) {
-    }
-    return rc;
-}
 
 /* A connection failure with retries on: two PROVIDER_RETRY events (attempts 1 and 2, no HTTP
  * status, the backoff initial·2^n with jitter in [0.75, 1], a reason), then the error. */
@@ -2672,6 +2774,7 @@ int main(void) {
     test_busy();
     test_connection_error();
     test_turns();
+    test_conversation_edit();
     test_add_tool();
     test_tools_formats();
     test_tools_set();

@@ -185,6 +185,15 @@ static void print_event(const PantoEvent *ev) {
         put_bool(ev->is_error);
         put_parts(ev->parts, ev->part_count);
         break;
+    case PANTO_EVENT_COMPACTION_START:
+        printf(", \"tokens_before\": %" PRIu64 ", \"reason\": ", ev->tokens_before);
+        put_pstr(ev->text);
+        break;
+    case PANTO_EVENT_COMPACTION_END:
+        printf(", \"tokens_before\": %" PRIu64 ", \"tokens_after\": %" PRIu64 ", \"message_count\": %" PRIu64 ", \"summary\": ",
+               ev->tokens_before, ev->tokens_after, ev->message_count);
+        put_pstr(ev->text);
+        break;
     default:
         /* An event kind this driver does not know: print its number so the diff shows it. */
         printf(", \"kind_value\": %" PRId32, ev->kind);
@@ -774,6 +783,140 @@ static int run_turn(PantoAgent *agent, const char *text, const Parts *parts, con
     return 0;
 }
 
+/* ---- Steps between turns (tests/conformance/README.md) ------------------------------- */
+
+/* What steps remember: the last export's text (for "reimport"). */
+typedef struct Steps {
+    char *last_export;
+    size_t last_export_len;
+} Steps;
+
+/* A line {"event": NAME, "code": C} with the agent's message when C is not ok, left open so
+ * more members can follow; end it with end_line(). */
+static void begin_step_line(const char *name, int rc, const PantoAgent *agent) {
+    fputs("{\"event\": ", stdout);
+    put_cstr(name);
+    fputs(", \"code\": ", stdout);
+    put_cstr(rc < 0 ? panto_status_name(rc) : "ok");
+    if (rc < 0) {
+        PantoError err = PANTO_ERROR_INIT;
+        panto_agent_error(agent, &err);
+        fputs(", \"message\": ", stdout);
+        put_pstr(err.message);
+    }
+}
+
+static size_t message_count(const PantoAgent *agent) {
+    size_t n = 0;
+    panto_agent_message_count(agent, &n);
+    return n;
+}
+
+/* Keeps a copy of the export text the agent lent. Returns 0 when memory runs out. */
+static int keep_export(Steps *st, PantoString json) {
+    free(st->last_export);
+    st->last_export_len = json.len;
+    if (!(st->last_export = (char *)malloc(json.len + 1))) return 0;
+    if (json.len) memcpy(st->last_export, json.ptr, json.len);
+    return 1;
+}
+
+/* Runs the step object at p (exactly one key). Returns NULL, or what is wrong with it. */
+static const char *run_step(PantoAgent *agent, const char *p, Steps *st) {
+    char *key = NULL;
+    size_t key_len;
+    const char *value, *it = cj_next_member(p, &key, &key_len, &value);
+    const char *wrong = NULL;
+    int rc;
+    if (!it || !key) return "a step is an object of one key";
+    {
+        char *second = NULL;
+        size_t second_len;
+        const char *second_value;
+        if (cj_next_member(it, &second, &second_len, &second_value)) {
+            free(second);
+            free(key);
+            return "a step is an object of one key";
+        }
+    }
+    if (strcmp(key, "set_config") == 0) {
+        size_t n = (size_t)(cj_skip(value) - value);
+        PantoString json = {value, n};
+        rc = panto_agent_set_config(agent, json);
+        begin_step_line("set_config", rc, agent);
+        end_line();
+    } else if (strcmp(key, "export") == 0) {
+        PantoString json = {NULL, 0};
+        rc = panto_agent_export(agent, &json);
+        if (rc < 0) begin_step_line("export", rc, agent);
+        else {
+            if (!keep_export(st, json)) wrong = "out of memory";
+            fputs("{\"event\": \"export\", \"text\": ", stdout);
+            put_pstr(json);
+        }
+        end_line();
+    } else if (strcmp(key, "reimport") == 0) {
+        PantoString json = {NULL, 0};
+        int identical = 0;
+        PantoString last = {st->last_export, st->last_export_len};
+        if (!st->last_export) wrong = "\"reimport\" before any \"export\"";
+        else {
+            rc = panto_agent_import(agent, last);
+            if (rc == PANTO_OK) {
+                rc = panto_agent_export(agent, &json);
+                identical = rc == PANTO_OK && json.len == last.len && (json.len == 0 || memcmp(json.ptr, last.ptr, json.len) == 0);
+            }
+            begin_step_line("reimport", rc, agent);
+            fputs(", \"identical\": ", stdout);
+            put_bool(identical);
+            end_line();
+        }
+    } else if (strcmp(key, "import") == 0 || strcmp(key, "import_text") == 0) {
+        /* "import": the value's text as the case holds it; "import_text": the string's bytes. */
+        char *text = NULL;
+        size_t n = 0;
+        PantoString json;
+        if (strcmp(key, "import") == 0) {
+            json.ptr = value;
+            json.len = (size_t)(cj_skip(value) - value);
+        } else if (*value != '"' || !cj_string(value, &text, &n)) {
+            wrong = "\"import_text\" is not a string";
+        }
+        if (!wrong) {
+            if (text) {
+                json.ptr = text;
+                json.len = n;
+            }
+            rc = panto_agent_import(agent, json);
+            begin_step_line("import", rc, agent);
+            end_line();
+        }
+        free(text);
+    } else if (strcmp(key, "truncate") == 0 || strcmp(key, "drop_last") == 0) {
+        long k = 0;
+        int drop = key[0] == 'd';
+        char *end;
+        k = strtol(value, &end, 10);
+        if (*value < '0' || *value > '9' || end != cj_skip(value)) wrong = "a truncate or drop_last count is not a non-negative integer";
+        else {
+            size_t count = message_count(agent);
+            if (!drop) rc = panto_agent_truncate(agent, (size_t)k);
+            else if ((size_t)k > count) rc = PANTO_ERR_INVALID_ARGUMENT; /* as the bindings' drop_last */
+            else rc = panto_agent_truncate(agent, count - (size_t)k);
+            fputs("{\"event\": ", stdout);
+            put_cstr(drop ? "drop_last" : "truncate");
+            fputs(", \"code\": ", stdout);
+            put_cstr(rc < 0 ? panto_status_name(rc) : "ok");
+            printf(", \"message_count\": %zu", message_count(agent));
+            end_line();
+        }
+    } else {
+        wrong = "a step names no step this driver knows";
+    }
+    free(key);
+    return wrong;
+}
+
 /* Reads the member `name` of the object at obj into *out when it is there; 0 when it is
  * there but not a non-negative integer. */
 static int read_count(const char *obj, const char *name, long *out) {
@@ -793,6 +936,7 @@ int main(int argc, char **argv) {
     size_t i;
     Options opt = {1, -1, 0, 0, NULL, 0, 0, END_NONE, 0, 0, 0};
     long turn_index = 0;
+    Steps steps = {NULL, 0};
     PantoAgent *agent = NULL;
     int rc, status = 0;
 
@@ -902,6 +1046,17 @@ int main(int argc, char **argv) {
         size_t len = 0;
         int stop;
         Parts parts = {NULL, 0, NULL, 0};
+        if (*p == '{') {
+            /* A step between turns: no run(). */
+            const char *wrong = run_step(agent, p, &steps);
+            if (wrong) {
+                status = die(wrong, argv[1]);
+                goto out;
+            }
+            p = cj_ws(cj_skip(p));
+            if (*p == ',') p = cj_ws(p + 1);
+            continue;
+        }
         if (*p == '[') {
             /* A turn of parts: all of it goes as parts, the text left empty. */
             const char *end = cj_skip(p), *wrong = read_parts(p, &parts);
@@ -931,6 +1086,7 @@ int main(int argc, char **argv) {
     if (opt.print_conversation) print_conversation(agent);
 
 out:
+    free(steps.last_export);
     free(opt.set_config);
     free_tools();
     panto_agent_free(agent);
