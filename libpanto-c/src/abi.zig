@@ -50,6 +50,16 @@ pub const Status = enum(c_int) {
             error.ToolLoop => .tool_loop,
             error.Capability => .capability,
             error.OutOfMemory => .out_of_memory,
+            error.SessionWrite => .session,
+        };
+    }
+
+    /// A session's failure (panto.session.Error, but for OutOfMemory).
+    pub fn fromSessionError(err: anyerror) Status {
+        return switch (err) {
+            error.SessionLocked => .session_locked,
+            error.NoSuchSession => .no_such_session,
+            else => .session,
         };
     }
 };

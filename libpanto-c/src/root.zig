@@ -113,6 +113,10 @@ pub export fn panto_agent_new(config_json: PantoString, out_agent: ?*?*PantoAgen
             out.* = h;
             return h.setError(.config, diag.message());
         },
+        error.SessionWrite, error.SessionCorrupt, error.SessionExists, error.SessionLocked, error.NoSuchSession => |e| {
+            out.* = h;
+            return h.setError(abi.Status.fromSessionError(e), diag.message());
+        },
         error.OutOfMemory => {
             panto_agent_free(h);
             return code(.out_of_memory);
@@ -145,6 +149,7 @@ pub export fn panto_agent_set_config(agent: ?*PantoAgent, config_json: PantoStri
         error.Busy => h.setError(.busy, "the configuration cannot change while a stream of the agent is unfinished"),
         error.InvalidConfig => h.setError(.config, diag.message()),
         error.OutOfMemory => h.setError(.out_of_memory, "out of memory"),
+        error.SessionWrite => h.setError(.session, diag.message()),
     };
     return h.clearError();
 }
@@ -167,6 +172,7 @@ pub export fn panto_agent_run(agent: ?*PantoAgent, input: ?*const abi.Input, out
     const s = a.runInput(.{ .text = text, .parts = given }) catch |err| return switch (err) {
         error.Busy => h.setError(.busy, "the agent already has an unfinished stream; free it first"),
         error.OutOfMemory => h.setError(.out_of_memory, "out of memory"),
+        error.SessionWrite => h.setError(.session, "the user message could not be written to the session file"),
     };
     out.* = StreamHandle.create(s) catch {
         s.close(); // (the user message stays, as for a turn freed before its first event)
@@ -205,9 +211,13 @@ pub export fn panto_agent_import(agent: ?*PantoAgent, json: PantoString) c_int {
         error.Busy => h.setError(.busy, "the conversation cannot be replaced while a stream of the agent is unfinished"),
         error.InvalidConversation => h.setError(.conversation, diag.message()),
         error.OutOfMemory => h.setError(.out_of_memory, "out of memory"),
+        error.SessionWrite => h.setError(.session, session_write_failed),
     };
     return h.clearError();
 }
+
+/// A journal write failed (the conversation is unchanged).
+const session_write_failed = "the change could not be written to the session file; the conversation is unchanged";
 
 pub export fn panto_agent_message_count(agent: ?*const PantoAgent, out_count: ?*usize) c_int {
     const h = agent orelse return code(.invalid_argument);
@@ -225,6 +235,8 @@ pub export fn panto_agent_truncate(agent: ?*PantoAgent, message_count: usize) c_
         error.Busy => h.setError(.busy, "the conversation cannot change while a stream of the agent is unfinished"),
         error.OutOfRange => h.setError(.invalid_argument, "message_count is larger than the number of messages"),
         error.InvalidConversation => h.setError(.conversation, diag.message()),
+        error.OutOfMemory => h.setError(.out_of_memory, "out of memory"),
+        error.SessionWrite => h.setError(.session, session_write_failed),
     };
     return h.clearError();
 }

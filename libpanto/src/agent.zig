@@ -3,8 +3,9 @@ const std = @import("std");
 const Allocator = std.mem.Allocator;
 const config_mod = @import("config.zig");
 const Config = config_mod.Config;
-const conversation = @import("conversation.zig");
-const Conversation = conversation.Conversation;
+const conversation_mod = @import("conversation.zig");
+const Conversation = conversation_mod.Conversation;
+const session_mod = @import("session/session.zig");
 const conversation_json = @import("conversation_json.zig");
 const Origin = @import("assembly.zig").Origin;
 const content = @import("content.zig");
@@ -15,11 +16,18 @@ const network = @import("network.zig");
 const providers = @import("providers.zig");
 const Dialer = @import("dial.zig").Dialer;
 const KeepAlive = @import("keep_alive.zig").KeepAlive;
+const compaction = @import("compaction.zig");
 
-pub const RunError = error{ Busy, OutOfMemory };
+pub const RunError = error{ Busy, OutOfMemory, SessionWrite };
 pub const AddToolError = error{ Busy, InvalidConfig, OutOfMemory };
-pub const ImportError = error{ Busy, InvalidConversation, OutOfMemory };
-pub const TruncateError = error{ Busy, InvalidConversation, OutOfRange };
+/// Making an agent: its configuration refused, or its session (session.Error, the detail in
+/// the Diagnostic).
+pub const InitError = AddToolError || session_mod.Error;
+pub const SetConfigError = AddToolError || error{SessionWrite};
+pub const ImportError = error{ Busy, InvalidConversation, OutOfMemory, SessionWrite };
+pub const TruncateError = error{ Busy, InvalidConversation, OutOfRange, OutOfMemory, SessionWrite };
+/// NothingToCompact: no message is older than compaction.keep_recent_tokens.
+pub const CompactError = error{ Busy, NothingToCompact, OutOfMemory };
 
 pub const Agent = struct {
     gpa: Allocator,
@@ -29,6 +37,9 @@ pub const Agent = struct {
     /// The tool registry: enabled native tools first, then host tools in registration order.
     tools: tools.Set,
     conversation: Conversation,
+    /// The session the conversation is kept in (config "session"), or null. Its journal is
+    /// the conversation's.
+    session: ?*session_mod.Session = null,
     http: std.http.Client,
     /// The agent's I/O: blocking, on the caller's thread (no thread pool, no signal handlers:
     /// the host program, be it Python or Go, owns those), with connects bounded by
@@ -48,13 +59,15 @@ pub const Agent = struct {
 
     /// Creates an agent, copying the configuration. A missing API key is read from the
     /// provider's environment variable.
-    pub fn init(gpa: Allocator, config: Config) AddToolError!*Agent {
+    pub fn init(gpa: Allocator, config: Config) InitError!*Agent {
         var diag: config_mod.Diagnostic = .{};
         return initWithDiagnostic(gpa, config, &diag);
     }
 
-    /// Like `init`, with the reason a configuration is refused (two tools of one name).
-    pub fn initWithDiagnostic(gpa: Allocator, config: Config, diag: *config_mod.Diagnostic) AddToolError!*Agent {
+    /// Like `init`, with the reason a configuration or its session is refused (two tools of
+    /// one name, a session locked by another agent...). With a session the conversation is
+    /// the session's, replayed from its file, and the configuration is recorded in it.
+    pub fn initWithDiagnostic(gpa: Allocator, config: Config, diag: *config_mod.Diagnostic) InitError!*Agent {
         const a = try gpa.create(Agent);
         errdefer gpa.destroy(a);
         a.* = .{
@@ -89,14 +102,26 @@ pub const Agent = struct {
         a.config.retry = config.retry;
         a.config.timeouts = config.timeouts;
         a.config.keep_alive = config.keep_alive;
+        a.config.compaction = config.compaction;
+        if (config.compaction.prompt) |p| a.config.compaction.prompt = try arena.dupe(u8, p);
         try config_mod.checkWireStrings(a.config, keySource(config.api_key), diag);
         try a.syncNativeTools();
         for (config.tools) |t| try a.addParsedTool(t, diag); // the errdefers above free `a`
+        if (config.session) |options| {
+            errdefer a.conversation.deinit();
+            const s = try session_mod.Session.open(gpa, options, &a.conversation, diag);
+            errdefer s.close();
+            s.recordConfig(a.config) catch |err| return sessionWriteFailed(s, err, diag);
+            a.session = s;
+            a.conversation.journal = &s.journal;
+        }
         return a;
     }
 
     /// Changes the configuration from a JSON object of the keys to change.
-    pub fn setConfig(a: *Agent, json: []const u8, diag: *config_mod.Diagnostic) AddToolError!void {
+    /// The keys a session records (entry.ConfigRecord) are written to it first: when that
+    /// fails (SessionWrite), nothing changes.
+    pub fn setConfig(a: *Agent, json: []const u8, diag: *config_mod.Diagnostic) SetConfigError!void {
         if (a.busy) return error.Busy;
         const arena = a.config_arena.allocator();
         var changed = a.config;
@@ -108,6 +133,7 @@ pub const Agent = struct {
         const key_source = keySource(changed.api_key);
         if (changed.api_key == null) changed.api_key = try envKey(arena, changed.provider);
         try config_mod.checkWireStrings(changed, key_source, diag);
+        if (a.session) |session| session.recordConfig(changed) catch |err| return sessionWriteFailed(session, err, diag);
         a.config = changed;
         try a.syncNativeTools();
     }
@@ -168,6 +194,7 @@ pub const Agent = struct {
         a.http.deinit();
         a.network.deinit();
         a.conversation.deinit();
+        if (a.session) |session| session.close();
         a.tools.deinit();
         a.config_arena.deinit();
         a.gpa.destroy(a);
@@ -202,9 +229,31 @@ pub const Agent = struct {
     /// As `run`, with parts: the media are fitted now (what cannot be sent becomes a note).
     pub fn runInput(a: *Agent, input: Input) RunError!*Stream {
         if (a.busy) return error.Busy;
-        try a.conversation.appendOwned(.user, try content.userTurn(a.gpa, input.text, input.parts));
-        errdefer a.conversation.dropLast();
+        a.conversation.appendOwned(.user, try content.userTurn(a.gpa, input.text, input.parts)) catch |err| {
+            // Not in the session file (its write was cut back off): not in memory either.
+            if (err == error.SessionWrite) conversation_mod.freeMessage(a.gpa, a.conversation.messages.pop().?);
+            return err;
+        };
+        errdefer a.conversation.dropLast() catch {};
         const s = try Stream.create(a);
+        a.busy = true;
+        a.live_streams += 1;
+        return s;
+    }
+
+    /// Compacts the conversation now: the messages older than about
+    /// compaction.keep_recent_tokens are summarized by the model (see compaction.zig). The
+    /// stream gives COMPACTION_START, COMPACTION_END and MESSAGE_COMPLETE (the summary
+    /// request's stop reason and usage); it is read, canceled and closed like a turn's, and
+    /// one that fails leaves the conversation unchanged.
+    pub fn compact(a: *Agent) CompactError!*Stream {
+        if (a.busy) return error.Busy;
+        const plan = compaction.planManual(&a.conversation, a.config) orelse return error.NothingToCompact;
+        const summarizing = try compaction.Run.create(a.gpa, &a.conversation, plan);
+        const s = Stream.createCompaction(a, summarizing) catch |err| {
+            summarizing.destroy();
+            return err;
+        };
         a.busy = true;
         a.live_streams += 1;
         return s;
@@ -229,7 +278,10 @@ pub const Agent = struct {
     pub fn importJson(a: *Agent, json: []const u8, diag: *conversation_json.Diagnostic) ImportError!void {
         if (a.busy) return error.Busy;
         const messages = try conversation_json.parseExport(a.gpa, json, diag);
-        a.conversation.replace(messages);
+        a.conversation.replace(messages) catch |err| {
+            conversation_mod.freeMessages(a.gpa, messages);
+            return err;
+        };
     }
 
     /// Keeps the first `count` messages. Refused (nothing changes) while a turn runs, past
@@ -241,7 +293,50 @@ pub const Agent = struct {
         if (count > messages.len) return error.OutOfRange;
         if (count > 0 and count < messages.len) conversation_json.checkNoOpenCalls(&messages[count - 1], count, diag) catch
             return diag.fail("cannot keep {d} messages: messages[{d}] has tool calls whose results are in messages[{d}]", .{ count, count - 1, count });
-        a.conversation.truncate(count);
+        try a.conversation.truncate(count);
+    }
+
+    /// The agent's session: its id, its file, whether it existed when the agent opened it,
+    /// and the bytes of a torn last line cut off then. null without a session. Strings are
+    /// the session's (valid until the agent forks or is freed). (panto_agent_session)
+    pub const SessionInfo = struct { id: []const u8, path: []const u8, resumed: bool, torn_bytes: u64 };
+
+    pub fn sessionInfo(a: *const Agent) ?SessionInfo {
+        const s = a.session orelse return null;
+        return .{ .id = s.id, .path = s.path, .resumed = s.resumed, .torn_bytes = s.torn_bytes };
+    }
+
+    pub const ForkError = session_mod.Error || error{ Busy, State, InvalidArgument, InvalidConversation };
+
+    /// Forks the session at `message_count` (panto_agent_fork_session): a new session
+    /// `new_id` (null: a new id) in the same directory, whose header names this one as its
+    /// parent, holding the first message_count messages; the agent goes on in it with its
+    /// conversation cut to them, and lets go of the old session, whose file is unchanged.
+    /// Busy while a stream is unfinished, State without a session, InvalidArgument when
+    /// message_count is past the end, InvalidConversation when it would keep tool calls
+    /// without their results; the session's errors (the id taken: SessionExists). Nothing
+    /// changes on failure.
+    pub fn forkSession(a: *Agent, message_count: usize, new_id: ?[]const u8, diag: *config_mod.Diagnostic) ForkError!void {
+        if (a.busy) return error.Busy;
+        const old = a.session orelse return error.State;
+        const messages = a.conversation.messages.items;
+        if (message_count > messages.len) return error.InvalidArgument;
+        if (message_count > 0) for (messages[message_count - 1].blocks) |b| if (b.kind == .tool_call) {
+            diag.fail("message {d} has tool calls whose results would be cut off", .{message_count - 1}) catch {};
+            return error.InvalidConversation;
+        };
+        const child = try old.fork(&a.conversation, message_count, new_id, diag);
+        child.recordConfig(a.config) catch |err| {
+            _ = std.c.unlink(child.path);
+            const e = sessionWriteFailed(child, err, diag);
+            child.close();
+            return e;
+        };
+        // Memory follows the new file (the old one keeps the messages after the fork).
+        while (a.conversation.messages.items.len > message_count) conversation_mod.freeMessage(a.gpa, a.conversation.messages.pop().?);
+        old.close();
+        a.session = child;
+        a.conversation.journal = &child.journal;
     }
 
     /// Called by a stream as it is destroyed.
@@ -251,6 +346,13 @@ pub const Agent = struct {
         if (a.released and a.live_streams == 0) a.deinit();
     }
 };
+
+/// A session write failed while the agent was being made, configured or forked: the reason
+/// names the file.
+fn sessionWriteFailed(s: *session_mod.Session, err: session_mod.Journal.Error, diag: *config_mod.Diagnostic) session_mod.Journal.Error {
+    if (err == error.SessionWrite) diag.fail("the session file {s} could not be written", .{s.path}) catch {};
+    return err;
+}
 
 /// Where the agent's key comes from: the configuration's, or else the environment's.
 fn keySource(configured: ?[]const u8) config_mod.KeySource {

@@ -283,7 +283,7 @@ pub const Assembly = struct {
     /// Appends the assembled message to the conversation. `inputs` holds each tool call's
     /// normalized input, in block order; `meta` the message's stop reason, usage, and the
     /// provider and model that wrote it (a provider switch renders it by them).
-    pub fn commit(a: *Assembly, conversation: *Conversation.Conversation, inputs: []const []const u8, meta: Conversation.Meta) Allocator.Error!void {
+    pub fn commit(a: *Assembly, conversation: *Conversation.Conversation, inputs: []const []const u8, meta: Conversation.Meta) Conversation.AppendError!void {
         var list: std.ArrayList(Conversation.Block) = .empty;
         defer list.deinit(a.gpa);
         var next_input: usize = 0;
@@ -308,7 +308,7 @@ pub const Assembly = struct {
     /// Keeps what arrived of a message that was canceled: its text and thinking (tool calls
     /// whose input may be cut are left out), with the stop reason `aborted` and the usage
     /// reported so far. `origin`: the provider and model that wrote it.
-    pub fn commitPartial(a: *Assembly, conversation: *Conversation.Conversation, origin: Origin) Allocator.Error!void {
+    pub fn commitPartial(a: *Assembly, conversation: *Conversation.Conversation, origin: Origin) Conversation.AppendError!void {
         var list: std.ArrayList(Conversation.Block) = .empty;
         defer list.deinit(a.gpa);
         for (a.blocks.items[0..a.block_count]) |b| switch (b.kind) {

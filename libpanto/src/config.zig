@@ -12,6 +12,7 @@ pub const default_max_tool_iterations: u32 = 10;
 
 const tools = @import("tools.zig");
 const read_tool = @import("read_tool.zig");
+const session_id = @import("session/id.zig");
 
 /// A configuration with borrowed strings; `Agent.init` copies what it keeps.
 pub const Config = struct {
@@ -129,7 +130,7 @@ pub const Diagnostic = struct {
 
 pub const ParseError = error{ InvalidConfig, OutOfMemory };
 
-const known_keys = [_][]const u8{ "provider", "model", "base_url", "api_key", "system", "max_tokens", "tools", "capabilities", "max_tool_iterations", "read_tool", "thinking", "retry", "timeouts", "keep_alive" };
+const known_keys = [_][]const u8{ "provider", "model", "base_url", "api_key", "system", "max_tokens", "tools", "capabilities", "max_tool_iterations", "read_tool", "thinking", "retry", "timeouts", "keep_alive", "compaction", "session" };
 
 /// Parses a JSON object into a Config whose strings live in `arena`. Unknown keys, wrong
 /// types and missing required keys are refused with a message in `diag`.
@@ -148,6 +149,7 @@ pub fn parseJson(arena: Allocator, json: []const u8, diag: *Diagnostic) ParseErr
 pub fn patchJson(arena: Allocator, config: *Config, json: []const u8, diag: *Diagnostic) ParseError!void {
     const obj = try parseObject(arena, json, diag);
     if (obj.contains("tools")) return diag.fail("tools cannot be changed by set_config: add them with add_tool", .{});
+    if (obj.contains("session")) return diag.fail("session cannot be changed by set_config: an agent keeps the session it was made with (fork_session starts another)", .{});
     var changed = config.*;
     try apply(arena, &changed, obj, diag);
     config.* = changed;
@@ -248,12 +250,73 @@ fn apply(arena: Allocator, config: *Config, obj: std.json.ObjectMap, diag: *Diag
         const sub = try object(v, "keep_alive", &.{"idle_ms"}, diag);
         if (sub.get("idle_ms")) |n| config.keep_alive.idle_ms = try integer(u64, n, 0, 86_400_000, "keep_alive.idle_ms", diag);
     }
+    if (obj.get("compaction")) |v| try applyCompaction(&config.compaction, v, diag);
+    if (obj.get("session")) |v| config.session = try parseSession(v, diag);
     try checkWireStrings(config.*, .config, diag);
     if (config.base_url) |url| {
         const uri = std.Uri.parse(url) catch return diag.fail("base_url \"{s}\" is not a URL", .{url});
         if (!std.mem.eql(u8, uri.scheme, "http") and !std.mem.eql(u8, uri.scheme, "https"))
             return diag.fail("base_url must start with http:// or https://", .{});
     }
+}
+
+/// The "session" key: {"dir": D, "id": I, "mode": "open"|"resume"|"create", "fsync": bool},
+/// each optional; null leaves the agent without a session.
+fn parseSession(v: std.json.Value, diag: *Diagnostic) error{InvalidConfig}!?Session {
+    if (v == .null) return null;
+    const sub = try object(v, "session", &.{ "dir", "id", "mode", "fsync" }, diag);
+    var session: Session = .{};
+    if (sub.get("dir")) |d| switch (d) {
+        .null => {},
+        .string => |path| {
+            if (path.len == 0 or std.mem.indexOfScalar(u8, path, 0) != null) return diag.fail("session.dir must be a directory path", .{});
+            session.dir = path;
+        },
+        else => return diag.fail("session.dir must be a directory path", .{}),
+    };
+    if (sub.get("id")) |i| switch (i) {
+        .null => {},
+        .string => |name| {
+            if (!session_id.isValid(name)) return diag.fail("session.id must be 1 to 128 of A-Z a-z 0-9 . _ - (not starting with \".\")", .{});
+            session.id = name;
+        },
+        else => return diag.fail("session.id must be a string", .{}),
+    };
+    if (sub.get("mode")) |m| {
+        if (m != .string) return diag.fail("session.mode must be one of open, resume, create", .{});
+        session.mode = std.meta.stringToEnum(Session.Mode, m.string) orelse
+            return diag.fail("session.mode must be one of open, resume, create, not \"{s}\"", .{m.string});
+    }
+    if (session.mode == .@"resume" and session.id == null) return diag.fail("session.mode \"resume\" needs session.id", .{});
+    if (sub.get("fsync")) |f| {
+        if (f != .bool) return diag.fail("session.fsync must be true or false", .{});
+        session.fsync = f.bool;
+    }
+    return session;
+}
+
+/// The "compaction" object: the keys it names change, the others stay.
+fn applyCompaction(c: *Compaction, v: std.json.Value, diag: *Diagnostic) error{InvalidConfig}!void {
+    const sub = try object(v, "compaction", &.{ "enabled", "context_window", "reserve_tokens", "keep_recent_tokens", "prompt" }, diag);
+    if (sub.get("enabled")) |e| {
+        if (e != .bool) return diag.fail("compaction.enabled must be true or false", .{});
+        c.enabled = e.bool;
+    }
+    if (sub.get("context_window")) |n| {
+        c.context_window = if (n == .null) null else try integer(u64, n, 1, 1 << 40, "compaction.context_window", diag);
+    }
+    if (sub.get("reserve_tokens")) |n| c.reserve_tokens = try integer(u64, n, 0, 1 << 40, "compaction.reserve_tokens", diag);
+    if (sub.get("keep_recent_tokens")) |n| c.keep_recent_tokens = try integer(u64, n, 0, 1 << 40, "compaction.keep_recent_tokens", diag);
+    if (sub.get("prompt")) |p| switch (p) {
+        .null => c.prompt = null,
+        .string => |text| {
+            if (std.mem.trim(u8, text, " \t\r\n").len == 0) return diag.fail("compaction.prompt must not be empty (null: the default prompt)", .{});
+            c.prompt = text;
+        },
+        else => return diag.fail("compaction.prompt must be a string or null", .{}),
+    };
+    if (c.context_window) |window| if (c.reserve_tokens >= window)
+        return diag.fail("compaction.reserve_tokens ({d}) must be less than context_window ({d})", .{ c.reserve_tokens, window });
 }
 
 /// Where the API key came from, for the message that refuses it.
@@ -416,4 +479,47 @@ test "a config message too long for its buffer is cut at a whole character" {
         try std.testing.expect(std.unicode.utf8ValidateSlice(diag.message()));
         try std.testing.expect(diag.message().len >= diag.buffer.len - 3);
     }
+}
+
+test "the compaction key: parsed, validated, patched key by key" {
+    var arena: std.heap.ArenaAllocator = .init(std.testing.allocator);
+    defer arena.deinit();
+    var diag: Diagnostic = .{};
+    var c = try parseJson(arena.allocator(), "{\"provider\":\"anthropic\",\"model\":\"m\"}", &diag);
+    try std.testing.expectEqual(@as(Compaction, .{}), c.compaction);
+    c = try parseJson(arena.allocator(),
+        \\{"provider":"anthropic","model":"m","compaction":{"enabled":false,"context_window":50000,"reserve_tokens":1000,"keep_recent_tokens":2000,"prompt":"Summarize."}}
+    , &diag);
+    try std.testing.expect(!c.compaction.enabled);
+    try std.testing.expectEqual(@as(?u64, 50000), c.compaction.context_window);
+    try std.testing.expectEqual(@as(u64, 1000), c.compaction.reserve_tokens);
+    try std.testing.expectEqual(@as(u64, 2000), c.compaction.keep_recent_tokens);
+    try std.testing.expectEqualStrings("Summarize.", c.compaction.prompt.?);
+    // set_config changes the keys it names only.
+    try patchJson(arena.allocator(), &c, "{\"compaction\":{\"enabled\":true,\"prompt\":null}}", &diag);
+    try std.testing.expect(c.compaction.enabled);
+    try std.testing.expectEqual(null, c.compaction.prompt);
+    try std.testing.expectEqual(@as(?u64, 50000), c.compaction.context_window);
+    try patchJson(arena.allocator(), &c, "{\"compaction\":{\"context_window\":null}}", &diag);
+    try std.testing.expectEqual(null, c.compaction.context_window);
+    // Refused, and nothing changed.
+    const bad = [_]struct { []const u8, []const u8 }{
+        .{ "{\"compaction\":true}", "compaction must be a JSON object" },
+        .{ "{\"compaction\":{\"window\":5}}", "unknown compaction key \"window\"" },
+        .{ "{\"compaction\":{\"enabled\":1}}", "compaction.enabled must be true or false" },
+        .{ "{\"compaction\":{\"context_window\":0}}", "compaction.context_window must be an integer from 1" },
+        .{ "{\"compaction\":{\"context_window\":\"200k\"}}", "compaction.context_window must be an integer" },
+        .{ "{\"compaction\":{\"reserve_tokens\":-1}}", "compaction.reserve_tokens must be an integer from 0" },
+        .{ "{\"compaction\":{\"keep_recent_tokens\":1.5}}", "compaction.keep_recent_tokens must be an integer" },
+        .{ "{\"compaction\":{\"prompt\":\" \\n\"}}", "compaction.prompt must not be empty" },
+        .{ "{\"compaction\":{\"prompt\":7}}", "compaction.prompt must be a string or null" },
+        .{ "{\"compaction\":{\"context_window\":1000}}", "compaction.reserve_tokens (1000) must be less than context_window (1000)" },
+        .{ "{\"max_tokens\":5,\"compaction\":{\"context_window\":8000,\"reserve_tokens\":9000}}", "compaction.reserve_tokens (9000) must be less than context_window (8000)" },
+    };
+    for (bad) |case| {
+        try std.testing.expectError(error.InvalidConfig, patchJson(arena.allocator(), &c, case[0], &diag));
+        try std.testing.expectEqualStrings(case[1], diag.message()[0..@min(case[1].len, diag.message().len)]);
+    }
+    try std.testing.expectEqual(@as(Compaction, .{ .enabled = true, .context_window = null, .reserve_tokens = 1000, .keep_recent_tokens = 2000, .prompt = null }), c.compaction);
+    try std.testing.expectEqual(default_max_tokens, c.max_tokens);
 }

@@ -7,6 +7,7 @@ pub const Role = enum { user, assistant };
 
 pub const BlockKind = enum { text, thinking, redacted_thinking, tool_call, tool_result, image, document };
 const StopReason = @import("event.zig").StopReason;
+const Journal = @import("session/journal.zig").Journal;
 const Usage = @import("event.zig").Usage;
 
 pub const Block = struct {
@@ -51,9 +52,18 @@ pub const Message = struct {
 
 pub const Compaction = struct { message_count: u64, tokens_before: u64 };
 
+/// A change the conversation could not record in its journal fails with SessionWrite.
+pub const AppendError = Allocator.Error || error{SessionWrite};
+
 pub const Conversation = struct {
     gpa: Allocator,
     messages: std.ArrayList(Message) = .empty,
+    /// Where every change is recorded as it is made (the agent's session file: session/),
+    /// or null. An append is kept in memory also when recording it fails.
+    journal: ?*Journal = null,
+    /// Assistant messages before this index were kept across a compaction: their usage
+    /// describes the context before it, which compaction.zig's estimate must not take.
+    stale_usage_before: usize = 0,
 
     pub fn init(gpa: Allocator) Conversation {
         return .{ .gpa = gpa };
@@ -64,51 +74,85 @@ pub const Conversation = struct {
         c.messages.deinit(c.gpa);
     }
 
-    pub fn appendUserText(c: *Conversation, text: []const u8) Allocator.Error!void {
+    pub fn appendUserText(c: *Conversation, text: []const u8) AppendError!void {
         try c.appendCopy(.user, &.{.{ .kind = .text, .text = text }});
     }
 
     /// Appends a message of blocks the conversation takes (allocated with its gpa), also
     /// when this fails.
-    pub fn appendOwned(c: *Conversation, role: Role, blocks: []Block) Allocator.Error!void {
-        errdefer freeBlocks(c.gpa, blocks);
-        try c.messages.append(c.gpa, .{ .role = role, .blocks = blocks });
+    pub fn appendOwned(c: *Conversation, role: Role, blocks: []Block) AppendError!void {
+        c.messages.append(c.gpa, .{ .role = role, .blocks = blocks }) catch |err| {
+            freeBlocks(c.gpa, blocks);
+            return err;
+        };
+        try c.recordLast();
     }
 
-    /// Removes the last message (a user message whose turn could not even start).
-    pub fn dropLast(c: *Conversation) void {
-        const m = c.messages.pop() orelse return;
-        freeMessage(c.gpa, m);
+    /// Removes the last message (a user message whose turn could not even start). Nothing
+    /// changes when the journal cannot record it.
+    pub fn dropLast(c: *Conversation) AppendError!void {
+        if (c.messages.items.len == 0) return;
+        if (c.journal) |j| try j.truncate(c.messages.items.len - 1);
+        freeMessage(c.gpa, c.messages.pop().?);
+        c.stale_usage_before = @min(c.stale_usage_before, c.messages.items.len);
+    }
+
+    fn recordLast(c: *Conversation) AppendError!void {
+        const j = c.journal orelse return;
+        try j.message(&c.messages.items[c.messages.items.len - 1]);
+    }
+
+    /// Compaction (compaction.zig): the messages before `first_kept` (at least one) are
+    /// replaced by `summary`, a user message whose blocks and strings the conversation
+    /// takes. `tokens_after` is the context's estimated size now (for the session journal).
+    /// Cannot fail: the list only shrinks.
+    pub fn replacePrefix(c: *Conversation, first_kept: usize, summary: Message, tokens_after: u64) void {
+        _ = tokens_after;
+        std.debug.assert(first_kept >= 1 and first_kept <= c.messages.items.len);
+        for (c.messages.items[0..first_kept]) |m| freeMessage(c.gpa, m);
+        c.messages.replaceRangeAssumeCapacity(0, first_kept, &.{summary});
+        c.stale_usage_before = c.messages.items.len;
     }
 
     /// Appends a message, copying the blocks' strings.
-    pub fn appendCopy(c: *Conversation, role: Role, blocks: []const Block) Allocator.Error!void {
+    pub fn appendCopy(c: *Conversation, role: Role, blocks: []const Block) AppendError!void {
         return c.appendMessage(role, blocks, .{});
     }
 
     /// Appends a message, copying the blocks' strings and the metadata's.
-    pub fn appendMessage(c: *Conversation, role: Role, blocks: []const Block, meta: Meta) Allocator.Error!void {
-        var m: Message = .{ .role = role, .blocks = &.{}, .stop_reason = meta.stop_reason, .usage = meta.usage };
-        errdefer freeMessage(c.gpa, m);
-        m.provider = try c.gpa.dupe(u8, meta.provider);
-        m.model = try c.gpa.dupe(u8, meta.model);
-        m.blocks = try copyBlocks(c.gpa, blocks);
-        try c.messages.append(c.gpa, m);
+    pub fn appendMessage(c: *Conversation, role: Role, blocks: []const Block, meta: Meta) AppendError!void {
+        {
+            var m: Message = .{ .role = role, .blocks = &.{}, .stop_reason = meta.stop_reason, .usage = meta.usage };
+            errdefer freeMessage(c.gpa, m);
+            m.provider = try c.gpa.dupe(u8, meta.provider);
+            m.model = try c.gpa.dupe(u8, meta.model);
+            m.blocks = try copyBlocks(c.gpa, blocks);
+            try c.messages.append(c.gpa, m);
+        }
+        try c.recordLast();
     }
 
-    /// Keeps the first `count` messages (count <= the number of messages).
-    pub fn truncate(c: *Conversation, count: usize) void {
+    /// Keeps the first `count` messages (count <= the number of messages). Nothing changes
+    /// when the journal cannot record it.
+    pub fn truncate(c: *Conversation, count: usize) AppendError!void {
         std.debug.assert(count <= c.messages.items.len); // (callers check: see Agent.truncate)
+        if (count == c.messages.items.len) return;
+        if (c.journal) |j| try j.truncate(count);
         for (c.messages.items[count..]) |m| freeMessage(c.gpa, m);
         c.messages.shrinkRetainingCapacity(count);
+        c.stale_usage_before = @min(c.stale_usage_before, count);
+        c.stale_usage_before = @min(c.stale_usage_before, count);
     }
 
     /// Replaces every message with `messages`, which the conversation takes (owned by its gpa,
-    /// the slice too).
-    pub fn replace(c: *Conversation, messages: []Message) void {
+    /// the slice too) when this succeeds. Nothing changes when the journal cannot record it.
+    pub fn replace(c: *Conversation, messages: []Message) AppendError!void {
+        if (c.journal) |j| try j.replace(messages);
         for (c.messages.items) |m| freeMessage(c.gpa, m);
         c.messages.deinit(c.gpa);
         c.messages = .fromOwnedSlice(messages);
+        c.stale_usage_before = 0;
+        c.stale_usage_before = 0;
     }
 
     /// Writes the messages as the "messages" array of an export (conversation_json.zig).

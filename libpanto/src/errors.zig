@@ -18,6 +18,9 @@ pub const TurnError = error{
     ToolLoop,
     Capability,
     OutOfMemory,
+    /// The agent's session file could not be written (session/): the conversation keeps the
+    /// message in memory.
+    SessionWrite,
 };
 
 /// What an HTTP status means, following both providers' documented error codes.

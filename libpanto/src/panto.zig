@@ -9,6 +9,7 @@ pub const conversation_json = @import("conversation_json.zig");
 pub const content = @import("content.zig");
 pub const media = @import("media.zig");
 pub const tools = @import("tools.zig");
+pub const session = @import("session/session.zig");
 
 pub const Agent = @import("agent.zig").Agent;
 pub const Stream = @import("stream.zig").Stream;
@@ -76,4 +77,10 @@ test {
     _ = @import("errors.zig");
     _ = @import("config.zig");
     _ = @import("media.zig");
+    _ = @import("session/clock.zig");
+    _ = @import("session/id.zig");
+    _ = @import("session/dir.zig");
+    _ = @import("session/session_test.zig");
+    _ = @import("compaction.zig");
+    _ = @import("compaction_test.zig");
 }

@@ -21,6 +21,8 @@ const read = @import("stream_read.zig");
 const EventArena = @import("event_arena.zig").EventArena;
 const Body = @import("body.zig").Body;
 const content = @import("content.zig");
+const compaction = @import("compaction.zig");
+const RequestParts = @import("request.zig").RequestParts;
 
 const TurnError = errors.TurnError;
 /// `next()` fails with a TurnError (sticky), or ResultPending: a host tool call still awaits
@@ -98,8 +100,13 @@ pub const Stream = struct {
     /// The turn failed at the provider-open boundary: reopen() may run it again.
     failed_at_open: bool = false,
 
+    /// The compaction under way, in phase `summary` (its summary request is the current one).
+    compaction: ?*compaction.Run = null,
+    /// Whether the request about to go out needs a compaction first was decided.
+    compaction_checked: bool = false,
+
     const State = enum { unsent, streaming, retry_wait, done, failed };
-    const Phase = enum { messages, tool_starts, tool_results, complete };
+    const Phase = enum { messages, tool_starts, tool_results, complete, summary };
 
     // The transport (transport.zig): the request's connection, opened, parked or closed.
     const open = transport.open;
@@ -111,6 +118,15 @@ pub const Stream = struct {
     const readEvent = read.readEvent;
     const readHotDelta = read.readHotDelta;
     pub const peekBuffered = read.peekBuffered;
+
+    /// The stream of a compaction asked for (`Agent.compact`): COMPACTION_START,
+    /// COMPACTION_END, MESSAGE_COMPLETE. It takes `run`.
+    pub fn createCompaction(agent: *Agent, run: *compaction.Run) Allocator.Error!*Stream {
+        const s = try create(agent);
+        s.compaction = run;
+        s.phase = .summary;
+        return s;
+    }
 
     pub fn create(agent: *Agent) Allocator.Error!*Stream {
         const gpa = agent.gpa;
@@ -164,6 +180,7 @@ pub const Stream = struct {
         s.assembly.deinit();
         s.round.deinit();
         s.batch.deinit(gpa);
+        if (s.compaction) |run| run.destroy();
         gpa.destroy(s);
         agent.streamDestroyed();
     }
@@ -234,6 +251,7 @@ pub const Stream = struct {
                 s.cursor = 0;
                 return s.nextAny();
             },
+            .summary => return s.hold(try s.nextOfSummary()),
             .tool_results => {
                 if (s.cursor < s.round.calls.items.len) {
                     const c = &s.round.calls.items[s.cursor];
@@ -253,6 +271,10 @@ pub const Stream = struct {
             s.state = .unsent;
         }
         if (s.state == .unsent) {
+            if (!s.compaction_checked) {
+                s.compaction_checked = true;
+                if (try s.startThresholdCompaction()) return s.hold(try s.nextOfSummary());
+            }
             s.open() catch |err| return s.hold(try s.failOrRetry(err, true));
             s.state = .streaming;
         }
@@ -339,6 +361,15 @@ pub const Stream = struct {
         s.watch.fired.store(.none, .release);
         s.resetMessage();
         s.decoder = .init(s.agent.config.provider);
+        s.compaction_checked = false;
+        if (s.compaction) |run| switch (run.plan.reason) {
+            .manual => run.announced = false, // the compaction again, from its start
+            .threshold => { // decided again, by the configuration as it is now
+                run.destroy();
+                s.compaction = null;
+                s.phase = .messages;
+            },
+        };
     }
 
     /// Gives the result of a host tool call announced by ToolCallStart with awaiting_result.
@@ -366,6 +397,7 @@ pub const Stream = struct {
 
     /// Prepares the stream for the next provider call of the same turn.
     fn startNextMessage(s: *Stream) void {
+        s.compaction_checked = false;
         s.resetMessage();
         s.state = .unsent;
         s.retry_attempt = 0;
@@ -479,7 +511,7 @@ pub const Stream = struct {
                 s.round.commitResults(&s.agent.conversation) catch {};
                 s.round.clear();
             },
-            .complete => {},
+            .complete, .summary => {}, // (a canceled compaction changes nothing)
         }
         s.detail.set(gpa, 0, "canceled_error", "the turn was canceled");
         return s.fail(error.Canceled);
@@ -551,6 +583,99 @@ pub const Stream = struct {
         try s.round.commitResults(&s.agent.conversation);
         s.round.clear();
         s.pending_failure = err;
+    }
+
+    /// What the current request sends: the conversation, or a compaction's summary request.
+    pub fn requestParts(s: *const Stream) RequestParts {
+        const agent = s.agent;
+        if (s.phase == .summary) return .{
+            .config = compaction.Run.requestConfig(agent.config),
+            .conversation = &s.compaction.?.request,
+            .tools = &.{},
+            .granted = &.{},
+        };
+        return .{
+            .config = agent.config,
+            .conversation = &agent.conversation,
+            .tools = agent.tools.items(),
+            .granted = agent.config.capabilities,
+        };
+    }
+
+    /// Before a request of the turn: when the context is estimated past the window, the
+    /// compaction starts (its COMPACTION_START), and its summary request goes first.
+    fn startThresholdCompaction(s: *Stream) TurnError!bool {
+        const agent = s.agent;
+        const plan = compaction.planThreshold(&agent.conversation, agent.config) orelse return false;
+        s.compaction = compaction.Run.create(agent.gpa, &agent.conversation, plan) catch |err| return s.fail(err);
+        s.phase = .summary;
+        return true;
+    }
+
+    /// The next event of a compaction: its start, then (the summary request read through,
+    /// its retries shown) its end, with the conversation compacted.
+    fn nextOfSummary(s: *Stream) NextError!?ev.Event {
+        const run = s.compaction.?;
+        if (!run.announced) {
+            run.announced = true;
+            return .{ .compaction_start = .{ .tokens_before = run.plan.tokens_before, .reason = @tagName(run.plan.reason) } };
+        }
+        if (s.state == .retry_wait) {
+            s.waitBeforeRetry() catch |err| return s.failOrRetry(err, false);
+            s.state = .unsent;
+        }
+        if (s.state == .unsent) {
+            s.open() catch |err| return s.failOrRetry(err, true);
+            s.state = .streaming;
+        }
+        while (true) {
+            while (s.assembly.pop()) |e| {
+                watchdog.progress(&s.watch); // (the summary's events count as progress)
+                if (e == .message_end) return try s.endSummary(e.message_end);
+            }
+            s.readEvent() catch |err| return s.failOrRetry(err, false);
+        }
+    }
+
+    /// The summary request ended: the summarized messages are replaced by the summary.
+    fn endSummary(s: *Stream, end: ev.MessageComplete) TurnError!ev.Event {
+        const agent = s.agent;
+        const run = s.compaction.?;
+        s.parkConnection();
+        ev.addUsage(&s.turn_usage, end.usage);
+        var texts: std.ArrayList([]const u8) = .empty;
+        defer texts.deinit(agent.gpa);
+        for (s.assembly.blocksSoFar()) |b| if (b.kind == .text or b.kind == .none) {
+            texts.append(agent.gpa, b.text.items) catch return s.fail(error.OutOfMemory);
+        };
+        const done = run.finish(&agent.conversation, texts.items, agent.config.system) catch |err| switch (err) {
+            error.OutOfMemory => return s.fail(error.OutOfMemory),
+            error.EmptySummary => {
+                s.detail.set(agent.gpa, 0, "protocol_error", "empty summary: the summary request answered no text");
+                return s.fail(error.Protocol);
+            },
+        };
+        const event: ev.Event = .{ .compaction_end = .{
+            .tokens_before = run.plan.tokens_before,
+            .tokens_after = done.tokens_after,
+            .message_count = run.plan.first_kept,
+            .summary = done.summary, // (the conversation's, unchanged until the next call)
+        } };
+        const reason = run.plan.reason;
+        run.destroy();
+        s.compaction = null;
+        switch (reason) {
+            .manual => {
+                s.last_end = end; // (the stream's MESSAGE_COMPLETE)
+                s.phase = .complete;
+            },
+            .threshold => {
+                s.phase = .messages;
+                s.startNextMessage();
+                s.compaction_checked = true; // (the request the compaction was for goes now)
+            },
+        }
+        return event;
     }
 
     fn fail(s: *Stream, err: TurnError) TurnError {

@@ -12,7 +12,7 @@ var server_io_instance: std.Io.Threaded = .init_single_threaded;
 const sse_head =
     "event: message_start\ndata: {\"type\":\"message_start\",\"message\":{\"id\":\"msg_1\",\"model\":\"m\",\"usage\":{\"input_tokens\":3,\"output_tokens\":1}}}\n\n" ++
     "event: content_block_start\ndata: {\"type\":\"content_block_start\",\"index\":0,\"content_block\":{\"type\":\"text\",\"text\":\"\"}}\n\n";
-const sse_body = sse_head ++
+pub const sse_body = sse_head ++
     ": a comment, then a ping\n\nevent: ping\ndata: {\"type\": \"ping\"}\n\n" ++
     "event: content_block_delta\r\ndata: {\"type\":\"content_block_delta\",\"index\":0,\"delta\":{\"type\":\"text_delta\",\"text\":\"h\\u00e9llo \"}}\r\n\r\n" ++
     "event: content_block_delta\ndata: {\"type\":\"content_block_delta\",\"index\":0,\"delta\":{\"type\":\"text_delta\",\"text\":\"w\xc3\xb6rld\"}}\n\n" ++
@@ -25,7 +25,7 @@ const Framing = enum { chunked, content_length };
 const test_key = "sk-ant-test-0123456789";
 
 /// How the test server answers its one request.
-const Answer = struct {
+pub const Answer = struct {
     status: []const u8 = "200 OK",
     content_type: []const u8 = "text/event-stream",
     body: []const u8 = sse_body,
@@ -44,17 +44,34 @@ const Answer = struct {
 
 /// Reads a request a test server is sent: its head, then its body (Content-Length), discarded.
 pub fn skipRequest(r: *std.Io.Reader) !void {
+    try r.discardAll(try readRequestHead(r));
+}
+
+/// Reads the head of a request a test server is sent: the length of its body.
+pub fn readRequestHead(r: *std.Io.Reader) !usize {
     var content_length: usize = 0;
     while (true) {
         const line = try r.takeDelimiterInclusive('\n');
-        if (std.mem.eql(u8, line, "\r\n")) break;
+        if (std.mem.eql(u8, line, "\r\n")) return content_length;
         if (std.ascii.startsWithIgnoreCase(line, "content-length:"))
             content_length = try std.fmt.parseInt(usize, std.mem.trim(u8, line[15..], " \r\n"), 10);
     }
-    try r.discardAll(content_length);
 }
 
-const TestServer = struct {
+/// Waits until a test server's thread is `done`. A test that failed before making every
+/// request the server expects leaves it waiting for a connection that never comes: knock
+/// (connect and hang up) until it is done, so that the failure is reported instead of
+/// hanging the run.
+pub fn knockUntilDone(io: std.Io, port: u16, done: *const std.atomic.Value(bool)) void {
+    while (!done.load(.acquire)) {
+        const address = std.Io.net.IpAddress.parseIp4("127.0.0.1", port) catch unreachable;
+        if (address.connect(io, .{ .mode = .stream })) |conn| conn.close(io) else |_| {}
+        const ts: std.c.timespec = .{ .sec = 0, .nsec = 10 * std.time.ns_per_ms };
+        _ = std.c.nanosleep(&ts, null);
+    }
+}
+
+pub const TestServer = struct {
     server: std.Io.net.Server,
     thread: std.Thread,
     answer: Answer,
@@ -64,11 +81,11 @@ const TestServer = struct {
     /// The thread has served (or given up on) every answer.
     done: std.atomic.Value(bool) = .init(false),
 
-    fn start(s: *TestServer, answer: Answer) !void {
+    pub fn start(s: *TestServer, answer: Answer) !void {
         return s.startMany(answer, &.{});
     }
 
-    fn startMany(s: *TestServer, answer: Answer, more: []const Answer) !void {
+    pub fn startMany(s: *TestServer, answer: Answer, more: []const Answer) !void {
         const io = server_io_instance.io();
         const address = try std.Io.net.IpAddress.parseIp4("127.0.0.1", 0);
         s.server = try address.listen(io, .{ .reuse_address = true });
@@ -82,14 +99,9 @@ const TestServer = struct {
     /// Waits for the server's thread. A test that failed before making every request the
     /// server expects leaves it waiting for a connection that never comes: knock (connect and
     /// hang up) until it is done, so that the failure is reported instead of hanging the run.
-    fn stop(s: *TestServer) void {
+    pub fn stop(s: *TestServer) void {
         const io = server_io_instance.io();
-        while (!s.done.load(.acquire)) {
-            const address = std.Io.net.IpAddress.parseIp4("127.0.0.1", s.port) catch unreachable;
-            if (address.connect(io, .{ .mode = .stream })) |conn| conn.close(io) else |_| {}
-            const ts: std.c.timespec = .{ .sec = 0, .nsec = 10 * std.time.ns_per_ms };
-            _ = std.c.nanosleep(&ts, null);
-        }
+        knockUntilDone(io, s.port, &s.done);
         s.thread.join();
         s.server.deinit(io);
     }

@@ -182,7 +182,7 @@ pub const Round = struct {
     }
 
     /// Appends the results to the conversation as one user message, in call order.
-    pub fn commitResults(r: *const Round, conv: *conversation.Conversation) Allocator.Error!void {
+    pub fn commitResults(r: *const Round, conv: *conversation.Conversation) conversation.AppendError!void {
         const blocks = try r.gpa.alloc(conversation.Block, r.calls.items.len);
         defer r.gpa.free(blocks);
         for (r.calls.items, blocks) |c, *b| {

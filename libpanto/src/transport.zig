@@ -193,19 +193,12 @@ fn readHead(s: *Stream) TurnError!void {
     s.body.reader = s.response.reader(s.body.buffer());
 }
 
-/// The request's JSON body, from the conversation as it is now.
+/// The request's JSON body, from the conversation as it is now (or a compaction's summary
+/// request, see Stream.requestParts).
 fn writeRequestBody(s: *Stream) error{OutOfMemory}!void {
-    const agent = s.agent;
-    const config = agent.config;
     s.request_body.clearRetainingCapacity();
     const w = &s.request_body.writer;
-    const parts: @import("request.zig").RequestParts = .{
-        .config = config,
-        .conversation = &agent.conversation,
-        .tools = agent.tools.items(),
-        .granted = config.capabilities,
-    };
-    providers.writeRequest(config.provider, w, parts) catch return error.OutOfMemory;
+    providers.writeRequest(s.agent.config.provider, w, s.requestParts()) catch return error.OutOfMemory;
 }
 
 /// Opens the request's connection (TCP and TLS, or a tunnel through a proxy and TLS in
