@@ -241,6 +241,119 @@ pub export fn panto_agent_truncate(agent: ?*PantoAgent, message_count: usize) c_
     return h.clearError();
 }
 
+// ---- Compaction and sessions ----------------------------------------------------------
+
+pub export fn panto_agent_compact(agent: ?*PantoAgent, out_stream: ?*?*PantoStream) c_int {
+    const out = out_stream orelse return code(.invalid_argument);
+    out.* = null;
+    const h = agent orelse return code(.invalid_argument);
+    const a = h.agent orelse return h.setError(.invalid_argument, "this agent was not created: see panto_agent_error");
+    const s = a.compact() catch |err| return switch (err) {
+        error.Busy => h.setError(.busy, "the agent already has an unfinished stream; free it first"),
+        error.NothingToCompact => h.setError(.state, "nothing to compact: no message is older than compaction.keep_recent_tokens"),
+        error.OutOfMemory => h.setError(.out_of_memory, "out of memory"),
+    };
+    out.* = StreamHandle.create(s) catch {
+        s.close(); // (nothing was sent: the conversation is unchanged)
+        return h.setError(.out_of_memory, "out of memory");
+    };
+    return h.clearError();
+}
+
+pub export fn panto_agent_session(agent: ?*PantoAgent, out_info: ?*abi.SessionInfo) c_int {
+    const h = agent orelse return code(.invalid_argument);
+    const out = out_info orelse return h.setError(.invalid_argument, "out_info is NULL");
+    if (out.size < @offsetOf(abi.SessionInfo, "resumed")) return h.setError(.invalid_argument, "out_info.size is too small: initialise it with PANTO_SESSION_INFO_INIT");
+    const a = h.agent orelse return h.setError(.invalid_argument, "this agent was not created: see panto_agent_error");
+    const info = a.sessionInfo() orelse return h.setError(.state, "this agent has no session (config key \"session\")");
+    abi.writeSized(abi.SessionInfo, out, .{
+        .resumed = @intFromBool(info.resumed),
+        .id = .from(info.id),
+        .path = .from(info.path),
+        .torn_bytes = info.torn_bytes,
+    });
+    return h.clearError();
+}
+
+pub export fn panto_agent_fork_session(agent: ?*PantoAgent, message_count: usize, new_id: PantoString) c_int {
+    const h = agent orelse return code(.invalid_argument);
+    const a = h.agent orelse return h.setError(.invalid_argument, "this agent was not created: see panto_agent_error");
+    const id = new_id.bytes() orelse return h.setError(.invalid_argument, "new_id.ptr is NULL but its len is not 0");
+    var diag: panto.config.Diagnostic = .{};
+    a.forkSession(message_count, if (id.len == 0) null else id, &diag) catch |err| return switch (err) {
+        error.Busy => h.setError(.busy, "the session cannot be forked while a stream of the agent is unfinished"),
+        error.State => h.setError(.state, "this agent has no session (config key \"session\")"),
+        error.InvalidArgument => h.setError(.invalid_argument, "message_count is larger than the number of messages"),
+        error.InvalidConversation => h.setError(.conversation, diag.message()),
+        error.OutOfMemory => h.setError(.out_of_memory, "out of memory"),
+        error.SessionWrite, error.SessionCorrupt, error.SessionExists, error.SessionLocked, error.NoSuchSession => |e| h.setError(abi.Status.fromSessionError(e), diag.message()),
+    };
+    return h.clearError();
+}
+
+/// The object behind `PantoSessionList*`: the listing as JSON, or the reason it failed.
+pub const PantoSessionList = struct {
+    json: std.Io.Writer.Allocating,
+    last_error: CallError = .{},
+};
+
+pub export fn panto_session_list(dir: PantoString, out_list: ?*?*PantoSessionList) c_int {
+    const out = out_list orelse return code(.invalid_argument);
+    out.* = null;
+    const given = dir.bytes() orelse return code(.invalid_argument);
+    const l = gpa.create(PantoSessionList) catch return code(.out_of_memory);
+    l.* = .{ .json = .init(gpa) };
+    var arena: std.heap.ArenaAllocator = .init(gpa);
+    defer arena.deinit();
+    const path = if (given.len > 0) given else (panto.session.default_dir(arena.allocator()) catch {
+        panto_session_list_free(l);
+        return code(.out_of_memory);
+    }) orelse {
+        out.* = l;
+        return l.last_error.set(.session, "no session directory: neither XDG_DATA_HOME nor HOME is set");
+    };
+    var diag: panto.config.Diagnostic = .{};
+    const listed = panto.session.list(gpa, arena.allocator(), path, &diag) catch |err| switch (err) {
+        error.OutOfMemory => {
+            panto_session_list_free(l);
+            return code(.out_of_memory);
+        },
+        error.SessionWrite => {
+            out.* = l; // like panto_agent_new: the handle carries the reason
+            return l.last_error.set(.session, diag.message());
+        },
+    };
+    panto.session.writeListJson(&l.json.writer, listed) catch {
+        panto_session_list_free(l);
+        return code(.out_of_memory);
+    };
+    out.* = l;
+    return code(.ok);
+}
+
+pub export fn panto_session_list_json(list: ?*const PantoSessionList, out_json: ?*PantoString) c_int {
+    const l = list orelse return code(.invalid_argument);
+    const out = out_json orelse return code(.invalid_argument);
+    if (l.last_error.status != .ok) {
+        out.* = .{};
+        return @intFromEnum(l.last_error.status);
+    }
+    out.* = .from(l.json.writer.buffered());
+    return code(.ok);
+}
+
+pub export fn panto_session_list_error(list: ?*const PantoSessionList, out_error: ?*PantoError) c_int {
+    const l = list orelse return code(.invalid_argument);
+    return l.last_error.report(out_error);
+}
+
+pub export fn panto_session_list_free(list: ?*PantoSessionList) void {
+    const l = list orelse return;
+    l.json.deinit();
+    l.last_error.deinit();
+    gpa.destroy(l);
+}
+
 pub export fn panto_agent_connections(agent: ?*const PantoAgent, out_connections: ?*abi.Connections) c_int {
     const h = agent orelse return code(.invalid_argument);
     const out = out_connections orelse return code(.invalid_argument);

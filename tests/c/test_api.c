@@ -795,6 +795,162 @@ static void test_conversation_edit(void) {
     panto_agent_free(agent);
 }
 
+/* An agent of the canned server at url with extra config members (a session, compaction). */
+static PantoAgent *session_agent(const char *url, const char *dir, const char *id, const char *mode, int *rc) {
+    char config[1024];
+    PantoAgent *agent = NULL;
+    snprintf(config, sizeof config,
+             "{\"provider\": \"anthropic\", \"model\": \"claude-test\", \"api_key\": \"test-key\", "
+             "\"base_url\": \"%s\", \"session\": {\"dir\": \"%s\", \"id\": \"%s\", \"mode\": \"%s\"}}",
+             url, dir, id, mode);
+    *rc = agent_new(config, &agent);
+    return agent;
+}
+
+/* Sessions: a turn written to the session, a second agent refused while the first lives, a
+ * resume after it is freed, a fork, the list of the directory; an agent without a session and
+ * a missing session refused with their codes. */
+static void test_sessions(void) {
+    static const struct canned answers[] = {
+        {200, "text/event-stream", SSE_OK, NULL, 0},
+    };
+    char url[64], dir[] = "/tmp/panto_test_sessions_XXXXXX", path[256], command[300];
+    PantoAgent *agent, *second, *plain;
+    PantoStream *stream = NULL;
+    PantoSessionInfo info = PANTO_SESSION_INFO_INIT;
+    PantoSessionList *list = NULL;
+    PantoError err = PANTO_ERROR_INIT;
+    PantoString json = {NULL, 0};
+    size_t count = 0;
+    int rc;
+
+    current_test = "sessions";
+    if (!mkdtemp(dir)) {
+        CHECK(!"mkdtemp");
+        return;
+    }
+    if (start_server(answers, 1, url, sizeof url) < 0) {
+        CHECK(!"cannot start the canned server");
+        return;
+    }
+    agent = session_agent(url, dir, "first", "create", &rc);
+    CHECK_RC(rc, PANTO_OK);
+    if (rc != PANTO_OK) {
+        panto_agent_free(agent);
+        stop_server();
+        return;
+    }
+    CHECK_RC(panto_agent_session(agent, &info), PANTO_OK);
+    snprintf(path, sizeof path, "%s/first.jsonl", dir);
+    CHECK(pstr_eq(info.id, "first") && pstr_eq(info.path, path) && info.resumed == 0 && info.torn_bytes == 0);
+    CHECK_RC(run_text(agent, "Hello", &stream), PANTO_OK);
+    CHECK_RC(drain(stream), PANTO_DONE);
+    panto_stream_free(stream);
+    stop_server();
+
+    /* One writer. */
+    second = session_agent(url, dir, "first", "open", &rc);
+    CHECK_RC(rc, PANTO_ERR_SESSION_LOCKED);
+    CHECK(panto_agent_error(second, &err) == PANTO_ERR_SESSION_LOCKED && err.message.len > 0);
+    panto_agent_free(second);
+    panto_agent_free(agent);
+
+    /* Resumed: the turn is there. */
+    agent = session_agent(url, dir, "first", "resume", &rc);
+    CHECK_RC(rc, PANTO_OK);
+    if (rc == PANTO_OK) {
+        CHECK_RC(panto_agent_session(agent, &info), PANTO_OK);
+        CHECK(info.resumed == 1);
+        CHECK_RC(panto_agent_message_count(agent, &count), PANTO_OK);
+        CHECK(count == 2);
+        /* Forked at the user message: the agent goes on in the new session. */
+        CHECK_RC(panto_agent_fork_session(agent, 3, panto_cstr("forked")), PANTO_ERR_INVALID_ARGUMENT);
+        CHECK_RC(panto_agent_fork_session(agent, 1, panto_cstr("first")), PANTO_ERR_SESSION);
+        CHECK_RC(panto_agent_fork_session(agent, 1, panto_cstr("forked")), PANTO_OK);
+        CHECK_RC(panto_agent_session(agent, &info), PANTO_OK);
+        CHECK(pstr_eq(info.id, "forked"));
+        CHECK_RC(panto_agent_message_count(agent, &count), PANTO_OK);
+        CHECK(count == 1);
+    }
+    panto_agent_free(agent);
+
+    CHECK_RC(panto_session_list(panto_cstr(dir), &list), PANTO_OK);
+    CHECK_RC(panto_session_list_json(list, &json), PANTO_OK);
+    CHECK(count_in(json, "\"id\":\"first\"") == 2 /* its own, and the fork's parent */ &&
+          count_in(json, "\"id\":\"forked\"") == 1 && count_in(json, "\"first_user_text\":\"Hello\"") == 2);
+    panto_session_list_free(list);
+    list = NULL;
+    CHECK_RC(panto_session_list(panto_cstr("/nonexistent/panto/dir"), &list), PANTO_OK);
+    CHECK_RC(panto_session_list_json(list, &json), PANTO_OK);
+    CHECK(pstr_eq(json, "[]"));
+    panto_session_list_free(list);
+
+    second = session_agent(url, dir, "missing", "resume", &rc);
+    CHECK_RC(rc, PANTO_ERR_NO_SUCH_SESSION);
+    panto_agent_free(second);
+    plain = new_agent(url);
+    if (plain) {
+        CHECK_RC(panto_agent_session(plain, &info), PANTO_ERR_STATE);
+        CHECK_RC(panto_agent_fork_session(plain, 0, panto_cstr("")), PANTO_ERR_STATE);
+    }
+    panto_agent_free(plain);
+    snprintf(command, sizeof command, "rm -rf '%s'", dir);
+    CHECK(system(command) == 0);
+}
+
+/* panto_agent_compact: nothing to compact is STATE; a compaction streams COMPACTION_START,
+ * COMPACTION_END and MESSAGE_COMPLETE, and the conversation starts with the summary. */
+static void test_compact(void) {
+    static const struct canned answers[] = {
+        {200, "text/event-stream", SSE_OK, NULL, 0},
+    };
+    static const char conversation[] =
+        "{\"version\":1,\"messages\":["
+        "{\"role\":\"user\",\"content\":[{\"type\":\"text\",\"text\":\"one\"}]},"
+        "{\"role\":\"assistant\",\"content\":[{\"type\":\"text\",\"text\":\"two\"}]},"
+        "{\"role\":\"user\",\"content\":[{\"type\":\"text\",\"text\":\"three\"}]},"
+        "{\"role\":\"assistant\",\"content\":[{\"type\":\"text\",\"text\":\"four\"}]}]}";
+    char url[64];
+    PantoAgent *agent;
+    PantoStream *stream = NULL;
+    PantoEvent ev = PANTO_EVENT_INIT;
+    PantoString json = {NULL, 0};
+    int rc, kinds[8], n = 0;
+    size_t count = 0;
+
+    current_test = "compact";
+    if (start_server(answers, 1, url, sizeof url) < 0) {
+        CHECK(!"cannot start the canned server");
+        return;
+    }
+    agent = new_agent_with(url, "\"compaction\": {\"keep_recent_tokens\": 1}");
+    CHECK(agent != NULL);
+    if (!agent) {
+        stop_server();
+        return;
+    }
+    CHECK_RC(panto_agent_compact(agent, &stream), PANTO_ERR_STATE);
+    CHECK(stream == NULL);
+    CHECK_RC(panto_agent_import(agent, panto_cstr(conversation)), PANTO_OK);
+    CHECK_RC(panto_agent_compact(agent, &stream), PANTO_OK);
+    CHECK_RC(panto_agent_truncate(agent, 0), PANTO_ERR_BUSY);
+    while ((rc = panto_next_event(stream, &ev)) == PANTO_EVENT) {
+        if (n < 8) kinds[n] = ev.kind;
+        if (ev.kind == PANTO_EVENT_COMPACTION_END) CHECK(ev.message_count == 3 && pstr_eq(ev.text, "Hi there"));
+        n++;
+    }
+    CHECK_RC(rc, PANTO_DONE);
+    CHECK(n == 3 && kinds[0] == PANTO_EVENT_COMPACTION_START && kinds[1] == PANTO_EVENT_COMPACTION_END &&
+          kinds[2] == PANTO_EVENT_MESSAGE_COMPLETE);
+    panto_stream_free(stream);
+    stop_server();
+    CHECK_RC(panto_agent_message_count(agent, &count), PANTO_OK);
+    CHECK(count == 2);
+    CHECK_RC(panto_agent_conversation(agent, &json), PANTO_OK);
+    CHECK(count_in(json, "Hi there") == 1 && count_in(json, "\"compaction\":{\"message_count\":3") == 1);
+    panto_agent_free(agent);
+}
+
 /* A second run while a stream is unfinished is BUSY; freeing it frees the agent. */
 static void test_busy(void) {
     PantoAgent *agent = new_agent("http://127.0.0.1:1");
@@ -2775,6 +2931,8 @@ int main(void) {
     test_connection_error();
     test_turns();
     test_conversation_edit();
+    test_sessions();
+    test_compact();
     test_add_tool();
     test_tools_formats();
     test_tools_set();

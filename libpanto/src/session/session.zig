@@ -14,6 +14,7 @@ pub const entry = @import("entry.zig");
 pub const id = @import("id.zig");
 pub const replay = @import("replay.zig");
 pub const Journal = @import("journal.zig").Journal;
+pub const default_dir = @import("dir.zig").default;
 pub const list = @import("list.zig").list;
 pub const Listed = @import("list.zig").Listed;
 pub const writeListJson = @import("list.zig").writeListJson;

@@ -785,10 +785,13 @@ static int run_turn(PantoAgent *agent, const char *text, const Parts *parts, con
 
 /* ---- Steps between turns (tests/conformance/README.md) ------------------------------- */
 
-/* What steps remember: the last export's text (for "reimport"). */
+/* What steps remember and need: the last export's text (for "reimport"), the agent's config
+ * (to make another agent of it) and the case's extra_next. */
 typedef struct Steps {
     char *last_export;
     size_t last_export_len;
+    const char *config;
+    long extra_next;
 } Steps;
 
 /* A line {"event": NAME, "code": C} with the agent's message when C is not ok, left open so
@@ -798,7 +801,7 @@ static void begin_step_line(const char *name, int rc, const PantoAgent *agent) {
     put_cstr(name);
     fputs(", \"code\": ", stdout);
     put_cstr(rc < 0 ? panto_status_name(rc) : "ok");
-    if (rc < 0) {
+    if (rc < 0 && agent) {
         PantoError err = PANTO_ERROR_INIT;
         panto_agent_error(agent, &err);
         fputs(", \"message\": ", stdout);
@@ -821,8 +824,103 @@ static int keep_export(Steps *st, PantoString json) {
     return 1;
 }
 
-/* Runs the step object at p (exactly one key). Returns NULL, or what is wrong with it. */
-static const char *run_step(PantoAgent *agent, const char *p, Steps *st) {
+/* A new agent of the case's config with its tools, or NULL with the status in *rc (and the
+ * failed handle's reason printed as "message" by begin_step_line when name is not NULL). */
+static PantoAgent *make_agent(const char *config, int *rc, const char *name) {
+    PantoAgent *agent = NULL;
+    size_t i;
+    *rc = panto_agent_new(panto_cstr(config), &agent);
+    for (i = 0; *rc == PANTO_OK && i < n_tools; i++) *rc = panto_agent_add_tool(agent, panto_cstr(tools[i].spec));
+    if (*rc == PANTO_OK) return agent;
+    if (name) {
+        begin_step_line(name, *rc, agent);
+        end_line();
+    }
+    panto_agent_free(agent);
+    return NULL;
+}
+
+/* {"event": "session", "code", "id", "resumed", "torn_bytes", "message_count"}. */
+static void print_session(PantoAgent *agent) {
+    PantoSessionInfo info = PANTO_SESSION_INFO_INIT;
+    int rc = panto_agent_session(agent, &info);
+    fputs("{\"event\": \"session\", \"code\": ", stdout);
+    put_cstr(rc < 0 ? panto_status_name(rc) : "ok");
+    fputs(", \"id\": ", stdout);
+    put_pstr(rc < 0 ? (PantoString){NULL, 0} : info.id);
+    printf(", \"resumed\": %s, \"torn_bytes\": %llu, \"message_count\": %zu", rc == 0 && info.resumed ? "true" : "false",
+           rc < 0 ? 0ULL : (unsigned long long)info.torn_bytes, rc < 0 ? (size_t)0 : message_count(agent));
+    end_line();
+}
+
+/* The case's session directory: config.session.dir, malloc'd, or NULL. */
+static char *session_dir(const char *config) {
+    const char *session = cj_member(config, "session"), *dir;
+    char *out = NULL;
+    size_t len;
+    if (!session || *session != '{' || !(dir = cj_member(session, "dir")) || *dir != '"') return NULL;
+    if (!cj_string(dir, &out, &len)) return NULL;
+    return out;
+}
+
+/* {"event": "sessions", "code", "sessions": [{"id", "message_count", "first_user_text",
+ * "parent"}]} of the case's session directory, in the list's order. */
+static const char *print_sessions(const char *config) {
+    char *dir = session_dir(config), *json = NULL;
+    PantoSessionList *list = NULL;
+    PantoString text = {NULL, 0};
+    int rc;
+    if (!dir) return "\"list_sessions\" needs config.session.dir";
+    rc = panto_session_list(panto_cstr(dir), &list);
+    if (rc == PANTO_OK) rc = panto_session_list_json(list, &text);
+    fputs("{\"event\": \"sessions\", \"code\": ", stdout);
+    put_cstr(rc < 0 ? panto_status_name(rc) : "ok");
+    fputs(", \"sessions\": [", stdout);
+    if (rc == PANTO_OK) {
+        const char *it, *value;
+        int first = 1;
+        json = dup_pstr(text);
+        it = json;
+        while ((it = cj_next_element(it, &value))) {
+            static const char *const keys[] = {"id", "message_count", "first_user_text", "parent"};
+            size_t k;
+            fputs(first ? "{" : ", {", stdout);
+            first = 0;
+            for (k = 0; k < 4; k++) {
+                const char *member = cj_member(value, keys[k]);
+                printf("%s\"%s\": ", k ? ", " : "", keys[k]);
+                if (member) fwrite(member, 1, (size_t)(cj_skip(member) - member), stdout);
+                else fputs("null", stdout);
+            }
+            fputs("}", stdout);
+        }
+    }
+    fputs("]", stdout);
+    end_line();
+    free(json);
+    free(dir);
+    panto_session_list_free(list);
+    return NULL;
+}
+
+/* Reads a stream that needs no tools (a compaction) to its end and prints it like a turn. */
+static void print_stream(PantoStream *stream, long extra_next) {
+    static Batch batch;
+    const PantoEvent *ev = &batch.evs[0];
+    long i;
+    int rc;
+    batch.n = batch.i = 0;
+    while ((rc = next_event(stream, &batch, &ev)) == PANTO_EVENT) print_event(ev);
+    for (i = 0; i <= extra_next; i++) {
+        if (i > 0) rc = next_event(stream, &batch, &ev);
+        print_end(stream, ev, rc);
+    }
+}
+
+/* Runs the step object at p (exactly one key) on *agent, which "reopen_agent" replaces (NULL
+ * when it failed: the case ends). Returns NULL, or what is wrong with the step. */
+static const char *run_step(PantoAgent **agent_slot, const char *p, Steps *st) {
+    PantoAgent *agent = *agent_slot;
     char *key = NULL;
     size_t key_len;
     const char *value, *it = cj_next_member(p, &key, &key_len, &value);
@@ -866,7 +964,7 @@ static const char *run_step(PantoAgent *agent, const char *p, Steps *st) {
                 rc = panto_agent_export(agent, &json);
                 identical = rc == PANTO_OK && json.len == last.len && (json.len == 0 || memcmp(json.ptr, last.ptr, json.len) == 0);
             }
-            begin_step_line("reimport", rc, agent);
+            begin_step_line("reimport", rc, NULL);
             fputs(", \"identical\": ", stdout);
             put_bool(identical);
             end_line();
@@ -910,6 +1008,62 @@ static const char *run_step(PantoAgent *agent, const char *p, Steps *st) {
             printf(", \"message_count\": %zu", message_count(agent));
             end_line();
         }
+    } else if (strcmp(key, "compact") == 0) {
+        PantoStream *stream = NULL;
+        rc = panto_agent_compact(agent, &stream);
+        if (rc < 0) {
+            begin_step_line("compact", rc, NULL);
+            end_line();
+        } else {
+            print_stream(stream, st->extra_next);
+            panto_stream_free(stream);
+        }
+    } else if (strcmp(key, "session_info") == 0) {
+        print_session(agent);
+    } else if (strcmp(key, "reopen_agent") == 0) {
+        panto_agent_free(agent);
+        *agent_slot = make_agent(st->config, &rc, "reopen_agent");
+        if (*agent_slot) {
+            begin_step_line("reopen_agent", PANTO_OK, NULL);
+            end_line();
+        }
+    } else if (strcmp(key, "second_agent") == 0) {
+        PantoAgent *second = make_agent(st->config, &rc, NULL);
+        begin_step_line("second_agent", rc, NULL);
+        end_line();
+        panto_agent_free(second);
+    } else if (strcmp(key, "fork") == 0) {
+        const char *count = cj_member(value, "message_count"), *id = cj_member(value, "id");
+        char *new_id = NULL, *end;
+        size_t id_len = 0;
+        long k = count ? strtol(count, &end, 10) : -1;
+        if (*value != '{' || !count || k < 0 || end != cj_skip(count) || !id || *id != '"' || !cj_string(id, &new_id, &id_len))
+            wrong = "\"fork\" is not {\"message_count\": K, \"id\": ID}";
+        else {
+            PantoString given = {new_id, id_len};
+            rc = panto_agent_fork_session(agent, (size_t)k, given);
+            begin_step_line("fork", rc, NULL);
+            end_line();
+        }
+        free(new_id);
+    } else if (strcmp(key, "list_sessions") == 0) {
+        wrong = print_sessions(st->config);
+    } else if (strcmp(key, "append_to_session") == 0) {
+        PantoSessionInfo info = PANTO_SESSION_INFO_INIT;
+        char *bytes = NULL, *path = NULL;
+        size_t n = 0;
+        FILE *f = NULL;
+        if (*value != '"' || !cj_string(value, &bytes, &n)) wrong = "\"append_to_session\" is not a string";
+        else if (panto_agent_session(agent, &info) != PANTO_OK) wrong = "\"append_to_session\" on an agent without a session";
+        else if (!(path = dup_pstr(info.path)) || !(f = fopen(path, "ab")) || fwrite(bytes, 1, n, f) != n)
+            wrong = "cannot append to the session file";
+        if (f && fclose(f) != 0 && !wrong) wrong = "cannot append to the session file";
+        if (!wrong) {
+            fputs("{\"event\": \"append_to_session\"", stdout);
+            end_line();
+        }
+        free(path);
+        free(bytes);
     } else {
         wrong = "a step names no step this driver knows";
     }
@@ -936,7 +1090,7 @@ int main(int argc, char **argv) {
     size_t i;
     Options opt = {1, -1, 0, 0, NULL, 0, 0, END_NONE, 0, 0, 0};
     long turn_index = 0;
-    Steps steps = {NULL, 0};
+    Steps steps = {NULL, 0, NULL, 0};
     PantoAgent *agent = NULL;
     int rc, status = 0;
 
@@ -1025,6 +1179,8 @@ int main(int argc, char **argv) {
         goto out;
     }
 
+    steps.config = config;
+    steps.extra_next = opt.extra_next;
     rc = panto_agent_new(panto_cstr(config), &agent);
     if (rc < 0) {
         print_agent_error(rc, agent);
@@ -1048,11 +1204,12 @@ int main(int argc, char **argv) {
         Parts parts = {NULL, 0, NULL, 0};
         if (*p == '{') {
             /* A step between turns: no run(). */
-            const char *wrong = run_step(agent, p, &steps);
+            const char *wrong = run_step(&agent, p, &steps);
             if (wrong) {
                 status = die(wrong, argv[1]);
                 goto out;
             }
+            if (!agent) goto out; /* reopen_agent failed: no agent for the rest */
             p = cj_ws(cj_skip(p));
             if (*p == ',') p = cj_ws(p + 1);
             continue;
