@@ -11,6 +11,7 @@ const registry = @import("registry.zig");
 const stream = @import("stream.zig");
 const parts = @import("parts.zig");
 const conversation = @import("conversation.zig");
+const session = @import("session.zig");
 
 const State = h.State;
 const Where = h.Where;
@@ -321,11 +322,12 @@ const methods = [_]c.luaL_Reg{
     h.reg("set_config", agentSetConfig),
     h.reg("tools", agentTools),
     h.reg("close", agentClose),
-} ++ conversation.methods ++ [_]c.luaL_Reg{h.reg_end};
+} ++ conversation.methods ++ session.methods ++ [_]c.luaL_Reg{h.reg_end};
 
 /// The module's functions of this file.
-pub const functions = [_]c.luaL_Reg{h.reg("Agent", agentNew)};
+pub const functions = [_]c.luaL_Reg{h.reg("Agent", agentNew)} ++ session.functions;
 
 pub fn open(L: State) void {
     h.createMetatable(L, tname, &meta, &methods, null);
+    session.open(L);
 }

@@ -1,7 +1,7 @@
 //! The conversation of a panto.Agent as a document: export and import (the versioned JSON of
-//! include/panto.h), its message count, editing (truncate, drop_last). Failures
+//! include/panto.h), its message count, editing (truncate, drop_last) and compact(). Failures
 //! raise a panto.Error: code "conversation" for a refused document or cut, "busy" during a
-//! turn, "invalid_argument" for a count past the end.
+//! turn, "invalid_argument" for a count past the end, "state" when there is nothing to compact.
 
 const std = @import("std");
 const c = @import("c");
@@ -85,6 +85,18 @@ fn agentDropLast(L: State) callconv(.c) c_int {
     return truncate(L, a, count - n);
 }
 
+/// agent:compact(): summarizes the older messages now; returns a stream read like run's:
+/// compaction_start, compaction_end, then message_complete (the summary request's usage).
+/// Raises "state" when nothing is older than keep_recent_tokens, "busy" during a turn.
+fn agentCompact(L: State) callconv(.c) c_int {
+    const a = agent.checkOpenAgent(L, 1);
+    c.lua_settop(L, 1);
+    const s = agent.pushStream(L, true);
+    var handle: ?*c.PantoStream = null;
+    const rc = c.panto_agent_compact(a.handle, &handle);
+    return agent.attachStream(L, a, s, rc, handle, "panto_agent_compact");
+}
+
 /// The agent methods of this file.
 pub const methods = [_]c.luaL_Reg{
     h.reg("export", agentExport),
@@ -92,4 +104,5 @@ pub const methods = [_]c.luaL_Reg{
     h.reg("message_count", agentMessageCount),
     h.reg("truncate", agentTruncate),
     h.reg("drop_last", agentDropLast),
+    h.reg("compact", agentCompact),
 };

@@ -1739,7 +1739,7 @@ test("media in a value sent as JSON is refused", function()
   assert(r.content:find("cannot encode media (panto.Media) as JSON", 1, true), r.content)
 end)
 
--- ---- Conversations: export, import, edit -------------------------------------------------
+-- ---- Conversations: export, import, edit, compact ------------------------------------------
 
 -- A panto.Error raised by fn(...), checked to have `code`; returned.
 local function raises_code(code, fn, ...)
@@ -1846,8 +1846,190 @@ test("edits and import are refused while a turn runs (busy)", function()
   raises_code("busy", agent.import, agent, doc)
   raises_code("busy", agent.truncate, agent, 0)
   raises_code("busy", agent.drop_last, agent, 1)
+  raises_code("busy", agent.compact, agent)
   drain(stream)
   eq(agent:message_count(), 4)
+end)
+
+test("compact(): a stream of compaction_start, compaction_end, message_complete; the summary replaces the older messages", function()
+  -- Usage as a provider reports it: the estimate starts from the last one.
+  local first, second = text_answer(string.rep("a", 400)), text_answer(string.rep("b", 400))
+  first.message.usage = { input_tokens = 110, output_tokens = 100 }
+  second.message.usage = { input_tokens = 215, output_tokens = 100 }
+  emulator.load({ first, second, text_answer("They said hi twice.") })
+  local agent <close> = new_agent({ compaction = { keep_recent_tokens = 101 } })
+  drain(agent:run("first " .. string.rep("x", 400)))
+  drain(agent:run("second"))
+  eq(agent:message_count(), 4)
+  local events, kinds = collect(agent:compact())
+  eq(kinds, "compaction_start compaction_end message_complete", "kinds")
+  local start, finish = events[1], events[2]
+  eq(start.reason, "manual", "reason")
+  eq(start.tokens_before, 315, "tokens_before: the last usage, nothing after it")
+  eq(finish.tokens_before, start.tokens_before, "tokens_before at the end")
+  assert(finish.tokens_after < finish.tokens_before, "tokens_after " .. finish.tokens_after)
+  eq(finish.summary, "They said hi twice.", "summary")
+  eq(finish.message_count, 2, "messages summarized")
+  eq(events[3].usage.output_tokens, 2, "the summary request's usage")
+
+  local conv = json.decode(agent:conversation())
+  eq(#conv, 3, "summary + the kept messages")
+  eq(conv[1].role, "user")
+  assert(conv[1].content[1].text:find("They said hi twice.", 1, true), conv[1].content[1].text)
+  eq(conv[1].compaction.message_count, 2, "the summary message's compaction")
+  eq(conv[2].content[1].text, "second")
+  local summary_request = emulator.requests()[3].body
+  eq(#summary_request.messages, 1, "one user message to summarize")
+  assert(summary_request.messages[1].content[1].text:find("<conversation>", 1, true), "the serialized messages")
+  eq(summary_request.tools, nil, "no tools in the summary request")
+end)
+
+test("compact() with nothing to compact raises state; a failed summary leaves the conversation", function()
+  emulator.load({ text_answer("Hello"), error_answer(400, "invalid_request_error", "no summary today") })
+  local agent <close> = new_agent({ compaction = { keep_recent_tokens = 100000 } })
+  drain(agent:run("Hi"))
+  raises_code("state", agent.compact, agent)
+  agent:set_config({ compaction = { keep_recent_tokens = 1 } })
+  local before = agent:export()
+  local kinds, err = until_error(agent:compact())
+  eq(err.code, "invalid_request", "the summary request's error")
+  assert(kinds == "" or kinds == "compaction_start", "events before the error: " .. kinds)
+  eq(agent:export(), before, "the conversation is unchanged")
+end)
+
+test("a turn past context_window - reserve_tokens compacts first: the events come before message_start", function()
+  local big = text_answer("long answer")
+  big.message.usage = { input_tokens = 900, output_tokens = 50 }
+  emulator.load({ big, text_answer("Summary of the start."), text_answer("fresh") })
+  local agent <close> = new_agent({ compaction = { context_window = 1000, reserve_tokens = 100, keep_recent_tokens = 1 } })
+  drain(agent:run("Hi"))
+  local events, kinds = collect(agent:run("Go on"))
+  assert(kinds:find("^compaction_start compaction_end message_start"), kinds)
+  eq(events[1].reason, "threshold", "reason")
+  assert(events[1].tokens_before >= 950, "tokens_before " .. events[1].tokens_before)
+  local complete = find(events, "message_complete")
+  eq(complete.usage.output_tokens, 2 + 2, "the summary's usage is the turn's too")
+  local requests = emulator.requests()
+  eq(#requests, 3)
+  local compacted = requests[3].body.messages
+  assert(compacted[1].content[1].text:find("Summary of the start.", 1, true), "the summary goes first")
+  eq(compacted[#compacted].content[1].text, "Go on")
+end)
+
+-- ---- Sessions -----------------------------------------------------------------------------------
+
+local function temp_dir()
+  local p = assert(io.popen("mktemp -d"))
+  local dir = p:read("l")
+  p:close()
+  return dir
+end
+
+local function remove_dir(dir)
+  os.execute("rm -rf " .. shell_quote(dir))
+end
+
+local function read_file(path)
+  local f = assert(io.open(path, "rb"))
+  local text = f:read("a")
+  f:close()
+  return text
+end
+
+test("a session: created, written, resumed by a new agent; session() describes it", function()
+  local dir = temp_dir()
+  local ok, err = pcall(function()
+    emulator.load({ text_answer("Hello"), text_answer("Again") })
+    local agent = new_agent({ session = { dir = dir, id = "s1" } })
+    local info = agent:session()
+    eq(info.id, "s1", "id")
+    eq(info.path, dir .. "/s1.jsonl", "path")
+    eq(info.resumed, false, "resumed")
+    eq(info.torn_bytes, 0, "torn_bytes")
+    drain(agent:run("Hi"))
+    agent:close()
+    local text = read_file(dir .. "/s1.jsonl")
+    assert(not text:find("test-key", 1, true), "the API key is never written")
+
+    local again <close> = new_agent({ session = { dir = dir, id = "s1" } })
+    eq(again:session().resumed, true, "resumed")
+    eq(again:message_count(), 2, "the messages are back")
+    drain(again:run("More"))
+    eq(#emulator.requests()[2].body.messages, 3, "the resumed conversation goes to the provider")
+    eq(new_agent():session(), nil, "an agent without a session")
+  end)
+  remove_dir(dir)
+  assert(ok, err)
+end)
+
+test("sessions: one writer (session_locked), resume of a missing one, create of an existing one", function()
+  local dir = temp_dir()
+  local ok, err = pcall(function()
+    local function refused(session)
+      local none, message, code = panto.Agent({ provider = "anthropic", model = "claude-test", api_key = "k",
+                                                session = session })
+      eq(none, nil, "an agent")
+      eq(type(message), "string", "message")
+      return code, message
+    end
+    do
+      local first <close> = new_agent({ session = { dir = dir, id = "s1" } })
+      eq(refused({ dir = dir, id = "s1" }), "session_locked", "a second agent on the session")
+    end
+    -- Closed: the session is free again.
+    new_agent({ session = { dir = dir, id = "s1" } }):close()
+    eq(refused({ dir = dir, id = "nope", mode = "resume" }), "no_such_session", "resume of a missing session")
+    eq(refused({ dir = dir, id = "s1", mode = "create" }), "session", "create of an existing session")
+    eq(refused({ dir = dir, id = "../escape" }), "config", "an invalid id")
+  end)
+  remove_dir(dir)
+  assert(ok, err)
+end)
+
+test("a torn last line is cut off and counted; fork and list_sessions", function()
+  local dir = temp_dir()
+  local ok, err = pcall(function()
+    emulator.load({ text_answer("Hello"), text_answer("Again") })
+    local agent = new_agent({ session = { dir = dir, id = "s1" } })
+    drain(agent:run("Hi"))
+    drain(agent:run("More"))
+    agent:close()
+    local path = dir .. "/s1.jsonl"
+    local size = #read_file(path)
+    local f = assert(io.open(path, "ab"))
+    f:write('{"type":"message","mess')
+    f:close()
+
+    local resumed <close> = new_agent({ session = { dir = dir, id = "s1" } })
+    eq(resumed:session().torn_bytes, 23, "torn_bytes")
+    eq(#read_file(path), size, "the torn line is cut off")
+    eq(resumed:message_count(), 4)
+
+    local forked = resumed:fork(2, "s2")
+    eq(forked.id, "s2", "fork returns the new session")
+    eq(forked.resumed, false)
+    eq(resumed:session().id, "s2", "the agent goes on in the fork")
+    eq(resumed:message_count(), 2, "the fork holds the first messages")
+    raises_code("session", resumed.fork, resumed, 1, "s1") -- taken
+    raises_code("invalid_argument", resumed.fork, resumed, 9)
+    eq(resumed:session().id, "s2", "a refused fork changes nothing")
+
+    local list = panto.list_sessions(dir)
+    eq(#list, 2, "sessions")
+    local by_id = {}
+    for _, entry in ipairs(list) do by_id[entry.id] = entry end
+    eq(by_id.s1.message_count, 4)
+    eq(by_id.s1.first_user_text, "Hi")
+    eq(by_id.s1.parent, nil, "no parent: nil")
+    eq(by_id.s2.message_count, 2)
+    eq(by_id.s2.parent.id, "s1", "parent id")
+    eq(by_id.s2.parent.message_count, 2, "parent message_count")
+    assert(by_id.s2.created:match("^%d%d%d%d%-%d%d%-%d%dT"), by_id.s2.created)
+    eq(#panto.list_sessions(dir .. "/missing"), 0, "a missing directory has none")
+    raises("string expected, got number", panto.list_sessions, 42)
+  end)
+  remove_dir(dir)
+  assert(ok, err)
 end)
 
 -- ---- Main -------------------------------------------------------------------------------------
