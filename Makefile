@@ -16,7 +16,7 @@ export LD_LIBRARY_PATH := $(LIB)
 export LUA_CPATH := $(LIB)/lua/?.so;;
 export PYTHONPATH := $(ROOT)/bindings-py
 
-.PHONY: all setup build test test-zig test-c test-python check-abi test-go test-lua conformance test-soak soak demo bench bench-latency fuzz clean
+.PHONY: all setup build test test-zig test-c test-python check-abi test-go test-lua conformance test-soak test-crash soak demo bench bench-latency fuzz clean
 
 all: build
 
@@ -27,7 +27,7 @@ build: setup
 	$(ZIG) build -Doptimize=$(OPTIMIZE)
 
 test: build
-	@$(MAKE) --no-print-directory test-zig test-c conformance test-python test-go test-lua test-soak
+	@$(MAKE) --no-print-directory test-zig test-c conformance test-python test-go test-lua test-soak test-crash
 	@echo "make test: all suites passed"
 
 test-zig:
@@ -65,6 +65,11 @@ conformance:
 # agent (tests/soak/README.md): 1,000 in C, 300 in each other language. SOAK_SEED=N replays a run.
 test-soak:
 	$(PY) tests/soak/cancel_soak.py --turns 300 --turns c=1000
+
+# Sessions killed with SIGKILL at random instants mid-turn, then loaded and checked
+# (tests/crash/README.md): 100 kills per language. CRASH_SEED=N replays a run.
+test-crash:
+	$(PY) tests/crash/crash_test.py --kills 100
 
 # Not part of `make test`: the same soak, longer, in every language (SOAK_TURNS a language,
 # default 5000).

@@ -321,8 +321,9 @@ pub const Agent = struct {
         const old = a.session orelse return error.State;
         const messages = a.conversation.messages.items;
         if (message_count > messages.len) return error.InvalidArgument;
-        if (message_count > 0) for (messages[message_count - 1].blocks) |b| if (b.kind == .tool_call) {
-            diag.fail("message {d} has tool calls whose results would be cut off", .{message_count - 1}) catch {};
+        // (truncate's rule: see Agent.truncate)
+        if (message_count > 0 and message_count < messages.len) for (messages[message_count - 1].blocks) |b| if (b.kind == .tool_call) {
+            diag.fail("cannot keep {d} messages: messages[{d}] has tool calls whose results are in messages[{d}]", .{ message_count, message_count - 1, message_count }) catch {};
             return error.InvalidConversation;
         };
         const child = try old.fork(&a.conversation, message_count, new_id, diag);

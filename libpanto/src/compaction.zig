@@ -261,7 +261,7 @@ pub const Run = struct {
         return c;
     }
 
-    pub const FinishError = error{ EmptySummary, OutOfMemory };
+    pub const FinishError = error{ EmptySummary, OutOfMemory, SessionWrite };
 
     /// The summary request answered `texts` (its text blocks): the summarized messages are
     /// replaced by the summary message. Nothing changes when this fails.
@@ -290,7 +290,10 @@ pub const Run = struct {
         var chars: u64 = messageChars(message) +| if (system) |s| s.len else 0;
         for (c.messages.items[run.plan.first_kept..]) |m| chars +|= messageChars(m);
         const tokens_after = tokensOf(chars);
-        c.replacePrefix(run.plan.first_kept, message, tokens_after);
+        c.replacePrefix(run.plan.first_kept, message, tokens_after) catch |err| {
+            conversation.freeMessage(gpa, message);
+            return err;
+        };
         return .{ .summary = text[summary_prefix.len..][0..summary.len], .tokens_after = tokens_after };
     }
 

@@ -105,9 +105,15 @@ pub const Conversation = struct {
     /// Compaction (compaction.zig): the messages before `first_kept` (at least one) are
     /// replaced by `summary`, a user message whose blocks and strings the conversation
     /// takes. `tokens_after` is the context's estimated size now (for the session journal).
-    /// Cannot fail: the list only shrinks.
-    pub fn replacePrefix(c: *Conversation, first_kept: usize, summary: Message, tokens_after: u64) void {
-        _ = tokens_after;
+    /// Recorded first: when the journal cannot record it, nothing changes and `summary` stays
+    /// the caller's.
+    pub fn replacePrefix(c: *Conversation, first_kept: usize, summary: Message, tokens_after: u64) AppendError!void {
+        if (c.journal) |j| try j.compaction(.{
+            .summary_message = &summary,
+            .first_kept = first_kept,
+            .tokens_before = if (summary.compaction) |k| k.tokens_before else 0,
+            .tokens_after = tokens_after,
+        });
         std.debug.assert(first_kept >= 1 and first_kept <= c.messages.items.len);
         for (c.messages.items[0..first_kept]) |m| freeMessage(c.gpa, m);
         c.messages.replaceRangeAssumeCapacity(0, first_kept, &.{summary});

@@ -650,6 +650,7 @@ pub const Stream = struct {
         };
         const done = run.finish(&agent.conversation, texts.items, agent.config.system) catch |err| switch (err) {
             error.OutOfMemory => return s.fail(error.OutOfMemory),
+            error.SessionWrite => return s.fail(error.SessionWrite),
             error.EmptySummary => {
                 s.detail.set(agent.gpa, 0, "protocol_error", "empty summary: the summary request answered no text");
                 return s.fail(error.Protocol);

@@ -10,7 +10,7 @@
 const std = @import("std");
 const Writer = std.Io.Writer;
 const Message = @import("../conversation.zig").Message;
-const message_json = @import("message_json.zig");
+const conversation_json = @import("../conversation_json.zig");
 
 pub const format_version = 1;
 
@@ -47,7 +47,7 @@ pub fn header(w: *Writer, h: Header) Writer.Error!void {
 
 pub fn message(w: *Writer, m: *const Message) Writer.Error!void {
     try w.writeAll("{\"type\":\"message\",\"message\":");
-    try message_json.write(w, m);
+    try writeMessage(w, m);
     try w.writeAll("}\n");
 }
 
@@ -59,7 +59,7 @@ pub fn replace(w: *Writer, messages: []const Message) Writer.Error!void {
     try w.writeAll("{\"type\":\"replace\",\"messages\":[");
     for (messages, 0..) |*m, i| {
         if (i > 0) try w.writeByte(',');
-        try message_json.write(w, m);
+        try writeMessage(w, m);
     }
     try w.writeAll("]}\n");
 }
@@ -74,7 +74,7 @@ pub const Compaction = struct {
 
 pub fn compaction(w: *Writer, c: Compaction) Writer.Error!void {
     try w.writeAll("{\"type\":\"compaction\",\"summary_message\":");
-    try message_json.write(w, c.summary_message);
+    try writeMessage(w, c.summary_message);
     try w.print(",\"first_kept\":{d},\"tokens_before\":{d},\"tokens_after\":{d}}}\n", .{ c.first_kept, c.tokens_before, c.tokens_after });
 }
 
@@ -113,6 +113,12 @@ pub fn config(w: *Writer, r: ConfigRecord) Writer.Error!void {
     try s.endObject();
     try s.endObject();
     try w.writeByte('\n');
+}
+
+/// A message object of the export format.
+fn writeMessage(w: *Writer, m: *const Message) Writer.Error!void {
+    var s: std.json.Stringify = .{ .writer = w };
+    try conversation_json.writeMessage(&s, m.*);
 }
 
 fn field(s: *std.json.Stringify, name: []const u8, value: []const u8) Writer.Error!void {

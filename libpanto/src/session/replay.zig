@@ -11,8 +11,7 @@ const conversation = @import("../conversation.zig");
 const Conversation = conversation.Conversation;
 const Message = conversation.Message;
 const entry = @import("entry.zig");
-const message_json = @import("message_json.zig");
-const json_depth = @import("../json_depth.zig");
+const conversation_json = @import("../conversation_json.zig");
 const file = @import("file.zig");
 const Diagnostic = @import("../config.zig").Diagnostic;
 
@@ -58,7 +57,8 @@ pub fn load(gpa: Allocator, fd: std.c.fd_t, conv: *Conversation, diag: *Diagnost
             const is_last = eof and start == buf.items.len;
             replayLine(gpa, &loaded, conv, line, line_number, diag) catch |err| switch (err) {
                 error.OutOfMemory => return error.OutOfMemory,
-                error.NotAnEntry => if (is_last or try restIsEmpty(fd, offset + start)) {
+                // A whole first line that is no header: not a session (never cut).
+                error.NotAnEntry => if (line_number > 1 and (is_last or try restIsEmpty(fd, offset + start))) {
                     loaded.torn_bytes = try fileEnd(fd) - line_start;
                     return loaded;
                 } else return failLine(diag, line_number),
@@ -68,8 +68,11 @@ pub fn load(gpa: Allocator, fd: std.c.fd_t, conv: *Conversation, diag: *Diagnost
             continue;
         }
         if (eof) {
-            // What is left has no "\n": a torn last line (or nothing).
-            loaded.torn_bytes = buf.items.len - start;
+            // What is left has no "\n": a torn last line (or nothing). A torn first line is
+            // the start of a header, or the file is not a session.
+            const rest = buf.items[start..];
+            if (line_number == 0 and rest.len > 0 and !isHeaderStart(rest)) return failLine(diag, 1);
+            loaded.torn_bytes = rest.len;
             return loaded;
         }
         // Keep the unfinished line, read more after it.
@@ -84,6 +87,13 @@ pub fn load(gpa: Allocator, fd: std.c.fd_t, conv: *Conversation, diag: *Diagnost
         buf.items.len += n;
         if (n < room.len) eof = true;
     }
+}
+
+/// Whether `text` begins as panto writes a header (or is the beginning of that).
+fn isHeaderStart(text: []const u8) bool {
+    const start = "{\"type\":\"session\",";
+    const n = @min(text.len, start.len);
+    return std.mem.eql(u8, text[0..n], start[0..n]);
 }
 
 /// Whether nothing follows offset `at` in the file.
@@ -123,7 +133,16 @@ const Fields = struct {
 };
 
 fn replayLine(gpa: Allocator, loaded: *Loaded, conv: *Conversation, line: []const u8, line_number: usize, diag: *Diagnostic) LineError!void {
-    if (json_depth.textTooDeep(line)) return error.NotAnEntry;
+    // Most lines are messages, as panto writes them: their message is parsed at once. (The
+    // scanner below keeps its nesting on the heap: deep nesting costs no stack; the message
+    // parser bounds it.)
+    const message_start = "{\"type\":\"message\",\"message\":";
+    if (line_number > 1 and std.mem.startsWith(u8, line, message_start) and std.mem.endsWith(u8, line, "}")) {
+        if (parseMessage(gpa, line[message_start.len .. line.len - 1])) |m| {
+            return appendReplayed(gpa, loaded, conv, m);
+        } else |err| if (err == error.OutOfMemory) return error.OutOfMemory;
+        // (else: another shape of the same entry, or not an entry: the general way says)
+    }
     const fields = try scanFields(gpa, line);
     const t = fields.type;
     if (line_number == 1) {
@@ -132,11 +151,7 @@ fn replayLine(gpa: Allocator, loaded: *Loaded, conv: *Conversation, line: []cons
     }
     if (std.mem.eql(u8, t, "message")) {
         const m = try parseMessage(gpa, fields.get("message") orelse return error.NotAnEntry);
-        noteFirstUserText(loaded, &m) catch {};
-        conv.messages.append(gpa, m) catch {
-            conversation.freeMessage(gpa, m);
-            return error.OutOfMemory;
-        };
+        try appendReplayed(gpa, loaded, conv, m);
     } else if (std.mem.eql(u8, t, "truncate")) {
         const k = try count(fields.get("message_count"));
         if (k > conv.messages.items.len) return corrupt(diag, line_number, "truncates to more messages than there are");
@@ -167,6 +182,14 @@ fn replayLine(gpa: Allocator, loaded: *Loaded, conv: *Conversation, line: []cons
     } else if (std.mem.eql(u8, t, "session")) {
         return corrupt(diag, line_number, "is a second header");
     } else return error.NotAnEntry;
+}
+
+fn appendReplayed(gpa: Allocator, loaded: *Loaded, conv: *Conversation, m: Message) LineError!void {
+    noteFirstUserText(loaded, &m) catch {};
+    conv.messages.append(gpa, m) catch {
+        conversation.freeMessage(gpa, m);
+        return error.OutOfMemory;
+    };
 }
 
 fn corrupt(diag: *Diagnostic, line_number: usize, comptime what: []const u8) error{SessionCorrupt} {
@@ -210,9 +233,10 @@ fn scanFields(gpa: Allocator, line: []const u8) LineError!Fields {
 }
 
 fn parseMessage(gpa: Allocator, raw: []const u8) LineError!Message {
-    return message_json.parse(gpa, raw) catch |err| switch (err) {
+    var diag: conversation_json.Diagnostic = .{};
+    return conversation_json.parseMessageJson(gpa, raw, &diag) catch |err| switch (err) {
         error.OutOfMemory => error.OutOfMemory,
-        error.Invalid => error.NotAnEntry,
+        error.InvalidConversation => error.NotAnEntry,
     };
 }
 

@@ -236,26 +236,24 @@ test "every kind of entry replays: a resume after each gives the conversation in
             1 => try conv.appendMessage(.assistant, &.{
                 .{ .kind = .thinking, .text = "hm", .signature = "sig" },
                 .{ .kind = .tool_call, .id = "c1", .name = "look", .text = "{\"q\":1}" },
-            }, .{ .stop_reason = .tool_use }),
+            }, .{ .stop_reason = .tool_use, .provider = "anthropic", .model = "claude-test", .usage = .{ .input_tokens = 3 } }),
             2 => try conv.appendCopy(.user, &.{.{ .kind = .tool_result, .id = "c1", .text = "seen", .is_error = true }}),
-            3 => try conv.appendMessage(.assistant, &.{.{ .kind = .text, .text = "done" }}, .{ .stop_reason = .end_turn }),
+            3 => try conv.appendMessage(.assistant, &.{.{ .kind = .text, .text = "done" }}, .{ .stop_reason = .end_turn, .provider = "anthropic", .model = "claude-test", .usage = .{ .input_tokens = 3 } }),
             4 => try conv.dropLast(),
             5 => try a.setConfig("{\"model\":\"claude-other\",\"system\":\"be brief\",\"max_tokens\":99}", &diag),
             6 => { // a compaction: [summary] + live[2..]
-                var summary: conversation.Message = .{ .role = .user, .blocks = try conversation.copyBlocks(gpa, &.{.{ .kind = .text, .text = "summary" }}), .compaction = .{ .message_count = 2, .tokens_before = 10 } };
-                try conv.journal.?.compaction(.{ .summary_message = &summary, .first_kept = 2, .tokens_before = 10, .tokens_after = 3 });
-                for (conv.messages.items[0..2]) |m| conversation.freeMessage(gpa, m);
-                conv.messages.replaceRangeAssumeCapacity(0, 2, &.{summary});
+                const summary: conversation.Message = .{ .role = .user, .blocks = try conversation.copyBlocks(gpa, &.{.{ .kind = .text, .text = "summary" }}), .compaction = .{ .message_count = 2, .tokens_before = 10 } };
+                try conv.replacePrefix(2, summary, 3);
             },
             7 => { // an import
                 var other: Conversation = .init(gpa);
                 defer other.deinit();
                 try other.appendUserText("imported");
-                try other.appendMessage(.assistant, &.{.{ .kind = .text, .text = "yes" }}, .{ .stop_reason = .end_turn });
+                try other.appendMessage(.assistant, &.{.{ .kind = .text, .text = "yes" }}, .{ .stop_reason = .end_turn, .provider = "anthropic", .model = "claude-test", .usage = .{ .input_tokens = 3 } });
                 try conv.journal.?.replace(other.messages.items);
                 for (conv.messages.items) |m| conversation.freeMessage(gpa, m);
                 conv.messages.clearRetainingCapacity();
-                for (other.messages.items) |m| try conv.messages.append(gpa, .{ .role = m.role, .blocks = try conversation.copyBlocks(gpa, m.blocks), .stop_reason = m.stop_reason });
+                for (other.messages.items) |m| try conv.messages.append(gpa, .{ .role = m.role, .blocks = try conversation.copyBlocks(gpa, m.blocks), .stop_reason = m.stop_reason, .provider = try gpa.dupe(u8, m.provider), .model = try gpa.dupe(u8, m.model), .usage = m.usage });
             },
             8 => try a.setConfig("{\"thinking\":\"low\",\"api_key\":\"sk-ant-OTHER-SECRET\",\"base_url\":\"http://elsewhere:1\"}", &diag),
             else => unreachable,
@@ -275,6 +273,7 @@ test "every kind of entry replays: a resume after each gives the conversation in
     try std.testing.expect(std.mem.indexOf(u8, previous, "elsewhere") == null);
     try std.testing.expect(std.mem.indexOf(u8, previous, "{\"type\":\"config\",\"config\":{\"model\":\"claude-other\",\"system\":\"be brief\",\"max_tokens\":99}}\n") != null);
     try std.testing.expect(std.mem.endsWith(u8, previous, "{\"type\":\"config\",\"config\":{\"thinking\":\"low\"}}\n"));
+    try std.testing.expect(std.mem.indexOf(u8, previous, "\"compaction\":{\"message_count\":2,\"tokens_before\":10}},\"first_kept\":2,\"tokens_before\":10,\"tokens_after\":3}\n") != null);
 }
 
 /// Writes `bytes` as another session and opens it: its conversation must be `expected`.
@@ -293,7 +292,7 @@ test "a fork is a new session naming its parent, with the first k messages; the 
     const a = try f.agent("parent", .create);
     defer a.deinit();
     try a.conversation.appendUserText("one");
-    try a.conversation.appendMessage(.assistant, &.{.{ .kind = .tool_call, .id = "c", .name = "t", .text = "{}" }}, .{ .stop_reason = .tool_use });
+    try a.conversation.appendMessage(.assistant, &.{.{ .kind = .tool_call, .id = "c", .name = "t", .text = "{}" }}, .{ .stop_reason = .tool_use, .provider = "anthropic", .model = "claude-test", .usage = .{ .input_tokens = 3 } });
     try a.conversation.appendCopy(.user, &.{.{ .kind = .tool_result, .id = "c", .text = "r" }});
     const parent_before = try f.read("parent");
     defer gpa.free(parent_before);
@@ -336,7 +335,7 @@ test "list: the sessions of a directory, newest first, with their counts, first 
         const a = try f.agent("older", .create);
         defer a.deinit();
         try a.conversation.appendUserText("first question");
-        try a.conversation.appendMessage(.assistant, &.{.{ .kind = .text, .text = "answer" }}, .{ .stop_reason = .end_turn });
+        try a.conversation.appendMessage(.assistant, &.{.{ .kind = .text, .text = "answer" }}, .{ .stop_reason = .end_turn, .provider = "anthropic", .model = "claude-test", .usage = .{ .input_tokens = 3 } });
         try a.forkSession(1, "newer", &diag);
     }
     try f.tmp.dir.writeFile(std.testing.io, .{ .sub_path = "notes.jsonl", .data = "{\"hello\":1}\n" });
@@ -418,4 +417,25 @@ test "the session key: parsed with its rules, refused by set_config" {
     try std.testing.expect(std.mem.startsWith(u8, diag.message(), "session cannot be changed by set_config"));
     try std.testing.expectEqual(null, agent.sessionInfo());
     try std.testing.expectError(error.State, agent.forkSession(0, null, &diag));
+}
+
+test "a file that is not a session is never cut: a first line that is no header is an error" {
+    var f: Fixture = undefined;
+    try f.init();
+    defer f.deinit();
+    var diag: config_mod.Diagnostic = .{};
+    for ([_][]const u8{ "{\"hello\":1}\n", "hello", "{\"type\":\"message\",\"message\":{}}\n" }) |bytes| {
+        try f.tmp.dir.writeFile(std.testing.io, .{ .sub_path = "mine.jsonl", .data = bytes });
+        try std.testing.expectError(error.SessionCorrupt, Agent.initWithDiagnostic(gpa, f.config("mine", .open), &diag));
+        try std.testing.expectEqualStrings("line 1 is not a session entry", diag.message());
+        const after = try f.read("mine");
+        defer gpa.free(after);
+        try std.testing.expectEqualStrings(bytes, after);
+    }
+    // A torn header (a crash while the session was made): cut, and the session made anew.
+    try f.tmp.dir.writeFile(std.testing.io, .{ .sub_path = "mine.jsonl", .data = "{\"type\":\"sess" });
+    const a = try f.agent("mine", .open);
+    defer a.deinit();
+    try std.testing.expect(!a.sessionInfo().?.resumed);
+    try std.testing.expectEqual(@as(u64, "{\"type\":\"sess".len), a.sessionInfo().?.torn_bytes);
 }
