@@ -1925,8 +1925,14 @@ local function temp_dir()
   return dir
 end
 
-local function remove_dir(dir)
-  os.execute("rm -rf " .. shell_quote(dir))
+-- A test body that runs fn(dir) with a fresh directory, removed after, whatever happens.
+local function in_temp_dir(fn)
+  return function()
+    local dir = temp_dir()
+    local ok, err = xpcall(fn, debug.traceback, dir)
+    os.execute("rm -rf " .. shell_quote(dir))
+    if not ok then error(err, 0) end
+  end
 end
 
 local function read_file(path)
@@ -1936,101 +1942,86 @@ local function read_file(path)
   return text
 end
 
-test("a session: created, written, resumed by a new agent; session() describes it", function()
-  local dir = temp_dir()
-  local ok, err = pcall(function()
-    emulator.load({ text_answer("Hello"), text_answer("Again") })
-    local agent = new_agent({ session = { dir = dir, id = "s1" } })
-    local info = agent:session()
-    eq(info.id, "s1", "id")
-    eq(info.path, dir .. "/s1.jsonl", "path")
-    eq(info.resumed, false, "resumed")
-    eq(info.torn_bytes, 0, "torn_bytes")
-    drain(agent:run("Hi"))
-    agent:close()
-    local text = read_file(dir .. "/s1.jsonl")
-    assert(not text:find("test-key", 1, true), "the API key is never written")
+test("a session: created, written, resumed by a new agent; session() describes it", in_temp_dir(function(dir)
+  emulator.load({ text_answer("Hello"), text_answer("Again") })
+  local agent = new_agent({ session = { dir = dir, id = "s1" } })
+  local info = agent:session()
+  eq(info.id, "s1", "id")
+  eq(info.path, dir .. "/s1.jsonl", "path")
+  eq(info.resumed, false, "resumed")
+  eq(info.torn_bytes, 0, "torn_bytes")
+  drain(agent:run("Hi"))
+  agent:close()
+  local text = read_file(dir .. "/s1.jsonl")
+  assert(not text:find("test-key", 1, true), "the API key is never written")
 
-    local again <close> = new_agent({ session = { dir = dir, id = "s1" } })
-    eq(again:session().resumed, true, "resumed")
-    eq(again:message_count(), 2, "the messages are back")
-    drain(again:run("More"))
-    eq(#emulator.requests()[2].body.messages, 3, "the resumed conversation goes to the provider")
-    eq(new_agent():session(), nil, "an agent without a session")
-  end)
-  remove_dir(dir)
-  assert(ok, err)
-end)
+  local again <close> = new_agent({ session = { dir = dir, id = "s1" } })
+  eq(again:session().resumed, true, "resumed")
+  eq(again:message_count(), 2, "the messages are back")
+  drain(again:run("More"))
+  eq(#emulator.requests()[2].body.messages, 3, "the resumed conversation goes to the provider")
+  eq(new_agent():session(), nil, "an agent without a session")
+end))
 
-test("sessions: one writer (session_locked), resume of a missing one, create of an existing one", function()
-  local dir = temp_dir()
-  local ok, err = pcall(function()
-    local function refused(session)
-      local none, message, code = panto.Agent({ provider = "anthropic", model = "claude-test", api_key = "k",
-                                                session = session })
-      eq(none, nil, "an agent")
-      eq(type(message), "string", "message")
-      return code, message
-    end
-    do
-      local first <close> = new_agent({ session = { dir = dir, id = "s1" } })
-      eq(refused({ dir = dir, id = "s1" }), "session_locked", "a second agent on the session")
-    end
-    -- Closed: the session is free again.
-    new_agent({ session = { dir = dir, id = "s1" } }):close()
-    eq(refused({ dir = dir, id = "nope", mode = "resume" }), "no_such_session", "resume of a missing session")
-    eq(refused({ dir = dir, id = "s1", mode = "create" }), "session", "create of an existing session")
-    eq(refused({ dir = dir, id = "../escape" }), "config", "an invalid id")
-  end)
-  remove_dir(dir)
-  assert(ok, err)
-end)
+test("sessions: one writer (session_locked), resume of a missing one, create of an existing one", in_temp_dir(function(dir)
+  local function refused(session)
+    local none, message, code = panto.Agent({ provider = "anthropic", model = "claude-test", api_key = "k",
+                                              session = session })
+    eq(none, nil, "an agent")
+    eq(type(message), "string", "message")
+    return code, message
+  end
+  do
+    local first <close> = new_agent({ session = { dir = dir, id = "s1" } })
+    eq(refused({ dir = dir, id = "s1" }), "session_locked", "a second agent on the session")
+  end
+  -- Closed: the session is free again.
+  new_agent({ session = { dir = dir, id = "s1" } }):close()
+  eq(refused({ dir = dir, id = "nope", mode = "resume" }), "no_such_session", "resume of a missing session")
+  eq(refused({ dir = dir, id = "s1", mode = "create" }), "session", "create of an existing session")
+  eq(refused({ dir = dir, id = "../escape" }), "config", "an invalid id")
+end))
 
-test("a torn last line is cut off and counted; fork and list_sessions", function()
-  local dir = temp_dir()
-  local ok, err = pcall(function()
-    emulator.load({ text_answer("Hello"), text_answer("Again") })
-    local agent = new_agent({ session = { dir = dir, id = "s1" } })
-    drain(agent:run("Hi"))
-    drain(agent:run("More"))
-    agent:close()
-    local path = dir .. "/s1.jsonl"
-    local size = #read_file(path)
-    local f = assert(io.open(path, "ab"))
-    f:write('{"type":"message","mess')
-    f:close()
+test("a torn last line is cut off and counted; fork and list_sessions", in_temp_dir(function(dir)
+  emulator.load({ text_answer("Hello"), text_answer("Again") })
+  local agent = new_agent({ session = { dir = dir, id = "s1" } })
+  drain(agent:run("Hi"))
+  drain(agent:run("More"))
+  agent:close()
+  local path = dir .. "/s1.jsonl"
+  local size = #read_file(path)
+  local f = assert(io.open(path, "ab"))
+  f:write('{"type":"message","mess')
+  f:close()
 
-    local resumed <close> = new_agent({ session = { dir = dir, id = "s1" } })
-    eq(resumed:session().torn_bytes, 23, "torn_bytes")
-    eq(#read_file(path), size, "the torn line is cut off")
-    eq(resumed:message_count(), 4)
+  local resumed <close> = new_agent({ session = { dir = dir, id = "s1" } })
+  eq(resumed:session().torn_bytes, 23, "torn_bytes")
+  eq(#read_file(path), size, "the torn line is cut off")
+  eq(resumed:message_count(), 4)
 
-    local forked = resumed:fork(2, "s2")
-    eq(forked.id, "s2", "fork returns the new session")
-    eq(forked.resumed, false)
-    eq(resumed:session().id, "s2", "the agent goes on in the fork")
-    eq(resumed:message_count(), 2, "the fork holds the first messages")
-    raises_code("session", resumed.fork, resumed, 1, "s1") -- taken
-    raises_code("invalid_argument", resumed.fork, resumed, 9)
-    eq(resumed:session().id, "s2", "a refused fork changes nothing")
+  local forked = resumed:fork(2, "s2")
+  eq(forked.id, "s2", "fork returns the new session")
+  eq(forked.resumed, false)
+  eq(resumed:session().id, "s2", "the agent goes on in the fork")
+  eq(resumed:message_count(), 2, "the fork holds the first messages")
+  raises_code("session", resumed.fork, resumed, 1, "s1") -- taken
+  raises_code("invalid_argument", resumed.fork, resumed, 9)
+  eq(resumed:session().id, "s2", "a refused fork changes nothing")
 
-    local list = panto.list_sessions(dir)
-    eq(#list, 2, "sessions")
-    local by_id = {}
-    for _, entry in ipairs(list) do by_id[entry.id] = entry end
-    eq(by_id.s1.message_count, 4)
-    eq(by_id.s1.first_user_text, "Hi")
-    eq(by_id.s1.parent, nil, "no parent: nil")
-    eq(by_id.s2.message_count, 2)
-    eq(by_id.s2.parent.id, "s1", "parent id")
-    eq(by_id.s2.parent.message_count, 2, "parent message_count")
-    assert(by_id.s2.created:match("^%d%d%d%d%-%d%d%-%d%dT"), by_id.s2.created)
-    eq(#panto.list_sessions(dir .. "/missing"), 0, "a missing directory has none")
-    raises("string expected, got number", panto.list_sessions, 42)
-  end)
-  remove_dir(dir)
-  assert(ok, err)
-end)
+  local list = panto.list_sessions(dir)
+  eq(#list, 2, "sessions")
+  local by_id = {}
+  for _, entry in ipairs(list) do by_id[entry.id] = entry end
+  eq(by_id.s1.message_count, 4)
+  eq(by_id.s1.first_user_text, "Hi")
+  eq(by_id.s1.parent, nil, "no parent: nil")
+  eq(by_id.s2.message_count, 2)
+  eq(by_id.s2.parent.id, "s1", "parent id")
+  eq(by_id.s2.parent.message_count, 2, "parent message_count")
+  assert(by_id.s2.created:match("^%d%d%d%d%-%d%d%-%d%dT"), by_id.s2.created)
+  eq(#panto.list_sessions(dir .. "/missing"), 0, "a missing directory has none")
+  raises("string expected, got number", panto.list_sessions, 42)
+end))
 
 -- ---- Main -------------------------------------------------------------------------------------
 
