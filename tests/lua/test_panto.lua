@@ -1960,7 +1960,9 @@ test("a session: created, written, resumed by a new agent; session() describes i
   eq(again:message_count(), 2, "the messages are back")
   drain(again:run("More"))
   eq(#emulator.requests()[2].body.messages, 3, "the resumed conversation goes to the provider")
-  eq(new_agent():session(), nil, "an agent without a session")
+  local plain <close> = new_agent()
+  eq(plain:session(), nil, "an agent without a session")
+  raises_code("state", plain.fork, plain, 0, "s9")
 end))
 
 test("sessions: one writer (session_locked), resume of a missing one, create of an existing one", in_temp_dir(function(dir)
