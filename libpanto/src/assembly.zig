@@ -53,6 +53,11 @@ pub const Assembly = struct {
     model: std.ArrayList(u8) = .empty,
     provider_stop_reason: std.ArrayList(u8) = .empty,
     usage: ev.Usage = .{},
+    /// The usage reported when the message's content began (Anthropic's message_start; OpenAI
+    /// reports usage only at the end): what a canceled message keeps. The later usage may come
+    /// from events read ahead that the user never saw, so it would differ with how a binding
+    /// reads.
+    content_usage: ev.Usage = .{},
     /// A normalized stop reason the provider's own value does not say (an OpenAI refusal
     /// ends with "stop").
     stop_override: ?ev.StopReason = null,
@@ -95,6 +100,7 @@ pub const Assembly = struct {
         a.model.clearRetainingCapacity();
         a.provider_stop_reason.clearRetainingCapacity();
         a.usage = .{};
+        a.content_usage = .{};
         a.stop_override = null;
         a.started = false;
         a.block_count = 0;
@@ -139,6 +145,7 @@ pub const Assembly = struct {
     pub fn startBlock(a: *Assembly, provider_index: u32, kind: ev.BlockKind) Allocator.Error!*Block {
         if (a.block_count == a.blocks.items.len) try a.blocks.append(a.gpa, .{ .provider_index = 0, .kind = .none });
         const b = &a.blocks.items[a.block_count];
+        if (a.block_count == 0) a.content_usage = a.usage;
         b.provider_index = provider_index;
         b.index = @intCast(a.block_count);
         b.kind = kind;
@@ -307,7 +314,7 @@ pub const Assembly = struct {
 
     /// Keeps what arrived of a message that was canceled: its text and thinking (tool calls
     /// whose input may be cut are left out), with the stop reason `aborted` and the usage
-    /// reported so far. `origin`: the provider and model that wrote it.
+    /// reported when its content began. `origin`: the provider and model that wrote it.
     pub fn commitPartial(a: *Assembly, conversation: *Conversation.Conversation, origin: Origin) Conversation.AppendError!void {
         var list: std.ArrayList(Conversation.Block) = .empty;
         defer list.deinit(a.gpa);
@@ -319,7 +326,7 @@ pub const Assembly = struct {
             .tool_call => {},
         };
         if (list.items.len == 0) return; // nothing arrived: no (invalid) empty message
-        try conversation.appendMessage(.assistant, list.items, .{ .stop_reason = .aborted, .provider = origin.provider, .model = origin.model, .usage = a.usage });
+        try conversation.appendMessage(.assistant, list.items, .{ .stop_reason = .aborted, .provider = origin.provider, .model = origin.model, .usage = a.content_usage });
     }
 
     /// Takes back events of this message the user did not see, given latest first: decoded

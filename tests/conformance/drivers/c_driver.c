@@ -16,7 +16,10 @@
  * first), or frees it from another thread while the main thread is blocked; with
  * `print_conversation` it prints the conversation after the turns. A turn may be a list of
  * parts (text, or media read from the `media_path` the runner wrote) given as PantoPart array,
- * and a tool's `return_parts` are submitted the same way (content ""). Exits 0
+ * and a tool's `return_parts` are submitted the same way (content ""). A turn may also be a
+ * step object (README, "Steps": set_config, export, reimport, import, import_text, truncate,
+ * drop_last, compact, session_info, reopen_agent, second_agent, fork, list_sessions,
+ * append_to_session), run between turns with the C function of its name. Exits 0
  * whenever it printed a transcript (even one ending in an error), 2 when it could not run
  * (bad arguments, unreadable or malformed case).
  *
