@@ -84,6 +84,10 @@ class Library:
         self.agent_set_config = c.panto_agent_set_config
         self.agent_run = c.panto_agent_run
         self.agent_conversation = c.panto_agent_conversation
+        self.agent_export = c.panto_agent_export
+        self.agent_import = c.panto_agent_import
+        self.agent_message_count = c.panto_agent_message_count
+        self.agent_truncate = c.panto_agent_truncate
         self.agent_connections = c.panto_agent_connections
         self.agent_add_tool = c.panto_agent_add_tool
         self.agent_tools = c.panto_agent_tools

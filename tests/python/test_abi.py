@@ -95,6 +95,8 @@ EVENT_CLASSES = {
     "EVENT_TOOL_CALL_START": events.ToolCallStart,
     "EVENT_TOOL_RESULT": events.ToolResult,
     "EVENT_PROVIDER_RETRY": events.ProviderRetry,
+    "EVENT_COMPACTION_START": events.CompactionStart,
+    "EVENT_COMPACTION_END": events.CompactionEnd,
 }
 
 

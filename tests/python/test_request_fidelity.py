@@ -28,8 +28,9 @@ Where the requests come from:
   back, a canceled partial message, retries, reopen after set_config, OpenAI tool calls,
   reasoning_effort, refusals, images and PDFs in user turns and tool results: Anthropic image /
   document blocks and tool_result arrays, OpenAI content arrays with image_url and file parts and
-  the synthetic user message after a round's tool messages), so the check holds without a
-  conformance run;
+  the synthetic user message after a round's tool messages, a provider or model switched
+  between turns with thinking and odd tool-call ids, the summary request of a compaction by
+  threshold and by hand), so the check holds without a conformance run;
 - `test_validator_refuses_mistakes`: the validator itself refuses bodies with a bogus key, a
   bad value or a wrong block, so a green run means something.
 """
@@ -38,6 +39,7 @@ from __future__ import annotations
 import base64
 import io
 import json
+import re
 import threading
 import typing
 from pathlib import Path
@@ -118,7 +120,30 @@ def api_rule_problems(provider: str, body: dict[str, Any]) -> list[str]:
                                 "final assistant message)")
         elif m.get("role") == "assistant" and content in (None, "", []) and not m.get("tool_calls"):
             problems.append(f"messages[{i}] (assistant): neither content nor tool_calls")
+        for where, call_id in _tool_ids(m):
+            if not isinstance(call_id, str) or not TOOL_ID.fullmatch(call_id):
+                problems.append(f"messages[{i}]{where}: tool-call id {call_id!r} is not 1 to 40 of "
+                                "[a-zA-Z0-9_-] (Anthropic's pattern; OpenAI's longest)")
     return problems
+
+
+# The tool-call ids both APIs take (Anthropic: ^[a-zA-Z0-9_-]+$, OpenAI: at most 40 characters).
+TOOL_ID = re.compile(r"[a-zA-Z0-9_-]{1,40}")
+
+
+def _tool_ids(message: dict[str, Any]) -> list[tuple[str, Any]]:
+    """(where, id) of every tool call and result id in a message of either provider."""
+    ids = [(f".tool_calls[{k}].id", c.get("id")) for k, c in enumerate(message.get("tool_calls") or [])
+           if isinstance(c, dict)]
+    if "tool_call_id" in message:
+        ids.append((".tool_call_id", message["tool_call_id"]))
+    content = message.get("content")
+    for k, b in enumerate(content if isinstance(content, list) else []):
+        if isinstance(b, dict) and b.get("type") == "tool_use":
+            ids.append((f".content[{k}].id", b.get("id")))
+        elif isinstance(b, dict) and b.get("type") == "tool_result":
+            ids.append((f".content[{k}].tool_use_id", b.get("tool_use_id")))
+    return ids
 
 
 def validate_request(provider: str, body: Any) -> list[str]:
@@ -227,6 +252,14 @@ def _run_turns(emu: Emulator, config: dict[str, Any], turns: list[Any],
                                     tools=list(tools))
     with agent:
         for i, text in enumerate(turns):
+            if isinstance(text, dict):  # a step between turns: {"set_config": {...}} or {"compact": True}
+                if "set_config" in text:
+                    agent.set_config(**text["set_config"])
+                else:
+                    with agent.compact() as compacting:
+                        for _ in compacting:
+                            pass
+                continue
             stream = agent.run(text)
             timer = None
             if cancel_after_s is not None and i == 0:
@@ -348,6 +381,45 @@ SCENARIOS: list[tuple[str, dict[str, Any], list[Any], dict[str, Any], list[Any],
          _answer(_text("Whole."))]}, [], {"cancel_after_s": 0.3}, ['"Partial "']),
 ]
 
+# Conversations that last (issue 16): a conversation written for another provider or model
+# than the one that made it (thinking left out, tool-call ids rewritten), and the summary
+# request of a compaction (by threshold and by hand).
+ODD_ID_CALL = _answer({"type": "thinking", "thinking": "Weather first.", "signature": "sig-s"},
+                      {"type": "tool_use", "id": "toolu.odd:1", "name": "get_weather",
+                       "input": {"city": "Oslo"}})
+LONG_ID_CALL = _answer({"type": "thinking", "thinking": "Again."},
+                       {"type": "tool_use", "id": "call_" + "x" * 41, "name": "get_weather",
+                        "input": {"city": "Rome"}})
+TO_OPENAI = {"set_config": {"provider": "openai", "model": "gpt-test", "thinking": "low"}}
+TO_ANTHROPIC = {"set_config": {"provider": "anthropic", "model": "claude-test", "thinking": "low"}}
+COMPACTION = {"compaction": {"enabled": True, "context_window": 1000, "reserve_tokens": 100,
+                             "keep_recent_tokens": 6}}
+BIG_ANSWER = {"message": {"content": [_text("Once upon a time")],
+                          "usage": {"input_tokens": 950, "output_tokens": 30}}}
+SWITCHES = [
+    ("switch_anthropic_openai_anthropic", dict(A, thinking="low"),
+     ["Weather?", TO_OPENAI, "And Rome?", TO_ANTHROPIC, "Thanks", {"set_config": {"model": "claude-other"}},
+      "Bye"],
+     {"responses": [ODD_ID_CALL, _answer(_text("Cold.")), LONG_ID_CALL, _answer(_text("Warm.")),
+                    _answer(_text("Welcome.")), _answer(_text("Bye."))]}, [WEATHER], {},
+     ['"tool_call_id": "call_', '"signature": "sig-s"', '"model": "claude-other"']),
+    ("switch_openai_anthropic", dict(O, thinking="low"), ["Weather?", TO_ANTHROPIC, "And Rome?"],
+     {"responses": [LONG_ID_CALL, _answer(_text("Warm.")), _answer(_text("Sure."))]}, [WEATHER], {},
+     ['"tool_use_id": "call_', '"reasoning_effort": "low"']),
+    *[(f"{name}_compaction_threshold", dict(config, **COMPACTION), ["Tell me a story.", "And then what???"],
+       {"responses": [BIG_ANSWER, _answer(_text("A story was asked for.")), _answer(_text("The end."))]},
+       [], {}, ["<conversation>", "summarized"])
+      for name, config in (("anthropic", A), ("openai", O))],
+    *[(f"{name}_compaction_manual", dict(config, compaction={"keep_recent_tokens": 1}),
+       ["Tell me a story.", "And then what???", {"compact": True}, "Go on."],
+       {"responses": [_answer(_text("Once upon a time")), _answer(_text("There was a dragon")),
+                      _answer(_text("A story was asked for.")), _answer(_text("The end."))]},
+       [], {}, ["<conversation>", "summarized"])
+      for name, config in (("anthropic", A), ("openai", O))],
+]
+SCENARIOS += SWITCHES
+
+
 # A turn canceled after MESSAGE_START, before any content, must leave no empty assistant
 # message: the next request would carry it (Anthropic `"content": []`, OpenAI `"content": null`
 # without tool_calls) and the live APIs refuse it.
@@ -372,7 +444,7 @@ def test_representative_turns(emulator: Emulator, name: str, config: dict[str, A
                               options: dict[str, Any], covers: list[str]) -> None:
     requests = _run_turns(emulator, config, turns, scenario, tools, **options)
     # Every turn reached the provider (a tool round or a retry makes more requests).
-    assert len(requests) >= len(turns), requests
+    assert len(requests) >= len([t for t in turns if not isinstance(t, dict)]), requests
     dump = json.dumps([r["body"] for r in requests], ensure_ascii=False)
     for text in covers:
         assert text in dump, f"{name}: the requests do not hold {text}"
@@ -489,6 +561,13 @@ MISTAKES = [
      lambda b: b["messages"].insert(2, {"role": "assistant", "content": None})),
     ("anthropic", "empty assistant message",
      lambda b: b["messages"].insert(1, {"role": "assistant", "content": []})),
+    ("anthropic", "a tool_use id with a colon",
+     lambda b: b["messages"][1]["content"][3].update(id="toolu.odd:1")),
+    ("anthropic", "a tool_result id with a colon",
+     lambda b: b["messages"][2]["content"][0].update(tool_use_id="toolu.odd:1")),
+    ("openai", "a tool call id of 41 characters",
+     lambda b: b["messages"][2]["tool_calls"][0].update(id="call_" + "x" * 36)),
+    ("openai", "a tool message's id with a colon", lambda b: b["messages"][3].update(tool_call_id="a:b")),
 ]
 MEDIA_MISTAKES = [
     ("anthropic", "image source without its type", lambda b: b["messages"][0]["content"][1]["source"].pop("type")),
