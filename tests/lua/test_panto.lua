@@ -1897,6 +1897,25 @@ test("compact() with nothing to compact raises state; a failed summary leaves th
   eq(agent:export(), before, "the conversation is unchanged")
 end)
 
+test("a compact() stream canceled while the summary streams leaves the conversation; the agent goes on", function()
+  emulator.load({ text_answer("Hello"), stalled_answer("Partial summary"), text_answer("Next") })
+  local agent <close> = new_agent({ compaction = { keep_recent_tokens = 1 } })
+  drain(agent:run("Hi"))
+  local before = agent:export()
+  local stream <close> = agent:compact()
+  eq(stream:next().kind, "compaction_start")
+  -- The summary request stalls after its first delta: canceled while next() waits for more.
+  stream:cancel_after(100)
+  local kinds, err = until_error(stream)
+  eq(kinds, "", "no event of the summary request")
+  eq(err.code, "canceled")
+  stream:close()
+  eq(agent:export(), before, "the conversation is unchanged")
+  local _, kinds = drain(agent:run("Again"))
+  assert(kinds:find("message_complete$"), kinds)
+  eq(agent:message_count(), 4)
+end)
+
 test("a turn past context_window - reserve_tokens compacts first: the events come before message_start", function()
   local big = text_answer("long answer")
   big.message.usage = { input_tokens = 900, output_tokens = 50 }
@@ -1977,7 +1996,11 @@ test("sessions: one writer (session_locked), resume of a missing one, create of 
     local first <close> = new_agent({ session = { dir = dir, id = "s1" } })
     eq(refused({ dir = dir, id = "s1" }), "session_locked", "a second agent on the session")
   end
-  -- Closed: the session is free again.
+  -- Closed: the session is free again; so it is once the collector freed an agent.
+  new_agent({ session = { dir = dir, id = "s1" } }):close()
+  new_agent({ session = { dir = dir, id = "s1" } }) -- not closed: left to the collector
+  collectgarbage()
+  collectgarbage()
   new_agent({ session = { dir = dir, id = "s1" } }):close()
   eq(refused({ dir = dir, id = "nope", mode = "resume" }), "no_such_session", "resume of a missing session")
   eq(refused({ dir = dir, id = "s1", mode = "create" }), "session", "create of an existing session")
