@@ -10,6 +10,8 @@ const decl = @import("tool_declarations.zig");
 const registry = @import("registry.zig");
 const stream = @import("stream.zig");
 const parts = @import("parts.zig");
+const conversation = @import("conversation.zig");
+const session = @import("session.zig");
 
 const State = h.State;
 const Where = h.Where;
@@ -30,7 +32,7 @@ const newError = errors.newError;
 pub const tname: [*:0]const u8 = "panto.Agent";
 
 /// User value slot: the table tool name -> handler function.
-const uv_handlers = 1;
+pub const uv_handlers = 1;
 
 pub const Agent = struct {
     handle: ?*c.PantoAgent,
@@ -38,11 +40,11 @@ pub const Agent = struct {
     streams: stream.List = .{},
 };
 
-fn toAgent(L: State, idx: c_int) *Agent {
+pub fn toAgent(L: State, idx: c_int) *Agent {
     return @ptrCast(@alignCast(c.luaL_checkudata(L, idx, tname).?));
 }
 
-fn checkOpenAgent(L: State, idx: c_int) *Agent {
+pub fn checkOpenAgent(L: State, idx: c_int) *Agent {
     const a = toAgent(L, idx);
     if (a.handle == null) _ = c.luaL_error(L, "attempt to use a closed %s", tname);
     return a;
@@ -57,7 +59,7 @@ fn closeAgent(a: *Agent) void {
 }
 
 /// Raises the agent's last error (after a failed panto_agent_run, say) as an error table.
-fn raiseAgentError(L: State, a: *Agent, rc: c_int) noreturn {
+pub fn raiseAgentError(L: State, a: *Agent, rc: c_int) noreturn {
     var err = newError();
     _ = c.panto_agent_error(a.handle, &err);
     errors.raise(L, &err, rc);
@@ -174,16 +176,30 @@ fn agentRun(L: State) callconv(.c) c_int {
 
     // Checked before anything else is made; borrows from the stack (the parts' box at 3).
     const input = parts.pushInput(L, 2);
-    _ = c.lua_getiuservalue(L, 1, uv_handlers); // 4
-    const s = stream.push(L, 1, 4, run_tools); // 5
+    const s = pushStream(L, run_tools);
     var handle: ?*c.PantoStream = null;
     const rc = c.panto_agent_run(a.handle, &input, &handle);
+    return attachStream(L, a, s, rc, handle, "panto_agent_run");
+}
+
+/// Pushes a new stream userdata of the agent at index 1 (no C handle yet: see stream.push).
+pub fn pushStream(L: State, run_tools: bool) *stream.Stream {
+    _ = c.lua_getiuservalue(L, 1, uv_handlers);
+    const s = stream.push(L, 1, -1, run_tools);
+    c.lua_rotate(L, -2, 1);
+    pop(L, 1); // the handlers: the stream holds them
+    return s;
+}
+
+/// The stream `s` at the top gets the handle that `what` returned with `rc`: returns 1 (the
+/// stream), or raises the agent's error.
+pub fn attachStream(L: State, a: *Agent, s: *stream.Stream, rc: c_int, handle: ?*c.PantoStream, what: [*:0]const u8) c_int {
     if (handle) |sh| stream.attach(s, sh, &a.streams);
     if (rc < 0) {
         stream.release(s, .closed); // only if the library set it anyway
         raiseAgentError(L, a, rc);
     }
-    if (handle == null) return c.luaL_error(L, "panto_agent_run returned no stream");
+    if (handle == null) return c.luaL_error(L, "%s returned no stream", what);
     return 1;
 }
 
@@ -306,12 +322,12 @@ const methods = [_]c.luaL_Reg{
     h.reg("set_config", agentSetConfig),
     h.reg("tools", agentTools),
     h.reg("close", agentClose),
-    h.reg_end,
-};
+} ++ conversation.methods ++ session.methods ++ [_]c.luaL_Reg{h.reg_end};
 
 /// The module's functions of this file.
-pub const functions = [_]c.luaL_Reg{h.reg("Agent", agentNew)};
+pub const functions = [_]c.luaL_Reg{h.reg("Agent", agentNew)} ++ session.functions;
 
 pub fn open(L: State) void {
     h.createMetatable(L, tname, &meta, &methods, null);
+    session.open(L);
 }

@@ -42,11 +42,15 @@ const Key = enum {
     http_status,
     reason,
     parts,
+    tokens_before,
+    tokens_after,
+    message_count,
+    summary,
 };
 const key_count = @typeInfo(Key).@"enum".fields.len;
 /// The names, upvalues 1..names_count of every stream method: keys at 1..key_count, then
 /// event kinds 1..max_event_kind, then block kinds 0..max_block_kind.
-const max_event_kind = c.PANTO_EVENT_PROVIDER_RETRY;
+const max_event_kind = c.PANTO_EVENT_COMPACTION_END;
 const max_block_kind = c.PANTO_BLOCK_REDACTED_THINKING;
 const event_kind_base = key_count;
 const block_kind_base = event_kind_base + max_event_kind + 1;
@@ -147,7 +151,8 @@ fn fieldCount(kind: c_int) c_int {
     return switch (kind) {
         c.PANTO_EVENT_MESSAGE_START, c.PANTO_EVENT_BLOCK_START => 3,
         c.PANTO_EVENT_TOOL_CALL_START, c.PANTO_EVENT_TOOL_RESULT => 6,
-        c.PANTO_EVENT_PROVIDER_RETRY => 5,
+        c.PANTO_EVENT_PROVIDER_RETRY, c.PANTO_EVENT_COMPACTION_END => 5,
+        c.PANTO_EVENT_COMPACTION_START => 3,
         else => 4,
     };
 }
@@ -194,6 +199,16 @@ pub fn pushEvent(L: State, ev: *const c.PantoEvent) void {
             fieldInteger(L, .delay_ms, ev.delay_ms);
             if (ev.http_status != 0) fieldInteger(L, .http_status, ev.http_status);
             fieldString(L, .reason, slice(ev.text));
+        },
+        c.PANTO_EVENT_COMPACTION_START => {
+            fieldInteger(L, .tokens_before, ev.tokens_before);
+            fieldString(L, .reason, slice(ev.text));
+        },
+        c.PANTO_EVENT_COMPACTION_END => {
+            fieldInteger(L, .tokens_before, ev.tokens_before);
+            fieldInteger(L, .tokens_after, ev.tokens_after);
+            fieldInteger(L, .message_count, ev.message_count);
+            fieldString(L, .summary, slice(ev.text));
         },
         else => {}, // a kind newer than this module: only its name
     }

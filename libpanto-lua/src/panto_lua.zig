@@ -3,6 +3,8 @@
 //! point, luaopen_panto: it opens each part (its metatables) and makes the module table.
 //!
 //!   agent.zig              panto.Agent: the configuration, runs, tools, the conversation
+//!   conversation.zig       export, import, message_count, truncate, drop_last, compact
+//!   session.zig            agent:session(), agent:fork(), panto.list_sessions
 //!   stream.zig             panto.Stream: next(), events(), tool handlers, close, cancel
 //!   events.zig             a PantoEvent as a Lua table (the per-event hot path)
 //!   media.zig              media values: panto.media, panto.image, panto.document

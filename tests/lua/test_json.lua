@@ -122,6 +122,16 @@ local cyclic = {}
 cyclic.self = cyclic
 check("encode refuses a cycle", not pcall(json.encode, cyclic))
 
+-- A decoded object encodes its keys in their decoded order; keys added later come after,
+-- sorted; keys removed are left out.
+check("decoded key order kept",
+  json.encode(json.decode('{"z":1,"a":{"y":[],"b":2},"m":null}')) == '{"z":1,"a":{"y":[],"b":2},"m":null}')
+local reordered = json.decode('{"z":1,"a":2,"m":3}')
+reordered.a = nil
+reordered.c, reordered.b = 4, 5
+encodes(reordered, '{"z":1,"m":3,"b":5,"c":4}')
+check("duplicate keys listed once", json.encode(json.decode('{"b":1,"a":2,"b":3}')) == '{"b":3,"a":2}')
+
 -- Round trips.
 for _, text in ipairs({
   '{"a":[1,2.5,"x",null,true,false,[],{}],"b":{"c":"\\u0000é😀"}}',

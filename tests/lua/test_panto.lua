@@ -447,12 +447,13 @@ test("tool_schema: params become a JSON Schema, per provider", function()
   }
   local schema = json.decode(panto.tool_schema(t)).input_schema
   eq(json.encode(schema.required), '["list","s"]', "required")
-  eq(json.encode(schema.properties.n), '{"maximum":10,"minimum":1,"type":"integer"}')
+  -- json.lua writes a decoded object's keys back in the order panto wrote them.
+  eq(json.encode(schema.properties.n), '{"type":"integer","minimum":1,"maximum":10}')
   eq(json.encode(schema.properties.list.items),
-     '{"properties":{"x":{"type":"number"},"y":{"default":true,"type":"boolean"}},"required":["x"],"type":"object"}')
-  eq(json.encode(schema.properties.tags), '{"default":[],"items":{"type":"string"},"type":"array"}')
+     '{"type":"object","properties":{"x":{"type":"number"},"y":{"type":"boolean","default":true}},"required":["x"]}')
+  eq(json.encode(schema.properties.tags), '{"type":"array","default":[],"items":{"type":"string"}}')
   -- No params: an empty object schema.
-  eq(json.encode(json.decode(panto.tool_schema({ name = "noop" })).input_schema), '{"properties":{},"type":"object"}')
+  eq(json.encode(json.decode(panto.tool_schema({ name = "noop" })).input_schema), '{"type":"object","properties":{}}')
   -- A schema as a table or as JSON text.
   local s = { type = "object", properties = { q = { type = "string" } }, required = panto.array({ "q" }) }
   eq(json.decode(panto.tool_schema({ name = "a", schema = s })).input_schema.required[1], "q")
@@ -1737,6 +1738,315 @@ test("media in a value sent as JSON is refused", function()
   eq(r.is_error, true)
   assert(r.content:find("cannot encode media (panto.Media) as JSON", 1, true), r.content)
 end)
+
+-- ---- Conversations: export, import, edit, compact ------------------------------------------
+
+-- A panto.Error raised by fn(...), checked to have `code`; returned.
+local function raises_code(code, fn, ...)
+  local ok, err = pcall(fn, ...)
+  assert(not ok, "expected a panto.Error " .. code .. ", got success")
+  eq(type(err), "table", "error type (" .. tostring(err) .. ")")
+  eq(getmetatable(err).__name, "panto.Error", "a panto.Error")
+  eq(err.code, code, "error code (" .. tostring(err.message) .. ")")
+  return err
+end
+
+test("export and import: the same bytes back, in another agent; conversation() is its messages", function()
+  emulator.load({ text_answer("Hello"), text_answer("Again") })
+  local agent <close> = new_agent()
+  drain(agent:run("Hi"))
+  drain(agent:run("More"))
+  eq(agent:message_count(), 4, "message_count")
+  local doc = agent:export()
+  eq(type(doc), "string")
+  local decoded = json.decode(doc)
+  eq(decoded.version, 1, "version")
+  eq(#decoded.messages, 4, "messages")
+  eq(decoded.messages[2].provider, "anthropic", "provider")
+  eq(decoded.messages[2].stop_reason, "end_turn", "stop_reason")
+  eq(decoded.messages[2].usage.input_tokens, 3, "usage")
+  -- conversation() is the export's "messages", byte for byte.
+  local messages = doc:match('"messages":(.*)}$')
+  eq(agent:conversation(), messages, "conversation()")
+
+  local other <close> = new_agent()
+  eq(other:import(doc), nil, "import returns nothing")
+  eq(other:message_count(), 4, "imported count")
+  eq(other:export(), doc, "export after import")
+end)
+
+test("import refuses bad documents with code conversation, the agent unchanged", function()
+  emulator.load({ text_answer("Hello") })
+  local agent <close> = new_agent()
+  drain(agent:run("Hi"))
+  local before = agent:export()
+  local err = raises_code("conversation", agent.import, agent, '{"version": 2, "messages": []}')
+  assert(err.message:find("unsupported conversation version 2", 1, true), err.message)
+  assert(tostring(err):find("^panto: conversation: "), tostring(err))
+  raises_code("conversation", agent.import, agent, "{")
+  raises_code("conversation", agent.import, agent,
+    '{"version": 1, "messages": [{"role": "robot", "content": [{"type": "text", "text": "x"}]}]}')
+  err = raises_code("conversation", agent.import, agent, json.encode({ version = 1, messages = {
+    { role = "user", content = { { type = "tool_result", id = "call_9", content = "r", is_error = false } } } } }))
+  assert(err.message:find("messages[0]", 1, true), err.message)
+  eq(agent:export(), before, "the conversation after refused imports")
+  raises("string expected, got number", agent.import, agent, 42)
+  raises("string expected, got table", agent.import, agent, { version = 1 })
+  -- An empty conversation is a document too.
+  agent:import('{"version":1,"messages":[]}')
+  eq(agent:message_count(), 0, "count after importing none")
+end)
+
+test("drop_last after a failed turn; truncate; refused cuts leave the conversation", function()
+  emulator.load({ text_answer("Hello"), error_answer(401, "authentication_error", "bad key"), text_answer("Hi again") })
+  local agent <close> = new_agent()
+  drain(agent:run("Hi"))
+  local _, err = until_error(agent:run("Fails"))
+  eq(err.code, "authentication")
+  eq(agent:message_count(), 3, "the failed turn's user message stays")
+  eq(agent:drop_last(), 2, "drop_last() returns the count left")
+  eq(agent:message_count(), 2)
+  drain(agent:run("Next"))
+  local request = emulator.requests()[3]
+  eq(#request.body.messages, 3, "the next request has no two user messages in a row")
+  eq(request.body.messages[3].content[1].text, "Next")
+
+  local doc = agent:export()
+  raises_code("invalid_argument", agent.truncate, agent, 5)
+  raises_code("invalid_argument", agent.drop_last, agent, 5)
+  raises("count of messages must not be negative", agent.truncate, agent, -1)
+  raises("count of messages must not be negative", agent.drop_last, agent, -1)
+  raises("number expected, got string", agent.truncate, agent, "two")
+  eq(agent:export(), doc, "the conversation after refused cuts")
+  eq(agent:drop_last(0), 4, "drop_last(0) drops nothing")
+  eq(agent:truncate(2), 2)
+  eq(agent:message_count(), 2)
+  eq(agent:truncate(0), 0)
+  eq(agent:export(), '{"version":1,"messages":[]}')
+end)
+
+test("truncate refuses to keep tool calls without their results", function()
+  emulator.load({ tool_answer({ { "t1", "echo" } }), text_answer("done") })
+  local agent <close> = new_agent({ tools = { { name = "echo", handler = function() return "e" end } } })
+  drain(agent:run("go"))
+  eq(agent:message_count(), 4, "user, tool call, results, answer")
+  local err = raises_code("conversation", agent.truncate, agent, 2)
+  eq(agent:message_count(), 4, "nothing changed")
+  assert(#err.message > 0, "a message says why")
+  eq(agent:truncate(3), 3, "with the results, the cut is fine")
+end)
+
+test("edits and import are refused while a turn runs (busy)", function()
+  emulator.load({ text_answer("Hello"), text_answer("World") })
+  local agent <close> = new_agent()
+  drain(agent:run("Hi"))
+  local doc = agent:export()
+  local stream <close> = agent:run("Again")
+  assert(stream:next())
+  raises_code("busy", agent.import, agent, doc)
+  raises_code("busy", agent.truncate, agent, 0)
+  raises_code("busy", agent.drop_last, agent, 1)
+  raises_code("busy", agent.compact, agent)
+  drain(stream)
+  eq(agent:message_count(), 4)
+end)
+
+test("compact(): a stream of compaction_start, compaction_end, message_complete; the summary replaces the older messages", function()
+  -- Usage as a provider reports it: the estimate starts from the last one.
+  local first, second = text_answer(string.rep("a", 400)), text_answer(string.rep("b", 400))
+  first.message.usage = { input_tokens = 110, output_tokens = 100 }
+  second.message.usage = { input_tokens = 215, output_tokens = 100 }
+  emulator.load({ first, second, text_answer("They said hi twice.") })
+  local agent <close> = new_agent({ compaction = { keep_recent_tokens = 101 } })
+  drain(agent:run("first " .. string.rep("x", 400)))
+  drain(agent:run("second"))
+  eq(agent:message_count(), 4)
+  local events, kinds = collect(agent:compact())
+  eq(kinds, "compaction_start compaction_end message_complete", "kinds")
+  local start, finish = events[1], events[2]
+  eq(start.reason, "manual", "reason")
+  eq(start.tokens_before, 315, "tokens_before: the last usage, nothing after it")
+  eq(finish.tokens_before, start.tokens_before, "tokens_before at the end")
+  assert(finish.tokens_after < finish.tokens_before, "tokens_after " .. finish.tokens_after)
+  eq(finish.summary, "They said hi twice.", "summary")
+  eq(finish.message_count, 2, "messages summarized")
+  eq(events[3].usage.output_tokens, 2, "the summary request's usage")
+
+  local conv = json.decode(agent:conversation())
+  eq(#conv, 3, "summary + the kept messages")
+  eq(conv[1].role, "user")
+  assert(conv[1].content[1].text:find("They said hi twice.", 1, true), conv[1].content[1].text)
+  eq(conv[1].compaction.message_count, 2, "the summary message's compaction")
+  eq(conv[2].content[1].text, "second")
+  local summary_request = emulator.requests()[3].body
+  eq(#summary_request.messages, 1, "one user message to summarize")
+  assert(summary_request.messages[1].content[1].text:find("<conversation>", 1, true), "the serialized messages")
+  eq(summary_request.tools, nil, "no tools in the summary request")
+end)
+
+test("compact() with nothing to compact raises state; a failed summary leaves the conversation", function()
+  emulator.load({ text_answer("Hello"), error_answer(400, "invalid_request_error", "no summary today") })
+  local agent <close> = new_agent({ compaction = { keep_recent_tokens = 100000 } })
+  drain(agent:run("Hi"))
+  raises_code("state", agent.compact, agent)
+  agent:set_config({ compaction = { keep_recent_tokens = 1 } })
+  local before = agent:export()
+  local kinds, err = until_error(agent:compact())
+  eq(err.code, "invalid_request", "the summary request's error")
+  assert(kinds == "" or kinds == "compaction_start", "events before the error: " .. kinds)
+  eq(agent:export(), before, "the conversation is unchanged")
+end)
+
+test("a compact() stream canceled while the summary streams leaves the conversation; the agent goes on", function()
+  emulator.load({ text_answer("Hello"), stalled_answer("Partial summary"), text_answer("Next") })
+  local agent <close> = new_agent({ compaction = { keep_recent_tokens = 1 } })
+  drain(agent:run("Hi"))
+  local before = agent:export()
+  local stream <close> = agent:compact()
+  eq(stream:next().kind, "compaction_start")
+  -- The summary request stalls after its first delta: canceled while next() waits for more.
+  stream:cancel_after(100)
+  local kinds, err = until_error(stream)
+  eq(kinds, "", "no event of the summary request")
+  eq(err.code, "canceled")
+  stream:close()
+  eq(agent:export(), before, "the conversation is unchanged")
+  local _, kinds = drain(agent:run("Again"))
+  assert(kinds:find("message_complete$"), kinds)
+  eq(agent:message_count(), 4)
+end)
+
+test("a turn past context_window - reserve_tokens compacts first: the events come before message_start", function()
+  local big = text_answer("long answer")
+  big.message.usage = { input_tokens = 900, output_tokens = 50 }
+  emulator.load({ big, text_answer("Summary of the start."), text_answer("fresh") })
+  local agent <close> = new_agent({ compaction = { context_window = 1000, reserve_tokens = 100, keep_recent_tokens = 1 } })
+  drain(agent:run("Hi"))
+  local events, kinds = collect(agent:run("Go on"))
+  assert(kinds:find("^compaction_start compaction_end message_start"), kinds)
+  eq(events[1].reason, "threshold", "reason")
+  assert(events[1].tokens_before >= 950, "tokens_before " .. events[1].tokens_before)
+  local complete = find(events, "message_complete")
+  eq(complete.usage.output_tokens, 2 + 2, "the summary's usage is the turn's too")
+  local requests = emulator.requests()
+  eq(#requests, 3)
+  local compacted = requests[3].body.messages
+  assert(compacted[1].content[1].text:find("Summary of the start.", 1, true), "the summary goes first")
+  eq(compacted[#compacted].content[1].text, "Go on")
+end)
+
+-- ---- Sessions -----------------------------------------------------------------------------------
+
+local function temp_dir()
+  local p = assert(io.popen("mktemp -d"))
+  local dir = p:read("l")
+  p:close()
+  return dir
+end
+
+-- A test body that runs fn(dir) with a fresh directory, removed after, whatever happens.
+local function in_temp_dir(fn)
+  return function()
+    local dir = temp_dir()
+    local ok, err = xpcall(fn, debug.traceback, dir)
+    os.execute("rm -rf " .. shell_quote(dir))
+    if not ok then error(err, 0) end
+  end
+end
+
+local function read_file(path)
+  local f = assert(io.open(path, "rb"))
+  local text = f:read("a")
+  f:close()
+  return text
+end
+
+test("a session: created, written, resumed by a new agent; session() describes it", in_temp_dir(function(dir)
+  emulator.load({ text_answer("Hello"), text_answer("Again") })
+  local agent = new_agent({ session = { dir = dir, id = "s1" } })
+  local info = agent:session()
+  eq(info.id, "s1", "id")
+  eq(info.path, dir .. "/s1.jsonl", "path")
+  eq(info.resumed, false, "resumed")
+  eq(info.torn_bytes, 0, "torn_bytes")
+  drain(agent:run("Hi"))
+  agent:close()
+  local text = read_file(dir .. "/s1.jsonl")
+  assert(not text:find("test-key", 1, true), "the API key is never written")
+
+  local again <close> = new_agent({ session = { dir = dir, id = "s1" } })
+  eq(again:session().resumed, true, "resumed")
+  eq(again:message_count(), 2, "the messages are back")
+  drain(again:run("More"))
+  eq(#emulator.requests()[2].body.messages, 3, "the resumed conversation goes to the provider")
+  local plain <close> = new_agent()
+  eq(plain:session(), nil, "an agent without a session")
+  raises_code("state", plain.fork, plain, 0, "s9")
+end))
+
+test("sessions: one writer (session_locked), resume of a missing one, create of an existing one", in_temp_dir(function(dir)
+  local function refused(session)
+    local none, message, code = panto.Agent({ provider = "anthropic", model = "claude-test", api_key = "k",
+                                              session = session })
+    eq(none, nil, "an agent")
+    eq(type(message), "string", "message")
+    return code, message
+  end
+  do
+    local first <close> = new_agent({ session = { dir = dir, id = "s1" } })
+    eq(refused({ dir = dir, id = "s1" }), "session_locked", "a second agent on the session")
+  end
+  -- Closed: the session is free again; so it is once the collector freed an agent.
+  new_agent({ session = { dir = dir, id = "s1" } }):close()
+  new_agent({ session = { dir = dir, id = "s1" } }) -- not closed: left to the collector
+  collectgarbage()
+  collectgarbage()
+  new_agent({ session = { dir = dir, id = "s1" } }):close()
+  eq(refused({ dir = dir, id = "nope", mode = "resume" }), "no_such_session", "resume of a missing session")
+  eq(refused({ dir = dir, id = "s1", mode = "create" }), "session", "create of an existing session")
+  eq(refused({ dir = dir, id = "../escape" }), "config", "an invalid id")
+end))
+
+test("a torn last line is cut off and counted; fork and list_sessions", in_temp_dir(function(dir)
+  emulator.load({ text_answer("Hello"), text_answer("Again") })
+  local agent = new_agent({ session = { dir = dir, id = "s1" } })
+  drain(agent:run("Hi"))
+  drain(agent:run("More"))
+  agent:close()
+  local path = dir .. "/s1.jsonl"
+  local size = #read_file(path)
+  local f = assert(io.open(path, "ab"))
+  f:write('{"type":"message","mess')
+  f:close()
+
+  local resumed <close> = new_agent({ session = { dir = dir, id = "s1" } })
+  eq(resumed:session().torn_bytes, 23, "torn_bytes")
+  eq(#read_file(path), size, "the torn line is cut off")
+  eq(resumed:message_count(), 4)
+
+  local forked = resumed:fork(2, "s2")
+  eq(forked.id, "s2", "fork returns the new session")
+  eq(forked.resumed, false)
+  eq(resumed:session().id, "s2", "the agent goes on in the fork")
+  eq(resumed:message_count(), 2, "the fork holds the first messages")
+  raises_code("session", resumed.fork, resumed, 1, "s1") -- taken
+  raises_code("invalid_argument", resumed.fork, resumed, 9)
+  eq(resumed:session().id, "s2", "a refused fork changes nothing")
+
+  local list = panto.list_sessions(dir)
+  eq(#list, 2, "sessions")
+  local by_id = {}
+  for _, entry in ipairs(list) do by_id[entry.id] = entry end
+  eq(by_id.s1.message_count, 4)
+  eq(by_id.s1.first_user_text, "Hi")
+  eq(by_id.s1.parent, nil, "no parent: nil")
+  eq(by_id.s2.message_count, 2)
+  eq(by_id.s2.parent.id, "s1", "parent id")
+  eq(by_id.s2.parent.message_count, 2, "parent message_count")
+  assert(by_id.s2.created:match("^%d%d%d%d%-%d%d%-%d%dT"), by_id.s2.created)
+  eq(#panto.list_sessions(dir .. "/missing"), 0, "a missing directory has none")
+  raises("string expected, got number", panto.list_sessions, 42)
+end))
 
 -- ---- Main -------------------------------------------------------------------------------------
 

@@ -230,8 +230,10 @@ def test_cancel_after_while_blocked(lua: Any) -> None:
     assert elapsed < 3, elapsed
     assert second.split()[-1] == "message_complete"
     messages = json.loads(conversation)
-    assert messages[1] == {"role": "assistant", "content": [{"type": "text", "text": "Partial "}],
-                           "stop_reason": "aborted"}
+    # The usage of a canceled message is whatever the provider had reported: not compared.
+    assert {k: v for k, v in messages[1].items() if k != "usage"} == {
+        "role": "assistant", "content": [{"type": "text", "text": "Partial "}],
+        "provider": "anthropic", "model": "claude-test", "stop_reason": "aborted"}
     assert [m["role"] for m in requests[1]["body"]["messages"]] == ["user", "assistant", "user"]
 
 

@@ -75,6 +75,11 @@ local function event_line(ev)
   elseif k == "provider_retry" then
     return { event = k, attempt = ev.attempt, delay_ms = ev.delay_ms, http_status = ev.http_status or 0,
              reason = ev.reason }
+  elseif k == "compaction_start" then
+    return { event = k, tokens_before = ev.tokens_before, reason = ev.reason }
+  elseif k == "compaction_end" then
+    return { event = k, tokens_before = ev.tokens_before, tokens_after = ev.tokens_after,
+             message_count = ev.message_count, summary = ev.summary }
   end
   -- A kind this driver does not know: print what it has, so the diff shows it.
   local line = { event = tostring(k) }
@@ -254,6 +259,148 @@ local function end_turn_early(agent, text, how)
   return true
 end
 
+-- ---- Steps (tests/conformance/README.md): a `turns` entry that is an object -----------------
+
+-- The code of a pcall's outcome: "ok", or the panto.Error's code (and message).
+local function outcome(ok, err)
+  if ok then return "ok" end
+  if type(err) ~= "table" then error(err, 0) end -- not a panto error: a bug, so fail loudly
+  return err.code, err.message
+end
+
+-- {event = name, code = C}, with "message" when C is not "ok" and `with_message`.
+local function code_line(name, ok, err, with_message)
+  local code, message = outcome(ok, err)
+  local line = { event = name, code = code }
+  if with_message and code ~= "ok" then line.message = message end
+  return line
+end
+
+-- The driver's state across steps: the agent (reopen_agent replaces it), its config, the
+-- last export's text.
+local Run = {}
+Run.__index = Run
+
+function Run:export()
+  local ok, raw = pcall(self.agent.export, self.agent)
+  if not ok then return emit(code_line("export", ok, raw, true)) end
+  self.last_export = raw
+  emit({ event = "export", text = raw })
+end
+
+function Run:reimport()
+  local agent = self.agent
+  local ok, err = pcall(agent.import, agent, assert(self.last_export, "reimport before any export"))
+  local identical = false
+  if ok then identical = agent:export() == self.last_export end
+  local line = code_line("reimport", ok, err)
+  line.identical = identical
+  emit(line)
+end
+
+function Run:import(text)
+  local ok, err = pcall(self.agent.import, self.agent, text)
+  emit(code_line("import", ok, err, true))
+end
+
+-- truncate(k) or drop_last(n), then the count left.
+function Run:cut(name, method, n)
+  local agent = self.agent
+  local line = code_line(name, pcall(agent[method], agent, n))
+  line.message_count = agent:message_count()
+  emit(line)
+end
+
+function Run:compact(extra_next)
+  local ok, stream = pcall(self.agent.compact, self.agent)
+  if not ok then return emit(code_line("compact", ok, stream)) end
+  local s <close> = stream
+  turn_lines(self.agent, s, nil)
+  for _ = 1, extra_next do emit(step(s)) end
+end
+
+function Run:session_info()
+  local agent = self.agent
+  local ok, info = pcall(agent.session, agent)
+  -- agent:session() is nil for an agent without a session: panto_agent_session's "state".
+  if ok and info == nil then ok, info = false, { code = "state" } end
+  local line = code_line("session", ok, info)
+  line.id = ok and info.id or ""
+  line.resumed = ok and info.resumed or false
+  line.torn_bytes = ok and info.torn_bytes or 0
+  line.message_count = ok and agent:message_count() or 0
+  emit(line)
+end
+
+-- Frees the agent and makes a new one from the same config; false when that failed.
+function Run:reopen_agent()
+  self.agent:close()
+  local agent, message, code = panto.Agent(self.config)
+  self.agent = agent
+  emit({ event = "reopen_agent", code = agent and "ok" or code, message = (not agent) and message or nil })
+  return agent ~= nil
+end
+
+function Run:second_agent()
+  local agent, _, code = panto.Agent(self.config)
+  if agent then agent:close() end
+  emit({ event = "second_agent", code = agent and "ok" or code })
+end
+
+function Run:fork(how)
+  emit(code_line("fork", pcall(self.agent.fork, self.agent, how.message_count, how.id)))
+end
+
+function Run:list_sessions()
+  local dir = assert(self.config.session and self.config.session.dir, "list_sessions without a session dir")
+  local ok, list = pcall(panto.list_sessions, dir)
+  local line = code_line("sessions", ok, list)
+  line.sessions = json.array()
+  for i, entry in ipairs(ok and list or {}) do
+    local parent = json.null
+    if entry.parent then parent = { id = entry.parent.id, message_count = entry.parent.message_count } end
+    line.sessions[i] = { id = entry.id, message_count = entry.message_count,
+                         first_user_text = entry.first_user_text, parent = parent }
+  end
+  emit(line)
+end
+
+function Run:append_to_session(bytes)
+  local f = assert(io.open(assert(self.agent:session(), "no session").path, "ab"))
+  assert(f:write(bytes))
+  f:close()
+  emit({ event = "append_to_session" })
+end
+
+-- Runs one step object; false when the case cannot go on (no agent left).
+function Run:step(st, extra_next)
+  if st.set_config ~= nil then
+    local ok, message, code = self.agent:set_config(st.set_config)
+    emit({ event = "set_config", code = ok and "ok" or code, message = (not ok) and message or nil })
+  elseif st.export ~= nil then self:export()
+  elseif st.reimport ~= nil then self:reimport()
+  elseif st.import ~= nil then self:import(json.encode(st.import))
+  elseif st.import_text ~= nil then self:import(st.import_text)
+  elseif st.truncate ~= nil then self:cut("truncate", "truncate", st.truncate)
+  elseif st.drop_last ~= nil then self:cut("drop_last", "drop_last", st.drop_last)
+  elseif st.compact ~= nil then self:compact(extra_next)
+  elseif st.session_info ~= nil then self:session_info()
+  elseif st.reopen_agent ~= nil then return self:reopen_agent()
+  elseif st.second_agent ~= nil then self:second_agent()
+  elseif st.fork ~= nil then self:fork(st.fork)
+  elseif st.list_sessions ~= nil then self:list_sessions()
+  elseif st.append_to_session ~= nil then self:append_to_session(st.append_to_session)
+  else
+    error("unknown step " .. json.encode(st))
+  end
+  return true
+end
+
+-- A `turns` entry is a step when it is a JSON object (a turn is a string or a list of parts).
+local function is_step(given)
+  return type(given) == "table" and getmetatable(given) == json.object_mt
+end
+
 local function main(case_path, base_url)
   if not case_path or not base_url then
     io.stderr:write("usage: lua5.4 driver.lua CASE_JSON BASE_URL\n")
@@ -269,19 +416,22 @@ local function main(case_path, base_url)
   local extra_next = case.extra_next or 1
 
   config.tools = case_tools(case)
-  local agent <close>, message, code = panto.Agent(config)
-  if not agent then
+  local first, message, code = panto.Agent(config)
+  if not first then
     emit({ event = "error", code = code, http_status = 0, type = "", message = message })
     return 0
   end
+  local run = setmetatable({ agent = first, config = config }, Run)
   local end_early = case.end_early
   local early_turn = end_early and (end_early.turn or 0) + 1
   for turn, given in ipairs(case.turns) do
-    local text = case_input(given)
-    if turn == early_turn then
-      if not end_turn_early(agent, text, end_early) then break end
+    local agent = run.agent
+    if is_step(given) then
+      if not run:step(given, extra_next) then break end
+    elseif turn == early_turn then
+      if not end_turn_early(agent, case_input(given), end_early) then break end
     else
-      local ok, stream = pcall(agent.run, agent, text)
+      local ok, stream = pcall(agent.run, agent, case_input(given))
       if not ok then
         emit(error_line(stream)) -- the turn could not start: the case ends here
         break
@@ -295,11 +445,12 @@ local function main(case_path, base_url)
       for _ = 1, extra_next do emit(step(s)) end
     end
   end
-  if case.expect_connections ~= nil then
+  local agent <close> = run.agent
+  if agent and case.expect_connections ~= nil then
     local counts = agent:connections()
     emit({ event = "connections", opened = counts.opened, reused = counts.reused })
   end
-  if case.print_conversation then
+  if agent and case.print_conversation then
     emit({ event = "conversation", messages = json.decode(assert(agent:conversation())) })
   end
   return 0

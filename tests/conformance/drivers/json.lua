@@ -8,12 +8,14 @@
 -- json.array_mt so that they encode back as what they were (an empty array stays `[]`);
 -- `null` becomes the sentinel json.null (so arrays keep their length); numbers without a
 -- fraction or exponent become integers when they fit; \u escapes, surrogate pairs included,
--- become UTF-8. Invalid JSON or invalid UTF-8 raises "json: <what> at byte <n>".
+-- become UTF-8. Invalid JSON or invalid UTF-8 raises "json: <what> at byte <n>". A decoded
+-- object remembers the order of its keys, so that it encodes back in that order (a document
+-- handed on, such as a conversation to import, keeps its bytes' meaning and its order).
 --
 -- Encoding: a table is an array when marked with json.array_mt or when its keys are exactly
--- 1..n (n >= 1); otherwise an object, whose keys must be strings (written sorted, so the
--- output is deterministic). An empty unmarked table is `{}`. NaN, infinities, cycles,
--- functions and invalid UTF-8 raise errors.
+-- 1..n (n >= 1); otherwise an object, whose keys must be strings: those of a decoded object
+-- first in their decoded order, the others sorted, so the output is deterministic. An empty
+-- unmarked table is `{}`. NaN, infinities, cycles, functions and invalid UTF-8 raise errors.
 
 local json = {}
 
@@ -32,6 +34,9 @@ function json.array(t) return setmetatable(t or {}, json.array_mt) end
 
 --- Marks `t` (default: a new table) as a JSON object; returns it.
 function json.object(t) return setmetatable(t or {}, json.object_mt) end
+
+-- The keys of each decoded object in the order of the text (weak: it dies with the object).
+local key_order = setmetatable({}, { __mode = "k" })
 
 -- ---- Decoding ---------------------------------------------------------------------------
 
@@ -147,6 +152,8 @@ end
 
 local function decode_object(s, pos, depth)
   local t = setmetatable({}, json.object_mt)
+  local order = {}
+  key_order[t] = order
   local i = skip_ws(s, pos + 1)
   if byte(s, i) == 0x7D then return t, i + 1 end
   while true do
@@ -157,6 +164,7 @@ local function decode_object(s, pos, depth)
     if byte(s, i) ~= 0x3A then fail("expected ':'", i) end
     local v
     v, i = decode_value(s, skip_ws(s, i + 1), depth)
+    if t[k] == nil then order[#order + 1] = k end
     t[k] = v
     i = skip_ws(s, i)
     local c = byte(s, i)
@@ -243,14 +251,19 @@ local function encode_table(t, out, seen)
     end
     out[#out + 1] = "]"
   else
-    local keys = {}
+    local decoded, keys = key_order[t] or {}, {}
+    local first = {}
+    for _, k in ipairs(decoded) do first[k] = true end
     for k in pairs(t) do
       if type(k) ~= "string" then
         error("json.encode: object key is a " .. type(k) .. ", not a string", 0)
       end
-      keys[#keys + 1] = k
+      if not first[k] then keys[#keys + 1] = k end
     end
     table.sort(keys)
+    for i = #decoded, 1, -1 do
+      if t[decoded[i]] ~= nil then table.insert(keys, 1, decoded[i]) end
+    end
     out[#out + 1] = "{"
     for i, k in ipairs(keys) do
       if i > 1 then out[#out + 1] = "," end
