@@ -75,18 +75,34 @@ fn readOne(gpa: Allocator, arena: Allocator, path: [:0]const u8, session_id: []c
     defer loaded.deinit();
     const h = loaded.header orelse return null;
     const updated_ms = st.mtime.sec * 1000 + @divTrunc(@as(i64, st.mtime.nsec), std.time.ns_per_ms);
-    var updated: [24]u8 = undefined;
+    var updated_text: [24]u8 = undefined;
+    var updated = clock.rfc3339(&updated_text, updated_ms);
+    // The file's mtime comes from the kernel's coarse clock and may lag the header's created
+    // time by a tick: a session is never listed as updated before it was created. (Both are
+    // fixed-width RFC 3339 UTC, so text order is time order.)
+    if (std.mem.order(u8, updated, h.created) == .lt) updated = h.created;
     return .{
         .id = try arena.dupe(u8, session_id),
         .path = path,
         .created = try arena.dupe(u8, h.created),
-        .updated = try arena.dupe(u8, clock.rfc3339(&updated, updated_ms)),
+        .updated = try arena.dupe(u8, updated),
         .message_count = conv.messages.items.len,
-        .first_user_text = try arena.dupe(u8, loaded.first_user_text),
+        .first_user_text = try arena.dupe(u8, firstUserText(&conv) orelse loaded.first_user_text),
         .cwd = try arena.dupe(u8, h.cwd),
         .parent = if (h.parent) |p| .{ .id = try arena.dupe(u8, p.id), .message_count = p.message_count } else null,
         .updated_ns = @as(i128, st.mtime.sec) * std.time.ns_per_s + st.mtime.nsec,
     };
+}
+
+/// The first text of the conversation's first user message that is not a compaction's
+/// summary: what the session is about now (after edits), as a list shows it. null: none (all
+/// of it compacted, or no text), and the list falls back on the first ever written.
+fn firstUserText(conv: *const Conversation) ?[]const u8 {
+    for (conv.messages.items) |m| {
+        if (m.role != .user or m.compaction != null) continue;
+        for (m.blocks) |b| if (b.kind == .text) return b.text;
+    }
+    return null;
 }
 
 /// The list as panto.h's JSON array: [{"id", "path", "created", "updated", "message_count",
