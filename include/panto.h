@@ -102,6 +102,9 @@ typedef enum PantoStatus {
                                        written or read, or is not a session */
     PANTO_ERR_SESSION_LOCKED = -25, /* another agent (of any process) has the session open */
     PANTO_ERR_NO_SUCH_SESSION = -26, /* no session with that id in the directory */
+    PANTO_ERR_OUTPUT = -27,         /* panto_stream_final_json: the model's answer is not the
+                                       JSON that response_format asked for (not JSON, or not
+                                       of the schema); PantoError.output holds its text */
 
     PANTO_STATUS_FORCE_INT = 0x7fffffff
 } PantoStatus;
@@ -184,7 +187,8 @@ typedef struct PantoPartInfo {
  * run:
  *
  *   MESSAGE_START, (BLOCK_START, [TOOL_DETAILS], CONTENT_DELTA*, BLOCK_COMPLETE)*, MESSAGE_END,
- *   [TOOL_CALL_START*, TOOL_RESULT*, MESSAGE_START, ..., MESSAGE_END]*, MESSAGE_COMPLETE
+ *   [TOOL_CALL_START*, TOOL_PROGRESS*, TOOL_RESULT*, MESSAGE_START, ..., MESSAGE_END]*,
+ *   MESSAGE_COMPLETE
  */
 typedef enum PantoEventKind {
     PANTO_EVENT_MESSAGE_START = 1,    /* id, model: an assistant message begins */
@@ -200,8 +204,12 @@ typedef enum PantoEventKind {
                                          follows as CONTENT_DELTA fragments */
     PANTO_EVENT_TOOL_CALL_START = 8,  /* id, name, text: the complete input as a JSON object;
                                          awaiting_result: 1 when the host must run the tool and
-                                         call panto_stream_submit_tool_result before the next
-                                         panto_next_event, 0 when panto handles the call */
+                                         submit its result (panto_stream_submit_tool_result),
+                                         0 when panto handles the call; sequential. The
+                                         TOOL_CALL_STARTs of a message come one after another;
+                                         then panto_next_event returns
+                                         PANTO_ERR_RESULT_PENDING (or queued TOOL_PROGRESS
+                                         events) until every host call has its result */
     PANTO_EVENT_TOOL_RESULT = 9,      /* id, name, text: the result sent to the model, is_error,
                                          parts, part_count (see PantoEvent) */
     PANTO_EVENT_PROVIDER_RETRY = 10,  /* attempt (1 for the first retry), delay_ms, http_status
@@ -214,6 +222,8 @@ typedef enum PantoEventKind {
     PANTO_EVENT_COMPACTION_END = 12,   /* tokens_before, tokens_after (estimated, with the
                                           summary), message_count: the messages summarized,
                                           text: the summary */
+    PANTO_EVENT_TOOL_PROGRESS = 13,    /* id, name, text, fraction: a host tool running for the
+                                          call reported progress (panto_stream_tool_progress) */
     PANTO_EVENT_KIND_FORCE_INT = 0x7fffffff
 } PantoEventKind;
 
@@ -285,6 +295,14 @@ typedef struct PantoEvent {
     uint64_t tokens_before; /* COMPACTION_START, COMPACTION_END */
     uint64_t tokens_after;  /* COMPACTION_END */
     uint64_t message_count; /* COMPACTION_END */
+    double fraction;        /* TOOL_PROGRESS: 0 to 1, or -1 when the tool gave text only */
+    int32_t sequential;     /* TOOL_CALL_START: 1 when the call must run alone: after the
+                               calls before it have their results, before the calls after it
+                               start (its tool is "sequential", or the agent's tool_execution
+                               is "sequential"); 0: it may run alongside the others */
+    int32_t reserved1;
+    PantoString request_id; /* MESSAGE_START: the provider's request id (the request-id or
+                               x-request-id header), "" when it sent none */
 } PantoEvent;
 
 #define PANTO_EVENT_INIT {.size = sizeof(PantoEvent)}
@@ -299,6 +317,13 @@ typedef struct PantoError {
     PantoString type;       /* the provider's error type, e.g. "authentication_error" */
     PantoString message;    /* human-readable; never contains an API key */
     PantoString request_id; /* the provider's request id, when known */
+    double retry_after;     /* seconds the provider asked to wait (retry-after-ms, retry-after),
+                               -1 when it did not say */
+    PantoString headers;    /* a JSON object of the failed response's headers of interest,
+                               names in lower case: request-id, x-request-id, retry-after,
+                               retry-after-ms, x-should-retry, anthropic-ratelimit-*,
+                               x-ratelimit-*; "{}" when none or no HTTP answer */
+    PantoString output;     /* PANTO_ERR_OUTPUT: the model's text, as it came */
 } PantoError;
 
 #define PANTO_ERROR_INIT {.size = sizeof(PantoError)}
@@ -345,6 +370,68 @@ typedef struct PantoStream PantoStream;
  *               request opens one, closed after its response. HTTPS through a proxy keeps its
  *               CONNECT tunnel (and TLS session) alive the same way, for the same proxy, host
  *               and port. panto_agent_connections counts connections opened and reused.
+ *   tool_execution  "parallel" (default) | "sequential": whether the host tool calls of one
+ *               message may run at the same time (PantoEvent.sequential); a tool spec's
+ *               "sequential": true makes that tool's calls run alone either way
+ *   log         object {"level": "off" | "debug" | "body", "file": path}: see PANTO_LOG below;
+ *               the config wins over the environment; file (appended to) defaults to stderr
+ *
+ * Request parameters (docs/requests.md has each provider's wire form). Left out, a parameter
+ * is not sent and the provider's default applies. One that a provider does not have is
+ * refused with PANTO_ERR_CONFIG when the agent's provider is that one, also by a set_config
+ * that switches provider while it is set (set it to null in the same call):
+ *   temperature        number, Anthropic 0 to 1, OpenAI 0 to 2
+ *   top_p              number, 0 to 1
+ *   top_k              integer >= 1 (Anthropic)
+ *   stop               string or array of non-empty strings (OpenAI: at most 4); Anthropic
+ *                      stop_sequences
+ *   seed               integer (OpenAI)
+ *   presence_penalty, frequency_penalty   number, -2 to 2 (OpenAI)
+ *   metadata           object of string values, at most 16 (OpenAI)
+ *   user               string: who the end user is (Anthropic metadata.user_id, OpenAI user)
+ *   parallel_tool_calls  true | false: whether the model may ask for several tools in one
+ *                      message (OpenAI parallel_tool_calls, Anthropic
+ *                      tool_choice.disable_parallel_tool_use); sent only with tools
+ *   tool_choice        "auto" | "none" | "required" ("any" is the same) | {"name": tool}: a
+ *                      named tool the agent may not use fails the turn with PANTO_ERR_CONFIG
+ *   service_tier       Anthropic "auto" | "standard_only"; OpenAI "auto" | "default" | "flex"
+ *                      | "scale" | "priority"
+ *   thinking           besides the levels above, {"budget_tokens": N} (Anthropic, N >= 1024;
+ *                      max_tokens is raised above it when needed)
+ *   reasoning_effort   "minimal" | "low" | "medium" | "high" (OpenAI): wins over thinking
+ *   interleaved_thinking  true | false (Anthropic): thinking between tool calls (the beta
+ *                      header interleaved-thinking-2025-05-14); default: on when thinking is on
+ *                      and the agent has tools
+ *   response_format    {"type": "text"} | {"type": "json_object"} (OpenAI) | {"type":
+ *                      "json_schema", "schema": object schema, "name": string (default
+ *                      "response"), "strict": bool (default true)}: structured output (OpenAI
+ *                      response_format, Anthropic output_config.format); see
+ *                      panto_stream_final_json
+ *   cache              object {"mode": "auto" | "off", "ttl": "5m" | "1h" (Anthropic), "key":
+ *                      string (OpenAI prompt_cache_key), "retention": "in_memory" | "24h"
+ *                      (OpenAI prompt_cache_retention)}: prompt caching. Anthropic, mode
+ *                      "auto" (the default): cache_control breakpoints on the last tool, the
+ *                      system prompt and the last message of each request, so each request
+ *                      reuses the prefix the one before wrote; a user message the caller marked
+ *                      (PantoInput options {"cache_breakpoint": true}) is a breakpoint too,
+ *                      in either mode (at most 4 in all: the most recent marks win); "off":
+ *                      the marks only. OpenAI caches by itself; key and retention steer it
+ *   extra_headers      object of header name -> string value, sent with every request;
+ *                      refused for the headers panto writes (authorization, x-api-key,
+ *                      content-type, content-length, host, accept, accept-encoding,
+ *                      connection, transfer-encoding, anthropic-version); an anthropic-beta
+ *                      value is added to panto's own
+ *   extra_body         object merged into the request's JSON body: the escape hatch for a
+ *                      parameter panto does not know. Refused for the keys panto writes
+ *                      (model, messages, system, tools, stream, stream_options, max_tokens,
+ *                      max_completion_tokens, and the keys of the parameters above)
+ *
+ * Without base_url, ANTHROPIC_BASE_URL or OPENAI_BASE_URL (read when the agent is created, as
+ * the official SDKs do) is the endpoint. A turn to the provider's public endpoint without an
+ * API key (neither api_key nor the variable) fails before any request with
+ * PANTO_ERR_AUTHENTICATION whose message names the variable to set; a custom base_url may go
+ * without one (no authorization header is sent).
+ *
  * Unknown keys are refused, and so are control characters (CR, LF, NUL...) in model,
  * base_url (a space too) and api_key, the configured key or the environment's: they would
  * end a header or split the request line. The message names the key, never its value.
@@ -362,9 +449,12 @@ typedef struct PantoStream PantoStream;
  * carry a port ("nameserver 127.0.0.1:5353"), for tests.
  *
  * PANTO_LOG=debug in the environment when an agent is created makes it write one line to
- * stderr per request (which connection: its number, host:port, new or reused, through a proxy
- * or not) and one per connection closed (and why: idle too long, closed by the server, its
- * request failed, canceled, ...). Off by default.
+ * stderr per request (its method and URL, which connection: its number, host:port, new or
+ * reused, through a proxy or not; then its status and time to the response head), one per
+ * retry decision (the attempt, the delay and why) and one per connection closed (and why:
+ * idle too long, closed by the server, its request failed, canceled, ...). PANTO_LOG=body
+ * adds each request's JSON body. Never an API key or an authorization header. Off by
+ * default.
  *
  * Like sqlite3_open, on PANTO_ERR_CONFIG *out_agent is still set: read the reason with
  * panto_agent_error(), then free it. On PANTO_ERR_OUT_OF_MEMORY or PANTO_ERR_INVALID_ARGUMENT
@@ -393,6 +483,13 @@ typedef struct PantoInput {
     PantoString text; /* the user message's text; may be empty when parts are given */
     const PantoPart *parts; /* more of the message, after text: text and media parts */
     size_t part_count;
+    PantoString options; /* this turn's request options: a JSON object of request parameters
+                            (the keys of "Request parameters" in panto_agent_new, and
+                            max_tokens, system) that override the configuration for this turn
+                            only, and "cache_breakpoint": true (the user message is a cache
+                            breakpoint, kept in the conversation). Refused like set_config
+                            (PANTO_ERR_CONFIG, detail in panto_agent_error; nothing appended).
+                            {NULL, 0}: none */
 } PantoInput;
 
 #define PANTO_INPUT_INIT {.size = sizeof(PantoInput)}
@@ -555,7 +652,8 @@ int panto_agent_connections(const PantoAgent *agent, PantoConnections *out_conne
 
 /* A tool spec is a JSON object:
  *   {"name": "get_weather", "description": "...", "input_schema": {JSON Schema of an object},
- *    "capabilities": ["net"]}   (capabilities: what the tool requires; optional)
+ *    "capabilities": ["net"], "sequential": true}   (capabilities: what the tool requires;
+ *    sequential: its calls run alone, see PantoEvent.sequential; both optional)
  * The rules a spec must meet (its name: 1 to 64 of [a-zA-Z0-9_-]; its schema an object
  * schema; its keys known) are checked by the library alone, here and in panto_tools_add. */
 
@@ -678,6 +776,31 @@ typedef struct PantoToolResult {
  * Returns PANTO_OK, or PANTO_ERR_NO_SUCH_CALL when no call with that id awaits a result
  * (detail in panto_stream_error; the stream is unchanged). */
 int panto_stream_submit_tool_result(PantoStream *stream, const PantoToolResult *result);
+
+/* Reports progress of a host tool call announced by TOOL_CALL_START with awaiting_result = 1
+ * that has no result yet: queues a TOOL_PROGRESS event (text: what the tool says, may be
+ * empty; fraction: 0 to 1, or negative for none), which panto_next_event returns before any
+ * other event of the round (the TOOL_CALL_STARTs still to come, PANTO_ERR_RESULT_PENDING).
+ * Tools may run at the same time (see PantoEvent.sequential): their program submits results
+ * and progress in any order, from the thread that reads the stream; the results go to the
+ * model, and come as TOOL_RESULT events, in call order. PANTO_ERR_NO_SUCH_CALL when no call
+ * with that id awaits a result; PANTO_ERR_INVALID_ARGUMENT for a fraction above 1 or NaN. */
+int panto_stream_tool_progress(PantoStream *stream, PantoString call_id, PantoString text, double fraction);
+
+/* The shortest program: reads the rest of the turn (events not read yet are read and let go)
+ * and gives its end. *out_complete (may be NULL; set its size: PANTO_EVENT_INIT) is the
+ * MESSAGE_COMPLETE event, *out_text (may be NULL) the text of the turn's last assistant
+ * message (its text blocks joined): borrowed until the stream is freed. Returns PANTO_OK, or
+ * what panto_next_event returned: an error of the turn (sticky), or
+ * PANTO_ERR_RESULT_PENDING when a host tool call awaits a result (submit it, call again). */
+int panto_stream_final_message(PantoStream *stream, PantoEvent *out_complete, PantoString *out_text);
+
+/* As panto_stream_final_message, then checks the text against the response_format of the
+ * turn: JSON text (a "json_schema" format: of the schema, by the rules tool inputs are checked
+ * by) gives PANTO_OK and *out_json, the text as it came; otherwise PANTO_ERR_OUTPUT, whose
+ * message says what is wrong and whose output is the text. PANTO_ERR_STATE when the turn had
+ * no JSON response_format. */
+int panto_stream_final_json(PantoStream *stream, PantoString *out_json);
 
 /* Cancels the turn (the close policy, see the top of this file). May be called from any
  * thread, also while panto_next_event is blocked in another: that call returns

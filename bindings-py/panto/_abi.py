@@ -7,7 +7,7 @@ when it is not current). The hand-written part of the ctypes layer is _native.py
 from __future__ import annotations
 
 import ctypes
-from ctypes import POINTER, Structure, c_char_p, c_int, c_int32, c_int64, c_size_t, c_uint32, c_uint64, c_void_p
+from ctypes import POINTER, Structure, c_char_p, c_double, c_int, c_int32, c_int64, c_size_t, c_uint32, c_uint64, c_void_p
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
@@ -44,6 +44,7 @@ ERR_CONVERSATION = -23
 ERR_SESSION = -24
 ERR_SESSION_LOCKED = -25
 ERR_NO_SUCH_SESSION = -26
+ERR_OUTPUT = -27
 
 # EventKind.
 EVENT_MESSAGE_START = 1
@@ -58,6 +59,7 @@ EVENT_TOOL_RESULT = 9
 EVENT_PROVIDER_RETRY = 10
 EVENT_COMPACTION_START = 11
 EVENT_COMPACTION_END = 12
+EVENT_TOOL_PROGRESS = 13
 
 # ToolFormat.
 TOOL_FORMAT_PANTO = 1
@@ -145,6 +147,10 @@ class PantoEvent(Structure):
         ("tokens_before", c_uint64),
         ("tokens_after", c_uint64),
         ("message_count", c_uint64),
+        ("fraction", c_double),
+        ("sequential", c_int32),
+        ("reserved1", c_int32),
+        ("request_id", PantoString),
     ]
 
     def __init__(self) -> None:  # PANTO_EVENT_INIT
@@ -173,6 +179,9 @@ class PantoError(Structure):
         ("type", PantoString),
         ("message", PantoString),
         ("request_id", PantoString),
+        ("retry_after", c_double),
+        ("headers", PantoString),
+        ("output", PantoString),
     ]
 
     def __init__(self) -> None:  # PANTO_ERROR_INIT
@@ -187,6 +196,7 @@ class PantoInput(Structure):
         ("text", PantoString),
         ("parts", POINTER(PantoPart)),
         ("part_count", c_size_t),
+        ("options", PantoString),
     ]
 
     def __init__(self) -> None:  # PANTO_INPUT_INIT
@@ -303,6 +313,9 @@ SIGNATURES: Dict[str, Tuple[Any, List[Any]]] = {
     "panto_next_event": (c_int, [StreamPtr, POINTER(PantoEvent)]),
     "panto_next_events": (c_int, [StreamPtr, POINTER(PantoEvent), c_size_t, POINTER(c_size_t), POINTER(PantoString)]),
     "panto_stream_unread": (c_int, [StreamPtr, c_size_t]),
+    "panto_stream_tool_progress": (c_int, [StreamPtr, PantoString, PantoString, c_double]),
+    "panto_stream_final_message": (c_int, [StreamPtr, POINTER(PantoEvent), POINTER(PantoString)]),
+    "panto_stream_final_json": (c_int, [StreamPtr, POINTER(PantoString)]),
     "panto_stream_cancel": (c_int, [StreamPtr]),
     "panto_stream_reopen": (c_int, [StreamPtr]),
     "panto_stream_error": (c_int, [StreamPtr, POINTER(PantoError)]),
@@ -314,10 +327,10 @@ LAYOUT: Dict[str, Tuple[int, Dict[str, Tuple[int, int]]]] = {
     "PantoString": (16, {"ptr": (0, 8), "len": (8, 8)}),
     "PantoUsage": (40, {"input_tokens": (0, 8), "output_tokens": (8, 8), "cache_read_tokens": (16, 8), "cache_write_tokens": (24, 8), "reasoning_tokens": (32, 8)}),
     "PantoPartInfo": (88, {"kind": (0, 4), "width": (4, 4), "height": (8, 4), "reserved0": (12, 4), "text": (16, 16), "media_type": (32, 16), "name": (48, 16), "data": (64, 16), "byte_size": (80, 8)}),
-    "PantoEvent": (208, {"size": (0, 4), "kind": (4, 4), "index": (8, 4), "block_kind": (12, 4), "text": (16, 16), "id": (32, 16), "model": (48, 16), "stop_reason": (64, 4), "is_error": (68, 4), "provider_stop_reason": (72, 16), "usage": (88, 40), "name": (128, 16), "awaiting_result": (144, 4), "attempt": (148, 4), "http_status": (152, 4), "reserved0": (156, 4), "delay_ms": (160, 8), "parts": (168, 8), "part_count": (176, 8), "tokens_before": (184, 8), "tokens_after": (192, 8), "message_count": (200, 8)}),
+    "PantoEvent": (240, {"size": (0, 4), "kind": (4, 4), "index": (8, 4), "block_kind": (12, 4), "text": (16, 16), "id": (32, 16), "model": (48, 16), "stop_reason": (64, 4), "is_error": (68, 4), "provider_stop_reason": (72, 16), "usage": (88, 40), "name": (128, 16), "awaiting_result": (144, 4), "attempt": (148, 4), "http_status": (152, 4), "reserved0": (156, 4), "delay_ms": (160, 8), "parts": (168, 8), "part_count": (176, 8), "tokens_before": (184, 8), "tokens_after": (192, 8), "message_count": (200, 8), "fraction": (208, 8), "sequential": (216, 4), "reserved1": (220, 4), "request_id": (224, 16)}),
     "PantoPart": (72, {"kind": (0, 4), "reserved0": (4, 4), "text": (8, 16), "media_type": (24, 16), "name": (40, 16), "data": (56, 8), "data_len": (64, 8)}),
-    "PantoError": (64, {"size": (0, 4), "code": (4, 4), "http_status": (8, 4), "reserved0": (12, 4), "type": (16, 16), "message": (32, 16), "request_id": (48, 16)}),
-    "PantoInput": (40, {"size": (0, 4), "reserved0": (4, 4), "text": (8, 16), "parts": (24, 8), "part_count": (32, 8)}),
+    "PantoError": (104, {"size": (0, 4), "code": (4, 4), "http_status": (8, 4), "reserved0": (12, 4), "type": (16, 16), "message": (32, 16), "request_id": (48, 16), "retry_after": (64, 8), "headers": (72, 16), "output": (88, 16)}),
+    "PantoInput": (56, {"size": (0, 4), "reserved0": (4, 4), "text": (8, 16), "parts": (24, 8), "part_count": (32, 8), "options": (40, 16)}),
     "PantoToolResult": (56, {"size": (0, 4), "is_error": (4, 4), "call_id": (8, 16), "content": (24, 16), "parts": (40, 8), "part_count": (48, 8)}),
     "PantoConnections": (24, {"size": (0, 4), "reserved0": (4, 4), "opened": (8, 8), "reused": (16, 8)}),
     "PantoSessionInfo": (48, {"size": (0, 4), "resumed": (4, 4), "id": (8, 16), "path": (24, 16), "torn_bytes": (40, 8)}),

@@ -33,6 +33,7 @@ pub const Status = enum(c_int) {
     session = -24,
     session_locked = -25,
     no_such_session = -26,
+    output = -27,
 
     pub fn fromTurnError(err: panto.TurnError) Status {
         return switch (err) {
@@ -77,6 +78,7 @@ pub const EventKind = enum(i32) {
     provider_retry = 10,
     compaction_start = 11,
     compaction_end = 12,
+    tool_progress = 13,
 };
 
 /// PantoToolFormat: the core's export formats, whose values are the header's.
@@ -128,6 +130,10 @@ pub const Event = extern struct {
     tokens_before: u64 = 0,
     tokens_after: u64 = 0,
     message_count: u64 = 0,
+    fraction: f64 = 0,
+    sequential: i32 = 0,
+    reserved1: i32 = 0,
+    request_id: String = .{},
 };
 
 /// PantoPartKind: the core's, whose values are the header's.
@@ -170,6 +176,9 @@ pub const Error = extern struct {
     type: String = .{},
     message: String = .{},
     request_id: String = .{},
+    retry_after: f64 = -1,
+    headers: String = .{},
+    output: String = .{},
 };
 
 pub const Input = extern struct {
@@ -178,6 +187,7 @@ pub const Input = extern struct {
     text: String = .{},
     parts: ?[*]const Part = null,
     part_count: usize = 0,
+    options: String = .{},
 };
 
 pub const ToolResult = extern struct {

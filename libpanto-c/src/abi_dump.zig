@@ -100,6 +100,7 @@ fn cType(comptime T: type) []const u8 {
     if (T == void or T == anyopaque) return "void";
     if (T == c_int) return "int";
     if (T == usize) return "size_t";
+    if (T == f64) return "double";
     return switch (@typeInfo(T)) {
         .int => |i| std.fmt.comptimePrint("{s}int{d}_t", .{ if (i.signedness == .unsigned) "u" else "", i.bits }),
         .optional => |o| cType(o.child),

@@ -530,18 +530,19 @@ pub export fn panto_stream_unread(stream: ?*PantoStream, count: usize) c_int {
 
 fn toAbi(event: panto.Event) PantoEvent {
     return switch (event) {
-        .message_start => |e| .{ .kind = @intFromEnum(abi.EventKind.message_start), .id = .from(e.id), .model = .from(e.model) },
+        .message_start => |e| .{ .kind = @intFromEnum(abi.EventKind.message_start), .id = .from(e.id), .model = .from(e.model), .request_id = .from(e.request_id) },
         .block_start => |e| .{ .kind = @intFromEnum(abi.EventKind.block_start), .index = e.index, .block_kind = @intFromEnum(e.kind) },
         .content_delta => |*e| contentDelta(e),
         .block_complete => |e| .{ .kind = @intFromEnum(abi.EventKind.block_complete), .index = e.index, .block_kind = @intFromEnum(e.kind), .text = .from(e.text) },
         .message_end => |e| messageEnd(.message_end, e),
         .message_complete => |e| messageEnd(.message_complete, e),
         .tool_details => |e| .{ .kind = @intFromEnum(abi.EventKind.tool_details), .index = e.index, .block_kind = @intFromEnum(panto.BlockKind.tool_call), .id = .from(e.id), .name = .from(e.name) },
-        .tool_call_start => |e| .{ .kind = @intFromEnum(abi.EventKind.tool_call_start), .id = .from(e.id), .name = .from(e.name), .text = .from(e.input), .awaiting_result = @intFromBool(e.awaiting_result) },
+        .tool_call_start => |e| .{ .kind = @intFromEnum(abi.EventKind.tool_call_start), .id = .from(e.id), .name = .from(e.name), .text = .from(e.input), .awaiting_result = @intFromBool(e.awaiting_result), .sequential = @intFromBool(e.sequential) },
         .tool_result => |e| .{ .kind = @intFromEnum(abi.EventKind.tool_result), .id = .from(e.id), .name = .from(e.name), .text = .from(e.content), .is_error = @intFromBool(e.is_error), .parts = abi.PartInfo.fromCore(e.parts), .part_count = e.parts.len },
         .provider_retry => |e| .{ .kind = @intFromEnum(abi.EventKind.provider_retry), .attempt = e.attempt, .delay_ms = e.delay_ms, .http_status = e.http_status, .text = .from(e.reason) },
         .compaction_start => |e| .{ .kind = @intFromEnum(abi.EventKind.compaction_start), .tokens_before = e.tokens_before, .text = .from(e.reason) },
         .compaction_end => |e| .{ .kind = @intFromEnum(abi.EventKind.compaction_end), .tokens_before = e.tokens_before, .tokens_after = e.tokens_after, .message_count = e.message_count, .text = .from(e.summary) },
+        .tool_progress => |e| .{ .kind = @intFromEnum(abi.EventKind.tool_progress), .id = .from(e.id), .name = .from(e.name), .text = .from(e.text), .fraction = e.fraction orelse -1 },
     };
 }
 
@@ -586,6 +587,28 @@ fn messageEnd(kind: abi.EventKind, e: panto.event.MessageComplete) PantoEvent {
             .reasoning_tokens = e.usage.reasoning_tokens,
         },
     };
+}
+
+// Issue 17 stubs (H-turn implements them; see /work/notes/issue17.md).
+pub export fn panto_stream_tool_progress(stream: ?*PantoStream, call_id: PantoString, text: PantoString, fraction: f64) c_int {
+    const h = stream orelse return code(.invalid_argument);
+    _ = call_id;
+    _ = text;
+    _ = fraction;
+    return h.setError(.no_such_call, "not implemented yet");
+}
+
+pub export fn panto_stream_final_message(stream: ?*PantoStream, out_complete: ?*PantoEvent, out_text: ?*PantoString) c_int {
+    const h = stream orelse return code(.invalid_argument);
+    _ = out_complete;
+    _ = out_text;
+    return h.setError(.state, "not implemented yet");
+}
+
+pub export fn panto_stream_final_json(stream: ?*PantoStream, out_json: ?*PantoString) c_int {
+    const h = stream orelse return code(.invalid_argument);
+    _ = out_json;
+    return h.setError(.state, "not implemented yet");
 }
 
 pub export fn panto_stream_cancel(stream: ?*PantoStream) c_int {

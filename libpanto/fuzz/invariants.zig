@@ -58,6 +58,7 @@ pub const EventRules = struct {
                 if (r.state != .after_message) broken(e, "tool_call_start before its message ended");
             },
             .tool_result => if (r.state != .after_message) broken(e, "tool_result before its message ended"),
+            .tool_progress => if (r.state != .after_message) broken(e, "tool_progress before its message ended"),
             .provider_retry => {
                 if (r.state == .complete) broken(e, "provider_retry after message_complete");
                 r.state = .before_message;
@@ -93,6 +94,7 @@ fn expectStrings(e: ev.Event) void {
         .provider_retry => |r| &.{r.reason},
         .compaction_start => |c| &.{c.reason},
         .compaction_end => |c| &.{c.summary},
+        .tool_progress => |p| &.{ p.id, p.name, p.text },
         .block_start => &.{},
     };
     for (strings) |s| if (!std.unicode.utf8ValidateSlice(s)) std.debug.panic("an event string is not UTF-8: {any}", .{e});

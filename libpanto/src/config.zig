@@ -40,7 +40,96 @@ pub const Config = struct {
     compaction: Compaction = .{},
     /// The session the conversation is kept in on disk (session/); panto_agent_new only.
     session: ?Session = null,
+    /// Whether the host tool calls of one message may run at the same time.
+    tool_execution: ToolExecution = .parallel,
+    /// PANTO_LOG's settings as a config key (log.zig); null: from the environment.
+    log: ?Log = null,
+    /// Request parameters (request_options.zig checks them per provider; providers/ write them).
+    request: RequestOptions = .{},
 };
+
+pub const ToolExecution = enum { parallel, sequential };
+
+pub const Log = struct {
+    level: Level = .off,
+    /// null: stderr.
+    file: ?[]const u8 = null,
+
+    pub const Level = enum { off, debug, body };
+};
+
+/// What the user sets on a request. null (empty): not sent, the provider's default applies.
+/// JSON values are kept as compact JSON text, written into the body as they are.
+pub const RequestOptions = struct {
+    temperature: ?f64 = null,
+    top_p: ?f64 = null,
+    /// Anthropic only.
+    top_k: ?u32 = null,
+    stop: []const []const u8 = &.{},
+    /// OpenAI only.
+    seed: ?i64 = null,
+    presence_penalty: ?f64 = null,
+    frequency_penalty: ?f64 = null,
+    /// OpenAI only: a JSON object of strings.
+    metadata: ?[]const u8 = null,
+    /// Anthropic metadata.user_id, OpenAI user.
+    user: ?[]const u8 = null,
+    parallel_tool_calls: ?bool = null,
+    tool_choice: ?ToolChoice = null,
+    service_tier: ?[]const u8 = null,
+    /// Anthropic thinking budget set explicitly ({"budget_tokens": N}): wins over the level.
+    thinking_budget: ?u32 = null,
+    /// OpenAI only: wins over the thinking level.
+    reasoning_effort: ?[]const u8 = null,
+    /// Anthropic only; null: on when thinking is on and the agent has tools.
+    interleaved_thinking: ?bool = null,
+    response_format: ?ResponseFormat = null,
+    cache: Cache = .{},
+    extra_headers: []const Header = &.{},
+    /// Members merged into the JSON body.
+    extra_body: []const BodyMember = &.{},
+};
+
+pub const ToolChoice = union(enum) {
+    auto,
+    none,
+    /// "required" (OpenAI) = "any" (Anthropic).
+    required,
+    /// The named tool.
+    tool: []const u8,
+};
+
+pub const ResponseFormat = union(enum) {
+    text,
+    /// OpenAI only.
+    json_object,
+    json_schema: JsonSchema,
+
+    pub const JsonSchema = struct {
+        name: []const u8 = "response",
+        /// The schema as compact JSON text (an object schema).
+        schema: []const u8,
+        strict: bool = true,
+    };
+};
+
+pub const Cache = struct {
+    mode: Mode = .auto,
+    /// Anthropic only; null: not sent (the provider's 5 minutes).
+    ttl: ?Ttl = null,
+    /// OpenAI only: prompt_cache_key.
+    key: ?[]const u8 = null,
+    /// OpenAI only: prompt_cache_retention ("in_memory" or "24h").
+    retention: ?[]const u8 = null,
+
+    pub const Mode = enum { auto, off };
+    pub const Ttl = enum { @"5m", @"1h" };
+};
+
+pub const Header = struct { name: []const u8, value: []const u8 };
+
+/// One member of extra_body: its key, and its value as compact JSON text.
+pub const BodyMember = struct { key: []const u8, value: []const u8 };
 
 pub const Compaction = struct {
     enabled: bool = true,

@@ -49,7 +49,8 @@ pub const Usage = struct {
     reasoning_tokens: u64 = 0,
 };
 
-pub const MessageStart = struct { id: []const u8, model: []const u8 };
+/// `request_id`: the provider's request id header (request-id, x-request-id), "" when none.
+pub const MessageStart = struct { id: []const u8, model: []const u8, request_id: []const u8 = "" };
 pub const BlockStart = struct { index: u32, kind: BlockKind };
 pub const ContentDelta = struct { index: u32, kind: BlockKind, text: []const u8 };
 pub const BlockComplete = struct { index: u32, kind: BlockKind, text: []const u8 };
@@ -62,8 +63,12 @@ pub const MessageComplete = struct {
 /// The model named a tool; its input follows as content deltas of the block.
 pub const ToolDetails = struct { index: u32, id: []const u8, name: []const u8 };
 /// A tool call is about to be handled. `input` is a JSON object. When `awaiting_result`, the
-/// host runs the tool and submits the result before the next `next()`.
-pub const ToolCallStart = struct { id: []const u8, name: []const u8, input: []const u8, awaiting_result: bool };
+/// host runs the tool and submits the result; the round's results wait for every one.
+/// `sequential`: the call must run alone (its tool says so, or the agent's tool_execution).
+pub const ToolCallStart = struct { id: []const u8, name: []const u8, input: []const u8, awaiting_result: bool, sequential: bool = false };
+/// A host tool reported progress while it runs (Stream.toolProgress). `fraction`: 0 to 1, or
+/// null when the tool gave text only.
+pub const ToolProgress = struct { id: []const u8, name: []const u8, text: []const u8, fraction: ?f64 = null };
 /// `parts` is empty for a result that is one text (`content` is all of it); else it lists every
 /// part in order and `content` is the text parts joined with "\n".
 pub const ToolResult = struct { id: []const u8, name: []const u8, content: []const u8, is_error: bool, parts: []const PartInfo = &.{} };
@@ -132,6 +137,7 @@ pub const Event = union(enum) {
     provider_retry: ProviderRetry,
     compaction_start: CompactionStart,
     compaction_end: CompactionEnd,
+    tool_progress: ToolProgress,
     /// The turn's terminal event: `next()` after it returns null. Usage is the turn's sum.
     message_complete: MessageComplete,
 };
