@@ -426,8 +426,9 @@ typedef struct PantoStream PantoStream;
  *                      (model, messages, system, tools, stream, stream_options, max_tokens,
  *                      max_completion_tokens, and the keys of the parameters above)
  *
- * Without base_url, ANTHROPIC_BASE_URL or OPENAI_BASE_URL (read when the agent is created, as
- * the official SDKs do) is the endpoint. A turn to the provider's public endpoint without an
+ * Without base_url, ANTHROPIC_BASE_URL or OPENAI_BASE_URL (read when the agent is created, and
+ * by a set_config that switches provider or sets base_url to null, as the official SDKs do) is
+ * the endpoint. A turn to the provider's public endpoint without an
  * API key (neither api_key nor the variable) fails before any request with
  * PANTO_ERR_AUTHENTICATION whose message names the variable to set; a custom base_url may go
  * without one (no authorization header is sent).
@@ -812,9 +813,11 @@ int panto_stream_cancel(PantoStream *stream);
 
 /* Runs the failed turn again after a failure at the provider-open boundary (an HTTP error
  * answer or a connection failure before any event of the message), typically after
- * panto_agent_set_config: the user message is not appended twice. PANTO_ERR_STATE when the
- * stream did not fail that way; PANTO_ERR_BUSY when another stream of the agent is
- * unfinished. */
+ * panto_agent_set_config: the user message is not appended twice. The turn's options
+ * (PantoInput.options) are applied again to the agent's configuration as it is now:
+ * PANTO_ERR_CONFIG when they no longer fit it (a parameter of the other provider, say; the
+ * reason in panto_stream_error). PANTO_ERR_STATE when the stream did not fail that way;
+ * PANTO_ERR_BUSY when another stream of the agent is unfinished. */
 int panto_stream_reopen(PantoStream *stream);
 
 /* Detail of the stream's last failure, of the turn (sticky: panto_next_event returns it again)

@@ -99,3 +99,79 @@ test "headers: interleaved thinking's beta joined with the user's, extra headers
     try testing.expectEqualStrings("anthropic-beta", h.items()[2].name);
     try testing.expectEqualStrings("files-api", h.items()[2].value);
 }
+
+const Agent = @import("agent.zig").Agent;
+
+extern "c" fn setenv(name: [*:0]const u8, value: [*:0]const u8, overwrite: c_int) c_int;
+extern "c" fn unsetenv(name: [*:0]const u8) c_int;
+
+test "a turn's options: the stream's config has them, the agent's does not; the user message keeps its cache mark; refused options append nothing" {
+    const gpa = testing.allocator;
+    const agent = try Agent.init(gpa, .{ .provider = .anthropic, .model = "m", .api_key = "k", .base_url = "http://127.0.0.1:9", .system = "base", .request = .{ .temperature = 0.2 } });
+    defer agent.deinit();
+    var diag: config_mod.Diagnostic = .{};
+    try testing.expectError(error.InvalidConfig, agent.runWith(.{ .text = "Hi" }, "{\"seed\":1}", &diag));
+    try testing.expectEqualStrings("seed is an OpenAI parameter: anthropic does not take it", diag.message());
+    try testing.expectError(error.InvalidConfig, agent.runWith(.{ .text = "Hi" }, "{\"model\":\"x\"}", &diag));
+    try testing.expectEqual(@as(usize, 0), agent.messageCount());
+
+    const stream = try agent.runWith(.{ .text = "Hi" }, "{\"temperature\":0.9,\"system\":\"turn\",\"max_tokens\":64,\"cache_breakpoint\":true}", &diag);
+    defer stream.destroy();
+    try testing.expectEqual(@as(?f64, 0.9), stream.requestParts().config.request.temperature);
+    try testing.expectEqualStrings("turn", stream.requestParts().config.system.?);
+    try testing.expectEqual(@as(u32, 64), stream.requestParts().config.max_tokens);
+    try testing.expectEqual(@as(?f64, 0.2), agent.config.request.temperature);
+    try testing.expectEqualStrings("base", agent.config.system.?);
+    try testing.expect(agent.conversation.messages.items[0].cache);
+    // Busy: a second turn is refused.
+    try testing.expectError(error.Busy, agent.runWith(.{ .text = "Again" }, "{}", &diag));
+}
+
+test "no API key for the public endpoint fails the turn before any request; set_config then reopen runs it again" {
+    const gpa = testing.allocator;
+    const saved = std.c.getenv("ANTHROPIC_API_KEY");
+    const saved_copy = if (saved) |v| try gpa.dupeZ(u8, std.mem.span(v)) else null;
+    defer if (saved_copy) |v| {
+        _ = setenv("ANTHROPIC_API_KEY", v, 1);
+        gpa.free(v);
+    };
+    _ = unsetenv("ANTHROPIC_API_KEY");
+    const agent = try Agent.init(gpa, .{ .provider = .anthropic, .model = "m", .base_url = "https://api.anthropic.com" });
+    defer agent.deinit();
+    const stream = try agent.run("Hi");
+    defer stream.destroy();
+    try testing.expectError(error.Authentication, stream.next());
+    const d = stream.failureDetail().?;
+    try testing.expectEqual(@as(u16, 0), d.http_status);
+    try testing.expectEqualStrings("authentication_error", d.error_type.items);
+    try testing.expectEqualStrings("no API key: set ANTHROPIC_API_KEY (or the config key api_key)", d.message.items);
+    try testing.expectError(error.Authentication, stream.next()); // sticky
+    var diag: config_mod.Diagnostic = .{};
+    try agent.setConfig("{\"api_key\":\"k\",\"base_url\":\"http://127.0.0.1:9\"}", &diag);
+    try stream.reopen();
+    try testing.expectEqual(@as(usize, 1), agent.messageCount());
+}
+
+test "a named tool_choice the agent may not use fails the turn with error.Config before any request" {
+    const gpa = testing.allocator;
+    const locked: tools.Tool = .{ .name = "get_weather", .description = "d", .schema_json = "{\"type\":\"object\"}", .schema = .null, .capabilities = &.{"net"} };
+    const agent = try Agent.init(gpa, .{ .provider = .openai, .model = "m", .api_key = "k", .base_url = "http://127.0.0.1:9", .tools = &.{locked} });
+    defer agent.deinit();
+    var diag: config_mod.Diagnostic = .{};
+    const stream = try agent.runWith(.{ .text = "Hi" }, "{\"tool_choice\":{\"name\":\"get_weather\"},\"seed\":1}", &diag);
+    defer stream.destroy();
+    try testing.expectError(error.Config, stream.next());
+    const d = stream.failureDetail().?;
+    try testing.expectEqualStrings("config_error", d.error_type.items);
+    try testing.expect(std.mem.startsWith(u8, d.message.items, "tool_choice names the tool \"get_weather\""));
+    // Reopened after a switch of provider that the turn's options no longer fit: refused, and
+    // the stream stays failed.
+    try agent.setConfig("{\"provider\":\"anthropic\"}", &diag);
+    try testing.expectError(error.InvalidConfig, stream.reopenWithDiagnostic(&diag));
+    try testing.expectEqualStrings("seed is an OpenAI parameter: anthropic does not take it", diag.message());
+    try testing.expectError(error.Config, stream.next());
+    // Fitting again (and the tool granted), the reopened turn is refused no more at its check.
+    try agent.setConfig("{\"provider\":\"openai\",\"capabilities\":[\"net\"]}", &diag);
+    try stream.reopen();
+    try testing.expectEqual(@as(?i64, 1), stream.requestParts().config.request.seed);
+}
