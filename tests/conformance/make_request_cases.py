@@ -225,14 +225,15 @@ def cases() -> dict[str, dict[str, Any]]:
     # Per-turn options (the drivers' {"input", "options"} turn form).
     for provider in ("anthropic", "openai"):
         base = config(provider, temperature=0.2, system="Base prompt.", max_tokens=500)
-        sys_key = {"system": "Turn prompt."} if provider == "anthropic" else {}
+        # ($text: a string, or text blocks, which prompt caching may mark)
+        sys_key = {"system": {"$text": "Turn prompt."}} if provider == "anthropic" else {}
         limit = "max_tokens" if provider == "anthropic" else "max_completion_tokens"
         first = dict({"temperature": 0.9, limit: 64}, **sys_key)
         if provider == "openai":
             first["messages"] = [{"role": "system", "content": "Turn prompt."},
                                  {"role": "user", "content": {"$text": "Hello"}}]
         second = dict({"temperature": 0.2, limit: 500},
-                      **({"system": "Base prompt."} if provider == "anthropic" else {}))
+                      **({"system": {"$text": "Base prompt."}} if provider == "anthropic" else {}))
         case = {"description": "A turn's options (temperature, max_tokens, system) override the "
                                "configuration for that turn only; the next turn has the agent's "
                                "again.",
