@@ -146,7 +146,7 @@ def cases() -> dict[str, dict[str, Any]]:
         {"thinking": {"type": "enabled", "budget_tokens": 2048}}, tools=[WEATHER],
         headers_absent=["anthropic-beta"])
     for provider in ("anthropic", "openai"):
-        extra = {"container": {"skills": []}, "speed": "fast"} if provider == "anthropic" else \
+        extra = {"inference_geo": "us", "speed": "fast"} if provider == "anthropic" else \
             {"verbosity": "low", "logit_bias": {"50256": -100}}
         out[f"req_{provider}_escape_hatch"] = one_turn(
             "extra_body members are merged into the body (after panto's own keys) and "
