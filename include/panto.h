@@ -427,7 +427,7 @@ typedef struct PantoStream PantoStream;
  *                      max_completion_tokens, and the keys of the parameters above)
  *
  * Without base_url, ANTHROPIC_BASE_URL or OPENAI_BASE_URL (read when the agent is created, and
- * by a set_config that switches provider or sets base_url to null, as the official SDKs do) is
+ * by a set_config that sets base_url to null, as the official SDKs do) is
  * the endpoint. A turn to the provider's public endpoint without an
  * API key (neither api_key nor the variable) fails before any request with
  * PANTO_ERR_AUTHENTICATION whose message names the variable to set; a custom base_url may go

@@ -973,6 +973,41 @@ static void test_busy(void) {
     panto_agent_free(agent);
 }
 
+/* PantoInput.options: a turn's request options, refused like set_config (PANTO_ERR_CONFIG,
+ * the reason in panto_agent_error, nothing appended); {NULL, 0} and "" are none. */
+static void test_run_options(void) {
+    PantoAgent *agent = new_agent("http://127.0.0.1:1");
+    PantoStream *stream = NULL;
+    PantoError err = PANTO_ERROR_INIT;
+    PantoInput input = PANTO_INPUT_INIT;
+    size_t count = 9;
+    current_test = "run_options";
+    CHECK(agent != NULL);
+    if (!agent) return;
+    input.text = panto_cstr("Hello");
+    input.options = panto_cstr("{\"seed\": 1}");
+    CHECK_RC(panto_agent_run(agent, &input, &stream), PANTO_ERR_CONFIG);
+    CHECK(stream == NULL);
+    CHECK_RC(panto_agent_error(agent, &err), PANTO_ERR_CONFIG);
+    CHECK(err.message.len > 0 && strstr(err.message.ptr, "seed is an OpenAI parameter") != NULL);
+    input.options = panto_cstr("{\"model\": \"other\"}");
+    CHECK_RC(panto_agent_run(agent, &input, &stream), PANTO_ERR_CONFIG);
+    input.options = (PantoString){NULL, 3};
+    CHECK_RC(panto_agent_run(agent, &input, &stream), PANTO_ERR_INVALID_ARGUMENT);
+    CHECK_RC(panto_agent_message_count(agent, &count), PANTO_OK);
+    CHECK(count == 0);
+    input.options = panto_cstr("{\"temperature\": 0.5, \"cache_breakpoint\": true}");
+    CHECK_RC(panto_agent_run(agent, &input, &stream), PANTO_OK);
+    panto_stream_free(stream);
+    stream = NULL;
+    input.options = panto_cstr("");
+    CHECK_RC(panto_agent_run(agent, &input, &stream), PANTO_OK);
+    panto_stream_free(stream);
+    CHECK_RC(panto_agent_message_count(agent, &count), PANTO_OK);
+    CHECK(count == 2);
+    panto_agent_free(agent);
+}
+
 /* A connection failure is a sticky error, detailed on the stream; a finished (failed) stream
  * no longer blocks the agent. PantoError is written only as far as its size. */
 static void test_connection_error(void) {
@@ -2928,6 +2963,7 @@ int main(void) {
     test_good_config();
     test_wire_strings();
     test_busy();
+    test_run_options();
     test_connection_error();
     test_turns();
     test_conversation_edit();
