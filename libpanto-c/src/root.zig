@@ -661,6 +661,8 @@ pub export fn panto_stream_error(stream: ?*const PantoStream, out_error: ?*Panto
             .type = .from(detail.error_type.items),
             .message = .from(detail.message.items),
             .request_id = .from(detail.request_id.items),
+            .retry_after = detail.retry_after orelse -1,
+            .headers = .from(detail.headersJson()),
         });
     }
     return status;

@@ -368,7 +368,7 @@ pub const Stream = struct {
         s.state = .unsent;
         s.failed_at_open = false;
         s.detail.set(s.agent.gpa, 0, "", "");
-        s.detail.setRequestId(s.agent.gpa, "");
+        s.detail.clearResponse(s.agent.gpa);
         s.retry_attempt = 0;
         s.turn_deadline_ns = 0;
         s.watch.fired.store(.none, .release);
@@ -463,7 +463,7 @@ pub const Stream = struct {
         s.resetMessage();
         s.state = .unsent;
         s.retry_attempt = 0;
-        s.detail.setRequestId(s.agent.gpa, "");
+        s.detail.clearResponse(s.agent.gpa);
     }
 
     /// Forgets the current message and its request, keeping buffers.
@@ -518,6 +518,7 @@ pub const Stream = struct {
             const status = s.detail.http_status;
             s.resetMessage();
             s.detail.set(gpa, 0, "", "");
+            s.detail.clearResponse(gpa);
             s.state = .retry_wait;
             return .{ .provider_retry = .{
                 .attempt = s.retry_attempt,
@@ -588,7 +589,9 @@ pub const Stream = struct {
     inline fn deliverCurrent(s: *Stream) NextError!?*const ev.Event {
         const e = &s.current;
         watchdog.progress(&s.watch);
-        if (e.* != .message_start) s.content_delivered = true;
+        if (e.* == .message_start) {
+            e.message_start.request_id = s.detail.request_id.items; // (from the response's head)
+        } else s.content_delivered = true;
         if (e.* == .message_end) {
             s.endMessage(e.message_end) catch |err| return s.fail(err);
         }
