@@ -52,6 +52,18 @@ pub const Status = enum(c_int) {
             error.Capability => .capability,
             error.OutOfMemory => .out_of_memory,
             error.SessionWrite => .session,
+            error.Config => .config,
+        };
+    }
+
+    /// A failure of panto_stream_final_json (panto.structured_output.FinalJsonError): the
+    /// turn's, or the answer's (PANTO_ERR_OUTPUT), or no JSON asked for (PANTO_ERR_STATE).
+    pub fn fromFinalJsonError(err: panto.structured_output.FinalJsonError) Status {
+        return switch (err) {
+            error.Output => .output,
+            error.State => .state,
+            error.ResultPending => .result_pending,
+            else => |e| fromTurnError(e),
         };
     }
 

@@ -10,6 +10,7 @@ pub const content = @import("content.zig");
 pub const media = @import("media.zig");
 pub const tools = @import("tools.zig");
 pub const session = @import("session/session.zig");
+pub const structured_output = @import("structured_output.zig");
 
 pub const Agent = @import("agent.zig").Agent;
 pub const Stream = @import("stream.zig").Stream;
@@ -77,6 +78,10 @@ test {
     _ = @import("utf8.zig");
     _ = @import("errors.zig");
     _ = @import("config.zig");
+    _ = @import("request_options.zig");
+    _ = @import("providers/anthropic/params.zig");
+    _ = @import("providers/openai/params.zig");
+    _ = @import("request_params_test.zig");
     _ = @import("media.zig");
     _ = @import("session/clock.zig");
     _ = @import("session/id.zig");
@@ -84,4 +89,6 @@ test {
     _ = @import("session/session_test.zig");
     _ = @import("compaction.zig");
     _ = @import("compaction_test.zig");
+    _ = @import("structured_output.zig");
+    _ = @import("providers/anthropic/cache.zig");
 }
