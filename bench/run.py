@@ -29,6 +29,7 @@ import consumer
 import images
 import latency
 import sessions
+import tool_round
 from consumer import BUILD, CLIENTS_DIR, HERE, ROOT, RunError
 
 VENV_PY = os.path.join(ROOT, "build", "bench-venv", "bin", "python")
@@ -40,7 +41,7 @@ QUICK = dict(name="quick", ns=[1_000, 10_000, 100_000], reps=1, skip_over_s=3.0,
              conc_streams=100, conc_n=200, conc_reps=1, big_streams=1_000, big_n=1_000, warmup=False,
              latency=latency.QUICK, image_reps=1)
 # What `--only` may name besides consumers: run only these parts.
-SECTIONS = ("streaming", "streams1000", "latency", "images", "sessions")
+SECTIONS = ("streaming", "streams1000", "latency", "images", "sessions", "tool_round")
 KB_PER_STREAM_TARGET = 64
 
 
@@ -674,6 +675,11 @@ def main() -> int:
             except (RuntimeError, subprocess.TimeoutExpired, ValueError) as e:
                 ses_error = str(e)
                 say(f"bench: sessions failed: {e}")
+        tr = None
+        if "tool_round" in sections:
+            tr_selected = [c for c in tool_round.clients() if not names or any(s in c.name for s in names)]
+            say("bench: tool round: three 200 ms host tools a round, parallel and sequential")
+            tr = tool_round.measure(4 if cfg["name"] == "quick" else 6, tr_selected, os.environ["BENCH_LIB_DIR"], log, say)
     load_after = os.getloadavg()
     res = summarize(cfg, selected, m)
     rows = targets(cfg, res, m["expected"]) if streaming else []
@@ -697,6 +703,13 @@ def main() -> int:
         rows += sessions.targets(ses)
     if ses_error is not None:
         m["failed"]["sessions"] = ses_error
+    if tr is not None:
+        for name, d in tr["results"].items():
+            res.setdefault(name, {}).update(d)
+        for name, why in tr["failed"].items():
+            res.setdefault(name, {})["tool_round_error"] = why
+            m["failed"].setdefault(name, why)
+        rows += tool_round.targets(tr)
     info = machine_info()
     info["loadavg_before"] = [round(x, 2) for x in load_before]
     info["loadavg_after"] = [round(x, 2) for x in load_after]
@@ -722,7 +735,8 @@ def main() -> int:
     have_png = streaming and write_chart(png, cfg, res, selected)
     write_markdown(md, cfg, res, rows, info, selected, png if have_png else None, m,
                    (latency.markdown(lat, lat_selected) if lat is not None else []) + (images.markdown(img) if img is not None else [])
-                   + (sessions.markdown(ses) if ses is not None else []))
+                   + (sessions.markdown(ses) if ses is not None else [])
+                   + (tool_round.markdown(tr) if tr is not None else []))
 
     print()
     print(f"bench: wrote {args.json}, {md}" + (f", {png}" if have_png else "") + f" in {time.time() - t0:.0f} s")
