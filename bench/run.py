@@ -624,6 +624,15 @@ def write_chart(path: str, cfg: dict, res: dict, selected: List[Client]) -> bool
     return True
 
 
+def merge_part(res: dict, failed: dict, part: dict, error_key: str) -> None:
+    """A part's figures (`part["results"]`) and failures into the per-consumer results."""
+    for name, d in part["results"].items():
+        res.setdefault(name, {}).update(d)
+    for name, why in part["failed"].items():
+        res.setdefault(name, {})[error_key] = why
+        failed.setdefault(name, why)
+
+
 def main() -> int:
     ap = argparse.ArgumentParser(description="make bench")
     ap.add_argument("--quick", action="store_true", default=os.environ.get("BENCH_QUICK", "") not in ("", "0"))
@@ -685,18 +694,10 @@ def main() -> int:
     rows = targets(cfg, res, m["expected"]) if streaming else []
     rows += big_targets(cfg, res, selected) if big else []
     if lat is not None:
-        for name, d in lat["results"].items():
-            res.setdefault(name, {}).update(d)
-        for name, why in lat["failed"].items():
-            res.setdefault(name, {})["latency_error"] = why
-            m["failed"].setdefault(name, why)
+        merge_part(res, m["failed"], lat, "latency_error")
         rows += latency.targets(lat, lat_selected)
     if img is not None:
-        for name, d in img["results"].items():
-            res.setdefault(name, {}).update(d)
-        for name, why in img["failed"].items():
-            res.setdefault(name, {})["image_error"] = why
-            m["failed"].setdefault(name, why)
+        merge_part(res, m["failed"], img, "image_error")
         rows += images.targets(img)
     if ses is not None:
         res["sessions"] = ses
@@ -704,11 +705,7 @@ def main() -> int:
     if ses_error is not None:
         m["failed"]["sessions"] = ses_error
     if tr is not None:
-        for name, d in tr["results"].items():
-            res.setdefault(name, {}).update(d)
-        for name, why in tr["failed"].items():
-            res.setdefault(name, {})["tool_round_error"] = why
-            m["failed"].setdefault(name, why)
+        merge_part(res, m["failed"], tr, "tool_round_error")
         rows += tool_round.targets(tr)
     info = machine_info()
     info["loadavg_before"] = [round(x, 2) for x in load_before]
