@@ -517,6 +517,14 @@ pub const Stream = struct {
             .retry_after_ms = s.retry_after_ms,
             .should_retry = s.should_retry,
         }, policy);
+        const log = &s.agent.log;
+        if (log.on()) {
+            const d = &s.detail;
+            if (decision) |delay_ms|
+                log.print("request failed ({s}, HTTP {d}: {s}): retry {d} in {d} ms", .{ @errorName(e), d.http_status, d.message.items, s.retry_attempt + 1, delay_ms })
+            else
+                log.print("request failed ({s}, HTTP {d}: {s}): not retried", .{ @errorName(e), d.http_status, d.message.items });
+        }
         if (decision) |delay_ms| {
             s.retry_attempt += 1;
             s.retry_delay_ms = delay_ms;
