@@ -137,7 +137,8 @@ pub const Stream = struct {
     const readHotDelta = read.readHotDelta;
     pub const peekBuffered = read.peekBuffered;
 
-    // The turn's end for short programs, and its answer as JSON (structured_output.zig).
+    // The turn's end for short programs (C panto_stream_final_message and _final_json too),
+    // and its answer as JSON: structured_output.zig's, the only ones.
     pub const finalMessage = structured_output.finalMessage;
     pub const finalJson = structured_output.finalJson;
 
