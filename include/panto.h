@@ -509,8 +509,10 @@ int panto_agent_run(PantoAgent *agent, const PantoInput *input, PantoStream **ou
  * A message is {"role": "user"|"assistant", "content": [block, ...]} and, on an assistant
  * message, "provider" ("anthropic"|"openai"), "model", "stop_reason" (a PantoStopReason name;
  * "aborted" for a canceled turn) and "usage" {"input_tokens", "output_tokens",
- * "cache_read_tokens", "cache_write_tokens", "reasoning_tokens"}; a message that holds the
- * summary of compacted messages also has "compaction": {"message_count", "tokens_before"}.
+ * "cache_read_tokens", "cache_write_tokens", "reasoning_tokens"}; a user message marked as a
+ * cache breakpoint (PantoInput options "cache_breakpoint") has "cache": true after "content";
+ * a message that holds the summary of compacted messages also has "compaction":
+ * {"message_count", "tokens_before"}.
  * Blocks:
  *   {"type": "text", "text"}
  *   {"type": "thinking", "text", "signature" (when the provider gave one)}
@@ -793,7 +795,9 @@ int panto_stream_tool_progress(PantoStream *stream, PantoString call_id, PantoSt
  * MESSAGE_COMPLETE event, *out_text (may be NULL) the text of the turn's last assistant
  * message (its text blocks joined): borrowed until the stream is freed. Returns PANTO_OK, or
  * what panto_next_event returned: an error of the turn (sticky), or
- * PANTO_ERR_RESULT_PENDING when a host tool call awaits a result (submit it, call again). */
+ * PANTO_ERR_RESULT_PENDING when a host tool call awaits a result (submit it, call again):
+ * then *out_complete is the TOOL_CALL_START of the first call still awaiting one (its
+ * strings valid until the next call on the stream), since its own event was let go. */
 int panto_stream_final_message(PantoStream *stream, PantoEvent *out_complete, PantoString *out_text);
 
 /* As panto_stream_final_message, then checks the text against the response_format of the

@@ -10,6 +10,7 @@ pub const content = @import("content.zig");
 pub const media = @import("media.zig");
 pub const tools = @import("tools.zig");
 pub const session = @import("session/session.zig");
+pub const structured_output = @import("structured_output.zig");
 
 pub const Agent = @import("agent.zig").Agent;
 pub const Stream = @import("stream.zig").Stream;
@@ -30,6 +31,7 @@ test {
     _ = @import("stream_read.zig");
     _ = @import("std_http_internals.zig");
     _ = @import("stream_test.zig");
+    _ = @import("tool_progress_test.zig");
     _ = @import("agent.zig");
     _ = @import("providers.zig");
     _ = @import("providers/anthropic/provider.zig");
@@ -65,6 +67,7 @@ test {
     _ = @import("stack_trim.zig");
     _ = @import("stack_trim_test.zig");
     _ = @import("connection_log.zig");
+    _ = @import("log.zig");
     _ = @import("retry.zig");
     _ = @import("fast_json.zig");
     _ = @import("fast_json_test.zig");
@@ -87,4 +90,6 @@ test {
     _ = @import("session/session_test.zig");
     _ = @import("compaction.zig");
     _ = @import("compaction_test.zig");
+    _ = @import("structured_output.zig");
+    _ = @import("providers/anthropic/cache.zig");
 }

@@ -11,7 +11,8 @@ const errors = @import("errors.zig");
 const sse = @import("sse.zig");
 const Assembly = @import("assembly.zig").Assembly;
 const providers = @import("providers.zig");
-const Round = @import("tool_round.zig").Round;
+const tool_round = @import("tool_round.zig");
+const Round = tool_round.Round;
 const watchdog = @import("watchdog.zig");
 const retry = @import("retry.zig");
 const batch = @import("batch.zig");
@@ -23,6 +24,7 @@ const Body = @import("body.zig").Body;
 const content = @import("content.zig");
 const compaction = @import("compaction.zig");
 const RequestParts = @import("request.zig").RequestParts;
+const structured_output = @import("structured_output.zig");
 const config_mod = @import("config.zig");
 const Config = config_mod.Config;
 
@@ -118,6 +120,8 @@ pub const Stream = struct {
     compaction: ?*compaction.Run = null,
     /// Whether the request about to go out needs a compaction first was decided.
     compaction_checked: bool = false,
+    /// What finalMessage and finalJson keep (structured_output.zig).
+    final: structured_output.Final = .{},
 
     const State = enum { unsent, streaming, retry_wait, done, failed };
     const Phase = enum { messages, tool_starts, tool_results, complete, summary };
@@ -133,12 +137,18 @@ pub const Stream = struct {
     const readHotDelta = read.readHotDelta;
     pub const peekBuffered = read.peekBuffered;
 
+    // The turn's end for short programs (C panto_stream_final_message and _final_json too),
+    // and its answer as JSON: structured_output.zig's, the only ones.
+    pub const finalMessage = structured_output.finalMessage;
+    pub const finalJson = structured_output.finalJson;
+
     /// The stream of a compaction asked for (`Agent.compact`): COMPACTION_START,
     /// COMPACTION_END, MESSAGE_COMPLETE. It takes `run`.
     pub fn createCompaction(agent: *Agent, run: *compaction.Run) Allocator.Error!*Stream {
         const s = try create(agent);
         s.compaction = run;
         s.phase = .summary;
+        s.final.compaction = true;
         return s;
     }
 
@@ -207,6 +217,7 @@ pub const Stream = struct {
         s.assembly.deinit();
         s.round.deinit();
         s.batch.deinit(gpa);
+        s.final.deinit(gpa);
         if (s.compaction) |run| run.destroy();
         s.turn_arena.deinit();
         gpa.destroy(s);
@@ -268,10 +279,12 @@ pub const Stream = struct {
                 } });
             },
             .tool_starts => {
+                // Progress reported comes before anything else of the round.
+                if (s.round.takeProgress()) |p| return s.hold(.{ .tool_progress = p });
                 if (s.cursor < s.round.calls.items.len) {
                     const c = &s.round.calls.items[s.cursor];
                     s.cursor += 1;
-                    return s.hold(.{ .tool_call_start = .{ .id = c.id, .name = c.name, .input = c.input, .awaiting_result = c.handling == .host } });
+                    return s.hold(.{ .tool_call_start = .{ .id = c.id, .name = c.name, .input = c.input, .awaiting_result = c.handling == .host, .sequential = c.sequential } });
                 }
                 if (s.round.pending()) return error.ResultPending;
                 s.round.runNative(s.agent) catch |err| return s.fail(err);
@@ -401,7 +414,7 @@ pub const Stream = struct {
         s.state = .unsent;
         s.failed_at_open = false;
         s.detail.set(s.agent.gpa, 0, "", "");
-        s.detail.setRequestId(s.agent.gpa, "");
+        s.detail.clearResponse(s.agent.gpa);
         s.retry_attempt = 0;
         s.turn_deadline_ns = 0;
         s.watch.fired.store(.none, .release);
@@ -430,16 +443,31 @@ pub const Stream = struct {
     pub fn submitToolResultParts(s: *Stream, call_id: []const u8, text: []const u8, parts: []const content.Part, is_error: bool) SubmitError!void {
         if (!std.unicode.utf8ValidateSlice(call_id)) return error.InvalidArgument;
         if (s.phase != .tool_starts or s.state == .failed) return error.NoSuchCall;
-        for (s.round.calls.items) |*c| {
-            if (c.handling == .host and c.result == null and std.mem.eql(u8, c.id, call_id)) {
-                const result = try content.toolResult(s.agent.gpa, text, parts);
-                return c.setContent(s.agent.gpa, result, is_error);
-            }
-        }
-        return error.NoSuchCall;
+        const i = s.round.awaiting(call_id) orelse return error.NoSuchCall;
+        const result = try content.toolResult(s.agent.gpa, text, parts);
+        s.round.calls.items[i].setContent(s.agent.gpa, result, is_error);
     }
 
     pub const SubmitError = error{ NoSuchCall, InvalidArgument, OutOfMemory };
+
+    /// Reports progress of a host tool call that awaits its result: `next()` returns a
+    /// ToolProgress event before anything else of the round. `fraction`: 0 to 1, negative for
+    /// none (above 1 or NaN: InvalidArgument). Results may be submitted in any order; they
+    /// go to the model, and come as ToolResult events, in call order.
+    pub fn toolProgress(s: *Stream, call_id: []const u8, text: []const u8, fraction: f64) tool_round.Round.ProgressError!void {
+        if (!std.unicode.utf8ValidateSlice(call_id)) return error.InvalidArgument;
+        if (s.phase != .tool_starts or s.state == .failed) return error.NoSuchCall;
+        return s.round.queueProgress(call_id, text, fraction);
+    }
+
+    /// The first host call of the round still awaiting its result, as its ToolCallStart (for
+    /// a caller of `finalMessage` whose events were let go).
+    pub fn pendingCall(s: *const Stream) ?ev.ToolCallStart {
+        if (s.phase != .tool_starts or s.state == .failed) return null;
+        for (s.round.calls.items) |c| if (c.handling == .host and c.result == null)
+            return .{ .id = c.id, .name = c.name, .input = c.input, .awaiting_result = true, .sequential = c.sequential };
+        return null;
+    }
 
     /// Prepares the stream for the next provider call of the same turn.
     fn startNextMessage(s: *Stream) void {
@@ -447,7 +475,7 @@ pub const Stream = struct {
         s.resetMessage();
         s.state = .unsent;
         s.retry_attempt = 0;
-        s.detail.setRequestId(s.agent.gpa, "");
+        s.detail.clearResponse(s.agent.gpa);
     }
 
     /// Forgets the current message and its request, keeping buffers.
@@ -490,6 +518,14 @@ pub const Stream = struct {
             .retry_after_ms = s.retry_after_ms,
             .should_retry = s.should_retry,
         }, policy);
+        const log = &s.agent.log;
+        if (log.on()) {
+            const d = &s.detail;
+            if (decision) |delay_ms|
+                log.print("request failed ({s}, HTTP {d}: {s}): retry {d} in {d} ms", .{ @errorName(e), d.http_status, d.message.items, s.retry_attempt + 1, delay_ms })
+            else
+                log.print("request failed ({s}, HTTP {d}: {s}): not retried", .{ @errorName(e), d.http_status, d.message.items });
+        }
         if (decision) |delay_ms| {
             s.retry_attempt += 1;
             s.retry_delay_ms = delay_ms;
@@ -502,6 +538,7 @@ pub const Stream = struct {
             const status = s.detail.http_status;
             s.resetMessage();
             s.detail.set(gpa, 0, "", "");
+            s.detail.clearResponse(gpa);
             s.state = .retry_wait;
             return .{ .provider_retry = .{
                 .attempt = s.retry_attempt,
@@ -572,7 +609,9 @@ pub const Stream = struct {
     inline fn deliverCurrent(s: *Stream) NextError!?*const ev.Event {
         const e = &s.current;
         watchdog.progress(&s.watch);
-        if (e.* != .message_start) s.content_delivered = true;
+        if (e.* == .message_start) {
+            e.message_start.request_id = s.detail.request_id.items; // (from the response's head)
+        } else s.content_delivered = true;
         if (e.* == .message_end) {
             s.endMessage(e.message_end) catch |err| return s.fail(err);
         }

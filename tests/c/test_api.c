@@ -25,6 +25,7 @@
 #define _POSIX_C_SOURCE 200809L
 
 #include <arpa/inet.h>
+#include <math.h>
 #include <netinet/in.h>
 #include <pthread.h>
 #include <signal.h>
@@ -471,7 +472,8 @@ static void test_names(void) {
     CHECK_NAME(panto_status_name(PANTO_ERR_SESSION), "session");
     CHECK_NAME(panto_status_name(PANTO_ERR_SESSION_LOCKED), "session_locked");
     CHECK_NAME(panto_status_name(PANTO_ERR_NO_SUCH_SESSION), "no_such_session");
-    CHECK_NAME(panto_status_name(-27), "unknown");
+    CHECK_NAME(panto_status_name(PANTO_ERR_OUTPUT), "output");
+    CHECK_NAME(panto_status_name(-28), "unknown");
     CHECK_NAME(panto_status_name(-8), "unknown");
     CHECK_NAME(panto_status_name(-9), "unknown");
     CHECK_NAME(panto_status_name(3), "unknown");
@@ -490,7 +492,8 @@ static void test_names(void) {
     CHECK_NAME(panto_event_kind_name(0), "unknown");
     CHECK_NAME(panto_event_kind_name(PANTO_EVENT_COMPACTION_START), "compaction_start");
     CHECK_NAME(panto_event_kind_name(PANTO_EVENT_COMPACTION_END), "compaction_end");
-    CHECK_NAME(panto_event_kind_name(13), "unknown");
+    CHECK_NAME(panto_event_kind_name(PANTO_EVENT_TOOL_PROGRESS), "tool_progress");
+    CHECK_NAME(panto_event_kind_name(14), "unknown");
     CHECK_NAME(panto_event_kind_name(99), "unknown");
 
     CHECK_NAME(panto_block_kind_name(PANTO_BLOCK_NONE), "none");
@@ -2953,6 +2956,161 @@ static void test_parts_plain_result(void) {
     CHECK(count_in(request_body(3), "\"content\":\"line 1\"") == 1);
 }
 
+/* ---- Issue 17: final_message, tool progress ------------------------------------------- */
+
+/* panto_stream_final_message drives a tool turn: RESULT_PENDING names the call in
+ * out_complete; progress is refused for unknown calls and bad fractions, queued and read back
+ * as TOOL_PROGRESS; then the turn's end and its last message's text. */
+static void test_final_message_and_progress(void) {
+    static const struct canned answers[] = {
+        {200, "text/event-stream", SSE_TOOL, NULL, 0},
+        {200, "text/event-stream", SSE_OK, NULL, 0},
+    };
+    char url[64];
+    PantoAgent *agent;
+    PantoStream *stream = NULL;
+    PantoEvent ev = PANTO_EVENT_INIT;
+    PantoString text = {NULL, 0};
+    PantoError err = PANTO_ERROR_INIT;
+
+    current_test = "final_message_and_progress";
+    agent = serve_and_connect(answers, 2, url, sizeof url);
+    if (!agent) return;
+    CHECK_RC(add_tool(agent, WEATHER_TOOL), PANTO_OK);
+    CHECK_RC(run_text(agent, "Weather in Paris?", &stream), PANTO_OK);
+    CHECK_RC(panto_stream_final_message(stream, &ev, &text), PANTO_ERR_RESULT_PENDING);
+    CHECK(ev.kind == PANTO_EVENT_TOOL_CALL_START && pstr_eq(ev.id, "toolu_t1") && ev.awaiting_result == 1);
+    CHECK(ev.sequential == 0);
+    CHECK(text.len == 0);
+    CHECK_RC(panto_stream_tool_progress(stream, panto_cstr("toolu_none"), panto_cstr("x"), 0.5), PANTO_ERR_NO_SUCH_CALL);
+    CHECK_RC(panto_stream_tool_progress(stream, panto_cstr("toolu_t1"), panto_cstr("x"), 1.5), PANTO_ERR_INVALID_ARGUMENT);
+    CHECK_RC(panto_stream_tool_progress(stream, panto_cstr("toolu_t1"), panto_cstr("x"), (double)NAN), PANTO_ERR_INVALID_ARGUMENT);
+    CHECK_RC(panto_stream_error(stream, &err), PANTO_ERR_INVALID_ARGUMENT);
+    CHECK_RC(panto_stream_tool_progress(NULL, panto_cstr("toolu_t1"), panto_cstr(""), 0), PANTO_ERR_INVALID_ARGUMENT);
+    CHECK_RC(panto_stream_tool_progress(stream, panto_cstr("toolu_t1"), panto_cstr("looking"), -1), PANTO_OK);
+    CHECK_RC(panto_next_event(stream, &ev), PANTO_EVENT);
+    CHECK(ev.kind == PANTO_EVENT_TOOL_PROGRESS && pstr_eq(ev.id, "toolu_t1") && pstr_eq(ev.name, "get_weather"));
+    CHECK(pstr_eq(ev.text, "looking") && ev.fraction == -1);
+    CHECK_RC(panto_stream_tool_progress(stream, panto_cstr("toolu_t1"), panto_cstr(""), 0.25), PANTO_OK);
+    CHECK_RC(submit_result(stream, "toolu_t1", "Sunny", 0), PANTO_OK);
+    CHECK_RC(panto_next_event(stream, &ev), PANTO_EVENT); /* queued before the result: still comes */
+    CHECK(ev.kind == PANTO_EVENT_TOOL_PROGRESS && ev.text.len == 0 && ev.fraction == 0.25);
+    CHECK_RC(panto_stream_final_message(stream, &ev, &text), PANTO_OK);
+    CHECK(ev.kind == PANTO_EVENT_MESSAGE_COMPLETE && ev.stop_reason == PANTO_STOP_END_TURN);
+    CHECK(ev.usage.input_tokens == 20 + 11);
+    CHECK(pstr_eq(text, "Hi there"));
+    /* Again: the same end; next says done. */
+    CHECK_RC(panto_stream_final_message(stream, NULL, &text), PANTO_OK);
+    CHECK(pstr_eq(text, "Hi there"));
+    CHECK_RC(panto_next_event(stream, &ev), PANTO_DONE);
+    CHECK_RC(panto_stream_tool_progress(stream, panto_cstr("toolu_t1"), panto_cstr(""), 0), PANTO_ERR_NO_SUCH_CALL);
+    /* No JSON response_format: final_json refuses. */
+    CHECK_RC(panto_stream_final_json(stream, &text), PANTO_ERR_STATE);
+    panto_stream_free(stream);
+    panto_agent_free(agent);
+    stop_server();
+}
+
+/* ---- Issue 17: the debug log ---------------------------------------------------------- */
+
+/* The bytes of a file, NUL-terminated (malloc'd), or NULL. */
+static char *slurp(const char *path) {
+    FILE *f = fopen(path, "rb");
+    char *buf;
+    long n;
+    if (!f) return NULL;
+    fseek(f, 0, SEEK_END);
+    n = ftell(f);
+    fseek(f, 0, SEEK_SET);
+    buf = (char *)malloc((size_t)n + 1);
+    if (buf && fread(buf, 1, (size_t)n, f) != (size_t)n) n = 0;
+    if (buf) buf[n] = 0;
+    fclose(f);
+    return buf;
+}
+
+static const char BODY_429_QUOTING_KEY[] =
+    "{\"type\":\"error\",\"error\":{\"type\":\"rate_limit_error\",\"message\":\"Slow down, sk-log-secret-0123\"}}";
+
+/* PANTO_LOG=debug: one line per request (method and URL, then status and time to the head),
+ * per retry decision, per connection; never the API key (not even quoted back by the server);
+ * no body. Then the config's log at level body, to a file: the request's JSON body too. */
+static void test_debug_log(void) {
+    static const struct canned answers[] = {
+        {429, "application/json", BODY_429_QUOTING_KEY, "retry-after-ms: 1\r\n", 0},
+        {200, "text/event-stream", SSE_OK, NULL, 0},
+        {200, "text/event-stream", SSE_OK, NULL, 0},
+    };
+    char url[64], err_path[] = "/tmp/panto_log_test_XXXXXX", file_path[] = "/tmp/panto_log_file_XXXXXX";
+    char want[160], config[256];
+    PantoAgent *agent;
+    PantoStream *stream = NULL;
+    PantoEvent ev = PANTO_EVENT_INIT;
+    int saved, fd, file_fd;
+    char *log;
+
+    current_test = "debug_log";
+    fd = mkstemp(err_path);
+    file_fd = mkstemp(file_path);
+    CHECK(fd >= 0 && file_fd >= 0);
+    if (fd < 0 || file_fd < 0) return;
+    close(file_fd);
+    setenv("PANTO_LOG", "debug", 1);
+    fflush(stderr);
+    saved = dup(2);
+    dup2(fd, 2);
+    agent = serve_and_connect(answers, 3, url, sizeof url);
+    if (agent) {
+        CHECK_RC(set_config(agent, "{\"api_key\": \"sk-log-secret-0123\"}"), PANTO_OK);
+        CHECK_RC(run_text(agent, "Hello", &stream), PANTO_OK);
+        CHECK_RC(panto_stream_final_message(stream, &ev, NULL), PANTO_OK);
+        panto_stream_free(stream);
+    }
+    fflush(stderr);
+    dup2(saved, 2);
+    close(saved);
+    close(fd);
+    unsetenv("PANTO_LOG");
+    log = slurp(err_path);
+    CHECK(log != NULL);
+    if (log) {
+        snprintf(want, sizeof want, "panto: POST %s/v1/messages\n", url);
+        CHECK(strstr(log, want) != NULL);
+        snprintf(want, sizeof want, "panto: POST %s/v1/messages: HTTP 429 after ", url);
+        CHECK(strstr(log, want) != NULL);
+        CHECK(strstr(log, "panto: request failed (RateLimit, HTTP 429: Slow down, ") != NULL);
+        CHECK(strstr(log, "): retry 1 in 1 ms\n") != NULL);
+        snprintf(want, sizeof want, "panto: POST %s/v1/messages: HTTP 200 after ", url);
+        CHECK(strstr(log, want) != NULL);
+        CHECK(strstr(log, "panto: request on connection ") != NULL);
+        CHECK(strstr(log, "sk-log-secret") == NULL);
+        CHECK(strstr(log, "test-key") == NULL);
+        CHECK(strstr(log, "panto: body") == NULL);
+        CHECK(strstr(log, "x-api-key") == NULL);
+        free(log);
+    }
+    if (agent) {
+        /* The config's log wins over the environment: level body, appended to the file. */
+        snprintf(config, sizeof config, "{\"log\": {\"level\": \"body\", \"file\": \"%s\"}}", file_path);
+        CHECK_RC(set_config(agent, config), PANTO_OK);
+        CHECK_RC(run_text(agent, "Second", &stream), PANTO_OK);
+        CHECK_RC(panto_stream_final_message(stream, &ev, NULL), PANTO_OK);
+        panto_stream_free(stream);
+        panto_agent_free(agent);
+        stop_server();
+    }
+    log = slurp(file_path);
+    CHECK(log != NULL);
+    if (log) {
+        CHECK(strstr(log, "panto: body {\"model\":\"claude-test\"") != NULL);
+        CHECK(strstr(log, "\"text\":\"Second\"") != NULL);
+        CHECK(strstr(log, "sk-log-secret") == NULL);
+        free(log);
+    }
+    unlink(err_path);
+    unlink(file_path);
+}
+
 int main(void) {
     signal(SIGPIPE, SIG_IGN);
     test_versions();
@@ -2992,6 +3150,8 @@ int main(void) {
     test_parts_run_arguments();
     test_parts_turn();
     test_parts_plain_result();
+    test_final_message_and_progress();
+    test_debug_log();
     printf("%d passed, %d failed\n", n_passed, n_failed);
     return n_failed ? 1 : 0;
 }
