@@ -3109,6 +3109,72 @@ static void test_debug_log(void) {
     }
     unlink(err_path);
     unlink(file_path);
+/* panto_stream_final_json: the answer checked against the turn's response_format (here
+ * json_object, per turn): an answer that is not JSON is PANTO_ERR_OUTPUT whose PantoError has
+ * the text and says why, sticky until the next call on the stream; a JSON object is given as
+ * it came. */
+static const char SSE_JSON[] =
+    "event: message_start\n"
+    "data: {\"type\":\"message_start\",\"message\":{\"id\":\"msg_json_1\",\"type\":\"message\","
+    "\"role\":\"assistant\",\"model\":\"claude-test\",\"content\":[],\"stop_reason\":null,"
+    "\"usage\":{\"input_tokens\":3,\"output_tokens\":1}}}\n\n"
+    "event: content_block_start\n"
+    "data: {\"type\":\"content_block_start\",\"index\":0,\"content_block\":{\"type\":\"text\",\"text\":\"\"}}\n\n"
+    "event: content_block_delta\n"
+    "data: {\"type\":\"content_block_delta\",\"index\":0,\"delta\":{\"type\":\"text_delta\",\"text\":\"{\\\"a\\\": \"}}\n\n"
+    "event: content_block_delta\n"
+    "data: {\"type\":\"content_block_delta\",\"index\":0,\"delta\":{\"type\":\"text_delta\",\"text\":\"[1]}\"}}\n\n"
+    "event: content_block_stop\n"
+    "data: {\"type\":\"content_block_stop\",\"index\":0}\n\n"
+    "event: message_delta\n"
+    "data: {\"type\":\"message_delta\",\"delta\":{\"stop_reason\":\"end_turn\",\"stop_sequence\":null},"
+    "\"usage\":{\"output_tokens\":4}}\n\n"
+    "event: message_stop\n"
+    "data: {\"type\":\"message_stop\"}\n\n";
+
+static void test_final_json(void) {
+    static const struct canned answers[] = {
+        {200, "text/event-stream", SSE_OK, NULL, 0},
+        {200, "text/event-stream", SSE_JSON, NULL, 0},
+    };
+    char url[64];
+    PantoAgent *agent;
+    PantoStream *stream = NULL;
+    PantoInput input = PANTO_INPUT_INIT;
+    PantoString json = {NULL, 0};
+    PantoError err = PANTO_ERROR_INIT;
+
+    current_test = "final_json";
+    agent = serve_and_connect(answers, 2, url, sizeof url);
+    if (!agent) return;
+    input.text = panto_cstr("Hello");
+    input.options = panto_cstr("{\"response_format\": {\"type\": \"json_schema\", \"schema\": {\"type\": \"object\"}}}");
+    CHECK_RC(panto_agent_run(agent, &input, &stream), PANTO_OK);
+    CHECK_RC(panto_stream_final_json(stream, &json), PANTO_ERR_OUTPUT);
+    CHECK(json.len == 0);
+    CHECK_RC(panto_stream_error(stream, &err), PANTO_ERR_OUTPUT);
+    CHECK(pstr_eq(err.output, "Hi there"));
+    CHECK(pstr_eq(err.message, "the answer is not valid JSON"));
+    /* The turn itself is over: next says done, and the answer is in the conversation. */
+    CHECK_RC(panto_next_event(stream, &(PantoEvent)PANTO_EVENT_INIT), PANTO_DONE);
+    CHECK_RC(panto_stream_final_json(stream, NULL), PANTO_ERR_OUTPUT);
+    panto_stream_free(stream);
+    /* A JSON object: given as it came. */
+    input.text = panto_cstr("Again");
+    input.options = panto_cstr("{\"response_format\": {\"type\": \"json_schema\", \"schema\": {\"type\": \"object\", \"required\": [\"a\"]}}}");
+    CHECK_RC(panto_agent_run(agent, &input, &stream), PANTO_OK);
+    CHECK_RC(panto_stream_final_json(stream, &json), PANTO_OK);
+    CHECK(pstr_eq(json, "{\"a\": [1]}"));
+    CHECK_RC(panto_stream_error(stream, &err), PANTO_OK);
+    panto_stream_free(stream);
+    /* Without the per-turn option the next turn asks for no JSON: refused before any request. */
+    CHECK_RC(run_text(agent, "Once more", &stream), PANTO_OK);
+    CHECK_RC(panto_stream_final_json(stream, &json), PANTO_ERR_STATE);
+    CHECK_RC(panto_stream_error(stream, &err), PANTO_ERR_STATE);
+    CHECK(err.output.len == 0);
+    panto_stream_free(stream);
+    panto_agent_free(agent);
+    stop_server();
 }
 
 int main(void) {
@@ -3152,6 +3218,7 @@ int main(void) {
     test_parts_plain_result();
     test_final_message_and_progress();
     test_debug_log();
+    test_final_json();
     printf("%d passed, %d failed\n", n_passed, n_failed);
     return n_failed ? 1 : 0;
 }
