@@ -142,10 +142,19 @@ func (st *streamCore) release() {
 	st.agent.forget(st)
 }
 
-// collect is the cleanup of an unreachable Stream. It closes the stream on a goroutine of
-// its own: the close may wait for a native call of the agent, which must not hold up the
-// runtime's cleanups.
-func (st *streamCore) collect() { go st.close() }
+// streamParts is what the cleanup of a Stream closes.
+type streamParts struct {
+	st    *streamCore
+	tools *toolRunner
+}
+
+// collectStream is the cleanup of an unreachable Stream: its tools' contexts are canceled,
+// and the stream closed on a goroutine of its own (the close may wait for a native call of
+// the agent, which must not hold up the runtime's cleanups).
+func collectStream(p streamParts) {
+	p.tools.end()
+	go p.st.close()
+}
 
 // cancel cancels the turn, unless the stream was freed; it may be called from any
 // goroutine and does not wait for a running call (panto_stream_cancel is thread-safe).
