@@ -221,7 +221,9 @@ func WithManualTools() RunOption { return func(o *runOptions) { o.manual = true 
 // the context the tools' handlers receive.
 //
 // The stream runs the Handler of each host tool the model calls, unless the turn was
-// started WithManualTools or the tool has no Handler: see Stream.
+// started WithManualTools or the tool has no Handler: see Stream. WithOptions overrides
+// request parameters for this turn only; options the library refuses give an *Error
+// matching ErrConfig, and nothing is added to the conversation.
 func (a *Agent) Run(ctx context.Context, text string, opts ...RunOption) (*Stream, error) {
 	return a.run(ctx, text, nil, opts)
 }

@@ -35,8 +35,10 @@
 //		panto.WithCapabilities("net"))
 //	agent, err := panto.NewAgent(panto.Config{..., Tools: []panto.Tool{weather}, Capabilities: []string{"net"}})
 //
-// While the program iterates, the stream runs the handler of each call the model makes and
-// sends the result back; the program sees EventToolCallStart and EventToolResult go by. A
+// While the program iterates, the stream runs the handler of each call the model makes (the
+// calls of one message at once, each on a goroutine, but those of a Sequential tool) and
+// sends the results back; the program sees EventToolCallStart, EventToolProgress
+// (ReportProgress) and EventToolResult go by. A
 // turn started WithManualTools (or a tool without a Handler) leaves the calls to the
 // program: Stream.SubmitToolResult. A Registry keeps tools by name and exports them in each
 // provider's format (ToolFormat). The library checks tools and exports them: the binding
@@ -76,6 +78,14 @@
 // Config.Compaction summarizes the older messages when the context nears the model's window:
 // the turn's stream shows EventCompactionStart and EventCompactionEnd before the request.
 // Agent.Compact does it on demand.
+//
+// # Short forms, request parameters, structured output
+//
+// Agent.Complete runs a turn to its end and returns its last message; Stream.Text yields
+// the text only; Stream.FinalMessage reads the rest of a turn. Config embeds Params, the
+// request parameters (temperature, tool choice, prompt caching, extra headers and body...),
+// and WithOptions overrides them for one turn. Parse[T] asks for an answer of T's JSON form
+// (its schema derived as a tool's) and decodes it; an answer that is not gives ErrOutput.
 //
 // Errors are *Error values whose Code is also an error, so errors.Is(err,
 // panto.ErrAuthentication) and errors.As(err, &perr) both work.

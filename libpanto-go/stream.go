@@ -49,9 +49,12 @@ import (
 //
 // When the model calls a host tool, Next yields an EventToolCallStart with AwaitingResult.
 // If the agent has the tool with a Handler (or a PartsHandler) and the turn is not manual
-// (WithManualTools), the next call to Next runs it (with the Run context, on the caller's
-// goroutine) and gives its result to the library before reading on; the program just
-// iterates, and sees the result in the EventToolResult that follows. Otherwise the program
+// (WithManualTools), the stream runs it: once the EventToolCallStarts of the message were
+// all read, Next starts their handlers, each on a goroutine of its own, all at once but the
+// Sequential ones (Event.Sequential: they run alone), with a context derived from the Run
+// context that is canceled when the turn ends; it gives the library each result as it comes
+// and each ReportProgress as an EventToolProgress, while the program just iterates, and sees
+// the results in the EventToolResults that follow, in call order. Otherwise the program
 // runs the tool and calls SubmitToolResult (or SubmitToolResultParts) before the next Next;
 // a Next without it returns false with an Err matching ErrResultPending, which is not
 // sticky: submit, then call Next again. (With Iter, submit inside the loop: the loop ending
