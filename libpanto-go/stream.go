@@ -301,6 +301,7 @@ func (s *Stream) Reopen(ctx context.Context) error {
 		return streamError(st.native, rc)
 	}
 	s.cur, s.err, s.transient, s.ctx = Event{}, nil, false, ctx
+	s.tools.restart()
 	return nil
 }
 

@@ -150,6 +150,13 @@ func (r *toolRunner) end() {
 	r.calls, r.progress = nil, nil
 }
 
+// restart lets a reopened turn run its calls again.
+func (r *toolRunner) restart() {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	r.ended = false
+}
+
 // report queues a progress note of the call id while it runs.
 func (r *toolRunner) report(id, text string, fraction float64) {
 	r.mu.Lock()
