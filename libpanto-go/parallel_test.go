@@ -271,3 +271,31 @@ func TestSubmitAnswersACallBeforeItsHandlerRuns(t *testing.T) {
 		t.Fatalf("handlers %v ran, results %q", ran, results)
 	}
 }
+
+func TestReopenedTurnRunsItsTools(t *testing.T) {
+	loadScenario(t, scenario(providerError(400, "invalid_request_error", "bad model"),
+		toolUse("", "call_1", "a", map[string]any{}, "call_2", "b", map[string]any{}), textAnswer("Done")))
+	meet := newRendezvous(2)
+	tool := func(name string) panto.Tool {
+		return panto.Tool{Name: name, Handler: func(ctx context.Context, _ json.RawMessage) (string, error) {
+			return "ran " + name, meet.meet(ctx)
+		}}
+	}
+	cfg := testConfig("anthropic")
+	cfg.Tools = []panto.Tool{tool("a"), tool("b")}
+	agent := newAgent(t, cfg)
+	stream := run(t, agent, "Go")
+	nextAll(stream)
+	asPantoError(t, stream.Err(), panto.ErrInvalidRequest)
+	if err := stream.Reopen(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	events := nextAll(stream)
+	if err := stream.Err(); err != nil {
+		t.Fatalf("%v after %s", err, kinds(events))
+	}
+	results := ofKind(events, panto.EventToolResult)
+	if len(results) != 2 || results[0].Text != "ran a" || results[1].Text != "ran b" {
+		t.Fatalf("results %+v", results)
+	}
+}
