@@ -299,3 +299,25 @@ func TestReopenedTurnRunsItsTools(t *testing.T) {
 		t.Fatalf("results %+v", results)
 	}
 }
+
+func TestEventsRunsToolsAtOnce(t *testing.T) {
+	threeCalls(t, "a", "b", "c")
+	meet := newRendezvous(3)
+	tool := func(name string) panto.Tool {
+		return panto.Tool{Name: name, Handler: func(ctx context.Context, _ json.RawMessage) (string, error) {
+			return name, meet.meet(ctx)
+		}}
+	}
+	cfg := testConfig("openai")
+	cfg.Tools = []panto.Tool{tool("a"), tool("b"), tool("c")}
+	stream := run(t, newAgent(t, cfg), "Go")
+	var results []string
+	for ev := range stream.Events(context.Background()) {
+		if ev.Kind == panto.EventToolResult {
+			results = append(results, ev.Text)
+		}
+	}
+	if err := stream.Err(); err != nil || len(results) != 3 || results[0] != "a" || results[2] != "c" {
+		t.Fatalf("results %q, Err %v", results, err)
+	}
+}
