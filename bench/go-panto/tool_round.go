@@ -1,11 +1,11 @@
 package main
 
-// The tool-round workload (bench/tool_round.py): each round is one turn whose first message
-// asks for the three host tools, each sleeping 200 ms, then answers. ROUNDS rounds run with
-// tool_execution "parallel", then ROUNDS with "sequential"; one JSON line a round:
-// {"mode": M, "wall_ms": W}, W from Run to the end of the turn.
+// The tool-round workload (bench/README.md, "Tool round"): ROUNDS turns on one agent whose
+// tool_execution is MODE; each turn's first message asks for the tool `wait` three times,
+// each call sleeping 200 ms, then the model answers "done". One JSON line a round:
+// {"mode": MODE, "wall_ms": W}, W from just before Run to the end of the turn.
 //
-//	go-panto tool-round PROVIDER BASE_URL ROUNDS
+//	go-panto tool-round BASE_URL MODE ROUNDS
 
 import (
 	"context"
@@ -18,45 +18,45 @@ import (
 	"panto.dev/panto"
 )
 
-// toolRoundTools are the tools the tool round's script asks for.
-var toolRoundTools = []string{"sleep_a", "sleep_b", "sleep_c"}
-
-func toolRound(provider, baseURL, count string) {
+func toolRound(baseURL, mode, count string) {
 	rounds, err := strconv.Atoi(count)
-	if err != nil || rounds < 1 {
-		fmt.Fprintln(os.Stderr, "usage: go-panto tool-round PROVIDER BASE_URL ROUNDS")
+	if err != nil || rounds < 1 || (mode != "parallel" && mode != "sequential") {
+		fmt.Fprintln(os.Stderr, "usage: go-panto tool-round BASE_URL parallel|sequential ROUNDS")
 		os.Exit(2)
 	}
-	var tools []panto.Tool
-	for _, name := range toolRoundTools {
-		tools = append(tools, panto.Tool{Name: name, Description: "Sleeps 200 ms.",
-			Handler: func(ctx context.Context, _ json.RawMessage) (string, error) {
-				select {
-				case <-time.After(200 * time.Millisecond):
-					return "slept", nil
-				case <-ctx.Done():
-					return "", ctx.Err()
-				}
-			}})
+	wait := panto.Tool{
+		Name:        "wait",
+		Description: "Waits 200 ms.",
+		InputSchema: json.RawMessage(`{"type":"object","properties":{"i":{"type":"integer"}}}`),
+		Handler: func(context.Context, json.RawMessage) (string, error) {
+			time.Sleep(200 * time.Millisecond)
+			return "ok", nil
+		},
 	}
-	model := map[string]string{"anthropic": "claude-sonnet-4-6", "openai": "gpt-4o-mini"}[provider]
+	agent, err := panto.NewAgent(panto.Config{Provider: "anthropic", Model: "bench-model", APIKey: "bench-key",
+		BaseURL: baseURL, ToolExecution: panto.ToolExecution(mode), Tools: []panto.Tool{wait}})
+	if err != nil {
+		fail(err)
+	}
+	defer agent.Close()
 	out := json.NewEncoder(os.Stdout)
-	for _, mode := range []panto.ToolExecution{panto.ToolsParallel, panto.ToolsSequential} {
-		agent, err := panto.NewAgent(panto.Config{Provider: provider, Model: model, BaseURL: baseURL,
-			APIKey: "bench", MaxTokens: 1024, Tools: tools, ToolExecution: mode})
+	for i := range rounds {
+		start := time.Now()
+		msg, err := agent.Complete(context.Background(), fmt.Sprintf("round %d", i+1))
+		wall := float64(time.Since(start).Nanoseconds()) / 1e6
 		if err != nil {
-			fmt.Fprintln(os.Stderr, err)
-			os.Exit(1)
+			fail(err)
 		}
-		for range rounds {
-			start := time.Now()
-			if _, err := agent.Complete(context.Background(), "Run the three tools."); err != nil {
-				fmt.Fprintln(os.Stderr, err)
-				os.Exit(1)
-			}
-			wall := float64(time.Since(start).Microseconds()) / 1000
-			_ = out.Encode(map[string]any{"mode": string(mode), "wall_ms": wall})
+		if msg.Text() != "done" {
+			fail(fmt.Errorf("round %d answered %q, want \"done\"", i+1, msg.Text()))
 		}
-		agent.Close()
+		if err := out.Encode(map[string]any{"mode": mode, "wall_ms": wall}); err != nil {
+			fail(err)
+		}
 	}
+}
+
+func fail(err error) {
+	fmt.Fprintln(os.Stderr, "go-panto tool-round:", err)
+	os.Exit(1)
 }
