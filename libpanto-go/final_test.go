@@ -2,7 +2,6 @@ package panto_test
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"strings"
 	"testing"
@@ -93,11 +92,21 @@ func TestParse(t *testing.T) {
 			if c.City != "Lima" || c.Country != "Peru" || len(c.Sights) != 1 || c.Sights[0].Name != "Huaca" {
 				t.Fatalf("parsed %+v", c)
 			}
+			// The request carries the schema derived from Capital, in the provider's form.
 			format, _ := panto.ResponseFormatOf[Capital]()
-			body, _ := json.Marshal(requestBody(t, 0))
-			if !strings.Contains(string(body), string(format.Schema)) {
-				t.Errorf("the request does not carry the schema %s: %s", format.Schema, body)
+			body := requestBody(t, 0)
+			var sent any
+			switch p.name {
+			case "anthropic": // output_config.format
+				sent = body["output_config"].(map[string]any)["format"].(map[string]any)["schema"]
+			case "openai": // response_format.json_schema
+				js := body["response_format"].(map[string]any)["json_schema"].(map[string]any)
+				sent = js["schema"]
+				if js["name"] != "capital" || js["strict"] != true {
+					t.Errorf("json_schema = %v", js)
+				}
 			}
+			jsonEqual(t, []byte(mustJSON(t, sent)), string(format.Schema))
 
 			// Not of the schema: ErrOutput with the text.
 			loadScenario(t, scenario(textAnswer(`{"city":"Lima"}`)))

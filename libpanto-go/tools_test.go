@@ -628,7 +628,7 @@ func TestToolRoundTrip(t *testing.T) {
 					sawCtx = ctx.Value(ctxKey{})
 					return "Sunny, 21 °C in " + in.City, nil
 				})
-			cfg := testConfig(p.name)
+			cfg := noCacheConfig(p.name)
 			cfg.Tools = []panto.Tool{weather}
 			agent := newAgent(t, cfg)
 			ctx := context.WithValue(context.Background(), ctxKey{}, "run ctx")
