@@ -105,16 +105,10 @@ func (s *Stream) forwardTools() error {
 // forwardProgress passes a progress note to the library; one the library refuses (its call
 // has its result already) is dropped.
 func (s *Stream) forwardProgress(n progressNote) {
-	st := s.st
-	st.agent.call.Lock()
-	defer st.agent.call.Unlock()
-	st.mu.Lock()
-	defer st.mu.Unlock()
-	if st.closed || st.native == nil {
-		return
-	}
-	st.endLending()
-	C.panto_stream_tool_progress(st.native, pantoString(n.id), pantoString(n.text), C.double(n.fraction))
+	_ = s.st.call(func(native *C.PantoStream) error {
+		C.panto_stream_tool_progress(native, pantoString(n.id), pantoString(n.text), C.double(n.fraction))
+		return nil
+	})
 }
 
 // submit passes a tool result to the library.
@@ -123,22 +117,15 @@ func (s *Stream) submit(id string, res toolResult) error {
 	if res.isError {
 		flag = 1
 	}
-	st := s.st
-	st.agent.call.Lock()
-	defer st.agent.call.Unlock()
-	st.mu.Lock()
-	defer st.mu.Unlock()
-	if st.closed || st.native == nil {
-		return ErrClosed
-	}
-	var pin runtime.Pinner
-	defer pin.Unpin()
-	lent := lendParts(res.parts, &pin)
-	st.endLending()
-	rc := C.panto_go_submit(st.native, pantoString(id), pantoString(res.content), partsPointer(lent),
-		C.size_t(len(lent)), flag)
-	if rc < 0 {
-		return streamError(st.native, rc)
-	}
-	return nil
+	return s.st.call(func(native *C.PantoStream) error {
+		var pin runtime.Pinner
+		defer pin.Unpin()
+		lent := lendParts(res.parts, &pin)
+		rc := C.panto_go_submit(native, pantoString(id), pantoString(res.content), partsPointer(lent),
+			C.size_t(len(lent)), flag)
+		if rc < 0 {
+			return streamError(native, rc)
+		}
+		return nil
+	})
 }

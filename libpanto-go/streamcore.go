@@ -97,6 +97,20 @@ func (st *streamCore) fill(n C.size_t, block C.PantoString) {
 	st.strs, st.base = goString(block), uintptr(unsafe.Pointer(block.ptr))
 }
 
+// call runs f, a native call that does not wait for the provider, on the stream with the
+// locks it needs (it ends what the library lent); ErrClosed once the stream is closed.
+func (st *streamCore) call(f func(native *C.PantoStream) error) error {
+	st.agent.call.Lock()
+	defer st.agent.call.Unlock()
+	st.mu.Lock()
+	defer st.mu.Unlock()
+	if st.closed || st.native == nil {
+		return ErrClosed
+	}
+	st.endLending()
+	return f(st.native)
+}
+
 // endLending records a call that ends what the library lent: the parts' data of the events
 // handed out. mu must be held.
 func (st *streamCore) endLending() { st.lent++ }
