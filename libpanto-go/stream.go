@@ -258,9 +258,9 @@ func (s *Stream) fail(err error) bool {
 // is harmless.
 func (s *Stream) Cancel() {
 	s.canceled.Store(true)
-	s.cancelOnce.Do(func() { close(s.cancelCh) })
+	s.st.cancel() // first: a Next that sees the tools end then sees the turn canceled
 	s.tools.end()
-	s.st.cancel()
+	s.cancelOnce.Do(func() { close(s.cancelCh) })
 }
 
 // Reopen runs the turn again after it failed at the provider-open boundary (an HTTP error
@@ -348,7 +348,7 @@ func (s *Stream) Iter(yield func(Event) bool) {
 func (s *Stream) Close() error {
 	s.closeOnce.Do(func() { close(s.closing) })
 	s.cleanup.Stop()
+	s.st.close() // first: a Next that sees the tools end then sees the stream closed
 	s.tools.end()
-	s.st.close()
 	return nil
 }

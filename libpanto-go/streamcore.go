@@ -166,8 +166,10 @@ type streamParts struct {
 // and the stream closed on a goroutine of its own (the close may wait for a native call of
 // the agent, which must not hold up the runtime's cleanups).
 func collectStream(p streamParts) {
-	p.tools.end()
-	go p.st.close()
+	go func() {
+		p.st.close()
+		p.tools.end()
+	}()
 }
 
 // cancel cancels the turn, unless the stream was freed; it may be called from any
