@@ -274,7 +274,7 @@ pub const Run = struct {
         var c = config;
         c.system = config.compaction.prompt orelse default_prompt;
         c.thinking = .off;
-        // A summary is text, asked once: no thinking budget, no structured output, no cache
+        // A summary is text, asked once: no thinking budget, no structured answer, no cache
         // entry to pay for.
         c.request.thinking_budget = null;
         c.request.response_format = null;

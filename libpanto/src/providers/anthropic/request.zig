@@ -43,8 +43,8 @@ pub fn writeRequest(w: *std.Io.Writer, parts: RequestParts) std.Io.Writer.Error!
     }
     try s.endArray();
     try cache.writeTools(&s, parts, &breakpoints);
-    try writeOutputConfig(&s, config.request.response_format);
     try params.write(&s, parts);
+    try writeOutputConfig(&s, config.request.response_format);
     try s.objectField("stream");
     try s.write(true);
     try parts.writeExtraBody(&s);

@@ -95,9 +95,9 @@ pub fn writeRequest(w: *std.Io.Writer, parts: RequestParts) std.Io.Writer.Error!
     };
     try s.endArray();
     try parts.writeTools(&s, .openai);
+    try params.write(&s, parts);
     try writeResponseFormat(&s, config.request.response_format);
     try writeCacheOptions(&s, config.request.cache);
-    try params.write(&s, parts);
     try s.objectField("stream");
     try s.write(true);
     try s.objectField("stream_options");
