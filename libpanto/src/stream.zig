@@ -120,7 +120,7 @@ pub const Stream = struct {
     compaction: ?*compaction.Run = null,
     /// Whether the request about to go out needs a compaction first was decided.
     compaction_checked: bool = false,
-    /// What finalJson keeps (structured_output.zig).
+    /// What finalMessage and finalJson keep (structured_output.zig).
     final: structured_output.Final = .{},
 
     const State = enum { unsent, streaming, retry_wait, done, failed };
@@ -137,7 +137,8 @@ pub const Stream = struct {
     const readHotDelta = read.readHotDelta;
     pub const peekBuffered = read.peekBuffered;
 
-    // The turn's answer as the JSON its response_format asked for (structured_output.zig).
+    // The turn's end for short programs, and its answer as JSON (structured_output.zig).
+    pub const finalMessage = structured_output.finalMessage;
     pub const finalJson = structured_output.finalJson;
 
     /// The stream of a compaction asked for (`Agent.compact`): COMPACTION_START,
@@ -215,6 +216,7 @@ pub const Stream = struct {
         s.assembly.deinit();
         s.round.deinit();
         s.batch.deinit(gpa);
+        s.final.deinit(gpa);
         if (s.compaction) |run| run.destroy();
         s.turn_arena.deinit();
         gpa.destroy(s);

@@ -1,10 +1,11 @@
-//! Structured output: the text of a turn's last assistant message checked against the JSON
-//! the turn's response_format asked for (panto_stream_final_json).
+//! The end of a turn for the short programs: the turn read through to its MessageComplete and
+//! the text of its last assistant message (panto_stream_final_message), and that text checked
+//! against the JSON the turn's response_format asked for (panto_stream_final_json).
 //!
-//!   Stream.finalJson() ![]const u8       Stream.finalMessage, then the text checked:
-//!                                         error.Output (s.final.problem says why,
-//!                                         s.final_text is the text) or error.State (no
-//!                                         JSON response_format)
+//!   Stream.finalMessage() !FinalMessage   reads what is left of the turn; its end and text
+//!   Stream.finalJson() ![]const u8       the same, then the text checked: error.Output
+//!                                         (s.final.problem says why, s.final.text is the
+//!                                         text) or error.State (no JSON response_format)
 //!   check(gpa, format, text, problem)     the check alone
 //!
 //! A json_schema format is checked by the rules tool inputs are (schema.zig); json_object
@@ -13,27 +14,74 @@ const std = @import("std");
 const Allocator = std.mem.Allocator;
 const Stream = @import("stream.zig").Stream;
 const NextError = @import("stream.zig").NextError;
+const ev = @import("event.zig");
 const config = @import("config.zig");
 const schema = @import("schema.zig");
 const json_depth = @import("json_depth.zig");
+const conversation = @import("conversation.zig");
 
-/// What a stream keeps for finalJson, valid until it is freed.
+/// What a stream keeps for its final helpers, valid until it is freed.
 pub const Final = struct {
+    /// The text of the turn's last assistant message, its text blocks joined.
+    text: std.ArrayList(u8) = .empty,
     /// Why the text is not the JSON the turn asked for (after error.Output).
     problem: schema.Problem = .{},
     /// The stream of a compaction asked for (Agent.compact): it has no answer of its own.
     compaction: bool = false,
+
+    pub fn deinit(f: *Final, gpa: Allocator) void {
+        f.text.deinit(gpa);
+    }
 };
+
+pub const FinalMessage = struct {
+    /// The turn's MESSAGE_COMPLETE: the last message's stop reason, the turn's usage.
+    complete: ev.MessageComplete,
+    /// The text of the turn's last assistant message ("" when it had none).
+    text: []const u8,
+};
+
+/// Reads the rest of the turn (events not read yet are read and let go) and gives its end.
+/// Fails as `next()` does: an error of the turn (sticky), or ResultPending while a host tool
+/// call awaits its result (submit it, call again). Once the turn is over, gives the same end
+/// again.
+pub fn finalMessage(s: *Stream) NextError!FinalMessage {
+    while (try s.next()) |_| {}
+    const gpa = s.agent.gpa;
+    s.final.text.clearRetainingCapacity();
+    if (!s.final.compaction) if (lastAnswer(s.agent.conversation.messages.items)) |m| {
+        for (m.blocks) |b| if (b.kind == .text) s.final.text.appendSlice(gpa, b.text) catch return error.OutOfMemory;
+    };
+    return .{
+        // (what the turn's MessageComplete said: see Stream.nextAny)
+        .complete = .{ .stop_reason = s.last_end.stop_reason, .provider_stop_reason = s.last_end.provider_stop_reason, .usage = s.turn_usage },
+        .text = s.final.text.items,
+    };
+}
+
+/// The turn's last assistant message: the last message, or the one before a last message of
+/// tool results only (the answers to calls of a message cut short).
+fn lastAnswer(messages: []const conversation.Message) ?*const conversation.Message {
+    var n = messages.len;
+    if (n > 0 and messages[n - 1].role == .user and onlyToolResults(messages[n - 1])) n -= 1;
+    if (n == 0 or messages[n - 1].role != .assistant) return null;
+    return &messages[n - 1];
+}
+
+fn onlyToolResults(m: conversation.Message) bool {
+    for (m.blocks) |b| if (b.kind != .tool_result) return false;
+    return m.blocks.len > 0;
+}
 
 pub const FinalJsonError = NextError || error{ Output, State };
 
-/// As `Stream.finalMessage`, then the text checked against the turn's response_format: the
-/// text as it came when it is the JSON asked for, else error.Output (`s.final.problem` says
-/// why, `s.final_text` holds the text). error.State, before reading anything, when the turn
-/// asked for no JSON (no response_format, or {"type": "text"}), or is a compaction.
+/// As `finalMessage`, then the text checked against the turn's response_format: the text as
+/// it came when it is the JSON asked for, else error.Output (`s.final.problem` says why,
+/// `s.final.text` holds the text). error.State, before reading anything, when the turn asked
+/// for no JSON (no response_format, or {"type": "text"}), or is a compaction.
 pub fn finalJson(s: *Stream) FinalJsonError![]const u8 {
     const format = turnFormat(s) orelse return error.State;
-    const end = try s.finalMessage();
+    const end = try finalMessage(s);
     try check(s.agent.gpa, format, end.text, &s.final.problem);
     return end.text;
 }
@@ -76,7 +124,6 @@ fn fail(problem: *schema.Problem, comptime fmt: []const u8, args: anytype) error
 // ---- Tests --------------------------------------------------------------------------------
 
 const testing = std.testing;
-const conversation = @import("conversation.zig");
 const Agent = @import("agent.zig").Agent;
 const stream_test = @import("stream_test.zig");
 
@@ -155,7 +202,7 @@ test "an answer that is not the JSON asked for is error.Output, its text kept; t
     defer agent.deinit();
     defer stream.destroy();
     try testing.expectError(error.Output, stream.finalJson());
-    try testing.expectEqualStrings("It is sunny.", stream.final_text.items);
+    try testing.expectEqualStrings("It is sunny.", stream.final.text.items);
     try testing.expectEqualStrings("the answer is not valid JSON", stream.final.problem.message());
     try testing.expectEqual(@as(usize, 2), agent.conversation.messages.items.len);
     try testing.expect(!agent.busy);
