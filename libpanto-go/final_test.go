@@ -200,3 +200,43 @@ func TestRunOptions(t *testing.T) {
 		t.Errorf("%d messages after a refused Run, want %d", after, before)
 	}
 }
+
+func TestFinalJSONAfterTheStreamWasRead(t *testing.T) {
+	loadScenario(t, scenario(textAnswer(`{"ok":true}`)))
+	cfg := testConfig("openai")
+	cfg.ResponseFormat = &panto.ResponseFormat{Type: "json_object"}
+	stream := run(t, newAgent(t, cfg), "JSON please")
+	var text strings.Builder
+	for s := range stream.Text() { // reads the turn, then closes the stream
+		text.WriteString(s)
+	}
+	got, err := stream.FinalJSON()
+	if err != nil || string(got) != `{"ok":true}` || text.String() != string(got) {
+		t.Fatalf("FinalJSON after Text = %s, %v (text %q)", got, err, text.String())
+	}
+}
+
+func TestCacheBreakpointAndUnset(t *testing.T) {
+	loadScenario(t, scenario(textAnswer("A")))
+	cfg := testConfig("anthropic")
+	cfg.TopK = 5
+	agent := newAgent(t, cfg)
+	if _, err := agent.Complete(context.Background(), "Remember this", panto.WithOptions(panto.TurnOptions{CacheBreakpoint: true})); err != nil {
+		t.Fatal(err)
+	}
+	doc, err := agent.Export()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(string(doc), `"cache":true`) {
+		t.Errorf("the marked user message is not kept marked: %s", doc)
+	}
+	// top_k is Anthropic's: switching to OpenAI needs it unset in the same change.
+	err = agent.SetConfig(panto.ConfigPatch{Provider: "openai"})
+	if !errors.Is(err, panto.ErrConfig) || !strings.Contains(err.Error(), "top_k") {
+		t.Fatalf("a switch to openai with top_k set: %v", err)
+	}
+	if err := agent.SetConfig(panto.ConfigPatch{Provider: "openai", Unset: []string{"top_k"}}); err != nil {
+		t.Fatal(err)
+	}
+}
