@@ -5,11 +5,12 @@ package panto
 
 // A turn's input as PANTO_INPUT_INIT makes it, so the binding follows the header.
 static int panto_go_run(PantoAgent *agent, PantoString text, const PantoPart *parts, size_t part_count,
-                        PantoStream **out_stream) {
+                        PantoString options, PantoStream **out_stream) {
     PantoInput input = PANTO_INPUT_INIT;
     input.text = text;
     input.parts = parts;
     input.part_count = part_count;
+    input.options = options;
     return panto_agent_run(agent, &input, out_stream);
 }
 */
@@ -51,6 +52,18 @@ type Config struct {
 
 	// Thinking asks for extended thinking (Anthropic) or a reasoning effort (OpenAI).
 	Thinking Thinking `json:"thinking,omitempty"`
+	// ThinkingBudget sets Anthropic's thinking budget in tokens (>= 1024) instead of a
+	// level (max_tokens is raised above it when needed); 0: none.
+	ThinkingBudget int `json:"-"`
+	// Params are the request parameters: temperature, tool choice, response format,
+	// prompt caching, extra headers and body... (see Params).
+	Params
+	// ToolExecution: whether the host tool calls of one message run at the same time
+	// (ToolsParallel, the default) or one after another; a Sequential tool's calls run
+	// alone either way.
+	ToolExecution ToolExecution `json:"tool_execution,omitempty"`
+	// Log writes a line per request, retry and closed connection; nil: as PANTO_LOG says.
+	Log *Log `json:"log,omitempty"`
 	// Retry says when a failed request is sent again; nil: the defaults (2 retries).
 	Retry *RetryPolicy `json:"retry,omitempty"`
 	// Timeouts bound the wait for the provider; nil: the defaults.
@@ -64,6 +77,16 @@ type Config struct {
 	// Session keeps the conversation in a session file that survives the process (opened,
 	// resumed or created as Session.Mode says); nil: the conversation lives in memory only.
 	Session *Session `json:"session,omitempty"`
+}
+
+// MarshalJSON writes the JSON object panto_agent_new takes (NewAgentJSON).
+func (c Config) MarshalJSON() ([]byte, error) {
+	type plain Config // without this method
+	js, err := json.Marshal(plain(c))
+	if err != nil {
+		return nil, err
+	}
+	return withThinking(js, c.Thinking, c.ThinkingBudget)
 }
 
 // ReadToolConfig configures the native `read` tool: it reads the lines of text files under
@@ -182,7 +205,9 @@ func (a *Agent) Close() error {
 type RunOption func(*runOptions)
 
 type runOptions struct {
-	manual bool
+	manual     bool
+	options    []byte // PantoInput.options; nil: none
+	optionsErr error  // TurnOptions that could not be written
 }
 
 // WithManualTools makes the turn leave every tool call to the program: the stream runs no
@@ -196,7 +221,9 @@ func WithManualTools() RunOption { return func(o *runOptions) { o.manual = true 
 // the context the tools' handlers receive.
 //
 // The stream runs the Handler of each host tool the model calls, unless the turn was
-// started WithManualTools or the tool has no Handler: see Stream.
+// started WithManualTools or the tool has no Handler: see Stream. WithOptions overrides
+// request parameters for this turn only; options the library refuses give an *Error
+// matching ErrConfig, and nothing is added to the conversation.
 func (a *Agent) Run(ctx context.Context, text string, opts ...RunOption) (*Stream, error) {
 	return a.run(ctx, text, nil, opts)
 }
@@ -221,11 +248,15 @@ func (a *Agent) run(ctx context.Context, text string, parts []Part, opts []RunOp
 	for _, opt := range opts {
 		opt(&o)
 	}
+	if o.optionsErr != nil {
+		return nil, o.optionsErr
+	}
 	return a.startStream(ctx, o.manual, func(native *C.PantoAgent, out **C.PantoStream) C.int {
 		var pin runtime.Pinner
 		defer pin.Unpin()
 		lent := lendParts(parts, &pin)
-		return C.panto_go_run(native, pantoString(text), partsPointer(lent), C.size_t(len(lent)), out)
+		return C.panto_go_run(native, pantoString(text), partsPointer(lent), C.size_t(len(lent)),
+			pantoBytes(o.options), out)
 	})
 }
 
@@ -266,9 +297,9 @@ func (a *Agent) newStream(ctx context.Context, native *C.PantoStream, manual boo
 		C.panto_stream_free(native)
 		return nil, ErrClosed
 	}
-	s := &Stream{agent: a, st: st, ctx: ctx, manual: manual,
-		closing: make(chan struct{}), submitted: make(chan struct{}, 1)}
-	s.cleanup = runtime.AddCleanup(s, (*streamCore).collect, st)
+	s := &Stream{agent: a, st: st, ctx: ctx, manual: manual, tools: newToolRunner(),
+		closing: make(chan struct{}), submitted: make(chan struct{}, 1), cancelCh: make(chan struct{})}
+	s.cleanup = runtime.AddCleanup(s, collectStream, streamParts{st, s.tools})
 	return s, nil
 }
 

@@ -142,7 +142,16 @@ type ConfigPatch struct {
 	ReadTool       *ReadToolConfig
 	RemoveReadTool bool
 
-	Thinking Thinking
+	Thinking       Thinking
+	ThinkingBudget int // Anthropic's budget in tokens instead of a level
+	// Params set the request parameters it holds (not zero); Unset resets others.
+	Params
+	// Unset lists config keys to reset to their defaults (sent as null), e.g.
+	// []string{"temperature", "top_k"}: also what a switch of provider needs for a
+	// parameter the new one does not have.
+	Unset         []string
+	ToolExecution ToolExecution
+	Log           *Log
 	// Retry, Timeouts and KeepAlive change the fields they set (not zero) and keep the
 	// others.
 	Retry     *RetryPolicy
@@ -207,7 +216,42 @@ func (p ConfigPatch) MarshalJSON() ([]byte, error) {
 	if p.Compaction != nil {
 		m["compaction"] = p.Compaction
 	}
-	return json.Marshal(m)
+	if p.ToolExecution != "" {
+		m["tool_execution"] = p.ToolExecution
+	}
+	if p.Log != nil {
+		m["log"] = p.Log
+	}
+	if err := mergeParams(m, p.Params); err != nil {
+		return nil, err
+	}
+	for _, key := range p.Unset {
+		if _, set := m[key]; set {
+			return nil, fmt.Errorf("panto: a ConfigPatch both sets and unsets %q", key)
+		}
+		m[key] = nil
+	}
+	js, err := json.Marshal(m)
+	if err != nil {
+		return nil, err
+	}
+	return withThinking(js, p.Thinking, p.ThinkingBudget)
+}
+
+// mergeParams adds the parameters params sets to the object m.
+func mergeParams(m map[string]any, params Params) error {
+	js, err := json.Marshal(params)
+	if err != nil {
+		return err
+	}
+	var set map[string]json.RawMessage
+	if err := json.Unmarshal(js, &set); err != nil {
+		return err
+	}
+	for k, v := range set {
+		m[k] = v
+	}
+	return nil
 }
 
 // Ptr returns a pointer to v, for the pointer fields of ConfigPatch:

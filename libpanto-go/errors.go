@@ -10,10 +10,12 @@ import "C"
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"io/fs"
 	"strings"
+	"time"
 )
 
 // Code is a panto failure code (a negative PantoStatus). A Code is itself an error, so
@@ -62,6 +64,9 @@ const (
 	// No session with that id in the directory (SessionResume). It also matches
 	// fs.ErrNotExist.
 	ErrNoSuchSession Code = C.PANTO_ERR_NO_SUCH_SESSION
+	// The model's answer is not the JSON the response format asked for (not JSON, or not
+	// of the schema): Stream.FinalJSON and Parse. Error.Output holds the text.
+	ErrOutput Code = C.PANTO_ERR_OUTPUT
 )
 
 // String is the library's stable name, e.g. "authentication".
@@ -101,6 +106,15 @@ type Error struct {
 	Type      string
 	Message   string // human-readable; never contains an API key
 	RequestID string // the provider's request id, when known
+	// RetryAfter is how long the provider asked to wait before trying again
+	// (retry-after-ms, Retry-After); nil when it did not say.
+	RetryAfter *time.Duration
+	// Headers are the failed response's headers of interest, names in lower case
+	// (request-id, x-request-id, retry-after, retry-after-ms, x-should-retry,
+	// anthropic-ratelimit-*, x-ratelimit-*); empty when none or no HTTP answer.
+	Headers map[string]string
+	// Output is the model's text as it came, for ErrOutput.
+	Output string
 
 	cause error // for a cancellation, the context's error or ErrClosed; else nil
 }
@@ -164,14 +178,29 @@ func contextError(ctx context.Context) error {
 
 // fromNative builds an Error from the status rc of a failed call and its detail.
 func fromNative(rc C.int, e *C.PantoError) *Error {
-	return &Error{
+	out := &Error{
 		Code:       Code(rc),
 		HTTPStatus: int(e.http_status),
 		Type:       goString(e._type),
 		Message:    goString(e.message),
 		RequestID:  goString(e.request_id),
+		Output:     goString(e.output),
 	}
+	if s := float64(e.retry_after); s >= 0 { // -1: it did not say
+		d := maxRetryAfter // a wait longer than a Duration holds
+		if s < maxRetryAfter.Seconds() {
+			d = time.Duration(s * float64(time.Second))
+		}
+		out.RetryAfter = &d
+	}
+	if h := goString(e.headers); h != "" && h != "{}" {
+		_ = json.Unmarshal([]byte(h), &out.Headers) // the library writes an object of strings
+	}
+	return out
 }
+
+// maxRetryAfter is the longest RetryAfter: what a Duration holds.
+const maxRetryAfter = time.Duration(1<<63 - 1)
 
 func agentError(a *C.PantoAgent, rc C.int) *Error {
 	e := C.panto_go_error_init()

@@ -35,8 +35,10 @@
 //		panto.WithCapabilities("net"))
 //	agent, err := panto.NewAgent(panto.Config{..., Tools: []panto.Tool{weather}, Capabilities: []string{"net"}})
 //
-// While the program iterates, the stream runs the handler of each call the model makes and
-// sends the result back; the program sees EventToolCallStart and EventToolResult go by. A
+// While the program iterates, the stream runs the handler of each call the model makes (the
+// calls of one message at once, each on a goroutine, but those of a Sequential tool) and
+// sends the results back; the program sees EventToolCallStart, EventToolProgress
+// (ReportProgress) and EventToolResult go by. A
 // turn started WithManualTools (or a tool without a Handler) leaves the calls to the
 // program: Stream.SubmitToolResult. A Registry keeps tools by name and exports them in each
 // provider's format (ToolFormat). The library checks tools and exports them: the binding
@@ -76,6 +78,14 @@
 // Config.Compaction summarizes the older messages when the context nears the model's window:
 // the turn's stream shows EventCompactionStart and EventCompactionEnd before the request.
 // Agent.Compact does it on demand.
+//
+// # Short forms, request parameters, structured output
+//
+// Agent.Complete runs a turn to its end and returns its last message; Stream.Text yields
+// the text only; Stream.FinalMessage reads the rest of a turn. Config embeds Params, the
+// request parameters (temperature, tool choice, prompt caching, extra headers and body...),
+// and WithOptions overrides them for one turn. Parse[T] asks for an answer of T's JSON form
+// (its schema derived as a tool's) and decodes it; an answer that is not gives ErrOutput.
 //
 // Errors are *Error values whose Code is also an error, so errors.Is(err,
 // panto.ErrAuthentication) and errors.As(err, &perr) both work.
@@ -161,7 +171,7 @@ const (
 	EventMessageComplete EventKind = C.PANTO_EVENT_MESSAGE_COMPLETE // StopReason, ProviderStopReason, Usage: the turn's; terminal
 	EventMessageEnd      EventKind = C.PANTO_EVENT_MESSAGE_END      // StopReason, ProviderStopReason, Usage: one assistant message's
 	EventToolDetails     EventKind = C.PANTO_EVENT_TOOL_DETAILS     // Index, BlockKind, ID, Name: the model named a tool
-	EventToolCallStart   EventKind = C.PANTO_EVENT_TOOL_CALL_START  // ID, Name, Text (and Input()): the input; AwaitingResult
+	EventToolCallStart   EventKind = C.PANTO_EVENT_TOOL_CALL_START  // ID, Name, Text (and Input()): the input; AwaitingResult, Sequential
 	EventToolResult      EventKind = C.PANTO_EVENT_TOOL_RESULT      // ID, Name, Text: the result sent to the model; IsError; Parts()
 	// Attempt, Delay, HTTPStatus, Text (the reason): the request failed and is sent again
 	// after Delay (the next Next waits it); the message starts over with a MessageStart.
@@ -173,6 +183,9 @@ const (
 	// TokensBefore, TokensAfter (estimated, with the summary), MessageCount (the messages
 	// summarized), Text (the summary): the conversation now begins with the summary.
 	EventCompactionEnd EventKind = C.PANTO_EVENT_COMPACTION_END
+	// ID, Name, Text, Fraction: a host tool running for the call reported progress
+	// (ReportProgress), between the round's ToolCallStarts and its ToolResults.
+	EventToolProgress EventKind = C.PANTO_EVENT_TOOL_PROGRESS
 )
 
 // String is the library's stable name, e.g. "content_delta"; "unknown" for another value.
@@ -249,7 +262,7 @@ type Usage struct {
 // them:
 //
 //	MessageStart, (BlockStart, [ToolDetails], ContentDelta…, BlockComplete)…, MessageEnd,
-//	[ToolCallStart…, ToolResult…, MessageStart, …, MessageEnd]…, MessageComplete
+//	[ToolCallStart…, ToolProgress…, ToolResult…, MessageStart, …, MessageEnd]…, MessageComplete
 //
 // with a CompactionStart and a CompactionEnd before a MessageStart when the conversation is
 // compacted first (Compaction), and only those and MessageComplete in Agent.Compact's.
@@ -269,8 +282,11 @@ type Event struct {
 	Text string
 	// MessageStart: the provider's message id; ToolDetails, ToolCallStart, ToolResult:
 	// the tool call's id.
-	ID                 string
-	Model              string // MessageStart: the model that answers
+	ID    string
+	Model string // MessageStart: the model that answers
+	// MessageStart: the provider's request id (its request-id or x-request-id header), ""
+	// when it sent none.
+	RequestID          string
 	Name               string // ToolDetails, ToolCallStart, ToolResult: the tool's name
 	StopReason         StopReason
 	ProviderStopReason string // MessageEnd, MessageComplete: the provider's own value
@@ -280,6 +296,12 @@ type Event struct {
 	// itself unless the turn is manual; see Stream.SubmitToolResult); false when panto
 	// produces it (a native tool, an unknown tool, an input the schema refuses).
 	AwaitingResult bool
+	// ToolCallStart: the call runs alone, after the calls before it finished and before
+	// those after it start (its tool is Sequential, or Config.ToolExecution is
+	// ToolsSequential); false: it runs alongside the others of its message.
+	Sequential bool
+	// ToolProgress: how far the tool is, 0 to 1, or -1 when it reported text only.
+	Fraction float64
 	// ProviderRetry: the retry's number (1 for the first retry of the message), how long
 	// the next Next waits before sending the request again, and the HTTP status of the
 	// failed answer (0 when it was not one: a dropped connection, an error event). Text is
@@ -351,6 +373,9 @@ func (st *streamCore) event(ev *C.PantoEvent) Event {
 		ProviderStopReason: str(ev.provider_stop_reason),
 		IsError:            ev.is_error != 0,
 		AwaitingResult:     ev.awaiting_result != 0,
+		Sequential:         ev.sequential != 0,
+		Fraction:           float64(ev.fraction),
+		RequestID:          str(ev.request_id),
 		Attempt:            int(ev.attempt),
 		Delay:              time.Duration(ev.delay_ms) * time.Millisecond,
 		HTTPStatus:         int(ev.http_status),

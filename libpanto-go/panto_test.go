@@ -25,6 +25,16 @@ func testConfig(provider string) panto.Config {
 	return panto.Config{Provider: provider, Model: "test-model", BaseURL: emulatorURL, APIKey: "test-key"}
 }
 
+// noCacheConfig is testConfig without Anthropic's automatic cache breakpoints, for the tests
+// that compare whole request bodies (docs/requests.md, "Prompt caching", has the breakpoints).
+func noCacheConfig(provider string) panto.Config {
+	cfg := testConfig(provider)
+	if provider == "anthropic" {
+		cfg.Cache = &panto.Cache{Mode: "off"}
+	}
+	return cfg
+}
+
 func newAgent(t *testing.T, cfg panto.Config) *panto.Agent {
 	t.Helper()
 	trackLibrary()

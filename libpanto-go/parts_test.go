@@ -71,7 +71,7 @@ func TestRunPartsSendsTextAndImage(t *testing.T) {
 	for _, p := range providers {
 		t.Run(p.name, func(t *testing.T) {
 			loadScenario(t, scenario(textAnswer("A small picture")))
-			agent := newAgent(t, testConfig(p.name))
+			agent := newAgent(t, noCacheConfig(p.name))
 			given := bytes.Clone(img)
 			stream, err := agent.RunParts(context.Background(),
 				[]panto.Part{panto.Text("What is in this picture?"), panto.Media(given, "image/png")})

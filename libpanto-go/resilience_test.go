@@ -772,7 +772,7 @@ func TestThinkingLevels(t *testing.T) {
 
 func TestSetConfig(t *testing.T) {
 	loadScenario(t, scenario(textAnswer("one"), textAnswer("two"), textAnswer("three")))
-	agent := newAgent(t, testConfig("anthropic"))
+	agent := newAgent(t, noCacheConfig("anthropic")) // the system prompt as a plain string
 
 	// Busy while a stream is unfinished.
 	stream := run(t, agent, "Hi")
@@ -791,7 +791,7 @@ func TestSetConfig(t *testing.T) {
 		func() error { return agent.SetConfig(panto.ConfigPatch{Retry: &panto.RetryPolicy{MaxRetries: 1000}}) },
 		func() error { return agent.SetConfig(panto.ConfigPatch{Thinking: "lots", Model: "third-model"}) },
 		func() error { return agent.SetConfigJSON([]byte(`{"tools":[]}`)) },
-		func() error { return agent.SetConfigJSON([]byte(`{"temperature":1}`)) },
+		func() error { return agent.SetConfigJSON([]byte(`{"temperature":3}`)) }, // Anthropic: 0 to 1
 	} {
 		if perr := asPantoError(t, bad(), panto.ErrConfig); perr.Message == "" {
 			t.Fatalf("error = %+v, want a reason", perr)

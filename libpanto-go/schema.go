@@ -42,18 +42,29 @@ func JSONSchema[T any]() (json.RawMessage, error) {
 }
 
 func schemaOfType(t reflect.Type) (json.RawMessage, error) {
+	s, err := rootSchema(t, "the input of a tool")
+	if err != nil {
+		return nil, err
+	}
+	return marshalSchema(t, s)
+}
+
+// rootSchema describes t, which must have a JSON object form: what is `what` says whose
+// (for the error).
+func rootSchema(t reflect.Type, what string) (object, error) {
 	root := t
 	for root.Kind() == reflect.Pointer {
 		root = root.Elem()
 	}
 	if !implements(root, schemaProviderType) && root.Kind() != reflect.Struct && root.Kind() != reflect.Map {
-		return nil, fmt.Errorf("panto: the input of a tool is a JSON object: %s is not a struct or a map", t)
+		return nil, fmt.Errorf("panto: %s is a JSON object: %s is not a struct or a map", what, t)
 	}
 	g := schemaGen{visiting: map[reflect.Type]bool{}}
-	s, err := g.schema(t, "")
-	if err != nil {
-		return nil, err
-	}
+	return g.schema(t, "")
+}
+
+// marshalSchema writes the schema s of t.
+func marshalSchema(t reflect.Type, s object) (json.RawMessage, error) {
 	out, err := json.Marshal(s)
 	if err != nil {
 		return nil, fmt.Errorf("panto: the schema of %s: %w", t, err)

@@ -7,7 +7,6 @@ import "C"
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"runtime"
 	"sync"
@@ -50,9 +49,12 @@ import (
 //
 // When the model calls a host tool, Next yields an EventToolCallStart with AwaitingResult.
 // If the agent has the tool with a Handler (or a PartsHandler) and the turn is not manual
-// (WithManualTools), the next call to Next runs it (with the Run context, on the caller's
-// goroutine) and gives its result to the library before reading on; the program just
-// iterates, and sees the result in the EventToolResult that follows. Otherwise the program
+// (WithManualTools), the stream runs it: once the EventToolCallStarts of the message were
+// all read, Next starts their handlers, each on a goroutine of its own, all at once but the
+// Sequential ones (Event.Sequential: they run alone), with a context derived from the Run
+// context that is canceled when the turn ends; it gives the library each result as it comes
+// and each ReportProgress as an EventToolProgress, while the program just iterates, and sees
+// the results in the EventToolResults that follow, in call order. Otherwise the program
 // runs the tool and calls SubmitToolResult (or SubmitToolResultParts) before the next Next;
 // a Next without it returns false with an Err matching ErrResultPending, which is not
 // sticky: submit, then call Next again. (With Iter, submit inside the loop: the loop ending
@@ -74,18 +76,13 @@ type Stream struct {
 	submitted chan struct{} // SubmitToolResult signals here (capacity 1), for Events
 	canceled  atomic.Bool   // Cancel was called
 
-	callMu sync.Mutex // guards auto
-	auto   *autoCall  // the host tool call the next Next runs, if any
+	cancelOnce sync.Once
+	cancelCh   chan struct{} // closed by the first Cancel
+
+	tools *toolRunner // the host tool calls the stream runs
+	final finalState  // what the final helpers need, gathered as events are handed out
 
 	cleanup runtime.Cleanup
-}
-
-// autoCall is a tool call that Next runs with the tool's Handler.
-type autoCall struct {
-	id    string
-	input string
-	tool  Tool
-	taken bool // SubmitToolResult gave its result: do not run it
 }
 
 // Next reads the next event of the turn, waiting for the provider as needed, and first
@@ -119,25 +116,43 @@ func (s *Stream) next(ctx context.Context) bool {
 		}
 		if ok {
 			s.cur = ev
+			s.final.see(ev)
 			return true
 		}
 	}
 
-	if call := s.takeAuto(); call != nil && ctx.Err() == nil {
-		res := runHandler(ctx, call.tool, call.input)
-		if ctx.Err() == nil { // else the native call below cancels the turn
-			err := s.submit(call.id, res)
-			s.callMu.Lock()
-			taken := call.taken
-			s.auto = nil
-			s.callMu.Unlock()
-			// A SubmitToolResult on another goroutine may have answered the call meanwhile.
-			if err != nil && !(taken && errors.Is(err, ErrNoSuchCall)) {
+	ok := s.readWithTools(ctx)
+	if ok {
+		s.final.see(s.cur)
+	} else if !s.transient {
+		s.tools.end() // the turn is over
+	}
+	return ok
+}
+
+// readWithTools hands the library what the host tools gave (progress, results) before each
+// read. Once the library waits for the results of the round (its ToolCallStarts were all
+// read), it starts the calls that may start and waits for what they give (or for the end
+// of the turn). s.mu must be held.
+func (s *Stream) readWithTools(ctx context.Context) bool {
+	for {
+		if ctx.Err() == nil && !s.canceled.Load() {
+			if err := s.forwardTools(); err != nil {
 				return s.fail(err)
 			}
 		}
+		if ok := s.read(ctx); ok || !s.transient || !s.tools.pending() {
+			return ok
+		}
+		s.tools.launch(ctx)
+		select { // a result is due from a handler that runs: wait for it
+		case <-s.tools.wake:
+		case <-ctx.Done():
+		case <-s.closing:
+		case <-s.cancelCh:
+		}
+		s.err, s.transient = nil, false
 	}
-	return s.read(ctx)
 }
 
 // read makes the native call for the next batch and hands out its first event. s.mu must
@@ -210,6 +225,9 @@ func (s *Stream) read(ctx context.Context) bool {
 	// failure that raced with the context's cancel cannot be reopened either: the library
 	// stream is canceled.
 	failed := rc < 0 && rc != C.PANTO_ERR_RESULT_PENDING
+	if s.done && !st.closed {
+		s.final.fetchJSON(native)
+	}
 	if st.closed || s.done || rc == C.PANTO_ERR_CANCELED || (watched && failed) {
 		st.release()
 	}
@@ -219,9 +237,7 @@ func (s *Stream) read(ctx context.Context) bool {
 	}
 	if s.cur.Kind == EventToolCallStart && s.cur.AwaitingResult && !s.manual {
 		if t, ok := st.agent.tool(s.cur.Name); ok && t.hasHandler() {
-			s.callMu.Lock()
-			s.auto = &autoCall{id: s.cur.ID, input: s.cur.Text, tool: t}
-			s.callMu.Unlock()
+			s.tools.add(s.cur.ID, s.cur.Text, t, s.cur.Sequential)
 		}
 	}
 	return rc == C.PANTO_EVENT
@@ -230,6 +246,7 @@ func (s *Stream) read(ctx context.Context) bool {
 // fail ends the turn with err and frees the native stream. s.mu must be held.
 func (s *Stream) fail(err error) bool {
 	s.cur, s.err, s.transient = Event{}, err, false
+	s.tools.end()
 	s.st.close()
 	return false
 }
@@ -241,7 +258,9 @@ func (s *Stream) fail(err error) bool {
 // is harmless.
 func (s *Stream) Cancel() {
 	s.canceled.Store(true)
-	s.st.cancel()
+	s.st.cancel() // first: a Next that sees the tools end then sees the turn canceled
+	s.tools.end()
+	s.cancelOnce.Do(func() { close(s.cancelCh) })
 }
 
 // Reopen runs the turn again after it failed at the provider-open boundary (an HTTP error
@@ -282,6 +301,7 @@ func (s *Stream) Reopen(ctx context.Context) error {
 		return streamError(st.native, rc)
 	}
 	s.cur, s.err, s.transient, s.ctx = Event{}, nil, false, ctx
+	s.tools.restart()
 	return nil
 }
 
@@ -328,6 +348,7 @@ func (s *Stream) Iter(yield func(Event) bool) {
 func (s *Stream) Close() error {
 	s.closeOnce.Do(func() { close(s.closing) })
 	s.cleanup.Stop()
-	s.st.close()
+	s.st.close() // first: a Next that sees the tools end then sees the stream closed
+	s.tools.end()
 	return nil
 }

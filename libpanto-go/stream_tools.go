@@ -20,20 +20,10 @@ import "C"
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"runtime"
 )
-
-// takeAuto is the call the previous event asks Next to run, unless SubmitToolResult
-// answered it meanwhile. It stays in s.auto until its result is given.
-func (s *Stream) takeAuto() *autoCall {
-	s.callMu.Lock()
-	defer s.callMu.Unlock()
-	if s.auto != nil && s.auto.taken {
-		s.auto = nil
-	}
-	return s.auto
-}
 
 // runHandler runs a tool's handler, Handler or PartsHandler; an error or a panic gives a
 // failed result.
@@ -88,16 +78,37 @@ func (s *Stream) submitResult(id string, res toolResult) error {
 	if err := s.submit(id, res); err != nil {
 		return err
 	}
-	s.callMu.Lock()
-	if s.auto != nil && s.auto.id == id {
-		s.auto.taken = true
-	}
-	s.callMu.Unlock()
+	s.tools.answered(id)
 	select { // wakes the goroutine of Events waiting for the result
 	case s.submitted <- struct{}{}:
 	default:
 	}
 	return nil
+}
+
+// forwardTools hands the library the progress and the results the handlers gave since the
+// last call. A result whose call the program answered meanwhile (SubmitToolResult on
+// another goroutine) is dropped.
+func (s *Stream) forwardTools() error {
+	notes, done := s.tools.take()
+	for _, n := range notes {
+		s.forwardProgress(n)
+	}
+	for _, c := range done {
+		if err := s.submit(c.id, c.res); err != nil && !errors.Is(err, ErrNoSuchCall) {
+			return err
+		}
+	}
+	return nil
+}
+
+// forwardProgress passes a progress note to the library; one the library refuses (its call
+// has its result already) is dropped.
+func (s *Stream) forwardProgress(n progressNote) {
+	_ = s.st.call(func(native *C.PantoStream) error {
+		C.panto_stream_tool_progress(native, pantoString(n.id), pantoString(n.text), C.double(n.fraction))
+		return nil
+	})
 }
 
 // submit passes a tool result to the library.
@@ -106,22 +117,15 @@ func (s *Stream) submit(id string, res toolResult) error {
 	if res.isError {
 		flag = 1
 	}
-	st := s.st
-	st.agent.call.Lock()
-	defer st.agent.call.Unlock()
-	st.mu.Lock()
-	defer st.mu.Unlock()
-	if st.closed || st.native == nil {
-		return ErrClosed
-	}
-	var pin runtime.Pinner
-	defer pin.Unpin()
-	lent := lendParts(res.parts, &pin)
-	st.endLending()
-	rc := C.panto_go_submit(st.native, pantoString(id), pantoString(res.content), partsPointer(lent),
-		C.size_t(len(lent)), flag)
-	if rc < 0 {
-		return streamError(st.native, rc)
-	}
-	return nil
+	return s.st.call(func(native *C.PantoStream) error {
+		var pin runtime.Pinner
+		defer pin.Unpin()
+		lent := lendParts(res.parts, &pin)
+		rc := C.panto_go_submit(native, pantoString(id), pantoString(res.content), partsPointer(lent),
+			C.size_t(len(lent)), flag)
+		if rc < 0 {
+			return streamError(native, rc)
+		}
+		return nil
+	})
 }

@@ -97,6 +97,20 @@ func (st *streamCore) fill(n C.size_t, block C.PantoString) {
 	st.strs, st.base = goString(block), uintptr(unsafe.Pointer(block.ptr))
 }
 
+// call runs f, a native call that does not wait for the provider, on the stream with the
+// locks it needs (it ends what the library lent); ErrClosed once the stream is closed.
+func (st *streamCore) call(f func(native *C.PantoStream) error) error {
+	st.agent.call.Lock()
+	defer st.agent.call.Unlock()
+	st.mu.Lock()
+	defer st.mu.Unlock()
+	if st.closed || st.native == nil {
+		return ErrClosed
+	}
+	st.endLending()
+	return f(st.native)
+}
+
 // endLending records a call that ends what the library lent: the parts' data of the events
 // handed out. mu must be held.
 func (st *streamCore) endLending() { st.lent++ }
@@ -142,10 +156,21 @@ func (st *streamCore) release() {
 	st.agent.forget(st)
 }
 
-// collect is the cleanup of an unreachable Stream. It closes the stream on a goroutine of
-// its own: the close may wait for a native call of the agent, which must not hold up the
-// runtime's cleanups.
-func (st *streamCore) collect() { go st.close() }
+// streamParts is what the cleanup of a Stream closes.
+type streamParts struct {
+	st    *streamCore
+	tools *toolRunner
+}
+
+// collectStream is the cleanup of an unreachable Stream: its tools' contexts are canceled,
+// and the stream closed on a goroutine of its own (the close may wait for a native call of
+// the agent, which must not hold up the runtime's cleanups).
+func collectStream(p streamParts) {
+	go func() {
+		p.st.close()
+		p.tools.end()
+	}()
+}
 
 // cancel cancels the turn, unless the stream was freed; it may be called from any
 // goroutine and does not wait for a running call (panto_stream_cancel is thread-safe).

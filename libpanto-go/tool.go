@@ -35,10 +35,16 @@ type Tool struct {
 	// What the tool requires, e.g. "net"; an agent only offers the tool to the model when it
 	// was granted them all (Config.Capabilities).
 	Capabilities []string
+	// Sequential makes the tool's calls run alone: after the calls of the message before
+	// them finished, before those after them start (for a tool that must not overlap
+	// another). Otherwise the stream runs the calls of a message at once.
+	Sequential bool
 	// Handler runs the tool on the input (a JSON object) the model gave, which panto has
 	// already checked against InputSchema. Its string goes back to the model; an error goes
 	// back as a failed result (is_error) whose content is err.Error(), and the turn goes on.
-	// ctx is the context of Agent.Run. A panic in Handler is recovered and becomes a failed
+	// ctx is the context of Agent.Run, canceled too when the turn ends before the handler
+	// returns; ReportProgress(ctx, ...) reports the tool's progress. Handlers run on
+	// goroutines of their own (see Sequential). A panic in Handler is recovered and becomes a failed
 	// result too, "panic: " followed by the panic value. The result goes to the library as
 	// it is, NUL bytes included; the library replaces invalid UTF-8 with U+FFFD.
 	//
@@ -75,8 +81,9 @@ func (t Tool) Validate() error {
 }
 
 // Spec is the tool's spec, the JSON object panto_agent_add_tool takes:
-// {"name", "description", "input_schema", "capabilities"}, without the schema and the
-// capabilities when the tool has none (the library's defaults: no input, none required).
+// {"name", "description", "input_schema", "capabilities", "sequential"}, without the schema,
+// the capabilities and "sequential" when the tool has none (the library's defaults: no
+// input, none required, not sequential).
 func (t Tool) Spec() map[string]any {
 	spec := map[string]any{"name": t.Name, "description": t.Description}
 	if len(bytes.TrimSpace(t.InputSchema)) > 0 {
@@ -84,6 +91,9 @@ func (t Tool) Spec() map[string]any {
 	}
 	if t.Capabilities != nil {
 		spec["capabilities"] = t.Capabilities
+	}
+	if t.Sequential {
+		spec["sequential"] = true
 	}
 	return spec
 }
@@ -103,6 +113,9 @@ type ToolOption func(*Tool)
 func WithCapabilities(capabilities ...string) ToolOption {
 	return func(t *Tool) { t.Capabilities = append([]string(nil), capabilities...) }
 }
+
+// WithSequential makes the tool's calls run alone (see Tool.Sequential).
+func WithSequential() ToolOption { return func(t *Tool) { t.Sequential = true } }
 
 // ToolOutput is what the function of NewTool returns: a string, or parts (text, images,
 // PDFs; see Part).

@@ -66,6 +66,10 @@ func main() {
 		turns(os.Args[2], os.Args[3], os.Args[4])
 		return
 	}
+	if len(os.Args) == 5 && os.Args[1] == "tool-round" { // BASE_URL MODE ROUNDS
+		toolRound(os.Args[2], os.Args[3], os.Args[4])
+		return
+	}
 	if len(os.Args) < 3 {
 		fmt.Fprintln(os.Stderr, "usage: go-panto anthropic|openai BASE_URL [STREAMS]")
 		os.Exit(2)

@@ -43,7 +43,14 @@ type testCase struct {
 	EndEarly          *endEarly       `json:"end_early"`
 	// PrintConversation: the agent's conversation is printed last.
 	PrintConversation bool `json:"print_conversation"`
+	// PrintErrorDetail: error lines have "retry_after" and "headers" too.
+	PrintErrorDetail bool `json:"print_error_detail"`
+	// PrintRequestIDs: message_start lines have "request_id" too.
+	PrintRequestIDs bool `json:"print_request_ids"`
 }
+
+// The case's print_error_detail and print_request_ids.
+var printErrorDetail, printRequestIDs bool
 
 // endEarly is how the turn Turn ends before its end: one of the three ways is set.
 type endEarly struct {
@@ -69,12 +76,8 @@ type caseTool struct {
 	Description  string          `json:"description"`
 	InputSchema  json.RawMessage `json:"input_schema"`
 	Capabilities []string        `json:"capabilities"`
-	Behavior     struct {
-		Return      *string `json:"return"`
-		Raise       *string `json:"raise"`
-		ReturnInput bool    `json:"return_input"`
-		ReturnParts []part  `json:"return_parts"`
-	} `json:"behavior"`
+	Sequential   bool            `json:"sequential"`
+	Behavior     behavior        `json:"behavior"`
 }
 
 // tool builds the case's tool with the binding's own API.
@@ -84,25 +87,40 @@ func (ct caseTool) tool() (panto.Tool, error) {
 		Description:  ct.Description,
 		InputSchema:  ct.InputSchema,
 		Capabilities: ct.Capabilities,
+		Sequential:   ct.Sequential,
 	}
 	b := ct.Behavior
 	switch {
 	case b.Return != nil:
 		text := *b.Return
-		t.Handler = func(context.Context, json.RawMessage) (string, error) { return text, nil }
+		t.Handler = func(ctx context.Context, _ json.RawMessage) (string, error) {
+			return text, b.before(ctx)
+		}
 	case b.Raise != nil:
 		text := *b.Raise
-		t.Handler = func(context.Context, json.RawMessage) (string, error) { return "", errors.New(text) }
+		t.Handler = func(ctx context.Context, _ json.RawMessage) (string, error) {
+			if err := b.before(ctx); err != nil {
+				return "", err
+			}
+			return "", errors.New(text)
+		}
 	case b.ReturnInput:
-		t.Handler = func(_ context.Context, input json.RawMessage) (string, error) { return sortedJSON(input) }
+		t.Handler = func(ctx context.Context, input json.RawMessage) (string, error) {
+			if err := b.before(ctx); err != nil {
+				return "", err
+			}
+			return sortedJSON(input)
+		}
 	case b.ReturnParts != nil:
 		parts, err := goParts(b.ReturnParts)
 		if err != nil {
 			return t, fmt.Errorf("tool %q: %v", ct.Name, err)
 		}
-		t.PartsHandler = func(context.Context, json.RawMessage) ([]panto.Part, error) { return parts, nil }
+		t.PartsHandler = func(ctx context.Context, _ json.RawMessage) ([]panto.Part, error) {
+			return parts, b.before(ctx)
+		}
 	default:
-		return t, fmt.Errorf("tool %q: the behavior is none of return, raise, return_input, return_parts", ct.Name)
+		t.Handler = func(ctx context.Context, _ json.RawMessage) (string, error) { return "", b.before(ctx) }
 	}
 	return t, nil
 }
@@ -205,6 +223,7 @@ func main() {
 		tools = append(tools, t)
 	}
 
+	printErrorDetail, printRequestIDs = tc.PrintErrorDetail, tc.PrintRequestIDs
 	r := &caseRun{config: config, tools: tools, extra: extra, emit: emit}
 	agent, err := r.newAgent()
 	if err != nil {
@@ -223,6 +242,8 @@ func main() {
 		switch {
 		case turn.step != nil:
 			ok = r.runStep(*turn.step)
+		case turn.final != "":
+			ok = runFinal(agent, turn, extra, emit)
 		case tc.EndEarly != nil && i == tc.EndEarly.Turn:
 			ok = runTurnEndingEarly(agent, turn, *tc.EndEarly, extra, emit)
 		default:
@@ -330,6 +351,9 @@ func eventLine(ev panto.Event) map[string]any {
 	case panto.EventMessageStart:
 		line["id"] = ev.ID
 		line["model"] = ev.Model
+		if printRequestIDs {
+			line["request_id"] = ev.RequestID
+		}
 	case panto.EventBlockStart:
 		line["index"] = ev.Index
 		line["kind"] = ev.BlockKind.String()
@@ -340,13 +364,7 @@ func eventLine(ev panto.Event) map[string]any {
 	case panto.EventMessageEnd, panto.EventMessageComplete:
 		line["stop_reason"] = ev.StopReason.String()
 		line["provider_stop_reason"] = ev.ProviderStopReason
-		line["usage"] = map[string]int64{
-			"input_tokens":       ev.Usage.InputTokens,
-			"output_tokens":      ev.Usage.OutputTokens,
-			"cache_read_tokens":  ev.Usage.CacheReadTokens,
-			"cache_write_tokens": ev.Usage.CacheWriteTokens,
-			"reasoning_tokens":   ev.Usage.ReasoningTokens,
-		}
+		line["usage"] = usageLine(ev.Usage)
 	case panto.EventToolDetails:
 		line["index"] = ev.Index
 		line["id"] = ev.ID
@@ -360,6 +378,14 @@ func eventLine(ev panto.Event) map[string]any {
 			line["input"] = ev.Text
 		}
 		line["awaiting_result"] = ev.AwaitingResult
+	case panto.EventToolProgress:
+		line["id"] = ev.ID
+		line["name"] = ev.Name
+		line["text"] = ev.Text
+		line["fraction"] = nil
+		if ev.Fraction >= 0 {
+			line["fraction"] = ev.Fraction
+		}
 	case panto.EventToolResult:
 		line["id"] = ev.ID
 		line["name"] = ev.Name
@@ -391,8 +417,20 @@ func errorLine(err error) map[string]any {
 		return map[string]any{"event": "error", "code": "go_error", "http_status": 0,
 			"type": "", "message": err.Error()}
 	}
-	return map[string]any{"event": "error", "code": perr.Code.String(),
+	line := map[string]any{"event": "error", "code": perr.Code.String(),
 		"http_status": perr.HTTPStatus, "type": perr.Type, "message": perr.Message}
+	if printErrorDetail {
+		line["retry_after"] = nil
+		if perr.RetryAfter != nil {
+			line["retry_after"] = perr.RetryAfter.Seconds()
+		}
+		headers := perr.Headers
+		if headers == nil {
+			headers = map[string]string{}
+		}
+		line["headers"] = headers
+	}
+	return line
 }
 
 func die(msg string) {

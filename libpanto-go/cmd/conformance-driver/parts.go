@@ -11,12 +11,14 @@ import (
 	"panto.dev/panto"
 )
 
-// turn is a turn of the case: a text, a list of parts (run with Agent.RunParts), or a step
-// object (steps.go).
+// turn is a turn of the case: a text, a list of parts (run with Agent.RunParts), an object
+// with "input" (per-turn options, a final helper: final.go), or a step object (steps.go).
 type turn struct {
-	text  string
-	parts []panto.Part // nil: the turn is text
-	step  *step        // not nil: the turn is a step
+	text    string
+	parts   []panto.Part    // nil: the turn is text
+	step    *step           // not nil: the turn is a step
+	options json.RawMessage // the turn's options; nil: none
+	final   string          // "message" or "json": read with that helper
 }
 
 func (tn *turn) UnmarshalJSON(data []byte) error {
@@ -24,6 +26,16 @@ func (tn *turn) UnmarshalJSON(data []byte) error {
 		return nil
 	}
 	if bytes.HasPrefix(bytes.TrimSpace(data), []byte("{")) {
+		var obj struct {
+			Input   *turn           `json:"input"`
+			Options json.RawMessage `json:"options"`
+			Final   string          `json:"final"`
+		}
+		if err := json.Unmarshal(data, &obj); err == nil && obj.Input != nil && obj.Input.step == nil {
+			*tn = *obj.Input
+			tn.options, tn.final = obj.Options, obj.Final
+			return nil
+		}
 		tn.step = &step{}
 		return json.Unmarshal(data, tn.step)
 	}
@@ -44,10 +56,18 @@ func (tn *turn) UnmarshalJSON(data []byte) error {
 
 // run starts the turn.
 func (tn turn) run(ctx context.Context, agent *panto.Agent) (*panto.Stream, error) {
-	if tn.parts != nil {
-		return agent.RunParts(ctx, tn.parts)
+	var opts []panto.RunOption
+	if tn.options != nil {
+		var compact bytes.Buffer
+		if err := json.Compact(&compact, tn.options); err != nil {
+			die("a turn's options: " + err.Error())
+		}
+		opts = append(opts, panto.WithOptionsJSON(compact.Bytes()))
 	}
-	return agent.Run(ctx, tn.text)
+	if tn.parts != nil {
+		return agent.RunParts(ctx, tn.parts, opts...)
+	}
+	return agent.Run(ctx, tn.text, opts...)
 }
 
 // part is a part of the case as the runner rewrites it: a string (text), or
