@@ -30,6 +30,14 @@ pub fn toPantoString(L: State, idx: c_int) c.PantoString {
     return .{ .ptr = p, .len = len };
 }
 
+/// The optional string argument at `idx` as a PantoString ("" when absent), borrowed while it
+/// is on the stack. Raises a bad-argument error for another type.
+pub fn optPantoString(L: State, idx: c_int) c.PantoString {
+    var len: usize = 0;
+    const p = c.luaL_optlstring(L, idx, "", &len);
+    return .{ .ptr = p, .len = len };
+}
+
 pub fn typeName(L: State, idx: c_int) []const u8 {
     return std.mem.span(c.lua_typename(L, c.lua_type(L, idx)));
 }

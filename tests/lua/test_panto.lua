@@ -786,7 +786,7 @@ test("manual mode: run_tools=false, result_pending is not sticky, submit_tool_re
   eq(err.code, "no_such_call")
   stream:close()
   raises("closed panto%.Stream", stream.submit_tool_result, stream, "toolu_1", "x")
-  raises("unknown option", agent.run, agent, "x", { run_tool = false })
+  raises("cannot encode a function", agent.run, agent, "x", { temperature = print })
   raises("run_tools must be a boolean", agent.run, agent, "x", { run_tools = 0 })
 end)
 
@@ -889,22 +889,193 @@ test("the native read tool", function()
   assert(result.content:find("two", 1, true) and not result.content:find("one", 1, true), result.content)
 end)
 
-test("a handler may yield when the loop runs in a coroutine", function()
-  emulator.load({ tool_answer({ { "t1", "slow" }, { "t2", "slow" } }), text_answer("ok") })
+-- ---- Tools that run at the same time: coroutines, panto.sleep, panto.progress ------------------
+
+-- A to-be-closed value that records, in `log`, that it was closed.
+local function close_guard(log, name)
+  return setmetatable({}, { __close = function() log[#log + 1] = name .. " closed" end })
+end
+
+test("the handlers of a round run at the same time: each yields in panto.sleep", function()
+  emulator.load({ tool_answer({ { "t1", "step" }, { "t2", "step" }, { "t3", "step" } }), text_answer("ok") })
+  local log, running, most = {}, 0, 0
   local agent <close> = new_agent({ tools = { {
-    name = "slow", handler = function(_, call) return "waited " .. coroutine.yield(call.id) end,
+    name = "step",
+    handler = function(_, call)
+      running = running + 1
+      most = math.max(most, running)
+      log[#log + 1] = "start " .. call.id
+      panto.sleep(0.05)
+      log[#log + 1] = "end " .. call.id
+      running = running - 1
+      return "done " .. call.id
+    end,
   } } })
+  local events = collect(agent:run("go"))
+  eq(most, 3, "handlers running at once")
+  eq(table.concat(log, ","):sub(1, 26), "start t1,start t2,start t3", "all started before any ended")
   local results = {}
-  local co = coroutine.wrap(function()
-    for ev in agent:run("go"):events() do
-      if ev.kind == "tool_result" then results[#results + 1] = ev.content end
-    end
+  for _, ev in ipairs(events) do
+    if ev.kind == "tool_result" then results[#results + 1] = ev.content end
+  end
+  eq(table.concat(results, ","), "done t1,done t2,done t3", "results in call order")
+  local sent = anthropic_results(emulator.requests()[2])
+  eq(sent.t3.content, "done t3")
+end)
+
+test("coroutine.yield() in a handler lets the others run; results in call order whatever the finish order", function()
+  emulator.load({ tool_answer({ { "a", "waiter" }, { "b", "setter" } }), text_answer("ok") })
+  local ready = false
+  local agent <close> = new_agent({ tools = {
+    { name = "waiter", handler = function()
+        local turns = 0
+        while not ready do turns = turns + 1; coroutine.yield("ignored") end
+        return "saw it after " .. (turns > 0 and "yielding" or "nothing")
+      end },
+    { name = "setter", handler = function() ready = true; return "set" end },
+  } })
+  local events = collect(agent:run("go"))
+  eq(find(events, "tool_result", 1).id, "a", "first result")
+  eq(find(events, "tool_result", 1).content, "saw it after yielding")
+  eq(find(events, "tool_result", 2).content, "set")
+end)
+
+test("a sequential tool runs alone; tool_execution sequential makes every call run alone", function()
+  emulator.load({ tool_answer({ { "p1", "par" }, { "s1", "seq" }, { "p2", "par" } }), text_answer("ok") })
+  local log, running, overlapped = {}, 0, {}
+  local function handler(_, call)
+    running = running + 1
+    if running > 1 then overlapped[call.id] = true end
+    log[#log + 1] = "start " .. call.id
+    panto.sleep(0.02)
+    if running > 1 then overlapped[call.id] = true end
+    log[#log + 1] = "end " .. call.id
+    running = running - 1
+    return call.id
+  end
+  local agent <close> = new_agent({ tools = {
+    { name = "par", handler = handler },
+    { name = "seq", sequential = true, handler = handler },
+  } })
+  local events = collect(agent:run("go"))
+  eq(find(events, "tool_call_start", 2).sequential, true, "the event says so")
+  eq(find(events, "tool_call_start", 1).sequential, false)
+  eq(overlapped.s1, nil, "the sequential call overlapped")
+  eq(table.concat(log, ","), "start p1,end p1,start s1,end s1,start p2,end p2", "order")
+
+  emulator.load({ tool_answer({ { "p1", "par" }, { "p2", "par" } }), text_answer("ok") })
+  log, overlapped = {}, {}
+  local serial <close> = new_agent({ tool_execution = "sequential", tools = { { name = "par", handler = handler } } })
+  events = collect(serial:run("go"))
+  eq(find(events, "tool_call_start", 1).sequential, true, "tool_execution")
+  eq(table.concat(log, ","), "start p1,end p1,start p2,end p2", "order")
+  eq(next(overlapped), nil, "no overlap")
+end)
+
+test("panto.progress in a handler: tool_progress events while it runs; a no-op elsewhere", function()
+  emulator.load({ tool_answer({ { "t1", "long" } }), text_answer("ok") })
+  panto.progress("outside", 0.5) -- nothing to report to
+  local agent <close> = new_agent({ tools = { { name = "long", handler = function()
+    panto.progress("starting")
+    panto.sleep(0.01)
+    panto.progress("half", 0.5)
+    local ok, err = pcall(panto.progress, "too far", 1.5)
+    assert(not ok and tostring(err):find("fraction must be from 0 to 1"), tostring(err))
     return "finished"
-  end)
-  eq(co(), "t1", "first yield")
-  eq(co("1s"), "t2", "second yield")
-  eq(co("2s"), "finished")
-  eq(table.concat(results, ","), "waited 1s,waited 2s")
+  end } } })
+  local events, kinds = collect(agent:run("go"))
+  assert(kinds:find("tool_call_start tool_progress tool_progress tool_result", 1, true), kinds)
+  local p1, p2 = find(events, "tool_progress", 1), find(events, "tool_progress", 2)
+  eq(p1.id, "t1")
+  eq(p1.name, "long")
+  eq(p1.text, "starting")
+  eq(p1.fraction, nil, "no fraction")
+  eq(p2.text, "half")
+  eq(p2.fraction, 0.5)
+  eq(find(events, "tool_result").content, "finished")
+end)
+
+test("panto.sleep outside a handler sleeps; its argument is checked", function()
+  panto.sleep(0)
+  panto.sleep(0.001)
+  raises("finite number", panto.sleep, -1)
+  raises("finite number", panto.sleep, math.huge)
+  raises("number expected", panto.sleep, "soon")
+end)
+
+test("a cancel while handlers are suspended: the turn fails, their to-be-closed values close, nothing hangs", function()
+  emulator.load({ tool_answer({ { "t1", "slow" }, { "t2", "slow" } }), text_answer("never") })
+  local log, weak = {}, setmetatable({}, { __mode = "k" })
+  local stream
+  local agent <close> = new_agent({ tools = { { name = "slow", handler = function(_, call)
+    weak[coroutine.running()] = true
+    local guard <close> = close_guard(log, call.id)
+    if call.id == "t2" then stream:cancel() end
+    panto.sleep(3600)
+    log[#log + 1] = "woke " .. call.id
+    return "never"
+  end } } })
+  stream = agent:run("go")
+  local err = raises("", function() for _ in stream:events() do end end)
+  eq(err.code, "canceled", "code")
+  table.sort(log)
+  eq(table.concat(log, ","), "t1 closed,t2 closed", "closed, never woken")
+  stream:close()
+  stream = nil
+  collectgarbage()
+  collectgarbage()
+  eq(next(weak), nil, "the coroutines were collected")
+  emulator.load({ text_answer("again") })
+  collect(agent:run("again")) -- the agent is free
+end)
+
+test("cancel_after while handlers sleep: next() returns with canceled", function()
+  emulator.load({ tool_answer({ { "t1", "slow" } }), text_answer("never") })
+  local log = {}
+  local agent <close> = new_agent({ tools = { { name = "slow", handler = function(_, call)
+    local guard <close> = close_guard(log, call.id)
+    panto.sleep(3600)
+    return "never"
+  end } } })
+  local stream <close> = agent:run("go")
+  stream:cancel_after(50)
+  local err = raises("", function() for _ in stream:events() do end end)
+  eq(err.code, "canceled", "code")
+  eq(table.concat(log, ","), "t1 closed")
+end)
+
+test("closing the stream (a break out of events) while handlers are suspended closes them", function()
+  emulator.load({ tool_answer({ { "t1", "slow" }, { "t2", "slow" } }), text_answer("never") })
+  local log = {}
+  local agent <close> = new_agent({ tools = { { name = "slow", handler = function(_, call)
+    local guard <close> = close_guard(log, call.id)
+    panto.sleep(3600)
+    return "never"
+  end } } })
+  for ev in agent:run("go"):events() do
+    if ev.kind == "tool_call_start" and ev.id == "t2" then break end -- t1 sleeps by now
+  end
+  eq(table.concat(log, ","), "t1 closed", "the started one closed")
+  emulator.load({ text_answer("again") })
+  collect(agent:run("again"))
+end)
+
+test("a handler cannot read its own stream; panto.sleep inside a metamethod sleeps plainly", function()
+  emulator.load({ tool_answer({ { "t1", "reader" }, { "t2", "meta" } }), text_answer("ok") })
+  local stream
+  local agent <close> = new_agent({ tools = {
+    { name = "reader", handler = function() return stream:next() end },
+    { name = "meta", handler = function()
+        local t = setmetatable({}, { __index = function() panto.sleep(0.001); return "slept" end })
+        return t.x
+      end },
+  } })
+  stream = agent:run("go")
+  local events = collect(stream)
+  local r1 = find(events, "tool_result", 1)
+  eq(r1.is_error, true)
+  assert(r1.content:find("cannot read the stream", 1, true), r1.content)
+  eq(find(events, "tool_result", 2).content, "slept")
 end)
 
 test("a handler that closes its stream", function()
