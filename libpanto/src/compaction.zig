@@ -274,6 +274,9 @@ pub const Run = struct {
         var c = config;
         c.system = config.compaction.prompt orelse default_prompt;
         c.thinking = .off;
+        // (a summary is text: no thinking budget, no structured answer)
+        c.request.thinking_budget = null;
+        c.request.response_format = null;
         return c;
     }
 

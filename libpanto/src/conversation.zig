@@ -48,6 +48,9 @@ pub const Message = struct {
     /// A user message holding the summary of compacted messages: how many it replaced and
     /// the context's estimated size before.
     compaction: ?Compaction = null,
+    /// A user message the caller marked as a prompt-cache breakpoint (a turn's option
+    /// "cache_breakpoint": true).
+    cache: bool = false,
 };
 
 pub const Compaction = struct { message_count: u64, tokens_before: u64 };
@@ -81,8 +84,14 @@ pub const Conversation = struct {
     /// Appends a message of blocks the conversation takes (allocated with its gpa), also
     /// when this fails.
     pub fn appendOwned(c: *Conversation, role: Role, blocks: []Block) AppendError!void {
-        c.messages.append(c.gpa, .{ .role = role, .blocks = blocks }) catch |err| {
-            freeBlocks(c.gpa, blocks);
+        return c.appendOwnedMessage(.{ .role = role, .blocks = blocks });
+    }
+
+    /// Appends a message whose blocks the conversation takes (as appendOwned), with the
+    /// rest of `m` (strings other than the blocks' are not taken: leave them empty).
+    pub fn appendOwnedMessage(c: *Conversation, m: Message) AppendError!void {
+        c.messages.append(c.gpa, m) catch |err| {
+            freeBlocks(c.gpa, m.blocks);
             return err;
         };
         try c.recordLast();

@@ -5,6 +5,9 @@ const conversation = @import("../../conversation.zig");
 const writeRawJson = conversation.writeRawJson;
 const Block = conversation.Block;
 const call_id = @import("../../call_id.zig");
+const params = @import("params.zig");
+pub const interleaved_thinking_beta = params.interleaved_thinking_beta;
+pub const interleavedThinking = params.interleavedThinking;
 
 pub const endpoint = "/v1/messages";
 pub const api_version = "2023-06-01";
@@ -18,19 +21,7 @@ pub fn writeRequest(w: *std.Io.Writer, parts: RequestParts) std.Io.Writer.Error!
     try s.beginObject();
     try s.objectField("model");
     try s.write(config.model);
-    const budget = config.thinking.budgetTokens();
-    try s.objectField("max_tokens");
-    // The API wants max_tokens above the thinking budget: the budget comes on top.
-    try s.write(if (budget > 0 and config.max_tokens <= budget) config.max_tokens + budget else config.max_tokens);
-    if (budget > 0) {
-        try s.objectField("thinking");
-        try s.beginObject();
-        try s.objectField("type");
-        try s.write("enabled");
-        try s.objectField("budget_tokens");
-        try s.write(budget);
-        try s.endObject();
-    }
+    try params.writeLimits(&s, parts);
     if (config.system) |system| {
         try s.objectField("system");
         try s.write(system);
@@ -108,8 +99,10 @@ pub fn writeRequest(w: *std.Io.Writer, parts: RequestParts) std.Io.Writer.Error!
     }
     try s.endArray();
     try parts.writeTools(&s, .anthropic);
+    try params.write(&s, parts);
     try s.objectField("stream");
     try s.write(true);
+    try parts.writeExtraBody(&s);
     try s.endObject();
 }
 

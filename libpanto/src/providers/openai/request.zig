@@ -3,6 +3,7 @@
 const std = @import("std");
 const conversation = @import("../../conversation.zig");
 const call_id = @import("../../call_id.zig");
+const params = @import("params.zig");
 
 pub const endpoint = "/v1/chat/completions";
 
@@ -16,10 +17,7 @@ pub fn writeRequest(w: *std.Io.Writer, parts: RequestParts) std.Io.Writer.Error!
     try s.write(config.model);
     try s.objectField("max_completion_tokens");
     try s.write(config.max_tokens);
-    if (config.thinking != .off) {
-        try s.objectField("reasoning_effort");
-        try s.write(@tagName(config.thinking));
-    }
+    try params.writeReasoning(&s, parts);
     try s.objectField("messages");
     try s.beginArray();
     if (config.system) |system| try writeMessage(&s, "system", system);
@@ -96,6 +94,7 @@ pub fn writeRequest(w: *std.Io.Writer, parts: RequestParts) std.Io.Writer.Error!
     };
     try s.endArray();
     try parts.writeTools(&s, .openai);
+    try params.write(&s, parts);
     try s.objectField("stream");
     try s.write(true);
     try s.objectField("stream_options");
@@ -103,6 +102,7 @@ pub fn writeRequest(w: *std.Io.Writer, parts: RequestParts) std.Io.Writer.Error!
     try s.objectField("include_usage");
     try s.write(true);
     try s.endObject();
+    try parts.writeExtraBody(&s);
     try s.endObject();
 }
 
