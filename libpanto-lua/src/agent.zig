@@ -196,7 +196,7 @@ fn turnOptions(L: State, idx: c_int, arg: c_int, extra: ?[]const u8) bool {
 }
 
 /// Starts a turn of the agent at index 1 with the input at 2 and the options JSON (or nil) at
-/// 3; pushes its stream.
+/// 3; its stream is at 4, the top.
 fn startTurn(L: State, a: *Agent, run_tools: bool) void {
     c.lua_settop(L, 3);
     // Checked before anything else is made; borrows from the stack (the parts' box at 4).
@@ -206,6 +206,7 @@ fn startTurn(L: State, a: *Agent, run_tools: bool) void {
     var handle: ?*c.PantoStream = null;
     const rc = c.panto_agent_run(a.handle, &input, &handle);
     _ = attachStream(L, a, s, rc, handle, "panto_agent_run");
+    c.lua_replace(L, 4); // panto copied the input: the stream takes the parts' place
 }
 
 /// agent:run(input [, options]): starts a turn and returns its stream. The input is a

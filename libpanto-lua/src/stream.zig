@@ -61,6 +61,9 @@ pub const Stream = struct {
     /// The calls of the round (user value 3) whose handler has not finished: next() runs a
     /// pass over them before it reads on.
     live: u32 = 0,
+    /// The round's TOOL_CALL_STARTs are all read (panto said a result is pending): the
+    /// handlers run. Until then, next() only reads on.
+    round_started: bool = false,
     /// A handler's coroutine runs (tool_runs.zig): reading the stream from it is refused.
     in_handler: bool = false,
 };
@@ -140,6 +143,7 @@ pub fn release(s: *Stream, phase: Phase) void {
     forget(s);
     s.phase = phase;
     s.live = 0; // the coroutines of its round are let go (tool_runs.abandon)
+    s.round_started = false;
 }
 
 /// The handle, for a use by this thread that ends with doneWith(s); null when close_after's
@@ -295,15 +299,15 @@ fn streamIterate(L: State) callconv(.c) c_int {
     return nextOf(L, s);
 }
 
-/// next() of the stream at index 1, the only value on the stack: between two events, a pass
-/// over the round's tool calls; while panto waits for their results, sleeps until one of them
-/// may go on.
+/// next() of the stream at index 1, the only value on the stack. Once the round's
+/// TOOL_CALL_STARTs are read, a pass over its tool calls before each read; while panto waits
+/// for their results, sleeps until one of them may go on.
 pub fn nextOf(L: State, s: *Stream) c_int {
     if (s.in_handler) return c.luaL_error(L, "panto: a tool handler cannot read the stream its call came from");
     while (true) {
         c.lua_settop(L, 1);
         if (s.phase != .open) return dispatch(L, s);
-        if (s.live > 0) {
+        if (s.live > 0 and s.round_started) {
             tool_runs.runPass(L, s, 1);
             if (s.phase != .open) return dispatch(L, s); // a handler closed the stream
         }
@@ -311,7 +315,7 @@ pub fn nextOf(L: State, s: *Stream) c_int {
             .value => return 1,
             .pending => {
                 if (s.live == 0) return raisePending(L);
-                tool_runs.wait(L, s, 1);
+                if (s.round_started) tool_runs.wait(L, s, 1) else s.round_started = true;
             },
         }
     }
@@ -409,7 +413,8 @@ fn streamSubmit(L: State) callconv(.c) c_int {
 }
 
 /// stream:events(): the generic-for quadruple `next, stream, nil, stream`. The fourth value is
-/// to-be-closed, so leaving the loop early (break, error) closes the stream.
+/// to-be-closed, so leaving the loop early (break, error) closes the stream; a loop that ran
+/// to the end leaves it readable (streamCloseScope).
 fn streamEvents(L: State) callconv(.c) c_int {
     const s = toStream(L, 1);
     if (s.phase == .closed) return c.luaL_error(L, "attempt to use a closed %s", tname);
@@ -431,6 +436,15 @@ fn streamClose(L: State) callconv(.c) c_int {
     if (s.phase != .closed) release(s, .closed);
     tool_runs.abandon(L, s, 1);
     return 0;
+}
+
+/// __close: the end of a to-be-closed variable or of a generic for over events() or text().
+/// Closes an unfinished turn (a break) as close() does; a finished one stays readable, so
+/// that final_message() and request_ids() work after the loop (its agent's next turn, or the
+/// garbage collector, frees it).
+fn streamCloseScope(L: State) callconv(.c) c_int {
+    if (toStream(L, 1).phase == .done) return 0;
+    return streamClose(L);
 }
 
 /// stream:cancel(): cancels the turn; the next next() raises a panto.Error with code
@@ -518,7 +532,7 @@ fn streamToString(L: State) callconv(.c) c_int {
 
 const meta = [_]c.luaL_Reg{
     h.reg("__gc", streamClose),
-    h.reg("__close", streamClose),
+    h.reg("__close", streamCloseScope),
     h.reg("__tostring", streamToString),
     h.reg_end,
 };

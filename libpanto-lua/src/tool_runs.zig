@@ -1,8 +1,9 @@
 //! The host tool calls of a round, each handler in its own coroutine, so that the calls of a
 //! round overlap (include/panto.h, PantoEvent.sequential). stream.zig records a call when it
-//! hands out its TOOL_CALL_START; each next() then runs a pass: it starts the calls that may
-//! start, resumes the coroutines that may go on, and submits each result the moment its
-//! handler returns. When panto has nothing to give until more results come, next() sleeps
+//! hands out its TOOL_CALL_START; once they are all out (panto says a result is pending),
+//! each next() runs a pass before it reads: the pass starts the calls that may start,
+//! resumes the coroutines that may go on, and submits each result the moment its handler
+//! returns. When panto has nothing to give until more results come, next() sleeps
 //! until the earliest wake-up (wait). A handler gives way with panto.sleep(seconds) (a wake-up
 //! time) or coroutine.yield() (runnable again at the next pass); panto.progress(text,
 //! fraction) queues a TOOL_PROGRESS event for its call at once.
@@ -165,6 +166,7 @@ pub fn runPass(L: State, s: *Stream, si: c_int) void {
         pop(L, 1);
     }
     if (s.live == 0) {
+        s.round_started = false;
         c.lua_pushnil(L);
         _ = c.lua_setiuservalue(L, si, stream.uv_calls);
     }
@@ -340,6 +342,7 @@ pub fn answeredByHand(L: State, s: *Stream, si: c_int, id: c_int) void {
 /// ends on its own. The stream's value at `si`.
 pub fn abandon(L: State, s: *Stream, si: c_int) void {
     s.live = 0;
+    s.round_started = false;
     const top = c.lua_gettop(L);
     defer c.lua_settop(L, top);
     if (c.lua_getiuservalue(L, si, stream.uv_calls) != c.LUA_TTABLE) return;
@@ -421,8 +424,16 @@ fn pantoProgress(L: State) callconv(.c) c_int {
     return 0;
 }
 
+/// panto.monotonic(): seconds on a monotonic clock (from an unspecified start), the clock of
+/// panto.sleep: for timing.
+fn pantoMonotonic(L: State) callconv(.c) c_int {
+    c.lua_pushnumber(L, now());
+    return 1;
+}
+
 /// The module's functions of this file.
 pub const functions = [_]c.luaL_Reg{
+    h.reg("monotonic", pantoMonotonic),
     h.reg("sleep", pantoSleep),
     h.reg("progress", pantoProgress),
 };

@@ -188,7 +188,12 @@ test("text turn", function()
   eq(complete.usage.input_tokens, 3, "input_tokens")
   eq(complete.usage.output_tokens, 2, "output_tokens")
   eq(math.type(complete.usage.cache_read_tokens), "integer", "cache_read_tokens")
-  -- The loop ended at DONE and closed the stream (its fourth value is to-be-closed).
+  -- The loop ended at DONE: the stream stays readable (its fourth value is to-be-closed, and
+  -- closes an unfinished turn only), so final_message works after it.
+  assert(tostring(stream):match("^panto%.Stream %(0x.*, done%)$"), tostring(stream))
+  eq(stream:next(), nil, "done")
+  eq(stream:final_message().text, "Hello world", "final_message after the loop")
+  stream:close()
   eq(tostring(stream), "panto.Stream (closed)")
 
   local conv = json.decode(assert(agent:conversation()))
@@ -314,9 +319,9 @@ test("bad config returns nil, message, code", function()
 end)
 
 test("unknown option keys are refused", function()
-  local a, msg, code = panto.Agent({ provider = "anthropic", model = "m", temperature = 0.5 })
+  local a, msg, code = panto.Agent({ provider = "anthropic", model = "m", temprature = 0.5 })
   eq(a, nil, "agent")
-  assert(msg:find('unknown config key "temperature"', 1, true), msg)
+  assert(msg:find('unknown config key "temprature"', 1, true), msg)
   eq(code, "config", "code")
   a, msg, code = panto.Agent({ provider = "anthropic", model = "m", "positional" })
   eq(a, nil, "agent")
@@ -1049,13 +1054,17 @@ test("closing the stream (a break out of events) while handlers are suspended cl
   local log = {}
   local agent <close> = new_agent({ tools = { { name = "slow", handler = function(_, call)
     local guard <close> = close_guard(log, call.id)
+    panto.progress("sleeping")
     panto.sleep(3600)
     return "never"
   end } } })
+  local progress = 0
   for ev in agent:run("go"):events() do
-    if ev.kind == "tool_call_start" and ev.id == "t2" then break end -- t1 sleeps by now
+    if ev.kind == "tool_progress" then progress = progress + 1 end
+    if progress == 2 then break end -- both sleep by now
   end
-  eq(table.concat(log, ","), "t1 closed", "the started one closed")
+  table.sort(log)
+  eq(table.concat(log, ","), "t1 closed,t2 closed", "the suspended handlers closed")
   emulator.load({ text_answer("again") })
   collect(agent:run("again"))
 end)
@@ -1100,6 +1109,141 @@ test("handlers do not keep their agent alive", function()
   collectgarbage()
   collectgarbage()
   eq(weak[1], nil, "the agent was collected")
+end)
+
+-- ---- Per-turn options and the helpers over the event loop --------------------------------------
+
+test("request parameters: config keys and per-turn options reach the body; the agent's config is unchanged", function()
+  emulator.load({ text_answer("one"), text_answer("two"), text_answer("three") })
+  local agent <close> = new_agent({ temperature = 0.5, stop = { "END" } })
+  collect(agent:run("first"))
+  collect(agent:run("second", { temperature = 0.25, top_k = 3, max_tokens = 77 }))
+  collect(agent:run("third", {}))
+  local requests = emulator.requests()
+  eq(requests[1].body.temperature, 0.5, "config temperature")
+  eq(requests[1].body.stop_sequences[1], "END", "config stop")
+  eq(requests[2].body.temperature, 0.25, "the turn's temperature")
+  eq(requests[2].body.top_k, 3, "the turn's top_k")
+  eq(requests[2].body.max_tokens, 77, "the turn's max_tokens")
+  eq(requests[3].body.temperature, 0.5, "the config again")
+  eq(requests[3].body.top_k, nil, "the turn's options are gone")
+end)
+
+test("per-turn options panto refuses: a config error, nothing appended; run_tools stays the module's", function()
+  local agent <close> = new_agent()
+  local err = raises("temperature", agent.run, agent, "x", { temperature = 7 })
+  eq(err.code, "config", "code")
+  err = raises("seed is an OpenAI parameter", agent.run, agent, "x", { seed = 1 })
+  eq(err.code, "config", "code")
+  eq(agent:message_count(), 0, "nothing appended")
+  raises("cannot encode a function", agent.run, agent, "x", { metadata = { f = print } })
+  emulator.load({ tool_answer({ { "t1", "t" } }), text_answer("ok") })
+  local manual <close> = new_agent({ tools = { { name = "t", handler = function() return "auto" end } } })
+  local stream <close> = manual:run("go", { run_tools = false, temperature = 0 })
+  local ev
+  repeat ev = stream:next() until ev.kind == "tool_call_start"
+  eq(raises("awaits its result", stream.next, stream).code, "result_pending")
+  eq(emulator.requests()[1].body.temperature, 0, "the option went with run_tools")
+end)
+
+test("agent:complete and stream:final_message: the turn's end with its text, tools run", function()
+  emulator.load({ tool_answer({ { "t1", "add", { a = 1, b = 2 } } }, "Adding."), text_answer("It is 3.") })
+  local agent <close> = new_agent({ tools = { { name = "add", params = { a = "number", b = "number" },
+                                                handler = function(input) return input.a + input.b end } } })
+  local msg = agent:complete("1 + 2?", { temperature = 0 })
+  eq(msg.kind, "message_complete")
+  eq(msg.text, "It is 3.", "the last assistant message's text")
+  eq(msg.stop_reason, "end_turn")
+  eq(msg.usage.input_tokens, 13, "usage over the turn")
+  eq(anthropic_results(emulator.requests()[2]).t1.content, "3", "the handler ran")
+
+  emulator.load({ text_answer("Read first.") })
+  local stream <close> = agent:run("again")
+  local events = collect(stream)
+  eq(events[#events].kind, "message_complete")
+  msg = stream:final_message() -- after the events were read
+  eq(msg.text, "Read first.")
+  eq(stream:final_message().text, "Read first.", "again")
+  emulator.load({ text_answer("next") })
+  collect(agent:run("next turn"))
+  eq(raises("let go", stream.final_message, stream).code, "state", "once the agent ran another turn")
+end)
+
+test("stream:text(): the text deltas of the turn; break closes the stream", function()
+  emulator.load({
+    { message = { content = { { type = "thinking", thinking = "hmm", signature = "s" }, { type = "text", text = "Hello there." } } } },
+    text_answer("unused"),
+  })
+  local agent <close> = new_agent()
+  local stream <close> = agent:run("Hi")
+  local parts = {}
+  for text in stream:text() do parts[#parts + 1] = text end
+  eq(table.concat(parts), "Hello there.", "only text, not thinking")
+  eq(stream:next(), nil, "the turn is over")
+  emulator.load({ { message = { content = { { type = "text", text = "Long answer" } } }, chunk_size = 4 }, text_answer("after") })
+  local s2 = agent:run("Again")
+  for _ in s2:text() do break end
+  eq(tostring(s2), "panto.Stream (closed)", "break closed it")
+  collect(agent:run("the agent is free"))
+end)
+
+test("request ids: ev.request_id of each message_start, stream:request_ids()", function()
+  emulator.load({ tool_answer({ { "t1", "t" } }), text_answer("ok") })
+  local agent <close> = new_agent({ tools = { { name = "t", handler = function() return "x" end } } })
+  local stream <close> = agent:run("go")
+  local ids = {}
+  for ev in stream:events() do
+    if ev.kind == "message_start" then
+      if ev.request_id ~= nil then
+        eq(type(ev.request_id), "string")
+        assert(#ev.request_id > 0, "an empty request id is left nil")
+        ids[#ids + 1] = ev.request_id
+      end
+    end
+  end
+  local got = stream:request_ids()
+  eq(#got, #ids, "one per message that had one")
+  for i, id in ipairs(ids) do eq(got[i], id, "request id " .. i) end
+  eq(#ids, 2, "the emulator sends request-id")
+  got[1] = "changed"
+  eq(stream:request_ids()[1], ids[1], "a new list each call")
+end)
+
+test("error details: retry_after, headers (a table), no output", function()
+  emulator.load({ { status = 429, error = { type = "rate_limit_error", message = "Slow down" },
+                    headers = { ["retry-after"] = "7" } } })
+  local agent <close> = new_agent({ retry = { max_retries = 0 } })
+  local err = raises("Slow down", function() agent:complete("Hi") end)
+  eq(err.code, "rate_limit", "code")
+  eq(type(err.headers), "table", "headers")
+  eq(err.output, nil, "output is for output errors")
+  eq(err.retry_after, 7, "retry_after")
+  eq(err.headers["retry-after"], "7", "the header")
+  local dead <close> = assert(panto.Agent({ provider = "anthropic", model = "m", api_key = "k",
+                                            base_url = "http://127.0.0.1:1", retry = { max_retries = 0 } }))
+  local bad = raises("", function() dead:run("Hi"):next() end)
+  eq(bad.code, "connection", "code")
+  eq(type(bad.headers), "table", "headers of an error without an HTTP answer")
+  eq(next(bad.headers), nil, "empty")
+end)
+
+test("agent:parse: a table schema, the answer decoded; invalid output raises with its text", function()
+  emulator.load({ text_answer('{"city": "Paris", "days": 3}'), text_answer("not json") })
+  local agent <close> = new_agent()
+  local schema = { city = "string", days = { type = "integer", description = "How many" } }
+  local value, text = agent:parse("Where?", schema)
+  eq(value.city, "Paris")
+  eq(value.days, 3)
+  eq(text, '{"city": "Paris", "days": 3}')
+  local format = emulator.requests()[1].body.output_config.format
+  eq(format.type, "json_schema")
+  eq(format.schema.properties.days.description, "How many", "the schema sent")
+  local err = raises("", agent.parse, agent, "Again?", '{"type":"object","properties":{"x":{"type":"string"}}}')
+  eq(err.code, "output", "code")
+  eq(err.output, "not json", "the text")
+  raises("leave it out", agent.parse, agent, "x", schema, { response_format = { type = "text" } })
+  raises("not valid JSON", agent.parse, agent, "x", "{")
+  raises("a schema is a table", agent.parse, agent, "x", 42)
 end)
 
 -- ---- Provider resilience: retries, timeouts, cancellation, reopen, set_config ------------------
@@ -1586,7 +1730,8 @@ test("set_config: refused on bad input with nothing changed; busy during a turn"
   refused("thinking must be one of", { max_tokens = 10, system = "changed", thinking = "extreme" }) -- all or nothing
   refused('unknown retry key "tries"', { max_tokens = 10, retry = { tries = 1 } })
   refused("tools cannot be changed by set_config", { tools = {} })
-  refused('unknown config key "temperature"', { temperature = 1 })
+  refused('unknown config key "temprature"', { temprature = 1 })
+  refused("top_k is an Anthropic parameter", { provider = "openai", top_k = 5 })
   refused("max_tokens must be an integer", { max_tokens = "many" })
   raises("table expected", agent.set_config, agent, "thinking=off")
   local stream = agent:run("busy")
