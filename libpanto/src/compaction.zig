@@ -274,9 +274,11 @@ pub const Run = struct {
         var c = config;
         c.system = config.compaction.prompt orelse default_prompt;
         c.thinking = .off;
-        // (a summary is text: no thinking budget, no structured answer)
+        // A summary is text, asked once: no thinking budget, no structured answer, no cache
+        // entry to pay for.
         c.request.thinking_budget = null;
         c.request.response_format = null;
+        c.request.cache.mode = .off;
         return c;
     }
 

@@ -199,6 +199,7 @@ fn readHead(s: *Stream) TurnError!void {
     const head = s.response.head;
     var it = head.iterateHeaders();
     while (it.next()) |h| {
+        if (errors.Detail.ofInterest(h.name)) s.detail.addHeader(gpa, h.name, h.value);
         if (std.ascii.eqlIgnoreCase(h.name, "request-id") or std.ascii.eqlIgnoreCase(h.name, "x-request-id")) {
             s.detail.setRequestId(gpa, h.value);
         } else if (std.ascii.eqlIgnoreCase(h.name, "retry-after-ms")) {
@@ -210,6 +211,7 @@ fn readHead(s: *Stream) TurnError!void {
             if (std.ascii.eqlIgnoreCase(h.value, "false")) s.should_retry = false;
         }
     }
+    if (s.retry_after_ms) |ms| s.detail.retry_after = @as(f64, @floatFromInt(ms)) / 1000;
     const status: u16 = @intFromEnum(head.status);
     const content_type = head.content_type orelse "";
     if (status < 200 or status > 299) return httpFailure(s, status);
