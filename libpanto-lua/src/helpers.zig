@@ -113,6 +113,18 @@ pub fn protectedCall(L: State, f: c.lua_CFunction, nargs: c_int, nresults: c_int
     return c.lua_pcallk(L, nargs, nresults, 0, 0, null) == c.LUA_OK;
 }
 
+/// Pushes a new sequence holding the elements of the sequence at `idx` (raw).
+pub fn pushCopy(L: State, idx_: c_int) void {
+    const idx = c.lua_absindex(L, idx_);
+    const n = c.lua_rawlen(L, idx);
+    c.lua_createtable(L, @intCast(n), 0);
+    var i: c.lua_Integer = 1;
+    while (i <= n) : (i += 1) {
+        _ = c.lua_rawgeti(L, idx, i);
+        c.lua_rawseti(L, -2, i);
+    }
+}
+
 /// Pushes t[key] (raw) and returns its type.
 pub fn field(L: State, t_: c_int, key: [*:0]const u8) c_int {
     const t = c.lua_absindex(L, t_);

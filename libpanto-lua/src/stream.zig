@@ -416,11 +416,18 @@ fn streamSubmit(L: State) callconv(.c) c_int {
 /// to-be-closed, so leaving the loop early (break, error) closes the stream; a loop that ran
 /// to the end leaves it readable (streamCloseScope).
 fn streamEvents(L: State) callconv(.c) c_int {
+    return pushForLoop(L, streamIterate);
+}
+
+/// The generic-for quadruple of the stream method at index 1 whose iterator is `iterate`: a
+/// closure over the method upvalues and the stream, then the stream, nil and the stream (to
+/// be closed).
+pub fn pushForLoop(L: State, iterate: c.lua_CFunction) c_int {
     const s = toStream(L, 1);
     if (s.phase == .closed) return c.luaL_error(L, "attempt to use a closed %s", tname);
     events.pushOwnUpvalues(L);
     c.lua_pushvalue(L, 1);
-    c.lua_pushcclosure(L, streamIterate, method_upvalues + 1);
+    c.lua_pushcclosure(L, iterate, method_upvalues + 1);
     c.lua_pushvalue(L, 1);
     c.lua_pushnil(L);
     c.lua_pushvalue(L, 1);

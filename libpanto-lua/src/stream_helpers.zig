@@ -76,15 +76,7 @@ fn streamFinalJson(L: State) callconv(.c) c_int {
 /// text blocks), for a generic for; tool handlers run as in events(). Its fourth value is
 /// to-be-closed, so leaving the loop early closes the stream.
 fn streamText(L: State) callconv(.c) c_int {
-    const s = stream.toStream(L, 1);
-    if (s.phase == .closed) return c.luaL_error(L, "attempt to use a closed %s", stream.tname);
-    events.pushOwnUpvalues(L);
-    c.lua_pushvalue(L, 1);
-    c.lua_pushcclosure(L, textIterate, method_upvalues + 1);
-    c.lua_pushvalue(L, 1);
-    c.lua_pushnil(L);
-    c.lua_pushvalue(L, 1);
-    return 4;
+    return stream.pushForLoop(L, textIterate);
 }
 
 fn textIterate(L: State) callconv(.c) c_int {
@@ -107,13 +99,11 @@ fn textIterate(L: State) callconv(.c) c_int {
 fn streamRequestIds(L: State) callconv(.c) c_int {
     _ = stream.toStream(L, 1);
     c.lua_settop(L, 1);
-    const n: c.lua_Integer = if (c.lua_getiuservalue(L, 1, stream.uv_request_ids) == c.LUA_TTABLE) @intCast(c.lua_rawlen(L, 2)) else 0;
-    c.lua_createtable(L, @intCast(n), 0);
-    var i: c.lua_Integer = 1;
-    while (i <= n) : (i += 1) {
-        _ = c.lua_rawgeti(L, 2, i);
-        c.lua_rawseti(L, -2, i);
+    if (c.lua_getiuservalue(L, 1, stream.uv_request_ids) != c.LUA_TTABLE) {
+        c.lua_createtable(L, 0, 0);
+        return 1;
     }
+    h.pushCopy(L, 2);
     return 1;
 }
 

@@ -1069,6 +1069,26 @@ test("closing the stream (a break out of events) while handlers are suspended cl
   collect(agent:run("again"))
 end)
 
+test("an unfinished stream collected while handlers are suspended: they close, the agent is free", function()
+  emulator.load({ tool_answer({ { "t1", "slow" } }), text_answer("never") })
+  local log = {}
+  local agent <close> = new_agent({ tools = { { name = "slow", handler = function(_, call)
+    local guard <close> = close_guard(log, call.id)
+    panto.progress("sleeping")
+    panto.sleep(3600)
+    return "never"
+  end } } })
+  do
+    local stream = agent:run("go")
+    repeat local ev = stream:next() until ev.kind == "tool_progress"
+  end
+  collectgarbage()
+  collectgarbage()
+  eq(table.concat(log, ","), "t1 closed", "closed by the collector")
+  emulator.load({ text_answer("again") })
+  eq(agent:complete("again").text, "again", "the agent runs the next turn")
+end)
+
 test("a handler cannot read its own stream; panto.sleep inside a metamethod sleeps plainly", function()
   emulator.load({ tool_answer({ { "t1", "reader" }, { "t2", "meta" } }), text_answer("ok") })
   local stream
