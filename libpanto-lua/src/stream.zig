@@ -412,6 +412,27 @@ fn streamSubmit(L: State) callconv(.c) c_int {
     return 0;
 }
 
+/// stream:tool_progress(id, [text [, fraction]]): reports progress of a call answered by hand
+/// (run_tools = false, a tool without a handler) that awaits its result: a tool_progress event
+/// comes next. Raises a panto.Error with code "no_such_call" when no call with that id awaits a
+/// result. (A handler reports with panto.progress.)
+fn streamToolProgress(L: State) callconv(.c) c_int {
+    const s = toStream(L, 1);
+    c.luaL_checktype(L, 2, c.LUA_TSTRING);
+    const text = h.optPantoString(L, 3);
+    const fraction = tool_runs.checkFraction(L, 4);
+    switch (s.phase) {
+        .open => {},
+        .closed => return c.luaL_error(L, "attempt to use a closed %s", tname),
+        .done, .failed => {
+            pushSimpleError(L, c.PANTO_ERR_NO_SUCH_CALL, "the turn is over: no tool call awaits a result");
+            return c.lua_error(L);
+        },
+    }
+    if (toolProgress(L, s, 2, text, fraction) < 0) return c.lua_error(L);
+    return 0;
+}
+
 /// stream:events(): the generic-for quadruple `next, stream, nil, stream`. The fourth value is
 /// to-be-closed, so leaving the loop early (break, error) closes the stream; a loop that ran
 /// to the end leaves it readable (streamCloseScope).
@@ -547,6 +568,7 @@ const methods = [_]c.luaL_Reg{
     h.reg("next", streamNext),
     h.reg("events", streamEvents),
     h.reg("submit_tool_result", streamSubmit),
+    h.reg("tool_progress", streamToolProgress),
     h.reg("cancel", streamCancel),
     h.reg("cancel_after", streamCancelAfter),
     h.reg("close_after", streamCloseAfter),

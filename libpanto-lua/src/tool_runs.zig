@@ -405,15 +405,19 @@ fn pantoSleep(L: State) callconv(.c) c_int {
     return 0;
 }
 
+/// The optional fraction argument at `idx`: 0 to 1, or -1 (the C ABI's none) when absent.
+pub fn checkFraction(L: State, idx: c_int) f64 {
+    if (h.isNoneOrNil(L, idx)) return -1;
+    const fraction = c.luaL_checknumber(L, idx);
+    if (!(fraction >= 0 and fraction <= 1)) _ = c.luaL_argerror(L, idx, "fraction must be from 0 to 1");
+    return fraction;
+}
+
 /// panto.progress([text [, fraction]]): inside a tool handler, reports its progress (a
 /// tool_progress event: text, fraction from 0 to 1 or nil); elsewhere does nothing.
 fn pantoProgress(L: State) callconv(.c) c_int {
     const text = h.optPantoString(L, 1);
-    var fraction: f64 = -1;
-    if (!h.isNoneOrNil(L, 2)) {
-        fraction = c.luaL_checknumber(L, 2);
-        if (!(fraction >= 0 and fraction <= 1)) return c.luaL_argerror(L, 2, "fraction must be from 0 to 1");
-    }
+    const fraction = checkFraction(L, 2);
     c.lua_settop(L, 2);
     const s = currentCall(L) orelse return 0;
     if (s.phase != .open) return 0;

@@ -776,6 +776,13 @@ test("manual mode: run_tools=false, result_pending is not sticky, submit_tool_re
   end
   local err = raises("no tool call", stream.submit_tool_result, stream, "toolu_404", "x")
   eq(err.code, "no_such_call", "code")
+  stream:tool_progress("toolu_1", "by hand", 0.25)
+  eq(raises("no tool call", stream.tool_progress, stream, "toolu_404", "x").code, "no_such_call")
+  raises("fraction must be from 0 to 1", stream.tool_progress, stream, "toolu_1", "x", -0.5)
+  local progress = stream:next()
+  eq(progress.kind, "tool_progress", "progress comes first")
+  eq(progress.text, "by hand")
+  eq(progress.fraction, 0.25)
   raises("boolean expected", stream.submit_tool_result, stream, "toolu_1", "x", "yes")
   stream:submit_tool_result("toolu_1", { temp = -3 }, true)
   err = raises("no tool call", stream.submit_tool_result, stream, "toolu_1", "again")
