@@ -137,7 +137,8 @@ pub const Stream = struct {
     const readHotDelta = read.readHotDelta;
     pub const peekBuffered = read.peekBuffered;
 
-    // The turn's end for short programs, and its answer as JSON (structured_output.zig).
+    // The turn's end for short programs (C panto_stream_final_message and _final_json too),
+    // and its answer as JSON: structured_output.zig's, the only ones.
     pub const finalMessage = structured_output.finalMessage;
     pub const finalJson = structured_output.finalJson;
 
@@ -517,6 +518,14 @@ pub const Stream = struct {
             .retry_after_ms = s.retry_after_ms,
             .should_retry = s.should_retry,
         }, policy);
+        const log = &s.agent.log;
+        if (log.on()) {
+            const d = &s.detail;
+            if (decision) |delay_ms|
+                log.print("request failed ({s}, HTTP {d}: {s}): retry {d} in {d} ms", .{ @errorName(e), d.http_status, d.message.items, s.retry_attempt + 1, delay_ms })
+            else
+                log.print("request failed ({s}, HTTP {d}: {s}): not retried", .{ @errorName(e), d.http_status, d.message.items });
+        }
         if (decision) |delay_ms| {
             s.retry_attempt += 1;
             s.retry_delay_ms = delay_ms;
