@@ -398,18 +398,23 @@ fn streamSubmit(L: State) callconv(.c) c_int {
         return c.luaL_argerror(L, 3, msg);
     }
     // Stack: stream, id, value, content (4), parts (5).
-    switch (s.phase) {
-        .open => {},
-        .closed => return c.luaL_error(L, "attempt to use a closed %s", tname),
-        .done, .failed => {
-            pushSimpleError(L, c.PANTO_ERR_NO_SUCH_CALL, "the turn is over: no tool call awaits a result");
-            return c.lua_error(L);
-        },
-    }
+    checkAwaiting(L, s);
     if (submit(L, s, 1, 2, 4, 5, is_error) < 0) return c.lua_error(L);
     // Answered by hand: the handler of that call does not run.
     tool_runs.answeredByHand(L, s, 1, 2);
     return 0;
+}
+
+/// Raises unless the stream's turn is running, so that a call may await its result.
+fn checkAwaiting(L: State, s: *Stream) void {
+    switch (s.phase) {
+        .open => {},
+        .closed => _ = c.luaL_error(L, "attempt to use a closed %s", tname),
+        .done, .failed => {
+            pushSimpleError(L, c.PANTO_ERR_NO_SUCH_CALL, "the turn is over: no tool call awaits a result");
+            _ = c.lua_error(L);
+        },
+    }
 }
 
 /// stream:tool_progress(id, [text [, fraction]]): reports progress of a call answered by hand
@@ -421,14 +426,7 @@ fn streamToolProgress(L: State) callconv(.c) c_int {
     c.luaL_checktype(L, 2, c.LUA_TSTRING);
     const text = h.optPantoString(L, 3);
     const fraction = tool_runs.checkFraction(L, 4);
-    switch (s.phase) {
-        .open => {},
-        .closed => return c.luaL_error(L, "attempt to use a closed %s", tname),
-        .done, .failed => {
-            pushSimpleError(L, c.PANTO_ERR_NO_SUCH_CALL, "the turn is over: no tool call awaits a result");
-            return c.lua_error(L);
-        },
-    }
+    checkAwaiting(L, s);
     if (toolProgress(L, s, 2, text, fraction) < 0) return c.lua_error(L);
     return 0;
 }

@@ -908,6 +908,17 @@ local function close_guard(log, name)
   return setmetatable({}, { __close = function() log[#log + 1] = name .. " closed" end })
 end
 
+-- An agent whose tool "slow" records its close in `log`, optionally reports progress, then
+-- sleeps for an hour (it never wakes in these tests).
+local function sleeping_agent(log, with_progress)
+  return new_agent({ tools = { { name = "slow", handler = function(_, call)
+    local guard <close> = close_guard(log, call.id)
+    if with_progress then panto.progress("sleeping") end
+    panto.sleep(3600)
+    return "never"
+  end } } })
+end
+
 test("the handlers of a round run at the same time: each yields in panto.sleep", function()
   emulator.load({ tool_answer({ { "t1", "step" }, { "t2", "step" }, { "t3", "step" } }), text_answer("ok") })
   local log, running, most = {}, 0, 0
@@ -1044,11 +1055,7 @@ end)
 test("cancel_after while handlers sleep: next() returns with canceled", function()
   emulator.load({ tool_answer({ { "t1", "slow" } }), text_answer("never") })
   local log = {}
-  local agent <close> = new_agent({ tools = { { name = "slow", handler = function(_, call)
-    local guard <close> = close_guard(log, call.id)
-    panto.sleep(3600)
-    return "never"
-  end } } })
+  local agent <close> = sleeping_agent(log)
   local stream <close> = agent:run("go")
   stream:cancel_after(50)
   local err = raises("", function() for _ in stream:events() do end end)
@@ -1059,12 +1066,7 @@ end)
 test("closing the stream (a break out of events) while handlers are suspended closes them", function()
   emulator.load({ tool_answer({ { "t1", "slow" }, { "t2", "slow" } }), text_answer("never") })
   local log = {}
-  local agent <close> = new_agent({ tools = { { name = "slow", handler = function(_, call)
-    local guard <close> = close_guard(log, call.id)
-    panto.progress("sleeping")
-    panto.sleep(3600)
-    return "never"
-  end } } })
+  local agent <close> = sleeping_agent(log, true)
   local progress = 0
   for ev in agent:run("go"):events() do
     if ev.kind == "tool_progress" then progress = progress + 1 end
@@ -1079,12 +1081,7 @@ end)
 test("an unfinished stream collected while handlers are suspended: they close, the agent is free", function()
   emulator.load({ tool_answer({ { "t1", "slow" } }), text_answer("never") })
   local log = {}
-  local agent <close> = new_agent({ tools = { { name = "slow", handler = function(_, call)
-    local guard <close> = close_guard(log, call.id)
-    panto.progress("sleeping")
-    panto.sleep(3600)
-    return "never"
-  end } } })
+  local agent <close> = sleeping_agent(log, true)
   do
     local stream = agent:run("go")
     repeat local ev = stream:next() until ev.kind == "tool_progress"
