@@ -65,32 +65,49 @@ pub fn raiseAgentError(L: State, a: *Agent, rc: c_int) noreturn {
     errors.raise(L, &err, rc);
 }
 
-/// buildConfig(options, handlers) -> the JSON config of panto_agent_new (or, with
-/// `handlers` nil, the changes of panto_agent_set_config). The options table is written as
-/// it is and panto judges it (include/panto.h lists the keys), except `tools`: a list of tool
-/// tables or a panto.Registry, written as their specs, each handler recorded in `handlers`.
-/// Raises a message on what cannot be written as JSON.
+/// buildConfig(options, handlers [, turn, extra]) -> the JSON config of panto_agent_new (or,
+/// with `handlers` nil, the changes of panto_agent_set_config; with `turn` true, the options of
+/// a turn, PantoInput.options: nil when there are none). The options table (nil: none) is
+/// written as it is and panto judges it (include/panto.h lists the keys), except `tools`: a
+/// list of tool tables or a panto.Registry, written as their specs, each handler recorded in
+/// `handlers`; and, for a turn, `run_tools`, the module's own. `extra`: JSON members written
+/// last, as they are. Raises a message on what cannot be written as JSON.
 fn buildConfig(L: State) callconv(.c) c_int {
-    c.lua_settop(L, 2);
-    const keys = sortedKeys(L, 1, null, "option names"); // 3
-    const w = newWriter(L); // 4
+    c.lua_settop(L, 4);
+    const turn = c.lua_toboolean(L, 3) != 0;
+    const w = newWriter(L); // 5
+    if (isNil(L, 1)) c.lua_createtable(L, 0, 0) else c.lua_pushvalue(L, 1);
+    c.lua_replace(L, 1);
+    const keys = sortedKeys(L, 1, null, "option names"); // 6
     w.write(L, "{");
-    for (keys, 0..) |k, i| {
-        if (i > 0) w.write(L, ",");
+    var first = true;
+    for (keys) |k| {
+        if (turn and std.mem.eql(u8, k, "run_tools")) continue;
+        if (!first) w.write(L, ",");
+        first = false;
         json.writeString(L, w, k);
         w.write(L, ":");
         pushSlice(L, k);
-        _ = c.lua_rawget(L, 1); // 5
+        _ = c.lua_rawget(L, 1); // 7
         if (std.mem.eql(u8, k, "tools")) {
             const where: Where = .{ .label = "option 'tools'" };
-            registry.pushToolList(L, 5, &where);
+            registry.pushToolList(L, 7, &where);
             writeToolArray(L, w, -1, if (isNil(L, 2)) 0 else 2);
             pop(L, 1);
         } else {
             const where: Where = .{ .label = "option", .name = k };
-            json.writeField(L, w, k, 5, &where);
+            json.writeField(L, w, k, 7, &where);
         }
         pop(L, 1);
+    }
+    if (!isNil(L, 4)) {
+        if (!first) w.write(L, ",");
+        first = false;
+        w.write(L, toSlice(L, 4));
+    }
+    if (turn and first) {
+        c.lua_pushnil(L);
+        return 1;
     }
     w.write(L, "}");
     pushWritten(L, w);
@@ -151,39 +168,124 @@ fn agentNew(L: State) callconv(.c) c_int {
     return 3;
 }
 
-/// agent:run(input [, {run_tools = true}]): starts a turn and returns its stream. The input is
-/// a string, media (panto.image(bytes), ...), or a list of parts: {"Describe this",
-/// panto.image(bytes)}. Raises a bad-argument error for a part that is neither a string nor
-/// media (nothing is sent), a panto.Error (code "busy" while another stream of the agent is
-/// unfinished).
-fn agentRun(L: State) callconv(.c) c_int {
-    const a = checkOpenAgent(L, 1);
-    c.luaL_checkany(L, 2);
+/// Replaces the options table of a turn at `idx` (nil or none: no options) with the JSON of
+/// PantoInput.options (nil when there are none), with the members `extra` (JSON text, or
+/// null) added; returns `run_tools`. Raises a bad-argument error (argument `arg`) for options
+/// that cannot be written.
+fn turnOptions(L: State, idx: c_int, arg: c_int, extra: ?[]const u8) bool {
     var run_tools = true;
-    if (!isNoneOrNil(L, 3)) {
-        c.luaL_checktype(L, 3, c.LUA_TTABLE);
-        c.lua_pushnil(L);
-        while (c.lua_next(L, 3) != 0) {
-            if (c.lua_type(L, -2) != c.LUA_TSTRING or !std.mem.eql(u8, toSlice(L, -2), "run_tools"))
-                _ = c.luaL_argerror(L, 3, "unknown option (the options are run_tools)");
-            if (c.lua_type(L, -1) != c.LUA_TBOOLEAN)
-                _ = c.luaL_argerror(L, 3, "run_tools must be a boolean");
-            run_tools = c.lua_toboolean(L, -1) != 0;
-            pop(L, 1);
+    if (!isNoneOrNil(L, idx)) {
+        c.luaL_checktype(L, idx, c.LUA_TTABLE);
+        switch (h.field(L, idx, "run_tools")) {
+            c.LUA_TNIL => {},
+            c.LUA_TBOOLEAN => run_tools = c.lua_toboolean(L, -1) != 0,
+            else => _ = c.luaL_argerror(L, arg, "run_tools must be a boolean"),
         }
+        pop(L, 1);
     }
-    c.lua_settop(L, 2);
+    c.lua_pushvalue(L, idx);
+    c.lua_pushnil(L);
+    c.lua_pushboolean(L, 1);
+    if (extra) |members| pushSlice(L, members) else c.lua_pushnil(L);
+    if (!protectedCall(L, buildConfig, 4, 1)) {
+        if (c.lua_type(L, -1) != c.LUA_TSTRING) _ = c.lua_error(L); // memory error, say
+        _ = c.luaL_argerror(L, arg, c.lua_tolstring(L, -1, null));
+    }
+    c.lua_replace(L, idx);
+    return run_tools;
+}
 
-    // Checked before anything else is made; borrows from the stack (the parts' box at 3).
-    const input = parts.pushInput(L, 2);
+/// Starts a turn of the agent at index 1 with the input at 2 and the options JSON (or nil) at
+/// 3; its stream is at 4, the top.
+fn startTurn(L: State, a: *Agent, run_tools: bool) void {
+    c.lua_settop(L, 3);
+    // Checked before anything else is made; borrows from the stack (the parts' box at 4).
+    var input = parts.pushInput(L, 2);
+    if (!isNil(L, 3)) input.options = h.toPantoString(L, 3);
     const s = pushStream(L, run_tools);
     var handle: ?*c.PantoStream = null;
     const rc = c.panto_agent_run(a.handle, &input, &handle);
-    return attachStream(L, a, s, rc, handle, "panto_agent_run");
+    _ = attachStream(L, a, s, rc, handle, "panto_agent_run");
+    c.lua_replace(L, 4); // panto copied the input: the stream takes the parts' place
+}
+
+/// agent:run(input [, options]): starts a turn and returns its stream. The input is a
+/// string, media (panto.image(bytes), ...), or a list of parts: {"Describe this",
+/// panto.image(bytes)}. The options are this turn's request parameters (include/panto.h:
+/// temperature, tool_choice, max_tokens, system, cache_breakpoint, ...) and `run_tools`
+/// (default true: next() runs the handlers). Raises a bad-argument error for a part that is
+/// neither a string nor media (nothing is sent), a panto.Error (code "config" for options
+/// panto refuses, "busy" while another stream of the agent is unfinished).
+fn agentRun(L: State) callconv(.c) c_int {
+    const a = checkOpenAgent(L, 1);
+    c.luaL_checkany(L, 2);
+    c.lua_settop(L, 3);
+    const run_tools = turnOptions(L, 3, 3, null);
+    startTurn(L, a, run_tools);
+    return 1;
+}
+
+/// Calls the stream method `name` of the stream at index 4 (protected), then closes the
+/// stream: returns its `nresults` results, or raises its error.
+fn endTurnWith(L: State, name: [*:0]const u8, nresults: c_int) c_int {
+    c.lua_settop(L, 4);
+    _ = c.lua_getfield(L, 4, name);
+    c.lua_pushvalue(L, 4);
+    const ok = c.lua_pcallk(L, 1, nresults, 0, 0, null) == c.LUA_OK;
+    _ = c.lua_getfield(L, 4, "close");
+    c.lua_pushvalue(L, 4);
+    c.lua_callk(L, 1, 0, 0, null);
+    if (!ok) return c.lua_error(L);
+    return nresults;
+}
+
+/// agent:complete(input [, options]): runs a whole turn (tool handlers included) and returns
+/// its end, as stream:final_message() does: the message_complete table with `text`. Raises
+/// the turn's panto.Error.
+fn agentComplete(L: State) callconv(.c) c_int {
+    const a = checkOpenAgent(L, 1);
+    c.luaL_checkany(L, 2);
+    c.lua_settop(L, 3);
+    const run_tools = turnOptions(L, 3, 3, null);
+    startTurn(L, a, run_tools); // 4
+    return endTurnWith(L, "final_message", 1);
+}
+
+/// agent:parse(input, schema [, options]): structured output. Runs a whole turn asking for
+/// JSON of `schema` (a table of parameters, as a tool's `params`; or a JSON Schema: JSON text,
+/// or a table with type = "object") and returns the answer decoded, and its text. Raises a
+/// panto.Error with code "output" (and the text in `output`) when the model's answer is not
+/// JSON of the schema.
+fn agentParse(L: State) callconv(.c) c_int {
+    const a = checkOpenAgent(L, 1);
+    c.luaL_checkany(L, 2);
+    c.luaL_checkany(L, 3);
+    c.lua_settop(L, 4);
+    if (!isNoneOrNil(L, 4)) {
+        c.luaL_checktype(L, 4, c.LUA_TTABLE);
+        if (h.field(L, 4, "response_format") != c.LUA_TNIL) _ = c.luaL_argerror(L, 4, "parse asks for the response_format itself: leave it out");
+        pop(L, 1);
+    }
+    c.lua_pushvalue(L, 3);
+    if (!protectedCall(L, decl.schemaOf, 1, 1)) {
+        if (c.lua_type(L, -1) != c.LUA_TSTRING) _ = c.lua_error(L);
+        _ = c.luaL_argerror(L, 3, c.lua_tolstring(L, -1, null));
+    }
+    // Stack: agent, input, schema, options, schema JSON (5): the member of the options.
+    _ = c.lua_pushfstring(L, "\"response_format\":{\"type\":\"json_schema\",\"schema\":%s}", c.lua_tolstring(L, 5, null));
+    c.lua_replace(L, 3);
+    c.lua_settop(L, 4);
+    const run_tools = turnOptions(L, 4, 4, toSlice(L, 3));
+    c.lua_replace(L, 3); // agent, input, options JSON
+    startTurn(L, a, run_tools); // 4
+    return endTurnWith(L, "final_json", 2);
 }
 
 /// Pushes a new stream userdata of the agent at index 1 (no C handle yet: see stream.push).
 pub fn pushStream(L: State, run_tools: bool) *stream.Stream {
+    // The turns before are over for good: their ends (final_message) are let go. Before the
+    // new turn starts: freeing a stream marks its agent idle (panto's core).
+    toAgent(L, 1).streams.releaseDone();
     _ = c.lua_getiuservalue(L, 1, uv_handlers);
     const s = stream.push(L, 1, -1, run_tools);
     c.lua_rotate(L, -2, 1);
@@ -316,6 +418,8 @@ const meta = [_]c.luaL_Reg{
 };
 const methods = [_]c.luaL_Reg{
     h.reg("run", agentRun),
+    h.reg("complete", agentComplete),
+    h.reg("parse", agentParse),
     h.reg("conversation", agentConversation),
     h.reg("connections", agentConnections),
     h.reg("add_tool", agentAddTool),

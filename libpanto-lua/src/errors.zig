@@ -4,6 +4,7 @@
 const std = @import("std");
 const c = @import("c");
 const h = @import("helpers.zig");
+const json = @import("json.zig");
 
 const State = h.State;
 const slice = h.slice;
@@ -15,11 +16,12 @@ const reg = h.reg;
 
 pub const tname: [*:0]const u8 = "panto.Error";
 
-/// Pushes an error table {code, http_status, type, message, request_id} with the metatable
-/// panto.Error. Absent details (HTTP status 0, empty strings) are left nil.
+/// Pushes an error table {code, http_status, type, message, request_id, retry_after, headers,
+/// output} with the metatable panto.Error. Absent details (HTTP status 0, empty strings, a
+/// retry_after of -1) are left nil; headers is always a table (empty without an HTTP answer).
 pub fn pushError(L: State, err: *const c.PantoError, fallback_code: c_int) void {
     const code = if (err.code != 0) err.code else fallback_code;
-    c.lua_createtable(L, 0, 5);
+    c.lua_createtable(L, 0, 8);
     setCString(L, "code", c.panto_status_name(code));
     if (err.http_status != 0) setInteger(L, "http_status", err.http_status);
     const typ = slice(err.type);
@@ -28,6 +30,14 @@ pub fn pushError(L: State, err: *const c.PantoError, fallback_code: c_int) void 
     if (msg.len > 0) setString(L, "message", msg) else setCString(L, "message", c.panto_status_name(code));
     const rid = slice(err.request_id);
     if (rid.len > 0) setString(L, "request_id", rid);
+    if (err.retry_after >= 0) {
+        c.lua_pushnumber(L, err.retry_after);
+        c.lua_setfield(L, -2, "retry_after");
+    }
+    pushHeaders(L, slice(err.headers));
+    c.lua_setfield(L, -2, "headers");
+    const output = slice(err.output);
+    if (output.len > 0 or code == c.PANTO_ERR_OUTPUT) setString(L, "output", output);
     _ = c.lua_getfield(L, c.LUA_REGISTRYINDEX, tname);
     _ = c.lua_setmetatable(L, -2);
 }
@@ -35,7 +45,19 @@ pub fn pushError(L: State, err: *const c.PantoError, fallback_code: c_int) void 
 pub fn newError() c.PantoError {
     var err = std.mem.zeroes(c.PantoError);
     err.size = @sizeOf(c.PantoError);
+    err.retry_after = -1; // what a library older than the field leaves means "not said"
     return err;
+}
+
+/// Pushes the headers JSON object of an error as a table name -> value; an empty table when
+/// there is none or it is not an object of strings (panto writes it: it always is).
+fn pushHeaders(L: State, text: []const u8) void {
+    if (text.len > 2) {
+        h.pushSlice(L, text);
+        if (h.protectedCall(L, json.jsonDecode, 1, 1) and c.lua_type(L, -1) == c.LUA_TTABLE) return;
+        h.pop(L, 1);
+    }
+    c.lua_createtable(L, 0, 0);
 }
 
 /// Pushes an error table with `code` and `message` alone.

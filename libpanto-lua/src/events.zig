@@ -17,7 +17,7 @@ const protectedCall = h.protectedCall;
 /// state, as upvalues of the stream methods (the names, below): setting a field then copies
 /// a string already made, where lua_setfield would intern the C string (a strcmp) each time,
 /// and an upvalue is the cheapest value to push (no table lookup).
-const Key = enum {
+pub const Key = enum {
     kind,
     id,
     model,
@@ -46,11 +46,14 @@ const Key = enum {
     tokens_after,
     message_count,
     summary,
+    request_id,
+    sequential,
+    fraction,
 };
 const key_count = @typeInfo(Key).@"enum".fields.len;
 /// The names, upvalues 1..names_count of every stream method: keys at 1..key_count, then
 /// event kinds 1..max_event_kind, then block kinds 0..max_block_kind.
-const max_event_kind = c.PANTO_EVENT_COMPACTION_END;
+const max_event_kind = c.PANTO_EVENT_TOOL_PROGRESS;
 const max_block_kind = c.PANTO_BLOCK_REDACTED_THINKING;
 const event_kind_base = key_count;
 const block_kind_base = event_kind_base + max_event_kind + 1;
@@ -149,12 +152,46 @@ fn setUsage(L: State, ev: *const c.PantoEvent) void {
 /// How many fields the table of an event of this kind gets (its hash part is made that size).
 fn fieldCount(kind: c_int) c_int {
     return switch (kind) {
-        c.PANTO_EVENT_MESSAGE_START, c.PANTO_EVENT_BLOCK_START => 3,
-        c.PANTO_EVENT_TOOL_CALL_START, c.PANTO_EVENT_TOOL_RESULT => 6,
-        c.PANTO_EVENT_PROVIDER_RETRY, c.PANTO_EVENT_COMPACTION_END => 5,
+        c.PANTO_EVENT_BLOCK_START => 3,
+        c.PANTO_EVENT_TOOL_RESULT => 6,
+        c.PANTO_EVENT_TOOL_CALL_START => 7,
+        c.PANTO_EVENT_PROVIDER_RETRY, c.PANTO_EVENT_COMPACTION_END, c.PANTO_EVENT_TOOL_PROGRESS => 5,
         c.PANTO_EVENT_COMPACTION_START => 3,
         else => 4,
     };
+}
+
+/// Whether the event table at `idx` is a content_delta of a text block (stream:text()). Needs
+/// the names as upvalues.
+pub fn isTextDelta(L: State, idx_: c_int) bool {
+    const idx = c.lua_absindex(L, idx_);
+    pushKey(L, .kind);
+    _ = c.lua_rawget(L, idx);
+    pushName(L, event_kind_base + 1 + c.PANTO_EVENT_CONTENT_DELTA);
+    pushKey(L, .block_kind);
+    _ = c.lua_rawget(L, idx);
+    pushName(L, block_kind_base + 1 + c.PANTO_BLOCK_TEXT);
+    const yes = c.lua_rawequal(L, -4, -3) != 0 and c.lua_rawequal(L, -2, -1) != 0;
+    pop(L, 4);
+    return yes;
+}
+
+/// Pushes the field `key` of the event table at `idx` (raw). Needs the names as upvalues.
+pub fn pushField(L: State, idx_: c_int, key: Key) c_int {
+    const idx = c.lua_absindex(L, idx_);
+    pushKey(L, key);
+    return c.lua_rawget(L, idx);
+}
+
+/// Whether the event table at `idx` is of `kind`. Needs the names as upvalues.
+pub fn isKind(L: State, idx_: c_int, kind: c_int) bool {
+    const idx = c.lua_absindex(L, idx_);
+    pushKey(L, .kind);
+    _ = c.lua_rawget(L, idx);
+    pushName(L, event_kind_base + 1 + kind);
+    const yes = c.lua_rawequal(L, -2, -1) != 0;
+    pop(L, 2);
+    return yes;
 }
 
 /// Pushes the table of an event. Needs the names as upvalues (every stream method).
@@ -165,6 +202,8 @@ pub fn pushEvent(L: State, ev: *const c.PantoEvent) void {
         c.PANTO_EVENT_MESSAGE_START => {
             fieldString(L, .id, slice(ev.id));
             fieldString(L, .model, slice(ev.model));
+            const rid = slice(ev.request_id);
+            if (rid.len > 0) fieldString(L, .request_id, rid);
         },
         c.PANTO_EVENT_BLOCK_START, c.PANTO_EVENT_CONTENT_DELTA, c.PANTO_EVENT_BLOCK_COMPLETE => {
             fieldInteger(L, .index, ev.index);
@@ -182,6 +221,7 @@ pub fn pushEvent(L: State, ev: *const c.PantoEvent) void {
             fieldString(L, .name, slice(ev.name));
             fieldString(L, .input_json, slice(ev.text));
             fieldBoolean(L, .awaiting_result, ev.awaiting_result != 0);
+            fieldBoolean(L, .sequential, ev.sequential != 0);
             // input: the decoded object; left nil if the text is not JSON (panto checks it).
             _ = c.lua_getfield(L, -1, "input_json");
             if (protectedCall(L, json.jsonDecode, 1, 1)) c.lua_setfield(L, -2, "input") else pop(L, 1);
@@ -209,6 +249,17 @@ pub fn pushEvent(L: State, ev: *const c.PantoEvent) void {
             fieldInteger(L, .tokens_after, ev.tokens_after);
             fieldInteger(L, .message_count, ev.message_count);
             fieldString(L, .summary, slice(ev.text));
+        },
+        c.PANTO_EVENT_TOOL_PROGRESS => {
+            fieldString(L, .id, slice(ev.id));
+            fieldString(L, .name, slice(ev.name));
+            fieldString(L, .text, slice(ev.text));
+            // fraction: nil when the tool gave text only (the C ABI's -1).
+            if (ev.fraction >= 0) {
+                pushKey(L, .fraction);
+                c.lua_pushnumber(L, ev.fraction);
+                c.lua_rawset(L, -3);
+            }
         },
         else => {}, // a kind newer than this module: only its name
     }

@@ -30,6 +30,14 @@ pub fn toPantoString(L: State, idx: c_int) c.PantoString {
     return .{ .ptr = p, .len = len };
 }
 
+/// The optional string argument at `idx` as a PantoString ("" when absent), borrowed while it
+/// is on the stack. Raises a bad-argument error for another type.
+pub fn optPantoString(L: State, idx: c_int) c.PantoString {
+    var len: usize = 0;
+    const p = c.luaL_optlstring(L, idx, "", &len);
+    return .{ .ptr = p, .len = len };
+}
+
 pub fn typeName(L: State, idx: c_int) []const u8 {
     return std.mem.span(c.lua_typename(L, c.lua_type(L, idx)));
 }
@@ -103,6 +111,18 @@ pub fn protectedCall(L: State, f: c.lua_CFunction, nargs: c_int, nresults: c_int
     c.lua_pushcclosure(L, f, 0);
     c.lua_rotate(L, -nargs - 1, 1);
     return c.lua_pcallk(L, nargs, nresults, 0, 0, null) == c.LUA_OK;
+}
+
+/// Pushes a new sequence holding the elements of the sequence at `idx` (raw).
+pub fn pushCopy(L: State, idx_: c_int) void {
+    const idx = c.lua_absindex(L, idx_);
+    const n = c.lua_rawlen(L, idx);
+    c.lua_createtable(L, @intCast(n), 0);
+    var i: c.lua_Integer = 1;
+    while (i <= n) : (i += 1) {
+        _ = c.lua_rawgeti(L, idx, i);
+        c.lua_rawseti(L, -2, i);
+    }
 }
 
 /// Pushes t[key] (raw) and returns its type.

@@ -5,7 +5,9 @@
 //!   agent.zig              panto.Agent: the configuration, runs, tools, the conversation
 //!   conversation.zig       export, import, message_count, truncate, drop_last, compact
 //!   session.zig            agent:session(), agent:fork(), panto.list_sessions
-//!   stream.zig             panto.Stream: next(), events(), tool handlers, close, cancel
+//!   stream.zig             panto.Stream: next(), events(), close, cancel
+//!   stream_helpers.zig     stream:text(), final_message(), final_json(), request_ids()
+//!   tool_runs.zig          the round's tool handlers, each in a coroutine; panto.sleep, progress
 //!   events.zig             a PantoEvent as a Lua table (the per-event hot path)
 //!   media.zig              media values: panto.media, panto.image, panto.document
 //!   parts.zig              user turns and tool results as the PantoPart arrays of panto.h
@@ -34,6 +36,7 @@ const json = @import("json.zig");
 const errors = @import("errors.zig");
 const media = @import("media.zig");
 const part_infos = @import("part_infos.zig");
+const tool_runs = @import("tool_runs.zig");
 
 const State = h.State;
 
@@ -85,13 +88,14 @@ export fn luaopen_panto(L: State) c_int {
     json.open(L);
     media.open(L);
     part_infos.open(L);
+    tool_runs.open(L);
 
-    c.lua_createtable(L, 0, 14);
+    c.lua_createtable(L, 0, 16);
     h.setCString(L, "_VERSION", c.panto_version());
     h.setInteger(L, "abi_version", c.panto_abi_version());
     json.pushNull(L);
     c.lua_setfield(L, -2, "null");
-    const functions = agent.functions ++ registry.functions ++ json.functions ++ media.functions ++ [_]c.luaL_Reg{h.reg_end};
+    const functions = agent.functions ++ registry.functions ++ json.functions ++ media.functions ++ tool_runs.functions ++ [_]c.luaL_Reg{h.reg_end};
     c.luaL_setfuncs(L, &functions, 0);
     return 1;
 }

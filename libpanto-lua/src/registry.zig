@@ -156,13 +156,7 @@ fn registryGet(L: State) callconv(.c) c_int {
 fn registryList(L: State) callconv(.c) c_int {
     _ = checkRegistry(L, 1);
     _ = c.lua_getiuservalue(L, 1, uv_tools); // 2
-    const n = c.lua_rawlen(L, 2);
-    c.lua_createtable(L, @intCast(n), 0);
-    var i: c.lua_Integer = 1;
-    while (i <= n) : (i += 1) {
-        _ = c.lua_rawgeti(L, 2, i);
-        c.lua_rawseti(L, -2, i);
-    }
+    h.pushCopy(L, 2);
     return 1;
 }
 

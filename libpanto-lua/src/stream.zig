@@ -1,6 +1,8 @@
 //! panto.Stream: one turn. next() and the events() iterator read its events (one
-//! panto_next_event a call), run the handlers of awaited tool calls between two events, and
-//! raise the turn's error; close(), __close and __gc free it.
+//! panto_next_event a call), run the handlers of awaited tool calls between two events (each in
+//! its coroutine: tool_runs.zig), and raise the turn's error; close(), __close and __gc free
+//! it. The helpers over the event loop (text, final_message, final_json) are in
+//! stream_helpers.zig.
 
 const std = @import("std");
 const c = @import("c");
@@ -9,6 +11,8 @@ const errors = @import("errors.zig");
 const events = @import("events.zig");
 const parts = @import("parts.zig");
 const timer = @import("timer.zig");
+const tool_runs = @import("tool_runs.zig");
+const stream_helpers = @import("stream_helpers.zig");
 const Timer = timer.Timer;
 
 const State = h.State;
@@ -25,20 +29,16 @@ pub const tname: [*:0]const u8 = "panto.Stream";
 /// User value slots.
 const uv_agent = 1; // the agent userdata, kept alive while the stream is
 const uv_error = 2; // the error table of a failed turn, raised again by next()
-const uv_pending = 3; // the tool call to run before the next event
-const uv_handlers = 4; // the agent's table tool name -> handler function
-const user_values = 4;
-
-/// Indices in a pending call table.
-const pending_id = 1;
-const pending_name = 2;
-const pending_event = 3;
-const pending_handler = 4;
+pub const uv_calls = 3; // the host tool calls of the round that have a handler (tool_runs.zig)
+pub const uv_handlers = 4; // the agent's table tool name -> handler function
+pub const uv_request_ids = 5; // the request ids of the turn's messages so far
+const user_values = 5;
 
 pub const Phase = enum(u8) {
     /// Holds a C handle; the turn has not ended.
     open,
-    /// The turn ended: next() returns nil. The C handle is already freed.
+    /// The turn ended: next() returns nil. The C handle stays, for final_message and
+    /// final_json, until the stream is closed or its agent starts another turn.
     done,
     /// The turn failed: next() raises the error in user value 2. The C handle stays, for
     /// reopen(), until the stream is closed (unless close_after freed it).
@@ -58,8 +58,14 @@ pub const Stream = struct {
     next: ?*Stream = null,
     /// The armed cancel_after() or close_after() timer, if any.
     timer: ?*Timer = null,
-    /// User value 3 may hold a pending tool call (set with it): next() looks only then.
-    may_have_pending: bool = false,
+    /// The calls of the round (user value 3) whose handler has not finished: next() runs a
+    /// pass over them before it reads on.
+    live: u32 = 0,
+    /// The round's TOOL_CALL_STARTs are all read (panto said a result is pending): the
+    /// handlers run. Until then, next() only reads on.
+    round_started: bool = false,
+    /// A handler's coroutine runs (tool_runs.zig): reading the stream from it is refused.
+    in_handler: bool = false,
 };
 
 /// The streams of an agent that still hold a C handle, so that agent:close() closes them.
@@ -68,6 +74,15 @@ pub const List = struct {
 
     pub fn closeAll(list: *List) void {
         while (list.first) |s| release(s, .closed);
+    }
+
+    /// Frees the handles of the finished turns: the agent starts another.
+    pub fn releaseDone(list: *List) void {
+        var it = list.first;
+        while (it) |s| {
+            it = s.next;
+            if (s.phase == .done) release(s, .done);
+        }
     }
 };
 
@@ -97,7 +112,7 @@ pub fn attach(s: *Stream, handle: *c.PantoStream, list: *List) void {
     list.first = s;
 }
 
-fn toStream(L: State, idx: c_int) *Stream {
+pub fn toStream(L: State, idx: c_int) *Stream {
     return @ptrCast(@alignCast(c.luaL_checkudata(L, idx, tname).?));
 }
 
@@ -127,18 +142,20 @@ pub fn release(s: *Stream, phase: Phase) void {
     if (s.handle) |handle| c.panto_stream_free(handle);
     forget(s);
     s.phase = phase;
+    s.live = 0; // the coroutines of its round are let go (tool_runs.abandon)
+    s.round_started = false;
 }
 
 /// The handle, for a use by this thread that ends with doneWith(s); null when close_after's
 /// timer freed it (see timer.zig): then the stream failed with "canceled" (timerClosed).
 /// Without a close timer, one branch.
-fn useHandle(s: *Stream) ?*c.PantoStream {
+pub fn useHandle(s: *Stream) ?*c.PantoStream {
     const t = s.timer orelse return s.handle;
     if (t.action != .close) return s.handle;
     return t.enter();
 }
 
-fn doneWith(s: *Stream) void {
+pub fn doneWith(s: *Stream) void {
     const t = s.timer orelse return;
     if (t.action == .close) t.leave();
 }
@@ -149,6 +166,7 @@ fn doneWith(s: *Stream) void {
 fn timerClosed(L: State, s: *Stream, si: c_int) noreturn {
     disarmTimer(s); // the timer's thread is done: this only joins it
     forget(s);
+    tool_runs.abandon(L, s, si);
     var err = errors.newError();
     err.code = c.PANTO_ERR_CANCELED;
     err.type = .{ .ptr = "canceled_error", .len = "canceled_error".len };
@@ -162,9 +180,17 @@ fn timerClosed(L: State, s: *Stream, si: c_int) noreturn {
     unreachable;
 }
 
-/// The stream's turn goes on: reads the next event. The stream's value is at index `si` (a
-/// stack index or, in the iterator of events(), its upvalue).
-fn fetchEvent(L: State, s: *Stream, si: c_int) c_int {
+/// What one panto_next_event gave.
+const Fetched = enum {
+    /// The event's table, or nil once the turn is over, is at the top.
+    value,
+    /// PANTO_ERR_RESULT_PENDING: a host tool call awaits its result. Nothing pushed.
+    pending,
+};
+
+/// The stream's turn goes on: reads the next event; raises the turn's error. The stream's
+/// value is at index `si` (a stack index or, in the iterator of events(), its upvalue).
+fn fetch(L: State, s: *Stream, si: c_int) Fetched {
     // panto_next_event fills every field of an event of its size: nothing to clear first.
     var ev: c.PantoEvent = undefined;
     ev.size = @sizeOf(c.PantoEvent);
@@ -174,26 +200,30 @@ fn fetchEvent(L: State, s: *Stream, si: c_int) c_int {
         // The event's strings are the stream's: copied while it is in use.
         events.pushEvent(L, &ev);
         doneWith(s);
-        if (ev.kind == c.PANTO_EVENT_TOOL_CALL_START and ev.awaiting_result != 0 and s.run_tools)
-            rememberCall(L, s, si);
-        return 1;
+        switch (ev.kind) {
+            c.PANTO_EVENT_TOOL_CALL_START => if (ev.awaiting_result != 0 and s.run_tools) tool_runs.add(L, s, si),
+            c.PANTO_EVENT_MESSAGE_START => if (ev.request_id.len > 0) addRequestId(L, si),
+            else => {},
+        }
+        return .value;
     }
     if (rc == c.PANTO_DONE) {
         doneWith(s);
-        // The turn is over: free the stream (and its connection) now rather than at __gc.
-        release(s, .done);
+        // The turn is over: the timer has nothing left to do. The handle stays for
+        // final_message (its agent's next turn frees it).
+        disarmTimer(s);
+        s.phase = .done;
         c.lua_pushnil(L);
-        return 1;
+        return .value;
     }
     if (rc == c.PANTO_ERR_RESULT_PENDING) {
         doneWith(s);
-        // Not sticky: the stream is unchanged.
-        pushSimpleError(L, rc, "a tool call awaits its result: give it with stream:submit_tool_result(id, content) before the next event");
-        return c.lua_error(L);
+        return .pending;
     }
     if (rc >= 0) {
         doneWith(s);
-        return c.luaL_error(L, "panto_next_event returned the unexpected status %d", rc);
+        _ = c.luaL_error(L, "panto_next_event returned the unexpected status %d", rc);
+        unreachable;
     }
     var err = errors.newError();
     // Read and copied while in use: a close_after timer that fired frees the stream after.
@@ -203,30 +233,31 @@ fn fetchEvent(L: State, s: *Stream, si: c_int) c_int {
     c.lua_pushvalue(L, -1);
     _ = c.lua_setiuservalue(L, si, uv_error);
     // The handle stays for reopen() (unless close_after's timer freed it); the core closed
-    // the connection already.
+    // the connection already. The round's coroutines are let go.
     disarmTimer(s);
     s.phase = .failed;
+    tool_runs.abandon(L, s, si);
+    _ = c.lua_error(L);
+    unreachable;
+}
+
+/// Raises "result_pending": a call awaits a result that no handler of this stream gives.
+fn raisePending(L: State) c_int {
+    pushSimpleError(L, c.PANTO_ERR_RESULT_PENDING, "a tool call awaits its result: give it with stream:submit_tool_result(id, content) before the next event");
     return c.lua_error(L);
 }
 
-/// The TOOL_CALL_START event at the top awaits a result: when its tool has a handler, the next
-/// next() runs it. The stream's value at `si` (see fetchEvent).
-fn rememberCall(L: State, s: *Stream, si: c_int) void {
+/// The MESSAGE_START event at the top has a request id: appended to the stream's list.
+fn addRequestId(L: State, si: c_int) void {
     const ev = c.lua_absindex(L, -1);
-    if (c.lua_getiuservalue(L, si, uv_handlers) != c.LUA_TTABLE) return pop(L, 1);
-    _ = c.lua_getfield(L, ev, "name");
-    if (c.lua_rawget(L, -2) == c.LUA_TNIL) return pop(L, 2);
-    c.lua_createtable(L, 4, 0);
-    c.lua_rotate(L, -2, 1);
-    c.lua_rawseti(L, -2, pending_handler);
-    _ = c.lua_getfield(L, ev, "id");
-    c.lua_rawseti(L, -2, pending_id);
-    _ = c.lua_getfield(L, ev, "name");
-    c.lua_rawseti(L, -2, pending_name);
-    c.lua_pushvalue(L, ev);
-    c.lua_rawseti(L, -2, pending_event);
-    _ = c.lua_setiuservalue(L, si, uv_pending);
-    s.may_have_pending = true;
+    if (c.lua_getiuservalue(L, si, uv_request_ids) != c.LUA_TTABLE) {
+        pop(L, 1);
+        c.lua_createtable(L, 2, 0);
+        c.lua_pushvalue(L, -1);
+        _ = c.lua_setiuservalue(L, si, uv_request_ids);
+    }
+    _ = events.pushField(L, ev, .request_id);
+    c.lua_rawseti(L, -2, @intCast(c.lua_rawlen(L, -2) + 1));
     pop(L, 1);
 }
 
@@ -257,33 +288,42 @@ fn toStreamInMethod(L: State, idx: c_int) *Stream {
 fn streamIterate(L: State) callconv(.c) c_int {
     const si = c.lua_upvalueindex(method_upvalues + 1);
     const s: *Stream = @ptrCast(@alignCast(c.lua_touserdata(L, si).?));
-    if (s.phase == .open and !s.may_have_pending) return fetchEvent(L, s, si);
+    if (s.phase == .open and s.live == 0 and !s.in_handler) {
+        return switch (fetch(L, s, si)) {
+            .value => 1,
+            .pending => raisePending(L),
+        };
+    }
     c.lua_settop(L, 0);
     c.lua_pushvalue(L, si);
     return nextOf(L, s);
 }
 
-/// next() of the stream at index 1, the only value on the stack.
-fn nextOf(L: State, s: *Stream) c_int {
-    if (s.phase == .open and s.may_have_pending and c.lua_getiuservalue(L, 1, uv_pending) == c.LUA_TTABLE) {
-        s.may_have_pending = false;
-        // Stack: stream, pending call. It runs once, whatever happens.
-        c.lua_pushnil(L);
-        _ = c.lua_setiuservalue(L, 1, uv_pending);
-        _ = c.lua_rawgeti(L, 2, pending_handler); // 3
-        _ = c.lua_rawgeti(L, 2, pending_event); // 5 after the next line
-        _ = c.lua_getfield(L, -1, "input");
-        c.lua_rotate(L, -2, 1); // handler, input, event
-        // lua_pcallk: the handler may yield when next() runs in a coroutine.
-        return toolDone(L, c.lua_pcallk(L, 2, 2, 0, 0, toolDone), 0);
+/// next() of the stream at index 1, the only value on the stack. Once the round's
+/// TOOL_CALL_STARTs are read, a pass over its tool calls before each read; while panto waits
+/// for their results, sleeps until one of them may go on.
+pub fn nextOf(L: State, s: *Stream) c_int {
+    if (s.in_handler) return c.luaL_error(L, "panto: a tool handler cannot read the stream its call came from");
+    while (true) {
+        c.lua_settop(L, 1);
+        if (s.phase != .open) return dispatch(L, s);
+        if (s.live > 0 and s.round_started) {
+            tool_runs.runPass(L, s, 1);
+            if (s.phase != .open) return dispatch(L, s); // a handler closed the stream
+        }
+        switch (fetch(L, s, 1)) {
+            .value => return 1,
+            .pending => {
+                if (s.live == 0) return raisePending(L);
+                if (s.round_started) tool_runs.wait(L, s, 1) else s.round_started = true;
+            },
+        }
     }
-    c.lua_settop(L, 1);
-    return dispatch(L, s);
 }
 
 fn dispatch(L: State, s: *Stream) c_int {
     switch (s.phase) {
-        .open => return fetchEvent(L, s, 1),
+        .open => unreachable,
         .done => {
             c.lua_pushnil(L);
             return 1;
@@ -296,45 +336,11 @@ fn dispatch(L: State, s: *Stream) c_int {
     }
 }
 
-/// The handler returned (or raised, or resumed after a yield): submits its result, then
-/// reads on. Stack: stream, pending call, then the two results or the error value.
-fn toolDone(L: State, status: c_int, ctx: c.lua_KContext) callconv(.c) c_int {
-    _ = ctx;
-    const s = toStream(L, 1);
-    const ok = status == c.LUA_OK or status == c.LUA_YIELD;
-    if (!ok) c.lua_settop(L, 3);
-    // contentOf(ok, v1, v2) -> content, is_error, parts; protected, since __tostring may
-    // raise, and so does a result that cannot be sent.
-    c.lua_pushboolean(L, @intFromBool(ok));
-    c.lua_rotate(L, 3, 1);
-    c.lua_settop(L, 5);
-    // Called with copies: the parts borrow the strings of the handler's value, which stays.
-    c.lua_pushvalue(L, 3);
-    c.lua_pushvalue(L, 4);
-    c.lua_pushvalue(L, 5);
-    if (!protectedCall(L, contentOf, 3, 3)) {
-        const why: [*c]const u8 = if (c.lua_type(L, -1) == c.LUA_TSTRING) c.lua_tolstring(L, -1, null) else "an error value that is not a string";
-        _ = c.lua_rawgeti(L, 2, pending_name);
-        _ = c.lua_pushfstring(L, "panto: the result of tool '%s' cannot be sent: %s", c.lua_tolstring(L, -1, null), why);
-        c.lua_pushboolean(L, 1);
-        c.lua_pushnil(L);
-    }
-    // Stack top: content, is_error, parts.
-    if (s.phase == .open) {
-        _ = c.lua_rawgeti(L, 2, pending_id);
-        const rc = submit(L, s, 1, -1, -4, -2, c.lua_toboolean(L, -3) != 0);
-        // NO_SUCH_CALL: the handler answered the call itself, with submit_tool_result.
-        if (rc < 0 and rc != c.PANTO_ERR_NO_SUCH_CALL) return c.lua_error(L);
-    }
-    c.lua_settop(L, 1);
-    return dispatch(L, s); // the handler may have closed the stream
-}
-
 /// Submits the result of the call whose id is the string at `id`: the string at `content`,
 /// as it is (NUL bytes included: what it may hold is panto's to judge), and the parts in the
 /// box at `parts_box` (nil: none). On a failure, pushes its panto.Error (the stream's detail).
 /// The stream's value is at `si`.
-fn submit(L: State, s: *Stream, si: c_int, id: c_int, content: c_int, parts_box: c_int, is_error: bool) c_int {
+pub fn submit(L: State, s: *Stream, si: c_int, id: c_int, content: c_int, parts_box: c_int, is_error: bool) c_int {
     const given = parts.ofBox(L, parts_box);
     const result: c.PantoToolResult = .{
         .size = @sizeOf(c.PantoToolResult),
@@ -352,37 +358,20 @@ fn submit(L: State, s: *Stream, si: c_int, id: c_int, content: c_int, parts_box:
 }
 
 /// Pushes the detail of the stream's last failed call (panto_stream_error) as a panto.Error.
-fn pushStreamError(L: State, handle: *c.PantoStream, rc: c_int) void {
+pub fn pushStreamError(L: State, handle: *c.PantoStream, rc: c_int) void {
     var err = errors.newError();
     _ = c.panto_stream_error(handle, &err);
     errors.pushError(L, &err, rc);
 }
 
-/// Text of an error value: a string or number as is, else tostring (__tostring, __name).
-fn pushErrorText(L: State, idx: c_int) void {
-    switch (c.lua_type(L, idx)) {
-        c.LUA_TSTRING => c.lua_pushvalue(L, idx),
-        c.LUA_TNIL => _ = c.lua_pushstring(L, "error (no message)"),
-        else => _ = c.luaL_tolstring(L, idx, null),
-    }
-}
-
-/// contentOf(ok, v1, v2) -> content, is_error, parts: a handler's outcome as a tool result. A
-/// raised error or `return nil, err` is an error result with the error's text; any other
-/// value is a result as parts.pushResult reads it (a string, media, attachments, a list of
-/// parts, else JSON).
-fn contentOf(L: State) callconv(.c) c_int {
-    c.lua_settop(L, 3);
-    if (c.lua_toboolean(L, 1) == 0 or (isNil(L, 2) and !isNil(L, 3))) {
-        pushErrorText(L, if (c.lua_toboolean(L, 1) == 0) 2 else 3);
-        c.lua_pushboolean(L, 1);
-        c.lua_pushnil(L);
-        return 3;
-    }
-    parts.pushResult(L, 2);
-    c.lua_pushboolean(L, 0);
-    c.lua_rotate(L, -2, 1);
-    return 3;
+/// Queues a TOOL_PROGRESS event for the call whose id is the string at `id` (panto.progress).
+/// On a failure, pushes its panto.Error.
+pub fn toolProgress(L: State, s: *Stream, id: c_int, text: c.PantoString, fraction: f64) c_int {
+    const handle = useHandle(s) orelse return c.PANTO_ERR_NO_SUCH_CALL; // freed by close_after
+    const rc = c.panto_stream_tool_progress(handle, h.toPantoString(L, id), text, fraction);
+    if (rc < 0) pushStreamError(L, handle, rc);
+    doneWith(s);
+    return rc;
 }
 
 /// pushResult of the value at 1, for a protected call.
@@ -409,34 +398,55 @@ fn streamSubmit(L: State) callconv(.c) c_int {
         return c.luaL_argerror(L, 3, msg);
     }
     // Stack: stream, id, value, content (4), parts (5).
-    switch (s.phase) {
-        .open => {},
-        .closed => return c.luaL_error(L, "attempt to use a closed %s", tname),
-        .done, .failed => {
-            pushSimpleError(L, c.PANTO_ERR_NO_SUCH_CALL, "the turn is over: no tool call awaits a result");
-            return c.lua_error(L);
-        },
-    }
+    checkAwaiting(L, s);
     if (submit(L, s, 1, 2, 4, 5, is_error) < 0) return c.lua_error(L);
     // Answered by hand: the handler of that call does not run.
-    if (c.lua_getiuservalue(L, 1, uv_pending) == c.LUA_TTABLE) {
-        _ = c.lua_rawgeti(L, -1, pending_id);
-        if (c.lua_rawequal(L, -1, 2) != 0) {
-            c.lua_pushnil(L);
-            _ = c.lua_setiuservalue(L, 1, uv_pending);
-        }
+    tool_runs.answeredByHand(L, s, 1, 2);
+    return 0;
+}
+
+/// Raises unless the stream's turn is running, so that a call may await its result.
+fn checkAwaiting(L: State, s: *Stream) void {
+    switch (s.phase) {
+        .open => {},
+        .closed => _ = c.luaL_error(L, "attempt to use a closed %s", tname),
+        .done, .failed => {
+            pushSimpleError(L, c.PANTO_ERR_NO_SUCH_CALL, "the turn is over: no tool call awaits a result");
+            _ = c.lua_error(L);
+        },
     }
+}
+
+/// stream:tool_progress(id, [text [, fraction]]): reports progress of a call answered by hand
+/// (run_tools = false, a tool without a handler) that awaits its result: a tool_progress event
+/// comes next. Raises a panto.Error with code "no_such_call" when no call with that id awaits a
+/// result. (A handler reports with panto.progress.)
+fn streamToolProgress(L: State) callconv(.c) c_int {
+    const s = toStream(L, 1);
+    c.luaL_checktype(L, 2, c.LUA_TSTRING);
+    const text = h.optPantoString(L, 3);
+    const fraction = tool_runs.checkFraction(L, 4);
+    checkAwaiting(L, s);
+    if (toolProgress(L, s, 2, text, fraction) < 0) return c.lua_error(L);
     return 0;
 }
 
 /// stream:events(): the generic-for quadruple `next, stream, nil, stream`. The fourth value is
-/// to-be-closed, so leaving the loop early (break, error) closes the stream.
+/// to-be-closed, so leaving the loop early (break, error) closes the stream; a loop that ran
+/// to the end leaves it readable (streamCloseScope).
 fn streamEvents(L: State) callconv(.c) c_int {
+    return pushForLoop(L, streamIterate);
+}
+
+/// The generic-for quadruple of the stream method at index 1 whose iterator is `iterate`: a
+/// closure over the method upvalues and the stream, then the stream, nil and the stream (to
+/// be closed).
+pub fn pushForLoop(L: State, iterate: c.lua_CFunction) c_int {
     const s = toStream(L, 1);
     if (s.phase == .closed) return c.luaL_error(L, "attempt to use a closed %s", tname);
     events.pushOwnUpvalues(L);
     c.lua_pushvalue(L, 1);
-    c.lua_pushcclosure(L, streamIterate, method_upvalues + 1);
+    c.lua_pushcclosure(L, iterate, method_upvalues + 1);
     c.lua_pushvalue(L, 1);
     c.lua_pushnil(L);
     c.lua_pushvalue(L, 1);
@@ -450,9 +460,17 @@ fn streamEvents(L: State) callconv(.c) c_int {
 fn streamClose(L: State) callconv(.c) c_int {
     const s = toStream(L, 1);
     if (s.phase != .closed) release(s, .closed);
-    c.lua_pushnil(L);
-    _ = c.lua_setiuservalue(L, 1, uv_pending);
+    tool_runs.abandon(L, s, 1);
     return 0;
+}
+
+/// __close: the end of a to-be-closed variable or of a generic for over events() or text().
+/// Closes an unfinished turn (a break) as close() does; a finished one stays readable, so
+/// that final_message() and request_ids() work after the loop (its agent's next turn, or the
+/// garbage collector, frees it).
+fn streamCloseScope(L: State) callconv(.c) c_int {
+    if (toStream(L, 1).phase == .done) return 0;
+    return streamClose(L);
 }
 
 /// stream:cancel(): cancels the turn; the next next() raises a panto.Error with code
@@ -522,8 +540,7 @@ fn streamReopen(L: State) callconv(.c) c_int {
     s.phase = .open;
     c.lua_pushnil(L);
     _ = c.lua_setiuservalue(L, 1, uv_error);
-    c.lua_pushnil(L);
-    _ = c.lua_setiuservalue(L, 1, uv_pending);
+    tool_runs.abandon(L, s, 1);
     c.lua_pushboolean(L, 1);
     return 1;
 }
@@ -541,7 +558,7 @@ fn streamToString(L: State) callconv(.c) c_int {
 
 const meta = [_]c.luaL_Reg{
     h.reg("__gc", streamClose),
-    h.reg("__close", streamClose),
+    h.reg("__close", streamCloseScope),
     h.reg("__tostring", streamToString),
     h.reg_end,
 };
@@ -549,13 +566,13 @@ const methods = [_]c.luaL_Reg{
     h.reg("next", streamNext),
     h.reg("events", streamEvents),
     h.reg("submit_tool_result", streamSubmit),
+    h.reg("tool_progress", streamToolProgress),
     h.reg("cancel", streamCancel),
     h.reg("cancel_after", streamCancelAfter),
     h.reg("close_after", streamCloseAfter),
     h.reg("reopen", streamReopen),
     h.reg("close", streamClose),
-    h.reg_end,
-};
+} ++ stream_helpers.methods ++ [_]c.luaL_Reg{h.reg_end};
 
 pub fn open(L: State) void {
     h.createMetatable(L, tname, &meta, &methods, events.pushMethodUpvalues);

@@ -274,14 +274,7 @@ fn writeToolSpec(L: State, w: *Writer, idx_: c_int) void {
     if (schema_type != c.LUA_TNIL or params_type != c.LUA_TNIL) w.write(L, if (first) "\"input_schema\":" else ",\"input_schema\":");
     switch (schema_type) {
         c.LUA_TNIL => {},
-        c.LUA_TSTRING => {
-            const text = toSlice(L, -1);
-            // One JSON value, so that the text cannot add keys to the spec. No Lua call
-            // between the allocation and its free: validate frees on return.
-            const ok = std.json.validate(gpa, text) catch fail(L, &where, "not enough memory", .{});
-            if (!ok) fail(L, &where, "'schema' is not valid JSON", .{});
-            w.write(L, text);
-        },
+        c.LUA_TSTRING => writeSchemaText(L, w, -1, &where, "'schema'"),
         c.LUA_TTABLE => {
             const sw: Where = .{ .parent = &where, .label = "schema" };
             writeValue(L, w, -1, 0, &sw);
@@ -291,11 +284,7 @@ fn writeToolSpec(L: State, w: *Writer, idx_: c_int) void {
     pop(L, 1);
     switch (params_type) {
         c.LUA_TNIL => {},
-        c.LUA_TTABLE => {
-            w.write(L, "{\"type\":\"object\",");
-            writeProperties(L, w, -1, &where);
-            w.write(L, "}");
-        },
+        c.LUA_TTABLE => writeParamsSchema(L, w, -1, &where),
         else => fail(L, &where, "'params' must be a table of parameters, got a {s}", .{typeName(L, -1)}),
     }
     pop(L, 1);
@@ -305,6 +294,43 @@ fn writeToolSpec(L: State, w: *Writer, idx_: c_int) void {
     pop(L, 1);
     w.write(L, "}");
     pop(L, 1); // the keys
+}
+
+/// Writes the JSON Schema text at `idx` as it is, once checked to be one JSON value (so that
+/// the text cannot add keys to what it goes into). No Lua call between the allocation and its
+/// free: validate frees on return.
+fn writeSchemaText(L: State, w: *Writer, idx: c_int, where: *const Where, what: []const u8) void {
+    const text = toSlice(L, idx);
+    const ok = std.json.validate(gpa, text) catch fail(L, where, "not enough memory", .{});
+    if (!ok) fail(L, where, "{s} is not valid JSON", .{what});
+    w.write(L, text);
+}
+
+/// Writes the object schema of the table of parameters at `idx` (a tool's `params`).
+fn writeParamsSchema(L: State, w: *Writer, idx: c_int, where: *const Where) void {
+    w.write(L, "{\"type\":\"object\",");
+    writeProperties(L, w, idx, where);
+    w.write(L, "}");
+}
+
+/// schemaOf(schema) -> JSON text: the JSON Schema of agent:parse's `schema`: JSON text, a
+/// table with type = "object" (a JSON Schema, written as it is), or a table of parameters as
+/// a tool's `params`. Raises on what cannot be one.
+pub fn schemaOf(L: State) callconv(.c) c_int {
+    c.lua_settop(L, 1);
+    const w = newWriter(L); // 2
+    const where: Where = .{ .label = "schema" };
+    switch (c.lua_type(L, 1)) {
+        c.LUA_TSTRING => writeSchemaText(L, w, 1, &where, "the text"),
+        c.LUA_TTABLE => {
+            const is_schema = field(L, 1, "type") == c.LUA_TSTRING and std.mem.eql(u8, toSlice(L, -1), "object");
+            pop(L, 1);
+            if (is_schema) writeValue(L, w, 1, 0, &where) else writeParamsSchema(L, w, 1, &where);
+        },
+        else => fail(L, null, "a schema is a table of parameters or a JSON Schema (a table or JSON text), got a {s}", .{typeName(L, 1)}),
+    }
+    pushWritten(L, w);
+    return 1;
 }
 
 /// toolSpec(tool) -> spec JSON, name, handler (or nil). Raises on a bad declaration.

@@ -188,7 +188,12 @@ test("text turn", function()
   eq(complete.usage.input_tokens, 3, "input_tokens")
   eq(complete.usage.output_tokens, 2, "output_tokens")
   eq(math.type(complete.usage.cache_read_tokens), "integer", "cache_read_tokens")
-  -- The loop ended at DONE and closed the stream (its fourth value is to-be-closed).
+  -- The loop ended at DONE: the stream stays readable (its fourth value is to-be-closed, and
+  -- closes an unfinished turn only), so final_message works after it.
+  assert(tostring(stream):match("^panto%.Stream %(0x.*, done%)$"), tostring(stream))
+  eq(stream:next(), nil, "done")
+  eq(stream:final_message().text, "Hello world", "final_message after the loop")
+  stream:close()
   eq(tostring(stream), "panto.Stream (closed)")
 
   local conv = json.decode(assert(agent:conversation()))
@@ -314,9 +319,9 @@ test("bad config returns nil, message, code", function()
 end)
 
 test("unknown option keys are refused", function()
-  local a, msg, code = panto.Agent({ provider = "anthropic", model = "m", temperature = 0.5 })
+  local a, msg, code = panto.Agent({ provider = "anthropic", model = "m", temprature = 0.5 })
   eq(a, nil, "agent")
-  assert(msg:find('unknown config key "temperature"', 1, true), msg)
+  assert(msg:find('unknown config key "temprature"', 1, true), msg)
   eq(code, "config", "code")
   a, msg, code = panto.Agent({ provider = "anthropic", model = "m", "positional" })
   eq(a, nil, "agent")
@@ -771,6 +776,13 @@ test("manual mode: run_tools=false, result_pending is not sticky, submit_tool_re
   end
   local err = raises("no tool call", stream.submit_tool_result, stream, "toolu_404", "x")
   eq(err.code, "no_such_call", "code")
+  stream:tool_progress("toolu_1", "by hand", 0.25)
+  eq(raises("no tool call", stream.tool_progress, stream, "toolu_404", "x").code, "no_such_call")
+  raises("fraction must be from 0 to 1", stream.tool_progress, stream, "toolu_1", "x", -0.5)
+  local progress = stream:next()
+  eq(progress.kind, "tool_progress", "progress comes first")
+  eq(progress.text, "by hand")
+  eq(progress.fraction, 0.25)
   raises("boolean expected", stream.submit_tool_result, stream, "toolu_1", "x", "yes")
   stream:submit_tool_result("toolu_1", { temp = -3 }, true)
   err = raises("no tool call", stream.submit_tool_result, stream, "toolu_1", "again")
@@ -786,7 +798,7 @@ test("manual mode: run_tools=false, result_pending is not sticky, submit_tool_re
   eq(err.code, "no_such_call")
   stream:close()
   raises("closed panto%.Stream", stream.submit_tool_result, stream, "toolu_1", "x")
-  raises("unknown option", agent.run, agent, "x", { run_tool = false })
+  raises("cannot encode a function", agent.run, agent, "x", { temperature = print })
   raises("run_tools must be a boolean", agent.run, agent, "x", { run_tools = 0 })
 end)
 
@@ -889,22 +901,214 @@ test("the native read tool", function()
   assert(result.content:find("two", 1, true) and not result.content:find("one", 1, true), result.content)
 end)
 
-test("a handler may yield when the loop runs in a coroutine", function()
-  emulator.load({ tool_answer({ { "t1", "slow" }, { "t2", "slow" } }), text_answer("ok") })
+-- ---- Tools that run at the same time: coroutines, panto.sleep, panto.progress ------------------
+
+-- A to-be-closed value that records, in `log`, that it was closed.
+local function close_guard(log, name)
+  return setmetatable({}, { __close = function() log[#log + 1] = name .. " closed" end })
+end
+
+-- An agent whose tool "slow" records its close in `log`, optionally reports progress, then
+-- sleeps for an hour (it never wakes in these tests).
+local function sleeping_agent(log, with_progress)
+  return new_agent({ tools = { { name = "slow", handler = function(_, call)
+    local guard <close> = close_guard(log, call.id)
+    if with_progress then panto.progress("sleeping") end
+    panto.sleep(3600)
+    return "never"
+  end } } })
+end
+
+test("the handlers of a round run at the same time: each yields in panto.sleep", function()
+  emulator.load({ tool_answer({ { "t1", "step" }, { "t2", "step" }, { "t3", "step" } }), text_answer("ok") })
+  local log, running, most = {}, 0, 0
   local agent <close> = new_agent({ tools = { {
-    name = "slow", handler = function(_, call) return "waited " .. coroutine.yield(call.id) end,
+    name = "step",
+    handler = function(_, call)
+      running = running + 1
+      most = math.max(most, running)
+      log[#log + 1] = "start " .. call.id
+      panto.sleep(0.05)
+      log[#log + 1] = "end " .. call.id
+      running = running - 1
+      return "done " .. call.id
+    end,
   } } })
+  local events = collect(agent:run("go"))
+  eq(most, 3, "handlers running at once")
+  eq(table.concat(log, ","):sub(1, 26), "start t1,start t2,start t3", "all started before any ended")
   local results = {}
-  local co = coroutine.wrap(function()
-    for ev in agent:run("go"):events() do
-      if ev.kind == "tool_result" then results[#results + 1] = ev.content end
-    end
+  for _, ev in ipairs(events) do
+    if ev.kind == "tool_result" then results[#results + 1] = ev.content end
+  end
+  eq(table.concat(results, ","), "done t1,done t2,done t3", "results in call order")
+  local sent = anthropic_results(emulator.requests()[2])
+  eq(sent.t3.content, "done t3")
+end)
+
+test("coroutine.yield() in a handler lets the others run; results in call order whatever the finish order", function()
+  emulator.load({ tool_answer({ { "a", "waiter" }, { "b", "setter" } }), text_answer("ok") })
+  local ready = false
+  local agent <close> = new_agent({ tools = {
+    { name = "waiter", handler = function()
+        local turns = 0
+        while not ready do turns = turns + 1; coroutine.yield("ignored") end
+        return "saw it after " .. (turns > 0 and "yielding" or "nothing")
+      end },
+    { name = "setter", handler = function() ready = true; return "set" end },
+  } })
+  local events = collect(agent:run("go"))
+  eq(find(events, "tool_result", 1).id, "a", "first result")
+  eq(find(events, "tool_result", 1).content, "saw it after yielding")
+  eq(find(events, "tool_result", 2).content, "set")
+end)
+
+test("a sequential tool runs alone; tool_execution sequential makes every call run alone", function()
+  emulator.load({ tool_answer({ { "p1", "par" }, { "s1", "seq" }, { "p2", "par" } }), text_answer("ok") })
+  local log, running, overlapped = {}, 0, {}
+  local function handler(_, call)
+    running = running + 1
+    if running > 1 then overlapped[call.id] = true end
+    log[#log + 1] = "start " .. call.id
+    panto.sleep(0.02)
+    if running > 1 then overlapped[call.id] = true end
+    log[#log + 1] = "end " .. call.id
+    running = running - 1
+    return call.id
+  end
+  local agent <close> = new_agent({ tools = {
+    { name = "par", handler = handler },
+    { name = "seq", sequential = true, handler = handler },
+  } })
+  local events = collect(agent:run("go"))
+  eq(find(events, "tool_call_start", 2).sequential, true, "the event says so")
+  eq(find(events, "tool_call_start", 1).sequential, false)
+  eq(overlapped.s1, nil, "the sequential call overlapped")
+  eq(table.concat(log, ","), "start p1,end p1,start s1,end s1,start p2,end p2", "order")
+
+  emulator.load({ tool_answer({ { "p1", "par" }, { "p2", "par" } }), text_answer("ok") })
+  log, overlapped = {}, {}
+  local serial <close> = new_agent({ tool_execution = "sequential", tools = { { name = "par", handler = handler } } })
+  events = collect(serial:run("go"))
+  eq(find(events, "tool_call_start", 1).sequential, true, "tool_execution")
+  eq(table.concat(log, ","), "start p1,end p1,start p2,end p2", "order")
+  eq(next(overlapped), nil, "no overlap")
+end)
+
+test("panto.progress in a handler: tool_progress events while it runs; a no-op elsewhere", function()
+  emulator.load({ tool_answer({ { "t1", "long" } }), text_answer("ok") })
+  panto.progress("outside", 0.5) -- nothing to report to
+  local agent <close> = new_agent({ tools = { { name = "long", handler = function()
+    panto.progress("starting")
+    panto.sleep(0.01)
+    panto.progress("half", 0.5)
+    local ok, err = pcall(panto.progress, "too far", 1.5)
+    assert(not ok and tostring(err):find("fraction must be from 0 to 1"), tostring(err))
     return "finished"
-  end)
-  eq(co(), "t1", "first yield")
-  eq(co("1s"), "t2", "second yield")
-  eq(co("2s"), "finished")
-  eq(table.concat(results, ","), "waited 1s,waited 2s")
+  end } } })
+  local events, kinds = collect(agent:run("go"))
+  assert(kinds:find("tool_call_start tool_progress tool_progress tool_result", 1, true), kinds)
+  local p1, p2 = find(events, "tool_progress", 1), find(events, "tool_progress", 2)
+  eq(p1.id, "t1")
+  eq(p1.name, "long")
+  eq(p1.text, "starting")
+  eq(p1.fraction, nil, "no fraction")
+  eq(p2.text, "half")
+  eq(p2.fraction, 0.5)
+  eq(find(events, "tool_result").content, "finished")
+end)
+
+test("panto.sleep outside a handler sleeps; its argument is checked", function()
+  panto.sleep(0)
+  panto.sleep(0.001)
+  raises("finite number", panto.sleep, -1)
+  raises("finite number", panto.sleep, math.huge)
+  raises("number expected", panto.sleep, "soon")
+end)
+
+test("a cancel while handlers are suspended: the turn fails, their to-be-closed values close, nothing hangs", function()
+  emulator.load({ tool_answer({ { "t1", "slow" }, { "t2", "slow" } }), text_answer("never") })
+  local log, weak = {}, setmetatable({}, { __mode = "k" })
+  local stream
+  local agent <close> = new_agent({ tools = { { name = "slow", handler = function(_, call)
+    weak[coroutine.running()] = true
+    local guard <close> = close_guard(log, call.id)
+    if call.id == "t2" then stream:cancel() end
+    panto.sleep(3600)
+    log[#log + 1] = "woke " .. call.id
+    return "never"
+  end } } })
+  stream = agent:run("go")
+  local err = raises("", function() for _ in stream:events() do end end)
+  eq(err.code, "canceled", "code")
+  table.sort(log)
+  eq(table.concat(log, ","), "t1 closed,t2 closed", "closed, never woken")
+  stream:close()
+  stream = nil
+  collectgarbage()
+  collectgarbage()
+  eq(next(weak), nil, "the coroutines were collected")
+  emulator.load({ text_answer("again") })
+  collect(agent:run("again")) -- the agent is free
+end)
+
+test("cancel_after while handlers sleep: next() returns with canceled", function()
+  emulator.load({ tool_answer({ { "t1", "slow" } }), text_answer("never") })
+  local log = {}
+  local agent <close> = sleeping_agent(log)
+  local stream <close> = agent:run("go")
+  stream:cancel_after(50)
+  local err = raises("", function() for _ in stream:events() do end end)
+  eq(err.code, "canceled", "code")
+  eq(table.concat(log, ","), "t1 closed")
+end)
+
+test("closing the stream (a break out of events) while handlers are suspended closes them", function()
+  emulator.load({ tool_answer({ { "t1", "slow" }, { "t2", "slow" } }), text_answer("never") })
+  local log = {}
+  local agent <close> = sleeping_agent(log, true)
+  local progress = 0
+  for ev in agent:run("go"):events() do
+    if ev.kind == "tool_progress" then progress = progress + 1 end
+    if progress == 2 then break end -- both sleep by now
+  end
+  table.sort(log)
+  eq(table.concat(log, ","), "t1 closed,t2 closed", "the suspended handlers closed")
+  emulator.load({ text_answer("again") })
+  collect(agent:run("again"))
+end)
+
+test("an unfinished stream collected while handlers are suspended: they close, the agent is free", function()
+  emulator.load({ tool_answer({ { "t1", "slow" } }), text_answer("never") })
+  local log = {}
+  local agent <close> = sleeping_agent(log, true)
+  do
+    local stream = agent:run("go")
+    repeat local ev = stream:next() until ev.kind == "tool_progress"
+  end
+  collectgarbage()
+  collectgarbage()
+  eq(table.concat(log, ","), "t1 closed", "closed by the collector")
+  emulator.load({ text_answer("again") })
+  eq(agent:complete("again").text, "again", "the agent runs the next turn")
+end)
+
+test("a handler cannot read its own stream; panto.sleep inside a metamethod sleeps plainly", function()
+  emulator.load({ tool_answer({ { "t1", "reader" }, { "t2", "meta" } }), text_answer("ok") })
+  local stream
+  local agent <close> = new_agent({ tools = {
+    { name = "reader", handler = function() return stream:next() end },
+    { name = "meta", handler = function()
+        local t = setmetatable({}, { __index = function() panto.sleep(0.001); return "slept" end })
+        return t.x
+      end },
+  } })
+  stream = agent:run("go")
+  local events = collect(stream)
+  local r1 = find(events, "tool_result", 1)
+  eq(r1.is_error, true)
+  assert(r1.content:find("cannot read the stream", 1, true), r1.content)
+  eq(find(events, "tool_result", 2).content, "slept")
 end)
 
 test("a handler that closes its stream", function()
@@ -929,6 +1133,141 @@ test("handlers do not keep their agent alive", function()
   collectgarbage()
   collectgarbage()
   eq(weak[1], nil, "the agent was collected")
+end)
+
+-- ---- Per-turn options and the helpers over the event loop --------------------------------------
+
+test("request parameters: config keys and per-turn options reach the body; the agent's config is unchanged", function()
+  emulator.load({ text_answer("one"), text_answer("two"), text_answer("three") })
+  local agent <close> = new_agent({ temperature = 0.5, stop = { "END" } })
+  collect(agent:run("first"))
+  collect(agent:run("second", { temperature = 0.25, top_k = 3, max_tokens = 77 }))
+  collect(agent:run("third", {}))
+  local requests = emulator.requests()
+  eq(requests[1].body.temperature, 0.5, "config temperature")
+  eq(requests[1].body.stop_sequences[1], "END", "config stop")
+  eq(requests[2].body.temperature, 0.25, "the turn's temperature")
+  eq(requests[2].body.top_k, 3, "the turn's top_k")
+  eq(requests[2].body.max_tokens, 77, "the turn's max_tokens")
+  eq(requests[3].body.temperature, 0.5, "the config again")
+  eq(requests[3].body.top_k, nil, "the turn's options are gone")
+end)
+
+test("per-turn options panto refuses: a config error, nothing appended; run_tools stays the module's", function()
+  local agent <close> = new_agent()
+  local err = raises("temperature", agent.run, agent, "x", { temperature = 7 })
+  eq(err.code, "config", "code")
+  err = raises("seed is an OpenAI parameter", agent.run, agent, "x", { seed = 1 })
+  eq(err.code, "config", "code")
+  eq(agent:message_count(), 0, "nothing appended")
+  raises("cannot encode a function", agent.run, agent, "x", { metadata = { f = print } })
+  emulator.load({ tool_answer({ { "t1", "t" } }), text_answer("ok") })
+  local manual <close> = new_agent({ tools = { { name = "t", handler = function() return "auto" end } } })
+  local stream <close> = manual:run("go", { run_tools = false, temperature = 0 })
+  local ev
+  repeat ev = stream:next() until ev.kind == "tool_call_start"
+  eq(raises("awaits its result", stream.next, stream).code, "result_pending")
+  eq(emulator.requests()[1].body.temperature, 0, "the option went with run_tools")
+end)
+
+test("agent:complete and stream:final_message: the turn's end with its text, tools run", function()
+  emulator.load({ tool_answer({ { "t1", "add", { a = 1, b = 2 } } }, "Adding."), text_answer("It is 3.") })
+  local agent <close> = new_agent({ tools = { { name = "add", params = { a = "number", b = "number" },
+                                                handler = function(input) return input.a + input.b end } } })
+  local msg = agent:complete("1 + 2?", { temperature = 0 })
+  eq(msg.kind, "message_complete")
+  eq(msg.text, "It is 3.", "the last assistant message's text")
+  eq(msg.stop_reason, "end_turn")
+  eq(msg.usage.input_tokens, 13, "usage over the turn")
+  eq(anthropic_results(emulator.requests()[2]).t1.content, "3", "the handler ran")
+
+  emulator.load({ text_answer("Read first.") })
+  local stream <close> = agent:run("again")
+  local events = collect(stream)
+  eq(events[#events].kind, "message_complete")
+  msg = stream:final_message() -- after the events were read
+  eq(msg.text, "Read first.")
+  eq(stream:final_message().text, "Read first.", "again")
+  emulator.load({ text_answer("next") })
+  collect(agent:run("next turn"))
+  eq(raises("let go", stream.final_message, stream).code, "state", "once the agent ran another turn")
+end)
+
+test("stream:text(): the text deltas of the turn; break closes the stream", function()
+  emulator.load({
+    { message = { content = { { type = "thinking", thinking = "hmm", signature = "s" }, { type = "text", text = "Hello there." } } } },
+    text_answer("unused"),
+  })
+  local agent <close> = new_agent()
+  local stream <close> = agent:run("Hi")
+  local parts = {}
+  for text in stream:text() do parts[#parts + 1] = text end
+  eq(table.concat(parts), "Hello there.", "only text, not thinking")
+  eq(stream:next(), nil, "the turn is over")
+  emulator.load({ { message = { content = { { type = "text", text = "Long answer" } } }, chunk_size = 4 }, text_answer("after") })
+  local s2 = agent:run("Again")
+  for _ in s2:text() do break end
+  eq(tostring(s2), "panto.Stream (closed)", "break closed it")
+  collect(agent:run("the agent is free"))
+end)
+
+test("request ids: ev.request_id of each message_start, stream:request_ids()", function()
+  emulator.load({ tool_answer({ { "t1", "t" } }), text_answer("ok") })
+  local agent <close> = new_agent({ tools = { { name = "t", handler = function() return "x" end } } })
+  local stream <close> = agent:run("go")
+  local ids = {}
+  for ev in stream:events() do
+    if ev.kind == "message_start" then
+      if ev.request_id ~= nil then
+        eq(type(ev.request_id), "string")
+        assert(#ev.request_id > 0, "an empty request id is left nil")
+        ids[#ids + 1] = ev.request_id
+      end
+    end
+  end
+  local got = stream:request_ids()
+  eq(#got, #ids, "one per message that had one")
+  for i, id in ipairs(ids) do eq(got[i], id, "request id " .. i) end
+  eq(#ids, 2, "the emulator sends request-id")
+  got[1] = "changed"
+  eq(stream:request_ids()[1], ids[1], "a new list each call")
+end)
+
+test("error details: retry_after, headers (a table), no output", function()
+  emulator.load({ { status = 429, error = { type = "rate_limit_error", message = "Slow down" },
+                    headers = { ["retry-after"] = "7" } } })
+  local agent <close> = new_agent({ retry = { max_retries = 0 } })
+  local err = raises("Slow down", function() agent:complete("Hi") end)
+  eq(err.code, "rate_limit", "code")
+  eq(type(err.headers), "table", "headers")
+  eq(err.output, nil, "output is for output errors")
+  eq(err.retry_after, 7, "retry_after")
+  eq(err.headers["retry-after"], "7", "the header")
+  local dead <close> = assert(panto.Agent({ provider = "anthropic", model = "m", api_key = "k",
+                                            base_url = "http://127.0.0.1:1", retry = { max_retries = 0 } }))
+  local bad = raises("", function() dead:run("Hi"):next() end)
+  eq(bad.code, "connection", "code")
+  eq(type(bad.headers), "table", "headers of an error without an HTTP answer")
+  eq(next(bad.headers), nil, "empty")
+end)
+
+test("agent:parse: a table schema, the answer decoded; invalid output raises with its text", function()
+  emulator.load({ text_answer('{"city": "Paris", "days": 3}'), text_answer("not json") })
+  local agent <close> = new_agent()
+  local schema = { city = "string", days = { type = "integer", description = "How many" } }
+  local value, text = agent:parse("Where?", schema)
+  eq(value.city, "Paris")
+  eq(value.days, 3)
+  eq(text, '{"city": "Paris", "days": 3}')
+  local format = emulator.requests()[1].body.output_config.format
+  eq(format.type, "json_schema")
+  eq(format.schema.properties.days.description, "How many", "the schema sent")
+  local err = raises("", agent.parse, agent, "Again?", '{"type":"object","properties":{"x":{"type":"string"}}}')
+  eq(err.code, "output", "code")
+  eq(err.output, "not json", "the text")
+  raises("leave it out", agent.parse, agent, "x", schema, { response_format = { type = "text" } })
+  raises("not valid JSON", agent.parse, agent, "x", "{")
+  raises("a schema is a table", agent.parse, agent, "x", 42)
 end)
 
 -- ---- Provider resilience: retries, timeouts, cancellation, reopen, set_config ------------------
@@ -1415,7 +1754,8 @@ test("set_config: refused on bad input with nothing changed; busy during a turn"
   refused("thinking must be one of", { max_tokens = 10, system = "changed", thinking = "extreme" }) -- all or nothing
   refused('unknown retry key "tries"', { max_tokens = 10, retry = { tries = 1 } })
   refused("tools cannot be changed by set_config", { tools = {} })
-  refused('unknown config key "temperature"', { temperature = 1 })
+  refused('unknown config key "temprature"', { temprature = 1 })
+  refused("top_k is an Anthropic parameter", { provider = "openai", top_k = 5 })
   refused("max_tokens must be an integer", { max_tokens = "many" })
   raises("table expected", agent.set_config, agent, "thinking=off")
   local stream = agent:run("busy")

@@ -28,6 +28,16 @@ local function from_panto(v)
   return out
 end
 
+-- A value decoded by json.lua as panto writes it: json.null as panto.null, arrays (empty ones
+-- too) marked with panto.array.
+local function to_panto(v)
+  if v == json.null then return panto.null end
+  if type(v) ~= "table" then return v end
+  local out = getmetatable(v) == json.array_mt and panto.array() or {}
+  for k, x in pairs(v) do out[k] = to_panto(x) end
+  return out
+end
+
 local function usage_object(u)
   return {
     input_tokens = u.input_tokens,
@@ -52,10 +62,15 @@ local function part_line(p)
   }
 end
 
+-- Case keys that add fields to lines (tests/conformance/README.md), set by main.
+local print_request_ids, print_error_detail = false, false
+
 local function event_line(ev)
   local k = ev.kind
   if k == "message_start" then
-    return { event = k, id = ev.id, model = ev.model }
+    local line = { event = k, id = ev.id, model = ev.model }
+    if print_request_ids then line.request_id = ev.request_id or "" end
+    return line
   elseif k == "block_start" then
     return { event = k, index = ev.index, kind = ev.block_kind }
   elseif k == "content_delta" or k == "block_complete" then
@@ -68,6 +83,9 @@ local function event_line(ev)
   elseif k == "tool_call_start" then
     return { event = k, id = ev.id, name = ev.name, input = from_panto(ev.input),
              awaiting_result = ev.awaiting_result }
+  elseif k == "tool_progress" then
+    return { event = k, id = ev.id, name = ev.name, text = ev.text,
+             fraction = ev.fraction == nil and json.null or ev.fraction }
   elseif k == "tool_result" then
     local parts = json.array()
     for i, p in ipairs(ev.parts) do parts[i] = part_line(p) end
@@ -107,8 +125,12 @@ local function case_input(turn)
   return parts
 end
 
--- The handler a case's `behavior` describes (tests/conformance/README.md).
-local function behavior_handler(behavior)
+-- What the handlers of the run share (tests/conformance/README.md, tool behaviors): how many
+-- run now, how many started in all, and how many of each rendezvous group started.
+local handlers = { running = 0, started = 0, groups = {} }
+
+-- How a handler ends: returns what it returns, or raises.
+local function behavior_result(behavior)
   if behavior.return_parts ~= nil then
     local parts = {}
     for i, part in ipairs(behavior.return_parts) do parts[i] = case_part(part) end
@@ -123,7 +145,55 @@ local function behavior_handler(behavior)
     -- A table result is sent as compact JSON with sorted keys.
     return function(input) return input end
   end
-  error("unknown tool behavior " .. json.encode(behavior))
+  return function() return "" end
+end
+
+-- Waits (yielding, with panto.sleep) until `count` handlers of `group` have started; 10 s at
+-- most, then raises "ran alone".
+local function rendezvous(group, count)
+  for _ = 1, 2000 do
+    if (handlers.groups[group] or 0) >= count then return end
+    panto.sleep(0.005)
+  end
+  error("ran alone", 0)
+end
+
+-- Sleeps 100 ms and raises "overlapped" when another handler ran meanwhile, or at its start.
+local function exclusive()
+  local started = handlers.started
+  local alone = handlers.running == 1
+  panto.sleep(0.1)
+  if not alone or handlers.running ~= 1 or handlers.started ~= started then error("overlapped", 0) end
+end
+
+-- The handler a case's `behavior` describes: what it does first (sleep_ms, rendezvous,
+-- progress, exclusive, in that order), then how it ends.
+local function behavior_handler(behavior)
+  local known = { return_parts = true, ["return"] = true, raise = true, return_input = true,
+                  sleep_ms = true, rendezvous = true, progress = true, exclusive = true }
+  for k in pairs(behavior) do
+    if not known[k] then error("unknown tool behavior " .. json.encode(behavior)) end
+  end
+  local result = behavior_result(behavior)
+  local function body(input)
+    if behavior.sleep_ms ~= nil then panto.sleep(behavior.sleep_ms / 1000) end
+    if behavior.rendezvous ~= nil then rendezvous(behavior.rendezvous[1], behavior.rendezvous[2]) end
+    for _, p in ipairs(behavior.progress or {}) do
+      panto.progress(p[1], p[2] ~= json.null and p[2] or nil)
+    end
+    if behavior.exclusive == true then exclusive() end
+    return result(input)
+  end
+  return function(input)
+    handlers.running = handlers.running + 1
+    handlers.started = handlers.started + 1
+    local group = behavior.rendezvous and behavior.rendezvous[1]
+    if group then handlers.groups[group] = (handlers.groups[group] or 0) + 1 end
+    local outcome = table.pack(pcall(body, input))
+    handlers.running = handlers.running - 1
+    if not outcome[1] then error(outcome[2], 0) end
+    return table.unpack(outcome, 2, outcome.n)
+  end
 end
 
 -- The case's host tools as Lua tool tables: the spec without `behavior`, its input_schema as
@@ -148,13 +218,20 @@ end
 -- Absent fields print as the C struct holds them: 0 and "".
 local function error_line(err)
   if type(err) ~= "table" then error(err, 0) end -- not a panto error: a bug, so fail loudly
-  return {
+  local line = {
     event = "error",
     code = err.code,
     http_status = err.http_status or 0,
     type = err.type or "",
     message = err.message,
   }
+  if print_error_detail then
+    line.retry_after = err.retry_after == nil and json.null or err.retry_after
+    local headers = json.object()
+    for name, value in pairs(err.headers or {}) do headers[name] = value end
+    line.headers = headers
+  end
+  return line
 end
 
 -- One next() call as a transcript line.
@@ -179,7 +256,7 @@ local function turn_lines(agent, stream, on_error)
     local changes, reopen = on_error.set_config, on_error.reopen
     on_error = nil
     if changes ~= nil then
-      local ok, _, code = agent:set_config(changes)
+      local ok, _, code = agent:set_config(to_panto(changes))
       emit({ event = "set_config", code = ok and "ok" or code })
     end
     if not reopen then return end
@@ -375,7 +452,7 @@ end
 -- Runs one step object; false when the case cannot go on (no agent left).
 function Run:step(st, extra_next)
   if st.set_config ~= nil then
-    local ok, message, code = self.agent:set_config(st.set_config)
+    local ok, message, code = self.agent:set_config(to_panto(st.set_config))
     emit({ event = "set_config", code = ok and "ok" or code, message = (not ok) and message or nil })
   elseif st.export ~= nil then self:export()
   elseif st.reimport ~= nil then self:reimport()
@@ -396,9 +473,39 @@ function Run:step(st, extra_next)
   return true
 end
 
--- A `turns` entry is a step when it is a JSON object (a turn is a string or a list of parts).
-local function is_step(given)
+-- A `turns` entry is a step when it is a JSON object without "input" (a turn is a string, a
+-- list of parts, or an object with "input": options and final helpers).
+local function is_object(given)
   return type(given) == "table" and getmetatable(given) == json.object_mt
+end
+
+local function is_step(given)
+  return is_object(given) and given.input == nil
+end
+
+-- A turn's per-turn options (a JSON object) as the Lua table agent:run takes.
+local function turn_options(given)
+  if not is_object(given) or given.options == nil then return nil end
+  return to_panto(given.options)
+end
+
+-- The line of a final helper (tests/conformance/README.md, turn objects), or the ordinary
+-- error line for an error of the turn itself.
+local function final_line(stream, which)
+  if which == "message" then
+    local ok, msg = pcall(stream.final_message, stream)
+    if not ok then return error_line(msg) end
+    return { event = "final_message", code = "ok", text = msg.text, stop_reason = msg.stop_reason,
+             usage = usage_object(msg.usage) }
+  elseif which == "json" then
+    local ok, value = pcall(stream.final_json, stream)
+    if ok then return { event = "final_json", code = "ok", value = from_panto(value), output = "" } end
+    local err = value
+    if type(err) ~= "table" or (err.code ~= "output" and err.code ~= "state") then return error_line(err) end
+    return { event = "final_json", code = err.code, value = json.null, output = err.output or "",
+             message = err.message }
+  end
+  error("unknown final " .. tostring(which))
 end
 
 local function main(case_path, base_url)
@@ -411,9 +518,11 @@ local function main(case_path, base_url)
   f:close()
 
   local config = {}
-  for k, v in pairs(case.config) do config[k] = v end
+  for k, v in pairs(case.config) do config[k] = to_panto(v) end
   if config.base_url == nil then config.base_url = base_url end
   local extra_next = case.extra_next or 1
+  print_request_ids = case.print_request_ids == true
+  print_error_detail = case.print_error_detail == true
 
   config.tools = case_tools(case)
   local first, message, code = panto.Agent(config)
@@ -431,7 +540,8 @@ local function main(case_path, base_url)
     elseif turn == early_turn then
       if not end_turn_early(agent, case_input(given), end_early) then break end
     else
-      local ok, stream = pcall(agent.run, agent, case_input(given))
+      local input = is_object(given) and given.input or given
+      local ok, stream = pcall(agent.run, agent, case_input(input), turn_options(given))
       if not ok then
         emit(error_line(stream)) -- the turn could not start: the case ends here
         break
@@ -441,7 +551,11 @@ local function main(case_path, base_url)
       if turn == (case.cancel_turn or 0) + 1 and case.cancel_after_ms ~= nil then
         s:cancel_after(case.cancel_after_ms)
       end
-      turn_lines(agent, s, case.on_error)
+      if is_object(given) and given.final ~= nil then
+        emit(final_line(s, given.final))
+      else
+        turn_lines(agent, s, case.on_error)
+      end
       for _ = 1, extra_next do emit(step(s)) end
     end
   end
