@@ -27,7 +27,6 @@ from ._progress import REPORTER
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
-    from concurrent.futures import Future
     from typing import Any, Callable, Dict, List, Optional, Tuple, Union
 
     from .events import ToolCallStart
@@ -45,12 +44,12 @@ _log = logging.getLogger("panto")
 
 
 class _Job:
-    __slots__ = ("call", "tool", "future")
+    __slots__ = ("call", "tool", "task")
 
     def __init__(self, call: ToolCallStart, tool: Tool) -> None:
         self.call = call
         self.tool = tool
-        self.future: Optional[Future[None]] = None  # an async handler's task, once started
+        self.task: Optional[asyncio.Task[None]] = None  # an async handler's, once it runs
 
 
 class ToolRunner:
@@ -106,7 +105,7 @@ class ToolRunner:
         if job.tool.is_async:
             target = loop if loop is not None and not loop.is_closed() else worker_loop()
             try:
-                job.future = asyncio.run_coroutine_threadsafe(self._run_async(job, report), target)
+                asyncio.run_coroutine_threadsafe(self._run_async(job, report), target)
             except RuntimeError as exc:  # the loop closed meanwhile
                 put(("result", call, f"the tool could not start: {exc}", True))
         else:
@@ -127,6 +126,10 @@ class ToolRunner:
 
     async def _run_async(self, job: _Job, report: Callable[[str, Optional[float]], None]) -> None:
         REPORTER.set(report)  # the task's own context
+        # Seen by abandon(), which sets _abandoned first: one of the two sees the other.
+        job.task = asyncio.current_task()
+        if self._abandoned:
+            return
         try:
             content = await job.tool.ainvoke(job.call.input)
         except asyncio.CancelledError:
@@ -174,8 +177,12 @@ class ToolRunner:
         self._abandoned = True
         self._waiting = []
         for job in list(self._running.values()):
-            if job.future is not None:
-                job.future.cancel()  # cancels the task on its loop
+            task = job.task
+            if task is not None:
+                try:
+                    task.get_loop().call_soon_threadsafe(task.cancel)
+                except RuntimeError:  # its loop is closed: the task is gone with it
+                    pass
         self.wake()
 
 

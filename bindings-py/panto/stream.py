@@ -15,6 +15,7 @@ from .errors import (
     Error,
     InvalidArgumentError,
     NoSuchCallError,
+    OutputError,
     ResultPendingError,
     StateError,
     error_class,
@@ -701,6 +702,51 @@ class Stream:
         from .message import build_message  # only here: it costs as much as the events
 
         return build_message(start, self._msg_blocks, self._msg_details, end, complete)
+
+    def final_json(self, output_type: Any = None) -> Any:
+        """Reads the rest of the turn, as `final_message()` does, and returns its answer (the
+        last assistant message's text) parsed as JSON, checked by the library against the
+        turn's `response_format` (a json_schema format: of the schema, by the rules tool
+        inputs are checked by). With `output_type` (a dataclass or a TypedDict class, as
+        `Agent.parse` takes it) the value is made into that type.
+
+        Raises `panto.OutputError` when the answer is not that JSON (its `output` is the
+        text; the turn itself ended normally), `panto.StateError` when the turn had no JSON
+        response_format or the stream is closed, and the turn's failure as `next()` does."""
+        for _ in self:
+            pass
+        out = _native.PantoString()
+        handle = self._handle
+        with handle.calls, handle.lock:
+            ptr = handle.ptr
+            if ptr is None:
+                rc = _native.ERR_STATE
+                raise StateError("final_json(): the stream is closed", status=rc, code=self._lib.status_name(rc))
+            rc = self._lib.stream_final_json(ptr, ctypes.byref(out))
+            if rc < 0:
+                detail = _native.PantoError()
+                self._lib.stream_error(ptr, detail)
+                raise from_native(self._lib, detail, rc)
+            text = _native.copy_string(out)
+        import json
+
+        value = json.loads(text)
+        if output_type is None:
+            return value
+        from ._output import converter
+
+        try:
+            return converter(output_type)(value)
+        except (TypeError, ValueError) as exc:  # e.g. an enum value the schema let through
+            rc = _native.ERR_OUTPUT
+            raise OutputError(f"the answer does not make a {getattr(output_type, '__name__', 'value')}: {exc}",
+                              output=text, status=rc, code=self._lib.status_name(rc)) from None
+
+    @property
+    def request_ids(self) -> List[str]:
+        """The provider's request ids of the turn's requests so far, in order (the
+        `request_id` of each MessageStart that had one): what a provider's support asks for."""
+        return list(self._request_ids)
 
     # ---- state -------------------------------------------------------------------------
 
