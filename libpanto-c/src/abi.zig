@@ -55,6 +55,17 @@ pub const Status = enum(c_int) {
         };
     }
 
+    /// A failure of panto_stream_final_json (panto.structured_output.FinalJsonError): the
+    /// turn's, or the answer's (PANTO_ERR_OUTPUT), or no JSON asked for (PANTO_ERR_STATE).
+    pub fn fromFinalJsonError(err: panto.structured_output.FinalJsonError) Status {
+        return switch (err) {
+            error.Output => .output,
+            error.State => .state,
+            error.ResultPending => .result_pending,
+            else => |e| fromTurnError(e),
+        };
+    }
+
     /// A session's failure (panto.session.Error, but for OutOfMemory).
     pub fn fromSessionError(err: anyerror) Status {
         return switch (err) {

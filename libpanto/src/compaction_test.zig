@@ -433,7 +433,8 @@ test "Agent.compact summarizes now: COMPACTION_START, COMPACTION_END, MESSAGE_CO
     _ = try nextUntil(turn, .message_complete);
     const turn_req = try server.request(arena.allocator(), 1);
     try std.testing.expectEqual(@as(usize, 4), turn_req.object.get("messages").?.array.items.len);
-    try std.testing.expectEqualStrings("You are terse.", turn_req.object.get("system").?.string);
+    // (a block array: it carries the system prompt's cache breakpoint)
+    try std.testing.expectEqualStrings("You are terse.", turn_req.object.get("system").?.array.items[0].object.get("text").?.string);
 }
 
 test "Agent.compact with nothing older than keep_recent_tokens is refused; nothing changes" {

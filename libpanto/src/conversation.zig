@@ -48,6 +48,9 @@ pub const Message = struct {
     /// A user message holding the summary of compacted messages: how many it replaced and
     /// the context's estimated size before.
     compaction: ?Compaction = null,
+    /// User messages: the caller marked it a prompt-cache breakpoint (the per-turn option
+    /// "cache_breakpoint"; providers/anthropic/cache.zig), kept across export and sessions.
+    cache: bool = false,
 };
 
 pub const Compaction = struct { message_count: u64, tokens_before: u64 };
@@ -81,8 +84,15 @@ pub const Conversation = struct {
     /// Appends a message of blocks the conversation takes (allocated with its gpa), also
     /// when this fails.
     pub fn appendOwned(c: *Conversation, role: Role, blocks: []Block) AppendError!void {
-        c.messages.append(c.gpa, .{ .role = role, .blocks = blocks }) catch |err| {
-            freeBlocks(c.gpa, blocks);
+        return c.appendOwnedMessage(.{ .role = role, .blocks = blocks });
+    }
+
+    /// As `appendOwned`, a message with its marks (a user message's `cache`); its blocks are
+    /// taken, its strings must be empty (an assistant message's come with appendMessage).
+    pub fn appendOwnedMessage(c: *Conversation, m: Message) AppendError!void {
+        std.debug.assert(m.provider.len == 0 and m.model.len == 0);
+        c.messages.append(c.gpa, m) catch |err| {
+            freeBlocks(c.gpa, m.blocks);
             return err;
         };
         try c.recordLast();
@@ -128,7 +138,7 @@ pub const Conversation = struct {
     /// Appends a message, copying the blocks' strings and the metadata's.
     pub fn appendMessage(c: *Conversation, role: Role, blocks: []const Block, meta: Meta) AppendError!void {
         {
-            var m: Message = .{ .role = role, .blocks = &.{}, .stop_reason = meta.stop_reason, .usage = meta.usage };
+            var m: Message = .{ .role = role, .blocks = &.{}, .stop_reason = meta.stop_reason, .usage = meta.usage, .cache = meta.cache };
             errdefer freeMessage(c.gpa, m);
             m.provider = try c.gpa.dupe(u8, meta.provider);
             m.model = try c.gpa.dupe(u8, meta.model);
@@ -174,6 +184,8 @@ pub const Meta = struct {
     provider: []const u8 = "",
     model: []const u8 = "",
     usage: Usage = .{},
+    /// A user message: the caller's cache breakpoint (Message.cache).
+    cache: bool = false,
 };
 
 /// Writes text that is already a JSON value (a tool input) as a value.

@@ -56,8 +56,8 @@ fn writeArray(s: *std.json.Stringify, messages: []const Message) std.Io.Writer.E
     try s.endArray();
 }
 
-/// One message: role, content, then (assistant) provider, model, stop_reason, usage, then
-/// (a summary) compaction.
+/// One message: role, content, then (a user message the caller marked) cache, (assistant)
+/// provider, model, stop_reason, usage, then (a summary) compaction.
 pub fn writeMessage(s: *std.json.Stringify, m: Message) std.Io.Writer.Error!void {
     try s.beginObject();
     try s.objectField("role");
@@ -66,6 +66,10 @@ pub fn writeMessage(s: *std.json.Stringify, m: Message) std.Io.Writer.Error!void
     try s.beginArray();
     for (m.blocks) |b| try writeBlock(s, b);
     try s.endArray();
+    if (m.cache) {
+        try s.objectField("cache");
+        try s.write(true);
+    }
     if (m.role == .assistant) {
         try s.objectField("provider");
         try s.write(m.provider);
@@ -292,7 +296,7 @@ fn parseMessageAt(gpa: Allocator, value: Value, place: Place, diag: *Diagnostic)
         return diag.fail("{f}: role must be \"user\" or \"assistant\", not \"{s}\"", .{ place, role_value.string });
 
     const allowed: []const []const u8 = switch (role) {
-        .user => &.{ "role", "content", "compaction" },
+        .user => &.{ "role", "content", "cache", "compaction" },
         .assistant => &.{ "role", "content", "provider", "model", "stop_reason", "usage" },
     };
     var it = obj.iterator();
@@ -318,7 +322,13 @@ fn parseMessageAt(gpa: Allocator, value: Value, place: Place, diag: *Diagnostic)
                 return diag.fail("{f}: unknown stop_reason \"{s}\"", .{ place, r.string });
         }
         if (obj.get("usage")) |u| m.usage = try parseUsage(u, place, diag);
-    } else if (obj.get("compaction")) |c| m.compaction = try parseCompaction(c, place, diag);
+    } else {
+        if (obj.get("compaction")) |c| m.compaction = try parseCompaction(c, place, diag);
+        if (obj.get("cache")) |c| {
+            if (c != .bool) return diag.fail("{f}: \"cache\" is not true or false", .{place});
+            m.cache = c.bool; // (written only when true)
+        }
+    }
 
     const content_value = obj.get("content") orelse return diag.fail("{f}: no \"content\"", .{place});
     if (content_value != .array) return diag.fail("{f}: \"content\" is not an array", .{place});

@@ -15,11 +15,11 @@ fn everyKind(gpa: std.mem.Allocator) ![]u8 {
     const pdf = encoder.encode(png_buf[128..], "%PDF-1.4\n%%EOF\n");
     return std.fmt.allocPrint(gpa,
         \\{{"version":1,"messages":[
-        ++ "{{\"role\":\"user\",\"content\":[{{\"type\":\"text\",\"text\":\"look \\\"here\\\" é\\n\"}},{{\"type\":\"image\",\"media_type\":\"image/png\",\"data\":\"{s}\",\"name\":\"a.png\"}},{{\"type\":\"document\",\"media_type\":\"application/pdf\",\"data\":\"{s}\",\"name\":\"d.pdf\"}}]}}," ++
+        ++ "{{\"role\":\"user\",\"content\":[{{\"type\":\"text\",\"text\":\"look \\\"here\\\" é\\n\"}},{{\"type\":\"image\",\"media_type\":\"image/png\",\"data\":\"{s}\",\"name\":\"a.png\"}},{{\"type\":\"document\",\"media_type\":\"application/pdf\",\"data\":\"{s}\",\"name\":\"d.pdf\"}}],\"cache\":true}}," ++
         "{{\"role\":\"assistant\",\"content\":[{{\"type\":\"thinking\",\"text\":\"hmm\",\"signature\":\"sig==\"}},{{\"type\":\"redacted_thinking\",\"text\":\"opaque\"}},{{\"type\":\"text\",\"text\":\"calling\"}},{{\"type\":\"tool_call\",\"id\":\"toolu_1\",\"name\":\"get_weather\",\"input\":{{\"city\":\"Paris\",\"n\":1e300,\"x\":[0.10,{{}}]}}}},{{\"type\":\"tool_call\",\"id\":\"a/b:c\",\"name\":\"shot\",\"input\":{{}}}}],\"provider\":\"anthropic\",\"model\":\"claude-x\",\"stop_reason\":\"tool_use\",\"usage\":{{\"input_tokens\":10,\"output_tokens\":20,\"cache_read_tokens\":3,\"cache_write_tokens\":0,\"reasoning_tokens\":18446744073709551615}}}}," ++
         "{{\"role\":\"user\",\"content\":[{{\"type\":\"tool_result\",\"id\":\"toolu_1\",\"content\":\"sunny\",\"is_error\":false}},{{\"type\":\"tool_result\",\"id\":\"a/b:c\",\"content\":[{{\"type\":\"text\",\"text\":\"see\"}},{{\"type\":\"image\",\"media_type\":\"image/png\",\"data\":\"{s}\"}}],\"is_error\":true}}]}}," ++
         "{{\"role\":\"assistant\",\"content\":[{{\"type\":\"text\",\"text\":\"part\"}}],\"provider\":\"openai\",\"model\":\"gpt-4o\",\"stop_reason\":\"aborted\",\"usage\":{{\"input_tokens\":0,\"output_tokens\":0,\"cache_read_tokens\":0,\"cache_write_tokens\":0,\"reasoning_tokens\":0}}}}," ++
-        "{{\"role\":\"user\",\"content\":[{{\"type\":\"text\",\"text\":\"summary\"}}],\"compaction\":{{\"message_count\":4,\"tokens_before\":123}}}}," ++
+        "{{\"role\":\"user\",\"content\":[{{\"type\":\"text\",\"text\":\"summary\"}}],\"cache\":true,\"compaction\":{{\"message_count\":4,\"tokens_before\":123}}}}," ++
         "{{\"role\":\"user\",\"content\":[{{\"type\":\"text\",\"text\":\"\"}}]}}" ++
         \\]}}
     , .{ png, pdf, png });
@@ -59,6 +59,8 @@ test "export -> import -> export is byte-identical over every block kind, media 
     try testing.expectEqualStrings("{\"city\":\"Paris\",\"n\":1e300,\"x\":[0.10,{}]}", first[1].blocks[3].text);
     try testing.expectEqualStrings("see", first[2].blocks[1].text); // the parts' text joined
     try testing.expectEqual(@as(u64, 4), first[4].compaction.?.message_count);
+    // The caller's cache marks (a user message's "cache": true, written only when set).
+    try testing.expect(first[0].cache and first[4].cache and !first[2].cache and !first[5].cache);
 }
 
 fn expectRefused(doc: []const u8, message: []const u8) !void {
@@ -85,6 +87,8 @@ test "import refuses bad documents, naming the first problem and its place" {
     try expectRefused("{\"version\":1,\"messages\":[{\"role\":\"user\",\"content\":[{\"type\":\"image\",\"media_type\":\"image/png\",\"data\":\"%%%\"}]}]}", "messages[0].content[0]: \"data\" is not base64");
     try expectRefused("{\"version\":1,\"messages\":[{\"role\":\"user\",\"content\":[{\"type\":\"image\",\"media_type\":\"image/gif\",\"data\":\"iVBORw0KGgo=\"}]}]}", "messages[0].content[0]: \"data\" does not hold image/gif bytes");
     try expectRefused("{\"version\":1,\"messages\":[{\"role\":\"user\",\"content\":[{\"type\":\"image\",\"media_type\":\"image/bmp\",\"data\":\"Qk0=\"}]}]}", "messages[0].content[0]: an image's media_type must be image/png, image/jpeg, image/gif or image/webp, not \"image/bmp\"");
+    try expectRefused("{\"version\":1,\"messages\":[{\"role\":\"user\",\"content\":[{\"type\":\"text\",\"text\":\"a\"}],\"cache\":1}]}", "messages[0]: \"cache\" is not true or false");
+    try expectRefused("{\"version\":1,\"messages\":[{\"role\":\"assistant\",\"content\":[{\"type\":\"text\",\"text\":\"a\"}],\"cache\":true}]}", "messages[0]: unknown key \"cache\" in an assistant message");
     try expectRefused("{\"version\":1,\"messages\":[{\"role\":\"assistant\",\"content\":[{\"type\":\"text\",\"text\":\"a\"}],\"stop_reason\":\"bored\"}]}", "messages[0]: unknown stop_reason \"bored\"");
     try expectRefused("{\"version\":1,\"messages\":[{\"role\":\"assistant\",\"content\":[{\"type\":\"text\",\"text\":\"a\"}],\"usage\":{\"input_tokens\":-1}}]}", "messages[0]: usage.input_tokens is not a non-negative integer");
     try expectRefused("{\"version\":1,\"messages\":[{\"role\":\"assistant\",\"content\":[{\"type\":\"text\",\"text\":\"a\"}],\"usage\":{\"output_tokens\":1.5}}]}", "messages[0]: usage.output_tokens is not a non-negative integer");

@@ -10,6 +10,7 @@ pub const content = @import("content.zig");
 pub const media = @import("media.zig");
 pub const tools = @import("tools.zig");
 pub const session = @import("session/session.zig");
+pub const structured_output = @import("structured_output.zig");
 
 pub const Agent = @import("agent.zig").Agent;
 pub const Stream = @import("stream.zig").Stream;
@@ -83,4 +84,6 @@ test {
     _ = @import("session/session_test.zig");
     _ = @import("compaction.zig");
     _ = @import("compaction_test.zig");
+    _ = @import("structured_output.zig");
+    _ = @import("providers/anthropic/cache.zig");
 }

@@ -37,7 +37,8 @@ fn buildConversation(conv: *conversation.Conversation) !void {
 fn renderMessages(gpa: std.mem.Allocator, provider: @import("config.zig").Provider, conv: *const conversation.Conversation) ![]u8 {
     var out: std.Io.Writer.Allocating = .init(gpa);
     defer out.deinit();
-    try providers.writeRequest(provider, &out.writer, .{ .config = .{ .provider = provider, .model = "m" }, .conversation = conv, .tools = &.{}, .granted = &.{} });
+    // (no cache breakpoints: providers/anthropic/cache.zig tests them)
+    try providers.writeRequest(provider, &out.writer, .{ .config = .{ .provider = provider, .model = "m", .request = .{ .cache = .{ .mode = .off } } }, .conversation = conv, .tools = &.{}, .granted = &.{} });
     const parsed = try std.json.parseFromSlice(std.json.Value, gpa, out.written(), .{});
     defer parsed.deinit();
     return std.json.Stringify.valueAlloc(gpa, parsed.value.object.get("messages").?, .{});

@@ -28,6 +28,11 @@ pub fn validate(value: Value, schema: Value, problem: *Problem) bool {
     return check(value, schema, "input", problem);
 }
 
+/// As `validate`, the value named `root` in the problem ("the answer must be an object").
+pub fn validateNamed(value: Value, schema: Value, root: []const u8, problem: *Problem) bool {
+    return check(value, schema, root, problem);
+}
+
 fn check(value: Value, schema: Value, where: []const u8, problem: *Problem) bool {
     if (schema != .object) return true;
     const s = schema.object;

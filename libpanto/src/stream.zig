@@ -23,6 +23,7 @@ const Body = @import("body.zig").Body;
 const content = @import("content.zig");
 const compaction = @import("compaction.zig");
 const RequestParts = @import("request.zig").RequestParts;
+const structured_output = @import("structured_output.zig");
 
 const TurnError = errors.TurnError;
 /// `next()` fails with a TurnError (sticky), or ResultPending: a host tool call still awaits
@@ -104,6 +105,8 @@ pub const Stream = struct {
     compaction: ?*compaction.Run = null,
     /// Whether the request about to go out needs a compaction first was decided.
     compaction_checked: bool = false,
+    /// What finalMessage and finalJson keep (structured_output.zig).
+    final: structured_output.Final = .{},
 
     const State = enum { unsent, streaming, retry_wait, done, failed };
     const Phase = enum { messages, tool_starts, tool_results, complete, summary };
@@ -119,12 +122,17 @@ pub const Stream = struct {
     const readHotDelta = read.readHotDelta;
     pub const peekBuffered = read.peekBuffered;
 
+    // The turn's end for short programs, and its answer as JSON (structured_output.zig).
+    pub const finalMessage = structured_output.finalMessage;
+    pub const finalJson = structured_output.finalJson;
+
     /// The stream of a compaction asked for (`Agent.compact`): COMPACTION_START,
     /// COMPACTION_END, MESSAGE_COMPLETE. It takes `run`.
     pub fn createCompaction(agent: *Agent, run: *compaction.Run) Allocator.Error!*Stream {
         const s = try create(agent);
         s.compaction = run;
         s.phase = .summary;
+        s.final.compaction = true;
         return s;
     }
 
@@ -180,6 +188,7 @@ pub const Stream = struct {
         s.assembly.deinit();
         s.round.deinit();
         s.batch.deinit(gpa);
+        s.final.deinit(gpa);
         if (s.compaction) |run| run.destroy();
         gpa.destroy(s);
         agent.streamDestroyed();

@@ -24,7 +24,8 @@ fn build(conv: *conversation.Conversation) !void {
 fn render(gpa: std.mem.Allocator, provider: Provider, model: []const u8, conv: *const conversation.Conversation) ![]u8 {
     var out: std.Io.Writer.Allocating = .init(gpa);
     defer out.deinit();
-    try providers.writeRequest(provider, &out.writer, .{ .config = .{ .provider = provider, .model = model }, .conversation = conv, .tools = &.{}, .granted = &.{} });
+    // (no cache breakpoints: providers/anthropic/cache.zig tests them)
+    try providers.writeRequest(provider, &out.writer, .{ .config = .{ .provider = provider, .model = model, .request = .{ .cache = .{ .mode = .off } } }, .conversation = conv, .tools = &.{}, .granted = &.{} });
     const parsed = try std.json.parseFromSlice(std.json.Value, gpa, out.written(), .{});
     defer parsed.deinit();
     return std.json.Stringify.valueAlloc(gpa, parsed.value.object.get("messages").?, .{});

@@ -202,6 +202,13 @@ fn writeExportList(w: *std.Io.Writer, list: []const Tool, format: Format, grante
 
 pub fn writeOne(s: *std.json.Stringify, t: Tool, format: Format) std.Io.Writer.Error!void {
     try s.beginObject();
+    try writeFields(s, t, format);
+    try s.endObject();
+}
+
+/// The members of a tool's object in `format`, inside an object the caller began (and may
+/// add to: a cache breakpoint, providers/anthropic/cache.zig).
+pub fn writeFields(s: *std.json.Stringify, t: Tool, format: Format) std.Io.Writer.Error!void {
     switch (format) {
         .anthropic => {
             try s.objectField("name");
@@ -237,7 +244,6 @@ pub fn writeOne(s: *std.json.Stringify, t: Tool, format: Format) std.Io.Writer.E
             try s.write(t.native != null);
         },
     }
-    try s.endObject();
 }
 
 test "a spec parses, is checked against capabilities and exports per provider" {

@@ -5,6 +5,8 @@ const conversation = @import("../../conversation.zig");
 const writeRawJson = conversation.writeRawJson;
 const Block = conversation.Block;
 const call_id = @import("../../call_id.zig");
+const config_mod = @import("../../config.zig");
+const cache = @import("cache.zig");
 
 pub const endpoint = "/v1/messages";
 pub const api_version = "2023-06-01";
@@ -31,85 +33,110 @@ pub fn writeRequest(w: *std.Io.Writer, parts: RequestParts) std.Io.Writer.Error!
         try s.write(budget);
         try s.endObject();
     }
-    if (config.system) |system| {
-        try s.objectField("system");
-        try s.write(system);
-    }
+    const breakpoints = cache.plan(parts);
+    try cache.writeSystem(&s, config.system, &breakpoints);
     try s.objectField("messages");
     try s.beginArray();
-    for (parts.conversation.messages.items) |m| {
+    for (parts.conversation.messages.items, 0..) |m, i| {
         const thinking = m.role == .assistant and parts.sendsThinking(m);
         if (!hasContent(m, thinking)) continue; // (its thinking was for another model)
-        var id_buf: call_id.Buffer = undefined;
+        const marked: ?usize = if (breakpoints.marksMessage(i)) cache.markable(m) else null;
         try s.beginObject();
         try s.objectField("role");
         try s.write(@tagName(m.role));
         try s.objectField("content");
         try s.beginArray();
-        for (m.blocks) |b| switch (b.kind) {
-            // Thinking goes back with its signature (the API checks it) to the model that
-            // wrote it; unsigned thinking, as from a canceled message, cannot.
-            .thinking => if (thinking and b.signature.len > 0) {
-                try s.beginObject();
-                try s.objectField("type");
-                try s.write("thinking");
-                try s.objectField("thinking");
-                try s.write(b.text);
-                try s.objectField("signature");
-                try s.write(b.signature);
-                try s.endObject();
-            },
-            .redacted_thinking => if (thinking) {
-                try s.beginObject();
-                try s.objectField("type");
-                try s.write("redacted_thinking");
-                try s.objectField("data");
-                try s.write(b.text);
-                try s.endObject();
-            },
-            .text => try writeText(&s, b.text),
-            .image, .document => try writeMedia(&s, b),
-            .tool_call => {
-                try s.beginObject();
-                try s.objectField("type");
-                try s.write("tool_use");
-                try s.objectField("id");
-                try s.write(call_id.forWire(b.id, &id_buf));
-                try s.objectField("name");
-                try s.write(b.name);
-                try s.objectField("input");
-                try writeRawJson(&s, b.text);
-                try s.endObject();
-            },
-            .tool_result => {
-                try s.beginObject();
-                try s.objectField("type");
-                try s.write("tool_result");
-                try s.objectField("tool_use_id");
-                try s.write(call_id.forWire(b.id, &id_buf));
-                try s.objectField("content");
-                if (b.parts.len == 0) try s.write(b.text) else {
-                    try s.beginArray();
-                    for (b.parts) |p| switch (p.kind) {
-                        .image, .document => try writeMedia(&s, p),
-                        else => try writeText(&s, p.text),
-                    };
-                    try s.endArray();
-                }
-                if (b.is_error) {
-                    try s.objectField("is_error");
-                    try s.write(true);
-                }
-                try s.endObject();
-            },
-        };
+        for (m.blocks, 0..) |b, j| try writeBlock(&s, b, thinking, if (marked == j) &breakpoints else null);
         try s.endArray();
         try s.endObject();
     }
     try s.endArray();
-    try parts.writeTools(&s, .anthropic);
+    try cache.writeTools(&s, parts, &breakpoints);
+    try writeOutputConfig(&s, config.request.response_format);
     try s.objectField("stream");
     try s.write(true);
+    try s.endObject();
+}
+
+/// One block of a message (nothing for thinking that does not go back), with the message's
+/// cache breakpoint when `mark` is given (cache.zig).
+fn writeBlock(s: *std.json.Stringify, b: Block, thinking: bool, mark: ?*const cache.Plan) std.Io.Writer.Error!void {
+    var id_buf: call_id.Buffer = undefined;
+    switch (b.kind) {
+        // Thinking goes back with its signature (the API checks it) to the model that
+        // wrote it; unsigned thinking, as from a canceled message, cannot.
+        .thinking => if (thinking and b.signature.len > 0) {
+            try s.beginObject();
+            try s.objectField("type");
+            try s.write("thinking");
+            try s.objectField("thinking");
+            try s.write(b.text);
+            try s.objectField("signature");
+            try s.write(b.signature);
+            try s.endObject();
+        },
+        .redacted_thinking => if (thinking) {
+            try s.beginObject();
+            try s.objectField("type");
+            try s.write("redacted_thinking");
+            try s.objectField("data");
+            try s.write(b.text);
+            try s.endObject();
+        },
+        .text => try writeText(s, b.text, mark),
+        .image, .document => try writeMedia(s, b, mark),
+        .tool_call => {
+            try s.beginObject();
+            try s.objectField("type");
+            try s.write("tool_use");
+            try s.objectField("id");
+            try s.write(call_id.forWire(b.id, &id_buf));
+            try s.objectField("name");
+            try s.write(b.name);
+            try s.objectField("input");
+            try writeRawJson(s, b.text);
+            if (mark) |p| try p.writeControl(s);
+            try s.endObject();
+        },
+        .tool_result => {
+            try s.beginObject();
+            try s.objectField("type");
+            try s.write("tool_result");
+            try s.objectField("tool_use_id");
+            try s.write(call_id.forWire(b.id, &id_buf));
+            try s.objectField("content");
+            if (b.parts.len == 0) try s.write(b.text) else {
+                try s.beginArray();
+                for (b.parts) |p| switch (p.kind) {
+                    .image, .document => try writeMedia(s, p, null),
+                    else => try writeText(s, p.text, null),
+                };
+                try s.endArray();
+            }
+            if (b.is_error) {
+                try s.objectField("is_error");
+                try s.write(true);
+            }
+            if (mark) |p| try p.writeControl(s);
+            try s.endObject();
+        },
+    }
+}
+
+/// Structured output: a json_schema response_format is output_config.format (the API has no
+/// other format: "text" is its default, json_object is refused at configuration).
+fn writeOutputConfig(s: *std.json.Stringify, format: ?config_mod.ResponseFormat) std.Io.Writer.Error!void {
+    const f = format orelse return;
+    if (f != .json_schema) return;
+    try s.objectField("output_config");
+    try s.beginObject();
+    try s.objectField("format");
+    try s.beginObject();
+    try s.objectField("type");
+    try s.write("json_schema");
+    try s.objectField("schema");
+    try writeRawJson(s, f.json_schema.schema);
+    try s.endObject();
     try s.endObject();
 }
 
@@ -124,17 +151,18 @@ fn hasContent(m: conversation.Message, thinking: bool) bool {
     return false;
 }
 
-fn writeText(s: *std.json.Stringify, text: []const u8) std.Io.Writer.Error!void {
+fn writeText(s: *std.json.Stringify, text: []const u8, mark: ?*const cache.Plan) std.Io.Writer.Error!void {
     try s.beginObject();
     try s.objectField("type");
     try s.write("text");
     try s.objectField("text");
     try s.write(text);
+    if (mark) |p| try p.writeControl(s);
     try s.endObject();
 }
 
 /// An image or document block: base64 inline; a document's name as its title.
-fn writeMedia(s: *std.json.Stringify, b: Block) std.Io.Writer.Error!void {
+fn writeMedia(s: *std.json.Stringify, b: Block, mark: ?*const cache.Plan) std.Io.Writer.Error!void {
     try s.beginObject();
     try s.objectField("type");
     try s.write(@tagName(b.kind));
@@ -151,5 +179,6 @@ fn writeMedia(s: *std.json.Stringify, b: Block) std.Io.Writer.Error!void {
         try s.objectField("title");
         try s.write(b.name);
     }
+    if (mark) |p| try p.writeControl(s);
     try s.endObject();
 }

@@ -3,6 +3,7 @@
 const std = @import("std");
 const conversation = @import("../../conversation.zig");
 const call_id = @import("../../call_id.zig");
+const config_mod = @import("../../config.zig");
 
 pub const endpoint = "/v1/chat/completions";
 
@@ -96,6 +97,8 @@ pub fn writeRequest(w: *std.Io.Writer, parts: RequestParts) std.Io.Writer.Error!
     };
     try s.endArray();
     try parts.writeTools(&s, .openai);
+    try writeResponseFormat(&s, config.request.response_format);
+    try writeCacheOptions(&s, config.request.cache);
     try s.objectField("stream");
     try s.write(true);
     try s.objectField("stream_options");
@@ -104,6 +107,40 @@ pub fn writeRequest(w: *std.Io.Writer, parts: RequestParts) std.Io.Writer.Error!
     try s.write(true);
     try s.endObject();
     try s.endObject();
+}
+
+/// Structured output: {"type": "text" | "json_object"}, or {"type": "json_schema",
+/// "json_schema": {"name", "schema", "strict"}}.
+fn writeResponseFormat(s: *std.json.Stringify, format: ?config_mod.ResponseFormat) std.Io.Writer.Error!void {
+    const f = format orelse return;
+    try s.objectField("response_format");
+    try s.beginObject();
+    try s.objectField("type");
+    try s.write(@tagName(f));
+    if (f == .json_schema) {
+        try s.objectField("json_schema");
+        try s.beginObject();
+        try s.objectField("name");
+        try s.write(f.json_schema.name);
+        try s.objectField("schema");
+        try conversation.writeRawJson(s, f.json_schema.schema);
+        try s.objectField("strict");
+        try s.write(f.json_schema.strict);
+        try s.endObject();
+    }
+    try s.endObject();
+}
+
+/// Prompt caching is automatic here: the key and retention only steer it.
+fn writeCacheOptions(s: *std.json.Stringify, cache: config_mod.Cache) std.Io.Writer.Error!void {
+    if (cache.key) |key| {
+        try s.objectField("prompt_cache_key");
+        try s.write(key);
+    }
+    if (cache.retention) |retention| {
+        try s.objectField("prompt_cache_retention");
+        try s.write(retention);
+    }
 }
 
 fn writeMessage(s: *std.json.Stringify, role: []const u8, content: []const u8) std.Io.Writer.Error!void {
@@ -222,4 +259,25 @@ fn writeJoinedText(s: *std.json.Stringify, blocks: []const conversation.Block) s
     for (blocks) |b| if (b.kind == .text) try std.json.Stringify.encodeJsonStringChars(b.text, .{}, s.writer);
     try s.writer.writeByte('"');
     s.endWriteRaw();
+}
+
+test "structured output and the prompt cache key go on the request as Chat Completions names them" {
+    const gpa = std.testing.allocator;
+    var conv: conversation.Conversation = .init(gpa);
+    defer conv.deinit();
+    try conv.appendUserText("hi");
+    const cases = [_]struct { config_mod.RequestOptions, []const u8 }{
+        .{ .{}, "" },
+        .{ .{ .response_format = .text, .cache = .{ .key = "user-7", .retention = "24h" } }, "\"response_format\":{\"type\":\"text\"},\"prompt_cache_key\":\"user-7\",\"prompt_cache_retention\":\"24h\"," },
+        .{ .{ .response_format = .json_object }, "\"response_format\":{\"type\":\"json_object\"}," },
+        .{ .{ .response_format = .{ .json_schema = .{ .schema = "{\"type\":\"object\"}", .strict = false } } }, "\"response_format\":{\"type\":\"json_schema\",\"json_schema\":{\"name\":\"response\",\"schema\":{\"type\":\"object\"},\"strict\":false}}," },
+    };
+    for (cases) |case| {
+        var out: std.Io.Writer.Allocating = .init(gpa);
+        defer out.deinit();
+        try writeRequest(&out.writer, .{ .config = .{ .provider = .openai, .model = "m", .request = case[0] }, .conversation = &conv, .tools = &.{}, .granted = &.{} });
+        const want = try std.mem.concat(gpa, u8, &.{ "{\"model\":\"m\",\"max_completion_tokens\":4096,\"messages\":[{\"role\":\"user\",\"content\":\"hi\"}],", case[1], "\"stream\":true,\"stream_options\":{\"include_usage\":true}}" });
+        defer gpa.free(want);
+        try std.testing.expectEqualStrings(want, out.written());
+    }
 }
