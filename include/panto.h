@@ -792,7 +792,9 @@ int panto_stream_tool_progress(PantoStream *stream, PantoString call_id, PantoSt
  * MESSAGE_COMPLETE event, *out_text (may be NULL) the text of the turn's last assistant
  * message (its text blocks joined): borrowed until the stream is freed. Returns PANTO_OK, or
  * what panto_next_event returned: an error of the turn (sticky), or
- * PANTO_ERR_RESULT_PENDING when a host tool call awaits a result (submit it, call again). */
+ * PANTO_ERR_RESULT_PENDING when a host tool call awaits a result (submit it, call again):
+ * then *out_complete is the TOOL_CALL_START of the first call still awaiting one (its
+ * strings valid until the next call on the stream), since its own event was let go. */
 int panto_stream_final_message(PantoStream *stream, PantoEvent *out_complete, PantoString *out_text);
 
 /* As panto_stream_final_message, then checks the text against the response_format of the

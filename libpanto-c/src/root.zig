@@ -589,20 +589,39 @@ fn messageEnd(kind: abi.EventKind, e: panto.event.MessageComplete) PantoEvent {
     };
 }
 
-// Issue 17 stubs (H-turn implements them; see /work/notes/issue17.md).
 pub export fn panto_stream_tool_progress(stream: ?*PantoStream, call_id: PantoString, text: PantoString, fraction: f64) c_int {
     const h = stream orelse return code(.invalid_argument);
-    _ = call_id;
-    _ = text;
-    _ = fraction;
-    return h.setError(.no_such_call, "not implemented yet");
+    if (call_id.ptr == null) return h.setError(.invalid_argument, "call_id is NULL");
+    const id = call_id.bytes() orelse return h.setError(.invalid_argument, "call_id is NULL");
+    const said = text.bytes() orelse return h.setError(.invalid_argument, "text.ptr is NULL but its len is not 0");
+    h.stream.toolProgress(id, said, fraction) catch |err| return switch (err) {
+        error.NoSuchCall => h.setError(.no_such_call, "no tool call with this id awaits a result"),
+        error.InvalidArgument => h.setError(.invalid_argument, "fraction is above 1 or NaN, or call_id is not valid UTF-8"),
+        error.OutOfMemory => h.setError(.out_of_memory, "out of memory"),
+    };
+    return code(.ok);
 }
 
 pub export fn panto_stream_final_message(stream: ?*PantoStream, out_complete: ?*PantoEvent, out_text: ?*PantoString) c_int {
     const h = stream orelse return code(.invalid_argument);
-    _ = out_complete;
-    _ = out_text;
-    return h.setError(.state, "not implemented yet");
+    if (out_text) |t| t.* = .{};
+    if (out_complete) |o| if (o.size < @offsetOf(PantoEvent, "index"))
+        return h.setError(.invalid_argument, "out_complete.size is too small: initialise it with PANTO_EVENT_INIT");
+    h.enter();
+    return h.leave(finalMessage(h, out_complete, out_text));
+}
+
+fn finalMessage(h: *PantoStream, out_complete: ?*PantoEvent, out_text: ?*PantoString) c_int {
+    const final = h.stream.finalMessage() catch |err| {
+        // A call awaits its result: the caller is shown which (its events were let go).
+        if (err == error.ResultPending) if (out_complete) |o| if (h.stream.pendingCall()) |c| {
+            fill(o, o.size, &.{ .tool_call_start = c });
+        };
+        return h.nextFailed(err);
+    };
+    if (out_complete) |o| fill(o, o.size, &.{ .message_complete = final.complete });
+    if (out_text) |t| t.* = .from(final.text);
+    return code(.ok);
 }
 
 pub export fn panto_stream_final_json(stream: ?*PantoStream, out_json: ?*PantoString) c_int {

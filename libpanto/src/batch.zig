@@ -156,8 +156,9 @@ test "a batch copies its events' strings into one block and gives events back in
     try std.testing.expectEqualStrings("hello", b.events.items[0].message_start.id);
     try std.testing.expectEqualStrings("world", b.events.items[0].message_start.model);
     try std.testing.expectEqualStrings("hell", b.events.items[1].content_delta.text);
-    try std.testing.expectEqualStrings("hello\x00world\x00hell\x00", b.strings.items);
-    try std.testing.expectEqual(@as(usize, 17), stringBytes(b.events.items[0]) + stringBytes(b.events.items[1]));
+    // (the MessageStart's request id is "": a NUL alone)
+    try std.testing.expectEqualStrings("hello\x00world\x00\x00hell\x00", b.strings.items);
+    try std.testing.expectEqual(@as(usize, 18), stringBytes(b.events.items[0]) + stringBytes(b.events.items[1]));
     // Each string is followed by a NUL, also an empty one.
     const copied = b.copied(.{ .tool_result = .{ .id = "", .name = "n", .content = "c", .is_error = false } });
     try std.testing.expectEqual(@as(u8, 0), copied.tool_result.id.ptr[0]);

@@ -11,7 +11,8 @@ const errors = @import("errors.zig");
 const sse = @import("sse.zig");
 const Assembly = @import("assembly.zig").Assembly;
 const providers = @import("providers.zig");
-const Round = @import("tool_round.zig").Round;
+const tool_round = @import("tool_round.zig");
+const Round = tool_round.Round;
 const watchdog = @import("watchdog.zig");
 const retry = @import("retry.zig");
 const batch = @import("batch.zig");
@@ -67,6 +68,10 @@ pub const Stream = struct {
     cursor: usize = 0,
     /// Tool rounds done in this turn.
     rounds: u32 = 0,
+    /// An assistant message of this turn ended (and is in the conversation).
+    message_ended: bool = false,
+    /// The text of the turn's last assistant message, made by `finalMessage`.
+    final_text: std.ArrayList(u8) = .empty,
     turn_usage: ev.Usage = .{},
     /// The last message's end, repeated by the turn's MessageComplete.
     last_end: ev.MessageComplete = .{ .stop_reason = .none, .provider_stop_reason = "", .usage = .{} },
@@ -187,6 +192,7 @@ pub const Stream = struct {
         s.event_arena.deinit();
         s.assembly.deinit();
         s.round.deinit();
+        s.final_text.deinit(gpa);
         s.batch.deinit(gpa);
         s.final.deinit(gpa);
         if (s.compaction) |run| run.destroy();
@@ -249,10 +255,12 @@ pub const Stream = struct {
                 } });
             },
             .tool_starts => {
+                // Progress reported comes before anything else of the round.
+                if (s.round.takeProgress()) |p| return s.hold(.{ .tool_progress = p });
                 if (s.cursor < s.round.calls.items.len) {
                     const c = &s.round.calls.items[s.cursor];
                     s.cursor += 1;
-                    return s.hold(.{ .tool_call_start = .{ .id = c.id, .name = c.name, .input = c.input, .awaiting_result = c.handling == .host } });
+                    return s.hold(.{ .tool_call_start = .{ .id = c.id, .name = c.name, .input = c.input, .awaiting_result = c.handling == .host, .sequential = c.sequential } });
                 }
                 if (s.round.pending()) return error.ResultPending;
                 s.round.runNative(s.agent) catch |err| return s.fail(err);
@@ -398,16 +406,65 @@ pub const Stream = struct {
     pub fn submitToolResultParts(s: *Stream, call_id: []const u8, text: []const u8, parts: []const content.Part, is_error: bool) SubmitError!void {
         if (!std.unicode.utf8ValidateSlice(call_id)) return error.InvalidArgument;
         if (s.phase != .tool_starts or s.state == .failed) return error.NoSuchCall;
-        for (s.round.calls.items) |*c| {
-            if (c.handling == .host and c.result == null and std.mem.eql(u8, c.id, call_id)) {
-                const result = try content.toolResult(s.agent.gpa, text, parts);
-                return c.setContent(s.agent.gpa, result, is_error);
-            }
-        }
-        return error.NoSuchCall;
+        const i = s.round.awaiting(call_id) orelse return error.NoSuchCall;
+        const result = try content.toolResult(s.agent.gpa, text, parts);
+        s.round.calls.items[i].setContent(s.agent.gpa, result, is_error);
     }
 
     pub const SubmitError = error{ NoSuchCall, InvalidArgument, OutOfMemory };
+
+    /// Reports progress of a host tool call that awaits its result: `next()` returns a
+    /// ToolProgress event before anything else of the round. `fraction`: 0 to 1, negative for
+    /// none (above 1 or NaN: InvalidArgument). Results may be submitted in any order; they
+    /// go to the model, and come as ToolResult events, in call order.
+    pub fn toolProgress(s: *Stream, call_id: []const u8, text: []const u8, fraction: f64) tool_round.Round.ProgressError!void {
+        if (!std.unicode.utf8ValidateSlice(call_id)) return error.InvalidArgument;
+        if (s.phase != .tool_starts or s.state == .failed) return error.NoSuchCall;
+        return s.round.queueProgress(call_id, text, fraction);
+    }
+
+    /// The end of a turn, as `finalMessage` gives it.
+    pub const Final = struct {
+        complete: ev.MessageComplete,
+        /// The text blocks of the turn's last assistant message, joined ("" without one).
+        text: []const u8,
+    };
+
+    /// Reads the rest of the turn (the events are let go) and gives its end: its
+    /// MessageComplete and its last assistant message's text (valid until the stream is
+    /// destroyed). Fails as `next()` does: the turn's error, or ResultPending while a host
+    /// call awaits its result (`pendingCall` names it); called again after the turn is over,
+    /// it gives the same.
+    pub fn finalMessage(s: *Stream) NextError!Final {
+        while (try s.nextRef()) |_| {}
+        const complete: ev.MessageComplete = .{
+            .stop_reason = s.last_end.stop_reason,
+            .provider_stop_reason = s.last_end.provider_stop_reason,
+            .usage = s.turn_usage,
+        };
+        s.final_text.clearRetainingCapacity();
+        const conv = &s.agent.conversation;
+        if (s.message_ended) {
+            var i = conv.messages.items.len;
+            while (i > 0) : (i -= 1) {
+                const m = conv.messages.items[i - 1];
+                if (m.role != .assistant) continue;
+                for (m.blocks) |b| if (b.kind == .text) {
+                    s.final_text.appendSlice(s.agent.gpa, b.text) catch return s.fail(error.OutOfMemory);
+                };
+                break;
+            }
+        }
+        return .{ .complete = complete, .text = s.final_text.items };
+    }
+
+    /// The first host call of the round still awaiting its result, as its ToolCallStart.
+    pub fn pendingCall(s: *const Stream) ?ev.ToolCallStart {
+        if (s.phase != .tool_starts or s.state == .failed) return null;
+        for (s.round.calls.items) |c| if (c.handling == .host and c.result == null)
+            return .{ .id = c.id, .name = c.name, .input = c.input, .awaiting_result = true, .sequential = c.sequential };
+        return null;
+    }
 
     /// Prepares the stream for the next provider call of the same turn.
     fn startNextMessage(s: *Stream) void {
@@ -554,6 +611,7 @@ pub const Stream = struct {
         s.parkConnection();
         ev.addUsage(&s.turn_usage, end.usage);
         s.last_end = end;
+        s.message_ended = true;
 
         try s.round.collect(agent, &s.assembly);
         const inputs = try agent.gpa.alloc([]const u8, s.round.calls.items.len);

@@ -11,6 +11,7 @@ const read_tool = @import("read_tool.zig");
 const conversation = @import("conversation.zig");
 const content = @import("content.zig");
 const ev = @import("event.zig");
+const utf8 = @import("utf8.zig");
 
 pub const Handling = enum {
     /// The embedding program runs it and submits the result.
@@ -28,6 +29,8 @@ pub const Call = struct {
     input: []u8,
     handling: Handling,
     native: ?tools.Native = null,
+    /// The call must run alone (its tool is sequential, or the agent's tool_execution).
+    sequential: bool = false,
     /// The result's text: all of it, or with `parts`, its text parts joined (content.zig).
     result: ?[]u8 = null,
     is_error: bool = false,
@@ -65,18 +68,68 @@ pub const Call = struct {
     }
 };
 
+/// A progress report of a host call, queued until the stream hands it out.
+const Progress = struct {
+    /// The call's index in the round.
+    call: usize,
+    text: []u8,
+    fraction: ?f64,
+};
+
 pub const Round = struct {
     gpa: Allocator,
     calls: std.ArrayList(Call) = .empty,
+    /// Progress reported and not yet handed out; `progress[0..handed]` were handed out and
+    /// stay valid until the next `takeProgress`.
+    progress: std.ArrayList(Progress) = .empty,
+    handed: usize = 0,
 
     pub fn deinit(r: *Round) void {
         r.clear();
         r.calls.deinit(r.gpa);
+        r.progress.deinit(r.gpa);
     }
 
     pub fn clear(r: *Round) void {
         for (r.calls.items) |*c| c.deinit(r.gpa);
         r.calls.clearRetainingCapacity();
+        r.dropProgress(r.progress.items.len);
+    }
+
+    fn dropProgress(r: *Round, count: usize) void {
+        for (r.progress.items[0..count]) |p| r.gpa.free(p.text);
+        r.progress.replaceRangeAssumeCapacity(0, count, &.{});
+        r.handed = 0;
+    }
+
+    pub const ProgressError = error{ NoSuchCall, InvalidArgument, OutOfMemory };
+
+    /// Queues progress of the host call `id`, which must still await its result. `fraction`:
+    /// 0 to 1, negative for none; above 1 or NaN is refused. Invalid UTF-8 in `text` becomes
+    /// U+FFFD.
+    pub fn queueProgress(r: *Round, id: []const u8, text: []const u8, fraction: f64) ProgressError!void {
+        if (std.math.isNan(fraction) or fraction > 1) return error.InvalidArgument;
+        const call = r.awaiting(id) orelse return error.NoSuchCall;
+        var copy: std.ArrayList(u8) = .empty;
+        errdefer copy.deinit(r.gpa);
+        try utf8.appendLossy(&copy, r.gpa, text);
+        try r.progress.ensureUnusedCapacity(r.gpa, 1);
+        r.progress.appendAssumeCapacity(.{
+            .call = call,
+            .text = try copy.toOwnedSlice(r.gpa),
+            .fraction = if (fraction < 0) null else fraction,
+        });
+    }
+
+    /// The next progress report queued, valid until the next call; the ones handed out
+    /// before are freed now.
+    pub fn takeProgress(r: *Round) ?ev.ToolProgress {
+        if (r.handed > 0) r.dropProgress(r.handed);
+        if (r.progress.items.len == 0) return null;
+        const p = r.progress.items[0];
+        r.handed = 1;
+        const c = r.calls.items[p.call];
+        return .{ .id = c.id, .name = c.name, .text = p.text, .fraction = p.fraction };
     }
 
     /// Collects the tool calls of the assembled message, normalizing each input and deciding
@@ -104,6 +157,7 @@ pub const Round = struct {
     }
 
     fn decide(r: *Round, agent: *const Agent, c: *Call, raw_input: []const u8) Allocator.Error!void {
+        c.sequential = agent.config.tool_execution == .sequential;
         var scratch: std.heap.ArenaAllocator = .init(r.gpa);
         defer scratch.deinit();
         // An input nested too deeply is neither re-written nor checked (see json_depth.zig):
@@ -122,6 +176,7 @@ pub const Round = struct {
             defer r.gpa.free(msg);
             return c.setResult(r.gpa, msg, true);
         };
+        c.sequential = c.sequential or tool.sequential;
         if (too_deep) return r.invalid(c, "the input is " ++ json_depth.nested_too_deep);
         const value = parsed orelse return r.invalid(c, "the input is not valid JSON");
         var problem: schema.Problem = .{};
@@ -144,6 +199,14 @@ pub const Round = struct {
         for (r.calls.items) |*c| {
             const tool = agent.findTool(c.name) orelse continue;
             if (!tool.allowedWith(agent.config.capabilities)) return c;
+        }
+        return null;
+    }
+
+    /// The index of the host call `id` that still awaits its result, if any.
+    pub fn awaiting(r: *const Round, id: []const u8) ?usize {
+        for (r.calls.items, 0..) |c, i| {
+            if (c.handling == .host and c.result == null and std.mem.eql(u8, c.id, id)) return i;
         }
         return null;
     }

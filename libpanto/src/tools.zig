@@ -21,6 +21,8 @@ pub const Tool = struct {
     schema: std.json.Value,
     capabilities: []const []const u8,
     native: ?Native = null,
+    /// Its calls run alone: after the calls before them finish, before the calls after start.
+    sequential: bool = false,
 
     /// Whether an agent granted `granted` may use this tool.
     pub fn allowedWith(t: Tool, granted: []const []const u8) bool {
@@ -83,6 +85,7 @@ pub const Set = struct {
             .schema = std.json.parseFromSliceLeaky(std.json.Value, arena, t.schema_json, .{}) catch return error.OutOfMemory,
             .capabilities = try dupeStrings(arena, t.capabilities),
             .native = t.native,
+            .sequential = t.sequential,
         });
     }
 
@@ -135,14 +138,14 @@ pub fn dupeStrings(arena: Allocator, strings: []const []const u8) Allocator.Erro
     return out;
 }
 
-/// Parses a tool spec `{"name", "description", "input_schema", "capabilities"}`; its strings
+/// Parses a tool spec `{"name", "description", "input_schema", "capabilities", "sequential"}`; its strings
 /// and schema are copied into `arena`.
 pub fn parseSpec(arena: Allocator, value: std.json.Value, diag: *Diagnostic) error{ InvalidConfig, OutOfMemory }!Tool {
     if (value != .object) return diag.fail("a tool spec must be a JSON object", .{});
     const obj = value.object;
     var it = obj.iterator();
     while (it.next()) |entry| {
-        const known = [_][]const u8{ "name", "description", "input_schema", "capabilities" };
+        const known = [_][]const u8{ "name", "description", "input_schema", "capabilities", "sequential" };
         for (known) |k| {
             if (std.mem.eql(u8, k, entry.key_ptr.*)) break;
         } else return diag.fail("unknown tool spec key \"{s}\"", .{entry.key_ptr.*});
@@ -169,6 +172,10 @@ pub fn parseSpec(arena: Allocator, value: std.json.Value, diag: *Diagnostic) err
             try caps.append(arena, try arena.dupe(u8, cap.string));
         }
     }
+    const sequential = if (obj.get("sequential")) |v| switch (v) {
+        .bool => |b| b,
+        else => return diag.fail("tool \"{s}\": sequential must be true or false", .{name}),
+    } else false;
     const schema_json = try std.json.Stringify.valueAlloc(arena, schema, .{});
     return .{
         .name = try arena.dupe(u8, name),
@@ -177,6 +184,7 @@ pub fn parseSpec(arena: Allocator, value: std.json.Value, diag: *Diagnostic) err
         // Re-parsed so that the schema lives in `arena`, whatever owned `value`.
         .schema = std.json.parseFromSliceLeaky(std.json.Value, arena, schema_json, .{}) catch return error.OutOfMemory,
         .capabilities = caps.items,
+        .sequential = sequential,
     };
 }
 
@@ -242,6 +250,11 @@ pub fn writeFields(s: *std.json.Stringify, t: Tool, format: Format) std.Io.Write
             try s.write(t.capabilities);
             try s.objectField("native");
             try s.write(t.native != null);
+            // Written only when set, so specs without it read as they were registered.
+            if (t.sequential) {
+                try s.objectField("sequential");
+                try s.write(true);
+            }
         },
     }
 }
@@ -280,6 +293,7 @@ test "bad specs are refused with a reason" {
         .{ "{\"name\":\"t\",\"input_schema\":{\"type\":\"string\"}}", "describe an object" },
         .{ "{\"name\":\"t\",\"capabilities\":[1]}", "array of strings" },
         .{ "{\"name\":\"t\",\"handler\":1}", "unknown tool spec key \"handler\"" },
+        .{ "{\"name\":\"t\",\"sequential\":1}", "sequential must be true or false" },
         .{ "{\"name\":\"t\",\"input_schema\":{\"type\":\"object\",\"x\":" ++ "[" ** 300 ++ "]" ** 300 ++ "}}", "input_schema is nested more than 128 levels deep" },
     };
     for (cases) |case| {
@@ -317,4 +331,14 @@ test "a set keeps names unique and exports with a capability filter given as JSO
     try std.testing.expectEqualStrings("the capabilities must be a JSON array of strings", diag.message());
     set.remove("fetch");
     try std.testing.expectEqual(@as(usize, 1), set.items().len);
+
+    // "sequential" stays in the registered spec (and only where it was set).
+    try set.addJson("{\"name\":\"alone\",\"sequential\":true}", &diag);
+    try std.testing.expect(set.find("alone").?.sequential);
+    try std.testing.expect(!set.find("open").?.sequential);
+    out.clearRetainingCapacity();
+    try set.writeExport(&out.writer, .panto, null);
+    try std.testing.expectEqualStrings(
+        \\[{"name":"open","description":"","input_schema":{"type":"object","properties":{}},"capabilities":[],"native":false},{"name":"alone","description":"","input_schema":{"type":"object","properties":{}},"capabilities":[],"native":false,"sequential":true}]
+    , out.written());
 }

@@ -25,6 +25,7 @@
 #define _POSIX_C_SOURCE 200809L
 
 #include <arpa/inet.h>
+#include <math.h>
 #include <netinet/in.h>
 #include <pthread.h>
 #include <signal.h>
@@ -471,7 +472,8 @@ static void test_names(void) {
     CHECK_NAME(panto_status_name(PANTO_ERR_SESSION), "session");
     CHECK_NAME(panto_status_name(PANTO_ERR_SESSION_LOCKED), "session_locked");
     CHECK_NAME(panto_status_name(PANTO_ERR_NO_SUCH_SESSION), "no_such_session");
-    CHECK_NAME(panto_status_name(-27), "unknown");
+    CHECK_NAME(panto_status_name(PANTO_ERR_OUTPUT), "output");
+    CHECK_NAME(panto_status_name(-28), "unknown");
     CHECK_NAME(panto_status_name(-8), "unknown");
     CHECK_NAME(panto_status_name(-9), "unknown");
     CHECK_NAME(panto_status_name(3), "unknown");
@@ -490,7 +492,8 @@ static void test_names(void) {
     CHECK_NAME(panto_event_kind_name(0), "unknown");
     CHECK_NAME(panto_event_kind_name(PANTO_EVENT_COMPACTION_START), "compaction_start");
     CHECK_NAME(panto_event_kind_name(PANTO_EVENT_COMPACTION_END), "compaction_end");
-    CHECK_NAME(panto_event_kind_name(13), "unknown");
+    CHECK_NAME(panto_event_kind_name(PANTO_EVENT_TOOL_PROGRESS), "tool_progress");
+    CHECK_NAME(panto_event_kind_name(14), "unknown");
     CHECK_NAME(panto_event_kind_name(99), "unknown");
 
     CHECK_NAME(panto_block_kind_name(PANTO_BLOCK_NONE), "none");
@@ -2918,6 +2921,61 @@ static void test_parts_plain_result(void) {
     CHECK(count_in(request_body(3), "\"content\":\"line 1\"") == 1);
 }
 
+/* ---- Issue 17: final_message, tool progress ------------------------------------------- */
+
+/* panto_stream_final_message drives a tool turn: RESULT_PENDING names the call in
+ * out_complete; progress is refused for unknown calls and bad fractions, queued and read back
+ * as TOOL_PROGRESS; then the turn's end and its last message's text. */
+static void test_final_message_and_progress(void) {
+    static const struct canned answers[] = {
+        {200, "text/event-stream", SSE_TOOL, NULL, 0},
+        {200, "text/event-stream", SSE_OK, NULL, 0},
+    };
+    char url[64];
+    PantoAgent *agent;
+    PantoStream *stream = NULL;
+    PantoEvent ev = PANTO_EVENT_INIT;
+    PantoString text = {NULL, 0};
+    PantoError err = PANTO_ERROR_INIT;
+
+    current_test = "final_message_and_progress";
+    agent = serve_and_connect(answers, 2, url, sizeof url);
+    if (!agent) return;
+    CHECK_RC(add_tool(agent, WEATHER_TOOL), PANTO_OK);
+    CHECK_RC(run_text(agent, "Weather in Paris?", &stream), PANTO_OK);
+    CHECK_RC(panto_stream_final_message(stream, &ev, &text), PANTO_ERR_RESULT_PENDING);
+    CHECK(ev.kind == PANTO_EVENT_TOOL_CALL_START && pstr_eq(ev.id, "toolu_t1") && ev.awaiting_result == 1);
+    CHECK(ev.sequential == 0);
+    CHECK(text.len == 0);
+    CHECK_RC(panto_stream_tool_progress(stream, panto_cstr("toolu_none"), panto_cstr("x"), 0.5), PANTO_ERR_NO_SUCH_CALL);
+    CHECK_RC(panto_stream_tool_progress(stream, panto_cstr("toolu_t1"), panto_cstr("x"), 1.5), PANTO_ERR_INVALID_ARGUMENT);
+    CHECK_RC(panto_stream_tool_progress(stream, panto_cstr("toolu_t1"), panto_cstr("x"), (double)NAN), PANTO_ERR_INVALID_ARGUMENT);
+    CHECK_RC(panto_stream_error(stream, &err), PANTO_ERR_INVALID_ARGUMENT);
+    CHECK_RC(panto_stream_tool_progress(NULL, panto_cstr("toolu_t1"), panto_cstr(""), 0), PANTO_ERR_INVALID_ARGUMENT);
+    CHECK_RC(panto_stream_tool_progress(stream, panto_cstr("toolu_t1"), panto_cstr("looking"), -1), PANTO_OK);
+    CHECK_RC(panto_next_event(stream, &ev), PANTO_EVENT);
+    CHECK(ev.kind == PANTO_EVENT_TOOL_PROGRESS && pstr_eq(ev.id, "toolu_t1") && pstr_eq(ev.name, "get_weather"));
+    CHECK(pstr_eq(ev.text, "looking") && ev.fraction == -1);
+    CHECK_RC(panto_stream_tool_progress(stream, panto_cstr("toolu_t1"), panto_cstr(""), 0.25), PANTO_OK);
+    CHECK_RC(submit_result(stream, "toolu_t1", "Sunny", 0), PANTO_OK);
+    CHECK_RC(panto_next_event(stream, &ev), PANTO_EVENT); /* queued before the result: still comes */
+    CHECK(ev.kind == PANTO_EVENT_TOOL_PROGRESS && ev.text.len == 0 && ev.fraction == 0.25);
+    CHECK_RC(panto_stream_final_message(stream, &ev, &text), PANTO_OK);
+    CHECK(ev.kind == PANTO_EVENT_MESSAGE_COMPLETE && ev.stop_reason == PANTO_STOP_END_TURN);
+    CHECK(ev.usage.input_tokens == 20 + 11);
+    CHECK(pstr_eq(text, "Hi there"));
+    /* Again: the same end; next says done. */
+    CHECK_RC(panto_stream_final_message(stream, NULL, &text), PANTO_OK);
+    CHECK(pstr_eq(text, "Hi there"));
+    CHECK_RC(panto_next_event(stream, &ev), PANTO_DONE);
+    CHECK_RC(panto_stream_tool_progress(stream, panto_cstr("toolu_t1"), panto_cstr(""), 0), PANTO_ERR_NO_SUCH_CALL);
+    /* No JSON response_format: final_json refuses. */
+    CHECK_RC(panto_stream_final_json(stream, &text), PANTO_ERR_STATE);
+    panto_stream_free(stream);
+    panto_agent_free(agent);
+    stop_server();
+}
+
 int main(void) {
     signal(SIGPIPE, SIG_IGN);
     test_versions();
@@ -2956,6 +3014,7 @@ int main(void) {
     test_parts_run_arguments();
     test_parts_turn();
     test_parts_plain_result();
+    test_final_message_and_progress();
     printf("%d passed, %d failed\n", n_passed, n_failed);
     return n_failed ? 1 : 0;
 }

@@ -78,6 +78,16 @@ static void end_line(void) {
 
 static void put_bool(int32_t v) { fputs(v ? "true" : "false", stdout); }
 
+/* The case's print_error_detail and print_request_ids (README, "A case"). */
+static int print_error_detail;
+static int print_request_ids;
+
+/* A fraction or retry_after: the number, or null when negative (none). */
+static void put_number_or_null(double v) {
+    if (v < 0) fputs("null", stdout);
+    else printf("%.17g", v);
+}
+
 static void put_usage(const PantoUsage *u) {
     printf(", \"usage\": {\"input_tokens\": %" PRIu64 ", \"output_tokens\": %" PRIu64
            ", \"cache_read_tokens\": %" PRIu64 ", \"cache_write_tokens\": %" PRIu64
@@ -135,6 +145,20 @@ static void print_event(const PantoEvent *ev) {
         put_pstr(ev->id);
         fputs(", \"model\": ", stdout);
         put_pstr(ev->model);
+        if (print_request_ids) {
+            fputs(", \"request_id\": ", stdout);
+            put_pstr(ev->request_id);
+        }
+        break;
+    case PANTO_EVENT_TOOL_PROGRESS:
+        fputs(", \"id\": ", stdout);
+        put_pstr(ev->id);
+        fputs(", \"name\": ", stdout);
+        put_pstr(ev->name);
+        fputs(", \"text\": ", stdout);
+        put_pstr(ev->text);
+        fputs(", \"fraction\": ", stdout);
+        put_number_or_null(ev->fraction);
         break;
     case PANTO_EVENT_BLOCK_START:
         printf(", \"index\": %" PRIu32 ", \"kind\": ", ev->index);
@@ -213,6 +237,13 @@ static void print_error(int code, const PantoError *err) {
     put_pstr(err->type);
     fputs(", \"message\": ", stdout);
     put_pstr(err->message);
+    if (print_error_detail) {
+        fputs(", \"retry_after\": ", stdout);
+        put_number_or_null(err->retry_after);
+        fputs(", \"headers\": ", stdout);
+        if (err->headers.len) put_json_value(err->headers);
+        else fputs("{}", stdout);
+    }
     end_line();
 }
 
@@ -395,6 +426,13 @@ static char *config_with_base_url(const char *cfg, const char *cfg_end, const ch
 
 enum behavior { RETURN, RAISE, RETURN_INPUT, RETURN_PARTS };
 
+/* One progress report of a behavior's "progress". */
+typedef struct Report {
+    char *text;
+    size_t text_len;
+    double fraction; /* -1: none */
+} Report;
+
 typedef struct Tool {
     char *name;
     enum behavior behavior;
@@ -402,6 +440,12 @@ typedef struct Tool {
     size_t text_len;
     Parts parts; /* RETURN_PARTS */
     char *spec; /* the tool spec for panto_agent_add_tool: the case's tool without "behavior" */
+    long sleep_ms;      /* "sleep_ms", 0: none */
+    char *group;        /* "rendezvous": its group, or NULL */
+    long group_count;   /* ... and how many handlers of it must start */
+    int exclusive;      /* "exclusive" */
+    Report *reports;    /* "progress" */
+    size_t n_reports;
 } Tool;
 
 static Tool *tools;
@@ -413,7 +457,10 @@ static void free_tools(void) {
         free(tools[i].name);
         free(tools[i].text);
         free(tools[i].spec);
+        free(tools[i].group);
         free_parts(&tools[i].parts);
+        while (tools[i].n_reports) free(tools[i].reports[--tools[i].n_reports].text);
+        free(tools[i].reports);
     }
     free(tools);
     tools = NULL;
@@ -433,6 +480,45 @@ static char *c_string(const char *p) {
     return s;
 }
 
+static int read_long(const char *p, long *out) {
+    char *end;
+    if (!p || *p < '0' || *p > '9') return 0;
+    *out = strtol(p, &end, 10);
+    return end == cj_skip(p);
+}
+
+/* The behavior's steps before its result (README, "Tools in a case"): sleep_ms, rendezvous,
+ * progress, exclusive. Returns NULL, or what is wrong. */
+static const char *read_first_steps(const char *b, Tool *t) {
+    const char *m, *it, *item;
+    if ((m = cj_member(b, "sleep_ms")) && !read_long(m, &t->sleep_ms)) return "behavior.sleep_ms is not a count";
+    if ((m = cj_member(b, "rendezvous"))) {
+        const char *g = NULL, *c = NULL;
+        it = m;
+        if (*m != '[' || !(it = cj_next_element(it, &g)) || !(it = cj_next_element(it, &c)) ||
+            !(t->group = c_string(g)) || !read_long(c, &t->group_count))
+            return "behavior.rendezvous is not [GROUP, COUNT]";
+    }
+    if ((m = cj_member(b, "exclusive"))) t->exclusive = strncmp(m, "true", 4) == 0;
+    if ((m = cj_member(b, "progress"))) {
+        if (*m != '[') return "behavior.progress is not an array";
+        it = m;
+        while ((it = cj_next_element(it, &item))) {
+            const char *text = NULL, *fraction = NULL, *pair = item;
+            Report *grown, *r;
+            if (*item != '[' || !(pair = cj_next_element(pair, &text)) || !cj_next_element(pair, &fraction) || *text != '"')
+                return "a behavior.progress item is not [TEXT, FRACTION]";
+            if (!(grown = (Report *)realloc(t->reports, (t->n_reports + 1) * sizeof *grown))) return "out of memory";
+            t->reports = grown;
+            r = &t->reports[t->n_reports++];
+            r->text = NULL;
+            if (!cj_string(text, &r->text, &r->text_len)) return "a progress text is not a string";
+            r->fraction = strncmp(fraction, "null", 4) == 0 ? -1 : strtod(fraction, NULL);
+        }
+    }
+    return NULL;
+}
+
 /* Reads the case's "tools" array (at p) into `tools`. Returns NULL on success, or what is
  * wrong. */
 static const char *read_tools(const char *p) {
@@ -445,6 +531,7 @@ static const char *read_tools(const char *p) {
         int first = 1;
         CjBuf spec = CJ_BUF_INIT;
         Tool *grown, *t;
+        const char *wrong_first;
         if (*value != '{') return "a tool is not an object";
         if (!(grown = (Tool *)realloc(tools, (n_tools + 1) * sizeof *tools))) return "out of memory";
         tools = grown;
@@ -465,8 +552,9 @@ static const char *read_tools(const char *p) {
             t->behavior = RETURN_PARTS;
             if (wrong) return wrong;
         } else {
-            return "behavior is not {\"return\": TEXT}, {\"raise\": TEXT}, {\"return_input\": true} or {\"return_parts\": [...]}";
+            t->behavior = RETURN; /* "" */
         }
+        if ((wrong_first = read_first_steps(b, t))) return wrong_first;
         /* The spec: every member but "behavior", values copied as written. */
         cj_put(&spec, "{", 1);
         while ((m = cj_next_member(m, &key, &key_len, &member))) {
@@ -493,54 +581,267 @@ static const Tool *find_tool(const char *name) {
     return NULL;
 }
 
-/* Runs the tool a TOOL_CALL_START awaiting a result names, and submits its result. The
- * event's strings are copied first: they are borrowed only until the next call on the
- * stream, and submitting is one. */
-static void run_host_tool(PantoStream *stream, const PantoEvent *ev) {
-    char *id = dup_pstr(ev->id), *name = dup_pstr(ev->name), *input = dup_pstr(ev->text);
-    const Tool *tool = name ? find_tool(name) : NULL;
-    CjBuf out = CJ_BUF_INIT;
-    PantoToolResult result = PANTO_TOOL_RESULT_INIT;
-    int rc;
+/* ---- Host tools, run concurrently (README, "Tools in a case") --------------------------
+ *
+ * The TOOL_CALL_STARTs of a round are collected; when next reports the result pending, the
+ * round runs: each call on its own pthread, a sequential one alone (after every earlier call,
+ * before any later one). Handlers report progress and their end through a queue; only the
+ * main thread calls the library: it forwards progress and submits results as they come. */
 
-    if (!id || !name || !input) {
-        result.content = panto_cstr("c_driver: out of memory");
-        result.is_error = 1;
-    } else if (!tool) {
-        result.content = panto_cstr("c_driver: the case declares no tool of that name");
-        result.is_error = 1;
-    } else if (tool->behavior == RETURN || tool->behavior == RAISE) {
-        result.content.ptr = tool->text;
-        result.content.len = tool->text_len;
-        result.is_error = tool->behavior == RAISE;
-    } else if (tool->behavior == RETURN_PARTS) {
-        result.parts = tool->parts.items;
-        result.part_count = tool->parts.n;
-    } else {
-        const char *end = strlen(input) == ev->text.len ? cj_put_canonical(&out, input) : NULL;
-        if (end && *cj_ws(end) == 0 && !out.failed) {
-            result.content.ptr = out.ptr;
-            result.content.len = out.len;
-        } else {
-            result.content = panto_cstr("c_driver: the tool input is not one JSON value");
-            result.is_error = 1;
+typedef struct Call {
+    char *id, *name, *input;
+    size_t id_len, input_len;
+    int sequential;
+    enum { WAITING, RUNNING, FINISHED } state;
+    pthread_t thread;
+    const Tool *tool;
+    /* The handler's result. */
+    CjBuf out;
+    const char *content;
+    size_t content_len;
+    int is_error;
+} Call;
+
+static Call *calls;
+static size_t n_calls;
+
+/* A report from a handler thread: progress (report != NULL) or its end. */
+typedef struct Note {
+    struct Note *next;
+    size_t call;
+    const Report *report;
+} Note;
+
+static pthread_mutex_t lock = PTHREAD_MUTEX_INITIALIZER;
+static pthread_cond_t changed = PTHREAD_COND_INITIALIZER;
+static Note *notes, **notes_tail = &notes;
+static long running, started; /* handlers running, handlers started (under lock) */
+
+/* The rendezvous groups: how many handlers of each started (under lock). */
+typedef struct Group {
+    const char *name;
+    long count;
+} Group;
+static Group groups[16];
+static size_t n_groups;
+
+static void post(size_t call, const Report *report) {
+    Note *n = (Note *)malloc(sizeof *n);
+    pthread_mutex_lock(&lock);
+    if (n) {
+        n->next = NULL;
+        n->call = call;
+        n->report = report;
+        *notes_tail = n;
+        notes_tail = &n->next;
+    }
+    pthread_cond_broadcast(&changed);
+    pthread_mutex_unlock(&lock);
+}
+
+static void sleep_ms(long ms) {
+    struct timespec ts;
+    ts.tv_sec = ms / 1000;
+    ts.tv_nsec = (ms % 1000) * 1000000L;
+    while (nanosleep(&ts, &ts) != 0 && errno == EINTR) {}
+}
+
+/* Waits (under lock) until the group has `count` handlers started, at most 10 s. */
+static int rendezvous(const char *name, long count) {
+    size_t i;
+    int rc = 0;
+    struct timespec until;
+    Group *g = NULL;
+    for (i = 0; i < n_groups; i++)
+        if (strcmp(groups[i].name, name) == 0) g = &groups[i];
+    if (!g && n_groups < sizeof groups / sizeof groups[0]) {
+        g = &groups[n_groups++];
+        g->name = name;
+        g->count = 0;
+    }
+    if (!g) return 0;
+    g->count++;
+    pthread_cond_broadcast(&changed);
+    clock_gettime(CLOCK_REALTIME, &until);
+    until.tv_sec += 10;
+    while (g->count < count && rc != ETIMEDOUT) rc = pthread_cond_timedwait(&changed, &lock, &until);
+    return g->count >= count;
+}
+
+static void fail_with(Call *c, const char *text) {
+    c->content = text;
+    c->content_len = strlen(text);
+    c->is_error = 1;
+}
+
+static void *handler_main(void *arg) {
+    size_t index = (size_t)((Call *)arg - calls);
+    Call *c = &calls[index];
+    const Tool *tool = c->tool;
+    long started_before;
+    size_t i;
+
+    pthread_mutex_lock(&lock);
+    running++;
+    started_before = ++started;
+    pthread_mutex_unlock(&lock);
+    if (tool->sleep_ms) sleep_ms(tool->sleep_ms);
+    if (tool->group) {
+        int met;
+        pthread_mutex_lock(&lock);
+        met = rendezvous(tool->group, tool->group_count);
+        pthread_mutex_unlock(&lock);
+        if (!met) {
+            fail_with(c, "ran alone");
+            goto end;
         }
     }
-    if (id) {
-        result.call_id.ptr = id;
-        result.call_id.len = ev->id.len;
+    for (i = 0; i < tool->n_reports; i++) post(index, &tool->reports[i]);
+    if (tool->exclusive) {
+        int alone;
+        pthread_mutex_lock(&lock);
+        alone = running == 1;
+        pthread_mutex_unlock(&lock);
+        sleep_ms(100);
+        pthread_mutex_lock(&lock);
+        alone = alone && running == 1 && started == started_before;
+        pthread_mutex_unlock(&lock);
+        if (!alone) {
+            fail_with(c, "overlapped");
+            goto end;
+        }
+    }
+    if (tool->behavior == RETURN || tool->behavior == RAISE) {
+        c->content = tool->text ? tool->text : "";
+        c->content_len = tool->text_len;
+        c->is_error = tool->behavior == RAISE;
+    } else if (tool->behavior == RETURN_INPUT) {
+        const char *end = strlen(c->input) == c->input_len ? cj_put_canonical(&c->out, c->input) : NULL;
+        if (end && *cj_ws(end) == 0 && !c->out.failed) {
+            c->content = c->out.ptr;
+            c->content_len = c->out.len;
+        } else fail_with(c, "c_driver: the tool input is not one JSON value");
+    }
+end:
+    pthread_mutex_lock(&lock);
+    running--;
+    pthread_mutex_unlock(&lock);
+    post(index, NULL);
+    return NULL;
+}
+
+/* A line the expected transcript never holds: a call on the library failed. */
+static void print_failed(const char *what, int rc) {
+    fputs("{\"event\": ", stdout);
+    put_cstr(what);
+    fputs(", \"code\": ", stdout);
+    put_cstr(panto_status_name(rc));
+    end_line();
+}
+
+/* Keeps a TOOL_CALL_START awaiting a result for the round. The event's strings are copied:
+ * they are borrowed only until the next call on the stream. */
+static void collect_call(const PantoEvent *ev) {
+    Call *grown = (Call *)realloc(calls, (n_calls + 1) * sizeof *calls);
+    Call *c;
+    if (!grown) return;
+    calls = grown;
+    c = &calls[n_calls++];
+    memset(c, 0, sizeof *c);
+    c->id = dup_pstr(ev->id);
+    c->id_len = ev->id.len;
+    c->name = dup_pstr(ev->name);
+    c->input = dup_pstr(ev->text);
+    c->input_len = ev->text.len;
+    c->sequential = ev->sequential;
+    c->tool = c->name ? find_tool(c->name) : NULL;
+}
+
+static void free_calls(void) {
+    size_t i;
+    for (i = 0; i < n_calls; i++) {
+        free(calls[i].id);
+        free(calls[i].name);
+        free(calls[i].input);
+        free(calls[i].out.ptr);
+    }
+    free(calls);
+    calls = NULL;
+    n_calls = 0;
+}
+
+/* Whether call i may start now: no earlier sequential call unfinished, and for a sequential
+ * one, every earlier call finished. */
+static int may_start(size_t i) {
+    size_t j;
+    for (j = 0; j < i; j++) {
+        if (calls[j].state == FINISHED) continue;
+        if (calls[j].sequential || calls[i].sequential) return 0;
+    }
+    return 1;
+}
+
+static void submit(PantoStream *stream, Call *c) {
+    PantoToolResult result = PANTO_TOOL_RESULT_INIT;
+    int rc;
+    result.call_id.ptr = c->id;
+    result.call_id.len = c->id_len;
+    if (c->tool && c->tool->behavior == RETURN_PARTS && !c->is_error) {
+        result.parts = c->tool->parts.items;
+        result.part_count = c->tool->parts.n;
+    } else {
+        result.content.ptr = c->content ? c->content : "";
+        result.content.len = c->content ? c->content_len : 0;
+        result.is_error = c->is_error;
     }
     rc = panto_stream_submit_tool_result(stream, &result);
-    if (rc != PANTO_OK) {
-        /* Not a transcript event: a line the expected transcript never holds. */
-        fputs("{\"event\": \"submit_failed\", \"code\": ", stdout);
-        put_cstr(panto_status_name(rc));
-        end_line();
+    if (rc != PANTO_OK) print_failed("submit_failed", rc);
+}
+
+/* Runs the round's calls and submits every result (the events follow with next). */
+static void run_round(PantoStream *stream) {
+    size_t i, finished = 0;
+    for (i = 0; i < n_calls; i++) {
+        if (!calls[i].id || !calls[i].input) fail_with(&calls[i], "c_driver: out of memory");
+        else if (!calls[i].tool) fail_with(&calls[i], "c_driver: the case declares no tool of that name");
+        else continue;
+        calls[i].state = FINISHED;
+        submit(stream, &calls[i]);
+        finished++;
     }
-    free(out.ptr);
-    free(id);
-    free(name);
-    free(input);
+    while (finished < n_calls) {
+        Note *n;
+        for (i = 0; i < n_calls; i++) {
+            if (calls[i].state != WAITING || !may_start(i)) continue;
+            calls[i].state = RUNNING;
+            if (pthread_create(&calls[i].thread, NULL, handler_main, &calls[i]) != 0) {
+                calls[i].state = FINISHED;
+                fail_with(&calls[i], "c_driver: cannot start a thread");
+                submit(stream, &calls[i]);
+                finished++;
+            }
+        }
+        pthread_mutex_lock(&lock);
+        while (!notes) pthread_cond_wait(&changed, &lock);
+        n = notes;
+        notes = n->next;
+        if (!notes) notes_tail = &notes;
+        pthread_mutex_unlock(&lock);
+        if (n->report) {
+            PantoString id = {calls[n->call].id, calls[n->call].id_len};
+            PantoString text = {n->report->text, n->report->text_len};
+            int rc = panto_stream_tool_progress(stream, id, text, n->report->fraction);
+            if (rc != PANTO_OK) print_failed("progress_failed", rc);
+        } else {
+            Call *c = &calls[n->call];
+            pthread_join(c->thread, NULL);
+            c->state = FINISHED;
+            submit(stream, c);
+            finished++;
+        }
+        free(n);
+    }
+    free_calls();
 }
 
 /* ---- Cancellation from another thread ------------------------------------------------ */
@@ -707,8 +1008,59 @@ static void print_conversation(PantoAgent *agent) {
     end_line();
 }
 
+/* What a turn object asks besides its input (README, "Turn objects"). */
+typedef struct TurnExtras {
+    char *options;                                 /* the per-turn options as JSON text, or NULL */
+    enum { FINAL_NONE, FINAL_MESSAGE, FINAL_JSON } final;
+} TurnExtras;
+
+/* A "final" turn: reads it with panto_stream_final_message (running the host calls it stops
+ * at), then for "json" panto_stream_final_json, and prints the helper's line. */
+static void run_final(PantoStream *stream, int final) {
+    PantoEvent ev = PANTO_EVENT_INIT;
+    PantoString text = {NULL, 0};
+    PantoError err = PANTO_ERROR_INIT;
+    int rc;
+    while ((rc = panto_stream_final_message(stream, &ev, &text)) == PANTO_ERR_RESULT_PENDING &&
+           ev.kind == PANTO_EVENT_TOOL_CALL_START) {
+        collect_call(&ev);
+        run_round(stream);
+    }
+    if (rc != PANTO_OK) {
+        print_end(stream, &ev, rc);
+        return;
+    }
+    if (final == FINAL_MESSAGE) {
+        fputs("{\"event\": \"final_message\", \"code\": \"ok\", \"text\": ", stdout);
+        put_pstr(text);
+        fputs(", \"stop_reason\": ", stdout);
+        put_cstr(panto_stop_reason_name(ev.stop_reason));
+        put_usage(&ev.usage);
+        end_line();
+        return;
+    }
+    rc = panto_stream_final_json(stream, &text);
+    if (rc != PANTO_OK && rc != PANTO_ERR_OUTPUT && rc != PANTO_ERR_STATE) {
+        print_end(stream, &ev, rc);
+        return;
+    }
+    fputs("{\"event\": \"final_json\", \"code\": ", stdout);
+    put_cstr(panto_status_name(rc));
+    fputs(", \"value\": ", stdout);
+    if (rc == PANTO_OK) put_json_value(text);
+    else fputs("null", stdout);
+    fputs(", \"output\": ", stdout);
+    if (rc != PANTO_OK) {
+        panto_stream_error(stream, &err);
+        put_pstr(err.output);
+        fputs(", \"message\": ", stdout);
+        put_pstr(err.message);
+    } else fputs("\"\"", stdout);
+    end_line();
+}
+
 /* Runs one turn and prints its lines. Returns 0 to go on with the next turn, 1 to stop. */
-static int run_turn(PantoAgent *agent, const char *text, const Parts *parts, const Options *opt, int cancel_this, int end_this) {
+static int run_turn(PantoAgent *agent, const char *text, const Parts *parts, const TurnExtras *extras, const Options *opt, int cancel_this, int end_this) {
     PantoStream *stream = NULL;
     PantoInput input = PANTO_INPUT_INIT;
     static Batch batch;
@@ -722,11 +1074,22 @@ static int run_turn(PantoAgent *agent, const char *text, const Parts *parts, con
     input.text = panto_cstr(text);
     input.parts = parts->items;
     input.part_count = parts->n;
+    if (extras->options) input.options = panto_cstr(extras->options);
     rc = panto_agent_run(agent, &input, &stream);
     if (rc < 0) {
         print_agent_error(rc, agent);
         panto_stream_free(stream);
         return 1;
+    }
+    if (extras->final != FINAL_NONE) {
+        run_final(stream, extras->final);
+        for (i = 1; i <= opt->extra_next; i++) {
+            rc = next_event(stream, &batch, &ev);
+            print_end(stream, ev, rc);
+        }
+        free_calls();
+        panto_stream_free(stream);
+        return 0;
     }
     if ((cancel_this && opt->cancel_after_ms >= 0) || end_kind == END_FREE_BLOCKED) {
         freeing = end_kind == END_FREE_BLOCKED;
@@ -739,13 +1102,17 @@ static int run_turn(PantoAgent *agent, const char *text, const Parts *parts, con
     for (;;) {
         while ((rc = next_event(stream, &batch, &ev)) == PANTO_EVENT) {
             print_event(ev);
-            if (ev->kind == PANTO_EVENT_TOOL_CALL_START && ev->awaiting_result) run_host_tool(stream, ev);
+            if (ev->kind == PANTO_EVENT_TOOL_CALL_START && ev->awaiting_result) collect_call(ev);
             deltas += ev->kind == PANTO_EVENT_CONTENT_DELTA;
             if ((end_kind == END_CLOSE || end_kind == END_DROP) && deltas == opt->end_after) {
                 if (canceling) canceler_join(&canceler);
                 close_after_seen(stream, &batch, end_kind == END_CLOSE ? "closed" : "dropped");
                 return 0;
             }
+        }
+        if (rc == PANTO_ERR_RESULT_PENDING && n_calls > 0) {
+            run_round(stream);
+            continue;
         }
         if (freeing && canceling) {
             /* Joined now: once it fired, the stream is gone. */
@@ -755,6 +1122,7 @@ static int run_turn(PantoAgent *agent, const char *text, const Parts *parts, con
                  * detail went with the stream). */
                 PantoError err = PANTO_ERROR_INIT;
                 err.type = panto_cstr(rc == PANTO_ERR_CANCELED ? "canceled_error" : "");
+                err.retry_after = -1;
                 if (rc < 0) print_error(rc, &err);
                 return 0;
             }
@@ -782,6 +1150,7 @@ static int run_turn(PantoAgent *agent, const char *text, const Parts *parts, con
         print_end(stream, ev, rc);
     }
     if (canceling) canceler_join(&canceler);
+    free_calls(); /* (a round the turn ended in) */
     panto_stream_free(stream);
     return 0;
 }
@@ -1172,6 +1541,10 @@ int main(int argc, char **argv) {
     }
     member = cj_member(root, "print_conversation");
     opt.print_conversation = member && strncmp(member, "true", 4) == 0;
+    member = cj_member(root, "print_error_detail");
+    print_error_detail = member && strncmp(member, "true", 4) == 0;
+    member = cj_member(root, "print_request_ids");
+    print_request_ids = member && strncmp(member, "true", 4) == 0;
     case_tools = cj_member(root, "tools");
     if (case_tools && (problem = read_tools(case_tools))) {
         status = die(problem, argv[1]);
@@ -1205,7 +1578,27 @@ int main(int argc, char **argv) {
         size_t len = 0;
         int stop;
         Parts parts = {NULL, 0, NULL, 0};
-        if (*p == '{') {
+        TurnExtras extras = {NULL, FINAL_NONE};
+        const char *after = NULL; /* past a turn object */
+        if (*p == '{' && cj_member(p, "input")) {
+            /* A turn object: its input, options and final helper. */
+            const char *o = cj_member(p, "options"), *f = cj_member(p, "final");
+            after = cj_skip(p);
+            if (o && !(extras.options = dup_pstr((PantoString){o, (size_t)(cj_skip(o) - o)}))) {
+                status = die("out of memory", NULL);
+                goto out;
+            }
+            if (f) {
+                if (strncmp(f, "\"message\"", 9) == 0) extras.final = FINAL_MESSAGE;
+                else if (strncmp(f, "\"json\"", 6) == 0) extras.final = FINAL_JSON;
+                else {
+                    free(extras.options);
+                    status = die("a turn's \"final\" is not \"message\" or \"json\"", argv[1]);
+                    goto out;
+                }
+            }
+            p = cj_member(p, "input");
+        } else if (*p == '{') {
             /* A step between turns: no run(). */
             const char *wrong = run_step(&agent, p, &steps);
             if (wrong) {
@@ -1234,11 +1627,13 @@ int main(int argc, char **argv) {
             status = die("a turn holds a NUL character", argv[1]);
             goto out;
         }
-        stop = run_turn(agent, turn ? turn : "", &parts, &opt, turn_index == opt.cancel_turn, turn_index == opt.end_turn);
+        stop = run_turn(agent, turn ? turn : "", &parts, &extras, &opt, turn_index == opt.cancel_turn, turn_index == opt.end_turn);
         turn_index++;
         free(turn);
+        free(extras.options);
         free_parts(&parts);
         if (stop) break;
+        if (after) p = after;
         p = cj_ws(p);
         if (*p == ',') p = cj_ws(p + 1);
     }
