@@ -508,8 +508,10 @@ int panto_agent_run(PantoAgent *agent, const PantoInput *input, PantoStream **ou
  * A message is {"role": "user"|"assistant", "content": [block, ...]} and, on an assistant
  * message, "provider" ("anthropic"|"openai"), "model", "stop_reason" (a PantoStopReason name;
  * "aborted" for a canceled turn) and "usage" {"input_tokens", "output_tokens",
- * "cache_read_tokens", "cache_write_tokens", "reasoning_tokens"}; a message that holds the
- * summary of compacted messages also has "compaction": {"message_count", "tokens_before"}.
+ * "cache_read_tokens", "cache_write_tokens", "reasoning_tokens"}; a user message marked as a
+ * cache breakpoint (PantoInput options "cache_breakpoint") has "cache": true after "content";
+ * a message that holds the summary of compacted messages also has "compaction":
+ * {"message_count", "tokens_before"}.
  * Blocks:
  *   {"type": "text", "text"}
  *   {"type": "thinking", "text", "signature" (when the provider gave one)}

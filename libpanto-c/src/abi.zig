@@ -52,6 +52,7 @@ pub const Status = enum(c_int) {
             error.Capability => .capability,
             error.OutOfMemory => .out_of_memory,
             error.SessionWrite => .session,
+            error.Config => .config,
         };
     }
 

@@ -169,10 +169,14 @@ pub export fn panto_agent_run(agent: ?*PantoAgent, input: ?*const abi.Input, out
         error.OutOfMemory => h.setError(.out_of_memory, "out of memory"),
     };
     defer gpa.free(given);
-    const s = a.runInput(.{ .text = text, .parts = given }) catch |err| return switch (err) {
+    const given_options = fields.options.bytes() orelse return h.setError(.invalid_argument, "input.options.ptr is NULL but its len is not 0");
+    const options: ?[]const u8 = if (given_options.len == 0) null else given_options; // ({NULL, 0}: none)
+    var diag: panto.config.Diagnostic = .{};
+    const s = a.runWith(.{ .text = text, .parts = given }, options, &diag) catch |err| return switch (err) {
         error.Busy => h.setError(.busy, "the agent already has an unfinished stream; free it first"),
         error.OutOfMemory => h.setError(.out_of_memory, "out of memory"),
         error.SessionWrite => h.setError(.session, "the user message could not be written to the session file"),
+        error.InvalidConfig => h.setError(.config, diag.message()),
     };
     out.* = StreamHandle.create(s) catch {
         s.close(); // (the user message stays, as for a turn freed before its first event)
@@ -638,9 +642,12 @@ pub export fn panto_stream_cancel(stream: ?*PantoStream) c_int {
 
 pub export fn panto_stream_reopen(stream: ?*PantoStream) c_int {
     const h = stream orelse return code(.invalid_argument);
-    h.stream.reopen() catch |err| return switch (err) {
+    var diag: panto.config.Diagnostic = .{};
+    h.stream.reopenWithDiagnostic(&diag) catch |err| return switch (err) {
         error.State => h.setError(.state, "only a turn that failed at the provider-open boundary can be reopened"),
         error.Busy => h.setError(.busy, "the agent has another unfinished stream"),
+        error.InvalidConfig => h.setError(.config, diag.message()),
+        error.OutOfMemory => h.setError(.out_of_memory, "out of memory"),
     };
     return h.call_error.clear();
 }

@@ -17,8 +17,11 @@ const providers = @import("providers.zig");
 const Dialer = @import("dial.zig").Dialer;
 const KeepAlive = @import("keep_alive.zig").KeepAlive;
 const compaction = @import("compaction.zig");
+const request_options = @import("request_options.zig");
 
 pub const RunError = error{ Busy, OutOfMemory, SessionWrite };
+/// A turn with options: they may be refused (InvalidConfig, the reason in the Diagnostic).
+pub const RunWithError = RunError || error{InvalidConfig};
 pub const AddToolError = error{ Busy, InvalidConfig, OutOfMemory };
 /// Making an agent: its configuration refused, or its session (session.Error, the detail in
 /// the Diagnostic).
@@ -90,7 +93,7 @@ pub const Agent = struct {
         a.config = .{
             .provider = config.provider,
             .model = try arena.dupe(u8, config.model),
-            .base_url = try arena.dupe(u8, config.base_url orelse providers.defaultBaseUrl(config.provider)),
+            .base_url = try arena.dupe(u8, config.base_url orelse try envBaseUrl(arena, config.provider)),
             .api_key = if (config.api_key) |k| try arena.dupe(u8, k) else try envKey(arena, config.provider),
             .system = if (config.system) |s| try arena.dupe(u8, s) else null,
             .max_tokens = config.max_tokens,
@@ -105,7 +108,11 @@ pub const Agent = struct {
         a.config.compaction = config.compaction;
         a.config.tool_execution = config.tool_execution;
         if (config.compaction.prompt) |p| a.config.compaction.prompt = try arena.dupe(u8, p);
+        a.config.tool_execution = config.tool_execution;
+        if (config.log) |log| a.config.log = .{ .level = log.level, .file = if (log.file) |f| try arena.dupe(u8, f) else null };
+        a.config.request = try request_options.dupe(arena, config.request);
         try config_mod.checkWireStrings(a.config, keySource(config.api_key), diag);
+        try request_options.check(a.config, diag);
         try a.syncNativeTools();
         for (config.tools) |t| try a.addParsedTool(t, diag); // the errdefers above free `a`
         if (config.session) |options| {
@@ -130,7 +137,7 @@ pub const Agent = struct {
         if (changed.read_tool != null and a.config.read_tool == null) {
             if (a.findTool(read_tool.name) != null) return diag.fail("a host tool named \"read\" is registered: the native read tool cannot be enabled", .{});
         }
-        if (changed.base_url == null) changed.base_url = providers.defaultBaseUrl(changed.provider);
+        if (changed.base_url == null) changed.base_url = try envBaseUrl(arena, changed.provider);
         const key_source = keySource(changed.api_key);
         if (changed.api_key == null) changed.api_key = try envKey(arena, changed.provider);
         try config_mod.checkWireStrings(changed, key_source, diag);
@@ -230,13 +237,41 @@ pub const Agent = struct {
     /// As `run`, with parts: the media are fitted now (what cannot be sent becomes a note).
     pub fn runInput(a: *Agent, input: Input) RunError!*Stream {
         if (a.busy) return error.Busy;
-        a.conversation.appendOwned(.user, try content.userTurn(a.gpa, input.text, input.parts)) catch |err| {
+        return a.begin(input, .init(a.gpa), null, .{ .config = a.config });
+    }
+
+    /// As `runInput`, with this turn's options (`options_json`, PantoInput.options): request
+    /// parameters, max_tokens and system that override the configuration for this turn only
+    /// (every request of the turn, a compaction's summary request included), and
+    /// "cache_breakpoint": true, kept on the user message. Refused like set_config
+    /// (InvalidConfig, the reason in `diag`; nothing is appended). The agent's configuration
+    /// is unchanged.
+    pub fn runWith(a: *Agent, input: Input, options_json: ?[]const u8, diag: *config_mod.Diagnostic) RunWithError!*Stream {
+        if (a.busy) return error.Busy;
+        const json = options_json orelse return a.runInput(input);
+        var turn_arena: std.heap.ArenaAllocator = .init(a.gpa);
+        const options, const turn = blk: {
+            errdefer turn_arena.deinit(); // (then `begin` owns it)
+            const options = try turn_arena.allocator().dupe(u8, json);
+            break :blk .{ options, try config_mod.parseTurnOptions(turn_arena.allocator(), a.config, options, diag) };
+        };
+        return a.begin(input, turn_arena, options, turn);
+    }
+
+    /// Appends the user message and makes the turn's stream, which takes `turn_arena` (the
+    /// memory of the turn's options and configuration), also when this fails.
+    fn begin(a: *Agent, input: Input, turn_arena: std.heap.ArenaAllocator, options: ?[]const u8, turn: config_mod.TurnOptions) RunError!*Stream {
+        var arena = turn_arena;
+        errdefer arena.deinit();
+        const blocks = try content.userTurn(a.gpa, input.text, input.parts);
+        a.conversation.appendOwnedMessage(.{ .role = .user, .blocks = blocks, .cache = turn.cache_breakpoint }) catch |err| {
             // Not in the session file (its write was cut back off): not in memory either.
             if (err == error.SessionWrite) conversation_mod.freeMessage(a.gpa, a.conversation.messages.pop().?);
             return err;
         };
         errdefer a.conversation.dropLast() catch {};
         const s = try Stream.create(a);
+        s.setTurn(arena, options, turn.config);
         a.busy = true;
         a.live_streams += 1;
         return s;
@@ -359,6 +394,15 @@ fn sessionWriteFailed(s: *session_mod.Session, err: session_mod.Journal.Error, d
 /// Where the agent's key comes from: the configuration's, or else the environment's.
 fn keySource(configured: ?[]const u8) config_mod.KeySource {
     return if (configured != null) .config else .environment;
+}
+
+/// The provider's base URL from its environment variable (ANTHROPIC_BASE_URL,
+/// OPENAI_BASE_URL, as the official SDKs read them), else its public endpoint.
+fn envBaseUrl(arena: Allocator, provider: config_mod.Provider) Allocator.Error![]const u8 {
+    const value = std.c.getenv(providers.baseUrlVariable(provider)) orelse return providers.defaultBaseUrl(provider);
+    const url = std.mem.span(value);
+    if (url.len == 0) return providers.defaultBaseUrl(provider);
+    return try arena.dupe(u8, url);
 }
 
 fn envKey(arena: Allocator, provider: config_mod.Provider) Allocator.Error!?[]const u8 {

@@ -274,7 +274,9 @@ pub const Run = struct {
         var c = config;
         c.system = config.compaction.prompt orelse default_prompt;
         c.thinking = .off;
-        // A summary is text, asked once: no structured output, no cache entry to pay for.
+        // A summary is text, asked once: no thinking budget, no structured answer, no cache
+        // entry to pay for.
+        c.request.thinking_budget = null;
         c.request.response_format = null;
         c.request.cache.mode = .off;
         return c;

@@ -13,6 +13,7 @@ pub const default_max_tool_iterations: u32 = 10;
 const tools = @import("tools.zig");
 const read_tool = @import("read_tool.zig");
 const session_id = @import("session/id.zig");
+const request_options = @import("request_options.zig");
 
 /// A configuration with borrowed strings; `Agent.init` copies what it keeps.
 pub const Config = struct {
@@ -219,7 +220,10 @@ pub const Diagnostic = struct {
 
 pub const ParseError = error{ InvalidConfig, OutOfMemory };
 
-const known_keys = [_][]const u8{ "provider", "model", "base_url", "api_key", "system", "max_tokens", "tools", "capabilities", "max_tool_iterations", "read_tool", "thinking", "retry", "timeouts", "keep_alive", "compaction", "session" };
+const known_keys = [_][]const u8{ "provider", "model", "base_url", "api_key", "system", "max_tokens", "tools", "capabilities", "max_tool_iterations", "read_tool", "thinking", "retry", "timeouts", "keep_alive", "compaction", "session", "tool_execution", "log" } ++ request_options.keys;
+
+/// The keys a turn's options may set (PantoInput.options, Agent.runWith).
+const turn_keys = [_][]const u8{ "max_tokens", "system", "thinking", "cache_breakpoint" } ++ request_options.keys;
 
 /// Parses a JSON object into a Config whose strings live in `arena`. Unknown keys, wrong
 /// types and missing required keys are refused with a message in `diag`.
@@ -242,6 +246,40 @@ pub fn patchJson(arena: Allocator, config: *Config, json: []const u8, diag: *Dia
     var changed = config.*;
     try apply(arena, &changed, obj, diag);
     config.* = changed;
+}
+
+/// A turn's configuration: the agent's, with a turn's options applied (PantoInput.options).
+pub const TurnOptions = struct {
+    config: Config,
+    /// The user message is a cache breakpoint (kept on it in the conversation).
+    cache_breakpoint: bool = false,
+};
+
+/// Applies a turn's options (a JSON object of request parameters, max_tokens, system and
+/// cache_breakpoint) onto a copy of `base`, whose strings stay; the copy's new strings live in
+/// `arena`. Refused like set_config, with the reason in `diag`.
+pub fn parseTurnOptions(arena: Allocator, base: Config, json: []const u8, diag: *Diagnostic) ParseError!TurnOptions {
+    const root = try parseJsonText(arena, json, "options", diag);
+    if (root != .object) return diag.fail("options must be a JSON object", .{});
+    var obj = root.object;
+    var it = obj.iterator();
+    while (it.next()) |entry| {
+        const key = entry.key_ptr.*;
+        for (turn_keys) |k| {
+            if (std.mem.eql(u8, k, key)) break;
+        } else {
+            for (known_keys) |k| if (std.mem.eql(u8, k, key))
+                return diag.fail("\"{s}\" cannot be set for one turn: a turn's options are the request parameters, max_tokens, system and cache_breakpoint", .{key});
+            return diag.fail("unknown option \"{s}\"", .{key});
+        }
+    }
+    var turn: TurnOptions = .{ .config = base };
+    if (obj.fetchSwapRemove("cache_breakpoint")) |kv| {
+        if (kv.value != .bool) return diag.fail("cache_breakpoint must be true or false", .{});
+        turn.cache_breakpoint = kv.value.bool;
+    }
+    try apply(arena, &turn.config, obj, diag);
+    return turn;
 }
 
 /// Parses JSON text given to the library (a config, a tool spec, a capability list), refused
@@ -316,11 +354,23 @@ fn apply(arena: Allocator, config: *Config, obj: std.json.ObjectMap, diag: *Diag
             config.read_tool = rt;
         }
     }
-    if (obj.get("thinking")) |v| {
-        if (v != .string) return diag.fail("thinking must be one of off, minimal, low, medium, high", .{});
-        config.thinking = std.meta.stringToEnum(Thinking, v.string) orelse
-            return diag.fail("thinking must be one of off, minimal, low, medium, high, not \"{s}\"", .{v.string});
+    if (obj.get("thinking")) |v| switch (v) {
+        // A level replaces an explicit budget, and a budget wins over the level.
+        .string => |level| {
+            config.thinking = std.meta.stringToEnum(Thinking, level) orelse
+                return diag.fail("thinking must be one of off, minimal, low, medium, high, not \"{s}\"", .{level});
+            config.request.thinking_budget = null;
+        },
+        .object => config.request.thinking_budget = try request_options.thinkingBudget(v, diag),
+        else => return diag.fail("thinking must be one of off, minimal, low, medium, high, or {{\"budget_tokens\": N}}", .{}),
+    };
+    if (obj.get("tool_execution")) |v| {
+        if (v != .string) return diag.fail("tool_execution must be \"parallel\" or \"sequential\"", .{});
+        config.tool_execution = std.meta.stringToEnum(ToolExecution, v.string) orelse
+            return diag.fail("tool_execution must be \"parallel\" or \"sequential\", not \"{s}\"", .{v.string});
     }
+    if (obj.get("log")) |v| config.log = try parseLog(v, diag);
+    try request_options.apply(arena, &config.request, obj, diag);
     if (obj.get("retry")) |v| {
         const sub = try object(v, "retry", &.{ "max_retries", "initial_delay_ms", "max_delay_ms", "max_retry_after_ms" }, diag);
         if (sub.get("max_retries")) |n| config.retry.max_retries = try integer(u32, n, 0, 100, "retry.max_retries", diag);
@@ -342,11 +392,33 @@ fn apply(arena: Allocator, config: *Config, obj: std.json.ObjectMap, diag: *Diag
     if (obj.get("compaction")) |v| try applyCompaction(&config.compaction, v, diag);
     if (obj.get("session")) |v| config.session = try parseSession(v, diag);
     try checkWireStrings(config.*, .config, diag);
+    try request_options.check(config.*, diag);
     if (config.base_url) |url| {
         const uri = std.Uri.parse(url) catch return diag.fail("base_url \"{s}\" is not a URL", .{url});
         if (!std.mem.eql(u8, uri.scheme, "http") and !std.mem.eql(u8, uri.scheme, "https"))
             return diag.fail("base_url must start with http:// or https://", .{});
     }
+}
+
+/// The "log" key: {"level": "off"|"debug"|"body", "file": path}; null: from the environment.
+fn parseLog(v: std.json.Value, diag: *Diagnostic) error{InvalidConfig}!?Log {
+    if (v == .null) return null;
+    const sub = try object(v, "log", &.{ "level", "file" }, diag);
+    var log: Log = .{};
+    if (sub.get("level")) |l| {
+        if (l != .string) return diag.fail("log.level must be one of off, debug, body", .{});
+        log.level = std.meta.stringToEnum(Log.Level, l.string) orelse
+            return diag.fail("log.level must be one of off, debug, body, not \"{s}\"", .{l.string});
+    }
+    if (sub.get("file")) |f| switch (f) {
+        .null => {},
+        .string => |path| {
+            if (path.len == 0 or std.mem.indexOfScalar(u8, path, 0) != null) return diag.fail("log.file must be a file path", .{});
+            log.file = path;
+        },
+        else => return diag.fail("log.file must be a file path", .{}),
+    };
+    return log;
 }
 
 /// The "session" key: {"dir": D, "id": I, "mode": "open"|"resume"|"create", "fsync": bool},
@@ -431,13 +503,13 @@ pub fn hasControl(s: []const u8) bool {
     return false;
 }
 
-fn integer(comptime T: type, v: std.json.Value, min: i64, max: u64, name: []const u8, diag: *Diagnostic) error{InvalidConfig}!T {
+pub fn integer(comptime T: type, v: std.json.Value, min: i64, max: u64, name: []const u8, diag: *Diagnostic) error{InvalidConfig}!T {
     if (v != .integer or v.integer < min or @as(u64, @intCast(@max(0, v.integer))) > max)
         return diag.fail("{s} must be an integer from {d} to {d}", .{ name, min, max });
     return @intCast(v.integer);
 }
 
-fn object(v: std.json.Value, name: []const u8, keys: []const []const u8, diag: *Diagnostic) error{InvalidConfig}!std.json.ObjectMap {
+pub fn object(v: std.json.Value, name: []const u8, keys: []const []const u8, diag: *Diagnostic) error{InvalidConfig}!std.json.ObjectMap {
     if (v != .object) return diag.fail("{s} must be a JSON object", .{name});
     var it = v.object.iterator();
     while (it.next()) |entry| {
@@ -452,7 +524,7 @@ fn requiredString(obj: std.json.ObjectMap, key: []const u8, diag: *Diagnostic) !
     return (try optionalString(obj, key, diag)) orelse diag.fail("config needs \"{s}\"", .{key});
 }
 
-fn optionalString(obj: std.json.ObjectMap, key: []const u8, diag: *Diagnostic) !?[]const u8 {
+pub fn optionalString(obj: std.json.ObjectMap, key: []const u8, diag: *Diagnostic) !?[]const u8 {
     const v = obj.get(key) orelse return null;
     return switch (v) {
         .string => |s| s,

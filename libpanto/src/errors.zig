@@ -21,6 +21,9 @@ pub const TurnError = error{
     /// The agent's session file could not be written (session/): the conversation keeps the
     /// message in memory.
     SessionWrite,
+    /// The turn's configuration cannot make a request: a named tool_choice whose tool the
+    /// agent may not use (type "config_error").
+    Config,
 };
 
 /// What an HTTP status means, following both providers' documented error codes.

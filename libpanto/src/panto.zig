@@ -78,6 +78,10 @@ test {
     _ = @import("utf8.zig");
     _ = @import("errors.zig");
     _ = @import("config.zig");
+    _ = @import("request_options.zig");
+    _ = @import("providers/anthropic/params.zig");
+    _ = @import("providers/openai/params.zig");
+    _ = @import("request_params_test.zig");
     _ = @import("media.zig");
     _ = @import("session/clock.zig");
     _ = @import("session/id.zig");

@@ -5,10 +5,12 @@
 //! A provider's folder has a `provider.zig` that declares:
 //!   default_base_url, api_key_variable   the public endpoint's base and the environment
 //!                                         variable its key is read from
+//!   base_url_variable                     the environment variable that replaces the
+//!                                         public endpoint (as the official SDKs read it)
 //!   endpoint                              the path requests go to (after base_url)
 //!   writeRequest(w, parts)                the streaming request's JSON body (request.zig's
 //!                                         RequestParts: config, conversation, tools)
-//!   addHeaders(h, api_key)                its own request headers: version, key
+//!   addHeaders(h, parts)                  its own request headers: version, key, betas
 //!   parseErrorBody(arena, body)           a non-2xx answer's body, as errors.ProviderError
 //!   Decoder                               a struct, `.{}` at each message's start, with
 //!     handle(a, arena, event, detail)       one SSE event into the assembly's queue
@@ -63,6 +65,12 @@ pub fn defaultBaseUrl(p: Provider) []const u8 {
     };
 }
 
+pub fn baseUrlVariable(p: Provider) [:0]const u8 {
+    return switch (p) {
+        inline else => |t| api(t).base_url_variable,
+    };
+}
+
 pub fn apiKeyVariable(p: Provider) [:0]const u8 {
     return switch (p) {
         inline else => |t| api(t).api_key_variable,
@@ -81,9 +89,9 @@ pub fn writeRequest(p: Provider, w: *std.Io.Writer, parts: request.RequestParts)
     };
 }
 
-pub fn addHeaders(p: Provider, h: *request.Headers, api_key: ?[]const u8) Allocator.Error!void {
+pub fn addHeaders(p: Provider, h: *request.Headers, parts: request.RequestParts) Allocator.Error!void {
     return switch (p) {
-        inline else => |t| api(t).addHeaders(h, api_key),
+        inline else => |t| api(t).addHeaders(h, parts),
     };
 }
 
@@ -171,7 +179,7 @@ pub const Decoder = struct {
 test "each provider declares what the seam needs" {
     inline for (comptime std.enums.values(Provider)) |t| {
         const P = api(t);
-        inline for (.{ "default_base_url", "api_key_variable", "endpoint", "writeRequest", "addHeaders", "parseErrorBody", "Decoder" }) |name| {
+        inline for (.{ "default_base_url", "base_url_variable", "api_key_variable", "endpoint", "writeRequest", "addHeaders", "parseErrorBody", "Decoder" }) |name| {
             if (!@hasDecl(P, name)) @compileError(@tagName(t) ++ "/provider.zig lacks " ++ name);
         }
         try std.testing.expect(!(@hasDecl(P.Decoder, "hotEvent") and @hasDecl(P.Decoder, "hotQueued")));

@@ -1,6 +1,7 @@
 //! What goes into a provider request: the configuration, the conversation and the tools the
 //! agent may use, and its headers. Each provider (providers/) renders them in its own format.
 const Config = @import("config.zig").Config;
+const Header = @import("config.zig").Header;
 const conversation = @import("conversation.zig");
 const Conversation = conversation.Conversation;
 const std = @import("std");
@@ -34,20 +35,41 @@ pub const RequestParts = struct {
         for (p.tools) |t| if (t.allowedWith(p.granted)) try tools.writeOne(s, t, format);
         try s.endArray();
     }
+
+    /// The user's extra_body members, last: after panto's own keys (request_options.zig
+    /// refuses the keys panto writes).
+    pub fn writeExtraBody(p: RequestParts, s: *std.json.Stringify) std.Io.Writer.Error!void {
+        for (p.config.request.extra_body) |m| {
+            try s.objectField(m.key);
+            try conversation.writeRawJson(s, m.value);
+        }
+    }
 };
 
-/// The request's headers beside std.http's own: accept, then the provider's (addHeaders).
+/// `"name": value` when the value is set.
+pub fn writeOptional(s: *std.json.Stringify, name: []const u8, value: anytype) std.Io.Writer.Error!void {
+    const v = value orelse return;
+    try s.objectField(name);
+    try s.write(v);
+}
+
+/// The request's headers beside std.http's own: accept, then the provider's (addHeaders),
+/// then the user's (extra_headers, addUser). Their memory is the stream's, kept until the
+/// request is sent.
 pub const Headers = struct {
-    extra: [4]std.http.Header = undefined,
-    len: usize = 0,
+    list: *std.ArrayList(std.http.Header),
     authorization: std.http.Client.Request.Headers.Value = .omit,
     /// Memory for an authorization value made of parts, kept until the request is sent.
     auth_buffer: *std.ArrayList(u8),
+    /// Memory for an anthropic-beta value joined from panto's and the user's.
+    beta_buffer: *std.ArrayList(u8),
+    /// The user's anthropic-beta went into panto's (joinBeta): addUser leaves it out.
+    beta_joined: bool = false,
+    user_agent: []const u8 = "panto/0.1.0",
     gpa: std.mem.Allocator,
 
-    pub fn add(h: *Headers, name: []const u8, value: []const u8) void {
-        h.extra[h.len] = .{ .name = name, .value = value };
-        h.len += 1;
+    pub fn add(h: *Headers, name: []const u8, value: []const u8) std.mem.Allocator.Error!void {
+        try h.list.append(h.gpa, .{ .name = name, .value = value });
     }
 
     /// `Authorization: Bearer KEY`.
@@ -57,7 +79,31 @@ pub const Headers = struct {
         h.authorization = .{ .override = h.auth_buffer.items };
     }
 
-    pub fn list(h: *const Headers) []const std.http.Header {
-        return h.extra[0..h.len];
+    /// `anthropic-beta`: panto's `own` features, comma-joined with the user's
+    /// (extra_headers' anthropic-beta), which addUser then leaves out.
+    pub fn joinBeta(h: *Headers, own: []const u8, extra: []const Header) std.mem.Allocator.Error!void {
+        try h.beta_buffer.appendSlice(h.gpa, own);
+        for (extra) |x| if (std.ascii.eqlIgnoreCase(x.name, "anthropic-beta")) {
+            try h.beta_buffer.appendSlice(h.gpa, ",");
+            try h.beta_buffer.appendSlice(h.gpa, x.value);
+        };
+        h.beta_joined = true;
+        try h.add("anthropic-beta", h.beta_buffer.items);
+    }
+
+    /// The user's headers (checked by request_options.zig: none is one panto writes): a
+    /// user-agent replaces panto's.
+    pub fn addUser(h: *Headers, extra: []const Header) std.mem.Allocator.Error!void {
+        for (extra) |x| {
+            if (std.ascii.eqlIgnoreCase(x.name, "user-agent")) {
+                h.user_agent = x.value;
+            } else if (!(h.beta_joined and std.ascii.eqlIgnoreCase(x.name, "anthropic-beta"))) {
+                try h.add(x.name, x.value);
+            }
+        }
+    }
+
+    pub fn items(h: *const Headers) []const std.http.Header {
+        return h.list.items;
     }
 };

@@ -25,6 +25,8 @@ const content = @import("content.zig");
 const compaction = @import("compaction.zig");
 const RequestParts = @import("request.zig").RequestParts;
 const structured_output = @import("structured_output.zig");
+const config_mod = @import("config.zig");
+const Config = config_mod.Config;
 
 const TurnError = errors.TurnError;
 /// `next()` fails with a TurnError (sticky), or ResultPending: a host tool call still awaits
@@ -33,6 +35,14 @@ pub const NextError = TurnError || error{ResultPending};
 
 pub const Stream = struct {
     agent: *Agent,
+    /// The configuration of the turn's requests: the agent's, with the turn's options
+    /// applied (Agent.runWith); made again from the agent's at `reopen`. The agent's own is
+    /// unchanged.
+    config: Config,
+    /// The turn's options (JSON text), or null; they and the strings of `config` that are
+    /// theirs live in `turn_arena`.
+    options_json: ?[]const u8 = null,
+    turn_arena: std.heap.ArenaAllocator,
     state: State = .unsent,
     /// The connection is up (TCP, a proxy's tunnel, TLS) and `request` (and `tunnel`, if
     /// set) must be closed.
@@ -49,6 +59,10 @@ pub const Stream = struct {
     request_body: std.Io.Writer.Allocating,
     url: std.ArrayList(u8) = .empty,
     auth_header: std.ArrayList(u8) = .empty,
+    /// The request's headers beside std.http's own, and the memory of a joined anthropic-beta
+    /// value (request.zig's Headers).
+    header_list: std.ArrayList(std.http.Header) = .empty,
+    beta_header: std.ArrayList(u8) = .empty,
 
     parser: sse.Parser,
     /// Holds the decoded JSON of the current SSE event; reset (keeping its memory) per event.
@@ -146,6 +160,8 @@ pub const Stream = struct {
         const s = try gpa.create(Stream);
         s.* = .{
             .agent = agent,
+            .config = agent.config,
+            .turn_arena = .init(gpa),
             .request_body = .init(gpa),
             .body = .{},
             .parser = .init(gpa),
@@ -156,6 +172,15 @@ pub const Stream = struct {
         };
         s.event_allocator = s.event_arena.allocator(); // (the stream does not move)
         return s;
+    }
+
+    /// The turn's options (see `config`): the stream takes `arena`, which holds `options`
+    /// and the strings of `config` that are theirs.
+    pub fn setTurn(s: *Stream, arena: std.heap.ArenaAllocator, options: ?[]const u8, config: Config) void {
+        s.turn_arena.deinit();
+        s.turn_arena = arena;
+        s.options_json = options;
+        s.config = config;
     }
 
     /// Ends the turn by the close policy, then frees the stream. A turn not yet over is
@@ -188,6 +213,8 @@ pub const Stream = struct {
         s.body.deinit();
         s.url.deinit(gpa);
         s.auth_header.deinit(gpa);
+        s.header_list.deinit(gpa);
+        s.beta_header.deinit(gpa);
         s.parser.deinit();
         s.event_arena.deinit();
         s.assembly.deinit();
@@ -196,6 +223,7 @@ pub const Stream = struct {
         s.batch.deinit(gpa);
         s.final.deinit(gpa);
         if (s.compaction) |run| run.destroy();
+        s.turn_arena.deinit();
         gpa.destroy(s);
         agent.streamDestroyed();
     }
@@ -364,10 +392,23 @@ pub const Stream = struct {
     }
 
     /// Runs a turn that failed at the provider-open boundary again, with the agent's current
-    /// configuration, without adding the user message twice.
-    pub fn reopen(s: *Stream) error{ State, Busy }!void {
+    /// configuration (and the turn's options applied again: InvalidConfig when they no longer
+    /// fit it, the reason in `diag`), without adding the user message twice.
+    pub fn reopen(s: *Stream) ReopenError!void {
+        var diag: config_mod.Diagnostic = .{};
+        return s.reopenWithDiagnostic(&diag);
+    }
+
+    pub const ReopenError = error{ State, Busy, InvalidConfig, OutOfMemory };
+
+    /// As `reopen`, with the reason the turn's options are refused.
+    pub fn reopenWithDiagnostic(s: *Stream, diag: *config_mod.Diagnostic) ReopenError!void {
         if (s.state != .failed or !s.failed_at_open) return error.State;
         if (s.agent.busy) return error.Busy;
+        s.config = if (s.options_json) |json|
+            (try config_mod.parseTurnOptions(s.turn_arena.allocator(), s.agent.config, json, diag)).config
+        else
+            s.agent.config;
         // A compaction asked for is decided again: the conversation may have changed since.
         const manual: ?compaction.Plan = if (s.compaction) |run| switch (run.plan.reason) {
             .manual => compaction.planManual(&s.agent.conversation, s.agent.config) orelse return error.State,
@@ -661,13 +702,13 @@ pub const Stream = struct {
     pub fn requestParts(s: *const Stream) RequestParts {
         const agent = s.agent;
         if (s.phase == .summary) return .{
-            .config = compaction.Run.requestConfig(agent.config),
+            .config = compaction.Run.requestConfig(s.config),
             .conversation = &s.compaction.?.request,
             .tools = &.{},
             .granted = &.{},
         };
         return .{
-            .config = agent.config,
+            .config = s.config,
             .conversation = &agent.conversation,
             .tools = agent.tools.items(),
             .granted = agent.config.capabilities,
@@ -721,7 +762,7 @@ pub const Stream = struct {
         for (s.assembly.blocksSoFar()) |b| if (b.kind == .text or b.kind == .none) {
             texts.append(agent.gpa, b.text.items) catch return s.fail(error.OutOfMemory);
         };
-        const done = run.finish(&agent.conversation, texts.items, agent.config.system) catch |err| switch (err) {
+        const done = run.finish(&agent.conversation, texts.items, s.config.system) catch |err| switch (err) {
             error.OutOfMemory => return s.fail(error.OutOfMemory),
             error.SessionWrite => return s.fail(error.SessionWrite),
             error.EmptySummary => {

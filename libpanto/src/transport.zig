@@ -79,7 +79,8 @@ pub fn parkConnection(s: *Stream) void {
 pub fn open(s: *Stream) TurnError!void {
     const agent = s.agent;
     const gpa = agent.gpa;
-    const config = agent.config;
+    const config = s.config;
+    try checkRequest(s);
 
     writeUrl(gpa, &s.url, config.base_url.?, providers.endpoint(config.provider)) catch return error.OutOfMemory;
     const uri = std.Uri.parse(s.url.items) catch {
@@ -91,9 +92,12 @@ pub fn open(s: *Stream) TurnError!void {
     // the stack of every thread that runs a stream (open's frame: 9.7 KB, now 4.6 KB).
     try @call(.never_inline, writeRequestBody, .{s});
 
-    var headers: RequestHeaders = .{ .auth_buffer = &s.auth_header, .gpa = gpa };
-    headers.add("accept", "text/event-stream");
-    try providers.addHeaders(config.provider, &headers, config.api_key);
+    var headers: RequestHeaders = .{ .list = &s.header_list, .auth_buffer = &s.auth_header, .beta_buffer = &s.beta_header, .gpa = gpa };
+    headers.list.clearRetainingCapacity();
+    headers.beta_buffer.clearRetainingCapacity();
+    try headers.add("accept", "text/event-stream");
+    try providers.addHeaders(config.provider, &headers, s.requestParts());
+    try headers.addUser(config.request.extra_headers);
 
     const timeouts = config.timeouts;
     const now = watchdog.nowNs();
@@ -119,10 +123,10 @@ pub fn open(s: *Stream) TurnError!void {
         .headers = .{
             .content_type = .{ .override = "application/json" },
             .accept_encoding = .{ .override = "identity" },
-            .user_agent = .{ .override = "panto/0.1.0" },
+            .user_agent = .{ .override = headers.user_agent },
             .authorization = headers.authorization,
         },
-        .extra_headers = headers.list(),
+        .extra_headers = headers.items(),
     };
     // The sockets opened from here are bounded by connect_ms and watched (dial.zig), and
     // so are the name lookups (resolve.zig).
@@ -160,6 +164,31 @@ pub fn open(s: *Stream) TurnError!void {
     s.got_head = true;
     watchdog.arm(&s.watch, s.turn_deadline_ns, timeouts.idle_ms * std.time.ns_per_ms);
     return readHead(s);
+}
+
+/// What fails a request before it is sent: no API key for the provider's public endpoint
+/// (a custom base_url may go without one), and a named tool_choice whose tool the agent may
+/// not use. Both are the caller's to fix (set_config, then reopen).
+fn checkRequest(s: *Stream) TurnError!void {
+    const gpa = s.agent.gpa;
+    const config = s.config;
+    if (config.api_key == null and std.mem.eql(u8, config.base_url.?, providers.defaultBaseUrl(config.provider))) {
+        var buf: [128]u8 = undefined;
+        const msg = std.fmt.bufPrint(&buf, "no API key: set {s} (or the config key api_key)", .{providers.apiKeyVariable(config.provider)}) catch "no API key";
+        s.detail.set(gpa, 0, "authentication_error", msg);
+        return error.Authentication;
+    }
+    const parts = s.requestParts();
+    if (config.request.tool_choice) |choice| if (choice == .tool and s.phase != .summary) {
+        for (parts.tools) |t| {
+            if (std.mem.eql(u8, t.name, choice.tool) and t.allowedWith(parts.granted)) break;
+        } else {
+            var buf: [256]u8 = undefined;
+            const msg = std.fmt.bufPrint(&buf, "tool_choice names the tool \"{s}\", which this agent may not use (no such tool, or a capability it was not granted)", .{choice.tool}) catch "tool_choice names a tool this agent may not use";
+            s.detail.set(gpa, 0, "config_error", msg);
+            return error.Config;
+        }
+    };
 }
 
 /// The response head: its request id and retry headers noted, then a non-2xx status (with

@@ -282,6 +282,9 @@ def _run_turns(emu: Emulator, config: dict[str, Any], turns: list[Any],
 
 A = {"provider": "anthropic", "model": "claude-test"}
 O = {"provider": "openai", "model": "gpt-test"}
+OUTPUT_SCHEMA = {"type": "json_schema", "name": "weather", "schema": {
+    "type": "object", "properties": {"city": {"type": "string"}}, "required": ["city"],
+    "additionalProperties": False}}
 FAST_RETRY = {"retry": {"initial_delay_ms": 0}}
 
 # (name, config, turns, scenario, tools, options, covers): `covers` are texts the requests'
@@ -312,7 +315,25 @@ SCENARIOS: list[tuple[str, dict[str, Any], list[Any], dict[str, Any], list[Any],
       "[attachment 1: image/png, in the next user message]", "Sunny in Oslo"]),
     ("anthropic_text_history", dict(A, system="Be brief.", max_tokens=300), ["Hi", "More"],
      {"responses": [_answer(_text("Hello.")), _answer(_text("More."))]}, [], {},
-     ['"system": "Be brief."', '"role": "assistant"']),
+     # (the system prompt is a block: it carries the cache breakpoint of mode auto)
+     ['"text": "Be brief."', '"cache_control": {"type": "ephemeral"}', '"role": "assistant"']),
+    ("anthropic_cache_ttl_tool_round", dict(A, system="Be brief.", cache={"ttl": "1h"}), ["Weather?"],
+     {"responses": [
+         _answer({"type": "tool_use", "id": "toolu_1", "name": "get_weather", "input": {"city": "Paris"}}),
+         _answer(_text("Sunny."))]}, [WEATHER], {},
+     ['"cache_control": {"type": "ephemeral", "ttl": "1h"}', '"tool_result"']),
+    ("anthropic_cache_off", dict(A, system="Be brief.", cache={"mode": "off"}), ["Hi"],
+     {"responses": [_answer(_text("Hello."))]}, [], {}, ['"system": "Be brief."']),
+    ("anthropic_output_json_schema", dict(A, response_format=OUTPUT_SCHEMA), ["Weather as JSON?"],
+     {"responses": [_answer(_text('{"city": "Paris"}'))]}, [], {},
+     ['"output_config": {"format": {"type": "json_schema", "schema": {']),
+    ("openai_output_json_schema_cache_key", dict(O, response_format=OUTPUT_SCHEMA,
+                                                 cache={"key": "user-42", "retention": "24h"}),
+     ["Weather as JSON?"], {"responses": [_answer(_text('{"city": "Paris"}'))]}, [], {},
+     ['"response_format": {"type": "json_schema", "json_schema": {"name": "weather"',
+      '"prompt_cache_key": "user-42"', '"prompt_cache_retention": "24h"']),
+    ("openai_output_json_object", dict(O, response_format={"type": "json_object"}), ["JSON?"],
+     {"responses": [_answer(_text("{}"))]}, [], {}, ['"response_format": {"type": "json_object"}']),
     ("anthropic_tools", dict(A), ["Weather?"],
      {"responses": [
          _answer({"type": "tool_use", "id": "toolu_1", "name": "get_weather", "input": {"city": "Paris"}},

@@ -45,7 +45,56 @@ def check_request(headers: Mapping[str, str], body: Any, require_api_key: bool
     if body.get("stream") is not True:
         return Rejection(400, "invalid_request_error",
                          'emulator: only streaming is emulated; send "stream": true')
+    problem = _cache_control_problem(body) or _output_config_problem(body.get("output_config"))
+    if problem:
+        return Rejection(400, "invalid_request_error", problem)
     return None
+
+
+def _cache_control_problem(body: dict[str, Any]) -> str | None:
+    """What the API says of the request's cache_control breakpoints: their form, at most 4,
+    and no 1-hour one after a 5-minute one (in the order tools, system, messages)."""
+    marks = [c["cache_control"] for c in _cacheable(body)
+             if isinstance(c, dict) and "cache_control" in c]
+    for mark in marks:
+        if (not isinstance(mark, dict) or mark.get("type") != "ephemeral"
+                or set(mark) - {"type", "ttl"} or mark.get("ttl", "5m") not in ("5m", "1h")):
+            return f"cache_control: must be {{\"type\": \"ephemeral\", \"ttl\"?: \"5m\" | \"1h\"}}, not {json.dumps(mark)}"
+    if len(marks) > 4:
+        return f"A maximum of 4 blocks with cache_control may be provided. Found {len(marks)}."
+    ttls = [m.get("ttl", "5m") for m in marks]
+    if "5m" in ttls and "1h" in ttls[ttls.index("5m"):]:
+        return ("a ttl='1h' cache_control block must not come after a ttl='5m' cache_control "
+                "block. Note that blocks are processed in the following order: `tools`, "
+                "`system`, `messages`.")
+    return None
+
+
+def _cacheable(body: dict[str, Any]) -> list[Any]:
+    """Everything that may carry cache_control, in the order the API reads it."""
+    out = list(_list(body.get("tools"))) + list(_list(body.get("system")))
+    for message in _list(body.get("messages")):
+        for block in _list(message.get("content") if isinstance(message, dict) else None):
+            out.append(block)
+            if isinstance(block, dict):
+                out.extend(_list(block.get("content")))  # a tool_result's blocks
+    return out
+
+
+def _output_config_problem(config: Any) -> str | None:
+    """output_config.format, when present, is {"type": "json_schema", "schema": object}."""
+    if config is None:
+        return None
+    fmt = config.get("format") if isinstance(config, dict) else None
+    if (not isinstance(fmt, dict) or fmt.get("type") != "json_schema"
+            or not isinstance(fmt.get("schema"), dict) or set(fmt) - {"type", "schema"}):
+        return ('output_config.format: must be {"type": "json_schema", "schema": {...}}, not '
+                + json.dumps(fmt))
+    return None
+
+
+def _list(value: Any) -> list[Any]:
+    return value if isinstance(value, list) else []
 
 
 def error_type_for(status: int) -> str:

@@ -54,6 +54,32 @@ def check_request(headers: Mapping[str, str], body: Any, require_api_key: bool
         return Rejection(400, "invalid_request_error",
                          'emulator: only streaming is emulated; send "stream": true',
                          param="stream")
+    problem = _response_format_problem(body.get("response_format"))
+    if problem:
+        return Rejection(400, "invalid_request_error", problem, param="response_format")
+    if body.get("prompt_cache_retention", "in_memory") not in ("in_memory", "24h"):
+        return Rejection(400, "invalid_request_error",
+                         "prompt_cache_retention: must be 'in_memory' or '24h'",
+                         param="prompt_cache_retention")
+    return None
+
+
+def _response_format_problem(fmt: Any) -> str | None:
+    """response_format, when present: text, json_object, or json_schema with a name and an
+    object schema (as the API refuses others)."""
+    if fmt is None:
+        return None
+    kind = fmt.get("type") if isinstance(fmt, dict) else None
+    if kind in ("text", "json_object"):
+        return None if set(fmt) == {"type"} else f"response_format: unexpected keys for {kind}"
+    if kind != "json_schema":
+        return "response_format.type: must be 'text', 'json_object' or 'json_schema'"
+    spec = fmt.get("json_schema")
+    if (not isinstance(spec, dict) or not isinstance(spec.get("name"), str)
+            or not isinstance(spec.get("schema", {}), dict)
+            or not isinstance(spec.get("strict", False), bool)):
+        return ("response_format.json_schema: must be {\"name\": string, \"schema\"?: object, "
+                "\"strict\"?: bool}")
     return None
 
 

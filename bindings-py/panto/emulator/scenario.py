@@ -15,6 +15,7 @@ from pathlib import Path
 from typing import Any
 
 from .pieces import split_words
+from .prompt_cache import DEFAULT_UNIT_TOKENS
 
 FRAMINGS = ("chunked", "content-length", "close")
 FAULT_KINDS = ("reset", "close", "stall")
@@ -83,6 +84,9 @@ class Scenario:
     responses: tuple[Response, ...] = ()
     repeat_last: bool = False
     require_api_key: bool = True
+    # Tokens per prompt unit when a reply's usage is derived from a prompt cache
+    # (prompt_cache.py), or None: usage as scripted.
+    prompt_cache_unit_tokens: int | None = None
 
 
 def parse(obj: Any, base_dir: str | os.PathLike[str] | None = None) -> Scenario:
@@ -92,13 +96,20 @@ def parse(obj: Any, base_dir: str | os.PathLike[str] | None = None) -> Scenario:
     Raises ScenarioError.
     """
     base = Path(base_dir) if base_dir is not None else Path.cwd()
-    _object(obj, "scenario", allowed=("responses", "repeat_last", "require_api_key"))
+    _object(obj, "scenario", allowed=("responses", "repeat_last", "require_api_key",
+                                      "prompt_cache"))
     responses = obj.get("responses", [])
     _check(isinstance(responses, list), "responses", "must be a list")
+    unit_tokens = None
+    if "prompt_cache" in obj:
+        _object(obj["prompt_cache"], "prompt_cache", allowed=("unit_tokens",))
+        unit_tokens = _count(obj["prompt_cache"], "unit_tokens", "prompt_cache",
+                             DEFAULT_UNIT_TOKENS)
     return Scenario(
         responses=tuple(_response(r, f"responses[{i}]", base) for i, r in enumerate(responses)),
         repeat_last=_bool(obj, "repeat_last", "scenario", False),
         require_api_key=_bool(obj, "require_api_key", "scenario", True),
+        prompt_cache_unit_tokens=unit_tokens,
     )
 
 

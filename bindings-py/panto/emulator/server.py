@@ -29,6 +29,7 @@ from . import anthropic, openai, wire
 from .call import Call
 from .media import describe, new_media, request_media
 from .pieces import split_events
+from .prompt_cache import PromptCache
 from .scenario import Response, Scenario, ScenarioError, load_file, parse, replay_scenario
 
 PROVIDERS: dict[str, ModuleType] = {anthropic.PATH: anthropic, openai.PATH: openai}
@@ -69,6 +70,8 @@ class _State:
             # Connections accepted, and TLS handshakes completed, since the load.
             self._accepted = 0
             self._handshakes = 0
+            unit_tokens = scenario.prompt_cache_unit_tokens
+            self.prompt_cache = PromptCache(unit_tokens) if unit_tokens is not None else None
 
     def count_accepted(self) -> None:
         with self._lock:
@@ -389,6 +392,10 @@ class _Handler(BaseHTTPRequestHandler):
                 text = describe(new_media(urlsplit(self.path).path, call.request))
                 block = {"type": "text", "text": text, "deltas": [text]}  # one delta: easy to expect
                 message = dict(message, content=[block] + message["content"])
+            cache = self.server.state.prompt_cache
+            if cache is not None:  # the usage as the cache makes it (prompt_cache.py)
+                derived = cache.usage(provider.NAME, call.request)
+                message = dict(message, usage=dict(message["usage"], **derived))
             pieces = provider.render(message, call)
             if r.stream_error is not None:
                 e = r.stream_error

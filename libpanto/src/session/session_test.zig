@@ -232,7 +232,7 @@ test "every kind of entry replays: a resume after each gives the conversation in
     for (0..steps) |step| {
         const conv = &a.conversation;
         switch (step) {
-            0 => try conv.appendUserText("one"),
+            0 => try conv.appendOwnedMessage(.{ .role = .user, .blocks = try conversation.copyBlocks(gpa, &.{.{ .kind = .text, .text = "one" }}), .cache = true }),
             1 => try conv.appendMessage(.assistant, &.{
                 .{ .kind = .thinking, .text = "hm", .signature = "sig" },
                 .{ .kind = .tool_call, .id = "c1", .name = "look", .text = "{\"q\":1}" },
@@ -248,12 +248,12 @@ test "every kind of entry replays: a resume after each gives the conversation in
             7 => { // an import
                 var other: Conversation = .init(gpa);
                 defer other.deinit();
-                try other.appendUserText("imported");
+                try other.appendOwnedMessage(.{ .role = .user, .blocks = try conversation.copyBlocks(gpa, &.{.{ .kind = .text, .text = "imported" }}), .cache = true });
                 try other.appendMessage(.assistant, &.{.{ .kind = .text, .text = "yes" }}, .{ .stop_reason = .end_turn, .provider = "anthropic", .model = "claude-test", .usage = .{ .input_tokens = 3 } });
                 try conv.journal.?.replace(other.messages.items);
                 for (conv.messages.items) |m| conversation.freeMessage(gpa, m);
                 conv.messages.clearRetainingCapacity();
-                for (other.messages.items) |m| try conv.messages.append(gpa, .{ .role = m.role, .blocks = try conversation.copyBlocks(gpa, m.blocks), .stop_reason = m.stop_reason, .provider = try gpa.dupe(u8, m.provider), .model = try gpa.dupe(u8, m.model), .usage = m.usage });
+                for (other.messages.items) |m| try conv.messages.append(gpa, .{ .role = m.role, .blocks = try conversation.copyBlocks(gpa, m.blocks), .stop_reason = m.stop_reason, .provider = try gpa.dupe(u8, m.provider), .model = try gpa.dupe(u8, m.model), .usage = m.usage, .cache = m.cache });
             },
             8 => try a.setConfig("{\"thinking\":\"low\",\"api_key\":\"sk-ant-OTHER-SECRET\",\"base_url\":\"http://elsewhere:1\"}", &diag),
             else => unreachable,
@@ -271,6 +271,8 @@ test "every kind of entry replays: a resume after each gives the conversation in
     }
     try std.testing.expect(std.mem.indexOf(u8, previous, "SECRET") == null);
     try std.testing.expect(std.mem.indexOf(u8, previous, "elsewhere") == null);
+    // The caller's cache marks are kept (and replayed: expectReplaysTo compares them too).
+    try std.testing.expectEqual(@as(usize, 2), std.mem.count(u8, previous, "\"content\":[{\"type\":\"text\",\"text\":\"one\"}],\"cache\":true}") + std.mem.count(u8, previous, "\"text\":\"imported\"}],\"cache\":true}"));
     try std.testing.expect(std.mem.indexOf(u8, previous, "{\"type\":\"config\",\"config\":{\"model\":\"claude-other\",\"system\":\"be brief\",\"max_tokens\":99}}\n") != null);
     try std.testing.expect(std.mem.endsWith(u8, previous, "{\"type\":\"config\",\"config\":{\"thinking\":\"low\"}}\n"));
     try std.testing.expect(std.mem.indexOf(u8, previous, "\"compaction\":{\"message_count\":2,\"tokens_before\":10}},\"first_kept\":2,\"tokens_before\":10,\"tokens_after\":3}\n") != null);

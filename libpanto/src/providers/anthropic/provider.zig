@@ -2,17 +2,20 @@
 //! declaration is for). request.zig writes the request, decode.zig decodes the stream and
 //! hot.zig is its hot path.
 const Headers = @import("../../request.zig").Headers;
+const RequestParts = @import("../../request.zig").RequestParts;
 const request = @import("request.zig");
 const decode = @import("decode.zig");
 
 pub const default_base_url = "https://api.anthropic.com";
+pub const base_url_variable = "ANTHROPIC_BASE_URL";
 pub const api_key_variable = "ANTHROPIC_API_KEY";
 pub const endpoint = request.endpoint;
 pub const writeRequest = request.writeRequest;
 pub const parseErrorBody = decode.parseErrorBody;
 pub const Decoder = decode.Decoder;
 
-pub fn addHeaders(h: *Headers, api_key: ?[]const u8) error{OutOfMemory}!void {
-    h.add("anthropic-version", request.api_version);
-    if (api_key) |key| h.add("x-api-key", key);
+pub fn addHeaders(h: *Headers, parts: RequestParts) error{OutOfMemory}!void {
+    try h.add("anthropic-version", request.api_version);
+    if (parts.config.api_key) |key| try h.add("x-api-key", key);
+    if (request.interleavedThinking(parts)) try h.joinBeta(request.interleaved_thinking_beta, parts.config.request.extra_headers);
 }

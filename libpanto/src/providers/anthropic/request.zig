@@ -7,6 +7,9 @@ const Block = conversation.Block;
 const call_id = @import("../../call_id.zig");
 const config_mod = @import("../../config.zig");
 const cache = @import("cache.zig");
+const params = @import("params.zig");
+pub const interleaved_thinking_beta = params.interleaved_thinking_beta;
+pub const interleavedThinking = params.interleavedThinking;
 
 pub const endpoint = "/v1/messages";
 pub const api_version = "2023-06-01";
@@ -20,19 +23,7 @@ pub fn writeRequest(w: *std.Io.Writer, parts: RequestParts) std.Io.Writer.Error!
     try s.beginObject();
     try s.objectField("model");
     try s.write(config.model);
-    const budget = config.thinking.budgetTokens();
-    try s.objectField("max_tokens");
-    // The API wants max_tokens above the thinking budget: the budget comes on top.
-    try s.write(if (budget > 0 and config.max_tokens <= budget) config.max_tokens + budget else config.max_tokens);
-    if (budget > 0) {
-        try s.objectField("thinking");
-        try s.beginObject();
-        try s.objectField("type");
-        try s.write("enabled");
-        try s.objectField("budget_tokens");
-        try s.write(budget);
-        try s.endObject();
-    }
+    try params.writeLimits(&s, parts);
     const breakpoints = cache.plan(parts);
     try cache.writeSystem(&s, config.system, &breakpoints);
     try s.objectField("messages");
@@ -52,9 +43,11 @@ pub fn writeRequest(w: *std.Io.Writer, parts: RequestParts) std.Io.Writer.Error!
     }
     try s.endArray();
     try cache.writeTools(&s, parts, &breakpoints);
+    try params.write(&s, parts);
     try writeOutputConfig(&s, config.request.response_format);
     try s.objectField("stream");
     try s.write(true);
+    try parts.writeExtraBody(&s);
     try s.endObject();
 }
 

@@ -2,16 +2,18 @@
 //! (../../providers.zig says what each declaration is for). request.zig writes the request,
 //! decode.zig decodes the stream and hot.zig is its hot path.
 const Headers = @import("../../request.zig").Headers;
+const RequestParts = @import("../../request.zig").RequestParts;
 const request = @import("request.zig");
 const decode = @import("decode.zig");
 
 pub const default_base_url = "https://api.openai.com/v1";
+pub const base_url_variable = "OPENAI_BASE_URL";
 pub const api_key_variable = "OPENAI_API_KEY";
 pub const endpoint = request.endpoint;
 pub const writeRequest = request.writeRequest;
 pub const parseErrorBody = decode.parseErrorBody;
 pub const Decoder = decode.Decoder;
 
-pub fn addHeaders(h: *Headers, api_key: ?[]const u8) error{OutOfMemory}!void {
-    if (api_key) |key| try h.bearer(key);
+pub fn addHeaders(h: *Headers, parts: RequestParts) error{OutOfMemory}!void {
+    if (parts.config.api_key) |key| try h.bearer(key);
 }

@@ -4,6 +4,7 @@ const std = @import("std");
 const conversation = @import("../../conversation.zig");
 const call_id = @import("../../call_id.zig");
 const config_mod = @import("../../config.zig");
+const params = @import("params.zig");
 
 pub const endpoint = "/v1/chat/completions";
 
@@ -17,10 +18,7 @@ pub fn writeRequest(w: *std.Io.Writer, parts: RequestParts) std.Io.Writer.Error!
     try s.write(config.model);
     try s.objectField("max_completion_tokens");
     try s.write(config.max_tokens);
-    if (config.thinking != .off) {
-        try s.objectField("reasoning_effort");
-        try s.write(@tagName(config.thinking));
-    }
+    try params.writeReasoning(&s, parts);
     try s.objectField("messages");
     try s.beginArray();
     if (config.system) |system| try writeMessage(&s, "system", system);
@@ -97,6 +95,7 @@ pub fn writeRequest(w: *std.Io.Writer, parts: RequestParts) std.Io.Writer.Error!
     };
     try s.endArray();
     try parts.writeTools(&s, .openai);
+    try params.write(&s, parts);
     try writeResponseFormat(&s, config.request.response_format);
     try writeCacheOptions(&s, config.request.cache);
     try s.objectField("stream");
@@ -106,6 +105,7 @@ pub fn writeRequest(w: *std.Io.Writer, parts: RequestParts) std.Io.Writer.Error!
     try s.objectField("include_usage");
     try s.write(true);
     try s.endObject();
+    try parts.writeExtraBody(&s);
     try s.endObject();
 }
 
