@@ -94,6 +94,10 @@ def driver_env(network: dict[str, str] | None = None) -> dict[str, str]:
     a build may need a proxy) or of a driver run (network: exactly these network
     variables)."""
     env = dict(os.environ)
+    # A driver must never reach a real provider with a real key, nor another endpoint than
+    # its case's (a case may set one: "env").
+    for key in ("ANTHROPIC_API_KEY", "OPENAI_API_KEY", "ANTHROPIC_BASE_URL", "OPENAI_BASE_URL"):
+        env.pop(key, None)
     if network is not None:
         for key in NETWORK_VARIABLES:
             env.pop(key, None)
@@ -106,9 +110,6 @@ def driver_env(network: dict[str, str] | None = None) -> dict[str, str]:
         p for p in [str(REPO / "bindings-py"), env.get("PYTHONPATH", "")] if p
     )
     env["LUA_CPATH"] = str(LUA_MODULE.parent / "?.so") + ";;"
-    # A driver must never reach a real provider with a real key.
-    for key in ("ANTHROPIC_API_KEY", "OPENAI_API_KEY"):
-        env.pop(key, None)
     return env
 
 
@@ -1097,6 +1098,9 @@ def run_cell(case: Case, driver: Driver, emulator: Emulator, verbose: bool,
         nameserver.silent = data["dns"].get("silent", False)
         env["PANTO_RESOLV_CONF"] = str(RESOLV_CONF)
         base_url = f"http://{data.get('host', DNS_HOST)}:{emulator.port}"
+    # Variables the case sets ("env"), e.g. ANTHROPIC_BASE_URL: "$BASE_URL" (req_env_base_url_*).
+    for name, value in data.get("env", {}).items():
+        env[name] = value.replace("$BASE_URL", base_url)
     emulator.load(case.scenario)
     start = time.monotonic()
     with steps.SessionDir() as session_dir:
