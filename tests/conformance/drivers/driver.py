@@ -182,10 +182,12 @@ class Handlers:
     groups: Dict[str, int] = {}
 
     @classmethod
-    def enter(cls) -> None:
+    def enter(cls) -> int:
+        """A handler starts: the count of handlers started, this one included."""
         with cls.lock:
             cls.running += 1
             cls.started += 1
+            return cls.started
 
     @classmethod
     def leave(cls) -> None:
@@ -202,13 +204,12 @@ class Handlers:
                 raise ScriptedToolError("ran alone")
 
     @classmethod
-    def exclusive(cls) -> None:
-        """Sleeps 100 ms; raises "overlapped" when another handler ran meanwhile."""
-        with cls.lock:
-            alone, started = cls.running == 1, cls.started
+    def exclusive(cls, started: int, overlapped: bool) -> None:
+        """Sleeps 100 ms; raises "overlapped" when another handler ran at any moment since
+        this one started (`started`: the count then; `overlapped`: another ran then)."""
         time.sleep(0.1)
         with cls.lock:
-            alone = alone and cls.running == 1 and cls.started == started
+            alone = not overlapped and cls.running == 1 and cls.started == started
         if not alone:
             raise ScriptedToolError("overlapped")
 
@@ -223,16 +224,17 @@ def behavior_handler(behavior: Dict[str, Any]) -> Callable[..., Any]:
     progress = behavior.get("progress", [])
 
     def handler(**input: Any) -> Any:
-        Handlers.enter()
+        started = Handlers.enter()
+        overlapped = Handlers.running > 1
         try:
             if sleep_ms is not None:
                 time.sleep(sleep_ms / 1000)
             if rendezvous is not None:
                 Handlers.rendezvous(rendezvous[0], rendezvous[1])
-            if exclusive:
-                Handlers.exclusive()
             for text, fraction in progress:
                 panto.report_progress(text, fraction)
+            if exclusive:
+                Handlers.exclusive(started, overlapped)
             return result(**input)
         finally:
             Handlers.leave()
@@ -326,23 +328,23 @@ def end_turn_early(agent: panto.Agent, text: Any, how: Dict[str, Any]) -> Iterat
 
 
 def final_line(stream: panto.Stream, final: str) -> Dict[str, Any]:
-    """A `"final"` turn's one line: the binding's helper instead of iterating."""
-    if final == "message":
-        try:
+    """A `"final"` turn's one line: the binding's helper instead of iterating; a failure of
+    the turn itself prints as the ordinary error line."""
+    try:
+        if final == "message":
             msg = stream.final_message()
-        except panto.Error as err:
-            return {"event": "final_message", "code": err.code, "text": "", "stop_reason": "none",
-                    "usage": usage_object(panto.Usage()), "message": err.message}
-        return {"event": "final_message", "code": "ok", "text": msg.text, "stop_reason": msg.stop_reason,
-                "usage": usage_object(msg.turn_usage)}
-    if final == "json":
+            return {"event": "final_message", "code": "ok", "text": msg.text, "stop_reason": msg.stop_reason,
+                    "usage": usage_object(msg.turn_usage)}
+        if final != "json":
+            raise ValueError(f"unknown final {final!r}")
         try:
             value = stream.final_json()
-        except panto.Error as err:
+        except (panto.OutputError, panto.StateError) as err:
             return {"event": "final_json", "code": err.code, "value": None, "output": getattr(err, "output", ""),
                     "message": err.message}
         return {"event": "final_json", "code": "ok", "value": value, "output": ""}
-    raise ValueError(f"unknown final {final!r}")
+    except panto.Error as err:
+        return error_line(err)
 
 
 def coded(kind: str, fn: Callable[[], Any], **fields: Any) -> Dict[str, Any]:
@@ -465,14 +467,16 @@ class Steps:
 def transcript(case: Dict[str, Any], base_url: str) -> Iterator[Dict[str, Any]]:
     config = dict(case["config"])
     config.setdefault("base_url", base_url)
+    if config["base_url"] is None:  # the case's endpoint comes from the environment (`env`)
+        del config["base_url"]
     extra_next = int(case.get("extra_next", 1))
     cancel_after_ms = case.get("cancel_after_ms")
     cancel_turn = int(case.get("cancel_turn", 0))
     on_error = case.get("on_error")
     PRINT["request_ids"] = case.get("print_request_ids") is True
     PRINT["error_detail"] = case.get("print_error_detail") is True
-    tools = case_tools(case)
     try:
+        tools = case_tools(case)
         agent = open_agent(config, tools)
     except panto.LibraryNotFound:
         raise  # cannot run: exit non-zero
@@ -503,6 +507,8 @@ def transcript(case: Dict[str, Any], base_url: str) -> Iterator[Dict[str, Any]]:
             if final is not None:
                 with stream:
                     yield final_line(stream, final)
+                    for _ in range(extra_next):
+                        yield step_line(stream)
                 continue
             timer = None
             if cancel_after_ms is not None and turn == cancel_turn:
