@@ -141,8 +141,8 @@ pub const Stream = struct {
     const readHotDelta = read.readHotDelta;
     pub const peekBuffered = read.peekBuffered;
 
-    // The turn's end for short programs, and its answer as JSON (structured_output.zig).
-    pub const finalMessage = structured_output.finalMessage;
+    // The turn's answer as JSON (structured_output.zig); finalMessage is below (H-turn's,
+    // which the C API uses).
     pub const finalJson = structured_output.finalJson;
 
     /// The stream of a compaction asked for (`Agent.compact`): COMPACTION_START,
