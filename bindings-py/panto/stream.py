@@ -143,8 +143,9 @@ class Stream:
 
     Tools: a turn may hold several assistant messages, with tool calls between them
     (MessageEnd, ToolCallStart..., ToolProgress..., ToolResult..., MessageStart, ...). When a
-    `ToolCallStart` has `awaiting_result`, the tool's handler starts at the following
-    `next()` (so you see the call before it runs) and its result goes to the model; a handler
+    `ToolCallStart` has `awaiting_result`, the tool's handler starts once every ToolCallStart
+    of the message was read (so you see the calls before they run) and its result goes to
+    the model; a handler
     that raises an Exception gives an error result whose content is `str(exc)`
     (KeyboardInterrupt, SystemExit and the like propagate out of `next()`, and the call then
     awaits its result). The host calls of a message run at the same time: sync handlers on
@@ -499,12 +500,14 @@ class Stream:
         return ResultPendingError(message, call_ids=ids, status=_RESULT_PENDING, code=self._lib.status_name(_RESULT_PENDING))
 
     def _drive_tools(self, runner: ToolRunner, block: bool) -> None:
-        """Starts the queued calls that may start, then submits the progress and results their
-        handlers sent (with `block`, waiting for one first while calls run). A handler's
-        BaseException (not an Exception) is raised once the others' are submitted: its call
-        still awaits a result."""
+        """Submits the progress and results the handlers sent; with `block` (the library
+        waits for results: every ToolCallStart of the message was read), starts the queued
+        calls that may start first, and waits for one item while calls run. The calls waiting
+        for an ended one start then. A handler's BaseException (not an Exception) is raised
+        once the others' are submitted: its call still awaits a result."""
         loop = self._tool_loop
-        runner.start_ready(loop)
+        if block:
+            runner.start_ready(loop)
         try:
             items = runner.collect(block)
         except BaseException:  # Ctrl-C while waiting for the handlers: the turn is canceled
@@ -521,7 +524,8 @@ class Stream:
                     pass
             elif raised is None:
                 raised = value
-        runner.start_ready(loop)
+        if items:
+            runner.start_ready(loop)
         if raised is not None:
             raise raised
 
