@@ -60,6 +60,7 @@ conformance:
 	$(PY) tests/conformance/make_recorded_cases.py --check
 	$(PY) tests/conformance/make_media_cases.py --check
 	$(PY) tests/conformance/make_conversation_cases.py --check
+	$(PY) tests/conformance/make_tool_cases.py --check
 	$(PY) tests/conformance/run.py
 
 # Turns canceled or timed out at random instants, each followed by a full turn on the same

@@ -11,7 +11,8 @@
 #   build/bench/zig-out         libpanto built from this checkout with -Doptimize=$BENCH_OPTIMIZE
 #                               (default ReleaseSafe, as `make build`), so a Debug zig-out/ left by
 #                               someone's `zig build` does not skew the figures
-#   build/bench/panto_c         the C consumer (and panto_c_turns, its latency workload)
+#   build/bench/panto_c         the C consumer (and panto_c_turns, its latency workload, and
+#                               tool_round_c, the tool round's client)
 #   build/bench/go-panto        the Go consumer (bench/go-panto, panto.dev/panto by replace)
 #   build/bench/anthropic-go, openai-go   the Go SDK peers (bench/go-peers, versions in its go.sum)
 #   bindings-py/panto/__pycache__   panto's bytecode (the peers' packages got theirs from pip)
@@ -57,6 +58,8 @@ cc -O2 -std=c99 -Wall -Wextra -Werror -pthread -Iinclude bench/clients/panto_c.c
     -L"$lib" -lpanto -Wl,-rpath,"$lib" -o "$out/panto_c"
 cc -O2 -std=c99 -Wall -Wextra -Werror -Iinclude bench/clients/panto_c_turns.c \
     -L"$lib" -lpanto -Wl,-rpath,"$lib" -o "$out/panto_c_turns"
+cc -O2 -std=c99 -Wall -Wextra -Werror -pthread -Iinclude bench/clients/tool_round_c.c \
+    -L"$lib" -lpanto -Wl,-rpath,"$lib" -o "$out/tool_round_c"
 (cd bench/go-panto && go build -o "$root/$out/go-panto" .)
 if [ ! -x "$out/anthropic-go" ] || [ ! -x "$out/openai-go" ] || \
    [ -n "$(find bench/go-peers -newer "$out/openai-go" -name '*.go' -o -newer "$out/openai-go" -name 'go.*' | head -n1)" ]; then

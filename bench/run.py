@@ -29,6 +29,7 @@ import consumer
 import images
 import latency
 import sessions
+import tool_round
 from consumer import BUILD, CLIENTS_DIR, HERE, ROOT, RunError
 
 VENV_PY = os.path.join(ROOT, "build", "bench-venv", "bin", "python")
@@ -40,7 +41,7 @@ QUICK = dict(name="quick", ns=[1_000, 10_000, 100_000], reps=1, skip_over_s=3.0,
              conc_streams=100, conc_n=200, conc_reps=1, big_streams=1_000, big_n=1_000, warmup=False,
              latency=latency.QUICK, image_reps=1)
 # What `--only` may name besides consumers: run only these parts.
-SECTIONS = ("streaming", "streams1000", "latency", "images", "sessions")
+SECTIONS = ("streaming", "streams1000", "latency", "images", "sessions", "tool_round")
 KB_PER_STREAM_TARGET = 64
 
 
@@ -623,6 +624,15 @@ def write_chart(path: str, cfg: dict, res: dict, selected: List[Client]) -> bool
     return True
 
 
+def merge_part(res: dict, failed: dict, part: dict, error_key: str) -> None:
+    """A part's figures (`part["results"]`) and failures into the per-consumer results."""
+    for name, d in part["results"].items():
+        res.setdefault(name, {}).update(d)
+    for name, why in part["failed"].items():
+        res.setdefault(name, {})[error_key] = why
+        failed.setdefault(name, why)
+
+
 def main() -> int:
     ap = argparse.ArgumentParser(description="make bench")
     ap.add_argument("--quick", action="store_true", default=os.environ.get("BENCH_QUICK", "") not in ("", "0"))
@@ -674,29 +684,29 @@ def main() -> int:
             except (RuntimeError, subprocess.TimeoutExpired, ValueError) as e:
                 ses_error = str(e)
                 say(f"bench: sessions failed: {e}")
+        tr = None
+        if "tool_round" in sections:
+            tr_selected = [c for c in tool_round.clients() if not names or any(s in c.name for s in names)]
+            say("bench: tool round: three 200 ms host tools a round, parallel and sequential")
+            tr = tool_round.measure(4 if cfg["name"] == "quick" else 6, tr_selected, os.environ["BENCH_LIB_DIR"], log, say)
     load_after = os.getloadavg()
     res = summarize(cfg, selected, m)
     rows = targets(cfg, res, m["expected"]) if streaming else []
     rows += big_targets(cfg, res, selected) if big else []
     if lat is not None:
-        for name, d in lat["results"].items():
-            res.setdefault(name, {}).update(d)
-        for name, why in lat["failed"].items():
-            res.setdefault(name, {})["latency_error"] = why
-            m["failed"].setdefault(name, why)
+        merge_part(res, m["failed"], lat, "latency_error")
         rows += latency.targets(lat, lat_selected)
     if img is not None:
-        for name, d in img["results"].items():
-            res.setdefault(name, {}).update(d)
-        for name, why in img["failed"].items():
-            res.setdefault(name, {})["image_error"] = why
-            m["failed"].setdefault(name, why)
+        merge_part(res, m["failed"], img, "image_error")
         rows += images.targets(img)
     if ses is not None:
         res["sessions"] = ses
         rows += sessions.targets(ses)
     if ses_error is not None:
         m["failed"]["sessions"] = ses_error
+    if tr is not None:
+        merge_part(res, m["failed"], tr, "tool_round_error")
+        rows += tool_round.targets(tr)
     info = machine_info()
     info["loadavg_before"] = [round(x, 2) for x in load_before]
     info["loadavg_after"] = [round(x, 2) for x in load_after]
@@ -722,7 +732,8 @@ def main() -> int:
     have_png = streaming and write_chart(png, cfg, res, selected)
     write_markdown(md, cfg, res, rows, info, selected, png if have_png else None, m,
                    (latency.markdown(lat, lat_selected) if lat is not None else []) + (images.markdown(img) if img is not None else [])
-                   + (sessions.markdown(ses) if ses is not None else []))
+                   + (sessions.markdown(ses) if ses is not None else [])
+                   + (tool_round.markdown(tr) if tr is not None else []))
 
     print()
     print(f"bench: wrote {args.json}, {md}" + (f", {png}" if have_png else "") + f" in {time.time() - t0:.0f} s")

@@ -189,7 +189,7 @@ pub const Error = extern struct {
     message: String = .{},
     request_id: String = .{},
     retry_after: f64 = -1,
-    headers: String = .{},
+    headers: String = .from("{}"),
     output: String = .{},
 };
 

@@ -630,8 +630,20 @@ fn finalMessage(h: *PantoStream, out_complete: ?*PantoEvent, out_text: ?*PantoSt
 
 pub export fn panto_stream_final_json(stream: ?*PantoStream, out_json: ?*PantoString) c_int {
     const h = stream orelse return code(.invalid_argument);
-    _ = out_json;
-    return h.setError(.state, "not implemented yet");
+    if (out_json) |o| o.* = .{};
+    h.enter();
+    return h.leave(finalJson(h, out_json));
+}
+
+fn finalJson(h: *PantoStream, out_json: ?*PantoString) c_int {
+    const text = h.stream.finalJson() catch |err| return switch (err) {
+        // (the text is PantoError.output: see panto_stream_error)
+        error.Output => h.setError(.output, h.stream.final.problem.message()),
+        error.State => h.setError(.state, "the turn asked for no JSON response_format (or is a compaction)"),
+        else => |e| h.nextFailed(e),
+    };
+    if (out_json) |o| o.* = .from(text);
+    return code(.ok);
 }
 
 pub export fn panto_stream_cancel(stream: ?*PantoStream) c_int {
@@ -654,7 +666,14 @@ pub export fn panto_stream_reopen(stream: ?*PantoStream) c_int {
 
 pub export fn panto_stream_error(stream: ?*const PantoStream, out_error: ?*PantoError) c_int {
     const h = stream orelse return code(.invalid_argument);
-    if (h.call_error.status != .ok) return h.call_error.report(out_error);
+    if (h.call_error.status != .ok) {
+        const status = h.call_error.report(out_error);
+        // panto_stream_final_json's PANTO_ERR_OUTPUT: the model's text.
+        if (h.call_error.status == .output) if (out_error) |out| {
+            if (out.size >= @offsetOf(PantoError, "output") + @sizeOf(PantoString)) out.output = .from(h.stream.final.text.items);
+        };
+        return status;
+    }
     const s = h.stream;
     const detail = s.failureDetail() orelse {
         if (out_error) |out| abi.writeSized(PantoError, out, .{});
@@ -668,6 +687,8 @@ pub export fn panto_stream_error(stream: ?*const PantoStream, out_error: ?*Panto
             .type = .from(detail.error_type.items),
             .message = .from(detail.message.items),
             .request_id = .from(detail.request_id.items),
+            .retry_after = detail.retry_after orelse -1,
+            .headers = .from(detail.headersJson()),
         });
     }
     return status;

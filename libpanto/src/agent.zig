@@ -18,6 +18,7 @@ const Dialer = @import("dial.zig").Dialer;
 const KeepAlive = @import("keep_alive.zig").KeepAlive;
 const compaction = @import("compaction.zig");
 const request_options = @import("request_options.zig");
+const log_mod = @import("log.zig");
 
 pub const RunError = error{ Busy, OutOfMemory, SessionWrite };
 /// A turn with options: they may be refused (InvalidConfig, the reason in the Diagnostic).
@@ -50,6 +51,8 @@ pub const Agent = struct {
     dialer: Dialer,
     /// The connection kept alive between requests (see keep_alive.zig).
     keep_alive: KeepAlive = .{},
+    /// Where the debug log goes (log.zig); off by default.
+    log: log_mod.Sink = .{},
     /// Proxies and trusted certificates from the environment.
     network: network.Settings,
     /// True while a stream of this agent is unfinished: one turn at a time.
@@ -84,7 +87,6 @@ pub const Agent = struct {
             .network = .init(gpa),
         };
         a.dialer.init();
-        a.keep_alive.log = .fromEnvironment();
         a.http = .{ .allocator = gpa, .io = a.dialer.io() };
         errdefer a.network.deinit();
         errdefer a.config_arena.deinit();
@@ -110,6 +112,8 @@ pub const Agent = struct {
         if (config.compaction.prompt) |p| a.config.compaction.prompt = try arena.dupe(u8, p);
         a.config.tool_execution = config.tool_execution;
         if (config.log) |log| a.config.log = .{ .level = log.level, .file = if (log.file) |f| try arena.dupe(u8, f) else null };
+        a.log = .open(a.config.log, a.config.api_key);
+        a.keep_alive.log = .{ .on = a.log.on(), .sink = &a.log };
         a.config.request = try request_options.dupe(arena, config.request);
         try config_mod.checkWireStrings(a.config, keySource(config.api_key), diag);
         try request_options.check(a.config, diag);
@@ -143,6 +147,10 @@ pub const Agent = struct {
         try config_mod.checkWireStrings(changed, key_source, diag);
         if (a.session) |session| session.recordConfig(changed) catch |err| return sessionWriteFailed(session, err, diag);
         a.config = changed;
+        // The log follows the configuration (and masks its key); a connection's log lines too.
+        a.log.close();
+        a.log = .open(a.config.log, a.config.api_key);
+        a.keep_alive.log.on = a.log.on();
         try a.syncNativeTools();
     }
 
@@ -199,6 +207,7 @@ pub const Agent = struct {
         }
         a.keep_alive.closeParked(.agent_freed);
         a.keep_alive.closeIdle(&a.http, .agent_freed);
+        a.log.close();
         a.http.deinit();
         a.network.deinit();
         a.conversation.deinit();

@@ -1,9 +1,10 @@
 //! The connection debug log, for a user who wants to see which connection each request took:
-//! with PANTO_LOG=debug in the environment when an agent is created, each request of the
-//! agent writes one line to stderr naming its connection (its number, host:port, new or
-//! reused, through a proxy or not), and each connection closed one line saying why. Off (the
-//! default), each place that logs costs one branch (`if (log.on)`).
+//! with the debug log on (log.zig: PANTO_LOG=debug or the config's `log`), each request of the
+//! agent writes one line naming its connection (its number, host:port, new or reused, through
+//! a proxy or not), and each connection closed one line saying why. Off (the default), each
+//! place that logs costs one branch (`if (log.on)`).
 const std = @import("std");
+const Sink = @import("log.zig").Sink;
 const Connection = std.http.Client.Connection;
 
 /// Why a connection was closed.
@@ -57,17 +58,14 @@ pub const Peer = struct {
 
 pub const Log = struct {
     on: bool = false,
+    /// Where the lines go (the agent's); null: stderr.
+    sink: ?*const Sink = null,
     /// The numbers of the agent's latest std.http connections, by address. A connection's
     /// number is the count of connections the agent had opened once it was opened.
     known: [8]Known = @splat(.{}),
     next_slot: usize = 0,
 
     const Known = struct { connection: ?*const Connection = null, number: u32 = 0 };
-
-    pub fn fromEnvironment() Log {
-        const value = std.c.getenv("PANTO_LOG") orelse return .{};
-        return .{ .on = std.mem.eql(u8, std.mem.span(value), "debug") };
-    }
 
     /// Remembers the number of a std.http connection just opened.
     /// (A closed connection's memory may hold the next one: its entry is then replaced.)
@@ -87,13 +85,16 @@ pub const Log = struct {
     }
 
     pub fn request(l: *const Log, number: u32, peer: Peer, reused: bool) void {
-        _ = l;
-        std.debug.print("panto: request on connection {d} to {f} ({s})\n", .{ number, peer, if (reused) "reused" else "new" });
+        l.print("request on connection {d} to {f} ({s})", .{ number, peer, if (reused) "reused" else "new" });
     }
 
     pub fn closed(l: *const Log, number: u32, peer: Peer, reason: Reason) void {
-        _ = l;
-        std.debug.print("panto: connection {d} to {f} closed: {s}\n", .{ number, peer, reason.text() });
+        l.print("connection {d} to {f} closed: {s}", .{ number, peer, reason.text() });
+    }
+
+    fn print(l: *const Log, comptime fmt: []const u8, args: anytype) void {
+        const stderr_sink: Sink = .{ .level = .debug };
+        (l.sink orelse &stderr_sink).print(fmt, args);
     }
 
     /// `closed`, for a std.http connection.

@@ -60,11 +60,63 @@ pub const Detail = struct {
     error_type: std.ArrayList(u8) = .empty,
     message: std.ArrayList(u8) = .empty,
     request_id: std.ArrayList(u8) = .empty,
+    /// The seconds the failed response asked to wait (retry-after-ms, retry-after), if it said.
+    retry_after: ?f64 = null,
+    /// The response's headers of interest (`ofInterest`) as a JSON object, names in lower
+    /// case; empty when there was no response (read as "{}").
+    headers: std.ArrayList(u8) = .empty,
 
     pub fn deinit(d: *Detail, gpa: std.mem.Allocator) void {
         d.error_type.deinit(gpa);
         d.message.deinit(gpa);
         d.request_id.deinit(gpa);
+        d.headers.deinit(gpa);
+    }
+
+    /// Forgets what the last response's head said (a new request is made).
+    pub fn clearResponse(d: *Detail, gpa: std.mem.Allocator) void {
+        d.setRequestId(gpa, "");
+        d.retry_after = null;
+        d.headers.clearRetainingCapacity();
+    }
+
+    /// The headers as a JSON object.
+    pub fn headersJson(d: *const Detail) []const u8 {
+        return if (d.headers.items.len == 0) "{}" else d.headers.items;
+    }
+
+    /// Whether a response header is one the error reports (see panto.h, PantoError.headers).
+    pub fn ofInterest(name: []const u8) bool {
+        const exact = [_][]const u8{ "request-id", "x-request-id", "retry-after", "retry-after-ms", "x-should-retry" };
+        for (exact) |e| if (std.ascii.eqlIgnoreCase(name, e)) return true;
+        return std.ascii.startsWithIgnoreCase(name, "anthropic-ratelimit-") or std.ascii.startsWithIgnoreCase(name, "x-ratelimit-");
+    }
+
+    /// Adds a response header to `headers` (the first of a name wins); on OOM the object is
+    /// left without it, still valid JSON.
+    pub fn addHeader(d: *Detail, gpa: std.mem.Allocator, name: []const u8, value: []const u8) void {
+        var member: std.ArrayList(u8) = .empty;
+        defer member.deinit(gpa);
+        var lower: [128]u8 = undefined;
+        if (name.len > lower.len) return;
+        const key = std.ascii.lowerString(&lower, name);
+        var quoted_key: [140]u8 = undefined;
+        const needle = std.fmt.bufPrint(&quoted_key, "\"{s}\":", .{key}) catch return;
+        if (std.mem.indexOf(u8, d.headers.items, needle) != null) return;
+        var clean: std.ArrayList(u8) = .empty;
+        defer clean.deinit(gpa);
+        utf8.appendLossy(&clean, gpa, value) catch return;
+        var w: std.Io.Writer.Allocating = .init(gpa);
+        defer w.deinit();
+        w.writer.writeAll(if (d.headers.items.len == 0) "{" else ",") catch return;
+        std.json.Stringify.value(key, .{}, &w.writer) catch return;
+        w.writer.writeByte(':') catch return;
+        std.json.Stringify.value(clean.items, .{}, &w.writer) catch return;
+        w.writer.writeByte('}') catch return;
+        if (d.headers.items.len > 0) d.headers.items.len -= 1; // (its closing brace)
+        d.headers.appendSlice(gpa, w.written()) catch {
+            if (d.headers.items.len > 0) d.headers.appendAssumeCapacity('}');
+        };
     }
 
     /// Records a failure; on OOM the detail is left partly filled, which is still safe to read.
@@ -97,6 +149,24 @@ pub const Detail = struct {
         utf8.appendLossy(&d.request_id, gpa, request_id) catch {};
     }
 };
+
+test "a response's headers of interest make one JSON object, lower-case names, first wins" {
+    const gpa = std.testing.allocator;
+    var d: Detail = .{};
+    defer d.deinit(gpa);
+    try std.testing.expectEqualStrings("{}", d.headersJson());
+    const heads = [_]struct { []const u8, []const u8 }{
+        .{ "Request-Id", "req_1" },          .{ "content-type", "application/json" },
+        .{ "anthropic-ratelimit-requests-remaining", "0" }, .{ "retry-after", "7" },
+        .{ "request-id", "req_again" },      .{ "X-RateLimit-Reset", "1\xffs \"x\"" },
+        .{ "authorization", "Bearer k" },
+    };
+    for (heads) |h| if (Detail.ofInterest(h[0])) d.addHeader(gpa, h[0], h[1]);
+    try std.testing.expectEqualStrings("{\"request-id\":\"req_1\",\"anthropic-ratelimit-requests-remaining\":\"0\"," ++
+        "\"retry-after\":\"7\",\"x-ratelimit-reset\":\"1\xef\xbf\xbds \\\"x\\\"\"}", d.headersJson());
+    d.clearResponse(gpa);
+    try std.testing.expectEqualStrings("{}", d.headersJson());
+}
 
 /// A provider's error body, decoded: the same shape for every provider.
 pub const ProviderError = struct {

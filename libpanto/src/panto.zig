@@ -67,6 +67,7 @@ test {
     _ = @import("stack_trim.zig");
     _ = @import("stack_trim_test.zig");
     _ = @import("connection_log.zig");
+    _ = @import("log.zig");
     _ = @import("retry.zig");
     _ = @import("fast_json.zig");
     _ = @import("fast_json_test.zig");

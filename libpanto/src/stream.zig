@@ -82,10 +82,6 @@ pub const Stream = struct {
     cursor: usize = 0,
     /// Tool rounds done in this turn.
     rounds: u32 = 0,
-    /// An assistant message of this turn ended (and is in the conversation).
-    message_ended: bool = false,
-    /// The text of the turn's last assistant message, made by `finalMessage`.
-    final_text: std.ArrayList(u8) = .empty,
     turn_usage: ev.Usage = .{},
     /// The last message's end, repeated by the turn's MessageComplete.
     last_end: ev.MessageComplete = .{ .stop_reason = .none, .provider_stop_reason = "", .usage = .{} },
@@ -141,8 +137,9 @@ pub const Stream = struct {
     const readHotDelta = read.readHotDelta;
     pub const peekBuffered = read.peekBuffered;
 
-    // The turn's answer as JSON (structured_output.zig); finalMessage is below (H-turn's,
-    // which the C API uses).
+    // The turn's end for short programs (C panto_stream_final_message and _final_json too),
+    // and its answer as JSON: structured_output.zig's, the only ones.
+    pub const finalMessage = structured_output.finalMessage;
     pub const finalJson = structured_output.finalJson;
 
     /// The stream of a compaction asked for (`Agent.compact`): COMPACTION_START,
@@ -219,7 +216,6 @@ pub const Stream = struct {
         s.event_arena.deinit();
         s.assembly.deinit();
         s.round.deinit();
-        s.final_text.deinit(gpa);
         s.batch.deinit(gpa);
         s.final.deinit(gpa);
         if (s.compaction) |run| run.destroy();
@@ -418,7 +414,7 @@ pub const Stream = struct {
         s.state = .unsent;
         s.failed_at_open = false;
         s.detail.set(s.agent.gpa, 0, "", "");
-        s.detail.setRequestId(s.agent.gpa, "");
+        s.detail.clearResponse(s.agent.gpa);
         s.retry_attempt = 0;
         s.turn_deadline_ns = 0;
         s.watch.fired.store(.none, .release);
@@ -464,42 +460,8 @@ pub const Stream = struct {
         return s.round.queueProgress(call_id, text, fraction);
     }
 
-    /// The end of a turn, as `finalMessage` gives it.
-    pub const Final = struct {
-        complete: ev.MessageComplete,
-        /// The text blocks of the turn's last assistant message, joined ("" without one).
-        text: []const u8,
-    };
-
-    /// Reads the rest of the turn (the events are let go) and gives its end: its
-    /// MessageComplete and its last assistant message's text (valid until the stream is
-    /// destroyed). Fails as `next()` does: the turn's error, or ResultPending while a host
-    /// call awaits its result (`pendingCall` names it); called again after the turn is over,
-    /// it gives the same.
-    pub fn finalMessage(s: *Stream) NextError!Final {
-        while (try s.nextRef()) |_| {}
-        const complete: ev.MessageComplete = .{
-            .stop_reason = s.last_end.stop_reason,
-            .provider_stop_reason = s.last_end.provider_stop_reason,
-            .usage = s.turn_usage,
-        };
-        s.final_text.clearRetainingCapacity();
-        const conv = &s.agent.conversation;
-        if (s.message_ended) {
-            var i = conv.messages.items.len;
-            while (i > 0) : (i -= 1) {
-                const m = conv.messages.items[i - 1];
-                if (m.role != .assistant) continue;
-                for (m.blocks) |b| if (b.kind == .text) {
-                    s.final_text.appendSlice(s.agent.gpa, b.text) catch return s.fail(error.OutOfMemory);
-                };
-                break;
-            }
-        }
-        return .{ .complete = complete, .text = s.final_text.items };
-    }
-
-    /// The first host call of the round still awaiting its result, as its ToolCallStart.
+    /// The first host call of the round still awaiting its result, as its ToolCallStart (for
+    /// a caller of `finalMessage` whose events were let go).
     pub fn pendingCall(s: *const Stream) ?ev.ToolCallStart {
         if (s.phase != .tool_starts or s.state == .failed) return null;
         for (s.round.calls.items) |c| if (c.handling == .host and c.result == null)
@@ -513,7 +475,7 @@ pub const Stream = struct {
         s.resetMessage();
         s.state = .unsent;
         s.retry_attempt = 0;
-        s.detail.setRequestId(s.agent.gpa, "");
+        s.detail.clearResponse(s.agent.gpa);
     }
 
     /// Forgets the current message and its request, keeping buffers.
@@ -556,6 +518,14 @@ pub const Stream = struct {
             .retry_after_ms = s.retry_after_ms,
             .should_retry = s.should_retry,
         }, policy);
+        const log = &s.agent.log;
+        if (log.on()) {
+            const d = &s.detail;
+            if (decision) |delay_ms|
+                log.print("request failed ({s}, HTTP {d}: {s}): retry {d} in {d} ms", .{ @errorName(e), d.http_status, d.message.items, s.retry_attempt + 1, delay_ms })
+            else
+                log.print("request failed ({s}, HTTP {d}: {s}): not retried", .{ @errorName(e), d.http_status, d.message.items });
+        }
         if (decision) |delay_ms| {
             s.retry_attempt += 1;
             s.retry_delay_ms = delay_ms;
@@ -568,6 +538,7 @@ pub const Stream = struct {
             const status = s.detail.http_status;
             s.resetMessage();
             s.detail.set(gpa, 0, "", "");
+            s.detail.clearResponse(gpa);
             s.state = .retry_wait;
             return .{ .provider_retry = .{
                 .attempt = s.retry_attempt,
@@ -638,7 +609,9 @@ pub const Stream = struct {
     inline fn deliverCurrent(s: *Stream) NextError!?*const ev.Event {
         const e = &s.current;
         watchdog.progress(&s.watch);
-        if (e.* != .message_start) s.content_delivered = true;
+        if (e.* == .message_start) {
+            e.message_start.request_id = s.detail.request_id.items; // (from the response's head)
+        } else s.content_delivered = true;
         if (e.* == .message_end) {
             s.endMessage(e.message_end) catch |err| return s.fail(err);
         }
@@ -652,7 +625,6 @@ pub const Stream = struct {
         s.parkConnection();
         ev.addUsage(&s.turn_usage, end.usage);
         s.last_end = end;
-        s.message_ended = true;
 
         try s.round.collect(agent, &s.assembly);
         const inputs = try agent.gpa.alloc([]const u8, s.round.calls.items.len);

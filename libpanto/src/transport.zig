@@ -91,6 +91,12 @@ pub fn open(s: *Stream) TurnError!void {
     // connect, the request's write and the head's read, the deepest calls of a turn, in
     // the stack of every thread that runs a stream (open's frame: 9.7 KB, now 4.6 KB).
     try @call(.never_inline, writeRequestBody, .{s});
+    const log = &agent.log;
+    if (log.on()) {
+        log.print("POST {s}", .{s.url.items});
+        log.body(gpa, s.request_body.written());
+    }
+    const sent_ns = watchdog.nowNs();
 
     var headers: RequestHeaders = .{ .list = &s.header_list, .auth_buffer = &s.auth_header, .beta_buffer = &s.beta_header, .gpa = gpa };
     headers.list.clearRetainingCapacity();
@@ -162,6 +168,7 @@ pub fn open(s: *Stream) TurnError!void {
     };
 
     s.got_head = true;
+    if (log.on()) log.print("POST {s}: HTTP {d} after {d} ms", .{ s.url.items, @intFromEnum(s.response.head.status), (watchdog.nowNs() - sent_ns) / std.time.ns_per_ms });
     watchdog.arm(&s.watch, s.turn_deadline_ns, timeouts.idle_ms * std.time.ns_per_ms);
     return readHead(s);
 }
@@ -199,6 +206,7 @@ fn readHead(s: *Stream) TurnError!void {
     const head = s.response.head;
     var it = head.iterateHeaders();
     while (it.next()) |h| {
+        if (errors.Detail.ofInterest(h.name)) s.detail.addHeader(gpa, h.name, h.value);
         if (std.ascii.eqlIgnoreCase(h.name, "request-id") or std.ascii.eqlIgnoreCase(h.name, "x-request-id")) {
             s.detail.setRequestId(gpa, h.value);
         } else if (std.ascii.eqlIgnoreCase(h.name, "retry-after-ms")) {
@@ -210,6 +218,7 @@ fn readHead(s: *Stream) TurnError!void {
             if (std.ascii.eqlIgnoreCase(h.value, "false")) s.should_retry = false;
         }
     }
+    if (s.retry_after_ms) |ms| s.detail.retry_after = @as(f64, @floatFromInt(ms)) / 1000;
     const status: u16 = @intFromEnum(head.status);
     const content_type = head.content_type orelse "";
     if (status < 200 or status > 299) return httpFailure(s, status);

@@ -2976,6 +2976,106 @@ static void test_final_message_and_progress(void) {
     stop_server();
 }
 
+/* ---- Issue 17: the debug log ---------------------------------------------------------- */
+
+/* The bytes of a file, NUL-terminated (malloc'd), or NULL. */
+static char *slurp(const char *path) {
+    FILE *f = fopen(path, "rb");
+    char *buf;
+    long n;
+    if (!f) return NULL;
+    fseek(f, 0, SEEK_END);
+    n = ftell(f);
+    fseek(f, 0, SEEK_SET);
+    buf = (char *)malloc((size_t)n + 1);
+    if (buf && fread(buf, 1, (size_t)n, f) != (size_t)n) n = 0;
+    if (buf) buf[n] = 0;
+    fclose(f);
+    return buf;
+}
+
+static const char BODY_429_QUOTING_KEY[] =
+    "{\"type\":\"error\",\"error\":{\"type\":\"rate_limit_error\",\"message\":\"Slow down, sk-log-secret-0123\"}}";
+
+/* PANTO_LOG=debug: one line per request (method and URL, then status and time to the head),
+ * per retry decision, per connection; never the API key (not even quoted back by the server);
+ * no body. Then the config's log at level body, to a file: the request's JSON body too. */
+static void test_debug_log(void) {
+    static const struct canned answers[] = {
+        {429, "application/json", BODY_429_QUOTING_KEY, "retry-after-ms: 1\r\n", 0},
+        {200, "text/event-stream", SSE_OK, NULL, 0},
+        {200, "text/event-stream", SSE_OK, NULL, 0},
+    };
+    char url[64], err_path[] = "/tmp/panto_log_test_XXXXXX", file_path[] = "/tmp/panto_log_file_XXXXXX";
+    char want[160], config[256];
+    PantoAgent *agent;
+    PantoStream *stream = NULL;
+    PantoEvent ev = PANTO_EVENT_INIT;
+    int saved, fd, file_fd;
+    char *log;
+
+    current_test = "debug_log";
+    fd = mkstemp(err_path);
+    file_fd = mkstemp(file_path);
+    CHECK(fd >= 0 && file_fd >= 0);
+    if (fd < 0 || file_fd < 0) return;
+    close(file_fd);
+    setenv("PANTO_LOG", "debug", 1);
+    fflush(stderr);
+    saved = dup(2);
+    dup2(fd, 2);
+    agent = serve_and_connect(answers, 3, url, sizeof url);
+    if (agent) {
+        CHECK_RC(set_config(agent, "{\"api_key\": \"sk-log-secret-0123\"}"), PANTO_OK);
+        CHECK_RC(run_text(agent, "Hello", &stream), PANTO_OK);
+        CHECK_RC(panto_stream_final_message(stream, &ev, NULL), PANTO_OK);
+        panto_stream_free(stream);
+    }
+    fflush(stderr);
+    dup2(saved, 2);
+    close(saved);
+    close(fd);
+    unsetenv("PANTO_LOG");
+    log = slurp(err_path);
+    CHECK(log != NULL);
+    if (log) {
+        snprintf(want, sizeof want, "panto: POST %s/v1/messages\n", url);
+        CHECK(strstr(log, want) != NULL);
+        snprintf(want, sizeof want, "panto: POST %s/v1/messages: HTTP 429 after ", url);
+        CHECK(strstr(log, want) != NULL);
+        CHECK(strstr(log, "panto: request failed (RateLimit, HTTP 429: Slow down, ") != NULL);
+        CHECK(strstr(log, "): retry 1 in 1 ms\n") != NULL);
+        snprintf(want, sizeof want, "panto: POST %s/v1/messages: HTTP 200 after ", url);
+        CHECK(strstr(log, want) != NULL);
+        CHECK(strstr(log, "panto: request on connection ") != NULL);
+        CHECK(strstr(log, "sk-log-secret") == NULL);
+        CHECK(strstr(log, "test-key") == NULL);
+        CHECK(strstr(log, "panto: body") == NULL);
+        CHECK(strstr(log, "x-api-key") == NULL);
+        free(log);
+    }
+    if (agent) {
+        /* The config's log wins over the environment: level body, appended to the file. */
+        snprintf(config, sizeof config, "{\"log\": {\"level\": \"body\", \"file\": \"%s\"}}", file_path);
+        CHECK_RC(set_config(agent, config), PANTO_OK);
+        CHECK_RC(run_text(agent, "Second", &stream), PANTO_OK);
+        CHECK_RC(panto_stream_final_message(stream, &ev, NULL), PANTO_OK);
+        panto_stream_free(stream);
+        panto_agent_free(agent);
+        stop_server();
+    }
+    log = slurp(file_path);
+    CHECK(log != NULL);
+    if (log) {
+        CHECK(strstr(log, "panto: body {\"model\":\"claude-test\"") != NULL);
+        CHECK(strstr(log, "\"text\":\"Second\"") != NULL);
+        CHECK(strstr(log, "sk-log-secret") == NULL);
+        free(log);
+    }
+    unlink(err_path);
+    unlink(file_path);
+}
+
 int main(void) {
     signal(SIGPIPE, SIG_IGN);
     test_versions();
@@ -3015,6 +3115,7 @@ int main(void) {
     test_parts_turn();
     test_parts_plain_result();
     test_final_message_and_progress();
+    test_debug_log();
     printf("%d passed, %d failed\n", n_passed, n_failed);
     return n_failed ? 1 : 0;
 }

@@ -545,13 +545,54 @@ def check_tools(tools: Any) -> None:
             raise ValueError(f"tools[{i}]: the name {tool['name']!r} is used twice")
         names.add(tool["name"])
         behavior = tool.get("behavior")
-        if not isinstance(behavior, dict) or len(behavior) != 1 or not (
-            isinstance(behavior.get("return"), str) or isinstance(behavior.get("raise"), str)
-            or behavior.get("return_input") is True or isinstance(behavior.get("return_parts"), list)
+        if not isinstance(behavior, dict):
+            raise ValueError(f"tools[{i}].behavior must be an object")
+        ends = [k for k in behavior if k in ("return", "raise", "return_input", "return_parts")]
+        if len(ends) > 1 or not (
+            isinstance(behavior.get("return", ""), str) and isinstance(behavior.get("raise", ""), str)
+            and behavior.get("return_input", True) is True
+            and isinstance(behavior.get("return_parts", []), list)
         ):
-            raise ValueError(f"tools[{i}].behavior must be {{\"return\": TEXT}}, "
+            raise ValueError(f"tools[{i}].behavior ends with one of {{\"return\": TEXT}}, "
                              "{\"raise\": TEXT}, {\"return_input\": true} or "
-                             "{\"return_parts\": [PART, ...]}")
+                             "{\"return_parts\": [PART, ...]} (or none: it returns \"\")")
+        for key, value in behavior.items():
+            if key in ends:
+                continue
+            if key not in BEHAVIOR_STEPS or not BEHAVIOR_STEPS[key][1](value):
+                what = BEHAVIOR_STEPS[key][0] if key in BEHAVIOR_STEPS else "unknown"
+                raise ValueError(f"tools[{i}].behavior.{key}: {what}")
+
+
+def _is_fraction(v: Any) -> bool:
+    return v is None or (isinstance(v, (int, float)) and not isinstance(v, bool) and 0 <= v <= 1)
+
+
+# What a tool's behavior may do before it ends (README, "Tools in a case").
+BEHAVIOR_STEPS: dict[str, tuple[str, Any]] = {
+    "sleep_ms": ("must be a non-negative integer", steps.is_count),
+    "rendezvous": ("must be [GROUP, COUNT]", lambda v: isinstance(v, list) and len(v) == 2
+                   and isinstance(v[0], str) and steps.is_count(v[1]) and v[1] >= 1),
+    "exclusive": ("must be true", lambda v: v is True),
+    "progress": ("must be [[TEXT, FRACTION or null], ...]", lambda v: isinstance(v, list) and all(
+        isinstance(r, list) and len(r) == 2 and isinstance(r[0], str) and _is_fraction(r[1]) for r in v)),
+}
+
+
+def order_progress(values: list[Any]) -> list[int]:
+    """The order to compare a transcript's lines in: each run of consecutive tool_progress
+    lines ordered by call id, stable (calls running at once report in any order between them,
+    README "Tools in a case"). Returns the indexes of `values` in that order."""
+    order = list(range(len(values)))
+    i = 0
+    while i < len(values):
+        j = i
+        while j < len(values) and isinstance(values[j], dict) and values[j].get("event") == "tool_progress":
+            j += 1
+        if j > i + 1:
+            order[i:j] = sorted(range(i, j), key=lambda k: str(values[k].get("id")))
+        i = max(j, i + 1)
+    return order
 
 
 def resolve_part(part: Any, where: str) -> Any:
@@ -587,7 +628,9 @@ def resolve_turns(turns: Any) -> list[Any]:
         raise ValueError("turns must be a list")
     out = []
     for i, t in enumerate(turns):
-        if isinstance(t, list):
+        if isinstance(t, dict) and "input" in t:
+            out.append(resolve_turn_object(t, f"turns[{i}]"))
+        elif isinstance(t, list):
             out.append(resolve_parts(t, f"turns[{i}]"))
         elif steps.is_step(t):
             steps.check_step(t, f"turns[{i}]")
@@ -597,6 +640,25 @@ def resolve_turns(turns: Any) -> list[Any]:
     return out
 
 
+def resolve_turn_object(t: dict[str, Any], where: str) -> dict[str, Any]:
+    """A turn {"input", "options"?, "final"?} (README, "Turn objects"), its input resolved as a
+    plain turn's."""
+    if not set(t) <= {"input", "options", "final"}:
+        raise ValueError(f'{where}: a turn object holds "input" and optionally "options", "final"')
+    if not isinstance(t.get("options", {}), dict):
+        raise ValueError(f"{where}.options must be an object")
+    if t.get("final", "message") not in ("message", "json"):
+        raise ValueError(f'{where}.final must be "message" or "json"')
+    given = t["input"]
+    if isinstance(given, list):
+        given = resolve_parts(given, f"{where}.input")
+    else:
+        given = expand_repeats(given)
+        if not isinstance(given, str):
+            raise ValueError(f"{where}.input must be a string or a list of parts")
+    return dict(t, input=given)
+
+
 def resolve_tools(tools: list[dict[str, Any]]) -> list[dict[str, Any]]:
     """The tools as the drivers read them: the parts of a `return_parts` resolved."""
     out = []
@@ -604,7 +666,7 @@ def resolve_tools(tools: list[dict[str, Any]]) -> list[dict[str, Any]]:
         behavior = tool["behavior"]
         if "return_parts" in behavior:
             parts = resolve_parts(behavior["return_parts"], f"tools[{i}].behavior.return_parts")
-            tool = dict(tool, behavior={"return_parts": parts})
+            tool = dict(tool, behavior=dict(behavior, return_parts=parts))
         out.append(tool)
     return out
 
@@ -675,8 +737,9 @@ def load_case(folder: Path) -> Case:
             raise ValueError('on_error must be {"set_config": {...}, "reopen": true|false}')
         if "end_early" in case.data:
             check_end_early(case.data["end_early"], len(case.data["turns"]))
-        if not isinstance(case.data.get("print_conversation", False), bool):
-            raise ValueError("print_conversation must be true or false")
+        for key in ("print_conversation", "print_error_detail", "print_request_ids"):
+            if not isinstance(case.data.get(key, False), bool):
+                raise ValueError(f"{key} must be true or false")
         if "tools" in case.data:
             check_tools(case.data["tools"])
         check_network_options(case.data)
@@ -697,6 +760,7 @@ def load_case(folder: Path) -> Case:
                 raise ValueError(f"replay file not found: {r['replay']}")
         lines = json_lines((folder / "expected.jsonl").read_text(encoding="utf-8"))
         case.expected = [json.loads(l) for l in lines if l.strip()]
+        case.expected = [case.expected[k] for k in order_progress(case.expected)]
         conversation = None
         if case.data.get("print_conversation"):
             # The conversation line comes last, after the connections line.
@@ -1042,7 +1106,19 @@ class Result:
 
 
 def canon(obj: Any) -> str:
-    return json.dumps(obj, sort_keys=True, ensure_ascii=False)
+    return json.dumps(whole_numbers(obj), sort_keys=True, ensure_ascii=False)
+
+
+def whole_numbers(obj: Any) -> Any:
+    """obj with every float that is a whole number written as an integer: a fraction or a
+    retry_after of 1 is the same number whether a driver prints 1 or 1.0."""
+    if isinstance(obj, float) and obj.is_integer() and abs(obj) < 2 ** 53:
+        return int(obj)
+    if isinstance(obj, dict):
+        return {k: whole_numbers(v) for k, v in obj.items()}
+    if isinstance(obj, list):
+        return [whole_numbers(v) for v in obj]
+    return obj
 
 
 def line_matches(want: Any, got: Any) -> bool:
@@ -1132,6 +1208,9 @@ def run_cell(case: Case, driver: Driver, emulator: Emulator, verbose: bool,
         except ValueError:
             got_values.append(None)
             got_lines.append("NOT JSON: " + line)
+    order = order_progress(got_values)
+    got_values = [got_values[k] for k in order]
+    got_lines = [got_lines[k] for k in order]
     # An export line's raw text is compared as parsed JSON, and byte for byte across languages.
     raws = steps.parse_exports(got_values)
     if raws:

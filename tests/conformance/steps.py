@@ -10,7 +10,7 @@ from pathlib import Path
 from typing import Any
 
 
-def _is_count(v: Any) -> bool:
+def is_count(v: Any) -> bool:
     return isinstance(v, int) and not isinstance(v, bool) and v >= 0
 
 
@@ -21,14 +21,14 @@ STEPS: dict[str, tuple[str, Any]] = {
     "reimport": ("true", lambda v: v is True),
     "import": ("any JSON value", lambda v: True),
     "import_text": ("a string", lambda v: isinstance(v, str)),
-    "truncate": ("a non-negative integer", _is_count),
-    "drop_last": ("a non-negative integer", _is_count),
+    "truncate": ("a non-negative integer", is_count),
+    "drop_last": ("a non-negative integer", is_count),
     "compact": ("true", lambda v: v is True),
     "session_info": ("true", lambda v: v is True),
     "reopen_agent": ("true", lambda v: v is True),
     "second_agent": ("true", lambda v: v is True),
     "fork": ('{"message_count": K, "id": ID}', lambda v: isinstance(v, dict)
-             and set(v) == {"message_count", "id"} and _is_count(v["message_count"])
+             and set(v) == {"message_count", "id"} and is_count(v["message_count"])
              and isinstance(v["id"], str)),
     "list_sessions": ("true", lambda v: v is True),
     "append_to_session": ("a string", lambda v: isinstance(v, str)),
@@ -36,8 +36,9 @@ STEPS: dict[str, tuple[str, Any]] = {
 
 
 def is_step(turn: Any) -> bool:
-    """Whether a turn is a step object (not a `{"$repeat": ...}` text)."""
-    return isinstance(turn, dict) and "$repeat" not in turn
+    """Whether a turn is a step object (not a `{"$repeat": ...}` text, nor a turn object with
+    an "input")."""
+    return isinstance(turn, dict) and "$repeat" not in turn and "input" not in turn
 
 
 def check_step(turn: dict[str, Any], where: str) -> None:

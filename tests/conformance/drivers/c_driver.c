@@ -7,8 +7,12 @@
  * the case sets it), registers the case's `tools` with panto_agent_add_tool, runs each turn
  * and prints the normalized transcript, one JSON object per line. It reads the events in
  * batches (panto_next_events; the Lua driver reads them one by one with panto_next_event).
- * On a TOOL_CALL_START that awaits a result it runs the tool's `behavior` and submits the
- * result with panto_stream_submit_tool_result before reading on. With `cancel_after_ms`
+ * It collects the TOOL_CALL_STARTs that await a result; when the results are pending it runs
+ * the round's calls on pthreads (a sequential call alone), forwards their progress
+ * (panto_stream_tool_progress) and submits each result as it ends, from the main thread, then
+ * reads on. A turn object (README, "Turn objects") may carry per-turn options
+ * (PantoInput.options) and ask for a final helper (panto_stream_final_message /
+ * panto_stream_final_json) instead of iterating. With `cancel_after_ms`
  * a pthread cancels the first turn's stream (panto_stream_cancel) that long after
  * panto_agent_run, while the main thread is blocked in panto_next_events; with `on_error` it
  * calls panto_agent_set_config and panto_stream_reopen after a turn's first error; with
