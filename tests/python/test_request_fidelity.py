@@ -13,6 +13,10 @@ depend on — strictly:
   validates lazily: every such iterator is consumed, so each element is validated;
 - an element that validates only as one of the SDK's *response* models (the Anthropic SDK
   also accepts `TextBlock` & co. as input) is refused: the wire format is the `*Param` type;
+- Anthropic's sampling parameters (temperature, top_p, top_k), which anthropic 1.0 took out of
+  its types as deprecated while the API still takes them, are checked by their documented
+  types and ranges (`AnthropicSampling`); the top-level keys a conformance case sets with the
+  extra_body escape hatch are left out of the check (`_extra_body_keys`);
 - plus the documented rules the types cannot express (`api_rule_problems`): no message with
   empty content (Anthropic: "all messages must have non-empty content except for the optional
   final assistant message"; OpenAI: an assistant message has content or tool_calls).
@@ -30,13 +34,15 @@ Where the requests come from:
   document blocks and tool_result arrays, OpenAI content arrays with image_url and file parts and
   the synthetic user message after a round's tool messages, a provider or model switched
   between turns with thinking and odd tool-call ids, the summary request of a compaction by
-  threshold and by hand), so the check holds without a conformance run;
+  threshold and by hand, every request parameter of both providers with tools), so the check
+  holds without a conformance run;
 - `test_validator_refuses_mistakes`: the validator itself refuses bodies with a bogus key, a
   bad value or a wrong block, so a green run means something.
 """
 from __future__ import annotations
 
 import base64
+import functools
 import io
 import json
 import re
@@ -47,6 +53,7 @@ from typing import Any, List
 
 import pydantic
 import pytest
+import typing_extensions
 from anthropic.types.message_create_params import MessageCreateParamsStreaming
 from openai.types.chat.completion_create_params import CompletionCreateParamsStreaming
 
@@ -146,14 +153,48 @@ def _tool_ids(message: dict[str, Any]) -> list[tuple[str, Any]]:
     return ids
 
 
-def validate_request(provider: str, body: Any) -> list[str]:
-    """What is wrong with a request body as the provider's SDK type sees it ([] when fine)."""
+class AnthropicSampling(typing_extensions.TypedDict, total=False):
+    """Anthropic's sampling parameters, which the SDK's types no longer declare: anthropic 1.0
+    removed them from `messages.create` as deprecated (its MIGRATION.md, "Removed deprecated
+    request parameters": pass them through `extra_body`), while the API still takes them on the
+    models that support sampling (docs/requests.md). Checked here as the API documents them."""
+
+    temperature: float
+    top_p: float
+    top_k: int
+
+
+SAMPLING = pydantic.TypeAdapter(List[AnthropicSampling], config=STRICT)  # (see ADAPTERS)
+SAMPLING_RANGES = {"temperature": (0, 1), "top_p": (0, 1), "top_k": (1, None)}
+
+
+def _sampling_problems(body: dict[str, Any]) -> list[str]:
+    """Checks and takes Anthropic's deprecated sampling keys out of `body`."""
+    given = {k: body.pop(k) for k in list(body) if k in SAMPLING_RANGES}
+    try:
+        SAMPLING.validate_python([given])
+    except pydantic.ValidationError as e:
+        return [_short(e)]
+    problems = []
+    for key, value in given.items():
+        low, high = SAMPLING_RANGES[key]
+        if value < low or (high is not None and value > high):
+            problems.append(f"{key} {value} is out of its range")
+    return problems
+
+
+def validate_request(provider: str, body: Any, extra_body: frozenset[str] = frozenset()) -> list[str]:
+    """What is wrong with a request body as the provider's SDK type sees it ([] when fine).
+    `extra_body`: top-level keys the case set with the extra_body escape hatch, which the SDK
+    types need not declare (they are left out of the check)."""
     if not isinstance(body, dict):
         return [f"the body is not a JSON object: {str(body)[:200]}"]
+    body = {k: v for k, v in body.items() if k not in extra_body}
+    sampling = _sampling_problems(body) if provider == "anthropic" else []
     declared = set(typing.get_type_hints(PARAMS[provider]))
     problems = [f"top-level key {k!r} is not declared by {PARAMS[provider].__name__}"
                 for k in body if k not in declared]
-    problems += api_rule_problems(provider, body)
+    problems += sampling + api_rule_problems(provider, body)
     try:
         validated = ADAPTERS[provider].validate_python([body])
     except pydantic.ValidationError as e:
@@ -172,8 +213,26 @@ def validate_log(entries: list[dict[str, Any]]) -> list[str]:
         if entry.get("body") is None:
             continue  # never read: the client gave up while writing it (keep_alive_cancel_*)
         tag = f"{entry.get('case', 'request')} [{entry.get('lang', 'python')}] #{n}"
-        problems += [f"{tag}: {p}" for p in validate_request(provider, entry.get("body"))]
+        extra = _extra_body_keys(str(entry.get("case", "")))
+        problems += [f"{tag}: {p}" for p in validate_request(provider, entry.get("body"), extra)]
     return problems
+
+
+CASES = REPO / "tests" / "conformance" / "cases"
+
+
+@functools.lru_cache(maxsize=None)
+def _extra_body_keys(case: str) -> frozenset[str]:
+    """The extra_body keys a conformance case sets, in its config or a turn's options."""
+    path = CASES / case / "case.json"
+    if not case or not path.is_file():
+        return frozenset()
+    data = json.loads(path.read_text("utf-8"))
+    objects = [data.get("config", {})] + [t.get("options", {}) for t in data.get("turns", [])
+                                          if isinstance(t, dict)]
+    objects += [t["set_config"] for t in data.get("turns", []) if isinstance(t, dict) and "set_config" in t]
+    return frozenset(k for o in objects if isinstance(o, dict)
+                     for k in (o.get("extra_body") or {}))
 
 
 # ---- The requests of the last conformance run ---------------------------------------------
@@ -402,6 +461,31 @@ SCENARIOS: list[tuple[str, dict[str, Any], list[Any], dict[str, Any], list[Any],
          _answer(_text("Whole."))]}, [], {"cancel_after_s": 0.3}, ['"Partial "']),
 ]
 
+# The request parameters (issue 17): every one each provider takes, with tools (tool_choice,
+# parallel tool calls) and the escape hatch's keys the SDK types declare.
+REQUEST_PARAMS = [
+    ("anthropic_request_params",
+     dict(A, temperature=0.3, top_p=0.9, top_k=40, stop=["END"], user="user-1",
+          service_tier="auto", tool_choice="required", parallel_tool_calls=False,
+          thinking={"budget_tokens": 2048}, extra_body={"speed": "fast"}),
+     ["Weather?"], {"responses": [_answer(_text("Sunny."))]}, [WEATHER], {},
+     ['"top_k": 40', '"stop_sequences": ["END"]', '"user_id": "user-1"',
+      '"disable_parallel_tool_use": true', '"budget_tokens": 2048', '"speed": "fast"']),
+    ("anthropic_tool_choice_named", dict(A, tool_choice={"name": "get_weather"}), ["Weather?"],
+     {"responses": [_answer(_text("Sunny."))]}, [WEATHER], {}, ['"type": "tool"']),
+    ("openai_request_params",
+     dict(O, temperature=1.2, top_p=0.9, stop=["END", "STOP"], seed=3, presence_penalty=0.5,
+          frequency_penalty=-0.5, metadata={"team": "a"}, user="user-1", service_tier="default",
+          tool_choice={"name": "get_weather"}, parallel_tool_calls=False,
+          reasoning_effort="low", extra_body={"verbosity": "low"}),
+     ["Weather?"], {"responses": [_answer(_text("Sunny."))]}, [WEATHER], {},
+     ['"seed": 3', '"stop": ["END", "STOP"]', '"parallel_tool_calls": false',
+      '"function": {"name": "get_weather"}', '"verbosity": "low"', '"reasoning_effort": "low"']),
+    ("openai_tool_choice_required", dict(O, tool_choice="required"), ["Weather?"],
+     {"responses": [_answer(_text("Sunny."))]}, [WEATHER], {}, ['"tool_choice": "required"']),
+]
+SCENARIOS += REQUEST_PARAMS
+
 # Conversations that last (issue 16): a conversation written for another provider or model
 # than the one that made it (thinking left out, tool-call ids rewritten), and the summary
 # request of a compaction (by threshold and by hand).
@@ -589,6 +673,14 @@ MISTAKES = [
     ("openai", "a tool call id of 41 characters",
      lambda b: b["messages"][2]["tool_calls"][0].update(id="call_" + "x" * 36)),
     ("openai", "a tool message's id with a colon", lambda b: b["messages"][3].update(tool_call_id="a:b")),
+    ("anthropic", "temperature above 1", lambda b: b.update(temperature=1.5)),
+    ("anthropic", "top_k as text", lambda b: b.update(top_k="40")),
+    ("anthropic", "OpenAI's stop key", lambda b: b.update(stop=["END"])),
+    ("anthropic", "OpenAI's tool_choice form", lambda b: b.update(tool_choice="required")),
+    ("anthropic", "metadata with OpenAI's keys", lambda b: b.update(metadata={"team": "a"})),
+    ("openai", "Anthropic's tool_choice form", lambda b: b.update(tool_choice={"type": "any"})),
+    ("openai", "Anthropic's top_k", lambda b: b.update(top_k=40)),
+    ("openai", "stop_sequences", lambda b: b.update(stop_sequences=["END"])),
 ]
 MEDIA_MISTAKES = [
     ("anthropic", "image source without its type", lambda b: b["messages"][0]["content"][1]["source"].pop("type")),
@@ -610,6 +702,8 @@ MEDIA_MISTAKES = [
 
 def test_validator_accepts_good_bodies() -> None:
     assert validate_request("anthropic", GOOD_ANTHROPIC) == []
+    assert validate_request("anthropic", dict(GOOD_ANTHROPIC, temperature=1, top_p=0.5, top_k=5)) == []
+    assert validate_request("openai", dict(GOOD_OPENAI, bogus=1), frozenset({"bogus"})) == []
     assert validate_request("openai", GOOD_OPENAI) == []
     assert validate_request("anthropic", GOOD_ANTHROPIC_MEDIA) == []
     assert validate_request("openai", GOOD_OPENAI_MEDIA) == []
