@@ -694,6 +694,9 @@ def test_tool_round_trip(provider: str) -> None:
         assert done.usage.input_tokens == 60 and done.usage.output_tokens == 16  # summed over the turn
 
         first, second = emu.requests()
+        if provider == "anthropic":  # the prompt-cache policy marks the last tool (docs/requests.md)
+            for request in (first, second):
+                assert request["body"]["tools"][-1].pop("cache_control") == {"type": "ephemeral"}
         # The tools were offered in the provider's format, exactly as exported.
         assert first["body"]["tools"] == [rec.tool.export(provider)]
         assert second["body"]["tools"] == first["body"]["tools"]
