@@ -139,7 +139,7 @@ class Agent:
         capabilities: Optional[Iterable[str]] = None,
         max_tool_iterations: Optional[int] = None,
         read_tool: Optional[ReadToolArg] = None,
-        thinking: Optional[str] = None,
+        thinking: Optional[Union[str, Mapping[str, Any]]] = None,
         retry: Optional[RetryArg] = None,
         timeouts: Optional[TimeoutsArg] = None,
         keep_alive: Optional[KeepAliveArg] = None,
@@ -166,41 +166,8 @@ class Agent:
         log: Optional[LogArg] = None,
     ) -> None:
         config: Dict[str, Any] = {"provider": provider, "model": model}
-        for key, value in (
-            ("base_url", base_url),
-            ("api_key", api_key),
-            ("system", system),
-            ("max_tokens", max_tokens),
-            ("capabilities", capabilities),
-            ("max_tool_iterations", max_tool_iterations),
-            ("read_tool", read_tool),
-            ("thinking", thinking),
-            ("retry", retry),
-            ("timeouts", timeouts),
-            ("keep_alive", keep_alive),
-            ("compaction", compaction),
-            ("temperature", temperature),
-            ("top_p", top_p),
-            ("top_k", top_k),
-            ("stop", stop),
-            ("seed", seed),
-            ("presence_penalty", presence_penalty),
-            ("frequency_penalty", frequency_penalty),
-            ("metadata", metadata),
-            ("user", user),
-            ("parallel_tool_calls", parallel_tool_calls),
-            ("tool_choice", tool_choice),
-            ("service_tier", service_tier),
-            ("reasoning_effort", reasoning_effort),
-            ("interleaved_thinking", interleaved_thinking),
-            ("response_format", response_format),
-            ("cache", cache),
-            ("extra_headers", extra_headers),
-            ("extra_body", extra_body),
-            ("tool_execution", tool_execution),
-            ("log", log),
-        ):
-            if value is not None:
+        for key, value in dict(locals()).items():  # the keyword arguments, in order
+            if key not in ("self", "provider", "model", "tools", "config") and value is not None:
                 config[key] = config_value(key, value)
         self._open(config, tools)
 
