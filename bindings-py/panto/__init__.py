@@ -50,6 +50,7 @@ from .errors import (
     NoSuchSessionError,
     NotFoundError,
     OutOfMemoryError,
+    OutputError,
     OverloadedError,
     PermissionDeniedError,
     ProtocolError,
@@ -74,6 +75,7 @@ from .events import (
     ProviderRetry,
     ToolCallStart,
     ToolDetails,
+    ToolProgress,
     ToolResult,
     Usage,
 )
@@ -91,6 +93,7 @@ _LAZY = {
     "to_content": "tools",
     "to_result": "tools",
     "tool": "tools",
+    "report_progress": "_progress",
     "AssistantMessage": "message",
     "ContentBlock": "message",
     "RedactedThinkingBlock": "message",
@@ -112,6 +115,7 @@ if TYPE_CHECKING:
     from .message import AssistantMessage, ContentBlock, RedactedThinkingBlock, TextBlock, ThinkingBlock, ToolCallBlock
     from .session import Session, SessionInfo, SessionParent, SessionSummary
     from .tools import Param, Registry, Tool, ToolClass, as_tool, to_content, tool
+    from ._progress import report_progress
 
 
 def __getattr__(name: str) -> Any:
@@ -165,6 +169,7 @@ __all__ = [
     "ToolDetails",
     "ToolCallStart",
     "ToolResult",
+    "ToolProgress",
     "Part",
     "MessageComplete",
     "ProviderRetry",
@@ -197,6 +202,7 @@ __all__ = [
     "as_tool",
     "to_content",
     "to_result",
+    "report_progress",
     "Error",
     "LibraryNotFound",
     "InvalidArgumentError",
@@ -223,6 +229,7 @@ __all__ = [
     "SessionError",
     "SessionLockedError",
     "NoSuchSessionError",
+    "OutputError",
     "library_version",
     "library_path",
 ]

@@ -111,6 +111,8 @@ class Library:
         self.next_events_unchecked = c["panto_next_events"]
         self.stream_unread = c.panto_stream_unread
         self.submit_tool_result = c.panto_stream_submit_tool_result
+        self.stream_tool_progress = c.panto_stream_tool_progress
+        self.stream_final_json = c.panto_stream_final_json
         self.stream_cancel = c.panto_stream_cancel
         self.stream_reopen = c.panto_stream_reopen
         self.stream_error = c.panto_stream_error

@@ -18,14 +18,18 @@ TYPE_CHECKING = False
 if TYPE_CHECKING:
     from collections.abc import Mapping
     from types import TracebackType
-    from typing import Any, Dict, Iterable, List, Optional, Sequence, Set, Type, Union
+    from typing import Any, Dict, Iterable, List, Optional, Sequence, Set, Type, TypeVar, Union, overload
 
     from dataclasses import dataclass
 
     from .parts import GivenPart
 
-    from .config import KeepAliveArg, ReadToolArg, RetryArg, TimeoutsArg
+    from ._output import ResponseFormatArg
+    from .config import KeepAliveArg, LogArg, ReadToolArg, RetryArg, TimeoutsArg, ToolChoiceArg
+    from .message import AssistantMessage
     from .tools import Registry, Tool
+
+    T = TypeVar("T")
 
     #: What `tools=` takes: a Registry, or an iterable of Tools, ToolClass subclasses, classes
     #: decorated with @panto.tool, typed functions, or spec dicts (tools without a handler).
@@ -103,6 +107,19 @@ class Agent:
     summarized (`panto.CompactionStart` / `panto.CompactionEnd` in the stream); `compact()`
     does it now. `panto.Session` keeps the conversation in a file.
 
+    Request parameters (docs/requests.md has each provider's wire form), sent with every
+    request when given: `temperature`, `top_p`, `top_k` (Anthropic), `stop` (a str or a list),
+    `seed`, `presence_penalty`, `frequency_penalty` (OpenAI), `metadata` (OpenAI), `user`,
+    `parallel_tool_calls`, `tool_choice` ("auto", "none", "required", {"name": tool} or a
+    `panto.Tool`), `service_tier`, `thinking={"budget_tokens": n}` (Anthropic),
+    `reasoning_effort` (OpenAI), `interleaved_thinking` (Anthropic), `response_format` (a
+    dataclass or TypedDict class, a JSON Schema dict, or the library's format dict: see
+    `parse()`), `cache` (prompt caching: {"mode", "ttl", "key", "retention"}), and the escape
+    hatch `extra_headers` / `extra_body`. A parameter the provider does not have raises
+    `panto.ConfigError`. `tool_execution="sequential"` runs the host tools of a message one
+    after another (default "parallel"); `log` is "debug", "body" or {"level", "file"}
+    (`PANTO_LOG`). Each may also be given to one turn: `run(input, temperature=0)`.
+
     Threads: any thread may call the agent; a call waits for the native call another thread
     makes on the agent or one of its streams, if any (a stream's `next()` waiting for the
     provider's next event), as the C API takes one call at a time. `close()` makes a
@@ -122,28 +139,35 @@ class Agent:
         capabilities: Optional[Iterable[str]] = None,
         max_tool_iterations: Optional[int] = None,
         read_tool: Optional[ReadToolArg] = None,
-        thinking: Optional[str] = None,
+        thinking: Optional[Union[str, Mapping[str, Any]]] = None,
         retry: Optional[RetryArg] = None,
         timeouts: Optional[TimeoutsArg] = None,
         keep_alive: Optional[KeepAliveArg] = None,
         compaction: Optional[Mapping[str, Any]] = None,
+        temperature: Optional[float] = None,
+        top_p: Optional[float] = None,
+        top_k: Optional[int] = None,
+        stop: Optional[Union[str, Sequence[str]]] = None,
+        seed: Optional[int] = None,
+        presence_penalty: Optional[float] = None,
+        frequency_penalty: Optional[float] = None,
+        metadata: Optional[Mapping[str, str]] = None,
+        user: Optional[str] = None,
+        parallel_tool_calls: Optional[bool] = None,
+        tool_choice: Optional[ToolChoiceArg] = None,
+        service_tier: Optional[str] = None,
+        reasoning_effort: Optional[str] = None,
+        interleaved_thinking: Optional[bool] = None,
+        response_format: Optional[ResponseFormatArg] = None,
+        cache: Optional[Mapping[str, Any]] = None,
+        extra_headers: Optional[Mapping[str, str]] = None,
+        extra_body: Optional[Mapping[str, Any]] = None,
+        tool_execution: Optional[str] = None,
+        log: Optional[LogArg] = None,
     ) -> None:
         config: Dict[str, Any] = {"provider": provider, "model": model}
-        for key, value in (
-            ("base_url", base_url),
-            ("api_key", api_key),
-            ("system", system),
-            ("max_tokens", max_tokens),
-            ("capabilities", capabilities),
-            ("max_tool_iterations", max_tool_iterations),
-            ("read_tool", read_tool),
-            ("thinking", thinking),
-            ("retry", retry),
-            ("timeouts", timeouts),
-            ("keep_alive", keep_alive),
-            ("compaction", compaction),
-        ):
-            if value is not None:
+        for key, value in dict(locals()).items():  # the keyword arguments, in order
+            if key not in ("self", "provider", "model", "tools", "config") and value is not None:
                 config[key] = config_value(key, value)
         self._open(config, tools)
 
@@ -155,7 +179,8 @@ class Agent:
         constructor's argument does. A config with a "session" key: `panto.Session.from_config`
         gives the agent its session's `info` and `fork`."""
         agent = cls.__new__(cls)
-        plain = {k: v.to_json() if isinstance(v, (RetryPolicy, Timeouts, KeepAlive)) else v for k, v in config.items()}
+        plain = {k: config_value(k, v) if k == "response_format" else v.to_json() if isinstance(v, (RetryPolicy, Timeouts, KeepAlive)) else v
+                 for k, v in config.items()}
         agent._open(plain, tools)
         return agent
 
@@ -265,9 +290,16 @@ class Agent:
 
     # ---- turns -------------------------------------------------------------------------
 
-    def run(self, input: Union[str, Sequence[GivenPart], Media], *, run_tools: bool = True) -> Stream:
+    def run(self, input: Union[str, Sequence[GivenPart], Media], *, run_tools: bool = True, **options: Any) -> Stream:
         """Appends the user message `input` to the conversation and returns the turn's
         stream. Nothing is sent before the first `next()` on the stream.
+
+        `options` apply to this turn only (every request of it), over the agent's
+        configuration, which is unchanged: the request parameters of the constructor
+        (`temperature`, `tool_choice`, `response_format`, `extra_body`, ...), `max_tokens`,
+        `system`, and `cache_breakpoint=True` (the user message is a prompt-cache breakpoint,
+        kept in the conversation). One the library refuses raises `panto.ConfigError`, and
+        nothing is appended.
 
         `input` is a str, or a list of parts: str (text) and media (`panto.Image`,
         `panto.Document`, `panto.Media`, or bytes), in order, e.g.
@@ -291,6 +323,11 @@ class Agent:
             run_input.part_count = len(array)
         else:
             raise TypeError(f"run() needs a str, a list of parts or a panto.Media, not {type(input).__name__}")
+        if options:
+            import json
+
+            raw_options = json.dumps({k: config_value(k, v) for k, v in options.items()}, ensure_ascii=False).encode("utf-8")
+            run_input.options = _native.string(raw_options)
         out = _native.StreamPtr()
         with self._calls:
             ptr = self._live()
@@ -301,6 +338,44 @@ class Agent:
             handle = StreamHandle(self._lib, out, self._calls, self._orphans, self._tools, self._streams)
             self._streams.add(handle)
         return Stream(self, handle, run_tools=bool(run_tools))
+
+    def complete(self, input: Union[str, Sequence[GivenPart], Media], **options: Any) -> AssistantMessage:
+        """Runs a whole turn and returns its last assistant message (the non-streaming form
+        of `run()`, for scripts): tools run as they do while iterating, `options` as `run()`
+        takes them, a failure raises its `panto.Error`.
+
+            print(agent.complete("Hello", temperature=0).text)"""
+        with self.run(input, **options) as stream:
+            return stream.final_message()
+
+    if TYPE_CHECKING:
+
+        @overload
+        def parse(self, input: Union[str, Sequence[GivenPart], Media], output_type: Type[T], **options: Any) -> T: ...
+        @overload
+        def parse(self, input: Union[str, Sequence[GivenPart], Media], output_type: Mapping[str, Any], **options: Any) -> Any: ...
+
+    def parse(self, input: Union[str, Sequence[GivenPart], Media], output_type: Any, **options: Any) -> Any:
+        """Runs a turn whose answer is structured output of `output_type` and returns it
+        parsed: an instance of a dataclass, a dict of a TypedDict (its fields converted:
+        nested dataclasses, enums), or the JSON value for a JSON Schema dict.
+
+            @dataclass
+            class City:
+                name: str
+                population: int
+
+            city = agent.parse("The largest city of France?", City)
+
+        The schema is made as for a tool's input (`panto.tool`), sent as the turn's
+        `response_format` (`options` as `run()` takes them; a `response_format` among them
+        is a TypeError). An answer that is not JSON of the schema raises `panto.OutputError`,
+        whose `output` is the model's text; the turn's other failures raise their
+        `panto.Error`."""
+        if "response_format" in options:
+            raise TypeError("parse() sets the turn's response_format from output_type: do not pass one")
+        with self.run(input, response_format=output_type, **options) as stream:
+            return stream.final_json(output_type)
 
     @property
     def conversation(self) -> List[Dict[str, Any]]:

@@ -93,6 +93,10 @@ if TYPE_CHECKING:
     TimeoutsArg = Union[Timeouts, Mapping[str, Any]]
     KeepAliveArg = Union[KeepAlive, Mapping[str, Any]]
     ReadToolArg = Union[str, "os.PathLike[str]", Mapping[str, Any]]
+    #: "auto" | "none" | "required" | "any", {"name": tool}, or a panto.Tool (that one).
+    ToolChoiceArg = Union[str, Mapping[str, Any], Any]
+    #: A level ("off" | "debug" | "body") or {"level": ..., "file": path}.
+    LogArg = Union[str, Mapping[str, Any]]
 
 
 def _section(name: str, value: Any, cls: type) -> Any:
@@ -124,4 +128,16 @@ def config_value(key: str, value: Any) -> Any:
         if isinstance(value, (str, os.PathLike)):
             return {"root": os.fspath(value)}
         return dict(value)
+    if key == "response_format":
+        from ._output import response_format  # only when asked for: it brings the schema machinery
+
+        return response_format(value)
+    if key == "stop":
+        return value if isinstance(value, str) else list(value)
+    if key == "log" and isinstance(value, str):
+        return {"level": value}
+    if key == "tool_choice" and not isinstance(value, (str, dict)):
+        name = getattr(value, "name", None)  # a panto.Tool: that tool
+        if isinstance(name, str):
+            return {"name": name}
     return value

@@ -7,7 +7,14 @@ Every error carries the fields of the C `PantoError`:
 - `http_status`: the provider's HTTP status, or None when the failure was not an HTTP answer,
 - `error_type`: the provider's error type (e.g. "authentication_error"), or None,
 - `message`: a human-readable message (never contains an API key),
-- `request_id`: the provider's request id, or None.
+- `request_id`: the provider's request id, or None,
+- `retry_after`: the seconds the provider asked to wait before trying again (its
+  `retry-after-ms` or `retry-after` header), or None when it did not say,
+- `headers`: the failed response's headers of interest, names in lower case (request-id,
+  x-request-id, retry-after, retry-after-ms, x-should-retry, anthropic-ratelimit-*,
+  x-ratelimit-*); `{}` when none or when the failure was not an HTTP answer.
+
+`OutputError` also has `output`: the model's answer that is not the JSON asked for.
 """
 
 from __future__ import annotations
@@ -45,6 +52,7 @@ __all__ = [
     "SessionError",
     "SessionLockedError",
     "NoSuchSessionError",
+    "OutputError",
 ]
 
 
@@ -63,6 +71,8 @@ class Error(Exception):
         http_status: Optional[int] = None,
         error_type: Optional[str] = None,
         request_id: Optional[str] = None,
+        retry_after: Optional[float] = None,
+        headers: Optional[Dict[str, str]] = None,
     ) -> None:
         super().__init__(message)
         self.message: str = message
@@ -71,6 +81,8 @@ class Error(Exception):
         self.http_status: Optional[int] = http_status
         self.error_type: Optional[str] = error_type
         self.request_id: Optional[str] = request_id
+        self.retry_after: Optional[float] = retry_after
+        self.headers: Dict[str, str] = dict(headers) if headers else {}
 
     def __str__(self) -> str:
         detail = []
@@ -265,6 +277,19 @@ class NoSuchSessionError(SessionError, FileNotFoundError):
     STATUS = _native.ERR_NO_SUCH_SESSION
 
 
+class OutputError(Error):
+    """The model's answer is not the JSON the turn's `response_format` asked for: not JSON,
+    or not of the schema (`Stream.final_json()`, `Agent.parse()`). `message` says what is
+    wrong; `output` is the answer's text, as it came. The turn itself ended normally: the
+    answer is in the conversation."""
+
+    STATUS = _native.ERR_OUTPUT
+
+    def __init__(self, message: str, *, output: str = "", **kw: object) -> None:
+        super().__init__(message, **kw)  # type: ignore[arg-type]
+        self.output: str = output
+
+
 _BY_STATUS: Dict[int, Type[Error]] = {
     cls.STATUS: cls
     for cls in (
@@ -292,6 +317,7 @@ _BY_STATUS: Dict[int, Type[Error]] = {
         SessionError,
         SessionLockedError,
         NoSuchSessionError,
+        OutputError,
     )
 }
 
@@ -310,11 +336,30 @@ def from_native(lib: "_native.Library", detail: _native.PantoError, rc: int) -> 
     library filled for it."""
     status = rc
     http_status = detail.http_status
-    return error_class(status)(
+    retry_after = detail.retry_after
+    headers = _native.copy_string(detail.headers)
+    cls = error_class(status)
+    error = cls(
         _native.copy_string(detail.message),
         status=status,
         code=lib.status_name(status),
         http_status=http_status if http_status else None,
         error_type=_native.copy_string(detail.type) or None,
         request_id=_native.copy_string(detail.request_id) or None,
+        retry_after=retry_after if retry_after >= 0 else None,
+        headers=_headers(headers) if headers and headers != "{}" else None,
     )
+    if isinstance(error, OutputError):
+        error.output = _native.copy_string(detail.output)
+    return error
+
+
+def _headers(text: str) -> Dict[str, str]:
+    """The headers' JSON object; {} if it is not one (it always is: the library writes it)."""
+    import json  # only for a failed HTTP answer: keeps `import panto` cheap
+
+    try:
+        value = json.loads(text)
+    except ValueError:
+        return {}
+    return {str(k): str(v) for k, v in value.items()} if isinstance(value, dict) else {}

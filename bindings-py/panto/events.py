@@ -25,6 +25,7 @@ __all__ = [
     "ToolDetails",
     "ToolCallStart",
     "ToolResult",
+    "ToolProgress",
     "Part",
     "MessageComplete",
     "ProviderRetry",
@@ -47,10 +48,14 @@ class Usage:
 
 @dataclass(frozen=True)
 class MessageStart:
-    """An assistant message begins (a turn with tool calls has several)."""
+    """An assistant message begins (a turn with tool calls has several). `request_id` is the
+    provider's id of the HTTP request that brought it (its request-id or x-request-id
+    header), "" when it sent none: what a provider's support asks for
+    (`Stream.request_ids` gathers a turn's)."""
 
     id: str
     model: str
+    request_id: str = ""
     kind: str = field(default="message_start", init=False)
 
 
@@ -117,12 +122,18 @@ class ToolCallStart:
     (unless the turn was started with `run_tools=False`, or the tool has no handler: then call
     `Stream.submit_tool_result()` or `Stream.run_tool()`). False when panto produces the result
     itself (a native tool such as `read`, an unknown tool, input that does not match the
-    schema)."""
+    schema).
+
+    `sequential` is True when the call runs alone: after the calls before it finished,
+    before the calls after it start (its tool was declared `sequential=True`, or the agent's
+    `tool_execution` is "sequential"); the other host calls of a message run at the same
+    time (see `Stream`)."""
 
     id: str
     name: str
     input: Dict[str, Any]
     awaiting_result: bool
+    sequential: bool = False
     kind: str = field(default="tool_call_start", init=False)
 
 
@@ -184,6 +195,19 @@ class ToolResult:
 
 
 @dataclass(frozen=True)
+class ToolProgress:
+    """A host tool that is running reported progress (`panto.report_progress` inside it):
+    `text` (may be "") and `fraction` (0 to 1, or None when the tool gave text only). It
+    comes between the round's ToolCallStart and ToolResult events."""
+
+    id: str
+    name: str
+    text: str
+    fraction: Optional[float]
+    kind: str = field(default="tool_progress", init=False)
+
+
+@dataclass(frozen=True)
 class MessageComplete:
     """The turn is complete: its last event. `usage` is summed over the turn's messages;
     `stop_reason` is the last message's."""
@@ -236,13 +260,13 @@ class CompactionEnd:
 
 #: The classes of the events of a stream: `Event` is their Union.
 _EVENT_CLASSES = (MessageStart, BlockStart, ContentDelta, BlockComplete, MessageEnd, ToolDetails,
-                  ToolCallStart, ToolResult, MessageComplete, ProviderRetry, CompactionStart,
-                  CompactionEnd)
+                  ToolCallStart, ToolResult, ToolProgress, MessageComplete, ProviderRetry,
+                  CompactionStart, CompactionEnd)
 
 if TYPE_CHECKING:  # the same classes, written out for type checkers
     Event = Union[MessageStart, BlockStart, ContentDelta, BlockComplete, MessageEnd, ToolDetails,
-                  ToolCallStart, ToolResult, MessageComplete, ProviderRetry, CompactionStart,
-                  CompactionEnd]
+                  ToolCallStart, ToolResult, ToolProgress, MessageComplete, ProviderRetry,
+                  CompactionStart, CompactionEnd]
     """Any event of a stream."""
 
 

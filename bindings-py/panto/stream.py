@@ -15,6 +15,7 @@ from .errors import (
     Error,
     InvalidArgumentError,
     NoSuchCallError,
+    OutputError,
     ResultPendingError,
     StateError,
     error_class,
@@ -33,6 +34,7 @@ from .events import (
     ProviderRetry,
     ToolCallStart,
     ToolDetails,
+    ToolProgress,
     ToolResult,
     Usage,
 )
@@ -44,13 +46,17 @@ from .parts import native_parts
 TYPE_CHECKING = False
 if TYPE_CHECKING:
     from types import TracebackType
-    from typing import Any, Callable, Dict, Iterator, List, Optional, Tuple, Type, Union
+    from asyncio import AbstractEventLoop
+    from typing import Any, Callable, Dict, Iterator, List, Optional, Tuple, Type, TypeVar, Union
 
     from ._batch import NativeBatch
+    from ._tool_runner import Content, ToolRunner
     from .events import Event
     from .message import AssistantMessage
     from .parts import Media
     from .tools import Tool
+
+    T = TypeVar("T")
 
 __all__ = ["Stream"]
 
@@ -68,10 +74,12 @@ _TOOL_RESULT = _native.EVENT_TOOL_RESULT
 _PROVIDER_RETRY = _native.EVENT_PROVIDER_RETRY
 _COMPACTION_START = _native.EVENT_COMPACTION_START
 _COMPACTION_END = _native.EVENT_COMPACTION_END
+_TOOL_PROGRESS = _native.EVENT_TOOL_PROGRESS
 _RESULT_PENDING = _native.ERR_RESULT_PENDING
 _NO_SUCH_CALL = _native.ERR_NO_SUCH_CALL
 _CANCELED = _native.ERR_CANCELED
-
+# What _read returns for RESULT_PENDING while the stream's own tool calls run: wait for them.
+_WAIT: List[Event] = []
 
 
 def _blocking_call(handle: StreamHandle, fn: Callable[..., int], *args: Any) -> int:
@@ -134,13 +142,23 @@ class Stream:
     again with `reopen()`, typically after `agent.set_config(...)`.
 
     Tools: a turn may hold several assistant messages, with tool calls between them
-    (MessageEnd, ToolCallStart, ToolResult, MessageStart, ...). When a `ToolCallStart` has
-    `awaiting_result`, the tool's handler runs at the following `next()` (so you see the call
-    before it runs) and its result goes to the model; a handler that raises an Exception gives
-    an error result whose content is `str(exc)` (KeyboardInterrupt, SystemExit and the like
-    propagate out of `next()`). In a turn started with `run_tools=False`, and for a tool
-    without a handler, give the result yourself with `submit_tool_result()` (or `run_tool()`)
-    before the next `next()`, which otherwise raises `panto.ResultPendingError` (not sticky).
+    (MessageEnd, ToolCallStart..., ToolProgress..., ToolResult..., MessageStart, ...). When a
+    `ToolCallStart` has `awaiting_result`, the tool's handler starts once every ToolCallStart
+    of the message was read (so you see the calls before they run) and its result goes to
+    the model; a handler
+    that raises an Exception gives an error result whose content is `str(exc)`
+    (KeyboardInterrupt, SystemExit and the like propagate out of `next()`, and the call then
+    awaits its result). The host calls of a message run at the same time: sync handlers on
+    worker threads, `async def` handlers as tasks on the event loop of `async for` (or on
+    panto's loop thread when iterated with `for`); a call whose `sequential` is True runs
+    alone, after the calls before it and before the calls after it. Results go to the model,
+    and come as ToolResult events, in call order; `panto.report_progress()` inside a handler
+    shows as a ToolProgress event while the calls run. Canceling or closing the stream while
+    handlers run returns at once: `async def` handlers are canceled, sync ones finish on their
+    thread and their results are dropped. In a turn started with `run_tools=False`, and for a
+    tool without a handler, give the result yourself with `submit_tool_result()` (or
+    `run_tool()`) before the next `next()`, which otherwise raises
+    `panto.ResultPendingError` (not sticky).
 
     Threads: any thread may use a stream and its agent; their calls take turns (the C API
     takes one at a time). A `next()` while another thread reads the stream waits for that
@@ -160,8 +178,11 @@ class Stream:
         self._run_tools = run_tools
         # Host tool calls that await a result, by id, in the order they came.
         self._pending: Dict[str, ToolCallStart] = {}
-        # The calls the stream runs itself at the next next().
-        self._to_run: List[ToolCallStart] = []
+        # The calls the stream runs itself (made at the first one), and the event loop that
+        # runs their `async def` handlers during an `async for` (None: panto's own).
+        self._runner: Optional[ToolRunner] = None
+        self._tool_loop: Optional[AbstractEventLoop] = None
+        self._request_ids: List[str] = []
         self._async_lock = allocate_lock()
         # The events of the current (at the end: the last) assistant message, and the turn's
         # MessageComplete, for final_message(). Text deltas are not kept: BlockComplete has it all.
@@ -200,23 +221,23 @@ class Stream:
 
         Threads take turns: a batch is read under the agent's `calls` lock, so a thread that
         comes while another reads waits, then hands out events of that batch or reads the
-        next one; each event goes to one thread. Tool handlers run outside the lock."""
+        next one; each event goes to one thread. Tool handlers run outside the lock, and so
+        does the wait for them."""
         handle = self._handle
         while True:
             it = self._batch_it
             if it.__length_hint__():  # type: ignore[attr-defined]
                 return it
-            if self._to_run and handle.ptr is not None:
+            runner = self._runner
+            if runner is not None and runner.busy and handle.ptr is not None:
                 try:
-                    self._run_queued()
+                    self._drive_tools(runner, False)
                 except BaseException as e:  # handed out through the iterator
                     return _Raise(e)
             with handle.calls:
                 it = self._batch_it
                 if it.__length_hint__():  # type: ignore[attr-defined]  # read by another thread meanwhile
                     return it
-                if self._to_run and handle.ptr is not None:  # queued by that batch: run them first
-                    continue
                 # The events handed out are let go before the next batch is made: fewer
                 # objects alive at once, so that making a batch seldom sets off the garbage
                 # collector.
@@ -227,9 +248,16 @@ class Stream:
                     return _Raise(e)
                 if batch is None:
                     return None
-                self._batch = handle.batch = batch
-                it = self._batch_it = iter(batch)
-                return it
+                if batch is not _WAIT:
+                    self._batch = handle.batch = batch
+                    it = self._batch_it = iter(batch)
+                    return it
+            runner = self._runner
+            if runner is not None:  # the library waits for results of calls that run
+                try:
+                    self._drive_tools(runner, True)
+                except BaseException as e:
+                    return _Raise(e)
 
     def _fetch(self) -> Optional[List[Event]]:
         """The events of the next batch (never empty), or None when the turn is over; raises
@@ -281,8 +309,12 @@ class Stream:
                 self._let_go(native)
                 self._done = True
                 self._pending.clear()
+                self._runner = None
                 return None
             if rc == _RESULT_PENDING:  # not sticky: the stream is unchanged
+                runner = self._runner
+                if runner is not None and runner.running:
+                    return _WAIT
                 raise self._result_pending()
             if rc < 0:
                 error = self._error
@@ -293,7 +325,7 @@ class Stream:
                 self._error = from_native(lib, detail, rc)
                 self._let_go(native)
                 self._pending.clear()
-                self._to_run.clear()
+                self._forget_tools()
                 raise self._error
             raise Error(f"panto_next_events returned the unexpected status {rc}", status=rc)
 
@@ -364,7 +396,10 @@ class Stream:
             self._msg_blocks.append(block)
             return block
         if kind == _MESSAGE_START:
-            start = _construct(MessageStart, string(ev.id), string(ev.model))
+            request_id = string(ev.request_id)
+            if request_id:
+                self._request_ids.append(request_id)
+            start = _construct(MessageStart, string(ev.id), string(ev.model), request_id)
             self._msg_start = start  # also after a ProviderRetry: the message starts over
             self._msg_blocks = []
             self._msg_details = {}
@@ -379,7 +414,12 @@ class Stream:
             self._msg_details[details.index] = details
             return details
         if kind == _TOOL_CALL_START:
-            return self._tool_call_start(string(ev.id), string(ev.name), string(ev.text), bool(ev.awaiting_result))
+            return self._tool_call_start(string(ev.id), string(ev.name), string(ev.text), bool(ev.awaiting_result),
+                                         bool(ev.sequential))
+        if kind == _TOOL_PROGRESS:
+            fraction = ev.fraction
+            return _construct(ToolProgress, string(ev.id), string(ev.name), string(ev.text),
+                              fraction if fraction >= 0 else None)
         if kind == _TOOL_RESULT:
             parts = self._parts(native, ev) if ev.part_count else ()
             return _construct(ToolResult, string(ev.id), string(ev.name), string(ev.text), bool(ev.is_error), parts)
@@ -432,16 +472,21 @@ class Stream:
         if self._batch_exact:
             self._lib.stream_unread(ptr, left)
 
-    def _tool_call_start(self, call_id: str, name: str, raw: str, awaiting_result: bool) -> ToolCallStart:
+    def _tool_call_start(self, call_id: str, name: str, raw: str, awaiting_result: bool, sequential: bool) -> ToolCallStart:
         import json
 
-        call = _construct(ToolCallStart, call_id, name, json.loads(raw) if raw else {}, awaiting_result)
+        call = _construct(ToolCallStart, call_id, name, json.loads(raw) if raw else {}, awaiting_result, sequential)
         if call.awaiting_result:
             self._pending[call.id] = call
             if self._run_tools:
                 tool = self._handle.tools.get(call.name)
                 if tool is not None and tool.handler is not None:
-                    self._to_run.append(call)
+                    runner = self._runner
+                    if runner is None:
+                        from ._tool_runner import ToolRunner
+
+                        runner = self._runner = ToolRunner(self._pending)
+                    runner.schedule(call, tool)
         return call
 
     def _result_pending(self) -> ResultPendingError:
@@ -454,16 +499,54 @@ class Stream:
             message = "a tool call awaits a result: call submit_tool_result() before next()"
         return ResultPendingError(message, call_ids=ids, status=_RESULT_PENDING, code=self._lib.status_name(_RESULT_PENDING))
 
-    def _run_queued(self) -> None:
-        """Runs the handlers of the calls queued by the last ToolCallStart events and submits
-        their results. A call the user already answered is skipped."""
-        while self._to_run:
-            call = self._to_run.pop(0)
-            if call.id not in self._pending:
-                continue
-            tool = self._handle.tools[call.name]
-            content, is_error = _execute(tool, call)
-            self._submit(call.id, content, is_error)
+    def _drive_tools(self, runner: ToolRunner, block: bool) -> None:
+        """Submits the progress and results the handlers sent; with `block` (the library
+        waits for results: every ToolCallStart of the message was read), starts the queued
+        calls that may start first, and waits for one item while calls run. The calls waiting
+        for an ended one start then. A handler's BaseException (not an Exception) is raised
+        once the others' are submitted: its call still awaits a result."""
+        loop = self._tool_loop
+        if block:
+            runner.start_ready(loop)
+        try:
+            items = runner.collect(block)
+        except BaseException:  # Ctrl-C while waiting for the handlers: the turn is canceled
+            self.cancel()
+            raise
+        raised: Optional[BaseException] = None
+        for kind, call, value, detail in items:
+            if kind == "progress":
+                self._progress(call.id, value, detail)
+            elif kind == "result":
+                try:
+                    self._submit(call.id, value, detail)
+                except NoSuchCallError:  # answered by hand meanwhile, or closed
+                    pass
+            elif raised is None:
+                raised = value
+        if items:
+            runner.start_ready(loop)
+        if raised is not None:
+            raise raised
+
+    def _progress(self, call_id: str, text: str, fraction: Optional[float]) -> None:
+        """Forwards a handler's progress to the library, which makes it a TOOL_PROGRESS event;
+        dropped when the call has its result already, or the stream is closed."""
+        raw_id = _native.utf8(call_id)
+        raw_text = _native.utf8(text)
+        handle = self._handle
+        with handle.calls, handle.lock:
+            ptr = handle.ptr
+            if ptr is not None:
+                self._lib.stream_tool_progress(ptr, _native.string(raw_id), _native.string(raw_text),
+                                               -1.0 if fraction is None else fraction)
+
+    def _forget_tools(self) -> None:
+        """The turn is over, canceled or closed: its running handlers are abandoned."""
+        runner = self._runner
+        if runner is not None:
+            self._runner = None
+            runner.abandon()
 
     # ---- async iteration ---------------------------------------------------------------
 
@@ -473,12 +556,13 @@ class Stream:
     async def __anext__(self) -> Event:
         """`async for event in stream`: each `next()` runs in a worker thread
         (`asyncio.to_thread`), so the event loop goes on meanwhile; tool handlers run there
-        too. Canceling the awaiting task cancels the turn (see `cancel()`) and raises
+        too, and `async def` handlers run as tasks on the running loop. Canceling the awaiting
+        task cancels the turn (see `cancel()`) and raises
         `asyncio.CancelledError` at once."""
         import asyncio  # imported here: it costs more than all the rest of `import panto`
 
         try:
-            event = await asyncio.to_thread(self._next_in_thread)
+            event = await asyncio.to_thread(self._next_in_thread, asyncio.get_running_loop())
         except asyncio.CancelledError:
             self.cancel()  # the worker's next() returns at once
             raise
@@ -486,12 +570,15 @@ class Stream:
             raise StopAsyncIteration
         return event
 
-    def _next_in_thread(self) -> Optional[Event]:
+    def _next_in_thread(self, loop: AbstractEventLoop) -> Optional[Event]:
         with self._async_lock:  # a canceled task's worker may still be returning
+            self._tool_loop = loop  # `async def` handlers run on it
             try:
                 return self.__next__()
             except StopIteration:
                 return None
+            finally:
+                self._tool_loop = None
 
     async def __aenter__(self) -> "Stream":
         return self
@@ -559,7 +646,7 @@ class Stream:
         text = "\n".join(p for p in content if isinstance(p, str))
         return ToolResult(call_id, pending.name, text, is_error, ())
 
-    def _submit(self, call_id: str, content: Union[str, List[Union[str, Media]]], is_error: bool) -> None:
+    def _submit(self, call_id: str, content: Content, is_error: bool) -> None:
         raw_id = _native.utf8(call_id)
         result = _native.PantoToolResult()
         result.is_error = 1 if is_error else 0
@@ -620,6 +707,51 @@ class Stream:
 
         return build_message(start, self._msg_blocks, self._msg_details, end, complete)
 
+    def final_json(self, output_type: Any = None) -> Any:
+        """Reads the rest of the turn, as `final_message()` does, and returns its answer (the
+        last assistant message's text) parsed as JSON, checked by the library against the
+        turn's `response_format` (a json_schema format: of the schema, by the rules tool
+        inputs are checked by). With `output_type` (a dataclass or a TypedDict class, as
+        `Agent.parse` takes it) the value is made into that type.
+
+        Raises `panto.OutputError` when the answer is not that JSON (its `output` is the
+        text; the turn itself ended normally), `panto.StateError` when the turn had no JSON
+        response_format or the stream is closed, and the turn's failure as `next()` does."""
+        for _ in self:
+            pass
+        out = _native.PantoString()
+        handle = self._handle
+        with handle.calls, handle.lock:
+            ptr = handle.ptr
+            if ptr is None:
+                rc = _native.ERR_STATE
+                raise StateError("final_json(): the stream is closed", status=rc, code=self._lib.status_name(rc))
+            rc = self._lib.stream_final_json(ptr, ctypes.byref(out))
+            if rc < 0:
+                detail = _native.PantoError()
+                self._lib.stream_error(ptr, detail)
+                raise from_native(self._lib, detail, rc)
+            text = _native.copy_string(out)
+        import json
+
+        value = json.loads(text)
+        if output_type is None:
+            return value
+        from ._output import converter
+
+        try:
+            return converter(output_type)(value)
+        except (TypeError, ValueError) as exc:  # e.g. an enum value the schema let through
+            rc = _native.ERR_OUTPUT
+            raise OutputError(f"the answer does not make a {getattr(output_type, '__name__', 'value')}: {exc}",
+                              output=text, status=rc, code=self._lib.status_name(rc)) from None
+
+    @property
+    def request_ids(self) -> List[str]:
+        """The provider's request ids of the turn's requests so far, in order (the
+        `request_id` of each MessageStart that had one): what a provider's support asks for."""
+        return list(self._request_ids)
+
     # ---- state -------------------------------------------------------------------------
 
     @property
@@ -664,6 +796,9 @@ class Stream:
                 finally:
                     calls.release()
             self._lib.stream_cancel(ptr)
+        runner = self._runner
+        if runner is not None:  # a next() waiting for the handlers returns
+            runner.abandon()
 
     def reopen(self) -> "Stream":
         """Runs the failed turn again and returns this stream, ready to iterate again. Only
@@ -697,7 +832,8 @@ class Stream:
         self._error = None
         self._done = False
         self._pending.clear()
-        self._to_run.clear()
+        self._forget_tools()
+        self._request_ids = []
         self._batch = []
         self._batch_it = iter(self._batch)
         return self
@@ -718,7 +854,7 @@ class Stream:
         if handle.ptr is None:
             return
         self._pending.clear()
-        self._to_run.clear()
+        self._forget_tools()
         handle.streams.discard(handle)
         if self._complete is not None:  # MessageComplete came: the turn had ended
             self._done = True

@@ -29,12 +29,12 @@ Both give the tool `get_weather` with the input schema
 
 Types: str → string, int → integer, float → number, bool → boolean, list[T] / List[T] /
 Sequence[T] → array of T, dict / Dict[str, T] → object, Literal[...] and Enum → enum,
-Optional[T] → T or null, Any → any value. A parameter without a default is required.
+Optional[T] → T or null, Any → any value, a dataclass or a TypedDict → an object of its fields
+(the handler gets an instance). A parameter without a default is required (_schema.py).
 """
 
 from __future__ import annotations
 
-import collections.abc
 import copy
 import dataclasses
 import enum
@@ -42,7 +42,6 @@ import functools
 import inspect
 import json
 import re
-import sys
 import typing
 from typing import (
     Any,
@@ -66,301 +65,14 @@ from .parts import Media, is_media, parts_of
 
 __all__ = ["Tool", "ToolClass", "Param", "Registry", "tool", "as_tool", "to_content", "to_result"]
 
-class _Missing:
-    """The marker of "no default"."""
-
-    __slots__ = ()
-
-    def __repr__(self) -> str:
-        return "MISSING"
-
-    def __bool__(self) -> bool:
-        return False
-
-
-MISSING: Any = _Missing()
-
-
-# ---- parameters ----------------------------------------------------------------------------
-
-
-class Param:
-    """Describes one parameter of a tool, as a default value or inside `Annotated`:
-
-        def search(query: str = panto.Param("What to look for"),
-                   limit: int = panto.Param("At most this many", default=10, schema={"minimum": 1})):
-            ...
-
-        class Search(panto.ToolClass):
-            query: Annotated[str, panto.Param("What to look for")]
-
-    `description` becomes the property's description; `default` makes the parameter optional
-    (without one it is required, even though the Python signature has a default: the Param);
-    `schema` holds extra JSON Schema keywords merged into the property ("minimum",
-    "maxLength", "format", ...).
-    """
-
-    __slots__ = ("description", "default", "schema")
-
-    def __init__(
-        self,
-        description: Optional[str] = None,
-        *,
-        default: Any = MISSING,
-        schema: Optional[Mapping[str, Any]] = None,
-    ) -> None:
-        if description is not None and not isinstance(description, str):
-            raise TypeError(f"Param description must be a str, not {type(description).__name__}")
-        self.description = description
-        self.default = default
-        self.schema: Dict[str, Any] = dict(schema or {})
-
-    def __repr__(self) -> str:
-        parts = [repr(self.description)] if self.description is not None else []
-        if self.default is not MISSING:
-            parts.append(f"default={self.default!r}")
-        if self.schema:
-            parts.append(f"schema={self.schema!r}")
-        return f"panto.Param({', '.join(parts)})"
-
-
-@dataclasses.dataclass
-class _Parameter:
-    """One parameter as the schema generator understood it."""
-
-    name: str
-    schema: Dict[str, Any]
-    default: Any  # MISSING: required
-    convert: Optional[Callable[[Any], Any]]  # JSON value -> Python value (enums), or None
-
-
-# ---- type -> JSON Schema -------------------------------------------------------------------
-
-_NONE_TYPE = type(None)
-_UNION_TYPES: Tuple[Any, ...] = (Union,)
-if sys.version_info >= (3, 10):
-    import types as _types
-
-    _UNION_TYPES = (Union, _types.UnionType)
-
-_ARRAY_ORIGINS = (list, collections.abc.Sequence, collections.abc.MutableSequence)
-_OBJECT_ORIGINS = (dict, collections.abc.Mapping, collections.abc.MutableMapping)
-
-
-def _json_type_of_value(value: Any) -> Optional[str]:
-    if value is None:
-        return "null"
-    if isinstance(value, bool):
-        return "boolean"
-    if isinstance(value, int):
-        return "integer"
-    if isinstance(value, float):
-        return "number"
-    if isinstance(value, str):
-        return "string"
-    return None
-
-
-def _enum_schema(values: Sequence[Any], where: str) -> Dict[str, Any]:
-    types = []
-    for v in values:
-        t = _json_type_of_value(v)
-        if t is None:
-            raise TypeError(f"{where}: the enum value {v!r} is not a JSON string, number, boolean or null")
-        if t not in types:
-            types.append(t)
-    if "integer" in types and "number" in types:
-        types.remove("integer")
-    schema: Dict[str, Any] = {}
-    if len(types) == 1:
-        schema["type"] = types[0]
-    elif types:
-        schema["type"] = types
-    schema["enum"] = list(values)
-    return schema
-
-
-def _nullable(schema: Dict[str, Any]) -> Dict[str, Any]:
-    """`schema` or null."""
-    out = dict(schema)
-    t = out.get("type")
-    if isinstance(t, str):
-        out["type"] = [t, "null"] if t != "null" else t
-    elif isinstance(t, list):
-        if "null" not in t:
-            out["type"] = t + ["null"]
-    else:
-        return {"anyOf": [schema, {"type": "null"}]}
-    if "enum" in out and None not in out["enum"]:
-        out["enum"] = list(out["enum"]) + [None]
-    return out
-
-
-def _split_annotated(tp: Any) -> Tuple[Any, Tuple[Any, ...]]:
-    if typing.get_origin(tp) is typing.Annotated:
-        base, *meta = typing.get_args(tp)
-        inner, more = _split_annotated(base)
-        return inner, tuple(more) + tuple(meta)
-    return tp, ()
-
-
-def _apply_metadata(schema: Dict[str, Any], meta: Sequence[Any], where: str) -> Tuple[Dict[str, Any], Any]:
-    """Merges Annotated metadata into `schema`: a str is the description, a Param its
-    description, default and schema, a Mapping extra JSON Schema keywords. Returns the schema
-    and the Param's default (MISSING when none)."""
-    default = MISSING
-    for m in meta:
-        if isinstance(m, str):
-            schema["description"] = m
-        elif isinstance(m, Param):
-            if m.description is not None:
-                schema["description"] = m.description
-            schema.update(m.schema)
-            if m.default is not MISSING:
-                default = m.default
-        elif isinstance(m, Mapping):
-            schema.update(m)
-        # other metadata belongs to other libraries: ignored
-    return schema, default
-
-
-def _type_schema(tp: Any, where: str) -> Tuple[Dict[str, Any], Optional[Callable[[Any], Any]]]:
-    """The JSON Schema of a Python type, and a converter from its JSON value to the Python
-    value when they differ (enums), else None."""
-    tp, meta = _split_annotated(tp)
-    schema, convert = _plain_type_schema(tp, where)
-    if meta:
-        schema, _ = _apply_metadata(dict(schema), meta, where)
-    return schema, convert
-
-
-def _plain_type_schema(tp: Any, where: str) -> Tuple[Dict[str, Any], Optional[Callable[[Any], Any]]]:
-    if tp is Any or tp is object:
-        return {}, None
-    if tp is str:
-        return {"type": "string"}, None
-    if tp is bool:
-        return {"type": "boolean"}, None
-    if tp is int:
-        return {"type": "integer"}, None
-    if tp is float:
-        return {"type": "number"}, None
-    if tp is _NONE_TYPE or tp is None:
-        return {"type": "null"}, None
-    if inspect.isclass(tp) and issubclass(tp, enum.Enum):
-        members = list(tp)
-        if not members:
-            raise TypeError(f"{where}: the enum {tp.__name__} has no members")
-        enum_cls = tp
-        return _enum_schema([m.value for m in members], where), lambda v: enum_cls(v)
-    origin = typing.get_origin(tp)
-    args = typing.get_args(tp)
-    if origin is typing.Literal:
-        return _enum_schema(args, where), None
-    if origin in _UNION_TYPES:
-        options = [a for a in args if a is not _NONE_TYPE]
-        nullable = len(options) < len(args)
-        if len(options) == 1:
-            schema, convert = _type_schema(options[0], where)
-        else:
-            parts = [_type_schema(a, where) for a in options]
-            schema = {"anyOf": [s for s, _ in parts]}
-            convert = None
-            if any(c is not None for _, c in parts):
-                raise TypeError(f"{where}: an enum inside a Union of several types is not supported")
-        if nullable:
-            schema = _nullable(schema)
-            if convert is not None:
-                inner = convert
-                convert = lambda v: None if v is None else inner(v)  # noqa: E731
-        return schema, convert
-    if tp in (list, List, Sequence) or origin in _ARRAY_ORIGINS:
-        schema = {"type": "array"}
-        convert = None
-        if args and args[0] is not Any:
-            items, item_convert = _type_schema(args[0], f"{where} (items)")
-            schema["items"] = items
-            if item_convert is not None:
-                convert = lambda v: [item_convert(x) for x in v]  # noqa: E731
-        return schema, convert
-    if origin is tuple and len(args) == 2 and args[1] is Ellipsis:
-        return _plain_type_schema(List[args[0]], where)  # type: ignore[valid-type]
-    if tp in (dict, Dict, Mapping) or origin in _OBJECT_ORIGINS:
-        schema = {"type": "object"}
-        if args:
-            key, value = args
-            if key is not str and key is not Any:
-                raise TypeError(f"{where}: object keys are strings in JSON, not {_type_name(key)}")
-            if value is not Any:
-                values, value_convert = _type_schema(value, f"{where} (values)")
-                schema["additionalProperties"] = values
-                if value_convert is not None:
-                    raise TypeError(f"{where}: enums as object values are not supported")
-        return schema, None
-    raise TypeError(
-        f"{where}: the type {_type_name(tp)} has no JSON Schema mapping (use str, int, float, bool, "
-        f"list[T], dict[str, T], Literal[...], an Enum, Optional[T] or Any)"
-    )
-
-
-def _type_name(tp: Any) -> str:
-    return tp.__name__ if inspect.isclass(tp) else repr(tp)
-
-
-def _schema_default(value: Any) -> Any:
-    """A default as JSON, or MISSING when it has no JSON form."""
-    if isinstance(value, enum.Enum):
-        value = value.value
-    if isinstance(value, tuple):
-        value = list(value)
-    try:
-        json.dumps(value, allow_nan=False)
-    except (TypeError, ValueError):
-        return MISSING
-    return value
-
-
-def _build_parameter(
-    name: str,
-    annotation: Any,
-    default: Any,
-    doc_description: Optional[str],
-    where: str,
-) -> _Parameter:
-    """One parameter: `annotation` (possibly Annotated) and `default` (MISSING, a value or a
-    Param) as Python declared them."""
-    base, meta = _split_annotated(annotation)
-    schema, convert = _plain_type_schema(base, where)
-    schema = dict(schema)
-    if doc_description:
-        schema["description"] = doc_description
-    schema, annotated_default = _apply_metadata(schema, meta, where)
-    if isinstance(default, Param):
-        schema, param_default = _apply_metadata(schema, [default], where)
-        default = param_default
-    elif default is MISSING:
-        default = annotated_default
-    if default is not MISSING:
-        as_json = _schema_default(default)
-        if as_json is not MISSING:
-            schema["default"] = as_json
-    # Keep the usual key order of a JSON Schema: type first, description, then the rest.
-    ordered: Dict[str, Any] = {}
-    for key in ("type", "description"):
-        if key in schema:
-            ordered[key] = schema.pop(key)
-    ordered.update(schema)
-    return _Parameter(name, ordered, default, convert)
-
-
-def _object_schema(params: Sequence[_Parameter], additional: bool) -> Dict[str, Any]:
-    schema: Dict[str, Any] = {"type": "object", "properties": {p.name: p.schema for p in params}}
-    required = [p.name for p in params if p.default is MISSING]
-    if required:
-        schema["required"] = required
-    if not additional:
-        schema["additionalProperties"] = False
-    return schema
+from ._schema import (  # noqa: E402  (the type -> JSON Schema machinery, shared with structured output)
+    MISSING,
+    Param,
+    _build_parameter,
+    _object_schema,
+    _Parameter,
+    _type_hints,
+)
 
 
 # ---- naming --------------------------------------------------------------------------------
@@ -436,7 +148,12 @@ class Tool:
     (a str as is; media — a `panto.Image`, `panto.Document`, `panto.Media` or bytes — or a
     list of str and media as parts; anything else as JSON); an exception it raises becomes an
     error result with `str(exc)` as its content. A tool without a handler is run by hand:
-    see `Stream.submit_tool_result`.
+    see `Stream.submit_tool_result`. The handler may be an `async def` function: the stream
+    runs it as a task (see `Stream`).
+
+    `sequential=True` makes the tool's calls run alone: after the calls before them in the
+    model's message finished, before the calls after them start (the other host calls of a
+    message run at the same time).
 
     Made from a typed function by `@panto.tool` / `Tool.from_function`, from a class by
     `panto.ToolClass` / `Tool.from_class`. Calling a Tool calls its handler, so a decorated
@@ -450,6 +167,7 @@ class Tool:
         input_schema: Optional[Mapping[str, Any]] = None,
         handler: Optional[Callable[..., Any]] = None,
         capabilities: Iterable[str] = (),
+        sequential: bool = False,
     ) -> None:
         if not isinstance(description, str):
             raise TypeError(f"tool {name}: the description must be a str, not {type(description).__name__}")
@@ -470,11 +188,15 @@ class Tool:
         self.input_schema: Dict[str, Any] = schema
         self.handler: Optional[Callable[..., Any]] = handler
         self.capabilities: Tuple[str, ...] = _capabilities(capabilities, name)
+        if not isinstance(sequential, bool):
+            raise TypeError(f"tool {name}: sequential must be a bool, not {type(sequential).__name__}")
+        self.sequential: bool = sequential
         _tool_set.check_spec(self.spec())  # the library's rules: its name, its schema
         # JSON value -> Python value, per parameter (enums); set by the generators.
         self._converters: Dict[str, Callable[[Any], Any]] = {}
         # The parameters as declared in Python (generated tools only).
         self._params: List[_Parameter] = []
+        self._is_async = False  # the generators look through their wrappers
 
     # ---- construction ------------------------------------------------------------------
 
@@ -486,6 +208,7 @@ class Tool:
         name: Optional[str] = None,
         description: Optional[str] = None,
         capabilities: Iterable[str] = (),
+        sequential: bool = False,
     ) -> "Tool":
         """A tool from a typed function: its parameters are the input, described by
         `Annotated[T, "description"]`, a `panto.Param` or the docstring's `Args:` section; the
@@ -530,9 +253,11 @@ class Tool:
             _object_schema(params, additional),
             handler,
             capabilities,
+            sequential,
         )
         t._converters = {p.name: p.convert for p in params if p.convert is not None}
         t._params = params
+        t._is_async = inspect.iscoroutinefunction(fn)
         try:
             functools.update_wrapper(t, fn, updated=())
         except AttributeError:  # a callable without __name__ and the like
@@ -547,6 +272,7 @@ class Tool:
         name: Optional[str] = None,
         description: Optional[str] = None,
         capabilities: Optional[Iterable[str]] = None,
+        sequential: Optional[bool] = None,
     ) -> "Tool":
         """A tool from a class: its typed attributes (not ClassVar, not starting with `_`) are
         the input, with their class values as defaults (a `panto.Param` is allowed);
@@ -566,6 +292,7 @@ class Tool:
         name = name if name is not None else options.get("name")
         description = description if description is not None else options.get("description")
         capabilities = capabilities if capabilities is not None else options.get("capabilities")
+        sequential = sequential if sequential is not None else options.get("sequential", False)
         if name is None:
             name = snake_case(klass.__name__)
         where = f"tool {name}"
@@ -602,16 +329,17 @@ class Tool:
         handler.__name__ = klass.__name__
         handler.__qualname__ = klass.__qualname__
         handler.__doc__ = klass.__doc__
-        t = cls(name, description, _object_schema(params, False), handler, capabilities or ())
+        t = cls(name, description, _object_schema(params, False), handler, capabilities or (), bool(sequential))
         t._converters = {p.name: p.convert for p in params if p.convert is not None}
         t._params = params
+        t._is_async = inspect.iscoroutinefunction(getattr(klass, method))
         t.__wrapped__ = klass  # type: ignore[attr-defined]
         return t
 
     @classmethod
     def from_spec(cls, spec: Mapping[str, Any], handler: Optional[Callable[..., Any]] = None) -> "Tool":
         """A tool from the JSON object of `panto_agent_add_tool` ({"name", "description",
-        "input_schema", "capabilities"}), with an optional handler."""
+        "input_schema", "capabilities", "sequential"}), with an optional handler."""
         _tool_set.check_spec(spec)  # the library's rules, its known keys included
         return cls(
             spec.get("name", ""),
@@ -619,6 +347,7 @@ class Tool:
             spec.get("input_schema"),
             handler,
             spec.get("capabilities", ()),
+            spec.get("sequential", False),
         )
 
     # ---- use ---------------------------------------------------------------------------
@@ -633,7 +362,29 @@ class Tool:
         """Runs the tool on a model's input (a dict) and returns the result: the handler gets
         the input as keyword arguments (enum values turned into their Enum), and its return
         value is turned into text by `panto.to_content`, or into a list of parts (str and
-        `panto.Media`) when it holds media (see `to_result`). Exceptions propagate."""
+        `panto.Media`) when it holds media (see `to_result`). Exceptions propagate. An async
+        handler's coroutine is awaited on panto's loop thread (this call waits for it)."""
+        value = self._call(input)
+        if inspect.isawaitable(value):  # an async handler called from sync code
+            from ._loop import run_awaitable
+
+            value = run_awaitable(value)
+        return to_result(value)
+
+    async def ainvoke(self, input: Mapping[str, Any]) -> Union[str, List[Union[str, Media]]]:
+        """`invoke`, awaiting the handler's result when it is awaitable (an `async def`
+        handler)."""
+        value = self._call(input)
+        if inspect.isawaitable(value):
+            value = await value
+        return to_result(value)
+
+    @property
+    def is_async(self) -> bool:
+        """The handler is an `async def` function (or a class whose run() is one)."""
+        return self._is_async or inspect.iscoroutinefunction(self.handler)
+
+    def _call(self, input: Mapping[str, Any]) -> Any:
         if self.handler is None:
             raise TypeError(f"the tool {self.name} has no handler")
         if not isinstance(input, Mapping):
@@ -642,18 +393,21 @@ class Tool:
         for key, convert in self._converters.items():
             if key in kwargs:
                 kwargs[key] = convert(kwargs[key])
-        return to_result(self.handler(**kwargs))
+        return self.handler(**kwargs)
 
     # ---- export ------------------------------------------------------------------------
 
     def spec(self) -> Dict[str, Any]:
         """The JSON object `panto_agent_add_tool` takes."""
-        return {
+        spec = {
             "name": self.name,
             "description": self.description,
             "input_schema": _copy_schema(self.input_schema),
             "capabilities": list(self.capabilities),
         }
+        if getattr(self, "sequential", False):  # (read by __init__ before it is set)
+            spec["sequential"] = True
+        return spec
 
     def to_anthropic(self) -> Dict[str, Any]:
         """The tool in the Anthropic Messages API format: {name, description, input_schema}."""
@@ -681,11 +435,6 @@ def _capabilities(capabilities: Iterable[str], name: str) -> Tuple[str, ...]:
     return tuple(capabilities)
 
 
-def _type_hints(obj: Any, where: str) -> Dict[str, Any]:
-    try:
-        return typing.get_type_hints(obj, include_extras=True)
-    except NameError as e:
-        raise TypeError(f"{where}: a type hint cannot be resolved ({e})") from None
 
 
 def _with_param_defaults(fn: Callable[..., Any], signature: inspect.Signature, defaults: Dict[str, Any]) -> Callable[..., Any]:
@@ -781,7 +530,7 @@ class ToolClass:
     Typed class attributes are the parameters (required unless they have a value); the
     docstring (or a `description` class attribute) is the description; the name defaults to
     the snake_case of the class name, `name=` / `description=` / `capabilities=` class
-    keywords override. The class itself goes into `Agent(tools=[...])` and `Registry`
+    keywords override (and `sequential=True`, see `Tool`). The class itself goes into `Agent(tools=[...])` and `Registry`
     (`Tool.from_class(GetWeather)` gives its `Tool`). `GetWeather(city="Paris")` makes an
     instance with those attributes; the tool calls its `run()`.
 
@@ -794,6 +543,7 @@ class ToolClass:
         name: Optional[str] = None,
         description: Optional[str] = None,
         capabilities: Optional[Iterable[str]] = None,
+        sequential: Optional[bool] = None,
         **kwargs: Any,
     ) -> None:
         super().__init_subclass__(**kwargs)
@@ -804,6 +554,8 @@ class ToolClass:
             options["description"] = description
         if capabilities is not None:
             options["capabilities"] = list(capabilities)
+        if sequential is not None:
+            options["sequential"] = sequential
         setattr(cls, "__panto_options__", options)
         setattr(cls, "__panto_tool__", None)  # built on first use (or now, below)
         if _class_method(cls) is not None:
@@ -851,7 +603,11 @@ def tool(obj: C) -> C: ...  # type: ignore[overload-overlap]
 def tool(obj: Callable[..., Any]) -> Tool: ...
 @overload
 def tool(
-    *, name: Optional[str] = None, description: Optional[str] = None, capabilities: Optional[Iterable[str]] = None
+    *,
+    name: Optional[str] = None,
+    description: Optional[str] = None,
+    capabilities: Optional[Iterable[str]] = None,
+    sequential: Optional[bool] = None,
 ) -> Callable[[Any], Any]: ...
 
 
@@ -861,6 +617,7 @@ def tool(
     name: Optional[str] = None,
     description: Optional[str] = None,
     capabilities: Optional[Iterable[str]] = None,
+    sequential: Optional[bool] = None,
 ) -> Any:
     """Declares a tool, as a bare decorator or with options:
 
@@ -870,29 +627,40 @@ def tool(
         @panto.tool(name="weather", capabilities=["net"])
         def get_weather(city: str) -> str: ...
 
+        @panto.tool(sequential=True)     # its calls run alone (see panto.Tool)
+        async def migrate(table: str) -> str: ...
+
     On a function it returns a `panto.Tool` that is still callable like the function. On a
     class it returns the class itself, marked as a tool (see `Tool.from_class`).
     """
     if obj is None:
-        return lambda o: _declare(o, name, description, capabilities)
-    return _declare(obj, name, description, capabilities)
+        return lambda o: _declare(o, name, description, capabilities, sequential)
+    return _declare(obj, name, description, capabilities, sequential)
 
 
-def _declare(obj: Any, name: Optional[str], description: Optional[str], capabilities: Optional[Iterable[str]]) -> Any:
+def _declare(
+    obj: Any,
+    name: Optional[str],
+    description: Optional[str],
+    capabilities: Optional[Iterable[str]],
+    sequential: Optional[bool] = None,
+) -> Any:
     if isinstance(obj, str):
         raise TypeError("use @panto.tool(name=...) to name a tool")
     if isinstance(obj, Tool):
-        if name is None and description is None and capabilities is None:
+        if name is None and description is None and capabilities is None and sequential is None:
             return obj
         obj = obj.__dict__.get("__wrapped__", obj.handler)
         if obj is None:
             raise TypeError("a Tool without a handler cannot be redeclared")
     if inspect.isclass(obj):
-        t = Tool.from_class(obj, name=name, description=description, capabilities=capabilities)
+        t = Tool.from_class(obj, name=name, description=description, capabilities=capabilities, sequential=sequential)
         setattr(obj, "__panto_tool__", t)
         return obj
     if callable(obj):
-        return Tool.from_function(obj, name=name, description=description, capabilities=capabilities or ())
+        return Tool.from_function(
+            obj, name=name, description=description, capabilities=capabilities or (), sequential=bool(sequential)
+        )
     raise TypeError(f"@panto.tool needs a function or a class, not {type(obj).__name__}")
 
 
@@ -946,14 +714,16 @@ class Registry:
         name: Optional[str] = None,
         description: Optional[str] = None,
         capabilities: Optional[Iterable[str]] = None,
+        sequential: Optional[bool] = None,
     ) -> Any:
         """Adds a tool (anything `panto.as_tool` takes). Usable as a decorator, bare or with
         the options of `panto.tool`; returns what `panto.tool` returns (a Tool for a function,
         the class for a class)."""
         if obj is None:
-            return lambda o: self.register(o, name=name, description=description, capabilities=capabilities)
-        if name is not None or description is not None or capabilities is not None:
-            declared = _declare(obj, name, description, capabilities)
+            return lambda o: self.register(o, name=name, description=description, capabilities=capabilities,
+                                           sequential=sequential)
+        if name is not None or description is not None or capabilities is not None or sequential is not None:
+            declared = _declare(obj, name, description, capabilities, sequential)
         elif isinstance(obj, Mapping):
             declared = Tool.from_spec(obj)
         elif inspect.isclass(obj) or isinstance(obj, Tool):

@@ -97,6 +97,7 @@ EVENT_CLASSES = {
     "EVENT_PROVIDER_RETRY": events.ProviderRetry,
     "EVENT_COMPACTION_START": events.CompactionStart,
     "EVENT_COMPACTION_END": events.CompactionEnd,
+    "EVENT_TOOL_PROGRESS": events.ToolProgress,
 }
 
 

@@ -471,7 +471,8 @@ def test_bad_config() -> None:
 def test_text_goes_to_the_library_as_it_is() -> None:
     # The library's rule, the same in every language: a NUL is a character like any other,
     # and what is not UTF-8 (a lone surrogate) becomes U+FFFD.
-    with Emulator(scenario={"responses": [HELLO, HELLO]}) as emu, new_agent(emu) as agent:
+    # (No prompt-cache breakpoint on the message: the body is the text alone.)
+    with Emulator(scenario={"responses": [HELLO, HELLO]}) as emu, new_agent(emu, cache={"mode": "off"}) as agent:
         assert "".join(agent.run("nul\0inside").text()) == "Hello world"
         assert agent.conversation[0]["content"] == [{"type": "text", "text": "nul\0inside"}]
         # (sent as \u0000; the last message is a cache breakpoint: docs/caching-and-output.md)

@@ -28,13 +28,14 @@ USAGE = events.Usage(1, 2, 3, 4, 5)
 # One instance of every class made with _frozen, with the arguments to make it.
 SAMPLES: List[Tuple[type, Tuple[Any, ...]]] = [
     (events.Usage, (1, 2, 3, 4, 5)),
-    (events.MessageStart, ("msg_1", "claude")),
+    (events.MessageStart, ("msg_1", "claude", "req_1")),
     (events.BlockStart, (0, "text")),
     (events.ContentDelta, (0, "text", "hé")),
     (events.BlockComplete, (1, "thinking", "hmm")),
     (events.MessageEnd, ("end_turn", "end_turn", USAGE)),
     (events.ToolDetails, (2, "toolu_1", "get_weather")),
-    (events.ToolCallStart, ("toolu_1", "get_weather", {"city": "Paris"}, True)),
+    (events.ToolCallStart, ("toolu_1", "get_weather", {"city": "Paris"}, True, True)),
+    (events.ToolProgress, ("toolu_1", "get_weather", "half way", 0.5)),
     (events.ToolResult, ("toolu_1", "get_weather", "Sunny", False, ())),
     (events.MessageComplete, ("end_turn", "end_turn", USAGE)),
     (events.ProviderRetry, (1, 500, None, "overloaded_error: Overloaded")),
@@ -141,7 +142,7 @@ def test_the_event_union_names_every_class() -> None:
     import typing
 
     assert typing.get_origin(events.Event) is typing.Union
-    assert set(events.Event.__args__) == {c for c, _ in SAMPLES[1:13]}  # type: ignore[attr-defined]
+    assert set(events.Event.__args__) == {c for c, _ in SAMPLES[1:14]}  # type: ignore[attr-defined]
 
 
 # ---- what `import panto` loads ---------------------------------------------------------

@@ -99,7 +99,7 @@ def test_media_is_immutable_comparable_and_shown_by_size() -> None:
 
 def test_a_user_turn_with_an_image_and_a_pdf(provider: str) -> None:
     image = png(8, 6)
-    with Emulator(scenario={"responses": [DESCRIBE]}) as emu, new_agent(emu, provider) as agent:
+    with Emulator(scenario={"responses": [DESCRIBE]}) as emu, new_agent(emu, provider, cache={"mode": "off"} if provider == "anthropic" else None) as agent:
         stream = agent.run(["Describe these", panto.Image(image), panto.Document(PDF, name="spec.pdf")])
         assert emu.requests() == []  # nothing is sent before the first next()
         assert answer(stream) == "Received 2 attachments: image/png 8x6, application/pdf."

@@ -592,7 +592,7 @@ def test_reopen_while_another_stream_runs_is_busy() -> None:
 
 def test_set_config_is_refused_while_busy_and_changes_nothing() -> None:
     with Emulator(scenario={"responses": [HELLO], "repeat_last": True}) as emu:
-        with new_agent(emu, thinking="low") as agent:
+        with new_agent(emu, thinking="low", cache={"mode": "off"}) as agent:
             stream = agent.run("Hi")
             next(stream)
             with pytest.raises(panto.BusyError) as info:

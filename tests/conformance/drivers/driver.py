@@ -13,6 +13,7 @@ import json
 import os
 import sys
 import threading
+import time
 from typing import Any, Callable, Dict, Iterator, List, Optional, Tuple
 
 try:
@@ -20,6 +21,10 @@ try:
 except ModuleNotFoundError:  # not installed and not on PYTHONPATH: use the checkout's
     sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "..", "bindings-py"))
     import panto
+
+
+# The case's print_request_ids / print_error_detail keys (set by transcript()).
+PRINT = {"request_ids": False, "error_detail": False}
 
 
 def usage_object(u: panto.Usage) -> Dict[str, int]:
@@ -40,7 +45,10 @@ def event_line(ev: panto.Event) -> Dict[str, Any]:
     if isinstance(ev, panto.BlockComplete):
         return {"event": ev.kind, "index": ev.index, "kind": ev.block_kind, "text": ev.text}
     if isinstance(ev, panto.MessageStart):
-        return {"event": ev.kind, "id": ev.id, "model": ev.model}
+        line = {"event": ev.kind, "id": ev.id, "model": ev.model}
+        if PRINT["request_ids"]:
+            line["request_id"] = ev.request_id
+        return line
     if isinstance(ev, (panto.MessageEnd, panto.MessageComplete)):
         return {
             "event": ev.kind,
@@ -55,6 +63,8 @@ def event_line(ev: panto.Event) -> Dict[str, Any]:
     if isinstance(ev, panto.ToolResult):
         return {"event": ev.kind, "id": ev.id, "name": ev.name, "content": ev.content, "is_error": ev.is_error,
                 "parts": [part_line(p) for p in ev.parts]}
+    if isinstance(ev, panto.ToolProgress):
+        return {"event": ev.kind, "id": ev.id, "name": ev.name, "text": ev.text, "fraction": ev.fraction}
     if isinstance(ev, panto.CompactionStart):
         return {"event": ev.kind, "tokens_before": ev.tokens_before, "reason": ev.reason}
     if isinstance(ev, panto.CompactionEnd):
@@ -104,13 +114,17 @@ def turn_input(turn: Any) -> Any:
 
 def error_line(err: panto.Error) -> Dict[str, Any]:
     # Absent fields print as the C struct holds them: 0 and "".
-    return {
+    line: Dict[str, Any] = {
         "event": "error",
         "code": err.code,
         "http_status": err.http_status or 0,
         "type": err.error_type or "",
         "message": err.message,
     }
+    if PRINT["error_detail"]:
+        line["retry_after"] = err.retry_after
+        line["headers"] = err.headers
+    return line
 
 
 def step_line(stream: panto.Stream) -> Dict[str, Any]:
@@ -158,8 +172,79 @@ class ScriptedToolError(Exception):
     """What a `{"raise": TEXT}` tool raises."""
 
 
+class Handlers:
+    """What the handlers of a case share: how many run now and have started (for
+    "exclusive"), and the rendezvous groups."""
+
+    lock = threading.Condition()
+    running = 0
+    started = 0
+    groups: Dict[str, int] = {}
+
+    @classmethod
+    def enter(cls) -> int:
+        """A handler starts: the count of handlers started, this one included."""
+        with cls.lock:
+            cls.running += 1
+            cls.started += 1
+            return cls.started
+
+    @classmethod
+    def leave(cls) -> None:
+        with cls.lock:
+            cls.running -= 1
+
+    @classmethod
+    def rendezvous(cls, group: str, count: int) -> None:
+        """Waits until `count` handlers of `group` have started (this one too), 10 s at most."""
+        with cls.lock:
+            cls.groups[group] = cls.groups.get(group, 0) + 1
+            cls.lock.notify_all()
+            if not cls.lock.wait_for(lambda: cls.groups[group] >= count, timeout=10):
+                raise ScriptedToolError("ran alone")
+
+    @classmethod
+    def exclusive(cls, started: int, overlapped: bool) -> None:
+        """Sleeps 100 ms; raises "overlapped" when another handler ran at any moment since
+        this one started (`started`: the count then; `overlapped`: another ran then)."""
+        time.sleep(0.1)
+        with cls.lock:
+            alone = not overlapped and cls.running == 1 and cls.started == started
+        if not alone:
+            raise ScriptedToolError("overlapped")
+
+
 def behavior_handler(behavior: Dict[str, Any]) -> Callable[..., Any]:
-    """The handler a case's `behavior` describes (tests/conformance/README.md)."""
+    """The handler a case's `behavior` describes (tests/conformance/README.md): what it gives
+    (`result_handler`), after its sleep, rendezvous, exclusive run and progress, if any."""
+    result = result_handler(behavior)
+    sleep_ms = behavior.get("sleep_ms")
+    rendezvous = behavior.get("rendezvous")
+    exclusive = behavior.get("exclusive") is True
+    progress = behavior.get("progress", [])
+
+    def handler(**input: Any) -> Any:
+        started = Handlers.enter()
+        overlapped = Handlers.running > 1
+        try:
+            if sleep_ms is not None:
+                time.sleep(sleep_ms / 1000)
+            if rendezvous is not None:
+                Handlers.rendezvous(rendezvous[0], rendezvous[1])
+            for text, fraction in progress:
+                panto.report_progress(text, fraction)
+            if exclusive:
+                Handlers.exclusive(started, overlapped)
+            return result(**input)
+        finally:
+            Handlers.leave()
+
+    return handler
+
+
+def result_handler(behavior: Dict[str, Any]) -> Callable[..., Any]:
+    """What the handler gives: return, raise, return_parts or return_input ("" when the
+    behavior only waits)."""
     if "return" in behavior:
         text = behavior["return"]
         return lambda **_input: text
@@ -175,6 +260,8 @@ def behavior_handler(behavior: Dict[str, Any]) -> Callable[..., Any]:
         return lambda **_input: [given_part(p) for p in parts]
     if behavior.get("return_input") is True:
         return lambda **input: json.dumps(input, sort_keys=True, separators=(",", ":"), ensure_ascii=False)
+    if behavior.keys() <= {"sleep_ms", "rendezvous", "exclusive", "progress"}:
+        return lambda **_input: ""
     raise ValueError(f"unknown tool behavior {behavior!r}")
 
 
@@ -238,6 +325,26 @@ def end_turn_early(agent: panto.Agent, text: Any, how: Dict[str, Any]) -> Iterat
         del stream
         gc.collect()
         yield {"event": "dropped"}
+
+
+def final_line(stream: panto.Stream, final: str) -> Dict[str, Any]:
+    """A `"final"` turn's one line: the binding's helper instead of iterating; a failure of
+    the turn itself prints as the ordinary error line."""
+    try:
+        if final == "message":
+            msg = stream.final_message()
+            return {"event": "final_message", "code": "ok", "text": msg.text, "stop_reason": msg.stop_reason,
+                    "usage": usage_object(msg.turn_usage)}
+        if final != "json":
+            raise ValueError(f"unknown final {final!r}")
+        try:
+            value = stream.final_json()
+        except (panto.OutputError, panto.StateError) as err:
+            return {"event": "final_json", "code": err.code, "value": None, "output": getattr(err, "output", ""),
+                    "message": err.message}
+        return {"event": "final_json", "code": "ok", "value": value, "output": ""}
+    except panto.Error as err:
+        return error_line(err)
 
 
 def coded(kind: str, fn: Callable[[], Any], **fields: Any) -> Dict[str, Any]:
@@ -360,12 +467,16 @@ class Steps:
 def transcript(case: Dict[str, Any], base_url: str) -> Iterator[Dict[str, Any]]:
     config = dict(case["config"])
     config.setdefault("base_url", base_url)
+    if config["base_url"] is None:  # the case's endpoint comes from the environment (`env`)
+        del config["base_url"]
     extra_next = int(case.get("extra_next", 1))
     cancel_after_ms = case.get("cancel_after_ms")
     cancel_turn = int(case.get("cancel_turn", 0))
     on_error = case.get("on_error")
-    tools = case_tools(case)
+    PRINT["request_ids"] = case.get("print_request_ids") is True
+    PRINT["error_detail"] = case.get("print_error_detail") is True
     try:
+        tools = case_tools(case)
         agent = open_agent(config, tools)
     except panto.LibraryNotFound:
         raise  # cannot run: exit non-zero
@@ -375,21 +486,30 @@ def transcript(case: Dict[str, Any], base_url: str) -> Iterator[Dict[str, Any]]:
     end_early = case.get("end_early")
     steps = Steps(agent, config, tools, extra_next)
     try:
-        for turn, text in enumerate(case["turns"]):
-            if isinstance(text, dict):  # a step (a {"$repeat": ...} text is expanded already)
-                yield from steps.run(text)
+        for turn, entry in enumerate(case["turns"]):
+            if isinstance(entry, dict) and "input" not in entry:  # a step ({"$repeat": ...} is expanded already)
+                yield from steps.run(entry)
                 if steps.agent is None:
                     return  # reopen_agent failed: no agent for the rest
                 continue
+            # A turn: its input, or {"input", "options", "final"}.
+            text, options, final = (entry["input"], entry.get("options") or {}, entry.get("final")) \
+                if isinstance(entry, dict) else (entry, {}, None)
             agent = steps.agent
             if end_early is not None and turn == int(end_early.get("turn", 0)):
                 yield from end_turn_early(agent, text, end_early)
                 continue
             try:
-                stream = agent.run(turn_input(text))
+                stream = agent.run(turn_input(text), **options)
             except panto.Error as err:  # the turn could not start: the case ends here
                 yield error_line(err)
                 break
+            if final is not None:
+                with stream:
+                    yield final_line(stream, final)
+                    for _ in range(extra_next):
+                        yield step_line(stream)
+                continue
             timer = None
             if cancel_after_ms is not None and turn == cancel_turn:
                 # Another thread cancels while this one is blocked in next().
