@@ -386,8 +386,8 @@ pub const Agent = struct {
     }
 
     /// Called by a stream as it is destroyed.
+    /// (A stream that ended has let go of `busy` already; a newer stream may hold it now.)
     pub fn streamDestroyed(a: *Agent) void {
-        a.busy = false;
         a.live_streams -= 1;
         if (a.released and a.live_streams == 0) a.deinit();
     }
@@ -421,6 +421,21 @@ fn envKey(arena: Allocator, provider: config_mod.Provider) Allocator.Error!?[]co
 
 extern "c" fn setenv(name: [*:0]const u8, value: [*:0]const u8, overwrite: c_int) c_int;
 extern "c" fn unsetenv(name: [*:0]const u8) c_int;
+
+test "freeing an ended stream while a newer one runs leaves the agent busy" {
+    const gpa = std.testing.allocator;
+    const agent = try Agent.init(gpa, .{ .provider = .anthropic, .model = "m", .api_key = "k", .base_url = "http://127.0.0.1:9" });
+    defer agent.deinit();
+    const first = try agent.run("one");
+    first.cancel();
+    try std.testing.expectError(error.Canceled, first.next());
+    const second = try agent.run("two");
+    first.destroy();
+    try std.testing.expectError(error.Busy, agent.run("three"));
+    second.destroy();
+    const third = try agent.run("three");
+    third.destroy();
+}
 
 test "an agent refuses wire strings with control characters: its config, the environment's key, set_config" {
     const gpa = std.testing.allocator;

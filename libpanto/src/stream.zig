@@ -190,6 +190,7 @@ pub const Stream = struct {
         if (s.state != .done and s.state != .failed) {
             s.cancel();
             s.abort() catch {}; // (its error is the one next() would return: Canceled)
+            s.agent.busy = false;
         }
         s.release();
     }
