@@ -5,6 +5,7 @@ PANTO_LOG=debug connection log."""
 from __future__ import annotations
 
 import os
+import re
 import subprocess
 import sys
 import textwrap
@@ -123,10 +124,19 @@ def test_panto_log_debug_writes_a_line_per_request_and_per_closed_connection() -
         env = {k: v for k, v in os.environ.items() if k != "PANTO_LOG"}
         assert run_logging_program(emu.url, env) == ""  # off by default
         log = run_logging_program(emu.url, dict(env, PANTO_LOG="debug"))
-    assert log.splitlines() == [
+    # Each request: its method and URL, its connection, then its status and time to the head.
+    url = f"{emu.url}/v1/messages"
+    timed = [re.sub(r"after \d+ ms$", "after N ms", line) for line in log.splitlines()]
+    assert timed == [
+        f"panto: POST {url}",
         f"panto: request on connection 1 to {peer} (new)",
+        f"panto: POST {url}: HTTP 200 after N ms",
+        f"panto: POST {url}",
         f"panto: request on connection 1 to {peer} (reused)",
+        f"panto: POST {url}: HTTP 200 after N ms",
+        f"panto: POST {url}",
         f"panto: connection 1 to {peer} closed: idle longer than keep_alive.idle_ms",
         f"panto: request on connection 2 to {peer} (new)",
+        f"panto: POST {url}: HTTP 200 after N ms",
         f"panto: connection 2 to {peer} closed: the agent was freed",
     ]
