@@ -3109,6 +3109,8 @@ static void test_debug_log(void) {
     }
     unlink(err_path);
     unlink(file_path);
+}
+
 /* panto_stream_final_json: the answer checked against the turn's response_format (here
  * json_object, per turn): an answer that is not JSON is PANTO_ERR_OUTPUT whose PantoError has
  * the text and says why, sticky until the next call on the stream; a JSON object is given as
