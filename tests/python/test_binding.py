@@ -475,9 +475,7 @@ def test_text_goes_to_the_library_as_it_is() -> None:
     with Emulator(scenario={"responses": [HELLO, HELLO]}) as emu, new_agent(emu, cache={"mode": "off"}) as agent:
         assert "".join(agent.run("nul\0inside").text()) == "Hello world"
         assert agent.conversation[0]["content"] == [{"type": "text", "text": "nul\0inside"}]
-        # (sent as \u0000; the last message is a cache breakpoint: docs/caching-and-output.md)
-        assert emu.requests()[0]["body"]["messages"] == [
-            {"role": "user", "content": [{"type": "text", "text": "nul\0inside", "cache_control": {"type": "ephemeral"}}]}]
+        assert emu.requests()[0]["body"]["messages"] == [user("nul\0inside")]  # sent as \u0000
         assert "".join(agent.run("a\ud800b").text()) == "Hello world"
         sent = agent.conversation[2]["content"][0]["text"]
         assert sent[0] == "a" and sent[-1] == "b" and set(sent[1:-1]) == {"\ufffd"}

@@ -115,7 +115,7 @@ def test_a_user_turn_with_an_image_and_a_pdf(provider: str) -> None:
             {"type": "text", "text": "Describe these"},
             {"type": "image", "source": {"type": "base64", "media_type": "image/png", "data": b64(image)}},
             {"type": "document", "source": {"type": "base64", "media_type": "application/pdf", "data": b64(PDF)},
-             "title": "spec.pdf", "cache_control": {"type": "ephemeral"}},  # (the last block: a cache breakpoint)
+             "title": "spec.pdf"},
         ]
     else:
         assert content == [
