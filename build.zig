@@ -1,5 +1,6 @@
 //! Builds every part of panto:
-//!   zig build          -> zig-out/lib/libpanto.so, libpanto.a, lua/panto.so, include/panto.h
+//!   zig build          -> zig-out/lib/libpanto.so, libpanto.a, lua/panto.so, include/panto.h,
+//!                         bin/panto (the terminal agent)
 //!   zig build test     -> the Zig unit tests, the C-ABI layout check and the fuzz inputs' replay
 //!   zig build fuzz     -> zig-out/fuzz/libpanto_fuzz.a (libpanto/fuzz/README.md)
 const std = @import("std");
@@ -76,6 +77,7 @@ pub fn build(b: *std.Build) void {
         const lua_c = b.addTranslateC(.{ .root_source_file = b.path("libpanto-lua/src/c.h"), .target = target, .optimize = optimize });
         lua_c.addSystemIncludePath(.{ .cwd_relative = lua_include });
         lua_c.addIncludePath(b.path("include"));
+        const lua_c_mod = lua_c.createModule();
         const lua_mod = b.createModule(.{
             .root_source_file = b.path("libpanto-lua/src/panto_lua.zig"),
             .target = target,
@@ -83,7 +85,7 @@ pub fn build(b: *std.Build) void {
             .link_libc = true,
             .imports = &.{
                 .{ .name = "panto_c", .module = c_api },
-                .{ .name = "c", .module = lua_c.createModule() },
+                .{ .name = "c", .module = lua_c_mod },
             },
         });
         const lua_lib = b.addLibrary(.{ .name = "panto_lua", .root_module = lua_mod, .linkage = .dynamic });
@@ -94,6 +96,27 @@ pub fn build(b: *std.Build) void {
         lua_lib.use_lld = true;
         const install_lua = b.addInstallFileWithDir(lua_lib.getEmittedBin(), .{ .custom = "lib/lua" }, "panto.so");
         b.getInstallStep().dependOn(&install_lua.step);
+
+        // The `panto` command (panto-cli/): a terminal agent on the core's Zig API, with Lua 5.4
+        // linked statically for its extensions, whose require('panto') is the module above
+        // (compiled in, with panto.ext added by the command's preload loader).
+        const cli = b.addExecutable(.{ .name = "panto", .root_module = b.createModule(.{
+            .root_source_file = b.path("panto-cli/src/main.zig"),
+            .target = target,
+            .optimize = optimize,
+            .strip = strip,
+            .link_libc = true,
+            .imports = &.{
+                .{ .name = "panto", .module = core },
+                .{ .name = "panto_lua", .module = lua_mod },
+                .{ .name = "c", .module = lua_c_mod },
+            },
+        }) });
+        const lua_static = b.option([]const u8, "lua-static", "The static Lua 5.4 library the panto command links (default Debian's liblua5.4.a)") orelse
+            b.fmt("/usr/lib/{s}-linux-gnu/liblua5.4.a", .{@tagName(target.result.cpu.arch)});
+        cli.root_module.addObjectFile(.{ .cwd_relative = lua_static });
+        cli.root_module.linkSystemLibrary("m", .{});
+        b.installArtifact(cli);
     }
 
     // `zig build hotpath`: the per-event work without the network, for profiling.
