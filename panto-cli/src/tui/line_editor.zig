@@ -1,0 +1,350 @@
+//! The prompt's line editor: one logical line (a pasted newline is kept and shown as ↵),
+//! scrolled sideways when it is wider than the terminal. Keys in, actions out; drawing is a
+//! separate call, so both are testable without a terminal.
+//!
+//!   Left/Right, Ctrl-B/F       a character        Home/End, Ctrl-A/E   start/end of line
+//!   Ctrl-Left/Right, Alt-B/F   a word             Backspace, Delete    a character
+//!   Ctrl-U / Ctrl-K            to the start/end   Ctrl-W, Alt-Bksp     the word before
+//!   Up/Down, Ctrl-P/N          history            Tab                  complete a /command
+//!   Ctrl-C  clear the line     Ctrl-D  exit (empty line) or delete     Ctrl-L  clear screen
+//!   Ctrl-T  show/hide thinking
+const std = @import("std");
+const Allocator = std.mem.Allocator;
+const keys = @import("keys.zig");
+const width = @import("width.zig");
+const History = @import("history.zig").History;
+
+pub const Action = union(enum) {
+    none,
+    /// Enter: the line (owned by the editor until the next key).
+    submit: []const u8,
+    /// Ctrl-D on an empty line.
+    eof,
+    /// Ctrl-C: the line was cleared (`had_text` false: it was empty already).
+    interrupt: struct { had_text: bool },
+    clear_screen,
+    toggle_thinking,
+};
+
+pub const Editor = struct {
+    gpa: Allocator,
+    buf: std.ArrayList(u8) = .empty,
+    /// Byte offset of the cursor, on a character boundary.
+    cursor: usize = 0,
+    /// The first byte shown (the line scrolls when wider than the terminal).
+    scroll: usize = 0,
+    history: *History,
+    /// The history entry shown, or null for the line being written.
+    browse: ?usize = null,
+    /// The line being written, kept while browsing the history.
+    draft: std.ArrayList(u8) = .empty,
+    /// Inside a bracketed paste: Enter is a newline in the line.
+    pasting: bool = false,
+    /// What Tab completes a leading "/" word against.
+    completions: []const []const u8 = &.{},
+    submitted: std.ArrayList(u8) = .empty,
+
+    pub fn init(gpa: Allocator, history: *History) Editor {
+        return .{ .gpa = gpa, .history = history };
+    }
+
+    pub fn deinit(e: *Editor) void {
+        e.buf.deinit(e.gpa);
+        e.draft.deinit(e.gpa);
+        e.submitted.deinit(e.gpa);
+    }
+
+    pub fn line(e: *const Editor) []const u8 {
+        return e.buf.items;
+    }
+
+    pub fn handle(e: *Editor, key: keys.Key) Allocator.Error!Action {
+        switch (key) {
+            .char => |s| try e.insert(s),
+            .tab => if (e.pasting) try e.insert("\t") else try e.complete(),
+            .enter => if (e.pasting) try e.insert("\n") else return e.submit(),
+            .paste_start => e.pasting = true,
+            .paste_end => e.pasting = false,
+            .backspace => e.deleteRange(e.prevChar(e.cursor), e.cursor),
+            .delete => e.deleteRange(e.cursor, e.nextChar(e.cursor)),
+            .left => e.cursor = e.prevChar(e.cursor),
+            .right => e.cursor = e.nextChar(e.cursor),
+            .home => e.cursor = 0,
+            .end => e.cursor = e.buf.items.len,
+            .word_left => e.cursor = e.prevWord(e.cursor),
+            .word_right => e.cursor = e.nextWord(e.cursor),
+            .delete_word => e.deleteRange(e.prevWord(e.cursor), e.cursor),
+            .up => try e.historyStep(.older),
+            .down => try e.historyStep(.newer),
+            .ctrl => |letter| return e.control(letter),
+            .escape, .unknown => {},
+        }
+        return .none;
+    }
+
+    fn control(e: *Editor, letter: u8) Allocator.Error!Action {
+        switch (letter) {
+            'a' => e.cursor = 0,
+            'e' => e.cursor = e.buf.items.len,
+            'b' => e.cursor = e.prevChar(e.cursor),
+            'f' => e.cursor = e.nextChar(e.cursor),
+            'u' => e.deleteRange(0, e.cursor),
+            'k' => e.deleteRange(e.cursor, e.buf.items.len),
+            'w' => e.deleteRange(e.prevWord(e.cursor), e.cursor),
+            'p' => try e.historyStep(.older),
+            'n' => try e.historyStep(.newer),
+            'l' => return .clear_screen,
+            't' => return .toggle_thinking,
+            'c' => {
+                const had_text = e.buf.items.len > 0;
+                e.reset();
+                return .{ .interrupt = .{ .had_text = had_text } };
+            },
+            'd' => {
+                if (e.buf.items.len == 0) return .eof;
+                e.deleteRange(e.cursor, e.nextChar(e.cursor));
+            },
+            else => {},
+        }
+        return .none;
+    }
+
+    fn submit(e: *Editor) Allocator.Error!Action {
+        e.submitted.clearRetainingCapacity();
+        try e.submitted.appendSlice(e.gpa, e.buf.items);
+        e.reset();
+        return .{ .submit = e.submitted.items };
+    }
+
+    fn reset(e: *Editor) void {
+        e.buf.clearRetainingCapacity();
+        e.draft.clearRetainingCapacity();
+        e.cursor = 0;
+        e.scroll = 0;
+        e.browse = null;
+        e.pasting = false;
+    }
+
+    fn insert(e: *Editor, s: []const u8) Allocator.Error!void {
+        try e.buf.insertSlice(e.gpa, e.cursor, s);
+        e.cursor += s.len;
+    }
+
+    fn deleteRange(e: *Editor, from: usize, to: usize) void {
+        if (from >= to) return;
+        e.buf.replaceRangeAssumeCapacity(from, to - from, &.{});
+        e.cursor = from;
+    }
+
+    fn prevChar(e: *const Editor, at: usize) usize {
+        var i = at;
+        while (i > 0) {
+            i -= 1;
+            if (e.buf.items[i] & 0xc0 != 0x80) break;
+        }
+        return i;
+    }
+
+    fn nextChar(e: *const Editor, at: usize) usize {
+        var i = at;
+        if (i >= e.buf.items.len) return i;
+        i += 1;
+        while (i < e.buf.items.len and e.buf.items[i] & 0xc0 == 0x80) i += 1;
+        return i;
+    }
+
+    fn prevWord(e: *const Editor, at: usize) usize {
+        const b = e.buf.items;
+        var i = at;
+        while (i > 0 and isSpace(b[i - 1])) i -= 1;
+        while (i > 0 and !isSpace(b[i - 1])) i -= 1;
+        return i;
+    }
+
+    fn nextWord(e: *const Editor, at: usize) usize {
+        const b = e.buf.items;
+        var i = at;
+        while (i < b.len and isSpace(b[i])) i += 1;
+        while (i < b.len and !isSpace(b[i])) i += 1;
+        return i;
+    }
+
+    fn historyStep(e: *Editor, direction: enum { older, newer }) Allocator.Error!void {
+        const n = e.history.len();
+        if (n == 0) return;
+        const next: ?usize = switch (direction) {
+            .older => if (e.browse) |i| (if (i == 0) return else i - 1) else n - 1,
+            .newer => if (e.browse) |i| (if (i + 1 < n) i + 1 else null) else return,
+        };
+        if (e.browse == null) {
+            e.draft.clearRetainingCapacity();
+            try e.draft.appendSlice(e.gpa, e.buf.items);
+        }
+        e.browse = next;
+        e.buf.clearRetainingCapacity();
+        try e.buf.appendSlice(e.gpa, if (next) |i| e.history.get(i) else e.draft.items);
+        e.cursor = e.buf.items.len;
+    }
+
+    /// Tab on "/wor": the one command starting so is completed; several: their common prefix.
+    fn complete(e: *Editor) Allocator.Error!void {
+        const b = e.buf.items;
+        if (b.len == 0 or b[0] != '/' or e.cursor != b.len or std.mem.indexOfScalar(u8, b, ' ') != null) return;
+        const typed = b[1..];
+        var common: ?[]const u8 = null;
+        for (e.completions) |name| {
+            if (!std.mem.startsWith(u8, name, typed)) continue;
+            common = if (common) |so_far| so_far[0..std.mem.indexOfDiff(u8, so_far, name) orelse so_far.len] else name;
+        }
+        const found = common orelse return;
+        var unique = true;
+        for (e.completions) |name| {
+            if (std.mem.startsWith(u8, name, typed) and !std.mem.eql(u8, name, found)) unique = false;
+        }
+        try e.insert(found[typed.len..]);
+        if (unique) try e.insert(" ");
+    }
+
+    /// Draws the prompt and the line on the terminal's current row, the cursor placed.
+    pub fn draw(e: *Editor, w: *std.Io.Writer, prompt: []const u8, cols: usize) std.Io.Writer.Error!void {
+        const prompt_cols = width.of(prompt);
+        const room = if (cols > prompt_cols + 1) cols - prompt_cols - 1 else 1;
+        const b = e.buf.items;
+        if (e.scroll > e.cursor) e.scroll = e.cursor;
+        while (shownWidth(b[e.scroll..e.cursor]) > room) e.scroll = e.nextChar(e.scroll);
+        var end = e.scroll;
+        while (end < b.len and shownWidth(b[e.scroll..e.nextChar(end)]) <= room) end = e.nextChar(end);
+        try w.writeAll("\r\x1b[1m");
+        try w.writeAll(prompt);
+        try w.writeAll("\x1b[0m");
+        try writeShown(w, b[e.scroll..end]);
+        try w.writeAll("\x1b[K\r");
+        const at = prompt_cols + shownWidth(b[e.scroll..e.cursor]);
+        if (at > 0) try w.print("\x1b[{d}C", .{at});
+    }
+};
+
+fn isSpace(b: u8) bool {
+    return b == ' ' or b == '\t' or b == '\n';
+}
+
+/// The line as shown: a newline as ↵, a tab as a space.
+fn writeShown(w: *std.Io.Writer, s: []const u8) std.Io.Writer.Error!void {
+    for (s) |b| switch (b) {
+        '\n' => try w.writeAll("↵"),
+        '\t' => try w.writeByte(' '),
+        else => try w.writeByte(b),
+    };
+}
+
+fn shownWidth(s: []const u8) usize {
+    var n = width.of(s);
+    for (s) |b| if (b == '\n' or b == '\t') {
+        n += 1;
+    };
+    return n;
+}
+
+const testing = std.testing;
+
+fn feed(e: *Editor, bytes: []const u8) !Action {
+    var last: Action = .none;
+    var rest = bytes;
+    while (rest.len > 0) {
+        const d = keys.decode(rest) orelse return error.TestUnexpectedResult;
+        last = try e.handle(d.key);
+        rest = rest[d.len..];
+    }
+    return last;
+}
+
+test "editing: insert, move, delete, words, kill to either end" {
+    var h = History.init(testing.allocator, testing.io, null, 10);
+    defer h.deinit();
+    var e = Editor.init(testing.allocator, &h);
+    defer e.deinit();
+    _ = try feed(&e, "hello world");
+    _ = try feed(&e, "\x1b[D\x1b[D\x1b[D\x1b[D\x1b[D"); // before "world"
+    _ = try feed(&e, "big ");
+    try testing.expectEqualStrings("hello big world", e.line());
+    _ = try feed(&e, "\x17"); // Ctrl-W: "big "
+    try testing.expectEqualStrings("hello world", e.line());
+    _ = try feed(&e, "\x01\x1b[3~"); // Home, Delete
+    try testing.expectEqualStrings("ello world", e.line());
+    _ = try feed(&e, "\x05\x7f\x7f"); // End, Backspace x2
+    try testing.expectEqualStrings("ello wor", e.line());
+    _ = try feed(&e, "\x1bb\x0b"); // Alt-B, Ctrl-K
+    try testing.expectEqualStrings("ello ", e.line());
+    _ = try feed(&e, "é\x1b[D\x15"); // a two-byte char, Left, Ctrl-U
+    try testing.expectEqualStrings("é", e.line());
+    try testing.expectEqual(@as(usize, 0), e.cursor);
+}
+
+test "Enter submits and clears; Ctrl-C clears; Ctrl-D exits only on an empty line" {
+    var h = History.init(testing.allocator, testing.io, null, 10);
+    defer h.deinit();
+    var e = Editor.init(testing.allocator, &h);
+    defer e.deinit();
+    _ = try feed(&e, "abc");
+    try testing.expectEqualDeep(Action{ .interrupt = .{ .had_text = true } }, try feed(&e, "\x03"));
+    try testing.expectEqualStrings("", e.line());
+    try testing.expectEqualDeep(Action{ .interrupt = .{ .had_text = false } }, try feed(&e, "\x03"));
+    _ = try feed(&e, "xy\x01");
+    try testing.expectEqual(Action.none, try feed(&e, "\x04")); // deletes the x
+    try testing.expectEqualStrings("y", e.line());
+    const a = try feed(&e, "\r");
+    try testing.expectEqualStrings("y", a.submit);
+    try testing.expectEqualStrings("", e.line());
+    try testing.expectEqual(Action.eof, try feed(&e, "\x04"));
+}
+
+test "history: Up goes back, Down returns to the draft; a paste keeps its newlines" {
+    var h = History.init(testing.allocator, testing.io, null, 10);
+    defer h.deinit();
+    try h.add("one");
+    try h.add("two");
+    var e = Editor.init(testing.allocator, &h);
+    defer e.deinit();
+    _ = try feed(&e, "dra");
+    _ = try feed(&e, "\x1b[A");
+    try testing.expectEqualStrings("two", e.line());
+    _ = try feed(&e, "\x1b[A\x1b[A"); // stops at the oldest
+    try testing.expectEqualStrings("one", e.line());
+    _ = try feed(&e, "\x1b[B\x1b[B");
+    try testing.expectEqualStrings("dra", e.line());
+    _ = try feed(&e, "\x15\x1b[200~a\rb\x1b[201~");
+    const a = try feed(&e, "\r");
+    try testing.expectEqualStrings("a\nb", a.submit);
+}
+
+test "Tab completes a slash command: the unique one with a space, else the common prefix" {
+    var h = History.init(testing.allocator, testing.io, null, 10);
+    defer h.deinit();
+    var e = Editor.init(testing.allocator, &h);
+    defer e.deinit();
+    e.completions = &.{ "model", "session", "search" };
+    _ = try feed(&e, "/mo\t");
+    try testing.expectEqualStrings("/model ", e.line());
+    _ = try feed(&e, "\x15/s\t");
+    try testing.expectEqualStrings("/se", e.line()); // session and search share "se"
+    _ = try feed(&e, "\t");
+    try testing.expectEqualStrings("/se", e.line());
+    _ = try feed(&e, "s\t");
+    try testing.expectEqualStrings("/session ", e.line());
+}
+
+test "drawing: prompt, line, cursor column; a long line scrolls to keep the cursor shown" {
+    var h = History.init(testing.allocator, testing.io, null, 10);
+    defer h.deinit();
+    var e = Editor.init(testing.allocator, &h);
+    defer e.deinit();
+    var out: std.Io.Writer.Allocating = .init(testing.allocator);
+    defer out.deinit();
+    _ = try feed(&e, "ab\x1b[200~\r\x1b[201~c\x1b[D");
+    try e.draw(&out.writer, "> ", 80);
+    try testing.expectEqualStrings("\r\x1b[1m> \x1b[0mab↵c\x1b[K\r\x1b[5C", out.written());
+    out.clearRetainingCapacity();
+    _ = try feed(&e, "\x05\x15abcdefghij");
+    try e.draw(&out.writer, "> ", 8); // room for 5 columns
+    try testing.expectEqualStrings("\r\x1b[1m> \x1b[0mfghij\x1b[K\r\x1b[7C", out.written());
+}
