@@ -11,6 +11,8 @@ pub const media = @import("media.zig");
 pub const tools = @import("tools.zig");
 pub const session = @import("session/session.zig");
 pub const structured_output = @import("structured_output.zig");
+/// Context windows of known models (contextWindow), for a status line.
+pub const compaction = @import("compaction.zig");
 
 pub const Agent = @import("agent.zig").Agent;
 pub const Stream = @import("stream.zig").Stream;

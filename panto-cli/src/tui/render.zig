@@ -1,0 +1,384 @@
+//! The turn on the terminal, as its events arrive: text streamed; thinking dim, folded to one
+//! line when its block ends (unless shown); each tool call as its name and a one-line summary
+//! of its input, then its result's size or its error; the driver's notes dim. Model text is
+//! written without its control characters, so an answer cannot move the cursor or recolor
+//! the screen.
+const std = @import("std");
+const panto = @import("panto");
+const Event = panto.Event;
+const width = @import("width.zig");
+const summary = @import("summary.zig");
+
+const Writer = std.Io.Writer;
+
+pub const dim = "\x1b[2m";
+pub const bold = "\x1b[1m";
+pub const red = "\x1b[31m";
+pub const cyan = "\x1b[36m";
+pub const reset = "\x1b[0m";
+
+pub const Renderer = struct {
+    out: *Writer,
+    /// The terminal's size, read before each turn.
+    cols: usize = 80,
+    rows: usize = 24,
+    /// Thinking stays shown after its block ends (/thinking show, Ctrl-T).
+    show_thinking: bool = false,
+    /// The column the cursor is at (0: at the start of a line).
+    col: usize = 0,
+    /// Rows written since the thinking block began (0 outside one).
+    thinking_rows: usize = 0,
+    in_thinking: bool = false,
+    /// A live line (tool input streaming, a tool's progress) the next output replaces.
+    live_line: bool = false,
+    /// The turn's thinking, kept so /thinking show can print what was folded.
+    thinking: std.ArrayList(u8) = .empty,
+    gpa: std.mem.Allocator,
+    /// Tokens in the context after the last assistant message (its input, cached or not, and
+    /// its output): what the next request starts from.
+    context_tokens: u64 = 0,
+    /// An error writing to the terminal: the turn goes on, the loop reports it after.
+    write_failed: bool = false,
+
+    pub fn init(gpa: std.mem.Allocator, out: *Writer) Renderer {
+        return .{ .gpa = gpa, .out = out };
+    }
+
+    pub fn deinit(r: *Renderer) void {
+        r.thinking.deinit(r.gpa);
+    }
+
+    pub fn beginTurn(r: *Renderer) void {
+        r.thinking.clearRetainingCapacity();
+        r.col = 0;
+        r.in_thinking = false;
+        r.live_line = false;
+    }
+
+    pub fn event(r: *Renderer, e: *const Event) void {
+        r.eventOrFail(e) catch {
+            r.write_failed = true;
+        };
+    }
+
+    fn eventOrFail(r: *Renderer, e: *const Event) Writer.Error!void {
+        switch (e.*) {
+            .block_start => |b| try r.blockStart(b.kind),
+            .content_delta => |d| switch (d.kind) {
+                .text => try r.text(d.text),
+                .thinking => {
+                    try r.text(d.text);
+                    r.thinking.appendSlice(r.gpa, d.text) catch {};
+                },
+                else => {},
+            },
+            .block_complete => |b| try r.blockComplete(b.kind),
+            .tool_details => |t| {
+                try r.freshLine();
+                try r.out.print("{s}⚙ {s}…{s}", .{ dim, t.name, reset });
+                r.live_line = true;
+            },
+            .tool_call_start => |t| try r.toolCall(t.name, t.input),
+            .tool_progress => |p| {
+                try r.freshLine();
+                try r.out.print("{s}  … {s}: ", .{ dim, p.name });
+                try r.clipped(p.text, r.cols -| width.of(p.name) + 7);
+                try r.out.writeAll(reset);
+                r.live_line = true;
+            },
+            .tool_result => |t| try r.toolResult(t),
+            .provider_retry => |p| {
+                var buf: [160]u8 = undefined;
+                try r.noteLine(std.fmt.bufPrint(&buf, "retrying in {d:.1}s (HTTP {d} {s}, attempt {d})", .{
+                    @as(f64, @floatFromInt(p.delay_ms)) / 1000, p.http_status, p.reason, p.attempt,
+                }) catch "retrying");
+            },
+            .compaction_start => |c| {
+                var buf: [120]u8 = undefined;
+                try r.noteLine(std.fmt.bufPrint(&buf, "compacting the conversation ({s}, about {d} tokens)…", .{ c.reason, c.tokens_before }) catch "compacting…");
+            },
+            .compaction_end => |c| {
+                var buf: [160]u8 = undefined;
+                try r.noteLine(std.fmt.bufPrint(&buf, "compacted {d} messages: about {d} → {d} tokens", .{ c.message_count, c.tokens_before, c.tokens_after }) catch "compacted");
+            },
+            .message_end => |m| {
+                const u = m.usage;
+                r.context_tokens = u.input_tokens +| u.cache_read_tokens +| u.cache_write_tokens +| u.output_tokens;
+            },
+            .message_complete => try r.freshLine(),
+            .message_start => {},
+        }
+        try r.out.flush();
+    }
+
+    fn blockStart(r: *Renderer, kind: panto.BlockKind) Writer.Error!void {
+        switch (kind) {
+            .thinking => {
+                try r.freshLine();
+                try r.out.writeAll(dim);
+                r.in_thinking = true;
+                r.thinking_rows = 0;
+            },
+            .redacted_thinking => {
+                try r.freshLine();
+                try r.out.print("{s}▸ thinking (redacted by the provider){s}\n", .{ dim, reset });
+            },
+            .text => try r.clearLive(),
+            else => {},
+        }
+    }
+
+    fn blockComplete(r: *Renderer, kind: panto.BlockKind) Writer.Error!void {
+        switch (kind) {
+            .thinking => {
+                try r.out.writeAll(reset);
+                r.in_thinking = false;
+                if (!r.show_thinking and r.thinking_rows + 1 < r.rows) {
+                    // Back to the block's first row, then everything below it erased.
+                    try r.out.writeAll("\r");
+                    if (r.thinking_rows > 0) try r.out.print("\x1b[{d}A", .{r.thinking_rows});
+                    try r.out.writeAll("\x1b[J");
+                    r.col = 0;
+                    try r.foldedThinking();
+                    try r.out.writeAll("\n");
+                } else try r.freshLine();
+                r.endThinkingBlock();
+            },
+            .text => try r.freshLine(),
+            .tool_call => try r.clearLive(),
+            else => {},
+        }
+    }
+
+    /// "▸ thinking: its first words… (N words, Ctrl-T shows)"
+    fn foldedThinking(r: *Renderer) Writer.Error!void {
+        const all = std.mem.trim(u8, r.thinkingOfBlock(), " \n\t");
+        var words: usize = 0;
+        var it = std.mem.tokenizeAny(u8, all, " \n\t");
+        while (it.next()) |_| words += 1;
+        var tail_buf: [48]u8 = undefined;
+        const tail = std.fmt.bufPrint(&tail_buf, " ({d} words, Ctrl-T shows)", .{words}) catch "";
+        try r.out.print("{s}▸ thinking: ", .{dim});
+        try r.clipped(all, r.cols -| (13 + tail.len + 1));
+        try r.out.print("{s}{s}", .{ tail, reset });
+    }
+
+    /// The current block's thinking: what came after the last block separator.
+    fn thinkingOfBlock(r: *const Renderer) []const u8 {
+        const t = r.thinking.items;
+        const start = if (std.mem.lastIndexOfScalar(u8, t, 0)) |i| i + 1 else 0;
+        return t[start..];
+    }
+
+    fn toolCall(r: *Renderer, name: []const u8, input: []const u8) Writer.Error!void {
+        try r.freshLine();
+        try r.out.print("{s}⚙ {s}{s} ", .{ cyan, name, reset });
+        var buf: [512]u8 = undefined;
+        const line = summary.ofInput(&buf, input);
+        try r.clipped(line, r.cols -| (width.of(name) + 3));
+        try r.out.writeAll("\n");
+    }
+
+    fn toolResult(r: *Renderer, t: panto.event.ToolResult) Writer.Error!void {
+        try r.clearLive();
+        try r.freshLine();
+        if (t.is_error) {
+            try r.out.print("  {s}✗ {s}: ", .{ red, t.name });
+            const first = std.mem.sliceTo(std.mem.trim(u8, t.content, " \n"), '\n');
+            try r.clipped(first, r.cols -| (width.of(t.name) + 6));
+            try r.out.print("{s}\n", .{reset});
+            return;
+        }
+        var buf: [96]u8 = undefined;
+        try r.out.print("  {s}↳ {s}: {s}{s}\n", .{ dim, t.name, summary.ofResult(&buf, t.content, t.parts), reset });
+    }
+
+    /// A dim line of the driver's (the adaptive thinking fallback, a retry).
+    pub fn note(r: *Renderer, text_: []const u8) void {
+        r.noteLine(text_) catch {
+            r.write_failed = true;
+        };
+        r.out.flush() catch {
+            r.write_failed = true;
+        };
+    }
+
+    fn noteLine(r: *Renderer, text_: []const u8) Writer.Error!void {
+        try r.clearLive();
+        try r.freshLine();
+        try r.out.writeAll(dim);
+        try r.clipped(text_, r.cols -| 1);
+        try r.out.print("{s}\n", .{reset});
+    }
+
+    /// Starts a line unless the cursor is at the start of one (a live line is replaced).
+    fn freshLine(r: *Renderer) Writer.Error!void {
+        try r.clearLive();
+        if (r.col != 0) {
+            if (r.in_thinking) r.thinking_rows += 1;
+            try r.out.writeAll("\n");
+            r.col = 0;
+        }
+    }
+
+    fn clearLive(r: *Renderer) Writer.Error!void {
+        if (!r.live_line) return;
+        try r.out.writeAll("\r\x1b[K");
+        r.live_line = false;
+        r.col = 0;
+    }
+
+    /// Streamed model text: control characters dropped (newlines and tabs kept), the cursor's
+    /// column and the rows written kept track of, wrapping at the terminal's width.
+    fn text(r: *Renderer, s: []const u8) Writer.Error!void {
+        if (r.live_line) try r.clearLive();
+        var i: usize = 0;
+        while (i < s.len) {
+            const n = std.unicode.utf8ByteSequenceLength(s[i]) catch 1;
+            const ch = s[i..@min(s.len, i + n)];
+            i += ch.len;
+            if (ch.len == 1 and ch[0] == '\n') {
+                try r.out.writeByte('\n');
+                r.col = 0;
+                if (r.in_thinking) r.thinking_rows += 1;
+                continue;
+            }
+            if (ch.len == 1 and ch[0] == '\t') {
+                const to = @min(r.cols, (r.col / 8 + 1) * 8);
+                try r.out.splatByteAll(' ', to - r.col);
+                r.col = to;
+                continue;
+            }
+            if (ch.len == 1 and (ch[0] < 0x20 or ch[0] == 0x7f)) continue;
+            if (ch.len == 2 and ch[0] == 0xc2 and ch[1] < 0xa0) continue; // C1 controls
+            const w = width.of(ch);
+            if (r.col + w > r.cols) {
+                r.col = 0;
+                if (r.in_thinking) r.thinking_rows += 1;
+            }
+            try r.out.writeAll(ch);
+            r.col += w;
+        }
+    }
+
+    /// One line of `s` in at most `cols` columns, newlines shown as spaces, cut with "…".
+    fn clipped(r: *Renderer, s: []const u8, cols: usize) Writer.Error!void {
+        var used: usize = 0;
+        var i: usize = 0;
+        while (i < s.len) {
+            const n = std.unicode.utf8ByteSequenceLength(s[i]) catch 1;
+            const ch = s[i..@min(s.len, i + n)];
+            const w = if (ch[0] < 0x20) 1 else width.of(ch);
+            if (used + w + 1 > cols and i + ch.len < s.len) {
+                try r.out.writeAll("…");
+                return;
+            }
+            if (ch[0] < 0x20 or ch[0] == 0x7f) try r.out.writeByte(' ') else try r.out.writeAll(ch);
+            used += w;
+            i += ch.len;
+        }
+    }
+
+    /// Prints the turn's thinking in full (dim): /thinking show after it was folded.
+    pub fn printThinking(r: *Renderer) Writer.Error!void {
+        if (r.thinking.items.len == 0) return;
+        try r.freshLine();
+        try r.out.writeAll(dim);
+        var it = std.mem.splitScalar(u8, r.thinking.items, 0);
+        while (it.next()) |block| {
+            try r.text(block);
+            try r.freshLine();
+        }
+        try r.out.writeAll(reset);
+        try r.out.flush();
+    }
+
+    /// Marks the end of a thinking block in the kept text (blocks are separated by a 0 byte).
+    fn endThinkingBlock(r: *Renderer) void {
+        r.thinking.append(r.gpa, 0) catch {};
+    }
+};
+
+const testing = std.testing;
+
+fn play(r: *Renderer, events: []const Event) void {
+    for (events) |*e| r.event(e);
+}
+
+test "text streams as it comes, its control characters dropped" {
+    var out: Writer.Allocating = .init(testing.allocator);
+    defer out.deinit();
+    var r = Renderer.init(testing.allocator, &out.writer);
+    defer r.deinit();
+    play(&r, &.{
+        .{ .block_start = .{ .index = 0, .kind = .text } },
+        .{ .content_delta = .{ .index = 0, .kind = .text, .text = "Hello \x1b[2Jworld\r" } },
+        .{ .content_delta = .{ .index = 0, .kind = .text, .text = "\u{9b}!" } },
+        .{ .block_complete = .{ .index = 0, .kind = .text, .text = "" } },
+    });
+    try testing.expectEqualStrings("Hello [2Jworld!\n", out.written());
+}
+
+test "thinking: dim while it streams, then folded to one line, kept for /thinking show" {
+    var out: Writer.Allocating = .init(testing.allocator);
+    defer out.deinit();
+    var r = Renderer.init(testing.allocator, &out.writer);
+    defer r.deinit();
+    r.cols = 10;
+    play(&r, &.{
+        .{ .block_start = .{ .index = 0, .kind = .thinking } },
+        .{ .content_delta = .{ .index = 0, .kind = .thinking, .text = "one two\nthree four five" } },
+        .{ .block_complete = .{ .index = 0, .kind = .thinking, .text = "" } },
+    });
+    // Three rows (the second line wraps at 10 columns): up two, erase, the folded line.
+    try testing.expectEqualStrings(dim ++ "one two\nthree four five" ++ reset ++ "\r\x1b[2A\x1b[J" ++ dim ++
+        "▸ thinking: … (5 words, Ctrl-T shows)" ++ reset ++ "\n", out.written());
+    out.clearRetainingCapacity();
+    try r.printThinking();
+    try testing.expectEqualStrings(dim ++ "one two\nthree four five\n" ++ reset, out.written());
+}
+
+test "thinking shown stays; one taller than the screen is not folded" {
+    var out: Writer.Allocating = .init(testing.allocator);
+    defer out.deinit();
+    var r = Renderer.init(testing.allocator, &out.writer);
+    defer r.deinit();
+    r.show_thinking = true;
+    const block = [_]Event{
+        .{ .block_start = .{ .index = 0, .kind = .thinking } },
+        .{ .content_delta = .{ .index = 0, .kind = .thinking, .text = "a\nb\nc\nd" } },
+        .{ .block_complete = .{ .index = 0, .kind = .thinking, .text = "" } },
+    };
+    play(&r, &block);
+    try testing.expectEqualStrings(dim ++ "a\nb\nc\nd" ++ reset ++ "\n", out.written());
+    out.clearRetainingCapacity();
+    r.show_thinking = false;
+    r.rows = 4;
+    play(&r, &block);
+    try testing.expect(std.mem.indexOf(u8, out.written(), "\x1b[J") == null);
+}
+
+test "a tool call: name and input summary, then the result's size or its error" {
+    var out: Writer.Allocating = .init(testing.allocator);
+    defer out.deinit();
+    var r = Renderer.init(testing.allocator, &out.writer);
+    defer r.deinit();
+    play(&r, &.{
+        .{ .tool_details = .{ .index = 0, .id = "t1", .name = "bash" } },
+        .{ .block_complete = .{ .index = 0, .kind = .tool_call, .text = "" } },
+        .{ .tool_call_start = .{ .id = "t1", .name = "bash", .input = "{\"command\":\"ls\"}", .awaiting_result = true } },
+        .{ .tool_progress = .{ .id = "t1", .name = "bash", .text = "running" } },
+        .{ .tool_result = .{ .id = "t1", .name = "bash", .content = "a\nb\n", .is_error = false } },
+        .{ .tool_call_start = .{ .id = "t2", .name = "edit", .input = "{\"path\":\"x\"}", .awaiting_result = true } },
+        .{ .tool_result = .{ .id = "t2", .name = "edit", .content = "old text not found\nmore", .is_error = true } },
+    });
+    try testing.expectEqualStrings(
+        dim ++ "⚙ bash…" ++ reset ++ "\r\x1b[K" ++
+            cyan ++ "⚙ bash" ++ reset ++ " ls\n" ++
+            dim ++ "  … bash: running" ++ reset ++ "\r\x1b[K" ++
+            "  " ++ dim ++ "↳ bash: 2 lines, 4 B" ++ reset ++ "\n" ++
+            cyan ++ "⚙ edit" ++ reset ++ " x\n" ++
+            "  " ++ red ++ "✗ edit: old text not found" ++ reset ++ "\n",
+        out.written(),
+    );
+}
