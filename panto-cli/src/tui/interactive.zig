@@ -1,9 +1,222 @@
-//! Interactive mode. Owned by h-tui.
+//! Interactive mode: the prompt loop. The terminal's input is raw for the whole session:
+//! at the prompt the line editor reads the keys; while a turn (or a command) runs, a watcher
+//! thread reads them, cancels the turn on Ctrl-C and keeps the rest for the next prompt.
 const std = @import("std");
+const panto = @import("panto");
 const App = @import("../app.zig").App;
+const turn = @import("../turn.zig");
+const terminal = @import("terminal.zig");
+const keys = @import("keys.zig");
+const history_mod = @import("history.zig");
+const Editor = @import("line_editor.zig").Editor;
+const Renderer = @import("render.zig").Renderer;
+const style = @import("render.zig");
+const status = @import("status.zig");
+const slash = @import("slash_commands.zig");
+const Watcher = @import("watcher.zig").Watcher;
+
+const stdin_fd: std.c.fd_t = 0;
+const stdout_fd: std.c.fd_t = 1;
+const prompt = "> ";
 
 /// The prompt loop until Ctrl-D or /quit: the process's exit code.
 pub fn run(app: *App) !u8 {
-    _ = app;
-    return 0;
+    var out_buf: [4096]u8 = undefined;
+    var stdout = std.Io.File.stdout().writer(app.io, &out_buf);
+    const out = &stdout.interface;
+    const raw = terminal.Raw.enter(stdin_fd) catch {
+        try out.writeAll("panto: interactive mode needs a terminal; use -p PROMPT (or a prompt on stdin)\n");
+        try out.flush();
+        return 2;
+    };
+    defer raw.restore();
+    try out.writeAll("\x1b[?2004h"); // bracketed paste: a pasted newline does not send
+    defer {
+        out.writeAll("\x1b[?2004l") catch {};
+        out.flush() catch {};
+    }
+
+    const history_path = try history_mod.defaultPath(app.gpa);
+    defer if (history_path) |p| app.gpa.free(p);
+    var history = history_mod.History.init(app.gpa, app.io, history_path, history_mod.default_cap);
+    defer history.deinit();
+    var loop: Loop = .{
+        .app = app,
+        .out = out,
+        .renderer = .init(app.gpa, out),
+        .editor = .init(app.gpa, &history),
+    };
+    defer loop.renderer.deinit();
+    defer loop.editor.deinit();
+    history.load() catch |err| try loop.warn("history", err);
+    const completions = try slash.names(app.gpa, app);
+    defer app.gpa.free(completions);
+    loop.editor.completions = completions;
+    try loop.banner();
+    return loop.prompts();
+}
+
+const Loop = struct {
+    app: *App,
+    out: *std.Io.Writer,
+    renderer: Renderer,
+    editor: Editor,
+    /// Input read but not yet used: the tail of a read, or what was typed during a turn.
+    pending: std.ArrayList(u8) = .empty,
+    history_warned: bool = false,
+
+    fn banner(l: *Loop) !void {
+        const agent = l.app.agent;
+        try l.out.print("{s}panto {s} · {s} · /help for commands, Ctrl-D to quit{s}\n", .{ style.dim, panto.version, agent.config.model, style.reset });
+        if (agent.sessionInfo()) |info| if (info.resumed)
+            try l.out.print("{s}resumed session {s} ({d} messages){s}\n", .{ style.dim, info.id, agent.messageCount(), style.reset });
+        try l.out.flush();
+    }
+
+    fn prompts(l: *Loop) !u8 {
+        defer l.pending.deinit(l.app.gpa);
+        while (true) {
+            const size = terminal.size(stdout_fd);
+            try l.editor.draw(l.out, prompt, size.cols);
+            try l.out.flush();
+            const key = try l.readKey() orelse return 0; // stdin closed
+            switch (try l.editor.handle(key)) {
+                .none => {},
+                .submit => |line| {
+                    try l.out.writeAll("\n");
+                    if (try l.submit(line) == .quit) return 0;
+                },
+                .eof => {
+                    try l.out.writeAll("\n");
+                    return 0;
+                },
+                .interrupt => |i| if (!i.had_text) {
+                    try l.out.print("\n{s}(Ctrl-D or /quit to exit){s}\n", .{ style.dim, style.reset });
+                },
+                .clear_screen => try l.out.writeAll("\x1b[H\x1b[2J"),
+                .toggle_thinking => {
+                    l.renderer.show_thinking = !l.renderer.show_thinking;
+                    try l.out.writeAll("\r\x1b[K");
+                    if (l.renderer.show_thinking) try l.renderer.printThinking();
+                    try l.out.print("{s}thinking {s}{s}\n", .{ style.dim, if (l.renderer.show_thinking) "shown" else "folded", style.reset });
+                },
+            }
+        }
+    }
+
+    fn submit(l: *Loop, line: []const u8) !slash.Outcome {
+        if (std.mem.trim(u8, line, " \t\n").len == 0) return .done;
+        l.editor.history.add(line) catch |err| if (!l.history_warned) {
+            l.history_warned = true;
+            try l.warn("history", err);
+        };
+        const size = terminal.size(stdout_fd);
+        l.renderer.cols = size.cols;
+        l.renderer.rows = size.rows;
+        var watcher = Watcher.start(l.app, stdin_fd);
+        watcher.spawn();
+        defer l.takeTyped(&watcher);
+        if (line[0] == '/') {
+            const outcome = try slash.run(.{ .app = l.app, .renderer = &l.renderer, .out = l.out }, line);
+            try l.out.flush();
+            return outcome;
+        }
+        try l.runTurn(line);
+        return .done;
+    }
+
+    /// What was typed during the turn goes before anything read later; Ctrl-C presses do not.
+    fn takeTyped(l: *Loop, watcher: *Watcher) void {
+        const typed = watcher.stop();
+        l.pending.insertSlice(l.app.gpa, 0, typed) catch {};
+    }
+
+    fn runTurn(l: *Loop, input: []const u8) !void {
+        const r = &l.renderer;
+        r.beginTurn();
+        const observer: turn.Observer = .{ .ctx = r, .event = onEvent, .note = onNote };
+        const outcome = turn.run(l.app, input, observer);
+        try r.out.writeAll(style.reset);
+        if (r.col != 0) try l.out.writeAll("\n");
+        r.col = 0;
+        var usage: ?panto.Usage = null;
+        switch (outcome) {
+            .complete => |m| usage = m.usage,
+            .canceled => try l.out.print("{s}(canceled){s}\n", .{ style.dim, style.reset }),
+            .failed => |f| try l.out.print("{s}error: {s}{s}{s}{s}\n", .{ style.red, errorName(f.err), if (f.message.len > 0) ": " else "", f.message, style.reset }),
+        }
+        const agent = l.app.agent;
+        try l.out.writeAll(style.dim);
+        try status.write(l.out, .{
+            .model = agent.config.model,
+            .context_tokens = r.context_tokens,
+            .window = panto.compaction.contextWindow(agent.config),
+            .usage = usage,
+        });
+        try l.out.print("{s}\n", .{style.reset});
+        try l.out.flush();
+    }
+
+    /// One key: from what is pending, else read from the terminal. null: stdin closed.
+    fn readKey(l: *Loop) !?keys.Key {
+        while (true) {
+            if (l.pending.items.len > 0) {
+                const lone_escape = l.pending.items.len == 1 and l.pending.items[0] == 0x1b;
+                // A lone ESC may be the start of a sequence split by the read: wait a moment.
+                if (!lone_escape or !moreWithin(50)) {
+                    if (keys.decode(l.pending.items)) |d| {
+                        // The key may borrow from `pending`: copy it out before dropping the bytes.
+                        const key = l.keep(d.key);
+                        l.pending.replaceRangeAssumeCapacity(0, d.len, &.{});
+                        return key;
+                    }
+                }
+            }
+            var buf: [256]u8 = undefined;
+            const n = std.c.read(stdin_fd, &buf, buf.len);
+            if (n == 0) return null;
+            if (n < 0) {
+                if (std.c.errno(n) == .INTR) continue;
+                return null;
+            }
+            try l.pending.appendSlice(l.app.gpa, buf[0..@intCast(n)]);
+        }
+    }
+
+    var char_buf: [4]u8 = undefined;
+
+    fn keep(l: *Loop, key: keys.Key) keys.Key {
+        _ = l;
+        return switch (key) {
+            .char => |s| blk: {
+                @memcpy(char_buf[0..s.len], s);
+                break :blk .{ .char = char_buf[0..s.len] };
+            },
+            else => key,
+        };
+    }
+
+    fn warn(l: *Loop, what: []const u8, err: anyerror) !void {
+        try l.out.print("{s}{s}: {s} (kept in memory only){s}\n", .{ style.dim, what, @errorName(err), style.reset });
+    }
+};
+
+/// Whether stdin has input within `ms` milliseconds.
+fn moreWithin(ms: c_int) bool {
+    var fds = [_]std.c.pollfd{.{ .fd = stdin_fd, .events = std.c.POLL.IN, .revents = 0 }};
+    return std.c.poll(&fds, 1, ms) > 0;
+}
+
+fn errorName(err: anyerror) []const u8 {
+    return @errorName(err);
+}
+
+fn onEvent(ctx: *anyopaque, e: *const panto.Event) void {
+    const r: *Renderer = @ptrCast(@alignCast(ctx));
+    r.event(e);
+}
+
+fn onNote(ctx: *anyopaque, text: []const u8) void {
+    const r: *Renderer = @ptrCast(@alignCast(ctx));
+    r.note(text);
 }

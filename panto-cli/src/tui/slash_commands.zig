@@ -1,0 +1,146 @@
+//! The prompt's slash commands: the built-in ones below, then the extensions' (ext.command).
+const std = @import("std");
+const panto = @import("panto");
+const App = @import("../app.zig").App;
+const Renderer = @import("render.zig").Renderer;
+const style = @import("render.zig");
+
+const Writer = std.Io.Writer;
+
+pub const Builtin = struct { name: []const u8, usage: []const u8, description: []const u8 };
+
+pub const builtins = [_]Builtin{
+    .{ .name = "model", .usage = "/model [NAME]", .description = "show the model, or switch to NAME" },
+    .{ .name = "thinking", .usage = "/thinking [LEVEL|show|hide]", .description = "show or set the thinking level (off, minimal, low, medium, high); show/hide the thinking text" },
+    .{ .name = "session", .usage = "/session", .description = "the session this conversation is kept in" },
+    .{ .name = "compact", .usage = "/compact", .description = "summarize the older messages to free context" },
+    .{ .name = "help", .usage = "/help", .description = "this list, and the keys" },
+    .{ .name = "quit", .usage = "/quit", .description = "exit (Ctrl-D on an empty line too)" },
+};
+
+pub const Outcome = enum { done, quit };
+
+pub const Context = struct {
+    app: *App,
+    renderer: *Renderer,
+    out: *Writer,
+};
+
+/// Runs `line` ("/name args"). Output goes to ctx.out; errors are shown, never returned.
+pub fn run(ctx: Context, line: []const u8) Writer.Error!Outcome {
+    std.debug.assert(line.len > 0 and line[0] == '/');
+    const body = std.mem.trim(u8, line[1..], " \t\n");
+    const space = std.mem.indexOfAny(u8, body, " \t\n") orelse body.len;
+    const name = body[0..space];
+    const args = std.mem.trim(u8, body[space..], " \t\n");
+    const out = ctx.out;
+    if (eql(name, "quit") or eql(name, "exit")) return .quit;
+    if (eql(name, "help")) {
+        try help(ctx);
+    } else if (eql(name, "model")) {
+        try model(ctx, args);
+    } else if (eql(name, "thinking")) {
+        try thinking(ctx, args);
+    } else if (eql(name, "session")) {
+        try session(ctx);
+    } else if (eql(name, "compact")) {
+        try compact(ctx);
+    } else if (!ctx.app.host.runCommand(name, args, out)) {
+        try out.print("{s}unknown command /{s}{s} (/help lists them)\n", .{ style.red, name, style.reset });
+    }
+    return .done;
+}
+
+/// Names for Tab completion: the built-ins and the extensions' commands.
+pub fn names(gpa: std.mem.Allocator, app: *App) std.mem.Allocator.Error![]const []const u8 {
+    const ext = app.host.commands();
+    const all = try gpa.alloc([]const u8, builtins.len + ext.len);
+    for (builtins, 0..) |b, i| all[i] = b.name;
+    for (ext, 0..) |c, i| all[builtins.len + i] = c.name;
+    return all;
+}
+
+fn eql(a: []const u8, b: []const u8) bool {
+    return std.mem.eql(u8, a, b);
+}
+
+fn help(ctx: Context) Writer.Error!void {
+    const out = ctx.out;
+    for (builtins) |b| try out.print("  {s}{s: <28}{s} {s}\n", .{ style.bold, b.usage, style.reset, b.description });
+    const ext = ctx.app.host.commands();
+    if (ext.len > 0) try out.writeAll("extensions:\n");
+    for (ext) |c| try out.print("  {s}/{s: <27}{s} {s}\n", .{ style.bold, c.name, style.reset, c.description });
+    try out.writeAll(style.dim ++
+        "keys: Enter send · Ctrl-C cancel the turn / clear the line · Ctrl-D quit · Ctrl-T show/hide thinking\n" ++
+        "      ←/→ Home/End Ctrl-A/E move · Ctrl-U/K/W delete · ↑/↓ history · Tab complete a /command · Ctrl-L clear\n" ++
+        style.reset);
+}
+
+fn model(ctx: Context, args: []const u8) Writer.Error!void {
+    const agent = ctx.app.agent;
+    if (args.len == 0) {
+        return ctx.out.print("{s} ({s})\n", .{ agent.config.model, @tagName(agent.config.provider) });
+    }
+    try setConfig(ctx, "model", args);
+    if (std.mem.eql(u8, agent.config.model, args)) try ctx.out.print("model: {s}\n", .{args});
+}
+
+fn thinking(ctx: Context, args: []const u8) Writer.Error!void {
+    const agent = ctx.app.agent;
+    const r = ctx.renderer;
+    if (args.len == 0) {
+        return ctx.out.print("thinking {s}, its text {s}\n", .{ @tagName(agent.config.thinking), if (r.show_thinking) "shown" else "folded" });
+    }
+    if (eql(args, "show")) {
+        r.show_thinking = true;
+        try r.printThinking();
+        return;
+    }
+    if (eql(args, "hide")) {
+        r.show_thinking = false;
+        return ctx.out.writeAll("thinking folded after each block\n");
+    }
+    try setConfig(ctx, "thinking", args);
+    if (eql(@tagName(agent.config.thinking), args)) try ctx.out.print("thinking: {s}\n", .{args});
+}
+
+/// agent.setConfig({key: value}); a refusal is shown with the core's diagnostic.
+fn setConfig(ctx: Context, key: []const u8, value: []const u8) Writer.Error!void {
+    var json: Writer.Allocating = .init(ctx.app.gpa);
+    defer json.deinit();
+    json.writer.print("{{\"{s}\":{f}}}", .{ key, std.json.fmt(value, .{}) }) catch
+        return ctx.out.print("{s}out of memory{s}\n", .{ style.red, style.reset });
+    var diag: panto.config.Diagnostic = .{};
+    ctx.app.agent.setConfig(json.written(), &diag) catch |err| {
+        const why = if (err == error.InvalidConfig) diag.message() else @errorName(err);
+        return ctx.out.print("{s}/{s}: {s}{s}\n", .{ style.red, key, why, style.reset });
+    };
+}
+
+fn session(ctx: Context) Writer.Error!void {
+    const agent = ctx.app.agent;
+    const info = agent.sessionInfo() orelse
+        return ctx.out.print("no session (--no-session): {d} messages in memory\n", .{agent.messageCount()});
+    try ctx.out.print("session {s}{s}\n  {s}\n  {d} messages\n", .{
+        info.id, if (info.resumed) " (resumed)" else "", info.path, agent.messageCount(),
+    });
+}
+
+fn compact(ctx: Context) Writer.Error!void {
+    const app = ctx.app;
+    const stream = app.agent.compact() catch |err| return switch (err) {
+        error.NothingToCompact => ctx.out.writeAll("nothing to compact: every message is recent\n"),
+        else => ctx.out.print("{s}/compact: {s}{s}\n", .{ style.red, @errorName(err), style.reset }),
+    };
+    defer stream.destroy();
+    app.current.store(stream, .release);
+    defer app.current.store(null, .release);
+    ctx.renderer.beginTurn();
+    while (true) {
+        const e = stream.next() catch |err| {
+            const detail = if (stream.failureDetail()) |d| d.message.items else "";
+            return ctx.out.print("{s}/compact: {s}{s}{s}{s}\n", .{ style.red, @errorName(err), if (detail.len > 0) ": " else "", detail, style.reset });
+        } orelse break;
+        ctx.renderer.event(&e);
+    }
+}

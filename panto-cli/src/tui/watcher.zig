@@ -1,0 +1,70 @@
+//! While a turn runs on the main thread, a thread reads the terminal: Ctrl-C cancels the turn
+//! (App.cancelTurn, safe from any thread), anything else is kept for the next prompt. A pipe
+//! wakes the thread when the turn is over; join hands the typed bytes back.
+const std = @import("std");
+const c = std.c;
+const App = @import("../app.zig").App;
+
+pub const Watcher = struct {
+    app: *App,
+    fd: c.fd_t,
+    wake: [2]c.fd_t = .{ -1, -1 },
+    thread: ?std.Thread = null,
+    typed: [4096]u8 = undefined,
+    typed_len: usize = 0,
+
+    /// Starts watching `fd`. When no thread or pipe can be had, the turn runs without it
+    /// (Ctrl-C then waits for the turn's end, and is taken as typed).
+    pub fn start(app: *App, fd: c.fd_t) Watcher {
+        var w: Watcher = .{ .app = app, .fd = fd };
+        if (c.pipe(&w.wake) != 0) w.wake = .{ -1, -1 };
+        return w;
+    }
+
+    /// Runs the thread: separate from `start` because the thread needs the Watcher's final
+    /// address.
+    pub fn spawn(w: *Watcher) void {
+        if (w.wake[0] < 0) return;
+        w.thread = std.Thread.spawn(.{}, watch, .{w}) catch null;
+    }
+
+    fn watch(w: *Watcher) void {
+        while (true) {
+            var fds = [_]c.pollfd{
+                .{ .fd = w.fd, .events = c.POLL.IN, .revents = 0 },
+                .{ .fd = w.wake[0], .events = c.POLL.IN, .revents = 0 },
+            };
+            if (c.poll(&fds, fds.len, -1) < 0) {
+                if (c.errno(-1) == .INTR) continue;
+                return;
+            }
+            if (fds[1].revents != 0) return;
+            if (fds[0].revents & c.POLL.IN == 0) return; // hung up
+            var buf: [256]u8 = undefined;
+            const n = c.read(w.fd, &buf, buf.len);
+            if (n <= 0) return;
+            for (buf[0..@intCast(n)]) |b| {
+                if (b == 0x03) {
+                    w.app.cancelTurn();
+                } else if (w.typed_len < w.typed.len) {
+                    w.typed[w.typed_len] = b;
+                    w.typed_len += 1;
+                }
+            }
+        }
+    }
+
+    /// Stops the thread; what was typed meanwhile (valid until the Watcher goes).
+    pub fn stop(w: *Watcher) []const u8 {
+        if (w.thread) |t| {
+            _ = c.write(w.wake[1], "x", 1);
+            t.join();
+            w.thread = null;
+        }
+        for (&w.wake) |*fd| if (fd.* >= 0) {
+            _ = c.close(fd.*);
+            fd.* = -1;
+        };
+        return w.typed[0..w.typed_len];
+    }
+};
