@@ -168,6 +168,16 @@ pub fn build(b: *std.Build) void {
     test_step.dependOn(&b.addRunArtifact(core_tests).step);
     const c_tests = b.addTest(.{ .root_module = c_api });
     test_step.dependOn(&b.addRunArtifact(c_tests).step);
+    // The `panto` command's interactive mode (panto-cli/src/tui/): keys, line editor, history,
+    // rendering, without a terminal.
+    const tui_tests = b.addTest(.{ .name = "tui", .root_module = b.createModule(.{
+        .root_source_file = b.path("panto-cli/src/tui/tests.zig"),
+        .target = target,
+        .optimize = optimize,
+        .link_libc = true,
+        .imports = &.{.{ .name = "panto", .module = core }},
+    }) });
+    test_step.dependOn(&b.addRunArtifact(tui_tests).step);
 
     // Fuzzing (libpanto/fuzz/README.md): `zig build fuzz` builds the fuzz targets instrumented
     // for libFuzzer (`make fuzz` links and runs them); `zig build test` replays their kept inputs.

@@ -11,7 +11,7 @@ pub const Builtin = struct { name: []const u8, usage: []const u8, description: [
 
 pub const builtins = [_]Builtin{
     .{ .name = "model", .usage = "/model [NAME]", .description = "show the model, or switch to NAME" },
-    .{ .name = "thinking", .usage = "/thinking [LEVEL|show|hide]", .description = "show or set the thinking level (off, minimal, low, medium, high); show/hide the thinking text" },
+    .{ .name = "thinking", .usage = "/thinking [LEVEL|show|hide]", .description = "the thinking level (off minimal low medium high); show/hide its text" },
     .{ .name = "session", .usage = "/session", .description = "the session this conversation is kept in" },
     .{ .name = "compact", .usage = "/compact", .description = "summarize the older messages to free context" },
     .{ .name = "help", .usage = "/help", .description = "this list, and the keys" },
@@ -71,8 +71,8 @@ fn help(ctx: Context) Writer.Error!void {
     if (ext.len > 0) try out.writeAll("extensions:\n");
     for (ext) |c| try out.print("  {s}/{s: <27}{s} {s}\n", .{ style.bold, c.name, style.reset, c.description });
     try out.writeAll(style.dim ++
-        "keys: Enter send · Ctrl-C cancel the turn / clear the line · Ctrl-D quit · Ctrl-T show/hide thinking\n" ++
-        "      ←/→ Home/End Ctrl-A/E move · Ctrl-U/K/W delete · ↑/↓ history · Tab complete a /command · Ctrl-L clear\n" ++
+        "keys: Enter send · Ctrl-C cancel the turn, clear the line · Ctrl-D quit · Ctrl-T thinking\n" ++
+        "      ←/→ Home/End Ctrl-A/E move · Ctrl-U/K/W delete · ↑/↓ history · Tab complete · Ctrl-L\n" ++
         style.reset);
 }
 

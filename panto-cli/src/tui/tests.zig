@@ -1,0 +1,11 @@
+//! The interactive mode's unit tests (zig build test): the parts that need no terminal.
+test {
+    _ = @import("terminal.zig");
+    _ = @import("keys.zig");
+    _ = @import("width.zig");
+    _ = @import("history.zig");
+    _ = @import("line_editor.zig");
+    _ = @import("summary.zig");
+    _ = @import("render.zig");
+    _ = @import("status.zig");
+}

@@ -1,0 +1,326 @@
+"""Interactive mode, driven in a real terminal: the binary runs in a tmux pane (120x40) against
+the emulator; keys go in with `send-keys`, the screen comes back with `capture-pane`. Every wait
+polls the screen (or the emulator) until what it looks for shows, up to a deadline: nothing
+here sleeps and hopes.
+"""
+from __future__ import annotations
+
+import json
+import shutil
+import subprocess
+import time
+import uuid
+from pathlib import Path
+from typing import Any, Callable, Iterator
+
+import pytest
+
+from conftest import text_reply, tool_reply, error_reply
+
+pytestmark = pytest.mark.skipif(shutil.which("tmux") is None, reason="tmux is not installed")
+
+# How long a wait may take before the test fails: a guard against a hang, not a speed test.
+DEADLINE = 20.0
+
+
+class Pane:
+    """A tmux server of its own (its own socket) running one command in a 120x40 pane that
+    stays after the command exits (remain-on-exit), so its exit status can be read."""
+
+    def __init__(self, argv: list[str], env: dict[str, str], cwd: Path, tmp: Path) -> None:
+        self.socket = f"panto-test-{uuid.uuid4().hex[:12]}"
+        conf = tmp / "tmux.conf"
+        conf.write_text("set -g remain-on-exit on\nset -g history-limit 5000\n")
+        self.env = env
+        self._tmux("-f", str(conf), "new-session", "-d", "-x", "120", "-y", "40", "-s", "t",
+                   "-c", str(cwd), *[f"-e{k}={v}" for k, v in env.items()],
+                   " ".join(_quote(a) for a in argv))
+
+    def _tmux(self, *args: str) -> str:
+        r = subprocess.run(["tmux", "-L", self.socket, *args], capture_output=True, text=True,
+                           env=self.env, timeout=DEADLINE)
+        if r.returncode != 0:
+            raise AssertionError(f"tmux {args[0]}: {r.stderr.strip()}")
+        return r.stdout
+
+    def keys(self, *keys: str) -> None:
+        """send-keys: tmux key names ("Enter", "C-c", "Up") or text (sent literally with -l)."""
+        for k in keys:
+            if k in _KEY_NAMES or k.startswith(("C-", "M-")):
+                self._tmux("send-keys", "-t", "t", k)
+            else:
+                self._tmux("send-keys", "-t", "t", "-l", k)
+
+    def type(self, line: str) -> None:
+        self.keys(line, "Enter")
+
+    def screen(self, escapes: bool = False) -> str:
+        """The pane's text (with the scrollback), SGR escapes kept when `escapes`."""
+        return self._tmux("capture-pane", "-p", "-J", "-S", "-", "-t", "t", *(["-e"] if escapes else []))
+
+    def wait_for(self, what: str | Callable[[str], bool], escapes: bool = False,
+                 after: int = 0) -> str:
+        """Polls the screen until `what` shows (a substring, or a predicate on the screen's
+        text from character `after` on); returns that text. Fails at the deadline with the
+        screen in the message."""
+        check = (lambda s: what in s) if isinstance(what, str) else what
+        deadline = time.monotonic() + DEADLINE
+        while True:
+            text = self.screen(escapes)[after:]
+            if check(text):
+                return text
+            if time.monotonic() > deadline:
+                raise AssertionError(f"waited {DEADLINE}s for {what!r}; the screen:\n{text}")
+            time.sleep(0.05)
+
+    def mark(self) -> int:
+        """Where the screen's text ends now: wait_for(..., after=mark) sees only what follows."""
+        return len(self.screen().rstrip("\n"))
+
+    def exit_status(self) -> int:
+        """Waits for the command to exit; its status."""
+        deadline = time.monotonic() + DEADLINE
+        while True:
+            dead, status = self._tmux("display-message", "-p", "-t", "t",
+                                      "#{pane_dead} #{pane_dead_status}").split()
+            if dead == "1":
+                return int(status)
+            if time.monotonic() > deadline:
+                raise AssertionError(f"still running after {DEADLINE}s:\n{self.screen()}")
+            time.sleep(0.05)
+
+    def close(self) -> None:
+        subprocess.run(["tmux", "-L", self.socket, "kill-server"], capture_output=True)
+
+
+_KEY_NAMES = {"Enter", "Up", "Down", "Left", "Right", "Home", "End", "BSpace", "DC", "Tab", "Escape"}
+
+
+def _quote(s: str) -> str:
+    return "'" + s.replace("'", "'\\''") + "'"
+
+
+@pytest.fixture
+def pane(panto_bin: Path, cli_env: dict[str, str], workdir: Path,
+         tmp_path: Path) -> Iterator[Callable[..., Pane]]:
+    """pane(*args) runs `panto ARGS` (interactive: no -p) in a fresh tmux pane."""
+    panes: list[Pane] = []
+
+    def start(*args: str) -> Pane:
+        p = Pane([str(panto_bin), *args], cli_env, workdir, tmp_path)
+        panes.append(p)
+        p.wait_for("/help for commands")
+        return p
+
+    yield start
+    for p in panes:
+        p.close()
+
+
+def stalled_text(text: str) -> dict[str, Any]:
+    """An Anthropic answer that streams `text` in one delta, then stalls (the emulator holds
+    the connection): the turn is still running when the text shows."""
+    head = "".join(f"event: {name}\ndata: {json.dumps(data)}\n\n" for name, data in [
+        ("message_start", {"type": "message_start", "message": {
+            "id": "msg_stall", "type": "message", "role": "assistant", "model": "claude-test",
+            "content": [], "stop_reason": None, "stop_sequence": None,
+            "usage": {"input_tokens": 5, "output_tokens": 1}}}),
+        ("content_block_start", {"type": "content_block_start", "index": 0,
+                                 "content_block": {"type": "text", "text": ""}}),
+        ("content_block_delta", {"type": "content_block_delta", "index": 0,
+                                 "delta": {"type": "text_delta", "text": text}}),
+    ])
+    return {"body": head + "event: message_stop\ndata: {}\n\n",
+            "fault": {"after_bytes": len(head.encode()), "kind": "stall"}}
+
+
+def last_user_text(request: dict[str, Any]) -> Any:
+    return request["body"]["messages"][-1]["content"]
+
+
+def test_a_turn_streams_its_text_then_the_status_line(emulator, pane):
+    emu = emulator({"responses": [text_reply("Hello from the emulator.",
+                                             usage={"input_tokens": 1200, "output_tokens": 34})]})
+    p = pane("--model", "claude-sonnet-4-5")
+    p.type("Hi there")
+    screen = p.wait_for("turn 1.2k in, 34 out")
+    assert "> Hi there" in screen
+    assert "Hello from the emulator." in screen
+    # The status line: model, context against the model's window, the turn's cost.
+    assert "claude-sonnet-4-5 · context 1.2k/200k (0%) · turn 1.2k in, 34 out · $0.0041" in screen
+    assert [last_user_text(r) for r in emu.requests()] in (["Hi there"], [[{"type": "text", "text": "Hi there"}]])
+
+
+def test_the_answer_shows_while_the_turn_still_runs_and_ctrl_c_cancels_it(emulator, pane):
+    emu = emulator({"responses": [stalled_text("Partial answer"), text_reply("Second answer.")]})
+    p = pane()
+    p.type("First")
+    # Streamed: the text is on screen while the answer has not ended (the stream stalls).
+    p.wait_for("Partial answer")
+    assert "(canceled)" not in p.screen()
+    p.keys("C-c")
+    p.wait_for("(canceled)")
+    p.type("Again")
+    p.wait_for("Second answer.")
+    # The partial answer was kept: the next request carries it before the new prompt.
+    second = emu.requests()[1]["body"]["messages"]
+    assert "Partial answer" in json.dumps(second)
+    assert "Again" in json.dumps(second[-1])
+
+
+def test_ctrl_c_at_the_prompt_clears_the_line_and_ctrl_d_exits(emulator, pane):
+    emulator({"responses": []})
+    p = pane()
+    p.keys("some words")
+    p.wait_for("> some words")
+    p.keys("C-c")
+    p.wait_for(lambda s: "some words" not in s)
+    p.keys("C-d")
+    assert p.exit_status() == 0
+
+
+def test_line_editing_and_the_history_across_runs(emulator, pane, home):
+    emu = emulator({"responses": [text_reply("one"), text_reply("two")], "repeat_last": True})
+    p = pane()
+    # Typed "helo world", fixed with Left/Home/Delete/Ctrl-E: "hello world!"
+    p.keys("helo world", "Home", "Right", "Right", "l", "C-e", "!", "Enter")
+    p.wait_for("turn ")
+    assert last_user_text(emu.requests()[0]) in ("hello world!", [{"type": "text", "text": "hello world!"}])
+    p.keys("C-d")
+    assert p.exit_status() == 0
+    history = home / ".local" / "state" / "panto" / "history"
+    assert history.read_text() == "hello world!\n"
+    # A new run: Up brings the line back.
+    q = pane()
+    q.keys("Up")
+    q.wait_for("> hello world!")
+
+
+def test_a_tool_call_is_shown_with_its_input_and_its_result_size(emulator, pane, workdir):
+    (workdir / "notes.txt").write_text("line one\nline two\n")
+    emu = emulator({"responses": [tool_reply("read", {"path": "notes.txt"}),
+                                  text_reply("The notes have two lines.")]})
+    p = pane()
+    p.type("What is in notes.txt?")
+    screen = p.wait_for("The notes have two lines.")
+    assert "⚙ read notes.txt" in screen
+    assert "↳ read: 2 lines, 18 B" in screen
+    result = emu.requests()[1]["body"]["messages"][-1]["content"][0]
+    assert result["type"] == "tool_result" and "line two" in json.dumps(result)
+
+
+def test_a_failing_tool_call_shows_its_error(emulator, pane):
+    emulator({"responses": [tool_reply("read", {"path": "missing.txt"}), text_reply("No such file.")]})
+    p = pane()
+    p.type("Read missing.txt")
+    screen = p.wait_for("No such file.")
+    assert "✗ read:" in screen
+
+
+def test_thinking_is_dim_and_folded_to_one_line(emulator, pane):
+    thinking = {"type": "thinking", "thinking": "Let me weigh this carefully.", "signature": "sig"}
+    emulator({"responses": [{"message": {"content": [thinking, {"type": "text", "text": "Done."}]}}]})
+    p = pane()
+    p.type("Think")
+    p.wait_for("Done.")
+    screen = p.screen(escapes=True)
+    # One dim line in place of the block; Ctrl-T shows it whole.
+    assert "▸ thinking: Let me weigh this carefully. (5 words, Ctrl-T shows)" in p.screen()
+    assert "\x1b[2m▸ thinking" in screen
+    mark = p.mark()
+    p.keys("C-t")
+    p.wait_for("thinking shown", after=mark)
+
+
+def test_slash_commands_model_thinking_session_help(emulator, pane):
+    emulator({"responses": []})
+    p = pane("--model", "claude-test")
+    mark = p.mark()
+    p.type("/model claude-other")
+    p.wait_for("model: claude-other", after=mark)
+    p.type("/thinking low")
+    p.wait_for("thinking: low", after=mark)
+    p.type("/thinking lots")
+    p.wait_for("/thinking: thinking must be one of", after=mark)
+    p.type("/session")
+    p.wait_for("messages", after=mark)
+    p.type("/help")
+    p.wait_for("/compact", after=mark)
+    p.type("/nope")
+    p.wait_for("unknown command /nope", after=mark)
+    p.type("/quit")
+    assert p.exit_status() == 0
+
+
+EXTENSION = r'''
+local panto = require('panto')
+local ext = panto.ext
+local seen = {}
+
+ext.on('turn_start', function(e) seen[#seen + 1] = 'turn_start:' .. e.input end)
+ext.on('tool_call', function(e) seen[#seen + 1] = 'tool_call:' .. e.name end)
+ext.on('tool_result', function(e) seen[#seen + 1] = 'tool_result:' .. e.content end)
+ext.on('turn_end', function(e) seen[#seen + 1] = 'turn_end' end)
+
+ext.command{name = 'seen', description = 'the events ext.on saw', handler = function(args, ctx)
+  ctx.print('seen: ' .. table.concat(seen, ', '))
+end}
+
+ext.command{name = 'shout', description = 'says its argument loudly', handler = function(args)
+  return string.upper(args) .. '!'
+end}
+
+ext.tool{name = 'dice', description = 'rolls a die', input = {}, handler = function()
+  return 'rolled 4'
+end}
+'''
+
+
+def test_extension_command_tool_and_events(emulator, pane, config_dir):
+    ext_dir = config_dir / "extensions"
+    ext_dir.mkdir()
+    (ext_dir / "demo.lua").write_text(EXTENSION)
+    emu = emulator({"responses": [tool_reply("dice", {}), text_reply("You rolled a 4.")]})
+    p = pane()
+    mark = p.mark()
+    p.type("/shout hello")
+    p.wait_for("HELLO!", after=mark)
+    p.type("/help")
+    p.wait_for("says its argument loudly", after=mark)
+    p.type("Roll a die")
+    screen = p.wait_for("You rolled a 4.", after=mark)
+    assert "⚙ dice" in screen and "↳ dice: 1 line, 8 B" in screen
+    tools = [t["name"] for t in emu.requests()[0]["body"]["tools"]]
+    assert "dice" in tools
+    p.type("/seen")
+    p.wait_for("seen: turn_start:Roll a die, tool_call:dice, tool_result:rolled 4, turn_end", after=mark)
+
+
+def test_continue_resumes_the_last_session(emulator, pane):
+    emu = emulator({"responses": [text_reply("Noted: blue."), text_reply("It was blue.")]})
+    p = pane()
+    p.type("My colour is blue")
+    p.wait_for("Noted: blue.")
+    p.keys("C-d")
+    assert p.exit_status() == 0
+    q = pane("--continue")
+    q.wait_for("resumed session")
+    q.type("What was my colour?")
+    q.wait_for("It was blue.")
+    messages = emu.requests()[1]["body"]["messages"]
+    assert len(messages) == 3 and "My colour is blue" in json.dumps(messages[0])
+
+
+def test_thinking_the_model_refuses_is_lowered_with_a_dim_note(emulator, pane):
+    emu = emulator({"responses": [
+        error_reply("invalid_request_error", "thinking is not supported by this model"),
+        text_reply("Answered without deep thought."),
+    ]})
+    p = pane("--thinking", "high")
+    p.type("Hello")
+    p.wait_for("Answered without deep thought.")
+    screen = p.screen(escapes=True)
+    note = next(line for line in screen.splitlines() if "medium" in line)
+    assert "\x1b[2m" in note  # dim
+    bodies = [r["body"] for r in emu.requests()]
+    assert len(bodies) == 2 and bodies[0]["thinking"] != bodies[1]["thinking"]
