@@ -126,7 +126,7 @@ fn failed(app: *App, err: anyerror, fallback: []const u8, detail: ?*const panto.
 }
 
 /// An ext.on event for the Lua host, its data as a JSON object.
-fn emit(app: *App, name: []const u8, data: anytype) void {
+pub fn emit(app: *App, name: []const u8, data: anytype) void {
     var out: std.Io.Writer.Allocating = .init(app.gpa);
     defer out.deinit();
     std.json.Stringify.value(data, .{}, &out.writer) catch return;

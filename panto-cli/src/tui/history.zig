@@ -5,20 +5,19 @@ const std = @import("std");
 const Allocator = std.mem.Allocator;
 const c = std.c;
 
-pub const default_cap: usize = 1000;
-
 pub const WriteError = error{HistoryWrite};
 
 pub const History = struct {
     gpa: Allocator,
     io: std.Io,
     entries: std.ArrayList([]u8) = .empty,
+    /// 0: no history at all (config history_size 0).
     cap: usize,
     /// The file, or null for a history kept in memory only.
     path: ?[:0]const u8,
 
     pub fn init(gpa: Allocator, io: std.Io, path: ?[:0]const u8, cap: usize) History {
-        return .{ .gpa = gpa, .io = io, .path = path, .cap = @max(cap, 1) };
+        return .{ .gpa = gpa, .io = io, .path = path, .cap = cap };
     }
 
     pub fn deinit(h: *History) void {
@@ -30,6 +29,7 @@ pub const History = struct {
     /// is rewritten with the newest `cap` entries.
     pub fn load(h: *History) (Allocator.Error || WriteError)!void {
         const path = h.path orelse return;
+        if (h.cap == 0) return;
         const data = readAll(h.gpa, path) catch |err| switch (err) {
             error.OutOfMemory => return error.OutOfMemory,
             error.Unreadable => return,
@@ -57,7 +57,7 @@ pub const History = struct {
     /// Adds a line entered (not an empty one, nor a repeat of the newest) and appends it to
     /// the file. On HistoryWrite the entry is kept in memory all the same.
     pub fn add(h: *History, line: []const u8) (Allocator.Error || WriteError)!void {
-        if (std.mem.trim(u8, line, " \t\n").len == 0) return;
+        if (h.cap == 0 or std.mem.trim(u8, line, " \t\n").len == 0) return;
         if (h.len() > 0 and std.mem.eql(u8, h.get(h.len() - 1), line)) return;
         try h.remember(try h.gpa.dupe(u8, line));
         const path = h.path orelse return;
@@ -223,4 +223,16 @@ test "an unwritable history file: HistoryWrite, the entry kept in memory" {
     try std.testing.expectError(error.HistoryWrite, h.add("kept"));
     try std.testing.expectEqual(@as(usize, 1), h.len());
     try std.testing.expectEqualStrings("kept", h.get(0));
+}
+
+test "a cap of 0 keeps no history, in memory or on disk" {
+    var tmp = std.testing.tmpDir(.{});
+    defer tmp.cleanup();
+    var buf: [std.c.PATH_MAX]u8 = undefined;
+    const path = try tmpPath(&tmp, &buf, "history");
+    var h = History.init(std.testing.allocator, std.testing.io, path, 0);
+    defer h.deinit();
+    try h.add("secret");
+    try std.testing.expectEqual(@as(usize, 0), h.len());
+    try std.testing.expectError(error.Unreadable, readAll(std.testing.allocator, path));
 }

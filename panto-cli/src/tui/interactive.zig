@@ -14,6 +14,7 @@ const style = @import("render.zig");
 const status = @import("status.zig");
 const slash = @import("slash_commands.zig");
 const Watcher = @import("watcher.zig").Watcher;
+const exit_codes = @import("../exit_codes.zig");
 
 const stdin_fd: std.c.fd_t = 0;
 const stdout_fd: std.c.fd_t = 1;
@@ -38,7 +39,7 @@ pub fn run(app: *App) !u8 {
 
     const history_path = try history_mod.defaultPath(app.gpa);
     defer if (history_path) |p| app.gpa.free(p);
-    var history = history_mod.History.init(app.gpa, app.io, history_path, history_mod.default_cap);
+    var history = history_mod.History.init(app.gpa, app.io, history_path, app.settings.history_size);
     defer history.deinit();
     var loop: Loop = .{
         .app = app,
@@ -143,7 +144,7 @@ const Loop = struct {
         switch (outcome) {
             .complete => |m| usage = m.usage,
             .canceled => try l.out.print("{s}(canceled){s}\n", .{ style.dim, style.reset }),
-            .failed => |f| try l.out.print("{s}error: {s}{s}{s}{s}\n", .{ style.red, errorName(f.err), if (f.message.len > 0) ": " else "", f.message, style.reset }),
+            .failed => |f| try l.out.print("{s}error: {s}{s}{s}{s}\n", .{ style.red, exit_codes.name(f.err), if (f.message.len > 0) ": " else "", f.message, style.reset }),
         }
         const agent = l.app.agent;
         try l.out.writeAll(style.dim);
@@ -205,10 +206,6 @@ const Loop = struct {
 fn moreWithin(ms: c_int) bool {
     var fds = [_]std.c.pollfd{.{ .fd = stdin_fd, .events = std.c.POLL.IN, .revents = 0 }};
     return std.c.poll(&fds, 1, ms) > 0;
-}
-
-fn errorName(err: anyerror) []const u8 {
-    return @errorName(err);
 }
 
 fn onEvent(ctx: *anyopaque, e: *const panto.Event) void {

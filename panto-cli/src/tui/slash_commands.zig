@@ -4,6 +4,8 @@ const panto = @import("panto");
 const App = @import("../app.zig").App;
 const Renderer = @import("render.zig").Renderer;
 const style = @import("render.zig");
+const turn = @import("../turn.zig");
+const exit_codes = @import("../exit_codes.zig");
 
 const Writer = std.Io.Writer;
 
@@ -130,17 +132,25 @@ fn compact(ctx: Context) Writer.Error!void {
     const app = ctx.app;
     const stream = app.agent.compact() catch |err| return switch (err) {
         error.NothingToCompact => ctx.out.writeAll("nothing to compact: every message is recent\n"),
-        else => ctx.out.print("{s}/compact: {s}{s}\n", .{ style.red, @errorName(err), style.reset }),
+        else => ctx.out.print("{s}/compact: {s}{s}\n", .{ style.red, exit_codes.name(err), style.reset }),
     };
-    defer stream.destroy();
-    app.current.store(stream, .release);
-    defer app.current.store(null, .release);
+    app.current.store(stream, .seq_cst);
+    defer {
+        app.releaseCurrent();
+        stream.destroy();
+    }
     ctx.renderer.beginTurn();
     while (true) {
         const e = stream.next() catch |err| {
+            if (err == error.Canceled) return ctx.out.print("{s}(canceled){s}\n", .{ style.dim, style.reset });
             const detail = if (stream.failureDetail()) |d| d.message.items else "";
-            return ctx.out.print("{s}/compact: {s}{s}{s}{s}\n", .{ style.red, @errorName(err), if (detail.len > 0) ": " else "", detail, style.reset });
+            return ctx.out.print("{s}/compact: {s}{s}{s}{s}\n", .{ style.red, exit_codes.name(err), if (detail.len > 0) ": " else "", detail, style.reset });
         } orelse break;
         ctx.renderer.event(&e);
+        switch (e) {
+            .compaction_start => |c| turn.emit(app, "compaction_start", .{ .tokens_before = c.tokens_before, .reason = c.reason }),
+            .compaction_end => |c| turn.emit(app, "compaction_end", .{ .tokens_before = c.tokens_before, .tokens_after = c.tokens_after, .message_count = c.message_count, .summary = c.summary }),
+            else => {},
+        }
     }
 }
