@@ -16,7 +16,7 @@ export LD_LIBRARY_PATH := $(LIB)
 export LUA_CPATH := $(LIB)/lua/?.so;;
 export PYTHONPATH := $(ROOT)/bindings-py
 
-.PHONY: all setup build test test-zig test-c test-python check-abi test-go test-lua conformance test-soak test-crash soak demo bench bench-latency fuzz clean
+.PHONY: all setup build test test-zig test-c test-python check-abi test-go test-lua conformance test-soak test-crash test-cli soak demo bench bench-latency fuzz clean
 
 all: build
 
@@ -27,7 +27,7 @@ build: setup
 	$(ZIG) build -Doptimize=$(OPTIMIZE)
 
 test: build
-	@$(MAKE) --no-print-directory test-zig test-c conformance test-python test-go test-lua test-soak test-crash
+	@$(MAKE) --no-print-directory test-zig test-c conformance test-python test-go test-lua test-soak test-crash test-cli
 	@echo "make test: all suites passed"
 
 test-zig:
@@ -50,6 +50,10 @@ check-abi:
 
 test-go:
 	cd libpanto-go && go vet ./... && go test -race -count=1 ./...
+
+# The `panto` command (tests/cli/): the real binary against the emulator.
+test-cli:
+	$(PY) -m pytest -q tests/cli
 
 test-lua:
 	lua5.4 tests/lua/test_json.lua
