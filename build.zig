@@ -69,6 +69,8 @@ pub fn build(b: *std.Build) void {
     , .{b.install_prefix}));
     b.getInstallStep().dependOn(&b.addInstallFileWithDir(pc, .lib, "pkgconfig/panto.pc").step);
 
+    // The panto command's unit tests (with Lua: run by `zig build test`).
+    var cli_tests: ?*std.Build.Step.Compile = null;
     if (with_lua) {
         // The Lua 5.4 module: a C module written in Zig. It does not link Lua: the interpreter
         // that loads it provides the lua_* symbols. It calls panto through include/panto.h (the
@@ -117,6 +119,7 @@ pub fn build(b: *std.Build) void {
         cli.root_module.addObjectFile(.{ .cwd_relative = lua_static });
         cli.root_module.linkSystemLibrary("m", .{});
         b.installArtifact(cli);
+        cli_tests = b.addTest(.{ .root_module = cli.root_module });
     }
 
     // `zig build hotpath`: the per-event work without the network, for profiling.
@@ -168,6 +171,11 @@ pub fn build(b: *std.Build) void {
     test_step.dependOn(&b.addRunArtifact(core_tests).step);
     const c_tests = b.addTest(.{ .root_module = c_api });
     test_step.dependOn(&b.addRunArtifact(c_tests).step);
+    if (cli_tests) |t| {
+        const run_cli_tests = b.addRunArtifact(t);
+        test_step.dependOn(&run_cli_tests.step);
+        b.step("test-cli-unit", "Run the panto command's unit tests alone").dependOn(&run_cli_tests.step);
+    }
 
     // Fuzzing (libpanto/fuzz/README.md): `zig build fuzz` builds the fuzz targets instrumented
     // for libFuzzer (`make fuzz` links and runs them); `zig build test` replays their kept inputs.

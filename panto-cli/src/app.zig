@@ -2,20 +2,44 @@
 const std = @import("std");
 const panto = @import("panto");
 const Host = @import("lua/host.zig").Host;
+const Settings = @import("settings.zig").Settings;
 
 pub const App = struct {
     gpa: std.mem.Allocator,
     io: std.Io,
     agent: *panto.Agent,
     host: *Host,
+    /// The settings the agent was made from (history_size, the tools offered, ...).
+    settings: *const Settings,
     /// The stream of the turn that runs, for cancelTurn from another thread.
     current: std.atomic.Value(?*panto.Stream) = .init(null),
+    /// cancelTurn calls under way: the turn waits for them before it frees its stream.
+    cancelers: std.atomic.Value(u32) = .init(0),
+    /// What a turn's Outcome borrows, kept until the next turn (turn.zig).
+    failure_message: std.ArrayList(u8) = .empty,
+    failure_type: std.ArrayList(u8) = .empty,
+    stop_reason: std.ArrayList(u8) = .empty,
 
     /// Cancels the turn that runs, if any, from any thread (the interactive mode's Ctrl-C
     /// watcher, print mode's SIGINT): the stream's next() returns error.Canceled and the Lua
     /// host kills the processes its tools started.
     pub fn cancelTurn(app: *App) void {
-        if (app.current.load(.acquire)) |s| s.cancel();
+        _ = app.cancelers.fetchAdd(1, .seq_cst);
+        if (app.current.load(.seq_cst)) |s| s.cancel();
+        _ = app.cancelers.fetchSub(1, .seq_cst);
         app.host.cancelAsync();
+    }
+
+    /// The turn is over: no cancelTurn may reach its stream any more (turn.zig, before it
+    /// closes the stream).
+    pub fn releaseCurrent(app: *App) void {
+        app.current.store(null, .seq_cst);
+        while (app.cancelers.load(.seq_cst) != 0) std.atomic.spinLoopHint();
+    }
+
+    pub fn deinit(app: *App) void {
+        app.failure_message.deinit(app.gpa);
+        app.failure_type.deinit(app.gpa);
+        app.stop_reason.deinit(app.gpa);
     }
 };

@@ -2,28 +2,144 @@
 //! docs/cli.md is its manual. The parts:
 //!
 //!   main.zig            the entry: options -> settings -> App -> print mode or interactive mode
+//!   args.zig            the command line
+//!   settings.zig        the config file and the flags -> the agent's JSON config
+//!   project_context.zig AGENTS.md files -> the system prompt
+//!   sessions.zig        which session a run keeps (--continue, --session, --no-session)
 //!   app.zig             App: the agent, the Lua host, the settings, the turn that runs
 //!   turn.zig            one turn driven to its end: events to an Observer, tool calls to the
-//!                       Lua host, the adaptive thinking fallback (reopen)
+//!                       Lua host, the adaptive thinking fallback (thinking_fallback.zig)
+//!   print_mode.zig      -p: the answer on stdout (json_events.zig for --json), exit codes
+//!                       (exit_codes.zig)
 //!   lua/host.zig        the Lua 5.4 state: require('panto') with panto.ext, extensions
 //!   tui/interactive.zig interactive mode: the prompt, the rendering, slash commands
-//!
-//! SKELETON (design d18): each part's owner replaces its stub; the interfaces below are the
-//! contract between them (docs: /work/notes/issue18.md).
 const std = @import("std");
 const panto = @import("panto");
 const App = @import("app.zig").App;
+const Host = @import("lua/host.zig").Host;
+const args_mod = @import("args.zig");
+const settings_mod = @import("settings.zig");
+const print_mode = @import("print_mode.zig");
+const exit_codes = @import("exit_codes.zig");
+const interactive = @import("tui/interactive.zig");
 
 /// The C ABI's options (no thread-local signal stack): the Lua module compiled in shares them.
 pub const std_options = @import("panto_lua").std_options;
 
+/// The longest prompt read from stdin.
+const max_stdin_prompt = 64 << 20;
+
 pub fn main(init: std.process.Init) !u8 {
-    _ = App;
-    _ = @import("turn.zig");
-    _ = @import("tui/interactive.zig");
-    var buf: [64]u8 = undefined;
-    var out = std.Io.File.stdout().writer(init.io, &buf);
-    try out.interface.print("panto {s}\n", .{panto.version});
-    try out.interface.flush();
-    return 0;
+    const io = init.io;
+    const arena = init.arena.allocator();
+    var out_buf: [4096]u8 = undefined;
+    var out = std.Io.File.stdout().writer(io, &out_buf);
+    var err_buf: [1024]u8 = undefined;
+    var err_w = std.Io.File.stderr().writer(io, &err_buf);
+    const stderr = &err_w.interface;
+    defer stderr.flush() catch {};
+
+    const argv = try init.minimal.args.toSlice(arena);
+    var diag: args_mod.Diagnostic = .{};
+    const args = args_mod.parse(arena, argv[1..], &diag) catch |err| switch (err) {
+        error.Usage => {
+            try stderr.print("panto: {s}\n{s}", .{ diag.message(), args_mod.usage_text });
+            return exit_codes.usage;
+        },
+        error.OutOfMemory => return err,
+    };
+    if (args.help or args.version) {
+        if (args.help) try out.interface.writeAll(args_mod.usage_text) else try out.interface.print("panto {s}\n", .{panto.version});
+        try out.interface.flush();
+        return exit_codes.ok;
+    }
+    const stdin_tty = std.Io.File.stdin().isTty(io) catch false;
+    const print = args.print or args.prompt != null or !stdin_tty;
+    if (print) print_mode.blockSigint();
+
+    const cwd = try std.process.currentPathAlloc(io, arena);
+    var problem: []const u8 = "";
+    const settings = settings_mod.load(init.gpa, arena, io, args, .{
+        .home = init.environ_map.get("HOME"),
+        .xdg_config_home = init.environ_map.get("XDG_CONFIG_HOME"),
+        .cwd = cwd,
+    }, stderr, &problem) catch |err| switch (err) {
+        error.OutOfMemory => return err,
+        else => {
+            try stderr.print("panto: {s}\n", .{problem});
+            return exit_codes.usage;
+        },
+    };
+
+    var report_w = std.Io.File.stderr().writer(io, &.{});
+    const host = try Host.init(init.gpa, io, .{ .granted = settings.granted, .report = &report_w.interface });
+    defer host.deinit(init.gpa);
+    host.loadBundled();
+    if (settings.extension_dirs) {
+        host.loadDirectory(settings.user_extensions);
+        host.loadDirectory(try std.fs.path.join(arena, &.{ cwd, ".panto", "extensions" }));
+    }
+    for (settings.extension_files) |file| host.loadFile(file);
+
+    var agent_diag: panto.config.Diagnostic = .{};
+    const agent = panto.Agent.initWithDiagnostic(init.gpa, settings.config, &agent_diag) catch |err| {
+        try stderr.print("panto: {s}\n", .{if (agent_diag.len > 0) agent_diag.message() else @errorName(err)});
+        return switch (err) {
+            error.OutOfMemory, error.SessionWrite => exit_codes.internal,
+            else => exit_codes.usage,
+        };
+    };
+    defer agent.deinit();
+    try addHostTools(arena, agent, host, &settings, stderr);
+
+    var app: App = .{ .gpa = init.gpa, .io = io, .agent = agent, .host = host, .settings = &settings };
+    defer app.deinit();
+
+    if (!print) return interactive.run(&app) catch |err| {
+        try stderr.print("panto: interactive mode failed: {s}\n", .{@errorName(err)});
+        return exit_codes.internal;
+    };
+    const prompt = args.prompt orelse readStdin(arena, io) catch |err| {
+        try stderr.print("panto: the prompt could not be read from stdin: {s}\n", .{@errorName(err)});
+        return exit_codes.usage;
+    };
+    if (std.mem.trim(u8, prompt, " \t\r\n").len == 0) {
+        try stderr.writeAll("panto: no prompt: give one (panto -p PROMPT) or pipe it on stdin\n");
+        return exit_codes.usage;
+    }
+    return print_mode.run(&app, prompt, .{
+        .json = args.json,
+        .stdout = &out.interface,
+        .stderr = stderr,
+        .stderr_tty = std.Io.File.stderr().isTty(io) catch false,
+    });
+}
+
+/// The extensions' tools that are offered (--tools), told to the model through the registry.
+fn addHostTools(arena: std.mem.Allocator, agent: *panto.Agent, host: *Host, settings: *const settings_mod.Settings, stderr: *std.Io.Writer) !void {
+    for (host.toolSpecs()) |spec| {
+        const Named = struct { name: []const u8 };
+        const named = std.json.parseFromSliceLeaky(Named, arena, spec, .{ .ignore_unknown_fields = true }) catch continue;
+        if (!settings.offers(named.name)) continue;
+        var diag: panto.config.Diagnostic = .{};
+        agent.addTool(spec, &diag) catch |err| switch (err) {
+            error.OutOfMemory => return err,
+            else => try stderr.print("panto: the tool {s} is left out: {s}\n", .{ named.name, diag.message() }),
+        };
+    }
+}
+
+fn readStdin(arena: std.mem.Allocator, io: std.Io) ![]u8 {
+    var buf: [4096]u8 = undefined;
+    var r = std.Io.File.stdin().readerStreaming(io, &buf);
+    return r.interface.allocRemaining(arena, .limited(max_stdin_prompt));
+}
+
+test {
+    _ = @import("args.zig");
+    _ = @import("exit_codes.zig");
+    _ = @import("json_events.zig");
+    _ = @import("project_context.zig");
+    _ = @import("sessions.zig");
+    _ = @import("thinking_fallback.zig");
 }

@@ -2,6 +2,9 @@
 const std = @import("std");
 const panto = @import("panto");
 const App = @import("app.zig").App;
+const thinking_fallback = @import("thinking_fallback.zig");
+const json_events = @import("json_events.zig");
+const exit_codes = @import("exit_codes.zig");
 
 /// Who watches a turn: print mode, --json, the interactive renderer.
 pub const Observer = struct {
@@ -17,6 +20,10 @@ pub const Failure = struct {
     err: anyerror,
     /// The provider's or panto's message, valid until the next turn.
     message: []const u8,
+    /// The HTTP status of a provider's answer (0: none) and its error type ("" when none,
+    /// or panto's own: "connection_error", ...), valid until the next turn.
+    http_status: u16 = 0,
+    error_type: []const u8 = "",
 };
 
 pub const Outcome = union(enum) {
@@ -30,8 +37,98 @@ pub const Outcome = union(enum) {
 /// subscribers (turn_start, message_end, tool_call, tool_result, compaction_start/end,
 /// turn_end); host tool calls go to the Lua host.
 pub fn run(app: *App, input: []const u8, observer: Observer) Outcome {
-    _ = app;
-    _ = input;
-    _ = observer;
-    return .{ .failed = .{ .err = error.Unimplemented, .message = "turn.run: not written yet" } };
+    emit(app, "turn_start", .{ .input = input });
+    const outcome = drive(app, input, observer);
+    switch (outcome) {
+        .complete => |m| emit(app, "turn_end", .{ .stop_reason = @tagName(m.stop_reason) }),
+        .canceled => emit(app, "turn_end", .{ .@"error" = "canceled", .message = "the turn was canceled" }),
+        .failed => |f| emit(app, "turn_end", .{ .@"error" = exit_codes.name(f.err), .message = f.message }),
+    }
+    return outcome;
+}
+
+fn drive(app: *App, input: []const u8, observer: Observer) Outcome {
+    const stream = app.agent.run(input) catch |err| return failed(app, err, switch (err) {
+        error.Busy => "a turn is already running",
+        error.SessionWrite => "the session file could not be written",
+        error.OutOfMemory => "out of memory",
+    }, null);
+    app.current.store(stream, .seq_cst);
+    defer {
+        app.releaseCurrent();
+        stream.close();
+    }
+    var calls_started = false;
+    var complete: ?panto.event.MessageComplete = null;
+    while (true) {
+        const next = stream.next() catch |err| switch (err) {
+            error.ResultPending => {
+                app.host.pump(stream) catch |pump_err| {
+                    app.host.abandonCalls();
+                    return failed(app, pump_err, "the extension tool host failed", null);
+                };
+                continue;
+            },
+            error.Canceled => {
+                if (calls_started) app.host.abandonCalls();
+                return .canceled;
+            },
+            else => {
+                if (thinking_fallback.retry(app, stream, err, observer)) continue;
+                if (calls_started) app.host.abandonCalls();
+                return failed(app, err, "", stream.failureDetail());
+            },
+        };
+        const e = next orelse break;
+        observer.event(observer.ctx, &e);
+        switch (e) {
+            .message_end => |m| emit(app, "message_end", .{ .stop_reason = @tagName(m.stop_reason), .usage = m.usage }),
+            .tool_call_start => |call| {
+                emit(app, "tool_call", .{ .id = call.id, .name = call.name, .input = json_events.RawJson{ .text = call.input } });
+                if (call.awaiting_result) {
+                    if (app.host.hasTool(call.name)) {
+                        app.host.startCall(call);
+                        calls_started = true;
+                    } else {
+                        // Only the host's tools are registered as host tools; say so rather than hang.
+                        stream.submitToolResult(call.id, "no handler for this tool in the panto command", true) catch {};
+                    }
+                }
+            },
+            .tool_result => |r| emit(app, "tool_result", .{ .id = r.id, .name = r.name, .content = r.content, .is_error = r.is_error }),
+            .compaction_start => |c| emit(app, "compaction_start", .{ .tokens_before = c.tokens_before, .reason = c.reason }),
+            .compaction_end => |c| emit(app, "compaction_end", .{ .tokens_before = c.tokens_before, .tokens_after = c.tokens_after, .message_count = c.message_count, .summary = c.summary }),
+            .message_complete => |m| {
+                complete = m;
+                app.stop_reason.clearRetainingCapacity();
+                app.stop_reason.appendSlice(app.gpa, m.provider_stop_reason) catch {};
+                complete.?.provider_stop_reason = app.stop_reason.items;
+            },
+            else => {},
+        }
+    }
+    if (complete) |m| return .{ .complete = m };
+    return failed(app, error.Protocol, "the turn ended without its message_complete", null);
+}
+
+/// A failure whose strings live in the App until the next turn.
+fn failed(app: *App, err: anyerror, fallback: []const u8, detail: ?*const panto.errors.Detail) Outcome {
+    app.failure_message.clearRetainingCapacity();
+    app.failure_type.clearRetainingCapacity();
+    var status: u16 = 0;
+    if (detail) |d| {
+        app.failure_message.appendSlice(app.gpa, d.message.items) catch {};
+        app.failure_type.appendSlice(app.gpa, d.error_type.items) catch {};
+        status = d.http_status;
+    }
+    if (app.failure_message.items.len == 0) app.failure_message.appendSlice(app.gpa, if (fallback.len > 0) fallback else @errorName(err)) catch {};
+    return .{ .failed = .{ .err = err, .message = app.failure_message.items, .http_status = status, .error_type = app.failure_type.items } };
+}
+
+/// An ext.on event for the Lua host, its data as a JSON object.
+fn emit(app: *App, name: []const u8, data: anytype) void {
+    var out: std.Io.Writer.Allocating = .init(app.gpa);
+    defer out.deinit();
+    std.json.Stringify.value(data, .{}, &out.writer) catch return;
+    app.host.emit(name, out.written());
 }

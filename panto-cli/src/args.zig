@@ -1,0 +1,212 @@
+//! The command line: options into `Args`, or a usage error (exit 2) with what was wrong.
+const std = @import("std");
+
+pub const usage_text =
+    \\usage: panto [options] [-p] [PROMPT...]
+    \\
+    \\  With no prompt and a terminal on stdin: interactive mode. With -p, a prompt, or stdin
+    \\  not a terminal: print mode (the answer streamed to stdout; the prompt is read from
+    \\  stdin when none is given).
+    \\
+    \\  -p, --print            print mode
+    \\      --json             print mode writes the turn's events as JSON lines
+    \\      --provider NAME    anthropic or openai
+    \\      --model NAME       the model
+    \\      --base-url URL     the provider's endpoint (default: *_BASE_URL, else the public API)
+    \\      --thinking LEVEL   off, minimal, low, medium or high
+    \\      --system TEXT      the system prompt (AGENTS.md files are added to it)
+    \\  -c, --continue         resume the newest session of this directory
+    \\      --session ID       resume session ID (or start it when there is none)
+    \\      --no-session       keep no session file
+    \\      --tools LIST       the tools offered, comma-separated (default: every tool granted)
+    \\      --allow CAPS       grant capabilities, comma-separated (fs.write, exec; fs.read is
+    \\                         granted by default)
+    \\  -e, --extension FILE   load a Lua extension (repeatable)
+    \\      --no-extensions    load no extension from ~/.config/panto/extensions or .panto/extensions
+    \\      --version          print the version
+    \\  -h, --help             print this help
+    \\
+    \\Settings: ~/.config/panto/config.json ($XDG_CONFIG_HOME honoured). Manual: docs/cli.md.
+    \\
+;
+
+pub const Args = struct {
+    print: bool = false,
+    json: bool = false,
+    provider: ?[]const u8 = null,
+    model: ?[]const u8 = null,
+    base_url: ?[]const u8 = null,
+    thinking: ?[]const u8 = null,
+    system: ?[]const u8 = null,
+    @"continue": bool = false,
+    session: ?[]const u8 = null,
+    no_session: bool = false,
+    /// Comma-separated lists as given; null when the option was not given.
+    tools: ?[]const u8 = null,
+    allow: ?[]const u8 = null,
+    extensions: []const []const u8 = &.{},
+    no_extensions: bool = false,
+    version: bool = false,
+    help: bool = false,
+    /// The positional words, joined by spaces; null when there were none.
+    prompt: ?[]const u8 = null,
+};
+
+pub const Error = error{ Usage, OutOfMemory };
+
+/// Why parsing failed, for "panto: <message>" before the usage.
+pub const Diagnostic = struct {
+    buffer: [256]u8 = undefined,
+    len: usize = 0,
+
+    pub fn message(d: *const Diagnostic) []const u8 {
+        return d.buffer[0..d.len];
+    }
+
+    fn fail(d: *Diagnostic, comptime fmt: []const u8, args: anytype) error{Usage} {
+        d.len = (std.fmt.bufPrint(&d.buffer, fmt, args) catch @as([]u8, &d.buffer)).len;
+        return error.Usage;
+    }
+};
+
+const Value = enum { provider, model, base_url, thinking, system, session, tools, allow, extension };
+
+const valued = [_]struct { []const u8, Value }{
+    .{ "--provider", .provider }, .{ "--model", .model },       .{ "--base-url", .base_url },
+    .{ "--thinking", .thinking }, .{ "--system", .system },     .{ "--session", .session },
+    .{ "--tools", .tools },       .{ "--allow", .allow },       .{ "--extension", .extension },
+    .{ "-e", .extension },
+};
+
+const thinking_levels = [_][]const u8{ "off", "minimal", "low", "medium", "high" };
+
+/// Parses the arguments after the program name. Strings borrow from `argv` or live in `arena`.
+pub fn parse(arena: std.mem.Allocator, argv: []const []const u8, diag: *Diagnostic) Error!Args {
+    var a: Args = .{};
+    var extensions: std.ArrayList([]const u8) = .empty;
+    var words: std.ArrayList([]const u8) = .empty;
+    var i: usize = 0;
+    var only_words = false;
+    while (i < argv.len) : (i += 1) {
+        const arg = argv[i];
+        if (only_words or arg.len < 2 or arg[0] != '-') {
+            try words.append(arena, arg);
+            continue;
+        }
+        if (std.mem.eql(u8, arg, "--")) {
+            only_words = true;
+            continue;
+        }
+        // --name=value is --name value.
+        var flag = arg;
+        var inline_value: ?[]const u8 = null;
+        if (std.mem.startsWith(u8, arg, "--")) if (std.mem.indexOfScalar(u8, arg, '=')) |eq| {
+            flag = arg[0..eq];
+            inline_value = arg[eq + 1 ..];
+        };
+        if (valueOption(flag)) |which| {
+            const v = inline_value orelse blk: {
+                i += 1;
+                if (i >= argv.len) return diag.fail("{s} needs a value", .{flag});
+                break :blk argv[i];
+            };
+            try setValue(arena, &a, &extensions, which, flag, v, diag);
+            continue;
+        }
+        if (inline_value != null) return diag.fail("{s} takes no value", .{flag});
+        if (eql(flag, "-p") or eql(flag, "--print")) {
+            a.print = true;
+        } else if (eql(flag, "--json")) {
+            a.json = true;
+        } else if (eql(flag, "-c") or eql(flag, "--continue")) {
+            a.@"continue" = true;
+        } else if (eql(flag, "--no-session")) {
+            a.no_session = true;
+        } else if (eql(flag, "--no-extensions")) {
+            a.no_extensions = true;
+        } else if (eql(flag, "--version")) {
+            a.version = true;
+        } else if (eql(flag, "-h") or eql(flag, "--help")) {
+            a.help = true;
+        } else return diag.fail("unknown option {s}", .{flag});
+    }
+    a.extensions = extensions.items;
+    if (words.items.len > 0) a.prompt = try std.mem.join(arena, " ", words.items);
+    if (a.json) a.print = true;
+    const session_choices: u8 = @as(u8, @intFromBool(a.@"continue")) + @intFromBool(a.session != null) + @intFromBool(a.no_session);
+    if (session_choices > 1) return diag.fail("--continue, --session and --no-session exclude each other", .{});
+    return a;
+}
+
+fn valueOption(flag: []const u8) ?Value {
+    for (valued) |v| if (eql(v[0], flag)) return v[1];
+    return null;
+}
+
+fn setValue(arena: std.mem.Allocator, a: *Args, extensions: *std.ArrayList([]const u8), which: Value, flag: []const u8, v: []const u8, diag: *Diagnostic) Error!void {
+    switch (which) {
+        .provider => a.provider = v,
+        .model => a.model = v,
+        .base_url => a.base_url = v,
+        .system => a.system = v,
+        .session => a.session = v,
+        .tools => a.tools = v,
+        .allow => a.allow = v,
+        .extension => try extensions.append(arena, v),
+        .thinking => {
+            for (thinking_levels) |l| {
+                if (eql(l, v)) break;
+            } else return diag.fail("{s} must be one of off, minimal, low, medium, high, not \"{s}\"", .{ flag, v });
+            a.thinking = v;
+        },
+    }
+    if (v.len == 0 and which != .system) return diag.fail("{s} needs a value", .{flag});
+}
+
+fn eql(a: []const u8, b: []const u8) bool {
+    return std.mem.eql(u8, a, b);
+}
+
+/// The items of a comma-separated list, trimmed, empty ones dropped.
+pub fn splitList(arena: std.mem.Allocator, list: []const u8) error{OutOfMemory}![]const []const u8 {
+    var out: std.ArrayList([]const u8) = .empty;
+    var it = std.mem.splitScalar(u8, list, ',');
+    while (it.next()) |item| {
+        const t = std.mem.trim(u8, item, " \t");
+        if (t.len > 0) try out.append(arena, t);
+    }
+    return out.items;
+}
+
+test "options, values, positional words" {
+    var arena: std.heap.ArenaAllocator = .init(std.testing.allocator);
+    defer arena.deinit();
+    var diag: Diagnostic = .{};
+    const a = try parse(arena.allocator(), &.{ "-p", "--model=m", "--thinking", "high", "-e", "x.lua", "-e", "y.lua", "hello", "--", "-world" }, &diag);
+    try std.testing.expect(a.print);
+    try std.testing.expectEqualStrings("m", a.model.?);
+    try std.testing.expectEqualStrings("high", a.thinking.?);
+    try std.testing.expectEqual(@as(usize, 2), a.extensions.len);
+    try std.testing.expectEqualStrings("hello -world", a.prompt.?);
+}
+
+test "usage errors name what was wrong" {
+    var arena: std.heap.ArenaAllocator = .init(std.testing.allocator);
+    defer arena.deinit();
+    var diag: Diagnostic = .{};
+    try std.testing.expectError(error.Usage, parse(arena.allocator(), &.{"--bogus"}, &diag));
+    try std.testing.expectEqualStrings("unknown option --bogus", diag.message());
+    try std.testing.expectError(error.Usage, parse(arena.allocator(), &.{"--model"}, &diag));
+    try std.testing.expectEqualStrings("--model needs a value", diag.message());
+    try std.testing.expectError(error.Usage, parse(arena.allocator(), &.{ "--thinking", "max" }, &diag));
+    try std.testing.expectError(error.Usage, parse(arena.allocator(), &.{ "-c", "--session", "x" }, &diag));
+    try std.testing.expectError(error.Usage, parse(arena.allocator(), &.{"--json=1"}, &diag));
+}
+
+test "lists" {
+    var arena: std.heap.ArenaAllocator = .init(std.testing.allocator);
+    defer arena.deinit();
+    const l = try splitList(arena.allocator(), " fs.write, exec,,");
+    try std.testing.expectEqual(@as(usize, 2), l.len);
+    try std.testing.expectEqualStrings("exec", l[1]);
+}

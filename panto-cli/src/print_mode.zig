@@ -1,0 +1,127 @@
+//! Print mode: one turn, its answer streamed to stdout as it comes (a flush per delta), or
+//! with --json its events as JSON lines; the typed error on stderr; the exit code of its
+//! family (exit_codes.zig). SIGINT cancels the turn: a thread waits for it with sigwait
+//! (SIGINT is blocked in every thread, see blockSigint) and calls app.cancelTurn.
+const std = @import("std");
+const panto = @import("panto");
+const App = @import("app.zig").App;
+const turn = @import("turn.zig");
+const json_events = @import("json_events.zig");
+const exit_codes = @import("exit_codes.zig");
+
+pub const Options = struct {
+    json: bool = false,
+    stdout: *std.Io.Writer,
+    stderr: *std.Io.Writer,
+    /// stderr is a terminal: notes are dim.
+    stderr_tty: bool = false,
+};
+
+/// Blocks SIGINT in the calling thread and every thread it starts later: call it first thing,
+/// before any thread exists, so that only the watcher's sigwait takes the signal.
+pub fn blockSigint() void {
+    var set = std.posix.sigemptyset();
+    std.posix.sigaddset(&set, .INT);
+    std.posix.sigprocmask(std.posix.SIG.BLOCK, &set, null);
+}
+
+/// Runs `prompt` as one turn; the process's exit code.
+pub fn run(app: *App, prompt: []const u8, options: Options) u8 {
+    if (std.Thread.spawn(.{ .stack_size = 64 * 1024 }, watchSigint, .{app})) |t| t.detach() else |_| {}
+    var p: Printer = .{ .o = options, .app = app };
+    if (options.json) if (app.agent.sessionInfo()) |info| {
+        json_events.writeSession(options.stdout, info, app.agent.messageCount()) catch {};
+        options.stdout.flush() catch {};
+    };
+    const outcome = turn.run(app, prompt, .{ .ctx = &p, .event = Printer.event, .note = Printer.note });
+    return p.finish(outcome);
+}
+
+fn watchSigint(app: *App) void {
+    var set = std.posix.sigemptyset();
+    std.posix.sigaddset(&set, .INT);
+    while (true) {
+        var sig: c_int = 0;
+        if (std.c.sigwait(&set, &sig) != 0) return;
+        app.cancelTurn();
+    }
+}
+
+const Printer = struct {
+    o: Options,
+    app: *App,
+    /// Text was written, and its last byte.
+    wrote: bool = false,
+    last: u8 = '\n',
+    /// stdout went away (a closed pipe): the turn is canceled, the exit code says so.
+    broken: bool = false,
+
+    fn event(ctx: *anyopaque, e: *const panto.Event) void {
+        const p: *Printer = @ptrCast(@alignCast(ctx));
+        if (p.broken) return;
+        if (p.o.json) {
+            json_events.writeEvent(p.o.stdout, e) catch return p.outGone();
+            p.o.stdout.flush() catch return p.outGone();
+            return;
+        }
+        switch (e.*) {
+            // The text of a later message of the turn (after a tool round) starts on a new line.
+            .message_start => if (p.wrote and p.last != '\n') p.text("\n"),
+            .content_delta => |d| if (d.kind == .text and d.text.len > 0) p.text(d.text),
+            else => {},
+        }
+    }
+
+    fn text(p: *Printer, t: []const u8) void {
+        p.o.stdout.writeAll(t) catch return p.outGone();
+        p.o.stdout.flush() catch return p.outGone();
+        p.wrote = true;
+        p.last = t[t.len - 1];
+    }
+
+    fn outGone(p: *Printer) void {
+        p.broken = true;
+        p.app.cancelTurn();
+    }
+
+    fn note(ctx: *anyopaque, t: []const u8) void {
+        const p: *Printer = @ptrCast(@alignCast(ctx));
+        if (p.o.json) {
+            json_events.writeNote(p.o.stdout, t) catch return p.outGone();
+            p.o.stdout.flush() catch return p.outGone();
+            return;
+        }
+        const dim, const reset = if (p.o.stderr_tty) .{ "\x1b[2m", "\x1b[0m" } else .{ "", "" };
+        p.o.stderr.print("{s}panto: {s}{s}\n", .{ dim, t, reset }) catch {};
+        p.o.stderr.flush() catch {};
+    }
+
+    fn finish(p: *Printer, outcome: turn.Outcome) u8 {
+        const out = p.o.stdout;
+        if (!p.o.json and p.wrote and p.last != '\n' and !p.broken) out.writeAll("\n") catch {};
+        defer {
+            out.flush() catch {};
+            p.o.stderr.flush() catch {};
+        }
+        if (p.broken) {
+            p.o.stderr.writeAll("panto: stdout was closed: the turn was canceled\n") catch {};
+            return exit_codes.internal;
+        }
+        switch (outcome) {
+            .complete => {
+                if (p.o.json) json_events.writeDone(out) catch {};
+                return exit_codes.ok;
+            },
+            .canceled => {
+                if (p.o.json) json_events.writeError(out, error.Canceled, 0, "canceled_error", "the turn was canceled") catch {};
+                p.o.stderr.writeAll("panto: canceled\n") catch {};
+                return exit_codes.canceled;
+            },
+            .failed => |f| {
+                if (p.o.json) json_events.writeError(out, f.err, f.http_status, f.error_type, f.message) catch {};
+                p.o.stderr.print("panto: {s}: {s}\n", .{ exit_codes.name(f.err), f.message }) catch {};
+                return exit_codes.ofError(f.err);
+            },
+        }
+    }
+};

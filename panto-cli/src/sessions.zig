@@ -1,0 +1,65 @@
+//! Which session a run keeps its conversation in: a new one (the default), the newest of
+//! this directory (--continue), a named one (--session ID), or none (--no-session, or the
+//! config file's "session": false). The core's session store does the rest.
+const std = @import("std");
+const panto = @import("panto");
+
+pub const Choice = union(enum) {
+    none,
+    new,
+    /// --session ID: resumed when it exists, else started.
+    named: []const u8,
+    /// --continue: the newest session whose recorded working directory is this one.
+    newest,
+};
+
+/// Where sessions go ("session" of the config file): null dir is the core's default
+/// ($XDG_DATA_HOME/panto/sessions).
+pub const Place = struct { dir: ?[]const u8 = null, fsync: bool = true };
+
+pub const Error = error{ NoSessionToContinue, SessionWrite, OutOfMemory };
+
+/// The agent config's "session" object for `choice`, or null for none. For `newest`, the
+/// session directory is listed (error.NoSessionToContinue when nothing was kept in `cwd`).
+pub fn configValue(gpa: std.mem.Allocator, arena: std.mem.Allocator, choice: Choice, place: Place, cwd: []const u8, diag: *panto.config.Diagnostic) Error!?std.json.Value {
+    var obj: std.json.ObjectMap = .empty;
+    if (place.dir) |d| try obj.put(arena, "dir", .{ .string = d });
+    try obj.put(arena, "fsync", .{ .bool = place.fsync });
+    switch (choice) {
+        .none => return null,
+        .new => try obj.put(arena, "mode", .{ .string = "create" }),
+        .named => |id| {
+            try obj.put(arena, "id", .{ .string = id });
+            try obj.put(arena, "mode", .{ .string = "open" });
+        },
+        .newest => {
+            const dir = place.dir orelse (try panto.session.default_dir(arena)) orelse {
+                diag.fail("no session directory: set HOME, or \"session\": {{\"dir\": ...}} in the config file", .{}) catch {};
+                return error.SessionWrite;
+            };
+            const listed = try panto.session.list(gpa, arena, dir, diag);
+            const found = newestIn(listed, cwd) orelse {
+                diag.fail("no session to continue in {s} (sessions: {s})", .{ cwd, dir }) catch {};
+                return error.NoSessionToContinue;
+            };
+            try obj.put(arena, "id", .{ .string = found });
+            try obj.put(arena, "mode", .{ .string = "resume" });
+        },
+    }
+    return .{ .object = obj };
+}
+
+/// The id of the first (newest) session of `listed` started in `cwd`.
+fn newestIn(listed: []const panto.session.Listed, cwd: []const u8) ?[]const u8 {
+    for (listed) |l| if (std.mem.eql(u8, l.cwd, cwd)) return l.id;
+    return null;
+}
+
+test "newestIn takes the first of the directory" {
+    const l = [_]panto.session.Listed{
+        .{ .id = "b", .path = "", .created = "", .updated = "", .message_count = 0, .first_user_text = "", .cwd = "/x", .parent = null, .updated_ns = 2 },
+        .{ .id = "a", .path = "", .created = "", .updated = "", .message_count = 0, .first_user_text = "", .cwd = "/w", .parent = null, .updated_ns = 1 },
+    };
+    try std.testing.expectEqualStrings("a", newestIn(&l, "/w").?);
+    try std.testing.expect(newestIn(&l, "/z") == null);
+}

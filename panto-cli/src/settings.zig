@@ -1,0 +1,237 @@
+//! Settings: ~/.config/panto/config.json ($XDG_CONFIG_HOME honoured) holds defaults, the
+//! command line wins over it. The file's agent keys (provider, model, thinking, system, ...:
+//! every key of panto's JSON config) and the flags make one JSON config that the core parses
+//! (panto.config.parseJson: one checker), so a bad key is the core's diagnostic, prefixed with
+//! the file's name. The command's own keys (cli_keys) are taken out first.
+const std = @import("std");
+const panto = @import("panto");
+const Args = @import("args.zig").Args;
+const splitList = @import("args.zig").splitList;
+const sessions = @import("sessions.zig");
+const project_context = @import("project_context.zig");
+
+/// The keys of the file that are the command's, not the agent's.
+pub const cli_keys = [_][]const u8{ "allow", "tools", "extensions", "history_size", "session" };
+
+pub const default_provider = "anthropic";
+pub const default_history_size: u32 = 1000;
+/// Granted unless the file's "allow" says otherwise: reading under the working directory.
+pub const default_allow = [_][]const u8{"fs.read"};
+
+pub fn defaultModel(provider: []const u8) []const u8 {
+    return if (std.mem.eql(u8, provider, "openai")) "gpt-4o" else "claude-sonnet-4-5";
+}
+
+pub const Settings = struct {
+    /// The agent's configuration, as the core parsed it (strings in the settings' arena).
+    config: panto.Config,
+    /// The JSON text it was parsed from.
+    config_json: []const u8,
+    /// The capabilities granted (the agent's "capabilities").
+    granted: []const []const u8,
+    /// The tool names offered to the model (--tools, "tools"); null: every tool.
+    offered: ?[]const []const u8,
+    /// Load ~/.config/panto/extensions and ./.panto/extensions.
+    extension_dirs: bool,
+    /// -e files, in order.
+    extension_files: []const []const u8,
+    /// Lines the interactive history keeps.
+    history_size: u32,
+    /// The config file (which may not exist) and the user's extension folder.
+    config_path: []const u8,
+    user_extensions: []const u8,
+
+    /// The tool `name` is offered (--tools).
+    pub fn offers(s: *const Settings, name: []const u8) bool {
+        const list = s.offered orelse return true;
+        for (list) |n| if (std.mem.eql(u8, n, name)) return true;
+        return false;
+    }
+};
+
+pub const Error = error{ Usage, NoSessionToContinue, SessionWrite, OutOfMemory };
+
+pub const Environment = struct {
+    home: ?[]const u8,
+    xdg_config_home: ?[]const u8,
+    cwd: []const u8,
+};
+
+/// Reads the config file and merges the flags into it. On error, `problem.*` says why in a
+/// line for "panto: ..." (naming the file when the file is at fault).
+pub fn load(gpa: std.mem.Allocator, arena: std.mem.Allocator, io: std.Io, args: Args, env: Environment, warn: *std.Io.Writer, problem: *[]const u8) Error!Settings {
+    const config_dir = try configDir(arena, env);
+    const config_path = try std.fs.path.join(arena, &.{ config_dir, "config.json" });
+    var file = try readFile(arena, io, config_path, problem);
+
+    var s: Settings = .{
+        .config = undefined,
+        .config_json = "",
+        .granted = &default_allow,
+        .offered = null,
+        .extension_dirs = !args.no_extensions,
+        .extension_files = args.extensions,
+        .history_size = default_history_size,
+        .config_path = config_path,
+        .user_extensions = try std.fs.path.join(arena, &.{ config_dir, "extensions" }),
+    };
+    var place: sessions.Place = .{};
+    var session_on = true;
+
+    // The command's keys.
+    if (file.fetchOrderedRemove("allow")) |kv| s.granted = try strings(arena, kv.value) orelse
+        return fail(arena, problem, "{s}: allow must be an array of capability names", .{config_path});
+    if (file.fetchOrderedRemove("tools")) |kv| s.offered = try strings(arena, kv.value) orelse
+        return fail(arena, problem, "{s}: tools must be an array of tool names (the tools offered)", .{config_path});
+    if (file.fetchOrderedRemove("extensions")) |kv| {
+        if (kv.value != .bool) return fail(arena, problem, "{s}: extensions must be true or false", .{config_path});
+        s.extension_dirs = s.extension_dirs and kv.value.bool;
+    }
+    if (file.fetchOrderedRemove("history_size")) |kv| {
+        if (kv.value != .integer or kv.value.integer < 0 or kv.value.integer > 1_000_000)
+            return fail(arena, problem, "{s}: history_size must be an integer from 0 to 1000000", .{config_path});
+        s.history_size = @intCast(kv.value.integer);
+    }
+    if (file.fetchOrderedRemove("session")) |kv| switch (kv.value) {
+        .bool => |on| session_on = on,
+        .object => |o| {
+            var it = o.iterator();
+            while (it.next()) |e| {
+                const k = e.key_ptr.*;
+                const v = e.value_ptr.*;
+                if (std.mem.eql(u8, k, "dir") and v == .string and v.string.len > 0) {
+                    place.dir = v.string;
+                } else if (std.mem.eql(u8, k, "fsync") and v == .bool) {
+                    place.fsync = v.bool;
+                } else return fail(arena, problem, "{s}: session takes \"dir\" (a directory path) and \"fsync\" (true or false), not \"{s}\" as given", .{ config_path, k });
+            }
+        },
+        else => return fail(arena, problem, "{s}: session must be true, false, or {{\"dir\": ..., \"fsync\": ...}}", .{config_path}),
+    };
+
+    // Flags over the file.
+    if (args.allow) |list| s.granted = try concat(arena, s.granted, try splitList(arena, list));
+    if (args.tools) |list| s.offered = try splitList(arena, list);
+
+    var agent = try file.clone(arena);
+    const file_provider = stringOf(file.get("provider"));
+    if (args.provider) |p| {
+        try agent.put(arena, "provider", .{ .string = p });
+        // Another provider than the file's: the file's model is not for it.
+        if (args.model == null and !std.mem.eql(u8, p, file_provider orelse default_provider))
+            try agent.put(arena, "model", .{ .string = defaultModel(p) });
+    }
+    try putDefaults(arena, &agent);
+    if (args.model) |m| try agent.put(arena, "model", .{ .string = m });
+    if (args.base_url) |u| try agent.put(arena, "base_url", .{ .string = u });
+    if (args.thinking) |t| try agent.put(arena, "thinking", .{ .string = t });
+
+    var system: ?[]const u8 = args.system orelse stringOf(file.get("system"));
+    const context = try project_context.collect(arena, io, env.cwd, env.home, warn);
+    if (context.len > 0) system = if (system) |base| try std.fmt.allocPrint(arena, "{s}\n\n{s}", .{ base, context }) else context;
+    if (system) |text| try agent.put(arena, "system", .{ .string = text });
+
+    var caps = std.json.Array.init(arena);
+    for (s.granted) |g| try caps.append(.{ .string = g });
+    try agent.put(arena, "capabilities", .{ .array = caps });
+    // The native read tool reads under the working directory, when offered.
+    if (!s.offers("read")) {
+        try agent.put(arena, "read_tool", .null);
+    } else if (!file.contains("read_tool")) {
+        var rt: std.json.ObjectMap = .empty;
+        try rt.put(arena, "root", .{ .string = env.cwd });
+        try agent.put(arena, "read_tool", .{ .object = rt });
+    }
+
+    const choice: sessions.Choice = if (args.no_session or !session_on)
+        .none
+    else if (args.@"continue") .newest else if (args.session) |id| .{ .named = id } else .new;
+    var diag: panto.config.Diagnostic = .{};
+    if (sessions.configValue(gpa, arena, choice, place, env.cwd, &diag) catch |err| {
+        problem.* = try arena.dupe(u8, diag.message());
+        return err;
+    }) |v| try agent.put(arena, "session", v);
+
+    s.config_json = try std.json.Stringify.valueAlloc(arena, std.json.Value{ .object = agent }, .{});
+    s.config = panto.config.parseJson(arena, s.config_json, &diag) catch |err| switch (err) {
+        error.OutOfMemory => return error.OutOfMemory,
+        error.InvalidConfig => {
+            // Whose fault: the file's when the file alone is refused too.
+            if (try fileRefused(arena, file)) |msg| return fail(arena, problem, "{s}: {s}", .{ config_path, msg });
+            return fail(arena, problem, "{s}", .{diag.message()});
+        },
+    };
+    return s;
+}
+
+/// $XDG_CONFIG_HOME/panto (an absolute one), else ~/.config/panto.
+fn configDir(arena: std.mem.Allocator, env: Environment) error{OutOfMemory}![]const u8 {
+    if (env.xdg_config_home) |x| if (x.len > 0 and x[0] == '/') return std.fs.path.join(arena, &.{ x, "panto" });
+    return std.fs.path.join(arena, &.{ env.home orelse "/", ".config", "panto" });
+}
+
+/// The file's JSON object; empty when there is no file.
+fn readFile(arena: std.mem.Allocator, io: std.Io, path: []const u8, problem: *[]const u8) Error!std.json.ObjectMap {
+    const text = std.Io.Dir.cwd().readFileAlloc(io, path, arena, .limited(16 << 20)) catch |err| switch (err) {
+        error.FileNotFound => return .empty,
+        error.OutOfMemory => return error.OutOfMemory,
+        else => return fail(arena, problem, "{s}: cannot be read ({s})", .{ path, @errorName(err) }),
+    };
+    var diag: panto.config.Diagnostic = .{};
+    const root = panto.config.parseJsonText(arena, text, "the file", &diag) catch |err| switch (err) {
+        error.OutOfMemory => return error.OutOfMemory,
+        error.InvalidConfig => return fail(arena, problem, "{s}: {s}", .{ path, diag.message() }),
+    };
+    if (root != .object) return fail(arena, problem, "{s}: must hold a JSON object", .{path});
+    return root.object;
+}
+
+fn putDefaults(arena: std.mem.Allocator, obj: *std.json.ObjectMap) error{OutOfMemory}!void {
+    if (!obj.contains("provider")) try obj.put(arena, "provider", .{ .string = default_provider });
+    if (!obj.contains("model")) try obj.put(arena, "model", .{ .string = defaultModel(stringOf(obj.get("provider")) orelse default_provider) });
+}
+
+/// The core's complaint about the file's own agent keys (with the defaults), or null.
+fn fileRefused(arena: std.mem.Allocator, file: std.json.ObjectMap) error{OutOfMemory}!?[]const u8 {
+    var obj = try file.clone(arena);
+    try putDefaults(arena, &obj);
+    const json = try std.json.Stringify.valueAlloc(arena, std.json.Value{ .object = obj }, .{});
+    var diag: panto.config.Diagnostic = .{};
+    _ = panto.config.parseJson(arena, json, &diag) catch |err| switch (err) {
+        error.OutOfMemory => return error.OutOfMemory,
+        error.InvalidConfig => return try arena.dupe(u8, diag.message()),
+    };
+    return null;
+}
+
+fn stringOf(v: ?std.json.Value) ?[]const u8 {
+    const value = v orelse return null;
+    return if (value == .string) value.string else null;
+}
+
+/// A JSON array of strings, or null when `v` is not one.
+fn strings(arena: std.mem.Allocator, v: std.json.Value) error{OutOfMemory}!?[]const []const u8 {
+    if (v != .array) return null;
+    const out = try arena.alloc([]const u8, v.array.items.len);
+    for (v.array.items, out) |item, *o| {
+        if (item != .string) return null;
+        o.* = item.string;
+    }
+    return out;
+}
+
+fn concat(arena: std.mem.Allocator, a: []const []const u8, b: []const []const u8) error{OutOfMemory}![]const []const u8 {
+    var out: std.ArrayList([]const u8) = .empty;
+    try out.appendSlice(arena, a);
+    for (b) |item| {
+        for (out.items) |have| {
+            if (std.mem.eql(u8, have, item)) break;
+        } else try out.append(arena, item);
+    }
+    return out.items;
+}
+
+fn fail(arena: std.mem.Allocator, problem: *[]const u8, comptime fmt: []const u8, args: anytype) Error {
+    problem.* = try std.fmt.allocPrint(arena, fmt, args);
+    return error.Usage;
+}
