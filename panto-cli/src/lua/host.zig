@@ -235,7 +235,7 @@ pub const Host = struct {
         var scratch: panto.tools.Set = .init(h.gpa);
         defer scratch.deinit();
         scratch.addJson(spec, diag) catch |err| {
-            if (err == error.OutOfMemory) _ = diag.fail("not enough memory", .{});
+            if (err == error.OutOfMemory) diag.fail("not enough memory", .{}) catch {};
             return err;
         };
         const a = h.arena.allocator();
