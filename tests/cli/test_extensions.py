@@ -207,11 +207,13 @@ def test_require_panto_gives_the_native_module_with_ext(emulator, run_panto, wor
     out = workdir / "shape.txt"
     f = ext_file(workdir, "shape.lua", f"""local panto = require("panto")
 local again = require("panto")
+local p1, p2 = package.preload.panto("panto"), package.preload.panto("panto")
 local f = io.open({str(out)!r}, "w")
-f:write(type(panto.Agent), " ", type(panto.ext), " ", type(panto.ext.tool), " ", tostring(panto == again))
+f:write(type(panto.Agent), " ", type(panto.ext), " ", type(panto.ext.tool), " ", tostring(panto == again),
+  " ", tostring(p1 ~= p2 and p1 ~= panto and type(p1.ext) == "table" and p1.ext ~= p2.ext))
 f:close()
 """)
     emulator({"responses": [text_reply("ok")]})
     r = run_panto("-p", "go", "-e", str(f))
     assert r.returncode == 0, r.stderr
-    assert out.read_text() == "function table function true"
+    assert out.read_text() == "function table function true true"
