@@ -1,0 +1,407 @@
+"""Print mode (`panto -p`) and --json through the real binary against the emulator: what
+reaches stdout and stderr, the exit code of each error family, the settings that shape the
+request (config file, flags, AGENTS.md), tools, the adaptive thinking fallback, SIGINT."""
+from __future__ import annotations
+
+import json
+import signal
+import subprocess
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from conftest import error_reply, text_reply, tool_reply
+
+NO_RETRY = {"retry": {"max_retries": 0}}
+
+
+def body(emu: Any, i: int = 0) -> dict[str, Any]:
+    return emu.requests()[i]["body"]
+
+
+def user_texts(b: dict[str, Any]) -> list[str]:
+    """The text of each user message of an Anthropic request body."""
+    out = []
+    for m in b["messages"]:
+        if m["role"] != "user":
+            continue
+        c = m["content"]
+        out.append(c if isinstance(c, str) else "".join(p.get("text", "") for p in c))
+    return out
+
+
+def system_text(b: dict[str, Any]) -> str:
+    s = b.get("system", "")
+    return s if isinstance(s, str) else "".join(p["text"] for p in s)
+
+
+def test_streams_the_answer_and_exits_0(emulator, run_panto):
+    emu = emulator({"responses": [text_reply("Hello big world")]})
+    r = run_panto("-p", "Say hello")
+    assert (r.returncode, r.stdout, r.stderr) == (0, "Hello big world\n", "")
+    b = body(emu)
+    assert user_texts(b) == ["Say hello"]
+    assert b["stream"] is True and b["model"] == "claude-sonnet-4-5"
+
+
+def test_an_answer_ending_in_a_newline_gets_no_second_one(emulator, run_panto):
+    emulator({"responses": [text_reply("one line\n")]})
+    assert run_panto("-p", "x").stdout == "one line\n"
+
+
+def test_the_prompt_from_stdin(emulator, run_panto):
+    emu = emulator({"responses": [text_reply("ok")]})
+    r = run_panto(input="from a pipe\n")
+    assert (r.returncode, r.stdout) == (0, "ok\n")
+    assert user_texts(body(emu)) == ["from a pipe\n"]
+
+
+def test_positional_words_are_the_prompt(emulator, run_panto):
+    emu = emulator({"responses": [text_reply("ok")]})
+    assert run_panto("two", "words").returncode == 0
+    assert user_texts(body(emu)) == ["two words"]
+
+
+def test_no_prompt_is_a_usage_error(emulator, run_panto):
+    emu = emulator({"responses": [text_reply("never")]})
+    r = run_panto("-p", input="  \n")
+    assert r.returncode == 2 and r.stdout == ""
+    assert r.stderr.startswith("panto: no prompt")
+    assert emu.requests() == []
+
+
+@pytest.mark.parametrize("argv, message", [
+    (["--bogus"], "panto: unknown option --bogus"),
+    (["--model"], "panto: --model needs a value"),
+    (["--thinking", "max", "-p", "x"], 'panto: --thinking must be one of off, minimal, low, medium, high, not "max"'),
+    (["--continue", "--session", "s1", "-p", "x"], "panto: --continue, --session and --no-session exclude each other"),
+])
+def test_usage_errors_exit_2_with_the_usage(run_panto, argv, message):
+    r = run_panto(*argv)
+    assert r.returncode == 2 and r.stdout == ""
+    first, rest = r.stderr.split("\n", 1)
+    assert first == message
+    assert rest.startswith("usage: panto")
+
+
+def test_version_and_help(run_panto):
+    r = run_panto("--version")
+    assert r.returncode == 0 and r.stdout.startswith("panto ") and r.stdout.count("\n") == 1
+    h = run_panto("--help")
+    assert h.returncode == 0 and h.stdout.startswith("usage: panto") and "--allow" in h.stdout
+
+
+@pytest.mark.parametrize("type_, code, name", [
+    ("authentication_error", 3, "authentication"),
+    ("permission_error", 3, "permission"),
+    ("rate_limit_error", 4, "rate_limit"),
+    ("overloaded_error", 4, "overloaded"),
+    ("invalid_request_error", 6, "invalid_request"),
+    ("not_found_error", 6, "not_found"),
+    ("api_error", 6, "server"),
+])
+def test_provider_errors_exit_with_their_family(emulator, run_panto, write_config, type_, code, name):
+    write_config(NO_RETRY)
+    emulator({"responses": [error_reply(type_, "It went wrong")]})
+    r = run_panto("-p", "x")
+    assert (r.returncode, r.stdout) == (code, "")
+    assert r.stderr == f"panto: {name}: It went wrong\n"
+
+
+def test_a_connection_failure_exits_5(run_panto, cli_env, write_config):
+    write_config(NO_RETRY)
+    # A port nothing listens on (the emulator's, closed).
+    from panto.emulator import Emulator
+    with Emulator() as emu:
+        url = emu.url
+    cli_env["ANTHROPIC_BASE_URL"] = url
+    r = run_panto("-p", "x")
+    assert r.returncode == 5 and r.stdout == ""
+    assert r.stderr.startswith("panto: connection: ")
+
+
+def test_a_malformed_stream_exits_5(emulator, run_panto, write_config):
+    write_config(NO_RETRY)
+    emulator({"responses": [{"body": "event: message_start\ndata: {not json}\n\n"}]})
+    r = run_panto("-p", "x")
+    assert r.returncode == 5 and r.stderr.startswith("panto: protocol: ")
+
+
+def test_a_mid_stream_error_keeps_the_partial_answer(emulator, run_panto, write_config):
+    write_config(NO_RETRY)
+    emulator({"responses": [{"message": {"content": [{"type": "text", "text": "Partial answer here"}]},
+                             "stream_error": {"type": "overloaded_error", "message": "Overloaded", "after_events": 4}}]})
+    r = run_panto("-p", "x")
+    assert r.returncode == 4
+    assert r.stdout == "Partial \n"
+    assert r.stderr == "panto: overloaded: Overloaded\n"
+
+
+def test_no_api_key_for_the_public_endpoint_fails_before_any_request(run_panto, cli_env):
+    # (No base URL: the public API, which is never reached: the key is missing.)
+    del cli_env["ANTHROPIC_API_KEY"]
+    r = run_panto("-p", "x")
+    assert (r.returncode, r.stdout) == (3, "")
+    assert r.stderr == "panto: authentication: no API key: set ANTHROPIC_API_KEY (or the config key api_key)\n"
+
+
+def test_no_api_key_for_another_endpoint_is_its_answer(emulator, run_panto, cli_env):
+    emulator({"responses": [text_reply("never")]})
+    del cli_env["ANTHROPIC_API_KEY"]
+    r = run_panto("-p", "x")
+    assert r.returncode == 3 and r.stderr == "panto: authentication: x-api-key header is required\n"
+
+
+def lines(stdout: str) -> list[dict[str, Any]]:
+    return [json.loads(line) for line in stdout.splitlines()]
+
+
+def test_json_writes_the_transcript(emulator, run_panto):
+    emulator({"responses": [text_reply("Hello world", usage={"input_tokens": 7, "output_tokens": 2})]})
+    r = run_panto("--json", "-p", "hi")
+    assert r.returncode == 0 and r.stderr == ""
+    got = lines(r.stdout)
+    assert got[0]["event"] == "session" and got[0]["resumed"] is False and got[0]["message_count"] == 0
+    usage = {"input_tokens": 7, "output_tokens": 2, "cache_read_tokens": 0, "cache_write_tokens": 0, "reasoning_tokens": 0}
+    assert got[1:] == [
+        {"event": "message_start", "id": "msg_emu_0001", "model": "claude-sonnet-4-5"},
+        {"event": "block_start", "index": 0, "kind": "text"},
+        {"event": "content_delta", "index": 0, "kind": "text", "text": "Hello "},
+        {"event": "content_delta", "index": 0, "kind": "text", "text": "world"},
+        {"event": "block_complete", "index": 0, "kind": "text", "text": "Hello world"},
+        {"event": "message_end", "stop_reason": "end_turn", "provider_stop_reason": "end_turn", "usage": usage},
+        {"event": "message_complete", "stop_reason": "end_turn", "provider_stop_reason": "end_turn", "usage": usage},
+        {"event": "done"},
+    ]
+
+
+def test_json_ends_a_failure_with_its_error_line(emulator, run_panto, write_config):
+    write_config(NO_RETRY)
+    emulator({"responses": [error_reply("rate_limit_error", "Slow down")]})
+    r = run_panto("--json", "--no-session", "x")
+    assert r.returncode == 4
+    assert lines(r.stdout) == [{"event": "error", "code": "rate_limit", "http_status": 429,
+                                "type": "rate_limit_error", "message": "Slow down"}]
+    assert r.stderr == "panto: rate_limit: Slow down\n"
+
+
+# Settings: the config file and the flags.
+
+def test_the_config_file_sets_defaults_and_flags_win(emulator, run_panto, write_config):
+    emu = emulator({"responses": [text_reply("a"), text_reply("b")], "repeat_last": True})
+    write_config({"model": "file-model", "system": "From the file.", "max_tokens": 99})
+    assert run_panto("-p", "x").returncode == 0
+    b = body(emu)
+    assert (b["model"], system_text(b), b["max_tokens"]) == ("file-model", "From the file.", 99)
+    assert run_panto("--model", "flag-model", "--system", "From the flag.", "-p", "x").returncode == 0
+    b = body(emu, 1)
+    assert (b["model"], system_text(b), b["max_tokens"]) == ("flag-model", "From the flag.", 99)
+
+
+def test_xdg_config_home_is_honoured(emulator, run_panto, cli_env, tmp_path):
+    emu = emulator({"responses": [text_reply("a")]})
+    xdg = tmp_path / "xdg"
+    (xdg / "panto").mkdir(parents=True)
+    (xdg / "panto" / "config.json").write_text(json.dumps({"model": "xdg-model"}))
+    cli_env["XDG_CONFIG_HOME"] = str(xdg)
+    assert run_panto("-p", "x").returncode == 0
+    assert body(emu)["model"] == "xdg-model"
+
+
+@pytest.mark.parametrize("settings, message", [
+    ({"modle": "x"}, 'unknown config key "modle"'),
+    ({"thinking": "max"}, 'thinking must be one of off, minimal, low, medium, high, not "max"'),
+    ({"allow": "exec"}, "allow must be an array of capability names"),
+    ({"session": {"id": "x"}}, 'session takes "dir"'),
+])
+def test_a_bad_config_file_is_refused_naming_the_file(emulator, run_panto, write_config, settings, message):
+    emu = emulator({"responses": [text_reply("never")]})
+    path = write_config(settings)
+    r = run_panto("-p", "x")
+    assert r.returncode == 2 and r.stdout == ""
+    assert r.stderr.startswith(f"panto: {path}: ")
+    assert message in r.stderr
+    assert emu.requests() == []
+
+
+def test_a_config_file_that_is_not_json(emulator, run_panto, config_dir):
+    (config_dir / "config.json").write_text("{nope")
+    r = run_panto("-p", "x")
+    assert r.returncode == 2
+    assert r.stderr.startswith(f"panto: {config_dir / 'config.json'}: the file is not valid JSON")
+
+
+def test_a_bad_flag_value_is_the_cores_diagnostic(emulator, run_panto):
+    r = run_panto("--provider", "mistral", "-p", "x")
+    assert r.returncode == 2
+    assert r.stderr == 'panto: provider must be "anthropic" or "openai", not "mistral"\n'
+
+
+def test_provider_openai_with_its_default_model(emulator, run_panto, write_config):
+    emu = emulator({"responses": [text_reply("hi from openai")]})
+    write_config({"model": "claude-file-model"})  # the file's model is for the file's provider
+    r = run_panto("--provider", "openai", "-p", "x")
+    assert (r.returncode, r.stdout) == (0, "hi from openai\n")
+    req = emu.requests()[0]
+    assert req["path"] == "/v1/chat/completions" and req["body"]["model"] == "gpt-4o"
+
+
+def test_base_url_flag(emulator, run_panto, cli_env):
+    emu = emulator({"responses": [text_reply("ok")]})
+    cli_env["ANTHROPIC_BASE_URL"] = "http://127.0.0.1:9"  # wrong: the flag wins
+    assert run_panto("--base-url", emu.url, "-p", "x").returncode == 0
+    assert len(emu.requests()) == 1
+
+
+# Project context.
+
+def test_agents_md_files_from_the_directory_upward(emulator, run_panto, home, workdir, tmp_path):
+    emu = emulator({"responses": [text_reply("ok")]})
+    (tmp_path / "AGENTS.md").write_text("ABOVE HOME: never read\n")
+    (home / "AGENTS.md").write_text("Home rules.\n")
+    (workdir / "AGENTS.md").write_text("Project rules.\n")
+    sub = workdir / "sub"
+    sub.mkdir()
+    (sub / "AGENTS.md").write_text("Sub rules.\n")
+    assert run_panto("--system", "Base prompt.", "-p", "x", cwd=sub).returncode == 0
+    s = system_text(body(emu))
+    assert s.startswith("Base prompt.\n\n# Project context")
+    assert "ABOVE HOME" not in s
+    order = [s.index(f"## {home / 'AGENTS.md'}\n\nHome rules."),
+             s.index(f"## {workdir / 'AGENTS.md'}\n\nProject rules."),
+             s.index(f"## {sub / 'AGENTS.md'}\n\nSub rules.")]
+    assert order == sorted(order)
+
+
+def test_no_agents_md_no_system_prompt(emulator, run_panto):
+    emu = emulator({"responses": [text_reply("ok")]})
+    assert run_panto("-p", "x").returncode == 0
+    assert "system" not in body(emu)
+
+
+# Tools.
+
+def tool_names(b: dict[str, Any]) -> list[str]:
+    return [t["name"] for t in b.get("tools", [])]
+
+
+def test_read_is_offered_and_runs_under_the_working_directory(emulator, run_panto, workdir):
+    (workdir / "notes.txt").write_text("the secret is 42\n")
+    emu = emulator({"responses": [tool_reply("read", {"path": "notes.txt"}), text_reply("It is 42.")]})
+    r = run_panto("-p", "What is the secret?")
+    assert (r.returncode, r.stdout) == (0, "It is 42.\n")
+    assert tool_names(body(emu)) == ["read"]
+    results = [p for m in body(emu, 1)["messages"] if m["role"] == "user" and isinstance(m["content"], list)
+               for p in m["content"] if p["type"] == "tool_result"]
+    assert len(results) == 1 and "the secret is 42" in json.dumps(results[0]["content"])
+
+
+def test_tools_flag_limits_what_is_offered(emulator, run_panto):
+    emu = emulator({"responses": [text_reply("ok")]})
+    assert run_panto("--tools", "bash", "-p", "x").returncode == 0
+    assert tool_names(body(emu)) == []
+
+
+def test_read_is_not_offered_when_fs_read_is_not_granted(emulator, run_panto, write_config):
+    emu = emulator({"responses": [text_reply("ok"), text_reply("ok")], "repeat_last": True})
+    write_config({"allow": []})
+    assert run_panto("-p", "x").returncode == 0
+    assert tool_names(body(emu)) == []
+    assert run_panto("--allow", "fs.read", "-p", "x").returncode == 0
+    assert tool_names(body(emu, 1)) == ["read"]
+
+
+def test_json_shows_the_tool_round(emulator, run_panto, workdir):
+    (workdir / "a.txt").write_text("A\n")
+    emulator({"responses": [tool_reply("read", {"path": "a.txt"}, id="toolu_9"), text_reply("done")]})
+    r = run_panto("--json", "--no-session", "-p", "x")
+    assert r.returncode == 0
+    got = lines(r.stdout)
+    call = next(e for e in got if e["event"] == "tool_call_start")
+    assert call == {"event": "tool_call_start", "id": "toolu_9", "name": "read", "input": {"path": "a.txt"},
+                    "awaiting_result": False}
+    result = next(e for e in got if e["event"] == "tool_result")
+    assert result["id"] == "toolu_9" and result["is_error"] is False and "A" in result["content"]
+    assert got[-1] == {"event": "done"}
+
+
+# Adaptive thinking.
+
+UNSUPPORTED = "claude-test does not support thinking"
+
+
+def thinking_of(b: dict[str, Any]) -> Any:
+    return b.get("thinking")
+
+
+def test_thinking_not_supported_steps_down_and_reopens(emulator, run_panto, write_config):
+    write_config(NO_RETRY)
+    emu = emulator({"responses": [error_reply("invalid_request_error", UNSUPPORTED),
+                                  text_reply("Answer")]})
+    r = run_panto("--model", "claude-test", "--thinking", "high", "-p", "Question")
+    assert (r.returncode, r.stdout) == (0, "Answer\n")
+    assert r.stderr == "panto: thinking high is not supported by claude-test: trying medium\n"
+    reqs = emu.requests()
+    assert [thinking_of(q["body"]) for q in reqs] == [
+        {"type": "enabled", "budget_tokens": 16384}, {"type": "enabled", "budget_tokens": 8192}]
+    # The same turn again: one user message, not two.
+    assert user_texts(reqs[1]["body"]) == ["Question"]
+
+
+def test_thinking_fallback_gives_up_at_off(emulator, run_panto, write_config):
+    write_config(NO_RETRY)
+    emu = emulator({"responses": [error_reply("invalid_request_error", UNSUPPORTED)], "repeat_last": True})
+    r = run_panto("--json", "--no-session", "--model", "claude-test", "--thinking", "minimal", "-p", "x")
+    assert r.returncode == 6
+    got = lines(r.stdout)
+    assert got == [
+        {"event": "note", "text": "thinking minimal is not supported by claude-test: trying off"},
+        {"event": "error", "code": "invalid_request", "http_status": 400, "type": "invalid_request_error",
+         "message": UNSUPPORTED},
+    ]
+    assert [thinking_of(q["body"]) for q in emu.requests()] == [{"type": "enabled", "budget_tokens": 1024}, None]
+
+
+def test_another_invalid_request_is_not_retried(emulator, run_panto, write_config):
+    write_config(NO_RETRY)
+    emu = emulator({"responses": [error_reply("invalid_request_error", "max_tokens: too large")]})
+    r = run_panto("--thinking", "high", "-p", "x")
+    assert r.returncode == 6 and len(emu.requests()) == 1
+
+
+# Cancel.
+
+def test_sigint_cancels_the_turn_keeping_the_partial_answer(emulator, start_panto):
+    words = " ".join(f"w{i}" for i in range(200))
+    emulator({"responses": [{"message": {"content": [{"type": "text", "text": words}]},
+                             "chunk_delay_ms": 100}]})
+    p = start_panto("-p", "tell me")
+    assert p.stdin is not None and p.stdout is not None and p.stderr is not None
+    p.stdin.close()
+    first = p.stdout.read(3)  # blocks until the answer has begun
+    assert first == b"w0 "
+    p.send_signal(signal.SIGINT)
+    rest = p.stdout.read()
+    err = p.stderr.read().decode()
+    assert p.wait(timeout=30) == 130
+    out = (first + rest).decode()
+    assert words.startswith(out.rstrip("\n")) and len(out) < len(words)
+    assert out.endswith("\n")
+    assert err == "panto: canceled\n"
+
+
+def test_stdout_closed_early_cancels(emulator, panto_bin, cli_env, workdir):
+    words = " ".join(f"w{i}" for i in range(200))
+    emulator({"responses": [{"message": {"content": [{"type": "text", "text": words}]}, "chunk_delay_ms": 20}]})
+    p = subprocess.Popen([str(panto_bin), "-p", "x"], stdin=subprocess.DEVNULL, stdout=subprocess.PIPE,
+                         stderr=subprocess.PIPE, cwd=workdir, env=cli_env)
+    assert p.stdout is not None and p.stderr is not None
+    assert p.stdout.read(3) == b"w0 "
+    p.stdout.close()
+    err = p.stderr.read().decode()
+    rc = p.wait(timeout=30)
+    # Either the write fails (EPIPE) and the turn is canceled, or SIGPIPE ends the process.
+    assert rc in (1, -signal.SIGPIPE)
+    if rc == 1:
+        assert err == "panto: stdout was closed: the turn was canceled\n"

@@ -1,0 +1,125 @@
+"""Sessions of the command: every run keeps one (the core's session store) unless told not
+to; --continue resumes the newest of the working directory, --session ID a named one."""
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+from conftest import text_reply
+
+
+def sessions_dir(home: Path) -> Path:
+    return home / ".local" / "share" / "panto" / "sessions"
+
+
+def session_files(d: Path) -> list[Path]:
+    return sorted(d.glob("*.jsonl")) if d.is_dir() else []
+
+
+def roles(b: dict[str, Any]) -> list[str]:
+    return [m["role"] for m in b["messages"]]
+
+
+def first_line(stdout: str) -> dict[str, Any]:
+    return json.loads(stdout.splitlines()[0])
+
+
+def test_a_run_keeps_a_new_session(emulator, run_panto, home):
+    emulator({"responses": [text_reply("one"), text_reply("two")]})
+    r1 = run_panto("--json", "-p", "first")
+    r2 = run_panto("--json", "-p", "second")
+    s1, s2 = first_line(r1.stdout), first_line(r2.stdout)
+    assert s1["event"] == s2["event"] == "session"
+    assert s1["id"] != s2["id"] and not s1["resumed"] and not s2["resumed"]
+    assert [p.stem for p in session_files(sessions_dir(home))] == sorted([s1["id"], s2["id"]])
+
+
+def test_continue_resumes_the_newest_session_of_this_directory(emulator, run_panto):
+    emu = emulator({"responses": [text_reply("one"), text_reply("two"), text_reply("three")]})
+    assert run_panto("-p", "first").returncode == 0
+    r = run_panto("--json", "-p", "second")
+    newest = first_line(r.stdout)["id"]
+    c = run_panto("--continue", "--json", "-p", "third")
+    assert c.returncode == 0
+    info = first_line(c.stdout)
+    assert (info["id"], info["resumed"], info["message_count"]) == (newest, True, 2)
+    # The request carries the resumed conversation: second's turn, then the new one.
+    b = emu.requests()[2]["body"]
+    assert roles(b) == ["user", "assistant", "user"]
+    assert b["messages"][1]["content"][0]["text"] == "two"
+
+
+def test_continue_takes_only_sessions_of_this_directory(emulator, run_panto, workdir, home):
+    emulator({"responses": [text_reply("a"), text_reply("b"), text_reply("c")]})
+    other = home / "elsewhere"
+    other.mkdir()
+    mine = first_line(run_panto("--json", "-p", "here").stdout)["id"]
+    assert run_panto("-p", "there", cwd=other).returncode == 0  # newer, but elsewhere
+    c = run_panto("-c", "--json", "-p", "again")
+    assert first_line(c.stdout)["id"] == mine
+
+
+def test_continue_without_a_session_is_a_usage_error(emulator, run_panto, workdir, home):
+    emu = emulator({"responses": [text_reply("never")]})
+    r = run_panto("--continue", "-p", "x")
+    assert r.returncode == 2 and r.stdout == ""
+    assert r.stderr == f"panto: no session to continue in {workdir} (sessions: {sessions_dir(home)})\n"
+    assert emu.requests() == []
+
+
+def test_session_id_starts_then_resumes_that_session(emulator, run_panto, home):
+    emu = emulator({"responses": [text_reply("one"), text_reply("two")]})
+    r1 = run_panto("--session", "work-1", "--json", "-p", "first")
+    assert first_line(r1.stdout) == {"event": "session", "id": "work-1", "resumed": False, "message_count": 0}
+    r2 = run_panto("--session", "work-1", "--json", "-p", "second")
+    assert first_line(r2.stdout) == {"event": "session", "id": "work-1", "resumed": True, "message_count": 2}
+    assert roles(emu.requests()[1]["body"]) == ["user", "assistant", "user"]
+    assert [p.name for p in session_files(sessions_dir(home))] == ["work-1.jsonl"]
+
+
+def test_a_bad_session_id_is_the_cores_diagnostic(emulator, run_panto):
+    r = run_panto("--session", "../x", "-p", "x")
+    assert r.returncode == 2
+    assert r.stderr.startswith("panto: session.id must be 1 to 128 of")
+
+
+def test_no_session_keeps_no_file(emulator, run_panto, home):
+    emulator({"responses": [text_reply("one")]})
+    r = run_panto("--no-session", "--json", "-p", "x")
+    assert r.returncode == 0 and first_line(r.stdout)["event"] == "message_start"
+    assert session_files(sessions_dir(home)) == []
+
+
+def test_config_session_false_and_dir(emulator, run_panto, write_config, home, tmp_path):
+    emulator({"responses": [text_reply("one"), text_reply("two")]})
+    write_config({"session": False})
+    assert run_panto("-p", "x").returncode == 0
+    assert session_files(sessions_dir(home)) == []
+    elsewhere = tmp_path / "kept"
+    write_config({"session": {"dir": str(elsewhere), "fsync": False}})
+    r = run_panto("--json", "-p", "x")
+    assert [p.stem for p in session_files(elsewhere)] == [first_line(r.stdout)["id"]]
+
+
+def test_xdg_data_home_holds_the_sessions(emulator, run_panto, cli_env, tmp_path):
+    emulator({"responses": [text_reply("one")]})
+    data = tmp_path / "data"
+    cli_env["XDG_DATA_HOME"] = str(data)
+    r = run_panto("--json", "-p", "x")
+    assert [p.stem for p in session_files(data / "panto" / "sessions")] == [first_line(r.stdout)["id"]]
+
+
+def test_a_session_in_use_is_refused(emulator, run_panto, start_panto):
+    """A second run on a session another run holds fails at once, exit 2, with the core's words."""
+    words = " ".join(f"w{i}" for i in range(100))
+    emulator({"responses": [{"message": {"content": [{"type": "text", "text": words}]}, "chunk_delay_ms": 100}]})
+    p = start_panto("--session", "busy", "-p", "long")
+    assert p.stdin is not None and p.stdout is not None
+    p.stdin.close()
+    assert p.stdout.read(3) == b"w0 "  # the first run holds the session now
+    r = run_panto("--session", "busy", "-p", "x")
+    p.kill()
+    p.wait()
+    assert r.returncode == 2
+    assert r.stderr == "panto: session busy is open in another agent\n"
