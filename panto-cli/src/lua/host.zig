@@ -121,7 +121,7 @@ pub const Host = struct {
 
     /// The extensions bundled in the binary: write, edit, bash.
     pub fn loadBundled(h: *Host) void {
-        for (bundled) |b| h.loadChunk(b.name, b.source);
+        for (bundled) |b| h.loadSource(b.name, b.source);
     }
 
     /// One extension file; a failure is reported with file and line, and the command goes on
@@ -141,7 +141,9 @@ pub const Host = struct {
         h.runLoaded(source);
     }
 
-    fn loadChunk(h: *Host, name: [:0]const u8, text: []const u8) void {
+    /// Extension source held in memory; `name` is its chunk name ("@file" names a file in
+    /// messages). Reported and dropped as loadFile's.
+    pub fn loadSource(h: *Host, name: [:0]const u8, text: []const u8) void {
         const L = h.L;
         const top = c.lua_gettop(L);
         defer c.lua_settop(L, top);
