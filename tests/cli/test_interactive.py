@@ -6,6 +6,7 @@ here sleeps and hopes.
 from __future__ import annotations
 
 import json
+import re
 import shutil
 import subprocess
 import time
@@ -24,8 +25,8 @@ DEADLINE = 20.0
 
 
 class Pane:
-    """A tmux server of its own (its own socket) running one command in a 120x40 pane that
-    stays after the command exits (remain-on-exit), so its exit status can be read."""
+    """A tmux server of its own (its own socket) running one command in a 120x40 pane, through
+    a shell that prints its exit status; the pane stays after it exits (remain-on-exit)."""
 
     def __init__(self, argv: list[str], env: dict[str, str], cwd: Path, tmp: Path) -> None:
         self.socket = f"panto-test-{uuid.uuid4().hex[:12]}"
@@ -34,7 +35,7 @@ class Pane:
         self.env = env
         self._tmux("-f", str(conf), "new-session", "-d", "-x", "120", "-y", "40", "-s", "t",
                    "-c", str(cwd), *[f"-e{k}={v}" for k, v in env.items()],
-                   " ".join(_quote(a) for a in argv))
+                   " ".join(_quote(a) for a in argv) + '; echo "[exit $?]"')
 
     def _tmux(self, *args: str) -> str:
         r = subprocess.run(["tmux", "-L", self.socket, *args], capture_output=True, text=True,
@@ -78,16 +79,9 @@ class Pane:
         return len(self.screen().rstrip("\n"))
 
     def exit_status(self) -> int:
-        """Waits for the command to exit; its status."""
-        deadline = time.monotonic() + DEADLINE
-        while True:
-            state = self._tmux("display-message", "-p", "-t", "t",
-                               "#{pane_dead} #{pane_dead_status}").split()
-            if state[0] == "1":
-                return int(state[1])
-            if time.monotonic() > deadline:
-                raise AssertionError(f"still running after {DEADLINE}s:\n{self.screen()}")
-            time.sleep(0.05)
+        """Waits for the command to exit; its status (the shell around it prints it)."""
+        screen = self.wait_for(lambda s: re.search(r"\[exit \d+\]", s) is not None)
+        return int(re.findall(r"\[exit (\d+)\]", screen)[-1])
 
     def close(self) -> None:
         subprocess.run(["tmux", "-L", self.socket, "kill-server"], capture_output=True)
