@@ -268,7 +268,7 @@ ext.command{name = 'shout', description = 'says its argument loudly', handler = 
   return string.upper(args) .. '!'
 end}
 
-ext.tool{name = 'dice', description = 'rolls a die', input = {}, handler = function()
+ext.tool{name = 'dice', description = 'rolls a die', params = {}, handler = function()
   return 'rolled 4'
 end}
 '''
