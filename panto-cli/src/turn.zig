@@ -65,6 +65,7 @@ fn drive(app: *App, input: []const u8, observer: Observer) Outcome {
             error.ResultPending => {
                 app.host.pump(stream) catch |pump_err| {
                     app.host.abandonCalls();
+                    if (pump_err == error.Canceled) return .canceled; // Ctrl-C while tools ran
                     return failed(app, pump_err, "the extension tool host failed", null);
                 };
                 continue;

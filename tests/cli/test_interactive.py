@@ -233,19 +233,20 @@ def test_thinking_is_dim_and_folded_to_one_line(emulator, pane):
 def test_slash_commands_model_thinking_session_help(emulator, pane):
     emulator({"responses": []})
     p = pane("--model", "claude-test")
-    mark = p.mark()
-    p.type("/model claude-other")
-    p.wait_for("model: claude-other", after=mark)
-    p.type("/thinking low")
-    p.wait_for("thinking: low", after=mark)
-    p.type("/thinking lots")
-    p.wait_for("/thinking: thinking must be one of", after=mark)
-    p.type("/session")
-    p.wait_for("messages", after=mark)
-    p.type("/help")
-    p.wait_for("/compact", after=mark)
-    p.type("/nope")
-    p.wait_for("unknown command /nope", after=mark)
+    for line, answer in [
+        ("/model claude-other", "model: claude-other"),
+        ("/model", "claude-other (anthropic)"),
+        ("/thinking low", "thinking: low"),
+        ("/thinking lots", '/thinking: thinking must be one of off, minimal, low, medium, high, not "lots"'),
+        ("/thinking", "thinking low, its text folded"),
+        ("/session", "0 messages"),
+        ("/compact", "nothing to compact"),
+        ("/help", "/compact"),
+        ("/nope", "unknown command /nope"),
+    ]:
+        mark = p.mark()
+        p.type(line)
+        p.wait_for(answer, after=mark)
     p.type("/quit")
     assert p.exit_status() == 0
 
@@ -322,3 +323,45 @@ def test_thinking_the_model_refuses_is_lowered_with_a_dim_note(emulator, pane):
     assert "\x1b[2m" in note  # dim
     bodies = [r["body"] for r in emu.requests()]
     assert len(bodies) == 2 and bodies[0]["thinking"] != bodies[1]["thinking"]
+
+
+def test_ctrl_c_while_an_extension_tool_runs_kills_it_and_the_next_turn_works(emulator, pane, workdir):
+    emu = emulator({"responses": [tool_reply("bash", {"command": "sleep 30; touch never"}),
+                                  tool_reply("bash", {"command": "echo again"}, id="toolu_2"),
+                                  text_reply("Fresh start.")]})
+    p = pane("--allow", "exec")
+    p.type("Run something slow")
+    p.wait_for("⚙ bash sleep 30; touch never")
+    p.keys("C-c")
+    p.wait_for("(canceled)")
+    # The next turn runs a tool again, to its end.
+    p.type("Next")
+    screen = p.wait_for("Fresh start.")
+    assert "↳ bash: 1 line, 6 B" in screen
+    assert not (workdir / "never").exists()
+    assert "Next" in json.dumps(emu.requests()[1]["body"]["messages"][-1])
+
+
+def test_compact_summarizes_the_older_messages(emulator, pane, write_config, config_dir):
+    write_config({"compaction": {"keep_recent_tokens": 0}})
+    (config_dir / "extensions").mkdir()
+    (config_dir / "extensions" / "watch.lua").write_text(r'''
+local ext = require('panto').ext
+local seen = {}
+ext.on('compaction_start', function(e) seen[#seen + 1] = 'start:' .. e.reason end)
+ext.on('compaction_end', function(e) seen[#seen + 1] = 'end:' .. e.summary end)
+ext.command{name = 'seen', description = 'compaction events', handler = function()
+  return 'seen ' .. table.concat(seen, ' ')
+end}
+''')
+    emu = emulator({"responses": [text_reply("First answer."), text_reply("The user said hello.")]})
+    p = pane()
+    p.type("Hello")
+    p.wait_for("First answer.")
+    mark = p.mark()
+    p.type("/compact")
+    # keep_recent_tokens 0 keeps the last message (the answer): the prompt is summarized.
+    p.wait_for("compacted 1 message:", after=mark)
+    p.type("/seen")
+    p.wait_for("seen start:manual end:The user said hello.", after=mark)
+    assert "[User]: Hello" in json.dumps(emu.requests()[1]["body"])

@@ -99,7 +99,9 @@ pub const Renderer = struct {
             },
             .compaction_end => |c| {
                 var buf: [160]u8 = undefined;
-                try r.noteLine(std.fmt.bufPrint(&buf, "compacted {d} messages: about {d} → {d} tokens", .{ c.message_count, c.tokens_before, c.tokens_after }) catch "compacted");
+                try r.noteLine(std.fmt.bufPrint(&buf, "compacted {d} message{s}: about {d} → {d} tokens", .{
+                    c.message_count, if (c.message_count == 1) "" else "s", c.tokens_before, c.tokens_after,
+                }) catch "compacted");
             },
             .message_end => |m| {
                 const u = m.usage;
