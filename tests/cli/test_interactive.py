@@ -6,6 +6,8 @@ here sleeps and hopes.
 from __future__ import annotations
 
 import json
+import os
+import signal
 import re
 import shutil
 import subprocess
@@ -28,14 +30,15 @@ class Pane:
     """A tmux server of its own (its own socket) running one command in a 120x40 pane, through
     a shell that prints its exit status; the pane stays after it exits (remain-on-exit)."""
 
-    def __init__(self, argv: list[str], env: dict[str, str], cwd: Path, tmp: Path) -> None:
+    def __init__(self, argv: list[str], env: dict[str, str], cwd: Path, tmp: Path,
+                 then: str = "") -> None:
         self.socket = f"panto-test-{uuid.uuid4().hex[:12]}"
         conf = tmp / "tmux.conf"
         conf.write_text("set -g remain-on-exit on\nset -g history-limit 5000\n")
         self.env = env
         self._tmux("-f", str(conf), "new-session", "-d", "-x", "120", "-y", "40", "-s", "t",
                    "-c", str(cwd), *[f"-e{k}={v}" for k, v in env.items()],
-                   " ".join(_quote(a) for a in argv) + '; echo "[exit $?]"')
+                   " ".join(_quote(a) for a in argv) + '; echo "[exit $?]"; ' + then)
 
     def _tmux(self, *args: str) -> str:
         r = subprocess.run(["tmux", "-L", self.socket, *args], capture_output=True, text=True,
@@ -83,6 +86,14 @@ class Pane:
         screen = self.wait_for(lambda s: re.search(r"\[exit \d+\]", s) is not None)
         return int(re.findall(r"\[exit (\d+)\]", screen)[-1])
 
+    def pid(self) -> int:
+        """The command's process id (the pane's process is the shell around it)."""
+        shell = self._tmux("display-message", "-p", "-t", "t", "#{pane_pid}").strip()
+        children = subprocess.run(["ps", "-o", "pid=", "--ppid", shell], capture_output=True,
+                                  text=True).stdout.split()
+        assert len(children) == 1, children
+        return int(children[0])
+
     def close(self) -> None:
         subprocess.run(["tmux", "-L", self.socket, "kill-server"], capture_output=True)
 
@@ -97,11 +108,12 @@ def _quote(s: str) -> str:
 @pytest.fixture
 def pane(panto_bin: Path, cli_env: dict[str, str], workdir: Path,
          tmp_path: Path) -> Iterator[Callable[..., Pane]]:
-    """pane(*args) runs `panto ARGS` (interactive: no -p) in a fresh tmux pane."""
+    """pane(*args) runs `panto ARGS` (interactive: no -p) in a fresh tmux pane; `then=CMD`
+    runs CMD in the pane's shell after it exits."""
     panes: list[Pane] = []
 
-    def start(*args: str) -> Pane:
-        p = Pane([str(panto_bin), *args], cli_env, workdir, tmp_path)
+    def start(*args: str, then: str = "") -> Pane:
+        p = Pane([str(panto_bin), *args], cli_env, workdir, tmp_path, then)
         panes.append(p)
         p.wait_for("/help for commands")
         return p
@@ -365,3 +377,14 @@ end}
     p.type("/seen")
     p.wait_for("seen start:manual end:The user said hello.", after=mark)
     assert "[User]: Hello" in json.dumps(emu.requests()[1]["body"])
+
+
+def test_sigterm_puts_the_terminal_back_as_it_was(emulator, pane):
+    emulator({"responses": []})
+    p = pane(then="stty -a")
+    os.kill(p.pid(), signal.SIGTERM)
+    assert p.exit_status() == 128 + signal.SIGTERM
+    screen = p.wait_for("speed")
+    settings = screen[screen.index("[exit"):].split()
+    # Raw mode had these off; the terminal has them back.
+    assert {"icanon", "echo", "isig", "icrnl", "ixon"} <= set(settings), screen

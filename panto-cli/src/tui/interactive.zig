@@ -19,21 +19,24 @@ const exit_codes = @import("../exit_codes.zig");
 const stdin_fd: std.c.fd_t = 0;
 const stdout_fd: std.c.fd_t = 1;
 const prompt = "> ";
+/// Bracketed paste on: a pasted newline does not send the line.
+const enter_sequence = "\x1b[?2004h";
 
 /// The prompt loop until Ctrl-D or /quit: the process's exit code.
 pub fn run(app: *App) !u8 {
     var out_buf: [4096]u8 = undefined;
     var stdout = std.Io.File.stdout().writer(app.io, &out_buf);
     const out = &stdout.interface;
-    const raw = terminal.Raw.enter(stdin_fd) catch {
+    var raw = terminal.Raw.enter(stdin_fd) catch {
         try out.writeAll("panto: interactive mode needs a terminal; use -p PROMPT (or a prompt on stdin)\n");
         try out.flush();
         return 2;
     };
     defer raw.restore();
-    try out.writeAll("\x1b[?2004h"); // bracketed paste: a pasted newline does not send
+    terminal.restoreOnSignals(raw);
+    try out.writeAll(enter_sequence);
     defer {
-        out.writeAll("\x1b[?2004l") catch {};
+        out.writeAll(terminal.leave_sequence) catch {};
         out.flush() catch {};
     }
 
@@ -46,6 +49,7 @@ pub fn run(app: *App) !u8 {
         .out = out,
         .renderer = .init(app.gpa, out),
         .editor = .init(app.gpa, &history),
+        .raw = &raw,
     };
     defer loop.renderer.deinit();
     defer loop.editor.deinit();
@@ -62,6 +66,7 @@ const Loop = struct {
     out: *std.Io.Writer,
     renderer: Renderer,
     editor: Editor,
+    raw: *terminal.Raw,
     /// Input read but not yet used: the tail of a read, or what was typed during a turn.
     pending: std.ArrayList(u8) = .empty,
     history_warned: bool = false,
@@ -95,6 +100,12 @@ const Loop = struct {
                     try l.out.print("\n{s}(Ctrl-D or /quit to exit){s}\n", .{ style.dim, style.reset });
                 },
                 .clear_screen => try l.out.writeAll("\x1b[H\x1b[2J"),
+                .suspend_job => {
+                    try l.out.writeAll("\n" ++ terminal.leave_sequence);
+                    try l.out.flush();
+                    terminal.suspendJob(l.raw);
+                    try l.out.writeAll(enter_sequence);
+                },
                 .toggle_thinking => {
                     l.renderer.show_thinking = !l.renderer.show_thinking;
                     try l.out.writeAll("\r\x1b[K");

@@ -7,7 +7,7 @@
 //!   Ctrl-U / Ctrl-K            to the start/end   Ctrl-W, Alt-Bksp     the word before
 //!   Up/Down, Ctrl-P/N          history            Tab                  complete a /command
 //!   Ctrl-C  clear the line     Ctrl-D  exit (empty line) or delete     Ctrl-L  clear screen
-//!   Ctrl-T  show/hide thinking
+//!   Ctrl-T  show/hide thinking         Ctrl-Z  suspend (fg continues)
 const std = @import("std");
 const Allocator = std.mem.Allocator;
 const keys = @import("keys.zig");
@@ -24,6 +24,8 @@ pub const Action = union(enum) {
     interrupt: struct { had_text: bool },
     clear_screen,
     toggle_thinking,
+    /// Ctrl-Z: stop as a shell's job.
+    suspend_job,
 };
 
 pub const Editor = struct {
@@ -95,6 +97,7 @@ pub const Editor = struct {
             'n' => try e.historyStep(.newer),
             'l' => return .clear_screen,
             't' => return .toggle_thinking,
+            'z' => return .suspend_job,
             'c' => {
                 const had_text = e.buf.items.len > 0;
                 e.reset();

@@ -35,6 +35,38 @@ pub const Raw = struct {
     }
 };
 
+/// What the terminal is told when the prompt goes: bracketed paste off, colors reset.
+pub const leave_sequence = "\x1b[?2004l\x1b[0m";
+
+var signal_raw: ?Raw = null;
+
+/// SIGTERM and SIGHUP: the terminal is put back as it was (tcsetattr is async-signal-safe),
+/// then the process dies of the signal as it would have.
+pub fn restoreOnSignals(r: Raw) void {
+    signal_raw = r;
+    const act: std.posix.Sigaction = .{
+        .handler = .{ .handler = onSignal },
+        .mask = std.posix.sigemptyset(),
+        .flags = std.posix.SA.RESETHAND,
+    };
+    std.posix.sigaction(.TERM, &act, null);
+    std.posix.sigaction(.HUP, &act, null);
+}
+
+fn onSignal(sig: std.posix.SIG) callconv(.c) void {
+    if (signal_raw) |r| r.restore();
+    _ = c.write(1, leave_sequence, leave_sequence.len);
+    _ = c.raise(sig); // the default action again (RESETHAND): delivered once this returns
+}
+
+/// Ctrl-Z: the terminal as it was, the process stopped as a shell's job; raw again when the
+/// shell continues it (fg).
+pub fn suspendJob(r: *Raw) void {
+    r.restore();
+    _ = c.raise(.TSTP);
+    r.* = Raw.enter(r.fd) catch return;
+}
+
 pub fn isTerminal(fd: c.fd_t) bool {
     return c.isatty(fd) == 1;
 }
