@@ -178,6 +178,17 @@ def test_the_answer_shows_while_the_turn_still_runs_and_ctrl_c_cancels_it(emulat
     assert "Again" in json.dumps(second[-1])
 
 
+def test_keys_typed_during_a_turn_wait_for_the_next_prompt(emulator, pane):
+    emulator({"responses": [stalled_text("Thinking it over")]})
+    p = pane()
+    p.type("First")
+    p.wait_for("Thinking it over")
+    p.keys("next question")
+    p.keys("C-c")
+    p.wait_for("(canceled)")
+    p.wait_for(lambda s: s.rstrip().endswith("> next question"))
+
+
 def test_ctrl_c_at_the_prompt_clears_the_line_and_ctrl_d_exits(emulator, pane):
     emulator({"responses": []})
     p = pane()
