@@ -65,6 +65,7 @@ def main() -> int:
     ap.add_argument("--reps", type=int, default=20)
     ap.add_argument("--json", default=str(ROOT / "build" / "bench" / "startup.json"))
     a = ap.parse_args()
+    a.panto = os.path.abspath(a.panto)  # (it runs from a temporary HOME)
 
     results: dict[str, dict[str, float]] = {}
     with tempfile.TemporaryDirectory(prefix="panto-startup-") as home, \
