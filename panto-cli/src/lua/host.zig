@@ -513,7 +513,7 @@ pub const Host = struct {
 
     pub fn spawnChild(h: *Host, options: exec.Options, why: *[]const u8) exec.SpawnError!*exec.Child {
         try h.runner.children.list.ensureUnusedCapacity(h.gpa, 1);
-        const ch = try exec.spawn(h.gpa, h.io, options, @import("panto_lua").embed.tool_runs.now(), why);
+        const ch = try exec.spawn(h.gpa, options, @import("panto_lua").embed.tool_runs.now(), why);
         h.runner.children.list.appendAssumeCapacity(ch);
         if (h.runner.children.isCanceled()) h.runner.children.killAll();
         return ch;
