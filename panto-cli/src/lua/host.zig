@@ -471,6 +471,8 @@ pub const Host = struct {
     /// An agent event for ext.on subscribers: its name and its data as a JSON object.
     pub fn emit(h: *Host, name: []const u8, data_json: []const u8) void {
         const L = h.L;
+        // A new turn: a cancel of the one before (it may have come while no tool ran) is spent.
+        if (std.mem.eql(u8, name, "turn_start")) h.runner.children.clearCancel();
         const top = c.lua_gettop(L);
         defer c.lua_settop(L, top);
         p.pushSlice(L, name);
