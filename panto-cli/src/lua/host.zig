@@ -74,7 +74,7 @@ pub const Host = struct {
         c.lua_pushlightuserdata(L, h);
         if (c.lua_pcallk(L, 1, 0, 0, 0, null) != c.LUA_OK) {
             gpa.destroy(h);
-            return error.OutOfMemory;
+            return error.LuaSetUpFailed; // out of memory, or a module built for another ABI
         }
         return h;
     }
@@ -82,6 +82,10 @@ pub const Host = struct {
     fn setUp(L: State) callconv(.c) c_int {
         const h: *Host = @ptrCast(@alignCast(c.lua_touserdata(L, 1).?));
         luaL_openlibs(L);
+        // print writes to the report writer (stderr): stdout is the answer's, and --json's.
+        c.lua_pushlightuserdata(L, h);
+        c.lua_pushcclosure(L, luaPrint, 1);
+        c.lua_setglobal(L, "print");
         _ = c.luaL_getsubtable(L, c.LUA_REGISTRYINDEX, "_PRELOAD");
         c.lua_pushlightuserdata(L, h);
         c.lua_pushcclosure(L, ext.loader, 1);
@@ -454,6 +458,16 @@ pub const Host = struct {
     fn ctxPrint(L: State) callconv(.c) c_int {
         const h: *Host = @ptrCast(@alignCast(c.lua_touserdata(L, c.lua_upvalueindex(1)).?));
         const out = h.command_out orelse return c.luaL_error(L, "ctx.print: the command is over");
+        return printTo(L, out);
+    }
+
+    /// print(...) of the extensions: to the report writer.
+    fn luaPrint(L: State) callconv(.c) c_int {
+        const h: *Host = @ptrCast(@alignCast(c.lua_touserdata(L, c.lua_upvalueindex(1)).?));
+        return printTo(L, h.options.report);
+    }
+
+    fn printTo(L: State, out: *std.Io.Writer) c_int {
         const n = c.lua_gettop(L);
         var i: c_int = 1;
         while (i <= n) : (i += 1) {
