@@ -274,7 +274,10 @@ pub const Children = struct {
         for (cs.list.items) |ch| {
             if (ch.done()) continue;
             if (ch.status == null) deadline = @min(deadline, ch.deadline);
-            if (n + 2 > fds.len) continue;
+            if (n + 2 > fds.len) { // more children than the poll takes: looked at often
+                need_reap_poll = true;
+                continue;
+            }
             if (ch.out_fd >= 0) {
                 fds[n] = .{ .fd = ch.out_fd, .events = linux.POLL.IN, .revents = 0 };
                 n += 1;
