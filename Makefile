@@ -59,6 +59,7 @@ test-lua:
 	lua5.4 tests/lua/test_json.lua
 	lua5.4 tests/lua/test_rockspec.lua
 	lua5.4 tests/lua/test_panto.lua
+	lua5.4 tests/lua/test_standalone_require.lua
 
 conformance:
 	$(PY) tests/conformance/make_recorded_cases.py --check

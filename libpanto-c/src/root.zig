@@ -13,6 +13,9 @@ pub const PantoEvent = abi.Event;
 pub const PantoError = abi.Error;
 pub const PantoString = abi.String;
 pub const PantoUsage = abi.Usage;
+pub const PantoPart = abi.Part;
+/// PantoPart arrays read as the core's parts (for the panto command, which embeds the Lua module).
+pub const part_reader = parts;
 
 /// libc's malloc: thread-safe, and the allocator the host program already uses.
 const gpa = std.heap.c_allocator;

@@ -48,6 +48,22 @@ comptime {
 /// The C ABI's (no thread-local signal stack: see libpanto-c/src/root.zig).
 pub const std_options = @import("panto_c").std_options;
 
+/// For a program that embeds this module and drives the core's stream itself (the panto
+/// command's Lua host): the module's own tool declarations, tool rounds and JSON, so that its
+/// tools behave as the binding's do.
+pub const embed = struct {
+    /// toolSpec(tool) -> spec JSON, name, handler: a Lua tool table as a spec.
+    pub const toolSpec = @import("tool_declarations.zig").toolSpec;
+    /// Round, Driver, addPlain, runPass, earliestWake, abandon, suspendCurrent, wakeThread.
+    pub const tool_runs = @import("tool_runs.zig");
+    /// pushJsonValue, jsonDecode, jsonEncode.
+    pub const json = @import("json.zig");
+    /// The parts a round's driver is given (parts.ofBox) as the core's content parts.
+    pub const ofBox = @import("parts.zig").ofBox;
+    pub const PantoPart = @import("panto_c").PantoPart;
+    pub const part_reader = @import("panto_c").part_reader;
+};
+
 const DlInfo = extern struct {
     fname: ?[*:0]const u8,
     fbase: ?*anyopaque,

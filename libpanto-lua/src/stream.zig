@@ -29,8 +29,8 @@ pub const tname: [*:0]const u8 = "panto.Stream";
 /// User value slots.
 const uv_agent = 1; // the agent userdata, kept alive while the stream is
 const uv_error = 2; // the error table of a failed turn, raised again by next()
-pub const uv_calls = 3; // the host tool calls of the round that have a handler (tool_runs.zig)
-pub const uv_handlers = 4; // the agent's table tool name -> handler function
+pub const uv_calls = tool_runs.uv_calls; // the host tool calls of the round that have a handler
+pub const uv_handlers = tool_runs.uv_handlers; // the agent's table tool name -> handler function
 pub const uv_request_ids = 5; // the request ids of the turn's messages so far
 const user_values = 5;
 
@@ -58,15 +58,46 @@ pub const Stream = struct {
     next: ?*Stream = null,
     /// The armed cancel_after() or close_after() timer, if any.
     timer: ?*Timer = null,
-    /// The calls of the round (user value 3) whose handler has not finished: next() runs a
-    /// pass over them before it reads on.
-    live: u32 = 0,
-    /// The round's TOOL_CALL_STARTs are all read (panto said a result is pending): the
-    /// handlers run. Until then, next() only reads on.
-    round_started: bool = false,
-    /// A handler's coroutine runs (tool_runs.zig): reading the stream from it is refused.
-    in_handler: bool = false,
+    /// The round's calls (user value 3): `live` counts those whose handler has not finished
+    /// (next() runs a pass over them before it reads on); `started` once the round's
+    /// TOOL_CALL_STARTs are all read (panto said a result is pending: the handlers run; until
+    /// then, next() only reads on); `in_handler` while a handler's coroutine runs (reading
+    /// the stream from it is refused).
+    round: tool_runs.Round = .{ .driver = &round_driver },
 };
+
+/// The stream as the driver of its round (tool_runs.zig).
+const round_driver: tool_runs.Driver = .{ .is_open = roundIsOpen, .submit = roundSubmit, .progress = roundProgress };
+
+fn ofRound(r: *tool_runs.Round) *Stream {
+    return @fieldParentPtr("round", r);
+}
+
+fn roundIsOpen(r: *tool_runs.Round) bool {
+    return ofRound(r).phase == .open;
+}
+
+fn roundSubmit(L: State, r: *tool_runs.Round, si: c_int, id: c_int, content: c_int, parts_box: c_int, is_error: bool) c_int {
+    return submit(L, ofRound(r), si, id, content, parts_box, is_error);
+}
+
+fn roundProgress(L: State, r: *tool_runs.Round, id: c_int, text: c.PantoString, fraction: f64) c_int {
+    return toolProgress(L, ofRound(r), id, text, fraction);
+}
+
+/// The longest single sleep while a timer is armed on the stream: cancel_after or close_after
+/// fire from another thread, which cannot wake this one, so it looks again this often.
+const timer_slice_s: f64 = 0.02;
+
+/// panto has nothing to give until more results come: sleeps until the earliest wake-up of a
+/// started call (none when one is runnable already). The stream's value at `si`.
+fn waitForCalls(L: State, s: *Stream, si: c_int) void {
+    const earliest = tool_runs.earliestWake(L, si);
+    if (earliest == std.math.inf(f64)) return; // a call waits to start: the next pass starts it
+    var delay = earliest - tool_runs.now();
+    if (s.timer != null) delay = @min(delay, timer_slice_s);
+    tool_runs.sleepFor(delay);
+}
 
 /// The streams of an agent that still hold a C handle, so that agent:close() closes them.
 pub const List = struct {
@@ -142,8 +173,8 @@ pub fn release(s: *Stream, phase: Phase) void {
     if (s.handle) |handle| c.panto_stream_free(handle);
     forget(s);
     s.phase = phase;
-    s.live = 0; // the coroutines of its round are let go (tool_runs.abandon)
-    s.round_started = false;
+    s.round.live = 0; // the coroutines of its round are let go (tool_runs.abandon)
+    s.round.started = false;
 }
 
 /// The handle, for a use by this thread that ends with doneWith(s); null when close_after's
@@ -166,7 +197,7 @@ pub fn doneWith(s: *Stream) void {
 fn timerClosed(L: State, s: *Stream, si: c_int) noreturn {
     disarmTimer(s); // the timer's thread is done: this only joins it
     forget(s);
-    tool_runs.abandon(L, s, si);
+    tool_runs.abandon(L, &s.round, si);
     var err = errors.newError();
     err.code = c.PANTO_ERR_CANCELED;
     err.type = .{ .ptr = "canceled_error", .len = "canceled_error".len };
@@ -201,7 +232,7 @@ fn fetch(L: State, s: *Stream, si: c_int) Fetched {
         events.pushEvent(L, &ev);
         doneWith(s);
         switch (ev.kind) {
-            c.PANTO_EVENT_TOOL_CALL_START => if (ev.awaiting_result != 0 and s.run_tools) tool_runs.add(L, s, si),
+            c.PANTO_EVENT_TOOL_CALL_START => if (ev.awaiting_result != 0 and s.run_tools) tool_runs.add(L, &s.round, si),
             c.PANTO_EVENT_MESSAGE_START => if (ev.request_id.len > 0) addRequestId(L, si),
             else => {},
         }
@@ -236,7 +267,7 @@ fn fetch(L: State, s: *Stream, si: c_int) Fetched {
     // the connection already. The round's coroutines are let go.
     disarmTimer(s);
     s.phase = .failed;
-    tool_runs.abandon(L, s, si);
+    tool_runs.abandon(L, &s.round, si);
     _ = c.lua_error(L);
     unreachable;
 }
@@ -288,7 +319,7 @@ fn toStreamInMethod(L: State, idx: c_int) *Stream {
 fn streamIterate(L: State) callconv(.c) c_int {
     const si = c.lua_upvalueindex(method_upvalues + 1);
     const s: *Stream = @ptrCast(@alignCast(c.lua_touserdata(L, si).?));
-    if (s.phase == .open and s.live == 0 and !s.in_handler) {
+    if (s.phase == .open and s.round.live == 0 and !s.round.in_handler) {
         return switch (fetch(L, s, si)) {
             .value => 1,
             .pending => raisePending(L),
@@ -303,19 +334,19 @@ fn streamIterate(L: State) callconv(.c) c_int {
 /// TOOL_CALL_STARTs are read, a pass over its tool calls before each read; while panto waits
 /// for their results, sleeps until one of them may go on.
 pub fn nextOf(L: State, s: *Stream) c_int {
-    if (s.in_handler) return c.luaL_error(L, "panto: a tool handler cannot read the stream its call came from");
+    if (s.round.in_handler) return c.luaL_error(L, "panto: a tool handler cannot read the stream its call came from");
     while (true) {
         c.lua_settop(L, 1);
         if (s.phase != .open) return dispatch(L, s);
-        if (s.live > 0 and s.round_started) {
-            tool_runs.runPass(L, s, 1);
+        if (s.round.live > 0 and s.round.started) {
+            tool_runs.runPass(L, &s.round, 1);
             if (s.phase != .open) return dispatch(L, s); // a handler closed the stream
         }
         switch (fetch(L, s, 1)) {
             .value => return 1,
             .pending => {
-                if (s.live == 0) return raisePending(L);
-                if (s.round_started) tool_runs.wait(L, s, 1) else s.round_started = true;
+                if (s.round.live == 0) return raisePending(L);
+                if (s.round.started) waitForCalls(L, s, 1) else s.round.started = true;
             },
         }
     }
@@ -401,7 +432,7 @@ fn streamSubmit(L: State) callconv(.c) c_int {
     checkAwaiting(L, s);
     if (submit(L, s, 1, 2, 4, 5, is_error) < 0) return c.lua_error(L);
     // Answered by hand: the handler of that call does not run.
-    tool_runs.answeredByHand(L, s, 1, 2);
+    tool_runs.answeredByHand(L, &s.round, 1, 2);
     return 0;
 }
 
@@ -460,7 +491,7 @@ pub fn pushForLoop(L: State, iterate: c.lua_CFunction) c_int {
 fn streamClose(L: State) callconv(.c) c_int {
     const s = toStream(L, 1);
     if (s.phase != .closed) release(s, .closed);
-    tool_runs.abandon(L, s, 1);
+    tool_runs.abandon(L, &s.round, 1);
     return 0;
 }
 
@@ -540,7 +571,7 @@ fn streamReopen(L: State) callconv(.c) c_int {
     s.phase = .open;
     c.lua_pushnil(L);
     _ = c.lua_setiuservalue(L, 1, uv_error);
-    tool_runs.abandon(L, s, 1);
+    tool_runs.abandon(L, &s.round, 1);
     c.lua_pushboolean(L, 1);
     return 1;
 }

@@ -12,18 +12,22 @@
 //! before it finishes. A canceled, failed or closed stream abandons its round: the suspended
 //! coroutines are reset (their to-be-closed variables closed) and let go.
 //!
-//! A call is a Lua table (below, `rec_*`) in the stream's list of calls (stream.uv_calls), in
-//! call order; a weak-keyed table of the registry maps each running coroutine to its call,
-//! which is how panto.sleep and panto.progress know they run inside a handler.
+//! A call is a Lua table (below, `rec_*`) in the list of calls of its round's holder (a
+//! userdata whose user values `uv_calls` and `uv_handlers` are the calls and the table tool
+//! name -> handler), in call order; a weak-keyed table of the registry maps each running
+//! coroutine to its call, which is how panto.sleep and panto.progress know they run inside a
+//! handler.
+//!
+//! Who drives the round is a `Round`'s `Driver`: the Lua stream (stream.zig), or a program
+//! that embeds this module and reads the core's stream itself (the panto command's Lua host,
+//! through panto_lua.embed). The driver submits results and progress; this file does the rest.
 
 const std = @import("std");
 const c = @import("c");
 const h = @import("helpers.zig");
 const events = @import("events.zig");
-const stream = @import("stream.zig");
 
 const State = h.State;
-const Stream = stream.Stream;
 const pop = h.pop;
 const isNil = h.isNil;
 const protectedCall = h.protectedCall;
@@ -37,16 +41,41 @@ const rec_thread = 5; // the coroutine, false before it starts and once it finis
 const rec_wake = 6; // monotonic seconds before which it is not resumed (0: runnable)
 const rec_state = 7; // a Phase
 const rec_sequential = 8;
-const rec_stream = 9; // the stream userdata, for panto.progress
+const rec_holder = 9; // the round's holder, kept alive while its calls are
+const rec_round = 10; // the Round, a light userdata, for panto.sleep and panto.progress
+
+/// The user values of a round's holder.
+pub const uv_calls = 3; // the calls of the round that have a handler
+pub const uv_handlers = 4; // the table tool name -> handler function
+
+/// A round of host tool calls and the driver that gives their results to the core.
+pub const Round = struct {
+    driver: *const Driver,
+    /// The calls whose handler has not finished: the driver runs passes while there are some.
+    live: u32 = 0,
+    /// The round's TOOL_CALL_STARTs are all read: the handlers run (the Lua stream's rule).
+    started: bool = false,
+    /// A handler's coroutine runs.
+    in_handler: bool = false,
+};
+
+pub const Driver = struct {
+    /// Whether the turn still takes results (a handler may have closed its stream).
+    is_open: *const fn (r: *Round) bool,
+    /// Submits the result of the call whose id is the string at `id`: the string at
+    /// `content` and the parts in the box at `parts_box` (parts.ofBox; nil: none). On a
+    /// failure, pushes an error value and returns a negative PANTO_ERR_* (NO_SUCH_CALL: the
+    /// call was answered already). The holder is at `si`; the indices may be relative.
+    submit: *const fn (L: State, r: *Round, si: c_int, id: c_int, content: c_int, parts_box: c_int, is_error: bool) c_int,
+    /// Queues a TOOL_PROGRESS for the call whose id is the string at `id` (`fraction` -1:
+    /// none). On a failure, pushes an error value and returns a negative PANTO_ERR_*.
+    progress: *const fn (L: State, r: *Round, id: c_int, text: c.PantoString, fraction: f64) c_int,
+};
 
 const Phase = enum(c.lua_Integer) { waiting = 0, started = 1, finished = 2 };
 
 /// The registry's weak-keyed table coroutine -> call.
 const threads_key: [*:0]const u8 = "panto.tool_threads";
-
-/// The longest single sleep while a timer is armed on the stream: cancel_after or close_after
-/// fire from another thread, which cannot wake this one, so it looks again this often.
-const timer_slice_s: f64 = 0.02;
 
 pub fn now() f64 {
     var ts: c.struct_timespec = undefined;
@@ -54,7 +83,7 @@ pub fn now() f64 {
     return @as(f64, @floatFromInt(ts.tv_sec)) + @as(f64, @floatFromInt(ts.tv_nsec)) / std.time.ns_per_s;
 }
 
-fn sleepFor(seconds: f64) void {
+pub fn sleepFor(seconds: f64) void {
     if (!(seconds > 0)) return;
     const whole = @floor(seconds);
     var req: c.struct_timespec = .{ .tv_sec = @intFromFloat(whole), .tv_nsec = @intFromFloat((seconds - whole) * std.time.ns_per_s) };
@@ -94,22 +123,36 @@ fn pushThreads(L: State) void {
 }
 
 /// The TOOL_CALL_START event at the top awaits its result: when its tool has a handler, the
-/// call joins the stream's round (the stream's value at `si`, see stream.fetch). Needs the
-/// stream methods' upvalues (the event keys).
-pub fn add(L: State, s: *Stream, si: c_int) void {
+/// call joins the round (its holder at `si`, see stream.fetch). Needs the stream methods'
+/// upvalues (the event keys).
+pub fn add(L: State, r: *Round, si: c_int) void {
+    addWith(L, r, si, events.pushField);
+}
+
+/// As `add`, for an event table made by another driver: a plain table with the fields id,
+/// name, sequential and input of a tool_call_start event.
+pub fn addPlain(L: State, r: *Round, si: c_int) void {
+    addWith(L, r, si, pushPlainField);
+}
+
+fn pushPlainField(L: State, ev: c_int, key: events.Key) c_int {
+    return c.lua_getfield(L, ev, @tagName(key));
+}
+
+fn addWith(L: State, r: *Round, si: c_int, comptime pushField: fn (State, c_int, events.Key) c_int) void {
     const ev = c.lua_absindex(L, -1);
     const top = c.lua_gettop(L);
     defer c.lua_settop(L, top);
-    if (c.lua_getiuservalue(L, si, stream.uv_handlers) != c.LUA_TTABLE) return;
-    _ = events.pushField(L, ev, .name);
+    if (c.lua_getiuservalue(L, si, uv_handlers) != c.LUA_TTABLE) return;
+    _ = pushField(L, ev, .name);
     if (c.lua_rawget(L, -2) == c.LUA_TNIL) return;
-    c.lua_createtable(L, rec_stream, 0);
+    c.lua_createtable(L, rec_round, 0);
     c.lua_rotate(L, -2, 1); // the call table, the handler
     const rec = c.lua_absindex(L, -2);
     c.lua_rawseti(L, rec, rec_handler);
-    _ = events.pushField(L, ev, .id);
+    _ = pushField(L, ev, .id);
     c.lua_rawseti(L, rec, rec_id);
-    _ = events.pushField(L, ev, .name);
+    _ = pushField(L, ev, .name);
     c.lua_rawseti(L, rec, rec_name);
     c.lua_pushvalue(L, ev);
     c.lua_rawseti(L, rec, rec_event);
@@ -118,29 +161,31 @@ pub fn add(L: State, s: *Stream, si: c_int) void {
     c.lua_pushnumber(L, 0);
     c.lua_rawseti(L, rec, rec_wake);
     setPhase(L, rec, .waiting);
-    _ = events.pushField(L, ev, .sequential);
+    _ = pushField(L, ev, .sequential);
     c.lua_rawseti(L, rec, rec_sequential);
     c.lua_pushvalue(L, si);
-    c.lua_rawseti(L, rec, rec_stream);
-    if (c.lua_getiuservalue(L, si, stream.uv_calls) != c.LUA_TTABLE) {
+    c.lua_rawseti(L, rec, rec_holder);
+    c.lua_pushlightuserdata(L, r);
+    c.lua_rawseti(L, rec, rec_round);
+    if (c.lua_getiuservalue(L, si, uv_calls) != c.LUA_TTABLE) {
         pop(L, 1);
         c.lua_createtable(L, 4, 0);
         c.lua_pushvalue(L, -1);
-        _ = c.lua_setiuservalue(L, si, stream.uv_calls);
+        _ = c.lua_setiuservalue(L, si, uv_calls);
     }
     c.lua_pushvalue(L, rec);
     c.lua_rawseti(L, -2, @intCast(c.lua_rawlen(L, -2) + 1));
-    s.live += 1;
+    r.live += 1;
 }
 
 /// One pass over the round: starts the calls that may start and resumes the coroutines whose
 /// wake-up time has come, each once; submits what finished. Stops early when a handler
-/// closed the stream. The stream's value at `si`.
-pub fn runPass(L: State, s: *Stream, si: c_int) void {
+/// closed the stream. The holder at `si`.
+pub fn runPass(L: State, r: *Round, si: c_int) void {
     const top = c.lua_gettop(L);
     defer c.lua_settop(L, top);
-    if (c.lua_getiuservalue(L, si, stream.uv_calls) != c.LUA_TTABLE) {
-        s.live = 0;
+    if (c.lua_getiuservalue(L, si, uv_calls) != c.LUA_TTABLE) {
+        r.live = 0;
         return;
     }
     const calls = c.lua_absindex(L, -1);
@@ -155,29 +200,30 @@ pub fn runPass(L: State, s: *Stream, si: c_int) void {
         const sequential = flagAt(L, rec, rec_sequential);
         switch (phaseOf(L, rec)) {
             .finished => {},
-            .waiting => if (if (sequential) !earlier_unfinished else !sequential_unfinished) start(L, s, si, rec),
-            .started => if (numberAt(L, rec, rec_wake) <= t) resumeCall(L, s, si, rec, 0),
+            .waiting => if (if (sequential) !earlier_unfinished else !sequential_unfinished) start(L, r, si, rec),
+            .started => if (numberAt(L, rec, rec_wake) <= t) resumeCall(L, r, si, rec, 0),
         }
-        if (s.phase != .open) return;
+        if (!r.driver.is_open(r)) return;
         if (phaseOf(L, rec) != .finished) {
             earlier_unfinished = true;
             if (sequential) sequential_unfinished = true;
         }
         pop(L, 1);
     }
-    if (s.live == 0) {
-        s.round_started = false;
+    if (r.live == 0) {
+        r.started = false;
         c.lua_pushnil(L);
-        _ = c.lua_setiuservalue(L, si, stream.uv_calls);
+        _ = c.lua_setiuservalue(L, si, uv_calls);
     }
 }
 
-/// panto has nothing to give until more results come: sleeps until the earliest wake-up of a
-/// started call (none when one is runnable already). The stream's value at `si`.
-pub fn wait(L: State, s: *Stream, si: c_int) void {
+/// The earliest wake-up time of a started call (monotonic seconds), or infinity when none
+/// has one: a call waits to start (the next pass starts it), or each waits for something
+/// its driver watches (ext.exec's child). The holder at `si`.
+pub fn earliestWake(L: State, si: c_int) f64 {
     const top = c.lua_gettop(L);
     defer c.lua_settop(L, top);
-    if (c.lua_getiuservalue(L, si, stream.uv_calls) != c.LUA_TTABLE) return;
+    if (c.lua_getiuservalue(L, si, uv_calls) != c.LUA_TTABLE) return std.math.inf(f64);
     const calls = c.lua_absindex(L, -1);
     const n = c.lua_rawlen(L, calls);
     var earliest = std.math.inf(f64);
@@ -187,14 +233,11 @@ pub fn wait(L: State, s: *Stream, si: c_int) void {
         if (phaseOf(L, -1) == .started) earliest = @min(earliest, numberAt(L, c.lua_absindex(L, -1), rec_wake));
         pop(L, 1);
     }
-    if (earliest == std.math.inf(f64)) return; // a call waits to start: the next pass starts it
-    var delay = earliest - now();
-    if (s.timer != null) delay = @min(delay, timer_slice_s);
-    sleepFor(delay);
+    return earliest;
 }
 
 /// Starts the call at `rec`: a new coroutine runs handler(input, event).
-fn start(L: State, s: *Stream, si: c_int, rec: c_int) void {
+fn start(L: State, r: *Round, si: c_int, rec: c_int) void {
     const co = c.lua_newthread(L).?;
     c.lua_pushvalue(L, -1);
     c.lua_rawseti(L, rec, rec_thread);
@@ -209,22 +252,22 @@ fn start(L: State, s: *Stream, si: c_int, rec: c_int) void {
     _ = c.lua_getfield(L, -1, "input");
     c.lua_rotate(L, -2, 1); // handler, input, event
     c.lua_xmove(L, co, 3);
-    resumeCall(L, s, si, rec, 2);
+    resumeCall(L, r, si, rec, 2);
     pop(L, 1); // the thread
 }
 
 /// Resumes the coroutine of the call at `rec` with the `nargs` values on its stack; when the
 /// handler returned or raised, the call is finished and its result submitted.
-fn resumeCall(L: State, s: *Stream, si: c_int, rec: c_int, nargs: c_int) void {
+fn resumeCall(L: State, r: *Round, si: c_int, rec: c_int, nargs: c_int) void {
     _ = c.lua_rawgeti(L, rec, rec_thread);
     const co = c.lua_tothread(L, -1) orelse return pop(L, 1);
     pop(L, 1); // the call table holds it
     c.lua_pushnumber(L, 0);
     c.lua_rawseti(L, rec, rec_wake); // a plain yield: runnable; panto.sleep sets a time
     var nres: c_int = 0;
-    s.in_handler = true;
+    r.in_handler = true;
     const status = c.lua_resume(co, L, nargs, &nres);
-    s.in_handler = false;
+    r.in_handler = false;
     if (status == c.LUA_YIELD) {
         c.lua_settop(co, -nres - 1); // what the handler yielded means nothing here
         return;
@@ -240,9 +283,9 @@ fn resumeCall(L: State, s: *Stream, si: c_int, rec: c_int, nargs: c_int) void {
         _ = c.lua_resetthread(co); // closes its pending to-be-closed variables
     }
     finish(L, rec);
-    s.live -|= 1;
+    r.live -|= 1;
     // Stack top: the two values. A handler that closed the stream: nothing to submit.
-    if (s.phase == .open) deliver(L, s, si, rec, ok);
+    if (r.driver.is_open(r)) deliver(L, r, si, rec, ok);
     pop(L, 2);
 }
 
@@ -265,7 +308,7 @@ fn finish(L: State, rec: c_int) void {
 /// Submits the outcome at the top (v1, v2: the handler's first two results, or its error value
 /// and nil when `ok` is false) as the call's result. Raises when panto refuses it for a reason
 /// other than the call being answered already (by hand, with submit_tool_result).
-fn deliver(L: State, s: *Stream, si: c_int, rec: c_int, ok: bool) void {
+fn deliver(L: State, r: *Round, si: c_int, rec: c_int, ok: bool) void {
     const top = c.lua_gettop(L);
     defer c.lua_settop(L, top);
     // contentOf(ok, v1, v2) -> content, is_error, parts; protected, since __tostring may
@@ -283,7 +326,7 @@ fn deliver(L: State, s: *Stream, si: c_int, rec: c_int, ok: bool) void {
     }
     // Stack top: content, is_error, parts.
     _ = c.lua_rawgeti(L, rec, rec_id);
-    const rc = stream.submit(L, s, si, -1, -4, -2, c.lua_toboolean(L, -3) != 0);
+    const rc = r.driver.submit(L, r, si, -1, -4, -2, c.lua_toboolean(L, -3) != 0);
     if (rc < 0 and rc != c.PANTO_ERR_NO_SUCH_CALL) _ = c.lua_error(L);
 }
 
@@ -315,12 +358,12 @@ fn contentOf(L: State) callconv(.c) c_int {
 }
 
 /// The call whose id is the string at `id` was answered by hand: when its handler has not
-/// started, it never will. The stream's value at `si`.
-pub fn answeredByHand(L: State, s: *Stream, si: c_int, id: c_int) void {
+/// started, it never will. The holder at `si`.
+pub fn answeredByHand(L: State, r: *Round, si: c_int, id: c_int) void {
     const top = c.lua_gettop(L);
     defer c.lua_settop(L, top);
     const id_idx = c.lua_absindex(L, id);
-    if (c.lua_getiuservalue(L, si, stream.uv_calls) != c.LUA_TTABLE) return;
+    if (c.lua_getiuservalue(L, si, uv_calls) != c.LUA_TTABLE) return;
     const calls = c.lua_absindex(L, -1);
     const n = c.lua_rawlen(L, calls);
     var i: c.lua_Integer = 1;
@@ -331,7 +374,7 @@ pub fn answeredByHand(L: State, s: *Stream, si: c_int, id: c_int) void {
         pop(L, 1);
         if (same and phaseOf(L, -1) == .waiting) {
             setPhase(L, c.lua_absindex(L, -1), .finished);
-            s.live -|= 1;
+            r.live -|= 1;
         }
         pop(L, 1);
     }
@@ -339,15 +382,15 @@ pub fn answeredByHand(L: State, s: *Stream, si: c_int, id: c_int) void {
 
 /// Ends the round without its results: each suspended coroutine is reset (its to-be-closed
 /// variables closed) and let go. A handler running now (it closed its stream) is let go and
-/// ends on its own. The stream's value at `si`.
-pub fn abandon(L: State, s: *Stream, si: c_int) void {
-    s.live = 0;
-    s.round_started = false;
+/// ends on its own. The holder at `si`.
+pub fn abandon(L: State, r: *Round, si: c_int) void {
+    r.live = 0;
+    r.started = false;
     const top = c.lua_gettop(L);
     defer c.lua_settop(L, top);
-    if (c.lua_getiuservalue(L, si, stream.uv_calls) != c.LUA_TTABLE) return;
+    if (c.lua_getiuservalue(L, si, uv_calls) != c.LUA_TTABLE) return;
     c.lua_pushnil(L);
-    _ = c.lua_setiuservalue(L, si, stream.uv_calls);
+    _ = c.lua_setiuservalue(L, si, uv_calls);
     const calls = c.lua_absindex(L, -1);
     const n = c.lua_rawlen(L, calls);
     var i: c.lua_Integer = 1;
@@ -365,9 +408,9 @@ pub fn abandon(L: State, s: *Stream, si: c_int) void {
     }
 }
 
-/// Pushes the call of the running coroutine and returns its stream, or returns null (pushing
+/// Pushes the call of the running coroutine and returns its round, or returns null (pushing
 /// nothing) outside a handler's coroutine.
-fn currentCall(L: State) ?*Stream {
+fn currentCall(L: State) ?*Round {
     pushThreads(L);
     if (c.lua_pushthread(L) != 0) { // the main thread: never a handler's
         pop(L, 2);
@@ -379,11 +422,37 @@ fn currentCall(L: State) ?*Stream {
     }
     c.lua_rotate(L, -2, 1);
     pop(L, 1);
-    _ = c.lua_rawgeti(L, -1, rec_stream);
-    const s: ?*Stream = @ptrCast(@alignCast(c.lua_touserdata(L, -1)));
+    _ = c.lua_rawgeti(L, -1, rec_round);
+    const r: ?*Round = @ptrCast(@alignCast(c.lua_touserdata(L, -1)));
     pop(L, 1);
-    if (s == null) pop(L, 1);
-    return s;
+    if (r == null) pop(L, 1);
+    return r;
+}
+
+/// For a driver's own yielding functions (ext.exec): when the running coroutine is a handler
+/// of `r` and may yield, its call waits until wakeThread (no wake-up time) and this returns
+/// true; the caller then yields. Otherwise false, and the caller does its work in place.
+pub fn suspendCurrent(L: State, r: *Round) bool {
+    if (c.lua_isyieldable(L) == 0) return false;
+    const top = c.lua_gettop(L);
+    defer c.lua_settop(L, top);
+    const mine = currentCall(L) orelse return false;
+    if (mine != r) return false;
+    c.lua_pushnumber(L, std.math.inf(f64));
+    c.lua_rawseti(L, -2, rec_wake);
+    return true;
+}
+
+/// The call whose coroutine is at `co` may go on: the next pass resumes it.
+pub fn wakeThread(L: State, co: c_int) void {
+    const thread = c.lua_absindex(L, co);
+    pushThreads(L);
+    c.lua_pushvalue(L, thread);
+    if (c.lua_rawget(L, -2) == c.LUA_TTABLE) {
+        c.lua_pushnumber(L, 0);
+        c.lua_rawseti(L, -2, rec_wake);
+    }
+    pop(L, 2);
 }
 
 /// panto.sleep(seconds): inside a tool handler, lets the other calls of the round run and
@@ -419,10 +488,10 @@ fn pantoProgress(L: State) callconv(.c) c_int {
     const text = h.optPantoString(L, 1);
     const fraction = checkFraction(L, 2);
     c.lua_settop(L, 2);
-    const s = currentCall(L) orelse return 0;
-    if (s.phase != .open) return 0;
+    const r = currentCall(L) orelse return 0;
+    if (!r.driver.is_open(r)) return 0;
     _ = c.lua_rawgeti(L, -1, rec_id);
-    const rc = stream.toolProgress(L, s, -1, text, fraction);
+    const rc = r.driver.progress(L, r, -1, text, fraction);
     // Answered by hand already, or the stream was freed: the progress has no call to go to.
     if (rc < 0 and rc != c.PANTO_ERR_NO_SUCH_CALL) return c.lua_error(L);
     return 0;

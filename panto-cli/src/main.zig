@@ -142,4 +142,5 @@ test {
     _ = @import("project_context.zig");
     _ = @import("sessions.zig");
     _ = @import("thinking_fallback.zig");
+    _ = @import("lua/host_test.zig");
 }

@@ -1,0 +1,199 @@
+"""The bundled tools `write`, `edit` and `bash` (Lua extensions in the binary), called by the
+model through the real binary against the emulator, on the test's own folder. Each test reads
+the tool's result from --json (the tool_result event) and checks the files it changed."""
+from __future__ import annotations
+
+import json
+import os
+import signal
+import time
+from pathlib import Path
+from typing import Any
+
+from conftest import RUN_TIMEOUT, text_reply, tool_reply
+
+
+def events(stdout: str) -> list[dict[str, Any]]:
+    return [json.loads(line) for line in stdout.splitlines() if line.strip()]
+
+
+def tool_results(stdout: str) -> list[dict[str, Any]]:
+    return [e for e in events(stdout) if e["event"] == "tool_result"]
+
+
+def offered_tools(emu: Any) -> list[str]:
+    return [t["name"] for t in emu.requests()[0]["body"].get("tools", [])]
+
+
+def call(emulator: Any, name: str, input: dict[str, Any]) -> Any:
+    return emulator({"responses": [tool_reply(name, input), text_reply("ok")]})
+
+
+# ---- write ----
+
+def test_write_creates_the_file_and_its_folders(emulator, run_panto, workdir: Path):
+    call(emulator, "write", {"path": "a/b/new.txt", "content": "hello\n"})
+    r = run_panto("-p", "go", "--json", "--allow", "fs.write")
+    assert r.returncode == 0, r.stderr
+    [res] = tool_results(r.stdout)
+    assert res["is_error"] is False
+    assert res["content"] == "Wrote 6 bytes to a/b/new.txt"
+    assert (workdir / "a" / "b" / "new.txt").read_text() == "hello\n"
+
+
+def test_write_replaces_a_file(emulator, run_panto, workdir: Path):
+    (workdir / "f.txt").write_text("old content")
+    call(emulator, "write", {"path": "f.txt", "content": "new"})
+    r = run_panto("-p", "go", "--json", "--allow", "fs.write")
+    assert r.returncode == 0, r.stderr
+    assert tool_results(r.stdout)[0]["is_error"] is False
+    assert (workdir / "f.txt").read_text() == "new"
+
+
+def test_without_fs_write_the_model_is_not_told_of_write_and_edit(emulator, run_panto, workdir: Path):
+    emu = call(emulator, "write", {"path": "f.txt", "content": "x"})
+    r = run_panto("-p", "go", "--json")
+    assert r.returncode == 0, r.stderr
+    tools = offered_tools(emu)
+    assert "write" not in tools and "edit" not in tools and "bash" not in tools
+    [res] = tool_results(r.stdout)
+    assert res["is_error"] is True
+    assert not (workdir / "f.txt").exists()
+
+
+# ---- edit ----
+
+def test_edit_replaces_the_one_occurrence(emulator, run_panto, workdir: Path):
+    (workdir / "code.py").write_text("a = 1\nb = 2\nc = 3\n")
+    call(emulator, "edit", {"path": "code.py", "old": "b = 2", "new": "b = 20"})
+    r = run_panto("-p", "go", "--json", "--allow", "fs.write")
+    assert r.returncode == 0, r.stderr
+    [res] = tool_results(r.stdout)
+    assert res["is_error"] is False
+    assert res["content"] == "Edited code.py: replaced 1 occurrence at line 2"
+    assert (workdir / "code.py").read_text() == "a = 1\nb = 20\nc = 3\n"
+
+
+def test_edit_refuses_a_missing_text_and_leaves_the_file(emulator, run_panto, workdir: Path):
+    (workdir / "code.py").write_text("a = 1\n")
+    call(emulator, "edit", {"path": "code.py", "old": "a = 2", "new": "a = 3"})
+    r = run_panto("-p", "go", "--json", "--allow", "fs.write")
+    assert r.returncode == 0, r.stderr
+    [res] = tool_results(r.stdout)
+    assert res["is_error"] is True
+    assert res["content"] == "edit: `old` was not found in code.py (it must match exactly, whitespace included)"
+    assert (workdir / "code.py").read_text() == "a = 1\n"
+
+
+def test_edit_refuses_a_text_that_is_not_unique_naming_the_count(emulator, run_panto, workdir: Path):
+    (workdir / "code.py").write_text("x = 0\nx = 0\nx = 0\n")
+    call(emulator, "edit", {"path": "code.py", "old": "x = 0", "new": "x = 1"})
+    r = run_panto("-p", "go", "--json", "--allow", "fs.write")
+    assert r.returncode == 0, r.stderr
+    [res] = tool_results(r.stdout)
+    assert res["is_error"] is True
+    assert "occurs 3 times in code.py" in res["content"]
+    assert (workdir / "code.py").read_text() == "x = 0\nx = 0\nx = 0\n"
+
+
+def test_edit_of_a_missing_file_is_an_error_result(emulator, run_panto, workdir: Path):
+    call(emulator, "edit", {"path": "nope.py", "old": "a", "new": "b"})
+    r = run_panto("-p", "go", "--json", "--allow", "fs.write")
+    assert r.returncode == 0, r.stderr
+    [res] = tool_results(r.stdout)
+    assert res["is_error"] is True and "nope.py" in res["content"]
+    assert not (workdir / "nope.py").exists()
+
+
+# ---- bash ----
+
+def test_bash_gives_stdout_and_stderr(emulator, run_panto, workdir: Path):
+    call(emulator, "bash", {"command": "echo out; echo err >&2; pwd"})
+    r = run_panto("-p", "go", "--json", "--allow", "exec")
+    assert r.returncode == 0, r.stderr
+    [res] = tool_results(r.stdout)
+    assert res["is_error"] is False
+    assert res["content"] == f"out\nerr\n{workdir}\n"
+
+
+def test_bash_failure_is_an_error_result_with_the_status(emulator, run_panto):
+    call(emulator, "bash", {"command": "echo partial; exit 3"})
+    r = run_panto("-p", "go", "--json", "--allow", "exec")
+    assert r.returncode == 0, r.stderr
+    [res] = tool_results(r.stdout)
+    assert res["is_error"] is True
+    assert res["content"] == "partial\n\n[exit status 3]"
+
+
+def test_bash_output_is_capped_with_a_note(emulator, run_panto):
+    call(emulator, "bash", {"command": "head -c 100000 /dev/zero | tr '\\0' a"})
+    r = run_panto("-p", "go", "--json", "--allow", "exec")
+    assert r.returncode == 0, r.stderr
+    [res] = tool_results(r.stdout)
+    assert res["is_error"] is False
+    assert res["content"] == "a" * 30000 + "\n[output cut: the first 30000 of 100000 bytes]"
+
+
+def pid_alive(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    # A zombie is dead too (its parent has not reaped it yet).
+    try:
+        return Path(f"/proc/{pid}/stat").read_text().split(") ")[1][0] != "Z"
+    except FileNotFoundError:
+        return False
+
+
+def test_bash_timeout_kills_the_command_and_what_it_started(emulator, run_panto, workdir: Path):
+    call(emulator, "bash", {"command": "sleep 300 & echo $! > bg.pid; echo started; wait", "timeout": 1})
+    r = run_panto("-p", "go", "--json", "--allow", "exec")
+    assert r.returncode == 0, r.stderr
+    [res] = tool_results(r.stdout)
+    assert res["is_error"] is True
+    assert res["content"] == "started\n\n[timed out after 1 seconds: the command was killed]"
+    assert not pid_alive(int((workdir / "bg.pid").read_text()))
+
+
+def test_bash_is_canceled_by_sigint_and_its_processes_killed(emulator, start_panto, workdir: Path):
+    call(emulator, "bash", {"command": "sleep 300 & echo $! > bg.pid; wait"})
+    proc = start_panto("-p", "go", "--allow", "exec")
+    pid_file = workdir / "bg.pid"
+    deadline = time.monotonic() + RUN_TIMEOUT
+    while not (pid_file.exists() and pid_file.read_text().strip()):
+        assert proc.poll() is None, proc.stderr.read().decode()
+        assert time.monotonic() < deadline, "the command never started"
+        time.sleep(0.02)
+    proc.send_signal(signal.SIGINT)
+    _, err = proc.communicate(timeout=RUN_TIMEOUT)
+    assert proc.returncode == 130, err.decode()
+    assert not pid_alive(int(pid_file.read_text()))
+
+
+def test_bash_calls_of_one_round_run_together(emulator, run_panto, workdir: Path):
+    # The first call waits for a file the second makes: were the calls run one after the
+    # other, the first would time out.
+    emu = emulator({"responses": [
+        {"message": {"content": [
+            {"type": "tool_use", "id": "toolu_1", "name": "bash",
+             "input": {"command": "while [ ! -f flag ]; do sleep 0.01; done; echo saw flag", "timeout": 30}},
+            {"type": "tool_use", "id": "toolu_2", "name": "bash", "input": {"command": "touch flag; echo made flag"}},
+        ]}},
+        text_reply("ok"),
+    ]})
+    r = run_panto("-p", "go", "--json", "--allow", "exec")
+    assert r.returncode == 0, r.stderr
+    results = {res["id"]: res for res in tool_results(r.stdout)}
+    assert results["toolu_1"]["content"] == "saw flag\n" and results["toolu_1"]["is_error"] is False
+    assert results["toolu_2"]["content"] == "made flag\n"
+    assert len(emu.requests()) == 2
+
+
+def test_bash_commands_start_with_no_signal_blocked(emulator, run_panto):
+    # Print mode blocks SIGINT in its threads (a watcher takes it); a command must not inherit that.
+    call(emulator, "bash", {"command": "grep SigBlk /proc/self/status"})
+    r = run_panto("-p", "go", "--json", "--allow", "exec")
+    assert r.returncode == 0, r.stderr
+    [res] = tool_results(r.stdout)
+    assert res["content"] == "SigBlk:\t0000000000000000\n"
