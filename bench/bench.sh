@@ -79,4 +79,8 @@ fi
 #    PYTHONDONTWRITEBYTECODE set, it would otherwise be compiled from source at every start.
 build/bench-venv/bin/python -m compileall -q bindings-py/panto
 
+# 6. The panto command's start-up (bench/startup.py): -p to its first byte, beside Python's and
+#    Node's start. Written to build/bench/startup.json.
+build/bench-venv/bin/python bench/startup.py --panto "$out/zig-out/bin/panto" --python build/bench-venv/bin/python
+
 BENCH_LIB_DIR=$lib exec build/bench-venv/bin/python bench/run.py "$@"

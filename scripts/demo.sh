@@ -52,3 +52,14 @@ for example in $examples; do
         fi
     done
 done
+
+# The `panto` command (docs/cli.md): one turn in print mode, streamed to stdout.
+echo
+echo "demo: the panto command (panto -p)"
+if $real_api; then
+    zig-out/bin/panto --no-session ${PANTO_BASE_URL:+--base-url "$PANTO_BASE_URL"} -p "Say hello in one sentence."
+else
+    scripts/with-emulator.sh bash -c 'ANTHROPIC_BASE_URL=$PANTO_BASE_URL OPENAI_BASE_URL=$PANTO_BASE_URL \
+        ANTHROPIC_API_KEY=$PANTO_API_KEY OPENAI_API_KEY=$PANTO_API_KEY \
+        zig-out/bin/panto --no-session -p "Say hello in one sentence."'
+fi

@@ -217,3 +217,12 @@ f:close()
     r = run_panto("-p", "go", "-e", str(f))
     assert r.returncode == 0, r.stderr
     assert out.read_text() == "function table function true true"
+
+
+def test_print_of_an_extension_goes_to_stderr_not_into_the_answer(emulator, run_panto, workdir: Path):
+    f = ext_file(workdir, "chatty.lua", 'print("loading", 42)\n')
+    emulator({"responses": [text_reply("answer")]})
+    r = run_panto("-p", "go", "--json", "-e", str(f))
+    assert r.returncode == 0, r.stderr
+    assert r.stderr == "loading\t42\n"
+    assert all(json.loads(line) for line in r.stdout.splitlines())

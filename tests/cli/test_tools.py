@@ -188,3 +188,12 @@ def test_bash_calls_of_one_round_run_together(emulator, run_panto, workdir: Path
     assert results["toolu_1"]["content"] == "saw flag\n" and results["toolu_1"]["is_error"] is False
     assert results["toolu_2"]["content"] == "made flag\n"
     assert len(emu.requests()) == 2
+
+
+def test_bash_commands_start_with_no_signal_blocked(emulator, run_panto):
+    # Print mode blocks SIGINT in its threads (a watcher takes it); a command must not inherit that.
+    call(emulator, "bash", {"command": "grep SigBlk /proc/self/status"})
+    r = run_panto("-p", "go", "--json", "--allow", "exec")
+    assert r.returncode == 0, r.stderr
+    [res] = tool_results(r.stdout)
+    assert res["content"] == "SigBlk:\t0000000000000000\n"

@@ -29,6 +29,8 @@ pub const Host = struct {
     /// The registrations' strings (a name registered again leaves its old strings here).
     arena: std.heap.ArenaAllocator,
     tools: std.ArrayList(Tool) = .empty,
+    /// The same tools as panto parsed them (their capabilities).
+    registry: panto.tools.Set,
     /// The specs of the tools the granted capabilities allow, for toolSpecs.
     offered: std.ArrayList([]const u8) = .empty,
     command_list: std.ArrayList(Command) = .empty,
@@ -57,7 +59,6 @@ pub const Host = struct {
     const Tool = struct {
         name: []const u8,
         spec: []const u8,
-        capabilities: []const []const u8,
         source: ?u32,
     };
 
@@ -67,13 +68,13 @@ pub const Host = struct {
         const L = c.luaL_newstate() orelse return error.OutOfMemory;
         errdefer c.lua_close(L);
         const h = try gpa.create(Host);
-        h.* = .{ .gpa = gpa, .io = io, .L = L, .options = options, .arena = .init(gpa), .runner = undefined };
+        h.* = .{ .gpa = gpa, .io = io, .L = L, .options = options, .arena = .init(gpa), .registry = .init(gpa), .runner = undefined };
         c.lua_settop(L, 0);
         c.lua_pushcclosure(L, setUp, 0);
         c.lua_pushlightuserdata(L, h);
         if (c.lua_pcallk(L, 1, 0, 0, 0, null) != c.LUA_OK) {
             gpa.destroy(h);
-            return error.OutOfMemory;
+            return error.LuaSetUpFailed; // out of memory, or a module built for another ABI
         }
         return h;
     }
@@ -81,6 +82,10 @@ pub const Host = struct {
     fn setUp(L: State) callconv(.c) c_int {
         const h: *Host = @ptrCast(@alignCast(c.lua_touserdata(L, 1).?));
         luaL_openlibs(L);
+        // print writes to the report writer (stderr): stdout is the answer's, and --json's.
+        c.lua_pushlightuserdata(L, h);
+        c.lua_pushcclosure(L, luaPrint, 1);
+        c.lua_setglobal(L, "print");
         _ = c.luaL_getsubtable(L, c.LUA_REGISTRYINDEX, "_PRELOAD");
         c.lua_pushlightuserdata(L, h);
         c.lua_pushcclosure(L, ext.loader, 1);
@@ -102,6 +107,7 @@ pub const Host = struct {
         h.runner.deinit();
         c.lua_close(h.L);
         h.tools.deinit(gpa);
+        h.registry.deinit();
         h.offered.deinit(gpa);
         h.command_list.deinit(gpa);
         h.command_sources.deinit(gpa);
@@ -206,13 +212,11 @@ pub const Host = struct {
         var i: usize = h.tools.items.len;
         while (i > 0) {
             i -= 1;
-            if (h.tools.items[i].source != source) continue;
+            const t = h.tools.items[i];
+            if (t.source != source) continue;
             h.pushHandlers(L);
-            p.pushSlice(L, h.tools.items[i].name);
-            c.lua_pushnil(L);
-            c.lua_rawset(L, -3);
-            p.pop(L, 1);
-            _ = h.tools.orderedRemove(i);
+            clearKey(L, t.name);
+            h.dropTool(t.name);
         }
         h.refreshOffered();
         i = h.command_list.items.len;
@@ -220,14 +224,19 @@ pub const Host = struct {
             i -= 1;
             if (h.command_sources.items[i] != source) continue;
             h.pushCommandHandlers(L);
-            p.pushSlice(L, h.command_list.items[i].name);
-            c.lua_pushnil(L);
-            c.lua_rawset(L, -3);
-            p.pop(L, 1);
+            clearKey(L, h.command_list.items[i].name);
             _ = h.command_list.orderedRemove(i);
             _ = h.command_sources.orderedRemove(i);
         }
         h.dropSubscribersOf(source);
+    }
+
+    /// Sets t[key] = nil in the table at the top, and pops it.
+    fn clearKey(L: State, key: []const u8) void {
+        p.pushSlice(L, key);
+        c.lua_pushnil(L);
+        c.lua_rawset(L, -3);
+        p.pop(L, 1);
     }
 
     // ---- registrations (ext.zig) ----
@@ -241,28 +250,26 @@ pub const Host = struct {
             return err;
         };
         const a = h.arena.allocator();
-        const parsed = scratch.items()[0];
-        const tool: Tool = .{
-            .name = try a.dupe(u8, name),
-            .spec = try a.dupe(u8, spec),
-            .capabilities = try panto.tools.dupeStrings(a, parsed.capabilities),
-            .source = h.loading,
-        };
+        const tool: Tool = .{ .name = try a.dupe(u8, name), .spec = try a.dupe(u8, spec), .source = h.loading };
+        try h.tools.ensureUnusedCapacity(h.gpa, 1);
+        h.dropTool(name);
+        try h.registry.add(scratch.items()[0], diag);
+        h.tools.appendAssumeCapacity(tool);
+        h.refreshOffered();
+    }
+
+    fn dropTool(h: *Host, name: []const u8) void {
         for (h.tools.items, 0..) |t, i| if (std.mem.eql(u8, t.name, name)) {
             _ = h.tools.orderedRemove(i);
             break;
         };
-        try h.tools.append(h.gpa, tool);
-        h.refreshOffered();
+        h.registry.remove(name);
     }
 
+    /// Whether the granted capabilities allow the tool (the core's rule).
     fn allowed(h: *const Host, t: Tool) bool {
-        for (t.capabilities) |needed| {
-            for (h.options.granted) |g| {
-                if (std.mem.eql(u8, g, needed)) break;
-            } else return false;
-        }
-        return true;
+        const parsed = h.registry.find(t.name) orelse return false;
+        return parsed.allowedWith(h.options.granted);
     }
 
     fn refreshOffered(h: *Host) void {
@@ -451,6 +458,16 @@ pub const Host = struct {
     fn ctxPrint(L: State) callconv(.c) c_int {
         const h: *Host = @ptrCast(@alignCast(c.lua_touserdata(L, c.lua_upvalueindex(1)).?));
         const out = h.command_out orelse return c.luaL_error(L, "ctx.print: the command is over");
+        return printTo(L, out);
+    }
+
+    /// print(...) of the extensions: to the report writer.
+    fn luaPrint(L: State) callconv(.c) c_int {
+        const h: *Host = @ptrCast(@alignCast(c.lua_touserdata(L, c.lua_upvalueindex(1)).?));
+        return printTo(L, h.options.report);
+    }
+
+    fn printTo(L: State, out: *std.Io.Writer) c_int {
         const n = c.lua_gettop(L);
         var i: c_int = 1;
         while (i <= n) : (i += 1) {
@@ -468,6 +485,8 @@ pub const Host = struct {
     /// An agent event for ext.on subscribers: its name and its data as a JSON object.
     pub fn emit(h: *Host, name: []const u8, data_json: []const u8) void {
         const L = h.L;
+        // A new turn: a cancel of the one before (it may have come while no tool ran) is spent.
+        if (std.mem.eql(u8, name, "turn_start")) h.runner.children.clearCancel();
         const top = c.lua_gettop(L);
         defer c.lua_settop(L, top);
         p.pushSlice(L, name);
@@ -510,7 +529,7 @@ pub const Host = struct {
 
     pub fn spawnChild(h: *Host, options: exec.Options, why: *[]const u8) exec.SpawnError!*exec.Child {
         try h.runner.children.list.ensureUnusedCapacity(h.gpa, 1);
-        const ch = try exec.spawn(h.gpa, h.io, options, @import("panto_lua").embed.tool_runs.now(), why);
+        const ch = try exec.spawn(h.gpa, options, @import("panto_lua").embed.tool_runs.now(), why);
         h.runner.children.list.appendAssumeCapacity(ch);
         if (h.runner.children.isCanceled()) h.runner.children.killAll();
         return ch;

@@ -131,6 +131,23 @@ test "ext.exec in a command waits in place; its timeout kills the command" {
     try std.testing.expectEqualStrings("nil|9||true|false|0\n", slow.out);
 }
 
+test "ext.exec runs a list without a shell, in the folder given; one that cannot start is nil, why" {
+    var f: Fixture = undefined;
+    try f.init(&.{});
+    defer f.deinit();
+    f.host.loadSource("@list.lua",
+        \\local ext = require("panto").ext
+        \\ext.command{name = "pwd", handler = function()
+        \\  local r = assert(ext.exec({"pwd"}, {cwd = "/"}))
+        \\  local none, why = ext.exec({"no-such-program-here"})
+        \\  return r.output .. tostring(none) .. " " .. why
+        \\end}
+    );
+    const r = try f.command("pwd", "");
+    defer gpa.free(r.out);
+    try std.testing.expectEqualStrings("/\nnil cannot start 'no-such-program-here': FileNotFound\n", r.out);
+}
+
 test "a cancel kills the command ext.exec waits for" {
     var f: Fixture = undefined;
     try f.init(&.{});
@@ -165,4 +182,20 @@ test "a cancel kills the command ext.exec waits for" {
     thread.join();
     defer gpa.free(r.out);
     try std.testing.expectEqualStrings("true 9\n", r.out);
+    // A cancel that came while nothing ran is spent when the next turn starts: a subscriber
+    // of turn_start runs its command to the end.
+    f.host.loadSource("@quick.lua",
+        \\local ext = require("panto").ext
+        \\local seen = "none"
+        \\ext.on("turn_start", function()
+        \\  local r = ext.exec("exit 0")
+        \\  seen = tostring(r.canceled) .. " " .. tostring(r.status)
+        \\end)
+        \\ext.command{name = "quick", handler = function() return seen end}
+    );
+    f.host.cancelAsync();
+    f.host.emit("turn_start", "{\"input\":\"next\"}");
+    const q = try f.command("quick", "");
+    defer gpa.free(q.out);
+    try std.testing.expectEqualStrings("false 0\n", q.out);
 }
