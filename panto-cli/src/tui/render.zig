@@ -82,7 +82,7 @@ pub const Renderer = struct {
             .tool_progress => |p| {
                 try r.freshLine();
                 try r.out.print("{s}  … {s}: ", .{ dim, p.name });
-                try r.clipped(p.text, r.cols -| width.of(p.name) + 7);
+                try r.clipped(p.text, r.cols -| (width.of(p.name) + 7));
                 try r.out.writeAll(reset);
                 r.live_line = true;
             },
@@ -383,4 +383,16 @@ test "a tool call: name and input summary, then the result's size or its error" 
             "  " ++ red ++ "✗ edit: old text not found" ++ reset ++ "\n",
         out.written(),
     );
+}
+
+test "a long progress text is cut to the terminal's width" {
+    var out: Writer.Allocating = .init(testing.allocator);
+    defer out.deinit();
+    var r = Renderer.init(testing.allocator, &out.writer);
+    defer r.deinit();
+    r.cols = 20;
+    play(&r, &.{.{ .tool_progress = .{ .id = "t1", .name = "bash", .text = "line 1\nline 2 and much more" } }});
+    // "  … bash: " takes 10 columns; the text gets the rest but one (a live line never fills
+    // the row, so rewriting it never wraps), its last one the "…".
+    try testing.expectEqualStrings(dim ++ "  … bash: line 1 l…" ++ reset, out.written());
 }
