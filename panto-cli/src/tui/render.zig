@@ -141,8 +141,11 @@ pub const Renderer = struct {
                     if (r.thinking_rows > 0) try r.out.print("\x1b[{d}A", .{r.thinking_rows});
                     try r.out.writeAll("\x1b[J");
                     r.col = 0;
-                    try r.foldedThinking();
-                    try r.out.writeAll("\n");
+                    // A block of no text (a signature only) leaves no line.
+                    if (std.mem.trim(u8, r.thinkingOfBlock(), " \n\t").len > 0) {
+                        try r.foldedThinking();
+                        try r.out.writeAll("\n");
+                    }
                 } else try r.freshLine();
                 r.endThinkingBlock();
             },
@@ -395,4 +398,16 @@ test "a long progress text is cut to the terminal's width" {
     // "  … bash: " takes 10 columns; the text gets the rest but one (a live line never fills
     // the row, so rewriting it never wraps), its last one the "…".
     try testing.expectEqualStrings(dim ++ "  … bash: line 1 l…" ++ reset, out.written());
+}
+
+test "an empty thinking block leaves no line" {
+    var out: Writer.Allocating = .init(testing.allocator);
+    defer out.deinit();
+    var r = Renderer.init(testing.allocator, &out.writer);
+    defer r.deinit();
+    play(&r, &.{
+        .{ .block_start = .{ .index = 0, .kind = .thinking } },
+        .{ .block_complete = .{ .index = 0, .kind = .thinking, .text = "" } },
+    });
+    try testing.expectEqualStrings(dim ++ reset ++ "\r\x1b[J", out.written());
 }
