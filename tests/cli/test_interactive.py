@@ -18,7 +18,7 @@ from typing import Any, Callable, Iterator
 
 import pytest
 
-from conftest import text_reply, tool_reply, error_reply
+from conftest import OPENAI_KEY, error_reply, text_reply, tool_reply
 
 pytestmark = pytest.mark.skipif(shutil.which("tmux") is None, reason="tmux is not installed")
 
@@ -253,11 +253,26 @@ def test_thinking_is_dim_and_folded_to_one_line(emulator, pane):
     p.wait_for("thinking shown", after=mark)
 
 
+def test_model_switches_provider_and_model(emulator, pane):
+    emu = emulator({"responses": [text_reply("From the other side.")]})
+    p = pane()
+    p.type("/model openai:gpt-4o-mini")
+    p.wait_for("model: gpt-4o-mini (openai)")
+    p.type("Hello")
+    screen = p.wait_for("turn ")
+    assert "From the other side." in screen
+    request = emu.requests()[0]
+    assert request["path"] == "/v1/chat/completions" and request["body"]["model"] == "gpt-4o-mini"
+    assert request["headers"]["authorization"] == "Bearer " + OPENAI_KEY
+    # The status line follows the switch: the new model's window and price.
+    assert "gpt-4o-mini · context" in screen and "/128k" in screen
+
+
 def test_slash_commands_model_thinking_session_help(emulator, pane):
     emulator({"responses": []})
     p = pane("--model", "claude-test")
     for line, answer in [
-        ("/model claude-other", "model: claude-other"),
+        ("/model claude-other", "model: claude-other (anthropic)"),
         ("/model", "claude-other (anthropic)"),
         ("/thinking low", "thinking: low"),
         ("/thinking lots", '/thinking: thinking must be one of off, minimal, low, medium, high, not "lots"'),

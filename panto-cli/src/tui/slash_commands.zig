@@ -12,7 +12,7 @@ const Writer = std.Io.Writer;
 pub const Builtin = struct { name: []const u8, usage: []const u8, description: []const u8 };
 
 pub const builtins = [_]Builtin{
-    .{ .name = "model", .usage = "/model [NAME]", .description = "show the model, or switch to NAME" },
+    .{ .name = "model", .usage = "/model [[PROVIDER:]NAME]", .description = "show the model, or switch (and the provider)" },
     .{ .name = "thinking", .usage = "/thinking [LEVEL|show|hide]", .description = "the thinking level (off minimal low medium high); show/hide its text" },
     .{ .name = "session", .usage = "/session", .description = "the session this conversation is kept in" },
     .{ .name = "compact", .usage = "/compact", .description = "summarize the older messages to free context" },
@@ -78,13 +78,22 @@ fn help(ctx: Context) Writer.Error!void {
         style.reset);
 }
 
+/// `/model NAME`, or `/model PROVIDER:NAME` to switch providers too: the new provider's key
+/// and endpoint then come from its environment (api_key and base_url reset to null).
 fn model(ctx: Context, args: []const u8) Writer.Error!void {
     const agent = ctx.app.agent;
     if (args.len == 0) {
         return ctx.out.print("{s} ({s})\n", .{ agent.config.model, @tagName(agent.config.provider) });
     }
-    try setConfig(ctx, "model", args);
-    if (std.mem.eql(u8, agent.config.model, args)) try ctx.out.print("model: {s}\n", .{args});
+    const colon = std.mem.indexOfScalar(u8, args, ':');
+    const provider = if (colon) |i| std.meta.stringToEnum(panto.Provider, args[0..i]) else null;
+    const name = if (provider != null) args[colon.? + 1 ..] else args;
+    var json: Writer.Allocating = .init(ctx.app.gpa);
+    defer json.deinit();
+    const w = &json.writer;
+    (if (provider) |p| w.print("{{\"provider\":\"{s}\",\"api_key\":null,\"base_url\":null,\"model\":{f}}}", .{ @tagName(p), std.json.fmt(name, .{}) }) else w.print("{{\"model\":{f}}}", .{std.json.fmt(name, .{})})) catch
+        return ctx.out.print("{s}out of memory{s}\n", .{ style.red, style.reset });
+    if (try setConfig(ctx, "model", json.written())) try ctx.out.print("model: {s} ({s})\n", .{ agent.config.model, @tagName(agent.config.provider) });
 }
 
 fn thinking(ctx: Context, args: []const u8) Writer.Error!void {
@@ -102,21 +111,21 @@ fn thinking(ctx: Context, args: []const u8) Writer.Error!void {
         r.show_thinking = false;
         return ctx.out.writeAll("thinking folded after each block\n");
     }
-    try setConfig(ctx, "thinking", args);
-    if (eql(@tagName(agent.config.thinking), args)) try ctx.out.print("thinking: {s}\n", .{args});
+    var buf: [64]u8 = undefined;
+    const json = std.fmt.bufPrint(&buf, "{{\"thinking\":{f}}}", .{std.json.fmt(args, .{})}) catch
+        return ctx.out.print("{s}/thinking: one of off, minimal, low, medium, high, show, hide{s}\n", .{ style.red, style.reset });
+    if (try setConfig(ctx, "thinking", json)) try ctx.out.print("thinking: {s}\n", .{@tagName(agent.config.thinking)});
 }
 
-/// agent.setConfig({key: value}); a refusal is shown with the core's diagnostic.
-fn setConfig(ctx: Context, key: []const u8, value: []const u8) Writer.Error!void {
-    var json: Writer.Allocating = .init(ctx.app.gpa);
-    defer json.deinit();
-    json.writer.print("{{\"{s}\":{f}}}", .{ key, std.json.fmt(value, .{}) }) catch
-        return ctx.out.print("{s}out of memory{s}\n", .{ style.red, style.reset });
+/// agent.setConfig(json); a refusal is shown with the core's diagnostic. true: done.
+fn setConfig(ctx: Context, command: []const u8, json: []const u8) Writer.Error!bool {
     var diag: panto.config.Diagnostic = .{};
-    ctx.app.agent.setConfig(json.written(), &diag) catch |err| {
+    ctx.app.agent.setConfig(json, &diag) catch |err| {
         const why = if (err == error.InvalidConfig) diag.message() else @errorName(err);
-        return ctx.out.print("{s}/{s}: {s}{s}\n", .{ style.red, key, why, style.reset });
+        try ctx.out.print("{s}/{s}: {s}{s}\n", .{ style.red, command, why, style.reset });
+        return false;
     };
+    return true;
 }
 
 fn session(ctx: Context) Writer.Error!void {
