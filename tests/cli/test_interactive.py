@@ -215,6 +215,9 @@ def test_line_editing_and_the_history_across_runs(emulator, pane, home):
     q = pane()
     q.keys("Up")
     q.wait_for("> hello world!")
+    # Ctrl-R finds it by a part of it.
+    q.keys("C-u", "C-r", "o w")
+    q.wait_for("(search: o w) hello world!")
 
 
 def test_a_tool_call_is_shown_with_its_input_and_its_result_size(emulator, pane, workdir):

@@ -8,6 +8,8 @@
 //!   Up/Down, Ctrl-P/N          history            Tab                  complete a /command
 //!   Ctrl-C  clear the line     Ctrl-D  exit (empty line) or delete     Ctrl-L  clear screen
 //!   Ctrl-T  show/hide thinking         Ctrl-Z  suspend (fg continues)
+//!   Ctrl-R  search the history (again: an older match; Enter sends, Esc/Ctrl-G gives up,
+//!           another key keeps the match to edit)
 const std = @import("std");
 const Allocator = std.mem.Allocator;
 const keys = @import("keys.zig");
@@ -45,6 +47,15 @@ pub const Editor = struct {
     /// What Tab completes a leading "/" word against.
     completions: []const []const u8 = &.{},
     submitted: std.ArrayList(u8) = .empty,
+    /// Ctrl-R: the history search under way.
+    search: ?Search = null,
+
+    const Search = struct {
+        query: std.ArrayList(u8) = .empty,
+        /// The history entry matched.
+        at: ?usize = null,
+        failed: bool = false,
+    };
 
     pub fn init(gpa: Allocator, history: *History) Editor {
         return .{ .gpa = gpa, .history = history };
@@ -54,6 +65,7 @@ pub const Editor = struct {
         e.buf.deinit(e.gpa);
         e.draft.deinit(e.gpa);
         e.submitted.deinit(e.gpa);
+        if (e.search) |*search| search.query.deinit(e.gpa);
     }
 
     pub fn line(e: *const Editor) []const u8 {
@@ -61,6 +73,7 @@ pub const Editor = struct {
     }
 
     pub fn handle(e: *Editor, key: keys.Key) Allocator.Error!Action {
+        if (e.search != null and !e.pasting) return e.searchKey(key);
         switch (key) {
             .char => |s| try e.insert(s),
             .tab => if (e.pasting) try e.insert("\t") else try e.complete(),
@@ -97,6 +110,7 @@ pub const Editor = struct {
             'n' => try e.historyStep(.newer),
             'l' => return .clear_screen,
             't' => return .toggle_thinking,
+            'r' => try e.startSearch(),
             'z' => return .suspend_job,
             'c' => {
                 const had_text = e.buf.items.len > 0;
@@ -208,8 +222,86 @@ pub const Editor = struct {
         if (unique) try e.insert(" ");
     }
 
+    fn startSearch(e: *Editor) Allocator.Error!void {
+        e.draft.clearRetainingCapacity();
+        try e.draft.appendSlice(e.gpa, e.buf.items);
+        e.browse = null;
+        e.search = .{};
+    }
+
+    fn endSearch(e: *Editor, keep_match: bool) Allocator.Error!void {
+        var search = e.search orelse return;
+        search.query.deinit(e.gpa);
+        e.search = null;
+        if (keep_match) return;
+        e.buf.clearRetainingCapacity();
+        try e.buf.appendSlice(e.gpa, e.draft.items);
+        e.cursor = e.buf.items.len;
+    }
+
+    fn searchKey(e: *Editor, key: keys.Key) Allocator.Error!Action {
+        const search = &e.search.?;
+        const newest = e.history.len() -| 1;
+        switch (key) {
+            .char => |ch| {
+                try search.query.appendSlice(e.gpa, ch);
+                try e.find(search.at orelse newest);
+            },
+            .backspace => {
+                const q = search.query.items;
+                var i = q.len;
+                while (i > 0) {
+                    i -= 1;
+                    if (q[i] & 0xc0 != 0x80) break;
+                }
+                search.query.shrinkRetainingCapacity(i);
+                try e.find(newest);
+            },
+            .escape => try e.endSearch(false),
+            .ctrl => |letter| switch (letter) {
+                'r' => if (search.at) |at| {
+                    if (at > 0) try e.find(at - 1) else search.failed = true;
+                },
+                'g' => try e.endSearch(false),
+                else => {
+                    try e.endSearch(true);
+                    return e.handle(key);
+                },
+            },
+            else => {
+                try e.endSearch(true);
+                return e.handle(key);
+            },
+        }
+        return .none;
+    }
+
+    /// The newest entry at or before `from` holding the query goes in the line, the cursor
+    /// at the match; none: the search says it failed, the line stays.
+    fn find(e: *Editor, from: usize) Allocator.Error!void {
+        const search = &e.search.?;
+        const query = search.query.items;
+        var i = @min(from + 1, e.history.len());
+        while (i > 0) {
+            i -= 1;
+            const entry = e.history.get(i);
+            const pos = std.mem.indexOf(u8, entry, query) orelse continue;
+            search.at = i;
+            search.failed = false;
+            e.buf.clearRetainingCapacity();
+            try e.buf.appendSlice(e.gpa, entry);
+            e.cursor = pos;
+            return;
+        }
+        search.failed = true;
+    }
+
     /// Draws the prompt and the line on the terminal's current row, the cursor placed.
-    pub fn draw(e: *Editor, w: *std.Io.Writer, prompt: []const u8, cols: usize) std.Io.Writer.Error!void {
+    pub fn draw(e: *Editor, w: *std.Io.Writer, normal_prompt: []const u8, cols: usize) std.Io.Writer.Error!void {
+        var prompt_buf: [128]u8 = undefined;
+        const prompt = if (e.search) |search| std.fmt.bufPrint(&prompt_buf, "({s}search: {s}) ", .{
+            if (search.failed) "failed " else "", search.query.items,
+        }) catch "(search) " else normal_prompt;
         const prompt_cols = width.of(prompt);
         const room = if (cols > prompt_cols + 1) cols - prompt_cols - 1 else 1;
         const b = e.buf.items;
@@ -350,4 +442,35 @@ test "drawing: prompt, line, cursor column; a long line scrolls to keep the curs
     _ = try feed(&e, "\x05\x15abcdefghij");
     try e.draw(&out.writer, "> ", 8); // room for 5 columns
     try testing.expectEqualStrings("\r\x1b[1m> \x1b[0mfghij\x1b[K\r\x1b[7C", out.written());
+}
+
+test "Ctrl-R searches the history: newest match first, again for older; Esc gives up" {
+    var h = History.init(testing.allocator, testing.io, null, 10);
+    defer h.deinit();
+    try h.add("git status");
+    try h.add("make test");
+    try h.add("git log");
+    var e = Editor.init(testing.allocator, &h);
+    defer e.deinit();
+    _ = try feed(&e, "draft\x12gi");
+    try testing.expectEqualStrings("git log", e.line());
+    _ = try feed(&e, "\x12");
+    try testing.expectEqualStrings("git status", e.line());
+    _ = try feed(&e, "\x12"); // no older one: stays, says it failed
+    try testing.expectEqualStrings("git status", e.line());
+    try testing.expect(e.search.?.failed);
+    var out: std.Io.Writer.Allocating = .init(testing.allocator);
+    defer out.deinit();
+    try e.draw(&out.writer, "> ", 80);
+    try testing.expectEqualStrings("\r\x1b[1m(failed search: gi) \x1b[0mgit status\x1b[K\r\x1b[20C", out.written()); // the cursor on the match
+    _ = try feed(&e, "\x1b");
+    try testing.expectEqualStrings("draft", e.line());
+    try testing.expectEqual(null, e.search);
+    // Another key keeps the match and edits it; Enter sends it.
+    _ = try feed(&e, "\x12make\x05!");
+    try testing.expectEqualStrings("make test!", e.line());
+    _ = try feed(&e, "\x15\x12tes\x7f\x7f\x7flog");
+    try testing.expectEqualStrings("git log", e.line());
+    const a = try feed(&e, "\r");
+    try testing.expectEqualStrings("git log", a.submit);
 }
