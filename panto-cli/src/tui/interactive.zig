@@ -70,6 +70,8 @@ const Loop = struct {
     /// Input read but not yet used: the tail of a read, or what was typed during a turn.
     pending: std.ArrayList(u8) = .empty,
     history_warned: bool = false,
+    /// The text of the last key read (a UTF-8 character: at most 4 bytes).
+    key_bytes: [4]u8 = undefined,
 
     fn banner(l: *Loop) !void {
         const agent = l.app.agent;
@@ -195,14 +197,12 @@ const Loop = struct {
         }
     }
 
-    var char_buf: [4]u8 = undefined;
-
+    /// A key whose text borrows from `pending`, with its text moved to `key_bytes`.
     fn keep(l: *Loop, key: keys.Key) keys.Key {
-        _ = l;
         return switch (key) {
-            .char => |s| blk: {
-                @memcpy(char_buf[0..s.len], s);
-                break :blk .{ .char = char_buf[0..s.len] };
+            .char => |ch| blk: {
+                @memcpy(l.key_bytes[0..ch.len], ch);
+                break :blk .{ .char = l.key_bytes[0..ch.len] };
             },
             else => key,
         };

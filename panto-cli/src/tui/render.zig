@@ -98,6 +98,7 @@ pub const Renderer = struct {
                 try r.noteLine(std.fmt.bufPrint(&buf, "compacting the conversation ({s}, about {d} tokens)…", .{ c.reason, c.tokens_before }) catch "compacting…");
             },
             .compaction_end => |c| {
+                r.context_tokens = c.tokens_after;
                 var buf: [160]u8 = undefined;
                 try r.noteLine(std.fmt.bufPrint(&buf, "compacted {d} message{s}: about {d} → {d} tokens", .{
                     c.message_count, if (c.message_count == 1) "" else "s", c.tokens_before, c.tokens_after,
