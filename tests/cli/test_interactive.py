@@ -220,6 +220,21 @@ def test_line_editing_and_the_history_across_runs(emulator, pane, home):
     q.wait_for("(search: o w) hello world!")
 
 
+def test_a_history_file_that_cannot_be_written_is_said_once(emulator, pane, home):
+    emulator({"responses": [text_reply("Answer one."), text_reply("Answer two.")]})
+    history = home / ".local" / "state" / "panto" / "history"
+    history.mkdir(parents=True)  # a folder where the file should be
+    p = pane()
+    p.type("first")
+    p.wait_for("Answer one.")
+    p.type("second")
+    screen = p.wait_for("Answer two.")
+    assert screen.count("cannot be written: kept in memory for this run") == 1
+    assert f"history: {history} cannot be written" in screen
+    p.keys("Up", "Up")
+    p.wait_for("> first")
+
+
 def test_a_tool_call_is_shown_with_its_input_and_its_result_size(emulator, pane, workdir):
     (workdir / "notes.txt").write_text("line one\nline two\n")
     emu = emulator({"responses": [tool_reply("read", {"path": "notes.txt"}),

@@ -53,7 +53,7 @@ pub fn run(app: *App) !u8 {
     };
     defer loop.renderer.deinit();
     defer loop.editor.deinit();
-    history.load() catch |err| try loop.warn("history", err);
+    history.load() catch |err| try loop.historyFailed(err);
     const completions = try slash.names(app.gpa, app);
     defer app.gpa.free(completions);
     loop.editor.completions = completions;
@@ -120,10 +120,7 @@ const Loop = struct {
 
     fn submit(l: *Loop, line: []const u8) !slash.Outcome {
         if (std.mem.trim(u8, line, " \t\n").len == 0) return .done;
-        l.editor.history.add(line) catch |err| if (!l.history_warned) {
-            l.history_warned = true;
-            try l.warn("history", err);
-        };
+        l.editor.history.add(line) catch |err| try l.historyFailed(err);
         const size = terminal.size(stdout_fd);
         l.renderer.cols = size.cols;
         l.renderer.rows = size.rows;
@@ -208,8 +205,13 @@ const Loop = struct {
         };
     }
 
-    fn warn(l: *Loop, what: []const u8, err: anyerror) !void {
-        try l.out.print("{s}{s}: {s} (kept in memory only){s}\n", .{ style.dim, what, @errorName(err), style.reset });
+    /// Said once a run: the history goes on in memory.
+    fn historyFailed(l: *Loop, err: anyerror) !void {
+        if (l.history_warned) return;
+        l.history_warned = true;
+        const path = l.editor.history.path orelse "";
+        const why = if (err == error.HistoryWrite) "cannot be written" else @errorName(err);
+        try l.out.print("{s}history: {s} {s}: kept in memory for this run{s}\n", .{ style.dim, path, why, style.reset });
     }
 };
 
