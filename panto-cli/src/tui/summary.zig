@@ -14,7 +14,7 @@ pub fn ofInput(buf: []u8, input: []const u8) []const u8 {
 }
 
 fn writeInput(w: *std.Io.Writer, input: []const u8) std.Io.Writer.Error!void {
-    var arena_buf: [16 * 1024]u8 = undefined;
+    var arena_buf: [64 * 1024]u8 = undefined; // a bigger input: its start as it is
     var fba: std.heap.FixedBufferAllocator = .init(&arena_buf);
     const parsed = std.json.parseFromSliceLeaky(std.json.Value, fba.allocator(), input, .{}) catch {
         // Too big to parse here, or not JSON: its start as it is.
