@@ -65,6 +65,7 @@ fn drive(app: *App, input: []const u8, observer: Observer) Outcome {
             error.ResultPending => {
                 app.host.pump(stream) catch |pump_err| {
                     app.host.abandonCalls();
+                    if (pump_err == error.Canceled) return .canceled; // Ctrl-C while tools ran
                     return failed(app, pump_err, "the extension tool host failed", null);
                 };
                 continue;
@@ -126,7 +127,7 @@ fn failed(app: *App, err: anyerror, fallback: []const u8, detail: ?*const panto.
 }
 
 /// An ext.on event for the Lua host, its data as a JSON object.
-fn emit(app: *App, name: []const u8, data: anytype) void {
+pub fn emit(app: *App, name: []const u8, data: anytype) void {
     var out: std.Io.Writer.Allocating = .init(app.gpa);
     defer out.deinit();
     std.json.Stringify.value(data, .{}, &out.writer) catch return;
