@@ -405,3 +405,25 @@ def test_stdout_closed_early_cancels(emulator, panto_bin, cli_env, workdir):
     assert rc in (1, -signal.SIGPIPE)
     if rc == 1:
         assert err == "panto: stdout was closed: the turn was canceled\n"
+
+
+# The turn's end as extensions see it (ext.on "turn_end"; the other events: test_extensions.py).
+
+def test_ext_on_turn_end_says_the_error_of_a_failed_turn(emulator, run_panto, write_config, workdir):
+    write_config(NO_RETRY)
+    log = workdir / "end.jsonl"
+    ext = workdir / "end.lua"
+    ext.write_text(f"""local panto = require("panto")
+panto.ext.on("turn_end", function(data)
+  local out = io.open({str(log)!r}, "a")
+  out:write(panto.json_encode(data), "\\n")
+  out:close()
+end)
+""")
+    emulator({"responses": [error_reply("rate_limit_error", "Slow down"), text_reply("fine")]})
+    assert run_panto("-e", str(ext), "-p", "x").returncode == 4
+    assert run_panto("-e", str(ext), "-p", "y").returncode == 0
+    assert [json.loads(line) for line in log.read_text().splitlines()] == [
+        {"error": "rate_limit", "message": "Slow down"},
+        {"stop_reason": "end_turn"},
+    ]
