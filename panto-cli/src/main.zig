@@ -99,7 +99,8 @@ pub fn main(init: std.process.Init) !u8 {
         try stderr.print("panto: interactive mode failed: {s}\n", .{@errorName(err)});
         return exit_codes.internal;
     };
-    const prompt = args.prompt orelse readStdin(arena, io) catch |err| {
+    // -p with neither a prompt nor a pipe: no terminal read that waits for an unseen Ctrl-D.
+    const prompt = args.prompt orelse if (stdin_tty) "" else readStdin(arena, io) catch |err| {
         try stderr.print("panto: the prompt could not be read from stdin: {s}\n", .{@errorName(err)});
         return exit_codes.usage;
     };

@@ -71,6 +71,23 @@ def test_no_prompt_is_a_usage_error(emulator, run_panto):
     assert emu.requests() == []
 
 
+def test_no_prompt_and_a_terminal_on_stdin_is_a_usage_error(emulator, panto_bin, cli_env, workdir):
+    """-p alone at a terminal does not wait for a prompt typed blind: it says what is missing."""
+    import os
+    import pty
+    emu = emulator({"responses": [text_reply("never")]})
+    master, slave = pty.openpty()
+    try:
+        r = subprocess.run([str(panto_bin), "-p"], stdin=slave, capture_output=True, text=True,
+                           cwd=workdir, env=cli_env, timeout=60)
+    finally:
+        os.close(slave)
+        os.close(master)
+    assert (r.returncode, r.stdout) == (2, "")
+    assert r.stderr == "panto: no prompt: give one (panto -p PROMPT) or pipe it on stdin\n"
+    assert emu.requests() == []
+
+
 @pytest.mark.parametrize("argv, message", [
     (["--bogus"], "panto: unknown option --bogus"),
     (["--model"], "panto: --model needs a value"),
