@@ -84,10 +84,9 @@ pub fn main(init: std.process.Init) !u8 {
     var agent_diag: panto.config.Diagnostic = .{};
     const agent = panto.Agent.initWithDiagnostic(init.gpa, settings.config, &agent_diag) catch |err| {
         try stderr.print("panto: {s}\n", .{if (agent_diag.len > 0) agent_diag.message() else @errorName(err)});
-        return switch (err) {
-            error.OutOfMemory, error.SessionWrite => exit_codes.internal,
-            else => exit_codes.usage,
-        };
+        // A refused config, or a session that cannot be opened (locked, corrupt, its folder
+        // not writable): the user's to fix.
+        return if (err == error.OutOfMemory) exit_codes.internal else exit_codes.usage;
     };
     defer agent.deinit();
     try addHostTools(arena, agent, host, &settings, stderr);
