@@ -408,6 +408,24 @@ def test_sigint_cancels_the_turn_keeping_the_partial_answer(emulator, start_pant
     assert err == "panto: canceled\n"
 
 
+def test_sigint_before_the_answer_begins_cancels_and_json_says_so(emulator, start_panto):
+    import time
+    emu = emulator({"responses": [{"message": {"content": [{"type": "text", "text": "late"}]}, "delay_ms": 20000}]})
+    p = start_panto("--json", "--no-session", "-p", "x")
+    assert p.stdin is not None and p.stdout is not None and p.stderr is not None
+    p.stdin.close()
+    deadline = time.monotonic() + 30
+    while not emu.requests():  # the request is out: the turn's stream is waiting for the head
+        assert time.monotonic() < deadline and p.poll() is None
+        time.sleep(0.01)
+    p.send_signal(signal.SIGINT)
+    out, err = p.stdout.read().decode(), p.stderr.read().decode()
+    assert p.wait(timeout=30) == 130
+    assert lines(out) == [{"event": "error", "code": "canceled", "http_status": 0, "type": "canceled_error",
+                           "message": "the turn was canceled"}]
+    assert err == "panto: canceled\n"
+
+
 def test_stdout_closed_early_cancels(emulator, panto_bin, cli_env, workdir):
     words = " ".join(f"w{i}" for i in range(200))
     emulator({"responses": [{"message": {"content": [{"type": "text", "text": words}]}, "chunk_delay_ms": 20}]})
