@@ -33,6 +33,7 @@ pub fn run(app: *App, prompt: []const u8, options: Options) u8 {
         json_events.writeSession(options.stdout, info, app.agent.messageCount()) catch {};
         options.stdout.flush() catch {};
     };
+    if (p.interrupted.load(.seq_cst)) return p.finish(.canceled); // Ctrl-C during the set-up
     const outcome = turn.run(app, prompt, .{ .ctx = &p, .event = Printer.event, .note = Printer.note });
     return p.finish(outcome);
 }
