@@ -320,6 +320,18 @@ def test_tools_flag_limits_what_is_offered(emulator, run_panto):
     assert tool_names(body(emu)) == []
 
 
+def test_tools_flag_filters_extension_tools_too(emulator, run_panto, workdir):
+    ext = workdir / "greet.lua"
+    ext.write_text("""require("panto").ext.tool{name = "greet", description = "Greets.",
+  handler = function() return "hi" end}
+""")
+    emu = emulator({"responses": [text_reply("ok")], "repeat_last": True})
+    assert run_panto("-e", str(ext), "-p", "x").returncode == 0
+    assert sorted(tool_names(body(emu))) == ["greet", "read"]
+    assert run_panto("-e", str(ext), "--tools", "read", "-p", "x").returncode == 0
+    assert tool_names(body(emu, 1)) == ["read"]
+
+
 def test_read_is_not_offered_when_fs_read_is_not_granted(emulator, run_panto, write_config):
     emu = emulator({"responses": [text_reply("ok"), text_reply("ok")], "repeat_last": True})
     write_config({"allow": []})
