@@ -4,8 +4,8 @@ const std = @import("std");
 const panto = @import("panto");
 
 pub const ok: u8 = 0;
-/// panto itself failed: out of memory, a session file that cannot be written, a tool host
-/// that broke.
+/// panto itself failed: out of memory, a session file that cannot be written during a turn,
+/// a tool host that broke.
 pub const internal: u8 = 1;
 /// A bad option or value, a refused config file, a session that cannot be opened.
 pub const usage: u8 = 2;

@@ -84,10 +84,9 @@ pub fn main(init: std.process.Init) !u8 {
     var agent_diag: panto.config.Diagnostic = .{};
     const agent = panto.Agent.initWithDiagnostic(init.gpa, settings.config, &agent_diag) catch |err| {
         try stderr.print("panto: {s}\n", .{if (agent_diag.len > 0) agent_diag.message() else @errorName(err)});
-        return switch (err) {
-            error.OutOfMemory, error.SessionWrite => exit_codes.internal,
-            else => exit_codes.usage,
-        };
+        // A refused config, or a session that cannot be opened (locked, corrupt, its folder
+        // not writable): the user's to fix.
+        return if (err == error.OutOfMemory) exit_codes.internal else exit_codes.usage;
     };
     defer agent.deinit();
     try addHostTools(arena, agent, host, &settings, stderr);
@@ -99,7 +98,8 @@ pub fn main(init: std.process.Init) !u8 {
         try stderr.print("panto: interactive mode failed: {s}\n", .{@errorName(err)});
         return exit_codes.internal;
     };
-    const prompt = args.prompt orelse readStdin(arena, io) catch |err| {
+    // -p with neither a prompt nor a pipe: no terminal read that waits for an unseen Ctrl-D.
+    const prompt = args.prompt orelse if (stdin_tty) "" else readStdin(arena, io) catch |err| {
         try stderr.print("panto: the prompt could not be read from stdin: {s}\n", .{@errorName(err)});
         return exit_codes.usage;
     };

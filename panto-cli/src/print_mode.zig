@@ -27,23 +27,26 @@ pub fn blockSigint() void {
 
 /// Runs `prompt` as one turn; the process's exit code.
 pub fn run(app: *App, prompt: []const u8, options: Options) u8 {
-    if (std.Thread.spawn(.{ .stack_size = 64 * 1024 }, watchSigint, .{app})) |t| t.detach() else |_| {}
     var p: Printer = .{ .o = options, .app = app };
+    if (std.Thread.spawn(.{ .stack_size = 64 * 1024 }, watchSigint, .{&p})) |t| t.detach() else |_| {}
     if (options.json) if (app.agent.sessionInfo()) |info| {
         json_events.writeSession(options.stdout, info, app.agent.messageCount()) catch {};
         options.stdout.flush() catch {};
     };
+    if (p.interrupted.load(.seq_cst)) return p.finish(.canceled); // Ctrl-C during the set-up
     const outcome = turn.run(app, prompt, .{ .ctx = &p, .event = Printer.event, .note = Printer.note });
     return p.finish(outcome);
 }
 
-fn watchSigint(app: *App) void {
+/// (The Printer outlives the thread's work: the process exits after `run` returns.)
+fn watchSigint(p: *Printer) void {
     var set = std.posix.sigemptyset();
     std.posix.sigaddset(&set, .INT);
     while (true) {
         var sig: c_int = 0;
         if (std.c.sigwait(&set, &sig) != 0) return;
-        app.cancelTurn();
+        p.interrupted.store(true, .seq_cst);
+        p.app.cancelTurn();
     }
 }
 
@@ -55,9 +58,13 @@ const Printer = struct {
     last: u8 = '\n',
     /// stdout went away (a closed pipe): the turn is canceled, the exit code says so.
     broken: bool = false,
+    /// SIGINT came. A signal taken before the turn's stream was current (the set-up, the
+    /// instant after run()) cancels at the turn's first event.
+    interrupted: std.atomic.Value(bool) = .init(false),
 
     fn event(ctx: *anyopaque, e: *const panto.Event) void {
         const p: *Printer = @ptrCast(@alignCast(ctx));
+        if (p.interrupted.load(.seq_cst)) p.app.cancelTurn();
         if (p.broken) return;
         if (p.o.json) {
             json_events.writeEvent(p.o.stdout, e) catch return p.outGone();

@@ -71,6 +71,23 @@ def test_no_prompt_is_a_usage_error(emulator, run_panto):
     assert emu.requests() == []
 
 
+def test_no_prompt_and_a_terminal_on_stdin_is_a_usage_error(emulator, panto_bin, cli_env, workdir):
+    """-p alone at a terminal does not wait for a prompt typed blind: it says what is missing."""
+    import os
+    import pty
+    emu = emulator({"responses": [text_reply("never")]})
+    master, slave = pty.openpty()
+    try:
+        r = subprocess.run([str(panto_bin), "-p"], stdin=slave, capture_output=True, text=True,
+                           cwd=workdir, env=cli_env, timeout=60)
+    finally:
+        os.close(slave)
+        os.close(master)
+    assert (r.returncode, r.stdout) == (2, "")
+    assert r.stderr == "panto: no prompt: give one (panto -p PROMPT) or pipe it on stdin\n"
+    assert emu.requests() == []
+
+
 @pytest.mark.parametrize("argv, message", [
     (["--bogus"], "panto: unknown option --bogus"),
     (["--model"], "panto: --model needs a value"),
@@ -303,6 +320,18 @@ def test_tools_flag_limits_what_is_offered(emulator, run_panto):
     assert tool_names(body(emu)) == []
 
 
+def test_tools_flag_filters_extension_tools_too(emulator, run_panto, workdir):
+    ext = workdir / "greet.lua"
+    ext.write_text("""require("panto").ext.tool{name = "greet", description = "Greets.",
+  handler = function() return "hi" end}
+""")
+    emu = emulator({"responses": [text_reply("ok")], "repeat_last": True})
+    assert run_panto("-e", str(ext), "-p", "x").returncode == 0
+    assert sorted(tool_names(body(emu))) == ["greet", "read"]
+    assert run_panto("-e", str(ext), "--tools", "read", "-p", "x").returncode == 0
+    assert tool_names(body(emu, 1)) == ["read"]
+
+
 def test_read_is_not_offered_when_fs_read_is_not_granted(emulator, run_panto, write_config):
     emu = emulator({"responses": [text_reply("ok"), text_reply("ok")], "repeat_last": True})
     write_config({"allow": []})
@@ -391,6 +420,24 @@ def test_sigint_cancels_the_turn_keeping_the_partial_answer(emulator, start_pant
     assert err == "panto: canceled\n"
 
 
+def test_sigint_before_the_answer_begins_cancels_and_json_says_so(emulator, start_panto):
+    import time
+    emu = emulator({"responses": [{"message": {"content": [{"type": "text", "text": "late"}]}, "delay_ms": 20000}]})
+    p = start_panto("--json", "--no-session", "-p", "x")
+    assert p.stdin is not None and p.stdout is not None and p.stderr is not None
+    p.stdin.close()
+    deadline = time.monotonic() + 30
+    while not emu.requests():  # the request is out: the turn's stream is waiting for the head
+        assert time.monotonic() < deadline and p.poll() is None
+        time.sleep(0.01)
+    p.send_signal(signal.SIGINT)
+    out, err = p.stdout.read().decode(), p.stderr.read().decode()
+    assert p.wait(timeout=30) == 130
+    assert lines(out) == [{"event": "error", "code": "canceled", "http_status": 0, "type": "canceled_error",
+                           "message": "the turn was canceled"}]
+    assert err == "panto: canceled\n"
+
+
 def test_stdout_closed_early_cancels(emulator, panto_bin, cli_env, workdir):
     words = " ".join(f"w{i}" for i in range(200))
     emulator({"responses": [{"message": {"content": [{"type": "text", "text": words}]}, "chunk_delay_ms": 20}]})
@@ -405,3 +452,25 @@ def test_stdout_closed_early_cancels(emulator, panto_bin, cli_env, workdir):
     assert rc in (1, -signal.SIGPIPE)
     if rc == 1:
         assert err == "panto: stdout was closed: the turn was canceled\n"
+
+
+# The turn's end as extensions see it (ext.on "turn_end"; the other events: test_extensions.py).
+
+def test_ext_on_turn_end_says_the_error_of_a_failed_turn(emulator, run_panto, write_config, workdir):
+    write_config(NO_RETRY)
+    log = workdir / "end.jsonl"
+    ext = workdir / "end.lua"
+    ext.write_text(f"""local panto = require("panto")
+panto.ext.on("turn_end", function(data)
+  local out = io.open({str(log)!r}, "a")
+  out:write(panto.json_encode(data), "\\n")
+  out:close()
+end)
+""")
+    emulator({"responses": [error_reply("rate_limit_error", "Slow down"), text_reply("fine")]})
+    assert run_panto("-e", str(ext), "-p", "x").returncode == 4
+    assert run_panto("-e", str(ext), "-p", "y").returncode == 0
+    assert [json.loads(line) for line in log.read_text().splitlines()] == [
+        {"error": "rate_limit", "message": "Slow down"},
+        {"stop_reason": "end_turn"},
+    ]

@@ -123,3 +123,14 @@ def test_a_session_in_use_is_refused(emulator, run_panto, start_panto):
     p.wait()
     assert r.returncode == 2
     assert r.stderr == "panto: session busy is open in another agent\n"
+
+
+def test_a_session_folder_that_cannot_be_made_is_a_usage_error(emulator, run_panto, write_config, tmp_path):
+    emu = emulator({"responses": [text_reply("never")]})
+    blocker = tmp_path / "a-file"
+    blocker.write_text("not a folder")
+    write_config({"session": {"dir": str(blocker / "sessions")}})
+    r = run_panto("-p", "x")
+    assert (r.returncode, r.stdout) == (2, "")
+    assert r.stderr == f"panto: the session directory {blocker / 'sessions'} could not be made\n"
+    assert emu.requests() == []
