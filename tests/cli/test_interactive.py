@@ -86,6 +86,9 @@ class Pane:
         screen = self.wait_for(lambda s: re.search(r"\[exit \d+\]", s) is not None)
         return int(re.findall(r"\[exit (\d+)\]", screen)[-1])
 
+    def resize(self, cols: int, rows: int) -> None:
+        self._tmux("resize-window", "-t", "t", "-x", str(cols), "-y", str(rows))
+
     def pid(self) -> int:
         """The command's process id (the pane's process is the shell around it)."""
         shell = self._tmux("display-message", "-p", "-t", "t", "#{pane_pid}").strip()
@@ -218,6 +221,20 @@ def test_line_editing_and_the_history_across_runs(emulator, pane, home):
     # Ctrl-R finds it by a part of it.
     q.keys("C-u", "C-r", "o w")
     q.wait_for("(search: o w) hello world!")
+
+
+def test_a_long_line_scrolls_sideways_and_follows_a_resize(emulator, pane):
+    emulator({"responses": []})
+    p = pane()
+    line = "x" * 100 + "END"
+    p.keys(line)
+    p.wait_for("> " + line)
+    p.resize(60, 40)
+    # Redrawn for 60 columns: the end of the line, where the cursor is, stays in view.
+    p.wait_for(lambda s: s.rstrip().splitlines()[-1].endswith("xEND")
+               and len(s.rstrip().splitlines()[-1]) < 60)
+    p.keys("C-a")
+    p.wait_for(lambda s: s.rstrip().splitlines()[-1] == "> " + "x" * 57)
 
 
 def test_a_history_file_that_cannot_be_written_is_said_once(emulator, pane, home):

@@ -70,6 +70,8 @@ const Loop = struct {
     /// Input read but not yet used: the tail of a read, or what was typed during a turn.
     pending: std.ArrayList(u8) = .empty,
     history_warned: bool = false,
+    /// The width the prompt was drawn for.
+    drawn_cols: u16 = 0,
     /// The text of the last key read (a UTF-8 character: at most 4 bytes).
     key_bytes: [4]u8 = undefined,
 
@@ -84,10 +86,19 @@ const Loop = struct {
     fn prompts(l: *Loop) !u8 {
         defer l.pending.deinit(l.app.gpa);
         while (true) {
-            const size = terminal.size(stdout_fd);
-            try l.editor.draw(l.out, prompt, size.cols);
+            l.drawn_cols = terminal.size(stdout_fd).cols;
+            try l.editor.draw(l.out, prompt, l.drawn_cols);
             try l.out.flush();
-            const key = try l.readKey() orelse return 0; // stdin closed
+            const key = switch (try l.readKey()) {
+                .key => |k| k,
+                .resized => {
+                    // The old line no longer fits: where the terminal put it is anyone's
+                    // guess (some reflow it, some cut it), so the prompt starts a new row.
+                    if (l.editor.drawn_width >= terminal.size(stdout_fd).cols) try l.out.writeAll("\r\n");
+                    continue;
+                },
+                .closed => return 0,
+            };
             switch (try l.editor.handle(key)) {
                 .none => {},
                 .submit => |line| {
@@ -168,8 +179,10 @@ const Loop = struct {
         try l.out.flush();
     }
 
-    /// One key: from what is pending, else read from the terminal. null: stdin closed.
-    fn readKey(l: *Loop) !?keys.Key {
+    const Input = union(enum) { key: keys.Key, resized, closed };
+
+    /// One key: from what is pending, else read from the terminal.
+    fn readKey(l: *Loop) !Input {
         while (true) {
             if (l.pending.items.len > 0) {
                 const lone_escape = l.pending.items.len == 1 and l.pending.items[0] == 0x1b;
@@ -179,16 +192,22 @@ const Loop = struct {
                         // The key may borrow from `pending`: copy it out before dropping the bytes.
                         const key = l.keep(d.key);
                         l.pending.replaceRangeAssumeCapacity(0, d.len, &.{});
-                        return key;
+                        return .{ .key = key };
                     }
                 }
             }
+            // Until a key comes, a look at the terminal's width now and then: a resized
+            // terminal gets its prompt redrawn (no SIGWINCH handler: a signal would interrupt
+            // the agent's system calls on other threads too).
+            while (!moreWithin(250)) {
+                if (terminal.size(stdout_fd).cols != l.drawn_cols) return .resized;
+            }
             var buf: [256]u8 = undefined;
             const n = std.c.read(stdin_fd, &buf, buf.len);
-            if (n == 0) return null;
+            if (n == 0) return .closed;
             if (n < 0) {
                 if (std.c.errno(n) == .INTR) continue;
-                return null;
+                return .closed;
             }
             try l.pending.appendSlice(l.app.gpa, buf[0..@intCast(n)]);
         }

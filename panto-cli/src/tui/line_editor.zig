@@ -47,6 +47,8 @@ pub const Editor = struct {
     /// What Tab completes a leading "/" word against.
     completions: []const []const u8 = &.{},
     submitted: std.ArrayList(u8) = .empty,
+    /// Columns the last draw took (a terminal made narrower than this reflowed the line).
+    drawn_width: usize = 0,
     /// Ctrl-R: the history search under way.
     search: ?Search = null,
 
@@ -313,6 +315,7 @@ pub const Editor = struct {
         try w.writeAll(prompt);
         try w.writeAll("\x1b[0m");
         try writeShown(w, b[e.scroll..end]);
+        e.drawn_width = prompt_cols + shownWidth(b[e.scroll..end]);
         try w.writeAll("\x1b[K\r");
         const at = prompt_cols + shownWidth(b[e.scroll..e.cursor]);
         if (at > 0) try w.print("\x1b[{d}C", .{at});
