@@ -1,6 +1,18 @@
 //! Interactive mode: the prompt loop. The terminal's input is raw for the whole session:
 //! at the prompt the line editor reads the keys; while a turn (or a command) runs, a watcher
 //! thread reads them, cancels the turn on Ctrl-C and keeps the rest for the next prompt.
+//! docs/cli.md, "Interactive mode", is its manual. The parts:
+//!
+//!   terminal.zig        raw input mode, the size, the terminal put back on SIGTERM/SIGHUP
+//!   keys.zig            bytes -> keys (UTF-8, control keys, escape sequences)
+//!   line_editor.zig     the prompt's line: editing, history browsing and search, completion
+//!   history.zig         the persistent history file
+//!   watcher.zig         the thread reading the keyboard during a turn (Ctrl-C cancels)
+//!   render.zig          a turn's events on the terminal (text, thinking, tool calls, notes)
+//!   summary.zig         one-line summaries of a tool call's input and result
+//!   status.zig          the status line (context, tokens, cost)
+//!   slash_commands.zig  /model, /thinking, /session, /compact, /help, /quit, extensions'
+//!   width.zig           terminal columns of text
 const std = @import("std");
 const panto = @import("panto");
 const App = @import("../app.zig").App;
