@@ -16,7 +16,7 @@ export LD_LIBRARY_PATH := $(LIB)
 export LUA_CPATH := $(LIB)/lua/?.so;;
 export PYTHONPATH := $(ROOT)/bindings-py
 
-.PHONY: all setup build test test-zig test-c test-python check-abi test-go test-lua conformance test-soak test-crash soak demo bench bench-latency fuzz clean
+.PHONY: all setup build test check-version test-zig test-c test-python check-abi test-go test-lua conformance test-soak test-crash soak demo bench bench-latency fuzz clean
 
 all: build
 
@@ -27,7 +27,7 @@ build: setup
 	$(ZIG) build -Doptimize=$(OPTIMIZE)
 
 test: build
-	@$(MAKE) --no-print-directory test-zig test-c conformance test-python test-go test-lua test-soak test-crash
+	@$(MAKE) --no-print-directory check-version test-zig test-c conformance test-python test-go test-lua test-soak test-crash
 	@echo "make test: all suites passed"
 
 test-zig:
@@ -43,6 +43,11 @@ test-c:
 test-python: check-abi
 	$(PY) -m mypy --strict bindings-py/panto
 	$(PY) -m pytest -q tests/python
+
+# Every package states the same version (scripts/version.py; `bump X.Y.Z` changes it).
+check-version:
+	$(PY) scripts/version.py --check
+	$(PY) -m pytest -q tests/scripts
 
 # The generated mirror of the header (bindings-py/panto/_abi.py) is current.
 check-abi:

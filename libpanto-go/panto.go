@@ -157,8 +157,8 @@ var abiCheck = sync.OnceValue(func() error {
 	return nil
 })
 
-// Version is the version of the linked libpanto, e.g. "0.1.0".
-func Version() string { return C.GoString(C.panto_version()) }
+// LibraryVersion is the version of the linked libpanto, e.g. "0.1.0" (Version is this module's).
+func LibraryVersion() string { return C.GoString(C.panto_version()) }
 
 // EventKind says what an Event reports, and so which of its fields mean something.
 type EventKind int32

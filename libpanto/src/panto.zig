@@ -22,6 +22,7 @@ pub const StopReason = event.StopReason;
 pub const Usage = event.Usage;
 pub const TurnError = errors.TurnError;
 
+/// panto's version (scripts/version.py keeps it equal to build.zig.zon's).
 pub const version = "0.1.0";
 
 test {
