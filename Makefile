@@ -16,7 +16,7 @@ export LD_LIBRARY_PATH := $(LIB)
 export LUA_CPATH := $(LIB)/lua/?.so;;
 export PYTHONPATH := $(ROOT)/bindings-py
 
-.PHONY: all setup build test check-version test-zig test-c test-python check-abi test-go test-lua conformance test-soak test-crash soak demo bench bench-latency fuzz clean
+.PHONY: all setup build test check-version packaging-test test-zig test-c test-python check-abi test-go test-lua conformance test-soak test-crash soak demo bench bench-latency fuzz clean
 
 all: build
 
@@ -77,6 +77,11 @@ test-soak:
 # (tests/crash/README.md): 100 kills per language. CRASH_SEED=N replays a run.
 test-crash:
 	$(PY) tests/crash/crash_test.py --kills 100
+
+# Each package installed outside the tree (the README's Install section), a turn run with it
+# against the emulator: tests/packaging/*.sh, one a language (PACKAGES="c zig" for some).
+packaging-test: build
+	tests/packaging/run.sh $(PACKAGES)
 
 # Not part of `make test`: the same soak, longer, in every language (SOAK_TURNS a language,
 # default 5000).
