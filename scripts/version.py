@@ -37,6 +37,8 @@ ROCKSPEC_GLOB = "libpanto-lua/panto-*.rockspec"
 ROCKSPEC_NAME = re.compile(r"panto-(\d+\.\d+\.\d+)-(\d+)\.rockspec")
 ROCKSPEC_FIELD = r'\nversion = "(\d+\.\d+\.\d+)-\d+"'
 CHANGELOG = "CHANGELOG.md"
+# Documents whose examples name the version (file names, tags): bump rewrites every mention.
+DOCS = ["README.md", "docs/*.md", "bindings-py/README.md", "libpanto-lua/README.md"]
 
 
 class VersionError(Exception):
@@ -133,11 +135,17 @@ def bump(root: Path, new: str, today: datetime.date) -> list[str]:
     # revision 1 of the new one, under the new name.
     spec = rockspec(root)
     text = re.sub(rf"{re.escape(old)}-\d+", f"{new}-1", spec.read_text())
-    text = re.sub(rf"(?<![\d.]){re.escape(old)}(?![\d.])", new, text)
+    text = re.sub(rf"(?<![\d.]){re.escape(old)}(?![\d.])", new, text)  # the tag, comments
     spec.unlink()
     renamed = spec.with_name(f"panto-{new}-1.rockspec")
     renamed.write_text(text)
     changed += [str(spec.relative_to(root)), str(renamed.relative_to(root))]
+    mention = re.compile(rf"(?<![\d.]){re.escape(old)}(?![\d.])")
+    for doc in sorted({p for pattern in DOCS for p in root.glob(pattern)}):
+        text = doc.read_text()
+        if mention.search(text):
+            doc.write_text(mention.sub(new, text))
+            changed.append(str(doc.relative_to(root)))
     (root / CHANGELOG).write_text(changelog.replace(
         "\n## Unreleased\n", f"\n## Unreleased\n\n## {new} — {today.isoformat()}\n", 1))
     changed.append(CHANGELOG)

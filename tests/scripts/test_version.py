@@ -21,7 +21,7 @@ spec.loader.exec_module(version)
 @pytest.fixture
 def tree(tmp_path: Path) -> Path:
     """A copy of just the files that state the version."""
-    files = [rel for rel, _ in version.PLACES] + [version.CHANGELOG]
+    files = [rel for rel, _ in version.PLACES] + [version.CHANGELOG, "README.md"]
     files.append(str(version.rockspec(ROOT).relative_to(ROOT)))
     for rel in files:
         (tmp_path / rel).parent.mkdir(parents=True, exist_ok=True)
@@ -68,6 +68,7 @@ def test_bump_writes_every_place_and_starts_the_changelog_section(tree: Path) ->
     spec = tree / "libpanto-lua/panto-7.8.9-1.rockspec"
     assert spec.exists() and not (tree / f"libpanto-lua/panto-{old}-1.rockspec").exists()
     assert old not in spec.read_text()
+    assert "panto-7.8.9-1.rockspec" in (tree / "README.md").read_text()
     changelog = (tree / "CHANGELOG.md").read_text()
     today = datetime.date.today().isoformat()
     assert changelog.index("## Unreleased") < changelog.index(f"## 7.8.9 — {today}") < changelog.index(f"## {old}")
