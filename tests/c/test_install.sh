@@ -32,10 +32,10 @@ export PKG_CONFIG_PATH=$prefix/lib/pkgconfig
 version=$(.venv/bin/python scripts/version.py show)
 [ "$(pkg-config --modversion panto)" = "$version" ] || fail "panto.pc's version is $(pkg-config --modversion panto), not $version"
 [ "$(pkg-config --variable=libdir panto)" = "$prefix/lib" ] || fail "panto.pc's libdir is $(pkg-config --variable=libdir panto)"
-libs=$(pkg-config --libs panto)
+libs=$(echo $(pkg-config --libs panto))  # without the trailing space
 [ "$libs" = "-L$prefix/lib -lpanto" ] || fail "pkg-config --libs gives '$libs'"
 case "$libs" in *rpath*) fail "panto.pc's Libs carry an rpath: $libs" ;; esac
-static=$(pkg-config --static --libs panto)
+static=$(echo $(pkg-config --static --libs panto))
 [ "$static" = "-L$prefix/lib -lpanto -lm -lpthread" ] || fail "pkg-config --static --libs gives '$static'"
 
 echo '#include "panto.h"' | g++ -x c++ -std=c++11 -Wall -Wextra -Werror -pedantic -fsyntax-only $(pkg-config --cflags panto) - || fail "panto.h as C++11"
