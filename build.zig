@@ -10,6 +10,10 @@ const builtin = @import("builtin");
 
 const required_zig = "0.16.0";
 
+/// The one version of panto (scripts/version.py bumps it everywhere): build.zig.zon's.
+const version_string = @import("build.zig.zon").version;
+const version = std.SemanticVersion.parse(version_string) catch @compileError("build.zig.zon: bad version");
+
 comptime {
     // The build pins one Zig version: the std APIs we use change between releases.
     if (!std.mem.eql(u8, builtin.zig_version_string, required_zig)) {
@@ -21,7 +25,13 @@ comptime {
 
 pub fn build(b: *std.Build) void {
     const target = b.standardTargetOptions(.{});
-    const optimize = b.standardOptimizeOption(.{});
+    // ReleaseSafe unless -Doptimize (or --release) says otherwise: `zig build install` is how
+    // users get the libraries, and a Debug libpanto is three times the size and slower.
+    const optimize: std.builtin.OptimizeMode = b.option(std.builtin.OptimizeMode, "optimize", "Prioritize performance, safety, or binary size (default ReleaseSafe)") orelse switch (b.release_mode) {
+        .off, .any, .safe => .ReleaseSafe,
+        .fast => .ReleaseFast,
+        .small => .ReleaseSmall,
+    };
     const lua_include = b.option([]const u8, "lua-include", "Folder holding lua.h (default /usr/include/lua5.4)") orelse "/usr/include/lua5.4";
     const with_lua = b.option(bool, "lua", "Build the Lua module (needs lua.h; default true)") orelse true;
     const strip = b.option(bool, "strip", "Leave debug info out of the libraries") orelse null;
@@ -47,16 +57,26 @@ pub fn build(b: *std.Build) void {
     });
     c_api.addIncludePath(b.path("include"));
 
-    const shared = b.addLibrary(.{ .name = "panto", .root_module = c_api, .linkage = .dynamic, .version = .{ .major = 0, .minor = 1, .patch = 0 } });
+    const shared = b.addLibrary(.{ .name = "panto", .root_module = c_api, .linkage = .dynamic, .version = version });
     exportOnlyPanto(b, shared);
     b.installArtifact(shared);
     const static = b.addLibrary(.{ .name = "panto", .root_module = c_api, .linkage = .static });
     static.bundle_compiler_rt = true;
+    // A plain `cc prog.c libpanto.a` must link in every mode: Debug compiles the C shims with
+    // UBSan checks, whose runtime goes inside; and Zig's own backend (Debug) writes an object
+    // without a .note.GNU-stack section, which makes the linker give the program an
+    // executable stack, so LLVM compiles the library's Zig code in every mode.
+    static.bundle_ubsan_rt = true;
+    static.use_llvm = true;
     installWithCodecs(b, static);
     b.installFile("include/panto.h", "include/panto.h");
     addGoLib(b, static);
 
-    // pkg-config, so C programs build with `cc $(pkg-config --cflags --libs panto)`.
+    // pkg-config, so C programs build with `cc $(pkg-config --cflags --libs panto)`, or
+    // `cc -static $(pkg-config --static --cflags --libs panto)`. No rpath in Libs, as no
+    // library's .pc has one: a system prefix needs none, and for another one the program's
+    // author chooses (docs/c.md: -Wl,-rpath,$(pkg-config --variable=libdir panto)).
+    // Libs.private: what libpanto.a needs beside itself (the codecs are inside it).
     const pc = b.addWriteFiles().add("panto.pc", b.fmt(
         \\prefix={s}
         \\libdir=${{prefix}}/lib
@@ -64,12 +84,12 @@ pub fn build(b: *std.Build) void {
         \\
         \\Name: panto
         \\Description: LLM-agent runtime with a pull-shaped streaming C API
-        \\Version: 0.1.0
-        \\Libs: -L${{libdir}} -Wl,-rpath,${{libdir}} -lpanto
+        \\Version: {s}
+        \\Libs: -L${{libdir}} -lpanto
         \\Libs.private: -lm -lpthread
         \\Cflags: -I${{includedir}}
         \\
-    , .{b.install_prefix}));
+    , .{ b.install_prefix, version_string }));
     b.getInstallStep().dependOn(&b.addInstallFileWithDir(pc, .lib, "pkgconfig/panto.pc").step);
 
     if (with_lua) {
