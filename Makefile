@@ -24,7 +24,13 @@ setup:
 	@scripts/setup.sh
 
 build: setup
-	$(ZIG) build -Doptimize=$(OPTIMIZE)
+	$(ZIG) build install go-lib -Doptimize=$(OPTIMIZE)
+
+# The Go module's copy of libpanto.a, which its cgo lines link (libpanto-go/lib/<goos>_<goarch>/,
+# docs/go.md); `make build` makes it too.
+.PHONY: go-lib
+go-lib: setup
+	$(ZIG) build go-lib -Doptimize=$(OPTIMIZE)
 
 test: build
 	@$(MAKE) --no-print-directory check-version test-zig test-c conformance test-python test-go test-lua test-soak test-crash
@@ -53,7 +59,7 @@ check-version:
 check-abi:
 	$(PY) scripts/gen_abi.py --check
 
-test-go:
+test-go: go-lib
 	cd libpanto-go && go vet ./... && go test -race -count=1 ./...
 
 test-lua:

@@ -3,6 +3,8 @@
 //!                         bin/panto (the terminal agent)
 //!   zig build test     -> the Zig unit tests, the C-ABI layout check and the fuzz inputs' replay
 //!   zig build fuzz     -> zig-out/fuzz/libpanto_fuzz.a (libpanto/fuzz/README.md)
+//!   zig build go-lib   -> libpanto-go/lib/<goos>_<goarch>/{libpanto.a,panto.h} (the Go module's)
+//!   zig build lua      -> zig-out/lib/lua/panto.so alone (the rockspec's build)
 const std = @import("std");
 const builtin = @import("builtin");
 
@@ -68,6 +70,7 @@ pub fn build(b: *std.Build) void {
     static.use_llvm = true;
     installWithCodecs(b, static);
     b.installFile("include/panto.h", "include/panto.h");
+    addGoLib(b, static);
 
     // pkg-config, so C programs build with `cc $(pkg-config --cflags --libs panto)`, or
     // `cc -static $(pkg-config --static --cflags --libs panto)`. No rpath in Libs, as no
@@ -116,6 +119,7 @@ pub fn build(b: *std.Build) void {
         lua_lib.use_lld = true;
         const install_lua = b.addInstallFileWithDir(lua_lib.getEmittedBin(), .{ .custom = "lib/lua" }, "panto.so");
         b.getInstallStep().dependOn(&install_lua.step);
+        b.step("lua", "Install lib/lua/panto.so alone (the rockspec's build)").dependOn(&install_lua.step);
 
         // The `panto` command (panto-cli/): a terminal agent on the core's Zig API, with Lua 5.4
         // linked statically for its extensions, whose require('panto') is the module above
@@ -255,6 +259,28 @@ fn withCodecs(b: *std.Build, static: *std.Build.Step.Compile) std.Build.LazyPath
     const bundle = b.addSystemCommand(&.{ "sh", "-c", script.items, "sh", b.graph.zig_exe });
     bundle.addFileArg(static.getEmittedBin());
     return bundle.addOutputFileArg(static.out_lib_filename);
+}
+
+/// `zig build go-lib`: libpanto.a and panto.h copied into the Go module, in
+/// libpanto-go/lib/<goos>_<goarch>/ (a build output, gitignored), which its cgo lines link: a
+/// Go program then needs neither this checkout nor libpanto.so. -Dtarget picks the platform.
+fn addGoLib(b: *std.Build, static: *std.Build.Step.Compile) void {
+    const step = b.step("go-lib", "Copy libpanto.a and panto.h into libpanto-go/lib/<goos>_<goarch>/ (the Go module's library)");
+    const target = static.root_module.resolved_target.?.result;
+    const goarch: ?[]const u8 = switch (target.cpu.arch) {
+        .x86_64 => "amd64",
+        .aarch64 => "arm64",
+        else => null,
+    };
+    if (target.os.tag != .linux or goarch == null) {
+        step.dependOn(&b.addFail(b.fmt("go-lib: the Go module links Linux x86_64 and aarch64 libraries only, not {s}-{s}", .{ @tagName(target.cpu.arch), @tagName(target.os.tag) })).step);
+        return;
+    }
+    const dir = b.fmt("libpanto-go/lib/linux_{s}", .{goarch.?});
+    const update = b.addUpdateSourceFiles();
+    update.addCopyFileToSource(withCodecs(b, static), b.fmt("{s}/libpanto.a", .{dir}));
+    update.addCopyFileToSource(b.path("include/panto.h"), b.fmt("{s}/panto.h", .{dir}));
+    step.dependOn(&update.step);
 }
 
 /// libpanto.so exports the C ABI and nothing else: the codecs linked into it stay private (a

@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Installs what building and testing panto needs, idempotently: a venv at .venv with the pinned
-# Zig and the test tools, Debian's Lua 5.4 and image codecs when missing, and a check that
+# Zig and the test tools, Debian's Lua 5.4, luarocks and image codecs when missing, and a check that
 # Go >= 1.24 exists.
 # A second run only checks, and takes well under a second.
 set -euo pipefail
@@ -21,6 +21,15 @@ if ! command -v lua5.4 >/dev/null || [ ! -f /usr/include/lua5.4/lua.h ]; then
     [ "$(id -u)" -eq 0 ] || sudo="sudo"
     $sudo apt-get update -qq
     DEBIAN_FRONTEND=noninteractive $sudo apt-get install -y -qq lua5.4 liblua5.4-dev >/dev/null
+fi
+
+# The Lua rock's install test (tests/packaging/lua.sh) and `luarocks lint` (tests/lua/test_rockspec.lua).
+if ! command -v luarocks >/dev/null; then
+    echo "setup: installing Debian's luarocks"
+    sudo=""
+    [ "$(id -u)" -eq 0 ] || sudo="sudo"
+    $sudo apt-get update -qq
+    DEBIAN_FRONTEND=noninteractive $sudo apt-get install -y -qq luarocks >/dev/null
 fi
 
 # The media pipeline's codecs, linked statically into libpanto (build.zig: addMediaCodecs).
