@@ -208,6 +208,15 @@ fn codecArchive(b: *std.Build, module: *std.Build.Module, name: []const u8) []co
     return b.fmt("/usr/lib/{s}-linux-gnu/lib{s}.a", .{ arch, name });
 }
 
+/// The codecs' headers, searched after the C library's: a cross build (`-Dtarget=
+/// x86_64-linux-gnu.2.17`, `aarch64-linux-gnu.2.17`) gets no system include path from Zig, and
+/// its libc headers (Zig's, of the glibc targeted) must win over /usr/include's.
+fn addCodecHeaders(module: *std.Build.Module) void {
+    const arch = @tagName(module.resolved_target.?.result.cpu.arch);
+    module.addAfterIncludePath(.{ .cwd_relative = module.owner.fmt("/usr/include/{s}-linux-gnu", .{arch}) });
+    module.addAfterIncludePath(.{ .cwd_relative = "/usr/include" });
+}
+
 fn addMediaCodecs(b: *std.Build, module: *std.Build.Module) void {
     module.addCSourceFiles(.{
         .root = b.path("libpanto/src/media"),
@@ -215,6 +224,7 @@ fn addMediaCodecs(b: *std.Build, module: *std.Build.Module) void {
         .flags = &.{ "-std=c99", "-D_POSIX_C_SOURCE=200809L", "-Wall", "-Wextra", "-Werror" },
     });
     for (codec_archives) |name| module.addObjectFile(.{ .cwd_relative = codecArchive(b, module, name) });
+    addCodecHeaders(module);
     module.linkSystemLibrary("m", .{});
 }
 
