@@ -48,6 +48,9 @@ pub fn build(b: *std.Build) void {
     const shared = b.addLibrary(.{ .name = "panto", .root_module = c_api, .linkage = .dynamic, .version = .{ .major = 0, .minor = 1, .patch = 0 } });
     exportOnlyPanto(b, shared);
     b.installArtifact(shared);
+    // `zig build shared`: libpanto.so alone, what the Python wheel carries (bindings-py/setup.py):
+    // half the compiling of `install`, which builds libpanto.a too.
+    b.step("shared", "Install zig-out/lib/libpanto.so alone (the Python wheel's)").dependOn(&b.addInstallArtifact(shared, .{}).step);
     const static = b.addLibrary(.{ .name = "panto", .root_module = c_api, .linkage = .static });
     static.bundle_compiler_rt = true;
     installWithCodecs(b, static);

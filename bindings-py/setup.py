@@ -1,7 +1,7 @@
 """Build hook of the panto wheel: builds libpanto.so with the pinned Zig and packs it.
 
 `pip wheel ./bindings-py` (or `pip install`, or `pip wheel panto-X.Y.Z.tar.gz`) runs
-`python -m ziglang build -Doptimize=ReleaseSafe -Dtarget=... --prefix <tmp>` in the Zig source
+`python -m ziglang build shared -Doptimize=ReleaseSafe -Dtarget=... --prefix <tmp>` in the Zig source
 tree (the repository root, or the sdist's zig-src/ folder; the build environment gets
 ziglang==0.16.0 from [build-system] requires), then copies the real libpanto.so (not its
 symlinks) into the wheel's panto/_lib/, where panto/_native.py finds it. The wheel is tagged
@@ -103,14 +103,15 @@ def source_tree() -> Path:
 def build_library(dest_dir: Path) -> Path:
     """Builds the library in a temporary prefix and copies the real file to dest_dir."""
     root = source_tree()
+    platform_tag()  # refuses a PANTO_TARGET the wheel cannot be tagged for, before building
     optimize = os.environ.get("PANTO_OPTIMIZE", "ReleaseSafe")
     name = _lib_name()
     target = zig_target()
     with tempfile.TemporaryDirectory(prefix="panto-build-") as prefix:
-        # Only the C library: no Lua module (and so no Lua headers needed), no debug info
-        # unless PANTO_STRIP=0.
+        # Only the shared C library: no libpanto.a, no Lua module (and so no Lua headers
+        # needed), no debug info unless PANTO_STRIP=0.
         strip = "false" if os.environ.get("PANTO_STRIP", "1") == "0" else "true"
-        cmd = [sys.executable, "-m", "ziglang", "build", f"-Doptimize={optimize}", "-Dlua=false",
+        cmd = [sys.executable, "-m", "ziglang", "build", "shared", f"-Doptimize={optimize}", "-Dlua=false",
                f"-Dstrip={strip}", "--prefix", prefix]
         if target is not None:
             cmd.append(f"-Dtarget={target}")
