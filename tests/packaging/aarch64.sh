@@ -16,9 +16,11 @@ command -v qemu-aarch64 >/dev/null || fail "qemu-aarch64 is missing (Debian: qem
 [ -e "$arm_libc/libc.so.6" ] && [ -e /lib/ld-linux-aarch64.so.1 ] ||
     fail "Debian's arm64 C library is missing (dpkg --add-architecture arm64; apt-get install libc6:arm64; scripts/setup.sh does it)"
 
+# With .venv's build requirements (ziglang, setuptools: requirements-dev.txt) and the checkout's
+# Zig cache; python.sh builds in pip's isolated environment.
 step "wheel (pip wheel, PANTO_TARGET=aarch64)" \
     env PANTO_TARGET=aarch64-linux-gnu.2.17 "$py" -m pip wheel "$root/bindings-py" --no-deps -q \
-    --disable-pip-version-check -w "$work/wheelhouse"
+    --no-build-isolation --disable-pip-version-check -w "$work/wheelhouse"
 wheel=$(echo "$work"/wheelhouse/panto-*.whl)
 step "check_wheel.py (auditwheel show)" "$py" "$root/tests/packaging/check_wheel.py" "$wheel" aarch64
 

@@ -6,15 +6,18 @@
 # manylinux_2_17 or older); the wheel installed into a fresh venv in another folder, where
 # examples/python/first_turn.py streams a turn from the emulator, loading the library from the
 # installed package.
-# Standalone: tests/packaging/python.sh. Exits non-zero on the first failure. PANTO_SDIST_CACHE=1
-# shares the checkout's Zig cache with the sdist's build (a warm run); by default the sdist
-# builds with a cache of its own, as on a user's machine.
+# Standalone: tests/packaging/python.sh. Exits non-zero on the first failure.
+# The sdist is unpacked at a fixed place, $TMPDIR/panto-sdist-build (one run at a time), and
+# builds with the Zig cache build/sdist-zig-cache: Zig's cache keys hold the sources' paths, so
+# a second run hits it. PANTO_SDIST_COLD=1 builds with an empty cache, as a user's first install.
 set -euo pipefail
 source "$(dirname "$0")/wheel_steps.bash"
 arch=$(uname -m)
 case "$arch" in x86_64|aarch64) ;; *) fail "no manylinux2014 wheel for $arch" ;; esac
 
-step "sdist (python -m build --sdist)" "$py" -m build --sdist --outdir "$work/dist" "$root/bindings-py" -q
+# (No isolated environment: making an sdist needs setuptools, not Zig; the wheel's build below
+# is isolated, as a user's.)
+step "sdist (python -m build --sdist)" "$py" -m build --sdist --no-isolation --outdir "$work/dist" "$root/bindings-py" -q
 sdist=$(echo "$work"/dist/panto-*.tar.gz)
 tar -tzf "$sdist" >"$work/sdist.txt"
 for member in zig-src/build.zig zig-src/build.zig.zon zig-src/include/panto.h zig-src/libpanto/src/panto.zig \
@@ -24,12 +27,17 @@ done
 ! grep -q "/_lib/\|\.zig-cache\|zig-out" "$work/sdist.txt" || fail "$(basename "$sdist") carries build outputs"
 
 # Built where no checkout is near: the sdist's own folder, outside the tree.
-mkdir "$work/src"
-tar -xzf "$sdist" -C "$work/src"
-src=$(echo "$work"/src/panto-*)
-[ "${PANTO_SDIST_CACHE:-0}" = 1 ] && export ZIG_LOCAL_CACHE_DIR=$root/.zig-cache
-step "wheel from the sdist (pip wheel)" bash -c "cd '$work' && '$py' -m pip wheel '$src' --no-deps -q --disable-pip-version-check -w '$work/wheelhouse'"
-unset ZIG_LOCAL_CACHE_DIR
+unpacked=${TMPDIR:-/tmp}/panto-sdist-build
+rm -rf "$unpacked" && mkdir -p "$unpacked"
+trap 'rm -rf "$work" "$unpacked"' EXIT
+tar -xzf "$sdist" -C "$unpacked"
+src=$(echo "$unpacked"/panto-*)
+cache=$root/build/sdist-zig-cache
+[ "${PANTO_SDIST_COLD:-0}" = 1 ] && cache=$work/zig-cache
+build_wheel() {
+    cd "$work" && ZIG_LOCAL_CACHE_DIR=$cache "$py" -m pip wheel "$src" --no-deps -q --disable-pip-version-check -w "$work/wheelhouse"
+}
+step "wheel from the sdist (pip wheel, isolated)" build_wheel
 wheel=$(echo "$work"/wheelhouse/panto-*.whl)
 step "check_wheel.py (auditwheel show)" "$py" "$root/tests/packaging/check_wheel.py" "$wheel" "$arch"
 
