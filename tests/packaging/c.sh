@@ -37,12 +37,15 @@ link() {
 
 # Dynamic: the prefix is not a system one, so the program carries its own rpath.
 link first_turn_dynamic first_turn.c $(pkg-config --cflags --libs panto) -Wl,-rpath,"$(pkg-config --variable=libdir panto)"
-ldd first_turn_dynamic | grep -q "$work/prefix/lib/libpanto.so" || fail "first_turn_dynamic does not load the prefix's libpanto.so: $(ldd first_turn_dynamic)"
+# (Outputs captured before grep -q: under pipefail, grep's early exit would fail the pipe.)
+deps=$(ldd first_turn_dynamic)
+case "$deps" in *"$work/prefix/lib/libpanto.so"*) ;; *) fail "first_turn_dynamic does not load the prefix's libpanto.so: $deps" ;; esac
 # Static: the whole program, libc too, from libpanto.a and what `pkg-config --static` adds.
 # (glibc warns that the dlopen libpanto calls in a shared library needs glibc's own libraries at
 # run time; a static program never reaches it.)
 link first_turn_static -static first_turn.c $(pkg-config --static --cflags --libs panto)
-file first_turn_static | grep -q "statically linked" || fail "first_turn_static is not static: $(file first_turn_static)"
+kind=$(file first_turn_static)
+case "$kind" in *"statically linked"*) ;; *) fail "first_turn_static is not static: $kind" ;; esac
 
 for program in first_turn_dynamic first_turn_static; do
     out=$("$root/scripts/with-emulator.sh" "./$program" 2>&1) || fail "$program failed: $out"
