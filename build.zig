@@ -60,6 +60,9 @@ pub fn build(b: *std.Build) void {
     const shared = b.addLibrary(.{ .name = "panto", .root_module = c_api, .linkage = .dynamic, .version = version });
     exportOnlyPanto(b, shared);
     b.installArtifact(shared);
+    // `zig build shared`: libpanto.so alone, what the Python wheel carries (bindings-py/setup.py):
+    // half the compiling of `install`, which builds libpanto.a too.
+    b.step("shared", "Install zig-out/lib/libpanto.so alone (the Python wheel's)").dependOn(&b.addInstallArtifact(shared, .{}).step);
     const static = b.addLibrary(.{ .name = "panto", .root_module = c_api, .linkage = .static });
     static.bundle_compiler_rt = true;
     // A plain `cc prog.c libpanto.a` must link in every mode: Debug compiles the C shims with
@@ -232,6 +235,15 @@ fn codecArchive(b: *std.Build, module: *std.Build.Module, name: []const u8) []co
     return b.fmt("/usr/lib/{s}-linux-gnu/lib{s}.a", .{ arch, name });
 }
 
+/// The codecs' headers, searched after the C library's: a cross build (`-Dtarget=
+/// x86_64-linux-gnu.2.17`, `aarch64-linux-gnu.2.17`) gets no system include path from Zig, and
+/// its libc headers (Zig's, of the glibc targeted) must win over /usr/include's.
+fn addCodecHeaders(module: *std.Build.Module) void {
+    const arch = @tagName(module.resolved_target.?.result.cpu.arch);
+    module.addAfterIncludePath(.{ .cwd_relative = module.owner.fmt("/usr/include/{s}-linux-gnu", .{arch}) });
+    module.addAfterIncludePath(.{ .cwd_relative = "/usr/include" });
+}
+
 fn addMediaCodecs(b: *std.Build, module: *std.Build.Module) void {
     module.addCSourceFiles(.{
         .root = b.path("libpanto/src/media"),
@@ -239,6 +251,7 @@ fn addMediaCodecs(b: *std.Build, module: *std.Build.Module) void {
         .flags = &.{ "-std=c99", "-D_POSIX_C_SOURCE=200809L", "-Wall", "-Wextra", "-Werror" },
     });
     for (codec_archives) |name| module.addObjectFile(.{ .cwd_relative = codecArchive(b, module, name) });
+    addCodecHeaders(module);
     module.linkSystemLibrary("m", .{});
 }
 

@@ -27,6 +27,7 @@ pub const version = "0.1.0";
 test {
     @import("std").testing.refAllDecls(@This());
     _ = @import("stream.zig");
+    _ = @import("entropy.zig");
     _ = @import("transport.zig");
     _ = @import("stream_read.zig");
     _ = @import("std_http_internals.zig");
