@@ -23,15 +23,6 @@ if ! command -v lua5.4 >/dev/null || [ ! -f /usr/include/lua5.4/lua.h ]; then
     DEBIAN_FRONTEND=noninteractive $sudo apt-get install -y -qq lua5.4 liblua5.4-dev >/dev/null
 fi
 
-# The Lua rock's install test (tests/packaging/lua.sh) and `luarocks lint` (tests/lua/test_rockspec.lua).
-if ! command -v luarocks >/dev/null; then
-    echo "setup: installing Debian's luarocks"
-    sudo=""
-    [ "$(id -u)" -eq 0 ] || sudo="sudo"
-    $sudo apt-get update -qq
-    DEBIAN_FRONTEND=noninteractive $sudo apt-get install -y -qq luarocks >/dev/null
-fi
-
 # The media pipeline's codecs, linked statically into libpanto (build.zig: addMediaCodecs).
 codec_dir=/usr/lib/$(uname -m)-linux-gnu
 missing_codecs=0
@@ -64,6 +55,12 @@ if [ "$(uname -m)" = x86_64 ] && ! { command -v qemu-aarch64 && ls "${arm64_code
     fi
     apt_install qemu-user libc6:arm64 libpng-dev:arm64 libjpeg-dev:arm64 libwebp-dev:arm64 libgif-dev:arm64 \
         libstb-dev:arm64 zlib1g-dev:arm64
+fi
+
+# The Lua rock's install test (tests/packaging/lua.sh) and `luarocks lint` (tests/lua/test_rockspec.lua).
+if ! command -v luarocks >/dev/null; then
+    echo "setup: installing Debian's luarocks"
+    apt_install luarocks
 fi
 
 if ! command -v go >/dev/null; then

@@ -4,8 +4,9 @@
 # and a module there (examples/go's first_turn) that requires panto.dev/panto through a
 # `replace` to that copy.
 # It builds with the network off, runs a turn against the emulator with the copy deleted, as
-# a fully static binary too, from a vendored module, and (-tags panto_pkgconfig) against an
-# installed libpanto found by pkg-config. docs/go.md shows the same steps.
+# a fully static binary too, from a vendored module, (-tags panto_pkgconfig) against an
+# installed libpanto found by pkg-config, and cross-compiled for linux/arm64 under qemu.
+# docs/go.md shows the same steps.
 set -euo pipefail
 cd "$(dirname "$0")/../.."
 root=$PWD
@@ -14,6 +15,9 @@ optimize=${OPTIMIZE:-ReleaseSafe}
 platform=$(go env GOOS)_$(go env GOARCH)
 
 .venv/bin/python -m ziglang build go-lib -Doptimize="$optimize"
+# linux/arm64 too (link_linux_arm64.go), for glibc 2.17 as the wheels (the codecs are Debian's
+# arm64 archives, and qemu-user runs the program: scripts/setup.sh installs them).
+.venv/bin/python -m ziglang build go-lib -Dtarget=aarch64-linux-gnu.2.17 -Doptimize="$optimize"
 
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
@@ -31,10 +35,10 @@ export GOFLAGS=-mod=mod GOPROXY=off GOWORK=off
 unset LD_LIBRARY_PATH PANTO_LIBRARY
 
 passed=0
-turn() { # program: runs it against the emulator from the temporary folder
+turn() { # command: runs it against the emulator from the temporary folder
     local out
-    out=$("$root/scripts/with-emulator.sh" "$1")
-    case "$out" in *"[go] Hello from panto"*) ;; *) echo "FAIL: $1 printed: $out"; exit 1 ;; esac
+    out=$("$root/scripts/with-emulator.sh" "$@")
+    case "$out" in *"[go] Hello from panto"*) ;; *) echo "FAIL: $* printed: $out"; exit 1 ;; esac
 }
 
 go build -o app ./first_turn
@@ -65,6 +69,15 @@ export PKG_CONFIG_PATH=$tmp/prefix/lib/pkgconfig
 CGO_LDFLAGS="-Wl,-rpath,$(pkg-config --variable=libdir panto)" go build -tags panto_pkgconfig -o app-pkgconfig ./first_turn
 ldd app-pkgconfig | grep -q "$tmp/prefix/lib/libpanto.so" || { echo "FAIL: app-pkgconfig does not load the installed libpanto.so"; ldd app-pkgconfig; exit 1; }
 turn ./app-pkgconfig
+passed=$((passed + 1))
+
+# linux/arm64: cross-compiled with zig cc as cgo's compiler and linker, run under qemu.
+printf '#!/bin/sh\nexec "%s" -m ziglang cc -target aarch64-linux-gnu.2.17 "$@"\n' "$root/.venv/bin/python" >"$tmp/cc-aarch64"
+chmod +x "$tmp/cc-aarch64"
+unset PKG_CONFIG_PATH
+GOARCH=arm64 CGO_ENABLED=1 CC=$tmp/cc-aarch64 go build -o app-arm64 ./first_turn
+readelf -h app-arm64 | grep -q 'Machine: *AArch64' || { echo "FAIL: app-arm64 is not an aarch64 program"; exit 1; }
+turn qemu-aarch64 ./app-arm64
 passed=$((passed + 1))
 
 echo "go packaging: $passed passed, 0 failed"
