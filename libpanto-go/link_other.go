@@ -2,7 +2,11 @@
 
 package panto
 
-// The module ships libraries for linux/amd64 and linux/arm64 only: elsewhere, build with
-// -tags panto_pkgconfig against an installed libpanto. This undefined name makes the build
-// say so.
-var _ = panto_ships_libraries_for_linux_amd64_and_arm64_only__build_with_tags_panto_pkgconfig
+// The module ships libraries for linux/amd64 and linux/arm64 only: elsewhere, the panto.h
+// found is one whose #error says to build with -tags panto_pkgconfig against an installed
+// libpanto.
+
+/*
+#cgo CFLAGS: -I${SRCDIR}/lib/unsupported
+*/
+import "C"

@@ -23,15 +23,6 @@ if ! command -v lua5.4 >/dev/null || [ ! -f /usr/include/lua5.4/lua.h ]; then
     DEBIAN_FRONTEND=noninteractive $sudo apt-get install -y -qq lua5.4 liblua5.4-dev >/dev/null
 fi
 
-# The Lua rock's install test (tests/packaging/lua.sh) and `luarocks lint` (tests/lua/test_rockspec.lua).
-if ! command -v luarocks >/dev/null; then
-    echo "setup: installing Debian's luarocks"
-    sudo=""
-    [ "$(id -u)" -eq 0 ] || sudo="sudo"
-    $sudo apt-get update -qq
-    DEBIAN_FRONTEND=noninteractive $sudo apt-get install -y -qq luarocks >/dev/null
-fi
-
 # The media pipeline's codecs, linked statically into libpanto (build.zig: addMediaCodecs).
 codec_dir=/usr/lib/$(uname -m)-linux-gnu
 missing_codecs=0
@@ -46,23 +37,30 @@ if [ "$missing_codecs" = 1 ]; then
     DEBIAN_FRONTEND=noninteractive $sudo apt-get install -y -qq libpng-dev libjpeg-dev libwebp-dev libgif-dev libstb-dev zlib1g-dev >/dev/null
 fi
 
+# apt-get install, as root or through sudo, after an update (the blocks above could use it too).
+apt_install() {
+    local sudo=""
+    [ "$(id -u)" -eq 0 ] || sudo="sudo"
+    $sudo apt-get update -qq
+    DEBIAN_FRONTEND=noninteractive $sudo apt-get install -y -qq "$@" >/dev/null
+}
+
 # The aarch64 wheel (bindings-py/setup.py, PANTO_TARGET=aarch64-linux-gnu.2.17) and its test
 # (tests/packaging/aarch64.sh): Debian's arm64 codec archives and C library, and qemu-user.
-if [ "$(uname -m)" = x86_64 ]; then
-    missing_arm64=0
-    command -v qemu-aarch64 >/dev/null || missing_arm64=1
-    for lib in png16 jpeg webp webpdemux gif stb z; do
-        [ -f "/usr/lib/aarch64-linux-gnu/lib$lib.a" ] || missing_arm64=1
-    done
-    if [ "$missing_arm64" = 1 ]; then
-        echo "setup: installing qemu-user and Debian's arm64 image codecs (dpkg --add-architecture arm64)"
-        sudo=""
-        [ "$(id -u)" -eq 0 ] || sudo="sudo"
-        dpkg --print-foreign-architectures | grep -qx arm64 || $sudo dpkg --add-architecture arm64
-        $sudo apt-get update -qq
-        DEBIAN_FRONTEND=noninteractive $sudo apt-get install -y -qq qemu-user libc6:arm64 libpng-dev:arm64 \
-            libjpeg-dev:arm64 libwebp-dev:arm64 libgif-dev:arm64 libstb-dev:arm64 zlib1g-dev:arm64 >/dev/null
+arm64_codecs=(/usr/lib/aarch64-linux-gnu/lib{png16,jpeg,webp,webpdemux,gif,stb,z}.a)
+if [ "$(uname -m)" = x86_64 ] && ! { command -v qemu-aarch64 && ls "${arm64_codecs[@]}"; } >/dev/null 2>&1; then
+    echo "setup: installing qemu-user and Debian's arm64 image codecs (dpkg --add-architecture arm64)"
+    if ! dpkg --print-foreign-architectures | grep -qx arm64; then
+        if [ "$(id -u)" -eq 0 ]; then dpkg --add-architecture arm64; else sudo dpkg --add-architecture arm64; fi
     fi
+    apt_install qemu-user libc6:arm64 libpng-dev:arm64 libjpeg-dev:arm64 libwebp-dev:arm64 libgif-dev:arm64 \
+        libstb-dev:arm64 zlib1g-dev:arm64
+fi
+
+# The Lua rock's install test (tests/packaging/lua.sh) and `luarocks lint` (tests/lua/test_rockspec.lua).
+if ! command -v luarocks >/dev/null; then
+    echo "setup: installing Debian's luarocks"
+    apt_install luarocks
 fi
 
 if ! command -v go >/dev/null; then

@@ -1,6 +1,8 @@
 """Checks a built panto wheel as PyPI and pip will see it: its file name's tag is
-py3-none-manylinux2014_<arch>, it carries the real library for that CPU, and `auditwheel show`
-finds it consistent with manylinux2014 (glibc 2.17) or older.
+py3-none-manylinux2014_<arch>, it carries the real library for that CPU, `auditwheel show`
+finds it consistent with manylinux2014 (glibc 2.17) or older, and the library asks for no
+symbol without a version (which auditwheel does not see: an unversioned `statx` passes it, and
+fails to load on glibc < 2.28).
 
 Usage: check_wheel.py WHEEL ARCH   (ARCH: x86_64 or aarch64; exit 1 with the reason otherwise)
 Also imported by tests/python/test_packaging.py.
@@ -8,11 +10,14 @@ Also imported by tests/python/test_packaging.py.
 
 from __future__ import annotations
 
+import io
 import re
 import subprocess
 import sys
 import zipfile
 from pathlib import Path
+
+from elftools.elf.elffile import ELFFile  # pyelftools, auditwheel's dependency
 
 # ELF e_machine of each CPU the wheels are built for.
 ELF_MACHINE = {"x86_64": 62, "aarch64": 183}
@@ -29,6 +34,17 @@ def auditwheel_tag(wheel: Path) -> str:
     return m.group(1)
 
 
+def unversioned_imports(lib: bytes) -> list[str]:
+    """The undefined, non-weak dynamic symbols the library binds without a symbol version."""
+    elf = ELFFile(io.BytesIO(lib))
+    dynsym, versions = elf.get_section_by_name(".dynsym"), elf.get_section_by_name(".gnu.version")
+    if dynsym is None or versions is None:
+        return ["(no .dynsym or .gnu.version section)"]
+    return [sym.name for i, sym in enumerate(dynsym.iter_symbols())
+            if i > 0 and sym["st_shndx"] == "SHN_UNDEF" and sym["st_info"]["bind"] != "STB_WEAK"
+            and versions.get_symbol(i)["ndx"] in ("VER_NDX_LOCAL", "VER_NDX_GLOBAL", 0, 1)]
+
+
 def check(wheel: Path, arch: str) -> str:
     """Raises AssertionError naming what is wrong; returns auditwheel's tag."""
     expected = f"py3-none-manylinux2014_{arch}.whl"
@@ -41,6 +57,9 @@ def check(wheel: Path, arch: str) -> str:
         raise AssertionError(f"{wheel.name}: WHEEL metadata says:\n{meta}")
     if lib[:4] != b"\x7fELF" or int.from_bytes(lib[18:20], "little") != ELF_MACHINE[arch]:
         raise AssertionError(f"{wheel.name}: panto/_lib/libpanto.so is not an {arch} ELF library")
+    unversioned = unversioned_imports(lib)
+    if unversioned:
+        raise AssertionError(f"{wheel.name}: libpanto.so imports without a glibc version: {unversioned}")
     tag = auditwheel_tag(wheel)
     m = re.fullmatch(r"manylinux_(\d+)_(\d+)_(\w+)", tag)
     if m is None or (int(m.group(1)), int(m.group(2))) > (2, 17) or m.group(3) != arch:

@@ -7,7 +7,7 @@
 # examples/python/first_turn.py streams a turn from the emulator, loading the library from the
 # installed package.
 # Standalone: tests/packaging/python.sh. Exits non-zero on the first failure.
-# The sdist is unpacked at a fixed place, $TMPDIR/panto-sdist-build (one run at a time), and
+# The sdist is unpacked at a fixed place, $scratch/panto-sdist-build (one run at a time), and
 # builds with the Zig cache build/sdist-zig-cache: Zig's cache keys hold the sources' paths, so
 # a second run hits it. PANTO_SDIST_COLD=1 builds with an empty cache, as a user's first install.
 set -euo pipefail
@@ -27,7 +27,7 @@ done
 ! grep -q "/_lib/\|\.zig-cache\|zig-out" "$work/sdist.txt" || fail "$(basename "$sdist") carries build outputs"
 
 # Built where no checkout is near: the sdist's own folder, outside the tree.
-unpacked=${TMPDIR:-/tmp}/panto-sdist-build
+unpacked=$scratch/panto-sdist-build
 rm -rf "$unpacked" && mkdir -p "$unpacked"
 trap 'rm -rf "$work" "$unpacked"' EXIT
 tar -xzf "$sdist" -C "$unpacked"

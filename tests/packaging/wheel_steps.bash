@@ -4,7 +4,10 @@
 root=$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)
 py=$root/.venv/bin/python
 script=$(basename "$0")
-work=$(mktemp -d "${TMPDIR:-/tmp}/panto-${script%.sh}.XXXXXX")
+# (run.sh's PANTO_PACKAGING_DIR when it runs us, else $TMPDIR)
+scratch=${PANTO_PACKAGING_DIR:-${TMPDIR:-/tmp}}
+mkdir -p "$scratch"
+work=$(mktemp -d "$scratch/panto-${script%.sh}.XXXXXX")
 trap 'rm -rf "$work"' EXIT
 
 fail() { echo "$script: FAIL: $*" >&2; exit 1; }

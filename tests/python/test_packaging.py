@@ -100,6 +100,17 @@ def test_wheel_is_manylinux2014_with_the_library(wheel: Path) -> None:
     assert info.file_size < 16 * 1024 * 1024
 
 
+def test_check_wheel_sees_an_import_without_a_glibc_version(tmp_path: Path) -> None:
+    # What auditwheel misses: libc's statx (glibc 2.28) called from code built for glibc 2.17 is
+    # imported with no version; the dynamic loader of an older glibc refuses the library.
+    src = tmp_path / "uses_statx.c"
+    src.write_text("int statx(void);\nint getpid(void);\nint f(void) { return statx() + getpid(); }\n")
+    lib = tmp_path / "libuses_statx.so"
+    run([sys.executable, "-m", "ziglang", "cc", "-target", f"{platform.machine()}-linux-gnu.2.17", "-shared",
+         "-o", str(lib), str(src)], timeout=600)
+    assert check_wheel.unversioned_imports(lib.read_bytes()) == ["statx"]
+
+
 def failed_build(source: Path, env: dict[str, str], tmp_path: Path) -> str:
     """stderr+stdout of a `pip wheel` of source that must fail."""
     proc = subprocess.run([sys.executable, "-m", "pip", "wheel", str(source), *PIP_WHEEL, "-w", str(tmp_path / "out")],
