@@ -16,7 +16,7 @@ export LD_LIBRARY_PATH := $(LIB)
 export LUA_CPATH := $(LIB)/lua/?.so;;
 export PYTHONPATH := $(ROOT)/bindings-py
 
-.PHONY: all setup build test test-zig test-c test-python check-abi test-go test-lua conformance test-soak test-crash test-cli soak demo bench bench-latency fuzz clean
+.PHONY: all setup build test check-version packaging-test test-zig test-c test-python check-abi test-go test-lua conformance test-soak test-crash test-cli soak demo bench bench-latency fuzz clean
 
 all: build
 
@@ -24,10 +24,16 @@ setup:
 	@scripts/setup.sh
 
 build: setup
-	$(ZIG) build -Doptimize=$(OPTIMIZE)
+	$(ZIG) build install go-lib -Doptimize=$(OPTIMIZE)
+
+# The Go module's copy of libpanto.a, which its cgo lines link (libpanto-go/lib/<goos>_<goarch>/,
+# docs/go.md); `make build` makes it too.
+.PHONY: go-lib
+go-lib: setup
+	$(ZIG) build go-lib -Doptimize=$(OPTIMIZE)
 
 test: build
-	@$(MAKE) --no-print-directory test-zig test-c conformance test-python test-go test-lua test-soak test-crash test-cli
+	@$(MAKE) --no-print-directory check-version test-zig test-c conformance test-python test-go test-lua test-cli test-soak test-crash
 	@echo "make test: all suites passed"
 
 test-zig:
@@ -44,11 +50,16 @@ test-python: check-abi
 	$(PY) -m mypy --strict bindings-py/panto
 	$(PY) -m pytest -q tests/python
 
+# Every package states the same version (scripts/version.py; `bump X.Y.Z` changes it).
+check-version:
+	$(PY) scripts/version.py --check
+	$(PY) -m pytest -q tests/scripts
+
 # The generated mirror of the header (bindings-py/panto/_abi.py) is current.
 check-abi:
 	$(PY) scripts/gen_abi.py --check
 
-test-go:
+test-go: go-lib
 	cd libpanto-go && go vet ./... && go test -race -count=1 ./...
 
 # The `panto` command (tests/cli/): the real binary against the emulator.
@@ -77,6 +88,13 @@ test-soak:
 # (tests/crash/README.md): 100 kills per language. CRASH_SEED=N replays a run.
 test-crash:
 	$(PY) tests/crash/crash_test.py --kills 100
+
+# Each package installed outside the tree (the README's Install section), a turn run with it
+# against the emulator: tests/packaging/*.sh, one a language (PACKAGES="c zig" for some).
+# Not part of `make test` (about 80 s warm, 7 min more after a change to libpanto: the wheels
+# build it twice more, for glibc 2.17 and for aarch64); .ci/run runs it after make test.
+packaging-test: build
+	tests/packaging/run.sh $(PACKAGES)
 
 # Not part of `make test`: the same soak, longer, in every language (SOAK_TURNS a language,
 # default 5000).

@@ -3,10 +3,16 @@
 //!                         bin/panto (the terminal agent)
 //!   zig build test     -> the Zig unit tests, the C-ABI layout check and the fuzz inputs' replay
 //!   zig build fuzz     -> zig-out/fuzz/libpanto_fuzz.a (libpanto/fuzz/README.md)
+//!   zig build go-lib   -> libpanto-go/lib/<goos>_<goarch>/{libpanto.a,panto.h} (the Go module's)
+//!   zig build lua      -> zig-out/lib/lua/panto.so alone (the rockspec's build)
 const std = @import("std");
 const builtin = @import("builtin");
 
 const required_zig = "0.16.0";
+
+/// The one version of panto (scripts/version.py bumps it everywhere): build.zig.zon's.
+const version_string = @import("build.zig.zon").version;
+const version = std.SemanticVersion.parse(version_string) catch @compileError("build.zig.zon: bad version");
 
 comptime {
     // The build pins one Zig version: the std APIs we use change between releases.
@@ -19,7 +25,13 @@ comptime {
 
 pub fn build(b: *std.Build) void {
     const target = b.standardTargetOptions(.{});
-    const optimize = b.standardOptimizeOption(.{});
+    // ReleaseSafe unless -Doptimize (or --release) says otherwise: `zig build install` is how
+    // users get the libraries, and a Debug libpanto is three times the size and slower.
+    const optimize: std.builtin.OptimizeMode = b.option(std.builtin.OptimizeMode, "optimize", "Prioritize performance, safety, or binary size (default ReleaseSafe)") orelse switch (b.release_mode) {
+        .off, .any, .safe => .ReleaseSafe,
+        .fast => .ReleaseFast,
+        .small => .ReleaseSmall,
+    };
     const lua_include = b.option([]const u8, "lua-include", "Folder holding lua.h (default /usr/include/lua5.4)") orelse "/usr/include/lua5.4";
     const with_lua = b.option(bool, "lua", "Build the Lua module (needs lua.h; default true)") orelse true;
     const strip = b.option(bool, "strip", "Leave debug info out of the libraries") orelse null;
@@ -45,15 +57,29 @@ pub fn build(b: *std.Build) void {
     });
     c_api.addIncludePath(b.path("include"));
 
-    const shared = b.addLibrary(.{ .name = "panto", .root_module = c_api, .linkage = .dynamic, .version = .{ .major = 0, .minor = 1, .patch = 0 } });
+    const shared = b.addLibrary(.{ .name = "panto", .root_module = c_api, .linkage = .dynamic, .version = version });
     exportOnlyPanto(b, shared);
     b.installArtifact(shared);
+    // `zig build shared`: libpanto.so alone, what the Python wheel carries (bindings-py/setup.py):
+    // half the compiling of `install`, which builds libpanto.a too.
+    b.step("shared", "Install zig-out/lib/libpanto.so alone (the Python wheel's)").dependOn(&b.addInstallArtifact(shared, .{}).step);
     const static = b.addLibrary(.{ .name = "panto", .root_module = c_api, .linkage = .static });
     static.bundle_compiler_rt = true;
+    // A plain `cc prog.c libpanto.a` must link in every mode: Debug compiles the C shims with
+    // UBSan checks, whose runtime goes inside; and Zig's own backend (Debug) writes an object
+    // without a .note.GNU-stack section, which makes the linker give the program an
+    // executable stack, so LLVM compiles the library's Zig code in every mode.
+    static.bundle_ubsan_rt = true;
+    static.use_llvm = true;
     installWithCodecs(b, static);
     b.installFile("include/panto.h", "include/panto.h");
+    addGoLib(b, static);
 
-    // pkg-config, so C programs build with `cc $(pkg-config --cflags --libs panto)`.
+    // pkg-config, so C programs build with `cc $(pkg-config --cflags --libs panto)`, or
+    // `cc -static $(pkg-config --static --cflags --libs panto)`. No rpath in Libs, as no
+    // library's .pc has one: a system prefix needs none, and for another one the program's
+    // author chooses (docs/c.md: -Wl,-rpath,$(pkg-config --variable=libdir panto)).
+    // Libs.private: what libpanto.a needs beside itself (the codecs are inside it).
     const pc = b.addWriteFiles().add("panto.pc", b.fmt(
         \\prefix={s}
         \\libdir=${{prefix}}/lib
@@ -61,12 +87,12 @@ pub fn build(b: *std.Build) void {
         \\
         \\Name: panto
         \\Description: LLM-agent runtime with a pull-shaped streaming C API
-        \\Version: 0.1.0
-        \\Libs: -L${{libdir}} -Wl,-rpath,${{libdir}} -lpanto
+        \\Version: {s}
+        \\Libs: -L${{libdir}} -lpanto
         \\Libs.private: -lm -lpthread
         \\Cflags: -I${{includedir}}
         \\
-    , .{b.install_prefix}));
+    , .{ b.install_prefix, version_string }));
     b.getInstallStep().dependOn(&b.addInstallFileWithDir(pc, .lib, "pkgconfig/panto.pc").step);
 
     // The panto command's unit tests (with Lua: run by `zig build test`).
@@ -98,6 +124,7 @@ pub fn build(b: *std.Build) void {
         lua_lib.use_lld = true;
         const install_lua = b.addInstallFileWithDir(lua_lib.getEmittedBin(), .{ .custom = "lib/lua" }, "panto.so");
         b.getInstallStep().dependOn(&install_lua.step);
+        b.step("lua", "Install lib/lua/panto.so alone (the rockspec's build)").dependOn(&install_lua.step);
 
         // The `panto` command (panto-cli/): a terminal agent on the core's Zig API, with Lua 5.4
         // linked statically for its extensions, whose require('panto') is the module above
@@ -216,6 +243,15 @@ fn codecArchive(b: *std.Build, module: *std.Build.Module, name: []const u8) []co
     return b.fmt("/usr/lib/{s}-linux-gnu/lib{s}.a", .{ arch, name });
 }
 
+/// The codecs' headers, searched after the C library's: a cross build (`-Dtarget=
+/// x86_64-linux-gnu.2.17`, `aarch64-linux-gnu.2.17`) gets no system include path from Zig, and
+/// its libc headers (Zig's, of the glibc targeted) must win over /usr/include's.
+fn addCodecHeaders(module: *std.Build.Module) void {
+    const arch = @tagName(module.resolved_target.?.result.cpu.arch);
+    module.addAfterIncludePath(.{ .cwd_relative = module.owner.fmt("/usr/include/{s}-linux-gnu", .{arch}) });
+    module.addAfterIncludePath(.{ .cwd_relative = "/usr/include" });
+}
+
 fn addMediaCodecs(b: *std.Build, module: *std.Build.Module) void {
     module.addCSourceFiles(.{
         .root = b.path("libpanto/src/media"),
@@ -223,6 +259,7 @@ fn addMediaCodecs(b: *std.Build, module: *std.Build.Module) void {
         .flags = &.{ "-std=c99", "-D_POSIX_C_SOURCE=200809L", "-Wall", "-Wextra", "-Werror" },
     });
     for (codec_archives) |name| module.addObjectFile(.{ .cwd_relative = codecArchive(b, module, name) });
+    addCodecHeaders(module);
     module.linkSystemLibrary("m", .{});
 }
 
@@ -243,6 +280,28 @@ fn withCodecs(b: *std.Build, static: *std.Build.Step.Compile) std.Build.LazyPath
     const bundle = b.addSystemCommand(&.{ "sh", "-c", script.items, "sh", b.graph.zig_exe });
     bundle.addFileArg(static.getEmittedBin());
     return bundle.addOutputFileArg(static.out_lib_filename);
+}
+
+/// `zig build go-lib`: libpanto.a and panto.h copied into the Go module, in
+/// libpanto-go/lib/<goos>_<goarch>/ (a build output, gitignored), which its cgo lines link: a
+/// Go program then needs neither this checkout nor libpanto.so. -Dtarget picks the platform.
+fn addGoLib(b: *std.Build, static: *std.Build.Step.Compile) void {
+    const step = b.step("go-lib", "Copy libpanto.a and panto.h into libpanto-go/lib/<goos>_<goarch>/ (the Go module's library)");
+    const target = static.root_module.resolved_target.?.result;
+    const goarch: ?[]const u8 = switch (target.cpu.arch) {
+        .x86_64 => "amd64",
+        .aarch64 => "arm64",
+        else => null,
+    };
+    if (target.os.tag != .linux or goarch == null) {
+        step.dependOn(&b.addFail(b.fmt("go-lib: the Go module links Linux x86_64 and aarch64 libraries only, not {s}-{s}", .{ @tagName(target.cpu.arch), @tagName(target.os.tag) })).step);
+        return;
+    }
+    const dir = b.fmt("libpanto-go/lib/linux_{s}", .{goarch.?});
+    const update = b.addUpdateSourceFiles();
+    update.addCopyFileToSource(withCodecs(b, static), b.fmt("{s}/libpanto.a", .{dir}));
+    update.addCopyFileToSource(b.path("include/panto.h"), b.fmt("{s}/panto.h", .{dir}));
+    step.dependOn(&update.step);
 }
 
 /// libpanto.so exports the C ABI and nothing else: the codecs linked into it stay private (a

@@ -1,28 +1,40 @@
 """Build hook of the panto wheel: builds libpanto.so with the pinned Zig and packs it.
 
-`pip install ./bindings-py` (or `pip wheel ./bindings-py`) runs `python -m ziglang build
--Doptimize=ReleaseSafe --prefix <tmp>` in the repository root (the folder above this one; the
-build environment gets ziglang==0.16.0 from [build-system] requires), then copies the real
-libpanto.so (not its symlinks) into the wheel's panto/_lib/, where panto/_native.py finds it.
-The wheel is tagged py3-none-<platform>: it holds a native library, loaded with ctypes, that
-does not depend on the Python ABI.
+`pip wheel ./bindings-py` (or `pip install`, or `pip wheel panto-X.Y.Z.tar.gz`) runs
+`python -m ziglang build shared -Doptimize=ReleaseSafe -Dtarget=... --prefix <tmp>` in the Zig source
+tree (the repository root, or the sdist's zig-src/ folder; the build environment gets
+ziglang==0.16.0 from [build-system] requires), then copies the real libpanto.so (not its
+symlinks) into the wheel's panto/_lib/, where panto/_native.py finds it. The wheel is tagged
+py3-none-<platform>: it holds a native library, loaded with ctypes, that does not depend on the
+Python ABI.
 
-Knobs (environment): PANTO_OPTIMIZE (default ReleaseSafe); PANTO_STRIP=0 keeps the debug
-info (by default the library is built without it, `-Dstrip=true`; PANTO_STRIP=0 keeps it).
-Everything else is in pyproject.toml.
+On Linux x86_64 and aarch64 the library is built for glibc 2.17 (`-Dtarget=<arch>-linux-gnu.2.17`,
+the baseline CPU), so the wheel is manylinux2014_<arch>: it runs on any Linux with glibc 2.17 or
+later. The image codecs linked into it are the build machine's static archives (Debian:
+libpng-dev libjpeg-dev libwebp-dev libgif-dev libstb-dev zlib1g-dev; `:arm64` ones for aarch64).
+
+Knobs (environment): PANTO_TARGET, a Zig target (default: <arch>-linux-gnu.2.17 on Linux
+x86_64/aarch64, so `PANTO_TARGET=aarch64-linux-gnu.2.17` cross-builds the aarch64 wheel; the
+host's own elsewhere); PANTO_OPTIMIZE (default ReleaseSafe); PANTO_STRIP=0 keeps the debug info
+(by default the library is built without it, `-Dstrip=true`). Everything else is in
+pyproject.toml.
 """
 
 from __future__ import annotations
 
 import os
+import platform
+import re
 import shutil
 import subprocess
 import sys
+import sysconfig
 import tempfile
 from pathlib import Path
 
 from setuptools import Distribution, setup
 from setuptools.command.build_py import build_py
+from setuptools.command.sdist import sdist
 
 try:  # setuptools >= 70.1 ships bdist_wheel itself; older ones use the wheel package's.
     from setuptools.command.bdist_wheel import bdist_wheel
@@ -33,8 +45,13 @@ except ImportError:  # pragma: no cover
         bdist_wheel = None  # type: ignore[assignment,misc]
 
 HERE = Path(__file__).resolve().parent
-ROOT = HERE.parent
 LIB_NAMES = {"linux": "libpanto.so", "darwin": "libpanto.dylib", "win32": "panto.dll"}
+# What building the C library needs of the repository: copied into the sdist's zig-src/.
+ZIG_SOURCES = ("build.zig", "build.zig.zon", "include", "libpanto/src", "libpanto-c/src", "LICENSE")
+SDIST_ZIG_DIR = "zig-src"
+# Linux CPUs with a manylinux2014 (glibc 2.17) tag, as `uname -m` and Zig name them.
+MANYLINUX_ARCHES = ("x86_64", "aarch64")
+MANYLINUX_GLIBC = "2.17"
 
 
 def _lib_name() -> str:
@@ -44,30 +61,60 @@ def _lib_name() -> str:
     return "libpanto.so"
 
 
-def _source_tree() -> Path:
-    if not (ROOT / "build.zig").is_file() or not (ROOT / "libpanto").is_dir():
-        raise SystemExit(
-            f"panto: cannot build the native library: the panto source tree (build.zig, "
-            f"libpanto/) is not at {ROOT}.\n"
-            "The Python package is built from a checkout of the repository: "
-            "`pip install path/to/panto/bindings-py` (an sdist alone does not carry the Zig "
-            "sources). Or build the library yourself (`zig build`) and point PANTO_LIBRARY at "
-            "zig-out/lib/libpanto.so."
-        )
-    return ROOT
+def zig_target() -> str | None:
+    """The Zig target of the library: PANTO_TARGET, else glibc 2.17 on Linux x86_64/aarch64,
+    else None (the host)."""
+    if os.environ.get("PANTO_TARGET"):
+        return os.environ["PANTO_TARGET"]
+    machine = platform.machine()
+    if sys.platform.startswith("linux") and machine in MANYLINUX_ARCHES:
+        return f"{machine}-linux-gnu.{MANYLINUX_GLIBC}"
+    return None
+
+
+def platform_tag() -> str:
+    """The wheel's platform tag: manylinux2014_<arch> for a glibc 2.17 Linux target, the
+    host's platform otherwise."""
+    target = zig_target()
+    if target is not None:
+        m = re.fullmatch(r"(x86_64|aarch64)-linux-gnu\.2\.17", target)
+        if m:
+            return f"manylinux2014_{m.group(1)}"
+        if target != f"{platform.machine()}-linux-gnu" and not target.startswith("native"):
+            raise SystemExit(f"panto: PANTO_TARGET={target}: no wheel tag for it (use x86_64-linux-gnu.2.17 "
+                             f"or aarch64-linux-gnu.2.17, or leave PANTO_TARGET unset)")
+    return re.sub(r"[-.]", "_", sysconfig.get_platform())
+
+
+def source_tree() -> Path:
+    """The Zig sources: the sdist's zig-src/, else the checkout this folder is in."""
+    for root in (HERE / SDIST_ZIG_DIR, HERE.parent):
+        if (root / "build.zig").is_file() and (root / "libpanto").is_dir():
+            return root
+    raise SystemExit(
+        f"panto: cannot build the native library: no Zig sources (build.zig, libpanto/) in "
+        f"{HERE / SDIST_ZIG_DIR} or {HERE.parent}.\n"
+        "Build from a checkout (`pip install path/to/panto/bindings-py`) or from the sdist, which "
+        "carries them; or build the library yourself (`zig build`) and point PANTO_LIBRARY at "
+        "zig-out/lib/libpanto.so."
+    )
 
 
 def build_library(dest_dir: Path) -> Path:
     """Builds the library in a temporary prefix and copies the real file to dest_dir."""
-    root = _source_tree()
+    root = source_tree()
+    platform_tag()  # refuses a PANTO_TARGET the wheel cannot be tagged for, before building
     optimize = os.environ.get("PANTO_OPTIMIZE", "ReleaseSafe")
     name = _lib_name()
+    target = zig_target()
     with tempfile.TemporaryDirectory(prefix="panto-build-") as prefix:
-        # Only the C library: no Lua module (and so no Lua headers needed), no debug info
-        # unless PANTO_STRIP=0.
+        # Only the shared C library: no libpanto.a, no Lua module (and so no Lua headers
+        # needed), no debug info unless PANTO_STRIP=0.
         strip = "false" if os.environ.get("PANTO_STRIP", "1") == "0" else "true"
-        cmd = [sys.executable, "-m", "ziglang", "build", f"-Doptimize={optimize}", "-Dlua=false",
+        cmd = [sys.executable, "-m", "ziglang", "build", "shared", f"-Doptimize={optimize}", "-Dlua=false",
                f"-Dstrip={strip}", "--prefix", prefix]
+        if target is not None:
+            cmd.append(f"-Dtarget={target}")
         print(f"panto: building the library: {' '.join(cmd)} (in {root})", flush=True)
         try:
             subprocess.run(cmd, cwd=root, check=True)
@@ -76,7 +123,10 @@ def build_library(dest_dir: Path) -> Path:
         except subprocess.CalledProcessError as e:
             raise SystemExit(
                 f"panto: `zig build` failed (exit {e.returncode}); see its output above. The "
-                "build needs ziglang==0.16.0 (pip installs it into the build environment)."
+                "build needs ziglang==0.16.0 (pip installs it into the build environment) and, on "
+                "Linux, the image codecs' static libraries of the target's CPU (Debian: "
+                "libpng-dev libjpeg-dev libwebp-dev libgif-dev libstb-dev zlib1g-dev, with "
+                "`:arm64` for aarch64 after `dpkg --add-architecture arm64`)."
             ) from e
         built = Path(prefix, "bin" if sys.platform == "win32" else "lib", name)
         if not built.exists():
@@ -103,6 +153,26 @@ class BuildPyWithLibrary(build_py):
             build_library(Path(self.build_lib) / "panto" / "_lib")
 
 
+class SdistWithZigSources(sdist):
+    """An sdist that builds anywhere: the repository's Zig sources go into zig-src/ (MANIFEST.in
+    cannot reach above this folder)."""
+
+    def make_release_tree(self, base_dir: str, files: list[str]) -> None:
+        super().make_release_tree(base_dir, files)
+        root = source_tree()
+        dest = Path(base_dir, SDIST_ZIG_DIR)
+        ignore = shutil.ignore_patterns(".zig-cache", "zig-out", "__pycache__", "*.pyc")
+        for rel in ZIG_SOURCES:
+            src = root / rel
+            if src.is_dir():
+                shutil.copytree(src, dest / rel, ignore=ignore, dirs_exist_ok=True)
+            elif src.is_file():
+                (dest / rel).parent.mkdir(parents=True, exist_ok=True)
+                shutil.copyfile(src, dest / rel)
+            elif rel != "LICENSE":
+                raise SystemExit(f"panto: the sdist needs {src}, which is missing")
+
+
 class BinaryDistribution(Distribution):
     """Has a native part: installs to platlib (the wheel's root, not .data/purelib)."""
 
@@ -110,7 +180,7 @@ class BinaryDistribution(Distribution):
         return True
 
 
-cmdclass = {"build_py": BuildPyWithLibrary}
+cmdclass = {"build_py": BuildPyWithLibrary, "sdist": SdistWithZigSources}
 
 if bdist_wheel is not None:
 
@@ -122,8 +192,7 @@ if bdist_wheel is not None:
             self.root_is_pure = False
 
         def get_tag(self):  # type: ignore[no-untyped-def]
-            _, _, plat = super().get_tag()
-            return "py3", "none", plat
+            return "py3", "none", platform_tag()
 
     cmdclass["bdist_wheel"] = PlatformWheel
 

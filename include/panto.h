@@ -64,6 +64,12 @@ extern "C" {
 /* Bumped whenever the ABI changes; compare with panto_abi_version() at load time. */
 #define PANTO_ABI_VERSION 3
 
+/* The version of panto this header belongs to (panto_version() is the linked library's). */
+#define PANTO_VERSION_MAJOR 0
+#define PANTO_VERSION_MINOR 1
+#define PANTO_VERSION_PATCH 0
+#define PANTO_VERSION "0.1.0"
+
 /* ---- Status codes --------------------------------------------------------------------- */
 
 typedef enum PantoStatus {

@@ -11,6 +11,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"runtime"
 	"strings"
 	"sync"
 	"testing"
@@ -85,13 +86,12 @@ func startEmulator() (stop func(), err error) {
 	}
 }
 
-// trackLibrary opens libpanto.so once, from within the tests. The test binary loads the
-// library at run time, which go test's result cache does not see; a file opened while the
-// tests run (TestMain is too early) is part of the cache key, if it is inside the module:
-// hence the symlink testdata/libpanto.so.0 -> ../../zig-out/lib/libpanto.so.0. A rebuilt
-// library then invalidates cached results.
+// trackLibrary opens the module's libpanto.a once, from within the tests. go's caches do
+// not see the libraries cgo links; a file opened while the tests run (TestMain is too early)
+// is part of the test result's cache key, if it is inside the module: a rebuilt library
+// (make go-lib) then invalidates cached results.
 var trackLibrary = sync.OnceFunc(func() {
-	if f, err := os.Open(filepath.Join("testdata", "libpanto.so.0")); err == nil {
+	if f, err := os.Open(filepath.Join("lib", runtime.GOOS+"_"+runtime.GOARCH, "libpanto.a")); err == nil {
 		f.Close()
 	}
 })

@@ -1,7 +1,8 @@
 // Package panto is the Go binding of panto, an LLM-agent runtime: the C ABI of
-// include/panto.h, linked against ../zig-out/lib/libpanto.so (build it first with
-// `zig build`) with that folder as the run path, so a program finds it from any folder
-// and always runs the library as last built.
+// include/panto.h. The module links the static libpanto.a it holds in lib/<goos>_<goarch>/
+// (`make go-lib` puts it there; linux/amd64 and linux/arm64), so a program needs no
+// libpanto.so at run time; the build tag panto_pkgconfig links an installed libpanto found
+// by pkg-config instead. See docs/go.md.
 //
 // An Agent holds a conversation; each Run appends a user message and returns a Stream of
 // typed events for the model's answer:
@@ -125,8 +126,6 @@
 package panto
 
 /*
-#cgo CFLAGS: -I${SRCDIR}/../include
-#cgo LDFLAGS: -L${SRCDIR}/../zig-out/lib -lpanto -Wl,-rpath,${SRCDIR}/../zig-out/lib
 #include "panto.h"
 */
 import "C"
@@ -157,8 +156,8 @@ var abiCheck = sync.OnceValue(func() error {
 	return nil
 })
 
-// Version is the version of the linked libpanto, e.g. "0.1.0".
-func Version() string { return C.GoString(C.panto_version()) }
+// LibraryVersion is the version of the linked libpanto, e.g. "0.1.0" (Version is this module's).
+func LibraryVersion() string { return C.GoString(C.panto_version()) }
 
 // EventKind says what an Event reports, and so which of its fields mean something.
 type EventKind int32

@@ -518,7 +518,7 @@ func TestNames(t *testing.T) {
 			t.Errorf("name %q, want %q", c.got, c.want)
 		}
 	}
-	if v := panto.Version(); v == "" {
-		t.Error("Version is empty")
+	if v := panto.LibraryVersion(); v != panto.Version {
+		t.Errorf("LibraryVersion() = %q, want the module's Version %q", v, panto.Version)
 	}
 }

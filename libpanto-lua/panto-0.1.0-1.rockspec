@@ -1,15 +1,15 @@
--- The panto Lua 5.4 module as a rock. From the repository root:
+-- The panto Lua 5.4 module as a rock (docs/lua.md, Install). From the repository root:
 --   luarocks --lua-version 5.4 make libpanto-lua/panto-0.1.0-1.rockspec
--- builds zig-out's panto.so with the pinned Zig (0.16.0: $ZIG, else the repository's
--- .venv/bin/python -m ziglang, else python3 -m ziglang; `pip install ziglang==0.16.0`) and
--- installs it into the tree's Lua cpath, so `require("panto")` finds it.
+-- (--lua-version 5.4: Debian's luarocks defaults to Lua 5.1.) It builds panto.so alone
+-- (`zig build lua`, ReleaseSafe) with Zig 0.16.0: $ZIG, else `zig` on PATH, else the checkout's
+-- .venv, else `python3 -m ziglang` (`pip install ziglang==0.16.0`); in a checkout already
+-- built, Zig's cache makes it a matter of seconds.
 rockspec_format = "3.0"
 package = "panto"
 version = "0.1.0-1"
 
 source = {
-   -- PLACEHOLDER URL (the project has no public home yet). `luarocks make` builds the
-   -- checkout it is run in (build.zig at its root) and does not fetch this URL.
+   -- `luarocks make` builds the folder it runs in; `luarocks install` fetches this tag.
    url = "git+https://github.com/panto-dev/panto.git",
    tag = "v0.1.0",
 }
@@ -20,8 +20,8 @@ description = {
 A Lua 5.4 C module written in Zig. panto is compiled into it; it uses the lua_* symbols of
 the interpreter that loads it and exports only luaopen_panto.
 ]],
-   homepage = "https://github.com/panto-dev/panto", -- PLACEHOLDER, as source.url
-   license = "TBD", -- PLACEHOLDER: the repository has no LICENSE file yet
+   homepage = "https://panto.dev",
+   license = "MIT",
    labels = { "llm", "agent", "anthropic", "openai", "streaming" },
 }
 
@@ -33,13 +33,18 @@ build = {
    type = "command",
    build_command = [[
 set -e
-if [ -n "$ZIG" ]; then zig="$ZIG"
-elif [ -x .venv/bin/python ]; then zig=".venv/bin/python -m ziglang"
-else zig="python3 -m ziglang"; fi
-if ! $zig version >/dev/null 2>&1; then
-   echo "panto: Zig 0.16.0 is needed: pip install ziglang==0.16.0 (or set ZIG)" >&2; exit 1
+pinned=0.16.0
+works() { [ "`$1 version 2>/dev/null`" = "$pinned" ]; }
+if [ -n "${ZIG:-}" ]; then zig=$ZIG
+elif works zig; then zig=zig
+elif works ".venv/bin/python -m ziglang"; then zig=".venv/bin/python -m ziglang"
+elif works "python3 -m ziglang"; then zig="python3 -m ziglang"
+else
+   echo "panto: building needs Zig $pinned, found neither \`zig\` $pinned on PATH nor the Python package ziglang==$pinned." >&2
+   echo "panto: install one (pip install ziglang==$pinned) or set ZIG to a Zig $pinned command, then run luarocks again." >&2
+   exit 1
 fi
-$zig build -Doptimize=ReleaseSafe "-Dlua-include=$(LUA_INCDIR)" --prefix "$PWD/build/luarocks"
+$zig build lua -Doptimize=ReleaseSafe "-Dlua-include=$(LUA_INCDIR)" --prefix "$PWD/build/luarocks"
 ]],
    install = {
       lib = {

@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Installs what building and testing panto needs, idempotently: a venv at .venv with the pinned
-# Zig and the test tools, Debian's Lua 5.4 and image codecs when missing, and a check that
+# Zig and the test tools, Debian's Lua 5.4, luarocks and image codecs when missing, and a check that
 # Go >= 1.24 exists.
 # A second run only checks, and takes well under a second.
 set -euo pipefail
@@ -35,6 +35,32 @@ if [ "$missing_codecs" = 1 ]; then
     [ "$(id -u)" -eq 0 ] || sudo="sudo"
     $sudo apt-get update -qq
     DEBIAN_FRONTEND=noninteractive $sudo apt-get install -y -qq libpng-dev libjpeg-dev libwebp-dev libgif-dev libstb-dev zlib1g-dev >/dev/null
+fi
+
+# apt-get install, as root or through sudo, after an update (the blocks above could use it too).
+apt_install() {
+    local sudo=""
+    [ "$(id -u)" -eq 0 ] || sudo="sudo"
+    $sudo apt-get update -qq
+    DEBIAN_FRONTEND=noninteractive $sudo apt-get install -y -qq "$@" >/dev/null
+}
+
+# The aarch64 wheel (bindings-py/setup.py, PANTO_TARGET=aarch64-linux-gnu.2.17) and its test
+# (tests/packaging/aarch64.sh): Debian's arm64 codec archives and C library, and qemu-user.
+arm64_codecs=(/usr/lib/aarch64-linux-gnu/lib{png16,jpeg,webp,webpdemux,gif,stb,z}.a)
+if [ "$(uname -m)" = x86_64 ] && ! { command -v qemu-aarch64 && ls "${arm64_codecs[@]}"; } >/dev/null 2>&1; then
+    echo "setup: installing qemu-user and Debian's arm64 image codecs (dpkg --add-architecture arm64)"
+    if ! dpkg --print-foreign-architectures | grep -qx arm64; then
+        if [ "$(id -u)" -eq 0 ]; then dpkg --add-architecture arm64; else sudo dpkg --add-architecture arm64; fi
+    fi
+    apt_install qemu-user libc6:arm64 libpng-dev:arm64 libjpeg-dev:arm64 libwebp-dev:arm64 libgif-dev:arm64 \
+        libstb-dev:arm64 zlib1g-dev:arm64
+fi
+
+# The Lua rock's install test (tests/packaging/lua.sh) and `luarocks lint` (tests/lua/test_rockspec.lua).
+if ! command -v luarocks >/dev/null; then
+    echo "setup: installing Debian's luarocks"
+    apt_install luarocks
 fi
 
 if ! command -v go >/dev/null; then

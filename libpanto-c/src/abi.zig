@@ -280,6 +280,7 @@ test "the Zig types match include/panto.h" {
         }
     }
     try std.testing.expectEqual(@as(c_int, c.PANTO_ABI_VERSION), @as(c_int, abi_version));
+    try std.testing.expectEqualStrings(c.PANTO_VERSION, panto.version);
     inline for (std.meta.fields(Status)) |f| {
         const prefix = if (f.value < 0) "PANTO_ERR_" else "PANTO_";
         try std.testing.expectEqual(@as(c_int, @field(c, prefix ++ upper(f.name))), @as(c_int, f.value));

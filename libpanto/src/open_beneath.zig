@@ -197,7 +197,8 @@ fn mapOpenError(e: anytype) Error {
 fn fileType(fd: c.fd_t) Error!u32 {
     if (builtin.os.tag == .linux) {
         var st: linux.Statx = undefined;
-        if (c.statx(fd, "", linux.AT.EMPTY_PATH, .{ .TYPE = true }, &st) != 0) return error.Unreadable;
+        // The syscall, not libc's statx (glibc 2.28+): the library is built for glibc 2.17.
+        if (linux.errno(linux.statx(fd, "", linux.AT.EMPTY_PATH, .{ .TYPE = true }, &st)) != .SUCCESS) return error.Unreadable;
         return st.mode & c.S.IFMT;
     } else {
         var st: c.Stat = undefined;

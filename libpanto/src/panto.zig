@@ -24,11 +24,13 @@ pub const StopReason = event.StopReason;
 pub const Usage = event.Usage;
 pub const TurnError = errors.TurnError;
 
+/// panto's version (scripts/version.py keeps it equal to build.zig.zon's).
 pub const version = "0.1.0";
 
 test {
     @import("std").testing.refAllDecls(@This());
     _ = @import("stream.zig");
+    _ = @import("entropy.zig");
     _ = @import("transport.zig");
     _ = @import("stream_read.zig");
     _ = @import("std_http_internals.zig");

@@ -65,7 +65,7 @@ pub const Headers = struct {
     beta_buffer: *std.ArrayList(u8),
     /// The user's anthropic-beta went into panto's (joinBeta): addUser leaves it out.
     beta_joined: bool = false,
-    user_agent: []const u8 = "panto/0.1.0",
+    user_agent: []const u8 = "panto/" ++ @import("panto.zig").version,
     gpa: std.mem.Allocator,
 
     pub fn add(h: *Headers, name: []const u8, value: []const u8) std.mem.Allocator.Error!void {

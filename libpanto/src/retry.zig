@@ -5,6 +5,7 @@
 const std = @import("std");
 const TurnError = @import("errors.zig").TurnError;
 const Retry = @import("config.zig").Retry;
+const entropy = @import("entropy.zig");
 
 pub const Failure = struct {
     err: TurnError,
@@ -54,7 +55,7 @@ pub fn backoff(attempt: u32, policy: Retry, factor: f64) u64 {
 
 fn jitter() f64 {
     var seed: u64 = undefined;
-    std.c.arc4random_buf(@ptrCast(&seed), @sizeOf(u64));
+    entropy.fill(std.mem.asBytes(&seed));
     var prng = std.Random.DefaultPrng.init(seed);
     return 1.0 - 0.25 * prng.random().float(f64);
 }

@@ -572,7 +572,7 @@ def test_names_come_from_the_library(library: _native.Library) -> None:
 
 def test_versions() -> None:
     assert panto.ABI_VERSION == 3
-    assert panto.library_version() == "0.1.0"
+    assert panto.library_version() == panto.__version__
     assert Path(panto.library_path()).is_file()
 
 

@@ -1,8 +1,8 @@
 //! Session ids: the name of a session's file (DIR/ID.jsonl). Given ids are checked; made ids
 //! are "YYYYMMDDTHHMMSSZ-" and 8 random lowercase hex digits, so they sort by creation time.
 const std = @import("std");
-const builtin = @import("builtin");
 const clock = @import("clock.zig");
+const entropy = @import("../entropy.zig");
 
 pub const max_len = 128;
 
@@ -22,19 +22,8 @@ pub const made_len = 16 + 1 + 8;
 pub fn make(buf: *[made_len]u8, ms: i64) []const u8 {
     var stamp: [16]u8 = undefined;
     var random: [4]u8 = undefined;
-    fillRandom(&random);
+    entropy.fill(&random);
     return std.fmt.bufPrint(buf, "{s}-{x}", .{ clock.compact(&stamp, ms), random }) catch unreachable; // (fixed width: fits)
-}
-
-fn fillRandom(buf: []u8) void {
-    if (builtin.os.tag == .linux) {
-        // (getrandom of 4 bytes never blocks once the pool is ready, and is not cut short)
-        if (std.os.linux.errno(std.os.linux.getrandom(buf.ptr, buf.len, 0)) == .SUCCESS) return;
-    } else return std.c.arc4random_buf(buf.ptr, buf.len);
-    // No randomness: the time's nanoseconds still tell ids of one second apart.
-    var ts: std.c.timespec = undefined;
-    _ = std.c.clock_gettime(.MONOTONIC, &ts);
-    std.mem.writeInt(u32, buf[0..4], @truncate(@as(u64, @bitCast(@as(i64, ts.nsec)))), .little);
 }
 
 test "given ids are checked, made ids are valid and differ" {
