@@ -67,7 +67,7 @@ passed=$((passed + 1))
 (cd "$root" && .venv/bin/python -m ziglang build install -Dlua=false -Doptimize="$optimize" --prefix "$tmp/prefix")
 export PKG_CONFIG_PATH=$tmp/prefix/lib/pkgconfig
 CGO_LDFLAGS="-Wl,-rpath,$(pkg-config --variable=libdir panto)" go build -tags panto_pkgconfig -o app-pkgconfig ./first_turn
-ldd app-pkgconfig | grep -q "$tmp/prefix/lib/libpanto.so" || { echo "FAIL: app-pkgconfig does not load the installed libpanto.so"; ldd app-pkgconfig; exit 1; }
+ldd app-pkgconfig | grep -q "$tmp/prefix/lib/libpanto.so" || { echo "FAIL: app-pkgconfig does not load the installed libpanto.so"; ldd app-pkgconfig; readelf -d app-pkgconfig | grep -E "RPATH|RUNPATH|NEEDED"; exit 1; }
 turn ./app-pkgconfig
 passed=$((passed + 1))
 
