@@ -91,8 +91,8 @@ test-crash:
 
 # Each package installed outside the tree (the README's Install section), a turn run with it
 # against the emulator: tests/packaging/*.sh, one a language (PACKAGES="c zig" for some).
-# Not part of `make test` (about 80 s warm, 7 min more after a change to libpanto: the wheels
-# build it twice more, for glibc 2.17 and for aarch64); .ci/run runs it after make test.
+# Not part of `make test` (about 100 s warm, 7-10 min more after a change to libpanto: it is
+# built again for glibc 2.17 and for aarch64); .ci/run runs it after make test.
 packaging-test: build
 	tests/packaging/run.sh $(PACKAGES)
 
