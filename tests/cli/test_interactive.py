@@ -36,9 +36,11 @@ class Pane:
         conf = tmp / "tmux.conf"
         conf.write_text("set -g remain-on-exit on\nset -g history-limit 5000\n")
         self.env = env
+        # The server is this socket's own, started here: its global environment, which the
+        # pane's command gets, is `env`. (No -e NAME=VALUE: tmux takes an argument ending in ";",
+        # as make's LUA_CPATH "...;;" does, for a command separator.)
         self._tmux("-f", str(conf), "new-session", "-d", "-x", "120", "-y", "40", "-s", "t",
-                   "-c", str(cwd), *[f"-e{k}={v}" for k, v in env.items()],
-                   " ".join(_quote(a) for a in argv) + '; echo "[exit $?]"; ' + then)
+                   "-c", str(cwd), " ".join(_quote(a) for a in argv) + '; echo "[exit $?]"; ' + then)
 
     def _tmux(self, *args: str) -> str:
         r = subprocess.run(["tmux", "-L", self.socket, *args], capture_output=True, text=True,
