@@ -181,6 +181,9 @@ class Stream:
         # The calls the stream runs itself (made at the first one), and the event loop that
         # runs their `async def` handlers during an `async for` (None: panto's own).
         self._runner: Optional[ToolRunner] = None
+        # close() began (maybe on another thread): it abandons the runner before it frees the
+        # native stream, so a RESULT_PENDING read meanwhile is the close's cancel, not the caller's.
+        self._closing = False
         self._tool_loop: Optional[AbstractEventLoop] = None
         self._request_ids: List[str] = []
         self._async_lock = allocate_lock()
@@ -315,6 +318,8 @@ class Stream:
                 runner = self._runner
                 if runner is not None and runner.running:
                     return _WAIT
+                if self._closing:
+                    return self._closed()
                 raise self._result_pending()
             if rc < 0:
                 error = self._error
@@ -853,6 +858,7 @@ class Stream:
         handle = self._handle
         if handle.ptr is None:
             return
+        self._closing = True
         self._pending.clear()
         self._forget_tools()
         handle.streams.discard(handle)
