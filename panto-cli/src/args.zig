@@ -6,7 +6,7 @@ pub const usage_text =
     \\
     \\  With no prompt and a terminal on stdin: interactive mode. With -p, a prompt, or stdin
     \\  not a terminal: print mode (the answer streamed to stdout; the prompt is read from
-    \\  stdin when none is given).
+    \\  stdin when none is given, and piped input follows a given one).
     \\
     \\  -p, --print            print mode
     \\      --json             print mode writes the turn's events as JSON lines

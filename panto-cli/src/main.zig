@@ -99,7 +99,12 @@ pub fn main(init: std.process.Init) !u8 {
         return exit_codes.internal;
     };
     // -p with neither a prompt nor a pipe: no terminal read that waits for an unseen Ctrl-D.
-    const prompt = args.prompt orelse if (stdin_tty) "" else readStdin(arena, io) catch |err| {
+    const prompt = if (args.prompt) |given|
+        promptWithPipedInput(arena, io, given, stderr) catch |err| {
+            try stderr.print("panto: stdin could not be read: {s}\n", .{@errorName(err)});
+            return exit_codes.usage;
+        }
+    else if (stdin_tty) "" else readStdin(arena, io) catch |err| {
         try stderr.print("panto: the prompt could not be read from stdin: {s}\n", .{@errorName(err)});
         return exit_codes.usage;
     };
@@ -127,6 +132,33 @@ fn addHostTools(arena: std.mem.Allocator, agent: *panto.Agent, host: *Host, sett
             else => try stderr.print("panto: the tool {s} is left out: {s}\n", .{ named.name, diag.message() }),
         };
     }
+}
+
+/// How long a pipe on stdin may stay silent before a prompt given with -p goes without it.
+const piped_input_wait_ms = 3000;
+
+/// The prompt given on the command line, followed by what is piped in (`git diff | panto -p
+/// "review this"`), after a blank line. Only a pipe or a file counts: a terminal, /dev/null or
+/// a socket is left alone. A pipe that stays silent and open (a parent that never closes
+/// it) would hang the run: after piped_input_wait_ms without a byte or its end, the prompt
+/// goes alone, with a note on stderr.
+fn promptWithPipedInput(arena: std.mem.Allocator, io: std.Io, given: []const u8, stderr: *std.Io.Writer) ![]const u8 {
+    const stdin = std.Io.File.stdin();
+    const kind = (stdin.stat(io) catch return given).kind; // closed stdin: nothing piped
+    switch (kind) {
+        .named_pipe => {
+            var fds = [_]std.posix.pollfd{.{ .fd = stdin.handle, .events = std.posix.POLL.IN, .revents = 0 }};
+            if (try std.posix.poll(&fds, piped_input_wait_ms) == 0) {
+                try stderr.print("panto: nothing on stdin after {d} s: the prompt goes without it (</dev/null skips the wait)\n", .{piped_input_wait_ms / 1000});
+                return given;
+            }
+        },
+        .file => {},
+        else => return given,
+    }
+    const piped = try readStdin(arena, io);
+    if (std.mem.trim(u8, piped, " \t\r\n").len == 0) return given;
+    return std.mem.concat(arena, u8, &.{ given, "\n\n", piped });
 }
 
 fn readStdin(arena: std.mem.Allocator, io: std.Io) ![]u8 {

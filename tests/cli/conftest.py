@@ -151,12 +151,13 @@ def run_panto(panto_bin: Path, cli_env: dict[str, str],
 @pytest.fixture
 def start_panto(panto_bin: Path, cli_env: dict[str, str],
                 workdir: Path) -> Iterator[Callable[..., subprocess.Popen[bytes]]]:
-    """start_panto(*args) starts the command (binary pipes: stdin, stdout, stderr) for a test
-    that talks to it while it runs (signals); killed at the end if still running."""
+    """start_panto(*args) starts the command (binary pipes: stdin, stdout, stderr; or the
+    given stdin) for a test that talks to it while it runs (signals); killed at the end if
+    still running."""
     procs: list[subprocess.Popen[bytes]] = []
 
-    def start(*args: str, cwd: Path | None = None) -> subprocess.Popen[bytes]:
-        p = subprocess.Popen([str(panto_bin), *args], stdin=subprocess.PIPE,
+    def start(*args: str, cwd: Path | None = None, stdin: Any = subprocess.PIPE) -> subprocess.Popen[bytes]:
+        p = subprocess.Popen([str(panto_bin), *args], stdin=stdin,
                              stdout=subprocess.PIPE, stderr=subprocess.PIPE,
                              cwd=cwd or workdir, env=cli_env)
         procs.append(p)

@@ -11,7 +11,7 @@ from typing import Any
 
 import pytest
 
-from conftest import error_reply, text_reply, tool_reply
+from conftest import RUN_TIMEOUT, error_reply, text_reply, tool_reply
 
 NO_RETRY = {"retry": {"max_retries": 0}}
 
@@ -55,6 +55,39 @@ def test_the_prompt_from_stdin(emulator, run_panto):
     r = run_panto(input="from a pipe\n")
     assert (r.returncode, r.stdout) == (0, "ok\n")
     assert user_texts(body(emu)) == ["from a pipe\n"]
+
+
+def test_a_prompt_and_piped_input_go_together(emulator, run_panto):
+    """`git diff | panto -p "review this"`: the prompt, a blank line, then what was piped."""
+    emu = emulator({"responses": [text_reply("ok"), text_reply("ok")]})
+    r = run_panto("--no-session", "-p", "review this", input="--- a/x\n+++ b/x\n")
+    assert (r.returncode, r.stdout, r.stderr) == (0, "ok\n", "")
+    assert user_texts(body(emu)) == ["review this\n\n--- a/x\n+++ b/x\n"]
+    r = run_panto("--no-session", "-p", "just this", input=" \n")  # blank input adds nothing
+    assert user_texts(body(emu, 1)) == ["just this"]
+
+
+def test_a_prompt_with_a_file_on_stdin(emulator, panto_bin, cli_env, workdir):
+    emu = emulator({"responses": [text_reply("ok")]})
+    (workdir / "notes.txt").write_text("line one\n")
+    with open(workdir / "notes.txt") as f:
+        r = subprocess.run([str(panto_bin), "--no-session", "-p", "sum up"], stdin=f, capture_output=True,
+                           text=True, env=cli_env, cwd=workdir, timeout=RUN_TIMEOUT)
+    assert (r.returncode, r.stdout, r.stderr) == (0, "ok\n", "")
+    assert user_texts(body(emu)) == ["sum up\n\nline one\n"]
+
+
+def test_a_prompt_and_a_silent_open_pipe_goes_alone_after_a_wait(emulator, start_panto):
+    """A parent that never writes to nor closes the pipe does not hang the run: after 3 s
+    the prompt goes alone, with a note on stderr."""
+    emu = emulator({"responses": [text_reply("ok")]})
+    p = start_panto("--no-session", "-p", "hello")
+    assert p.stdout is not None and p.stderr is not None
+    assert p.stdout.read() == b"ok\n"  # the pipe stays open: the run ended without it
+    assert p.wait(timeout=RUN_TIMEOUT) == 0
+    assert p.stderr.read().decode() == (
+        "panto: nothing on stdin after 3 s: the prompt goes without it (</dev/null skips the wait)\n")
+    assert user_texts(body(emu)) == ["hello"]
 
 
 def test_positional_words_are_the_prompt(emulator, run_panto):

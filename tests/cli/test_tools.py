@@ -6,6 +6,7 @@ from __future__ import annotations
 import json
 import os
 import signal
+import subprocess
 import time
 from pathlib import Path
 from typing import Any
@@ -167,7 +168,7 @@ def test_bash_timeout_kills_the_command_and_what_it_started(emulator, run_panto,
 
 def test_bash_is_canceled_by_sigint_and_its_processes_killed(emulator, start_panto, workdir: Path):
     call(emulator, "bash", {"command": "sleep 300 & echo $! > bg.pid; wait"})
-    proc = start_panto("-p", "go", "--allow", "exec")
+    proc = start_panto("-p", "go", "--allow", "exec", stdin=subprocess.DEVNULL)
     pid_file = workdir / "bg.pid"
     deadline = time.monotonic() + RUN_TIMEOUT
     while not (pid_file.exists() and pid_file.read_text().strip()):
