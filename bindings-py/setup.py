@@ -180,6 +180,20 @@ class BinaryDistribution(Distribution):
         return True
 
 
+def license_beside_pyproject() -> None:
+    """pyproject's license-files cannot reach above this folder: in a checkout, the
+    repository's LICENSE is copied here (gitignored) for the sdist and the wheel; an sdist
+    already has it."""
+    here = HERE / "LICENSE"
+    if here.is_file():
+        return
+    root_license = source_tree() / "LICENSE"
+    if not root_license.is_file():
+        raise SystemExit(f"panto: the wheel needs {root_license}, which is missing")
+    shutil.copyfile(root_license, here)
+
+
+license_beside_pyproject()
 cmdclass = {"build_py": BuildPyWithLibrary, "sdist": SdistWithZigSources}
 
 if bdist_wheel is not None:

@@ -56,4 +56,29 @@ step "first_turn.py in the venv (emulator)" turn
 grep -qF "[python] $(demo_text)" "$work/turn.out" || fail "first_turn.py printed: $(cat "$work/turn.out")"
 loaded=$(cd "$work/app" && "$work/venv/bin/python" -c 'import panto; print(panto.library_path())')
 case "$loaded" in "$work/venv/"*/panto/_lib/libpanto.so) ;; *) fail "the package loaded $loaded, not its own library" ;; esac
+
+# requires-python says >=3.9: the wheel also runs a turn on the oldest Python it admits and on
+# the newest one here (pyenv's, or python3.X on PATH), when the machine has them.
+pythons() {
+    local p
+    for p in $(pyenv root 2>/dev/null)/versions/*/bin/python3 $(compgen -c | grep -E '^python3\.[0-9]+$' | sort -u); do
+        "$p" -c 'import sys; sys.exit(sys.version_info < (3, 9))' >/dev/null 2>&1 &&
+            "$p" -c 'import sys; print("%d %d %s" % (sys.version_info[:2] + (sys.executable,)))'
+    done | sort -t ' ' -k1,1n -k2,2n -u | awk 'NR == 1 { first = $0 } { last = $0 } END { if (first) print first; if (last != first) print last }'
+}
+other_python_turn() {
+    local python=$1 env=$work/venv-$2
+    "$python" -m venv "$env" && "$env/bin/python" -m pip install -q --no-index --no-deps \
+        --disable-pip-version-check "$wheel" &&
+        (cd "$work/app" && "$root/scripts/with-emulator.sh" "$env/bin/python" first_turn.py >"$work/turn-$2.out") &&
+        grep -qF "[python] $(demo_text)" "$work/turn-$2.out"
+}
+found=$(pythons) || true  # (no such Python: an empty list)
+[ -n "$found" ] || echo "$script: no other Python 3.9+ here: the wheel ran on $("$base_python" -V) only"
+while read -r major minor python; do
+    [ -n "$python" ] || continue
+    if [ "$major.$minor" = 3.9 ] || [ "$python" != "$base_python" ]; then
+        step "first_turn.py on Python $major.$minor" other_python_turn "$python" "$major.$minor"
+    fi
+done <<<"$found"
 echo "$script: ok: $(basename "$wheel") from $(basename "$sdist") streams a turn from a fresh venv"
