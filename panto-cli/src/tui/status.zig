@@ -12,6 +12,7 @@ const Price = struct { []const u8, f64, f64, f64, f64 };
 const prices = [_]Price{
     .{ "claude-opus-4-5", 5, 25, 0.5, 6.25 },
     .{ "claude-opus-4", 15, 75, 1.5, 18.75 },
+    .{ "claude-3-opus", 15, 75, 1.5, 18.75 },
     .{ "claude-sonnet-4", 3, 15, 0.3, 3.75 },
     .{ "claude-3-7-sonnet", 3, 15, 0.3, 3.75 },
     .{ "claude-3-5-sonnet", 3, 15, 0.3, 3.75 },
@@ -20,6 +21,7 @@ const prices = [_]Price{
     .{ "claude-3-haiku", 0.25, 1.25, 0.03, 0.3 },
     .{ "gpt-5-nano", 0.05, 0.4, 0.005, 0.05 },
     .{ "gpt-5-mini", 0.25, 2, 0.025, 0.25 },
+    .{ "gpt-5-pro", 15, 120, 15, 15 },
     .{ "gpt-5", 1.25, 10, 0.125, 1.25 },
     .{ "gpt-4.1-nano", 0.1, 0.4, 0.025, 0.1 },
     .{ "gpt-4.1-mini", 0.4, 1.6, 0.1, 0.4 },
@@ -27,7 +29,11 @@ const prices = [_]Price{
     .{ "gpt-4o-mini", 0.15, 0.6, 0.075, 0.15 },
     .{ "gpt-4o", 2.5, 10, 1.25, 2.5 },
     .{ "o4-mini", 1.1, 4.4, 0.275, 1.1 },
+    .{ "o3-mini", 1.1, 4.4, 0.55, 1.1 },
+    .{ "o3-pro", 20, 80, 20, 20 },
     .{ "o3", 2, 8, 0.5, 2 },
+    .{ "o1-mini", 1.1, 4.4, 0.55, 1.1 },
+    .{ "o1-pro", 150, 600, 150, 150 },
     .{ "o1", 15, 60, 7.5, 15 },
 };
 
@@ -107,4 +113,7 @@ test "an unknown model: no window, no cost; a failed turn: no usage" {
     try std.testing.expectEqualStrings("emu-1", w.buffered());
     try std.testing.expectEqual(null, cost("emu-1", .{}));
     try std.testing.expectEqual(@as(?f64, 15.0 + 75.0), cost("claude-opus-4-1", .{ .input_tokens = 1_000_000, .output_tokens = 1_000_000 }));
+    // The longest prefix wins: a -mini or -pro is not priced as its family's base model.
+    try std.testing.expectEqual(@as(?f64, 1.1 + 4.4), cost("o3-mini-2025-01-31", .{ .input_tokens = 1_000_000, .output_tokens = 1_000_000 }));
+    try std.testing.expectEqual(@as(?f64, 15.0 + 120.0), cost("gpt-5-pro", .{ .input_tokens = 1_000_000, .output_tokens = 1_000_000 }));
 }
