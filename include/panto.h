@@ -410,9 +410,12 @@ typedef struct PantoStream PantoStream;
  *                      and the agent has tools
  *   response_format    {"type": "text"} | {"type": "json_object"} (OpenAI) | {"type":
  *                      "json_schema", "schema": object schema, "name": string (default
- *                      "response"), "strict": bool (default true)}: structured output (OpenAI
+ *                      "response"), "strict": bool}: structured output (OpenAI
  *                      response_format, Anthropic output_config.format); see
- *                      panto_stream_final_json
+ *                      panto_stream_final_json. Without "strict", OpenAI's strict mode is on
+ *                      exactly when the schema meets its rules: every object sets
+ *                      "additionalProperties": false and requires all its properties, and no
+ *                      schema is empty
  *   cache              object {"mode": "auto" | "off", "ttl": "5m" | "1h" (Anthropic), "key":
  *                      string (OpenAI prompt_cache_key), "retention": "in_memory" | "24h"
  *                      (OpenAI prompt_cache_retention)}: prompt caching. Anthropic, mode

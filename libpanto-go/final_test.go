@@ -71,6 +71,34 @@ func TestCompleteAndText(t *testing.T) {
 	}
 }
 
+// The library decides OpenAI's strict mode: true for Capital (every field required), false
+// for a struct with a pointer field, and what the caller says when told.
+func TestParseStrictIsTheLibrarysRule(t *testing.T) {
+	loadScenario(t, scenario(
+		textAnswer(`{"city":"Lima","country":"Peru","sights":[]}`),
+		textAnswer(`{"city":"Lima"}`),
+		textAnswer(`{"city":"Rome","country":"Italy","sights":[]}`)))
+	agent := newAgent(t, testConfig("openai"))
+	if _, err := panto.Parse[Capital](context.Background(), agent, "?"); err != nil {
+		t.Fatal(err)
+	}
+	if l, err := panto.Parse[loose](context.Background(), agent, "?"); err != nil || l.City != "Lima" {
+		t.Fatalf("Parse[loose] = %+v, %v", l, err)
+	}
+	format, _ := panto.ResponseFormatOf[Capital]()
+	no := false
+	format.Strict = &no
+	if _, err := panto.Parse[Capital](context.Background(), agent, "?", panto.WithOptions(panto.TurnOptions{Params: panto.Params{ResponseFormat: &format}})); err != nil {
+		t.Fatal(err)
+	}
+	for i, want := range []bool{true, false, false} {
+		js := requestBody(t, i)["response_format"].(map[string]any)["json_schema"].(map[string]any)
+		if js["strict"] != want {
+			t.Errorf("request %d: strict = %v, want %v", i, js["strict"], want)
+		}
+	}
+}
+
 func TestFinalJSONWithoutAFormatIsAStateError(t *testing.T) {
 	loadScenario(t, scenario(textAnswer(`{"a":1}`)))
 	_, err := run(t, newAgent(t, testConfig("anthropic")), "Hi").FinalJSON()

@@ -87,7 +87,9 @@ type ResponseFormat struct {
 	Type   string          `json:"type"`             // "text", "json_object" or "json_schema"
 	Schema json.RawMessage `json:"schema,omitempty"` // json_schema: an object schema
 	Name   string          `json:"name,omitempty"`   // json_schema: default "response"
-	Strict *bool           `json:"strict,omitempty"` // json_schema: default true
+	// json_schema: OpenAI's strict mode; nil lets the library decide (true when every object
+	// requires all its properties and allows no others).
+	Strict *bool `json:"strict,omitempty"`
 }
 
 // Cache steers prompt caching (docs/requests.md, "Prompt caching").

@@ -24,8 +24,8 @@ import (
 // model's text.
 //
 // Every object of the schema gets "additionalProperties": false, which both providers'
-// structured outputs ask for; the format is "strict" (OpenAI) when every property is
-// required, which a struct without omitempty or pointer fields gives.
+// structured outputs ask for. The library makes the format "strict" (OpenAI) when every
+// property is required, which a struct without omitempty or pointer fields gives.
 func Parse[T any](ctx context.Context, agent *Agent, input string, opts ...RunOption) (T, error) {
 	var zero T
 	typ := reflect.TypeFor[T]()
@@ -60,8 +60,7 @@ func responseFormatOf(t reflect.Type) (ResponseFormat, error) {
 	if err != nil {
 		return ResponseFormat{}, err
 	}
-	s, strict := closeObjects(s)
-	schema, err := marshalSchema(t, s)
+	schema, err := marshalSchema(t, closeObjects(s))
 	if err != nil {
 		return ResponseFormat{}, err
 	}
@@ -72,27 +71,21 @@ func responseFormatOf(t reflect.Type) (ResponseFormat, error) {
 	if len(name) > 64 {
 		name = name[:64]
 	}
-	return ResponseFormat{Type: "json_schema", Schema: schema, Name: name, Strict: &strict}, nil
+	return ResponseFormat{Type: "json_schema", Schema: schema, Name: name}, nil
 }
 
 // closeObjects adds "additionalProperties": false to every object schema with properties in
-// s, and says whether each of them requires all its properties (what strict mode takes).
-func closeObjects(s object) (object, bool) {
-	allRequired := true
-	if props, ok := lookup(s, "properties").(object); ok {
-		if lookup(s, "additionalProperties") == nil {
-			s.set("additionalProperties", false)
-		}
-		required, _ := lookup(s, "required").([]string)
-		allRequired = len(required) == len(props)
+// s.
+func closeObjects(s object) object {
+	if _, ok := lookup(s, "properties").(object); ok && lookup(s, "additionalProperties") == nil {
+		s.set("additionalProperties", false)
 	}
 	for i, m := range s {
 		if o, ok := m.value.(object); ok {
-			closed, all := closeObjects(o)
-			s[i].value, allRequired = closed, all && allRequired
+			s[i].value = closeObjects(o)
 		}
 	}
-	return s, allRequired
+	return s
 }
 
 // withResponseFormat is the RunOption that adds format to the turn options opts set, unless

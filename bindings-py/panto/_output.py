@@ -26,8 +26,8 @@ def response_format(value: Any) -> Dict[str, Any]:
     """The library's response_format object of what the Python API takes: a format object
     as is, a JSON Schema dict as {"type": "json_schema", "schema": ...}, a dataclass or a
     TypedDict as the json_schema of its fields, named after the class. "strict" is left to
-    the library's default (true) when the schema meets OpenAI's strict rules (every property
-    required, no other properties), and false otherwise (fields with defaults)."""
+    the library, which makes it true when the schema meets OpenAI's strict rules (every
+    property required, no other properties) and false otherwise (fields with defaults)."""
     if isinstance(value, Mapping):
         if value.get("type") in _FORMAT_TYPES:
             return dict(value)
@@ -38,8 +38,6 @@ def response_format(value: Any) -> Dict[str, Any]:
         name = value.__name__
         if _NAME.fullmatch(name):
             out["name"] = name
-        if not _strict(schema):
-            out["strict"] = False
         return out
     raise TypeError(
         f"response_format must be a dataclass or TypedDict class, a JSON Schema dict or a format "
@@ -54,18 +52,3 @@ def converter(output_type: Any) -> Callable[[Any], Any]:
         return lambda value: value
     return object_schema_of(output_type, "parse")[1]
 
-
-def _strict(schema: Any) -> bool:
-    """`schema` meets OpenAI's strict structured-output rules, as far as panto writes
-    schemas: every object lists all its properties as required and allows no other; no
-    schema is empty (Any)."""
-    if not isinstance(schema, Mapping) or not schema:
-        return False
-    props = schema.get("properties", {})
-    if schema.get("type") == "object" or props:
-        if schema.get("additionalProperties") is not False or set(schema.get("required", ())) != set(props):
-            return False
-    children = list(props.values()) + list(schema.get("anyOf", ()))
-    if "items" in schema:
-        children.append(schema["items"])
-    return all(_strict(c) for c in children)

@@ -92,8 +92,9 @@ fn paramRequired(L: State, idx: c_int) bool {
 }
 
 /// Writes `"properties":{...}` and, when some are required, `,"required":[...]` for the table
-/// name -> parameter spec at `idx`.
-fn writeProperties(L: State, w: *Writer, idx_: c_int, where: *const Where) void {
+/// name -> parameter spec at `idx`; `closed` adds `"additionalProperties":false` to it and to
+/// each object inside (what structured output asks of a schema).
+fn writeProperties(L: State, w: *Writer, idx_: c_int, where: *const Where, closed: bool) void {
     const idx = c.lua_absindex(L, idx_);
     const names = sortedKeys(L, idx, where, "parameter names"); // pushes a box
     w.write(L, "\"properties\":{");
@@ -104,7 +105,7 @@ fn writeProperties(L: State, w: *Writer, idx_: c_int, where: *const Where) void 
         w.write(L, ":");
         pushSlice(L, name);
         _ = c.lua_rawget(L, idx);
-        writeParam(L, w, -1, &pw, true);
+        writeParam(L, w, -1, &pw, true, closed);
         pop(L, 1);
     }
     w.write(L, "}");
@@ -120,13 +121,14 @@ fn writeProperties(L: State, w: *Writer, idx_: c_int, where: *const Where) void 
         writeString(L, w, name);
     }
     if (!first) w.write(L, "]");
+    if (closed) w.write(L, ",\"additionalProperties\":false");
     pop(L, 1); // the names
 }
 
 /// Writes the JSON Schema of one parameter spec: a type name, or a table {type=, description=,
 /// required=, default=, enum=, items=, params=, minimum=, maximum=}. `top`: a parameter of
 /// the tool or an object (required and default mean something), else array items.
-fn writeParam(L: State, w: *Writer, idx_: c_int, where: *const Where, top: bool) void {
+fn writeParam(L: State, w: *Writer, idx_: c_int, where: *const Where, top: bool, closed: bool) void {
     const idx = c.lua_absindex(L, idx_);
     c.luaL_checkstack(L, 8, "parameters nested too deeply");
     const types = "string, integer, number, boolean, array or object";
@@ -217,7 +219,7 @@ fn writeParam(L: State, w: *Writer, idx_: c_int, where: *const Where, top: bool)
             if (t != .array) fail(L, where, "'items' is for array parameters", .{});
             const iw: Where = .{ .parent = where, .label = "items" };
             w.write(L, ",\"items\":");
-            writeParam(L, w, -1, &iw, false);
+            writeParam(L, w, -1, &iw, false, closed);
         },
     }
     pop(L, 1);
@@ -227,7 +229,7 @@ fn writeParam(L: State, w: *Writer, idx_: c_int, where: *const Where, top: bool)
         c.LUA_TTABLE => {
             if (t != .object) fail(L, where, "'params' is for object parameters", .{});
             w.write(L, ",");
-            writeProperties(L, w, -1, where);
+            writeProperties(L, w, -1, where, closed);
         },
         else => fail(L, where, "'params' must be a table of parameters, got a {s}", .{typeName(L, -1)}),
     }
@@ -284,7 +286,7 @@ fn writeToolSpec(L: State, w: *Writer, idx_: c_int) void {
     pop(L, 1);
     switch (params_type) {
         c.LUA_TNIL => {},
-        c.LUA_TTABLE => writeParamsSchema(L, w, -1, &where),
+        c.LUA_TTABLE => writeParamsSchema(L, w, -1, &where, false),
         else => fail(L, &where, "'params' must be a table of parameters, got a {s}", .{typeName(L, -1)}),
     }
     pop(L, 1);
@@ -307,15 +309,16 @@ fn writeSchemaText(L: State, w: *Writer, idx: c_int, where: *const Where, what: 
 }
 
 /// Writes the object schema of the table of parameters at `idx` (a tool's `params`).
-fn writeParamsSchema(L: State, w: *Writer, idx: c_int, where: *const Where) void {
+fn writeParamsSchema(L: State, w: *Writer, idx: c_int, where: *const Where, closed: bool) void {
     w.write(L, "{\"type\":\"object\",");
-    writeProperties(L, w, idx, where);
+    writeProperties(L, w, idx, where, closed);
     w.write(L, "}");
 }
 
 /// schemaOf(schema) -> JSON text: the JSON Schema of agent:parse's `schema`: JSON text, a
 /// table with type = "object" (a JSON Schema, written as it is), or a table of parameters as
-/// a tool's `params`. Raises on what cannot be one.
+/// a tool's `params`, whose objects are closed ("additionalProperties": false: Anthropic's
+/// structured output requires it, and OpenAI's strict mode). Raises on what cannot be one.
 pub fn schemaOf(L: State) callconv(.c) c_int {
     c.lua_settop(L, 1);
     const w = newWriter(L); // 2
@@ -325,7 +328,7 @@ pub fn schemaOf(L: State) callconv(.c) c_int {
         c.LUA_TTABLE => {
             const is_schema = field(L, 1, "type") == c.LUA_TSTRING and std.mem.eql(u8, toSlice(L, -1), "object");
             pop(L, 1);
-            if (is_schema) writeValue(L, w, 1, 0, &where) else writeParamsSchema(L, w, 1, &where);
+            if (is_schema) writeValue(L, w, 1, 0, &where) else writeParamsSchema(L, w, 1, &where, true);
         },
         else => fail(L, null, "a schema is a table of parameters or a JSON Schema (a table or JSON text), got a {s}", .{typeName(L, 1)}),
     }

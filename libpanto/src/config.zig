@@ -110,7 +110,9 @@ pub const ResponseFormat = union(enum) {
         name: []const u8 = "response",
         /// The schema as compact JSON text (an object schema).
         schema: []const u8,
-        strict: bool = true,
+        /// OpenAI's strict mode. Null: strict exactly when the schema meets the strict rules
+        /// (strict_schema.zig), decided when the agent takes the configuration.
+        strict: ?bool = null,
     };
 };
 

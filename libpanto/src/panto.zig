@@ -79,6 +79,7 @@ test {
     _ = @import("event_arena.zig");
     _ = @import("body.zig");
     _ = @import("json_depth.zig");
+    _ = @import("strict_schema.zig");
     _ = @import("open_beneath.zig");
     _ = @import("utf8.zig");
     _ = @import("errors.zig");

@@ -11,6 +11,7 @@ const RequestOptions = config_mod.RequestOptions;
 const Diagnostic = config_mod.Diagnostic;
 const Provider = config_mod.Provider;
 const json_depth = @import("json_depth.zig");
+const strict_schema = @import("strict_schema.zig");
 const tools = @import("tools.zig");
 const Value = std.json.Value;
 
@@ -164,7 +165,7 @@ fn responseFormat(arena: Allocator, v: Value, diag: *Diagnostic) config_mod.Pars
     if (sub.get("strict")) |s| {
         if (s != .bool) return diag.fail("response_format.strict must be true or false", .{});
         format.strict = s.bool;
-    }
+    } else format.strict = strict_schema.meetsStrictRules(schema);
     return .{ .json_schema = format };
 }
 
@@ -324,7 +325,7 @@ pub fn dupe(arena: Allocator, r: RequestOptions) Allocator.Error!RequestOptions 
         out.response_format = .{ .json_schema = .{
             .name = try arena.dupe(u8, f.json_schema.name),
             .schema = try arena.dupe(u8, f.json_schema.schema),
-            .strict = f.json_schema.strict,
+            .strict = f.json_schema.strict orelse strictByRules(arena, f.json_schema.schema),
         } };
     };
     out.cache.key = try dupeOpt(arena, r.cache.key);
@@ -336,6 +337,15 @@ pub fn dupe(arena: Allocator, r: RequestOptions) Allocator.Error!RequestOptions 
     for (r.extra_body, body) |m, *o| o.* = .{ .key = try arena.dupe(u8, m.key), .value = try arena.dupe(u8, m.value) };
     out.extra_body = body;
     return out;
+}
+
+/// The default of a Zig Config's strict: the rules on its schema text (not strict when the
+/// text is not JSON: nothing can be said of it).
+fn strictByRules(arena: Allocator, schema: []const u8) bool {
+    var scratch: std.heap.ArenaAllocator = .init(arena);
+    defer scratch.deinit();
+    const v = std.json.parseFromSliceLeaky(Value, scratch.allocator(), schema, .{}) catch return false;
+    return !json_depth.valueTooDeep(v) and strict_schema.meetsStrictRules(v);
 }
 
 fn dupeOpt(arena: Allocator, s: ?[]const u8) Allocator.Error!?[]const u8 {
@@ -360,6 +370,29 @@ fn parsed(arena: Allocator, json: []const u8) !Config {
         std.debug.print("refused: {s}\n", .{diag.message()});
         return err;
     };
+}
+
+test "response_format's strict: as given, else the schema's strict rules decide, for JSON and Zig configs" {
+    var arena: std.heap.ArenaAllocator = .init(testing.allocator);
+    defer arena.deinit();
+    const a = arena.allocator();
+    const closed = "{\"type\":\"object\",\"properties\":{\"a\":{\"type\":\"string\"}},\"required\":[\"a\"],\"additionalProperties\":false}";
+    const open = "{\"type\":\"object\",\"properties\":{\"a\":{\"type\":\"string\"}}}";
+    const cases = [_]struct { []const u8, ?bool }{
+        .{ "{\"provider\":\"openai\",\"model\":\"m\",\"response_format\":{\"type\":\"json_schema\",\"schema\":" ++ closed ++ "}}", true },
+        .{ "{\"provider\":\"openai\",\"model\":\"m\",\"response_format\":{\"type\":\"json_schema\",\"schema\":" ++ open ++ "}}", false },
+        .{ "{\"provider\":\"openai\",\"model\":\"m\",\"response_format\":{\"type\":\"json_schema\",\"schema\":" ++ open ++ ",\"strict\":true}}", true },
+        .{ "{\"provider\":\"openai\",\"model\":\"m\",\"response_format\":{\"type\":\"json_schema\",\"schema\":" ++ closed ++ ",\"strict\":false}}", false },
+    };
+    for (cases) |c| try testing.expectEqual(c[1], (try parsed(a, c[0])).request.response_format.?.json_schema.strict);
+    // A Zig Config leaves it null; the agent's copy (dupe) decides by the same rules.
+    const zig_cases = [_]struct { []const u8, ?bool, ?bool }{
+        .{ closed, null, true }, .{ open, null, false }, .{ open, true, true }, .{ "not json", null, false },
+    };
+    for (zig_cases) |c| {
+        const r = try dupe(a, .{ .response_format = .{ .json_schema = .{ .schema = c[0], .strict = c[1] } } });
+        try testing.expectEqual(c[2], r.response_format.?.json_schema.strict);
+    }
 }
 
 test "every request parameter parses into RequestOptions" {

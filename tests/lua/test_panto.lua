@@ -1270,6 +1270,24 @@ test("agent:parse: a table schema, the answer decoded; invalid output raises wit
   raises("a schema is a table", agent.parse, agent, "x", 42)
 end)
 
+test("agent:parse on OpenAI: strict when the schema allows it, else not (the library's rule)", function()
+  emulator.load({ text_answer('{"city": "Paris"}'), text_answer('{"city": "Lima"}'), text_answer('{"city": "Rome", "at": {"x": 1}}') })
+  local agent <close> = new_agent({ provider = "openai", model = "gpt-test" })
+  local closed = '{"type":"object","properties":{"city":{"type":"string"}},"required":["city"],"additionalProperties":false}'
+  local optional = '{"type":"object","properties":{"city":{"type":"string"},"note":{"type":"string"}},"required":["city"],"additionalProperties":false}'
+  eq(agent:parse("?", closed).city, "Paris")
+  eq(agent:parse("?", optional).city, "Lima")
+  -- A table of parameters: its objects closed, its parameters required (no default): strict.
+  eq(agent:parse("?", { city = "string", at = { type = "object", params = { x = "number" } } }).city, "Rome")
+  local strict = {}
+  for i, r in ipairs(emulator.requests()) do strict[i] = tostring(r.body.response_format.json_schema.strict) end
+  eq(table.concat(strict, " "), "true false true", "strict per request")
+  local schema = emulator.requests()[3].body.response_format.json_schema.schema
+  eq(schema.additionalProperties, false, "the object is closed")
+  eq(schema.properties.at.additionalProperties, false, "the nested object too")
+  eq(table.concat(schema.required, " "), "at city", "required")
+end)
+
 -- ---- Provider resilience: retries, timeouts, cancellation, reopen, set_config ------------------
 
 -- Seconds on a monotonic clock (Linux /proc/uptime, 10 ms steps; else os.time).

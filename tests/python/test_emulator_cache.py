@@ -141,7 +141,13 @@ def test_anthropic_takes_a_1h_breakpoint_before_a_5m_one_and_a_schema_format(emu
 
 
 @pytest.mark.parametrize("changes, ok", [
-    ({"response_format": {"type": "json_schema", "json_schema": {"name": "r", "schema": {"type": "object"}, "strict": True}}}, True),
+    ({"response_format": {"type": "json_schema", "json_schema": {"name": "r", "schema": {"type": "object"}}}}, True),
+    ({"response_format": {"type": "json_schema", "json_schema": {"name": "r", "strict": True, "schema": {
+        "type": "object", "properties": {"a": {"type": "string"}}, "required": ["a"], "additionalProperties": False}}}}, True),
+    # Strict mode and a schema it cannot take: OpenAI's 400.
+    ({"response_format": {"type": "json_schema", "json_schema": {"name": "r", "schema": {"type": "object"}, "strict": True}}}, False),
+    ({"response_format": {"type": "json_schema", "json_schema": {"name": "r", "strict": True, "schema": {
+        "type": "object", "properties": {"a": {"type": "string"}}, "additionalProperties": False}}}}, False),
     ({"response_format": {"type": "json_object"}}, True),
     ({"response_format": {"type": "text"}, "prompt_cache_key": "k", "prompt_cache_retention": "24h"}, True),
     ({"response_format": {"type": "json_schema", "json_schema": {"schema": {}}}}, False),

@@ -73,7 +73,7 @@ PARIS = {"name": "Paris", "population": 2100000, "kind": "capital", "mayor": {"n
 
 def test_a_dataclass_gives_its_json_schema_and_is_made_from_its_json() -> None:
     fmt = response_format(City)
-    assert fmt == {"type": "json_schema", "schema": CITY_SCHEMA, "name": "City"}  # strict: the library's default
+    assert fmt == {"type": "json_schema", "schema": CITY_SCHEMA, "name": "City"}  # strict: the library's
     from panto._output import converter
 
     city = converter(City)(PARIS)
@@ -93,7 +93,7 @@ def test_typeddicts_defaults_and_plain_schemas() -> None:
         b: str = "x"
 
     fmt = response_format(WithDefault)
-    assert fmt["schema"]["required"] == ["a"] and fmt["strict"] is False  # not strict-compatible
+    assert fmt["schema"]["required"] == ["a"] and "strict" not in fmt  # the library decides
     schema = {"type": "object", "properties": {"ok": {"type": "boolean"}}}
     assert response_format(schema) == {"type": "json_schema", "schema": schema}
     assert response_format({"type": "json_object"}) == {"type": "json_object"}
@@ -141,6 +141,24 @@ def test_parse_returns_an_instance(provider: str) -> None:
         city = agent.parse("The largest city of France?", City, temperature=0)
         assert city == City("Paris", 2100000, Kind.CAPITAL, Mayor("A. H.", 2014), ["1er", "2e"])
         assert structured(provider, emu.requests()[0]) == CITY_SCHEMA
+
+
+def test_strict_is_the_librarys_rule_a_defaulted_field_is_not_strict() -> None:
+    """OpenAI's strict mode takes every property required: the library sends strict true for
+    City, false for a dataclass with a defaulted field, and what the caller says when told."""
+
+    @dataclasses.dataclass
+    class WithDefault:
+        a: int
+        b: str = "x"
+
+    script = {"responses": [answer(text(json.dumps(PARIS))), answer(text('{"a": 1}')), answer(text(json.dumps(PARIS)))]}
+    with Emulator(scenario=script) as emu, new_agent(emu, "openai") as agent:
+        agent.parse("?", City)
+        assert agent.parse("?", WithDefault) == WithDefault(1)
+        agent.run("?", response_format={"type": "json_schema", "schema": CITY_SCHEMA, "strict": False}).final_json()
+        strict = [r["body"]["response_format"]["json_schema"]["strict"] for r in emu.requests()]
+        assert strict == [True, False, False]
 
 
 def test_an_answer_not_of_the_schema_is_an_output_error_with_the_text(provider: str) -> None:

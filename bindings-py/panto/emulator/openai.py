@@ -80,6 +80,37 @@ def _response_format_problem(fmt: Any) -> str | None:
             or not isinstance(spec.get("strict", False), bool)):
         return ("response_format.json_schema: must be {\"name\": string, \"schema\"?: object, "
                 "\"strict\"?: bool}")
+    if spec.get("strict") is True:
+        broken = _strict_schema_problem(spec.get("schema", {}), ())
+        if broken:
+            return f"Invalid schema for response_format '{spec['name']}': {broken}"
+    return None
+
+
+def _strict_schema_problem(schema: Any, path: tuple[str, ...]) -> str | None:
+    """What OpenAI says of a schema strict mode cannot take (the rules the library's
+    strict_schema.zig checks before it sends strict: true; a subset of the API's): every
+    object closed and requiring all its properties, no empty schema."""
+    where = f"In context=({', '.join(repr(p) for p in path)})"
+    if not isinstance(schema, dict) or not schema:
+        return f"{where}, schema must be a non-empty JSON Schema object."
+    props = schema.get("properties", {})
+    if schema.get("type") == "object" or props:
+        if schema.get("additionalProperties") is not False:
+            return f"{where}, 'additionalProperties' is required to be supplied and to be false."
+        missing = [k for k in props if k not in schema.get("required", [])]
+        if missing:
+            return (f"{where}, 'required' is required to be supplied and to be an array including "
+                    f"every key in properties. Missing '{missing[0]}'.")
+    subs: list[tuple[tuple[str, ...], Any]] = [(("properties", k), v) for k, v in props.items()]
+    subs += [(("items",), schema["items"])] if "items" in schema else []
+    subs += [(("anyOf", str(i)), v) for i, v in enumerate(schema.get("anyOf", []))]
+    for key in ("$defs", "definitions"):
+        subs += [((key, k), v) for k, v in schema.get(key, {}).items()]
+    for rel, sub in subs:
+        problem = _strict_schema_problem(sub, path + rel)
+        if problem:
+            return problem
     return None
 
 

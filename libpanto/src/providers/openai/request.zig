@@ -125,7 +125,7 @@ fn writeResponseFormat(s: *std.json.Stringify, format: ?config_mod.ResponseForma
         try s.objectField("schema");
         try conversation.writeRawJson(s, f.json_schema.schema);
         try s.objectField("strict");
-        try s.write(f.json_schema.strict);
+        try s.write(f.json_schema.strict orelse false); // (Agent.init decides a null one)
         try s.endObject();
     }
     try s.endObject();
