@@ -4,7 +4,8 @@ installed package works from any folder with no toolchain, no PANTO_LIBRARY and 
 (Import time is a benchmark figure: bench/, not a test.) The sdist and the aarch64 wheel are
 tests/packaging/python.sh and aarch64.sh (make packaging-test).
 
-Slow-ish (a warm Zig cache: ~30 s; the first build of the glibc 2.17 target: minutes).
+Slow-ish (a warm Zig cache: ~30 s; the first build of the glibc 2.17 target: minutes), so
+`make packaging-test` runs it (tests/packaging/python_checkout.sh), not `make test`.
 PANTO_SKIP_PACKAGING=1 skips it.
 
 Run: .venv/bin/python -m pytest -q tests/python/test_packaging.py
