@@ -441,6 +441,9 @@ def test_a_cancel_before_any_content_sends_no_empty_message() -> None:
 CTRL_C_CHILD = """
 import json, os, signal, sys, threading, time
 import panto
+# Ctrl-C as at a terminal, also when this test runs in the background (where the shell
+# ignores SIGINT, and Python then installs no handler).
+signal.signal(signal.SIGINT, signal.default_int_handler)
 
 url, after_bytes, mode = sys.argv[1], int(sys.argv[2]), sys.argv[3]
 if mode == "foreign_wakeup_fd":  # someone else (an event loop, a GUI) holds the wakeup fd
@@ -501,6 +504,7 @@ def test_ctrl_c_while_waiting_for_the_response_head() -> None:
     code = textwrap.dedent(
         """
         import os, signal, sys, threading, time, panto
+        signal.signal(signal.SIGINT, signal.default_int_handler)  # (as CTRL_C_CHILD says)
         agent = panto.Agent(provider="openai", model="m", base_url=sys.argv[1], api_key="k")
         stream = agent.run("Hi")
         threading.Timer(0.2, os.kill, (os.getpid(), signal.SIGINT)).start()
