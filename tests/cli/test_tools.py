@@ -30,13 +30,20 @@ def call(emulator: Any, name: str, input: dict[str, Any]) -> Any:
     return emulator({"responses": [tool_reply(name, input), text_reply("ok")]})
 
 
+def one_result(emulator: Any, run_panto: Any, name: str, input: dict[str, Any], allow: str) -> dict[str, Any]:
+    """The model calls `name` with `input` once; the run (granted `allow`) succeeds, and its
+    one tool_result event is returned."""
+    call(emulator, name, input)
+    r = run_panto("-p", "go", "--json", "--allow", allow)
+    assert r.returncode == 0, r.stderr
+    [res] = tool_results(r.stdout)
+    return res
+
+
 # ---- write ----
 
 def test_write_creates_the_file_and_its_folders(emulator, run_panto, workdir: Path):
-    call(emulator, "write", {"path": "a/b/new.txt", "content": "hello\n"})
-    r = run_panto("-p", "go", "--json", "--allow", "fs.write")
-    assert r.returncode == 0, r.stderr
-    [res] = tool_results(r.stdout)
+    res = one_result(emulator, run_panto, "write", {"path": "a/b/new.txt", "content": "hello\n"}, allow="fs.write")
     assert res["is_error"] is False
     assert res["content"] == "Wrote 6 bytes to a/b/new.txt"
     assert (workdir / "a" / "b" / "new.txt").read_text() == "hello\n"
@@ -66,10 +73,7 @@ def test_without_fs_write_the_model_is_not_told_of_write_and_edit(emulator, run_
 
 def test_edit_replaces_the_one_occurrence(emulator, run_panto, workdir: Path):
     (workdir / "code.py").write_text("a = 1\nb = 2\nc = 3\n")
-    call(emulator, "edit", {"path": "code.py", "old": "b = 2", "new": "b = 20"})
-    r = run_panto("-p", "go", "--json", "--allow", "fs.write")
-    assert r.returncode == 0, r.stderr
-    [res] = tool_results(r.stdout)
+    res = one_result(emulator, run_panto, "edit", {"path": "code.py", "old": "b = 2", "new": "b = 20"}, allow="fs.write")
     assert res["is_error"] is False
     assert res["content"] == "Edited code.py: replaced 1 occurrence at line 2"
     assert (workdir / "code.py").read_text() == "a = 1\nb = 20\nc = 3\n"
@@ -77,10 +81,7 @@ def test_edit_replaces_the_one_occurrence(emulator, run_panto, workdir: Path):
 
 def test_edit_refuses_a_missing_text_and_leaves_the_file(emulator, run_panto, workdir: Path):
     (workdir / "code.py").write_text("a = 1\n")
-    call(emulator, "edit", {"path": "code.py", "old": "a = 2", "new": "a = 3"})
-    r = run_panto("-p", "go", "--json", "--allow", "fs.write")
-    assert r.returncode == 0, r.stderr
-    [res] = tool_results(r.stdout)
+    res = one_result(emulator, run_panto, "edit", {"path": "code.py", "old": "a = 2", "new": "a = 3"}, allow="fs.write")
     assert res["is_error"] is True
     assert res["content"] == "edit: `old` was not found in code.py (it must match exactly, whitespace included)"
     assert (workdir / "code.py").read_text() == "a = 1\n"
@@ -88,20 +89,14 @@ def test_edit_refuses_a_missing_text_and_leaves_the_file(emulator, run_panto, wo
 
 def test_edit_refuses_a_text_that_is_not_unique_naming_the_count(emulator, run_panto, workdir: Path):
     (workdir / "code.py").write_text("x = 0\nx = 0\nx = 0\n")
-    call(emulator, "edit", {"path": "code.py", "old": "x = 0", "new": "x = 1"})
-    r = run_panto("-p", "go", "--json", "--allow", "fs.write")
-    assert r.returncode == 0, r.stderr
-    [res] = tool_results(r.stdout)
+    res = one_result(emulator, run_panto, "edit", {"path": "code.py", "old": "x = 0", "new": "x = 1"}, allow="fs.write")
     assert res["is_error"] is True
     assert "occurs 3 times in code.py" in res["content"]
     assert (workdir / "code.py").read_text() == "x = 0\nx = 0\nx = 0\n"
 
 
 def test_edit_of_a_missing_file_is_an_error_result(emulator, run_panto, workdir: Path):
-    call(emulator, "edit", {"path": "nope.py", "old": "a", "new": "b"})
-    r = run_panto("-p", "go", "--json", "--allow", "fs.write")
-    assert r.returncode == 0, r.stderr
-    [res] = tool_results(r.stdout)
+    res = one_result(emulator, run_panto, "edit", {"path": "nope.py", "old": "a", "new": "b"}, allow="fs.write")
     assert res["is_error"] is True and "nope.py" in res["content"]
     assert not (workdir / "nope.py").exists()
 
@@ -109,28 +104,19 @@ def test_edit_of_a_missing_file_is_an_error_result(emulator, run_panto, workdir:
 # ---- bash ----
 
 def test_bash_gives_stdout_and_stderr(emulator, run_panto, workdir: Path):
-    call(emulator, "bash", {"command": "echo out; echo err >&2; pwd"})
-    r = run_panto("-p", "go", "--json", "--allow", "exec")
-    assert r.returncode == 0, r.stderr
-    [res] = tool_results(r.stdout)
+    res = one_result(emulator, run_panto, "bash", {"command": "echo out; echo err >&2; pwd"}, allow="exec")
     assert res["is_error"] is False
     assert res["content"] == f"out\nerr\n{workdir}\n"
 
 
 def test_bash_failure_is_an_error_result_with_the_status(emulator, run_panto):
-    call(emulator, "bash", {"command": "echo partial; exit 3"})
-    r = run_panto("-p", "go", "--json", "--allow", "exec")
-    assert r.returncode == 0, r.stderr
-    [res] = tool_results(r.stdout)
+    res = one_result(emulator, run_panto, "bash", {"command": "echo partial; exit 3"}, allow="exec")
     assert res["is_error"] is True
     assert res["content"] == "partial\n\n[exit status 3]"
 
 
 def test_bash_output_is_capped_with_a_note(emulator, run_panto):
-    call(emulator, "bash", {"command": "head -c 100000 /dev/zero | tr '\\0' a"})
-    r = run_panto("-p", "go", "--json", "--allow", "exec")
-    assert r.returncode == 0, r.stderr
-    [res] = tool_results(r.stdout)
+    res = one_result(emulator, run_panto, "bash", {"command": "head -c 100000 /dev/zero | tr '\\0' a"}, allow="exec")
     assert res["is_error"] is False
     assert res["content"] == "a" * 30000 + "\n[output cut: the first 30000 of 100000 bytes]"
 
@@ -157,10 +143,7 @@ def assert_dies(pid: int) -> None:
 
 
 def test_bash_timeout_kills_the_command_and_what_it_started(emulator, run_panto, workdir: Path):
-    call(emulator, "bash", {"command": "sleep 300 & echo $! > bg.pid; echo started; wait", "timeout": 1})
-    r = run_panto("-p", "go", "--json", "--allow", "exec")
-    assert r.returncode == 0, r.stderr
-    [res] = tool_results(r.stdout)
+    res = one_result(emulator, run_panto, "bash", {"command": "sleep 300 & echo $! > bg.pid; echo started; wait", "timeout": 1}, allow="exec")
     assert res["is_error"] is True
     assert res["content"] == "started\n\n[timed out after 1 seconds: the command was killed]"
     assert_dies(int((workdir / "bg.pid").read_text()))
@@ -202,8 +185,5 @@ def test_bash_calls_of_one_round_run_together(emulator, run_panto, workdir: Path
 
 def test_bash_commands_start_with_no_signal_blocked(emulator, run_panto):
     # Print mode blocks SIGINT in its threads (a watcher takes it); a command must not inherit that.
-    call(emulator, "bash", {"command": "grep SigBlk /proc/self/status"})
-    r = run_panto("-p", "go", "--json", "--allow", "exec")
-    assert r.returncode == 0, r.stderr
-    [res] = tool_results(r.stdout)
+    res = one_result(emulator, run_panto, "bash", {"command": "grep SigBlk /proc/self/status"}, allow="exec")
     assert res["content"] == "SigBlk:\t0000000000000000\n"
