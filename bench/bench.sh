@@ -47,7 +47,8 @@ fi
 optimize=${BENCH_OPTIMIZE:-ReleaseSafe}
 export BENCH_OPTIMIZE=$optimize
 echo "bench: building libpanto ($optimize) into $out/zig-out"
-.venv/bin/python -m ziglang build -Doptimize="$optimize" -p "$out/zig-out"
+# (An absolute prefix: panto.pc names it, for the Go consumer's pkg-config.)
+.venv/bin/python -m ziglang build -Doptimize="$optimize" -p "$root/$out/zig-out"
 .venv/bin/python -m ziglang build media-fit -Doptimize="$optimize" -p "$out/zig-out"  # images.py
 .venv/bin/python -m ziglang build session-bench -Doptimize="$optimize" -p "$out/zig-out"  # sessions.py
 lib=$root/$out/zig-out/lib
@@ -60,7 +61,9 @@ cc -O2 -std=c99 -Wall -Wextra -Werror -Iinclude bench/clients/panto_c_turns.c \
     -L"$lib" -lpanto -Wl,-rpath,"$lib" -o "$out/panto_c_turns"
 cc -O2 -std=c99 -Wall -Wextra -Werror -pthread -Iinclude bench/clients/tool_round_c.c \
     -L"$lib" -lpanto -Wl,-rpath,"$lib" -o "$out/tool_round_c"
-(cd bench/go-panto && go build -o "$root/$out/go-panto" .)
+# The Go module links its own static copy of libpanto by default (docs/go.md): the bench
+# links this optimized build through pkg-config instead, dynamically, as the C consumers do.
+(cd bench/go-panto && PKG_CONFIG_PATH="$lib/pkgconfig" go build -tags panto_pkgconfig -o "$root/$out/go-panto" .)
 if [ ! -x "$out/anthropic-go" ] || [ ! -x "$out/openai-go" ] || \
    [ -n "$(find bench/go-peers -newer "$out/openai-go" -name '*.go' -o -newer "$out/openai-go" -name 'go.*' | head -n1)" ]; then
     echo "bench: building the Go SDK peers (the first build takes a few minutes)"
