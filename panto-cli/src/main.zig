@@ -32,10 +32,12 @@ const max_stdin_prompt = 64 << 20;
 pub fn main(init: std.process.Init) !u8 {
     const io = init.io;
     const arena = init.arena.allocator();
+    // Streaming writers, never positional ones: a redirected stdout or stderr shares its
+    // file offset with the shell (`( echo A; panto -p x ) > f`, `2>&1`).
     var out_buf: [4096]u8 = undefined;
-    var out = std.Io.File.stdout().writer(io, &out_buf);
+    var out = std.Io.File.stdout().writerStreaming(io, &out_buf);
     var err_buf: [1024]u8 = undefined;
-    var err_w = std.Io.File.stderr().writer(io, &err_buf);
+    var err_w = std.Io.File.stderr().writerStreaming(io, &err_buf);
     const stderr = &err_w.interface;
     defer stderr.flush() catch {};
 
@@ -71,7 +73,7 @@ pub fn main(init: std.process.Init) !u8 {
         },
     };
 
-    var report_w = std.Io.File.stderr().writer(io, &.{});
+    var report_w = std.Io.File.stderr().writerStreaming(io, &.{});
     const host = try Host.init(init.gpa, io, .{ .granted = settings.granted, .report = &report_w.interface });
     defer host.deinit(init.gpa);
     host.loadBundled();

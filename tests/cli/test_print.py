@@ -45,6 +45,31 @@ def test_streams_the_answer_and_exits_0(emulator, run_panto):
     assert b["stream"] is True and b["model"] == "claude-sonnet-4-5"
 
 
+@pytest.mark.parametrize("args", [["-p", "hi"], ["--json", "-p", "hi"], ["--version"],
+                                  ["--thinking", "high", "-p", "hi"]])
+def test_output_redirected_to_a_file_is_appended_where_the_shell_left_it(
+        emulator, panto_bin, cli_env, workdir, args):
+    # `( echo HEADER; panto -p hi; echo TRAILER ) > f` and `panto ... > f 2>&1`: stdout and
+    # stderr share the file's offset with the shell and with each other, so the command writes
+    # where the offset is (streamed), never at offsets of its own from 0 (positional writes).
+    emulator({"responses": [text_reply("Hello")]})
+    out = workdir / "f.txt"
+    cmd = " ".join(["'%s'" % panto_bin, *args])
+    with open(out, "wb") as f:
+        subprocess.run(["sh", "-c", f"echo HEADER; echo NOTE >&2; {cmd}; echo TRAILER"],
+                       stdout=f, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL,
+                       cwd=workdir, env=cli_env, timeout=RUN_TIMEOUT, check=True)
+    text = out.read_text()
+    assert text.startswith("HEADER\nNOTE\n") and text.endswith("TRAILER\n"), text
+    middle = text[len("HEADER\nNOTE\n"):-len("TRAILER\n")]
+    if args == ["--version"]:
+        assert middle.startswith("panto ")
+    elif args[0] == "--json":
+        assert [json.loads(line)["event"] for line in middle.splitlines()][-1] == "done"
+    else:
+        assert middle.endswith("Hello\n"), middle
+
+
 def test_an_answer_ending_in_a_newline_gets_no_second_one(emulator, run_panto):
     emulator({"responses": [text_reply("one line\n")]})
     assert run_panto("-p", "x").stdout == "one line\n"

@@ -37,7 +37,7 @@ const enter_sequence = "\x1b[?2004h";
 /// The prompt loop until Ctrl-D or /quit: the process's exit code.
 pub fn run(app: *App) !u8 {
     var out_buf: [4096]u8 = undefined;
-    var stdout = std.Io.File.stdout().writer(app.io, &out_buf);
+    var stdout = std.Io.File.stdout().writerStreaming(app.io, &out_buf);
     const out = &stdout.interface;
     var raw = terminal.Raw.enter(stdin_fd) catch {
         try out.writeAll("panto: interactive mode needs a terminal; use -p PROMPT (or a prompt on stdin)\n");
