@@ -21,7 +21,7 @@ step "sdist (python -m build --sdist)" "$py" -m build --sdist --no-isolation --o
 sdist=$(echo "$work"/dist/panto-*.tar.gz)
 tar -tzf "$sdist" >"$work/sdist.txt"
 for member in zig-src/build.zig zig-src/build.zig.zon zig-src/include/panto.h zig-src/libpanto/src/panto.zig \
-              zig-src/libpanto-c/src/root.zig panto/__init__.py panto/emulator/server.py setup.py; do
+              zig-src/libpanto-c/src/root.zig panto/__init__.py panto/emulator/server.py panto/emulator/README.md setup.py; do
     grep -q "^panto-[^/]*/$member\$" "$work/sdist.txt" || fail "$member is not in $(basename "$sdist")"
 done
 ! grep -q "/_lib/\|\.zig-cache\|zig-out" "$work/sdist.txt" || fail "$(basename "$sdist") carries build outputs"

@@ -14,6 +14,7 @@ import socket
 import ssl
 import subprocess
 import sys
+import threading
 import time
 from pathlib import Path
 from typing import Any
@@ -479,6 +480,10 @@ def test_repeat_last_serves_forever_with_fresh_ids(emu):
 @pytest.mark.parametrize("path, headers, status, type_, text", [
     (ANTHROPIC, {"anthropic-version": "2023-06-01"}, 401, "authentication_error", "x-api-key"),
     (ANTHROPIC, {"x-api-key": "k"}, 400, "invalid_request_error", "anthropic-version"),
+    (ANTHROPIC, {"anthropic-version": "2023-06-01", "authorization": "Bearer "}, 401,
+     "authentication_error", "x-api-key"),
+    (ANTHROPIC, {"anthropic-version": "2023-06-01", "authorization": "Basic dGVzdDprZXk="}, 401,
+     "authentication_error", "x-api-key"),
     (OPENAI, {}, 401, "authentication_error", "API key"),
     (OPENAI, {"authorization": "Bearer "}, 401, "authentication_error", "API key"),
 ])
@@ -490,6 +495,26 @@ def test_missing_credentials(emu, path, headers, status, type_, text):
     assert r.json()["error"]["type"] == type_
     assert text in r.json()["error"]["message"]
     assert call(emu, path).status == 200  # the refusal did not use up the script
+
+
+def test_anthropic_takes_the_key_as_a_bearer_token(emu):
+    # As the API does, and as the official SDK sends it (Authorization: Bearer, no x-api-key).
+    emu.load({"responses": [{"message": {"content": [{"type": "text", "text": "Hi"}]}}]})
+    r = post(emu, ANTHROPIC, BODIES[ANTHROPIC],
+             {"anthropic-version": "2023-06-01", "authorization": "Bearer test-key",
+              "content-type": "application/json"})
+    assert r.status == 200, r.body
+    assert sse_events(r.body)[-1][0] == "message_stop"
+
+
+def test_the_anthropic_sdk_runs_a_turn():
+    anthropic = pytest.importorskip("anthropic")
+    with Emulator({"responses": [{"message": {"content": [{"type": "text", "text": "Hi there"}]}}]}) as emu:
+        client = anthropic.Anthropic(base_url=emu.url, api_key="test-key", max_retries=0)
+        with client.messages.stream(model="claude-test", max_tokens=100,
+                                    messages=[{"role": "user", "content": "Hi"}]) as stream:
+            assert stream.get_final_text() == "Hi there"
+        assert emu.requests()[0]["headers"]["authorization"] == "Bearer test-key"
 
 
 def test_require_api_key_false(emu):
@@ -835,6 +860,76 @@ def test_scenario_defaults():
     assert s.require_api_key is True and s.repeat_last is False
 
 
+def test_fifty_concurrent_clients_all_get_their_answer(emu):
+    # A load test opens many connections at once, faster than one thread accepts them. Held
+    # here: the accept loop waits in its first connection until all 50 clients have connected
+    # and sent their request, so the listen backlog must hold the other 49 (with Python's
+    # default of 5, the kernel dropped the rest and their connects hung). Then each client
+    # gets its whole stream.
+    emu.load({"responses": [{"message": {"content": [{"type": "text", "text": "Hi there"}]}}],
+              "repeat_last": True})
+    clients = 50
+    release = threading.Event()
+    accept = emu._server.process_request
+
+    def held_accept(request: Any, client_address: Any) -> None:
+        release.wait(30)
+        accept(request, client_address)
+
+    emu._server.process_request = held_accept
+    body = json.dumps(BODIES[ANTHROPIC]).encode()
+    head = "".join(f"{k}: {v}\r\n" for k, v in HEADERS[ANTHROPIC].items())
+    request = (f"POST {ANTHROPIC} HTTP/1.1\r\nhost: {emu.host}\r\nconnection: close\r\n"
+               f"content-length: {len(body)}\r\n{head}\r\n").encode() + body
+    socks: list[Any] = [None] * clients
+    answers: list[Any] = [None] * clients
+    start = threading.Barrier(clients)
+
+    def connect(i: int) -> None:
+        start.wait()
+        try:
+            s = socket.create_connection((emu.host, emu.port), timeout=5)
+            s.sendall(request)
+            socks[i] = s
+        except OSError as e:
+            socks[i] = e
+
+    def read(i: int) -> None:
+        data = b""
+        try:
+            while chunk := socks[i].recv(65536):
+                data += chunk
+        except OSError as e:
+            data = e
+        answers[i] = data
+
+    try:
+        threads = [threading.Thread(target=connect, args=(i,)) for i in range(clients)]
+        for t in threads:
+            t.start()
+        for t in threads:
+            t.join()
+        refused = [s for s in socks if not isinstance(s, socket.socket)]
+        assert refused == [], f"{len(refused)} of {clients} clients could not connect: {refused[:3]}"
+    finally:
+        release.set()
+    try:
+        threads = [threading.Thread(target=read, args=(i,)) for i in range(clients)]
+        for t in threads:
+            t.start()
+        for t in threads:
+            t.join()
+    finally:
+        for s in socks:
+            s.close()
+    for answer in answers:
+        assert isinstance(answer, bytes), answer
+        status, _, rest = answer.partition(b"\r\n\r\n")
+        assert status.startswith(b"HTTP/1.1 200 OK\r\n")
+        assert sse_events(b"".join(chunk_payloads(rest)))[-1][0] == "message_stop"
+    assert emu.connections()["accepted"] == clients
+
+
 # ---- command line ------------------------------------------------------------------------
 
 
@@ -868,6 +963,19 @@ def test_cli_replay_and_clean_exit(sig):
             proc.wait()
         proc.stdout.close()
         proc.stderr.close()
+
+
+def test_cli_help_describes_scenarios_with_an_example_that_loads():
+    env = dict(os.environ, PYTHONPATH=str(ROOT / "bindings-py"))
+    out = subprocess.run([sys.executable, "-m", "panto.emulator", "--help"], capture_output=True,
+                         text=True, env=env, cwd=ROOT, timeout=30, check=True).stdout
+    from panto.emulator.scenario import _PAYLOADS, _RESPONSE_KEYS
+    for key in ("responses", "repeat_last", "require_api_key", *_RESPONSE_KEYS, *_PAYLOADS):
+        assert f'"{key}"' in out, f"--help does not name {key}"
+    example = out.split("\nexample:", 1)[1].split("\n", 1)[1].split("\ncontrol API:", 1)[0]
+    assert len(parse(json.loads(example)).responses) == 3
+    readme = Path(out.rsplit("README.md beside this module, ", 1)[1].strip())
+    assert readme.name == "README.md" and "## The scenario" in readme.read_text()
 
 
 def test_cli_refuses_a_bad_scenario_file(tmp_path):

@@ -94,7 +94,7 @@ def test_wheel_is_manylinux2014_with_the_library(wheel: Path) -> None:
         # In the wheel's root (platlib), not under panto-0.1.0.data/.
         for name in ("panto/__init__.py", "panto/py.typed", "panto/_lib/libpanto.so",
                      "panto/emulator/__init__.py", "panto/emulator/__main__.py",
-                     "panto/emulator/server.py"):
+                     "panto/emulator/server.py", "panto/emulator/README.md"):
             assert name in names, f"{name} is not in the wheel: {sorted(names)}"
         info = zf.getinfo("panto/_lib/libpanto.so")
         lib = zf.read(info)

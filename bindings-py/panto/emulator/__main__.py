@@ -12,15 +12,54 @@ import signal
 import ssl
 import sys
 import threading
+from pathlib import Path
 
 from .scenario import FRAMINGS, ScenarioError
 from .server import Emulator
+
+# The scenario format in short, with an example; README.md (installed with the package)
+# has all of it.
+SCENARIO_HELP = """\
+scenario (--scenario FILE, or POST /_emulator/scenario):
+  {"responses": [R, ...], "repeat_last": false, "require_api_key": true,
+   "prompt_cache": {"unit_tokens": 10}}
+  One R per provider call (POST /v1/messages, POST /v1/chat/completions), in
+  order; "repeat_last": true answers every later call with the last one. Each R
+  is exactly one of
+    "message": {"content": [BLOCK, ...], "stop_reason"?, "usage"?, "id"?, "model"?}
+        BLOCK: {"type": "text", "text"}, {"type": "thinking", "thinking"},
+        {"type": "tool_use", "name", "input"?}; rendered in the wire format of the
+        endpoint called
+    "error": {"type": "rate_limit_error", "message": "..."}   the provider's error
+    "body": "raw SSE text"   "replay": "recorded.sse"   sent as they are
+  plus any of "status", "headers", "delay_ms", "framing" (chunked, content-length,
+  close), "chunk_size", "chunk_delay_ms", "read_delay_ms", "idle_close",
+  "describe_media", "stream_error": {"type", "message", "after_events"},
+  "fault": {"after_bytes": N, "kind": "reset" | "close" | "stall"}.
+  Unknown keys are refused.
+
+example: a tool call, then the answer after the tool's result, then a rate limit:
+  {"responses": [
+    {"message": {"content": [
+      {"type": "text", "text": "Let me look that up."},
+      {"type": "tool_use", "name": "get_weather", "input": {"city": "Paris"}}]}},
+    {"message": {"content": [{"type": "text", "text": "It is sunny in Paris."}]},
+     "chunk_size": 7},
+    {"error": {"type": "rate_limit_error", "message": "Slow down"},
+     "headers": {"retry-after": "1"}}
+  ]}
+
+control API: POST /_emulator/scenario (load one), GET /_emulator/requests (what
+arrived), GET /_emulator/connections, POST /_emulator/reset.
+The whole format: README.md beside this module, """
 
 
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(
         prog="python -m panto.emulator",
-        description="Emulate the Anthropic and OpenAI streaming APIs on loopback.")
+        description="Emulate the Anthropic and OpenAI streaming APIs on loopback.",
+        epilog=SCENARIO_HELP + str(Path(__file__).with_name("README.md")),
+        formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--host", default="127.0.0.1")
     parser.add_argument("--port", type=int, default=0, help="0 picks a free port")
     source = parser.add_mutually_exclusive_group()

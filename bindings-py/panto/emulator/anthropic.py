@@ -13,7 +13,7 @@ import json
 from collections.abc import Mapping
 from typing import Any
 
-from .call import Call, Rejection
+from .call import Call, Rejection, bearer_key
 from .pieces import dump_json, split_fixed
 
 NAME = "anthropic"
@@ -28,7 +28,9 @@ _PING = b'event: ping\ndata: {"type": "ping"}\n\n'
 def check_request(headers: Mapping[str, str], body: Any, require_api_key: bool
                   ) -> Rejection | None:
     """Refuses what the real API refuses, in the same order: credentials, then the body."""
-    if require_api_key and not headers.get("x-api-key"):
+    # The API takes the key as `x-api-key` or as `Authorization: Bearer` (which the official
+    # SDK sends since 2.x).
+    if require_api_key and not (headers.get("x-api-key") or bearer_key(headers)):
         return Rejection(401, "authentication_error", "x-api-key header is required")
     if not headers.get("anthropic-version"):
         return Rejection(400, "invalid_request_error", "anthropic-version: header is required")

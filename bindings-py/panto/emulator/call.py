@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from dataclasses import dataclass
+from collections.abc import Mapping
 from typing import Any, NamedTuple
 
 
@@ -28,3 +29,9 @@ class Rejection(NamedTuple):
     message: str
     code: str | None = None  # OpenAI's error.code
     param: str | None = None  # OpenAI's error.param
+
+
+def bearer_key(headers: Mapping[str, str]) -> str:
+    """The key of an `Authorization: Bearer KEY` header (lower-case names), or ""."""
+    auth = headers.get("authorization", "")
+    return auth[7:].strip() if auth.startswith("Bearer ") else ""

@@ -15,7 +15,7 @@ import time
 from collections.abc import Mapping
 from typing import Any
 
-from .call import Call, Rejection
+from .call import Call, Rejection, bearer_key
 from .pieces import dump_json, split_fixed
 
 NAME = "openai"
@@ -31,8 +31,7 @@ FINISH_REASON = {"end_turn": "stop", "max_tokens": "length", "tool_use": "tool_c
 def check_request(headers: Mapping[str, str], body: Any, require_api_key: bool
                   ) -> Rejection | None:
     """Refuses what the real API refuses, in the same order: credentials, then the body."""
-    auth = headers.get("authorization", "")
-    if require_api_key and not (auth.startswith("Bearer ") and auth[7:].strip()):
+    if require_api_key and not bearer_key(headers):
         # The real API says invalid_request_error here; panto's contract names the class
         # of failure, so the emulator uses the same type as Anthropic's.
         return Rejection(401, "authentication_error",

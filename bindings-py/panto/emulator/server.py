@@ -141,6 +141,9 @@ class _Server(ThreadingHTTPServer):
 
     daemon_threads = False  # server_close() joins the handler threads
     block_on_close = True
+    # The listen backlog: a load test's clients connect at once, faster than one thread
+    # accepts them, and the kernel drops what the backlog cannot hold (Python's default: 5).
+    request_queue_size = 1024
 
     def __init__(self, address: tuple[str, int], state: _State, verbose: bool,
                  tls: ssl.SSLContext | None = None) -> None:
