@@ -168,10 +168,11 @@ fn extMkdir(L: State) callconv(.c) c_int {
     return 1;
 }
 
-/// ext.exec(cmd [, {timeout=, cwd=, max_output=}]): runs `cmd` (a string for /bin/sh -c, or a
-/// list: the program and its arguments) to its end in a process group of its own, stdin
-/// /dev/null, stdout and stderr together. Returns {status=, signal=, output=, output_bytes=,
-/// truncated=, timed_out=, canceled=}, or nil and a message when it cannot start. Inside a
+/// ext.exec(cmd [, {timeout=, cwd=, max_output=, keep=, save_output=}]): runs `cmd` (a string
+/// for /bin/sh -c, or a list: the program and its arguments) to its end in a process group of
+/// its own, stdin /dev/null, stdout and stderr together. Returns {status=, signal=, output=,
+/// output_bytes=, output_lines=, output_file=, truncated=, timed_out=, canceled=}, or nil and
+/// a message when it cannot start. Inside a
 /// tool handler the handler yields while the command runs (the round's other calls go on);
 /// elsewhere it waits. A timeout or a cancel (Ctrl-C) kills the whole group.
 fn extExec(L: State) callconv(.c) c_int {
@@ -220,7 +221,7 @@ fn execContinue(L: State, status: c_int, ctx: c.lua_KContext) callconv(.c) c_int
 
 /// The outcome table of a finished child, which is let go.
 fn pushOutcome(L: State, host: *Host, ch: *exec.Child) c_int {
-    c.lua_createtable(L, 0, 7);
+    c.lua_createtable(L, 0, 9);
     if (ch.exitCode()) |code| {
         c.lua_pushinteger(L, code);
         c.lua_setfield(L, -2, "status");
@@ -229,10 +230,16 @@ fn pushOutcome(L: State, host: *Host, ch: *exec.Child) c_int {
         c.lua_pushinteger(L, sig);
         c.lua_setfield(L, -2, "signal");
     }
-    p.pushSlice(L, ch.output.items);
+    p.pushSlice(L, ch.kept());
     c.lua_setfield(L, -2, "output");
     c.lua_pushinteger(L, @intCast(@min(ch.output_bytes, std.math.maxInt(i64))));
     c.lua_setfield(L, -2, "output_bytes");
+    c.lua_pushinteger(L, @intCast(@min(ch.output_lines, std.math.maxInt(i64))));
+    c.lua_setfield(L, -2, "output_lines");
+    if (ch.savedPath()) |path| {
+        p.pushSlice(L, path);
+        c.lua_setfield(L, -2, "output_file");
+    }
     inline for (.{ .{ "truncated", ch.truncated() }, .{ "timed_out", ch.timed_out }, .{ "canceled", ch.canceled } }) |f| {
         c.lua_pushboolean(L, @intFromBool(f[1]));
         c.lua_setfield(L, -2, f[0]);
@@ -259,8 +266,15 @@ fn readOptions(L: State, options: *exec.Options) void {
             const n = c.lua_tointegerx(L, -1, &isint);
             if (isint == 0 or n < 0) _ = c.luaL_argerror(L, 2, "max_output must be a number of bytes >= 0");
             options.max_output = @intCast(n);
+        } else if (std.mem.eql(u8, key, "keep")) {
+            const which = if (c.lua_type(L, -1) == c.LUA_TSTRING) toSlice(L, -1) else "";
+            if (!std.mem.eql(u8, which, "head") and !std.mem.eql(u8, which, "tail")) _ = c.luaL_argerror(L, 2, "keep must be \"head\" or \"tail\"");
+            options.keep_tail = std.mem.eql(u8, which, "tail");
+        } else if (std.mem.eql(u8, key, "save_output")) {
+            if (c.lua_type(L, -1) != c.LUA_TBOOLEAN) _ = c.luaL_argerror(L, 2, "save_output must be a boolean");
+            options.save_output = c.lua_toboolean(L, -1) != 0;
         } else {
-            _ = c.luaL_argerror(L, 2, "unknown option (the options are timeout, cwd, max_output)");
+            _ = c.luaL_argerror(L, 2, "unknown option (the options are timeout, cwd, max_output, keep, save_output)");
         }
         pop(L, 1);
     }
