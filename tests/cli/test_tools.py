@@ -12,6 +12,8 @@ import time
 from pathlib import Path
 from typing import Any
 
+import pytest
+
 from conftest import RUN_TIMEOUT, text_reply, tool_reply
 
 
@@ -229,3 +231,57 @@ def test_bash_commands_start_with_no_signal_blocked(emulator, run_panto):
     res = one_result(emulator, run_panto, "bash", {"command": "grep SigBlk /proc/self/status"}, allow="exec")
     assert res["content"] == "SigBlk:\t0000000000000000\n"
 
+
+# ---- the path rule of the file tools (read, write, edit) ----
+# One rule for all three: a path inside the working directory, relative or absolute, is used;
+# one outside it (absolute, by `..`, or through a symlink) is refused with an error result
+# that says why, and nothing is read or written.
+
+FILE_TOOLS = {
+    "read": ({}, "fs.read"),
+    "write": ({"content": "new"}, "fs.write"),
+    "edit": ({"old": "old", "new": "new"}, "fs.write"),
+}
+
+
+def file_tool_call(emulator, run_panto, tool: str, path: str) -> dict[str, Any]:
+    extra, allow = FILE_TOOLS[tool]
+    return one_result(emulator, run_panto, tool, {"path": path, **extra}, allow=allow)
+
+
+@pytest.mark.parametrize("tool", FILE_TOOLS)
+def test_file_tools_take_an_absolute_path_inside_the_working_directory(tool, emulator, run_panto, workdir: Path):
+    (workdir / "sub").mkdir()
+    target = workdir / "sub" / "f.txt"
+    target.write_text("old")
+    res = file_tool_call(emulator, run_panto, tool, str(target))
+    assert res["is_error"] is False, res["content"]
+    assert target.read_text() == ("old" if tool == "read" else "new")
+    if tool == "read":
+        assert res["content"] == "old\n"
+
+
+@pytest.mark.parametrize("tool", FILE_TOOLS)
+@pytest.mark.parametrize("how", ["dotdot", "absolute", "symlinked_file", "symlinked_folder"])
+def test_file_tools_refuse_a_path_outside_the_working_directory(tool, how, emulator, run_panto, workdir: Path):
+    outside = workdir.parent / "outside"
+    outside.mkdir()
+    (outside / "f.txt").write_text("old")
+    (workdir / "link_file").symlink_to(outside / "f.txt")
+    (workdir / "link_dir").symlink_to(outside)
+    path = {"dotdot": "../outside/f.txt", "absolute": str(outside / "f.txt"),
+            "symlinked_file": "link_file", "symlinked_folder": "link_dir/f.txt"}[how]
+    res = file_tool_call(emulator, run_panto, tool, path)
+    assert res["is_error"] is True
+    root = "root directory" if tool == "read" else "working directory"
+    assert f'path "{path}" is outside the {root}: only paths inside it may be used' in res["content"]
+    assert (outside / "f.txt").read_text() == "old"
+
+
+def test_write_outside_the_working_directory_creates_nothing(emulator, run_panto, workdir: Path):
+    (workdir / "up").symlink_to(workdir.parent)
+    for path in ["../new.txt", "../made/new.txt", str(workdir.parent / "new.txt"), "up/new.txt", "sub/../../new.txt"]:
+        res = file_tool_call(emulator, run_panto, "write", path)
+        assert res["is_error"] is True and "is outside the working directory" in res["content"], (path, res)
+        assert not (workdir.parent / "new.txt").exists() and not (workdir.parent / "made").exists(), path
+        assert not (workdir / "sub").exists()

@@ -8,10 +8,12 @@
 //!   ext.emit(event, data)          a custom event to the ext.on subscribers
 //!   ext.exec(cmd [, opts])         a process run to its end (yields inside a tool handler)
 //!   ext.mkdir(path)                a folder and its missing parents
+//!   ext.check_path(path)           the file tools' path rule: inside the working directory
 //!
 //! Every function has the Host as its upvalue 1.
 const std = @import("std");
 const c = @import("c");
+const panto = @import("panto");
 const embed = @import("panto_lua").embed;
 const Host = @import("host.zig").Host;
 const exec = @import("exec.zig");
@@ -63,6 +65,7 @@ const functions = [_]c.luaL_Reg{
     .{ .name = "emit", .func = extEmit },
     .{ .name = "exec", .func = extExec },
     .{ .name = "mkdir", .func = extMkdir },
+    .{ .name = "check_path", .func = extCheckPath },
     .{ .name = null, .func = null },
 };
 
@@ -166,6 +169,31 @@ fn extMkdir(L: State) callconv(.c) c_int {
     };
     c.lua_pushboolean(L, 1);
     return 1;
+}
+
+/// ext.check_path(path): the rule every file tool follows (the core's path_rule, as the native
+/// read tool): `path`, relative or absolute, must be inside the working directory, and
+/// symlinks in what exists of it must not lead out. Returns the path relative to the working
+/// directory, or nil and a message that names the rule.
+fn extCheckPath(L: State) callconv(.c) c_int {
+    const host = hostOf(L);
+    var len: usize = 0;
+    const ptr = c.luaL_checklstring(L, 1, &len);
+    const given = ptr[0..len];
+    if (panto.path_rule.check(host.gpa, ".", given)) |rel| {
+        p.pushSlice(L, rel);
+        return 1;
+    } else |err| {
+        c.lua_pushnil(L);
+        const msg = switch (err) {
+            error.OutOfMemory => return c.luaL_error(L, "not enough memory"),
+            error.NoRoot => panto.path_rule.refusal(host.gpa, given, "working directory (which cannot be opened)"),
+            error.OutsideRoot => panto.path_rule.refusal(host.gpa, given, "working directory"),
+        } catch return c.luaL_error(L, "not enough memory");
+        defer host.gpa.free(msg);
+        p.pushSlice(L, msg);
+        return 2;
+    }
 }
 
 /// ext.exec(cmd [, {timeout=, cwd=, max_output=, keep=, save_output=}]): runs `cmd` (a string
