@@ -50,7 +50,7 @@ pub fn openWith(strategy: Strategy, gpa: std.mem.Allocator, dir: c.fd_t, path: [
     path_z[path.len] = 0;
     const fd = switch (strategy) {
         .kernel => try openat2Beneath(dir, path_z[0..path.len :0]),
-        .walk => try walk(gpa, dir, path),
+        .walk => try walk(gpa, dir, path, .open),
     };
     errdefer _ = c.close(fd);
     switch (try fileType(fd)) {
@@ -86,9 +86,26 @@ fn openat2Beneath(dir: c.fd_t, path: [:0]const u8) (Error || error{Unsupported})
     }
 }
 
+/// Whether `path` stays beneath `dir` by the rules of openRegular, for a file that is to be
+/// written: what exists of it is resolved (its symlinks followed beneath `dir`), and what does
+/// not exist yet, which a write creates as plain folders and a file, may not climb out with
+/// `..` either. A path that names something other than a regular file is not refused here
+/// (the write that follows says what it is). Checked, not opened: a symlink swapped in after
+/// the check is not seen.
+pub fn checkBeneath(gpa: std.mem.Allocator, dir: c.fd_t, path: []const u8) Error!void {
+    const fd = walk(gpa, dir, path, .probe) catch |err| switch (err) {
+        error.OutsideRoot, error.OutOfMemory => |e| return e,
+        else => return, // IsDirectory, NotFound past what exists (checked), Unreadable: not outside
+    };
+    if (fd >= 0) _ = c.close(fd);
+}
+
+/// What a walk does with the path's last component: open it to read, or only see where it is.
+const WalkMode = enum { open, probe };
+
 /// Resolves `path` one component at a time from directory handles, never letting the kernel
 /// follow a symlink: each one is read and its target resolved here, beneath `root`.
-fn walk(gpa: std.mem.Allocator, root: c.fd_t, path: []const u8) Error!c.fd_t {
+fn walk(gpa: std.mem.Allocator, root: c.fd_t, path: []const u8, mode: WalkMode) Error!c.fd_t {
     // Directories entered, innermost last; `root` itself is not in it (nor closed).
     var dirs: [max_components]c.fd_t = undefined;
     var depth: usize = 0;
@@ -128,7 +145,15 @@ fn walk(gpa: std.mem.Allocator, root: c.fd_t, path: []const u8) Error!c.fd_t {
         const z = name_z[0..name.len :0];
 
         var flags: c.O = if (last) read_flags else .{ .ACCMODE = .RDONLY, .DIRECTORY = true, .CLOEXEC = true };
+        if (last and mode == .probe) flags = .{ .ACCMODE = .RDONLY, .PATH = true, .CLOEXEC = true };
         flags.NOFOLLOW = true;
+        // O_PATH with O_NOFOLLOW opens a symlink itself instead of refusing it: read it first.
+        if (last and mode == .probe and isSymlink(here, z)) {
+            links += 1;
+            if (links > max_links) return error.Unreadable;
+            try resolveLink(&targets, here, z, &pending, &pending_len);
+            continue;
+        }
         const fd = c.openat(here, z, flags);
         if (fd >= 0) {
             if (last) return fd;
@@ -147,22 +172,45 @@ fn walk(gpa: std.mem.Allocator, root: c.fd_t, path: []const u8) Error!c.fd_t {
         }
         // O_NOFOLLOW refuses a symlink with ELOOP (ENOTDIR where a directory was wanted, on
         // some systems): read it and resolve its target in its place.
-        if (open_errno == .LOOP or open_errno == .NOTDIR) {
-            if (links == max_links) return error.Unreadable;
-            const target = try targets.allocator().alloc(u8, c.PATH_MAX);
-            const n = c.readlinkat(here, z, target.ptr, target.len);
-            if (n >= 0) {
-                links += 1;
-                const text = target[0..@intCast(n)];
-                if (text.len == 0 or text.len == target.len) return error.NotFound;
-                if (text[0] == '/') return error.OutsideRoot;
-                try pushComponents(&pending, &pending_len, text);
-                continue;
+        if ((open_errno == .LOOP or open_errno == .NOTDIR) and isSymlink(here, z)) {
+            links += 1;
+            if (links > max_links) return error.Unreadable;
+            try resolveLink(&targets, here, z, &pending, &pending_len);
+            continue;
+        }
+        // Probing a path to write: what is missing will be made as plain folders; it must not
+        // climb out from where the existing part ended.
+        if (mode == .probe and open_errno == .NOENT) {
+            var d: usize = depth;
+            for (0..pending_len + 1) |k| {
+                const part = if (k == 0) name else pending[pending_len - k];
+                if (std.mem.eql(u8, part, "..")) {
+                    if (d == 0) return error.OutsideRoot;
+                    d -= 1;
+                } else if (!std.mem.eql(u8, part, ".")) d += 1;
             }
+            return error.NotFound;
         }
         return mapOpenError(open_errno);
     }
     return error.NotFound; // not reached: the last component returns
+}
+
+fn isSymlink(dir: c.fd_t, name: [*:0]const u8) bool {
+    var buf: [1]u8 = undefined;
+    return c.readlinkat(dir, name, &buf, buf.len) >= 0;
+}
+
+/// Queues the target of the symlink `name` (in `dir`) in its place; an absolute target is
+/// outside.
+fn resolveLink(targets: *std.heap.ArenaAllocator, dir: c.fd_t, name: [*:0]const u8, pending: *[max_components][]const u8, pending_len: *usize) Error!void {
+    const target = try targets.allocator().alloc(u8, c.PATH_MAX);
+    const n = c.readlinkat(dir, name, target.ptr, target.len);
+    if (n < 0) return error.Unreadable;
+    const text = target[0..@intCast(n)];
+    if (text.len == 0 or text.len == target.len) return error.NotFound;
+    if (text[0] == '/') return error.OutsideRoot;
+    try pushComponents(pending, pending_len, text);
 }
 
 /// Deepest path the walk follows (components pending, or directories entered).

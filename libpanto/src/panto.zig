@@ -13,6 +13,8 @@ pub const session = @import("session/session.zig");
 pub const structured_output = @import("structured_output.zig");
 /// Context windows of known models (contextWindow), for a status line.
 pub const compaction = @import("compaction.zig");
+/// Where file tools may go: the read tool's rule, for a host's own file tools.
+pub const path_rule = @import("path_rule.zig");
 
 pub const Agent = @import("agent.zig").Agent;
 pub const Stream = @import("stream.zig").Stream;
@@ -52,6 +54,7 @@ test {
     _ = @import("batch.zig");
     _ = @import("schema.zig");
     _ = @import("read_tool.zig");
+    _ = @import("path_rule.zig");
     _ = @import("tool_round.zig");
     _ = @import("content.zig");
     _ = @import("conversation_json.zig");

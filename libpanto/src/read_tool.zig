@@ -1,11 +1,13 @@
 //! The native `read` tool: reads a UTF-8 text file under a configured root directory, by lines,
 //! with a byte cap, and says when it stopped early; an image or a PDF (known by its bytes) is
-//! returned whole as an attachment, which the tool round fits like any media. Paths that leave
-//! the root are refused, and so is anything but a regular file.
+//! returned whole as an attachment, which the tool round fits like any media. Paths inside the
+//! root, relative or absolute, are read; paths that leave it are refused (path_rule.zig), and
+//! so is anything but a regular file.
 const std = @import("std");
 const Allocator = std.mem.Allocator;
 const Problem = @import("schema.zig").Problem;
 const open_beneath = @import("open_beneath.zig");
+const path_rule = @import("path_rule.zig");
 const media = @import("media.zig");
 
 pub const name = "read";
@@ -14,7 +16,7 @@ pub const description = "Read a UTF-8 text file under the agent's root directory
     "`offset` (0-based, default 0), at most `limit` of them (default 2000), and says when the output was truncated. " ++
     "An image (PNG, JPEG, GIF, WEBP, BMP) or a PDF is returned whole as an attachment.";
 pub const schema =
-    \\{"type":"object","properties":{"path":{"type":"string","description":"File path relative to the root directory"},"offset":{"type":"integer","minimum":0,"description":"First line to read, 0-based"},"limit":{"type":"integer","minimum":1,"description":"Most lines to read"}},"required":["path"],"additionalProperties":false}
+    \\{"type":"object","properties":{"path":{"type":"string","description":"File path, relative to the root directory or absolute inside it"},"offset":{"type":"integer","minimum":0,"description":"First line to read, 0-based"},"limit":{"type":"integer","minimum":1,"description":"Most lines to read"}},"required":["path"],"additionalProperties":false}
 ;
 pub const default_max_bytes: usize = 64 * 1024;
 const default_limit: u64 = 2000;
@@ -94,7 +96,7 @@ pub fn run(gpa: Allocator, config: Config, input_value: std.json.Value) Allocato
 
     const file = readUnderRoot(gpa, config.root, path) catch |err| return switch (err) {
         error.OutOfMemory => error.OutOfMemory,
-        error.OutsideRoot => failure(gpa, "path \"{s}\" is outside the root directory", .{path}),
+        error.OutsideRoot => .{ .content = try path_rule.refusal(gpa, path, "root directory"), .is_error = true },
         error.NotFound => failure(gpa, "no such file: \"{s}\"", .{path}),
         error.IsDirectory => failure(gpa, "\"{s}\" is a directory", .{path}),
         error.NotRegularFile => failure(gpa, "\"{s}\" is not a regular file", .{path}),
@@ -163,22 +165,18 @@ const ReadError = error{ OutOfMemory, OutsideRoot, NotFound, IsDirectory, NotReg
 /// are treated), opened from a handle of the root so that nothing can move it out between a
 /// check and the open.
 fn readUnderRoot(gpa: Allocator, root: []const u8, path: []const u8) ReadError![]u8 {
-    if (path.len == 0 or path[0] == '/') return error.OutsideRoot;
-    // Refuse `..` that climbs out even when the target does not exist, and the root itself.
-    var depth: isize = 0;
-    var parts = std.mem.tokenizeScalar(u8, path, '/');
-    while (parts.next()) |part| {
-        if (std.mem.eql(u8, part, "..")) depth -= 1 else if (!std.mem.eql(u8, part, ".")) depth += 1;
-        if (depth < 0) return error.OutsideRoot;
-    }
-    if (depth == 0) return error.OutsideRoot;
+    // An absolute path inside the root is made relative; `..` that climbs out is refused even
+    // when the target does not exist, and so is the root itself.
+    const rel = path_rule.relative(gpa, root, path) catch |err| return switch (err) {
+        error.OutOfMemory, error.OutsideRoot, error.NoRoot => |e| e,
+    };
 
     const root_z = try gpa.dupeZ(u8, root);
     defer gpa.free(root_z);
     const root_fd = std.c.open(root_z, .{ .ACCMODE = .RDONLY, .DIRECTORY = true, .CLOEXEC = true });
     if (root_fd < 0) return error.NoRoot;
     defer _ = std.c.close(root_fd);
-    const fd = try open_beneath.openRegular(gpa, root_fd, path);
+    const fd = try open_beneath.openRegular(gpa, root_fd, rel);
     defer _ = std.c.close(fd);
 
     var data: std.ArrayList(u8) = .empty;
@@ -213,10 +211,10 @@ test "read: lines, offset and limit, truncation note, escapes refused" {
         .{ "{\"path\":\"notes.txt\",\"offset\":1,\"limit\":2}", "two\nthree\n[truncated: showing lines 2-3 of 4; use offset to read more]", false },
         .{ "{\"path\":\"notes.txt\",\"offset\":3}", "four\n[showing lines 4-4 of 4]", false },
         .{ "{\"path\":\"notes.txt\",\"offset\":9}", "[offset 9 is past the end: the file has 4 lines]", false },
-        .{ "{\"path\":\"../x\"}", "path \"../x\" is outside the root directory", true },
-        .{ "{\"path\":\"/etc/passwd\"}", "path \"/etc/passwd\" is outside the root directory", true },
+        .{ "{\"path\":\"../x\"}", "path \"../x\" is outside the root directory: only paths inside it may be used", true },
+        .{ "{\"path\":\"/etc/passwd\"}", "path \"/etc/passwd\" is outside the root directory: only paths inside it may be used", true },
         .{ "{\"path\":\"missing.txt\"}", "no such file: \"missing.txt\"", true },
-        .{ "{\"path\":\".\"}", "path \".\" is outside the root directory", true },
+        .{ "{\"path\":\".\"}", "path \".\" is outside the root directory: only paths inside it may be used", true },
         // Whole numbers in any notation; beyond an i64 they are refused, not cut or crashed on.
         .{ "{\"path\":\"notes.txt\",\"offset\":1.0,\"limit\":2e0}", "two\nthree\n[truncated: showing lines 2-3 of 4; use offset to read more]", false },
         .{ "{\"path\":\"notes.txt\",\"offset\":-0,\"limit\":1}", "one\n[truncated: showing lines 1-1 of 4; use offset to read more]", false },
@@ -234,6 +232,15 @@ test "read: lines, offset and limit, truncation note, escapes refused" {
         try std.testing.expectEqualStrings(case[1], result.content);
         try std.testing.expectEqual(case[2], result.is_error);
     };
+    // An absolute path inside the root is read as the relative one.
+    var real_buf: [std.c.PATH_MAX]u8 = undefined;
+    const real_z = try gpa.dupeZ(u8, root);
+    defer gpa.free(real_z);
+    const real = std.mem.sliceTo(std.c.realpath(real_z, &real_buf).?, 0);
+    const absolute = try std.fmt.allocPrint(a, "{{\"path\":\"{s}/notes.txt\",\"limit\":1}}", .{real});
+    const abs_result = try run(gpa, .{ .root = root }, try std.json.parseFromSliceLeaky(std.json.Value, a, absolute, .{}));
+    defer gpa.free(abs_result.content);
+    try std.testing.expectEqualStrings("one\n[truncated: showing lines 1-1 of 4; use offset to read more]", abs_result.content);
     // The byte cap stops at a whole line and says so.
     const input = try std.json.parseFromSliceLeaky(std.json.Value, a, "{\"path\":\"notes.txt\"}", .{});
     const capped = try run(gpa, .{ .root = root, .max_bytes = 9 }, input);

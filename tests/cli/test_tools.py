@@ -5,11 +5,14 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import signal
 import subprocess
 import time
 from pathlib import Path
 from typing import Any
+
+import pytest
 
 from conftest import RUN_TIMEOUT, text_reply, tool_reply
 
@@ -115,10 +118,50 @@ def test_bash_failure_is_an_error_result_with_the_status(emulator, run_panto):
     assert res["content"] == "partial\n\n[exit status 3]"
 
 
-def test_bash_output_is_capped_with_a_note(emulator, run_panto):
-    res = one_result(emulator, run_panto, "bash", {"command": "head -c 100000 /dev/zero | tr '\\0' a"}, allow="exec")
+CUT_NOTE = re.compile(r"\[output cut: the first (\d+) bytes \((\d+) lines\) of (\d+) are left out; "
+                      r"the whole output is in (\S+) \(read parts of it with bash: grep, tail, sed -n\)\]\n")
+
+
+def test_bash_long_output_keeps_its_end_and_saves_the_whole_to_a_private_file(emulator, run_panto, cli_env, tmp_path: Path):
+    # A long build whose error is its last line: the end is what the model gets.
+    cli_env["TMPDIR"] = str(tmp_path)
+    command = "for i in $(seq 1 5000); do echo \"compiling unit $i\"; done; echo 'error: the build failed at the end' >&2; exit 2"
+    whole = "".join(f"compiling unit {i}\n" for i in range(1, 5001)) + "error: the build failed at the end\n"
+    res = one_result(emulator, run_panto, "bash", {"command": command}, allow="exec")
+    assert res["is_error"] is True
+    content = res["content"]
+    note = CUT_NOTE.match(content)
+    assert note, content[:300]
+    cut_bytes, cut_lines, total, path = int(note[1]), int(note[2]), int(note[3]), Path(note[4])
+    shown = content[note.end():]
+    assert shown.endswith("compiling unit 5000\nerror: the build failed at the end\n\n[exit status 2]")
+    assert len(shown) <= 30000 + len("\n[exit status 2]")
+    # What is shown starts at a whole line, and the note counts exactly what is not shown.
+    assert shown.startswith("compiling unit ")
+    assert total == len(whole) and cut_bytes == total - len(shown) + len("\n[exit status 2]")
+    assert whole[cut_bytes:] + "\n[exit status 2]" == shown
+    assert cut_lines == whole[:cut_bytes].count("\n")
+    # The whole output is in a file of the temp folder that only its owner reads.
+    assert path.parent == tmp_path
+    assert path.read_text() == whole
+    assert path.stat().st_mode & 0o777 == 0o600
+
+
+def test_bash_output_of_one_long_line_keeps_its_end(emulator, run_panto, cli_env, tmp_path: Path):
+    cli_env["TMPDIR"] = str(tmp_path)
+    res = one_result(emulator, run_panto, "bash", {"command": "head -c 100000 /dev/zero | tr '\\0' a; echo -n END"}, allow="exec")
     assert res["is_error"] is False
-    assert res["content"] == "a" * 30000 + "\n[output cut: the first 30000 of 100000 bytes]"
+    note = CUT_NOTE.match(res["content"])
+    assert note and (note[1], note[2], note[3]) == ("70003", "0", "100003"), res["content"][:300]
+    assert res["content"][note.end():] == "a" * 29997 + "END"
+    assert Path(note[4]).read_text() == "a" * 100000 + "END"
+
+
+def test_bash_short_output_saves_no_file(emulator, run_panto, cli_env, tmp_path: Path):
+    cli_env["TMPDIR"] = str(tmp_path)
+    res = one_result(emulator, run_panto, "bash", {"command": "seq 1 3"}, allow="exec")
+    assert res["content"] == "1\n2\n3\n"
+    assert list(tmp_path.glob("panto-output-*")) == []
 
 
 def pid_alive(pid: int) -> bool:
@@ -187,3 +230,58 @@ def test_bash_commands_start_with_no_signal_blocked(emulator, run_panto):
     # Print mode blocks SIGINT in its threads (a watcher takes it); a command must not inherit that.
     res = one_result(emulator, run_panto, "bash", {"command": "grep SigBlk /proc/self/status"}, allow="exec")
     assert res["content"] == "SigBlk:\t0000000000000000\n"
+
+
+# ---- the path rule of the file tools (read, write, edit) ----
+# One rule for all three: a path inside the working directory, relative or absolute, is used;
+# one outside it (absolute, by `..`, or through a symlink) is refused with an error result
+# that says why, and nothing is read or written.
+
+FILE_TOOLS = {
+    "read": ({}, "fs.read"),
+    "write": ({"content": "new"}, "fs.write"),
+    "edit": ({"old": "old", "new": "new"}, "fs.write"),
+}
+
+
+def file_tool_call(emulator, run_panto, tool: str, path: str) -> dict[str, Any]:
+    extra, allow = FILE_TOOLS[tool]
+    return one_result(emulator, run_panto, tool, {"path": path, **extra}, allow=allow)
+
+
+@pytest.mark.parametrize("tool", FILE_TOOLS)
+def test_file_tools_take_an_absolute_path_inside_the_working_directory(tool, emulator, run_panto, workdir: Path):
+    (workdir / "sub").mkdir()
+    target = workdir / "sub" / "f.txt"
+    target.write_text("old")
+    res = file_tool_call(emulator, run_panto, tool, str(target))
+    assert res["is_error"] is False, res["content"]
+    assert target.read_text() == ("old" if tool == "read" else "new")
+    if tool == "read":
+        assert res["content"] == "old\n"
+
+
+@pytest.mark.parametrize("tool", FILE_TOOLS)
+@pytest.mark.parametrize("how", ["dotdot", "absolute", "symlinked_file", "symlinked_folder"])
+def test_file_tools_refuse_a_path_outside_the_working_directory(tool, how, emulator, run_panto, workdir: Path):
+    outside = workdir.parent / "outside"
+    outside.mkdir()
+    (outside / "f.txt").write_text("old")
+    (workdir / "link_file").symlink_to(outside / "f.txt")
+    (workdir / "link_dir").symlink_to(outside)
+    path = {"dotdot": "../outside/f.txt", "absolute": str(outside / "f.txt"),
+            "symlinked_file": "link_file", "symlinked_folder": "link_dir/f.txt"}[how]
+    res = file_tool_call(emulator, run_panto, tool, path)
+    assert res["is_error"] is True
+    root = "root directory" if tool == "read" else "working directory"
+    assert f'path "{path}" is outside the {root}: only paths inside it may be used' in res["content"]
+    assert (outside / "f.txt").read_text() == "old"
+
+
+def test_write_outside_the_working_directory_creates_nothing(emulator, run_panto, workdir: Path):
+    (workdir / "up").symlink_to(workdir.parent)
+    for path in ["../new.txt", "../made/new.txt", str(workdir.parent / "new.txt"), "up/new.txt", "sub/../../new.txt"]:
+        res = file_tool_call(emulator, run_panto, "write", path)
+        assert res["is_error"] is True and "is outside the working directory" in res["content"], (path, res)
+        assert not (workdir.parent / "new.txt").exists() and not (workdir.parent / "made").exists(), path
+        assert not (workdir / "sub").exists()

@@ -1,6 +1,7 @@
 //! The children of ext.exec: a command started by posix_spawn in a process group of its own,
-//! its output (stdout and stderr, one pipe) collected up to a cap, a timeout, and a kill of
-//! the whole group on timeout or cancel. The host's thread alone touches them: it polls their pipes and pidfds
+//! its output (stdout and stderr, one pipe) collected up to a cap (its start or its end), the
+//! whole of it saved to a private file once it passes the cap when asked, a timeout, and a
+//! kill of the whole group on timeout or cancel. The host's thread alone touches them: it polls their pipes and pidfds
 //! (Children.wait) while the handlers that started them are suspended, or, outside a handler,
 //! in place. Another thread's cancel only sets a flag and wakes the poll (Host.cancelAsync).
 const std = @import("std");
@@ -12,6 +13,11 @@ pub const Options = struct {
     /// Seconds from the start; infinity: none.
     timeout: f64 = std.math.inf(f64),
     max_output: usize = default_max_output,
+    /// Keep the last max_output bytes rather than the first (where a build says what failed).
+    keep_tail: bool = false,
+    /// Once the output passes max_output, write the whole of it to a new file (mode 0600) in
+    /// $TMPDIR (else /tmp), so that nothing cut is lost.
+    save_output: bool = false,
 };
 
 pub const default_max_output: usize = 1 << 20;
@@ -22,10 +28,17 @@ pub const Child = struct {
     pidfd: i32,
     /// The read end of the output pipe, non-blocking; -1 once closed.
     out_fd: i32,
+    /// What is kept of the output; with keep_tail, its end is (see kept).
     output: std.ArrayList(u8) = .empty,
-    /// Every byte the command wrote, kept or not.
+    /// Every byte the command wrote, kept or not, and the newlines among them.
     output_bytes: u64 = 0,
+    output_lines: u64 = 0,
     max_output: usize,
+    keep_tail: bool = false,
+    save_output: bool = false,
+    /// The file that holds the whole output (save_output, once past the cap), and its path.
+    save_fd: i32 = -1,
+    save_path: ?[:0]u8 = null,
     deadline: f64,
     /// The raw wait status, once reaped.
     status: ?u32 = null,
@@ -48,8 +61,14 @@ pub const Child = struct {
         return if (s & 0x7f != 0 and s & 0x7f != 0x7f) @truncate(s & 0x7f) else null;
     }
 
+    /// The output kept: its first max_output bytes, or with keep_tail its last.
+    pub fn kept(ch: *const Child) []const u8 {
+        const items = ch.output.items;
+        return if (ch.keep_tail) items[items.len - @min(items.len, ch.max_output) ..] else items;
+    }
+
     pub fn truncated(ch: *const Child) bool {
-        return ch.output_bytes > ch.output.items.len;
+        return ch.output_bytes > ch.kept().len;
     }
 
     /// Kills the process group (and the process, in case it left its group).
@@ -67,17 +86,79 @@ pub const Child = struct {
             switch (linux.errno(rc)) {
                 .SUCCESS => {
                     if (rc == 0) return ch.closeOutput();
-                    ch.output_bytes += rc;
-                    const room = ch.max_output -| ch.output.items.len;
-                    ch.output.appendSlice(gpa, buf[0..@min(rc, room)]) catch {
-                        ch.max_output = ch.output.items.len; // out of memory: keep what fits
-                    };
+                    ch.keep(gpa, buf[0..rc]);
                 },
                 .INTR => {},
                 .AGAIN => return,
                 else => return ch.closeOutput(),
             }
         }
+    }
+
+    fn keep(ch: *Child, gpa: std.mem.Allocator, bytes: []const u8) void {
+        // Past the cap for the first time: the file starts with all that came before, which
+        // is all kept (nothing was cut yet).
+        if (ch.save_output and ch.save_fd < 0 and ch.save_path == null and ch.output_bytes + bytes.len > ch.max_output) {
+            ch.startSaving(gpa);
+            ch.save(ch.output.items);
+        }
+        ch.save(bytes);
+        ch.output_bytes += bytes.len;
+        ch.output_lines += std.mem.count(u8, bytes, "\n");
+        if (!ch.keep_tail) {
+            const room = ch.max_output -| ch.output.items.len;
+            ch.output.appendSlice(gpa, bytes[0..@min(bytes.len, room)]) catch {
+                ch.max_output = ch.output.items.len; // out of memory: keep what fits
+            };
+            return;
+        }
+        // The end: up to twice the cap is held, then the older half dropped (one move per
+        // cap's worth of output rather than per read).
+        if (bytes.len >= ch.max_output) {
+            ch.output.clearRetainingCapacity();
+            ch.output.appendSlice(gpa, bytes[bytes.len - ch.max_output ..]) catch {};
+            return;
+        }
+        if (ch.output.items.len + bytes.len > 2 * ch.max_output) {
+            const drop = ch.output.items.len - ch.max_output;
+            ch.output.replaceRangeAssumeCapacity(0, drop, &.{});
+        }
+        ch.output.appendSlice(gpa, bytes) catch {};
+    }
+
+    /// Creates the output file: $TMPDIR/panto-output-XXXXXX.log, mode 0600 (mkostemps).
+    fn startSaving(ch: *Child, gpa: std.mem.Allocator) void {
+        const dir = if (std.c.getenv("TMPDIR")) |d| std.mem.span(d) else "";
+        const path = std.fmt.allocPrintSentinel(gpa, "{s}/panto-output-XXXXXX.log", .{if (dir.len > 0) dir else "/tmp"}, 0) catch return;
+        const fd = mkostemps(path.ptr, 4, @bitCast(linux.O{ .CLOEXEC = true }));
+        if (fd < 0) return gpa.free(path);
+        ch.save_fd = fd;
+        ch.save_path = path;
+    }
+
+    /// Appends to the output file; a failed write (a full disk) drops the file, which would
+    /// not hold the whole output.
+    fn save(ch: *Child, bytes: []const u8) void {
+        if (ch.save_fd < 0) return;
+        var rest = bytes;
+        while (rest.len > 0) {
+            const rc = linux.write(ch.save_fd, rest.ptr, rest.len);
+            switch (linux.errno(rc)) {
+                .SUCCESS => rest = rest[rc..],
+                .INTR => {},
+                else => {
+                    _ = linux.close(ch.save_fd);
+                    ch.save_fd = -1;
+                    if (ch.save_path) |path| _ = linux.unlink(path.ptr);
+                    return; // save_path stays set: the file is not made again
+                },
+            }
+        }
+    }
+
+    /// The path of the file holding the whole output, when it was saved whole.
+    pub fn savedPath(ch: *const Child) ?[]const u8 {
+        return if (ch.save_fd >= 0) ch.save_path else null;
     }
 
     fn closeOutput(ch: *Child) void {
@@ -107,6 +188,8 @@ pub const Child = struct {
         }
         ch.closeOutput();
         if (ch.pidfd >= 0) _ = linux.close(ch.pidfd);
+        if (ch.save_fd >= 0) _ = linux.close(ch.save_fd);
+        if (ch.save_path) |path| gpa.free(path);
         ch.output.deinit(gpa);
         gpa.destroy(ch);
     }
@@ -133,6 +216,7 @@ extern "c" fn posix_spawn_file_actions_destroy(fa: *FileActions) c_int;
 extern "c" fn posix_spawn_file_actions_adddup2(fa: *FileActions, fd: c_int, new_fd: c_int) c_int;
 extern "c" fn posix_spawn_file_actions_addopen(fa: *FileActions, fd: c_int, path: [*:0]const u8, flags: c_int, mode: linux.mode_t) c_int;
 extern "c" fn posix_spawn_file_actions_addchdir_np(fa: *FileActions, path: [*:0]const u8) c_int;
+extern "c" fn mkostemps(template: [*:0]u8, suffix_len: c_int, flags: c_int) c_int;
 extern "c" fn posix_spawnp(pid: *linux.pid_t, file: [*:0]const u8, fa: *const FileActions, attr: *const SpawnAttr, argv: [*:null]const ?[*:0]const u8, envp: [*:null]const ?[*:0]const u8) c_int;
 
 /// Starts `options.argv` (the program found on PATH) in a process group of its own, with no
@@ -184,6 +268,8 @@ pub fn spawn(gpa: std.mem.Allocator, options: Options, now: f64, why: *[]const u
         .pidfd = if (linux.errno(pidfd_rc) == .SUCCESS) @intCast(pidfd_rc) else -1,
         .out_fd = fds[0],
         .max_output = options.max_output,
+        .keep_tail = options.keep_tail,
+        .save_output = options.save_output,
         .deadline = now + options.timeout,
         .waiter = 0,
     };

@@ -8,10 +8,12 @@
 //!   ext.emit(event, data)          a custom event to the ext.on subscribers
 //!   ext.exec(cmd [, opts])         a process run to its end (yields inside a tool handler)
 //!   ext.mkdir(path)                a folder and its missing parents
+//!   ext.check_path(path)           the file tools' path rule: inside the working directory
 //!
 //! Every function has the Host as its upvalue 1.
 const std = @import("std");
 const c = @import("c");
+const panto = @import("panto");
 const embed = @import("panto_lua").embed;
 const Host = @import("host.zig").Host;
 const exec = @import("exec.zig");
@@ -63,6 +65,7 @@ const functions = [_]c.luaL_Reg{
     .{ .name = "emit", .func = extEmit },
     .{ .name = "exec", .func = extExec },
     .{ .name = "mkdir", .func = extMkdir },
+    .{ .name = "check_path", .func = extCheckPath },
     .{ .name = null, .func = null },
 };
 
@@ -168,10 +171,36 @@ fn extMkdir(L: State) callconv(.c) c_int {
     return 1;
 }
 
-/// ext.exec(cmd [, {timeout=, cwd=, max_output=}]): runs `cmd` (a string for /bin/sh -c, or a
-/// list: the program and its arguments) to its end in a process group of its own, stdin
-/// /dev/null, stdout and stderr together. Returns {status=, signal=, output=, output_bytes=,
-/// truncated=, timed_out=, canceled=}, or nil and a message when it cannot start. Inside a
+/// ext.check_path(path): the rule every file tool follows (the core's path_rule, as the native
+/// read tool): `path`, relative or absolute, must be inside the working directory, and
+/// symlinks in what exists of it must not lead out. Returns the path relative to the working
+/// directory, or nil and a message that names the rule.
+fn extCheckPath(L: State) callconv(.c) c_int {
+    const host = hostOf(L);
+    var len: usize = 0;
+    const ptr = c.luaL_checklstring(L, 1, &len);
+    const given = ptr[0..len];
+    if (panto.path_rule.check(host.gpa, ".", given)) |rel| {
+        p.pushSlice(L, rel);
+        return 1;
+    } else |err| {
+        c.lua_pushnil(L);
+        const msg = switch (err) {
+            error.OutOfMemory => return c.luaL_error(L, "not enough memory"),
+            error.NoRoot => panto.path_rule.refusal(host.gpa, given, "working directory (which cannot be opened)"),
+            error.OutsideRoot => panto.path_rule.refusal(host.gpa, given, "working directory"),
+        } catch return c.luaL_error(L, "not enough memory");
+        defer host.gpa.free(msg);
+        p.pushSlice(L, msg);
+        return 2;
+    }
+}
+
+/// ext.exec(cmd [, {timeout=, cwd=, max_output=, keep=, save_output=}]): runs `cmd` (a string
+/// for /bin/sh -c, or a list: the program and its arguments) to its end in a process group of
+/// its own, stdin /dev/null, stdout and stderr together. Returns {status=, signal=, output=,
+/// output_bytes=, output_lines=, output_file=, truncated=, timed_out=, canceled=}, or nil and
+/// a message when it cannot start. Inside a
 /// tool handler the handler yields while the command runs (the round's other calls go on);
 /// elsewhere it waits. A timeout or a cancel (Ctrl-C) kills the whole group.
 fn extExec(L: State) callconv(.c) c_int {
@@ -220,7 +249,7 @@ fn execContinue(L: State, status: c_int, ctx: c.lua_KContext) callconv(.c) c_int
 
 /// The outcome table of a finished child, which is let go.
 fn pushOutcome(L: State, host: *Host, ch: *exec.Child) c_int {
-    c.lua_createtable(L, 0, 7);
+    c.lua_createtable(L, 0, 9);
     if (ch.exitCode()) |code| {
         c.lua_pushinteger(L, code);
         c.lua_setfield(L, -2, "status");
@@ -229,10 +258,16 @@ fn pushOutcome(L: State, host: *Host, ch: *exec.Child) c_int {
         c.lua_pushinteger(L, sig);
         c.lua_setfield(L, -2, "signal");
     }
-    p.pushSlice(L, ch.output.items);
+    p.pushSlice(L, ch.kept());
     c.lua_setfield(L, -2, "output");
     c.lua_pushinteger(L, @intCast(@min(ch.output_bytes, std.math.maxInt(i64))));
     c.lua_setfield(L, -2, "output_bytes");
+    c.lua_pushinteger(L, @intCast(@min(ch.output_lines, std.math.maxInt(i64))));
+    c.lua_setfield(L, -2, "output_lines");
+    if (ch.savedPath()) |path| {
+        p.pushSlice(L, path);
+        c.lua_setfield(L, -2, "output_file");
+    }
     inline for (.{ .{ "truncated", ch.truncated() }, .{ "timed_out", ch.timed_out }, .{ "canceled", ch.canceled } }) |f| {
         c.lua_pushboolean(L, @intFromBool(f[1]));
         c.lua_setfield(L, -2, f[0]);
@@ -259,8 +294,15 @@ fn readOptions(L: State, options: *exec.Options) void {
             const n = c.lua_tointegerx(L, -1, &isint);
             if (isint == 0 or n < 0) _ = c.luaL_argerror(L, 2, "max_output must be a number of bytes >= 0");
             options.max_output = @intCast(n);
+        } else if (std.mem.eql(u8, key, "keep")) {
+            const which = if (c.lua_type(L, -1) == c.LUA_TSTRING) toSlice(L, -1) else "";
+            if (!std.mem.eql(u8, which, "head") and !std.mem.eql(u8, which, "tail")) _ = c.luaL_argerror(L, 2, "keep must be \"head\" or \"tail\"");
+            options.keep_tail = std.mem.eql(u8, which, "tail");
+        } else if (std.mem.eql(u8, key, "save_output")) {
+            if (c.lua_type(L, -1) != c.LUA_TBOOLEAN) _ = c.luaL_argerror(L, 2, "save_output must be a boolean");
+            options.save_output = c.lua_toboolean(L, -1) != 0;
         } else {
-            _ = c.luaL_argerror(L, 2, "unknown option (the options are timeout, cwd, max_output)");
+            _ = c.luaL_argerror(L, 2, "unknown option (the options are timeout, cwd, max_output, keep, save_output)");
         }
         pop(L, 1);
     }

@@ -1,5 +1,6 @@
 -- The bundled `edit` tool: replaces one exact occurrence of a text in a file. Refuses when
--- the text is missing or occurs more than once (saying how many times). Written against
+-- the text is missing or occurs more than once (saying how many times), or when the file is
+-- outside the working directory (ext.check_path). Written against
 -- panto.ext like any extension; needs the capability fs.write.
 local ext = require("panto").ext
 
@@ -18,7 +19,7 @@ ext.tool{
   description = "Edit a file: replace the exact text `old` by `new`. `old` must occur exactly once in the file "
     .. "(include enough surrounding lines to make it unique); whitespace and line breaks count.",
   params = {
-    path = {type = "string", description = "The file's path"},
+    path = {type = "string", description = "The file's path, relative to the working directory or absolute inside it"},
     old = {type = "string", description = "The exact text to replace, occurring once in the file"},
     new = {type = "string", description = "The text that replaces it"},
   },
@@ -26,7 +27,9 @@ ext.tool{
   handler = function(input)
     local path, old, new = input.path, input.old, input.new
     if old == "" then return nil, "edit: `old` is empty: give the exact text to replace" end
-    local f, err = io.open(path, "rb")
+    local file, refused = ext.check_path(path) -- the file tools' rule: inside the working directory
+    if not file then return nil, "edit: " .. refused end
+    local f, err = io.open(file, "rb")
     if not f then return nil, err end
     local text = f:read("a")
     f:close()
@@ -36,7 +39,7 @@ ext.tool{
     elseif count > 1 then
       return nil, ("edit: `old` occurs %d times in %s; it must occur once: include more of the text around it"):format(count, path)
     end
-    local out, werr = io.open(path, "wb")
+    local out, werr = io.open(file, "wb")
     if not out then return nil, werr end
     local ok, e1 = out:write(text:sub(1, at - 1), new, text:sub(at + #old))
     local closed, e2 = out:close()
