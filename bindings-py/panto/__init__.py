@@ -89,6 +89,7 @@ _LAZY = {
     "Registry": "tools",
     "Tool": "tools",
     "ToolClass": "tools",
+    "ToolError": "_tool_failure",
     "as_tool": "tools",
     "to_content": "tools",
     "to_result": "tools",
@@ -115,6 +116,7 @@ if TYPE_CHECKING:
     from .message import AssistantMessage, ContentBlock, RedactedThinkingBlock, TextBlock, ThinkingBlock, ToolCallBlock
     from .session import Session, SessionInfo, SessionParent, SessionSummary
     from .tools import Param, Registry, Tool, ToolClass, as_tool, to_content, tool
+    from ._tool_failure import ToolError
     from ._progress import report_progress
 
 
@@ -196,6 +198,7 @@ __all__ = [
     "THINKING_LEVELS",
     "Tool",
     "ToolClass",
+    "ToolError",
     "Param",
     "Registry",
     "tool",

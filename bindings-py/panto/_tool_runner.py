@@ -18,12 +18,12 @@ result dropped. Neither waits for a handler.
 from __future__ import annotations
 
 import asyncio
-import logging
 import threading
 from _queue import Empty, SimpleQueue
 
 from ._loop import worker_loop
 from ._progress import REPORTER
+from ._tool_failure import failure_content
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
@@ -39,9 +39,6 @@ if TYPE_CHECKING:
     Item = Tuple[str, ToolCallStart, Any, Any]
 
 __all__ = ["ToolRunner"]
-
-_log = logging.getLogger("panto")
-
 
 class _Job:
     __slots__ = ("call", "tool", "task")
@@ -144,9 +141,8 @@ class ToolRunner:
             self._queue.put(("result", job.call, content, False))
 
     def _failed(self, job: _Job, exc: Exception) -> None:
-        """An Exception of a handler: an error result whose content is str(exc)."""
-        _log.debug("tool %s (call %s) raised", job.call.name, job.call.id, exc_info=True)
-        self._queue.put(("result", job.call, str(exc), True))
+        """An Exception of a handler: an error result (see _tool_failure)."""
+        self._queue.put(("result", job.call, failure_content(job.call, exc), True))
 
     def collect(self, block: bool) -> List[Item]:
         """The progress and results handlers sent, in the order they sent them; with `block`,

@@ -146,7 +146,9 @@ class Stream:
     `ToolCallStart` has `awaiting_result`, the tool's handler starts once every ToolCallStart
     of the message was read (so you see the calls before they run) and its result goes to
     the model; a handler
-    that raises an Exception gives an error result whose content is `str(exc)`
+    that raises an Exception gives an error result naming the exception's type
+    (`KeyError: 'city'`), logged at WARNING with its traceback on the `panto` logger; a
+    `panto.ToolError`'s message goes as it is
     (KeyboardInterrupt, SystemExit and the like propagate out of `next()`, and the call then
     awaits its result). The host calls of a message run at the same time: sync handlers on
     worker threads, `async def` handlers as tasks on the event loop of `async for` (or on
@@ -897,8 +899,7 @@ def _execute(tool: Tool, call: ToolCallStart) -> Tuple[Union[str, List[Union[str
     try:
         content = tool.invoke(call.input)
     except Exception as exc:
-        import logging  # only when a tool fails: keeps `import panto` cheap
+        from ._tool_failure import failure_content  # only when a tool fails: keeps `import panto` cheap
 
-        logging.getLogger("panto").debug("tool %s (call %s) raised", call.name, call.id, exc_info=True)
-        return str(exc), True
+        return failure_content(call, exc), True
     return content, False

@@ -147,7 +147,9 @@ class Tool:
     The handler gets the model's input as keyword arguments; its return value is the result
     (a str as is; media — a `panto.Image`, `panto.Document`, `panto.Media` or bytes — or a
     list of str and media as parts; anything else as JSON); an exception it raises becomes an
-    error result with `str(exc)` as its content. A tool without a handler is run by hand:
+    error result that names its type (`KeyError: 'city'`), logged at WARNING with its
+    traceback on the `panto` logger; raise `panto.ToolError(text)` to fail with `text` as it
+    is. A tool without a handler is run by hand:
     see `Stream.submit_tool_result`. The handler may be an `async def` function: the stream
     runs it as a task (see `Stream`).
 

@@ -279,6 +279,22 @@ def test_page_sections_have_runnable_snippets(page):
         assert any(starts[0] < line < end for line in runnable), f"{path}: '## {title}' has no runnable snippet"
 
 
+@pytest.mark.parametrize("page", ["README.md", "docs/python.md", "bindings-py/README.md"])
+def test_install_steps_install_only_wheels_they_built(page):
+    """panto has no wheel on an index: a `pip install X.whl` must install what an earlier
+    `pip wheel ... -w DIR` of the same page built into DIR (issue 34: the docs installed a
+    wheel file that nobody served)."""
+    built_into = set()
+    for line in (ROOT / page).read_text().splitlines():
+        words = shlex.split(line.split("#", 1)[0], posix=True) if "pip " in line else []
+        if "wheel" in words and "-w" in words:
+            built_into.add(words[words.index("-w") + 1])
+        for word in words:
+            if "install" in words and word.endswith(".whl"):
+                folder = os.path.dirname(word)
+                assert folder in built_into, f"{page}: `{line.strip()}` installs a wheel no step built"
+
+
 def test_docs_index_links_every_page():
     index = (DOCS / "README.md").read_text()
     for page in PAGES:

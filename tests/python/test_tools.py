@@ -9,6 +9,7 @@ capabilities).
 import dataclasses
 import enum
 import json
+import logging
 from pathlib import Path
 from typing import Any, ClassVar, Dict, List, Literal, Optional, Sequence
 
@@ -748,13 +749,73 @@ def test_a_failing_tool_gives_an_error_result_and_the_turn_goes_on(provider: str
             events = list(stream)
         (result,) = [e for e in events if isinstance(e, panto.ToolResult)]
         assert result.is_error is True
-        assert result.content == "no weather station in Atlantis"  # str(exc)
+        assert result.content == "LookupError: no weather station in Atlantis"
         assert isinstance(events[-1], panto.MessageComplete) and stream.error is None
         (sent,) = tool_results_sent(provider, emu.requests()[1])
-        assert sent["content"] == "no weather station in Atlantis"
+        assert sent["content"] == "LookupError: no weather station in Atlantis"
         if provider == "anthropic":
             assert sent["is_error"] is True
         assert agent.conversation[2]["content"][0]["is_error"] is True
+
+
+def lookup_city(**input: Any) -> str:
+    return {"Paris": "sunny"}[input["city"]]  # KeyError('city') without a city
+
+
+async def async_lookup_city(**input: Any) -> str:
+    return lookup_city(**input)
+
+
+@pytest.mark.parametrize("handler", [lookup_city, async_lookup_city], ids=["sync", "async"])
+def test_a_tool_exception_is_a_warning_with_its_traceback_and_its_result_names_its_type(
+        provider: str, handler: Any, caplog: pytest.LogCaptureFixture) -> None:
+    # Before, the model read `'city'` (str of a KeyError) and the traceback went to DEBUG only.
+    lookup = panto.Tool(name="lookup", handler=handler,
+                        input_schema={"type": "object", "properties": {"town": {"type": "string"}}})
+    script = {"responses": [answer(tool_use("toolu_1", "lookup", {"town": "Paris"})), answer(text("Sorry."))]}
+    with Emulator(scenario=script) as emu, new_agent(emu, provider, tools=[lookup]) as agent:
+        with caplog.at_level(logging.WARNING, logger="panto"), agent.run("Weather?") as stream:
+            events = list(stream)
+        (result,) = [e for e in events if isinstance(e, panto.ToolResult)]
+        assert (result.content, result.is_error) == ("KeyError: 'city'", True)
+        (sent,) = tool_results_sent(provider, emu.requests()[1])
+        assert sent["content"] == "KeyError: 'city'"
+    (record,) = [r for r in caplog.records if r.name == "panto"]
+    assert record.levelno == logging.WARNING
+    assert "lookup" in record.getMessage() and "toolu_1" in record.getMessage()
+    assert record.exc_info is not None and isinstance(record.exc_info[1], KeyError)
+    logged = caplog.text
+    assert "Traceback (most recent call last)" in logged and "in lookup_city" in logged
+
+
+def test_a_tool_run_by_hand_that_raises_is_a_warning_too(caplog: pytest.LogCaptureFixture) -> None:
+    lookup = panto.Tool(name="lookup", handler=lookup_city)
+    script = {"responses": [answer(tool_use("toolu_1", "lookup", {})), answer(text("Sorry."))]}
+    with Emulator(scenario=script) as emu, new_agent(emu, tools=[lookup]) as agent:
+        with caplog.at_level(logging.WARNING, logger="panto"), agent.run("?", run_tools=False) as stream:
+            for ev in stream:
+                if isinstance(ev, panto.ToolCallStart):
+                    assert stream.run_tool(ev).content == "KeyError: 'city'"
+        assert tool_results_sent("anthropic", emu.requests()[1])[0]["content"] == "KeyError: 'city'"
+    assert [r.levelno for r in caplog.records if r.name == "panto"] == [logging.WARNING]
+
+
+@pytest.mark.parametrize("error, content", [
+    (panto.ToolError("no such city"), "no such city"),  # meant: as it is, no warning
+    (ValueError(), "ValueError"),  # no message: the type alone
+    (ConnectionRefusedError(111, "Connection refused"), "ConnectionRefusedError: [Errno 111] Connection refused"),
+])
+def test_tool_failure_texts(error: Exception, content: str, caplog: pytest.LogCaptureFixture) -> None:
+    def fail() -> str:
+        raise error
+
+    script = {"responses": [answer(tool_use("toolu_1", "fail", {})), answer(text("Sorry."))]}
+    with Emulator(scenario=script) as emu, new_agent(emu, tools=[panto.Tool(name="fail", handler=fail)]) as agent:
+        with caplog.at_level(logging.DEBUG, logger="panto"), agent.run("?") as stream:
+            (result,) = [e for e in stream if isinstance(e, panto.ToolResult)]
+        assert (result.content, result.is_error) == (content, True)
+    levels = [r.levelno for r in caplog.records if r.name == "panto"]
+    assert levels == ([logging.DEBUG] if isinstance(error, panto.ToolError) else [logging.WARNING])
 
 
 def test_a_result_holding_a_nul_goes_to_the_model_as_it_is(provider: str) -> None:

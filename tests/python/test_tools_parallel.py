@@ -72,7 +72,7 @@ def test_results_keep_call_order_whatever_order_the_handlers_end(provider: str) 
     with Emulator(scenario=three_calls("backwards")) as emu, new_agent(emu, provider, tools=[backwards]) as agent:
         events = list(agent.run("Go"))
         assert ended == [3, 2, 1]
-        assert results_of(events) == [("call_a", "ended 1", False), ("call_b", "two failed", True), ("call_c", "ended 3", False)]
+        assert results_of(events) == [("call_a", "ended 1", False), ("call_b", "ValueError: two failed", True), ("call_c", "ended 3", False)]
         assert [s["id"] for s in tool_results_sent(provider, emu.requests()[1])] == ["call_a", "call_b", "call_c"]
 
 

@@ -168,8 +168,9 @@ def turn_lines(agent: panto.Agent, stream: panto.Stream, on_error: Optional[Dict
             return
 
 
-class ScriptedToolError(Exception):
-    """What a `{"raise": TEXT}` tool raises."""
+class ScriptedToolError(panto.ToolError):
+    """What a `{"raise": TEXT}` tool raises: a failure it means, whose text goes as it is
+    (as Go's returned error and Lua's `error(TEXT, 0)`)."""
 
 
 class Handlers:
