@@ -57,6 +57,9 @@ pub const Round = struct {
     started: bool = false,
     /// A handler's coroutine runs.
     in_handler: bool = false,
+    /// The coroutine that runs, while it runs: a host that interrupts running code (the panto
+    /// command's Ctrl-C) arms a hook on it.
+    running: State = null,
 };
 
 pub const Driver = struct {
@@ -266,7 +269,9 @@ fn resumeCall(L: State, r: *Round, si: c_int, rec: c_int, nargs: c_int) void {
     c.lua_rawseti(L, rec, rec_wake); // a plain yield: runnable; panto.sleep sets a time
     var nres: c_int = 0;
     r.in_handler = true;
+    r.running = co;
     const status = c.lua_resume(co, L, nargs, &nres);
+    r.running = null;
     r.in_handler = false;
     if (status == c.LUA_YIELD) {
         c.lua_settop(co, -nres - 1); // what the handler yielded means nothing here

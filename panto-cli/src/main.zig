@@ -76,6 +76,10 @@ pub fn main(init: std.process.Init) !u8 {
     var report_w = std.Io.File.stderr().writerStreaming(io, &.{});
     const host = try Host.init(init.gpa, io, .{ .granted = settings.granted, .report = &report_w.interface });
     defer host.deinit(init.gpa);
+    // Print mode's SIGINT is watched from here on: an extension's load that does not end is
+    // interrupted, and the run exits as canceled.
+    var sigint: print_mode.Sigint = .{ .host = host };
+    if (print) sigint.watch();
     host.loadBundled();
     if (settings.extension_dirs) {
         host.loadDirectory(settings.user_extensions);
@@ -119,7 +123,7 @@ pub fn main(init: std.process.Init) !u8 {
         .stdout = &out.interface,
         .stderr = stderr,
         .stderr_tty = std.Io.File.stderr().isTty(io) catch false,
-    });
+    }, &sigint);
 }
 
 /// The extensions' tools that are offered (--tools), told to the model through the registry.

@@ -1,10 +1,12 @@
 //! Print mode: one turn, its answer streamed to stdout as it comes (a flush per delta), or
 //! with --json its events as JSON lines; the typed error on stderr; the exit code of its
 //! family (exit_codes.zig). SIGINT cancels the turn: a thread waits for it with sigwait
-//! (SIGINT is blocked in every thread, see blockSigint) and calls app.cancelTurn.
+//! (SIGINT is blocked in every thread, see blockSigint) and calls app.cancelTurn; started
+//! before the extensions load, it interrupts a load that does not end too (Sigint).
 const std = @import("std");
 const panto = @import("panto");
 const App = @import("app.zig").App;
+const Host = @import("lua/host.zig").Host;
 const turn = @import("turn.zig");
 const json_events = @import("json_events.zig");
 const exit_codes = @import("exit_codes.zig");
@@ -25,28 +27,47 @@ pub fn blockSigint() void {
     std.posix.sigprocmask(std.posix.SIG.BLOCK, &set, null);
 }
 
+/// SIGINT of print mode, watched from before the extensions load (the Lua code that runs is
+/// interrupted: Host.cancelAsync) to the end of the turn (App.cancelTurn, once there is an App).
+pub const Sigint = struct {
+    host: *Host,
+    app: std.atomic.Value(?*App) = .init(null),
+    /// SIGINT came. A signal taken before the turn's stream was current (the set-up, the
+    /// instant after run()) cancels at the turn's first event.
+    interrupted: std.atomic.Value(bool) = .init(false),
+
+    /// Starts the watcher thread (SIGINT must be blocked already: blockSigint). The Sigint
+    /// outlives it: the process exits after the turn.
+    pub fn watch(s: *Sigint) void {
+        if (std.Thread.spawn(.{ .stack_size = 64 * 1024 }, watchSigint, .{s})) |t| t.detach() else |_| {}
+    }
+
+    fn cancel(s: *Sigint) void {
+        if (s.app.load(.seq_cst)) |app| app.cancelTurn() else s.host.cancelAsync();
+    }
+};
+
 /// Runs `prompt` as one turn; the process's exit code.
-pub fn run(app: *App, prompt: []const u8, options: Options) u8 {
-    var p: Printer = .{ .o = options, .app = app };
-    if (std.Thread.spawn(.{ .stack_size = 64 * 1024 }, watchSigint, .{&p})) |t| t.detach() else |_| {}
+pub fn run(app: *App, prompt: []const u8, options: Options, sigint: *Sigint) u8 {
+    var p: Printer = .{ .o = options, .app = app, .sigint = sigint };
+    sigint.app.store(app, .seq_cst);
     if (options.json) if (app.agent.sessionInfo()) |info| {
         json_events.writeSession(options.stdout, info, app.agent.messageCount()) catch {};
         options.stdout.flush() catch {};
     };
-    if (p.interrupted.load(.seq_cst)) return p.finish(.canceled); // Ctrl-C during the set-up
+    if (sigint.interrupted.load(.seq_cst)) return p.finish(.canceled); // Ctrl-C during the set-up
     const outcome = turn.run(app, prompt, .{ .ctx = &p, .event = Printer.event, .note = Printer.note });
     return p.finish(outcome);
 }
 
-/// (The Printer outlives the thread's work: the process exits after `run` returns.)
-fn watchSigint(p: *Printer) void {
+fn watchSigint(s: *Sigint) void {
     var set = std.posix.sigemptyset();
     std.posix.sigaddset(&set, .INT);
     while (true) {
         var sig: c_int = 0;
         if (std.c.sigwait(&set, &sig) != 0) return;
-        p.interrupted.store(true, .seq_cst);
-        p.app.cancelTurn();
+        s.interrupted.store(true, .seq_cst);
+        s.cancel();
     }
 }
 
@@ -58,13 +79,11 @@ const Printer = struct {
     last: u8 = '\n',
     /// stdout went away (a closed pipe): the turn is canceled, the exit code says so.
     broken: bool = false,
-    /// SIGINT came. A signal taken before the turn's stream was current (the set-up, the
-    /// instant after run()) cancels at the turn's first event.
-    interrupted: std.atomic.Value(bool) = .init(false),
+    sigint: *Sigint,
 
     fn event(ctx: *anyopaque, e: *const panto.Event) void {
         const p: *Printer = @ptrCast(@alignCast(ctx));
-        if (p.interrupted.load(.seq_cst)) p.app.cancelTurn();
+        if (p.sigint.interrupted.load(.seq_cst)) p.app.cancelTurn();
         if (p.broken) return;
         if (p.o.json) {
             json_events.writeEvent(p.o.stdout, e) catch return p.outGone();

@@ -5,10 +5,13 @@ on. (Slash commands, ext.command, are driven in tests/cli/test_interactive.py.)"
 from __future__ import annotations
 
 import json
+import signal
+import subprocess
+import time
 from pathlib import Path
 from typing import Any
 
-from conftest import text_reply, tool_reply
+from conftest import RUN_TIMEOUT, text_reply, tool_reply
 from test_tools import events, offered_tools, tool_results
 
 
@@ -226,3 +229,51 @@ def test_print_of_an_extension_goes_to_stderr_not_into_the_answer(emulator, run_
     assert r.returncode == 0, r.stderr
     assert r.stderr == "loading\t42\n"
     assert all(json.loads(line) for line in r.stdout.splitlines())
+
+
+# ---- Ctrl-C (SIGINT in print mode) interrupts Lua code that does not end ----
+
+SPIN_TOOL = """
+local ext = require("panto").ext
+ext.tool{name = "spin", description = "Never ends.", params = {}, handler = function()
+  io.open("spinning", "w"):close()
+  while true do end
+end}
+"""
+
+SPIN_AT_LOAD = """
+io.open("spinning", "w"):close()
+while true do end
+"""
+
+
+def interrupt_when_spinning(proc: subprocess.Popen[bytes], workdir: Path) -> tuple[int, str]:
+    """Waits until the Lua code writes `spinning` (it loops from then on), sends SIGINT, and
+    returns the exit code and stderr (the deadline guards against a hang; not a speed test)."""
+    deadline = time.monotonic() + RUN_TIMEOUT
+    while not (workdir / "spinning").exists():
+        assert proc.poll() is None, proc.stderr.read().decode()
+        assert time.monotonic() < deadline, "the extension never ran"
+        time.sleep(0.02)
+    proc.send_signal(signal.SIGINT)
+    _, err = proc.communicate(timeout=RUN_TIMEOUT)
+    return proc.returncode, err.decode()
+
+
+def test_sigint_interrupts_a_tool_handler_in_a_loop(emulator, start_panto, workdir: Path):
+    f = ext_file(workdir, "spin.lua", SPIN_TOOL)
+    emulator({"responses": [tool_reply("spin", {}), text_reply("never asked")]})
+    proc = start_panto("-p", "go", "-e", str(f), stdin=subprocess.DEVNULL)
+    code, err = interrupt_when_spinning(proc, workdir)
+    assert code == 130, err
+    assert err.endswith("panto: canceled\n"), err
+
+
+def test_sigint_interrupts_an_extension_that_loops_while_it_loads(emulator, start_panto, workdir: Path):
+    f = ext_file(workdir, "spin.lua", SPIN_AT_LOAD)
+    emu = emulator({"responses": [text_reply("never asked")]})
+    proc = start_panto("-p", "go", "-e", str(f), stdin=subprocess.DEVNULL)
+    code, err = interrupt_when_spinning(proc, workdir)
+    assert code == 130, err
+    assert "spin.lua" in err and "interrupted" in err and err.endswith("panto: canceled\n"), err
+    assert emu.requests() == []

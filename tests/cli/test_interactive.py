@@ -451,3 +451,35 @@ def test_sigterm_puts_the_terminal_back_as_it_was(emulator, pane):
     settings = screen[screen.index("[exit"):].split()
     # Raw mode had these off; the terminal has them back.
     assert {"icanon", "echo", "isig", "icrnl", "ixon"} <= set(settings), screen
+
+
+SPINNING = """
+local ext = require("panto").ext
+ext.command{name = "spin", description = "never ends", handler = function(args, ctx)
+  ctx.print("spinning")
+  while true do end
+end}
+ext.tool{name = "spin", description = "Never ends.", params = {}, handler = function() while true do end end}
+"""
+
+
+def test_ctrl_c_interrupts_an_extension_command_or_tool_in_a_loop(emulator, pane, config_dir):
+    (config_dir / "extensions").mkdir()
+    (config_dir / "extensions" / "spin.lua").write_text(SPINNING)
+    emu = emulator({"responses": [tool_reply("spin", {}), text_reply("Back again.")]})
+    p = pane()
+    mark = p.mark()
+    p.type("/spin")
+    p.wait_for("spinning", after=mark)
+    p.keys("C-c")
+    p.wait_for("command /spin:", after=mark)
+    p.wait_for(lambda s: "interrupted" in s and s.rstrip().endswith(">"), after=mark)
+    mark = p.mark()
+    p.type("Spin the wheel")
+    p.wait_for("⚙ spin", after=mark)
+    p.keys("C-c")
+    p.wait_for("(canceled)", after=mark)
+    # The prompt is back and the next turn runs.
+    p.type("Again")
+    p.wait_for("Back again.", after=mark)
+    assert len(emu.requests()) == 2

@@ -157,6 +157,14 @@ def test_bash_output_of_one_long_line_keeps_its_end(emulator, run_panto, cli_env
     assert Path(note[4]).read_text() == "a" * 100000 + "END"
 
 
+def test_bash_long_output_says_when_the_whole_could_not_be_saved(emulator, run_panto, cli_env, tmp_path: Path):
+    cli_env["TMPDIR"] = str(tmp_path / "missing")
+    res = one_result(emulator, run_panto, "bash", {"command": "seq 1 20000"}, allow="exec")
+    assert res["content"].startswith("[output cut: the first ")
+    assert "of 108894 are left out; the whole output could not be saved]\n" in res["content"]
+    assert res["content"].endswith("\n19999\n20000\n")
+
+
 def test_bash_short_output_saves_no_file(emulator, run_panto, cli_env, tmp_path: Path):
     cli_env["TMPDIR"] = str(tmp_path)
     res = one_result(emulator, run_panto, "bash", {"command": "seq 1 3"}, allow="exec")

@@ -36,9 +36,11 @@ pub const Child = struct {
     max_output: usize,
     keep_tail: bool = false,
     save_output: bool = false,
-    /// The file that holds the whole output (save_output, once past the cap), and its path.
+    /// The file that holds the whole output (save_output, once past the cap), and its path;
+    /// made once (a file made later would miss the start).
     save_fd: i32 = -1,
     save_path: ?[:0]u8 = null,
+    save_tried: bool = false,
     deadline: f64,
     /// The raw wait status, once reaped.
     status: ?u32 = null,
@@ -98,7 +100,7 @@ pub const Child = struct {
     fn keep(ch: *Child, gpa: std.mem.Allocator, bytes: []const u8) void {
         // Past the cap for the first time: the file starts with all that came before, which
         // is all kept (nothing was cut yet).
-        if (ch.save_output and ch.save_fd < 0 and ch.save_path == null and ch.output_bytes + bytes.len > ch.max_output) {
+        if (ch.save_output and !ch.save_tried and ch.output_bytes + bytes.len > ch.max_output) {
             ch.startSaving(gpa);
             ch.save(ch.output.items);
         }
@@ -128,6 +130,7 @@ pub const Child = struct {
 
     /// Creates the output file: $TMPDIR/panto-output-XXXXXX.log, mode 0600 (mkostemps).
     fn startSaving(ch: *Child, gpa: std.mem.Allocator) void {
+        ch.save_tried = true;
         const dir = if (std.c.getenv("TMPDIR")) |d| std.mem.span(d) else "";
         const path = std.fmt.allocPrintSentinel(gpa, "{s}/panto-output-XXXXXX.log", .{if (dir.len > 0) dir else "/tmp"}, 0) catch return;
         const fd = mkostemps(path.ptr, 4, @bitCast(linux.O{ .CLOEXEC = true }));
@@ -150,7 +153,7 @@ pub const Child = struct {
                     _ = linux.close(ch.save_fd);
                     ch.save_fd = -1;
                     if (ch.save_path) |path| _ = linux.unlink(path.ptr);
-                    return; // save_path stays set: the file is not made again
+                    return;
                 },
             }
         }

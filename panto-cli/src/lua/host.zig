@@ -9,6 +9,7 @@ const ext = @import("ext.zig");
 const exec = @import("exec.zig");
 const p = @import("protect.zig");
 const tool_runner = @import("tool_runner.zig");
+const interrupt = @import("interrupt.zig");
 
 const State = p.State;
 
@@ -76,6 +77,7 @@ pub const Host = struct {
             gpa.destroy(h);
             return error.LuaSetUpFailed; // out of memory, or a module built for another ABI
         }
+        interrupt.install(L, &h.runner.round);
         return h;
     }
 
@@ -104,6 +106,7 @@ pub const Host = struct {
     }
 
     pub fn deinit(h: *Host, gpa: std.mem.Allocator) void {
+        interrupt.uninstall();
         h.runner.deinit();
         c.lua_close(h.L);
         h.tools.deinit(gpa);
@@ -520,9 +523,11 @@ pub const Host = struct {
         h.runner.abandon(h.L);
     }
 
-    /// From any thread: kills the processes the running handlers started (Ctrl-C).
+    /// From any thread: kills the processes the running handlers started and interrupts the
+    /// Lua code that runs (Ctrl-C; interrupt.zig).
     pub fn cancelAsync(h: *Host) void {
         h.runner.children.cancelAsync();
+        interrupt.request();
     }
 
     // ---- ext.exec (ext.zig) ----
@@ -540,6 +545,8 @@ pub const Host = struct {
     }
 
     pub fn waitForChild(h: *Host, L: State, ch: *exec.Child) void {
+        const lua_depth = interrupt.pause();
+        defer interrupt.unpause(lua_depth);
         h.runner.waitFor(L, ch);
     }
 

@@ -3,12 +3,15 @@
 //! a failure is reported and the command goes on.
 const std = @import("std");
 const c = @import("c");
+const interrupt = @import("interrupt.zig");
 
 pub const State = ?*c.lua_State;
 
 /// Calls the function below the `nargs` arguments at the top, protected. True on success
 /// (the `nresults` results at the top); false with the error's text at the top.
 pub fn call(L: State, nargs: c_int, nresults: c_int) bool {
+    interrupt.enter(); // Ctrl-C may interrupt the code while it runs
+    defer interrupt.leave();
     const func = c.lua_gettop(L) - nargs;
     c.lua_pushcclosure(L, messageHandler, 0);
     c.lua_rotate(L, func, 1);
