@@ -63,8 +63,11 @@ class Agent:
                 for text in stream.text():
                     print(text, end="")
 
-    `base_url` defaults to the provider's API, `api_key` to $ANTHROPIC_API_KEY or
-    $OPENAI_API_KEY, `max_tokens` to 4096. A configuration the library refuses raises
+    `base_url` defaults to $ANTHROPIC_BASE_URL or $OPENAI_BASE_URL, else the provider's
+    public API (https://api.anthropic.com, https://api.openai.com/v1); `api_key` to
+    $ANTHROPIC_API_KEY or $OPENAI_API_KEY; `max_tokens` to 4096. A `set_config` that
+    switches `provider` takes both from the new provider's variables, except a `base_url`
+    you gave (and the `api_key` given with it; docs/requests.md). A configuration the library refuses raises
     `panto.ConfigError`; a missing shared library raises `panto.LibraryNotFound`.
 
     Tools (docs/tool-use.md): `tools` are registered with the agent (see `add_tool`);
