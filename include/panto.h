@@ -441,9 +441,9 @@ typedef struct PantoStream PantoStream;
  * the endpoint. A set_config that switches provider derives base_url and api_key again for
  * the new provider (its variables, else its public endpoint), unless given: a base_url given
  * earlier stays (a gateway), and so does an api_key given with it; a key given without one
- * does not follow (it would reach the other provider); keys of the same call are taken as
- * given. A turn to the provider's public endpoint without an
- * API key (neither api_key nor the variable) fails before any request with
+ * does not follow (it would reach the other provider's server); a base_url or api_key in the
+ * switching call itself is taken as it is (null: from the new provider's variable). A turn to
+ * the provider's public endpoint without an API key (neither api_key nor the variable) fails before any request with
  * PANTO_ERR_AUTHENTICATION whose message names the variable to set; a custom base_url may go
  * without one (no authorization header is sent).
  *
@@ -486,8 +486,9 @@ void panto_agent_free(PantoAgent *agent);
 int panto_agent_error(const PantoAgent *agent, PantoError *out_error);
 
 /* Changes the configuration: a JSON object holding only the keys to change (any key of
- * panto_agent_new, except "tools"; a provider switch: see base_url above). Refused while a stream of the agent is unfinished
- * (PANTO_ERR_BUSY) or when a value is invalid (PANTO_ERR_CONFIG; nothing changed). */
+ * panto_agent_new, except "tools"; a provider switch: see base_url above). Refused while a
+ * stream of the agent is unfinished (PANTO_ERR_BUSY) or when a value is invalid
+ * (PANTO_ERR_CONFIG; nothing changed). */
 int panto_agent_set_config(PantoAgent *agent, PantoString config_json);
 
 /* What a turn starts with: the user message. Fields are appended as inputs grow; a field left
