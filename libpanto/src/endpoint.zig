@@ -53,13 +53,13 @@ pub fn settle(arena: Allocator, config: *Config, named: Named, before: ?Before) 
     const base_url_stays = !named.base_url and (!switched or old.base_url == .given);
     const api_key_stays = !named.api_key and (!switched or (old.api_key == .given and old.base_url == .given and base_url_stays));
     return .{
-        .base_url = if (base_url_stays) old.base_url else try take(&config.base_url, named.base_url, try baseUrlFromEnvironment(arena, config.provider)),
-        .api_key = if (api_key_stays) old.api_key else try take(&config.api_key, named.api_key, try keyFromEnvironment(arena, config.provider)),
+        .base_url = if (base_url_stays) old.base_url else take(&config.base_url, named.base_url, try baseUrlFromEnvironment(arena, config.provider)),
+        .api_key = if (api_key_stays) old.api_key else take(&config.api_key, named.api_key, try keyFromEnvironment(arena, config.provider)),
     };
 }
 
 /// The caller's value when the change names one, else `derived`.
-fn take(field: *?[]const u8, named: bool, derived: ?[]const u8) Allocator.Error!Origin {
+fn take(field: *?[]const u8, named: bool, derived: ?[]const u8) Origin {
     if (named) if (field.* != null) return .given;
     field.* = derived;
     return .derived;
@@ -93,7 +93,8 @@ fn unsetBoth() void {
     for ([_][*:0]const u8{ "ANTHROPIC_BASE_URL", "ANTHROPIC_API_KEY", "OPENAI_BASE_URL", "OPENAI_API_KEY" }) |name| _ = unsetenv(name);
 }
 
-/// A config made with `made`, then changed by `change` (the fields it names set in `patch`).
+/// A config made with `made`, then changed: `patch`'s provider, and its base_url and api_key
+/// where `named` says.
 fn after(arena: Allocator, made: Config, patch: Config, named: Named) !struct { Config, Origins } {
     var config = made;
     const origins = try settle(arena, &config, .both, null);
