@@ -342,7 +342,8 @@ typedef struct PantoStream PantoStream;
 /* Creates an agent from a JSON object (UTF-8 text of config_json.len bytes):
  *   provider    "anthropic" | "openai"                      (required)
  *   model       string                                      (required)
- *   base_url    string, default https://api.anthropic.com or https://api.openai.com
+ *   base_url    string, default $ANTHROPIC_BASE_URL or $OPENAI_BASE_URL, else
+ *               https://api.anthropic.com or https://api.openai.com/v1
  *   api_key     string, default $ANTHROPIC_API_KEY or $OPENAI_API_KEY
  *   system      string, the system prompt
  *   max_tokens  integer, default 4096
@@ -437,8 +438,12 @@ typedef struct PantoStream PantoStream;
  *
  * Without base_url, ANTHROPIC_BASE_URL or OPENAI_BASE_URL (read when the agent is created, and
  * by a set_config that sets base_url to null, as the official SDKs do) is
- * the endpoint. A turn to the provider's public endpoint without an
- * API key (neither api_key nor the variable) fails before any request with
+ * the endpoint. A set_config that switches provider derives base_url and api_key again for
+ * the new provider (its variables, else its public endpoint), unless given: a base_url given
+ * earlier stays (a gateway), and so does an api_key given with it; a key given without one
+ * does not follow (it would reach the other provider's server); a base_url or api_key in the
+ * switching call itself is taken as it is (null: from the new provider's variable). A turn to
+ * the provider's public endpoint without an API key (neither api_key nor the variable) fails before any request with
  * PANTO_ERR_AUTHENTICATION whose message names the variable to set; a custom base_url may go
  * without one (no authorization header is sent).
  *
@@ -481,8 +486,9 @@ void panto_agent_free(PantoAgent *agent);
 int panto_agent_error(const PantoAgent *agent, PantoError *out_error);
 
 /* Changes the configuration: a JSON object holding only the keys to change (any key of
- * panto_agent_new, except "tools"). Refused while a stream of the agent is unfinished
- * (PANTO_ERR_BUSY) or when a value is invalid (PANTO_ERR_CONFIG; nothing changed). */
+ * panto_agent_new, except "tools"; a provider switch: see base_url above). Refused while a
+ * stream of the agent is unfinished (PANTO_ERR_BUSY) or when a value is invalid
+ * (PANTO_ERR_CONFIG; nothing changed). */
 int panto_agent_set_config(PantoAgent *agent, PantoString config_json);
 
 /* What a turn starts with: the user message. Fields are appended as inputs grow; a field left

@@ -27,7 +27,8 @@ import (
 )
 
 // Config is the agent configuration. Empty fields are left out, so the library's defaults
-// apply (base URL of the provider, API key from $ANTHROPIC_API_KEY or $OPENAI_API_KEY,
+// apply (base URL from $ANTHROPIC_BASE_URL or $OPENAI_BASE_URL, else the provider's public
+// API; API key from $ANTHROPIC_API_KEY or $OPENAI_API_KEY,
 // max_tokens 4096, max_tool_iterations 10, no thinking, 2 retries, see RetryPolicy and
 // Timeouts). Agent.SetConfig changes it between turns.
 type Config struct {

@@ -124,11 +124,12 @@ func putMillis(m map[string]int64, key string, d time.Duration) {
 // ConfigPatch holds the changes Agent.SetConfig makes; what it leaves at the zero value
 // stays as it is. Strings whose empty value means something are pointers (Ptr makes one):
 // a pointer to "" goes back to the default (the provider's endpoint, the key from the
-// environment, no system prompt).
+// environment, no system prompt). A Provider switch takes BaseURL and APIKey from the new
+// provider's variables too, unless they were given (docs/requests.md, "A provider switch").
 type ConfigPatch struct {
 	Provider string  // "anthropic" or "openai"
 	Model    string  //
-	BaseURL  *string // "": the provider's public endpoint
+	BaseURL  *string // "": $ANTHROPIC_BASE_URL or $OPENAI_BASE_URL, else the public endpoint
 	APIKey   *string // "": $ANTHROPIC_API_KEY or $OPENAI_API_KEY
 	System   *string // "": no system prompt
 

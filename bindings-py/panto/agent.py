@@ -63,9 +63,11 @@ class Agent:
                 for text in stream.text():
                     print(text, end="")
 
-    `base_url` defaults to the provider's API, `api_key` to $ANTHROPIC_API_KEY or
-    $OPENAI_API_KEY, `max_tokens` to 4096. A configuration the library refuses raises
-    `panto.ConfigError`; a missing shared library raises `panto.LibraryNotFound`.
+    `base_url` defaults to $ANTHROPIC_BASE_URL or $OPENAI_BASE_URL, else the provider's
+    public API (https://api.anthropic.com, https://api.openai.com/v1); `api_key` to
+    $ANTHROPIC_API_KEY or $OPENAI_API_KEY; `max_tokens` to 4096. A configuration the library
+    refuses raises `panto.ConfigError`; a missing shared library raises
+    `panto.LibraryNotFound`.
 
     Tools (docs/tool-use.md): `tools` are registered with the agent (see `add_tool`);
     `capabilities` are what the agent is granted (only the tools whose capabilities it holds
@@ -98,7 +100,10 @@ class Agent:
 
     `set_config(provider=..., model=...)` may switch provider or model between turns: the
     conversation is kept in panto's own form and written for whichever provider comes next
-    (docs/conversations.md says what is converted or left out).
+    (docs/conversations.md says what is converted or left out). The new provider's
+    `base_url` and `api_key` come from its variables ($OPENAI_BASE_URL, $OPENAI_API_KEY),
+    else its public API, not from the old one's: only a `base_url` you gave stays, with the
+    `api_key` given with it (docs/requests.md, "A provider switch").
 
     Conversations that last (docs/conversations.md): `export()` / `import_()` a conversation
     as JSON, edit it (`truncate()`, `drop_last()`), and `compaction` ({"enabled": True,

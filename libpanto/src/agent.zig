@@ -14,6 +14,7 @@ const tools = @import("tools.zig");
 const read_tool = @import("read_tool.zig");
 const network = @import("transport/network.zig");
 const providers = @import("providers.zig");
+const endpoint = @import("endpoint.zig");
 const Dialer = @import("transport/dial.zig").Dialer;
 const KeepAlive = @import("transport/keep_alive.zig").KeepAlive;
 const compaction = @import("compaction.zig");
@@ -38,6 +39,9 @@ pub const Agent = struct {
     /// Holds the configuration's strings.
     config_arena: std.heap.ArenaAllocator,
     config: Config,
+    /// Whether config.base_url and config.api_key are the caller's or the provider's
+    /// environment's or defaults: a provider switch derives the latter again (endpoint.zig).
+    origins: endpoint.Origins,
     /// The tool registry: enabled native tools first, then host tools in registration order.
     tools: tools.Set,
     conversation: Conversation,
@@ -63,8 +67,9 @@ pub const Agent = struct {
     /// (sqlite's "zombie" connection), so no order of frees is a use-after-free.
     released: bool = false,
 
-    /// Creates an agent, copying the configuration. A missing API key is read from the
-    /// provider's environment variable.
+    /// Creates an agent, copying the configuration. A missing base URL or API key comes from
+    /// the provider's environment variable (endpoint.zig), a missing base URL else from its
+    /// public endpoint.
     pub fn init(gpa: Allocator, config: Config) InitError!*Agent {
         var diag: config_mod.Diagnostic = .{};
         return initWithDiagnostic(gpa, config, &diag);
@@ -80,6 +85,7 @@ pub const Agent = struct {
             .gpa = gpa,
             .config_arena = .init(gpa),
             .config = undefined,
+            .origins = undefined,
             .conversation = .init(gpa),
             .tools = .init(gpa),
             .http = undefined,
@@ -92,11 +98,13 @@ pub const Agent = struct {
         errdefer a.config_arena.deinit();
         errdefer a.tools.deinit();
         const arena = a.config_arena.allocator();
+        var located = config;
+        a.origins = try endpoint.settle(arena, &located, .both, null);
         a.config = .{
             .provider = config.provider,
             .model = try arena.dupe(u8, config.model),
-            .base_url = try arena.dupe(u8, config.base_url orelse try envBaseUrl(arena, config.provider)),
-            .api_key = if (config.api_key) |k| try arena.dupe(u8, k) else try envKey(arena, config.provider),
+            .base_url = try arena.dupe(u8, located.base_url.?),
+            .api_key = if (located.api_key) |k| try arena.dupe(u8, k) else null,
             .system = if (config.system) |s| try arena.dupe(u8, s) else null,
             .max_tokens = config.max_tokens,
             .capabilities = try tools.dupeStrings(arena, config.capabilities),
@@ -115,7 +123,7 @@ pub const Agent = struct {
         a.log = .open(a.config.log, a.config.api_key);
         a.keep_alive.log = .{ .on = a.log.on(), .sink = &a.log };
         a.config.request = try request_options.dupe(arena, config.request);
-        try config_mod.checkWireStrings(a.config, keySource(config.api_key), diag);
+        try config_mod.checkWireStrings(a.config, keySource(a.origins.api_key), diag);
         try request_options.check(a.config, diag);
         try a.syncNativeTools();
         for (config.tools) |t| try a.addParsedTool(t, diag); // the errdefers above free `a`
@@ -130,23 +138,24 @@ pub const Agent = struct {
         return a;
     }
 
-    /// Changes the configuration from a JSON object of the keys to change.
+    /// Changes the configuration from a JSON object of the keys to change. A provider switch
+    /// derives base_url and api_key again for the new provider unless they were given
+    /// (endpoint.zig).
     /// The keys a session records (entry.ConfigRecord) are written to it first: when that
     /// fails (SessionWrite), nothing changes.
     pub fn setConfig(a: *Agent, json: []const u8, diag: *config_mod.Diagnostic) SetConfigError!void {
         if (a.busy) return error.Busy;
         const arena = a.config_arena.allocator();
         var changed = a.config;
-        try config_mod.patchJson(arena, &changed, json, diag);
+        const named = try config_mod.patchJson(arena, &changed, json, diag);
         if (changed.read_tool != null and a.config.read_tool == null) {
             if (a.findTool(read_tool.name) != null) return diag.fail("a host tool named \"read\" is registered: the native read tool cannot be enabled", .{});
         }
-        if (changed.base_url == null) changed.base_url = try envBaseUrl(arena, changed.provider);
-        const key_source = keySource(changed.api_key);
-        if (changed.api_key == null) changed.api_key = try envKey(arena, changed.provider);
-        try config_mod.checkWireStrings(changed, key_source, diag);
+        const origins = try endpoint.settle(arena, &changed, named, .{ .provider = a.config.provider, .origins = a.origins });
+        try config_mod.checkWireStrings(changed, keySource(origins.api_key), diag);
         if (a.session) |session| session.recordConfig(changed) catch |err| return sessionWriteFailed(session, err, diag);
         a.config = changed;
+        a.origins = origins;
         // The log follows the configuration (and masks its key); a connection's log lines too.
         a.log.close();
         a.log = .open(a.config.log, a.config.api_key);
@@ -400,23 +409,12 @@ fn sessionWriteFailed(s: *session_mod.Session, err: session_mod.Journal.Error, d
     return err;
 }
 
-/// Where the agent's key comes from: the configuration's, or else the environment's.
-fn keySource(configured: ?[]const u8) config_mod.KeySource {
-    return if (configured != null) .config else .environment;
-}
-
-/// The provider's base URL from its environment variable (ANTHROPIC_BASE_URL,
-/// OPENAI_BASE_URL, as the official SDKs read them), else its public endpoint.
-fn envBaseUrl(arena: Allocator, provider: config_mod.Provider) Allocator.Error![]const u8 {
-    const value = std.c.getenv(providers.baseUrlVariable(provider)) orelse return providers.defaultBaseUrl(provider);
-    const url = std.mem.span(value);
-    if (url.len == 0) return providers.defaultBaseUrl(provider);
-    return try arena.dupe(u8, url);
-}
-
-fn envKey(arena: Allocator, provider: config_mod.Provider) Allocator.Error!?[]const u8 {
-    const value = std.c.getenv(providers.apiKeyVariable(provider)) orelse return null;
-    return try arena.dupe(u8, std.mem.span(value));
+/// Where the agent's key comes from, for the message that refuses it.
+fn keySource(origin: endpoint.Origin) config_mod.KeySource {
+    return switch (origin) {
+        .given => .config,
+        .derived => .environment,
+    };
 }
 
 extern "c" fn setenv(name: [*:0]const u8, value: [*:0]const u8, overwrite: c_int) c_int;
@@ -460,6 +458,29 @@ test "an agent refuses wire strings with control characters: its config, the env
     try std.testing.expectEqual(config_mod.Provider.anthropic, agent.config.provider);
     try std.testing.expectEqualStrings("k", agent.config.api_key.?);
     try std.testing.expectEqualStrings("m", agent.config.model);
+}
+
+test "set_config switching provider sends to the new provider's variables, not the old one's" {
+    const gpa = std.testing.allocator;
+    const vars = [_][2][*:0]const u8{
+        .{ "ANTHROPIC_BASE_URL", "http://anthropic.test" }, .{ "ANTHROPIC_API_KEY", "ant-key" },
+        .{ "OPENAI_BASE_URL", "http://openai.test/v1" },    .{ "OPENAI_API_KEY", "oai-key" },
+    };
+    for (vars) |v| try std.testing.expectEqual(@as(c_int, 0), setenv(v[0], v[1], 1));
+    defer for (vars) |v| {
+        _ = unsetenv(v[0]);
+    };
+    const agent = try Agent.init(gpa, .{ .provider = .anthropic, .model = "m" });
+    defer agent.deinit();
+    try std.testing.expectEqualStrings("http://anthropic.test", agent.config.base_url.?);
+    var diag: config_mod.Diagnostic = .{};
+    try agent.setConfig("{\"provider\":\"openai\",\"model\":\"gpt-4o-mini\"}", &diag);
+    try std.testing.expectEqualStrings("http://openai.test/v1", agent.config.base_url.?);
+    try std.testing.expectEqualStrings("oai-key", agent.config.api_key.?);
+    // And back.
+    try agent.setConfig("{\"provider\":\"anthropic\"}", &diag);
+    try std.testing.expectEqualStrings("http://anthropic.test", agent.config.base_url.?);
+    try std.testing.expectEqualStrings("ant-key", agent.config.api_key.?);
 }
 
 test "a tool schema nested too deeply is a config error, from JSON or from Zig, and the agent stays usable" {

@@ -14,12 +14,14 @@ const tools = @import("tools.zig");
 const read_tool = @import("read_tool.zig");
 const session_id = @import("session/id.zig");
 const request_options = @import("request_options.zig");
+const endpoint = @import("endpoint.zig");
 
 /// A configuration with borrowed strings; `Agent.init` copies what it keeps.
 pub const Config = struct {
     provider: Provider,
     model: []const u8,
-    /// null: the provider's public endpoint.
+    /// null: read from ANTHROPIC_BASE_URL or OPENAI_BASE_URL, else the provider's public
+    /// endpoint (endpoint.zig).
     base_url: ?[]const u8 = null,
     /// null: read from ANTHROPIC_API_KEY or OPENAI_API_KEY.
     api_key: ?[]const u8 = null,
@@ -240,14 +242,16 @@ pub fn parseJson(arena: Allocator, json: []const u8, diag: *Diagnostic) ParseErr
 }
 
 /// Applies a JSON object of changes (set_config) onto `config`. On error `config` is
-/// unchanged. "tools" cannot be changed this way.
-pub fn patchJson(arena: Allocator, config: *Config, json: []const u8, diag: *Diagnostic) ParseError!void {
+/// unchanged. "tools" cannot be changed this way. Returns which of base_url and api_key the
+/// changes name (endpoint.zig settles them).
+pub fn patchJson(arena: Allocator, config: *Config, json: []const u8, diag: *Diagnostic) ParseError!endpoint.Named {
     const obj = try parseObject(arena, json, diag);
     if (obj.contains("tools")) return diag.fail("tools cannot be changed by set_config: add them with add_tool", .{});
     if (obj.contains("session")) return diag.fail("session cannot be changed by set_config: an agent keeps the session it was made with (fork_session starts another)", .{});
     var changed = config.*;
     try apply(arena, &changed, obj, diag);
     config.* = changed;
+    return .{ .base_url = obj.contains("base_url"), .api_key = obj.contains("api_key") };
 }
 
 /// A turn's configuration: the agent's, with a turn's options applied (PantoInput.options).
@@ -583,7 +587,7 @@ test "set_config patches only the keys it names, and nothing on error" {
     defer arena.deinit();
     var diag: Diagnostic = .{};
     var c = try parseJson(arena.allocator(), "{\"provider\":\"anthropic\",\"model\":\"m\",\"thinking\":\"high\"}", &diag);
-    try patchJson(arena.allocator(), &c, "{\"thinking\":\"off\",\"timeouts\":{\"idle_ms\":5,\"connect_ms\":250}}", &diag);
+    _ = try patchJson(arena.allocator(), &c, "{\"thinking\":\"off\",\"timeouts\":{\"idle_ms\":5,\"connect_ms\":250}}", &diag);
     try std.testing.expectEqual(Thinking.off, c.thinking);
     try std.testing.expectEqual(@as(u64, 5), c.timeouts.idle_ms);
     try std.testing.expectEqual(@as(u64, 250), c.timeouts.connect_ms);
@@ -591,7 +595,7 @@ test "set_config patches only the keys it names, and nothing on error" {
     try std.testing.expectEqual(@as(u64, 600_000), c.timeouts.total_ms);
     try std.testing.expectEqualStrings("m", c.model);
     try std.testing.expectEqual(@as(u64, 60_000), c.keep_alive.idle_ms);
-    try patchJson(arena.allocator(), &c, "{\"keep_alive\":{\"idle_ms\":0}}", &diag);
+    _ = try patchJson(arena.allocator(), &c, "{\"keep_alive\":{\"idle_ms\":0}}", &diag);
     try std.testing.expectEqual(@as(u64, 0), c.keep_alive.idle_ms);
     try std.testing.expectError(error.InvalidConfig, patchJson(arena.allocator(), &c, "{\"keep_alive\":{\"idle_ms\":5},\"max_tokens\":0}", &diag));
     try std.testing.expectEqual(@as(u64, 0), c.keep_alive.idle_ms);
@@ -659,11 +663,11 @@ test "the compaction key: parsed, validated, patched key by key" {
     try std.testing.expectEqual(@as(u64, 2000), c.compaction.keep_recent_tokens);
     try std.testing.expectEqualStrings("Summarize.", c.compaction.prompt.?);
     // set_config changes the keys it names only.
-    try patchJson(arena.allocator(), &c, "{\"compaction\":{\"enabled\":true,\"prompt\":null}}", &diag);
+    _ = try patchJson(arena.allocator(), &c, "{\"compaction\":{\"enabled\":true,\"prompt\":null}}", &diag);
     try std.testing.expect(c.compaction.enabled);
     try std.testing.expectEqual(null, c.compaction.prompt);
     try std.testing.expectEqual(@as(?u64, 50000), c.compaction.context_window);
-    try patchJson(arena.allocator(), &c, "{\"compaction\":{\"context_window\":null}}", &diag);
+    _ = try patchJson(arena.allocator(), &c, "{\"compaction\":{\"context_window\":null}}", &diag);
     try std.testing.expectEqual(null, c.compaction.context_window);
     // Refused, and nothing changed.
     const bad = [_]struct { []const u8, []const u8 }{

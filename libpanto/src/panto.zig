@@ -39,6 +39,7 @@ test {
     _ = @import("stream_test.zig");
     _ = @import("tool_progress_test.zig");
     _ = @import("agent.zig");
+    _ = @import("endpoint.zig");
     _ = @import("providers.zig");
     _ = @import("providers/anthropic/provider.zig");
     _ = @import("providers/anthropic/request.zig");

@@ -439,7 +439,7 @@ test "every request parameter parses into RequestOptions" {
     // A level replaces an explicit budget.
     var c = try parsed(arena.allocator(), "{\"provider\":\"anthropic\",\"model\":\"m\",\"thinking\":{\"budget_tokens\":2000}}");
     var diag: Diagnostic = .{};
-    try config_mod.patchJson(arena.allocator(), &c, "{\"thinking\":\"low\"}", &diag);
+    _ = try config_mod.patchJson(arena.allocator(), &c, "{\"thinking\":\"low\"}", &diag);
     try testing.expectEqual(null, c.request.thinking_budget);
     try testing.expectEqual(@as(u32, 2048), budgetTokens(c));
 }
@@ -520,14 +520,14 @@ test "set_config that switches provider refuses the other's parameters unless it
     try testing.expectError(error.InvalidConfig, config_mod.patchJson(arena.allocator(), &c, "{\"provider\":\"openai\"}", &diag));
     try testing.expectEqualStrings("top_k is an Anthropic parameter: openai does not take it", diag.message());
     try testing.expectEqual(Provider.anthropic, c.provider);
-    try config_mod.patchJson(arena.allocator(), &c, "{\"provider\":\"openai\",\"top_k\":null}", &diag);
+    _ = try config_mod.patchJson(arena.allocator(), &c, "{\"provider\":\"openai\",\"top_k\":null}", &diag);
     try testing.expectEqual(Provider.openai, c.provider);
     try testing.expectEqual(null, c.request.top_k);
     try testing.expectEqual(@as(?f64, 0.3), c.request.temperature);
     // Unsetting: null, and [] for stop.
-    try config_mod.patchJson(arena.allocator(), &c, "{\"temperature\":null,\"stop\":\"x\"}", &diag);
+    _ = try config_mod.patchJson(arena.allocator(), &c, "{\"temperature\":null,\"stop\":\"x\"}", &diag);
     try testing.expectEqual(null, c.request.temperature);
-    try config_mod.patchJson(arena.allocator(), &c, "{\"stop\":[]}", &diag);
+    _ = try config_mod.patchJson(arena.allocator(), &c, "{\"stop\":[]}", &diag);
     try testing.expectEqual(@as(usize, 0), c.request.stop.len);
 }
 

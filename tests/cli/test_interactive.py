@@ -305,6 +305,40 @@ def test_model_switches_provider_and_model(emulator, pane):
     assert "gpt-4o-mini · context" in screen and "/128k" in screen
 
 
+def test_model_switch_takes_the_new_providers_address_and_key(emulator, cli_env, pane):
+    # Each provider's variables lead to an emulator of its own: the switch must leave the
+    # Anthropic one (its address and key) for the OpenAI one's.
+    anthropic = emulator({"responses": [text_reply("From Anthropic.")]})
+    openai = emulator({"responses": [text_reply("From OpenAI.")]})
+    cli_env["ANTHROPIC_BASE_URL"] = anthropic.url
+    p = pane()
+    p.type("Hello")
+    p.wait_for("From Anthropic.")
+    p.type("/model openai:gpt-4o-mini")
+    p.wait_for("model: gpt-4o-mini (openai)")
+    p.type("Again")
+    p.wait_for("From OpenAI.")
+    assert [r["path"] for r in anthropic.requests()] == ["/v1/messages"]
+    request, = openai.requests()
+    assert request["path"] == "/v1/chat/completions"
+    assert request["headers"]["authorization"] == "Bearer " + OPENAI_KEY
+    assert "x-api-key" not in request["headers"]
+
+
+def test_model_switch_keeps_a_given_base_url(emulator, cli_env, pane):
+    # --base-url is the caller's: it stays across the switch; the key is the new provider's.
+    gateway = emulator({"responses": [text_reply("From the gateway.")]})
+    cli_env["ANTHROPIC_BASE_URL"] = cli_env["OPENAI_BASE_URL"] = "http://127.0.0.1:9"
+    p = pane("--base-url", gateway.url)
+    p.type("/model openai:gpt-4o-mini")
+    p.wait_for("model: gpt-4o-mini (openai)")
+    p.type("Hello")
+    p.wait_for("From the gateway.")
+    request, = gateway.requests()
+    assert request["path"] == "/v1/chat/completions"
+    assert request["headers"]["authorization"] == "Bearer " + OPENAI_KEY
+
+
 def test_slash_commands_model_thinking_session_help(emulator, pane):
     emulator({"responses": []})
     p = pane("--model", "claude-test")

@@ -200,6 +200,31 @@ def cases() -> dict[str, dict[str, Any]]:
                 "expect_requests": [request(provider, {"model": MODEL[provider]})]}
         out[f"req_env_base_url_{provider}"] = {"case": case,
                                                "expected": text_turn(provider, 1) + [{"event": "done"}]}
+    # A provider switch with both providers' variables set: the new provider's address (the
+    # emulator by another name) and key, not the old one's.
+    case = {"description": "With both providers' variables set, a set_config that switches "
+                           "provider sends to the new provider's *_BASE_URL with its *_API_KEY: "
+                           "the address and key that came from the old provider's variables do "
+                           "not follow.",
+            "config": {"provider": "anthropic", "model": MODEL["anthropic"], "base_url": None},
+            "env": {"ANTHROPIC_BASE_URL": "$BASE_URL", "ANTHROPIC_API_KEY": "anthropic-env-key",
+                    "OPENAI_BASE_URL": "http://localhost:$PORT/v1",
+                    "OPENAI_API_KEY": "openai-env-key"},
+            "turns": ["Hello", {"set_config": {"provider": "openai", "model": MODEL["openai"]}},
+                      "Again"],
+            "script": {"responses": [answer("anthropic", 1), answer("openai", 2, "Again.")]},
+            "expect_requests": [
+                request("anthropic", {"model": MODEL["anthropic"]},
+                        headers_contain={"host": {"$prefix": "127.0.0.1:"},
+                                         "x-api-key": "anthropic-env-key"},
+                        headers_absent=["authorization"]),
+                request("openai", {"model": MODEL["openai"]},
+                        headers_contain={"host": {"$prefix": "localhost:"},
+                                         "authorization": "Bearer openai-env-key"},
+                        headers_absent=["x-api-key"])]}
+    out["req_env_switch_provider"] = {"case": case, "expected": (
+        text_turn("anthropic", 1) + [{"event": "done"}, {"event": "set_config", "code": "ok"}]
+        + text_turn("openai", 2, "Again.") + [{"event": "done"}])}
     for provider, default, variable in (("anthropic", "https://api.anthropic.com", "ANTHROPIC_API_KEY"),
                                         ("openai", "https://api.openai.com/v1", "OPENAI_API_KEY")):
         message = f"no API key: set {variable} (or the config key api_key)"

@@ -1078,7 +1078,7 @@ def check_requests(expect: list[dict[str, Any]], log: list[dict[str, Any]]) -> l
                 have = headers.get(name.lower())
                 if have is None:
                     errors.append(f"{where}: header {name} missing")
-                elif value not in have:
+                elif all(subset_errors(value, one, f"{where}: header {name}") for one in have):
                     errors.append(f"{where}: header {name} is {have!r}, expected {value!r}")
         for name in want.get("headers_absent", []):
             if name.lower() in header_map(got.get("headers")):
@@ -1174,9 +1174,10 @@ def run_cell(case: Case, driver: Driver, emulator: Emulator, verbose: bool,
         nameserver.silent = data["dns"].get("silent", False)
         env["PANTO_RESOLV_CONF"] = str(RESOLV_CONF)
         base_url = f"http://{data.get('host', DNS_HOST)}:{emulator.port}"
-    # Variables the case sets ("env"), e.g. ANTHROPIC_BASE_URL: "$BASE_URL" (req_env_base_url_*).
+    # Variables the case sets ("env"), e.g. ANTHROPIC_BASE_URL: "$BASE_URL" (req_env_base_url_*),
+    # or the emulator by another name: "http://localhost:$PORT/v1" (req_env_switch_provider).
     for name, value in data.get("env", {}).items():
-        env[name] = value.replace("$BASE_URL", base_url)
+        env[name] = value.replace("$BASE_URL", base_url).replace("$PORT", str(emulator.port))
     emulator.load(case.scenario)
     start = time.monotonic()
     with steps.SessionDir() as session_dir:

@@ -78,8 +78,8 @@ fn help(ctx: Context) Writer.Error!void {
         style.reset);
 }
 
-/// `/model NAME`, or `/model PROVIDER:NAME` to switch providers too: the new provider's key
-/// and endpoint then come from its environment (api_key and base_url reset to null).
+/// `/model NAME`, or `/model PROVIDER:NAME` to switch providers too: the core then derives
+/// the new provider's key and endpoint from its environment (a --base-url stays).
 fn model(ctx: Context, args: []const u8) Writer.Error!void {
     const agent = ctx.app.agent;
     if (args.len == 0) {
@@ -91,7 +91,7 @@ fn model(ctx: Context, args: []const u8) Writer.Error!void {
     var json: Writer.Allocating = .init(ctx.app.gpa);
     defer json.deinit();
     const w = &json.writer;
-    (if (provider) |p| w.print("{{\"provider\":\"{s}\",\"api_key\":null,\"base_url\":null,\"model\":{f}}}", .{ @tagName(p), std.json.fmt(name, .{}) }) else w.print("{{\"model\":{f}}}", .{std.json.fmt(name, .{})})) catch
+    (if (provider) |p| w.print("{{\"provider\":\"{s}\",\"model\":{f}}}", .{ @tagName(p), std.json.fmt(name, .{}) }) else w.print("{{\"model\":{f}}}", .{std.json.fmt(name, .{})})) catch
         return ctx.out.print("{s}out of memory{s}\n", .{ style.red, style.reset });
     if (try setConfig(ctx, "model", json.written())) try ctx.out.print("model: {s} ({s})\n", .{ agent.config.model, @tagName(agent.config.provider) });
 }
