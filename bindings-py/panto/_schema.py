@@ -4,9 +4,10 @@
 str → string, int → integer, float → number, bool → boolean, list[T] / List[T] / Sequence[T]
 → array of T, dict / Dict[str, T] → object, Literal[...] and Enum → enum, Optional[T] → T or
 null, Any → any value, a dataclass or a TypedDict → an object of its fields (required unless
-they have a default; for a TypedDict, its required keys), with no other properties. Each
+they have a default; for a TypedDict, its required keys), with no other properties. A type
+that involves a pydantic model has the schema Pydantic makes, adapted (_pydantic.py). Each
 schema comes with a converter from its JSON value to the Python value where they differ
-(enums, dataclasses, and containers of them).
+(enums, dataclasses, models, and containers of them).
 """
 
 from __future__ import annotations
@@ -22,6 +23,7 @@ import typing
 from typing import Any, Callable, Dict, List, Mapping, Optional, Sequence, Tuple, Union
 
 from ._docstring import parse_docstring
+from ._pydantic import InvalidValue, hoist_defs, involves_model, is_model_class, model_type_schema
 
 __all__ = ["MISSING", "Param", "type_schema", "object_schema_of"]
 
@@ -194,6 +196,8 @@ def _type_schema(tp: Any, where: str) -> Tuple[Dict[str, Any], Optional[Callable
 
 
 def _plain_type_schema(tp: Any, where: str) -> Tuple[Dict[str, Any], Optional[Callable[[Any], Any]]]:
+    if involves_model(tp):
+        return model_type_schema(tp, where)
     if tp is Any or tp is object:
         return {}, None
     if tp is str:
@@ -261,7 +265,7 @@ def _plain_type_schema(tp: Any, where: str) -> Tuple[Dict[str, Any], Optional[Ca
         return _class_schema(tp, where)
     raise TypeError(
         f"{where}: the type {_type_name(tp)} has no JSON Schema mapping (use str, int, float, bool, "
-        f"list[T], dict[str, T], Literal[...], an Enum, Optional[T], Any, a dataclass or a TypedDict)"
+        f"list[T], dict[str, T], Literal[...], an Enum, Optional[T], Any, a dataclass, a TypedDict or a pydantic model)"
     )
 
 
@@ -292,7 +296,8 @@ def _build_parameter(
     """One parameter: `annotation` (possibly Annotated) and `default` (MISSING, a value or a
     Param) as Python declared them."""
     base, meta = _split_annotated(annotation)
-    schema, convert = _plain_type_schema(base, where)
+    # Pydantic reads its own metadata (Field(...)) in the Annotated; panto's is read below.
+    schema, convert = model_type_schema(annotation, where) if involves_model(base) else _plain_type_schema(base, where)
     schema = dict(schema)
     if doc_description:
         schema["description"] = doc_description
@@ -322,7 +327,7 @@ def _object_schema(params: Sequence[_Parameter], additional: bool) -> Dict[str, 
         schema["required"] = required
     if not additional:
         schema["additionalProperties"] = False
-    return schema
+    return hoist_defs(schema, "the schema")
 
 
 
@@ -368,7 +373,12 @@ def _class_schema(klass: type, where: str) -> Tuple[Dict[str, Any], Callable[[An
     def convert(value: Any) -> Any:
         if not isinstance(value, Mapping):
             raise TypeError(f"{klass.__name__} needs a JSON object, not {type(value).__name__}")
-        fields = {k: converters[k](v) if k in converters else v for k, v in value.items()}
+        fields = {}
+        for k, v in value.items():
+            try:
+                fields[k] = converters[k](v) if k in converters else v
+            except InvalidValue as e:  # a model's field: named by its path from here
+                raise e.under(k) from e.__cause__
         return make(**fields)
 
     return schema, convert
@@ -410,8 +420,10 @@ def type_schema(tp: Any, where: str) -> Tuple[Dict[str, Any], Optional[Callable[
 
 
 def object_schema_of(klass: type, where: str) -> Tuple[Dict[str, Any], Callable[[Any], Any]]:
-    """The object schema of a dataclass or a TypedDict, and its converter. TypeError for
-    another type."""
+    """The object schema of a dataclass, a TypedDict or a pydantic model, and its converter.
+    TypeError for another type."""
+    if is_model_class(klass):
+        return model_type_schema(klass, where)
     if not (inspect.isclass(klass) and (dataclasses.is_dataclass(klass) or _is_typeddict(klass))):
-        raise TypeError(f"{where}: needs a dataclass or a TypedDict class (or a JSON Schema dict), not {klass!r}")
+        raise TypeError(f"{where}: needs a dataclass, a TypedDict or a pydantic model class (or a JSON Schema dict), not {klass!r}")
     return _class_schema(klass, where)

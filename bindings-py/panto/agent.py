@@ -118,7 +118,7 @@ class Agent:
     `parallel_tool_calls`, `tool_choice` ("auto", "none", "required", {"name": tool} or a
     `panto.Tool`), `service_tier`, `thinking={"budget_tokens": n}` (Anthropic),
     `reasoning_effort` (OpenAI), `interleaved_thinking` (Anthropic), `response_format` (a
-    dataclass or TypedDict class, a JSON Schema dict, or the library's format dict: see
+    dataclass, TypedDict or pydantic model class, a JSON Schema dict, or the library's format dict: see
     `parse()`), `cache` (prompt caching: {"mode", "ttl", "key", "retention"}), and the escape
     hatch `extra_headers` / `extra_body`. A parameter the provider does not have raises
     `panto.ConfigError`. `tool_execution="sequential"` runs the host tools of a message one
@@ -362,7 +362,7 @@ class Agent:
 
     def parse(self, input: Union[str, Sequence[GivenPart], Media], output_type: Any, **options: Any) -> Any:
         """Runs a turn whose answer is structured output of `output_type` and returns it
-        parsed: an instance of a dataclass, a dict of a TypedDict (its fields converted:
+        parsed: an instance of a dataclass or of a pydantic model (validated by Pydantic), a dict of a TypedDict (its fields converted:
         nested dataclasses, enums), or the JSON value for a JSON Schema dict.
 
             @dataclass

@@ -718,7 +718,7 @@ class Stream:
         """Reads the rest of the turn, as `final_message()` does, and returns its answer (the
         last assistant message's text) parsed as JSON, checked by the library against the
         turn's `response_format` (a json_schema format: of the schema, by the rules tool
-        inputs are checked by). With `output_type` (a dataclass or a TypedDict class, as
+        inputs are checked by). With `output_type` (a dataclass, a TypedDict or a pydantic model class, as
         `Agent.parse` takes it) the value is made into that type.
 
         Raises `panto.OutputError` when the answer is not that JSON (its `output` is the

@@ -29,8 +29,9 @@ Both give the tool `get_weather` with the input schema
 
 Types: str → string, int → integer, float → number, bool → boolean, list[T] / List[T] /
 Sequence[T] → array of T, dict / Dict[str, T] → object, Literal[...] and Enum → enum,
-Optional[T] → T or null, Any → any value, a dataclass or a TypedDict → an object of its fields
-(the handler gets an instance). A parameter without a default is required (_schema.py).
+Optional[T] → T or null, Any → any value, a dataclass, a TypedDict or a pydantic model (or a
+type made of models: list[City], Optional[City], validated by Pydantic) → an object of its
+fields (the handler gets an instance). A parameter without a default is required (_schema.py).
 """
 
 from __future__ import annotations
@@ -61,6 +62,7 @@ from typing import (
 
 from . import _tool_set
 from ._docstring import parse_docstring
+from ._pydantic import InvalidValue
 from .parts import Media, is_media, parts_of
 
 __all__ = ["Tool", "ToolClass", "Param", "Registry", "tool", "as_tool", "to_content", "to_result"]
@@ -394,7 +396,10 @@ class Tool:
         kwargs = dict(input)
         for key, convert in self._converters.items():
             if key in kwargs:
-                kwargs[key] = convert(kwargs[key])
+                try:
+                    kwargs[key] = convert(kwargs[key])
+                except InvalidValue as e:  # Pydantic's refusal, worded as the core's own
+                    raise ValueError(f"Invalid input for tool {self.name}: {e.describe(key)}") from e.__cause__
         return self.handler(**kwargs)
 
     # ---- export ------------------------------------------------------------------------
