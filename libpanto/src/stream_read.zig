@@ -13,7 +13,7 @@ const TurnError = @import("errors.zig").TurnError;
 const ev = @import("event.zig");
 const sse = @import("sse.zig");
 const batch = @import("batch.zig");
-const transport = @import("transport.zig");
+const transport = @import("transport/transport.zig");
 
 /// Reads one SSE event and decodes it into queued events (maybe none).
 pub fn readEvent(s: *Stream) TurnError!void {

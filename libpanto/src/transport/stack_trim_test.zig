@@ -6,7 +6,7 @@
 const std = @import("std");
 const builtin = @import("builtin");
 const c = std.c;
-const Agent = @import("agent.zig").Agent;
+const Agent = @import("../agent.zig").Agent;
 const stack_trim = @import("stack_trim.zig");
 
 var server_io_instance: std.Io.Threaded = .init_single_threaded;

@@ -322,7 +322,7 @@ pub const Tunnel = struct {
 fn sendConnect(w: *Io.Writer, target: std.Uri, authorization: ?[]const u8) Io.Writer.Error!void {
     try w.print("CONNECT {f} HTTP/1.1\r\nhost: {f}\r\n", .{ fmtAuthority(&target), fmtAuthority(&target) });
     if (authorization) |value| try w.print("proxy-authorization: {s}\r\n", .{value});
-    try w.writeAll("user-agent: panto/" ++ @import("panto.zig").version ++ "\r\n\r\n");
+    try w.writeAll("user-agent: panto/" ++ @import("../panto.zig").version ++ "\r\n\r\n");
     try w.flush();
 }
 

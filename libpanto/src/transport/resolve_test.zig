@@ -7,12 +7,12 @@ const builtin = @import("builtin");
 const c = std.c;
 const resolve = @import("resolve.zig");
 const watchdog = @import("watchdog.zig");
-const test_deadline = @import("test_deadline.zig");
-const Agent = @import("agent.zig").Agent;
-const Stream = @import("stream.zig").Stream;
-const Event = @import("event.zig").Event;
+const test_deadline = @import("../test_deadline.zig");
+const Agent = @import("../agent.zig").Agent;
+const Stream = @import("../stream.zig").Stream;
+const Event = @import("../event.zig").Event;
 const FullListener = @import("connect_test.zig").FullListener;
-const skipRequest = @import("stream_test.zig").skipRequest;
+const skipRequest = @import("../stream_test.zig").skipRequest;
 
 /// A UDP nameserver on 127.0.0.1 that answers A and AAAA queries for any name with the
 /// addresses it is given, or stays silent. Its thread ends at `stop` (or after
@@ -265,7 +265,7 @@ test "an agent whose lookup stalls: a timeout naming connect_ms, then a cancel, 
 }
 
 /// An agent of `api.panto.test:port`, resolved by `ns`.
-fn newAgent(ns: *const FakeNameserver, port: u16, timeouts: @import("config.zig").Timeouts) !*Agent {
+fn newAgent(ns: *const FakeNameserver, port: u16, timeouts: @import("../config.zig").Timeouts) !*Agent {
     var url_buf: [64]u8 = undefined;
     const url = try std.fmt.bufPrint(&url_buf, "http://api.panto.test:{d}", .{port});
     const agent = try Agent.init(std.testing.allocator, .{

@@ -3,9 +3,9 @@
 //! connection; a connection the server closed while idle is replaced silently; a cancel at any
 //! instant (while the request is written included) never leaves a broken connection behind.
 const std = @import("std");
-const Agent = @import("agent.zig").Agent;
-const Stream = @import("stream.zig").Stream;
-const Event = @import("event.zig").Event;
+const Agent = @import("../agent.zig").Agent;
+const Stream = @import("../stream.zig").Stream;
+const Event = @import("../event.zig").Event;
 
 var server_io_instance: std.Io.Threaded = .init_single_threaded;
 
@@ -17,8 +17,8 @@ const text_message =
     "event: message_delta\ndata: {\"type\":\"message_delta\",\"delta\":{\"stop_reason\":\"end_turn\"},\"usage\":{\"output_tokens\":5}}\n\n" ++
     "event: message_stop\ndata: {\"type\":\"message_stop\"}\n\n";
 
-const tool_message = @import("stream_test.zig").tool_message;
-const lookup_tool = @import("stream_test.zig").lookup_tool;
+const tool_message = @import("../stream_test.zig").tool_message;
+const lookup_tool = @import("../stream_test.zig").lookup_tool;
 
 /// One answer of the server's script.
 const Answer = struct {
@@ -149,7 +149,7 @@ fn newAgent(port: u16, max_retries: u32) !*Agent {
     return newAgentKeeping(port, max_retries, .{});
 }
 
-fn newAgentKeeping(port: u16, max_retries: u32, keep_alive: @import("config.zig").KeepAlive) !*Agent {
+fn newAgentKeeping(port: u16, max_retries: u32, keep_alive: @import("../config.zig").KeepAlive) !*Agent {
     var url_buf: [64]u8 = undefined;
     const url = try std.fmt.bufPrint(&url_buf, "http://127.0.0.1:{d}", .{port});
     const agent = try Agent.init(std.testing.allocator, .{
@@ -164,7 +164,7 @@ fn newAgentKeeping(port: u16, max_retries: u32, keep_alive: @import("config.zig"
         .keep_alive = keep_alive,
     });
     errdefer agent.deinit();
-    var diag: @import("config.zig").Diagnostic = .{};
+    var diag: @import("../config.zig").Diagnostic = .{};
     try agent.addTool(lookup_tool, &diag);
     return agent;
 }
@@ -240,7 +240,7 @@ test "a connection idle for longer than keep_alive.idle_ms is closed, not reused
     try std.testing.expectEqual(Agent.Connections{ .opened = 2, .reused = 0 }, agent.connections());
     // set_config changes it for the next request: kept for a minute, the later turns reuse
     // the second turn's connection.
-    var diag: @import("config.zig").Diagnostic = .{};
+    var diag: @import("../config.zig").Diagnostic = .{};
     try agent.setConfig("{\"keep_alive\":{\"idle_ms\":60000}}", &diag);
     sleepMs(30);
     _ = try runTurn(agent, "three");

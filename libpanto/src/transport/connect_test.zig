@@ -5,10 +5,10 @@
 const std = @import("std");
 const builtin = @import("builtin");
 const c = std.c;
-const Agent = @import("agent.zig").Agent;
-const Stream = @import("stream.zig").Stream;
-const config = @import("config.zig");
-const test_deadline = @import("test_deadline.zig");
+const Agent = @import("../agent.zig").Agent;
+const Stream = @import("../stream.zig").Stream;
+const config = @import("../config.zig");
+const test_deadline = @import("../test_deadline.zig");
 
 /// The environment the agents of these tests see: HTTPS_PROXY and no other variable (the
 /// system's trust store, then: the tests never get as far as a certificate).

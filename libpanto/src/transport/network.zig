@@ -10,7 +10,7 @@ const std = @import("std");
 const Allocator = std.mem.Allocator;
 const Client = std.http.Client;
 const tunnel = @import("tunnel.zig");
-const hasControl = @import("config.zig").hasControl;
+const hasControl = @import("../config.zig").hasControl;
 
 /// Where a request goes.
 pub const Route = union(enum) {

@@ -4,7 +4,7 @@
 //! a proxy or not), and each connection closed one line saying why. Off (the default), each
 //! place that logs costs one branch (`if (log.on)`).
 const std = @import("std");
-const Sink = @import("log.zig").Sink;
+const Sink = @import("../log.zig").Sink;
 const Connection = std.http.Client.Connection;
 
 /// Why a connection was closed.
