@@ -573,7 +573,8 @@ pub const Stream = struct {
             }
             if (now >= until) return;
             // Blocking, in short steps that look at the flag; stepped, parked until the
-            // delay or the turn's deadline (a cancel wakes the caller's loop).
+            // delay or the turn's deadline (a cancel is seen when the wait ends: no
+            // descriptor wakes the caller's loop, see docs/design/native-async.md).
             var wake = if (poll_io.current() != null) until else @min(until, now + 20 * std.time.ns_per_ms);
             if (s.turn_deadline_ns != 0) wake = @min(wake, s.turn_deadline_ns);
             if (!poll_io.sleepUntil(wake)) return if (s.watch.canceled.load(.acquire)) error.Canceled else error.Timeout;

@@ -49,6 +49,8 @@ const Driven = struct {
     last: ?Event = null,
     /// How many steps said would_block: the turn did wait without blocking.
     blocked: usize = 0,
+    /// Of those, the waits for a deadline alone (no descriptor).
+    deadline_only: usize = 0,
 
     fn deinit(d: *Driven) void {
         d.text.deinit(std.testing.allocator);
@@ -70,6 +72,7 @@ fn drive(stream: *Stream, out: *Driven) !void {
             .done => return,
             .would_block => |w| {
                 out.blocked += 1;
+                if (w.fd < 0) out.deadline_only += 1;
                 waitFor(w);
             },
         }
@@ -93,7 +96,8 @@ fn expectSteppedTurn(answer: stream_test.Answer) !void {
     const last = d.last.?.message_complete;
     try std.testing.expectEqual(.end_turn, last.stop_reason);
     try std.testing.expectEqual(@as(u64, 5), last.usage.output_tokens);
-    try std.testing.expect(d.blocked > 0); // (at least the response head was waited for)
+    // (Whether it waited depends on how fast the server answers: the failures' tests below
+    // must wait, and do.)
     try std.testing.expect(try stream.step() == .done); // over stays over
     try std.testing.expectEqual(@as(usize, 2), agent.conversation.messages.items.len);
 }
@@ -233,4 +237,167 @@ test "a stepped stream freed while parked unwinds its fiber: nothing leaks, the 
     const again = try agent.run("again");
     defer again.destroy();
     while (try again.next()) |_| {}
+}
+
+/// Steps until an event of `tag` (waiting as asked); the waits seen are counted in `out`.
+fn stepUntil(stream: *Stream, tag: std.meta.Tag(Event), out: *Driven) !Event {
+    while (true) switch (try stream.step()) {
+        .event => |e| if (e.* == tag) return e.*,
+        .done => return error.TestUnexpectedEnd,
+        .would_block => |w| {
+            out.blocked += 1;
+            if (w.fd < 0) out.deadline_only += 1;
+            waitFor(w);
+        },
+    };
+}
+
+test "a stepped retry waits its delay as a wait with no descriptor, then the turn goes on" {
+    try skipUnlessSupported();
+    var server: TestServer = undefined;
+    const overloaded: stream_test.Answer = .{
+        .status = "529 Overloaded",
+        .content_type = "application/json",
+        .body = "{\"type\":\"error\",\"error\":{\"type\":\"overloaded_error\",\"message\":\"Overloaded\"}}",
+        .framing = .content_length,
+    };
+    try server.startMany(overloaded, &.{.{}});
+    defer server.stop();
+    var url_buf: [64]u8 = undefined;
+    const url = try std.fmt.bufPrint(&url_buf, "http://127.0.0.1:{d}", .{server.port});
+    // A delay of 300-400 ms: the step after the ProviderRetry event comes well before it ends.
+    const agent = try Agent.init(std.testing.allocator, .{ .provider = .anthropic, .model = "m", .base_url = url, .api_key = "k", .retry = .{ .initial_delay_ms = 400 } });
+    defer agent.deinit();
+    const stream = try agent.run("hi");
+    defer stream.destroy();
+    var d: Driven = .{};
+    defer d.deinit();
+    const retry = (try stepUntil(stream, .provider_retry, &d)).provider_retry;
+    try std.testing.expectEqual(@as(u16, 529), retry.http_status);
+    try std.testing.expectEqual(@as(usize, 0), d.deadline_only);
+    try drive(stream, &d);
+    try std.testing.expect(d.deadline_only >= 1);
+    try std.testing.expectEqual(.end_turn, d.last.?.message_complete.stop_reason);
+}
+
+test "a stepped host tool round: ResultPending until the result is submitted, then the next message" {
+    try skipUnlessSupported();
+    var server: TestServer = undefined;
+    try server.startMany(.{ .body = stream_test.tool_message }, &.{.{}});
+    defer server.stop();
+    var url_buf: [64]u8 = undefined;
+    const url = try std.fmt.bufPrint(&url_buf, "http://127.0.0.1:{d}", .{server.port});
+    const agent = try Agent.init(std.testing.allocator, .{ .provider = .anthropic, .model = "m", .base_url = url, .api_key = "k", .capabilities = &.{"search"} });
+    defer agent.deinit();
+    var diag: @import("config.zig").Diagnostic = .{};
+    try agent.addTool(stream_test.lookup_tool, &diag);
+    const stream = try agent.run("find x");
+    defer stream.destroy();
+    var d: Driven = .{};
+    defer d.deinit();
+    const start = (try stepUntil(stream, .tool_call_start, &d)).tool_call_start;
+    try std.testing.expect(start.awaiting_result);
+    try std.testing.expectError(error.ResultPending, stream.step());
+    try std.testing.expectError(error.ResultPending, stream.step()); // not sticky, nothing lost
+    try stream.submitToolResult("toolu_1", "found it", false);
+    const result = (try stepUntil(stream, .tool_result, &d)).tool_result;
+    try std.testing.expectEqualStrings("found it", result.content);
+    try drive(stream, &d);
+    try std.testing.expectEqual(.end_turn, d.last.?.message_complete.stop_reason);
+    // user, assistant (tool_use), user (tool_result), assistant (text)
+    try std.testing.expectEqual(@as(usize, 4), agent.conversation.messages.items.len);
+}
+
+/// A server that answers the head and the message's first events, then only SSE comments
+/// (pings, no progress), every 20 ms, until the client goes away (at most the tests' limit).
+const SlowLoris = struct {
+    fd: c.fd_t,
+    port: u16,
+    thread: std.Thread = undefined,
+
+    fn start(l: *SlowLoris) !void {
+        const fd = c.socket(c.AF.INET, c.SOCK.STREAM | c.SOCK.CLOEXEC, 0);
+        if (fd < 0) return error.SocketFailed;
+        errdefer _ = c.close(fd);
+        var addr: c.sockaddr.in = .{ .port = 0, .addr = std.mem.nativeToBig(u32, 0x7f000001) };
+        var len: c.socklen_t = @sizeOf(c.sockaddr.in);
+        if (c.bind(fd, @ptrCast(&addr), len) != 0 or c.listen(fd, 8) != 0) return error.ListenFailed;
+        if (c.getsockname(fd, @ptrCast(&addr), &len) != 0) return error.ListenFailed;
+        l.* = .{ .fd = fd, .port = std.mem.bigToNative(u16, addr.port) };
+        l.thread = try std.Thread.spawn(.{}, serve, .{l.fd});
+    }
+
+    fn stop(l: *SlowLoris) void {
+        l.thread.join();
+        _ = c.close(l.fd);
+    }
+
+    fn serve(listen_fd: c.fd_t) void {
+        const conn = c.accept(listen_fd, null, null);
+        if (conn < 0) return;
+        defer _ = c.close(conn);
+        const head = "HTTP/1.1 200 OK\r\ncontent-type: text/event-stream\r\ntransfer-encoding: chunked\r\n\r\n";
+        var buf: [1024]u8 = undefined;
+        const events = comptime stream_test.sse_body[0..std.mem.indexOf(u8, stream_test.sse_body, ": a comment").?];
+        const first = std.fmt.bufPrint(&buf, "{s}{x}\r\n{s}\r\n", .{ head, events.len, events }) catch return;
+        if (c.send(conn, first.ptr, first.len, c.MSG.NOSIGNAL) < 0) return;
+        const ping = "8\r\n: ping\n\n\r\n";
+        for (0..test_deadline.limit_ms / 20) |_| {
+            if (c.send(conn, ping.ptr, ping.len, c.MSG.NOSIGNAL) < 0) return;
+            // Until the client goes away, 20 ms at a time.
+            var pfd = [1]c.pollfd{.{ .fd = conn, .events = c.POLL.IN, .revents = 0 }};
+            if (c.poll(&pfd, 1, 20) > 0) {
+                const n = c.recv(conn, &buf, buf.len, 0);
+                if (n <= 0) return; // (the request's bytes come first: read and go on)
+            }
+        }
+    }
+};
+
+test "a stepped turn whose server sends only pings (slow-loris) times out on idle_ms, without the watchdog" {
+    try skipUnlessSupported();
+    var server: SlowLoris = undefined;
+    try server.start();
+    defer server.stop();
+    var url_buf: [64]u8 = undefined;
+    const url = try std.fmt.bufPrint(&url_buf, "http://127.0.0.1:{d}", .{server.port});
+    const agent = try Agent.init(std.testing.allocator, .{ .provider = .anthropic, .model = "m", .base_url = url, .api_key = "k", .retry = .{ .max_retries = 0 }, .timeouts = .{ .idle_ms = 200 } });
+    defer agent.deinit();
+    const stream = try agent.run("hi");
+    defer stream.destroy();
+    try expectSteppedFailure(stream, error.Timeout);
+    try std.testing.expectEqualStrings("no progress from the provider within timeouts.idle_ms", stream.failureDetail().?.message.items);
+}
+
+test "stepped turns canceled at random instants end Canceled or done, leak nothing, and free the agent" {
+    try skipUnlessSupported();
+    var prng = std.Random.DefaultPrng.init(28);
+    const random = prng.random();
+    for (0..24) |_| {
+        var server: TestServer = undefined;
+        try server.start(.{ .framing = .chunked, .piece = 3 });
+        defer server.stop();
+        var url_buf: [64]u8 = undefined;
+        const url = try std.fmt.bufPrint(&url_buf, "http://127.0.0.1:{d}", .{server.port});
+        const agent = try Agent.init(std.testing.allocator, .{ .provider = .anthropic, .model = "m", .base_url = url, .api_key = "k", .retry = .{ .max_retries = 0 } });
+        defer agent.deinit();
+        const stream = try agent.run("hi");
+        defer stream.destroy();
+        // Some steps (events or waits) in, then a cancel; every later step says how it ended.
+        const steps = random.uintLessThan(usize, 60);
+        // Over once MessageComplete was handed out: a cancel then changes nothing.
+        var over = false;
+        for (0..steps) |_| switch (try stream.step()) {
+            .event => |e| over = e.* == .message_complete,
+            .done => break,
+            .would_block => |w| waitFor(w),
+        };
+        stream.cancel();
+        if (over) {
+            try std.testing.expect(try stream.step() == .done);
+        } else {
+            try std.testing.expectError(error.Canceled, stream.step());
+        }
+        try std.testing.expect(!agent.busy);
+    }
 }
