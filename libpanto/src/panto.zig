@@ -75,6 +75,10 @@ test {
     _ = @import("transport/stack_trim.zig");
     _ = @import("transport/stack_trim_test.zig");
     _ = @import("transport/connection_log.zig");
+    _ = @import("transport/fiber.zig");
+    _ = @import("transport/poll_io.zig");
+    _ = @import("stream_step.zig");
+    _ = @import("stream_step_test.zig");
     _ = @import("log.zig");
     _ = @import("retry.zig");
     _ = @import("fast_json.zig");

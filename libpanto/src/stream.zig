@@ -18,6 +18,8 @@ const retry = @import("retry.zig");
 const batch = @import("batch.zig");
 const tunnel = @import("transport/tunnel.zig");
 const transport = @import("transport/transport.zig");
+const poll_io = @import("transport/poll_io.zig");
+const stream_step = @import("stream_step.zig");
 const read = @import("stream_read.zig");
 const EventArena = @import("event_arena.zig").EventArena;
 const Body = @import("body.zig").Body;
@@ -122,6 +124,8 @@ pub const Stream = struct {
     compaction_checked: bool = false,
     /// What finalMessage and finalJson keep (structured_output.zig).
     final: structured_output.Final = .{},
+    /// A stream driven by `step()`: its fiber (stream_step.zig).
+    stepper: ?*stream_step.Stepper = null,
 
     const State = enum { unsent, streaming, retry_wait, done, failed };
     const Phase = enum { messages, tool_starts, tool_results, complete, summary };
@@ -141,6 +145,9 @@ pub const Stream = struct {
     // and its answer as JSON: structured_output.zig's, the only ones.
     pub const finalMessage = structured_output.finalMessage;
     pub const finalJson = structured_output.finalJson;
+
+    // Driving the turn without blocking (stream_step.zig): the same turn, on a fiber.
+    pub const step = stream_step.step;
 
     /// The stream of a compaction asked for (`Agent.compact`): COMPACTION_START,
     /// COMPACTION_END, MESSAGE_COMPLETE. It takes `run`.
@@ -187,6 +194,7 @@ pub const Stream = struct {
     /// already: then this frees it too. Not while another thread is in a call on the stream
     /// (the C ABI's panto_stream_free allows that: libpanto-c/src/stream_handle.zig).
     pub fn close(s: *Stream) void {
+        stream_step.unwind(s);
         if (s.state != .done and s.state != .failed) {
             s.cancel();
             s.abort() catch {}; // (its error is the one next() would return: Canceled)
@@ -221,6 +229,7 @@ pub const Stream = struct {
         s.final.deinit(gpa);
         if (s.compaction) |run| run.destroy();
         s.turn_arena.deinit();
+        stream_step.release(s);
         gpa.destroy(s);
         agent.streamDestroyed();
     }
@@ -563,9 +572,12 @@ pub const Stream = struct {
                 return error.Timeout;
             }
             if (now >= until) return;
-            const step = @min(until - now, 20 * std.time.ns_per_ms);
-            const ts: std.c.timespec = .{ .sec = 0, .nsec = @intCast(step) };
-            _ = std.c.nanosleep(&ts, null);
+            // Blocking, in short steps that look at the flag; stepped, parked until the
+            // delay or the turn's deadline (a cancel is seen when the wait ends: no
+            // descriptor wakes the caller's loop, see docs/design/native-async.md).
+            var wake = if (poll_io.current() != null) until else @min(until, now + 20 * std.time.ns_per_ms);
+            if (s.turn_deadline_ns != 0) wake = @min(wake, s.turn_deadline_ns);
+            if (!poll_io.sleepUntil(wake)) return if (s.watch.canceled.load(.acquire)) error.Canceled else error.Timeout;
         }
     }
 

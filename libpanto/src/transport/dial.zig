@@ -6,7 +6,7 @@
 //! std.http.Client opens its connections itself, through the `std.Io` it is given; it has no
 //! connect timeout, and the `std.Io.Threaded` of Zig 0.16 cannot do one (its netConnectIp
 //! panics when given a timeout). So each agent's client gets an `Io` that is Threaded's in all
-//! but three operations: `netConnectIp` here is a non-blocking connect and a poll() until the
+//! but these operations: `netConnectIp` here is a non-blocking connect and a poll() until the
 //! socket is writable or the deadline passes, `netClose` first makes the watchdog forget the
 //! socket, and `netLookup` is below. The TLS handshake that std.http does next reads from a socket the watchdog
 //! already holds, so the stream's deadline bounds it too.
@@ -27,6 +27,7 @@ const net = std.Io.net;
 const watchdog = @import("watchdog.zig");
 const Sockaddr = @import("sockaddr.zig").Sockaddr;
 const resolve = @import("resolve.zig");
+const poll_io = @import("poll_io.zig");
 
 pub const Dialer = struct {
     threaded: std.Io.Threaded = .init_single_threaded,
@@ -58,6 +59,8 @@ pub const Dialer = struct {
             d.vtable.netLookup = lookup;
             d.vtable.netConnectIp = connectIp;
             d.vtable.netClose = close;
+            d.vtable.netRead = read;
+            d.vtable.netWrite = write;
         }
     }
 
@@ -211,7 +214,7 @@ fn connectWithin(fd: c.fd_t, addr: *const c.sockaddr, len: c.socklen_t, watch: ?
             timeout_ms = @intCast(@min((deadline_ns - now + std.time.ns_per_ms - 1) / std.time.ns_per_ms, std.math.maxInt(c_int)));
         }
         var pfd = [1]c.pollfd{.{ .fd = fd, .events = c.POLL.OUT, .revents = 0 }};
-        const n = c.poll(&pfd, 1, timeout_ms);
+        const n = poll_io.poll(&pfd[0], timeout_ms); // (on a stepped stream's fiber: parked)
         if (n < 0 and c.errno(n) != .INTR) return error.Unexpected;
         if (n > 0) break; // writable, or failed (or shut down by the watchdog)
     }
@@ -242,4 +245,16 @@ fn close(userdata: ?*anyopaque, handles: []const net.Socket.Handle) void {
     const d = dialerOf(userdata);
     if (d.watch) |w| for (handles) |h| watchdog.releaseSocket(w, h);
     d.base.netClose(userdata, handles);
+}
+
+/// A stepped stream's reads and writes park its fiber instead of blocking (poll_io.zig);
+/// every other stream's are Threaded's.
+fn read(userdata: ?*anyopaque, fd: net.Socket.Handle, data: [][]u8) net.Stream.Reader.Error!usize {
+    const d = poll_io.current() orelse return dialerOf(userdata).base.netRead(userdata, fd, data);
+    return poll_io.read(d, fd, data);
+}
+
+fn write(userdata: ?*anyopaque, fd: net.Socket.Handle, header: []const u8, data: []const []const u8, splat: usize) net.Stream.Writer.Error!usize {
+    const d = poll_io.current() orelse return dialerOf(userdata).base.netWrite(userdata, fd, header, data, splat);
+    return poll_io.write(d, fd, header, data, splat);
 }

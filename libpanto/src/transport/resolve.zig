@@ -23,6 +23,7 @@ const net = Io.net;
 const IpAddress = net.IpAddress;
 const HostName = net.HostName;
 const watchdog = @import("watchdog.zig");
+const poll_io = @import("poll_io.zig");
 const Sockaddr = @import("sockaddr.zig").Sockaddr;
 
 /// More addresses than this for one name are dropped (std.http's queue holds 32).
@@ -379,7 +380,7 @@ fn askNameservers(io: Io, conf: *const Conf, name: []const u8, options: Options,
         if (watch != null and !watched) wake = @min(wake, now + 20 * std.time.ns_per_ms);
         const timeout_ms: c_int = @intCast(@min((wake - now + std.time.ns_per_ms - 1) / std.time.ns_per_ms, std.math.maxInt(c_int)));
         var pfd = [1]c.pollfd{.{ .fd = socket.fd, .events = c.POLL.IN, .revents = 0 }};
-        const n = c.poll(&pfd, 1, timeout_ms);
+        const n = poll_io.poll(&pfd[0], timeout_ms); // (on a stepped stream's fiber: parked)
         if (n < 0 and c.errno(n) != .INTR) return error.SystemResources;
         if (n > 0) socket.receive(&queries);
         if (queries[0].done and queries[1].done) break;

@@ -28,6 +28,9 @@ pub const Watch = struct {
     /// Why the socket was shut down, if it was.
     fired: std.atomic.Value(Reason) = .init(.none),
     canceled: std.atomic.Value(bool) = .init(false),
+    /// A stream driven without blocking (poll_io.zig) keeps its own deadlines: its watch is
+    /// never listed with the watchdog thread (cancel still shuts its socket down).
+    polled: bool = false,
     next: ?*Watch = null,
     prev: ?*Watch = null,
     listed: bool = false,
@@ -95,7 +98,7 @@ pub fn arm(w: *Watch, deadline_ns: u64, idle_ns: u64) void {
         w.seen_count = w.progress_count.load(.monotonic);
         w.seen_at_ns = nowNs();
     }
-    if (deadline_ns == 0 and idle_ns == 0) {
+    if ((deadline_ns == 0 and idle_ns == 0) or w.polled) {
         unlink(w);
         return;
     }

@@ -1,0 +1,83 @@
+//! Driving a stream without blocking (issue 28, docs/design/native-async.md): `step()` gives
+//! the next event, the turn's end, its error, or `would_block` with what to wait for (a
+//! descriptor, a direction, a deadline). The turn's code is the one `next()` runs, unchanged,
+//! on a fiber of the stream's own; its waits switch back here instead of blocking
+//! (transport/poll_io.zig). A stream is stepped or next()'ed, not both.
+const std = @import("std");
+const stream_mod = @import("stream.zig");
+const Stream = stream_mod.Stream;
+const NextError = stream_mod.NextError;
+const ev = @import("event.zig");
+const poll_io = @import("transport/poll_io.zig");
+const fiber = @import("transport/fiber.zig");
+
+pub const Wait = poll_io.Wait;
+
+pub const Step = union(enum) {
+    /// Valid until the next call on the stream (as `nextRef`'s).
+    event: *const ev.Event,
+    /// The turn is over.
+    done,
+    /// Nothing can be done before the wait is over: wait, then step again. A deadline that
+    /// passes fails the next step with the turn's Timeout.
+    would_block: Wait,
+};
+
+pub const StepError = NextError || error{ OutOfMemory, Unsupported };
+
+/// The fiber of a stepped stream and the outcome of its last `nextRef`.
+pub const Stepper = struct {
+    driver: poll_io.Driver,
+    stream: *Stream,
+    outcome: NextError!?*const ev.Event = null,
+
+    fn body(arg: *anyopaque) void {
+        const st: *Stepper = @ptrCast(@alignCast(arg));
+        while (true) {
+            st.outcome = st.stream.nextRef();
+            st.driver.fiber.yield();
+        }
+    }
+};
+
+/// The next step of the turn (see the file's comment). Not from two threads at once, as
+/// `next()`.
+pub fn step(s: *Stream) StepError!Step {
+    const st = s.stepper orelse try start(s);
+    if (st.driver.run()) return .{ .would_block = st.driver.wait };
+    const e = try st.outcome orelse return .done;
+    return .{ .event = e };
+}
+
+fn start(s: *Stream) StepError!*Stepper {
+    if (!fiber.supported) return error.Unsupported;
+    const gpa = s.agent.gpa;
+    const st = try gpa.create(Stepper);
+    errdefer gpa.destroy(st);
+    st.* = .{ .driver = .{ .fiber = undefined, .watch = &s.watch }, .stream = s };
+    try st.driver.fiber.init(fiber.default_stack_size, Stepper.body, st);
+    // Its deadlines are the caller's to keep, from the waits it is given: no watchdog thread.
+    s.watch.polled = true;
+    s.stepper = st;
+    return st;
+}
+
+/// Before a stepped stream closes: a fiber parked in the middle of the turn (in std.http, in
+/// a connect, in a retry's wait) is resumed canceled, so that it unwinds through its own
+/// error paths and defers (which release what they hold) before the stream's memory goes.
+pub fn unwind(s: *Stream) void {
+    const st = s.stepper orelse return;
+    if (st.driver.parked) {
+        s.cancel();
+        // A canceled wait returns at once; the turn ends Canceled without parking again.
+        while (st.driver.run()) {}
+    }
+}
+
+/// Frees the fiber (after `unwind`, at the stream's release).
+pub fn release(s: *Stream) void {
+    const st = s.stepper orelse return;
+    st.driver.fiber.deinit();
+    s.agent.gpa.destroy(st);
+    s.stepper = null;
+}

@@ -1,0 +1,403 @@
+//! Turns driven without blocking (stream_step.zig) against loopback servers, by a poll() loop
+//! in the test: whole turns over chunked and Content-Length bodies, deadlines kept without the
+//! watchdog thread (a server that never answers, a connect that never completes), and a
+//! cancel from another thread while the stream is parked.
+const std = @import("std");
+const builtin = @import("builtin");
+const c = std.c;
+const Agent = @import("agent.zig").Agent;
+const Stream = @import("stream.zig").Stream;
+const Event = @import("event.zig").Event;
+const stream_step = @import("stream_step.zig");
+const fiber = @import("transport/fiber.zig");
+const watchdog = @import("transport/watchdog.zig");
+const stream_test = @import("stream_test.zig");
+const TestServer = stream_test.TestServer;
+const FullListener = @import("transport/connect_test.zig").FullListener;
+const test_deadline = @import("test_deadline.zig");
+
+fn skipUnlessSupported() !void {
+    if (!fiber.supported) return error.SkipZigTest;
+}
+
+/// Waits as the step asked: the descriptor for its direction, or the deadline, whichever
+/// first (what an event loop does).
+fn waitFor(w: stream_step.Wait) void {
+    var timeout_ms: c_int = -1;
+    if (w.deadline_ns != 0) {
+        const now = watchdog.nowNs();
+        timeout_ms = if (w.deadline_ns <= now) 0 else @intCast(@min((w.deadline_ns - now + std.time.ns_per_ms - 1) / std.time.ns_per_ms, std.math.maxInt(c_int)));
+    }
+    // Never longer than the test servers' own limit: a broken wait fails instead of hanging.
+    if (timeout_ms < 0 or timeout_ms > test_deadline.limit_ms) timeout_ms = test_deadline.limit_ms;
+    if (w.fd < 0) {
+        var none: [1]c.pollfd = undefined;
+        _ = c.poll(&none, 0, timeout_ms);
+        return;
+    }
+    const events: i16 = switch (w.direction) {
+        .read => c.POLL.IN,
+        .write => c.POLL.OUT,
+        .none => 0,
+    };
+    var pfd = [1]c.pollfd{.{ .fd = w.fd, .events = events, .revents = 0 }};
+    _ = c.poll(&pfd, 1, timeout_ms);
+}
+
+const Driven = struct {
+    text: std.ArrayList(u8) = .empty,
+    last: ?Event = null,
+    /// How many steps said would_block: the turn did wait without blocking.
+    blocked: usize = 0,
+    /// Of those, the waits for a deadline alone (no descriptor).
+    deadline_only: usize = 0,
+
+    fn deinit(d: *Driven) void {
+        d.text.deinit(std.testing.allocator);
+    }
+};
+
+/// Steps `stream` to its end (or its error), waiting in a poll() loop; the watchdog thread
+/// never holds the stream.
+fn drive(stream: *Stream, out: *Driven) !void {
+    while (true) {
+        const step = try stream.step();
+        try std.testing.expect(!stream.watch.listed);
+        switch (step) {
+            .event => |e| {
+                if (e.* == .content_delta) try out.text.appendSlice(std.testing.allocator, e.content_delta.text);
+                if (e.* == .block_complete) try std.testing.expectEqualStrings(out.text.items, e.block_complete.text);
+                out.last = e.*;
+            },
+            .done => return,
+            .would_block => |w| {
+                out.blocked += 1;
+                if (w.fd < 0) out.deadline_only += 1;
+                waitFor(w);
+            },
+        }
+    }
+}
+
+fn expectSteppedTurn(answer: stream_test.Answer) !void {
+    var server: TestServer = undefined;
+    try server.start(answer);
+    defer server.stop();
+    var url_buf: [64]u8 = undefined;
+    const url = try std.fmt.bufPrint(&url_buf, "http://127.0.0.1:{d}", .{server.port});
+    const agent = try Agent.init(std.testing.allocator, .{ .provider = .anthropic, .model = "m", .base_url = url, .api_key = "k" });
+    defer agent.deinit();
+    const stream = try agent.run("hi");
+    defer stream.destroy();
+    var d: Driven = .{};
+    defer d.deinit();
+    try drive(stream, &d);
+    try std.testing.expectEqualStrings("h\xc3\xa9llo w\xc3\xb6rld", d.text.items);
+    const last = d.last.?.message_complete;
+    try std.testing.expectEqual(.end_turn, last.stop_reason);
+    try std.testing.expectEqual(@as(u64, 5), last.usage.output_tokens);
+    // (Whether it waited depends on how fast the server answers: the failures' tests below
+    // must wait, and do.)
+    try std.testing.expect(try stream.step() == .done); // over stays over
+    try std.testing.expectEqual(@as(usize, 2), agent.conversation.messages.items.len);
+}
+
+test "a stepped turn over a chunked body, whole and in 1 and 64 byte pieces" {
+    try skipUnlessSupported();
+    for ([_]usize{ 1 << 20, 1, 64 }) |piece| try expectSteppedTurn(.{ .framing = .chunked, .piece = piece });
+}
+
+test "a stepped turn over a Content-Length body, whole and in 7 byte pieces" {
+    try skipUnlessSupported();
+    for ([_]usize{ 1 << 20, 7 }) |piece| try expectSteppedTurn(.{ .framing = .content_length, .piece = piece });
+}
+
+/// A listener that takes connections into its queue and never answers them.
+const SilentListener = struct {
+    fd: c.fd_t,
+    port: u16,
+
+    fn start() !SilentListener {
+        const fd = c.socket(c.AF.INET, c.SOCK.STREAM | c.SOCK.CLOEXEC, 0);
+        if (fd < 0) return error.SocketFailed;
+        errdefer _ = c.close(fd);
+        var addr: c.sockaddr.in = .{ .port = 0, .addr = std.mem.nativeToBig(u32, 0x7f000001) };
+        var len: c.socklen_t = @sizeOf(c.sockaddr.in);
+        if (c.bind(fd, @ptrCast(&addr), len) != 0 or c.listen(fd, 8) != 0) return error.ListenFailed;
+        if (c.getsockname(fd, @ptrCast(&addr), &len) != 0) return error.ListenFailed;
+        return .{ .fd = fd, .port = std.mem.bigToNative(u16, addr.port) };
+    }
+
+    fn stop(l: *SilentListener) void {
+        _ = c.close(l.fd);
+    }
+};
+
+/// Steps a turn to its failure; the stream must wait at least once on the way.
+fn expectSteppedFailure(stream: *Stream, expected: anyerror) !void {
+    var d: Driven = .{};
+    defer d.deinit();
+    try std.testing.expectError(expected, drive(stream, &d));
+    try std.testing.expect(d.blocked > 0);
+    try std.testing.expectError(expected, stream.step()); // sticky
+}
+
+test "a stepped turn whose server never answers times out on the step's deadline, without the watchdog" {
+    try skipUnlessSupported();
+    var listener: SilentListener = try .start();
+    defer listener.stop();
+    var url_buf: [64]u8 = undefined;
+    const url = try std.fmt.bufPrint(&url_buf, "http://127.0.0.1:{d}", .{listener.port});
+    const agent = try Agent.init(std.testing.allocator, .{ .provider = .anthropic, .model = "m", .base_url = url, .api_key = "k", .retry = .{ .max_retries = 0 }, .timeouts = .{ .first_byte_ms = 150 } });
+    defer agent.deinit();
+    const stream = try agent.run("hi");
+    defer stream.destroy();
+    try expectSteppedFailure(stream, error.Timeout);
+    try std.testing.expectEqualStrings("no answer from the provider within timeouts.first_byte_ms", stream.failureDetail().?.message.items);
+    try std.testing.expect(!agent.busy);
+}
+
+test "a stepped connect that never completes times out on connect_ms, without the watchdog" {
+    try skipUnlessSupported();
+    var listener = FullListener.startAt(0x7f000001, 0) catch |err| switch (err) {
+        error.QueueNeverFull => return error.SkipZigTest, // (a kernel that never fills it)
+        else => return err,
+    };
+    defer listener.stop();
+    var url_buf: [64]u8 = undefined;
+    const url = try std.fmt.bufPrint(&url_buf, "http://127.0.0.1:{d}", .{listener.port});
+    const agent = try Agent.init(std.testing.allocator, .{ .provider = .anthropic, .model = "m", .base_url = url, .api_key = "k", .retry = .{ .max_retries = 0 }, .timeouts = .{ .connect_ms = 150 } });
+    defer agent.deinit();
+    const stream = try agent.run("hi");
+    defer stream.destroy();
+    try expectSteppedFailure(stream, error.Timeout);
+    try std.testing.expectEqualStrings("no connection to the provider within timeouts.connect_ms", stream.failureDetail().?.message.items);
+}
+
+/// Steps until the stream is parked after its first text delta (the server stalls there).
+fn stepUntilParkedInText(stream: *Stream) !stream_step.Wait {
+    var seen_text = false;
+    while (true) switch (try stream.step()) {
+        .event => |e| if (e.* == .content_delta) {
+            seen_text = true;
+        },
+        .done => return error.TestUnexpectedResult,
+        .would_block => |w| {
+            if (seen_text) return w;
+            waitFor(w);
+        },
+    };
+}
+
+const stalled_answer: stream_test.Answer = .{
+    .body = stream_test.sse_body[0 .. std.mem.indexOf(u8, stream_test.sse_body, "event: content_block_stop").?],
+    .framing = .content_length,
+    .stall = true,
+};
+
+test "a stepped stream parked mid-message is canceled from another thread: the fd wakes, the step is Canceled" {
+    try skipUnlessSupported();
+    var server: TestServer = undefined;
+    try server.start(stalled_answer);
+    defer server.stop();
+    var url_buf: [64]u8 = undefined;
+    const url = try std.fmt.bufPrint(&url_buf, "http://127.0.0.1:{d}", .{server.port});
+    const agent = try Agent.init(std.testing.allocator, .{ .provider = .anthropic, .model = "m", .base_url = url, .api_key = "k", .retry = .{ .max_retries = 0 } });
+    defer agent.deinit();
+    const stream = try agent.run("hi");
+    defer stream.destroy();
+    const w = try stepUntilParkedInText(stream);
+    try std.testing.expect(w.fd >= 0 and w.direction == .read);
+    const canceler = try std.Thread.spawn(.{}, Stream.cancel, .{stream});
+    canceler.join();
+    // The cancel shut the socket down: a loop waiting on it wakes at once.
+    var pfd = [1]c.pollfd{.{ .fd = w.fd, .events = c.POLL.IN, .revents = 0 }};
+    try std.testing.expectEqual(@as(c_int, 1), c.poll(&pfd, 1, test_deadline.limit_ms));
+    try std.testing.expectError(error.Canceled, stream.step());
+    try std.testing.expectError(error.Canceled, stream.step());
+    const last = agent.conversation.messages.items[agent.conversation.messages.items.len - 1];
+    try std.testing.expectEqual(.aborted, last.stop_reason);
+    try std.testing.expect(!agent.busy);
+}
+
+test "a stepped stream freed while parked unwinds its fiber: nothing leaks, the agent goes on" {
+    try skipUnlessSupported();
+    var server: TestServer = undefined;
+    try server.startMany(stalled_answer, &.{.{}});
+    defer server.stop();
+    var url_buf: [64]u8 = undefined;
+    const url = try std.fmt.bufPrint(&url_buf, "http://127.0.0.1:{d}", .{server.port});
+    const agent = try Agent.init(std.testing.allocator, .{ .provider = .anthropic, .model = "m", .base_url = url, .api_key = "k", .retry = .{ .max_retries = 0 } });
+    defer agent.deinit();
+    const stream = try agent.run("hi");
+    _ = try stepUntilParkedInText(stream);
+    stream.destroy(); // (the testing allocator reports anything the fiber's frames held)
+    try std.testing.expect(!agent.busy);
+    // The next turn, blocking this time, on the same agent.
+    const again = try agent.run("again");
+    defer again.destroy();
+    while (try again.next()) |_| {}
+}
+
+/// Steps until an event of `tag` (waiting as asked); the waits seen are counted in `out`.
+fn stepUntil(stream: *Stream, tag: std.meta.Tag(Event), out: *Driven) !Event {
+    while (true) switch (try stream.step()) {
+        .event => |e| if (e.* == tag) return e.*,
+        .done => return error.TestUnexpectedEnd,
+        .would_block => |w| {
+            out.blocked += 1;
+            if (w.fd < 0) out.deadline_only += 1;
+            waitFor(w);
+        },
+    };
+}
+
+test "a stepped retry waits its delay as a wait with no descriptor, then the turn goes on" {
+    try skipUnlessSupported();
+    var server: TestServer = undefined;
+    const overloaded: stream_test.Answer = .{
+        .status = "529 Overloaded",
+        .content_type = "application/json",
+        .body = "{\"type\":\"error\",\"error\":{\"type\":\"overloaded_error\",\"message\":\"Overloaded\"}}",
+        .framing = .content_length,
+    };
+    try server.startMany(overloaded, &.{.{}});
+    defer server.stop();
+    var url_buf: [64]u8 = undefined;
+    const url = try std.fmt.bufPrint(&url_buf, "http://127.0.0.1:{d}", .{server.port});
+    // A delay of 300-400 ms: the step after the ProviderRetry event comes well before it ends.
+    const agent = try Agent.init(std.testing.allocator, .{ .provider = .anthropic, .model = "m", .base_url = url, .api_key = "k", .retry = .{ .initial_delay_ms = 400 } });
+    defer agent.deinit();
+    const stream = try agent.run("hi");
+    defer stream.destroy();
+    var d: Driven = .{};
+    defer d.deinit();
+    const retry = (try stepUntil(stream, .provider_retry, &d)).provider_retry;
+    try std.testing.expectEqual(@as(u16, 529), retry.http_status);
+    try std.testing.expectEqual(@as(usize, 0), d.deadline_only);
+    try drive(stream, &d);
+    try std.testing.expect(d.deadline_only >= 1);
+    try std.testing.expectEqual(.end_turn, d.last.?.message_complete.stop_reason);
+}
+
+test "a stepped host tool round: ResultPending until the result is submitted, then the next message" {
+    try skipUnlessSupported();
+    var server: TestServer = undefined;
+    try server.startMany(.{ .body = stream_test.tool_message }, &.{.{}});
+    defer server.stop();
+    var url_buf: [64]u8 = undefined;
+    const url = try std.fmt.bufPrint(&url_buf, "http://127.0.0.1:{d}", .{server.port});
+    const agent = try Agent.init(std.testing.allocator, .{ .provider = .anthropic, .model = "m", .base_url = url, .api_key = "k", .capabilities = &.{"search"} });
+    defer agent.deinit();
+    var diag: @import("config.zig").Diagnostic = .{};
+    try agent.addTool(stream_test.lookup_tool, &diag);
+    const stream = try agent.run("find x");
+    defer stream.destroy();
+    var d: Driven = .{};
+    defer d.deinit();
+    const start = (try stepUntil(stream, .tool_call_start, &d)).tool_call_start;
+    try std.testing.expect(start.awaiting_result);
+    try std.testing.expectError(error.ResultPending, stream.step());
+    try std.testing.expectError(error.ResultPending, stream.step()); // not sticky, nothing lost
+    try stream.submitToolResult("toolu_1", "found it", false);
+    const result = (try stepUntil(stream, .tool_result, &d)).tool_result;
+    try std.testing.expectEqualStrings("found it", result.content);
+    try drive(stream, &d);
+    try std.testing.expectEqual(.end_turn, d.last.?.message_complete.stop_reason);
+    // user, assistant (tool_use), user (tool_result), assistant (text)
+    try std.testing.expectEqual(@as(usize, 4), agent.conversation.messages.items.len);
+}
+
+/// A server that answers the head and the message's first events, then only SSE comments
+/// (pings, no progress), every 20 ms, until the client goes away (at most the tests' limit).
+const SlowLoris = struct {
+    fd: c.fd_t,
+    port: u16,
+    thread: std.Thread = undefined,
+
+    fn start(l: *SlowLoris) !void {
+        const fd = c.socket(c.AF.INET, c.SOCK.STREAM | c.SOCK.CLOEXEC, 0);
+        if (fd < 0) return error.SocketFailed;
+        errdefer _ = c.close(fd);
+        var addr: c.sockaddr.in = .{ .port = 0, .addr = std.mem.nativeToBig(u32, 0x7f000001) };
+        var len: c.socklen_t = @sizeOf(c.sockaddr.in);
+        if (c.bind(fd, @ptrCast(&addr), len) != 0 or c.listen(fd, 8) != 0) return error.ListenFailed;
+        if (c.getsockname(fd, @ptrCast(&addr), &len) != 0) return error.ListenFailed;
+        l.* = .{ .fd = fd, .port = std.mem.bigToNative(u16, addr.port) };
+        l.thread = try std.Thread.spawn(.{}, serve, .{l.fd});
+    }
+
+    fn stop(l: *SlowLoris) void {
+        l.thread.join();
+        _ = c.close(l.fd);
+    }
+
+    fn serve(listen_fd: c.fd_t) void {
+        const conn = c.accept(listen_fd, null, null);
+        if (conn < 0) return;
+        defer _ = c.close(conn);
+        const head = "HTTP/1.1 200 OK\r\ncontent-type: text/event-stream\r\ntransfer-encoding: chunked\r\n\r\n";
+        var buf: [1024]u8 = undefined;
+        const events = comptime stream_test.sse_body[0..std.mem.indexOf(u8, stream_test.sse_body, ": a comment").?];
+        const first = std.fmt.bufPrint(&buf, "{s}{x}\r\n{s}\r\n", .{ head, events.len, events }) catch return;
+        if (c.send(conn, first.ptr, first.len, c.MSG.NOSIGNAL) < 0) return;
+        const ping = "8\r\n: ping\n\n\r\n";
+        for (0..test_deadline.limit_ms / 20) |_| {
+            if (c.send(conn, ping.ptr, ping.len, c.MSG.NOSIGNAL) < 0) return;
+            // Until the client goes away, 20 ms at a time.
+            var pfd = [1]c.pollfd{.{ .fd = conn, .events = c.POLL.IN, .revents = 0 }};
+            if (c.poll(&pfd, 1, 20) > 0) {
+                const n = c.recv(conn, &buf, buf.len, 0);
+                if (n <= 0) return; // (the request's bytes come first: read and go on)
+            }
+        }
+    }
+};
+
+test "a stepped turn whose server sends only pings (slow-loris) times out on idle_ms, without the watchdog" {
+    try skipUnlessSupported();
+    var server: SlowLoris = undefined;
+    try server.start();
+    defer server.stop();
+    var url_buf: [64]u8 = undefined;
+    const url = try std.fmt.bufPrint(&url_buf, "http://127.0.0.1:{d}", .{server.port});
+    const agent = try Agent.init(std.testing.allocator, .{ .provider = .anthropic, .model = "m", .base_url = url, .api_key = "k", .retry = .{ .max_retries = 0 }, .timeouts = .{ .idle_ms = 200 } });
+    defer agent.deinit();
+    const stream = try agent.run("hi");
+    defer stream.destroy();
+    try expectSteppedFailure(stream, error.Timeout);
+    try std.testing.expectEqualStrings("no progress from the provider within timeouts.idle_ms", stream.failureDetail().?.message.items);
+}
+
+test "stepped turns canceled at random instants end Canceled or done, leak nothing, and free the agent" {
+    try skipUnlessSupported();
+    var prng = std.Random.DefaultPrng.init(28);
+    const random = prng.random();
+    for (0..24) |_| {
+        var server: TestServer = undefined;
+        try server.start(.{ .framing = .chunked, .piece = 3 });
+        defer server.stop();
+        var url_buf: [64]u8 = undefined;
+        const url = try std.fmt.bufPrint(&url_buf, "http://127.0.0.1:{d}", .{server.port});
+        const agent = try Agent.init(std.testing.allocator, .{ .provider = .anthropic, .model = "m", .base_url = url, .api_key = "k", .retry = .{ .max_retries = 0 } });
+        defer agent.deinit();
+        const stream = try agent.run("hi");
+        defer stream.destroy();
+        // Some steps (events or waits) in, then a cancel; every later step says how it ended.
+        const steps = random.uintLessThan(usize, 60);
+        // Over once MessageComplete was handed out: a cancel then changes nothing.
+        var over = false;
+        for (0..steps) |_| switch (try stream.step()) {
+            .event => |e| over = e.* == .message_complete,
+            .done => break,
+            .would_block => |w| waitFor(w),
+        };
+        stream.cancel();
+        if (over) {
+            try std.testing.expect(try stream.step() == .done);
+        } else {
+            try std.testing.expectError(error.Canceled, stream.step());
+        }
+        try std.testing.expect(!agent.busy);
+    }
+}
