@@ -35,6 +35,7 @@ test {
     _ = @import("stream_read.zig");
     _ = @import("std_http_internals.zig");
     _ = @import("stream_test.zig");
+    _ = @import("failed_turn_test.zig");
     _ = @import("tool_progress_test.zig");
     _ = @import("agent.zig");
     _ = @import("providers.zig");

@@ -2180,15 +2180,14 @@ test("import refuses bad documents with code conversation, the agent unchanged",
   eq(agent:message_count(), 0, "count after importing none")
 end)
 
-test("drop_last after a failed turn; truncate; refused cuts leave the conversation", function()
+test("a failed turn leaves nothing; rollback_turn; truncate; refused cuts leave the conversation", function()
   emulator.load({ text_answer("Hello"), error_answer(401, "authentication_error", "bad key"), text_answer("Hi again") })
   local agent <close> = new_agent()
   drain(agent:run("Hi"))
   local _, err = until_error(agent:run("Fails"))
   eq(err.code, "authentication")
-  eq(agent:message_count(), 3, "the failed turn's user message stays")
-  eq(agent:drop_last(), 2, "drop_last() returns the count left")
-  eq(agent:message_count(), 2)
+  eq(agent:message_count(), 2, "the failed turn's user message is rolled back")
+  eq(agent:rollback_turn(), 0, "nothing left to roll back")
   drain(agent:run("Next"))
   local request = emulator.requests()[3]
   eq(#request.body.messages, 3, "the next request has no two user messages in a row")
