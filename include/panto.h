@@ -563,11 +563,22 @@ int panto_agent_import(PantoAgent *agent, PantoString json);
 /* The number of messages in the conversation. */
 int panto_agent_message_count(const PantoAgent *agent, size_t *out_count);
 
-/* Keeps the first message_count messages and drops the rest, e.g. the user message of a
- * failed turn (message_count = count - 1). PANTO_ERR_INVALID_ARGUMENT when message_count is
+/* Keeps the first message_count messages and drops the rest. PANTO_ERR_INVALID_ARGUMENT when message_count is
  * larger than the count; PANTO_ERR_CONVERSATION when it would keep tool calls without their
  * results; PANTO_ERR_BUSY while a stream is unfinished. Nothing changes on failure. */
 int panto_agent_truncate(PantoAgent *agent, size_t message_count);
+
+/* A turn that fails or is canceled before keeping anything after its user message (no
+ * answer, not even a partial one) takes that message back out as it fails, so the
+ * conversation is as before the turn and no request carries two user messages in a row
+ * (panto_stream_reopen puts it back). One that kept something (a partial answer, tool calls
+ * and their results) stays whole; this call removes it: the user message of the last turn
+ * and every message after it, when that turn failed or was canceled. out_removed (may be
+ * NULL) is the number of messages removed, 0 when there is nothing to roll back (the last
+ * turn ended well or kept nothing, or the conversation was edited, imported or compacted
+ * since). PANTO_ERR_BUSY while a stream is unfinished; PANTO_ERR_SESSION when the session
+ * file cannot record it. Nothing changes on failure. */
+int panto_agent_rollback_turn(PantoAgent *agent, size_t *out_removed);
 
 /* ---- Compaction ----------------------------------------------------------------------- *
  *
@@ -835,8 +846,11 @@ int panto_stream_cancel(PantoStream *stream);
  * panto_agent_set_config: the user message is not appended twice. The turn's options
  * (PantoInput.options) are applied again to the agent's configuration as it is now:
  * PANTO_ERR_CONFIG when they no longer fit it (a parameter of the other provider, say; the
- * reason in panto_stream_error). PANTO_ERR_STATE when the stream did not fail that way;
- * PANTO_ERR_BUSY when another stream of the agent is unfinished. */
+ * reason in panto_stream_error). A turn that kept nothing took its user message back out as
+ * it failed (see panto_agent_rollback_turn): it is appended again, after any turn run
+ * meanwhile. PANTO_ERR_STATE when the stream did not fail that way; PANTO_ERR_BUSY when
+ * another stream of the agent is unfinished; PANTO_ERR_SESSION when the session file cannot
+ * record the user message again. */
 int panto_stream_reopen(PantoStream *stream);
 
 /* Detail of the stream's last failure, of the turn (sticky: panto_next_event returns it again)

@@ -61,14 +61,25 @@ func (a *Agent) Truncate(messageCount int) error {
 	})
 }
 
-// DropLast drops the last n messages, e.g. the user message of a failed turn, so that the
-// next Run does not send two user messages in a row:
+// RollbackTurn removes the last turn when it failed or was canceled after keeping something
+// (a partial answer, tool calls and their results): its user message and every message after
+// it. It returns how many messages were removed, 0 when there is nothing to roll back. (A
+// turn that fails before keeping anything takes its user message back out by itself, so the
+// next Run never sends two user messages in a row.)
 //
 //	if err := stream.Err(); err != nil {
-//		agent.DropLast(1)
+//		agent.RollbackTurn() // forget the question and any partial answer
 //	}
 //
-// It is Truncate(MessageCount() - n), checked and done in one step: errors as Truncate's
+// It fails, changing nothing, with ErrBusy while a stream of the agent is unfinished.
+func (a *Agent) RollbackTurn() (int, error) {
+	var n C.size_t
+	err := a.c.do(func(native *C.PantoAgent) C.int { return C.panto_agent_rollback_turn(native, &n) })
+	return int(n), err
+}
+
+// DropLast drops the last n messages: Truncate(MessageCount() - n), checked and done in one
+// step (to undo a failed or canceled turn, use RollbackTurn). Errors as Truncate's
 // (ErrInvalidArgument when n is negative or more than there are).
 func (a *Agent) DropLast(n int) error {
 	c := a.c

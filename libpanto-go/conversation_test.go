@@ -132,9 +132,9 @@ func TestImportRefusesBadDocumentsAndChangesNothing(t *testing.T) {
 	}
 }
 
-// A failed turn leaves its user message behind; DropLast takes it away, so that the next
-// request does not carry two user messages in a row.
-func TestDropLastAfterAFailedTurn(t *testing.T) {
+// A turn that fails before any answer takes its user message back out, so that the next
+// request does not carry two user messages in a row; RollbackTurn then finds nothing.
+func TestAFailedTurnLeavesNothing(t *testing.T) {
 	loadScenario(t, scenario(providerError(400, "invalid_request_error", "no"), textAnswer("Hi!")))
 	cfg := testConfig("anthropic")
 	cfg.Retry = &panto.RetryPolicy{MaxRetries: panto.NoRetries}
@@ -143,15 +143,11 @@ func TestDropLastAfterAFailedTurn(t *testing.T) {
 	nextAll(stream)
 	asPantoError(t, stream.Err(), panto.ErrInvalidRequest)
 	stream.Close()
-	if n := messageCount(t, agent); n != 1 {
-		t.Fatalf("after the failed turn: %d messages, want its user message", n)
-	}
-
-	if err := agent.DropLast(1); err != nil {
-		t.Fatalf("DropLast(1): %v", err)
-	}
 	if n := messageCount(t, agent); n != 0 {
-		t.Fatalf("after DropLast(1): %d messages, want 0", n)
+		t.Fatalf("after the failed turn: %d messages, want 0 (rolled back)", n)
+	}
+	if removed, err := agent.RollbackTurn(); removed != 0 || err != nil {
+		t.Fatalf("RollbackTurn() = %d, %v; want 0, nil", removed, err)
 	}
 	runTurns(t, agent, "second try")
 	if got := requestMessages(t, 1); len(got) != 1 || !strings.Contains(got[0], "second try") {

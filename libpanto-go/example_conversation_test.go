@@ -81,9 +81,11 @@ func ExampleAgent_Export() {
 	// assistant: About 2 million.
 }
 
-// A failed turn leaves its user message in the conversation: drop it before trying again,
-// or the next request carries two user messages in a row.
-func ExampleAgent_DropLast() {
+// A turn that fails before any answer leaves nothing in the conversation, so the next
+// request does not carry two user messages in a row. RollbackTurn forgets a failed or
+// canceled turn that kept something (a partial answer, tool rounds); after this one it
+// removes nothing.
+func ExampleAgent_RollbackTurn() {
 	refused := map[string]any{"status": 400,
 		"error": map[string]any{"type": "invalid_request_error", "message": "prompt is too long"}}
 	agent, err := exampleAgent(panto.Config{}, refused, textAnswer("Hello!"))
@@ -94,10 +96,12 @@ func ExampleAgent_DropLast() {
 	defer agent.Close()
 	if err := finish(agent.Run(context.Background(), "A very long question")); err != nil {
 		fmt.Println("failed:", errors.Is(err, panto.ErrInvalidRequest))
-		if err := agent.DropLast(1); err != nil {
+		removed, err := agent.RollbackTurn()
+		if err != nil {
 			fmt.Println(err)
 			return
 		}
+		fmt.Println("removed", removed)
 	}
 	if err := finish(agent.Run(context.Background(), "A short one")); err != nil {
 		fmt.Println(err)
@@ -107,6 +111,7 @@ func ExampleAgent_DropLast() {
 	fmt.Println(n, "messages")
 	// Output:
 	// failed: true
+	// removed 0
 	// 2 messages
 }
 

@@ -66,7 +66,8 @@
 // Agent.Export gives the conversation as a versioned JSON document, the same in every
 // language, and Agent.Import takes one back (checked first: ErrConversation names the first
 // problem, and nothing changes); export, import, export gives the same bytes. Truncate and
-// DropLast edit it between turns, e.g. to drop the user message of a failed turn. SetConfig
+// DropLast edit it between turns. A turn that fails before any answer takes its user message
+// back out; RollbackTurn forgets a failed or canceled turn that kept something. SetConfig
 // may switch provider or model between turns: the conversation is kept in panto's own form
 // and written for whichever provider comes next.
 //

@@ -287,8 +287,8 @@ func TestRetriesExhausted(t *testing.T) {
 	if n := len(receivedRequests(t)); n != 3 {
 		t.Fatalf("%d requests, want 3", n)
 	}
-	if conv := conversation(t, agent); len(conv) != 1 || conv[0].Role != "user" {
-		t.Fatalf("conversation = %+v, want the user message alone", conv)
+	if conv := conversation(t, agent); len(conv) != 0 {
+		t.Fatalf("conversation = %+v, want none: the failed turn is rolled back", conv)
 	}
 
 	t.Run("NoRetries", func(t *testing.T) {
@@ -368,9 +368,10 @@ func TestErrorEventAfterContentIsNotRetried(t *testing.T) {
 	if n := len(receivedRequests(t)); n != 1 {
 		t.Fatalf("%d requests, want 1", n)
 	}
-	// The failed message is not kept, and it failed past the open boundary: no reopen.
-	if conv := conversation(t, agent); len(conv) != 1 {
-		t.Fatalf("conversation = %+v, want the user message alone", conv)
+	// The failed message is not kept (the turn is rolled back), and it failed past the open
+	// boundary: no reopen.
+	if conv := conversation(t, agent); len(conv) != 0 {
+		t.Fatalf("conversation = %+v, want none: the failed turn is rolled back", conv)
 	}
 	asPantoError(t, stream.Reopen(context.Background()), panto.ErrState)
 	if !errors.Is(stream.Err(), panto.ErrOverloaded) {
@@ -404,8 +405,8 @@ func TestTimeouts(t *testing.T) {
 			if n := len(receivedRequests(t)); n != 1 { // a timeout is not retried
 				t.Fatalf("%d requests, want 1", n)
 			}
-			if conv := conversation(t, agent); len(conv) != 1 {
-				t.Fatalf("conversation = %+v, want the user message alone", conv)
+			if conv := conversation(t, agent); len(conv) != 0 {
+				t.Fatalf("conversation = %+v, want none: the failed turn is rolled back", conv)
 			}
 			asPantoError(t, stream.Reopen(context.Background()), panto.ErrState)
 			again := run(t, agent, "Again?")
@@ -994,7 +995,7 @@ func TestCancelDuringRetryWait(t *testing.T) {
 	if n := len(receivedRequests(t)); n != 1 {
 		t.Fatalf("%d requests, want 1: the retry was not sent", n)
 	}
-	if conv := conversation(t, agent); len(conv) != 1 {
-		t.Fatalf("conversation = %+v, want the user message alone (nothing arrived)", conv)
+	if conv := conversation(t, agent); len(conv) != 0 {
+		t.Fatalf("conversation = %+v, want none: nothing arrived, the turn is rolled back", conv)
 	}
 }

@@ -88,6 +88,7 @@ class Library:
         self.agent_import = c.panto_agent_import
         self.agent_message_count = c.panto_agent_message_count
         self.agent_truncate = c.panto_agent_truncate
+        self.agent_rollback_turn = c.panto_agent_rollback_turn
         self.agent_compact = c.panto_agent_compact
         self.agent_session = c.panto_agent_session
         self.agent_fork_session = c.panto_agent_fork_session

@@ -106,11 +106,11 @@ class Agent:
     `api_key` given with it (docs/requests.md, "A provider switch").
 
     Conversations that last (docs/conversations.md): `export()` / `import_()` a conversation
-    as JSON, edit it (`truncate()`, `drop_last()`), and `compaction` ({"enabled": True,
-    "context_window": n, "reserve_tokens": n, "keep_recent_tokens": n, "prompt": text}):
-    before a request that would overflow the model's context window, older messages are
-    summarized (`panto.CompactionStart` / `panto.CompactionEnd` in the stream); `compact()`
-    does it now. `panto.Session` keeps the conversation in a file.
+    as JSON, edit it (`truncate()`, `drop_last()`, `rollback_turn()`), and `compaction`
+    ({"enabled": True, "context_window": n, "reserve_tokens": n, "keep_recent_tokens": n,
+    "prompt": text}): before a request that would overflow the model's context window, older
+    messages are summarized (`panto.CompactionStart` / `panto.CompactionEnd` in the stream);
+    `compact()` does it now. `panto.Session` keeps the conversation in a file.
 
     Request parameters (docs/requests.md has each provider's wire form), sent with every
     request when given: `temperature`, `top_p`, `top_k` (Anthropic), `stop` (a str or a list),
@@ -468,17 +468,31 @@ class Agent:
             if rc < 0:
                 raise self._error(ptr, rc)
 
-    def drop_last(self, n: int = 1) -> None:
-        """Drops the last `n` messages, e.g. the user message a failed turn left behind, so
-        that the next turn does not send two user messages in a row:
+    def rollback_turn(self) -> int:
+        """Removes the last turn when it failed or was canceled after keeping something (a
+        partial answer, tool calls and their results): its user message and every message
+        after it. Returns how many messages were removed, 0 when there is nothing to roll
+        back. (A turn that fails before keeping anything takes its user message back out
+        by itself, so the next turn never sends two user messages in a row.)
 
             try:
                 agent.run("Hello").final_message()
-            except panto.APIConnectionError:
-                agent.drop_last()
+            except panto.Error:
+                agent.rollback_turn()  # forget the question and any partial answer
 
-        Errors as `truncate()` (dropping more messages than there are:
-        `panto.InvalidArgumentError`)."""
+        Raises `panto.BusyError` while a stream is unfinished; nothing changes then."""
+        removed = ctypes.c_size_t()
+        with self._calls:
+            ptr = self._live()
+            rc = self._lib.agent_rollback_turn(ptr, ctypes.byref(removed))
+            if rc < 0:
+                raise self._error(ptr, rc)
+        return removed.value
+
+    def drop_last(self, n: int = 1) -> None:
+        """Drops the last `n` messages (`truncate(message_count - n)`). To undo a failed or
+        canceled turn, use `rollback_turn()`. Errors as `truncate()` (dropping more
+        messages than there are: `panto.InvalidArgumentError`)."""
         if not isinstance(n, int) or isinstance(n, bool):
             raise TypeError(f"n must be an int, not {type(n).__name__}")
         with self._calls:  # no other thread changes the count in between

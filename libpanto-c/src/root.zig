@@ -248,6 +248,19 @@ pub export fn panto_agent_truncate(agent: ?*PantoAgent, message_count: usize) c_
     return h.clearError();
 }
 
+pub export fn panto_agent_rollback_turn(agent: ?*PantoAgent, out_removed: ?*usize) c_int {
+    if (out_removed) |out| out.* = 0;
+    const h = agent orelse return code(.invalid_argument);
+    const a = h.agent orelse return h.setError(.invalid_argument, "this agent was not created: see panto_agent_error");
+    const removed = a.rollbackTurn() catch |err| return switch (err) {
+        error.Busy => h.setError(.busy, "the conversation cannot change while a stream of the agent is unfinished"),
+        error.OutOfMemory => h.setError(.out_of_memory, "out of memory"),
+        error.SessionWrite => h.setError(.session, session_write_failed),
+    };
+    if (out_removed) |out| out.* = removed;
+    return h.clearError();
+}
+
 // ---- Compaction and sessions ----------------------------------------------------------
 
 pub export fn panto_agent_compact(agent: ?*PantoAgent, out_stream: ?*?*PantoStream) c_int {
@@ -663,6 +676,7 @@ pub export fn panto_stream_reopen(stream: ?*PantoStream) c_int {
         error.Busy => h.setError(.busy, "the agent has another unfinished stream"),
         error.InvalidConfig => h.setError(.config, diag.message()),
         error.OutOfMemory => h.setError(.out_of_memory, "out of memory"),
+        error.SessionWrite => h.setError(.session, "the session file could not record the turn's user message again"),
     };
     return h.call_error.clear();
 }

@@ -1,5 +1,6 @@
 //! The conversation of a panto.Agent as a document: export and import (the versioned JSON of
-//! include/panto.h), its message count, editing (truncate, drop_last) and compact(). Failures
+//! include/panto.h), its message count, editing (truncate, drop_last, rollback_turn) and
+//! compact(). Failures
 //! raise a panto.Error: code "conversation" for a refused document or cut, "busy" during a
 //! turn, "invalid_argument" for a count past the end, "state" when there is nothing to compact.
 
@@ -70,8 +71,22 @@ fn agentTruncate(L: State) callconv(.c) c_int {
     return truncate(L, a, checkCount(L, 2, null));
 }
 
-/// agent:drop_last([n]): drops the last n messages (default 1), e.g. the user message of a
-/// failed turn: truncate(message_count() - n). Returns the count left.
+/// agent:rollback_turn(): removes the last turn when it failed or was canceled after keeping
+/// something (a partial answer, tool rounds): its user message and every message after it.
+/// Returns how many messages were removed, 0 when there is nothing to roll back (a turn that
+/// failed keeping nothing took its user message back out by itself). Raises "busy" during a
+/// turn.
+fn agentRollbackTurn(L: State) callconv(.c) c_int {
+    const a = agent.checkOpenAgent(L, 1);
+    var removed: usize = 0;
+    const rc = c.panto_agent_rollback_turn(a.handle, &removed);
+    if (rc < 0) agent.raiseAgentError(L, a, rc);
+    c.lua_pushinteger(L, @intCast(removed));
+    return 1;
+}
+
+/// agent:drop_last([n]): drops the last n messages (default 1): truncate(message_count() - n).
+/// Returns the count left.
 fn agentDropLast(L: State) callconv(.c) c_int {
     const a = agent.checkOpenAgent(L, 1);
     const n = checkCount(L, 2, 1);
@@ -104,5 +119,6 @@ pub const methods = [_]c.luaL_Reg{
     h.reg("message_count", agentMessageCount),
     h.reg("truncate", agentTruncate),
     h.reg("drop_last", agentDropLast),
+    h.reg("rollback_turn", agentRollbackTurn),
     h.reg("compact", agentCompact),
 };

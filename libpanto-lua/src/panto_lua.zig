@@ -3,7 +3,7 @@
 //! point, luaopen_panto: it opens each part (its metatables) and makes the module table.
 //!
 //!   agent.zig              panto.Agent: the configuration, runs, tools, the conversation
-//!   conversation.zig       export, import, message_count, truncate, drop_last, compact
+//!   conversation.zig       export, import, message_count, truncate, drop_last, rollback_turn, compact
 //!   session.zig            agent:session(), agent:fork(), panto.list_sessions
 //!   stream.zig             panto.Stream: next(), events(), close, cancel
 //!   stream_helpers.zig     stream:text(), final_message(), final_json(), request_ids()

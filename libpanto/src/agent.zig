@@ -66,6 +66,9 @@ pub const Agent = struct {
     /// `deinit` was called while streams were alive: the last one to go frees the agent
     /// (sqlite's "zombie" connection), so no order of frees is a use-after-free.
     released: bool = false,
+    /// The last turn failed or was canceled after keeping something (a partial answer, tool
+    /// rounds), and the conversation was not edited since: rollbackTurn removes it.
+    unfinished_turn: bool = false,
 
     /// Creates an agent, copying the configuration. A missing base URL or API key comes from
     /// the provider's environment variable (endpoint.zig), a missing base URL else from its
@@ -290,6 +293,8 @@ pub const Agent = struct {
         errdefer a.conversation.dropLast() catch {};
         const s = try Stream.create(a);
         s.setTurn(arena, options, turn.config);
+        a.unfinished_turn = false;
+        s.user_turn_appended = a.conversation.appended;
         a.busy = true;
         a.live_streams += 1;
         return s;
@@ -308,6 +313,7 @@ pub const Agent = struct {
             summarizing.destroy();
             return err;
         };
+        a.unfinished_turn = false;
         a.busy = true;
         a.live_streams += 1;
         return s;
@@ -336,6 +342,7 @@ pub const Agent = struct {
             conversation_mod.freeMessages(a.gpa, messages);
             return err;
         };
+        a.unfinished_turn = false;
     }
 
     /// Keeps the first `count` messages. Refused (nothing changes) while a turn runs, past
@@ -348,6 +355,28 @@ pub const Agent = struct {
         if (count > 0 and count < messages.len) conversation_json.checkNoOpenCalls(&messages[count - 1], count, diag) catch
             return diag.fail("cannot keep {d} messages: messages[{d}] has tool calls whose results are in messages[{d}]", .{ count, count - 1, count });
         try a.conversation.truncate(count);
+        a.unfinished_turn = false;
+    }
+
+    pub const RollbackError = error{ Busy, OutOfMemory, SessionWrite };
+
+    /// Rolls back the last turn when it failed or was canceled (panto_agent_rollback_turn):
+    /// its user message and what it kept (a partial answer, tool calls and their results)
+    /// are removed; returns how many messages were. 0 when there is nothing to roll back:
+    /// the last turn ended well, or kept nothing (it was rolled back as it failed: see
+    /// Stream.settleFailedTurn), or the conversation was edited or compacted since. Nothing
+    /// changes on failure.
+    pub fn rollbackTurn(a: *Agent) RollbackError!usize {
+        if (a.busy) return error.Busy;
+        if (!a.unfinished_turn) return 0;
+        const messages = a.conversation.messages.items;
+        const start = turnStart(messages) orelse {
+            a.unfinished_turn = false;
+            return 0;
+        };
+        try a.conversation.truncate(start);
+        a.unfinished_turn = false;
+        return messages.len - start;
     }
 
     /// The agent's session: its id, its file, whether it existed when the agent opened it,
@@ -392,6 +421,7 @@ pub const Agent = struct {
         old.close();
         a.session = child;
         a.conversation.journal = &child.journal;
+        a.unfinished_turn = false;
     }
 
     /// Called by a stream as it is destroyed.
@@ -401,6 +431,24 @@ pub const Agent = struct {
         if (a.released and a.live_streams == 0) a.deinit();
     }
 };
+
+/// Where the last turn begins: its user message, the last one that holds no tool results.
+/// null when there is none, or when it is a compaction's summary (the turn's start was
+/// summarized).
+fn turnStart(messages: []const conversation_mod.Message) ?usize {
+    var i = messages.len;
+    while (i > 0) {
+        i -= 1;
+        const m = messages[i];
+        if (m.role != .user) continue;
+        const results = for (m.blocks) |b| {
+            if (b.kind == .tool_result) break true;
+        } else false;
+        if (results) continue;
+        return if (m.compaction == null) i else null;
+    }
+    return null;
+}
 
 /// A session write failed while the agent was being made, configured or forked: the reason
 /// names the file.

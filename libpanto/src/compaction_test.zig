@@ -328,14 +328,19 @@ test "a tool round whose result passes the threshold compacts before the next re
 }
 
 /// A turn past the threshold whose summary request gets `answers`: it fails with `expected`
-/// (after a COMPACTION_START), the conversation as it was but for the turn's user message.
+/// (after a COMPACTION_START), the conversation as it was before the turn (its user message
+/// rolled back).
 fn expectSummaryFailure(answers: []const Answer, expected: anyerror, message_part: []const u8) !void {
     var t: PastThreshold = undefined;
     try t.start(answers);
     defer t.end();
     const agent = t.agent;
     const stream = t.stream;
+    // As it was before the turn: the turn's user message is rolled back as it fails.
+    const count = agent.conversation.messages.items.len;
+    agent.conversation.messages.items.len -= 1;
     const before = try snapshot(agent);
+    agent.conversation.messages.items.len += 1;
     defer gpa.free(before);
     _ = try nextAs(stream, .compaction_start);
     var e = stream.next();
@@ -347,11 +352,12 @@ fn expectSummaryFailure(answers: []const Answer, expected: anyerror, message_par
     const after = try snapshot(agent);
     defer gpa.free(after);
     try std.testing.expectEqualStrings(before, after);
+    try std.testing.expectEqual(count - 1, agent.conversation.messages.items.len);
     try std.testing.expectEqual(@as(u64, 950), agent.conversation.messages.items[1].usage.input_tokens);
     try std.testing.expect(!agent.busy);
 }
 
-test "a summary request that fails fails the turn with its error; the conversation is unchanged" {
+test "a summary request that fails fails the turn with its error; the conversation is as before the turn" {
     const unauthorized: Answer = .{
         .status = "401 Unauthorized",
         .content_type = "application/json",
@@ -377,7 +383,7 @@ test "a summary request retried after a ProviderRetry event, then the turn goes 
     try std.testing.expectEqual(@as(usize, 3), agent.conversation.messages.items.len);
 }
 
-test "a turn canceled during its summary request ends Canceled; the conversation is unchanged" {
+test "a turn canceled during its summary request ends Canceled; the conversation is as before the turn" {
     const partial = "event: message_start\ndata: {\"type\":\"message_start\",\"message\":{\"id\":\"msg_1\",\"model\":\"m\",\"usage\":{\"input_tokens\":3,\"output_tokens\":1}}}\n\n" ++
         "event: content_block_start\ndata: {\"type\":\"content_block_start\",\"index\":0,\"content_block\":{\"type\":\"text\",\"text\":\"\"}}\n\n" ++
         "event: content_block_delta\ndata: {\"type\":\"content_block_delta\",\"index\":0,\"delta\":{\"type\":\"text_delta\",\"text\":\"The user\"}}\n\n";

@@ -67,6 +67,9 @@ pub const Conversation = struct {
     /// Assistant messages before this index were kept across a compaction: their usage
     /// describes the context before it, which compaction.zig's estimate must not take.
     stale_usage_before: usize = 0,
+    /// Messages appended so far, ever: a turn tells by it whether it kept anything after its
+    /// user message (see Stream.settleFailedTurn).
+    appended: u64 = 0,
 
     pub fn init(gpa: Allocator) Conversation {
         return .{ .gpa = gpa };
@@ -95,6 +98,7 @@ pub const Conversation = struct {
             freeBlocks(c.gpa, m.blocks);
             return err;
         };
+        c.appended += 1;
         try c.recordLast();
     }
 
@@ -105,6 +109,16 @@ pub const Conversation = struct {
         if (c.journal) |j| try j.truncate(c.messages.items.len - 1);
         freeMessage(c.gpa, c.messages.pop().?);
         c.stale_usage_before = @min(c.stale_usage_before, c.messages.items.len);
+    }
+
+    /// Removes the last message and gives it to the caller (a failed turn's user message,
+    /// which `reopen` puts back). Nothing changes when the journal cannot record it.
+    pub fn takeLast(c: *Conversation) AppendError!?Message {
+        if (c.messages.items.len == 0) return null;
+        if (c.journal) |j| try j.truncate(c.messages.items.len - 1);
+        const m = c.messages.pop().?;
+        c.stale_usage_before = @min(c.stale_usage_before, c.messages.items.len);
+        return m;
     }
 
     fn recordLast(c: *Conversation) AppendError!void {
@@ -145,6 +159,7 @@ pub const Conversation = struct {
             m.blocks = try copyBlocks(c.gpa, blocks);
             try c.messages.append(c.gpa, m);
         }
+        c.appended += 1;
         try c.recordLast();
     }
 

@@ -37,6 +37,7 @@ test {
     _ = @import("stream_read.zig");
     _ = @import("transport/std_http_internals.zig");
     _ = @import("stream_test.zig");
+    _ = @import("failed_turn_test.zig");
     _ = @import("tool_progress_test.zig");
     _ = @import("agent.zig");
     _ = @import("endpoint.zig");

@@ -28,6 +28,7 @@ const compaction = @import("compaction.zig");
 const RequestParts = @import("request.zig").RequestParts;
 const structured_output = @import("structured_output.zig");
 const config_mod = @import("config.zig");
+const conversation = @import("conversation.zig");
 const Config = config_mod.Config;
 
 const TurnError = errors.TurnError;
@@ -126,6 +127,13 @@ pub const Stream = struct {
     final: structured_output.Final = .{},
     /// A stream driven by `step()`: its fiber (stream_step.zig).
     stepper: ?*stream_step.Stepper = null,
+
+    /// A user turn: the conversation's `appended` count right after its user message, so
+    /// that a failure tells whether the turn kept anything; null for a compaction's stream.
+    user_turn_appended: ?u64 = null,
+    /// The turn's user message, taken back out of the conversation when the turn failed
+    /// keeping nothing (settleFailedTurn); `reopen` puts it back.
+    rolled_back: ?conversation.Message = null,
 
     const State = enum { unsent, streaming, retry_wait, done, failed };
     const Phase = enum { messages, tool_starts, tool_results, complete, summary };
@@ -228,6 +236,7 @@ pub const Stream = struct {
         s.batch.deinit(gpa);
         s.final.deinit(gpa);
         if (s.compaction) |run| run.destroy();
+        if (s.rolled_back) |m| conversation.freeMessage(gpa, m);
         s.turn_arena.deinit();
         stream_step.release(s);
         gpa.destroy(s);
@@ -405,7 +414,9 @@ pub const Stream = struct {
         return s.reopenWithDiagnostic(&diag);
     }
 
-    pub const ReopenError = error{ State, Busy, InvalidConfig, OutOfMemory };
+    /// State: the turn did not fail at open; SessionWrite: the user message taken back out at
+    /// the failure could not be recorded again (nothing changed).
+    pub const ReopenError = error{ State, Busy, InvalidConfig, OutOfMemory, SessionWrite };
 
     /// As `reopen`, with the reason the turn's options are refused.
     pub fn reopenWithDiagnostic(s: *Stream, diag: *config_mod.Diagnostic) ReopenError!void {
@@ -420,6 +431,7 @@ pub const Stream = struct {
             .manual => compaction.planManual(&s.agent.conversation, s.agent.config) orelse return error.State,
             .threshold => null,
         } else null;
+        try s.restoreUserMessage();
         s.agent.busy = true;
         s.state = .unsent;
         s.failed_at_open = false;
@@ -783,10 +795,48 @@ pub const Stream = struct {
         if (s.agent.config.api_key) |key| s.detail.scrub(key);
         if (s.detail.message.items.len == 0) s.detail.set(s.agent.gpa, s.detail.http_status, "", @errorName(err));
         s.closeConnection(.failed);
+        const first = s.state != .failed;
         s.state = .failed;
         s.failure = err;
         s.agent.busy = false;
+        if (first) s.settleFailedTurn(); // (once: a rolled-back turn has nothing more to take)
         return err;
+    }
+
+    /// The rule of a turn that fails or is canceled (docs/conversations.md, "A turn that
+    /// fails"): one that kept nothing after its user message (no answer, not even a partial
+    /// one) takes that message back out, so the conversation is as it was before the turn and
+    /// the next request never carries two user messages in a row. One that kept something (a
+    /// partial answer, tool rounds) stays whole, and Agent.rollbackTurn removes it on request.
+    fn settleFailedTurn(s: *Stream) void {
+        const appended = s.user_turn_appended orelse return; // (a compaction's stream)
+        const agent = s.agent;
+        if (agent.conversation.appended != appended) {
+            agent.unfinished_turn = true;
+            return;
+        }
+        // (A session file that cannot record it keeps the message: rollbackTurn may retry.)
+        s.rolled_back = agent.conversation.takeLast() catch {
+            agent.unfinished_turn = true;
+            return;
+        };
+    }
+
+    /// Puts back the user message the failed turn took out (reopen: the same turn again), at
+    /// the end: after any turn run meanwhile.
+    fn restoreUserMessage(s: *Stream) ReopenError!void {
+        const m = s.rolled_back orelse return;
+        const conv = &s.agent.conversation;
+        s.rolled_back = null;
+        conv.appendOwnedMessage(m) catch |err| switch (err) {
+            error.OutOfMemory => return error.OutOfMemory, // (the message went with it)
+            error.SessionWrite => {
+                s.rolled_back = conv.messages.pop().?; // (not in the file: not in memory)
+                return error.SessionWrite;
+            },
+        };
+        s.user_turn_appended = conv.appended;
+        s.agent.unfinished_turn = false;
     }
 
 };

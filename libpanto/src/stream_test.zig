@@ -232,8 +232,8 @@ fn expectFailure(answer: Answer, expected: anyerror, http_status: u16, message_p
     try std.testing.expectEqual(http_status, detail.http_status);
     try std.testing.expect(std.mem.indexOf(u8, detail.message.items, test_key) == null);
     try std.testing.expect(std.mem.indexOf(u8, detail.message.items, message_part) != null);
-    // The user message stays; no assistant message is committed.
-    try std.testing.expectEqual(@as(usize, 1), agent.conversation.messages.items.len);
+    // Nothing was kept: the turn's user message is rolled back (failed_turn_test.zig).
+    try std.testing.expectEqual(@as(usize, 0), agent.conversation.messages.items.len);
     try std.testing.expect(!agent.busy);
 }
 
@@ -300,7 +300,7 @@ pub const lookup_tool =
     \\{"name":"lookup","description":"Looks up q.","input_schema":{"type":"object","properties":{"q":{"type":"string"}},"required":["q"]},"capabilities":["search"]}
 ;
 
-fn toolAgent(port: u16, capabilities: []const []const u8, max_tool_iterations: u32) !*Agent {
+pub fn toolAgent(port: u16, capabilities: []const []const u8, max_tool_iterations: u32) !*Agent {
     var url_buf: [64]u8 = undefined;
     const url = try std.fmt.bufPrint(&url_buf, "http://127.0.0.1:{d}", .{port});
     const agent = try Agent.init(std.testing.allocator, .{
@@ -317,7 +317,7 @@ fn toolAgent(port: u16, capabilities: []const []const u8, max_tool_iterations: u
     return agent;
 }
 
-fn nextUntil(stream: *Stream, tag: std.meta.Tag(Event)) !Event {
+pub fn nextUntil(stream: *Stream, tag: std.meta.Tag(Event)) !Event {
     while (try stream.next()) |e| if (e == tag) return e;
     return error.TestUnexpectedEnd;
 }
@@ -657,8 +657,8 @@ test "a turn canceled between two events decoded from one provider event keeps o
     try std.testing.expect((try stream.next()).? == .block_start);
     stream.cancel();
     try std.testing.expectError(error.Canceled, stream.next());
-    // Nothing of the message was seen: no assistant message, only the user's.
-    try std.testing.expectEqual(@as(usize, 1), agent.conversation.messages.items.len);
+    // Nothing of the message was seen: nothing was kept, and the user message is rolled back.
+    try std.testing.expectEqual(@as(usize, 0), agent.conversation.messages.items.len);
     try std.testing.expect(!agent.busy);
 }
 

@@ -745,7 +745,7 @@ static void test_conversation_edit(void) {
     stop_server();
 
     CHECK_RC(panto_agent_message_count(agent, &count), PANTO_OK);
-    CHECK(count == 3);
+    CHECK(count == 2); /* the failed turn kept nothing: its user message was rolled back */
     before = export_copy(agent);
     /* The assistant message carries who wrote it and its usage. */
     CHECK(strstr(before, "\"provider\":\"anthropic\",\"model\":\"claude-test\",\"stop_reason\":\"end_turn\","
@@ -1007,7 +1007,7 @@ static void test_run_options(void) {
     CHECK_RC(panto_agent_run(agent, &input, &stream), PANTO_OK);
     panto_stream_free(stream);
     CHECK_RC(panto_agent_message_count(agent, &count), PANTO_OK);
-    CHECK(count == 2);
+    CHECK(count == 0); /* both freed unsent: each user message rolled back */
     panto_agent_free(agent);
 }
 
@@ -2790,9 +2790,9 @@ static void test_parts_run_arguments(void) {
     input.parts = (const PantoPart *)(uintptr_t)8; /* garbage a caller never set */
     input.part_count = 99;
     CHECK_RC(panto_agent_run(agent, &input, &stream), PANTO_OK);
-    panto_stream_free(stream);
-    CHECK_RC(panto_agent_conversation(agent, &conv), PANTO_OK);
+    CHECK_RC(panto_agent_conversation(agent, &conv), PANTO_OK); /* (freed unsent, it is rolled back) */
     CHECK(count_in(conv, "\"text\":\"Look\"") == 1 && count_in(conv, "\"image\"") == 0);
+    panto_stream_free(stream);
     panto_agent_free(agent);
 }
 

@@ -78,6 +78,21 @@ def test_session_id_starts_then_resumes_that_session(emulator, run_panto, home):
     assert [p.name for p in session_files(sessions_dir(home))] == ["work-1.jsonl"]
 
 
+def test_a_failed_run_leaves_no_user_message_for_continue(emulator, run_panto, cli_env):
+    # Issue 35, bug 3: a run that fails before any answer (no API key: the provider refuses
+    # it) must not leave its user message in the session, or -c sends two user messages in a
+    # row.
+    emu = emulator({"responses": [text_reply("hello")]})
+    failed = run_panto("-p", "hi", env={**cli_env, "ANTHROPIC_API_KEY": ""})
+    assert failed.returncode == 3, failed.stderr  # authentication
+    c = run_panto("-c", "--json", "-p", "again")
+    assert c.returncode == 0, c.stderr
+    assert first_line(c.stdout)["message_count"] == 0
+    b = emu.requests()[-1]["body"]
+    assert roles(b) == ["user"]
+    assert b["messages"][0]["content"][0]["text"] == "again"
+
+
 def test_a_bad_session_id_is_the_cores_diagnostic(emulator, run_panto):
     r = run_panto("--session", "../x", "-p", "x")
     assert r.returncode == 2

@@ -237,19 +237,68 @@ def invalid_import_cases() -> None:
 
 def edit_cases() -> None:
     hi = Reply(A, "msg_hi", [Text("Hi there.")], usage(input_tokens=12, output_tokens=3))
-    case("conv_drop_last_after_failed_turn",
-         "A turn fails (overloaded, retries off): its user message stays. drop_last(1) removes it, "
-         "so the next turn sends one user message, not two in a row. Dropping more messages "
-         "than there are is an invalid_argument error and changes nothing.",
-         ["Hello", {"drop_last": 1}, "Hello again", {"drop_last": 3}],
+    overloaded = {"event": "error", "code": "overloaded", "http_status": 529,
+                  "type": "overloaded_error", "message": "Overloaded"}
+    case("rollback_after_failed_turn",
+         "A turn fails before any answer (overloaded, retries off): its user message is rolled "
+         "back as it fails (rollback_turn then finds nothing: 0 removed), so the next turn's "
+         "request holds one user message, not two in a row. Dropping more messages than there "
+         "are is an invalid_argument error and changes nothing.",
+         ["Hello", {"rollback_turn": True}, "Hello again", {"drop_last": 3}],
          [{"error": {"type": "overloaded_error", "message": "Overloaded"}}, hi],
-         [{"event": "error", "code": "overloaded", "http_status": 529, "type": "overloaded_error",
-           "message": "Overloaded"}] * 2
-         + [ok("drop_last", message_count=0)] + turn_lines([hi])
+         [overloaded] * 2
+         + [ok("rollback_turn", removed=0, message_count=0)] + turn_lines([hi])
          + [{"event": "drop_last", "code": "invalid_argument", "message_count": 2},
             conversation_line(turn("Hello again", hi))],
          [request(A, [user("Hello")]), request(A, [user("Hello again")])],
          config={**CONFIG, "retry": {"max_retries": 0}}, print_conversation=True)
+
+    o_hi = Reply(O, "chatcmpl-hi", [Text("Hi there.")], usage(input_tokens=12, output_tokens=3))
+    case("rollback_after_failed_turn_openai",
+         "OpenAI: a turn refused with HTTP 400 leaves nothing behind: the next turn's request "
+         "holds only its own user message.",
+         ["Hello", "Hello again"],
+         [{"status": 400, "error": {"type": "invalid_request_error", "message": "Bad request."}},
+          o_hi],
+         [{"event": "error", "code": "invalid_request", "http_status": 400,
+           "type": "invalid_request_error", "message": "Bad request."}] * 2
+         + turn_lines([o_hi]) + [conversation_line(turn("Hello again", o_hi))],
+         [request(O, [user("Hello")]), request(O, [user("Hello again")])],
+         config={"provider": O, "model": MODEL[O], "api_key": "test-key"},
+         print_conversation=True)
+
+    canceled = {"event": "error", "code": "canceled", "http_status": 0, "type": "canceled_error",
+                "message": {"$prefix": ""}}
+    late = Reply(A, "msg_late", [Text("Too late.")], usage(input_tokens=10, output_tokens=3))
+    case("rollback_after_cancel_before_text",
+         "The server waits 3 s before answering; the turn is canceled 200 ms after run(), before "
+         "any text: its user message is rolled back, so the second turn's request holds only "
+         "its own user message (alternating roles), and the conversation only the second turn.",
+         ["Hello", "Again"],
+         [{**script(late), "delay_ms": 3000}, hi],
+         [canceled] * 2 + turn_lines([hi]) + [conversation_line(turn("Again", hi))],
+         [request(A, [user("Hello")]), request(A, [user("Again")])],
+         cancel_after_ms=200, print_conversation=True)
+
+    looked = Reply(A, "msg_looked", [ToolCall("toolu_rb_1", "lookup", {"q": "x"}, "Found.")],
+                   usage(input_tokens=30, output_tokens=9))
+    case("rollback_turn_after_tool_round",
+         "A turn's tool round completes, then its next request fails (a server error, retries "
+         "off): the call and its result stay (they pair up). rollback_turn removes the whole "
+         "turn (3 messages), a second rollback_turn removes nothing, and the next turn's "
+         "request holds only its own user message.",
+         ["Look up x", {"rollback_turn": True}, {"rollback_turn": True}, "Hello again"],
+         [looked, {"error": {"type": "api_error", "message": "Internal error"}}, hi],
+         reply_lines(looked)
+         + [{"event": "error", "code": "server", "http_status": 500, "type": "api_error",
+             "message": "Internal error"}] * 2
+         + [ok("rollback_turn", removed=3, message_count=0),
+            ok("rollback_turn", removed=0, message_count=0)]
+         + turn_lines([hi]) + [conversation_line(turn("Hello again", hi))],
+         [request(A, [user("Look up x")]), request(A, turn("Look up x", looked)),
+          request(A, [user("Hello again")])],
+         config={**CONFIG, "retry": {"max_retries": 0}}, tools=[tool(LOOKUP, "Found.")],
+         print_conversation=True)
 
     call = Reply(A, "msg_call", [ToolCall("toolu_edit_1", "lookup", {"q": "x"}, "Found.")],
                  usage(input_tokens=30, output_tokens=9))
@@ -441,14 +490,14 @@ def compaction_cases() -> None:
 
     case("compaction_summary_fails",
          "A summary request that fails (a server error, retries off) fails the turn with its "
-         "error, after compaction_start; the conversation is unchanged (the failed turn's user "
-         "message stays, as after any failed turn).",
+         "error, after compaction_start; the conversation is unchanged, and the failed turn's "
+         "user message is rolled back, as after any turn that fails before an answer.",
          [STORY, THEN], [first, {"error": {"type": "api_error", "message": "Internal error"}}],
          turn_lines([first])
          + [{"event": "compaction_start", "tokens_before": tokens_before, "reason": "threshold"}]
          + [{"event": "error", "code": "server", "http_status": 500, "type": "api_error",
              "message": "Internal error"}] * 2
-         + [conversation_line(turn(STORY, first) + [user(THEN)])],
+         + [conversation_line(turn(STORY, first))],
          [request(A, [user(STORY)]), summary_request("[User]: " + STORY)],
          config={**config, "retry": {"max_retries": 0}}, print_conversation=True)
 

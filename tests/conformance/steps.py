@@ -23,6 +23,7 @@ STEPS: dict[str, tuple[str, Any]] = {
     "import_text": ("a string", lambda v: isinstance(v, str)),
     "truncate": ("a non-negative integer", is_count),
     "drop_last": ("a non-negative integer", is_count),
+    "rollback_turn": ("true", lambda v: v is True),
     "compact": ("true", lambda v: v is True),
     "session_info": ("true", lambda v: v is True),
     "reopen_agent": ("true", lambda v: v is True),

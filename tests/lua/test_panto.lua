@@ -230,11 +230,12 @@ test("break in for closes the stream; the agent runs again", function()
     if ev.kind == "block_complete" then text = ev.text end
   end
   eq(text, "second answer", "second turn")
-  -- Nothing of the abandoned message had arrived beyond message_start: no assistant message.
+  -- Nothing of the abandoned message had arrived beyond message_start: nothing was kept, so
+  -- its user message was rolled back.
   local conv = json.decode(agent:conversation())
   local roles = {}
   for i, m in ipairs(conv) do roles[i] = m.role end
-  eq(table.concat(roles, ","), "user,user,assistant", "roles")
+  eq(table.concat(roles, ","), "user,assistant", "roles")
 end)
 
 test("one unfinished stream at a time: run raises busy", function()
@@ -2180,15 +2181,14 @@ test("import refuses bad documents with code conversation, the agent unchanged",
   eq(agent:message_count(), 0, "count after importing none")
 end)
 
-test("drop_last after a failed turn; truncate; refused cuts leave the conversation", function()
+test("a failed turn leaves nothing; rollback_turn; truncate; refused cuts leave the conversation", function()
   emulator.load({ text_answer("Hello"), error_answer(401, "authentication_error", "bad key"), text_answer("Hi again") })
   local agent <close> = new_agent()
   drain(agent:run("Hi"))
   local _, err = until_error(agent:run("Fails"))
   eq(err.code, "authentication")
-  eq(agent:message_count(), 3, "the failed turn's user message stays")
-  eq(agent:drop_last(), 2, "drop_last() returns the count left")
-  eq(agent:message_count(), 2)
+  eq(agent:message_count(), 2, "the failed turn's user message is rolled back")
+  eq(agent:rollback_turn(), 0, "nothing left to roll back")
   drain(agent:run("Next"))
   local request = emulator.requests()[3]
   eq(#request.body.messages, 3, "the next request has no two user messages in a row")

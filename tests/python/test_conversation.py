@@ -94,15 +94,14 @@ def test_import_refusals_name_the_first_problem_and_change_nothing() -> None:
             agent.import_(42)  # type: ignore[arg-type]
 
 
-def test_drop_last_after_a_failed_turn_sends_one_user_message() -> None:
+def test_a_failed_turn_leaves_nothing_and_the_next_sends_one_user_message() -> None:
     failing = {"error": {"type": "overloaded_error", "message": "Overloaded"}}
     with Emulator(scenario={"responses": [failing, HELLO]}) as emu, \
             new_agent(emu, retry={"max_retries": 0}) as agent:
         with pytest.raises(panto.OverloadedError):
             finish(agent.run("Hello"))
-        assert agent.conversation == [user("Hello")]  # the failed turn's message stayed
-        agent.drop_last()
-        assert agent.message_count == 0
+        assert agent.conversation == []  # rolled back as it failed
+        assert agent.rollback_turn() == 0  # nothing left to roll back
         finish(agent.run("Hello again"))
         last = emu.requests()[-1]["body"]["messages"]
         assert [m["role"] for m in last] == ["user"]

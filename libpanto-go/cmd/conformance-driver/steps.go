@@ -108,6 +108,12 @@ func (r *caseRun) runStep(s step) bool {
 		line := codeLine(s.key, err, false)
 		line["message_count"] = r.messageCount()
 		r.emit(line)
+	case "rollback_turn":
+		removed, err := r.agent.RollbackTurn()
+		line := codeLine(s.key, err, false)
+		line["removed"] = removed
+		line["message_count"] = r.messageCount()
+		r.emit(line)
 	case "compact":
 		stream, err := r.agent.Compact(context.Background())
 		if err != nil {

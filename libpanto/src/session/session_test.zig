@@ -478,3 +478,18 @@ test "a working directory whose name is not UTF-8 goes into the header mended; t
     defer gpa.free(bytes);
     try std.testing.expect(std.mem.indexOf(u8, bytes, "/odd\xef\xbf\xbd\"") != null);
 }
+
+test "a turn that fails keeping nothing leaves no user message in the session file: a resume alternates" {
+    var f: Fixture = undefined;
+    try f.init();
+    defer f.deinit();
+    const first = try f.agent("rolled", .create);
+    const stream = try first.run("lost");
+    stream.close(); // canceled before anything was sent
+    try std.testing.expectEqual(@as(usize, 0), first.conversation.messages.items.len);
+    first.deinit();
+
+    const second = try f.agent("rolled", .@"resume");
+    defer second.deinit();
+    try std.testing.expectEqual(@as(usize, 0), second.conversation.messages.items.len);
+}

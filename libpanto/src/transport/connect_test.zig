@@ -122,8 +122,8 @@ test "a connect that hangs ends in a timeout error after timeouts.connect_ms" {
     const stream = try failingTurn(agent, error.Timeout);
     defer stream.destroy();
     try expectMessage(stream, "timeout_error", "timeouts.connect_ms");
-    // Nothing was sent: the user message stays alone, and the turn may not be reopened.
-    try std.testing.expectEqual(@as(usize, 1), agent.conversation.messages.items.len);
+    // Nothing was sent: the user message is rolled back, and the turn may not be reopened.
+    try std.testing.expectEqual(@as(usize, 0), agent.conversation.messages.items.len);
     try std.testing.expectError(error.State, stream.reopen());
 }
 
@@ -377,6 +377,6 @@ test "a proxy URL with a line break is a connection error at request time, not a
     const message = stream.failureDetail().?.message.items;
     try std.testing.expect(std.mem.indexOf(u8, message, "s3cret") == null);
     try std.testing.expect(std.mem.indexOf(u8, message, "Injected") == null);
-    // Refused before anything was sent: the user message stays alone.
-    try std.testing.expectEqual(@as(usize, 1), agent.conversation.messages.items.len);
+    // Refused before anything was sent: the user message is rolled back.
+    try std.testing.expectEqual(@as(usize, 0), agent.conversation.messages.items.len);
 }

@@ -22,7 +22,7 @@
  * parts (text, or media read from the `media_path` the runner wrote) given as PantoPart array,
  * and a tool's `return_parts` are submitted the same way (content ""). A turn may also be a
  * step object (README, "Steps": set_config, export, reimport, import, import_text, truncate,
- * drop_last, compact, session_info, reopen_agent, second_agent, fork, list_sessions,
+ * drop_last, rollback_turn, compact, session_info, reopen_agent, second_agent, fork, list_sessions,
  * append_to_session), run between turns with the C function of its name. Exits 0
  * whenever it printed a transcript (even one ending in an error), 2 when it could not run
  * (bad arguments, unreadable or malformed case).
@@ -1384,6 +1384,12 @@ static const char *run_step(PantoAgent **agent_slot, const char *p, Steps *st) {
             printf(", \"message_count\": %zu", message_count(agent));
             end_line();
         }
+    } else if (strcmp(key, "rollback_turn") == 0) {
+        size_t removed = 0;
+        rc = panto_agent_rollback_turn(agent, &removed);
+        begin_step_line("rollback_turn", rc, NULL);
+        printf(", \"removed\": %zu, \"message_count\": %zu", removed, message_count(agent));
+        end_line();
     } else if (strcmp(key, "compact") == 0) {
         PantoStream *stream = NULL;
         rc = panto_agent_compact(agent, &stream);

@@ -388,6 +388,15 @@ function Run:cut(name, method, n)
   emit(line)
 end
 
+function Run:rollback_turn()
+  local agent = self.agent
+  local ok, removed = pcall(agent.rollback_turn, agent)
+  local line = code_line("rollback_turn", ok, removed)
+  line.removed = ok and removed or 0
+  line.message_count = agent:message_count()
+  emit(line)
+end
+
 function Run:compact(extra_next)
   local ok, stream = pcall(self.agent.compact, self.agent)
   if not ok then return emit(code_line("compact", ok, stream)) end
@@ -460,6 +469,7 @@ function Run:step(st, extra_next)
   elseif st.import_text ~= nil then self:import(st.import_text)
   elseif st.truncate ~= nil then self:cut("truncate", "truncate", st.truncate)
   elseif st.drop_last ~= nil then self:cut("drop_last", "drop_last", st.drop_last)
+  elseif st.rollback_turn ~= nil then self:rollback_turn()
   elseif st.compact ~= nil then self:compact(extra_next)
   elseif st.session_info ~= nil then self:session_info()
   elseif st.reopen_agent ~= nil then return self:reopen_agent()

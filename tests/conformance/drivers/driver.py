@@ -404,6 +404,15 @@ class Steps:
             line.pop("message", None)
             line["message_count"] = agent.message_count
             yield line
+        elif key == "rollback_turn":
+            removed = 0
+
+            def rollback() -> None:
+                nonlocal removed
+                removed = agent.rollback_turn()
+            line = coded(key, rollback)
+            line.pop("message", None)
+            yield {**line, "removed": removed, "message_count": agent.message_count}
         elif key == "compact":
             try:
                 stream = agent.compact()
