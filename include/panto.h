@@ -530,12 +530,16 @@ int panto_agent_run(PantoAgent *agent, const PantoInput *input, PantoStream **ou
  *   {"type": "tool_call", "id", "name", "input": a JSON object}
  *   {"type": "tool_result", "id", "content", "is_error"}: content is a string, or an array of
  *       text, image and document blocks when the result has media.
+ *   {"type": "server_block", "name": its type, "json": its JSON object as the provider sent
+ *       it, a string}: a provider's block panto keeps without reading it (Anthropic's server
+ *       tools' calls and results, compaction, types added later).
  * Keys come in this order; export -> import -> export gives the same bytes.
  *
  * A conversation is stored in this neutral form and written for whichever provider the next
  * request goes to, so set_config may switch provider or model between turns: thinking blocks
- * (and their signatures) go only to the provider and model that made them and are left out
- * elsewhere (an assistant message left empty is left out); a tool-call id the target does not
+ * (and their signatures) and server blocks go only to the provider and model that made them
+ * and are left out elsewhere (an assistant message left empty is left out; an empty text
+ * block is never sent); a tool-call id the target does not
  * accept (Anthropic and OpenAI: 1 to 40 of [a-zA-Z0-9_-]) is sent as "call_" and the first 32
  * hex digits of its SHA-256, for the call and its result alike. */
 

@@ -19,7 +19,16 @@ pub const Block = struct {
     name: std.ArrayList(u8) = .empty,
     /// thinking blocks: the provider's signature.
     signature: std.ArrayList(u8) = .empty,
+    /// A server block (kind `none`): its JSON object as the provider started it, non-empty;
+    /// `name` is its type, `text` what its deltas streamed (a server_tool_use's input), the
+    /// decoder fills it in when the block stops (providers/anthropic/decode.zig).
+    json: std.ArrayList(u8) = .empty,
     open: bool = true,
+
+    /// Whether this is a block panto keeps as the provider sent it (conversation `server_block`).
+    pub fn isServer(b: *const Block) bool {
+        return b.json.items.len > 0;
+    }
 };
 
 /// A block that started while a block that may still grow was open (an OpenAI tool call
@@ -87,6 +96,7 @@ pub const Assembly = struct {
             b.id.deinit(a.gpa);
             b.name.deinit(a.gpa);
             b.signature.deinit(a.gpa);
+            b.json.deinit(a.gpa);
         }
         a.blocks.deinit(a.gpa);
         a.queue.deinit(a.gpa);
@@ -154,6 +164,7 @@ pub const Assembly = struct {
         b.id.clearRetainingCapacity();
         b.name.clearRetainingCapacity();
         b.signature.clearRetainingCapacity();
+        b.json.clearRetainingCapacity();
         a.block_count += 1;
         try a.push(.{ .block_start = .{ .index = a.indexOf(b), .kind = kind } });
         return b;
@@ -165,6 +176,15 @@ pub const Assembly = struct {
         try b.id.appendSlice(a.gpa, id);
         try b.name.appendSlice(a.gpa, name);
         try a.push(.{ .tool_details = .{ .index = a.indexOf(b), .id = b.id.items, .name = b.name.items } });
+        return b;
+    }
+
+    /// Starts a server block (see Block.json): `json` is the block as the provider started it.
+    pub fn startServerBlock(a: *Assembly, provider_index: u32, type_name: []const u8, json: []const u8) Allocator.Error!*Block {
+        std.debug.assert(json.len > 0);
+        const b = try a.startBlock(provider_index, .none);
+        try b.name.appendSlice(a.gpa, type_name);
+        try b.json.appendSlice(a.gpa, json);
         return b;
     }
 
@@ -296,7 +316,11 @@ pub const Assembly = struct {
         var next_input: usize = 0;
         for (a.blocks.items[0..a.block_count]) |b| {
             const block: Conversation.Block = switch (b.kind) {
-                .text, .none => .{ .kind = .text, .text = b.text.items },
+                .none => if (b.isServer())
+                    .{ .kind = .server_block, .text = b.json.items, .name = b.name.items }
+                else
+                    .{ .kind = .text, .text = b.text.items },
+                .text => .{ .kind = .text, .text = b.text.items },
                 .thinking => .{ .kind = .thinking, .text = b.text.items, .signature = b.signature.items },
                 .redacted_thinking => .{ .kind = .redacted_thinking, .text = b.text.items },
                 .tool_call => blk: {
@@ -319,7 +343,10 @@ pub const Assembly = struct {
         var list: std.ArrayList(Conversation.Block) = .empty;
         defer list.deinit(a.gpa);
         for (a.blocks.items[0..a.block_count]) |b| switch (b.kind) {
-            .text, .none => if (b.text.items.len > 0) try list.append(a.gpa, .{ .kind = .text, .text = b.text.items }),
+            // A server block is left out, as a tool call is: a server tool's call without its
+            // result is refused when sent back.
+            .none => if (!b.isServer() and b.text.items.len > 0) try list.append(a.gpa, .{ .kind = .text, .text = b.text.items }),
+            .text => if (b.text.items.len > 0) try list.append(a.gpa, .{ .kind = .text, .text = b.text.items }),
             // Unsigned thinking cannot be sent back: keep only finished blocks.
             .thinking => if (!b.open) try list.append(a.gpa, .{ .kind = .thinking, .text = b.text.items, .signature = b.signature.items }),
             .redacted_thinking => try list.append(a.gpa, .{ .kind = .redacted_thinking, .text = b.text.items }),
