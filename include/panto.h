@@ -239,6 +239,11 @@ typedef enum PantoBlockKind {
     PANTO_BLOCK_THINKING = 2,
     PANTO_BLOCK_TOOL_CALL = 3,
     PANTO_BLOCK_REDACTED_THINKING = 4, /* text: the provider's opaque data (no deltas) */
+    /* A block of the provider's that panto keeps without reading it (Anthropic's server tools'
+     * calls and results: server_tool_use, web_search_tool_result, ...; compaction; types added
+     * later). CONTENT_DELTA: its input's JSON as it streams (a server_tool_use's);
+     * BLOCK_COMPLETE: text is the block's JSON object as received, name its type. */
+    PANTO_BLOCK_SERVER_BLOCK = 5,
     PANTO_BLOCK_KIND_FORCE_INT = 0x7fffffff
 } PantoBlockKind;
 
@@ -286,7 +291,7 @@ typedef struct PantoEvent {
     int32_t is_error;    /* TOOL_RESULT: 1 when the result is an error */
     PantoString provider_stop_reason; /* MESSAGE_END, MESSAGE_COMPLETE: the provider's value */
     PantoUsage usage; /* MESSAGE_END: the message's usage; MESSAGE_COMPLETE: the turn's */
-    PantoString name; /* TOOL_*: the tool's name */
+    PantoString name; /* TOOL_*: the tool's name; BLOCK_COMPLETE of a SERVER_BLOCK: its type */
     int32_t awaiting_result; /* TOOL_CALL_START: see PantoEventKind */
     uint32_t attempt;        /* PROVIDER_RETRY */
     int32_t http_status;     /* PROVIDER_RETRY */

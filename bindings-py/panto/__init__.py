@@ -97,6 +97,7 @@ _LAZY = {
     "AssistantMessage": "message",
     "ContentBlock": "message",
     "RedactedThinkingBlock": "message",
+    "ServerBlock": "message",
     "TextBlock": "message",
     "ThinkingBlock": "message",
     "ToolCallBlock": "message",
@@ -112,7 +113,7 @@ if TYPE_CHECKING:
     from typing import Any, List
 
     from .events import Event
-    from .message import AssistantMessage, ContentBlock, RedactedThinkingBlock, TextBlock, ThinkingBlock, ToolCallBlock
+    from .message import AssistantMessage, ContentBlock, RedactedThinkingBlock, ServerBlock, TextBlock, ThinkingBlock, ToolCallBlock
     from .session import Session, SessionInfo, SessionParent, SessionSummary
     from .tools import Param, Registry, Tool, ToolClass, as_tool, to_content, tool
     from ._progress import report_progress
@@ -184,6 +185,7 @@ __all__ = [
     "TextBlock",
     "ThinkingBlock",
     "RedactedThinkingBlock",
+    "ServerBlock",
     "ToolCallBlock",
     "RetryPolicy",
     "Timeouts",

@@ -19,7 +19,7 @@ pub const Block = struct {
     name: std.ArrayList(u8) = .empty,
     /// thinking blocks: the provider's signature.
     signature: std.ArrayList(u8) = .empty,
-    /// A server block (kind `none`): its JSON object as the provider started it, non-empty;
+    /// A server block: its JSON object as the provider started it;
     /// `name` is its type, `text` what its deltas streamed (a server_tool_use's input), the
     /// decoder fills it in when the block stops (providers/anthropic/decode.zig).
     json: std.ArrayList(u8) = .empty,
@@ -27,7 +27,7 @@ pub const Block = struct {
 
     /// Whether this is a block panto keeps as the provider sent it (conversation `server_block`).
     pub fn isServer(b: *const Block) bool {
-        return b.json.items.len > 0;
+        return b.kind == .server_block;
     }
 };
 
@@ -181,8 +181,7 @@ pub const Assembly = struct {
 
     /// Starts a server block (see Block.json): `json` is the block as the provider started it.
     pub fn startServerBlock(a: *Assembly, provider_index: u32, type_name: []const u8, json: []const u8) Allocator.Error!*Block {
-        std.debug.assert(json.len > 0);
-        const b = try a.startBlock(provider_index, .none);
+        const b = try a.startBlock(provider_index, .server_block);
         try b.name.appendSlice(a.gpa, type_name);
         try b.json.appendSlice(a.gpa, json);
         return b;
@@ -227,6 +226,8 @@ pub const Assembly = struct {
             b.text.clearRetainingCapacity();
             try b.text.appendSlice(a.gpa, "{}");
         }
+        // A server block's event gives the block itself: its JSON (complete now) and its type.
+        if (b.kind == .server_block) return a.push(.{ .block_complete = .{ .index = a.indexOf(b), .kind = b.kind, .text = b.json.items, .name = b.name.items } });
         try a.push(.{ .block_complete = .{ .index = a.indexOf(b), .kind = b.kind, .text = b.text.items } });
     }
 
@@ -316,11 +317,8 @@ pub const Assembly = struct {
         var next_input: usize = 0;
         for (a.blocks.items[0..a.block_count]) |b| {
             const block: Conversation.Block = switch (b.kind) {
-                .none => if (b.isServer())
-                    .{ .kind = .server_block, .text = b.json.items, .name = b.name.items }
-                else
-                    .{ .kind = .text, .text = b.text.items },
-                .text => .{ .kind = .text, .text = b.text.items },
+                .text, .none => .{ .kind = .text, .text = b.text.items },
+                .server_block => .{ .kind = .server_block, .text = b.json.items, .name = b.name.items },
                 .thinking => .{ .kind = .thinking, .text = b.text.items, .signature = b.signature.items },
                 .redacted_thinking => .{ .kind = .redacted_thinking, .text = b.text.items },
                 .tool_call => blk: {
@@ -345,8 +343,8 @@ pub const Assembly = struct {
         for (a.blocks.items[0..a.block_count]) |b| switch (b.kind) {
             // A server block is left out, as a tool call is: a server tool's call without its
             // result is refused when sent back.
-            .none => if (!b.isServer() and b.text.items.len > 0) try list.append(a.gpa, .{ .kind = .text, .text = b.text.items }),
-            .text => if (b.text.items.len > 0) try list.append(a.gpa, .{ .kind = .text, .text = b.text.items }),
+            .server_block => {},
+            .text, .none => if (b.text.items.len > 0) try list.append(a.gpa, .{ .kind = .text, .text = b.text.items }),
             // Unsigned thinking cannot be sent back: keep only finished blocks.
             .thinking => if (!b.open) try list.append(a.gpa, .{ .kind = .thinking, .text = b.text.items, .signature = b.signature.items }),
             .redacted_thinking => try list.append(a.gpa, .{ .kind = .redacted_thinking, .text = b.text.items }),

@@ -175,3 +175,26 @@ test "a server block cut off by a cancel is not kept" {
     try a.commitPartial(&conv, .{ .provider = "anthropic", .model = "claude-a" });
     try std.testing.expectEqual(@as(usize, 0), conv.messages.items.len);
 }
+
+test "a server block's events: its kind, its input's fragments, then the block itself and its type" {
+    const gpa = std.testing.allocator;
+    var arena: std.heap.ArenaAllocator = .init(gpa);
+    defer arena.deinit();
+    var a = Assembly.init(gpa);
+    defer a.deinit();
+    var detail: errors.Detail = .{};
+    defer detail.deinit(gpa);
+    var d: anthropic.Decoder = .{};
+    var seen: std.ArrayList(u8) = .empty; // one line per event of block 1
+    defer seen.deinit(gpa);
+    for (stream[0..8]) |data| {
+        try d.handle(&a, arena.allocator(), .{ .type = "message", .data = data }, &detail);
+        while (a.pop()) |e| switch (e) {
+            .block_start => |s| if (s.index == 1) try seen.print(gpa, "start {t}\n", .{s.kind}),
+            .content_delta => |c| if (c.index == 1) try seen.print(gpa, "delta {t} {s}\n", .{ c.kind, c.text }),
+            .block_complete => |c| if (c.index == 1) try seen.print(gpa, "complete {t} {s} {s}\n", .{ c.kind, c.name, c.text }),
+            else => {},
+        };
+    }
+    try std.testing.expectEqualStrings("start server_block\ndelta server_block {\"query\": \ndelta server_block \"zig 0.16\"}\ncomplete server_block server_tool_use " ++ search_use_filled ++ "\n", seen.items);
+}

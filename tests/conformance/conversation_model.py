@@ -131,12 +131,12 @@ def reply_lines(reply: Reply) -> list[dict[str, Any]]:
     lines: list[dict[str, Any]] = [{"event": "message_start", "id": reply.id, "model": reply.model}]
     for i, b in enumerate(reply.blocks):
         if isinstance(b, Server):
-            # (a block kind of its own: the events' slice of issue 27)
-            text = "".join(b.deltas)
-            lines += ([{"event": "block_start", "index": i, "kind": "none"}]
-                      + [{"event": "content_delta", "index": i, "kind": "none", "text": d}
+            # Its input's fragments as they stream; complete, the block itself and its type.
+            lines += ([{"event": "block_start", "index": i, "kind": "server_block"}]
+                      + [{"event": "content_delta", "index": i, "kind": "server_block", "text": d}
                          for d in b.deltas if d]
-                      + [{"event": "block_complete", "index": i, "kind": "none", "text": text}])
+                      + [{"event": "block_complete", "index": i, "kind": "server_block",
+                          "text": b.json, "name": b.name}])
         elif isinstance(b, ToolCall):
             text = arguments(reply.provider, b)
             lines += [{"event": "block_start", "index": i, "kind": "tool_call"},

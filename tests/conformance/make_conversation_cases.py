@@ -360,7 +360,9 @@ def server_block_cases() -> None:
          "the conversation stores each with its type and its JSON as received, the streamed "
          "input in place; export and import carry them byte for byte; the next request to the "
          "same model sends them back with their ids; another Anthropic model and OpenAI get "
-         "them left out. The empty text block the stream started with is never sent.",
+         "them left out. The empty text block the stream started with is never sent. Their "
+         "events: kind server_block, the input's fragments as content deltas, block_complete "
+         "with the block's JSON as text and its type as name.",
          ["Search zig.", {"export": True}, {"reimport": True}, "When?",
           {"set_config": {"model": "claude-other"}}, "Bye.",
           {"set_config": {"provider": "openai", "model": "gpt-test"}}, "Ciao."],
