@@ -19,7 +19,8 @@ depend on — strictly:
   extra_body escape hatch are left out of the check (`_extra_body_keys`);
 - plus the documented rules the types cannot express (`api_rule_problems`): no message with
   empty content (Anthropic: "all messages must have non-empty content except for the optional
-  final assistant message"; OpenAI: an assistant message has content or tool_calls).
+  final assistant message"; OpenAI: an assistant message has content or tool_calls), and no
+  empty Anthropic text block ("text content blocks must be non-empty", issue 27).
 
 Where the requests come from:
 
@@ -140,6 +141,13 @@ def api_rule_problems(provider: str, body: dict[str, Any]) -> list[str]:
                 problems.append(f"messages[{i}] ({m.get('role')}): empty content (Anthropic: all "
                                 "messages must have non-empty content except for the optional "
                                 "final assistant message)")
+            blocks = content if isinstance(content, list) else []
+            nested = [p for b in blocks if isinstance(b, dict) and isinstance(b.get("content"), list)
+                      for p in b["content"]]
+            if any(isinstance(b, dict) and b.get("type") == "text" and b.get("text") == ""
+                   for b in blocks + nested):
+                problems.append(f"messages[{i}]: an empty text block (Anthropic: \"text content "
+                                "blocks must be non-empty\")")
         elif m.get("role") == "assistant" and content in (None, "", []) and not m.get("tool_calls"):
             problems.append(f"messages[{i}] (assistant): neither content nor tool_calls")
         for where, call_id in _tool_ids(m):
@@ -663,6 +671,7 @@ MISTAKES = [
     ("anthropic", "top-level bogus key", lambda b: b.update(bogus=1)),
     ("anthropic", "OpenAI's key on Anthropic", lambda b: b.update(reasoning_effort="high")),
     ("anthropic", "bogus key in a text block", lambda b: b["messages"][0]["content"][0].update(bogus=1)),
+    ("anthropic", "an empty text block", lambda b: b["messages"][0]["content"].append({"type": "text", "text": ""})),
     ("anthropic", "bogus key in a web search result",
      lambda b: b["messages"][1]["content"][5]["content"][0].update(bogus=1)),
     ("anthropic", "a server tool panto has none of",
