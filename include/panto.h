@@ -239,6 +239,11 @@ typedef enum PantoBlockKind {
     PANTO_BLOCK_THINKING = 2,
     PANTO_BLOCK_TOOL_CALL = 3,
     PANTO_BLOCK_REDACTED_THINKING = 4, /* text: the provider's opaque data (no deltas) */
+    /* A block of the provider's that panto keeps without reading it (Anthropic's server tools'
+     * calls and results: server_tool_use, web_search_tool_result, ...; compaction; types added
+     * later). CONTENT_DELTA: its input's JSON as it streams (a server_tool_use's);
+     * BLOCK_COMPLETE: text is the block's JSON object as received, name its type. */
+    PANTO_BLOCK_SERVER_BLOCK = 5,
     PANTO_BLOCK_KIND_FORCE_INT = 0x7fffffff
 } PantoBlockKind;
 
@@ -286,7 +291,7 @@ typedef struct PantoEvent {
     int32_t is_error;    /* TOOL_RESULT: 1 when the result is an error */
     PantoString provider_stop_reason; /* MESSAGE_END, MESSAGE_COMPLETE: the provider's value */
     PantoUsage usage; /* MESSAGE_END: the message's usage; MESSAGE_COMPLETE: the turn's */
-    PantoString name; /* TOOL_*: the tool's name */
+    PantoString name; /* TOOL_*: the tool's name; BLOCK_COMPLETE of a SERVER_BLOCK: its type */
     int32_t awaiting_result; /* TOOL_CALL_START: see PantoEventKind */
     uint32_t attempt;        /* PROVIDER_RETRY */
     int32_t http_status;     /* PROVIDER_RETRY */
@@ -536,12 +541,16 @@ int panto_agent_run(PantoAgent *agent, const PantoInput *input, PantoStream **ou
  *   {"type": "tool_call", "id", "name", "input": a JSON object}
  *   {"type": "tool_result", "id", "content", "is_error"}: content is a string, or an array of
  *       text, image and document blocks when the result has media.
+ *   {"type": "server_block", "name": its type, "json": its JSON object as the provider sent
+ *       it, a string}: a provider's block panto keeps without reading it (Anthropic's server
+ *       tools' calls and results, compaction, types added later).
  * Keys come in this order; export -> import -> export gives the same bytes.
  *
  * A conversation is stored in this neutral form and written for whichever provider the next
  * request goes to, so set_config may switch provider or model between turns: thinking blocks
- * (and their signatures) go only to the provider and model that made them and are left out
- * elsewhere (an assistant message left empty is left out); a tool-call id the target does not
+ * (and their signatures) and server blocks go only to the provider and model that made them
+ * and are left out elsewhere (an assistant message left empty is left out; an empty text
+ * block is never sent); a tool-call id the target does not
  * accept (Anthropic and OpenAI: 1 to 40 of [a-zA-Z0-9_-]) is sent as "call_" and the first 32
  * hex digits of its SHA-256, for the call and its result alike. */
 

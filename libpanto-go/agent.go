@@ -329,15 +329,15 @@ type CompactionInfo struct {
 
 // ContentBlock is one block of a message.
 type ContentBlock struct {
-	// "text", "thinking", "redacted_thinking", "image", "document", "tool_call" or
-	// "tool_result"
+	// "text", "thinking", "redacted_thinking", "image", "document", "tool_call",
+	// "tool_result" or "server_block"
 	Type string `json:"type"`
 	Text string `json:"text"` // text, thinking; redacted_thinking: the provider's opaque data
 	// thinking: the provider's signature of it, when it gave one
 	Signature string `json:"signature,omitempty"`
 
 	ID    string          `json:"id,omitempty"`    // tool_call, tool_result: the call's id
-	Name  string          `json:"name,omitempty"`  // tool_call: the tool's name; document: its name, when given
+	Name  string          `json:"name,omitempty"`  // tool_call: the tool's name; document: its name, when given; server_block: its type
 	Input json.RawMessage `json:"input,omitempty"` // tool_call: the input, a JSON object
 	// tool_result: the result when it is one text; "" when it has media (see Parts)
 	Content string `json:"content,omitempty"`
@@ -348,6 +348,11 @@ type ContentBlock struct {
 
 	MediaType string `json:"media_type,omitempty"` // image, document: e.g. "image/png", "application/pdf"
 	Data      string `json:"data,omitempty"`       // image, document: the bytes sent, base64 (see Bytes)
+
+	// server_block: a block of the provider's that panto does not interpret (a server tool's
+	// call or result, a compaction, ...), its JSON object as received; it goes back only to
+	// the provider and model that wrote it
+	JSON string `json:"json,omitempty"`
 }
 
 // contentBlockJSON is a ContentBlock as the library writes it: a tool_result's content is a

@@ -231,3 +231,24 @@ func TestClosedAgentRefusesConversationCalls(t *testing.T) {
 		t.Errorf("Compact: %v", err)
 	}
 }
+
+func TestServerBlocksComeAsTheirTypeAndJSON(t *testing.T) {
+	// A block panto keeps as the provider sent it: its type in Name, its JSON kept as a string.
+	const raw = `{"type":"web_search_tool_result","tool_use_id":"srvtoolu_1","content":[{"type":"web_search_result","title":"Zig","url":"https://ziglang.org","encrypted_content":"Eqg=","page_age":null}]}`
+	quoted, _ := json.Marshal(raw)
+	doc := `{"version":1,"messages":[{"role":"user","content":[{"type":"text","text":"Search."}]},` +
+		`{"role":"assistant","content":[{"type":"server_block","name":"web_search_tool_result","json":` + string(quoted) +
+		`},{"type":"text","text":"Found."}],` +
+		`"provider":"anthropic","model":"test-model","stop_reason":"end_turn","usage":{"input_tokens":1,"output_tokens":1,"cache_read_tokens":0,"cache_write_tokens":0,"reasoning_tokens":0}}]}`
+	agent := newAgent(t, testConfig("anthropic"))
+	if err := agent.Import([]byte(doc)); err != nil {
+		t.Fatalf("Import: %v", err)
+	}
+	if again := export(t, agent); string(again) != doc {
+		t.Fatalf("export -> import -> export changed the bytes:\n%s\n%s", doc, again)
+	}
+	c := conversation(t, agent)[1].Content[0]
+	if c.Type != "server_block" || c.Name != "web_search_tool_result" || c.JSON != raw {
+		t.Fatalf("the server block = %+v", c)
+	}
+}

@@ -68,6 +68,8 @@ func (f *finalState) block(ev Event) ContentBlock {
 		return ContentBlock{Type: "thinking", Text: ev.Text}
 	case BlockRedactedThinking:
 		return ContentBlock{Type: "redacted_thinking", Text: ev.Text}
+	case BlockServerBlock:
+		return ContentBlock{Type: "server_block", Name: ev.Name, JSON: ev.Text}
 	}
 	return ContentBlock{Type: "text", Text: ev.Text}
 }

@@ -202,6 +202,11 @@ const (
 	// BlockRedactedThinking is thinking the provider encrypted: its BlockStart is followed
 	// by a BlockComplete whose Text is the provider's opaque data, with no ContentDelta.
 	BlockRedactedThinking BlockKind = C.PANTO_BLOCK_REDACTED_THINKING
+	// BlockServerBlock is a block of the provider's that panto keeps without reading it (a
+	// server tool's call or result, a compaction, ...): its ContentDeltas are its input's JSON
+	// as it streams, its BlockComplete's Text is the block's JSON object as received and Name
+	// its type ("server_tool_use", "web_search_tool_result", ...).
+	BlockServerBlock BlockKind = C.PANTO_BLOCK_SERVER_BLOCK
 )
 
 // String is the library's stable name, e.g. "text".
@@ -287,7 +292,7 @@ type Event struct {
 	// MessageStart: the provider's request id (its request-id or x-request-id header), ""
 	// when it sent none.
 	RequestID          string
-	Name               string // ToolDetails, ToolCallStart, ToolResult: the tool's name
+	Name               string // ToolDetails, ToolCallStart, ToolResult: the tool's name; BlockComplete of a BlockServerBlock: its type
 	StopReason         StopReason
 	ProviderStopReason string // MessageEnd, MessageComplete: the provider's own value
 	Usage              Usage  // MessageEnd: the message's usage; MessageComplete: the turn's

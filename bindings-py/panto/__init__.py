@@ -98,6 +98,7 @@ _LAZY = {
     "AssistantMessage": "message",
     "ContentBlock": "message",
     "RedactedThinkingBlock": "message",
+    "ServerBlock": "message",
     "TextBlock": "message",
     "ThinkingBlock": "message",
     "ToolCallBlock": "message",
@@ -113,7 +114,7 @@ if TYPE_CHECKING:
     from typing import Any, List
 
     from .events import Event
-    from .message import AssistantMessage, ContentBlock, RedactedThinkingBlock, TextBlock, ThinkingBlock, ToolCallBlock
+    from .message import AssistantMessage, ContentBlock, RedactedThinkingBlock, ServerBlock, TextBlock, ThinkingBlock, ToolCallBlock
     from .session import Session, SessionInfo, SessionParent, SessionSummary
     from .tools import Param, Registry, Tool, ToolClass, as_tool, to_content, tool
     from ._tool_failure import ToolError
@@ -186,6 +187,7 @@ __all__ = [
     "TextBlock",
     "ThinkingBlock",
     "RedactedThinkingBlock",
+    "ServerBlock",
     "ToolCallBlock",
     "RetryPolicy",
     "Timeouts",

@@ -389,8 +389,11 @@ class Agent:
 
         Blocks are {"type": "text" | "thinking" | "redacted_thinking", "text"} (a thinking
         block may carry its "signature"), {"type": "image" | "document", "media_type",
-        "data"}, {"type": "tool_call", "id", "name", "input"} or {"type": "tool_result",
-        "id", "content", "is_error"}. An assistant message carries its "provider", "model",
+        "data"}, {"type": "tool_call", "id", "name", "input"}, {"type": "tool_result",
+        "id", "content", "is_error"} or {"type": "server_block", "name", "json"} (a block of
+        the provider's that panto keeps as it came, e.g. a server tool's call or result: "name"
+        is its type, "json" its JSON object as a string, sent back only to the provider and
+        model that wrote it). An assistant message carries its "provider", "model",
         "stop_reason" and "usage"; "stop_reason": "aborted" when its turn was canceled
         (`Stream.cancel()`, `close()` or Ctrl-C): it holds what the model had said until
         then. A user message that holds a compaction's summary carries "compaction"."""

@@ -63,8 +63,9 @@ class MessageStart:
 class BlockStart:
     """A content block starts at `index`. `block_kind` is "text", "thinking" (the model's
     reasoning, when the agent's `thinking` is on), "redacted_thinking" (reasoning the provider
-    encrypted: its BlockComplete's `text` is the opaque data, with no ContentDelta before it)
-    or "tool_call"."""
+    encrypted: its BlockComplete's `text` is the opaque data, with no ContentDelta before it),
+    "tool_call" or "server_block" (a block of the provider's that panto keeps without reading
+    it, see BlockComplete)."""
 
     index: int
     block_kind: str
@@ -83,11 +84,15 @@ class ContentDelta:
 
 @dataclass(frozen=True)
 class BlockComplete:
-    """The block at `index` is complete; `text` is the whole block."""
+    """The block at `index` is complete; `text` is the whole block. A "server_block" (a block
+    of the provider's that panto keeps without reading it: a server tool's call or result, a
+    compaction, ...): `text` is its JSON object as received and `name` its type
+    ("server_tool_use", "web_search_tool_result", ...); "" for other kinds."""
 
     index: int
     block_kind: str
     text: str
+    name: str = ""
     kind: str = field(default="block_complete", init=False)
 
 

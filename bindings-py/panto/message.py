@@ -13,6 +13,7 @@ __all__ = [
     "TextBlock",
     "ThinkingBlock",
     "RedactedThinkingBlock",
+    "ServerBlock",
     "ToolCallBlock",
     "ContentBlock",
     "AssistantMessage",
@@ -44,6 +45,16 @@ class RedactedThinkingBlock:
 
 
 @dataclass(frozen=True)
+class ServerBlock:
+    """A block of the provider's that panto keeps without reading it (a server tool's call or
+    result, a compaction, ...): `name` is its type, `json` its JSON object as received."""
+
+    name: str
+    json: str
+    kind: str = field(default="server_block", init=False)
+
+
+@dataclass(frozen=True)
 class ToolCallBlock:
     """A tool call: `input` is the parsed JSON object (`{}` when empty, or when `raw_input`,
     the JSON text as the model streamed it, is not a JSON object, e.g. cut by max_tokens)."""
@@ -55,7 +66,7 @@ class ToolCallBlock:
     kind: str = field(default="tool_call", init=False)
 
 
-ContentBlock = Union[TextBlock, ThinkingBlock, RedactedThinkingBlock, ToolCallBlock]
+ContentBlock = Union[TextBlock, ThinkingBlock, RedactedThinkingBlock, ServerBlock, ToolCallBlock]
 
 
 @dataclass(frozen=True)
@@ -115,6 +126,8 @@ def build_message(
             content.append(ThinkingBlock(b.text))
         elif kind == "redacted_thinking":
             content.append(RedactedThinkingBlock(b.text))
+        elif kind == "server_block":
+            content.append(ServerBlock(b.name, b.text))
         elif kind == "tool_call":
             d: Optional[ToolDetails] = details.get(b.index)
             content.append(ToolCallBlock(d.id if d else "", d.name if d else "", _tool_input(b.text), b.text))

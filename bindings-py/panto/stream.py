@@ -399,7 +399,7 @@ class Stream:
         if kind == _BLOCK_START:
             return _construct(BlockStart, ev.index, lib.block_kind_name(ev.block_kind))
         if kind == _BLOCK_COMPLETE:
-            block = _construct(BlockComplete, ev.index, lib.block_kind_name(ev.block_kind), string(ev.text))
+            block = _construct(BlockComplete, ev.index, lib.block_kind_name(ev.block_kind), string(ev.text), string(ev.name))
             self._msg_blocks.append(block)
             return block
         if kind == _MESSAGE_START:

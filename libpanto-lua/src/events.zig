@@ -209,6 +209,8 @@ pub fn pushEvent(L: State, ev: *const c.PantoEvent) void {
             fieldInteger(L, .index, ev.index);
             fieldBlockKind(L, ev.block_kind);
             if (ev.kind != c.PANTO_EVENT_BLOCK_START) fieldString(L, .text, slice(ev.text));
+            // A server block's type (its text is its JSON).
+            if (ev.kind == c.PANTO_EVENT_BLOCK_COMPLETE and ev.name.len > 0) fieldString(L, .name, slice(ev.name));
         },
         c.PANTO_EVENT_MESSAGE_END, c.PANTO_EVENT_MESSAGE_COMPLETE => setUsage(L, ev),
         c.PANTO_EVENT_TOOL_DETAILS => {

@@ -86,7 +86,7 @@ fn expectStrings(e: ev.Event) void {
     const strings: []const []const u8 = switch (e) {
         .message_start => |s| &.{ s.id, s.model },
         .content_delta => |d| &.{d.text},
-        .block_complete => |c| &.{c.text},
+        .block_complete => |c| &.{ c.text, c.name },
         .message_end, .message_complete => |m| &.{m.provider_stop_reason},
         .tool_details => |d| &.{ d.id, d.name },
         .tool_call_start => |s| &.{ s.id, s.name, s.input },

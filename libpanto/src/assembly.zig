@@ -19,7 +19,16 @@ pub const Block = struct {
     name: std.ArrayList(u8) = .empty,
     /// thinking blocks: the provider's signature.
     signature: std.ArrayList(u8) = .empty,
+    /// A server block: its JSON object as the provider started it;
+    /// `name` is its type, `text` what its deltas streamed (a server_tool_use's input), the
+    /// decoder fills it in when the block stops (providers/anthropic/decode.zig).
+    json: std.ArrayList(u8) = .empty,
     open: bool = true,
+
+    /// Whether this is a block panto keeps as the provider sent it (conversation `server_block`).
+    pub fn isServer(b: *const Block) bool {
+        return b.kind == .server_block;
+    }
 };
 
 /// A block that started while a block that may still grow was open (an OpenAI tool call
@@ -87,6 +96,7 @@ pub const Assembly = struct {
             b.id.deinit(a.gpa);
             b.name.deinit(a.gpa);
             b.signature.deinit(a.gpa);
+            b.json.deinit(a.gpa);
         }
         a.blocks.deinit(a.gpa);
         a.queue.deinit(a.gpa);
@@ -154,6 +164,7 @@ pub const Assembly = struct {
         b.id.clearRetainingCapacity();
         b.name.clearRetainingCapacity();
         b.signature.clearRetainingCapacity();
+        b.json.clearRetainingCapacity();
         a.block_count += 1;
         try a.push(.{ .block_start = .{ .index = a.indexOf(b), .kind = kind } });
         return b;
@@ -165,6 +176,14 @@ pub const Assembly = struct {
         try b.id.appendSlice(a.gpa, id);
         try b.name.appendSlice(a.gpa, name);
         try a.push(.{ .tool_details = .{ .index = a.indexOf(b), .id = b.id.items, .name = b.name.items } });
+        return b;
+    }
+
+    /// Starts a server block (see Block.json): `json` is the block as the provider started it.
+    pub fn startServerBlock(a: *Assembly, provider_index: u32, type_name: []const u8, json: []const u8) Allocator.Error!*Block {
+        const b = try a.startBlock(provider_index, .server_block);
+        try b.name.appendSlice(a.gpa, type_name);
+        try b.json.appendSlice(a.gpa, json);
         return b;
     }
 
@@ -207,6 +226,8 @@ pub const Assembly = struct {
             b.text.clearRetainingCapacity();
             try b.text.appendSlice(a.gpa, "{}");
         }
+        // A server block's event gives the block itself: its JSON (complete now) and its type.
+        if (b.kind == .server_block) return a.push(.{ .block_complete = .{ .index = a.indexOf(b), .kind = b.kind, .text = b.json.items, .name = b.name.items } });
         try a.push(.{ .block_complete = .{ .index = a.indexOf(b), .kind = b.kind, .text = b.text.items } });
     }
 
@@ -297,6 +318,7 @@ pub const Assembly = struct {
         for (a.blocks.items[0..a.block_count]) |b| {
             const block: Conversation.Block = switch (b.kind) {
                 .text, .none => .{ .kind = .text, .text = b.text.items },
+                .server_block => .{ .kind = .server_block, .text = b.json.items, .name = b.name.items },
                 .thinking => .{ .kind = .thinking, .text = b.text.items, .signature = b.signature.items },
                 .redacted_thinking => .{ .kind = .redacted_thinking, .text = b.text.items },
                 .tool_call => blk: {
@@ -319,6 +341,9 @@ pub const Assembly = struct {
         var list: std.ArrayList(Conversation.Block) = .empty;
         defer list.deinit(a.gpa);
         for (a.blocks.items[0..a.block_count]) |b| switch (b.kind) {
+            // A server block is left out, as a tool call is: a server tool's call without its
+            // result is refused when sent back.
+            .server_block => {},
             .text, .none => if (b.text.items.len > 0) try list.append(a.gpa, .{ .kind = .text, .text = b.text.items }),
             // Unsigned thinking cannot be sent back: keep only finished blocks.
             .thinking => if (!b.open) try list.append(a.gpa, .{ .kind = .thinking, .text = b.text.items, .signature = b.signature.items }),

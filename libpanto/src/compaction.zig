@@ -95,7 +95,7 @@ pub fn messageChars(m: Message) u64 {
 
 fn blockChars(b: Block) u64 {
     return switch (b.kind) {
-        .text, .thinking, .redacted_thinking => b.text.len,
+        .text, .thinking, .redacted_thinking, .server_block => b.text.len,
         .tool_call => b.name.len + b.text.len,
         .tool_result => result: {
             var chars: u64 = b.text.len; // (its text parts, joined)
@@ -194,13 +194,14 @@ pub fn serialize(w: *std.Io.Writer, messages: []const Message) std.Io.Writer.Err
     var first = true;
     for (messages) |m| {
         for (m.blocks) |b| {
-            if (b.kind == .redacted_thinking) continue; // opaque: nothing to read
+            // Opaque, or the provider's own (a search's encrypted results): nothing to read.
+            if (b.kind == .redacted_thinking or b.kind == .server_block) continue;
             if (!first) try w.writeAll("\n\n");
             first = false;
             switch (b.kind) {
                 .text => try w.print("[{s}]: {s}", .{ if (m.role == .user) "User" else "Assistant", b.text }),
                 .thinking => try w.print("[Assistant thinking]: {s}", .{b.text}),
-                .redacted_thinking => unreachable, // (skipped above)
+                .redacted_thinking, .server_block => unreachable, // (skipped above)
                 .tool_call => try w.print("[Tool call {s}({s})]: {s}", .{ b.name, b.id, b.text }),
                 .tool_result => {
                     try w.print("[Tool result {s}]: {s}", .{ b.id, b.text });

@@ -5,7 +5,10 @@ const Allocator = std.mem.Allocator;
 
 pub const Role = enum { user, assistant };
 
-pub const BlockKind = enum { text, thinking, redacted_thinking, tool_call, tool_result, image, document };
+/// `server_block`: a block of the provider's that panto does not interpret (Anthropic's
+/// server_tool_use, web_search_tool_result, compaction, a type added later, ...), kept as
+/// the provider sent it and sent back only to the provider and model that wrote it.
+pub const BlockKind = enum { text, thinking, redacted_thinking, tool_call, tool_result, image, document, server_block };
 const StopReason = @import("event.zig").StopReason;
 const Journal = @import("session/journal.zig").Journal;
 const Usage = @import("event.zig").Usage;
@@ -13,11 +16,13 @@ const Usage = @import("event.zig").Usage;
 pub const Block = struct {
     kind: BlockKind,
     /// text / thinking: the text; tool_call: the input JSON object; tool_result: the content
-    /// (with `parts`: its text parts joined with "\n"); image / document: the bytes, base64.
+    /// (with `parts`: its text parts joined with "\n"); image / document: the bytes, base64;
+    /// server_block: the block's JSON object as received (its streamed input filled in).
     text: []const u8,
     /// tool_call and tool_result: the call's id.
     id: []const u8 = "",
-    /// tool_call: the tool's name; image / document: the name given, or "".
+    /// tool_call: the tool's name; image / document: the name given, or ""; server_block:
+    /// its type ("server_tool_use", ...).
     name: []const u8 = "",
     /// image / document: the media type of the bytes.
     media_type: []const u8 = "",

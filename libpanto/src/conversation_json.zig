@@ -140,6 +140,14 @@ fn writeBlock(s: *std.json.Stringify, b: Block) std.Io.Writer.Error!void {
                 try s.write(b.name);
             }
         },
+        // Its JSON as a string: every language carries it byte for byte (a JSON value would
+        // be re-encoded, its keys reordered, on the way through a binding).
+        .server_block => {
+            try s.objectField("name");
+            try s.write(b.name);
+            try s.objectField("json");
+            try s.write(b.text);
+        },
     }
     try s.endObject();
 }
@@ -413,7 +421,7 @@ fn parseBlock(gpa: Allocator, value: Value, role: conversation.Role, place: Plac
             else => false,
         },
         .assistant => switch (kind) {
-            .text, .thinking, .redacted_thinking, .tool_call => true,
+            .text, .thinking, .redacted_thinking, .tool_call, .server_block => true,
             else => false,
         },
     };
@@ -427,6 +435,7 @@ fn parseBlock(gpa: Allocator, value: Value, role: conversation.Role, place: Plac
         .tool_call => &.{ "type", "id", "name", "input" },
         .tool_result => &.{ "type", "id", "content", "is_error" },
         .image, .document => &.{ "type", "media_type", "data", "name" },
+        .server_block => &.{ "type", "name", "json" },
     };
     var it = obj.iterator();
     while (it.next()) |entry| if (!isOneOf(entry.key_ptr.*, keys))
@@ -484,7 +493,30 @@ fn parseBlock(gpa: Allocator, value: Value, role: conversation.Role, place: Plac
             try checkMedia(gpa, kind, media_type, data, place, diag);
             return conversation.copyBlock(gpa, .{ .kind = kind, .text = data, .media_type = media_type, .name = name });
         },
+        .server_block => {
+            const name = try string(obj, "name", place, diag);
+            const json = try string(obj, "json", place, diag);
+            try checkServerBlock(gpa, name, json, place, diag);
+            return conversation.copyBlock(gpa, .{ .kind = .server_block, .text = json, .name = name });
+        },
     }
+}
+
+/// A server block's `json` is a JSON object whose "type" is its `name` (kept as given: it goes
+/// back to the provider as it is).
+fn checkServerBlock(gpa: Allocator, name: []const u8, json: []const u8, place: Place, diag: *Diagnostic) ParseError!void {
+    if (name.len == 0) return diag.fail("{f}: a server_block's \"name\" is empty", .{place});
+    var arena: std.heap.ArenaAllocator = .init(gpa);
+    defer arena.deinit();
+    if (json_depth.textTooDeep(json)) return diag.fail("{f}: a server_block's \"json\" is " ++ json_depth.nested_too_deep, .{place});
+    const value = std.json.parseFromSliceLeaky(Value, arena.allocator(), json, parse_options) catch |err| switch (err) {
+        error.OutOfMemory => return error.OutOfMemory,
+        else => return diag.fail("{f}: a server_block's \"json\" is not valid JSON", .{place}),
+    };
+    const type_value = if (value == .object) value.object.get("type") else null;
+    const type_name = if (type_value) |t| (if (t == .string) t.string else null) else null;
+    if (type_name == null or !std.mem.eql(u8, type_name.?, name))
+        return diag.fail("{f}: a server_block's \"json\" is not an object of type \"{s}\"", .{ place, name });
 }
 
 /// The media type is one panto sends, and the data is base64 of bytes of that type.

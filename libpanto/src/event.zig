@@ -10,6 +10,11 @@ pub const BlockKind = enum(i32) {
     tool_call = 3,
     /// Thinking the provider keeps encrypted: the block's text is its opaque data.
     redacted_thinking = 4,
+    /// A block of the provider's that panto keeps without reading it (Anthropic's server
+    /// tools' calls and results, compaction, types added later): its deltas are its input's
+    /// JSON as it streams (a server_tool_use's), its BlockComplete's text is the block's JSON
+    /// object as received and `name` its type.
+    server_block = 5,
 };
 
 /// Why the model stopped, normalized across providers. Values match `PantoStopReason`.
@@ -53,7 +58,8 @@ pub const Usage = struct {
 pub const MessageStart = struct { id: []const u8, model: []const u8, request_id: []const u8 = "" };
 pub const BlockStart = struct { index: u32, kind: BlockKind };
 pub const ContentDelta = struct { index: u32, kind: BlockKind, text: []const u8 };
-pub const BlockComplete = struct { index: u32, kind: BlockKind, text: []const u8 };
+/// `name`: a server block's type ("server_tool_use", ...), else "".
+pub const BlockComplete = struct { index: u32, kind: BlockKind, text: []const u8, name: []const u8 = "" };
 /// How an assistant message, or the whole turn, ended.
 pub const MessageComplete = struct {
     stop_reason: StopReason,

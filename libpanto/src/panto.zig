@@ -62,6 +62,8 @@ test {
     _ = @import("conversation_json.zig");
     _ = @import("conversation_json_test.zig");
     _ = @import("call_id.zig");
+    _ = @import("json_member.zig");
+    _ = @import("server_block_test.zig");
     _ = @import("switch_request_test.zig");
     _ = @import("parts_request_test.zig");
     _ = @import("transport/network.zig");

@@ -50,6 +50,29 @@ class ToolCall:
     is_error: bool = False
 
 
+@dataclass(frozen=True)
+class Server:
+    """A block panto keeps as it came (Anthropic's server_tool_use, web_search_tool_result,
+    ...): `block` as content_block_start gives it, then `deltas`, its input's JSON fragments
+    (a server_tool_use's input_json_delta; none: the block is whole as it starts)."""
+    block: dict[str, Any]
+    deltas: tuple[str, ...] = ()
+
+    @property
+    def name(self) -> str:
+        return self.block["type"]
+
+    @property
+    def json(self) -> str:
+        """Its JSON as stored: the bytes the emulator sends (compact, UTF-8 kept), the
+        streamed input in place of the `{}` it starts with."""
+        text = json.dumps(self.block, ensure_ascii=False, separators=(",", ":"))
+        if self.deltas:
+            assert '"input":{}' in text
+            text = text.replace('"input":{}', '"input":' + "".join(self.deltas).strip(), 1)
+        return text
+
+
 @dataclass
 class Reply:
     """An assistant message the emulator sends, and the provider and model that made it."""
@@ -93,6 +116,8 @@ def script(reply: Reply) -> dict[str, Any]:
             if b.signature:
                 block["signature"] = b.signature
             content.append(block)
+        elif isinstance(b, Server):
+            content.append({"type": "server", "block": b.block, "deltas": list(b.deltas)})
         else:
             content.append({"type": "tool_use", "id": b.id, "name": b.name, "input": b.input,
                             "deltas": [arguments(reply.provider, b)]})
@@ -105,7 +130,14 @@ def reply_lines(reply: Reply) -> list[dict[str, Any]]:
     tool_call_start and tool_result lines (host tools)."""
     lines: list[dict[str, Any]] = [{"event": "message_start", "id": reply.id, "model": reply.model}]
     for i, b in enumerate(reply.blocks):
-        if isinstance(b, ToolCall):
+        if isinstance(b, Server):
+            # Its input's fragments as they stream; complete, the block itself and its type.
+            lines += ([{"event": "block_start", "index": i, "kind": "server_block"}]
+                      + [{"event": "content_delta", "index": i, "kind": "server_block", "text": d}
+                         for d in b.deltas if d]
+                      + [{"event": "block_complete", "index": i, "kind": "server_block",
+                          "text": b.json, "name": b.name}])
+        elif isinstance(b, ToolCall):
             text = arguments(reply.provider, b)
             lines += [{"event": "block_start", "index": i, "kind": "tool_call"},
                       {"event": "tool_details", "index": i, "id": b.id, "name": b.name},
@@ -113,9 +145,10 @@ def reply_lines(reply: Reply) -> list[dict[str, Any]]:
                       {"event": "block_complete", "index": i, "kind": "tool_call", "text": text}]
         else:
             kind = "text" if isinstance(b, Text) else "thinking"
-            lines += [{"event": "block_start", "index": i, "kind": kind},
-                      {"event": "content_delta", "index": i, "kind": kind, "text": b.text},
-                      {"event": "block_complete", "index": i, "kind": kind, "text": b.text}]
+            lines += ([{"event": "block_start", "index": i, "kind": kind}]
+                      + ([{"event": "content_delta", "index": i, "kind": kind, "text": b.text}]
+                         if b.text else [])
+                      + [{"event": "block_complete", "index": i, "kind": kind, "text": b.text}])
     lines.append({"event": "message_end", "stop_reason": reply.stop_reason,
                   "provider_stop_reason": reply.provider_stop_reason, "usage": reply.usage})
     for c in reply.calls:
@@ -155,6 +188,8 @@ def stored_block(b: Any) -> dict[str, Any]:
         if b.signature:
             out["signature"] = b.signature
         return out
+    if isinstance(b, Server):
+        return {"type": "server_block", "name": b.name, "json": b.json}
     return {"type": "tool_call", "id": b.id, "name": b.name, "input": b.input}
 
 
@@ -190,11 +225,12 @@ def sent_id(call_id: str) -> str:
 
 
 def sent_blocks(message: dict[str, Any], provider: str, model: str) -> list[dict[str, Any]]:
-    """The message's blocks that go to (provider, model): thinking only to the one that made
-    it."""
+    """The message's blocks that go to (provider, model): thinking and server blocks only to
+    the one that made them; never an empty text (the API refuses it)."""
     same = message.get("provider") == provider and message.get("model") == model
     return [b for b in message["content"]
-            if b["type"] not in ("thinking", "redacted_thinking") or same]
+            if (b["type"] not in ("thinking", "redacted_thinking", "server_block") or same)
+            and not (b["type"] == "text" and b["text"] == "")]
 
 
 def anthropic_messages(messages: list[dict[str, Any]], model: str) -> list[dict[str, Any]]:
@@ -211,6 +247,8 @@ def anthropic_messages(messages: list[dict[str, Any]], model: str) -> list[dict[
                                     "signature": b["signature"]})
             elif t == "redacted_thinking":
                 content.append({"type": "redacted_thinking", "data": b["text"]})
+            elif t == "server_block":
+                content.append(json.loads(b["json"]))  # as received (the Zig tests check bytes)
             elif t == "tool_call":
                 content.append({"type": "tool_use", "id": sent_id(b["id"]), "name": b["name"],
                                 "input": b["input"]})

@@ -23,7 +23,7 @@ from typing import Any
 
 from case_files import case_texts, generate
 from conversation_model import (
-    A, MODEL, O, Reply, Text, Thinking, ToolCall, exact_tokens, request, reply_lines, script,
+    A, MODEL, O, Reply, Server, Text, Thinking, ToolCall, exact_tokens, request, reply_lines, script,
     stored, summary_message, turn, turn_lines, usage, usage_tokens, user,
 )
 
@@ -372,6 +372,60 @@ def switch_cases() -> None:
          print_conversation=True)
 
 
+# ---- Server blocks (issue 27) -------------------------------------------------------------------
+
+# What real Anthropic streams hold besides text, thinking and client tool calls: a server tool's
+# call, its input streamed as input_json_delta; its result, whole in content_block_start (with
+# encrypted content and non-ASCII text); a web fetch whose input comes whole, and its result.
+# (Types the SDK's request types know, so test_request_fidelity checks the resent bodies; a
+# type no one knows yet is kept the same way: libpanto/src/server_block_test.zig.)
+SEARCH = Server({"type": "server_tool_use", "id": "srvtoolu_01A", "name": "web_search", "input": {}},
+                ('{"query": ', '"zig 0.16 release"}'))
+RESULTS = Server({"type": "web_search_tool_result", "tool_use_id": "srvtoolu_01A", "content": [
+    {"type": "web_search_result", "title": "Zig 0.16 — notes", "url": "https://ziglang.org/download/0.16.0/release-notes.html",
+     "encrypted_content": "EqgfCioIARgBIiQ3YTAwMjY1Mi1mZjM5LTQ1NGUtODgxNC1kNjNjNTk1ZWI3Y2Y=", "page_age": None}]})
+FETCH = Server({"type": "server_tool_use", "id": "srvtoolu_02B", "name": "web_fetch",
+                "input": {"url": "https://ziglang.org/news/", "max": 1.50}})
+FETCHED = Server({"type": "web_fetch_tool_result", "tool_use_id": "srvtoolu_02B", "content": {
+    "type": "web_fetch_result", "url": "https://ziglang.org/news/", "retrieved_at": "2026-12-01T10:00:00Z",
+    "content": {"type": "document", "source": {"type": "text", "media_type": "text/plain",
+                                               "data": "Zig 0.16.0 released."}}}})
+
+
+def server_block_cases() -> None:
+    s1 = Reply(A, "msg_s1", [Text(""), SEARCH, RESULTS, FETCH, FETCHED, Text("Zig 0.16 is out.")],
+               usage(input_tokens=40, output_tokens=25))
+    s2 = Reply(A, "msg_s2", [Text("It came out this year.")], usage(input_tokens=90, output_tokens=6))
+    s3 = Reply(A, "msg_s3", [Text("Bye.")], usage(input_tokens=60, output_tokens=2), model="claude-other")
+    o1 = Reply(O, "chatcmpl-s4", [Text("Ciao.")], usage(input_tokens=70, output_tokens=2))
+    t1 = turn("Search zig.", s1)
+    t2 = turn("When?", s2)
+    t3 = turn("Bye.", s3)
+    t4 = turn("Ciao.", o1)
+    case("conv_server_blocks",
+         "Blocks panto does not interpret (a server_tool_use whose input streams as "
+         "input_json_delta, a web_search_tool_result with encrypted content, a web_fetch call "
+         "whose input comes whole and its web_fetch_tool_result) are kept as themselves: "
+         "the conversation stores each with its type and its JSON as received, the streamed "
+         "input in place; export and import carry them byte for byte; the next request to the "
+         "same model sends them back with their ids; another Anthropic model and OpenAI get "
+         "them left out. The empty text block the stream started with is never sent. Their "
+         "events: kind server_block, the input's fragments as content deltas, block_complete "
+         "with the block's JSON as text and its type as name.",
+         ["Search zig.", {"export": True}, {"reimport": True}, "When?",
+          {"set_config": {"model": "claude-other"}}, "Bye.",
+          {"set_config": {"provider": "openai", "model": "gpt-test"}}, "Ciao."],
+         [s1, s2, s3, o1],
+         turn_lines([s1]) + [export_line(t1), ok("reimport", identical=True)] + turn_lines([s2])
+         + [ok("set_config")] + turn_lines([s3]) + [ok("set_config")] + turn_lines([o1])
+         + [conversation_line(t1 + t2 + t3 + t4)],
+         [request(A, [user("Search zig.")]),
+          request(A, t1 + [user("When?")]),
+          request(A, t1 + t2 + [user("Bye.")], model="claude-other"),
+          request(O, t1 + t2 + t3 + [user("Ciao.")])],
+         print_conversation=True)
+
+
 # ---- Compaction ----------------------------------------------------------------------------------
 
 PROMPT = "Summarize the conversation so far."
@@ -614,6 +668,7 @@ def folders() -> dict[Path, dict[str, str]]:
     invalid_import_cases()
     edit_cases()
     switch_cases()
+    server_block_cases()
     compaction_cases()
     session_cases()
     return {CASES_DIR / name: case_texts(data, lines) for name, (data, lines) in CASES.items()}

@@ -19,7 +19,8 @@ depend on — strictly:
   extra_body escape hatch are left out of the check (`_extra_body_keys`);
 - plus the documented rules the types cannot express (`api_rule_problems`): no message with
   empty content (Anthropic: "all messages must have non-empty content except for the optional
-  final assistant message"; OpenAI: an assistant message has content or tool_calls).
+  final assistant message"; OpenAI: an assistant message has content or tool_calls), and no
+  empty Anthropic text block ("text content blocks must be non-empty", issue 27).
 
 Where the requests come from:
 
@@ -54,6 +55,7 @@ from typing import Any, List
 import pydantic
 import pytest
 import typing_extensions
+from anthropic.types import ContentBlockParam
 from anthropic.types.message_create_params import MessageCreateParamsStreaming
 from openai.types.chat.completion_create_params import CompletionCreateParamsStreaming
 
@@ -75,12 +77,26 @@ STRICT = pydantic.ConfigDict(extra="forbid", strict=True)
 ADAPTERS = {p: pydantic.TypeAdapter(List[t], config=STRICT) for p, t in PARAMS.items()}
 
 
+# Anthropic's content block params alone: a block whose param type nests an Iterable (a
+# web_search_tool_result's results) is matched first by its response model, a list being a
+# closer match than an Iterable; it passes when it also validates as a param.
+BLOCK_PARAM = pydantic.TypeAdapter(List[ContentBlockParam], config=STRICT)
+
+
 def _consume(value: Any, where: str, problems: list[str]) -> None:
     """Walks a validated value: consumes pydantic's lazy iterators (validating their elements)
     and refuses elements that matched a response model instead of a request param type."""
     if isinstance(value, pydantic.BaseModel):
-        problems.append(f"{where}: validates only as the response model "
-                        f"{type(value).__name__}, not as a request param type")
+        raw = value.model_dump(mode="json", exclude_unset=True)
+        try:
+            as_param = BLOCK_PARAM.validate_python([raw])
+        except pydantic.ValidationError:
+            as_param = None
+        if as_param is None or isinstance(as_param[0], pydantic.BaseModel):
+            problems.append(f"{where}: validates only as the response model "
+                            f"{type(value).__name__}, not as a request param type")
+            return
+        _consume(as_param[0], where, problems)
     elif isinstance(value, dict):
         for k, v in value.items():
             _consume(v, f"{where}.{k}", problems)
@@ -125,6 +141,13 @@ def api_rule_problems(provider: str, body: dict[str, Any]) -> list[str]:
                 problems.append(f"messages[{i}] ({m.get('role')}): empty content (Anthropic: all "
                                 "messages must have non-empty content except for the optional "
                                 "final assistant message)")
+            blocks = content if isinstance(content, list) else []
+            nested = [p for b in blocks if isinstance(b, dict) and isinstance(b.get("content"), list)
+                      for p in b["content"]]
+            if any(isinstance(b, dict) and b.get("type") == "text" and b.get("text") == ""
+                   for b in blocks + nested):
+                problems.append(f"messages[{i}]: an empty text block (Anthropic: \"text content "
+                                "blocks must be non-empty\")")
         elif m.get("role") == "assistant" and content in (None, "", []) and not m.get("tool_calls"):
             problems.append(f"messages[{i}] (assistant): neither content nor tool_calls")
         for where, call_id in _tool_ids(m):
@@ -582,7 +605,12 @@ GOOD_ANTHROPIC = {
             {"type": "thinking", "thinking": "Hmm.", "signature": "sig"},
             {"type": "redacted_thinking", "data": "opaque"},
             {"type": "text", "text": "Let me look."},
-            {"type": "tool_use", "id": "toolu_1", "name": "get_weather", "input": {"city": "Paris"}}]},
+            {"type": "tool_use", "id": "toolu_1", "name": "get_weather", "input": {"city": "Paris"}},
+            # server blocks, sent back as received (a results list: see BLOCK_PARAM)
+            {"type": "server_tool_use", "id": "srvtoolu_1", "name": "web_search", "input": {"query": "Paris"}},
+            {"type": "web_search_tool_result", "tool_use_id": "srvtoolu_1", "content": [
+                {"type": "web_search_result", "title": "Paris", "url": "https://example.com",
+                 "encrypted_content": "EqgfCio=", "page_age": None}]}]},
         {"role": "user", "content": [
             {"type": "tool_result", "tool_use_id": "toolu_1", "content": "Sunny", "is_error": False}]},
     ],
@@ -643,6 +671,11 @@ MISTAKES = [
     ("anthropic", "top-level bogus key", lambda b: b.update(bogus=1)),
     ("anthropic", "OpenAI's key on Anthropic", lambda b: b.update(reasoning_effort="high")),
     ("anthropic", "bogus key in a text block", lambda b: b["messages"][0]["content"][0].update(bogus=1)),
+    ("anthropic", "an empty text block", lambda b: b["messages"][0]["content"].append({"type": "text", "text": ""})),
+    ("anthropic", "bogus key in a web search result",
+     lambda b: b["messages"][1]["content"][5]["content"][0].update(bogus=1)),
+    ("anthropic", "a server tool panto has none of",
+     lambda b: b["messages"][1]["content"][4].update(name="mind_reading")),
     ("anthropic", "unknown block type", lambda b: b["messages"][0]["content"][0].update(type="txt")),
     ("anthropic", "thinking without its signature",
      lambda b: b["messages"][1]["content"][0].pop("signature")),

@@ -733,6 +733,24 @@ def test_redacted_thinking() -> None:
         assert sent[0] == {"type": "redacted_thinking", "data": "EmwKAhgBEgy3va"}
 
 
+def test_server_block_events_and_final_message() -> None:
+    use = {"type": "server_tool_use", "id": "srvtoolu_1", "name": "web_search", "input": {}}
+    script = {"responses": [{"message": {"content": [
+        {"type": "server", "block": use, "deltas": ['{"query": ', '"zig"}']},
+        {"type": "text", "text": "Found."}]}}]}
+    with Emulator(scenario=script) as emu, new_agent(emu) as agent:
+        with agent.run("Search") as stream:
+            events = [e for e in stream if getattr(e, "index", None) == 0]
+            final = stream.final_message()
+        whole = '{"type":"server_tool_use","id":"srvtoolu_1","name":"web_search","input":{"query": "zig"}}'
+        assert events == [panto.BlockStart(0, "server_block"),
+                          panto.ContentDelta(0, "server_block", '{"query": '),
+                          panto.ContentDelta(0, "server_block", '"zig"}'),
+                          panto.BlockComplete(0, "server_block", whole, "server_tool_use")]
+        assert final.content[0] == panto.ServerBlock("server_tool_use", whole)
+        assert final.text == "Found."
+
+
 # ---- the Python side of the settings -------------------------------------------------------
 
 

@@ -174,6 +174,8 @@ def _empty_block(block: dict[str, Any], call: Call, index: int) -> dict[str, Any
         return {"type": "text", "text": ""}
     if block["type"] == "thinking":
         return {"type": "thinking", "thinking": "", "signature": ""}
+    if block["type"] == "server":
+        return block["block"]
     return {"type": "tool_use", "id": block["id"] or f"toolu_emu_{call.number:04d}_{index}",
             "name": block["name"], "input": {}}
 
@@ -186,6 +188,8 @@ def _deltas(block: dict[str, Any]) -> list[dict[str, Any]]:
         if block["signature"]:
             out.append({"type": "signature_delta", "signature": block["signature"]})
         return out
+    if block["type"] == "server":
+        return [{"type": "input_json_delta", "partial_json": f} for f in block["deltas"]]
     fragments = block["deltas"]
     if fragments is None:
         # Like the real API: an empty first fragment, then slices of the JSON; a tool

@@ -161,6 +161,8 @@ def render(message: dict[str, Any], call: Call) -> list[bytes]:
             events.extend(chunk({"content": t}) for t in block["deltas"])
         elif block["type"] == "thinking":
             events.extend(chunk({"reasoning_content": t}) for t in block["deltas"])
+        elif block["type"] == "server":
+            continue  # Anthropic's alone: Chat Completions has no such block
         else:
             events.extend(chunk({"tool_calls": [call_delta]})
                           for call_delta in _tool_call_deltas(block, call, tool_index,

@@ -308,7 +308,18 @@ def _block(b: Any, where: str) -> dict[str, Any]:
                    "their concatenation must be the JSON of input ('' for {})")
         return {"type": "tool_use", "id": b.get("id"), "name": b["name"],
                 "input": tool_input, "deltas": deltas}
-    raise ScenarioError(f"{where}.type: must be text, thinking or tool_use, not {kind!r}")
+    if kind == "server":
+        # A block panto keeps as it came (Anthropic's server_tool_use, web_search_tool_result,
+        # compaction, ...): `block` as content_block_start gives it, then `deltas` as
+        # input_json_delta fragments (none: the block is whole as it starts).
+        _object(b, where, allowed=("type", "block", "deltas"), required=("block",))
+        block = b["block"]
+        _check(isinstance(block, dict) and isinstance(block.get("type"), str), f"{where}.block",
+               "must be an object with a type")
+        deltas = b.get("deltas", [])
+        _check(_strings(deltas), f"{where}.deltas", "must be a list of strings")
+        return {"type": "server", "block": block, "deltas": list(deltas)}
+    raise ScenarioError(f"{where}.type: must be text, thinking, tool_use or server, not {kind!r}")
 
 
 def _text_deltas(b: dict[str, Any], key: str, where: str) -> list[str]:

@@ -361,6 +361,9 @@ func eventLine(ev panto.Event) map[string]any {
 		line["index"] = ev.Index
 		line["kind"] = ev.BlockKind.String()
 		line["text"] = ev.Text
+		if ev.Kind == panto.EventBlockComplete && ev.Name != "" { // a server block's type
+			line["name"] = ev.Name
+		}
 	case panto.EventMessageEnd, panto.EventMessageComplete:
 		line["stop_reason"] = ev.StopReason.String()
 		line["provider_stop_reason"] = ev.ProviderStopReason

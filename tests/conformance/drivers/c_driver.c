@@ -174,6 +174,10 @@ static void print_event(const PantoEvent *ev) {
         put_cstr(panto_block_kind_name(ev->block_kind));
         fputs(", \"text\": ", stdout);
         put_pstr(ev->text);
+        if (ev->kind == PANTO_EVENT_BLOCK_COMPLETE && ev->name.len > 0) { /* a server block's type */
+            fputs(", \"name\": ", stdout);
+            put_pstr(ev->name);
+        }
         break;
     case PANTO_EVENT_MESSAGE_END:
     case PANTO_EVENT_MESSAGE_COMPLETE:

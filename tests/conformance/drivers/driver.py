@@ -43,7 +43,10 @@ def event_line(ev: panto.Event) -> Dict[str, Any]:
     if isinstance(ev, panto.BlockStart):
         return {"event": ev.kind, "index": ev.index, "kind": ev.block_kind}
     if isinstance(ev, panto.BlockComplete):
-        return {"event": ev.kind, "index": ev.index, "kind": ev.block_kind, "text": ev.text}
+        line = {"event": ev.kind, "index": ev.index, "kind": ev.block_kind, "text": ev.text}
+        if ev.name:  # a server block's type
+            line["name"] = ev.name
+        return line
     if isinstance(ev, panto.MessageStart):
         line = {"event": ev.kind, "id": ev.id, "model": ev.model}
         if PRINT["request_ids"]:

@@ -86,7 +86,7 @@ pub fn plan(parts: RequestParts) Plan {
 pub fn markable(m: conversation.Message) ?usize {
     var j = m.blocks.len;
     while (j > 0) : (j -= 1) switch (m.blocks[j - 1].kind) {
-        .thinking, .redacted_thinking => {},
+        .thinking, .redacted_thinking, .server_block => {},
         .text => if (m.blocks[j - 1].text.len > 0) return j - 1, // (the API refuses a mark on empty text)
         else => return j - 1,
     };

@@ -8,6 +8,7 @@ const fast_json = @import("../../fast_json.zig");
 const sse = @import("../../sse.zig");
 const hot = @import("hot.zig");
 const Event = @import("../../event.zig").Event;
+const json_member = @import("../../json_member.zig");
 
 const WireUsage = struct {
     input_tokens: ?u64 = null,
@@ -99,9 +100,14 @@ pub const Decoder = struct {
                 try b.text.appendSlice(a.gpa, cb.data orelse "");
                 return;
             }
-            const block_kind: @import("../../event.zig").BlockKind =
-                if (eql(cb.type, "text")) .text else if (eql(cb.type, "thinking")) .thinking else .none;
-            const b = try a.startBlock(wire.index, block_kind);
+            if (!eql(cb.type, "text") and !eql(cb.type, "thinking")) {
+                // A block panto does not interpret: kept as the API sent it (server blocks).
+                const json = try json_member.value(arena, event.data, "content_block") orelse
+                    return protocol(a, detail, "a content_block that is not a JSON object");
+                _ = try a.startServerBlock(wire.index, cb.type, json);
+                return;
+            }
+            const b = try a.startBlock(wire.index, if (eql(cb.type, "text")) .text else .thinking);
             if (cb.signature) |sig| try b.signature.appendSlice(a.gpa, sig);
             if (cb.text) |t| try a.appendDelta(b, t);
             if (cb.thinking) |t| try a.appendDelta(b, t);
@@ -110,6 +116,7 @@ pub const Decoder = struct {
             try applyDelta(a, detail, wire.index, delta);
         } else if (eql(kind, "content_block_stop")) {
             const b = a.findOpen(wire.index) orelse return protocol(a, detail, "content_block_stop for a block that is not open");
+            if (b.isServer()) try fillServerInput(a, arena, detail, b);
             try a.completeBlock(b);
         } else if (eql(kind, "message_delta")) {
             if (wire.delta) |delta| if (delta.stop_reason) |r| try a.setStopReason(r);
@@ -160,6 +167,17 @@ fn applyDelta(a: *Assembly, detail: *errors.Detail, index: u32, delta: WireDelta
     // Unknown delta types carry no text for this block.
 }
 
+/// A server block's streamed input (a server_tool_use's input_json_delta) put in place of the
+/// `input` it started with, the rest of its bytes as received.
+fn fillServerInput(a: *Assembly, arena: Allocator, detail: *errors.Detail, b: *@import("../../assembly.zig").Block) errors.TurnError!void {
+    const streamed = std.mem.trim(u8, b.text.items, " \t\r\n");
+    if (streamed.len == 0) return; // nothing streamed: the block is whole as it started
+    if (!try std.json.validate(arena, streamed))
+        return protocol(a, detail, "a server block's streamed input is not JSON");
+    const at = try json_member.find(arena, b.json.items, "input") orelse
+        return protocol(a, detail, "input streamed for a server block that has none");
+    try b.json.replaceRange(a.gpa, at.start, at.end - at.start, streamed);
+}
 
 fn applyUsage(a: *Assembly, u: WireUsage) void {
     // A field message_delta repeats overrides message_start's; a missing one keeps it.

@@ -29,8 +29,9 @@ pub fn writeRequest(w: *std.Io.Writer, parts: RequestParts) std.Io.Writer.Error!
     try s.objectField("messages");
     try s.beginArray();
     for (parts.conversation.messages.items, 0..) |m, i| {
+        // Thinking and server blocks go back only to the provider and model that wrote them.
         const thinking = m.role == .assistant and parts.sendsThinking(m);
-        if (!hasContent(m, thinking)) continue; // (its thinking was for another model)
+        if (!hasContent(m, thinking)) continue; // (its thinking was for another model, or it is empty)
         const marked: ?usize = if (breakpoints.marksMessage(i)) cache.markable(m) else null;
         try s.beginObject();
         try s.objectField("role");
@@ -51,7 +52,8 @@ pub fn writeRequest(w: *std.Io.Writer, parts: RequestParts) std.Io.Writer.Error!
     try s.endObject();
 }
 
-/// One block of a message (nothing for thinking that does not go back), with the message's
+/// One block of a message (nothing for thinking and server blocks that do not go back, nor
+/// for empty text, which the API refuses), with the message's
 /// cache breakpoint when `mark` is given (cache.zig).
 fn writeBlock(s: *std.json.Stringify, b: Block, thinking: bool, mark: ?*const cache.Plan) std.Io.Writer.Error!void {
     var id_buf: call_id.Buffer = undefined;
@@ -76,7 +78,9 @@ fn writeBlock(s: *std.json.Stringify, b: Block, thinking: bool, mark: ?*const ca
             try s.write(b.text);
             try s.endObject();
         },
-        .text => try writeText(s, b.text, mark),
+        .text => if (b.text.len > 0) try writeText(s, b.text, mark),
+        // As the API sent it, ids and all (cache.markable never marks it).
+        .server_block => if (thinking) try writeRawJson(s, b.text),
         .image, .document => try writeMedia(s, b, mark),
         .tool_call => {
             try s.beginObject();
@@ -102,7 +106,7 @@ fn writeBlock(s: *std.json.Stringify, b: Block, thinking: bool, mark: ?*const ca
                 try s.beginArray();
                 for (b.parts) |p| switch (p.kind) {
                     .image, .document => try writeMedia(s, p, null),
-                    else => try writeText(s, p.text, null),
+                    else => if (p.text.len > 0) try writeText(s, p.text, null),
                 };
                 try s.endArray();
             }
@@ -134,11 +138,13 @@ fn writeOutputConfig(s: *std.json.Stringify, format: ?config_mod.ResponseFormat)
 }
 
 /// Whether a message has a block to send: an assistant message whose only blocks are thinking
-/// for another model is left out (the API refuses empty content).
+/// or server blocks for another model, or a message of empty text, is left out (the API
+/// refuses empty content and empty text blocks).
 fn hasContent(m: conversation.Message, thinking: bool) bool {
     for (m.blocks) |b| switch (b.kind) {
         .thinking => if (thinking and b.signature.len > 0) return true,
-        .redacted_thinking => if (thinking) return true,
+        .redacted_thinking, .server_block => if (thinking) return true,
+        .text => if (b.text.len > 0) return true,
         else => return true,
     };
     return false;

@@ -47,7 +47,8 @@ pub fn writeRequest(w: *std.Io.Writer, parts: RequestParts) std.Io.Writer.Error!
                 try s.objectField("content");
                 try s.beginArray();
                 for (m.blocks) |b| switch (b.kind) {
-                    .text, .image, .document => try writeUserPart(&s, b),
+                    .image, .document => try writeUserPart(&s, b),
+                    .text => if (b.text.len > 0) try writeUserPart(&s, b), // (never an empty text part)
                     else => {},
                 };
                 try s.endArray();
