@@ -23,6 +23,8 @@ pub const usage_text =
     \\                         granted by default)
     \\  -e, --extension FILE   load a Lua extension (repeatable)
     \\      --no-extensions    load no extension from ~/.config/panto/extensions or .panto/extensions
+    \\      --trust            trust this project folder and remember it: its .panto/extensions
+    \\                         and AGENTS.md files load (untrusted, print mode leaves them out)
     \\      --version          print the version
     \\  -h, --help             print this help
     \\
@@ -46,6 +48,8 @@ pub const Args = struct {
     allow: ?[]const u8 = null,
     extensions: []const []const u8 = &.{},
     no_extensions: bool = false,
+    /// Trust the project folder (and remember it): trust.zig.
+    trust: bool = false,
     version: bool = false,
     help: bool = false,
     /// The positional words, joined by spaces; null when there were none.
@@ -124,6 +128,8 @@ pub fn parse(arena: std.mem.Allocator, argv: []const []const u8, diag: *Diagnost
             a.no_session = true;
         } else if (eql(flag, "--no-extensions")) {
             a.no_extensions = true;
+        } else if (eql(flag, "--trust")) {
+            a.trust = true;
         } else if (eql(flag, "--version")) {
             a.version = true;
         } else if (eql(flag, "-h") or eql(flag, "--help")) {

@@ -5,6 +5,7 @@
 //!   args.zig            the command line
 //!   settings.zig        the config file and the flags -> the agent's JSON config
 //!   project_context.zig AGENTS.md files -> the system prompt
+//!   trust.zig           a project folder's extensions and AGENTS.md: only once trusted
 //!   sessions.zig        which session a run keeps (--continue, --session, --no-session)
 //!   app.zig             App: the agent, the Lua host, the settings, the turn that runs
 //!   turn.zig            one turn driven to its end: events to an Observer, tool calls to the
@@ -22,6 +23,7 @@ const settings_mod = @import("settings.zig");
 const print_mode = @import("print_mode.zig");
 const exit_codes = @import("exit_codes.zig");
 const interactive = @import("tui/interactive.zig");
+const trust = @import("trust.zig");
 
 /// The C ABI's options (no thread-local signal stack): the Lua module compiled in shares them.
 pub const std_options = @import("panto_lua").std_options;
@@ -60,11 +62,15 @@ pub fn main(init: std.process.Init) !u8 {
     if (print) print_mode.blockSigint();
 
     const cwd = try std.process.currentPathAlloc(io, arena);
+    const home = init.environ_map.get("HOME");
+    const project = try trust.find(arena, io, cwd, home, !args.no_extensions);
+    const trusted = try trustProject(arena, io, project, args, print, try trust.listPath(arena, init.environ_map.get("XDG_STATE_HOME"), home), &out.interface, stderr);
     var problem: []const u8 = "";
     const settings = settings_mod.load(init.gpa, arena, io, args, .{
-        .home = init.environ_map.get("HOME"),
+        .home = home,
         .xdg_config_home = init.environ_map.get("XDG_CONFIG_HOME"),
         .cwd = cwd,
+        .untrusted_project = if (trusted) null else project.root,
     }, stderr, &problem) catch |err| switch (err) {
         error.OutOfMemory => return err,
         else => {
@@ -83,7 +89,7 @@ pub fn main(init: std.process.Init) !u8 {
     host.loadBundled();
     if (settings.extension_dirs) {
         host.loadDirectory(settings.user_extensions);
-        host.loadDirectory(try std.fs.path.join(arena, &.{ cwd, ".panto", "extensions" }));
+        if (trusted) host.loadDirectory(try std.fs.path.join(arena, &.{ cwd, ".panto", "extensions" }));
     }
     for (settings.extension_files) |file| host.loadFile(file);
 
@@ -124,6 +130,51 @@ pub fn main(init: std.process.Init) !u8 {
         .stderr = stderr,
         .stderr_tty = std.Io.File.stderr().isTty(io) catch false,
     }, &sigint);
+}
+
+/// Whether the project folder's extensions and AGENTS.md files load (trust.zig): yes when
+/// it brings none, with --trust (remembered), or when it was trusted before. Else print mode
+/// goes on without them, saying so on stderr (a script's exit code stays the run's), and
+/// interactive mode asks once: trust (remembered) or not now.
+fn trustProject(arena: std.mem.Allocator, io: std.Io, project: trust.Project, args: args_mod.Args, print: bool, list: ?[:0]const u8, out: *std.Io.Writer, stderr: *std.Io.Writer) !bool {
+    if (!args.trust and (project.bringsNothing() or trust.isTrusted(arena, io, list, project.root))) return true;
+    if (args.trust or (!print and try askTrust(project, out))) {
+        trust.remember(arena, io, list, project.root) catch |err| switch (err) {
+            error.OutOfMemory => return err,
+            error.TrustWrite => try stderr.print("panto: trusted for this run only: {s} could not be written\n", .{list orelse "the list of trusted folders (no $HOME)"}),
+        };
+        return true;
+    }
+    if (print) {
+        try stderr.print("panto: {s} is not trusted: left out:\n", .{project.root});
+        try trust.describe(stderr, project);
+        try stderr.writeAll("panto: to load them, trust the folder: run with --trust once (remembered), or answer the question of an interactive panto there\n");
+    }
+    return false;
+}
+
+/// The question on the terminal before interactive mode starts: true for "trust".
+fn askTrust(project: trust.Project, out: *std.Io.Writer) !bool {
+    try out.print("This folder is not trusted yet: {s}\nTrusting it loads:\n", .{project.root});
+    try trust.describe(out, project);
+    try out.writeAll("Trust this folder? [y] trust (remembered) / [N] not now: ");
+    try out.flush();
+    // The terminal is still line-buffered: a whole line, its excess dropped.
+    var line: [64]u8 = undefined;
+    var len: usize = 0;
+    while (true) {
+        var byte: u8 = undefined;
+        if (std.c.read(0, @ptrCast(&byte), 1) <= 0 or byte == '\n') break;
+        if (len < line.len) {
+            line[len] = byte;
+            len += 1;
+        }
+    }
+    const answer = std.mem.trim(u8, line[0..len], " \t\r");
+    const yes = std.ascii.eqlIgnoreCase(answer, "y") or std.ascii.eqlIgnoreCase(answer, "yes");
+    try out.writeAll(if (yes) "Trusted.\n" else "Not trusted: going on without them.\n");
+    try out.flush();
+    return yes;
 }
 
 /// The extensions' tools that are offered (--tools), told to the model through the registry.
@@ -180,6 +231,7 @@ test {
     _ = @import("project_context.zig");
     _ = @import("sessions.zig");
     _ = @import("thinking_fallback.zig");
+    _ = @import("trust.zig");
     _ = @import("lua/host_test.zig");
     _ = @import("tui/tests.zig");
 }

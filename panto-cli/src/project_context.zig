@@ -1,6 +1,7 @@
 //! Project context: the AGENTS.md files from the working directory upward (to $HOME when the
 //! directory is under it, else to /), outermost first, as one section of the system prompt
-//! with a heading naming each file.
+//! with a heading naming each file. The files inside a project folder not trusted
+//! (trust.zig) are left out.
 const std = @import("std");
 
 pub const file_name = "AGENTS.md";
@@ -8,8 +9,8 @@ pub const file_name = "AGENTS.md";
 pub const max_file_bytes = 256 * 1024;
 
 /// The section to add to the system prompt, "" when no file was found. A file that cannot
-/// be read is named in `warn` and left out.
-pub fn collect(arena: std.mem.Allocator, io: std.Io, cwd: []const u8, home: ?[]const u8, warn: *std.Io.Writer) error{OutOfMemory}![]const u8 {
+/// be read is named in `warn` and left out, as are those in `untrusted` or beneath it.
+pub fn collect(arena: std.mem.Allocator, io: std.Io, cwd: []const u8, home: ?[]const u8, untrusted: ?[]const u8, warn: *std.Io.Writer) error{OutOfMemory}![]const u8 {
     var dirs: std.ArrayList([]const u8) = .empty;
     var dir: []const u8 = cwd;
     const stop: []const u8 = if (home) |h| (if (isUnder(cwd, h)) std.mem.trimEnd(u8, h, "/") else "/") else "/";
@@ -22,6 +23,7 @@ pub fn collect(arena: std.mem.Allocator, io: std.Io, cwd: []const u8, home: ?[]c
     var i = dirs.items.len;
     while (i > 0) {
         i -= 1;
+        if (untrusted) |u| if (isUnder(dirs.items[i], u)) continue;
         const path = try std.fs.path.join(arena, &.{ dirs.items[i], file_name });
         const text = std.Io.Dir.cwd().readFileAlloc(io, path, arena, .limited(max_file_bytes + 1)) catch |err| switch (err) {
             error.FileNotFound, error.IsDir, error.NotDir => continue,

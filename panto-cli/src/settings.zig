@@ -55,6 +55,8 @@ pub const Environment = struct {
     home: ?[]const u8,
     xdg_config_home: ?[]const u8,
     cwd: []const u8,
+    /// A project folder not trusted: its AGENTS.md files are left out (trust.zig).
+    untrusted_project: ?[]const u8 = null,
 };
 
 /// Reads the config file and merges the flags into it. On error, `problem.*` says why in a
@@ -127,7 +129,7 @@ pub fn load(gpa: std.mem.Allocator, arena: std.mem.Allocator, io: std.Io, args: 
     if (args.thinking) |t| try agent.put(arena, "thinking", .{ .string = t });
 
     var system: ?[]const u8 = args.system orelse stringOf(file.get("system"));
-    const context = try project_context.collect(arena, io, env.cwd, env.home, warn);
+    const context = try project_context.collect(arena, io, env.cwd, env.home, env.untrusted_project, warn);
     if (context.len > 0) system = if (system) |base| try std.fmt.allocPrint(arena, "{s}\n\n{s}", .{ base, context }) else context;
     if (system) |text| try agent.put(arena, "system", .{ .string = text });
 

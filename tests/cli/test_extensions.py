@@ -114,7 +114,8 @@ def test_extensions_load_from_the_user_and_project_folders_in_order(emulator, ru
     ext_file(project, "c.lua", source.format(log=str(log), name="project c"))
     e = ext_file(workdir, "e.lua", source.format(log=str(log), name="-e"))
     emulator({"responses": [text_reply("ok")]})
-    r = run_panto("-p", "go", "-e", str(e))
+    # --trust: the project's own extensions load only in a trusted folder (test_trust.py).
+    r = run_panto("-p", "go", "--trust", "-e", str(e))
     assert r.returncode == 0, r.stderr
     assert log.read_text().splitlines() == ["user a", "user b", "project c", "-e"]
 

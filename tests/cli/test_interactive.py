@@ -517,3 +517,45 @@ def test_ctrl_c_interrupts_an_extension_command_or_tool_in_a_loop(emulator, pane
     p.type("Again")
     p.wait_for("Back again.", after=mark)
     assert len(emu.requests()) == 2
+
+
+# Trust (trust.zig; print mode's side in test_trust.py).
+
+def test_an_untrusted_folder_asks_once_not_now_goes_on_without_and_yes_is_remembered(
+        panto_bin, cli_env, home, workdir, tmp_path):
+    marker = tmp_path / "ran.txt"
+    ext = workdir / ".panto" / "extensions" / "writer.lua"
+    ext.parent.mkdir(parents=True)
+    ext.write_text(f'local f = io.open({str(marker)!r}, "a"); f:write("ran\\n"); f:close()\n')
+    (workdir / "AGENTS.md").write_text("Project rules.\n")
+    trusted = home / ".local" / "state" / "panto" / "trusted"
+
+    def run_and_answer(answer: str) -> str:
+        p = Pane([str(panto_bin)], cli_env, workdir, tmp_path)
+        try:
+            screen = p.wait_for("Trust this folder?")
+            p.type(answer)
+            p.wait_for("/help for commands")
+            p.keys("C-d")
+            assert p.exit_status() == 0
+            return screen
+        finally:
+            p.close()
+
+    # The question names the folder and what trusting it would load.
+    screen = run_and_answer("n")
+    assert f"not trusted yet: {workdir}" in screen
+    assert str(ext) in screen and str(workdir / "AGENTS.md") in screen
+    assert not marker.exists() and not trusted.exists()
+    # Not now: asked again; yes: loaded and remembered.
+    run_and_answer("y")
+    assert marker.read_text() == "ran\n"
+    assert trusted.read_text() == f"{workdir.resolve()}\n"
+    # Trusted: no question, loaded.
+    p = Pane([str(panto_bin)], cli_env, workdir, tmp_path)
+    try:
+        screen = p.wait_for("/help for commands")
+        assert "Trust this folder?" not in screen
+        assert marker.read_text() == "ran\nran\n"
+    finally:
+        p.close()

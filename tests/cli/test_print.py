@@ -339,7 +339,8 @@ def test_agents_md_files_from_the_directory_upward(emulator, run_panto, home, wo
     sub = workdir / "sub"
     sub.mkdir()
     (sub / "AGENTS.md").write_text("Sub rules.\n")
-    assert run_panto("--system", "Base prompt.", "-p", "x", cwd=sub).returncode == 0
+    # --trust: the project's own AGENTS.md files are added once it is trusted (test_trust.py).
+    assert run_panto("--trust", "--system", "Base prompt.", "-p", "x", cwd=sub).returncode == 0
     s = system_text(body(emu))
     assert s.startswith("Base prompt.\n\n# Project context")
     assert "ABOVE HOME" not in s
