@@ -29,6 +29,9 @@ if TYPE_CHECKING:
     from .message import AssistantMessage
     from .tools import Registry, Tool
 
+    # typing.Self is Python 3.11's; checkers know typing_extensions without it being installed.
+    from typing_extensions import Self
+
     T = TypeVar("T")
 
     #: What `tools=` takes: a Registry, or an iterable of Tools, ToolClass subclasses, classes
@@ -172,7 +175,7 @@ class Agent:
         self._open(config, tools)
 
     @classmethod
-    def from_config(cls, config: Mapping[str, Any], *, tools: Optional[ToolsArg] = None) -> "Agent":
+    def from_config(cls, config: Mapping[str, Any], *, tools: Optional[ToolsArg] = None) -> Self:
         """An agent from the configuration object of `panto_agent_new`, passed on as is
         (keys this package does not know reach the library, which judges them). Tool specs
         in its "tools" key have no handler (run them by hand); `tools` adds tools as the
@@ -553,7 +556,7 @@ class Agent:
     def closed(self) -> bool:
         return self._ptr is None
 
-    def __enter__(self) -> "Agent":
+    def __enter__(self) -> Self:
         return self
 
     def __exit__(
