@@ -26,6 +26,7 @@ if TYPE_CHECKING:
 
     from ._output import ResponseFormatArg
     from .config import KeepAliveArg, LogArg, ReadToolArg, RetryArg, TimeoutsArg, ToolChoiceArg
+    from .conversation import MessageDict
     from .message import AssistantMessage
     from .tools import Registry, Tool
 
@@ -381,7 +382,7 @@ class Agent:
             return stream.final_json(output_type)
 
     @property
-    def conversation(self) -> List[Dict[str, Any]]:
+    def conversation(self) -> List[MessageDict]:
         """The conversation so far: the "messages" of `export()`, a list of {"role": ...,
         "content": [blocks]} messages.
 
@@ -399,7 +400,7 @@ class Agent:
             if rc < 0:
                 raise self._error(ptr, rc)
             text = _native.copy_string(s)
-        result: List[Dict[str, Any]] = _json_loads(text)
+        result: List[MessageDict] = _json_loads(text)
         return result
 
     # ---- the conversation as a document, and editing it --------------------------------

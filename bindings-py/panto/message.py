@@ -5,9 +5,12 @@ from __future__ import annotations
 
 import json
 from dataclasses import dataclass, field
-from typing import Any, Dict, List, Optional, Sequence, Tuple, Union
+from typing import TYPE_CHECKING, Any, Dict, List, Literal, Optional, Sequence, Tuple, Union
 
 from .events import BlockComplete, MessageComplete, MessageEnd, MessageStart, ToolDetails, Usage
+
+if TYPE_CHECKING:
+    from .events import StopReason
 
 __all__ = [
     "TextBlock",
@@ -24,7 +27,7 @@ class TextBlock:
     """Text the model wrote."""
 
     text: str
-    kind: str = field(default="text", init=False)
+    kind: Literal["text"] = field(default="text", init=False)
 
 
 @dataclass(frozen=True)
@@ -32,7 +35,7 @@ class ThinkingBlock:
     """The model's reasoning (when the agent's `thinking` is on)."""
 
     text: str
-    kind: str = field(default="thinking", init=False)
+    kind: Literal["thinking"] = field(default="thinking", init=False)
 
 
 @dataclass(frozen=True)
@@ -40,7 +43,7 @@ class RedactedThinkingBlock:
     """Reasoning the provider encrypted: `data` is opaque."""
 
     data: str
-    kind: str = field(default="redacted_thinking", init=False)
+    kind: Literal["redacted_thinking"] = field(default="redacted_thinking", init=False)
 
 
 @dataclass(frozen=True)
@@ -52,7 +55,7 @@ class ToolCallBlock:
     name: str
     input: Dict[str, Any]
     raw_input: str
-    kind: str = field(default="tool_call", init=False)
+    kind: Literal["tool_call"] = field(default="tool_call", init=False)
 
 
 ContentBlock = Union[TextBlock, ThinkingBlock, RedactedThinkingBlock, ToolCallBlock]
@@ -71,7 +74,7 @@ class AssistantMessage:
     id: str
     model: str
     content: Tuple[ContentBlock, ...]
-    stop_reason: str
+    stop_reason: StopReason
     provider_stop_reason: str
     usage: Usage
     turn_usage: Usage
