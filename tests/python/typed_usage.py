@@ -7,6 +7,8 @@ must be an error (both checkers report an ignore that silences nothing).
 
 from __future__ import annotations
 
+from typing import Any, Awaitable, Callable, Optional
+
 from typing_extensions import assert_type
 
 import panto
@@ -78,3 +80,66 @@ def conversation_messages(agent: panto.Agent) -> None:
         else:
             assert_type(message, UserMessageDict)
             message["model"]  # type: ignore[typeddict-item]
+
+
+@panto.tool
+def add(a: int, b: int) -> int:
+    """Adds two numbers."""
+    return a + b
+
+
+@panto.tool(name="convert", capabilities=["net"])
+async def convert(amount: float, to: str = panto.Param("Target currency", default="EUR")) -> str:
+    """Converts an amount."""
+    return f"{amount} {to}"
+
+
+def search(query: str = panto.Param("What to look for"),
+           limit: int = panto.Param("At most this many", default=10, schema={"minimum": 1})) -> list[str]:
+    return [query] * limit
+
+
+class Convert(panto.ToolClass):
+    """Converts an amount."""
+
+    amount: float
+    to: str = panto.Param("Target currency", default="EUR")
+
+    def run(self) -> str:
+        return f"{self.amount} {self.to}"
+
+
+@panto.tool
+class Weather:
+    """Current weather."""
+
+    city: str
+
+    def run(self) -> str:
+        return self.city
+
+
+def tools_keep_their_signature() -> None:
+    assert_type(add(1, 2), int)
+    add("x", 2)  # type: ignore[arg-type]
+    add(1)  # type: ignore[call-arg]
+    assert_type(add.name, str)
+    assert_type(add.spec(), dict[str, Any])
+    typed: panto.Tool[[int, int], int] = add
+    typed_async: Optional[Callable[[float, str], Awaitable[str]]] = convert.handler
+    untyped: panto.Tool = add
+    print(typed, typed_async, untyped)
+    assert_type(Weather, type[Weather])
+    assert_type(Convert(amount=1.0).to, str)
+    tools = panto.Registry()
+    registered: panto.Tool[[str, int], list[str]] = tools.register(search)
+    assert_type(registered("x", 2), list[str])
+
+    @tools.register(sequential=True)
+    def slow(seconds: float) -> float:
+        return seconds
+
+    assert_type(slow(1.0), float)
+    assert_type(panto.as_tool(Weather), panto.Tool)
+    agent = panto.Agent(provider="anthropic", model="m", tools=[add, convert, Convert, Weather, tools])
+    assert_type(agent.get_tool("add"), Optional[panto.Tool])
