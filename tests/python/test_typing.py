@@ -149,13 +149,15 @@ def python_snippets(page: pathlib.Path) -> list[tuple[int, str]]:
 
 
 def test_doc_snippets_and_examples_pass_mypy_strict(tmp_path: pathlib.Path) -> None:
-    """Every Python snippet of README.md and docs/*.md, and every Python example, is what
+    """Every Python snippet of the READMEs and docs/*.md, and every Python example, is what
     `mypy --strict` accepts: the documentation's code is code a user's checker accepts."""
-    pages = [ROOT / "README.md", *sorted((ROOT / "docs").glob("*.md"))]
+    pages = [ROOT / "README.md", *sorted((ROOT / "docs").glob("*.md")), BINDING / "README.md",
+             BINDING / "panto" / "emulator" / "README.md"]
     files = []
     for page in pages:
         for line, code in python_snippets(page):
-            path = tmp_path / f"{page.stem.replace('-', '_')}_line{line}.py"  # names the snippet
+            stem = page.relative_to(ROOT).with_suffix("").as_posix().replace("/", "_").replace("-", "_")
+            path = tmp_path / f"{stem}_line{line}.py"  # names the snippet
             path.write_text(code)
             files.append(path)
     assert len(files) >= 10, files  # the extraction finds them
