@@ -132,7 +132,7 @@ def generate(dump: Dict[str, Any]) -> str:
                 "",
                 f"    def __init__(self) -> None:  # {init}",
                 "        super().__init__()",
-                f"        self.size = ctypes.sizeof({s['name']})",
+                f"        self.size: int = ctypes.sizeof({s['name']})",
             ]
     # Mapped before the handles are written: mapping finds them.
     signatures = [f"    \"{f['name']}\": ({ctype(f['returns'])}, [{', '.join(ctype(p) for p in f['params'])}])," for f in dump["functions"]]

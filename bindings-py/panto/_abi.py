@@ -156,7 +156,7 @@ class PantoEvent(Structure):
 
     def __init__(self) -> None:  # PANTO_EVENT_INIT
         super().__init__()
-        self.size = ctypes.sizeof(PantoEvent)
+        self.size: int = ctypes.sizeof(PantoEvent)
 
 
 class PantoPart(Structure):
@@ -187,7 +187,7 @@ class PantoError(Structure):
 
     def __init__(self) -> None:  # PANTO_ERROR_INIT
         super().__init__()
-        self.size = ctypes.sizeof(PantoError)
+        self.size: int = ctypes.sizeof(PantoError)
 
 
 class PantoInput(Structure):
@@ -202,7 +202,7 @@ class PantoInput(Structure):
 
     def __init__(self) -> None:  # PANTO_INPUT_INIT
         super().__init__()
-        self.size = ctypes.sizeof(PantoInput)
+        self.size: int = ctypes.sizeof(PantoInput)
 
 
 class PantoToolResult(Structure):
@@ -217,7 +217,7 @@ class PantoToolResult(Structure):
 
     def __init__(self) -> None:  # PANTO_TOOL_RESULT_INIT
         super().__init__()
-        self.size = ctypes.sizeof(PantoToolResult)
+        self.size: int = ctypes.sizeof(PantoToolResult)
 
 
 class PantoConnections(Structure):
@@ -230,7 +230,7 @@ class PantoConnections(Structure):
 
     def __init__(self) -> None:  # PANTO_CONNECTIONS_INIT
         super().__init__()
-        self.size = ctypes.sizeof(PantoConnections)
+        self.size: int = ctypes.sizeof(PantoConnections)
 
 
 class PantoSessionInfo(Structure):
@@ -244,7 +244,7 @@ class PantoSessionInfo(Structure):
 
     def __init__(self) -> None:  # PANTO_SESSION_INFO_INIT
         super().__init__()
-        self.size = ctypes.sizeof(PantoSessionInfo)
+        self.size: int = ctypes.sizeof(PantoSessionInfo)
 
 
 # Opaque handles: distinct pointer types, so ctypes refuses a stream where an agent is due.

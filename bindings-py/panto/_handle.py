@@ -12,6 +12,7 @@ from . import _native
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
+    from _thread import LockType
     from typing import Any, Callable, Dict, List, Optional, Set
 
     from .tools import Tool
@@ -43,14 +44,14 @@ class StreamHandle:
 
     def __init__(self, lib: _native.Library, ptr: Any, calls: Any, orphans: List[Any], tools: Dict[str, Tool], streams: Set[StreamHandle]) -> None:
         self.ptr: Optional[Any] = ptr  # a non-NULL _native.StreamPtr, or None
-        self.lib = lib
-        self.lock = allocate_lock()
-        self.calls = calls  # a _thread.RLock
-        self.orphans = orphans
-        self.busy = 0
+        self.lib: _native.Library = lib
+        self.lock: LockType = allocate_lock()
+        self.calls: Any = calls  # a _thread.RLock
+        self.orphans: List[Any] = orphans
+        self.busy: int = 0
         self.batch: List[Any] = []
-        self.tools = tools
-        self.streams = streams
+        self.tools: Dict[str, Tool] = tools
+        self.streams: Set[StreamHandle] = streams
 
     def begin_call(self) -> Optional[Any]:
         """Before a native call that may block (`calls` is held): the pointer, marked busy by

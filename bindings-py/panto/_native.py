@@ -19,7 +19,10 @@ from ._abi import ABI_VERSION, BLOCK_NONE, BLOCK_REDACTED_THINKING, BLOCK_TEXT, 
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:  # typing is not imported at run time: it costs more than this package
-    from typing import Callable, Dict, List, Optional, Tuple
+    from typing import Any, Callable, Dict, List, Optional, Tuple
+
+    #: A function of the library, its argument and result types declared (SIGNATURES).
+    CFunction = Callable[..., Any]
 
 
 def string(raw: bytes) -> PantoString:
@@ -54,8 +57,9 @@ class Library:
     """The loaded shared library, its declared symbols and its cached enum names."""
 
     def __init__(self, path: str) -> None:
-        self.path = path
-        self.cdll = c = ctypes.CDLL(path)
+        self.path: str = path
+        self.cdll: ctypes.CDLL = ctypes.CDLL(path)
+        c = self.cdll
         # The version first: a library of another ABI may lack or change the other symbols.
         try:
             abi_version = c.panto_abi_version
@@ -78,46 +82,46 @@ class Library:
             fn.argtypes = argtypes
         self.version: str = c.panto_version().decode("utf-8")
         # Bound functions, looked up once.
-        self.agent_new = c.panto_agent_new
-        self.agent_free = c.panto_agent_free
-        self.agent_error = c.panto_agent_error
-        self.agent_set_config = c.panto_agent_set_config
-        self.agent_run = c.panto_agent_run
-        self.agent_conversation = c.panto_agent_conversation
-        self.agent_export = c.panto_agent_export
-        self.agent_import = c.panto_agent_import
-        self.agent_message_count = c.panto_agent_message_count
-        self.agent_truncate = c.panto_agent_truncate
-        self.agent_rollback_turn = c.panto_agent_rollback_turn
-        self.agent_compact = c.panto_agent_compact
-        self.agent_session = c.panto_agent_session
-        self.agent_fork_session = c.panto_agent_fork_session
-        self.session_list = c.panto_session_list
-        self.session_list_json = c.panto_session_list_json
-        self.session_list_error = c.panto_session_list_error
-        self.session_list_free = c.panto_session_list_free
-        self.agent_connections = c.panto_agent_connections
-        self.agent_add_tool = c.panto_agent_add_tool
-        self.agent_tools = c.panto_agent_tools
-        self.tools_new = c.panto_tools_new
-        self.tools_free = c.panto_tools_free
-        self.tools_add = c.panto_tools_add
-        self.tools_export = c.panto_tools_export
-        self.tools_error = c.panto_tools_error
-        self.next_event = c.panto_next_event
-        self.next_events = c.panto_next_events
+        self.agent_new: CFunction = c.panto_agent_new
+        self.agent_free: CFunction = c.panto_agent_free
+        self.agent_error: CFunction = c.panto_agent_error
+        self.agent_set_config: CFunction = c.panto_agent_set_config
+        self.agent_run: CFunction = c.panto_agent_run
+        self.agent_conversation: CFunction = c.panto_agent_conversation
+        self.agent_export: CFunction = c.panto_agent_export
+        self.agent_import: CFunction = c.panto_agent_import
+        self.agent_message_count: CFunction = c.panto_agent_message_count
+        self.agent_truncate: CFunction = c.panto_agent_truncate
+        self.agent_rollback_turn: CFunction = c.panto_agent_rollback_turn
+        self.agent_compact: CFunction = c.panto_agent_compact
+        self.agent_session: CFunction = c.panto_agent_session
+        self.agent_fork_session: CFunction = c.panto_agent_fork_session
+        self.session_list: CFunction = c.panto_session_list
+        self.session_list_json: CFunction = c.panto_session_list_json
+        self.session_list_error: CFunction = c.panto_session_list_error
+        self.session_list_free: CFunction = c.panto_session_list_free
+        self.agent_connections: CFunction = c.panto_agent_connections
+        self.agent_add_tool: CFunction = c.panto_agent_add_tool
+        self.agent_tools: CFunction = c.panto_agent_tools
+        self.tools_new: CFunction = c.panto_tools_new
+        self.tools_free: CFunction = c.panto_tools_free
+        self.tools_add: CFunction = c.panto_tools_add
+        self.tools_export: CFunction = c.panto_tools_export
+        self.tools_error: CFunction = c.panto_tools_error
+        self.next_event: CFunction = c.panto_next_event
+        self.next_events: CFunction = c.panto_next_events
         # The same function, with nothing declared: ctypes passes its arguments as they are, with
         # no conversion at each call. For NativeBatch only, which passes ctypes objects of the
         # declared types.
-        self.next_events_unchecked = c["panto_next_events"]
-        self.stream_unread = c.panto_stream_unread
-        self.submit_tool_result = c.panto_stream_submit_tool_result
-        self.stream_tool_progress = c.panto_stream_tool_progress
-        self.stream_final_json = c.panto_stream_final_json
-        self.stream_cancel = c.panto_stream_cancel
-        self.stream_reopen = c.panto_stream_reopen
-        self.stream_error = c.panto_stream_error
-        self.stream_free = c.panto_stream_free
+        self.next_events_unchecked: CFunction = c["panto_next_events"]
+        self.stream_unread: CFunction = c.panto_stream_unread
+        self.submit_tool_result: CFunction = c.panto_stream_submit_tool_result
+        self.stream_tool_progress: CFunction = c.panto_stream_tool_progress
+        self.stream_final_json: CFunction = c.panto_stream_final_json
+        self.stream_cancel: CFunction = c.panto_stream_cancel
+        self.stream_reopen: CFunction = c.panto_stream_reopen
+        self.stream_error: CFunction = c.panto_stream_error
+        self.stream_free: CFunction = c.panto_stream_free
         # The panto_*_name() functions, memoized (their results are static).
         self.status_name: Callable[[int], str] = _NameCache(c.panto_status_name).get
         self.event_kind_name: Callable[[int], str] = _NameCache(c.panto_event_kind_name).get

@@ -26,8 +26,12 @@ if TYPE_CHECKING:
 
     from ._output import ResponseFormatArg
     from .config import KeepAliveArg, LogArg, ReadToolArg, RetryArg, TimeoutsArg, ToolChoiceArg
+    from .conversation import MessageDict
     from .message import AssistantMessage
     from .tools import Registry, Tool
+
+    # typing.Self is Python 3.11's; checkers know typing_extensions without it being installed.
+    from typing_extensions import Self
 
     T = TypeVar("T")
 
@@ -177,7 +181,7 @@ class Agent:
         self._open(config, tools)
 
     @classmethod
-    def from_config(cls, config: Mapping[str, Any], *, tools: Optional[ToolsArg] = None) -> "Agent":
+    def from_config(cls, config: Mapping[str, Any], *, tools: Optional[ToolsArg] = None) -> Self:
         """An agent from the configuration object of `panto_agent_new`, passed on as is
         (keys this package does not know reach the library, which judges them). Tool specs
         in its "tools" key have no handler (run them by hand); `tools` adds tools as the
@@ -383,7 +387,7 @@ class Agent:
             return stream.final_json(output_type)
 
     @property
-    def conversation(self) -> List[Dict[str, Any]]:
+    def conversation(self) -> List[MessageDict]:
         """The conversation so far: the "messages" of `export()`, a list of {"role": ...,
         "content": [blocks]} messages.
 
@@ -404,7 +408,7 @@ class Agent:
             if rc < 0:
                 raise self._error(ptr, rc)
             text = _native.copy_string(s)
-        result: List[Dict[str, Any]] = _json_loads(text)
+        result: List[MessageDict] = _json_loads(text)
         return result
 
     # ---- the conversation as a document, and editing it --------------------------------
@@ -575,7 +579,7 @@ class Agent:
     def closed(self) -> bool:
         return self._ptr is None
 
-    def __enter__(self) -> "Agent":
+    def __enter__(self) -> Self:
         return self
 
     def __exit__(

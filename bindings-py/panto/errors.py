@@ -23,7 +23,7 @@ from . import _native
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
-    from typing import Dict, List, Optional, Type
+    from typing import Any, Dict, List, Optional, Tuple, Type
 
 __all__ = [
     "Error",
@@ -95,7 +95,7 @@ class Error(Exception):
         text = f"{self.code}: {self.message}" if self.message else self.code
         return f"{text} ({', '.join(detail)})" if detail else text
 
-    def __reduce__(self):  # type: ignore[no-untyped-def]
+    def __reduce__(self) -> Tuple[Any, ...]:
         # Keyword-only fields survive pickling (e.g. across multiprocessing).
         return (_rebuild, (type(self), self.message, self.__dict__.copy()))
 
@@ -126,24 +126,24 @@ class LibraryNotFound(Error, ImportError):
     def __str__(self) -> str:
         return self.message
 
-    def __reduce__(self):  # type: ignore[no-untyped-def]
+    def __reduce__(self) -> Tuple[Any, ...]:
         return (LibraryNotFound, (self.looked_in,))
 
 
 class InvalidArgumentError(Error):
-    STATUS = _native.ERR_INVALID_ARGUMENT
+    STATUS: int = _native.ERR_INVALID_ARGUMENT
 
 
 class OutOfMemoryError(Error):
-    STATUS = _native.ERR_OUT_OF_MEMORY
+    STATUS: int = _native.ERR_OUT_OF_MEMORY
 
 
 class ConfigError(Error):
-    STATUS = _native.ERR_CONFIG
+    STATUS: int = _native.ERR_CONFIG
 
 
 class BusyError(Error):
-    STATUS = _native.ERR_BUSY
+    STATUS: int = _native.ERR_BUSY
 
 
 class ResultPendingError(Error):
@@ -151,7 +151,7 @@ class ResultPendingError(Error):
     `Stream.submit_tool_result()` and call `next()` again (not sticky: the stream is unchanged).
     `call_ids` lists the calls that await a result, when known."""
 
-    STATUS = _native.ERR_RESULT_PENDING
+    STATUS: int = _native.ERR_RESULT_PENDING
 
     def __init__(self, message: str, *, call_ids: Optional[List[str]] = None, **kw: object) -> None:
         super().__init__(message, **kw)  # type: ignore[arg-type]
@@ -162,7 +162,7 @@ class NoSuchCallError(Error):
     """`Stream.submit_tool_result()` named a call that does not await a result (an unknown id,
     one already answered, or one panto handles itself). `call_id` is the id given."""
 
-    STATUS = _native.ERR_NO_SUCH_CALL
+    STATUS: int = _native.ERR_NO_SUCH_CALL
 
     def __init__(self, message: str, *, call_id: Optional[str] = None, **kw: object) -> None:
         super().__init__(message, **kw)  # type: ignore[arg-type]
@@ -174,35 +174,35 @@ class StateError(Error):
     fail at the provider-open boundary (an HTTP error answer or a failed connection before any
     event of the message), or on a closed stream."""
 
-    STATUS = _native.ERR_STATE
+    STATUS: int = _native.ERR_STATE
 
 
 class AuthenticationError(Error):
-    STATUS = _native.ERR_AUTHENTICATION
+    STATUS: int = _native.ERR_AUTHENTICATION
 
 
 class PermissionDeniedError(Error):
-    STATUS = _native.ERR_PERMISSION
+    STATUS: int = _native.ERR_PERMISSION
 
 
 class NotFoundError(Error):
-    STATUS = _native.ERR_NOT_FOUND
+    STATUS: int = _native.ERR_NOT_FOUND
 
 
 class InvalidRequestError(Error):
-    STATUS = _native.ERR_INVALID_REQUEST
+    STATUS: int = _native.ERR_INVALID_REQUEST
 
 
 class RateLimitError(Error):
-    STATUS = _native.ERR_RATE_LIMIT
+    STATUS: int = _native.ERR_RATE_LIMIT
 
 
 class OverloadedError(Error):
-    STATUS = _native.ERR_OVERLOADED
+    STATUS: int = _native.ERR_OVERLOADED
 
 
 class ServerError(Error):
-    STATUS = _native.ERR_SERVER
+    STATUS: int = _native.ERR_SERVER
 
 
 class APITimeoutError(Error):
@@ -211,17 +211,17 @@ class APITimeoutError(Error):
     than `total_ms`. Its `error_type` is
     "timeout_error" (panto's own). Named so as not to shadow the builtin TimeoutError."""
 
-    STATUS = _native.ERR_TIMEOUT
+    STATUS: int = _native.ERR_TIMEOUT
 
 
 class APIConnectionError(Error):
     """Connecting failed or the connection broke (not the builtin ConnectionError)."""
 
-    STATUS = _native.ERR_CONNECTION
+    STATUS: int = _native.ERR_CONNECTION
 
 
 class ProtocolError(Error):
-    STATUS = _native.ERR_PROTOCOL
+    STATUS: int = _native.ERR_PROTOCOL
 
 
 class CanceledError(Error):
@@ -230,20 +230,20 @@ class CanceledError(Error):
     `next()` calls raise this). What the model had said so far stays in the conversation, with
     "stop_reason": "aborted". Its `error_type` is "canceled_error"."""
 
-    STATUS = _native.ERR_CANCELED
+    STATUS: int = _native.ERR_CANCELED
 
 
 class ToolLoopError(Error):
     """The turn took more tool rounds than the agent's `max_tool_iterations`."""
 
-    STATUS = _native.ERR_TOOL_LOOP
+    STATUS: int = _native.ERR_TOOL_LOOP
 
 
 class CapabilityError(Error):
     """The model called a tool the agent was not granted the capabilities for; no tool of that
     message ran."""
 
-    STATUS = _native.ERR_CAPABILITY
+    STATUS: int = _native.ERR_CAPABILITY
 
 
 class ConversationError(Error):
@@ -252,7 +252,7 @@ class ConversationError(Error):
     "call_9" answers no tool call of messages[2]`), or `Agent.truncate()` that would keep tool
     calls without their results. Nothing changed."""
 
-    STATUS = _native.ERR_CONVERSATION
+    STATUS: int = _native.ERR_CONVERSATION
 
 
 class SessionError(Error):
@@ -260,21 +260,21 @@ class SessionError(Error):
     session, or the session id is taken (`mode="create"`, `Session.fork()`). A failed write
     during a turn fails the turn; the conversation in memory keeps the message."""
 
-    STATUS = _native.ERR_SESSION
+    STATUS: int = _native.ERR_SESSION
 
 
 class SessionLockedError(SessionError):
     """Another agent, of this process or another, has the session open: a session has one
     writer at a time."""
 
-    STATUS = _native.ERR_SESSION_LOCKED
+    STATUS: int = _native.ERR_SESSION_LOCKED
 
 
 class NoSuchSessionError(SessionError, FileNotFoundError):
     """No session with that id in the directory (`mode="resume"`). Also a
     FileNotFoundError, so `except FileNotFoundError` catches it."""
 
-    STATUS = _native.ERR_NO_SUCH_SESSION
+    STATUS: int = _native.ERR_NO_SUCH_SESSION
 
 
 class OutputError(Error):
@@ -283,7 +283,7 @@ class OutputError(Error):
     wrong; `output` is the answer's text, as it came. The turn itself ended normally: the
     answer is in the conversation."""
 
-    STATUS = _native.ERR_OUTPUT
+    STATUS: int = _native.ERR_OUTPUT
 
     def __init__(self, message: str, *, output: str = "", **kw: object) -> None:
         super().__init__(message, **kw)  # type: ignore[arg-type]

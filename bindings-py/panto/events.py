@@ -1,7 +1,7 @@
 """The events of a turn: frozen dataclasses, each with a `kind` field holding the stable name
 of `panto_event_kind_name()` ("message_start", "block_start", ...).
 
-Block kinds ("text", "thinking", "redacted_thinking", "tool_call") and stop reasons ("end_turn", "max_tokens", ...)
+Block kinds ("text", "thinking", "redacted_thinking", "tool_call", "server_block") and stop reasons ("end_turn", "max_tokens", ...)
 are the stable names of `panto_block_kind_name()` and `panto_stop_reason_name()`.
 """
 
@@ -10,7 +10,17 @@ from __future__ import annotations
 TYPE_CHECKING = False
 if TYPE_CHECKING:
     from dataclasses import dataclass, field
-    from typing import Any, Dict, Optional, Tuple, Union
+    from typing import Any, Dict, Literal, Optional, Tuple, Union
+
+    #: A content block's kind: the names of `panto_block_kind_name()`.
+    BlockKind = Literal["text", "thinking", "redacted_thinking", "tool_call", "server_block"]
+    #: Why a message ended: the names of `panto_stop_reason_name()` ("aborted": the turn was
+    #: canceled; "other": a value panto does not know, see `provider_stop_reason`; "none":
+    #: the provider gave none).
+    StopReason = Literal["end_turn", "max_tokens", "stop_sequence", "tool_use", "refusal", "content_filter",
+                         "pause_turn", "aborted", "other", "none"]
+    #: What a part of a tool result holds.
+    PartKind = Literal["text", "image", "document"]
 else:
     # The same frozen dataclasses, cheaper to define and to make (see _frozen.py).
     from ._frozen import dataclass, field
@@ -32,6 +42,9 @@ __all__ = [
     "CompactionStart",
     "CompactionEnd",
     "Event",
+    "BlockKind",
+    "StopReason",
+    "PartKind",
 ]
 
 
@@ -56,7 +69,7 @@ class MessageStart:
     id: str
     model: str
     request_id: str = ""
-    kind: str = field(default="message_start", init=False)
+    kind: Literal["message_start"] = field(default="message_start", init=False)
 
 
 @dataclass(frozen=True)
@@ -68,8 +81,8 @@ class BlockStart:
     it, see BlockComplete)."""
 
     index: int
-    block_kind: str
-    kind: str = field(default="block_start", init=False)
+    block_kind: BlockKind
+    kind: Literal["block_start"] = field(default="block_start", init=False)
 
 
 @dataclass(frozen=True)
@@ -77,9 +90,9 @@ class ContentDelta:
     """A new fragment of the block at `index`."""
 
     index: int
-    block_kind: str
+    block_kind: BlockKind
     text: str
-    kind: str = field(default="content_delta", init=False)
+    kind: Literal["content_delta"] = field(default="content_delta", init=False)
 
 
 @dataclass(frozen=True)
@@ -90,10 +103,10 @@ class BlockComplete:
     ("server_tool_use", "web_search_tool_result", ...); "" for other kinds."""
 
     index: int
-    block_kind: str
+    block_kind: BlockKind
     text: str
     name: str = ""
-    kind: str = field(default="block_complete", init=False)
+    kind: Literal["block_complete"] = field(default="block_complete", init=False)
 
 
 @dataclass(frozen=True)
@@ -101,10 +114,10 @@ class MessageEnd:
     """One assistant message ended; `usage` is that message's own. A `stop_reason` of
     "tool_use" means tool calls follow (ToolCallStart, ToolResult) and then another message."""
 
-    stop_reason: str
+    stop_reason: StopReason
     provider_stop_reason: str
     usage: Usage
-    kind: str = field(default="message_end", init=False)
+    kind: Literal["message_end"] = field(default="message_end", init=False)
 
 
 @dataclass(frozen=True)
@@ -115,7 +128,7 @@ class ToolDetails:
     index: int
     id: str
     name: str
-    kind: str = field(default="tool_details", init=False)
+    kind: Literal["tool_details"] = field(default="tool_details", init=False)
 
 
 @dataclass(frozen=True)
@@ -139,7 +152,7 @@ class ToolCallStart:
     input: Dict[str, Any]
     awaiting_result: bool
     sequential: bool = False
-    kind: str = field(default="tool_call_start", init=False)
+    kind: Literal["tool_call_start"] = field(default="tool_call_start", init=False)
 
 
 @dataclass(frozen=True)
@@ -154,7 +167,7 @@ class Part:
     keeps them); `data` decodes them when asked. For text, `text` holds it and the others
     are "" and 0."""
 
-    kind: str
+    kind: PartKind
     text: str
     media_type: str
     name: str
@@ -196,7 +209,7 @@ class ToolResult:
     content: str
     is_error: bool
     parts: Tuple[Part, ...] = ()
-    kind: str = field(default="tool_result", init=False)
+    kind: Literal["tool_result"] = field(default="tool_result", init=False)
 
 
 @dataclass(frozen=True)
@@ -209,7 +222,7 @@ class ToolProgress:
     name: str
     text: str
     fraction: Optional[float]
-    kind: str = field(default="tool_progress", init=False)
+    kind: Literal["tool_progress"] = field(default="tool_progress", init=False)
 
 
 @dataclass(frozen=True)
@@ -217,10 +230,10 @@ class MessageComplete:
     """The turn is complete: its last event. `usage` is summed over the turn's messages;
     `stop_reason` is the last message's."""
 
-    stop_reason: str
+    stop_reason: StopReason
     provider_stop_reason: str
     usage: Usage
-    kind: str = field(default="message_complete", init=False)
+    kind: Literal["message_complete"] = field(default="message_complete", init=False)
 
 
 @dataclass(frozen=True)
@@ -236,7 +249,7 @@ class ProviderRetry:
     delay_ms: int
     http_status: Optional[int]
     reason: str
-    kind: str = field(default="provider_retry", init=False)
+    kind: Literal["provider_retry"] = field(default="provider_retry", init=False)
 
 
 @dataclass(frozen=True)
@@ -247,8 +260,8 @@ class CompactionStart:
     "manual" (`Agent.compact()`). The summary request's own events are not shown."""
 
     tokens_before: int
-    reason: str
-    kind: str = field(default="compaction_start", init=False)
+    reason: Literal["threshold", "manual"]
+    kind: Literal["compaction_start"] = field(default="compaction_start", init=False)
 
 
 @dataclass(frozen=True)
@@ -260,7 +273,7 @@ class CompactionEnd:
     tokens_after: int
     message_count: int
     summary: str
-    kind: str = field(default="compaction_end", init=False)
+    kind: Literal["compaction_end"] = field(default="compaction_end", init=False)
 
 
 #: The classes of the events of a stream: `Event` is their Union.
@@ -275,13 +288,28 @@ if TYPE_CHECKING:  # the same classes, written out for type checkers
     """Any event of a stream."""
 
 
+#: The names of the Literal types above, for their run-time forms.
+_LITERALS = {
+    "BlockKind": ("text", "thinking", "redacted_thinking", "tool_call", "server_block"),
+    "StopReason": ("end_turn", "max_tokens", "stop_sequence", "tool_use", "refusal", "content_filter",
+                   "pause_turn", "aborted", "other", "none"),
+    "PartKind": ("text", "image", "document"),
+}
+
+
 def __getattr__(name: str) -> Any:
-    # `Event` (a typing.Union) is made on first use: importing typing costs more than the rest
-    # of this module.
+    # `Event` (a typing.Union) and the Literal types are made on first use: importing typing
+    # costs more than the rest of this module.
     if name == "Event":
         from typing import Union
 
         union: Any = Union.__getitem__(_EVENT_CLASSES)  # Union[MessageStart, ...], made at run time
         globals()["Event"] = union
         return union
+    if name in _LITERALS:
+        from typing import Literal
+
+        literal: Any = Literal.__getitem__(_LITERALS[name])
+        globals()[name] = literal
+        return literal
     raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

@@ -5,9 +5,12 @@ from __future__ import annotations
 
 import json
 from dataclasses import dataclass, field
-from typing import Any, Dict, List, Optional, Sequence, Tuple, Union
+from typing import TYPE_CHECKING, Any, Dict, List, Literal, Optional, Sequence, Tuple, Union
 
 from .events import BlockComplete, MessageComplete, MessageEnd, MessageStart, ToolDetails, Usage
+
+if TYPE_CHECKING:
+    from .events import StopReason
 
 __all__ = [
     "TextBlock",
@@ -25,7 +28,7 @@ class TextBlock:
     """Text the model wrote."""
 
     text: str
-    kind: str = field(default="text", init=False)
+    kind: Literal["text"] = field(default="text", init=False)
 
 
 @dataclass(frozen=True)
@@ -33,7 +36,7 @@ class ThinkingBlock:
     """The model's reasoning (when the agent's `thinking` is on)."""
 
     text: str
-    kind: str = field(default="thinking", init=False)
+    kind: Literal["thinking"] = field(default="thinking", init=False)
 
 
 @dataclass(frozen=True)
@@ -41,7 +44,7 @@ class RedactedThinkingBlock:
     """Reasoning the provider encrypted: `data` is opaque."""
 
     data: str
-    kind: str = field(default="redacted_thinking", init=False)
+    kind: Literal["redacted_thinking"] = field(default="redacted_thinking", init=False)
 
 
 @dataclass(frozen=True)
@@ -51,7 +54,7 @@ class ServerBlock:
 
     name: str
     json: str
-    kind: str = field(default="server_block", init=False)
+    kind: Literal["server_block"] = field(default="server_block", init=False)
 
 
 @dataclass(frozen=True)
@@ -63,7 +66,7 @@ class ToolCallBlock:
     name: str
     input: Dict[str, Any]
     raw_input: str
-    kind: str = field(default="tool_call", init=False)
+    kind: Literal["tool_call"] = field(default="tool_call", init=False)
 
 
 ContentBlock = Union[TextBlock, ThinkingBlock, RedactedThinkingBlock, ServerBlock, ToolCallBlock]
@@ -82,7 +85,7 @@ class AssistantMessage:
     id: str
     model: str
     content: Tuple[ContentBlock, ...]
-    stop_reason: str
+    stop_reason: StopReason
     provider_stop_reason: str
     usage: Usage
     turn_usage: Usage

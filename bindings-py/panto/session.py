@@ -20,6 +20,8 @@ if TYPE_CHECKING:
     from datetime import datetime
     from typing import Any, Dict, List, Optional, Union
 
+    from typing_extensions import Self
+
     from .agent import ToolsArg
 
     PathArg = Union[str, "os.PathLike[str]"]
@@ -120,7 +122,7 @@ class Session(Agent):
         self._open(config, tools)
 
     @classmethod
-    def resume(cls, id: str, **kwargs: Any) -> "Session":
+    def resume(cls, id: str, **kwargs: Any) -> Self:
         """Opens the session `id`, which must exist (`panto.NoSuchSessionError`, also a
         FileNotFoundError, otherwise); the other arguments are the constructor's."""
         return cls(id, mode="resume", **kwargs)

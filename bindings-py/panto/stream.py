@@ -56,6 +56,9 @@ if TYPE_CHECKING:
     from .parts import Media
     from .tools import Tool
 
+    # typing.Self is Python 3.11's; checkers know typing_extensions without it being installed.
+    from typing_extensions import Self
+
     T = TypeVar("T")
 
 __all__ = ["Stream"]
@@ -557,7 +560,7 @@ class Stream:
 
     # ---- async iteration ---------------------------------------------------------------
 
-    def __aiter__(self) -> "Stream":
+    def __aiter__(self) -> Self:
         return self
 
     async def __anext__(self) -> Event:
@@ -587,7 +590,7 @@ class Stream:
             finally:
                 self._tool_loop = None
 
-    async def __aenter__(self) -> "Stream":
+    async def __aenter__(self) -> Self:
         return self
 
     async def __aexit__(
@@ -807,7 +810,7 @@ class Stream:
         if runner is not None:  # a next() waiting for the handlers returns
             runner.abandon()
 
-    def reopen(self) -> "Stream":
+    def reopen(self) -> Self:
         """Runs the failed turn again and returns this stream, ready to iterate again. Only
         for a turn that failed when opening the provider call (an HTTP error answer such as a
         400, or a connection failure, before any event of the message): typically after
@@ -871,7 +874,7 @@ class Stream:
             if native is not None:  # no call on the stream from now on
                 self._let_go(native)
 
-    def __enter__(self) -> "Stream":
+    def __enter__(self) -> Self:
         return self
 
     def __exit__(

@@ -43,11 +43,13 @@ import functools
 import inspect
 import json
 import re
+import sys
 import typing
 from typing import (
     Any,
     Callable,
     Dict,
+    Generic,
     Iterable,
     Iterator,
     List,
@@ -69,12 +71,46 @@ __all__ = ["Tool", "ToolClass", "Param", "Registry", "tool", "as_tool", "to_cont
 
 from ._schema import (  # noqa: E402  (the type -> JSON Schema machinery, shared with structured output)
     MISSING,
-    Param,
+    Param as ParamMarker,
     _build_parameter,
     _object_schema,
     _Parameter,
     _type_hints,
 )
+
+
+# A Tool is generic over its handler's parameters (P) and result (R), so that a decorated
+# function keeps its signature for type checkers; a Tool made otherwise is Tool[..., Any].
+if typing.TYPE_CHECKING:
+    from typing_extensions import ParamSpec, Protocol
+    from typing_extensions import TypeVar as DefaultTypeVar
+
+    P = ParamSpec("P", default=...)
+    R = DefaultTypeVar("R", default=Any)
+    Q = ParamSpec("Q")
+    S = TypeVar("S")
+elif sys.version_info >= (3, 10):
+    P = typing.ParamSpec("P")
+    R = TypeVar("R")
+else:  # Python 3.9 has no ParamSpec: a TypeVar stands for it at run time
+    P = TypeVar("P")
+    R = TypeVar("R")
+
+T = TypeVar("T")
+
+if typing.TYPE_CHECKING:
+    # What checkers see of `panto.Param` (the class is _schema.Param): as dataclasses' field(),
+    # it gives the type of its default, so that `to: str = panto.Param("...", default="EUR")`
+    # keeps the attribute's or parameter's declared type.
+    @overload
+    def Param(description: Optional[str] = None, *, default: T, schema: Optional[Mapping[str, Any]] = None) -> T: ...
+    @overload
+    def Param(description: Optional[str] = None, *, schema: Optional[Mapping[str, Any]] = None) -> Any: ...
+    def Param(description: Optional[str] = None, *, default: Any = MISSING,
+              schema: Optional[Mapping[str, Any]] = None) -> Any:
+        """Describes one parameter of a tool (see `panto._schema.Param`)."""
+else:
+    Param = ParamMarker
 
 
 # ---- naming --------------------------------------------------------------------------------
@@ -133,7 +169,7 @@ def _copy_schema(schema: Any) -> Any:
 
 # ---- Tool ----------------------------------------------------------------------------------
 
-class Tool:
+class Tool(Generic[P, R]):
     """A tool: a name, a description, a JSON Schema of its input (an object), the capabilities
     it requires, and a handler that runs it.
 
@@ -169,7 +205,7 @@ class Tool:
         name: str,
         description: str = "",
         input_schema: Optional[Mapping[str, Any]] = None,
-        handler: Optional[Callable[..., Any]] = None,
+        handler: Optional[Callable[P, R]] = None,
         capabilities: Iterable[str] = (),
         sequential: bool = False,
     ) -> None:
@@ -190,7 +226,7 @@ class Tool:
         self.name: str = name
         self.description: str = description
         self.input_schema: Dict[str, Any] = schema
-        self.handler: Optional[Callable[..., Any]] = handler
+        self.handler: Optional[Callable[P, R]] = handler
         self.capabilities: Tuple[str, ...] = _capabilities(capabilities, name)
         if not isinstance(sequential, bool):
             raise TypeError(f"tool {name}: sequential must be a bool, not {type(sequential).__name__}")
@@ -207,13 +243,13 @@ class Tool:
     @classmethod
     def from_function(
         cls,
-        fn: Callable[..., Any],
+        fn: Callable[Q, S],
         *,
         name: Optional[str] = None,
         description: Optional[str] = None,
         capabilities: Iterable[str] = (),
         sequential: bool = False,
-    ) -> "Tool":
+    ) -> Tool[Q, S]:
         """A tool from a typed function: its parameters are the input, described by
         `Annotated[T, "description"]`, a `panto.Param` or the docstring's `Args:` section; the
         docstring's text before its sections is the description; the name defaults to the
@@ -248,10 +284,11 @@ class Tool:
             default = MISSING if p.default is p.empty else p.default
             param = _build_parameter(p.name, hints[p.name], default, doc_params.get(p.name), f"{where}, parameter {p.name}")
             params.append(param)
-            if isinstance(p.default, Param):
+            if isinstance(p.default, ParamMarker):
                 param_defaults[p.name] = param.default
         handler = fn if not param_defaults else _with_param_defaults(fn, signature, param_defaults)
-        t = cls(
+        new_tool: Callable[..., Tool[Q, S]] = cls  # type: ignore[assignment]  # cls(handler) is a Tool[Q, S]
+        t = new_tool(
             name,
             description if description is not None else doc_text,
             _object_schema(params, additional),
@@ -277,7 +314,7 @@ class Tool:
         description: Optional[str] = None,
         capabilities: Optional[Iterable[str]] = None,
         sequential: Optional[bool] = None,
-    ) -> "Tool":
+    ) -> Tool[..., Any]:
         """A tool from a class: its typed attributes (not ClassVar, not starting with `_`) are
         the input, with their class values as defaults (a `panto.Param` is allowed);
         descriptions come from `Annotated`, a Param or the docstring's `Args:` / `Attributes:`
@@ -333,7 +370,9 @@ class Tool:
         handler.__name__ = klass.__name__
         handler.__qualname__ = klass.__qualname__
         handler.__doc__ = klass.__doc__
-        t = cls(name, description, _object_schema(params, False), handler, capabilities or (), bool(sequential))
+        new_tool: Callable[..., Tool[..., Any]] = cls
+        t = new_tool(name, description, _object_schema(params, False), handler, capabilities or (),
+                                 bool(sequential))
         t._converters = {p.name: p.convert for p in params if p.convert is not None}
         t._params = params
         t._is_async = inspect.iscoroutinefunction(getattr(klass, method))
@@ -341,7 +380,7 @@ class Tool:
         return t
 
     @classmethod
-    def from_spec(cls, spec: Mapping[str, Any], handler: Optional[Callable[..., Any]] = None) -> "Tool":
+    def from_spec(cls, spec: Mapping[str, Any], handler: Optional[Callable[..., Any]] = None) -> Tool[..., Any]:
         """A tool from the JSON object of `panto_agent_add_tool` ({"name", "description",
         "input_schema", "capabilities", "sequential"}), with an optional handler."""
         _tool_set.check_spec(spec)  # the library's rules, its known keys included
@@ -356,7 +395,7 @@ class Tool:
 
     # ---- use ---------------------------------------------------------------------------
 
-    def __call__(self, *args: Any, **kwargs: Any) -> Any:
+    def __call__(self, *args: P.args, **kwargs: P.kwargs) -> R:
         """Calls the handler (the decorated function itself)."""
         if self.handler is None:
             raise TypeError(f"the tool {self.name} has no handler")
@@ -400,7 +439,8 @@ class Tool:
                     kwargs[key] = convert(kwargs[key])
                 except InvalidValue as e:  # Pydantic's refusal, worded as the core's own
                     raise ValueError(f"Invalid input for tool {self.name}: {e.describe(key)}") from e.__cause__
-        return self.handler(**kwargs)
+        handler: Callable[..., Any] = self.handler  # the model's input: checked by the library, not by P
+        return handler(**kwargs)
 
     # ---- export ------------------------------------------------------------------------
 
@@ -603,11 +643,21 @@ def _class_tool(klass: type) -> Tool:
 
 C = TypeVar("C", bound=type)
 
+if typing.TYPE_CHECKING:
+
+    class ToolDecorator(Protocol):
+        """What `panto.tool(...)` with options returns: `panto.tool` itself, options applied."""
+
+        @overload
+        def __call__(self, obj: C, /) -> C: ...  # type: ignore[overload-overlap]
+        @overload
+        def __call__(self, obj: Callable[Q, S], /) -> Tool[Q, S]: ...
+
 
 @overload
 def tool(obj: C) -> C: ...  # type: ignore[overload-overlap]
 @overload
-def tool(obj: Callable[..., Any]) -> Tool: ...
+def tool(obj: Callable[Q, S]) -> Tool[Q, S]: ...
 @overload
 def tool(
     *,
@@ -615,7 +665,7 @@ def tool(
     description: Optional[str] = None,
     capabilities: Optional[Iterable[str]] = None,
     sequential: Optional[bool] = None,
-) -> Callable[[Any], Any]: ...
+) -> ToolDecorator: ...
 
 
 def tool(
@@ -714,6 +764,46 @@ class Registry:
         for t in tools:
             self.register(t)
 
+    @overload
+    def register(  # type: ignore[overload-overlap]
+        self,
+        obj: C,
+        *,
+        name: Optional[str] = None,
+        description: Optional[str] = None,
+        capabilities: Optional[Iterable[str]] = None,
+        sequential: Optional[bool] = None,
+    ) -> C: ...
+    @overload
+    def register(
+        self,
+        obj: Callable[Q, S],
+        *,
+        name: Optional[str] = None,
+        description: Optional[str] = None,
+        capabilities: Optional[Iterable[str]] = None,
+        sequential: Optional[bool] = None,
+    ) -> Tool[Q, S]: ...
+    @overload
+    def register(
+        self,
+        obj: Mapping[str, Any],
+        *,
+        name: Optional[str] = None,
+        description: Optional[str] = None,
+        capabilities: Optional[Iterable[str]] = None,
+        sequential: Optional[bool] = None,
+    ) -> Tool[..., Any]: ...
+    @overload
+    def register(
+        self,
+        obj: None = None,
+        *,
+        name: Optional[str] = None,
+        description: Optional[str] = None,
+        capabilities: Optional[Iterable[str]] = None,
+        sequential: Optional[bool] = None,
+    ) -> ToolDecorator: ...
     def register(
         self,
         obj: Any = None,

@@ -34,6 +34,7 @@ def main() -> int:
             stream.close()
 
         last = agent.conversation[-1]
+        assert last["role"] == "assistant"  # the canceled turn's partial answer
         kept = "".join(block["text"] for block in last["content"] if block["type"] == "text")
         print(f'[python] kept: {last["stop_reason"]} "{kept}"')
 

@@ -10,6 +10,7 @@ import json
 import os
 import struct
 import sys
+from typing import List, Union
 
 import panto
 
@@ -27,7 +28,7 @@ def draw_bmp(width: int, height: int) -> bytes:
 
 
 @panto.tool
-def screenshot() -> list:
+def screenshot() -> List[Union[str, panto.Image]]:
     """Takes a screenshot of the screen."""
     # A tool returns raw bytes (here with a line of text): panto does the rest.
     return ["The screen right now:", panto.Image(draw_bmp(32, 32), name="screen.bmp")]

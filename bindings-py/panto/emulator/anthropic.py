@@ -175,7 +175,8 @@ def _empty_block(block: dict[str, Any], call: Call, index: int) -> dict[str, Any
     if block["type"] == "thinking":
         return {"type": "thinking", "thinking": "", "signature": ""}
     if block["type"] == "server":
-        return block["block"]
+        server: dict[str, Any] = block["block"]
+        return server
     return {"type": "tool_use", "id": block["id"] or f"toolu_emu_{call.number:04d}_{index}",
             "name": block["name"], "input": {}}
 

@@ -534,8 +534,12 @@ class Emulator:
             initial = _as_scenario(scenario, base_dir)
         context = tls_context(*tls) if tls is not None else None
         self._server = _Server((host, port), _State(initial), verbose, context)
+        self.host: str
+        self.port: int
         self.host, self.port = self._server.bound_address()
-        self.tls = context is not None
+        self.tls: bool = context is not None
+        #: The base URL to give an agent (base_url=emulator.url).
+        self.url: str
         if self.tls:
             name = "localhost" if host in ("127.0.0.1", "localhost") else host
             self.url = f"https://{name}:{self.port}"
