@@ -21,39 +21,61 @@ pub const Place = struct { dir: ?[]const u8 = null, fsync: bool = false };
 
 pub const Error = error{ NoSessionToContinue, SessionWrite, OutOfMemory };
 
-/// The agent config's "session" object for `choice`, or null for none. For `newest`, the
-/// session directory is listed (error.NoSessionToContinue when nothing was kept in `cwd`).
-pub fn configValue(gpa: std.mem.Allocator, arena: std.mem.Allocator, choice: Choice, place: Place, cwd: []const u8, diag: *panto.config.Diagnostic) Error!?std.json.Value {
+/// What a run's session is: the agent config's "session" object (null: none), and for a
+/// session resumed, the configuration it recorded last (provider, model, thinking: what the
+/// run goes on with unless a flag says otherwise).
+pub const Resolved = struct {
+    value: ?std.json.Value,
+    recorded: panto.session.entry.ConfigRecord = .{},
+};
+
+/// The session `choice` names. For `newest`, the session directory is listed
+/// (error.NoSessionToContinue when nothing was kept in `cwd`); for `named`, it is listed to
+/// find what the session recorded.
+pub fn resolve(gpa: std.mem.Allocator, arena: std.mem.Allocator, choice: Choice, place: Place, cwd: []const u8, diag: *panto.config.Diagnostic) Error!Resolved {
     var obj: std.json.ObjectMap = .empty;
     if (place.dir) |d| try obj.put(arena, "dir", .{ .string = d });
     try obj.put(arena, "fsync", .{ .bool = place.fsync });
+    var recorded: panto.session.entry.ConfigRecord = .{};
     switch (choice) {
-        .none => return null,
+        .none => return .{ .value = null },
         .new => try obj.put(arena, "mode", .{ .string = "create" }),
         .named => |id| {
+            const listed = try panto.session.list(gpa, arena, try sessionDir(arena, place, diag), diag);
+            if (byId(listed, id)) |l| recorded = l.config;
             try obj.put(arena, "id", .{ .string = id });
             try obj.put(arena, "mode", .{ .string = "open" });
         },
         .newest => {
-            const dir = place.dir orelse (try panto.session.default_dir(arena)) orelse {
-                diag.fail("no session directory: set HOME, or \"session\": {{\"dir\": ...}} in the config file", .{}) catch {};
-                return error.SessionWrite;
-            };
+            const dir = try sessionDir(arena, place, diag);
             const listed = try panto.session.list(gpa, arena, dir, diag);
             const found = newestIn(listed, cwd) orelse {
                 diag.fail("no session to continue in {s} (sessions: {s})", .{ cwd, dir }) catch {};
                 return error.NoSessionToContinue;
             };
-            try obj.put(arena, "id", .{ .string = found });
+            recorded = found.config;
+            try obj.put(arena, "id", .{ .string = found.id });
             try obj.put(arena, "mode", .{ .string = "resume" });
         },
     }
-    return .{ .object = obj };
+    return .{ .value = .{ .object = obj }, .recorded = recorded };
 }
 
-/// The id of the first (newest) session of `listed` started in `cwd`.
-fn newestIn(listed: []const panto.session.Listed, cwd: []const u8) ?[]const u8 {
-    for (listed) |l| if (std.mem.eql(u8, l.cwd, cwd)) return l.id;
+fn sessionDir(arena: std.mem.Allocator, place: Place, diag: *panto.config.Diagnostic) Error![]const u8 {
+    return place.dir orelse (try panto.session.default_dir(arena)) orelse {
+        diag.fail("no session directory: set HOME, or \"session\": {{\"dir\": ...}} in the config file", .{}) catch {};
+        return error.SessionWrite;
+    };
+}
+
+fn byId(listed: []const panto.session.Listed, id: []const u8) ?*const panto.session.Listed {
+    for (listed) |*l| if (std.mem.eql(u8, l.id, id)) return l;
+    return null;
+}
+
+/// The first (newest) session of `listed` started in `cwd`.
+fn newestIn(listed: []const panto.session.Listed, cwd: []const u8) ?*const panto.session.Listed {
+    for (listed) |*l| if (std.mem.eql(u8, l.cwd, cwd)) return l;
     return null;
 }
 
@@ -62,6 +84,6 @@ test "newestIn takes the first of the directory" {
         .{ .id = "b", .path = "", .created = "", .updated = "", .message_count = 0, .first_user_text = "", .cwd = "/x", .parent = null, .updated_ns = 2 },
         .{ .id = "a", .path = "", .created = "", .updated = "", .message_count = 0, .first_user_text = "", .cwd = "/w", .parent = null, .updated_ns = 1 },
     };
-    try std.testing.expectEqualStrings("a", newestIn(&l, "/w").?);
+    try std.testing.expectEqualStrings("a", newestIn(&l, "/w").?.id);
     try std.testing.expect(newestIn(&l, "/z") == null);
 }

@@ -113,12 +113,26 @@ pub fn load(gpa: std.mem.Allocator, arena: std.mem.Allocator, io: std.Io, args: 
     if (args.allow) |list| s.granted = try concat(arena, s.granted, try splitList(arena, list));
     if (args.tools) |list| s.offered = try splitList(arena, list);
 
+    const choice: sessions.Choice = if (args.no_session or !session_on)
+        .none
+    else if (args.@"continue") .newest else if (args.session) |id| .{ .named = id } else .new;
+    var diag: panto.config.Diagnostic = .{};
+    const session = sessions.resolve(gpa, arena, choice, place, env.cwd, &diag) catch |err| {
+        problem.* = try arena.dupe(u8, diag.message());
+        return err;
+    };
+
+    // Flags over the session resumed (what it recorded) over the file.
     var agent = try file.clone(arena);
-    const file_provider = stringOf(file.get("provider"));
+    const recorded = session.recorded;
+    if (recorded.provider) |p| try agent.put(arena, "provider", .{ .string = p });
+    if (recorded.model) |m| try agent.put(arena, "model", .{ .string = m });
+    if (recorded.thinking) |t| try agent.put(arena, "thinking", .{ .string = t });
+    const base_provider = recorded.provider orelse stringOf(file.get("provider")) orelse default_provider;
     if (args.provider) |p| {
         try agent.put(arena, "provider", .{ .string = p });
-        // Another provider than the file's: the file's model is not for it.
-        if (args.model == null and !std.mem.eql(u8, p, file_provider orelse default_provider))
+        // Another provider than the session's or the file's: their model is not for it.
+        if (args.model == null and !std.mem.eql(u8, p, base_provider))
             try agent.put(arena, "model", .{ .string = defaultModel(p) });
     }
     try putDefaults(arena, &agent);
@@ -143,14 +157,7 @@ pub fn load(gpa: std.mem.Allocator, arena: std.mem.Allocator, io: std.Io, args: 
         try agent.put(arena, "read_tool", .{ .object = rt });
     }
 
-    const choice: sessions.Choice = if (args.no_session or !session_on)
-        .none
-    else if (args.@"continue") .newest else if (args.session) |id| .{ .named = id } else .new;
-    var diag: panto.config.Diagnostic = .{};
-    if (sessions.configValue(gpa, arena, choice, place, env.cwd, &diag) catch |err| {
-        problem.* = try arena.dupe(u8, diag.message());
-        return err;
-    }) |v| try agent.put(arena, "session", v);
+    if (session.value) |v| try agent.put(arena, "session", v);
 
     s.config_json = try std.json.Stringify.valueAlloc(arena, std.json.Value{ .object = agent }, .{});
     s.config = panto.config.parseJson(arena, s.config_json, &diag) catch |err| switch (err) {

@@ -134,3 +134,29 @@ def test_a_session_folder_that_cannot_be_made_is_a_usage_error(emulator, run_pan
     assert (r.returncode, r.stdout) == (2, "")
     assert r.stderr == f"panto: the session directory {blocker / 'sessions'} could not be made\n"
     assert emu.requests() == []
+
+
+def test_resuming_keeps_the_sessions_provider_model_and_thinking(emulator, run_panto, write_config):
+    """The session records provider, model and thinking; resuming it (--session, -c) goes on
+    with them, over the config file's (the session is more specific); flags still win."""
+    emu = emulator({"responses": [text_reply(t) for t in ("one", "two", "three", "four")]})
+    write_config({"model": "claude-sonnet-4-5", "thinking": "high"})
+    assert run_panto("--session", "s1", "--provider", "openai", "--model", "gpt-4.1",
+                     "--thinking", "low", "-p", "one").returncode == 0
+    assert run_panto("--session", "s1", "-p", "two").returncode == 0
+    assert run_panto("-c", "-p", "three").returncode == 0
+    assert run_panto("--session", "s1", "--model", "gpt-4o", "--thinking", "minimal", "-p", "four").returncode == 0
+    reqs = emu.requests()
+    for r in reqs[:3]:
+        assert r["path"] == reqs[0]["path"] and "/messages" not in r["path"]
+        assert (r["body"]["model"], r["body"]["reasoning_effort"]) == ("gpt-4.1", "low")
+    assert (reqs[3]["body"]["model"], reqs[3]["body"]["reasoning_effort"]) == ("gpt-4o", "minimal")
+    assert roles(reqs[3]["body"])[-1] == "user" and len(reqs[3]["body"]["messages"]) == 7
+
+
+def test_another_provider_on_resume_takes_its_own_default_model(emulator, run_panto):
+    emu = emulator({"responses": [text_reply("one"), text_reply("two")]})
+    assert run_panto("--session", "s1", "--provider", "openai", "--model", "gpt-4.1", "-p", "one").returncode == 0
+    assert run_panto("--session", "s1", "--provider", "anthropic", "-p", "two").returncode == 0
+    second = emu.requests()[1]
+    assert second["path"].endswith("/messages") and second["body"]["model"] == "claude-sonnet-4-5"
