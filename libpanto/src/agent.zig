@@ -116,6 +116,7 @@ pub const Agent = struct {
         a.keep_alive.log = .{ .on = a.log.on(), .sink = &a.log };
         a.config.request = try request_options.dupe(arena, config.request);
         try config_mod.checkWireStrings(a.config, keySource(config.api_key), diag);
+        try config_mod.checkBaseUrl(a.config.base_url.?, baseUrlSource(config), diag);
         try request_options.check(a.config, diag);
         try a.syncNativeTools();
         for (config.tools) |t| try a.addParsedTool(t, diag); // the errdefers above free `a`
@@ -141,10 +142,12 @@ pub const Agent = struct {
         if (changed.read_tool != null and a.config.read_tool == null) {
             if (a.findTool(read_tool.name) != null) return diag.fail("a host tool named \"read\" is registered: the native read tool cannot be enabled", .{});
         }
+        const url_source = baseUrlSource(changed);
         if (changed.base_url == null) changed.base_url = try envBaseUrl(arena, changed.provider);
         const key_source = keySource(changed.api_key);
         if (changed.api_key == null) changed.api_key = try envKey(arena, changed.provider);
         try config_mod.checkWireStrings(changed, key_source, diag);
+        try config_mod.checkBaseUrl(changed.base_url.?, url_source, diag);
         if (a.session) |session| session.recordConfig(changed) catch |err| return sessionWriteFailed(session, err, diag);
         a.config = changed;
         // The log follows the configuration (and masks its key); a connection's log lines too.
@@ -405,6 +408,12 @@ fn keySource(configured: ?[]const u8) config_mod.KeySource {
     return if (configured != null) .config else .environment;
 }
 
+/// What a message about the base URL calls it: the configuration's key, or the environment
+/// variable it will be read from.
+fn baseUrlSource(config: Config) []const u8 {
+    return if (config.base_url != null) "base_url" else providers.baseUrlVariable(config.provider);
+}
+
 /// The provider's base URL from its environment variable (ANTHROPIC_BASE_URL,
 /// OPENAI_BASE_URL, as the official SDKs read them), else its public endpoint.
 fn envBaseUrl(arena: Allocator, provider: config_mod.Provider) Allocator.Error![]const u8 {
@@ -460,6 +469,24 @@ test "an agent refuses wire strings with control characters: its config, the env
     try std.testing.expectEqual(config_mod.Provider.anthropic, agent.config.provider);
     try std.testing.expectEqualStrings("k", agent.config.api_key.?);
     try std.testing.expectEqualStrings("m", agent.config.model);
+}
+
+test "a base URL from the environment that is not an http(s) URL is a config error, at creation and at set_config" {
+    const gpa = std.testing.allocator;
+    var diag: config_mod.Diagnostic = .{};
+    try std.testing.expectEqual(@as(c_int, 0), setenv("OPENAI_BASE_URL", "notaurl", 1));
+    defer _ = unsetenv("OPENAI_BASE_URL");
+    try std.testing.expectError(error.InvalidConfig, Agent.initWithDiagnostic(gpa, .{ .provider = .openai, .model = "m", .api_key = "k" }, &diag));
+    try std.testing.expectEqualStrings("OPENAI_BASE_URL \"notaurl\" is not a URL", diag.message());
+    try std.testing.expectEqual(@as(c_int, 0), setenv("OPENAI_BASE_URL", "localhost:8080", 1));
+    try std.testing.expectError(error.InvalidConfig, Agent.initWithDiagnostic(gpa, .{ .provider = .openai, .model = "m", .api_key = "k" }, &diag));
+    try std.testing.expectEqualStrings("OPENAI_BASE_URL must start with http:// or https://", diag.message());
+    // A base URL configured is not the environment's; switching to the provider reads it.
+    const agent = try Agent.initWithDiagnostic(gpa, .{ .provider = .openai, .model = "m", .api_key = "k", .base_url = "http://127.0.0.1:9" }, &diag);
+    defer agent.deinit();
+    try std.testing.expectError(error.InvalidConfig, agent.setConfig("{\"base_url\":null}", &diag));
+    try std.testing.expectEqualStrings("OPENAI_BASE_URL must start with http:// or https://", diag.message());
+    try std.testing.expectEqualStrings("http://127.0.0.1:9", agent.config.base_url.?);
 }
 
 test "a tool schema nested too deeply is a config error, from JSON or from Zig, and the agent stays usable" {
