@@ -31,6 +31,14 @@ pub const Settings = struct {
     granted: []const []const u8,
     /// The tool names offered to the model (--tools, "tools"); null: every tool.
     offered: ?[]const []const u8,
+    /// Who named them, for a message about one: "--tools" or "FILE: tools".
+    offered_by: []const u8 = "",
+    /// The capabilities the file's "allow" and --allow name, each checked against those
+    /// that exist (names.zig) once the extensions are loaded.
+    allow_file: []const []const u8 = &.{},
+    allow_flag: []const []const u8 = &.{},
+    /// The native read tool is on (the file does not say "read_tool": null).
+    native_read: bool = true,
     /// Load ~/.config/panto/extensions and ./.panto/extensions.
     extension_dirs: bool,
     /// -e files, in order.
@@ -79,10 +87,16 @@ pub fn load(gpa: std.mem.Allocator, arena: std.mem.Allocator, io: std.Io, args: 
     var session_on = true;
 
     // The command's keys.
-    if (file.fetchOrderedRemove("allow")) |kv| s.granted = try strings(arena, kv.value) orelse
-        return fail(arena, problem, "{s}: allow must be an array of capability names", .{config_path});
-    if (file.fetchOrderedRemove("tools")) |kv| s.offered = try strings(arena, kv.value) orelse
-        return fail(arena, problem, "{s}: tools must be an array of tool names (the tools offered)", .{config_path});
+    if (file.fetchOrderedRemove("allow")) |kv| {
+        s.allow_file = try strings(arena, kv.value) orelse
+            return fail(arena, problem, "{s}: allow must be an array of capability names", .{config_path});
+        s.granted = s.allow_file;
+    }
+    if (file.fetchOrderedRemove("tools")) |kv| {
+        s.offered = try strings(arena, kv.value) orelse
+            return fail(arena, problem, "{s}: tools must be an array of tool names (the tools offered)", .{config_path});
+        s.offered_by = try std.fmt.allocPrint(arena, "{s}: tools", .{config_path});
+    }
     if (file.fetchOrderedRemove("extensions")) |kv| {
         if (kv.value != .bool) return fail(arena, problem, "{s}: extensions must be true or false", .{config_path});
         s.extension_dirs = s.extension_dirs and kv.value.bool;
@@ -110,8 +124,15 @@ pub fn load(gpa: std.mem.Allocator, arena: std.mem.Allocator, io: std.Io, args: 
     };
 
     // Flags over the file.
-    if (args.allow) |list| s.granted = try concat(arena, s.granted, try splitList(arena, list));
-    if (args.tools) |list| s.offered = try splitList(arena, list);
+    if (args.allow) |list| {
+        s.allow_flag = try splitList(arena, list);
+        s.granted = try concat(arena, s.granted, s.allow_flag);
+    }
+    if (args.tools) |list| {
+        s.offered = try splitList(arena, list);
+        s.offered_by = "--tools";
+    }
+    if (file.get("read_tool")) |rt| s.native_read = rt != .null;
 
     const choice: sessions.Choice = if (args.no_session or !session_on)
         .none

@@ -349,8 +349,8 @@ def test_read_is_offered_and_runs_under_the_working_directory(emulator, run_pant
 
 def test_tools_flag_limits_what_is_offered(emulator, run_panto):
     emu = emulator({"responses": [text_reply("ok")]})
-    assert run_panto("--tools", "bash", "-p", "x").returncode == 0
-    assert tool_names(body(emu)) == []
+    assert run_panto("--tools", "bash", "--allow", "exec", "-p", "x").returncode == 0
+    assert tool_names(body(emu)) == ["bash"]
 
 
 def test_tools_flag_filters_extension_tools_too(emulator, run_panto, workdir):
