@@ -16,7 +16,8 @@ pub const usage_text =
     \\      --thinking LEVEL   off, minimal, low, medium or high
     \\      --system TEXT      the system prompt (AGENTS.md files are added to it)
     \\  -c, --continue         resume the newest session of this directory
-    \\      --session ID       resume session ID (or start it when there is none)
+    \\      --session ID       resume session ID (or the one whose id starts with ID)
+    \\      --new-session ID   start a new session under the id ID
     \\      --no-session       keep no session file
     \\      --tools LIST       the tools offered, comma-separated (default: every tool granted)
     \\      --allow CAPS       grant capabilities, comma-separated (fs.write, exec; fs.read is
@@ -40,6 +41,7 @@ pub const Args = struct {
     system: ?[]const u8 = null,
     @"continue": bool = false,
     session: ?[]const u8 = null,
+    new_session: ?[]const u8 = null,
     no_session: bool = false,
     /// Comma-separated lists as given; null when the option was not given.
     tools: ?[]const u8 = null,
@@ -69,13 +71,13 @@ pub const Diagnostic = struct {
     }
 };
 
-const Value = enum { provider, model, base_url, thinking, system, session, tools, allow, extension };
+const Value = enum { provider, model, base_url, thinking, system, session, new_session, tools, allow, extension };
 
 const valued = [_]struct { []const u8, Value }{
     .{ "--provider", .provider }, .{ "--model", .model },       .{ "--base-url", .base_url },
     .{ "--thinking", .thinking }, .{ "--system", .system },     .{ "--session", .session },
     .{ "--tools", .tools },       .{ "--allow", .allow },       .{ "--extension", .extension },
-    .{ "-e", .extension },
+    .{ "-e", .extension },        .{ "--new-session", .new_session },
 };
 
 const thinking_levels = [_][]const u8{ "off", "minimal", "low", "medium", "high" };
@@ -133,8 +135,8 @@ pub fn parse(arena: std.mem.Allocator, argv: []const []const u8, diag: *Diagnost
     a.extensions = extensions.items;
     if (words.items.len > 0) a.prompt = try std.mem.join(arena, " ", words.items);
     if (a.json) a.print = true;
-    const session_choices: u8 = @as(u8, @intFromBool(a.@"continue")) + @intFromBool(a.session != null) + @intFromBool(a.no_session);
-    if (session_choices > 1) return diag.fail("--continue, --session and --no-session exclude each other", .{});
+    const session_choices: u8 = @as(u8, @intFromBool(a.@"continue")) + @intFromBool(a.session != null) + @intFromBool(a.new_session != null) + @intFromBool(a.no_session);
+    if (session_choices > 1) return diag.fail("--continue, --session, --new-session and --no-session exclude each other", .{});
     return a;
 }
 
@@ -150,6 +152,7 @@ fn setValue(arena: std.mem.Allocator, a: *Args, extensions: *std.ArrayList([]con
         .base_url => a.base_url = v,
         .system => a.system = v,
         .session => a.session = v,
+        .new_session => a.new_session = v,
         .tools => a.tools = v,
         .allow => a.allow = v,
         .extension => try extensions.append(arena, v),

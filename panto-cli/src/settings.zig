@@ -57,7 +57,7 @@ pub const Settings = struct {
     }
 };
 
-pub const Error = error{ Usage, NoSessionToContinue, SessionWrite, OutOfMemory };
+pub const Error = error{ Usage, NoSessionToContinue, NoSuchSession, AmbiguousSession, SessionWrite, OutOfMemory };
 
 pub const Environment = struct {
     home: ?[]const u8,
@@ -136,7 +136,7 @@ pub fn load(gpa: std.mem.Allocator, arena: std.mem.Allocator, io: std.Io, args: 
 
     const choice: sessions.Choice = if (args.no_session or !session_on)
         .none
-    else if (args.@"continue") .newest else if (args.session) |id| .{ .named = id } else .new;
+    else if (args.@"continue") .newest else if (args.session) |id| .{ .named = id } else if (args.new_session) |id| .{ .create = id } else .new;
     var diag: panto.config.Diagnostic = .{};
     const session = sessions.resolve(gpa, arena, choice, place, env.cwd, &diag) catch |err| {
         problem.* = try arena.dupe(u8, diag.message());

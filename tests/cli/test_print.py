@@ -125,7 +125,7 @@ def test_no_prompt_and_a_terminal_on_stdin_is_a_usage_error(emulator, panto_bin,
     (["--bogus"], "panto: unknown option --bogus"),
     (["--model"], "panto: --model needs a value"),
     (["--thinking", "max", "-p", "x"], 'panto: --thinking must be one of off, minimal, low, medium, high, not "max"'),
-    (["--continue", "--session", "s1", "-p", "x"], "panto: --continue, --session and --no-session exclude each other"),
+    (["--continue", "--session", "s1", "-p", "x"], "panto: --continue, --session, --new-session and --no-session exclude each other"),
 ])
 def test_usage_errors_exit_2_with_the_usage(run_panto, argv, message):
     r = run_panto(*argv)
