@@ -83,6 +83,14 @@ pub fn load(gpa: std.mem.Allocator, arena: std.mem.Allocator, io: std.Io, args: 
         .config_path = config_path,
         .user_extensions = try std.fs.path.join(arena, &.{ config_dir, "extensions" }),
     };
+    // An extension asked for by name must be there: a typo is no warning to scroll past.
+    for (args.extensions) |path| {
+        const st = std.Io.Dir.cwd().statFile(io, path, .{}) catch |err| switch (err) {
+            error.FileNotFound => return fail(arena, problem, "-e {s}: no such file", .{path}),
+            else => return fail(arena, problem, "-e {s}: cannot be read ({s})", .{ path, @errorName(err) }),
+        };
+        if (st.kind == .directory) return fail(arena, problem, "-e {s}: is a directory, not a Lua file", .{path});
+    }
     var place: sessions.Place = .{};
     var session_on = true;
 

@@ -86,6 +86,13 @@ def test_an_extensions_capability_is_a_known_name(emulator, run_panto, workdir):
     assert "fetch" in [t["name"] for t in emu.requests()[0]["body"]["tools"]]
 
 
+# ---- -e FILE ----
+
+def test_a_missing_extension_file_is_an_error(emulator, run_panto, workdir):
+    assert refused(emulator, run_panto, "-e", "nope.lua") == "panto: -e nope.lua: no such file\n"
+    assert refused(emulator, run_panto, "-e", str(workdir)) == f"panto: -e {workdir}: is a directory, not a Lua file\n"
+
+
 # ---- a base URL ----
 
 @pytest.mark.parametrize("url, message", [
