@@ -110,6 +110,11 @@ pub fn parse(arena: std.mem.Allocator, argv: []const []const u8, diag: *Diagnost
             const v = inline_value orelse blk: {
                 i += 1;
                 if (i >= argv.len) return diag.fail("{s} needs a value", .{flag});
+                // `--model -p hi`: the value forgotten, the next option taken for it. A value
+                // that starts with "-" goes with "=" (--system=-x), except a --system text
+                // that is not one of panto's options.
+                if (looksLikeOption(argv[i]) and (which != .system or isOption(argv[i])))
+                    return diag.fail("{s} needs a value, not the option {s} (write {s}={s} for a value that starts with \"-\")", .{ flag, argv[i], flag, argv[i] });
                 break :blk argv[i];
             };
             try setValue(arena, &a, &extensions, which, flag, v, diag);
@@ -138,6 +143,19 @@ pub fn parse(arena: std.mem.Allocator, argv: []const []const u8, diag: *Diagnost
     const session_choices: u8 = @as(u8, @intFromBool(a.@"continue")) + @intFromBool(a.session != null) + @intFromBool(a.new_session != null) + @intFromBool(a.no_session);
     if (session_choices > 1) return diag.fail("--continue, --session, --new-session and --no-session exclude each other", .{});
     return a;
+}
+
+const flags = [_][]const u8{ "-p", "--print", "--json", "-c", "--continue", "--no-session", "--no-extensions", "--version", "-h", "--help" };
+
+fn looksLikeOption(arg: []const u8) bool {
+    return arg.len >= 2 and arg[0] == '-';
+}
+
+/// `arg` is one of panto's options (`--name=value` too).
+fn isOption(arg: []const u8) bool {
+    const name = if (std.mem.startsWith(u8, arg, "--")) arg[0 .. std.mem.indexOfScalar(u8, arg, '=') orelse arg.len] else arg;
+    for (flags) |f| if (eql(f, name)) return true;
+    return valueOption(name) != null;
 }
 
 fn valueOption(flag: []const u8) ?Value {
@@ -204,6 +222,18 @@ test "usage errors name what was wrong" {
     try std.testing.expectError(error.Usage, parse(arena.allocator(), &.{ "--thinking", "max" }, &diag));
     try std.testing.expectError(error.Usage, parse(arena.allocator(), &.{ "-c", "--session", "x" }, &diag));
     try std.testing.expectError(error.Usage, parse(arena.allocator(), &.{"--json=1"}, &diag));
+    try std.testing.expectError(error.Usage, parse(arena.allocator(), &.{ "--model", "-p", "hi" }, &diag));
+    try std.testing.expectEqualStrings("--model needs a value, not the option -p (write --model=-p for a value that starts with \"-\")", diag.message());
+    try std.testing.expectError(error.Usage, parse(arena.allocator(), &.{ "--system", "--json" }, &diag));
+}
+
+test "a value that starts with \"-\": with \"=\", or a --system text that is no option" {
+    var arena: std.heap.ArenaAllocator = .init(std.testing.allocator);
+    defer arena.deinit();
+    var diag: Diagnostic = .{};
+    const a = try parse(arena.allocator(), &.{ "--model=-m", "--system", "- be brief", "-p", "x" }, &diag);
+    try std.testing.expectEqualStrings("-m", a.model.?);
+    try std.testing.expectEqualStrings("- be brief", a.system.?);
 }
 
 test "lists" {

@@ -93,6 +93,20 @@ def test_a_missing_extension_file_is_an_error(emulator, run_panto, workdir):
     assert refused(emulator, run_panto, "-e", str(workdir)) == f"panto: -e {workdir}: is a directory, not a Lua file\n"
 
 
+# ---- an option's value ----
+
+def test_an_options_value_that_is_another_option_is_refused(emulator, run_panto):
+    stderr = refused(emulator, run_panto, "--model", "-p", "hi")
+    assert stderr.startswith('panto: --model needs a value, not the option -p (write --model=-p for a value that starts with "-")\nusage: panto')
+
+
+def test_a_value_that_starts_with_a_dash_goes_with_equals(emulator, run_panto):
+    emu = emulator({"responses": [text_reply("ok")]})
+    assert run_panto("--model=-odd", "--system", "- be brief", "-p", "x").returncode == 0
+    b = emu.requests()[0]["body"]
+    assert b["model"] == "-odd" and "- be brief" in json.dumps(b["system"])
+
+
 # ---- a base URL ----
 
 @pytest.mark.parametrize("url, message", [
