@@ -127,6 +127,7 @@ pub const Agent = struct {
         a.keep_alive.log = .{ .on = a.log.on(), .sink = &a.log };
         a.config.request = try request_options.dupe(arena, config.request);
         try config_mod.checkWireStrings(a.config, keySource(a.origins.api_key), diag);
+        try config_mod.checkBaseUrl(a.config.base_url.?, baseUrlSource(a.origins.base_url, a.config.provider), diag);
         try request_options.check(a.config, diag);
         try a.syncNativeTools();
         for (config.tools) |t| try a.addParsedTool(t, diag); // the errdefers above free `a`
@@ -156,6 +157,7 @@ pub const Agent = struct {
         }
         const origins = try endpoint.settle(arena, &changed, named, .{ .provider = a.config.provider, .origins = a.origins });
         try config_mod.checkWireStrings(changed, keySource(origins.api_key), diag);
+        try config_mod.checkBaseUrl(changed.base_url.?, baseUrlSource(origins.base_url, changed.provider), diag);
         if (a.session) |session| session.recordConfig(changed) catch |err| return sessionWriteFailed(session, err, diag);
         a.config = changed;
         a.origins = origins;
@@ -465,6 +467,15 @@ fn keySource(origin: endpoint.Origin) config_mod.KeySource {
     };
 }
 
+/// What a message about the base URL calls it: the configuration's key, or the environment
+/// variable it was read from (a provider's default is always a URL).
+fn baseUrlSource(origin: endpoint.Origin, provider: config_mod.Provider) []const u8 {
+    return switch (origin) {
+        .given => "base_url",
+        .derived => providers.baseUrlVariable(provider),
+    };
+}
+
 extern "c" fn setenv(name: [*:0]const u8, value: [*:0]const u8, overwrite: c_int) c_int;
 extern "c" fn unsetenv(name: [*:0]const u8) c_int;
 
@@ -529,6 +540,24 @@ test "set_config switching provider sends to the new provider's variables, not t
     try agent.setConfig("{\"provider\":\"anthropic\"}", &diag);
     try std.testing.expectEqualStrings("http://anthropic.test", agent.config.base_url.?);
     try std.testing.expectEqualStrings("ant-key", agent.config.api_key.?);
+}
+
+test "a base URL from the environment that is not an http(s) URL is a config error, at creation and at set_config" {
+    const gpa = std.testing.allocator;
+    var diag: config_mod.Diagnostic = .{};
+    try std.testing.expectEqual(@as(c_int, 0), setenv("OPENAI_BASE_URL", "notaurl", 1));
+    defer _ = unsetenv("OPENAI_BASE_URL");
+    try std.testing.expectError(error.InvalidConfig, Agent.initWithDiagnostic(gpa, .{ .provider = .openai, .model = "m", .api_key = "k" }, &diag));
+    try std.testing.expectEqualStrings("OPENAI_BASE_URL \"notaurl\" is not a URL", diag.message());
+    try std.testing.expectEqual(@as(c_int, 0), setenv("OPENAI_BASE_URL", "localhost:8080", 1));
+    try std.testing.expectError(error.InvalidConfig, Agent.initWithDiagnostic(gpa, .{ .provider = .openai, .model = "m", .api_key = "k" }, &diag));
+    try std.testing.expectEqualStrings("OPENAI_BASE_URL must start with http:// or https://", diag.message());
+    // A base URL configured is not the environment's; switching to the provider reads it.
+    const agent = try Agent.initWithDiagnostic(gpa, .{ .provider = .openai, .model = "m", .api_key = "k", .base_url = "http://127.0.0.1:9" }, &diag);
+    defer agent.deinit();
+    try std.testing.expectError(error.InvalidConfig, agent.setConfig("{\"base_url\":null}", &diag));
+    try std.testing.expectEqualStrings("OPENAI_BASE_URL must start with http:// or https://", diag.message());
+    try std.testing.expectEqualStrings("http://127.0.0.1:9", agent.config.base_url.?);
 }
 
 test "a tool schema nested too deeply is a config error, from JSON or from Zig, and the agent stays usable" {

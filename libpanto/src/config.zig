@@ -399,11 +399,16 @@ fn apply(arena: Allocator, config: *Config, obj: std.json.ObjectMap, diag: *Diag
     if (obj.get("session")) |v| config.session = try parseSession(v, diag);
     try checkWireStrings(config.*, .config, diag);
     try request_options.check(config.*, diag);
-    if (config.base_url) |url| {
-        const uri = std.Uri.parse(url) catch return diag.fail("base_url \"{s}\" is not a URL", .{url});
-        if (!std.mem.eql(u8, uri.scheme, "http") and !std.mem.eql(u8, uri.scheme, "https"))
-            return diag.fail("base_url must start with http:// or https://", .{});
-    }
+    if (config.base_url) |url| try checkBaseUrl(url, "base_url", diag);
+}
+
+/// A base URL is an http:// or https:// URL, wherever it came from (`name`: "base_url", or
+/// the environment variable it was read from): one that is not would fail every request as a
+/// connection error, retried, instead of at once as what it is.
+pub fn checkBaseUrl(url: []const u8, name: []const u8, diag: *Diagnostic) error{InvalidConfig}!void {
+    const uri = std.Uri.parse(url) catch return diag.fail("{s} \"{s}\" is not a URL", .{ name, url });
+    if (!std.mem.eql(u8, uri.scheme, "http") and !std.mem.eql(u8, uri.scheme, "https"))
+        return diag.fail("{s} must start with http:// or https://", .{name});
 }
 
 /// The "log" key: {"level": "off"|"debug"|"body", "file": path}; null: from the environment.

@@ -16,7 +16,8 @@ pub const usage_text =
     \\      --thinking LEVEL   off, minimal, low, medium or high
     \\      --system TEXT      the system prompt (AGENTS.md files are added to it)
     \\  -c, --continue         resume the newest session of this directory
-    \\      --session ID       resume session ID (or start it when there is none)
+    \\      --session ID       resume session ID (or the one whose id starts with ID)
+    \\      --new-session ID   start a new session under the id ID
     \\      --no-session       keep no session file
     \\      --tools LIST       the tools offered, comma-separated (default: every tool granted)
     \\      --allow CAPS       grant capabilities, comma-separated (fs.write, exec; fs.read is
@@ -42,6 +43,7 @@ pub const Args = struct {
     system: ?[]const u8 = null,
     @"continue": bool = false,
     session: ?[]const u8 = null,
+    new_session: ?[]const u8 = null,
     no_session: bool = false,
     /// Comma-separated lists as given; null when the option was not given.
     tools: ?[]const u8 = null,
@@ -73,13 +75,13 @@ pub const Diagnostic = struct {
     }
 };
 
-const Value = enum { provider, model, base_url, thinking, system, session, tools, allow, extension };
+const Value = enum { provider, model, base_url, thinking, system, session, new_session, tools, allow, extension };
 
 const valued = [_]struct { []const u8, Value }{
     .{ "--provider", .provider }, .{ "--model", .model },       .{ "--base-url", .base_url },
     .{ "--thinking", .thinking }, .{ "--system", .system },     .{ "--session", .session },
     .{ "--tools", .tools },       .{ "--allow", .allow },       .{ "--extension", .extension },
-    .{ "-e", .extension },
+    .{ "-e", .extension },        .{ "--new-session", .new_session },
 };
 
 const thinking_levels = [_][]const u8{ "off", "minimal", "low", "medium", "high" };
@@ -112,6 +114,11 @@ pub fn parse(arena: std.mem.Allocator, argv: []const []const u8, diag: *Diagnost
             const v = inline_value orelse blk: {
                 i += 1;
                 if (i >= argv.len) return diag.fail("{s} needs a value", .{flag});
+                // `--model -p hi`: the value forgotten, the next option taken for it. A value
+                // that starts with "-" goes with "=" (--system=-x), except a --system text
+                // that is not one of panto's options.
+                if (looksLikeOption(argv[i]) and (which != .system or isOption(argv[i])))
+                    return diag.fail("{s} needs a value, not the option {s} (write {s}={s} for a value that starts with \"-\")", .{ flag, argv[i], flag, argv[i] });
                 break :blk argv[i];
             };
             try setValue(arena, &a, &extensions, which, flag, v, diag);
@@ -139,9 +146,22 @@ pub fn parse(arena: std.mem.Allocator, argv: []const []const u8, diag: *Diagnost
     a.extensions = extensions.items;
     if (words.items.len > 0) a.prompt = try std.mem.join(arena, " ", words.items);
     if (a.json) a.print = true;
-    const session_choices: u8 = @as(u8, @intFromBool(a.@"continue")) + @intFromBool(a.session != null) + @intFromBool(a.no_session);
-    if (session_choices > 1) return diag.fail("--continue, --session and --no-session exclude each other", .{});
+    const session_choices: u8 = @as(u8, @intFromBool(a.@"continue")) + @intFromBool(a.session != null) + @intFromBool(a.new_session != null) + @intFromBool(a.no_session);
+    if (session_choices > 1) return diag.fail("--continue, --session, --new-session and --no-session exclude each other", .{});
     return a;
+}
+
+const flags = [_][]const u8{ "-p", "--print", "--json", "-c", "--continue", "--no-session", "--no-extensions", "--version", "-h", "--help" };
+
+fn looksLikeOption(arg: []const u8) bool {
+    return arg.len >= 2 and arg[0] == '-';
+}
+
+/// `arg` is one of panto's options (`--name=value` too).
+fn isOption(arg: []const u8) bool {
+    const name = if (std.mem.startsWith(u8, arg, "--")) arg[0 .. std.mem.indexOfScalar(u8, arg, '=') orelse arg.len] else arg;
+    for (flags) |f| if (eql(f, name)) return true;
+    return valueOption(name) != null;
 }
 
 fn valueOption(flag: []const u8) ?Value {
@@ -156,6 +176,7 @@ fn setValue(arena: std.mem.Allocator, a: *Args, extensions: *std.ArrayList([]con
         .base_url => a.base_url = v,
         .system => a.system = v,
         .session => a.session = v,
+        .new_session => a.new_session = v,
         .tools => a.tools = v,
         .allow => a.allow = v,
         .extension => try extensions.append(arena, v),
@@ -207,6 +228,18 @@ test "usage errors name what was wrong" {
     try std.testing.expectError(error.Usage, parse(arena.allocator(), &.{ "--thinking", "max" }, &diag));
     try std.testing.expectError(error.Usage, parse(arena.allocator(), &.{ "-c", "--session", "x" }, &diag));
     try std.testing.expectError(error.Usage, parse(arena.allocator(), &.{"--json=1"}, &diag));
+    try std.testing.expectError(error.Usage, parse(arena.allocator(), &.{ "--model", "-p", "hi" }, &diag));
+    try std.testing.expectEqualStrings("--model needs a value, not the option -p (write --model=-p for a value that starts with \"-\")", diag.message());
+    try std.testing.expectError(error.Usage, parse(arena.allocator(), &.{ "--system", "--json" }, &diag));
+}
+
+test "a value that starts with \"-\": with \"=\", or a --system text that is no option" {
+    var arena: std.heap.ArenaAllocator = .init(std.testing.allocator);
+    defer arena.deinit();
+    var diag: Diagnostic = .{};
+    const a = try parse(arena.allocator(), &.{ "--model=-m", "--system", "- be brief", "-p", "x" }, &diag);
+    try std.testing.expectEqualStrings("-m", a.model.?);
+    try std.testing.expectEqualStrings("- be brief", a.system.?);
 }
 
 test "lists" {

@@ -4,6 +4,7 @@
 //!   main.zig            the entry: options -> settings -> App -> print mode or interactive mode
 //!   args.zig            the command line
 //!   settings.zig        the config file and the flags -> the agent's JSON config
+//!   names.zig           tool and capability names checked against those that exist
 //!   project_context.zig AGENTS.md files -> the system prompt
 //!   trust.zig           a project folder's extensions and AGENTS.md: only once trusted
 //!   sessions.zig        which session a run keeps (--continue, --session, --no-session)
@@ -22,6 +23,7 @@ const args_mod = @import("args.zig");
 const settings_mod = @import("settings.zig");
 const print_mode = @import("print_mode.zig");
 const exit_codes = @import("exit_codes.zig");
+const names = @import("names.zig");
 const interactive = @import("tui/interactive.zig");
 const trust = @import("trust.zig");
 
@@ -92,6 +94,10 @@ pub fn main(init: std.process.Init) !u8 {
         if (trusted) host.loadDirectory(try std.fs.path.join(arena, &.{ cwd, ".panto", "extensions" }));
     }
     for (settings.extension_files) |file| host.loadFile(file);
+    if (try names.checkSettings(arena, &settings, host.registeredTools())) |problem_line| {
+        try stderr.print("panto: {s}\n", .{problem_line});
+        return exit_codes.usage;
+    }
 
     var agent_diag: panto.config.Diagnostic = .{};
     const agent = panto.Agent.initWithDiagnostic(init.gpa, settings.config, &agent_diag) catch |err| {
@@ -228,6 +234,7 @@ test {
     _ = @import("args.zig");
     _ = @import("exit_codes.zig");
     _ = @import("json_events.zig");
+    _ = @import("names.zig");
     _ = @import("project_context.zig");
     _ = @import("sessions.zig");
     _ = @import("thinking_fallback.zig");

@@ -31,6 +31,14 @@ pub const Settings = struct {
     granted: []const []const u8,
     /// The tool names offered to the model (--tools, "tools"); null: every tool.
     offered: ?[]const []const u8,
+    /// Who named them, for a message about one: "--tools" or "FILE: tools".
+    offered_by: []const u8 = "",
+    /// The capabilities the file's "allow" and --allow name, each checked against those
+    /// that exist (names.zig) once the extensions are loaded.
+    allow_file: []const []const u8 = &.{},
+    allow_flag: []const []const u8 = &.{},
+    /// The native read tool is on (the file does not say "read_tool": null).
+    native_read: bool = true,
     /// Load ~/.config/panto/extensions and ./.panto/extensions.
     extension_dirs: bool,
     /// -e files, in order.
@@ -49,7 +57,7 @@ pub const Settings = struct {
     }
 };
 
-pub const Error = error{ Usage, NoSessionToContinue, SessionWrite, OutOfMemory };
+pub const Error = error{ Usage, NoSessionToContinue, NoSuchSession, AmbiguousSession, SessionWrite, OutOfMemory };
 
 pub const Environment = struct {
     home: ?[]const u8,
@@ -77,14 +85,28 @@ pub fn load(gpa: std.mem.Allocator, arena: std.mem.Allocator, io: std.Io, args: 
         .config_path = config_path,
         .user_extensions = try std.fs.path.join(arena, &.{ config_dir, "extensions" }),
     };
+    // An extension asked for by name must be there: a typo is no warning to scroll past.
+    for (args.extensions) |path| {
+        const st = std.Io.Dir.cwd().statFile(io, path, .{}) catch |err| switch (err) {
+            error.FileNotFound => return fail(arena, problem, "-e {s}: no such file", .{path}),
+            else => return fail(arena, problem, "-e {s}: cannot be read ({s})", .{ path, @errorName(err) }),
+        };
+        if (st.kind == .directory) return fail(arena, problem, "-e {s}: is a directory, not a Lua file", .{path});
+    }
     var place: sessions.Place = .{};
     var session_on = true;
 
     // The command's keys.
-    if (file.fetchOrderedRemove("allow")) |kv| s.granted = try strings(arena, kv.value) orelse
-        return fail(arena, problem, "{s}: allow must be an array of capability names", .{config_path});
-    if (file.fetchOrderedRemove("tools")) |kv| s.offered = try strings(arena, kv.value) orelse
-        return fail(arena, problem, "{s}: tools must be an array of tool names (the tools offered)", .{config_path});
+    if (file.fetchOrderedRemove("allow")) |kv| {
+        s.allow_file = try strings(arena, kv.value) orelse
+            return fail(arena, problem, "{s}: allow must be an array of capability names", .{config_path});
+        s.granted = s.allow_file;
+    }
+    if (file.fetchOrderedRemove("tools")) |kv| {
+        s.offered = try strings(arena, kv.value) orelse
+            return fail(arena, problem, "{s}: tools must be an array of tool names (the tools offered)", .{config_path});
+        s.offered_by = try std.fmt.allocPrint(arena, "{s}: tools", .{config_path});
+    }
     if (file.fetchOrderedRemove("extensions")) |kv| {
         if (kv.value != .bool) return fail(arena, problem, "{s}: extensions must be true or false", .{config_path});
         s.extension_dirs = s.extension_dirs and kv.value.bool;
@@ -112,15 +134,36 @@ pub fn load(gpa: std.mem.Allocator, arena: std.mem.Allocator, io: std.Io, args: 
     };
 
     // Flags over the file.
-    if (args.allow) |list| s.granted = try concat(arena, s.granted, try splitList(arena, list));
-    if (args.tools) |list| s.offered = try splitList(arena, list);
+    if (args.allow) |list| {
+        s.allow_flag = try splitList(arena, list);
+        s.granted = try concat(arena, s.granted, s.allow_flag);
+    }
+    if (args.tools) |list| {
+        s.offered = try splitList(arena, list);
+        s.offered_by = "--tools";
+    }
+    if (file.get("read_tool")) |rt| s.native_read = rt != .null;
 
+    const choice: sessions.Choice = if (args.no_session or !session_on)
+        .none
+    else if (args.@"continue") .newest else if (args.session) |id| .{ .named = id } else if (args.new_session) |id| .{ .create = id } else .new;
+    var diag: panto.config.Diagnostic = .{};
+    const session = sessions.resolve(gpa, arena, choice, place, env.cwd, &diag) catch |err| {
+        problem.* = try arena.dupe(u8, diag.message());
+        return err;
+    };
+
+    // Flags over the session resumed (what it recorded) over the file.
     var agent = try file.clone(arena);
-    const file_provider = stringOf(file.get("provider"));
+    const recorded = session.recorded;
+    if (recorded.provider) |p| try agent.put(arena, "provider", .{ .string = p });
+    if (recorded.model) |m| try agent.put(arena, "model", .{ .string = m });
+    if (recorded.thinking) |t| try agent.put(arena, "thinking", .{ .string = t });
+    const base_provider = recorded.provider orelse stringOf(file.get("provider")) orelse default_provider;
     if (args.provider) |p| {
         try agent.put(arena, "provider", .{ .string = p });
-        // Another provider than the file's: the file's model is not for it.
-        if (args.model == null and !std.mem.eql(u8, p, file_provider orelse default_provider))
+        // Another provider than the session's or the file's: their model is not for it.
+        if (args.model == null and !std.mem.eql(u8, p, base_provider))
             try agent.put(arena, "model", .{ .string = defaultModel(p) });
     }
     try putDefaults(arena, &agent);
@@ -145,14 +188,7 @@ pub fn load(gpa: std.mem.Allocator, arena: std.mem.Allocator, io: std.Io, args: 
         try agent.put(arena, "read_tool", .{ .object = rt });
     }
 
-    const choice: sessions.Choice = if (args.no_session or !session_on)
-        .none
-    else if (args.@"continue") .newest else if (args.session) |id| .{ .named = id } else .new;
-    var diag: panto.config.Diagnostic = .{};
-    if (sessions.configValue(gpa, arena, choice, place, env.cwd, &diag) catch |err| {
-        problem.* = try arena.dupe(u8, diag.message());
-        return err;
-    }) |v| try agent.put(arena, "session", v);
+    if (session.value) |v| try agent.put(arena, "session", v);
 
     s.config_json = try std.json.Stringify.valueAlloc(arena, std.json.Value{ .object = agent }, .{});
     s.config = panto.config.parseJson(arena, s.config_json, &diag) catch |err| switch (err) {

@@ -150,7 +150,7 @@ def test_no_prompt_and_a_terminal_on_stdin_is_a_usage_error(emulator, panto_bin,
     (["--bogus"], "panto: unknown option --bogus"),
     (["--model"], "panto: --model needs a value"),
     (["--thinking", "max", "-p", "x"], 'panto: --thinking must be one of off, minimal, low, medium, high, not "max"'),
-    (["--continue", "--session", "s1", "-p", "x"], "panto: --continue, --session and --no-session exclude each other"),
+    (["--continue", "--session", "s1", "-p", "x"], "panto: --continue, --session, --new-session and --no-session exclude each other"),
 ])
 def test_usage_errors_exit_2_with_the_usage(run_panto, argv, message):
     r = run_panto(*argv)
@@ -375,8 +375,8 @@ def test_read_is_offered_and_runs_under_the_working_directory(emulator, run_pant
 
 def test_tools_flag_limits_what_is_offered(emulator, run_panto):
     emu = emulator({"responses": [text_reply("ok")]})
-    assert run_panto("--tools", "bash", "-p", "x").returncode == 0
-    assert tool_names(body(emu)) == []
+    assert run_panto("--tools", "bash", "--allow", "exec", "-p", "x").returncode == 0
+    assert tool_names(body(emu)) == ["bash"]
 
 
 def test_tools_flag_filters_extension_tools_too(emulator, run_panto, workdir):

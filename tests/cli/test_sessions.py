@@ -1,5 +1,6 @@
 """Sessions of the command: every run keeps one (the core's session store) unless told not
-to; --continue resumes the newest of the working directory, --session ID a named one."""
+to; --continue resumes the newest of the working directory, --session ID an existing one (by
+its id or a unique prefix), --new-session ID starts one under that id."""
 from __future__ import annotations
 
 import json
@@ -68,9 +69,9 @@ def test_continue_without_a_session_is_a_usage_error(emulator, run_panto, workdi
     assert emu.requests() == []
 
 
-def test_session_id_starts_then_resumes_that_session(emulator, run_panto, home):
+def test_new_session_starts_a_named_session_and_session_resumes_it(emulator, run_panto, home):
     emu = emulator({"responses": [text_reply("one"), text_reply("two")]})
-    r1 = run_panto("--session", "work-1", "--json", "-p", "first")
+    r1 = run_panto("--new-session", "work-1", "--json", "-p", "first")
     assert first_line(r1.stdout) == {"event": "session", "id": "work-1", "resumed": False, "message_count": 0}
     r2 = run_panto("--session", "work-1", "--json", "-p", "second")
     assert first_line(r2.stdout) == {"event": "session", "id": "work-1", "resumed": True, "message_count": 2}
@@ -94,9 +95,10 @@ def test_a_failed_run_leaves_no_user_message_for_continue(emulator, run_panto, c
 
 
 def test_a_bad_session_id_is_the_cores_diagnostic(emulator, run_panto):
-    r = run_panto("--session", "../x", "-p", "x")
-    assert r.returncode == 2
-    assert r.stderr.startswith("panto: session.id must be 1 to 128 of")
+    for option in ("--session", "--new-session"):
+        r = run_panto(option, "../x", "-p", "x")
+        assert r.returncode == 2
+        assert r.stderr.startswith("panto: session.id must be 1 to 128 of")
 
 
 def test_no_session_keeps_no_file(emulator, run_panto, home):
@@ -129,7 +131,7 @@ def test_a_session_in_use_is_refused(emulator, run_panto, start_panto):
     """A second run on a session another run holds fails at once, exit 2, with the core's words."""
     words = " ".join(f"w{i}" for i in range(100))
     emulator({"responses": [{"message": {"content": [{"type": "text", "text": words}]}, "chunk_delay_ms": 100}]})
-    p = start_panto("--session", "busy", "-p", "long")
+    p = start_panto("--new-session", "busy", "-p", "long")
     assert p.stdin is not None and p.stdout is not None
     p.stdin.close()
     assert p.stdout.read(3) == b"w0 "  # the first run holds the session now
@@ -149,3 +151,68 @@ def test_a_session_folder_that_cannot_be_made_is_a_usage_error(emulator, run_pan
     assert (r.returncode, r.stdout) == (2, "")
     assert r.stderr == f"panto: the session directory {blocker / 'sessions'} could not be made\n"
     assert emu.requests() == []
+
+
+def test_resuming_keeps_the_sessions_provider_model_and_thinking(emulator, run_panto, write_config):
+    """The session records provider, model and thinking; resuming it (--session, -c) goes on
+    with them, over the config file's (the session is more specific); flags still win."""
+    emu = emulator({"responses": [text_reply(t) for t in ("one", "two", "three", "four")]})
+    write_config({"model": "claude-sonnet-4-5", "thinking": "high"})
+    assert run_panto("--new-session", "s1", "--provider", "openai", "--model", "gpt-4.1",
+                     "--thinking", "low", "-p", "one").returncode == 0
+    assert run_panto("--session", "s1", "-p", "two").returncode == 0
+    assert run_panto("-c", "-p", "three").returncode == 0
+    assert run_panto("--session", "s1", "--model", "gpt-4o", "--thinking", "minimal", "-p", "four").returncode == 0
+    reqs = emu.requests()
+    for r in reqs[:3]:
+        assert r["path"] == reqs[0]["path"] and "/messages" not in r["path"]
+        assert (r["body"]["model"], r["body"]["reasoning_effort"]) == ("gpt-4.1", "low")
+    assert (reqs[3]["body"]["model"], reqs[3]["body"]["reasoning_effort"]) == ("gpt-4o", "minimal")
+    assert roles(reqs[3]["body"])[-1] == "user" and len(reqs[3]["body"]["messages"]) == 7
+
+
+def test_another_provider_on_resume_takes_its_own_default_model(emulator, run_panto):
+    emu = emulator({"responses": [text_reply("one"), text_reply("two")]})
+    assert run_panto("--new-session", "s1", "--provider", "openai", "--model", "gpt-4.1", "-p", "one").returncode == 0
+    assert run_panto("--session", "s1", "--provider", "anthropic", "-p", "two").returncode == 0
+    second = emu.requests()[1]
+    assert second["path"].endswith("/messages") and second["body"]["model"] == "claude-sonnet-4-5"
+
+
+def test_a_session_id_that_matches_none_is_refused(emulator, run_panto, home):
+    emu = emulator({"responses": [text_reply("one")]})
+    assert run_panto("--new-session", "work-1", "-p", "first").returncode == 0
+    r = run_panto("--session", "wrok-1", "-p", "x")
+    assert (r.returncode, r.stdout) == (2, "")
+    assert r.stderr == (f'panto: no session "wrok-1" in {sessions_dir(home)} (did you mean "work-1"?); '
+                        "--new-session wrok-1 starts one under that id\n")
+    assert len(emu.requests()) == 1
+    assert [p.name for p in session_files(sessions_dir(home))] == ["work-1.jsonl"]
+
+
+def test_a_unique_prefix_opens_that_session(emulator, run_panto):
+    emu = emulator({"responses": [text_reply("one"), text_reply("two")]})
+    first = first_line(run_panto("--json", "-p", "first").stdout)["id"]
+    r = run_panto("--session", first[:10], "--json", "-p", "second")
+    assert r.returncode == 0, r.stderr
+    assert first_line(r.stdout) == {"event": "session", "id": first, "resumed": True, "message_count": 2}
+    assert roles(emu.requests()[1]["body"]) == ["user", "assistant", "user"]
+
+
+def test_an_ambiguous_prefix_lists_the_candidates(emulator, run_panto):
+    emu = emulator({"responses": [text_reply("a"), text_reply("b")]})
+    assert run_panto("--new-session", "task-a", "-p", "x").returncode == 0
+    assert run_panto("--new-session", "task-b", "-p", "x").returncode == 0
+    r = run_panto("--session", "task", "-p", "x")
+    assert (r.returncode, r.stdout) == (2, "")
+    assert r.stderr == 'panto: session "task" is ambiguous: task-a, task-b\n'
+    assert len(emu.requests()) == 2
+
+
+def test_new_session_refuses_an_id_taken(emulator, run_panto, home):
+    emu = emulator({"responses": [text_reply("a")]})
+    assert run_panto("--new-session", "mine", "-p", "x").returncode == 0
+    r = run_panto("--new-session", "mine", "-p", "x")
+    assert r.returncode == 2
+    assert r.stderr == f"panto: session mine already exists in {sessions_dir(home)}\n"
+    assert len(emu.requests()) == 1

@@ -22,6 +22,9 @@ pub const Listed = struct {
     cwd: []const u8,
     parent: ?entry.Parent,
     updated_ns: i128,
+    /// The configuration the session recorded last (provider, model, thinking, ...): what a
+    /// resume may go on with.
+    config: entry.ConfigRecord = .{},
 };
 
 pub const Error = error{ OutOfMemory, SessionWrite };
@@ -91,6 +94,17 @@ fn readOne(gpa: Allocator, arena: Allocator, path: [:0]const u8, session_id: []c
         .cwd = try arena.dupe(u8, h.cwd),
         .parent = if (h.parent) |p| .{ .id = try arena.dupe(u8, p.id), .message_count = p.message_count } else null,
         .updated_ns = @as(i128, st.mtime.sec) * std.time.ns_per_s + st.mtime.nsec,
+        .config = try dupeConfig(arena, loaded.config),
+    };
+}
+
+fn dupeConfig(arena: Allocator, r: entry.ConfigRecord) Allocator.Error!entry.ConfigRecord {
+    return .{
+        .provider = if (r.provider) |v| try arena.dupe(u8, v) else null,
+        .model = if (r.model) |v| try arena.dupe(u8, v) else null,
+        .system = if (r.system) |v| (if (v) |text| try arena.dupe(u8, text) else @as(?[]const u8, null)) else null,
+        .thinking = if (r.thinking) |v| try arena.dupe(u8, v) else null,
+        .max_tokens = r.max_tokens,
     };
 }
 

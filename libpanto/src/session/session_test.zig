@@ -358,6 +358,10 @@ test "list: the sessions of a directory, newest first, with their counts, first 
     try std.testing.expectEqualStrings("older", listed[1].id);
     try std.testing.expectEqual(@as(usize, 2), listed[1].message_count);
     try std.testing.expectEqual(null, listed[1].parent);
+    // The configuration each recorded last, for a resume to go on with.
+    try std.testing.expectEqualStrings("anthropic", listed[1].config.provider.?);
+    try std.testing.expectEqualStrings("claude-test", listed[1].config.model.?);
+    try std.testing.expectEqualStrings("off", listed[1].config.thinking.?);
     // Its mtime says 2001, before it was created: listed as updated when created (a coarse
     // mtime may lag the header's time by a tick; it still orders the list).
     try std.testing.expectEqualStrings(listed[1].created, listed[1].updated);

@@ -419,6 +419,11 @@ pub const Host = struct {
         return h.offered.items;
     }
 
+    /// Every tool the extensions registered, offered or not, with its capabilities.
+    pub fn registeredTools(h: *const Host) []const panto.tools.Tool {
+        return h.registry.items();
+    }
+
     pub fn hasTool(h: *const Host, name: []const u8) bool {
         for (h.tools.items) |t| if (std.mem.eql(u8, t.name, name)) return h.allowed(t);
         return false;
