@@ -501,7 +501,8 @@ static void test_names(void) {
     CHECK_NAME(panto_block_kind_name(PANTO_BLOCK_THINKING), "thinking");
     CHECK_NAME(panto_block_kind_name(PANTO_BLOCK_TOOL_CALL), "tool_call");
     CHECK_NAME(panto_block_kind_name(PANTO_BLOCK_REDACTED_THINKING), "redacted_thinking");
-    CHECK_NAME(panto_block_kind_name(5), "unknown");
+    CHECK_NAME(panto_block_kind_name(PANTO_BLOCK_SERVER_BLOCK), "server_block");
+    CHECK_NAME(panto_block_kind_name(6), "unknown");
     CHECK_NAME(panto_block_kind_name(-1), "unknown");
 
     CHECK_NAME(panto_stop_reason_name(PANTO_STOP_NONE), "none");
