@@ -65,6 +65,7 @@ from typing import (
 from . import _tool_set
 from ._docstring import parse_docstring
 from ._pydantic import InvalidValue
+from ._tool_failure import ToolError
 from .parts import Media, is_media, parts_of
 
 __all__ = ["Tool", "ToolClass", "Param", "Registry", "tool", "as_tool", "to_content", "to_result"]
@@ -168,6 +169,13 @@ def _copy_schema(schema: Any) -> Any:
 
 
 # ---- Tool ----------------------------------------------------------------------------------
+
+
+class InvalidToolInput(ToolError, ValueError):
+    """The model's input refused by Pydantic, worded as the core's own refusal. A ToolError, so
+    its text goes to the model as it is (no exception type in front); a ValueError to a caller
+    of the tool."""
+
 
 class Tool(Generic[P, R]):
     """A tool: a name, a description, a JSON Schema of its input (an object), the capabilities
@@ -438,7 +446,7 @@ class Tool(Generic[P, R]):
                 try:
                     kwargs[key] = convert(kwargs[key])
                 except InvalidValue as e:  # Pydantic's refusal, worded as the core's own
-                    raise ValueError(f"Invalid input for tool {self.name}: {e.describe(key)}") from e.__cause__
+                    raise InvalidToolInput(f"Invalid input for tool {self.name}: {e.describe(key)}") from e.__cause__
         handler: Callable[..., Any] = self.handler  # the model's input: checked by the library, not by P
         return handler(**kwargs)
 

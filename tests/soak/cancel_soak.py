@@ -311,8 +311,15 @@ def check_canceled_turn(trial: Trial, reply: Dict[str, Any], before: List[Dict[s
     if conversation[:len(before)] != before:
         fail("the conversation before the turn changed", trial, reply)
     new = conversation[len(before):]
-    if not new or not check_user_message(new[0], trial.prompt + "x" * trial.pad):
+    # A turn that failed or was canceled keeping nothing takes its user message back out
+    # (docs/conversations.md): no new message at all, so no two user messages in a row later.
+    if not new:
+        if reply["end"] == "done":
+            fail("a complete turn left no message", trial, reply)
+    elif not check_user_message(new[0], trial.prompt + "x" * trial.pad):
         fail("the turn's user message is not the first new message", trial, reply)
+    elif len(new) == 1 and reply["end"] != "done":
+        fail("a failed turn that kept nothing left its user message", trial, reply)
     problem = check_tool_pairs(conversation)
     if problem:
         fail(problem, trial, reply)
