@@ -861,9 +861,14 @@ def test_cancel_and_close_race_with_iteration() -> None:
                 timer.join()
                 stream.close()
                 ends[end] = ends.get(end, 0) + 1
-                last = agent.conversation[-1]
-                assert last["role"] in ("user", "assistant"), last
-                assert end != "canceled" or last["role"] == "user" or last.get("stop_reason") == "aborted", last
+                # A turn canceled before it kept anything takes its user message back out, so the
+                # conversation may be empty here; otherwise it alternates and ends on an answer.
+                conversation = agent.conversation
+                roles = [m["role"] for m in conversation]
+                assert roles == ["user", "assistant"] * (len(roles) // 2), roles
+                if conversation and end == "canceled":
+                    last = conversation[-1]
+                    assert last["content"] and last.get("stop_reason") in ("aborted", "end_turn"), last
             agent.close()
         print(ends.get("canceled", 0) > 0, sum(ends.values()))
         """
