@@ -76,6 +76,8 @@ typedef enum PantoStatus {
     PANTO_OK = 0,
     PANTO_EVENT = 1, /* panto_next_event filled an event */
     PANTO_DONE = 2,  /* the turn is over: every later call returns DONE again */
+    PANTO_WOULD_BLOCK = 3, /* panto_step_event(s): nothing before the PantoWait it filled is
+                              over; wait for it, then step again (not an error) */
 
     /* Errors of the call itself. */
     PANTO_ERR_INVALID_ARGUMENT = -1, /* NULL where a value is needed, bad UTF-8, ... */
@@ -782,6 +784,82 @@ int panto_next_event(PantoStream *stream, PantoEvent *ev);
  * A NULL stream, events or out_count, a capacity of 0, or a first `size` that is smaller than
  * 8 or not a multiple of PantoEvent's alignment: PANTO_ERR_INVALID_ARGUMENT, nothing read. */
 int panto_next_events(PantoStream *stream, PantoEvent *events, size_t capacity, size_t *out_count, PantoString *out_strings);
+
+/* ---- Driving a stream without blocking -------------------------------------------------
+ *
+ * panto_step_event is panto_next_event that never waits: where next would block, it returns
+ * PANTO_WOULD_BLOCK and says in a PantoWait what to wait for, so one thread can drive many
+ * streams from its own event loop (poll, epoll, kqueue-style loops, asyncio, Go's netpoller):
+ *
+ *   PantoEvent ev = PANTO_EVENT_INIT;
+ *   PantoWait wait = PANTO_WAIT_INIT;
+ *   for (;;) {
+ *       int rc = panto_step_event(stream, &ev, &wait);
+ *       if (rc == PANTO_EVENT) { ...use ev...; continue; }
+ *       if (rc != PANTO_WOULD_BLOCK) break;   (PANTO_DONE, or an error as panto_next_event's)
+ *       ...wait until wait.fd is ready for wait.events, or until wait.deadline_ns...
+ *   }
+ *
+ * The turn is the same as panto_next_event's, event for event: the same retries, tool
+ * rounds, compaction, errors and close policy; only its waits come back to the caller.
+ *  - The descriptor may change between steps (a retry on a new connection, a reconnect):
+ *    take it from each PANTO_WOULD_BLOCK (epoll: EPOLL_CTL_MOD, or DEL then ADD). It is the
+ *    stream's: do not read, write or close it. fd -1: wait for the deadline only (a retry's
+ *    delay).
+ *  - The deadline (CLOCK_MONOTONIC, as clock_gettime gives it) is the turn's timeouts
+ *    (connect_ms, first_byte_ms, idle_ms, total_ms) and retry delays: step again once it has
+ *    passed, whatever the descriptor says; a timeout then fails the step with
+ *    PANTO_ERR_TIMEOUT, as on the blocking path. No thread of panto's keeps the time of a
+ *    stepped stream: if the loop does not step it, nothing happens.
+ *  - A ready descriptor may still have nothing for the turn (a TLS record half there): the
+ *    step returns PANTO_WOULD_BLOCK again. A fast server may answer before any wait: a
+ *    whole turn may step through without one.
+ *  - A host tool call (TOOL_CALL_START with awaiting_result = 1) gives
+ *    PANTO_ERR_RESULT_PENDING as with panto_next_event: nothing to wait for but the
+ *    caller's own panto_stream_submit_tool_result.
+ *  - panto_stream_cancel, from any thread, also while the loop waits: the descriptor becomes
+ *    readable at once (the socket is shut down), and the next step returns
+ *    PANTO_ERR_CANCELED. During a retry's delay (fd -1) the step sees it at the deadline;
+ *    a loop that cancels from elsewhere and wants it sooner steps the stream itself.
+ *  - panto_stream_free, from any thread: while another thread is in a step call, as for
+ *    panto_next_event; while the loop waits, at once: the stream is released (its descriptor
+ *    closed; epoll forgets a closed descriptor by itself) and the loop must not step it again.
+ *  - A stream is stepped or read by panto_next_event(s), never both: the first call decides,
+ *    the other fails with PANTO_ERR_STATE (the stream unchanged), except that once a stepped
+ *    turn is over panto_next_event and panto_stream_final_message / _final_json read its end.
+ *  - Linux on x86_64, aarch64 and riscv64 (each stepped stream runs its turn on a stack of its
+ *    own, 512 KB reserved, a few pages used); elsewhere PANTO_ERR_STATE. */
+
+typedef enum PantoWaitEvents {
+    PANTO_WAIT_READ = 1,  /* the descriptor readable (POLLIN, EPOLLIN) */
+    PANTO_WAIT_WRITE = 2, /* the descriptor writable (POLLOUT, EPOLLOUT) */
+    PANTO_WAIT_EVENTS_FORCE_INT = 0x7fffffff
+} PantoWaitEvents;
+
+/* What a step that returned PANTO_WOULD_BLOCK waits for: fd ready for events, or the
+ * deadline, whichever comes first. */
+typedef struct PantoWait {
+    uint32_t size;       /* sizeof(PantoWait), set by PANTO_WAIT_INIT */
+    int32_t fd;          /* the descriptor, or -1: none (the deadline only) */
+    uint32_t events;     /* a PantoWaitEvents (0 when fd is -1) */
+    uint32_t reserved0;
+    int64_t deadline_ns; /* CLOCK_MONOTONIC nanoseconds: step again then at the latest; -1: none */
+} PantoWait;
+
+#define PANTO_WAIT_INIT {.size = sizeof(PantoWait)}
+
+/* The next event without waiting: PANTO_EVENT (ev filled, borrowed until the next call on
+ * the stream), PANTO_DONE, PANTO_WOULD_BLOCK (*wait filled: wait, then call again) or what
+ * panto_next_event returns otherwise (errors sticky, PANTO_ERR_RESULT_PENDING). See above.
+ * A NULL stream, ev or wait, or a size too small: PANTO_ERR_INVALID_ARGUMENT. */
+int panto_step_event(PantoStream *stream, PantoEvent *ev, PantoWait *wait);
+
+/* panto_next_events without waiting: PANTO_EVENT with *out_count (>= 1) events, the batch as
+ * panto_next_events makes it (its first event where the step would have given one, then
+ * what continues the message and was received already); PANTO_WOULD_BLOCK with *out_count
+ * = 0 and *wait filled; or, with *out_count = 0, what panto_step_event returns otherwise.
+ * Arguments, strings and panto_stream_unread as for panto_next_events. */
+int panto_step_events(PantoStream *stream, PantoEvent *events, size_t capacity, size_t *out_count, PantoString *out_strings, PantoWait *wait);
 
 /* Gives back the last `count` events of the last panto_next_events batch, which the caller
  * did not use: typically a binding that read a batch ahead of its user, who stopped early.

@@ -20,6 +20,7 @@ ABI_VERSION = 3
 OK = 0
 EVENT = 1
 DONE = 2
+WOULD_BLOCK = 3
 ERR_INVALID_ARGUMENT = -1
 ERR_OUT_OF_MEMORY = -2
 ERR_CONFIG = -3
@@ -71,6 +72,10 @@ PART_TEXT = 1
 PART_MEDIA = 2
 PART_IMAGE = 3
 PART_DOCUMENT = 4
+
+# WaitEvents.
+WAIT_READ = 1
+WAIT_WRITE = 2
 
 # BlockKind.
 BLOCK_NONE = 0
@@ -247,6 +252,20 @@ class PantoSessionInfo(Structure):
         self.size: int = ctypes.sizeof(PantoSessionInfo)
 
 
+class PantoWait(Structure):
+    _fields_ = [
+        ("size", c_uint32),
+        ("fd", c_int32),
+        ("events", c_uint32),
+        ("reserved0", c_uint32),
+        ("deadline_ns", c_int64),
+    ]
+
+    def __init__(self) -> None:  # PANTO_WAIT_INIT
+        super().__init__()
+        self.size: int = ctypes.sizeof(PantoWait)
+
+
 # Opaque handles: distinct pointer types, so ctypes refuses a stream where an agent is due.
 class _PantoAgent(Structure):
     pass
@@ -314,6 +333,8 @@ SIGNATURES: Dict[str, Tuple[Any, List[Any]]] = {
     "panto_stream_submit_tool_result": (c_int, [StreamPtr, POINTER(PantoToolResult)]),
     "panto_next_event": (c_int, [StreamPtr, POINTER(PantoEvent)]),
     "panto_next_events": (c_int, [StreamPtr, POINTER(PantoEvent), c_size_t, POINTER(c_size_t), POINTER(PantoString)]),
+    "panto_step_event": (c_int, [StreamPtr, POINTER(PantoEvent), POINTER(PantoWait)]),
+    "panto_step_events": (c_int, [StreamPtr, POINTER(PantoEvent), c_size_t, POINTER(c_size_t), POINTER(PantoString), POINTER(PantoWait)]),
     "panto_stream_unread": (c_int, [StreamPtr, c_size_t]),
     "panto_stream_tool_progress": (c_int, [StreamPtr, PantoString, PantoString, c_double]),
     "panto_stream_final_message": (c_int, [StreamPtr, POINTER(PantoEvent), POINTER(PantoString)]),
@@ -336,4 +357,5 @@ LAYOUT: Dict[str, Tuple[int, Dict[str, Tuple[int, int]]]] = {
     "PantoToolResult": (56, {"size": (0, 4), "is_error": (4, 4), "call_id": (8, 16), "content": (24, 16), "parts": (40, 8), "part_count": (48, 8)}),
     "PantoConnections": (24, {"size": (0, 4), "reserved0": (4, 4), "opened": (8, 8), "reused": (16, 8)}),
     "PantoSessionInfo": (48, {"size": (0, 4), "resumed": (4, 4), "id": (8, 16), "path": (24, 16), "torn_bytes": (40, 8)}),
+    "PantoWait": (24, {"size": (0, 4), "fd": (4, 4), "events": (8, 4), "reserved0": (12, 4), "deadline_ns": (16, 8)}),
 }

@@ -9,6 +9,7 @@ pub const Status = enum(c_int) {
     ok = 0,
     event = 1,
     done = 2,
+    would_block = 3,
     invalid_argument = -1,
     out_of_memory = -2,
     config = -3,
@@ -226,6 +227,35 @@ pub const SessionInfo = extern struct {
     torn_bytes: u64 = 0,
 };
 
+/// PantoWait.events: what the descriptor must be ready for (the core's poll_io.Direction,
+/// whose values are these).
+pub const WaitEvents = enum(u32) {
+    read = 1,
+    write = 2,
+};
+
+/// What a stepped stream waits for (PANTO_WOULD_BLOCK): `fd` ready for `events`, or
+/// `deadline_ns` (CLOCK_MONOTONIC), whichever first.
+pub const Wait = extern struct {
+    size: u32 = @sizeOf(Wait),
+    fd: i32 = -1,
+    events: u32 = 0,
+    reserved0: u32 = 0,
+    deadline_ns: i64 = -1,
+
+    pub fn fromCore(w: panto.stream_step.Wait) Wait {
+        return .{
+            .fd = w.fd,
+            .events = @intFromEnum(w.direction),
+            .deadline_ns = if (w.deadline_ns == 0) -1 else @intCast(@min(w.deadline_ns, std.math.maxInt(i64))),
+        };
+    }
+};
+
+comptime {
+    for (std.meta.fields(WaitEvents)) |f| std.debug.assert(@intFromEnum(@field(panto.stream_step.Direction, f.name)) == f.value);
+}
+
 /// The caller's struct `T` with the fields its `size` leaves out zero, so that callers built
 /// against an older header keep working: null when `size` does not even cover `min_field`.
 pub fn readSized(comptime T: type, src: *const T, comptime min_field: []const u8) ?T {
@@ -269,7 +299,7 @@ fn expectEnumMatches(comptime c: type, comptime Enum: type, comptime prefix: []c
 
 test "the Zig types match include/panto.h" {
     const c = @cImport(@cInclude("panto.h"));
-    inline for (.{ .{ Event, c.PantoEvent }, .{ Error, c.PantoError }, .{ Connections, c.PantoConnections }, .{ Usage, c.PantoUsage }, .{ String, c.PantoString }, .{ Input, c.PantoInput }, .{ ToolResult, c.PantoToolResult }, .{ SessionInfo, c.PantoSessionInfo }, .{ Part, c.PantoPart }, .{ PartInfo, c.PantoPartInfo }, .{ PartInfo, panto.event.PartInfo } }) |pair| {
+    inline for (.{ .{ Event, c.PantoEvent }, .{ Error, c.PantoError }, .{ Connections, c.PantoConnections }, .{ Usage, c.PantoUsage }, .{ String, c.PantoString }, .{ Input, c.PantoInput }, .{ ToolResult, c.PantoToolResult }, .{ SessionInfo, c.PantoSessionInfo }, .{ Part, c.PantoPart }, .{ PartInfo, c.PantoPartInfo }, .{ PartInfo, panto.event.PartInfo }, .{ Wait, c.PantoWait } }) |pair| {
         const Z = pair[0];
         const C = pair[1];
         try std.testing.expectEqual(@sizeOf(C), @sizeOf(Z));
@@ -290,4 +320,5 @@ test "the Zig types match include/panto.h" {
     try expectEnumMatches(c, panto.StopReason, "PANTO_STOP_");
     try expectEnumMatches(c, ToolFormat, "PANTO_TOOL_FORMAT_");
     try expectEnumMatches(c, PartKind, "PANTO_PART_");
+    try expectEnumMatches(c, WaitEvents, "PANTO_WAIT_");
 }

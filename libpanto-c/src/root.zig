@@ -14,6 +14,7 @@ pub const PantoError = abi.Error;
 pub const PantoString = abi.String;
 pub const PantoUsage = abi.Usage;
 pub const PantoPart = abi.Part;
+pub const PantoWait = abi.Wait;
 /// PantoPart arrays read as the core's parts (for the panto command, which embeds the Lua module).
 pub const part_reader = parts;
 
@@ -524,13 +525,25 @@ pub export fn panto_next_events(stream: ?*PantoStream, events: ?[*]PantoEvent, c
 
 fn nextEvents(h: *PantoStream, events: ?[*]PantoEvent, capacity: usize, out_count: ?*usize, out_strings: ?*PantoString) c_int {
     const count = out_count orelse return h.setError(.invalid_argument, "out_count is NULL");
-    const s = h.stream;
     const array = events orelse return h.setError(.invalid_argument, "events is NULL");
-    // The caller's sizeof(PantoEvent), from an older or newer header, is the array's stride.
+    const stride = batchStride(array, capacity) orelse return h.setError(.invalid_argument, bad_batch);
+    const batch = h.stream.nextBatch(capacity) catch |err| return h.nextFailed(err);
+    return deliverBatch(h, batch, array, stride, count, out_strings);
+}
+
+const bad_batch = "capacity is 0, or events[0].size is not a PantoEvent's: initialise it with PANTO_EVENT_INIT";
+
+/// The caller's sizeof(PantoEvent), from an older or newer header, which is the array's
+/// stride; null when it cannot be one (or the capacity is 0).
+fn batchStride(array: [*]PantoEvent, capacity: usize) ?usize {
     const stride: usize = array[0].size;
-    if (capacity == 0 or stride < @offsetOf(PantoEvent, "index") or stride % @alignOf(PantoEvent) != 0)
-        return h.setError(.invalid_argument, "capacity is 0, or events[0].size is not a PantoEvent's: initialise it with PANTO_EVENT_INIT");
-    const batch = s.nextBatch(capacity) catch |err| return h.nextFailed(err);
+    if (capacity == 0 or stride < @offsetOf(PantoEvent, "index") or stride % @alignOf(PantoEvent) != 0) return null;
+    return stride;
+}
+
+/// Copies a batch of the core into the caller's array: PANTO_EVENT, or PANTO_DONE when empty.
+fn deliverBatch(h: *PantoStream, batch: []const panto.Event, array: [*]PantoEvent, stride: usize, count: *usize, out_strings: ?*PantoString) c_int {
+    const s = h.stream;
     if (batch.len == 0) return code(.done);
     const bytes: [*]u8 = @ptrCast(array);
     for (batch, 0..) |event, i| {
@@ -540,6 +553,61 @@ fn nextEvents(h: *PantoStream, events: ?[*]PantoEvent, capacity: usize, out_coun
     count.* = batch.len;
     if (out_strings) |o| o.* = .from(s.batch.strings.items);
     return code(.event);
+}
+
+pub export fn panto_step_event(stream: ?*PantoStream, ev: ?*PantoEvent, wait: ?*PantoWait) c_int {
+    const h = stream orelse return code(.invalid_argument);
+    h.enter();
+    return h.leave(stepEvent(h, ev, wait));
+}
+
+fn stepEvent(h: *PantoStream, ev: ?*PantoEvent, wait: ?*PantoWait) c_int {
+    const out = ev orelse return h.setError(.invalid_argument, "ev is NULL");
+    if (out.size < @offsetOf(PantoEvent, "index")) return h.setError(.invalid_argument, "ev.size is too small: initialise it with PANTO_EVENT_INIT");
+    const w = wait orelse return h.setError(.invalid_argument, "wait is NULL");
+    if (abi.readSized(PantoWait, w, "deadline_ns") == null) return h.setError(.invalid_argument, bad_wait);
+    const step = h.stream.step() catch |err| return h.stepFailed(err);
+    switch (step) {
+        .event => |event| {
+            fill(out, out.size, event);
+            return code(.event);
+        },
+        .done => return code(.done),
+        .would_block => |core_wait| return wouldBlock(w, core_wait),
+    }
+}
+
+const bad_wait = "wait is NULL or wait.size is too small: initialise it with PANTO_WAIT_INIT";
+
+fn wouldBlock(out: *PantoWait, w: panto.stream_step.Wait) c_int {
+    abi.writeSized(PantoWait, out, .fromCore(w));
+    return code(.would_block);
+}
+
+pub export fn panto_step_events(stream: ?*PantoStream, events: ?[*]PantoEvent, capacity: usize, out_count: ?*usize, out_strings: ?*PantoString, wait: ?*PantoWait) c_int {
+    if (out_count) |c| c.* = 0;
+    if (out_strings) |o| o.* = .{};
+    const h = stream orelse return code(.invalid_argument);
+    h.enter();
+    const status = h.leave(stepEvents(h, events, capacity, out_count, out_strings, wait));
+    if (status == code(.canceled)) {
+        // Freed meanwhile: the batch read is gone with the stream.
+        if (out_count) |c| c.* = 0;
+        if (out_strings) |o| o.* = .{};
+    }
+    return status;
+}
+
+fn stepEvents(h: *PantoStream, events: ?[*]PantoEvent, capacity: usize, out_count: ?*usize, out_strings: ?*PantoString, wait: ?*PantoWait) c_int {
+    const count = out_count orelse return h.setError(.invalid_argument, "out_count is NULL");
+    const array = events orelse return h.setError(.invalid_argument, "events is NULL");
+    const stride = batchStride(array, capacity) orelse return h.setError(.invalid_argument, bad_batch);
+    const w = wait orelse return h.setError(.invalid_argument, bad_wait);
+    if (abi.readSized(PantoWait, w, "deadline_ns") == null) return h.setError(.invalid_argument, bad_wait);
+    return switch (h.stream.stepBatch(capacity) catch |err| return h.stepFailed(err)) {
+        .events => |batch| deliverBatch(h, batch, array, stride, count, out_strings),
+        .would_block => |core_wait| wouldBlock(w, core_wait),
+    };
 }
 
 pub export fn panto_stream_unread(stream: ?*PantoStream, count: usize) c_int {

@@ -37,15 +37,30 @@ pub const StreamHandle = struct {
     }
 
     /// A next call failed: the turn's failure is now the most recent (its detail is on the
-    /// core stream); or it returned RESULT_PENDING, which changes nothing.
+    /// core stream); or it returned RESULT_PENDING, which changes nothing; or the stream is
+    /// stepped (PANTO_ERR_STATE, the stream unchanged).
     pub fn nextFailed(h: *StreamHandle, err: anytype) c_int {
         return switch (err) {
             error.ResultPending => @intFromEnum(abi.Status.result_pending), // (not a failure)
-            else => |e| {
-                _ = h.call_error.clear();
-                return @intFromEnum(abi.Status.fromTurnError(e));
-            },
+            error.Usage => h.setError(.state, "the stream is driven by panto_step_event(s): panto_next_event(s) and panto_stream_final_* read it only once its turn is over"),
+            else => |e| h.turnFailed(e),
         };
+    }
+
+    /// A step call failed: as a next call, but for a stream read by next() already
+    /// (PANTO_ERR_STATE, unchanged) and a platform without fibers.
+    pub fn stepFailed(h: *StreamHandle, err: panto.stream_step.StepError) c_int {
+        return switch (err) {
+            error.ResultPending => @intFromEnum(abi.Status.result_pending), // (not a failure)
+            error.Usage => h.setError(.state, "the stream is read by panto_next_event(s): a stream is stepped or read, never both"),
+            error.Unsupported => h.setError(.state, "panto_step_event(s) needs Linux on x86_64, aarch64 or riscv64"),
+            else => |e| h.turnFailed(e),
+        };
+    }
+
+    fn turnFailed(h: *StreamHandle, err: panto.TurnError) c_int {
+        _ = h.call_error.clear();
+        return @intFromEnum(abi.Status.fromTurnError(err));
     }
 
     /// A next call starts.

@@ -13,6 +13,8 @@ pub const session = @import("session/session.zig");
 pub const structured_output = @import("structured_output.zig");
 /// Context windows of known models (contextWindow), for a status line.
 pub const compaction = @import("compaction.zig");
+/// Driving a stream without blocking (Stream.step): its Step, BatchStep and Wait.
+pub const stream_step = @import("stream_step.zig");
 /// Where file tools may go: the read tool's rule, for a host's own file tools.
 pub const path_rule = @import("path_rule.zig");
 

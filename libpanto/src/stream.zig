@@ -33,8 +33,10 @@ const Config = config_mod.Config;
 
 const TurnError = errors.TurnError;
 /// `next()` fails with a TurnError (sticky), or ResultPending: a host tool call still awaits
-/// its result; nothing changed, submit it and call again.
-pub const NextError = TurnError || error{ResultPending};
+/// its result; nothing changed, submit it and call again. Or Usage: the stream is driven by
+/// `step()` (a stream is stepped or next()'ed, never both; the first call decides), and its
+/// turn is not over; nothing changed.
+pub const NextError = TurnError || error{ ResultPending, Usage };
 
 pub const Stream = struct {
     agent: *Agent,
@@ -127,6 +129,8 @@ pub const Stream = struct {
     final: structured_output.Final = .{},
     /// A stream driven by `step()`: its fiber (stream_step.zig).
     stepper: ?*stream_step.Stepper = null,
+    /// `next()` (or nextBatch, finalMessage) read the turn: `step()` is refused from then on.
+    read_by_next: bool = false,
 
     /// A user turn: the conversation's `appended` count right after its user message, so
     /// that a failure tells whether the turn kept anything; null for a compaction's stream.
@@ -156,6 +160,7 @@ pub const Stream = struct {
 
     // Driving the turn without blocking (stream_step.zig): the same turn, on a fiber.
     pub const step = stream_step.step;
+    pub const stepBatch = stream_step.stepBatch;
 
     /// The stream of a compaction asked for (`Agent.compact`): COMPACTION_START,
     /// COMPACTION_END, MESSAGE_COMPLETE. It takes `run`.
@@ -254,6 +259,7 @@ pub const Stream = struct {
     /// copied out: the C ABI copies it once, into the caller's struct. Moving a large union
     /// through optionals and error unions costs more than decoding a small event.
     pub inline fn nextRef(s: *Stream) NextError!?*const ev.Event {
+        if (s.stepper != null) try stream_step.checkNext(s);
         // The path of nearly every call, inlined into the caller: a message streaming,
         // nothing pending, the next event queued or a hot delta (else nextAny sees to it).
         if (s.state == .streaming and s.phase == .messages and s.pending_failure == null and
@@ -277,6 +283,7 @@ pub const Stream = struct {
     }
 
     fn nextAny(s: *Stream) NextError!?*const ev.Event {
+        if (s.stepper == null) s.read_by_next = true;
         if (s.state == .done) return null;
         if (s.state == .failed) return s.failure;
         if (s.watch.canceled.load(.acquire)) return s.abort();
@@ -360,6 +367,7 @@ pub const Stream = struct {
     /// the next call on the stream. Events given back by `unread` come back first, as a
     /// batch of their own (unless the turn was canceled meanwhile).
     pub fn nextBatch(s: *Stream, max: usize) NextError![]const ev.Event {
+        if (s.stepper != null) try stream_step.checkNext(s);
         const b = &s.batch;
         if (b.unread > 0) {
             if (!s.watch.canceled.load(.acquire)) return b.takeUnreadBatch(@max(max, 1));
@@ -368,10 +376,23 @@ pub const Stream = struct {
             b.clear();
             return b.events.items;
         }
-        const limit = @min(@max(max, 1), batch.max_events);
-        // Room first: running out of memory after taking an event would lose it.
-        b.reserve(s.agent.gpa, limit) catch return s.fail(error.OutOfMemory);
+        const limit = try s.startBatch(max);
         const first = (try s.nextRef()) orelse return b.events.items;
+        return s.fillBatch(first, limit);
+    }
+
+    /// Empties the last batch and makes room for one of up to `max` events (at least 1):
+    /// its limit. Room first: running out of memory after taking an event would lose it.
+    pub fn startBatch(s: *Stream, max: usize) NextError!usize {
+        const limit = @min(@max(max, 1), batch.max_events);
+        s.batch.reserve(s.agent.gpa, limit) catch return s.fail(error.OutOfMemory);
+        return limit;
+    }
+
+    /// The batch that begins with `first` (just taken, after `startBatch`), filled up to
+    /// `limit` with the events that continue the message and were received already.
+    pub fn fillBatch(s: *Stream, first: *const ev.Event, limit: usize) NextError![]const ev.Event {
+        const b = &s.batch;
         b.addFirst(s.agent.gpa, first.*) catch return s.fail(error.OutOfMemory);
         while (b.events.items.len < limit) {
             const e = s.peekBuffered() orelse break;

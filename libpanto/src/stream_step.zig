@@ -2,7 +2,8 @@
 //! the next event, the turn's end, its error, or `would_block` with what to wait for (a
 //! descriptor, a direction, a deadline). The turn's code is the one `next()` runs, unchanged,
 //! on a fiber of the stream's own; its waits switch back here instead of blocking
-//! (transport/poll_io.zig). A stream is stepped or next()'ed, not both.
+//! (transport/poll_io.zig). A stream is stepped or next()'ed, not both: the first call decides,
+//! the other way fails with error.Usage (`checkNext`, `start`).
 const std = @import("std");
 const stream_mod = @import("stream.zig");
 const Stream = stream_mod.Stream;
@@ -12,6 +13,7 @@ const poll_io = @import("transport/poll_io.zig");
 const fiber = @import("transport/fiber.zig");
 
 pub const Wait = poll_io.Wait;
+pub const Direction = poll_io.Direction;
 
 pub const Step = union(enum) {
     /// Valid until the next call on the stream (as `nextRef`'s).
@@ -24,6 +26,17 @@ pub const Step = union(enum) {
 };
 
 pub const StepError = NextError || error{ OutOfMemory, Unsupported };
+
+/// `next()` on a stepped stream: from its own fiber (the turn's code), or once the turn is
+/// over (its end and its sticky error read no socket: finalMessage works), else Usage: a
+/// `next()` while the fiber is parked would run the turn on a second stack over the same
+/// state.
+pub fn checkNext(s: *Stream) error{Usage}!void {
+    const st = s.stepper.?;
+    if (poll_io.current() == &st.driver) return;
+    if (s.state == .done or s.state == .failed) return;
+    return error.Usage;
+}
 
 /// The fiber of a stepped stream and the outcome of its last `nextRef`.
 pub const Stepper = struct {
@@ -49,7 +62,40 @@ pub fn step(s: *Stream) StepError!Step {
     return .{ .event = e };
 }
 
+pub const BatchStep = union(enum) {
+    /// As `Stream.nextBatch`'s: valid until the next call on the stream; empty when the turn
+    /// is over.
+    events: []const ev.Event,
+    would_block: Wait,
+};
+
+/// `Stream.nextBatch` without blocking: the first event as `step` gives it (or the wait
+/// before it), then the events that continue the message and were received already, read on
+/// the caller's stack (the fiber is between two events: nothing of the turn runs on it).
+pub fn stepBatch(s: *Stream, max: usize) StepError!BatchStep {
+    const b = &s.batch;
+    if (b.unread > 0) {
+        if (!s.watch.canceled.load(.acquire)) return .{ .events = b.takeUnreadBatch(@max(max, 1)) };
+        // Canceled meanwhile: the fiber's next() ends the turn, keeping the message without them.
+        switch (try step(s)) {
+            .would_block => |w| return .{ .would_block = w },
+            .event, .done => {},
+        }
+        b.clear();
+        return .{ .events = b.events.items };
+    }
+    const limit = try s.startBatch(max);
+    const first = switch (try step(s)) {
+        .event => |e| e,
+        .done => return .{ .events = b.events.items },
+        .would_block => |w| return .{ .would_block = w },
+    };
+    return .{ .events = try s.fillBatch(first, limit) };
+}
+
 fn start(s: *Stream) StepError!*Stepper {
+    // Read by next() already: its turn may be half-way through a read on the caller's stack.
+    if (s.read_by_next) return error.Usage;
     if (!fiber.supported) return error.Unsupported;
     const gpa = s.agent.gpa;
     const st = try gpa.create(Stepper);

@@ -401,3 +401,72 @@ test "stepped turns canceled at random instants end Canceled or done, leak nothi
         try std.testing.expect(!agent.busy);
     }
 }
+
+test "next() on a stepped stream is a usage error while its turn runs (nothing changes), and reads its end once over" {
+    try skipUnlessSupported();
+    var server: TestServer = undefined;
+    try server.start(stalled_answer);
+    defer server.stop();
+    var url_buf: [64]u8 = undefined;
+    const url = try std.fmt.bufPrint(&url_buf, "http://127.0.0.1:{d}", .{server.port});
+    const agent = try Agent.init(std.testing.allocator, .{ .provider = .anthropic, .model = "m", .base_url = url, .api_key = "k", .retry = .{ .max_retries = 0 } });
+    defer agent.deinit();
+    const stream = try agent.run("hi");
+    defer stream.destroy();
+    _ = try stepUntilParkedInText(stream);
+    try std.testing.expectError(error.Usage, stream.next());
+    try std.testing.expectError(error.Usage, stream.nextBatch(8));
+    try std.testing.expectError(error.Usage, stream.finalMessage());
+    try std.testing.expect(agent.busy); // (the turn goes on, untouched)
+    stream.cancel();
+    try std.testing.expectError(error.Canceled, stream.step());
+    // Over: its sticky end reads no socket, so next() and finalMessage give it.
+    try std.testing.expectError(error.Canceled, stream.next());
+    try std.testing.expectError(error.Canceled, stream.finalMessage());
+}
+
+test "step() on a stream read by next() is a usage error; the turn goes on with next()" {
+    try skipUnlessSupported();
+    var server: TestServer = undefined;
+    try server.start(.{ .framing = .chunked, .piece = 7 });
+    defer server.stop();
+    var url_buf: [64]u8 = undefined;
+    const url = try std.fmt.bufPrint(&url_buf, "http://127.0.0.1:{d}", .{server.port});
+    const agent = try Agent.init(std.testing.allocator, .{ .provider = .anthropic, .model = "m", .base_url = url, .api_key = "k" });
+    defer agent.deinit();
+    const stream = try agent.run("hi");
+    defer stream.destroy();
+    try std.testing.expect((try stream.next()).? == .message_start);
+    try std.testing.expectError(error.Usage, stream.step());
+    try std.testing.expectError(error.Usage, stream.stepBatch(8));
+    try std.testing.expect(stream.stepper == null);
+    var last: ?Event = null;
+    while (try stream.next()) |e| last = e;
+    try std.testing.expect(last.? == .message_complete);
+    try std.testing.expectError(error.Usage, stream.step()); // (decided for good)
+}
+
+test "a stepped turn read in batches: the whole text, then finalMessage (the turn is over)" {
+    try skipUnlessSupported();
+    var server: TestServer = undefined;
+    try server.start(.{ .framing = .chunked, .piece = 64 });
+    defer server.stop();
+    var url_buf: [64]u8 = undefined;
+    const url = try std.fmt.bufPrint(&url_buf, "http://127.0.0.1:{d}", .{server.port});
+    const agent = try Agent.init(std.testing.allocator, .{ .provider = .anthropic, .model = "m", .base_url = url, .api_key = "k" });
+    defer agent.deinit();
+    const stream = try agent.run("hi");
+    defer stream.destroy();
+    var text: std.ArrayList(u8) = .empty;
+    defer text.deinit(std.testing.allocator);
+    while (true) switch (try stream.stepBatch(16)) {
+        .would_block => |w| waitFor(w),
+        .events => |events| {
+            if (events.len == 0) break;
+            for (events) |e| if (e == .content_delta) try text.appendSlice(std.testing.allocator, e.content_delta.text);
+        },
+    };
+    try std.testing.expectEqualStrings("h\xc3\xa9llo w\xc3\xb6rld", text.items);
+    const final = try stream.finalMessage();
+    try std.testing.expectEqualStrings("h\xc3\xa9llo w\xc3\xb6rld", final.text);
+}

@@ -10,7 +10,9 @@
  * ABI v3: PantoString inputs and their argument errors, the detail a failed stream call
  * leaves on the stream, tool sets (panto_tools_*), the text policy (NUL kept, invalid UTF-8
  * replaced), and the close policy: panto_stream_free after k deltas, while a tool result is
- * awaited, and from another thread during a blocked panto_next_event(s).
+ * awaited, and from another thread during a blocked panto_next_event(s). Issue 28: streams
+ * driven by panto_step_event(s) in a poll() loop (several turns at once, a host tool round,
+ * a silent server's deadline, cancel and free while parked, mixing with panto_next_event).
  *
  * The turns that need a server talk to a tiny HTTP server forked by this program on
  * 127.0.0.1 (canned answers, one per connection, optionally stalling mid-body); it reports the
@@ -20,13 +22,15 @@
  *     cc -std=c99 -Wall -Wextra -Werror -pedantic -pthread -Iinclude tests/c/test_api.c \
  *        -Lzig-out/lib -lpanto -Wl,-rpath,$PWD/zig-out/lib -o build/test_api && build/test_api
  *
- * Prints each failed check, then `N passed, N failed`; exits 1 if any check failed.
+ * Prints each failed check, then `N passed, N failed`; exits 1 if any check failed. An
+ * argument runs only the tests whose function name holds it (`build/test_api step_`).
  */
 #define _POSIX_C_SOURCE 200809L
 
 #include <arpa/inet.h>
 #include <math.h>
 #include <netinet/in.h>
+#include <poll.h>
 #include <pthread.h>
 #include <signal.h>
 #include <stddef.h>
@@ -448,6 +452,7 @@ static void test_names(void) {
     CHECK_NAME(panto_status_name(PANTO_OK), "ok");
     CHECK_NAME(panto_status_name(PANTO_EVENT), "event");
     CHECK_NAME(panto_status_name(PANTO_DONE), "done");
+    CHECK_NAME(panto_status_name(PANTO_WOULD_BLOCK), "would_block");
     CHECK_NAME(panto_status_name(PANTO_ERR_INVALID_ARGUMENT), "invalid_argument");
     CHECK_NAME(panto_status_name(PANTO_ERR_OUT_OF_MEMORY), "out_of_memory");
     CHECK_NAME(panto_status_name(PANTO_ERR_CONFIG), "config");
@@ -476,7 +481,7 @@ static void test_names(void) {
     CHECK_NAME(panto_status_name(-28), "unknown");
     CHECK_NAME(panto_status_name(-8), "unknown");
     CHECK_NAME(panto_status_name(-9), "unknown");
-    CHECK_NAME(panto_status_name(3), "unknown");
+    CHECK_NAME(panto_status_name(4), "unknown");
     CHECK_NAME(panto_status_name(-1000), "unknown");
 
     CHECK_NAME(panto_event_kind_name(PANTO_EVENT_MESSAGE_START), "message_start");
@@ -3180,48 +3185,468 @@ static void test_final_json(void) {
     stop_server();
 }
 
-int main(void) {
+/* ---- Issue 28: streams driven without blocking (panto_step_event(s)) ------------------ */
+
+/* A stream driven by a poll() loop: what its steps gave so far. */
+struct stepped {
+    PantoStream *stream;
+    int batch;       /* 1: panto_step_events, 0: panto_step_event */
+    int rc;          /* the last step's status */
+    int ready;       /* step it now (not waiting) */
+    PantoWait wait;  /* what the last PANTO_WOULD_BLOCK asked for */
+    char text[256];  /* the text deltas, joined */
+    int waits;       /* steps that returned PANTO_WOULD_BLOCK */
+    int fd_waits;    /* of those, the waits on a descriptor */
+    int last_kind;
+    int deltas;
+    char pending_call[64]; /* a TOOL_CALL_START's id that awaits a result */
+    int results_given;
+};
+
+static void stepped_init(struct stepped *st, PantoStream *stream, int batch) {
+    PantoWait wait = PANTO_WAIT_INIT;
+    memset(st, 0, sizeof *st);
+    st->stream = stream;
+    st->batch = batch;
+    st->ready = 1;
+    st->wait = wait;
+}
+
+static void stepped_event(struct stepped *st, const PantoEvent *ev) {
+    st->last_kind = ev->kind;
+    if (ev->kind == PANTO_EVENT_CONTENT_DELTA && ev->block_kind == PANTO_BLOCK_TEXT) {
+        size_t len = strlen(st->text);
+        st->deltas++;
+        if (len + ev->text.len < sizeof st->text) {
+            memcpy(st->text + len, ev->text.ptr, ev->text.len);
+            st->text[len + ev->text.len] = 0;
+        }
+    }
+    if (ev->kind == PANTO_EVENT_TOOL_CALL_START && ev->awaiting_result && ev->id.len < sizeof st->pending_call) {
+        memcpy(st->pending_call, ev->id.ptr, ev->id.len);
+        st->pending_call[ev->id.len] = 0;
+    }
+}
+
+/* Steps once: an event (ready to step again), a wait (not ready), a host tool call's
+ * RESULT_PENDING (answered: ready), or the end (rc DONE or an error). */
+static void step_once(struct stepped *st) {
+    if (st->batch) {
+        PantoEvent evs[8] = {PANTO_EVENT_INIT};
+        size_t n = 99, i;
+        st->rc = panto_step_events(st->stream, evs, 8, &n, NULL, &st->wait);
+        if (st->rc == PANTO_EVENT) {
+            CHECK(n >= 1 && n <= 8);
+            for (i = 0; i < n; i++) stepped_event(st, &evs[i]);
+        } else {
+            CHECK(n == 0);
+        }
+    } else {
+        PantoEvent ev = PANTO_EVENT_INIT;
+        st->rc = panto_step_event(st->stream, &ev, &st->wait);
+        if (st->rc == PANTO_EVENT) stepped_event(st, &ev);
+    }
+    st->ready = st->rc == PANTO_EVENT;
+    if (st->rc == PANTO_WOULD_BLOCK) {
+        st->waits++;
+        if (st->wait.fd >= 0) {
+            st->fd_waits++;
+            CHECK(st->wait.events == PANTO_WAIT_READ || st->wait.events == PANTO_WAIT_WRITE);
+        } else {
+            CHECK(st->wait.events == 0 && st->wait.deadline_ns >= 0);
+        }
+    }
+    if (st->rc == PANTO_ERR_RESULT_PENDING && st->pending_call[0]) {
+        CHECK_RC(submit_result(st->stream, st->pending_call, "{\"temp_c\": 21}", 0), PANTO_OK);
+        st->pending_call[0] = 0;
+        st->results_given++;
+        st->ready = 1;
+    }
+}
+
+static int64_t monotonic_ns(void) {
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (int64_t)ts.tv_sec * 1000000000 + ts.tv_nsec;
+}
+
+/* Steps every stream to its end in one poll() loop: a stream that would block waits for its
+ * descriptor or its deadline while the others go on. */
+static void step_all(struct stepped *sts, int n) {
+    const double give_up = now_s() + 60; /* a guard against a hang, not a timing check */
+    for (;;) {
+        struct pollfd pfds[8];
+        int owner[8], np = 0, live = 0, i, timeout_ms = 1000;
+        int64_t soonest = -1, now;
+        for (i = 0; i < n; i++)
+            while (sts[i].ready) step_once(&sts[i]);
+        for (i = 0; i < n; i++) {
+            const PantoWait *w = &sts[i].wait;
+            if (sts[i].rc != PANTO_WOULD_BLOCK) continue;
+            live++;
+            if (w->fd >= 0 && np < 8) {
+                pfds[np].fd = w->fd;
+                pfds[np].events = (short)(w->events == PANTO_WAIT_WRITE ? POLLOUT : POLLIN);
+                pfds[np].revents = 0;
+                owner[np++] = i;
+            }
+            if (w->deadline_ns >= 0 && (soonest < 0 || w->deadline_ns < soonest)) soonest = w->deadline_ns;
+        }
+        if (live == 0) return;
+        if (now_s() > give_up) {
+            CHECK(!"the stepped streams never finished");
+            return;
+        }
+        now = monotonic_ns();
+        if (soonest >= 0) {
+            int64_t ms = soonest <= now ? 0 : (soonest - now + 999999) / 1000000;
+            if (ms < timeout_ms) timeout_ms = (int)ms;
+        }
+        poll(pfds, (nfds_t)np, timeout_ms);
+        now = monotonic_ns();
+        for (i = 0; i < np; i++)
+            if (pfds[i].revents) sts[owner[i]].ready = 1;
+        for (i = 0; i < n; i++)
+            if (sts[i].rc == PANTO_WOULD_BLOCK && sts[i].wait.deadline_ns >= 0 && now >= sts[i].wait.deadline_ns)
+                sts[i].ready = 1;
+    }
+}
+
+/* Three turns at once on one thread, two stepped event by event and one in batches; each
+ * over, its end read again by the blocking calls. */
+static void test_step_turns(void) {
+    static const struct canned answers[] = {
+        {200, "text/event-stream", SSE_OK, NULL, 0},
+        {200, "text/event-stream", SSE_OK, NULL, 0},
+        {200, "text/event-stream", SSE_OK, NULL, 0},
+    };
+    PantoAgent *agents[3] = {NULL, NULL, NULL};
+    struct stepped sts[3];
+    char url[64];
+    int i;
+
+    current_test = "step_turns";
+    if (start_server(answers, 3, url, sizeof url) < 0) {
+        CHECK(!"cannot start the canned server");
+        return;
+    }
+    for (i = 0; i < 3; i++) {
+        PantoStream *stream = NULL;
+        agents[i] = new_agent(url);
+        CHECK(agents[i] != NULL);
+        if (agents[i]) CHECK_RC(run_text(agents[i], "Hello", &stream), PANTO_OK);
+        stepped_init(&sts[i], stream, i == 2);
+    }
+    if (sts[0].stream && sts[1].stream && sts[2].stream) step_all(sts, 3);
+    for (i = 0; i < 3; i++) {
+        PantoEvent ev = PANTO_EVENT_INIT, complete = PANTO_EVENT_INIT;
+        PantoWait wait = PANTO_WAIT_INIT;
+        PantoString text = {NULL, 0};
+        if (!sts[i].stream) continue;
+        CHECK_RC(sts[i].rc, PANTO_DONE);
+        CHECK(strcmp(sts[i].text, "Hi there") == 0 && sts[i].last_kind == PANTO_EVENT_MESSAGE_COMPLETE);
+        CHECK_RC(panto_step_event(sts[i].stream, &ev, &wait), PANTO_DONE); /* over stays over */
+        CHECK_RC(panto_next_event(sts[i].stream, &ev), PANTO_DONE);      /* its end, read */
+        CHECK_RC(panto_stream_final_message(sts[i].stream, &complete, &text), PANTO_OK);
+        CHECK(pstr_eq(text, "Hi there") && complete.stop_reason == PANTO_STOP_END_TURN);
+        panto_stream_free(sts[i].stream);
+    }
+    for (i = 0; i < 3; i++) panto_agent_free(agents[i]);
+    stop_server();
+    CHECK(request_count() == 3);
+}
+
+/* A host tool round stepped: PANTO_ERR_RESULT_PENDING, the result given, the next message. */
+static void test_step_tool_round(void) {
+    static const struct canned answers[] = {
+        {200, "text/event-stream", SSE_TOOL, NULL, 0},
+        {200, "text/event-stream", SSE_OK, NULL, 0},
+    };
+    PantoAgent *agent;
+    PantoStream *stream = NULL;
+    struct stepped st;
+    int batch;
+
+    for (batch = 0; batch < 2; batch++) {
+        current_test = batch ? "step_tool_round_batch" : "step_tool_round";
+        agent = serve(answers, 2, NULL);
+        if (!agent) return;
+        CHECK_RC(add_tool(agent, WEATHER_TOOL), PANTO_OK);
+        CHECK_RC(run_text(agent, "Weather in Paris?", &stream), PANTO_OK);
+        stepped_init(&st, stream, batch);
+        step_all(&st, 1);
+        CHECK_RC(st.rc, PANTO_DONE);
+        CHECK(st.results_given == 1 && strcmp(st.text, "Hi there") == 0);
+        panto_stream_free(stream);
+        panto_agent_free(agent);
+        stop_server();
+        CHECK(count_in(request_body(1), "temp_c") == 1);
+    }
+}
+
+/* A server that takes the connection and never answers: the step's deadline ends the turn
+ * with PANTO_ERR_TIMEOUT (no thread of panto's keeps its time). */
+static void test_step_silent_server(void) {
+    struct sockaddr_in addr;
+    socklen_t addr_len = sizeof addr;
+    char extra[128], url[64];
+    PantoAgent *agent;
+    PantoStream *stream = NULL;
+    PantoEvent ev = PANTO_EVENT_INIT;
+    PantoError err = PANTO_ERROR_INIT;
+    struct stepped st;
+    int fd = socket(AF_INET, SOCK_STREAM, 0);
+
+    current_test = "step_silent_server";
+    memset(&addr, 0, sizeof addr);
+    addr.sin_family = AF_INET;
+    addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+    if (fd < 0 || bind(fd, (struct sockaddr *)&addr, sizeof addr) < 0 || listen(fd, 8) < 0 ||
+        getsockname(fd, (struct sockaddr *)&addr, &addr_len) < 0) {
+        CHECK(!"cannot listen");
+        if (fd >= 0) close(fd);
+        return;
+    }
+    snprintf(url, sizeof url, "http://127.0.0.1:%d", (int)ntohs(addr.sin_port));
+    snprintf(extra, sizeof extra, "\"retry\": {\"max_retries\": 0}, \"timeouts\": {\"first_byte_ms\": 150}");
+    agent = new_agent_with(url, extra);
+    CHECK(agent != NULL);
+    if (agent) {
+        CHECK_RC(run_text(agent, "Hello", &stream), PANTO_OK);
+        stepped_init(&st, stream, 0);
+        step_all(&st, 1);
+        CHECK_RC(st.rc, PANTO_ERR_TIMEOUT);
+        CHECK(st.fd_waits > 0); /* it waited, on the socket, until the deadline */
+        CHECK_RC(panto_step_event(stream, &ev, &st.wait), PANTO_ERR_TIMEOUT); /* sticky */
+        CHECK_RC(panto_stream_error(stream, &err), PANTO_ERR_TIMEOUT);
+        CHECK(count_in(err.message, "first_byte_ms") == 1);
+        panto_stream_free(stream);
+        panto_agent_free(agent);
+    }
+    close(fd);
+}
+
+/* Waits (at most a second) for what the stream's last PANTO_WOULD_BLOCK asked for. */
+static void wait_once(const struct stepped *st) {
+    struct pollfd pfd;
+    pfd.fd = st->wait.fd;
+    pfd.events = (short)(st->wait.events == PANTO_WAIT_WRITE ? POLLOUT : POLLIN);
+    pfd.revents = 0;
+    poll(&pfd, st->wait.fd >= 0 ? 1 : 0, 1000);
+}
+
+/* Steps until the stream waits after the stalled answer's delta ("Partial "); 0 if it ended. */
+static int step_until_parked(struct stepped *st) {
+    while (st->deltas == 0 || st->rc != PANTO_WOULD_BLOCK) {
+        step_once(st);
+        if (st->rc == PANTO_WOULD_BLOCK && st->deltas == 0)
+            wait_once(st);
+        else if (st->rc != PANTO_EVENT && st->rc != PANTO_WOULD_BLOCK)
+            return 0;
+    }
+    return st->wait.fd >= 0;
+}
+
+static void *cancel_main(void *arg) {
+    panto_stream_cancel((PantoStream *)arg);
+    return NULL;
+}
+
+static void *free_main(void *arg) {
+    panto_stream_free((PantoStream *)arg);
+    return NULL;
+}
+
+/* Parked on a stalled answer: a cancel from another thread wakes the descriptor, and the
+ * next step is PANTO_ERR_CANCELED with the close policy's outcome. */
+static void test_step_cancel_parked(void) {
+    static const struct canned answers[] = {
+        {200, "text/event-stream", SSE_STALLED, NULL, sizeof SSE_PARTIAL_PREFIX - 1},
+        {200, "text/event-stream", SSE_OK, NULL, 0},
+    };
+    PantoAgent *agent;
+    PantoStream *stream = NULL;
+    PantoEvent ev = PANTO_EVENT_INIT;
+    struct stepped st;
+    struct pollfd pfd;
+    pthread_t thread;
+
+    current_test = "step_cancel_parked";
+    agent = serve(answers, 2, NULL);
+    if (!agent) return;
+    CHECK_RC(run_text(agent, "Hello", &stream), PANTO_OK);
+    stepped_init(&st, stream, 0);
+    CHECK(step_until_parked(&st));
+    CHECK(pthread_create(&thread, NULL, cancel_main, stream) == 0);
+    pthread_join(thread, NULL);
+    pfd.fd = st.wait.fd;
+    pfd.events = POLLIN;
+    pfd.revents = 0;
+    CHECK(poll(&pfd, 1, 30000) == 1); /* woken by the cancel, not by the server */
+    CHECK_RC(panto_step_event(stream, &ev, &st.wait), PANTO_ERR_CANCELED);
+    CHECK_RC(panto_step_event(stream, &ev, &st.wait), PANTO_ERR_CANCELED);
+    check_aborted_with(agent, "\"Partial \"", "rest");
+    panto_stream_free(stream);
+    CHECK_RC(run_text(agent, "Again", &stream), PANTO_OK); /* not busy */
+    CHECK_RC(drain(stream), PANTO_DONE);
+    panto_stream_free(stream);
+    panto_agent_free(agent);
+    stop_server();
+}
+
+/* Parked on a stalled answer, freed from the loop's thread or another: released at once
+ * (valgrind: nothing leaks), the partial message kept, the agent free for the next turn. */
+static void step_free_parked(int other_thread, const char *label) {
+    static const struct canned answers[] = {
+        {200, "text/event-stream", SSE_STALLED, NULL, sizeof SSE_PARTIAL_PREFIX - 1},
+        {200, "text/event-stream", SSE_OK, NULL, 0},
+    };
+    PantoAgent *agent;
+    PantoStream *stream = NULL;
+    struct stepped st;
+    pthread_t thread;
+
+    current_test = label;
+    agent = serve(answers, 2, NULL);
+    if (!agent) return;
+    CHECK_RC(run_text(agent, "Hello", &stream), PANTO_OK);
+    stepped_init(&st, stream, 1);
+    CHECK(step_until_parked(&st));
+    if (other_thread) {
+        CHECK(pthread_create(&thread, NULL, free_main, stream) == 0);
+        pthread_join(thread, NULL);
+    } else {
+        panto_stream_free(stream);
+    }
+    stream = NULL; /* released: never stepped again */
+    check_aborted_with(agent, "\"Partial \"", "rest");
+    CHECK_RC(run_text(agent, "Again", &stream), PANTO_OK); /* not busy */
+    stepped_init(&st, stream, 0);
+    step_all(&st, 1);
+    CHECK_RC(st.rc, PANTO_DONE);
+    panto_stream_free(stream);
+    panto_agent_free(agent);
+    stop_server();
+    CHECK(count_in(request_body(1), "Partial ") == 1);
+}
+
+static void test_step_free_parked(void) {
+    step_free_parked(0, "step_free_parked");
+    step_free_parked(1, "step_free_parked_other_thread");
+}
+
+/* A stream is stepped or read by panto_next_event(s): the other way is PANTO_ERR_STATE and
+ * changes nothing; the arguments of the step calls. */
+static void test_step_mixing(void) {
+    static const struct canned answers[] = {
+        {200, "text/event-stream", SSE_OK, NULL, 0},
+        {200, "text/event-stream", SSE_OK, NULL, 0},
+    };
+    PantoAgent *agent;
+    PantoStream *stream = NULL;
+    PantoEvent ev = PANTO_EVENT_INIT, evs[4] = {PANTO_EVENT_INIT};
+    PantoWait wait = PANTO_WAIT_INIT, small = PANTO_WAIT_INIT;
+    PantoError err = PANTO_ERROR_INIT;
+    PantoString text = {NULL, 0};
+    struct stepped st;
+    size_t n = 99;
+
+    current_test = "step_mixing";
+    CHECK_RC(panto_step_event(NULL, &ev, &wait), PANTO_ERR_INVALID_ARGUMENT);
+    CHECK_RC(panto_step_events(NULL, evs, 4, &n, NULL, &wait), PANTO_ERR_INVALID_ARGUMENT);
+    CHECK(n == 0);
+    agent = serve(answers, 2, NULL);
+    if (!agent) return;
+    /* Read by next: a step is refused, the turn goes on. */
+    CHECK_RC(run_text(agent, "Hello", &stream), PANTO_OK);
+    CHECK_RC(panto_step_event(stream, NULL, &wait), PANTO_ERR_INVALID_ARGUMENT);
+    CHECK_RC(panto_step_event(stream, &ev, NULL), PANTO_ERR_INVALID_ARGUMENT);
+    small.size = 8;
+    CHECK_RC(panto_step_event(stream, &ev, &small), PANTO_ERR_INVALID_ARGUMENT);
+    CHECK_RC(panto_step_events(stream, evs, 4, &n, NULL, NULL), PANTO_ERR_INVALID_ARGUMENT);
+    CHECK_RC(panto_next_event(stream, &ev), PANTO_EVENT);
+    CHECK(ev.kind == PANTO_EVENT_MESSAGE_START);
+    CHECK_RC(panto_step_event(stream, &ev, &wait), PANTO_ERR_STATE);
+    CHECK_RC(panto_stream_error(stream, &err), PANTO_ERR_STATE);
+    CHECK(count_in(err.message, "panto_next_event") == 1);
+    CHECK_RC(panto_step_events(stream, evs, 4, &n, NULL, &wait), PANTO_ERR_STATE);
+    CHECK_RC(drain(stream), PANTO_DONE);
+    panto_stream_free(stream);
+    /* Stepped: next is refused until the turn is over, then reads its end. */
+    CHECK_RC(run_text(agent, "Again", &stream), PANTO_OK);
+    stepped_init(&st, stream, 0);
+    for (step_once(&st); st.rc == PANTO_WOULD_BLOCK; step_once(&st)) wait_once(&st);
+    CHECK_RC(st.rc, PANTO_EVENT);
+    CHECK(st.last_kind == PANTO_EVENT_MESSAGE_START);
+    CHECK_RC(panto_next_event(stream, &ev), PANTO_ERR_STATE);
+    CHECK_RC(panto_stream_error(stream, &err), PANTO_ERR_STATE);
+    CHECK(count_in(err.message, "panto_step_event") == 1);
+    CHECK_RC(panto_next_events(stream, evs, 4, &n, NULL), PANTO_ERR_STATE);
+    CHECK(n == 0);
+    CHECK_RC(panto_stream_final_message(stream, NULL, &text), PANTO_ERR_STATE);
+    step_all(&st, 1);
+    CHECK_RC(st.rc, PANTO_DONE);
+    CHECK(strcmp(st.text, "Hi there") == 0); /* nothing lost to the refused calls */
+    CHECK_RC(panto_stream_final_message(stream, NULL, &text), PANTO_OK);
+    CHECK(pstr_eq(text, "Hi there"));
+    panto_stream_free(stream);
+    panto_agent_free(agent);
+    stop_server();
+}
+
+/* Runs the tests whose name holds argv[1] (all without it), e.g. `build/test_api step_` under
+ * valgrind. */
+int main(int argc, char **argv) {
+    const char *only = argc > 1 ? argv[1] : NULL;
+#define RUN(test) \
+    if (!only || strstr(#test, only)) test()
     signal(SIGPIPE, SIG_IGN);
-    test_versions();
-    test_names();
-    test_free_null();
-    test_null_arguments();
-    test_bad_configs();
-    test_good_config();
-    test_wire_strings();
-    test_busy();
-    test_run_options();
-    test_connection_error();
-    test_turns();
-    test_conversation_edit();
-    test_sessions();
-    test_compact();
-    test_add_tool();
-    test_tools_formats();
-    test_tools_set();
-    test_tool_turn();
-    test_text_policy();
-    test_connection_retries();
-    test_retry_event();
-    test_set_config();
-    test_connections();
-    test_cancel();
-    test_cancel_retry_wait();
-    test_reopen();
-    test_redacted_thinking();
-    test_batch_arguments();
-    test_batch_turns();
-    test_batch_unread();
-    test_batch_error_and_tool();
-    test_free_after_deltas();
-    test_free_awaiting_result();
-    test_free_while_blocked();
-    test_parts_run_arguments();
-    test_parts_turn();
-    test_parts_plain_result();
-    test_final_message_and_progress();
-    test_debug_log();
-    test_final_json();
+    RUN(test_versions);
+    RUN(test_names);
+    RUN(test_free_null);
+    RUN(test_null_arguments);
+    RUN(test_bad_configs);
+    RUN(test_good_config);
+    RUN(test_wire_strings);
+    RUN(test_busy);
+    RUN(test_run_options);
+    RUN(test_connection_error);
+    RUN(test_turns);
+    RUN(test_conversation_edit);
+    RUN(test_sessions);
+    RUN(test_compact);
+    RUN(test_add_tool);
+    RUN(test_tools_formats);
+    RUN(test_tools_set);
+    RUN(test_tool_turn);
+    RUN(test_text_policy);
+    RUN(test_connection_retries);
+    RUN(test_retry_event);
+    RUN(test_set_config);
+    RUN(test_connections);
+    RUN(test_cancel);
+    RUN(test_cancel_retry_wait);
+    RUN(test_reopen);
+    RUN(test_redacted_thinking);
+    RUN(test_batch_arguments);
+    RUN(test_batch_turns);
+    RUN(test_batch_unread);
+    RUN(test_batch_error_and_tool);
+    RUN(test_free_after_deltas);
+    RUN(test_free_awaiting_result);
+    RUN(test_free_while_blocked);
+    RUN(test_parts_run_arguments);
+    RUN(test_parts_turn);
+    RUN(test_parts_plain_result);
+    RUN(test_final_message_and_progress);
+    RUN(test_debug_log);
+    RUN(test_final_json);
+    RUN(test_step_turns);
+    RUN(test_step_tool_round);
+    RUN(test_step_silent_server);
+    RUN(test_step_cancel_parked);
+    RUN(test_step_free_parked);
+    RUN(test_step_mixing);
     printf("%d passed, %d failed\n", n_passed, n_failed);
     return n_failed ? 1 : 0;
 }

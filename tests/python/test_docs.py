@@ -2,7 +2,8 @@
 
 Samples: first_turn, tool_use, cancel and multi_turn in C, Python, Go and Lua, each against
 examples/<name>-scenario.json (first_turn: demo-scenario.json), with assertions on what they
-print. C and Go ones are built into build/examples as scripts/demo.sh does.
+print. C and Go ones are built into build/examples as scripts/demo.sh does. C alone:
+epoll_streams (many turns on one epoll loop, issue 28).
 
 Snippets: a fenced block in docs/*.md runs when the line right before its fence is
 
@@ -93,6 +94,20 @@ def _sample_argv(lang, name):
 
 def _text(response):
     return "".join(b["text"] for b in response["message"]["content"] if b["type"] == "text")
+
+
+def test_c_epoll_streams():
+    """examples/c/epoll_streams.c: 50 turns at once on one thread's epoll loop, each answer
+    300 ms away (examples/epoll_streams-scenario.json)."""
+    BUILD.mkdir(parents=True, exist_ok=True)
+    exe = BUILD / "epoll_streams_c"
+    _check(["cc", *CSTRICT, "-Iinclude", "examples/c/epoll_streams.c", "-Lzig-out/lib", "-lpanto",
+            f"-Wl,-rpath,{LIB}", "-o", str(exe)], cwd=ROOT)
+    result = _run([str(exe), "50"], "epoll_streams")
+    assert result.returncode == 0, result.stdout + result.stderr
+    text = _text(_scenario("epoll_streams")["responses"][0])
+    assert f"[c] 50/50 turns done on one thread, {50 * len(text.encode())} bytes of text\n" in result.stdout, result.stdout
+    assert len(result.requests) == 50
 
 
 @pytest.mark.parametrize("lang", LANGS)
