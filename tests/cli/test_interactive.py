@@ -128,14 +128,14 @@ def pane(panto_bin: Path, cli_env: dict[str, str], workdir: Path,
         p.close()
 
 
-def stalled_text(text: str) -> dict[str, Any]:
+def stalled_text(text: str, input_tokens: int = 5) -> dict[str, Any]:
     """An Anthropic answer that streams `text` in one delta, then stalls (the emulator holds
     the connection): the turn is still running when the text shows."""
     head = "".join(f"event: {name}\ndata: {json.dumps(data)}\n\n" for name, data in [
         ("message_start", {"type": "message_start", "message": {
             "id": "msg_stall", "type": "message", "role": "assistant", "model": "claude-test",
             "content": [], "stop_reason": None, "stop_sequence": None,
-            "usage": {"input_tokens": 5, "output_tokens": 1}}}),
+            "usage": {"input_tokens": input_tokens, "output_tokens": 1}}}),
         ("content_block_start", {"type": "content_block_start", "index": 0,
                                  "content_block": {"type": "text", "text": ""}}),
         ("content_block_delta", {"type": "content_block_delta", "index": 0,
@@ -559,3 +559,106 @@ def test_an_untrusted_folder_asks_once_not_now_goes_on_without_and_yes_is_rememb
         assert marker.read_text() == "ran\nran\n"
     finally:
         p.close()
+
+
+# Issue 35's bug 8: what the screen shows.
+
+def test_a_prompt_longer_than_the_terminal_is_kept_whole_in_the_scrollback(emulator, pane):
+    emu = emulator({"responses": [text_reply("Long one read.")]})
+    p = pane()
+    line = "START " + "word " * 40 + "END"
+    p.type(line)
+    screen = p.wait_for("Long one read.")
+    # The line as sent, from its start, wrapped by the terminal (capture-pane -J joins it).
+    assert "> " + line in screen
+    assert last_user_text(emu.requests()[0]) == line
+
+
+def test_after_a_cancel_the_status_line_shows_the_context_this_turn_left(emulator, pane):
+    emulator({"responses": [text_reply("First answer.", usage={"input_tokens": 1200, "output_tokens": 34}),
+                            stalled_text("Partial answer", input_tokens=3000)]})
+    p = pane("--model", "claude-sonnet-4-5")
+    p.type("Hi")
+    p.wait_for("context 1.2k/200k")
+    mark = p.mark()
+    p.type("Next")
+    p.wait_for("Partial answer", after=mark)
+    p.keys("C-c")
+    screen = p.wait_for(lambda s: "(canceled)" in s and "claude-sonnet-4-5 · context" in s, after=mark)
+    status = next(line for line in screen.splitlines() if "claude-sonnet-4-5 · context" in line)
+    # The context the canceled turn left (its partial answer, 3000 tokens in), not the last
+    # turn's 1.2k.
+    assert "context 3.0k/200k (1%)" in status, status
+
+
+FAILING_COMMAND = """
+local ext = require("panto").ext
+ext.command{name = "boom", description = "fails", handler = function() error("it broke") end}
+"""
+
+
+def test_an_extension_commands_error_is_on_its_own_line_and_the_prompt_comes_back(emulator, pane, config_dir):
+    (config_dir / "extensions").mkdir()
+    (config_dir / "extensions" / "boom.lua").write_text(FAILING_COMMAND)
+    emulator({"responses": []})
+    p = pane()
+    mark = p.mark()
+    p.type("/boom")
+    p.wait_for(lambda s: "it broke" in s and s.rstrip().endswith(">"), after=mark)
+    screen = p.screen()
+    lines = screen.rstrip().splitlines()
+    assert lines[-1] == ">" and lines[-3] == "> /boom", screen
+    assert "command /boom:" in lines[-2] and "it broke" in lines[-2]
+
+
+WAITING_TOOL = """
+local panto = require("panto")
+local ext = panto.ext
+ext.tool{name = "wait", description = "Waits for the go file.", params = {tag = "string"},
+  handler = function(input)
+    panto.progress("waiting " .. input.tag)
+    while not io.open("go") do panto.sleep(0.05) end
+    return "done " .. input.tag
+  end}
+"""
+
+
+def test_two_tools_running_together_have_a_progress_line_each(emulator, pane, config_dir, workdir):
+    (config_dir / "extensions").mkdir()
+    (config_dir / "extensions" / "wait.lua").write_text(WAITING_TOOL)
+    calls = {"message": {"content": [
+        {"type": "tool_use", "id": "toolu_a", "name": "wait", "input": {"tag": "A"}},
+        {"type": "tool_use", "id": "toolu_b", "name": "wait", "input": {"tag": "B"}},
+    ]}}
+    emulator({"responses": [calls, text_reply("Both done.")]})
+    p = pane()
+    p.type("Wait twice")
+    # Both tools report before either can end (they wait for the file): both lines show.
+    p.wait_for(lambda s: "… wait: waiting A" in s and "… wait: waiting B" in s)
+    (workdir / "go").write_text("")
+    screen = p.wait_for("Both done.")
+    assert screen.count("↳ wait: 1 line, 6 B") == 2
+    # The progress lines went with the tools.
+    assert "… wait: waiting" not in screen
+
+
+def test_continue_shows_the_end_of_the_earlier_conversation(emulator, pane, workdir):
+    (workdir / "notes.txt").write_text("blue\n")
+    emulator({"responses": [tool_reply("read", {"path": "notes.txt"}), text_reply("Noted: blue."),
+                            text_reply("Second answer.")]})
+    p = pane()
+    p.type("My colour is in notes.txt")
+    p.wait_for("Noted: blue.")
+    p.type("And again")
+    p.wait_for("Second answer.")
+    p.keys("C-d")
+    assert p.exit_status() == 0
+    q = pane("--continue")
+    screen = q.wait_for("Second answer.")
+    # As it was shown live: the prompts, the tool call and its result, the answers, in order.
+    shown = [line.strip() for line in screen.splitlines()]
+    expected = ["> My colour is in notes.txt", "⚙ read notes.txt", "↳ read: 1 line, 5 B", "Noted: blue.",
+                "> And again", "Second answer."]
+    at = [shown.index(line) for line in expected]
+    assert at == sorted(at), screen
+

@@ -52,6 +52,11 @@ def test_write_creates_the_file_and_its_folders(emulator, run_panto, workdir: Pa
     assert (workdir / "a" / "b" / "new.txt").read_text() == "hello\n"
 
 
+def test_write_of_one_byte_says_byte(emulator, run_panto, workdir: Path):
+    res = one_result(emulator, run_panto, "write", {"path": "one.txt", "content": "x"}, allow="fs.write")
+    assert res["content"] == "Wrote 1 byte to one.txt"
+
+
 def test_write_replaces_a_file(emulator, run_panto, workdir: Path):
     (workdir / "f.txt").write_text("old content")
     call(emulator, "write", {"path": "f.txt", "content": "new"})

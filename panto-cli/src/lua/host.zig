@@ -450,7 +450,9 @@ pub const Host = struct {
         c.lua_pushcclosure(L, ctxPrint, 1);
         c.lua_setfield(L, -2, "print");
         if (!p.call(L, 2, 1)) {
-            h.reportLine("command /{s}: {s}", .{ name, p.toSlice(L, -1) });
+            // To the command's output, where the prompt loop expects it (on a line of its own).
+            out.print("command /{s}: {s}\n", .{ name, p.toSlice(L, -1) }) catch {};
+            out.flush() catch {};
             return true;
         }
         if (c.lua_type(L, -1) == c.LUA_TSTRING) {

@@ -11,6 +11,7 @@
 //!   render.zig          a turn's events on the terminal (text, thinking, tool calls, notes)
 //!   summary.zig         one-line summaries of a tool call's input and result
 //!   status.zig          the status line (context, tokens, cost)
+//!   replay.zig          the earlier conversation, shown on resume
 //!   slash_commands.zig  /model, /thinking, /session, /compact, /help, /quit, extensions'
 //!   width.zig           terminal columns of text
 const std = @import("std");
@@ -25,6 +26,7 @@ const Renderer = @import("render.zig").Renderer;
 const style = @import("render.zig");
 const status = @import("status.zig");
 const slash = @import("slash_commands.zig");
+const replay = @import("replay.zig");
 const Watcher = @import("watcher.zig").Watcher;
 const exit_codes = @import("../exit_codes.zig");
 
@@ -90,8 +92,11 @@ const Loop = struct {
     fn banner(l: *Loop) !void {
         const agent = l.app.agent;
         try l.out.print("{s}panto {s} · {s} · /help for commands, Ctrl-D to quit{s}\n", .{ style.dim, panto.version, agent.config.model, style.reset });
-        if (agent.sessionInfo()) |info| if (info.resumed)
+        if (agent.sessionInfo()) |info| if (info.resumed) {
+            l.renderer.cols = terminal.size(stdout_fd).cols;
+            try replay.show(&l.renderer, agent.conversation.messages.items, prompt);
             try l.out.print("{s}resumed session {s} ({d} messages){s}\n", .{ style.dim, info.id, agent.messageCount(), style.reset });
+        };
         try l.out.flush();
     }
 
@@ -114,7 +119,7 @@ const Loop = struct {
             switch (try l.editor.handle(key)) {
                 .none => {},
                 .submit => |line| {
-                    try l.out.writeAll("\n");
+                    try l.showSubmitted(line);
                     if (try l.submit(line) == .quit) return 0;
                 },
                 .eof => {
@@ -139,6 +144,21 @@ const Loop = struct {
                 },
             }
         }
+    }
+
+    /// The prompt's line again, whole (the editor showed only what fits on one row), wrapped
+    /// by the terminal: the scrollback keeps what was sent. Flushed, so that what an extension
+    /// writes to stderr starts on a line of its own.
+    fn showSubmitted(l: *Loop, line: []const u8) !void {
+        try l.out.print("\r\x1b[K\x1b[1m{s}\x1b[0m", .{prompt});
+        var rows = std.mem.splitScalar(u8, line, '\n');
+        var first = true;
+        while (rows.next()) |row| : (first = false) {
+            if (!first) try l.out.writeAll("\n  "); // a pasted line break: aligned under the text
+            try l.out.writeAll(row);
+        }
+        try l.out.writeAll("\n");
+        try l.out.flush();
     }
 
     fn submit(l: *Loop, line: []const u8) !slash.Outcome {
@@ -183,7 +203,9 @@ const Loop = struct {
         try l.out.writeAll(style.dim);
         try status.write(l.out, .{
             .model = agent.config.model,
-            .context_tokens = r.context_tokens,
+            // What the conversation holds now, whatever the outcome (a canceled turn's partial
+            // answer counts), not what the last complete message said.
+            .context_tokens = panto.compaction.estimate(&agent.conversation, agent.config.system),
             .window = panto.compaction.contextWindow(agent.config),
             .usage = usage,
         });

@@ -29,14 +29,15 @@ pub const Renderer = struct {
     /// Rows written since the thinking block began (0 outside one).
     thinking_rows: usize = 0,
     in_thinking: bool = false,
-    /// A live line (tool input streaming, a tool's progress) the next output replaces.
-    live_line: bool = false,
+    /// Rows of live lines at the bottom (a tool's input streaming, or the running tools'
+    /// progress, a line each), the cursor at the end of the last: the next output replaces them.
+    live_rows: usize = 0,
+    /// The last progress of each tool that reported one and has no result yet, in the order
+    /// they first reported: the live lines while tools run.
+    progress: std.ArrayList(Progress) = .empty,
     /// The turn's thinking, kept so /thinking show can print what was folded.
     thinking: std.ArrayList(u8) = .empty,
     gpa: std.mem.Allocator,
-    /// Tokens in the context after the last assistant message (its input, cached or not, and
-    /// its output): what the next request starts from.
-    context_tokens: u64 = 0,
     /// An error writing to the terminal: the turn goes on, the loop reports it after.
     write_failed: bool = false,
 
@@ -46,13 +47,16 @@ pub const Renderer = struct {
 
     pub fn deinit(r: *Renderer) void {
         r.thinking.deinit(r.gpa);
+        r.clearProgress();
+        r.progress.deinit(r.gpa);
     }
 
     pub fn beginTurn(r: *Renderer) void {
         r.thinking.clearRetainingCapacity();
         r.col = 0;
         r.in_thinking = false;
-        r.live_line = false;
+        r.live_rows = 0;
+        r.clearProgress();
     }
 
     pub fn event(r: *Renderer, e: *const Event) void {
@@ -76,15 +80,13 @@ pub const Renderer = struct {
             .tool_details => |t| {
                 try r.freshLine();
                 try r.out.print("{s}⚙ {s}…{s}", .{ dim, t.name, reset });
-                r.live_line = true;
+                r.live_rows = 1;
             },
             .tool_call_start => |t| try r.toolCall(t.name, t.input),
             .tool_progress => |p| {
+                r.setProgress(p) catch {}; // (out of memory: the line shows the older text)
                 try r.freshLine();
-                try r.out.print("{s}  … {s}: ", .{ dim, p.name });
-                try r.clipped(p.text, r.cols -| (width.of(p.name) + 7));
-                try r.out.writeAll(reset);
-                r.live_line = true;
+                try r.drawProgress();
             },
             .tool_result => |t| try r.toolResult(t),
             .provider_retry => |p| {
@@ -98,18 +100,13 @@ pub const Renderer = struct {
                 try r.noteLine(std.fmt.bufPrint(&buf, "compacting the conversation ({s}, about {d} tokens)…", .{ c.reason, c.tokens_before }) catch "compacting…");
             },
             .compaction_end => |c| {
-                r.context_tokens = c.tokens_after;
                 var buf: [160]u8 = undefined;
                 try r.noteLine(std.fmt.bufPrint(&buf, "compacted {d} message{s}: about {d} → {d} tokens", .{
                     c.message_count, if (c.message_count == 1) "" else "s", c.tokens_before, c.tokens_after,
                 }) catch "compacted");
             },
-            .message_end => |m| {
-                const u = m.usage;
-                r.context_tokens = u.input_tokens +| u.cache_read_tokens +| u.cache_write_tokens +| u.output_tokens;
-            },
             .message_complete => try r.freshLine(),
-            .message_start => {},
+            .message_start, .message_end => {},
         }
         try r.out.flush();
     }
@@ -158,7 +155,18 @@ pub const Renderer = struct {
 
     /// "▸ thinking: its first words… (N words, Ctrl-T shows)"
     fn foldedThinking(r: *Renderer) Writer.Error!void {
-        const all = std.mem.trim(u8, r.thinkingOfBlock(), " \n\t");
+        return r.foldedThinkingOf(r.thinkingOfBlock());
+    }
+
+    /// The folded line of a thinking block's text, on a line of its own (replay.zig).
+    pub fn foldedThinkingLine(r: *Renderer, thinking_text: []const u8) Writer.Error!void {
+        try r.freshLine();
+        try r.foldedThinkingOf(thinking_text);
+        try r.out.writeAll("\n");
+    }
+
+    fn foldedThinkingOf(r: *Renderer, thinking_text: []const u8) Writer.Error!void {
+        const all = std.mem.trim(u8, thinking_text, " \n\t");
         var words: usize = 0;
         var it = std.mem.tokenizeAny(u8, all, " \n\t");
         while (it.next()) |_| words += 1;
@@ -188,15 +196,67 @@ pub const Renderer = struct {
     fn toolResult(r: *Renderer, t: panto.event.ToolResult) Writer.Error!void {
         try r.clearLive();
         try r.freshLine();
+        r.dropProgress(t.id);
         if (t.is_error) {
             try r.out.print("  {s}✗ {s}: ", .{ red, t.name });
             const first = std.mem.sliceTo(std.mem.trim(u8, t.content, " \n"), '\n');
             try r.clipped(first, r.cols -| (width.of(t.name) + 6));
             try r.out.print("{s}\n", .{reset});
-            return;
+        } else {
+            var buf: [96]u8 = undefined;
+            try r.out.print("  {s}↳ {s}: {s}{s}\n", .{ dim, t.name, summary.ofResult(&buf, t.content, t.parts), reset });
         }
-        var buf: [96]u8 = undefined;
-        try r.out.print("  {s}↳ {s}: {s}{s}\n", .{ dim, t.name, summary.ofResult(&buf, t.content, t.parts), reset });
+        try r.drawProgress(); // the tools still running
+    }
+
+    const Progress = struct { id: []u8, name: []u8, text: []u8 };
+
+    /// Keeps `p` as its tool's latest progress.
+    fn setProgress(r: *Renderer, p: panto.event.ToolProgress) std.mem.Allocator.Error!void {
+        const text_ = try r.gpa.dupe(u8, p.text);
+        for (r.progress.items) |*old| if (std.mem.eql(u8, old.id, p.id)) {
+            r.gpa.free(old.text);
+            old.text = text_;
+            return;
+        };
+        errdefer r.gpa.free(text_);
+        const id = try r.gpa.dupe(u8, p.id);
+        errdefer r.gpa.free(id);
+        const name = try r.gpa.dupe(u8, p.name);
+        errdefer r.gpa.free(name);
+        try r.progress.append(r.gpa, .{ .id = id, .name = name, .text = text_ });
+    }
+
+    fn dropProgress(r: *Renderer, id: []const u8) void {
+        for (r.progress.items, 0..) |p, i| if (std.mem.eql(u8, p.id, id)) {
+            freeProgress(r.gpa, p);
+            _ = r.progress.orderedRemove(i);
+            return;
+        };
+    }
+
+    fn clearProgress(r: *Renderer) void {
+        for (r.progress.items) |p| freeProgress(r.gpa, p);
+        r.progress.clearRetainingCapacity();
+    }
+
+    fn freeProgress(gpa: std.mem.Allocator, p: Progress) void {
+        gpa.free(p.id);
+        gpa.free(p.name);
+        gpa.free(p.text);
+    }
+
+    /// The running tools' progress, a live line each (none when no tool reported any). Each
+    /// is cut to the width, so that none wraps and the rows to go back up are known.
+    fn drawProgress(r: *Renderer) Writer.Error!void {
+        try r.clearLive();
+        for (r.progress.items, 0..) |p, i| {
+            if (i > 0) try r.out.writeAll("\n");
+            try r.out.print("{s}  … {s}: ", .{ dim, p.name });
+            try r.clipped(p.text, r.cols -| (width.of(p.name) + 7));
+            try r.out.writeAll(reset);
+        }
+        r.live_rows = r.progress.items.len;
     }
 
     /// A dim line of the driver's (the adaptive thinking fallback, a retry).
@@ -227,17 +287,20 @@ pub const Renderer = struct {
         }
     }
 
+    /// Erases the live lines: back to the first one's start, everything below it erased.
     fn clearLive(r: *Renderer) Writer.Error!void {
-        if (!r.live_line) return;
-        try r.out.writeAll("\r\x1b[K");
-        r.live_line = false;
+        if (r.live_rows == 0) return;
+        try r.out.writeAll("\r");
+        if (r.live_rows > 1) try r.out.print("\x1b[{d}A", .{r.live_rows - 1});
+        try r.out.writeAll("\x1b[J");
+        r.live_rows = 0;
         r.col = 0;
     }
 
     /// Streamed model text: control characters dropped (newlines and tabs kept), the cursor's
     /// column and the rows written kept track of, wrapping at the terminal's width.
     fn text(r: *Renderer, s: []const u8) Writer.Error!void {
-        if (r.live_line) try r.clearLive();
+        try r.clearLive();
         var i: usize = 0;
         while (i < s.len) {
             const n = std.unicode.utf8ByteSequenceLength(s[i]) catch 1;
@@ -265,6 +328,13 @@ pub const Renderer = struct {
             try r.out.writeAll(ch);
             r.col += w;
         }
+    }
+
+    /// Model text as a turn streams it (wrapped, control characters dropped), then a new
+    /// line (replay.zig).
+    pub fn textLine(r: *Renderer, s: []const u8) Writer.Error!void {
+        try r.text(s);
+        try r.freshLine();
     }
 
     /// One line of `s` in at most `cols` columns, newlines shown as spaces, cut with "…".
@@ -379,9 +449,9 @@ test "a tool call: name and input summary, then the result's size or its error" 
         .{ .tool_result = .{ .id = "t2", .name = "edit", .content = "old text not found\nmore", .is_error = true } },
     });
     try testing.expectEqualStrings(
-        dim ++ "⚙ bash…" ++ reset ++ "\r\x1b[K" ++
+        dim ++ "⚙ bash…" ++ reset ++ "\r\x1b[J" ++
             cyan ++ "⚙ bash" ++ reset ++ " ls\n" ++
-            dim ++ "  … bash: running" ++ reset ++ "\r\x1b[K" ++
+            dim ++ "  … bash: running" ++ reset ++ "\r\x1b[J" ++
             "  " ++ dim ++ "↳ bash: 2 lines, 4 B" ++ reset ++ "\n" ++
             cyan ++ "⚙ edit" ++ reset ++ " x\n" ++
             "  " ++ red ++ "✗ edit: old text not found" ++ reset ++ "\n",
@@ -411,4 +481,27 @@ test "an empty thinking block leaves no line" {
         .{ .block_complete = .{ .index = 0, .kind = .thinking, .text = "" } },
     });
     try testing.expectEqualStrings(dim ++ reset ++ "\r\x1b[J", out.written());
+}
+
+test "tools running together: a progress line each, until each one's result" {
+    var out: Writer.Allocating = .init(testing.allocator);
+    defer out.deinit();
+    var r = Renderer.init(testing.allocator, &out.writer);
+    defer r.deinit();
+    play(&r, &.{
+        .{ .tool_progress = .{ .id = "a", .name = "fetch", .text = "a 1" } },
+        .{ .tool_progress = .{ .id = "b", .name = "fetch", .text = "b 1" } },
+        .{ .tool_progress = .{ .id = "a", .name = "fetch", .text = "a 2" } },
+        .{ .tool_result = .{ .id = "a", .name = "fetch", .content = "x", .is_error = false } },
+        .{ .tool_result = .{ .id = "b", .name = "fetch", .content = "y", .is_error = false } },
+    });
+    const a1 = dim ++ "  … fetch: a 1" ++ reset;
+    const a2 = dim ++ "  … fetch: a 2" ++ reset;
+    const b1 = dim ++ "  … fetch: b 1" ++ reset;
+    try testing.expectEqualStrings(
+        a1 ++ "\r\x1b[J" ++ a1 ++ "\n" ++ b1 ++ "\r\x1b[1A\x1b[J" ++ a2 ++ "\n" ++ b1 ++
+            "\r\x1b[1A\x1b[J" ++ "  " ++ dim ++ "↳ fetch: 1 line, 1 B" ++ reset ++ "\n" ++ b1 ++
+            "\r\x1b[J" ++ "  " ++ dim ++ "↳ fetch: 1 line, 1 B" ++ reset ++ "\n",
+        out.written(),
+    );
 }

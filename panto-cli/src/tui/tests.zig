@@ -8,4 +8,5 @@ test {
     _ = @import("summary.zig");
     _ = @import("render.zig");
     _ = @import("status.zig");
+    _ = @import("replay.zig");
 }

@@ -25,6 +25,6 @@ ext.tool{
     local ok, werr = f:write(content)
     local closed, cerr = f:close()
     if not ok or not closed then return nil, ("%s: %s"):format(path, werr or cerr) end
-    return ("Wrote %d bytes to %s"):format(#content, path)
+    return ("Wrote %d byte%s to %s"):format(#content, #content == 1 and "" or "s", path)
   end,
 }
