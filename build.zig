@@ -194,7 +194,9 @@ pub fn build(b: *std.Build) void {
 
     // Tests.
     const test_step = b.step("test", "Run the Zig unit tests and the C-ABI layout check");
-    const core_tests = b.addTest(.{ .root_module = core });
+    // -Dtest-filter=NAME: only the core's tests whose names hold NAME (one file's, while working on it).
+    const test_filters = b.option([]const []const u8, "test-filter", "Run only the core tests whose names hold this") orelse &.{};
+    const core_tests = b.addTest(.{ .root_module = core, .filters = test_filters });
     test_step.dependOn(&b.addRunArtifact(core_tests).step);
     const c_tests = b.addTest(.{ .root_module = c_api });
     test_step.dependOn(&b.addRunArtifact(c_tests).step);

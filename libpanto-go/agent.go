@@ -32,7 +32,7 @@ import (
 // max_tokens 4096, max_tool_iterations 10, no thinking, 2 retries, see RetryPolicy and
 // Timeouts). Agent.SetConfig changes it between turns.
 type Config struct {
-	Provider  string `json:"provider,omitempty"` // "anthropic" or "openai" (required)
+	Provider  string `json:"provider,omitempty"` // "anthropic", "openai" or "openai-responses" (required)
 	Model     string `json:"model,omitempty"`    // required
 	BaseURL   string `json:"base_url,omitempty"`
 	APIKey    string `json:"api_key,omitempty"`
@@ -309,8 +309,9 @@ func (a *Agent) newStream(ctx context.Context, native *C.PantoStream, manual boo
 type Message struct {
 	Role    string         `json:"role"` // "user" or "assistant"
 	Content []ContentBlock `json:"content"`
-	// Provider and Model: who wrote an assistant message ("anthropic" or "openai", and the
-	// model's name). Thinking goes back only to that provider and model.
+	// Provider and Model: who wrote an assistant message ("anthropic", "openai" or
+	// "openai-responses", and the model's name). Thinking goes back only to that provider
+	// and model.
 	Provider string `json:"provider,omitempty"`
 	Model    string `json:"model,omitempty"`
 	// StopReason: why an assistant message ended; StopAborted for one whose turn was

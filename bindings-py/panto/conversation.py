@@ -153,7 +153,7 @@ class AssistantMessageDict(TypedDict):
 
     role: Literal["assistant"]
     content: List[AssistantBlockDict]
-    provider: Literal["anthropic", "openai"]
+    provider: Literal["anthropic", "openai", "openai-responses"]
     model: str
     stop_reason: StopReason
     usage: UsageDict

@@ -29,6 +29,7 @@ const ev = @import("event.zig");
 const media = @import("media.zig");
 const json_depth = @import("json_depth.zig");
 const tools = @import("tools.zig");
+const providers = @import("providers.zig");
 const content = @import("content.zig");
 
 pub const version = 1;
@@ -316,8 +317,8 @@ fn parseMessageAt(gpa: Allocator, value: Value, place: Place, diag: *Diagnostic)
     if (role == .assistant) {
         if (obj.get("provider")) |p| {
             if (p != .string) return diag.fail("{f}: \"provider\" is not a string", .{place});
-            if (!isOneOf(p.string, &.{ "anthropic", "openai", "" }))
-                return diag.fail("{f}: provider must be \"anthropic\" or \"openai\", not \"{s}\"", .{ place, p.string });
+            if (p.string.len > 0 and std.meta.stringToEnum(providers.Provider, p.string) == null)
+                return diag.fail("{f}: provider must be " ++ providers.choices ++ ", not \"{s}\"", .{ place, p.string });
             m.provider = try gpa.dupe(u8, p.string);
         }
         if (obj.get("model")) |model| {

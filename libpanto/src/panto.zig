@@ -53,6 +53,11 @@ test {
     _ = @import("providers/openai/decode.zig");
     _ = @import("providers/openai/hot.zig");
     _ = @import("providers/openai/decode_test.zig");
+    _ = @import("providers/openai_responses/provider.zig");
+    _ = @import("providers/openai_responses/request.zig");
+    _ = @import("providers/openai_responses/decode.zig");
+    _ = @import("providers/openai_responses/decode_test.zig");
+    _ = @import("providers/openai_responses/reasoning_item.zig");
     _ = @import("providers/anthropic/order_test.zig");
     _ = @import("assembly.zig");
     _ = @import("batch.zig");

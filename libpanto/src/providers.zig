@@ -40,6 +40,7 @@ const sse = @import("sse.zig");
 const registry = struct {
     pub const anthropic = @import("providers/anthropic/provider.zig");
     pub const openai = @import("providers/openai/provider.zig");
+    pub const @"openai-responses" = @import("providers/openai_responses/provider.zig");
 };
 
 pub const Provider = std.meta.DeclEnum(registry);
@@ -48,7 +49,7 @@ fn api(comptime p: Provider) type {
     return @field(registry, @tagName(p));
 }
 
-/// The providers' names for a message, as `"anthropic" or "openai"`.
+/// The providers' names for a message, as `"anthropic", "openai" or "openai-responses"`.
 pub const choices: []const u8 = blk: {
     const names = std.meta.fieldNames(Provider);
     var text: []const u8 = "";
@@ -184,5 +185,5 @@ test "each provider declares what the seam needs" {
         }
         try std.testing.expect(!(@hasDecl(P.Decoder, "hotEvent") and @hasDecl(P.Decoder, "hotQueued")));
     }
-    try std.testing.expectEqualStrings("\"anthropic\" or \"openai\"", choices);
+    try std.testing.expectEqualStrings("\"anthropic\", \"openai\" or \"openai-responses\"", choices);
 }

@@ -26,6 +26,9 @@ pub const reserved_headers = [_][]const u8{ "authorization", "x-api-key", "conte
 /// Body keys panto writes for one provider or the other: extra_body may not hold them.
 pub const reserved_body_keys = [_][]const u8{ "model", "messages", "system", "tools", "stream", "stream_options", "max_tokens", "max_completion_tokens", "temperature", "top_p", "top_k", "stop", "stop_sequences", "seed", "presence_penalty", "frequency_penalty", "metadata", "user", "parallel_tool_calls", "tool_choice", "service_tier", "thinking", "reasoning_effort", "response_format", "output_config", "cache_control", "prompt_cache_key", "prompt_cache_retention" };
 
+/// Body keys panto writes for openai-responses alone (other providers may take them).
+pub const responses_body_keys = [_][]const u8{ "input", "instructions", "max_output_tokens", "reasoning", "text", "store", "include" };
+
 pub const anthropic_service_tiers = [_][]const u8{ "auto", "standard_only" };
 pub const openai_service_tiers = [_][]const u8{ "auto", "default", "flex", "scale", "priority" };
 pub const reasoning_efforts = [_][]const u8{ "minimal", "low", "medium", "high" };
@@ -248,6 +251,19 @@ pub fn check(config: Config, diag: *Diagnostic) error{InvalidConfig}!void {
             if (r.thinking_budget != null) return notFor(diag, "thinking {\"budget_tokens\"}", p);
             if (r.cache.ttl != null) return notFor(diag, "cache.ttl", p);
         },
+        .@"openai-responses" => {
+            inline for (.{ "top_k", "interleaved_thinking" }) |name| {
+                if (@field(r, name) != null) return notFor(diag, name, p);
+            }
+            if (r.thinking_budget != null) return notFor(diag, "thinking {\"budget_tokens\"}", p);
+            if (r.cache.ttl != null) return notFor(diag, "cache.ttl", p);
+            inline for (.{ "seed", "presence_penalty", "frequency_penalty" }) |name| {
+                if (@field(r, name) != null) return diag.fail(name ++ " is a Chat Completions parameter: openai-responses does not take it", .{});
+            }
+            if (r.stop.len > 0) return diag.fail("stop is a Chat Completions parameter: openai-responses does not take it", .{});
+            for (r.extra_body) |m| if (oneOf(m.key, &responses_body_keys))
+                return diag.fail("extra_body cannot set \"{s}\": panto writes it (use its config key, if it has one)", .{m.key});
+        },
     }
     const max_temperature: f64 = if (p == .anthropic) 1 else 2;
     if (r.temperature) |t| if (!(t >= 0 and t <= max_temperature))
@@ -278,7 +294,7 @@ pub fn check(config: Config, diag: *Diagnostic) error{InvalidConfig}!void {
 fn notFor(diag: *Diagnostic, comptime name: []const u8, p: Provider) error{InvalidConfig} {
     const owner = switch (p) {
         .anthropic => "an OpenAI",
-        .openai => "an Anthropic",
+        .openai, .@"openai-responses" => "an Anthropic",
     };
     return diag.fail("{s} is {s} parameter: {s} does not take it", .{ name, owner, @tagName(p) });
 }

@@ -749,6 +749,7 @@ test "a warmed-up stream allocates nothing per event, in either provider's forma
                 for (0..deltas) |i| try body.print(std.testing.allocator, "data: {{\"id\":\"c\",\"object\":\"chat.completion.chunk\",\"created\":1,\"model\":\"m\",\"choices\":[{{\"index\":{s},\"delta\":{{\"content\":\"{s}\"}},\"logprobs\":null,\"finish_reason\":null}}]}}\n\n", .{ if (i % 97 == 0) "0.0" else "0", words[i % words.len] });
                 try body.appendSlice(std.testing.allocator, "data: {\"id\":\"c\",\"choices\":[{\"index\":0,\"delta\":{},\"finish_reason\":\"stop\"}]}\n\ndata: [DONE]\n\n");
             },
+            else => unreachable, // (the providers of the hot paths)
         }
         var server: TestServer = undefined;
         try server.start(.{ .framing = .content_length, .body = body.items });

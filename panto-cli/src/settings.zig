@@ -19,7 +19,9 @@ pub const default_history_size: u32 = 1000;
 pub const default_allow = [_][]const u8{"fs.read"};
 
 pub fn defaultModel(provider: []const u8) []const u8 {
-    return if (std.mem.eql(u8, provider, "openai")) "gpt-4o" else "claude-sonnet-4-5";
+    if (std.mem.eql(u8, provider, "openai")) return "gpt-4o";
+    if (std.mem.eql(u8, provider, "openai-responses")) return "gpt-5";
+    return "claude-sonnet-4-5";
 }
 
 pub const Settings = struct {

@@ -123,7 +123,10 @@ def _anthropic_units(request: dict[str, Any]) -> tuple[list[str], list[int]]:
 def _openai_units(request: dict[str, Any]) -> list[str]:
     return ([("tool:" + json.dumps(t, sort_keys=True)) for t in _list(request.get("tools"))]
             + [("message:" + json.dumps(m, sort_keys=True))
-               for m in _list(request.get("messages"))])
+               for m in _list(request.get("messages"))]
+            # (the Responses API's instructions and input items)
+            + [("instructions:" + i) for i in [request.get("instructions")] if isinstance(i, str)]
+            + [("item:" + json.dumps(m, sort_keys=True)) for m in _list(request.get("input"))])
 
 
 def _list(value: Any) -> list[Any]:

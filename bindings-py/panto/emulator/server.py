@@ -1,7 +1,7 @@
 """The HTTP server: routing, the control API, and the Emulator object.
 
-One request handler serves both provider endpoints; what differs between providers (wire
-format, error shape, request checks) lives in anthropic.py and openai.py behind the same
+One request handler serves every provider endpoint; what differs between providers (wire
+format, error shape, request checks) lives in anthropic.py, openai.py and responses.py behind the same
 small set of names. The handler speaks HTTP/1.1 with keep-alive, so a client can reuse its
 connection between turns, as it would with the real APIs. With `tls=(cert, key)` the same
 server speaks HTTPS (TLS 1.2 and 1.3): each connection's handshake runs on its own handler
@@ -25,14 +25,15 @@ from types import ModuleType
 from typing import Any
 from urllib.parse import urlsplit
 
-from . import anthropic, openai, wire
+from . import anthropic, openai, responses, wire
 from .call import Call
 from .media import describe, new_media, request_media
 from .pieces import split_events
 from .prompt_cache import PromptCache
 from .scenario import Response, Scenario, ScenarioError, load_file, parse, replay_scenario
 
-PROVIDERS: dict[str, ModuleType] = {anthropic.PATH: anthropic, openai.PATH: openai}
+PROVIDERS: dict[str, ModuleType] = {anthropic.PATH: anthropic, openai.PATH: openai,
+                                     responses.PATH: responses}
 SSE_CONTENT_TYPE = "text/event-stream; charset=utf-8"
 JSON_CONTENT_TYPE = "application/json"
 

@@ -1,0 +1,19 @@
+//! OpenAI Responses API, behind panto's provider seam (../../providers.zig says what each
+//! declaration is for). request.zig writes the request, decode.zig decodes the stream.
+//! Stateless: `store: false`, and each reasoning item goes back with its encrypted content.
+const Headers = @import("../../request.zig").Headers;
+const RequestParts = @import("../../request.zig").RequestParts;
+const request = @import("request.zig");
+const decode = @import("decode.zig");
+
+pub const default_base_url = "https://api.openai.com/v1";
+pub const base_url_variable = "OPENAI_BASE_URL";
+pub const api_key_variable = "OPENAI_API_KEY";
+pub const endpoint = request.endpoint;
+pub const writeRequest = request.writeRequest;
+pub const parseErrorBody = decode.parseErrorBody;
+pub const Decoder = decode.Decoder;
+
+pub fn addHeaders(h: *Headers, parts: RequestParts) error{OutOfMemory}!void {
+    if (parts.config.api_key) |key| try h.bearer(key);
+}
