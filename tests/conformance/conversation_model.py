@@ -63,6 +63,14 @@ class Server:
         return self.block["type"]
 
     @property
+    def fragments(self) -> tuple[str, ...]:
+        """Its input's content deltas: the streamed fragments, or an input given whole where
+        the block starts (not `{}`), as one."""
+        if self.deltas or not self.block.get("input"):
+            return tuple(d for d in self.deltas if d)
+        return (json.dumps(self.block["input"], ensure_ascii=False, separators=(",", ":")),)
+
+    @property
     def json(self) -> str:
         """Its JSON as stored: the bytes the emulator sends (compact, UTF-8 kept), the
         streamed input in place of the `{}` it starts with."""
@@ -134,7 +142,7 @@ def reply_lines(reply: Reply) -> list[dict[str, Any]]:
             # Its input's fragments as they stream; complete, the block itself and its type.
             lines += ([{"event": "block_start", "index": i, "kind": "server_block"}]
                       + [{"event": "content_delta", "index": i, "kind": "server_block", "text": d}
-                         for d in b.deltas if d]
+                         for d in b.fragments]
                       + [{"event": "block_complete", "index": i, "kind": "server_block",
                           "text": b.json, "name": b.name}])
         elif isinstance(b, ToolCall):

@@ -410,7 +410,8 @@ def server_block_cases() -> None:
          "input in place; export and import carry them byte for byte; the next request to the "
          "same model sends them back with their ids; another Anthropic model and OpenAI get "
          "them left out. The empty text block the stream started with is never sent. Their "
-         "events: kind server_block, the input's fragments as content deltas, block_complete "
+         "events: kind server_block, the input's fragments as content deltas (an input given "
+         "whole as one), block_complete "
          "with the block's JSON as text and its type as name.",
          ["Search zig.", {"export": True}, {"reimport": True}, "When?",
           {"set_config": {"model": "claude-other"}}, "Bye.",

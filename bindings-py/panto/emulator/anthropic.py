@@ -177,8 +177,11 @@ def _empty_block(block: dict[str, Any], call: Call, index: int) -> dict[str, Any
     if block["type"] == "server":
         server: dict[str, Any] = block["block"]
         return server
+    # `deltas: []`: the input given whole here, no input_json_delta following (as the API
+    # sends programmatic tool calls); else `{}`, which the deltas fill.
+    whole = block["deltas"] == []
     return {"type": "tool_use", "id": block["id"] or f"toolu_emu_{call.number:04d}_{index}",
-            "name": block["name"], "input": {}}
+            "name": block["name"], "input": block["input"] if whole else {}}
 
 
 def _deltas(block: dict[str, Any]) -> list[dict[str, Any]]:

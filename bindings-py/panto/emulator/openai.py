@@ -179,11 +179,14 @@ def _tool_call_deltas(block: dict[str, Any], call: Call, tool_index: int,
                       position: int) -> list[dict[str, Any]]:
     """The first delta names the call; the others carry slices of its arguments."""
     fragments = block["deltas"]
+    whole = ""
     if fragments is None:
         fragments = split_fixed(dump_json(block["input"], compact=True))
+    elif fragments == [] and block["input"]:
+        whole = dump_json(block["input"], compact=True)  # the arguments whole, with the name
     first = {"index": tool_index,
              "id": block["id"] or f"call_emu_{call.number:04d}_{position}",
-             "type": "function", "function": {"name": block["name"], "arguments": ""}}
+             "type": "function", "function": {"name": block["name"], "arguments": whole}}
     return [first] + [{"index": tool_index, "function": {"arguments": f}}
                       for f in fragments if f]
 

@@ -304,7 +304,8 @@ def _block(b: Any, where: str) -> dict[str, Any]:
         deltas = b.get("deltas")
         if deltas is not None:
             _check(_strings(deltas), f"{where}.deltas", "must be a list of strings")
-            _check(_same_json("".join(deltas), tool_input), f"{where}.deltas",
+            # `[]` with an input: the input comes whole where the block starts.
+            _check(deltas == [] or _same_json("".join(deltas), tool_input), f"{where}.deltas",
                    "their concatenation must be the JSON of input ('' for {})")
         return {"type": "tool_use", "id": b.get("id"), "name": b["name"],
                 "input": tool_input, "deltas": deltas}

@@ -91,7 +91,8 @@ pub const Decoder = struct {
             const cb = wire.content_block orelse return protocol(a, detail, "content_block_start without a content_block");
             for (a.blocksSoFar()) |*open| if (open.open) return protocol(a, detail, "content_block_start while another block is open");
             if (eql(cb.type, "tool_use")) {
-                _ = try a.startToolBlock(wire.index, cb.id, cb.name);
+                const b = try a.startToolBlock(wire.index, cb.id, cb.name);
+                try appendWholeInput(a, arena, b, try contentBlockJson(a, arena, detail, event.data));
                 return;
             }
             if (eql(cb.type, "redacted_thinking")) {
@@ -102,9 +103,9 @@ pub const Decoder = struct {
             }
             if (!eql(cb.type, "text") and !eql(cb.type, "thinking")) {
                 // A block panto does not interpret: kept as the API sent it (server blocks).
-                const json = try json_member.value(arena, event.data, "content_block") orelse
-                    return protocol(a, detail, "a content_block that is not a JSON object");
-                _ = try a.startServerBlock(wire.index, cb.type, json);
+                const json = try contentBlockJson(a, arena, detail, event.data);
+                const b = try a.startServerBlock(wire.index, cb.type, json);
+                try appendWholeInput(a, arena, b, json);
                 return;
             }
             const b = try a.startBlock(wire.index, if (eql(cb.type, "text")) .text else .thinking);
@@ -165,6 +166,28 @@ fn applyDelta(a: *Assembly, detail: *errors.Detail, index: u32, delta: WireDelta
     if (delta.partial_json) |t| try a.appendDelta(b, t);
     if (delta.signature) |sig| try b.signature.appendSlice(a.gpa, sig);
     // Unknown delta types carry no text for this block.
+}
+
+/// The bytes of a content_block_start's `content_block`, as received.
+fn contentBlockJson(a: *Assembly, arena: Allocator, detail: *errors.Detail, data: []const u8) errors.TurnError![]const u8 {
+    return try json_member.value(arena, data, "content_block") orelse
+        protocol(a, detail, "a content_block that is not a JSON object");
+}
+
+/// A block's `input` given whole where it starts (programmatic tool calls, web fetch: no
+/// input_json_delta follows), added as one delta, so that its events join to the input as
+/// streamed ones do. The usual `{}`, which deltas then fill, adds nothing.
+fn appendWholeInput(a: *Assembly, arena: Allocator, b: *@import("../../assembly.zig").Block, block_json: []const u8) errors.TurnError!void {
+    const input = try json_member.value(arena, block_json, "input") orelse return;
+    if (input.len == 0 or input[0] != '{' or isEmptyObject(input)) return;
+    try a.appendDelta(b, input);
+}
+
+/// Whether `json` is `{}`, maybe with whitespace inside.
+fn isEmptyObject(json: []const u8) bool {
+    const inner = std.mem.trim(u8, json, " \t\r\n");
+    if (inner.len < 2 or inner[0] != '{' or inner[inner.len - 1] != '}') return false;
+    return std.mem.trim(u8, inner[1 .. inner.len - 1], " \t\r\n").len == 0;
 }
 
 /// A server block's streamed input (a server_tool_use's input_json_delta) put in place of the
