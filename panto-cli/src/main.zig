@@ -6,6 +6,7 @@
 //!   settings.zig        the config file and the flags -> the agent's JSON config
 //!   names.zig           tool and capability names checked against those that exist
 //!   project_context.zig AGENTS.md files -> the system prompt
+//!   system_prompt.zig   the default system prompt (the place, the date, the tools offered)
 //!   trust.zig           a project folder's extensions and AGENTS.md: only once trusted
 //!   sessions.zig        which session a run keeps (--continue, --session, --no-session)
 //!   app.zig             App: the agent, the Lua host, the settings, the turn that runs
@@ -26,6 +27,7 @@ const exit_codes = @import("exit_codes.zig");
 const names = @import("names.zig");
 const interactive = @import("tui/interactive.zig");
 const trust = @import("trust.zig");
+const system_prompt = @import("system_prompt.zig");
 
 /// The C ABI's options (no thread-local signal stack): the Lua module compiled in shares them.
 pub const std_options = @import("panto_lua").std_options;
@@ -99,8 +101,10 @@ pub fn main(init: std.process.Init) !u8 {
         return exit_codes.usage;
     }
 
+    var config = settings.config;
+    if (!settings.system_given) config.system = try defaultSystem(arena, io, cwd, host, &settings);
     var agent_diag: panto.config.Diagnostic = .{};
-    const agent = panto.Agent.initWithDiagnostic(init.gpa, settings.config, &agent_diag) catch |err| {
+    const agent = panto.Agent.initWithDiagnostic(init.gpa, config, &agent_diag) catch |err| {
         try stderr.print("panto: {s}\n", .{if (agent_diag.len > 0) agent_diag.message() else @errorName(err)});
         // A refused config, or a session that cannot be opened (locked, corrupt, its folder
         // not writable): the user's to fix.
@@ -183,6 +187,30 @@ fn askTrust(project: trust.Project, out: *std.Io.Writer) !bool {
     return yes;
 }
 
+/// The default system prompt (system_prompt.zig), then the project's AGENTS.md files.
+fn defaultSystem(arena: std.mem.Allocator, io: std.Io, cwd: []const u8, host: *Host, settings: *const settings_mod.Settings) ![]const u8 {
+    var tools: std.ArrayList([]const u8) = .empty;
+    // As the agent offers them: the native read tool first, then the extensions' in order.
+    if (settings.config.read_tool != null and granted(settings, "fs.read")) try tools.append(arena, "read");
+    for (host.toolSpecs()) |spec| {
+        const Named = struct { name: []const u8 };
+        const named = std.json.parseFromSliceLeaky(Named, arena, spec, .{ .ignore_unknown_fields = true }) catch continue;
+        if (settings.offers(named.name)) try tools.append(arena, named.name);
+    }
+    const prompt = try system_prompt.build(arena, .{
+        .cwd = cwd,
+        .os = try system_prompt.osName(arena),
+        .now_s = @intCast(@divFloor(std.Io.Clock.real.now(io).nanoseconds, std.time.ns_per_s)),
+    }, tools.items);
+    if (settings.project_context.len == 0) return prompt;
+    return std.fmt.allocPrint(arena, "{s}\n\n{s}", .{ prompt, settings.project_context });
+}
+
+fn granted(settings: *const settings_mod.Settings, capability: []const u8) bool {
+    for (settings.granted) |g| if (std.mem.eql(u8, g, capability)) return true;
+    return false;
+}
+
 /// The extensions' tools that are offered (--tools), told to the model through the registry.
 fn addHostTools(arena: std.mem.Allocator, agent: *panto.Agent, host: *Host, settings: *const settings_mod.Settings, stderr: *std.Io.Writer) !void {
     for (host.toolSpecs()) |spec| {
@@ -239,6 +267,7 @@ test {
     _ = @import("sessions.zig");
     _ = @import("thinking_fallback.zig");
     _ = @import("trust.zig");
+    _ = @import("system_prompt.zig");
     _ = @import("lua/host_test.zig");
     _ = @import("tui/tests.zig");
 }

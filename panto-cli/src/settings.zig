@@ -41,6 +41,11 @@ pub const Settings = struct {
     allow_flag: []const []const u8 = &.{},
     /// The native read tool is on (the file does not say "read_tool": null).
     native_read: bool = true,
+    /// --system or the file's "system" gave the system prompt; else the default one
+    /// (system_prompt.zig) goes before `project_context` once the tools offered are known.
+    system_given: bool = false,
+    /// The AGENTS.md files, as one section of the system prompt ("" when none).
+    project_context: []const u8 = "",
     /// Load ~/.config/panto/extensions and ./.panto/extensions.
     extension_dirs: bool,
     /// -e files, in order.
@@ -174,8 +179,10 @@ pub fn load(gpa: std.mem.Allocator, arena: std.mem.Allocator, io: std.Io, args: 
     if (args.thinking) |t| try agent.put(arena, "thinking", .{ .string = t });
 
     var system: ?[]const u8 = args.system orelse stringOf(file.get("system"));
+    s.system_given = system != null;
     const context = try project_context.collect(arena, io, env.cwd, env.home, env.untrusted_project, warn);
-    if (context.len > 0) system = if (system) |base| try std.fmt.allocPrint(arena, "{s}\n\n{s}", .{ base, context }) else context;
+    s.project_context = context;
+    if (context.len > 0) system = if (system != null and system.?.len > 0) try std.fmt.allocPrint(arena, "{s}\n\n{s}", .{ system.?, context }) else context;
     if (system) |text| try agent.put(arena, "system", .{ .string = text });
 
     var caps = std.json.Array.init(arena);

@@ -662,3 +662,16 @@ def test_continue_shows_the_end_of_the_earlier_conversation(emulator, pane, work
     at = [shown.index(line) for line in expected]
     assert at == sorted(at), screen
 
+
+def test_session_shows_the_system_prompt_and_whose_it_is(emulator, pane, workdir):
+    emulator({"responses": []})
+    p = pane()
+    mark = p.mark()
+    p.type("/session")
+    p.wait_for(f"Working directory: {workdir}", after=mark)
+    assert "system prompt (the default" in p.screen()
+    q = pane("--system", "Be brief.")
+    mark = q.mark()
+    q.type("/session")
+    screen = q.wait_for("Be brief.", after=mark)
+    assert "system prompt (--system" in screen and "Working directory:" not in screen

@@ -3,7 +3,9 @@ reaches stdout and stderr, the exit code of each error family, the settings that
 request (config file, flags, AGENTS.md), tools, the adaptive thinking fallback, SIGINT."""
 from __future__ import annotations
 
+import datetime
 import json
+import platform
 import signal
 import subprocess
 from pathlib import Path
@@ -350,10 +352,45 @@ def test_agents_md_files_from_the_directory_upward(emulator, run_panto, home, wo
     assert order == sorted(order)
 
 
-def test_no_agents_md_no_system_prompt(emulator, run_panto):
+# The default system prompt (system_prompt.zig).
+
+def test_the_default_system_prompt_says_where_when_and_which_tools(emulator, run_panto, workdir):
     emu = emulator({"responses": [text_reply("ok")]})
+    before = datetime.datetime.now(datetime.timezone.utc).date()
+    assert run_panto("--allow", "exec", "-p", "x").returncode == 0
+    after = datetime.datetime.now(datetime.timezone.utc).date()
+    b = body(emu)
+    s = system_text(b)
+    assert s.startswith("You are panto, a coding agent")
+    assert f"Working directory: {workdir}\n" in s
+    assert f"OS: {platform.system()} {platform.release()} {platform.machine()}\n" in s
+    assert any(f"Date: {d.isoformat()} (UTC)" in s for d in (before, after))
+    # Each tool the request offers, with how to use it; none it does not offer.
+    offered = [t["name"] for t in b["tools"]]
+    assert offered == ["read", "bash"]
+    assert "- read: read a file before" in s and "- bash: run commands" in s
+    assert "- write" not in s and "- edit" not in s
+
+
+def test_agents_md_files_come_after_the_default_system_prompt(emulator, run_panto, workdir):
+    emu = emulator({"responses": [text_reply("ok")]})
+    (workdir / "AGENTS.md").write_text("Project rules.\n")
+    assert run_panto("--trust", "-p", "x").returncode == 0
+    s = system_text(body(emu))
+    assert s.startswith("You are panto") and s.index("Working directory:") < s.index("# Project context")
+    assert s.endswith("Project rules.\n") or s.rstrip().endswith("Project rules.")
+
+
+def test_a_given_system_prompt_replaces_the_default(emulator, run_panto, write_config):
+    emu = emulator({"responses": [text_reply("ok")], "repeat_last": True})
+    assert run_panto("--system", "Be brief.", "-p", "x").returncode == 0
+    assert system_text(body(emu)) == "Be brief."
+    write_config({"system": "From the file."})
     assert run_panto("-p", "x").returncode == 0
-    assert "system" not in body(emu)
+    assert system_text(body(emu, 1)) == "From the file."
+    # An empty one: no system prompt at all.
+    assert run_panto("--system", "", "-p", "x").returncode == 0
+    assert system_text(body(emu, 2)) == ""
 
 
 # Tools.

@@ -130,11 +130,26 @@ fn setConfig(ctx: Context, command: []const u8, json: []const u8) Writer.Error!b
 
 fn session(ctx: Context) Writer.Error!void {
     const agent = ctx.app.agent;
-    const info = agent.sessionInfo() orelse
-        return ctx.out.print("no session (--no-session): {d} messages in memory\n", .{agent.messageCount()});
-    try ctx.out.print("session {s}{s}\n  {s}\n  {d} messages\n", .{
-        info.id, if (info.resumed) " (resumed)" else "", info.path, agent.messageCount(),
-    });
+    if (agent.sessionInfo()) |info| {
+        try ctx.out.print("session {s}{s}\n  {s}\n  {d} messages\n", .{
+            info.id, if (info.resumed) " (resumed)" else "", info.path, agent.messageCount(),
+        });
+    } else try ctx.out.print("no session (--no-session): {d} messages in memory\n", .{agent.messageCount()});
+    try systemPrompt(ctx);
+}
+
+/// The system prompt sent, dim and indented, and whose it is.
+fn systemPrompt(ctx: Context) Writer.Error!void {
+    const out = ctx.out;
+    const text = ctx.app.agent.config.system orelse return out.writeAll("no system prompt\n");
+    try out.writeAll(if (ctx.app.settings.system_given)
+        "system prompt (--system or the config's \"system\", then AGENTS.md files):\n"
+    else
+        "system prompt (the default, then AGENTS.md files; --system or the config's \"system\" replaces the default):\n");
+    try out.writeAll(style.dim);
+    var lines = std.mem.splitScalar(u8, text, '\n');
+    while (lines.next()) |line| try out.print("  {s}\n", .{line});
+    try out.writeAll(style.reset);
 }
 
 fn compact(ctx: Context) Writer.Error!void {
