@@ -807,8 +807,9 @@ int panto_next_events(PantoStream *stream, PantoEvent *events, size_t capacity, 
  * rounds, compaction, errors and close policy; only its waits come back to the caller.
  *  - The descriptor may change between steps (a retry on a new connection, a reconnect):
  *    take it from each PANTO_WOULD_BLOCK (epoll: EPOLL_CTL_MOD, or DEL then ADD). It is the
- *    stream's: do not read, write or close it. fd -1: wait for the deadline only (a retry's
- *    delay).
+ *    stream's: do not read, write or close it. During a retry's delay it is the stream's own
+ *    wake descriptor (an eventfd that only a cancel makes readable) and the deadline the
+ *    delay's end; fd -1 (wait for the deadline only) if no eventfd could be made.
  *  - The deadline (CLOCK_MONOTONIC, as clock_gettime gives it) is the turn's timeouts
  *    (connect_ms, first_byte_ms, idle_ms, total_ms) and retry delays: step again once it has
  *    passed, whatever the descriptor says; a timeout then fails the step with
@@ -822,8 +823,8 @@ int panto_next_events(PantoStream *stream, PantoEvent *events, size_t capacity, 
  *    caller's own panto_stream_submit_tool_result.
  *  - panto_stream_cancel, from any thread, also while the loop waits: the descriptor becomes
  *    readable at once (the socket is shut down), and the next step returns
- *    PANTO_ERR_CANCELED. During a retry's delay (fd -1) the step sees it at the deadline;
- *    a loop that cancels from elsewhere and wants it sooner steps the stream itself.
+ *    PANTO_ERR_CANCELED. During a retry's delay the wake descriptor becomes readable the
+ *    same way.
  *  - panto_stream_free, from any thread: while another thread is in a step call, as for
  *    panto_next_event; while the loop waits, at once: the stream is released (its descriptor
  *    closed; epoll forgets a closed descriptor by itself) and the loop must not step it again.

@@ -123,6 +123,7 @@ pub fn unwind(s: *Stream) void {
 /// Frees the fiber (after `unwind`, at the stream's release).
 pub fn release(s: *Stream) void {
     const st = s.stepper orelse return;
+    st.driver.deinit();
     st.driver.fiber.deinit();
     s.agent.gpa.destroy(st);
     s.stepper = null;

@@ -252,7 +252,7 @@ fn stepUntil(stream: *Stream, tag: std.meta.Tag(Event), out: *Driven) !Event {
     };
 }
 
-test "a stepped retry waits its delay as a wait with no descriptor, then the turn goes on" {
+test "a stepped retry waits its delay on the stream's wake descriptor, then the turn goes on" {
     try skipUnlessSupported();
     var server: TestServer = undefined;
     const overloaded: stream_test.Answer = .{
@@ -274,10 +274,44 @@ test "a stepped retry waits its delay as a wait with no descriptor, then the tur
     defer d.deinit();
     const retry = (try stepUntil(stream, .provider_retry, &d)).provider_retry;
     try std.testing.expectEqual(@as(u16, 529), retry.http_status);
-    try std.testing.expectEqual(@as(usize, 0), d.deadline_only);
+    // The delay: a wait on the wake descriptor (readable only after a cancel) until its end.
+    const w = (try stream.step()).would_block;
+    try std.testing.expect(w.fd >= 0 and w.fd == stream.stepper.?.driver.wake_fd and w.direction == .read);
+    try std.testing.expect(w.deadline_ns > 0);
+    waitFor(w);
     try drive(stream, &d);
-    try std.testing.expect(d.deadline_only >= 1);
+    try std.testing.expectEqual(@as(usize, 0), d.deadline_only);
     try std.testing.expectEqual(.end_turn, d.last.?.message_complete.stop_reason);
+}
+
+test "a stepped retry's delay canceled from another thread: the wake descriptor wakes the loop at once" {
+    try skipUnlessSupported();
+    var server: TestServer = undefined;
+    try server.start(.{
+        .status = "529 Overloaded",
+        .content_type = "application/json",
+        .body = "{\"type\":\"error\",\"error\":{\"type\":\"overloaded_error\",\"message\":\"Overloaded\"}}",
+        .framing = .content_length,
+    });
+    defer server.stop();
+    var url_buf: [64]u8 = undefined;
+    const url = try std.fmt.bufPrint(&url_buf, "http://127.0.0.1:{d}", .{server.port});
+    const agent = try Agent.init(std.testing.allocator, .{ .provider = .anthropic, .model = "m", .base_url = url, .api_key = "k", .retry = .{ .initial_delay_ms = 60_000 } });
+    defer agent.deinit();
+    const stream = try agent.run("hi");
+    defer stream.destroy();
+    var d: Driven = .{};
+    defer d.deinit();
+    _ = try stepUntil(stream, .provider_retry, &d);
+    const w = (try stream.step()).would_block;
+    try std.testing.expect(w.fd >= 0 and w.direction == .read);
+    var pfd = [1]c.pollfd{.{ .fd = w.fd, .events = c.POLL.IN, .revents = 0 }};
+    try std.testing.expectEqual(@as(c_int, 0), c.poll(&pfd, 1, 0)); // (nothing before the cancel)
+    const canceler = try std.Thread.spawn(.{}, Stream.cancel, .{stream});
+    canceler.join();
+    try std.testing.expectEqual(@as(c_int, 1), c.poll(&pfd, 1, test_deadline.limit_ms));
+    try std.testing.expectError(error.Canceled, stream.step());
+    try std.testing.expect(!agent.busy);
 }
 
 test "a stepped host tool round: ResultPending until the result is submitted, then the next message" {

@@ -3594,6 +3594,49 @@ static void test_step_mixing(void) {
     stop_server();
 }
 
+/* A cancel from another thread while a stepped stream waits out a retry's delay (Retry-After
+ * of 5 s): the wait's descriptor is panto's wake descriptor, which the cancel makes readable. */
+static void test_step_cancel_retry_wait(void) {
+    static const struct canned answers[] = {
+        {429, "application/json", BODY_429, "retry-after-ms: 5000\r\n", 0},
+    };
+    PantoAgent *agent;
+    PantoStream *stream = NULL;
+    PantoEvent ev = PANTO_EVENT_INIT;
+    struct stepped st;
+    struct pollfd pfd;
+    pthread_t thread;
+
+    current_test = "step_cancel_retry_wait";
+    agent = serve(answers, 1, NULL);
+    if (!agent) return;
+    CHECK_RC(run_text(agent, "Hello", &stream), PANTO_OK);
+    stepped_init(&st, stream, 0);
+    while (st.last_kind != PANTO_EVENT_PROVIDER_RETRY && (st.rc == PANTO_EVENT || st.rc == PANTO_WOULD_BLOCK || st.ready)) {
+        step_once(&st);
+        if (st.rc == PANTO_WOULD_BLOCK) {
+            pfd.fd = st.wait.fd;
+            pfd.events = (short)(st.wait.events == PANTO_WAIT_WRITE ? POLLOUT : POLLIN);
+            pfd.revents = 0;
+            poll(&pfd, st.wait.fd >= 0 ? 1 : 0, 1000);
+        }
+    }
+    CHECK(st.last_kind == PANTO_EVENT_PROVIDER_RETRY);
+    CHECK_RC(panto_step_event(stream, &ev, &st.wait), PANTO_WOULD_BLOCK); /* the delay */
+    CHECK(st.wait.fd >= 0 && st.wait.events == PANTO_WAIT_READ && st.wait.deadline_ns >= 0);
+    pfd.fd = st.wait.fd;
+    pfd.events = POLLIN;
+    pfd.revents = 0;
+    CHECK(poll(&pfd, 1, 0) == 0); /* nothing to read before the cancel */
+    CHECK(pthread_create(&thread, NULL, cancel_main, stream) == 0);
+    pthread_join(thread, NULL);
+    CHECK(poll(&pfd, 1, 30000) == 1); /* woken by the cancel, well before the 5 s */
+    CHECK_RC(panto_step_event(stream, &ev, &st.wait), PANTO_ERR_CANCELED);
+    panto_stream_free(stream);
+    panto_agent_free(agent);
+    stop_server();
+}
+
 /* Runs the tests whose name holds argv[1] (all without it), e.g. `build/test_api step_` under
  * valgrind. */
 int main(int argc, char **argv) {
@@ -3647,6 +3690,7 @@ int main(int argc, char **argv) {
     RUN(test_step_cancel_parked);
     RUN(test_step_free_parked);
     RUN(test_step_mixing);
+    RUN(test_step_cancel_retry_wait);
     printf("%d passed, %d failed\n", n_passed, n_failed);
     return n_failed ? 1 : 0;
 }

@@ -19,6 +19,7 @@
 const std = @import("std");
 const c = std.c;
 const net = std.Io.net;
+const linux = std.os.linux;
 const watchdog = @import("watchdog.zig");
 const Fiber = @import("fiber.zig").Fiber;
 
@@ -40,6 +41,27 @@ pub const Driver = struct {
     /// Set when the fiber switched back because it must wait.
     wait: Wait = .{},
     parked: bool = false,
+    /// The eventfd of the waits without a socket (`wakeFd`), or -1.
+    wake_fd: c.fd_t = -1,
+
+    /// Closes the wake descriptor (after `watchdog.forget`: no cancel writes to it then).
+    pub fn deinit(d: *Driver) void {
+        if (d.wake_fd >= 0) _ = c.close(d.wake_fd);
+        d.wake_fd = -1;
+    }
+
+    /// What a wait without a socket (a retry's delay) gives the caller's loop to wait on, so
+    /// that a cancel from another thread wakes it as it does a socket wait: an eventfd made
+    /// at the first such wait, which watchdog.cancel writes to. -1 (the deadline alone) when
+    /// none can be made.
+    fn wakeFd(d: *Driver) c.fd_t {
+        if (d.wake_fd >= 0) return d.wake_fd;
+        const fd = c.eventfd(0, linux.EFD.CLOEXEC | linux.EFD.NONBLOCK);
+        if (fd < 0) return -1;
+        d.wake_fd = fd;
+        watchdog.setWake(d.watch, fd);
+        return fd;
+    }
 
     /// Runs the fiber until it parks or yields a result; true when it parked (see `wait`).
     pub fn run(d: *Driver) bool {
@@ -130,8 +152,9 @@ pub fn poll(pfd: *c.pollfd, timeout_ms: c_int) c_int {
     };
 }
 
-/// Sleeps until `until_ns` (CLOCK_MONOTONIC), or parks until then on a fiber; false when the
-/// watch fired first (a cancel, the turn's deadline).
+/// Sleeps until `until_ns` (CLOCK_MONOTONIC), or parks until then on a fiber (waiting on the
+/// driver's wake descriptor, so that a cancel wakes the caller's loop); false when the watch
+/// fired first (a cancel, the turn's deadline).
 pub fn sleepUntil(until_ns: u64) bool {
     const d = current() orelse {
         const now = watchdog.nowNs();
@@ -141,7 +164,8 @@ pub fn sleepUntil(until_ns: u64) bool {
         _ = c.nanosleep(&ts, null);
         return true;
     };
-    return d.park(-1, .none, until_ns) != .fired;
+    const wake_fd = d.wakeFd();
+    return d.park(wake_fd, if (wake_fd < 0) .none else .read, until_ns) != .fired;
 }
 
 extern "c" fn recvmsg(fd: c.fd_t, msg: *c.msghdr, flags: u32) isize;

@@ -31,6 +31,9 @@ pub const Watch = struct {
     /// A stream driven without blocking (poll_io.zig) keeps its own deadlines: its watch is
     /// never listed with the watchdog thread (cancel still shuts its socket down).
     polled: bool = false,
+    /// A polled stream's eventfd (poll_io.zig), which its loop waits on when there is no
+    /// socket to wait on (a retry's delay): a cancel writes to it. -1: none.
+    wake_fd: c.fd_t = -1,
     next: ?*Watch = null,
     prev: ?*Watch = null,
     listed: bool = false,
@@ -128,6 +131,21 @@ pub fn cancel(w: *Watch) void {
     defer unlock();
     w.canceled.store(true, .release);
     if (w.fd >= 0) shutdownLocked(w, .canceled);
+    if (w.wake_fd >= 0) writeWake(w.wake_fd);
+}
+
+/// Sets a polled stream's wake descriptor (see `Watch.wake_fd`); written at once if the
+/// stream is canceled already.
+pub fn setWake(w: *Watch, fd: c.fd_t) void {
+    lock();
+    defer unlock();
+    w.wake_fd = fd;
+    if (w.canceled.load(.acquire)) writeWake(fd);
+}
+
+fn writeWake(fd: c.fd_t) void {
+    const one: u64 = 1;
+    _ = c.write(fd, std.mem.asBytes(&one), @sizeOf(u64));
 }
 
 /// Removes the stream from the watchdog; call before the stream's memory goes.
@@ -136,6 +154,7 @@ pub fn forget(w: *Watch) void {
     defer unlock();
     unlink(w);
     w.fd = -1;
+    w.wake_fd = -1;
 }
 
 fn unlink(w: *Watch) void {
