@@ -249,7 +249,7 @@ def _message(m: Any, where: str) -> dict[str, Any]:
     """Returns the message with content normalized; id, model and tool ids stay None when
     not given, because their defaults depend on the call (see the provider renderers)."""
     _object(m, where, allowed=("id", "model", "content", "stop_reason", "stop_sequence",
-                               "usage"))
+                               "usage", "in_message_start"))
     for key in ("id", "model", "stop_reason"):
         _check(m.get(key) is None or isinstance(m[key], str), f"{where}.{key}",
                "must be a string")
@@ -274,6 +274,7 @@ def _message(m: Any, where: str) -> dict[str, Any]:
         "stop_reason": stop_reason,
         "stop_sequence": m.get("stop_sequence"),
         "usage": usage,
+        "in_message_start": _bool(m, "in_message_start", where, False),
     }
 
 
