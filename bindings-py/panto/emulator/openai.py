@@ -160,7 +160,8 @@ def render(message: dict[str, Any], call: Call) -> list[bytes]:
         if block["type"] == "text":
             events.extend(chunk({"content": t}) for t in block["deltas"])
         elif block["type"] == "thinking":
-            events.extend(chunk({"reasoning_content": t}) for t in block["deltas"])
+            events.extend(chunk({key: t for key in block["openai_keys"]})
+                          for t in block["deltas"])
         elif block["type"] == "server":
             continue  # Anthropic's alone: Chat Completions has no such block
         else:

@@ -27,6 +27,9 @@ USAGE_KEYS = (
     "reasoning_tokens",
 )
 
+# The names OpenAI-compatible servers give a delta's reasoning text.
+REASONING_KEYS = ("reasoning_content", "reasoning", "reasoning_text")
+
 # The status a scripted `error` gets when the scenario gives none: the one each provider
 # uses for that error type.
 ERROR_STATUS = {
@@ -287,12 +290,15 @@ def _block(b: Any, where: str) -> dict[str, Any]:
         return {"type": "text", "text": b["text"],
                 "deltas": _text_deltas(b, "text", where)}
     if kind == "thinking":
-        _object(b, where, allowed=("type", "thinking", "signature", "deltas"),
+        _object(b, where, allowed=("type", "thinking", "signature", "deltas", "openai_keys"),
                 required=("thinking",))
         signature = b.get("signature", "")
         _check(isinstance(signature, str), f"{where}.signature", "must be a string")
+        keys = b.get("openai_keys", ["reasoning_content"])
+        _check(_strings(keys) and keys and set(keys) <= set(REASONING_KEYS),
+               f"{where}.openai_keys", f"must be a non-empty list of {', '.join(REASONING_KEYS)}")
         return {"type": "thinking", "thinking": b["thinking"], "signature": signature,
-                "deltas": _text_deltas(b, "thinking", where)}
+                "deltas": _text_deltas(b, "thinking", where), "openai_keys": list(keys)}
     if kind == "tool_use":
         _object(b, where, allowed=("type", "id", "name", "input", "deltas"),
                 required=("name",))

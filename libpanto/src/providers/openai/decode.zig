@@ -14,19 +14,7 @@ pub const WireChunk = struct {
     model: []const u8 = "",
     choices: []const struct {
         index: u32 = 0,
-        delta: ?struct {
-            content: ?[]const u8 = null,
-            reasoning_content: ?[]const u8 = null,
-            refusal: ?[]const u8 = null,
-            tool_calls: []const struct {
-                index: u32 = 0,
-                id: ?[]const u8 = null,
-                function: ?struct {
-                    name: ?[]const u8 = null,
-                    arguments: ?[]const u8 = null,
-                } = null,
-            } = &.{},
-        } = null,
+        delta: ?WireDelta = null,
         finish_reason: ?[]const u8 = null,
     } = &.{},
     usage: ?struct {
@@ -36,6 +24,33 @@ pub const WireChunk = struct {
         completion_tokens_details: ?struct { reasoning_tokens: ?u64 = null } = null,
     } = null,
     @"error": ?WireError = null,
+};
+
+pub const WireDelta = struct {
+    content: ?[]const u8 = null,
+    /// Reasoning text, by the names servers give it: `reasoning_content` (DeepSeek, vLLM,
+    /// Together), `reasoning` (Groq, OpenRouter, newer vLLM), `reasoning_text`.
+    reasoning_content: ?[]const u8 = null,
+    reasoning: ?[]const u8 = null,
+    reasoning_text: ?[]const u8 = null,
+    refusal: ?[]const u8 = null,
+    tool_calls: []const struct {
+        index: u32 = 0,
+        id: ?[]const u8 = null,
+        function: ?struct {
+            name: ?[]const u8 = null,
+            arguments: ?[]const u8 = null,
+        } = null,
+    } = &.{},
+
+    /// The delta's reasoning text: the first of its names that holds any. A server that sends
+    /// two at once (vLLM: `reasoning` and `reasoning_content`) sends the same text twice.
+    pub fn thinking(d: WireDelta) ?[]const u8 {
+        for ([_]?[]const u8{ d.reasoning_content, d.reasoning, d.reasoning_text }) |t| {
+            if (t) |text| if (text.len > 0) return text;
+        }
+        return null;
+    }
 };
 
 const WireError = struct {
@@ -85,7 +100,7 @@ pub const Decoder = struct {
             // A choice without a delta is an Azure content-filter annotation of text already
             // sent (or the finish_reason of a filtered answer).
             if (choice.delta) |delta| {
-                if (delta.reasoning_content) |t| try appendTo(a, thinking_slot, .thinking, t);
+                if (delta.thinking()) |t| try appendTo(a, thinking_slot, .thinking, t);
                 if (delta.content) |t| try appendTo(a, text_slot, .text, t);
                 if (delta.refusal) |t| if (t.len > 0) {
                     // A refusal streams as text; the message then ends as a refusal.

@@ -210,3 +210,36 @@ test "Azure: an answer the filter stopped ends as content_filter; a stream of fi
         \\
     );
 }
+
+test "reasoning under the names compatible servers give it: reasoning_content, reasoning, reasoning_text; two at once give it once" {
+    const delta = struct {
+        fn of(comptime fields: []const u8) []const u8 {
+            return head ++ "\"delta\":{" ++ fields ++ "},\"finish_reason\":null}]}";
+        }
+    }.of;
+    try expectTranscript(&.{
+        role,
+        delta("\"reasoning\":\"Groq \""),
+        delta("\"reasoning_text\":\"and \""),
+        delta("\"reasoning_content\":\"vLLM, \",\"reasoning\":\"vLLM, \""),
+        delta("\"reasoning\":\"\",\"reasoning_text\":\"first \""),
+        delta("\"role\":\"assistant\",\"reasoning\":\"found.\",\"reasoning_content\":null"),
+        delta("\"content\":\"Done.\",\"reasoning\":null"),
+        head ++ "\"delta\":{},\"finish_reason\":\"stop\"}]}",
+        "[DONE]",
+    },
+        \\start chatcmpl-1 gpt-4o
+        \\block 0 thinking
+        \\delta 0 Groq 
+        \\delta 0 and 
+        \\delta 0 vLLM, 
+        \\delta 0 first 
+        \\delta 0 found.
+        \\complete 0 Groq and vLLM, first found.
+        \\block 1 text
+        \\delta 1 Done.
+        \\complete 1 Done.
+        \\end end_turn stop 0
+        \\
+    );
+}
