@@ -252,7 +252,7 @@ def _message(m: Any, where: str) -> dict[str, Any]:
     """Returns the message with content normalized; id, model and tool ids stay None when
     not given, because their defaults depend on the call (see the provider renderers)."""
     _object(m, where, allowed=("id", "model", "content", "stop_reason", "stop_sequence",
-                               "usage", "in_message_start"))
+                               "usage", "in_message_start", "reasoning_apart"))
     for key in ("id", "model", "stop_reason"):
         _check(m.get(key) is None or isinstance(m[key], str), f"{where}.{key}",
                "must be a string")
@@ -266,6 +266,8 @@ def _message(m: Any, where: str) -> dict[str, Any]:
     _object(usage, f"{where}.usage", allowed=USAGE_KEYS)
     usage = {k: _count(usage, k, f"{where}.usage", 0) for k in USAGE_KEYS}
 
+    _check(not m.get("reasoning_apart") or usage["reasoning_tokens"] <= usage["output_tokens"],
+           f"{where}.usage", "reasoning_tokens are part of output_tokens")
     stop_reason = m.get("stop_reason")
     if stop_reason is None:
         has_tool = any(b["type"] == "tool_use" for b in blocks)
@@ -278,6 +280,7 @@ def _message(m: Any, where: str) -> dict[str, Any]:
         "stop_sequence": m.get("stop_sequence"),
         "usage": usage,
         "in_message_start": _bool(m, "in_message_start", where, False),
+        "reasoning_apart": _bool(m, "reasoning_apart", where, False),
     }
 
 

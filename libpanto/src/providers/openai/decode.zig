@@ -17,13 +17,32 @@ pub const WireChunk = struct {
         delta: ?WireDelta = null,
         finish_reason: ?[]const u8 = null,
     } = &.{},
-    usage: ?struct {
-        prompt_tokens: u64 = 0,
-        completion_tokens: u64 = 0,
-        prompt_tokens_details: ?struct { cached_tokens: ?u64 = null } = null,
-        completion_tokens_details: ?struct { reasoning_tokens: ?u64 = null } = null,
-    } = null,
+    usage: ?WireUsage = null,
     @"error": ?WireError = null,
+};
+
+pub const WireUsage = struct {
+    prompt_tokens: u64 = 0,
+    completion_tokens: u64 = 0,
+    total_tokens: ?u64 = null,
+    prompt_tokens_details: ?struct { cached_tokens: ?u64 = null } = null,
+    completion_tokens_details: ?struct { reasoning_tokens: ?u64 = null } = null,
+
+    /// The tokens the model generated. OpenAI counts reasoning inside completion_tokens
+    /// (total = prompt + completion); xAI counts it apart (total = prompt + completion +
+    /// reasoning). The numbers say which: reasoning is added when the total counts it apart,
+    /// or when it is more than completion_tokens (so it cannot be inside).
+    pub fn outputTokens(u: WireUsage) u64 {
+        const reasoning = u.reasoningTokens();
+        if (reasoning == 0) return u.completion_tokens;
+        const apart = u.prompt_tokens +| u.completion_tokens +| reasoning;
+        const outside = (u.total_tokens != null and u.total_tokens.? == apart) or reasoning > u.completion_tokens;
+        return if (outside) u.completion_tokens +| reasoning else u.completion_tokens;
+    }
+
+    pub fn reasoningTokens(u: WireUsage) u64 {
+        return if (u.completion_tokens_details) |c| c.reasoning_tokens orelse 0 else 0;
+    }
 };
 
 pub const WireDelta = struct {
@@ -124,8 +143,8 @@ pub const Decoder = struct {
             // OpenAI's prompt_tokens includes the cached tokens; panto's input_tokens does not.
             a.usage.input_tokens = u.prompt_tokens -| cached;
             a.usage.cache_read_tokens = cached;
-            a.usage.output_tokens = u.completion_tokens;
-            a.usage.reasoning_tokens = if (u.completion_tokens_details) |c| c.reasoning_tokens orelse 0 else 0;
+            a.usage.output_tokens = u.outputTokens();
+            a.usage.reasoning_tokens = u.reasoningTokens();
         }
     }
 
