@@ -217,7 +217,7 @@ fn openaiHead(d: *Doc) !void {
 fn openaiDelta(d: *Doc) !void {
     try d.tok("{");
     var first = true;
-    const fields = [_][]const u8{ "role", "content", "reasoning_content", "refusal", "tool_calls" };
+    const fields = [_][]const u8{ "role", "content", "reasoning_content", "reasoning", "reasoning_text", "refusal", "tool_calls" };
     for (fields) |f| {
         const present = if (std.mem.eql(u8, f, "content")) d.chance(70) else d.chance(25);
         if (!present) continue;
@@ -304,13 +304,15 @@ fn sameMeaning(hot: openai_hot.Chunk, wire: openai.WireChunk) bool {
     const delta = choice.delta orelse return false;
     if (delta.refusal != null) return false;
     if (!std.mem.eql(u8, hot.id, wire.id) or !std.mem.eql(u8, hot.model, wire.model)) return false;
+    const no_reasoning = delta.reasoning_content == null and delta.reasoning == null and delta.reasoning_text == null;
     return switch (hot.delta) {
-        .content => |t| delta.reasoning_content == null and delta.tool_calls.len == 0 and
+        .content => |t| no_reasoning and delta.tool_calls.len == 0 and
             delta.content != null and std.mem.eql(u8, delta.content.?, t),
-        .reasoning => |t| delta.content == null and delta.tool_calls.len == 0 and
-            delta.reasoning_content != null and std.mem.eql(u8, delta.reasoning_content.?, t),
+        // The text the general path takes (an empty one adds nothing either way).
+        .reasoning => |t| delta.content == null and delta.tool_calls.len == 0 and !no_reasoning and
+            std.mem.eql(u8, delta.thinking() orelse "", t),
         .tool_arguments => |call| blk: {
-            if (delta.content != null or delta.reasoning_content != null or delta.tool_calls.len != 1) break :blk false;
+            if (delta.content != null or !no_reasoning or delta.tool_calls.len != 1) break :blk false;
             const c = delta.tool_calls[0];
             const f = c.function orelse break :blk false;
             break :blk c.index == call.index and c.id == null and f.name == null and

@@ -41,6 +41,42 @@ pub fn value(arena: Allocator, json: []const u8, key: []const u8) Allocator.Erro
     return json[r.start..r.end];
 }
 
+/// The elements of the JSON array `json`, as their bytes, or null when `json` is not an array
+/// (or is not JSON).
+pub fn elements(arena: Allocator, json: []const u8) Allocator.Error!?[]const []const u8 {
+    var scanner: std.json.Scanner = .initCompleteInput(arena, json);
+    return elementsIn(arena, &scanner, json) catch |err| switch (err) {
+        error.OutOfMemory => error.OutOfMemory,
+        else => null,
+    };
+}
+
+fn elementsIn(arena: Allocator, scanner: *std.json.Scanner, json: []const u8) ![]const []const u8 {
+    if (try scanner.next() != .array_begin) return error.SyntaxError;
+    var list: std.ArrayList([]const u8) = .empty;
+    while (try scanner.peekNextTokenType() != .array_end) { // (past ',' and whitespace)
+        const start = scanner.cursor;
+        try scanner.skipValue();
+        try list.append(arena, json[start..scanner.cursor]);
+    }
+    return list.items;
+}
+
+test "an array's elements are found as their bytes" {
+    var arena: std.heap.ArenaAllocator = .init(std.testing.allocator);
+    defer arena.deinit();
+    const a = arena.allocator();
+    const got = (try elements(a, " [ {\"a\": [1, 2]} ,\"x\",3 ,null]")).?;
+    try std.testing.expectEqual(@as(usize, 4), got.len);
+    try std.testing.expectEqualStrings("{\"a\": [1, 2]}", got[0]);
+    try std.testing.expectEqualStrings("\"x\"", got[1]);
+    try std.testing.expectEqualStrings("3", got[2]);
+    try std.testing.expectEqualStrings("null", got[3]);
+    try std.testing.expectEqual(@as(usize, 0), (try elements(a, "[]")).?.len);
+    try std.testing.expect(try elements(a, "{}") == null);
+    try std.testing.expect(try elements(a, "[1,") == null);
+}
+
 test "a member's value is found as its bytes, nested values and escaped keys too" {
     var arena: std.heap.ArenaAllocator = .init(std.testing.allocator);
     defer arena.deinit();

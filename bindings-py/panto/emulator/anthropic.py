@@ -123,6 +123,8 @@ def render(message: dict[str, Any], call: Call) -> list[bytes]:
     usage = message["usage"]
     msg_id = message["id"] or f"msg_emu_{call.number:04d}"
     model = message["model"] or call.request.get("model") or DEFAULT_MODEL
+    if message.get("in_message_start"):
+        return _whole(message, call, msg_id, model)
     events = [_event("message_start", {
         "type": "message_start",
         "message": {
@@ -166,6 +168,44 @@ def render(message: dict[str, Any], call: Call) -> list[bytes]:
         "usage": final_usage}))
     events.append(_event("message_stop", {"type": "message_stop"}))
     return events
+
+
+def _whole(message: dict[str, Any], call: Call, msg_id: str, model: str) -> list[bytes]:
+    """The message whole in message_start (its content, stop reason and usage), then
+    message_stop, as some servers send it."""
+    usage = message["usage"]
+    final_usage: dict[str, Any] = {
+        "input_tokens": usage["input_tokens"],
+        "cache_creation_input_tokens": usage["cache_write_tokens"],
+        "cache_read_input_tokens": usage["cache_read_tokens"],
+        "output_tokens": usage["output_tokens"],
+    }
+    content = [_whole_block(block, call, index)
+               for index, block in enumerate(message["content"])]
+    return [_event("message_start", {
+        "type": "message_start",
+        "message": {
+            "id": msg_id, "type": "message", "role": "assistant", "model": model,
+            "content": content, "stop_reason": message["stop_reason"],
+            "stop_sequence": message["stop_sequence"], "usage": final_usage,
+        },
+    }), _event("message_stop", {"type": "message_stop"})]
+
+
+def _whole_block(block: dict[str, Any], call: Call, index: int) -> dict[str, Any]:
+    """The block as a finished message holds it."""
+    if block["type"] == "text":
+        return {"type": "text", "text": block["text"]}
+    if block["type"] == "thinking":
+        return {"type": "thinking", "thinking": block["thinking"],
+                "signature": block["signature"]}
+    if block["type"] == "server":
+        server = dict(block["block"])
+        if block["deltas"]:
+            server["input"] = json.loads("".join(block["deltas"]))
+        return server
+    return {"type": "tool_use", "id": block["id"] or f"toolu_emu_{call.number:04d}_{index}",
+            "name": block["name"], "input": block["input"]}
 
 
 def _empty_block(block: dict[str, Any], call: Call, index: int) -> dict[str, Any]:

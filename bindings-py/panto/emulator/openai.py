@@ -160,7 +160,8 @@ def render(message: dict[str, Any], call: Call) -> list[bytes]:
         if block["type"] == "text":
             events.extend(chunk({"content": t}) for t in block["deltas"])
         elif block["type"] == "thinking":
-            events.extend(chunk({"reasoning_content": t}) for t in block["deltas"])
+            events.extend(chunk({key: t for key in block["openai_keys"]})
+                          for t in block["deltas"])
         elif block["type"] == "server":
             continue  # Anthropic's alone: Chat Completions has no such block
         else:
@@ -171,7 +172,8 @@ def render(message: dict[str, Any], call: Call) -> list[bytes]:
     stop = message["stop_reason"]
     events.append(chunk({}, FINISH_REASON.get(stop, stop)))
     if include_usage:
-        events.append(_data(dict(base, choices=[], usage=_usage(message["usage"]))))
+        events.append(_data(dict(base, choices=[], usage=_usage(
+            message["usage"], bool(message.get("reasoning_apart"))))))
     return events
 
 
@@ -191,13 +193,15 @@ def _tool_call_deltas(block: dict[str, Any], call: Call, tool_index: int,
                       for f in fragments if f]
 
 
-def _usage(u: dict[str, int]) -> dict[str, Any]:
+def _usage(u: dict[str, int], reasoning_apart: bool = False) -> dict[str, Any]:
     """Chat Completions counts cached tokens inside prompt_tokens (and has no field for
-    cache writes)."""
+    cache writes). `reasoning_apart`: completion_tokens leaves the reasoning tokens out, and
+    total_tokens counts them apart, as xAI reports."""
     prompt = u["input_tokens"] + u["cache_read_tokens"]
+    completion = u["output_tokens"] - (u["reasoning_tokens"] if reasoning_apart else 0)
     return {
         "prompt_tokens": prompt,
-        "completion_tokens": u["output_tokens"],
+        "completion_tokens": completion,
         "total_tokens": prompt + u["output_tokens"],
         "prompt_tokens_details": {"cached_tokens": u["cache_read_tokens"], "audio_tokens": 0},
         "completion_tokens_details": {"reasoning_tokens": u["reasoning_tokens"],

@@ -27,6 +27,9 @@ USAGE_KEYS = (
     "reasoning_tokens",
 )
 
+# The names OpenAI-compatible servers give a delta's reasoning text.
+REASONING_KEYS = ("reasoning_content", "reasoning", "reasoning_text")
+
 # The status a scripted `error` gets when the scenario gives none: the one each provider
 # uses for that error type.
 ERROR_STATUS = {
@@ -249,7 +252,7 @@ def _message(m: Any, where: str) -> dict[str, Any]:
     """Returns the message with content normalized; id, model and tool ids stay None when
     not given, because their defaults depend on the call (see the provider renderers)."""
     _object(m, where, allowed=("id", "model", "content", "stop_reason", "stop_sequence",
-                               "usage"))
+                               "usage", "in_message_start", "reasoning_apart"))
     for key in ("id", "model", "stop_reason"):
         _check(m.get(key) is None or isinstance(m[key], str), f"{where}.{key}",
                "must be a string")
@@ -263,6 +266,8 @@ def _message(m: Any, where: str) -> dict[str, Any]:
     _object(usage, f"{where}.usage", allowed=USAGE_KEYS)
     usage = {k: _count(usage, k, f"{where}.usage", 0) for k in USAGE_KEYS}
 
+    _check(not m.get("reasoning_apart") or usage["reasoning_tokens"] <= usage["output_tokens"],
+           f"{where}.usage", "reasoning_tokens are part of output_tokens")
     stop_reason = m.get("stop_reason")
     if stop_reason is None:
         has_tool = any(b["type"] == "tool_use" for b in blocks)
@@ -274,6 +279,8 @@ def _message(m: Any, where: str) -> dict[str, Any]:
         "stop_reason": stop_reason,
         "stop_sequence": m.get("stop_sequence"),
         "usage": usage,
+        "in_message_start": _bool(m, "in_message_start", where, False),
+        "reasoning_apart": _bool(m, "reasoning_apart", where, False),
     }
 
 
@@ -286,12 +293,15 @@ def _block(b: Any, where: str) -> dict[str, Any]:
         return {"type": "text", "text": b["text"],
                 "deltas": _text_deltas(b, "text", where)}
     if kind == "thinking":
-        _object(b, where, allowed=("type", "thinking", "signature", "deltas"),
+        _object(b, where, allowed=("type", "thinking", "signature", "deltas", "openai_keys"),
                 required=("thinking",))
         signature = b.get("signature", "")
         _check(isinstance(signature, str), f"{where}.signature", "must be a string")
+        keys = b.get("openai_keys", ["reasoning_content"])
+        _check(_strings(keys) and keys and set(keys) <= set(REASONING_KEYS),
+               f"{where}.openai_keys", f"must be a non-empty list of {', '.join(REASONING_KEYS)}")
         return {"type": "thinking", "thinking": b["thinking"], "signature": signature,
-                "deltas": _text_deltas(b, "thinking", where)}
+                "deltas": _text_deltas(b, "thinking", where), "openai_keys": list(keys)}
     if kind == "tool_use":
         _object(b, where, allowed=("type", "id", "name", "input", "deltas"),
                 required=("name",))

@@ -3,6 +3,7 @@
 const std = @import("std");
 const Allocator = std.mem.Allocator;
 const Assembly = @import("../../assembly.zig").Assembly;
+const Block = @import("../../assembly.zig").Block;
 const errors = @import("../../errors.zig");
 const fast_json = @import("../../fast_json.zig");
 const sse = @import("../../sse.zig");
@@ -29,6 +30,17 @@ pub const WireDelta = struct {
     stop_reason: ?[]const u8 = null,
 };
 
+/// A content block as content_block_start gives it (or message_start's content, whole).
+pub const WireBlock = struct {
+    type: []const u8 = "",
+    text: ?[]const u8 = null,
+    thinking: ?[]const u8 = null,
+    id: []const u8 = "",
+    name: []const u8 = "",
+    data: ?[]const u8 = null,
+    signature: ?[]const u8 = null,
+};
+
 pub const WireEvent = struct {
     type: []const u8 = "",
     index: u32 = 0,
@@ -36,16 +48,11 @@ pub const WireEvent = struct {
         id: []const u8 = "",
         model: []const u8 = "",
         usage: ?WireUsage = null,
+        /// Given here by some servers, the message whole, message_stop following.
+        content: []const WireBlock = &.{},
+        stop_reason: ?[]const u8 = null,
     } = null,
-    content_block: ?struct {
-        type: []const u8 = "",
-        text: ?[]const u8 = null,
-        thinking: ?[]const u8 = null,
-        id: []const u8 = "",
-        name: []const u8 = "",
-        data: ?[]const u8 = null,
-        signature: ?[]const u8 = null,
-    } = null,
+    content_block: ?WireBlock = null,
     delta: ?WireDelta = null,
     usage: ?WireUsage = null,
     @"error": ?struct {
@@ -87,31 +94,15 @@ pub const Decoder = struct {
             const m = wire.message orelse return protocol(a, detail, "message_start without a message");
             try a.startMessage(m.id, m.model);
             if (m.usage) |u| applyUsage(a, u);
+            if (m.content.len > 0) try wholeContent(a, arena, detail, event.data, m.content);
+            if (m.stop_reason) |r| try a.setStopReason(r);
         } else if (eql(kind, "content_block_start")) {
             const cb = wire.content_block orelse return protocol(a, detail, "content_block_start without a content_block");
             for (a.blocksSoFar()) |*open| if (open.open) return protocol(a, detail, "content_block_start while another block is open");
-            if (eql(cb.type, "tool_use")) {
-                const b = try a.startToolBlock(wire.index, cb.id, cb.name);
-                try appendWholeInput(a, arena, b, try contentBlockJson(a, arena, detail, event.data));
-                return;
-            }
-            if (eql(cb.type, "redacted_thinking")) {
-                // Its data arrives whole here, with no deltas: a block of one piece.
-                const b = try a.startBlock(wire.index, .redacted_thinking);
-                try b.text.appendSlice(a.gpa, cb.data orelse "");
-                return;
-            }
-            if (!eql(cb.type, "text") and !eql(cb.type, "thinking")) {
-                // A block panto does not interpret: kept as the API sent it (server blocks).
-                const json = try contentBlockJson(a, arena, detail, event.data);
-                const b = try a.startServerBlock(wire.index, cb.type, json);
-                try appendWholeInput(a, arena, b, json);
-                return;
-            }
-            const b = try a.startBlock(wire.index, if (eql(cb.type, "text")) .text else .thinking);
-            if (cb.signature) |sig| try b.signature.appendSlice(a.gpa, sig);
-            if (cb.text) |t| try a.appendDelta(b, t);
-            if (cb.thinking) |t| try a.appendDelta(b, t);
+            // Only the blocks that keep bytes of it need the block's JSON cut out.
+            const json = if (isPlain(cb.type)) "" else try json_member.value(arena, event.data, "content_block") orelse
+                return protocol(a, detail, "a content_block that is not a JSON object");
+            _ = try startContent(a, arena, wire.index, cb, json);
         } else if (eql(kind, "content_block_delta")) {
             const delta = wire.delta orelse return protocol(a, detail, "content_block_delta without a delta");
             try applyDelta(a, detail, wire.index, delta);
@@ -168,16 +159,57 @@ fn applyDelta(a: *Assembly, detail: *errors.Detail, index: u32, delta: WireDelta
     // Unknown delta types carry no text for this block.
 }
 
-/// The bytes of a content_block_start's `content_block`, as received.
-fn contentBlockJson(a: *Assembly, arena: Allocator, detail: *errors.Detail, data: []const u8) errors.TurnError![]const u8 {
-    return try json_member.value(arena, data, "content_block") orelse
-        protocol(a, detail, "a content_block that is not a JSON object");
+fn isPlain(block_type: []const u8) bool {
+    return eql(block_type, "text") or eql(block_type, "thinking") or eql(block_type, "redacted_thinking");
+}
+
+/// Starts a block as content_block_start gives it: `cb` decoded, `json` its bytes as received
+/// (unused for the plain kinds, see isPlain).
+fn startContent(a: *Assembly, arena: Allocator, index: u32, cb: WireBlock, json: []const u8) errors.TurnError!*Block {
+    if (eql(cb.type, "tool_use")) {
+        const b = try a.startToolBlock(index, cb.id, cb.name);
+        try appendWholeInput(a, arena, b, json);
+        return b;
+    }
+    if (eql(cb.type, "redacted_thinking")) {
+        // Its data arrives whole here, with no deltas: a block of one piece.
+        const b = try a.startBlock(index, .redacted_thinking);
+        try b.text.appendSlice(a.gpa, cb.data orelse "");
+        return b;
+    }
+    if (!isPlain(cb.type)) {
+        // A block panto does not interpret: kept as the API sent it (server blocks).
+        const b = try a.startServerBlock(index, cb.type, json);
+        try appendWholeInput(a, arena, b, json);
+        return b;
+    }
+    const b = try a.startBlock(index, if (eql(cb.type, "text")) .text else .thinking);
+    if (cb.signature) |sig| try b.signature.appendSlice(a.gpa, sig);
+    if (cb.text) |t| try a.appendDelta(b, t);
+    if (cb.thinking) |t| try a.appendDelta(b, t);
+    return b;
+}
+
+/// A message_start whose message holds its content already (some servers send the message
+/// whole there, then message_stop): each block as its content_block_start would start it,
+/// then complete.
+fn wholeContent(a: *Assembly, arena: Allocator, detail: *errors.Detail, data: []const u8, content: []const WireBlock) errors.TurnError!void {
+    const message = try json_member.value(arena, data, "message") orelse return protocol(a, detail, "message_start without a message");
+    const content_json = try json_member.value(arena, message, "content") orelse return protocol(a, detail, "a message's content that is not a list");
+    const jsons = try json_member.elements(arena, content_json) orelse return protocol(a, detail, "a message's content that is not a list");
+    if (jsons.len != content.len) return protocol(a, detail, "a message's content that is not a list");
+    for (content, jsons, 0..) |cb, json, i| {
+        if (!isPlain(cb.type) and (json.len == 0 or json[0] != '{')) return protocol(a, detail, "a content block that is not a JSON object");
+        const b = try startContent(a, arena, @intCast(i), cb, json);
+        if (b.isServer()) try fillServerInput(a, arena, detail, b);
+        try a.completeBlock(b);
+    }
 }
 
 /// A block's `input` given whole where it starts (programmatic tool calls, web fetch: no
 /// input_json_delta follows), added as one delta, so that its events join to the input as
 /// streamed ones do. The usual `{}`, which deltas then fill, adds nothing.
-fn appendWholeInput(a: *Assembly, arena: Allocator, b: *@import("../../assembly.zig").Block, block_json: []const u8) errors.TurnError!void {
+fn appendWholeInput(a: *Assembly, arena: Allocator, b: *Block, block_json: []const u8) errors.TurnError!void {
     const input = try json_member.value(arena, block_json, "input") orelse return;
     if (input.len == 0 or input[0] != '{' or isEmptyObject(input)) return;
     try a.appendDelta(b, input);
@@ -192,7 +224,7 @@ fn isEmptyObject(json: []const u8) bool {
 
 /// A server block's streamed input (a server_tool_use's input_json_delta) put in place of the
 /// `input` it started with, the rest of its bytes as received.
-fn fillServerInput(a: *Assembly, arena: Allocator, detail: *errors.Detail, b: *@import("../../assembly.zig").Block) errors.TurnError!void {
+fn fillServerInput(a: *Assembly, arena: Allocator, detail: *errors.Detail, b: *Block) errors.TurnError!void {
     const streamed = std.mem.trim(u8, b.text.items, " \t\r\n");
     if (streamed.len == 0) return; // nothing streamed: the block is whole as it started
     if (!try std.json.validate(arena, streamed))

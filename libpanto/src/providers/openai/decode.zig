@@ -14,28 +14,62 @@ pub const WireChunk = struct {
     model: []const u8 = "",
     choices: []const struct {
         index: u32 = 0,
-        delta: ?struct {
-            content: ?[]const u8 = null,
-            reasoning_content: ?[]const u8 = null,
-            refusal: ?[]const u8 = null,
-            tool_calls: []const struct {
-                index: u32 = 0,
-                id: ?[]const u8 = null,
-                function: ?struct {
-                    name: ?[]const u8 = null,
-                    arguments: ?[]const u8 = null,
-                } = null,
-            } = &.{},
-        } = null,
+        delta: ?WireDelta = null,
         finish_reason: ?[]const u8 = null,
     } = &.{},
-    usage: ?struct {
-        prompt_tokens: u64 = 0,
-        completion_tokens: u64 = 0,
-        prompt_tokens_details: ?struct { cached_tokens: ?u64 = null } = null,
-        completion_tokens_details: ?struct { reasoning_tokens: ?u64 = null } = null,
-    } = null,
+    usage: ?WireUsage = null,
     @"error": ?WireError = null,
+};
+
+pub const WireUsage = struct {
+    prompt_tokens: u64 = 0,
+    completion_tokens: u64 = 0,
+    total_tokens: ?u64 = null,
+    prompt_tokens_details: ?struct { cached_tokens: ?u64 = null } = null,
+    completion_tokens_details: ?struct { reasoning_tokens: ?u64 = null } = null,
+
+    /// The tokens the model generated. OpenAI counts reasoning inside completion_tokens
+    /// (total = prompt + completion); xAI counts it apart (total = prompt + completion +
+    /// reasoning). The numbers say which: reasoning is added when the total counts it apart,
+    /// or when it is more than completion_tokens (so it cannot be inside).
+    pub fn outputTokens(u: WireUsage) u64 {
+        const reasoning = u.reasoningTokens();
+        if (reasoning == 0) return u.completion_tokens;
+        const apart = u.prompt_tokens +| u.completion_tokens +| reasoning;
+        const outside = (u.total_tokens != null and u.total_tokens.? == apart) or reasoning > u.completion_tokens;
+        return if (outside) u.completion_tokens +| reasoning else u.completion_tokens;
+    }
+
+    pub fn reasoningTokens(u: WireUsage) u64 {
+        return if (u.completion_tokens_details) |c| c.reasoning_tokens orelse 0 else 0;
+    }
+};
+
+pub const WireDelta = struct {
+    content: ?[]const u8 = null,
+    /// Reasoning text, by the names servers give it: `reasoning_content` (DeepSeek, vLLM,
+    /// Together), `reasoning` (Groq, OpenRouter, newer vLLM), `reasoning_text`.
+    reasoning_content: ?[]const u8 = null,
+    reasoning: ?[]const u8 = null,
+    reasoning_text: ?[]const u8 = null,
+    refusal: ?[]const u8 = null,
+    tool_calls: []const struct {
+        index: u32 = 0,
+        id: ?[]const u8 = null,
+        function: ?struct {
+            name: ?[]const u8 = null,
+            arguments: ?[]const u8 = null,
+        } = null,
+    } = &.{},
+
+    /// The delta's reasoning text: the first of its names that holds any. A server that sends
+    /// two at once (vLLM: `reasoning` and `reasoning_content`) sends the same text twice.
+    pub fn thinking(d: WireDelta) ?[]const u8 {
+        for ([_]?[]const u8{ d.reasoning_content, d.reasoning, d.reasoning_text }) |t| {
+            if (t) |text| if (text.len > 0) return text;
+        }
+        return null;
+    }
 };
 
 const WireError = struct {
@@ -85,7 +119,7 @@ pub const Decoder = struct {
             // A choice without a delta is an Azure content-filter annotation of text already
             // sent (or the finish_reason of a filtered answer).
             if (choice.delta) |delta| {
-                if (delta.reasoning_content) |t| try appendTo(a, thinking_slot, .thinking, t);
+                if (delta.thinking()) |t| try appendTo(a, thinking_slot, .thinking, t);
                 if (delta.content) |t| try appendTo(a, text_slot, .text, t);
                 if (delta.refusal) |t| if (t.len > 0) {
                     // A refusal streams as text; the message then ends as a refusal.
@@ -109,8 +143,8 @@ pub const Decoder = struct {
             // OpenAI's prompt_tokens includes the cached tokens; panto's input_tokens does not.
             a.usage.input_tokens = u.prompt_tokens -| cached;
             a.usage.cache_read_tokens = cached;
-            a.usage.output_tokens = u.completion_tokens;
-            a.usage.reasoning_tokens = if (u.completion_tokens_details) |c| c.reasoning_tokens orelse 0 else 0;
+            a.usage.output_tokens = u.outputTokens();
+            a.usage.reasoning_tokens = u.reasoningTokens();
         }
     }
 

@@ -210,3 +210,61 @@ test "Azure: an answer the filter stopped ends as content_filter; a stream of fi
         \\
     );
 }
+
+test "reasoning under the names compatible servers give it: reasoning_content, reasoning, reasoning_text; two at once give it once" {
+    const delta = struct {
+        fn of(comptime fields: []const u8) []const u8 {
+            return head ++ "\"delta\":{" ++ fields ++ "},\"finish_reason\":null}]}";
+        }
+    }.of;
+    try expectTranscript(&.{
+        role,
+        delta("\"reasoning\":\"Groq \""),
+        delta("\"reasoning_text\":\"and \""),
+        delta("\"reasoning_content\":\"vLLM, \",\"reasoning\":\"vLLM, \""),
+        delta("\"reasoning\":\"\",\"reasoning_text\":\"first \""),
+        delta("\"role\":\"assistant\",\"reasoning\":\"found.\",\"reasoning_content\":null"),
+        delta("\"content\":\"Done.\",\"reasoning\":null"),
+        head ++ "\"delta\":{},\"finish_reason\":\"stop\"}]}",
+        "[DONE]",
+    },
+        \\start chatcmpl-1 gpt-4o
+        \\block 0 thinking
+        \\delta 0 Groq 
+        \\delta 0 and 
+        \\delta 0 vLLM, 
+        \\delta 0 first 
+        \\delta 0 found.
+        \\complete 0 Groq and vLLM, first found.
+        \\block 1 text
+        \\delta 1 Done.
+        \\complete 1 Done.
+        \\end end_turn stop 0
+        \\
+    );
+}
+
+test "reasoning tokens counted once: inside completion_tokens (OpenAI) or apart from them (xAI)" {
+    const text = head ++ "\"delta\":{\"content\":\"Hi\"},\"finish_reason\":\"stop\"}]}";
+    const cases = [_]struct { usage: []const u8, end: []const u8 }{
+        // OpenAI: total = prompt + completion; reasoning inside.
+        .{ .usage = "{\"prompt_tokens\":9,\"completion_tokens\":253,\"total_tokens\":262,\"completion_tokens_details\":{\"reasoning_tokens\":227}}", .end = "end end_turn stop 253\n" },
+        // xAI: total = prompt + completion + reasoning.
+        .{ .usage = "{\"prompt_tokens\":9,\"completion_tokens\":26,\"total_tokens\":262,\"completion_tokens_details\":{\"reasoning_tokens\":227}}", .end = "end end_turn stop 253\n" },
+        // No total: more reasoning than completion cannot be inside it.
+        .{ .usage = "{\"prompt_tokens\":9,\"completion_tokens\":26,\"completion_tokens_details\":{\"reasoning_tokens\":227}}", .end = "end end_turn stop 253\n" },
+        .{ .usage = "{\"prompt_tokens\":9,\"completion_tokens\":30,\"completion_tokens_details\":{\"reasoning_tokens\":20}}", .end = "end end_turn stop 30\n" },
+        // Equal: a total of prompt + completion says inside.
+        .{ .usage = "{\"prompt_tokens\":9,\"completion_tokens\":20,\"total_tokens\":29,\"completion_tokens_details\":{\"reasoning_tokens\":20}}", .end = "end end_turn stop 20\n" },
+        .{ .usage = "{\"prompt_tokens\":9,\"completion_tokens\":5}", .end = "end end_turn stop 5\n" },
+    };
+    for (cases) |c| {
+        var arena: std.heap.ArenaAllocator = .init(std.testing.allocator);
+        defer arena.deinit();
+        const usage_chunk = try std.fmt.allocPrint(arena.allocator(), "{{\"id\":\"chatcmpl-1\",\"object\":\"chat.completion.chunk\",\"model\":\"gpt-4o\",\"choices\":[],\"usage\":{s}}}", .{c.usage});
+        const got = try transcript(&.{ text, usage_chunk, "[DONE]" }, false);
+        defer std.testing.allocator.free(got);
+        const expected = try std.fmt.allocPrint(arena.allocator(), "start chatcmpl-1 gpt-4o\nblock 0 text\ndelta 0 Hi\ncomplete 0 Hi\n{s}", .{c.end});
+        try std.testing.expectEqualStrings(expected, got);
+    }
+}

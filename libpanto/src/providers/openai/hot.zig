@@ -160,6 +160,7 @@ const Seen = struct {
         const names = [_][]const u8{
             "id",      "model",             "choices", "usage",      "index", "delta",     "finish_reason",
             "content", "reasoning_content", "refusal", "tool_calls", "name",  "arguments", "function",
+            "reasoning", "reasoning_text",
         };
         for (names, 0..) |n, i| if (std.mem.eql(u8, n, name)) return 1 << i;
         @compileError("no bit for " ++ name);
@@ -214,10 +215,13 @@ fn deltaOf(s: *Shape) Allocator.Error!?Delta {
             }
         } else if (keyIs(key, "reasoning_content")) {
             if (!seen.first("reasoning_content")) return null;
-            if (!s.isNull()) {
-                if (delta != null) return null;
-                delta = .{ .reasoning = try s.string() orelse return null };
-            }
+            if (!try reasoning(s, &delta)) return null;
+        } else if (keyIs(key, "reasoning")) {
+            if (!seen.first("reasoning")) return null;
+            if (!try reasoning(s, &delta)) return null;
+        } else if (keyIs(key, "reasoning_text")) {
+            if (!seen.first("reasoning_text")) return null;
+            if (!try reasoning(s, &delta)) return null;
         } else if (keyIs(key, "refusal")) {
             if (!seen.first("refusal") or !s.isNull()) return null;
         } else if (keyIs(key, "tool_calls")) {
@@ -229,6 +233,15 @@ fn deltaOf(s: *Shape) Allocator.Error!?Delta {
         return null;
     }
     return delta;
+}
+
+/// A reasoning text under any of its names (decode.zig, WireDelta.thinking), or null; false
+/// when the delta holds something else too (two names at once: the general path picks one).
+fn reasoning(s: *Shape, delta: *?Delta) Allocator.Error!bool {
+    if (s.isNull()) return true;
+    if (delta.* != null) return false;
+    delta.* = .{ .reasoning = try s.string() orelse return false };
+    return true;
 }
 
 /// `[ {"index": n, "function": {"arguments": "..."}} ]`: one call, no id, no name.
