@@ -113,11 +113,22 @@ def driver_env(network: dict[str, str] | None = None) -> dict[str, str]:
     return env
 
 
-def run_build(argv: list[str], cwd: Path) -> str:
+def go_library_stamp() -> dict[str, str]:
+    """Go's build cache does not hash libpanto.a (cgo's LDFLAGS only name it), so after a
+    `make build` `go build` would keep a driver linked with the old library. A define that
+    changes with the library's bytes is part of the cache key: the driver is relinked."""
+    libs = sorted((REPO / "libpanto-go" / "lib").glob("*/libpanto.a"))
+    digest = hashlib.sha256()
+    for lib in libs:
+        digest.update(lib.read_bytes())
+    return {"CGO_CFLAGS": f"-O2 -g -DPANTO_LIBRARY_STAMP={digest.hexdigest()[:16]}"}
+
+
+def run_build(argv: list[str], cwd: Path, extra_env: dict[str, str] | None = None) -> str:
     """Runs a build command; returns "" on success or a short reason."""
     try:
         proc = subprocess.run(
-            argv, cwd=cwd, env=driver_env(), capture_output=True, text=True,
+            argv, cwd=cwd, env={**driver_env(), **(extra_env or {})}, capture_output=True, text=True,
             timeout=BUILD_TIMEOUT_S,
         )
     except FileNotFoundError as e:
@@ -161,7 +172,7 @@ def prepare_driver(lang: str) -> Driver:
         build.mkdir(parents=True, exist_ok=True)
         exe = build / "go_driver"
         problem = run_build([go, "build", "-o", str(exe), "./cmd/conformance-driver"],
-                            REPO / "libpanto-go")
+                            REPO / "libpanto-go", go_library_stamp())
         return Driver(lang, problem=problem) if problem else Driver(lang, [str(exe)])
     if lang == "lua":
         script = drivers / "driver.lua"
