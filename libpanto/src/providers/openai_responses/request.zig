@@ -138,13 +138,15 @@ fn writeAssistantItems(s: *std.json.Stringify, blocks: []const Block, thinking: 
 }
 
 /// A content part of a user message or of a tool's output: input_text, input_image (a data
-/// URL), input_file (a PDF as a data URL).
+/// URL, detail "auto" as the API's default), input_file (a PDF as a data URL).
 fn writeInputPart(s: *std.json.Stringify, b: Block) std.Io.Writer.Error!void {
     try s.beginObject();
     try s.objectField("type");
     switch (b.kind) {
         .image => {
             try s.write("input_image");
+            try s.objectField("detail"); // (required by the API's type)
+            try s.write("auto");
             try s.objectField("image_url");
             try writeDataUrl(s, b);
         },
@@ -275,7 +277,7 @@ test "responses request: a conversation with a reasoning item, a tool round and 
         .{ .name = "search", .description = "Search.", .schema_json = loose_json, .schema = try std.json.parseFromSliceLeaky(std.json.Value, arena.allocator(), loose_json, .{}), .capabilities = &.{} },
     };
     const want_input =
-        \\"input":[{"role":"user","content":[{"type":"input_text","text":"Weather in Paris?"},{"type":"input_image","image_url":"data:image/png;base64,iVBO"}]},{"type":"reasoning","id":"rs_1","summary":[{"type":"summary_text","text":"Look it up."}],"encrypted_content":"gAAAA="},{"type":"function_call","call_id":"call_a","name":"get_weather","arguments":"{\"city\":\"Paris\"}"},{"type":"function_call_output","call_id":"call_a","output":"sunny"},{"type":"message","role":"assistant","content":"Sunny."},{"role":"user","content":[{"type":"input_text","text":"Thanks"}]}]
+        \\"input":[{"role":"user","content":[{"type":"input_text","text":"Weather in Paris?"},{"type":"input_image","detail":"auto","image_url":"data:image/png;base64,iVBO"}]},{"type":"reasoning","id":"rs_1","summary":[{"type":"summary_text","text":"Look it up."}],"encrypted_content":"gAAAA="},{"type":"function_call","call_id":"call_a","name":"get_weather","arguments":"{\"city\":\"Paris\"}"},{"type":"function_call_output","call_id":"call_a","output":"sunny"},{"type":"message","role":"assistant","content":"Sunny."},{"role":"user","content":[{"type":"input_text","text":"Thanks"}]}]
     ;
     const want_tools =
         \\"tools":[{"type":"function","name":"get_weather","description":"Weather.","parameters":{"type":"object","properties":{"city":{"type":"string"}},"required":["city"],"additionalProperties":false},"strict":true},{"type":"function","name":"search","description":"Search.","parameters":{"type":"object","properties":{"q":{"type":"string"}}},"strict":false}],
