@@ -58,6 +58,7 @@ import typing_extensions
 from anthropic.types import ContentBlockParam
 from anthropic.types.message_create_params import MessageCreateParamsStreaming
 from openai.types.chat.completion_create_params import CompletionCreateParamsStreaming
+from openai.types.responses.response_create_params import ResponseCreateParamsStreaming
 
 import panto
 from panto.emulator import Emulator
@@ -69,8 +70,10 @@ RECORDED = REPO / "tests" / "fixtures" / "recorded"
 PARAMS = {
     "anthropic": MessageCreateParamsStreaming,
     "openai": CompletionCreateParamsStreaming,
+    "openai-responses": ResponseCreateParamsStreaming,
 }
-PATHS = {"/v1/messages": "anthropic", "/v1/chat/completions": "openai"}
+PATHS = {"/v1/messages": "anthropic", "/v1/chat/completions": "openai",
+         "/v1/responses": "openai-responses"}
 STRICT = pydantic.ConfigDict(extra="forbid", strict=True)
 # A config on the TypedDict itself is refused by TypeAdapter; on a list of it, it applies to
 # the TypedDict and to the ones nested in it.
@@ -272,8 +275,8 @@ def test_conformance_requests() -> None:
     assert entries, "the conformance run saved no request"
     problems = validate_log(entries)
     assert not problems, "\n".join(problems[:40]) + f"\n({len(problems)} problem(s))"
-    # Both providers' requests were seen (a run restricted with -k may lack one: fine then).
-    assert providers & {"anthropic", "openai"}
+    # The providers' requests were seen (a run restricted with -k may lack some: fine then).
+    assert providers & set(PARAMS)
 
 
 # ---- Representative turns, run here --------------------------------------------------------
@@ -546,6 +549,41 @@ SWITCHES = [
       for name, config in (("anthropic", A), ("openai", O))],
 ]
 SCENARIOS += SWITCHES
+
+# The Responses API (issue 29): media, reasoning items sent back across a tool round with media
+# in its results, every request parameter it takes, and a switch away and back (its reasoning
+# then left out, as another model's).
+R = {"provider": "openai-responses", "model": "gpt-test"}
+REASONING_CALL = _answer({"type": "thinking", "thinking": "Look first.", "signature": "enc-r"},
+                         {"type": "tool_use", "id": "call_r", "name": "screenshot", "input": {}},
+                         {"type": "tool_use", "id": "call_w", "name": "get_weather",
+                          "input": {"city": "Oslo"}})
+RESPONSES = [
+    ("responses_media_reasoning_tool_round", dict(R, thinking="low", system="Be brief."),
+     [MEDIA_TURN, "And now?"],
+     {"responses": [REASONING_CALL, _answer(_text("Seen.")), _answer(_text("Still."))]},
+     [SCREENSHOT, WEATHER], {},
+     ['"type": "input_image"', '"type": "input_file"', '"filename": "spec.pdf"',
+      '"encrypted_content": "enc-r"', '"type": "function_call_output"', "Sunny in Oslo",
+      '"summary": "auto"', '"instructions": "Be brief."']),
+    ("responses_request_params",
+     dict(R, temperature=1.2, top_p=0.9, metadata={"team": "a"}, user="user-1",
+          service_tier="flex", tool_choice={"name": "get_weather"}, parallel_tool_calls=False,
+          reasoning_effort="low", cache={"key": "k-1", "retention": "24h"},
+          response_format={"type": "json_schema", "name": "weather",
+                           "schema": {"type": "object", "properties": {"t": {"type": "number"}},
+                                      "required": ["t"], "additionalProperties": False}},
+          extra_body={"truncation": "auto"}),
+     ["Weather?"], {"responses": [_answer(_text('{"t": 3}'))]}, [WEATHER], {},
+     ['"parallel_tool_calls": false', '"name": "get_weather"}', '"effort": "low"',
+      '"prompt_cache_key": "k-1"', '"strict": true', '"truncation": "auto"']),
+    ("switch_responses_anthropic_responses", dict(R, thinking="low"),
+     ["Weather?", TO_ANTHROPIC, "And Rome?", {"set_config": dict(R, thinking="low")}, "Thanks"],
+     {"responses": [ODD_ID_CALL, _answer(_text("Cold.")), _answer(_text("Warm.")),
+                    _answer(_text("Welcome."))]}, [WEATHER], {},
+     ['"type": "function_call"', '"call_id": "call_', '"encrypted_content": "sig-s"']),
+]
+SCENARIOS += RESPONSES
 
 
 # A turn canceled after MESSAGE_START, before any content, must leave no empty assistant

@@ -104,12 +104,14 @@ fn writeUserItems(s: *std.json.Stringify, blocks: []const Block) std.Io.Writer.E
 }
 
 /// An assistant message, block by block in order: its reasoning items (only to the provider
-/// and model that wrote them, and only with their encrypted content), text as assistant
-/// messages, tool calls as function_call items.
+/// and model that wrote them, only with their encrypted content, and only followed by the
+/// text or call they led to: the API refuses a reasoning item without its following item, as
+/// a canceled message's last one would be), text as assistant messages, tool calls as
+/// function_call items.
 fn writeAssistantItems(s: *std.json.Stringify, blocks: []const Block, thinking: bool) std.Io.Writer.Error!void {
     var id_buf: call_id.Buffer = undefined;
-    for (blocks) |b| switch (b.kind) {
-        .thinking => if (thinking and b.signature.len > 0) try reasoning_item.write(s, b.text, b.signature),
+    for (blocks, 0..) |b, i| switch (b.kind) {
+        .thinking => if (thinking and b.signature.len > 0 and followed(blocks[i + 1 ..])) try reasoning_item.write(s, b.text, b.signature),
         .text => if (b.text.len > 0) {
             try s.beginObject();
             try s.objectField("type");
@@ -137,14 +139,26 @@ fn writeAssistantItems(s: *std.json.Stringify, blocks: []const Block, thinking: 
     };
 }
 
+/// Whether a reasoning item has an item after it: text that is sent, or a call.
+fn followed(after: []const Block) bool {
+    for (after) |b| switch (b.kind) {
+        .tool_call => return true,
+        .text => if (b.text.len > 0) return true,
+        else => {},
+    };
+    return false;
+}
+
 /// A content part of a user message or of a tool's output: input_text, input_image (a data
-/// URL), input_file (a PDF as a data URL).
+/// URL, detail "auto" as the API's default), input_file (a PDF as a data URL).
 fn writeInputPart(s: *std.json.Stringify, b: Block) std.Io.Writer.Error!void {
     try s.beginObject();
     try s.objectField("type");
     switch (b.kind) {
         .image => {
             try s.write("input_image");
+            try s.objectField("detail"); // (required by the API's type)
+            try s.write("auto");
             try s.objectField("image_url");
             try writeDataUrl(s, b);
         },
@@ -253,7 +267,7 @@ fn writeParams(s: *std.json.Stringify, parts: RequestParts) std.Io.Writer.Error!
     try optional(s, "prompt_cache_retention", r.cache.retention);
 }
 
-test "responses request: a conversation with a reasoning item, a tool round and an image round-trips as input items" {
+test "responses request: a conversation with a reasoning item, a tool round and an image round-trips as input items; a lone reasoning item does not" {
     const gpa = std.testing.allocator;
     var conv: conversation.Conversation = .init(gpa);
     defer conv.deinit();
@@ -265,6 +279,9 @@ test "responses request: a conversation with a reasoning item, a tool round and 
     try conv.appendCopy(.user, &.{.{ .kind = .tool_result, .id = "call_a", .text = "sunny" }});
     try conv.appendMessage(.assistant, &.{.{ .kind = .text, .text = "Sunny." }}, .{ .provider = "openai-responses", .model = "gpt-5" });
     try conv.appendUserText("Thanks");
+    // A canceled message that kept only its reasoning: nothing of it is sent.
+    try conv.appendMessage(.assistant, &.{.{ .kind = .thinking, .text = "Hmm.", .signature = "rs_2 gBBB=" }}, .{ .stop_reason = .aborted, .provider = "openai-responses", .model = "gpt-5" });
+    try conv.appendUserText("Go on");
 
     var arena: std.heap.ArenaAllocator = .init(gpa);
     defer arena.deinit();
@@ -275,7 +292,7 @@ test "responses request: a conversation with a reasoning item, a tool round and 
         .{ .name = "search", .description = "Search.", .schema_json = loose_json, .schema = try std.json.parseFromSliceLeaky(std.json.Value, arena.allocator(), loose_json, .{}), .capabilities = &.{} },
     };
     const want_input =
-        \\"input":[{"role":"user","content":[{"type":"input_text","text":"Weather in Paris?"},{"type":"input_image","image_url":"data:image/png;base64,iVBO"}]},{"type":"reasoning","id":"rs_1","summary":[{"type":"summary_text","text":"Look it up."}],"encrypted_content":"gAAAA="},{"type":"function_call","call_id":"call_a","name":"get_weather","arguments":"{\"city\":\"Paris\"}"},{"type":"function_call_output","call_id":"call_a","output":"sunny"},{"type":"message","role":"assistant","content":"Sunny."},{"role":"user","content":[{"type":"input_text","text":"Thanks"}]}]
+        \\"input":[{"role":"user","content":[{"type":"input_text","text":"Weather in Paris?"},{"type":"input_image","detail":"auto","image_url":"data:image/png;base64,iVBO"}]},{"type":"reasoning","id":"rs_1","summary":[{"type":"summary_text","text":"Look it up."}],"encrypted_content":"gAAAA="},{"type":"function_call","call_id":"call_a","name":"get_weather","arguments":"{\"city\":\"Paris\"}"},{"type":"function_call_output","call_id":"call_a","output":"sunny"},{"type":"message","role":"assistant","content":"Sunny."},{"role":"user","content":[{"type":"input_text","text":"Thanks"}]},{"role":"user","content":[{"type":"input_text","text":"Go on"}]}]
     ;
     const want_tools =
         \\"tools":[{"type":"function","name":"get_weather","description":"Weather.","parameters":{"type":"object","properties":{"city":{"type":"string"}},"required":["city"],"additionalProperties":false},"strict":true},{"type":"function","name":"search","description":"Search.","parameters":{"type":"object","properties":{"q":{"type":"string"}}},"strict":false}],
