@@ -65,6 +65,7 @@ test {
     _ = @import("json_member.zig");
     _ = @import("server_block_test.zig");
     _ = @import("switch_request_test.zig");
+    _ = @import("user_run_test.zig");
     _ = @import("parts_request_test.zig");
     _ = @import("transport/network.zig");
     _ = @import("transport/tunnel.zig");
