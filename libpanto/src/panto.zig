@@ -92,6 +92,7 @@ test {
     _ = @import("body.zig");
     _ = @import("json_depth.zig");
     _ = @import("strict_schema.zig");
+    _ = @import("provider_schema.zig");
     _ = @import("open_beneath.zig");
     _ = @import("utf8.zig");
     _ = @import("errors.zig");

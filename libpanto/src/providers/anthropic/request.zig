@@ -7,6 +7,7 @@ const Block = conversation.Block;
 const call_id = @import("../../call_id.zig");
 const config_mod = @import("../../config.zig");
 const cache = @import("cache.zig");
+const provider_schema = @import("../../provider_schema.zig");
 const params = @import("params.zig");
 pub const interleaved_thinking_beta = params.interleaved_thinking_beta;
 pub const interleavedThinking = params.interleavedThinking;
@@ -159,7 +160,7 @@ fn writeOutputConfig(s: *std.json.Stringify, format: ?config_mod.ResponseFormat)
     try s.objectField("type");
     try s.write("json_schema");
     try s.objectField("schema");
-    try writeRawJson(s, f.json_schema.schema);
+    if (f.json_schema.parsed) |v| try provider_schema.write(s, v, .anthropic, .output) else try writeRawJson(s, f.json_schema.schema);
     try s.endObject();
     try s.endObject();
 }
