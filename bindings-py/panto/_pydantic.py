@@ -5,11 +5,11 @@ A type that involves a model (`City`, `list[City]`, `Optional[City]`,
 `Annotated[City, Field(...)]`, a Union holding one) has the JSON Schema Pydantic's TypeAdapter
 makes, and its JSON value is validated by the same TypeAdapter, which hands over model
 instances; a bad value raises InvalidValue (a ValueError naming each problem by its path, the
-pydantic ValidationError as its cause). The schema is
-made to read as panto's own for dataclasses: objects without "additionalProperties" closed
-(the fields are the properties), "title" keywords dropped; and the "$defs" of nested models
-are gathered at the root of the schema they end up in (`hoist_defs`), where their "$ref"s
-("#/$defs/X") point.
+pydantic ValidationError as its cause). The schema is sent as Pydantic makes it: the core
+writes it as each provider takes it (libpanto/src/provider_schema.zig: titles left out,
+objects of a structured output closed, keywords a provider refuses moved into the
+description). Only the "$defs" of nested models are gathered at the root of the schema they
+end up in (`hoist_defs`), where their "$ref"s ("#/$defs/X") point.
 """
 
 from __future__ import annotations
@@ -56,7 +56,6 @@ def model_type_schema(tp: Any, where: str) -> Tuple[Dict[str, Any], Callable[[An
         schema = adapter.json_schema()
     except Exception as e:  # a type Pydantic cannot describe: say where
         raise TypeError(f"{where}: Pydantic gives no JSON Schema for {tp!r}: {e}") from None
-    _adapt(schema)
 
     def validate(value: Any) -> Any:
         try:
@@ -107,16 +106,6 @@ def _problems(error: Any) -> List[Tuple[str, str]]:
             path += f"[{part}]" if isinstance(part, int) else (f".{part}" if path else str(part))
         out.append((path, str(e.get("msg", ""))))
     return out
-
-
-def _adapt(schema: Any) -> None:
-    """Drops "title" keywords and closes open objects, in place, through every subschema."""
-    if not isinstance(schema, dict):
-        return
-    schema.pop("title", None)
-    if "properties" in schema and "additionalProperties" not in schema:
-        schema["additionalProperties"] = False
-    _each_subschema(schema, _adapt)
 
 
 def _each_subschema(schema: Dict[str, Any], visit: Callable[[Any], None]) -> None:

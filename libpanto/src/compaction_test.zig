@@ -248,12 +248,14 @@ test "a turn past the threshold summarizes the older messages first, then sends 
     try std.testing.expect(summary_req.object.get("tools") == null);
     try std.testing.expectEqual(@as(usize, 1), summary_req.object.get("messages").?.array.items.len);
     try std.testing.expectEqualStrings("<conversation>\n[User]: " ++ old_question ++ "\n\n[Assistant]: " ++ old_answer ++ "\n</conversation>", requestText(summary_req, 0));
-    // The turn's request: the summary in place of the old messages.
+    // The turn's request: the summary in place of the old messages, the new question after it
+    // in the same user message (Anthropic takes no two user messages in a row).
     const turn_req = try server.request(arena.allocator(), 1);
     try std.testing.expect(turn_req.object.get("system") == null);
-    try std.testing.expectEqual(@as(usize, 2), turn_req.object.get("messages").?.array.items.len);
+    try std.testing.expectEqual(@as(usize, 1), turn_req.object.get("messages").?.array.items.len);
     try std.testing.expectEqualStrings(summary_text, requestText(turn_req, 0));
-    try std.testing.expectEqualStrings(new_question, requestText(turn_req, 1));
+    const content = turn_req.object.get("messages").?.array.items[0].object.get("content").?.array.items;
+    try std.testing.expectEqualStrings(new_question, content[1].object.get("text").?.string);
 }
 
 test "a turn under the threshold, or with nothing old enough to summarize, goes out as it is" {
@@ -438,7 +440,8 @@ test "Agent.compact summarizes now: COMPACTION_START, COMPACTION_END, MESSAGE_CO
     _ = try nextAs(turn, .message_start);
     _ = try nextUntil(turn, .message_complete);
     const turn_req = try server.request(arena.allocator(), 1);
-    try std.testing.expectEqual(@as(usize, 4), turn_req.object.get("messages").?.array.items.len);
+    // (the summary and the question kept after it go as one user message, then "Done.", "next")
+    try std.testing.expectEqual(@as(usize, 3), turn_req.object.get("messages").?.array.items.len);
     // (a block array: it carries the system prompt's cache breakpoint)
     try std.testing.expectEqualStrings("You are terse.", turn_req.object.get("system").?.array.items[0].object.get("text").?.string);
 }

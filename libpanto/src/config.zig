@@ -115,6 +115,9 @@ pub const ResponseFormat = union(enum) {
         /// OpenAI's strict mode. Null: strict exactly when the schema meets the strict rules
         /// (strict_schema.zig), decided when the agent takes the configuration.
         strict: ?bool = null,
+        /// The schema parsed, set when the agent takes the configuration: requests write it
+        /// as the provider takes it (provider_schema.zig); null: `schema` as it is.
+        parsed: ?std.json.Value = null,
     };
 };
 

@@ -72,6 +72,7 @@ test {
     _ = @import("json_member.zig");
     _ = @import("server_block_test.zig");
     _ = @import("switch_request_test.zig");
+    _ = @import("user_run_test.zig");
     _ = @import("parts_request_test.zig");
     _ = @import("transport/network.zig");
     _ = @import("transport/tunnel.zig");
@@ -98,6 +99,7 @@ test {
     _ = @import("body.zig");
     _ = @import("json_depth.zig");
     _ = @import("strict_schema.zig");
+    _ = @import("provider_schema.zig");
     _ = @import("open_beneath.zig");
     _ = @import("utf8.zig");
     _ = @import("errors.zig");

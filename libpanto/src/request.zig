@@ -21,6 +21,11 @@ pub const RequestParts = struct {
         return std.mem.eql(u8, m.provider, @tagName(p.config.provider)) and std.mem.eql(u8, m.model, p.config.model);
     }
 
+    /// The conversation's messages as the request sends them, in runs (see `Runs`).
+    pub fn runs(p: RequestParts, sends: *const fn (RequestParts, conversation.Message) bool) Runs {
+        return .{ .parts = p, .sends = sends };
+    }
+
     /// Whether any tool may be sent: a request without usable tools has no tools field.
     pub fn hasTools(p: RequestParts) bool {
         for (p.tools) |t| if (t.allowedWith(p.granted)) return true;
@@ -43,6 +48,40 @@ pub const RequestParts = struct {
             try s.objectField(m.key);
             try conversation.writeRawJson(s, m.value);
         }
+    }
+};
+
+/// Messages `start..end` of the conversation, sent as one wire message of `role`: those of
+/// them the provider `sends` (one that sends nothing, such as an assistant message whose
+/// thinking is another model's, is skipped inside a run).
+pub const Run = struct { role: conversation.Role, start: usize, end: usize };
+
+/// The runs of a request: one per message sent, except that consecutive user messages make
+/// one run. A conversation can hold two user messages in a row (a compaction summary before
+/// the kept user message, an imported document, a turn whose answer failed or was canceled,
+/// an answer left out because its thinking belongs to another model), which Anthropic
+/// refuses or combines on its own terms; the stored conversation keeps them apart.
+pub const Runs = struct {
+    parts: RequestParts,
+    sends: *const fn (RequestParts, conversation.Message) bool,
+    next_index: usize = 0,
+
+    pub fn next(r: *Runs) ?Run {
+        const messages = r.parts.conversation.messages.items;
+        while (r.next_index < messages.len and !r.sends(r.parts, messages[r.next_index])) r.next_index += 1;
+        if (r.next_index == messages.len) return null;
+        const start = r.next_index;
+        const role = messages[start].role;
+        r.next_index += 1;
+        if (role == .user) {
+            var i = r.next_index;
+            while (i < messages.len) : (i += 1) {
+                if (!r.sends(r.parts, messages[i])) continue;
+                if (messages[i].role != .user) break;
+                r.next_index = i + 1;
+            }
+        }
+        return .{ .role = role, .start = start, .end = r.next_index };
     }
 };
 

@@ -161,6 +161,7 @@ fn responseFormat(arena: Allocator, v: Value, diag: *Diagnostic) config_mod.Pars
         return diag.fail("response_format.schema must be an object schema (\"type\": \"object\")", .{});
     if (json_depth.valueTooDeep(schema)) return diag.fail("response_format.schema is nested too deeply", .{});
     var format: config_mod.ResponseFormat.JsonSchema = .{ .schema = try compact(arena, schema) };
+    format.parsed = parseSchema(arena, format.schema);
     if (sub.get("name")) |n| {
         if (n != .string or !validSchemaName(n.string)) return diag.fail("response_format.name must be 1 to 64 of a-z A-Z 0-9 _ -", .{});
         format.name = n.string;
@@ -338,10 +339,12 @@ pub fn dupe(arena: Allocator, r: RequestOptions) Allocator.Error!RequestOptions 
     out.service_tier = try dupeOpt(arena, r.service_tier);
     out.reasoning_effort = try dupeOpt(arena, r.reasoning_effort);
     if (r.response_format) |f| if (f == .json_schema) {
+        const schema = try arena.dupe(u8, f.json_schema.schema);
         out.response_format = .{ .json_schema = .{
             .name = try arena.dupe(u8, f.json_schema.name),
-            .schema = try arena.dupe(u8, f.json_schema.schema),
-            .strict = f.json_schema.strict orelse strictByRules(arena, f.json_schema.schema),
+            .schema = schema,
+            .strict = f.json_schema.strict orelse strictByRules(arena, schema),
+            .parsed = parseSchema(arena, schema),
         } };
     };
     out.cache.key = try dupeOpt(arena, r.cache.key);
@@ -362,6 +365,13 @@ fn strictByRules(arena: Allocator, schema: []const u8) bool {
     defer scratch.deinit();
     const v = std.json.parseFromSliceLeaky(Value, scratch.allocator(), schema, .{}) catch return false;
     return !json_depth.valueTooDeep(v) and strict_schema.meetsStrictRules(v);
+}
+
+/// The schema parsed into `arena`, or null when it is not JSON or nests too deeply (then it
+/// is sent as it is).
+fn parseSchema(arena: Allocator, schema: []const u8) ?Value {
+    const v = std.json.parseFromSliceLeaky(Value, arena, schema, .{}) catch return null;
+    return if (json_depth.valueTooDeep(v)) null else v;
 }
 
 fn dupeOpt(arena: Allocator, s: ?[]const u8) Allocator.Error!?[]const u8 {

@@ -6,8 +6,9 @@
 //! non-strict here, not in each binding.
 //!
 //! The rules checked (https://platform.openai.com/docs/guides/structured-outputs): every
-//! object schema sets "additionalProperties": false and lists each of its properties in
-//! "required"; no schema is empty (`{}` accepts anything, which strict mode cannot say).
+//! object schema is closed ("additionalProperties": false, or none: the request closes it,
+//! provider_schema.zig) and lists each of its properties in "required"; no schema is empty
+//! (`{}` accepts anything, which strict mode cannot say).
 //! Subschemas are those of "properties", "items", "anyOf", "$defs" and "definitions".
 const std = @import("std");
 const Value = std.json.Value;
@@ -20,7 +21,7 @@ pub fn meetsStrictRules(schema: Value) bool {
     const props: ?std.json.ObjectMap = if (o.get("properties")) |p| (if (p == .object) p.object else return false) else null;
     const is_object = if (o.get("type")) |t| t == .string and std.mem.eql(u8, t.string, "object") else false;
     if (is_object or props != null) {
-        const closed = if (o.get("additionalProperties")) |a| a == .bool and !a.bool else false;
+        const closed = if (o.get("additionalProperties")) |a| a == .bool and !a.bool else true;
         if (!closed or !requiresEvery(o.get("required"), props)) return false;
     }
     if (props) |p| for (p.values()) |sub| if (!meetsStrictRules(sub)) return false;
@@ -75,20 +76,21 @@ test "a closed object whose properties are all required is strict, nested ones t
     try check(true,
         \\{"type":"object","properties":{},"additionalProperties":false}
     );
+    // Without "additionalProperties": the request closes the object (provider_schema.zig).
+    try check(true,
+        \\{"type":"object","properties":{"a":{"type":"string"}},"required":["a"]}
+    );
+    try check(true,
+        \\{"type":"object"}
+    );
 }
 
-test "an optional property, an open object or an empty schema is not strict" {
+test "an optional property, an object left open or an empty schema is not strict" {
     try check(false,
         \\{"type":"object","properties":{"a":{"type":"string"},"b":{"type":"string"}},"required":["a"],"additionalProperties":false}
     );
     try check(false,
-        \\{"type":"object","properties":{"a":{"type":"string"}},"required":["a"]}
-    );
-    try check(false,
         \\{"type":"object","properties":{"a":{"type":"string"}},"required":["a"],"additionalProperties":true}
-    );
-    try check(false,
-        \\{"type":"object"}
     );
     try check(false,
         \\{"type":"object","properties":{"any":{}},"required":["any"],"additionalProperties":false}
@@ -98,7 +100,7 @@ test "an optional property, an open object or an empty schema is not strict" {
         \\ "required":["l"],"additionalProperties":false}
     );
     try check(false, // inside $defs
-        \\{"type":"object","properties":{},"additionalProperties":false,"$defs":{"P":{"type":"object"}}}
+        \\{"type":"object","properties":{},"additionalProperties":false,"$defs":{"P":{"type":"object","properties":{"x":{"type":"string"}}}}}
     );
     try check(false, // a name required twice, one property left out
         \\{"type":"object","properties":{"a":{"type":"string"},"b":{"type":"string"}},"required":["a","a"],"additionalProperties":false}

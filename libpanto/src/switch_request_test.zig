@@ -48,7 +48,7 @@ test "to the model that wrote it: thinking and its signature go back; the id is 
     try std.testing.expectEqualStrings(want, got);
 }
 
-test "to another model of the same provider: no thinking, and a message of thinking alone is left out" {
+test "to another model of the same provider: no thinking, a message of thinking alone is left out, and the user messages it parted are one" {
     const gpa = std.testing.allocator;
     var conv: conversation.Conversation = .init(gpa);
     defer conv.deinit();
@@ -58,7 +58,7 @@ test "to another model of the same provider: no thinking, and a message of think
     var buf: @import("call_id.zig").Buffer = undefined;
     const id = @import("call_id.zig").forWire("fc/1:x", &buf);
     const want = try std.fmt.allocPrint(gpa,
-        \\[{{"role":"user","content":[{{"type":"text","text":"hi"}}]}},{{"role":"assistant","content":[{{"type":"text","text":"let me look"}},{{"type":"tool_use","id":"{s}","name":"look","input":{{}}}}]}},{{"role":"user","content":[{{"type":"tool_result","tool_use_id":"{s}","content":"seen"}}]}},{{"role":"user","content":[{{"type":"text","text":"again"}}]}}]
+        \\[{{"role":"user","content":[{{"type":"text","text":"hi"}}]}},{{"role":"assistant","content":[{{"type":"text","text":"let me look"}},{{"type":"tool_use","id":"{s}","name":"look","input":{{}}}}]}},{{"role":"user","content":[{{"type":"tool_result","tool_use_id":"{s}","content":"seen"}},{{"type":"text","text":"again"}}]}}]
     , .{ id, id });
     defer gpa.free(want);
     try std.testing.expectEqualStrings(want, got);

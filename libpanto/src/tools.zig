@@ -214,6 +214,13 @@ pub fn writeOne(s: *std.json.Stringify, t: Tool, format: Format) std.Io.Writer.E
     try s.endObject();
 }
 
+/// The input schema as the provider takes it (provider_schema.zig); a tool made without its
+/// parsed schema (`.null`) as its text.
+fn writeProviderSchema(s: *std.json.Stringify, t: Tool, provider: @import("providers.zig").Provider) std.Io.Writer.Error!void {
+    if (t.schema == .null) return writeRawJson(s, t.schema_json);
+    try @import("provider_schema.zig").write(s, t.schema, provider, .tool);
+}
+
 /// The members of a tool's object in `format`, inside an object the caller began (and may
 /// add to: a cache breakpoint, providers/anthropic/cache.zig).
 pub fn writeFields(s: *std.json.Stringify, t: Tool, format: Format) std.Io.Writer.Error!void {
@@ -224,7 +231,7 @@ pub fn writeFields(s: *std.json.Stringify, t: Tool, format: Format) std.Io.Write
             try s.objectField("description");
             try s.write(t.description);
             try s.objectField("input_schema");
-            try writeRawJson(s, t.schema_json);
+            try writeProviderSchema(s, t, .anthropic);
         },
         .openai => {
             try s.objectField("type");
@@ -236,7 +243,7 @@ pub fn writeFields(s: *std.json.Stringify, t: Tool, format: Format) std.Io.Write
             try s.objectField("description");
             try s.write(t.description);
             try s.objectField("parameters");
-            try writeRawJson(s, t.schema_json);
+            try writeProviderSchema(s, t, .openai);
             try s.endObject();
         },
         .panto => {

@@ -268,8 +268,16 @@ def anthropic_messages(messages: list[dict[str, Any]], model: str) -> list[dict[
                 content.append(r)
             else:
                 raise ValueError(f"no Anthropic rendering here for {t}")
-        if content:
-            out.append({"role": m["role"], "content": content})
+        if not content:
+            continue
+        if m["role"] == "user" and out and out[-1]["role"] == "user":
+            # Consecutive user messages go as one, tool results first (the API takes no two
+            # user messages in a row, and wants a message's tool_result blocks before the rest).
+            merged = out[-1]["content"] + content
+            out[-1]["content"] = ([b for b in merged if b["type"] == "tool_result"]
+                                  + [b for b in merged if b["type"] != "tool_result"])
+            continue
+        out.append({"role": m["role"], "content": content})
     return out
 
 

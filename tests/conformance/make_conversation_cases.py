@@ -327,6 +327,55 @@ def edit_cases() -> None:
          tools=[tool(LOOKUP, "Found.")], print_conversation=True)
 
 
+# ---- Consecutive user messages ------------------------------------------------------------------
+
+
+def user_run_cases() -> None:
+    """A conversation can hold two user messages in a row (a compaction summary: see
+    compaction_cut_before_user; an import; a turn that failed after its tool round). They stay
+    apart in the conversation; Anthropic gets them as one message, OpenAI as they are."""
+    looked = Reply(A, "msg_run_looked", [ToolCall("toolu_run_1", "lookup", {"q": "x"}, "Found.")],
+                   usage(input_tokens=30, output_tokens=9))
+    hi = Reply(A, "msg_run_hi", [Text("Hi there.")], usage(input_tokens=12, output_tokens=3))
+    case("user_run_after_failed_tool_round",
+         "A turn's tool round completes, then its next request fails (a server error, retries "
+         "off): the call and its result stay, so the next turn's user message follows the "
+         "result's user message. Anthropic's request sends the two as one user message, the "
+         "tool_result first; the conversation keeps them apart.",
+         ["Look up x", "Hello again"],
+         [looked, {"error": {"type": "api_error", "message": "Internal error"}}, hi],
+         reply_lines(looked)
+         + [{"event": "error", "code": "server", "http_status": 500, "type": "api_error",
+             "message": "Internal error"}] * 2
+         + turn_lines([hi])
+         + [conversation_line(turn("Look up x", looked) + turn("Hello again", hi))],
+         [request(A, [user("Look up x")]), request(A, turn("Look up x", looked)),
+          request(A, turn("Look up x", looked) + [user("Hello again")])],
+         config={**CONFIG, "retry": {"max_retries": 0}}, tools=[tool(LOOKUP, "Found.")],
+         print_conversation=True)
+
+    imported = [user("Hi"),
+                {"role": "assistant", "content": [{"type": "text", "text": "Hello."}],
+                 "provider": A, "model": MODEL[A], "stop_reason": "end_turn",
+                 "usage": usage(input_tokens=5, output_tokens=2)},
+                user("One"), user("Two")]
+    counted = Reply(A, "msg_run_counted", [Text("Counted.")], usage(input_tokens=20, output_tokens=2))
+    four = Reply(O, "chatcmpl-run-four", [Text("Four.")], usage(input_tokens=30, output_tokens=2))
+    case("user_run_imported",
+         "An imported conversation ends with two user messages; the next turn adds a third. "
+         "Anthropic's request sends the three as one user message (text blocks in order); after "
+         "a switch to OpenAI, its request sends them as they are, three user messages (Chat "
+         "Completions takes them). The conversation keeps them apart.",
+         [{"import": {"version": 1, "messages": imported}}, "Three",
+          {"set_config": {"provider": O, "model": MODEL[O]}}, "Four"],
+         [counted, four],
+         [ok("import")] + turn_lines([counted]) + [ok("set_config")] + turn_lines([four])
+         + [conversation_line(imported + turn("Three", counted) + turn("Four", four))],
+         [request(A, imported + [user("Three")]),
+          request(O, imported + turn("Three", counted) + [user("Four")])],
+         print_conversation=True)
+
+
 # ---- Switching provider -------------------------------------------------------------------------
 
 
@@ -513,6 +562,34 @@ def compaction_cases() -> None:
           request(A, [manual_summary] + manual_kept + [user("Go on.")])],
          config=manual_config, print_conversation=True)
 
+    # Keeping 6 tokens instead: the dragon (4 or 5) and THEN (4) stay, the cut is before THEN,
+    # a user message: the summary message and THEN are two user messages in a row, which
+    # Anthropic gets as one (conversation_model.anthropic_messages).
+    run_summary = summary_message(SUMMARY, 2, manual_before)
+    run_kept = [user(THEN)] + stored(two)
+    case("compaction_cut_before_user",
+         "compact() whose cut falls before a user message (keep_recent_tokens 6: the last "
+         "question and its answer stay): the conversation holds the summary message and that "
+         "user message in a row, and keeps them apart; the next turn's Anthropic request sends "
+         "them as one user message (the API takes no two in a row).",
+         [STORY, THEN, {"compact": True}, "Go on."],
+         [one, two, summary, three],
+         turn_lines([one]) + turn_lines([two])
+         + [{"event": "compaction_start", "tokens_before": manual_before, "reason": "manual"},
+            {"event": "compaction_end", "tokens_before": manual_before,
+             "tokens_after": {"$range": [33, 34]}, "message_count": 2, "summary": SUMMARY},
+            {"event": "message_complete", "stop_reason": "end_turn", "provider_stop_reason": "end_turn",
+             "usage": summary.usage},
+            {"event": "done"}, {"event": "done"}]
+         + turn_lines([three])
+         + [conversation_line([run_summary] + run_kept + turn("Go on.", three))],
+         [request(A, [user(STORY)]),
+          request(A, turn(STORY, one) + [user(THEN)]),
+          summary_request("[User]: " + STORY + "\n\n[Assistant]: " + ONCE),
+          request(A, [run_summary] + run_kept + [user("Go on.")])],
+         config={**CONFIG, "compaction": {"keep_recent_tokens": 6, "prompt": PROMPT}},
+         print_conversation=True)
+
     call = Reply(A, "msg_call", [ToolCall("toolu_keep_1", "lookup", {"q": "dragon"}, "Found: a dragon.")],
                  usage(input_tokens=20, output_tokens=10))
     told = Reply(A, "msg_told", [Text(ONCE)], usage(input_tokens=950, output_tokens=30))
@@ -668,6 +745,7 @@ def folders() -> dict[Path, dict[str, str]]:
     import_export_cases()
     invalid_import_cases()
     edit_cases()
+    user_run_cases()
     switch_cases()
     server_block_cases()
     compaction_cases()

@@ -270,6 +270,48 @@ def cases() -> dict[str, dict[str, Any]]:
                 "expect_requests": [request(provider, first), request(provider, second)]}
         out[f"req_turn_options_{provider}"] = {"case": case, "expected":
             text_turn(provider, 1) + [{"event": "done"}] + text_turn(provider, 2) + [{"event": "done"}]}
+    # Pydantic's schemas as Python sends them (titles, "$defs" and "$ref", a bound): the core
+    # writes them as each provider takes them (provider_schema.zig).
+    def pydantic_schema(root: str) -> dict[str, Any]:
+        return {"$defs": {"Passenger": {
+                    "properties": {"name": {"title": "Name", "type": "string"},
+                                   "age": {"minimum": 0, "title": "Age", "type": "integer"}},
+                    "required": ["name", "age"], "title": "Passenger", "type": "object"}},
+                "properties": {"passenger": {"$ref": "#/$defs/Passenger"}},
+                "required": ["passenger"], "title": root, "type": "object"}
+
+    def written(output: bool, anthropic: bool) -> dict[str, Any]:
+        """The schema as sent: titles left out, refs kept; for a structured output objects
+        closed, and for Anthropic's its refused bound moved into the description."""
+        closed = {"additionalProperties": False} if output else {"additionalProperties": ABSENT}
+        age = ({"type": "integer", "minimum": ABSENT, "title": ABSENT, "description": "{minimum: 0}"}
+               if output and anthropic else {"type": "integer", "minimum": 0, "title": ABSENT})
+        return {"$defs": {"Passenger": {
+                    "properties": {"name": {"type": "string", "title": ABSENT}, "age": age},
+                    "required": ["name", "age"], "title": ABSENT, "type": "object", **closed}},
+                "properties": {"passenger": {"$ref": "#/$defs/Passenger"}},
+                "required": ["passenger"], "title": ABSENT, "type": "object", **closed}
+
+    booking = {"name": "book", "description": "Books a seat.",
+               "input_schema": pydantic_schema("BookArgs"), "behavior": {"return": "Booked."}}
+    response_format = {"type": "json_schema", "name": "ticket", "schema": pydantic_schema("Ticket")}
+    out["req_schema_ref_anthropic"] = one_turn(
+        "Anthropic: a tool's input schema and a json_schema response_format as Pydantic makes "
+        "them (titles, $defs and $ref, a minimum) are sent as the API takes them: titles left "
+        "out, refs kept; the structured output's objects closed and its minimum, which "
+        "Anthropic's structured outputs refuse, moved into the description.",
+        "anthropic", config("anthropic", response_format=response_format),
+        {"tools": [{"name": "book", "input_schema": written(False, True)}],
+         "output_config": {"format": {"type": "json_schema", "schema": written(True, True)}}},
+        tools=[booking])
+    out["req_schema_ref_openai"] = one_turn(
+        "OpenAI: the same tool and response_format: titles left out, refs and the minimum "
+        "kept; the structured output's objects closed, which makes it strict.",
+        "openai", config("openai", response_format=response_format),
+        {"tools": [{"type": "function", "function": {"name": "book", "parameters": written(False, False)}}],
+         "response_format": {"type": "json_schema", "json_schema": {
+             "name": "ticket", "schema": written(True, False), "strict": True}}},
+        tools=[booking])
     case = {"description": "A turn's options are refused like set_config (a parameter the provider "
                            "does not have): run fails with a config error and nothing is appended.",
             "config": config("openai"),

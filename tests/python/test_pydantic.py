@@ -1,8 +1,10 @@
 """Pydantic models in the Python binding (when Pydantic is installed): tool parameters and
 ToolClass attributes typed with models (nested, in lists, Optional), `Agent.parse` and
-`response_format` with a model, model results; the schema Pydantic makes as it is sent
-(titles dropped, objects closed, nested models' "$defs" at the root, where the core's input
-checker follows their "$ref"s), and Pydantic's validation errors as the tool's error result.
+`response_format` with a model, model results; the schema Pydantic makes, kept as it is (nested
+models' "$defs" at the root, where the core's input checker follows their "$ref"s) and written
+by the core as each provider takes it (titles left out; a structured output's objects closed,
+Anthropic's refused keywords in the description), and Pydantic's validation errors as the
+tool's error result.
 
     PYTHONPATH=bindings-py PANTO_LIBRARY=zig-out/lib/libpanto.so \\
         .venv/bin/python -m pytest -q tests/python/test_pydantic.py
@@ -71,6 +73,26 @@ PASSENGER = {
 }
 
 
+# Pydantic's schema of Passenger, titles left out: what a tool's schema sends.
+PASSENGER_OPEN = {k: v for k, v in PASSENGER.items() if k != "additionalProperties"}
+# As Anthropic's structured output takes it: the bound and the default in the description.
+PASSENGER_ANTHROPIC_OUTPUT = {**PASSENGER, "properties": {
+    "name": {"type": "string"},
+    "age": {"type": "integer", "description": "{minimum: 0}"},
+    "seat": {"anyOf": [{"$ref": "#/$defs/Seat"}, {"type": "null"}], "description": "{default: null}"},
+}}
+SEAT = {"type": "string", "enum": ["window", "aisle"]}
+
+
+def untitled(schema: Any) -> Any:
+    """`schema` without its "title" keywords (the cases here have no property named title)."""
+    if isinstance(schema, dict):
+        return {k: untitled(v) for k, v in schema.items() if k != "title"}
+    if isinstance(schema, list):
+        return [untitled(v) for v in schema]
+    return schema
+
+
 def test_a_tool_with_a_nested_model_parameter_gets_model_instances() -> None:
     got: List[Any] = []
 
@@ -81,19 +103,19 @@ def test_a_tool_with_a_nested_model_parameter_gets_model_instances() -> None:
         return "booked"
 
     schema = book.input_schema
-    # Pydantic's schema, adapted: no "title", objects closed, the nested models' "$defs" at
-    # the root, where "#/$defs/..." points.
-    assert schema["properties"]["request"] == {
+    # Pydantic's schema as it made it (the core leaves its titles out of requests), the nested
+    # models' "$defs" at the root, where "#/$defs/..." points.
+    assert untitled(schema["properties"]["request"]) == {
         "type": "object",
         "properties": {
             "passengers": {"type": "array", "items": {"$ref": "#/$defs/Passenger"}},
             "cabin": {"type": "string", "enum": ["economy", "business"], "default": "economy"},
         },
         "required": ["passengers"],
-        "additionalProperties": False,
     }
-    assert schema["$defs"] == {"Passenger": PASSENGER, "Seat": {"type": "string", "enum": ["window", "aisle"]}}
-    assert schema["required"] == ["request"] and "title" not in json.dumps(schema)
+    assert schema["properties"]["request"]["title"] == "Request"
+    assert untitled(schema["$defs"]) == {"Passenger": PASSENGER_OPEN, "Seat": SEAT}
+    assert schema["required"] == ["request"] and schema["additionalProperties"] is False
 
     assert book.invoke({"request": {"passengers": [{"name": "Ada", "age": 36, "seat": "window"}]}}) == "booked"
     assert got == [Request(passengers=[Passenger(name="Ada", age=36, seat=Seat.WINDOW)])]
@@ -105,7 +127,7 @@ def test_lists_and_optionals_of_models_and_toolclass_attributes() -> None:
     def count(people: List[Passenger], lead: Optional[Passenger] = None) -> int:
         return len(people) + (lead is not None)
 
-    assert count.input_schema["properties"]["people"] == {"type": "array", "items": {"$ref": "#/$defs/Passenger"}}
+    assert untitled(count.input_schema["properties"]["people"]) == {"type": "array", "items": {"$ref": "#/$defs/Passenger"}}
     assert count.invoke({"people": [{"name": "A", "age": 1}], "lead": {"name": "B", "age": 2}}) == "2"
 
     class Board(panto.ToolClass):
@@ -169,7 +191,7 @@ def test_pydantics_error_and_the_cores_are_the_tools_error_results(provider: str
         first = emu.requests()[0]["body"]
         sent = first["tools"][0]["input_schema" if provider == "anthropic" else "function"]
         sent_schema = sent if provider == "anthropic" else sent["parameters"]
-        assert sent_schema == book.input_schema
+        assert sent_schema == untitled(book.input_schema)
         results = tool_results_sent(provider, emu.requests()[1])
     assert ran == []
     assert [r["id"] for r in results] == ["call_1", "call_2"]
@@ -193,11 +215,14 @@ def test_parse_into_a_model(provider: str) -> None:
             schema = fmt["schema"]
         else:
             schema = body["output_config"]["format"]["schema"]
+        # Closed by the core for a structured output; Anthropic's with its refused keywords
+        # (a bound, a default) in the description.
+        passenger = PASSENGER if provider == "openai" else PASSENGER_ANTHROPIC_OUTPUT
         assert schema == {"type": "object", "description": "A city.",
                           "properties": {"name": {"type": "string"}, "population": {"type": "integer"},
                                          "mayor": {"$ref": "#/$defs/Passenger"}},
                           "required": ["name", "population", "mayor"], "additionalProperties": False,
-                          "$defs": {"Passenger": PASSENGER, "Seat": {"type": "string", "enum": ["window", "aisle"]}}}
+                          "$defs": {"Passenger": passenger, "Seat": SEAT}}
         with pytest.raises(panto.OutputError):  # the core's check, before Pydantic's
             agent.parse("Again?", City)
 

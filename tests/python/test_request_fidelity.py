@@ -139,12 +139,22 @@ def api_rule_problems(provider: str, body: dict[str, Any]) -> list[str]:
             continue
         content = m.get("content")
         if provider == "anthropic":
+            previous = messages[i - 1] if i > 0 else None
+            if m.get("role") == "user" and isinstance(previous, dict) and previous.get("role") == "user":
+                problems.append(f"messages[{i}]: a second user message in a row (Anthropic takes "
+                                "alternating roles: consecutive user turns are one message, its "
+                                "tool_result blocks first)")
             final_assistant = i == len(messages) - 1 and m.get("role") == "assistant"
             if content in ("", []) and not final_assistant:
                 problems.append(f"messages[{i}] ({m.get('role')}): empty content (Anthropic: all "
                                 "messages must have non-empty content except for the optional "
                                 "final assistant message)")
             blocks = content if isinstance(content, list) else []
+            kinds = [b.get("type") for b in blocks if isinstance(b, dict)]
+            if "tool_result" in kinds and kinds.index("tool_result") != 0 or \
+                    any(a != "tool_result" and b == "tool_result" for a, b in zip(kinds, kinds[1:])):
+                problems.append(f"messages[{i}]: a tool_result block after another block (Anthropic: "
+                                "tool_result blocks come first in a user message)")
             nested = [p for b in blocks if isinstance(b, dict) and isinstance(b.get("content"), list)
                       for p in b["content"]]
             if any(isinstance(b, dict) and b.get("type") == "text" and b.get("text") == ""
@@ -744,6 +754,10 @@ MISTAKES = [
     ("openai", "a tool call id of 41 characters",
      lambda b: b["messages"][2]["tool_calls"][0].update(id="call_" + "x" * 36)),
     ("openai", "a tool message's id with a colon", lambda b: b["messages"][3].update(tool_call_id="a:b")),
+    ("anthropic", "two user messages in a row",
+     lambda b: b["messages"].append({"role": "user", "content": [{"type": "text", "text": "And?"}]})),
+    ("anthropic", "text before a tool_result",
+     lambda b: b["messages"][2]["content"].insert(0, {"type": "text", "text": "Here:"})),
     ("anthropic", "temperature above 1", lambda b: b.update(temperature=1.5)),
     ("anthropic", "top_k as text", lambda b: b.update(top_k="40")),
     ("anthropic", "OpenAI's stop key", lambda b: b.update(stop=["END"])),

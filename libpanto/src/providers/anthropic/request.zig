@@ -7,6 +7,7 @@ const Block = conversation.Block;
 const call_id = @import("../../call_id.zig");
 const config_mod = @import("../../config.zig");
 const cache = @import("cache.zig");
+const provider_schema = @import("../../provider_schema.zig");
 const params = @import("params.zig");
 pub const interleaved_thinking_beta = params.interleaved_thinking_beta;
 pub const interleavedThinking = params.interleavedThinking;
@@ -15,7 +16,8 @@ pub const endpoint = "/v1/messages";
 pub const api_version = "2023-06-01";
 
 /// What a request is made of, beside the conversation.
-pub const RequestParts = @import("../../request.zig").RequestParts;
+const request = @import("../../request.zig");
+pub const RequestParts = request.RequestParts;
 
 pub fn writeRequest(w: *std.Io.Writer, parts: RequestParts) std.Io.Writer.Error!void {
     const config = parts.config;
@@ -28,17 +30,17 @@ pub fn writeRequest(w: *std.Io.Writer, parts: RequestParts) std.Io.Writer.Error!
     try cache.writeSystem(&s, config.system, &breakpoints);
     try s.objectField("messages");
     try s.beginArray();
-    for (parts.conversation.messages.items, 0..) |m, i| {
-        // Thinking and server blocks go back only to the provider and model that wrote them.
-        const thinking = m.role == .assistant and parts.sendsThinking(m);
-        if (!hasContent(m, thinking)) continue; // (its thinking was for another model, or it is empty)
-        const marked: ?usize = if (breakpoints.marksMessage(i)) cache.markable(m) else null;
+    var runs = parts.runs(sendsMessage);
+    while (runs.next()) |run| {
         try s.beginObject();
         try s.objectField("role");
-        try s.write(@tagName(m.role));
+        try s.write(@tagName(run.role));
         try s.objectField("content");
         try s.beginArray();
-        for (m.blocks, 0..) |b, j| try writeBlock(&s, b, thinking, if (marked == j) &breakpoints else null);
+        // A run of user messages is one message here (the API takes no two in a row), its
+        // tool_result blocks first: the API requires them before any other block.
+        if (run.role == .user) try writeRun(&s, parts, run, &breakpoints, .tool_results);
+        try writeRun(&s, parts, run, &breakpoints, if (run.role == .user) .others else .all);
         try s.endArray();
         try s.endObject();
     }
@@ -50,6 +52,32 @@ pub fn writeRequest(w: *std.Io.Writer, parts: RequestParts) std.Io.Writer.Error!
     try s.write(true);
     try parts.writeExtraBody(&s);
     try s.endObject();
+}
+
+/// Whether a message has a block to send (hasContent): thinking and server blocks go back
+/// only to the provider and model that wrote them.
+fn sendsMessage(parts: RequestParts, m: conversation.Message) bool {
+    return hasContent(m, m.role == .assistant and parts.sendsThinking(m));
+}
+
+/// The blocks of the run's messages that `which` selects, in order, each message's with its
+/// cache breakpoint.
+fn writeRun(s: *std.json.Stringify, parts: RequestParts, run: request.Run, breakpoints: *const cache.Plan, which: enum { all, tool_results, others }) std.Io.Writer.Error!void {
+    const messages = parts.conversation.messages.items;
+    for (run.start..run.end) |i| {
+        const m = messages[i];
+        if (!sendsMessage(parts, m)) continue;
+        const thinking = m.role == .assistant and parts.sendsThinking(m);
+        const marked: ?usize = if (breakpoints.marksMessage(i)) cache.markable(m) else null;
+        for (m.blocks, 0..) |b, j| {
+            const wanted = switch (which) {
+                .all => true,
+                .tool_results => b.kind == .tool_result,
+                .others => b.kind != .tool_result,
+            };
+            if (wanted) try writeBlock(s, b, thinking, if (marked == j) breakpoints else null);
+        }
+    }
 }
 
 /// One block of a message (nothing for thinking and server blocks that do not go back, nor
@@ -132,7 +160,7 @@ fn writeOutputConfig(s: *std.json.Stringify, format: ?config_mod.ResponseFormat)
     try s.objectField("type");
     try s.write("json_schema");
     try s.objectField("schema");
-    try writeRawJson(s, f.json_schema.schema);
+    if (f.json_schema.parsed) |v| try provider_schema.write(s, v, .anthropic, .output) else try writeRawJson(s, f.json_schema.schema);
     try s.endObject();
     try s.endObject();
 }
