@@ -24,7 +24,9 @@ const Stringify = std.json.Stringify;
 const Error = std.Io.Writer.Error;
 const Provider = @import("providers.zig").Provider;
 
-pub const Use = enum { tool, output };
+/// `strict_tool`: a tool sent with OpenAI's `strict: true` (the Responses API's default when
+/// the schema allows it, strict_schema.zig), whose objects must be closed as an output's.
+pub const Use = enum { tool, strict_tool, output };
 
 const Rules = struct {
     close: bool,
@@ -33,7 +35,7 @@ const Rules = struct {
 
 /// Writes `schema` (already checked not to nest too deeply: json_depth) for `provider`.
 pub fn write(s: *Stringify, schema: Value, provider: Provider, use: Use) Error!void {
-    try writeSchema(s, schema, .{ .close = use == .output, .anthropic_output = use == .output and provider == .anthropic });
+    try writeSchema(s, schema, .{ .close = use != .tool, .anthropic_output = use == .output and provider == .anthropic });
 }
 
 // Keywords whose value is a map of names to schemas, one schema, or a list of schemas.

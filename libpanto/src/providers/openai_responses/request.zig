@@ -9,6 +9,7 @@ const writeRawJson = conversation.writeRawJson;
 const call_id = @import("../../call_id.zig");
 const config_mod = @import("../../config.zig");
 const strict_schema = @import("../../strict_schema.zig");
+const provider_schema = @import("../../provider_schema.zig");
 const optional = @import("../../request.zig").writeOptional;
 const reasoning_item = @import("reasoning_item.zig");
 
@@ -204,10 +205,13 @@ fn writeTools(s: *std.json.Stringify, parts: RequestParts) std.Io.Writer.Error!v
         try s.write(t.name);
         try s.objectField("description");
         try s.write(t.description);
+        // Strict closes the schema's objects as the request writes them (strict_schema.zig
+        // counts an object without "additionalProperties" as closed).
+        const strict = strict_schema.meetsStrictRules(t.schema);
         try s.objectField("parameters");
-        try writeRawJson(s, t.schema_json);
+        if (t.schema == .null) try writeRawJson(s, t.schema_json) else try provider_schema.write(s, t.schema, .@"openai-responses", if (strict) .strict_tool else .tool);
         try s.objectField("strict");
-        try s.write(strict_schema.meetsStrictRules(t.schema));
+        try s.write(strict);
         try s.endObject();
     };
     try s.endArray();
@@ -256,7 +260,7 @@ fn writeParams(s: *std.json.Stringify, parts: RequestParts) std.Io.Writer.Error!
             try s.objectField("name");
             try s.write(f.json_schema.name);
             try s.objectField("schema");
-            try writeRawJson(s, f.json_schema.schema);
+            if (f.json_schema.parsed) |v| try provider_schema.write(s, v, .@"openai-responses", .output) else try writeRawJson(s, f.json_schema.schema);
             try s.objectField("strict");
             try s.write(f.json_schema.strict orelse false); // (Agent.init decides a null one)
         }
@@ -287,15 +291,18 @@ test "responses request: a conversation with a reasoning item, a tool round and 
     defer arena.deinit();
     const schema_json = "{\"type\":\"object\",\"properties\":{\"city\":{\"type\":\"string\"}},\"required\":[\"city\"],\"additionalProperties\":false}";
     const loose_json = "{\"type\":\"object\",\"properties\":{\"q\":{\"type\":\"string\"}}}";
+    // Strict once closed: the request closes it (and leaves its title out).
+    const closable_json = "{\"type\":\"object\",\"properties\":{\"n\":{\"type\":\"integer\",\"title\":\"N\"}},\"required\":[\"n\"]}";
     const tools = [_]@import("../../tools.zig").Tool{
         .{ .name = "get_weather", .description = "Weather.", .schema_json = schema_json, .schema = try std.json.parseFromSliceLeaky(std.json.Value, arena.allocator(), schema_json, .{}), .capabilities = &.{} },
         .{ .name = "search", .description = "Search.", .schema_json = loose_json, .schema = try std.json.parseFromSliceLeaky(std.json.Value, arena.allocator(), loose_json, .{}), .capabilities = &.{} },
+        .{ .name = "count", .description = "Count.", .schema_json = closable_json, .schema = try std.json.parseFromSliceLeaky(std.json.Value, arena.allocator(), closable_json, .{}), .capabilities = &.{} },
     };
     const want_input =
         \\"input":[{"role":"user","content":[{"type":"input_text","text":"Weather in Paris?"},{"type":"input_image","detail":"auto","image_url":"data:image/png;base64,iVBO"}]},{"type":"reasoning","id":"rs_1","summary":[{"type":"summary_text","text":"Look it up."}],"encrypted_content":"gAAAA="},{"type":"function_call","call_id":"call_a","name":"get_weather","arguments":"{\"city\":\"Paris\"}"},{"type":"function_call_output","call_id":"call_a","output":"sunny"},{"type":"message","role":"assistant","content":"Sunny."},{"role":"user","content":[{"type":"input_text","text":"Thanks"}]},{"role":"user","content":[{"type":"input_text","text":"Go on"}]}]
     ;
     const want_tools =
-        \\"tools":[{"type":"function","name":"get_weather","description":"Weather.","parameters":{"type":"object","properties":{"city":{"type":"string"}},"required":["city"],"additionalProperties":false},"strict":true},{"type":"function","name":"search","description":"Search.","parameters":{"type":"object","properties":{"q":{"type":"string"}}},"strict":false}],
+        \\"tools":[{"type":"function","name":"get_weather","description":"Weather.","parameters":{"type":"object","properties":{"city":{"type":"string"}},"required":["city"],"additionalProperties":false},"strict":true},{"type":"function","name":"search","description":"Search.","parameters":{"type":"object","properties":{"q":{"type":"string"}}},"strict":false},{"type":"function","name":"count","description":"Count.","parameters":{"type":"object","properties":{"n":{"type":"integer"}},"required":["n"],"additionalProperties":false},"strict":true}],
     ;
     const tail = "\"store\":false,\"include\":[\"reasoning.encrypted_content\"],\"stream\":true}";
     // The same model: the reasoning item goes back in place, before its call.
