@@ -114,6 +114,8 @@ class Library:
         # no conversion at each call. For NativeBatch only, which passes ctypes objects of the
         # declared types.
         self.next_events_unchecked: CFunction = c["panto_next_events"]
+        # panto_step_events, undeclared as next_events_unchecked is (for Stream's `async for`).
+        self.step_events_unchecked: CFunction = c["panto_step_events"]
         self.stream_unread: CFunction = c.panto_stream_unread
         self.submit_tool_result: CFunction = c.panto_stream_submit_tool_result
         self.stream_tool_progress: CFunction = c.panto_stream_tool_progress

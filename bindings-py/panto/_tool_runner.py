@@ -61,6 +61,9 @@ class ToolRunner:
         self._running: Dict[str, _Job] = {}
         self._alone = False  # a sequential call is running
         self._abandoned = False
+        #: Called (from any thread) after each item sent: how a stepped `async for`, which
+        #: awaits instead of blocking in `collect`, learns that one came (None: nobody waits).
+        self.notify: Optional[Callable[[], None]] = None
 
     def schedule(self, call: ToolCallStart, tool: Tool) -> None:
         """Queues a call announced by ToolCallStart; it starts at `start_ready`."""
@@ -91,8 +94,14 @@ class ToolRunner:
             self._alone = job.call.sequential
             self._start(job, loop)
 
+    def _put(self, item: Optional[Item]) -> None:
+        self._queue.put(item)
+        notify = self.notify
+        if notify is not None:
+            notify()
+
     def _start(self, job: _Job, loop: Optional[asyncio.AbstractEventLoop]) -> None:
-        put = self._queue.put
+        put = self._put
         call = job.call
 
         def report(text: str, fraction: Optional[float]) -> None:
@@ -115,9 +124,9 @@ class ToolRunner:
         except Exception as exc:
             self._failed(job, exc)
         except BaseException as exc:  # SystemExit and the like: raised by the reader's next()
-            self._queue.put(("raise", job.call, exc, None))
+            self._put(("raise", job.call, exc, None))
         else:
-            self._queue.put(("result", job.call, content, False))
+            self._put(("result", job.call, content, False))
         finally:
             REPORTER.reset(token)
 
@@ -131,18 +140,18 @@ class ToolRunner:
             content = await job.tool.ainvoke(job.call.input)
         except asyncio.CancelledError:
             if not self._abandoned:  # canceled by someone else, e.g. its loop ending
-                self._queue.put(("result", job.call, "the tool was canceled", True))
+                self._put(("result", job.call, "the tool was canceled", True))
             raise
         except Exception as exc:
             self._failed(job, exc)
         except BaseException as exc:
-            self._queue.put(("raise", job.call, exc, None))
+            self._put(("raise", job.call, exc, None))
         else:
-            self._queue.put(("result", job.call, content, False))
+            self._put(("result", job.call, content, False))
 
     def _failed(self, job: _Job, exc: Exception) -> None:
         """An Exception of a handler: an error result (see _tool_failure)."""
-        self._queue.put(("result", job.call, failure_content(job.call, exc), True))
+        self._put(("result", job.call, failure_content(job.call, exc), True))
 
     def collect(self, block: bool) -> List[Item]:
         """The progress and results handlers sent, in the order they sent them; with `block`,
@@ -164,9 +173,13 @@ class ToolRunner:
             pass
         return [] if self._abandoned else items
 
+    def has_items(self) -> bool:
+        """Something to collect."""
+        return not self._queue.empty()
+
     def wake(self) -> None:
         """Makes a blocked `collect` return (a cancel from another thread)."""
-        self._queue.put(None)
+        self._put(None)
 
     def abandon(self) -> None:
         """The turn was canceled or closed: see the module's doc. Any thread."""

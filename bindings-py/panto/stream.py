@@ -47,7 +47,7 @@ TYPE_CHECKING = False
 if TYPE_CHECKING:
     from types import TracebackType
     from asyncio import AbstractEventLoop
-    from typing import Any, Callable, Dict, Iterator, List, Optional, Tuple, Type, TypeVar, Union
+    from typing import Any, Callable, Dict, Iterator, List, Optional, Set, Tuple, Type, TypeVar, Union
 
     from ._batch import NativeBatch
     from ._tool_runner import Content, ToolRunner
@@ -81,8 +81,16 @@ _TOOL_PROGRESS = _native.EVENT_TOOL_PROGRESS
 _RESULT_PENDING = _native.ERR_RESULT_PENDING
 _NO_SUCH_CALL = _native.ERR_NO_SUCH_CALL
 _CANCELED = _native.ERR_CANCELED
+_WOULD_BLOCK = _native.WOULD_BLOCK
+_STATE = _native.ERR_STATE
 # What _read returns for RESULT_PENDING while the stream's own tool calls run: wait for them.
 _WAIT: List[Event] = []
+# What _read returns when a step would block (the stream's PantoWait says for what), and when
+# the stream cannot be stepped (read by next() already, or no fibers on this platform).
+_BLOCKED: List[Event] = []
+_NOT_STEPPED: List[Event] = []
+# The tasks that finish canceled stepped turns (see Stream._finish_canceled), kept alive.
+_finishing: Set[Any] = set()
 
 
 def _blocking_call(handle: StreamHandle, fn: Callable[..., int], *args: Any) -> int:
@@ -204,6 +212,13 @@ class Stream:
         self._batch_it: Iterator[Event] = iter(self._batch)
         self._batch_exact = True  # one event per native event (none of an unknown kind skipped)
         self._native: Optional[NativeBatch] = None  # the native event array, made on first use
+        # How `async for` reads: None until its first call, "step" (panto_step_events on the
+        # running loop) or "thread" (next() in worker threads: the stream was read by next()
+        # first, or this platform cannot step). `_wait` is the last step's PantoWait.
+        self._mode: Optional[str] = None
+        self._wait: Any = None
+        self._wait_ref: Any = None
+        self._waiter: Any = None  # the _async_wait.Waiter of `async for`, made with `_wait`
 
     # ---- iteration ---------------------------------------------------------------------
 
@@ -267,9 +282,10 @@ class Stream:
                 except BaseException as e:
                     return _Raise(e)
 
-    def _fetch(self) -> Optional[List[Event]]:
+    def _fetch(self, step: bool = False) -> Optional[List[Event]]:
         """The events of the next batch (never empty), or None when the turn is over; raises
-        the turn's failure. `calls` is held."""
+        the turn's failure. `calls` is held. With `step`, by panto_step_events (never waits:
+        _BLOCKED, or _NOT_STEPPED)."""
         native = self._native
         if native is None:
             if self._handle.ptr is None:  # closed meanwhile by a tool handler or another thread
@@ -277,10 +293,10 @@ class Stream:
             from ._batch import NativeBatch  # here: `import panto` does not need it
 
             native = self._native = NativeBatch(self._lib)
-        return self._read(native)
+        return self._read(native, step)
 
-    def _read(self, native: NativeBatch) -> Optional[List[Event]]:
-        """The next batch, read into `native`."""
+    def _read(self, native: NativeBatch, step: bool = False) -> Optional[List[Event]]:
+        """The next batch, read into `native` (with `step`, by panto_step_events)."""
         lib = self._lib
         handle = self._handle
         while True:
@@ -290,7 +306,10 @@ class Stream:
                 return self._closed()
             native.prepare()
             try:
-                rc = _blocking_call(handle, native.call, ptr, *native.args)
+                if step:  # returns at once: on the loop's thread, no Ctrl-C support needed
+                    rc = lib.step_events_unchecked(ptr, *native.args, self._wait_ref)
+                else:
+                    rc = _blocking_call(handle, native.call, ptr, *native.args)
             except BaseException:
                 # Ctrl-C (the turn is canceled) as the batch came: its events were not seen.
                 if native.count:
@@ -302,6 +321,8 @@ class Stream:
                 # Closed by another thread during the call, which left the freeing to this one.
                 self._free_closed(ptr, native, rc)
                 return self._closed()
+            if step and rc != _STATE:
+                self._mode = "step"  # from now on next() is refused until the turn is over
             if rc == _EVENT:
                 deltas = native.all_deltas(lib.block_kind_names, lib.block_kind_name)
                 if deltas is not None:  # the usual batch: nothing in it to keep for final_message()
@@ -319,6 +340,18 @@ class Stream:
                 self._pending.clear()
                 self._runner = None
                 return None
+            if rc == _WOULD_BLOCK:
+                native.settle()
+                return _BLOCKED
+            if rc == _STATE and self._mode != "thread":  # not sticky: the stream is unchanged
+                if step and self._mode is None:  # read by next() already, or no fibers here
+                    self._mode = "thread"
+                    self._let_go(native)
+                    return _NOT_STEPPED
+                if not step and self._mode == "step":  # next() on a stream `async for` steps
+                    detail = _native.PantoError()
+                    lib.stream_error(ptr, detail)
+                    raise from_native(lib, detail, rc)
             if rc == _RESULT_PENDING:  # not sticky: the stream is unchanged
                 runner = self._runner
                 if runner is not None and runner.running:
@@ -523,6 +556,10 @@ class Stream:
         except BaseException:  # Ctrl-C while waiting for the handlers: the turn is canceled
             self.cancel()
             raise
+        self._submit_items(runner, loop, items)
+
+    def _submit_items(self, runner: ToolRunner, loop: Optional[AbstractEventLoop], items: List[Any]) -> None:
+        """_drive_tools' second half: submits what `runner.collect` gave."""
         raised: Optional[BaseException] = None
         for kind, call, value, detail in items:
             if kind == "progress":
@@ -564,13 +601,29 @@ class Stream:
         return self
 
     async def __anext__(self) -> Event:
-        """`async for event in stream`: each `next()` runs in a worker thread
-        (`asyncio.to_thread`), so the event loop goes on meanwhile; tool handlers run there
-        too, and `async def` handlers run as tasks on the running loop. Canceling the awaiting
-        task cancels the turn (see `cancel()`) and raises
-        `asyncio.CancelledError` at once."""
+        """`async for event in stream`: the turn is stepped on the running loop
+        (panto_step_events, which never waits): between batches the task awaits the stream's
+        socket (loop.add_reader / add_writer) or its next deadline, with no thread of its own,
+        so one loop runs thousands of turns. Sync tool handlers run in worker threads, `async
+        def` handlers as tasks on the running loop. Canceling the awaiting task cancels the
+        turn (see `cancel()`) and raises `asyncio.CancelledError` at once. Where the library
+        cannot step (not Linux on x86_64, aarch64 or riscv64), or for a stream read by `next()`
+        first, each `next()` runs in a worker thread (`asyncio.to_thread`) instead. Once `async
+        for` stepped the stream, `next()` raises `panto.StateError` until the turn is over."""
         import asyncio  # imported here: it costs more than all the rest of `import panto`
 
+        if self._mode != "thread":
+            if self._waiter is None:
+                from ._async_wait import Waiter
+
+                self._waiter = Waiter()
+                self._wait = _native.PantoWait()
+                self._wait_ref = ctypes.byref(self._wait)
+            stepped = await self._astep(asyncio.get_running_loop())
+            if stepped is not None:
+                return stepped
+            if self._mode != "thread":
+                raise StopAsyncIteration
         try:
             event = await asyncio.to_thread(self._next_in_thread, asyncio.get_running_loop())
         except asyncio.CancelledError:
@@ -579,6 +632,78 @@ class Stream:
         if event is None:
             raise StopAsyncIteration
         return event
+
+    async def _astep(self, loop: AbstractEventLoop) -> Optional[Event]:
+        """The next event by stepping (None at the end, or when the stream cannot be stepped:
+        `_mode` is then "thread"), awaiting on `loop` what the steps wait for."""
+        import asyncio
+
+        waiter = self._waiter
+        while True:
+            got = self._step_batch(loop)
+            if got is None or got is _NOT_STEPPED:
+                return None
+            try:
+                if got is _BLOCKED:
+                    await waiter.io(loop, self._wait)
+                elif got is _WAIT:  # the library waits for the results of calls that run
+                    runner = self._runner
+                    if runner is not None:
+                        runner.start_ready(loop)
+                        await waiter.items(loop, runner)
+                        self._submit_items(runner, loop, runner.collect(False))
+                else:
+                    batch: Iterator[Event] = got
+                    for event in batch:
+                        return event
+            except asyncio.CancelledError:
+                self.cancel()
+                self._finish_canceled(loop)
+                raise
+
+    def _step_batch(self, loop: AbstractEventLoop) -> Any:
+        """_next_batch for `async for`, which never waits: the iterator of the current batch
+        while it has events, else of the next batch; None at the end; _BLOCKED (wait for
+        `_wait`), _WAIT (tool calls run) or _NOT_STEPPED; raises the turn's failure."""
+        handle = self._handle
+        it = self._batch_it
+        if it.__length_hint__():  # type: ignore[attr-defined]
+            return it
+        runner = self._runner
+        if runner is not None and runner.busy and handle.ptr is not None:
+            self._submit_items(runner, loop, runner.collect(False))
+        with handle.calls:
+            it = self._batch_it
+            if it.__length_hint__():  # type: ignore[attr-defined]  # read by another thread meanwhile
+                return it
+            self._batch.clear()
+            batch = self._fetch(step=True)
+            if batch is None or batch is _BLOCKED or batch is _WAIT or batch is _NOT_STEPPED:
+                return batch
+            self._batch = handle.batch = batch
+            it = self._batch_it = iter(batch)
+            return it
+
+    def _finish_canceled(self, loop: AbstractEventLoop) -> None:
+        """After the task of `async for` was canceled, and so the turn: steps it to its
+        canceled end, which keeps the message (at once: the canceled socket is ready; in a
+        retry's delay, at its deadline, by a task of its own)."""
+        try:
+            if self._step_batch(loop) is not _BLOCKED:
+                return
+        except Error:
+            return
+
+        async def finish() -> None:
+            try:
+                while self._step_batch(loop) is _BLOCKED:
+                    await self._waiter.io(loop, self._wait)
+            except Error:
+                pass
+
+        task = loop.create_task(finish())
+        _finishing.add(task)
+        task.add_done_callback(_finishing.discard)
 
     def _next_in_thread(self, loop: AbstractEventLoop) -> Optional[Event]:
         with self._async_lock:  # a canceled task's worker may still be returning
@@ -864,6 +989,9 @@ class Stream:
         if handle.ptr is None:
             return
         self._closing = True
+        waiter = self._waiter
+        if waiter is not None:  # an `async for` waiting for the stream's socket returns
+            waiter.wake()
         self._pending.clear()
         self._forget_tools()
         handle.streams.discard(handle)

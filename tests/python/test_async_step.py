@@ -1,0 +1,197 @@
+"""`async for` on the non-blocking step (docs/python.md, "async"): the turns of one loop are
+stepped by panto_step_events and wait on the loop (the stream's socket, its deadline), with no
+worker thread per stream."""
+from __future__ import annotations
+
+import asyncio
+import concurrent.futures
+import threading
+from typing import Any, Dict, List
+
+import pytest
+
+import panto
+from panto import _native
+from panto.emulator import Emulator
+from test_resilience import assistant, blocks_and_stop, stalled, user
+from test_tools import answer, new_agent, text, tool_results_sent, tool_use
+
+pytestmark = pytest.mark.usefixtures("library")
+
+NO_RETRY = panto.RetryPolicy(max_retries=0)
+
+
+def can_step() -> bool:
+    """Whether this platform's library steps streams (else `async for` takes worker threads)."""
+    import platform
+    import sys
+
+    return sys.platform == "linux" and platform.machine() in ("x86_64", "aarch64", "riscv64")
+
+
+needs_step = pytest.mark.skipif(not can_step(), reason="panto_step_events needs Linux on x86_64, aarch64 or riscv64")
+
+
+class NoThreads(concurrent.futures.ThreadPoolExecutor):
+    """A loop's default executor that refuses work: `asyncio.to_thread` fails with it."""
+
+    def submit(self, *args: Any, **kwargs: Any) -> Any:  # type: ignore[override]
+        raise AssertionError("asyncio.to_thread was used")
+
+
+def not_the_emulators(thread: threading.Thread) -> bool:
+    return thread.name != "panto-emulator" and "process_request_thread" not in thread.name
+
+
+@needs_step
+def test_200_turns_on_one_loop_without_a_thread_each() -> None:
+    n = 200
+    scenario = {"responses": [dict(answer(text(f"answer {i}")), delay_ms=300) for i in range(n)]}
+    before = sum(1 for t in threading.enumerate() if not_the_emulators(t))
+    most = [0]
+
+    async def turn(agent: panto.Agent) -> str:
+        out = []
+        async with agent.run("Hi") as stream:
+            async for ev in stream:
+                # Python threads besides the emulator's, whenever an event comes.
+                most[0] = max(most[0], sum(1 for t in threading.enumerate() if not_the_emulators(t)))
+                if isinstance(ev, panto.ContentDelta):
+                    out.append(ev.text)
+        return "".join(out)
+
+    async def main(url: str) -> List[str]:
+        asyncio.get_running_loop().set_default_executor(NoThreads())
+        agents = [panto.Agent(provider="anthropic", model="m", base_url=url, api_key="k") for _ in range(n)]
+        try:
+            return await asyncio.gather(*(turn(a) for a in agents))
+        finally:
+            for a in agents:
+                a.close()
+
+    with Emulator(scenario=scenario) as emu:
+        texts = asyncio.run(main(emu.url))
+        assert len(emu.requests()) == n
+    assert sorted(texts) == sorted(f"answer {i}" for i in range(n))
+    assert most[0] <= before
+
+
+@needs_step
+def test_a_tool_round_with_a_sync_and_an_async_handler(provider: str) -> None:
+    ran: Dict[str, Any] = {}
+
+    @panto.tool
+    def double(n: int) -> str:
+        """Doubles, in a worker thread."""
+        ran["double"] = threading.current_thread() is not threading.main_thread()
+        return str(2 * n)
+
+    @panto.tool
+    async def negate(n: int) -> str:
+        """Negates, on the loop of `async for`."""
+        ran["negate"] = asyncio.get_running_loop()
+        return str(-n)
+
+    scenario = {"responses": [
+        answer(tool_use("call_a", "double", {"n": 21}), tool_use("call_b", "negate", {"n": 5})),
+        answer(text("Done.")),
+    ]}
+
+    async def main(url_agent: panto.Agent) -> List[panto.Event]:
+        ran["loop"] = asyncio.get_running_loop()
+        async with url_agent.run("Go") as stream:
+            return [ev async for ev in stream]
+
+    with Emulator(scenario=scenario) as emu, new_agent(emu, provider, tools=[double, negate]) as agent:
+        events = asyncio.run(main(agent))
+        results = [(e.id, e.content, e.is_error) for e in events if isinstance(e, panto.ToolResult)]
+        assert results == [("call_a", "42", False), ("call_b", "-5", False)]
+        assert [s["id"] for s in tool_results_sent(provider, emu.requests()[1])] == ["call_a", "call_b"]
+    assert ran["double"] is True and ran["negate"] is ran["loop"]
+    assert "".join(e.text for e in events if isinstance(e, panto.ContentDelta) and e.block_kind == "text") == "Done."
+
+
+@needs_step
+def test_canceling_the_task_keeps_what_was_iterated() -> None:
+    # The emulator stalls after the first delta: the task is canceled while it waits for more.
+    scenario = {"responses": [stalled("anthropic")]}
+
+    async def main(agent: panto.Agent) -> Dict[str, Any]:
+        stream = agent.run("Hi")
+        got = asyncio.Event()
+        seen: List[panto.Event] = []
+
+        async def consume() -> None:
+            async for ev in stream:
+                seen.append(ev)
+                if isinstance(ev, panto.ContentDelta):
+                    got.set()
+
+        task = asyncio.create_task(consume())
+        await got.wait()
+        task.cancel()
+        with pytest.raises(asyncio.CancelledError):
+            await task
+        with pytest.raises(panto.CanceledError):
+            await stream.__anext__()
+        with pytest.raises(panto.CanceledError):
+            next(stream)  # the stepped turn is over: next() reads its end
+        text_seen = "".join(e.text for e in seen if isinstance(e, panto.ContentDelta))
+        stream.close()
+        return {"seen": text_seen, "conversation": agent.conversation}
+
+    with Emulator(scenario=scenario) as emu, new_agent(emu, retry=NO_RETRY) as agent:
+        out = asyncio.run(main(agent))
+    assert out["seen"] == "Hello "
+    assert blocks_and_stop(out["conversation"]) == [user("Hi"), assistant("Hello ", "aborted")]
+
+
+@needs_step
+def test_a_silent_server_times_out_through_the_deadline() -> None:
+    scenario = {"responses": [dict(answer(text("late")), delay_ms=60_000)]}
+
+    async def main(agent: panto.Agent) -> None:
+        async with agent.run("Hi") as stream:
+            with pytest.raises(panto.APITimeoutError) as info:
+                async for _ in stream:
+                    pass
+            assert info.value.code == "timeout"
+
+    with Emulator(scenario=scenario) as emu, new_agent(emu, retry=NO_RETRY, timeouts={"first_byte_ms": 200}) as agent:
+        asyncio.run(main(agent))
+
+
+@needs_step
+def test_next_after_async_for_began_is_a_state_error() -> None:
+    # Stalled after the first delta: once `async for` had it, next() has to read the stream.
+    async def main(agent: panto.Agent) -> None:
+        async with agent.run("Hi") as stream:
+            async for ev in stream:
+                if isinstance(ev, panto.ContentDelta):
+                    break
+            with pytest.raises(panto.StateError) as info:
+                next(stream)
+            assert info.value.code == "state"
+            stream.cancel()  # not sticky: the turn ends as a canceled one
+            with pytest.raises(panto.CanceledError):
+                await stream.__anext__()
+
+    with Emulator(scenario={"responses": [stalled("anthropic")]}) as emu, new_agent(emu, retry=NO_RETRY) as agent:
+        asyncio.run(main(agent))
+        assert blocks_and_stop(agent.conversation) == [user("Hi"), assistant("Hello ", "aborted")]
+
+
+def test_async_for_after_next_reads_in_a_worker_thread() -> None:
+    scenario = {"responses": [answer(text("Hello big world"))]}
+
+    async def main(agent: panto.Agent) -> str:
+        async with agent.run("Hi") as stream:
+            assert isinstance(next(stream), panto.MessageStart)
+            return "".join([ev.text async for ev in stream if isinstance(ev, panto.ContentDelta)])
+
+    with Emulator(scenario=scenario) as emu, new_agent(emu) as agent:
+        assert asyncio.run(main(agent)) == "Hello big world"
+
+
+def test_the_wait_struct_is_in_the_abi() -> None:
+    assert _native.WOULD_BLOCK == 3 and _native.PantoWait().size == 24
