@@ -91,7 +91,11 @@ class Waiter:
             return
         loop = fut.get_loop()
         try:
-            if loop.is_running() and asyncio._get_running_loop() is loop:
+            try:
+                on_loop = asyncio.get_running_loop() is loop
+            except RuntimeError:  # no loop runs on this thread
+                on_loop = False
+            if on_loop:
                 unregister = self.unregister
                 if unregister is not None:
                     unregister()

@@ -934,6 +934,9 @@ class Stream:
         runner = self._runner
         if runner is not None:  # a next() waiting for the handlers returns
             runner.abandon()
+        waiter = self._waiter
+        if waiter is not None:  # an `async for` waiting for a retry's delay steps at once
+            waiter.wake()
 
     def reopen(self) -> Self:
         """Runs the failed turn again and returns this stream, ready to iterate again. Only

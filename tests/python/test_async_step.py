@@ -195,3 +195,59 @@ def test_async_for_after_next_reads_in_a_worker_thread() -> None:
 
 def test_the_wait_struct_is_in_the_abi() -> None:
     assert _native.WOULD_BLOCK == 3 and _native.PantoWait().size == 24
+
+
+# A bound for waits that only a bug makes long.
+BOUND = 30.0
+
+
+@needs_step
+def test_cancel_during_a_retry_delay_ends_the_turn_at_once() -> None:
+    slow = panto.RetryPolicy(max_retries=1, initial_delay_ms=600_000, max_delay_ms=600_000)
+    overloaded = {"status": 529, "error": {"type": "overloaded_error", "message": "Overloaded"}}
+
+    async def main(agent: panto.Agent) -> None:
+        stream = agent.run("Hi")
+        retrying = asyncio.Event()
+
+        async def consume() -> None:
+            async for ev in stream:
+                if isinstance(ev, panto.ProviderRetry):
+                    retrying.set()
+
+        task = asyncio.create_task(consume())
+        await asyncio.wait_for(retrying.wait(), BOUND)
+        stream.cancel()  # the task waits for the delay's deadline alone (no descriptor)
+        with pytest.raises(panto.CanceledError):
+            await asyncio.wait_for(task, BOUND)
+        stream.close()
+
+    with Emulator(scenario={"responses": [overloaded, answer(text("late"))]}) as emu, new_agent(emu, retry=slow) as agent:
+        asyncio.run(main(agent))
+        assert len(emu.requests()) == 1
+        assert not [m for m in agent.conversation if m["role"] == "assistant"]
+
+
+@needs_step
+def test_close_while_another_task_waits_raises_canceled() -> None:
+    async def main(agent: panto.Agent) -> None:
+        stream = agent.run("Hi")
+        got = asyncio.Event()
+
+        async def consume() -> None:
+            async for ev in stream:
+                if isinstance(ev, panto.ContentDelta):
+                    got.set()
+
+        task = asyncio.create_task(consume())
+        await asyncio.wait_for(got.wait(), BOUND)
+        stream.close()
+        with pytest.raises(panto.CanceledError):
+            await asyncio.wait_for(task, BOUND)
+        async with agent.run("Again") as again:  # the agent runs its next turn
+            assert "".join([e.text async for e in again if isinstance(e, panto.ContentDelta)]) == "Hello big world"
+
+    scenario = {"responses": [stalled("anthropic"), answer(text("Hello big world"))]}
+    with Emulator(scenario=scenario) as emu, new_agent(emu, retry=NO_RETRY) as agent:
+        asyncio.run(main(agent))
+        assert blocks_and_stop(agent.conversation)[:2] == [user("Hi"), assistant("Hello ", "aborted")]
