@@ -251,3 +251,23 @@ def test_close_while_another_task_waits_raises_canceled() -> None:
     with Emulator(scenario=scenario) as emu, new_agent(emu, retry=NO_RETRY) as agent:
         asyncio.run(main(agent))
         assert blocks_and_stop(agent.conversation)[:2] == [user("Hi"), assistant("Hello ", "aborted")]
+
+
+@needs_step
+def test_a_cancel_after_break_keeps_exactly_what_was_iterated() -> None:
+    # The answer's deltas may come in one batch: those not handed out are given back.
+    async def main(agent: panto.Agent) -> str:
+        async with agent.run("Hi") as stream:
+            seen = []
+            async for ev in stream:
+                if isinstance(ev, panto.ContentDelta):
+                    seen.append(ev.text)
+                    break
+            stream.cancel()
+            with pytest.raises(panto.CanceledError):
+                await stream.__anext__()
+            return "".join(seen)
+
+    with Emulator(scenario={"responses": [answer(text("Hello big world"))]}) as emu, new_agent(emu) as agent:
+        seen = asyncio.run(main(agent))
+        assert seen and blocks_and_stop(agent.conversation) == [user("Hi"), assistant(seen, "aborted")]
