@@ -934,8 +934,10 @@ class Stream:
         runner = self._runner
         if runner is not None:  # a next() waiting for the handlers returns
             runner.abandon()
+        # An `async for` that waits steps at once (the library wakes its descriptor too, but
+        # a retry's delay has none when no eventfd could be made: PantoWait.fd -1).
         waiter = self._waiter
-        if waiter is not None:  # an `async for` waiting for a retry's delay steps at once
+        if waiter is not None:
             waiter.wake()
 
     def reopen(self) -> Self:
