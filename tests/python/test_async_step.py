@@ -271,3 +271,34 @@ def test_a_cancel_after_break_keeps_exactly_what_was_iterated() -> None:
     with Emulator(scenario={"responses": [answer(text("Hello big world"))]}) as emu, new_agent(emu) as agent:
         seen = asyncio.run(main(agent))
         assert seen and blocks_and_stop(agent.conversation) == [user("Hi"), assistant(seen, "aborted")]
+
+
+@needs_step
+def test_turns_over_tls_step_on_the_loop(tmp_path: Any, monkeypatch: pytest.MonkeyPatch) -> None:
+    # HTTPS is what real providers speak: the TLS handshake and records run on each turn's
+    # stepped stack too, with no worker thread (the loop's executor refuses work).
+    import pathlib
+    import subprocess
+
+    root = pathlib.Path(__file__).resolve().parents[2]
+    subprocess.run([str(root / "tests" / "net" / "make_certs.sh"), str(tmp_path)], check=True, timeout=60)
+    monkeypatch.setenv("SSL_CERT_FILE", str(tmp_path / "ca.pem"))
+    words = " ".join(f"w{i}" for i in range(300))
+    scenario = {"responses": [dict(answer(text(words)), chunk_size=40)], "repeat_last": True}
+
+    async def turn(url: str) -> str:
+        with panto.Agent(provider="anthropic", model="m", base_url=url, api_key="k") as agent:
+            out = []
+            async for ev in agent.run("Hi"):
+                if isinstance(ev, panto.ContentDelta):
+                    out.append(ev.text)
+            return "".join(out)
+
+    async def main(url: str) -> List[str]:
+        asyncio.get_running_loop().set_default_executor(NoThreads())
+        return await asyncio.gather(*(turn(url) for _ in range(10)))
+
+    with Emulator(scenario=scenario, tls=(tmp_path / "server.pem", tmp_path / "server.key")) as emu:
+        texts = asyncio.run(main(f"https://localhost:{emu.port}"))
+        assert len(emu.requests()) == 10
+    assert texts == [words] * 10
