@@ -357,6 +357,14 @@ class Agent:
         with self.run(input, **options) as stream:
             return stream.final_message()
 
+    async def acomplete(self, input: Union[str, Sequence[GivenPart], Media], **options: Any) -> AssistantMessage:
+        """`complete()` for coroutines: the turn is read as `async for` reads it (stepped on
+        the running loop, no thread waits), then its last assistant message is returned.
+
+            message = await agent.acomplete("Hello")"""
+        async with self.run(input, **options) as stream:
+            return await stream.afinal_message()
+
     if TYPE_CHECKING:
 
         @overload
@@ -385,6 +393,23 @@ class Agent:
             raise TypeError("parse() sets the turn's response_format from output_type: do not pass one")
         with self.run(input, response_format=output_type, **options) as stream:
             return stream.final_json(output_type)
+
+    if TYPE_CHECKING:
+
+        @overload
+        async def aparse(self, input: Union[str, Sequence[GivenPart], Media], output_type: Type[T], **options: Any) -> T: ...
+        @overload
+        async def aparse(self, input: Union[str, Sequence[GivenPart], Media], output_type: Mapping[str, Any], **options: Any) -> Any: ...
+
+    async def aparse(self, input: Union[str, Sequence[GivenPart], Media], output_type: Any, **options: Any) -> Any:
+        """`parse()` for coroutines: the turn is read as `async for` reads it, then its answer
+        is returned parsed as `output_type`, with the same errors as `parse()`.
+
+            city = await agent.aparse("The largest city of France?", City)"""
+        if "response_format" in options:
+            raise TypeError("aparse() sets the turn's response_format from output_type: do not pass one")
+        async with self.run(input, response_format=output_type, **options) as stream:
+            return await stream.afinal_json(output_type)
 
     @property
     def conversation(self) -> List[MessageDict]:

@@ -47,7 +47,7 @@ TYPE_CHECKING = False
 if TYPE_CHECKING:
     from types import TracebackType
     from asyncio import AbstractEventLoop
-    from typing import Any, Callable, Dict, Iterator, List, Optional, Set, Tuple, Type, TypeVar, Union
+    from typing import Any, AsyncIterator, Callable, Dict, Iterator, List, Optional, Set, Tuple, Type, TypeVar, Union
 
     from ._batch import NativeBatch
     from ._tool_runner import Content, ToolRunner
@@ -821,6 +821,13 @@ class Stream:
             if type(ev) is ContentDelta and ev.block_kind == "text":
                 yield ev.text
 
+    async def atext(self) -> AsyncIterator[str]:
+        """`text()` for coroutines: `async for piece in stream.atext()` reads the turn as
+        `async for` does, never blocking the event loop."""
+        async for ev in self:
+            if type(ev) is ContentDelta and ev.block_kind == "text":
+                yield ev.text
+
     def final_message(self) -> AssistantMessage:
         """Reads the rest of the turn and returns its last assistant message (in a turn with
         tool calls, the one after the last tool round) as a `panto.AssistantMessage`.
@@ -830,9 +837,19 @@ class Stream:
         raises its `panto.Error`, as `next()` does (so does `panto.ResultPendingError` when
         a tool call awaits a result you have to give). Once the turn is over, calling it again
         returns the same message. `usage` is the last message's own, `turn_usage` the turn's
-        total (MessageComplete)."""
+        total (MessageComplete). In a coroutine, `await stream.afinal_message()`."""
         for _ in self:
             pass
+        return self._built_message()
+
+    async def afinal_message(self) -> AssistantMessage:
+        """`final_message()` for coroutines: reads the rest of the turn as `async for` does
+        (the loop goes on meanwhile), then returns the last assistant message."""
+        async for _ in self:
+            pass
+        return self._built_message()
+
+    def _built_message(self) -> AssistantMessage:
         start, end, complete = self._msg_start, self._msg_end, self._complete
         if start is None or end is None or complete is None:
             rc = _native.ERR_STATE
@@ -851,9 +868,20 @@ class Stream:
 
         Raises `panto.OutputError` when the answer is not that JSON (its `output` is the
         text; the turn itself ended normally), `panto.StateError` when the turn had no JSON
-        response_format or the stream is closed, and the turn's failure as `next()` does."""
+        response_format or the stream is closed, and the turn's failure as `next()` does.
+        In a coroutine, `await stream.afinal_json(...)`."""
         for _ in self:
             pass
+        return self._parsed_json(output_type)
+
+    async def afinal_json(self, output_type: Any = None) -> Any:
+        """`final_json()` for coroutines: reads the rest of the turn as `async for` does, then
+        returns the answer parsed."""
+        async for _ in self:
+            pass
+        return self._parsed_json(output_type)
+
+    def _parsed_json(self, output_type: Any) -> Any:
         out = _native.PantoString()
         handle = self._handle
         with handle.calls, handle.lock:

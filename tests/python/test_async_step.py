@@ -302,3 +302,42 @@ def test_turns_over_tls_step_on_the_loop(tmp_path: Any, monkeypatch: pytest.Monk
         texts = asyncio.run(main(f"https://localhost:{emu.port}"))
         assert len(emu.requests()) == 10
     assert texts == [words] * 10
+
+
+@needs_step
+def test_acomplete_aparse_atext_and_afinal_message_never_block_the_loop() -> None:
+    import dataclasses
+
+    @dataclasses.dataclass
+    class City:
+        name: str
+        population: int
+
+    scenario = {"responses": [answer(text("Hello there.")),
+                              answer(text('{"name": "Paris", "population": 2102650}')),
+                              answer(text("Atlantis has none.")),
+                              answer(text("One two three.")),
+                              answer(text("Four five."))]}
+
+    async def main(url: str) -> None:
+        asyncio.get_running_loop().set_default_executor(NoThreads())  # no worker thread waits
+        with panto.Agent(provider="anthropic", model="m", base_url=url, api_key="k") as agent:
+            message = await agent.acomplete("Hi")
+            assert message.text == "Hello there." and message.stop_reason == "end_turn"
+            assert await agent.aparse("The largest city of France?", City) == City("Paris", 2102650)
+            with pytest.raises(panto.OutputError) as caught:
+                await agent.aparse("And of Atlantis?", City)
+            assert caught.value.output == "Atlantis has none."
+            with pytest.raises(TypeError):
+                await agent.aparse("x", City, response_format=City)
+            assert "".join([piece async for piece in agent.run("Count").atext()]) == "One two three."
+            async with agent.run("Go on") as stream:
+                first = await stream.__anext__()  # a partial read, then the rest awaited
+                assert isinstance(first, panto.MessageStart)
+                assert (await stream.afinal_message()).text == "Four five."
+                assert (await stream.afinal_message()).text == "Four five."  # the same, again
+            assert agent.message_count == 10
+
+    with Emulator(scenario=scenario) as emu:
+        asyncio.run(main(emu.url))
+        assert len(emu.requests()) == 5
