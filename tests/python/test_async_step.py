@@ -341,3 +341,24 @@ def test_acomplete_aparse_atext_and_afinal_message_never_block_the_loop() -> Non
     with Emulator(scenario=scenario) as emu:
         asyncio.run(main(emu.url))
         assert len(emu.requests()) == 5
+
+
+@needs_step
+def test_turns_step_under_uvloop() -> None:
+    # uvloop's add_reader/call_at are libuv's: the same waits, another loop.
+    uvloop = pytest.importorskip("uvloop")
+    n = 50
+    scenario = {"responses": [dict(answer(text(f"answer {i}")), delay_ms=200) for i in range(n)]}
+
+    async def turn(url: str) -> str:
+        with panto.Agent(provider="anthropic", model="m", base_url=url, api_key="k") as agent:
+            return (await agent.acomplete("Hi")).text
+
+    async def main(url: str) -> List[str]:
+        asyncio.get_running_loop().set_default_executor(NoThreads())
+        return await asyncio.gather(*(turn(url) for _ in range(n)))
+
+    with Emulator(scenario=scenario) as emu:
+        texts = uvloop.run(main(emu.url))
+        assert len(emu.requests()) == n
+    assert sorted(texts) == sorted(f"answer {i}" for i in range(n))
