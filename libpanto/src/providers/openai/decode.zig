@@ -24,7 +24,10 @@ pub const WireChunk = struct {
 pub const WireUsage = struct {
     prompt_tokens: u64 = 0,
     completion_tokens: u64 = 0,
-    total_tokens: ?u64 = null,
+    /// Read only to tell where reasoning is counted (outputTokens). Wider than the counts: a
+    /// server's total exceeds u64 when its counts are near it (they are not trusted; such a
+    /// total is no protocol error, it just says nothing).
+    total_tokens: ?u128 = null,
     prompt_tokens_details: ?struct { cached_tokens: ?u64 = null } = null,
     completion_tokens_details: ?struct { reasoning_tokens: ?u64 = null } = null,
 
@@ -36,8 +39,13 @@ pub const WireUsage = struct {
         const reasoning = u.reasoningTokens();
         if (reasoning == 0) return u.completion_tokens;
         const apart = u.prompt_tokens +| u.completion_tokens +| reasoning;
-        const outside = (u.total_tokens != null and u.total_tokens.? == apart) or reasoning > u.completion_tokens;
+        const outside = (u.total() == apart) or reasoning > u.completion_tokens;
         return if (outside) u.completion_tokens +| reasoning else u.completion_tokens;
+    }
+
+    /// total_tokens when it is a count that fits, else null.
+    fn total(u: WireUsage) ?u64 {
+        return std.math.cast(u64, u.total_tokens orelse return null);
     }
 
     pub fn reasoningTokens(u: WireUsage) u64 {

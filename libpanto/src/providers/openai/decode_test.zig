@@ -257,6 +257,8 @@ test "reasoning tokens counted once: inside completion_tokens (OpenAI) or apart 
         // Equal: a total of prompt + completion says inside.
         .{ .usage = "{\"prompt_tokens\":9,\"completion_tokens\":20,\"total_tokens\":29,\"completion_tokens_details\":{\"reasoning_tokens\":20}}", .end = "end end_turn stop 20\n" },
         .{ .usage = "{\"prompt_tokens\":9,\"completion_tokens\":5}", .end = "end end_turn stop 5\n" },
+        // Counts near u64's limit: the total overflows u64, which is no protocol error.
+        .{ .usage = "{\"prompt_tokens\":5,\"completion_tokens\":18446744073709551615,\"total_tokens\":18446744073709551620}", .end = "end end_turn stop 18446744073709551615\n" },
     };
     for (cases) |c| {
         var arena: std.heap.ArenaAllocator = .init(std.testing.allocator);
