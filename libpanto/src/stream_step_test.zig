@@ -83,9 +83,7 @@ fn expectSteppedTurn(answer: stream_test.Answer) !void {
     var server: TestServer = undefined;
     try server.start(answer);
     defer server.stop();
-    var url_buf: [64]u8 = undefined;
-    const url = try std.fmt.bufPrint(&url_buf, "http://127.0.0.1:{d}", .{server.port});
-    const agent = try Agent.init(std.testing.allocator, .{ .provider = .anthropic, .model = "m", .base_url = url, .api_key = "k" });
+    const agent = try stream_test.loopbackAgent(server.port, .{ .provider = .anthropic, .model = "m" });
     defer agent.deinit();
     const stream = try agent.run("hi");
     defer stream.destroy();
@@ -146,9 +144,7 @@ test "a stepped turn whose server never answers times out on the step's deadline
     try skipUnlessSupported();
     var listener: SilentListener = try .start();
     defer listener.stop();
-    var url_buf: [64]u8 = undefined;
-    const url = try std.fmt.bufPrint(&url_buf, "http://127.0.0.1:{d}", .{listener.port});
-    const agent = try Agent.init(std.testing.allocator, .{ .provider = .anthropic, .model = "m", .base_url = url, .api_key = "k", .retry = .{ .max_retries = 0 }, .timeouts = .{ .first_byte_ms = 150 } });
+    const agent = try stream_test.loopbackAgent(listener.port, .{ .provider = .anthropic, .model = "m", .retry = .{ .max_retries = 0 }, .timeouts = .{ .first_byte_ms = 150 } });
     defer agent.deinit();
     const stream = try agent.run("hi");
     defer stream.destroy();
@@ -164,9 +160,7 @@ test "a stepped connect that never completes times out on connect_ms, without th
         else => return err,
     };
     defer listener.stop();
-    var url_buf: [64]u8 = undefined;
-    const url = try std.fmt.bufPrint(&url_buf, "http://127.0.0.1:{d}", .{listener.port});
-    const agent = try Agent.init(std.testing.allocator, .{ .provider = .anthropic, .model = "m", .base_url = url, .api_key = "k", .retry = .{ .max_retries = 0 }, .timeouts = .{ .connect_ms = 150 } });
+    const agent = try stream_test.loopbackAgent(listener.port, .{ .provider = .anthropic, .model = "m", .retry = .{ .max_retries = 0 }, .timeouts = .{ .connect_ms = 150 } });
     defer agent.deinit();
     const stream = try agent.run("hi");
     defer stream.destroy();
@@ -200,9 +194,7 @@ test "a stepped stream parked mid-message is canceled from another thread: the f
     var server: TestServer = undefined;
     try server.start(stalled_answer);
     defer server.stop();
-    var url_buf: [64]u8 = undefined;
-    const url = try std.fmt.bufPrint(&url_buf, "http://127.0.0.1:{d}", .{server.port});
-    const agent = try Agent.init(std.testing.allocator, .{ .provider = .anthropic, .model = "m", .base_url = url, .api_key = "k", .retry = .{ .max_retries = 0 } });
+    const agent = try stream_test.loopbackAgent(server.port, .{ .provider = .anthropic, .model = "m", .retry = .{ .max_retries = 0 } });
     defer agent.deinit();
     const stream = try agent.run("hi");
     defer stream.destroy();
@@ -225,9 +217,7 @@ test "a stepped stream freed while parked unwinds its fiber: nothing leaks, the 
     var server: TestServer = undefined;
     try server.startMany(stalled_answer, &.{.{}});
     defer server.stop();
-    var url_buf: [64]u8 = undefined;
-    const url = try std.fmt.bufPrint(&url_buf, "http://127.0.0.1:{d}", .{server.port});
-    const agent = try Agent.init(std.testing.allocator, .{ .provider = .anthropic, .model = "m", .base_url = url, .api_key = "k", .retry = .{ .max_retries = 0 } });
+    const agent = try stream_test.loopbackAgent(server.port, .{ .provider = .anthropic, .model = "m", .retry = .{ .max_retries = 0 } });
     defer agent.deinit();
     const stream = try agent.run("hi");
     _ = try stepUntilParkedInText(stream);
@@ -263,10 +253,8 @@ test "a stepped retry waits its delay on the stream's wake descriptor, then the 
     };
     try server.startMany(overloaded, &.{.{}});
     defer server.stop();
-    var url_buf: [64]u8 = undefined;
-    const url = try std.fmt.bufPrint(&url_buf, "http://127.0.0.1:{d}", .{server.port});
     // A delay of 300-400 ms: the step after the ProviderRetry event comes well before it ends.
-    const agent = try Agent.init(std.testing.allocator, .{ .provider = .anthropic, .model = "m", .base_url = url, .api_key = "k", .retry = .{ .initial_delay_ms = 400 } });
+    const agent = try stream_test.loopbackAgent(server.port, .{ .provider = .anthropic, .model = "m", .retry = .{ .initial_delay_ms = 400 } });
     defer agent.deinit();
     const stream = try agent.run("hi");
     defer stream.destroy();
@@ -294,9 +282,7 @@ test "a stepped retry's delay canceled from another thread: the wake descriptor 
         .framing = .content_length,
     });
     defer server.stop();
-    var url_buf: [64]u8 = undefined;
-    const url = try std.fmt.bufPrint(&url_buf, "http://127.0.0.1:{d}", .{server.port});
-    const agent = try Agent.init(std.testing.allocator, .{ .provider = .anthropic, .model = "m", .base_url = url, .api_key = "k", .retry = .{ .initial_delay_ms = 60_000 } });
+    const agent = try stream_test.loopbackAgent(server.port, .{ .provider = .anthropic, .model = "m", .retry = .{ .initial_delay_ms = 60_000 } });
     defer agent.deinit();
     const stream = try agent.run("hi");
     defer stream.destroy();
@@ -319,9 +305,7 @@ test "a stepped host tool round: ResultPending until the result is submitted, th
     var server: TestServer = undefined;
     try server.startMany(.{ .body = stream_test.tool_message }, &.{.{}});
     defer server.stop();
-    var url_buf: [64]u8 = undefined;
-    const url = try std.fmt.bufPrint(&url_buf, "http://127.0.0.1:{d}", .{server.port});
-    const agent = try Agent.init(std.testing.allocator, .{ .provider = .anthropic, .model = "m", .base_url = url, .api_key = "k", .capabilities = &.{"search"} });
+    const agent = try stream_test.loopbackAgent(server.port, .{ .provider = .anthropic, .model = "m", .capabilities = &.{"search"} });
     defer agent.deinit();
     var diag: @import("config.zig").Diagnostic = .{};
     try agent.addTool(stream_test.lookup_tool, &diag);
@@ -393,9 +377,7 @@ test "a stepped turn whose server sends only pings (slow-loris) times out on idl
     var server: SlowLoris = undefined;
     try server.start();
     defer server.stop();
-    var url_buf: [64]u8 = undefined;
-    const url = try std.fmt.bufPrint(&url_buf, "http://127.0.0.1:{d}", .{server.port});
-    const agent = try Agent.init(std.testing.allocator, .{ .provider = .anthropic, .model = "m", .base_url = url, .api_key = "k", .retry = .{ .max_retries = 0 }, .timeouts = .{ .idle_ms = 200 } });
+    const agent = try stream_test.loopbackAgent(server.port, .{ .provider = .anthropic, .model = "m", .retry = .{ .max_retries = 0 }, .timeouts = .{ .idle_ms = 200 } });
     defer agent.deinit();
     const stream = try agent.run("hi");
     defer stream.destroy();
@@ -411,9 +393,7 @@ test "stepped turns canceled at random instants end Canceled or done, leak nothi
         var server: TestServer = undefined;
         try server.start(.{ .framing = .chunked, .piece = 3 });
         defer server.stop();
-        var url_buf: [64]u8 = undefined;
-        const url = try std.fmt.bufPrint(&url_buf, "http://127.0.0.1:{d}", .{server.port});
-        const agent = try Agent.init(std.testing.allocator, .{ .provider = .anthropic, .model = "m", .base_url = url, .api_key = "k", .retry = .{ .max_retries = 0 } });
+        const agent = try stream_test.loopbackAgent(server.port, .{ .provider = .anthropic, .model = "m", .retry = .{ .max_retries = 0 } });
         defer agent.deinit();
         const stream = try agent.run("hi");
         defer stream.destroy();
@@ -441,9 +421,7 @@ test "next() on a stepped stream is a usage error while its turn runs (nothing c
     var server: TestServer = undefined;
     try server.start(stalled_answer);
     defer server.stop();
-    var url_buf: [64]u8 = undefined;
-    const url = try std.fmt.bufPrint(&url_buf, "http://127.0.0.1:{d}", .{server.port});
-    const agent = try Agent.init(std.testing.allocator, .{ .provider = .anthropic, .model = "m", .base_url = url, .api_key = "k", .retry = .{ .max_retries = 0 } });
+    const agent = try stream_test.loopbackAgent(server.port, .{ .provider = .anthropic, .model = "m", .retry = .{ .max_retries = 0 } });
     defer agent.deinit();
     const stream = try agent.run("hi");
     defer stream.destroy();
@@ -464,9 +442,7 @@ test "step() on a stream read by next() is a usage error; the turn goes on with 
     var server: TestServer = undefined;
     try server.start(.{ .framing = .chunked, .piece = 7 });
     defer server.stop();
-    var url_buf: [64]u8 = undefined;
-    const url = try std.fmt.bufPrint(&url_buf, "http://127.0.0.1:{d}", .{server.port});
-    const agent = try Agent.init(std.testing.allocator, .{ .provider = .anthropic, .model = "m", .base_url = url, .api_key = "k" });
+    const agent = try stream_test.loopbackAgent(server.port, .{ .provider = .anthropic, .model = "m" });
     defer agent.deinit();
     const stream = try agent.run("hi");
     defer stream.destroy();
@@ -485,9 +461,7 @@ test "a stepped turn read in batches: the whole text, then finalMessage (the tur
     var server: TestServer = undefined;
     try server.start(.{ .framing = .chunked, .piece = 64 });
     defer server.stop();
-    var url_buf: [64]u8 = undefined;
-    const url = try std.fmt.bufPrint(&url_buf, "http://127.0.0.1:{d}", .{server.port});
-    const agent = try Agent.init(std.testing.allocator, .{ .provider = .anthropic, .model = "m", .base_url = url, .api_key = "k" });
+    const agent = try stream_test.loopbackAgent(server.port, .{ .provider = .anthropic, .model = "m" });
     defer agent.deinit();
     const stream = try agent.run("hi");
     defer stream.destroy();

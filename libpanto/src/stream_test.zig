@@ -169,9 +169,7 @@ fn runTurn(answer: Answer, text_out: *std.ArrayList(u8)) !Event {
     var server: TestServer = undefined;
     try server.start(answer);
     defer server.stop();
-    var url_buf: [64]u8 = undefined;
-    const url = try std.fmt.bufPrint(&url_buf, "http://127.0.0.1:{d}", .{server.port});
-    const agent = try Agent.init(std.testing.allocator, .{ .provider = .anthropic, .model = "m", .base_url = url, .api_key = "k" });
+    const agent = try loopbackAgent(server.port, .{ .provider = .anthropic, .model = "m" });
     defer agent.deinit();
     const stream = try agent.run("hi");
     defer stream.destroy();
@@ -277,9 +275,7 @@ test "freeing the agent before its stream defers the free to the stream" {
     var server: TestServer = undefined;
     try server.start(.{});
     defer server.stop();
-    var url_buf: [64]u8 = undefined;
-    const url = try std.fmt.bufPrint(&url_buf, "http://127.0.0.1:{d}", .{server.port});
-    const agent = try Agent.init(std.testing.allocator, .{ .provider = .anthropic, .model = "m", .base_url = url, .api_key = "k" });
+    const agent = try loopbackAgent(server.port, .{ .provider = .anthropic, .model = "m" });
     const stream = try agent.run("hi");
     try std.testing.expectError(error.Busy, agent.run("again"));
     agent.deinit();
@@ -300,17 +296,17 @@ pub const lookup_tool =
     \\{"name":"lookup","description":"Looks up q.","input_schema":{"type":"object","properties":{"q":{"type":"string"}},"required":["q"]},"capabilities":["search"]}
 ;
 
-pub fn toolAgent(port: u16, capabilities: []const []const u8, max_tool_iterations: u32) !*Agent {
+/// An agent of `config` on a loopback test server's port, with the key "k".
+pub fn loopbackAgent(port: u16, config: @import("config.zig").Config) !*Agent {
     var url_buf: [64]u8 = undefined;
-    const url = try std.fmt.bufPrint(&url_buf, "http://127.0.0.1:{d}", .{port});
-    const agent = try Agent.init(std.testing.allocator, .{
-        .provider = .anthropic,
-        .model = "m",
-        .base_url = url,
-        .api_key = "k",
-        .capabilities = capabilities,
-        .max_tool_iterations = max_tool_iterations,
-    });
+    var c = config;
+    c.api_key = "k";
+    c.base_url = try std.fmt.bufPrint(&url_buf, "http://127.0.0.1:{d}", .{port});
+    return Agent.init(std.testing.allocator, c); // (it copies the strings)
+}
+
+pub fn toolAgent(port: u16, capabilities: []const []const u8, max_tool_iterations: u32) !*Agent {
+    const agent = try loopbackAgent(port, .{ .provider = .anthropic, .model = "m", .capabilities = capabilities, .max_tool_iterations = max_tool_iterations });
     errdefer agent.deinit();
     var diag: @import("config.zig").Diagnostic = .{};
     try agent.addTool(lookup_tool, &diag);
@@ -425,9 +421,7 @@ test "an overloaded answer is retried after a ProviderRetry event, then the turn
     };
     try server.startMany(overloaded, &.{.{}});
     defer server.stop();
-    var url_buf: [64]u8 = undefined;
-    const url = try std.fmt.bufPrint(&url_buf, "http://127.0.0.1:{d}", .{server.port});
-    const agent = try Agent.init(std.testing.allocator, .{ .provider = .anthropic, .model = "m", .base_url = url, .api_key = "k", .retry = .{ .initial_delay_ms = 10 } });
+    const agent = try loopbackAgent(server.port, .{ .provider = .anthropic, .model = "m", .retry = .{ .initial_delay_ms = 10 } });
     defer agent.deinit();
     const stream = try agent.run("hi");
     defer stream.destroy();
@@ -444,9 +438,7 @@ test "the idle timeout ends a stream that stalls, and cancel ends it from anothe
     // A body that stops after the head events and never ends: only a timeout or a cancel ends it.
     var server: TestServer = undefined;
     try server.start(.{ .body = sse_head, .framing = .content_length, .stall = true });
-    var url_buf: [64]u8 = undefined;
-    const url = try std.fmt.bufPrint(&url_buf, "http://127.0.0.1:{d}", .{server.port});
-    const agent = try Agent.init(std.testing.allocator, .{ .provider = .anthropic, .model = "m", .base_url = url, .api_key = "k", .timeouts = .{ .idle_ms = 200 } });
+    const agent = try loopbackAgent(server.port, .{ .provider = .anthropic, .model = "m", .timeouts = .{ .idle_ms = 200 } });
     defer agent.deinit();
     {
         const stream = try agent.run("hi");
