@@ -533,8 +533,11 @@ pub const Host = struct {
     /// From any thread: kills the processes the running handlers started and interrupts the
     /// Lua code that runs (Ctrl-C; interrupt.zig).
     pub fn cancelAsync(h: *Host) void {
-        h.runner.children.cancelAsync();
+        // Lua first: while the host waits for a child (interrupt.pause) nothing is armed, and
+        // the killed child's `canceled` outcome is what the code sees. Killing first let the
+        // host resume Lua before the request, which then interrupted the code after ext.exec.
         interrupt.request();
+        h.runner.children.cancelAsync();
     }
 
     // ---- ext.exec (ext.zig) ----
