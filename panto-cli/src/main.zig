@@ -67,7 +67,8 @@ pub fn main(init: std.process.Init) !u8 {
 
     const cwd = try std.process.currentPathAlloc(io, arena);
     const home = init.environ_map.get("HOME");
-    const project = try trust.find(arena, io, cwd, home, !args.no_extensions);
+    const with_extensions = try settings_mod.extensionDirsOn(arena, io, args, .{ .home = home, .xdg_config_home = init.environ_map.get("XDG_CONFIG_HOME"), .cwd = cwd });
+    const project = try trust.find(arena, io, cwd, home, with_extensions);
     const trusted = try trustProject(arena, io, project, args, print, try trust.listPath(arena, init.environ_map.get("XDG_STATE_HOME"), home), &out.interface, stderr);
     var problem: []const u8 = "";
     const settings = settings_mod.load(init.gpa, arena, io, args, .{

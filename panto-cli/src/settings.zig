@@ -212,6 +212,21 @@ pub fn load(gpa: std.mem.Allocator, arena: std.mem.Allocator, io: std.Io, args: 
 }
 
 /// $XDG_CONFIG_HOME/panto (an absolute one), else ~/.config/panto.
+/// Whether the extension folders load: not with --no-extensions, nor with the file's
+/// `"extensions": false`. Read before `load`, for the trust question (trust.zig), which must
+/// not list a project's extensions that would not load anyway. A file that cannot be read says
+/// nothing here: `load` reports it.
+pub fn extensionDirsOn(arena: std.mem.Allocator, io: std.Io, args: Args, env: Environment) error{OutOfMemory}!bool {
+    if (args.no_extensions) return false;
+    var problem: []const u8 = "";
+    const file = readFile(arena, io, try std.fs.path.join(arena, &.{ try configDir(arena, env), "config.json" }), &problem) catch |err| switch (err) {
+        error.OutOfMemory => return error.OutOfMemory,
+        else => return true,
+    };
+    const value = file.get("extensions") orelse return true;
+    return value != .bool or value.bool;
+}
+
 fn configDir(arena: std.mem.Allocator, env: Environment) error{OutOfMemory}![]const u8 {
     if (env.xdg_config_home) |x| if (x.len > 0 and x[0] == '/') return std.fs.path.join(arena, &.{ x, "panto" });
     return std.fs.path.join(arena, &.{ env.home orelse "/", ".config", "panto" });

@@ -44,6 +44,25 @@ def test_print_mode_leaves_an_untrusted_folders_extension_out_and_says_why(emula
     assert not trusted_list(home).exists()
 
 
+def test_extensions_off_in_the_config_are_not_named_as_left_out(emulator, run_panto, workdir, tmp_path, write_config):
+    # With "extensions": false the project's extensions would not load even if trusted, so the
+    # note names only what trust would bring (here nothing: no note at all).
+    marker = tmp_path / "ran.txt"
+    ext = project_extension(workdir, marker)
+    write_config({"extensions": False})
+    emulator({"responses": [text_reply("ok"), text_reply("ok")]})
+    r = run_panto("-p", "go")
+    assert r.returncode == 0, r.stderr
+    assert str(ext) not in r.stderr and "not trusted" not in r.stderr
+    assert not marker.exists()
+    # The same with an AGENTS.md: the note names it and not the extension.
+    (workdir / "AGENTS.md").write_text("be brief")
+    (workdir / ".git").mkdir()
+    r = run_panto("-p", "go")
+    assert r.returncode == 0, r.stderr
+    assert "AGENTS.md" in r.stderr and str(ext) not in r.stderr
+
+
 def test_trust_flag_loads_it_and_is_remembered(emulator, run_panto, home, workdir, tmp_path):
     marker = tmp_path / "ran.txt"
     project_extension(workdir, marker)
