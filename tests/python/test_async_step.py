@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import asyncio
 import concurrent.futures
+import json
 import threading
 from typing import Any, Dict, List
 
@@ -144,6 +145,46 @@ def test_canceling_the_task_keeps_what_was_iterated() -> None:
         out = asyncio.run(main(agent))
     assert out["seen"] == "Hello "
     assert blocks_and_stop(out["conversation"]) == [user("Hi"), assistant("Hello ", "aborted")]
+
+
+@needs_step
+def test_the_agents_properties_read_at_once_while_a_turn_waits() -> None:
+    # While `async for` waits for the provider, no native call runs and no lock is held: the
+    # loop reads the agent's state at once. (With a worker thread per next(), the read waited
+    # for that call, which the stalled server ends only at its hold limit: the reads would then
+    # show the turn's end, and the asserts below fail.)
+    async def main(agent: panto.Agent) -> Dict[str, Any]:
+        stream = agent.run("Hi")
+        got = asyncio.Event()
+
+        async def consume() -> None:
+            async for ev in stream:
+                if isinstance(ev, panto.ContentDelta):
+                    got.set()
+
+        task = asyncio.create_task(consume())
+        await got.wait()
+        await asyncio.sleep(0)  # the task is parked in its wait again
+        during = {
+            "conversation": agent.conversation,
+            "count": agent.message_count,
+            "export": agent.export(),
+            "connections": agent.connections,
+        }
+        task.cancel()
+        with pytest.raises(asyncio.CancelledError):
+            await task
+        stream.close()
+        return during
+
+    with Emulator(scenario={"responses": [stalled("anthropic")]}) as emu, new_agent(emu, retry=NO_RETRY) as agent:
+        during = asyncio.run(main(agent))
+        after = agent.conversation
+    assert blocks_and_stop(during["conversation"]) == [user("Hi")]
+    assert during["count"] == 1
+    assert [m["role"] for m in json.loads(during["export"])["messages"]] == ["user"]
+    assert during["connections"].opened == 1
+    assert blocks_and_stop(after) == [user("Hi"), assistant("Hello ", "aborted")]
 
 
 @needs_step
