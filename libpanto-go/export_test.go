@@ -22,3 +22,11 @@ func StreamStepped(s *Stream) bool {
 
 // StreamWaits is how many waits between steps the stream has begun in the netpoller.
 func StreamWaits(s *Stream) uint64 { return s.st.wait.waits.Load() }
+
+// ReadByBlocking makes the stream read by the blocking call, as where the library refuses
+// to step (not Linux on x86_64, aarch64 or riscv64). Before its first Next.
+func ReadByBlocking(s *Stream) {
+	s.st.agent.call.Lock()
+	defer s.st.agent.call.Unlock()
+	s.st.mode = readBlocking
+}

@@ -306,3 +306,40 @@ func TestSteppingUnderSignalsAndGC(t *testing.T) {
 	}
 	t.Logf("%d turns under %d SIGURGs, SIGPROF and GC", streams*turns, signals.Load())
 }
+
+// Where the library refuses to step, a stream reads by the blocking call: the same turn,
+// and a cancel still ends a Next that waits (here, forced on a platform that steps).
+func TestBlockingReadWhereSteppingIsRefused(t *testing.T) {
+	loadScenario(t, scenario(textAnswer("Hello world"), stalledAnswer("anthropic"), textAnswer("Again")))
+	agent := newAgent(t, stallConfig("anthropic"))
+	stream := run(t, agent, "Hi")
+	panto.ReadByBlocking(stream)
+	checkTextTurn(t, nextAll(stream), "Hello world", "end_turn")
+	if err := stream.Err(); err != nil || panto.StreamStepped(stream) || panto.StreamWaits(stream) != 0 {
+		t.Fatalf("Err %v, stepped %v, %d waits", err, panto.StreamStepped(stream), panto.StreamWaits(stream))
+	}
+
+	stream, err := agent.Run(context.Background(), "More")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer stream.Close()
+	panto.ReadByBlocking(stream)
+	for stream.Next() && stream.Event().Kind != panto.EventContentDelta {
+	}
+	done := make(chan bool)
+	go func() { done <- stream.Next() }() // waits on the stall, in the library
+	stream.Cancel()
+	select {
+	case got := <-done:
+		if got {
+			t.Fatalf("Next = true with %+v", stream.Event())
+		}
+	case <-time.After(bound):
+		t.Fatal("the blocked Next did not return after Cancel")
+	}
+	asPantoError(t, stream.Err(), panto.ErrCanceled)
+	if panto.StreamStepped(stream) {
+		t.Fatal("the stream stepped")
+	}
+}
