@@ -71,8 +71,12 @@ func (p *poller) wait(fd int, write bool, timeout time.Duration, hasTimeout bool
 	}
 	var ready [1]syscall.EpollEvent
 	err := conn.Read(func(uintptr) bool {
-		n, err := syscall.EpollWait(epfd, ready[:], 0)
-		return n > 0 || (err != nil && err != syscall.EINTR)
+		for {
+			n, err := syscall.EpollWait(epfd, ready[:], 0)
+			if err != syscall.EINTR { // a readiness seen here is not seen again: never drop it
+				return n > 0 || err != nil
+			}
+		}
 	})
 	p.mu.Lock()
 	p.interrupted = false
