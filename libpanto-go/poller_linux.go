@@ -3,7 +3,6 @@
 package panto
 
 import (
-	"errors"
 	"os"
 	"sync"
 	"sync/atomic"
@@ -11,85 +10,131 @@ import (
 	"time"
 )
 
-// poller parks a goroutine in Go's network poller until what a stepped stream waits for
-// (panto_step_events returned PANTO_WOULD_BLOCK) is there: no OS thread waits for it.
+// poller parks a goroutine until what a stepped stream waits for (panto_step_events returned
+// PANTO_WOULD_BLOCK) is there, the way Go's network poller parks a net.Conn's reader: no OS
+// thread waits for it.
 //
 // The stream's descriptor is panto's: it cannot be handed to the netpoller itself (that
 // needs O_NONBLOCK on the open file, which a dup shares, and a kept-alive connection may
-// later be read by a blocking stream, for which EAGAIN is a bug). So each stream has an
-// epoll instance of its own, which the netpoller watches: for each wait the stream's
-// descriptor is added to it and removed after, never kept across waits (the descriptor may
-// change between steps, and its number come back as another stream's socket). The deadline
-// is the file's read deadline; a wait with no descriptor is the deadline alone.
+// later be read by a blocking stream, for which EAGAIN is a bug). So the waits go through one
+// epoll instance of the process (the reactor), which the netpoller watches: each wait adds
+// the stream's descriptor to it, one-shot, and removes it after, never keeping it across
+// waits (the descriptor may change between steps, and its number come back as another
+// stream's socket). The deadline is a timer; a wait with no descriptor is the timer alone.
 type poller struct {
-	mu          sync.Mutex // guards the fields below against interrupt, from any goroutine
-	file        *os.File   // the epoll instance, made at the first wait; nil once closed
-	conn        syscall.RawConn
-	interrupted bool // interrupt was called since the last wait ended
+	ready       chan struct{} // the reactor saw the descriptor ready (capacity 1)
+	interrupted chan struct{} // interrupt was called (capacity 1)
+	once        sync.Once
 
 	waits atomic.Uint64 // the waits begun (that the tests can tell a stream waited)
 }
 
-// wait parks until fd (if >= 0) is ready for reading or writing, the wait lasted `timeout`
-// (if hasTimeout), or interrupt is called. One goroutine waits at a time (the one that holds
-// the agent's call lock).
-func (p *poller) wait(fd int, write bool, timeout time.Duration, hasTimeout bool) error {
-	p.mu.Lock()
-	if err := p.open(); err != nil {
-		p.mu.Unlock()
-		return err
-	}
-	if p.interrupted { // by a cancel after the step that asked for this wait
-		p.interrupted = false
-		p.mu.Unlock()
-		return nil
-	}
-	deadline := time.Time{}
-	if hasTimeout {
-		deadline = time.Now().Add(timeout)
-	}
-	file, conn := p.file, p.conn
-	p.waits.Add(1)
-	// Under mu, so that an interrupt is either seen above or comes after and overrides it.
-	if err := file.SetReadDeadline(deadline); err != nil {
-		p.mu.Unlock()
-		return err
-	}
-	p.mu.Unlock()
+func (p *poller) init() {
+	p.once.Do(func() {
+		p.ready = make(chan struct{}, 1)
+		p.interrupted = make(chan struct{}, 1)
+	})
+}
 
-	epfd := int(file.Fd())
+// wait parks until fd (if >= 0) is ready for reading or writing, the wait lasted `timeout`
+// (if hasTimeout), or interrupt is called, which also ends the next wait at once when called
+// between two (a cancel after the step that asked for this wait). One goroutine waits at a
+// time (the one that holds the agent's call lock).
+func (p *poller) wait(fd int, write bool, timeout time.Duration, hasTimeout bool) error {
+	p.init()
+	p.waits.Add(1)
+	select { // a readiness left from the last wait (it ended otherwise) is not this one's
+	case <-p.ready:
+	default:
+	}
 	if fd >= 0 {
-		ev := syscall.EpollEvent{Events: syscall.EPOLLIN, Fd: int32(fd)}
-		if write {
-			ev.Events = syscall.EPOLLOUT
-		}
-		if err := syscall.EpollCtl(epfd, syscall.EPOLL_CTL_ADD, fd, &ev); err != nil {
+		token, err := reactor.add(fd, write, p.ready)
+		if err != nil {
 			return err
 		}
-		// Removed before the next step, which may close fd.
-		defer syscall.EpollCtl(epfd, syscall.EPOLL_CTL_DEL, fd, nil)
+		defer reactor.remove(fd, token) // before the next step, which may close fd
 	}
-	var ready [1]syscall.EpollEvent
-	err := conn.Read(func(uintptr) bool {
-		for {
-			n, err := syscall.EpollWait(epfd, ready[:], 0)
-			if err != syscall.EINTR { // a readiness seen here is not seen again: never drop it
-				return n > 0 || err != nil
-			}
-		}
-	})
-	p.mu.Lock()
-	p.interrupted = false
-	p.mu.Unlock()
-	if err != nil && !errors.Is(err, os.ErrDeadlineExceeded) {
-		return err
+	var expired <-chan time.Time
+	if hasTimeout {
+		timer := time.NewTimer(timeout)
+		defer timer.Stop()
+		expired = timer.C
+	}
+	select {
+	case <-p.ready:
+	case <-expired:
+	case <-p.interrupted:
 	}
 	return nil // ready, the deadline, or interrupted: the next step tells which
 }
 
+// interrupt ends the wait in progress at once, or the next one if none runs. Any goroutine.
+func (p *poller) interrupt() {
+	p.init()
+	select {
+	case p.interrupted <- struct{}{}:
+	default:
+	}
+}
+
+// reactor is the process's epoll instance for the waits of stepped streams. Its goroutine
+// parks in the netpoller on it, reads what is ready and signals the waits; it runs while
+// waits are registered, and exits when the last one is removed (nothing outlives the waits).
+var reactor pollReactor
+
+type pollReactor struct {
+	mu      sync.Mutex
+	file    *os.File // the epoll instance, made at the first wait
+	conn    syscall.RawConn
+	running bool                      // its goroutine runs
+	waiters map[int32]chan<- struct{} // the registered waits, by token (the event's data)
+	next    int32
+}
+
+// add registers fd, one-shot, for reading or writing: ready is signaled when it is.
+func (r *pollReactor) add(fd int, write bool, ready chan<- struct{}) (int32, error) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if err := r.open(); err != nil {
+		return 0, err
+	}
+	for { // a token no registered wait has
+		r.next++
+		if _, taken := r.waiters[r.next]; !taken {
+			break
+		}
+	}
+	token := r.next
+	ev := syscall.EpollEvent{Events: syscall.EPOLLIN | syscall.EPOLLONESHOT, Fd: token}
+	if write {
+		ev.Events = syscall.EPOLLOUT | syscall.EPOLLONESHOT
+	}
+	if err := syscall.EpollCtl(int(r.file.Fd()), syscall.EPOLL_CTL_ADD, fd, &ev); err != nil {
+		return 0, os.NewSyscallError("epoll_ctl", err)
+	}
+	r.waiters[token] = ready
+	if !r.running {
+		r.running = true
+		_ = r.file.SetReadDeadline(time.Time{})
+		go r.run()
+	}
+	return token, nil
+}
+
+// remove unregisters a wait; the last one makes the goroutine exit.
+func (r *pollReactor) remove(fd int, token int32) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	_ = syscall.EpollCtl(int(r.file.Fd()), syscall.EPOLL_CTL_DEL, fd, nil)
+	delete(r.waiters, token)
+	if len(r.waiters) == 0 {
+		_ = r.file.SetReadDeadline(time.Unix(1, 0)) // wakes the goroutine, which exits
+	}
+}
+
 // open makes the epoll instance, non-blocking so that the netpoller takes it. mu must be held.
-func (p *poller) open() error {
-	if p.file != nil {
+func (r *pollReactor) open() error {
+	if r.file != nil {
 		return nil
 	}
 	epfd, err := syscall.EpollCreate1(syscall.EPOLL_CLOEXEC)
@@ -100,33 +145,48 @@ func (p *poller) open() error {
 		syscall.Close(epfd)
 		return os.NewSyscallError("fcntl", err)
 	}
-	file := os.NewFile(uintptr(epfd), "panto-stream-wait")
+	file := os.NewFile(uintptr(epfd), "panto-stream-waits")
 	conn, err := file.SyscallConn()
 	if err != nil {
 		file.Close()
 		return err
 	}
-	p.file, p.conn = file, conn
+	r.file, r.conn, r.waiters = file, conn, make(map[int32]chan<- struct{})
 	return nil
 }
 
-// interrupt ends the wait in progress at once, or the next one if none runs (a cancel that
-// came after the step that asked for it). Any goroutine.
-func (p *poller) interrupt() {
-	p.mu.Lock()
-	defer p.mu.Unlock()
-	p.interrupted = true
-	if p.file != nil {
-		_ = p.file.SetReadDeadline(time.Unix(1, 0))
-	}
-}
-
-// close closes the epoll instance; no wait may run.
-func (p *poller) close() {
-	p.mu.Lock()
-	defer p.mu.Unlock()
-	if p.file != nil {
-		p.file.Close()
-		p.file, p.conn = nil, nil
+// run signals the waits whose descriptor is ready, while any is registered.
+func (r *pollReactor) run() {
+	epfd := int(r.file.Fd())
+	var events [128]syscall.EpollEvent
+	for {
+		_ = r.conn.Read(func(uintptr) bool {
+			n, err := syscall.EpollWait(epfd, events[:], 0)
+			for err == syscall.EINTR { // a readiness seen here is not seen again: never drop it
+				n, err = syscall.EpollWait(epfd, events[:], 0)
+			}
+			if n <= 0 {
+				return err != nil
+			}
+			r.mu.Lock()
+			for _, ev := range events[:n] {
+				if ready, ok := r.waiters[ev.Fd]; ok {
+					select {
+					case ready <- struct{}{}:
+					default:
+					}
+				}
+			}
+			r.mu.Unlock()
+			return true
+		})
+		r.mu.Lock()
+		if len(r.waiters) == 0 {
+			r.running = false
+			r.mu.Unlock()
+			return
+		}
+		_ = r.file.SetReadDeadline(time.Time{}) // woken to exit, but a wait came meanwhile
+		r.mu.Unlock()
 	}
 }

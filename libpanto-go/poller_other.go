@@ -19,5 +19,3 @@ func (p *poller) wait(fd int, write bool, timeout time.Duration, hasTimeout bool
 }
 
 func (p *poller) interrupt() {}
-
-func (p *poller) close() {}

@@ -57,9 +57,9 @@ func (st *streamCore) readBatch(native *C.PantoStream, evs []C.PantoEvent) (rc C
 		}
 		timeout := time.Duration(max(left, 0))
 		if err := st.wait.wait(int(wait.fd), wait.events&C.PANTO_WAIT_WRITE != 0, timeout, wait.deadline_ns >= 0); err != nil {
-			// The netpoller refused the wait (no descriptor left for the epoll instance):
-			// this stream reads by blocking calls from now on, which the library allows
-			// once the turn is over only, so wait here instead: on the thread.
+			// The reactor refused the wait (no descriptor left for its epoll instance, or
+			// epoll_ctl failed): a stepped turn cannot go on by blocking calls, so this
+			// wait is a poll() on the thread.
 			st.blockUntil(int(wait.fd), wait.events&C.PANTO_WAIT_WRITE != 0, timeout, wait.deadline_ns >= 0)
 		}
 	}

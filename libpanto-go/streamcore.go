@@ -156,7 +156,6 @@ func (st *streamCore) release() {
 	st.giveBack()
 	C.panto_stream_free(st.native)
 	st.native = nil
-	st.wait.close()
 	st.agent.forget(st)
 }
 

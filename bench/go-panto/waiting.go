@@ -16,7 +16,7 @@ import (
 )
 
 // waiting runs STREAMS turns at once, one agent each, against a server that answers each
-// request after a delay (the emulator with delay_ms, see bench/waiting.sh): what waiting
+// request after a delay (delayed-server, see bench/waiting.py): what waiting
 // streams cost. It prints one line:
 //
 //	streams=N wall_s=W cpu_s=C threads_peak=T threads_created=K rss_peak_kb=R
