@@ -45,8 +45,8 @@ func waitForPark(t *testing.T, stream *panto.Stream, after uint64) {
 }
 
 // 200 turns whose answers come 300 ms after their request all wait at once; a blocking
-// read would hold an OS thread each (about 200 created), the stepped ones hold none while
-// they wait.
+// read holds an OS thread each (about 200 created), the stepped ones hold none while they
+// wait (5 created here).
 func TestManyTurnsWaitOnFewThreads(t *testing.T) {
 	needsStep(t)
 	const n = 200
@@ -96,8 +96,10 @@ func TestManyTurnsWaitOnFewThreads(t *testing.T) {
 		t.Fatalf("texts = %q", texts)
 	}
 	t.Logf("%d turns: %d OS threads created", n, created)
-	if created > n/5 {
-		t.Fatalf("%d OS threads created for %d turns that wait at once, want at most %d", created, n, n/5)
+	// A few are Go's own (a cgo step that runs long hands its P to a new M), more on a loaded
+	// machine; half the turns is far from either.
+	if created > n/2 {
+		t.Fatalf("%d OS threads created for %d turns that wait at once, want at most %d", created, n, n/2)
 	}
 }
 
