@@ -30,6 +30,7 @@ import images
 import latency
 import sessions
 import tool_round
+import waiting
 from consumer import BUILD, CLIENTS_DIR, HERE, ROOT, RunError
 
 VENV_PY = os.path.join(ROOT, "build", "bench-venv", "bin", "python")
@@ -41,7 +42,7 @@ QUICK = dict(name="quick", ns=[1_000, 10_000, 100_000], reps=1, skip_over_s=3.0,
              conc_streams=100, conc_n=200, conc_reps=1, big_streams=1_000, big_n=1_000, warmup=False,
              latency=latency.QUICK, image_reps=1)
 # What `--only` may name besides consumers: run only these parts.
-SECTIONS = ("streaming", "streams1000", "latency", "images", "sessions", "tool_round")
+SECTIONS = ("streaming", "streams1000", "latency", "images", "sessions", "tool_round", "waiting")
 KB_PER_STREAM_TARGET = 64
 
 
@@ -689,6 +690,16 @@ def main() -> int:
             tr_selected = [c for c in tool_round.clients() if not names or any(s in c.name for s in names)]
             say("bench: tool round: three 200 ms host tools a round, parallel and sequential")
             tr = tool_round.measure(4 if cfg["name"] == "quick" else 6, tr_selected, os.environ["BENCH_LIB_DIR"], log, say)
+        wt = None
+        wt_error = None
+        if "waiting" in sections and (not names or any(s in "panto-go" for s in names)):
+            n = waiting.STREAMS[cfg["name"]]
+            say(f"bench: waiting: {n:,} Go turns at once, each answered {waiting.DELAY_MS} ms late")
+            try:
+                wt = waiting.measure(n, waiting.DELAY_MS, os.path.join(BUILD, "go-panto"), os.environ["BENCH_LIB_DIR"], log)
+            except (subprocess.CalledProcessError, subprocess.TimeoutExpired, ValueError, IndexError) as e:
+                wt_error = str(e)
+                say(f"bench: waiting failed: {e}")
     load_after = os.getloadavg()
     res = summarize(cfg, selected, m)
     rows = targets(cfg, res, m["expected"]) if streaming else []
@@ -707,6 +718,11 @@ def main() -> int:
     if tr is not None:
         merge_part(res, m["failed"], tr, "tool_round_error")
         rows += tool_round.targets(tr)
+    if wt is not None:
+        res["waiting"] = wt
+        rows += waiting.targets(wt)
+    if wt_error is not None:
+        m["failed"]["waiting"] = wt_error
     info = machine_info()
     info["loadavg_before"] = [round(x, 2) for x in load_before]
     info["loadavg_after"] = [round(x, 2) for x in load_after]
@@ -733,7 +749,8 @@ def main() -> int:
     write_markdown(md, cfg, res, rows, info, selected, png if have_png else None, m,
                    (latency.markdown(lat, lat_selected) if lat is not None else []) + (images.markdown(img) if img is not None else [])
                    + (sessions.markdown(ses) if ses is not None else [])
-                   + (tool_round.markdown(tr) if tr is not None else []))
+                   + (tool_round.markdown(tr) if tr is not None else [])
+                   + (waiting.markdown(wt) if wt is not None else []))
 
     print()
     print(f"bench: wrote {args.json}, {md}" + (f", {png}" if have_png else "") + f" in {time.time() - t0:.0f} s")

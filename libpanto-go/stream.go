@@ -23,8 +23,10 @@ import (
 //
 // or with range over Iter, which closes the stream when the loop ends, by break too, or
 // over the channel of Events, which reads on a goroutine until the turn ends, ctx is done
-// or the stream is closed. Next reads from the library in batches (panto_next_events: all
-// that has arrived, up to 64 events a cgo call) and hands them out one by one.
+// or the stream is closed. Next reads from the library in batches (all that has arrived,
+// up to 64 events a cgo call) and hands them out one by one. While it waits for the
+// provider, the goroutine is parked in Go's network poller, not in a cgo call: a waiting
+// stream holds no OS thread (see readBatch).
 //
 // The turn ends after an EventMessageComplete: Next then returns false and Err nil, and
 // the assistant messages are part of the conversation. After a failure, a cancellation or
@@ -39,7 +41,7 @@ import (
 //
 // When the Run context is done, or Cancel is called, a Next waiting for the provider
 // returns false at once (a watcher registered with context.AfterFunc for the length of each
-// native call cancels it; nothing outlives the call). Err then matches ctx.Err() and
+// read cancels it and ends its wait; nothing outlives the read). Err then matches ctx.Err() and
 // ErrCanceled (ErrTimeout for a deadline), or only ErrCanceled after Cancel. The message
 // the model was writing stays in the conversation, as far as it arrived, with the stop
 // reason StopAborted; tool calls of the turn that had no result get a "canceled" one. The
@@ -155,8 +157,8 @@ func (s *Stream) readWithTools(ctx context.Context) bool {
 	}
 }
 
-// read makes the native call for the next batch and hands out its first event. s.mu must
-// be held.
+// read reads the next batch (readBatch: by steps, waiting in the netpoller) and hands out
+// its first event. s.mu must be held.
 func (s *Stream) read(ctx context.Context) bool {
 	st := s.st
 	st.agent.call.Lock()
@@ -186,9 +188,7 @@ func (s *Stream) read(ctx context.Context) bool {
 		defer close(fired)
 		st.cancel()
 	})
-	var n C.size_t
-	var block C.PantoString
-	rc := C.panto_next_events(native, &evs[0], C.size_t(len(evs)), &n, &block)
+	rc, n, block := st.readBatch(native, evs)
 	watched := !stop() // the watcher ran, or runs: wait for it, so nothing outlives the call
 	if watched {
 		<-fired

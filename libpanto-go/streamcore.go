@@ -29,8 +29,11 @@ type streamCore struct {
 
 	mu     sync.Mutex     // guards the fields below; held by no call that waits for the provider
 	native *C.PantoStream // nil once freed
-	inCall bool           // a panto_next_events of it runs, without mu
+	inCall bool           // a read of it runs (readBatch), without mu
 	closed bool           // Close was called: no more events are handed out
+
+	mode int    // how readBatch reads (readStepped, readBlocking); guarded by agent.call
+	wait poller // where a stepped read waits between steps
 
 	// The last batch (panto_next_events: one native call for all that arrived, up to
 	// len(evs)): evs[at:n] are its events still to hand out, each copied into an Event only
@@ -178,8 +181,16 @@ func (st *streamCore) cancel() {
 	st.mu.Lock()
 	defer st.mu.Unlock()
 	if st.native != nil {
-		C.panto_stream_cancel(st.native)
+		st.cancelNative()
 	}
+}
+
+// cancelNative cancels the native stream and ends a stepped read's wait, which then steps
+// to the canceled end (the library also wakes the descriptor it waits on, but a wait for a
+// deadline alone has none). mu must be held and native set.
+func (st *streamCore) cancelNative() {
+	C.panto_stream_cancel(st.native)
+	st.wait.interrupt()
 }
 
 // close closes the stream: see streamCore. It is idempotent, and returns once the stream is
@@ -192,7 +203,7 @@ func (st *streamCore) close() {
 		return
 	}
 	if st.inCall {
-		C.panto_stream_cancel(st.native) // that Next frees the stream as its call returns
+		st.cancelNative() // that Next frees the stream as its call returns
 	}
 	st.mu.Unlock()
 	st.agent.call.Lock() // held by that Next until then, as by another close

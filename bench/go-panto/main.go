@@ -3,6 +3,8 @@
 //
 //	go-panto PROVIDER BASE_URL [STREAMS]
 //	go-panto turns PROVIDER BASE_URL TURNS     the latency workload (turns.go)
+//	go-panto waiting BASE_URL STREAMS         turns that all wait at once (waiting.go)
+//	go-panto delayed-server DELAY_MS          their server: each answer DELAY_MS late (delayed.go)
 //
 // It speaks the harness protocol on stdout (bench/README.md). With BENCH_TOGETHER=1, every
 // stream waits after its first delta until all have one (the 1,000-stream memory
@@ -68,6 +70,14 @@ func main() {
 	}
 	if len(os.Args) == 5 && os.Args[1] == "tool-round" { // BASE_URL MODE ROUNDS
 		toolRound(os.Args[2], os.Args[3], os.Args[4])
+		return
+	}
+	if len(os.Args) == 3 && os.Args[1] == "delayed-server" {
+		delayedServer(os.Args[2])
+		return
+	}
+	if len(os.Args) == 4 && os.Args[1] == "waiting" {
+		waiting(os.Args[2], os.Args[3])
 		return
 	}
 	if len(os.Args) < 3 {

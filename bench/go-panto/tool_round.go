@@ -57,6 +57,6 @@ func toolRound(baseURL, mode, count string) {
 }
 
 func fail(err error) {
-	fmt.Fprintln(os.Stderr, "go-panto tool-round:", err)
+	fmt.Fprintln(os.Stderr, "go-panto:", err)
 	os.Exit(1)
 }
