@@ -87,8 +87,8 @@ conformance:
 	$(PY) tests/conformance/make_tool_cases.py --check
 	$(PY) tests/conformance/run.py
 
-# The same cases through the stepped, non-blocking path (C and Python drivers' --async mode,
-# tests/conformance/README.md): about 8 minutes on 2 cores, so not part of `make test`.
+# The same cases through the stepped, non-blocking path (the C, Python and Lua drivers' --async
+# mode, tests/conformance/README.md): about 8 minutes on 2 cores, so not part of `make test`.
 conformance-async:
 	$(PY) tests/conformance/run.py --async
 

@@ -52,7 +52,7 @@ CASES_DIR = Path(__file__).resolve().parent / "cases"
 LANGUAGES = ["c", "python", "go", "lua"]
 # The languages whose driver has an --async mode: every read through the binding's stepped,
 # non-blocking path (README, "The async mode").
-ASYNC_LANGUAGES = ["c", "python"]
+ASYNC_LANGUAGES = ["c", "python", "lua"]
 DRIVER_TIMEOUT_S = 30.0
 BUILD_TIMEOUT_S = 300.0
 EMULATOR_START_TIMEOUT_S = 15.0
