@@ -2451,6 +2451,17 @@ local function wait_for(fd, dir, deadline)
   end
 end
 
+-- Steps a turn until its first content_delta (waiting as needed): the kinds read.
+local function step_to_delta(stream)
+  local kinds = {}
+  repeat
+    local ev, fd, dir, deadline = stream:step()
+    assert(ev or fd ~= nil, "the turn ended before its first delta")
+    if ev then kinds[#kinds + 1] = ev.kind else wait_for(fd, dir, deadline) end
+  until ev and ev.kind == "content_delta"
+  return table.concat(kinds, " ")
+end
+
 -- Steps a turn to its end: its events, their kinds joined, the waits step() returned (each
 -- {fd, dir, deadline}) and the error that ended it, if any.
 local function step_turn(stream)
@@ -2506,13 +2517,29 @@ test("step: cancel while the loop waits wakes the descriptor; canceled, the part
   -- idle_ms is the safety net: without the cancel the turn ends in "timeout" after 5 s.
   local agent <close> = new_agent({ timeouts = { idle_ms = 5000 } })
   local stream <close> = agent:run("Hello")
-  stream:cancel_after(100)
+  eq(step_to_delta(stream), "message_start block_start content_delta", "kinds")
+  stream:cancel_after(50) -- the server stalls from here: the loop waits on the descriptor
   local _, kinds, _, err = step_turn(stream)
-  eq(kinds, "message_start block_start content_delta", "kinds")
+  eq(kinds, "", "nothing more")
   eq(err.code, "canceled", "code")
   local msg = last_message(agent)
   eq(msg.stop_reason, "aborted", "stop_reason")
   eq(msg.content[1].text, "Partial ", "what was said stays")
+end)
+
+test("step: close_after frees the stream while the loop waits; the next step raises canceled", function()
+  emulator.load({ stalled_answer("Partial "), text_answer("Second answer.") })
+  local agent <close> = new_agent({ timeouts = { idle_ms = 5000 } })
+  local stream = agent:run("Hello")
+  eq(step_to_delta(stream), "message_start block_start content_delta", "kinds")
+  stream:close_after(50) -- the server stalls from here: the loop waits on the descriptor
+  local _, kinds, _, err = step_turn(stream)
+  eq(kinds, "", "nothing more")
+  eq(err.code, "canceled", "code")
+  assert(rawequal(select(2, pcall(stream.step, stream)), err), "sticky")
+  stream:close() -- nothing freed twice
+  local events = collect(agent:run("Again"))
+  eq(find(events, "block_complete").text, "Second answer.", "the agent runs the next turn")
 end)
 
 test("step: mixing with next() is refused with code state, catchable and not sticky", function()
