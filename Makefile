@@ -16,7 +16,7 @@ export LD_LIBRARY_PATH := $(LIB)
 export LUA_CPATH := $(LIB)/lua/?.so;;
 export PYTHONPATH := $(ROOT)/bindings-py
 
-.PHONY: all setup build test check-version packaging-test test-zig test-c test-python check-abi test-go test-lua conformance test-soak test-crash test-cli soak demo bench bench-latency fuzz clean
+.PHONY: all setup build test check-version packaging-test test-zig test-c test-python check-abi test-go test-lua conformance conformance-async test-soak test-crash test-cli soak demo bench bench-latency fuzz clean
 
 all: build
 
@@ -86,6 +86,11 @@ conformance:
 	$(PY) tests/conformance/make_conversation_cases.py --check
 	$(PY) tests/conformance/make_tool_cases.py --check
 	$(PY) tests/conformance/run.py
+
+# The same cases through the stepped, non-blocking path (the C, Python and Lua drivers' --async
+# mode, tests/conformance/README.md): about 8 minutes on 2 cores, so not part of `make test`.
+conformance-async:
+	$(PY) tests/conformance/run.py --async
 
 # Turns canceled or timed out at random instants, each followed by a full turn on the same
 # agent (tests/soak/README.md): 1,000 in C, 300 in each other language. SOAK_SEED=N replays a run.

@@ -211,22 +211,29 @@ fn timerClosed(L: State, s: *Stream, si: c_int) noreturn {
     unreachable;
 }
 
-/// What one panto_next_event gave.
+/// What one panto_next_event (or panto_step_event) gave.
 const Fetched = enum {
     /// The event's table, or nil once the turn is over, is at the top.
     value,
     /// PANTO_ERR_RESULT_PENDING: a host tool call awaits its result. Nothing pushed.
     pending,
+    /// PANTO_WOULD_BLOCK (a step only): the wait it filled says what to wait for.
+    would_block,
 };
 
-/// The stream's turn goes on: reads the next event; raises the turn's error. The stream's
-/// value is at index `si` (a stack index or, in the iterator of events(), its upvalue).
-fn fetch(L: State, s: *Stream, si: c_int) Fetched {
+/// The stream's turn goes on: reads the next event (with `wait`, steps: never waits); raises
+/// the turn's error. The stream's value is at index `si` (a stack index or, in the iterator of
+/// events(), its upvalue).
+fn fetch(L: State, s: *Stream, si: c_int, wait: ?*c.PantoWait) Fetched {
     // panto_next_event fills every field of an event of its size: nothing to clear first.
     var ev: c.PantoEvent = undefined;
     ev.size = @sizeOf(c.PantoEvent);
     const handle = useHandle(s) orelse timerClosed(L, s, si);
-    const rc = c.panto_next_event(handle, &ev);
+    const rc = if (wait) |w| c.panto_step_event(handle, &ev, w) else c.panto_next_event(handle, &ev);
+    if (rc == c.PANTO_WOULD_BLOCK) {
+        doneWith(s);
+        return .would_block;
+    }
     if (rc == c.PANTO_EVENT) {
         // The event's strings are the stream's: copied while it is in use.
         events.pushEvent(L, &ev);
@@ -261,6 +268,9 @@ fn fetch(L: State, s: *Stream, si: c_int) Fetched {
     _ = c.panto_stream_error(handle, &err);
     errors.pushError(L, &err, rc);
     doneWith(s);
+    // next() on a stream step() reads, or step() on one next() read: refused, the stream
+    // unchanged (not sticky), as the C ABI says.
+    if (rc == c.PANTO_ERR_STATE) _ = c.lua_error(L);
     c.lua_pushvalue(L, -1);
     _ = c.lua_setiuservalue(L, si, uv_error);
     // The handle stays for reopen() (unless close_after's timer freed it); the core closed
@@ -320,9 +330,10 @@ fn streamIterate(L: State) callconv(.c) c_int {
     const si = c.lua_upvalueindex(method_upvalues + 1);
     const s: *Stream = @ptrCast(@alignCast(c.lua_touserdata(L, si).?));
     if (s.phase == .open and s.round.live == 0 and !s.round.in_handler) {
-        return switch (fetch(L, s, si)) {
+        return switch (fetch(L, s, si, null)) {
             .value => 1,
             .pending => raisePending(L),
+            .would_block => unreachable, // (a step only)
         };
     }
     c.lua_settop(L, 0);
@@ -342,14 +353,72 @@ pub fn nextOf(L: State, s: *Stream) c_int {
             tool_runs.runPass(L, &s.round, 1);
             if (s.phase != .open) return dispatch(L, s); // a handler closed the stream
         }
-        switch (fetch(L, s, 1)) {
+        switch (fetch(L, s, 1, null)) {
             .value => return 1,
             .pending => {
                 if (s.round.live == 0) return raisePending(L);
                 if (s.round.started) waitForCalls(L, s, 1) else s.round.started = true;
             },
+            .would_block => unreachable, // (a step only)
         }
     }
+}
+
+/// stream:step(): next() that never waits (panto_step_event), for a program that drives many
+/// streams on one event loop. Returns the next event table, or nil once the turn is over, or
+/// raises the turn's error, as next() does; where next() would wait, returns `nil, fd, dir,
+/// deadline`: step again once the descriptor `fd` is ready for `dir` ("r" readable, "w"
+/// writable) or at `deadline` (seconds on panto.monotonic's clock, CLOCK_MONOTONIC), whichever
+/// comes first. `fd` is false (and `dir` nil) when there is only the deadline, `deadline` nil
+/// when there is none. While the handlers of a tool round wait (panto.sleep), the wait is
+/// theirs: no descriptor, the deadline of the earliest. Handlers run inside step() as they
+/// do inside next().
+fn streamStep(L: State) callconv(.c) c_int {
+    const s = toStreamInMethod(L, 1);
+    c.lua_settop(L, 1);
+    if (s.round.in_handler) return c.luaL_error(L, "panto: a tool handler cannot read the stream its call came from");
+    while (true) {
+        c.lua_settop(L, 1);
+        if (s.phase != .open) return dispatch(L, s);
+        if (s.round.live > 0 and s.round.started) {
+            tool_runs.runPass(L, &s.round, 1);
+            if (s.phase != .open) return dispatch(L, s); // a handler closed the stream
+        }
+        var wait: c.PantoWait = .{ .size = @sizeOf(c.PantoWait), .fd = -1, .events = 0, .reserved0 = 0, .deadline_ns = -1 };
+        switch (fetch(L, s, 1, &wait)) {
+            .value => return 1,
+            .would_block => return pushWait(L, wait.fd, wait.events, if (wait.deadline_ns < 0) null else @as(f64, @floatFromInt(wait.deadline_ns)) / std.time.ns_per_s),
+            .pending => {
+                if (s.round.live == 0) return raisePending(L);
+                if (!s.round.started) {
+                    s.round.started = true;
+                    continue;
+                }
+                // The handlers wait: step again at the earliest one's wake-up (at once when a
+                // call waits to start), sooner while a timer may cancel the turn.
+                const now = tool_runs.now();
+                var deadline = @min(tool_runs.earliestWake(L, 1), std.math.floatMax(f64));
+                if (deadline == std.math.floatMax(f64)) deadline = now;
+                if (s.timer != null) deadline = @min(deadline, now + timer_slice_s);
+                return pushWait(L, -1, 0, deadline);
+            },
+        }
+    }
+}
+
+/// Pushes step()'s `nil, fd, dir, deadline` (fd -1: false; deadline null: nil).
+fn pushWait(L: State, fd: c_int, wanted: u32, deadline: ?f64) c_int {
+    c.lua_settop(L, 0);
+    c.lua_pushnil(L);
+    if (fd < 0) {
+        c.lua_pushboolean(L, 0);
+        c.lua_pushnil(L);
+    } else {
+        c.lua_pushinteger(L, fd);
+        _ = c.lua_pushstring(L, if (wanted & @as(u32, @intCast(c.PANTO_WAIT_WRITE)) != 0) "w" else "r");
+    }
+    if (deadline) |d| c.lua_pushnumber(L, d) else c.lua_pushnil(L);
+    return 4;
 }
 
 fn dispatch(L: State, s: *Stream) c_int {
@@ -595,6 +664,7 @@ const meta = [_]c.luaL_Reg{
 };
 const methods = [_]c.luaL_Reg{
     h.reg("next", streamNext),
+    h.reg("step", streamStep),
     h.reg("events", streamEvents),
     h.reg("submit_tool_result", streamSubmit),
     h.reg("tool_progress", streamToolProgress),

@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """Runs the conformance cases in every language and compares the transcripts.
 
-    .venv/bin/python tests/conformance/run.py [--cases DIR] [--lang L]... [-k SUBSTR] [-v]
+    .venv/bin/python tests/conformance/run.py [--cases DIR] [--lang L]... [-k SUBSTR] [-v] [--async]
 
 Starts the provider emulator once, then for each case and language: loads the case's scenario
 into the emulator, runs the language's driver (`<driver> CASE_JSON BASE_URL`, CASE_JSON being
@@ -50,6 +50,9 @@ from typing import Any
 REPO = Path(__file__).resolve().parents[2]
 CASES_DIR = Path(__file__).resolve().parent / "cases"
 LANGUAGES = ["c", "python", "go", "lua"]
+# The languages whose driver has an --async mode: every read through the binding's stepped,
+# non-blocking path (README, "The async mode").
+ASYNC_LANGUAGES = ["c", "python", "lua"]
 DRIVER_TIMEOUT_S = 30.0
 BUILD_TIMEOUT_S = 300.0
 EMULATOR_START_TIMEOUT_S = 15.0
@@ -1289,9 +1292,19 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("-k", action="append", default=[], metavar="SUBSTR",
                     help="run only the cases whose name contains SUBSTR (repeatable)")
     ap.add_argument("-v", "--verbose", action="store_true", help="report every cell")
+    ap.add_argument("--async", dest="async_mode", action="store_true",
+                    help="drive every case through the stepped (non-blocking) path, in the "
+                         f"languages that have one ({', '.join(ASYNC_LANGUAGES)})")
     args = ap.parse_args(argv)
 
     languages = list(dict.fromkeys(args.lang or LANGUAGES))
+    if args.async_mode:
+        for lang in languages:
+            if lang not in ASYNC_LANGUAGES:
+                print(f"{lang}: no --async mode in its driver, not run")
+        languages = [lang for lang in languages if lang in ASYNC_LANGUAGES]
+        if not languages:
+            return 1
     cases = find_cases(args.cases, args.k)
     if not cases:
         print(f"no cases in {args.cases}" + (f" matching {args.k}" if args.k else ""))
@@ -1300,13 +1313,18 @@ def main(argv: list[str] | None = None) -> int:
     drivers = {}
     for lang in languages:
         drivers[lang] = prepare_driver(lang)
+        if args.async_mode and drivers[lang].argv is not None:
+            drivers[lang].argv.append("--async")
         if drivers[lang].argv is None:
             print(f"{lang}: driver unavailable: {drivers[lang].problem}")
 
     results: dict[str, dict[str, str]] = {}
     passed = failed = 0
-    REQUEST_LOG.parent.mkdir(parents=True, exist_ok=True)
-    request_log = REQUEST_LOG.open("w", encoding="utf-8")
+    # The async mode keeps its own files: the blocking run's are what test_request_fidelity reads.
+    suffix = "-async" if args.async_mode else ""
+    request_log_path = REQUEST_LOG.with_name(f"conformance{suffix}-requests.jsonl")
+    request_log_path.parent.mkdir(parents=True, exist_ok=True)
+    request_log = request_log_path.open("w", encoding="utf-8")
     try:
         emulator = Emulator()
     except (OSError, RuntimeError) as e:
@@ -1343,7 +1361,7 @@ def main(argv: list[str] | None = None) -> int:
             emulator.close()
         network.close()
 
-    out = REPO / "build" / "conformance.json"
+    out = REPO / "build" / f"conformance{suffix}.json"
     out.parent.mkdir(parents=True, exist_ok=True)
     out.write_text(json.dumps({"languages": languages, "cases": results}, indent=2) + "\n")
     print(f"{passed} passed, {failed} failed")

@@ -2434,6 +2434,201 @@ test("a torn last line is cut off and counted; fork and list_sessions", in_temp_
   raises("string expected, got number", panto.list_sessions, 42)
 end))
 
+-- ---- stream:step(): the non-blocking read (issue 28) ---------------------------------------
+
+-- What a step waits for is waited with LuaSocket's select (Debian's lua-socket) when it is
+-- installed: it takes any table with a getfd method. Without it, a descriptor's wait is a 5 ms
+-- nap (the loop steps again and finds out).
+local has_socket, socket = pcall(require, "socket")
+
+local function wait_for(fd, dir, deadline)
+  local timeout = deadline and math.max(0, deadline - panto.monotonic()) or 10
+  if fd and has_socket then
+    local w = { getfd = function() return fd end }
+    socket.select(dir == "r" and { w } or {}, dir == "w" and { w } or {}, timeout)
+  else
+    panto.sleep(fd and math.min(timeout, 0.005) or timeout)
+  end
+end
+
+-- Steps a turn until its first content_delta (waiting as needed): the kinds read.
+local function step_to_delta(stream)
+  local kinds = {}
+  repeat
+    local ev, fd, dir, deadline = stream:step()
+    assert(ev or fd ~= nil, "the turn ended before its first delta")
+    if ev then kinds[#kinds + 1] = ev.kind else wait_for(fd, dir, deadline) end
+  until ev and ev.kind == "content_delta"
+  return table.concat(kinds, " ")
+end
+
+-- Steps a turn to its end: its events, their kinds joined, the waits step() returned (each
+-- {fd, dir, deadline}) and the error that ended it, if any.
+local function step_turn(stream)
+  local events, kinds, waits = {}, {}, {}
+  while true do
+    local ok, ev, fd, dir, deadline = pcall(stream.step, stream)
+    if not ok then return events, table.concat(kinds, " "), waits, ev end
+    if ev then
+      events[#events + 1] = ev
+      kinds[#kinds + 1] = ev.kind
+    elseif fd == nil then
+      return events, table.concat(kinds, " "), waits
+    else
+      waits[#waits + 1] = { fd = fd, dir = dir, deadline = deadline }
+      wait_for(fd, dir, deadline)
+    end
+  end
+end
+
+test("step: a whole turn, the events next() gives; nil at the end, again", function()
+  emulator.load({ text_answer("Stepped answer."), text_answer("Stepped answer.") })
+  local agent <close> = new_agent()
+  local _, want = collect(agent:run("Hi"))
+  local stream <close> = agent:run("Hi")
+  local events, kinds, _, err = step_turn(stream)
+  eq(err, nil, "error")
+  eq(kinds, want, "kinds")
+  eq(find(events, "block_complete").text, "Stepped answer.")
+  eq(select("#", stream:step()), 1, "nil alone at the end")
+  eq(stream:step(), nil, "again")
+  eq(stream:final_message().text, "Stepped answer.", "final_message after stepping")
+end)
+
+test("step: a stalled server waits on a readable descriptor until the idle deadline, then timeout", function()
+  emulator.load({ stalled_answer("Partial ") })
+  local agent <close> = new_agent({ timeouts = { idle_ms = 300 }, retry = { max_retries = 0 } })
+  local stream <close> = agent:run("Hello")
+  local before = panto.monotonic()
+  local _, kinds, waits, err = step_turn(stream)
+  eq(kinds, "message_start block_start content_delta", "kinds")
+  assert(err, "the turn ended without an error")
+  eq(err.code, "timeout", "code")
+  assert(#waits >= 1, "a stalled server makes the step wait")
+  local last = waits[#waits]
+  eq(math.type(last.fd), "integer", "fd")
+  eq(last.dir, "r", "dir")
+  assert(last.deadline > before and last.deadline < before + 60, "deadline on panto.monotonic's clock: " .. tostring(last.deadline))
+  assert(rawequal(select(2, pcall(stream.step, stream)), err), "sticky")
+end)
+
+test("step: cancel while the loop waits wakes the descriptor; canceled, the partial message kept", function()
+  emulator.load({ stalled_answer("Partial ") })
+  -- idle_ms is the safety net: without the cancel the turn ends in "timeout" after 5 s.
+  local agent <close> = new_agent({ timeouts = { idle_ms = 5000 } })
+  local stream <close> = agent:run("Hello")
+  eq(step_to_delta(stream), "message_start block_start content_delta", "kinds")
+  stream:cancel_after(50) -- the server stalls from here: the loop waits on the descriptor
+  local _, kinds, _, err = step_turn(stream)
+  eq(kinds, "", "nothing more")
+  eq(err.code, "canceled", "code")
+  local msg = last_message(agent)
+  eq(msg.stop_reason, "aborted", "stop_reason")
+  eq(msg.content[1].text, "Partial ", "what was said stays")
+end)
+
+test("step: close_after frees the stream while the loop waits; the next step raises canceled", function()
+  emulator.load({ stalled_answer("Partial "), text_answer("Second answer.") })
+  local agent <close> = new_agent({ timeouts = { idle_ms = 5000 } })
+  local stream = agent:run("Hello")
+  eq(step_to_delta(stream), "message_start block_start content_delta", "kinds")
+  stream:close_after(50) -- the server stalls from here: the loop waits on the descriptor
+  local _, kinds, _, err = step_turn(stream)
+  eq(kinds, "", "nothing more")
+  eq(err.code, "canceled", "code")
+  assert(rawequal(select(2, pcall(stream.step, stream)), err), "sticky")
+  stream:close() -- nothing freed twice
+  local events = collect(agent:run("Again"))
+  eq(find(events, "block_complete").text, "Second answer.", "the agent runs the next turn")
+end)
+
+test("step: mixing with next() is refused with code state, catchable and not sticky", function()
+  emulator.load({ text_answer("One."), text_answer("Two.") })
+  local agent <close> = new_agent()
+  local read = agent:run("Hi")
+  assert(read:next(), "next() read first")
+  local err = raises("", read.step, read)
+  eq(err.code, "state", "step() after next()")
+  local _, rest = drain(read)
+  assert(rest:find("message_complete$"), "next() reads on: " .. rest)
+  read:close()
+
+  local stepped = agent:run("Again")
+  local ev, fd = stepped:step()
+  assert(ev or fd ~= nil, "the first step gives an event or a wait")
+  err = raises("", stepped.next, stepped)
+  eq(err.code, "state", "next() while stepping")
+  local events, _, _, serr = step_turn(stepped)
+  eq(serr, nil, "not sticky: the steps go on")
+  eq(find(events, "message_complete").stop_reason, "end_turn")
+  eq(stepped:next(), nil, "next() once the turn is over")
+  stepped:close()
+end)
+
+test("step: handlers run inside step(); while one sleeps the wait has no descriptor", function()
+  local ran = 0
+  local tool = { name = "nap", params = {}, handler = function()
+    panto.sleep(0.05)
+    ran = ran + 1
+    return "rested"
+  end }
+  emulator.load({ tool_answer({ { "toolu_1", "nap" } }), text_answer("Done.") })
+  local agent <close> = new_agent({ tools = { tool } })
+  local stream <close> = agent:run("Nap")
+  local events, kinds, waits, err = step_turn(stream)
+  eq(err, nil, "error")
+  eq(ran, 1, "the handler ran")
+  eq(find(events, "tool_result").content, "rested")
+  assert(kinds:find("message_complete$"), kinds)
+  local handler_waits = 0
+  for _, w in ipairs(waits) do
+    if w.fd == false then
+      handler_waits = handler_waits + 1
+      eq(w.dir, nil, "no direction without a descriptor")
+      eq(type(w.deadline), "number", "the handler's wake-up")
+    end
+  end
+  assert(handler_waits >= 1, "a sleeping handler makes the step wait")
+end)
+
+test("step: ten turns on one loop, each stepped until it waits, then one wait for all", function()
+  local answers = {}
+  for i = 1, 10 do answers[i] = text_answer("Answer.") end
+  emulator.load(answers)
+  local turns = {}
+  for i = 1, 10 do
+    local agent = new_agent() -- an agent runs one turn at a time
+    turns[i] = { agent = agent, stream = agent:run("Hi " .. i), text = "" }
+  end
+  local open = #turns
+  while open > 0 do
+    local readers, writers, earliest = {}, {}, math.huge
+    for _, t in ipairs(turns) do
+      while not t.over do
+        local ev, fd, dir, deadline = t.stream:step()
+        if ev then
+          if ev.kind == "content_delta" then t.text = t.text .. ev.text end
+        elseif fd == nil then
+          t.over, open = true, open - 1
+        else
+          if fd then table.insert(dir == "w" and writers or readers, { getfd = function() return fd end }) end
+          if deadline then earliest = math.min(earliest, deadline) end
+          break
+        end
+      end
+    end
+    if open > 0 then
+      local timeout = math.min(10, math.max(0, earliest - panto.monotonic()))
+      if has_socket then socket.select(readers, writers, timeout) else panto.sleep(math.min(timeout, 0.005)) end
+    end
+  end
+  for _, t in ipairs(turns) do
+    eq(t.text, "Answer.", "text")
+    t.stream:close()
+    t.agent:close()
+  end
+end)
+
 -- ---- Main -------------------------------------------------------------------------------------
 
 local filter = arg and arg[1]

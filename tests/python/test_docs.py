@@ -3,7 +3,8 @@
 Samples: first_turn, tool_use, cancel and multi_turn in C, Python, Go and Lua, each against
 examples/<name>-scenario.json (first_turn: demo-scenario.json), with assertions on what they
 print. C and Go ones are built into build/examples as scripts/demo.sh does. C alone:
-epoll_streams (many turns on one epoll loop, issue 28).
+epoll_streams (many turns on one epoll loop, issue 28); Lua alone: many_streams (the same
+with stream:step() and LuaSocket's select).
 
 Snippets: a fenced block in docs/*.md runs when the line right before its fence is
 
@@ -108,6 +109,18 @@ def test_c_epoll_streams():
     text = _text(_scenario("epoll_streams")["responses"][0])
     assert f"[c] 50/50 turns done on one thread, {50 * len(text.encode())} bytes of text\n" in result.stdout, result.stdout
     assert len(result.requests) == 50
+
+
+def test_lua_many_streams():
+    """examples/lua/many_streams.lua: 20 turns at once on one Lua thread, stepped and waited
+    for with LuaSocket's select (examples/epoll_streams-scenario.json)."""
+    if subprocess.run(["lua5.4", "-e", "require('socket')"], capture_output=True).returncode != 0:
+        pytest.skip("LuaSocket (Debian lua-socket) is not installed")
+    result = _run(["lua5.4", str(EXAMPLES / "lua" / "many_streams.lua"), "20"], "epoll_streams")
+    assert result.returncode == 0, result.stdout + result.stderr
+    text = _text(_scenario("epoll_streams")["responses"][0])
+    assert f"[lua] 20/20 turns done on one thread, {20 * len(text.encode())} bytes of text\n" in result.stdout, result.stdout
+    assert len(result.requests) == 20
 
 
 @pytest.mark.parametrize("lang", LANGS)

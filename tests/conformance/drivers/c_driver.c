@@ -27,12 +27,20 @@
  * whenever it printed a transcript (even one ending in an error), 2 when it could not run
  * (bad arguments, unreadable or malformed case).
  *
+ * With --async (`c_driver --async CASE_JSON BASE_URL`) every read steps instead
+ * (panto_step_events in a poll() loop on the PantoWait it fills, README "The async mode"):
+ * the same transcript, through the stepped path. A "final" turn is stepped to its end, then
+ * panto_stream_final_message / _final_json read it; a stream freed by another thread while the
+ * loop waits is not stepped again (the canceler frees it under its lock, which each step
+ * holds), and its line is the canceled error a blocked next would have returned.
+ *
  * Build: cc -std=c99 -Wall -Wextra -Werror -pedantic -pthread -Iinclude \
  *            tests/conformance/drivers/c_driver.c -Lzig-out/lib -lpanto
  */
 #define _POSIX_C_SOURCE 200809L
 #include <errno.h>
 #include <inttypes.h>
+#include <poll.h>
 #include <pthread.h>
 #include <time.h>
 #include <stdio.h>
@@ -880,14 +888,19 @@ static void *canceler_main(void *arg) {
     }
     pthread_mutex_lock(&c->lock);
     while (!c->stop && rc != ETIMEDOUT) rc = pthread_cond_timedwait(&c->wake, &c->lock, &until);
-    pthread_mutex_unlock(&c->lock);
-    if (rc != ETIMEDOUT) return NULL;
-    c->fired = 1; /* (read by the main thread after joining) */
+    if (rc != ETIMEDOUT) {
+        pthread_mutex_unlock(&c->lock);
+        return NULL;
+    }
+    c->fired = 1;
     /* Freeing from here while the main thread is blocked in panto_next_events is allowed: that
-     * call returns CANCELED and the stream is released once it returned. Canceling: the
-     * stream outlives this thread, the main thread joins it before freeing the stream. */
+     * call returns CANCELED and the stream is released once it returned. A stepping main
+     * thread holds the lock during each step and reads `fired` first, so it never steps a
+     * freed stream. Canceling: the stream outlives this thread, the main thread joins it
+     * before freeing the stream. */
     if (c->free) panto_stream_free(c->stream);
     else panto_stream_cancel(c->stream);
+    pthread_mutex_unlock(&c->lock);
     return NULL;
 }
 
@@ -975,6 +988,59 @@ typedef struct {
     size_t n, i; /* evs[i..n) are still to hand out */
 } Batch;
 
+/* --async: read by stepping (panto_step_events) instead of panto_next_events. */
+static int async_mode;
+/* The canceler that may free the stream being stepped (end_early free_blocked_after_ms), or
+ * NULL: each step is made under its lock, once it did not fire. */
+static Canceler *freer;
+/* What a step returns when the stream was freed by the canceler while the loop waited. */
+#define FREED_WHILE_WAITING (-1000)
+
+static int64_t monotonic_ns(void) {
+    struct timespec now;
+    clock_gettime(CLOCK_MONOTONIC, &now);
+    return (int64_t)now.tv_sec * 1000000000 + now.tv_nsec;
+}
+
+/* Waits for what a step said: its descriptor ready, or its deadline (at most 50 ms while a
+ * freer may free the stream: a freed stream's descriptor need not wake the poll). */
+static void wait_for(const PantoWait *wait) {
+    struct pollfd pfd;
+    int timeout_ms = -1;
+    if (wait->deadline_ns >= 0) {
+        int64_t left = wait->deadline_ns - monotonic_ns();
+        timeout_ms = left <= 0 ? 0 : (int)((left + 999999) / 1000000);
+    }
+    if (freer && (timeout_ms < 0 || timeout_ms > 50)) timeout_ms = 50;
+    pfd.fd = wait->fd;
+    pfd.events = (short)(((wait->events & PANTO_WAIT_READ) ? POLLIN : 0) | ((wait->events & PANTO_WAIT_WRITE) ? POLLOUT : 0));
+    pfd.revents = 0;
+    while (poll(&pfd, wait->fd >= 0 ? 1 : 0, timeout_ms) < 0 && errno == EINTR) {
+    }
+}
+
+/* The next batch, read by next or by steps (waiting in poll() between them). */
+static int read_batch(PantoStream *stream, Batch *b) {
+    const size_t cap = sizeof b->evs / sizeof b->evs[0];
+    if (!async_mode) return panto_next_events(stream, b->evs, cap, &b->n, NULL);
+    for (;;) {
+        PantoWait wait = PANTO_WAIT_INIT;
+        int rc;
+        if (freer) {
+            pthread_mutex_lock(&freer->lock);
+            if (freer->fired) {
+                pthread_mutex_unlock(&freer->lock);
+                b->n = 0;
+                return FREED_WHILE_WAITING;
+            }
+        }
+        rc = panto_step_events(stream, b->evs, cap, &b->n, NULL, &wait);
+        if (freer) pthread_mutex_unlock(&freer->lock);
+        if (rc != PANTO_WOULD_BLOCK) return rc;
+        wait_for(&wait);
+    }
+}
+
 /* The next event of the stream (*ev points into b), or the status that ended the batches. */
 static int next_event(PantoStream *stream, Batch *b, const PantoEvent **ev) {
     int rc;
@@ -984,7 +1050,7 @@ static int next_event(PantoStream *stream, Batch *b, const PantoEvent **ev) {
     }
     b->evs[0] = (PantoEvent)PANTO_EVENT_INIT;
     b->i = 0;
-    rc = panto_next_events(stream, b->evs, sizeof b->evs / sizeof b->evs[0], &b->n, NULL);
+    rc = read_batch(stream, b);
     if (rc == PANTO_EVENT) *ev = &b->evs[b->i++];
     return rc;
 }
@@ -1029,6 +1095,18 @@ static void run_final(PantoStream *stream, int final) {
     PantoString text = {NULL, 0};
     PantoError err = PANTO_ERROR_INIT;
     int rc;
+    if (async_mode) {
+        /* Stepped to its end (running the host calls it stops at), then read by the helper. */
+        static Batch batch;
+        const PantoEvent *seen;
+        batch.n = batch.i = 0;
+        for (;;) {
+            while ((rc = next_event(stream, &batch, &seen)) == PANTO_EVENT)
+                if (seen->kind == PANTO_EVENT_TOOL_CALL_START && seen->awaiting_result) collect_call(seen);
+            if (rc != PANTO_ERR_RESULT_PENDING || n_calls == 0) break;
+            run_round(stream);
+        }
+    }
     while ((rc = panto_stream_final_message(stream, &ev, &text)) == PANTO_ERR_RESULT_PENDING &&
            ev.kind == PANTO_EVENT_TOOL_CALL_START) {
         collect_call(&ev);
@@ -1102,6 +1180,7 @@ static int run_turn(PantoAgent *agent, const char *text, const Parts *parts, con
     if ((cancel_this && opt->cancel_after_ms >= 0) || end_kind == END_FREE_BLOCKED) {
         freeing = end_kind == END_FREE_BLOCKED;
         canceling = canceler_start(&canceler, stream, freeing ? opt->end_after : opt->cancel_after_ms, freeing);
+        if (canceling && freeing) freer = &canceler;
         if (!canceling) {
             fputs("{\"event\": \"canceler_failed\"", stdout);
             end_line();
@@ -1113,6 +1192,7 @@ static int run_turn(PantoAgent *agent, const char *text, const Parts *parts, con
             if (ev->kind == PANTO_EVENT_TOOL_CALL_START && ev->awaiting_result) collect_call(ev);
             deltas += ev->kind == PANTO_EVENT_CONTENT_DELTA;
             if ((end_kind == END_CLOSE || end_kind == END_DROP) && deltas == opt->end_after) {
+                freer = NULL;
                 if (canceling) canceler_join(&canceler);
                 close_after_seen(stream, &batch, end_kind == END_CLOSE ? "closed" : "dropped");
                 return 0;
@@ -1124,11 +1204,14 @@ static int run_turn(PantoAgent *agent, const char *text, const Parts *parts, con
         }
         if (freeing && canceling) {
             /* Joined now: once it fired, the stream is gone. */
+            freer = NULL;
             canceler_join(&canceler);
             if (canceler.fired) {
                 /* Freed by the other thread: the blocked call's error is all there is (the
-                 * detail went with the stream). */
+                 * detail went with the stream). Stepping, no call was blocked: the loop saw
+                 * the stream freed while it waited, which a blocked next reports as canceled. */
                 PantoError err = PANTO_ERROR_INIT;
+                if (rc == FREED_WHILE_WAITING) rc = PANTO_ERR_CANCELED;
                 err.type = panto_cstr(rc == PANTO_ERR_CANCELED ? "canceled_error" : "");
                 err.retry_after = -1;
                 if (rc < 0) print_error(rc, &err);
@@ -1480,7 +1563,12 @@ int main(int argc, char **argv) {
     PantoAgent *agent = NULL;
     int rc, status = 0;
 
-    if (argc != 3) return die("usage: c_driver CASE_JSON BASE_URL", NULL);
+    if (argc == 4 && strcmp(argv[1], "--async") == 0) {
+        async_mode = 1;
+        argc--;
+        argv++;
+    }
+    if (argc != 3) return die("usage: c_driver [--async] CASE_JSON BASE_URL", NULL);
     if (panto_abi_version() != PANTO_ABI_VERSION) return die("libpanto ABI version mismatch", NULL);
     if (!(text = read_file(argv[1]))) return die("cannot read", argv[1]);
 

@@ -4,6 +4,10 @@
 -- (tests/conformance/README.md) on stdout, one JSON object per line. Exits 0 whenever it
 -- printed a transcript, including one that ends in an error; non-zero only when it could not
 -- run. Finds panto.so through LUA_CPATH (run.py sets it), then the checkout's zig-out/lib/lua.
+--
+-- With --async (`lua5.4 driver.lua --async CASE_JSON BASE_URL`) every read steps instead
+-- (stream:step(), waiting for what it says with LuaSocket's select, or 5 ms naps without it);
+-- a "final" turn is stepped to its end, then the helper reads it.
 
 local script_dir = (arg and arg[0] or ""):match("^(.*)[/\\]") or "."
 package.path = script_dir .. "/?.lua;" .. package.path
@@ -235,9 +239,37 @@ local function error_line(err)
   return line
 end
 
+-- --async: reads step (set by main).
+local stepping = false
+local has_socket, socket = pcall(require, "socket")
+
+-- Waits for what a step said: the descriptor ready or the deadline, 50 ms at most (a stream
+-- close_after frees from its timer thread need not wake the wait: the next step finds out).
+local function wait_for(fd, dir, deadline)
+  local timeout = 0.05
+  if deadline then timeout = math.max(0, math.min(timeout, deadline - panto.monotonic())) end
+  if fd and has_socket then
+    local w = { getfd = function() return fd end }
+    socket.select(dir == "r" and { w } or {}, dir == "w" and { w } or {}, timeout)
+  else
+    panto.sleep(fd and math.min(timeout, 0.005) or timeout)
+  end
+end
+
+-- The stream's next event (nil at the end; raises the turn's error): next(), or with --async
+-- steps and waits until one comes.
+local function read(stream)
+  if not stepping then return stream:next() end
+  while true do
+    local ev, fd, dir, deadline = stream:step()
+    if ev or fd == nil then return ev end
+    wait_for(fd, dir, deadline)
+  end
+end
+
 -- One next() call as a transcript line.
 local function step(stream)
-  local ok, ev = pcall(stream.next, stream)
+  local ok, ev = pcall(read, stream)
   if not ok then return error_line(ev) end
   if ev == nil then return { event = "done" } end
   return event_line(ev)
@@ -315,7 +347,8 @@ local function end_turn_early(agent, text, how)
   if how.close_after_deltas ~= nil then
     -- The normal iterator (leaving its loop would close the stream as well).
     local deltas = 0
-    for ev in s:events() do
+    local iterate = stepping and read or s:events() -- (s is closed by its <close> either way)
+    for ev in iterate, s do
       emit(event_line(ev))
       if ev.kind == "content_delta" then
         deltas = deltas + 1
@@ -503,6 +536,13 @@ end
 -- The line of a final helper (tests/conformance/README.md, turn objects), or the ordinary
 -- error line for an error of the turn itself.
 local function final_line(stream, which)
+  if stepping then
+    -- Stepped to its end (handlers run), then the helper reads it (an error: raised again).
+    while true do
+      local ok, ev = pcall(read, stream)
+      if not ok or ev == nil then break end
+    end
+  end
   if which == "message" then
     local ok, msg = pcall(stream.final_message, stream)
     if not ok then return error_line(msg) end
@@ -521,7 +561,7 @@ end
 
 local function main(case_path, base_url)
   if not case_path or not base_url then
-    io.stderr:write("usage: lua5.4 driver.lua CASE_JSON BASE_URL\n")
+    io.stderr:write("usage: lua5.4 driver.lua [--async] CASE_JSON BASE_URL\n")
     return 2
   end
   local f = assert(io.open(case_path, "rb"))
@@ -581,4 +621,8 @@ local function main(case_path, base_url)
   return 0
 end
 
+if arg[1] == "--async" then
+  stepping = true
+  table.remove(arg, 1)
+end
 os.exit(main(arg[1], arg[2]))

@@ -1,13 +1,19 @@
 #!/usr/bin/env python3
-"""The Python conformance driver: `driver.py CASE_JSON BASE_URL`.
+"""The Python conformance driver: `driver.py [--async] CASE_JSON BASE_URL`.
 
 Runs a case's turns through the public `panto` API and prints the normalized transcript
 (tests/conformance/README.md) on stdout, one JSON object per line. Exits 0 whenever it printed
 a transcript, including one that ends in an error; non-zero only when it could not run.
+
+With --async every event is read as `async for` reads it, `await stream.__anext__()` on one
+asyncio loop (the stepped path: no worker thread per read), and the final helpers are
+`afinal_message()` / `afinal_json()`; a stream that fell back to a worker thread instead of
+stepping prints a `not_stepped` line, which no expected transcript holds.
 """
 
 from __future__ import annotations
 
+import asyncio
 import gc
 import json
 import os
@@ -25,6 +31,31 @@ except ModuleNotFoundError:  # not installed and not on PYTHONPATH: use the chec
 
 # The case's print_request_ids / print_error_detail keys (set by transcript()).
 PRINT = {"request_ids": False, "error_detail": False}
+# --async: the asyncio loop every read awaits on (None: reads call next()).
+LOOP: Optional[asyncio.AbstractEventLoop] = None
+
+
+def pull(stream: panto.Stream) -> panto.Event:
+    """The stream's next event (StopIteration at the end): next(), or with --async what one
+    step of `async for` awaits, on the driver's loop."""
+    if LOOP is None:
+        return next(stream)
+    try:
+        return LOOP.run_until_complete(stream.__anext__())
+    except StopAsyncIteration:
+        raise StopIteration from None
+
+
+def await_helper(call: Callable[[], Any], acall: Callable[[], Any]) -> Any:
+    """A final helper: the blocking one, or with --async its coroutine on the driver's loop."""
+    return call() if LOOP is None else LOOP.run_until_complete(acall())
+
+
+def not_stepped(stream: panto.Stream) -> Iterator[Dict[str, Any]]:
+    """With --async, a line no transcript holds when the stream was read in worker threads
+    (the binding's fallback) rather than stepped."""
+    if LOOP is not None and stream._mode == "thread":
+        yield {"event": "not_stepped"}
 
 
 def usage_object(u: panto.Usage) -> Dict[str, int]:
@@ -133,7 +164,7 @@ def error_line(err: panto.Error) -> Dict[str, Any]:
 def step_line(stream: panto.Stream) -> Dict[str, Any]:
     """One next() call as a transcript line."""
     try:
-        return event_line(next(stream))
+        return event_line(pull(stream))
     except StopIteration:
         return {"event": "done"}
     except panto.Error as err:
@@ -287,12 +318,15 @@ def lines_to_delta(stream: panto.Stream, k: int) -> Tuple[List[Dict[str, Any]], 
     lines: List[Dict[str, Any]] = []
     deltas = 0
     try:
-        for ev in stream:
+        while True:
+            ev = pull(stream)
             lines.append(event_line(ev))
             if isinstance(ev, panto.ContentDelta):
                 deltas += 1
                 if deltas == k:
                     return lines, True
+    except StopIteration:
+        pass
     except panto.Error as err:
         lines.append(error_line(err))
         return lines, False
@@ -336,13 +370,13 @@ def final_line(stream: panto.Stream, final: str) -> Dict[str, Any]:
     the turn itself prints as the ordinary error line."""
     try:
         if final == "message":
-            msg = stream.final_message()
+            msg = await_helper(stream.final_message, stream.afinal_message)
             return {"event": "final_message", "code": "ok", "text": msg.text, "stop_reason": msg.stop_reason,
                     "usage": usage_object(msg.turn_usage)}
         if final != "json":
             raise ValueError(f"unknown final {final!r}")
         try:
-            value = stream.final_json()
+            value = await_helper(stream.final_json, stream.afinal_json)
         except (panto.OutputError, panto.StateError) as err:
             return {"event": "final_json", "code": err.code, "value": None, "output": getattr(err, "output", ""),
                     "message": err.message}
@@ -522,6 +556,7 @@ def transcript(case: Dict[str, Any], base_url: str) -> Iterator[Dict[str, Any]]:
                     yield final_line(stream, final)
                     for _ in range(extra_next):
                         yield step_line(stream)
+                    yield from not_stepped(stream)
                 continue
             timer = None
             if cancel_after_ms is not None and turn == cancel_turn:
@@ -533,6 +568,7 @@ def transcript(case: Dict[str, Any], base_url: str) -> Iterator[Dict[str, Any]]:
                     yield from turn_lines(agent, stream, on_error)
                     for _ in range(extra_next):
                         yield step_line(stream)
+                    yield from not_stepped(stream)
             finally:
                 if timer is not None:
                     timer.cancel()
@@ -549,8 +585,12 @@ def transcript(case: Dict[str, Any], base_url: str) -> Iterator[Dict[str, Any]]:
 
 
 def main(argv: List[str]) -> int:
+    global LOOP
+    if len(argv) == 4 and argv[1] == "--async":
+        LOOP = asyncio.new_event_loop()
+        del argv[1]
     if len(argv) != 3:
-        print("usage: driver.py CASE_JSON BASE_URL", file=sys.stderr)
+        print("usage: driver.py [--async] CASE_JSON BASE_URL", file=sys.stderr)
         return 2
     with open(argv[1], encoding="utf-8") as f:
         case = json.load(f)
