@@ -501,6 +501,15 @@ int panto_agent_error(const PantoAgent *agent, PantoError *out_error);
  * (PANTO_ERR_CONFIG; nothing changed). */
 int panto_agent_set_config(PantoAgent *agent, PantoString config_json);
 
+/* The agent's settings as a JSON object, in the keys and values panto_agent_new takes:
+ * "provider", "model", "base_url" (the address requests go to, whether given or derived from
+ * the provider's environment variable or default), "system" (null: none), "max_tokens",
+ * "thinking", "max_tool_iterations" and "capabilities". Never the API key; not the tools. Read
+ * it after a provider switch (panto_agent_set_config) to see the address and model it gave.
+ * Allowed while a stream runs (its turn's options are not the agent's). The string is
+ * borrowed until the next call on the agent. */
+int panto_agent_settings(PantoAgent *agent, PantoString *out_json);
+
 /* What a turn starts with: the user message. Fields are appended as inputs grow; a field left
  * zero is absent. */
 typedef struct PantoInput {

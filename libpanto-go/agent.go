@@ -430,6 +430,49 @@ func (a *Agent) ConversationJSON() (json.RawMessage, error) {
 	return json.RawMessage(goString(out)), nil
 }
 
+// Settings are the settings an agent holds (Agent.Settings), in the keys of Config.
+type Settings struct {
+	Provider string `json:"provider"`
+	Model    string `json:"model"`
+	// BaseURL is where requests go: given, or derived from the provider's environment
+	// variable or default (after a provider switch too).
+	BaseURL           string   `json:"base_url"`
+	System            *string  `json:"system"` // nil: none
+	MaxTokens         int      `json:"max_tokens"`
+	Thinking          Thinking `json:"thinking"`
+	MaxToolIterations int      `json:"max_tool_iterations"`
+	Capabilities      []string `json:"capabilities"`
+}
+
+// Settings reads the settings the agent holds (never its API key, nor its tools): after
+// SetConfig switched the provider, the address and model the switch gave.
+func (a *Agent) Settings() (Settings, error) {
+	js, err := a.SettingsJSON()
+	if err != nil {
+		return Settings{}, err
+	}
+	var s Settings
+	if err := json.Unmarshal(js, &s); err != nil {
+		return Settings{}, err
+	}
+	return s, nil
+}
+
+// SettingsJSON is Settings as the library writes it (panto_agent_settings).
+func (a *Agent) SettingsJSON() (json.RawMessage, error) {
+	c := a.c
+	c.call.Lock()
+	defer c.call.Unlock()
+	if c.native == nil {
+		return nil, ErrClosed
+	}
+	var out C.PantoString
+	if rc := C.panto_agent_settings(c.native, &out); rc < 0 {
+		return nil, agentError(c.native, rc)
+	}
+	return json.RawMessage(goString(out)), nil
+}
+
 // Connections is what an agent's connections did so far (Agent.Connections).
 type Connections struct {
 	// Opened counts the connections opened: TCP connections, and CONNECT tunnels through a

@@ -86,6 +86,7 @@ class Library:
         self.agent_free: CFunction = c.panto_agent_free
         self.agent_error: CFunction = c.panto_agent_error
         self.agent_set_config: CFunction = c.panto_agent_set_config
+        self.agent_settings: CFunction = c.panto_agent_settings
         self.agent_run: CFunction = c.panto_agent_run
         self.agent_conversation: CFunction = c.panto_agent_conversation
         self.agent_export: CFunction = c.panto_agent_export

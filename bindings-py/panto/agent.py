@@ -27,6 +27,7 @@ if TYPE_CHECKING:
     from ._output import ResponseFormatArg
     from .config import KeepAliveArg, LogArg, ReadToolArg, RetryArg, TimeoutsArg, ToolChoiceArg
     from .conversation import MessageDict
+    from .settings import SettingsDict
     from .message import AssistantMessage
     from .tools import Registry, Tool
 
@@ -248,6 +249,28 @@ class Agent:
             rc = self._lib.agent_set_config(ptr, _native.string(raw))
             if rc < 0:
                 raise self._error(ptr, rc)
+
+    @property
+    def settings(self) -> SettingsDict:
+        """The settings the agent holds, in the constructor's keys: `provider`, `model`,
+        `base_url` (where requests go, whether given or derived from the provider's
+        environment variable or default), `system` (None: none), `max_tokens`, `thinking`,
+        `max_tool_iterations` and `capabilities`. Never the API key. After a provider switch
+        it shows the address and model the switch gave:
+
+            agent.set_config(provider="openai", model="gpt-4o-mini")
+            agent.settings["base_url"]  # 'https://api.openai.com/v1'
+
+        A new dict each time; readable while a turn runs."""
+        s = _native.PantoString()
+        with self._calls:  # the string lives until the next call on the agent
+            ptr = self._live()
+            rc = self._lib.agent_settings(ptr, ctypes.byref(s))
+            if rc < 0:
+                raise self._error(ptr, rc)
+            text = _native.copy_string(s)
+        result: SettingsDict = _json_loads(text)
+        return result
 
     # ---- tools -------------------------------------------------------------------------
 

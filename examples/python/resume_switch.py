@@ -20,8 +20,8 @@ ACCESS: Dict[str, Any] = {"base_url": os.environ.get("PANTO_BASE_URL"),
                           "api_key": os.environ.get("PANTO_API_KEY"), "max_tokens": 512}
 
 
-def ask(session: panto.Session, provider: str, text: str) -> None:
-    print(f"[python] {provider}: ", end="", flush=True)
+def ask(session: panto.Session, text: str) -> None:
+    print(f"[python] {session.settings['provider']}: ", end="", flush=True)
     try:
         for piece in session.run(text).text():
             print(piece, end="", flush=True)
@@ -35,14 +35,14 @@ def main(folder: str) -> int:
     try:
         with panto.Session("trip", dir=folder, mode="create", provider="anthropic",
                            model=os.environ.get("PANTO_MODEL") or "claude-sonnet-4-5", **ACCESS) as session:
-            ask(session, "anthropic", "I am planning a trip to Lisbon in May. Remember that.")
+            ask(session, "I am planning a trip to Lisbon in May. Remember that.")
 
         # Later, maybe in another process: resume the session and switch provider.
         with panto.Session.resume("trip", dir=folder, provider="anthropic",
                                   model="claude-sonnet-4-5", **ACCESS) as session:
             print(f"[python] resumed {session.id} with {session.message_count} messages")
             session.set_config(provider="openai", model="gpt-4o-mini")
-            ask(session, "openai", "Where am I going, and when?")
+            ask(session, "Where am I going, and when?")
             providers = [m.get("provider") for m in session.conversation if m["role"] == "assistant"]
             print(f"[python] answers by: {', '.join(str(p) for p in providers)}")
     except panto.Error as err:

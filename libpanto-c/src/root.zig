@@ -158,6 +158,16 @@ pub export fn panto_agent_set_config(agent: ?*PantoAgent, config_json: PantoStri
     return h.clearError();
 }
 
+pub export fn panto_agent_settings(agent: ?*PantoAgent, out_json: ?*PantoString) c_int {
+    const h = agent orelse return code(.invalid_argument);
+    const out = out_json orelse return h.setError(.invalid_argument, "out_json is NULL");
+    const a = h.agent orelse return h.setError(.invalid_argument, "this agent was not created: see panto_agent_error");
+    h.conversation_json.clearRetainingCapacity(); // the agent's one borrowed-string buffer
+    panto.settings_json.write(&h.conversation_json.writer, &a.config) catch return h.setError(.out_of_memory, "out of memory");
+    out.* = .from(h.conversation_json.written());
+    return h.clearError();
+}
+
 pub export fn panto_agent_run(agent: ?*PantoAgent, input: ?*const abi.Input, out_stream: ?*?*PantoStream) c_int {
     const out = out_stream orelse return code(.invalid_argument);
     out.* = null;

@@ -327,6 +327,20 @@ fn agentConversation(L: State) callconv(.c) c_int {
     return 1;
 }
 
+/// agent:settings(): the settings the agent holds as a table, in the keys Agent takes
+/// (provider, model, base_url: where requests go, whether given or derived; system:
+/// panto.null when none; max_tokens, thinking, max_tool_iterations, capabilities), never the
+/// API key; or nil, message, code.
+fn agentSettings(L: State) callconv(.c) c_int {
+    const a = checkOpenAgent(L, 1);
+    var out = std.mem.zeroes(c.PantoString);
+    const rc = c.panto_agent_settings(a.handle, &out);
+    if (rc < 0) return agentFailure(L, a, rc);
+    pushSlice(L, slice(out));
+    if (!h.protectedCall(L, json.jsonDecode, 1, 1)) return c.lua_error(L);
+    return 1;
+}
+
 /// agent:connections(): what the agent's connections did so far, as a table
 /// {opened = N, reused = N}: connections opened (TCP connections, and CONNECT tunnels through
 /// a proxy), and requests sent on a connection kept alive from an earlier request.
@@ -422,6 +436,7 @@ const methods = [_]c.luaL_Reg{
     h.reg("parse", agentParse),
     h.reg("conversation", agentConversation),
     h.reg("connections", agentConnections),
+    h.reg("settings", agentSettings),
     h.reg("add_tool", agentAddTool),
     h.reg("set_config", agentSetConfig),
     h.reg("tools", agentTools),

@@ -6,6 +6,8 @@ pub const sse = @import("sse.zig");
 pub const config = @import("config.zig");
 pub const conversation = @import("conversation.zig");
 pub const conversation_json = @import("conversation_json.zig");
+/// The agent's settings as JSON (panto_agent_settings).
+pub const settings_json = @import("settings_json.zig");
 pub const content = @import("content.zig");
 pub const media = @import("media.zig");
 pub const tools = @import("tools.zig");
@@ -67,6 +69,7 @@ test {
     _ = @import("tool_round.zig");
     _ = @import("content.zig");
     _ = @import("conversation_json.zig");
+    _ = @import("settings_json.zig");
     _ = @import("conversation_json_test.zig");
     _ = @import("call_id.zig");
     _ = @import("json_member.zig");

@@ -1924,6 +1924,31 @@ static void test_connections(void) {
     panto_agent_free(agent);
 }
 
+/* panto_agent_settings: the settings held, never the key; after a switch, its own; a config
+ * refused leaves them; the bad arguments. */
+static void test_settings(void) {
+    PantoAgent *agent = NULL;
+    PantoString s = {0};
+    current_test = "settings";
+    CHECK_RC(agent_new("{\"provider\": \"anthropic\", \"model\": \"m\", \"api_key\": \"sk-secret\", "
+                       "\"base_url\": \"http://127.0.0.1:9\", \"thinking\": \"high\"}", &agent), PANTO_OK);
+    CHECK_RC(panto_agent_settings(agent, &s), PANTO_OK);
+    CHECK(pstr_eq(s, "{\"provider\":\"anthropic\",\"model\":\"m\",\"base_url\":\"http://127.0.0.1:9\","
+                     "\"system\":null,\"max_tokens\":4096,\"thinking\":\"high\",\"max_tool_iterations\":10,"
+                     "\"capabilities\":[]}"));
+    CHECK(count_in(s, "sk-secret") == 0);
+    CHECK_RC(panto_agent_set_config(agent, panto_cstr("{\"provider\": \"openai\", \"model\": \"g\", "
+                                                      "\"base_url\": \"http://127.0.0.1:8/v1\"}")), PANTO_OK);
+    CHECK_RC(panto_agent_settings(agent, &s), PANTO_OK);
+    CHECK(count_in(s, "\"provider\":\"openai\",\"model\":\"g\",\"base_url\":\"http://127.0.0.1:8/v1\"") == 1);
+    CHECK_RC(panto_agent_set_config(agent, panto_cstr("{\"max_tokens\": 0}")), PANTO_ERR_CONFIG);
+    CHECK_RC(panto_agent_settings(agent, &s), PANTO_OK);
+    CHECK(count_in(s, "\"max_tokens\":4096") == 1);
+    CHECK_RC(panto_agent_settings(agent, NULL), PANTO_ERR_INVALID_ARGUMENT);
+    CHECK_RC(panto_agent_settings(NULL, &s), PANTO_ERR_INVALID_ARGUMENT);
+    panto_agent_free(agent);
+}
+
 static void test_set_config(void) {
     static const struct canned answers[] = {
         {200, "text/event-stream", SSE_OK, NULL, 0},
@@ -3684,6 +3709,7 @@ int main(int argc, char **argv) {
     RUN(test_final_message_and_progress);
     RUN(test_debug_log);
     RUN(test_final_json);
+    RUN(test_settings);
     RUN(test_step_turns);
     RUN(test_step_tool_round);
     RUN(test_step_silent_server);
