@@ -15,6 +15,7 @@ call of a model content of the current turn comes back without its signature.
 
 from __future__ import annotations
 
+import base64
 import hashlib
 import json
 import re
@@ -180,8 +181,10 @@ def render(message: dict[str, Any], call: Call) -> list[bytes]:
 
 
 def _made(kind: str, call: Call, index: int) -> str:
-    """A signature the emulator makes, the same each time the scenario runs."""
-    return "sig_" + hashlib.sha256(f"{kind}:{call.number}:{index}".encode()).hexdigest()[:24]
+    """A signature the emulator makes, the same each time the scenario runs: base64, as the
+    API's are (google-genai's types decode them)."""
+    digest = hashlib.sha256(f"{kind}:{call.number}:{index}".encode()).digest()
+    return base64.b64encode(digest[:18]).decode()
 
 
 def _usage(u: dict[str, int]) -> dict[str, Any]:
