@@ -21,7 +21,7 @@ genai_types = pytest.importorskip("google.genai.types")
 
 from panto.emulator import Emulator  # noqa: E402
 from test_request_fidelity import (  # noqa: E402
-    FAILING, MEDIA_TURN, SCREENSHOT, WEATHER, _answer, _run_turns, _text)
+    CONFORMANCE_LOG, FAILING, MEDIA_TURN, SCREENSHOT, WEATHER, _answer, _run_turns, _text)
 
 MEMBERS = {
     "contents": lambda v: [genai_types.Content.model_validate_json(json.dumps(c)) for c in v],
@@ -97,6 +97,20 @@ def test_representative_turns(emulator: Emulator, name: str, config: dict[str, A
             r["body"].pop("safetySettings", None)  # (extra_body's: not panto's to check)
         problems = validate_gemini(r["body"])
         assert not problems, f"{name}: request {i + 1}: " + "\n".join(problems)
+
+
+def test_conformance_requests() -> None:
+    """The Gemini bodies of the last conformance run (tests/conformance/run.py), if any."""
+    if not CONFORMANCE_LOG.is_file():
+        pytest.skip("no conformance run yet")
+    entries = [json.loads(line) for line in CONFORMANCE_LOG.read_text("utf-8").split("\n")
+               if line.strip()]
+    gemini = [e for e in entries if ":streamGenerateContent" in str(e.get("path"))]
+    if not gemini:
+        pytest.skip("the conformance run had no gemini case")
+    problems = [f"{e.get('case')} [{e.get('lang')}]: {p}" for e in gemini
+                for p in validate_gemini(e.get("body"))]
+    assert not problems, "\n".join(problems[:40])
 
 
 def test_the_validator_catches_mistakes() -> None:
