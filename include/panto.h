@@ -347,12 +347,15 @@ typedef struct PantoAgent PantoAgent;
 typedef struct PantoStream PantoStream;
 
 /* Creates an agent from a JSON object (UTF-8 text of config_json.len bytes):
- *   provider    "anthropic" | "openai" | "openai-responses"   (required; "openai" is Chat
- *               Completions and the servers that copy it, "openai-responses" the Responses API)
+ *   provider    "anthropic" | "openai" | "openai-responses" | "gemini"   (required; "openai" is
+ *               Chat Completions and the servers that copy it, "openai-responses" the Responses
+ *               API, "gemini" the Google Gemini API)
  *   model       string                                      (required)
- *   base_url    string, default $ANTHROPIC_BASE_URL or $OPENAI_BASE_URL, else
- *               https://api.anthropic.com or https://api.openai.com/v1 (both OpenAI APIs)
- *   api_key     string, default $ANTHROPIC_API_KEY or $OPENAI_API_KEY
+ *   base_url    string, default $ANTHROPIC_BASE_URL, $OPENAI_BASE_URL or
+ *               $GOOGLE_GEMINI_BASE_URL, else https://api.anthropic.com,
+ *               https://api.openai.com/v1 (both OpenAI APIs) or
+ *               https://generativelanguage.googleapis.com
+ *   api_key     string, default $ANTHROPIC_API_KEY, $OPENAI_API_KEY or $GEMINI_API_KEY
  *   system      string, the system prompt
  *   max_tokens  integer, default 4096
  *   tools       array of tool specs (see panto_agent_add_tool)
@@ -364,7 +367,8 @@ typedef struct PantoStream PantoStream;
  *               thinking with budget_tokens 1024 / 2048 / 8192 / 16384 (max_tokens is raised
  *               above the budget when needed); OpenAI reasoning_effort of the same name
  *               (openai-responses: reasoning {"effort", "summary": "auto"}, the summaries
- *               streamed as thinking)
+ *               streamed as thinking; gemini: thinkingConfig {"includeThoughts": true,
+ *               "thinkingLevel"}, the thought summaries streamed as thinking)
  *   retry       object {"max_retries": 2, "initial_delay_ms": 500, "max_delay_ms": 8000,
  *               "max_retry_after_ms": 60000}: retries on HTTP 408, 409, 429, 5xx and connection
  *               errors, and on an error event or dropped connection before any content of the
@@ -541,7 +545,7 @@ int panto_agent_run(PantoAgent *agent, const PantoInput *input, PantoStream **ou
  *   {"version": 1, "messages": [message, ...]}
  *
  * A message is {"role": "user"|"assistant", "content": [block, ...]} and, on an assistant
- * message, "provider" ("anthropic"|"openai"|"openai-responses"), "model", "stop_reason" (a PantoStopReason name;
+ * message, "provider" ("anthropic"|"openai"|"openai-responses"|"gemini"), "model", "stop_reason" (a PantoStopReason name;
  * "aborted" for a canceled turn) and "usage" {"input_tokens", "output_tokens",
  * "cache_read_tokens", "cache_write_tokens", "reasoning_tokens"}; a user message marked as a
  * cache breakpoint (PantoInput options "cache_breakpoint") has "cache": true after "content";

@@ -32,7 +32,7 @@ import (
 // max_tokens 4096, max_tool_iterations 10, no thinking, 2 retries, see RetryPolicy and
 // Timeouts). Agent.SetConfig changes it between turns.
 type Config struct {
-	Provider  string `json:"provider,omitempty"` // "anthropic", "openai" or "openai-responses" (required)
+	Provider  string `json:"provider,omitempty"` // "anthropic", "openai", "openai-responses" or "gemini" (required)
 	Model     string `json:"model,omitempty"`    // required
 	BaseURL   string `json:"base_url,omitempty"`
 	APIKey    string `json:"api_key,omitempty"`
@@ -309,8 +309,8 @@ func (a *Agent) newStream(ctx context.Context, native *C.PantoStream, manual boo
 type Message struct {
 	Role    string         `json:"role"` // "user" or "assistant"
 	Content []ContentBlock `json:"content"`
-	// Provider and Model: who wrote an assistant message ("anthropic", "openai" or
-	// "openai-responses", and the model's name). Thinking goes back only to that provider
+	// Provider and Model: who wrote an assistant message ("anthropic", "openai",
+	// "openai-responses" or "gemini", and the model's name). Thinking goes back only to that provider
 	// and model.
 	Provider string `json:"provider,omitempty"`
 	Model    string `json:"model,omitempty"`
@@ -334,7 +334,8 @@ type ContentBlock struct {
 	// "tool_result" or "server_block"
 	Type string `json:"type"`
 	Text string `json:"text"` // text, thinking; redacted_thinking: the provider's opaque data
-	// thinking: the provider's signature of it, when it gave one
+	// thinking, and text and tool_call of a provider that signs them (Gemini): the
+	// provider's signature of it, when it gave one
 	Signature string `json:"signature,omitempty"`
 
 	ID    string          `json:"id,omitempty"`    // tool_call, tool_result: the call's id

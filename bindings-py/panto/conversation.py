@@ -40,9 +40,15 @@ __all__ = [
 ]
 
 
-class TextBlockDict(TypedDict):
+class _TextRequired(TypedDict):
     type: Literal["text"]
     text: str
+
+
+class TextBlockDict(_TextRequired, total=False):
+    """Text; `signature` when the provider signed it (a Gemini thought signature)."""
+
+    signature: str
 
 
 class _ThinkingRequired(TypedDict):
@@ -96,11 +102,17 @@ class ServerBlockDict(TypedDict):
     json: str
 
 
-class ToolCallBlockDict(TypedDict):
+class _ToolCallRequired(TypedDict):
     type: Literal["tool_call"]
     id: str
     name: str
     input: Dict[str, Any]
+
+
+class ToolCallBlockDict(_ToolCallRequired, total=False):
+    """A tool call; `signature` when the provider signed it (a Gemini thought signature)."""
+
+    signature: str
 
 
 class ToolResultBlockDict(TypedDict):
@@ -153,7 +165,7 @@ class AssistantMessageDict(TypedDict):
 
     role: Literal["assistant"]
     content: List[AssistantBlockDict]
-    provider: Literal["anthropic", "openai", "openai-responses"]
+    provider: Literal["anthropic", "openai", "openai-responses", "gemini"]
     model: str
     stop_reason: StopReason
     usage: UsageDict

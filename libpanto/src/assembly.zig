@@ -17,7 +17,8 @@ pub const Block = struct {
     /// tool_call blocks: the call's id and the tool's name.
     id: std.ArrayList(u8) = .empty,
     name: std.ArrayList(u8) = .empty,
-    /// thinking blocks: the provider's signature.
+    /// thinking blocks, and text and tool_call blocks of a provider that signs them
+    /// (Gemini): the provider's signature.
     signature: std.ArrayList(u8) = .empty,
     /// A server block: its JSON object as the provider started it;
     /// `name` is its type, `text` what its deltas streamed (a server_tool_use's input), the
@@ -317,14 +318,14 @@ pub const Assembly = struct {
         var next_input: usize = 0;
         for (a.blocks.items[0..a.block_count]) |b| {
             const block: Conversation.Block = switch (b.kind) {
-                .text, .none => .{ .kind = .text, .text = b.text.items },
+                .text, .none => .{ .kind = .text, .text = b.text.items, .signature = b.signature.items },
                 .server_block => .{ .kind = .server_block, .text = b.json.items, .name = b.name.items },
                 .thinking => .{ .kind = .thinking, .text = b.text.items, .signature = b.signature.items },
                 .redacted_thinking => .{ .kind = .redacted_thinking, .text = b.text.items },
                 .tool_call => blk: {
                     const input = inputs[next_input];
                     next_input += 1;
-                    break :blk .{ .kind = .tool_call, .text = input, .id = b.id.items, .name = b.name.items };
+                    break :blk .{ .kind = .tool_call, .text = input, .id = b.id.items, .name = b.name.items, .signature = b.signature.items };
                 },
             };
             try list.append(a.gpa, block);
@@ -344,7 +345,7 @@ pub const Assembly = struct {
             // A server block is left out, as a tool call is: a server tool's call without its
             // result is refused when sent back.
             .server_block => {},
-            .text, .none => if (b.text.items.len > 0) try list.append(a.gpa, .{ .kind = .text, .text = b.text.items }),
+            .text, .none => if (b.text.items.len > 0) try list.append(a.gpa, .{ .kind = .text, .text = b.text.items, .signature = b.signature.items }),
             // Unsigned thinking cannot be sent back: keep only finished blocks.
             .thinking => if (!b.open) try list.append(a.gpa, .{ .kind = .thinking, .text = b.text.items, .signature = b.signature.items }),
             .redacted_thinking => try list.append(a.gpa, .{ .kind = .redacted_thinking, .text = b.text.items }),

@@ -34,7 +34,9 @@ pub const Block = struct {
     height: u32 = 0,
     /// tool_result: the tool failed.
     is_error: bool = false,
-    /// thinking: the provider's signature, sent back with the block.
+    /// thinking, and text and tool_call of a provider that signs them (Gemini's thought
+    /// signatures): the provider's signature, sent back with the block to the same provider
+    /// and model only.
     signature: []const u8 = "",
 };
 
@@ -43,7 +45,7 @@ pub const Message = struct {
     blocks: []Block,
     /// Assistant messages: why the message ended (`aborted` for a canceled turn).
     stop_reason: StopReason = .none,
-    /// Assistant messages: the provider ("anthropic", "openai", "openai-responses") and model that wrote it, owned
+    /// Assistant messages: the provider ("anthropic", "openai", "openai-responses", "gemini") and model that wrote it, owned
     /// (gpa); "" when unknown (an imported message that did not say). Thinking blocks and
     /// their signatures go back only to the same provider and model (see panto.h).
     provider: []const u8 = "",

@@ -118,6 +118,10 @@ fn writeBlock(s: *std.json.Stringify, b: Block) std.Io.Writer.Error!void {
             try s.write(b.name);
             try s.objectField("input");
             try conversation.writeRawJson(s, b.text);
+            if (b.signature.len > 0) {
+                try s.objectField("signature");
+                try s.write(b.signature);
+            }
         },
         .tool_result => {
             try s.objectField("id");
@@ -431,9 +435,9 @@ fn parseBlock(gpa: Allocator, value: Value, role: conversation.Role, place: Plac
         return diag.fail("{f}: a{s} {s} message cannot hold a {s} block", .{ place, if (role == .user) "" else "n", @tagName(role), type_name });
     }
     const keys: []const []const u8 = switch (kind) {
-        .text, .redacted_thinking => &.{ "type", "text" },
-        .thinking => &.{ "type", "text", "signature" },
-        .tool_call => &.{ "type", "id", "name", "input" },
+        .redacted_thinking => &.{ "type", "text" },
+        .text, .thinking => &.{ "type", "text", "signature" },
+        .tool_call => &.{ "type", "id", "name", "input", "signature" },
         .tool_result => &.{ "type", "id", "content", "is_error" },
         .image, .document => &.{ "type", "media_type", "data", "name" },
         .server_block => &.{ "type", "name", "json" },
@@ -445,7 +449,7 @@ fn parseBlock(gpa: Allocator, value: Value, role: conversation.Role, place: Plac
     switch (kind) {
         .text, .thinking, .redacted_thinking => {
             const text = try string(obj, "text", place, diag);
-            const signature = if (kind == .thinking and obj.get("signature") != null) try string(obj, "signature", place, diag) else "";
+            const signature = if (kind != .redacted_thinking and obj.get("signature") != null) try string(obj, "signature", place, diag) else "";
             return conversation.copyBlock(gpa, .{ .kind = kind, .text = text, .signature = signature });
         },
         .tool_call => {
@@ -458,7 +462,8 @@ fn parseBlock(gpa: Allocator, value: Value, role: conversation.Role, place: Plac
             // Compact, numbers as written: the form the live path stores (tool_round.zig).
             const compact = try std.json.Stringify.valueAlloc(gpa, input, .{});
             defer gpa.free(compact);
-            return conversation.copyBlock(gpa, .{ .kind = .tool_call, .text = compact, .id = id, .name = name });
+            const signature = if (obj.get("signature") != null) try string(obj, "signature", place, diag) else "";
+            return conversation.copyBlock(gpa, .{ .kind = .tool_call, .text = compact, .id = id, .name = name, .signature = signature });
         },
         .tool_result => {
             const id = try string(obj, "id", place, diag);

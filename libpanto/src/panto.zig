@@ -60,6 +60,10 @@ test {
     _ = @import("providers/openai_responses/decode.zig");
     _ = @import("providers/openai_responses/decode_test.zig");
     _ = @import("providers/openai_responses/reasoning_item.zig");
+    _ = @import("providers/gemini/provider.zig");
+    _ = @import("providers/gemini/request.zig");
+    _ = @import("providers/gemini/decode.zig");
+    _ = @import("providers/gemini/decode_test.zig");
     _ = @import("providers/anthropic/order_test.zig");
     _ = @import("assembly.zig");
     _ = @import("batch.zig");

@@ -7,7 +7,8 @@
 //!                                         variable its key is read from
 //!   base_url_variable                     the environment variable that replaces the
 //!                                         public endpoint (as the official SDKs read it)
-//!   endpoint                              the path requests go to (after base_url)
+//!   endpoint                              the path requests go to (after base_url), or
+//!   writeEndpoint(gpa, out, model)          for a path that names the model (Gemini)
 //!   writeRequest(w, parts)                the streaming request's JSON body (request.zig's
 //!                                         RequestParts: config, conversation, tools)
 //!   addHeaders(h, parts)                  its own request headers: version, key, betas
@@ -41,6 +42,7 @@ const registry = struct {
     pub const anthropic = @import("providers/anthropic/provider.zig");
     pub const openai = @import("providers/openai/provider.zig");
     pub const @"openai-responses" = @import("providers/openai_responses/provider.zig");
+    pub const gemini = @import("providers/gemini/provider.zig");
 };
 
 pub const Provider = std.meta.DeclEnum(registry);
@@ -49,7 +51,7 @@ fn api(comptime p: Provider) type {
     return @field(registry, @tagName(p));
 }
 
-/// The providers' names for a message, as `"anthropic", "openai" or "openai-responses"`.
+/// The providers' names for a message, as `"anthropic", "openai", "openai-responses" or "gemini"`.
 pub const choices: []const u8 = blk: {
     const names = std.meta.fieldNames(Provider);
     var text: []const u8 = "";
@@ -78,10 +80,14 @@ pub fn apiKeyVariable(p: Provider) [:0]const u8 {
     };
 }
 
-pub fn endpoint(p: Provider) []const u8 {
-    return switch (p) {
-        inline else => |t| api(t).endpoint,
-    };
+/// Appends the path requests go to for `model`.
+pub fn writeEndpoint(p: Provider, gpa: Allocator, out: *std.ArrayList(u8), model: []const u8) Allocator.Error!void {
+    switch (p) {
+        inline else => |t| if (comptime @hasDecl(api(t), "writeEndpoint"))
+            try api(t).writeEndpoint(gpa, out, model)
+        else
+            try out.appendSlice(gpa, api(t).endpoint),
+    }
 }
 
 pub fn writeRequest(p: Provider, w: *std.Io.Writer, parts: request.RequestParts) std.Io.Writer.Error!void {
@@ -180,10 +186,11 @@ pub const Decoder = struct {
 test "each provider declares what the seam needs" {
     inline for (comptime std.enums.values(Provider)) |t| {
         const P = api(t);
-        inline for (.{ "default_base_url", "base_url_variable", "api_key_variable", "endpoint", "writeRequest", "addHeaders", "parseErrorBody", "Decoder" }) |name| {
+        inline for (.{ "default_base_url", "base_url_variable", "api_key_variable", "writeRequest", "addHeaders", "parseErrorBody", "Decoder" }) |name| {
             if (!@hasDecl(P, name)) @compileError(@tagName(t) ++ "/provider.zig lacks " ++ name);
         }
+        if (@hasDecl(P, "endpoint") == @hasDecl(P, "writeEndpoint")) @compileError(@tagName(t) ++ "/provider.zig declares one of endpoint and writeEndpoint");
         try std.testing.expect(!(@hasDecl(P.Decoder, "hotEvent") and @hasDecl(P.Decoder, "hotQueued")));
     }
-    try std.testing.expectEqualStrings("\"anthropic\", \"openai\" or \"openai-responses\"", choices);
+    try std.testing.expectEqualStrings("\"anthropic\", \"openai\", \"openai-responses\" or \"gemini\"", choices);
 }

@@ -21,13 +21,16 @@ pub const keys = [_][]const u8{ "temperature", "top_p", "top_k", "stop", "seed",
 
 /// Headers panto writes itself: extra_headers may not hold them (anthropic-beta is merged
 /// with panto's own, user-agent replaces panto's).
-pub const reserved_headers = [_][]const u8{ "authorization", "x-api-key", "content-type", "content-length", "host", "accept", "accept-encoding", "connection", "transfer-encoding", "anthropic-version" };
+pub const reserved_headers = [_][]const u8{ "authorization", "x-api-key", "content-type", "content-length", "host", "accept", "accept-encoding", "connection", "transfer-encoding", "anthropic-version", "x-goog-api-key" };
 
 /// Body keys panto writes for one provider or the other: extra_body may not hold them.
 pub const reserved_body_keys = [_][]const u8{ "model", "messages", "system", "tools", "stream", "stream_options", "max_tokens", "max_completion_tokens", "temperature", "top_p", "top_k", "stop", "stop_sequences", "seed", "presence_penalty", "frequency_penalty", "metadata", "user", "parallel_tool_calls", "tool_choice", "service_tier", "thinking", "reasoning_effort", "response_format", "output_config", "cache_control", "prompt_cache_key", "prompt_cache_retention" };
 
 /// Body keys panto writes for openai-responses alone (other providers may take them).
 pub const responses_body_keys = [_][]const u8{ "input", "instructions", "max_output_tokens", "reasoning", "text", "store", "include" };
+
+/// Body keys panto writes for gemini (its request has none of the others).
+pub const gemini_body_keys = [_][]const u8{ "contents", "systemInstruction", "tools", "toolConfig", "generationConfig" };
 
 pub const anthropic_service_tiers = [_][]const u8{ "auto", "standard_only" };
 pub const openai_service_tiers = [_][]const u8{ "auto", "default", "flex", "scale", "priority" };
@@ -265,6 +268,15 @@ pub fn check(config: Config, diag: *Diagnostic) error{InvalidConfig}!void {
             for (r.extra_body) |m| if (oneOf(m.key, &responses_body_keys))
                 return diag.fail("extra_body cannot set \"{s}\": panto writes it (use its config key, if it has one)", .{m.key});
         },
+        .gemini => {
+            inline for (.{ "metadata", "user", "parallel_tool_calls", "service_tier", "reasoning_effort", "interleaved_thinking" }) |name| {
+                if (@field(r, name) != null) return diag.fail(name ++ " is not a Gemini parameter: gemini does not take it", .{});
+            }
+            if (r.cache.ttl != null or r.cache.key != null or r.cache.retention != null)
+                return diag.fail("cache.ttl, cache.key and cache.retention are not Gemini parameters: gemini does not take them", .{});
+            for (r.extra_body) |m| if (oneOf(m.key, &gemini_body_keys))
+                return diag.fail("extra_body cannot set \"{s}\": panto writes it (use its config key, if it has one)", .{m.key});
+        },
     }
     const max_temperature: f64 = if (p == .anthropic) 1 else 2;
     if (r.temperature) |t| if (!(t >= 0 and t <= max_temperature))
@@ -295,7 +307,7 @@ pub fn check(config: Config, diag: *Diagnostic) error{InvalidConfig}!void {
 fn notFor(diag: *Diagnostic, comptime name: []const u8, p: Provider) error{InvalidConfig} {
     const owner = switch (p) {
         .anthropic => "an OpenAI",
-        .openai, .@"openai-responses" => "an Anthropic",
+        .openai, .@"openai-responses", .gemini => "an Anthropic",
     };
     return diag.fail("{s} is {s} parameter: {s} does not take it", .{ name, owner, @tagName(p) });
 }

@@ -21,6 +21,7 @@ pub const default_allow = [_][]const u8{"fs.read"};
 pub fn defaultModel(provider: []const u8) []const u8 {
     if (std.mem.eql(u8, provider, "openai")) return "gpt-4o";
     if (std.mem.eql(u8, provider, "openai-responses")) return "gpt-5";
+    if (std.mem.eql(u8, provider, "gemini")) return "gemini-2.5-flash";
     return "claude-sonnet-4-5";
 }
 

@@ -1263,6 +1263,7 @@ def run_cell(case: Case, driver: Driver, emulator: Emulator, verbose: bool,
                     provider = ("anthropic" if path.startswith("/v1/messages")
                                 else "openai" if path.startswith("/v1/chat/completions")
                                 else "openai-responses" if path.startswith("/v1/responses")
+                                else "gemini" if ":streamGenerateContent" in path
                                 else "")
                     request_log.write(json.dumps(
                         {"case": case.name, "lang": driver.lang, "provider": provider,

@@ -25,7 +25,7 @@ from types import ModuleType
 from typing import Any
 from urllib.parse import urlsplit
 
-from . import anthropic, openai, responses, wire
+from . import anthropic, gemini, openai, responses, wire
 from .call import Call
 from .media import describe, new_media, request_media
 from .pieces import split_events
@@ -34,6 +34,20 @@ from .scenario import Response, Scenario, ScenarioError, load_file, parse, repla
 
 PROVIDERS: dict[str, ModuleType] = {anthropic.PATH: anthropic, openai.PATH: openai,
                                      responses.PATH: responses}
+
+
+def provider_for(path: str) -> ModuleType | None:
+    """The provider whose endpoint `path` is: a fixed path, or Gemini's, which names the model."""
+    return PROVIDERS.get(path) or (gemini if gemini.matches(path) else None)
+
+
+def _check_request(provider: ModuleType, path: str, headers: dict[str, str], body: Any,
+                   require_api_key: bool) -> Any:
+    """The provider's checks of a request (Gemini's know the model from the path)."""
+    at = getattr(provider, "check_request_at", None)
+    if at is not None:
+        return at(path, headers, body, require_api_key)
+    return provider.check_request(headers, body, require_api_key)
 SSE_CONTENT_TYPE = "text/event-stream; charset=utf-8"
 JSON_CONTENT_TYPE = "application/json"
 
@@ -278,7 +292,7 @@ class _Handler(BaseHTTPRequestHandler):
             super().log_message(format, *args)
 
     def do_POST(self) -> None:
-        if urlsplit(self.path).path in PROVIDERS:
+        if provider_for(urlsplit(self.path).path) is not None:
             late, number = self.server.state.take_if_read_late()
             if late is not None:
                 self._read_late(late, number)
@@ -334,7 +348,7 @@ class _Handler(BaseHTTPRequestHandler):
             "body": body if body is not _NOT_JSON else raw.decode("utf-8", "replace"),
             "media": request_media(path, body)})
 
-        provider = PROVIDERS.get(path)
+        provider = provider_for(path)
         if provider is None:
             self._send_error(anthropic, request_id, 404, "not_found_error",
                              f"emulator: no such endpoint {self.command} {path}")
@@ -343,7 +357,7 @@ class _Handler(BaseHTTPRequestHandler):
             self._send_error(provider, request_id, 405, provider.error_type_for(405),
                              f"emulator: {path} only accepts POST")
             return
-        rejection = provider.check_request(headers, body, state.require_api_key)
+        rejection = _check_request(provider, path, headers, body, state.require_api_key)
         if rejection is not None:
             self._send_error(provider, request_id, rejection.status, rejection.type,
                              rejection.message, rejection.code, rejection.param)
@@ -376,8 +390,9 @@ class _Handler(BaseHTTPRequestHandler):
         path = urlsplit(self.path).path
         state.set_body(entry, body if body is not _NOT_JSON else raw.decode("utf-8", "replace"),
                        request_media(path, body))
-        provider = PROVIDERS[path]
-        rejection = provider.check_request(headers, body, state.require_api_key)
+        provider = provider_for(path)
+        assert provider is not None
+        rejection = _check_request(provider, path, headers, body, state.require_api_key)
         if rejection is not None:  # the real API's checks still apply (a body that is not JSON)
             self._send_error(provider, request_id, rejection.status, rejection.type,
                              rejection.message, rejection.code, rejection.param)

@@ -82,7 +82,7 @@ pub fn open(s: *Stream) TurnError!void {
     const config = s.config;
     try checkRequest(s);
 
-    writeUrl(gpa, &s.url, config.base_url.?, providers.endpoint(config.provider)) catch return error.OutOfMemory;
+    writeUrl(gpa, &s.url, config.base_url.?, config.provider, config.model) catch return error.OutOfMemory;
     const uri = std.Uri.parse(s.url.items) catch {
         s.detail.set(gpa, 0, "connection_error", "the base_url does not make a valid URL");
         return error.Connection;
@@ -400,23 +400,29 @@ fn hostOf(url: []const u8) []const u8 {
 
 /// base_url + endpoint, where a base ending in "/v1" (the OpenAI SDK convention) is not
 /// given a second "/v1".
-fn writeUrl(gpa: Allocator, out: *std.ArrayList(u8), base: []const u8, endpoint: []const u8) Allocator.Error!void {
+fn writeUrl(gpa: Allocator, out: *std.ArrayList(u8), base: []const u8, provider: providers.Provider, model: []const u8) Allocator.Error!void {
     out.clearRetainingCapacity();
     const trimmed = std.mem.trimEnd(u8, base, "/");
     try out.appendSlice(gpa, trimmed);
-    if (std.mem.endsWith(u8, trimmed, "/v1")) {
-        try out.appendSlice(gpa, endpoint["/v1".len..]);
-    } else {
-        try out.appendSlice(gpa, endpoint);
-    }
+    const at = out.items.len;
+    try providers.writeEndpoint(provider, gpa, out, model);
+    // A base that ends with the path's first segment (".../v1" and "/v1/messages",
+    // ".../v1beta" and "/v1beta/models/...") does not repeat it.
+    const path = out.items[at..];
+    const first = path[0 .. std.mem.indexOfScalarPos(u8, path, 1, '/') orelse path.len];
+    if (first.len > 1 and std.mem.endsWith(u8, trimmed, first)) out.replaceRangeAssumeCapacity(at, first.len, &.{});
 }
 
-test "urls from base urls with and without /v1" {
+test "urls from base urls with and without the path's version" {
     var out: std.ArrayList(u8) = .empty;
     defer out.deinit(std.testing.allocator);
-    try writeUrl(std.testing.allocator, &out, "http://127.0.0.1:9", "/v1/messages");
+    try writeUrl(std.testing.allocator, &out, "http://127.0.0.1:9", .anthropic, "m");
     try std.testing.expectEqualStrings("http://127.0.0.1:9/v1/messages", out.items);
-    try writeUrl(std.testing.allocator, &out, "https://api.openai.com/v1/", "/v1/chat/completions");
+    try writeUrl(std.testing.allocator, &out, "https://api.openai.com/v1/", .openai, "m");
     try std.testing.expectEqualStrings("https://api.openai.com/v1/chat/completions", out.items);
+    try writeUrl(std.testing.allocator, &out, "https://generativelanguage.googleapis.com", .gemini, "gemini-2.5-flash");
+    try std.testing.expectEqualStrings("https://generativelanguage.googleapis.com/v1beta/models/gemini-2.5-flash:streamGenerateContent?alt=sse", out.items);
+    try writeUrl(std.testing.allocator, &out, "https://proxy.example/v1beta/", .gemini, "g");
+    try std.testing.expectEqualStrings("https://proxy.example/v1beta/models/g:streamGenerateContent?alt=sse", out.items);
 }
 

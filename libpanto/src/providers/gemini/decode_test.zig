@@ -1,0 +1,228 @@
+//! The Gemini decoder on byte streams as the API frames them (`data:` lines, one
+//! GenerateContentResponse each): text with its signature on the last chunk's empty part,
+//! thoughts then signed function calls, finish reasons, usage, errors in the stream.
+const std = @import("std");
+const gemini = @import("decode.zig");
+const sse = @import("../../sse.zig");
+const Assembly = @import("../../assembly.zig").Assembly;
+const errors = @import("../../errors.zig");
+
+/// The events of a byte stream, one line each, and the blocks' signatures.
+fn transcript(bytes: []const u8) ![]u8 {
+    const gpa = std.testing.allocator;
+    var out: std.Io.Writer.Allocating = .init(gpa);
+    errdefer out.deinit();
+    var arena: std.heap.ArenaAllocator = .init(gpa);
+    defer arena.deinit();
+    var a = Assembly.init(gpa);
+    defer a.deinit();
+    var detail: errors.Detail = .{};
+    defer detail.deinit(gpa);
+    var d: gemini.Decoder = .{};
+    var frames = std.mem.splitSequence(u8, bytes, "\n\n");
+    while (frames.next()) |frame| {
+        if (frame.len == 0) continue;
+        const event: sse.Event = .{ .type = "message", .data = frame["data: ".len..] };
+        d.handle(&a, arena.allocator(), event, &detail) catch |err| {
+            try out.writer.print("error {s} {s}: {s}\n", .{ @errorName(err), detail.error_type.items, detail.message.items });
+            return out.toOwnedSlice();
+        };
+        try render(&a, &out.writer);
+    }
+    d.finish(&a, &detail) catch |err| try out.writer.print("error {s}: {s}\n", .{ @errorName(err), detail.message.items });
+    try render(&a, &out.writer);
+    for (a.blocksSoFar()) |b| if (b.signature.items.len > 0) try out.writer.print("signature {d} {s}\n", .{ b.index, b.signature.items });
+    return out.toOwnedSlice();
+}
+
+fn render(a: *Assembly, w: *std.Io.Writer) !void {
+    while (a.pop()) |e| switch (e) {
+        .message_start => |m| try w.print("start {s} {s}\n", .{ m.id, m.model }),
+        .block_start => |b| try w.print("block {d} {t}\n", .{ b.index, b.kind }),
+        .tool_details => |t| try w.print("details {d} {s} {s}\n", .{ t.index, t.id, t.name }),
+        .content_delta => |c| try w.print("delta {d} {s}\n", .{ c.index, c.text }),
+        .block_complete => |c| try w.print("complete {d} {s}\n", .{ c.index, c.text }),
+        .message_end => |m| try w.print("end {t} {s} in={d} out={d} cached={d} reasoning={d}\n", .{ m.stop_reason, m.provider_stop_reason, m.usage.input_tokens, m.usage.output_tokens, m.usage.cache_read_tokens, m.usage.reasoning_tokens }),
+        else => try w.print("{t}\n", .{e}),
+    };
+}
+
+fn expectTranscript(bytes: []const u8, expected: []const u8) !void {
+    const got = try transcript(bytes);
+    defer std.testing.allocator.free(got);
+    try std.testing.expectEqualStrings(expected, got);
+}
+
+test "gemini: text in chunks, the last chunk's empty part carrying the signature, usage with cached and thought tokens" {
+    try expectTranscript(
+        \\data: {"candidates": [{"content": {"parts": [{"text": "Hel"}],"role": "model"},"index": 0}],"usageMetadata": {"promptTokenCount": 12,"totalTokenCount": 12},"modelVersion": "gemini-2.5-flash","responseId": "r1"}
+        \\
+        \\data: {"candidates": [{"content": {"parts": [{"text": "lo"}],"role": "model"},"index": 0}],"modelVersion": "gemini-2.5-flash","responseId": "r1"}
+        \\
+        \\data: {"candidates": [{"content": {"parts": [{"text": "","thoughtSignature": "c2ln"}],"role": "model"},"finishReason": "STOP","index": 0}],"usageMetadata": {"promptTokenCount": 12,"candidatesTokenCount": 2,"cachedContentTokenCount": 4,"thoughtsTokenCount": 7,"totalTokenCount": 21},"modelVersion": "gemini-2.5-flash","responseId": "r1"}
+        \\
+        \\
+    ,
+        \\start r1 gemini-2.5-flash
+        \\block 0 text
+        \\delta 0 Hel
+        \\delta 0 lo
+        \\complete 0 Hello
+        \\end end_turn STOP in=8 out=9 cached=4 reasoning=7
+        \\signature 0 c2ln
+        \\
+    );
+}
+
+test "gemini: thoughts, then parallel calls (the first signed) with made ids, end as tool use" {
+    try expectTranscript(
+        \\data: {"candidates":[{"content":{"parts":[{"text":"Need the ","thought":true}],"role":"model"}}],"responseId":"r2","modelVersion":"gemini-3-flash"}
+        \\
+        \\data: {"candidates":[{"content":{"parts":[{"text":"weather.","thought":true}],"role":"model"}}],"responseId":"r2","modelVersion":"gemini-3-flash"}
+        \\
+        \\data: {"candidates":[{"content":{"parts":[{"functionCall":{"name":"get_weather","args":{"city":"Paris"}},"thoughtSignature":"Q0FM"},{"functionCall":{"name":"get_time","args":{}}}],"role":"model"},"finishReason":"STOP"}],"responseId":"r2","modelVersion":"gemini-3-flash"}
+        \\
+        \\
+    ,
+        \\start r2 gemini-3-flash
+        \\block 0 thinking
+        \\delta 0 Need the 
+        \\delta 0 weather.
+        \\complete 0 Need the weather.
+        \\block 1 tool_call
+        \\details 1 call_r2_0 get_weather
+        \\delta 1 {"city":"Paris"}
+        \\complete 1 {"city":"Paris"}
+        \\block 2 tool_call
+        \\details 2 call_r2_1 get_time
+        \\complete 2 {}
+        \\end tool_use STOP in=0 out=0 cached=0 reasoning=0
+        \\signature 1 Q0FM
+        \\
+    );
+}
+
+test "gemini: a signed thought, a call's own id kept, text after a call starts a block of its own" {
+    try expectTranscript(
+        \\data: {"candidates":[{"content":{"parts":[{"text":"Hmm.","thought":true,"thoughtSignature":"VA=="},{"functionCall":{"id":"fc-9","name":"f","args":{"a":1}}},{"text":"Done"}],"role":"model"},"finishReason":"STOP"}]}
+        \\
+        \\
+    ,
+        \\start  
+        \\block 0 thinking
+        \\delta 0 Hmm.
+        \\complete 0 Hmm.
+        \\block 1 tool_call
+        \\details 1 fc-9 f
+        \\delta 1 {"a":1}
+        \\complete 1 {"a":1}
+        \\block 2 text
+        \\delta 2 Done
+        \\complete 2 Done
+        \\end tool_use STOP in=0 out=0 cached=0 reasoning=0
+        \\signature 0 VA==
+        \\
+    );
+}
+
+test "gemini: finish reasons: MAX_TOKENS, SAFETY, a malformed call, a blocked prompt; a finishReason with no parts" {
+    try expectTranscript(
+        \\data: {"candidates":[{"content":{"parts":[{"text":"Once"}],"role":"model"}}]}
+        \\
+        \\data: {"candidates":[{"finishReason":"MAX_TOKENS"}]}
+        \\
+        \\
+    ,
+        \\start  
+        \\block 0 text
+        \\delta 0 Once
+        \\complete 0 Once
+        \\end max_tokens MAX_TOKENS in=0 out=0 cached=0 reasoning=0
+        \\
+    );
+    try expectTranscript(
+        \\data: {"candidates":[{"finishReason":"SAFETY","safetyRatings":[{"category":"HARM_CATEGORY_DANGEROUS_CONTENT","probability":"HIGH","blocked":true}]}]}
+        \\
+        \\
+    ,
+        \\start  
+        \\end content_filter SAFETY in=0 out=0 cached=0 reasoning=0
+        \\
+    );
+    try expectTranscript(
+        \\data: {"candidates":[{"finishReason":"MALFORMED_FUNCTION_CALL"}]}
+        \\
+        \\
+    ,
+        \\start  
+        \\end other MALFORMED_FUNCTION_CALL in=0 out=0 cached=0 reasoning=0
+        \\
+    );
+    try expectTranscript(
+        \\data: {"promptFeedback":{"blockReason":"PROHIBITED_CONTENT"},"usageMetadata":{"promptTokenCount":5}}
+        \\
+        \\
+    ,
+        \\start  
+        \\end content_filter PROHIBITED_CONTENT in=5 out=0 cached=0 reasoning=0
+        \\
+    );
+}
+
+test "gemini: usage in a chunk after the finishReason counts; a body cut before a finishReason is a protocol error" {
+    try expectTranscript(
+        \\data: {"candidates":[{"content":{"parts":[{"text":"Hi"}],"role":"model"},"finishReason":"STOP"}]}
+        \\
+        \\data: {"usageMetadata":{"promptTokenCount":3,"candidatesTokenCount":1}}
+        \\
+        \\
+    ,
+        \\start  
+        \\block 0 text
+        \\delta 0 Hi
+        \\complete 0 Hi
+        \\end end_turn STOP in=3 out=1 cached=0 reasoning=0
+        \\
+    );
+    try expectTranscript(
+        \\data: {"candidates":[{"content":{"parts":[{"text":"Hi"}],"role":"model"}}]}
+        \\
+        \\
+    ,
+        \\start  
+        \\block 0 text
+        \\delta 0 Hi
+        \\error Protocol: the Gemini stream ended before a finishReason
+        \\
+    );
+}
+
+test "gemini: an error object in the stream is the error its status means" {
+    try expectTranscript(
+        \\data: {"error":{"code":429,"message":"Resource has been exhausted.","status":"RESOURCE_EXHAUSTED"}}
+        \\
+        \\
+    ,
+        \\error RateLimit RESOURCE_EXHAUSTED: Resource has been exhausted.
+        \\
+    );
+    try expectTranscript(
+        \\data: {"error":{"code":503,"message":"The model is overloaded.","status":"UNAVAILABLE"}}
+        \\
+        \\
+    ,
+        \\error Overloaded UNAVAILABLE: The model is overloaded.
+        \\
+    );
+}
+
+test "gemini: an error body, alone or in a list" {
+    var arena: std.heap.ArenaAllocator = .init(std.testing.allocator);
+    defer arena.deinit();
+    const e = gemini.parseErrorBody(arena.allocator(), "{\"error\":{\"code\":400,\"message\":\"API key not valid.\",\"status\":\"INVALID_ARGUMENT\"}}").?;
+    try std.testing.expectEqualStrings("INVALID_ARGUMENT", e.type);
+    try std.testing.expectEqualStrings("API key not valid.", e.message);
+    const l = gemini.parseErrorBody(arena.allocator(), "[{\"error\":{\"code\":429,\"message\":\"Quota.\",\"status\":\"RESOURCE_EXHAUSTED\"}}]").?;
+    try std.testing.expectEqualStrings("RESOURCE_EXHAUSTED", l.type);
+    try std.testing.expect(gemini.parseErrorBody(arena.allocator(), "<html>") == null);
+}

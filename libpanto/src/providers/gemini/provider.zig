@@ -1,0 +1,51 @@
+//! Google Gemini API (`streamGenerateContent?alt=sse`), behind panto's provider seam
+//! (../../providers.zig says what each declaration is for). request.zig writes the request,
+//! decode.zig decodes the stream. The model is in the request's path (writeEndpoint).
+const std = @import("std");
+const Allocator = std.mem.Allocator;
+const Headers = @import("../../request.zig").Headers;
+const RequestParts = @import("../../request.zig").RequestParts;
+const request = @import("request.zig");
+const decode = @import("decode.zig");
+
+pub const default_base_url = "https://generativelanguage.googleapis.com";
+pub const base_url_variable = "GOOGLE_GEMINI_BASE_URL";
+pub const api_key_variable = "GEMINI_API_KEY";
+pub const writeRequest = request.writeRequest;
+pub const parseErrorBody = decode.parseErrorBody;
+pub const Decoder = decode.Decoder;
+
+/// `/v1beta/models/{model}:streamGenerateContent?alt=sse`; a model named with its
+/// collection (`models/x`, `tunedModels/x`) as it is. Bytes a path segment may not hold are
+/// percent-encoded, so a model name never changes the request's target.
+pub fn writeEndpoint(gpa: Allocator, out: *std.ArrayList(u8), model: []const u8) Allocator.Error!void {
+    try out.appendSlice(gpa, "/v1beta/");
+    if (std.mem.indexOfScalar(u8, model, '/') == null) try out.appendSlice(gpa, "models/");
+    for (model) |c| {
+        if (std.ascii.isAlphanumeric(c) or std.mem.indexOfScalar(u8, "-._~/", c) != null) {
+            try out.append(gpa, c);
+        } else {
+            try out.print(gpa, "%{X:0>2}", .{c});
+        }
+    }
+    try out.appendSlice(gpa, ":streamGenerateContent?alt=sse");
+}
+
+/// The key as `x-goog-api-key`, never in the URL (where logs would keep it).
+pub fn addHeaders(h: *Headers, parts: RequestParts) error{OutOfMemory}!void {
+    if (parts.config.api_key) |key| try h.add("x-goog-api-key", key);
+}
+
+test "gemini endpoint: the model in the path, named with its collection or not, odd bytes encoded" {
+    const gpa = std.testing.allocator;
+    var out: std.ArrayList(u8) = .empty;
+    defer out.deinit(gpa);
+    try writeEndpoint(gpa, &out, "gemini-2.5-flash");
+    try std.testing.expectEqualStrings("/v1beta/models/gemini-2.5-flash:streamGenerateContent?alt=sse", out.items);
+    out.clearRetainingCapacity();
+    try writeEndpoint(gpa, &out, "tunedModels/my-model");
+    try std.testing.expectEqualStrings("/v1beta/tunedModels/my-model:streamGenerateContent?alt=sse", out.items);
+    out.clearRetainingCapacity();
+    try writeEndpoint(gpa, &out, "x?y#z");
+    try std.testing.expectEqualStrings("/v1beta/models/x%3Fy%23z:streamGenerateContent?alt=sse", out.items);
+}
