@@ -151,6 +151,51 @@ func TestSteppedCancelWhileParked(t *testing.T) {
 	}
 }
 
+// While a stepped read waits between two steps no native call runs, so the agent answers
+// other goroutines at once: its conversation (the turn's user message so far), settings and
+// connections. (With the agent's call lock held across the wait, these would wait for the
+// provider: here for the stall's end at the emulator's hold limit, after which the
+// conversation would hold the turn's end, not its user message alone.)
+func TestTheAgentAnswersWhileAStreamWaits(t *testing.T) {
+	needsStep(t)
+	loadScenario(t, scenario(stalledAnswer("anthropic"), textAnswer("Again")))
+	agent := newAgent(t, testConfig("anthropic")) // the stall ends at the emulator's hold limit
+	stream := startStalled(t, context.Background(), agent)
+	waits := panto.StreamWaits(stream)
+	done := make(chan bool)
+	go func() { done <- stream.Next() }()
+	waitForPark(t, stream, waits)
+	answered := make(chan []panto.Message, 1)
+	go func() {
+		msgs, err := agent.Conversation()
+		if err != nil {
+			t.Error(err)
+		}
+		if _, err := agent.Settings(); err != nil {
+			t.Error(err)
+		}
+		if _, err := agent.Connections(); err != nil {
+			t.Error(err)
+		}
+		answered <- msgs
+	}()
+	var msgs []panto.Message
+	select {
+	case msgs = <-answered:
+	case <-time.After(bound):
+		t.Fatal("Conversation did not return while the stream waited")
+	}
+	if len(msgs) != 1 || msgs[0].Role != "user" {
+		t.Fatalf("Conversation() while the turn waits = %+v, want the user message alone", msgs)
+	}
+	stream.Cancel()
+	if <-done {
+		t.Fatalf("Next = true with %+v", stream.Event())
+	}
+	asPantoError(t, stream.Err(), panto.ErrCanceled)
+	checkAborted(t, agent)
+}
+
 // A server that never answers: the turn's first_byte deadline is a wait's deadline (no
 // watchdog thread), and ends the turn with ErrTimeout.
 func TestSteppedSilentServerTimesOut(t *testing.T) {

@@ -41,7 +41,10 @@ const (
 // refuses to step the stream (PANTO_ERR_STATE on the first step: not Linux on x86_64,
 // aarch64 or riscv64), by the blocking call. It returns what panto_next_events would.
 // agent.call must be held, and inCall set: a cancel (Cancel, the context, Close) interrupts
-// the wait, and the next step ends the turn as canceled.
+// the wait, and the next step ends the turn as canceled. agent.call is let go while the
+// goroutine waits between two steps: no native call runs then, so the agent's other methods
+// (Conversation, Settings, Connections, a tool's SubmitToolResult) answer at once instead of
+// waiting for the provider; close waits for inCall instead (streamCore.close).
 func (st *streamCore) readBatch(native *C.PantoStream, evs []C.PantoEvent) (rc C.int, n C.size_t, block C.PantoString) {
 	for st.mode != readBlocking {
 		var wait C.PantoWait
@@ -56,7 +59,10 @@ func (st *streamCore) readBatch(native *C.PantoStream, evs []C.PantoEvent) (rc C
 			return rc, n, block
 		}
 		timeout := time.Duration(max(left, 0))
-		if err := st.wait.wait(int(wait.fd), wait.events&C.PANTO_WAIT_WRITE != 0, timeout, wait.deadline_ns >= 0); err != nil {
+		st.agent.call.Unlock()
+		err := st.wait.wait(int(wait.fd), wait.events&C.PANTO_WAIT_WRITE != 0, timeout, wait.deadline_ns >= 0)
+		st.agent.call.Lock()
+		if err != nil {
 			// The reactor refused the wait (no descriptor left for its epoll instance, or
 			// epoll_ctl failed): a stepped turn cannot go on by blocking calls, so this
 			// wait is a poll() on the thread.

@@ -180,6 +180,7 @@ func (s *Stream) read(ctx context.Context) bool {
 		C.panto_stream_cancel(st.native)
 	}
 	st.inCall = true
+	st.callDone = make(chan struct{})
 	native, evs := st.native, st.evs
 	st.mu.Unlock()
 
@@ -197,6 +198,7 @@ func (s *Stream) read(ctx context.Context) bool {
 	st.mu.Lock()
 	defer st.mu.Unlock()
 	st.inCall = false
+	close(st.callDone)
 	if rc == C.PANTO_EVENT {
 		st.fill(n, block)
 	}

@@ -30,7 +30,10 @@ type streamCore struct {
 	mu     sync.Mutex     // guards the fields below; held by no call that waits for the provider
 	native *C.PantoStream // nil once freed
 	inCall bool           // a read of it runs (readBatch), without mu
-	closed bool           // Close was called: no more events are handed out
+	// callDone is closed when the read that set inCall ends (under mu): close waits for it,
+	// as agent.call is let go while a stepped read waits.
+	callDone chan struct{}
+	closed   bool // Close was called: no more events are handed out
 
 	mode int    // how readBatch reads (readStepped, readBlocking); guarded by agent.call
 	wait poller // where a stepped read waits between steps
@@ -204,9 +207,13 @@ func (st *streamCore) close() {
 	}
 	if st.inCall {
 		st.cancelNative() // that Next frees the stream as its call returns
+		done := st.callDone
+		st.mu.Unlock()
+		<-done // (agent.call may be free while it waits between steps: not a sign it ended)
+	} else {
+		st.mu.Unlock()
 	}
-	st.mu.Unlock()
-	st.agent.call.Lock() // held by that Next until then, as by another close
+	st.agent.call.Lock() // held by that Next until it returns, as by another close
 	st.mu.Lock()
 	st.release()
 	st.mu.Unlock()
