@@ -59,6 +59,7 @@ test {
     _ = @import("providers/openai_responses/decode_test.zig");
     _ = @import("providers/openai_responses/reasoning_item.zig");
     _ = @import("providers/anthropic/order_test.zig");
+    _ = @import("providers/anthropic/server_tools.zig");
     _ = @import("assembly.zig");
     _ = @import("batch.zig");
     _ = @import("schema.zig");
