@@ -96,9 +96,9 @@ pub const RequestOptions = struct {
     server_tools: []const ServerTool = &.{},
 };
 
-/// A provider-hosted tool: its JSON object as compact text, and its "type" (which says the
-/// beta header it needs, if any).
-pub const ServerTool = struct { type: []const u8, json: []const u8 };
+/// A provider-hosted tool: its JSON object as compact text, its "type" (which says the beta
+/// header it needs, if any) and its "name" (which a tool_choice may name).
+pub const ServerTool = struct { type: []const u8, name: []const u8, json: []const u8 };
 
 pub const ToolChoice = union(enum) {
     auto,

@@ -243,7 +243,7 @@ fn serverTools(arena: Allocator, v: Value, diag: *Diagnostic) config_mod.ParseEr
         const name = item.object.get("name").?.string;
         for (v.array.items[0..i]) |before| if (std.mem.eql(u8, before.object.get("name").?.string, name))
             return diag.fail("server_tools has two tools named \"{s}\"", .{name});
-        t.* = .{ .type = item.object.get("type").?.string, .json = try compact(arena, item) };
+        t.* = .{ .type = item.object.get("type").?.string, .name = name, .json = try compact(arena, item) };
     }
     return list;
 }
@@ -386,7 +386,7 @@ pub fn dupe(arena: Allocator, r: RequestOptions) Allocator.Error!RequestOptions 
     for (r.extra_body, body) |m, *o| o.* = .{ .key = try arena.dupe(u8, m.key), .value = try arena.dupe(u8, m.value) };
     out.extra_body = body;
     const hosted = try arena.alloc(config_mod.ServerTool, r.server_tools.len);
-    for (r.server_tools, hosted) |t, *o| o.* = .{ .type = try arena.dupe(u8, t.type), .json = try arena.dupe(u8, t.json) };
+    for (r.server_tools, hosted) |t, *o| o.* = .{ .type = try arena.dupe(u8, t.type), .name = try arena.dupe(u8, t.name), .json = try arena.dupe(u8, t.json) };
     out.server_tools = hosted;
     return out;
 }

@@ -352,10 +352,11 @@ def cases() -> dict[str, dict[str, Any]]:
         line for n in range(1, 5) for line in text_turn("anthropic", n) + [{"event": "done"}]]}
     out["req_anthropic_server_tools_alone"] = one_turn(
         "server_tools without tools of the agent's own: tools holds the hosted tools alone (no "
-        "cache breakpoint on them), tool_choice goes with them, and web search needs no beta "
-        "header.",
-        "anthropic", config("anthropic", server_tools=[web_search], tool_choice="none"),
-        {"tools": [web_search], "tool_choice": {"type": "none"}}, headers_absent=["anthropic-beta"])
+        "cache breakpoint on them), a tool_choice may name one of them, and web search needs no "
+        "beta header.",
+        "anthropic", config("anthropic", server_tools=[web_search], tool_choice={"name": "web_search"}),
+        {"tools": [web_search], "tool_choice": {"type": "tool", "name": "web_search"}},
+        headers_absent=["anthropic-beta"])
     for provider in ("openai", "openai-responses"):
         message = ("server_tools are Anthropic's hosted tools (web search, web fetch, code "
                    f"execution): provider {provider} cannot take them")

@@ -45,13 +45,13 @@ test "betas are the tool types', once each" {
     defer out.deinit(gpa);
     try out.appendSlice(gpa, "interleaved-thinking-2025-05-14");
     try appendBetas(gpa, &out, &.{
-        .{ .type = "web_search_20250305", .json = "{}" },
-        .{ .type = "code_execution_20250522", .json = "{}" },
-        .{ .type = "web_fetch_20250910", .json = "{}" },
-        .{ .type = "code_execution_20250522", .json = "{}" },
+        .{ .type = "web_search_20250305", .name = "", .json = "{}" },
+        .{ .type = "code_execution_20250522", .name = "", .json = "{}" },
+        .{ .type = "web_fetch_20250910", .name = "", .json = "{}" },
+        .{ .type = "code_execution_20250522", .name = "", .json = "{}" },
     });
     try std.testing.expectEqualStrings("interleaved-thinking-2025-05-14,code-execution-2025-05-22", out.items);
     out.clearRetainingCapacity();
-    try appendBetas(gpa, &out, &.{.{ .type = "code_execution_20250522", .json = "{}" }});
+    try appendBetas(gpa, &out, &.{.{ .type = "code_execution_20250522", .name = "", .json = "{}" }});
     try std.testing.expectEqualStrings("code-execution-2025-05-22", out.items);
 }
