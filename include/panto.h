@@ -449,6 +449,15 @@ typedef struct PantoStream PantoStream;
  *                      parameter panto does not know. Refused for the keys panto writes
  *                      (model, messages, system, tools, stream, stream_options, max_tokens,
  *                      max_completion_tokens, and the keys of the parameters above)
+ *   server_tools       array of provider-hosted tools (Anthropic): each the API's tool object,
+ *                      with a string "type" and "name", sent in the request's tools as given,
+ *                      before the agent's own tools, e.g. {"type": "web_search_20250305",
+ *                      "name": "web_search", "max_uses": 3}; {"type": "web_fetch_20250910",
+ *                      "name": "web_fetch"}; {"type": "code_execution_20250825", "name":
+ *                      "code_execution"}. The beta header a type needs (code_execution_20250522:
+ *                      code-execution-2025-05-22) is added to anthropic-beta. Their blocks come back as
+ *                      PANTO_BLOCK_SERVER_BLOCK; a turn the server pauses (PANTO_STOP_PAUSE_TURN)
+ *                      goes on by itself. openai and openai-responses refuse them
  *
  * Without base_url, ANTHROPIC_BASE_URL or OPENAI_BASE_URL (read when the agent is created, and
  * by a set_config that sets base_url to null, as the official SDKs do) is

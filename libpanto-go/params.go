@@ -51,7 +51,15 @@ type Params struct {
 	// ExtraBody is merged into the request's JSON body: the escape hatch for a parameter
 	// panto does not know (not a key panto writes).
 	ExtraBody map[string]any `json:"extra_body,omitempty"`
+	// ServerTools are Anthropic's hosted tools, each the API's tool object as it is sent
+	// (ServerTool{"type": "web_search_20250305", "name": "web_search", "max_uses": 3}; web
+	// fetch, code execution), added to the request's tools with the beta header its type
+	// needs. Another provider refuses them with ErrConfig.
+	ServerTools []ServerTool `json:"server_tools,omitempty"`
 }
+
+// ServerTool is one provider-hosted tool: its JSON object, with "type" and "name".
+type ServerTool map[string]any
 
 // ToolChoice says whether and which tool the model must call. The zero ToolChoice is unset.
 type ToolChoice struct {

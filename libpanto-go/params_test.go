@@ -36,6 +36,13 @@ func TestParamsJSON(t *testing.T) {
 		jsonEqual(t, b, `{"tool_choice":`+want+`}`)
 	}
 
+	b, err = json.Marshal(panto.Config{Provider: "anthropic", Params: panto.Params{
+		ServerTools: []panto.ServerTool{{"type": "web_search_20250305", "name": "web_search", "max_uses": 3}}}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	jsonEqual(t, b, `{"provider":"anthropic","server_tools":[{"type":"web_search_20250305","name":"web_search","max_uses":3}]}`)
+
 	b, err = json.Marshal(panto.Config{Provider: "anthropic", ThinkingBudget: 4096})
 	if err != nil {
 		t.Fatal(err)

@@ -125,8 +125,10 @@ class Agent:
     `reasoning_effort` (OpenAI), `interleaved_thinking` (Anthropic), `response_format` (a
     dataclass, TypedDict or pydantic model class, a JSON Schema dict, or the library's format dict: see
     `parse()`), `cache` (prompt caching: {"mode", "ttl", "key", "retention"}), and the escape
-    hatch `extra_headers` / `extra_body`. A parameter the provider does not have raises
-    `panto.ConfigError`. `tool_execution="sequential"` runs the host tools of a message one
+    hatch `extra_headers` / `extra_body`; `server_tools`, Anthropic's hosted tools as the API
+    defines them (`[{"type": "web_search_20250305", "name": "web_search", "max_uses": 3}]`,
+    web fetch, code execution), added to the request's tools with the beta header a type
+    needs. A parameter the provider does not have raises `panto.ConfigError`. `tool_execution="sequential"` runs the host tools of a message one
     after another (default "parallel"); `log` is "debug", "body" or {"level", "file"}
     (`PANTO_LOG`). Each may also be given to one turn: `run(input, temperature=0)`.
 
@@ -172,6 +174,7 @@ class Agent:
         cache: Optional[Mapping[str, Any]] = None,
         extra_headers: Optional[Mapping[str, str]] = None,
         extra_body: Optional[Mapping[str, Any]] = None,
+        server_tools: Optional[Sequence[Mapping[str, Any]]] = None,
         tool_execution: Optional[str] = None,
         log: Optional[LogArg] = None,
     ) -> None:

@@ -280,6 +280,7 @@ pub const Run = struct {
         c.request.thinking_budget = null;
         c.request.response_format = null;
         c.request.cache.mode = .off;
+        c.request.server_tools = &.{}; // (nor a tool)
         return c;
     }
 

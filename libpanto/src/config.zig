@@ -91,7 +91,14 @@ pub const RequestOptions = struct {
     extra_headers: []const Header = &.{},
     /// Members merged into the JSON body.
     extra_body: []const BodyMember = &.{},
+    /// Provider-hosted tools (Anthropic's web search, web fetch, code execution), sent in
+    /// the request's tools as they are given.
+    server_tools: []const ServerTool = &.{},
 };
+
+/// A provider-hosted tool: its JSON object as compact text, its "type" (which says the beta
+/// header it needs, if any) and its "name" (which a tool_choice may name).
+pub const ServerTool = struct { type: []const u8, name: []const u8, json: []const u8 };
 
 pub const ToolChoice = union(enum) {
     auto,

@@ -118,10 +118,9 @@ pub const Headers = struct {
         h.authorization = .{ .override = h.auth_buffer.items };
     }
 
-    /// `anthropic-beta`: panto's `own` features, comma-joined with the user's
-    /// (extra_headers' anthropic-beta), which addUser then leaves out.
-    pub fn joinBeta(h: *Headers, own: []const u8, extra: []const Header) std.mem.Allocator.Error!void {
-        try h.beta_buffer.appendSlice(h.gpa, own);
+    /// `anthropic-beta`: panto's own features (put in `beta_buffer`, comma-joined), joined
+    /// with the user's (extra_headers' anthropic-beta), which addUser then leaves out.
+    pub fn joinBeta(h: *Headers, extra: []const Header) std.mem.Allocator.Error!void {
         for (extra) |x| if (std.ascii.eqlIgnoreCase(x.name, "anthropic-beta")) {
             try h.beta_buffer.appendSlice(h.gpa, ",");
             try h.beta_buffer.appendSlice(h.gpa, x.value);

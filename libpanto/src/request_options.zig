@@ -17,7 +17,7 @@ const Value = std.json.Value;
 
 /// The config keys of the request parameters ("thinking" is config.zig's: a level, or
 /// {"budget_tokens": N}).
-pub const keys = [_][]const u8{ "temperature", "top_p", "top_k", "stop", "seed", "presence_penalty", "frequency_penalty", "metadata", "user", "parallel_tool_calls", "tool_choice", "service_tier", "reasoning_effort", "interleaved_thinking", "response_format", "cache", "extra_headers", "extra_body" };
+pub const keys = [_][]const u8{ "temperature", "top_p", "top_k", "stop", "seed", "presence_penalty", "frequency_penalty", "metadata", "user", "parallel_tool_calls", "tool_choice", "service_tier", "reasoning_effort", "interleaved_thinking", "response_format", "cache", "extra_headers", "extra_body", "server_tools" };
 
 /// Headers panto writes itself: extra_headers may not hold them (anthropic-beta is merged
 /// with panto's own, user-agent replaces panto's).
@@ -69,6 +69,7 @@ pub fn apply(arena: Allocator, r: *RequestOptions, obj: std.json.ObjectMap, diag
     if (obj.get("cache")) |v| try applyCache(&r.cache, v, diag);
     if (obj.get("extra_headers")) |v| r.extra_headers = try extraHeaders(arena, v, diag);
     if (obj.get("extra_body")) |v| r.extra_body = try extraBody(arena, v, diag);
+    if (obj.get("server_tools")) |v| r.server_tools = try serverTools(arena, v, diag);
 }
 
 /// The value of "thinking" when it is an object: {"budget_tokens": N}.
@@ -229,6 +230,27 @@ fn extraBody(arena: Allocator, v: Value, diag: *Diagnostic) config_mod.ParseErro
     return list;
 }
 
+/// An array of JSON objects, each with a string "type" and "name" (the provider checks the
+/// rest: they are its tools' definitions); null and [] unset it.
+fn serverTools(arena: Allocator, v: Value, diag: *Diagnostic) config_mod.ParseError![]const config_mod.ServerTool {
+    if (v == .null) return &.{};
+    if (v != .array) return diag.fail("server_tools must be an array of tool objects", .{});
+    if (json_depth.valueTooDeep(v)) return diag.fail("server_tools is nested too deeply", .{});
+    const list = try arena.alloc(config_mod.ServerTool, v.array.items.len);
+    for (v.array.items, list, 0..) |item, *t, i| {
+        if (item != .object) return diag.fail("server_tools[{d}] must be a JSON object", .{i});
+        inline for (.{ "type", "name" }) |key| {
+            const field = item.object.get(key) orelse return diag.fail("server_tools[{d}] needs \"" ++ key ++ "\" (e.g. {{\"type\": \"web_search_20250305\", \"name\": \"web_search\"}})", .{i});
+            if (field != .string or field.string.len == 0) return diag.fail("server_tools[{d}]." ++ key ++ " must be a non-empty string", .{i});
+        }
+        const name = item.object.get("name").?.string;
+        for (v.array.items[0..i]) |before| if (std.mem.eql(u8, before.object.get("name").?.string, name))
+            return diag.fail("server_tools has two tools named \"{s}\"", .{name});
+        t.* = .{ .type = item.object.get("type").?.string, .name = name, .json = try compact(arena, item) };
+    }
+    return list;
+}
+
 fn compact(arena: Allocator, v: Value) Allocator.Error![]const u8 {
     return std.json.Stringify.valueAlloc(arena, v, .{});
 }
@@ -254,8 +276,10 @@ pub fn check(config: Config, diag: *Diagnostic) error{InvalidConfig}!void {
             }
             if (r.thinking_budget != null) return notFor(diag, "thinking {\"budget_tokens\"}", p);
             if (r.cache.ttl != null) return notFor(diag, "cache.ttl", p);
+            if (r.server_tools.len > 0) return noServerTools(diag, p);
         },
         .@"openai-responses" => {
+            if (r.server_tools.len > 0) return noServerTools(diag, p);
             inline for (.{ "top_k", "interleaved_thinking" }) |name| {
                 if (@field(r, name) != null) return notFor(diag, name, p);
             }
@@ -269,6 +293,7 @@ pub fn check(config: Config, diag: *Diagnostic) error{InvalidConfig}!void {
                 return diag.fail("extra_body cannot set \"{s}\": panto writes it (use its config key, if it has one)", .{m.key});
         },
         .gemini => {
+            if (r.server_tools.len > 0) return noServerTools(diag, p);
             inline for (.{ "metadata", "user", "parallel_tool_calls", "service_tier", "reasoning_effort", "interleaved_thinking" }) |name| {
                 if (@field(r, name) != null) return diag.fail(name ++ " is not a Gemini parameter: gemini does not take it", .{});
             }
@@ -302,6 +327,12 @@ pub fn check(config: Config, diag: *Diagnostic) error{InvalidConfig}!void {
     try checkHeaders(r.extra_headers, diag);
     for (r.extra_body) |m| if (oneOf(m.key, &reserved_body_keys))
         return diag.fail("extra_body cannot set \"{s}\": panto writes it (use its config key, if it has one)", .{m.key});
+}
+
+/// server_tools are Anthropic's hosted tools: Chat Completions has none, and panto does not
+/// read the Responses API's hosted-tool output items yet.
+fn noServerTools(diag: *Diagnostic, p: Provider) error{InvalidConfig} {
+    return diag.fail("server_tools are Anthropic's hosted tools (web search, web fetch, code execution): provider {s} cannot take them", .{@tagName(p)});
 }
 
 fn notFor(diag: *Diagnostic, comptime name: []const u8, p: Provider) error{InvalidConfig} {
@@ -367,6 +398,9 @@ pub fn dupe(arena: Allocator, r: RequestOptions) Allocator.Error!RequestOptions 
     const body = try arena.alloc(config_mod.BodyMember, r.extra_body.len);
     for (r.extra_body, body) |m, *o| o.* = .{ .key = try arena.dupe(u8, m.key), .value = try arena.dupe(u8, m.value) };
     out.extra_body = body;
+    const hosted = try arena.alloc(config_mod.ServerTool, r.server_tools.len);
+    for (r.server_tools, hosted) |t, *o| o.* = .{ .type = try arena.dupe(u8, t.type), .name = try arena.dupe(u8, t.name), .json = try arena.dupe(u8, t.json) };
+    out.server_tools = hosted;
     return out;
 }
 

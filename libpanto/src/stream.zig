@@ -140,7 +140,8 @@ pub const Stream = struct {
     rolled_back: ?conversation.Message = null,
 
     const State = enum { unsent, streaming, retry_wait, done, failed };
-    const Phase = enum { messages, tool_starts, tool_results, complete, summary };
+    /// `paused`: the last message stopped for pause_turn; the next request continues it.
+    const Phase = enum { messages, tool_starts, tool_results, paused, complete, summary };
 
     // The transport (transport.zig): the request's connection, opened, parked or closed.
     const open = transport.open;
@@ -328,6 +329,13 @@ pub const Stream = struct {
                 // The round is over: its results go to the model in the next request.
                 s.round.commitResults(&s.agent.conversation) catch |err| return s.fail(err);
                 s.round.clear();
+                s.rounds += 1;
+                s.phase = .messages;
+                s.startNextMessage();
+            },
+            .paused => {
+                // The paused message is the conversation's last: the next request sends it
+                // back as it is, and the server goes on from it.
                 s.rounds += 1;
                 s.phase = .messages;
                 s.startNextMessage();
@@ -640,7 +648,7 @@ pub const Stream = struct {
                 s.round.commitResults(&s.agent.conversation) catch {};
                 s.round.clear();
             },
-            .complete, .summary => {}, // (a canceled compaction changes nothing)
+            .paused, .complete, .summary => {}, // (a canceled compaction changes nothing)
         }
         s.detail.set(gpa, 0, "canceled_error", "the turn was canceled");
         return s.fail(error.Canceled);
@@ -679,6 +687,19 @@ pub const Stream = struct {
         const origin = agent.origin();
         try s.assembly.commit(&agent.conversation, inputs, .{ .stop_reason = end.stop_reason, .usage = end.usage, .provider = origin.provider, .model = origin.model });
 
+        // A long server-tool turn paused by the server (Anthropic pause_turn) goes on with
+        // another request, counted as a tool round is.
+        if (end.stop_reason == .pause_turn and s.round.calls.items.len == 0) {
+            if (s.rounds >= agent.config.max_tool_iterations) {
+                var buf: [160]u8 = undefined;
+                const msg = std.fmt.bufPrint(&buf, "the turn paused (pause_turn) after max_tool_iterations ({d}) tool rounds and continuations", .{agent.config.max_tool_iterations}) catch "too many tool rounds";
+                s.detail.set(agent.gpa, 0, "tool_loop_error", msg);
+                s.pending_failure = error.ToolLoop; // (no calls to answer)
+                return;
+            }
+            s.phase = .paused;
+            return;
+        }
         const wants_tools = s.round.calls.items.len > 0 and switch (end.stop_reason) {
             .tool_use, .end_turn, .none => true,
             else => false, // cut short (max_tokens, refusal...): its calls may be incomplete

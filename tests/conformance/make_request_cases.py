@@ -319,6 +319,66 @@ def cases() -> dict[str, dict[str, Any]]:
             "script": {"responses": []}, "expect_requests": []}
     out["req_turn_options_refused"] = {"case": case, "expected": [
         error_line("config", "top_k is an Anthropic parameter: openai does not take it")]}
+    # Hosted tools (server_tools): first in tools, as given; the beta header a type needs.
+    web_search = {"type": "web_search_20250305", "name": "web_search", "max_uses": 3,
+                  "allowed_domains": ["ziglang.org"],
+                  "user_location": {"type": "approximate", "city": "Paris", "country": "FR"}}
+    web_fetch = {"type": "web_fetch_20250910", "name": "web_fetch", "max_uses": 2,
+                 "citations": {"enabled": True}, "max_content_tokens": 5000}
+    code = {"type": "code_execution_20250522", "name": "code_execution"}
+    weather_sent = {"name": "get_weather", "cache_control": {"type": "ephemeral"}}
+    case = {"description": "server_tools (Anthropic's hosted tools) are sent first in tools, each "
+                           "object as given, before the agent's own tools (whose last keeps the "
+                           "cache breakpoint); the beta header a type needs joins anthropic-beta "
+                           "before the user's. A turn's options replace them for that turn (one "
+                           "tool, no beta: the user's alone), or set them to null (no hosted "
+                           "tool); the next turn has the agent's again.",
+            "config": config("anthropic", server_tools=[web_search, web_fetch, code],
+                             extra_headers={"anthropic-beta": "files-api-2025-04-14"}),
+            "tools": [WEATHER],
+            "turns": ["Hello", {"input": "Again", "options": {"server_tools": [web_search]}},
+                      {"input": "More", "options": {"server_tools": None}}, "Last"],
+            "script": {"responses": [answer("anthropic", n) for n in range(1, 5)]},
+            "expect_requests": [
+                request("anthropic", {"tools": [web_search, web_fetch, code, weather_sent]},
+                        headers_contain={"anthropic-beta": "code-execution-2025-05-22,files-api-2025-04-14"}),
+                request("anthropic", {"tools": [web_search, weather_sent]},
+                        headers_contain={"anthropic-beta": "files-api-2025-04-14"}),
+                request("anthropic", {"tools": [weather_sent]},
+                        headers_contain={"anthropic-beta": "files-api-2025-04-14"}),
+                request("anthropic", {"tools": [web_search, web_fetch, code, weather_sent]},
+                        headers_contain={"anthropic-beta": "code-execution-2025-05-22,files-api-2025-04-14"})]}
+    out["req_anthropic_server_tools"] = {"case": case, "expected": [
+        line for n in range(1, 5) for line in text_turn("anthropic", n) + [{"event": "done"}]]}
+    out["req_anthropic_server_tools_alone"] = one_turn(
+        "server_tools without tools of the agent's own: tools holds the hosted tools alone (no "
+        "cache breakpoint on them), a tool_choice may name one of them, and web search needs no "
+        "beta header.",
+        "anthropic", config("anthropic", server_tools=[web_search], tool_choice={"name": "web_search"}),
+        {"tools": [web_search], "tool_choice": {"type": "tool", "name": "web_search"}},
+        headers_absent=["anthropic-beta"])
+    for provider in ("openai", "openai-responses", "gemini"):
+        message = ("server_tools are Anthropic's hosted tools (web search, web fetch, code "
+                   f"execution): provider {provider} cannot take them")
+        cfg = {"provider": provider, "model": "gpt-test", "api_key": "test-key",
+               "server_tools": [web_search]}
+        out[f"req_refused_server_tools_{provider.replace('-', '_')}"] = refused(
+            f"server_tools are refused by name for {provider}, which has no hosted tools panto "
+            "can send.", cfg, message)
+    case = {"description": "A turn's server_tools are refused for OpenAI like set_config: run fails "
+                           "with a config error and nothing is appended.",
+            "config": config("openai"),
+            "turns": [{"input": "Hello", "options": {"server_tools": [web_search]}}],
+            "script": {"responses": []}, "expect_requests": []}
+    out["req_turn_server_tools_refused_openai"] = {"case": case, "expected": [error_line(
+        "config", "server_tools are Anthropic's hosted tools (web search, web fetch, code "
+                  "execution): provider openai cannot take them")]}
+    case = {"description": "server_tools checks each tool: an object with a non-empty string type "
+                           "and name.",
+            "config": config("anthropic", server_tools=[{"type": "web_search_20250305"}]),
+            "turns": ["Hello"], "script": {"responses": []}, "expect_requests": []}
+    out["req_refused_server_tools_no_name"] = {"case": case, "expected": [error_line(
+        "config", {"$prefix": "server_tools[0] needs \"name\""})]}
     return out
 
 

@@ -41,6 +41,20 @@ def test_agent_keywords_and_turn_options_reach_the_request() -> None:
             assert request["headers"]["x-team"] == "search"
 
 
+def test_server_tools_keyword_reaches_the_request_and_openai_refuses_it() -> None:
+    search = {"type": "web_search_20250305", "name": "web_search", "max_uses": 2}
+    with Emulator(scenario=replies("one", "two")) as emu, new_agent(emu, server_tools=(search,)) as agent:
+        agent.complete("first")
+        agent.complete("second", server_tools=None)
+        first, second = emu.requests()
+        assert first["body"]["tools"] == [search]
+        assert "tools" not in second["body"]
+        with pytest.raises(TypeError):
+            agent.set_config(server_tools=search)  # one dict, not a list of them
+        with pytest.raises(panto.ConfigError, match="provider openai cannot take them"):
+            agent.set_config(provider="openai", model="gpt-test")
+
+
 def test_openai_parameters_and_a_tool_as_tool_choice() -> None:
     @panto.tool
     def lookup(q: str) -> str:

@@ -187,9 +187,14 @@ fn checkRequest(s: *Stream) TurnError!void {
     }
     const parts = s.requestParts();
     if (config.request.tool_choice) |choice| if (choice == .tool and s.phase != .summary) {
-        for (parts.tools) |t| {
-            if (std.mem.eql(u8, t.name, choice.tool) and t.allowedWith(parts.granted)) break;
-        } else {
+        // A hosted tool (server_tools) may be named too.
+        const hosted = for (config.request.server_tools) |t| {
+            if (std.mem.eql(u8, t.name, choice.tool)) break true;
+        } else false;
+        const usable = hosted or for (parts.tools) |t| {
+            if (std.mem.eql(u8, t.name, choice.tool) and t.allowedWith(parts.granted)) break true;
+        } else false;
+        if (!usable) {
             var buf: [256]u8 = undefined;
             const msg = std.fmt.bufPrint(&buf, "tool_choice names the tool \"{s}\", which this agent may not use (no such tool, or a capability it was not granted)", .{choice.tool}) catch "tool_choice names a tool this agent may not use";
             s.detail.set(gpa, 0, "config_error", msg);

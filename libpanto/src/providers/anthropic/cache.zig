@@ -17,6 +17,7 @@ const config = @import("../../config.zig");
 const conversation = @import("../../conversation.zig");
 const tools = @import("../../tools.zig");
 const RequestParts = @import("../../request.zig").RequestParts;
+const server_tools = @import("server_tools.zig");
 
 pub const max_breakpoints = 4;
 
@@ -111,13 +112,15 @@ pub fn writeSystem(s: *std.json.Stringify, system: ?[]const u8, p: *const Plan) 
 
 /// The "tools" field (RequestParts.writeTools), the last tool carrying the tools' breakpoint.
 pub fn writeTools(s: *std.json.Stringify, parts: RequestParts, p: *const Plan) std.Io.Writer.Error!void {
-    if (!parts.hasTools()) return;
+    const hosted = parts.config.request.server_tools;
+    if (!parts.hasTools() and hosted.len == 0) return;
     var last: usize = 0;
     for (parts.tools, 0..) |t, i| if (t.allowedWith(parts.granted)) {
         last = i;
     };
     try s.objectField("tools");
     try s.beginArray();
+    try server_tools.write(s, hosted);
     for (parts.tools, 0..) |t, i| if (t.allowedWith(parts.granted)) {
         try s.beginObject();
         try tools.writeFields(s, t, .anthropic);

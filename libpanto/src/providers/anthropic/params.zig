@@ -35,11 +35,12 @@ pub fn writeLimits(s: *std.json.Stringify, parts: RequestParts) std.Io.Writer.Er
     }
 }
 
-/// The sampling and routing parameters, after the tools: tool_choice (only with tools),
+/// The sampling and routing parameters, after the tools: tool_choice (only with tools, client
+/// or hosted),
 /// temperature, top_p, top_k, stop_sequences, metadata.user_id, service_tier.
 pub fn write(s: *std.json.Stringify, parts: RequestParts) std.Io.Writer.Error!void {
     const r = parts.config.request;
-    if (parts.hasTools()) try writeToolChoice(s, r.tool_choice, r.parallel_tool_calls);
+    if (parts.hasTools() or r.server_tools.len > 0) try writeToolChoice(s, r.tool_choice, r.parallel_tool_calls);
     try optional(s, "temperature", r.temperature);
     try optional(s, "top_p", r.top_p);
     try optional(s, "top_k", r.top_k);

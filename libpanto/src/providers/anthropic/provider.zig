@@ -5,6 +5,7 @@ const Headers = @import("../../request.zig").Headers;
 const RequestParts = @import("../../request.zig").RequestParts;
 const request = @import("request.zig");
 const decode = @import("decode.zig");
+const server_tools = @import("server_tools.zig");
 
 pub const default_base_url = "https://api.anthropic.com";
 pub const base_url_variable = "ANTHROPIC_BASE_URL";
@@ -17,5 +18,8 @@ pub const Decoder = decode.Decoder;
 pub fn addHeaders(h: *Headers, parts: RequestParts) error{OutOfMemory}!void {
     try h.add("anthropic-version", request.api_version);
     if (parts.config.api_key) |key| try h.add("x-api-key", key);
-    if (request.interleavedThinking(parts)) try h.joinBeta(request.interleaved_thinking_beta, parts.config.request.extra_headers);
+    // The beta features the request uses: panto's, then the user's.
+    if (request.interleavedThinking(parts)) try h.beta_buffer.appendSlice(h.gpa, request.interleaved_thinking_beta);
+    try server_tools.appendBetas(h.gpa, h.beta_buffer, parts.config.request.server_tools);
+    if (h.beta_buffer.items.len > 0) try h.joinBeta(parts.config.request.extra_headers);
 }
