@@ -20,7 +20,7 @@ fn pythonFrame(buf: []u8) []u8 {
 const Header = struct { []const u8, []const u8 };
 
 /// Encodes a message with string headers (the tests' other frames).
-fn encode(gpa: std.mem.Allocator, out: *std.ArrayList(u8), headers: []const Header, payload: []const u8) !void {
+pub fn encode(gpa: std.mem.Allocator, out: *std.ArrayList(u8), headers: []const Header, payload: []const u8) !void {
     const begin = out.items.len;
     try out.appendNTimes(gpa, 0, 12);
     for (headers) |h| {
