@@ -68,6 +68,7 @@ test {
     _ = @import("providers/bedrock/sigv4_test.zig");
     _ = @import("providers/bedrock/decode_test.zig");
     _ = @import("providers/bedrock/request_test.zig");
+    _ = @import("providers/bedrock/credentials.zig");
     _ = @import("providers/anthropic/order_test.zig");
     _ = @import("assembly.zig");
     _ = @import("batch.zig");
