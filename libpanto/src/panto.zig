@@ -64,6 +64,11 @@ test {
     _ = @import("providers/gemini/request.zig");
     _ = @import("providers/gemini/decode.zig");
     _ = @import("providers/gemini/decode_test.zig");
+    _ = @import("providers/bedrock/eventstream_test.zig");
+    _ = @import("providers/bedrock/sigv4_test.zig");
+    _ = @import("providers/bedrock/decode_test.zig");
+    _ = @import("providers/bedrock/request_test.zig");
+    _ = @import("providers/bedrock/credentials.zig");
     _ = @import("providers/anthropic/order_test.zig");
     _ = @import("providers/anthropic/server_tools.zig");
     _ = @import("assembly.zig");
