@@ -40,9 +40,16 @@ __all__ = [
 ]
 
 
-class TextBlockDict(TypedDict):
+class _TextRequired(TypedDict):
     type: Literal["text"]
     text: str
+
+
+class TextBlockDict(_TextRequired, total=False):
+    """Text; `citations` on an assistant's text that has them (Anthropic's): a JSON array of
+    the citation objects as the provider sent them, as a string."""
+
+    citations: str
 
 
 class _ThinkingRequired(TypedDict):

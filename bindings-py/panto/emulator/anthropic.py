@@ -195,6 +195,8 @@ def _whole(message: dict[str, Any], call: Call, msg_id: str, model: str) -> list
 def _whole_block(block: dict[str, Any], call: Call, index: int) -> dict[str, Any]:
     """The block as a finished message holds it."""
     if block["type"] == "text":
+        if block.get("citations"):
+            return {"type": "text", "text": block["text"], "citations": block["citations"]}
         return {"type": "text", "text": block["text"]}
     if block["type"] == "thinking":
         return {"type": "thinking", "thinking": block["thinking"],
@@ -211,6 +213,10 @@ def _whole_block(block: dict[str, Any], call: Call, index: int) -> dict[str, Any
 def _empty_block(block: dict[str, Any], call: Call, index: int) -> dict[str, Any]:
     """The block as content_block_start announces it, before any delta."""
     if block["type"] == "text":
+        # A cited text starts with its list (empty: citations_delta fill it).
+        if block.get("citations"):
+            return {"type": "text", "text": "",
+                    "citations": block["citations"] if block["citations_at_start"] else []}
         return {"type": "text", "text": ""}
     if block["type"] == "thinking":
         return {"type": "thinking", "thinking": "", "signature": ""}
@@ -226,7 +232,9 @@ def _empty_block(block: dict[str, Any], call: Call, index: int) -> dict[str, Any
 
 def _deltas(block: dict[str, Any]) -> list[dict[str, Any]]:
     if block["type"] == "text":
-        return [{"type": "text_delta", "text": t} for t in block["deltas"]]
+        cited = [] if block.get("citations_at_start") else [
+            {"type": "citations_delta", "citation": c} for c in block.get("citations", [])]
+        return cited + [{"type": "text_delta", "text": t} for t in block["deltas"]]
     if block["type"] == "thinking":
         out = [{"type": "thinking_delta", "thinking": t} for t in block["deltas"]]
         if block["signature"]:

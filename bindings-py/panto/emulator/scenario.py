@@ -289,9 +289,16 @@ def _block(b: Any, where: str) -> dict[str, Any]:
            "must be an object with a type")
     kind = b["type"]
     if kind == "text":
-        _object(b, where, allowed=("type", "text", "deltas"), required=("text",))
+        # `citations` (Anthropic): citation objects, streamed as citations_delta before the
+        # text, or given in content_block_start with `citations_at_start`.
+        _object(b, where, allowed=("type", "text", "deltas", "citations", "citations_at_start"),
+                required=("text",))
+        citations = b.get("citations", [])
+        _check(isinstance(citations, list) and all(isinstance(c, dict) for c in citations),
+               f"{where}.citations", "must be a list of objects")
         return {"type": "text", "text": b["text"],
-                "deltas": _text_deltas(b, "text", where)}
+                "deltas": _text_deltas(b, "text", where), "citations": list(citations),
+                "citations_at_start": _bool(b, "citations_at_start", where, False)}
     if kind == "thinking":
         _object(b, where, allowed=("type", "thinking", "signature", "deltas", "openai_keys"),
                 required=("thinking",))
