@@ -66,9 +66,11 @@ class ToolCall:
 class Server:
     """A block panto keeps as it came (Anthropic's server_tool_use, web_search_tool_result,
     ...): `block` as content_block_start gives it, then `deltas`, its input's JSON fragments
-    (a server_tool_use's input_json_delta; none: the block is whole as it starts)."""
+    (a server_tool_use's input_json_delta; none: the block is whole as it starts), or delta
+    objects of its own type whose members but `type` are set in it (a compaction's
+    compaction_delta)."""
     block: dict[str, Any]
-    deltas: tuple[str, ...] = ()
+    deltas: tuple[Any, ...] = ()
 
     @property
     def name(self) -> str:
@@ -79,17 +81,22 @@ class Server:
         """Its input's content deltas: the streamed fragments, or an input given whole where
         the block starts (not `{}`), as one."""
         if self.deltas or not self.block.get("input"):
-            return tuple(d for d in self.deltas if d)
+            return tuple(d for d in self.deltas if isinstance(d, str) and d)
         return (json.dumps(self.block["input"], ensure_ascii=False, separators=(",", ":")),)
 
     @property
     def json(self) -> str:
         """Its JSON as stored: the bytes the emulator sends (compact, UTF-8 kept), the
         streamed input in place of the `{}` it starts with."""
-        text = json.dumps(self.block, ensure_ascii=False, separators=(",", ":"))
-        if self.deltas:
+        block = dict(self.block)
+        for d in self.deltas:
+            if isinstance(d, dict):  # (a key set keeps its place, a new one comes last)
+                block.update({k: v for k, v in d.items() if k != "type"})
+        text = json.dumps(block, ensure_ascii=False, separators=(",", ":"))
+        fragments = [d for d in self.deltas if isinstance(d, str)]
+        if fragments:
             assert '"input":{}' in text
-            text = text.replace('"input":{}', '"input":' + "".join(self.deltas).strip(), 1)
+            text = text.replace('"input":{}', '"input":' + "".join(fragments).strip(), 1)
         return text
 
 

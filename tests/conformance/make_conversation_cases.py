@@ -476,6 +476,33 @@ def server_block_cases() -> None:
          print_conversation=True)
 
 
+# A compaction block whose summary comes in a compaction_delta (Anthropic's server-side
+# compaction): the delta's members set in the block's JSON, `content` in place of the null it
+# started with, `encrypted_content` added.
+COMPACTED = Server({"type": "compaction", "content": None},
+                   ({"type": "compaction_delta", "content": "The user asked about Zig 0.16 — \"out\".",
+                     "encrypted_content": "Ev0BCioIAhgBIiQ5ZTk="},))
+
+
+def compaction_delta_cases() -> None:
+    k1 = Reply(A, "msg_k1", [COMPACTED, Text("Zig 0.16 is out.")], usage(input_tokens=40, output_tokens=12))
+    k2 = Reply(A, "msg_k2", [Text("Bye.")], usage(input_tokens=30, output_tokens=2), model="claude-other")
+    t1 = turn("Zig?", k1)
+    t2 = turn("Bye.", k2)
+    case("conv_compaction_delta",
+         "A compaction block whose summary streams as a compaction_delta is stored with the "
+         "delta applied to its JSON (content in place of the null it started with, "
+         "encrypted_content added), every other byte as received; its block_complete gives that "
+         "JSON; export and import carry it; another model gets it left out.",
+         ["Zig?", {"export": True}, {"reimport": True}, {"set_config": {"model": "claude-other"}}, "Bye."],
+         [k1, k2],
+         turn_lines([k1]) + [export_line(t1), ok("reimport", identical=True), ok("set_config")]
+         + turn_lines([k2]) + [conversation_line(t1 + t2)],
+         [request(A, [user("Zig?")]),
+          request(A, t1 + [user("Bye.")], model="claude-other")],
+         print_conversation=True)
+
+
 # Citations (Anthropic's web search answers): streamed as citations_delta before a text, or
 # given in the text's content_block_start; escapes and non-ASCII kept as sent.
 CITE_RELEASE = {"type": "web_search_result_location", "cited_text": "Zig 0.16.0 released — \"async\" I/O is back.",
@@ -790,6 +817,7 @@ def folders() -> dict[Path, dict[str, str]]:
     switch_cases()
     server_block_cases()
     citation_cases()
+    compaction_delta_cases()
     compaction_cases()
     session_cases()
     return {CASES_DIR / name: case_texts(data, lines) for name, (data, lines) in CASES.items()}

@@ -203,8 +203,12 @@ def _whole_block(block: dict[str, Any], call: Call, index: int) -> dict[str, Any
                 "signature": block["signature"]}
     if block["type"] == "server":
         server = dict(block["block"])
-        if block["deltas"]:
-            server["input"] = json.loads("".join(block["deltas"]))
+        for d in block["deltas"]:
+            if isinstance(d, dict):  # a delta of its own type: its members set in the block
+                server.update({k: v for k, v in d.items() if k != "type"})
+        fragments = [d for d in block["deltas"] if isinstance(d, str)]
+        if fragments:
+            server["input"] = json.loads("".join(fragments))
         return server
     return {"type": "tool_use", "id": block["id"] or f"toolu_emu_{call.number:04d}_{index}",
             "name": block["name"], "input": block["input"]}
@@ -241,7 +245,8 @@ def _deltas(block: dict[str, Any]) -> list[dict[str, Any]]:
             out.append({"type": "signature_delta", "signature": block["signature"]})
         return out
     if block["type"] == "server":
-        return [{"type": "input_json_delta", "partial_json": f} for f in block["deltas"]]
+        return [d if isinstance(d, dict) else {"type": "input_json_delta", "partial_json": d}
+                for d in block["deltas"]]
     fragments = block["deltas"]
     if fragments is None:
         # Like the real API: an empty first fragment, then slices of the JSON; a tool

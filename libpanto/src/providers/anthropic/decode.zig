@@ -163,7 +163,19 @@ fn applyDelta(a: *Assembly, arena: Allocator, detail: *errors.Detail, index: u32
         if (citation.len == 0 or citation[0] != '{') return protocol(a, detail, "a citation that is not a JSON object");
         try a.appendCitation(b, citation);
     }
+    // A server block's delta of its own type (a compaction's compaction_delta: its summary and
+    // encrypted_content): each member but `type` set in the block's JSON, as received.
+    if (b.isServer() and delta.partial_json == null) try setServerMembers(a, arena, detail, b, data);
     // Unknown delta types carry no text for this block.
+}
+
+fn setServerMembers(a: *Assembly, arena: Allocator, detail: *errors.Detail, b: *Block, data: []const u8) errors.TurnError!void {
+    const delta_json = try json_member.value(arena, data, "delta") orelse return protocol(a, detail, "a delta that is not a JSON object");
+    const members = try json_member.members(arena, delta_json) orelse return protocol(a, detail, "a delta that is not a JSON object");
+    for (members) |m| {
+        if (eql(m.key, "type")) continue;
+        if (!try json_member.set(a.gpa, arena, &b.json, m)) return protocol(a, detail, "a server block that is not a JSON object");
+    }
 }
 
 fn isPlain(block_type: []const u8) bool {
