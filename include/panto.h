@@ -293,7 +293,9 @@ typedef struct PantoEvent {
     int32_t is_error;    /* TOOL_RESULT: 1 when the result is an error */
     PantoString provider_stop_reason; /* MESSAGE_END, MESSAGE_COMPLETE: the provider's value */
     PantoUsage usage; /* MESSAGE_END: the message's usage; MESSAGE_COMPLETE: the turn's */
-    PantoString name; /* TOOL_*: the tool's name; BLOCK_COMPLETE of a SERVER_BLOCK: its type */
+    PantoString name; /* TOOL_*: the tool's name; BLOCK_COMPLETE of a SERVER_BLOCK: its type;
+                         BLOCK_COMPLETE of a TEXT block: its citations (Anthropic's), a JSON
+                         array of the citation objects as received, "" when it has none */
     int32_t awaiting_result; /* TOOL_CALL_START: see PantoEventKind */
     uint32_t attempt;        /* PROVIDER_RETRY */
     int32_t http_status;     /* PROVIDER_RETRY */
@@ -561,7 +563,8 @@ int panto_agent_run(PantoAgent *agent, const PantoInput *input, PantoStream **ou
  * a message that holds the summary of compacted messages also has "compaction":
  * {"message_count", "tokens_before"}.
  * Blocks:
- *   {"type": "text", "text"}
+ *   {"type": "text", "text", "citations" (an assistant's text that has them: its citations,
+ *       a JSON array of the citation objects as the provider sent them, a string)}
  *   {"type": "thinking", "text", "signature" (when the provider gave one)}
  *   {"type": "redacted_thinking", "text": the provider's opaque data}
  *   {"type": "image"|"document", "media_type", "data" (base64), "name" (when given)}
@@ -575,8 +578,8 @@ int panto_agent_run(PantoAgent *agent, const PantoInput *input, PantoStream **ou
  *
  * A conversation is stored in this neutral form and written for whichever provider the next
  * request goes to, so set_config may switch provider or model between turns: thinking blocks
- * (and their signatures) and server blocks go only to the provider and model that made them
- * and are left out elsewhere (an assistant message left empty is left out; an empty text
+ * (and their signatures), server blocks and a text's citations go only to the provider and
+ * model that made them and are left out elsewhere (the text is sent without its citations) (an assistant message left empty is left out; an empty text
  * block is never sent); a tool-call id the target does not
  * accept (Anthropic and OpenAI: 1 to 40 of [a-zA-Z0-9_-]) is sent as "call_" and the first 32
  * hex digits of its SHA-256, for the call and its result alike. */

@@ -337,6 +337,9 @@ type ContentBlock struct {
 	// thinking, and text and tool_call of a provider that signs them (Gemini): the
 	// provider's signature of it, when it gave one
 	Signature string `json:"signature,omitempty"`
+	// text (an assistant's): its citations, a JSON array of the citation objects as the
+	// provider sent them; they go back only to the provider and model that wrote them
+	Citations string `json:"citations,omitempty"`
 
 	ID    string          `json:"id,omitempty"`    // tool_call, tool_result: the call's id
 	Name  string          `json:"name,omitempty"`  // tool_call: the tool's name; document: its name, when given; server_block: its type

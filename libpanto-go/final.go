@@ -71,7 +71,7 @@ func (f *finalState) block(ev Event) ContentBlock {
 	case BlockServerBlock:
 		return ContentBlock{Type: "server_block", Name: ev.Name, JSON: ev.Text}
 	}
-	return ContentBlock{Type: "text", Text: ev.Text}
+	return ContentBlock{Type: "text", Text: ev.Text, Citations: ev.Citations}
 }
 
 func (u Usage) add(v Usage) Usage {

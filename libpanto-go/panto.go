@@ -291,8 +291,11 @@ type Event struct {
 	Model string // MessageStart: the model that answers
 	// MessageStart: the provider's request id (its request-id or x-request-id header), ""
 	// when it sent none.
-	RequestID          string
-	Name               string // ToolDetails, ToolCallStart, ToolResult: the tool's name; BlockComplete of a BlockServerBlock: its type
+	RequestID string
+	Name      string // ToolDetails, ToolCallStart, ToolResult: the tool's name; BlockComplete of a BlockServerBlock: its type
+	// BlockComplete of a BlockText: its citations (Anthropic's), a JSON array of the
+	// citation objects as received; "" when it has none.
+	Citations          string
 	StopReason         StopReason
 	ProviderStopReason string // MessageEnd, MessageComplete: the provider's own value
 	Usage              Usage  // MessageEnd: the message's usage; MessageComplete: the turn's
@@ -394,6 +397,10 @@ func (st *streamCore) event(ev *C.PantoEvent) Event {
 			CacheWriteTokens: int64(ev.usage.cache_write_tokens),
 			ReasoningTokens:  int64(ev.usage.reasoning_tokens),
 		},
+	}
+	if out.Kind == EventBlockComplete && out.BlockKind == BlockText {
+		// The C event's name is a text block's citations (a server block's type).
+		out.Citations, out.Name = out.Name, ""
 	}
 	if ev.part_count > 0 {
 		infos := unsafe.Slice(ev.parts, int(ev.part_count))

@@ -46,9 +46,12 @@ class _TextRequired(TypedDict):
 
 
 class TextBlockDict(_TextRequired, total=False):
-    """Text; `signature` when the provider signed it (a Gemini thought signature)."""
+    """Text; `signature` when the provider signed it (a Gemini thought signature);
+    `citations` on an assistant's text that has them (Anthropic's): a JSON array of the
+    citation objects as the provider sent them, as a string."""
 
     signature: str
+    citations: str
 
 
 class _ThinkingRequired(TypedDict):

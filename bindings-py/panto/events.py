@@ -100,12 +100,15 @@ class BlockComplete:
     """The block at `index` is complete; `text` is the whole block. A "server_block" (a block
     of the provider's that panto keeps without reading it: a server tool's call or result, a
     compaction, ...): `text` is its JSON object as received and `name` its type
-    ("server_tool_use", "web_search_tool_result", ...); "" for other kinds."""
+    ("server_tool_use", "web_search_tool_result", ...); "" for other kinds. A "text" block's
+    `citations` (Anthropic's, e.g. a web search's sources): a JSON array of the citation
+    objects as received, "" when it has none."""
 
     index: int
     block_kind: BlockKind
     text: str
     name: str = ""
+    citations: str = ""
     kind: Literal["block_complete"] = field(default="block_complete", init=False)
 
 

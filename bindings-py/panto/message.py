@@ -25,9 +25,11 @@ __all__ = [
 
 @dataclass(frozen=True)
 class TextBlock:
-    """Text the model wrote."""
+    """Text the model wrote; `citations`: its citations (Anthropic's), a JSON array of the
+    citation objects as received, "" when it has none."""
 
     text: str
+    citations: str = ""
     kind: Literal["text"] = field(default="text", init=False)
 
 
@@ -124,7 +126,7 @@ def build_message(
     for b in sorted(blocks, key=lambda b: b.index):
         kind = b.block_kind
         if kind == "text":
-            content.append(TextBlock(b.text))
+            content.append(TextBlock(b.text, b.citations))
         elif kind == "thinking":
             content.append(ThinkingBlock(b.text))
         elif kind == "redacted_thinking":

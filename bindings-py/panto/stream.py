@@ -69,6 +69,7 @@ _MESSAGE_START = _native.EVENT_MESSAGE_START
 _BLOCK_START = _native.EVENT_BLOCK_START
 _CONTENT_DELTA = _native.EVENT_CONTENT_DELTA
 _BLOCK_COMPLETE = _native.EVENT_BLOCK_COMPLETE
+_BLOCK_TEXT = _native.BLOCK_TEXT
 _MESSAGE_COMPLETE = _native.EVENT_MESSAGE_COMPLETE
 _MESSAGE_END = _native.EVENT_MESSAGE_END
 _TOOL_DETAILS = _native.EVENT_TOOL_DETAILS
@@ -435,7 +436,11 @@ class Stream:
         if kind == _BLOCK_START:
             return _construct(BlockStart, ev.index, lib.block_kind_name(ev.block_kind))
         if kind == _BLOCK_COMPLETE:
-            block = _construct(BlockComplete, ev.index, lib.block_kind_name(ev.block_kind), string(ev.text), string(ev.name))
+            # (the C event's `name` is a text block's citations, a server block's type)
+            if ev.block_kind == _BLOCK_TEXT:
+                block = _construct(BlockComplete, ev.index, "text", string(ev.text), "", string(ev.name))
+            else:
+                block = _construct(BlockComplete, ev.index, lib.block_kind_name(ev.block_kind), string(ev.text), string(ev.name), "")
             self._msg_blocks.append(block)
             return block
         if kind == _MESSAGE_START:

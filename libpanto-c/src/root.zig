@@ -631,7 +631,8 @@ fn toAbi(event: panto.Event) PantoEvent {
         .message_start => |e| .{ .kind = @intFromEnum(abi.EventKind.message_start), .id = .from(e.id), .model = .from(e.model), .request_id = .from(e.request_id) },
         .block_start => |e| .{ .kind = @intFromEnum(abi.EventKind.block_start), .index = e.index, .block_kind = @intFromEnum(e.kind) },
         .content_delta => |*e| contentDelta(e),
-        .block_complete => |e| .{ .kind = @intFromEnum(abi.EventKind.block_complete), .index = e.index, .block_kind = @intFromEnum(e.kind), .text = .from(e.text), .name = .from(e.name) },
+        // `name` carries a server block's type, or a text block's citations (no field added).
+        .block_complete => |e| .{ .kind = @intFromEnum(abi.EventKind.block_complete), .index = e.index, .block_kind = @intFromEnum(e.kind), .text = .from(e.text), .name = .from(if (e.kind == .text) e.citations else e.name) },
         .message_end => |e| messageEnd(.message_end, e),
         .message_complete => |e| messageEnd(.message_complete, e),
         .tool_details => |e| .{ .kind = @intFromEnum(abi.EventKind.tool_details), .index = e.index, .block_kind = @intFromEnum(panto.BlockKind.tool_call), .id = .from(e.id), .name = .from(e.name) },

@@ -48,6 +48,7 @@ pub const Key = enum {
     summary,
     request_id,
     sequential,
+    citations,
     fraction,
 };
 const key_count = @typeInfo(Key).@"enum".fields.len;
@@ -87,7 +88,7 @@ fn pushName(L: State, i: c_int) void {
 }
 
 fn pushKey(L: State, key: Key) void {
-    pushName(L, @intFromEnum(key) + 1);
+    pushName(L, @as(c_int, @intFromEnum(key)) + 1); // (widened: the tag type may be u5)
 }
 
 /// The value at the top goes into the table below it under `key`. Raw: event tables are
@@ -209,8 +210,9 @@ pub fn pushEvent(L: State, ev: *const c.PantoEvent) void {
             fieldInteger(L, .index, ev.index);
             fieldBlockKind(L, ev.block_kind);
             if (ev.kind != c.PANTO_EVENT_BLOCK_START) fieldString(L, .text, slice(ev.text));
-            // A server block's type (its text is its JSON).
-            if (ev.kind == c.PANTO_EVENT_BLOCK_COMPLETE and ev.name.len > 0) fieldString(L, .name, slice(ev.name));
+            // A server block's type (its text is its JSON), or a text block's citations.
+            if (ev.kind == c.PANTO_EVENT_BLOCK_COMPLETE and ev.name.len > 0)
+                fieldString(L, if (ev.block_kind == c.PANTO_BLOCK_TEXT) .citations else .name, slice(ev.name));
         },
         c.PANTO_EVENT_MESSAGE_END, c.PANTO_EVENT_MESSAGE_COMPLETE => setUsage(L, ev),
         c.PANTO_EVENT_TOOL_DETAILS => {

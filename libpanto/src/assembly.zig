@@ -24,6 +24,9 @@ pub const Block = struct {
     /// `name` is its type, `text` what its deltas streamed (a server_tool_use's input), the
     /// decoder fills it in when the block stops (providers/anthropic/decode.zig).
     json: std.ArrayList(u8) = .empty,
+    /// text blocks: their citations, a JSON array of the citation objects as received (given
+    /// where the block starts, or one by one in citations_delta), or empty for none.
+    citations: std.ArrayList(u8) = .empty,
     open: bool = true,
 
     /// Whether this is a block panto keeps as the provider sent it (conversation `server_block`).
@@ -98,6 +101,7 @@ pub const Assembly = struct {
             b.name.deinit(a.gpa);
             b.signature.deinit(a.gpa);
             b.json.deinit(a.gpa);
+            b.citations.deinit(a.gpa);
         }
         a.blocks.deinit(a.gpa);
         a.queue.deinit(a.gpa);
@@ -166,6 +170,7 @@ pub const Assembly = struct {
         b.name.clearRetainingCapacity();
         b.signature.clearRetainingCapacity();
         b.json.clearRetainingCapacity();
+        b.citations.clearRetainingCapacity();
         a.block_count += 1;
         try a.push(.{ .block_start = .{ .index = a.indexOf(b), .kind = kind } });
         return b;
@@ -186,6 +191,19 @@ pub const Assembly = struct {
         try b.name.appendSlice(a.gpa, type_name);
         try b.json.appendSlice(a.gpa, json);
         return b;
+    }
+
+    /// Adds a citation (a JSON object's bytes as received) to a text block's citations.
+    pub fn appendCitation(a: *Assembly, b: *Block, citation: []const u8) Allocator.Error!void {
+        const list = &b.citations;
+        if (list.items.len == 0) {
+            try list.append(a.gpa, '[');
+        } else {
+            list.items.len -= 1; // the closing ']'
+            try list.append(a.gpa, ',');
+        }
+        try list.appendSlice(a.gpa, citation);
+        try list.append(a.gpa, ']');
     }
 
     /// The blocks of the message so far, in order.
@@ -229,7 +247,7 @@ pub const Assembly = struct {
         }
         // A server block's event gives the block itself: its JSON (complete now) and its type.
         if (b.kind == .server_block) return a.push(.{ .block_complete = .{ .index = a.indexOf(b), .kind = b.kind, .text = b.json.items, .name = b.name.items } });
-        try a.push(.{ .block_complete = .{ .index = a.indexOf(b), .kind = b.kind, .text = b.text.items } });
+        try a.push(.{ .block_complete = .{ .index = a.indexOf(b), .kind = b.kind, .text = b.text.items, .citations = b.citations.items } });
     }
 
     /// Completes the open blocks, then streams the held ones, each whole.
@@ -318,7 +336,7 @@ pub const Assembly = struct {
         var next_input: usize = 0;
         for (a.blocks.items[0..a.block_count]) |b| {
             const block: Conversation.Block = switch (b.kind) {
-                .text, .none => .{ .kind = .text, .text = b.text.items, .signature = b.signature.items },
+                .text, .none => .{ .kind = .text, .text = b.text.items, .signature = b.signature.items, .citations = b.citations.items },
                 .server_block => .{ .kind = .server_block, .text = b.json.items, .name = b.name.items },
                 .thinking => .{ .kind = .thinking, .text = b.text.items, .signature = b.signature.items },
                 .redacted_thinking => .{ .kind = .redacted_thinking, .text = b.text.items },
@@ -345,6 +363,7 @@ pub const Assembly = struct {
             // A server block is left out, as a tool call is: a server tool's call without its
             // result is refused when sent back.
             .server_block => {},
+            // Without its citations: they may point into a server block left out here.
             .text, .none => if (b.text.items.len > 0) try list.append(a.gpa, .{ .kind = .text, .text = b.text.items, .signature = b.signature.items }),
             // Unsigned thinking cannot be sent back: keep only finished blocks.
             .thinking => if (!b.open) try list.append(a.gpa, .{ .kind = .thinking, .text = b.text.items, .signature = b.signature.items }),

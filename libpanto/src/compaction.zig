@@ -95,7 +95,8 @@ pub fn messageChars(m: Message) u64 {
 
 fn blockChars(b: Block) u64 {
     return switch (b.kind) {
-        .text, .thinking, .redacted_thinking, .server_block => b.text.len,
+        .text => b.text.len +| b.citations.len, // (citations are sent back with it)
+        .thinking, .redacted_thinking, .server_block => b.text.len,
         .tool_call => b.name.len + b.text.len,
         .tool_result => result: {
             var chars: u64 = b.text.len; // (its text parts, joined)

@@ -38,6 +38,9 @@ pub const Block = struct {
     /// signatures): the provider's signature, sent back with the block to the same provider
     /// and model only.
     signature: []const u8 = "",
+    /// text: its citations (Anthropic's), a JSON array of the citation objects as received,
+    /// or "" when none; sent back only to the provider and model that wrote it.
+    citations: []const u8 = "",
 };
 
 pub const Message = struct {
@@ -229,7 +232,9 @@ pub fn copyBlock(gpa: Allocator, b: Block) Allocator.Error!Block {
     errdefer gpa.free(media_type);
     const parts = try copyBlocks(gpa, b.parts);
     errdefer freeBlocks(gpa, parts);
-    return .{ .kind = b.kind, .text = text, .id = id, .name = name, .media_type = media_type, .parts = parts, .width = b.width, .height = b.height, .is_error = b.is_error, .signature = try gpa.dupe(u8, b.signature) };
+    const signature = try gpa.dupe(u8, b.signature);
+    errdefer gpa.free(signature);
+    return .{ .kind = b.kind, .text = text, .id = id, .name = name, .media_type = media_type, .parts = parts, .width = b.width, .height = b.height, .is_error = b.is_error, .signature = signature, .citations = try gpa.dupe(u8, b.citations) };
 }
 
 /// Copies of `blocks`, owned by `gpa` (free with freeBlocks).
@@ -254,6 +259,7 @@ pub fn freeBlock(gpa: Allocator, b: Block) void {
     gpa.free(b.media_type);
     freeBlocks(gpa, b.parts);
     gpa.free(b.signature);
+    gpa.free(b.citations);
 }
 
 pub fn freeBlocks(gpa: Allocator, blocks: []const Block) void {

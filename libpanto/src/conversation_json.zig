@@ -110,6 +110,11 @@ fn writeBlock(s: *std.json.Stringify, b: Block) std.Io.Writer.Error!void {
                 try s.objectField("signature");
                 try s.write(b.signature);
             }
+            // A JSON array as a string, as a server block's JSON (see below).
+            if (b.citations.len > 0) {
+                try s.objectField("citations");
+                try s.write(b.citations);
+            }
         },
         .tool_call => {
             try s.objectField("id");
@@ -435,8 +440,9 @@ fn parseBlock(gpa: Allocator, value: Value, role: conversation.Role, place: Plac
         return diag.fail("{f}: a{s} {s} message cannot hold a {s} block", .{ place, if (role == .user) "" else "n", @tagName(role), type_name });
     }
     const keys: []const []const u8 = switch (kind) {
+        .text => &.{ "type", "text", "signature", "citations" },
         .redacted_thinking => &.{ "type", "text" },
-        .text, .thinking => &.{ "type", "text", "signature" },
+        .thinking => &.{ "type", "text", "signature" },
         .tool_call => &.{ "type", "id", "name", "input", "signature" },
         .tool_result => &.{ "type", "id", "content", "is_error" },
         .image, .document => &.{ "type", "media_type", "data", "name" },
@@ -450,7 +456,9 @@ fn parseBlock(gpa: Allocator, value: Value, role: conversation.Role, place: Plac
         .text, .thinking, .redacted_thinking => {
             const text = try string(obj, "text", place, diag);
             const signature = if (kind != .redacted_thinking and obj.get("signature") != null) try string(obj, "signature", place, diag) else "";
-            return conversation.copyBlock(gpa, .{ .kind = kind, .text = text, .signature = signature });
+            const citations = if (kind == .text and obj.get("citations") != null) try string(obj, "citations", place, diag) else "";
+            if (citations.len > 0) try checkCitations(gpa, citations, role, in_result, place, diag);
+            return conversation.copyBlock(gpa, .{ .kind = kind, .text = text, .signature = signature, .citations = citations });
         },
         .tool_call => {
             const id = try string(obj, "id", place, diag);
@@ -523,6 +531,21 @@ fn checkServerBlock(gpa: Allocator, name: []const u8, json: []const u8, place: P
     const type_name = if (type_value) |t| (if (t == .string) t.string else null) else null;
     if (type_name == null or !std.mem.eql(u8, type_name.?, name))
         return diag.fail("{f}: a server_block's \"json\" is not an object of type \"{s}\"", .{ place, name });
+}
+
+/// A text block's `citations` is a JSON array of objects, on an assistant message's text (the
+/// model's answer is what cites); kept as given, it goes back to the provider as it is.
+fn checkCitations(gpa: Allocator, citations: []const u8, role: conversation.Role, in_result: bool, place: Place, diag: *Diagnostic) ParseError!void {
+    if (role != .assistant or in_result) return diag.fail("{f}: only an assistant message's text has \"citations\"", .{place});
+    var arena: std.heap.ArenaAllocator = .init(gpa);
+    defer arena.deinit();
+    if (json_depth.textTooDeep(citations)) return diag.fail("{f}: \"citations\" is " ++ json_depth.nested_too_deep, .{place});
+    const value = std.json.parseFromSliceLeaky(Value, arena.allocator(), citations, parse_options) catch |err| switch (err) {
+        error.OutOfMemory => return error.OutOfMemory,
+        else => return diag.fail("{f}: \"citations\" is not valid JSON", .{place}),
+    };
+    if (value != .array) return diag.fail("{f}: \"citations\" is not a JSON array of objects", .{place});
+    for (value.array.items) |c| if (c != .object) return diag.fail("{f}: \"citations\" is not a JSON array of objects", .{place});
 }
 
 /// The media type is one panto sends, and the data is base64 of bytes of that type.

@@ -58,8 +58,9 @@ pub const Usage = struct {
 pub const MessageStart = struct { id: []const u8, model: []const u8, request_id: []const u8 = "" };
 pub const BlockStart = struct { index: u32, kind: BlockKind };
 pub const ContentDelta = struct { index: u32, kind: BlockKind, text: []const u8 };
-/// `name`: a server block's type ("server_tool_use", ...), else "".
-pub const BlockComplete = struct { index: u32, kind: BlockKind, text: []const u8, name: []const u8 = "" };
+/// `name`: a server block's type ("server_tool_use", ...), else "". `citations`: a text
+/// block's citations, a JSON array of the citation objects as received, or "" for none.
+pub const BlockComplete = struct { index: u32, kind: BlockKind, text: []const u8, name: []const u8 = "", citations: []const u8 = "" };
 /// How an assistant message, or the whole turn, ended.
 pub const MessageComplete = struct {
     stop_reason: StopReason,

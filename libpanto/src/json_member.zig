@@ -35,6 +35,78 @@ fn findIn(arena: Allocator, scanner: *std.json.Scanner, key: []const u8) !?Range
     }
 }
 
+/// A top-level member of an object: its key as written (quotes and escapes as received), the
+/// key decoded, and its value's bytes.
+pub const Member = struct { raw_key: []const u8, key: []const u8, value: []const u8 };
+
+/// The top-level members of the JSON object `json`, in order, or null when `json` is not an
+/// object (or is not JSON).
+pub fn members(arena: Allocator, json: []const u8) Allocator.Error!?[]const Member {
+    var scanner: std.json.Scanner = .initCompleteInput(arena, json);
+    return membersIn(arena, &scanner, json) catch |err| switch (err) {
+        error.OutOfMemory => error.OutOfMemory,
+        else => null,
+    };
+}
+
+fn membersIn(arena: Allocator, scanner: *std.json.Scanner, json: []const u8) ![]const Member {
+    if (try scanner.next() != .object_begin) return error.SyntaxError;
+    var list: std.ArrayList(Member) = .empty;
+    while (try scanner.peekNextTokenType() != .object_end) { // (past ',' and whitespace)
+        const key_start = scanner.cursor;
+        const key = switch (try scanner.nextAlloc(arena, .alloc_always)) {
+            .allocated_string => |k| k,
+            else => return error.SyntaxError,
+        };
+        const key_end = scanner.cursor;
+        _ = try scanner.peekNextTokenType(); // past ':' and whitespace
+        const start = scanner.cursor;
+        try scanner.skipValue();
+        try list.append(arena, .{ .raw_key = json[key_start..key_end], .key = key, .value = json[start..scanner.cursor] });
+    }
+    return list.items;
+}
+
+/// Sets member `m` in the JSON object held by `object`: its value replaces the value of the
+/// member of the same key, or the member is added at the end; every other byte stays. False
+/// when `object` is not a JSON object.
+pub fn set(gpa: Allocator, arena: Allocator, object: *std.ArrayList(u8), m: Member) Allocator.Error!bool {
+    if (try find(arena, object.items, m.key)) |r| {
+        try object.replaceRange(gpa, r.start, r.end - r.start, m.value);
+        return true;
+    }
+    const existing = try members(arena, object.items) orelse return false;
+    const close = std.mem.lastIndexOfScalar(u8, object.items, '}') orelse return false;
+    const added = try std.mem.concat(arena, u8, &.{ if (existing.len > 0) "," else "", m.raw_key, ":", m.value });
+    try object.insertSlice(gpa, close, added);
+    return true;
+}
+
+test "an object's members are found as their bytes, and set in place or added" {
+    var arena: std.heap.ArenaAllocator = .init(std.testing.allocator);
+    defer arena.deinit();
+    const a = arena.allocator();
+    const got = (try members(a, " { \"a\" : [1, 2], \"b\\u0063\":null }")).?;
+    try std.testing.expectEqual(@as(usize, 2), got.len);
+    try std.testing.expectEqualStrings("\"a\"", got[0].raw_key);
+    try std.testing.expectEqualStrings("[1, 2]", got[0].value);
+    try std.testing.expectEqualStrings("\"b\\u0063\"", got[1].raw_key);
+    try std.testing.expectEqualStrings("bc", got[1].key);
+    try std.testing.expectEqual(@as(usize, 0), (try members(a, "{}")).?.len);
+    try std.testing.expect(try members(a, "[]") == null);
+
+    var object: std.ArrayList(u8) = .empty;
+    defer object.deinit(std.testing.allocator);
+    try object.appendSlice(std.testing.allocator, "{\"type\":\"compaction\",\"content\":null}");
+    try std.testing.expect(try set(std.testing.allocator, a, &object, .{ .raw_key = "\"content\"", .key = "content", .value = "\"Sum.\"" }));
+    try std.testing.expect(try set(std.testing.allocator, a, &object, .{ .raw_key = "\"extra\"", .key = "extra", .value = "1" }));
+    try std.testing.expectEqualStrings("{\"type\":\"compaction\",\"content\":\"Sum.\",\"extra\":1}", object.items);
+    object.clearRetainingCapacity();
+    try object.appendSlice(std.testing.allocator, "{}");
+    try std.testing.expect(try set(std.testing.allocator, a, &object, .{ .raw_key = "\"k\"", .key = "k", .value = "2" }));
+    try std.testing.expectEqualStrings("{\"k\":2}", object.items);
+}
+
 /// The value of top-level member `key` of `json`, as its bytes, or null.
 pub fn value(arena: Allocator, json: []const u8, key: []const u8) Allocator.Error!?[]const u8 {
     const r = try find(arena, json, key) orelse return null;

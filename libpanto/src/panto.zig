@@ -84,6 +84,7 @@ test {
     _ = @import("call_id.zig");
     _ = @import("json_member.zig");
     _ = @import("server_block_test.zig");
+    _ = @import("citations_test.zig");
     _ = @import("switch_request_test.zig");
     _ = @import("user_run_test.zig");
     _ = @import("parts_request_test.zig");

@@ -198,3 +198,37 @@ test "a server block's events: its kind, its input's fragments, then the block i
     }
     try std.testing.expectEqualStrings("start server_block\ndelta server_block {\"query\": \ndelta server_block \"zig 0.16\"}\ncomplete server_block server_tool_use " ++ search_use_filled ++ "\n", seen.items);
 }
+
+test "a compaction's compaction_delta is set in its JSON, every other byte as received" {
+    const gpa = std.testing.allocator;
+    var arena: std.heap.ArenaAllocator = .init(gpa);
+    defer arena.deinit();
+    var a = Assembly.init(gpa);
+    defer a.deinit();
+    var detail: errors.Detail = .{};
+    defer detail.deinit(gpa);
+    var d: anthropic.Decoder = .{};
+    const events = [_][]const u8{
+        "{\"type\":\"message_start\",\"message\":{\"id\":\"msg_1\",\"model\":\"claude-a\",\"content\":[]}}",
+        "{\"type\":\"content_block_start\",\"index\":0,\"content_block\":{\"type\":\"compaction\", \"content\": null}}",
+        "{\"type\":\"content_block_delta\",\"index\":0,\"delta\":{\"type\":\"compaction_delta\",\"content\":\"Sum \\u00e9.\",\"encrypted_content\":\"Ev0B\"}}",
+        "{\"type\":\"content_block_stop\",\"index\":0}",
+        "{\"type\":\"message_delta\",\"delta\":{\"stop_reason\":\"end_turn\"}}",
+        "{\"type\":\"message_stop\"}",
+    };
+    var completed: []const u8 = "";
+    for (events) |data| {
+        _ = arena.reset(.retain_capacity);
+        try d.handle(&a, arena.allocator(), .{ .type = "message", .data = data }, &detail);
+        while (a.pop()) |e| if (e == .block_complete) {
+            completed = try gpa.dupe(u8, e.block_complete.text);
+        };
+    }
+    defer gpa.free(completed);
+    const want = "{\"type\":\"compaction\", \"content\": \"Sum \\u00e9.\",\"encrypted_content\":\"Ev0B\"}";
+    try std.testing.expectEqualStrings(want, completed);
+    var conv: conversation.Conversation = .init(gpa);
+    defer conv.deinit();
+    try a.commit(&conv, &.{}, .{ .stop_reason = .end_turn, .provider = "anthropic", .model = "claude-a" });
+    try std.testing.expectEqualStrings(want, conv.messages.items[0].blocks[0].text);
+}

@@ -32,7 +32,19 @@ def summed(*usages: dict[str, int]) -> dict[str, int]:
 
 @dataclass(frozen=True)
 class Text:
+    """Text; `citations` (Anthropic's, e.g. a web search's sources) stream as citations_delta
+    before it, or come in its content_block_start with `citations_at_start`."""
     text: str
+    citations: tuple[dict[str, Any], ...] = ()
+    citations_at_start: bool = False
+
+    @property
+    def citations_json(self) -> str:
+        """Its citations as stored: the JSON array of the objects as the emulator sends them
+        (compact, UTF-8 kept), "" for none."""
+        if not self.citations:
+            return ""
+        return json.dumps(list(self.citations), ensure_ascii=False, separators=(",", ":"))
 
 
 @dataclass(frozen=True)
@@ -54,9 +66,11 @@ class ToolCall:
 class Server:
     """A block panto keeps as it came (Anthropic's server_tool_use, web_search_tool_result,
     ...): `block` as content_block_start gives it, then `deltas`, its input's JSON fragments
-    (a server_tool_use's input_json_delta; none: the block is whole as it starts)."""
+    (a server_tool_use's input_json_delta; none: the block is whole as it starts), or delta
+    objects of its own type whose members but `type` are set in it (a compaction's
+    compaction_delta)."""
     block: dict[str, Any]
-    deltas: tuple[str, ...] = ()
+    deltas: tuple[Any, ...] = ()
 
     @property
     def name(self) -> str:
@@ -67,17 +81,22 @@ class Server:
         """Its input's content deltas: the streamed fragments, or an input given whole where
         the block starts (not `{}`), as one."""
         if self.deltas or not self.block.get("input"):
-            return tuple(d for d in self.deltas if d)
+            return tuple(d for d in self.deltas if isinstance(d, str) and d)
         return (json.dumps(self.block["input"], ensure_ascii=False, separators=(",", ":")),)
 
     @property
     def json(self) -> str:
         """Its JSON as stored: the bytes the emulator sends (compact, UTF-8 kept), the
         streamed input in place of the `{}` it starts with."""
-        text = json.dumps(self.block, ensure_ascii=False, separators=(",", ":"))
-        if self.deltas:
+        block = dict(self.block)
+        for d in self.deltas:
+            if isinstance(d, dict):  # (a key set keeps its place, a new one comes last)
+                block.update({k: v for k, v in d.items() if k != "type"})
+        text = json.dumps(block, ensure_ascii=False, separators=(",", ":"))
+        fragments = [d for d in self.deltas if isinstance(d, str)]
+        if fragments:
             assert '"input":{}' in text
-            text = text.replace('"input":{}', '"input":' + "".join(self.deltas).strip(), 1)
+            text = text.replace('"input":{}', '"input":' + "".join(fragments).strip(), 1)
         return text
 
 
@@ -118,7 +137,11 @@ def script(reply: Reply) -> dict[str, Any]:
     content: list[dict[str, Any]] = []
     for b in reply.blocks:
         if isinstance(b, Text):
-            content.append({"type": "text", "text": b.text, "deltas": [b.text]})
+            text: dict[str, Any] = {"type": "text", "text": b.text, "deltas": [b.text]}
+            if b.citations:
+                text["citations"] = list(b.citations)
+                text["citations_at_start"] = b.citations_at_start
+            content.append(text)
         elif isinstance(b, Thinking):
             block: dict[str, Any] = {"type": "thinking", "thinking": b.text, "deltas": [b.text]}
             if b.signature:
@@ -153,10 +176,13 @@ def reply_lines(reply: Reply) -> list[dict[str, Any]]:
                       {"event": "block_complete", "index": i, "kind": "tool_call", "text": text}]
         else:
             kind = "text" if isinstance(b, Text) else "thinking"
+            complete: dict[str, Any] = {"event": "block_complete", "index": i, "kind": kind, "text": b.text}
+            if isinstance(b, Text) and b.citations:
+                complete["citations"] = b.citations_json
             lines += ([{"event": "block_start", "index": i, "kind": kind}]
                       + ([{"event": "content_delta", "index": i, "kind": kind, "text": b.text}]
                          if b.text else [])
-                      + [{"event": "block_complete", "index": i, "kind": kind, "text": b.text}])
+                      + [complete])
     lines.append({"event": "message_end", "stop_reason": reply.stop_reason,
                   "provider_stop_reason": reply.provider_stop_reason, "usage": reply.usage})
     for c in reply.calls:
@@ -190,6 +216,8 @@ def user(text: str) -> dict[str, Any]:
 
 def stored_block(b: Any) -> dict[str, Any]:
     if isinstance(b, Text):
+        if b.citations:
+            return {"type": "text", "text": b.text, "citations": b.citations_json}
         return {"type": "text", "text": b.text}
     if isinstance(b, Thinking):
         out = {"type": "thinking", "text": b.text}
@@ -234,9 +262,11 @@ def sent_id(call_id: str) -> str:
 
 def sent_blocks(message: dict[str, Any], provider: str, model: str) -> list[dict[str, Any]]:
     """The message's blocks that go to (provider, model): thinking and server blocks only to
-    the one that made them; never an empty text (the API refuses it)."""
+    the one that made them, a text's citations likewise (the text goes without them);
+    never an empty text (the API refuses it)."""
     same = message.get("provider") == provider and message.get("model") == model
-    return [b for b in message["content"]
+    return [b if same or "citations" not in b else {**b, "citations": None}  # (None: left out)
+            for b in message["content"]
             if (b["type"] not in ("thinking", "redacted_thinking", "server_block") or same)
             and not (b["type"] == "text" and b["text"] == "")]
 
@@ -248,7 +278,11 @@ def anthropic_messages(messages: list[dict[str, Any]], model: str) -> list[dict[
         for b in sent_blocks(m, A, model):
             t = b["type"]
             if t == "text":
-                content.append({"type": "text", "text": b["text"]})
+                text: dict[str, Any] = {"type": "text", "text": b["text"]}
+                if "citations" in b:  # as received, or left out entirely
+                    text["citations"] = (json.loads(b["citations"]) if b["citations"] is not None
+                                         else {"$absent": True})
+                content.append(text)
             elif t == "thinking":
                 if b.get("signature"):
                     content.append({"type": "thinking", "thinking": b["text"],

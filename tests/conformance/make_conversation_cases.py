@@ -476,6 +476,74 @@ def server_block_cases() -> None:
          print_conversation=True)
 
 
+# A compaction block whose summary comes in a compaction_delta (Anthropic's server-side
+# compaction): the delta's members set in the block's JSON, `content` in place of the null it
+# started with, `encrypted_content` added.
+COMPACTED = Server({"type": "compaction", "content": None},
+                   ({"type": "compaction_delta", "content": "The user asked about Zig 0.16 — \"out\".",
+                     "encrypted_content": "Ev0BCioIAhgBIiQ5ZTk="},))
+
+
+def compaction_delta_cases() -> None:
+    k1 = Reply(A, "msg_k1", [COMPACTED, Text("Zig 0.16 is out.")], usage(input_tokens=40, output_tokens=12))
+    k2 = Reply(A, "msg_k2", [Text("Bye.")], usage(input_tokens=30, output_tokens=2), model="claude-other")
+    t1 = turn("Zig?", k1)
+    t2 = turn("Bye.", k2)
+    case("conv_compaction_delta",
+         "A compaction block whose summary streams as a compaction_delta is stored with the "
+         "delta applied to its JSON (content in place of the null it started with, "
+         "encrypted_content added), every other byte as received; its block_complete gives that "
+         "JSON; export and import carry it; another model gets it left out.",
+         ["Zig?", {"export": True}, {"reimport": True}, {"set_config": {"model": "claude-other"}}, "Bye."],
+         [k1, k2],
+         turn_lines([k1]) + [export_line(t1), ok("reimport", identical=True), ok("set_config")]
+         + turn_lines([k2]) + [conversation_line(t1 + t2)],
+         [request(A, [user("Zig?")]),
+          request(A, t1 + [user("Bye.")], model="claude-other")],
+         print_conversation=True)
+
+
+# Citations (Anthropic's web search answers): streamed as citations_delta before a text, or
+# given in the text's content_block_start; escapes and non-ASCII kept as sent.
+CITE_RELEASE = {"type": "web_search_result_location", "cited_text": "Zig 0.16.0 released — \"async\" I/O is back.",
+                "url": "https://ziglang.org/download/0.16.0/release-notes.html", "title": "Zig 0.16 — notes",
+                "encrypted_index": "Eo8BCioIAhgBIiQ3YTAwMjY1Mi1mZjM5"}
+CITE_NEWS = {"type": "web_search_result_location", "cited_text": "New I/O interface.",
+             "url": "https://ziglang.org/news/", "title": "News", "encrypted_index": "EpABCioIAhgBIiQ4YjEx"}
+
+
+def citation_cases() -> None:
+    c1 = Reply(A, "msg_c1", [Text("Searching."), SEARCH, RESULTS, Text("Zig 0.16 is out", (CITE_RELEASE,)),
+                             Text(", with new I/O.", (CITE_RELEASE, CITE_NEWS), citations_at_start=True)],
+               usage(input_tokens=40, output_tokens=25))
+    c2 = Reply(A, "msg_c2", [Text("This year.")], usage(input_tokens=90, output_tokens=3))
+    c3 = Reply(A, "msg_c3", [Text("Bye.")], usage(input_tokens=60, output_tokens=2), model="claude-other")
+    o1 = Reply(O, "chatcmpl-c4", [Text("Ciao.")], usage(input_tokens=70, output_tokens=2))
+    t1 = turn("Search zig.", c1)
+    t2 = turn("When?", c2)
+    t3 = turn("Bye.", c3)
+    t4 = turn("Ciao.", o1)
+    case("conv_citations",
+         "A text block's citations (a web search answer's, streamed as citations_delta before "
+         "the text, or given whole in the text's content_block_start) are kept in the "
+         "conversation as a JSON array of the citation objects as received, exported as a "
+         "string and reimported identical, sent back with the text to the same model, left out "
+         "(the text kept) for another Anthropic model and for OpenAI; the text block's "
+         "block_complete carries them as citations.",
+         ["Search zig.", {"export": True}, {"reimport": True}, "When?",
+          {"set_config": {"model": "claude-other"}}, "Bye.",
+          {"set_config": {"provider": "openai", "model": "gpt-test"}}, "Ciao."],
+         [c1, c2, c3, o1],
+         turn_lines([c1]) + [export_line(t1), ok("reimport", identical=True)] + turn_lines([c2])
+         + [ok("set_config")] + turn_lines([c3]) + [ok("set_config")] + turn_lines([o1])
+         + [conversation_line(t1 + t2 + t3 + t4)],
+         [request(A, [user("Search zig.")]),
+          request(A, t1 + [user("When?")]),
+          request(A, t1 + t2 + [user("Bye.")], model="claude-other"),
+          request(O, t1 + t2 + t3 + [user("Ciao.")])],
+         print_conversation=True)
+
+
 # ---- Compaction ----------------------------------------------------------------------------------
 
 PROMPT = "Summarize the conversation so far."
@@ -748,6 +816,8 @@ def folders() -> dict[Path, dict[str, str]]:
     user_run_cases()
     switch_cases()
     server_block_cases()
+    citation_cases()
+    compaction_delta_cases()
     compaction_cases()
     session_cases()
     return {CASES_DIR / name: case_texts(data, lines) for name, (data, lines) in CASES.items()}

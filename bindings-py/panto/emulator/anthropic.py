@@ -195,14 +195,20 @@ def _whole(message: dict[str, Any], call: Call, msg_id: str, model: str) -> list
 def _whole_block(block: dict[str, Any], call: Call, index: int) -> dict[str, Any]:
     """The block as a finished message holds it."""
     if block["type"] == "text":
+        if block.get("citations"):
+            return {"type": "text", "text": block["text"], "citations": block["citations"]}
         return {"type": "text", "text": block["text"]}
     if block["type"] == "thinking":
         return {"type": "thinking", "thinking": block["thinking"],
                 "signature": block["signature"]}
     if block["type"] == "server":
         server = dict(block["block"])
-        if block["deltas"]:
-            server["input"] = json.loads("".join(block["deltas"]))
+        for d in block["deltas"]:
+            if isinstance(d, dict):  # a delta of its own type: its members set in the block
+                server.update({k: v for k, v in d.items() if k != "type"})
+        fragments = [d for d in block["deltas"] if isinstance(d, str)]
+        if fragments:
+            server["input"] = json.loads("".join(fragments))
         return server
     return {"type": "tool_use", "id": block["id"] or f"toolu_emu_{call.number:04d}_{index}",
             "name": block["name"], "input": block["input"]}
@@ -211,6 +217,10 @@ def _whole_block(block: dict[str, Any], call: Call, index: int) -> dict[str, Any
 def _empty_block(block: dict[str, Any], call: Call, index: int) -> dict[str, Any]:
     """The block as content_block_start announces it, before any delta."""
     if block["type"] == "text":
+        # A cited text starts with its list (empty: citations_delta fill it).
+        if block.get("citations"):
+            return {"type": "text", "text": "",
+                    "citations": block["citations"] if block["citations_at_start"] else []}
         return {"type": "text", "text": ""}
     if block["type"] == "thinking":
         return {"type": "thinking", "thinking": "", "signature": ""}
@@ -226,14 +236,17 @@ def _empty_block(block: dict[str, Any], call: Call, index: int) -> dict[str, Any
 
 def _deltas(block: dict[str, Any]) -> list[dict[str, Any]]:
     if block["type"] == "text":
-        return [{"type": "text_delta", "text": t} for t in block["deltas"]]
+        cited = [] if block.get("citations_at_start") else [
+            {"type": "citations_delta", "citation": c} for c in block.get("citations", [])]
+        return cited + [{"type": "text_delta", "text": t} for t in block["deltas"]]
     if block["type"] == "thinking":
         out = [{"type": "thinking_delta", "thinking": t} for t in block["deltas"]]
         if block["signature"]:
             out.append({"type": "signature_delta", "signature": block["signature"]})
         return out
     if block["type"] == "server":
-        return [{"type": "input_json_delta", "partial_json": f} for f in block["deltas"]]
+        return [d if isinstance(d, dict) else {"type": "input_json_delta", "partial_json": d}
+                for d in block["deltas"]]
     fragments = block["deltas"]
     if fragments is None:
         # Like the real API: an empty first fragment, then slices of the JSON; a tool

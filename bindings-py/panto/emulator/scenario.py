@@ -289,9 +289,16 @@ def _block(b: Any, where: str) -> dict[str, Any]:
            "must be an object with a type")
     kind = b["type"]
     if kind == "text":
-        _object(b, where, allowed=("type", "text", "deltas"), required=("text",))
+        # `citations` (Anthropic): citation objects, streamed as citations_delta before the
+        # text, or given in content_block_start with `citations_at_start`.
+        _object(b, where, allowed=("type", "text", "deltas", "citations", "citations_at_start"),
+                required=("text",))
+        citations = b.get("citations", [])
+        _check(isinstance(citations, list) and all(isinstance(c, dict) for c in citations),
+               f"{where}.citations", "must be a list of objects")
         return {"type": "text", "text": b["text"],
-                "deltas": _text_deltas(b, "text", where)}
+                "deltas": _text_deltas(b, "text", where), "citations": list(citations),
+                "citations_at_start": _bool(b, "citations_at_start", where, False)}
     if kind == "thinking":
         _object(b, where, allowed=("type", "thinking", "signature", "deltas", "openai_keys"),
                 required=("thinking",))
@@ -322,13 +329,16 @@ def _block(b: Any, where: str) -> dict[str, Any]:
     if kind == "server":
         # A block panto keeps as it came (Anthropic's server_tool_use, web_search_tool_result,
         # compaction, ...): `block` as content_block_start gives it, then `deltas` as
-        # input_json_delta fragments (none: the block is whole as it starts).
+        # input_json_delta fragments (none: the block is whole as it starts), or as delta
+        # objects sent as they are (a compaction's compaction_delta).
         _object(b, where, allowed=("type", "block", "deltas"), required=("block",))
         block = b["block"]
         _check(isinstance(block, dict) and isinstance(block.get("type"), str), f"{where}.block",
                "must be an object with a type")
         deltas = b.get("deltas", [])
-        _check(_strings(deltas), f"{where}.deltas", "must be a list of strings")
+        _check(_strings(deltas) or (isinstance(deltas, list) and all(
+            isinstance(d, dict) and isinstance(d.get("type"), str) for d in deltas)),
+               f"{where}.deltas", "must be a list of strings, or of delta objects with a type")
         return {"type": "server", "block": block, "deltas": list(deltas)}
     raise ScenarioError(f"{where}.type: must be text, thinking, tool_use or server, not {kind!r}")
 

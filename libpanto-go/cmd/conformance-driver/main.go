@@ -364,6 +364,9 @@ func eventLine(ev panto.Event) map[string]any {
 		if ev.Kind == panto.EventBlockComplete && ev.Name != "" { // a server block's type
 			line["name"] = ev.Name
 		}
+		if ev.Citations != "" { // a text block's citations
+			line["citations"] = ev.Citations
+		}
 	case panto.EventMessageEnd, panto.EventMessageComplete:
 		line["stop_reason"] = ev.StopReason.String()
 		line["provider_stop_reason"] = ev.ProviderStopReason

@@ -182,8 +182,9 @@ static void print_event(const PantoEvent *ev) {
         put_cstr(panto_block_kind_name(ev->block_kind));
         fputs(", \"text\": ", stdout);
         put_pstr(ev->text);
-        if (ev->kind == PANTO_EVENT_BLOCK_COMPLETE && ev->name.len > 0) { /* a server block's type */
-            fputs(", \"name\": ", stdout);
+        if (ev->kind == PANTO_EVENT_BLOCK_COMPLETE && ev->name.len > 0) {
+            /* a server block's type, a text block's citations */
+            fputs(ev->block_kind == PANTO_BLOCK_TEXT ? ", \"citations\": " : ", \"name\": ", stdout);
             put_pstr(ev->name);
         }
         break;

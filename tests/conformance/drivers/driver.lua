@@ -78,8 +78,9 @@ local function event_line(ev)
   elseif k == "block_start" then
     return { event = k, index = ev.index, kind = ev.block_kind }
   elseif k == "content_delta" or k == "block_complete" then
-    -- name: a server block's type
-    return { event = k, index = ev.index, kind = ev.block_kind, text = ev.text, name = ev.name }
+    -- name: a server block's type; citations: a text block's
+    return { event = k, index = ev.index, kind = ev.block_kind, text = ev.text, name = ev.name,
+             citations = ev.citations }
   elseif k == "message_end" or k == "message_complete" then
     return { event = k, stop_reason = ev.stop_reason, provider_stop_reason = ev.provider_stop_reason,
              usage = usage_object(ev.usage) }

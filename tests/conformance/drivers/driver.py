@@ -77,6 +77,8 @@ def event_line(ev: panto.Event) -> Dict[str, Any]:
         line = {"event": ev.kind, "index": ev.index, "kind": ev.block_kind, "text": ev.text}
         if ev.name:  # a server block's type
             line["name"] = ev.name
+        if ev.citations:  # a text block's citations
+            line["citations"] = ev.citations
         return line
     if isinstance(ev, panto.MessageStart):
         line = {"event": ev.kind, "id": ev.id, "model": ev.model}

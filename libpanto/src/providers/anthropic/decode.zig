@@ -99,13 +99,14 @@ pub const Decoder = struct {
         } else if (eql(kind, "content_block_start")) {
             const cb = wire.content_block orelse return protocol(a, detail, "content_block_start without a content_block");
             for (a.blocksSoFar()) |*open| if (open.open) return protocol(a, detail, "content_block_start while another block is open");
-            // Only the blocks that keep bytes of it need the block's JSON cut out.
-            const json = if (isPlain(cb.type)) "" else try json_member.value(arena, event.data, "content_block") orelse
+            // Only the blocks that keep bytes of it need the block's JSON cut out (a text
+            // block's citations).
+            const json = if (isPlain(cb.type) and !eql(cb.type, "text")) "" else try json_member.value(arena, event.data, "content_block") orelse
                 return protocol(a, detail, "a content_block that is not a JSON object");
             _ = try startContent(a, arena, wire.index, cb, json);
         } else if (eql(kind, "content_block_delta")) {
             const delta = wire.delta orelse return protocol(a, detail, "content_block_delta without a delta");
-            try applyDelta(a, detail, wire.index, delta);
+            try applyDelta(a, arena, detail, wire.index, delta, event.data);
         } else if (eql(kind, "content_block_stop")) {
             const b = a.findOpen(wire.index) orelse return protocol(a, detail, "content_block_stop for a block that is not open");
             if (b.isServer()) try fillServerInput(a, arena, detail, b);
@@ -149,14 +150,32 @@ pub const Decoder = struct {
     }
 };
 
-/// A content_block_delta: more of an open block.
-fn applyDelta(a: *Assembly, detail: *errors.Detail, index: u32, delta: WireDelta) errors.TurnError!void {
+/// A content_block_delta: more of an open block. `data`: the event's bytes as received.
+fn applyDelta(a: *Assembly, arena: Allocator, detail: *errors.Detail, index: u32, delta: WireDelta, data: []const u8) errors.TurnError!void {
     const b = a.findOpen(index) orelse return protocol(a, detail, "a delta for a block that is not open");
     if (delta.text) |t| try a.appendDelta(b, t);
     if (delta.thinking) |t| try a.appendDelta(b, t);
     if (delta.partial_json) |t| try a.appendDelta(b, t);
     if (delta.signature) |sig| try b.signature.appendSlice(a.gpa, sig);
+    if (b.kind == .text and delta.type != null and eql(delta.type.?, "citations_delta")) {
+        const delta_json = try json_member.value(arena, data, "delta") orelse return protocol(a, detail, "a citations_delta that is not a JSON object");
+        const citation = try json_member.value(arena, delta_json, "citation") orelse return protocol(a, detail, "a citations_delta without a citation");
+        if (citation.len == 0 or citation[0] != '{') return protocol(a, detail, "a citation that is not a JSON object");
+        try a.appendCitation(b, citation);
+    }
+    // A server block's delta of its own type (a compaction's compaction_delta: its summary and
+    // encrypted_content): each member but `type` set in the block's JSON, as received.
+    if (b.isServer() and delta.partial_json == null) try setServerMembers(a, arena, detail, b, data);
     // Unknown delta types carry no text for this block.
+}
+
+fn setServerMembers(a: *Assembly, arena: Allocator, detail: *errors.Detail, b: *Block, data: []const u8) errors.TurnError!void {
+    const delta_json = try json_member.value(arena, data, "delta") orelse return protocol(a, detail, "a delta that is not a JSON object");
+    const members = try json_member.members(arena, delta_json) orelse return protocol(a, detail, "a delta that is not a JSON object");
+    for (members) |m| {
+        if (eql(m.key, "type")) continue;
+        if (!try json_member.set(a.gpa, arena, &b.json, m)) return protocol(a, detail, "a server block that is not a JSON object");
+    }
 }
 
 fn isPlain(block_type: []const u8) bool {
@@ -185,9 +204,20 @@ fn startContent(a: *Assembly, arena: Allocator, index: u32, cb: WireBlock, json:
     }
     const b = try a.startBlock(index, if (eql(cb.type, "text")) .text else .thinking);
     if (cb.signature) |sig| try b.signature.appendSlice(a.gpa, sig);
+    if (b.kind == .text) try startCitations(a, arena, b, json);
     if (cb.text) |t| try a.appendDelta(b, t);
     if (cb.thinking) |t| try a.appendDelta(b, t);
     return b;
+}
+
+/// A text block's citations given where it starts (a message whole in message_start; the
+/// streamed start's list is empty, citations_delta fill it), each as received.
+fn startCitations(a: *Assembly, arena: Allocator, b: *Block, block_json: []const u8) errors.TurnError!void {
+    const list = try json_member.value(arena, block_json, "citations") orelse return;
+    // (null, or not a list: none)
+    for (try json_member.elements(arena, list) orelse return) |c| {
+        if (c.len > 0 and c[0] == '{') try a.appendCitation(b, c);
+    }
 }
 
 /// A message_start whose message holds its content already (some servers send the message

@@ -106,7 +106,8 @@ fn writeBlock(s: *std.json.Stringify, b: Block, thinking: bool, mark: ?*const ca
             try s.write(b.text);
             try s.endObject();
         },
-        .text => if (b.text.len > 0) try writeText(s, b.text, mark),
+        // Its citations go back with it to the model that wrote them (the rule of thinking).
+        .text => if (b.text.len > 0) try writeText(s, b.text, if (thinking) b.citations else "", mark),
         // As the API sent it, ids and all (cache.markable never marks it).
         .server_block => if (thinking) try writeRawJson(s, b.text),
         .image, .document => try writeMedia(s, b, mark),
@@ -134,7 +135,7 @@ fn writeBlock(s: *std.json.Stringify, b: Block, thinking: bool, mark: ?*const ca
                 try s.beginArray();
                 for (b.parts) |p| switch (p.kind) {
                     .image, .document => try writeMedia(s, p, null),
-                    else => if (p.text.len > 0) try writeText(s, p.text, null),
+                    else => if (p.text.len > 0) try writeText(s, p.text, "", null),
                 };
                 try s.endArray();
             }
@@ -178,12 +179,17 @@ fn hasContent(m: conversation.Message, thinking: bool) bool {
     return false;
 }
 
-fn writeText(s: *std.json.Stringify, text: []const u8, mark: ?*const cache.Plan) std.Io.Writer.Error!void {
+/// `citations`: a JSON array as received, or "" for none.
+fn writeText(s: *std.json.Stringify, text: []const u8, citations: []const u8, mark: ?*const cache.Plan) std.Io.Writer.Error!void {
     try s.beginObject();
     try s.objectField("type");
     try s.write("text");
     try s.objectField("text");
     try s.write(text);
+    if (citations.len > 0) {
+        try s.objectField("citations");
+        try writeRawJson(s, citations);
+    }
     if (mark) |p| try p.writeControl(s);
     try s.endObject();
 }
