@@ -197,7 +197,11 @@ pub fn build(b: *std.Build) void {
     // -Dtest-filter=NAME: only the core's tests whose names hold NAME (one file's, while working on it).
     const test_filters = b.option([]const []const u8, "test-filter", "Run only the core tests whose names hold this") orelse &.{};
     const core_tests = b.addTest(.{ .root_module = core, .filters = test_filters });
-    test_step.dependOn(&b.addRunArtifact(core_tests).step);
+    const run_core_tests = b.addRunArtifact(core_tests);
+    // The MCP client's tests spawn this stdio server (libpanto/src/mcp/client_test.zig).
+    run_core_tests.setEnvironmentVariable("PANTO_MCP_TEST_SERVER", b.pathFromRoot("tests/mcp/server.py"));
+    run_core_tests.setEnvironmentVariable("PANTO_MCP_SDK_SERVER", b.pathFromRoot("tests/mcp/sdk_server.py"));
+    test_step.dependOn(&run_core_tests.step);
     const c_tests = b.addTest(.{ .root_module = c_api });
     test_step.dependOn(&b.addRunArtifact(c_tests).step);
     if (cli_tests) |t| {

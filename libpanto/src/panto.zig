@@ -131,4 +131,8 @@ test {
     _ = @import("compaction_test.zig");
     _ = @import("structured_output.zig");
     _ = @import("providers/anthropic/cache.zig");
+    _ = @import("mcp/jsonrpc.zig");
+    _ = @import("mcp/stdio.zig");
+    _ = @import("mcp/client.zig");
+    _ = @import("mcp/client_test.zig");
 }

@@ -1,0 +1,334 @@
+//! The stdio transport of MCP: a server is a command spawned in its own process group, with a
+//! minimal environment; panto writes lines to its stdin and reads lines from its stdout, each
+//! under a deadline, and drains its stderr meanwhile (its tail is kept for error messages).
+//! Closing kills the whole group, so a server's own children do not outlive it.
+//!
+//! stdin is a socket pair, not a pipe: a write to a server that died is then an EPIPE from
+//! `send(MSG_NOSIGNAL)` instead of a SIGPIPE that would end the host program (libuv gives
+//! children socket pairs for the same reason). panto's ends are non-blocking, so a server that
+//! stops reading cannot block a write past its deadline.
+const std = @import("std");
+const c = std.c;
+const Allocator = std.mem.Allocator;
+
+pub const EnvVar = struct { name: []const u8, value: []const u8 };
+
+pub const Options = struct {
+    /// The command and its arguments; a command without a `/` is looked up in PATH.
+    argv: []const []const u8,
+    /// Added to the minimal environment (PATH and HOME of this process).
+    env: []const EnvVar = &.{},
+    cwd: ?[]const u8 = null,
+    /// A line longer than this is refused (`LineTooLong`): a server cannot make panto hold an
+    /// unbounded result.
+    max_line_bytes: usize = 16 * 1024 * 1024,
+};
+
+pub const SpawnError = error{ Spawn, OutOfMemory };
+
+pub const IoError = error{
+    /// The server's stdout ended or its stdin is closed: it exited, crashed or closed them.
+    ServerExited,
+    /// Nothing came (or could be written) before the deadline.
+    Timeout,
+    LineTooLong,
+};
+
+const stderr_tail_bytes = 4096;
+
+pub const Process = struct {
+    gpa: Allocator,
+    /// Spawning and reaping go through std's Io; the lines do not (they are plain fds, so the
+    /// stepped path can wait on them).
+    threaded: std.Io.Threaded,
+    child: std.process.Child,
+    /// panto's end of the server's stdin (a socket), or -1 once closed.
+    stdin_fd: c.fd_t,
+    max_line_bytes: usize,
+    /// Bytes read from stdout: `pending[start..]` are not handed out yet.
+    pending: std.ArrayList(u8) = .empty,
+    start: usize = 0,
+    stdout_ended: bool = false,
+    /// The last bytes the server wrote to stderr.
+    stderr_tail: [stderr_tail_bytes]u8 = undefined,
+    stderr_len: usize = 0,
+
+    /// Starts the server. The process is pinned (its Io points into it): free it with `close`.
+    pub fn spawn(gpa: Allocator, options: Options) SpawnError!*Process {
+        const p = try gpa.create(Process);
+        errdefer gpa.destroy(p);
+        var arena_state: std.heap.ArenaAllocator = .init(gpa);
+        defer arena_state.deinit();
+        const arena = arena_state.allocator();
+
+        var env: std.process.Environ.Map = .init(arena);
+        for ([_][:0]const u8{ "PATH", "HOME" }) |name| {
+            if (c.getenv(name)) |value| try env.put(name, std.mem.span(value));
+        }
+        for (options.env) |v| try env.put(v.name, v.value);
+
+        if (options.argv.len == 0) return error.Spawn;
+        const argv = try arena.dupe([]const u8, options.argv);
+        argv[0] = try findProgram(arena, argv[0]) orelse return error.Spawn;
+
+        var pair: [2]c.fd_t = undefined;
+        if (c.socketpair(c.AF.UNIX, c.SOCK.STREAM | c.SOCK.CLOEXEC, 0, &pair) != 0) return error.Spawn;
+        // The child's end is duplicated into it as fd 0; the parent's copy goes once spawned.
+        defer _ = c.close(pair[1]);
+        errdefer _ = c.close(pair[0]);
+
+        p.* = .{
+            .gpa = gpa,
+            .threaded = .init_single_threaded,
+            .child = undefined,
+            .stdin_fd = pair[0],
+            .max_line_bytes = options.max_line_bytes,
+        };
+        // Spawning allocates (argv, environment) before fork: it needs a real allocator, and
+        // not Threaded.init, which would install signal handlers in the host program.
+        p.threaded.allocator = gpa;
+        p.child = std.process.spawn(p.threaded.io(), .{
+            .argv = argv,
+            .cwd = if (options.cwd) |dir| .{ .path = dir } else .inherit,
+            .environ_map = &env,
+            .stdin = .{ .file = .{ .handle = pair[1], .flags = .{ .nonblocking = false } } },
+            .stdout = .pipe,
+            .stderr = .pipe,
+            .pgid = 0,
+        }) catch |err| switch (err) {
+            error.OutOfMemory => return error.OutOfMemory,
+            else => return error.Spawn,
+        };
+        setNonBlocking(p.stdin_fd);
+        setNonBlocking(p.child.stdout.?.handle);
+        setNonBlocking(p.child.stderr.?.handle);
+        return p;
+    }
+
+    /// Ends the server and its process group, reaps it and frees everything.
+    pub fn close(p: *Process) void {
+        const gpa = p.gpa;
+        p.closeStdin();
+        if (p.child.id) |group| _ = c.kill(-group, c.SIG.KILL);
+        _ = p.child.wait(p.threaded.io()) catch {};
+        p.pending.deinit(gpa);
+        gpa.destroy(p);
+    }
+
+    /// Ends the server's process group now (it is reaped by `close`).
+    pub fn kill(p: *Process) void {
+        p.closeStdin();
+        if (p.child.id) |group| _ = c.kill(-group, c.SIG.KILL);
+    }
+
+    /// Closes the server's stdin (the spec's first step of a shutdown).
+    pub fn closeStdin(p: *Process) void {
+        if (p.stdin_fd < 0) return;
+        _ = c.close(p.stdin_fd);
+        p.stdin_fd = -1;
+    }
+
+    /// The process group's id (the server's pid).
+    pub fn pid(p: *const Process) c.pid_t {
+        return p.child.id.?;
+    }
+
+    /// What the server wrote to stderr last (at most 4 KiB), for an error message.
+    pub fn stderrTail(p: *const Process) []const u8 {
+        return p.stderr_tail[0..p.stderr_len];
+    }
+
+    /// Writes `line` and a newline, before `deadline_ns` (CLOCK_MONOTONIC; null: no limit).
+    pub fn writeLine(p: *Process, line: []const u8, deadline_ns: ?i64) IoError!void {
+        try p.writeAll(line, deadline_ns);
+        try p.writeAll("\n", deadline_ns);
+    }
+
+    fn writeAll(p: *Process, bytes: []const u8, deadline_ns: ?i64) IoError!void {
+        var rest = bytes;
+        while (rest.len > 0) {
+            if (p.stdin_fd < 0) return error.ServerExited;
+            const rc = c.send(p.stdin_fd, rest.ptr, rest.len, c.MSG.NOSIGNAL | c.MSG.DONTWAIT);
+            if (rc >= 0) {
+                rest = rest[@intCast(rc)..];
+                continue;
+            }
+            switch (c.errno(rc)) {
+                .INTR => continue,
+                .AGAIN => try p.wait(p.stdin_fd, c.POLL.OUT, deadline_ns),
+                else => return error.ServerExited,
+            }
+        }
+    }
+
+    /// The next line the server wrote (without its newline, nor a `\r` before it), read
+    /// before `deadline_ns`; valid until the next call. Empty lines are skipped.
+    pub fn readLine(p: *Process, deadline_ns: ?i64) IoError![]const u8 {
+        while (true) {
+            const unread = p.pending.items[p.start..];
+            if (std.mem.indexOfScalar(u8, unread, '\n')) |end| {
+                p.start += end + 1;
+                const line = std.mem.trimEnd(u8, unread[0..end], "\r");
+                if (line.len == 0) continue;
+                if (line.len > p.max_line_bytes) return error.LineTooLong;
+                return line;
+            }
+            if (unread.len > p.max_line_bytes) return error.LineTooLong;
+            if (p.stdout_ended) {
+                // What it wrote to stderr before its stdout ended is there to read.
+                p.drainStderr();
+                return error.ServerExited;
+            }
+            // Keep what is unread at the buffer's start, so it grows only for long lines.
+            if (p.start > 0) {
+                std.mem.copyForwards(u8, p.pending.items, unread);
+                p.pending.shrinkRetainingCapacity(unread.len);
+                p.start = 0;
+            }
+            try p.wait(p.child.stdout.?.handle, c.POLL.IN, deadline_ns);
+            try p.readStdout();
+        }
+    }
+
+    fn readStdout(p: *Process) IoError!void {
+        const fd = p.child.stdout.?.handle;
+        p.pending.ensureUnusedCapacity(p.gpa, 64 * 1024) catch return error.LineTooLong;
+        const free = p.pending.unusedCapacitySlice();
+        const rc = c.read(fd, free.ptr, free.len);
+        if (rc > 0) {
+            p.pending.items.len += @intCast(rc);
+        } else if (rc == 0) {
+            p.stdout_ended = true;
+        } else switch (c.errno(rc)) {
+            .INTR, .AGAIN => {},
+            else => p.stdout_ended = true,
+        }
+    }
+
+    /// Waits until `fd` is ready for `events`, draining stderr meanwhile.
+    fn wait(p: *Process, fd: c.fd_t, events: i16, deadline_ns: ?i64) IoError!void {
+        while (true) {
+            const err_fd: c.fd_t = if (p.child.stderr) |f| f.handle else -1;
+            var fds = [2]c.pollfd{
+                .{ .fd = fd, .events = events, .revents = 0 },
+                .{ .fd = err_fd, .events = c.POLL.IN, .revents = 0 },
+            };
+            const timeout: c_int = if (deadline_ns) |d| blk: {
+                const left = d - now();
+                if (left <= 0) return error.Timeout;
+                break :blk @intCast(@min(std.math.maxInt(c_int), @divFloor(left + std.time.ns_per_ms - 1, std.time.ns_per_ms)));
+            } else -1;
+            const rc = c.poll(&fds, 2, timeout);
+            if (rc < 0) continue; // interrupted: wait for the rest
+            if (fds[1].revents != 0) p.drainStderr();
+            // Readable, writable, or its end closed (HUP/ERR): the read or write tells which.
+            if (fds[0].revents != 0) return;
+        }
+    }
+
+    fn drainStderr(p: *Process) void {
+        const file = p.child.stderr orelse return;
+        var buf: [4096]u8 = undefined;
+        const rc = c.read(file.handle, &buf, buf.len);
+        if (rc > 0) return p.keepStderr(buf[0..@intCast(rc)]);
+        if (rc < 0 and (c.errno(rc) == .INTR or c.errno(rc) == .AGAIN)) return;
+        // Its stderr ended: stop watching it (the fd is closed when the child is reaped).
+        _ = c.close(file.handle);
+        p.child.stderr = null;
+    }
+
+    fn keepStderr(p: *Process, bytes: []const u8) void {
+        if (bytes.len >= stderr_tail_bytes) {
+            @memcpy(&p.stderr_tail, bytes[bytes.len - stderr_tail_bytes ..]);
+            p.stderr_len = stderr_tail_bytes;
+            return;
+        }
+        const keep = @min(p.stderr_len, stderr_tail_bytes - bytes.len);
+        std.mem.copyForwards(u8, p.stderr_tail[0..keep], p.stderr_tail[p.stderr_len - keep .. p.stderr_len]);
+        @memcpy(p.stderr_tail[keep..][0..bytes.len], bytes);
+        p.stderr_len = keep + bytes.len;
+    }
+};
+
+/// CLOCK_MONOTONIC in nanoseconds: the clock of every deadline here.
+pub fn now() i64 {
+    var ts: c.timespec = undefined;
+    _ = c.clock_gettime(.MONOTONIC, &ts);
+    return @as(i64, ts.sec) * std.time.ns_per_s + ts.nsec;
+}
+
+/// A deadline `ms` from now.
+pub fn deadlineIn(ms: u64) i64 {
+    return now() + @as(i64, @intCast(ms)) * std.time.ns_per_ms;
+}
+
+fn setNonBlocking(fd: c.fd_t) void {
+    const flags = c.fcntl(fd, c.F.GETFL);
+    if (flags >= 0) _ = c.fcntl(fd, c.F.SETFL, flags | @as(c_int, @bitCast(c.O{ .NONBLOCK = true })));
+}
+
+/// `name` itself when it holds a `/`, else the first executable `PATH` entry of that name
+/// (looked up here, in this process's PATH: std's spawn would use a default PATH in a library).
+fn findProgram(arena: Allocator, name: []const u8) Allocator.Error!?[]const u8 {
+    if (std.mem.indexOfScalar(u8, name, '/') != null) return name;
+    const path = std.mem.span(c.getenv("PATH") orelse return null);
+    var dirs = std.mem.tokenizeScalar(u8, path, ':');
+    while (dirs.next()) |dir| {
+        const full = try std.fmt.allocPrintSentinel(arena, "{s}/{s}", .{ dir, name }, 0);
+        if (c.access(full, c.X_OK) == 0) return full;
+    }
+    return null;
+}
+
+test "lines go both ways; the end of the server is ServerExited, its stderr kept" {
+    const gpa = std.testing.allocator;
+    const script =
+        \\while IFS= read -r line; do
+        \\  if [ "$line" = "bye" ]; then echo "gone" >&2; exit 0; fi
+        \\  printf '%s\r\n\n' "$line"
+        \\done
+    ;
+    const p = try Process.spawn(gpa, .{ .argv = &.{ "sh", "-c", script } });
+    defer p.close();
+    try p.writeLine("hello", deadlineIn(10_000));
+    try std.testing.expectEqualStrings("hello", try p.readLine(deadlineIn(10_000)));
+    try p.writeLine("bye", deadlineIn(10_000));
+    try std.testing.expectError(error.ServerExited, p.readLine(deadlineIn(10_000)));
+    try std.testing.expectEqualStrings("gone\n", p.stderrTail());
+}
+
+test "a line longer than the limit is refused" {
+    const gpa = std.testing.allocator;
+    const p = try Process.spawn(gpa, .{
+        .argv = &.{ "sh", "-c", "head -c 3000 /dev/zero | tr '\\0' x; echo; exec sleep 1000" },
+        .max_line_bytes = 1000,
+    });
+    defer p.close();
+    try std.testing.expectError(error.LineTooLong, p.readLine(deadlineIn(10_000)));
+}
+
+test "a server that says nothing runs out its deadline; its environment is minimal" {
+    const gpa = std.testing.allocator;
+    const p = try Process.spawn(gpa, .{
+        .argv = &.{ "sh", "-c", "env | sort | tr '\\n' ' '; echo; exec sleep 1000" },
+        .env = &.{.{ .name = "PANTO_MCP_TEST", .value = "given" }},
+    });
+    defer p.close();
+    const env = try p.readLine(deadlineIn(10_000));
+    try std.testing.expect(std.mem.indexOf(u8, env, "PANTO_MCP_TEST=given") != null);
+    try std.testing.expect(std.mem.indexOf(u8, env, "PATH=") != null);
+    // Only what was named: the tests' own variables are not passed.
+    var names = std.mem.tokenizeScalar(u8, env, ' ');
+    while (names.next()) |pair| {
+        const name = pair[0 .. std.mem.indexOfScalar(u8, pair, '=') orelse pair.len];
+        const allowed = [_][]const u8{ "PATH", "HOME", "PANTO_MCP_TEST", "PWD", "SHLVL", "_", "OLDPWD" };
+        for (allowed) |a| {
+            if (std.mem.eql(u8, a, name)) break;
+        } else return error.TestUnexpectedResult;
+    }
+    try std.testing.expectError(error.Timeout, p.readLine(now()));
+}
+
+test "a command that does not exist cannot be spawned" {
+    try std.testing.expectError(error.Spawn, Process.spawn(std.testing.allocator, .{ .argv = &.{"panto-no-such-command-here"} }));
+}
