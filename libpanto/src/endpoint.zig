@@ -67,10 +67,17 @@ fn take(field: *?[]const u8, named: bool, derived: ?[]const u8) Origin {
 
 /// The provider's base URL from its environment variable, else its public endpoint.
 fn baseUrlFromEnvironment(arena: Allocator, provider: Provider) Allocator.Error![]const u8 {
-    const value = std.c.getenv(providers.baseUrlVariable(provider)) orelse return providers.defaultBaseUrl(provider);
+    const value = std.c.getenv(providers.baseUrlVariable(provider)) orelse return defaultBaseUrl(arena, provider);
     const url = std.mem.span(value);
-    if (url.len == 0) return providers.defaultBaseUrl(provider);
+    if (url.len == 0) return defaultBaseUrl(arena, provider);
     return try arena.dupe(u8, url);
+}
+
+/// The provider's public endpoint (which may depend on the environment: a region).
+fn defaultBaseUrl(arena: Allocator, provider: Provider) Allocator.Error![]const u8 {
+    var out: std.ArrayList(u8) = .empty;
+    try providers.writeDefaultBaseUrl(provider, arena, &out);
+    return out.items;
 }
 
 fn keyFromEnvironment(arena: Allocator, provider: Provider) Allocator.Error!?[]const u8 {

@@ -69,6 +69,8 @@ test {
     _ = @import("providers/bedrock/decode_test.zig");
     _ = @import("providers/bedrock/request_test.zig");
     _ = @import("providers/bedrock/credentials.zig");
+    _ = @import("providers/bedrock/framer.zig");
+    _ = @import("providers/bedrock/sign.zig");
     _ = @import("providers/anthropic/order_test.zig");
     _ = @import("providers/anthropic/server_tools.zig");
     _ = @import("assembly.zig");

@@ -24,6 +24,18 @@
 //!                                           queue (Anthropic deltas)
 //!     hotQueued(a, arena, bytes)            -> ?len: the event's events queued (OpenAI chunks)
 //!   Null from either: nothing was done, the SSE parser and `handle` read the event.
+//! And, for a provider that is not SSE with a key (each has a default):
+//!   accept                                the `accept` header and the answer's content
+//!                                         type (default `text/event-stream`)
+//!   Framer                                the body's framing, when not SSE: a struct with
+//!                                         sse.Parser's init, deinit, next, atEventStart,
+//!                                         hasBufferedEvent, and `problem` for its
+//!                                         error.Framing (the events it gives are sse.Events)
+//!   writeDefaultBaseUrl(gpa, out)         the public endpoint's base, when it depends on
+//!                                         the environment (a region), for default_base_url
+//!   signRequest(h, signing)               signs the request once its body is written, on
+//!                                         every attempt; a provider that signs finds its
+//!                                         credentials itself (no api_key is not refused)
 //! Retry headers (retry-after, retry-after-ms, x-should-retry) and request ids are read by
 //! the transport the same way for every provider so far.
 //!
@@ -100,6 +112,38 @@ pub fn addHeaders(p: Provider, h: *request.Headers, parts: request.RequestParts)
     return switch (p) {
         inline else => |t| api(t).addHeaders(h, parts),
     };
+}
+
+/// The `accept` header's value, which the answer's content type must start with.
+pub fn accept(p: Provider) []const u8 {
+    return switch (p) {
+        inline else => |t| if (comptime @hasDecl(api(t), "accept")) api(t).accept else "text/event-stream",
+    };
+}
+
+/// Appends the public endpoint's base: the provider's constant, or the one it derives
+/// from the environment.
+pub fn writeDefaultBaseUrl(p: Provider, gpa: Allocator, out: *std.ArrayList(u8)) Allocator.Error!void {
+    switch (p) {
+        inline else => |t| if (comptime @hasDecl(api(t), "writeDefaultBaseUrl"))
+            try api(t).writeDefaultBaseUrl(gpa, out)
+        else
+            try out.appendSlice(gpa, api(t).default_base_url),
+    }
+}
+
+/// Whether the provider signs its requests (signRequest).
+pub fn signs(p: Provider) bool {
+    return switch (p) {
+        inline else => |t| comptime @hasDecl(api(t), "signRequest"),
+    };
+}
+
+/// Signs the request (headers written, body final), for a provider that does; a no-op else.
+pub fn signRequest(p: Provider, h: *request.Headers, signing: request.Signing) request.SignError!void {
+    switch (p) {
+        inline else => |t| if (comptime @hasDecl(api(t), "signRequest")) try api(t).signRequest(h, signing),
+    }
 }
 
 pub fn parseErrorBody(p: Provider, arena: Allocator, body: []const u8) ?errors.ProviderError {
@@ -180,6 +224,69 @@ pub const Decoder = struct {
                 return x.hotQueued(a, arena, bytes);
             },
         }
+    }
+};
+
+/// The framing of the body being read, whichever its provider: SSE (sse.Parser) unless the
+/// provider declares its `Framer`. Each gives sse.Events, for the Decoder.
+pub const Framer = struct {
+    impl: Impl,
+
+    fn Of(comptime t: Provider) type {
+        return if (@hasDecl(api(t), "Framer")) api(t).Framer else sse.Parser;
+    }
+
+    const Impl = blk: {
+        const tags = std.enums.values(Provider);
+        var names: [tags.len][]const u8 = undefined;
+        var types: [tags.len]type = undefined;
+        for (tags, &names, &types) |t, *name, *T| {
+            name.* = @tagName(t);
+            T.* = Of(t);
+        }
+        break :blk @Union(.auto, Provider, &names, &types, &@splat(.{}));
+    };
+
+    pub fn init(p: Provider, gpa: Allocator) Framer {
+        return switch (p) {
+            inline else => |t| .{ .impl = @unionInit(Impl, @tagName(t), Of(t).init(gpa)) },
+        };
+    }
+
+    pub fn deinit(f: *Framer) void {
+        switch (f.impl) {
+            inline else => |*x| x.deinit(),
+        }
+    }
+
+    /// The next event, or null at the body's end; valid until the next call. A framing
+    /// other than SSE fails with error.Framing, its reason in `problem()`.
+    pub fn next(f: *Framer, source: anytype) !?sse.Event {
+        return switch (f.impl) {
+            inline else => |*x| x.next(source),
+        };
+    }
+
+    /// Why the last `next` failed with error.Framing.
+    pub fn problem(f: *const Framer) []const u8 {
+        return switch (f.impl) {
+            inline else => |*x| if (comptime @hasDecl(@TypeOf(x.*), "problem")) x.problem() else "",
+        };
+    }
+
+    /// See sse.Parser.atEventStart (the hot paths, SSE's only).
+    pub inline fn atEventStart(f: *const Framer) bool {
+        return switch (f.impl) {
+            inline else => |*x| x.atEventStart(),
+        };
+    }
+
+    /// Whether `next` would return an event from the bytes received already (see
+    /// sse.hasBufferedEvent).
+    pub fn hasBufferedEvent(f: *const Framer, source: anytype) bool {
+        return switch (f.impl) {
+            inline else => |*x| if (comptime @TypeOf(x.*) == sse.Parser) sse.hasBufferedEvent(x, source) else x.hasBufferedEvent(source),
+        };
     }
 };
 

@@ -3,6 +3,7 @@
 const Config = @import("config.zig").Config;
 const Header = @import("config.zig").Header;
 const conversation = @import("conversation.zig");
+const errors = @import("errors.zig");
 const Conversation = conversation.Conversation;
 const std = @import("std");
 const tools = @import("tools.zig");
@@ -92,6 +93,23 @@ pub fn writeOptional(s: *std.json.Stringify, name: []const u8, value: anytype) s
     try s.write(v);
 }
 
+/// What a provider that signs its requests (providers.signRequest) signs: the request as it
+/// goes out, once its body is written.
+pub const Signing = struct {
+    method: []const u8 = "POST",
+    /// The URL's authority as sent in `host` (with its port when the URL names one).
+    host: []const u8,
+    /// The path as sent, percent-encoded.
+    path: []const u8,
+    body: []const u8,
+    /// The time of signing, in seconds since the epoch.
+    now: i64,
+    /// A failure's detail (authentication or config: no credentials, no region).
+    detail: *errors.Detail,
+};
+
+pub const SignError = error{ OutOfMemory, Authentication, Config };
+
 /// The request's headers beside std.http's own: accept, then the provider's (addHeaders),
 /// then the user's (extra_headers, addUser). Their memory is the stream's, kept until the
 /// request is sent.
@@ -104,6 +122,8 @@ pub const Headers = struct {
     beta_buffer: *std.ArrayList(u8),
     /// The user's anthropic-beta went into panto's (joinBeta): addUser leaves it out.
     beta_joined: bool = false,
+    /// Memory for a signer's short header value (a date), kept until the request is sent.
+    date_buffer: [32]u8 = undefined,
     user_agent: []const u8 = "panto/" ++ @import("panto.zig").version,
     gpa: std.mem.Allocator,
 

@@ -69,7 +69,7 @@ pub const Stream = struct {
     header_list: std.ArrayList(std.http.Header) = .empty,
     beta_header: std.ArrayList(u8) = .empty,
 
-    parser: sse.Parser,
+    parser: providers.Framer,
     /// Holds the decoded JSON of the current SSE event; reset (keeping its memory) per event.
     event_arena: EventArena,
     /// `event_arena.allocator()`, made once and used everywhere: the hot readers take it from
@@ -182,7 +182,7 @@ pub const Stream = struct {
             .turn_arena = .init(gpa),
             .request_body = .init(gpa),
             .body = .{},
-            .parser = .init(gpa),
+            .parser = .init(agent.config.provider, gpa),
             .event_arena = .init(gpa),
             .assembly = .init(gpa),
             .decoder = .init(agent.config.provider),
@@ -535,7 +535,7 @@ pub const Stream = struct {
         s.assembly.reset();
         s.decoder = .init(s.agent.config.provider);
         s.parser.deinit();
-        s.parser = .init(s.agent.gpa);
+        s.parser = .init(s.agent.config.provider, s.agent.gpa);
         s.request_body.clearRetainingCapacity();
         s.auth_header.clearRetainingCapacity();
         s.content_delivered = false;

@@ -90,7 +90,7 @@ fn decodeReceived(s: *Stream) TurnError!bool {
         return true;
     }
     if (try readHotChunk(s)) return true;
-    if (!sse.hasBufferedEvent(&s.parser, &s.body)) {
+    if (!s.parser.hasBufferedEvent(&s.body)) {
         // The body reader may hold only part of what the connection received (a chunked
         // body is decoded one chunk at a time): take more, if no wait.
         if (!transport.bodyFillsWithoutWaiting(s)) return false;

@@ -101,9 +101,10 @@ pub fn open(s: *Stream) TurnError!void {
     var headers: RequestHeaders = .{ .list = &s.header_list, .auth_buffer = &s.auth_header, .beta_buffer = &s.beta_header, .gpa = gpa };
     headers.list.clearRetainingCapacity();
     headers.beta_buffer.clearRetainingCapacity();
-    try headers.add("accept", "text/event-stream");
+    try headers.add("accept", providers.accept(config.provider));
     try providers.addHeaders(config.provider, &headers, s.requestParts());
     try headers.addUser(config.request.extra_headers);
+    try signRequest(s, &headers, uri);
 
     const timeouts = config.timeouts;
     const now = watchdog.nowNs();
@@ -179,7 +180,7 @@ pub fn open(s: *Stream) TurnError!void {
 fn checkRequest(s: *Stream) TurnError!void {
     const gpa = s.agent.gpa;
     const config = s.config;
-    if (config.api_key == null and std.mem.eql(u8, config.base_url.?, providers.defaultBaseUrl(config.provider))) {
+    if (config.api_key == null and !providers.signs(config.provider) and std.mem.eql(u8, config.base_url.?, providers.defaultBaseUrl(config.provider))) {
         var buf: [128]u8 = undefined;
         const msg = std.fmt.bufPrint(&buf, "no API key: set {s} (or the config key api_key)", .{providers.apiKeyVariable(config.provider)}) catch "no API key";
         s.detail.set(gpa, 0, "authentication_error", msg);
@@ -227,13 +228,35 @@ fn readHead(s: *Stream) TurnError!void {
     const status: u16 = @intFromEnum(head.status);
     const content_type = head.content_type orelse "";
     if (status < 200 or status > 299) return httpFailure(s, status);
-    if (!std.ascii.startsWithIgnoreCase(content_type, "text/event-stream")) {
-        var msg_buf: [160]u8 = undefined;
-        const msg = std.fmt.bufPrint(&msg_buf, "expected a text/event-stream answer, got \"{s}\"", .{content_type[0..@min(content_type.len, 80)]}) catch "expected a text/event-stream answer";
+    const accept = providers.accept(s.config.provider);
+    if (!std.ascii.startsWithIgnoreCase(content_type, accept)) {
+        var msg_buf: [200]u8 = undefined;
+        const msg = std.fmt.bufPrint(&msg_buf, "expected a {s} answer, got \"{s}\"", .{ accept, content_type[0..@min(content_type.len, 80)] }) catch "expected another content type";
         s.detail.set(gpa, status, "protocol_error", msg);
         return error.Protocol;
     }
     s.body.reader = s.response.reader(s.body.buffer());
+}
+
+/// The provider's signature (providers.signRequest) over the request as it goes out: its
+/// host, path and body. Made again on every attempt (a signature holds its time).
+fn signRequest(s: *Stream, headers: *RequestHeaders, uri: std.Uri) TurnError!void {
+    const provider = s.config.provider;
+    if (!providers.signs(provider)) return;
+    var host_buf: [std.Io.net.HostName.max_len + 8]u8 = undefined;
+    var host_w: std.Io.Writer = .fixed(&host_buf);
+    uri.writeToStream(&host_w, .{ .authority = true }) catch return error.OutOfMemory;
+    var path_buf: std.Io.Writer.Allocating = .init(s.agent.gpa);
+    defer path_buf.deinit();
+    uri.writeToStream(&path_buf.writer, .{ .path = true }) catch return error.OutOfMemory;
+    const host = std.mem.trimStart(u8, host_w.buffered(), "/");
+    providers.signRequest(provider, headers, .{
+        .host = host,
+        .path = path_buf.written(),
+        .body = s.request_body.written(),
+        .now = unixNow(),
+        .detail = &s.detail,
+    }) catch |err| return err;
 }
 
 /// The request's JSON body, from the conversation as it is now (or a compaction's summary
@@ -347,6 +370,12 @@ pub fn readFailure(s: *Stream, err: anyerror) TurnError {
     const gpa = s.agent.gpa;
     switch (err) {
         error.OutOfMemory => return error.OutOfMemory,
+        error.Framing => {
+            var msg_buf: [160]u8 = undefined;
+            const msg = std.fmt.bufPrint(&msg_buf, "the body's framing is broken: {s}", .{s.parser.problem()}) catch "the body's framing is broken";
+            s.detail.set(gpa, 0, "protocol_error", msg);
+            return error.Protocol;
+        },
         error.EventTooLarge => {
             s.detail.set(gpa, 0, "protocol_error", "an SSE event is larger than the limit");
             return error.Protocol;

@@ -1,0 +1,84 @@
+//! Bedrock's `signRequest` for the seam (providers.zig): the Bedrock API key as a bearer
+//! token, else SigV4 over the request as sent (credentials.zig's order), made again on
+//! every attempt. The environment is passed in, as in credentials.zig.
+const std = @import("std");
+const req = @import("../../request.zig");
+const credentials = @import("credentials.zig");
+const sigv4 = @import("sigv4.zig");
+
+pub fn signRequest(h: *req.Headers, signing: req.Signing, api_key: ?[]const u8, env: credentials.Env) req.SignError!void {
+    const gpa = h.gpa;
+    switch (credentials.auth(api_key, env)) {
+        .bearer => |key| return h.bearer(key),
+        .none => {
+            signing.detail.set(gpa, 0, "authentication_error", "no AWS credentials: set " ++ credentials.looked_for ++ " (or the config key api_key)");
+            return error.Authentication;
+        },
+        .sigv4 => |c| {
+            const region = credentials.region(env) orelse {
+                signing.detail.set(gpa, 0, "config_error", "no AWS region: set AWS_REGION or AWS_DEFAULT_REGION");
+                return error.Config;
+            };
+            const date = sigv4.amzDate(@intCast(@max(signing.now, 0)));
+            @memcpy(h.date_buffer[0..date.len], &date);
+            const date_value = h.date_buffer[0..date.len];
+            try h.add("x-amz-date", date_value);
+            if (c.session_token) |token| try h.add("x-amz-security-token", token);
+            h.auth_buffer.clearRetainingCapacity();
+            var w: std.Io.Writer.Allocating = .fromArrayList(gpa, h.auth_buffer);
+            sigv4.writeAuthorization(&w.writer, c, .{ .region = region, .service = "bedrock" }, .{
+                .method = signing.method,
+                .host = signing.host,
+                .path = signing.path,
+                .headers = &.{.{ .name = "content-type", .value = "application/json" }},
+                .body = signing.body,
+            }, date) catch {
+                h.auth_buffer.* = w.toArrayList();
+                return error.OutOfMemory;
+            };
+            h.auth_buffer.* = w.toArrayList();
+            h.authorization = .{ .override = h.auth_buffer.items };
+        },
+    }
+}
+
+const TestEnv = struct {
+    var table: []const [2][]const u8 = &.{};
+    fn lookup(name: [:0]const u8) ?[]const u8 {
+        for (table) |entry| if (std.mem.eql(u8, entry[0], name)) return entry[1];
+        return null;
+    }
+};
+
+test "bedrock signRequest: a bearer key, a SigV4 signature with its date and token, or a typed failure" {
+    const gpa = std.testing.allocator;
+    var list: std.ArrayList(std.http.Header) = .empty;
+    defer list.deinit(gpa);
+    var auth: std.ArrayList(u8) = .empty;
+    defer auth.deinit(gpa);
+    var beta: std.ArrayList(u8) = .empty;
+    defer beta.deinit(gpa);
+    var detail: @import("../../errors.zig").Detail = .{};
+    defer detail.deinit(gpa);
+    const signing: req.Signing = .{ .host = "127.0.0.1:8080", .path = "/model/m%3A0/converse-stream", .body = "{}", .now = 1440938160, .detail = &detail };
+
+    var h: req.Headers = .{ .list = &list, .auth_buffer = &auth, .beta_buffer = &beta, .gpa = gpa };
+    TestEnv.table = &.{.{ "AWS_BEARER_TOKEN_BEDROCK", "bt" }};
+    try signRequest(&h, signing, null, TestEnv.lookup);
+    try std.testing.expectEqualStrings("Bearer bt", h.authorization.override);
+
+    auth.clearRetainingCapacity();
+    h = .{ .list = &list, .auth_buffer = &auth, .beta_buffer = &beta, .gpa = gpa };
+    TestEnv.table = &.{ .{ "AWS_ACCESS_KEY_ID", "AKIDEXAMPLE" }, .{ "AWS_SECRET_ACCESS_KEY", "secret" }, .{ "AWS_SESSION_TOKEN", "tok" }, .{ "AWS_REGION", "us-east-1" } };
+    try signRequest(&h, signing, null, TestEnv.lookup);
+    try std.testing.expectEqualStrings("x-amz-date", list.items[0].name);
+    try std.testing.expectEqualStrings("20150830T123600Z", list.items[0].value);
+    try std.testing.expectEqualStrings("tok", list.items[1].value);
+    try std.testing.expect(std.mem.startsWith(u8, h.authorization.override, "AWS4-HMAC-SHA256 Credential=AKIDEXAMPLE/20150830/us-east-1/bedrock/aws4_request, SignedHeaders=content-type;host;x-amz-date;x-amz-security-token, Signature="));
+
+    TestEnv.table = &.{ .{ "AWS_ACCESS_KEY_ID", "AKIDEXAMPLE" }, .{ "AWS_SECRET_ACCESS_KEY", "secret" } };
+    try std.testing.expectError(error.Config, signRequest(&h, signing, null, TestEnv.lookup));
+    TestEnv.table = &.{};
+    try std.testing.expectError(error.Authentication, signRequest(&h, signing, null, TestEnv.lookup));
+    try std.testing.expectEqualStrings("authentication_error", detail.error_type.items);
+}
