@@ -421,14 +421,21 @@ func (a *Agent) Conversation() ([]Message, error) {
 // ConversationJSON is the conversation so far as the library writes it: the "messages"
 // array of Export, byte for byte.
 func (a *Agent) ConversationJSON() (json.RawMessage, error) {
-	c := a.c
+	return a.c.jsonOf(func(native *C.PantoAgent, out *C.PantoString) C.int {
+		return C.panto_agent_conversation(native, out)
+	})
+}
+
+// jsonOf is the JSON text a native call on the agent gives, copied while call is held (the
+// library lends it until the next call on the agent).
+func (c *agentCore) jsonOf(f func(native *C.PantoAgent, out *C.PantoString) C.int) (json.RawMessage, error) {
 	c.call.Lock()
 	defer c.call.Unlock()
 	if c.native == nil {
 		return nil, ErrClosed
 	}
 	var out C.PantoString
-	if rc := C.panto_agent_conversation(c.native, &out); rc < 0 {
+	if rc := f(c.native, &out); rc < 0 {
 		return nil, agentError(c.native, rc)
 	}
 	return json.RawMessage(goString(out)), nil
@@ -464,17 +471,9 @@ func (a *Agent) Settings() (Settings, error) {
 
 // SettingsJSON is Settings as the library writes it (panto_agent_settings).
 func (a *Agent) SettingsJSON() (json.RawMessage, error) {
-	c := a.c
-	c.call.Lock()
-	defer c.call.Unlock()
-	if c.native == nil {
-		return nil, ErrClosed
-	}
-	var out C.PantoString
-	if rc := C.panto_agent_settings(c.native, &out); rc < 0 {
-		return nil, agentError(c.native, rc)
-	}
-	return json.RawMessage(goString(out)), nil
+	return a.c.jsonOf(func(native *C.PantoAgent, out *C.PantoString) C.int {
+		return C.panto_agent_settings(native, out)
+	})
 }
 
 // Connections is what an agent's connections did so far (Agent.Connections).
@@ -536,17 +535,9 @@ func (a *Agent) Tools(format ToolFormat, onlyAllowed bool) (json.RawMessage, err
 	if onlyAllowed {
 		only = 1
 	}
-	c := a.c
-	c.call.Lock()
-	defer c.call.Unlock()
-	if c.native == nil {
-		return nil, ErrClosed
-	}
-	var out C.PantoString
-	if rc := C.panto_agent_tools(c.native, C.int(format), only, &out); rc < 0 {
-		return nil, agentError(c.native, rc)
-	}
-	return json.RawMessage(goString(out)), nil
+	return a.c.jsonOf(func(native *C.PantoAgent, out *C.PantoString) C.int {
+		return C.panto_agent_tools(native, C.int(format), only, out)
+	})
 }
 
 // tool is the host tool named name, if one was added.

@@ -265,14 +265,7 @@ class Agent:
             agent.settings["base_url"]  # 'https://api.openai.com/v1'
 
         A new dict each time; readable while a turn runs."""
-        s = _native.PantoString()
-        with self._calls:  # the string lives until the next call on the agent
-            ptr = self._live()
-            rc = self._lib.agent_settings(ptr, ctypes.byref(s))
-            if rc < 0:
-                raise self._error(ptr, rc)
-            text = _native.copy_string(s)
-        result: SettingsDict = _json_loads(text)
+        result: SettingsDict = _json_loads(self._string(self._lib.agent_settings))
         return result
 
     # ---- tools -------------------------------------------------------------------------
@@ -309,14 +302,7 @@ class Agent:
         if not isinstance(format, str):
             raise TypeError(f"the tools format must be a str, not {type(format).__name__}")
         tool_format = _native.tool_format(format)
-        s = _native.PantoString()
-        with self._calls:  # the string lives until the next call on the agent
-            ptr = self._live()
-            rc = self._lib.agent_tools(ptr, tool_format, 1 if only_allowed else 0, ctypes.byref(s))
-            if rc < 0:
-                raise self._error(ptr, rc)
-            text = _native.copy_string(s)
-        result: List[Dict[str, Any]] = _json_loads(text)
+        result: List[Dict[str, Any]] = _json_loads(self._string(self._lib.agent_tools, tool_format, 1 if only_allowed else 0))
         return result
 
     def get_tool(self, name: str) -> Optional[Tool]:
@@ -452,14 +438,7 @@ class Agent:
         "stop_reason" and "usage"; "stop_reason": "aborted" when its turn was canceled
         (`Stream.cancel()`, `close()` or Ctrl-C): it holds what the model had said until
         then. A user message that holds a compaction's summary carries "compaction"."""
-        s = _native.PantoString()
-        with self._calls:  # the string lives until the next call on the agent
-            ptr = self._live()
-            rc = self._lib.agent_conversation(ptr, ctypes.byref(s))
-            if rc < 0:
-                raise self._error(ptr, rc)
-            text = _native.copy_string(s)
-        result: List[MessageDict] = _json_loads(text)
+        result: List[MessageDict] = _json_loads(self._string(self._lib.agent_conversation))
         return result
 
     # ---- the conversation as a document, and editing it --------------------------------
@@ -469,13 +448,7 @@ class Agent:
         (docs/conversations.md): every block kind, each assistant message's provider, model,
         stop reason and usage. `import_()` takes it back, in any language; export, import,
         export gives the same text."""
-        s = _native.PantoString()
-        with self._calls:  # the string lives until the next call on the agent
-            ptr = self._live()
-            rc = self._lib.agent_export(ptr, ctypes.byref(s))
-            if rc < 0:
-                raise self._error(ptr, rc)
-            return _native.copy_string(s)
+        return self._string(self._lib.agent_export)
 
     def import_(self, document: Union[str, bytes, Mapping[str, Any]]) -> None:
         """Replaces the conversation with an exported document: its JSON text (str or bytes),
@@ -651,6 +624,17 @@ class Agent:
         return f"<panto.Agent {'closed' if self._ptr is None else 'open'}>"
 
     # ---- internals ---------------------------------------------------------------------
+
+    def _string(self, call: Any, *args: Any) -> str:
+        """The string a native call on the agent gives (`call(agent, *args, &out)`), copied
+        while the agent's lock is held: the library lends it until the next call."""
+        s = _native.PantoString()
+        with self._calls:
+            ptr = self._live()
+            rc = call(ptr, *args, ctypes.byref(s))
+            if rc < 0:
+                raise self._error(ptr, rc)
+            return _native.copy_string(s)
 
     def _live(self) -> Any:
         ptr = self._ptr

@@ -169,13 +169,14 @@ def render(message: dict[str, Any], call: Call) -> list[bytes]:
                 signed_call = True
             chunks.append([part])
     stop = message["stop_reason"]
-    out = [dict(base, candidates=[{"content": {"role": "model", "parts": parts}, "index": 0}])
-           for parts in chunks]
+    candidates: list[dict[str, Any]] = [{"content": {"role": "model", "parts": parts}, "index": 0}
+                                        for parts in chunks]
     last = {"index": 0, "finishReason": _FINISH.get(stop, "OTHER")}
-    if out:
-        out[-1]["candidates"][0].update(last)
+    if candidates:
+        candidates[-1].update(last)
     else:
-        out.append(dict(base, candidates=[last]))
+        candidates.append(last)
+    out: list[dict[str, Any]] = [dict(base, candidates=[c]) for c in candidates]
     out[-1]["usageMetadata"] = _usage(message["usage"])
     return [_data(c) for c in out]
 
