@@ -31,7 +31,7 @@ SAMPLES: List[Tuple[type, Tuple[Any, ...]]] = [
     (events.MessageStart, ("msg_1", "claude", "req_1")),
     (events.BlockStart, (0, "text")),
     (events.ContentDelta, (0, "text", "hé")),
-    (events.BlockComplete, (1, "thinking", "hmm", "")),
+    (events.BlockComplete, (1, "thinking", "hmm", "", "")),
     (events.MessageEnd, ("end_turn", "end_turn", USAGE)),
     (events.ToolDetails, (2, "toolu_1", "get_weather")),
     (events.ToolCallStart, ("toolu_1", "get_weather", {"city": "Paris"}, True, True)),
