@@ -3,6 +3,7 @@ const std = @import("std");
 
 pub const usage_text =
     \\usage: panto [options] [-p] [PROMPT...]
+    \\       panto sessions [--all] [--json]
     \\
     \\  With no prompt and a terminal on stdin: interactive mode. With -p, a prompt, or stdin
     \\  not a terminal: print mode (the answer streamed to stdout; the prompt is read from
@@ -28,6 +29,11 @@ pub const usage_text =
     \\                         and AGENTS.md files load (untrusted, print mode leaves them out)
     \\      --version          print the version
     \\  -h, --help             print this help
+    \\
+    \\  panto sessions lists the sessions kept for this folder, newest first (id, last change,
+    \\  messages, first prompt); --all lists every folder's, --json writes them as the
+    \\  library's session list does (one JSON array).
+    \\  (`panto -p sessions` or `panto -- sessions` sends the word as a prompt.)
     \\
     \\Settings: ~/.config/panto/config.json ($XDG_CONFIG_HOME honoured). Manual: docs/cli.md.
     \\
@@ -56,6 +62,15 @@ pub const Args = struct {
     help: bool = false,
     /// The positional words, joined by spaces; null when there were none.
     prompt: ?[]const u8 = null,
+    /// `panto sessions ...`: list the sessions kept, and nothing else.
+    sessions: ?SessionsCommand = null,
+};
+
+/// `panto sessions [--all] [--json]`.
+pub const SessionsCommand = struct {
+    /// Every folder's sessions, not only this one's.
+    all: bool = false,
+    json: bool = false,
 };
 
 pub const Error = error{ Usage, OutOfMemory };
@@ -88,6 +103,9 @@ const thinking_levels = [_][]const u8{ "off", "minimal", "low", "medium", "high"
 
 /// Parses the arguments after the program name. Strings borrow from `argv` or live in `arena`.
 pub fn parse(arena: std.mem.Allocator, argv: []const []const u8, diag: *Diagnostic) Error!Args {
+    // A command word only as the very first argument: a prompt that starts with it goes
+    // after -p or --.
+    if (argv.len > 0 and eql(argv[0], "sessions")) return .{ .sessions = try parseSessions(argv[1..], diag) };
     var a: Args = .{};
     var extensions: std.ArrayList([]const u8) = .empty;
     var words: std.ArrayList([]const u8) = .empty;
@@ -151,6 +169,18 @@ pub fn parse(arena: std.mem.Allocator, argv: []const []const u8, diag: *Diagnost
     return a;
 }
 
+fn parseSessions(argv: []const []const u8, diag: *Diagnostic) Error!SessionsCommand {
+    var c: SessionsCommand = .{};
+    for (argv) |arg| {
+        if (eql(arg, "--all")) {
+            c.all = true;
+        } else if (eql(arg, "--json")) {
+            c.json = true;
+        } else return diag.fail("panto sessions takes --all and --json, not {s}", .{arg});
+    }
+    return c;
+}
+
 const flags = [_][]const u8{ "-p", "--print", "--json", "-c", "--continue", "--no-session", "--no-extensions", "--version", "-h", "--help" };
 
 fn looksLikeOption(arg: []const u8) bool {
@@ -203,6 +233,20 @@ pub fn splitList(arena: std.mem.Allocator, list: []const u8) error{OutOfMemory}!
         if (t.len > 0) try out.append(arena, t);
     }
     return out.items;
+}
+
+test "sessions is a command only as the first word" {
+    var arena: std.heap.ArenaAllocator = .init(std.testing.allocator);
+    defer arena.deinit();
+    var diag: Diagnostic = .{};
+    const listed = try parse(arena.allocator(), &.{ "sessions", "--all" }, &diag);
+    try std.testing.expect(listed.sessions.?.all and !listed.sessions.?.json and listed.prompt == null);
+    const asked = try parse(arena.allocator(), &.{ "-p", "sessions" }, &diag);
+    try std.testing.expect(asked.sessions == null);
+    try std.testing.expectEqualStrings("sessions", asked.prompt.?);
+    try std.testing.expect((try parse(arena.allocator(), &.{ "--", "sessions" }, &diag)).sessions == null);
+    try std.testing.expectError(error.Usage, parse(arena.allocator(), &.{ "sessions", "-p" }, &diag));
+    try std.testing.expectEqualStrings("panto sessions takes --all and --json, not -p", diag.message());
 }
 
 test "options, values, positional words" {

@@ -9,6 +9,7 @@
 //!   system_prompt.zig   the default system prompt (the place, the date, the tools offered)
 //!   trust.zig           a project folder's extensions and AGENTS.md: only once trusted
 //!   sessions.zig        which session a run keeps (--continue, --session, --no-session)
+//!   session_list.zig    `panto sessions`: the sessions kept, to find one
 //!   app.zig             App: the agent, the Lua host, the settings, the turn that runs
 //!   turn.zig            one turn driven to its end: events to an Observer, tool calls to the
 //!                       Lua host, the adaptive thinking fallback (thinking_fallback.zig)
@@ -28,6 +29,7 @@ const names = @import("names.zig");
 const interactive = @import("tui/interactive.zig");
 const trust = @import("trust.zig");
 const system_prompt = @import("system_prompt.zig");
+const session_list = @import("session_list.zig");
 
 /// The C ABI's options (no thread-local signal stack): the Lua module compiled in shares them.
 pub const std_options = @import("panto_lua").std_options;
@@ -61,6 +63,7 @@ pub fn main(init: std.process.Init) !u8 {
         try out.interface.flush();
         return exit_codes.ok;
     }
+    if (args.sessions) |command| return listSessions(init, arena, args, command, &out.interface, stderr);
     const stdin_tty = std.Io.File.stdin().isTty(io) catch false;
     const print = args.print or args.prompt != null or !stdin_tty;
     if (print) print_mode.blockSigint();
@@ -147,6 +150,38 @@ pub fn main(init: std.process.Init) !u8 {
 /// it brings none, with --trust (remembered), or when it was trusted before. Else print mode
 /// goes on without them, saying so on stderr (a script's exit code stays the run's), and
 /// interactive mode asks once: trust (remembered) or not now.
+/// `panto sessions`: the config file says where sessions are; nothing of the project is
+/// loaded (no extension runs, no trust is asked).
+fn listSessions(init: std.process.Init, arena: std.mem.Allocator, args: args_mod.Args, command: args_mod.SessionsCommand, out: *std.Io.Writer, stderr: *std.Io.Writer) !u8 {
+    const io = init.io;
+    const cwd = try std.process.currentPathAlloc(io, arena);
+    const home = init.environ_map.get("HOME");
+    var problem: []const u8 = "";
+    const settings = settings_mod.load(init.gpa, arena, io, args, .{
+        .home = home,
+        .xdg_config_home = init.environ_map.get("XDG_CONFIG_HOME"),
+        .cwd = cwd,
+        .untrusted_project = cwd,
+    }, stderr, &problem) catch |err| switch (err) {
+        error.OutOfMemory => return err,
+        else => {
+            try stderr.print("panto: {s}\n", .{problem});
+            return exit_codes.usage;
+        },
+    };
+    var diag: panto.config.Diagnostic = .{};
+    session_list.run(init.gpa, arena, command, settings.session_place, cwd, home, out, stderr, &diag) catch |err| switch (err) {
+        error.OutOfMemory => return err,
+        error.WriteFailed => return exit_codes.internal,
+        else => {
+            try stderr.print("panto: {s}\n", .{diag.message()});
+            return exit_codes.usage;
+        },
+    };
+    try out.flush();
+    return exit_codes.ok;
+}
+
 fn trustProject(arena: std.mem.Allocator, io: std.Io, project: trust.Project, args: args_mod.Args, print: bool, list: ?[:0]const u8, out: *std.Io.Writer, stderr: *std.Io.Writer) !bool {
     if (!args.trust and (project.bringsNothing() or trust.isTrusted(arena, io, list, project.root))) return true;
     if (args.trust or (!print and try askTrust(project, out))) {
@@ -266,6 +301,7 @@ test {
     _ = @import("names.zig");
     _ = @import("project_context.zig");
     _ = @import("sessions.zig");
+    _ = @import("session_list.zig");
     _ = @import("thinking_fallback.zig");
     _ = @import("trust.zig");
     _ = @import("system_prompt.zig");

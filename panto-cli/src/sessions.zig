@@ -71,7 +71,7 @@ pub fn resolve(gpa: std.mem.Allocator, arena: std.mem.Allocator, choice: Choice,
     return .{ .value = .{ .object = obj }, .recorded = recorded };
 }
 
-fn sessionDir(arena: std.mem.Allocator, place: Place, diag: *panto.config.Diagnostic) Error![]const u8 {
+pub fn sessionDir(arena: std.mem.Allocator, place: Place, diag: *panto.config.Diagnostic) Error![]const u8 {
     return place.dir orelse (try panto.session.default_dir(arena)) orelse {
         diag.fail("no session directory: set HOME, or \"session\": {{\"dir\": ...}} in the config file", .{}) catch {};
         return error.SessionWrite;

@@ -56,6 +56,8 @@ pub const Settings = struct {
     /// The config file (which may not exist) and the user's extension folder.
     config_path: []const u8,
     user_extensions: []const u8,
+    /// Where sessions are kept (the file's "session" object).
+    session_place: sessions.Place = .{},
 
     /// The tool `name` is offered (--tools).
     pub fn offers(s: *const Settings, name: []const u8) bool {
@@ -152,7 +154,8 @@ pub fn load(gpa: std.mem.Allocator, arena: std.mem.Allocator, io: std.Io, args: 
     }
     if (file.get("read_tool")) |rt| s.native_read = rt != .null;
 
-    const choice: sessions.Choice = if (args.no_session or !session_on)
+    s.session_place = place;
+    const choice: sessions.Choice = if (args.no_session or !session_on or args.sessions != null)
         .none
     else if (args.@"continue") .newest else if (args.session) |id| .{ .named = id } else if (args.new_session) |id| .{ .create = id } else .new;
     var diag: panto.config.Diagnostic = .{};

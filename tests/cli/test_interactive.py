@@ -675,3 +675,42 @@ def test_session_shows_the_system_prompt_and_whose_it_is(emulator, pane, workdir
     q.type("/session")
     screen = q.wait_for("Be brief.", after=mark)
     assert "system prompt (--system" in screen and "Working directory:" not in screen
+
+
+def test_new_and_fork_go_on_in_new_sessions(emulator, pane, home):
+    emu = emulator({"responses": [text_reply("Noted: blue."), text_reply("Fresh start."),
+                                  text_reply("Forked answer.")]})
+    p = pane()
+    p.type("My colour is blue")
+    p.wait_for("Noted: blue.")
+    mark = p.mark()
+    p.type("/fork 3")
+    p.wait_for("/fork: 3 is past the conversation's end (2 messages)", after=mark)
+    mark = p.mark()
+    p.type("/fork x")
+    p.wait_for("/fork: N is a number of messages, from 0 to 2", after=mark)
+    mark = p.mark()
+    p.type("/new")
+    screen = p.wait_for("is kept: panto --session", after=mark)
+    first = re.search(r"the last one, (\S+),", screen).group(1)  # type: ignore[union-attr]
+    p.type("Hello again")
+    p.wait_for("Fresh start.")
+    # /new sent nothing of the first conversation.
+    assert [m["role"] for m in emu.requests()[1]["body"]["messages"]] == ["user"]
+    mark = p.mark()
+    p.type("/fork 0")
+    p.wait_for("forked: session", after=mark)
+    mark = p.mark()
+    p.type("/session")
+    p.wait_for("0 messages", after=mark)
+    p.type("Third")
+    p.wait_for("Forked answer.")
+    p.type("/quit")
+    assert p.exit_status() == 0
+    files = sorted((home / ".local" / "share" / "panto" / "sessions").glob("*.jsonl"))
+    assert len(files) == 3
+    headers = {f.stem: json.loads(f.read_text().splitlines()[0]) for f in files}
+    # The first session's file is as it was; the others name their parent.
+    assert "Noted: blue." in (home / ".local" / "share" / "panto" / "sessions" / f"{first}.jsonl").read_text()
+    parents = sorted((h.get("parent") or {}).get("id", "") for h in headers.values())
+    assert parents[0] == "" and first in parents

@@ -217,3 +217,51 @@ def test_new_session_refuses_an_id_taken(emulator, run_panto, home):
     assert r.returncode == 2
     assert r.stderr == f"panto: session mine already exists in {sessions_dir(home)}\n"
     assert len(emu.requests()) == 1
+
+
+def test_sessions_lists_this_folders_sessions_newest_first(emulator, run_panto, workdir, home):
+    emulator({"responses": [text_reply("a"), text_reply("b"), text_reply("c"), text_reply("d")]})
+    older = first_line(run_panto("--json", "-p", "fix the build\nand then the tests").stdout)["id"]
+    other = home / "elsewhere"
+    other.mkdir()
+    assert run_panto("-p", "a question elsewhere", cwd=other).returncode == 0
+    newer = first_line(run_panto("--json", "-p", "write the changelog").stdout)["id"]
+    assert run_panto("--session", newer, "-p", "and the docs").returncode == 0
+
+    r = run_panto("sessions")
+    assert r.returncode == 0, r.stderr
+    lines = r.stdout.splitlines()
+    assert lines[0].split() == ["ID", "UPDATED", "(UTC)", "MSGS", "FIRST", "PROMPT"]
+    rows = [line.split(None, 4) for line in lines[1:]]
+    # This folder's two, the one resumed last first; the prompt's first line only.
+    assert [(row[0], row[3], row[4]) for row in rows] == [
+        (newer, "4", "write the changelog"), (older, "2", "fix the build")]
+
+    listed = run_panto("sessions", "--all")
+    assert listed.returncode == 0
+    assert "FOLDER" in listed.stdout.splitlines()[0]
+    assert len(listed.stdout.splitlines()) == 4
+    assert "~/elsewhere  a question elsewhere" in listed.stdout
+
+    j = run_panto("sessions", "--json")
+    data = json.loads(j.stdout)
+    assert [(s["id"], s["message_count"], s["cwd"]) for s in data] == [
+        (newer, 4, str(workdir)), (older, 2, str(workdir))]
+    assert data[1]["first_user_text"] == "fix the build\nand then the tests"
+
+
+def test_sessions_with_none_kept_says_so(run_panto, home):
+    r = run_panto("sessions")
+    assert (r.returncode, r.stdout) == (0, "")
+    assert "no session kept for" in r.stderr and "--all" in r.stderr
+    assert run_panto("sessions", "--json").stdout.strip() == "[]"
+
+
+def test_sessions_refuses_other_options_and_a_prompt_goes_after_p(emulator, run_panto, home):
+    r = run_panto("sessions", "--model", "x")
+    assert r.returncode == 2
+    assert "panto sessions takes --all and --json, not --model" in r.stderr
+    emu = emulator({"responses": [text_reply("fine")]})
+    asked = run_panto("-p", "sessions")
+    assert (asked.returncode, asked.stdout.strip()) == (0, "fine")
+    assert emu.requests()[0]["body"]["messages"][0]["content"][0]["text"] == "sessions"

@@ -15,6 +15,8 @@ pub const builtins = [_]Builtin{
     .{ .name = "model", .usage = "/model [[PROVIDER:]NAME]", .description = "show the model, or switch (and the provider)" },
     .{ .name = "thinking", .usage = "/thinking [LEVEL|show|hide]", .description = "the thinking level (off minimal low medium high); show/hide its text" },
     .{ .name = "session", .usage = "/session", .description = "the session this conversation is kept in" },
+    .{ .name = "new", .usage = "/new", .description = "start a new conversation, in a new session" },
+    .{ .name = "fork", .usage = "/fork [N]", .description = "go on in a new session holding this one's first N messages (all)" },
     .{ .name = "compact", .usage = "/compact", .description = "summarize the older messages to free context" },
     .{ .name = "help", .usage = "/help", .description = "this list, and the keys" },
     .{ .name = "quit", .usage = "/quit", .description = "exit (Ctrl-D on an empty line too)" },
@@ -47,6 +49,10 @@ pub fn run(ctx: Context, line: []const u8) Writer.Error!Outcome {
         try session(ctx);
     } else if (eql(name, "compact")) {
         try compact(ctx);
+    } else if (eql(name, "new")) {
+        try newSession(ctx);
+    } else if (eql(name, "fork")) {
+        try fork(ctx, args);
     } else if (!ctx.app.host.runCommand(name, args, out)) {
         try out.print("{s}unknown command /{s}{s} (/help lists them)\n", .{ style.red, name, style.reset });
     }
@@ -136,6 +142,47 @@ fn session(ctx: Context) Writer.Error!void {
         });
     } else try ctx.out.print("no session (--no-session): {d} messages in memory\n", .{agent.messageCount()});
     try systemPrompt(ctx);
+}
+
+/// `/new`: the conversation starts again, in a session of its own (the core's fork at 0
+/// messages: the new file names the old one as its parent, whose file stays as it was).
+/// Without a session, the conversation in memory is cleared.
+fn newSession(ctx: Context) Writer.Error!void {
+    const agent = ctx.app.agent;
+    if (agent.sessionInfo() == null) {
+        var diag: panto.conversation_json.Diagnostic = .{};
+        agent.truncate(0, &diag) catch |err| return ctx.out.print("{s}/new: {s}{s}\n", .{ style.red, @errorName(err), style.reset });
+        return ctx.out.writeAll("new conversation (no session)\n");
+    }
+    const old = agent.sessionInfo().?.id;
+    var old_buf: [128]u8 = undefined;
+    const old_id = old_buf[0..old.len];
+    @memcpy(old_id, old);
+    if (try forkAt(ctx, "new", 0)) try ctx.out.print("new session {s} (the last one, {s}, is kept: panto --session {s})\n", .{ agent.sessionInfo().?.id, old_id, old_id });
+}
+
+/// `/fork [N]`: the core's session fork, at N messages (all when not given).
+fn fork(ctx: Context, args: []const u8) Writer.Error!void {
+    const agent = ctx.app.agent;
+    if (agent.sessionInfo() == null) return ctx.out.print("{s}/fork: no session to fork (--no-session){s}\n", .{ style.red, style.reset });
+    const count = if (args.len == 0) agent.messageCount() else std.fmt.parseInt(usize, args, 10) catch
+        return ctx.out.print("{s}/fork: N is a number of messages, from 0 to {d}{s}\n", .{ style.red, agent.messageCount(), style.reset });
+    if (try forkAt(ctx, "fork", count)) try ctx.out.print("forked: session {s}, {d} messages\n", .{ agent.sessionInfo().?.id, agent.messageCount() });
+}
+
+/// agent.forkSession(count); a refusal is shown with the core's words. true: done.
+fn forkAt(ctx: Context, command: []const u8, count: usize) Writer.Error!bool {
+    var diag: panto.config.Diagnostic = .{};
+    ctx.app.agent.forkSession(count, null, &diag) catch |err| {
+        if (err == error.InvalidArgument) {
+            try ctx.out.print("{s}/{s}: {d} is past the conversation's end ({d} messages){s}\n", .{ style.red, command, count, ctx.app.agent.messageCount(), style.reset });
+        } else {
+            const why = if (diag.message().len > 0) diag.message() else @errorName(err);
+            try ctx.out.print("{s}/{s}: {s}{s}\n", .{ style.red, command, why, style.reset });
+        }
+        return false;
+    };
+    return true;
 }
 
 /// The system prompt sent, dim and indented, and whose it is.
