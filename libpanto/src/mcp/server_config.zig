@@ -46,7 +46,14 @@ pub fn parse(arena: Allocator, value: std.json.Value, diag: *Diagnostic) config_
             return diag.fail("mcp_servers: \"{s}\" is not a server name: a letter, then up to 23 letters, digits, '_' or '-', without \"__\"", .{name});
         list[i] = try parseOne(arena, name, entry.value_ptr.*, diag);
     }
+    // In name order, whatever the order of the JSON object's keys (a Lua table or a Go map
+    // has none): the tools a request offers are then the same from every language.
+    std.mem.sort(ServerConfig, list, {}, byName);
     return list;
+}
+
+fn byName(_: void, a: ServerConfig, b: ServerConfig) bool {
+    return std.mem.lessThan(u8, a.name, b.name);
 }
 
 fn parseOne(arena: Allocator, name: []const u8, value: std.json.Value, diag: *Diagnostic) config_mod.ParseError!ServerConfig {
@@ -125,10 +132,12 @@ test "mcp_servers parses, and bad servers are refused with a reason" {
     const arena = arena_state.allocator();
     var diag: Diagnostic = .{};
     const good = try std.json.parseFromSliceLeaky(std.json.Value, arena,
-        \\{"files":{"command":"python3","args":["s.py"],"env":{"A":"1"},"cwd":"/tmp","tools":["echo"],"requires":["net"],"timeout_ms":5}}
+        \\{"files":{"command":"python3","args":["s.py"],"env":{"A":"1"},"cwd":"/tmp","tools":["echo"],"requires":["net"],"timeout_ms":5},"db":{"command":"db"}}
     , .{});
-    const list = try parse(arena, good, &diag);
-    try std.testing.expectEqual(@as(usize, 1), list.len);
+    const both = try parse(arena, good, &diag);
+    try std.testing.expectEqual(@as(usize, 2), both.len);
+    try std.testing.expectEqualStrings("db", both[0].name); // in name order
+    const list = both[1..];
     try std.testing.expectEqualStrings("files", list[0].name);
     try std.testing.expectEqualStrings("s.py", list[0].args[0]);
     try std.testing.expectEqualStrings("1", list[0].env[0].value);
