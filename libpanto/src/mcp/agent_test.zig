@@ -4,8 +4,7 @@
 const std = @import("std");
 const st = @import("../stream_test.zig");
 const Agent = @import("../agent.zig").Agent;
-const ServerConfig = @import("server_config.zig").ServerConfig;
-const ev = @import("../event.zig");
+const isRunning = @import("client_test.zig").isRunning;
 
 const gpa = std.testing.allocator;
 
@@ -71,6 +70,27 @@ test "mcp: a turn's calls are answered by the server: text, isError, image, stru
     try std.testing.expectEqualStrings("net", echo.capabilities[0]);
     try std.testing.expect(std.mem.indexOf(u8, echo.schema_json, "$schema") != null);
     try std.testing.expect(agent.findTool("t__docs") != null);
+}
+
+test "mcp: servers start at the first turn, not with the agent, and end when the agent is freed" {
+    var server: st.TestServer = undefined;
+    try server.startMany(.{}, &.{});
+    defer server.stop();
+    const agent = try st.loopbackAgent(server.port, .{ .provider = .anthropic, .model = "m", .mcp_servers = &.{
+        .{ .name = "t", .command = "python3", .args = &.{script()} },
+    } });
+    var freed = false;
+    defer if (!freed) agent.deinit();
+    try std.testing.expect(agent.mcp.list[0].client == null);
+    const stream = try agent.run("go");
+    while (try stream.next()) |_| {}
+    stream.destroy();
+    const pid = agent.mcp.list[0].client.?.process.pid();
+    try std.testing.expect(isRunning(pid));
+    agent.deinit();
+    freed = true;
+    // Killed and reaped before deinit returned.
+    try std.testing.expect(!isRunning(pid));
 }
 
 test "mcp: the allow-list offers only the tools it names" {

@@ -151,7 +151,7 @@ test "mcp: closing ends the server's whole process group" {
 }
 
 /// Whether `pid` is a live process (not gone, not a zombie), from /proc.
-fn isRunning(pid: std.c.pid_t) bool {
+pub fn isRunning(pid: std.c.pid_t) bool {
     var path_buf: [64]u8 = undefined;
     const path = std.fmt.bufPrintZ(&path_buf, "/proc/{d}/stat", .{pid}) catch return false;
     const fd = std.c.open(path, .{});
