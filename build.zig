@@ -201,7 +201,11 @@ pub fn build(b: *std.Build) void {
     // The MCP client's tests spawn this stdio server (libpanto/src/mcp/client_test.zig).
     run_core_tests.setEnvironmentVariable("PANTO_MCP_TEST_SERVER", b.pathFromRoot("tests/mcp/server.py"));
     run_core_tests.setEnvironmentVariable("PANTO_MCP_SDK_SERVER", b.pathFromRoot("tests/mcp/sdk_server.py"));
+    // The venv's python has the official SDK (PyPI `mcp`, requirements-dev.txt), so the SDK
+    // server's test runs in every `zig build test` and never skips.
+    run_core_tests.setEnvironmentVariable("PANTO_MCP_PYTHON", b.pathFromRoot(".venv/bin/python"));
     test_step.dependOn(&run_core_tests.step);
+    b.step("test-core", "Run the core's unit tests alone (-Dtest-filter=NAME: some of them)").dependOn(&run_core_tests.step);
     const c_tests = b.addTest(.{ .root_module = c_api });
     test_step.dependOn(&b.addRunArtifact(c_tests).step);
     if (cli_tests) |t| {

@@ -398,6 +398,19 @@ typedef struct PantoStream PantoStream;
  *               "sequential": true makes that tool's calls run alone either way
  *   log         object {"level": "off" | "debug" | "body", "file": path}: see PANTO_LOG below;
  *               the config wins over the environment; file (appended to) defaults to stderr
+ *   mcp_servers object of MCP servers (stdio) by name, whose tools the agent offers (docs/mcp.md):
+ *               {"NAME": {"command": string, "args": [string], "env": {NAME: value}, "cwd":
+ *               path, "tools": [allowed MCP tool names], "requires": [capabilities every
+ *               tool of the server needs], "timeout_ms": 60000, "init_timeout_ms": 30000}}.
+ *               NAME: a letter, then up to 23 letters, digits, '_' or '-', without "__". A
+ *               server gets only PATH, HOME and its "env". Started at the agent's first turn
+ *               (and again at a turn after it died); its tools are offered as NAME__TOOL
+ *               (bytes outside [A-Za-z0-9_-] as '_'; cut with a hash past 64 bytes) and run
+ *               by panto (awaiting_result false). One that cannot start fails that turn,
+ *               before any request, with PANTO_ERR_CONFIG (error type "mcp_server_error",
+ *               the message names the server); one that fails during a call (exits, times
+ *               out, breaks the protocol) gives that call an error result naming it, and the
+ *               turn goes on. Servers end when the agent is freed. Not by set_config
  *
  * Request parameters (docs/requests.md has each provider's wire form). Left out, a parameter
  * is not sent and the provider's default applies. One that a provider does not have is

@@ -78,6 +78,21 @@ type Config struct {
 	// Session keeps the conversation in a session file that survives the process (opened,
 	// resumed or created as Session.Mode says); nil: the conversation lives in memory only.
 	Session *Session `json:"session,omitempty"`
+	// MCPServers are MCP servers (stdio) by name, whose tools the agent offers as
+	// NAME__TOOL and runs itself (docs/mcp.md); the library checks them.
+	MCPServers map[string]MCPServer `json:"mcp_servers,omitempty"`
+}
+
+// MCPServer is one entry of Config.MCPServers, passed to the library as it is (docs/mcp.md).
+type MCPServer struct {
+	Command       string            `json:"command"`
+	Args          []string          `json:"args,omitempty"`
+	Env           map[string]string `json:"env,omitempty"` // added to PATH and HOME, all it gets
+	Cwd           string            `json:"cwd,omitempty"`
+	Tools         []string          `json:"tools,omitempty"`    // an allow-list of its tool names
+	Requires      []string          `json:"requires,omitempty"` // capabilities each of its tools needs
+	TimeoutMs     int               `json:"timeout_ms,omitempty"`
+	InitTimeoutMs int               `json:"init_timeout_ms,omitempty"`
 }
 
 // MarshalJSON writes the JSON object panto_agent_new takes (NewAgentJSON).

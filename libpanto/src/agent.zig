@@ -20,6 +20,8 @@ const KeepAlive = @import("transport/keep_alive.zig").KeepAlive;
 const compaction = @import("compaction.zig");
 const request_options = @import("request_options.zig");
 const log_mod = @import("log.zig");
+const mcp_servers = @import("mcp/servers.zig");
+const mcp_config = @import("mcp/server_config.zig");
 
 pub const RunError = error{ Busy, OutOfMemory, SessionWrite };
 /// A turn with options: they may be refused (InvalidConfig, the reason in the Diagnostic).
@@ -59,6 +61,8 @@ pub const Agent = struct {
     log: log_mod.Sink = .{},
     /// Proxies and trusted certificates from the environment.
     network: network.Settings,
+    /// The MCP servers of config.mcp_servers: started by a turn that needs their tools.
+    mcp: mcp_servers.Servers = .{ .gpa = std.heap.page_allocator },
     /// True while a stream of this agent is unfinished: one turn at a time.
     busy: bool = false,
     /// Streams not yet destroyed, finished or not: each still points at this agent.
@@ -126,6 +130,9 @@ pub const Agent = struct {
         a.log = .open(a.config.log, a.config.api_key);
         a.keep_alive.log = .{ .on = a.log.on(), .sink = &a.log };
         a.config.request = try request_options.dupe(arena, config.request);
+        a.config.mcp_servers = try mcp_config.dupe(arena, config.mcp_servers);
+        a.mcp = try .init(gpa, a.config.mcp_servers);
+        errdefer a.mcp.deinit();
         try config_mod.checkWireStrings(a.config, keySource(a.origins.api_key), diag);
         try config_mod.checkBaseUrl(a.config.base_url.?, baseUrlSource(a.origins.base_url, a.config.provider), diag);
         try request_options.check(a.config, diag);
@@ -221,6 +228,7 @@ pub const Agent = struct {
         }
         a.keep_alive.closeParked(.agent_freed);
         a.keep_alive.closeIdle(&a.http, .agent_freed);
+        a.mcp.deinit();
         a.log.close();
         a.http.deinit();
         a.network.deinit();

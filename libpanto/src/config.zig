@@ -15,6 +15,7 @@ const read_tool = @import("read_tool.zig");
 const session_id = @import("session/id.zig");
 const request_options = @import("request_options.zig");
 const endpoint = @import("endpoint.zig");
+const mcp_config = @import("mcp/server_config.zig");
 
 /// A configuration with borrowed strings; `Agent.init` copies what it keeps.
 pub const Config = struct {
@@ -49,6 +50,8 @@ pub const Config = struct {
     log: ?Log = null,
     /// Request parameters (request_options.zig checks them per provider; providers/ write them).
     request: RequestOptions = .{},
+    /// MCP servers whose tools the agent offers (mcp/server_config.zig); panto_agent_new only.
+    mcp_servers: []const mcp_config.ServerConfig = &.{},
 };
 
 pub const ToolExecution = enum { parallel, sequential };
@@ -234,7 +237,7 @@ pub const Diagnostic = struct {
 
 pub const ParseError = error{ InvalidConfig, OutOfMemory };
 
-const known_keys = [_][]const u8{ "provider", "model", "base_url", "api_key", "system", "max_tokens", "tools", "capabilities", "max_tool_iterations", "read_tool", "thinking", "retry", "timeouts", "keep_alive", "compaction", "session", "tool_execution", "log" } ++ request_options.keys;
+const known_keys = [_][]const u8{ "provider", "model", "base_url", "api_key", "system", "max_tokens", "tools", "capabilities", "max_tool_iterations", "read_tool", "thinking", "retry", "timeouts", "keep_alive", "compaction", "session", "tool_execution", "log", "mcp_servers" } ++ request_options.keys;
 
 /// The keys a turn's options may set (PantoInput.options, Agent.runWith).
 const turn_keys = [_][]const u8{ "max_tokens", "system", "thinking", "cache_breakpoint" } ++ request_options.keys;
@@ -258,6 +261,8 @@ pub fn patchJson(arena: Allocator, config: *Config, json: []const u8, diag: *Dia
     const obj = try parseObject(arena, json, diag);
     if (obj.contains("tools")) return diag.fail("tools cannot be changed by set_config: add them with add_tool", .{});
     if (obj.contains("session")) return diag.fail("session cannot be changed by set_config: an agent keeps the session it was made with (fork_session starts another)", .{});
+    // Its servers run with the agent, and their tools are in its registry: an agent keeps them.
+    if (obj.contains("mcp_servers")) return diag.fail("mcp_servers cannot be changed by set_config: an agent keeps the servers it was made with", .{});
     var changed = config.*;
     try apply(arena, &changed, obj, diag);
     config.* = changed;
@@ -407,6 +412,7 @@ fn apply(arena: Allocator, config: *Config, obj: std.json.ObjectMap, diag: *Diag
     }
     if (obj.get("compaction")) |v| try applyCompaction(&config.compaction, v, diag);
     if (obj.get("session")) |v| config.session = try parseSession(v, diag);
+    if (obj.get("mcp_servers")) |v| config.mcp_servers = try mcp_config.parse(arena, v, diag);
     try checkWireStrings(config.*, .config, diag);
     try request_options.check(config.*, diag);
     if (config.base_url) |url| try checkBaseUrl(url, "base_url", diag);

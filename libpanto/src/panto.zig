@@ -137,4 +137,9 @@ test {
     _ = @import("mcp/stdio.zig");
     _ = @import("mcp/client.zig");
     _ = @import("mcp/client_test.zig");
+    _ = @import("mcp/server_config.zig");
+    _ = @import("mcp/tool_name.zig");
+    _ = @import("mcp/result.zig");
+    _ = @import("mcp/servers.zig");
+    _ = @import("mcp/agent_test.zig");
 }

@@ -14,6 +14,7 @@ const providers = @import("providers.zig");
 const tool_round = @import("tool_round.zig");
 const Round = tool_round.Round;
 const watchdog = @import("transport/watchdog.zig");
+const mcp_servers = @import("mcp/servers.zig");
 const retry = @import("retry.zig");
 const batch = @import("batch.zig");
 const tunnel = @import("transport/tunnel.zig");
@@ -125,6 +126,9 @@ pub const Stream = struct {
     compaction: ?*compaction.Run = null,
     /// Whether the request about to go out needs a compaction first was decided.
     compaction_checked: bool = false,
+    /// The agent's MCP servers were started for this turn (once a turn: a server that dies
+    /// in it fails its calls, not the turn's next request; the next turn starts it again).
+    mcp_started: bool = false,
     /// What finalMessage and finalJson keep (structured_output.zig).
     final: structured_output.Final = .{},
     /// A stream driven by `step()`: its fiber (stream_step.zig).
@@ -314,7 +318,7 @@ pub const Stream = struct {
                     return s.hold(.{ .tool_call_start = .{ .id = c.id, .name = c.name, .input = c.input, .awaiting_result = c.handling == .host, .sequential = c.sequential } });
                 }
                 if (s.round.pending()) return error.ResultPending;
-                s.round.runNative(s.agent) catch |err| return s.fail(err);
+                s.runRound() catch |err| return s.fail(err);
                 s.phase = .tool_results;
                 s.cursor = 0;
                 return s.nextAny();
@@ -350,6 +354,7 @@ pub const Stream = struct {
                 s.compaction_checked = true;
                 if (try s.startThresholdCompaction()) return s.hold(try s.nextOfSummary());
             }
+            s.startMcpServers() catch |err| return s.fail(err);
             s.open() catch |err| return s.hold(try s.failOrRetry(err, true));
             s.state = .streaming;
         }
@@ -644,7 +649,7 @@ pub const Stream = struct {
                 s.assembly.commitPartial(&s.agent.conversation, s.agent.origin()) catch {};
             },
             .tool_starts, .tool_results => {
-                s.round.answerAllWith("The turn was canceled before this tool call finished.") catch {};
+                s.round.answerAllWith(mcp_servers.canceled_message) catch {};
                 s.round.commitResults(&s.agent.conversation) catch {};
                 s.round.clear();
             },
@@ -724,6 +729,41 @@ pub const Stream = struct {
         }
         s.phase = .tool_starts;
         s.cursor = 0;
+    }
+
+    /// Runs the round's native and MCP calls. The MCP calls wait on their servers: a cancel
+    /// (or close) of the turn from another thread ends those waits through an eventfd the
+    /// watchdog writes (the stream's own when it is polled, else one made for the round).
+    fn runRound(s: *Stream) Allocator.Error!void {
+        const has_mcp = for (s.round.calls.items) |c| {
+            if (c.handling == .mcp and c.result == null) break true;
+        } else false;
+        if (!has_mcp or s.watch.wake_fd >= 0) return s.round.runNative(s.agent, s.watch.wake_fd);
+        const fd = std.c.eventfd(0, std.os.linux.EFD.CLOEXEC | std.os.linux.EFD.NONBLOCK);
+        if (fd < 0) return s.round.runNative(s.agent, -1); // (a cancel then waits for the calls)
+        watchdog.setWake(&s.watch, fd);
+        defer {
+            watchdog.setWake(&s.watch, -1);
+            _ = std.c.close(fd);
+        }
+        return s.round.runNative(s.agent, fd);
+    }
+
+    /// Before the turn's first request offers their tools: the agent's MCP servers run and
+    /// their tools are listed (mcp/servers.zig). A server that cannot start fails the turn
+    /// with a config error naming it, before anything is sent.
+    fn startMcpServers(s: *Stream) TurnError!void {
+        const agent = s.agent;
+        if (s.mcp_started or agent.mcp.list.len == 0 or s.phase == .summary) return;
+        s.mcp_started = true;
+        var diag: config_mod.Diagnostic = .{};
+        agent.mcp.ensureStarted(&agent.tools, &agent.log, &diag) catch |err| switch (err) {
+            error.OutOfMemory => return error.OutOfMemory,
+            error.McpServer => {
+                s.detail.set(agent.gpa, 0, "mcp_server_error", diag.message());
+                return error.Config;
+            },
+        };
     }
 
     /// Fails the turn at the next call, answering the round's calls with the reason so that

@@ -20,6 +20,8 @@ pub const Handling = enum {
     native,
     /// panto answered it already (unknown tool, invalid input).
     answered,
+    /// One of the agent's MCP servers runs it (mcp/servers.zig).
+    mcp,
 };
 
 pub const Call = struct {
@@ -29,6 +31,8 @@ pub const Call = struct {
     input: []u8,
     handling: Handling,
     native: ?tools.Native = null,
+    /// The MCP server that runs it (`.mcp`).
+    mcp_server: u32 = 0,
     /// The call must run alone (its tool is sequential, or the agent's tool_execution).
     sequential: bool = false,
     /// The result's text: all of it, or with `parts`, its text parts joined (content.zig).
@@ -185,6 +189,9 @@ pub const Round = struct {
             if (!nativeInputOk(n, value, &problem)) return r.invalid(c, problem.message());
             c.handling = .native;
             c.native = n;
+        } else if (tool.mcp_server) |server| {
+            c.handling = .mcp;
+            c.mcp_server = server;
         } else c.handling = .host;
     }
 
@@ -217,31 +224,58 @@ pub const Round = struct {
         return false;
     }
 
-    /// Runs the native calls, on threads when there are several.
-    pub fn runNative(r: *Round, agent: *const Agent) Allocator.Error!void {
+    /// Runs the native and MCP calls, on threads when there are several: each native call on
+    /// its own, each MCP server's calls in order on one (a server's connection carries one
+    /// request at a time here), so that different servers and native tools run at once.
+    /// `cancel_fd` (or -1): readable once the turn is canceled, which ends the MCP calls' waits.
+    pub fn runNative(r: *Round, agent: *Agent, cancel_fd: std.c.fd_t) Allocator.Error!void {
+        // Decided before any thread starts: the threads set results.
+        const starts = try r.gpa.alloc(bool, r.calls.items.len);
+        defer r.gpa.free(starts);
         var count: usize = 0;
-        for (r.calls.items) |c| {
-            if (c.handling == .native and c.result == null) count += 1;
+        for (r.calls.items, starts, 0..) |c, *start, i| {
+            start.* = c.result == null and (c.handling == .native or r.firstOfServer(i));
+            if (start.*) count += 1;
         }
         if (count == 0) return;
         var failed = false;
         if (count == 1) {
-            for (r.calls.items) |*c| if (c.handling == .native and c.result == null) runOne(r.gpa, agent, c, &failed);
+            for (r.calls.items, starts) |*c, start| {
+                if (!start) continue;
+                if (c.handling == .native) runOne(r.gpa, agent, c, &failed) else runServerCalls(r, agent, c.mcp_server, cancel_fd, &failed);
+            }
         } else {
             const threads = try r.gpa.alloc(?std.Thread, r.calls.items.len);
             defer r.gpa.free(threads);
-            for (r.calls.items, threads) |*c, *t| {
+            for (r.calls.items, threads, starts) |*c, *t, start| {
                 t.* = null;
-                if (c.handling != .native or c.result != null) continue;
-                // A thread that cannot start runs its call here instead.
-                t.* = std.Thread.spawn(.{}, runOne, .{ r.gpa, agent, c, &failed }) catch blk: {
-                    runOne(r.gpa, agent, c, &failed);
-                    break :blk null;
-                };
+                if (!start) continue;
+                // A thread that cannot start runs its calls here instead.
+                if (c.handling == .native) {
+                    t.* = std.Thread.spawn(.{}, runOne, .{ r.gpa, agent, c, &failed }) catch blk: {
+                        runOne(r.gpa, agent, c, &failed);
+                        break :blk null;
+                    };
+                } else {
+                    t.* = std.Thread.spawn(.{}, runServerCalls, .{ r, agent, c.mcp_server, cancel_fd, &failed }) catch blk: {
+                        runServerCalls(r, agent, c.mcp_server, cancel_fd, &failed);
+                        break :blk null;
+                    };
+                }
             }
             for (threads) |t| if (t) |thread| thread.join();
         }
         if (failed) return error.OutOfMemory;
+    }
+
+    /// Whether call `i` is the first MCP call of its server still to run.
+    fn firstOfServer(r: *const Round, i: usize) bool {
+        const c = r.calls.items[i];
+        if (c.handling != .mcp or c.result != null) return false;
+        for (r.calls.items[0..i]) |before| {
+            if (before.handling == .mcp and before.result == null and before.mcp_server == c.mcp_server) return false;
+        }
+        return true;
     }
 
     /// Appends the results to the conversation as one user message, in call order.
@@ -266,6 +300,18 @@ fn nativeInputOk(n: tools.Native, input: std.json.Value, problem: *schema.Proble
     return switch (n) {
         .read => read_tool.readInput(input, problem) != null,
     };
+}
+
+/// Runs the round's calls of MCP server `server`, in call order.
+fn runServerCalls(r: *Round, agent: *Agent, server: u32, cancel_fd: std.c.fd_t, failed: *bool) void {
+    for (r.calls.items) |*c| {
+        if (c.handling != .mcp or c.mcp_server != server or c.result != null) continue;
+        const outcome = agent.mcp.call(server, c.name, c.input, cancel_fd) catch {
+            @atomicStore(bool, failed, true, .seq_cst);
+            return;
+        };
+        c.setContent(r.gpa, outcome.content, outcome.is_error);
+    }
 }
 
 fn runOne(gpa: Allocator, agent: *const Agent, c: *Call, failed: *bool) void {
@@ -409,7 +455,7 @@ test "the native read tool's image is a result with parts: the conversation keep
     var round: Round = .{ .gpa = gpa };
     defer round.deinit();
     try collectCalls(agent, &round, &.{.{ "read", "{\"path\":\"dot.png\"}" }});
-    try round.runNative(agent);
+    try round.runNative(agent, -1);
     const c = round.calls.items[0];
     try std.testing.expect(!c.is_error);
     try std.testing.expectEqualStrings("", c.result.?);

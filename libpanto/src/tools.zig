@@ -23,6 +23,8 @@ pub const Tool = struct {
     native: ?Native = null,
     /// Its calls run alone: after the calls before them finish, before the calls after start.
     sequential: bool = false,
+    /// A tool of the agent's MCP server of this index (mcp/servers.zig), which runs its calls.
+    mcp_server: ?u32 = null,
 
     /// Whether an agent granted `granted` may use this tool.
     pub fn allowedWith(t: Tool, granted: []const []const u8) bool {
@@ -58,6 +60,10 @@ pub const Set = struct {
         return set.list.items;
     }
 
+    pub fn has(set: *const Set, name: []const u8) bool {
+        return set.find(name) != null;
+    }
+
     pub fn find(set: *const Set, name: []const u8) ?*const Tool {
         for (set.list.items) |*t| if (std.mem.eql(u8, t.name, name)) return t;
         return null;
@@ -86,6 +92,7 @@ pub const Set = struct {
             .capabilities = try dupeStrings(arena, t.capabilities),
             .native = t.native,
             .sequential = t.sequential,
+            .mcp_server = t.mcp_server,
         });
     }
 

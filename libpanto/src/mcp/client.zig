@@ -24,6 +24,8 @@ pub const Error = error{
     UnsupportedVersion,
     /// A JSON-RPC error reply: its code and message are `last_error`.
     ServerError,
+    /// The process's `cancel_fd` woke the wait: the request was canceled (the server told).
+    Canceled,
     OutOfMemory,
 };
 
@@ -219,6 +221,10 @@ pub const Client = struct {
                     c.cancel(id, "timed out");
                     return error.Timeout;
                 },
+                error.Canceled => {
+                    c.cancel(id, "the turn was canceled");
+                    return error.Canceled;
+                },
                 else => |e| return c.fail(e),
             };
             const message = jsonrpc.parse(arena, text) catch |err| switch (err) {
@@ -270,6 +276,7 @@ pub const Client = struct {
         c.process.writeLine(std.mem.trimEnd(u8, line, "\n"), deadline) catch |err| switch (err) {
             // A server that does not read its stdin before the deadline is hung.
             error.Timeout => return error.Timeout,
+            error.Canceled => return error.Canceled,
             else => |e| return c.fail(e),
         };
     }
@@ -277,6 +284,10 @@ pub const Client = struct {
     /// Tells the server that request `id` is given up on; a server that cannot take even
     /// that is left to the next request to find out.
     fn cancel(c: *Client, id: u64, reason: []const u8) void {
+        // Told even when the wait was ended by `cancel_fd`, which stays readable.
+        const cancel_fd = c.process.cancel_fd;
+        c.process.cancel_fd = -1;
+        defer c.process.cancel_fd = cancel_fd;
         var buf: [128]u8 = undefined;
         const params = std.fmt.bufPrint(&buf, "{{\"requestId\":{d},\"reason\":\"{s}\"}}", .{ id, reason }) catch return;
         c.notify("notifications/cancelled", params) catch {};

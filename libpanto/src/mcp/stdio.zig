@@ -32,6 +32,8 @@ pub const IoError = error{
     /// Nothing came (or could be written) before the deadline.
     Timeout,
     LineTooLong,
+    /// `cancel_fd` became readable: the turn the wait is for was canceled.
+    Canceled,
 };
 
 const stderr_tail_bytes = 4096;
@@ -52,6 +54,9 @@ pub const Process = struct {
     /// The last bytes the server wrote to stderr.
     stderr_tail: [stderr_tail_bytes]u8 = undefined,
     stderr_len: usize = 0,
+    /// Readable once the wait should end (a turn's cancel, watchdog.zig's wake fd); never
+    /// read here, so every wait on it sees it. -1: none.
+    cancel_fd: c.fd_t = -1,
 
     /// Starts the server. The process is pinned (its Io points into it): free it with `close`.
     pub fn spawn(gpa: Allocator, options: Options) SpawnError!*Process {
@@ -209,17 +214,19 @@ pub const Process = struct {
     fn wait(p: *Process, fd: c.fd_t, events: i16, deadline_ns: ?i64) IoError!void {
         while (true) {
             const err_fd: c.fd_t = if (p.child.stderr) |f| f.handle else -1;
-            var fds = [2]c.pollfd{
+            var fds = [3]c.pollfd{
                 .{ .fd = fd, .events = events, .revents = 0 },
                 .{ .fd = err_fd, .events = c.POLL.IN, .revents = 0 },
+                .{ .fd = p.cancel_fd, .events = c.POLL.IN, .revents = 0 },
             };
             const timeout: c_int = if (deadline_ns) |d| blk: {
                 const left = d - now();
                 if (left <= 0) return error.Timeout;
                 break :blk @intCast(@min(std.math.maxInt(c_int), @divFloor(left + std.time.ns_per_ms - 1, std.time.ns_per_ms)));
             } else -1;
-            const rc = c.poll(&fds, 2, timeout);
+            const rc = c.poll(&fds, 3, timeout);
             if (rc < 0) continue; // interrupted: wait for the rest
+            if (fds[2].revents != 0) return error.Canceled;
             if (fds[1].revents != 0) p.drainStderr();
             // Readable, writable, or its end closed (HUP/ERR): the read or write tells which.
             if (fds[0].revents != 0) return;

@@ -1,0 +1,179 @@
+//! MCP servers' tools in agent turns (config `mcp_servers`), against tests/mcp/server.py and a
+//! loopback provider: calls answered by the server, an isError result, an image, the
+//! allow-list, a server that dies mid-call beside one that answers, one that cannot start.
+const std = @import("std");
+const st = @import("../stream_test.zig");
+const Agent = @import("../agent.zig").Agent;
+const isRunning = @import("client_test.zig").isRunning;
+
+const gpa = std.testing.allocator;
+
+fn script() []const u8 {
+    return if (std.c.getenv("PANTO_MCP_TEST_SERVER")) |p| std.mem.span(p) else "tests/mcp/server.py";
+}
+
+/// A tool call block; `input` is the JSON input as an escaped JSON string's content.
+fn call(comptime index: u8, comptime id: []const u8, comptime name: []const u8, comptime input: []const u8) []const u8 {
+    const i = [_]u8{'0' + index};
+    return "event: content_block_start\ndata: {\"type\":\"content_block_start\",\"index\":" ++ i ++ ",\"content_block\":{\"type\":\"tool_use\",\"id\":\"" ++ id ++ "\",\"name\":\"" ++ name ++ "\",\"input\":{}}}\n\n" ++
+        "event: content_block_delta\ndata: {\"type\":\"content_block_delta\",\"index\":" ++ i ++ ",\"delta\":{\"type\":\"input_json_delta\",\"partial_json\":\"" ++ input ++ "\"}}\n\n" ++
+        "event: content_block_stop\ndata: {\"type\":\"content_block_stop\",\"index\":" ++ i ++ "}\n\n";
+}
+
+fn message(comptime calls: []const u8) []const u8 {
+    return "event: message_start\ndata: {\"type\":\"message_start\",\"message\":{\"id\":\"msg_t\",\"model\":\"m\",\"usage\":{\"input_tokens\":2,\"output_tokens\":1}}}\n\n" ++
+        calls ++
+        "event: message_delta\ndata: {\"type\":\"message_delta\",\"delta\":{\"stop_reason\":\"tool_use\"},\"usage\":{\"output_tokens\":4}}\n\n" ++
+        "event: message_stop\ndata: {\"type\":\"message_stop\"}\n\n";
+}
+
+const Result = struct { id: []const u8, content: []const u8, is_error: bool, parts: usize };
+
+/// Reads the turn to its end, copying the tool results (their text lives in `arena`).
+fn results(arena: std.mem.Allocator, stream: anytype) ![]Result {
+    var list: std.ArrayList(Result) = .empty;
+    while (try stream.next()) |e| switch (e) {
+        .tool_call_start => |s| try std.testing.expect(!s.awaiting_result), // the core is its host
+        .tool_result => |r| try list.append(arena, .{ .id = try arena.dupe(u8, r.id), .content = try arena.dupe(u8, r.content), .is_error = r.is_error, .parts = r.parts.len }),
+        else => {},
+    };
+    return list.items;
+}
+
+test "mcp: a turn's calls are answered by the server: text, isError, image, structured; names prefixed" {
+    var server: st.TestServer = undefined;
+    try server.startMany(.{ .body = message(
+        call(0, "c1", "t__echo", "{\\\"text\\\":\\\"hi\\\"}") ++ call(1, "c2", "t__fail", "{}") ++
+            call(2, "c3", "t__pixel", "{}") ++ call(3, "c4", "t__add", "{\\\"a\\\":1,\\\"b\\\":2}"),
+    ) }, &.{.{}});
+    defer server.stop();
+    const agent = try st.loopbackAgent(server.port, .{ .provider = .anthropic, .model = "m", .capabilities = &.{"net"}, .mcp_servers = &.{
+        .{ .name = "t", .command = "python3", .args = &.{script()}, .requires = &.{"net"} },
+    } });
+    defer agent.deinit();
+    const stream = try agent.run("go");
+    defer stream.destroy();
+    var arena_state: std.heap.ArenaAllocator = .init(gpa);
+    defer arena_state.deinit();
+    const got = try results(arena_state.allocator(), stream);
+    try std.testing.expectEqual(@as(usize, 4), got.len);
+    try std.testing.expectEqualStrings("hi", got[0].content);
+    try std.testing.expect(!got[0].is_error);
+    try std.testing.expectEqualStrings("it failed, as asked", got[1].content);
+    try std.testing.expect(got[1].is_error);
+    try std.testing.expectEqual(@as(usize, 1), got[2].parts); // the PNG, through the media pipeline
+    try std.testing.expectEqualStrings("{\"sum\": 3}", got[3].content);
+    try std.testing.expectEqual(.done, stream.state);
+
+    // The server's tools are the agent's, prefixed, with the server's capabilities.
+    const echo = agent.findTool("t__echo").?;
+    try std.testing.expectEqualStrings("net", echo.capabilities[0]);
+    try std.testing.expect(std.mem.indexOf(u8, echo.schema_json, "$schema") != null);
+    try std.testing.expect(agent.findTool("t__docs") != null);
+}
+
+test "mcp: servers start at the first turn, not with the agent, and end when the agent is freed" {
+    var server: st.TestServer = undefined;
+    try server.startMany(.{}, &.{});
+    defer server.stop();
+    const agent = try st.loopbackAgent(server.port, .{ .provider = .anthropic, .model = "m", .mcp_servers = &.{
+        .{ .name = "t", .command = "python3", .args = &.{script()} },
+    } });
+    var freed = false;
+    defer if (!freed) agent.deinit();
+    try std.testing.expect(agent.mcp.list[0].client == null);
+    const stream = try agent.run("go");
+    while (try stream.next()) |_| {}
+    stream.destroy();
+    const pid = agent.mcp.list[0].client.?.process.pid();
+    try std.testing.expect(isRunning(pid));
+    agent.deinit();
+    freed = true;
+    // Killed and reaped before deinit returned.
+    try std.testing.expect(!isRunning(pid));
+}
+
+test "mcp: the allow-list offers only the tools it names" {
+    var server: st.TestServer = undefined;
+    try server.startMany(.{ .body = message(call(0, "c1", "t__env", "{}")) }, &.{.{}});
+    defer server.stop();
+    const agent = try st.loopbackAgent(server.port, .{ .provider = .anthropic, .model = "m", .mcp_servers = &.{
+        .{ .name = "t", .command = "python3", .args = &.{script()}, .tools = &.{"echo"} },
+    } });
+    defer agent.deinit();
+    const stream = try agent.run("go");
+    defer stream.destroy();
+    var arena_state: std.heap.ArenaAllocator = .init(gpa);
+    defer arena_state.deinit();
+    const got = try results(arena_state.allocator(), stream);
+    try std.testing.expectEqualStrings("Unknown tool: t__env", got[0].content);
+    try std.testing.expect(agent.findTool("t__echo") != null);
+    try std.testing.expect(agent.findTool("t__env") == null);
+}
+
+test "mcp: a server that dies mid-call fails its call with an error naming it; the other server answers" {
+    var server: st.TestServer = undefined;
+    try server.startMany(.{ .body = message(call(0, "c1", "bad__echo", "{\\\"text\\\":\\\"x\\\"}") ++ call(1, "c2", "ok__echo", "{\\\"text\\\":\\\"fine\\\"}")) }, &.{.{}});
+    defer server.stop();
+    const agent = try st.loopbackAgent(server.port, .{ .provider = .anthropic, .model = "m", .mcp_servers = &.{
+        .{ .name = "bad", .command = "python3", .args = &.{ script(), "--on-call", "die" } },
+        .{ .name = "ok", .command = "python3", .args = &.{script()} },
+    } });
+    defer agent.deinit();
+    const stream = try agent.run("go");
+    defer stream.destroy();
+    var arena_state: std.heap.ArenaAllocator = .init(gpa);
+    defer arena_state.deinit();
+    const got = try results(arena_state.allocator(), stream);
+    try std.testing.expect(got[0].is_error);
+    try std.testing.expect(std.mem.startsWith(u8, got[0].content, "MCP server \"bad\" exited during the call"));
+    try std.testing.expectEqualStrings("fine", got[1].content);
+    try std.testing.expect(!got[1].is_error);
+    try std.testing.expectEqual(.done, stream.state);
+}
+
+test "mcp: a server that cannot start fails the turn with a config error naming it, before any request" {
+    const agent = try st.loopbackAgent(9, .{ .provider = .anthropic, .model = "m", .mcp_servers = &.{
+        .{ .name = "gone", .command = "/nonexistent/panto-mcp-server" },
+    } });
+    defer agent.deinit();
+    const stream = try agent.run("go");
+    defer stream.destroy();
+    try std.testing.expectError(error.Config, stream.next());
+    const detail = stream.failureDetail().?;
+    try std.testing.expectEqualStrings("mcp_server_error", detail.error_type.items);
+    try std.testing.expect(std.mem.startsWith(u8, detail.message.items, "MCP server \"gone\" could not start"));
+    // The agent is not stuck: its next turn may run (and fails the same way).
+    const again = try agent.run("go");
+    defer again.destroy();
+    try std.testing.expectError(error.Config, again.next());
+}
+
+test "mcp: canceling the turn while a server works ends the call's wait; the call is answered as canceled" {
+    var server: st.TestServer = undefined;
+    try server.startMany(.{ .body = message(call(0, "c1", "slow__echo", "{\\\"text\\\":\\\"x\\\"}")) }, &.{});
+    defer server.stop();
+    // The server never answers a call: only the cancel can end the wait before timeout_ms.
+    const agent = try st.loopbackAgent(server.port, .{ .provider = .anthropic, .model = "m", .mcp_servers = &.{
+        .{ .name = "slow", .command = "python3", .args = &.{ script(), "--on-call", "hang" }, .timeout_ms = 60_000 },
+    } });
+    defer agent.deinit();
+    const stream = try agent.run("go");
+    defer stream.destroy();
+    _ = try st.nextUntil(stream, .tool_call_start);
+    // The next `next()` waits for the server; the cancel comes from another thread, before or
+    // during that wait: either way the turn ends canceled with the call answered so.
+    const Canceler = struct {
+        fn run(s: @TypeOf(stream)) void {
+            s.cancel();
+        }
+    };
+    const thread = try std.Thread.spawn(.{}, Canceler.run, .{stream});
+    const got = stream.next();
+    thread.join();
+    try std.testing.expectError(error.Canceled, got);
+    var out: std.Io.Writer.Allocating = .init(gpa);
+    defer out.deinit();
+    try agent.conversation.writeJson(&out.writer);
+    try std.testing.expect(std.mem.indexOf(u8, out.written(), @import("servers.zig").canceled_message) != null);
+}

@@ -1,0 +1,198 @@
+//! An agent's MCP servers (config `mcp_servers`): started when a turn first needs its tools,
+//! their tools put in the agent's registry under prefixed names (tool_name.zig), calls sent to
+//! the right server under the tool's own name, results made content (result.zig), and the
+//! servers ended with the agent. docs/design/mcp.md has the why of each rule.
+const std = @import("std");
+const Allocator = std.mem.Allocator;
+const client_mod = @import("client.zig");
+const Client = client_mod.Client;
+const ServerConfig = @import("server_config.zig").ServerConfig;
+const tool_name = @import("tool_name.zig");
+const result = @import("result.zig");
+const tools = @import("../tools.zig");
+const content = @import("../content.zig");
+const config_mod = @import("../config.zig");
+const log_mod = @import("../log.zig");
+
+const Server = struct {
+    config: ServerConfig,
+    client: ?*Client = null,
+    /// The offered names of its tools and the server's own names, in `names_arena`.
+    names: std.ArrayList(Name) = .empty,
+    names_arena: std.heap.ArenaAllocator,
+
+    const Name = struct { offered: []const u8, mcp: []const u8 };
+
+    fn mcpName(s: *const Server, offered: []const u8) ?[]const u8 {
+        for (s.names.items) |n| if (std.mem.eql(u8, n.offered, offered)) return n.mcp;
+        return null;
+    }
+
+    fn stop(s: *Server) void {
+        if (s.client) |c| c.close();
+        s.client = null;
+    }
+};
+
+/// What a call of an MCP tool gave: content owned by the gpa, and whether it is an error.
+pub const Outcome = struct { content: content.Content, is_error: bool };
+
+pub const Servers = struct {
+    gpa: Allocator,
+    list: []Server = &.{},
+
+    /// `configs` must outlive the servers (the agent's config arena holds them).
+    pub fn init(gpa: Allocator, configs: []const ServerConfig) Allocator.Error!Servers {
+        const list = try gpa.alloc(Server, configs.len);
+        for (configs, list) |c, *s| s.* = .{ .config = c, .names_arena = .init(gpa) };
+        return .{ .gpa = gpa, .list = list };
+    }
+
+    /// Ends every server (its process group) and frees the list.
+    pub fn deinit(s: *Servers) void {
+        for (s.list) |*server| {
+            server.stop();
+            server.names_arena.deinit();
+        }
+        s.gpa.free(s.list);
+        s.list = &.{};
+    }
+
+    pub const StartError = error{ McpServer, OutOfMemory };
+
+    /// Starts the servers not running (never started, or ended by a failure: a server that
+    /// died in a turn is started again for the next) and puts their tools in `registry`; a
+    /// server whose tools changed (`notifications/tools/list_changed`) is listed again. A server
+    /// that cannot start or list its tools: McpServer, its name and why in `diag`; the
+    /// servers started before it keep running.
+    pub fn ensureStarted(s: *Servers, registry: *tools.Set, log: *const log_mod.Sink, diag: *config_mod.Diagnostic) StartError!void {
+        for (s.list, 0..) |*server, i| {
+            if (server.client) |c| {
+                if (c.broken == null and !c.tools_changed) continue;
+                if (c.broken != null) server.stop();
+            }
+            if (server.client == null) {
+                const argv = try s.gpa.alloc([]const u8, 1 + server.config.args.len);
+                defer s.gpa.free(argv);
+                argv[0] = server.config.command;
+                @memcpy(argv[1..], server.config.args);
+                server.client = Client.start(s.gpa, .{ .argv = argv, .env = server.config.env, .cwd = server.config.cwd }, .{
+                    .timeout_ms = server.config.timeout_ms,
+                    .init_timeout_ms = server.config.init_timeout_ms,
+                }) catch |err| return startFailed(server, err, null, diag);
+            }
+            s.listInto(server, @intCast(i), registry, log) catch |err| switch (err) {
+                error.OutOfMemory => return error.OutOfMemory,
+                else => |e| {
+                    const tail = server.client.?.stderrTail();
+                    const why = startFailed(server, e, tail, diag);
+                    server.stop();
+                    return why;
+                },
+            };
+        }
+    }
+
+    /// Replaces the registry's tools of `server` (index `index`) with what it lists now.
+    fn listInto(s: *Servers, server: *Server, index: u32, registry: *tools.Set, log: *const log_mod.Sink) client_mod.Error!void {
+        for (server.names.items) |n| registry.remove(n.offered);
+        server.names = .empty;
+        _ = server.names_arena.reset(.free_all);
+        const arena = server.names_arena.allocator();
+        var scratch: std.heap.ArenaAllocator = .init(s.gpa);
+        defer scratch.deinit();
+        const listed = try server.client.?.listTools(scratch.allocator());
+        for (listed) |t| {
+            if (server.config.tools) |allowed| {
+                for (allowed) |name| {
+                    if (std.mem.eql(u8, name, t.name)) break;
+                } else continue;
+            }
+            var buf: [tool_name.max_len]u8 = undefined;
+            const offered = tool_name.make(&buf, server.config.name, t.name, registry);
+            var diag: config_mod.Diagnostic = .{};
+            // A schema panto cannot take (too deep, not an object) costs that tool, not the server.
+            const schema_ok = t.input_schema_json.len > 0 and t.input_schema_json[0] == '{';
+            if (!schema_ok) {
+                log.print("MCP server \"{s}\": tool \"{s}\" left out: its inputSchema is not a JSON object", .{ server.config.name, t.name });
+                continue;
+            }
+            registry.add(.{
+                .name = offered,
+                .description = t.description,
+                .schema_json = t.input_schema_json,
+                .schema = .null,
+                .capabilities = server.config.requires,
+                .mcp_server = index,
+            }, &diag) catch |err| switch (err) {
+                error.OutOfMemory => return error.OutOfMemory,
+                error.InvalidConfig => {
+                    log.print("MCP server \"{s}\": tool \"{s}\" left out: {s}", .{ server.config.name, t.name, diag.message() });
+                    continue;
+                },
+            };
+            try server.names.append(arena, .{ .offered = try arena.dupe(u8, offered), .mcp = try arena.dupe(u8, t.name) });
+        }
+    }
+
+    /// Calls the tool offered as `offered` on server `index` with `input_json`. Whatever the
+    /// server does, the call gets a result: a failure of the server is an error result that
+    /// names it (the turn and its other tools go on). `cancel_fd` readable (the turn was
+    /// canceled or closed, watchdog.zig) ends the wait: the server is told
+    /// (`notifications/cancelled`) and the call answered as canceled.
+    pub fn call(s: *Servers, index: u32, offered: []const u8, input_json: []const u8, cancel_fd: std.c.fd_t) Allocator.Error!Outcome {
+        const server = &s.list[index];
+        var scratch: std.heap.ArenaAllocator = .init(s.gpa);
+        defer scratch.deinit();
+        const a = scratch.allocator();
+        const c = server.client orelse return failed(s.gpa, "MCP server \"{s}\" is not running", .{server.config.name});
+        const mcp = server.mcpName(offered) orelse return failed(s.gpa, "MCP server \"{s}\" has no tool offered as {s}", .{ server.config.name, offered });
+        c.process.cancel_fd = cancel_fd;
+        defer c.process.cancel_fd = -1;
+        const r = c.callTool(a, mcp, input_json) catch |err| return switch (err) {
+            error.OutOfMemory => error.OutOfMemory,
+            error.Canceled => failed(s.gpa, canceled_message, .{}),
+            error.ServerExited => failed(s.gpa, "MCP server \"{s}\" exited during the call{s}{s}", .{ server.config.name, if (lastLine(c.stderrTail()).len > 0) ": " else "", lastLine(c.stderrTail()) }),
+            error.Timeout => failed(s.gpa, "MCP server \"{s}\" did not answer within {d} ms", .{ server.config.name, server.config.timeout_ms }),
+            error.Garbage => failed(s.gpa, "MCP server \"{s}\" broke the protocol (a message that is not JSON-RPC) and was stopped", .{server.config.name}),
+            error.LineTooLong => failed(s.gpa, "MCP server \"{s}\" sent a message over the size limit and was stopped", .{server.config.name}),
+            error.ServerError => failed(s.gpa, "MCP server \"{s}\" refused the call: {s} (code {d})", .{ server.config.name, c.last_error.message, c.last_error.code }),
+            error.UnsupportedVersion => failed(s.gpa, "MCP server \"{s}\" speaks an unsupported protocol version", .{server.config.name}),
+        };
+        return .{ .content = try result.toContent(s.gpa, a, r), .is_error = r.is_error };
+    }
+};
+
+/// As a turn's abort answers the calls it cuts short (stream.zig).
+pub const canceled_message = "The turn was canceled before this tool call finished.";
+
+fn failed(gpa: Allocator, comptime fmt: []const u8, args: anytype) Allocator.Error!Outcome {
+    const text = try std.fmt.allocPrint(gpa, fmt, args);
+    defer gpa.free(text);
+    return .{ .content = try content.toolResult(gpa, text, &.{}), .is_error = true };
+}
+
+/// The last non-empty line of a server's stderr, for a message.
+fn lastLine(tail: []const u8) []const u8 {
+    const trimmed = std.mem.trimEnd(u8, tail, " \r\n\t");
+    const start = if (std.mem.lastIndexOfScalar(u8, trimmed, '\n')) |i| i + 1 else 0;
+    return trimmed[start..];
+}
+
+fn startFailed(server: *const Server, err: anyerror, tail: ?[]const u8, diag: *config_mod.Diagnostic) Servers.StartError {
+    if (err == error.OutOfMemory) return error.OutOfMemory;
+    const name = server.config.name;
+    const why: []const u8 = switch (err) {
+        error.Spawn => "its command could not be run",
+        error.ServerExited => "it exited",
+        error.Timeout => "it did not answer in time",
+        error.Garbage => "it broke the protocol",
+        error.LineTooLong => "it sent a message over the size limit",
+        error.UnsupportedVersion => "it speaks an unsupported protocol version",
+        error.ServerError => "it refused a request",
+        else => @errorName(err),
+    };
+    const line = lastLine(tail orelse "");
+    _ = diag.fail("MCP server \"{s}\" could not start: {s}{s}{s}", .{ name, why, if (line.len > 0) ": " else "", line }) catch {};
+    return error.McpServer;
+}

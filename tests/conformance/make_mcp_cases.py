@@ -1,0 +1,87 @@
+"""Writes the issue 30 cases of MCP servers' tools in turns (config `mcp_servers`, docs/mcp.md):
+`mcp_*`, each with tests/mcp/server.py as the server (run from the repository, as the drivers
+are). Each transcript is derived here from the scenario and the rules (docs/design/mcp.md:
+names `SERVER__TOOL`, results as content, a failing server an error result naming it), never
+from a driver's output.
+
+    .venv/bin/python tests/conformance/make_mcp_cases.py           # write them
+    .venv/bin/python tests/conformance/make_mcp_cases.py --check   # fail if stale
+
+Python 3.11 standard library only."""
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+from typing import Any
+
+from case_files import case_texts, generate
+from make_tool_cases import CASES, DONE, Message, add, complete, result, results_request
+
+SERVER = "tests/mcp/server.py"
+
+
+def config(servers: dict[str, dict[str, Any]]) -> dict[str, Any]:
+    return {"provider": "anthropic", "model": "claude-test", "api_key": "test-key", "mcp_servers": servers}
+
+
+def server(*flags: str, **more: Any) -> dict[str, Any]:
+    return dict({"command": "python3", "args": [SERVER, *flags]}, **more)
+
+
+def mcp_case(description: str, servers: dict[str, dict[str, Any]], calls: list[tuple[str, str, dict]],
+             contents: list[tuple[str, bool]], offered: list[str]) -> tuple[dict[str, Any], list[Any]]:
+    """One turn: a message asking for `calls` (run by the servers: not awaiting a result), their
+    results in call order, then an answer. `offered`: the tools the first request sends."""
+    ask = Message("msg_tools", calls=calls, i=30, o=9)
+    answer = Message("msg_answer", text="All done.", i=50, o=4)
+    first = {"method": "POST", "path": "/v1/messages",
+             "body_contains": {"tools": [{"name": name} for name in offered]}}
+    data = {"description": description, "config": config(servers), "turns": ["go"],
+            "script": {"responses": [ask.response, answer.response]},
+            "expect_requests": [first, results_request(calls, contents)]}
+    starts = [dict(s, awaiting_result=False) for s in ask.starts()]
+    lines = (ask.lines() + starts
+             + [result(cid, name, c, e) for (cid, name, _), (c, e) in zip(calls, contents)]
+             + answer.lines() + [complete("end_turn", add(ask.usage, answer.usage)), DONE, DONE])
+    return data, lines
+
+
+ALL_TOOLS = ["t__echo", "t__add", "t__fail", "t__pixel", "t__env", "t__docs"]
+
+
+def cases() -> dict[str, tuple[dict[str, Any], list[Any]]]:
+    return {
+        "mcp_tool_call": mcp_case(
+            "An MCP server's tools are offered as SERVER__TOOL; the model's calls are sent to the server "
+            "under the tool's own name, run by panto (awaiting_result false), and its answers are the "
+            "results: text, and structuredContent carried by its JSON text part.",
+            {"t": server()},
+            [("toolu_1", "t__echo", {"text": "hello"}), ("toolu_2", "t__add", {"a": 2, "b": 3})],
+            [("hello", False), ('{"sum": 5}', False)], ALL_TOOLS),
+        "mcp_is_error": mcp_case(
+            "An MCP tool's isError result is an error result of the turn; the turn goes on.",
+            {"t": server()},
+            [("toolu_1", "t__fail", {})],
+            [("it failed, as asked", True)], ALL_TOOLS),
+        "mcp_server_dies": mcp_case(
+            "A server that dies mid-call fails that call with an error result naming it; a call to another "
+            "server in the same round is answered, and the turn goes on.",
+            {"bad": server("--on-call", "die"), "t": server(tools=["echo"])},
+            [("toolu_1", "bad__echo", {"text": "x"}), ("toolu_2", "t__echo", {"text": "still here"})],
+            [('MCP server "bad" exited during the call: dying on purpose', True), ("still here", False)],
+            [n.replace("t__", "bad__") for n in ALL_TOOLS] + ["t__echo"]),
+        "mcp_allow_list": mcp_case(
+            "A server's `tools` allow-list: only the tools it names are offered; a call to another of the "
+            "server's tools is an unknown tool.",
+            {"t": server(tools=["echo", "add"])},
+            [("toolu_1", "t__env", {}), ("toolu_2", "t__echo", {"text": "ok"})],
+            [("Unknown tool: t__env", True), ("ok", False)], ["t__echo", "t__add"]),
+    }
+
+
+def folders() -> dict[Path, dict[str, str]]:
+    return {CASES / name: case_texts(data, lines) for name, (data, lines) in cases().items()}
+
+
+if __name__ == "__main__":
+    sys.exit(generate(__doc__.splitlines()[0], "tests/conformance/make_mcp_cases.py", folders))
