@@ -337,7 +337,8 @@ typedef struct PantoError {
     PantoString headers;    /* a JSON object of the failed response's headers of interest,
                                names in lower case: request-id, x-request-id, retry-after,
                                retry-after-ms, x-should-retry, anthropic-ratelimit-*,
-                               x-ratelimit-*; "{}" when none or no HTTP answer */
+                               x-ratelimit-*, x-amzn-requestid, x-amzn-errortype (Bedrock's
+                               exception name); "{}" when none or no HTTP answer */
     PantoString output;     /* PANTO_ERR_OUTPUT: the model's text, as it came */
 } PantoError;
 
