@@ -337,7 +337,8 @@ typedef struct PantoError {
     PantoString headers;    /* a JSON object of the failed response's headers of interest,
                                names in lower case: request-id, x-request-id, retry-after,
                                retry-after-ms, x-should-retry, anthropic-ratelimit-*,
-                               x-ratelimit-*; "{}" when none or no HTTP answer */
+                               x-ratelimit-*, x-amzn-requestid, x-amzn-errortype (Bedrock's
+                               exception name); "{}" when none or no HTTP answer */
     PantoString output;     /* PANTO_ERR_OUTPUT: the model's text, as it came */
 } PantoError;
 
@@ -349,15 +350,20 @@ typedef struct PantoAgent PantoAgent;
 typedef struct PantoStream PantoStream;
 
 /* Creates an agent from a JSON object (UTF-8 text of config_json.len bytes):
- *   provider    "anthropic" | "openai" | "openai-responses" | "gemini"   (required; "openai" is
- *               Chat Completions and the servers that copy it, "openai-responses" the Responses
- *               API, "gemini" the Google Gemini API)
+ *   provider    "anthropic" | "openai" | "openai-responses" | "gemini" | "bedrock"   (required;
+ *               "openai" is Chat Completions and the servers that copy it, "openai-responses"
+ *               the Responses API, "gemini" the Google Gemini API, "bedrock" AWS Bedrock's
+ *               ConverseStream)
  *   model       string                                      (required)
- *   base_url    string, default $ANTHROPIC_BASE_URL, $OPENAI_BASE_URL or
- *               $GOOGLE_GEMINI_BASE_URL, else https://api.anthropic.com,
- *               https://api.openai.com/v1 (both OpenAI APIs) or
- *               https://generativelanguage.googleapis.com
- *   api_key     string, default $ANTHROPIC_API_KEY, $OPENAI_API_KEY or $GEMINI_API_KEY
+ *   base_url    string, default $ANTHROPIC_BASE_URL, $OPENAI_BASE_URL,
+ *               $GOOGLE_GEMINI_BASE_URL or $AWS_ENDPOINT_URL_BEDROCK_RUNTIME, else
+ *               https://api.anthropic.com, https://api.openai.com/v1 (both OpenAI APIs),
+ *               https://generativelanguage.googleapis.com or
+ *               https://bedrock-runtime.{$AWS_REGION or $AWS_DEFAULT_REGION}.amazonaws.com
+ *   api_key     string, default $ANTHROPIC_API_KEY, $OPENAI_API_KEY, $GEMINI_API_KEY or
+ *               $AWS_BEARER_TOKEN_BEDROCK (bedrock: a Bedrock API key, sent as a bearer
+ *               token; without one, $AWS_ACCESS_KEY_ID and $AWS_SECRET_ACCESS_KEY, with
+ *               $AWS_SESSION_TOKEN, sign each request with SigV4 for the region above)
  *   system      string, the system prompt
  *   max_tokens  integer, default 4096
  *   tools       array of tool specs (see panto_agent_add_tool)
@@ -370,7 +376,8 @@ typedef struct PantoStream PantoStream;
  *               above the budget when needed); OpenAI reasoning_effort of the same name
  *               (openai-responses: reasoning {"effort", "summary": "auto"}, the summaries
  *               streamed as thinking; gemini: thinkingConfig {"includeThoughts": true,
- *               "thinkingLevel"}, the thought summaries streamed as thinking)
+ *               "thinkingLevel"}, the thought summaries streamed as thinking; bedrock: only
+ *               {"budget_tokens": N}, as Claude's thinking in additionalModelRequestFields)
  *   retry       object {"max_retries": 2, "initial_delay_ms": 500, "max_delay_ms": 8000,
  *               "max_retry_after_ms": 60000}: retries on HTTP 408, 409, 429, 5xx and connection
  *               errors, and on an error event or dropped connection before any content of the
@@ -569,7 +576,7 @@ int panto_agent_run(PantoAgent *agent, const PantoInput *input, PantoStream **ou
  *   {"version": 1, "messages": [message, ...]}
  *
  * A message is {"role": "user"|"assistant", "content": [block, ...]} and, on an assistant
- * message, "provider" ("anthropic"|"openai"|"openai-responses"|"gemini"), "model", "stop_reason" (a PantoStopReason name;
+ * message, "provider" ("anthropic"|"openai"|"openai-responses"|"gemini"|"bedrock"), "model", "stop_reason" (a PantoStopReason name;
  * "aborted" for a canceled turn) and "usage" {"input_tokens", "output_tokens",
  * "cache_read_tokens", "cache_write_tokens", "reasoning_tokens"}; a user message marked as a
  * cache breakpoint (PantoInput options "cache_breakpoint") has "cache": true after "content";

@@ -32,7 +32,7 @@ import (
 // max_tokens 4096, max_tool_iterations 10, no thinking, 2 retries, see RetryPolicy and
 // Timeouts). Agent.SetConfig changes it between turns.
 type Config struct {
-	Provider  string `json:"provider,omitempty"` // "anthropic", "openai", "openai-responses" or "gemini" (required)
+	Provider  string `json:"provider,omitempty"` // "anthropic", "openai", "openai-responses", "gemini" or "bedrock" (required)
 	Model     string `json:"model,omitempty"`    // required
 	BaseURL   string `json:"base_url,omitempty"`
 	APIKey    string `json:"api_key,omitempty"`
@@ -325,7 +325,7 @@ type Message struct {
 	Role    string         `json:"role"` // "user" or "assistant"
 	Content []ContentBlock `json:"content"`
 	// Provider and Model: who wrote an assistant message ("anthropic", "openai",
-	// "openai-responses" or "gemini", and the model's name). Thinking goes back only to that provider
+	// "openai-responses", "gemini" or "bedrock", and the model's name). Thinking goes back only to that provider
 	// and model.
 	Provider string `json:"provider,omitempty"`
 	Model    string `json:"model,omitempty"`

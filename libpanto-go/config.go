@@ -127,7 +127,7 @@ func putMillis(m map[string]int64, key string, d time.Duration) {
 // environment, no system prompt). A Provider switch takes BaseURL and APIKey from the new
 // provider's variables too, unless they were given (docs/requests.md, "A provider switch").
 type ConfigPatch struct {
-	Provider string  // "anthropic", "openai", "openai-responses" or "gemini"
+	Provider string  // "anthropic", "openai", "openai-responses", "gemini" or "bedrock"
 	Model    string  //
 	BaseURL  *string // "": $ANTHROPIC_BASE_URL or $OPENAI_BASE_URL, else the public endpoint
 	APIKey   *string // "": $ANTHROPIC_API_KEY or $OPENAI_API_KEY

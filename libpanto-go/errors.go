@@ -111,7 +111,8 @@ type Error struct {
 	RetryAfter *time.Duration
 	// Headers are the failed response's headers of interest, names in lower case
 	// (request-id, x-request-id, retry-after, retry-after-ms, x-should-retry,
-	// anthropic-ratelimit-*, x-ratelimit-*); empty when none or no HTTP answer.
+	// anthropic-ratelimit-*, x-ratelimit-*, x-amzn-requestid, x-amzn-errortype); empty
+	// when none or no HTTP answer.
 	Headers map[string]string
 	// Output is the model's text as it came, for ErrOutput.
 	Output string

@@ -168,7 +168,7 @@ class AssistantMessageDict(TypedDict):
 
     role: Literal["assistant"]
     content: List[AssistantBlockDict]
-    provider: Literal["anthropic", "openai", "openai-responses", "gemini"]
+    provider: Literal["anthropic", "openai", "openai-responses", "gemini", "bedrock"]
     model: str
     stop_reason: StopReason
     usage: UsageDict

@@ -12,7 +12,7 @@ Every error carries the fields of the C `PantoError`:
   `retry-after-ms` or `retry-after` header), or None when it did not say,
 - `headers`: the failed response's headers of interest, names in lower case (request-id,
   x-request-id, retry-after, retry-after-ms, x-should-retry, anthropic-ratelimit-*,
-  x-ratelimit-*); `{}` when none or when the failure was not an HTTP answer.
+  x-ratelimit-*, x-amzn-requestid, x-amzn-errortype); `{}` when none or when the failure was not an HTTP answer.
 
 `OutputError` also has `output`: the model's answer that is not the JSON asked for.
 """

@@ -48,7 +48,7 @@ pub const Message = struct {
     blocks: []Block,
     /// Assistant messages: why the message ended (`aborted` for a canceled turn).
     stop_reason: StopReason = .none,
-    /// Assistant messages: the provider ("anthropic", "openai", "openai-responses", "gemini") and model that wrote it, owned
+    /// Assistant messages: the provider ("anthropic", "openai", "openai-responses", "gemini", "bedrock") and model that wrote it, owned
     /// (gpa); "" when unknown (an imported message that did not say). Thinking blocks and
     /// their signatures go back only to the same provider and model (see panto.h).
     provider: []const u8 = "",

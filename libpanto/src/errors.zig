@@ -87,7 +87,7 @@ pub const Detail = struct {
 
     /// Whether a response header is one the error reports (see panto.h, PantoError.headers).
     pub fn ofInterest(name: []const u8) bool {
-        const exact = [_][]const u8{ "request-id", "x-request-id", "retry-after", "retry-after-ms", "x-should-retry" };
+        const exact = [_][]const u8{ "request-id", "x-request-id", "retry-after", "retry-after-ms", "x-should-retry", "x-amzn-requestid", "x-amzn-errortype" };
         for (exact) |e| if (std.ascii.eqlIgnoreCase(name, e)) return true;
         return std.ascii.startsWithIgnoreCase(name, "anthropic-ratelimit-") or std.ascii.startsWithIgnoreCase(name, "x-ratelimit-");
     }

@@ -71,6 +71,7 @@ test {
     _ = @import("providers/bedrock/credentials.zig");
     _ = @import("providers/bedrock/framer.zig");
     _ = @import("providers/bedrock/sign.zig");
+    _ = @import("providers/bedrock/provider.zig");
     _ = @import("providers/anthropic/order_test.zig");
     _ = @import("providers/anthropic/server_tools.zig");
     _ = @import("assembly.zig");

@@ -55,6 +55,7 @@ const registry = struct {
     pub const openai = @import("providers/openai/provider.zig");
     pub const @"openai-responses" = @import("providers/openai_responses/provider.zig");
     pub const gemini = @import("providers/gemini/provider.zig");
+    pub const bedrock = @import("providers/bedrock/provider.zig");
 };
 
 pub const Provider = std.meta.DeclEnum(registry);
@@ -63,7 +64,7 @@ fn api(comptime p: Provider) type {
     return @field(registry, @tagName(p));
 }
 
-/// The providers' names for a message, as `"anthropic", "openai", "openai-responses" or "gemini"`.
+/// The providers' names for a message, as `"anthropic", "openai", "openai-responses", "gemini" or "bedrock"`.
 pub const choices: []const u8 = blk: {
     const names = std.meta.fieldNames(Provider);
     var text: []const u8 = "";
@@ -299,5 +300,5 @@ test "each provider declares what the seam needs" {
         if (@hasDecl(P, "endpoint") == @hasDecl(P, "writeEndpoint")) @compileError(@tagName(t) ++ "/provider.zig declares one of endpoint and writeEndpoint");
         try std.testing.expect(!(@hasDecl(P.Decoder, "hotEvent") and @hasDecl(P.Decoder, "hotQueued")));
     }
-    try std.testing.expectEqualStrings("\"anthropic\", \"openai\", \"openai-responses\" or \"gemini\"", choices);
+    try std.testing.expectEqualStrings("\"anthropic\", \"openai\", \"openai-responses\", \"gemini\" or \"bedrock\"", choices);
 }

@@ -106,6 +106,8 @@ pub const Signing = struct {
     now: i64,
     /// A failure's detail (authentication or config: no credentials, no region).
     detail: *errors.Detail,
+    /// The config's api_key, for a provider whose key is one of its credentials.
+    api_key: ?[]const u8 = null,
 };
 
 pub const SignError = error{ OutOfMemory, Authentication, Config };

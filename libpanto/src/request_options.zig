@@ -32,6 +32,9 @@ pub const responses_body_keys = [_][]const u8{ "input", "instructions", "max_out
 /// Body keys panto writes for gemini (its request has none of the others).
 pub const gemini_body_keys = [_][]const u8{ "contents", "systemInstruction", "tools", "toolConfig", "generationConfig" };
 
+/// Body keys panto writes for bedrock (ConverseStream's).
+pub const bedrock_body_keys = [_][]const u8{ "inferenceConfig", "toolConfig", "additionalModelRequestFields" };
+
 pub const anthropic_service_tiers = [_][]const u8{ "auto", "standard_only" };
 pub const openai_service_tiers = [_][]const u8{ "auto", "default", "flex", "scale", "priority" };
 pub const reasoning_efforts = [_][]const u8{ "minimal", "low", "medium", "high" };
@@ -302,6 +305,17 @@ pub fn check(config: Config, diag: *Diagnostic) error{InvalidConfig}!void {
             for (r.extra_body) |m| if (oneOf(m.key, &gemini_body_keys))
                 return diag.fail("extra_body cannot set \"{s}\": panto writes it (use its config key, if it has one)", .{m.key});
         },
+        .bedrock => {
+            if (r.server_tools.len > 0) return noServerTools(diag, p);
+            // Not written yet (docs/design/bedrock.md, "Next"): refused rather than dropped.
+            inline for (.{ "seed", "presence_penalty", "frequency_penalty", "metadata", "user", "parallel_tool_calls", "service_tier", "reasoning_effort", "interleaved_thinking", "response_format" }) |name| {
+                if (@field(r, name) != null) return diag.fail(name ++ " is not a Bedrock Converse parameter panto sends: bedrock does not take it", .{});
+            }
+            if (r.cache.ttl != null or r.cache.key != null or r.cache.retention != null)
+                return diag.fail("cache.ttl, cache.key and cache.retention are not Bedrock parameters: bedrock does not take them", .{});
+            for (r.extra_body) |m| if (oneOf(m.key, &bedrock_body_keys))
+                return diag.fail("extra_body cannot set \"{s}\": panto writes it (use its config key, if it has one)", .{m.key});
+        },
     }
     const max_temperature: f64 = if (p == .anthropic) 1 else 2;
     if (r.temperature) |t| if (!(t >= 0 and t <= max_temperature))
@@ -338,7 +352,7 @@ fn noServerTools(diag: *Diagnostic, p: Provider) error{InvalidConfig} {
 fn notFor(diag: *Diagnostic, comptime name: []const u8, p: Provider) error{InvalidConfig} {
     const owner = switch (p) {
         .anthropic => "an OpenAI",
-        .openai, .@"openai-responses", .gemini => "an Anthropic",
+        .openai, .@"openai-responses", .gemini, .bedrock => "an Anthropic",
     };
     return diag.fail("{s} is {s} parameter: {s} does not take it", .{ name, owner, @tagName(p) });
 }
@@ -530,6 +544,9 @@ test "request parameters are refused with a reason: values, and a provider that 
         .{ "\"provider\":\"anthropic\",\"reasoning_effort\":\"low\"", "reasoning_effort is an OpenAI parameter: anthropic does not take it" },
         .{ "\"provider\":\"anthropic\",\"response_format\":{\"type\":\"json_object\"}", "response_format {\"type\": \"json_object\"} is an OpenAI parameter" },
         .{ "\"provider\":\"anthropic\",\"cache\":{\"key\":\"k\"}", "cache.key is an OpenAI parameter: anthropic does not take it" },
+        .{ "\"provider\":\"bedrock\",\"seed\":1", "seed is not a Bedrock Converse parameter panto sends: bedrock does not take it" },
+        .{ "\"provider\":\"bedrock\",\"cache\":{\"ttl\":\"5m\"}", "cache.ttl, cache.key and cache.retention are not Bedrock parameters" },
+        .{ "\"provider\":\"bedrock\",\"extra_body\":{\"inferenceConfig\":{}}", "extra_body cannot set \"inferenceConfig\"" },
         .{ "\"provider\":\"anthropic\",\"temperature\":1.5", "temperature must be a number from 0 to 1 for anthropic" },
         .{ "\"provider\":\"openai\",\"temperature\":2.5", "temperature must be a number from 0 to 2 for openai" },
         .{ "\"provider\":\"openai\",\"temperature\":\"hot\"", "temperature must be a number" },

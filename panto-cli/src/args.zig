@@ -11,7 +11,7 @@ pub const usage_text =
     \\
     \\  -p, --print            print mode
     \\      --json             print mode writes the turn's events as JSON lines
-    \\      --provider NAME    anthropic, openai, openai-responses or gemini
+    \\      --provider NAME    anthropic, openai, openai-responses, gemini or bedrock
     \\      --model NAME       the model
     \\      --base-url URL     the provider's endpoint (default: *_BASE_URL, else the public API)
     \\      --thinking LEVEL   off, minimal, low, medium or high

@@ -22,6 +22,8 @@ pub fn defaultModel(provider: []const u8) []const u8 {
     if (std.mem.eql(u8, provider, "openai")) return "gpt-4o";
     if (std.mem.eql(u8, provider, "openai-responses")) return "gpt-5";
     if (std.mem.eql(u8, provider, "gemini")) return "gemini-2.5-flash";
+    // A global inference profile: on-demand Claude on Bedrock needs one, from any region.
+    if (std.mem.eql(u8, provider, "bedrock")) return "global.anthropic.claude-sonnet-4-5-20250929-v1:0";
     return "claude-sonnet-4-5";
 }
 

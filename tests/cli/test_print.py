@@ -312,7 +312,7 @@ def test_a_config_file_that_is_not_json(emulator, run_panto, config_dir):
 def test_a_bad_flag_value_is_the_cores_diagnostic(emulator, run_panto):
     r = run_panto("--provider", "mistral", "-p", "x")
     assert r.returncode == 2
-    assert r.stderr == 'panto: provider must be "anthropic", "openai", "openai-responses" or "gemini", not "mistral"\n'
+    assert r.stderr == 'panto: provider must be "anthropic", "openai", "openai-responses", "gemini" or "bedrock", not "mistral"\n'
 
 
 def test_provider_openai_with_its_default_model(emulator, run_panto, write_config):

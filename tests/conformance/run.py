@@ -99,7 +99,10 @@ def driver_env(network: dict[str, str] | None = None) -> dict[str, str]:
     env = dict(os.environ)
     # A driver must never reach a real provider with a real key, nor another endpoint than
     # its case's (a case may set one: "env").
-    for key in ("ANTHROPIC_API_KEY", "OPENAI_API_KEY", "ANTHROPIC_BASE_URL", "OPENAI_BASE_URL"):
+    for key in ("ANTHROPIC_API_KEY", "OPENAI_API_KEY", "ANTHROPIC_BASE_URL", "OPENAI_BASE_URL",
+                "AWS_BEARER_TOKEN_BEDROCK", "AWS_ACCESS_KEY_ID", "AWS_SECRET_ACCESS_KEY",
+                "AWS_SESSION_TOKEN", "AWS_REGION", "AWS_DEFAULT_REGION",
+                "AWS_ENDPOINT_URL_BEDROCK_RUNTIME"):
         env.pop(key, None)
     if network is not None:
         for key in NETWORK_VARIABLES:
@@ -1264,6 +1267,7 @@ def run_cell(case: Case, driver: Driver, emulator: Emulator, verbose: bool,
                                 else "openai" if path.startswith("/v1/chat/completions")
                                 else "openai-responses" if path.startswith("/v1/responses")
                                 else "gemini" if ":streamGenerateContent" in path
+                                else "bedrock" if path.endswith("/converse-stream")
                                 else "")
                     request_log.write(json.dumps(
                         {"case": case.name, "lang": driver.lang, "provider": provider,

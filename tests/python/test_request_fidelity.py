@@ -286,8 +286,10 @@ def test_conformance_requests() -> None:
     problems = validate_log(entries)
     assert not problems, "\n".join(problems[:40]) + f"\n({len(problems)} problem(s))"
     # The providers' requests were seen (a run restricted with -k may lack some: fine then;
-    # one restricted to gemini cases has only requests test_request_fidelity_gemini checks).
+    # one restricted to gemini or bedrock cases has only requests test_request_fidelity_gemini
+    # or test_request_fidelity_bedrock checks).
     assert providers & set(PARAMS) or all(":streamGenerateContent" in str(e.get("path"))
+                                          or str(e.get("path")).endswith("/converse-stream")
                                           for e in entries)
 
 

@@ -25,7 +25,7 @@ from types import ModuleType
 from typing import Any
 from urllib.parse import urlsplit
 
-from . import anthropic, gemini, openai, responses, wire
+from . import anthropic, bedrock, gemini, openai, responses, wire
 from .call import Call
 from .media import describe, new_media, request_media
 from .pieces import split_events
@@ -37,8 +37,11 @@ PROVIDERS: dict[str, ModuleType] = {anthropic.PATH: anthropic, openai.PATH: open
 
 
 def provider_for(path: str) -> ModuleType | None:
-    """The provider whose endpoint `path` is: a fixed path, or Gemini's, which names the model."""
-    return PROVIDERS.get(path) or (gemini if gemini.matches(path) else None)
+    """The provider whose endpoint `path` is: a fixed path, or Gemini's or Bedrock's, which
+    name the model."""
+    if path in PROVIDERS:
+        return PROVIDERS[path]
+    return next((p for p in (gemini, bedrock) if p.matches(path)), None)
 
 
 def _check_request(provider: ModuleType, path: str, headers: dict[str, str], body: Any,
@@ -404,7 +407,8 @@ class _Handler(BaseHTTPRequestHandler):
         if r.delay_ms and stopping.wait(r.delay_ms / 1000):
             self.close_connection = True
             return
-        content_type = SSE_CONTENT_TYPE
+        content_type = getattr(provider, "CONTENT_TYPE", SSE_CONTENT_TYPE)
+        error_head: dict[str, str] = {}
         if r.message is not None:
             message = r.message
             if r.describe_media:
@@ -424,6 +428,7 @@ class _Handler(BaseHTTPRequestHandler):
                 pieces += provider.END
         elif r.error is not None:
             content_type = JSON_CONTENT_TYPE
+            error_head = _error_headers(provider, r.error["type"])
             pieces = [provider.error_body(r.error["type"], r.error["message"],
                                           call.request_id, r.error["code"])]
         else:
@@ -432,7 +437,7 @@ class _Handler(BaseHTTPRequestHandler):
 
         writes = wire.plan_writes(pieces, r.chunk_size)
         head = {"content-type": content_type, provider.REQUEST_ID_HEADER: call.request_id,
-                "cache-control": "no-cache"}
+                "cache-control": "no-cache", **error_head}
         if r.framing == "chunked":
             head["transfer-encoding"] = "chunked"
         elif r.framing == "content-length":
@@ -459,7 +464,8 @@ class _Handler(BaseHTTPRequestHandler):
         body = provider.error_body(type_, message, request_id, code, param)
         self._send_head(status, {"content-type": JSON_CONTENT_TYPE,
                                  provider.REQUEST_ID_HEADER: request_id,
-                                 "content-length": str(len(body))})
+                                 "content-length": str(len(body)),
+                                 **_error_headers(provider, type_)})
         self.wfile.write(body)
 
     def _send_json(self, status: int, data: Any) -> None:
@@ -509,6 +515,13 @@ class _Handler(BaseHTTPRequestHandler):
 
 
 _NOT_JSON = object()
+
+
+def _error_headers(provider: ModuleType, type_: str) -> dict[str, str]:
+    """The headers a provider's error answer carries beside its body (Bedrock names the
+    exception in one)."""
+    headers = getattr(provider, "error_headers", None)
+    return headers(type_) if headers is not None else {}
 
 
 def _parse_json(raw: bytes, strict: bool) -> Any:

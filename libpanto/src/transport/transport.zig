@@ -213,7 +213,7 @@ fn readHead(s: *Stream) TurnError!void {
     var it = head.iterateHeaders();
     while (it.next()) |h| {
         if (errors.Detail.ofInterest(h.name)) s.detail.addHeader(gpa, h.name, h.value);
-        if (std.ascii.eqlIgnoreCase(h.name, "request-id") or std.ascii.eqlIgnoreCase(h.name, "x-request-id")) {
+        if (std.ascii.eqlIgnoreCase(h.name, "request-id") or std.ascii.eqlIgnoreCase(h.name, "x-request-id") or std.ascii.eqlIgnoreCase(h.name, "x-amzn-requestid")) {
             s.detail.setRequestId(gpa, h.value);
         } else if (std.ascii.eqlIgnoreCase(h.name, "retry-after-ms")) {
             if (retry.parseRetryAfterMs(h.value)) |ms| s.retry_after_ms = ms;
@@ -256,6 +256,7 @@ fn signRequest(s: *Stream, headers: *RequestHeaders, uri: std.Uri) TurnError!voi
         .body = s.request_body.written(),
         .now = unixNow(),
         .detail = &s.detail,
+        .api_key = s.config.api_key,
     }) catch |err| return err;
 }
 

@@ -6,8 +6,17 @@ const req = @import("../../request.zig");
 const credentials = @import("credentials.zig");
 const sigv4 = @import("sigv4.zig");
 
+/// The host of the base URL derived without a region (provider.zig's default_base_url).
+pub const regionless_host = "bedrock-runtime.amazonaws.com";
+
+const no_region = "no AWS region: set AWS_REGION or AWS_DEFAULT_REGION";
+
 pub fn signRequest(h: *req.Headers, signing: req.Signing, api_key: ?[]const u8, env: credentials.Env) req.SignError!void {
     const gpa = h.gpa;
+    if (std.mem.eql(u8, signing.host, regionless_host)) {
+        signing.detail.set(gpa, 0, "config_error", no_region);
+        return error.Config;
+    }
     switch (credentials.auth(api_key, env)) {
         .bearer => |key| return h.bearer(key),
         .none => {
@@ -16,7 +25,7 @@ pub fn signRequest(h: *req.Headers, signing: req.Signing, api_key: ?[]const u8, 
         },
         .sigv4 => |c| {
             const region = credentials.region(env) orelse {
-                signing.detail.set(gpa, 0, "config_error", "no AWS region: set AWS_REGION or AWS_DEFAULT_REGION");
+                signing.detail.set(gpa, 0, "config_error", no_region);
                 return error.Config;
             };
             const date = sigv4.amzDate(@intCast(@max(signing.now, 0)));
@@ -81,4 +90,11 @@ test "bedrock signRequest: a bearer key, a SigV4 signature with its date and tok
     TestEnv.table = &.{};
     try std.testing.expectError(error.Authentication, signRequest(&h, signing, null, TestEnv.lookup));
     try std.testing.expectEqualStrings("authentication_error", detail.error_type.items);
+
+    // The base derived without a region: refused before any credentials are looked at.
+    TestEnv.table = &.{.{ "AWS_BEARER_TOKEN_BEDROCK", "bt" }};
+    var regionless = signing;
+    regionless.host = regionless_host;
+    try std.testing.expectError(error.Config, signRequest(&h, regionless, null, TestEnv.lookup));
+    try std.testing.expectEqualStrings("config_error", detail.error_type.items);
 }

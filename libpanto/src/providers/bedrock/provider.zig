@@ -1,0 +1,76 @@
+//! AWS Bedrock's ConverseStream API, behind panto's provider seam (../../providers.zig says
+//! what each declaration is for; docs/design/bedrock.md the decisions). request.zig writes the
+//! request, framer.zig reads the binary event-stream body, decode.zig decodes its events,
+//! sign.zig signs each attempt with the credentials credentials.zig finds in the environment.
+//!
+//! panto's `api_key` is a Bedrock API key (sent as a bearer token, no signing); its
+//! environment variable is AWS_BEARER_TOKEN_BEDROCK. Without one, the access key of
+//! AWS_ACCESS_KEY_ID / AWS_SECRET_ACCESS_KEY (/ AWS_SESSION_TOKEN) signs with SigV4.
+const std = @import("std");
+const Allocator = std.mem.Allocator;
+const errors = @import("../../errors.zig");
+const req = @import("../../request.zig");
+const credentials = @import("credentials.zig");
+const request = @import("request.zig");
+const decode = @import("decode.zig");
+const sign = @import("sign.zig");
+
+/// The base without a region, which no request may go to: signRequest refuses it with a
+/// config error naming the region's variables (the region is read when the base is derived).
+pub const default_base_url = "https://" ++ sign.regionless_host;
+pub const base_url_variable = "AWS_ENDPOINT_URL_BEDROCK_RUNTIME";
+pub const api_key_variable = "AWS_BEARER_TOKEN_BEDROCK";
+pub const accept = "application/vnd.amazon.eventstream";
+pub const writeRequest = request.writeRequest;
+pub const writeEndpoint = credentials.writeEndpoint;
+pub const Decoder = decode.Decoder;
+pub const Framer = @import("framer.zig").Framer;
+
+/// `https://bedrock-runtime.{region}.amazonaws.com`, the region from AWS_REGION or
+/// AWS_DEFAULT_REGION; without one, `default_base_url`.
+pub fn writeDefaultBaseUrl(gpa: Allocator, out: *std.ArrayList(u8)) Allocator.Error!void {
+    const name = credentials.region(environment) orelse return out.appendSlice(gpa, default_base_url);
+    try credentials.writeDefaultBaseUrl(gpa, out, name);
+}
+
+/// Nothing before the body is known: the authorization is signRequest's.
+pub fn addHeaders(_: *req.Headers, _: req.RequestParts) error{OutOfMemory}!void {}
+
+pub fn signRequest(h: *req.Headers, signing: req.Signing) req.SignError!void {
+    return sign.signRequest(h, signing, signing.api_key, environment);
+}
+
+/// Bedrock's error body, `{"message": ...}` (`Message` from AWS's front door, with the
+/// exception's name in `__type` from some services); the error's kind is its status's (the
+/// name is in the `x-amzn-errortype` header, which the error's headers carry).
+pub fn parseErrorBody(arena: Allocator, body: []const u8) ?errors.ProviderError {
+    const Body = struct { message: ?[]const u8 = null, Message: ?[]const u8 = null, __type: ?[]const u8 = null };
+    const parsed = std.json.parseFromSliceLeaky(Body, arena, body, .{ .ignore_unknown_fields = true }) catch return null;
+    const message = parsed.message orelse parsed.Message orelse return null;
+    return .{ .type = exceptionName(parsed.__type orelse "error"), .message = message };
+}
+
+/// `com.amazon.coral.service#ValidationException:http://...` as `ValidationException`.
+fn exceptionName(t: []const u8) []const u8 {
+    const start = if (std.mem.lastIndexOfScalar(u8, t, '#')) |i| i + 1 else 0;
+    const end = std.mem.indexOfScalarPos(u8, t, start, ':') orelse t.len;
+    return t[start..end];
+}
+
+fn environment(name: [:0]const u8) ?[]const u8 {
+    return if (std.c.getenv(name)) |value| std.mem.span(value) else null;
+}
+
+test "bedrock error bodies: message or Message, the exception's name without its namespace" {
+    var arena_state: std.heap.ArenaAllocator = .init(std.testing.allocator);
+    defer arena_state.deinit();
+    const arena = arena_state.allocator();
+    const a = parseErrorBody(arena, "{\"message\":\"Too many requests\"}").?;
+    try std.testing.expectEqualStrings("error", a.type);
+    try std.testing.expectEqualStrings("Too many requests", a.message);
+    const b = parseErrorBody(arena, "{\"Message\":\"denied\",\"__type\":\"com.amazon.coral.service#AccessDeniedException:http://x\"}").?;
+    try std.testing.expectEqualStrings("AccessDeniedException", b.type);
+    try std.testing.expectEqualStrings("denied", b.message);
+    try std.testing.expectEqual(null, parseErrorBody(arena, "<html>"));
+    try std.testing.expectEqual(null, parseErrorBody(arena, "{\"other\":1}"));
+}
