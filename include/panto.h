@@ -318,6 +318,10 @@ typedef struct PantoEvent {
     int32_t reserved1;
     PantoString request_id; /* MESSAGE_START: the provider's request id (the request-id or
                                x-request-id header), "" when it sent none */
+    /* MESSAGE_END, MESSAGE_COMPLETE: Anthropic's server tools run for the message (the turn),
+     * its usage.server_tool_use; apart from `usage`, which stays as it was (sized structs) */
+    uint64_t web_search_requests;
+    uint64_t web_fetch_requests;
 } PantoEvent;
 
 #define PANTO_EVENT_INIT {.size = sizeof(PantoEvent)}

@@ -79,12 +79,7 @@ pub fn writeMessage(s: *std.json.Stringify, m: Message) std.Io.Writer.Error!void
         try s.objectField("stop_reason");
         try s.write(@tagName(m.stop_reason));
         try s.objectField("usage");
-        try s.beginObject();
-        inline for (std.meta.fields(ev.Usage)) |f| {
-            try s.objectField(f.name);
-            try s.write(@field(m.usage, f.name));
-        }
-        try s.endObject();
+        try s.write(m.usage); // (the server tools' counts only when not 0: Usage.jsonStringify)
     }
     if (m.compaction) |c| {
         try s.objectField("compaction");

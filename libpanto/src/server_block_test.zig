@@ -232,3 +232,51 @@ test "a compaction's compaction_delta is set in its JSON, every other byte as re
     try a.commit(&conv, &.{}, .{ .stop_reason = .end_turn, .provider = "anthropic", .model = "claude-a" });
     try std.testing.expectEqualStrings(want, conv.messages.items[0].blocks[0].text);
 }
+
+test "server tools' usage is read from message_delta, exported only when some ran, and imported" {
+    const gpa = std.testing.allocator;
+    var arena: std.heap.ArenaAllocator = .init(gpa);
+    defer arena.deinit();
+    var a = Assembly.init(gpa);
+    defer a.deinit();
+    var detail: errors.Detail = .{};
+    defer detail.deinit(gpa);
+    var d: anthropic.Decoder = .{};
+    const events = [_][]const u8{
+        "{\"type\":\"message_start\",\"message\":{\"id\":\"msg_1\",\"model\":\"claude-a\",\"content\":[],\"usage\":{\"input_tokens\":5,\"output_tokens\":1,\"server_tool_use\":{\"web_search_requests\":0}}}}",
+        "{\"type\":\"content_block_start\",\"index\":0,\"content_block\":{\"type\":\"text\",\"text\":\"\"}}",
+        "{\"type\":\"content_block_delta\",\"index\":0,\"delta\":{\"type\":\"text_delta\",\"text\":\"Found it.\"}}",
+        "{\"type\":\"content_block_stop\",\"index\":0}",
+        "{\"type\":\"message_delta\",\"delta\":{\"stop_reason\":\"end_turn\"},\"usage\":{\"output_tokens\":9,\"server_tool_use\":{\"web_search_requests\":2,\"web_fetch_requests\":1}}}",
+        "{\"type\":\"message_stop\"}",
+    };
+    for (events) |data| {
+        _ = arena.reset(.retain_capacity);
+        try d.handle(&a, arena.allocator(), .{ .type = "message", .data = data }, &detail);
+        while (a.pop()) |_| {}
+    }
+    try std.testing.expectEqual(@as(u64, 2), a.usage.web_search_requests);
+    try std.testing.expectEqual(@as(u64, 1), a.usage.web_fetch_requests);
+    try std.testing.expectEqual(@as(u64, 9), a.usage.output_tokens);
+
+    var conv: conversation.Conversation = .init(gpa);
+    defer conv.deinit();
+    try conv.appendUserText("search");
+    try a.commit(&conv, &.{}, .{ .stop_reason = .end_turn, .provider = "anthropic", .model = "claude-a", .usage = a.usage });
+    var out: std.Io.Writer.Allocating = .init(gpa);
+    defer out.deinit();
+    try conversation_json.writeExport(&out.writer, conv.messages.items);
+    try std.testing.expect(std.mem.indexOf(u8, out.written(), "\"reasoning_tokens\":0,\"web_search_requests\":2,\"web_fetch_requests\":1}") != null);
+    var diag: conversation_json.Diagnostic = .{};
+    const back = try conversation_json.parseExport(gpa, out.written(), &diag);
+    defer conversation.freeMessages(gpa, back);
+    try std.testing.expectEqual(@as(u64, 2), back[1].usage.web_search_requests);
+    try std.testing.expectEqual(@as(u64, 1), back[1].usage.web_fetch_requests);
+
+    // None ran: the export has the five token counts only, as before.
+    conv.messages.items[1].usage = .{};
+    var plain: std.Io.Writer.Allocating = .init(gpa);
+    defer plain.deinit();
+    try conversation_json.writeExport(&plain.writer, conv.messages.items);
+    try std.testing.expect(std.mem.indexOf(u8, plain.written(), "\"reasoning_tokens\":0}") != null);
+}

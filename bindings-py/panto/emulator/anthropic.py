@@ -161,6 +161,7 @@ def render(message: dict[str, Any], call: Call) -> list[bytes]:
     }
     if usage["reasoning_tokens"]:
         final_usage["output_tokens_details"] = {"thinking_tokens": usage["reasoning_tokens"]}
+    _add_server_tool_use(final_usage, usage)
     events.append(_event("message_delta", {
         "type": "message_delta",
         "delta": {"stop_reason": message["stop_reason"],
@@ -180,6 +181,7 @@ def _whole(message: dict[str, Any], call: Call, msg_id: str, model: str) -> list
         "cache_read_input_tokens": usage["cache_read_tokens"],
         "output_tokens": usage["output_tokens"],
     }
+    _add_server_tool_use(final_usage, usage)
     content = [_whole_block(block, call, index)
                for index, block in enumerate(message["content"])]
     return [_event("message_start", {
@@ -190,6 +192,13 @@ def _whole(message: dict[str, Any], call: Call, msg_id: str, model: str) -> list
             "stop_sequence": message["stop_sequence"], "usage": final_usage,
         },
     }), _event("message_stop", {"type": "message_stop"})]
+
+
+def _add_server_tool_use(final_usage: dict[str, Any], usage: dict[str, Any]) -> None:
+    """The server tools' requests, as the API reports them, when the scenario gives some."""
+    if usage["web_search_requests"] or usage["web_fetch_requests"]:
+        final_usage["server_tool_use"] = {"web_search_requests": usage["web_search_requests"],
+                                          "web_fetch_requests": usage["web_fetch_requests"]}
 
 
 def _whole_block(block: dict[str, Any], call: Call, index: int) -> dict[str, Any]:

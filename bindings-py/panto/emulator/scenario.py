@@ -25,6 +25,8 @@ USAGE_KEYS = (
     "cache_read_tokens",
     "cache_write_tokens",
     "reasoning_tokens",
+    "web_search_requests",
+    "web_fetch_requests",
 )
 
 # The names OpenAI-compatible servers give a delta's reasoning text.

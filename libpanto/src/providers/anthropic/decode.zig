@@ -17,6 +17,7 @@ const WireUsage = struct {
     cache_creation_input_tokens: ?u64 = null,
     cache_read_input_tokens: ?u64 = null,
     output_tokens_details: ?struct { thinking_tokens: ?u64 = null } = null,
+    server_tool_use: ?struct { web_search_requests: ?u64 = null, web_fetch_requests: ?u64 = null } = null,
 };
 
 /// The delta of content_block_delta (text, thinking, tool input, signature) and of
@@ -273,6 +274,10 @@ fn applyUsage(a: *Assembly, u: WireUsage) void {
     if (u.output_tokens_details) |d| if (d.thinking_tokens) |n| {
         a.usage.reasoning_tokens = n;
     };
+    if (u.server_tool_use) |s| {
+        if (s.web_search_requests) |n| a.usage.web_search_requests = n;
+        if (s.web_fetch_requests) |n| a.usage.web_fetch_requests = n;
+    }
 }
 
 pub fn protocol(a: *Assembly, detail: *errors.Detail, message: []const u8) errors.TurnError {
