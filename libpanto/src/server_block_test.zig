@@ -280,3 +280,51 @@ test "server tools' usage is read from message_delta, exported only when some ra
     try conversation_json.writeExport(&plain.writer, conv.messages.items);
     try std.testing.expect(std.mem.indexOf(u8, plain.written(), "\"reasoning_tokens\":0}") != null);
 }
+
+test "code execution's container is kept with its message, exported, and carried by later requests with hosted tools" {
+    const gpa = std.testing.allocator;
+    var arena: std.heap.ArenaAllocator = .init(gpa);
+    defer arena.deinit();
+    var a = Assembly.init(gpa);
+    defer a.deinit();
+    var detail: errors.Detail = .{};
+    defer detail.deinit(gpa);
+    var d: anthropic.Decoder = .{};
+    const events = [_][]const u8{
+        "{\"type\":\"message_start\",\"message\":{\"id\":\"msg_1\",\"model\":\"claude-a\",\"content\":[],\"container\":null}}",
+        "{\"type\":\"content_block_start\",\"index\":0,\"content_block\":{\"type\":\"text\",\"text\":\"\"}}",
+        "{\"type\":\"content_block_delta\",\"index\":0,\"delta\":{\"type\":\"text_delta\",\"text\":\"Ran it.\"}}",
+        "{\"type\":\"content_block_stop\",\"index\":0}",
+        "{\"type\":\"message_delta\",\"delta\":{\"stop_reason\":\"end_turn\",\"container\":{\"id\":\"container_011\",\"expires_at\":\"2026-12-06T15:00:00Z\"}}}",
+        "{\"type\":\"message_stop\"}",
+    };
+    for (events) |data| {
+        _ = arena.reset(.retain_capacity);
+        try d.handle(&a, arena.allocator(), .{ .type = "message", .data = data }, &detail);
+        while (a.pop()) |_| {}
+    }
+    var conv: conversation.Conversation = .init(gpa);
+    defer conv.deinit();
+    try conv.appendUserText("run");
+    try a.commit(&conv, &.{}, .{ .stop_reason = .end_turn, .provider = "anthropic", .model = "claude-a" });
+    try std.testing.expectEqualStrings("container_011", conv.messages.items[1].container);
+    try conv.appendUserText("again");
+
+    var out: std.Io.Writer.Allocating = .init(gpa);
+    defer out.deinit();
+    try conversation_json.writeExport(&out.writer, conv.messages.items);
+    try std.testing.expect(std.mem.indexOf(u8, out.written(), "\"reasoning_tokens\":0},\"container\":\"container_011\"}") != null);
+    var diag: conversation_json.Diagnostic = .{};
+    const back = try conversation_json.parseExport(gpa, out.written(), &diag);
+    defer conversation.freeMessages(gpa, back);
+    try std.testing.expectEqualStrings("container_011", back[1].container);
+
+    const hosted = [_]@import("config.zig").ServerTool{.{ .type = "code_execution_20250825", .name = "code_execution", .json = "{\"type\":\"code_execution_20250825\",\"name\":\"code_execution\"}" }};
+    for ([_]bool{ true, false }) |with_tools| {
+        var body: std.Io.Writer.Allocating = .init(gpa);
+        defer body.deinit();
+        try providers.writeRequest(.anthropic, &body.writer, .{ .config = .{ .provider = .anthropic, .model = "claude-a", .request = .{ .cache = .{ .mode = .off }, .server_tools = if (with_tools) &hosted else &.{} } }, .conversation = &conv, .tools = &.{}, .granted = &.{} });
+        const has = std.mem.indexOf(u8, body.written(), "\"container\":\"container_011\"") != null;
+        try std.testing.expectEqual(with_tools, has);
+    }
+}

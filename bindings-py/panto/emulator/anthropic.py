@@ -164,8 +164,7 @@ def render(message: dict[str, Any], call: Call) -> list[bytes]:
     _add_server_tool_use(final_usage, usage)
     events.append(_event("message_delta", {
         "type": "message_delta",
-        "delta": {"stop_reason": message["stop_reason"],
-                  "stop_sequence": message["stop_sequence"]},
+        "delta": _final_delta(message),
         "usage": final_usage}))
     events.append(_event("message_stop", {"type": "message_stop"}))
     return events
@@ -190,8 +189,18 @@ def _whole(message: dict[str, Any], call: Call, msg_id: str, model: str) -> list
             "id": msg_id, "type": "message", "role": "assistant", "model": model,
             "content": content, "stop_reason": message["stop_reason"],
             "stop_sequence": message["stop_sequence"], "usage": final_usage,
+            **({"container": message["container"]} if message.get("container") else {}),
         },
     }), _event("message_stop", {"type": "message_stop"})]
+
+
+def _final_delta(message: dict[str, Any]) -> dict[str, Any]:
+    """message_delta's delta: the stop reason, and the container code execution ran in."""
+    delta: dict[str, Any] = {"stop_reason": message["stop_reason"],
+                             "stop_sequence": message["stop_sequence"]}
+    if message.get("container") is not None:
+        delta["container"] = message["container"]
+    return delta
 
 
 def _add_server_tool_use(final_usage: dict[str, Any], usage: dict[str, Any]) -> None:

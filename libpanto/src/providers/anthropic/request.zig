@@ -47,11 +47,31 @@ pub fn writeRequest(w: *std.Io.Writer, parts: RequestParts) std.Io.Writer.Error!
     try s.endArray();
     try cache.writeTools(&s, parts, &breakpoints);
     try params.write(&s, parts);
+    try writeContainer(&s, parts);
     try writeOutputConfig(&s, config.request.response_format);
     try s.objectField("stream");
     try s.write(true);
     try parts.writeExtraBody(&s);
     try s.endObject();
+}
+
+/// The container code execution last ran in (the last Anthropic message that named one), so
+/// that the conversation's files and state carry over (the response gives an object, the
+/// request takes its id). Only with hosted tools (a compaction's summary request has none),
+/// and not when extra_body sets "container" itself.
+fn writeContainer(s: *std.json.Stringify, parts: RequestParts) std.Io.Writer.Error!void {
+    const r = parts.config.request;
+    if (r.server_tools.len == 0) return;
+    for (r.extra_body) |m| if (std.mem.eql(u8, m.key, "container")) return;
+    const messages = parts.conversation.messages.items;
+    var i = messages.len;
+    const id = while (i > 0) {
+        i -= 1;
+        const m = messages[i];
+        if (m.container.len > 0 and std.mem.eql(u8, m.provider, "anthropic")) break m.container;
+    } else return;
+    try s.objectField("container");
+    try s.write(id);
 }
 
 /// Whether a message has a block to send (hasContent): thinking and server blocks go back
