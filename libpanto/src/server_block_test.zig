@@ -328,3 +328,40 @@ test "code execution's container is kept with its message, exported, and carried
         try std.testing.expectEqual(with_tools, has);
     }
 }
+
+test "a paused message before another leaves out its server calls without a result; as the last message it goes back whole" {
+    const gpa = std.testing.allocator;
+    var conv: conversation.Conversation = .init(gpa);
+    defer conv.deinit();
+    const paused: conversation.Meta = .{ .stop_reason = .pause_turn, .provider = "anthropic", .model = "claude-a" };
+    const fetch_use = "{\"type\":\"server_tool_use\",\"id\":\"srvtoolu_02\",\"name\":\"web_fetch\",\"input\":{\"url\":\"https://ziglang.org\"}}";
+    try conv.appendUserText("search");
+    // A paired call and its result, then a call the pause cut from its result.
+    try conv.appendMessage(.assistant, &.{
+        .{ .kind = .text, .text = "Searching." },
+        .{ .kind = .server_block, .name = "server_tool_use", .text = search_use_filled },
+        .{ .kind = .server_block, .name = "web_search_tool_result", .text = search_result },
+        .{ .kind = .server_block, .name = "server_tool_use", .text = fetch_use },
+    }, paused);
+    {
+        const body = try request(gpa, .anthropic, "claude-a", &conv);
+        defer gpa.free(body);
+        try std.testing.expect(std.mem.indexOf(u8, body, fetch_use) != null); // the continuation: whole
+    }
+    try conv.appendUserText("again");
+    {
+        const body = try request(gpa, .anthropic, "claude-a", &conv);
+        defer gpa.free(body);
+        try std.testing.expect(std.mem.indexOf(u8, body, "srvtoolu_02") == null);
+        try std.testing.expect(std.mem.indexOf(u8, body, search_use_filled) != null);
+        try std.testing.expect(std.mem.indexOf(u8, body, search_result) != null);
+    }
+    // A paused message holding only an unanswered call is left out whole (no empty message).
+    try conv.appendMessage(.assistant, &.{.{ .kind = .server_block, .name = "server_tool_use", .text = fetch_use }}, paused);
+    try conv.appendUserText("once more");
+    const body = try request(gpa, .anthropic, "claude-a", &conv);
+    defer gpa.free(body);
+    try std.testing.expect(std.mem.indexOf(u8, body, "srvtoolu_02") == null);
+    try std.testing.expect(std.mem.indexOf(u8, body, "\"content\":[]") == null);
+    try std.testing.expect(std.mem.indexOf(u8, body, "{\"type\":\"text\",\"text\":\"again\"},{\"type\":\"text\",\"text\":\"once more\"}") != null);
+}
