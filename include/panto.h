@@ -318,6 +318,10 @@ typedef struct PantoEvent {
     int32_t reserved1;
     PantoString request_id; /* MESSAGE_START: the provider's request id (the request-id or
                                x-request-id header), "" when it sent none */
+    /* MESSAGE_END, MESSAGE_COMPLETE: Anthropic's server tools run for the message (the turn),
+     * its usage.server_tool_use; apart from `usage`, which stays as it was (sized structs) */
+    uint64_t web_search_requests;
+    uint64_t web_fetch_requests;
 } PantoEvent;
 
 #define PANTO_EVENT_INIT {.size = sizeof(PantoEvent)}
@@ -479,7 +483,18 @@ typedef struct PantoStream PantoStream;
  *                      "code_execution"}. The beta header a type needs (code_execution_20250522:
  *                      code-execution-2025-05-22) is added to anthropic-beta. Their blocks come back as
  *                      PANTO_BLOCK_SERVER_BLOCK; a turn the server pauses (PANTO_STOP_PAUSE_TURN)
- *                      goes on by itself. openai and openai-responses refuse them
+ *                      goes on by itself. openai and openai-responses refuse them. An MCP
+ *                      toolset has "mcp_server_name" instead of "name": {"type": "mcp_toolset",
+ *                      "mcp_server_name": "docs"}. A name equal to one of the agent's tools
+ *                      fails the turn (PANTO_ERR_CONFIG)
+ *   hosted_mcp_servers array of remote MCP servers for Anthropic's MCP connector (not the
+ *                      agent's own MCP servers): each the API's object, with a string "type"
+ *                      and "name" (unique), sent in the body's mcp_servers as given, e.g.
+ *                      {"type": "url", "url": "https://mcp.example.com/sse", "name": "docs",
+ *                      "authorization_token": "..."}; an mcp_toolset of server_tools must name
+ *                      one. panto adds mcp-client-2025-11-20 to anthropic-beta unless
+ *                      extra_headers' names an mcp-client-... version. Other providers refuse
+ *                      them
  *
  * Without base_url, ANTHROPIC_BASE_URL or OPENAI_BASE_URL (read when the agent is created, and
  * by a set_config that sets base_url to null, as the official SDKs do) is

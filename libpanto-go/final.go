@@ -76,11 +76,13 @@ func (f *finalState) block(ev Event) ContentBlock {
 
 func (u Usage) add(v Usage) Usage {
 	return Usage{
-		InputTokens:      u.InputTokens + v.InputTokens,
-		OutputTokens:     u.OutputTokens + v.OutputTokens,
-		CacheReadTokens:  u.CacheReadTokens + v.CacheReadTokens,
-		CacheWriteTokens: u.CacheWriteTokens + v.CacheWriteTokens,
-		ReasoningTokens:  u.ReasoningTokens + v.ReasoningTokens,
+		InputTokens:       u.InputTokens + v.InputTokens,
+		OutputTokens:      u.OutputTokens + v.OutputTokens,
+		CacheReadTokens:   u.CacheReadTokens + v.CacheReadTokens,
+		CacheWriteTokens:  u.CacheWriteTokens + v.CacheWriteTokens,
+		ReasoningTokens:   u.ReasoningTokens + v.ReasoningTokens,
+		WebSearchRequests: u.WebSearchRequests + v.WebSearchRequests,
+		WebFetchRequests:  u.WebFetchRequests + v.WebFetchRequests,
 	}
 }
 

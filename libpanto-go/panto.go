@@ -255,6 +255,10 @@ type Usage struct {
 	CacheReadTokens  int64 `json:"cache_read_tokens"`
 	CacheWriteTokens int64 `json:"cache_write_tokens"`
 	ReasoningTokens  int64 `json:"reasoning_tokens"`
+	// Anthropic's server tools run (its usage.server_tool_use), billed per request; in a
+	// conversation's JSON only when not 0.
+	WebSearchRequests int64 `json:"web_search_requests,omitempty"`
+	WebFetchRequests  int64 `json:"web_fetch_requests,omitempty"`
 }
 
 // Event is one step of a turn. Which fields mean something depends on Kind (see the
@@ -396,6 +400,9 @@ func (st *streamCore) event(ev *C.PantoEvent) Event {
 			CacheReadTokens:  int64(ev.usage.cache_read_tokens),
 			CacheWriteTokens: int64(ev.usage.cache_write_tokens),
 			ReasoningTokens:  int64(ev.usage.reasoning_tokens),
+			// (at the event's end, apart from usage: sized structs)
+			WebSearchRequests: int64(ev.web_search_requests),
+			WebFetchRequests:  int64(ev.web_fetch_requests),
 		},
 	}
 	if out.Kind == EventBlockComplete && out.BlockKind == BlockText {

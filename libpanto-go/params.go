@@ -56,10 +56,20 @@ type Params struct {
 	// fetch, code execution), added to the request's tools with the beta header its type
 	// needs. Another provider refuses them with ErrConfig.
 	ServerTools []ServerTool `json:"server_tools,omitempty"`
+	// HostedMCPServers are the remote MCP servers Anthropic's MCP connector reaches, each the API's
+	// object as it is sent (HostedMCPServer{"type": "url", "url": "https://...", "name": "docs"});
+	// a ServerTool{"type": "mcp_toolset", "mcp_server_name": "docs"} offers a server's tools.
+	// panto adds the connector's beta header. Another provider refuses them with ErrConfig.
+	HostedMCPServers []HostedMCPServer `json:"hosted_mcp_servers,omitempty"`
 }
 
-// ServerTool is one provider-hosted tool: its JSON object, with "type" and "name".
+// ServerTool is one provider-hosted tool: its JSON object, with "type" and "name" (an MCP
+// toolset: "mcp_server_name" instead of "name").
 type ServerTool map[string]any
+
+// HostedMCPServer is one remote MCP server of Anthropic's MCP connector: its JSON object,
+// with "type" and "name".
+type HostedMCPServer map[string]any
 
 // ToolChoice says whether and which tool the model must call. The zero ToolChoice is unset.
 type ToolChoice struct {

@@ -127,8 +127,10 @@ class Agent:
     `parse()`), `cache` (prompt caching: {"mode", "ttl", "key", "retention"}), and the escape
     hatch `extra_headers` / `extra_body`; `server_tools`, Anthropic's hosted tools as the API
     defines them (`[{"type": "web_search_20250305", "name": "web_search", "max_uses": 3}]`,
-    web fetch, code execution), added to the request's tools with the beta header a type
-    needs. A parameter the provider does not have raises `panto.ConfigError`. `tool_execution="sequential"` runs the host tools of a message one
+    web fetch, code execution, an MCP toolset `{"type": "mcp_toolset", "mcp_server_name":
+    "docs"}`), added to the request's tools with the beta header a type needs;
+    `hosted_mcp_servers`, the remote MCP servers of Anthropic's MCP connector (`[{"type":
+    "url", "url": ..., "name": "docs"}]`, sent as the body's `mcp_servers`). A parameter the provider does not have raises `panto.ConfigError`. `tool_execution="sequential"` runs the host tools of a message one
     after another (default "parallel"); `log` is "debug", "body" or {"level", "file"}
     (`PANTO_LOG`). Each may also be given to one turn: `run(input, temperature=0)`.
     `mcp_servers` ({name: {"command", "args", "env", "cwd", "tools", "requires", "timeout_ms"}})
@@ -177,6 +179,7 @@ class Agent:
         extra_headers: Optional[Mapping[str, str]] = None,
         extra_body: Optional[Mapping[str, Any]] = None,
         server_tools: Optional[Sequence[Mapping[str, Any]]] = None,
+        hosted_mcp_servers: Optional[Sequence[Mapping[str, Any]]] = None,
         tool_execution: Optional[str] = None,
         log: Optional[LogArg] = None,
         mcp_servers: Optional[Mapping[str, Mapping[str, Any]]] = None,

@@ -134,10 +134,10 @@ def config_value(key: str, value: Any) -> Any:
         return response_format(value)
     if key == "stop":
         return value if isinstance(value, str) else list(value)
-    if key == "server_tools":
+    if key in ("server_tools", "hosted_mcp_servers"):
         if hasattr(value, "keys") or isinstance(value, (str, bytes)):
-            raise TypeError("server_tools must be a list of tool dicts, not a single dict")
-        return [dict(tool) for tool in value]
+            raise TypeError(f"{key} must be a list of dicts, not a single dict")
+        return [dict(item) for item in value]
     if key == "log" and isinstance(value, str):
         return {"level": value}
     if key == "tool_choice" and not isinstance(value, (str, dict)):

@@ -134,12 +134,18 @@ AssistantBlockDict = Union[TextBlockDict, ThinkingBlockDict, RedactedThinkingBlo
                            ToolCallBlockDict]
 
 
-class UsageDict(TypedDict):
+class _UsageRequired(TypedDict):
     input_tokens: int
     output_tokens: int
     cache_read_tokens: int
     cache_write_tokens: int
     reasoning_tokens: int
+
+
+class UsageDict(_UsageRequired, total=False):
+    #: Anthropic's server tools run for the message: present only when not 0.
+    web_search_requests: int
+    web_fetch_requests: int
 
 
 class CompactionDict(TypedDict):

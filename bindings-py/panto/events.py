@@ -50,13 +50,17 @@ __all__ = [
 
 @dataclass(frozen=True)
 class Usage:
-    """Token counts of a message or a turn, normalized across providers (input excludes cached tokens)."""
+    """Token counts of a message or a turn, normalized across providers (input excludes cached tokens).
+    `web_search_requests` and `web_fetch_requests`: Anthropic's server tools run (its
+    `usage.server_tool_use`), billed per request."""
 
     input_tokens: int = 0
     output_tokens: int = 0
     cache_read_tokens: int = 0
     cache_write_tokens: int = 0
     reasoning_tokens: int = 0
+    web_search_requests: int = 0
+    web_fetch_requests: int = 0
 
 
 @dataclass(frozen=True)

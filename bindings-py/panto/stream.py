@@ -104,8 +104,11 @@ def _blocking_call(handle: StreamHandle, fn: Callable[..., int], *args: Any) -> 
     return _blocking_call(handle, fn, *args)
 
 
-def _usage(u: _native.PantoUsage) -> Usage:
-    return _construct(Usage, u.input_tokens, u.output_tokens, u.cache_read_tokens, u.cache_write_tokens, u.reasoning_tokens)
+def _usage(ev: _native.PantoEvent) -> Usage:
+    # The server tools' counts follow the event's usage, at the event's end (sized structs).
+    u = ev.usage
+    return _construct(Usage, u.input_tokens, u.output_tokens, u.cache_read_tokens, u.cache_write_tokens, u.reasoning_tokens,
+                      ev.web_search_requests, ev.web_fetch_requests)
 
 
 class _Raise:
@@ -454,7 +457,7 @@ class Stream:
             self._msg_end = None
             return start
         if kind == _MESSAGE_END:
-            end = _construct(MessageEnd, lib.stop_reason_name(ev.stop_reason), string(ev.provider_stop_reason), _usage(ev.usage))
+            end = _construct(MessageEnd, lib.stop_reason_name(ev.stop_reason), string(ev.provider_stop_reason), _usage(ev))
             self._msg_end = end
             return end
         if kind == _TOOL_DETAILS:
@@ -472,7 +475,7 @@ class Stream:
             parts = self._parts(native, ev) if ev.part_count else ()
             return _construct(ToolResult, string(ev.id), string(ev.name), string(ev.text), bool(ev.is_error), parts)
         if kind == _MESSAGE_COMPLETE:
-            complete = _construct(MessageComplete, lib.stop_reason_name(ev.stop_reason), string(ev.provider_stop_reason), _usage(ev.usage))
+            complete = _construct(MessageComplete, lib.stop_reason_name(ev.stop_reason), string(ev.provider_stop_reason), _usage(ev))
             self._complete = complete
             return complete
         if kind == _PROVIDER_RETRY:

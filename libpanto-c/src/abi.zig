@@ -147,6 +147,8 @@ pub const Event = extern struct {
     sequential: i32 = 0,
     reserved1: i32 = 0,
     request_id: String = .{},
+    web_search_requests: u64 = 0,
+    web_fetch_requests: u64 = 0,
 };
 
 /// PantoPartKind: the core's, whose values are the header's.

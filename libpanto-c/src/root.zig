@@ -685,6 +685,8 @@ fn messageEnd(kind: abi.EventKind, e: panto.event.MessageComplete) PantoEvent {
             .cache_write_tokens = e.usage.cache_write_tokens,
             .reasoning_tokens = e.usage.reasoning_tokens,
         },
+        .web_search_requests = e.usage.web_search_requests,
+        .web_fetch_requests = e.usage.web_fetch_requests,
     };
 }
 

@@ -50,6 +50,8 @@ pub const Key = enum {
     sequential,
     citations,
     fraction,
+    web_search_requests,
+    web_fetch_requests,
 };
 const key_count = @typeInfo(Key).@"enum".fields.len;
 /// The names, upvalues 1..names_count of every stream method: keys at 1..key_count, then
@@ -141,12 +143,15 @@ fn setUsage(L: State, ev: *const c.PantoEvent) void {
     _ = c.lua_pushstring(L, c.panto_stop_reason_name(ev.stop_reason));
     c.lua_rawset(L, -3);
     fieldString(L, .provider_stop_reason, slice(ev.provider_stop_reason));
-    c.lua_createtable(L, 0, 5);
+    c.lua_createtable(L, 0, 7);
     fieldInteger(L, .input_tokens, ev.usage.input_tokens);
     fieldInteger(L, .output_tokens, ev.usage.output_tokens);
     fieldInteger(L, .cache_read_tokens, ev.usage.cache_read_tokens);
     fieldInteger(L, .cache_write_tokens, ev.usage.cache_write_tokens);
     fieldInteger(L, .reasoning_tokens, ev.usage.reasoning_tokens);
+    // Anthropic's server tools run: at the event's end, apart from its usage (sized structs).
+    fieldInteger(L, .web_search_requests, ev.web_search_requests);
+    fieldInteger(L, .web_fetch_requests, ev.web_fetch_requests);
     setTop(L, .usage);
 }
 

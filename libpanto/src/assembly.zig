@@ -65,6 +65,8 @@ pub const Assembly = struct {
     id: std.ArrayList(u8) = .empty,
     model: std.ArrayList(u8) = .empty,
     provider_stop_reason: std.ArrayList(u8) = .empty,
+    /// The container Anthropic's code execution ran in (message_delta's container.id), or "".
+    container: std.ArrayList(u8) = .empty,
     usage: ev.Usage = .{},
     /// The usage reported when the message's content began (Anthropic's message_start; OpenAI
     /// reports usage only at the end): what a canceled message keeps. The later usage may come
@@ -95,6 +97,7 @@ pub const Assembly = struct {
         a.id.deinit(a.gpa);
         a.model.deinit(a.gpa);
         a.provider_stop_reason.deinit(a.gpa);
+        a.container.deinit(a.gpa);
         for (a.blocks.items) |*b| {
             b.text.deinit(a.gpa);
             b.id.deinit(a.gpa);
@@ -114,6 +117,7 @@ pub const Assembly = struct {
         a.id.clearRetainingCapacity();
         a.model.clearRetainingCapacity();
         a.provider_stop_reason.clearRetainingCapacity();
+        a.container.clearRetainingCapacity();
         a.usage = .{};
         a.content_usage = .{};
         a.stop_override = null;
@@ -350,7 +354,9 @@ pub const Assembly = struct {
         }
         // The providers refuse an assistant message without content: an empty answer is not kept.
         if (list.items.len == 0) return;
-        try conversation.appendMessage(.assistant, list.items, meta);
+        var with = meta;
+        if (with.container.len == 0) with.container = a.container.items;
+        try conversation.appendMessage(.assistant, list.items, with);
     }
 
     /// Keeps what arrived of a message that was canceled: its text and thinking (tool calls

@@ -282,6 +282,7 @@ pub const Run = struct {
         c.request.response_format = null;
         c.request.cache.mode = .off;
         c.request.server_tools = &.{}; // (nor a tool)
+        c.request.hosted_mcp_servers = &.{};
         return c;
     }
 

@@ -94,14 +94,23 @@ pub const RequestOptions = struct {
     extra_headers: []const Header = &.{},
     /// Members merged into the JSON body.
     extra_body: []const BodyMember = &.{},
-    /// Provider-hosted tools (Anthropic's web search, web fetch, code execution), sent in
-    /// the request's tools as they are given.
+    /// Provider-hosted tools (Anthropic's web search, web fetch, code execution, the MCP
+    /// connector's toolsets), sent in the request's tools as they are given.
     server_tools: []const ServerTool = &.{},
+    /// The remote MCP servers Anthropic's MCP connector reaches (the body's `mcp_servers`), as
+    /// given; an `mcp_toolset` in server_tools names one. (Not the agent's own MCP servers,
+    /// which panto runs: those are `mcp_servers`.)
+    hosted_mcp_servers: []const HostedMcpServer = &.{},
 };
 
 /// A provider-hosted tool: its JSON object as compact text, its "type" (which says the beta
-/// header it needs, if any) and its "name" (which a tool_choice may name).
-pub const ServerTool = struct { type: []const u8, name: []const u8, json: []const u8 };
+/// header it needs, if any) and its "name" (which a tool_choice may name). An MCP toolset
+/// (type "mcp_toolset") has no name: `mcp_server` is the server it takes the tools of.
+pub const ServerTool = struct { type: []const u8, name: []const u8, json: []const u8, mcp_server: []const u8 = "" };
+
+/// A remote MCP server for Anthropic's MCP connector: its "name" and its JSON object as
+/// compact text.
+pub const HostedMcpServer = struct { name: []const u8, json: []const u8 };
 
 pub const ToolChoice = union(enum) {
     auto,

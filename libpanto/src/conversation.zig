@@ -55,6 +55,9 @@ pub const Message = struct {
     model: []const u8 = "",
     /// Assistant messages: the message's usage as the provider reported it.
     usage: Usage = .{},
+    /// Assistant messages: the id of the container Anthropic's code execution ran in (owned,
+    /// gpa), "" for none; later requests to Anthropic carry the last one (request.zig).
+    container: []const u8 = "",
     /// A user message holding the summary of compacted messages: how many it replaced and
     /// the context's estimated size before.
     compaction: ?Compaction = null,
@@ -166,6 +169,7 @@ pub const Conversation = struct {
             errdefer freeMessage(c.gpa, m);
             m.provider = try c.gpa.dupe(u8, meta.provider);
             m.model = try c.gpa.dupe(u8, meta.model);
+            m.container = try c.gpa.dupe(u8, meta.container);
             m.blocks = try copyBlocks(c.gpa, blocks);
             try c.messages.append(c.gpa, m);
         }
@@ -209,6 +213,7 @@ pub const Meta = struct {
     provider: []const u8 = "",
     model: []const u8 = "",
     usage: Usage = .{},
+    container: []const u8 = "",
     /// A user message: the caller's cache breakpoint (Message.cache).
     cache: bool = false,
 };
@@ -271,6 +276,7 @@ pub fn freeMessage(gpa: Allocator, m: Message) void {
     freeBlocks(gpa, m.blocks);
     gpa.free(m.provider);
     gpa.free(m.model);
+    gpa.free(m.container);
 }
 
 pub fn freeMessages(gpa: Allocator, messages: []const Message) void {

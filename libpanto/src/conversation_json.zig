@@ -79,12 +79,11 @@ pub fn writeMessage(s: *std.json.Stringify, m: Message) std.Io.Writer.Error!void
         try s.objectField("stop_reason");
         try s.write(@tagName(m.stop_reason));
         try s.objectField("usage");
-        try s.beginObject();
-        inline for (std.meta.fields(ev.Usage)) |f| {
-            try s.objectField(f.name);
-            try s.write(@field(m.usage, f.name));
+        try s.write(m.usage); // (the server tools' counts only when not 0: Usage.jsonStringify)
+        if (m.container.len > 0) {
+            try s.objectField("container");
+            try s.write(m.container);
         }
-        try s.endObject();
     }
     if (m.compaction) |c| {
         try s.objectField("compaction");
@@ -315,7 +314,7 @@ fn parseMessageAt(gpa: Allocator, value: Value, place: Place, diag: *Diagnostic)
 
     const allowed: []const []const u8 = switch (role) {
         .user => &.{ "role", "content", "cache", "compaction" },
-        .assistant => &.{ "role", "content", "provider", "model", "stop_reason", "usage" },
+        .assistant => &.{ "role", "content", "provider", "model", "stop_reason", "usage", "container" },
     };
     var it = obj.iterator();
     while (it.next()) |entry| if (!isOneOf(entry.key_ptr.*, allowed))
@@ -340,6 +339,10 @@ fn parseMessageAt(gpa: Allocator, value: Value, place: Place, diag: *Diagnostic)
                 return diag.fail("{f}: unknown stop_reason \"{s}\"", .{ place, r.string });
         }
         if (obj.get("usage")) |u| m.usage = try parseUsage(u, place, diag);
+        if (obj.get("container")) |c| {
+            if (c != .string or c.string.len == 0) return diag.fail("{f}: \"container\" is not a non-empty string", .{place});
+            m.container = try gpa.dupe(u8, c.string);
+        }
     } else {
         if (obj.get("compaction")) |c| m.compaction = try parseCompaction(c, place, diag);
         if (obj.get("cache")) |c| {

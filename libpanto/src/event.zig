@@ -52,6 +52,24 @@ pub const Usage = struct {
     cache_read_tokens: u64 = 0,
     cache_write_tokens: u64 = 0,
     reasoning_tokens: u64 = 0,
+    /// Anthropic's server tools run for the message (`usage.server_tool_use`): billed per request.
+    web_search_requests: u64 = 0,
+    web_fetch_requests: u64 = 0,
+
+    /// As JSON (a conversation's export, the panto command's events): the token counts, then
+    /// the server tools' only when not 0, so that usage without them reads as it always did.
+    pub fn jsonStringify(u: Usage, s: anytype) !void {
+        try s.beginObject();
+        inline for (std.meta.fields(Usage)) |f| {
+            const n = @field(u, f.name);
+            const optional = comptime std.mem.endsWith(u8, f.name, "_requests");
+            if (!optional or n != 0) {
+                try s.objectField(f.name);
+                try s.write(n);
+            }
+        }
+        try s.endObject();
+    }
 };
 
 /// `request_id`: the provider's request id header (request-id, x-request-id), "" when none.
@@ -156,6 +174,8 @@ pub fn addUsage(total: *Usage, u: Usage) void {
     total.cache_read_tokens +|= u.cache_read_tokens;
     total.cache_write_tokens +|= u.cache_write_tokens;
     total.reasoning_tokens +|= u.reasoning_tokens;
+    total.web_search_requests +|= u.web_search_requests;
+    total.web_fetch_requests +|= u.web_fetch_requests;
 }
 
 test "a turn's usage saturates instead of overflowing on a server's huge counts" {

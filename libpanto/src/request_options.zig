@@ -17,14 +17,14 @@ const Value = std.json.Value;
 
 /// The config keys of the request parameters ("thinking" is config.zig's: a level, or
 /// {"budget_tokens": N}).
-pub const keys = [_][]const u8{ "temperature", "top_p", "top_k", "stop", "seed", "presence_penalty", "frequency_penalty", "metadata", "user", "parallel_tool_calls", "tool_choice", "service_tier", "reasoning_effort", "interleaved_thinking", "response_format", "cache", "extra_headers", "extra_body", "server_tools" };
+pub const keys = [_][]const u8{ "temperature", "top_p", "top_k", "stop", "seed", "presence_penalty", "frequency_penalty", "metadata", "user", "parallel_tool_calls", "tool_choice", "service_tier", "reasoning_effort", "interleaved_thinking", "response_format", "cache", "extra_headers", "extra_body", "server_tools", "hosted_mcp_servers" };
 
 /// Headers panto writes itself: extra_headers may not hold them (anthropic-beta is merged
 /// with panto's own, user-agent replaces panto's).
 pub const reserved_headers = [_][]const u8{ "authorization", "x-api-key", "content-type", "content-length", "host", "accept", "accept-encoding", "connection", "transfer-encoding", "anthropic-version", "x-goog-api-key" };
 
 /// Body keys panto writes for one provider or the other: extra_body may not hold them.
-pub const reserved_body_keys = [_][]const u8{ "model", "messages", "system", "tools", "stream", "stream_options", "max_tokens", "max_completion_tokens", "temperature", "top_p", "top_k", "stop", "stop_sequences", "seed", "presence_penalty", "frequency_penalty", "metadata", "user", "parallel_tool_calls", "tool_choice", "service_tier", "thinking", "reasoning_effort", "response_format", "output_config", "cache_control", "prompt_cache_key", "prompt_cache_retention" };
+pub const reserved_body_keys = [_][]const u8{ "model", "messages", "system", "tools", "stream", "stream_options", "max_tokens", "max_completion_tokens", "temperature", "top_p", "top_k", "stop", "stop_sequences", "seed", "presence_penalty", "frequency_penalty", "metadata", "user", "parallel_tool_calls", "tool_choice", "service_tier", "thinking", "reasoning_effort", "response_format", "output_config", "cache_control", "prompt_cache_key", "prompt_cache_retention", "mcp_servers" };
 
 /// Body keys panto writes for openai-responses alone (other providers may take them).
 pub const responses_body_keys = [_][]const u8{ "input", "instructions", "max_output_tokens", "reasoning", "text", "store", "include" };
@@ -73,6 +73,7 @@ pub fn apply(arena: Allocator, r: *RequestOptions, obj: std.json.ObjectMap, diag
     if (obj.get("extra_headers")) |v| r.extra_headers = try extraHeaders(arena, v, diag);
     if (obj.get("extra_body")) |v| r.extra_body = try extraBody(arena, v, diag);
     if (obj.get("server_tools")) |v| r.server_tools = try serverTools(arena, v, diag);
+    if (obj.get("hosted_mcp_servers")) |v| r.hosted_mcp_servers = try hostedMcpServers(arena, v, diag);
 }
 
 /// The value of "thinking" when it is an object: {"budget_tokens": N}.
@@ -234,7 +235,8 @@ fn extraBody(arena: Allocator, v: Value, diag: *Diagnostic) config_mod.ParseErro
 }
 
 /// An array of JSON objects, each with a string "type" and "name" (the provider checks the
-/// rest: they are its tools' definitions); null and [] unset it.
+/// rest: they are its tools' definitions), an MCP toolset with "mcp_server_name" instead of
+/// "name"; null and [] unset it.
 fn serverTools(arena: Allocator, v: Value, diag: *Diagnostic) config_mod.ParseError![]const config_mod.ServerTool {
     if (v == .null) return &.{};
     if (v != .array) return diag.fail("server_tools must be an array of tool objects", .{});
@@ -242,16 +244,52 @@ fn serverTools(arena: Allocator, v: Value, diag: *Diagnostic) config_mod.ParseEr
     const list = try arena.alloc(config_mod.ServerTool, v.array.items.len);
     for (v.array.items, list, 0..) |item, *t, i| {
         if (item != .object) return diag.fail("server_tools[{d}] must be a JSON object", .{i});
-        inline for (.{ "type", "name" }) |key| {
-            const field = item.object.get(key) orelse return diag.fail("server_tools[{d}] needs \"" ++ key ++ "\" (e.g. {{\"type\": \"web_search_20250305\", \"name\": \"web_search\"}})", .{i});
-            if (field != .string or field.string.len == 0) return diag.fail("server_tools[{d}]." ++ key ++ " must be a non-empty string", .{i});
+        const type_name = try nonEmptyString(item, "type", "server_tools", i, diag);
+        if (std.mem.eql(u8, type_name, mcp_toolset)) {
+            const server = try nonEmptyString(item, "mcp_server_name", "server_tools", i, diag);
+            for (list[0..i]) |before| if (std.mem.eql(u8, before.mcp_server, server))
+                return diag.fail("server_tools has two MCP toolsets of the server \"{s}\"", .{server});
+            t.* = .{ .type = type_name, .name = "", .mcp_server = server, .json = try compact(arena, item) };
+            continue;
         }
-        const name = item.object.get("name").?.string;
-        for (v.array.items[0..i]) |before| if (std.mem.eql(u8, before.object.get("name").?.string, name))
+        const name = try nonEmptyString(item, "name", "server_tools", i, diag);
+        for (list[0..i]) |before| if (std.mem.eql(u8, before.name, name))
             return diag.fail("server_tools has two tools named \"{s}\"", .{name});
-        t.* = .{ .type = item.object.get("type").?.string, .name = name, .json = try compact(arena, item) };
+        t.* = .{ .type = type_name, .name = name, .json = try compact(arena, item) };
     }
     return list;
+}
+
+/// The type of the MCP connector's tool: the tools of one server of hosted_mcp_servers.
+pub const mcp_toolset = "mcp_toolset";
+
+/// An array of JSON objects, each with a string "type" and "name" (unique) and the rest the
+/// provider's to judge (url, authorization_token...); null and [] unset it.
+fn hostedMcpServers(arena: Allocator, v: Value, diag: *Diagnostic) config_mod.ParseError![]const config_mod.HostedMcpServer {
+    if (v == .null) return &.{};
+    if (v != .array) return diag.fail("hosted_mcp_servers must be an array of server objects", .{});
+    if (json_depth.valueTooDeep(v)) return diag.fail("hosted_mcp_servers is nested too deeply", .{});
+    const list = try arena.alloc(config_mod.HostedMcpServer, v.array.items.len);
+    for (v.array.items, list, 0..) |item, *m, i| {
+        if (item != .object) return diag.fail("hosted_mcp_servers[{d}] must be a JSON object", .{i});
+        _ = try nonEmptyString(item, "type", "hosted_mcp_servers", i, diag);
+        const name = try nonEmptyString(item, "name", "hosted_mcp_servers", i, diag);
+        for (list[0..i]) |before| if (std.mem.eql(u8, before.name, name))
+            return diag.fail("hosted_mcp_servers has two servers named \"{s}\"", .{name});
+        m.* = .{ .name = name, .json = try compact(arena, item) };
+    }
+    return list;
+}
+
+/// `item`'s member `key`, a non-empty string, or a failure naming `list`[`i`].
+fn nonEmptyString(item: Value, comptime key: []const u8, comptime list: []const u8, i: usize, diag: *Diagnostic) error{InvalidConfig}![]const u8 {
+    const example = if (comptime std.mem.eql(u8, list, "hosted_mcp_servers"))
+        "{{\"type\": \"url\", \"url\": \"https://...\", \"name\": \"docs\"}}"
+    else
+        "{{\"type\": \"web_search_20250305\", \"name\": \"web_search\"}}";
+    const field = item.object.get(key) orelse return diag.fail(list ++ "[{d}] needs \"" ++ key ++ "\" (e.g. " ++ example ++ ")", .{i});
+    if (field != .string or field.string.len == 0) return diag.fail(list ++ "[{d}]." ++ key ++ " must be a non-empty string", .{i});
+    return field.string;
 }
 
 fn compact(arena: Allocator, v: Value) Allocator.Error![]const u8 {
@@ -280,9 +318,11 @@ pub fn check(config: Config, diag: *Diagnostic) error{InvalidConfig}!void {
             if (r.thinking_budget != null) return notFor(diag, "thinking {\"budget_tokens\"}", p);
             if (r.cache.ttl != null) return notFor(diag, "cache.ttl", p);
             if (r.server_tools.len > 0) return noServerTools(diag, p);
+            if (r.hosted_mcp_servers.len > 0) return noHostedMcpServers(diag, p);
         },
         .@"openai-responses" => {
             if (r.server_tools.len > 0) return noServerTools(diag, p);
+            if (r.hosted_mcp_servers.len > 0) return noHostedMcpServers(diag, p);
             inline for (.{ "top_k", "interleaved_thinking" }) |name| {
                 if (@field(r, name) != null) return notFor(diag, name, p);
             }
@@ -297,6 +337,7 @@ pub fn check(config: Config, diag: *Diagnostic) error{InvalidConfig}!void {
         },
         .gemini => {
             if (r.server_tools.len > 0) return noServerTools(diag, p);
+            if (r.hosted_mcp_servers.len > 0) return noHostedMcpServers(diag, p);
             inline for (.{ "metadata", "user", "parallel_tool_calls", "service_tier", "reasoning_effort", "interleaved_thinking" }) |name| {
                 if (@field(r, name) != null) return diag.fail(name ++ " is not a Gemini parameter: gemini does not take it", .{});
             }
@@ -338,9 +379,27 @@ pub fn check(config: Config, diag: *Diagnostic) error{InvalidConfig}!void {
     if (r.cache.retention) |ret| if (!oneOf(ret, &cache_retentions))
         return diag.fail("cache.retention must be \"in_memory\" or \"24h\", not \"{s}\"", .{ret});
     if (r.tool_choice) |c| if (c == .tool and c.tool.len == 0) return diag.fail("tool_choice.name must be a tool's name", .{});
+    try checkMcp(r, diag);
     try checkHeaders(r.extra_headers, diag);
     for (r.extra_body) |m| if (oneOf(m.key, &reserved_body_keys))
         return diag.fail("extra_body cannot set \"{s}\": panto writes it (use its config key, if it has one)", .{m.key});
+}
+
+/// hosted_mcp_servers are Anthropic's MCP connector's (the other providers' hosted MCP is
+/// not supported).
+fn noHostedMcpServers(diag: *Diagnostic, p: Provider) error{InvalidConfig} {
+    return diag.fail("hosted_mcp_servers are for Anthropic's MCP connector: provider {s} cannot take them", .{@tagName(p)});
+}
+
+/// Each MCP toolset takes the tools of a server of hosted_mcp_servers: the API refuses one whose
+/// server is not there (the two keys are set apart, per turn too: checked on the result).
+fn checkMcp(r: RequestOptions, diag: *Diagnostic) error{InvalidConfig}!void {
+    for (r.server_tools) |t| if (t.mcp_server.len > 0) {
+        const found = for (r.hosted_mcp_servers) |m| {
+            if (std.mem.eql(u8, m.name, t.mcp_server)) break true;
+        } else false;
+        if (!found) return diag.fail("server_tools has an MCP toolset of the server \"{s}\", which hosted_mcp_servers does not name", .{t.mcp_server});
+    };
 }
 
 /// server_tools are Anthropic's hosted tools: Chat Completions has none, and panto does not
@@ -413,8 +472,11 @@ pub fn dupe(arena: Allocator, r: RequestOptions) Allocator.Error!RequestOptions 
     for (r.extra_body, body) |m, *o| o.* = .{ .key = try arena.dupe(u8, m.key), .value = try arena.dupe(u8, m.value) };
     out.extra_body = body;
     const hosted = try arena.alloc(config_mod.ServerTool, r.server_tools.len);
-    for (r.server_tools, hosted) |t, *o| o.* = .{ .type = try arena.dupe(u8, t.type), .name = try arena.dupe(u8, t.name), .json = try arena.dupe(u8, t.json) };
+    for (r.server_tools, hosted) |t, *o| o.* = .{ .type = try arena.dupe(u8, t.type), .name = try arena.dupe(u8, t.name), .json = try arena.dupe(u8, t.json), .mcp_server = try arena.dupe(u8, t.mcp_server) };
     out.server_tools = hosted;
+    const servers = try arena.alloc(config_mod.HostedMcpServer, r.hosted_mcp_servers.len);
+    for (r.hosted_mcp_servers, servers) |m, *o| o.* = .{ .name = try arena.dupe(u8, m.name), .json = try arena.dupe(u8, m.json) };
+    out.hosted_mcp_servers = servers;
     return out;
 }
 

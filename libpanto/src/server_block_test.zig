@@ -232,3 +232,136 @@ test "a compaction's compaction_delta is set in its JSON, every other byte as re
     try a.commit(&conv, &.{}, .{ .stop_reason = .end_turn, .provider = "anthropic", .model = "claude-a" });
     try std.testing.expectEqualStrings(want, conv.messages.items[0].blocks[0].text);
 }
+
+test "server tools' usage is read from message_delta, exported only when some ran, and imported" {
+    const gpa = std.testing.allocator;
+    var arena: std.heap.ArenaAllocator = .init(gpa);
+    defer arena.deinit();
+    var a = Assembly.init(gpa);
+    defer a.deinit();
+    var detail: errors.Detail = .{};
+    defer detail.deinit(gpa);
+    var d: anthropic.Decoder = .{};
+    const events = [_][]const u8{
+        "{\"type\":\"message_start\",\"message\":{\"id\":\"msg_1\",\"model\":\"claude-a\",\"content\":[],\"usage\":{\"input_tokens\":5,\"output_tokens\":1,\"server_tool_use\":{\"web_search_requests\":0}}}}",
+        "{\"type\":\"content_block_start\",\"index\":0,\"content_block\":{\"type\":\"text\",\"text\":\"\"}}",
+        "{\"type\":\"content_block_delta\",\"index\":0,\"delta\":{\"type\":\"text_delta\",\"text\":\"Found it.\"}}",
+        "{\"type\":\"content_block_stop\",\"index\":0}",
+        "{\"type\":\"message_delta\",\"delta\":{\"stop_reason\":\"end_turn\"},\"usage\":{\"output_tokens\":9,\"server_tool_use\":{\"web_search_requests\":2,\"web_fetch_requests\":1}}}",
+        "{\"type\":\"message_stop\"}",
+    };
+    for (events) |data| {
+        _ = arena.reset(.retain_capacity);
+        try d.handle(&a, arena.allocator(), .{ .type = "message", .data = data }, &detail);
+        while (a.pop()) |_| {}
+    }
+    try std.testing.expectEqual(@as(u64, 2), a.usage.web_search_requests);
+    try std.testing.expectEqual(@as(u64, 1), a.usage.web_fetch_requests);
+    try std.testing.expectEqual(@as(u64, 9), a.usage.output_tokens);
+
+    var conv: conversation.Conversation = .init(gpa);
+    defer conv.deinit();
+    try conv.appendUserText("search");
+    try a.commit(&conv, &.{}, .{ .stop_reason = .end_turn, .provider = "anthropic", .model = "claude-a", .usage = a.usage });
+    var out: std.Io.Writer.Allocating = .init(gpa);
+    defer out.deinit();
+    try conversation_json.writeExport(&out.writer, conv.messages.items);
+    try std.testing.expect(std.mem.indexOf(u8, out.written(), "\"reasoning_tokens\":0,\"web_search_requests\":2,\"web_fetch_requests\":1}") != null);
+    var diag: conversation_json.Diagnostic = .{};
+    const back = try conversation_json.parseExport(gpa, out.written(), &diag);
+    defer conversation.freeMessages(gpa, back);
+    try std.testing.expectEqual(@as(u64, 2), back[1].usage.web_search_requests);
+    try std.testing.expectEqual(@as(u64, 1), back[1].usage.web_fetch_requests);
+
+    // None ran: the export has the five token counts only, as before.
+    conv.messages.items[1].usage = .{};
+    var plain: std.Io.Writer.Allocating = .init(gpa);
+    defer plain.deinit();
+    try conversation_json.writeExport(&plain.writer, conv.messages.items);
+    try std.testing.expect(std.mem.indexOf(u8, plain.written(), "\"reasoning_tokens\":0}") != null);
+}
+
+test "code execution's container is kept with its message, exported, and carried by later requests with hosted tools" {
+    const gpa = std.testing.allocator;
+    var arena: std.heap.ArenaAllocator = .init(gpa);
+    defer arena.deinit();
+    var a = Assembly.init(gpa);
+    defer a.deinit();
+    var detail: errors.Detail = .{};
+    defer detail.deinit(gpa);
+    var d: anthropic.Decoder = .{};
+    const events = [_][]const u8{
+        "{\"type\":\"message_start\",\"message\":{\"id\":\"msg_1\",\"model\":\"claude-a\",\"content\":[],\"container\":null}}",
+        "{\"type\":\"content_block_start\",\"index\":0,\"content_block\":{\"type\":\"text\",\"text\":\"\"}}",
+        "{\"type\":\"content_block_delta\",\"index\":0,\"delta\":{\"type\":\"text_delta\",\"text\":\"Ran it.\"}}",
+        "{\"type\":\"content_block_stop\",\"index\":0}",
+        "{\"type\":\"message_delta\",\"delta\":{\"stop_reason\":\"end_turn\",\"container\":{\"id\":\"container_011\",\"expires_at\":\"2026-12-06T15:00:00Z\"}}}",
+        "{\"type\":\"message_stop\"}",
+    };
+    for (events) |data| {
+        _ = arena.reset(.retain_capacity);
+        try d.handle(&a, arena.allocator(), .{ .type = "message", .data = data }, &detail);
+        while (a.pop()) |_| {}
+    }
+    var conv: conversation.Conversation = .init(gpa);
+    defer conv.deinit();
+    try conv.appendUserText("run");
+    try a.commit(&conv, &.{}, .{ .stop_reason = .end_turn, .provider = "anthropic", .model = "claude-a" });
+    try std.testing.expectEqualStrings("container_011", conv.messages.items[1].container);
+    try conv.appendUserText("again");
+
+    var out: std.Io.Writer.Allocating = .init(gpa);
+    defer out.deinit();
+    try conversation_json.writeExport(&out.writer, conv.messages.items);
+    try std.testing.expect(std.mem.indexOf(u8, out.written(), "\"reasoning_tokens\":0},\"container\":\"container_011\"}") != null);
+    var diag: conversation_json.Diagnostic = .{};
+    const back = try conversation_json.parseExport(gpa, out.written(), &diag);
+    defer conversation.freeMessages(gpa, back);
+    try std.testing.expectEqualStrings("container_011", back[1].container);
+
+    const hosted = [_]@import("config.zig").ServerTool{.{ .type = "code_execution_20250825", .name = "code_execution", .json = "{\"type\":\"code_execution_20250825\",\"name\":\"code_execution\"}" }};
+    for ([_]bool{ true, false }) |with_tools| {
+        var body: std.Io.Writer.Allocating = .init(gpa);
+        defer body.deinit();
+        try providers.writeRequest(.anthropic, &body.writer, .{ .config = .{ .provider = .anthropic, .model = "claude-a", .request = .{ .cache = .{ .mode = .off }, .server_tools = if (with_tools) &hosted else &.{} } }, .conversation = &conv, .tools = &.{}, .granted = &.{} });
+        const has = std.mem.indexOf(u8, body.written(), "\"container\":\"container_011\"") != null;
+        try std.testing.expectEqual(with_tools, has);
+    }
+}
+
+test "a paused message before another leaves out its server calls without a result; as the last message it goes back whole" {
+    const gpa = std.testing.allocator;
+    var conv: conversation.Conversation = .init(gpa);
+    defer conv.deinit();
+    const paused: conversation.Meta = .{ .stop_reason = .pause_turn, .provider = "anthropic", .model = "claude-a" };
+    const fetch_use = "{\"type\":\"server_tool_use\",\"id\":\"srvtoolu_02\",\"name\":\"web_fetch\",\"input\":{\"url\":\"https://ziglang.org\"}}";
+    try conv.appendUserText("search");
+    // A paired call and its result, then a call the pause cut from its result.
+    try conv.appendMessage(.assistant, &.{
+        .{ .kind = .text, .text = "Searching." },
+        .{ .kind = .server_block, .name = "server_tool_use", .text = search_use_filled },
+        .{ .kind = .server_block, .name = "web_search_tool_result", .text = search_result },
+        .{ .kind = .server_block, .name = "server_tool_use", .text = fetch_use },
+    }, paused);
+    {
+        const body = try request(gpa, .anthropic, "claude-a", &conv);
+        defer gpa.free(body);
+        try std.testing.expect(std.mem.indexOf(u8, body, fetch_use) != null); // the continuation: whole
+    }
+    try conv.appendUserText("again");
+    {
+        const body = try request(gpa, .anthropic, "claude-a", &conv);
+        defer gpa.free(body);
+        try std.testing.expect(std.mem.indexOf(u8, body, "srvtoolu_02") == null);
+        try std.testing.expect(std.mem.indexOf(u8, body, search_use_filled) != null);
+        try std.testing.expect(std.mem.indexOf(u8, body, search_result) != null);
+    }
+    // A paused message holding only an unanswered call is left out whole (no empty message).
+    try conv.appendMessage(.assistant, &.{.{ .kind = .server_block, .name = "server_tool_use", .text = fetch_use }}, paused);
+    try conv.appendUserText("once more");
+    const body = try request(gpa, .anthropic, "claude-a", &conv);
+    defer gpa.free(body);
+    try std.testing.expect(std.mem.indexOf(u8, body, "srvtoolu_02") == null);
+    try std.testing.expect(std.mem.indexOf(u8, body, "\"content\":[]") == null);
+    try std.testing.expect(std.mem.indexOf(u8, body, "{\"type\":\"text\",\"text\":\"again\"},{\"type\":\"text\",\"text\":\"once more\"}") != null);
+}

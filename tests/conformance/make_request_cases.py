@@ -379,6 +379,55 @@ def cases() -> dict[str, dict[str, Any]]:
             "turns": ["Hello"], "script": {"responses": []}, "expect_requests": []}
     out["req_refused_server_tools_no_name"] = {"case": case, "expected": [error_line(
         "config", {"$prefix": "server_tools[0] needs \"name\""})]}
+    # The MCP connector: hosted_mcp_servers as the body's mcp_servers, an mcp_toolset in tools,
+    # its beta header.
+    docs = {"type": "url", "url": "https://mcp.example.com/sse", "name": "docs",
+            "authorization_token": "tok"}
+    toolset = {"type": "mcp_toolset", "mcp_server_name": "docs",
+               "default_config": {"enabled": False}, "configs": {"search_docs": {"enabled": True}}}
+    case = {"description": "Anthropic's MCP connector: hosted_mcp_servers are sent in the body's "
+                           "mcp_servers as given, "
+                           "an mcp_toolset (mcp_server_name, no name) in tools with the other "
+                           "hosted tools, and panto adds the mcp-client-2025-11-20 beta before the "
+                           "user's. A turn whose anthropic-beta chose a version of the connector "
+                           "(mcp-client-...) gets that one alone; a turn with neither key has no "
+                           "mcp_servers and no beta.",
+            "config": config("anthropic", server_tools=[toolset, web_search], hosted_mcp_servers=[docs],
+                             extra_headers={"anthropic-beta": "files-api-2025-04-14"}),
+            "tools": [WEATHER],
+            "turns": ["Hello",
+                      {"input": "Again", "options": {"extra_headers": {"anthropic-beta": "mcp-client-2025-04-04"}}},
+                      {"input": "More", "options": {"server_tools": None, "hosted_mcp_servers": None}}],
+            "script": {"responses": [answer("anthropic", n) for n in range(1, 4)]},
+            "expect_requests": [
+                request("anthropic", {"tools": [toolset, web_search, weather_sent], "mcp_servers": [docs]},
+                        headers_contain={"anthropic-beta": "mcp-client-2025-11-20,files-api-2025-04-14"}),
+                request("anthropic", {"tools": [toolset, web_search, weather_sent], "mcp_servers": [docs]},
+                        headers_contain={"anthropic-beta": "mcp-client-2025-04-04"}),
+                request("anthropic", {"tools": [weather_sent], "mcp_servers": ABSENT},
+                        headers_contain={"anthropic-beta": "files-api-2025-04-14"})]}
+    out["req_anthropic_mcp_connector"] = {"case": case, "expected": [
+        line for n in range(1, 4) for line in text_turn("anthropic", n) + [{"event": "done"}]]}
+    for provider in ("openai", "openai-responses", "gemini"):
+        cfg = {"provider": provider, "model": "gpt-test", "api_key": "test-key", "hosted_mcp_servers": [docs]}
+        out[f"req_refused_hosted_mcp_servers_{provider.replace('-', '_')}"] = refused(
+            f"hosted_mcp_servers (Anthropic's MCP connector) are refused by name for {provider}.", cfg,
+            f"hosted_mcp_servers are for Anthropic's MCP connector: provider {provider} cannot take them")
+    case = {"description": "An mcp_toolset must name a server of hosted_mcp_servers (the API refuses it "
+                           "otherwise): refused when the agent is made.",
+            "config": config("anthropic", server_tools=[toolset]),
+            "turns": ["Hello"], "script": {"responses": []}, "expect_requests": []}
+    out["req_refused_mcp_toolset_unknown_server"] = {"case": case, "expected": [error_line(
+        "config", "server_tools has an MCP toolset of the server \"docs\", which hosted_mcp_servers does not name")]}
+    case = {"description": "A hosted tool named like one of the agent's tools (the API refuses "
+                           "two tools of one name) fails the turn at its first request with a "
+                           "config error naming it; nothing is sent.",
+            "config": config("anthropic", server_tools=[dict(web_search, name="get_weather")]),
+            "tools": [WEATHER], "turns": ["Hello"], "script": {"responses": []},
+            "expect_requests": []}
+    out["req_refused_server_tool_named_like_client_tool"] = {"case": case, "expected": [error_line(
+        "config", "server_tools has a tool named \"get_weather\", like one of the agent's tools: "
+                  "rename one of them", type_="config_error")] * 2}
     return out
 
 

@@ -23,11 +23,11 @@ from panto import _frozen, config, events
 
 ROOT = Path(__file__).resolve().parents[2]
 
-USAGE = events.Usage(1, 2, 3, 4, 5)
+USAGE = events.Usage(1, 2, 3, 4, 5, 6, 7)
 
 # One instance of every class made with _frozen, with the arguments to make it.
 SAMPLES: List[Tuple[type, Tuple[Any, ...]]] = [
-    (events.Usage, (1, 2, 3, 4, 5)),
+    (events.Usage, (1, 2, 3, 4, 5, 6, 7)),
     (events.MessageStart, ("msg_1", "claude", "req_1")),
     (events.BlockStart, (0, "text")),
     (events.ContentDelta, (0, "text", "hé")),

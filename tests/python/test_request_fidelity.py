@@ -50,12 +50,14 @@ import re
 import threading
 import typing
 from pathlib import Path
-from typing import Any, List
+from typing import Any, List, Union
 
 import pydantic
 import pytest
 import typing_extensions
 from anthropic.types import ContentBlockParam
+from anthropic.types.beta import BetaContentBlockParam
+from anthropic.types.beta.message_create_params import MessageCreateParamsStreaming as BetaMessageCreateParamsStreaming
 from anthropic.types.message_create_params import MessageCreateParamsStreaming
 from openai.types.chat.completion_create_params import CompletionCreateParamsStreaming
 from openai.types.responses.response_create_params import ResponseCreateParamsStreaming
@@ -85,27 +87,38 @@ ADAPTERS = {p: pydantic.TypeAdapter(List[t], config=STRICT) for p, t in PARAMS.i
 # closer match than an Iterable; it passes when it also validates as a param.
 BLOCK_PARAM = pydantic.TypeAdapter(List[ContentBlockParam], config=STRICT)
 
+# Keys of an Anthropic body that only the beta Messages API has (the MCP connector's servers):
+# such a body is checked against the SDK's beta types, which also have the blocks that
+# feature brings (mcp_tool_use, mcp_tool_result).
+BETA_KEYS = frozenset({"mcp_servers"})
+BETA_ADAPTER = pydantic.TypeAdapter(List[BetaMessageCreateParamsStreaming], config=STRICT)
+# (Its block param union also admits the response models; the check wants the param types.)
+BETA_BLOCK_PARAM = pydantic.TypeAdapter(
+    List[Union[tuple(t for t in typing.get_args(BetaContentBlockParam)  # type: ignore[misc]
+                     if typing_extensions.is_typeddict(t))]], config=STRICT)
 
-def _consume(value: Any, where: str, problems: list[str]) -> None:
+
+def _consume(value: Any, where: str, problems: list[str], blocks: pydantic.TypeAdapter[Any] = BLOCK_PARAM) -> None:
     """Walks a validated value: consumes pydantic's lazy iterators (validating their elements)
-    and refuses elements that matched a response model instead of a request param type."""
+    and refuses elements that matched a response model instead of a request param type
+    (`blocks`: the param types)."""
     if isinstance(value, pydantic.BaseModel):
         raw = value.model_dump(mode="json", exclude_unset=True)
         try:
-            as_param = BLOCK_PARAM.validate_python([raw])
+            as_param = blocks.validate_python([raw])
         except pydantic.ValidationError:
             as_param = None
         if as_param is None or isinstance(as_param[0], pydantic.BaseModel):
             problems.append(f"{where}: validates only as the response model "
                             f"{type(value).__name__}, not as a request param type")
             return
-        _consume(as_param[0], where, problems)
+        _consume(as_param[0], where, problems, blocks)
     elif isinstance(value, dict):
         for k, v in value.items():
-            _consume(v, f"{where}.{k}", problems)
+            _consume(v, f"{where}.{k}", problems, blocks)
     elif isinstance(value, (list, tuple)):
         for i, v in enumerate(value):
-            _consume(v, f"{where}[{i}]", problems)
+            _consume(v, f"{where}[{i}]", problems, blocks)
     elif isinstance(value, (str, bytes, int, float, bool)) or value is None:
         pass
     elif hasattr(value, "__next__"):
@@ -115,7 +128,7 @@ def _consume(value: Any, where: str, problems: list[str]) -> None:
             problems.append(f"{where}: {_short(e)}")
             return
         for i, v in enumerate(items):
-            _consume(v, f"{where}[{i}]", problems)
+            _consume(v, f"{where}[{i}]", problems, blocks)
     else:
         problems.append(f"{where}: unexpected validated value of type {type(value).__name__}")
 
@@ -227,15 +240,17 @@ def validate_request(provider: str, body: Any, extra_body: frozenset[str] = froz
         return [f"the body is not a JSON object: {str(body)[:200]}"]
     body = {k: v for k, v in body.items() if k not in extra_body}
     sampling = _sampling_problems(body) if provider == "anthropic" else []
-    declared = set(typing.get_type_hints(PARAMS[provider]))
-    problems = [f"top-level key {k!r} is not declared by {PARAMS[provider].__name__}"
+    beta = provider == "anthropic" and bool(BETA_KEYS & set(body))
+    params = BetaMessageCreateParamsStreaming if beta else PARAMS[provider]
+    declared = set(typing.get_type_hints(params))
+    problems = [f"top-level key {k!r} is not declared by {params.__name__}"
                 for k in body if k not in declared]
     problems += sampling + api_rule_problems(provider, body)
     try:
-        validated = ADAPTERS[provider].validate_python([body])
+        validated = (BETA_ADAPTER if beta else ADAPTERS[provider]).validate_python([body])
     except pydantic.ValidationError as e:
         return problems + [_short(e)]
-    _consume(validated[0], "body", problems)
+    _consume(validated[0], "body", problems, BETA_BLOCK_PARAM if beta else BLOCK_PARAM)
     return problems
 
 

@@ -161,10 +161,10 @@ def render(message: dict[str, Any], call: Call) -> list[bytes]:
     }
     if usage["reasoning_tokens"]:
         final_usage["output_tokens_details"] = {"thinking_tokens": usage["reasoning_tokens"]}
+    _add_server_tool_use(final_usage, usage)
     events.append(_event("message_delta", {
         "type": "message_delta",
-        "delta": {"stop_reason": message["stop_reason"],
-                  "stop_sequence": message["stop_sequence"]},
+        "delta": _final_delta(message),
         "usage": final_usage}))
     events.append(_event("message_stop", {"type": "message_stop"}))
     return events
@@ -180,6 +180,7 @@ def _whole(message: dict[str, Any], call: Call, msg_id: str, model: str) -> list
         "cache_read_input_tokens": usage["cache_read_tokens"],
         "output_tokens": usage["output_tokens"],
     }
+    _add_server_tool_use(final_usage, usage)
     content = [_whole_block(block, call, index)
                for index, block in enumerate(message["content"])]
     return [_event("message_start", {
@@ -188,8 +189,25 @@ def _whole(message: dict[str, Any], call: Call, msg_id: str, model: str) -> list
             "id": msg_id, "type": "message", "role": "assistant", "model": model,
             "content": content, "stop_reason": message["stop_reason"],
             "stop_sequence": message["stop_sequence"], "usage": final_usage,
+            **({"container": message["container"]} if message.get("container") else {}),
         },
     }), _event("message_stop", {"type": "message_stop"})]
+
+
+def _final_delta(message: dict[str, Any]) -> dict[str, Any]:
+    """message_delta's delta: the stop reason, and the container code execution ran in."""
+    delta: dict[str, Any] = {"stop_reason": message["stop_reason"],
+                             "stop_sequence": message["stop_sequence"]}
+    if message.get("container") is not None:
+        delta["container"] = message["container"]
+    return delta
+
+
+def _add_server_tool_use(final_usage: dict[str, Any], usage: dict[str, Any]) -> None:
+    """The server tools' requests, as the API reports them, when the scenario gives some."""
+    if usage["web_search_requests"] or usage["web_fetch_requests"]:
+        final_usage["server_tool_use"] = {"web_search_requests": usage["web_search_requests"],
+                                          "web_fetch_requests": usage["web_fetch_requests"]}
 
 
 def _whole_block(block: dict[str, Any], call: Call, index: int) -> dict[str, Any]:

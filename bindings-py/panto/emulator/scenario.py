@@ -25,6 +25,8 @@ USAGE_KEYS = (
     "cache_read_tokens",
     "cache_write_tokens",
     "reasoning_tokens",
+    "web_search_requests",
+    "web_fetch_requests",
 )
 
 # The names OpenAI-compatible servers give a delta's reasoning text.
@@ -252,7 +254,7 @@ def _message(m: Any, where: str) -> dict[str, Any]:
     """Returns the message with content normalized; id, model and tool ids stay None when
     not given, because their defaults depend on the call (see the provider renderers)."""
     _object(m, where, allowed=("id", "model", "content", "stop_reason", "stop_sequence",
-                               "usage", "in_message_start", "reasoning_apart"))
+                               "usage", "in_message_start", "reasoning_apart", "container"))
     for key in ("id", "model", "stop_reason"):
         _check(m.get(key) is None or isinstance(m[key], str), f"{where}.{key}",
                "must be a string")
@@ -268,6 +270,9 @@ def _message(m: Any, where: str) -> dict[str, Any]:
 
     _check(not m.get("reasoning_apart") or usage["reasoning_tokens"] <= usage["output_tokens"],
            f"{where}.usage", "reasoning_tokens are part of output_tokens")
+    container = m.get("container")
+    _check(container is None or (isinstance(container, dict) and isinstance(container.get("id"), str)),
+           f"{where}.container", "must be an object with a string id")
     stop_reason = m.get("stop_reason")
     if stop_reason is None:
         has_tool = any(b["type"] == "tool_use" for b in blocks)
@@ -281,6 +286,7 @@ def _message(m: Any, where: str) -> dict[str, Any]:
         "usage": usage,
         "in_message_start": _bool(m, "in_message_start", where, False),
         "reasoning_apart": _bool(m, "reasoning_apart", where, False),
+        "container": container,
     }
 
 

@@ -45,12 +45,20 @@ func runFinal(agent *panto.Agent, tn turn, extra int, emit func(map[string]any))
 }
 
 // usageLine is a usage as the transcript has it.
+// The server tools' counts only when not 0 (the transcripts' rule).
 func usageLine(u panto.Usage) map[string]int64 {
-	return map[string]int64{
+	line := map[string]int64{
 		"input_tokens":       u.InputTokens,
 		"output_tokens":      u.OutputTokens,
 		"cache_read_tokens":  u.CacheReadTokens,
 		"cache_write_tokens": u.CacheWriteTokens,
 		"reasoning_tokens":   u.ReasoningTokens,
 	}
+	if u.WebSearchRequests != 0 {
+		line["web_search_requests"] = u.WebSearchRequests
+	}
+	if u.WebFetchRequests != 0 {
+		line["web_fetch_requests"] = u.WebFetchRequests
+	}
+	return line
 }

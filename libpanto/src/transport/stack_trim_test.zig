@@ -110,9 +110,11 @@ test "a TLS handshake on a thread leaves no resident stack below the caller's fr
         return error.TestUnexpectedResult;
     }
     // What the turn's frames between the caller and the trim touched after it may stay (a
-    // few pages); the handshake's ~135 KB (33 pages) must not.
+    // few pages); the handshake's ~135 KB (33 pages) must not. Debug's frames are larger: 8
+    // pages there before the server tools' usage grew the events by 16 bytes, 9 after.
     const resident = outcome.resident orelse return error.SkipZigTest; // bounds unreadable
-    if (resident > 8) {
+    const limit: usize = if (builtin.mode == .Debug) 12 else 8;
+    if (resident > limit) {
         std.debug.print("{d} pages of dead stack resident below the frame\n", .{resident});
         return error.TestUnexpectedResult;
     }

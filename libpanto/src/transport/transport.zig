@@ -175,8 +175,9 @@ pub fn open(s: *Stream) TurnError!void {
 }
 
 /// What fails a request before it is sent: no API key for the provider's public endpoint
-/// (a custom base_url may go without one), and a named tool_choice whose tool the agent may
-/// not use. Both are the caller's to fix (set_config, then reopen).
+/// (a custom base_url may go without one), a named tool_choice whose tool the agent may
+/// not use, and a hosted tool named like one of the agent's. All are the caller's to fix
+/// (set_config, then reopen).
 fn checkRequest(s: *Stream) TurnError!void {
     const gpa = s.agent.gpa;
     const config = s.config;
@@ -201,6 +202,15 @@ fn checkRequest(s: *Stream) TurnError!void {
             s.detail.set(gpa, 0, "config_error", msg);
             return error.Config;
         }
+    };
+    // A hosted tool named like a tool of the agent's that the request offers: the API refuses
+    // the request (tool names are unique), and a call by that name could not be told apart.
+    if (s.phase != .summary) for (config.request.server_tools) |hosted| if (hosted.name.len > 0) for (parts.tools) |t| {
+        if (!std.mem.eql(u8, t.name, hosted.name) or !t.allowedWith(parts.granted)) continue;
+        var buf: [256]u8 = undefined;
+        const msg = std.fmt.bufPrint(&buf, "server_tools has a tool named \"{s}\", like one of the agent's tools: rename one of them", .{t.name}) catch "server_tools has a tool named like one of the agent's tools";
+        s.detail.set(gpa, 0, "config_error", msg);
+        return error.Config;
     };
 }
 

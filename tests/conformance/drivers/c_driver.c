@@ -100,12 +100,17 @@ static void put_number_or_null(double v) {
     else printf("%.17g", v);
 }
 
-static void put_usage(const PantoUsage *u) {
+/* The event's usage; the server tools' counts (apart, at the event's end) only when not 0. */
+static void put_usage(const PantoEvent *ev) {
+    const PantoUsage *u = &ev->usage;
     printf(", \"usage\": {\"input_tokens\": %" PRIu64 ", \"output_tokens\": %" PRIu64
            ", \"cache_read_tokens\": %" PRIu64 ", \"cache_write_tokens\": %" PRIu64
-           ", \"reasoning_tokens\": %" PRIu64 "}",
+           ", \"reasoning_tokens\": %" PRIu64,
            u->input_tokens, u->output_tokens, u->cache_read_tokens, u->cache_write_tokens,
            u->reasoning_tokens);
+    if (ev->web_search_requests) printf(", \"web_search_requests\": %" PRIu64, ev->web_search_requests);
+    if (ev->web_fetch_requests) printf(", \"web_fetch_requests\": %" PRIu64, ev->web_fetch_requests);
+    fputs("}", stdout);
 }
 
 /* A NUL-terminated copy of a borrowed string, or NULL when out of memory. */
@@ -194,7 +199,7 @@ static void print_event(const PantoEvent *ev) {
         put_cstr(panto_stop_reason_name(ev->stop_reason));
         fputs(", \"provider_stop_reason\": ", stdout);
         put_pstr(ev->provider_stop_reason);
-        put_usage(&ev->usage);
+        put_usage(ev);
         break;
     case PANTO_EVENT_TOOL_DETAILS:
         printf(", \"index\": %" PRIu32 ", \"id\": ", ev->index);
@@ -1122,7 +1127,7 @@ static void run_final(PantoStream *stream, int final) {
         put_pstr(text);
         fputs(", \"stop_reason\": ", stdout);
         put_cstr(panto_stop_reason_name(ev.stop_reason));
-        put_usage(&ev.usage);
+        put_usage(&ev);
         end_line();
         return;
     }

@@ -43,13 +43,17 @@ local function to_panto(v)
 end
 
 local function usage_object(u)
-  return {
+  local line = {
     input_tokens = u.input_tokens,
     output_tokens = u.output_tokens,
     cache_read_tokens = u.cache_read_tokens,
     cache_write_tokens = u.cache_write_tokens,
     reasoning_tokens = u.reasoning_tokens,
   }
+  -- The server tools' counts only when not 0 (the transcripts' rule).
+  if u.web_search_requests ~= 0 then line.web_search_requests = u.web_search_requests end
+  if u.web_fetch_requests ~= 0 then line.web_fetch_requests = u.web_fetch_requests end
+  return line
 end
 
 -- A part of a tool_result event; every key present, "" or 0 when it does not apply.

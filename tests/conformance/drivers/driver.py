@@ -59,13 +59,18 @@ def not_stepped(stream: panto.Stream) -> Iterator[Dict[str, Any]]:
 
 
 def usage_object(u: panto.Usage) -> Dict[str, int]:
-    return {
+    line = {
         "input_tokens": u.input_tokens,
         "output_tokens": u.output_tokens,
         "cache_read_tokens": u.cache_read_tokens,
         "cache_write_tokens": u.cache_write_tokens,
         "reasoning_tokens": u.reasoning_tokens,
     }
+    # The server tools' counts only when not 0 (the transcripts' rule).
+    for key in ("web_search_requests", "web_fetch_requests"):
+        if getattr(u, key):
+            line[key] = getattr(u, key)
+    return line
 
 
 def event_line(ev: panto.Event) -> Dict[str, Any]:

@@ -17,6 +17,7 @@ const WireUsage = struct {
     cache_creation_input_tokens: ?u64 = null,
     cache_read_input_tokens: ?u64 = null,
     output_tokens_details: ?struct { thinking_tokens: ?u64 = null } = null,
+    server_tool_use: ?struct { web_search_requests: ?u64 = null, web_fetch_requests: ?u64 = null } = null,
 };
 
 /// The delta of content_block_delta (text, thinking, tool input, signature) and of
@@ -28,7 +29,12 @@ pub const WireDelta = struct {
     partial_json: ?[]const u8 = null,
     signature: ?[]const u8 = null,
     stop_reason: ?[]const u8 = null,
+    /// message_delta: the container code execution ran in.
+    container: ?Container = null,
 };
+
+/// A response's container ({"id", "expires_at", ...}): its id is what a request carries.
+const Container = struct { id: []const u8 = "" };
 
 /// A content block as content_block_start gives it (or message_start's content, whole).
 pub const WireBlock = struct {
@@ -51,6 +57,7 @@ pub const WireEvent = struct {
         /// Given here by some servers, the message whole, message_stop following.
         content: []const WireBlock = &.{},
         stop_reason: ?[]const u8 = null,
+        container: ?Container = null,
     } = null,
     content_block: ?WireBlock = null,
     delta: ?WireDelta = null,
@@ -96,6 +103,7 @@ pub const Decoder = struct {
             if (m.usage) |u| applyUsage(a, u);
             if (m.content.len > 0) try wholeContent(a, arena, detail, event.data, m.content);
             if (m.stop_reason) |r| try a.setStopReason(r);
+            if (m.container) |c| try setContainer(a, c);
         } else if (eql(kind, "content_block_start")) {
             const cb = wire.content_block orelse return protocol(a, detail, "content_block_start without a content_block");
             for (a.blocksSoFar()) |*open| if (open.open) return protocol(a, detail, "content_block_start while another block is open");
@@ -112,7 +120,10 @@ pub const Decoder = struct {
             if (b.isServer()) try fillServerInput(a, arena, detail, b);
             try a.completeBlock(b);
         } else if (eql(kind, "message_delta")) {
-            if (wire.delta) |delta| if (delta.stop_reason) |r| try a.setStopReason(r);
+            if (wire.delta) |delta| {
+                if (delta.stop_reason) |r| try a.setStopReason(r);
+                if (delta.container) |c| try setContainer(a, c);
+            }
             if (wire.usage) |u| applyUsage(a, u);
         } else if (eql(kind, "message_stop")) {
             d.finished = true;
@@ -264,6 +275,11 @@ fn fillServerInput(a: *Assembly, arena: Allocator, detail: *errors.Detail, b: *B
     try b.json.replaceRange(a.gpa, at.start, at.end - at.start, streamed);
 }
 
+fn setContainer(a: *Assembly, c: Container) error{OutOfMemory}!void {
+    a.container.clearRetainingCapacity();
+    try a.container.appendSlice(a.gpa, c.id);
+}
+
 fn applyUsage(a: *Assembly, u: WireUsage) void {
     // A field message_delta repeats overrides message_start's; a missing one keeps it.
     if (u.input_tokens) |n| a.usage.input_tokens = n;
@@ -273,6 +289,10 @@ fn applyUsage(a: *Assembly, u: WireUsage) void {
     if (u.output_tokens_details) |d| if (d.thinking_tokens) |n| {
         a.usage.reasoning_tokens = n;
     };
+    if (u.server_tool_use) |s| {
+        if (s.web_search_requests) |n| a.usage.web_search_requests = n;
+        if (s.web_fetch_requests) |n| a.usage.web_fetch_requests = n;
+    }
 }
 
 pub fn protocol(a: *Assembly, detail: *errors.Detail, message: []const u8) errors.TurnError {

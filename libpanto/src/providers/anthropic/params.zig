@@ -6,6 +6,7 @@ const std = @import("std");
 const RequestParts = @import("../../request.zig").RequestParts;
 const request_options = @import("../../request_options.zig");
 const optional = @import("../../request.zig").writeOptional;
+const server_tools = @import("server_tools.zig");
 
 /// The beta feature that lets the model think between tool calls.
 pub const interleaved_thinking_beta = "interleaved-thinking-2025-05-14";
@@ -56,6 +57,7 @@ pub fn write(s: *std.json.Stringify, parts: RequestParts) std.Io.Writer.Error!vo
         try s.endObject();
     }
     try optional(s, "service_tier", r.service_tier);
+    try server_tools.writeMcpServers(s, r.hosted_mcp_servers);
 }
 
 /// {"type": auto|none|any|tool, "name", "disable_parallel_tool_use"}; parallel_tool_calls

@@ -21,5 +21,6 @@ pub fn addHeaders(h: *Headers, parts: RequestParts) error{OutOfMemory}!void {
     // The beta features the request uses: panto's, then the user's.
     if (request.interleavedThinking(parts)) try h.beta_buffer.appendSlice(h.gpa, request.interleaved_thinking_beta);
     try server_tools.appendBetas(h.gpa, h.beta_buffer, parts.config.request.server_tools);
+    try server_tools.appendMcpBeta(h.gpa, h.beta_buffer, parts.config.request);
     if (h.beta_buffer.items.len > 0) try h.joinBeta(parts.config.request.extra_headers);
 }

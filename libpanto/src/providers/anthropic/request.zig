@@ -5,6 +5,7 @@ const conversation = @import("../../conversation.zig");
 const writeRawJson = conversation.writeRawJson;
 const Block = conversation.Block;
 const call_id = @import("../../call_id.zig");
+const json_member = @import("../../json_member.zig");
 const config_mod = @import("../../config.zig");
 const cache = @import("cache.zig");
 const provider_schema = @import("../../provider_schema.zig");
@@ -47,6 +48,7 @@ pub fn writeRequest(w: *std.Io.Writer, parts: RequestParts) std.Io.Writer.Error!
     try s.endArray();
     try cache.writeTools(&s, parts, &breakpoints);
     try params.write(&s, parts);
+    try writeContainer(&s, parts);
     try writeOutputConfig(&s, config.request.response_format);
     try s.objectField("stream");
     try s.write(true);
@@ -54,10 +56,64 @@ pub fn writeRequest(w: *std.Io.Writer, parts: RequestParts) std.Io.Writer.Error!
     try s.endObject();
 }
 
+/// The container code execution last ran in (the last Anthropic message that named one), so
+/// that the conversation's files and state carry over (the response gives an object, the
+/// request takes its id). Only with hosted tools (a compaction's summary request has none),
+/// and not when extra_body sets "container" itself.
+fn writeContainer(s: *std.json.Stringify, parts: RequestParts) std.Io.Writer.Error!void {
+    const r = parts.config.request;
+    if (r.server_tools.len == 0) return;
+    for (r.extra_body) |m| if (std.mem.eql(u8, m.key, "container")) return;
+    const messages = parts.conversation.messages.items;
+    var i = messages.len;
+    const id = while (i > 0) {
+        i -= 1;
+        const m = messages[i];
+        if (m.container.len > 0 and std.mem.eql(u8, m.provider, "anthropic")) break m.container;
+    } else return;
+    try s.objectField("container");
+    try s.write(id);
+}
+
 /// Whether a message has a block to send (hasContent): thinking and server blocks go back
 /// only to the provider and model that wrote them.
 fn sendsMessage(parts: RequestParts, m: conversation.Message) bool {
-    return hasContent(m, m.role == .assistant and parts.sendsThinking(m));
+    return hasContent(m, m.role == .assistant and parts.sendsThinking(m), dropsUnpaired(parts, m));
+}
+
+/// A paused message (pause_turn) sent back before another message, the next turn's after a
+/// turn that failed on the tool-iteration limit, leaves out its server tool calls that have
+/// no result in it: the API refuses such a call ("server_tool_use without
+/// web_search_tool_result", anthropic-sdk-python#961). As the last message (the continuation
+/// of its own turn) it goes back unchanged, the call and all.
+fn dropsUnpaired(parts: RequestParts, m: conversation.Message) bool {
+    if (m.role != .assistant or m.stop_reason != .pause_turn) return false;
+    const messages = parts.conversation.messages.items;
+    return messages[messages.len - 1].blocks.ptr != m.blocks.ptr;
+}
+
+/// Whether block `j` of `m` is a server tool's call (it has an "id") that no later block of
+/// the message answers (a "tool_use_id" naming it).
+fn unpairedCall(m: conversation.Message, j: usize) bool {
+    const b = m.blocks[j];
+    if (b.kind != .server_block) return false;
+    var buf: [4096]u8 = undefined;
+    var fixed: std.heap.FixedBufferAllocator = .init(&buf);
+    const id = topLevelString(fixed.allocator(), b.text, "id") orelse return false;
+    for (m.blocks[j + 1 ..]) |later| if (later.kind == .server_block) {
+        fixed.reset();
+        const answered = topLevelString(fixed.allocator(), later.text, "tool_use_id") orelse continue;
+        if (std.mem.eql(u8, answered, id)) return false;
+    };
+    return true;
+}
+
+/// The raw bytes (quotes included) of top-level string member `key`, or null (no such string,
+/// or too deeply nested to tell: then the block is kept as it is).
+fn topLevelString(scratch: std.mem.Allocator, json: []const u8, key: []const u8) ?[]const u8 {
+    const at = (json_member.find(scratch, json, key) catch return null) orelse return null;
+    const v = json[at.start..at.end];
+    return if (v.len >= 2 and v[0] == '"') v else null;
 }
 
 /// The blocks of the run's messages that `which` selects, in order, each message's with its
@@ -68,6 +124,7 @@ fn writeRun(s: *std.json.Stringify, parts: RequestParts, run: request.Run, break
         const m = messages[i];
         if (!sendsMessage(parts, m)) continue;
         const thinking = m.role == .assistant and parts.sendsThinking(m);
+        const drops = dropsUnpaired(parts, m);
         const marked: ?usize = if (breakpoints.marksMessage(i)) cache.markable(m) else null;
         for (m.blocks, 0..) |b, j| {
             const wanted = switch (which) {
@@ -75,6 +132,7 @@ fn writeRun(s: *std.json.Stringify, parts: RequestParts, run: request.Run, break
                 .tool_results => b.kind == .tool_result,
                 .others => b.kind != .tool_result,
             };
+            if (drops and unpairedCall(m, j)) continue;
             if (wanted) try writeBlock(s, b, thinking, if (marked == j) breakpoints else null);
         }
     }
@@ -169,10 +227,11 @@ fn writeOutputConfig(s: *std.json.Stringify, format: ?config_mod.ResponseFormat)
 /// Whether a message has a block to send: an assistant message whose only blocks are thinking
 /// or server blocks for another model, or a message of empty text, is left out (the API
 /// refuses empty content and empty text blocks).
-fn hasContent(m: conversation.Message, thinking: bool) bool {
-    for (m.blocks) |b| switch (b.kind) {
+fn hasContent(m: conversation.Message, thinking: bool, drops_unpaired: bool) bool {
+    for (m.blocks, 0..) |b, j| switch (b.kind) {
         .thinking => if (thinking and b.signature.len > 0) return true,
-        .redacted_thinking, .server_block => if (thinking) return true,
+        .redacted_thinking => if (thinking) return true,
+        .server_block => if (thinking and !(drops_unpaired and unpairedCall(m, j))) return true,
         .text => if (b.text.len > 0) return true,
         else => return true,
     };

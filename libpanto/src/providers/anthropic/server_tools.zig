@@ -27,16 +27,38 @@ pub fn write(s: *std.json.Stringify, list: []const config.ServerTool) std.Io.Wri
 
 /// Appends to `out` (comma-joined) the betas `list` needs that `out` does not hold yet.
 pub fn appendBetas(gpa: std.mem.Allocator, out: *std.ArrayList(u8), list: []const config.ServerTool) std.mem.Allocator.Error!void {
-    for (list) |t| {
-        const beta = betaFor(t.type) orelse continue;
-        var it = std.mem.splitScalar(u8, out.items, ',');
-        const present = while (it.next()) |have| {
-            if (std.mem.eql(u8, have, beta)) break true;
-        } else false;
-        if (present) continue;
-        if (out.items.len > 0) try out.append(gpa, ',');
-        try out.appendSlice(gpa, beta);
-    }
+    for (list) |t| if (betaFor(t.type)) |beta| try appendOnce(gpa, out, beta);
+}
+
+/// The MCP connector's beta, the one whose request shape panto checks (servers in the body's
+/// mcp_servers, their tools by an mcp_toolset in tools).
+pub const mcp_client_beta = "mcp-client-2025-11-20";
+
+/// Appends the MCP connector's beta when the request names MCP servers, unless the user's
+/// anthropic-beta (extra_headers) chose a version of it already ("mcp-client-...").
+pub fn appendMcpBeta(gpa: std.mem.Allocator, out: *std.ArrayList(u8), r: config.RequestOptions) std.mem.Allocator.Error!void {
+    if (r.hosted_mcp_servers.len == 0) return;
+    for (r.extra_headers) |h| if (std.ascii.eqlIgnoreCase(h.name, "anthropic-beta")) {
+        var it = std.mem.splitScalar(u8, h.value, ',');
+        while (it.next()) |beta| if (std.mem.startsWith(u8, std.mem.trim(u8, beta, " "), "mcp-client-")) return;
+    };
+    try appendOnce(gpa, out, mcp_client_beta);
+}
+
+fn appendOnce(gpa: std.mem.Allocator, out: *std.ArrayList(u8), beta: []const u8) std.mem.Allocator.Error!void {
+    var it = std.mem.splitScalar(u8, out.items, ',');
+    while (it.next()) |have| if (std.mem.eql(u8, have, beta)) return;
+    if (out.items.len > 0) try out.append(gpa, ',');
+    try out.appendSlice(gpa, beta);
+}
+
+/// The body's "mcp_servers": each server's JSON object as given.
+pub fn writeMcpServers(s: *std.json.Stringify, list: []const config.HostedMcpServer) std.Io.Writer.Error!void {
+    if (list.len == 0) return;
+    try s.objectField("mcp_servers");
+    try s.beginArray();
+    for (list) |m| try writeRawJson(s, m.json);
+    try s.endArray();
 }
 
 test "betas are the tool types', once each" {
@@ -54,4 +76,18 @@ test "betas are the tool types', once each" {
     out.clearRetainingCapacity();
     try appendBetas(gpa, &out, &.{.{ .type = "code_execution_20250522", .name = "", .json = "{}" }});
     try std.testing.expectEqualStrings("code-execution-2025-05-22", out.items);
+}
+
+test "the MCP connector's beta: with servers only, and not when the user chose a version" {
+    const gpa = std.testing.allocator;
+    var out: std.ArrayList(u8) = .empty;
+    defer out.deinit(gpa);
+    const servers = [_]config.HostedMcpServer{.{ .name = "docs", .json = "{}" }};
+    try appendMcpBeta(gpa, &out, .{});
+    try std.testing.expectEqualStrings("", out.items);
+    try appendMcpBeta(gpa, &out, .{ .hosted_mcp_servers = &servers });
+    try std.testing.expectEqualStrings(mcp_client_beta, out.items);
+    out.clearRetainingCapacity();
+    try appendMcpBeta(gpa, &out, .{ .hosted_mcp_servers = &servers, .extra_headers = &.{.{ .name = "Anthropic-Beta", .value = "files-api-2025-04-14, mcp-client-2025-04-04" }} });
+    try std.testing.expectEqualStrings("", out.items);
 }
