@@ -74,6 +74,9 @@ test {
     _ = @import("providers/anthropic/order_test.zig");
     _ = @import("providers/anthropic/server_tools.zig");
     _ = @import("assembly.zig");
+    _ = @import("catalog/catalog.zig");
+    _ = @import("catalog/override.zig");
+    _ = @import("catalog/cost.zig");
     _ = @import("batch.zig");
     _ = @import("schema.zig");
     _ = @import("read_tool.zig");

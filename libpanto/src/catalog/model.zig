@@ -2,8 +2,9 @@
 //! limits, its list prices and its abilities. A null limit or price is unknown, never zero.
 const std = @import("std");
 
-/// Whose models: panto's providers map onto these (both OpenAI APIs price alike).
-pub const Family = enum { anthropic, openai, gemini, bedrock };
+/// Whose models: panto's providers map onto these (both OpenAI APIs price alike). In the
+/// order of their names, as data.zig is sorted.
+pub const Family = enum { anthropic, bedrock, gemini, openai };
 
 /// USD per million tokens.
 pub const Price = struct {
