@@ -78,6 +78,9 @@ type Config struct {
 	// Session keeps the conversation in a session file that survives the process (opened,
 	// resumed or created as Session.Mode says); nil: the conversation lives in memory only.
 	Session *Session `json:"session,omitempty"`
+	// ModelInfo gives the model's limits, prices and abilities where the model catalog lacks
+	// them or differs (docs/models-and-cost.md); nil: the catalog's.
+	ModelInfo *ModelInfo `json:"model_info,omitempty"`
 }
 
 // MarshalJSON writes the JSON object panto_agent_new takes (NewAgentJSON).

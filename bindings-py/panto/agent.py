@@ -131,6 +131,8 @@ class Agent:
     needs. A parameter the provider does not have raises `panto.ConfigError`. `tool_execution="sequential"` runs the host tools of a message one
     after another (default "parallel"); `log` is "debug", "body" or {"level", "file"}
     (`PANTO_LOG`). Each may also be given to one turn: `run(input, temperature=0)`.
+    `model_info` gives the model's limits, prices and abilities where the model catalog lacks
+    them or differs (docs/models-and-cost.md); MessageEnd and MessageComplete carry `cost`.
 
     Threads: any thread may call the agent; a call waits for the native call another thread
     makes on the agent or one of its streams, if any (a stream's `next()` waiting for the
@@ -177,6 +179,7 @@ class Agent:
         server_tools: Optional[Sequence[Mapping[str, Any]]] = None,
         tool_execution: Optional[str] = None,
         log: Optional[LogArg] = None,
+        model_info: Optional[Mapping[str, Any]] = None,
     ) -> None:
         config: Dict[str, Any] = {"provider": provider, "model": model}
         for key, value in dict(locals()).items():  # the keyword arguments, in order

@@ -147,6 +147,7 @@ pub const Event = extern struct {
     sequential: i32 = 0,
     reserved1: i32 = 0,
     request_id: String = .{},
+    cost: f64 = 0,
 };
 
 /// PantoPartKind: the core's, whose values are the header's.

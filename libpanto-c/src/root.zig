@@ -685,6 +685,7 @@ fn messageEnd(kind: abi.EventKind, e: panto.event.MessageComplete) PantoEvent {
             .cache_write_tokens = e.usage.cache_write_tokens,
             .reasoning_tokens = e.usage.reasoning_tokens,
         },
+        .cost = e.cost orelse -1,
     };
 }
 

@@ -15,6 +15,7 @@ const read_tool = @import("read_tool.zig");
 const session_id = @import("session/id.zig");
 const request_options = @import("request_options.zig");
 const endpoint = @import("endpoint.zig");
+const catalog = @import("catalog/catalog.zig");
 
 /// A configuration with borrowed strings; `Agent.init` copies what it keeps.
 pub const Config = struct {
@@ -49,6 +50,8 @@ pub const Config = struct {
     log: ?Log = null,
     /// Request parameters (request_options.zig checks them per provider; providers/ write them).
     request: RequestOptions = .{},
+    /// What the user says of the model, over the catalog's entry (catalog/override.zig).
+    model_info: ?catalog.Override = null,
 };
 
 pub const ToolExecution = enum { parallel, sequential };
@@ -234,7 +237,7 @@ pub const Diagnostic = struct {
 
 pub const ParseError = error{ InvalidConfig, OutOfMemory };
 
-const known_keys = [_][]const u8{ "provider", "model", "base_url", "api_key", "system", "max_tokens", "tools", "capabilities", "max_tool_iterations", "read_tool", "thinking", "retry", "timeouts", "keep_alive", "compaction", "session", "tool_execution", "log" } ++ request_options.keys;
+const known_keys = [_][]const u8{ "provider", "model", "base_url", "api_key", "system", "max_tokens", "tools", "capabilities", "max_tool_iterations", "read_tool", "thinking", "retry", "timeouts", "keep_alive", "compaction", "session", "tool_execution", "log", "model_info" } ++ request_options.keys;
 
 /// The keys a turn's options may set (PantoInput.options, Agent.runWith).
 const turn_keys = [_][]const u8{ "max_tokens", "system", "thinking", "cache_breakpoint" } ++ request_options.keys;
@@ -407,6 +410,7 @@ fn apply(arena: Allocator, config: *Config, obj: std.json.ObjectMap, diag: *Diag
     }
     if (obj.get("compaction")) |v| try applyCompaction(&config.compaction, v, diag);
     if (obj.get("session")) |v| config.session = try parseSession(v, diag);
+    if (obj.get("model_info")) |v| config.model_info = if (v == .null) null else try catalog.parseOverride(v, diag);
     try checkWireStrings(config.*, .config, diag);
     try request_options.check(config.*, diag);
     if (config.base_url) |url| try checkBaseUrl(url, "base_url", diag);

@@ -13,8 +13,10 @@ pub const media = @import("media.zig");
 pub const tools = @import("tools.zig");
 pub const session = @import("session/session.zig");
 pub const structured_output = @import("structured_output.zig");
-/// Context windows of known models (contextWindow), for a status line.
+/// The context window compaction works with (contextWindow), for a status line.
 pub const compaction = @import("compaction.zig");
+/// The model catalog: limits, prices and abilities of known models; the cost of a usage.
+pub const catalog = @import("catalog/catalog.zig");
 /// Driving a stream without blocking (Stream.step): its Step, BatchStep and Wait.
 pub const stream_step = @import("stream_step.zig");
 /// Where file tools may go: the read tool's rule, for a host's own file tools.

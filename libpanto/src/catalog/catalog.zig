@@ -14,6 +14,7 @@ pub const Abilities = model.Abilities;
 pub const Override = override_mod.Override;
 pub const parseOverride = override_mod.parse;
 pub const cost = @import("cost.zig").cost;
+pub const CacheTtl = @import("cost.zig").CacheTtl;
 /// The catalog's source and its version ("litellm 1.110.2").
 pub const source = data.source;
 
