@@ -628,6 +628,9 @@ int panto_agent_rollback_turn(PantoAgent *agent, size_t *out_removed);
  * (a catalog generated from litellm's model table, pinned; docs/design/model-catalog.md), by
  * provider and model name, a dated version of a listed alias too; a model it lacks is unknown.
  * MESSAGE_END and MESSAGE_COMPLETE carry their usage's cost (PantoEvent.cost; -1: unknown).
+ * What the catalog says the model cannot take fails the turn with PANTO_ERR_CONFIG (type
+ * "config_error") before any request: a max_tokens above its most output tokens, thinking
+ * for a model without it, an image for a model that takes none (model_info overrides).
  * Config key "model_info" says what the catalog lacks or what differs, each key optional and
  * over the catalog's: {"max_input_tokens": N, "max_output_tokens": N, "price": {"input",
  * "output", "cache_read", "cache_write_5m", "cache_write_1h", "reasoning"} (USD per million

@@ -79,6 +79,7 @@ test {
     _ = @import("catalog/catalog.zig");
     _ = @import("catalog/override.zig");
     _ = @import("catalog/cost.zig");
+    _ = @import("catalog/abilities.zig");
     _ = @import("batch.zig");
     _ = @import("schema.zig");
     _ = @import("read_tool.zig");
