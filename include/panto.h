@@ -322,6 +322,9 @@ typedef struct PantoEvent {
      * its usage.server_tool_use; apart from `usage`, which stays as it was (sized structs) */
     uint64_t web_search_requests;
     uint64_t web_fetch_requests;
+    double cost; /* MESSAGE_END: the message's usage's cost in USD at the model's list prices
+                    (the model catalog, or the config's model_info); MESSAGE_COMPLETE: the
+                    turn's; -1 when a price it needs is unknown */
 } PantoEvent;
 
 #define PANTO_EVENT_INIT {.size = sizeof(PantoEvent)}
@@ -654,12 +657,28 @@ int panto_agent_truncate(PantoAgent *agent, size_t message_count);
  * file cannot record it. Nothing changes on failure. */
 int panto_agent_rollback_turn(PantoAgent *agent, size_t *out_removed);
 
+/* ---- The model catalog and cost ------------------------------------------------------- *
+ *
+ * panto knows the limits, list prices and abilities of the models of the providers it speaks
+ * (a catalog generated from litellm's model table, pinned; docs/design/model-catalog.md), by
+ * provider and model name, a dated version of a listed alias too; a model it lacks is unknown.
+ * MESSAGE_END and MESSAGE_COMPLETE carry their usage's cost (PantoEvent.cost; -1: unknown).
+ * What the catalog says the model cannot take fails the turn with PANTO_ERR_CONFIG (type
+ * "config_error") before any request: a max_tokens above its most output tokens, thinking
+ * for a model without it, an image for a model that takes none (model_info overrides).
+ * Config key "model_info" says what the catalog lacks or what differs, each key optional and
+ * over the catalog's: {"max_input_tokens": N, "max_output_tokens": N, "price": {"input",
+ * "output", "cache_read", "cache_write_5m", "cache_write_1h", "reasoning"} (USD per million
+ * tokens), "long_context": {"above": N, and the same prices but reasoning: the prices of a
+ * whole request once its prompt passes N tokens}, "abilities": {"tools", "images", "pdfs",
+ * "thinking", "structured_output", "caching": true or false}}. */
+
 /* ---- Compaction ----------------------------------------------------------------------- *
  *
  * Config key "compaction": {"enabled": true, "context_window": N, "reserve_tokens": 16384,
  * "keep_recent_tokens": 20000, "prompt": string}. context_window defaults to the model's
- * (a table of known Anthropic and OpenAI models; an unknown model has none, and then only
- * panto_agent_compact compacts). Before each request of a turn whose context is estimated
+ * most input tokens (the model catalog, or config "model_info"; an unknown model has none,
+ * and then only panto_agent_compact compacts). Before each request of a turn whose context is estimated
  * past context_window - reserve_tokens, the older messages are summarized by the model in a
  * separate request (system prompt: "prompt", default in docs/conversations.md) and replaced by
  * one user message holding the summary; the most recent messages, about keep_recent_tokens,

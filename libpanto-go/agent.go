@@ -81,6 +81,9 @@ type Config struct {
 	// MCPServers are MCP servers (stdio) by name, whose tools the agent offers as
 	// NAME__TOOL and runs itself (docs/mcp.md); the library checks them.
 	MCPServers map[string]MCPServer `json:"mcp_servers,omitempty"`
+	// ModelInfo gives the model's limits, prices and abilities where the model catalog lacks
+	// them or differs (docs/models-and-cost.md); nil: the catalog's.
+	ModelInfo *ModelInfo `json:"model_info,omitempty"`
 }
 
 // MCPServer is one entry of Config.MCPServers, passed to the library as it is (docs/mcp.md).

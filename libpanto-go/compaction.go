@@ -20,9 +20,9 @@ import "encoding/json"
 type Compaction struct {
 	// Disabled turns automatic compaction off (Agent.Compact still works).
 	Disabled bool
-	// ContextWindow is the model's context window in tokens. Default: the model's, from a
-	// table of known Anthropic and OpenAI models; a model it does not know has none, and
-	// then only Agent.Compact compacts.
+	// ContextWindow is the model's context window in tokens. Default: the model's most
+	// input tokens, from the model catalog or Config.ModelInfo; a model neither knows has
+	// none, and then only Agent.Compact compacts.
 	ContextWindow    int
 	ReserveTokens    int    // room kept for the answer; default 16384
 	KeepRecentTokens int    // how much of the end stays as it is; default 20000

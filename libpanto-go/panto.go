@@ -303,7 +303,10 @@ type Event struct {
 	StopReason         StopReason
 	ProviderStopReason string // MessageEnd, MessageComplete: the provider's own value
 	Usage              Usage  // MessageEnd: the message's usage; MessageComplete: the turn's
-	IsError            bool   // ToolResult: the result is a failure
+	// MessageEnd, MessageComplete: Usage's cost in USD at the model's list prices (the model
+	// catalog, or Config.ModelInfo), -1 when a price it needs is unknown.
+	Cost    float64
+	IsError bool // ToolResult: the result is a failure
 	// ToolCallStart: the program must give the result (an Agent runs the tool's Handler
 	// itself unless the turn is manual; see Stream.SubmitToolResult); false when panto
 	// produces it (a native tool, an unknown tool, an input the schema refuses).
@@ -387,6 +390,7 @@ func (st *streamCore) event(ev *C.PantoEvent) Event {
 		AwaitingResult:     ev.awaiting_result != 0,
 		Sequential:         ev.sequential != 0,
 		Fraction:           float64(ev.fraction),
+		Cost:               float64(ev.cost),
 		RequestID:          str(ev.request_id),
 		Attempt:            int(ev.attempt),
 		Delay:              time.Duration(ev.delay_ms) * time.Millisecond,

@@ -159,6 +159,7 @@ class PantoEvent(Structure):
         ("request_id", PantoString),
         ("web_search_requests", c_uint64),
         ("web_fetch_requests", c_uint64),
+        ("cost", c_double),
     ]
 
     def __init__(self) -> None:  # PANTO_EVENT_INIT
@@ -353,7 +354,7 @@ LAYOUT: Dict[str, Tuple[int, Dict[str, Tuple[int, int]]]] = {
     "PantoString": (16, {"ptr": (0, 8), "len": (8, 8)}),
     "PantoUsage": (40, {"input_tokens": (0, 8), "output_tokens": (8, 8), "cache_read_tokens": (16, 8), "cache_write_tokens": (24, 8), "reasoning_tokens": (32, 8)}),
     "PantoPartInfo": (88, {"kind": (0, 4), "width": (4, 4), "height": (8, 4), "reserved0": (12, 4), "text": (16, 16), "media_type": (32, 16), "name": (48, 16), "data": (64, 16), "byte_size": (80, 8)}),
-    "PantoEvent": (256, {"size": (0, 4), "kind": (4, 4), "index": (8, 4), "block_kind": (12, 4), "text": (16, 16), "id": (32, 16), "model": (48, 16), "stop_reason": (64, 4), "is_error": (68, 4), "provider_stop_reason": (72, 16), "usage": (88, 40), "name": (128, 16), "awaiting_result": (144, 4), "attempt": (148, 4), "http_status": (152, 4), "reserved0": (156, 4), "delay_ms": (160, 8), "parts": (168, 8), "part_count": (176, 8), "tokens_before": (184, 8), "tokens_after": (192, 8), "message_count": (200, 8), "fraction": (208, 8), "sequential": (216, 4), "reserved1": (220, 4), "request_id": (224, 16), "web_search_requests": (240, 8), "web_fetch_requests": (248, 8)}),
+    "PantoEvent": (264, {"size": (0, 4), "kind": (4, 4), "index": (8, 4), "block_kind": (12, 4), "text": (16, 16), "id": (32, 16), "model": (48, 16), "stop_reason": (64, 4), "is_error": (68, 4), "provider_stop_reason": (72, 16), "usage": (88, 40), "name": (128, 16), "awaiting_result": (144, 4), "attempt": (148, 4), "http_status": (152, 4), "reserved0": (156, 4), "delay_ms": (160, 8), "parts": (168, 8), "part_count": (176, 8), "tokens_before": (184, 8), "tokens_after": (192, 8), "message_count": (200, 8), "fraction": (208, 8), "sequential": (216, 4), "reserved1": (220, 4), "request_id": (224, 16), "web_search_requests": (240, 8), "web_fetch_requests": (248, 8), "cost": (256, 8)}),
     "PantoPart": (72, {"kind": (0, 4), "reserved0": (4, 4), "text": (8, 16), "media_type": (24, 16), "name": (40, 16), "data": (56, 8), "data_len": (64, 8)}),
     "PantoError": (104, {"size": (0, 4), "code": (4, 4), "http_status": (8, 4), "reserved0": (12, 4), "type": (16, 16), "message": (32, 16), "request_id": (48, 16), "retry_after": (64, 8), "headers": (72, 16), "output": (88, 16)}),
     "PantoInput": (56, {"size": (0, 4), "reserved0": (4, 4), "text": (8, 16), "parts": (24, 8), "part_count": (32, 8), "options": (40, 16)}),

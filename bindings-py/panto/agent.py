@@ -135,6 +135,8 @@ class Agent:
     (`PANTO_LOG`). Each may also be given to one turn: `run(input, temperature=0)`.
     `mcp_servers` ({name: {"command", "args", "env", "cwd", "tools", "requires", "timeout_ms"}})
     are MCP servers whose tools the agent offers and runs itself (docs/mcp.md).
+    `model_info` gives the model's limits, prices and abilities where the model catalog lacks
+    them or differs (docs/models-and-cost.md); MessageEnd and MessageComplete carry `cost`.
 
     Threads: any thread may call the agent; a call waits for the native call another thread
     makes on the agent or one of its streams, if any (a stream's `next()` waiting for the
@@ -183,6 +185,7 @@ class Agent:
         tool_execution: Optional[str] = None,
         log: Optional[LogArg] = None,
         mcp_servers: Optional[Mapping[str, Mapping[str, Any]]] = None,
+        model_info: Optional[Mapping[str, Any]] = None,
     ) -> None:
         config: Dict[str, Any] = {"provider": provider, "model": model}
         for key, value in dict(locals()).items():  # the keyword arguments, in order

@@ -119,11 +119,14 @@ class BlockComplete:
 @dataclass(frozen=True)
 class MessageEnd:
     """One assistant message ended; `usage` is that message's own. A `stop_reason` of
-    "tool_use" means tool calls follow (ToolCallStart, ToolResult) and then another message."""
+    "tool_use" means tool calls follow (ToolCallStart, ToolResult) and then another message.
+    `cost`: the usage's cost in USD at the model's list prices (the model catalog, or the
+    config's `model_info`), None when a price it needs is unknown."""
 
     stop_reason: StopReason
     provider_stop_reason: str
     usage: Usage
+    cost: Optional[float] = None
     kind: Literal["message_end"] = field(default="message_end", init=False)
 
 
@@ -235,11 +238,13 @@ class ToolProgress:
 @dataclass(frozen=True)
 class MessageComplete:
     """The turn is complete: its last event. `usage` is summed over the turn's messages;
-    `stop_reason` is the last message's."""
+    `stop_reason` is the last message's. `cost`: the turn's cost in USD, the sum of its
+    messages' (a compaction summary's too), None when one of them is unknown."""
 
     stop_reason: StopReason
     provider_stop_reason: str
     usage: Usage
+    cost: Optional[float] = None
     kind: Literal["message_complete"] = field(default="message_complete", init=False)
 
 

@@ -111,6 +111,10 @@ def _usage(ev: _native.PantoEvent) -> Usage:
                       ev.web_search_requests, ev.web_fetch_requests)
 
 
+def _cost(cost: float) -> Optional[float]:
+    return cost if cost >= 0 else None  # (-1: unknown)
+
+
 class _Raise:
     """An iterator that raises `exc` once, then ends: how a failure travels through the
     itertools.chain that iterates a stream without ending the chain (see Stream.__iter__)."""
@@ -457,7 +461,8 @@ class Stream:
             self._msg_end = None
             return start
         if kind == _MESSAGE_END:
-            end = _construct(MessageEnd, lib.stop_reason_name(ev.stop_reason), string(ev.provider_stop_reason), _usage(ev))
+            end = _construct(MessageEnd, lib.stop_reason_name(ev.stop_reason), string(ev.provider_stop_reason), _usage(ev),
+                             _cost(ev.cost))
             self._msg_end = end
             return end
         if kind == _TOOL_DETAILS:
@@ -475,7 +480,8 @@ class Stream:
             parts = self._parts(native, ev) if ev.part_count else ()
             return _construct(ToolResult, string(ev.id), string(ev.name), string(ev.text), bool(ev.is_error), parts)
         if kind == _MESSAGE_COMPLETE:
-            complete = _construct(MessageComplete, lib.stop_reason_name(ev.stop_reason), string(ev.provider_stop_reason), _usage(ev))
+            complete = _construct(MessageComplete, lib.stop_reason_name(ev.stop_reason), string(ev.provider_stop_reason),
+                                  _usage(ev), _cost(ev.cost))
             self._complete = complete
             return complete
         if kind == _PROVIDER_RETRY:

@@ -149,6 +149,7 @@ pub const Event = extern struct {
     request_id: String = .{},
     web_search_requests: u64 = 0,
     web_fetch_requests: u64 = 0,
+    cost: f64 = 0,
 };
 
 /// PantoPartKind: the core's, whose values are the header's.

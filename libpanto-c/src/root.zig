@@ -687,6 +687,7 @@ fn messageEnd(kind: abi.EventKind, e: panto.event.MessageComplete) PantoEvent {
         },
         .web_search_requests = e.usage.web_search_requests,
         .web_fetch_requests = e.usage.web_fetch_requests,
+        .cost = e.cost orelse -1,
     };
 }
 

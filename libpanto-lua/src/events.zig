@@ -52,6 +52,7 @@ pub const Key = enum {
     fraction,
     web_search_requests,
     web_fetch_requests,
+    cost,
 };
 const key_count = @typeInfo(Key).@"enum".fields.len;
 /// The names, upvalues 1..names_count of every stream method: keys at 1..key_count, then
@@ -153,6 +154,12 @@ fn setUsage(L: State, ev: *const c.PantoEvent) void {
     fieldInteger(L, .web_search_requests, ev.web_search_requests);
     fieldInteger(L, .web_fetch_requests, ev.web_fetch_requests);
     setTop(L, .usage);
+    // cost: nil when a price it needs is unknown (the C ABI's -1).
+    if (ev.cost >= 0) {
+        pushKey(L, .cost);
+        c.lua_pushnumber(L, ev.cost);
+        c.lua_rawset(L, -3);
+    }
 }
 
 /// How many fields the table of an event of this kind gets (its hash part is made that size).
@@ -163,6 +170,7 @@ fn fieldCount(kind: c_int) c_int {
         c.PANTO_EVENT_TOOL_CALL_START => 7,
         c.PANTO_EVENT_PROVIDER_RETRY, c.PANTO_EVENT_COMPACTION_END, c.PANTO_EVENT_TOOL_PROGRESS => 5,
         c.PANTO_EVENT_COMPACTION_START => 3,
+        c.PANTO_EVENT_MESSAGE_END, c.PANTO_EVENT_MESSAGE_COMPLETE => 5,
         else => 4,
     };
 }

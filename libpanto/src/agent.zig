@@ -123,6 +123,7 @@ pub const Agent = struct {
         a.config.timeouts = config.timeouts;
         a.config.keep_alive = config.keep_alive;
         a.config.compaction = config.compaction;
+        a.config.model_info = config.model_info;
         a.config.tool_execution = config.tool_execution;
         if (config.compaction.prompt) |p| a.config.compaction.prompt = try arena.dupe(u8, p);
         a.config.tool_execution = config.tool_execution;

@@ -17,6 +17,7 @@ const Block = conversation.Block;
 const config_mod = @import("config.zig");
 const Config = config_mod.Config;
 const Usage = @import("event.zig").Usage;
+const catalog = @import("catalog/catalog.zig");
 
 /// The summarization prompt (the summary request's system prompt) unless the config gives
 /// one; docs/conversations.md shows it.
@@ -49,36 +50,12 @@ pub const media_chars = 4800;
 pub const summary_prefix = "The conversation before this point was summarized:\n\n<summary>\n";
 pub const summary_suffix = "\n</summary>";
 
-/// The context windows of known models, by the longest prefix of the model's name.
-const windows = [_]struct { []const u8, u64 }{
-    .{ "claude-", 200_000 },
-    .{ "gpt-4o", 128_000 },
-    .{ "gpt-4-turbo", 128_000 },
-    .{ "gpt-4.1", 1_047_576 },
-    .{ "gpt-5", 400_000 },
-    .{ "gpt-3.5-turbo", 16_385 },
-    .{ "o1-mini", 128_000 },
-    .{ "o1", 200_000 },
-    .{ "o3", 200_000 },
-    .{ "o4-mini", 200_000 },
-};
-
-/// The context window of a known model, or null.
-pub fn modelWindow(model: []const u8) ?u64 {
-    var best: ?u64 = null;
-    var best_len: usize = 0;
-    for (windows) |w| {
-        if (w[0].len > best_len and std.mem.startsWith(u8, model, w[0])) {
-            best = w[1];
-            best_len = w[0].len;
-        }
-    }
-    return best;
-}
-
-/// The context window compaction works with: the config's, else the model's.
+/// The context window compaction works with: the config's, else the most input tokens the
+/// model takes (the model catalog, or the config's model_info); null for an unknown model.
 pub fn contextWindow(config: Config) ?u64 {
-    return config.compaction.context_window orelse modelWindow(config.model);
+    if (config.compaction.context_window) |n| return n;
+    const model = catalog.resolve(@tagName(config.provider), config.model, config.model_info) orelse return null;
+    return model.max_input;
 }
 
 /// Tokens for `chars` characters: one per 4, rounded up.
@@ -328,23 +305,19 @@ pub const Run = struct {
 
 const testing = std.testing;
 
-test "context windows: the model table by longest prefix, the config's first" {
-    const cases = [_]struct { []const u8, ?u64 }{
-        .{ "claude-sonnet-4-5-20250929", 200_000 }, .{ "claude-3-5-haiku-latest", 200_000 },
-        .{ "gpt-4o-mini", 128_000 },                .{ "gpt-4-turbo-2024-04-09", 128_000 },
-        .{ "gpt-4.1-mini", 1_047_576 },             .{ "gpt-5-codex", 400_000 },
-        .{ "gpt-3.5-turbo-0125", 16_385 },          .{ "o1-mini", 128_000 },
-        .{ "o1", 200_000 },                         .{ "o3-mini", 200_000 },
-        .{ "o4-mini-2025-04-16", 200_000 },         .{ "gpt-4", null },
-        .{ "m", null },                             .{ "", null },
-    };
-    for (cases) |c| try testing.expectEqual(c[1], modelWindow(c[0]));
+test "context windows: the config's, else the model's most input tokens from the catalog" {
     var config: Config = .{ .provider = .anthropic, .model = "m" };
     try testing.expectEqual(null, contextWindow(config));
+    config.model = "claude-sonnet-4-5-20250929";
+    try testing.expectEqual(@as(?u64, 200_000), contextWindow(config));
+    config.model_info = .{ .max_input = 90_000 };
+    try testing.expectEqual(@as(?u64, 90_000), contextWindow(config));
     config.compaction.context_window = 5000;
     try testing.expectEqual(@as(?u64, 5000), contextWindow(config));
-    config.model = "claude-opus-4-1";
-    try testing.expectEqual(@as(?u64, 5000), contextWindow(config));
+    config = .{ .provider = .@"openai-responses", .model = "gpt-5" };
+    try testing.expectEqual(@as(?u64, 272_000), contextWindow(config));
+    config = .{ .provider = .openai, .model = "gpt-5-turbo-of-the-future" };
+    try testing.expectEqual(null, contextWindow(config));
 }
 
 test "the estimate: the last usage plus what came after; characters alone without one; media a fixed size" {

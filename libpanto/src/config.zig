@@ -16,6 +16,7 @@ const session_id = @import("session/id.zig");
 const request_options = @import("request_options.zig");
 const endpoint = @import("endpoint.zig");
 const mcp_config = @import("mcp/server_config.zig");
+const catalog = @import("catalog/catalog.zig");
 
 /// A configuration with borrowed strings; `Agent.init` copies what it keeps.
 pub const Config = struct {
@@ -52,6 +53,8 @@ pub const Config = struct {
     request: RequestOptions = .{},
     /// MCP servers whose tools the agent offers (mcp/server_config.zig); panto_agent_new only.
     mcp_servers: []const mcp_config.ServerConfig = &.{},
+    /// What the user says of the model, over the catalog's entry (catalog/override.zig).
+    model_info: ?catalog.Override = null,
 };
 
 pub const ToolExecution = enum { parallel, sequential };
@@ -246,7 +249,7 @@ pub const Diagnostic = struct {
 
 pub const ParseError = error{ InvalidConfig, OutOfMemory };
 
-const known_keys = [_][]const u8{ "provider", "model", "base_url", "api_key", "system", "max_tokens", "tools", "capabilities", "max_tool_iterations", "read_tool", "thinking", "retry", "timeouts", "keep_alive", "compaction", "session", "tool_execution", "log", "mcp_servers" } ++ request_options.keys;
+const known_keys = [_][]const u8{ "provider", "model", "base_url", "api_key", "system", "max_tokens", "tools", "capabilities", "max_tool_iterations", "read_tool", "thinking", "retry", "timeouts", "keep_alive", "compaction", "session", "tool_execution", "log", "mcp_servers", "model_info" } ++ request_options.keys;
 
 /// The keys a turn's options may set (PantoInput.options, Agent.runWith).
 const turn_keys = [_][]const u8{ "max_tokens", "system", "thinking", "cache_breakpoint" } ++ request_options.keys;
@@ -422,6 +425,7 @@ fn apply(arena: Allocator, config: *Config, obj: std.json.ObjectMap, diag: *Diag
     if (obj.get("compaction")) |v| try applyCompaction(&config.compaction, v, diag);
     if (obj.get("session")) |v| config.session = try parseSession(v, diag);
     if (obj.get("mcp_servers")) |v| config.mcp_servers = try mcp_config.parse(arena, v, diag);
+    if (obj.get("model_info")) |v| config.model_info = if (v == .null) null else try catalog.parseOverride(v, diag);
     try checkWireStrings(config.*, .config, diag);
     try request_options.check(config.*, diag);
     if (config.base_url) |url| try checkBaseUrl(url, "base_url", diag);

@@ -22,7 +22,9 @@ pub const TurnError = error{
     /// message in memory.
     SessionWrite,
     /// The turn's configuration cannot make a request: a named tool_choice whose tool the
-    /// agent may not use (type "config_error").
+    /// agent may not use, or what the model cannot take by the model catalog (a max_tokens
+    /// above its most output tokens, thinking, an image: catalog/abilities.zig) (type
+    /// "config_error").
     Config,
 };
 

@@ -84,6 +84,9 @@ pub const MessageComplete = struct {
     stop_reason: StopReason,
     provider_stop_reason: []const u8,
     usage: Usage,
+    /// The usage's cost in USD at the model's list prices (catalog/cost.zig); null when a
+    /// price it needs is unknown (a model the catalog lacks, without config model_info).
+    cost: ?f64 = null,
 };
 /// The model named a tool; its input follows as content deltas of the block.
 pub const ToolDetails = struct { index: u32, id: []const u8, name: []const u8 };

@@ -13,8 +13,10 @@ pub const media = @import("media.zig");
 pub const tools = @import("tools.zig");
 pub const session = @import("session/session.zig");
 pub const structured_output = @import("structured_output.zig");
-/// Context windows of known models (contextWindow), for a status line.
+/// The context window compaction works with (contextWindow), for a status line.
 pub const compaction = @import("compaction.zig");
+/// The model catalog: limits, prices and abilities of known models; the cost of a usage.
+pub const catalog = @import("catalog/catalog.zig");
 /// Driving a stream without blocking (Stream.step): its Step, BatchStep and Wait.
 pub const stream_step = @import("stream_step.zig");
 /// Where file tools may go: the read tool's rule, for a host's own file tools.
@@ -75,6 +77,10 @@ test {
     _ = @import("providers/anthropic/order_test.zig");
     _ = @import("providers/anthropic/server_tools.zig");
     _ = @import("assembly.zig");
+    _ = @import("catalog/catalog.zig");
+    _ = @import("catalog/override.zig");
+    _ = @import("catalog/cost.zig");
+    _ = @import("catalog/abilities.zig");
     _ = @import("batch.zig");
     _ = @import("schema.zig");
     _ = @import("read_tool.zig");

@@ -31,6 +31,7 @@ const structured_output = @import("structured_output.zig");
 const config_mod = @import("config.zig");
 const conversation = @import("conversation.zig");
 const Config = config_mod.Config;
+const catalog = @import("catalog/catalog.zig");
 
 const TurnError = errors.TurnError;
 /// `next()` fails with a TurnError (sticky), or ResultPending: a host tool call still awaits
@@ -89,6 +90,8 @@ pub const Stream = struct {
     /// Tool rounds done in this turn.
     rounds: u32 = 0,
     turn_usage: ev.Usage = .{},
+    /// The sum of the turn's messages' costs; null once one of them is unknown.
+    turn_cost: ?f64 = 0,
     /// The last message's end, repeated by the turn's MessageComplete.
     last_end: ev.MessageComplete = .{ .stop_reason = .none, .provider_stop_reason = "", .usage = .{} },
     /// A failure decided while delivering an event, returned by the next call.
@@ -307,6 +310,7 @@ pub const Stream = struct {
                     .stop_reason = s.last_end.stop_reason,
                     .provider_stop_reason = s.last_end.provider_stop_reason,
                     .usage = s.turn_usage,
+                    .cost = s.turn_cost,
                 } });
             },
             .tool_starts => {
@@ -672,9 +676,19 @@ pub const Stream = struct {
             e.message_start.request_id = s.detail.request_id.items; // (from the response's head)
         } else s.content_delivered = true;
         if (e.* == .message_end) {
+            e.message_end.cost = s.addCost(e.message_end.usage);
             s.endMessage(e.message_end) catch |err| return s.fail(err);
         }
         return e;
+    }
+
+    /// The cost of one request's usage at the turn's model's prices, added to the turn's.
+    fn addCost(s: *Stream, usage: ev.Usage) ?f64 {
+        const model = catalog.resolve(@tagName(s.config.provider), s.config.model, s.config.model_info);
+        const ttl: catalog.CacheTtl = if (s.config.request.cache.ttl == .@"1h") .@"1h" else .@"5m";
+        const cost = if (model) |m| catalog.cost(m, usage, ttl) else null;
+        s.turn_cost = if (s.turn_cost) |sum| (if (cost) |c| sum + c else null) else null;
+        return cost;
     }
 
     /// An assistant message ended: keep it in the conversation, then either handle its tool
@@ -836,6 +850,7 @@ pub const Stream = struct {
         const run = s.compaction.?;
         s.parkConnection();
         ev.addUsage(&s.turn_usage, end.usage);
+        _ = s.addCost(end.usage);
         var texts: std.ArrayList([]const u8) = .empty;
         defer texts.deinit(agent.gpa);
         for (s.assembly.blocksSoFar()) |b| if (b.kind == .text or b.kind == .none) {

@@ -54,7 +54,7 @@ pub fn finalMessage(s: *Stream) NextError!FinalMessage {
     };
     return .{
         // (what the turn's MessageComplete said: see Stream.nextAny)
-        .complete = .{ .stop_reason = s.last_end.stop_reason, .provider_stop_reason = s.last_end.provider_stop_reason, .usage = s.turn_usage },
+        .complete = .{ .stop_reason = s.last_end.stop_reason, .provider_stop_reason = s.last_end.provider_stop_reason, .usage = s.turn_usage, .cost = s.turn_cost },
         .text = s.final.text.items,
     };
 }

@@ -9,7 +9,8 @@ const Observer = @import("turn.zig").Observer;
 
 /// Whether the failed `stream` was reopened one level lower (the caller reads on).
 pub fn retry(app: *App, stream: *panto.Stream, err: anyerror, observer: Observer) bool {
-    if (err != error.InvalidRequest or !stream.failed_at_open) return false;
+    // InvalidRequest: the provider refused it; Config: the core did, by the model catalog.
+    if ((err != error.InvalidRequest and err != error.Config) or !stream.failed_at_open) return false;
     const detail = stream.failureDetail() orelse return false;
     if (!aboutThinking(detail.message.items)) return false;
     const config = app.agent.config;

@@ -488,6 +488,19 @@ def test_thinking_fallback_gives_up_at_off(emulator, run_panto, write_config):
     assert [thinking_of(q["body"]) for q in emu.requests()] == [{"type": "enabled", "budget_tokens": 1024}, None]
 
 
+def test_thinking_the_catalog_says_a_model_lacks_steps_down_without_a_request(emulator, run_panto, write_config):
+    # gpt-4o-mini does not think by the model catalog: the core refuses each level before any
+    # request (a config error), and the fallback lowers it to off, which is sent.
+    write_config(NO_RETRY)
+    emu = emulator({"responses": [text_reply("Answer")]})
+    r = run_panto("--provider", "openai", "--model", "gpt-4o-mini", "--thinking", "low", "-p", "Question")
+    assert (r.returncode, r.stdout) == (0, "Answer\n")
+    assert r.stderr == ("panto: thinking low is not supported by gpt-4o-mini: trying minimal\n"
+                        "panto: thinking minimal is not supported by gpt-4o-mini: trying off\n")
+    reqs = emu.requests()
+    assert len(reqs) == 1 and "reasoning_effort" not in reqs[0]["body"]
+
+
 def test_another_invalid_request_is_not_retried(emulator, run_panto, write_config):
     write_config(NO_RETRY)
     emu = emulator({"responses": [error_reply("invalid_request_error", "max_tokens: too large")]})

@@ -155,19 +155,21 @@ def test_a_session_folder_that_cannot_be_made_is_a_usage_error(emulator, run_pan
 
 def test_resuming_keeps_the_sessions_provider_model_and_thinking(emulator, run_panto, write_config):
     """The session records provider, model and thinking; resuming it (--session, -c) goes on
-    with them, over the config file's (the session is more specific); flags still win."""
+    with them, over the config file's (the session is more specific); flags still win. (Models
+    that think, by the model catalog: for one that does not, thinking is refused before any
+    request and lowered to off.)"""
     emu = emulator({"responses": [text_reply(t) for t in ("one", "two", "three", "four")]})
     write_config({"model": "claude-sonnet-4-5", "thinking": "high"})
-    assert run_panto("--new-session", "s1", "--provider", "openai", "--model", "gpt-4.1",
+    assert run_panto("--new-session", "s1", "--provider", "openai", "--model", "gpt-5",
                      "--thinking", "low", "-p", "one").returncode == 0
     assert run_panto("--session", "s1", "-p", "two").returncode == 0
     assert run_panto("-c", "-p", "three").returncode == 0
-    assert run_panto("--session", "s1", "--model", "gpt-4o", "--thinking", "minimal", "-p", "four").returncode == 0
+    assert run_panto("--session", "s1", "--model", "gpt-5-mini", "--thinking", "minimal", "-p", "four").returncode == 0
     reqs = emu.requests()
     for r in reqs[:3]:
         assert r["path"] == reqs[0]["path"] and "/messages" not in r["path"]
-        assert (r["body"]["model"], r["body"]["reasoning_effort"]) == ("gpt-4.1", "low")
-    assert (reqs[3]["body"]["model"], reqs[3]["body"]["reasoning_effort"]) == ("gpt-4o", "minimal")
+        assert (r["body"]["model"], r["body"]["reasoning_effort"]) == ("gpt-5", "low")
+    assert (reqs[3]["body"]["model"], reqs[3]["body"]["reasoning_effort"]) == ("gpt-5-mini", "minimal")
     # (OpenAI's messages start with the system prompt's.)
     assert roles(reqs[3]["body"]) == ["system"] + ["user", "assistant"] * 3 + ["user"]
 

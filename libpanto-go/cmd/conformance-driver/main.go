@@ -47,10 +47,12 @@ type testCase struct {
 	PrintErrorDetail bool `json:"print_error_detail"`
 	// PrintRequestIDs: message_start lines have "request_id" too.
 	PrintRequestIDs bool `json:"print_request_ids"`
+	// PrintCosts: message_end and message_complete lines have "cost" too.
+	PrintCosts bool `json:"print_costs"`
 }
 
 // The case's print_error_detail and print_request_ids.
-var printErrorDetail, printRequestIDs bool
+var printErrorDetail, printRequestIDs, printCosts bool
 
 // endEarly is how the turn Turn ends before its end: one of the three ways is set.
 type endEarly struct {
@@ -223,7 +225,7 @@ func main() {
 		tools = append(tools, t)
 	}
 
-	printErrorDetail, printRequestIDs = tc.PrintErrorDetail, tc.PrintRequestIDs
+	printErrorDetail, printRequestIDs, printCosts = tc.PrintErrorDetail, tc.PrintRequestIDs, tc.PrintCosts
 	r := &caseRun{config: config, tools: tools, extra: extra, emit: emit}
 	agent, err := r.newAgent()
 	if err != nil {
@@ -371,6 +373,12 @@ func eventLine(ev panto.Event) map[string]any {
 		line["stop_reason"] = ev.StopReason.String()
 		line["provider_stop_reason"] = ev.ProviderStopReason
 		line["usage"] = usageLine(ev.Usage)
+		if printCosts {
+			line["cost"] = nil
+			if ev.Cost >= 0 {
+				line["cost"] = ev.Cost
+			}
+		}
 	case panto.EventToolDetails:
 		line["index"] = ev.Index
 		line["id"] = ev.ID

@@ -22,6 +22,7 @@ const Reason = @import("connection_log.zig").Reason;
 const network = @import("network.zig");
 const stack_trim = @import("stack_trim.zig");
 const std_http = @import("std_http_internals.zig");
+const abilities = @import("../catalog/abilities.zig");
 
 /// The most of an error body read for its message.
 const max_error_body = 64 * 1024;
@@ -188,6 +189,13 @@ fn checkRequest(s: *Stream) TurnError!void {
         return error.Authentication;
     }
     const parts = s.requestParts();
+    if (s.phase != .summary) {
+        var buf: [320]u8 = undefined;
+        if (abilities.refusal(config, parts.conversation.messages.items, &buf)) |msg| {
+            s.detail.set(gpa, 0, "config_error", msg);
+            return error.Config;
+        }
+    }
     if (config.request.tool_choice) |choice| if (choice == .tool and s.phase != .summary) {
         // A hosted tool (server_tools) may be named too.
         const hosted = for (config.request.server_tools) |t| {

@@ -194,8 +194,12 @@ const Loop = struct {
         if (r.col != 0) try l.out.writeAll("\n");
         r.col = 0;
         var usage: ?panto.Usage = null;
+        var cost: ?f64 = null;
         switch (outcome) {
-            .complete => |m| usage = m.usage,
+            .complete => |m| {
+                usage = m.usage;
+                cost = m.cost;
+            },
             .canceled => try l.out.print("{s}(canceled){s}\n", .{ style.dim, style.reset }),
             .failed => |f| try l.out.print("{s}error: {s}{s}{s}{s}\n", .{ style.red, exit_codes.name(f.err), if (f.message.len > 0) ": " else "", f.message, style.reset }),
         }
@@ -208,6 +212,7 @@ const Loop = struct {
             .context_tokens = panto.compaction.estimate(&agent.conversation, agent.config.system),
             .window = panto.compaction.contextWindow(agent.config),
             .usage = usage,
+            .cost = cost,
         });
         try l.out.print("{s}\n", .{style.reset});
         try l.out.flush();

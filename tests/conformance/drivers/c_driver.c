@@ -93,6 +93,7 @@ static void put_bool(int32_t v) { fputs(v ? "true" : "false", stdout); }
 /* The case's print_error_detail and print_request_ids (README, "A case"). */
 static int print_error_detail;
 static int print_request_ids;
+static int print_costs; /* the case's print_costs */
 
 /* A fraction or retry_after: the number, or null when negative (none). */
 static void put_number_or_null(double v) {
@@ -200,6 +201,10 @@ static void print_event(const PantoEvent *ev) {
         fputs(", \"provider_stop_reason\": ", stdout);
         put_pstr(ev->provider_stop_reason);
         put_usage(ev);
+        if (print_costs) {
+            fputs(", \"cost\": ", stdout);
+            put_number_or_null(ev->cost);
+        }
         break;
     case PANTO_EVENT_TOOL_DETAILS:
         printf(", \"index\": %" PRIu32 ", \"id\": ", ev->index);
@@ -1653,6 +1658,8 @@ int main(int argc, char **argv) {
     print_error_detail = member && strncmp(member, "true", 4) == 0;
     member = cj_member(root, "print_request_ids");
     print_request_ids = member && strncmp(member, "true", 4) == 0;
+    member = cj_member(root, "print_costs");
+    print_costs = member && strncmp(member, "true", 4) == 0;
     case_tools = cj_member(root, "tools");
     if (case_tools && (problem = read_tools(case_tools))) {
         status = die(problem, argv[1]);

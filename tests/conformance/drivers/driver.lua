@@ -71,7 +71,7 @@ local function part_line(p)
 end
 
 -- Case keys that add fields to lines (tests/conformance/README.md), set by main.
-local print_request_ids, print_error_detail = false, false
+local print_request_ids, print_error_detail, print_costs = false, false, false
 
 local function event_line(ev)
   local k = ev.kind
@@ -86,8 +86,10 @@ local function event_line(ev)
     return { event = k, index = ev.index, kind = ev.block_kind, text = ev.text, name = ev.name,
              citations = ev.citations }
   elseif k == "message_end" or k == "message_complete" then
-    return { event = k, stop_reason = ev.stop_reason, provider_stop_reason = ev.provider_stop_reason,
-             usage = usage_object(ev.usage) }
+    local line = { event = k, stop_reason = ev.stop_reason, provider_stop_reason = ev.provider_stop_reason,
+                   usage = usage_object(ev.usage) }
+    if print_costs then line.cost = ev.cost == nil and json.null or ev.cost end
+    return line
   elseif k == "tool_details" then
     return { event = k, index = ev.index, id = ev.id, name = ev.name }
   elseif k == "tool_call_start" then
@@ -579,6 +581,7 @@ local function main(case_path, base_url)
   local extra_next = case.extra_next or 1
   print_request_ids = case.print_request_ids == true
   print_error_detail = case.print_error_detail == true
+  print_costs = case.print_costs == true
 
   config.tools = case_tools(case)
   local first, message, code = panto.Agent(config)

@@ -30,7 +30,7 @@ except ModuleNotFoundError:  # not installed and not on PYTHONPATH: use the chec
 
 
 # The case's print_request_ids / print_error_detail keys (set by transcript()).
-PRINT = {"request_ids": False, "error_detail": False}
+PRINT = {"request_ids": False, "error_detail": False, "costs": False}
 # --async: the asyncio loop every read awaits on (None: reads call next()).
 LOOP: Optional[asyncio.AbstractEventLoop] = None
 
@@ -91,12 +91,15 @@ def event_line(ev: panto.Event) -> Dict[str, Any]:
             line["request_id"] = ev.request_id
         return line
     if isinstance(ev, (panto.MessageEnd, panto.MessageComplete)):
-        return {
+        end: Dict[str, Any] = {
             "event": ev.kind,
             "stop_reason": ev.stop_reason,
             "provider_stop_reason": ev.provider_stop_reason,
             "usage": usage_object(ev.usage),
         }
+        if PRINT["costs"]:
+            end["cost"] = ev.cost
+        return end
     if isinstance(ev, panto.ToolDetails):
         return {"event": ev.kind, "index": ev.index, "id": ev.id, "name": ev.name}
     if isinstance(ev, panto.ToolCallStart):
@@ -529,6 +532,7 @@ def transcript(case: Dict[str, Any], base_url: str) -> Iterator[Dict[str, Any]]:
     on_error = case.get("on_error")
     PRINT["request_ids"] = case.get("print_request_ids") is True
     PRINT["error_detail"] = case.get("print_error_detail") is True
+    PRINT["costs"] = case.get("print_costs") is True
     try:
         tools = case_tools(case)
         agent = open_agent(config, tools)
