@@ -15,6 +15,7 @@ const read_tool = @import("read_tool.zig");
 const session_id = @import("session/id.zig");
 const request_options = @import("request_options.zig");
 const endpoint = @import("endpoint.zig");
+const approval = @import("approval.zig");
 
 /// A configuration with borrowed strings; `Agent.init` copies what it keeps.
 pub const Config = struct {
@@ -49,6 +50,8 @@ pub const Config = struct {
     log: ?Log = null,
     /// Request parameters (request_options.zig checks them per provider; providers/ write them).
     request: RequestOptions = .{},
+    /// Which tool calls wait for a person's answer, first match wins (approval.zig).
+    approval_rules: []const approval.Rule = &.{},
 };
 
 pub const ToolExecution = enum { parallel, sequential };
@@ -234,7 +237,7 @@ pub const Diagnostic = struct {
 
 pub const ParseError = error{ InvalidConfig, OutOfMemory };
 
-const known_keys = [_][]const u8{ "provider", "model", "base_url", "api_key", "system", "max_tokens", "tools", "capabilities", "max_tool_iterations", "read_tool", "thinking", "retry", "timeouts", "keep_alive", "compaction", "session", "tool_execution", "log" } ++ request_options.keys;
+const known_keys = [_][]const u8{ "provider", "model", "base_url", "api_key", "system", "max_tokens", "tools", "capabilities", "max_tool_iterations", "read_tool", "thinking", "retry", "timeouts", "keep_alive", "compaction", "session", "tool_execution", "log", "approval_rules" } ++ request_options.keys;
 
 /// The keys a turn's options may set (PantoInput.options, Agent.runWith).
 const turn_keys = [_][]const u8{ "max_tokens", "system", "thinking", "cache_breakpoint" } ++ request_options.keys;
@@ -386,6 +389,7 @@ fn apply(arena: Allocator, config: *Config, obj: std.json.ObjectMap, diag: *Diag
             return diag.fail("tool_execution must be \"parallel\" or \"sequential\", not \"{s}\"", .{v.string});
     }
     if (obj.get("log")) |v| config.log = try parseLog(v, diag);
+    if (obj.get("approval_rules")) |v| config.approval_rules = try approval.parseRules(arena, v, diag);
     try request_options.apply(arena, &config.request, obj, diag);
     if (obj.get("retry")) |v| {
         const sub = try object(v, "retry", &.{ "max_retries", "initial_delay_ms", "max_delay_ms", "max_retry_after_ms" }, diag);

@@ -12,6 +12,7 @@ const conversation = @import("conversation.zig");
 const content = @import("content.zig");
 const ev = @import("event.zig");
 const utf8 = @import("utf8.zig");
+const approval = @import("approval.zig");
 
 pub const Handling = enum {
     /// The embedding program runs it and submits the result.
@@ -37,6 +38,17 @@ pub const Call = struct {
     /// A result with media: its blocks in order, and what the ToolResult event says of each.
     parts: []conversation.Block = &.{},
     infos: []ev.PartInfo = &.{},
+    /// Where the call is with a person's answer (approval.zig decided it asks).
+    approval: Approval = .none,
+    /// Its ToolCallStart was handed out.
+    started: bool = false,
+
+    pub const Approval = enum { none, waiting, approved, denied };
+
+    /// The call may start: it needs no answer, or has one.
+    pub fn startable(c: *const Call) bool {
+        return !c.started and c.approval != .waiting;
+    }
 
     fn deinit(c: *Call, gpa: Allocator) void {
         gpa.free(c.id);
@@ -83,17 +95,24 @@ pub const Round = struct {
     /// stay valid until the next `takeProgress`.
     progress: std.ArrayList(Progress) = .empty,
     handed: usize = 0,
+    /// The calls that wait for an answer, as the ApprovalRequest event lists them (their
+    /// strings are the calls'), and whether that event was handed out.
+    asked: std.ArrayList(ev.ApprovalCall) = .empty,
+    announced: bool = false,
 
     pub fn deinit(r: *Round) void {
         r.clear();
         r.calls.deinit(r.gpa);
         r.progress.deinit(r.gpa);
+        r.asked.deinit(r.gpa);
     }
 
     pub fn clear(r: *Round) void {
         for (r.calls.items) |*c| c.deinit(r.gpa);
         r.calls.clearRetainingCapacity();
         r.dropProgress(r.progress.items.len);
+        r.asked.clearRetainingCapacity();
+        r.announced = false;
     }
 
     fn dropProgress(r: *Round, count: usize) void {
@@ -154,6 +173,11 @@ pub const Round = struct {
             c.input = try r.gpa.dupe(u8, "{}");
             try r.decide(agent, c, b.text.items);
         }
+        for (r.calls.items) |c| if (c.approval == .waiting) try r.asked.append(r.gpa, .{
+            .id = .of(c.id),
+            .name = .of(c.name),
+            .input = .of(c.input),
+        });
     }
 
     fn decide(r: *Round, agent: *const Agent, c: *Call, raw_input: []const u8) Allocator.Error!void {
@@ -183,6 +207,20 @@ pub const Round = struct {
         if (!schema.validate(value, tool.schema, &problem)) return r.invalid(c, problem.message());
         if (tool.native) |n| {
             if (!nativeInputOk(n, value, &problem)) return r.invalid(c, problem.message());
+        }
+        const verdict = approval.decide(agent.config.approval_rules, tool.approval, c.name, value);
+        switch (verdict.decision) {
+            .allow => {},
+            .ask => c.approval = .waiting,
+            .deny => {
+                const msg = try std.fmt.allocPrint(r.gpa, "The approval rules do not allow this call{s}{s}", .{
+                    if (verdict.reason != null) ": " else ".", verdict.reason orelse "",
+                });
+                defer r.gpa.free(msg);
+                return c.setResult(r.gpa, msg, true);
+            },
+        }
+        if (tool.native) |n| {
             c.handling = .native;
             c.native = n;
         } else c.handling = .host;
@@ -203,36 +241,79 @@ pub const Round = struct {
         return null;
     }
 
-    /// The index of the host call `id` that still awaits its result, if any.
+    /// The index of the host call `id` that still awaits its result, if any (a call that
+    /// waits for a person's answer awaits no result yet).
     pub fn awaiting(r: *const Round, id: []const u8) ?usize {
         for (r.calls.items, 0..) |c, i| {
-            if (c.handling == .host and c.result == null and std.mem.eql(u8, c.id, id)) return i;
+            if (c.handling == .host and c.result == null and c.approval != .waiting and std.mem.eql(u8, c.id, id)) return i;
         }
         return null;
     }
 
     /// Whether a host call still awaits its result.
     pub fn pending(r: *const Round) bool {
-        for (r.calls.items) |c| if (c.handling == .host and c.result == null) return true;
+        for (r.calls.items) |c| if (c.handling == .host and c.result == null and c.approval != .waiting) return true;
         return false;
+    }
+
+    /// Whether a call still waits for a person's answer.
+    pub fn waiting(r: *const Round) bool {
+        for (r.calls.items) |c| if (c.approval == .waiting) return true;
+        return false;
+    }
+
+    /// The next call whose ToolCallStart is due (in call order, those that wait for an answer
+    /// left out until they have one), marked started.
+    pub fn nextStart(r: *Round) ?*const Call {
+        for (r.calls.items) |*c| if (c.startable()) {
+            c.started = true;
+            return c;
+        };
+        return null;
+    }
+
+    pub const AnswerError = error{ InvalidArgument, OutOfMemory };
+
+    /// A person's yes for call `id`, which must wait for it: its ToolCallStart comes next.
+    pub fn approve(r: *Round, id: []const u8) AnswerError!void {
+        const c = r.waitingCall(id) orelse return error.InvalidArgument;
+        c.approval = .approved;
+    }
+
+    /// A person's no for call `id`, which must wait for an answer: its result is an error
+    /// that gives the model `reason` (may be empty).
+    pub fn deny(r: *Round, id: []const u8, reason: []const u8) AnswerError!void {
+        const c = r.waitingCall(id) orelse return error.InvalidArgument;
+        var text: std.ArrayList(u8) = .empty;
+        defer text.deinit(r.gpa);
+        try text.appendSlice(r.gpa, if (reason.len > 0) "The user denied this call: " else "The user denied this call.");
+        try utf8.appendLossy(&text, r.gpa, reason);
+        try c.setResult(r.gpa, text.items, true);
+        c.approval = .denied;
+        c.handling = .answered;
+    }
+
+    fn waitingCall(r: *Round, id: []const u8) ?*Call {
+        for (r.calls.items) |*c| if (c.approval == .waiting and std.mem.eql(u8, c.id, id)) return c;
+        return null;
     }
 
     /// Runs the native calls, on threads when there are several.
     pub fn runNative(r: *Round, agent: *const Agent) Allocator.Error!void {
         var count: usize = 0;
         for (r.calls.items) |c| {
-            if (c.handling == .native and c.result == null) count += 1;
+            if (c.handling == .native and c.result == null and c.approval != .waiting) count += 1;
         }
         if (count == 0) return;
         var failed = false;
         if (count == 1) {
-            for (r.calls.items) |*c| if (c.handling == .native and c.result == null) runOne(r.gpa, agent, c, &failed);
+            for (r.calls.items) |*c| if (c.handling == .native and c.result == null and c.approval != .waiting) runOne(r.gpa, agent, c, &failed);
         } else {
             const threads = try r.gpa.alloc(?std.Thread, r.calls.items.len);
             defer r.gpa.free(threads);
             for (r.calls.items, threads) |*c, *t| {
                 t.* = null;
-                if (c.handling != .native or c.result != null) continue;
+                if (c.handling != .native or c.result != null or c.approval == .waiting) continue;
                 // A thread that cannot start runs its call here instead.
                 t.* = std.Thread.spawn(.{}, runOne, .{ r.gpa, agent, c, &failed }) catch blk: {
                     runOne(r.gpa, agent, c, &failed);
