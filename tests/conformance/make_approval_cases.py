@@ -1,8 +1,7 @@
 """Writes the issue 36 cases of tool calls that wait for a person's answer (README.md,
 "Approvals in a case"): `approval_approve`, `approval_deny`, `approval_mixed_round` and
 `approval_rules_order`. Each transcript is derived here from the scenario and the rules
-(include/panto.h, docs/tool-use.md), never from a driver's output. C only until the bindings
-learn the answer (their `languages` key says so).
+(include/panto.h, docs/tool-use.md), never from a driver's output.
 
     .venv/bin/python tests/conformance/make_approval_cases.py           # write them
     .venv/bin/python tests/conformance/make_approval_cases.py --check   # fail if stale
@@ -18,7 +17,6 @@ from case_files import case_texts, generate
 from make_tool_cases import CASES, CONFIG, DONE, Message, add, complete, result, results_request, tool
 
 SHELL_SCHEMA = {"type": "object", "properties": {"command": {"type": "string"}}}
-LANGUAGES = ["c"]
 
 
 def start(cid: str, name: str, inp: dict, awaiting: bool = True) -> dict[str, Any]:
@@ -44,7 +42,7 @@ def approval_case(description: str, tools: list[dict[str, Any]], calls: list[tup
     its results (`round_lines`); the results in call order (`contents`); then an answer."""
     ask = Message("msg_tools", calls=calls, i=30, o=9)
     reply = Message("msg_answer", text="All done.", i=50, o=4)
-    data = {"description": description, "languages": LANGUAGES, "config": config or CONFIG, "turns": ["go"],
+    data = {"description": description, "config": config or CONFIG, "turns": ["go"],
             "tools": tools, "approvals": approvals,
             "script": {"responses": [ask.response, reply.response]},
             "expect_requests": [{"method": "POST", "path": "/v1/messages"}, results_request(calls, contents)]}
