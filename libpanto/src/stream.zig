@@ -311,25 +311,7 @@ pub const Stream = struct {
                 } });
             },
             .tool_starts => {
-                s.endApprovalWait();
-                // Progress reported comes before anything else of the round.
-                if (s.round.takeProgress()) |p| return s.hold(.{ .tool_progress = p });
-                // The question first, so that a person reads it while the other calls run.
-                if (!s.round.announced and s.round.asked.items.len > 0) {
-                    s.round.announced = true;
-                    return s.hold(.{ .approval_request = .{ .calls = s.round.asked.items } });
-                }
-                if (s.round.nextStart()) |c| {
-                    return s.hold(.{ .tool_call_start = .{ .id = c.id, .name = c.name, .input = c.input, .awaiting_result = c.handling == .host, .sequential = c.sequential } });
-                }
-                if (s.round.pending()) return error.ResultPending;
-                s.round.runNative(s.agent) catch |err| return s.fail(err);
-                if (s.round.waiting()) {
-                    s.approval_wait_since = watchdog.nowNs();
-                    return error.ApprovalPending;
-                }
-                s.phase = .tool_results;
-                s.cursor = 0;
+                if (try s.nextOfToolStarts()) |e| return e;
                 return s.nextAny();
             },
             .summary => return s.hold(try s.nextOfSummary()),
@@ -370,6 +352,33 @@ pub const Stream = struct {
             if (try s.queuedOrHot()) |e| return e;
             s.readEvent() catch |err| return s.hold(try s.failOrRetry(err, false));
         }
+    }
+
+    /// The next event of a round whose calls are starting, or null once they all have their
+    /// results (the phase is then `.tool_results`). Apart from nextAny (never inlined): its
+    /// temporaries would widen nextAny's frame, which sits under every request of the turn
+    /// (see transport/stack_trim_test.zig).
+    noinline fn nextOfToolStarts(s: *Stream) NextError!?*const ev.Event {
+        s.endApprovalWait();
+        // Progress reported comes before anything else of the round.
+        if (s.round.takeProgress()) |p| return s.hold(.{ .tool_progress = p });
+        // The question first, so that a person reads it while the other calls run.
+        if (!s.round.announced and s.round.asked.items.len > 0) {
+            s.round.announced = true;
+            return s.hold(.{ .approval_request = .{ .calls = s.round.asked.items } });
+        }
+        if (s.round.nextStart()) |c| {
+            return s.hold(.{ .tool_call_start = .{ .id = c.id, .name = c.name, .input = c.input, .awaiting_result = c.handling == .host, .sequential = c.sequential } });
+        }
+        if (s.round.pending()) return error.ResultPending;
+        s.round.runNative(s.agent) catch |err| return s.fail(err);
+        if (s.round.waiting()) {
+            s.approval_wait_since = watchdog.nowNs();
+            return error.ApprovalPending;
+        }
+        s.phase = .tool_results;
+        s.cursor = 0;
+        return null;
     }
 
     /// The wait for a person's answer is over (or goes on: counted up to now): timeouts.total_ms
