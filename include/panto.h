@@ -89,6 +89,11 @@ typedef enum PantoStatus {
     PANTO_ERR_NO_SUCH_CALL = -6,   /* no tool call with that id awaits a result */
     PANTO_ERR_STATE = -7,          /* the call does not fit the object's state, e.g.
                                       panto_stream_reopen on a stream that did not fail */
+    PANTO_ERR_APPROVAL_PENDING = -8, /* every call of the round that could run is done, and a
+                                        call listed by APPROVAL_REQUEST waits for
+                                        panto_stream_approve / panto_stream_deny; the stream is
+                                        unchanged: answer, then call again. RESULT_PENDING
+                                        comes first while a host call awaits its result */
 
     /* Errors of a turn (from panto_next_event; sticky). */
     PANTO_ERR_AUTHENTICATION = -10, /* HTTP 401 */
@@ -232,6 +237,13 @@ typedef enum PantoEventKind {
                                           text: the summary */
     PANTO_EVENT_TOOL_PROGRESS = 13,    /* id, name, text, fraction: a host tool running for the
                                           call reported progress (panto_stream_tool_progress) */
+    PANTO_EVENT_APPROVAL_REQUEST = 14, /* approvals, approval_count: the calls of the round that
+                                          wait for a person's answer (the tool says "approval":
+                                          "always", or an approval_rules entry says "ask").
+                                          Comes before the round's TOOL_CALL_STARTs; those
+                                          calls get theirs only once approved (awaiting_result
+                                          as any call) or denied (awaiting_result 0, then a
+                                          TOOL_RESULT error with the reason) */
     PANTO_EVENT_KIND_FORCE_INT = 0x7fffffff
 } PantoEventKind;
 
@@ -279,6 +291,13 @@ typedef struct PantoUsage {
     uint64_t reasoning_tokens;
 } PantoUsage;
 
+/* A tool call that waits for a person's answer (APPROVAL_REQUEST). Fixed layout. */
+typedef struct PantoApprovalCall {
+    PantoString id;
+    PantoString name;
+    PantoString input; /* the input as a JSON object */
+} PantoApprovalCall;
+
 /* One event. Which fields mean something depends on `kind` (see PantoEventKind); the others
  * are zero. Strings are borrowed until the next call on the same stream. */
 typedef struct PantoEvent {
@@ -325,6 +344,10 @@ typedef struct PantoEvent {
     double cost; /* MESSAGE_END: the message's usage's cost in USD at the model's list prices
                     (the model catalog, or the config's model_info); MESSAGE_COMPLETE: the
                     turn's; -1 when a price it needs is unknown */
+    /* APPROVAL_REQUEST: the calls that wait for an answer, in call order. Borrowed like the
+     * strings. */
+    const PantoApprovalCall *approvals;
+    size_t approval_count;
 } PantoEvent;
 
 #define PANTO_EVENT_INIT {.size = sizeof(PantoEvent)}
@@ -985,6 +1008,16 @@ int panto_stream_submit_tool_result(PantoStream *stream, const PantoToolResult *
  * model, and come as TOOL_RESULT events, in call order. PANTO_ERR_NO_SUCH_CALL when no call
  * with that id awaits a result; PANTO_ERR_INVALID_ARGUMENT for a fraction above 1 or NaN. */
 int panto_stream_tool_progress(PantoStream *stream, PantoString call_id, PantoString text, double fraction);
+
+/* Answers a call that APPROVAL_REQUEST listed. Approve: its TOOL_CALL_START comes at the next
+ * read and it runs as any call of the round. Deny: its result is an error telling the model
+ * "The user denied this call: REASON" (reason may be empty; invalid UTF-8 becomes U+FFFD).
+ * From any thread, as panto_stream_submit_tool_result (not during another call on the
+ * stream). PANTO_ERR_INVALID_ARGUMENT when no call with that id waits for an answer
+ * (unknown, answered already, or not of the current round). No timeout runs while a call
+ * waits: a person may take their time. */
+int panto_stream_approve(PantoStream *stream, PantoString call_id);
+int panto_stream_deny(PantoStream *stream, PantoString call_id, PantoString reason);
 
 /* The shortest program: reads the rest of the turn (events not read yet are read and let go)
  * and gives its end. *out_complete (may be NULL; set its size: PANTO_EVENT_INIT) is the

@@ -36,6 +36,9 @@ const (
 	// The call does not fit the state, e.g. Stream.Reopen on a stream that did not fail
 	// at the provider-open boundary.
 	ErrState Code = C.PANTO_ERR_STATE
+	// A tool call listed by an EventApprovalRequest waits for Stream.Approve or Stream.Deny
+	// (every call that could run is done); not sticky: answer, then call Next again.
+	ErrApprovalPending Code = C.PANTO_ERR_APPROVAL_PENDING
 
 	// Errors of a turn.
 	ErrAuthentication Code = C.PANTO_ERR_AUTHENTICATION  // HTTP 401

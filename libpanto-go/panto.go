@@ -186,6 +186,9 @@ const (
 	// ID, Name, Text, Fraction: a host tool running for the call reported progress
 	// (ReportProgress), between the round's ToolCallStarts and its ToolResults.
 	EventToolProgress EventKind = C.PANTO_EVENT_TOOL_PROGRESS
+	// Approvals(): the calls of the round that wait for a person's answer (Stream.Approve,
+	// Stream.Deny), before the round's other ToolCallStarts.
+	EventApprovalRequest EventKind = C.PANTO_EVENT_APPROVAL_REQUEST
 )
 
 // String is the library's stable name, e.g. "content_delta"; "unknown" for another value.
@@ -330,7 +333,8 @@ type Event struct {
 	TokensAfter  int64
 	MessageCount int
 
-	parts *[]PartInfo // ToolResult with media: see Parts
+	parts     *[]PartInfo     // ToolResult with media: see Parts
+	approvals *[]ApprovalCall // ApprovalRequest: see Approvals
 }
 
 // Parts is the parts of a ToolResult as sent to the model, in order: text (and the notes of
@@ -420,6 +424,14 @@ func (st *streamCore) event(ev *C.PantoEvent) Event {
 			parts[i] = st.partInfo(&infos[i])
 		}
 		out.parts = &parts
+	}
+	if ev.approval_count > 0 {
+		calls := unsafe.Slice(ev.approvals, int(ev.approval_count))
+		list := make([]ApprovalCall, len(calls))
+		for i := range calls {
+			list[i] = ApprovalCall{ID: str(calls[i].id), Name: str(calls[i].name), Input: json.RawMessage(str(calls[i].input))}
+		}
+		out.approvals = &list
 	}
 	return out
 }

@@ -71,7 +71,8 @@ type Stream struct {
 	cur       Event
 	done      bool
 	err       error
-	transient bool // err is ErrResultPending: the next Next clears it
+	transient bool      // err is ErrResultPending or ErrApprovalPending: the next Next clears it
+	asked     approvals // the calls an EventApprovalRequest listed, not answered yet
 
 	closeOnce sync.Once
 	closing   chan struct{} // closed by the first Close
@@ -119,6 +120,7 @@ func (s *Stream) next(ctx context.Context) bool {
 		if ok {
 			s.cur = ev
 			s.final.see(ev)
+			s.noteApprovals()
 			return true
 		}
 	}
@@ -126,6 +128,7 @@ func (s *Stream) next(ctx context.Context) bool {
 	ok := s.readWithTools(ctx)
 	if ok {
 		s.final.see(s.cur)
+		s.noteApprovals()
 	} else if !s.transient {
 		s.tools.end() // the turn is over
 	}
@@ -143,7 +146,7 @@ func (s *Stream) readWithTools(ctx context.Context) bool {
 				return s.fail(err)
 			}
 		}
-		if ok := s.read(ctx); ok || !s.transient || !s.tools.pending() {
+		if ok := s.read(ctx); ok || !s.transient || !s.tools.pending() || isApprovalPending(s.err) {
 			return ok
 		}
 		s.tools.launch(ctx)
@@ -215,6 +218,12 @@ func (s *Stream) read(ctx context.Context) bool {
 			err.Message = "a tool call awaits its result: call SubmitToolResult, then Next"
 		}
 		s.err, s.transient = err, true
+	case rc == C.PANTO_ERR_APPROVAL_PENDING:
+		err := streamError(native, rc)
+		if err.Message == "" {
+			err.Message = "a tool call waits for its approval: call Approve or Deny for each of Approvals, then Next"
+		}
+		s.err, s.transient = err, true
 	case rc == C.PANTO_ERR_CANCELED && ctx.Err() != nil:
 		s.err = contextError(ctx)
 	case rc < 0:
@@ -226,7 +235,7 @@ func (s *Stream) read(ctx context.Context) bool {
 	// failure other than a cancellation; the library tells whether it can be reopened). A
 	// failure that raced with the context's cancel cannot be reopened either: the library
 	// stream is canceled.
-	failed := rc < 0 && rc != C.PANTO_ERR_RESULT_PENDING
+	failed := rc < 0 && rc != C.PANTO_ERR_RESULT_PENDING && rc != C.PANTO_ERR_APPROVAL_PENDING
 	if s.done && !st.closed {
 		s.final.fetchJSON(native)
 	}

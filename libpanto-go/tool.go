@@ -39,6 +39,10 @@ type Tool struct {
 	// them finished, before those after them start (for a tool that must not overlap
 	// another). Otherwise the stream runs the calls of a message at once.
 	Sequential bool
+	// NeedsApproval makes its calls wait for a person's answer (the spec's "approval":
+	// "always"): an EventApprovalRequest lists them, and Stream.Approve or Stream.Deny
+	// answers each (Config's approval_rules decide first).
+	NeedsApproval bool
 	// Handler runs the tool on the input (a JSON object) the model gave, which panto has
 	// already checked against InputSchema. Its string goes back to the model; an error goes
 	// back as a failed result (is_error) whose content is err.Error(), and the turn goes on.
@@ -94,6 +98,9 @@ func (t Tool) Spec() map[string]any {
 	}
 	if t.Sequential {
 		spec["sequential"] = true
+	}
+	if t.NeedsApproval {
+		spec["approval"] = "always"
 	}
 	return spec
 }

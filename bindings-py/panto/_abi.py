@@ -28,6 +28,7 @@ ERR_BUSY = -4
 ERR_RESULT_PENDING = -5
 ERR_NO_SUCH_CALL = -6
 ERR_STATE = -7
+ERR_APPROVAL_PENDING = -8
 ERR_AUTHENTICATION = -10
 ERR_PERMISSION = -11
 ERR_NOT_FOUND = -12
@@ -61,6 +62,7 @@ EVENT_PROVIDER_RETRY = 10
 EVENT_COMPACTION_START = 11
 EVENT_COMPACTION_END = 12
 EVENT_TOOL_PROGRESS = 13
+EVENT_APPROVAL_REQUEST = 14
 
 # ToolFormat.
 TOOL_FORMAT_PANTO = 1
@@ -129,6 +131,14 @@ class PantoPartInfo(Structure):
     ]
 
 
+class PantoApprovalCall(Structure):
+    _fields_ = [
+        ("id", PantoString),
+        ("name", PantoString),
+        ("input", PantoString),
+    ]
+
+
 class PantoEvent(Structure):
     _fields_ = [
         ("size", c_uint32),
@@ -160,6 +170,8 @@ class PantoEvent(Structure):
         ("web_search_requests", c_uint64),
         ("web_fetch_requests", c_uint64),
         ("cost", c_double),
+        ("approvals", POINTER(PantoApprovalCall)),
+        ("approval_count", c_size_t),
     ]
 
     def __init__(self) -> None:  # PANTO_EVENT_INIT
@@ -341,6 +353,8 @@ SIGNATURES: Dict[str, Tuple[Any, List[Any]]] = {
     "panto_step_events": (c_int, [StreamPtr, POINTER(PantoEvent), c_size_t, POINTER(c_size_t), POINTER(PantoString), POINTER(PantoWait)]),
     "panto_stream_unread": (c_int, [StreamPtr, c_size_t]),
     "panto_stream_tool_progress": (c_int, [StreamPtr, PantoString, PantoString, c_double]),
+    "panto_stream_approve": (c_int, [StreamPtr, PantoString]),
+    "panto_stream_deny": (c_int, [StreamPtr, PantoString, PantoString]),
     "panto_stream_final_message": (c_int, [StreamPtr, POINTER(PantoEvent), POINTER(PantoString)]),
     "panto_stream_final_json": (c_int, [StreamPtr, POINTER(PantoString)]),
     "panto_stream_cancel": (c_int, [StreamPtr]),
@@ -354,7 +368,8 @@ LAYOUT: Dict[str, Tuple[int, Dict[str, Tuple[int, int]]]] = {
     "PantoString": (16, {"ptr": (0, 8), "len": (8, 8)}),
     "PantoUsage": (40, {"input_tokens": (0, 8), "output_tokens": (8, 8), "cache_read_tokens": (16, 8), "cache_write_tokens": (24, 8), "reasoning_tokens": (32, 8)}),
     "PantoPartInfo": (88, {"kind": (0, 4), "width": (4, 4), "height": (8, 4), "reserved0": (12, 4), "text": (16, 16), "media_type": (32, 16), "name": (48, 16), "data": (64, 16), "byte_size": (80, 8)}),
-    "PantoEvent": (264, {"size": (0, 4), "kind": (4, 4), "index": (8, 4), "block_kind": (12, 4), "text": (16, 16), "id": (32, 16), "model": (48, 16), "stop_reason": (64, 4), "is_error": (68, 4), "provider_stop_reason": (72, 16), "usage": (88, 40), "name": (128, 16), "awaiting_result": (144, 4), "attempt": (148, 4), "http_status": (152, 4), "reserved0": (156, 4), "delay_ms": (160, 8), "parts": (168, 8), "part_count": (176, 8), "tokens_before": (184, 8), "tokens_after": (192, 8), "message_count": (200, 8), "fraction": (208, 8), "sequential": (216, 4), "reserved1": (220, 4), "request_id": (224, 16), "web_search_requests": (240, 8), "web_fetch_requests": (248, 8), "cost": (256, 8)}),
+    "PantoApprovalCall": (48, {"id": (0, 16), "name": (16, 16), "input": (32, 16)}),
+    "PantoEvent": (280, {"size": (0, 4), "kind": (4, 4), "index": (8, 4), "block_kind": (12, 4), "text": (16, 16), "id": (32, 16), "model": (48, 16), "stop_reason": (64, 4), "is_error": (68, 4), "provider_stop_reason": (72, 16), "usage": (88, 40), "name": (128, 16), "awaiting_result": (144, 4), "attempt": (148, 4), "http_status": (152, 4), "reserved0": (156, 4), "delay_ms": (160, 8), "parts": (168, 8), "part_count": (176, 8), "tokens_before": (184, 8), "tokens_after": (192, 8), "message_count": (200, 8), "fraction": (208, 8), "sequential": (216, 4), "reserved1": (220, 4), "request_id": (224, 16), "web_search_requests": (240, 8), "web_fetch_requests": (248, 8), "cost": (256, 8), "approvals": (264, 8), "approval_count": (272, 8)}),
     "PantoPart": (72, {"kind": (0, 4), "reserved0": (4, 4), "text": (8, 16), "media_type": (24, 16), "name": (40, 16), "data": (56, 8), "data_len": (64, 8)}),
     "PantoError": (104, {"size": (0, 4), "code": (4, 4), "http_status": (8, 4), "reserved0": (12, 4), "type": (16, 16), "message": (32, 16), "request_id": (48, 16), "retry_after": (64, 8), "headers": (72, 16), "output": (88, 16)}),
     "PantoInput": (56, {"size": (0, 4), "reserved0": (4, 4), "text": (8, 16), "parts": (24, 8), "part_count": (32, 8), "options": (40, 16)}),

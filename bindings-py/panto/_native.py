@@ -120,6 +120,8 @@ class Library:
         self.stream_unread: CFunction = c.panto_stream_unread
         self.submit_tool_result: CFunction = c.panto_stream_submit_tool_result
         self.stream_tool_progress: CFunction = c.panto_stream_tool_progress
+        self.stream_approve: CFunction = c.panto_stream_approve
+        self.stream_deny: CFunction = c.panto_stream_deny
         self.stream_final_json: CFunction = c.panto_stream_final_json
         self.stream_cancel: CFunction = c.panto_stream_cancel
         self.stream_reopen: CFunction = c.panto_stream_reopen

@@ -33,6 +33,7 @@ __all__ = [
     "ConfigError",
     "BusyError",
     "ResultPendingError",
+    "ApprovalPendingError",
     "NoSuchCallError",
     "StateError",
     "AuthenticationError",
@@ -156,6 +157,19 @@ class ResultPendingError(Error):
     def __init__(self, message: str, *, call_ids: Optional[List[str]] = None, **kw: object) -> None:
         super().__init__(message, **kw)  # type: ignore[arg-type]
         self.call_ids: List[str] = list(call_ids or ())
+
+
+class ApprovalPendingError(Error):
+    """`next()` (or the `for` over the stream) stopped: every tool call of the round that could
+    run is done, and a call an `ApprovalRequest` listed waits for a person's answer. Answer
+    each with `Stream.approve()` or `Stream.deny()`, then iterate again (not sticky: the
+    stream is unchanged). `calls` lists the waiting calls (`panto.ApprovalCall`)."""
+
+    STATUS: int = _native.ERR_APPROVAL_PENDING
+
+    def __init__(self, message: str, *, calls: Optional[List[Any]] = None, **kw: object) -> None:
+        super().__init__(message, **kw)  # type: ignore[arg-type]
+        self.calls: List[Any] = list(calls or ())
 
 
 class NoSuchCallError(Error):
@@ -298,6 +312,7 @@ _BY_STATUS: Dict[int, Type[Error]] = {
         ConfigError,
         BusyError,
         ResultPendingError,
+        ApprovalPendingError,
         NoSuchCallError,
         StateError,
         AuthenticationError,

@@ -36,6 +36,8 @@ __all__ = [
     "ToolCallStart",
     "ToolResult",
     "ToolProgress",
+    "ApprovalCall",
+    "ApprovalRequest",
     "Part",
     "MessageComplete",
     "ProviderRetry",
@@ -236,6 +238,28 @@ class ToolProgress:
 
 
 @dataclass(frozen=True)
+class ApprovalCall:
+    """A tool call that waits for a person's answer (its tool says `"approval": "always"`, or
+    an `approval_rules` entry says "ask"): its id, tool name and input."""
+
+    id: str
+    name: str
+    input: Dict[str, Any]
+
+
+@dataclass(frozen=True)
+class ApprovalRequest:
+    """The calls of the round that wait for a person's answer, before the round's other
+    ToolCallStarts. Answer each with `Stream.approve(id)` (its ToolCallStart comes next and it
+    runs as any call) or `Stream.deny(id, reason)` (its result is an error giving the model the
+    reason); until then the stream raises `panto.ApprovalPendingError` once the other calls
+    are done."""
+
+    calls: Tuple[ApprovalCall, ...]
+    kind: Literal["approval_request"] = field(default="approval_request", init=False)
+
+
+@dataclass(frozen=True)
 class MessageComplete:
     """The turn is complete: its last event. `usage` is summed over the turn's messages;
     `stop_reason` is the last message's. `cost`: the turn's cost in USD, the sum of its
@@ -291,12 +315,12 @@ class CompactionEnd:
 #: The classes of the events of a stream: `Event` is their Union.
 _EVENT_CLASSES = (MessageStart, BlockStart, ContentDelta, BlockComplete, MessageEnd, ToolDetails,
                   ToolCallStart, ToolResult, ToolProgress, MessageComplete, ProviderRetry,
-                  CompactionStart, CompactionEnd)
+                  CompactionStart, CompactionEnd, ApprovalRequest)
 
 if TYPE_CHECKING:  # the same classes, written out for type checkers
     Event = Union[MessageStart, BlockStart, ContentDelta, BlockComplete, MessageEnd, ToolDetails,
                   ToolCallStart, ToolResult, ToolProgress, MessageComplete, ProviderRetry,
-                  CompactionStart, CompactionEnd]
+                  CompactionStart, CompactionEnd, ApprovalRequest]
     """Any event of a stream."""
 
 

@@ -17,6 +17,7 @@ from .errors import (
     NoSuchCallError,
     OutputError,
     ResultPendingError,
+    ApprovalPendingError,
     StateError,
     error_class,
     from_native,
@@ -35,6 +36,8 @@ from .events import (
     ToolCallStart,
     ToolDetails,
     ToolProgress,
+    ApprovalCall,
+    ApprovalRequest,
     ToolResult,
     Usage,
 )
@@ -79,6 +82,8 @@ _PROVIDER_RETRY = _native.EVENT_PROVIDER_RETRY
 _COMPACTION_START = _native.EVENT_COMPACTION_START
 _COMPACTION_END = _native.EVENT_COMPACTION_END
 _TOOL_PROGRESS = _native.EVENT_TOOL_PROGRESS
+_APPROVAL_REQUEST = _native.EVENT_APPROVAL_REQUEST
+_APPROVAL_PENDING = _native.ERR_APPROVAL_PENDING
 _RESULT_PENDING = _native.ERR_RESULT_PENDING
 _NO_SUCH_CALL = _native.ERR_NO_SUCH_CALL
 _CANCELED = _native.ERR_CANCELED
@@ -199,6 +204,8 @@ class Stream:
         self._run_tools = run_tools
         # Host tool calls that await a result, by id, in the order they came.
         self._pending: Dict[str, ToolCallStart] = {}
+        # The calls ApprovalRequest events listed that wait for an answer, in order.
+        self._asked: List[ApprovalCall] = []
         # The calls the stream runs itself (made at the first one), and the event loop that
         # runs their `async def` handlers during an `async for` (None: panto's own).
         self._runner: Optional[ToolRunner] = None
@@ -367,6 +374,10 @@ class Stream:
                 if self._closing:
                     return self._closed()
                 raise self._result_pending()
+            if rc == _APPROVAL_PENDING:  # not sticky: answer, then read again
+                if self._closing:
+                    return self._closed()
+                raise self._approval_pending()
             if rc < 0:
                 error = self._error
                 if error is not None and error.status == rc:  # sticky: the same error again
@@ -476,6 +487,15 @@ class Stream:
             fraction = ev.fraction
             return _construct(ToolProgress, string(ev.id), string(ev.name), string(ev.text),
                               fraction if fraction >= 0 else None)
+        if kind == _APPROVAL_REQUEST:
+            import json
+
+            asked = tuple(
+                _construct(ApprovalCall, string(c.id), string(c.name), json.loads(string(c.input)))
+                for c in (ev.approvals[i] for i in range(ev.approval_count))
+            )
+            self._asked.extend(asked)
+            return _construct(ApprovalRequest, asked)
         if kind == _TOOL_RESULT:
             parts = self._parts(native, ev) if ev.part_count else ()
             return _construct(ToolResult, string(ev.id), string(ev.name), string(ev.text), bool(ev.is_error), parts)
@@ -555,6 +575,58 @@ class Stream:
         else:
             message = "a tool call awaits a result: call submit_tool_result() before next()"
         return ResultPendingError(message, call_ids=ids, status=_RESULT_PENDING, code=self._lib.status_name(_RESULT_PENDING))
+
+    def _approval_pending(self) -> ApprovalPendingError:
+        calls = ", ".join(f"{c.id} ({c.name})" for c in self._asked)
+        return ApprovalPendingError(
+            f"the tool calls {calls} wait for an answer: call approve() or deny() for each, then read on",
+            calls=list(self._asked), status=_APPROVAL_PENDING, code=self._lib.status_name(_APPROVAL_PENDING))
+
+    @property
+    def approvals(self) -> List[ApprovalCall]:
+        """The calls that wait for an answer: listed by the ApprovalRequest events read so far,
+        not approved or denied yet."""
+        return list(self._asked)
+
+    def approve(self, call_id: str) -> None:
+        """Lets the call `call_id` an ApprovalRequest listed run: its ToolCallStart comes next
+        and it runs as any call (its handler too). Raises `panto.InvalidArgumentError` when no
+        call of that id waits for an answer. Not while another thread reads the stream."""
+        self._answer(call_id, None)
+
+    def deny(self, call_id: str, reason: str = "") -> None:
+        """Refuses the call `call_id` an ApprovalRequest listed: its result is an error telling
+        the model "The user denied this call: REASON" (its ToolCallStart comes with
+        `awaiting_result` False). Errors as `approve()`."""
+        if not isinstance(reason, str):
+            raise TypeError(f"reason must be a str, not {type(reason).__name__}")
+        self._answer(call_id, reason)
+
+    def _answer(self, call_id: str, reason: Optional[str]) -> None:
+        if not isinstance(call_id, str):
+            raise TypeError(f"call_id must be a str, not {type(call_id).__name__}")
+        raw_id = _native.utf8(call_id)
+        handle = self._handle
+        rc = _native.ERR_INVALID_ARGUMENT
+        error: Optional[Error] = None
+        with handle.calls, handle.lock:
+            ptr = handle.ptr
+            if ptr is not None:
+                if reason is None:
+                    rc = self._lib.stream_approve(ptr, _native.string(raw_id))
+                else:
+                    raw_reason = _native.utf8(reason)
+                    rc = self._lib.stream_deny(ptr, _native.string(raw_id), _native.string(raw_reason))
+                if rc < 0:
+                    detail = _native.PantoError()
+                    self._lib.stream_error(ptr, detail)
+                    error = from_native(self._lib, detail, rc)
+        if ptr is None:
+            raise InvalidArgumentError(f"no tool call {call_id!r} waits for an answer: the stream is closed",
+                                       status=rc, code=self._lib.status_name(rc))
+        if error is not None:
+            raise error
+        self._asked = [c for c in self._asked if c.id != call_id]
 
     def _drive_tools(self, runner: ToolRunner, block: bool) -> None:
         """Submits the progress and results the handlers sent; with `block` (the library

@@ -201,7 +201,8 @@ class Tool(Generic[P, R]):
 
     `sequential=True` makes the tool's calls run alone: after the calls before them in the
     model's message finished, before the calls after them start (the other host calls of a
-    message run at the same time).
+    message run at the same time). `approval="always"` makes its calls wait for a person's
+    answer (`panto.ApprovalRequest`; the agent's `approval_rules` decide first).
 
     Made from a typed function by `@panto.tool` / `Tool.from_function`, from a class by
     `panto.ToolClass` / `Tool.from_class`. Calling a Tool calls its handler, so a decorated
@@ -216,6 +217,7 @@ class Tool(Generic[P, R]):
         handler: Optional[Callable[P, R]] = None,
         capabilities: Iterable[str] = (),
         sequential: bool = False,
+        approval: str = "never",
     ) -> None:
         if not isinstance(description, str):
             raise TypeError(f"tool {name}: the description must be a str, not {type(description).__name__}")
@@ -239,6 +241,9 @@ class Tool(Generic[P, R]):
         if not isinstance(sequential, bool):
             raise TypeError(f"tool {name}: sequential must be a bool, not {type(sequential).__name__}")
         self.sequential: bool = sequential
+        if approval not in ("never", "always"):
+            raise ValueError(f'tool {name}: approval must be "always" or "never", not {approval!r}')
+        self.approval: str = approval
         _tool_set.check_spec(self.spec())  # the library's rules: its name, its schema
         # JSON value -> Python value, per parameter (enums); set by the generators.
         self._converters: Dict[str, Callable[[Any], Any]] = {}
@@ -399,6 +404,7 @@ class Tool(Generic[P, R]):
             handler,
             spec.get("capabilities", ()),
             spec.get("sequential", False),
+            spec.get("approval", "never"),
         )
 
     # ---- use ---------------------------------------------------------------------------
@@ -462,6 +468,8 @@ class Tool(Generic[P, R]):
         }
         if getattr(self, "sequential", False):  # (read by __init__ before it is set)
             spec["sequential"] = True
+        if getattr(self, "approval", "never") == "always":
+            spec["approval"] = "always"
         return spec
 
     def to_anthropic(self) -> Dict[str, Any]:

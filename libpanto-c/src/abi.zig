@@ -17,6 +17,7 @@ pub const Status = enum(c_int) {
     result_pending = -5,
     no_such_call = -6,
     state = -7,
+    approval_pending = -8,
     authentication = -10,
     permission = -11,
     not_found = -12,
@@ -64,6 +65,7 @@ pub const Status = enum(c_int) {
             error.Output => .output,
             error.State => .state,
             error.ResultPending => .result_pending,
+            error.ApprovalPending => .approval_pending,
             else => |e| fromTurnError(e),
         };
     }
@@ -92,6 +94,7 @@ pub const EventKind = enum(i32) {
     compaction_start = 11,
     compaction_end = 12,
     tool_progress = 13,
+    approval_request = 14,
 };
 
 /// PantoToolFormat: the core's export formats, whose values are the header's.
@@ -150,6 +153,21 @@ pub const Event = extern struct {
     web_search_requests: u64 = 0,
     web_fetch_requests: u64 = 0,
     cost: f64 = 0,
+    approvals: ?[*]const ApprovalCall = null,
+    approval_count: usize = 0,
+};
+
+/// A call that waits for a person's answer, as APPROVAL_REQUEST lists it: the core's
+/// `event.ApprovalCall`, which has this very layout (the test below checks it), so the
+/// event's array is handed out as it is.
+pub const ApprovalCall = extern struct {
+    id: String = .{},
+    name: String = .{},
+    input: String = .{},
+
+    pub fn fromCore(calls: []const panto.event.ApprovalCall) ?[*]const ApprovalCall {
+        return if (calls.len == 0) null else @ptrCast(calls.ptr);
+    }
 };
 
 /// PantoPartKind: the core's, whose values are the header's.
@@ -302,7 +320,7 @@ fn expectEnumMatches(comptime c: type, comptime Enum: type, comptime prefix: []c
 
 test "the Zig types match include/panto.h" {
     const c = @cImport(@cInclude("panto.h"));
-    inline for (.{ .{ Event, c.PantoEvent }, .{ Error, c.PantoError }, .{ Connections, c.PantoConnections }, .{ Usage, c.PantoUsage }, .{ String, c.PantoString }, .{ Input, c.PantoInput }, .{ ToolResult, c.PantoToolResult }, .{ SessionInfo, c.PantoSessionInfo }, .{ Part, c.PantoPart }, .{ PartInfo, c.PantoPartInfo }, .{ PartInfo, panto.event.PartInfo }, .{ Wait, c.PantoWait } }) |pair| {
+    inline for (.{ .{ Event, c.PantoEvent }, .{ Error, c.PantoError }, .{ Connections, c.PantoConnections }, .{ Usage, c.PantoUsage }, .{ String, c.PantoString }, .{ Input, c.PantoInput }, .{ ToolResult, c.PantoToolResult }, .{ SessionInfo, c.PantoSessionInfo }, .{ Part, c.PantoPart }, .{ PartInfo, c.PantoPartInfo }, .{ PartInfo, panto.event.PartInfo }, .{ Wait, c.PantoWait }, .{ ApprovalCall, c.PantoApprovalCall }, .{ ApprovalCall, panto.event.ApprovalCall } }) |pair| {
         const Z = pair[0];
         const C = pair[1];
         try std.testing.expectEqual(@sizeOf(C), @sizeOf(Z));

@@ -642,6 +642,7 @@ fn toAbi(event: panto.Event) PantoEvent {
         .compaction_start => |e| .{ .kind = @intFromEnum(abi.EventKind.compaction_start), .tokens_before = e.tokens_before, .text = .from(e.reason) },
         .compaction_end => |e| .{ .kind = @intFromEnum(abi.EventKind.compaction_end), .tokens_before = e.tokens_before, .tokens_after = e.tokens_after, .message_count = e.message_count, .text = .from(e.summary) },
         .tool_progress => |e| .{ .kind = @intFromEnum(abi.EventKind.tool_progress), .id = .from(e.id), .name = .from(e.name), .text = .from(e.text), .fraction = e.fraction orelse -1 },
+        .approval_request => |e| .{ .kind = @intFromEnum(abi.EventKind.approval_request), .approvals = abi.ApprovalCall.fromCore(e.calls), .approval_count = e.calls.len },
     };
 }
 
@@ -702,6 +703,28 @@ pub export fn panto_stream_tool_progress(stream: ?*PantoStream, call_id: PantoSt
         error.OutOfMemory => h.setError(.out_of_memory, "out of memory"),
     };
     return code(.ok);
+}
+
+pub export fn panto_stream_approve(stream: ?*PantoStream, call_id: PantoString) c_int {
+    const h = stream orelse return code(.invalid_argument);
+    const id = call_id.bytes() orelse return h.setError(.invalid_argument, "call_id.ptr is NULL but its len is not 0");
+    h.stream.approve(id) catch |err| return answerFailed(h, err);
+    return h.call_error.clear();
+}
+
+pub export fn panto_stream_deny(stream: ?*PantoStream, call_id: PantoString, reason: PantoString) c_int {
+    const h = stream orelse return code(.invalid_argument);
+    const id = call_id.bytes() orelse return h.setError(.invalid_argument, "call_id.ptr is NULL but its len is not 0");
+    const why = reason.bytes() orelse return h.setError(.invalid_argument, "reason.ptr is NULL but its len is not 0");
+    h.stream.deny(id, why) catch |err| return answerFailed(h, err);
+    return h.call_error.clear();
+}
+
+fn answerFailed(h: *PantoStream, err: panto.Stream.AnswerError) c_int {
+    return switch (err) {
+        error.InvalidArgument => h.setError(.invalid_argument, "no tool call with this id waits for an answer (unknown, answered already, or not of the current round)"),
+        error.OutOfMemory => h.setError(.out_of_memory, "out of memory"),
+    };
 }
 
 pub export fn panto_stream_final_message(stream: ?*PantoStream, out_complete: ?*PantoEvent, out_text: ?*PantoString) c_int {

@@ -42,6 +42,7 @@ pub const StreamHandle = struct {
     pub fn nextFailed(h: *StreamHandle, err: anytype) c_int {
         return switch (err) {
             error.ResultPending => @intFromEnum(abi.Status.result_pending), // (not a failure)
+            error.ApprovalPending => @intFromEnum(abi.Status.approval_pending), // (not a failure)
             error.Usage => h.setError(.state, "the stream is driven by panto_step_event(s): panto_next_event(s) and panto_stream_final_* read it only once its turn is over"),
             else => |e| h.turnFailed(e),
         };
@@ -52,6 +53,7 @@ pub const StreamHandle = struct {
     pub fn stepFailed(h: *StreamHandle, err: panto.stream_step.StepError) c_int {
         return switch (err) {
             error.ResultPending => @intFromEnum(abi.Status.result_pending), // (not a failure)
+            error.ApprovalPending => @intFromEnum(abi.Status.approval_pending), // (not a failure)
             error.Usage => h.setError(.state, "the stream is read by panto_next_event(s): a stream is stepped or read, never both"),
             error.Unsupported => h.setError(.state, "panto_step_event(s) needs Linux on x86_64, aarch64 or riscv64"),
             else => |e| h.turnFailed(e),

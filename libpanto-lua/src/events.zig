@@ -53,11 +53,12 @@ pub const Key = enum {
     web_search_requests,
     web_fetch_requests,
     cost,
+    calls,
 };
 const key_count = @typeInfo(Key).@"enum".fields.len;
 /// The names, upvalues 1..names_count of every stream method: keys at 1..key_count, then
 /// event kinds 1..max_event_kind, then block kinds 0..max_block_kind.
-const max_event_kind = c.PANTO_EVENT_TOOL_PROGRESS;
+const max_event_kind = c.PANTO_EVENT_APPROVAL_REQUEST;
 const max_block_kind = c.PANTO_BLOCK_REDACTED_THINKING;
 const event_kind_base = key_count;
 const block_kind_base = event_kind_base + max_event_kind + 1;
@@ -277,6 +278,21 @@ pub fn pushEvent(L: State, ev: *const c.PantoEvent) void {
                 c.lua_pushnumber(L, ev.fraction);
                 c.lua_rawset(L, -3);
             }
+        },
+        c.PANTO_EVENT_APPROVAL_REQUEST => {
+            // calls: {{id =, name =, input_json =, input =}, ...}, as a tool_call_start names a call.
+            c.lua_createtable(L, @intCast(ev.approval_count), 0);
+            for (0..ev.approval_count) |i| {
+                const call = ev.approvals[i];
+                c.lua_createtable(L, 0, 4);
+                fieldString(L, .id, slice(call.id));
+                fieldString(L, .name, slice(call.name));
+                fieldString(L, .input_json, slice(call.input));
+                _ = c.lua_getfield(L, -1, "input_json");
+                if (protectedCall(L, json.jsonDecode, 1, 1)) c.lua_setfield(L, -2, "input") else pop(L, 1);
+                c.lua_rawseti(L, -2, @intCast(i + 1));
+            }
+            setTop(L, .calls);
         },
         else => {}, // a kind newer than this module: only its name
     }

@@ -219,6 +219,9 @@ const Fetched = enum {
     pending,
     /// PANTO_WOULD_BLOCK (a step only): the wait it filled says what to wait for.
     would_block,
+    /// PANTO_ERR_APPROVAL_PENDING: a call the approval_request listed waits for
+    /// stream:approve / stream:deny. Nothing pushed.
+    approval_pending,
 };
 
 /// The stream's turn goes on: reads the next event (with `wait`, steps: never waits); raises
@@ -258,6 +261,10 @@ fn fetch(L: State, s: *Stream, si: c_int, wait: ?*c.PantoWait) Fetched {
         doneWith(s);
         return .pending;
     }
+    if (rc == c.PANTO_ERR_APPROVAL_PENDING) {
+        doneWith(s);
+        return .approval_pending;
+    }
     if (rc >= 0) {
         doneWith(s);
         _ = c.luaL_error(L, "panto_next_event returned the unexpected status %d", rc);
@@ -286,6 +293,15 @@ fn fetch(L: State, s: *Stream, si: c_int, wait: ?*c.PantoWait) Fetched {
 fn raisePending(L: State) c_int {
     pushSimpleError(L, c.PANTO_ERR_RESULT_PENDING, "a tool call awaits its result: give it with stream:submit_tool_result(id, content) before the next event");
     return c.lua_error(L);
+}
+
+/// next()'s `nil, "approval_pending"`: a call the approval_request listed waits for its answer
+/// (stream:approve / stream:deny), then next() goes on. Not an error: nothing changed.
+fn approvalPending(L: State) c_int {
+    c.lua_settop(L, 0);
+    c.lua_pushnil(L);
+    _ = c.lua_pushstring(L, "approval_pending");
+    return 2;
 }
 
 /// The MESSAGE_START event at the top has a request id: appended to the stream's list.
@@ -333,6 +349,7 @@ fn streamIterate(L: State) callconv(.c) c_int {
         return switch (fetch(L, s, si, null)) {
             .value => 1,
             .pending => raisePending(L),
+            .approval_pending => approvalPending(L),
             .would_block => unreachable, // (a step only)
         };
     }
@@ -359,6 +376,7 @@ pub fn nextOf(L: State, s: *Stream) c_int {
                 if (s.round.live == 0) return raisePending(L);
                 if (s.round.started) waitForCalls(L, s, 1) else s.round.started = true;
             },
+            .approval_pending => return approvalPending(L),
             .would_block => unreachable, // (a step only)
         }
     }
@@ -387,6 +405,7 @@ fn streamStep(L: State) callconv(.c) c_int {
         var wait: c.PantoWait = .{ .size = @sizeOf(c.PantoWait), .fd = -1, .events = 0, .reserved0 = 0, .deadline_ns = -1 };
         switch (fetch(L, s, 1, &wait)) {
             .value => return 1,
+            .approval_pending => return approvalPending(L),
             .would_block => return pushWait(L, wait.fd, wait.events, if (wait.deadline_ns < 0) null else @as(f64, @floatFromInt(wait.deadline_ns)) / std.time.ns_per_s),
             .pending => {
                 if (s.round.live == 0) return raisePending(L);
@@ -515,6 +534,35 @@ fn checkAwaiting(L: State, s: *Stream) void {
             _ = c.lua_error(L);
         },
     }
+}
+
+/// stream:approve(id) / stream:deny(id [, reason]): answers a call an approval_request event
+/// listed. Approved, its tool_call_start comes next and its handler runs as any call's;
+/// denied, its result is an error telling the model the reason. Raises a panto.Error with code
+/// "invalid_argument" when no call with that id waits for an answer.
+fn streamApprove(L: State) callconv(.c) c_int {
+    return answer(L, false);
+}
+
+fn streamDeny(L: State) callconv(.c) c_int {
+    return answer(L, true);
+}
+
+fn answer(L: State, deny: bool) c_int {
+    const s = toStream(L, 1);
+    c.luaL_checktype(L, 2, c.LUA_TSTRING);
+    const reason = if (deny) h.optPantoString(L, 3) else c.PantoString{ .ptr = null, .len = 0 };
+    if (s.phase == .closed) return c.luaL_error(L, "attempt to use a closed %s", tname);
+    const handle = useHandle(s) orelse {
+        pushSimpleError(L, c.PANTO_ERR_INVALID_ARGUMENT, "the stream was freed: no call waits for an answer");
+        return c.lua_error(L);
+    };
+    const id = h.toPantoString(L, 2);
+    const rc = if (deny) c.panto_stream_deny(handle, id, reason) else c.panto_stream_approve(handle, id);
+    if (rc < 0) pushStreamError(L, handle, rc);
+    doneWith(s);
+    if (rc < 0) return c.lua_error(L);
+    return 0;
 }
 
 /// stream:tool_progress(id, [text [, fraction]]): reports progress of a call answered by hand
@@ -668,6 +716,8 @@ const methods = [_]c.luaL_Reg{
     h.reg("events", streamEvents),
     h.reg("submit_tool_result", streamSubmit),
     h.reg("tool_progress", streamToolProgress),
+    h.reg("approve", streamApprove),
+    h.reg("deny", streamDeny),
     h.reg("cancel", streamCancel),
     h.reg("cancel_after", streamCancelAfter),
     h.reg("close_after", streamCloseAfter),

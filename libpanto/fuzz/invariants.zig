@@ -59,6 +59,7 @@ pub const EventRules = struct {
             },
             .tool_result => if (r.state != .after_message) broken(e, "tool_result before its message ended"),
             .tool_progress => if (r.state != .after_message) broken(e, "tool_progress before its message ended"),
+            .approval_request => if (r.state != .after_message) broken(e, "approval_request before its message ended"),
             .provider_retry => {
                 if (r.state == .complete) broken(e, "provider_retry after message_complete");
                 r.state = .before_message;
@@ -96,6 +97,11 @@ fn expectStrings(e: ev.Event) void {
         .compaction_end => |c| &.{c.summary},
         .tool_progress => |p| &.{ p.id, p.name, p.text },
         .block_start => &.{},
+        .approval_request => &.{},
+    };
+    if (e == .approval_request) for (e.approval_request.calls) |c| {
+        for ([_][]const u8{ c.id.slice(), c.name.slice(), c.input.slice() }) |s|
+            if (!std.unicode.utf8ValidateSlice(s)) std.debug.panic("an event string is not UTF-8: {any}", .{e});
     };
     for (strings) |s| if (!std.unicode.utf8ValidateSlice(s)) std.debug.panic("an event string is not UTF-8: {any}", .{e});
 }

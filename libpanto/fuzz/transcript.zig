@@ -33,6 +33,7 @@ pub const Transcript = struct {
             .compaction_start => |c| try l.print(gpa, "compaction_start {d} {s}\n", .{ c.tokens_before, c.reason }),
             .compaction_end => |c| try l.print(gpa, "compaction_end {d} {d} {d} {s}\n", .{ c.tokens_before, c.tokens_after, c.message_count, c.summary }),
             .tool_progress => |p| try l.print(gpa, "tool_progress {s} {s} {s} {?d}\n", .{ p.id, p.name, p.text, p.fraction }),
+            .approval_request => |a| for (a.calls) |c| try l.print(gpa, "approval_request {s} {s} {s}\n", .{ c.id.slice(), c.name.slice(), c.input.slice() }),
             .message_complete => |m| try l.print(gpa, "message_complete {t} {s} {any}\n", .{ m.stop_reason, m.provider_stop_reason, m.usage }),
         }
     }

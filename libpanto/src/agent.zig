@@ -11,6 +11,7 @@ const Origin = @import("assembly.zig").Origin;
 const content = @import("content.zig");
 const Stream = @import("stream.zig").Stream;
 const tools = @import("tools.zig");
+const approval = @import("approval.zig");
 const read_tool = @import("read_tool.zig");
 const network = @import("transport/network.zig");
 const providers = @import("providers.zig");
@@ -134,6 +135,7 @@ pub const Agent = struct {
         a.config.mcp_servers = try mcp_config.dupe(arena, config.mcp_servers);
         a.mcp = try .init(gpa, a.config.mcp_servers);
         errdefer a.mcp.deinit();
+        a.config.approval_rules = try approval.dupeRules(arena, config.approval_rules);
         try config_mod.checkWireStrings(a.config, keySource(a.origins.api_key), diag);
         try config_mod.checkBaseUrl(a.config.base_url.?, baseUrlSource(a.origins.base_url, a.config.provider), diag);
         try request_options.check(a.config, diag);

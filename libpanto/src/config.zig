@@ -17,6 +17,7 @@ const request_options = @import("request_options.zig");
 const endpoint = @import("endpoint.zig");
 const mcp_config = @import("mcp/server_config.zig");
 const catalog = @import("catalog/catalog.zig");
+const approval = @import("approval.zig");
 
 /// A configuration with borrowed strings; `Agent.init` copies what it keeps.
 pub const Config = struct {
@@ -55,6 +56,8 @@ pub const Config = struct {
     mcp_servers: []const mcp_config.ServerConfig = &.{},
     /// What the user says of the model, over the catalog's entry (catalog/override.zig).
     model_info: ?catalog.Override = null,
+    /// Which tool calls wait for a person's answer, first match wins (approval.zig).
+    approval_rules: []const approval.Rule = &.{},
 };
 
 pub const ToolExecution = enum { parallel, sequential };
@@ -249,7 +252,7 @@ pub const Diagnostic = struct {
 
 pub const ParseError = error{ InvalidConfig, OutOfMemory };
 
-const known_keys = [_][]const u8{ "provider", "model", "base_url", "api_key", "system", "max_tokens", "tools", "capabilities", "max_tool_iterations", "read_tool", "thinking", "retry", "timeouts", "keep_alive", "compaction", "session", "tool_execution", "log", "mcp_servers", "model_info" } ++ request_options.keys;
+const known_keys = [_][]const u8{ "provider", "model", "base_url", "api_key", "system", "max_tokens", "tools", "capabilities", "max_tool_iterations", "read_tool", "thinking", "retry", "timeouts", "keep_alive", "compaction", "session", "tool_execution", "log", "mcp_servers", "model_info", "approval_rules" } ++ request_options.keys;
 
 /// The keys a turn's options may set (PantoInput.options, Agent.runWith).
 const turn_keys = [_][]const u8{ "max_tokens", "system", "thinking", "cache_breakpoint" } ++ request_options.keys;
@@ -403,6 +406,7 @@ fn apply(arena: Allocator, config: *Config, obj: std.json.ObjectMap, diag: *Diag
             return diag.fail("tool_execution must be \"parallel\" or \"sequential\", not \"{s}\"", .{v.string});
     }
     if (obj.get("log")) |v| config.log = try parseLog(v, diag);
+    if (obj.get("approval_rules")) |v| config.approval_rules = try approval.parseRules(arena, v, diag);
     try request_options.apply(arena, &config.request, obj, diag);
     if (obj.get("retry")) |v| {
         const sub = try object(v, "retry", &.{ "max_retries", "initial_delay_ms", "max_delay_ms", "max_retry_after_ms" }, diag);

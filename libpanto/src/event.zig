@@ -143,6 +143,14 @@ pub const Bytes = extern struct {
         return b.ptr[0..b.len];
     }
 };
+/// A call that waits for a person's answer. Laid out as `PantoApprovalCall`
+/// (include/panto.h), so the C ABI hands out the event's array as it is.
+pub const ApprovalCall = extern struct { id: Bytes, name: Bytes, input: Bytes };
+/// Calls of the round that wait for a person's answer (Stream.approve / deny): listed before
+/// the ToolCallStarts of the round's other calls; an approved call's ToolCallStart comes
+/// after its answer.
+pub const ApprovalRequest = struct { calls: []const ApprovalCall };
+
 /// A provider request failed in a way worth another try; the next `next()` waits, then asks again.
 pub const ProviderRetry = struct { attempt: u32, delay_ms: u64, http_status: u16, reason: []const u8 };
 
@@ -166,6 +174,7 @@ pub const Event = union(enum) {
     compaction_start: CompactionStart,
     compaction_end: CompactionEnd,
     tool_progress: ToolProgress,
+    approval_request: ApprovalRequest,
     /// The turn's terminal event: `next()` after it returns null. Usage is the turn's sum.
     message_complete: MessageComplete,
 };

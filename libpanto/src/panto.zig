@@ -86,6 +86,8 @@ test {
     _ = @import("read_tool.zig");
     _ = @import("path_rule.zig");
     _ = @import("tool_round.zig");
+    _ = @import("approval.zig");
+    _ = @import("approval_test.zig");
     _ = @import("content.zig");
     _ = @import("conversation_json.zig");
     _ = @import("settings_json.zig");

@@ -35,10 +35,12 @@ const catalog = @import("catalog/catalog.zig");
 
 const TurnError = errors.TurnError;
 /// `next()` fails with a TurnError (sticky), or ResultPending: a host tool call still awaits
-/// its result; nothing changed, submit it and call again. Or Usage: the stream is driven by
+/// its result; nothing changed, submit it and call again. Or ApprovalPending: every call that
+/// could run is done and a call waits for a person's answer (`approve` / `deny`); nothing
+/// changed (ResultPending wins when both are true). Or Usage: the stream is driven by
 /// `step()` (a stream is stepped or next()'ed, never both; the first call decides), and its
 /// turn is not over; nothing changed.
-pub const NextError = TurnError || error{ ResultPending, Usage };
+pub const NextError = TurnError || error{ ResultPending, ApprovalPending, Usage };
 
 pub const Stream = struct {
     agent: *Agent,
@@ -108,6 +110,9 @@ pub const Stream = struct {
     watch: watchdog.Watch = .{},
     /// When the turn's total timeout ends (CLOCK_MONOTONIC ns), 0 for none.
     turn_deadline_ns: u64 = 0,
+    /// When `next()` last said ApprovalPending (0: it did not): the time a person takes to
+    /// answer is not the turn's, and pushes `turn_deadline_ns` back.
+    approval_wait_since: u64 = 0,
     /// The response head of the current request arrived.
     got_head: bool = false,
     /// Something beyond MessageStart of the current message reached the user: from then on
@@ -314,17 +319,7 @@ pub const Stream = struct {
                 } });
             },
             .tool_starts => {
-                // Progress reported comes before anything else of the round.
-                if (s.round.takeProgress()) |p| return s.hold(.{ .tool_progress = p });
-                if (s.cursor < s.round.calls.items.len) {
-                    const c = &s.round.calls.items[s.cursor];
-                    s.cursor += 1;
-                    return s.hold(.{ .tool_call_start = .{ .id = c.id, .name = c.name, .input = c.input, .awaiting_result = c.handling == .host, .sequential = c.sequential } });
-                }
-                if (s.round.pending()) return error.ResultPending;
-                s.runRound() catch |err| return s.fail(err);
-                s.phase = .tool_results;
-                s.cursor = 0;
+                if (try s.nextOfToolStarts()) |e| return e;
                 return s.nextAny();
             },
             .summary => return s.hold(try s.nextOfSummary()),
@@ -366,6 +361,41 @@ pub const Stream = struct {
             if (try s.queuedOrHot()) |e| return e;
             s.readEvent() catch |err| return s.hold(try s.failOrRetry(err, false));
         }
+    }
+
+    /// The next event of a round whose calls are starting, or null once they all have their
+    /// results (the phase is then `.tool_results`). Apart from nextAny (never inlined): its
+    /// temporaries would widen nextAny's frame, which sits under every request of the turn
+    /// (see transport/stack_trim_test.zig).
+    noinline fn nextOfToolStarts(s: *Stream) NextError!?*const ev.Event {
+        s.endApprovalWait();
+        // Progress reported comes before anything else of the round.
+        if (s.round.takeProgress()) |p| return s.hold(.{ .tool_progress = p });
+        // The question first, so that a person reads it while the other calls run.
+        if (!s.round.announced and s.round.asked.items.len > 0) {
+            s.round.announced = true;
+            return s.hold(.{ .approval_request = .{ .calls = s.round.asked.items } });
+        }
+        if (s.round.nextStart()) |c| {
+            return s.hold(.{ .tool_call_start = .{ .id = c.id, .name = c.name, .input = c.input, .awaiting_result = c.handling == .host, .sequential = c.sequential } });
+        }
+        if (s.round.pending()) return error.ResultPending;
+        s.runRound() catch |err| return s.fail(err);
+        if (s.round.waiting()) {
+            s.approval_wait_since = watchdog.nowNs();
+            return error.ApprovalPending;
+        }
+        s.phase = .tool_results;
+        s.cursor = 0;
+        return null;
+    }
+
+    /// The wait for a person's answer is over (or goes on: counted up to now): timeouts.total_ms
+    /// does not count it.
+    fn endApprovalWait(s: *Stream) void {
+        if (s.approval_wait_since == 0) return;
+        if (s.turn_deadline_ns != 0) s.turn_deadline_ns +|= watchdog.nowNs() -| s.approval_wait_since;
+        s.approval_wait_since = 0;
     }
 
     /// Keeps `e` as the event handed out.
@@ -509,6 +539,24 @@ pub const Stream = struct {
     }
 
     pub const SubmitError = error{ NoSuchCall, InvalidArgument, OutOfMemory };
+    pub const AnswerError = tool_round.Round.AnswerError;
+
+    /// Approves the call `call_id` that an ApprovalRequest listed: its ToolCallStart comes
+    /// at the next call, and it runs as any call of the round. From any thread, as
+    /// `submitToolResult` (not during another call on the stream). A call that waits for no
+    /// answer (unknown, answered already, not of this round) is InvalidArgument.
+    pub fn approve(s: *Stream, call_id: []const u8) AnswerError!void {
+        if (s.phase != .tool_starts or s.state == .failed) return error.InvalidArgument;
+        return s.round.approve(call_id);
+    }
+
+    /// Denies the call `call_id` that an ApprovalRequest listed: its result is an error that
+    /// tells the model "The user denied this call: REASON" (invalid UTF-8 becomes U+FFFD).
+    /// As `approve` otherwise.
+    pub fn deny(s: *Stream, call_id: []const u8, reason: []const u8) AnswerError!void {
+        if (s.phase != .tool_starts or s.state == .failed) return error.InvalidArgument;
+        return s.round.deny(call_id, reason);
+    }
 
     /// Reports progress of a host tool call that awaits its result: `next()` returns a
     /// ToolProgress event before anything else of the round. `fraction`: 0 to 1, negative for
@@ -524,7 +572,7 @@ pub const Stream = struct {
     /// a caller of `finalMessage` whose events were let go).
     pub fn pendingCall(s: *const Stream) ?ev.ToolCallStart {
         if (s.phase != .tool_starts or s.state == .failed) return null;
-        for (s.round.calls.items) |c| if (c.handling == .host and c.result == null)
+        for (s.round.calls.items) |c| if (c.handling == .host and c.result == null and c.approval != .waiting)
             return .{ .id = c.id, .name = c.name, .input = c.input, .awaiting_result = true, .sequential = c.sequential };
         return null;
     }

@@ -478,3 +478,30 @@ test "a stepped turn read in batches: the whole text, then finalMessage (the tur
     const final = try stream.finalMessage();
     try std.testing.expectEqualStrings("h\xc3\xa9llo w\xc3\xb6rld", final.text);
 }
+
+test "a stepped round with a call that asks: ApprovalPending as next() returns it, then the approved call" {
+    try skipUnlessSupported();
+    var server: TestServer = undefined;
+    try server.startMany(.{ .body = stream_test.tool_message }, &.{.{}});
+    defer server.stop();
+    const agent = try stream_test.loopbackAgent(server.port, .{ .provider = .anthropic, .model = "m", .capabilities = &.{"search"}, .approval_rules = &.{.{ .tool = "lookup", .decision = .ask }} });
+    defer agent.deinit();
+    var diag: @import("config.zig").Diagnostic = .{};
+    try agent.addTool(stream_test.lookup_tool, &diag);
+    const stream = try agent.run("find x");
+    defer stream.destroy();
+    var d: Driven = .{};
+    defer d.deinit();
+    const request = (try stepUntil(stream, .approval_request, &d)).approval_request;
+    try std.testing.expectEqualStrings("toolu_1", request.calls[0].id.slice());
+    try std.testing.expectError(error.ApprovalPending, stream.step());
+    try std.testing.expectError(error.ApprovalPending, stream.step()); // not sticky
+    try stream.approve("toolu_1");
+    const start = (try stepUntil(stream, .tool_call_start, &d)).tool_call_start;
+    try std.testing.expect(start.awaiting_result);
+    try std.testing.expectError(error.ResultPending, stream.step());
+    try stream.submitToolResult("toolu_1", "found it", false);
+    try drive(stream, &d);
+    try std.testing.expectEqual(.end_turn, d.last.?.message_complete.stop_reason);
+    try std.testing.expectEqual(@as(usize, 4), agent.conversation.messages.items.len);
+}

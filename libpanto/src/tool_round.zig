@@ -12,6 +12,7 @@ const conversation = @import("conversation.zig");
 const content = @import("content.zig");
 const ev = @import("event.zig");
 const utf8 = @import("utf8.zig");
+const approval = @import("approval.zig");
 
 pub const Handling = enum {
     /// The embedding program runs it and submits the result.
@@ -41,6 +42,22 @@ pub const Call = struct {
     /// A result with media: its blocks in order, and what the ToolResult event says of each.
     parts: []conversation.Block = &.{},
     infos: []ev.PartInfo = &.{},
+    /// Where the call is with a person's answer (approval.zig decided it asks).
+    approval: Approval = .none,
+    /// Its ToolCallStart was handed out.
+    started: bool = false,
+
+    pub const Approval = enum { none, waiting, approved, denied };
+
+    /// The call may start: it needs no answer, or has one.
+    pub fn startable(c: *const Call) bool {
+        return !c.started and c.approval != .waiting;
+    }
+
+    /// Panto runs it now (a native or MCP call): it has no result and waits for no answer.
+    fn due(c: Call) bool {
+        return c.result == null and c.approval != .waiting;
+    }
 
     fn deinit(c: *Call, gpa: Allocator) void {
         gpa.free(c.id);
@@ -87,17 +104,24 @@ pub const Round = struct {
     /// stay valid until the next `takeProgress`.
     progress: std.ArrayList(Progress) = .empty,
     handed: usize = 0,
+    /// The calls that wait for an answer, as the ApprovalRequest event lists them (their
+    /// strings are the calls'), and whether that event was handed out.
+    asked: std.ArrayList(ev.ApprovalCall) = .empty,
+    announced: bool = false,
 
     pub fn deinit(r: *Round) void {
         r.clear();
         r.calls.deinit(r.gpa);
         r.progress.deinit(r.gpa);
+        r.asked.deinit(r.gpa);
     }
 
     pub fn clear(r: *Round) void {
         for (r.calls.items) |*c| c.deinit(r.gpa);
         r.calls.clearRetainingCapacity();
         r.dropProgress(r.progress.items.len);
+        r.asked.clearRetainingCapacity();
+        r.announced = false;
     }
 
     fn dropProgress(r: *Round, count: usize) void {
@@ -158,6 +182,11 @@ pub const Round = struct {
             c.input = try r.gpa.dupe(u8, "{}");
             try r.decide(agent, c, b.text.items);
         }
+        for (r.calls.items) |c| if (c.approval == .waiting) try r.asked.append(r.gpa, .{
+            .id = .of(c.id),
+            .name = .of(c.name),
+            .input = .of(c.input),
+        });
     }
 
     fn decide(r: *Round, agent: *const Agent, c: *Call, raw_input: []const u8) Allocator.Error!void {
@@ -187,6 +216,20 @@ pub const Round = struct {
         if (!schema.validate(value, tool.schema, &problem)) return r.invalid(c, problem.message());
         if (tool.native) |n| {
             if (!nativeInputOk(n, value, &problem)) return r.invalid(c, problem.message());
+        }
+        const verdict = approval.decide(agent.config.approval_rules, tool.approval, c.name, value);
+        switch (verdict.decision) {
+            .allow => {},
+            .ask => c.approval = .waiting,
+            .deny => {
+                const msg = try std.fmt.allocPrint(r.gpa, "The approval rules do not allow this call{s}{s}", .{
+                    if (verdict.reason != null) ": " else ".", verdict.reason orelse "",
+                });
+                defer r.gpa.free(msg);
+                return c.setResult(r.gpa, msg, true);
+            },
+        }
+        if (tool.native) |n| {
             c.handling = .native;
             c.native = n;
         } else if (tool.mcp_server) |server| {
@@ -210,18 +253,61 @@ pub const Round = struct {
         return null;
     }
 
-    /// The index of the host call `id` that still awaits its result, if any.
+    /// The index of the host call `id` that still awaits its result, if any (a call that
+    /// waits for a person's answer awaits no result yet).
     pub fn awaiting(r: *const Round, id: []const u8) ?usize {
         for (r.calls.items, 0..) |c, i| {
-            if (c.handling == .host and c.result == null and std.mem.eql(u8, c.id, id)) return i;
+            if (c.handling == .host and c.result == null and c.approval != .waiting and std.mem.eql(u8, c.id, id)) return i;
         }
         return null;
     }
 
     /// Whether a host call still awaits its result.
     pub fn pending(r: *const Round) bool {
-        for (r.calls.items) |c| if (c.handling == .host and c.result == null) return true;
+        for (r.calls.items) |c| if (c.handling == .host and c.result == null and c.approval != .waiting) return true;
         return false;
+    }
+
+    /// Whether a call still waits for a person's answer.
+    pub fn waiting(r: *const Round) bool {
+        for (r.calls.items) |c| if (c.approval == .waiting) return true;
+        return false;
+    }
+
+    /// The next call whose ToolCallStart is due (in call order, those that wait for an answer
+    /// left out until they have one), marked started.
+    pub fn nextStart(r: *Round) ?*const Call {
+        for (r.calls.items) |*c| if (c.startable()) {
+            c.started = true;
+            return c;
+        };
+        return null;
+    }
+
+    pub const AnswerError = error{ InvalidArgument, OutOfMemory };
+
+    /// A person's yes for call `id`, which must wait for it: its ToolCallStart comes next.
+    pub fn approve(r: *Round, id: []const u8) AnswerError!void {
+        const c = r.waitingCall(id) orelse return error.InvalidArgument;
+        c.approval = .approved;
+    }
+
+    /// A person's no for call `id`, which must wait for an answer: its result is an error
+    /// that gives the model `reason` (may be empty).
+    pub fn deny(r: *Round, id: []const u8, reason: []const u8) AnswerError!void {
+        const c = r.waitingCall(id) orelse return error.InvalidArgument;
+        var text: std.ArrayList(u8) = .empty;
+        defer text.deinit(r.gpa);
+        try text.appendSlice(r.gpa, if (reason.len > 0) "The user denied this call: " else "The user denied this call.");
+        try utf8.appendLossy(&text, r.gpa, reason);
+        try c.setResult(r.gpa, text.items, true);
+        c.approval = .denied;
+        c.handling = .answered;
+    }
+
+    fn waitingCall(r: *Round, id: []const u8) ?*Call {
+        for (r.calls.items) |*c| if (c.approval == .waiting and std.mem.eql(u8, c.id, id)) return c;
+        return null;
     }
 
     /// Runs the native and MCP calls, on threads when there are several: each native call on
@@ -234,7 +320,7 @@ pub const Round = struct {
         defer r.gpa.free(starts);
         var count: usize = 0;
         for (r.calls.items, starts, 0..) |c, *start, i| {
-            start.* = c.result == null and (c.handling == .native or r.firstOfServer(i));
+            start.* = c.due() and (c.handling == .native or r.firstOfServer(i));
             if (start.*) count += 1;
         }
         if (count == 0) return;
@@ -271,9 +357,9 @@ pub const Round = struct {
     /// Whether call `i` is the first MCP call of its server still to run.
     fn firstOfServer(r: *const Round, i: usize) bool {
         const c = r.calls.items[i];
-        if (c.handling != .mcp or c.result != null) return false;
+        if (c.handling != .mcp or !c.due()) return false;
         for (r.calls.items[0..i]) |before| {
-            if (before.handling == .mcp and before.result == null and before.mcp_server == c.mcp_server) return false;
+            if (before.handling == .mcp and before.due() and before.mcp_server == c.mcp_server) return false;
         }
         return true;
     }
@@ -305,7 +391,7 @@ fn nativeInputOk(n: tools.Native, input: std.json.Value, problem: *schema.Proble
 /// Runs the round's calls of MCP server `server`, in call order.
 fn runServerCalls(r: *Round, agent: *Agent, server: u32, cancel_fd: std.c.fd_t, failed: *bool) void {
     for (r.calls.items) |*c| {
-        if (c.handling != .mcp or c.mcp_server != server or c.result != null) continue;
+        if (c.handling != .mcp or c.mcp_server != server or !c.due()) continue;
         const outcome = agent.mcp.call(server, c.name, c.input, cancel_fd) catch {
             @atomicStore(bool, failed, true, .seq_cst);
             return;

@@ -8,6 +8,7 @@ const config_mod = @import("config.zig");
 const Diagnostic = config_mod.Diagnostic;
 const writeRawJson = @import("conversation.zig").writeRawJson;
 const json_depth = @import("json_depth.zig");
+const approval = @import("approval.zig");
 
 /// Tools that run inside libpanto.
 pub const Native = enum { read };
@@ -25,6 +26,8 @@ pub const Tool = struct {
     sequential: bool = false,
     /// A tool of the agent's MCP server of this index (mcp/servers.zig), which runs its calls.
     mcp_server: ?u32 = null,
+    /// Whether its calls wait for a person's answer when no approval rule matches them.
+    approval: approval.ToolApproval = .never,
 
     /// Whether an agent granted `granted` may use this tool.
     pub fn allowedWith(t: Tool, granted: []const []const u8) bool {
@@ -93,6 +96,7 @@ pub const Set = struct {
             .native = t.native,
             .sequential = t.sequential,
             .mcp_server = t.mcp_server,
+            .approval = t.approval,
         });
     }
 
@@ -145,14 +149,15 @@ pub fn dupeStrings(arena: Allocator, strings: []const []const u8) Allocator.Erro
     return out;
 }
 
-/// Parses a tool spec `{"name", "description", "input_schema", "capabilities", "sequential"}`; its strings
+/// Parses a tool spec `{"name", "description", "input_schema", "capabilities", "sequential",
+/// "approval"}`; its strings
 /// and schema are copied into `arena`.
 pub fn parseSpec(arena: Allocator, value: std.json.Value, diag: *Diagnostic) error{ InvalidConfig, OutOfMemory }!Tool {
     if (value != .object) return diag.fail("a tool spec must be a JSON object", .{});
     const obj = value.object;
     var it = obj.iterator();
     while (it.next()) |entry| {
-        const known = [_][]const u8{ "name", "description", "input_schema", "capabilities", "sequential" };
+        const known = [_][]const u8{ "name", "description", "input_schema", "capabilities", "sequential", "approval" };
         for (known) |k| {
             if (std.mem.eql(u8, k, entry.key_ptr.*)) break;
         } else return diag.fail("unknown tool spec key \"{s}\"", .{entry.key_ptr.*});
@@ -183,6 +188,11 @@ pub fn parseSpec(arena: Allocator, value: std.json.Value, diag: *Diagnostic) err
         .bool => |b| b,
         else => return diag.fail("tool \"{s}\": sequential must be true or false", .{name}),
     } else false;
+    const needs_approval: approval.ToolApproval = if (obj.get("approval")) |v| switch (v) {
+        .string => |a| std.meta.stringToEnum(approval.ToolApproval, a) orelse
+            return diag.fail("tool \"{s}\": approval must be \"always\" or \"never\"", .{name}),
+        else => return diag.fail("tool \"{s}\": approval must be \"always\" or \"never\"", .{name}),
+    } else .never;
     const schema_json = try std.json.Stringify.valueAlloc(arena, schema, .{});
     return .{
         .name = try arena.dupe(u8, name),
@@ -192,6 +202,7 @@ pub fn parseSpec(arena: Allocator, value: std.json.Value, diag: *Diagnostic) err
         .schema = std.json.parseFromSliceLeaky(std.json.Value, arena, schema_json, .{}) catch return error.OutOfMemory,
         .capabilities = caps.items,
         .sequential = sequential,
+        .approval = needs_approval,
     };
 }
 
@@ -269,6 +280,10 @@ pub fn writeFields(s: *std.json.Stringify, t: Tool, format: Format) std.Io.Write
                 try s.objectField("sequential");
                 try s.write(true);
             }
+            if (t.approval == .always) {
+                try s.objectField("approval");
+                try s.write("always");
+            }
         },
     }
 }
@@ -308,6 +323,7 @@ test "bad specs are refused with a reason" {
         .{ "{\"name\":\"t\",\"capabilities\":[1]}", "array of strings" },
         .{ "{\"name\":\"t\",\"handler\":1}", "unknown tool spec key \"handler\"" },
         .{ "{\"name\":\"t\",\"sequential\":1}", "sequential must be true or false" },
+        .{ "{\"name\":\"t\",\"approval\":\"sometimes\"}", "approval must be \"always\" or \"never\"" },
         .{ "{\"name\":\"t\",\"input_schema\":{\"type\":\"object\",\"x\":" ++ "[" ** 300 ++ "]" ** 300 ++ "}}", "input_schema is nested more than 128 levels deep" },
     };
     for (cases) |case| {

@@ -48,6 +48,18 @@ pub fn writeEvent(w: *std.Io.Writer, e: *const panto.Event) std.Io.Writer.Error!
             try field(&s, "text", p.text);
             try field(&s, "fraction", p.fraction);
         },
+        .approval_request => |a| {
+            try s.objectField("calls");
+            try s.beginArray();
+            for (a.calls) |c| {
+                try s.beginObject();
+                try field(&s, "id", c.id.slice());
+                try field(&s, "name", c.name.slice());
+                try field(&s, "input", RawJson{ .text = c.input.slice() });
+                try s.endObject();
+            }
+            try s.endArray();
+        },
         .tool_result => |r| {
             try field(&s, "id", r.id);
             try field(&s, "name", r.name);

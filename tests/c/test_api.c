@@ -479,7 +479,7 @@ static void test_names(void) {
     CHECK_NAME(panto_status_name(PANTO_ERR_NO_SUCH_SESSION), "no_such_session");
     CHECK_NAME(panto_status_name(PANTO_ERR_OUTPUT), "output");
     CHECK_NAME(panto_status_name(-28), "unknown");
-    CHECK_NAME(panto_status_name(-8), "unknown");
+    CHECK_NAME(panto_status_name(PANTO_ERR_APPROVAL_PENDING), "approval_pending");
     CHECK_NAME(panto_status_name(-9), "unknown");
     CHECK_NAME(panto_status_name(4), "unknown");
     CHECK_NAME(panto_status_name(-1000), "unknown");
@@ -498,7 +498,8 @@ static void test_names(void) {
     CHECK_NAME(panto_event_kind_name(PANTO_EVENT_COMPACTION_START), "compaction_start");
     CHECK_NAME(panto_event_kind_name(PANTO_EVENT_COMPACTION_END), "compaction_end");
     CHECK_NAME(panto_event_kind_name(PANTO_EVENT_TOOL_PROGRESS), "tool_progress");
-    CHECK_NAME(panto_event_kind_name(14), "unknown");
+    CHECK_NAME(panto_event_kind_name(PANTO_EVENT_APPROVAL_REQUEST), "approval_request");
+    CHECK_NAME(panto_event_kind_name(15), "unknown");
     CHECK_NAME(panto_event_kind_name(99), "unknown");
 
     CHECK_NAME(panto_block_kind_name(PANTO_BLOCK_NONE), "none");
@@ -1648,6 +1649,92 @@ static void test_tool_turn(void) {
     tool_turn(sizeof(PantoEvent), "tool_turn");
     /* ABI 1's PantoEvent: is_error took reserved0's place, the rest came after usage. */
     tool_turn(offsetof(PantoEvent, name), "tool_turn_abi1_event");
+}
+
+
+/* ---- Issue 36: approvals --------------------------------------------------------------- */
+
+/* Reads events up to the APPROVAL_REQUEST of the round: 1 when it came, listing the call. */
+static int read_to_approval_request(PantoStream *stream, PantoEvent *ev) {
+    int rc;
+    while ((rc = panto_next_event(stream, ev)) == PANTO_EVENT) {
+        CHECK(ev->kind != PANTO_EVENT_TOOL_CALL_START); /* never before the answer */
+        if (ev->kind == PANTO_EVENT_APPROVAL_REQUEST) return 1;
+    }
+    printf("    no APPROVAL_REQUEST: rc %s\n", panto_status_name(rc));
+    return 0;
+}
+
+/* A tool that asks ("approval": "always"): the APPROVAL_REQUEST lists its call, APPROVAL_PENDING
+ * (not sticky) until an answer; a denial's reason is the call's error result; an approval
+ * starts the call as any host call; unknown and double answers are INVALID_ARGUMENT. */
+static void test_approvals(void) {
+    static const struct canned answers[] = {
+        {200, "text/event-stream", SSE_TOOL, NULL, 0},
+        {200, "text/event-stream", SSE_OK, NULL, 0},
+        {200, "text/event-stream", SSE_TOOL, NULL, 0},
+        {200, "text/event-stream", SSE_OK, NULL, 0},
+    };
+    char url[64];
+    PantoAgent *agent;
+    PantoStream *stream = NULL;
+    PantoEvent ev = PANTO_EVENT_INIT;
+    PantoString conv = {NULL, 0};
+    PantoString bad = {NULL, 3};
+    int rc;
+
+    current_test = "approvals";
+    CHECK_NAME(panto_status_name(PANTO_ERR_APPROVAL_PENDING), "approval_pending");
+    CHECK_NAME(panto_event_kind_name(PANTO_EVENT_APPROVAL_REQUEST), "approval_request");
+    agent = serve_and_connect(answers, 4, url, sizeof url);
+    if (!agent) return;
+    CHECK_RC(add_tool(agent, "{\"name\": \"get_weather\", \"approval\": \"always\", \"input_schema\": "
+                             "{\"type\": \"object\", \"properties\": {\"city\": {\"type\": \"string\"}}}}"),
+             PANTO_OK);
+
+    /* Denied. */
+    CHECK_RC(run_text(agent, "Weather in Paris?", &stream), PANTO_OK);
+    if (read_to_approval_request(stream, &ev)) {
+        CHECK(ev.approval_count == 1 && ev.approvals != NULL);
+        CHECK(pstr_eq(ev.approvals[0].id, "toolu_t1") && pstr_eq(ev.approvals[0].name, "get_weather"));
+        CHECK(pstr_eq(ev.approvals[0].input, "{\"city\":\"Paris\"}"));
+    }
+    CHECK_RC(panto_next_event(stream, &ev), PANTO_ERR_APPROVAL_PENDING);
+    CHECK_RC(panto_next_event(stream, &ev), PANTO_ERR_APPROVAL_PENDING);
+    CHECK_RC(panto_stream_error(stream, NULL), 0);
+    CHECK_RC(submit_result(stream, "toolu_t1", "too early", 0), PANTO_ERR_NO_SUCH_CALL);
+    CHECK_RC(panto_stream_approve(stream, panto_cstr("toolu_other")), PANTO_ERR_INVALID_ARGUMENT);
+    CHECK_RC(panto_stream_approve(NULL, panto_cstr("toolu_t1")), PANTO_ERR_INVALID_ARGUMENT);
+    CHECK_RC(panto_stream_deny(stream, panto_cstr("toolu_t1"), bad), PANTO_ERR_INVALID_ARGUMENT);
+    CHECK_RC(panto_stream_deny(stream, panto_cstr("toolu_t1"), panto_cstr("not today")), PANTO_OK);
+    CHECK_RC(panto_stream_deny(stream, panto_cstr("toolu_t1"), panto_cstr("again")), PANTO_ERR_INVALID_ARGUMENT);
+    CHECK_RC(panto_stream_approve(stream, panto_cstr("toolu_t1")), PANTO_ERR_INVALID_ARGUMENT);
+    CHECK_RC(panto_next_event(stream, &ev), PANTO_EVENT);
+    CHECK(ev.kind == PANTO_EVENT_TOOL_CALL_START && ev.awaiting_result == 0);
+    CHECK_RC(panto_next_event(stream, &ev), PANTO_EVENT);
+    CHECK(ev.kind == PANTO_EVENT_TOOL_RESULT && ev.is_error == 1 &&
+          pstr_eq(ev.text, "The user denied this call: not today"));
+    while ((rc = panto_next_event(stream, &ev)) == PANTO_EVENT) {}
+    CHECK_RC(rc, PANTO_DONE);
+    panto_stream_free(stream);
+
+    /* Approved: the call starts, awaits its result, and the turn goes on. */
+    CHECK_RC(run_text(agent, "And now?", &stream), PANTO_OK);
+    if (read_to_approval_request(stream, &ev)) CHECK(ev.approval_count == 1);
+    CHECK_RC(panto_next_event(stream, &ev), PANTO_ERR_APPROVAL_PENDING);
+    CHECK_RC(panto_stream_approve(stream, panto_cstr("toolu_t1")), PANTO_OK);
+    CHECK_RC(panto_next_event(stream, &ev), PANTO_EVENT);
+    CHECK(ev.kind == PANTO_EVENT_TOOL_CALL_START && ev.awaiting_result == 1 && pstr_eq(ev.id, "toolu_t1"));
+    CHECK_RC(panto_next_event(stream, &ev), PANTO_ERR_RESULT_PENDING);
+    CHECK_RC(submit_result(stream, "toolu_t1", "Sunny", 0), PANTO_OK);
+    while ((rc = panto_next_event(stream, &ev)) == PANTO_EVENT) {}
+    CHECK_RC(rc, PANTO_DONE);
+    panto_stream_free(stream);
+
+    CHECK_RC(panto_agent_conversation(agent, &conv), PANTO_OK);
+    CHECK(count_in(conv, "The user denied this call: not today") == 1 && count_in(conv, "Sunny") == 1);
+    panto_agent_free(agent);
+    stop_server();
 }
 
 
@@ -3717,6 +3804,7 @@ int main(int argc, char **argv) {
     RUN(test_step_free_parked);
     RUN(test_step_mixing);
     RUN(test_step_cancel_retry_wait);
+    RUN(test_approvals);
     printf("%d passed, %d failed\n", n_passed, n_failed);
     return n_failed ? 1 : 0;
 }

@@ -98,6 +98,7 @@ EVENT_CLASSES = {
     "EVENT_COMPACTION_START": events.CompactionStart,
     "EVENT_COMPACTION_END": events.CompactionEnd,
     "EVENT_TOOL_PROGRESS": events.ToolProgress,
+    "EVENT_APPROVAL_REQUEST": events.ApprovalRequest,
 }
 
 

@@ -49,6 +49,8 @@ type testCase struct {
 	PrintRequestIDs bool `json:"print_request_ids"`
 	// PrintCosts: message_end and message_complete lines have "cost" too.
 	PrintCosts bool `json:"print_costs"`
+	// Approvals: per call id, "approve" or {"deny": REASON} (README.md, "Approvals in a case").
+	Approvals map[string]json.RawMessage `json:"approvals"`
 }
 
 // The case's print_error_detail and print_request_ids.
@@ -79,17 +81,19 @@ type caseTool struct {
 	InputSchema  json.RawMessage `json:"input_schema"`
 	Capabilities []string        `json:"capabilities"`
 	Sequential   bool            `json:"sequential"`
+	Approval     string          `json:"approval"`
 	Behavior     behavior        `json:"behavior"`
 }
 
 // tool builds the case's tool with the binding's own API.
 func (ct caseTool) tool() (panto.Tool, error) {
 	t := panto.Tool{
-		Name:         ct.Name,
-		Description:  ct.Description,
-		InputSchema:  ct.InputSchema,
-		Capabilities: ct.Capabilities,
-		Sequential:   ct.Sequential,
+		Name:          ct.Name,
+		Description:   ct.Description,
+		InputSchema:   ct.InputSchema,
+		Capabilities:  ct.Capabilities,
+		Sequential:    ct.Sequential,
+		NeedsApproval: ct.Approval == "always",
 	}
 	b := ct.Behavior
 	switch {
@@ -226,6 +230,7 @@ func main() {
 	}
 
 	printErrorDetail, printRequestIDs, printCosts = tc.PrintErrorDetail, tc.PrintRequestIDs, tc.PrintCosts
+	caseApprovals = tc.Approvals
 	r := &caseRun{config: config, tools: tools, extra: extra, emit: emit}
 	agent, err := r.newAgent()
 	if err != nil {
@@ -290,8 +295,10 @@ func runTurn(agent *panto.Agent, tn turn, extra int, cancelAfter time.Duration, 
 		timer := time.AfterFunc(cancelAfter, cancel)
 		defer timer.Stop()
 	}
-	for stream.Next() {
-		emit(eventLine(stream.Event()))
+	for stream.Next() || answerApprovals(stream, emit) {
+		if ev := stream.Event(); ev.Kind != 0 {
+			emit(eventLine(ev))
+		}
 	}
 	if err := stream.Err(); err != nil && onErr != nil {
 		emit(errorLine(err))
@@ -414,6 +421,12 @@ func eventLine(ev panto.Event) map[string]any {
 		line["tokens_after"] = ev.TokensAfter
 		line["message_count"] = ev.MessageCount
 		line["summary"] = ev.Text
+	case panto.EventApprovalRequest:
+		calls := []map[string]any{}
+		for _, c := range ev.Approvals() {
+			calls = append(calls, map[string]any{"id": c.ID, "name": c.Name, "input": c.Input})
+		}
+		line["calls"] = calls
 	case panto.EventProviderRetry:
 		line["attempt"] = ev.Attempt
 		line["delay_ms"] = ev.Delay.Milliseconds()

@@ -228,6 +228,21 @@ static void print_event(const PantoEvent *ev) {
                ev->attempt, ev->delay_ms, ev->http_status);
         put_pstr(ev->text);
         break;
+    case PANTO_EVENT_APPROVAL_REQUEST: {
+        size_t i;
+        fputs(", \"calls\": [", stdout);
+        for (i = 0; i < ev->approval_count; i++) {
+            fputs(i ? ", {\"id\": " : "{\"id\": ", stdout);
+            put_pstr(ev->approvals[i].id);
+            fputs(", \"name\": ", stdout);
+            put_pstr(ev->approvals[i].name);
+            fputs(", \"input\": ", stdout);
+            put_json_value(ev->approvals[i].input);
+            putchar('}');
+        }
+        putchar(']');
+        break;
+    }
     case PANTO_EVENT_TOOL_RESULT:
         fputs(", \"id\": ", stdout);
         put_pstr(ev->id);
@@ -784,6 +799,54 @@ static void collect_call(const PantoEvent *ev) {
     c->tool = c->name ? find_tool(c->name) : NULL;
 }
 
+/* The ids an APPROVAL_REQUEST listed, answered from the case's "approvals" at
+ * PANTO_ERR_APPROVAL_PENDING. */
+static char **asked;
+static size_t n_asked;
+
+static void collect_asked(const PantoEvent *ev) {
+    size_t i;
+    char **grown = (char **)realloc(asked, (n_asked + ev->approval_count) * sizeof *asked);
+    if (!grown) return;
+    asked = grown;
+    for (i = 0; i < ev->approval_count; i++) asked[n_asked++] = dup_pstr(ev->approvals[i].id);
+}
+
+/* Answers every call asked about as the case's "approvals" says ("approve", or {"deny":
+ * REASON}; a call it does not name is denied with the reason "no answer in the case"), and
+ * prints {"event": "approval_answer", "id", "answer", "code"} for each. */
+static void answer_approvals(PantoStream *stream, const char *approvals) {
+    size_t i;
+    for (i = 0; i < n_asked; i++) {
+        const char *answer = approvals && *approvals == '{' ? cj_member(approvals, asked[i]) : NULL;
+        const char *reason = answer && *answer == '{' ? cj_member(answer, "deny") : NULL;
+        int approve = answer && strncmp(answer, "\"approve\"", 9) == 0;
+        char *why = NULL;
+        size_t why_len = 0;
+        int rc;
+        if (reason && *reason == '"') cj_string(reason, &why, &why_len);
+        if (approve)
+            rc = panto_stream_approve(stream, panto_cstr(asked[i]));
+        else {
+            PantoString r = {why ? why : "no answer in the case", why ? why_len : strlen("no answer in the case")};
+            rc = panto_stream_deny(stream, panto_cstr(asked[i]), r);
+        }
+        fputs("{\"event\": \"approval_answer\", \"id\": ", stdout);
+        put_cstr(asked[i]);
+        fputs(approve ? ", \"answer\": \"approve\", \"code\": " : ", \"answer\": \"deny\", \"code\": ", stdout);
+        put_cstr(panto_status_name(rc));
+        end_line();
+        free(why);
+        free(asked[i]);
+    }
+    n_asked = 0;
+}
+
+/* Forgets the calls asked about by an earlier turn that ended unanswered. */
+static void forget_asked(void) {
+    while (n_asked > 0) free(asked[--n_asked]);
+}
+
 static void free_calls(void) {
     size_t i;
     for (i = 0; i < n_calls; i++) {
@@ -951,6 +1014,7 @@ typedef struct Options {
     long end_turn;        /* the turn end_early applies to, from 0 */
     long end_after;       /* its K deltas, or MS milliseconds */
     int print_conversation; /* print the conversation after the turns */
+    const char *approvals;  /* the case's "approvals" object, or NULL */
 } Options;
 
 /* A line saying what a call made after an error returned: {"event": NAME, "code": C}. */
@@ -1197,10 +1261,12 @@ static int run_turn(PantoAgent *agent, const char *text, const Parts *parts, con
             end_line();
         }
     }
+    forget_asked();
     for (;;) {
         while ((rc = next_event(stream, &batch, &ev)) == PANTO_EVENT) {
             print_event(ev);
             if (ev->kind == PANTO_EVENT_TOOL_CALL_START && ev->awaiting_result) collect_call(ev);
+            if (ev->kind == PANTO_EVENT_APPROVAL_REQUEST) collect_asked(ev);
             deltas += ev->kind == PANTO_EVENT_CONTENT_DELTA;
             if ((end_kind == END_CLOSE || end_kind == END_DROP) && deltas == opt->end_after) {
                 freer = NULL;
@@ -1211,6 +1277,10 @@ static int run_turn(PantoAgent *agent, const char *text, const Parts *parts, con
         }
         if (rc == PANTO_ERR_RESULT_PENDING && n_calls > 0) {
             run_round(stream);
+            continue;
+        }
+        if (rc == PANTO_ERR_APPROVAL_PENDING && n_asked > 0) {
+            answer_approvals(stream, opt->approvals);
             continue;
         }
         if (freeing && canceling) {
@@ -1568,7 +1638,7 @@ int main(int argc, char **argv) {
     char *text, *config = NULL;
     const char *root, *cfg, *cfg_end, *turns, *p, *case_tools, *problem, *member;
     size_t i;
-    Options opt = {1, -1, 0, 0, NULL, 0, 0, END_NONE, 0, 0, 0};
+    Options opt = {1, -1, 0, 0, NULL, 0, 0, END_NONE, 0, 0, 0, NULL};
     long turn_index = 0;
     Steps steps = {NULL, 0, NULL, 0};
     PantoAgent *agent = NULL;
@@ -1632,6 +1702,7 @@ int main(int argc, char **argv) {
         opt.reopen = reopen && strncmp(reopen, "true", 4) == 0;
     }
     opt.connections = cj_member(root, "expect_connections") != NULL;
+    opt.approvals = cj_member(root, "approvals");
     if ((member = cj_member(root, "end_early"))) {
         static const char *const kinds[] = {"close_after_deltas", "drop_after_deltas", "free_blocked_after_ms"};
         size_t k;

@@ -72,6 +72,9 @@ end
 
 -- Case keys that add fields to lines (tests/conformance/README.md), set by main.
 local print_request_ids, print_error_detail, print_costs = false, false, false
+-- The case's "approvals" (call id -> "approve" or {deny = REASON}), and the ids the last
+-- approval_request listed, answered when the stream says "approval_pending".
+local case_approvals, asked = {}, {}
 
 local function event_line(ev)
   local k = ev.kind
@@ -98,6 +101,13 @@ local function event_line(ev)
   elseif k == "tool_progress" then
     return { event = k, id = ev.id, name = ev.name, text = ev.text,
              fraction = ev.fraction == nil and json.null or ev.fraction }
+  elseif k == "approval_request" then
+    local calls = json.array()
+    for i, c in ipairs(ev.calls) do
+      calls[i] = { id = c.id, name = c.name, input = from_panto(c.input) }
+      asked[#asked + 1] = c.id
+    end
+    return { event = k, calls = calls }
   elseif k == "tool_result" then
     local parts = json.array()
     for i, p in ipairs(ev.parts) do parts[i] = part_line(p) end
@@ -263,23 +273,51 @@ local function wait_for(fd, dir, deadline)
   end
 end
 
--- The stream's next event (nil at the end; raises the turn's error): next(), or with --async
--- steps and waits until one comes.
+-- The stream's next event (nil at the end; raises the turn's error; nil, "approval_pending"
+-- while a call waits for its answer): next(), or with --async steps and waits until one comes.
 local function read(stream)
   if not stepping then return stream:next() end
   while true do
     local ev, fd, dir, deadline = stream:step()
-    if ev or fd == nil then return ev end
+    if ev or fd == nil or fd == "approval_pending" then return ev, fd end
     wait_for(fd, dir, deadline)
   end
 end
 
--- One next() call as a transcript line.
+-- Answers the calls asked about as the case's "approvals" says (README.md, "Approvals in a
+-- case"), a line for each.
+local function answer_approvals(stream)
+  for _, id in ipairs(asked) do
+    local answer = case_approvals[id]
+    local approve = answer == "approve"
+    local ok, err
+    if approve then
+      ok, err = pcall(stream.approve, stream, id)
+    else
+      local reason = type(answer) == "table" and answer.deny or "no answer in the case"
+      ok, err = pcall(stream.deny, stream, id, reason)
+    end
+    if not ok and type(err) ~= "table" then error(err, 0) end -- not a panto error: a bug
+    emit({ event = "approval_answer", id = id, answer = approve and "approve" or "deny", code = ok and "ok" or err.code })
+  end
+  asked = {}
+end
+
+-- One next() call as a transcript line (the answers to an approval asked for first).
 local function step(stream)
-  local ok, ev = pcall(read, stream)
-  if not ok then return error_line(ev) end
-  if ev == nil then return { event = "done" } end
-  return event_line(ev)
+  while true do
+    local ok, ev, status = pcall(read, stream)
+    if not ok then
+      asked = {}
+      return error_line(ev)
+    end
+    if ev ~= nil then return event_line(ev) end
+    if status ~= "approval_pending" or #asked == 0 then
+      asked = {}
+      return { event = "done" }
+    end
+    answer_approvals(stream)
+  end
 end
 
 -- The lines of one turn, to `done` or an error. `on_error` (once per turn): after the first
@@ -582,6 +620,7 @@ local function main(case_path, base_url)
   print_request_ids = case.print_request_ids == true
   print_error_detail = case.print_error_detail == true
   print_costs = case.print_costs == true
+  case_approvals = case.approvals or {}
 
   config.tools = case_tools(case)
   local first, message, code = panto.Agent(config)

@@ -31,6 +31,8 @@ except ModuleNotFoundError:  # not installed and not on PYTHONPATH: use the chec
 
 # The case's print_request_ids / print_error_detail keys (set by transcript()).
 PRINT = {"request_ids": False, "error_detail": False, "costs": False}
+# The case's "approvals": per call id, "approve" or {"deny": REASON}.
+APPROVALS: Dict[str, Any] = {}
 # --async: the asyncio loop every read awaits on (None: reads call next()).
 LOOP: Optional[asyncio.AbstractEventLoop] = None
 
@@ -109,6 +111,8 @@ def event_line(ev: panto.Event) -> Dict[str, Any]:
                 "parts": [part_line(p) for p in ev.parts]}
     if isinstance(ev, panto.ToolProgress):
         return {"event": ev.kind, "id": ev.id, "name": ev.name, "text": ev.text, "fraction": ev.fraction}
+    if isinstance(ev, panto.ApprovalRequest):
+        return {"event": ev.kind, "calls": [{"id": c.id, "name": c.name, "input": c.input} for c in ev.calls]}
     if isinstance(ev, panto.CompactionStart):
         return {"event": ev.kind, "tokens_before": ev.tokens_before, "reason": ev.reason}
     if isinstance(ev, panto.CompactionEnd):
@@ -177,8 +181,26 @@ def step_line(stream: panto.Stream) -> Dict[str, Any]:
         return event_line(pull(stream))
     except StopIteration:
         return {"event": "done"}
+    except panto.ApprovalPendingError as err:
+        return {"event": "approval_pending", "answers": answer_approvals(stream, err.calls)}
     except panto.Error as err:
         return error_line(err)
+
+
+def answer_approvals(stream: panto.Stream, calls: List[panto.ApprovalCall]) -> List[Dict[str, Any]]:
+    """Answers the waiting calls as the case's "approvals" says (README.md, "Approvals in a
+    case"): their approval_answer lines."""
+    lines = []
+    for call in calls:
+        answer = APPROVALS.get(call.id)
+        if answer == "approve":
+            lines.append({"event": "approval_answer", "id": call.id, "answer": "approve",
+                          "code": call_code(lambda: stream.approve(call.id))})
+        else:
+            reason = answer["deny"] if isinstance(answer, dict) else "no answer in the case"
+            lines.append({"event": "approval_answer", "id": call.id, "answer": "deny",
+                          "code": call_code(lambda: stream.deny(call.id, reason))})
+    return lines
 
 
 def call_code(fn: Callable[[], Any]) -> str:
@@ -194,11 +216,14 @@ def turn_lines(agent: panto.Agent, stream: panto.Stream, on_error: Optional[Dict
     """The lines of one turn, to `done` or an error; `on_error` (once per turn) reconfigures
     the agent and reopens the stream after the first error."""
     while True:
-        line = step_line(stream)
-        yield line
-        while line["event"] not in ("done", "error"):
+        while True:
             line = step_line(stream)
+            if line["event"] == "approval_pending":  # answered: read on
+                yield from line["answers"]
+                continue
             yield line
+            if line["event"] in ("done", "error"):
+                break
         if line["event"] != "error" or on_error is None:
             return
         changes, reopen, on_error = on_error.get("set_config"), on_error.get("reopen"), None
@@ -533,6 +558,7 @@ def transcript(case: Dict[str, Any], base_url: str) -> Iterator[Dict[str, Any]]:
     PRINT["request_ids"] = case.get("print_request_ids") is True
     PRINT["error_detail"] = case.get("print_error_detail") is True
     PRINT["costs"] = case.get("print_costs") is True
+    APPROVALS.update(case.get("approvals") or {})
     try:
         tools = case_tools(case)
         agent = open_agent(config, tools)

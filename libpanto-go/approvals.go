@@ -1,0 +1,92 @@
+package panto
+
+/*
+#include "panto.h"
+*/
+import "C"
+
+import (
+	"encoding/json"
+	"slices"
+)
+
+// ApprovalCall is a tool call that waits for a person's answer: its tool says
+// "approval": "always", or an approval rule of the config says "ask" (docs/tool-use.md).
+type ApprovalCall struct {
+	ID    string
+	Name  string
+	Input json.RawMessage // a JSON object
+}
+
+// Approvals is the calls of an EventApprovalRequest, in call order; nil for another kind.
+// A new slice for each call.
+func (e Event) Approvals() []ApprovalCall {
+	if e.approvals == nil {
+		return nil
+	}
+	return slices.Clone(*e.approvals)
+}
+
+// approvals is what a Stream keeps of its approval requests: the calls not answered yet.
+type approvals []ApprovalCall
+
+func (a *approvals) drop(id string) {
+	*a = slices.DeleteFunc(*a, func(c ApprovalCall) bool { return c.ID == id })
+}
+
+// noteApprovals keeps the calls of the event just handed out when it asks for approvals.
+// s.mu must be held.
+func (s *Stream) noteApprovals() {
+	if s.cur.Kind == EventApprovalRequest {
+		s.asked = append(s.asked, s.cur.Approvals()...)
+	}
+}
+
+// Approvals is the calls that wait for an answer (listed by the EventApprovalRequests read
+// so far and not answered): a Next that returned false with an Err matching
+// ErrApprovalPending goes on once each has its Approve or Deny. A new slice for each call.
+func (s *Stream) Approvals() []ApprovalCall {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return slices.Clone(s.asked)
+}
+
+// Approve lets the call id run: its EventToolCallStart comes next, and it runs as any call
+// (the stream runs its Handler). It returns an error matching ErrInvalidArgument when no
+// call with that id waits for an answer, and ErrClosed after the turn ended or was closed.
+// Any goroutine, but not while a Next of the stream runs.
+func (s *Stream) Approve(id string) error {
+	return s.answer(id, func(native *C.PantoStream) C.int {
+		return C.panto_stream_approve(native, pantoString(id))
+	})
+}
+
+// Deny refuses the call id: its result is an error telling the model "The user denied this
+// call: " and reason (which may be empty); its EventToolCallStart comes with AwaitingResult
+// false. Errors as Approve.
+func (s *Stream) Deny(id, reason string) error {
+	return s.answer(id, func(native *C.PantoStream) C.int {
+		return C.panto_stream_deny(native, pantoString(id), pantoString(reason))
+	})
+}
+
+func (s *Stream) answer(id string, f func(native *C.PantoStream) C.int) error {
+	err := s.st.call(func(native *C.PantoStream) error {
+		if rc := f(native); rc < 0 {
+			return streamError(native, rc)
+		}
+		return nil
+	})
+	if err == nil {
+		s.mu.Lock()
+		s.asked.drop(id)
+		s.mu.Unlock()
+	}
+	return err
+}
+
+// isApprovalPending tells whether err is the library's APPROVAL_PENDING.
+func isApprovalPending(err error) bool {
+	e, ok := err.(*Error)
+	return ok && e.Code == ErrApprovalPending
+}
