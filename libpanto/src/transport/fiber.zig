@@ -132,8 +132,8 @@ inline fn contextSwitch(s: *const ctx.Switch) *const ctx.Switch {
 
 /// std.Io.fiber.contextSwitch's aarch64 code, with the clobbers fixed. std's list says `.x30`,
 /// which LLVM does not take for the link register (it needs `.lr`), so values the compiler
-/// kept in x30 across the switch came back as the other side's (a stepped turn's union read
-/// back corrupt: "switch on corrupt value"); and it leaves out x18, a temporary on Linux.
+/// kept in x30 across the switch came back as the other side's (stepped turns crashed: "switch
+/// on corrupt value", a SIGSEGV in the Go tests); and it leaves out x18, a temporary on Linux.
 /// One hazard no clobber can say: LLVM reads the thread pointer (TPIDR_EL0) once a function
 /// and keeps a threadlocal's address across the switch, so code on a fiber must not read a
 /// threadlocal after a yield in the function that yielded: a Go goroutine resumes its fiber
