@@ -933,7 +933,7 @@ int panto_next_events(PantoStream *stream, PantoEvent *events, size_t capacity, 
  *  - A stream is stepped or read by panto_next_event(s), never both: the first call decides,
  *    the other fails with PANTO_ERR_STATE (the stream unchanged), except that once a stepped
  *    turn is over panto_next_event and panto_stream_final_message / _final_json read its end.
- *  - Linux on x86_64 (each stepped stream runs its turn on a stack of its
+ *  - Linux on x86_64 and aarch64 (each stepped stream runs its turn on a stack of its
  *    own, 512 KB reserved, a few pages used); elsewhere PANTO_ERR_STATE. */
 
 typedef enum PantoWaitEvents {

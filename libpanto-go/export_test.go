@@ -24,7 +24,7 @@ func StreamStepped(s *Stream) bool {
 func StreamWaits(s *Stream) uint64 { return s.st.wait.waits.Load() }
 
 // ReadByBlocking makes the stream read by the blocking call, as where the library refuses
-// to step (not Linux on x86_64). Before its first Next.
+// to step (not Linux on x86_64 or aarch64). Before its first Next.
 func ReadByBlocking(s *Stream) {
 	s.st.agent.call.Lock()
 	defer s.st.agent.call.Unlock()

@@ -26,8 +26,8 @@ import (
 
 func needsStep(t *testing.T) {
 	t.Helper()
-	if runtime.GOOS != "linux" || runtime.GOARCH != "amd64" {
-		t.Skip("panto steps streams on Linux on x86_64 only")
+	if runtime.GOOS != "linux" || !slices.Contains([]string{"amd64", "arm64"}, runtime.GOARCH) {
+		t.Skip("panto steps streams on Linux on x86_64 and aarch64 only")
 	}
 }
 

@@ -38,8 +38,8 @@ const (
 
 // readBatch reads the next batch of the stream into evs: by steps, each wait parked in Go's
 // netpoller (poller), so that a waiting stream holds no OS thread; or, when the library
-// refuses to step the stream (PANTO_ERR_STATE on the first step: not Linux on x86_64), by
-// the blocking call. It returns what panto_next_events would.
+// refuses to step the stream (PANTO_ERR_STATE on the first step: not Linux on x86_64 or
+// aarch64), by the blocking call. It returns what panto_next_events would.
 // agent.call must be held, and inCall set: a cancel (Cancel, the context, Close) interrupts
 // the wait, and the next step ends the turn as canceled. agent.call is let go while the
 // goroutine waits between two steps: no native call runs then, so the agent's other methods

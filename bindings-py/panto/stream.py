@@ -693,7 +693,7 @@ class Stream:
         so one loop runs thousands of turns. Sync tool handlers run in worker threads, `async
         def` handlers as tasks on the running loop. Canceling the awaiting task cancels the
         turn (see `cancel()`) and raises `asyncio.CancelledError` at once. Where the library
-        cannot step (not Linux on x86_64), or for a stream read by `next()`
+        cannot step (not Linux on x86_64 or aarch64), or for a stream read by `next()`
         first, each `next()` runs in a worker thread (`asyncio.to_thread`) instead. Once `async
         for` stepped the stream, `next()` raises `panto.StateError` until the turn is over."""
         import asyncio  # imported here: it costs more than all the rest of `import panto`

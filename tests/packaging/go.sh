@@ -5,7 +5,8 @@
 # `replace` to that copy.
 # It builds with the network off, runs a turn against the emulator with the copy deleted, as
 # a fully static binary too, from a vendored module, (-tags panto_pkgconfig) against an
-# installed libpanto found by pkg-config, and cross-compiled for linux/arm64 under qemu.
+# installed libpanto found by pkg-config, and cross-compiled for linux/arm64 under qemu, with
+# the module's stepped tests there too.
 # docs/go.md shows the same steps.
 set -euo pipefail
 cd "$(dirname "$0")/../.."
@@ -78,6 +79,15 @@ unset PKG_CONFIG_PATH
 GOARCH=arm64 CGO_ENABLED=1 CC=$tmp/cc-aarch64 go build -o app-arm64 ./first_turn
 readelf -h app-arm64 | grep 'Machine: *AArch64' >/dev/null || { echo "FAIL: app-arm64 is not an aarch64 program"; exit 1; }
 turn qemu-aarch64 ./app-arm64
+passed=$((passed + 1))
+
+# The module's stepped tests (stepped_test.go: turns parked in the netpoller, canceled, timed
+# out, under signals and GC) for linux/arm64 under qemu: the fiber's aarch64 context switch,
+# which goroutines resume on any thread (docs/design/native-async.md). From the module's
+# folder, where TestMain finds the emulator (../.venv).
+(cd "$root/libpanto-go" && GOARCH=arm64 CGO_ENABLED=1 CC=$tmp/cc-aarch64 go test -c -o "$tmp/panto-arm64.test" .)
+(cd "$root/libpanto-go" && qemu-aarch64 -L / "$tmp/panto-arm64.test" -test.run 'Stepped|Stepping|ManyTurnsWait|AgentAnswersWhile') ||
+    { echo "FAIL: the stepped Go tests under qemu-aarch64"; exit 1; }
 passed=$((passed + 1))
 
 echo "go packaging: $passed passed, 0 failed"

@@ -27,10 +27,10 @@ def can_step() -> bool:
     import platform
     import sys
 
-    return sys.platform == "linux" and platform.machine() == "x86_64"
+    return sys.platform == "linux" and platform.machine() in ("x86_64", "aarch64")
 
 
-needs_step = pytest.mark.skipif(not can_step(), reason="panto_step_events needs Linux on x86_64")
+needs_step = pytest.mark.skipif(not can_step(), reason="panto_step_events needs Linux on x86_64 or aarch64")
 
 
 class NoThreads(concurrent.futures.ThreadPoolExecutor):

@@ -3,18 +3,21 @@
 //! (poll_io.zig) runs its unchanged turn code on one, so that a wait deep inside std.http or
 //! the TLS client becomes "switch back to the caller" instead of a blocking syscall.
 //!
-//! The context switch is std's (`std.Io.fiber`, the one std.Io.Uring and Dispatch use); the
-//! stack is an mmap of `stack_size` with a PROT_NONE guard page below it (a frame that runs
+//! The context switch is std's (`std.Io.fiber`, the one std.Io.Uring and Dispatch use), but on
+//! aarch64 our own copy of it (`switchAarch64`: std's names registers LLVM keeps across it);
+//! the stack is an mmap of `stack_size` with a PROT_NONE guard page below it (a frame that runs
 //! over faults instead of writing into other memory), MAP_NORESERVE: only the pages the turn
 //! touches become resident.
 const std = @import("std");
 const builtin = @import("builtin");
 const ctx = std.Io.fiber;
 
-/// x86_64 only for now: on aarch64 (the Go packaging test under qemu-aarch64) a stepped turn
-/// panicked in the fiber ("switch on corrupt value"); other architectures step once a test
-/// runs them. Where this is false, step() is refused and every binding reads by blocking.
-pub const supported = ctx.supported and builtin.os.tag == .linux and builtin.cpu.arch == .x86_64;
+/// x86_64 and aarch64 (riscv64 steps once a test runs it there). Where this is false, step()
+/// is refused and every binding reads by blocking.
+pub const supported = builtin.os.tag == .linux and switch (builtin.cpu.arch) {
+    .x86_64, .aarch64 => true,
+    else => false,
+};
 
 /// A TLS handshake's frames reach ~300 KB (stack_trim.zig); the rest of a turn a few KB.
 pub const default_stack_size = 512 * 1024;
@@ -73,13 +76,13 @@ pub const Fiber = struct {
     pub fn resumeFiber(f: *Fiber) void {
         std.debug.assert(!f.finished);
         const s: ctx.Switch = .{ .old = &f.caller, .new = &f.context };
-        _ = ctx.contextSwitch(&s);
+        _ = contextSwitch(&s);
     }
 
     /// From inside the fiber: back to the caller of `resumeFiber`, which returns.
     pub fn yield(f: *Fiber) void {
         const s: ctx.Switch = .{ .old = &f.context, .new = &f.caller };
-        _ = ctx.contextSwitch(&s);
+        _ = contextSwitch(&s);
     }
 
     /// The first instruction a fiber runs: its stack pointer is just below the slot holding
@@ -116,6 +119,124 @@ pub const Fiber = struct {
         unreachable; // a finished fiber is never resumed
     }
 };
+
+/// Saves the running context in `s.old` and goes on from `s.new`: std's switch on x86_64; on
+/// aarch64 std's instructions with two more registers said to be clobbered, x18 and x30 (see
+/// `switchAarch64`).
+inline fn contextSwitch(s: *const ctx.Switch) *const ctx.Switch {
+    return switch (builtin.cpu.arch) {
+        .aarch64 => switchAarch64(s),
+        else => ctx.contextSwitch(s),
+    };
+}
+
+/// std.Io.fiber.contextSwitch's aarch64 code, with the clobbers fixed. std's list says `.x30`,
+/// which LLVM does not take for the link register (it needs `.lr`), so values the compiler
+/// kept in x30 across the switch came back as the other side's (stepped turns crashed: "switch
+/// on corrupt value", a SIGSEGV in the Go tests); and it leaves out x18, a temporary on Linux.
+/// One hazard no clobber can say: LLVM reads the thread pointer (TPIDR_EL0) once a function
+/// and keeps a threadlocal's address across the switch, so code on a fiber must not read a
+/// threadlocal after a yield in the function that yielded: a Go goroutine resumes its fiber
+/// on another thread (poll_io.current is noinline for this).
+inline fn switchAarch64(s: *const ctx.Switch) *const ctx.Switch {
+    return asm volatile (
+        \\ ldp x0, x2, [x1]
+        \\ ldr x3, [x2, #16]
+        \\ mov x4, sp
+        \\ stp x4, fp, [x0]
+        \\ adr x5, 0f
+        \\ ldp x4, fp, [x2]
+        \\ str x5, [x0, #16]
+        \\ mov sp, x4
+        \\ br x3
+        \\0:
+        : [received_message] "={x1}" (-> *const ctx.Switch),
+        : [message_to_send] "{x1}" (s),
+        : .{
+          .x0 = true,
+          .x1 = true,
+          .x2 = true,
+          .x3 = true,
+          .x4 = true,
+          .x5 = true,
+          .x6 = true,
+          .x7 = true,
+          .x8 = true,
+          .x9 = true,
+          .x10 = true,
+          .x11 = true,
+          .x12 = true,
+          .x13 = true,
+          .x14 = true,
+          .x15 = true,
+          .x16 = true,
+          .x17 = true,
+          .x18 = true, // a temporary on Linux, which LLVM allocates
+          .x19 = true,
+          .x20 = true,
+          .x21 = true,
+          .x22 = true,
+          .x23 = true,
+          .x24 = true,
+          .x25 = true,
+          .x26 = true,
+          .x27 = true,
+          .x28 = true,
+          .lr = true, // LLVM ignores `.x30` and kept values in x30 across the switch
+          .z0 = true,
+          .z1 = true,
+          .z2 = true,
+          .z3 = true,
+          .z4 = true,
+          .z5 = true,
+          .z6 = true,
+          .z7 = true,
+          .z8 = true,
+          .z9 = true,
+          .z10 = true,
+          .z11 = true,
+          .z12 = true,
+          .z13 = true,
+          .z14 = true,
+          .z15 = true,
+          .z16 = true,
+          .z17 = true,
+          .z18 = true,
+          .z19 = true,
+          .z20 = true,
+          .z21 = true,
+          .z22 = true,
+          .z23 = true,
+          .z24 = true,
+          .z25 = true,
+          .z26 = true,
+          .z27 = true,
+          .z28 = true,
+          .z29 = true,
+          .z30 = true,
+          .z31 = true,
+          .p0 = true,
+          .p1 = true,
+          .p2 = true,
+          .p3 = true,
+          .p4 = true,
+          .p5 = true,
+          .p6 = true,
+          .p7 = true,
+          .p8 = true,
+          .p9 = true,
+          .p10 = true,
+          .p11 = true,
+          .p12 = true,
+          .p13 = true,
+          .p14 = true,
+          .p15 = true,
+          .fpcr = true,
+          .fpsr = true,
+          .ffr = true,
+          .memory = true,
+        });
+}
 
 test "a fiber yields, is resumed where it stopped, and finishes" {
     if (!supported) return error.SkipZigTest;

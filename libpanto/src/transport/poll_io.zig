@@ -133,7 +133,9 @@ pub const Driver = struct {
 /// The driver whose fiber runs on this thread, if any.
 threadlocal var running: ?*Driver = null;
 
-pub fn current() ?*Driver {
+/// Never inlined: a fiber may resume on another thread (Go), and on aarch64 LLVM keeps a
+/// threadlocal's address for the whole function that reads it (fiber.zig's switchAarch64).
+pub noinline fn current() ?*Driver {
     return running;
 }
 
