@@ -59,8 +59,13 @@ pub fn enter() void {
 
 pub fn leave() void {
     if (depth.fetchSub(1, .seq_cst) != 1) return;
-    // Only our hook: an extension's own debug.sethook stays.
-    const L = main_state orelse return;
+    disarm(main_state);
+}
+
+/// Takes our hook off `L` if it is armed there. Only ours: an extension's own debug.sethook
+/// stays.
+fn disarm(L: State) void {
+    if (L == null) return;
     if (c.lua_gethook(L)) |current| if (current == &hook) c.lua_sethook(L, null, 0, 0);
 }
 
@@ -68,7 +73,14 @@ pub fn leave() void {
 /// a cancel kills the child, whose outcome (`canceled`) the code then sees, as a tool handler
 /// does. Returns what `unpause` puts back.
 pub fn pause() u32 {
-    return depth.swap(0, .seq_cst);
+    const saved = depth.swap(0, .seq_cst);
+    // A request that came between the child's start and this wait armed the hook; the cancel
+    // kills the child too (Host.cancelAsync), so the code is to see `canceled`, not be
+    // interrupted after ext.exec returns. The handler runs on this thread: it armed the hook
+    // before the swap above, or it sees depth 0 and arms nothing.
+    disarm(main_state);
+    if (round) |r| disarm(r.running);
+    return saved;
 }
 
 pub fn unpause(saved: u32) void {
