@@ -348,6 +348,7 @@ pub fn check(config: Config, diag: *Diagnostic) error{InvalidConfig}!void {
         },
         .bedrock => {
             if (r.server_tools.len > 0) return noServerTools(diag, p);
+            if (r.hosted_mcp_servers.len > 0) return noHostedMcpServers(diag, p);
             // Not written yet (docs/design/bedrock.md, "Next"): refused rather than dropped.
             inline for (.{ "seed", "presence_penalty", "frequency_penalty", "metadata", "user", "parallel_tool_calls", "service_tier", "reasoning_effort", "interleaved_thinking", "response_format" }) |name| {
                 if (@field(r, name) != null) return diag.fail(name ++ " is not a Bedrock Converse parameter panto sends: bedrock does not take it", .{});
@@ -606,6 +607,7 @@ test "request parameters are refused with a reason: values, and a provider that 
         .{ "\"provider\":\"anthropic\",\"reasoning_effort\":\"low\"", "reasoning_effort is an OpenAI parameter: anthropic does not take it" },
         .{ "\"provider\":\"anthropic\",\"response_format\":{\"type\":\"json_object\"}", "response_format {\"type\": \"json_object\"} is an OpenAI parameter" },
         .{ "\"provider\":\"anthropic\",\"cache\":{\"key\":\"k\"}", "cache.key is an OpenAI parameter: anthropic does not take it" },
+        .{ "\"provider\":\"bedrock\",\"hosted_mcp_servers\":[{\"type\":\"url\",\"url\":\"https://x.example/mcp\",\"name\":\"x\"}]", "hosted_mcp_servers are for Anthropic's MCP connector: provider bedrock cannot take them" },
         .{ "\"provider\":\"bedrock\",\"seed\":1", "seed is not a Bedrock Converse parameter panto sends: bedrock does not take it" },
         .{ "\"provider\":\"bedrock\",\"cache\":{\"ttl\":\"5m\"}", "cache.ttl, cache.key and cache.retention are not Bedrock parameters" },
         .{ "\"provider\":\"bedrock\",\"extra_body\":{\"inferenceConfig\":{}}", "extra_body cannot set \"inferenceConfig\"" },
