@@ -59,7 +59,7 @@ const key_count = @typeInfo(Key).@"enum".fields.len;
 /// The names, upvalues 1..names_count of every stream method: keys at 1..key_count, then
 /// event kinds 1..max_event_kind, then block kinds 0..max_block_kind.
 const max_event_kind = c.PANTO_EVENT_APPROVAL_REQUEST;
-const max_block_kind = c.PANTO_BLOCK_REDACTED_THINKING;
+const max_block_kind = c.PANTO_BLOCK_SERVER_BLOCK;
 const event_kind_base = key_count;
 const block_kind_base = event_kind_base + max_event_kind + 1;
 const names_count: c_int = block_kind_base + max_block_kind + 1;
