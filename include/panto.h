@@ -696,6 +696,23 @@ int panto_agent_rollback_turn(PantoAgent *agent, size_t *out_removed);
  * whole request once its prompt passes N tokens}, "abilities": {"tools", "images", "pdfs",
  * "thinking", "structured_output", "caching": true or false}}. */
 
+/* What panto knows of a provider's model, as a JSON object in the keys of "model_info" above,
+ * after its "name" (the catalog's, e.g. the undated alias a dated name was found by):
+ * "max_input_tokens", "max_output_tokens", "price" and "long_context" hold only what is known
+ * (a missing key is unknown, never zero), "abilities" all six, and "catalog" the catalog's
+ * source ("litellm 1.110.2"), null when only the config's model_info knows the model. The
+ * JSON "null" for a model panto knows nothing of.
+ *
+ * panto_model_info: the catalog's entry, by provider name (as the config's "provider") and
+ * model. As snprintf: *out_len is the JSON's whole length; as much of it as fits is written to
+ * buf (no NUL added). 2,048 bytes hold every entry. PANTO_ERR_INVALID_ARGUMENT for NULL where
+ * a value is needed. Any thread, no agent needed. */
+int panto_model_info(PantoString provider, PantoString model, char *buf, size_t capacity, size_t *out_len);
+
+/* The agent's model as its requests see it: the catalog's entry with the config's model_info
+ * over it (after a model switch too). Borrowed until the next call on the agent. */
+int panto_agent_model_info(PantoAgent *agent, PantoString *out_json);
+
 /* ---- Compaction ----------------------------------------------------------------------- *
  *
  * Config key "compaction": {"enabled": true, "context_window": N, "reserve_tokens": 16384,

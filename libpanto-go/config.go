@@ -161,6 +161,8 @@ type ConfigPatch struct {
 	// Compaction changes the fields it sets (not zero), and turns compaction on or off
 	// (Disabled). A session cannot be changed: it is chosen when the agent is made.
 	Compaction *Compaction
+	// ModelInfo replaces the config's model_info (Unset "model_info" drops it).
+	ModelInfo *ModelInfo
 }
 
 // MarshalJSON writes the JSON object panto_agent_set_config takes: only the keys to change.
@@ -222,6 +224,9 @@ func (p ConfigPatch) MarshalJSON() ([]byte, error) {
 	}
 	if p.Log != nil {
 		m["log"] = p.Log
+	}
+	if p.ModelInfo != nil {
+		m["model_info"] = p.ModelInfo
 	}
 	if err := mergeParams(m, p.Params); err != nil {
 		return nil, err

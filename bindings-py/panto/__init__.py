@@ -110,6 +110,11 @@ _LAZY = {
     "SessionInfo": "session",
     "SessionSummary": "session",
     "SessionParent": "session",
+    "model_info": "models",
+    "ModelInfo": "models",
+    "ModelPrice": "models",
+    "LongContextPrice": "models",
+    "ModelAbilities": "models",
 }
 
 TYPE_CHECKING = False
@@ -118,6 +123,7 @@ if TYPE_CHECKING:
 
     from .events import Event
     from .message import AssistantMessage, ContentBlock, RedactedThinkingBlock, ServerBlock, TextBlock, ThinkingBlock, ToolCallBlock
+    from .models import LongContextPrice, ModelAbilities, ModelInfo, ModelPrice, model_info
     from .session import Session, SessionInfo, SessionParent, SessionSummary
     from .tools import Param, Registry, Tool, ToolClass, as_tool, to_content, tool
     from ._tool_failure import ToolError
@@ -202,6 +208,11 @@ __all__ = [
     "SessionInfo",
     "SessionSummary",
     "SessionParent",
+    "model_info",
+    "ModelInfo",
+    "ModelPrice",
+    "LongContextPrice",
+    "ModelAbilities",
     "THINKING_LEVELS",
     "Tool",
     "ToolClass",

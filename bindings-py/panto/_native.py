@@ -87,6 +87,8 @@ class Library:
         self.agent_error: CFunction = c.panto_agent_error
         self.agent_set_config: CFunction = c.panto_agent_set_config
         self.agent_settings: CFunction = c.panto_agent_settings
+        self.agent_model_info: CFunction = c.panto_agent_model_info
+        self.model_info: CFunction = c.panto_model_info
         self.agent_run: CFunction = c.panto_agent_run
         self.agent_conversation: CFunction = c.panto_agent_conversation
         self.agent_export: CFunction = c.panto_agent_export

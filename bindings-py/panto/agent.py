@@ -27,6 +27,7 @@ if TYPE_CHECKING:
     from ._output import ResponseFormatArg
     from .config import KeepAliveArg, LogArg, ReadToolArg, RetryArg, TimeoutsArg, ToolChoiceArg
     from .conversation import MessageDict
+    from .models import ModelInfo
     from .settings import SettingsDict
     from .message import AssistantMessage
     from .tools import Registry, Tool
@@ -276,6 +277,15 @@ class Agent:
         A new dict each time; readable while a turn runs."""
         result: SettingsDict = _json_loads(self._string(self._lib.agent_settings))
         return result
+
+    @property
+    def model_info(self) -> Optional[ModelInfo]:
+        """What panto knows of the agent's model: the model catalog's entry with the config's
+        `model_info` over it, as its requests see it (after a model switch too); None when
+        neither knows the model. `panto.model_info(provider, model)` asks without an agent."""
+        from .models import from_json
+
+        return from_json(self._string(self._lib.agent_model_info))
 
     # ---- tools -------------------------------------------------------------------------
 

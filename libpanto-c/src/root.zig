@@ -272,6 +272,38 @@ pub export fn panto_agent_rollback_turn(agent: ?*PantoAgent, out_removed: ?*usiz
     return h.clearError();
 }
 
+// ---- The model catalog ----------------------------------------------------------------
+
+/// snprintf's shape: the whole JSON's length in *out_len, as much of it as fits in buf.
+pub export fn panto_model_info(provider: PantoString, model: PantoString, buf: ?[*]u8, capacity: usize, out_len: ?*usize) c_int {
+    const len_out = out_len orelse return code(.invalid_argument);
+    const p = provider.bytes() orelse return code(.invalid_argument);
+    const m = model.bytes() orelse return code(.invalid_argument);
+    if (buf == null and capacity != 0) return code(.invalid_argument);
+    // The longest entry is well under this; a model name past it is no catalog's.
+    var scratch: [4096]u8 = undefined;
+    var w: std.Io.Writer = .fixed(&scratch);
+    panto.catalog.json.writeResolved(&w, p, m, null) catch {
+        w = .fixed(&scratch);
+        w.writeAll("null") catch unreachable;
+    };
+    const json = w.buffered();
+    len_out.* = json.len;
+    if (buf) |b| @memcpy(b[0..@min(capacity, json.len)], json[0..@min(capacity, json.len)]);
+    return code(.ok);
+}
+
+pub export fn panto_agent_model_info(agent: ?*PantoAgent, out_json: ?*PantoString) c_int {
+    const h = agent orelse return code(.invalid_argument);
+    const out = out_json orelse return h.setError(.invalid_argument, "out_json is NULL");
+    const a = h.agent orelse return h.setError(.invalid_argument, "this agent was not created: see panto_agent_error");
+    h.conversation_json.clearRetainingCapacity(); // the agent's one borrowed-string buffer
+    panto.catalog.json.writeResolved(&h.conversation_json.writer, @tagName(a.config.provider), a.config.model, a.config.model_info) catch
+        return h.setError(.out_of_memory, "out of memory");
+    out.* = .from(h.conversation_json.written());
+    return h.clearError();
+}
+
 // ---- Compaction and sessions ----------------------------------------------------------
 
 pub export fn panto_agent_compact(agent: ?*PantoAgent, out_stream: ?*?*PantoStream) c_int {

@@ -12,6 +12,7 @@ const stream = @import("stream.zig");
 const parts = @import("parts.zig");
 const conversation = @import("conversation.zig");
 const session = @import("session.zig");
+const model_info = @import("model_info.zig");
 
 const State = h.State;
 const Where = h.Where;
@@ -341,6 +342,18 @@ fn agentSettings(L: State) callconv(.c) c_int {
     return 1;
 }
 
+/// agent:model_info(): what panto knows of the agent's model as its requests see it (the
+/// catalog's entry with the config's model_info over it) as a table, nil when neither knows
+/// it; or nil, message, code.
+fn agentModelInfo(L: State) callconv(.c) c_int {
+    const a = checkOpenAgent(L, 1);
+    var out = std.mem.zeroes(c.PantoString);
+    const rc = c.panto_agent_model_info(a.handle, &out);
+    if (rc < 0) return agentFailure(L, a, rc);
+    model_info.push(L, slice(out));
+    return 1;
+}
+
 /// agent:connections(): what the agent's connections did so far, as a table
 /// {opened = N, reused = N}: connections opened (TCP connections, and CONNECT tunnels through
 /// a proxy), and requests sent on a connection kept alive from an earlier request.
@@ -437,6 +450,7 @@ const methods = [_]c.luaL_Reg{
     h.reg("conversation", agentConversation),
     h.reg("connections", agentConnections),
     h.reg("settings", agentSettings),
+    h.reg("model_info", agentModelInfo),
     h.reg("add_tool", agentAddTool),
     h.reg("set_config", agentSetConfig),
     h.reg("tools", agentTools),

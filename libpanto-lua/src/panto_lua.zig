@@ -37,6 +37,7 @@ const errors = @import("errors.zig");
 const media = @import("media.zig");
 const part_infos = @import("part_infos.zig");
 const tool_runs = @import("tool_runs.zig");
+const model_info = @import("model_info.zig");
 
 const State = h.State;
 
@@ -111,7 +112,7 @@ export fn luaopen_panto(L: State) c_int {
     h.setInteger(L, "abi_version", c.panto_abi_version());
     json.pushNull(L);
     c.lua_setfield(L, -2, "null");
-    const functions = agent.functions ++ registry.functions ++ json.functions ++ media.functions ++ tool_runs.functions ++ [_]c.luaL_Reg{h.reg_end};
+    const functions = agent.functions ++ registry.functions ++ json.functions ++ media.functions ++ tool_runs.functions ++ model_info.functions ++ [_]c.luaL_Reg{h.reg_end};
     c.luaL_setfuncs(L, &functions, 0);
     return 1;
 }

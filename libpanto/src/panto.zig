@@ -81,6 +81,7 @@ test {
     _ = @import("catalog/override.zig");
     _ = @import("catalog/cost.zig");
     _ = @import("catalog/abilities.zig");
+    _ = @import("catalog/json.zig");
     _ = @import("batch.zig");
     _ = @import("schema.zig");
     _ = @import("read_tool.zig");

@@ -2036,6 +2036,50 @@ static void test_settings(void) {
     panto_agent_free(agent);
 }
 
+/* panto_model_info: a listed model and a dated name of it, an unknown one is "null", snprintf's
+ * shape when buf is short; panto_agent_model_info: model_info over the catalog's entry. */
+static void test_model_info(void) {
+    char buf[2048];
+    char small[8];
+    size_t n = 0, n2 = 0;
+    PantoAgent *agent = NULL;
+    PantoString s = {0};
+    current_test = "model_info";
+    CHECK_RC(panto_model_info(panto_cstr("anthropic"), panto_cstr("claude-sonnet-4-5-20250929"), buf, sizeof buf, &n), PANTO_OK);
+    CHECK(n > 0 && n <= sizeof buf);
+    PantoString got = {buf, n};
+    CHECK(count_in(got, "{\"name\":\"claude-sonnet-4-5\",\"max_input_tokens\":") == 1);
+    CHECK(count_in(got, "\"catalog\":\"litellm ") == 1);
+    memset(small, 'x', sizeof small);
+    CHECK_RC(panto_model_info(panto_cstr("anthropic"), panto_cstr("claude-sonnet-4-5"), small, sizeof small, &n2), PANTO_OK);
+    CHECK(n2 == n && memcmp(small, buf, sizeof small) == 0);
+    CHECK_RC(panto_model_info(panto_cstr("anthropic"), panto_cstr("claude-sonnet-4-5"), NULL, 0, &n2), PANTO_OK);
+    CHECK(n2 == n);
+    CHECK_RC(panto_model_info(panto_cstr("anthropic"), panto_cstr("no-such-model"), buf, sizeof buf, &n), PANTO_OK);
+    CHECK(n == 4 && memcmp(buf, "null", 4) == 0);
+    CHECK_RC(panto_model_info(panto_cstr("no-such-provider"), panto_cstr("gpt-4o"), buf, sizeof buf, &n), PANTO_OK);
+    CHECK(n == 4 && memcmp(buf, "null", 4) == 0);
+    CHECK_RC(panto_model_info(panto_cstr("openai"), panto_cstr("gpt-4o"), buf, sizeof buf, NULL), PANTO_ERR_INVALID_ARGUMENT);
+    CHECK_RC(panto_model_info(panto_cstr("openai"), panto_cstr("gpt-4o"), NULL, 4, &n), PANTO_ERR_INVALID_ARGUMENT);
+    CHECK_RC(panto_model_info((PantoString){NULL, 3}, panto_cstr("gpt-4o"), buf, sizeof buf, &n), PANTO_ERR_INVALID_ARGUMENT);
+
+    CHECK_RC(agent_new("{\"provider\": \"openai\", \"model\": \"mine\", \"api_key\": \"k\"}", &agent), PANTO_OK);
+    CHECK_RC(panto_agent_model_info(agent, &s), PANTO_OK);
+    CHECK(pstr_eq(s, "null"));
+    CHECK_RC(panto_agent_set_config(agent, panto_cstr("{\"model_info\": {\"max_output_tokens\": 100}}")), PANTO_OK);
+    CHECK_RC(panto_agent_model_info(agent, &s), PANTO_OK);
+    CHECK(pstr_eq(s, "{\"name\":\"mine\",\"max_output_tokens\":100,\"price\":{},\"abilities\":{\"tools\":false,"
+                     "\"images\":false,\"pdfs\":false,\"thinking\":false,\"structured_output\":false,\"caching\":false},"
+                     "\"catalog\":null}"));
+    CHECK_RC(panto_agent_set_config(agent, panto_cstr("{\"model\": \"gpt-4o\"}")), PANTO_OK);
+    CHECK_RC(panto_agent_model_info(agent, &s), PANTO_OK);
+    CHECK(count_in(s, "\"max_output_tokens\":100,") == 1);
+    CHECK(count_in(s, "\"catalog\":\"litellm ") == 1);
+    CHECK_RC(panto_agent_model_info(agent, NULL), PANTO_ERR_INVALID_ARGUMENT);
+    CHECK_RC(panto_agent_model_info(NULL, &s), PANTO_ERR_INVALID_ARGUMENT);
+    panto_agent_free(agent);
+}
+
 static void test_set_config(void) {
     static const struct canned answers[] = {
         {200, "text/event-stream", SSE_OK, NULL, 0},
@@ -3797,6 +3841,7 @@ int main(int argc, char **argv) {
     RUN(test_debug_log);
     RUN(test_final_json);
     RUN(test_settings);
+    RUN(test_model_info);
     RUN(test_step_turns);
     RUN(test_step_tool_round);
     RUN(test_step_silent_server);

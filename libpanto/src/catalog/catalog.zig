@@ -17,6 +17,8 @@ pub const cost = @import("cost.zig").cost;
 pub const CacheTtl = @import("cost.zig").CacheTtl;
 /// The catalog's source and its version ("litellm 1.110.2").
 pub const source = data.source;
+/// A model as JSON, in the keys of the config's model_info (panto_model_info).
+pub const json = @import("json.zig");
 
 /// The family whose models a provider (by its config name) serves; null for a provider the
 /// catalog does not cover. Both OpenAI APIs serve the same models at the same prices.
