@@ -26,7 +26,7 @@ func TestLookupModelListedDatedAndUnknown(t *testing.T) {
 	if m.Abilities == nil || !*m.Abilities.Tools || !*m.Abilities.Images || !*m.Abilities.Thinking {
 		t.Fatalf("abilities = %+v", m.Abilities)
 	}
-	if dated := panto.LookupModel("anthropic", "claude-sonnet-4-5-20250929"); !reflect.DeepEqual(dated, m) {
+	if dated := panto.LookupModel("anthropic", "claude-sonnet-4-5-20990101"); !reflect.DeepEqual(dated, m) {
 		t.Fatalf("the dated name gives %+v, want the alias's %+v", dated, m)
 	}
 	for _, unknown := range [][2]string{{"anthropic", "claude-sonnet-4-5-turbo"}, {"openai", ""}, {"no-such-provider", "gpt-4o"}} {

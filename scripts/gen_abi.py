@@ -36,6 +36,7 @@ SCALARS = {
     "size_t": "c_size_t",
     "double": "c_double",
     "const char *": "c_char_p",
+    "char *": "c_char_p",
     "const uint8_t *": "c_void_p",
     "const void *": "c_void_p",
 }

@@ -92,7 +92,7 @@ def from_json(text: str) -> Optional[ModelInfo]:
         max_input_tokens=raw.get("max_input_tokens"),
         max_output_tokens=raw.get("max_output_tokens"),
         price=ModelPrice(**{k: float(v) for k, v in raw["price"].items()}),
-        long_context=None if long is None else LongContextPrice(**{k: (v if k == "above" else float(v)) for k, v in long.items()}),
+        long_context=None if long is None else LongContextPrice(int(long["above"]), **{k: float(v) for k, v in long.items() if k != "above"}),
         abilities=ModelAbilities(**raw["abilities"]),
         catalog=raw["catalog"],
     )
@@ -102,9 +102,11 @@ def model_info(provider: str, model: str) -> Optional[ModelInfo]:
     """What the model catalog says of `provider`'s `model` (a dated name finds its alias), or
     None when it does not list it. `Agent.model_info` is the agent's model with its config's
     `model_info` over the catalog's."""
-    from . import _library
+    lib = _native.LIB
+    if lib is None:
+        from .errors import LibraryNotFound
 
-    lib = _library()
+        raise LibraryNotFound(_native.LOOKED_IN)
     p = provider.encode("utf-8")
     m = model.encode("utf-8")
     size = ctypes.c_size_t(0)

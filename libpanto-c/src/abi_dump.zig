@@ -101,6 +101,7 @@ fn cType(comptime T: type) []const u8 {
     if (T == c_int) return "int";
     if (T == usize) return "size_t";
     if (T == f64) return "double";
+    if (T == c_char) return "char";
     return switch (@typeInfo(T)) {
         .int => |i| std.fmt.comptimePrint("{s}int{d}_t", .{ if (i.signedness == .unsigned) "u" else "", i.bits }),
         .optional => |o| cType(o.child),

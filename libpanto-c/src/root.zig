@@ -275,7 +275,7 @@ pub export fn panto_agent_rollback_turn(agent: ?*PantoAgent, out_removed: ?*usiz
 // ---- The model catalog ----------------------------------------------------------------
 
 /// snprintf's shape: the whole JSON's length in *out_len, as much of it as fits in buf.
-pub export fn panto_model_info(provider: PantoString, model: PantoString, buf: ?[*]u8, capacity: usize, out_len: ?*usize) c_int {
+pub export fn panto_model_info(provider: PantoString, model: PantoString, buf: ?[*]c_char, capacity: usize, out_len: ?*usize) c_int {
     const len_out = out_len orelse return code(.invalid_argument);
     const p = provider.bytes() orelse return code(.invalid_argument);
     const m = model.bytes() orelse return code(.invalid_argument);
@@ -289,7 +289,8 @@ pub export fn panto_model_info(provider: PantoString, model: PantoString, buf: ?
     };
     const json = w.buffered();
     len_out.* = json.len;
-    if (buf) |b| @memcpy(b[0..@min(capacity, json.len)], json[0..@min(capacity, json.len)]);
+    const n = @min(capacity, json.len);
+    if (buf) |b| @memcpy(@as([*]u8, @ptrCast(b))[0..n], json[0..n]);
     return code(.ok);
 }
 
