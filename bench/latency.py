@@ -247,6 +247,17 @@ def targets(m: dict, selected: List[TurnsClient]) -> List[dict]:
                 oks.append(ok)
                 parts.append(f"{name} {tool:.1f} / {plain:.1f}" + ("" if ok else " (slower)"))
             add(target, "; ".join(parts), None if None in oks else all(oks))
+    # Issue 34's bar: a tool turn costs Python's binding no more than 5 % over C's.
+    for p in ("anthropic", "openai"):
+        target = f"latency ({p}): the Python tool turn within 5 % of C's, every link"
+        pairs = [(key, res.get(f"panto-py/{p}", {}).get(f"latency_{key}_tool_turn_ms"),
+                  res.get(f"panto-c/{p}", {}).get(f"latency_{key}_tool_turn_ms")) for key in m["links"]]
+        if any(py is None or c is None for _, py, c in pairs) or not pairs:
+            add(target, "not measured", None)
+            continue
+        add(target, "; ".join(f"{key.replace('_', ' ')} {py:.1f} vs {c:.1f} ms ({(py / c - 1) * 100:+.1f} %)"
+                              for key, py, c in pairs),
+            all(py <= c * 1.05 for _, py, c in pairs))
     return rows
 
 

@@ -12,6 +12,7 @@ const Diagnostic = config_mod.Diagnostic;
 const Provider = config_mod.Provider;
 const json_depth = @import("json_depth.zig");
 const strict_schema = @import("strict_schema.zig");
+const provider_schema = @import("provider_schema.zig");
 const tools = @import("tools.zig");
 const Value = std.json.Value;
 
@@ -308,6 +309,8 @@ pub fn check(config: Config, diag: *Diagnostic) error{InvalidConfig}!void {
                 if (@field(r, name) != null) return notFor(diag, name, p);
             }
             if (r.response_format) |f| if (f == .json_object) return notFor(diag, "response_format {\"type\": \"json_object\"}", p);
+            if (r.response_format) |f| if (f == .json_schema) if (f.json_schema.parsed) |schema| if (provider_schema.recursiveRef(schema)) |ref|
+                return diag.fail("response_format.schema is recursive (\"$ref\": \"{s}\" leads back into itself): Anthropic's structured outputs refuse a recursive schema", .{ref});
             if (r.cache.key != null) return notFor(diag, "cache.key", p);
             if (r.cache.retention != null) return notFor(diag, "cache.retention", p);
         },
@@ -682,6 +685,18 @@ test "set_config that switches provider refuses the other's parameters unless it
     try testing.expectEqual(null, c.request.temperature);
     _ = try config_mod.patchJson(arena.allocator(), &c, "{\"stop\":[]}", &diag);
     try testing.expectEqual(@as(usize, 0), c.request.stop.len);
+}
+
+test "a recursive json_schema is refused for Anthropic, at set-up and at a switch, and taken for OpenAI" {
+    var arena: std.heap.ArenaAllocator = .init(testing.allocator);
+    defer arena.deinit();
+    var diag: Diagnostic = .{};
+    const tree = "\"response_format\":{\"type\":\"json_schema\",\"schema\":{\"$defs\":{\"Node\":{\"type\":\"object\",\"properties\":{\"kids\":{\"type\":\"array\",\"items\":{\"$ref\":\"#/$defs/Node\"}}},\"required\":[\"kids\"]}},\"$ref\":\"#/$defs/Node\"}}";
+    try testing.expectError(error.InvalidConfig, config_mod.parseJson(arena.allocator(), "{\"provider\":\"anthropic\",\"model\":\"m\"," ++ tree ++ "}", &diag));
+    try testing.expectEqualStrings("response_format.schema is recursive (\"$ref\": \"#/$defs/Node\" leads back into itself): Anthropic's structured outputs refuse a recursive schema", diag.message());
+    var c = try parsed(arena.allocator(), "{\"provider\":\"openai\",\"model\":\"m\"," ++ tree ++ "}");
+    try testing.expectError(error.InvalidConfig, config_mod.patchJson(arena.allocator(), &c, "{\"provider\":\"anthropic\",\"model\":\"m\"}", &diag));
+    try testing.expectEqual(Provider.openai, c.provider);
 }
 
 test "a turn's options patch a copy of the configuration: request keys, max_tokens, system, cache_breakpoint" {

@@ -191,7 +191,7 @@ fn typeOf(root: Value, schema: Value) ?Value {
 
 /// The schema a local "$ref" names ("#", "#/$defs/X", any "#/a/b/0" pointer with ~0 and ~1
 /// escapes), or null when it is another document's or names nothing.
-fn resolve(root: Value, ref: []const u8) ?Value {
+pub fn resolve(root: Value, ref: []const u8) ?Value {
     if (ref.len == 0 or ref[0] != '#') return null;
     if (ref.len == 1) return root;
     if (ref[1] != '/') return null;

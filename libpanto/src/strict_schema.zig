@@ -8,8 +8,12 @@
 //! The rules checked (https://platform.openai.com/docs/guides/structured-outputs): every
 //! object schema is closed ("additionalProperties": false, or none: the request closes it,
 //! provider_schema.zig) and lists each of its properties in "required"; no schema is empty
-//! (`{}` accepts anything, which strict mode cannot say).
-//! Subschemas are those of "properties", "items", "anyOf", "$defs" and "definitions".
+//! (`{}` accepts anything, which strict mode cannot say); no schema uses a keyword strict mode
+//! refuses that shapes the answer (`shaping_refused`: allOf, not, patternProperties, a tuple's
+//! prefixItems, ...; those that only bound a value are moved into the description instead,
+//! provider_schema.zig).
+//! Subschemas are those of "properties", "items", "anyOf", "oneOf" (sent as "anyOf"), "$defs"
+//! and "definitions".
 const std = @import("std");
 const Value = std.json.Value;
 
@@ -18,6 +22,7 @@ pub fn meetsStrictRules(schema: Value) bool {
     if (schema != .object) return false;
     const o = schema.object;
     if (o.count() == 0) return false;
+    for (shaping_refused) |k| if (o.contains(k)) return false;
     const props: ?std.json.ObjectMap = if (o.get("properties")) |p| (if (p == .object) p.object else return false) else null;
     const is_object = if (o.get("type")) |t| t == .string and std.mem.eql(u8, t.string, "object") else false;
     if (is_object or props != null) {
@@ -26,16 +31,20 @@ pub fn meetsStrictRules(schema: Value) bool {
     }
     if (props) |p| for (p.values()) |sub| if (!meetsStrictRules(sub)) return false;
     if (o.get("items")) |items| if (!meetsStrictRules(items)) return false;
-    if (o.get("anyOf")) |any| {
+    for ([_][]const u8{ "anyOf", "oneOf" }) |key| if (o.get(key)) |any| {
         if (any != .array) return false;
         for (any.array.items) |sub| if (!meetsStrictRules(sub)) return false;
-    }
+    };
     for ([_][]const u8{ "$defs", "definitions" }) |key| if (o.get(key)) |defs| {
         if (defs != .object) return false;
         for (defs.object.values()) |sub| if (!meetsStrictRules(sub)) return false;
     };
     return true;
 }
+
+/// The keywords strict mode refuses that say what the answer may be, not only bound a value
+/// (https://platform.openai.com/docs/guides/structured-outputs, "Supported schemas").
+const shaping_refused = [_][]const u8{ "allOf", "not", "if", "then", "else", "dependentRequired", "dependentSchemas", "patternProperties", "propertyNames", "unevaluatedProperties", "unevaluatedItems", "contains", "prefixItems" };
 
 /// "required" names exactly the properties (each once).
 fn requiresEvery(required: ?Value, props: ?std.json.ObjectMap) bool {
@@ -115,4 +124,20 @@ test "an optional property, an object left open or an empty schema is not strict
         \\{"anyOf":{"type":"string"}}
     );
     try check(false, "true");
+}
+
+test "a keyword strict mode refuses that shapes the answer makes a schema not strict, one that bounds a value does not" {
+    try check(false, // allOf, even of one schema
+        \\{"type":"object","properties":{"p":{"allOf":[{"$ref":"#/$defs/P"}]}},"required":["p"],"additionalProperties":false,
+        \\ "$defs":{"P":{"type":"object","properties":{},"additionalProperties":false}}}
+    );
+    try check(false, // a tuple
+        \\{"type":"object","properties":{"t":{"type":"array","prefixItems":[{"type":"integer"},{"type":"string"}]}},"required":["t"]}
+    );
+    try check(false, // deep inside a oneOf
+        \\{"type":"object","properties":{"u":{"oneOf":[{"type":"string"},{"type":"object","properties":{"x":{"type":"string"}}}]}},"required":["u"]}
+    );
+    try check(true, // a set's uniqueItems and a string's bounds (provider_schema.zig moves the first)
+        \\{"type":"object","properties":{"tags":{"type":"array","items":{"type":"string","minLength":1},"uniqueItems":true}},"required":["tags"]}
+    );
 }

@@ -312,6 +312,60 @@ def cases() -> dict[str, dict[str, Any]]:
          "response_format": {"type": "json_schema", "json_schema": {
              "name": "ticket", "schema": written(True, False), "strict": True}}},
         tools=[booking])
+    # Pydantic's `class P(BaseModel): name: str = Field(min_length=1)` under `class T(BaseModel):
+    # p: P = Field(description="The passenger."); tags: set[str]`: every property required.
+    described = {"$defs": {"P": {"properties": {"name": {"minLength": 1, "title": "Name", "type": "string"}},
+                                 "required": ["name"], "title": "P", "type": "object"}},
+                 "properties": {"p": {"$ref": "#/$defs/P", "description": "The passenger."},
+                                "tags": {"items": {"type": "string"}, "title": "Tags", "type": "array",
+                                         "uniqueItems": True}},
+                 "required": ["p", "tags"], "title": "T", "type": "object"}
+    p_written = {"properties": {"name": {"minLength": 1, "type": "string", "title": ABSENT}},
+                 "required": ["name"], "type": "object", "additionalProperties": False}
+    out["req_schema_strict_openai"] = one_turn(
+        "OpenAI's strict mode: a json_schema response_format with every property required is "
+        "strict; a $ref with a sibling description, which strict mode refuses, is unravelled "
+        "into the schema it names (as the openai SDK does), a set's uniqueItems, which it "
+        "refuses, is moved into the description, and minLength, which it takes, is kept.",
+        "openai", config("openai", response_format={"type": "json_schema", "name": "t", "schema": described}),
+        {"response_format": {"type": "json_schema", "json_schema": {"name": "t", "strict": True, "schema": {
+            "$defs": {"P": p_written},
+            "properties": {"p": {**p_written, "$ref": ABSENT, "description": "The passenger."},
+                           "tags": {"items": {"type": "string"}, "type": "array", "uniqueItems": ABSENT,
+                                    "description": "{uniqueItems: true}", "title": ABSENT}},
+            "required": ["p", "tags"], "type": "object", "additionalProperties": False, "title": ABSENT}}}})
+    # Pydantic's `class Pair(BaseModel): pair: tuple[int, str]`.
+    pair = {"properties": {"pair": {"maxItems": 2, "minItems": 2, "prefixItems": [{"type": "integer"}, {"type": "string"}],
+                                    "title": "Pair", "type": "array"}},
+            "required": ["pair"], "title": "Pair", "type": "object"}
+    out["req_schema_not_strict_openai"] = one_turn(
+        "OpenAI: a schema using a keyword strict mode refuses and that shapes the answer (a "
+        "tuple's prefixItems; allOf, not, patternProperties, ... alike) is not strict: sent "
+        "with strict false, the keyword kept.",
+        "openai", config("openai", response_format={"type": "json_schema", "name": "pair", "schema": pair}),
+        {"response_format": {"type": "json_schema", "json_schema": {"name": "pair", "strict": False, "schema": {
+            "properties": {"pair": {"prefixItems": [{"type": "integer"}, {"type": "string"}], "minItems": 2,
+                                    "maxItems": 2, "type": "array", "title": ABSENT}},
+            "required": ["pair"], "type": "object", "additionalProperties": False}}}})
+    # Pydantic's `class Node(BaseModel): value: int; kids: list[Node]`: a root $ref.
+    tree = {"$defs": {"Node": {"properties": {"value": {"title": "Value", "type": "integer"},
+                                              "kids": {"items": {"$ref": "#/$defs/Node"}, "title": "Kids", "type": "array"}},
+                               "required": ["value", "kids"], "title": "Node", "type": "object"}},
+            "$ref": "#/$defs/Node"}
+    node_written = {"properties": {"value": {"type": "integer"}, "kids": {"items": {"$ref": "#/$defs/Node"}, "type": "array"}},
+                    "required": ["value", "kids"], "type": "object", "additionalProperties": False}
+    out["req_schema_recursive_openai"] = one_turn(
+        "OpenAI's strict mode takes a recursive schema; the root $ref beside its $defs, which "
+        "it refuses (the root must be an object), is unravelled, the inner $refs kept.",
+        "openai", config("openai", response_format={"type": "json_schema", "name": "tree", "schema": tree}),
+        {"response_format": {"type": "json_schema", "json_schema": {"name": "tree", "strict": True, "schema": {
+            "$defs": {"Node": node_written}, **node_written, "$ref": ABSENT}}}})
+    out["req_schema_recursive_anthropic"] = refused(
+        "Anthropic's structured outputs refuse a recursive schema (the anthropic SDK sends it and "
+        "the API answers 400): panto refuses it as a config error naming the $ref, nothing sent.",
+        config("anthropic", response_format={"type": "json_schema", "name": "tree", "schema": tree}),
+        "response_format.schema is recursive (\"$ref\": \"#/$defs/Node\" leads back into itself): "
+        "Anthropic's structured outputs refuse a recursive schema")
     case = {"description": "A turn's options are refused like set_config (a parameter the provider "
                            "does not have): run fails with a config error and nothing is appended.",
             "config": config("openai"),

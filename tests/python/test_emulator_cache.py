@@ -148,6 +148,17 @@ def test_anthropic_takes_a_1h_breakpoint_before_a_5m_one_and_a_schema_format(emu
     ({"response_format": {"type": "json_schema", "json_schema": {"name": "r", "schema": {"type": "object"}, "strict": True}}}, False),
     ({"response_format": {"type": "json_schema", "json_schema": {"name": "r", "strict": True, "schema": {
         "type": "object", "properties": {"a": {"type": "string"}}, "additionalProperties": False}}}}, False),
+    # A keyword beside a $ref, a keyword strict mode refuses: 400 (provider_schema.zig writes
+    # neither).
+    ({"response_format": {"type": "json_schema", "json_schema": {"name": "r", "strict": True, "schema": {
+        "type": "object", "properties": {"p": {"$ref": "#/$defs/P", "description": "d"}}, "required": ["p"],
+        "additionalProperties": False, "$defs": {"P": {"type": "string"}}}}}}, False),
+    ({"response_format": {"type": "json_schema", "json_schema": {"name": "r", "strict": True, "schema": {
+        "type": "object", "properties": {"t": {"type": "array", "items": {"type": "string"}, "uniqueItems": True}},
+        "required": ["t"], "additionalProperties": False}}}}, False),
+    ({"response_format": {"type": "json_schema", "json_schema": {"name": "r", "strict": True, "schema": {
+        "type": "object", "properties": {"p": {"$ref": "#/$defs/P"}}, "required": ["p"],
+        "additionalProperties": False, "$defs": {"P": {"type": "string"}}}}}}, True),
     ({"response_format": {"type": "json_object"}}, True),
     ({"response_format": {"type": "text"}, "prompt_cache_key": "k", "prompt_cache_retention": "24h"}, True),
     ({"response_format": {"type": "json_schema", "json_schema": {"schema": {}}}}, False),

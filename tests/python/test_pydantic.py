@@ -239,6 +239,50 @@ def test_a_model_all_required_is_strict_for_openai() -> None:
         assert fmt["strict"] is True and fmt["schema"]["additionalProperties"] is False
 
 
+class Point(BaseModel):
+    x: float
+    y: float
+
+
+class Route(BaseModel):
+    start: Point = Field(description="Where it starts.")
+    tags: set[str]
+
+
+def test_a_described_model_and_a_set_are_sent_as_openais_strict_mode_takes_them() -> None:
+    # Pydantic writes {"$ref", "description"} for the described field and uniqueItems for the
+    # set, both of which strict mode refuses (the emulator as OpenAI does): the core unravels
+    # the first and moves the second into the description.
+    script = {"responses": [answer(text('{"start": {"x": 1, "y": 2}, "tags": ["a", "b"]}'))]}
+    with Emulator(scenario=script) as emu, new_agent(emu, "openai") as agent:
+        assert agent.parse("Which route?", Route) == Route(start=Point(x=1, y=2), tags={"a", "b"})
+        fmt = emu.requests()[0]["body"]["response_format"]["json_schema"]
+        assert fmt["strict"] is True
+        assert fmt["schema"]["properties"] == {
+            "start": {"type": "object", "description": "Where it starts.", "required": ["x", "y"],
+                      "properties": {"x": {"type": "number"}, "y": {"type": "number"}},
+                      "additionalProperties": False},
+            "tags": {"type": "array", "items": {"type": "string"}, "description": "{uniqueItems: true}"}}
+
+
+class Node(BaseModel):
+    value: int
+    kids: List["Node"]
+
+
+def test_a_recursive_model_parses_for_openai_and_is_a_config_error_for_anthropic() -> None:
+    tree = {"value": 1, "kids": [{"value": 2, "kids": []}]}
+    with Emulator(scenario={"responses": [answer(text(json.dumps(tree)))]}) as emu:
+        with new_agent(emu, "openai") as agent:
+            assert agent.parse("A tree?", Node) == Node(value=1, kids=[Node(value=2, kids=[])])
+            schema = emu.requests()[0]["body"]["response_format"]["json_schema"]["schema"]
+            assert "$ref" not in schema and schema["properties"]["kids"]["items"] == {"$ref": "#/$defs/Node"}
+        with new_agent(emu, "anthropic") as agent:
+            with pytest.raises(panto.ConfigError, match=r'recursive \("\$ref": "#/\$defs/Node"'):
+                agent.parse("A tree?", Node)
+        assert len(emu.requests()) == 1
+
+
 def test_pydantic_refusing_an_answer_is_an_output_error() -> None:
     script = {"responses": [answer(text(json.dumps({"name": "P", "population": 1, "mayor": {"name": "anne", "age": 1}})))]}
     with Emulator(scenario=script) as emu, new_agent(emu) as agent:

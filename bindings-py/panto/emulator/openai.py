@@ -86,13 +86,27 @@ def _response_format_problem(fmt: Any) -> str | None:
     return None
 
 
+# The keywords strict mode refuses (https://platform.openai.com/docs/guides/structured-outputs,
+# "Supported schemas"), and oneOf, which it takes as anyOf; Pydantic's discriminator.
+_STRICT_REFUSED = ("allOf", "not", "if", "then", "else", "dependentRequired", "dependentSchemas",
+                   "patternProperties", "propertyNames", "unevaluatedProperties", "unevaluatedItems",
+                   "contains", "prefixItems", "uniqueItems", "minProperties", "maxProperties",
+                   "minContains", "maxContains", "oneOf", "discriminator")
+
+
 def _strict_schema_problem(schema: Any, path: tuple[str, ...]) -> str | None:
     """What OpenAI says of a schema strict mode cannot take (the rules the library's
     strict_schema.zig checks before it sends strict: true; a subset of the API's): every
-    object closed and requiring all its properties, no empty schema."""
+    object closed and requiring all its properties, no empty schema, no keyword beside a
+    "$ref", none of the keywords it refuses (provider_schema.zig and strict_schema.zig)."""
     where = f"In context=({', '.join(repr(p) for p in path)})"
     if not isinstance(schema, dict) or not schema:
         return f"{where}, schema must be a non-empty JSON Schema object."
+    if "$ref" in schema and len(schema) > 1:
+        return f"{where}, '$ref' cannot have keywords beside it: {sorted(set(schema) - {'$ref'})}."
+    for keyword in _STRICT_REFUSED:
+        if keyword in schema:
+            return f"{where}, '{keyword}' is not permitted."
     props = schema.get("properties", {})
     if schema.get("type") == "object" or props:
         if schema.get("additionalProperties") is not False:

@@ -124,7 +124,7 @@ fn writeResponseFormat(s: *std.json.Stringify, format: ?config_mod.ResponseForma
         try s.objectField("name");
         try s.write(f.json_schema.name);
         try s.objectField("schema");
-        if (f.json_schema.parsed) |v| try @import("../../provider_schema.zig").write(s, v, .openai, .output) else try conversation.writeRawJson(s, f.json_schema.schema);
+        if (f.json_schema.parsed) |v| try @import("../../provider_schema.zig").write(s, v, .openai, if (f.json_schema.strict orelse false) .strict_output else .output) else try conversation.writeRawJson(s, f.json_schema.schema);
         try s.objectField("strict");
         try s.write(f.json_schema.strict orelse false); // (Agent.init decides a null one)
         try s.endObject();

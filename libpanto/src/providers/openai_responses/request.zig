@@ -260,7 +260,7 @@ fn writeParams(s: *std.json.Stringify, parts: RequestParts) std.Io.Writer.Error!
             try s.objectField("name");
             try s.write(f.json_schema.name);
             try s.objectField("schema");
-            if (f.json_schema.parsed) |v| try provider_schema.write(s, v, .@"openai-responses", .output) else try writeRawJson(s, f.json_schema.schema);
+            if (f.json_schema.parsed) |v| try provider_schema.write(s, v, .@"openai-responses", if (f.json_schema.strict orelse false) .strict_output else .output) else try writeRawJson(s, f.json_schema.schema);
             try s.objectField("strict");
             try s.write(f.json_schema.strict orelse false); // (Agent.init decides a null one)
         }
