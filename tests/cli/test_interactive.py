@@ -438,7 +438,7 @@ def test_ctrl_c_while_an_extension_tool_runs_kills_it_and_the_next_turn_works(em
     emu = emulator({"responses": [tool_reply("bash", {"command": "sleep 30; touch never"}),
                                   tool_reply("bash", {"command": "echo again"}, id="toolu_2"),
                                   text_reply("Fresh start.")]})
-    p = pane("--allow", "exec")
+    p = pane("--allow", "exec", "--yolo")
     p.type("Run something slow")
     p.wait_for("⚙ bash sleep 30; touch never")
     p.keys("C-c")

@@ -17,6 +17,7 @@ pub const builtins = [_]Builtin{
     .{ .name = "session", .usage = "/session", .description = "the session this conversation is kept in" },
     .{ .name = "new", .usage = "/new", .description = "start a new conversation, in a new session" },
     .{ .name = "fork", .usage = "/fork [N]", .description = "go on in a new session holding this one's first N messages (all)" },
+    .{ .name = "mcp", .usage = "/mcp", .description = "the MCP servers (config mcp_servers, --mcp) and their tools" },
     .{ .name = "compact", .usage = "/compact", .description = "summarize the older messages to free context" },
     .{ .name = "help", .usage = "/help", .description = "this list, and the keys" },
     .{ .name = "quit", .usage = "/quit", .description = "exit (Ctrl-D on an empty line too)" },
@@ -53,6 +54,8 @@ pub fn run(ctx: Context, line: []const u8) Writer.Error!Outcome {
         try newSession(ctx);
     } else if (eql(name, "fork")) {
         try fork(ctx, args);
+    } else if (eql(name, "mcp")) {
+        try mcp(ctx);
     } else if (!ctx.app.host.runCommand(name, args, out)) {
         try out.print("{s}unknown command /{s}{s} (/help lists them)\n", .{ style.red, name, style.reset });
     }
@@ -183,6 +186,29 @@ fn forkAt(ctx: Context, command: []const u8, count: usize) Writer.Error!bool {
         return false;
     };
     return true;
+}
+
+/// `/mcp`: each server, its command, and the tools it offers (the agent's tools of that
+/// server, named SERVER__TOOL); a server starts at the first turn, so before it none are known.
+fn mcp(ctx: Context) Writer.Error!void {
+    const agent = ctx.app.agent;
+    const out = ctx.out;
+    const servers = agent.config.mcp_servers;
+    if (servers.len == 0) return out.writeAll("no MCP servers (the config file's \"mcp_servers\", or --mcp NAME=COMMAND)\n");
+    for (servers, 0..) |server, i| {
+        try out.print("{s}{s}{s} {s}", .{ style.bold, server.name, style.reset, style.dim });
+        try out.writeAll(server.command);
+        for (server.args) |arg| try out.print(" {s}", .{arg});
+        try out.print("{s}\n", .{style.reset});
+        var count: usize = 0;
+        for (agent.tools.items()) |t| if (t.mcp_server) |server_index| if (server_index == i) {
+            try out.print("  {s}\n", .{t.name});
+            count += 1;
+        };
+        if (count > 0) continue;
+        const started = i < agent.mcp.list.len and agent.mcp.list[i].client != null;
+        try out.writeAll(if (started) "  (no tools)\n" else "  (not started yet: it starts at the next turn, then its tools show here)\n");
+    }
 }
 
 /// The system prompt sent, dim and indented, and whose it is.
