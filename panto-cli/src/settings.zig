@@ -61,6 +61,9 @@ pub const Settings = struct {
     user_extensions: []const u8,
     /// Where sessions are kept (the file's "session" object).
     session_place: sessions.Place = .{},
+    /// Neither the file nor the session gave max_tokens: it is the model's most output tokens
+    /// (modelMaxTokens), derived again when /model switches.
+    max_tokens_from_model: bool = false,
 
     /// The tool `name` is offered (--tools).
     pub fn offers(s: *const Settings, name: []const u8) bool {
@@ -217,7 +220,20 @@ pub fn load(gpa: std.mem.Allocator, arena: std.mem.Allocator, io: std.Io, args: 
             return fail(arena, problem, "{s}", .{diag.message()});
         },
     };
+    if (!agent.contains("max_tokens")) {
+        s.max_tokens_from_model = true;
+        s.config.max_tokens = modelMaxTokens(s.config);
+    }
     return s;
+}
+
+/// The most output tokens of the configured model (the catalog's, model_info over it), or the
+/// core's default for a model the catalog does not know: a daily tool's answer (a long edit, a
+/// whole file) should not be cut at 4096 tokens.
+pub fn modelMaxTokens(config: panto.Config) u32 {
+    const model = panto.catalog.resolve(@tagName(config.provider), config.model, config.model_info) orelse return panto.config.default_max_tokens;
+    const most = model.max_output orelse return panto.config.default_max_tokens;
+    return @intCast(@min(most, std.math.maxInt(u32)));
 }
 
 /// --mcp NAME=COMMAND: a stdio server in the agent's `mcp_servers`, over the file's of the same

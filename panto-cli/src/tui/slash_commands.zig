@@ -6,6 +6,7 @@ const Renderer = @import("render.zig").Renderer;
 const style = @import("render.zig");
 const turn = @import("../turn.zig");
 const exit_codes = @import("../exit_codes.zig");
+const settings_mod = @import("../settings.zig");
 
 const Writer = std.Io.Writer;
 
@@ -102,7 +103,15 @@ fn model(ctx: Context, args: []const u8) Writer.Error!void {
     const w = &json.writer;
     (if (provider) |p| w.print("{{\"provider\":\"{s}\",\"model\":{f}}}", .{ @tagName(p), std.json.fmt(name, .{}) }) else w.print("{{\"model\":{f}}}", .{std.json.fmt(name, .{})})) catch
         return ctx.out.print("{s}out of memory{s}\n", .{ style.red, style.reset });
-    if (try setConfig(ctx, "model", json.written())) try ctx.out.print("model: {s} ({s})\n", .{ agent.config.model, @tagName(agent.config.provider) });
+    if (!try setConfig(ctx, "model", json.written())) return;
+    try ctx.out.print("model: {s} ({s})\n", .{ agent.config.model, @tagName(agent.config.provider) });
+    // The new model's limit, unless the user gave one.
+    if (ctx.app.settings.max_tokens_from_model) {
+        const most = settings_mod.modelMaxTokens(agent.config);
+        if (most == agent.config.max_tokens) return;
+        var buf: [48]u8 = undefined;
+        _ = try setConfig(ctx, "model", std.fmt.bufPrint(&buf, "{{\"max_tokens\":{d}}}", .{most}) catch unreachable);
+    }
 }
 
 fn thinking(ctx: Context, args: []const u8) Writer.Error!void {
