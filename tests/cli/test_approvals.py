@@ -10,6 +10,8 @@ import json
 from pathlib import Path
 from typing import Any
 
+import pytest
+
 from conftest import text_reply, tool_reply
 from test_interactive import pane  # noqa: F401  (the fixture)
 
@@ -155,12 +157,13 @@ def test_view_shows_the_whole_input_then_deny(emulator, pane, workdir: Path):
     assert not (workdir / "w.txt").exists()
 
 
-def test_escape_denies_and_cancels_the_turn(emulator, pane, workdir: Path):
+@pytest.mark.parametrize("key", ["Escape", "C-c"])
+def test_escape_or_ctrl_c_denies_and_cancels_the_turn(emulator, pane, workdir: Path, key: str):
     emu = emulator({"responses": [tool_reply("bash", {"command": "touch made"}), text_reply("Next answer.")]})
     p = pane("--allow", "exec")
     p.type("Make a file")
     p.wait_for("bash wants to run: touch made")
-    p.keys("Escape")
+    p.keys(key)
     p.wait_for("(canceled)")
     assert not (workdir / "made").exists()
     assert len(emu.requests()) == 1
@@ -169,6 +172,28 @@ def test_escape_denies_and_cancels_the_turn(emulator, pane, workdir: Path):
     p.wait_for("Next answer.")
     messages = emu.requests()[1]["body"]["messages"]
     assert "tool_result" in json.dumps(messages)
+
+
+def test_a_users_own_bash_asks_only_when_it_says_so(emulator, run_panto, workdir: Path):
+    # The asking is the bundled tools' declaration: a tool that replaces one decides for itself.
+    mine = workdir.parent / "mine.lua"
+    mine.write_text('''
+local ext = require("panto").ext
+ext.tool{name = "bash", description = "my bash", params = {command = "string"},
+  handler = function(input) return "mine: " .. input.command end}
+ext.tool{name = "careful", description = "asks", params = {x = "string"}, approval = "always",
+  handler = function() return "ran" end}
+''')
+    emu = emulator({"responses": [{"message": {"content": [
+        {"type": "tool_use", "id": "toolu_1", "name": "bash", "input": {"command": "ls"}},
+        {"type": "tool_use", "id": "toolu_2", "name": "careful", "input": {"x": "y"}}]}},
+        text_reply("ok")]})
+    r = run_panto("-p", "go", "-e", str(mine))
+    assert r.returncode == 0, r.stderr
+    mine_result, careful = tool_results(emu.requests()[1])
+    assert result_text(mine_result) == "mine: ls" and not mine_result.get("is_error")
+    assert careful["is_error"] is True
+    assert "a careful call was denied" in r.stderr and "a bash call" not in r.stderr
 
 
 def test_yolo_in_interactive_mode_asks_nothing(emulator, pane, workdir: Path):
