@@ -149,7 +149,9 @@ def test_view_shows_the_whole_input_then_deny(emulator, pane, workdir: Path):
     p.type("Write a file")
     p.wait_for("write wants to run: w.txt")
     p.keys("v")
-    p.wait_for("second line, the whole of it")
+    screen = p.wait_for("second line, the whole of it")
+    # Each member on its own line, a string with its own lines.
+    assert "content: first line of the file\nsecond line, the whole of it" in screen
     p.keys("n")
     p.wait_for("Fine.")
     [result] = tool_results(emu.requests()[1])

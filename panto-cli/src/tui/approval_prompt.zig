@@ -15,6 +15,8 @@ const width = @import("width.zig");
 
 const Writer = std.Io.Writer;
 const stdin_fd: std.c.fd_t = 0;
+/// The columns a member's name may take in the whole input's view.
+const max_key_cols = 40;
 
 pub const choices = "[y] allow once  [a] allow {s} for this session  [n] deny  [r] deny with a reason  [v] view input  [Esc] deny and cancel";
 
@@ -61,7 +63,7 @@ pub const Asker = struct {
                         return said(r, "denied", .{ .deny = a.reason.items });
                     },
                     'v', 'V' => {
-                        try r.textLine(input);
+                        try a.showInput(r, input);
                         try r.out.print("{s}" ++ choices ++ "{s}\n", .{ style.dim, name, style.reset });
                         try r.out.flush();
                     },
@@ -71,6 +73,31 @@ pub const Asker = struct {
                 .escape => return said(r, "denied, the turn canceled", .cancel),
                 .ctrl => |c| if (c == 'c') return said(r, "denied, the turn canceled", .cancel),
                 else => {},
+            }
+        }
+    }
+
+    /// The whole input: each member on its own line, a string as its text (a file's content
+    /// with its lines, not `\n` escapes), anything else as JSON; not an object: as it is.
+    fn showInput(a: *Asker, r: *Renderer, input: []const u8) Writer.Error!void {
+        const parsed = std.json.parseFromSlice(std.json.Value, a.gpa, input, .{}) catch return r.textLine(input);
+        defer parsed.deinit();
+        if (parsed.value != .object) return r.textLine(input);
+        var it = parsed.value.object.iterator();
+        while (it.next()) |member| {
+            // The model's key, clipped: its control characters never reach the terminal.
+            try r.out.writeAll(style.bold);
+            try r.clipped(member.key_ptr.*, max_key_cols);
+            try r.out.print(":{s} ", .{style.reset});
+            r.col = @min(width.of(member.key_ptr.*), max_key_cols) + 2;
+            switch (member.value_ptr.*) {
+                .string => |text| try r.textLine(text),
+                else => |v| {
+                    var buf: std.Io.Writer.Allocating = .init(a.gpa);
+                    defer buf.deinit();
+                    std.json.Stringify.value(v, .{}, &buf.writer) catch return r.textLine(input);
+                    try r.textLine(buf.written());
+                },
             }
         }
     }
