@@ -104,7 +104,8 @@ const valued = [_]struct { []const u8, Value }{
     .{ "--provider", .provider }, .{ "--model", .model },       .{ "--base-url", .base_url },
     .{ "--thinking", .thinking }, .{ "--system", .system },     .{ "--session", .session },
     .{ "--tools", .tools },       .{ "--allow", .allow },       .{ "--extension", .extension },
-    .{ "-e", .extension },        .{ "--new-session", .new_session }, .{ "--mcp", .mcp },
+    .{ "-e", .extension },        .{ "--new-session", .new_session },
+    .{ "--mcp", .mcp },
 };
 
 const thinking_levels = [_][]const u8{ "off", "minimal", "low", "medium", "high" };
