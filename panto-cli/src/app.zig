@@ -19,6 +19,21 @@ pub const App = struct {
     failure_message: std.ArrayList(u8) = .empty,
     failure_type: std.ArrayList(u8) = .empty,
     stop_reason: std.ArrayList(u8) = .empty,
+    /// The tools whose calls the user allowed for the rest of this run ("allow this tool" at
+    /// an approval prompt): their calls are approved without asking.
+    allowed_tools: std.ArrayList([]u8) = .empty,
+
+    pub fn toolAllowed(app: *const App, name: []const u8) bool {
+        for (app.allowed_tools.items) |t| if (std.mem.eql(u8, t, name)) return true;
+        return false;
+    }
+
+    /// Out of memory: the tool is not remembered, and its next call asks again.
+    pub fn allowTool(app: *App, name: []const u8) void {
+        if (app.toolAllowed(name)) return;
+        const copy = app.gpa.dupe(u8, name) catch return;
+        app.allowed_tools.append(app.gpa, copy) catch app.gpa.free(copy);
+    }
 
     /// Cancels the turn that runs, if any, from any thread (the interactive mode's Ctrl-C
     /// watcher, print mode's SIGINT): the stream's next() returns error.Canceled and the Lua
@@ -41,5 +56,7 @@ pub const App = struct {
         app.failure_message.deinit(app.gpa);
         app.failure_type.deinit(app.gpa);
         app.stop_reason.deinit(app.gpa);
+        for (app.allowed_tools.items) |t| app.gpa.free(t);
+        app.allowed_tools.deinit(app.gpa);
     }
 };

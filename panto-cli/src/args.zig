@@ -27,6 +27,10 @@ pub const usage_text =
     \\      --no-extensions    load no extension from ~/.config/panto/extensions or .panto/extensions
     \\      --trust            trust this project folder and remember it: its .panto/extensions
     \\                         and AGENTS.md files load (untrusted, print mode leaves them out)
+    \\      --mcp NAME=COMMAND an MCP server (stdio) whose tools are offered as NAME__TOOL; COMMAND
+    \\                         is split as a shell splits words (repeatable)
+    \\      --yolo             never ask before a tool call (bash, write, edit ask by default;
+    \\                         print mode, which cannot ask, denies them without it)
     \\      --version          print the version
     \\  -h, --help             print this help
     \\
@@ -55,9 +59,13 @@ pub const Args = struct {
     tools: ?[]const u8 = null,
     allow: ?[]const u8 = null,
     extensions: []const []const u8 = &.{},
+    /// --mcp NAME=COMMAND, as given, in order.
+    mcp: []const []const u8 = &.{},
     no_extensions: bool = false,
     /// Trust the project folder (and remember it): trust.zig.
     trust: bool = false,
+    /// Never ask before a call: every call an approval rule or a tool would ask about runs.
+    yolo: bool = false,
     version: bool = false,
     help: bool = false,
     /// The positional words, joined by spaces; null when there were none.
@@ -90,13 +98,14 @@ pub const Diagnostic = struct {
     }
 };
 
-const Value = enum { provider, model, base_url, thinking, system, session, new_session, tools, allow, extension };
+const Value = enum { provider, model, base_url, thinking, system, session, new_session, tools, allow, extension, mcp };
 
 const valued = [_]struct { []const u8, Value }{
     .{ "--provider", .provider }, .{ "--model", .model },       .{ "--base-url", .base_url },
     .{ "--thinking", .thinking }, .{ "--system", .system },     .{ "--session", .session },
     .{ "--tools", .tools },       .{ "--allow", .allow },       .{ "--extension", .extension },
     .{ "-e", .extension },        .{ "--new-session", .new_session },
+    .{ "--mcp", .mcp },
 };
 
 const thinking_levels = [_][]const u8{ "off", "minimal", "low", "medium", "high" };
@@ -108,6 +117,7 @@ pub fn parse(arena: std.mem.Allocator, argv: []const []const u8, diag: *Diagnost
     if (argv.len > 0 and eql(argv[0], "sessions")) return .{ .sessions = try parseSessions(argv[1..], diag) };
     var a: Args = .{};
     var extensions: std.ArrayList([]const u8) = .empty;
+    var mcp: std.ArrayList([]const u8) = .empty;
     var words: std.ArrayList([]const u8) = .empty;
     var i: usize = 0;
     var only_words = false;
@@ -139,6 +149,13 @@ pub fn parse(arena: std.mem.Allocator, argv: []const []const u8, diag: *Diagnost
                     return diag.fail("{s} needs a value, not the option {s} (write {s}={s} for a value that starts with \"-\")", .{ flag, argv[i], flag, argv[i] });
                 break :blk argv[i];
             };
+            if (which == .mcp) {
+                const eq = std.mem.indexOfScalar(u8, v, '=') orelse 0;
+                if (eq == 0 or std.mem.trim(u8, v[eq + 1 ..], " \t").len == 0)
+                    return diag.fail("--mcp takes NAME=COMMAND (a server's name, then the command that starts it), not \"{s}\"", .{v});
+                try mcp.append(arena, v);
+                continue;
+            }
             try setValue(arena, &a, &extensions, which, flag, v, diag);
             continue;
         }
@@ -155,6 +172,8 @@ pub fn parse(arena: std.mem.Allocator, argv: []const []const u8, diag: *Diagnost
             a.no_extensions = true;
         } else if (eql(flag, "--trust")) {
             a.trust = true;
+        } else if (eql(flag, "--yolo")) {
+            a.yolo = true;
         } else if (eql(flag, "--version")) {
             a.version = true;
         } else if (eql(flag, "-h") or eql(flag, "--help")) {
@@ -162,6 +181,7 @@ pub fn parse(arena: std.mem.Allocator, argv: []const []const u8, diag: *Diagnost
         } else return diag.fail("unknown option {s}", .{flag});
     }
     a.extensions = extensions.items;
+    a.mcp = mcp.items;
     if (words.items.len > 0) a.prompt = try std.mem.join(arena, " ", words.items);
     if (a.json) a.print = true;
     const session_choices: u8 = @as(u8, @intFromBool(a.@"continue")) + @intFromBool(a.session != null) + @intFromBool(a.new_session != null) + @intFromBool(a.no_session);
@@ -181,7 +201,7 @@ fn parseSessions(argv: []const []const u8, diag: *Diagnostic) Error!SessionsComm
     return c;
 }
 
-const flags = [_][]const u8{ "-p", "--print", "--json", "-c", "--continue", "--no-session", "--no-extensions", "--version", "-h", "--help" };
+const flags = [_][]const u8{ "-p", "--print", "--json", "-c", "--continue", "--no-session", "--no-extensions", "--yolo", "--version", "-h", "--help" };
 
 fn looksLikeOption(arg: []const u8) bool {
     return arg.len >= 2 and arg[0] == '-';
@@ -210,6 +230,7 @@ fn setValue(arena: std.mem.Allocator, a: *Args, extensions: *std.ArrayList([]con
         .tools => a.tools = v,
         .allow => a.allow = v,
         .extension => try extensions.append(arena, v),
+        .mcp => unreachable, // (parse takes it)
         .thinking => {
             for (thinking_levels) |l| {
                 if (eql(l, v)) break;
@@ -284,6 +305,20 @@ test "a value that starts with \"-\": with \"=\", or a --system text that is no 
     const a = try parse(arena.allocator(), &.{ "--model=-m", "--system", "- be brief", "-p", "x" }, &diag);
     try std.testing.expectEqualStrings("-m", a.model.?);
     try std.testing.expectEqualStrings("- be brief", a.system.?);
+}
+
+test "--mcp NAME=COMMAND, repeatable, with an equals sign after the name" {
+    var arena: std.heap.ArenaAllocator = .init(std.testing.allocator);
+    defer arena.deinit();
+    var diag: Diagnostic = .{};
+    const a = try parse(arena.allocator(), &.{ "--mcp", "fs=npx -y server --root=/tmp", "--mcp=t=python3 s.py" }, &diag);
+    try std.testing.expectEqual(@as(usize, 2), a.mcp.len);
+    try std.testing.expectEqualStrings("fs=npx -y server --root=/tmp", a.mcp[0]);
+    try std.testing.expectEqualStrings("t=python3 s.py", a.mcp[1]);
+    try std.testing.expectError(error.Usage, parse(arena.allocator(), &.{ "--mcp", "npx server" }, &diag));
+    try std.testing.expectError(error.Usage, parse(arena.allocator(), &.{ "--mcp", "=npx" }, &diag));
+    try std.testing.expectError(error.Usage, parse(arena.allocator(), &.{ "--mcp", "fs= " }, &diag));
+    try std.testing.expectEqualStrings("--mcp takes NAME=COMMAND (a server's name, then the command that starts it), not \"fs= \"", diag.message());
 }
 
 test "lists" {

@@ -4,6 +4,7 @@
 //!   main.zig            the entry: options -> settings -> App -> print mode or interactive mode
 //!   args.zig            the command line
 //!   settings.zig        the config file and the flags -> the agent's JSON config
+//!   shell_words.zig     --mcp's COMMAND split into words as a shell splits them
 //!   names.zig           tool and capability names checked against those that exist
 //!   project_context.zig AGENTS.md files -> the system prompt
 //!   system_prompt.zig   the default system prompt (the place, the date, the tools offered)
@@ -302,6 +303,7 @@ test {
     _ = @import("project_context.zig");
     _ = @import("sessions.zig");
     _ = @import("session_list.zig");
+    _ = @import("shell_words.zig");
     _ = @import("thinking_fallback.zig");
     _ = @import("trust.zig");
     _ = @import("system_prompt.zig");

@@ -56,7 +56,7 @@ pub fn run(app: *App, prompt: []const u8, options: Options, sigint: *Sigint) u8 
         options.stdout.flush() catch {};
     };
     if (sigint.interrupted.load(.seq_cst)) return p.finish(.canceled); // Ctrl-C during the set-up
-    const outcome = turn.run(app, prompt, .{ .ctx = &p, .event = Printer.event, .note = Printer.note });
+    const outcome = turn.run(app, prompt, .{ .ctx = &p, .event = Printer.event, .note = Printer.note, .approve = Printer.refuse });
     return p.finish(outcome);
 }
 
@@ -120,6 +120,16 @@ const Printer = struct {
         const dim, const reset = if (p.o.stderr_tty) .{ "\x1b[2m", "\x1b[0m" } else .{ "", "" };
         p.o.stderr.print("{s}panto: {s}{s}\n", .{ dim, t, reset }) catch {};
         p.o.stderr.flush() catch {};
+    }
+
+    /// Print mode has nobody to ask: a call that asks is denied, with the reason for the
+    /// model, and said on stderr (--json's stdout too: its tool_result holds the reason).
+    fn refuse(ctx: *anyopaque, call: *const panto.event.ApprovalCall) turn.Answer {
+        const p: *Printer = @ptrCast(@alignCast(ctx));
+        const dim, const reset = if (p.o.stderr_tty) .{ "\x1b[2m", "\x1b[0m" } else .{ "", "" };
+        p.o.stderr.print("{s}panto: a {s} call was denied: it asks for approval, and print mode cannot ask (--yolo or an approval rule allows it){s}\n", .{ dim, call.name.slice(), reset }) catch {};
+        p.o.stderr.flush() catch {};
+        return .{ .deny = "print mode (panto -p) cannot ask the user, so the call was not run; the user may allow it with --yolo or an approval rule" };
     }
 
     fn finish(p: *Printer, outcome: turn.Outcome) u8 {

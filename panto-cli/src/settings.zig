@@ -9,6 +9,7 @@ const Args = @import("args.zig").Args;
 const splitList = @import("args.zig").splitList;
 const sessions = @import("sessions.zig");
 const project_context = @import("project_context.zig");
+const shell_words = @import("shell_words.zig");
 
 /// The keys of the file that are the command's, not the agent's.
 pub const cli_keys = [_][]const u8{ "allow", "tools", "extensions", "history_size", "session" };
@@ -60,6 +61,9 @@ pub const Settings = struct {
     user_extensions: []const u8,
     /// Where sessions are kept (the file's "session" object).
     session_place: sessions.Place = .{},
+    /// Neither the file nor the session gave max_tokens: it is the model's most output tokens
+    /// (modelMaxTokens), derived again when /model switches.
+    max_tokens_from_model: bool = false,
 
     /// The tool `name` is offered (--tools).
     pub fn offers(s: *const Settings, name: []const u8) bool {
@@ -204,6 +208,8 @@ pub fn load(gpa: std.mem.Allocator, arena: std.mem.Allocator, io: std.Io, args: 
     }
 
     if (session.value) |v| try agent.put(arena, "session", v);
+    if (args.yolo) try neverAsk(arena, &agent);
+    if (args.mcp.len > 0) try addMcpServers(arena, &agent, args.mcp, problem);
 
     s.config_json = try std.json.Stringify.valueAlloc(arena, std.json.Value{ .object = agent }, .{});
     s.config = panto.config.parseJson(arena, s.config_json, &diag) catch |err| switch (err) {
@@ -214,7 +220,63 @@ pub fn load(gpa: std.mem.Allocator, arena: std.mem.Allocator, io: std.Io, args: 
             return fail(arena, problem, "{s}", .{diag.message()});
         },
     };
+    if (!agent.contains("max_tokens")) {
+        s.max_tokens_from_model = true;
+        s.config.max_tokens = modelMaxTokens(s.config);
+    }
     return s;
+}
+
+/// The most output tokens of the configured model (the catalog's, model_info over it), or the
+/// core's default for a model the catalog does not know: a daily tool's answer (a long edit, a
+/// whole file) should not be cut at 4096 tokens.
+pub fn modelMaxTokens(config: panto.Config) u32 {
+    const model = panto.catalog.resolve(@tagName(config.provider), config.model, config.model_info) orelse return panto.config.default_max_tokens;
+    const most = model.max_output orelse return panto.config.default_max_tokens;
+    return @intCast(@min(most, std.math.maxInt(u32)));
+}
+
+/// --mcp NAME=COMMAND: a stdio server in the agent's `mcp_servers`, over the file's of the same
+/// name; COMMAND split as a shell splits words (shell_words.zig). The core checks the name.
+fn addMcpServers(arena: std.mem.Allocator, agent: *std.json.ObjectMap, given: []const []const u8, problem: *[]const u8) Error!void {
+    var servers: std.json.ObjectMap = if (agent.get("mcp_servers")) |v| if (v == .object) try v.object.clone(arena) else .empty else .empty;
+    for (given) |flag| {
+        const eq = std.mem.indexOfScalar(u8, flag, '=').?; // (args.zig checked it)
+        const words = shell_words.split(arena, flag[eq + 1 ..]) catch |err| switch (err) {
+            error.OutOfMemory => return error.OutOfMemory,
+            error.UnclosedQuote => return fail(arena, problem, "--mcp {s}: a quote is not closed", .{flag}),
+            error.TrailingBackslash => return fail(arena, problem, "--mcp {s}: it ends with a backslash", .{flag}),
+        };
+        if (words.len == 0) return fail(arena, problem, "--mcp {s}: no command", .{flag});
+        var server: std.json.ObjectMap = .empty;
+        try server.put(arena, "command", .{ .string = words[0] });
+        var server_args = std.json.Array.init(arena);
+        for (words[1..]) |w| try server_args.append(.{ .string = w });
+        try server.put(arena, "args", .{ .array = server_args });
+        try servers.put(arena, flag[0..eq], .{ .object = server });
+    }
+    try agent.put(arena, "mcp_servers", .{ .object = servers });
+}
+
+/// --yolo: the file's `approval_rules` with every "ask" made "allow" (its "deny" rules still
+/// deny), then a last rule allowing every call, over the tools that ask by their declaration
+/// (the bundled bash, write and edit). The core decides: nothing is asked, no event comes.
+fn neverAsk(arena: std.mem.Allocator, agent: *std.json.ObjectMap) error{OutOfMemory}!void {
+    var rules = std.json.Array.init(arena);
+    if (agent.get("approval_rules")) |given| if (given == .array) for (given.array.items) |rule| {
+        if (rule == .object) if (rule.object.get("decision")) |d| if (d == .string and std.mem.eql(u8, d.string, "ask")) {
+            var allowed = try rule.object.clone(arena);
+            try allowed.put(arena, "decision", .{ .string = "allow" });
+            try rules.append(.{ .object = allowed });
+            continue;
+        };
+        try rules.append(rule);
+    };
+    var every: std.json.ObjectMap = .empty;
+    try every.put(arena, "tool", .{ .string = "*" });
+    try every.put(arena, "decision", .{ .string = "allow" });
+    try rules.append(.{ .object = every });
+    try agent.put(arena, "approval_rules", .{ .array = rules });
 }
 
 /// $XDG_CONFIG_HOME/panto (an absolute one), else ~/.config/panto.

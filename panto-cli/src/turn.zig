@@ -14,6 +14,21 @@ pub const Observer = struct {
     /// A one-line remark of the driver for the user, shown dim (the adaptive thinking fallback:
     /// "thinking high is not supported by M: trying medium").
     note: *const fn (ctx: *anyopaque, text: []const u8) void,
+    /// The answer to a call that asks before it runs (an ApprovalRequest's call the session
+    /// has not allowed yet): interactive mode's prompt, print mode's refusal. The call and a
+    /// `deny` reason are borrowed until the call returns.
+    approve: *const fn (ctx: *anyopaque, call: *const panto.event.ApprovalCall) Answer,
+};
+
+/// What the user said about a call that asks (docs/cli.md, "Approvals").
+pub const Answer = union(enum) {
+    allow_once,
+    /// This call, and every later call of its tool in this run (App.allowTool).
+    allow_tool,
+    /// Denied: the model gets the reason ("" for none) in the call's error result.
+    deny: []const u8,
+    /// Denied, and the turn canceled (Esc, Ctrl-C): the calls after it are denied unasked.
+    cancel,
 };
 
 pub const Failure = struct {
@@ -96,11 +111,8 @@ fn drive(app: *App, input: []const u8, observer: Observer) Outcome {
                     }
                 }
             },
-            // No prompt yet (issue 35 builds it on this event): a call that asks is denied,
-            // so that the turn goes on instead of waiting for an answer nobody can give.
-            .approval_request => |request| for (request.calls) |c| {
-                stream.deny(c.id.slice(), "the panto command cannot ask for approval yet") catch {};
-            },
+            // Answered before the next `next()`: the round's calls wait for nothing else.
+            .approval_request => |request| answerApprovals(app, stream, request.calls, observer),
             .tool_result => |r| emit(app, "tool_result", .{ .id = r.id, .name = r.name, .content = r.content, .is_error = r.is_error }),
             .compaction_start => |c| emit(app, "compaction_start", .{ .tokens_before = c.tokens_before, .reason = c.reason }),
             .compaction_end => |c| emit(app, "compaction_end", .{ .tokens_before = c.tokens_before, .tokens_after = c.tokens_after, .message_count = c.message_count, .summary = c.summary }),
@@ -115,6 +127,33 @@ fn drive(app: *App, input: []const u8, observer: Observer) Outcome {
     }
     if (complete) |m| return .{ .complete = m };
     return failed(app, error.Protocol, "the turn ended without its message_complete", null);
+}
+
+/// Every call of an ApprovalRequest answered: approved at once when its tool was allowed for
+/// the session, else as the observer says. A cancel denies the rest and cancels the turn (the
+/// stream's next `next()` is Canceled).
+fn answerApprovals(app: *App, stream: *panto.Stream, calls: []const panto.event.ApprovalCall, observer: Observer) void {
+    var canceled = false;
+    for (calls) |*c| {
+        const id = c.id.slice();
+        if (canceled) {
+            stream.deny(id, "the user canceled the turn") catch {};
+        } else if (app.toolAllowed(c.name.slice())) {
+            stream.approve(id) catch {};
+        } else switch (observer.approve(observer.ctx, c)) {
+            .allow_once => stream.approve(id) catch {},
+            .allow_tool => {
+                app.allowTool(c.name.slice());
+                stream.approve(id) catch {};
+            },
+            .deny => |reason| stream.deny(id, reason) catch {},
+            .cancel => {
+                stream.deny(id, "the user canceled the turn") catch {};
+                canceled = true;
+            },
+        }
+    }
+    if (canceled) app.cancelTurn();
 }
 
 /// A failure whose strings live in the App until the next turn.

@@ -131,7 +131,7 @@ end)
 panto.ext.on("tool_result", function() error("a subscriber that raises") end)
 """)
     emulator({"responses": [tool_reply("bash", {"command": "echo hi"}), text_reply("done")]})
-    r = run_panto("-p", "go", "--allow", "exec", "-e", str(f))
+    r = run_panto("-p", "go", "--allow", "exec", "--yolo", "-e", str(f))
     assert r.returncode == 0, r.stderr
     assert r.stdout == "done\n"
     seen = [json.loads(line) for line in log.read_text().splitlines()]

@@ -305,6 +305,24 @@ def test_model_switches_provider_and_model(emulator, pane):
     assert "gpt-4o-mini · context" in screen and "/128k" in screen
 
 
+def test_model_switch_takes_the_new_models_max_tokens_unless_given(emulator, pane, write_config):
+    emu = emulator({"responses": [text_reply("One."), text_reply("Two.")]})
+    p = pane()
+    p.type("/model openai:gpt-4o")
+    p.wait_for("model: gpt-4o (openai)")
+    p.type("Hello")
+    p.wait_for("One.")
+    assert emu.requests()[0]["body"]["max_completion_tokens"] == 16384
+    # Given by the user: it stays whatever the model.
+    write_config({"max_tokens": 777})
+    q = pane()
+    q.type("/model openai:gpt-4o")
+    q.wait_for("model: gpt-4o (openai)")
+    q.type("Hello")
+    q.wait_for("Two.")
+    assert emu.requests()[1]["body"]["max_completion_tokens"] == 777
+
+
 def test_model_switch_takes_the_new_providers_address_and_key(emulator, cli_env, pane):
     # Each provider's variables lead to an emulator of its own: the switch must leave the
     # Anthropic one (its address and key) for the OpenAI one's.
@@ -438,7 +456,7 @@ def test_ctrl_c_while_an_extension_tool_runs_kills_it_and_the_next_turn_works(em
     emu = emulator({"responses": [tool_reply("bash", {"command": "sleep 30; touch never"}),
                                   tool_reply("bash", {"command": "echo again"}, id="toolu_2"),
                                   text_reply("Fresh start.")]})
-    p = pane("--allow", "exec")
+    p = pane("--allow", "exec", "--yolo")
     p.type("Run something slow")
     p.wait_for("⚙ bash sleep 30; touch never")
     p.keys("C-c")

@@ -265,6 +265,19 @@ def test_json_ends_a_failure_with_its_error_line(emulator, run_panto, write_conf
 
 # Settings: the config file and the flags.
 
+def test_max_tokens_is_the_models_most_output_unless_given(emulator, run_panto, write_config):
+    emu = emulator({"responses": [text_reply("a")], "repeat_last": True})
+    assert run_panto("--model", "claude-sonnet-4-5", "-p", "x").returncode == 0
+    assert body(emu)["max_tokens"] == 64000  # the catalog's entry
+    # A model the catalog does not know: the core's default.
+    assert run_panto("--model", "claude-test", "-p", "x").returncode == 0
+    assert body(emu, 1)["max_tokens"] == 4096
+    # The file's model_info over the catalog.
+    write_config({"model_info": {"max_output_tokens": 1234}})
+    assert run_panto("--model", "claude-test", "-p", "x").returncode == 0
+    assert body(emu, 2)["max_tokens"] == 1234
+
+
 def test_the_config_file_sets_defaults_and_flags_win(emulator, run_panto, write_config):
     emu = emulator({"responses": [text_reply("a"), text_reply("b")], "repeat_last": True})
     write_config({"model": "file-model", "system": "From the file.", "max_tokens": 99})

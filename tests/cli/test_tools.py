@@ -34,10 +34,10 @@ def call(emulator: Any, name: str, input: dict[str, Any]) -> Any:
 
 
 def one_result(emulator: Any, run_panto: Any, name: str, input: dict[str, Any], allow: str) -> dict[str, Any]:
-    """The model calls `name` with `input` once; the run (granted `allow`) succeeds, and its
-    one tool_result event is returned."""
+    """The model calls `name` with `input` once; the run (granted `allow`, asking nothing:
+    test_approvals.py has the asking) succeeds, and its one tool_result event is returned."""
     call(emulator, name, input)
-    r = run_panto("-p", "go", "--json", "--allow", allow)
+    r = run_panto("-p", "go", "--json", "--allow", allow, "--yolo")
     assert r.returncode == 0, r.stderr
     [res] = tool_results(r.stdout)
     return res
@@ -60,7 +60,7 @@ def test_write_of_one_byte_says_byte(emulator, run_panto, workdir: Path):
 def test_write_replaces_a_file(emulator, run_panto, workdir: Path):
     (workdir / "f.txt").write_text("old content")
     call(emulator, "write", {"path": "f.txt", "content": "new"})
-    r = run_panto("-p", "go", "--json", "--allow", "fs.write")
+    r = run_panto("-p", "go", "--json", "--allow", "fs.write", "--yolo")
     assert r.returncode == 0, r.stderr
     assert tool_results(r.stdout)[0]["is_error"] is False
     assert (workdir / "f.txt").read_text() == "new"
@@ -207,7 +207,7 @@ def test_bash_timeout_kills_the_command_and_what_it_started(emulator, run_panto,
 
 def test_bash_is_canceled_by_sigint_and_its_processes_killed(emulator, start_panto, workdir: Path):
     call(emulator, "bash", {"command": "sleep 300 & echo $! > bg.pid; wait"})
-    proc = start_panto("-p", "go", "--allow", "exec", stdin=subprocess.DEVNULL)
+    proc = start_panto("-p", "go", "--allow", "exec", "--yolo", stdin=subprocess.DEVNULL)
     pid_file = workdir / "bg.pid"
     deadline = time.monotonic() + RUN_TIMEOUT
     while not (pid_file.exists() and pid_file.read_text().strip()):
@@ -231,7 +231,7 @@ def test_bash_calls_of_one_round_run_together(emulator, run_panto, workdir: Path
         ]}},
         text_reply("ok"),
     ]})
-    r = run_panto("-p", "go", "--json", "--allow", "exec")
+    r = run_panto("-p", "go", "--json", "--allow", "exec", "--yolo")
     assert r.returncode == 0, r.stderr
     results = {res["id"]: res for res in tool_results(r.stdout)}
     assert results["toolu_1"]["content"] == "saw flag\n" and results["toolu_1"]["is_error"] is False

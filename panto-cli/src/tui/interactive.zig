@@ -8,6 +8,8 @@
 //!   line_editor.zig     the prompt's line: editing, history browsing and search, completion
 //!   history.zig         the persistent history file
 //!   watcher.zig         the thread reading the keyboard during a turn (Ctrl-C cancels)
+//!   approval_prompt.zig the question before a call that asks: allow once / for the session /
+//!                       deny (with a reason) / cancel
 //!   render.zig          a turn's events on the terminal (text, thinking, tool calls, notes)
 //!   summary.zig         one-line summaries of a tool call's input and result
 //!   status.zig          the status line (context, tokens, cost)
@@ -28,6 +30,7 @@ const status = @import("status.zig");
 const slash = @import("slash_commands.zig");
 const replay = @import("replay.zig");
 const Watcher = @import("watcher.zig").Watcher;
+const Asker = @import("approval_prompt.zig").Asker;
 const exit_codes = @import("../exit_codes.zig");
 
 const stdin_fd: std.c.fd_t = 0;
@@ -64,8 +67,11 @@ pub fn run(app: *App) !u8 {
         .renderer = .init(app.gpa, out),
         .editor = .init(app.gpa, &history),
         .raw = &raw,
+        .asker = .{ .gpa = app.gpa },
     };
     defer loop.renderer.deinit();
+    defer loop.asker.deinit();
+    defer loop.typed.deinit(app.gpa);
     defer loop.editor.deinit();
     history.load() catch |err| try loop.historyFailed(err);
     const completions = try slash.names(app.gpa, app);
@@ -88,6 +94,11 @@ const Loop = struct {
     drawn_cols: u16 = 0,
     /// The text of the last key read (a UTF-8 character: at most 4 bytes).
     key_bytes: [4]u8 = undefined,
+    /// The thread reading the keyboard while a turn or a command runs (stopped while a
+    /// question is asked), and what was typed before the question: for the next prompt.
+    watcher: ?*Watcher = null,
+    typed: std.ArrayList(u8) = .empty,
+    asker: Asker,
 
     fn banner(l: *Loop) !void {
         const agent = l.app.agent;
@@ -169,6 +180,7 @@ const Loop = struct {
         l.renderer.rows = size.rows;
         var watcher = Watcher.start(l.app, stdin_fd);
         watcher.spawn();
+        l.watcher = &watcher;
         defer l.takeTyped(&watcher);
         if (line[0] == '/') {
             const outcome = try slash.run(.{ .app = l.app, .renderer = &l.renderer, .out = l.out }, line);
@@ -181,14 +193,32 @@ const Loop = struct {
 
     /// What was typed during the turn goes before anything read later; Ctrl-C presses do not.
     fn takeTyped(l: *Loop, watcher: *Watcher) void {
-        const typed = watcher.stop();
-        l.pending.insertSlice(l.app.gpa, 0, typed) catch {};
+        l.watcher = null;
+        l.typed.appendSlice(l.app.gpa, watcher.stop()) catch {};
+        l.pending.insertSlice(l.app.gpa, 0, l.typed.items) catch {};
+        l.typed.clearRetainingCapacity();
+    }
+
+    /// The question about a call that asks (turn.Observer.approve): the watcher stops while
+    /// the keys answer it, what was typed before is kept for the next prompt.
+    fn approve(ctx: *anyopaque, call: *const panto.event.ApprovalCall) turn.Answer {
+        const l: *Loop = @ptrCast(@alignCast(ctx));
+        const watcher = l.watcher orelse return .cancel;
+        l.typed.appendSlice(l.app.gpa, watcher.stop()) catch {};
+        defer {
+            l.typed.appendSlice(l.app.gpa, l.asker.leftover()) catch {};
+            watcher.* = Watcher.start(l.app, stdin_fd);
+            watcher.spawn();
+        }
+        return l.asker.ask(&l.renderer, call) catch |err| switch (err) {
+            error.WriteFailed => .cancel, // no terminal to ask on
+        };
     }
 
     fn runTurn(l: *Loop, input: []const u8) !void {
         const r = &l.renderer;
         r.beginTurn();
-        const observer: turn.Observer = .{ .ctx = r, .event = onEvent, .note = onNote };
+        const observer: turn.Observer = .{ .ctx = l, .event = onEvent, .note = onNote, .approve = approve };
         const outcome = turn.run(l.app, input, observer);
         try r.out.writeAll(style.reset);
         if (r.col != 0) try l.out.writeAll("\n");
@@ -280,11 +310,11 @@ fn moreWithin(ms: c_int) bool {
 }
 
 fn onEvent(ctx: *anyopaque, e: *const panto.Event) void {
-    const r: *Renderer = @ptrCast(@alignCast(ctx));
-    r.event(e);
+    const l: *Loop = @ptrCast(@alignCast(ctx));
+    l.renderer.event(e);
 }
 
 fn onNote(ctx: *anyopaque, text: []const u8) void {
-    const r: *Renderer = @ptrCast(@alignCast(ctx));
-    r.note(text);
+    const l: *Loop = @ptrCast(@alignCast(ctx));
+    l.renderer.note(text);
 }

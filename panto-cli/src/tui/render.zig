@@ -107,7 +107,7 @@ pub const Renderer = struct {
             },
             .message_complete => try r.freshLine(),
             .message_start, .message_end => {},
-            // (no prompt yet: turn.zig denies the calls, whose results say so)
+            // The question is the observer's (approval_prompt.zig), a call at a time.
             .approval_request => {},
         }
         try r.out.flush();
@@ -280,7 +280,7 @@ pub const Renderer = struct {
     }
 
     /// Starts a line unless the cursor is at the start of one (a live line is replaced).
-    fn freshLine(r: *Renderer) Writer.Error!void {
+    pub fn freshLine(r: *Renderer) Writer.Error!void {
         try r.clearLive();
         if (r.col != 0) {
             if (r.in_thinking) r.thinking_rows += 1;
@@ -340,7 +340,7 @@ pub const Renderer = struct {
     }
 
     /// One line of `s` in at most `cols` columns, newlines shown as spaces, cut with "…".
-    fn clipped(r: *Renderer, s: []const u8, cols: usize) Writer.Error!void {
+    pub fn clipped(r: *Renderer, s: []const u8, cols: usize) Writer.Error!void {
         var used: usize = 0;
         var i: usize = 0;
         while (i < s.len) {

@@ -6,6 +6,7 @@ const Renderer = @import("render.zig").Renderer;
 const style = @import("render.zig");
 const turn = @import("../turn.zig");
 const exit_codes = @import("../exit_codes.zig");
+const settings_mod = @import("../settings.zig");
 
 const Writer = std.Io.Writer;
 
@@ -17,6 +18,7 @@ pub const builtins = [_]Builtin{
     .{ .name = "session", .usage = "/session", .description = "the session this conversation is kept in" },
     .{ .name = "new", .usage = "/new", .description = "start a new conversation, in a new session" },
     .{ .name = "fork", .usage = "/fork [N]", .description = "go on in a new session holding this one's first N messages (all)" },
+    .{ .name = "mcp", .usage = "/mcp", .description = "the MCP servers (config mcp_servers, --mcp) and their tools" },
     .{ .name = "compact", .usage = "/compact", .description = "summarize the older messages to free context" },
     .{ .name = "help", .usage = "/help", .description = "this list, and the keys" },
     .{ .name = "quit", .usage = "/quit", .description = "exit (Ctrl-D on an empty line too)" },
@@ -53,6 +55,8 @@ pub fn run(ctx: Context, line: []const u8) Writer.Error!Outcome {
         try newSession(ctx);
     } else if (eql(name, "fork")) {
         try fork(ctx, args);
+    } else if (eql(name, "mcp")) {
+        try mcp(ctx);
     } else if (!ctx.app.host.runCommand(name, args, out)) {
         try out.print("{s}unknown command /{s}{s} (/help lists them)\n", .{ style.red, name, style.reset });
     }
@@ -99,7 +103,15 @@ fn model(ctx: Context, args: []const u8) Writer.Error!void {
     const w = &json.writer;
     (if (provider) |p| w.print("{{\"provider\":\"{s}\",\"model\":{f}}}", .{ @tagName(p), std.json.fmt(name, .{}) }) else w.print("{{\"model\":{f}}}", .{std.json.fmt(name, .{})})) catch
         return ctx.out.print("{s}out of memory{s}\n", .{ style.red, style.reset });
-    if (try setConfig(ctx, "model", json.written())) try ctx.out.print("model: {s} ({s})\n", .{ agent.config.model, @tagName(agent.config.provider) });
+    if (!try setConfig(ctx, "model", json.written())) return;
+    try ctx.out.print("model: {s} ({s})\n", .{ agent.config.model, @tagName(agent.config.provider) });
+    // The new model's limit, unless the user gave one.
+    if (ctx.app.settings.max_tokens_from_model) {
+        const most = settings_mod.modelMaxTokens(agent.config);
+        if (most == agent.config.max_tokens) return;
+        var buf: [48]u8 = undefined;
+        _ = try setConfig(ctx, "model", std.fmt.bufPrint(&buf, "{{\"max_tokens\":{d}}}", .{most}) catch unreachable);
+    }
 }
 
 fn thinking(ctx: Context, args: []const u8) Writer.Error!void {
@@ -183,6 +195,29 @@ fn forkAt(ctx: Context, command: []const u8, count: usize) Writer.Error!bool {
         return false;
     };
     return true;
+}
+
+/// `/mcp`: each server, its command, and the tools it offers (the agent's tools of that
+/// server, named SERVER__TOOL); a server starts at the first turn, so before it none are known.
+fn mcp(ctx: Context) Writer.Error!void {
+    const agent = ctx.app.agent;
+    const out = ctx.out;
+    const servers = agent.config.mcp_servers;
+    if (servers.len == 0) return out.writeAll("no MCP servers (the config file's \"mcp_servers\", or --mcp NAME=COMMAND)\n");
+    for (servers, 0..) |server, i| {
+        try out.print("{s}{s}{s} {s}", .{ style.bold, server.name, style.reset, style.dim });
+        try out.writeAll(server.command);
+        for (server.args) |arg| try out.print(" {s}", .{arg});
+        try out.print("{s}\n", .{style.reset});
+        var count: usize = 0;
+        for (agent.tools.items()) |t| if (t.mcp_server) |server_index| if (server_index == i) {
+            try out.print("  {s}\n", .{t.name});
+            count += 1;
+        };
+        if (count > 0) continue;
+        const started = i < agent.mcp.list.len and agent.mcp.list[i].client != null;
+        try out.writeAll(if (started) "  (no tools)\n" else "  (not started yet: it starts at the next turn, then its tools show here)\n");
+    }
 }
 
 /// The system prompt sent, dim and indented, and whose it is.

@@ -35,6 +35,7 @@ ext.tool{
     timeout = {type = "number", description = "Seconds before it is killed", default = default_timeout, minimum = 0},
   },
   capabilities = {"exec"},
+  approval = "always", -- each call asks the user first (--yolo or an approval rule allows it)
   handler = function(input)
     local timeout = input.timeout or default_timeout
     if not (timeout > 0) then return nil, "bash: timeout must be more than 0 seconds" end

@@ -24,6 +24,7 @@ ext.tool{
     new = {type = "string", description = "The text that replaces it"},
   },
   capabilities = {"fs.write"},
+  approval = "always", -- each call asks the user first (--yolo or an approval rule allows it)
   handler = function(input)
     local path, old, new = input.path, input.old, input.new
     if old == "" then return nil, "edit: `old` is empty: give the exact text to replace" end

@@ -11,6 +11,7 @@ ext.tool{
     content = {type = "string", description = "The file's whole new content"},
   },
   capabilities = {"fs.write"},
+  approval = "always", -- each call asks the user first (--yolo or an approval rule allows it)
   handler = function(input)
     local path, content = input.path, input.content
     local file, refused = ext.check_path(path) -- the file tools' rule: inside the working directory
