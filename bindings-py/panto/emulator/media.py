@@ -97,8 +97,9 @@ def _messages(body: Any) -> list[Any]:
     if not isinstance(body, dict):
         return []
     for key in ("input", "contents", "messages"):
-        if isinstance(body.get(key), list):
-            return body[key]
+        value = body.get(key)
+        if isinstance(value, list):
+            return value
     return []
 
 
@@ -107,10 +108,10 @@ def _responses_media(items: list[Any]) -> list[dict[str, Any]]:
     for i, item in enumerate(items):
         if not isinstance(item, dict):
             continue
-        if item.get("type") == "function_call_output":
-            parts, where, role = item.get("output"), "tool_result", "user"
-        else:
-            parts, where, role = item.get("content"), "content", item.get("role")
+        output = item.get("type") == "function_call_output"
+        parts = item.get("output") if output else item.get("content")
+        where = "tool_result" if output else "content"
+        role = "user" if output else item.get("role")
         for part in parts if isinstance(parts, list) else []:
             described = _responses_part(part) if isinstance(part, dict) else None
             if described is not None:
@@ -124,8 +125,8 @@ def _responses_part(part: dict[str, Any]) -> dict[str, Any] | None:
         return _described("image", media_type, data, "")
     if part.get("type") == "input_file":
         media_type, data = _data_url(part.get("file_data"))
-        name = part.get("filename") if isinstance(part.get("filename"), str) else ""
-        return _described("document", media_type, data, name)
+        filename = part.get("filename")
+        return _described("document", media_type, data, filename if isinstance(filename, str) else "")
     return None
 
 
@@ -176,8 +177,9 @@ def _bedrock_block(block: dict[str, Any]) -> dict[str, Any] | None:
         if isinstance(value, dict) and isinstance(value.get("source"), dict):
             fmt = str(value.get("format", ""))
             media_type = f"image/{fmt}" if kind == "image" else f"application/{fmt}"
-            name = value.get("name") if isinstance(value.get("name"), str) else ""
-            return _described(kind, media_type, value["source"].get("bytes"), name)
+            name = value.get("name")
+            return _described(kind, media_type, value["source"].get("bytes"),
+                              name if isinstance(name, str) else "")
     return None
 
 
