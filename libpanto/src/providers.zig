@@ -356,3 +356,23 @@ test "each provider declares what the seam needs" {
     }
     try std.testing.expectEqualStrings("\"anthropic\", \"openai\", \"openai-responses\", \"gemini\" or \"bedrock\"", choices);
 }
+
+extern "c" fn setenv(name: [*:0]const u8, value: [*:0]const u8, overwrite: c_int) c_int;
+extern "c" fn unsetenv(name: [*:0]const u8) c_int;
+
+test "a provider's variables: the first set and not empty is read, and messages name it" {
+    const names: []const [:0]const u8 = &.{ "PANTO_TEST_FIRST", "PANTO_TEST_SECOND" };
+    defer for (names) |n| {
+        _ = unsetenv(n);
+    };
+    try std.testing.expectEqual(null, fromEnvironment(names));
+    try std.testing.expectEqualStrings("PANTO_TEST_FIRST or PANTO_TEST_SECOND", variableRead(names, comptime orList(names)));
+    _ = setenv("PANTO_TEST_SECOND", "two", 1);
+    _ = setenv("PANTO_TEST_FIRST", "", 1); // (empty: as if unset)
+    try std.testing.expectEqualStrings("two", fromEnvironment(names).?.value);
+    try std.testing.expectEqualStrings("PANTO_TEST_SECOND", variableRead(names, ""));
+    _ = setenv("PANTO_TEST_FIRST", "one", 1);
+    try std.testing.expectEqualStrings("PANTO_TEST_FIRST", fromEnvironment(names).?.name);
+    try std.testing.expectEqualStrings("GOOGLE_API_KEY or GEMINI_API_KEY", apiKeyChoices(.gemini));
+    try std.testing.expectEqualStrings("AWS_ENDPOINT_URL_BEDROCK_RUNTIME or AWS_ENDPOINT_URL", baseUrlChoices(.bedrock));
+}
