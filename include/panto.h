@@ -386,11 +386,13 @@ typedef struct PantoStream PantoStream;
  *               ConverseStream)
  *   model       string                                      (required)
  *   base_url    string, default $ANTHROPIC_BASE_URL, $OPENAI_BASE_URL,
- *               $GOOGLE_GEMINI_BASE_URL or $AWS_ENDPOINT_URL_BEDROCK_RUNTIME, else
+ *               $GOOGLE_GEMINI_BASE_URL or $AWS_ENDPOINT_URL_BEDROCK_RUNTIME (then
+ *               $AWS_ENDPOINT_URL), else
  *               https://api.anthropic.com, https://api.openai.com/v1 (both OpenAI APIs),
  *               https://generativelanguage.googleapis.com or
  *               https://bedrock-runtime.{$AWS_REGION or $AWS_DEFAULT_REGION}.amazonaws.com
- *   api_key     string, default $ANTHROPIC_API_KEY, $OPENAI_API_KEY, $GEMINI_API_KEY or
+ *   api_key     string, default $ANTHROPIC_API_KEY, $OPENAI_API_KEY, $GOOGLE_API_KEY
+ *               (then $GEMINI_API_KEY, as google-genai reads them) or
  *               $AWS_BEARER_TOKEN_BEDROCK (bedrock: a Bedrock API key, sent as a bearer
  *               token; without one, $AWS_ACCESS_KEY_ID and $AWS_SECRET_ACCESS_KEY, with
  *               $AWS_SESSION_TOKEN, sign each request with SigV4 for the region above)

@@ -483,7 +483,7 @@ fn keySource(origin: endpoint.Origin) config_mod.KeySource {
 fn baseUrlSource(origin: endpoint.Origin, provider: config_mod.Provider) []const u8 {
     return switch (origin) {
         .given => "base_url",
-        .derived => providers.baseUrlVariable(provider),
+        .derived => providers.variableRead(providers.baseUrlVariables(provider), providers.baseUrlChoices(provider)),
     };
 }
 

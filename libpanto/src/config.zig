@@ -537,7 +537,7 @@ pub fn checkWireStrings(config: Config, key_source: KeySource, diag: *Diagnostic
         return diag.fail("base_url contains a space or a control character", .{});
     if (config.api_key) |key| if (hasControl(key)) return switch (key_source) {
         .config => diag.fail("api_key contains a control character (its value is not shown)", .{}),
-        .environment => diag.fail("{s} contains a control character (its value is not shown)", .{providers.apiKeyVariable(config.provider)}),
+        .environment => diag.fail("{s} contains a control character (its value is not shown)", .{providers.variableRead(providers.apiKeyVariables(config.provider), providers.apiKeyChoices(config.provider))}),
     };
 }
 

@@ -67,10 +67,8 @@ fn take(field: *?[]const u8, named: bool, derived: ?[]const u8) Origin {
 
 /// The provider's base URL from its environment variable, else its public endpoint.
 fn baseUrlFromEnvironment(arena: Allocator, provider: Provider) Allocator.Error![]const u8 {
-    const value = std.c.getenv(providers.baseUrlVariable(provider)) orelse return defaultBaseUrl(arena, provider);
-    const url = std.mem.span(value);
-    if (url.len == 0) return defaultBaseUrl(arena, provider);
-    return try arena.dupe(u8, url);
+    const v = providers.fromEnvironment(providers.baseUrlVariables(provider)) orelse return defaultBaseUrl(arena, provider);
+    return try arena.dupe(u8, v.value);
 }
 
 /// The provider's public endpoint (which may depend on the environment: a region).
@@ -81,8 +79,8 @@ fn defaultBaseUrl(arena: Allocator, provider: Provider) Allocator.Error![]const 
 }
 
 fn keyFromEnvironment(arena: Allocator, provider: Provider) Allocator.Error!?[]const u8 {
-    const value = std.c.getenv(providers.apiKeyVariable(provider)) orelse return null;
-    return try arena.dupe(u8, std.mem.span(value));
+    const v = providers.fromEnvironment(providers.apiKeyVariables(provider)) orelse return null;
+    return try arena.dupe(u8, v.value);
 }
 
 extern "c" fn setenv(name: [*:0]const u8, value: [*:0]const u8, overwrite: c_int) c_int;

@@ -175,4 +175,7 @@ pub const ProviderError = struct {
     type: []const u8,
     message: []const u8,
     request_id: ?[]const u8 = null,
+    /// The error's kind when the provider's type says more than the HTTP status (Bedrock: a
+    /// 403 of bad credentials is authentication); null, the status's.
+    kind: ?TurnError = null,
 };

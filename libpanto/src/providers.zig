@@ -3,10 +3,12 @@
 //! file: stream.zig, the transport and the config never name one.
 //!
 //! A provider's folder has a `provider.zig` that declares:
-//!   default_base_url, api_key_variable   the public endpoint's base and the environment
-//!                                         variable its key is read from
-//!   base_url_variable                     the environment variable that replaces the
-//!                                         public endpoint (as the official SDKs read it)
+//!   default_base_url, api_key_variables  the public endpoint's base and the environment
+//!                                         variables its key is read from
+//!   base_url_variables                    the environment variables that replace the
+//!                                         public endpoint (as the official SDKs read them)
+//!     (either list is read by one rule, `fromEnvironment`: the first variable set and
+//!     not empty is read)
 //!   endpoint                              the path requests go to (after base_url), or
 //!   writeEndpoint(gpa, out, model)          for a path that names the model (Gemini)
 //!   writeRequest(w, parts)                the streaming request's JSON body (request.zig's
@@ -36,6 +38,9 @@
 //!   signRequest(h, signing)               signs the request once its body is written, on
 //!                                         every attempt; a provider that signs finds its
 //!                                         credentials itself (no api_key is not refused)
+//!   error_type_header                     a header of a non-2xx answer that names the
+//!                                         error; then parseErrorBody(arena, body, value)
+//!                                         takes its value (null when the answer had none)
 //! Retry headers (retry-after, retry-after-ms, x-should-retry) and request ids are read by
 //! the transport the same way for every provider so far.
 //!
@@ -81,16 +86,54 @@ pub fn defaultBaseUrl(p: Provider) []const u8 {
     };
 }
 
-pub fn baseUrlVariable(p: Provider) [:0]const u8 {
+pub fn baseUrlVariables(p: Provider) []const [:0]const u8 {
     return switch (p) {
-        inline else => |t| api(t).base_url_variable,
+        inline else => |t| api(t).base_url_variables,
     };
 }
 
-pub fn apiKeyVariable(p: Provider) [:0]const u8 {
+pub fn apiKeyVariables(p: Provider) []const [:0]const u8 {
     return switch (p) {
-        inline else => |t| api(t).api_key_variable,
+        inline else => |t| api(t).api_key_variables,
     };
+}
+
+/// A variable of the environment and its value.
+pub const Variable = struct { name: [:0]const u8, value: []const u8 };
+
+/// The first of `names` that is set and not empty, with its value (the environment's
+/// memory: copy it).
+pub fn fromEnvironment(names: []const [:0]const u8) ?Variable {
+    for (names) |name| if (std.c.getenv(name)) |value| {
+        const v = std.mem.span(value);
+        if (v.len > 0) return .{ .name = name, .value = v };
+    };
+    return null;
+}
+
+/// The variables a message names when none is set: `A`, or `A or B`.
+pub fn apiKeyChoices(p: Provider) []const u8 {
+    return switch (p) {
+        inline else => |t| comptime orList(api(t).api_key_variables),
+    };
+}
+
+/// The variable a message about the key or base URL from the environment names: the one
+/// read, or the choices when none is set.
+pub fn variableRead(names: []const [:0]const u8, choices_text: []const u8) []const u8 {
+    return if (fromEnvironment(names)) |v| v.name else choices_text;
+}
+
+pub fn baseUrlChoices(p: Provider) []const u8 {
+    return switch (p) {
+        inline else => |t| comptime orList(api(t).base_url_variables),
+    };
+}
+
+fn orList(comptime names: []const [:0]const u8) []const u8 {
+    var text: []const u8 = "";
+    for (names, 0..) |name, i| text = text ++ (if (i == 0) "" else " or ") ++ name;
+    return text;
 }
 
 /// Appends the path requests go to for `model`.
@@ -147,9 +190,20 @@ pub fn signRequest(p: Provider, h: *request.Headers, signing: request.Signing) r
     }
 }
 
-pub fn parseErrorBody(p: Provider, arena: Allocator, body: []const u8) ?errors.ProviderError {
+/// The header of a non-2xx answer that names the error, for a provider that has one.
+pub fn errorTypeHeader(p: Provider) ?[]const u8 {
     return switch (p) {
-        inline else => |t| api(t).parseErrorBody(arena, body),
+        inline else => |t| if (comptime @hasDecl(api(t), "error_type_header")) api(t).error_type_header else null,
+    };
+}
+
+/// A non-2xx answer's body, with the value of its errorTypeHeader (null when it had none).
+pub fn parseErrorBody(p: Provider, arena: Allocator, body: []const u8, error_type: ?[]const u8) ?errors.ProviderError {
+    return switch (p) {
+        inline else => |t| if (comptime @hasDecl(api(t), "error_type_header"))
+            api(t).parseErrorBody(arena, body, error_type)
+        else
+            api(t).parseErrorBody(arena, body),
     };
 }
 
@@ -294,11 +348,31 @@ pub const Framer = struct {
 test "each provider declares what the seam needs" {
     inline for (comptime std.enums.values(Provider)) |t| {
         const P = api(t);
-        inline for (.{ "default_base_url", "base_url_variable", "api_key_variable", "writeRequest", "addHeaders", "parseErrorBody", "Decoder" }) |name| {
+        inline for (.{ "default_base_url", "base_url_variables", "api_key_variables", "writeRequest", "addHeaders", "parseErrorBody", "Decoder" }) |name| {
             if (!@hasDecl(P, name)) @compileError(@tagName(t) ++ "/provider.zig lacks " ++ name);
         }
         if (@hasDecl(P, "endpoint") == @hasDecl(P, "writeEndpoint")) @compileError(@tagName(t) ++ "/provider.zig declares one of endpoint and writeEndpoint");
         try std.testing.expect(!(@hasDecl(P.Decoder, "hotEvent") and @hasDecl(P.Decoder, "hotQueued")));
     }
     try std.testing.expectEqualStrings("\"anthropic\", \"openai\", \"openai-responses\", \"gemini\" or \"bedrock\"", choices);
+}
+
+extern "c" fn setenv(name: [*:0]const u8, value: [*:0]const u8, overwrite: c_int) c_int;
+extern "c" fn unsetenv(name: [*:0]const u8) c_int;
+
+test "a provider's variables: the first set and not empty is read, and messages name it" {
+    const names: []const [:0]const u8 = &.{ "PANTO_TEST_FIRST", "PANTO_TEST_SECOND" };
+    defer for (names) |n| {
+        _ = unsetenv(n);
+    };
+    try std.testing.expectEqual(null, fromEnvironment(names));
+    try std.testing.expectEqualStrings("PANTO_TEST_FIRST or PANTO_TEST_SECOND", variableRead(names, comptime orList(names)));
+    _ = setenv("PANTO_TEST_SECOND", "two", 1);
+    _ = setenv("PANTO_TEST_FIRST", "", 1); // (empty: as if unset)
+    try std.testing.expectEqualStrings("two", fromEnvironment(names).?.value);
+    try std.testing.expectEqualStrings("PANTO_TEST_SECOND", variableRead(names, ""));
+    _ = setenv("PANTO_TEST_FIRST", "one", 1);
+    try std.testing.expectEqualStrings("PANTO_TEST_FIRST", fromEnvironment(names).?.name);
+    try std.testing.expectEqualStrings("GOOGLE_API_KEY or GEMINI_API_KEY", apiKeyChoices(.gemini));
+    try std.testing.expectEqualStrings("AWS_ENDPOINT_URL_BEDROCK_RUNTIME or AWS_ENDPOINT_URL", baseUrlChoices(.bedrock));
 }

@@ -86,6 +86,43 @@ pub const Runs = struct {
     }
 };
 
+/// The wire's array of messages for the APIs whose messages are lists of typed parts
+/// (Bedrock, Gemini): `{"role", CONTENT: [...]}` a run, a user run's tool results first (they
+/// answer the calls of the message before), then its other blocks.
+pub const PartsMessages = struct {
+    /// The role an assistant run is sent as (a user run is `"user"`).
+    assistant_role: []const u8,
+    /// The member that holds a message's parts.
+    content: []const u8,
+    sends: *const fn (RequestParts, conversation.Message) bool,
+    /// A tool result of the user run `run`.
+    writeResult: *const fn (*std.json.Stringify, RequestParts, Run, conversation.Block) std.Io.Writer.Error!void,
+    /// Any other block of a user run (text, media: the function skips what it does not send).
+    writeUserBlock: *const fn (*std.json.Stringify, conversation.Block) std.Io.Writer.Error!void,
+    /// An assistant message's parts.
+    writeAssistant: *const fn (*std.json.Stringify, RequestParts, conversation.Message) std.Io.Writer.Error!void,
+
+    pub fn write(f: PartsMessages, s: *std.json.Stringify, parts: RequestParts) std.Io.Writer.Error!void {
+        const messages = parts.conversation.messages.items;
+        try s.beginArray();
+        var runs = parts.runs(f.sends);
+        while (runs.next()) |run| {
+            try s.beginObject();
+            try s.objectField("role");
+            try s.write(if (run.role == .user) "user" else f.assistant_role);
+            try s.objectField(f.content);
+            try s.beginArray();
+            if (run.role == .user) {
+                for (run.start..run.end) |i| for (messages[i].blocks) |b| if (b.kind == .tool_result) try f.writeResult(s, parts, run, b);
+                for (run.start..run.end) |i| for (messages[i].blocks) |b| if (b.kind != .tool_result) try f.writeUserBlock(s, b);
+            } else try f.writeAssistant(s, parts, messages[run.start]);
+            try s.endArray();
+            try s.endObject();
+        }
+        try s.endArray();
+    }
+};
+
 /// `"name": value` when the value is set.
 pub fn writeOptional(s: *std.json.Stringify, name: []const u8, value: anytype) std.Io.Writer.Error!void {
     const v = value orelse return;

@@ -29,8 +29,9 @@ import botocore.validate  # noqa: E402
 
 import panto  # noqa: E402
 from panto.emulator import Emulator  # noqa: E402
+from fidelity_checks import check_conformance_log, check_turns  # noqa: E402
 from test_request_fidelity import (  # noqa: E402
-    CONFORMANCE_LOG, FAILING, MEDIA_TURN, SCREENSHOT, WEATHER, _answer, _run_turns, _text)
+    FAILING, MEDIA_TURN, SCREENSHOT, WEATHER, _answer, _run_turns, _text)
 
 _SERVICE = botocore.model.ServiceModel(
     botocore_loaders.create_loader().load_service_model("bedrock-runtime", "service-2"))
@@ -101,29 +102,15 @@ def test_representative_turns(emulator: Emulator, name: str, config: dict[str, A
                               turns: list[Any], scenario: dict[str, Any], tools: list[Any],
                               covers: list[str]) -> None:
     requests = _run_turns(emulator, config, turns, scenario, tools)
-    assert len(requests) >= len(turns), requests
-    dump = json.dumps([r["body"] for r in requests], ensure_ascii=False)
-    for text in covers:
-        assert text in dump, f"{name}: the requests do not hold {text}"
-    for i, r in enumerate(requests):
-        assert r["path"] == PATH
-        problems = validate_bedrock(r["path"], r["body"])
-        assert not problems, f"{name}: request {i + 1}: " + "\n".join(problems)
+    assert all(r["path"] == PATH for r in requests), [r["path"] for r in requests]
+    check_turns(name, requests, turns, covers, lambda r: validate_bedrock(r["path"], r["body"]))
 
 
 def test_conformance_requests() -> None:
     """The Bedrock bodies of the last conformance run (tests/conformance/run.py), if any."""
-    if not CONFORMANCE_LOG.is_file():
-        pytest.skip("no conformance run yet")
-    entries = [json.loads(line) for line in CONFORMANCE_LOG.read_text("utf-8").split("\n")
-               if line.strip()]
-    bedrock = [e for e in entries if str(e.get("path")).endswith("/converse-stream")
-               and e.get("body") is not None]
-    if not bedrock:
-        pytest.skip("the conformance run had no bedrock case")
-    problems = [f"{e.get('case')} [{e.get('lang')}]: {p}" for e in bedrock
-                for p in validate_bedrock(str(e["path"]), e["body"])]
-    assert not problems, "\n".join(problems[:40])
+    check_conformance_log(
+        "bedrock", lambda e: str(e.get("path")).endswith("/converse-stream") and e.get("body") is not None,
+        lambda e: validate_bedrock(str(e["path"]), e["body"]))
 
 
 def test_the_validator_catches_mistakes() -> None:

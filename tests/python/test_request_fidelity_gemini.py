@@ -5,8 +5,7 @@ The REST body (`contents`, `systemInstruction`, `tools`, `toolConfig`, `generati
 no single type in google-genai, whose request is the SDK's own shape; each member is validated
 as the type the REST field holds (`Content`, `Tool`, `ToolConfig`, `GenerationConfig`), from
 JSON as the API would read it (thought signatures decoded as base64). The types forbid
-unknown keys, so a misspelled field is caught. google-genai is not in requirements-dev.txt
-yet: without it, these tests are skipped.
+unknown keys, so a misspelled field is caught. google-genai is pinned in requirements-dev.txt.
 """
 
 from __future__ import annotations
@@ -20,8 +19,9 @@ import pytest
 genai_types = pytest.importorskip("google.genai.types")
 
 from panto.emulator import Emulator  # noqa: E402
+from fidelity_checks import check_conformance_log, check_turns  # noqa: E402
 from test_request_fidelity import (  # noqa: E402
-    CONFORMANCE_LOG, FAILING, MEDIA_TURN, SCREENSHOT, WEATHER, _answer, _run_turns, _text)
+    FAILING, MEDIA_TURN, SCREENSHOT, WEATHER, _answer, _run_turns, _text)
 
 MEMBERS = {
     "contents": lambda v: [genai_types.Content.model_validate_json(json.dumps(c)) for c in v],
@@ -88,29 +88,16 @@ def test_representative_turns(emulator: Emulator, name: str, config: dict[str, A
                               turns: list[Any], scenario: dict[str, Any], tools: list[Any],
                               covers: list[str]) -> None:
     requests = _run_turns(emulator, config, turns, scenario, tools)
-    assert len(requests) >= len(turns), requests
-    dump = json.dumps([r["body"] for r in requests], ensure_ascii=False)
-    for text in covers:
-        assert text in dump, f"{name}: the requests do not hold {text}"
-    for i, r in enumerate(requests):
+    for r in requests:
         if isinstance(r["body"], dict):
             r["body"].pop("safetySettings", None)  # (extra_body's: not panto's to check)
-        problems = validate_gemini(r["body"])
-        assert not problems, f"{name}: request {i + 1}: " + "\n".join(problems)
+    check_turns(name, requests, turns, covers, lambda r: validate_gemini(r["body"]))
 
 
 def test_conformance_requests() -> None:
     """The Gemini bodies of the last conformance run (tests/conformance/run.py), if any."""
-    if not CONFORMANCE_LOG.is_file():
-        pytest.skip("no conformance run yet")
-    entries = [json.loads(line) for line in CONFORMANCE_LOG.read_text("utf-8").split("\n")
-               if line.strip()]
-    gemini = [e for e in entries if ":streamGenerateContent" in str(e.get("path"))]
-    if not gemini:
-        pytest.skip("the conformance run had no gemini case")
-    problems = [f"{e.get('case')} [{e.get('lang')}]: {p}" for e in gemini
-                for p in validate_gemini(e.get("body"))]
-    assert not problems, "\n".join(problems[:40])
+    check_conformance_log("gemini", lambda e: ":streamGenerateContent" in str(e.get("path")),
+                          lambda e: validate_gemini(e.get("body")))
 
 
 def test_the_validator_catches_mistakes() -> None:

@@ -6,6 +6,13 @@ in a message's content, and inside a `tool_result` block's content. OpenAI Chat 
 "data:...;base64,...", "filename"}`) in a message's content. Each is described by its kind,
 media type, size, sha256 and, for an image, its pixel size read from the format's header
 (standard library only: the emulator decodes nothing).
+
+The other three APIs are read into the same description, a "message" being an item or
+content of theirs: OpenAI Responses, `input_image` (`image_url` a data URL) and `input_file`
+(`file_data`, `filename`) parts in an `input` item's content and in a `function_call_output`'s
+output; Gemini, `inlineData` parts (`mimeType`, `data`) of `contents`, those after a
+`functionResponse` counted as its result's; Bedrock, `image` and `document` blocks
+(`format`, `source.bytes`) of `messages`, and inside a `toolResult`'s content.
 """
 
 from __future__ import annotations
@@ -24,6 +31,12 @@ def request_media(path: str, body: Any) -> list[dict[str, Any]]:
     "role", "in": "content" | "tool_result", "kind": "image" | "document", "media_type",
     "byte_size", "sha256", "width", "height", "name"} (a part whose data is not base64 has
     byte_size -1 and no hash)."""
+    if isinstance(body, dict) and isinstance(body.get("input"), list):
+        return _responses_media(body["input"])
+    if isinstance(body, dict) and isinstance(body.get("contents"), list):
+        return _gemini_media(body["contents"])
+    if isinstance(body, dict) and path.endswith("/converse-stream") and isinstance(body.get("messages"), list):
+        return _bedrock_media(body["messages"])
     if not isinstance(body, dict) or not isinstance(body.get("messages"), list):
         return []
     found: list[dict[str, Any]] = []
@@ -55,10 +68,11 @@ def new_media(path: str, body: Any) -> list[dict[str, Any]]:
     """The media parts of the messages after the last assistant message: what this request
     adds to the conversation (the user's turn, or the results of a tool round)."""
     media = request_media(path, body)
-    messages = body.get("messages") if isinstance(body, dict) else None
+    messages = _messages(body)
     last = -1
-    for i, message in enumerate(messages or []):
-        if isinstance(message, dict) and message.get("role") == "assistant":
+    for i, message in enumerate(messages):
+        if isinstance(message, dict) and (message.get("role") in ("assistant", "model")
+                                          or message.get("type") in ("function_call", "reasoning")):
             last = i
     return [m for m in media if m["message"] > last]
 
@@ -76,6 +90,97 @@ def describe(media: list[dict[str, Any]]) -> str:
         items.append(item)
     noun = "attachment" if len(items) == 1 else "attachments"
     return f"Received {len(items)} {noun}: {', '.join(items)}."
+
+
+def _messages(body: Any) -> list[Any]:
+    """The request's list of messages, whichever API's: messages, input items or contents."""
+    if not isinstance(body, dict):
+        return []
+    for key in ("input", "contents", "messages"):
+        value = body.get(key)
+        if isinstance(value, list):
+            return value
+    return []
+
+
+def _responses_media(items: list[Any]) -> list[dict[str, Any]]:
+    found: list[dict[str, Any]] = []
+    for i, item in enumerate(items):
+        if not isinstance(item, dict):
+            continue
+        output = item.get("type") == "function_call_output"
+        parts = item.get("output") if output else item.get("content")
+        where = "tool_result" if output else "content"
+        role = "user" if output else item.get("role")
+        for part in parts if isinstance(parts, list) else []:
+            described = _responses_part(part) if isinstance(part, dict) else None
+            if described is not None:
+                found.append({"message": i, "role": role, "in": where, **described})
+    return found
+
+
+def _responses_part(part: dict[str, Any]) -> dict[str, Any] | None:
+    if part.get("type") == "input_image":
+        media_type, data = _data_url(part.get("image_url"))
+        return _described("image", media_type, data, "")
+    if part.get("type") == "input_file":
+        media_type, data = _data_url(part.get("file_data"))
+        filename = part.get("filename")
+        return _described("document", media_type, data, filename if isinstance(filename, str) else "")
+    return None
+
+
+def _gemini_media(contents: list[Any]) -> list[dict[str, Any]]:
+    found: list[dict[str, Any]] = []
+    for i, content in enumerate(contents):
+        if not isinstance(content, dict) or not isinstance(content.get("parts"), list):
+            continue
+        where = "content"
+        for part in content["parts"]:
+            if not isinstance(part, dict):
+                continue
+            if "functionResponse" in part:
+                where = "tool_result"
+            elif "text" in part:
+                where = "content"
+            inline = part.get("inlineData")
+            if isinstance(inline, dict):
+                media_type = str(inline.get("mimeType", ""))
+                kind = "image" if media_type.startswith("image/") else "document"
+                found.append({"message": i, "role": content.get("role"), "in": where,
+                              **_described(kind, media_type, inline.get("data"), "")})
+    return found
+
+
+def _bedrock_media(messages: list[Any]) -> list[dict[str, Any]]:
+    found: list[dict[str, Any]] = []
+    for i, message in enumerate(messages):
+        if not isinstance(message, dict) or not isinstance(message.get("content"), list):
+            continue
+        for block in message["content"]:
+            if not isinstance(block, dict):
+                continue
+            inner: list[Any] = []
+            if isinstance(block.get("toolResult"), dict):
+                inner = block["toolResult"].get("content") or []
+            for part, where in [(block, "content")] + [(b, "tool_result") for b in inner]:
+                described = _bedrock_block(part) if isinstance(part, dict) else None
+                if described is not None:
+                    found.append({"message": i, "role": message.get("role"), "in": where,
+                                  **described})
+    return found
+
+
+def _bedrock_block(block: dict[str, Any]) -> dict[str, Any] | None:
+    for kind in ("image", "document"):
+        value = block.get(kind)
+        if isinstance(value, dict) and isinstance(value.get("source"), dict):
+            fmt = str(value.get("format", ""))
+            media_type = f"image/{fmt}" if kind == "image" else f"application/{fmt}"
+            name = value.get("name")
+            return _described(kind, media_type, value["source"].get("bytes"),
+                              name if isinstance(name, str) else "")
+    return None
 
 
 def _anthropic_block(block: dict[str, Any]) -> dict[str, Any] | None:

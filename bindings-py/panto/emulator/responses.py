@@ -6,8 +6,9 @@ emulator makes, as the item's `encrypted_content` in `output_item.done` only: `.
 carries none), a text block a `message` item, a tool_use block a `function_call` item.
 Every event is `event: TYPE` and `data: JSON` with a `sequence_number`, after
 `response.created` and `response.in_progress`; the stream ends with `response.completed`,
-or `response.incomplete` (`max_output_tokens`) for a max_tokens stop. A scripted stream
-error is an `error` event, as the API sends one before `response.failed`.
+or `response.incomplete` (`max_output_tokens`) for a max_tokens stop. A message whose stop
+reason is `refusal` has its text as a `refusal` part (`response.refusal.delta`/`.done`). A
+scripted stream error is an `error` event, as the API sends one before `response.failed`.
 """
 
 from __future__ import annotations
@@ -90,7 +91,7 @@ def render(message: dict[str, Any], call: Call) -> list[bytes]:
         if block["type"] == "thinking":
             item, item_events = _reasoning(block, call, index)
         elif block["type"] == "text":
-            item, item_events = _message(block, call, index)
+            item, item_events = _message(block, call, index, message["stop_reason"] == "refusal")
         else:
             item, item_events = _function_call(block, call, index)
         events += item_events
@@ -131,22 +132,31 @@ def _reasoning(block: dict[str, Any], call: Call, index: int) -> tuple[dict[str,
     return done, events
 
 
-def _message(block: dict[str, Any], call: Call, index: int) -> tuple[dict[str, Any], Events]:
+def _message(block: dict[str, Any], call: Call, index: int, refusal: bool = False
+             ) -> tuple[dict[str, Any], Events]:
     item_id = f"msg_emu{call.number:04d}_{index}"
     text = block["text"]
-    part = {"type": "output_text", "text": text, "annotations": []}
+    if refusal:
+        part: dict[str, Any] = {"type": "refusal", "refusal": text}
+    else:
+        part = {"type": "output_text", "text": text, "annotations": []}
     done = {"id": item_id, "type": "message", "status": "completed", "role": "assistant",
             "content": [part]}
     at = {"item_id": item_id, "output_index": index, "content_index": 0}
     events: Events = [
         ("response.output_item.added", {"output_index": index, "item": dict(
             done, status="in_progress", content=[])}),
-        ("response.content_part.added", dict(at, part=dict(part, text=""))),
+        ("response.content_part.added", dict(at, part=dict(
+            part, **({"refusal": ""} if refusal else {"text": ""})))),
     ]
-    events += [("response.output_text.delta", dict(at, delta=d, logprobs=[]))
-               for d in block["deltas"]]
-    events += [("response.output_text.done", dict(at, text=text, logprobs=[])),
-               ("response.content_part.done", dict(at, part=part)),
+    if refusal:
+        events += [("response.refusal.delta", dict(at, delta=d)) for d in block["deltas"]]
+        events.append(("response.refusal.done", dict(at, refusal=text)))
+    else:
+        events += [("response.output_text.delta", dict(at, delta=d, logprobs=[]))
+                   for d in block["deltas"]]
+        events.append(("response.output_text.done", dict(at, text=text, logprobs=[])))
+    events += [("response.content_part.done", dict(at, part=part)),
                ("response.output_item.done", {"output_index": index, "item": done})]
     return done, events
 

@@ -184,7 +184,7 @@ fn checkRequest(s: *Stream) TurnError!void {
     const config = s.config;
     if (config.api_key == null and !providers.signs(config.provider) and std.mem.eql(u8, config.base_url.?, providers.defaultBaseUrl(config.provider))) {
         var buf: [128]u8 = undefined;
-        const msg = std.fmt.bufPrint(&buf, "no API key: set {s} (or the config key api_key)", .{providers.apiKeyVariable(config.provider)}) catch "no API key";
+        const msg = std.fmt.bufPrint(&buf, "no API key: set {s} (or the config key api_key)", .{providers.apiKeyChoices(config.provider)}) catch "no API key";
         s.detail.set(gpa, 0, "authentication_error", msg);
         return error.Authentication;
     }
@@ -228,9 +228,14 @@ fn checkRequest(s: *Stream) TurnError!void {
 fn readHead(s: *Stream) TurnError!void {
     const gpa = s.agent.gpa;
     const head = s.response.head;
+    const error_type_header = providers.errorTypeHeader(s.config.provider);
+    var error_type: ?[]const u8 = null; // (copied: reading the body reuses the head's buffer)
     var it = head.iterateHeaders();
     while (it.next()) |h| {
         if (errors.Detail.ofInterest(h.name)) s.detail.addHeader(gpa, h.name, h.value);
+        if (error_type_header) |name| if (error_type == null and std.ascii.eqlIgnoreCase(h.name, name)) {
+            error_type = s.event_allocator.dupe(u8, h.value) catch return error.OutOfMemory;
+        };
         if (std.ascii.eqlIgnoreCase(h.name, "request-id") or std.ascii.eqlIgnoreCase(h.name, "x-request-id") or std.ascii.eqlIgnoreCase(h.name, "x-amzn-requestid")) {
             s.detail.setRequestId(gpa, h.value);
         } else if (std.ascii.eqlIgnoreCase(h.name, "retry-after-ms")) {
@@ -245,7 +250,7 @@ fn readHead(s: *Stream) TurnError!void {
     if (s.retry_after_ms) |ms| s.detail.retry_after = @as(f64, @floatFromInt(ms)) / 1000;
     const status: u16 = @intFromEnum(head.status);
     const content_type = head.content_type orelse "";
-    if (status < 200 or status > 299) return httpFailure(s, status);
+    if (status < 200 or status > 299) return httpFailure(s, status, error_type);
     const accept = providers.accept(s.config.provider);
     if (!std.ascii.startsWithIgnoreCase(content_type, accept)) {
         var msg_buf: [200]u8 = undefined;
@@ -359,14 +364,15 @@ fn nothingReceived(s: *Stream, err: anyerror) bool {
     };
 }
 
-fn httpFailure(s: *Stream, status: u16) TurnError {
+fn httpFailure(s: *Stream, status: u16, error_type: ?[]const u8) TurnError {
     const gpa = s.agent.gpa;
     const reader = s.response.reader(s.body.buffer());
     const arena = s.event_allocator;
     const body = reader.allocRemaining(arena, .limited(max_error_body)) catch "";
-    if (providers.parseErrorBody(s.agent.config.provider, arena, body)) |p| {
+    if (providers.parseErrorBody(s.agent.config.provider, arena, body, error_type)) |p| {
         s.detail.set(gpa, status, p.type, p.message);
         if (p.request_id) |id| if (s.detail.request_id.items.len == 0) s.detail.setRequestId(gpa, id);
+        if (p.kind) |kind| return kind;
     } else {
         var msg_buf: [96]u8 = undefined;
         const msg = std.fmt.bufPrint(&msg_buf, "HTTP {d} without a provider error body", .{status}) catch "HTTP error";

@@ -8,8 +8,8 @@ const decode = @import("decode.zig");
 const server_tools = @import("server_tools.zig");
 
 pub const default_base_url = "https://api.anthropic.com";
-pub const base_url_variable = "ANTHROPIC_BASE_URL";
-pub const api_key_variable = "ANTHROPIC_API_KEY";
+pub const base_url_variables: []const [:0]const u8 = &.{"ANTHROPIC_BASE_URL"};
+pub const api_key_variables: []const [:0]const u8 = &.{"ANTHROPIC_API_KEY"};
 pub const endpoint = request.endpoint;
 pub const writeRequest = request.writeRequest;
 pub const parseErrorBody = decode.parseErrorBody;

@@ -18,8 +18,9 @@ const sign = @import("sign.zig");
 /// The base without a region, which no request may go to: signRequest refuses it with a
 /// config error naming the region's variables (the region is read when the base is derived).
 pub const default_base_url = "https://" ++ sign.regionless_host;
-pub const base_url_variable = "AWS_ENDPOINT_URL_BEDROCK_RUNTIME";
-pub const api_key_variable = "AWS_BEARER_TOKEN_BEDROCK";
+/// The service's own endpoint variable, then every service's (as the AWS SDKs read them).
+pub const base_url_variables: []const [:0]const u8 = &.{ "AWS_ENDPOINT_URL_BEDROCK_RUNTIME", "AWS_ENDPOINT_URL" };
+pub const api_key_variables: []const [:0]const u8 = &.{"AWS_BEARER_TOKEN_BEDROCK"};
 pub const accept = "application/vnd.amazon.eventstream";
 pub const writeRequest = request.writeRequest;
 pub const writeEndpoint = credentials.writeEndpoint;
@@ -40,14 +41,31 @@ pub fn signRequest(h: *req.Headers, signing: req.Signing) req.SignError!void {
     return sign.signRequest(h, signing, signing.api_key, environment);
 }
 
+/// The header that names a non-2xx answer's exception (`x-amzn-errortype`), passed to
+/// parseErrorBody.
+pub const error_type_header = "x-amzn-errortype";
+
 /// Bedrock's error body, `{"message": ...}` (`Message` from AWS's front door, with the
-/// exception's name in `__type` from some services); the error's kind is its status's (the
-/// name is in the `x-amzn-errortype` header, which the error's headers carry).
-pub fn parseErrorBody(arena: Allocator, body: []const u8) ?errors.ProviderError {
+/// exception's name in `__type` from some services); the error's type is the exception's
+/// name, from `error_type_header` or else `__type`, and its kind the name's (`kind`) where
+/// the status says less.
+pub fn parseErrorBody(arena: Allocator, body: []const u8, error_type: ?[]const u8) ?errors.ProviderError {
     const Body = struct { message: ?[]const u8 = null, Message: ?[]const u8 = null, __type: ?[]const u8 = null };
     const parsed = std.json.parseFromSliceLeaky(Body, arena, body, .{ .ignore_unknown_fields = true }) catch return null;
     const message = parsed.message orelse parsed.Message orelse return null;
-    return .{ .type = exceptionName(parsed.__type orelse "error"), .message = message };
+    const name = exceptionName(error_type orelse parsed.__type orelse "error");
+    return .{ .type = name, .message = message, .kind = kind(name) };
+}
+
+/// What an exception's name says of the error where its status does not: AWS answers bad
+/// or expired credentials with 403, as it answers a denied permission.
+fn kind(name: []const u8) ?errors.TurnError {
+    const authentication = [_][]const u8{ "UnrecognizedClientException", "InvalidSignatureException", "IncompleteSignatureException", "MissingAuthenticationTokenException", "ExpiredTokenException", "InvalidClientTokenId" };
+    for (authentication) |a| if (std.mem.eql(u8, a, name)) return error.Authentication;
+    if (std.mem.eql(u8, name, "AccessDeniedException")) return error.PermissionDenied;
+    if (std.mem.eql(u8, name, "ThrottlingException")) return error.RateLimit;
+    if (std.mem.eql(u8, name, "ValidationException")) return error.InvalidRequest;
+    return null;
 }
 
 /// `com.amazon.coral.service#ValidationException:http://...` as `ValidationException`.
@@ -61,16 +79,21 @@ fn environment(name: [:0]const u8) ?[]const u8 {
     return if (std.c.getenv(name)) |value| std.mem.span(value) else null;
 }
 
-test "bedrock error bodies: message or Message, the exception's name without its namespace" {
+test "bedrock error bodies: message or Message, the exception's name from the header or the body, without its namespace" {
     var arena_state: std.heap.ArenaAllocator = .init(std.testing.allocator);
     defer arena_state.deinit();
     const arena = arena_state.allocator();
-    const a = parseErrorBody(arena, "{\"message\":\"Too many requests\"}").?;
+    const a = parseErrorBody(arena, "{\"message\":\"Too many requests\"}", null).?;
     try std.testing.expectEqualStrings("error", a.type);
     try std.testing.expectEqualStrings("Too many requests", a.message);
-    const b = parseErrorBody(arena, "{\"Message\":\"denied\",\"__type\":\"com.amazon.coral.service#AccessDeniedException:http://x\"}").?;
+    try std.testing.expectEqual(null, a.kind);
+    const b = parseErrorBody(arena, "{\"Message\":\"denied\",\"__type\":\"com.amazon.coral.service#AccessDeniedException:http://x\"}", null).?;
     try std.testing.expectEqualStrings("AccessDeniedException", b.type);
     try std.testing.expectEqualStrings("denied", b.message);
-    try std.testing.expectEqual(null, parseErrorBody(arena, "<html>"));
-    try std.testing.expectEqual(null, parseErrorBody(arena, "{\"other\":1}"));
+    try std.testing.expectEqual(error.PermissionDenied, b.kind.?);
+    const c = parseErrorBody(arena, "{\"message\":\"The security token included in the request is invalid.\"}", "UnrecognizedClientException:http://internal.amazon.com/coral/com.amazon.coral.service/").?;
+    try std.testing.expectEqualStrings("UnrecognizedClientException", c.type);
+    try std.testing.expectEqual(error.Authentication, c.kind.?);
+    try std.testing.expectEqual(null, parseErrorBody(arena, "<html>", null));
+    try std.testing.expectEqual(null, parseErrorBody(arena, "{\"other\":1}", "ValidationException"));
 }

@@ -9,6 +9,7 @@ const Message = conversation.Message;
 const writeRawJson = conversation.writeRawJson;
 const optional = @import("../../request.zig").writeOptional;
 const request = @import("../../request.zig");
+const call_id = @import("../../call_id.zig");
 
 pub const RequestParts = request.RequestParts;
 
@@ -23,28 +24,7 @@ pub fn writeRequest(w: *std.Io.Writer, parts: RequestParts) std.Io.Writer.Error!
         try s.endArray();
     }
     try s.objectField("messages");
-    try s.beginArray();
-    var runs = parts.runs(sendsMessage);
-    while (runs.next()) |run| {
-        try s.beginObject();
-        try s.objectField("role");
-        try s.write(if (run.role == .user) "user" else "assistant");
-        try s.objectField("content");
-        try s.beginArray();
-        if (run.role == .user) {
-            // One user message of the run's blocks, the tool results first (they answer the
-            // calls of the message before).
-            try writeUserRun(&s, parts, run, .tool_results);
-            try writeUserRun(&s, parts, run, .others);
-        } else {
-            const m = parts.conversation.messages.items[run.start];
-            const signed = parts.sendsThinking(m);
-            for (m.blocks) |b| if (assistantBlock(b, signed)) try writeAssistantBlock(&s, b);
-        }
-        try s.endArray();
-        try s.endObject();
-    }
-    try s.endArray();
+    try messages_format.write(&s, parts);
     try writeInferenceConfig(&s, parts);
     try writeToolConfig(&s, parts);
     try writeAdditionalFields(&s, parts);
@@ -79,7 +59,8 @@ fn writeAssistantBlock(s: *std.json.Stringify, b: Block) std.Io.Writer.Error!voi
             try s.objectField("toolUse");
             try s.beginObject();
             try s.objectField("toolUseId");
-            try s.write(b.id);
+            var id_buf: call_id.Buffer = undefined;
+            try s.write(call_id.forWire(b.id, &id_buf)); // (another provider's id may hold more)
             try s.objectField("name");
             try s.write(b.name);
             try s.objectField("input");
@@ -110,24 +91,37 @@ fn writeAssistantBlock(s: *std.json.Stringify, b: Block) std.Io.Writer.Error!voi
     }
 }
 
-fn writeUserRun(s: *std.json.Stringify, parts: RequestParts, run: request.Run, which: enum { tool_results, others }) std.Io.Writer.Error!void {
-    const messages = parts.conversation.messages.items;
-    for (run.start..run.end) |i| for (messages[i].blocks) |b| switch (b.kind) {
-        .tool_result => if (which == .tool_results) try writeToolResult(s, b),
-        .text => if (which == .others and std.mem.trim(u8, b.text, " \t\r\n").len > 0) try writeText(s, b.text),
-        .image, .document => if (which == .others) try writeMedia(s, b),
+const messages_format: request.PartsMessages = .{
+    .assistant_role = "assistant",
+    .content = "content",
+    .sends = sendsMessage,
+    .writeResult = writeToolResult,
+    .writeUserBlock = writeUserBlock,
+    .writeAssistant = writeAssistant,
+};
+
+fn writeAssistant(s: *std.json.Stringify, parts: RequestParts, m: Message) std.Io.Writer.Error!void {
+    const signed = parts.sendsThinking(m);
+    for (m.blocks) |b| if (assistantBlock(b, signed)) try writeAssistantBlock(s, b);
+}
+
+fn writeUserBlock(s: *std.json.Stringify, b: Block) std.Io.Writer.Error!void {
+    switch (b.kind) {
+        .text => if (std.mem.trim(u8, b.text, " \t\r\n").len > 0) try writeText(s, b.text),
+        .image, .document => try writeMedia(s, b),
         else => {},
-    };
+    }
 }
 
 /// `{"toolResult": {"toolUseId", "content": [text, image, document blocks], "status"}}`,
 /// status "error" for a failed tool.
-fn writeToolResult(s: *std.json.Stringify, b: Block) std.Io.Writer.Error!void {
+fn writeToolResult(s: *std.json.Stringify, _: RequestParts, _: request.Run, b: Block) std.Io.Writer.Error!void {
     try s.beginObject();
     try s.objectField("toolResult");
     try s.beginObject();
     try s.objectField("toolUseId");
-    try s.write(b.id);
+    var id_buf: call_id.Buffer = undefined;
+    try s.write(call_id.forWire(b.id, &id_buf));
     try s.objectField("content");
     try s.beginArray();
     if (b.parts.len == 0) {

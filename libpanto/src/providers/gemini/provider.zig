@@ -9,8 +9,9 @@ const request = @import("request.zig");
 const decode = @import("decode.zig");
 
 pub const default_base_url = "https://generativelanguage.googleapis.com";
-pub const base_url_variable = "GOOGLE_GEMINI_BASE_URL";
-pub const api_key_variable = "GEMINI_API_KEY";
+pub const base_url_variables: []const [:0]const u8 = &.{"GOOGLE_GEMINI_BASE_URL"};
+/// As google-genai reads them: GOOGLE_API_KEY first, then GEMINI_API_KEY.
+pub const api_key_variables: []const [:0]const u8 = &.{ "GOOGLE_API_KEY", "GEMINI_API_KEY" };
 pub const writeRequest = request.writeRequest;
 pub const parseErrorBody = decode.parseErrorBody;
 pub const Decoder = decode.Decoder;

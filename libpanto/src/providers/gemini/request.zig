@@ -27,27 +27,7 @@ pub fn writeRequest(w: *std.Io.Writer, parts: RequestParts) std.Io.Writer.Error!
         try s.endObject();
     }
     try s.objectField("contents");
-    try s.beginArray();
-    var runs = parts.runs(sendsMessage);
-    while (runs.next()) |run| {
-        try s.beginObject();
-        try s.objectField("role");
-        try s.write(if (run.role == .user) "user" else "model");
-        try s.objectField("parts");
-        try s.beginArray();
-        // A run of user messages is one content, its function responses first (they answer
-        // the calls of the content before).
-        if (run.role == .user) {
-            try writeUserRun(&s, parts, run, .function_responses);
-            try writeUserRun(&s, parts, run, .others);
-        } else {
-            const m = parts.conversation.messages.items[run.start];
-            try writeModelParts(&s, m.blocks, parts.sendsThinking(m));
-        }
-        try s.endArray();
-        try s.endObject();
-    }
-    try s.endArray();
+    try contents_format.write(&s, parts);
     try writeTools(&s, parts);
     try writeGenerationConfig(&s, parts);
     try parts.writeExtraBody(&s);
@@ -73,9 +53,18 @@ fn modelPart(b: Block, signed: bool) bool {
     };
 }
 
+/// The signature Google documents for calls that no Gemini model signed (a conversation from
+/// another provider or model): a Gemini 3 model refuses an unsigned call of the current turn.
+/// https://ai.google.dev/gemini-api/docs/thought-signatures#faqs
+const unsigned_call_signature = "skip_thought_signature_validator";
+
 fn writeModelParts(s: *std.json.Stringify, blocks: []const Block, signed: bool) std.Io.Writer.Error!void {
+    var first_call = true;
     for (blocks) |b| if (modelPart(b, signed)) {
-        const signature = if (signed) b.signature else "";
+        // The first call of a content is the signed one (parallel calls carry one signature).
+        const placeholder = !signed and b.kind == .tool_call and first_call;
+        if (b.kind == .tool_call) first_call = false;
+        const signature = if (signed) b.signature else if (placeholder) unsigned_call_signature else "";
         switch (b.kind) {
             .tool_call => {
                 try s.beginObject();
@@ -103,17 +92,31 @@ fn writeModelParts(s: *std.json.Stringify, blocks: []const Block, signed: bool) 
     };
 }
 
-fn writeUserRun(s: *std.json.Stringify, parts: RequestParts, run: request.Run, which: enum { function_responses, others }) std.Io.Writer.Error!void {
-    const messages = parts.conversation.messages.items;
-    for (run.start..run.end) |i| for (messages[i].blocks) |b| switch (b.kind) {
-        .tool_result => if (which == .function_responses) {
-            try writeFunctionResponse(s, b, callName(messages[0..run.start], b.id));
-            for (b.parts) |p| if (p.kind == .image or p.kind == .document) try writeInlineData(s, p);
-        },
-        .text => if (which == .others and b.text.len > 0) try writeText(s, b.text, ""),
-        .image, .document => if (which == .others) try writeInlineData(s, b),
+const contents_format: request.PartsMessages = .{
+    .assistant_role = "model",
+    .content = "parts",
+    .sends = sendsMessage,
+    .writeResult = writeResult,
+    .writeUserBlock = writeUserBlock,
+    .writeAssistant = writeModelContent,
+};
+
+fn writeModelContent(s: *std.json.Stringify, parts: RequestParts, m: Message) std.Io.Writer.Error!void {
+    try writeModelParts(s, m.blocks, parts.sendsThinking(m));
+}
+
+/// A function response, its media after it as inlineData parts.
+fn writeResult(s: *std.json.Stringify, parts: RequestParts, run: request.Run, b: Block) std.Io.Writer.Error!void {
+    try writeFunctionResponse(s, b, callName(parts.conversation.messages.items[0..run.start], b.id));
+    for (b.parts) |p| if (p.kind == .image or p.kind == .document) try writeInlineData(s, p);
+}
+
+fn writeUserBlock(s: *std.json.Stringify, b: Block) std.Io.Writer.Error!void {
+    switch (b.kind) {
+        .text => if (b.text.len > 0) try writeText(s, b.text, ""),
+        .image, .document => try writeInlineData(s, b),
         else => {},
-    };
+    }
 }
 
 /// `{"functionResponse": {"name", "response": {"output"}}}`, `{"error"}` for a failed tool;
@@ -311,13 +314,14 @@ test "gemini request: a tool round with thought signatures goes back to the same
             ",\"generationConfig\":{\"maxOutputTokens\":4096,\"temperature\":0.5,\"thinkingConfig\":{\"includeThoughts\":true,\"thinkingLevel\":\"high\"}}}";
         try std.testing.expectEqualStrings(want, out.written());
     }
-    // Another model: no signature, no thought, no signature-only part.
+    // Another model: no thought, no signature-only part, and the placeholder signature on
+    // the first call only.
     {
         var out: std.Io.Writer.Allocating = .init(gpa);
         defer out.deinit();
         try writeRequest(&out.writer, .{ .config = .{ .provider = .gemini, .model = "gemini-2.5-pro", .request = .{ .thinking_budget = 2048 } }, .conversation = &conv, .tools = &.{}, .granted = &.{} });
         const want = "{\"contents\":[" ++ user0 ++
-            ",{\"role\":\"model\",\"parts\":[{\"functionCall\":{\"name\":\"get_weather\",\"args\":{\"city\":\"Paris\"}}},{\"functionCall\":{\"name\":\"get_time\",\"args\":{}}}]}," ++ results ++
+            ",{\"role\":\"model\",\"parts\":[{\"functionCall\":{\"name\":\"get_weather\",\"args\":{\"city\":\"Paris\"}},\"thoughtSignature\":\"skip_thought_signature_validator\"},{\"functionCall\":{\"name\":\"get_time\",\"args\":{}}}]}," ++ results ++
             ",{\"role\":\"model\",\"parts\":[{\"text\":\"Sunny.\"}]}," ++ thanks ++
             "],\"generationConfig\":{\"maxOutputTokens\":4096,\"thinkingConfig\":{\"includeThoughts\":true,\"thinkingBudget\":2048}}}";
         try std.testing.expectEqualStrings(want, out.written());

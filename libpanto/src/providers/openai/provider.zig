@@ -7,8 +7,8 @@ const request = @import("request.zig");
 const decode = @import("decode.zig");
 
 pub const default_base_url = "https://api.openai.com/v1";
-pub const base_url_variable = "OPENAI_BASE_URL";
-pub const api_key_variable = "OPENAI_API_KEY";
+pub const base_url_variables: []const [:0]const u8 = &.{"OPENAI_BASE_URL"};
+pub const api_key_variables: []const [:0]const u8 = &.{"OPENAI_API_KEY"};
 pub const endpoint = request.endpoint;
 pub const writeRequest = request.writeRequest;
 pub const parseErrorBody = decode.parseErrorBody;
