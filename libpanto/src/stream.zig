@@ -137,6 +137,9 @@ pub const Stream = struct {
     /// The agent's MCP servers were started for this turn (once a turn: a server that dies
     /// in it fails its calls, not the turn's next request; the next turn starts it again).
     mcp_started: bool = false,
+    /// An eventfd made for a round whose MCP calls run while the stream has no wake fd of its
+    /// own (the watchdog writes it on cancel), until the round's calls end; -1: none.
+    round_wake_fd: std.c.fd_t = -1,
     /// What finalMessage and finalJson keep (structured_output.zig).
     final: structured_output.Final = .{},
     /// A stream driven by `step()`: its fiber (stream_step.zig).
@@ -250,6 +253,7 @@ pub const Stream = struct {
         s.parser.deinit();
         s.event_arena.deinit();
         s.assembly.deinit();
+        s.finishRound() catch {};
         s.round.deinit();
         s.batch.deinit(gpa);
         s.final.deinit(gpa);
@@ -380,7 +384,7 @@ pub const Stream = struct {
             return s.hold(.{ .tool_call_start = .{ .id = c.id, .name = c.name, .input = c.input, .awaiting_result = c.handling == .host, .sequential = c.sequential } });
         }
         if (s.round.pending()) return error.ResultPending;
-        s.runRound() catch |err| return s.fail(err);
+        if (try s.runRound()) |p| return s.hold(.{ .tool_progress = p });
         if (s.round.waiting()) {
             s.approval_wait_since = watchdog.nowNs();
             return error.ApprovalPending;
@@ -701,6 +705,7 @@ pub const Stream = struct {
                 s.assembly.commitPartial(&s.agent.conversation, s.agent.origin()) catch {};
             },
             .tool_starts, .tool_results => {
+                s.finishRound() catch {}; // (its calls' waits end with the cancel)
                 s.round.answerAllWith(mcp_servers.canceled_message) catch {};
                 s.round.commitResults(&s.agent.conversation) catch {};
                 s.round.clear();
@@ -793,30 +798,62 @@ pub const Stream = struct {
         s.cursor = 0;
     }
 
-    /// Runs the round's native and MCP calls. The MCP calls wait on their servers: a cancel
-    /// (or close) of the turn from another thread ends those waits through an eventfd the
-    /// watchdog writes (the stream's own when it is polled, else one made for the round).
-    fn runRound(s: *Stream) Allocator.Error!void {
-        const has_mcp = for (s.round.calls.items) |c| {
-            if (c.handling == .mcp and c.result == null) break true;
-        } else false;
-        if (!has_mcp or s.watch.wake_fd >= 0) return s.round.runNative(s.agent, s.watch.wake_fd);
-        const fd = std.c.eventfd(0, std.os.linux.EFD.CLOEXEC | std.os.linux.EFD.NONBLOCK);
-        if (fd < 0) return s.round.runNative(s.agent, -1); // (a cancel then waits for the calls)
-        watchdog.setWake(&s.watch, fd);
-        defer {
-            watchdog.setWake(&s.watch, -1);
-            _ = std.c.close(fd);
+    /// Runs the round's native and MCP calls until they end, or an MCP call reports progress:
+    /// that is returned, and the next call goes on waiting (the calls run on the round's
+    /// threads meanwhile). The wait is on the round's signal fd, so a stepped stream parks on
+    /// it. The MCP calls wait on their servers: a cancel (or close) of the turn from another
+    /// thread ends those waits through an eventfd the watchdog writes (the stream's own when
+    /// it is polled, else one made for the round).
+    fn runRound(s: *Stream) NextError!?ev.ToolProgress {
+        if (s.round.run == null) {
+            const has_mcp = for (s.round.calls.items) |c| {
+                if (c.handling == .mcp and c.result == null) break true;
+            } else false;
+            if (has_mcp and s.watch.wake_fd < 0) {
+                const fd = std.c.eventfd(0, std.os.linux.EFD.CLOEXEC | std.os.linux.EFD.NONBLOCK);
+                // (without one, a cancel waits for the calls)
+                if (fd >= 0) {
+                    s.round_wake_fd = fd;
+                    watchdog.setWake(&s.watch, fd);
+                }
+            }
+            s.round.startCalls(s.agent, s.watch.wake_fd) catch |err| {
+                s.finishRound() catch {};
+                return s.fail(err);
+            };
         }
-        return s.round.runNative(s.agent, fd);
+        while (s.round.run != null) {
+            if (s.round.takeProgress()) |p| return p;
+            // Canceled: the calls' waits end with it; they are joined below. A stepped
+            // stream's deadline that passed (its poll would return at once) waits there too.
+            if (s.round.done() or s.watch.canceled.load(.acquire) or s.watch.fired.load(.acquire) != .none) break;
+            var pfd: std.c.pollfd = .{ .fd = s.round.signalFd(), .events = std.c.POLL.IN, .revents = 0 };
+            _ = poll_io.poll(&pfd, -1);
+            var count: u64 = 0;
+            _ = std.c.read(pfd.fd, std.mem.asBytes(&count), 8);
+        }
+        s.finishRound() catch |err| return s.fail(err);
+        return null;
+    }
+
+    /// Joins the round's calls and lets go of the eventfd made for them.
+    fn finishRound(s: *Stream) Allocator.Error!void {
+        defer if (s.round_wake_fd >= 0) {
+            watchdog.setWake(&s.watch, -1);
+            _ = std.c.close(s.round_wake_fd);
+            s.round_wake_fd = -1;
+        };
+        return s.round.finish();
     }
 
     /// Before the turn's first request offers their tools: the agent's MCP servers run and
     /// their tools are listed (mcp/servers.zig). A server that cannot start fails the turn
-    /// with a config error naming it, before anything is sent.
+    /// with a config error naming it, before anything is sent. Before the turn's later
+    /// requests, the servers whose tools changed are listed again.
     fn startMcpServers(s: *Stream) TurnError!void {
         const agent = s.agent;
-        if (s.mcp_started or agent.mcp.list.len == 0 or s.phase == .summary) return;
+        if (agent.mcp.list.len == 0 or s.phase == .summary) return;
+        if (s.mcp_started) return agent.mcp.refreshChanged(&agent.tools, &agent.log);
         s.mcp_started = true;
         var diag: config_mod.Diagnostic = .{};
         agent.mcp.ensureStarted(&agent.tools, &agent.log, &diag) catch |err| switch (err) {

@@ -13,6 +13,7 @@ const content = @import("content.zig");
 const ev = @import("event.zig");
 const utf8 = @import("utf8.zig");
 const approval = @import("approval.zig");
+const mcp_client = @import("mcp/client.zig");
 
 pub const Handling = enum {
     /// The embedding program runs it and submits the result.
@@ -89,7 +90,7 @@ pub const Call = struct {
     }
 };
 
-/// A progress report of a host call, queued until the stream hands it out.
+/// A progress report of a host or MCP call, queued until the stream hands it out.
 const Progress = struct {
     /// The call's index in the round.
     call: usize,
@@ -101,15 +102,20 @@ pub const Round = struct {
     gpa: Allocator,
     calls: std.ArrayList(Call) = .empty,
     /// Progress reported and not yet handed out; `progress[0..handed]` were handed out and
-    /// stay valid until the next `takeProgress`.
+    /// stay valid until the next `takeProgress`. Under `lock`: MCP calls queue theirs from
+    /// the round's threads.
     progress: std.ArrayList(Progress) = .empty,
     handed: usize = 0,
+    lock: std.c.pthread_mutex_t = std.c.PTHREAD_MUTEX_INITIALIZER,
+    /// The calls running on threads since `startCalls`, until `finish`.
+    run: ?Run = null,
     /// The calls that wait for an answer, as the ApprovalRequest event lists them (their
     /// strings are the calls'), and whether that event was handed out.
     asked: std.ArrayList(ev.ApprovalCall) = .empty,
     announced: bool = false,
 
     pub fn deinit(r: *Round) void {
+        r.finish() catch {};
         r.clear();
         r.calls.deinit(r.gpa);
         r.progress.deinit(r.gpa);
@@ -125,6 +131,12 @@ pub const Round = struct {
     }
 
     fn dropProgress(r: *Round, count: usize) void {
+        _ = std.c.pthread_mutex_lock(&r.lock);
+        defer _ = std.c.pthread_mutex_unlock(&r.lock);
+        r.dropProgressLocked(count);
+    }
+
+    fn dropProgressLocked(r: *Round, count: usize) void {
         for (r.progress.items[0..count]) |p| r.gpa.free(p.text);
         r.progress.replaceRangeAssumeCapacity(0, count, &.{});
         r.handed = 0;
@@ -138,21 +150,25 @@ pub const Round = struct {
     pub fn queueProgress(r: *Round, id: []const u8, text: []const u8, fraction: f64) ProgressError!void {
         if (std.math.isNan(fraction) or fraction > 1) return error.InvalidArgument;
         const call = r.awaiting(id) orelse return error.NoSuchCall;
+        return r.queue(call, text, if (fraction < 0) null else fraction);
+    }
+
+    fn queue(r: *Round, call: usize, text: []const u8, fraction: ?f64) Allocator.Error!void {
         var copy: std.ArrayList(u8) = .empty;
         errdefer copy.deinit(r.gpa);
         try utf8.appendLossy(&copy, r.gpa, text);
+        _ = std.c.pthread_mutex_lock(&r.lock);
+        defer _ = std.c.pthread_mutex_unlock(&r.lock);
         try r.progress.ensureUnusedCapacity(r.gpa, 1);
-        r.progress.appendAssumeCapacity(.{
-            .call = call,
-            .text = try copy.toOwnedSlice(r.gpa),
-            .fraction = if (fraction < 0) null else fraction,
-        });
+        r.progress.appendAssumeCapacity(.{ .call = call, .text = try copy.toOwnedSlice(r.gpa), .fraction = fraction });
     }
 
     /// The next progress report queued, valid until the next call; the ones handed out
     /// before are freed now.
     pub fn takeProgress(r: *Round) ?ev.ToolProgress {
-        if (r.handed > 0) r.dropProgress(r.handed);
+        _ = std.c.pthread_mutex_lock(&r.lock);
+        defer _ = std.c.pthread_mutex_unlock(&r.lock);
+        if (r.handed > 0) r.dropProgressLocked(r.handed);
         if (r.progress.items.len == 0) return null;
         const p = r.progress.items[0];
         r.handed = 1;
@@ -310,6 +326,65 @@ pub const Round = struct {
         return null;
     }
 
+    /// Starts the native and MCP calls. Without MCP calls they run here, as `runNative`; with
+    /// some, every unit of `runNative` runs on a thread of its own and this returns at once:
+    /// the stream waits for `signalFd` (written on each progress report of an MCP call and
+    /// each unit's end), hands out the progress (`takeProgress`) and, once `done`, `finish`es.
+    pub fn startCalls(r: *Round, agent: *Agent, cancel_fd: std.c.fd_t) Allocator.Error!void {
+        std.debug.assert(r.run == null);
+        const has_mcp = for (r.calls.items) |c| {
+            if (c.handling == .mcp and c.due()) break true;
+        } else false;
+        if (!has_mcp) return r.runNative(agent, cancel_fd);
+        const fd = std.c.eventfd(0, std.os.linux.EFD.CLOEXEC | std.os.linux.EFD.NONBLOCK);
+        if (fd < 0) return r.runNative(agent, cancel_fd); // (its progress then comes at the end)
+        errdefer _ = std.c.close(fd);
+        const threads = try r.gpa.alloc(?std.Thread, r.calls.items.len);
+        @memset(threads, null);
+        r.run = .{ .threads = threads, .signal_fd = fd };
+        const run = &r.run.?;
+        // Counted before any thread starts: one that ends at once must not make it 0 early.
+        for (r.calls.items, 0..) |c, i| {
+            if (c.due() and (c.handling == .native or r.firstOfServer(i))) run.unfinished.raw += 1;
+        }
+        for (r.calls.items, threads, 0..) |*c, *t, i| {
+            if (!(c.due() and (c.handling == .native or r.firstOfServer(i)))) continue;
+            t.* = std.Thread.spawn(.{}, runUnit, .{ r, agent, c, cancel_fd }) catch blk: {
+                runUnit(r, agent, c, cancel_fd);
+                break :blk null;
+            };
+        }
+    }
+
+    /// Written when a running unit ends or an MCP call reports progress (-1: nothing runs).
+    pub fn signalFd(r: *const Round) std.c.fd_t {
+        return if (r.run) |run| run.signal_fd else -1;
+    }
+
+    /// Every unit `startCalls` began has ended.
+    pub fn done(r: *const Round) bool {
+        const run = r.run orelse return true;
+        return run.unfinished.load(.acquire) == 0;
+    }
+
+    /// Waits for the calls `startCalls` began (a cancel through its `cancel_fd` ends the MCP
+    /// calls' waits), and frees what ran them.
+    pub fn finish(r: *Round) Allocator.Error!void {
+        const run = r.run orelse return;
+        for (run.threads) |t| if (t) |thread| thread.join();
+        r.gpa.free(run.threads);
+        _ = std.c.close(run.signal_fd);
+        r.run = null;
+        if (run.failed.load(.acquire)) return error.OutOfMemory;
+    }
+
+    fn runUnit(r: *Round, agent: *Agent, c: *Call, cancel_fd: std.c.fd_t) void {
+        const run = &r.run.?;
+        if (c.handling == .native) runOne(r.gpa, agent, c, &run.failed.raw) else runServerCalls(r, agent, c.mcp_server, cancel_fd, &run.failed.raw);
+        _ = run.unfinished.fetchSub(1, .acq_rel);
+        run.signal();
+    }
+
     /// Runs the native and MCP calls, on threads when there are several: each native call on
     /// its own, each MCP server's calls in order on one (a server's connection carries one
     /// request at a time here), so that different servers and native tools run at once.
@@ -388,11 +463,44 @@ fn nativeInputOk(n: tools.Native, input: std.json.Value, problem: *schema.Proble
     };
 }
 
+/// The calls of a round running on threads (`Round.startCalls`).
+const Run = struct {
+    threads: []?std.Thread,
+    /// Units (threads) not ended yet.
+    unfinished: std.atomic.Value(usize) = .init(0),
+    failed: std.atomic.Value(bool) = .init(false),
+    /// An eventfd: see `Round.signalFd`.
+    signal_fd: std.c.fd_t,
+
+    fn signal(run: *const Run) void {
+        const one: u64 = 1;
+        _ = std.c.write(run.signal_fd, std.mem.asBytes(&one), 8);
+    }
+};
+
+/// Where an MCP call's progress goes: a ToolProgress of call `call` of the round.
+const McpProgress = struct {
+    round: *Round,
+    call: usize,
+
+    fn report(context: *anyopaque, p: mcp_client.Progress) void {
+        const self: *McpProgress = @ptrCast(@alignCast(context));
+        var buf: [64]u8 = undefined;
+        // A fraction when the server knows the total; its message, else the count, as text.
+        const fraction: ?f64 = if (p.total) |t| (if (t > 0 and p.progress >= 0 and p.progress <= t) p.progress / t else null) else null;
+        const text = p.message orelse (if (p.total) |t| std.fmt.bufPrint(&buf, "{d}/{d}", .{ p.progress, t }) catch "" else std.fmt.bufPrint(&buf, "{d}", .{p.progress}) catch "");
+        // A report that cannot be queued (out of memory) is dropped: the call goes on.
+        self.round.queue(self.call, text, fraction) catch return;
+        if (self.round.run) |*run| run.signal();
+    }
+};
+
 /// Runs the round's calls of MCP server `server`, in call order.
 fn runServerCalls(r: *Round, agent: *Agent, server: u32, cancel_fd: std.c.fd_t, failed: *bool) void {
-    for (r.calls.items) |*c| {
+    for (r.calls.items, 0..) |*c, i| {
         if (c.handling != .mcp or c.mcp_server != server or !c.due()) continue;
-        const outcome = agent.mcp.call(server, c.name, c.input, cancel_fd) catch {
+        var progress: McpProgress = .{ .round = r, .call = i };
+        const outcome = agent.mcp.call(server, c.name, c.input, cancel_fd, .{ .context = &progress, .report = McpProgress.report }) catch {
             @atomicStore(bool, failed, true, .seq_cst);
             return;
         };

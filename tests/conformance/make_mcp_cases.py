@@ -15,7 +15,7 @@ from pathlib import Path
 from typing import Any
 
 from case_files import case_texts, generate
-from make_tool_cases import CASES, DONE, Message, add, complete, result, results_request
+from make_tool_cases import CASES, DONE, Message, add, complete, progress, result, results_request
 
 SERVER = "tests/mcp/server.py"
 
@@ -29,9 +29,11 @@ def server(*flags: str, **more: Any) -> dict[str, Any]:
 
 
 def mcp_case(description: str, servers: dict[str, dict[str, Any]], calls: list[tuple[str, str, dict]],
-             contents: list[tuple[str, bool]], offered: list[str]) -> tuple[dict[str, Any], list[Any]]:
-    """One turn: a message asking for `calls` (run by the servers: not awaiting a result), their
-    results in call order, then an answer. `offered`: the tools the first request sends."""
+             contents: list[tuple[str, bool]], offered: list[str],
+             progressed: list[dict[str, Any]] = ()) -> tuple[dict[str, Any], list[Any]]:
+    """One turn: a message asking for `calls` (run by the servers: not awaiting a result), the
+    `progressed` events while they run, their results in call order, then an answer. `offered`:
+    the tools the first request sends."""
     ask = Message("msg_tools", calls=calls, i=30, o=9)
     answer = Message("msg_answer", text="All done.", i=50, o=4)
     first = {"method": "POST", "path": "/v1/messages",
@@ -40,7 +42,7 @@ def mcp_case(description: str, servers: dict[str, dict[str, Any]], calls: list[t
             "script": {"responses": [ask.response, answer.response]},
             "expect_requests": [first, results_request(calls, contents)]}
     starts = [dict(s, awaiting_result=False) for s in ask.starts()]
-    lines = (ask.lines() + starts
+    lines = (ask.lines() + starts + list(progressed)
              + [result(cid, name, c, e) for (cid, name, _), (c, e) in zip(calls, contents)]
              + answer.lines() + [complete("end_turn", add(ask.usage, answer.usage)), DONE, DONE])
     return data, lines
@@ -49,8 +51,21 @@ def mcp_case(description: str, servers: dict[str, dict[str, Any]], calls: list[t
 ALL_TOOLS = ["t__echo", "t__add", "t__fail", "t__pixel", "t__env", "t__docs"]
 
 
+def list_changed_case() -> tuple[dict[str, Any], list[Any]]:
+    """A call after which the server's tools change: the turn's next request offers the new list."""
+    data, lines = mcp_case(
+        "A server that announces notifications/tools/list_changed during a call (its first call adds a tool "
+        "`extra`) is listed again before the turn's next request, which offers the new tool.",
+        {"t": server("--grow")},
+        [("toolu_1", "t__echo", {"text": "grow"})],
+        [("grow", False)], ALL_TOOLS)
+    data["expect_requests"][1]["body_contains"]["tools"] = [{"name": name} for name in ALL_TOOLS + ["t__extra"]]
+    return data, lines
+
+
 def cases() -> dict[str, tuple[dict[str, Any], list[Any]]]:
     return {
+        "mcp_list_changed": list_changed_case(),
         "mcp_tool_call": mcp_case(
             "An MCP server's tools are offered as SERVER__TOOL; the model's calls are sent to the server "
             "under the tool's own name, run by panto (awaiting_result false), and its answers are the "
@@ -76,6 +91,14 @@ def cases() -> dict[str, tuple[dict[str, Any], list[Any]]]:
             {"t": server(tools=["echo", "add"])},
             [("toolu_1", "t__env", {}), ("toolu_2", "t__echo", {"text": "ok"})],
             [("Unknown tool: t__env", True), ("ok", False)], ["t__echo", "t__add"]),
+        "mcp_progress": mcp_case(
+            "A call asks for progress (a progressToken): the server's notifications/progress of it are "
+            "tool_progress events of the call, its message as text and progress/total as fraction, before "
+            "its result.",
+            {"t": server("--progress", "2", tools=["echo"])},
+            [("toolu_1", "t__echo", {"text": "done"})],
+            [("done", False)], ["t__echo"],
+            [progress("toolu_1", "t__echo", "step 1 of 2", 0.5), progress("toolu_1", "t__echo", "step 2 of 2", 1.0)]),
     }
 
 

@@ -13,6 +13,13 @@ flag:
   --ping             send the client a ping request before answering each tools/call, and
                      fail the call if the ping is not answered
   --list-changed     send notifications/tools/list_changed right after initialized
+  --progress N       before answering a tools/call that asked for progress (a progressToken),
+                     send N notifications/progress (i of N, "step i of N")
+  --grow             the first tools/call adds a tool `extra` (echo's twin): the server sends
+                     notifications/tools/list_changed before that call's result
+  --die-at-start     write a reason to stderr and exit before reading anything
+  --hold PATH        then wait until PATH exists before answering (so a test can see the
+                     progress arrive while the call still runs, without timing anything)
 
 Tools: echo (text), add (structuredContent and its JSON as text), fail (isError: true),
 pixel (an image part), env (this process's environment names, as text), docs (a
@@ -22,6 +29,7 @@ import argparse
 import json
 import os
 import sys
+import time
 
 SUPPORTED = ["2025-11-25", "2025-06-18", "2025-03-26"]
 PIXEL_PNG = (
@@ -83,8 +91,15 @@ def main():
     parser.add_argument("--on-call", default="answer", choices=["answer", "die", "hang", "garbage"])
     parser.add_argument("--ping", action="store_true")
     parser.add_argument("--list-changed", action="store_true")
+    parser.add_argument("--progress", type=int, default=0)
+    parser.add_argument("--hold")
+    parser.add_argument("--die-at-start", action="store_true")
+    parser.add_argument("--grow", action="store_true")
     args = parser.parse_args()
     print("test server started", file=sys.stderr, flush=True)
+    if args.die_at_start:
+        print("cannot open the database, as asked", file=sys.stderr, flush=True)
+        sys.exit(1)
     ping_id = 0
     while True:
         message = read()
@@ -128,7 +143,19 @@ def main():
                 if answer.get("id") != f"ping-{ping_id}" or "result" not in answer:
                     send({"jsonrpc": "2.0", "id": rid, "error": {"code": -32000, "message": "ping not answered"}})
                     continue
-            result = call_result(params.get("name"), params.get("arguments") or {})
+            token = (params.get("_meta") or {}).get("progressToken")
+            if token is not None:
+                for i in range(1, args.progress + 1):
+                    send({"jsonrpc": "2.0", "method": "notifications/progress",
+                          "params": {"progressToken": token, "progress": i, "total": args.progress,
+                                     "message": f"step {i} of {args.progress}"}})
+            while args.hold and not os.path.exists(args.hold):
+                time.sleep(0.01)
+            if args.grow and not any(t["name"] == "extra" for t in TOOLS):
+                TOOLS.append(dict(TOOLS[0], name="extra", description="Says its text back, too."))
+                send({"jsonrpc": "2.0", "method": "notifications/tools/list_changed"})
+            name = params.get("name")
+            result = call_result("echo" if name == "extra" else name, params.get("arguments") or {})
             if result is None:
                 send({"jsonrpc": "2.0", "id": rid,
                       "error": {"code": -32602, "message": f"Unknown tool: {params.get('name')}"}})

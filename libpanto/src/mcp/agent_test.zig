@@ -149,6 +149,17 @@ test "mcp: a server that cannot start fails the turn with a config error naming 
     try std.testing.expectError(error.Config, again.next());
 }
 
+test "mcp: a server that exits at start: its last stderr line is in the turn's error" {
+    const agent = try st.loopbackAgent(9, .{ .provider = .anthropic, .model = "m", .mcp_servers = &.{
+        .{ .name = "db", .command = "python3", .args = &.{ script(), "--die-at-start" } },
+    } });
+    defer agent.deinit();
+    const stream = try agent.run("go");
+    defer stream.destroy();
+    try std.testing.expectError(error.Config, stream.next());
+    try std.testing.expectEqualStrings("MCP server \"db\" could not start: it exited: cannot open the database, as asked", stream.failureDetail().?.message.items);
+}
+
 test "mcp: canceling the turn while a server works ends the call's wait; the call is answered as canceled" {
     var server: st.TestServer = undefined;
     try server.startMany(.{ .body = message(call(0, "c1", "slow__echo", "{\\\"text\\\":\\\"x\\\"}")) }, &.{});
@@ -176,4 +187,39 @@ test "mcp: canceling the turn while a server works ends the call's wait; the cal
     defer out.deinit();
     try agent.conversation.writeJson(&out.writer);
     try std.testing.expect(std.mem.indexOf(u8, out.written(), @import("servers.zig").canceled_message) != null);
+}
+
+test "mcp: a call's progress notifications are ToolProgress events while the call still runs" {
+    var server: st.TestServer = undefined;
+    try server.startMany(.{ .body = message(call(0, "c1", "t__echo", "{\\\"text\\\":\\\"hi\\\"}")) }, &.{.{}});
+    defer server.stop();
+    // The server sends two progress notifications, then holds its answer until `hold` exists:
+    // the events can only come while the call runs (no timing involved).
+    var hold_buf: [64]u8 = undefined;
+    const hold = try std.fmt.bufPrintZ(&hold_buf, "/tmp/panto-mcp-hold-{d}", .{std.c.getpid()});
+    _ = std.c.unlink(hold);
+    defer _ = std.c.unlink(hold);
+    const agent = try st.loopbackAgent(server.port, .{ .provider = .anthropic, .model = "m", .mcp_servers = &.{
+        .{ .name = "t", .command = "python3", .args = &.{ script(), "--progress", "2", "--hold", hold } },
+    } });
+    defer agent.deinit();
+    const stream = try agent.run("go");
+    defer stream.destroy();
+    _ = try st.nextUntil(stream, .tool_call_start);
+    for ([_][]const u8{ "step 1 of 2", "step 2 of 2" }, [_]f64{ 0.5, 1 }) |text, fraction| {
+        const e = (try stream.next()).?;
+        try std.testing.expectEqual(.tool_progress, std.meta.activeTag(e));
+        try std.testing.expectEqualStrings("c1", e.tool_progress.id);
+        try std.testing.expectEqualStrings("t__echo", e.tool_progress.name);
+        try std.testing.expectEqualStrings(text, e.tool_progress.text);
+        try std.testing.expectEqual(fraction, e.tool_progress.fraction.?);
+    }
+    const fd = std.c.open(hold, .{ .ACCMODE = .WRONLY, .CREAT = true }, @as(std.c.mode_t, 0o600));
+    try std.testing.expect(fd >= 0);
+    _ = std.c.close(fd);
+    const result = (try stream.next()).?;
+    try std.testing.expectEqual(.tool_result, std.meta.activeTag(result));
+    try std.testing.expectEqualStrings("hi", result.tool_result.content);
+    while (try stream.next()) |_| {}
+    try std.testing.expectEqual(.done, stream.state);
 }

@@ -37,6 +37,22 @@ pub const Options = struct {
     timeout_ms: u64 = 60_000,
     /// The handshake's (a server started through `npx` may fetch a package first).
     init_timeout_ms: u64 = 30_000,
+    /// A call's absolute limit: each progress notification pushes its deadline `timeout_ms`
+    /// further, never past this from when it was sent.
+    max_call_ms: u64 = 600_000,
+};
+
+/// A `notifications/progress` of a call: `progress` grows; `total` when the server knows it.
+pub const Progress = struct {
+    progress: f64,
+    total: ?f64,
+    message: ?[]const u8,
+};
+
+/// Where a call's progress goes (called on the thread that waits for the call).
+pub const ProgressSink = struct {
+    context: *anyopaque,
+    report: *const fn (context: *anyopaque, progress: Progress) void,
 };
 
 pub const Tool = struct {
@@ -73,6 +89,16 @@ pub const CallResult = struct {
 
 pub const StartError = Error || stdio.SpawnError;
 
+/// What a server that failed to start wrote to stderr last (its process is gone by then).
+pub const StartFailure = struct {
+    buf: [stdio.stderr_tail_bytes]u8 = undefined,
+    len: usize = 0,
+
+    pub fn stderrTail(f: *const StartFailure) []const u8 {
+        return f.buf[0..f.len];
+    }
+};
+
 pub const Client = struct {
     gpa: Allocator,
     process: *stdio.Process,
@@ -92,10 +118,18 @@ pub const Client = struct {
     /// Once the server broke the protocol or ended, every request fails with this.
     broken: ?Error = null,
 
-    /// Spawns the server and makes the handshake. On failure the server is ended.
-    pub fn start(gpa: Allocator, process_options: stdio.Options, options: Options) StartError!*Client {
+    /// Spawns the server and makes the handshake. On failure the server is ended, and what it
+    /// wrote to stderr last is kept in `failure`, when given.
+    pub fn start(gpa: Allocator, process_options: stdio.Options, options: Options, failure: ?*StartFailure) StartError!*Client {
         const process = try stdio.Process.spawn(gpa, process_options);
-        errdefer process.close();
+        errdefer {
+            if (failure) |f| {
+                const tail = process.stderrTail();
+                @memcpy(f.buf[0..tail.len], tail);
+                f.len = tail.len;
+            }
+            process.close();
+        }
         const client = try gpa.create(Client);
         errdefer gpa.destroy(client);
         client.* = .{ .gpa = gpa, .process = process, .options = options, .arena = .init(gpa) };
@@ -179,13 +213,18 @@ pub const Client = struct {
 
     /// Calls the tool `name` with `arguments_json` (a JSON object). A tool that fails is a
     /// result with `is_error`; an error of the protocol or the server is an error.
-    pub fn callTool(c: *Client, arena: Allocator, name: []const u8, arguments_json: []const u8) Error!CallResult {
+    /// With `progress`, the call asks for progress (its id as `progressToken`) and each
+    /// `notifications/progress` of it is reported there and pushes its deadline forward.
+    pub fn callTool(c: *Client, arena: Allocator, name: []const u8, arguments_json: []const u8, progress: ?ProgressSink) Error!CallResult {
+        const id = c.takeId();
         var params: std.Io.Writer.Allocating = .init(arena);
         const w = &params.writer;
         w.writeAll("{\"name\":") catch return error.OutOfMemory;
         std.json.Stringify.encodeJsonString(name, .{}, w) catch return error.OutOfMemory;
-        w.print(",\"arguments\":{s}}}", .{arguments_json}) catch return error.OutOfMemory;
-        const result = try c.request(arena, "tools/call", params.written(), c.options.timeout_ms);
+        w.print(",\"arguments\":{s}", .{arguments_json}) catch return error.OutOfMemory;
+        if (progress != null) w.print(",\"_meta\":{{\"progressToken\":{d}}}", .{id}) catch return error.OutOfMemory;
+        w.writeAll("}") catch return error.OutOfMemory;
+        const result = try c.exchange(arena, id, "tools/call", params.written(), c.options.timeout_ms, progress);
         if (result != .object) return c.fail(error.Garbage);
         var parts: std.ArrayList(Content) = .empty;
         if (result.object.get("content")) |content| {
@@ -207,10 +246,20 @@ pub const Client = struct {
     /// Sends a request and waits for its reply, answering the server's requests and noting its
     /// notifications meanwhile. The result lives in `arena`.
     fn request(c: *Client, arena: Allocator, method: []const u8, params_json: ?[]const u8, timeout_ms: u64) Error!Value {
+        return c.exchange(arena, c.takeId(), method, params_json, timeout_ms, null);
+    }
+
+    fn takeId(c: *Client) u64 {
+        defer c.next_id += 1;
+        return c.next_id;
+    }
+
+    /// `request` under a given id; with `progress`, the request's own progress notifications
+    /// are reported there and push the deadline forward (under `max_call_ms`).
+    fn exchange(c: *Client, arena: Allocator, id: u64, method: []const u8, params_json: ?[]const u8, timeout_ms: u64, progress: ?ProgressSink) Error!Value {
         if (c.broken) |err| return err;
-        const deadline = stdio.deadlineIn(timeout_ms);
-        const id = c.next_id;
-        c.next_id += 1;
+        var deadline = stdio.deadlineIn(timeout_ms);
+        const cap = stdio.deadlineIn(@max(timeout_ms, c.options.max_call_ms));
         var line: std.Io.Writer.Allocating = .init(c.gpa);
         defer line.deinit();
         jsonrpc.writeRequest(&line.writer, id, method, params_json) catch return error.OutOfMemory;
@@ -240,7 +289,12 @@ pub const Client = struct {
                         return error.ServerError;
                     },
                 },
-                .notification => |n| c.noted(n),
+                .notification => |n| if (progress) |sink| {
+                    if (progressOf(n, id)) |p| {
+                        sink.report(sink.context, p);
+                        deadline = @min(cap, @max(deadline, stdio.deadlineIn(timeout_ms)));
+                    } else c.noted(n);
+                } else c.noted(n),
                 .request => |r| try c.answer(r, deadline),
             }
         }
@@ -248,7 +302,7 @@ pub const Client = struct {
 
     fn noted(c: *Client, n: jsonrpc.Notification) void {
         if (std.mem.eql(u8, n.method, "notifications/tools/list_changed")) c.tools_changed = true;
-        // Progress and log messages: reported once tools run in turns (slice 3).
+        // Log messages and progress of nothing asked for: dropped.
     }
 
     /// The server's requests: ping is answered; panto offers nothing else (no sampling,
@@ -300,6 +354,28 @@ pub const Client = struct {
         return err;
     }
 };
+
+/// The progress notification `n` of request `id` (its progress token), if it is one.
+fn progressOf(n: jsonrpc.Notification, id: u64) ?Progress {
+    if (!std.mem.eql(u8, n.method, "notifications/progress")) return null;
+    const params = n.params orelse return null;
+    if (params != .object) return null;
+    const token = params.object.get("progressToken") orelse return null;
+    if (token != .integer or token.integer != id) return null;
+    return .{
+        .progress = numberField(params, "progress") orelse return null,
+        .total = numberField(params, "total"),
+        .message = stringField(params, "message"),
+    };
+}
+
+fn numberField(v: Value, name: []const u8) ?f64 {
+    return switch (v.object.get(name) orelse return null) {
+        .integer => |i| @floatFromInt(i),
+        .float => |f| f,
+        else => null,
+    };
+}
 
 fn stringField(v: Value, name: []const u8) ?[]const u8 {
     if (v != .object) return null;

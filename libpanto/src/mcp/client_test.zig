@@ -20,7 +20,7 @@ fn startTestServer(flags: []const []const u8, options: client_mod.Options) clien
     argv[0] = "python3";
     argv[1] = scriptPath("PANTO_MCP_TEST_SERVER", "tests/mcp/server.py");
     @memcpy(argv[2..][0..flags.len], flags);
-    return Client.start(gpa, .{ .argv = argv[0 .. 2 + flags.len] }, options);
+    return Client.start(gpa, .{ .argv = argv[0 .. 2 + flags.len] }, options, null);
 }
 
 test "mcp: handshake, paged tools/list, and tools/call with text, structured, error and image results" {
@@ -47,24 +47,24 @@ test "mcp: handshake, paged tools/list, and tools/call with text, structured, er
     try std.testing.expect(client.tools_changed);
 
     // Each call is preceded by the server's ping, which the client answers.
-    const echo = try client.callTool(arena, "echo", "{\"text\":\"h\\u00e9llo\\nworld\"}");
+    const echo = try client.callTool(arena, "echo", "{\"text\":\"h\\u00e9llo\\nworld\"}", null);
     try std.testing.expect(!echo.is_error);
     try std.testing.expectEqual(@as(usize, 1), echo.content.len);
     try std.testing.expectEqualStrings("h\u{e9}llo\nworld", echo.content[0].text);
     try std.testing.expectEqual(@as(?[]const u8, null), echo.structured_json);
 
-    const add = try client.callTool(arena, "add", "{\"a\":2,\"b\":3.5}");
+    const add = try client.callTool(arena, "add", "{\"a\":2,\"b\":3.5}", null);
     try std.testing.expectEqualStrings("{\"sum\":5.5}", add.structured_json.?);
 
-    const fail = try client.callTool(arena, "fail", "{}");
+    const fail = try client.callTool(arena, "fail", "{}", null);
     try std.testing.expect(fail.is_error);
     try std.testing.expectEqualStrings("it failed, as asked", fail.content[0].text);
 
-    const pixel = try client.callTool(arena, "pixel", "{}");
+    const pixel = try client.callTool(arena, "pixel", "{}", null);
     try std.testing.expectEqualStrings("image/png", pixel.content[0].image.mime_type);
     try std.testing.expect(std.mem.startsWith(u8, pixel.content[0].image.data, "iVBORw0KGgo"));
 
-    const docs = try client.callTool(arena, "docs", "{}");
+    const docs = try client.callTool(arena, "docs", "{}", null);
     try std.testing.expectEqualStrings("file:///guide.md", docs.content[0].resource.uri);
     try std.testing.expectEqual(@as(?[]const u8, null), docs.content[0].resource.text);
     try std.testing.expectEqualStrings("notes", docs.content[1].resource.text.?);
@@ -72,14 +72,14 @@ test "mcp: handshake, paged tools/list, and tools/call with text, structured, er
 
     // The server's minimal environment: PATH and HOME, not the rest of this process's (its
     // secrets). (python3 may be a shim that adds variables of its own: only absence is checked.)
-    const env = try client.callTool(arena, "env", "{}");
+    const env = try client.callTool(arena, "env", "{}", null);
     const names = env.content[0].text;
     try std.testing.expect(std.mem.indexOf(u8, names, "PATH") != null);
     try std.testing.expect(std.mem.indexOf(u8, names, "PANTO_MCP_SECRET") == null);
     try std.testing.expect(std.mem.indexOf(u8, names, "PANTO_MCP_TEST_SERVER") == null);
 
     // A JSON-RPC error is ServerError with its code and message; the server goes on.
-    try std.testing.expectError(error.ServerError, client.callTool(arena, "nope", "{}"));
+    try std.testing.expectError(error.ServerError, client.callTool(arena, "nope", "{}", null));
     try std.testing.expectEqual(@as(i64, -32602), client.last_error.code);
     try std.testing.expectEqualStrings("Unknown tool: nope", client.last_error.message);
     try client.ping();
@@ -99,7 +99,7 @@ test "mcp: a server that dies mid-call is ServerExited, with its stderr, for thi
     defer client.close();
     var arena_state: std.heap.ArenaAllocator = .init(gpa);
     defer arena_state.deinit();
-    try std.testing.expectError(error.ServerExited, client.callTool(arena_state.allocator(), "echo", "{\"text\":\"x\"}"));
+    try std.testing.expectError(error.ServerExited, client.callTool(arena_state.allocator(), "echo", "{\"text\":\"x\"}", null));
     try std.testing.expect(std.mem.indexOf(u8, client.stderrTail(), "dying on purpose") != null);
     try std.testing.expectError(error.ServerExited, client.ping());
 }
@@ -111,7 +111,7 @@ test "mcp: a call the server never answers times out, is canceled, and the serve
     defer client.close();
     var arena_state: std.heap.ArenaAllocator = .init(gpa);
     defer arena_state.deinit();
-    try std.testing.expectError(error.Timeout, client.callTool(arena_state.allocator(), "echo", "{\"text\":\"x\"}"));
+    try std.testing.expectError(error.Timeout, client.callTool(arena_state.allocator(), "echo", "{\"text\":\"x\"}", null));
     client.options.timeout_ms = 60_000;
     try client.ping();
 }
@@ -121,7 +121,7 @@ test "mcp: a server that writes garbage is ended, and stays failed" {
     defer client.close();
     var arena_state: std.heap.ArenaAllocator = .init(gpa);
     defer arena_state.deinit();
-    try std.testing.expectError(error.Garbage, client.callTool(arena_state.allocator(), "echo", "{\"text\":\"x\"}"));
+    try std.testing.expectError(error.Garbage, client.callTool(arena_state.allocator(), "echo", "{\"text\":\"x\"}", null));
     try std.testing.expectError(error.Garbage, client.ping());
 }
 
@@ -172,7 +172,7 @@ test "mcp: a server built with the official Python SDK" {
     // Never skipped: a python without the SDK makes the server exit, and this test fail.
     const client = try Client.start(gpa, .{
         .argv = &.{ scriptPath("PANTO_MCP_PYTHON", ".venv/bin/python"), scriptPath("PANTO_MCP_SDK_SERVER", "tests/mcp/sdk_server.py") },
-    }, .{});
+    }, .{}, null);
     defer client.close();
     try std.testing.expectEqualStrings("panto-sdk-test", client.server_name);
     var arena_state: std.heap.ArenaAllocator = .init(gpa);
@@ -180,13 +180,13 @@ test "mcp: a server built with the official Python SDK" {
     const arena = arena_state.allocator();
     const tools = try client.listTools(arena);
     try std.testing.expectEqual(@as(usize, 2), tools.len);
-    const echo = try client.callTool(arena, "echo", "{\"text\":\"hi\"}");
+    const echo = try client.callTool(arena, "echo", "{\"text\":\"hi\"}", null);
     try std.testing.expectEqualStrings("hi", echo.content[0].text);
-    const add = try client.callTool(arena, "add", "{\"a\":1,\"b\":2}");
+    const add = try client.callTool(arena, "add", "{\"a\":1,\"b\":2}", null);
     try std.testing.expect(!add.is_error);
     try std.testing.expect(std.mem.indexOf(u8, add.structured_json.?, "3") != null);
     // The SDK's answer to a missing argument: a tool error, not a protocol one.
-    const bad = client.callTool(arena, "add", "{\"a\":1}") catch |err| {
+    const bad = client.callTool(arena, "add", "{\"a\":1}", null) catch |err| {
         try std.testing.expectEqual(error.ServerError, err);
         return;
     };

@@ -76,10 +76,11 @@ pub const Servers = struct {
                 defer s.gpa.free(argv);
                 argv[0] = server.config.command;
                 @memcpy(argv[1..], server.config.args);
+                var failure: client_mod.StartFailure = .{};
                 server.client = Client.start(s.gpa, .{ .argv = argv, .env = server.config.env, .cwd = server.config.cwd }, .{
                     .timeout_ms = server.config.timeout_ms,
                     .init_timeout_ms = server.config.init_timeout_ms,
-                }) catch |err| return startFailed(server, err, null, diag);
+                }, &failure) catch |err| return startFailed(server, err, failure.stderrTail(), diag);
             }
             s.listInto(server, @intCast(i), registry, log) catch |err| switch (err) {
                 error.OutOfMemory => return error.OutOfMemory,
@@ -88,6 +89,24 @@ pub const Servers = struct {
                     const why = startFailed(server, e, tail, diag);
                     server.stop();
                     return why;
+                },
+            };
+        }
+    }
+
+    /// Lists again, before a request of a turn under way, the running servers whose tools
+    /// changed (a `notifications/tools/list_changed` came during a call), so that the request
+    /// offers the new list. One that cannot be listed now loses its tools for the rest of the
+    /// turn (logged) rather than failing it, and is listed again at the next turn.
+    pub fn refreshChanged(s: *Servers, registry: *tools.Set, log: *const log_mod.Sink) Allocator.Error!void {
+        for (s.list, 0..) |*server, i| {
+            const c = server.client orelse continue;
+            if (c.broken != null or !c.tools_changed) continue;
+            s.listInto(server, @intCast(i), registry, log) catch |err| switch (err) {
+                error.OutOfMemory => return error.OutOfMemory,
+                else => |e| {
+                    log.print("MCP server \"{s}\": its tools could not be listed again ({s}): left out of this turn", .{ server.config.name, @errorName(e) });
+                    c.tools_changed = true;
                 },
             };
         }
@@ -139,8 +158,9 @@ pub const Servers = struct {
     /// server does, the call gets a result: a failure of the server is an error result that
     /// names it (the turn and its other tools go on). `cancel_fd` readable (the turn was
     /// canceled or closed, watchdog.zig) ends the wait: the server is told
-    /// (`notifications/cancelled`) and the call answered as canceled.
-    pub fn call(s: *Servers, index: u32, offered: []const u8, input_json: []const u8, cancel_fd: std.c.fd_t) Allocator.Error!Outcome {
+    /// (`notifications/cancelled`) and the call answered as canceled. The call's progress
+    /// notifications go to `progress`.
+    pub fn call(s: *Servers, index: u32, offered: []const u8, input_json: []const u8, cancel_fd: std.c.fd_t, progress: ?client_mod.ProgressSink) Allocator.Error!Outcome {
         const server = &s.list[index];
         var scratch: std.heap.ArenaAllocator = .init(s.gpa);
         defer scratch.deinit();
@@ -149,7 +169,7 @@ pub const Servers = struct {
         const mcp = server.mcpName(offered) orelse return failed(s.gpa, "MCP server \"{s}\" has no tool offered as {s}", .{ server.config.name, offered });
         c.process.cancel_fd = cancel_fd;
         defer c.process.cancel_fd = -1;
-        const r = c.callTool(a, mcp, input_json) catch |err| return switch (err) {
+        const r = c.callTool(a, mcp, input_json, progress) catch |err| return switch (err) {
             error.OutOfMemory => error.OutOfMemory,
             error.Canceled => failed(s.gpa, canceled_message, .{}),
             error.ServerExited => failed(s.gpa, "MCP server \"{s}\" exited during the call{s}{s}", .{ server.config.name, if (lastLine(c.stderrTail()).len > 0) ": " else "", lastLine(c.stderrTail()) }),

@@ -36,7 +36,7 @@ pub const IoError = error{
     Canceled,
 };
 
-const stderr_tail_bytes = 4096;
+pub const stderr_tail_bytes = 4096;
 
 pub const Process = struct {
     gpa: Allocator,
