@@ -97,6 +97,7 @@ test {
     _ = @import("json_member.zig");
     _ = @import("server_block_test.zig");
     _ = @import("citations_test.zig");
+    _ = @import("providers/anthropic/whole_input_test.zig");
     _ = @import("switch_request_test.zig");
     _ = @import("user_run_test.zig");
     _ = @import("parts_request_test.zig");
