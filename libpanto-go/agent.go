@@ -360,7 +360,7 @@ type ContentBlock struct {
 	Citations string `json:"citations,omitempty"`
 
 	ID    string          `json:"id,omitempty"`    // tool_call, tool_result: the call's id
-	Name  string          `json:"name,omitempty"`  // tool_call: the tool's name; document: its name, when given; server_block: its type
+	Name  string          `json:"name,omitempty"`  // tool_call: the tool's name; document: its name, when given; server_block: its type; thinking of an OpenAI-compatible server: the field it came in (reasoning_content goes back, docs/conversations.md)
 	Input json.RawMessage `json:"input,omitempty"` // tool_call: the input, a JSON object
 	// tool_result: the result when it is one text; "" when it has media (see Parts)
 	Content string `json:"content,omitempty"`

@@ -14,7 +14,8 @@ pub const Block = struct {
     index: u32 = 0,
     kind: ev.BlockKind,
     text: std.ArrayList(u8) = .empty,
-    /// tool_call blocks: the call's id and the tool's name.
+    /// tool_call blocks: the call's id and the tool's name (thinking: the name an
+    /// OpenAI-compatible server gave its reasoning, see conversation.Block.name).
     id: std.ArrayList(u8) = .empty,
     name: std.ArrayList(u8) = .empty,
     /// thinking blocks, and text and tool_call blocks of a provider that signs them
@@ -42,7 +43,8 @@ pub const Block = struct {
 pub const Held = struct {
     provider_index: u32,
     kind: ev.BlockKind,
-    /// tool_call blocks: the call's id and the tool's name, from the first piece that gave them.
+    /// tool_call blocks: the call's id and the tool's name, from the first piece that gave them
+    /// (thinking: its wire name).
     id: std.ArrayList(u8) = .empty,
     name: std.ArrayList(u8) = .empty,
     /// The non-empty fragments, joined, and where each ends: one ContentDelta each.
@@ -304,6 +306,7 @@ pub const Assembly = struct {
                 try a.startToolBlock(h.provider_index, h.id.items, h.name.items)
             else
                 try a.startBlock(h.provider_index, h.kind);
+            if (h.kind == .thinking) try b.name.appendSlice(a.gpa, h.name.items);
             try b.text.appendSlice(a.gpa, h.text.items);
             var start: usize = 0;
             for (h.ends.items) |end| {
@@ -342,7 +345,7 @@ pub const Assembly = struct {
             const block: Conversation.Block = switch (b.kind) {
                 .text, .none => .{ .kind = .text, .text = b.text.items, .signature = b.signature.items, .citations = b.citations.items },
                 .server_block => .{ .kind = .server_block, .text = b.json.items, .name = b.name.items },
-                .thinking => .{ .kind = .thinking, .text = b.text.items, .signature = b.signature.items },
+                .thinking => .{ .kind = .thinking, .text = b.text.items, .signature = b.signature.items, .name = b.name.items },
                 .redacted_thinking => .{ .kind = .redacted_thinking, .text = b.text.items },
                 .tool_call => blk: {
                     const input = inputs[next_input];
@@ -372,7 +375,7 @@ pub const Assembly = struct {
             // Without its citations: they may point into a server block left out here.
             .text, .none => if (b.text.items.len > 0) try list.append(a.gpa, .{ .kind = .text, .text = b.text.items, .signature = b.signature.items }),
             // Unsigned thinking cannot be sent back: keep only finished blocks.
-            .thinking => if (!b.open) try list.append(a.gpa, .{ .kind = .thinking, .text = b.text.items, .signature = b.signature.items }),
+            .thinking => if (!b.open) try list.append(a.gpa, .{ .kind = .thinking, .text = b.text.items, .signature = b.signature.items, .name = b.name.items }),
             .redacted_thinking => try list.append(a.gpa, .{ .kind = .redacted_thinking, .text = b.text.items }),
             .tool_call => {},
         };

@@ -4,13 +4,11 @@
 //! import; sent back with the text to the provider and model that wrote it, and left out (the
 //! text kept) for any other.
 const std = @import("std");
-const anthropic = @import("providers/anthropic/decode.zig");
-const Assembly = @import("assembly.zig").Assembly;
-const errors = @import("errors.zig");
 const conversation = @import("conversation.zig");
 const conversation_json = @import("conversation_json.zig");
-const providers = @import("providers.zig");
-const Provider = @import("config.zig").Provider;
+const fixture = @import("anthropic_decode_fixture.zig");
+const Fixture = fixture.Fixture;
+const request = fixture.request;
 
 const cite_a = "{\"type\":\"web_search_result_location\",\"cited_text\":\"Zig \\u00e9 \\\"0.16\\\"\",\"url\":\"https://ziglang.org\",\"title\":\"Zig\",\"encrypted_index\":\"Eo8B\"}";
 const cite_b = "{\"type\":\"web_search_result_location\", \"cited_text\":\"News.\",\"url\":\"https://ziglang.org/news\",\"title\":\"News\",\"encrypted_index\":\"EpAB\"}";
@@ -40,29 +38,14 @@ const one = "[" ++ cite_b ++ "]";
 /// Decodes `events` into a conversation after a user turn (by anthropic claude-a), and gives
 /// the text blocks' BlockComplete citations, in order, into `completed` (owned by `arena`).
 fn decodeInto(conv: *conversation.Conversation, arena_out: std.mem.Allocator, events: []const []const u8, completed: *std.ArrayList([]const u8)) !void {
-    const gpa = std.testing.allocator;
-    var arena: std.heap.ArenaAllocator = .init(gpa);
-    defer arena.deinit();
-    var a = Assembly.init(gpa);
-    defer a.deinit();
-    var detail: errors.Detail = .{};
-    defer detail.deinit(gpa);
-    var d: anthropic.Decoder = .{};
+    var f: Fixture = .init(std.testing.allocator);
+    defer f.deinit();
     for (events) |data| {
-        _ = arena.reset(.retain_capacity);
-        try d.handle(&a, arena.allocator(), .{ .type = "message", .data = data }, &detail);
-        while (a.pop()) |e| if (e == .block_complete and e.block_complete.kind == .text)
+        try f.handle(data);
+        while (f.assembly.pop()) |e| if (e == .block_complete and e.block_complete.kind == .text)
             try completed.append(arena_out, try arena_out.dupe(u8, e.block_complete.citations));
     }
-    try conv.appendUserText("search");
-    try a.commit(conv, &.{}, .{ .stop_reason = .end_turn, .provider = "anthropic", .model = "claude-a" });
-}
-
-fn request(gpa: std.mem.Allocator, provider: Provider, model: []const u8, conv: *const conversation.Conversation) ![]u8 {
-    var out: std.Io.Writer.Allocating = .init(gpa);
-    defer out.deinit();
-    try providers.writeRequest(provider, &out.writer, .{ .config = .{ .provider = provider, .model = model, .request = .{ .cache = .{ .mode = .off } } }, .conversation = conv, .tools = &.{}, .granted = &.{} });
-    return out.toOwnedSlice();
+    try f.commit(conv, "search");
 }
 
 test "a text's citations are kept as received, streamed or given at its start, and on its BlockComplete" {
@@ -170,21 +153,12 @@ test "citations go back with the text to the model that wrote them, and to no ot
 
 test "a canceled message keeps its text without citations" {
     const gpa = std.testing.allocator;
-    var arena: std.heap.ArenaAllocator = .init(gpa);
-    defer arena.deinit();
-    var a = Assembly.init(gpa);
-    defer a.deinit();
-    var detail: errors.Detail = .{};
-    defer detail.deinit(gpa);
-    var d: anthropic.Decoder = .{};
-    for (stream[0..5]) |data| {
-        _ = arena.reset(.retain_capacity);
-        try d.handle(&a, arena.allocator(), .{ .type = "message", .data = data }, &detail);
-        while (a.pop()) |_| {}
-    }
+    var f: Fixture = .init(gpa);
+    defer f.deinit();
+    try f.feed(stream[0..5]);
     var conv: conversation.Conversation = .init(gpa);
     defer conv.deinit();
-    try a.commitPartial(&conv, .{ .provider = "anthropic", .model = "claude-a" });
+    try f.assembly.commitPartial(&conv, .{ .provider = "anthropic", .model = "claude-a" });
     try std.testing.expectEqualStrings("Zig 0.16 is out.", conv.messages.items[0].blocks[0].text);
     try std.testing.expectEqualStrings("", conv.messages.items[0].blocks[0].citations);
 }

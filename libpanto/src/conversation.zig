@@ -22,7 +22,9 @@ pub const Block = struct {
     /// tool_call and tool_result: the call's id.
     id: []const u8 = "",
     /// tool_call: the tool's name; image / document: the name given, or ""; server_block:
-    /// its type ("server_tool_use", ...).
+    /// its type ("server_tool_use", ...); thinking of an OpenAI-compatible server: the name
+    /// its reasoning came under ("reasoning_content", "reasoning", "reasoning_text"), which
+    /// says whether it goes back (providers/openai/request.zig).
     name: []const u8 = "",
     /// image / document: the media type of the bytes.
     media_type: []const u8 = "",

@@ -109,6 +109,10 @@ fn writeBlock(s: *std.json.Stringify, b: Block) std.Io.Writer.Error!void {
                 try s.objectField("signature");
                 try s.write(b.signature);
             }
+            if (b.kind == .thinking and b.name.len > 0) {
+                try s.objectField("name");
+                try s.write(b.name);
+            }
             // A JSON array as a string, as a server block's JSON (see below).
             if (b.citations.len > 0) {
                 try s.objectField("citations");
@@ -445,7 +449,7 @@ fn parseBlock(gpa: Allocator, value: Value, role: conversation.Role, place: Plac
     const keys: []const []const u8 = switch (kind) {
         .text => &.{ "type", "text", "signature", "citations" },
         .redacted_thinking => &.{ "type", "text" },
-        .thinking => &.{ "type", "text", "signature" },
+        .thinking => &.{ "type", "text", "signature", "name" },
         .tool_call => &.{ "type", "id", "name", "input", "signature" },
         .tool_result => &.{ "type", "id", "content", "is_error" },
         .image, .document => &.{ "type", "media_type", "data", "name" },
@@ -461,7 +465,8 @@ fn parseBlock(gpa: Allocator, value: Value, role: conversation.Role, place: Plac
             const signature = if (kind != .redacted_thinking and obj.get("signature") != null) try string(obj, "signature", place, diag) else "";
             const citations = if (kind == .text and obj.get("citations") != null) try string(obj, "citations", place, diag) else "";
             if (citations.len > 0) try checkCitations(gpa, citations, role, in_result, place, diag);
-            return conversation.copyBlock(gpa, .{ .kind = kind, .text = text, .signature = signature, .citations = citations });
+            const name = if (kind == .thinking and obj.get("name") != null) try string(obj, "name", place, diag) else "";
+            return conversation.copyBlock(gpa, .{ .kind = kind, .text = text, .signature = signature, .citations = citations, .name = name });
         },
         .tool_call => {
             const id = try string(obj, "id", place, diag);

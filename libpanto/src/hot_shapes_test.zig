@@ -297,6 +297,12 @@ fn openaiTail(d: *Doc) !void {
 }
 
 /// What std.json's chunk must say for the hot reading to stand.
+/// The same text; its name too when it has any (an empty one adds nothing either way).
+fn sameReasoning(general: ?openai_hot.Reasoning, hot: openai_hot.Reasoning) bool {
+    const g = general orelse return hot.text.len == 0;
+    return std.mem.eql(u8, g.text, hot.text) and std.mem.eql(u8, g.name, hot.name);
+}
+
 fn sameMeaning(hot: openai_hot.Chunk, wire: openai.WireChunk) bool {
     if (wire.@"error" != null or wire.usage != null or wire.choices.len != 1) return false;
     const choice = wire.choices[0];
@@ -309,8 +315,8 @@ fn sameMeaning(hot: openai_hot.Chunk, wire: openai.WireChunk) bool {
         .content => |t| no_reasoning and delta.tool_calls.len == 0 and
             delta.content != null and std.mem.eql(u8, delta.content.?, t),
         // The text the general path takes (an empty one adds nothing either way).
-        .reasoning => |t| delta.content == null and delta.tool_calls.len == 0 and !no_reasoning and
-            std.mem.eql(u8, delta.thinking() orelse "", t),
+        .reasoning => |r| delta.content == null and delta.tool_calls.len == 0 and !no_reasoning and
+            sameReasoning(delta.thinking(), r),
         .tool_arguments => |call| blk: {
             if (delta.content != null or !no_reasoning or delta.tool_calls.len != 1) break :blk false;
             const c = delta.tool_calls[0];

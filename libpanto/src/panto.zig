@@ -57,6 +57,7 @@ test {
     _ = @import("providers/openai/decode.zig");
     _ = @import("providers/openai/hot.zig");
     _ = @import("providers/openai/decode_test.zig");
+    _ = @import("providers/openai/reasoning_back_test.zig");
     _ = @import("providers/openai_responses/provider.zig");
     _ = @import("providers/openai_responses/request.zig");
     _ = @import("providers/openai_responses/decode.zig");
@@ -97,6 +98,7 @@ test {
     _ = @import("json_member.zig");
     _ = @import("server_block_test.zig");
     _ = @import("citations_test.zig");
+    _ = @import("providers/anthropic/whole_input_test.zig");
     _ = @import("switch_request_test.zig");
     _ = @import("user_run_test.zig");
     _ = @import("parts_request_test.zig");

@@ -4,13 +4,12 @@
 //! for byte to the provider and model that wrote them, left out for any other. No request
 //! holds an empty text block.
 const std = @import("std");
-const anthropic = @import("providers/anthropic/decode.zig");
-const Assembly = @import("assembly.zig").Assembly;
-const errors = @import("errors.zig");
 const conversation = @import("conversation.zig");
 const conversation_json = @import("conversation_json.zig");
 const providers = @import("providers.zig");
-const Provider = @import("config.zig").Provider;
+const fixture = @import("anthropic_decode_fixture.zig");
+const Fixture = fixture.Fixture;
+const request = fixture.request;
 
 const search_use = "{\"type\":\"server_tool_use\",\"id\":\"srvtoolu_01\",\"name\":\"web_search\",\"input\":{}}";
 const search_use_filled = "{\"type\":\"server_tool_use\",\"id\":\"srvtoolu_01\",\"name\":\"web_search\",\"input\":{\"query\": \"zig 0.16\"}}";
@@ -40,28 +39,10 @@ const stream = [_][]const u8{
 
 /// The conversation: a user turn, then the stream's message (by anthropic claude-a), committed.
 fn decodeInto(conv: *conversation.Conversation) !void {
-    const gpa = std.testing.allocator;
-    var arena: std.heap.ArenaAllocator = .init(gpa);
-    defer arena.deinit();
-    var a = Assembly.init(gpa);
-    defer a.deinit();
-    var detail: errors.Detail = .{};
-    defer detail.deinit(gpa);
-    var d: anthropic.Decoder = .{};
-    for (stream) |data| {
-        _ = arena.reset(.retain_capacity);
-        try d.handle(&a, arena.allocator(), .{ .type = "message", .data = data }, &detail);
-        while (a.pop()) |_| {}
-    }
-    try conv.appendUserText("search");
-    try a.commit(conv, &.{}, .{ .stop_reason = .end_turn, .provider = "anthropic", .model = "claude-a" });
-}
-
-fn request(gpa: std.mem.Allocator, provider: Provider, model: []const u8, conv: *const conversation.Conversation) ![]u8 {
-    var out: std.Io.Writer.Allocating = .init(gpa);
-    defer out.deinit();
-    try providers.writeRequest(provider, &out.writer, .{ .config = .{ .provider = provider, .model = model, .request = .{ .cache = .{ .mode = .off } } }, .conversation = conv, .tools = &.{}, .granted = &.{} });
-    return out.toOwnedSlice();
+    var f: Fixture = .init(std.testing.allocator);
+    defer f.deinit();
+    try f.feed(&stream);
+    try f.commit(conv, "search");
 }
 
 test "server blocks are stored with their JSON as received, the streamed input filled in" {
@@ -159,37 +140,24 @@ test "a message of empty text, or of server blocks for another model, is left ou
 
 test "a server block cut off by a cancel is not kept" {
     const gpa = std.testing.allocator;
-    var arena: std.heap.ArenaAllocator = .init(gpa);
-    defer arena.deinit();
-    var a = Assembly.init(gpa);
-    defer a.deinit();
-    var detail: errors.Detail = .{};
-    defer detail.deinit(gpa);
-    var d: anthropic.Decoder = .{};
-    for (stream[0..5]) |data| {
-        try d.handle(&a, arena.allocator(), .{ .type = "message", .data = data }, &detail);
-        while (a.pop()) |_| {}
-    }
+    var f: Fixture = .init(gpa);
+    defer f.deinit();
+    try f.feed(stream[0..5]);
     var conv: conversation.Conversation = .init(gpa);
     defer conv.deinit();
-    try a.commitPartial(&conv, .{ .provider = "anthropic", .model = "claude-a" });
+    try f.assembly.commitPartial(&conv, .{ .provider = "anthropic", .model = "claude-a" });
     try std.testing.expectEqual(@as(usize, 0), conv.messages.items.len);
 }
 
 test "a server block's events: its kind, its input's fragments, then the block itself and its type" {
     const gpa = std.testing.allocator;
-    var arena: std.heap.ArenaAllocator = .init(gpa);
-    defer arena.deinit();
-    var a = Assembly.init(gpa);
-    defer a.deinit();
-    var detail: errors.Detail = .{};
-    defer detail.deinit(gpa);
-    var d: anthropic.Decoder = .{};
+    var f: Fixture = .init(gpa);
+    defer f.deinit();
     var seen: std.ArrayList(u8) = .empty; // one line per event of block 1
     defer seen.deinit(gpa);
     for (stream[0..8]) |data| {
-        try d.handle(&a, arena.allocator(), .{ .type = "message", .data = data }, &detail);
-        while (a.pop()) |e| switch (e) {
+        try f.handle(data);
+        while (f.assembly.pop()) |e| switch (e) {
             .block_start => |s| if (s.index == 1) try seen.print(gpa, "start {t}\n", .{s.kind}),
             .content_delta => |c| if (c.index == 1) try seen.print(gpa, "delta {t} {s}\n", .{ c.kind, c.text }),
             .block_complete => |c| if (c.index == 1) try seen.print(gpa, "complete {t} {s} {s}\n", .{ c.kind, c.name, c.text }),
@@ -201,13 +169,8 @@ test "a server block's events: its kind, its input's fragments, then the block i
 
 test "a compaction's compaction_delta is set in its JSON, every other byte as received" {
     const gpa = std.testing.allocator;
-    var arena: std.heap.ArenaAllocator = .init(gpa);
-    defer arena.deinit();
-    var a = Assembly.init(gpa);
-    defer a.deinit();
-    var detail: errors.Detail = .{};
-    defer detail.deinit(gpa);
-    var d: anthropic.Decoder = .{};
+    var f: Fixture = .init(gpa);
+    defer f.deinit();
     const events = [_][]const u8{
         "{\"type\":\"message_start\",\"message\":{\"id\":\"msg_1\",\"model\":\"claude-a\",\"content\":[]}}",
         "{\"type\":\"content_block_start\",\"index\":0,\"content_block\":{\"type\":\"compaction\", \"content\": null}}",
@@ -218,9 +181,8 @@ test "a compaction's compaction_delta is set in its JSON, every other byte as re
     };
     var completed: []const u8 = "";
     for (events) |data| {
-        _ = arena.reset(.retain_capacity);
-        try d.handle(&a, arena.allocator(), .{ .type = "message", .data = data }, &detail);
-        while (a.pop()) |e| if (e == .block_complete) {
+        try f.handle(data);
+        while (f.assembly.pop()) |e| if (e == .block_complete) {
             completed = try gpa.dupe(u8, e.block_complete.text);
         };
     }
@@ -229,19 +191,14 @@ test "a compaction's compaction_delta is set in its JSON, every other byte as re
     try std.testing.expectEqualStrings(want, completed);
     var conv: conversation.Conversation = .init(gpa);
     defer conv.deinit();
-    try a.commit(&conv, &.{}, .{ .stop_reason = .end_turn, .provider = "anthropic", .model = "claude-a" });
+    try f.commit(&conv, null);
     try std.testing.expectEqualStrings(want, conv.messages.items[0].blocks[0].text);
 }
 
 test "server tools' usage is read from message_delta, exported only when some ran, and imported" {
     const gpa = std.testing.allocator;
-    var arena: std.heap.ArenaAllocator = .init(gpa);
-    defer arena.deinit();
-    var a = Assembly.init(gpa);
-    defer a.deinit();
-    var detail: errors.Detail = .{};
-    defer detail.deinit(gpa);
-    var d: anthropic.Decoder = .{};
+    var f: Fixture = .init(gpa);
+    defer f.deinit();
     const events = [_][]const u8{
         "{\"type\":\"message_start\",\"message\":{\"id\":\"msg_1\",\"model\":\"claude-a\",\"content\":[],\"usage\":{\"input_tokens\":5,\"output_tokens\":1,\"server_tool_use\":{\"web_search_requests\":0}}}}",
         "{\"type\":\"content_block_start\",\"index\":0,\"content_block\":{\"type\":\"text\",\"text\":\"\"}}",
@@ -250,19 +207,14 @@ test "server tools' usage is read from message_delta, exported only when some ra
         "{\"type\":\"message_delta\",\"delta\":{\"stop_reason\":\"end_turn\"},\"usage\":{\"output_tokens\":9,\"server_tool_use\":{\"web_search_requests\":2,\"web_fetch_requests\":1}}}",
         "{\"type\":\"message_stop\"}",
     };
-    for (events) |data| {
-        _ = arena.reset(.retain_capacity);
-        try d.handle(&a, arena.allocator(), .{ .type = "message", .data = data }, &detail);
-        while (a.pop()) |_| {}
-    }
-    try std.testing.expectEqual(@as(u64, 2), a.usage.web_search_requests);
-    try std.testing.expectEqual(@as(u64, 1), a.usage.web_fetch_requests);
-    try std.testing.expectEqual(@as(u64, 9), a.usage.output_tokens);
+    try f.feed(&events);
+    try std.testing.expectEqual(@as(u64, 2), f.assembly.usage.web_search_requests);
+    try std.testing.expectEqual(@as(u64, 1), f.assembly.usage.web_fetch_requests);
+    try std.testing.expectEqual(@as(u64, 9), f.assembly.usage.output_tokens);
 
     var conv: conversation.Conversation = .init(gpa);
     defer conv.deinit();
-    try conv.appendUserText("search");
-    try a.commit(&conv, &.{}, .{ .stop_reason = .end_turn, .provider = "anthropic", .model = "claude-a", .usage = a.usage });
+    try f.commit(&conv, "search");
     var out: std.Io.Writer.Allocating = .init(gpa);
     defer out.deinit();
     try conversation_json.writeExport(&out.writer, conv.messages.items);
@@ -283,13 +235,8 @@ test "server tools' usage is read from message_delta, exported only when some ra
 
 test "code execution's container is kept with its message, exported, and carried by later requests with hosted tools" {
     const gpa = std.testing.allocator;
-    var arena: std.heap.ArenaAllocator = .init(gpa);
-    defer arena.deinit();
-    var a = Assembly.init(gpa);
-    defer a.deinit();
-    var detail: errors.Detail = .{};
-    defer detail.deinit(gpa);
-    var d: anthropic.Decoder = .{};
+    var f: Fixture = .init(gpa);
+    defer f.deinit();
     const events = [_][]const u8{
         "{\"type\":\"message_start\",\"message\":{\"id\":\"msg_1\",\"model\":\"claude-a\",\"content\":[],\"container\":null}}",
         "{\"type\":\"content_block_start\",\"index\":0,\"content_block\":{\"type\":\"text\",\"text\":\"\"}}",
@@ -298,15 +245,10 @@ test "code execution's container is kept with its message, exported, and carried
         "{\"type\":\"message_delta\",\"delta\":{\"stop_reason\":\"end_turn\",\"container\":{\"id\":\"container_011\",\"expires_at\":\"2026-12-06T15:00:00Z\"}}}",
         "{\"type\":\"message_stop\"}",
     };
-    for (events) |data| {
-        _ = arena.reset(.retain_capacity);
-        try d.handle(&a, arena.allocator(), .{ .type = "message", .data = data }, &detail);
-        while (a.pop()) |_| {}
-    }
+    try f.feed(&events);
     var conv: conversation.Conversation = .init(gpa);
     defer conv.deinit();
-    try conv.appendUserText("run");
-    try a.commit(&conv, &.{}, .{ .stop_reason = .end_turn, .provider = "anthropic", .model = "claude-a" });
+    try f.commit(&conv, "run");
     try std.testing.expectEqualStrings("container_011", conv.messages.items[1].container);
     try conv.appendUserText("again");
 

@@ -214,7 +214,7 @@ def user(text: str) -> dict[str, Any]:
     return {"role": "user", "content": [{"type": "text", "text": text}]}
 
 
-def stored_block(b: Any) -> dict[str, Any]:
+def stored_block(b: Any, provider: str = "") -> dict[str, Any]:
     if isinstance(b, Text):
         if b.citations:
             return {"type": "text", "text": b.text, "citations": b.citations_json}
@@ -223,6 +223,8 @@ def stored_block(b: Any) -> dict[str, Any]:
         out = {"type": "thinking", "text": b.text}
         if b.signature:
             out["signature"] = b.signature
+        if provider == O:
+            out["name"] = "reasoning_content"  # the emulator's default field for it
         return out
     if isinstance(b, Server):
         return {"type": "server_block", "name": b.name, "json": b.json}
@@ -231,7 +233,7 @@ def stored_block(b: Any) -> dict[str, Any]:
 
 def stored(reply: Reply) -> list[dict[str, Any]]:
     """The reply as the conversation keeps it, with its round of tool results if any."""
-    out = [{"role": "assistant", "content": [stored_block(b) for b in reply.blocks],
+    out = [{"role": "assistant", "content": [stored_block(b, reply.provider) for b in reply.blocks],
             "provider": reply.provider, "model": reply.model, "stop_reason": reply.stop_reason,
             "usage": reply.usage}]
     if reply.calls:
@@ -333,6 +335,10 @@ def openai_messages(messages: list[dict[str, Any]], model: str) -> list[dict[str
             continue  # an assistant message left empty is left out
         msg: dict[str, Any] = {"role": "assistant",
                                "content": {"$text": "".join(texts)} if texts else None}
+        reasoning = [b["text"] for b in blocks
+                     if b["type"] == "thinking" and b.get("name") == "reasoning_content"]
+        if calls and reasoning:
+            msg["reasoning_content"] = "".join(reasoning)  # DeepSeek wants it back with calls
         if calls:
             msg["tool_calls"] = [{"id": sent_id(c["id"]), "type": "function",
                                   "function": {"name": c["name"], "arguments": {"$json": c["input"]}}}

@@ -239,19 +239,42 @@ def validate_request(provider: str, body: Any, extra_body: frozenset[str] = froz
     if not isinstance(body, dict):
         return [f"the body is not a JSON object: {str(body)[:200]}"]
     body = {k: v for k, v in body.items() if k not in extra_body}
+    extension_problems, body = _without_reasoning_content(provider, body)
     sampling = _sampling_problems(body) if provider == "anthropic" else []
     beta = provider == "anthropic" and bool(BETA_KEYS & set(body))
     params = BetaMessageCreateParamsStreaming if beta else PARAMS[provider]
     declared = set(typing.get_type_hints(params))
     problems = [f"top-level key {k!r} is not declared by {params.__name__}"
                 for k in body if k not in declared]
-    problems += sampling + api_rule_problems(provider, body)
+    problems += extension_problems + sampling + api_rule_problems(provider, body)
     try:
         validated = (BETA_ADAPTER if beta else ADAPTERS[provider]).validate_python([body])
     except pydantic.ValidationError as e:
         return problems + [_short(e)]
     _consume(validated[0], "body", problems, BETA_BLOCK_PARAM if beta else BLOCK_PARAM)
     return problems
+
+
+def _without_reasoning_content(provider: str, body: dict[str, Any]) -> tuple[list[str], dict[str, Any]]:
+    """Chat Completions bodies: the `reasoning_content` of assistant messages, which the SDK's
+    types do not declare but DeepSeek's thinking mode demands back on messages with tool calls
+    (docs/conversations.md), taken out before the SDK's check; it must be a non-empty string,
+    and only on such a message."""
+    messages = body.get("messages")
+    if provider != "openai" or not isinstance(messages, list):
+        return [], body
+    problems: list[str] = []
+    kept = []
+    for i, m in enumerate(messages):
+        if isinstance(m, dict) and "reasoning_content" in m:
+            value = m["reasoning_content"]
+            if m.get("role") != "assistant" or not m.get("tool_calls"):
+                problems.append(f"messages[{i}]: reasoning_content on a message without tool calls")
+            if not isinstance(value, str) or not value:
+                problems.append(f"messages[{i}]: reasoning_content is not a non-empty string")
+            m = {k: v for k, v in m.items() if k != "reasoning_content"}
+        kept.append(m)
+    return problems, dict(body, messages=kept)
 
 
 def validate_log(entries: list[dict[str, Any]]) -> list[str]:

@@ -247,9 +247,12 @@ def _empty_block(block: dict[str, Any], call: Call, index: int) -> dict[str, Any
         return server
     # `deltas: []`: the input given whole here, no input_json_delta following (as the API
     # sends programmatic tool calls); else `{}`, which the deltas fill.
+    # `start_input`: an input given here that the deltas then stream anew.
     whole = block["deltas"] == []
+    start = block.get("start_input")
     return {"type": "tool_use", "id": block["id"] or f"toolu_emu_{call.number:04d}_{index}",
-            "name": block["name"], "input": block["input"] if whole else {}}
+            "name": block["name"],
+            "input": start if start is not None else block["input"] if whole else {}}
 
 
 def _deltas(block: dict[str, Any]) -> list[dict[str, Any]]:

@@ -182,7 +182,8 @@ def render(message: dict[str, Any], call: Call) -> list[bytes]:
             events.extend(chunk({"tool_calls": [call_delta]})
                           for call_delta in _tool_call_deltas(block, call, tool_index,
                                                               position))
-            tool_index += 1
+            # Ollama gives every call index 0 (each its own id).
+            tool_index += 0 if message.get("tool_index_reused") else 1
     stop = message["stop_reason"]
     events.append(chunk({}, FINISH_REASON.get(stop, stop)))
     if include_usage:

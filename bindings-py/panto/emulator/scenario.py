@@ -254,7 +254,8 @@ def _message(m: Any, where: str) -> dict[str, Any]:
     """Returns the message with content normalized; id, model and tool ids stay None when
     not given, because their defaults depend on the call (see the provider renderers)."""
     _object(m, where, allowed=("id", "model", "content", "stop_reason", "stop_sequence",
-                               "usage", "in_message_start", "reasoning_apart", "container"))
+                               "usage", "in_message_start", "reasoning_apart", "container",
+                               "tool_index_reused"))
     for key in ("id", "model", "stop_reason"):
         _check(m.get(key) is None or isinstance(m[key], str), f"{where}.{key}",
                "must be a string")
@@ -286,6 +287,7 @@ def _message(m: Any, where: str) -> dict[str, Any]:
         "usage": usage,
         "in_message_start": _bool(m, "in_message_start", where, False),
         "reasoning_apart": _bool(m, "reasoning_apart", where, False),
+        "tool_index_reused": _bool(m, "tool_index_reused", where, False),
         "container": container,
     }
 
@@ -316,8 +318,10 @@ def _block(b: Any, where: str) -> dict[str, Any]:
         return {"type": "thinking", "thinking": b["thinking"], "signature": signature,
                 "deltas": _text_deltas(b, "thinking", where), "openai_keys": list(keys)}
     if kind == "tool_use":
-        _object(b, where, allowed=("type", "id", "name", "input", "deltas"),
+        _object(b, where, allowed=("type", "id", "name", "input", "deltas", "start_input"),
                 required=("name",))
+        _check(b.get("start_input") is None or isinstance(b["start_input"], dict),
+               f"{where}.start_input", "must be an object")
         _check(b.get("id") is None or isinstance(b["id"], str), f"{where}.id",
                "must be a string")
         _check(isinstance(b["name"], str) and b["name"], f"{where}.name",
@@ -331,7 +335,7 @@ def _block(b: Any, where: str) -> dict[str, Any]:
             _check(deltas == [] or _same_json("".join(deltas), tool_input), f"{where}.deltas",
                    "their concatenation must be the JSON of input ('' for {})")
         return {"type": "tool_use", "id": b.get("id"), "name": b["name"],
-                "input": tool_input, "deltas": deltas}
+                "input": tool_input, "deltas": deltas, "start_input": b.get("start_input")}
     if kind == "server":
         # A block panto keeps as it came (Anthropic's server_tool_use, web_search_tool_result,
         # compaction, ...): `block` as content_block_start gives it, then `deltas` as

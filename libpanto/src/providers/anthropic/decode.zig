@@ -117,7 +117,7 @@ pub const Decoder = struct {
             try applyDelta(a, arena, detail, wire.index, delta, event.data);
         } else if (eql(kind, "content_block_stop")) {
             const b = a.findOpen(wire.index) orelse return protocol(a, detail, "content_block_stop for a block that is not open");
-            if (b.isServer()) try fillServerInput(a, arena, detail, b);
+            try endInput(a, arena, detail, b);
             try a.completeBlock(b);
         } else if (eql(kind, "message_delta")) {
             if (wire.delta) |delta| {
@@ -198,7 +198,8 @@ fn isPlain(block_type: []const u8) bool {
 fn startContent(a: *Assembly, arena: Allocator, index: u32, cb: WireBlock, json: []const u8) errors.TurnError!*Block {
     if (eql(cb.type, "tool_use")) {
         const b = try a.startToolBlock(index, cb.id, cb.name);
-        try appendWholeInput(a, arena, b, json);
+        // Kept aside until the block ends (endInput): streamed input would replace it.
+        if (try wholeInput(arena, json)) |input| try b.json.appendSlice(a.gpa, input);
         return b;
     }
     if (eql(cb.type, "redacted_thinking")) {
@@ -209,9 +210,7 @@ fn startContent(a: *Assembly, arena: Allocator, index: u32, cb: WireBlock, json:
     }
     if (!isPlain(cb.type)) {
         // A block panto does not interpret: kept as the API sent it (server blocks).
-        const b = try a.startServerBlock(index, cb.type, json);
-        try appendWholeInput(a, arena, b, json);
-        return b;
+        return a.startServerBlock(index, cb.type, json);
     }
     const b = try a.startBlock(index, if (eql(cb.type, "text")) .text else .thinking);
     if (cb.signature) |sig| try b.signature.appendSlice(a.gpa, sig);
@@ -242,18 +241,32 @@ fn wholeContent(a: *Assembly, arena: Allocator, detail: *errors.Detail, data: []
     for (content, jsons, 0..) |cb, json, i| {
         if (!isPlain(cb.type) and (json.len == 0 or json[0] != '{')) return protocol(a, detail, "a content block that is not a JSON object");
         const b = try startContent(a, arena, @intCast(i), cb, json);
-        if (b.isServer()) try fillServerInput(a, arena, detail, b);
+        try endInput(a, arena, detail, b);
         try a.completeBlock(b);
     }
 }
 
-/// A block's `input` given whole where it starts (programmatic tool calls, web fetch: no
-/// input_json_delta follows), added as one delta, so that its events join to the input as
-/// streamed ones do. The usual `{}`, which deltas then fill, adds nothing.
-fn appendWholeInput(a: *Assembly, arena: Allocator, b: *Block, block_json: []const u8) errors.TurnError!void {
-    const input = try json_member.value(arena, block_json, "input") orelse return;
-    if (input.len == 0 or input[0] != '{' or isEmptyObject(input)) return;
-    try a.appendDelta(b, input);
+/// A block's input as it ends. Its `input` may come whole where it starts (programmatic
+/// tool calls, web fetch), and input_json_delta may stream it too: as the SDKs' accumulators
+/// do, streamed input (any fragment not "") replaces the whole one, which is then dropped;
+/// else the whole one is the input, added as one delta at the end, so that the block's
+/// events join to its input either way. (A tool call keeps it in `json` meanwhile; a server
+/// block's is in its JSON, where fillServerInput puts the streamed one.)
+fn endInput(a: *Assembly, arena: Allocator, detail: *errors.Detail, b: *Block) errors.TurnError!void {
+    if (b.kind == .tool_call) {
+        if (b.text.items.len == 0 and b.json.items.len > 0) try a.appendDelta(b, b.json.items);
+    } else if (b.isServer()) {
+        if (b.text.items.len == 0) {
+            if (try wholeInput(arena, b.json.items)) |input| try a.appendDelta(b, input);
+        } else try fillServerInput(a, arena, detail, b);
+    }
+}
+
+/// The `input` member of a block's JSON when it holds anything: not `{}`, which deltas fill.
+fn wholeInput(arena: Allocator, block_json: []const u8) Allocator.Error!?[]const u8 {
+    const input = try json_member.value(arena, block_json, "input") orelse return null;
+    if (input.len == 0 or input[0] != '{' or isEmptyObject(input)) return null;
+    return input;
 }
 
 /// Whether `json` is `{}`, maybe with whitespace inside.

@@ -70,11 +70,13 @@ pub const WireDelta = struct {
         } = null,
     } = &.{},
 
-    /// The delta's reasoning text: the first of its names that holds any. A server that sends
-    /// two at once (vLLM: `reasoning` and `reasoning_content`) sends the same text twice.
-    pub fn thinking(d: WireDelta) ?[]const u8 {
-        for ([_]?[]const u8{ d.reasoning_content, d.reasoning, d.reasoning_text }) |t| {
-            if (t) |text| if (text.len > 0) return text;
+    /// The delta's reasoning text and its name: the first of its names that holds any. A
+    /// server that sends two at once (vLLM: `reasoning` and `reasoning_content`) sends the
+    /// same text twice.
+    pub fn thinking(d: WireDelta) ?hot.Reasoning {
+        const names = [_][]const u8{ "reasoning_content", "reasoning", "reasoning_text" };
+        for ([_]?[]const u8{ d.reasoning_content, d.reasoning, d.reasoning_text }, names) |t, name| {
+            if (t) |text| if (text.len > 0) return .{ .text = text, .name = name };
         }
         return null;
     }
@@ -91,6 +93,9 @@ const WireError = struct {
 const thinking_slot: u32 = 0;
 const text_slot: u32 = 1;
 const tool_slot_base: u32 = 1000;
+/// Slots of calls that came under an index another call held (Ollama), past any a server's
+/// index can reach below the saturation of tool_slot_base + index.
+const moved_slot_base: u32 = 1 << 31;
 
 pub const Decoder = struct {
     /// The bytes chunks of this stream start with (hot.zig).
@@ -98,6 +103,11 @@ pub const Decoder = struct {
     saw_done: bool = false,
     saw_finish: bool = false,
     refused: bool = false,
+    /// Ollama gives every call of a message `index` 0, each with its own id: a call whose id
+    /// differs from the one its index holds is a new call in a slot of its own, which the
+    /// later pieces of that index (without an id) go on.
+    moved: ?struct { index: u32, slot: u32 } = null,
+    moved_calls: u32 = 0,
 
     pub fn handle(d: *Decoder, a: *Assembly, arena: Allocator, event: sse.Event, detail: *errors.Detail) errors.TurnError!void {
         if (d.saw_done) return; // nothing may follow [DONE]; ignore it rather than fail
@@ -106,7 +116,7 @@ pub const Decoder = struct {
             if (!a.started) return protocol(a, detail, "the OpenAI stream ended before any chunk");
             return a.completeMessage();
         }
-        if (try hot.parse(arena, event.data, &d.prefix)) |chunk| return applyHot(a, chunk);
+        if (try hot.parse(arena, event.data, &d.prefix)) |chunk| return d.applyHot(a, chunk);
         const chunk = fast_json.decode(WireChunk, arena, event.data) catch |err| switch (err) {
             error.OutOfMemory => return error.OutOfMemory,
             else => return protocol(a, detail, "a data line of the OpenAI stream is not the JSON expected"),
@@ -127,16 +137,16 @@ pub const Decoder = struct {
             // A choice without a delta is an Azure content-filter annotation of text already
             // sent (or the finish_reason of a filtered answer).
             if (choice.delta) |delta| {
-                if (delta.thinking()) |t| try appendTo(a, thinking_slot, .thinking, t);
-                if (delta.content) |t| try appendTo(a, text_slot, .text, t);
+                if (delta.thinking()) |r| try appendTo(a, thinking_slot, .thinking, r.name, r.text);
+                if (delta.content) |t| try appendTo(a, text_slot, .text, "", t);
                 if (delta.refusal) |t| if (t.len > 0) {
                     // A refusal streams as text; the message then ends as a refusal.
                     d.refused = true;
-                    try appendTo(a, text_slot, .text, t);
+                    try appendTo(a, text_slot, .text, "", t);
                 };
                 for (delta.tool_calls) |call| {
                     const f = call.function orelse @as(@TypeOf(call.function.?), .{});
-                    try applyToolCall(a, call.index, call.id orelse "", f.name orelse "", f.arguments);
+                    try d.applyToolCall(a, call.index, call.id orelse "", f.name orelse "", f.arguments);
                 }
             }
             if (choice.finish_reason) |r| {
@@ -162,8 +172,37 @@ pub const Decoder = struct {
     pub fn hotQueued(d: *Decoder, a: *Assembly, arena: Allocator, bytes: []const u8) errors.TurnError!?usize {
         if (d.saw_done) return null;
         const event = try hot.parseEvent(arena, bytes, &d.prefix) orelse return null;
-        try applyHot(a, event.chunk);
+        try d.applyHot(a, event.chunk);
         return event.len;
+    }
+
+    /// A chunk of the common kind (hot.zig): what the general path does with it.
+    fn applyHot(d: *Decoder, a: *Assembly, chunk: hot.Chunk) errors.TurnError!void {
+        if (!a.started) try a.startMessage(chunk.id, chunk.model);
+        switch (chunk.delta) {
+            .content => |t| try appendTo(a, text_slot, .text, "", t),
+            .reasoning => |r| try appendTo(a, thinking_slot, .thinking, r.name, r.text),
+            .tool_arguments => |call| try d.applyToolCall(a, call.index, "", "", call.arguments),
+        }
+    }
+
+    /// A piece of tool call `index`. Its block starts (closing a text or thinking block
+    /// before it) with the id and name given then, and stays open until the message's
+    /// finish: servers may interleave the arguments of parallel calls (0, 1, 0, 1...), so a
+    /// call can always go on. A call that starts while another's block is open is held, and
+    /// streamed whole after it. A new id at an index that holds a call is a new call (moved).
+    fn applyToolCall(d: *Decoder, a: *Assembly, index: u32, id: []const u8, name: []const u8, arguments: ?[]const u8) errors.TurnError!void {
+        var slot = if (d.moved) |m| (if (m.index == index) m.slot else tool_slot_base +| index) else tool_slot_base +| index;
+        if (id.len > 0) if (callId(a, slot)) |held| if (held.len > 0 and !std.mem.eql(u8, held, id)) {
+            d.moved_calls += 1;
+            slot = moved_slot_base +| d.moved_calls;
+            d.moved = .{ .index = index, .slot = slot };
+        };
+        if (a.findOpen(slot)) |b| {
+            if (arguments) |args| try a.appendDelta(b, args);
+            return;
+        }
+        try startOrHold(a, slot, .tool_call, id, name, arguments orelse "");
     }
 
     /// The body ended. Some compatible servers omit [DONE]: a stream that reached a
@@ -184,33 +223,18 @@ fn partOfMessage(chunk: WireChunk) bool {
     return false;
 }
 
-/// A chunk of the common kind (hot.zig): what the general path does with it.
-fn applyHot(a: *Assembly, chunk: hot.Chunk) errors.TurnError!void {
-    if (!a.started) try a.startMessage(chunk.id, chunk.model);
-    switch (chunk.delta) {
-        .content => |t| try appendTo(a, text_slot, .text, t),
-        .reasoning => |t| try appendTo(a, thinking_slot, .thinking, t),
-        .tool_arguments => |call| try applyToolCall(a, call.index, "", "", call.arguments),
-    }
+/// The id of the call in `slot` (open or held), or null when there is none.
+fn callId(a: *Assembly, slot: u32) ?[]const u8 {
+    if (a.findOpen(slot)) |b| return b.id.items;
+    if (a.findHeld(slot)) |h| return h.id.items;
+    return null;
 }
 
-/// A piece of tool call `index`. Its block starts (closing a text or thinking block before
-/// it) with the id and name given then, and stays open until the message's finish: servers
-/// may interleave the arguments of parallel calls (0, 1, 0, 1...), so a call can always go
-/// on. A call that starts while another's block is open is held, and streamed whole after it.
-fn applyToolCall(a: *Assembly, index: u32, id: []const u8, name: []const u8, arguments: ?[]const u8) errors.TurnError!void {
-    const slot = tool_slot_base +| index;
-    if (a.findOpen(slot)) |b| {
-        if (arguments) |args| try a.appendDelta(b, args);
-        return;
-    }
-    try startOrHold(a, slot, .tool_call, id, name, arguments orelse "");
-}
-
-fn appendTo(a: *Assembly, slot: u32, kind: BlockKind, text: []const u8) errors.TurnError!void {
+/// `name`: a thinking block's wire name (kept with it: the name it goes back under).
+fn appendTo(a: *Assembly, slot: u32, kind: BlockKind, name: []const u8, text: []const u8) errors.TurnError!void {
     if (text.len == 0) return; // the role chunk's "" starts nothing
     if (a.findOpen(slot)) |b| return a.appendDelta(b, text);
-    try startOrHold(a, slot, kind, "", "", text);
+    try startOrHold(a, slot, kind, "", name, text);
 }
 
 /// The first piece of a block (or more of a held one): held while a tool call's block is
@@ -220,6 +244,7 @@ fn startOrHold(a: *Assembly, slot: u32, kind: BlockKind, id: []const u8, name: [
     if (held) |h| return a.holdPiece(h, id, name, fragment);
     try a.completeOpenBlocks();
     const b = if (kind == .tool_call) try a.startToolBlock(slot, id, name) else try a.startBlock(slot, kind);
+    if (kind == .thinking) try b.name.appendSlice(a.gpa, name);
     try a.appendDelta(b, fragment);
 }
 

@@ -270,3 +270,32 @@ test "reasoning tokens counted once: inside completion_tokens (OpenAI) or apart 
         try std.testing.expectEqualStrings(expected, got);
     }
 }
+
+test "Ollama: calls that all come as index 0, each whole with its own id, are one call each" {
+    const whole = struct {
+        fn of(comptime id: []const u8, comptime name: []const u8, comptime arguments: []const u8) []const u8 {
+            return head ++ "\"delta\":{\"tool_calls\":[{\"index\":0,\"id\":\"" ++ id ++ "\",\"type\":\"function\",\"function\":{\"name\":\"" ++ name ++ "\",\"arguments\":\"" ++ arguments ++ "\"}}]},\"finish_reason\":null}]}";
+        }
+    }.of;
+    try expectTranscript(&.{
+        role,
+        whole("call_a", "get_weather", "{\\\"city\\\":\\\"Paris\\\"}"),
+        whole("call_b", "get_time", "{\\\"zone\\\":\\\"CET\\\"}"),
+        // The same id again (servers that repeat it) goes on the same call.
+        head ++ "\"delta\":{\"tool_calls\":[{\"index\":0,\"id\":\"call_b\",\"function\":{\"arguments\":\"\"}}]},\"finish_reason\":null}]}",
+        finish_tools,
+        "[DONE]",
+    },
+        \\start chatcmpl-1 gpt-4o
+        \\block 0 tool_call
+        \\details 0 call_a get_weather
+        \\delta 0 {"city":"Paris"}
+        \\complete 0 {"city":"Paris"}
+        \\block 1 tool_call
+        \\details 1 call_b get_time
+        \\delta 1 {"zone":"CET"}
+        \\complete 1 {"zone":"CET"}
+        \\end tool_use tool_calls 0
+        \\
+    );
+}

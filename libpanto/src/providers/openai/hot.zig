@@ -12,11 +12,15 @@ const keyIs = fast_json.keyIs;
 
 pub const Delta = union(enum) {
     content: []const u8,
-    reasoning: []const u8,
+    reasoning: Reasoning,
     /// More arguments of the tool call at `index` (no id, no name: it is open already, or
     /// starts nameless as the general path would start it).
     tool_arguments: struct { index: u32, arguments: []const u8 },
 };
+
+/// Reasoning text and the name the server gave it (`reasoning_content`, `reasoning`,
+/// `reasoning_text`): the name it goes back under, when it does (request.zig).
+pub const Reasoning = struct { text: []const u8, name: []const u8 };
 
 pub const Chunk = struct {
     /// WireChunk's defaults when absent.
@@ -215,13 +219,13 @@ fn deltaOf(s: *Shape) Allocator.Error!?Delta {
             }
         } else if (keyIs(key, "reasoning_content")) {
             if (!seen.first("reasoning_content")) return null;
-            if (!try reasoning(s, &delta)) return null;
+            if (!try reasoning(s, &delta, "reasoning_content")) return null;
         } else if (keyIs(key, "reasoning")) {
             if (!seen.first("reasoning")) return null;
-            if (!try reasoning(s, &delta)) return null;
+            if (!try reasoning(s, &delta, "reasoning")) return null;
         } else if (keyIs(key, "reasoning_text")) {
             if (!seen.first("reasoning_text")) return null;
-            if (!try reasoning(s, &delta)) return null;
+            if (!try reasoning(s, &delta, "reasoning_text")) return null;
         } else if (keyIs(key, "refusal")) {
             if (!seen.first("refusal") or !s.isNull()) return null;
         } else if (keyIs(key, "tool_calls")) {
@@ -237,10 +241,10 @@ fn deltaOf(s: *Shape) Allocator.Error!?Delta {
 
 /// A reasoning text under any of its names (decode.zig, WireDelta.thinking), or null; false
 /// when the delta holds something else too (two names at once: the general path picks one).
-fn reasoning(s: *Shape, delta: *?Delta) Allocator.Error!bool {
+fn reasoning(s: *Shape, delta: *?Delta, comptime name: []const u8) Allocator.Error!bool {
     if (s.isNull()) return true;
     if (delta.* != null) return false;
-    delta.* = .{ .reasoning = try s.string() orelse return false };
+    delta.* = .{ .reasoning = .{ .text = try s.string() orelse return false, .name = name } };
     return true;
 }
 

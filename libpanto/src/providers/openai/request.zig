@@ -63,7 +63,8 @@ pub fn writeRequest(w: *std.Io.Writer, parts: RequestParts) std.Io.Writer.Error!
             }
         },
         .assistant => {
-            // Thinking is never sent back here: a message of thinking alone is left out.
+            // Thinking goes back only as DeepSeek asks (writeReasoningContent): a message of
+            // thinking alone is left out.
             if (!hasKind(m.blocks, .text) and !hasKind(m.blocks, .tool_call)) continue;
             var id_buf: call_id.Buffer = undefined;
             try s.beginObject();
@@ -71,6 +72,7 @@ pub fn writeRequest(w: *std.Io.Writer, parts: RequestParts) std.Io.Writer.Error!
             try s.write("assistant");
             try s.objectField("content");
             if (hasKind(m.blocks, .text)) try writeJoinedText(&s, m.blocks) else try s.write(null);
+            if (hasKind(m.blocks, .tool_call) and parts.sendsThinking(m)) try writeReasoningContent(&s, m.blocks);
             if (hasKind(m.blocks, .tool_call)) {
                 try s.objectField("tool_calls");
                 try s.beginArray();
@@ -251,6 +253,29 @@ fn writeDataUrl(s: *std.json.Stringify, b: conversation.Block) std.Io.Writer.Err
     try s.writer.writeAll(b.text);
     try s.writer.writeByte('"');
     s.endWriteRaw();
+}
+
+/// The thinking of a message with tool calls that came as `reasoning_content`, joined, as
+/// `reasoning_content`: DeepSeek's thinking mode refuses (400) a later request whose tool-call
+/// messages lack it. Thinking under another name is not sent: the servers that use those
+/// (Groq, Cerebras) refuse a message field they do not know, and none documents wanting it.
+fn writeReasoningContent(s: *std.json.Stringify, blocks: []const conversation.Block) std.Io.Writer.Error!void {
+    if (!hasReasoningContent(blocks)) return;
+    try s.objectField("reasoning_content");
+    try s.beginWriteRaw();
+    try s.writer.writeByte('"');
+    for (blocks) |b| if (isReasoningContent(b)) try std.json.Stringify.encodeJsonStringChars(b.text, .{}, s.writer);
+    try s.writer.writeByte('"');
+    s.endWriteRaw();
+}
+
+fn isReasoningContent(b: conversation.Block) bool {
+    return b.kind == .thinking and std.mem.eql(u8, b.name, "reasoning_content");
+}
+
+fn hasReasoningContent(blocks: []const conversation.Block) bool {
+    for (blocks) |b| if (isReasoningContent(b)) return true;
+    return false;
 }
 
 /// Chat Completions takes a message's content as one string; thinking is not sent back.
