@@ -188,9 +188,9 @@ test "a stepped stream waiting for its answer keeps only its live frames' stack 
     };
     // Parked in the response head's read: the frames below it (the connect, the request's
     // write) are dead and were given back at the park; the live frames and stack_trim's
-    // margin stay (Debug: 56 KB; 84 KB without the trim at the park).
+    // margin stay (Debug: 44 KB; 84 KB without the trim at the park).
     const resident = fiber.residentPages(&stream.stepper.?.driver.fiber).? * std.heap.pageSize();
-    const limit: usize = if (builtin.mode == .Debug) 64 * 1024 else 48 * 1024;
+    const limit: usize = if (builtin.mode == .Debug) 52 * 1024 else 40 * 1024;
     if (resident > limit) {
         std.debug.print("{d} KB of the fiber's stack resident at the head wait\n", .{resident / 1024});
         return error.TestUnexpectedResult;

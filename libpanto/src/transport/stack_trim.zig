@@ -34,6 +34,12 @@ const poll_io = @import("poll_io.zig");
 /// (a few KB, more with AVX-512 state), and the pages the next calls will touch anyway.
 pub const margin = 16 * 1024;
 
+/// The margin on a stepped stream's fiber: one page. Below the stack pointer is dead whatever
+/// the margin (the margin spares re-faults, it is not needed for safety), and a fiber trims at
+/// every park (poll_io.zig), where the pages kept are what a waiting stream holds: 12 KB a
+/// stream less than `margin` (issue 28's 64 KB a waiting stream).
+pub const fiber_margin = 4 * 1024;
+
 const enabled = builtin.os.tag == .linux and builtin.link_libc;
 
 /// The part of this thread's stack that may be trimmed: from above its guard up to its top.
@@ -83,25 +89,26 @@ fn thisThreadsRange() ?Range {
     }
 }
 
-/// The stack `here` is on: a stepped stream's fiber's (its bounds are known exactly, whatever
-/// the thread, the main one included), else this thread's own.
-fn rangeOf(here: usize) ?Range {
+/// The stack `here` is on, and what to keep below the caller there: a stepped stream's
+/// fiber's (its bounds are known exactly, whatever the thread, the main one included), else
+/// this thread's own.
+fn rangeOf(here: usize) ?struct { Range, usize } {
     if (poll_io.current()) |d| {
         const b = d.fiber.stackBounds();
-        if (here > b.low and here <= b.high) return .{ .low = b.low, .high = b.high };
+        if (here > b.low and here <= b.high) return .{ .{ .low = b.low, .high = b.high }, fiber_margin };
     }
-    return thisThreadsRange();
+    return .{ thisThreadsRange() orelse return null, margin };
 }
 
-/// The pages of the stack between its low end and `margin` below `here`, or null when there
+/// The pages of the stack between its low end and the margin below `here`, or null when there
 /// is nothing that may be touched.
 fn deadPages(here: usize) ?[]align(std.heap.page_size_min) u8 {
-    const r = rangeOf(here) orelse return null;
+    const r, const keep = rangeOf(here) orelse return null;
     if (here <= r.low or here > r.high) return null; // on another stack
     const page = std.heap.pageSize();
-    if (here - r.low <= margin + page) return null;
+    if (here - r.low <= keep + page) return null;
     const start = std.mem.alignForward(usize, r.low, page);
-    const end = std.mem.alignBackward(usize, here - margin, page);
+    const end = std.mem.alignBackward(usize, here - keep, page);
     if (end <= start) return null;
     const ptr: [*]align(std.heap.page_size_min) u8 = @ptrFromInt(start);
     return ptr[0 .. end - start];

@@ -151,7 +151,7 @@ test "a TLS handshake on a stepped stream's fiber leaves no resident stack below
     // The fiber's stack (any thread's, the main one's included): the frames above the trim
     // and its margin stay; the handshake's ~135 KB below must not (33 pages untrimmed).
     const resident = fiber.residentPages(&stream.stepper.?.driver.fiber).?;
-    const limit: usize = (stack_trim.margin / std.heap.pageSize()) + if (builtin.mode == .Debug) 12 else 8;
+    const limit: usize = (stack_trim.fiber_margin / std.heap.pageSize()) + if (builtin.mode == .Debug) 12 else 8;
     if (resident > limit) {
         std.debug.print("{d} pages of the fiber's stack resident (limit {d})\n", .{ resident, limit });
         return error.TestUnexpectedResult;
