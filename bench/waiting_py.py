@@ -55,7 +55,7 @@ def turns_anthropic(url: str, n: int) -> Callable[[], List[Awaitable[None]]]:
 
     # One client for all (as the SDK advises), its pool wide enough for every turn at once (its
     # default holds 1,000 connections).
-    client = anthropic.AsyncAnthropic(base_url=url, api_key="bench", max_retries=0,
+    client = anthropic.AsyncAnthropic(base_url=url, api_key="bench", max_retries=0, timeout=600,
                                       http_client=anthropic.DefaultAsyncHttpxClient(
                                           limits=httpx2.Limits(max_connections=n + 10)))
 
@@ -72,7 +72,7 @@ def turns_openai(url: str, n: int) -> Callable[[], List[Awaitable[None]]]:
     import httpx2
     import openai
 
-    client = openai.AsyncOpenAI(base_url=url + "/v1", api_key="bench", max_retries=0,
+    client = openai.AsyncOpenAI(base_url=url + "/v1", api_key="bench", max_retries=0, timeout=600,
                                 http_client=openai.DefaultAsyncHttpxClient(limits=httpx2.Limits(max_connections=n + 10)))
 
     async def turn() -> None:
