@@ -121,9 +121,9 @@ def side_by_side(streams: int, delay_ms: int, go_panto: str, lib_dir: Optional[s
                  log=None) -> List[dict]:
     """One row a language and client: `streams` turns at once and 1, each answered delay_ms
     late by go-panto's delayed server."""
-    env = dict(os.environ)
+    env = dict(os.environ, PYTHONPATH=os.path.join(os.path.dirname(HERE), "bindings-py"))
     if lib_dir:
-        env["LD_LIBRARY_PATH"] = lib_dir
+        env.update(LD_LIBRARY_PATH=lib_dir, PANTO_LIBRARY=os.path.join(lib_dir, "libpanto.so"))
     soft, hard = resource.getrlimit(resource.RLIMIT_NOFILE)
     if soft < 2 * streams + 256:
         resource.setrlimit(resource.RLIMIT_NOFILE, (min(hard, 2 * streams + 256), hard))

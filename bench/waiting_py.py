@@ -36,6 +36,15 @@ def cpu_seconds() -> float:
     return r.ru_utime + r.ru_stime
 
 
+def limits(connections: int) -> Any:
+    """httpx's connection limits (the SDKs are on httpx, or on its successor httpx2)."""
+    try:
+        import httpx2 as httpx  # type: ignore[import-not-found]
+    except ImportError:
+        import httpx  # type: ignore[import-not-found, no-redef]
+    return httpx.Limits(max_connections=connections)
+
+
 def turns_panto(url: str, n: int) -> Callable[[], List[Awaitable[None]]]:
     import panto
 
@@ -51,13 +60,12 @@ def turns_panto(url: str, n: int) -> Callable[[], List[Awaitable[None]]]:
 
 def turns_anthropic(url: str, n: int) -> Callable[[], List[Awaitable[None]]]:
     import anthropic
-    import httpx2
 
     # One client for all (as the SDK advises), its pool wide enough for every turn at once (its
     # default holds 1,000 connections).
     client = anthropic.AsyncAnthropic(base_url=url, api_key="bench", max_retries=0, timeout=600,
                                       http_client=anthropic.DefaultAsyncHttpxClient(
-                                          limits=httpx2.Limits(max_connections=n + 10)))
+                                          limits=limits(n + 10)))
 
     async def turn() -> None:
         stream = await client.messages.create(model="claude-sonnet-4-6", max_tokens=1024, stream=True,
@@ -69,11 +77,10 @@ def turns_anthropic(url: str, n: int) -> Callable[[], List[Awaitable[None]]]:
 
 
 def turns_openai(url: str, n: int) -> Callable[[], List[Awaitable[None]]]:
-    import httpx2
     import openai
 
     client = openai.AsyncOpenAI(base_url=url + "/v1", api_key="bench", max_retries=0, timeout=600,
-                                http_client=openai.DefaultAsyncHttpxClient(limits=httpx2.Limits(max_connections=n + 10)))
+                                http_client=openai.DefaultAsyncHttpxClient(limits=limits(n + 10)))
 
     async def turn() -> None:
         stream = await client.chat.completions.create(model="gpt-4.1", max_tokens=1024, stream=True,
