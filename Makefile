@@ -95,7 +95,8 @@ conformance-async:
 	$(PY) tests/conformance/run.py --async
 
 # Turns canceled or timed out at random instants, each followed by a full turn on the same
-# agent (tests/soak/README.md): 1,000 in C, 300 in each other language. SOAK_SEED=N replays a run.
+# agent (tests/soak/README.md): 1,000 in C, 300 in each other language and in c-stepped (the C
+# driver stepping its turns, canceled from its loop's thread or another). SOAK_SEED=N replays a run.
 test-soak:
 	$(PY) tests/soak/cancel_soak.py --turns 300 --turns c=1000
 

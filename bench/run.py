@@ -692,6 +692,7 @@ def main() -> int:
             tr = tool_round.measure(4 if cfg["name"] == "quick" else 6, tr_selected, os.environ["BENCH_LIB_DIR"], log, say)
         wt = None
         wt_error = None
+        sbs_rows: List[dict] = []
         if "waiting" in sections and (not names or any(s in "panto-go" for s in names)):
             n = waiting.STREAMS[cfg["name"]]
             say(f"bench: waiting: {n:,} Go turns at once, each answered {waiting.DELAY_MS} ms late")
@@ -700,6 +701,18 @@ def main() -> int:
             except (subprocess.CalledProcessError, subprocess.TimeoutExpired, ValueError, IndexError) as e:
                 wt_error = str(e)
                 say(f"bench: waiting failed: {e}")
+            # Side by side (issue 28's table): Python asyncio (panto, AsyncAnthropic, AsyncOpenAI),
+            # Go and C epoll; 1,000 streams, and 10,000 unless quick.
+            sbs_rows = []
+            try:
+                epoll = waiting.build_epoll_streams(os.environ["BENCH_LIB_DIR"])
+                for n in waiting.SIDE_BY_SIDE[cfg["name"]]:
+                    say(f"bench: waiting side by side: {n:,} streams in Python, Go and C, each answered {waiting.DELAY_MS} ms late")
+                    sbs_rows += waiting.side_by_side(n, waiting.DELAY_MS, os.path.join(BUILD, "go-panto"),
+                                                     os.environ["BENCH_LIB_DIR"], epoll, log)
+            except (subprocess.CalledProcessError, RuntimeError, ValueError, IndexError, OSError) as e:
+                wt_error = (wt_error + "; " if wt_error else "") + f"side by side: {e}"
+                say(f"bench: waiting side by side failed: {e}")
     load_after = os.getloadavg()
     res = summarize(cfg, selected, m)
     rows = targets(cfg, res, m["expected"]) if streaming else []
@@ -721,6 +734,9 @@ def main() -> int:
     if wt is not None:
         res["waiting"] = wt
         rows += waiting.targets(wt)
+    if wt is not None or sbs_rows:
+        res["waiting_side_by_side"] = sbs_rows
+        rows += waiting.side_targets(sbs_rows)
     if wt_error is not None:
         m["failed"]["waiting"] = wt_error
     info = machine_info()
@@ -750,7 +766,8 @@ def main() -> int:
                    (latency.markdown(lat, lat_selected) if lat is not None else []) + (images.markdown(img) if img is not None else [])
                    + (sessions.markdown(ses) if ses is not None else [])
                    + (tool_round.markdown(tr) if tr is not None else [])
-                   + (waiting.markdown(wt) if wt is not None else []))
+                   + (waiting.markdown(wt) if wt is not None else [])
+                   + (waiting.side_markdown(sbs_rows, waiting.DELAY_MS) if sbs_rows else []))
 
     print()
     print(f"bench: wrote {args.json}, {md}" + (f", {png}" if have_png else "") + f" in {time.time() - t0:.0f} s")

@@ -23,8 +23,15 @@ const delayedAnswer = "event: message_start\n" +
 	"event: message_stop\n" +
 	`data: {"type":"message_stop"}` + "\n\n"
 
-// delayedServer serves POST /v1/messages with delayedAnswer, DELAY_MS after each request
-// came, a goroutine a connection (so that 10,000 waiting turns cost it little); it prints
+// delayedChatAnswer is the same short answer as an OpenAI Chat Completions stream.
+const delayedChatAnswer = `data: {"id":"chatcmpl-wait","object":"chat.completion.chunk","created":1,"model":"gpt-4.1","choices":[{"index":0,"delta":{"role":"assistant","content":""},"finish_reason":null}]}` + "\n\n" +
+	`data: {"id":"chatcmpl-wait","object":"chat.completion.chunk","created":1,"model":"gpt-4.1","choices":[{"index":0,"delta":{"content":"Hello from a turn that waited."},"finish_reason":null}]}` + "\n\n" +
+	`data: {"id":"chatcmpl-wait","object":"chat.completion.chunk","created":1,"model":"gpt-4.1","choices":[{"index":0,"delta":{},"finish_reason":"stop"}],"usage":{"prompt_tokens":12,"completion_tokens":8,"total_tokens":20}}` + "\n\n" +
+	"data: [DONE]\n\n"
+
+// delayedServer serves POST /v1/messages with delayedAnswer (and /v1/chat/completions with
+// delayedChatAnswer, for the OpenAI SDKs beside it), DELAY_MS after each request came, a
+// goroutine a connection (so that 10,000 waiting turns cost it little); it prints
 // `listening http://127.0.0.1:PORT` first.
 func delayedServer(delayMs string) {
 	ms, err := strconv.Atoi(delayMs)
@@ -39,13 +46,16 @@ func delayedServer(delayMs string) {
 	delay := time.Duration(ms) * time.Millisecond
 	fail(http.Serve(ln, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		_, _ = io.Copy(io.Discard, r.Body)
-		if r.Method != http.MethodPost || r.URL.Path != "/v1/messages" {
+		answer := delayedAnswer
+		if r.URL.Path == "/v1/chat/completions" {
+			answer = delayedChatAnswer
+		} else if r.Method != http.MethodPost || r.URL.Path != "/v1/messages" {
 			http.NotFound(w, r)
 			return
 		}
 		time.Sleep(delay)
 		w.Header().Set("Content-Type", "text/event-stream")
-		w.Header().Set("Content-Length", strconv.Itoa(len(delayedAnswer)))
-		_, _ = io.WriteString(w, delayedAnswer)
+		w.Header().Set("Content-Length", strconv.Itoa(len(answer)))
+		_, _ = io.WriteString(w, answer)
 	})))
 }

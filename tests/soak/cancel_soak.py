@@ -2,7 +2,7 @@
 """Cancel soak: turns canceled (or timed out) at random instants, each followed by a full
 turn on the same agent (tests/soak/README.md).
 
-    cancel_soak.py [--lang c|python|go|lua ...] [--turns N | --turns LANG=N ...] [--seed S]
+    cancel_soak.py [--lang c|c-stepped|python|go|lua ...] [--turns N | --turns LANG=N ...] [--seed S]
 
 Runs the provider emulator over plain HTTP and over TLS (the test certificates, reached as
 `localhost`), and over plain HTTP under a name a slow loopback nameserver answers
@@ -38,7 +38,9 @@ from panto.emulator import Emulator  # noqa: E402  (standard library only)
 from dns_server import Nameserver, Query  # noqa: E402  (standard library only)
 
 BUILD = ROOT / "build" / "soak"
-LANGS = ["c", "python", "go", "lua"]
+# c-stepped: the C driver stepping its turns (panto_step_event in a poll() loop), canceled from
+# the loop's thread or another one; Go's driver always steps (its binding does).
+LANGS = ["c", "c-stepped", "python", "go", "lua"]
 
 # Where a cancel landed, as the emulator and the driver saw it, in the order of a turn.
 PHASES = [
@@ -80,13 +82,13 @@ TRANSPORTS = [("http", 0.4), ("https", 0.4), ("dns", 0.2)]
 def driver_command(lang: str) -> List[str]:
     """Builds the language's driver if it needs building; returns how to run it."""
     BUILD.mkdir(parents=True, exist_ok=True)
-    if lang == "c":
+    if lang in ("c", "c-stepped"):
         exe = BUILD / "soak_driver_c"
         subprocess.run(["cc", "-std=c99", "-Wall", "-Wextra", "-Werror", "-pedantic", "-pthread",
                         "-Iinclude", "tests/soak/drivers/soak_driver.c", "-o", str(exe),
                         "-Lzig-out/lib", "-lpanto", f"-Wl,-rpath,{ROOT}/zig-out/lib"],
                        cwd=ROOT, check=True)
-        return [str(exe)]
+        return [str(exe)] + (["--stepped"] if lang == "c-stepped" else [])
     if lang == "go":
         exe = BUILD / "soak_driver_go"
         subprocess.run(["go", "build", "-o", str(exe), "./cmd/soak-driver"],

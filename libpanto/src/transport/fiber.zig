@@ -7,7 +7,9 @@
 //! aarch64 our own copy of it (`switchAarch64`: std's names registers LLVM keeps across it);
 //! the stack is an mmap of `stack_size` with a PROT_NONE guard page below it (a frame that runs
 //! over faults instead of writing into other memory), MAP_NORESERVE: only the pages the turn
-//! touches become resident.
+//! touches become resident. Stacks of the default size come from a per-process pool
+//! (`pool`): a fiber's stack goes back to it trimmed when the fiber is freed, so that a turn
+//! after a turn costs no mmap, no munmap and no fresh page faults for its top pages.
 const std = @import("std");
 const builtin = @import("builtin");
 const ctx = std.Io.fiber;
@@ -19,8 +21,10 @@ pub const supported = builtin.os.tag == .linux and switch (builtin.cpu.arch) {
     else => false,
 };
 
-/// A TLS handshake's frames reach ~300 KB (stack_trim.zig); the rest of a turn a few KB.
-pub const default_stack_size = 512 * 1024;
+/// A TLS handshake's frames reach ~300 KB (stack_trim.zig); the rest of a turn a few KB. A
+/// Debug build's frames are larger: its handshake overran 512 KB (the guard page faulted in
+/// ML-KEM's key generation, stack_trim_test.zig's stepped handshake), hence 1 MB there.
+pub const default_stack_size: usize = if (builtin.mode == .Debug) 1024 * 1024 else 512 * 1024;
 
 pub const Fiber = struct {
     /// The whole mapping, guard page first.
@@ -40,11 +44,7 @@ pub const Fiber = struct {
     pub fn init(f: *Fiber, stack_size: usize, entry: *const fn (arg: *anyopaque) void, arg: *anyopaque) CreateError!void {
         const page = std.heap.pageSize();
         const size = std.mem.alignForward(usize, stack_size, page) + page;
-        const mapping = std.posix.mmap(null, size, .{ .READ = true, .WRITE = true }, .{ .TYPE = .PRIVATE, .ANONYMOUS = true, .NORESERVE = true }, -1, 0) catch return error.OutOfMemory;
-        if (std.c.mprotect(@ptrCast(mapping.ptr), page, .{}) != 0) {
-            std.posix.munmap(mapping);
-            return error.OutOfMemory;
-        }
+        const mapping = pool.take(size) orelse try mapStack(size);
         // The top of the stack holds a pointer to the fiber, which `start` takes as its
         // argument; below it the stack grows down, aligned as a call would leave it.
         const top = std.mem.alignBackward(usize, @intFromPtr(mapping.ptr) + mapping.len - @sizeOf(usize), 16);
@@ -62,8 +62,10 @@ pub const Fiber = struct {
         };
     }
 
+    /// Gives the stack back to the pool (trimmed), or to the OS when the pool is full. The
+    /// fiber must be finished or never to be resumed again.
     pub fn deinit(f: *Fiber) void {
-        std.posix.munmap(f.mapping);
+        pool.put(f.mapping);
         f.* = undefined;
     }
 
@@ -119,6 +121,106 @@ pub const Fiber = struct {
         unreachable; // a finished fiber is never resumed
     }
 };
+
+/// A stack mapping of `size` bytes, its first page a PROT_NONE guard.
+fn mapStack(size: usize) Fiber.CreateError![]align(std.heap.page_size_min) u8 {
+    const mapping = std.posix.mmap(null, size, .{ .READ = true, .WRITE = true }, .{ .TYPE = .PRIVATE, .ANONYMOUS = true, .NORESERVE = true }, -1, 0) catch return error.OutOfMemory;
+    if (std.c.mprotect(@ptrCast(mapping.ptr), std.heap.pageSize(), .{}) != 0) {
+        std.posix.munmap(mapping);
+        return error.OutOfMemory;
+    }
+    return mapping;
+}
+
+/// The process's free stacks (of the default size: the only one the library uses; other
+/// sizes are mapped and unmapped each time). Bounded, so that a burst of 10,000 streams does
+/// not keep 10,000 stacks once it is over; what is kept is trimmed to its top `kept_top`
+/// bytes (the pages a plain-HTTP turn touches, which the next turn would fault in again),
+/// so the pool holds at most `bound * kept_top` resident bytes, not the ~300 KB a TLS
+/// handshake dirties below them.
+pub const StackPool = struct {
+    /// Free stacks kept at most (`bound * kept_top`: 1 MB resident at most).
+    pub const bound = 64;
+    /// What a stack keeps resident at its top when it goes back to the pool.
+    pub const kept_top = 16 * 1024;
+    mutex: std.c.pthread_mutex_t = std.c.PTHREAD_MUTEX_INITIALIZER,
+    free: [bound][*]align(std.heap.page_size_min) u8 = undefined,
+    count: usize = 0,
+
+    fn pooledLen() usize {
+        return std.mem.alignForward(usize, default_stack_size, std.heap.pageSize()) + std.heap.pageSize();
+    }
+
+    /// A kept stack of `size` bytes (its guard page included), or null: map one.
+    fn take(p: *StackPool, size: usize) ?[]align(std.heap.page_size_min) u8 {
+        if (size != pooledLen()) return null;
+        _ = std.c.pthread_mutex_lock(&p.mutex);
+        defer _ = std.c.pthread_mutex_unlock(&p.mutex);
+        if (p.count == 0) return null;
+        p.count -= 1;
+        return p.free[p.count][0..size];
+    }
+
+    /// Keeps `mapping` for the next fiber, trimmed, or unmaps it (another size, pool full).
+    fn put(p: *StackPool, mapping: []align(std.heap.page_size_min) u8) void {
+        if (mapping.len == pooledLen()) {
+            trim(mapping);
+            _ = std.c.pthread_mutex_lock(&p.mutex);
+            const kept = p.count < bound;
+            if (kept) {
+                p.free[p.count] = mapping.ptr;
+                p.count += 1;
+            }
+            _ = std.c.pthread_mutex_unlock(&p.mutex);
+            if (kept) return;
+        }
+        std.posix.munmap(mapping);
+    }
+
+    /// Free stacks held now (for the tests).
+    pub fn held(p: *StackPool) usize {
+        _ = std.c.pthread_mutex_lock(&p.mutex);
+        defer _ = std.c.pthread_mutex_unlock(&p.mutex);
+        return p.count;
+    }
+
+    /// Whether `ptr` is one of the free stacks (for the tests).
+    pub fn holds(p: *StackPool, ptr: [*]const u8) bool {
+        _ = std.c.pthread_mutex_lock(&p.mutex);
+        defer _ = std.c.pthread_mutex_unlock(&p.mutex);
+        for (p.free[0..p.count]) |kept| if (@intFromPtr(kept) == @intFromPtr(ptr)) return true;
+        return false;
+    }
+};
+
+pub var pool: StackPool = .{};
+
+/// MADV_DONTNEED of a stack's pages below its kept top: the next touch maps a zero page. The
+/// fiber is over: nothing on the stack is live.
+fn trim(mapping: []align(std.heap.page_size_min) u8) void {
+    const page = std.heap.pageSize();
+    const low = page; // above the guard
+    const high = mapping.len -| std.mem.alignForward(usize, StackPool.kept_top, page);
+    if (high <= low) return;
+    _ = std.c.madvise(@ptrCast(@alignCast(mapping.ptr + low)), high - low, std.c.MADV.DONTNEED);
+}
+
+/// How many pages of `f`'s stack are resident (mincore), for the tests and the measurements;
+/// null where that cannot be told.
+pub fn residentPages(f: *const Fiber) ?usize {
+    const page = std.heap.pageSize();
+    const b = f.stackBounds();
+    var vec: [256]u8 = undefined;
+    var resident: usize = 0;
+    var at = b.low;
+    while (at < b.high) {
+        const len = @min(b.high - at, vec.len * page);
+        if (std.c.mincore(@ptrFromInt(at), len, &vec) != 0) return null;
+        for (vec[0 .. len / page]) |v| resident += v & 1;
+        at += len;
+    }
+    return resident;
+}
 
 /// Saves the running context in `s.old` and goes on from `s.new`: std's switch on x86_64; on
 /// aarch64 std's instructions with two more registers said to be clobbered, x18 and x30 (see
@@ -265,4 +367,47 @@ test "a fiber yields, is resumed where it stopped, and finishes" {
     try std.testing.expect(!c.fiber.finished);
     c.fiber.resumeFiber();
     try std.testing.expect(c.fiber.finished);
+}
+
+test "a freed fiber's stack goes back to the pool trimmed, and the next fiber takes it" {
+    if (!supported) return error.SkipZigTest;
+    const Toucher = struct {
+        fiber: Fiber = undefined,
+        fn body(arg: *anyopaque) void {
+            const t: *@This() = @ptrCast(@alignCast(arg));
+            var deep: [200 * 1024]u8 = undefined; // as a TLS handshake's frames would
+            @memset(&deep, 0xaa);
+            std.mem.doNotOptimizeAway(&deep);
+            t.fiber.yield();
+        }
+    };
+    var first: Toucher = .{};
+    try first.fiber.init(default_stack_size, Toucher.body, &first);
+    first.fiber.resumeFiber();
+    const touched = residentPages(&first.fiber).?;
+    try std.testing.expect(touched * std.heap.pageSize() >= 200 * 1024);
+    const stack = first.fiber.mapping.ptr;
+    first.fiber.deinit();
+    try std.testing.expect(pool.holds(stack));
+
+    var second: Toucher = .{};
+    try second.fiber.init(default_stack_size, Toucher.body, &second);
+    defer second.fiber.deinit();
+    try std.testing.expectEqual(stack, second.fiber.mapping.ptr);
+    try std.testing.expect(!pool.holds(stack));
+    // Only the kept top stayed resident; the rest was given back.
+    try std.testing.expect(residentPages(&second.fiber).? * std.heap.pageSize() <= StackPool.kept_top);
+}
+
+test "the stack pool keeps at most its bound; the stacks over it are unmapped" {
+    if (!supported) return error.SkipZigTest;
+    const Idle = struct {
+        fn body(_: *anyopaque) void {}
+    };
+    const n = StackPool.bound + 3;
+    var fibers: [n]Fiber = undefined;
+    var dummy: u8 = 0;
+    for (&fibers) |*f| try f.init(default_stack_size, Idle.body, &dummy);
+    for (&fibers) |*f| f.deinit();
+    try std.testing.expectEqual(@as(usize, StackPool.bound), pool.held());
 }

@@ -22,6 +22,7 @@ const net = std.Io.net;
 const linux = std.os.linux;
 const watchdog = @import("watchdog.zig");
 const Fiber = @import("fiber.zig").Fiber;
+const stack_trim = @import("stack_trim.zig");
 
 pub const Direction = enum(u8) { none = 0, read = 1, write = 2 };
 
@@ -122,6 +123,10 @@ pub const Driver = struct {
         if (own_deadline_ns != 0) due = if (due == 0) own_deadline_ns else @min(due, own_deadline_ns);
         d.wait = .{ .fd = fd, .direction = direction, .deadline_ns = due };
         d.parked = true;
+        // What the turn touched below this frame is dead while it waits, which may be long
+        // (a provider's answer): give it back, so that a waiting stream holds its live frames
+        // only (one madvise a wait).
+        stack_trim.giveBack();
         d.fiber.yield();
         now = watchdog.nowNs();
         if (d.fired(now)) return .fired;

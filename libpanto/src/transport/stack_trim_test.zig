@@ -8,6 +8,7 @@ const builtin = @import("builtin");
 const c = std.c;
 const Agent = @import("../agent.zig").Agent;
 const stack_trim = @import("stack_trim.zig");
+const fiber = @import("fiber.zig");
 
 var server_io_instance: std.Io.Threaded = .init_single_threaded;
 
@@ -116,6 +117,43 @@ test "a TLS handshake on a thread leaves no resident stack below the caller's fr
     const limit: usize = if (builtin.mode == .Debug) 12 else 8;
     if (resident > limit) {
         std.debug.print("{d} pages of dead stack resident below the frame\n", .{resident});
+        return error.TestUnexpectedResult;
+    }
+}
+
+/// Steps `stream` to its end in a poll() loop (as stream_step_test.zig's `drive`), without
+/// looking at its events.
+fn stepToEnd(stream: anytype) !void {
+    while (true) switch (try stream.step()) {
+        .event => {},
+        .done => return,
+        .would_block => |w| {
+            const events: i16 = if (w.direction == .write) c.POLL.OUT else c.POLL.IN;
+            var pfd = [1]c.pollfd{.{ .fd = w.fd, .events = events, .revents = 0 }};
+            _ = c.poll(&pfd, if (w.fd < 0) 0 else 1, 1000);
+        },
+    };
+}
+
+test "a TLS handshake on a stepped stream's fiber leaves no resident stack below the trim" {
+    if (!fiber.supported) return error.SkipZigTest;
+    var server: RefusingTlsServer = undefined;
+    try server.start();
+    defer server.stop();
+    var url_buf: [64]u8 = undefined;
+    const url = try std.fmt.bufPrint(&url_buf, "https://localhost:{d}", .{server.port});
+    const agent = try Agent.init(std.heap.c_allocator, .{ .provider = .anthropic, .model = "m", .base_url = url, .api_key = "sk-test-key", .retry = .{ .max_retries = 0 } });
+    defer agent.deinit();
+    const stream = try agent.run("hi");
+    defer stream.destroy();
+    try std.testing.expectError(error.Connection, stepToEnd(stream));
+    try std.testing.expect(server.got_client_hello.load(.acquire));
+    // The fiber's stack (any thread's, the main one's included): the frames above the trim
+    // and its margin stay; the handshake's ~135 KB below must not (33 pages untrimmed).
+    const resident = fiber.residentPages(&stream.stepper.?.driver.fiber).?;
+    const limit: usize = (stack_trim.fiber_margin / std.heap.pageSize()) + if (builtin.mode == .Debug) 12 else 8;
+    if (resident > limit) {
+        std.debug.print("{d} pages of the fiber's stack resident (limit {d})\n", .{ resident, limit });
         return error.TestUnexpectedResult;
     }
 }

@@ -1,10 +1,17 @@
-/* The C cancel-soak driver: `soak_driver CONFIG_JSON TOOL_JSON`.
+/* The C cancel-soak driver: `soak_driver [--stepped] CONFIG_JSON TOOL_JSON`.
  *
  * Speaks the line protocol of tests/soak/README.md on stdin/stdout: one agent, turns canceled
  * from another thread (a pthread that sleeps, then calls panto_stream_cancel), the tool run by
- * the driver itself on TOOL_CALL_START (sleeping a given time first), one JSON reply a line. */
+ * the driver itself on TOOL_CALL_START (sleeping a given time first), one JSON reply a line.
+ *
+ * --stepped: each turn is driven without blocking (panto_step_event in a poll() loop, as
+ * examples/c/epoll_streams.c does), and a cancel comes from the loop's own thread (the loop
+ * wakes at the cancel's instant and calls panto_stream_cancel between two steps) when the
+ * delay is even, from another thread (the pthread, while the loop waits or steps) when it is
+ * odd: the soak's random delays pick both, and a seed replays the choice. */
 #define _POSIX_C_SOURCE 200809L
 #include <panto.h>
+#include <poll.h>
 #include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -69,6 +76,40 @@ static void *cancel_later(void *arg) {
     return NULL;
 }
 
+static int stepped = 0;
+
+static long long now_ns(void) {
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (long long)ts.tv_sec * 1000000000LL + ts.tv_nsec;
+}
+
+/* The next event without blocking the turn: steps, and while it would block, waits in poll()
+ * for what it asked (its descriptor, its deadline) or until `*cancel_at_ns` (-1: none), where
+ * the loop cancels the stream itself and steps on. */
+static int step_next(PantoStream *stream, PantoEvent *ev, long long *cancel_at_ns) {
+    for (;;) {
+        PantoWait wait = PANTO_WAIT_INIT;
+        struct pollfd pfd;
+        long long until = -1, now;
+        int rc;
+        if (*cancel_at_ns >= 0 && now_ns() >= *cancel_at_ns) {
+            panto_stream_cancel(stream);
+            *cancel_at_ns = -1;
+        }
+        rc = panto_step_event(stream, ev, &wait);
+        if (rc != PANTO_WOULD_BLOCK) return rc;
+        if (wait.deadline_ns >= 0) until = wait.deadline_ns;
+        if (*cancel_at_ns >= 0 && (until < 0 || *cancel_at_ns < until)) until = *cancel_at_ns;
+        now = now_ns();
+        pfd.fd = wait.fd;
+        pfd.events = (short)(((wait.events & PANTO_WAIT_READ) ? POLLIN : 0) | ((wait.events & PANTO_WAIT_WRITE) ? POLLOUT : 0));
+        pfd.revents = 0;
+        /* (poll ignores a negative fd: then only the time counts) */
+        poll(&pfd, 1, until < 0 ? -1 : until <= now ? 0 : (int)((until - now + 999999) / 1000000));
+    }
+}
+
 static PantoAgent *new_agent(PantoAgent *old, const char *config, const char *tool) {
     PantoAgent *agent = NULL;
     panto_agent_free(old);
@@ -100,6 +141,7 @@ static void turn(PantoAgent *agent, long cancel_us, long tool_sleep_us, long pad
     Canceler canceler;
     pthread_t thread;
     int rc, canceling = cancel_us >= 0;
+    long long cancel_at_ns = -1;
     long i;
 
     buf_add(&input, text, strlen(text));
@@ -112,11 +154,15 @@ static void turn(PantoAgent *agent, long cancel_us, long tool_sleep_us, long pad
     }
     canceler.stream = stream;
     canceler.after_us = cancel_us;
+    if (stepped && canceling && cancel_us % 2 == 0) {
+        cancel_at_ns = now_ns() + cancel_us * 1000LL; /* the loop's own thread cancels */
+        canceling = 0;
+    }
     if (canceling && pthread_create(&thread, NULL, cancel_later, &canceler) != 0) {
         fprintf(stderr, "soak_driver: no thread\n");
         exit(2);
     }
-    while ((rc = panto_next_event(stream, &ev)) == PANTO_EVENT) {
+    while ((rc = stepped ? step_next(stream, &ev, &cancel_at_ns) : panto_next_event(stream, &ev)) == PANTO_EVENT) {
         const char *kind = panto_event_kind_name(ev.kind);
         if (events.len) buf_add(&events, ", ", 2);
         buf_add(&events, "\"", 1);
@@ -173,8 +219,13 @@ static void turn(PantoAgent *agent, long cancel_us, long tool_sleep_us, long pad
 int main(int argc, char **argv) {
     static char line[1 << 16];
     PantoAgent *agent = NULL;
+    if (argc == 4 && strcmp(argv[1], "--stepped") == 0) {
+        stepped = 1;
+        argv++;
+        argc--;
+    }
     if (argc != 3) {
-        fprintf(stderr, "usage: soak_driver CONFIG_JSON TOOL_JSON\n");
+        fprintf(stderr, "usage: soak_driver [--stepped] CONFIG_JSON TOOL_JSON\n");
         return 2;
     }
     while (fgets(line, sizeof line, stdin)) {

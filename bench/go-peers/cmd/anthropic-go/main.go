@@ -1,10 +1,11 @@
 // github.com/anthropics/anthropic-sdk-go as a consumer of `make bench`:
 //
-//	anthropic-go raw|accumulate BASE_URL [STREAMS]
+//	anthropic-go raw|accumulate|turns|waiting BASE_URL [STREAMS]
 //
 // raw: Messages.NewStreaming, iterating the events; accumulate: the same, with every event
 // also fed to Message.Accumulate (the SDK's way to build the message while streaming).
 // turns: the latency workload (turns.go), STREAMS plain turns after a tool turn.
+// waiting: STREAMS raw turns at once against a server that answers late (bench/waiting.py).
 // STREAMS > 1: as many goroutines sharing one client.
 package main
 
@@ -30,8 +31,7 @@ func main() {
 		Messages:  []anthropic.MessageParam{anthropic.NewUserMessage(anthropic.NewTextBlock("Hello"))},
 	}
 	accumulate := mode == "accumulate"
-	proto.Ready()
-	proto.Run(streams, func() (events, bytes int, err error) {
+	one := func() (events, bytes int, err error) {
 		stream := client.Messages.NewStreaming(context.Background(), params)
 		defer stream.Close()
 		var message anthropic.Message
@@ -53,5 +53,11 @@ func main() {
 			}
 		}
 		return events, bytes, stream.Err()
-	})
+	}
+	if mode == "waiting" {
+		proto.Waiting(streams, one)
+		return
+	}
+	proto.Ready()
+	proto.Run(streams, one)
 }

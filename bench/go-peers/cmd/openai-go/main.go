@@ -1,10 +1,11 @@
 // github.com/openai/openai-go as a consumer of `make bench`:
 //
-//	openai-go raw|accumulate BASE_URL [STREAMS]
+//	openai-go raw|accumulate|turns|waiting BASE_URL [STREAMS]
 //
 // raw: Chat.Completions.NewStreaming, iterating the chunks; accumulate: the same, with every
 // chunk also fed to a ChatCompletionAccumulator (the SDK's stream helper).
 // turns: the latency workload (turns.go), STREAMS plain turns after a tool turn.
+// waiting: STREAMS raw turns at once against a server that answers late (bench/waiting.py).
 // BASE_URL is the bench server's base (…/n/N); the client is given BASE_URL/v1/.
 package main
 
@@ -31,8 +32,7 @@ func main() {
 		StreamOptions: openai.ChatCompletionStreamOptionsParam{IncludeUsage: openai.Bool(true)},
 	}
 	accumulate := mode == "accumulate"
-	proto.Ready()
-	proto.Run(streams, func() (events, bytes int, err error) {
+	one := func() (events, bytes int, err error) {
 		stream := client.Chat.Completions.NewStreaming(context.Background(), params)
 		defer stream.Close()
 		var acc openai.ChatCompletionAccumulator
@@ -52,5 +52,11 @@ func main() {
 			}
 		}
 		return events, bytes, stream.Err()
-	})
+	}
+	if mode == "waiting" {
+		proto.Waiting(streams, one)
+		return
+	}
+	proto.Ready()
+	proto.Run(streams, one)
 }

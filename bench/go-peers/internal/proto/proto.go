@@ -26,7 +26,7 @@ func End(events, bytes int) { fmt.Printf("END %d %d %.6f\n", events, bytes, CPUS
 // Args reads MODE BASE_URL [STREAMS].
 func Args() (mode, baseURL string, streams int) {
 	if len(os.Args) < 3 {
-		fmt.Fprintf(os.Stderr, "usage: %s raw|accumulate BASE_URL [STREAMS]\n", os.Args[0])
+		fmt.Fprintf(os.Stderr, "usage: %s raw|accumulate|turns|waiting BASE_URL [STREAMS]\n", os.Args[0])
 		os.Exit(2)
 	}
 	streams = 1
