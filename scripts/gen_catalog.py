@@ -176,7 +176,11 @@ def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--check", action="store_true", help="compare with the checked-in file instead of writing it")
     ap.add_argument("--wheel", help="a copy of the pinned wheel")
+    ap.add_argument("--fetch", action="store_true", help="only fetch the pinned wheel into build/catalog/ and check its sha256 (make setup)")
     args = ap.parse_args()
+    if args.fetch:
+        read_source(wheel_path(None))
+        return 0
     text = generate(read_source(wheel_path(args.wheel)))
     if args.check:
         with open(OUT, encoding="utf-8") as f:

@@ -1,6 +1,7 @@
 """The checked-in model catalog (libpanto/src/catalog/data.zig) is what scripts/gen_catalog.py
-makes from the pinned litellm wheel. Needs the wheel in build/catalog/ (the script fetches it
-when run without --check); skipped without it, as nothing is downloaded by a test."""
+makes from the pinned litellm wheel, which `make setup` fetches into build/catalog/
+(scripts/gen_catalog.py --fetch, its sha256 checked). A test downloads nothing: without the
+wheel it skips."""
 
 from __future__ import annotations
 
