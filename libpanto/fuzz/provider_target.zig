@@ -27,8 +27,10 @@ pub fn run(ctx: Context, provider: config.Provider, input: []const u8) !void {
 
     var arena: std.heap.ArenaAllocator = .init(gpa);
     defer arena.deinit();
-    _ = providers.parseErrorBody(provider, arena.allocator(), input);
     const first_line = input[0 .. std.mem.indexOfAny(u8, input, "\r\n") orelse input.len];
+    _ = providers.parseErrorBody(provider, arena.allocator(), input, null);
+    // With an error-type header's value too (Bedrock's x-amzn-errortype).
+    _ = providers.parseErrorBody(provider, arena.allocator(), input, first_line);
     _ = retry.parseRetryAfterMs(first_line);
     _ = retry.parseRetryAfter(first_line, 1_700_000_000);
 }

@@ -67,7 +67,15 @@ def _status(type_: str) -> tuple[str, int]:
     return _STATUSES.get(type_, (type_, 500))
 
 
+# A key the API does not take: 400 INVALID_ARGUMENT, the reason in a google.rpc.ErrorInfo.
+API_KEY_INVALID = "API_KEY_INVALID"
+
+
 def _error(type_: str, message: str) -> dict[str, Any]:
+    if type_ == API_KEY_INVALID:
+        return {"error": {"code": 400, "message": message, "status": "INVALID_ARGUMENT", "details": [
+            {"@type": "type.googleapis.com/google.rpc.ErrorInfo", "reason": API_KEY_INVALID,
+             "domain": "googleapis.com", "metadata": {"service": "generativelanguage.googleapis.com"}}]}}
     status, code = _status(type_)
     return {"error": {"code": code, "message": message, "status": status}}
 

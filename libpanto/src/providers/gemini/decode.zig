@@ -35,6 +35,8 @@ pub const WireError = struct {
     code: ?i64 = null,
     message: []const u8 = "",
     status: ?[]const u8 = null,
+    /// google.rpc details; an ErrorInfo's `reason` says what the status does not.
+    details: []const struct { reason: ?[]const u8 = null } = &.{},
 };
 
 pub const WireChunk = struct {
@@ -221,5 +223,12 @@ pub fn parseErrorBody(arena: Allocator, body: []const u8) ?errors.ProviderError 
         break :blk list[0];
     };
     const e = parsed.@"error" orelse return null;
-    return .{ .type = e.status orelse "error", .message = e.message, .request_id = null };
+    return .{ .type = e.status orelse "error", .message = e.message, .request_id = null, .kind = errorKind(e) };
+}
+
+/// A key Google does not take comes as 400 INVALID_ARGUMENT, its ErrorInfo's reason
+/// API_KEY_INVALID: an authentication error, as every other provider's bad key is.
+fn errorKind(e: WireError) ?errors.TurnError {
+    for (e.details) |d| if (d.reason) |r| if (std.mem.eql(u8, r, "API_KEY_INVALID")) return error.Authentication;
+    return null;
 }

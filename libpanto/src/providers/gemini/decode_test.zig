@@ -178,6 +178,10 @@ test "gemini: an error body, alone or in a list" {
     const e = gemini.parseErrorBody(arena.allocator(), "{\"error\":{\"code\":400,\"message\":\"API key not valid.\",\"status\":\"INVALID_ARGUMENT\"}}").?;
     try std.testing.expectEqualStrings("INVALID_ARGUMENT", e.type);
     try std.testing.expectEqualStrings("API key not valid.", e.message);
+    try std.testing.expectEqual(null, e.kind);
+    const k = gemini.parseErrorBody(arena.allocator(), "{\"error\":{\"code\":400,\"message\":\"API key not valid. Please pass a valid API key.\",\"status\":\"INVALID_ARGUMENT\",\"details\":[{\"@type\":\"type.googleapis.com/google.rpc.ErrorInfo\",\"reason\":\"API_KEY_INVALID\",\"domain\":\"googleapis.com\",\"metadata\":{\"service\":\"generativelanguage.googleapis.com\"}}]}}").?;
+    try std.testing.expectEqualStrings("INVALID_ARGUMENT", k.type);
+    try std.testing.expectEqual(error.Authentication, k.kind.?);
     const l = gemini.parseErrorBody(arena.allocator(), "[{\"error\":{\"code\":429,\"message\":\"Quota.\",\"status\":\"RESOURCE_EXHAUSTED\"}}]").?;
     try std.testing.expectEqualStrings("RESOURCE_EXHAUSTED", l.type);
     try std.testing.expect(gemini.parseErrorBody(arena.allocator(), "<html>") == null);
