@@ -7,6 +7,7 @@ const openai = @import("decode.zig");
 const sse = @import("../../sse.zig");
 const Assembly = @import("../../assembly.zig").Assembly;
 const errors = @import("../../errors.zig");
+const chunk_feed = @import("chunk_feed.zig");
 
 /// The events of a stream of chunks (the data of each SSE event), one line each.
 fn transcript(chunks: []const []const u8, from_bytes: bool) ![]u8 {
@@ -22,9 +23,7 @@ fn transcript(chunks: []const []const u8, from_bytes: bool) ![]u8 {
     var d: openai.Decoder = .{};
     for (chunks) |data| {
         _ = arena.reset(.retain_capacity);
-        const framed = try std.fmt.allocPrint(arena.allocator(), "data: {s}\n\n", .{data});
-        const decoded = if (from_bytes) try d.hotQueued(&a, arena.allocator(), framed) else null;
-        if (decoded == null) d.handle(&a, arena.allocator(), .{ .type = "message", .data = data }, &detail) catch |err| {
+        chunk_feed.feed(&d, &a, arena.allocator(), data, from_bytes, &detail) catch |err| {
             try out.writer.print("error {s}: {s}\n", .{ @errorName(err), detail.message.items });
             break;
         };

@@ -7,6 +7,7 @@ const std = @import("std");
 const openai = @import("decode.zig");
 const Assembly = @import("../../assembly.zig").Assembly;
 const errors = @import("../../errors.zig");
+const chunk_feed = @import("chunk_feed.zig");
 const conversation = @import("../../conversation.zig");
 const conversation_json = @import("../../conversation_json.zig");
 const providers = @import("../../providers.zig");
@@ -34,9 +35,7 @@ fn round(conv: *conversation.Conversation, comptime name: []const u8) !void {
     };
     for (chunks) |data| {
         _ = arena.reset(.retain_capacity);
-        const framed = try std.fmt.allocPrint(arena.allocator(), "data: {s}\n\n", .{data});
-        if (try d.hotQueued(&a, arena.allocator(), framed) == null)
-            try d.handle(&a, arena.allocator(), .{ .type = "message", .data = data }, &detail);
+        try chunk_feed.feed(&d, &a, arena.allocator(), data, true, &detail);
         while (a.pop()) |_| {}
     }
     try conv.appendUserText("weather?");
