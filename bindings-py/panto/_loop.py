@@ -3,11 +3,12 @@ program runs them (a stream iterated with `for`, `Stream.run_tool`, `Tool.invoke
 
 from __future__ import annotations
 
-import asyncio
 import threading
 
+# asyncio is imported at first use, not here: see _tool_runner.
 TYPE_CHECKING = False
 if TYPE_CHECKING:
+    import asyncio
     from typing import Any, Optional
 
 __all__ = ["worker_loop", "run_awaitable"]
@@ -22,6 +23,8 @@ def worker_loop() -> asyncio.AbstractEventLoop:
     global _loop
     with _loop_lock:
         if _loop is None:
+            import asyncio
+
             loop = asyncio.new_event_loop()
             threading.Thread(target=loop.run_forever, name="panto-tool-loop", daemon=True).start()
             _loop = loop
@@ -32,6 +35,8 @@ def run_awaitable(awaitable: Any) -> Any:
     """Awaits `awaitable` on panto's loop thread and returns its result (or raises): for an
     async handler called where no loop runs it (`Stream.run_tool`, a sync-looking handler
     that returned a coroutine)."""
+
+    import asyncio
 
     async def wait() -> Any:
         return await awaitable

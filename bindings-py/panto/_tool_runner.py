@@ -17,7 +17,6 @@ result dropped. Neither waits for a handler.
 
 from __future__ import annotations
 
-import asyncio
 import threading
 from _queue import Empty, SimpleQueue
 
@@ -25,8 +24,12 @@ from ._loop import worker_loop
 from ._progress import REPORTER
 from ._tool_failure import failure_content
 
+# asyncio is imported where an `async def` handler runs, never at import: this module is
+# imported at a stream's first tool call, and asyncio's import (about 27 ms) would be paid
+# in every sync tool turn's first round.
 TYPE_CHECKING = False
 if TYPE_CHECKING:
+    import asyncio
     from typing import Any, Callable, Dict, List, Optional, Tuple, Union
 
     from .events import ToolCallStart
@@ -109,6 +112,8 @@ class ToolRunner:
                 put(("progress", call, text, fraction))
 
         if job.tool.is_async:
+            import asyncio
+
             target = loop if loop is not None and not loop.is_closed() else worker_loop()
             try:
                 asyncio.run_coroutine_threadsafe(self._run_async(job, report), target)
@@ -131,6 +136,8 @@ class ToolRunner:
             REPORTER.reset(token)
 
     async def _run_async(self, job: _Job, report: Callable[[str, Optional[float]], None]) -> None:
+        import asyncio
+
         REPORTER.set(report)  # the task's own context
         # Seen by abandon(), which sets _abandoned first: one of the two sees the other.
         job.task = asyncio.current_task()

@@ -309,6 +309,7 @@ class Agent:
             if rc < 0:
                 raise self._error(ptr, rc)
             self._tools[t.name] = t
+        _load_tool_runner([t])
         return t
 
     def tools(self, format: str = "anthropic", only_allowed: bool = True) -> List[Dict[str, Any]]:
@@ -679,7 +680,16 @@ def _declared_tools(tools: Optional[ToolsArg]) -> List[Tool]:
         return []
     from .tools import as_tool  # only for an agent with tools: it costs more than the rest
 
-    return [as_tool(t) for t in _tool_list(tools)]
+    declared = [as_tool(t) for t in _tool_list(tools)]
+    _load_tool_runner(declared)
+    return declared
+
+
+def _load_tool_runner(tools: List[Tool]) -> None:
+    """Imports the module that runs handlers when a tool has one: with the agent, so that its
+    cost (about a millisecond) is not in the first tool round of the first turn."""
+    if any(t.handler is not None for t in tools):
+        from . import _tool_runner  # noqa: F401
 
 
 def _tool_list(tools: ToolsArg) -> List[Any]:
