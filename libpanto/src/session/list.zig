@@ -30,7 +30,7 @@ pub const Listed = struct {
 pub const Error = error{ OutOfMemory, SessionWrite };
 
 /// The sessions in `dir` (files ID.jsonl whose first line is a session header), newest first
-/// (by last change, then id). A missing directory has none; a file that is not a session
+/// (by last change, then creation, then id). A missing directory has none; a file that is not a session
 /// (or cannot be read) is left out; a session another agent holds is listed as it is on
 /// disk. Strings live in `arena`. Replays every session: the counts are those of a resume.
 pub fn list(gpa: Allocator, arena: Allocator, dir: []const u8, diag: *Diagnostic) Error![]Listed {
@@ -58,7 +58,14 @@ pub fn list(gpa: Allocator, arena: Allocator, dir: []const u8, diag: *Diagnostic
 
 fn newerFirst(_: void, a: Listed, b: Listed) bool {
     if (a.updated_ns != b.updated_ns) return a.updated_ns > b.updated_ns;
-    return std.mem.order(u8, a.id, b.id) == .gt;
+    // Last writes within one tick of the file system's clock: the session created later
+    // (the header's milliseconds) was most likely written later too. An id says nothing of
+    // time (its suffix is random), so it only orders sessions created in the same ms.
+    switch (std.mem.order(u8, a.created, b.created)) {
+        .gt => return true,
+        .lt => return false,
+        .eq => return std.mem.order(u8, a.id, b.id) == .gt,
+    }
 }
 
 fn readOne(gpa: Allocator, arena: Allocator, path: [:0]const u8, session_id: []const u8) Allocator.Error!?Listed {

@@ -382,6 +382,38 @@ test "list: the sessions of a directory, newest first, with their counts, first 
     try std.testing.expectEqualStrings("second thoughts", relisted[0].first_user_text);
 }
 
+test "list: sessions last written in the same tick are ordered by their creation, not by their ids" {
+    // A clean clone's `--continue` test once resumed the older of two sessions: their mtimes
+    // were equal and the tie went to the greater id, whose suffix is random.
+    var f: Fixture = undefined;
+    try f.init();
+    defer f.deinit();
+    var arena: std.heap.ArenaAllocator = .init(gpa);
+    defer arena.deinit();
+    const files = [_]struct { id: []const u8, created: []const u8 }{
+        .{ .id = "zz-created-first", .created = "2026-12-06T10:00:00.001Z" },
+        .{ .id = "aa-created-second", .created = "2026-12-06T10:00:00.002Z" },
+        .{ .id = "mm-created-second-too", .created = "2026-12-06T10:00:00.002Z" },
+    };
+    const times = [2]std.c.timespec{ .{ .sec = 1_800_000_000, .nsec = 0 }, .{ .sec = 1_800_000_000, .nsec = 0 } };
+    for (files) |file| {
+        var name_buf: [64]u8 = undefined;
+        const name = try std.fmt.bufPrint(&name_buf, "{s}.jsonl", .{file.id});
+        const header = try std.fmt.allocPrint(arena.allocator(), "{{\"type\":\"session\",\"version\":1,\"id\":\"{s}\",\"created\":\"{s}\",\"cwd\":\"/w\",\"parent\":null}}\n", .{ file.id, file.created });
+        try f.tmp.dir.writeFile(std.testing.io, .{ .sub_path = name, .data = header });
+        var path_buf: [std.c.PATH_MAX:0]u8 = undefined;
+        const path = try std.fmt.bufPrintZ(&path_buf, "{s}/{s}", .{ f.dir, name });
+        try std.testing.expectEqual(@as(c_int, 0), std.c.utimensat(std.c.AT.FDCWD, path, &times, 0));
+    }
+    var diag: config_mod.Diagnostic = .{};
+    const listed = try session.list(gpa, arena.allocator(), f.dir, &diag);
+    try std.testing.expectEqual(@as(usize, 3), listed.len);
+    // Created later first; created in the same ms: by id, as before.
+    try std.testing.expectEqualStrings("mm-created-second-too", listed[0].id);
+    try std.testing.expectEqualStrings("aa-created-second", listed[1].id);
+    try std.testing.expectEqualStrings("zz-created-first", listed[2].id);
+}
+
 test "a write that fails fails the call with SessionWrite: a run leaves nothing, a turn keeps its message in memory" {
     var f: Fixture = undefined;
     try f.init();
