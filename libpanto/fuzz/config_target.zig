@@ -16,7 +16,11 @@ pub fn run(ctx: Context, input: []const u8) !void {
         var arena: std.heap.ArenaAllocator = .init(gpa);
         defer arena.deinit();
         var diag: config.Diagnostic = .{};
-        if (config.parseJson(arena.allocator(), input, &diag)) |parsed| {
+        if (config.parseJson(arena.allocator(), input, &diag)) |parsed_config| {
+            // Its session is parsed but not opened: a fuzzed config must not create, lock or
+            // replay files wherever its "dir" says (the session tests own that path).
+            var parsed = parsed_config;
+            parsed.session = null;
             const agent = Agent.initWithDiagnostic(gpa, parsed, &diag) catch |err| switch (err) {
                 error.InvalidConfig => return expectReason(&diag),
                 else => |e| return e,

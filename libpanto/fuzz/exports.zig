@@ -18,11 +18,12 @@ pub fn expectJson(gpa: Allocator, agent: *const Agent) !void {
         .tools = agent.tools.items(),
         .granted = agent.config.capabilities,
     };
-    try providers.writeRequest(.anthropic, &out.writer, parts);
-    try invariants.expectJson(gpa, out.written(), "the Anthropic request");
-    out.clearRetainingCapacity();
-    try providers.writeRequest(.openai, &out.writer, parts);
-    try invariants.expectJson(gpa, out.written(), "the OpenAI request");
+    // Every provider's request from the same conversation: a turn may switch providers.
+    for (std.enums.values(providers.Provider)) |provider| {
+        out.clearRetainingCapacity();
+        try providers.writeRequest(provider, &out.writer, parts);
+        try invariants.expectJson(gpa, out.written(), @tagName(provider));
+    }
     out.clearRetainingCapacity();
     try agent.conversation.writeJson(&out.writer);
     try invariants.expectJson(gpa, out.written(), "the conversation");

@@ -29,7 +29,10 @@ ROOT = Path(__file__).resolve().parents[2]
 sys.path.insert(0, str(ROOT / "bindings-py"))
 
 from panto.emulator import anthropic as emu_anthropic  # noqa: E402
+from panto.emulator import bedrock as emu_bedrock  # noqa: E402
+from panto.emulator import gemini as emu_gemini  # noqa: E402
 from panto.emulator import openai as emu_openai  # noqa: E402
+from panto.emulator import responses as emu_responses  # noqa: E402
 from panto.emulator.call import Call  # noqa: E402
 from panto.emulator.scenario import ScenarioError, parse  # noqa: E402
 
@@ -39,7 +42,12 @@ import media_seeds  # noqa: E402
 CASES = ROOT / "tests" / "conformance" / "cases"
 RECORDED = ROOT / "tests" / "fixtures" / "recorded"
 OUT = ROOT / "tests" / "fuzz"
-TARGETS = ("sse", "anthropic", "openai", "tool_input", "config", "media")
+TARGETS = ("sse", "anthropic", "openai", "responses", "gemini", "bedrock", "tool_input", "config", "media")
+# A case's provider: its target, and the emulator module that renders its bodies.
+PROVIDER_TARGET = {"anthropic": "anthropic", "openai": "openai", "openai-responses": "responses",
+                   "gemini": "gemini", "bedrock": "bedrock"}
+EMULATORS = {"anthropic": emu_anthropic, "openai": emu_openai, "openai-responses": emu_responses,
+             "gemini": emu_gemini, "bedrock": emu_bedrock}
 # A seed larger than this is left out (a case streaming megabytes tests something else).
 MAX_SEED = 64 * 1024
 # `$repeat` strings of the cases are expanded to at most this many characters.
@@ -63,7 +71,7 @@ def main() -> int:
         provider = case.get("config", {}).get("provider", "anthropic")
         for i, body in enumerate(case_bodies(case, case_dir, provider)):
             if body not in recorded:
-                add(seeds[provider if provider in ("anthropic", "openai") else "anthropic"], f"{name}_{i}", body)
+                add(seeds[PROVIDER_TARGET.get(provider, "anthropic")], f"{name}_{i}", body)
         add(seeds["config"], f"{name}_config", dump(case.get("config", {})))
         for j, tool in enumerate(case.get("tools", [])):
             spec = {k: v for k, v in tool.items() if k != "behavior"}
@@ -116,7 +124,7 @@ def case_bodies(case: dict[str, Any], case_dir: Path, provider: str) -> Iterator
     except ScenarioError as e:
         print(f"make_seeds: {case_dir.name}: {e}", file=sys.stderr)
         return
-    emu = emu_openai if provider == "openai" else emu_anthropic
+    emu = EMULATORS.get(provider, emu_anthropic)
     request = {"model": case.get("config", {}).get("model", "m"), "stream": True,
                "stream_options": {"include_usage": True}}
     for number, r in enumerate(scenario.responses, start=1):
@@ -305,6 +313,56 @@ def generated() -> Iterator[tuple[str, str, bytes, bool]]:
     yield "openai", "error_body", b'{"error":{"message":"bad key","type":"invalid_request_error","code":"invalid_api_key"}}', False
     yield "openai", "n3_choices", b'data: {"id":"x","model":"m","choices":[{"index":1,"delta":{"content":"b"}},{"index":0,"delta":{"content":"a"}}]}\n\n' + openai_stream([]), False
     yield "openai", "retry_after_ms_float", b"1e308\n" + openai_stream([openai_chunk({"content": "a"})]), False
+
+    # OpenAI Responses streams (typed SSE events, items by output_index).
+    def responses_event(kind: str, data: dict[str, Any]) -> bytes:
+        return f"event: {kind}\ndata: {json.dumps(dict(data, type=kind), separators=(',', ':'))}\n\n".encode()
+
+    created = responses_event("response.created", {"response": {"id": "resp_g", "model": "m", "status": "in_progress"}})
+    completed = responses_event("response.completed", {"response": {"id": "resp_g", "model": "m", "status": "completed",
+                                                                    "usage": {"input_tokens": 1, "output_tokens": 1}}})
+    yield "responses", "delta_without_item", created + responses_event("response.output_text.delta", {"output_index": 3, "content_index": 0, "item_id": "msg_x", "delta": "a"}) + completed, False
+    yield "responses", "huge_output_index", created + responses_event("response.output_item.added", {"output_index": 18446744073709551616, "item": {"type": "message", "id": "msg_x", "role": "assistant", "content": []}}) + completed, False
+    yield "responses", "call_args_not_object", created + responses_event("response.output_item.added", {"output_index": 0, "item": {"type": "function_call", "id": "fc_1", "call_id": "call_1", "name": "probe", "arguments": ""}}) + responses_event("response.function_call_arguments.delta", {"output_index": 0, "item_id": "fc_1", "delta": "[1,2]"}) + responses_event("response.output_item.done", {"output_index": 0, "item": {"type": "function_call", "id": "fc_1", "call_id": "call_1", "name": "probe", "arguments": "[1,2]"}}) + completed, False
+    yield "responses", "failed", created + responses_event("response.failed", {"response": {"id": "resp_g", "status": "failed", "error": {"code": "server_error", "message": "boom sk-fuzz-key-0123"}}}), False
+    yield "responses", "deep_300_in_created", created.replace(b'"status":"in_progress"', b'"status":"in_progress","x":' + nested(300).encode(), 1) + completed, False
+
+    # Gemini streams (SSE chunks of GenerateContentResponse).
+    def gemini_chunk(parts: list[Any], finish: str | None = None, **extra: Any) -> bytes:
+        candidate: dict[str, Any] = {"content": {"role": "model", "parts": parts}, "index": 0}
+        if finish:
+            candidate["finishReason"] = finish
+        return b"data: " + json.dumps(dict({"candidates": [candidate]}, **extra), separators=(",", ":")).encode() + b"\r\n\r\n"
+
+    yield "gemini", "args_not_object", gemini_chunk([{"functionCall": {"name": "probe", "args": [1]}}], "STOP"), False
+    yield "gemini", "two_candidates", b'data: {"candidates":[{"index":1,"content":{"parts":[{"text":"b"}]}},{"index":0,"content":{"parts":[{"text":"a"}]}}]}\r\n\r\n', False
+    yield "gemini", "thought_signature_only", gemini_chunk([{"text": "", "thoughtSignature": "c2ln"}, {"thought": True, "text": "hm"}], "STOP"), False
+    yield "gemini", "huge_usage", gemini_chunk([{"text": "a"}], "STOP", usageMetadata={"promptTokenCount": 1e308, "candidatesTokenCount": 18446744073709551616}), False
+    yield "gemini", "prompt_blocked", b'data: {"promptFeedback":{"blockReason":"SAFETY"}}\r\n\r\n', False
+    yield "gemini", "deep_300_in_part", gemini_chunk([{"text": "a", "x": json.loads(nested(300))}], "STOP"), False
+
+    # Bedrock event streams (binary frames: prelude, headers, payload, CRCs).
+    def bedrock_event(kind: str, payload: dict[str, Any]) -> bytes:
+        return emu_bedrock.frame([(":event-type", kind), (":content-type", "application/json"), (":message-type", "event")],
+                                 json.dumps(payload, separators=(",", ":")).encode())
+
+    text_frames = (bedrock_event("messageStart", {"role": "assistant"})
+                   + bedrock_event("contentBlockDelta", {"contentBlockIndex": 0, "delta": {"text": "a"}})
+                   + bedrock_event("contentBlockStop", {"contentBlockIndex": 0})
+                   + bedrock_event("messageStop", {"stopReason": "end_turn"}))
+    yield "bedrock", "text", text_frames, False
+    yield "bedrock", "total_length_short", b"\x00\x00\x00\x05\x00\x00\x00\x00" + text_frames[8:], False
+    yield "bedrock", "headers_longer_than_message", text_frames[:4] + b"\xff\xff\xff\xff" + text_frames[8:], False
+    yield "bedrock", "prelude_crc_wrong", text_frames[:8] + b"\x00\x00\x00\x00" + text_frames[12:], False
+    yield "bedrock", "cut_mid_frame", text_frames[: len(text_frames) // 2], False
+    yield "bedrock", "header_types", emu_bedrock.frame([(":event-type", "contentBlockDelta"), (":message-type", "event")], b"{}")[:-4].replace(b"\x07", b"\x00", 1) + b"\x00\x00\x00\x00", False
+    yield "bedrock", "exception", emu_bedrock.frame([(":exception-type", "throttlingException"), (":message-type", "exception")], b'{"message":"slow down"}'), False
+    yield "bedrock", "payload_not_json", emu_bedrock.frame([(":event-type", "contentBlockDelta"), (":message-type", "event")], b"\xff{"), False
+    yield "bedrock", "tool_input_not_object", (bedrock_event("messageStart", {"role": "assistant"})
+        + bedrock_event("contentBlockStart", {"contentBlockIndex": 0, "start": {"toolUse": {"toolUseId": "t1", "name": "probe"}}})
+        + bedrock_event("contentBlockDelta", {"contentBlockIndex": 0, "delta": {"toolUse": {"input": "[1,"}}})
+        + bedrock_event("contentBlockStop", {"contentBlockIndex": 0})
+        + bedrock_event("messageStop", {"stopReason": "tool_use"})), False
 
     # Tool inputs (as the model streams them).
     tool = {

@@ -1,4 +1,5 @@
-//! Fuzz targets `anthropic` and `openai`: any bytes as the body of a provider's 200 answer,
+//! Fuzz targets `anthropic`, `openai`, `responses`, `gemini` and `bedrock`: any bytes as the
+//! body of a provider's 200 answer,
 //! through a real Stream (turn.zig), twice: read whole, and a few bytes per read. Both must
 //! give the same events (the hot readers and the SSE parser agree) and keep panto's
 //! promises (invariants.zig). The same bytes are also read as the body of an error answer and

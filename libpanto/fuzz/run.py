@@ -40,7 +40,8 @@ TARGETS: dict[str, Any] = {k: v for k, v in json.loads((HERE / "targets.json").r
 # over their size are cut to it; the recorded streams and deep nestings fit.
 TIMEOUT_S = 10
 RSS_LIMIT_MB = 2048
-MAX_LEN = {"sse": 8192, "anthropic": 65536, "openai": 65536, "tool_input": 32768, "config": 32768, "media": 65536}
+MAX_LEN = {"sse": 8192, "anthropic": 65536, "openai": 65536, "responses": 65536, "gemini": 65536,
+           "bedrock": 65536, "tool_input": 32768, "config": 32768, "media": 65536}
 # A libFuzzer run that ends this many times in a row on a crash it knows gives up the target.
 MAX_RESTARTS = 200
 

@@ -10,6 +10,9 @@ pub const all = [_]Target{
     .{ .name = "sse", .run = @import("sse_target.zig").run },
     .{ .name = "anthropic", .run = anthropic },
     .{ .name = "openai", .run = openai },
+    .{ .name = "responses", .run = responses },
+    .{ .name = "gemini", .run = gemini },
+    .{ .name = "bedrock", .run = bedrock },
     .{ .name = "tool_input", .run = @import("tool_input_target.zig").run },
     .{ .name = "config", .run = @import("config_target.zig").run },
     .{ .name = "media", .run = @import("media_target.zig").run },
@@ -23,6 +26,20 @@ fn anthropic(ctx: Context, input: []const u8) anyerror!void {
 
 fn openai(ctx: Context, input: []const u8) anyerror!void {
     return provider_target.run(ctx, .openai, input);
+}
+
+fn responses(ctx: Context, input: []const u8) anyerror!void {
+    return provider_target.run(ctx, .@"openai-responses", input);
+}
+
+fn gemini(ctx: Context, input: []const u8) anyerror!void {
+    return provider_target.run(ctx, .gemini, input);
+}
+
+/// The bytes are the body of an `application/vnd.amazon.eventstream` answer: binary frames
+/// (prelude, headers, payload, two CRCs), read by the provider's Framer, not SSE.
+fn bedrock(ctx: Context, input: []const u8) anyerror!void {
+    return provider_target.run(ctx, .bedrock, input);
 }
 
 pub fn byName(name: []const u8) ?Target {
