@@ -485,7 +485,7 @@ typedef struct PantoStream PantoStream;
  *                      exactly when the schema meets its rules: every object sets
  *                      "additionalProperties": false and requires all its properties, and no
  *                      schema is empty
- *   cache              object {"mode": "auto" | "off", "ttl": "5m" | "1h" (Anthropic), "key":
+ *   cache              object {"mode": "auto" | "off", "ttl": "5m" | "1h" (Anthropic, Bedrock), "key":
  *                      string (OpenAI prompt_cache_key), "retention": "in_memory" | "24h"
  *                      (OpenAI prompt_cache_retention)}: prompt caching. Anthropic, mode
  *                      "auto" (the default): cache_control breakpoints on the last tool, the
@@ -493,7 +493,8 @@ typedef struct PantoStream PantoStream;
  *                      reuses the prefix the one before wrote; a user message the caller marked
  *                      (PantoInput options {"cache_breakpoint": true}) is a breakpoint too,
  *                      in either mode (at most 4 in all: the most recent marks win); "off":
- *                      the marks only. OpenAI caches by itself; key and retention steer it
+ *                      the marks only. Bedrock: the same points as cachePoint blocks, for
+ *                      Claude and Nova models. OpenAI caches by itself; key and retention steer it
  *   extra_headers      object of header name -> string value, sent with every request;
  *                      refused for the headers panto writes (authorization, x-api-key,
  *                      content-type, content-length, host, accept, accept-encoding,

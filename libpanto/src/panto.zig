@@ -145,6 +145,7 @@ test {
     _ = @import("compaction_test.zig");
     _ = @import("structured_output.zig");
     _ = @import("providers/anthropic/cache.zig");
+    _ = @import("providers/cache_plan.zig");
     _ = @import("mcp/jsonrpc.zig");
     _ = @import("mcp/stdio.zig");
     _ = @import("mcp/client.zig");

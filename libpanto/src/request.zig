@@ -7,6 +7,7 @@ const errors = @import("errors.zig");
 const Conversation = conversation.Conversation;
 const std = @import("std");
 const tools = @import("tools.zig");
+const CachePlan = @import("providers/cache_plan.zig").Plan;
 const Tool = tools.Tool;
 
 pub const RequestParts = struct {
@@ -101,8 +102,16 @@ pub const PartsMessages = struct {
     writeUserBlock: *const fn (*std.json.Stringify, conversation.Block) std.Io.Writer.Error!void,
     /// An assistant message's parts.
     writeAssistant: *const fn (*std.json.Stringify, RequestParts, conversation.Message) std.Io.Writer.Error!void,
+    /// A cache point, written after the parts of a run that holds a marked message (Bedrock's
+    /// cachePoint block); null: the provider marks blocks itself, or does not cache.
+    writeCachePoint: ?*const fn (*std.json.Stringify, *const CachePlan) std.Io.Writer.Error!void = null,
 
     pub fn write(f: PartsMessages, s: *std.json.Stringify, parts: RequestParts) std.Io.Writer.Error!void {
+        return f.writeMarked(s, parts, null);
+    }
+
+    /// `write`, with the cache points of `marks` (see writeCachePoint).
+    pub fn writeMarked(f: PartsMessages, s: *std.json.Stringify, parts: RequestParts, marks: ?*const CachePlan) std.Io.Writer.Error!void {
         const messages = parts.conversation.messages.items;
         try s.beginArray();
         var runs = parts.runs(f.sends);
@@ -116,6 +125,12 @@ pub const PartsMessages = struct {
                 for (run.start..run.end) |i| for (messages[i].blocks) |b| if (b.kind == .tool_result) try f.writeResult(s, parts, run, b);
                 for (run.start..run.end) |i| for (messages[i].blocks) |b| if (b.kind != .tool_result) try f.writeUserBlock(s, b);
             } else try f.writeAssistant(s, parts, messages[run.start]);
+            if (f.writeCachePoint) |writePoint| if (marks) |plan| {
+                for (run.start..run.end) |i| if (plan.marksMessage(i)) {
+                    try writePoint(s, plan);
+                    break;
+                };
+            };
             try s.endArray();
             try s.endObject();
         }

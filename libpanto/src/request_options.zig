@@ -356,8 +356,9 @@ pub fn check(config: Config, diag: *Diagnostic) error{InvalidConfig}!void {
             inline for (.{ "seed", "presence_penalty", "frequency_penalty", "metadata", "user", "parallel_tool_calls", "service_tier", "reasoning_effort", "interleaved_thinking", "response_format" }) |name| {
                 if (@field(r, name) != null) return diag.fail(name ++ " is not a Bedrock Converse parameter panto sends: bedrock does not take it", .{});
             }
-            if (r.cache.ttl != null or r.cache.key != null or r.cache.retention != null)
-                return diag.fail("cache.ttl, cache.key and cache.retention are not Bedrock parameters: bedrock does not take them", .{});
+            // (mode and ttl shape its cachePoint blocks: providers/bedrock/request.zig)
+            if (r.cache.key != null) return diag.fail("cache.key is an OpenAI parameter: bedrock does not take it", .{});
+            if (r.cache.retention != null) return diag.fail("cache.retention is an OpenAI parameter: bedrock does not take it", .{});
             for (r.extra_body) |m| if (oneOf(m.key, &bedrock_body_keys))
                 return diag.fail("extra_body cannot set \"{s}\": panto writes it (use its config key, if it has one)", .{m.key});
         },
@@ -612,7 +613,7 @@ test "request parameters are refused with a reason: values, and a provider that 
         .{ "\"provider\":\"anthropic\",\"cache\":{\"key\":\"k\"}", "cache.key is an OpenAI parameter: anthropic does not take it" },
         .{ "\"provider\":\"bedrock\",\"hosted_mcp_servers\":[{\"type\":\"url\",\"url\":\"https://x.example/mcp\",\"name\":\"x\"}]", "hosted_mcp_servers are for Anthropic's MCP connector: provider bedrock cannot take them" },
         .{ "\"provider\":\"bedrock\",\"seed\":1", "seed is not a Bedrock Converse parameter panto sends: bedrock does not take it" },
-        .{ "\"provider\":\"bedrock\",\"cache\":{\"ttl\":\"5m\"}", "cache.ttl, cache.key and cache.retention are not Bedrock parameters" },
+        .{ "\"provider\":\"bedrock\",\"cache\":{\"key\":\"k\"}", "cache.key is an OpenAI parameter: bedrock does not take it" },
         .{ "\"provider\":\"bedrock\",\"extra_body\":{\"inferenceConfig\":{}}", "extra_body cannot set \"inferenceConfig\"" },
         .{ "\"provider\":\"anthropic\",\"temperature\":1.5", "temperature must be a number from 0 to 1 for anthropic" },
         .{ "\"provider\":\"openai\",\"temperature\":2.5", "temperature must be a number from 0 to 2 for openai" },

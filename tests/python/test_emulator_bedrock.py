@@ -163,3 +163,45 @@ def test_the_conversation_rules_are_enforced(emu, conversation, needle):
     assert status == 400
     assert head["x-amzn-errortype"].startswith("ValidationException:")
     assert needle in json.loads(body)["message"]
+
+
+POINT = {"cachePoint": {"type": "default"}}
+
+
+@pytest.mark.parametrize("body,needle", [
+    # Five points: the tools', the system prompt's and three in the messages.
+    ({"toolConfig": {"tools": [{"toolSpec": {"name": "f", "inputSchema": {"json": {}}}}, POINT]},
+      "system": [{"text": "Sys"}, POINT],
+      "messages": [{"role": "user", "content": [{"text": "a"}, POINT]},
+                   {"role": "assistant", "content": [{"text": "b"}, POINT]},
+                   {"role": "user", "content": [{"text": "c"}, POINT]}]}, "A maximum of 4 cache points"),
+    ({"messages": [{"role": "user", "content": [{"text": "a"}, {"cachePoint": {"type": "ephemeral"}}]}]},
+     "type must be 'default'"),
+    ({"messages": [{"role": "user", "content": [{"text": "a"}, {"cachePoint": {"type": "default", "ttl": "24h"}}]}]},
+     "ttl one of 5m, 1h"),
+    # 5 minutes on the system prompt, then 1 hour on a message: longer after shorter.
+    ({"system": [{"text": "Sys"}, POINT],
+      "messages": [{"role": "user", "content": [{"text": "a"}, {"cachePoint": {"type": "default", "ttl": "1h"}}]}]},
+     "must not be longer than an earlier one's"),
+])
+def test_cache_points_are_checked_as_the_service_checks_them(emu, body, needle):
+    emu.load({"responses": [{"message": MESSAGE}]})
+    status, head, answer = post(emu, body)
+    assert status == 400
+    assert head["x-amzn-errortype"].startswith("ValidationException:")
+    assert needle in json.loads(answer)["message"]
+
+
+def test_cache_points_within_the_rules_are_taken_and_make_the_usage(emu):
+    # With a prompt cache: the first request writes its marked prefix, the second reads it.
+    emu.load({"prompt_cache": {"unit_tokens": 10}, "responses": [{"message": MESSAGE}, {"message": MESSAGE}]})
+    body = {"system": [{"text": "Sys"}, {"cachePoint": {"type": "default", "ttl": "1h"}}],
+            "messages": [{"role": "user", "content": [{"text": "a"}, POINT]}]}
+    usages = []
+    for _ in range(2):
+        status, _, answer = post(emu, body)
+        assert status == 200
+        usages += [p["usage"] for h, p in messages(answer) if h[":event-type"] == "metadata"]
+    assert usages[0]["cacheWriteInputTokens"] == 20 and "cacheReadInputTokens" not in usages[0]
+    assert usages[1]["cacheReadInputTokens"] == 20 and "cacheWriteInputTokens" not in usages[1]
+    assert usages[0]["inputTokens"] == usages[1]["inputTokens"] == 0

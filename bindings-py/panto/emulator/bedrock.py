@@ -112,6 +112,36 @@ def stream_error(type_: str, message: str, code: str | None = None) -> list[byte
                    (":message-type", "exception")], _json({"message": message}))]
 
 
+_CACHE_TTLS = ("5m", "1h")
+MAX_CACHE_POINTS = 4
+
+
+def _check_cache_points(body: dict[str, Any]) -> Rejection | None:
+    """cachePoint blocks as Converse takes them: `{"type": "default"[, "ttl"]}`, at most 4
+    in a request (tools, system and messages together), their ttls never longer than an
+    earlier point's (tools, then system, then messages)."""
+    def listed(value: Any) -> list[Any]:
+        return value if isinstance(value, list) else []
+
+    tool_config = body.get("toolConfig")
+    places = (listed(tool_config.get("tools")) if isinstance(tool_config, dict) else []) \
+        + listed(body.get("system")) \
+        + [b for m in listed(body.get("messages")) if isinstance(m, dict) for b in listed(m.get("content"))]
+    points = [b["cachePoint"] for b in places if isinstance(b, dict) and "cachePoint" in b]
+    for point in points:
+        if not isinstance(point, dict) or point.get("type") != "default" or \
+                point.get("ttl", "5m") not in _CACHE_TTLS or set(point) - {"type", "ttl"}:
+            return _invalid("1 validation error detected: Value at 'cachePoint' failed to "
+                            "satisfy constraint: type must be 'default' and ttl one of 5m, 1h")
+    if len(points) > MAX_CACHE_POINTS:
+        return _invalid(f"A maximum of {MAX_CACHE_POINTS} cache points may be provided. "
+                        f"Found {len(points)}.")
+    ttls = [_CACHE_TTLS.index(p.get("ttl", "5m")) for p in points]
+    if any(later > earlier for earlier, later in zip(ttls, ttls[1:])):
+        return _invalid("A cache point's ttl must not be longer than an earlier one's.")
+    return None
+
+
 def check_request_at(path: str, headers: Mapping[str, str], body: Any,
                      require_api_key: bool) -> Rejection | None:
     """Refuses what the service refuses, in the same order: credentials, then the body."""
@@ -131,6 +161,9 @@ def check_request_at(path: str, headers: Mapping[str, str], body: Any,
             return _invalid(f"1 validation error detected: Value at 'messages.{i + 1}."
                             "member.content' failed to satisfy constraint: Member must not "
                             "be null or empty")
+    rejection = _check_cache_points(body)
+    if rejection is not None:
+        return rejection
     if messages[0]["role"] != "user":
         return _invalid("A conversation must start with a user message. Try again with a "
                         "conversation that starts with a user message.")

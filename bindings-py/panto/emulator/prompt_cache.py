@@ -13,6 +13,9 @@ The prompt is cut into units, each worth `unit_tokens` tokens (the scenario's
   lookback). Usage: cache_read = the units read; cache_write = the units from there to the
   last breakpoint; input = the units after the last breakpoint (all of them when there is
   none and nothing is read).
+- Bedrock: each tool, each system block, then each content block of each message; a
+  `{"cachePoint": ...}` element is not a unit but marks the prefix before it, and reads and
+  writes are counted as for Anthropic.
 - OpenAI: each tool, then each message. Caching is automatic: every request writes all its
   prefixes, under its `prompt_cache_key` (none: one shared space), and reads the longest one
   already there. Usage: cached (cache_read) = the units read; input = the rest; no writes.
@@ -41,8 +44,8 @@ class PromptCache:
 
     def usage(self, provider: str, request: dict[str, Any]) -> dict[str, int]:
         """The input, cache_read and cache_write tokens of `request`; records what it writes."""
-        if provider == "anthropic":
-            units, breakpoints = _anthropic_units(request)
+        if provider in ("anthropic", "bedrock"):
+            units, breakpoints = (_anthropic_units if provider == "anthropic" else _bedrock_units)(request)
             space = ""
         else:
             units, breakpoints = _openai_units(request), []
@@ -50,7 +53,7 @@ class PromptCache:
             space = key if isinstance(key, str) else ""
         prefixes = _prefix_digests(units)
         with self._lock:
-            if provider == "anthropic":
+            if provider in ("anthropic", "bedrock"):
                 read = max((_hit(prefixes, b, space, self._entries) for b in breakpoints),
                            default=0)
                 last = max(breakpoints, default=0)
@@ -117,6 +120,28 @@ def _anthropic_units(request: dict[str, Any]) -> tuple[list[str], list[int]]:
         for j, block in enumerate(blocks):
             # (the role and the message boundary are part of the prefix)
             add(f"{message.get('role')}:{i}:{j}", block)
+    return units, breakpoints
+
+
+def _bedrock_units(request: dict[str, Any]) -> tuple[list[str], list[int]]:
+    """The request's units and its breakpoints: each cachePoint marks the units before it."""
+    units: list[str] = []
+    breakpoints: list[int] = []
+
+    def add_all(kind: str, items: list[Any]) -> None:
+        for item in items:
+            if isinstance(item, dict) and "cachePoint" in item:
+                if units:
+                    breakpoints.append(len(units))
+            else:
+                units.append(kind + ":" + json.dumps(item, sort_keys=True, ensure_ascii=False))
+
+    tool_config = request.get("toolConfig")
+    add_all("tool", _list(tool_config.get("tools")) if isinstance(tool_config, dict) else [])
+    add_all("system", _list(request.get("system")))
+    for i, message in enumerate(_list(request.get("messages"))):
+        if isinstance(message, dict):
+            add_all(f"{message.get('role')}:{i}", _list(message.get("content")))
     return units, breakpoints
 
 

@@ -179,7 +179,7 @@ fn writeBlock(s: *std.json.Stringify, b: Block, thinking: bool, mark: ?*const ca
             try s.write(b.name);
             try s.objectField("input");
             try writeRawJson(s, b.text);
-            if (mark) |p| try p.writeControl(s);
+            if (mark) |p| try cache.writeControl(p, s);
             try s.endObject();
         },
         .tool_result => {
@@ -201,7 +201,7 @@ fn writeBlock(s: *std.json.Stringify, b: Block, thinking: bool, mark: ?*const ca
                 try s.objectField("is_error");
                 try s.write(true);
             }
-            if (mark) |p| try p.writeControl(s);
+            if (mark) |p| try cache.writeControl(p, s);
             try s.endObject();
         },
     }
@@ -249,7 +249,7 @@ fn writeText(s: *std.json.Stringify, text: []const u8, citations: []const u8, ma
         try s.objectField("citations");
         try writeRawJson(s, citations);
     }
-    if (mark) |p| try p.writeControl(s);
+    if (mark) |p| try cache.writeControl(p, s);
     try s.endObject();
 }
 
@@ -271,6 +271,6 @@ fn writeMedia(s: *std.json.Stringify, b: Block, mark: ?*const cache.Plan) std.Io
         try s.objectField("title");
         try s.write(b.name);
     }
-    if (mark) |p| try p.writeControl(s);
+    if (mark) |p| try cache.writeControl(p, s);
     try s.endObject();
 }

@@ -1,6 +1,7 @@
 //! Bedrock: the ConverseStream request. Stateless: the whole conversation goes as `messages`
 //! every time, reasoning (with its signature) to the same model only (docs/design/bedrock.md,
-//! "The request").
+//! "The request"). Prompt caching: cachePoint blocks where providers/cache_plan.zig puts
+//! the points, for the models Bedrock caches for (`cachesPrompts`).
 //! https://docs.aws.amazon.com/bedrock/latest/APIReference/API_runtime_ConverseStream.html
 const std = @import("std");
 const conversation = @import("../../conversation.zig");
@@ -10,25 +11,51 @@ const writeRawJson = conversation.writeRawJson;
 const optional = @import("../../request.zig").writeOptional;
 const request = @import("../../request.zig");
 const call_id = @import("../../call_id.zig");
+const cache_plan = @import("../cache_plan.zig");
 
 pub const RequestParts = request.RequestParts;
 
 pub fn writeRequest(w: *std.Io.Writer, parts: RequestParts) std.Io.Writer.Error!void {
     const config = parts.config;
+    const marks: cache_plan.Plan = if (cachesPrompts(config.model)) cache_plan.plan(parts) else .{};
     var s: std.json.Stringify = .{ .writer = w };
     try s.beginObject();
     if (config.system) |system| {
         try s.objectField("system");
         try s.beginArray();
         try writeText(&s, system);
+        if (marks.system) try writeCachePoint(&s, &marks);
         try s.endArray();
     }
     try s.objectField("messages");
-    try messages_format.write(&s, parts);
+    try messages_format.writeMarked(&s, parts, &marks);
     try writeInferenceConfig(&s, parts);
-    try writeToolConfig(&s, parts);
+    try writeToolConfig(&s, parts, &marks);
     try writeAdditionalFields(&s, parts);
     try parts.writeExtraBody(&s);
+    try s.endObject();
+}
+
+/// Bedrock caches prompts for Anthropic's Claude and Amazon's Nova models (their ids, and the
+/// inference profiles named after them: `us.anthropic.claude-...`); a cachePoint sent with
+/// another model is refused, so none is. An application inference profile's ARN names no
+/// model: its requests go without cache points.
+pub fn cachesPrompts(model: []const u8) bool {
+    return std.mem.indexOf(u8, model, "anthropic.claude") != null or std.mem.indexOf(u8, model, "amazon.nova") != null;
+}
+
+/// `{"cachePoint": {"type": "default"[, "ttl"]}}`: the prefix up to here is cached.
+fn writeCachePoint(s: *std.json.Stringify, marks: *const cache_plan.Plan) std.Io.Writer.Error!void {
+    try s.beginObject();
+    try s.objectField("cachePoint");
+    try s.beginObject();
+    try s.objectField("type");
+    try s.write("default");
+    if (marks.ttl) |ttl| {
+        try s.objectField("ttl");
+        try s.write(@tagName(ttl));
+    }
+    try s.endObject();
     try s.endObject();
 }
 
@@ -98,6 +125,7 @@ const messages_format: request.PartsMessages = .{
     .writeResult = writeToolResult,
     .writeUserBlock = writeUserBlock,
     .writeAssistant = writeAssistant,
+    .writeCachePoint = writeCachePoint,
 };
 
 fn writeAssistant(s: *std.json.Stringify, parts: RequestParts, m: Message) std.Io.Writer.Error!void {
@@ -189,9 +217,9 @@ fn writeInferenceConfig(s: *std.json.Stringify, parts: RequestParts) std.Io.Writ
     try s.endObject();
 }
 
-/// `toolConfig`: the tools as `toolSpec`s and tool_choice (`none` has no Bedrock form: the
-/// tools are sent without a choice).
-fn writeToolConfig(s: *std.json.Stringify, parts: RequestParts) std.Io.Writer.Error!void {
+/// `toolConfig`: the tools as `toolSpec`s (then a cachePoint when the plan caches them) and
+/// tool_choice (`none` has no Bedrock form: the tools are sent without a choice).
+fn writeToolConfig(s: *std.json.Stringify, parts: RequestParts, marks: *const cache_plan.Plan) std.Io.Writer.Error!void {
     if (!parts.hasTools()) return;
     try s.objectField("toolConfig");
     try s.beginObject();
@@ -213,6 +241,7 @@ fn writeToolConfig(s: *std.json.Stringify, parts: RequestParts) std.Io.Writer.Er
         try s.endObject();
         try s.endObject();
     };
+    if (marks.tools) try writeCachePoint(s, marks);
     try s.endArray();
     if (parts.config.request.tool_choice) |choice| switch (choice) {
         .none => {},

@@ -54,3 +54,51 @@ test "bedrock request: a tool round with reasoning to the same model, without it
         try std.testing.expectEqualStrings(want, out.written());
     }
 }
+
+test "bedrock request: cache points after the tools, the system prompt and the last message, for the models Bedrock caches for" {
+    const gpa = std.testing.allocator;
+    var conv: conversation.Conversation = .init(gpa);
+    defer conv.deinit();
+    // A marked first question (as a turn's cache_breakpoint leaves it), an answer, a question.
+    try conv.appendOwnedMessage(.{ .role = .user, .blocks = try conversation.copyBlocks(gpa, &.{.{ .kind = .text, .text = "Long document." }}), .cache = true });
+    try conv.appendMessage(.assistant, &.{.{ .kind = .text, .text = "Read." }}, .{ .provider = "bedrock", .model = "anthropic.claude-test-v1:0" });
+    try conv.appendUserText("Summary?");
+    const tools = [_]@import("../../tools.zig").Tool{
+        .{ .name = "t", .description = "T.", .schema_json = "{}", .schema = .null, .capabilities = &.{} },
+    };
+    const point = "{\"cachePoint\":{\"type\":\"default\"}}";
+    const point_1h = "{\"cachePoint\":{\"type\":\"default\",\"ttl\":\"1h\"}}";
+    const body = struct {
+        fn of(c: *const conversation.Conversation, model: []const u8, cache: @import("../../config.zig").Cache, tool_list: []const @import("../../tools.zig").Tool) ![]u8 {
+            var out: std.Io.Writer.Allocating = .init(std.testing.allocator);
+            defer out.deinit();
+            try writeRequest(&out.writer, .{ .config = .{ .provider = .bedrock, .model = model, .system = "Sys.", .max_tokens = 9, .request = .{ .cache = cache } }, .conversation = c, .tools = tool_list, .granted = &.{} });
+            return out.toOwnedSlice();
+        }
+    }.of;
+    const messages = "\"messages\":[{\"role\":\"user\",\"content\":[{\"text\":\"Long document.\"}," ++ point ++ "]}," ++
+        "{\"role\":\"assistant\",\"content\":[{\"text\":\"Read.\"}]},{\"role\":\"user\",\"content\":[{\"text\":\"Summary?\"}," ++ point ++ "]}]";
+    // Auto: the tools, the system prompt, the last message and the caller's mark (4 points).
+    for ([_][]const u8{ "anthropic.claude-test-v1:0", "us.amazon.nova-pro-v1:0" }) |model| {
+        const got = try body(&conv, model, .{}, &tools);
+        defer gpa.free(got);
+        try std.testing.expectEqualStrings("{\"system\":[{\"text\":\"Sys.\"}," ++ point ++ "]," ++ messages ++
+            ",\"inferenceConfig\":{\"maxTokens\":9}" ++
+            ",\"toolConfig\":{\"tools\":[{\"toolSpec\":{\"name\":\"t\",\"description\":\"T.\",\"inputSchema\":{\"json\":{}}}}," ++ point ++ "]}}", got);
+    }
+    // The ttl as set; off: the caller's mark only.
+    {
+        const got = try body(&conv, "anthropic.claude-test-v1:0", .{ .mode = .off, .ttl = .@"1h" }, &tools);
+        defer gpa.free(got);
+        try std.testing.expectEqualStrings("{\"system\":[{\"text\":\"Sys.\"}],\"messages\":[{\"role\":\"user\",\"content\":[{\"text\":\"Long document.\"}," ++ point_1h ++ "]}," ++
+            "{\"role\":\"assistant\",\"content\":[{\"text\":\"Read.\"}]},{\"role\":\"user\",\"content\":[{\"text\":\"Summary?\"}]}]" ++
+            ",\"inferenceConfig\":{\"maxTokens\":9}" ++
+            ",\"toolConfig\":{\"tools\":[{\"toolSpec\":{\"name\":\"t\",\"description\":\"T.\",\"inputSchema\":{\"json\":{}}}}]}}", got);
+    }
+    // A model Bedrock does not cache for (it would refuse the field): no point at all.
+    {
+        const got = try body(&conv, "meta.llama3-70b-instruct-v1:0", .{}, &tools);
+        defer gpa.free(got);
+        try std.testing.expectEqual(@as(usize, 0), std.mem.count(u8, got, "cachePoint"));
+    }
+}
