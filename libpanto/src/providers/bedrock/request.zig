@@ -12,6 +12,7 @@ const optional = @import("../../request.zig").writeOptional;
 const request = @import("../../request.zig");
 const call_id = @import("../../call_id.zig");
 const cache_plan = @import("../cache_plan.zig");
+const request_options = @import("../../request_options.zig");
 
 pub const RequestParts = request.RequestParts;
 
@@ -200,14 +201,25 @@ fn writeMedia(s: *std.json.Stringify, b: Block) std.Io.Writer.Error!void {
     try s.endObject();
 }
 
-/// `inferenceConfig`: the sampling parameters every Bedrock model takes.
+/// The thinking budget sent as Claude's `thinking`: an explicit budget for any model (as
+/// given), a level for a Claude model as Anthropic's budget for it (0: none). Other families
+/// think their own way (Nova's reasoningConfig, DeepSeek on its own): a level sends nothing.
+fn thinkingBudget(config: @import("../../config.zig").Config) u32 {
+    if (config.request.thinking_budget) |budget| return budget;
+    if (std.mem.indexOf(u8, config.model, "anthropic.claude") == null) return 0;
+    return request_options.budgetTokens(config);
+}
+
+/// `inferenceConfig`: the sampling parameters every Bedrock model takes. maxTokens comes above
+/// a thinking budget as Anthropic's API wants it (the budget on top when it is not).
 fn writeInferenceConfig(s: *std.json.Stringify, parts: RequestParts) std.Io.Writer.Error!void {
     const config = parts.config;
     const r = config.request;
+    const budget = thinkingBudget(config);
     try s.objectField("inferenceConfig");
     try s.beginObject();
     try s.objectField("maxTokens");
-    try s.write(config.max_tokens);
+    try s.write(if (budget > 0 and config.max_tokens <= budget) config.max_tokens +| budget else config.max_tokens);
     try optional(s, "temperature", r.temperature);
     try optional(s, "topP", r.top_p);
     if (r.stop.len > 0) {
@@ -268,13 +280,14 @@ fn writeToolConfig(s: *std.json.Stringify, parts: RequestParts, marks: *const ca
 }
 
 /// `additionalModelRequestFields`: what Converse leaves to the model's own body: Claude's
-/// `thinking` budget and `top_k`.
+/// `thinking` budget (thinkingBudget) and `top_k`.
 fn writeAdditionalFields(s: *std.json.Stringify, parts: RequestParts) std.Io.Writer.Error!void {
     const r = parts.config.request;
-    if (r.thinking_budget == null and r.top_k == null) return;
+    const budget = thinkingBudget(parts.config);
+    if (budget == 0 and r.top_k == null) return;
     try s.objectField("additionalModelRequestFields");
     try s.beginObject();
-    if (r.thinking_budget) |budget| {
+    if (budget > 0) {
         try s.objectField("thinking");
         try s.beginObject();
         try s.objectField("type");

@@ -102,3 +102,26 @@ test "bedrock request: cache points after the tools, the system prompt and the l
         try std.testing.expectEqual(@as(usize, 0), std.mem.count(u8, got, "cachePoint"));
     }
 }
+
+test "bedrock request: a thinking level is Claude's budget for a Claude model, maxTokens above it; another model gets none" {
+    const gpa = std.testing.allocator;
+    var conv: conversation.Conversation = .init(gpa);
+    defer conv.deinit();
+    try conv.appendUserText("Hi");
+    const Case = struct { model: []const u8, thinking: @import("../../config.zig").Thinking, max_tokens: u32, want: []const u8 };
+    const msgs = "{\"messages\":[{\"role\":\"user\",\"content\":[{\"text\":\"Hi\"},{\"cachePoint\":{\"type\":\"default\"}}]}]";
+    const llama_msgs = "{\"messages\":[{\"role\":\"user\",\"content\":[{\"text\":\"Hi\"}]}]";
+    const cases = [_]Case{
+        // medium is 8192: maxTokens 4096 is not above it, so the budget comes on top.
+        .{ .model = "us.anthropic.claude-sonnet-4-5-v1:0", .thinking = .medium, .max_tokens = 4096, .want = msgs ++ ",\"inferenceConfig\":{\"maxTokens\":12288},\"additionalModelRequestFields\":{\"thinking\":{\"type\":\"enabled\",\"budget_tokens\":8192}}}" },
+        .{ .model = "anthropic.claude-test-v1:0", .thinking = .low, .max_tokens = 32000, .want = msgs ++ ",\"inferenceConfig\":{\"maxTokens\":32000},\"additionalModelRequestFields\":{\"thinking\":{\"type\":\"enabled\",\"budget_tokens\":2048}}}" },
+        .{ .model = "anthropic.claude-test-v1:0", .thinking = .off, .max_tokens = 100, .want = msgs ++ ",\"inferenceConfig\":{\"maxTokens\":100}}" },
+        .{ .model = "meta.llama3-70b-instruct-v1:0", .thinking = .high, .max_tokens = 100, .want = llama_msgs ++ ",\"inferenceConfig\":{\"maxTokens\":100}}" },
+    };
+    for (cases) |c| {
+        var out: std.Io.Writer.Allocating = .init(gpa);
+        defer out.deinit();
+        try writeRequest(&out.writer, .{ .config = .{ .provider = .bedrock, .model = c.model, .max_tokens = c.max_tokens, .thinking = c.thinking }, .conversation = &conv, .tools = &.{}, .granted = &.{} });
+        try std.testing.expectEqualStrings(c.want, out.written());
+    }
+}
