@@ -146,6 +146,7 @@ test {
     _ = @import("structured_output.zig");
     _ = @import("providers/anthropic/cache.zig");
     _ = @import("providers/cache_plan.zig");
+    _ = @import("json_string_writer.zig");
     _ = @import("mcp/jsonrpc.zig");
     _ = @import("mcp/stdio.zig");
     _ = @import("mcp/client.zig");

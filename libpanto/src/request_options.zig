@@ -34,7 +34,7 @@ pub const responses_body_keys = [_][]const u8{ "input", "instructions", "max_out
 pub const gemini_body_keys = [_][]const u8{ "contents", "systemInstruction", "tools", "toolConfig", "generationConfig" };
 
 /// Body keys panto writes for bedrock (ConverseStream's).
-pub const bedrock_body_keys = [_][]const u8{ "inferenceConfig", "toolConfig", "additionalModelRequestFields" };
+pub const bedrock_body_keys = [_][]const u8{ "inferenceConfig", "toolConfig", "additionalModelRequestFields", "outputConfig" };
 
 pub const anthropic_service_tiers = [_][]const u8{ "auto", "standard_only" };
 pub const openai_service_tiers = [_][]const u8{ "auto", "default", "flex", "scale", "priority" };
@@ -353,9 +353,11 @@ pub fn check(config: Config, diag: *Diagnostic) error{InvalidConfig}!void {
             if (r.server_tools.len > 0) return noServerTools(diag, p);
             if (r.hosted_mcp_servers.len > 0) return noHostedMcpServers(diag, p);
             // Not written yet (docs/design/bedrock.md, "Next"): refused rather than dropped.
-            inline for (.{ "seed", "presence_penalty", "frequency_penalty", "metadata", "user", "parallel_tool_calls", "service_tier", "reasoning_effort", "interleaved_thinking", "response_format" }) |name| {
+            inline for (.{ "seed", "presence_penalty", "frequency_penalty", "metadata", "user", "parallel_tool_calls", "service_tier", "reasoning_effort", "interleaved_thinking" }) |name| {
                 if (@field(r, name) != null) return diag.fail(name ++ " is not a Bedrock Converse parameter panto sends: bedrock does not take it", .{});
             }
+            if (r.response_format) |f| if (f == .json_object)
+                return diag.fail("response_format {{\"type\": \"json_object\"}} has no Bedrock Converse form: give a json_schema", .{});
             // (mode and ttl shape its cachePoint blocks: providers/bedrock/request.zig)
             if (r.cache.key != null) return diag.fail("cache.key is an OpenAI parameter: bedrock does not take it", .{});
             if (r.cache.retention != null) return diag.fail("cache.retention is an OpenAI parameter: bedrock does not take it", .{});
@@ -614,6 +616,7 @@ test "request parameters are refused with a reason: values, and a provider that 
         .{ "\"provider\":\"bedrock\",\"hosted_mcp_servers\":[{\"type\":\"url\",\"url\":\"https://x.example/mcp\",\"name\":\"x\"}]", "hosted_mcp_servers are for Anthropic's MCP connector: provider bedrock cannot take them" },
         .{ "\"provider\":\"bedrock\",\"seed\":1", "seed is not a Bedrock Converse parameter panto sends: bedrock does not take it" },
         .{ "\"provider\":\"bedrock\",\"cache\":{\"key\":\"k\"}", "cache.key is an OpenAI parameter: bedrock does not take it" },
+        .{ "\"provider\":\"bedrock\",\"response_format\":{\"type\":\"json_object\"}", "response_format {\"type\": \"json_object\"} has no Bedrock Converse form" },
         .{ "\"provider\":\"bedrock\",\"extra_body\":{\"inferenceConfig\":{}}", "extra_body cannot set \"inferenceConfig\"" },
         .{ "\"provider\":\"anthropic\",\"temperature\":1.5", "temperature must be a number from 0 to 1 for anthropic" },
         .{ "\"provider\":\"openai\",\"temperature\":2.5", "temperature must be a number from 0 to 2 for openai" },

@@ -183,8 +183,13 @@ POINT = {"cachePoint": {"type": "default"}}
     ({"system": [{"text": "Sys"}, POINT],
       "messages": [{"role": "user", "content": [{"text": "a"}, {"cachePoint": {"type": "default", "ttl": "1h"}}]}]},
      "must not be longer than an earlier one's"),
+    # Structured output: the schema is a string holding JSON, not the object itself.
+    ({"messages": [USER], "outputConfig": {"textFormat": {"type": "json_schema", "structure": {
+        "jsonSchema": {"schema": {"type": "object"}, "name": "x"}}}}}, "structure.jsonSchema.schema a string"),
+    ({"messages": [USER], "outputConfig": {"textFormat": {"type": "json_schema", "structure": {
+        "jsonSchema": {"schema": "{not json", "name": "x"}}}}}, "not valid JSON"),
 ])
-def test_cache_points_are_checked_as_the_service_checks_them(emu, body, needle):
+def test_cache_points_and_output_config_are_checked_as_the_service_checks_them(emu, body, needle):
     emu.load({"responses": [{"message": MESSAGE}]})
     status, head, answer = post(emu, body)
     assert status == 400

@@ -142,6 +142,29 @@ def _check_cache_points(body: dict[str, Any]) -> Rejection | None:
     return None
 
 
+def _check_output_config(body: dict[str, Any]) -> Rejection | None:
+    """outputConfig.textFormat as Converse takes it: type json_schema, and the schema a
+    string holding a JSON object schema."""
+    config = body.get("outputConfig")
+    if config is None:
+        return None
+    text_format = config.get("textFormat") if isinstance(config, dict) else None
+    if text_format is None:
+        return None
+    definition = ((text_format.get("structure") or {}).get("jsonSchema") or {}) if isinstance(text_format, dict) else {}
+    schema = definition.get("schema") if isinstance(definition, dict) else None
+    if not isinstance(text_format, dict) or text_format.get("type") != "json_schema" or not isinstance(schema, str):
+        return _invalid("1 validation error detected: Value at 'outputConfig.textFormat' failed to satisfy "
+                        "constraint: type must be json_schema and structure.jsonSchema.schema a string")
+    try:
+        parsed = json.loads(schema)
+    except ValueError:
+        parsed = None
+    if not isinstance(parsed, dict):
+        return _invalid("The provided JSON schema in outputConfig is not valid JSON.")
+    return None
+
+
 def check_request_at(path: str, headers: Mapping[str, str], body: Any,
                      require_api_key: bool) -> Rejection | None:
     """Refuses what the service refuses, in the same order: credentials, then the body."""
@@ -161,7 +184,7 @@ def check_request_at(path: str, headers: Mapping[str, str], body: Any,
             return _invalid(f"1 validation error detected: Value at 'messages.{i + 1}."
                             "member.content' failed to satisfy constraint: Member must not "
                             "be null or empty")
-    rejection = _check_cache_points(body)
+    rejection = _check_cache_points(body) or _check_output_config(body)
     if rejection is not None:
         return rejection
     if messages[0]["role"] != "user":

@@ -13,6 +13,8 @@ const request = @import("../../request.zig");
 const call_id = @import("../../call_id.zig");
 const cache_plan = @import("../cache_plan.zig");
 const request_options = @import("../../request_options.zig");
+const provider_schema = @import("../../provider_schema.zig");
+const JsonStringWriter = @import("../../json_string_writer.zig").JsonStringWriter;
 
 pub const RequestParts = request.RequestParts;
 
@@ -33,6 +35,7 @@ pub fn writeRequest(w: *std.Io.Writer, parts: RequestParts) std.Io.Writer.Error!
     try writeInferenceConfig(&s, parts);
     try writeToolConfig(&s, parts, &marks);
     try writeAdditionalFields(&s, parts);
+    try writeOutputConfig(&s, config.request.response_format);
     try parts.writeExtraBody(&s);
     try s.endObject();
 }
@@ -276,6 +279,43 @@ fn writeToolConfig(s: *std.json.Stringify, parts: RequestParts, marks: *const ca
             try s.endObject();
         },
     };
+    try s.endObject();
+}
+
+/// Structured output: a json_schema response_format is `outputConfig.textFormat`, the schema
+/// (objects closed, as every provider's structured output wants) as a JSON *string* in
+/// `structure.jsonSchema.schema`. json_object has no Converse form: refused at configuration.
+fn writeOutputConfig(s: *std.json.Stringify, format: ?@import("../../config.zig").ResponseFormat) std.Io.Writer.Error!void {
+    const f = format orelse return;
+    if (f != .json_schema) return;
+    const js = f.json_schema;
+    try s.objectField("outputConfig");
+    try s.beginObject();
+    try s.objectField("textFormat");
+    try s.beginObject();
+    try s.objectField("type");
+    try s.write("json_schema");
+    try s.objectField("structure");
+    try s.beginObject();
+    try s.objectField("jsonSchema");
+    try s.beginObject();
+    try s.objectField("schema");
+    try s.beginWriteRaw();
+    try s.writer.writeByte('"');
+    var buf: [256]u8 = undefined;
+    var inside: JsonStringWriter = .init(s.writer, &buf);
+    if (js.parsed) |v| {
+        var schema_s: std.json.Stringify = .{ .writer = &inside.interface };
+        try provider_schema.write(&schema_s, v, .bedrock, .output);
+    } else try inside.interface.writeAll(js.schema);
+    try inside.interface.flush();
+    try s.writer.writeByte('"');
+    s.endWriteRaw();
+    try s.objectField("name");
+    try s.write(js.name);
+    try s.endObject();
+    try s.endObject();
+    try s.endObject();
     try s.endObject();
 }
 

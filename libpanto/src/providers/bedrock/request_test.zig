@@ -125,3 +125,24 @@ test "bedrock request: a thinking level is Claude's budget for a Claude model, m
         try std.testing.expectEqualStrings(c.want, out.written());
     }
 }
+
+test "bedrock request: a json_schema response_format is outputConfig.textFormat, the schema closed and sent as a string" {
+    const gpa = std.testing.allocator;
+    var conv: conversation.Conversation = .init(gpa);
+    defer conv.deinit();
+    try conv.appendUserText("Weather?");
+    const schema_text = "{\"type\":\"object\",\"properties\":{\"city\":{\"type\":\"string\",\"description\":\"The \\\"city\\\"\"}},\"required\":[\"city\"]}";
+    const parsed = try std.json.parseFromSlice(std.json.Value, gpa, schema_text, .{});
+    defer parsed.deinit();
+    var out: std.Io.Writer.Allocating = .init(gpa);
+    defer out.deinit();
+    try writeRequest(&out.writer, .{ .config = .{ .provider = .bedrock, .model = "meta.llama3-70b-instruct-v1:0", .max_tokens = 9, .request = .{ .response_format = .{ .json_schema = .{ .name = "weather", .schema = schema_text, .parsed = parsed.value } } } }, .conversation = &conv, .tools = &.{}, .granted = &.{} });
+    const body = try std.json.parseFromSlice(std.json.Value, gpa, out.written(), .{});
+    defer body.deinit();
+    const json_schema = body.value.object.get("outputConfig").?.object.get("textFormat").?.object;
+    try std.testing.expectEqualStrings("json_schema", json_schema.get("type").?.string);
+    const definition = json_schema.get("structure").?.object.get("jsonSchema").?.object;
+    try std.testing.expectEqualStrings("weather", definition.get("name").?.string);
+    // The schema is a string holding the schema, its object closed.
+    try std.testing.expectEqualStrings("{\"type\":\"object\",\"properties\":{\"city\":{\"type\":\"string\",\"description\":\"The \\\"city\\\"\"}},\"required\":[\"city\"],\"additionalProperties\":false}", definition.get("schema").?.string);
+}
