@@ -188,6 +188,11 @@ POINT = {"cachePoint": {"type": "default"}}
         "jsonSchema": {"schema": {"type": "object"}, "name": "x"}}}}}, "structure.jsonSchema.schema a string"),
     ({"messages": [USER], "outputConfig": {"textFormat": {"type": "json_schema", "structure": {
         "jsonSchema": {"schema": "{not json", "name": "x"}}}}}, "not valid JSON"),
+    # A document named like a file: the dot (and an underscore, two spaces) are refused.
+    ({"messages": [{"role": "user", "content": [{"document": {"format": "pdf", "name": "notes.pdf",
+                                                              "source": {"bytes": "JVBE"}}}]}]}, "document file name"),
+    ({"messages": [{"role": "user", "content": [{"document": {"format": "pdf", "name": "a  b",
+                                                              "source": {"bytes": "JVBE"}}}]}]}, "document file name"),
 ])
 def test_cache_points_and_output_config_are_checked_as_the_service_checks_them(emu, body, needle):
     emu.load({"responses": [{"message": MESSAGE}]})

@@ -142,6 +142,33 @@ def _check_cache_points(body: dict[str, Any]) -> Rejection | None:
     return None
 
 
+_DOCUMENT_NAME = re.compile(r"^[A-Za-z0-9\-()\[\]]+( [A-Za-z0-9\-()\[\]]+)*$")
+
+
+def _documents(blocks: Any) -> list[dict[str, Any]]:
+    """The document blocks of a content list, those of its toolResults included."""
+    out: list[dict[str, Any]] = []
+    for block in blocks if isinstance(blocks, list) else []:
+        if isinstance(block, dict) and isinstance(block.get("document"), dict):
+            out.append(block["document"])
+        elif isinstance(block, dict) and isinstance(block.get("toolResult"), dict):
+            out += _documents(block["toolResult"].get("content"))
+    return out
+
+
+def _check_document_names(messages: list[Any]) -> Rejection | None:
+    """A document's name: letters, digits, hyphens, parentheses, square brackets and single
+    spaces between them, at most 200 characters."""
+    for message in messages:
+        for document in _documents(message.get("content")):
+            name = document.get("name")
+            if not isinstance(name, str) or len(name) > 200 or not _DOCUMENT_NAME.match(name):
+                return _invalid("The document file name can only contain alphanumeric characters, whitespace "
+                                "characters, hyphens, parentheses, and square brackets. The name can't contain "
+                                "more than one consecutive whitespace character.")
+    return None
+
+
 def _check_output_config(body: dict[str, Any]) -> Rejection | None:
     """outputConfig.textFormat as Converse takes it: type json_schema, and the schema a
     string holding a JSON object schema."""
@@ -184,7 +211,7 @@ def check_request_at(path: str, headers: Mapping[str, str], body: Any,
             return _invalid(f"1 validation error detected: Value at 'messages.{i + 1}."
                             "member.content' failed to satisfy constraint: Member must not "
                             "be null or empty")
-    rejection = _check_cache_points(body) or _check_output_config(body)
+    rejection = _check_cache_points(body) or _check_output_config(body) or _check_document_names(messages)
     if rejection is not None:
         return rejection
     if messages[0]["role"] != "user":

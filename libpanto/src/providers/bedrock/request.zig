@@ -189,7 +189,7 @@ fn writeMedia(s: *std.json.Stringify, b: Block) std.Io.Writer.Error!void {
     try s.write(subtype);
     if (b.kind == .document) {
         try s.objectField("name");
-        try s.write(if (b.name.len > 0) b.name else "document");
+        try writeDocumentName(s, b.name);
     }
     try s.objectField("source");
     try s.beginObject();
@@ -212,6 +212,39 @@ fn thinkingBudget(config: @import("../../config.zig").Config) u32 {
     if (std.mem.indexOf(u8, config.model, "anthropic.claude") == null) return 0;
     return request_options.budgetTokens(config);
 }
+
+/// A document's name as Converse takes it: letters, digits, single spaces, hyphens,
+/// parentheses and square brackets, at most 200 characters. Anything else (the dot and
+/// underscore of a file name) becomes a hyphen, runs of whitespace one space (none at the
+/// ends):
+/// "my_notes.pdf" is sent as "my-notes-pdf". An empty name is "document".
+fn writeDocumentName(s: *std.json.Stringify, name: []const u8) std.Io.Writer.Error!void {
+    try s.beginWriteRaw();
+    try s.writer.writeByte('"');
+    var written: usize = 0;
+    var space = false; // whitespace seen since the last character written
+    for (name) |c| {
+        const out: u8 = switch (c) {
+            'a'...'z', 'A'...'Z', '0'...'9', '-', '(', ')', '[', ']' => c,
+            ' ', '\t', '\n', '\r' => {
+                space = written > 0; // (none leading; written before the next character only)
+                continue;
+            },
+            else => '-', // (each byte of a multi-byte character too: the name stays ASCII)
+        };
+        if (written + @intFromBool(space) >= max_document_name) break;
+        if (space) try s.writer.writeByte(' ');
+        written += @intFromBool(space);
+        space = false;
+        try s.writer.writeByte(out);
+        written += 1;
+    }
+    if (written == 0) try s.writer.writeAll("document");
+    try s.writer.writeByte('"');
+    s.endWriteRaw();
+}
+
+const max_document_name = 200;
 
 /// `inferenceConfig`: the sampling parameters every Bedrock model takes. maxTokens comes above
 /// a thinking budget as Anthropic's API wants it (the budget on top when it is not).

@@ -146,3 +146,36 @@ test "bedrock request: a json_schema response_format is outputConfig.textFormat,
     // The schema is a string holding the schema, its object closed.
     try std.testing.expectEqualStrings("{\"type\":\"object\",\"properties\":{\"city\":{\"type\":\"string\",\"description\":\"The \\\"city\\\"\"}},\"required\":[\"city\"],\"additionalProperties\":false}", definition.get("schema").?.string);
 }
+
+test "bedrock request: a document's name keeps only what Converse takes" {
+    const gpa = std.testing.allocator;
+    const cases = [_]struct { []const u8, []const u8 }{
+        .{ "forecast", "forecast" },
+        .{ "my_notes.pdf", "my-notes-pdf" },
+        .{ "  Q3   report (final)\t[v2]\n", "Q3 report (final) [v2]" },
+        .{ "r\xc3\xa9sum\xc3\xa9", "r--sum--" },
+        .{ "", "document" },
+    };
+    for (cases) |c| {
+        var conv: conversation.Conversation = .init(gpa);
+        defer conv.deinit();
+        try conv.appendCopy(.user, &.{.{ .kind = .document, .text = "JVBE", .media_type = "application/pdf", .name = c[0] }});
+        var out: std.Io.Writer.Allocating = .init(gpa);
+        defer out.deinit();
+        try writeRequest(&out.writer, .{ .config = .{ .provider = .bedrock, .model = "meta.llama3-70b-instruct-v1:0", .max_tokens = 9 }, .conversation = &conv, .tools = &.{}, .granted = &.{} });
+        const want = try std.fmt.allocPrint(gpa, "\"name\":\"{s}\"", .{c[1]});
+        defer gpa.free(want);
+        std.testing.expect(std.mem.indexOf(u8, out.written(), want) != null) catch |err| {
+            std.debug.print("{s} -> {s}\n", .{ c[0], out.written() });
+            return err;
+        };
+    }
+    // At most 200 characters.
+    var conv: conversation.Conversation = .init(gpa);
+    defer conv.deinit();
+    try conv.appendCopy(.user, &.{.{ .kind = .document, .text = "JVBE", .media_type = "application/pdf", .name = "x" ** 300 }});
+    var out: std.Io.Writer.Allocating = .init(gpa);
+    defer out.deinit();
+    try writeRequest(&out.writer, .{ .config = .{ .provider = .bedrock, .model = "m", .max_tokens = 9 }, .conversation = &conv, .tools = &.{}, .granted = &.{} });
+    try std.testing.expect(std.mem.indexOf(u8, out.written(), "\"name\":\"" ++ "x" ** 200 ++ "\"") != null);
+}
