@@ -299,6 +299,7 @@ test {
     _ = @import("args.zig");
     _ = @import("exit_codes.zig");
     _ = @import("json_events.zig");
+    _ = @import("markdown_export.zig");
     _ = @import("names.zig");
     _ = @import("project_context.zig");
     _ = @import("sessions.zig");

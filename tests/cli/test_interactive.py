@@ -695,6 +695,33 @@ def test_session_shows_the_system_prompt_and_whose_it_is(emulator, pane, workdir
     assert "system prompt (--system" in screen and "Working directory:" not in screen
 
 
+def test_export_writes_the_conversation_as_markdown(emulator, pane, workdir):
+    emulator({"responses": [tool_reply("read", {"path": "notes.txt"}), text_reply("Noted: blue.")]})
+    (workdir / "notes.txt").write_text("colour: blue\n")
+    p = pane()
+    p.type("What does notes.txt say?")
+    p.wait_for("Noted: blue.")
+    mark = p.mark()
+    p.type("/export")
+    screen = p.wait_for(".md (4 messages)", after=mark)
+    name = re.search(r"wrote (panto-\S+\.md)", screen).group(1)  # type: ignore[union-attr]
+    text = (workdir / name).read_text()
+    assert text.startswith("# panto session ")
+    assert "## User\n\nWhat does notes.txt say?\n" in text
+    assert "**Tool call** `read`\n\n```json\n" in text and "notes.txt" in text
+    assert "**Result of** `read`\n\n```\n" in text and "colour: blue" in text
+    assert "Noted: blue.\n" in text
+    mark = p.mark()
+    p.type("/export talk.md")
+    p.wait_for("wrote talk.md (4 messages)", after=mark)
+    assert (workdir / "talk.md").read_text() == text
+    mark = p.mark()
+    p.type("/export no/such/dir/x.md")
+    p.wait_for("/export: no/such/dir/x.md could not be written", after=mark)
+    p.type("/quit")
+    assert p.exit_status() == 0
+
+
 def test_new_and_fork_go_on_in_new_sessions(emulator, pane, home):
     emu = emulator({"responses": [text_reply("Noted: blue."), text_reply("Fresh start."),
                                   text_reply("Forked answer.")]})

@@ -7,6 +7,7 @@ const style = @import("render.zig");
 const turn = @import("../turn.zig");
 const exit_codes = @import("../exit_codes.zig");
 const settings_mod = @import("../settings.zig");
+const markdown_export = @import("../markdown_export.zig");
 
 const Writer = std.Io.Writer;
 
@@ -18,6 +19,7 @@ pub const builtins = [_]Builtin{
     .{ .name = "session", .usage = "/session", .description = "the session this conversation is kept in" },
     .{ .name = "new", .usage = "/new", .description = "start a new conversation, in a new session" },
     .{ .name = "fork", .usage = "/fork [N]", .description = "go on in a new session holding this one's first N messages (all)" },
+    .{ .name = "export", .usage = "/export [FILE]", .description = "write the conversation as Markdown (panto-SESSION.md)" },
     .{ .name = "mcp", .usage = "/mcp", .description = "the MCP servers (config mcp_servers, --mcp) and their tools" },
     .{ .name = "compact", .usage = "/compact", .description = "summarize the older messages to free context" },
     .{ .name = "help", .usage = "/help", .description = "this list, and the keys" },
@@ -55,6 +57,8 @@ pub fn run(ctx: Context, line: []const u8) Writer.Error!Outcome {
         try newSession(ctx);
     } else if (eql(name, "fork")) {
         try fork(ctx, args);
+    } else if (eql(name, "export")) {
+        try exportMarkdown(ctx, args);
     } else if (eql(name, "mcp")) {
         try mcp(ctx);
     } else if (!ctx.app.host.runCommand(name, args, out)) {
@@ -154,6 +158,24 @@ fn session(ctx: Context) Writer.Error!void {
         });
     } else try ctx.out.print("no session (--no-session): {d} messages in memory\n", .{agent.messageCount()});
     try systemPrompt(ctx);
+}
+
+/// `/export [FILE]`: the conversation as Markdown, to FILE (relative to the working
+/// directory) or `panto-SESSION.md` there; an existing file is replaced, as a shell's `>` would.
+fn exportMarkdown(ctx: Context, args: []const u8) Writer.Error!void {
+    const agent = ctx.app.agent;
+    const gpa = ctx.app.gpa;
+    const session_id = if (agent.sessionInfo()) |info| info.id else "";
+    var name_buf: [256]u8 = undefined;
+    const path = if (args.len > 0) args else std.fmt.bufPrint(&name_buf, "panto-{s}.md", .{if (session_id.len > 0) session_id else "conversation"}) catch "panto-conversation.md";
+    var doc: Writer.Allocating = .init(gpa);
+    defer doc.deinit();
+    const messages = agent.conversation.messages.items;
+    markdown_export.write(&doc.writer, .{ .session = session_id, .provider = @tagName(agent.config.provider), .model = agent.config.model }, messages) catch
+        return ctx.out.print("{s}/export: out of memory{s}\n", .{ style.red, style.reset });
+    std.Io.Dir.cwd().writeFile(ctx.app.io, .{ .sub_path = path, .data = doc.written() }) catch |err|
+        return ctx.out.print("{s}/export: {s} could not be written ({s}){s}\n", .{ style.red, path, @errorName(err), style.reset });
+    try ctx.out.print("wrote {s} ({d} message{s})\n", .{ path, messages.len, if (messages.len == 1) "" else "s" });
 }
 
 /// `/new`: the conversation starts again, in a session of its own (the core's fork at 0
