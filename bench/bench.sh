@@ -7,7 +7,7 @@
 #   build/tls                   the test certificates (tests/net/make_certs.sh), for the latency
 #                               benchmark's HTTPS links (bench/latency.py makes them)
 #   build/bench-venv            python venv with bench/requirements.txt (anthropic, openai, httpx,
-#                               matplotlib), pinned
+#                               google-genai, boto3, matplotlib), pinned
 #   build/bench/zig-out         libpanto built from this checkout with -Doptimize=$BENCH_OPTIMIZE
 #                               (default ReleaseSafe, as `make build`), so a Debug zig-out/ left by
 #                               someone's `zig build` does not skew the figures

@@ -3,7 +3,7 @@
 # server. Run `make bench` (or bench/bench.sh --only panto-c) once first: it builds what this
 # uses.
 #
-#   bench/profile.sh c|py|go|lua [anthropic|openai] [N] [perf|callgrind|cprofile]
+#   bench/profile.sh c|py|go|lua [anthropic|openai|openai-responses|gemini|bedrock] [N] [perf|callgrind|cprofile]
 #
 #   perf       (default) `perf record -g`, then the hottest symbols, by library and by symbol
 #   callgrind  C only: instruction counts per function, inclusive (valgrind; use N <= 100000)
@@ -11,7 +11,7 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 root=$PWD
-lang=${1:?usage: bench/profile.sh c|py|go|lua [anthropic|openai] [N] [perf|callgrind|cprofile]}
+lang=${1:?usage: bench/profile.sh c|py|go|lua [anthropic|openai|openai-responses|gemini|bedrock] [N] [perf|callgrind|cprofile]}
 provider=${2:-anthropic}
 n=${3:-1000000}
 tool=${4:-perf}
@@ -19,6 +19,9 @@ lib=$root/build/bench/zig-out/lib
 out=$root/build/bench/profile
 mkdir -p "$out"
 export LD_LIBRARY_PATH=$lib PANTO_LIBRARY=$lib/libpanto.so LUA_CPATH="$lib/lua/?.so;;" PYTHONPATH=$root/bindings-py
+# Bedrock signs with fixed keys, as in run.py (AWS_ENV).
+[ "$provider" != bedrock ] || export AWS_ACCESS_KEY_ID=AKIDEXAMPLE \
+    AWS_SECRET_ACCESS_KEY=wJalrXUtnFEMI/K7MDENG+bPxRfiCYEXAMPLEKEY AWS_REGION=us-east-1
 
 log=$out/server.log
 build/bench-venv/bin/python bench/sse_server.py --n "$n" >"$log" 2>&1 &

@@ -44,6 +44,19 @@ QUICK = dict(name="quick", ns=[1_000, 10_000, 100_000], reps=1, skip_over_s=3.0,
 # What `--only` may name besides consumers: run only these parts.
 SECTIONS = ("streaming", "streams1000", "latency", "images", "sessions", "tool_round", "waiting")
 KB_PER_STREAM_TARGET = 64
+# The wire APIs of issue 29, each streamed by panto in every language and by its official
+# Python SDK (the peer whose events/s the target row compares with).
+NEW_PROVIDERS = ("openai-responses", "gemini", "bedrock")
+OFFICIAL_SDK = {"openai-responses": "openai-sdk-py/responses-raw", "gemini": "google-genai-py/raw",
+                "bedrock": "boto3-py/raw"}
+# Fixed keys (AWS's documentation example): Bedrock's consumers sign every request with them
+# (SigV4, before the stream; the bench server checks nothing).
+AWS_ENV = {"AWS_ACCESS_KEY_ID": "AKIDEXAMPLE", "AWS_SECRET_ACCESS_KEY": "wJalrXUtnFEMI/K7MDENG+bPxRfiCYEXAMPLEKEY",
+           "AWS_REGION": "us-east-1", "AWS_DEFAULT_REGION": "us-east-1", "AWS_EC2_METADATA_DISABLED": "true"}
+# Each provider's streaming path under the base URL (curl's request).
+PATHS = {"anthropic": "/v1/messages", "openai": "/v1/chat/completions", "openai-responses": "/v1/responses",
+         "gemini": "/v1beta/models/gemini-2.5-flash:streamGenerateContent?alt=sse",
+         "bedrock": "/model/anthropic.claude-sonnet-4-5-20250929-v1%3A0/converse-stream"}
 
 
 # ---- the consumers ---------------------------------------------------------------------------
@@ -51,7 +64,7 @@ KB_PER_STREAM_TARGET = 64
 @dataclass
 class Client:
     name: str
-    provider: str  # which body it reads: anthropic | openai
+    provider: str  # which body it reads: anthropic | openai | openai-responses | gemini | bedrock
     group: str  # panto | peer | limit
     argv: Callable[[str, int], List[str]]  # (base_url, streams) -> argv
     env: Dict[str, str] = field(default_factory=dict)
@@ -78,6 +91,16 @@ def clients() -> List[Client]:
             Client(f"panto-lua/{p}", p, "panto", lambda u, s, p=p: ["lua5.4", os.path.join(c, "panto_lua.lua"), p, u, str(s)],
                    concurrent=conc, note="one Lua thread, streams read round-robin"),
         ]
+    for p in NEW_PROVIDERS:
+        env = AWS_ENV if p == "bedrock" else {}
+        out += [
+            Client(f"panto-c/{p}", p, "panto", lambda u, s, p=p: [os.path.join(BUILD, "panto_c"), p, u, str(s)], env=env),
+            Client(f"panto-py/{p}", p, "panto", lambda u, s, p=p: [py, os.path.join(c, "panto_py.py"), p, u, str(s)],
+                   env=dict(panto_env, **env)),
+            Client(f"panto-go/{p}", p, "panto", lambda u, s, p=p: [os.path.join(BUILD, "go-panto"), p, u, str(s)], env=env),
+            Client(f"panto-lua/{p}", p, "panto", lambda u, s, p=p: ["lua5.4", os.path.join(c, "panto_lua.lua"), p, u, str(s)],
+                   env=env),
+        ]
     for mode in ("raw", "stream"):
         out.append(Client(f"anthropic-sdk-py/{mode}", "anthropic", "peer",
                           lambda u, s, m=mode: [py, os.path.join(c, "anthropic_sdk.py"), m, u, str(s)],
@@ -88,6 +111,13 @@ def clients() -> List[Client]:
     for mode in ("raw", "stream"):
         out.append(Client(f"openai-sdk-py/{mode}", "openai", "peer",
                           lambda u, s, m=mode: [py, os.path.join(c, "openai_sdk.py"), m, u, str(s)]))
+    for mode in ("raw", "stream"):
+        out.append(Client(f"openai-sdk-py/responses-{mode}", "openai-responses", "peer",
+                          lambda u, s, m=mode: [py, os.path.join(c, "openai_sdk.py"), f"responses-{m}", u, str(s)]))
+    out.append(Client("google-genai-py/raw", "gemini", "peer",
+                      lambda u, s: [py, os.path.join(c, "gemini_sdk.py"), u, str(s)]))
+    out.append(Client("boto3-py/raw", "bedrock", "peer",
+                      lambda u, s: [py, os.path.join(c, "bedrock_sdk.py"), u, str(s)], env=AWS_ENV))
     for p in ("anthropic", "openai"):
         out.append(Client(f"httpx-py/{p}", p, "peer", lambda u, s, p=p: [py, os.path.join(c, "httpx_client.py"), p, u, str(s)]))
     for mode in ("raw", "accumulate"):
@@ -97,9 +127,8 @@ def clients() -> List[Client]:
     for mode in ("raw", "accumulate"):
         out.append(Client(f"openai-sdk-go/{mode}", "openai", "peer",
                           lambda u, s, m=mode: [os.path.join(BUILD, "openai-go"), m, u, str(s)]))
-    for p in ("anthropic", "openai"):
-        path = "/v1/messages" if p == "anthropic" else "/v1/chat/completions"
-        out.append(Client(f"curl/{p}", p, "limit", lambda u, s, path=path: [
+    for p in ("anthropic", "openai") + NEW_PROVIDERS:
+        out.append(Client(f"curl/{p}", p, "limit", lambda u, s, path=PATHS[p]: [
             "curl", "-sS", "-N", "-o", "/dev/null", "-X", "POST", "-H", "content-type: application/json",
             "-H", "accept: text/event-stream", "--data", '{"stream":true}',
             "-w", "%{time_starttransfer} %{time_total} %{size_download} %{http_code}", u + path], kind="curl"))
@@ -218,7 +247,7 @@ def measure(cfg: dict, selected: List[Client], log, say, streaming: bool = True,
         say(f"bench: SSE server at {server.url}")
         stats = {n: server.stats(n) for n in ns + [cfg["conc_n"], cfg["big_n"], 10]}
         expected = {n: s["text_bytes"] for n, s in stats.items()}
-        bodies = {(p, n): stats[n][f"{p}_body_bytes"] for p in ("anthropic", "openai") for n in ns}
+        bodies = {(p, n): stats[n][f"{p}_body_bytes"] for p in PATHS for n in ns}
         runs: Dict[str, Dict[int, List[dict]]] = {c.name: {} for c in selected}
         conc_runs: Dict[str, List[dict]] = {c.name: [] for c in selected if c.concurrent}
         big_runs: Dict[str, List[tuple]] = {c.name: [] for c in selected if c.big}
@@ -414,6 +443,19 @@ def targets(cfg: dict, res: dict, expected: dict) -> List[dict]:
     ratio_row("Go ≥ 3× anthropic-sdk-go", "panto-go/anthropic", "anthropic-sdk-go/raw", 3)
     ratio_row("Go ≥ 3× openai-go (same target, OpenAI format)", "panto-go/openai", "openai-sdk-go/raw", 3)
     rate_row("Lua ≥ 1,000,000 events/s", ["panto-lua/anthropic", "panto-lua/openai"], 1e6)
+    for p in NEW_PROVIDERS:  # issue 29: reported beside the official SDK, the ratio the figure
+        sdk = OFFICIAL_SDK[p]
+        parts, oks = [], []
+        for lang, name in (("C", "c"), ("Python", "py"), ("Go", "go"), ("Lua", "lua")):
+            x, y, n = common_rate(res, f"panto-{name}/{p}", sdk, ns)
+            if x is None:
+                parts.append(f"{lang}: not measured")
+                oks.append(None)
+            else:
+                parts.append(f"{lang} {x / y:.1f}× ({x:,.0f}/s vs {y:,.0f}/s, N={n:,})")
+                oks.append(x >= y)
+        add(f"panto (each language) ≥ the official SDK's events/s, {p} (vs `{sdk}`)", "; ".join(parts),
+            None if None in oks else all(oks))
     limit = 30 + 2 * expected[top] / 1e6
     parts, oks = [], []
     for name in [f"panto-{l}/{p}" for l in ("c", "py", "go", "lua") for p in ("anthropic", "openai")]:
@@ -472,7 +514,7 @@ def machine_info() -> dict:
     except OSError:
         pass
     versions = {}
-    for mod in ("anthropic", "openai", "httpx"):
+    for mod in ("anthropic", "openai", "httpx", "google.genai", "boto3"):
         try:
             out = subprocess.run([VENV_PY, "-c", f"import {mod}; print({mod}.__version__)"], capture_output=True, text=True, timeout=60)
             versions[mod] = out.stdout.strip()

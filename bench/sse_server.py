@@ -6,19 +6,25 @@ It answers, on 127.0.0.1 only:
 
     POST /n/<N>/v1/messages            an Anthropic Messages stream with N text deltas
     POST /n/<N>/v1/chat/completions    an OpenAI chat.completion.chunk stream with N content chunks
-    GET  /n/<N>/stats                  {"events": N, "text_bytes": ..., "anthropic_body_bytes": ...,
-                                       "openai_body_bytes": ...} (what a client must count)
+    POST /n/<N>/v1/responses           an OpenAI Responses stream with N output_text.delta events
+    POST /n/<N>/v1beta/models/<m>:streamGenerateContent   a Gemini stream (alt=sse), N chunks
+    POST /n/<N>/model/<m>/converse-stream   a Bedrock ConverseStream body, N contentBlockDelta
+                                       (binary event-stream frames)
+    GET  /n/<N>/stats                  {"events": N, "text_bytes": ..., "<provider>_body_bytes": ...
+                                       for each provider} (what a client must count)
     POST /turns/<N>/v1/messages        an agent's turn (the latency benchmark, bench/latency.py):
     POST /turns/<N>/v1/chat/completions  a tool call or N text deltas, decided from the request
 
-so a client's base URL is `http://127.0.0.1:PORT/n/N` (`.../n/N/v1` for the OpenAI SDKs).
+so a client's base URL is `http://127.0.0.1:PORT/n/N` (`.../n/N/v1` for the OpenAI SDKs). The
+model in a Gemini or Bedrock path is not read.
 
 /turns/ reads the conversation in the request body: when its last prompt (the last user
 message that is not tool results) says `tool rounds: R`, and fewer than R tool results
 follow it, the answer calls the tool `ping` (tool_use / tool_calls, input {"round": k}, one
 call a message); otherwise it is N text deltas, like /n/N. So a prompt `tool rounds: 3` makes
 a turn of 4 requests (3 tool rounds, then the answer) and any other prompt a turn of one.
-Those bodies are rendered for each request (they are small).
+Those bodies are rendered for each request (they are small); /turns/ speaks Anthropic and
+OpenAI Chat only.
 
 With --tls CERT KEY the server also listens for HTTPS on another port (second line on stdout:
 `listening-tls https://localhost:PORT`), the same routes behind TLS.
@@ -29,6 +35,13 @@ Bodies are complete, valid streams in each provider's current wire format:
     anthropic: message_start, content_block_start, ping, N content_block_delta,
                content_block_stop, message_delta (end_turn, usage), message_stop
     openai:    role chunk, N content chunks, finish chunk (stop), usage chunk, [DONE]
+    openai-responses: created, in_progress, output_item.added, content_part.added,
+               N output_text.delta, output_text.done, content_part.done, output_item.done,
+               completed (usage); the done events carry the whole text, as the API's do
+    gemini:    N chunks of one text part, the last with finishReason STOP and usageMetadata
+    bedrock:   messageStart, N contentBlockDelta, contentBlockStop, messageStop, metadata,
+               each an event-stream message with its CRCs (content type
+               application/vnd.amazon.eventstream)
 
 The response has a Content-Length (no chunked framing) and the connection stays open for
 another request. The delta texts cycle through WORDS: ASCII (so characters = bytes in every
@@ -46,7 +59,9 @@ import re
 import socket
 import ssl
 import sys
+import struct
 import threading
+import zlib
 from typing import Dict, Tuple
 
 WORDS = [
@@ -131,6 +146,101 @@ def render_openai(n: int) -> bytes:
     return head + _repeat(deltas, n) + tail
 
 
+RESPONSES_ID = "resp_0BenchPanto000000000000000000000000000000000000"
+RESPONSES_ITEM = "msg_0BenchPanto000000000000000000000000000000000000"
+
+
+def render_responses(n: int) -> bytes:
+    """OpenAI Responses: created, in_progress, output_item.added, content_part.added, N
+    output_text.delta, output_text.done, content_part.done, output_item.done, completed (the
+    done events and the completed response carry the whole text, as the API sends them)."""
+    def event(kind: str, seq: int, data: dict) -> bytes:
+        return f"event: {kind}\ndata: {_dump(dict({'type': kind, 'sequence_number': seq}, **data))}\n\n".encode()
+
+    response = {
+        "id": RESPONSES_ID, "object": "response", "created_at": 1782955818, "status": "in_progress",
+        "background": False, "error": None, "incomplete_details": None, "instructions": None,
+        "max_output_tokens": None, "max_tool_calls": None, "model": OPENAI_MODEL, "output": [],
+        "parallel_tool_calls": True, "previous_response_id": None, "prompt_cache_key": None,
+        "reasoning": {"effort": None, "summary": None}, "safety_identifier": None, "service_tier": "default",
+        "store": False, "temperature": 1.0, "text": {"format": {"type": "text"}, "verbosity": "medium"},
+        "tool_choice": "auto", "tools": [], "top_logprobs": 0, "top_p": 1.0, "truncation": "disabled",
+        "usage": None, "user": None, "metadata": {},
+    }
+    at = {"item_id": RESPONSES_ITEM, "output_index": 0, "content_index": 0}
+    item = {"id": RESPONSES_ITEM, "type": "message", "status": "in_progress", "content": [], "role": "assistant"}
+    head = event("response.created", 0, {"response": response}) + event("response.in_progress", 1, {"response": response}) \
+        + event("response.output_item.added", 2, {"output_index": 0, "item": item}) \
+        + event("response.content_part.added", 3, dict(at, part={"type": "output_text", "annotations": [], "logprobs": [], "text": ""}))
+    # Each delta has its own sequence_number: a prefix, the number, a suffix per word.
+    pre = b'event: response.output_text.delta\ndata: {"type":"response.output_text.delta","sequence_number":'
+    posts = [(f',"item_id":"{RESPONSES_ITEM}","output_index":0,"content_index":0,"delta":{_dump(w)},'
+              f'"logprobs":[],"obfuscation":{_dump("Q8vLmZ0aRtx"[: max(1, 11 - len(w))])}}}\n\n').encode() for w in WORDS]
+    deltas = b"".join(pre + str(4 + i).encode() + posts[i % len(WORDS)] for i in range(n))
+    text = _repeat([w.encode() for w in WORDS], n).decode()
+    part = {"type": "output_text", "annotations": [], "logprobs": [], "text": text}
+    done = dict(item, status="completed", content=[part])
+    seq = 4 + n
+    tail = event("response.output_text.done", seq, dict(at, text=text, logprobs=[])) \
+        + event("response.content_part.done", seq + 1, dict(at, part=part)) \
+        + event("response.output_item.done", seq + 2, {"output_index": 0, "item": done}) \
+        + event("response.completed", seq + 3, {"response": dict(response, status="completed", output=[done], usage={
+            "input_tokens": 17, "input_tokens_details": {"cached_tokens": 0}, "output_tokens": n,
+            "output_tokens_details": {"reasoning_tokens": 0}, "total_tokens": 17 + n})})
+    return head + deltas + tail
+
+
+GEMINI_MODEL = "gemini-2.5-flash"
+
+
+def render_gemini(n: int) -> bytes:
+    """Gemini (streamGenerateContent?alt=sse): N chunks of one text part each, the last with
+    finishReason and usageMetadata; `data:` lines ended by CRLF CRLF, as the API ends them."""
+    def chunk(w: str, last: bool = False) -> bytes:
+        candidate = {"content": {"parts": [{"text": w}], "role": "model"}, "index": 0}
+        body: dict = {"candidates": [dict(candidate, finishReason="STOP") if last else candidate]}
+        if last:
+            body["usageMetadata"] = {"promptTokenCount": 17, "candidatesTokenCount": n, "totalTokenCount": 17 + n,
+                                     "promptTokensDetails": [{"modality": "TEXT", "tokenCount": 17}]}
+        body.update(modelVersion=GEMINI_MODEL, responseId="BenchPanto0000000000000")
+        return f"data: {_dump(body)}\r\n\r\n".encode()
+
+    if n == 0:
+        return chunk("", last=True)
+    return _repeat([chunk(w) for w in WORDS], n - 1) + chunk(WORDS[(n - 1) % len(WORDS)], last=True)
+
+
+# Bedrock pads every payload with `p` so that event sizes do not tell the token lengths.
+BEDROCK_PADDING = "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456"
+
+
+def eventstream_frame(headers: list, payload: bytes) -> bytes:
+    """One application/vnd.amazon.eventstream message: prelude (total length, headers
+    length, their CRC32), string headers (type 7), payload, CRC32 of all that."""
+    raw = b"".join(bytes([len(name)]) + name.encode() + b"\x07" + struct.pack(">H", len(value.encode())) + value.encode()
+                   for name, value in headers)
+    prelude = struct.pack(">II", 12 + len(raw) + len(payload) + 4, len(raw))
+    prelude += struct.pack(">I", zlib.crc32(prelude))
+    message = prelude + raw + payload
+    return message + struct.pack(">I", zlib.crc32(message))
+
+
+def render_bedrock(n: int) -> bytes:
+    """Bedrock ConverseStream: messageStart, N contentBlockDelta, contentBlockStop,
+    messageStop, metadata, each a framed event."""
+    def event(kind: str, payload: dict, pad: int = 0) -> bytes:
+        data = dict(payload, p=BEDROCK_PADDING[: max(1, pad)])
+        return eventstream_frame([(":event-type", kind), (":content-type", "application/json"),
+                                  (":message-type", "event")], _dump(data).encode())
+
+    head = event("messageStart", {"role": "assistant"}, 20)
+    deltas = [event("contentBlockDelta", {"contentBlockIndex": 0, "delta": {"text": w}}, 20 - len(w)) for w in WORDS]
+    tail = event("contentBlockStop", {"contentBlockIndex": 0}, 20) + event("messageStop", {"stopReason": "end_turn"}, 20) \
+        + event("metadata", {"usage": {"inputTokens": 17, "outputTokens": n, "totalTokens": 17 + n},
+                             "metrics": {"latencyMs": 412}}, 20)
+    return head + _repeat(deltas, n) + tail
+
+
 TOOL_NAME = "ping"
 ROUNDS = re.compile(r"tool rounds: (\d+)")
 
@@ -188,12 +298,18 @@ def render_openai_tool_call(k: int) -> bytes:
     }) + b"data: [DONE]\n\n"
 
 
+RENDER = {"anthropic": render_anthropic, "openai": render_openai, "openai-responses": render_responses,
+          "gemini": render_gemini, "bedrock": render_bedrock}
+PROVIDERS = tuple(RENDER)
+
+
 def with_head(provider: str, n: int, payload: bytes) -> bytes:
+    binary = provider == "bedrock"
     head = (
         "HTTP/1.1 200 OK\r\n"
-        "content-type: text/event-stream; charset=utf-8\r\n"
+        f"content-type: {'application/vnd.amazon.eventstream' if binary else 'text/event-stream; charset=utf-8'}\r\n"
         "cache-control: no-cache\r\n"
-        f"request-id: req_bench_{provider}_{n}\r\n"
+        f"{'x-amzn-requestid' if binary else 'request-id'}: req_bench_{provider}_{n}\r\n"
         "x-request-id: req_bench\r\n"
         "connection: keep-alive\r\n"
     ).encode()
@@ -214,13 +330,15 @@ class Bodies:
             with self._lock:
                 body = self._bodies.get(key)
                 if body is None:
-                    payload = render_anthropic(n) if provider == "anthropic" else render_openai(n)
+                    payload = RENDER[provider](n)
                     body = with_head(provider, n, payload)
                     self._bodies[key] = body
         return body
 
 
-ROUTE = re.compile(rb"^(GET|POST) /(n|turns)/(\d+)(/v1/messages|/v1/chat/completions|/stats)(?:\?[^ ]*)? HTTP/1\.[01]$")
+ROUTE = re.compile(rb"^(GET|POST) /(n|turns)/(\d+)(/v1/messages|/v1/chat/completions|/v1/responses|/stats"
+                   rb"|/v1beta/models/[^/ ?]+:streamGenerateContent|/model/[^/ ?]+/converse-stream)(?:\?[^ ]*)? HTTP/1\.[01]$")
+ROUTE_PROVIDER = {b"/v1/messages": "anthropic", b"/v1/chat/completions": "openai", b"/v1/responses": "openai-responses"}
 MAX_N = 20_000_000
 
 
@@ -264,12 +382,15 @@ def serve_connection(conn: socket.socket, bodies: Bodies, tls: "ssl.SSLContext |
             route = m.group(4)
             if route == b"/stats":
                 stats = {"events": n, "text_bytes": text_bytes(n)}
-                for provider in ("anthropic", "openai"):
+                for provider in PROVIDERS:
                     whole = bodies.get(provider, n)
                     stats[f"{provider}_body_bytes"] = len(whole) - whole.index(b"\r\n\r\n") - 4
                 conn.sendall(_simple("200 OK", _dump(stats).encode()))
                 continue
-            provider = "anthropic" if route == b"/v1/messages" else "openai"
+            provider = ROUTE_PROVIDER.get(route) or ("gemini" if route.startswith(b"/v1beta/") else "bedrock")
+            if m.group(2) == b"turns" and provider not in ("anthropic", "openai"):
+                conn.sendall(_simple("404 Not Found", b'{"type":"error","error":{"type":"not_found_error","message":"no turns for this provider"}}'))
+                continue
             if m.group(2) == b"turns":  # the only route that reads the request body
                 try:
                     k = tool_round(provider, json.loads(request))
@@ -296,8 +417,8 @@ def main() -> int:
 
     bodies = Bodies()
     for n in (int(x) for x in args.n.split(",") if x.strip()):
-        bodies.get("anthropic", n)
-        bodies.get("openai", n)
+        for provider in PROVIDERS:
+            bodies.get(provider, n)
 
     def listen(port: int) -> socket.socket:
         srv = socket.socket(socket.AF_INET, socket.SOCK_STREAM)

@@ -43,7 +43,7 @@ def end(events: int, text_bytes: int) -> None:
 def args():
     """PROVIDER BASE_URL [STREAMS]"""
     if len(sys.argv) < 3:
-        sys.exit(f"usage: {sys.argv[0]} anthropic|openai BASE_URL [STREAMS]")
+        sys.exit(f"usage: {sys.argv[0]} PROVIDER BASE_URL [STREAMS]")
     provider, base_url = sys.argv[1], sys.argv[2]
     streams = int(sys.argv[3]) if len(sys.argv) > 3 else 1
     return provider, base_url, max(1, streams)

@@ -4,6 +4,10 @@
  *
  *     panto_c PROVIDER BASE_URL [STREAMS]
  *
+ * PROVIDER: anthropic, openai, openai-responses, gemini or bedrock. Bedrock gets no api_key:
+ * it signs its requests (SigV4) with AWS_ACCESS_KEY_ID/AWS_SECRET_ACCESS_KEY from the
+ * environment, as the harness sets them.
+ *
  * With BENCH_TOGETHER=1 in the environment, every stream waits after its first delta until
  * all have one (bench/run.py's 1,000-stream memory measurement: all open at once).
  *
@@ -48,6 +52,13 @@ static void first_event(void) {
     pthread_mutex_unlock(&first_lock);
 }
 
+static const char *model_for(const char *p) {
+    if (strcmp(p, "openai") == 0 || strcmp(p, "openai-responses") == 0) return "gpt-4o-mini";
+    if (strcmp(p, "gemini") == 0) return "gemini-2.5-flash";
+    if (strcmp(p, "bedrock") == 0) return "anthropic.claude-sonnet-4-5-20250929-v1:0";
+    return "claude-sonnet-4-6";
+}
+
 static void *consume(void *arg) {
     Job *job = arg;
     PantoStream *stream = NULL;
@@ -90,7 +101,7 @@ static void *consume(void *arg) {
 
 int main(int argc, char **argv) {
     if (argc < 3) {
-        fprintf(stderr, "usage: %s anthropic|openai BASE_URL [STREAMS]\n", argv[0]);
+        fprintf(stderr, "usage: %s anthropic|openai|openai-responses|gemini|bedrock BASE_URL [STREAMS]\n", argv[0]);
         return 2;
     }
     provider = argv[1];
@@ -100,12 +111,11 @@ int main(int argc, char **argv) {
     const char *env_together = getenv("BENCH_TOGETHER");
     together = streams > 1 && env_together && strcmp(env_together, "1") == 0;
     if (together) pthread_barrier_init(&all_started, NULL, (unsigned)streams);
-    const char *model = strcmp(provider, "openai") == 0 ? "gpt-4o-mini" : "claude-sonnet-4-6";
+    const char *key = strcmp(provider, "bedrock") == 0 ? "" : ",\"api_key\":\"bench\"";
 
     char config[1024];
-    snprintf(config, sizeof config,
-             "{\"provider\":\"%s\",\"model\":\"%s\",\"base_url\":\"%s\",\"api_key\":\"bench\",\"max_tokens\":1024}",
-             provider, model, base_url);
+    snprintf(config, sizeof config, "{\"provider\":\"%s\",\"model\":\"%s\",\"base_url\":\"%s\"%s,\"max_tokens\":1024}",
+             provider, model_for(provider), base_url, key);
     Job *jobs = calloc((size_t)streams, sizeof *jobs);
     pthread_t *threads = calloc((size_t)streams, sizeof *threads);
     if (!jobs || !threads) return 1;

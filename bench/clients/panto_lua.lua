@@ -7,13 +7,17 @@
 -- It speaks the harness protocol on stdout (bench/README.md); os.clock() is the process CPU.
 local provider, base_url, streams = arg[1], arg[2], tonumber(arg[3] or "1")
 local panto = require("panto")
-local model = provider == "openai" and "gpt-4o-mini" or "claude-sonnet-4-6"
+local models = {openai = "gpt-4o-mini", ["openai-responses"] = "gpt-4o-mini", gemini = "gemini-2.5-flash",
+                bedrock = "anthropic.claude-sonnet-4-5-20250929-v1:0"}
+local model = models[provider] or "claude-sonnet-4-6"
+-- Bedrock signs (SigV4) with the AWS_* keys the harness puts in the environment: no api_key.
+local api_key = provider ~= "bedrock" and "bench" or nil
 local out = io.stdout
 
 local agents = {}
 for i = 1, streams do
   agents[i] = assert(panto.Agent{provider = provider, model = model, base_url = base_url,
-                                 api_key = "bench", max_tokens = 1024})
+                                 api_key = api_key, max_tokens = 1024})
 end
 
 out:write(string.format("READY %.6f\n", os.clock())); out:flush()

@@ -9,8 +9,12 @@ import benchproto as bp
 import panto
 
 provider, base_url, streams = bp.args()
-model = "gpt-4o-mini" if provider == "openai" else "claude-sonnet-4-6"
-agents = [panto.Agent(provider=provider, model=model, base_url=base_url, api_key="bench", max_tokens=1024)
+MODELS = {"openai": "gpt-4o-mini", "openai-responses": "gpt-4o-mini", "gemini": "gemini-2.5-flash",
+          "bedrock": "anthropic.claude-sonnet-4-5-20250929-v1:0"}
+model = MODELS.get(provider, "claude-sonnet-4-6")
+# Bedrock signs (SigV4) with the AWS_* keys the harness puts in the environment: no api_key.
+key = {} if provider == "bedrock" else {"api_key": "bench"}
+agents = [panto.Agent(provider=provider, model=model, base_url=base_url, max_tokens=1024, **key)
           for _ in range(streams)]
 agent_iter = iter(agents)
 ContentDelta = panto.ContentDelta

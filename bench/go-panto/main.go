@@ -81,7 +81,7 @@ func main() {
 		return
 	}
 	if len(os.Args) < 3 {
-		fmt.Fprintln(os.Stderr, "usage: go-panto anthropic|openai BASE_URL [STREAMS]")
+		fmt.Fprintln(os.Stderr, "usage: go-panto anthropic|openai|openai-responses|gemini|bedrock BASE_URL [STREAMS]")
 		os.Exit(2)
 	}
 	provider, baseURL := os.Args[1], os.Args[2]
@@ -90,14 +90,19 @@ func main() {
 		streams, _ = strconv.Atoi(os.Args[3])
 		streams = max(streams, 1)
 	}
-	model := map[string]string{"anthropic": "claude-sonnet-4-6", "openai": "gpt-4o-mini"}[provider]
+	model := map[string]string{"anthropic": "claude-sonnet-4-6", "openai": "gpt-4o-mini", "openai-responses": "gpt-4o-mini",
+		"gemini": "gemini-2.5-flash", "bedrock": "anthropic.claude-sonnet-4-5-20250929-v1:0"}[provider]
+	apiKey := "bench"
+	if provider == "bedrock" {
+		apiKey = "" // it signs (SigV4) with the AWS_* keys the harness puts in the environment
+	}
 	if streams > 1 && os.Getenv("BENCH_TOGETHER") == "1" {
 		started = &sync.WaitGroup{}
 		started.Add(streams)
 	}
 	agents := make([]*panto.Agent, streams)
 	for i := range agents {
-		a, err := panto.NewAgent(panto.Config{Provider: provider, Model: model, BaseURL: baseURL, APIKey: "bench", MaxTokens: 1024})
+		a, err := panto.NewAgent(panto.Config{Provider: provider, Model: model, BaseURL: baseURL, APIKey: apiKey, MaxTokens: 1024})
 		if err != nil {
 			fmt.Fprintln(os.Stderr, err)
 			os.Exit(1)
