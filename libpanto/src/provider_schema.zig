@@ -34,7 +34,6 @@ const Value = std.json.Value;
 const ObjectMap = std.json.ObjectMap;
 const Stringify = std.json.Stringify;
 const Error = std.Io.Writer.Error;
-const Provider = @import("providers.zig").Provider;
 const schema_mod = @import("schema.zig");
 
 /// `strict_tool`: a tool sent with OpenAI's `strict: true` (the Responses API's default when
@@ -78,14 +77,18 @@ const Frame = struct {
 /// the request's size for a schema whose definitions all refer to one another.
 const max_unravel = 8;
 
-/// Writes `schema` (already checked not to nest too deeply: json_depth) for `provider`.
-pub fn write(s: *Stringify, schema: Value, provider: Provider, use: Use) Error!void {
-    const openai = provider == .openai or provider == .@"openai-responses";
+/// Whose rules the API a schema goes to follows (its writer, in the provider's folder, says):
+/// Anthropic's structured outputs, OpenAI's strict mode (Chat Completions and Responses), or
+/// neither beyond the rules for every provider (Gemini, Bedrock).
+pub const Dialect = enum { plain, anthropic, openai };
+
+/// Writes `schema` (already checked not to nest too deeply: json_depth) in `dialect`.
+pub fn write(s: *Stringify, schema: Value, dialect: Dialect, use: Use) Error!void {
     try writeSchema(s, schema, .{
         .root = schema,
         .close = use != .tool,
-        .anthropic_output = provider == .anthropic and (use == .output or use == .strict_output),
-        .openai_strict = openai and (use == .strict_tool or use == .strict_output),
+        .anthropic_output = dialect == .anthropic and (use == .output or use == .strict_output),
+        .openai_strict = dialect == .openai and (use == .strict_tool or use == .strict_output),
     });
 }
 
@@ -343,19 +346,19 @@ fn eql(a: []const u8, b: []const u8) bool {
 
 // ---- Tests --------------------------------------------------------------------------------
 
-fn render(schema: []const u8, provider: Provider, use: Use) ![]u8 {
+fn render(schema: []const u8, dialect: Dialect, use: Use) ![]u8 {
     const gpa = std.testing.allocator;
     const parsed = try std.json.parseFromSlice(Value, gpa, schema, .{});
     defer parsed.deinit();
     var out: std.Io.Writer.Allocating = .init(gpa);
     defer out.deinit();
     var s: Stringify = .{ .writer = &out.writer };
-    try write(&s, parsed.value, provider, use);
+    try write(&s, parsed.value, dialect, use);
     return out.toOwnedSlice();
 }
 
-fn expectRendered(want: []const u8, schema: []const u8, provider: Provider, use: Use) !void {
-    const got = try render(schema, provider, use);
+fn expectRendered(want: []const u8, schema: []const u8, dialect: Dialect, use: Use) !void {
+    const got = try render(schema, dialect, use);
     defer std.testing.allocator.free(got);
     try std.testing.expectEqualStrings(want, got);
 }
@@ -407,11 +410,11 @@ test "OpenAI's strict mode: a $ref with siblings unravelled, uniqueItems moved i
         \\{"$defs":{"P":{"properties":{"name":{"minLength":1,"type":"string"}},"required":["name"],"type":"object","additionalProperties":false}},"properties":{"p":{"properties":{"name":{"minLength":1,"type":"string"}},"required":["name"],"type":"object","additionalProperties":false,"description":"The passenger."},"tags":{"items":{"type":"string"},"type":"array","description":"{uniqueItems: true}"}},"required":["p","tags"],"type":"object","additionalProperties":false}
     ;
     try expectRendered(strict, described, .openai, .strict_output);
-    try expectRendered(strict, described, .@"openai-responses", .strict_tool);
+    try expectRendered(strict, described, .openai, .strict_tool);
     // Not strict: sent as it is but for the titles (and the output's objects closed).
     try expectRendered(
         \\{"$defs":{"P":{"properties":{"name":{"minLength":1,"type":"string"}},"required":["name"],"type":"object"}},"properties":{"p":{"$ref":"#/$defs/P","description":"The passenger."},"tags":{"items":{"type":"string"},"type":"array","uniqueItems":true}},"required":["p","tags"],"type":"object"}
-    , described, .@"openai-responses", .tool);
+    , described, .openai, .tool);
 }
 
 test "a root $ref beside its $defs is unravelled; a loop of $refs is written bare" {

@@ -13,6 +13,9 @@
 //!   writeEndpoint(gpa, out, model)          for a path that names the model (Gemini)
 //!   writeRequest(w, parts)                the streaming request's JSON body (request.zig's
 //!                                         RequestParts: config, conversation, tools)
+//!   checkOptions(config, diag)            the request parameters it does not take, its own
+//!                                         choices and limits, the body members it writes
+//!                                         (request_options.check: the shared rules)
 //!   addHeaders(h, parts)                  its own request headers: version, key, betas
 //!   parseErrorBody(arena, body)           a non-2xx answer's body, as errors.ProviderError
 //!   Decoder                               a struct, `.{}` at each message's start, with
@@ -33,6 +36,7 @@
 //!                                         sse.Parser's init, deinit, next, atEventStart,
 //!                                         hasBufferedEvent, and `problem` for its
 //!                                         error.Framing (the events it gives are sse.Events)
+//!   max_temperature                       the highest temperature it takes (default 2)
 //!   writeDefaultBaseUrl(gpa, out)         the public endpoint's base, when it depends on
 //!                                         the environment (a region), for default_base_url
 //!   signRequest(h, signing)               signs the request once its body is written, on
@@ -134,6 +138,19 @@ fn orList(comptime names: []const [:0]const u8) []const u8 {
     var text: []const u8 = "";
     for (names, 0..) |name, i| text = text ++ (if (i == 0) "" else " or ") ++ name;
     return text;
+}
+
+/// The request parameters provider `p` refuses, and its own ranges and choices.
+pub fn checkOptions(p: Provider, config: @import("config.zig").Config, diag: *@import("config.zig").Diagnostic) error{InvalidConfig}!void {
+    return switch (p) {
+        inline else => |t| api(t).checkOptions(config, diag),
+    };
+}
+
+pub fn maxTemperature(p: Provider) f64 {
+    return switch (p) {
+        inline else => |t| if (@hasDecl(api(t), "max_temperature")) api(t).max_temperature else 2,
+    };
 }
 
 /// Appends the path requests go to for `model`.

@@ -14,6 +14,7 @@ const json_depth = @import("json_depth.zig");
 const strict_schema = @import("strict_schema.zig");
 const provider_schema = @import("provider_schema.zig");
 const tools = @import("tools.zig");
+const providers = @import("providers.zig");
 const Value = std.json.Value;
 
 /// The config keys of the request parameters ("thinking" is config.zig's: a level, or
@@ -27,24 +28,12 @@ pub const reserved_headers = [_][]const u8{ "authorization", "x-api-key", "conte
 /// Body keys panto writes for one provider or the other: extra_body may not hold them.
 pub const reserved_body_keys = [_][]const u8{ "model", "messages", "system", "tools", "stream", "stream_options", "max_tokens", "max_completion_tokens", "temperature", "top_p", "top_k", "stop", "stop_sequences", "seed", "presence_penalty", "frequency_penalty", "metadata", "user", "parallel_tool_calls", "tool_choice", "service_tier", "thinking", "reasoning_effort", "response_format", "output_config", "cache_control", "prompt_cache_key", "prompt_cache_retention", "mcp_servers" };
 
-/// Body keys panto writes for openai-responses alone (other providers may take them).
-pub const responses_body_keys = [_][]const u8{ "input", "instructions", "max_output_tokens", "reasoning", "text", "store", "include" };
-
-/// Body keys panto writes for gemini (its request has none of the others).
-pub const gemini_body_keys = [_][]const u8{ "contents", "systemInstruction", "tools", "toolConfig", "generationConfig" };
-
-/// Body keys panto writes for bedrock (ConverseStream's).
-pub const bedrock_body_keys = [_][]const u8{ "inferenceConfig", "toolConfig", "additionalModelRequestFields", "outputConfig" };
-
-pub const anthropic_service_tiers = [_][]const u8{ "auto", "standard_only" };
-pub const openai_service_tiers = [_][]const u8{ "auto", "default", "flex", "scale", "priority" };
 pub const reasoning_efforts = [_][]const u8{ "minimal", "low", "medium", "high" };
 pub const cache_retentions = [_][]const u8{ "in_memory", "24h" };
 /// Anthropic's smallest thinking budget.
 pub const min_budget_tokens: u32 = 1024;
 pub const max_budget_tokens: u32 = 1 << 30;
-/// OpenAI's limits.
-pub const max_openai_stop = 4;
+/// OpenAI's limit.
 pub const max_metadata = 16;
 pub const max_extra_headers = 64;
 
@@ -303,69 +292,9 @@ fn compact(arena: Allocator, v: Value) Allocator.Error![]const u8 {
 pub fn check(config: Config, diag: *Diagnostic) error{InvalidConfig}!void {
     const r = config.request;
     const p = config.provider;
-    switch (p) {
-        .anthropic => {
-            inline for (.{ "seed", "presence_penalty", "frequency_penalty", "metadata", "reasoning_effort" }) |name| {
-                if (@field(r, name) != null) return notFor(diag, name, p);
-            }
-            if (r.response_format) |f| if (f == .json_object) return notFor(diag, "response_format {\"type\": \"json_object\"}", p);
-            if (r.response_format) |f| if (f == .json_schema) if (f.json_schema.parsed) |schema| if (provider_schema.recursiveRef(schema)) |ref|
-                return diag.fail("response_format.schema is recursive (\"$ref\": \"{s}\" leads back into itself): Anthropic's structured outputs refuse a recursive schema", .{ref});
-            if (r.cache.key != null) return notFor(diag, "cache.key", p);
-            if (r.cache.retention != null) return notFor(diag, "cache.retention", p);
-        },
-        .openai => {
-            inline for (.{ "top_k", "interleaved_thinking" }) |name| {
-                if (@field(r, name) != null) return notFor(diag, name, p);
-            }
-            if (r.thinking_budget != null) return notFor(diag, "thinking {\"budget_tokens\"}", p);
-            if (r.cache.ttl != null) return notFor(diag, "cache.ttl", p);
-            if (r.server_tools.len > 0) return noServerTools(diag, p);
-            if (r.hosted_mcp_servers.len > 0) return noHostedMcpServers(diag, p);
-        },
-        .@"openai-responses" => {
-            if (r.server_tools.len > 0) return noServerTools(diag, p);
-            if (r.hosted_mcp_servers.len > 0) return noHostedMcpServers(diag, p);
-            inline for (.{ "top_k", "interleaved_thinking" }) |name| {
-                if (@field(r, name) != null) return notFor(diag, name, p);
-            }
-            if (r.thinking_budget != null) return notFor(diag, "thinking {\"budget_tokens\"}", p);
-            if (r.cache.ttl != null) return notFor(diag, "cache.ttl", p);
-            inline for (.{ "seed", "presence_penalty", "frequency_penalty" }) |name| {
-                if (@field(r, name) != null) return diag.fail(name ++ " is a Chat Completions parameter: openai-responses does not take it", .{});
-            }
-            if (r.stop.len > 0) return diag.fail("stop is a Chat Completions parameter: openai-responses does not take it", .{});
-            for (r.extra_body) |m| if (oneOf(m.key, &responses_body_keys))
-                return diag.fail("extra_body cannot set \"{s}\": panto writes it (use its config key, if it has one)", .{m.key});
-        },
-        .gemini => {
-            if (r.server_tools.len > 0) return noServerTools(diag, p);
-            if (r.hosted_mcp_servers.len > 0) return noHostedMcpServers(diag, p);
-            inline for (.{ "metadata", "user", "parallel_tool_calls", "service_tier", "reasoning_effort", "interleaved_thinking" }) |name| {
-                if (@field(r, name) != null) return diag.fail(name ++ " is not a Gemini parameter: gemini does not take it", .{});
-            }
-            if (r.cache.ttl != null or r.cache.key != null or r.cache.retention != null)
-                return diag.fail("cache.ttl, cache.key and cache.retention are not Gemini parameters: gemini does not take them", .{});
-            for (r.extra_body) |m| if (oneOf(m.key, &gemini_body_keys))
-                return diag.fail("extra_body cannot set \"{s}\": panto writes it (use its config key, if it has one)", .{m.key});
-        },
-        .bedrock => {
-            if (r.server_tools.len > 0) return noServerTools(diag, p);
-            if (r.hosted_mcp_servers.len > 0) return noHostedMcpServers(diag, p);
-            // Not written yet (docs/design/bedrock.md, "Next"): refused rather than dropped.
-            inline for (.{ "seed", "presence_penalty", "frequency_penalty", "metadata", "user", "parallel_tool_calls", "service_tier", "reasoning_effort", "interleaved_thinking" }) |name| {
-                if (@field(r, name) != null) return diag.fail(name ++ " is not a Bedrock Converse parameter panto sends: bedrock does not take it", .{});
-            }
-            if (r.response_format) |f| if (f == .json_object)
-                return diag.fail("response_format {{\"type\": \"json_object\"}} has no Bedrock Converse form: give a json_schema", .{});
-            // (mode and ttl shape its cachePoint blocks: providers/bedrock/request.zig)
-            if (r.cache.key != null) return diag.fail("cache.key is an OpenAI parameter: bedrock does not take it", .{});
-            if (r.cache.retention != null) return diag.fail("cache.retention is an OpenAI parameter: bedrock does not take it", .{});
-            for (r.extra_body) |m| if (oneOf(m.key, &bedrock_body_keys))
-                return diag.fail("extra_body cannot set \"{s}\": panto writes it (use its config key, if it has one)", .{m.key});
-        },
-    }
-    const max_temperature: f64 = if (p == .anthropic) 1 else 2;
+    // What this provider does not take, and its own ranges (providers/NAME/options.zig).
+    try providers.checkOptions(p, config, diag);
+    const max_temperature = providers.maxTemperature(p);
     if (r.temperature) |t| if (!(t >= 0 and t <= max_temperature))
         return diag.fail("temperature must be a number from 0 to {d} for {s}", .{ max_temperature, @tagName(p) });
     if (r.top_p) |t| if (!(t >= 0 and t <= 1)) return diag.fail("top_p must be a number from 0 to 1", .{});
@@ -374,11 +303,6 @@ pub fn check(config: Config, diag: *Diagnostic) error{InvalidConfig}!void {
         if (@field(r, name)) |x| if (!(x >= -2 and x <= 2)) return diag.fail(name ++ " must be a number from -2 to 2", .{});
     }
     for (r.stop) |s| if (s.len == 0) return diag.fail("stop sequences must not be empty", .{});
-    if (p == .openai and r.stop.len > max_openai_stop) return diag.fail("stop takes at most {d} sequences for openai", .{max_openai_stop});
-    if (r.service_tier) |tier| {
-        const tiers: []const []const u8 = if (p == .anthropic) &anthropic_service_tiers else &openai_service_tiers;
-        if (!oneOf(tier, tiers)) return diag.fail("service_tier for {s} must be one of {s}, not \"{s}\"", .{ @tagName(p), if (p == .anthropic) "auto, standard_only" else "auto, default, flex, scale, priority", tier });
-    }
     if (r.reasoning_effort) |e| if (!oneOf(e, &reasoning_efforts))
         return diag.fail("reasoning_effort must be one of minimal, low, medium, high, not \"{s}\"", .{e});
     if (r.thinking_budget) |b| if (b < min_budget_tokens or b > max_budget_tokens)
@@ -394,7 +318,7 @@ pub fn check(config: Config, diag: *Diagnostic) error{InvalidConfig}!void {
 
 /// hosted_mcp_servers are Anthropic's MCP connector's (the other providers' hosted MCP is
 /// not supported).
-fn noHostedMcpServers(diag: *Diagnostic, p: Provider) error{InvalidConfig} {
+pub fn noHostedMcpServers(diag: *Diagnostic, p: Provider) error{InvalidConfig} {
     return diag.fail("hosted_mcp_servers are for Anthropic's MCP connector: provider {s} cannot take them", .{@tagName(p)});
 }
 
@@ -411,16 +335,27 @@ fn checkMcp(r: RequestOptions, diag: *Diagnostic) error{InvalidConfig}!void {
 
 /// server_tools are Anthropic's hosted tools: Chat Completions has none, and panto does not
 /// read the Responses API's hosted-tool output items yet.
-fn noServerTools(diag: *Diagnostic, p: Provider) error{InvalidConfig} {
+pub fn noServerTools(diag: *Diagnostic, p: Provider) error{InvalidConfig} {
     return diag.fail("server_tools are Anthropic's hosted tools (web search, web fetch, code execution): provider {s} cannot take them", .{@tagName(p)});
 }
 
-fn notFor(diag: *Diagnostic, comptime name: []const u8, p: Provider) error{InvalidConfig} {
-    const owner = switch (p) {
-        .anthropic => "an OpenAI",
-        .openai, .@"openai-responses", .gemini, .bedrock => "an Anthropic",
-    };
+/// "NAME is OWNER parameter: PROVIDER does not take it".
+pub fn notFor(diag: *Diagnostic, comptime name: []const u8, comptime owner: []const u8, p: Provider) error{InvalidConfig} {
     return diag.fail("{s} is {s} parameter: {s} does not take it", .{ name, owner, @tagName(p) });
+}
+
+/// The service tier `tier` among `tiers` (a provider's), or refused naming them.
+pub fn checkServiceTier(tier: []const u8, comptime tiers: []const []const u8, p: Provider, diag: *Diagnostic) error{InvalidConfig}!void {
+    if (oneOf(tier, tiers)) return;
+    comptime var list: []const u8 = "";
+    inline for (tiers, 0..) |t, i| list = list ++ (if (i == 0) "" else ", ") ++ t;
+    return diag.fail("service_tier for {s} must be one of " ++ list ++ ", not \"{s}\"", .{ @tagName(p), tier });
+}
+
+/// extra_body may not set a member the provider's request writes.
+pub fn checkBodyKeys(r: RequestOptions, comptime written: []const []const u8, diag: *Diagnostic) error{InvalidConfig}!void {
+    for (r.extra_body) |m| if (oneOf(m.key, written))
+        return diag.fail("extra_body cannot set \"{s}\": panto writes it (use its config key, if it has one)", .{m.key});
 }
 
 fn checkHeaders(headers: []const config_mod.Header, diag: *Diagnostic) error{InvalidConfig}!void {
@@ -445,7 +380,7 @@ fn validHeaderName(name: []const u8) bool {
     return true;
 }
 
-fn oneOf(s: []const u8, choices: []const []const u8) bool {
+pub fn oneOf(s: []const u8, choices: []const []const u8) bool {
     for (choices) |c| if (std.mem.eql(u8, c, s)) return true;
     return false;
 }

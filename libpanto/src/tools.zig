@@ -234,9 +234,9 @@ pub fn writeOne(s: *std.json.Stringify, t: Tool, format: Format) std.Io.Writer.E
 
 /// The input schema as the provider takes it (provider_schema.zig); a tool made without its
 /// parsed schema (`.null`) as its text.
-fn writeProviderSchema(s: *std.json.Stringify, t: Tool, provider: @import("providers.zig").Provider) std.Io.Writer.Error!void {
+fn writeProviderSchema(s: *std.json.Stringify, t: Tool, dialect: @import("provider_schema.zig").Dialect) std.Io.Writer.Error!void {
     if (t.schema == .null) return writeRawJson(s, t.schema_json);
-    try @import("provider_schema.zig").write(s, t.schema, provider, .tool);
+    try @import("provider_schema.zig").write(s, t.schema, dialect, .tool);
 }
 
 /// The members of a tool's object in `format`, inside an object the caller began (and may

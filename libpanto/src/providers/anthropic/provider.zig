@@ -11,6 +11,9 @@ pub const default_base_url = "https://api.anthropic.com";
 pub const base_url_variables: []const [:0]const u8 = &.{"ANTHROPIC_BASE_URL"};
 pub const api_key_variables: []const [:0]const u8 = &.{"ANTHROPIC_API_KEY"};
 pub const endpoint = request.endpoint;
+/// Anthropic takes a temperature up to 1 (the others up to 2).
+pub const max_temperature: f64 = 1;
+pub const checkOptions = @import("options.zig").check;
 pub const writeRequest = request.writeRequest;
 pub const parseErrorBody = decode.parseErrorBody;
 pub const Decoder = decode.Decoder;

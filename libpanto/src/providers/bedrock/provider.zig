@@ -22,6 +22,7 @@ pub const default_base_url = "https://" ++ sign.regionless_host;
 pub const base_url_variables: []const [:0]const u8 = &.{ "AWS_ENDPOINT_URL_BEDROCK_RUNTIME", "AWS_ENDPOINT_URL" };
 pub const api_key_variables: []const [:0]const u8 = &.{"AWS_BEARER_TOKEN_BEDROCK"};
 pub const accept = "application/vnd.amazon.eventstream";
+pub const checkOptions = @import("options.zig").check;
 pub const writeRequest = request.writeRequest;
 pub const writeEndpoint = credentials.writeEndpoint;
 pub const Decoder = decode.Decoder;

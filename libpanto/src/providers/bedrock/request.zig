@@ -339,7 +339,7 @@ fn writeOutputConfig(s: *std.json.Stringify, format: ?@import("../../config.zig"
     var inside: JsonStringWriter = .init(s.writer, &buf);
     if (js.parsed) |v| {
         var schema_s: std.json.Stringify = .{ .writer = &inside.interface };
-        try provider_schema.write(&schema_s, v, .bedrock, .output);
+        try provider_schema.write(&schema_s, v, .plain, .output);
     } else try inside.interface.writeAll(js.schema);
     try inside.interface.flush();
     try s.writer.writeByte('"');

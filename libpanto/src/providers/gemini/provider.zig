@@ -12,6 +12,7 @@ pub const default_base_url = "https://generativelanguage.googleapis.com";
 pub const base_url_variables: []const [:0]const u8 = &.{"GOOGLE_GEMINI_BASE_URL"};
 /// As google-genai reads them: GOOGLE_API_KEY first, then GEMINI_API_KEY.
 pub const api_key_variables: []const [:0]const u8 = &.{ "GOOGLE_API_KEY", "GEMINI_API_KEY" };
+pub const checkOptions = @import("options.zig").check;
 pub const writeRequest = request.writeRequest;
 pub const parseErrorBody = decode.parseErrorBody;
 pub const Decoder = decode.Decoder;

@@ -195,7 +195,7 @@ fn writeTools(s: *std.json.Stringify, parts: RequestParts) std.Io.Writer.Error!v
         try s.objectField("description");
         try s.write(t.description);
         try s.objectField("parametersJsonSchema");
-        if (t.schema == .null) try writeRawJson(s, t.schema_json) else try provider_schema.write(s, t.schema, .gemini, .tool);
+        if (t.schema == .null) try writeRawJson(s, t.schema_json) else try provider_schema.write(s, t.schema, .plain, .tool);
         try s.endObject();
     };
     try s.endArray();
@@ -252,7 +252,7 @@ fn writeGenerationConfig(s: *std.json.Stringify, parts: RequestParts) std.Io.Wri
             try s.objectField("responseMimeType");
             try s.write("application/json");
             try s.objectField("responseJsonSchema");
-            if (js.parsed) |v| try provider_schema.write(s, v, .gemini, .output) else try writeRawJson(s, js.schema);
+            if (js.parsed) |v| try provider_schema.write(s, v, .plain, .output) else try writeRawJson(s, js.schema);
         },
     };
     // Thinking: a budget as set, else the level (Gemini 3's thinkingLevel); thoughts are

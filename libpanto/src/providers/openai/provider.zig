@@ -10,6 +10,7 @@ pub const default_base_url = "https://api.openai.com/v1";
 pub const base_url_variables: []const [:0]const u8 = &.{"OPENAI_BASE_URL"};
 pub const api_key_variables: []const [:0]const u8 = &.{"OPENAI_API_KEY"};
 pub const endpoint = request.endpoint;
+pub const checkOptions = @import("options.zig").check;
 pub const writeRequest = request.writeRequest;
 pub const parseErrorBody = decode.parseErrorBody;
 pub const Decoder = decode.Decoder;

@@ -209,7 +209,7 @@ fn writeTools(s: *std.json.Stringify, parts: RequestParts) std.Io.Writer.Error!v
         // counts an object without "additionalProperties" as closed).
         const strict = strict_schema.meetsStrictRules(t.schema);
         try s.objectField("parameters");
-        if (t.schema == .null) try writeRawJson(s, t.schema_json) else try provider_schema.write(s, t.schema, .@"openai-responses", if (strict) .strict_tool else .tool);
+        if (t.schema == .null) try writeRawJson(s, t.schema_json) else try provider_schema.write(s, t.schema, .openai, if (strict) .strict_tool else .tool);
         try s.objectField("strict");
         try s.write(strict);
         try s.endObject();
@@ -260,7 +260,7 @@ fn writeParams(s: *std.json.Stringify, parts: RequestParts) std.Io.Writer.Error!
             try s.objectField("name");
             try s.write(f.json_schema.name);
             try s.objectField("schema");
-            if (f.json_schema.parsed) |v| try provider_schema.write(s, v, .@"openai-responses", if (f.json_schema.strict orelse false) .strict_output else .output) else try writeRawJson(s, f.json_schema.schema);
+            if (f.json_schema.parsed) |v| try provider_schema.write(s, v, .openai, if (f.json_schema.strict orelse false) .strict_output else .output) else try writeRawJson(s, f.json_schema.schema);
             try s.objectField("strict");
             try s.write(f.json_schema.strict orelse false); // (Agent.init decides a null one)
         }
