@@ -103,8 +103,10 @@ def driver_env(network: dict[str, str] | None = None) -> dict[str, str]:
                 "AWS_BEARER_TOKEN_BEDROCK", "AWS_ACCESS_KEY_ID", "AWS_SECRET_ACCESS_KEY",
                 "AWS_SESSION_TOKEN", "AWS_REGION", "AWS_DEFAULT_REGION",
                 "AWS_ENDPOINT_URL_BEDROCK_RUNTIME", "AWS_ENDPOINT_URL", "GEMINI_API_KEY",
-                "GOOGLE_API_KEY", "GOOGLE_GEMINI_BASE_URL"):
+                "GOOGLE_API_KEY", "GOOGLE_GEMINI_BASE_URL", "AWS_PROFILE"):
         env.pop(key, None)
+    # Nor the developer's AWS profile files (~/.aws): a case that wants some names its own.
+    env["AWS_SHARED_CREDENTIALS_FILE"] = env["AWS_CONFIG_FILE"] = "/nonexistent/panto-conformance"
     if network is not None:
         for key in NETWORK_VARIABLES:
             env.pop(key, None)
@@ -1195,7 +1197,8 @@ def run_cell(case: Case, driver: Driver, emulator: Emulator, verbose: bool,
     # Variables the case sets ("env"), e.g. ANTHROPIC_BASE_URL: "$BASE_URL" (req_env_base_url_*),
     # or the emulator by another name: "http://localhost:$PORT/v1" (req_env_switch_provider).
     for name, value in data.get("env", {}).items():
-        env[name] = value.replace("$BASE_URL", base_url).replace("$PORT", str(emulator.port))
+        env[name] = (value.replace("$BASE_URL", base_url).replace("$PORT", str(emulator.port))
+                     .replace("$CASE_DIR", str(case.path.parent.resolve())))
     emulator.load(case.scenario)
     start = time.monotonic()
     with steps.SessionDir() as session_dir:

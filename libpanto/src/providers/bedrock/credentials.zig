@@ -18,7 +18,7 @@ pub const Auth = union(enum) {
 };
 
 /// The variables read, in order, for the error when none gives credentials.
-pub const looked_for = "AWS_BEARER_TOKEN_BEDROCK, or AWS_ACCESS_KEY_ID and AWS_SECRET_ACCESS_KEY";
+pub const looked_for = "AWS_BEARER_TOKEN_BEDROCK, or AWS_ACCESS_KEY_ID and AWS_SECRET_ACCESS_KEY, or a profile with keys in ~/.aws/credentials or ~/.aws/config (AWS_PROFILE)";
 
 pub fn auth(api_key: ?[]const u8, env: Env) Auth {
     if (api_key) |key| if (key.len > 0) return .{ .bearer = key };

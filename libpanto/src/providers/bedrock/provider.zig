@@ -22,6 +22,7 @@ pub const default_base_url = "https://" ++ sign.regionless_host;
 pub const base_url_variables: []const [:0]const u8 = &.{ "AWS_ENDPOINT_URL_BEDROCK_RUNTIME", "AWS_ENDPOINT_URL" };
 pub const api_key_variables: []const [:0]const u8 = &.{"AWS_BEARER_TOKEN_BEDROCK"};
 pub const accept = "application/vnd.amazon.eventstream";
+const profile_files = @import("profile_files.zig");
 pub const checkOptions = @import("options.zig").check;
 pub const writeRequest = request.writeRequest;
 pub const writeEndpoint = credentials.writeEndpoint;
@@ -29,9 +30,13 @@ pub const Decoder = decode.Decoder;
 pub const Framer = @import("framer.zig").Framer;
 
 /// `https://bedrock-runtime.{region}.amazonaws.com`, the region from AWS_REGION or
-/// AWS_DEFAULT_REGION; without one, `default_base_url`.
+/// AWS_DEFAULT_REGION, else the profile's in the AWS config file; without one,
+/// `default_base_url`.
 pub fn writeDefaultBaseUrl(gpa: Allocator, out: *std.ArrayList(u8)) Allocator.Error!void {
-    const name = credentials.region(environment) orelse return out.appendSlice(gpa, default_base_url);
+    if (credentials.region(environment)) |name| return credentials.writeDefaultBaseUrl(gpa, out, name);
+    var profile = try profile_files.load(gpa, environment);
+    defer profile.deinit(gpa);
+    const name = profile.region orelse return out.appendSlice(gpa, default_base_url);
     try credentials.writeDefaultBaseUrl(gpa, out, name);
 }
 

@@ -1,10 +1,12 @@
 //! Bedrock's `signRequest` for the seam (providers.zig): the Bedrock API key as a bearer
-//! token, else SigV4 over the request as sent (credentials.zig's order), made again on
-//! every attempt. The environment is passed in, as in credentials.zig.
+//! token, else SigV4 over the request as sent (credentials.zig's order, then the shared AWS
+//! files' profile: profile_files.zig), made again on every attempt. The environment is
+//! passed in, as in credentials.zig.
 const std = @import("std");
 const req = @import("../../request.zig");
 const credentials = @import("credentials.zig");
 const sigv4 = @import("sigv4.zig");
+const profile_files = @import("profile_files.zig");
 
 /// The host of the base URL derived without a region (provider.zig's default_base_url).
 pub const regionless_host = "bedrock-runtime.amazonaws.com";
@@ -17,38 +19,48 @@ pub fn signRequest(h: *req.Headers, signing: req.Signing, api_key: ?[]const u8, 
         signing.detail.set(gpa, 0, "config_error", no_region);
         return error.Config;
     }
-    switch (credentials.auth(api_key, env)) {
+    var profile: ?profile_files.Profile = null;
+    defer if (profile) |*p| p.deinit(gpa);
+    const c: sigv4.Credentials = switch (credentials.auth(api_key, env)) {
         .bearer => |key| return h.bearer(key),
-        .none => {
-            signing.detail.set(gpa, 0, "authentication_error", "no AWS credentials: set " ++ credentials.looked_for ++ " (or the config key api_key)");
-            return error.Authentication;
-        },
-        .sigv4 => |c| {
-            const region = credentials.region(env) orelse {
-                signing.detail.set(gpa, 0, "config_error", no_region);
-                return error.Config;
+        .sigv4 => |c| c,
+        .none => found: {
+            profile = try profile_files.load(gpa, env);
+            break :found profile.?.credentials orelse {
+                signing.detail.set(gpa, 0, "authentication_error", "no AWS credentials: set " ++ credentials.looked_for ++ " (or the config key api_key)");
+                return error.Authentication;
             };
-            const date = sigv4.amzDate(@intCast(@max(signing.now, 0)));
-            @memcpy(h.date_buffer[0..date.len], &date);
-            const date_value = h.date_buffer[0..date.len];
-            try h.add("x-amz-date", date_value);
-            if (c.session_token) |token| try h.add("x-amz-security-token", token);
-            h.auth_buffer.clearRetainingCapacity();
-            var w: std.Io.Writer.Allocating = .fromArrayList(gpa, h.auth_buffer);
-            sigv4.writeAuthorization(&w.writer, c, .{ .region = region, .service = "bedrock" }, .{
-                .method = signing.method,
-                .host = signing.host,
-                .path = signing.path,
-                .headers = &.{.{ .name = "content-type", .value = "application/json" }},
-                .body = signing.body,
-            }, date) catch {
-                h.auth_buffer.* = w.toArrayList();
-                return error.OutOfMemory;
-            };
-            h.auth_buffer.* = w.toArrayList();
-            h.authorization = .{ .override = h.auth_buffer.items };
         },
-    }
+    };
+    const region = credentials.region(env) orelse region: {
+        if (profile == null) profile = try profile_files.load(gpa, env);
+        break :region profile.?.region;
+    } orelse {
+        signing.detail.set(gpa, 0, "config_error", no_region);
+        return error.Config;
+    };
+    const date = sigv4.amzDate(@intCast(@max(signing.now, 0)));
+    @memcpy(h.date_buffer[0..date.len], &date);
+    try h.add("x-amz-date", h.date_buffer[0..date.len]);
+    // The authorization, then the session token, in the headers' own buffer: a profile's
+    // strings are freed when this returns, the request is sent after.
+    h.auth_buffer.clearRetainingCapacity();
+    var w: std.Io.Writer.Allocating = .fromArrayList(gpa, h.auth_buffer);
+    sigv4.writeAuthorization(&w.writer, c, .{ .region = region, .service = "bedrock" }, .{
+        .method = signing.method,
+        .host = signing.host,
+        .path = signing.path,
+        .headers = &.{.{ .name = "content-type", .value = "application/json" }},
+        .body = signing.body,
+    }, date) catch {
+        h.auth_buffer.* = w.toArrayList();
+        return error.OutOfMemory;
+    };
+    h.auth_buffer.* = w.toArrayList();
+    const authorization_len = h.auth_buffer.items.len;
+    if (c.session_token) |token| try h.auth_buffer.appendSlice(gpa, token);
+    h.authorization = .{ .override = h.auth_buffer.items[0..authorization_len] };
+    if (c.session_token != null) try h.add("x-amz-security-token", h.auth_buffer.items[authorization_len..]);
 }
 
 const TestEnv = struct {
