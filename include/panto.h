@@ -273,6 +273,9 @@ typedef enum PantoStopReason {
     PANTO_STOP_PAUSE_TURN = 7,    /* anthropic pause_turn */
     PANTO_STOP_ABORTED = 8,       /* the turn was canceled */
     PANTO_STOP_OTHER = 9,         /* a value panto does not know; see provider_stop_reason */
+    PANTO_STOP_BUDGET = 10,       /* MESSAGE_COMPLETE only: the turn's budget (config "budget")
+                                     is spent; provider_stop_reason names it: "output_tokens",
+                                     "tool_rounds" or "wall_ms" */
     PANTO_STOP_REASON_FORCE_INT = 0x7fffffff
 } PantoStopReason;
 
@@ -450,6 +453,17 @@ typedef struct PantoStream PantoStream;
  *               the message names the server); one that fails during a call (exits, times
  *               out, breaks the protocol) gives that call an error result naming it, and the
  *               turn goes on. Servers end when the agent is freed. Not by set_config
+ *   budget      object {"output_tokens": N, "tool_rounds": N, "wall_ms": N}, each left out or
+ *               null for none: what one turn may spend (a turn's options may change each).
+ *               Reaching one ends the turn normally, MESSAGE_COMPLETE with PANTO_STOP_BUDGET
+ *               and provider_stop_reason the budget's name. output_tokens: the turn's sum at
+ *               each MESSAGE_END; tool_rounds: rounds (and pause_turn continuations) taken.
+ *               Both are looked at before another round: its calls get the error result
+ *               "Skipped: the turn's budget is spent." (no TOOL_CALL_START). wall_ms: from the
+ *               turn's first request; a request it interrupts ends as a cancel would (what
+ *               was streamed kept, stored with stop reason "aborted", no MESSAGE_END), and a
+ *               round that ends past it sends no request. max_tool_iterations and
+ *               timeouts.total_ms stay errors
  *
  * Request parameters (docs/requests.md has each provider's wire form). Left out, a parameter
  * is not sent and the provider's default applies. One that a provider does not have is
@@ -583,7 +597,8 @@ int panto_agent_set_config(PantoAgent *agent, PantoString config_json);
 /* The agent's settings as a JSON object, in the keys and values panto_agent_new takes:
  * "provider", "model", "base_url" (the address requests go to, whether given or derived from
  * the provider's environment variable or default), "system" (null: none), "max_tokens",
- * "thinking", "max_tool_iterations" and "capabilities". Never the API key; not the tools. Read
+ * "thinking", "max_tool_iterations", "capabilities" and "budget" (each budget null when
+ * none). Never the API key; not the tools. Read
  * it after a provider switch (panto_agent_set_config) to see the address and model it gave.
  * Allowed while a stream runs (its turn's options are not the agent's). The string is
  * borrowed until the next call on the agent. */
@@ -599,7 +614,7 @@ typedef struct PantoInput {
     size_t part_count;
     PantoString options; /* this turn's request options: a JSON object of request parameters
                             (the keys of "Request parameters" in panto_agent_new, and
-                            max_tokens, system) that override the configuration for this turn
+                            max_tokens, system, budget) that override the configuration for this turn
                             only, and "cache_breakpoint": true (the user message is a cache
                             breakpoint, kept in the conversation). Refused like set_config
                             (PANTO_ERR_CONFIG, detail in panto_agent_error; nothing appended).

@@ -84,6 +84,9 @@ type Config struct {
 	// ModelInfo gives the model's limits, prices and abilities where the model catalog lacks
 	// them or differs (docs/models-and-cost.md); nil: the catalog's.
 	ModelInfo *ModelInfo `json:"model_info,omitempty"`
+	// Budget is what one turn may spend before it ends normally with StopBudget; nil: no
+	// budget.
+	Budget *Budget `json:"budget,omitempty"`
 }
 
 // MCPServer is one entry of Config.MCPServers, passed to the library as it is (docs/mcp.md).
@@ -471,6 +474,7 @@ type Settings struct {
 	Thinking          Thinking `json:"thinking"`
 	MaxToolIterations int      `json:"max_tool_iterations"`
 	Capabilities      []string `json:"capabilities"`
+	Budget            Budget   `json:"budget"` // each field nil when that budget is unset
 }
 
 // Settings reads the settings the agent holds (never its API key, nor its tools): after

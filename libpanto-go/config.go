@@ -163,6 +163,8 @@ type ConfigPatch struct {
 	Compaction *Compaction
 	// ModelInfo replaces the config's model_info (Unset "model_info" drops it).
 	ModelInfo *ModelInfo
+	// Budget changes the budgets it sets (not nil) and keeps the others.
+	Budget *Budget
 }
 
 // MarshalJSON writes the JSON object panto_agent_set_config takes: only the keys to change.
@@ -227,6 +229,9 @@ func (p ConfigPatch) MarshalJSON() ([]byte, error) {
 	}
 	if p.ModelInfo != nil {
 		m["model_info"] = p.ModelInfo
+	}
+	if p.Budget != nil {
+		m["budget"] = p.Budget
 	}
 	if err := mergeParams(m, p.Params); err != nil {
 		return nil, err

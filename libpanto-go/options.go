@@ -17,6 +17,8 @@ type TurnOptions struct {
 	// CacheBreakpoint marks the user message as a prompt-cache breakpoint (Anthropic); the
 	// mark stays in the conversation (its export has "cache": true on the message).
 	CacheBreakpoint bool
+	// Budget changes the agent's budgets it sets (not nil) for this turn.
+	Budget *Budget
 }
 
 // MarshalJSON writes the object PantoInput.options takes.
@@ -36,6 +38,9 @@ func (o TurnOptions) MarshalJSON() ([]byte, error) {
 	}
 	if o.CacheBreakpoint {
 		m["cache_breakpoint"] = true
+	}
+	if o.Budget != nil {
+		m["budget"] = o.Budget
 	}
 	js, err := json.Marshal(m)
 	if err != nil {

@@ -229,6 +229,7 @@ const (
 	StopPauseTurn     StopReason = C.PANTO_STOP_PAUSE_TURN     // anthropic pause_turn
 	StopAborted       StopReason = C.PANTO_STOP_ABORTED        // the turn was canceled
 	StopOther         StopReason = C.PANTO_STOP_OTHER          // see Event.ProviderStopReason
+	StopBudget        StopReason = C.PANTO_STOP_BUDGET         // MessageComplete: the turn's Budget is spent; see Event.BudgetKind
 )
 
 // String is the library's stable name, e.g. "end_turn".

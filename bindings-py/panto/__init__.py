@@ -32,7 +32,7 @@ from __future__ import annotations
 
 from . import _native
 from .agent import Agent, Connections
-from .config import THINKING_LEVELS, KeepAlive, RetryPolicy, Timeouts
+from .config import THINKING_LEVELS, Budget, KeepAlive, RetryPolicy, Timeouts
 from .errors import (
     APIConnectionError,
     APITimeoutError,
@@ -202,6 +202,7 @@ __all__ = [
     "ToolCallBlock",
     "RetryPolicy",
     "Timeouts",
+    "Budget",
     "KeepAlive",
     "Connections",
     "Session",

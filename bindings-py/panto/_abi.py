@@ -98,6 +98,7 @@ STOP_CONTENT_FILTER = 6
 STOP_PAUSE_TURN = 7
 STOP_ABORTED = 8
 STOP_OTHER = 9
+STOP_BUDGET = 10
 
 
 class PantoString(Structure):

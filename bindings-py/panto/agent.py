@@ -6,7 +6,7 @@ import ctypes
 from _thread import RLock
 
 from . import _native
-from .config import KeepAlive, RetryPolicy, Timeouts, config_value
+from .config import Budget, KeepAlive, RetryPolicy, Timeouts, config_value
 from .errors import Error, InvalidArgumentError, LibraryNotFound, error_class, from_native
 from ._handle import StreamHandle, free_handle, free_orphans
 from .parts import Media, native_parts, parts_of
@@ -25,7 +25,7 @@ if TYPE_CHECKING:
     from .parts import GivenPart
 
     from ._output import ResponseFormatArg
-    from .config import KeepAliveArg, LogArg, ReadToolArg, RetryArg, TimeoutsArg, ToolChoiceArg
+    from .config import BudgetArg, KeepAliveArg, LogArg, ReadToolArg, RetryArg, TimeoutsArg, ToolChoiceArg
     from .conversation import MessageDict
     from .models import ModelInfo
     from .settings import SettingsDict
@@ -138,6 +138,9 @@ class Agent:
     are MCP servers whose tools the agent offers and runs itself (docs/mcp.md).
     `model_info` gives the model's limits, prices and abilities where the model catalog lacks
     them or differs (docs/models-and-cost.md); MessageEnd and MessageComplete carry `cost`.
+    `budget` is a `panto.Budget` (or a dict): what a turn may spend (output tokens, tool
+    rounds, wall time) before it ends normally, `MessageComplete.stop_reason == "budget"`;
+    `run(text, budget=...)` changes it for one turn.
 
     Threads: any thread may call the agent; a call waits for the native call another thread
     makes on the agent or one of its streams, if any (a stream's `next()` waiting for the
@@ -187,6 +190,7 @@ class Agent:
         log: Optional[LogArg] = None,
         mcp_servers: Optional[Mapping[str, Mapping[str, Any]]] = None,
         model_info: Optional[Mapping[str, Any]] = None,
+        budget: Optional[BudgetArg] = None,
     ) -> None:
         config: Dict[str, Any] = {"provider": provider, "model": model}
         for key, value in dict(locals()).items():  # the keyword arguments, in order
@@ -202,7 +206,7 @@ class Agent:
         constructor's argument does. A config with a "session" key: `panto.Session.from_config`
         gives the agent its session's `info` and `fork`."""
         agent = cls.__new__(cls)
-        plain = {k: config_value(k, v) if k == "response_format" else v.to_json() if isinstance(v, (RetryPolicy, Timeouts, KeepAlive)) else v
+        plain = {k: config_value(k, v) if k == "response_format" else v.to_json() if isinstance(v, (RetryPolicy, Timeouts, KeepAlive, Budget)) else v
                  for k, v in config.items()}
         agent._open(plain, tools)
         return agent
@@ -244,8 +248,8 @@ class Agent:
 
     def set_config(self, **changes: Any) -> None:
         """Changes the configuration: the keyword arguments are the constructor's (except
-        `tools`), and only the keys given change; `retry` and `timeouts` change only the
-        fields they name. None clears an optional string (`system=None`) or disables the
+        `tools`), and only the keys given change; `retry`, `timeouts` and `budget` change only
+        the fields they name. None clears an optional string (`system=None`) or disables the
         `read_tool`. Typically between turns, or before `Stream.reopen()`:
 
             agent.set_config(thinking="off", retry=panto.RetryPolicy(max_retries=0))
@@ -338,7 +342,8 @@ class Agent:
         `options` apply to this turn only (every request of it), over the agent's
         configuration, which is unchanged: the request parameters of the constructor
         (`temperature`, `tool_choice`, `response_format`, `extra_body`, ...), `max_tokens`,
-        `system`, and `cache_breakpoint=True` (the user message is a prompt-cache breakpoint,
+        `system`, `budget` (a `panto.Budget` or a dict: the budgets it names, for this turn)
+        and `cache_breakpoint=True` (the user message is a prompt-cache breakpoint,
         kept in the conversation). One the library refuses raises `panto.ConfigError`, and
         nothing is appended.
 

@@ -1,5 +1,5 @@
-"""The agent's resilience settings: `RetryPolicy`, `Timeouts`, `KeepAlive` and the thinking
-levels.
+"""The agent's resilience settings: `RetryPolicy`, `Timeouts`, `KeepAlive`, a turn's `Budget`
+and the thinking levels.
 
 Each takes a dataclass or a plain dict (the JSON object of `panto_agent_new`). A field left
 None keeps the library's default (or, in `Agent.set_config`, the agent's current value).
@@ -18,7 +18,7 @@ if TYPE_CHECKING:
 else:
     from ._frozen import dataclass  # the same frozen dataclasses, cheaper (see _frozen.py)
 
-__all__ = ["RetryPolicy", "Timeouts", "KeepAlive", "THINKING_LEVELS"]
+__all__ = ["RetryPolicy", "Timeouts", "KeepAlive", "Budget", "THINKING_LEVELS"]
 
 #: The values of `thinking`: Anthropic extended thinking with budget_tokens 1024 / 2048 /
 #: 8192 / 16384, OpenAI `reasoning_effort` of the same name; "off" (the default) sends neither.
@@ -75,6 +75,32 @@ class KeepAlive:
     def to_json(self) -> Dict[str, int]:
         return _fields_to_json(self)
 
+@dataclass(frozen=True)
+class Budget:
+    """What one turn may spend (the agent's `budget`, or one turn's: `run(text,
+    budget=...)`): `output_tokens` summed over its messages, `tool_rounds` taken, `wall_ms`
+    from its first request. Reaching one ends the turn normally: `MessageComplete` with
+    `stop_reason` "budget" and `budget_kind` naming it; the calls of a round it stops get the
+    error result "Skipped: the turn's budget is spent.", and what was streamed of a message
+    the wall time cut is kept (stored as "aborted"). A field left None keeps the agent's (no
+    budget by default); to lift one for a turn, give a dict: `budget={"wall_ms": None}`.
+    `max_tool_iterations` and `timeouts.total_ms` stay errors."""
+
+    output_tokens: Optional[int] = None
+    tool_rounds: Optional[int] = None
+    wall_ms: Optional[int] = None
+
+    def to_json(self) -> Dict[str, int]:
+        out: Dict[str, int] = {}
+        for name in type(self).__match_args__:  # the fields, in order
+            value = getattr(self, name)
+            if value is None:
+                continue
+            if isinstance(value, bool) or not isinstance(value, int):
+                raise TypeError(f"Budget.{name} must be an int, not {type(value).__name__}")
+            out[name] = value
+        return out
+
 
 def _fields_to_json(obj: Any) -> Dict[str, int]:
     out: Dict[str, int] = {}
@@ -92,6 +118,7 @@ if TYPE_CHECKING:
     RetryArg = Union[RetryPolicy, Mapping[str, Any]]
     TimeoutsArg = Union[Timeouts, Mapping[str, Any]]
     KeepAliveArg = Union[KeepAlive, Mapping[str, Any]]
+    BudgetArg = Union[Budget, Mapping[str, Any]]
     ReadToolArg = Union[str, "os.PathLike[str]", Mapping[str, Any]]
     #: "auto" | "none" | "required" | "any", {"name": tool}, or a panto.Tool (that one).
     ToolChoiceArg = Union[str, Mapping[str, Any], Any]
@@ -120,6 +147,8 @@ def config_value(key: str, value: Any) -> Any:
         return _section("timeouts", value, Timeouts)
     if key == "keep_alive":
         return _section("keep_alive", value, KeepAlive)
+    if key == "budget":
+        return _section("budget", value, Budget)
     if key == "capabilities":
         if isinstance(value, (str, bytes)):
             raise TypeError("capabilities must be a list of str, not a single str")

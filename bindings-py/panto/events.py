@@ -18,7 +18,7 @@ if TYPE_CHECKING:
     #: canceled; "other": a value panto does not know, see `provider_stop_reason`; "none":
     #: the provider gave none).
     StopReason = Literal["end_turn", "max_tokens", "stop_sequence", "tool_use", "refusal", "content_filter",
-                         "pause_turn", "aborted", "other", "none"]
+                         "pause_turn", "aborted", "other", "none", "budget"]
     #: What a part of a tool result holds.
     PartKind = Literal["text", "image", "document"]
 else:
@@ -262,7 +262,8 @@ class ApprovalRequest:
 @dataclass(frozen=True)
 class MessageComplete:
     """The turn is complete: its last event. `usage` is summed over the turn's messages;
-    `stop_reason` is the last message's. `cost`: the turn's cost in USD, the sum of its
+    `stop_reason` is the last message's, or "budget" when the turn's budget ended it
+    (`budget_kind` names which). `cost`: the turn's cost in USD, the sum of its
     messages' (a compaction summary's too), None when one of them is unknown."""
 
     stop_reason: StopReason
@@ -270,6 +271,14 @@ class MessageComplete:
     usage: Usage
     cost: Optional[float] = None
     kind: Literal["message_complete"] = field(default="message_complete", init=False)
+
+    @property
+    def budget_kind(self) -> Optional[Literal["output_tokens", "tool_rounds", "wall_ms"]]:
+        """The budget that ended the turn (the library names it in `provider_stop_reason`),
+        or None when none did."""
+        if self.stop_reason != "budget":
+            return None
+        return self.provider_stop_reason  # type: ignore[return-value]
 
 
 @dataclass(frozen=True)
@@ -328,7 +337,7 @@ if TYPE_CHECKING:  # the same classes, written out for type checkers
 _LITERALS = {
     "BlockKind": ("text", "thinking", "redacted_thinking", "tool_call", "server_block"),
     "StopReason": ("end_turn", "max_tokens", "stop_sequence", "tool_use", "refusal", "content_filter",
-                   "pause_turn", "aborted", "other", "none"),
+                   "pause_turn", "aborted", "other", "none", "budget"),
     "PartKind": ("text", "image", "document"),
 }
 

@@ -54,6 +54,7 @@ pub const Key = enum {
     web_fetch_requests,
     cost,
     calls,
+    budget_kind,
 };
 const key_count = @typeInfo(Key).@"enum".fields.len;
 /// The names, upvalues 1..names_count of every stream method: keys at 1..key_count, then
@@ -145,6 +146,8 @@ fn setUsage(L: State, ev: *const c.PantoEvent) void {
     _ = c.lua_pushstring(L, c.panto_stop_reason_name(ev.stop_reason));
     c.lua_rawset(L, -3);
     fieldString(L, .provider_stop_reason, slice(ev.provider_stop_reason));
+    // The budget that ended the turn: the library names it in provider_stop_reason.
+    if (ev.stop_reason == c.PANTO_STOP_BUDGET) fieldString(L, .budget_kind, slice(ev.provider_stop_reason));
     c.lua_createtable(L, 0, 7);
     fieldInteger(L, .input_tokens, ev.usage.input_tokens);
     fieldInteger(L, .output_tokens, ev.usage.output_tokens);

@@ -136,6 +136,7 @@ pub const Agent = struct {
         a.mcp = try .init(gpa, a.config.mcp_servers);
         errdefer a.mcp.deinit();
         a.config.approval_rules = try approval.dupeRules(arena, config.approval_rules);
+        a.config.budget = config.budget;
         try config_mod.checkWireStrings(a.config, keySource(a.origins.api_key), diag);
         try config_mod.checkBaseUrl(a.config.base_url.?, baseUrlSource(a.origins.base_url, a.config.provider), diag);
         try request_options.check(a.config, diag);

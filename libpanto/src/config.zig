@@ -58,6 +58,26 @@ pub const Config = struct {
     model_info: ?catalog.Override = null,
     /// Which tool calls wait for a person's answer, first match wins (approval.zig).
     approval_rules: []const approval.Rule = &.{},
+    /// What a turn may spend before it ends, normally, with the stop reason `budget`.
+    budget: Budget = .{},
+};
+
+/// A turn's budgets (issue 36); null: none. Reaching one ends the turn with the stop reason
+/// `budget` and the budget's name as provider_stop_reason (stream.zig, `endByBudget`), not
+/// with an error: max_tool_iterations and timeouts.total_ms stay the runaway guards that fail
+/// a turn.
+pub const Budget = struct {
+    /// The turn's output tokens, summed at each message's end: once reached, the turn does
+    /// not go on to another tool round or continuation.
+    output_tokens: ?u64 = null,
+    /// Tool rounds (and pause_turn continuations) the turn may take; the calls of one more are
+    /// answered "Skipped: the turn's budget is spent." and the turn ends.
+    tool_rounds: ?u32 = null,
+    /// From the turn's first request: a deadline that ends the turn where it is (the message
+    /// streaming kept as a cancel keeps it), counted in the approval waits too.
+    wall_ms: ?u64 = null,
+
+    pub const Kind = enum { output_tokens, tool_rounds, wall_ms };
 };
 
 pub const ToolExecution = enum { parallel, sequential };
@@ -252,10 +272,10 @@ pub const Diagnostic = struct {
 
 pub const ParseError = error{ InvalidConfig, OutOfMemory };
 
-const known_keys = [_][]const u8{ "provider", "model", "base_url", "api_key", "system", "max_tokens", "tools", "capabilities", "max_tool_iterations", "read_tool", "thinking", "retry", "timeouts", "keep_alive", "compaction", "session", "tool_execution", "log", "mcp_servers", "model_info", "approval_rules" } ++ request_options.keys;
+const known_keys = [_][]const u8{ "provider", "model", "base_url", "api_key", "system", "max_tokens", "tools", "capabilities", "max_tool_iterations", "read_tool", "thinking", "retry", "timeouts", "keep_alive", "compaction", "session", "tool_execution", "log", "mcp_servers", "model_info", "approval_rules", "budget" } ++ request_options.keys;
 
 /// The keys a turn's options may set (PantoInput.options, Agent.runWith).
-const turn_keys = [_][]const u8{ "max_tokens", "system", "thinking", "cache_breakpoint" } ++ request_options.keys;
+const turn_keys = [_][]const u8{ "max_tokens", "system", "thinking", "cache_breakpoint", "budget" } ++ request_options.keys;
 
 /// Parses a JSON object into a Config whose strings live in `arena`. Unknown keys, wrong
 /// types and missing required keys are refused with a message in `diag`.
@@ -305,7 +325,7 @@ pub fn parseTurnOptions(arena: Allocator, base: Config, json: []const u8, diag: 
             if (std.mem.eql(u8, k, key)) break;
         } else {
             for (known_keys) |k| if (std.mem.eql(u8, k, key))
-                return diag.fail("\"{s}\" cannot be set for one turn: a turn's options are the request parameters, max_tokens, system and cache_breakpoint", .{key});
+                return diag.fail("\"{s}\" cannot be set for one turn: a turn's options are the request parameters, max_tokens, system, cache_breakpoint and budget", .{key});
             return diag.fail("unknown option \"{s}\"", .{key});
         }
     }
@@ -422,6 +442,7 @@ fn apply(arena: Allocator, config: *Config, obj: std.json.ObjectMap, diag: *Diag
         if (sub.get("idle_ms")) |n| config.timeouts.idle_ms = try integer(u64, n, 0, 86_400_000, "timeouts.idle_ms", diag);
         if (sub.get("total_ms")) |n| config.timeouts.total_ms = try integer(u64, n, 0, 86_400_000, "timeouts.total_ms", diag);
     }
+    if (obj.get("budget")) |v| try applyBudget(&config.budget, v, diag);
     if (obj.get("keep_alive")) |v| {
         const sub = try object(v, "keep_alive", &.{"idle_ms"}, diag);
         if (sub.get("idle_ms")) |n| config.keep_alive.idle_ms = try integer(u64, n, 0, 86_400_000, "keep_alive.idle_ms", diag);
@@ -433,6 +454,15 @@ fn apply(arena: Allocator, config: *Config, obj: std.json.ObjectMap, diag: *Diag
     try checkWireStrings(config.*, .config, diag);
     try request_options.check(config.*, diag);
     if (config.base_url) |url| try checkBaseUrl(url, "base_url", diag);
+}
+
+/// Sets the budgets `v` names (a JSON object; a budget's null removes it), the others stay:
+/// a turn's options change one budget of the agent's.
+fn applyBudget(budget: *Budget, v: std.json.Value, diag: *Diagnostic) error{InvalidConfig}!void {
+    const sub = try object(v, "budget", &.{ "output_tokens", "tool_rounds", "wall_ms" }, diag);
+    if (sub.get("output_tokens")) |n| budget.output_tokens = if (n == .null) null else try integer(u64, n, 1, std.math.maxInt(u32), "budget.output_tokens", diag);
+    if (sub.get("tool_rounds")) |n| budget.tool_rounds = if (n == .null) null else try integer(u32, n, 0, 1000, "budget.tool_rounds", diag);
+    if (sub.get("wall_ms")) |n| budget.wall_ms = if (n == .null) null else try integer(u64, n, 1, 86_400_000, "budget.wall_ms", diag);
 }
 
 /// A base URL is an http:// or https:// URL, wherever it came from (`name`: "base_url", or
@@ -727,4 +757,32 @@ test "the compaction key: parsed, validated, patched key by key" {
     }
     try std.testing.expectEqual(@as(Compaction, .{ .enabled = true, .context_window = null, .reserve_tokens = 1000, .keep_recent_tokens = 2000, .prompt = null }), c.compaction);
     try std.testing.expectEqual(default_max_tokens, c.max_tokens);
+}
+
+test "budget: parsed, refused with a reason, patched by set_config and a turn's options one budget at a time" {
+    var arena: std.heap.ArenaAllocator = .init(std.testing.allocator);
+    defer arena.deinit();
+    const a = arena.allocator();
+    var diag: Diagnostic = .{};
+    var c = try parseJson(a, "{\"provider\":\"openai\",\"model\":\"m\",\"budget\":{\"output_tokens\":500,\"tool_rounds\":0}}", &diag);
+    try std.testing.expectEqual(@as(?u64, 500), c.budget.output_tokens);
+    try std.testing.expectEqual(@as(?u32, 0), c.budget.tool_rounds);
+    try std.testing.expectEqual(@as(?u64, null), c.budget.wall_ms);
+    const refused = [_]struct { []const u8, []const u8 }{
+        .{ "{\"budget\":{\"output_tokens\":0}}", "budget.output_tokens must be an integer from 1 to 4294967295" },
+        .{ "{\"budget\":{\"tool_rounds\":1001}}", "budget.tool_rounds must be an integer from 0 to 1000" },
+        .{ "{\"budget\":{\"wall_ms\":\"5s\"}}", "budget.wall_ms must be an integer from 1 to 86400000" },
+        .{ "{\"budget\":{\"cost_usd\":1}}", "unknown budget key \"cost_usd\"" },
+        .{ "{\"budget\":3}", "budget must be a JSON object" },
+    };
+    for (refused) |case| {
+        try std.testing.expectError(error.InvalidConfig, patchJson(a, &c, case[0], &diag));
+        try std.testing.expectEqualStrings(case[1], diag.message());
+    }
+    try std.testing.expectEqual(@as(?u64, 500), c.budget.output_tokens); // (unchanged)
+    _ = try patchJson(a, &c, "{\"budget\":{\"wall_ms\":2000,\"output_tokens\":null}}", &diag);
+    try std.testing.expectEqual(Budget{ .tool_rounds = 0, .wall_ms = 2000 }, c.budget);
+    const turn = try parseTurnOptions(a, c, "{\"budget\":{\"tool_rounds\":3}}", &diag);
+    try std.testing.expectEqual(Budget{ .tool_rounds = 3, .wall_ms = 2000 }, turn.config.budget);
+    try std.testing.expectEqual(Budget{ .tool_rounds = 0, .wall_ms = 2000 }, c.budget);
 }

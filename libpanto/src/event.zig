@@ -29,6 +29,9 @@ pub const StopReason = enum(i32) {
     pause_turn = 7,
     aborted = 8,
     other = 9,
+    /// The turn's budget (config `budget`) is spent: only on the turn's MessageComplete, whose
+    /// provider_stop_reason names the budget (`BudgetKind`).
+    budget = 10,
 
     /// Maps a provider's own stop value (Anthropic `stop_reason` or OpenAI `finish_reason`).
     pub fn fromProvider(raw: []const u8) StopReason {

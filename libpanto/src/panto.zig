@@ -90,6 +90,7 @@ test {
     _ = @import("tool_round.zig");
     _ = @import("approval.zig");
     _ = @import("approval_test.zig");
+    _ = @import("budget_test.zig");
     _ = @import("content.zig");
     _ = @import("conversation_json.zig");
     _ = @import("settings_json.zig");

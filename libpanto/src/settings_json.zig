@@ -24,6 +24,8 @@ pub fn write(w: *std.Io.Writer, config: *const Config) std.Io.Writer.Error!void 
     try s.write(config.max_tool_iterations);
     try s.objectField("capabilities");
     try s.write(config.capabilities);
+    try s.objectField("budget");
+    try s.write(config.budget);
     try s.endObject();
 }
 
@@ -40,6 +42,6 @@ test "the settings a config gives, without its key" {
         .capabilities = &caps,
     });
     try std.testing.expectEqualStrings(
-        \\{"provider":"openai","model":"gpt-4o","base_url":"https://api.openai.com/v1","system":null,"max_tokens":4096,"thinking":"low","max_tool_iterations":10,"capabilities":["fs.read"]}
+        \\{"provider":"openai","model":"gpt-4o","base_url":"https://api.openai.com/v1","system":null,"max_tokens":4096,"thinking":"low","max_tool_iterations":10,"capabilities":["fs.read"],"budget":{"output_tokens":null,"tool_rounds":null,"wall_ms":null}}
     , out.written());
 }

@@ -31,7 +31,11 @@ const structured_output = @import("structured_output.zig");
 const config_mod = @import("config.zig");
 const conversation = @import("conversation.zig");
 const Config = config_mod.Config;
+const Budget = config_mod.Budget;
 const catalog = @import("catalog/catalog.zig");
+
+/// The result of a call the turn's budget did not let run.
+pub const budget_skipped = "Skipped: the turn's budget is spent.";
 
 const TurnError = errors.TurnError;
 /// `next()` fails with a TurnError (sticky), or ResultPending: a host tool call still awaits
@@ -110,6 +114,9 @@ pub const Stream = struct {
     watch: watchdog.Watch = .{},
     /// When the turn's total timeout ends (CLOCK_MONOTONIC ns), 0 for none.
     turn_deadline_ns: u64 = 0,
+    /// When the wall budget (config budget.wall_ms) ends the turn, set at its first request
+    /// (CLOCK_MONOTONIC ns), 0 for none.
+    wall_deadline_ns: u64 = 0,
     /// When `next()` last said ApprovalPending (0: it did not): the time a person takes to
     /// answer is not the turn's, and pushes `turn_deadline_ns` back.
     approval_wait_since: u64 = 0,
@@ -312,16 +319,7 @@ pub const Stream = struct {
         }
         switch (s.phase) {
             .messages => {},
-            .complete => {
-                s.state = .done;
-                s.agent.busy = false;
-                return s.hold(.{ .message_complete = .{
-                    .stop_reason = s.last_end.stop_reason,
-                    .provider_stop_reason = s.last_end.provider_stop_reason,
-                    .usage = s.turn_usage,
-                    .cost = s.turn_cost,
-                } });
-            },
+            .complete => return s.hold(s.complete()),
             .tool_starts => {
                 if (try s.nextOfToolStarts()) |e| return e;
                 return s.nextAny();
@@ -337,6 +335,11 @@ pub const Stream = struct {
                 s.round.commitResults(&s.agent.conversation) catch |err| return s.fail(err);
                 s.round.clear();
                 s.rounds += 1;
+                // The wall budget spent meanwhile: the model is not asked again.
+                if (s.wallSpent()) {
+                    s.endByBudget(.wall_ms);
+                    return s.hold(s.complete());
+                }
                 s.phase = .messages;
                 s.startNextMessage();
             },
@@ -365,6 +368,71 @@ pub const Stream = struct {
             if (try s.queuedOrHot()) |e| return e;
             s.readEvent() catch |err| return s.hold(try s.failOrRetry(err, false));
         }
+    }
+
+    /// The turn's terminal event (MessageComplete): the turn is over.
+    fn complete(s: *Stream) ev.Event {
+        s.state = .done;
+        s.agent.busy = false;
+        return .{ .message_complete = .{
+            .stop_reason = s.last_end.stop_reason,
+            .provider_stop_reason = s.last_end.provider_stop_reason,
+            .usage = s.turn_usage,
+            .cost = s.turn_cost,
+        } };
+    }
+
+    /// The turn's budget that is spent, if one is (config `budget`; a turn's options may
+    /// change it): asked before the turn goes on to a tool round or a continuation.
+    fn budgetSpent(s: *const Stream) ?Budget.Kind {
+        const budget = s.config.budget;
+        if (budget.output_tokens) |n| if (s.turn_usage.output_tokens >= n) return .output_tokens;
+        if (budget.tool_rounds) |n| if (s.rounds >= n) return .tool_rounds;
+        if (s.wallSpent()) return .wall_ms;
+        return null;
+    }
+
+    fn wallSpent(s: *const Stream) bool {
+        return s.wall_deadline_ns != 0 and watchdog.nowNs() >= s.wall_deadline_ns;
+    }
+
+    /// The turn's hard deadline: timeouts.total_ms's or the wall budget's, the earlier; 0
+    /// for none. The watch is armed with it; which one passed decides a failure or an end.
+    pub fn hardDeadline(s: *const Stream) u64 {
+        if (s.wall_deadline_ns == 0) return s.turn_deadline_ns;
+        if (s.turn_deadline_ns == 0) return s.wall_deadline_ns;
+        return @min(s.turn_deadline_ns, s.wall_deadline_ns);
+    }
+
+    /// The turn ends normally at the next call: its MessageComplete says `budget`, and names
+    /// which in provider_stop_reason (the stop reason is panto's own, so that string is free,
+    /// and no binding needs a new field for it).
+    fn endByBudget(s: *Stream, kind: Budget.Kind) void {
+        s.last_end.stop_reason = .budget;
+        s.last_end.provider_stop_reason = @tagName(kind);
+        s.phase = .complete;
+    }
+
+    /// The wall budget passed during a request (the watch ended its wait): the turn ends as
+    /// a cancel ends it, keeping what the user saw of the message (stop reason `aborted`, no
+    /// tool call), but normally, with MessageComplete. A compaction under way changes nothing.
+    fn endRequestByBudget(s: *Stream) NextError!?ev.Event {
+        s.closeConnection(.timed_out);
+        switch (s.phase) {
+            .messages => if (s.assembly.started) {
+                const a = &s.assembly;
+                a.forget(a.queue.items[a.queue_head..]);
+                a.forget(s.batch.unseen());
+                a.commitPartial(&s.agent.conversation, s.agent.origin()) catch |err| return s.fail(err);
+            },
+            .summary => if (s.compaction) |run| {
+                run.destroy();
+                s.compaction = null;
+            },
+            .tool_starts, .tool_results, .paused, .complete => {},
+        }
+        s.endByBudget(.wall_ms);
+        return s.complete();
     }
 
     /// The next event of a round whose calls are starting, or null once they all have their
@@ -511,6 +579,7 @@ pub const Stream = struct {
         s.detail.clearResponse(s.agent.gpa);
         s.retry_attempt = 0;
         s.turn_deadline_ns = 0;
+        s.wall_deadline_ns = 0;
         s.watch.fired.store(.none, .release);
         s.resetMessage();
         s.decoder = .init(s.agent.config.provider);
@@ -614,6 +683,7 @@ pub const Stream = struct {
         switch (s.watch.fired.load(.acquire)) {
             .canceled => return s.abort(),
             .timeout => {
+                if (s.wallSpent()) return s.endRequestByBudget();
                 e = error.Timeout;
                 s.detail.set(gpa, 0, "timeout_error", s.timeoutMessage());
             },
@@ -669,7 +739,8 @@ pub const Stream = struct {
         while (true) {
             if (s.watch.canceled.load(.acquire)) return error.Canceled;
             const now = watchdog.nowNs();
-            if (s.turn_deadline_ns != 0 and now >= s.turn_deadline_ns) {
+            const deadline = s.hardDeadline();
+            if (deadline != 0 and now >= deadline) {
                 s.watch.fired.store(.timeout, .release);
                 return error.Timeout;
             }
@@ -678,7 +749,7 @@ pub const Stream = struct {
             // delay or the turn's deadline (a cancel is seen when the wait ends: no
             // descriptor wakes the caller's loop, see docs/design/native-async.md).
             var wake = if (poll_io.current() != null) until else @min(until, now + 20 * std.time.ns_per_ms);
-            if (s.turn_deadline_ns != 0) wake = @min(wake, s.turn_deadline_ns);
+            if (deadline != 0) wake = @min(wake, deadline);
             if (!poll_io.sleepUntil(wake)) return if (s.watch.canceled.load(.acquire)) error.Canceled else error.Timeout;
         }
     }
@@ -762,6 +833,7 @@ pub const Stream = struct {
         // A long server-tool turn paused by the server (Anthropic pause_turn) goes on with
         // another request, counted as a tool round is.
         if (end.stop_reason == .pause_turn and s.round.calls.items.len == 0) {
+            if (s.budgetSpent()) |kind| return s.endByBudget(kind);
             if (s.rounds >= agent.config.max_tool_iterations) {
                 var buf: [160]u8 = undefined;
                 const msg = std.fmt.bufPrint(&buf, "the turn paused (pause_turn) after max_tool_iterations ({d}) tool rounds and continuations", .{agent.config.max_tool_iterations}) catch "too many tool rounds";
@@ -783,6 +855,13 @@ pub const Stream = struct {
             }
             s.phase = .complete;
             return;
+        }
+        // A budget spent ends the turn before the round: no call runs, and each has a result.
+        if (s.budgetSpent()) |kind| {
+            try s.round.answerAllWith(budget_skipped);
+            try s.round.commitResults(&agent.conversation);
+            s.round.clear();
+            return s.endByBudget(kind);
         }
         if (s.rounds >= agent.config.max_tool_iterations) {
             var buf: [160]u8 = undefined;

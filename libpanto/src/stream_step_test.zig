@@ -549,3 +549,50 @@ test "a stepped round with a call that asks: ApprovalPending as next() returns i
     try std.testing.expectEqual(.end_turn, d.last.?.message_complete.stop_reason);
     try std.testing.expectEqual(@as(usize, 4), agent.conversation.messages.items.len);
 }
+
+test "a stepped turn's wall budget ends it on the step's deadline: MessageComplete says budget, what was seen is kept" {
+    try skipUnlessSupported();
+    var server: TestServer = undefined;
+    try server.start(stalled_answer); // (it stalls until the client goes away)
+    defer server.stop();
+    const agent = try stream_test.loopbackAgent(server.port, .{ .provider = .anthropic, .model = "m", .budget = .{ .wall_ms = 200 } });
+    defer agent.deinit();
+    const stream = try agent.run("hi");
+    defer stream.destroy();
+    var d: Driven = .{};
+    defer d.deinit();
+    try drive(stream, &d);
+    const end = d.last.?.message_complete;
+    try std.testing.expectEqual(.budget, end.stop_reason);
+    try std.testing.expectEqualStrings("wall_ms", end.provider_stop_reason);
+    const messages = agent.conversation.messages.items;
+    if (d.text.items.len > 0) {
+        try std.testing.expectEqual(.aborted, messages[1].stop_reason);
+        try std.testing.expectEqualStrings(d.text.items, messages[1].blocks[0].text);
+    }
+    try @import("budget_test.zig").expectValidNextRequest(agent);
+}
+
+test "a stepped round past the output_tokens budget is skipped: its call answered, the turn ends with budget" {
+    try skipUnlessSupported();
+    var server: TestServer = undefined;
+    try server.start(.{ .body = stream_test.tool_message });
+    defer server.stop();
+    const agent = try stream_test.loopbackAgent(server.port, .{ .provider = .anthropic, .model = "m", .capabilities = &.{"search"}, .budget = .{ .output_tokens = 1 } });
+    defer agent.deinit();
+    var diag: @import("config.zig").Diagnostic = .{};
+    try agent.addTool(stream_test.lookup_tool, &diag);
+    const stream = try agent.run("find x");
+    defer stream.destroy();
+    var d: Driven = .{};
+    defer d.deinit();
+    try drive(stream, &d); // (a ToolCallStart would leave ResultPending: drive fails on it)
+    const end = d.last.?.message_complete;
+    try std.testing.expectEqual(.budget, end.stop_reason);
+    try std.testing.expectEqualStrings("output_tokens", end.provider_stop_reason);
+    // user, assistant (tool_use), user (the skipped call's result)
+    const messages = agent.conversation.messages.items;
+    try std.testing.expectEqual(@as(usize, 3), messages.len);
+    try std.testing.expectEqualStrings(@import("stream.zig").budget_skipped, messages[2].blocks[0].text);
+    try @import("budget_test.zig").expectValidNextRequest(agent);
+}

@@ -521,7 +521,8 @@ static void test_names(void) {
     CHECK_NAME(panto_stop_reason_name(PANTO_STOP_PAUSE_TURN), "pause_turn");
     CHECK_NAME(panto_stop_reason_name(PANTO_STOP_ABORTED), "aborted");
     CHECK_NAME(panto_stop_reason_name(PANTO_STOP_OTHER), "other");
-    CHECK_NAME(panto_stop_reason_name(10), "unknown");
+    CHECK_NAME(panto_stop_reason_name(PANTO_STOP_BUDGET), "budget");
+    CHECK_NAME(panto_stop_reason_name(11), "unknown");
     CHECK_NAME(panto_part_kind_name(PANTO_PART_TEXT), "text");
     CHECK_NAME(panto_part_kind_name(PANTO_PART_MEDIA), "media");
     CHECK_NAME(panto_part_kind_name(PANTO_PART_IMAGE), "image");
@@ -1738,6 +1739,66 @@ static void test_approvals(void) {
 }
 
 
+/* A turn's budget (config "budget"): reaching one ends the turn with PANTO_STOP_BUDGET, its
+ * name in provider_stop_reason; the calls of the round it stops are answered "Skipped: ..."
+ * (no TOOL_CALL_START), and the next turn's request carries them. A turn's options change a
+ * budget for that turn; the settings show them. */
+static void test_budget(void) {
+    static const struct canned answers[] = {
+        {200, "text/event-stream", SSE_TOOL, NULL, 0},
+        {200, "text/event-stream", SSE_TOOL, NULL, 0},
+        {200, "text/event-stream", SSE_OK, NULL, 0},
+    };
+    char url[64];
+    PantoAgent *agent;
+    PantoStream *stream = NULL;
+    PantoEvent ev = PANTO_EVENT_INIT;
+    PantoInput input = PANTO_INPUT_INIT;
+    PantoString settings = {NULL, 0};
+    int rc, starts = 0;
+
+    current_test = "budget";
+    CHECK_NAME(panto_stop_reason_name(PANTO_STOP_BUDGET), "budget");
+    agent = serve_and_connect(answers, 3, url, sizeof url);
+    if (!agent) return;
+    CHECK_RC(add_tool(agent, WEATHER_TOOL), PANTO_OK);
+    CHECK_RC(set_config(agent, "{\"budget\": {\"tool_rounds\": -1}}"), PANTO_ERR_CONFIG);
+    CHECK_RC(set_config(agent, "{\"budget\": {\"tool_rounds\": 1, \"wall_ms\": 600000}}"), PANTO_OK);
+    CHECK_RC(panto_agent_settings(agent, &settings), PANTO_OK);
+    CHECK(count_in(settings, "\"budget\":{\"output_tokens\":null,\"tool_rounds\":1,\"wall_ms\":600000}") == 1);
+
+    /* tool_rounds 1: the first round runs, the second is skipped. */
+    CHECK_RC(run_text(agent, "Weather in Paris?", &stream), PANTO_OK);
+    while ((rc = panto_next_event(stream, &ev)) == PANTO_EVENT || rc == PANTO_ERR_RESULT_PENDING) {
+        if (rc == PANTO_ERR_RESULT_PENDING) {
+            CHECK_RC(submit_result(stream, "toolu_t1", "Sunny", 0), PANTO_OK);
+            continue;
+        }
+        if (ev.kind == PANTO_EVENT_TOOL_CALL_START) starts++;
+        if (ev.kind == PANTO_EVENT_MESSAGE_COMPLETE) {
+            CHECK(ev.stop_reason == PANTO_STOP_BUDGET);
+            CHECK(pstr_eq(ev.provider_stop_reason, "tool_rounds"));
+        }
+    }
+    CHECK_RC(rc, PANTO_DONE);
+    CHECK(starts == 1);
+    panto_stream_free(stream);
+
+    /* A turn's options lift the budget: the next request carries the skipped call's result. */
+    input.text = panto_cstr("Thanks");
+    input.options = panto_cstr("{\"budget\": {\"tool_rounds\": null}}");
+    CHECK_RC(panto_agent_run(agent, &input, &stream), PANTO_OK);
+    while ((rc = panto_next_event(stream, &ev)) == PANTO_EVENT) {
+        if (ev.kind == PANTO_EVENT_MESSAGE_COMPLETE) CHECK(ev.stop_reason == PANTO_STOP_END_TURN);
+    }
+    CHECK_RC(rc, PANTO_DONE);
+    panto_stream_free(stream);
+    panto_agent_free(agent);
+    stop_server();
+    CHECK(request_count() == 3);
+    CHECK(requests && strstr(requests, "Skipped: the turn's budget is spent.") != NULL);
+}
+
 /* ---- Issue 4: retries, set_config, cancel, reopen, redacted thinking ------------------ */
 
 /* The SSE prefix of a message whose text block has the delta "Partial " (no end). */
@@ -2022,7 +2083,8 @@ static void test_settings(void) {
     CHECK_RC(panto_agent_settings(agent, &s), PANTO_OK);
     CHECK(pstr_eq(s, "{\"provider\":\"anthropic\",\"model\":\"m\",\"base_url\":\"http://127.0.0.1:9\","
                      "\"system\":null,\"max_tokens\":4096,\"thinking\":\"high\",\"max_tool_iterations\":10,"
-                     "\"capabilities\":[]}"));
+                     "\"capabilities\":[],\"budget\":{\"output_tokens\":null,\"tool_rounds\":null,"
+                     "\"wall_ms\":null}}"));
     CHECK(count_in(s, "sk-secret") == 0);
     CHECK_RC(panto_agent_set_config(agent, panto_cstr("{\"provider\": \"openai\", \"model\": \"g\", "
                                                       "\"base_url\": \"http://127.0.0.1:8/v1\"}")), PANTO_OK);
@@ -3850,6 +3912,7 @@ int main(int argc, char **argv) {
     RUN(test_step_mixing);
     RUN(test_step_cancel_retry_wait);
     RUN(test_approvals);
+    RUN(test_budget);
     printf("%d passed, %d failed\n", n_passed, n_failed);
     return n_failed ? 1 : 0;
 }

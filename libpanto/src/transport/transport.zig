@@ -110,10 +110,14 @@ pub fn open(s: *Stream) TurnError!void {
     const timeouts = config.timeouts;
     const now = watchdog.nowNs();
     if (s.turn_deadline_ns == 0 and timeouts.total_ms > 0) s.turn_deadline_ns = now + timeouts.total_ms * std.time.ns_per_ms;
+    // A user turn's wall budget (not a compaction's asked for), from its first request.
+    if (s.wall_deadline_ns == 0 and s.user_turn_appended != null) {
+        if (config.budget.wall_ms) |ms| s.wall_deadline_ns = now + ms * std.time.ns_per_ms;
+    }
     // Connecting (TCP, a proxy's tunnel, TLS) has connect_ms; then the answer has
     // first_byte_ms from the moment the request goes out. The turn's deadline bounds both.
     const connect_deadline = deadlineAfter(now, timeouts.connect_ms);
-    watchdog.arm(&s.watch, earliest(connect_deadline, s.turn_deadline_ns), 0);
+    watchdog.arm(&s.watch, earliest(connect_deadline, s.hardDeadline()), 0);
 
     var problem: [256]u8 = @splat(0);
     const route = @call(.never_inline, network.Settings.apply, .{ &agent.network, &agent.http, uri, &problem }) catch |err| switch (err) {
@@ -152,7 +156,7 @@ pub fn open(s: *Stream) TurnError!void {
     };
     const kept = agent.keep_alive.reclaim(&agent.http, &s.watch, idle_ms, tunnel_key);
     const reused = try connect(s, uri, options, tunnel_key, kept);
-    watchdog.arm(&s.watch, earliest(deadlineAfter(watchdog.nowNs(), timeouts.first_byte_ms), s.turn_deadline_ns), 0);
+    watchdog.arm(&s.watch, earliest(deadlineAfter(watchdog.nowNs(), timeouts.first_byte_ms), s.hardDeadline()), 0);
     s.response = exchange(s) catch |err| retry: {
         if (!reused or !nothingReceived(s, err)) return connectFailure(s, causeOf(s, err));
         // The server closed the kept-alive connection while it was idle: send the
@@ -163,15 +167,15 @@ pub fn open(s: *Stream) TurnError!void {
         try writeRequestBody(s);
         agent.keep_alive.closeIdle(&agent.http, .server_closed);
         agent.dialer.begin(&s.watch, deadlineAfter(watchdog.nowNs(), timeouts.connect_ms));
-        watchdog.arm(&s.watch, earliest(deadlineAfter(watchdog.nowNs(), timeouts.connect_ms), s.turn_deadline_ns), 0);
+        watchdog.arm(&s.watch, earliest(deadlineAfter(watchdog.nowNs(), timeouts.connect_ms), s.hardDeadline()), 0);
         _ = try connect(s, uri, options, tunnel_key, null);
-        watchdog.arm(&s.watch, earliest(deadlineAfter(watchdog.nowNs(), timeouts.first_byte_ms), s.turn_deadline_ns), 0);
+        watchdog.arm(&s.watch, earliest(deadlineAfter(watchdog.nowNs(), timeouts.first_byte_ms), s.hardDeadline()), 0);
         break :retry exchange(s) catch |e| return connectFailure(s, causeOf(s, e));
     };
 
     s.got_head = true;
     if (log.on()) log.print("POST {s}: HTTP {d} after {d} ms", .{ s.url.items, @intFromEnum(s.response.head.status), (watchdog.nowNs() - sent_ns) / std.time.ns_per_ms });
-    watchdog.arm(&s.watch, s.turn_deadline_ns, timeouts.idle_ms * std.time.ns_per_ms);
+    watchdog.arm(&s.watch, s.hardDeadline(), timeouts.idle_ms * std.time.ns_per_ms);
     return readHead(s);
 }
 
