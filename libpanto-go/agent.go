@@ -339,6 +339,10 @@ type Message struct {
 	// canceled, which holds what was received of it.
 	StopReason StopReason `json:"stop_reason,omitempty"`
 	Usage      *Usage     `json:"usage,omitempty"` // an assistant message's usage
+	// ReasoningDetails: an assistant message's reasoning as OpenRouter takes it back, a JSON
+	// array of its elements as the server gave them; it goes back with the message's tool
+	// calls to the provider and model that wrote it only
+	ReasoningDetails string `json:"reasoning_details,omitempty"`
 	// Compaction is set on the user message that holds the summary of compacted messages.
 	Compaction *CompactionInfo `json:"compaction,omitempty"`
 }

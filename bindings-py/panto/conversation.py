@@ -168,16 +168,22 @@ class UserMessageDict(_UserRequired, total=False):
     compaction: CompactionDict
 
 
-class AssistantMessageDict(TypedDict):
-    """An assistant message, with the provider and model the request went to, why it stopped
-    ("aborted": its turn was canceled) and its usage."""
-
+class _AssistantRequired(TypedDict):
     role: Literal["assistant"]
     content: List[AssistantBlockDict]
     provider: Literal["anthropic", "openai", "openai-responses", "gemini", "bedrock"]
     model: str
     stop_reason: StopReason
     usage: UsageDict
+
+
+class AssistantMessageDict(_AssistantRequired, total=False):
+    """An assistant message, with the provider and model the request went to, why it stopped
+    ("aborted": its turn was canceled) and its usage. `reasoning_details` when an
+    OpenAI-compatible server gave them (OpenRouter): a JSON array of its reasoning elements, as
+    a string; they go back with the message's tool calls to the same model only."""
+
+    reasoning_details: str
 
 
 #: A message of the conversation.

@@ -5,6 +5,7 @@ const std = @import("std");
 const Allocator = std.mem.Allocator;
 const ev = @import("event.zig");
 const Conversation = @import("conversation.zig");
+const ReasoningDetails = @import("reasoning_details.zig").Details;
 
 pub const Block = struct {
     /// The provider's own index for the block (Anthropic `index`, or a decoder's choice).
@@ -69,6 +70,8 @@ pub const Assembly = struct {
     provider_stop_reason: std.ArrayList(u8) = .empty,
     /// The container Anthropic's code execution ran in (message_delta's container.id), or "".
     container: std.ArrayList(u8) = .empty,
+    /// OpenRouter's reasoning_details of the message, as its deltas gave them.
+    reasoning_details: ReasoningDetails = .{},
     usage: ev.Usage = .{},
     /// The usage reported when the message's content began (Anthropic's message_start; OpenAI
     /// reports usage only at the end): what a canceled message keeps. The later usage may come
@@ -100,6 +103,7 @@ pub const Assembly = struct {
         a.model.deinit(a.gpa);
         a.provider_stop_reason.deinit(a.gpa);
         a.container.deinit(a.gpa);
+        a.reasoning_details.deinit(a.gpa);
         for (a.blocks.items) |*b| {
             b.text.deinit(a.gpa);
             b.id.deinit(a.gpa);
@@ -120,6 +124,7 @@ pub const Assembly = struct {
         a.model.clearRetainingCapacity();
         a.provider_stop_reason.clearRetainingCapacity();
         a.container.clearRetainingCapacity();
+        a.reasoning_details.reset();
         a.usage = .{};
         a.content_usage = .{};
         a.stop_override = null;
@@ -359,6 +364,7 @@ pub const Assembly = struct {
         if (list.items.len == 0) return;
         var with = meta;
         if (with.container.len == 0) with.container = a.container.items;
+        if (with.reasoning_details.len == 0) with.reasoning_details = try a.reasoning_details.json(a.gpa);
         try conversation.appendMessage(.assistant, list.items, with);
     }
 

@@ -67,7 +67,7 @@ pub fn tokensOf(chars: u64) u64 {
 pub fn messageChars(m: Message) u64 {
     var chars: u64 = 0;
     for (m.blocks) |b| chars +|= blockChars(b);
-    return chars;
+    return chars +| m.reasoning_details.len; // (sent back with the message's calls)
 }
 
 fn blockChars(b: Block) u64 {

@@ -60,6 +60,11 @@ pub const Message = struct {
     /// Assistant messages: the id of the container Anthropic's code execution ran in (owned,
     /// gpa), "" for none; later requests to Anthropic carry the last one (request.zig).
     container: []const u8 = "",
+    /// Assistant messages of an OpenAI-compatible server that gives them (OpenRouter): the
+    /// message's `reasoning_details`, a JSON array of the elements assembled from its deltas
+    /// (reasoning_details.zig), "" for none; sent back with the message's tool calls to the
+    /// provider and model that wrote it.
+    reasoning_details: []const u8 = "",
     /// A user message holding the summary of compacted messages: how many it replaced and
     /// the context's estimated size before.
     compaction: ?Compaction = null,
@@ -172,6 +177,7 @@ pub const Conversation = struct {
             m.provider = try c.gpa.dupe(u8, meta.provider);
             m.model = try c.gpa.dupe(u8, meta.model);
             m.container = try c.gpa.dupe(u8, meta.container);
+            m.reasoning_details = try c.gpa.dupe(u8, meta.reasoning_details);
             m.blocks = try copyBlocks(c.gpa, blocks);
             try c.messages.append(c.gpa, m);
         }
@@ -216,6 +222,7 @@ pub const Meta = struct {
     model: []const u8 = "",
     usage: Usage = .{},
     container: []const u8 = "",
+    reasoning_details: []const u8 = "",
     /// A user message: the caller's cache breakpoint (Message.cache).
     cache: bool = false,
 };
@@ -279,6 +286,7 @@ pub fn freeMessage(gpa: Allocator, m: Message) void {
     gpa.free(m.provider);
     gpa.free(m.model);
     gpa.free(m.container);
+    gpa.free(m.reasoning_details);
 }
 
 pub fn freeMessages(gpa: Allocator, messages: []const Message) void {

@@ -84,6 +84,11 @@ pub fn writeMessage(s: *std.json.Stringify, m: Message) std.Io.Writer.Error!void
             try s.objectField("container");
             try s.write(m.container);
         }
+        // A JSON array as a string, as a server block's JSON.
+        if (m.reasoning_details.len > 0) {
+            try s.objectField("reasoning_details");
+            try s.write(m.reasoning_details);
+        }
     }
     if (m.compaction) |c| {
         try s.objectField("compaction");
@@ -318,7 +323,7 @@ fn parseMessageAt(gpa: Allocator, value: Value, place: Place, diag: *Diagnostic)
 
     const allowed: []const []const u8 = switch (role) {
         .user => &.{ "role", "content", "cache", "compaction" },
-        .assistant => &.{ "role", "content", "provider", "model", "stop_reason", "usage", "container" },
+        .assistant => &.{ "role", "content", "provider", "model", "stop_reason", "usage", "container", "reasoning_details" },
     };
     var it = obj.iterator();
     while (it.next()) |entry| if (!isOneOf(entry.key_ptr.*, allowed))
@@ -346,6 +351,11 @@ fn parseMessageAt(gpa: Allocator, value: Value, place: Place, diag: *Diagnostic)
         if (obj.get("container")) |c| {
             if (c != .string or c.string.len == 0) return diag.fail("{f}: \"container\" is not a non-empty string", .{place});
             m.container = try gpa.dupe(u8, c.string);
+        }
+        if (obj.get("reasoning_details")) |d| {
+            if (d != .string) return diag.fail("{f}: \"reasoning_details\" is not a string", .{place});
+            try checkReasoningDetails(gpa, d.string, place, diag);
+            m.reasoning_details = try gpa.dupe(u8, d.string);
         }
     } else {
         if (obj.get("compaction")) |c| m.compaction = try parseCompaction(c, place, diag);
@@ -554,6 +564,24 @@ fn checkCitations(gpa: Allocator, citations: []const u8, role: conversation.Role
     };
     if (value != .array) return diag.fail("{f}: \"citations\" is not a JSON array of objects", .{place});
     for (value.array.items) |c| if (c != .object) return diag.fail("{f}: \"citations\" is not a JSON array of objects", .{place});
+}
+
+/// An assistant message's `reasoning_details` (OpenRouter's) is a non-empty JSON array of
+/// objects, each with a string "type" (what the server takes back; none is ""); kept as given.
+fn checkReasoningDetails(gpa: Allocator, details: []const u8, place: Place, diag: *Diagnostic) ParseError!void {
+    const not = "{f}: \"reasoning_details\" is not a non-empty JSON array of objects with a string \"type\"";
+    var arena: std.heap.ArenaAllocator = .init(gpa);
+    defer arena.deinit();
+    if (json_depth.textTooDeep(details)) return diag.fail("{f}: \"reasoning_details\" is " ++ json_depth.nested_too_deep, .{place});
+    const value = std.json.parseFromSliceLeaky(Value, arena.allocator(), details, parse_options) catch |err| switch (err) {
+        error.OutOfMemory => return error.OutOfMemory,
+        else => return diag.fail("{f}: \"reasoning_details\" is not valid JSON", .{place}),
+    };
+    if (value != .array or value.array.items.len == 0) return diag.fail(not, .{place});
+    for (value.array.items) |e| {
+        const t = if (e == .object) e.object.get("type") else null;
+        if (t == null or t.? != .string) return diag.fail(not, .{place});
+    }
 }
 
 /// The media type is one panto sends, and the data is base64 of bytes of that type.

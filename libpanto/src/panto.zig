@@ -58,6 +58,8 @@ test {
     _ = @import("providers/openai/hot.zig");
     _ = @import("providers/openai/decode_test.zig");
     _ = @import("providers/openai/reasoning_back_test.zig");
+    _ = @import("providers/openai/reasoning_details_test.zig");
+    _ = @import("reasoning_details.zig");
     _ = @import("providers/openai_responses/provider.zig");
     _ = @import("providers/openai_responses/request.zig");
     _ = @import("providers/openai_responses/decode.zig");

@@ -51,6 +51,7 @@ class Text:
 class Thinking:
     text: str
     signature: str = ""  # Anthropic only: OpenAI's reasoning has none
+    openai_key: str = "reasoning_content"  # OpenAI: the delta field it streams in
 
 
 @dataclass(frozen=True)
@@ -108,9 +109,48 @@ class Reply:
     blocks: list[Any]
     usage: dict[str, int]
     model: str = ""
+    # OpenAI only: OpenRouter's reasoning_details, the array each chunk gives (the first with
+    # the thinking's text, the others in chunks of their own).
+    details: tuple[tuple[dict[str, Any], ...], ...] = ()
 
     def __post_init__(self) -> None:
         self.model = self.model or MODEL[self.provider]
+
+    @property
+    def details_json(self) -> str:
+        """Its reasoning_details as stored (docs/conversations.md): the pieces merged by index
+        and type (text, summary and signature joined; data the last non-empty; id and format
+        the first non-empty), members in the order summary, text, signature, data, id, format,
+        index; compact JSON, "" for none."""
+        elements: list[dict[str, Any]] = []
+        for chunk in self.details:
+            for piece in chunk:
+                kind, index = piece.get("type"), piece.get("index")
+                if not isinstance(kind, str):
+                    continue  # no element the server would take back
+                e = next((e for e in elements if index is not None
+                          and e["index"] == index and e["type"] == kind), None)
+                if e is None:
+                    e = {"type": kind, "index": index, "members": {}}
+                    elements.append(e)
+                m = e["members"]
+                for k in ("summary", "text", "signature"):
+                    if piece.get(k) is not None:
+                        m[k] = m.get(k, "") + piece[k]
+                if piece.get("data") is not None and (piece["data"] or "data" not in m):
+                    m["data"] = piece["data"]
+                for k in ("id", "format"):
+                    if piece.get(k) is not None and not m.get(k):
+                        m[k] = piece[k]
+        out = []
+        for e in elements:
+            obj = {"type": e["type"]}
+            obj.update((k, e["members"][k]) for k in ("summary", "text", "signature", "data", "id", "format")
+                       if k in e["members"])
+            if e["index"] is not None:
+                obj["index"] = e["index"]
+            out.append(obj)
+        return json.dumps(out, ensure_ascii=False, separators=(",", ":")) if out else ""
 
     @property
     def calls(self) -> list[ToolCall]:
@@ -146,12 +186,20 @@ def script(reply: Reply) -> dict[str, Any]:
             block: dict[str, Any] = {"type": "thinking", "thinking": b.text, "deltas": [b.text]}
             if b.signature:
                 block["signature"] = b.signature
+            if b.openai_key != "reasoning_content":
+                block["openai_keys"] = [b.openai_key]
             content.append(block)
         elif isinstance(b, Server):
             content.append({"type": "server", "block": b.block, "deltas": list(b.deltas)})
         else:
             content.append({"type": "tool_use", "id": b.id, "name": b.name, "input": b.input,
                             "deltas": [arguments(reply.provider, b)]})
+    if reply.details:
+        thinking = next((c for c in content if c["type"] == "thinking"), None)
+        if thinking is None:  # details alone (an encrypted reasoning): a thinking of no text
+            thinking = {"type": "thinking", "thinking": "", "deltas": [], "openai_keys": ["reasoning"]}
+            content.insert(0, thinking)
+        thinking["openai_details"] = [list(d) for d in reply.details]
     return {"message": {"id": reply.id, "model": reply.model, "content": content,
                         "stop_reason": reply.stop_reason, "usage": reply.usage}}
 
@@ -224,7 +272,7 @@ def stored_block(b: Any, provider: str = "") -> dict[str, Any]:
         if b.signature:
             out["signature"] = b.signature
         if provider == O:
-            out["name"] = "reasoning_content"  # the emulator's default field for it
+            out["name"] = b.openai_key  # the field it came in
         return out
     if isinstance(b, Server):
         return {"type": "server_block", "name": b.name, "json": b.json}
@@ -236,6 +284,8 @@ def stored(reply: Reply) -> list[dict[str, Any]]:
     out = [{"role": "assistant", "content": [stored_block(b, reply.provider) for b in reply.blocks],
             "provider": reply.provider, "model": reply.model, "stop_reason": reply.stop_reason,
             "usage": reply.usage}]
+    if reply.details_json:
+        out[0]["reasoning_details"] = reply.details_json
     if reply.calls:
         out.append({"role": "user", "content": [
             {"type": "tool_result", "id": c.id, "content": c.result, "is_error": c.is_error}
@@ -339,6 +389,11 @@ def openai_messages(messages: list[dict[str, Any]], model: str) -> list[dict[str
                      if b["type"] == "thinking" and b.get("name") == "reasoning_content"]
         if calls and reasoning:
             msg["reasoning_content"] = "".join(reasoning)  # DeepSeek wants it back with calls
+        if calls and m.get("reasoning_details"):
+            # OpenRouter's, back with the calls to the model that wrote them; never `reasoning`.
+            same = m.get("provider") == O and m.get("model") == model
+            msg["reasoning_details"] = json.loads(m["reasoning_details"]) if same else {"$absent": True}
+            msg["reasoning"] = {"$absent": True}
         if calls:
             msg["tool_calls"] = [{"id": sent_id(c["id"]), "type": "function",
                                   "function": {"name": c["name"], "arguments": {"$json": c["input"]}}}
@@ -385,7 +440,7 @@ def chars(message: dict[str, Any]) -> int:
             n += len(b["name"]) + len(json.dumps(b["input"], separators=(",", ":")))
         elif t == "tool_result":
             n += len(b["content"])
-    return n
+    return n + len(message.get("reasoning_details", ""))
 
 
 def exact_tokens(messages: list[dict[str, Any]]) -> int:

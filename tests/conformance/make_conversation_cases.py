@@ -544,6 +544,84 @@ def citation_cases() -> None:
          print_conversation=True)
 
 
+# ---- OpenRouter's reasoning_details (issue 27) --------------------------------------------------
+
+# As OpenRouter streams a Claude model's thinking: each chunk's `reasoning` text with its
+# reasoning_details piece, the signature in a piece of its own; and a Gemini model's encrypted
+# reasoning, given alone before its call.
+OR_CLAUDE, OR_GEMINI = "or-claude-test", "or-gemini-test"
+WEATHER = {"name": "get_weather", "description": "Current weather for a city.",
+           "input_schema": {"type": "object", "properties": {"city": {"type": "string"}},
+                            "required": ["city"]}}
+CLAUDE_FORMAT = {"format": "anthropic-claude-v1", "index": 0}
+
+
+def claude_details(text: str, signature: str) -> tuple[tuple[dict[str, Any], ...], ...]:
+    return (({"type": "reasoning.text", "text": text, **CLAUDE_FORMAT},),
+            ({"type": "reasoning.text", "signature": signature, **CLAUDE_FORMAT},))
+
+
+def reasoning_details_cases() -> None:
+    config = {"provider": O, "model": OR_CLAUDE, "api_key": "test-key"}
+    r1 = Reply(O, "gen-rd-1", [Thinking("Weather: \"call\" the tool.", openai_key="reasoning"),
+                               ToolCall("call_paris", "get_weather", {"city": "Paris"}, "Sunny")],
+               usage(input_tokens=50, output_tokens=20, reasoning_tokens=12), model=OR_CLAUDE,
+               details=claude_details("Weather: \"call\" the tool.", "EqgBCkYIBxgCKkD1sig=="))
+    r2 = Reply(O, "gen-rd-2", [Thinking("Answer.", openai_key="reasoning"), Text("Sunny in Paris.")],
+               usage(input_tokens=70, output_tokens=8, reasoning_tokens=2), model=OR_CLAUDE,
+               details=claude_details("Answer.", "EpABCkYIsig2=="))
+    r3 = Reply(O, "gen-rd-3", [Text("Sunny in Rome too.")], usage(input_tokens=90, output_tokens=5), model=OR_CLAUDE)
+    r4 = Reply(O, "gen-rd-4", [Text("Bye.")], usage(input_tokens=60, output_tokens=2), model="other-test")
+    t1 = turn("Weather in Paris?", r1, r2)
+    t2 = turn("And Rome?", r3)
+    t3 = turn("Bye.", r4)
+    case("conv_reasoning_details",
+         "OpenRouter's reasoning_details (a Claude model's thinking: each piece beside its "
+         "reasoning text, the signature in a piece of its own) are assembled by index into the "
+         "message's reasoning_details, exported as a string and reimported identical, and sent "
+         "back on the same model's messages with tool calls (not on an answer without calls), "
+         "never `reasoning`; another model gets the messages without them.",
+         ["Weather in Paris?", {"export": True}, {"reimport": True}, "And Rome?",
+          {"set_config": {"model": "other-test"}}, "Bye."],
+         [r1, r2, r3, r4],
+         turn_lines([r1, r2]) + [export_line(t1), ok("reimport", identical=True)] + turn_lines([r3])
+         + [ok("set_config")] + turn_lines([r4]) + [conversation_line(t1 + t2 + t3)],
+         [request(O, [user("Weather in Paris?")], model=OR_CLAUDE),
+          request(O, turn("Weather in Paris?", r1), model=OR_CLAUDE),
+          request(O, t1 + [user("And Rome?")], model=OR_CLAUDE),
+          request(O, t1 + t2 + [user("Bye.")], model="other-test")],
+         config=config, tools=[tool(WEATHER, "Sunny")], print_conversation=True)
+
+    encrypted = ({"type": "reasoning.encrypted", "data": "CiQBjz1rX+7gYc/enc==", "id": "tool_get_weather_1",
+                  "format": "google-gemini-v1", "index": 0},)
+    e1 = Reply(O, "gen-re-1", [ToolCall("call_paris", "get_weather", {"city": "Paris"}, "Sunny")],
+               usage(input_tokens=40, output_tokens=40, reasoning_tokens=30), model=OR_GEMINI, details=(encrypted,))
+    e2 = Reply(O, "gen-re-2", [Text("Sunny in Paris.")], usage(input_tokens=60, output_tokens=5), model=OR_GEMINI)
+    case("conv_reasoning_details_encrypted",
+         "A Gemini model behind OpenRouter gives its reasoning encrypted, in reasoning_details "
+         "alone (no reasoning text, so no thinking block): the element is kept whole with the "
+         "message that calls the tool and sent back with the call in the next request.",
+         ["Weather in Paris?"],
+         [e1, e2],
+         turn_lines([e1, e2]) + [conversation_line(turn("Weather in Paris?", e1, e2))],
+         [request(O, [user("Weather in Paris?")], model=OR_GEMINI),
+          request(O, turn("Weather in Paris?", e1), model=OR_GEMINI)],
+         config={**config, "model": OR_GEMINI}, tools=[tool(WEATHER, "Sunny")], print_conversation=True)
+
+    case("session_reasoning_details",
+         "A session keeps a message's reasoning_details: the agent that resumes it sends them "
+         "back with the message's tool calls in its next request.",
+         ["Weather in Paris?", {"reopen_agent": True}, {"session_info": True}, "And Rome?"],
+         [r1, r2, r3],
+         turn_lines([r1, r2]) + [ok("reopen_agent"), info("s1", True, 4)] + turn_lines([r3])
+         + [conversation_line(t1 + t2)],
+         [request(O, [user("Weather in Paris?")], model=OR_CLAUDE),
+          request(O, turn("Weather in Paris?", r1), model=OR_CLAUDE),
+          request(O, t1 + [user("And Rome?")], model=OR_CLAUDE)],
+         config={**config, "session": {"dir": "$SESSION_DIR", "id": "s1"}},
+         tools=[tool(WEATHER, "Sunny")], print_conversation=True)
+
+
 # ---- Compaction ----------------------------------------------------------------------------------
 
 PROMPT = "Summarize the conversation so far."
@@ -818,6 +896,7 @@ def folders() -> dict[Path, dict[str, str]]:
     server_block_cases()
     citation_cases()
     compaction_delta_cases()
+    reasoning_details_cases()
     compaction_cases()
     session_cases()
     return {CASES_DIR / name: case_texts(data, lines) for name, (data, lines) in CASES.items()}

@@ -311,6 +311,29 @@ def test_openai_renders_every_block_kind(emu):
                                       "rejected_prediction_tokens": 0}}
 
 
+def test_openai_sends_openrouter_reasoning_details(emu):
+    """A thinking's `openai_details`: each chunk's reasoning_details with the piece of the same
+    place, the rest in chunks of their own; a thinking of no text sends details alone."""
+    text = {"type": "reasoning.text", "text": "a", "format": "anthropic-claude-v1", "index": 0}
+    sig = {"type": "reasoning.text", "signature": "S", "format": "anthropic-claude-v1", "index": 0}
+    enc = {"type": "reasoning.encrypted", "data": "E", "index": 1}
+    emu.load({"responses": [
+        {"message": {"content": [
+            {"type": "thinking", "thinking": "ab", "deltas": ["a", "b"], "openai_keys": ["reasoning"],
+             "openai_details": [[text], [], [sig, enc]]},
+            {"type": "text", "text": "Hi."}], "stop_reason": "end_turn"}},
+        {"message": {"content": [
+            {"type": "thinking", "thinking": "", "deltas": [], "openai_details": [[enc]]},
+            {"type": "text", "text": "Hi."}], "stop_reason": "end_turn"}}]})
+    for expected in ([{"reasoning": "a", "reasoning_details": [text]},
+                      {"reasoning": "b", "reasoning_details": []},
+                      {"reasoning_details": [sig, enc]}],
+                     [{"reasoning_details": [enc]}]):
+        chunks = [json.loads(d) for _, d in sse_events(call(emu, OPENAI).body)[:-1]]
+        deltas = [c["choices"][0]["delta"] for c in chunks if c["choices"]]
+        assert [d for d in deltas if "reasoning_details" in d] == expected
+
+
 def test_openai_without_include_usage_has_no_usage(emu):
     emu.load({"responses": [{"message": {"content": [{"type": "text", "text": "Hi"}]}}]})
     r = call(emu, OPENAI, stream_options=None)

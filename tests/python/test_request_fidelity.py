@@ -256,25 +256,61 @@ def validate_request(provider: str, body: Any, extra_body: frozenset[str] = froz
 
 
 def _without_reasoning_content(provider: str, body: dict[str, Any]) -> tuple[list[str], dict[str, Any]]:
-    """Chat Completions bodies: the `reasoning_content` of assistant messages, which the SDK's
-    types do not declare but DeepSeek's thinking mode demands back on messages with tool calls
-    (docs/conversations.md), taken out before the SDK's check; it must be a non-empty string,
-    and only on such a message."""
+    """Chat Completions bodies: the reasoning that servers want back on assistant messages with
+    tool calls and the SDK's types do not declare (docs/conversations.md), taken out before the
+    SDK's check: DeepSeek's `reasoning_content`, a non-empty string, and OpenRouter's
+    `reasoning_details`, a non-empty list of its documented elements; only on such a message."""
     messages = body.get("messages")
     if provider != "openai" or not isinstance(messages, list):
         return [], body
     problems: list[str] = []
     kept = []
     for i, m in enumerate(messages):
-        if isinstance(m, dict) and "reasoning_content" in m:
-            value = m["reasoning_content"]
+        for key in ("reasoning_content", "reasoning_details"):
+            if not isinstance(m, dict) or key not in m:
+                continue
+            value = m[key]
             if m.get("role") != "assistant" or not m.get("tool_calls"):
-                problems.append(f"messages[{i}]: reasoning_content on a message without tool calls")
-            if not isinstance(value, str) or not value:
+                problems.append(f"messages[{i}]: {key} on a message without tool calls")
+            if key == "reasoning_content" and (not isinstance(value, str) or not value):
                 problems.append(f"messages[{i}]: reasoning_content is not a non-empty string")
-            m = {k: v for k, v in m.items() if k != "reasoning_content"}
+            if key == "reasoning_details":
+                problems += _reasoning_details_problems(f"messages[{i}].reasoning_details", value)
+            m = {k: v for k, v in m.items() if k != key}
         kept.append(m)
     return problems, dict(body, messages=kept)
+
+
+# OpenRouter's reasoning_details elements (its docs, "Reasoning Tokens": reasoning_details
+# types): each type's own members, besides `type` and the optional `id`, `format`, `index`.
+REASONING_DETAIL_MEMBERS = {
+    "reasoning.text": {"text", "signature"},
+    "reasoning.summary": {"summary"},
+    "reasoning.encrypted": {"data"},
+}
+
+
+def _reasoning_details_problems(where: str, value: Any) -> list[str]:
+    if not isinstance(value, list) or not value:
+        return [f"{where} is not a non-empty list"]
+    problems = []
+    for n, e in enumerate(value):
+        kind = e.get("type") if isinstance(e, dict) else None
+        if kind not in REASONING_DETAIL_MEMBERS:
+            problems.append(f"{where}[{n}]: not an element of a type OpenRouter documents")
+            continue
+        for k, v in e.items():
+            if k == "index":
+                ok = isinstance(v, int) and not isinstance(v, bool) and v >= 0
+            elif k in REASONING_DETAIL_MEMBERS[kind] | {"type", "format"}:
+                ok = isinstance(v, str)
+            elif k == "id":
+                ok = v is None or isinstance(v, str)
+            else:
+                ok = False
+            if not ok:
+                problems.append(f"{where}[{n}]: {k!r} is not a member of {kind} or not its type")
+    return problems
 
 
 def validate_log(entries: list[dict[str, Any]]) -> list[str]:
@@ -751,6 +787,13 @@ GOOD_OPENAI = {
 }
 
 
+REASONING_DETAILS = [
+    {"type": "reasoning.text", "text": "Call it.", "signature": "EqgB", "format": "anthropic-claude-v1", "index": 0},
+    {"type": "reasoning.summary", "summary": "Calls it.", "format": "openai-responses-v1", "index": 1},
+    {"type": "reasoning.encrypted", "data": "CiQB", "id": "tool_1", "format": "google-gemini-v1", "index": 2},
+]
+
+
 def _edited(body: dict[str, Any], edit: Any) -> dict[str, Any]:
     body = json.loads(json.dumps(body))
     edit(body)
@@ -808,6 +851,14 @@ MISTAKES = [
     ("openai", "Anthropic's tool_choice form", lambda b: b.update(tool_choice={"type": "any"})),
     ("openai", "Anthropic's top_k", lambda b: b.update(top_k=40)),
     ("openai", "stop_sequences", lambda b: b.update(stop_sequences=["END"])),
+    ("openai", "reasoning_details on a message without tool calls",
+     lambda b: b["messages"].insert(2, {"role": "assistant", "content": "Hm.",
+                                        "reasoning_details": REASONING_DETAILS})),
+    ("openai", "a reasoning_details element of an unknown type",
+     lambda b: b["messages"][2].update(reasoning_details=[{"type": "reasoning.raw", "text": "x"}])),
+    ("openai", "reasoning_details with a member of another type",
+     lambda b: b["messages"][2].update(reasoning_details=[{"type": "reasoning.encrypted", "text": "x"}])),
+    ("openai", "reasoning_details empty", lambda b: b["messages"][2].update(reasoning_details=[])),
 ]
 MEDIA_MISTAKES = [
     ("anthropic", "image source without its type", lambda b: b["messages"][0]["content"][1]["source"].pop("type")),
@@ -832,6 +883,8 @@ def test_validator_accepts_good_bodies() -> None:
     assert validate_request("anthropic", dict(GOOD_ANTHROPIC, temperature=1, top_p=0.5, top_k=5)) == []
     assert validate_request("openai", dict(GOOD_OPENAI, bogus=1), frozenset({"bogus"})) == []
     assert validate_request("openai", GOOD_OPENAI) == []
+    with_details = _edited(GOOD_OPENAI, lambda b: b["messages"][2].update(reasoning_details=REASONING_DETAILS))
+    assert validate_request("openai", with_details) == []
     assert validate_request("anthropic", GOOD_ANTHROPIC_MEDIA) == []
     assert validate_request("openai", GOOD_OPENAI_MEDIA) == []
 

@@ -5,7 +5,8 @@ content deltas, tool_calls deltas (the first one of a call carries id, type and 
 empty arguments), a chunk with the finish_reason, a usage chunk with `choices: []` when the
 request asked for stream_options.include_usage (every chunk then carries `"usage": null`),
 and `data: [DONE]`. Thinking blocks become `reasoning_content` deltas, as OpenAI-compatible
-servers (DeepSeek, vLLM, ...) send them.
+servers (DeepSeek, vLLM, ...) send them, or deltas under the block's `openai_keys`, with
+OpenRouter's `reasoning_details` when it has `openai_details`.
 """
 
 from __future__ import annotations
@@ -174,8 +175,8 @@ def render(message: dict[str, Any], call: Call) -> list[bytes]:
         if block["type"] == "text":
             events.extend(chunk({"content": t}) for t in block["deltas"])
         elif block["type"] == "thinking":
-            events.extend(chunk({key: t for key in block["openai_keys"]})
-                          for t in block["deltas"])
+            events.extend(chunk(_thinking_delta(block, i))
+                          for i in range(max(len(block["deltas"]), len(block["openai_details"]))))
         elif block["type"] == "server":
             continue  # Anthropic's alone: Chat Completions has no such block
         else:
@@ -190,6 +191,17 @@ def render(message: dict[str, Any], call: Call) -> list[bytes]:
         events.append(_data(dict(base, choices=[], usage=_usage(
             message["usage"], bool(message.get("reasoning_apart"))))))
     return events
+
+
+def _thinking_delta(block: dict[str, Any], i: int) -> dict[str, Any]:
+    """Piece i of a thinking block under each of its names, with OpenRouter's reasoning_details
+    of the same place when the block has them."""
+    delta: dict[str, Any] = {}
+    if i < len(block["deltas"]):
+        delta = {key: block["deltas"][i] for key in block["openai_keys"]}
+    if i < len(block["openai_details"]):
+        delta["reasoning_details"] = block["openai_details"][i]
+    return delta
 
 
 def _tool_call_deltas(block: dict[str, Any], call: Call, tool_index: int,

@@ -308,15 +308,24 @@ def _block(b: Any, where: str) -> dict[str, Any]:
                 "deltas": _text_deltas(b, "text", where), "citations": list(citations),
                 "citations_at_start": _bool(b, "citations_at_start", where, False)}
     if kind == "thinking":
-        _object(b, where, allowed=("type", "thinking", "signature", "deltas", "openai_keys"),
+        _object(b, where, allowed=("type", "thinking", "signature", "deltas", "openai_keys",
+                                   "openai_details"),
                 required=("thinking",))
         signature = b.get("signature", "")
         _check(isinstance(signature, str), f"{where}.signature", "must be a string")
         keys = b.get("openai_keys", ["reasoning_content"])
         _check(_strings(keys) and keys and set(keys) <= set(REASONING_KEYS),
                f"{where}.openai_keys", f"must be a non-empty list of {', '.join(REASONING_KEYS)}")
+        # `openai_details` (OpenAI only; OpenRouter's reasoning_details): one list of detail
+        # objects per chunk, sent with the piece of the same place (past the pieces: in chunks
+        # of their own), as they are.
+        details = b.get("openai_details", [])
+        _check(isinstance(details, list) and all(
+            isinstance(d, list) and all(isinstance(e, dict) for e in d) for d in details),
+            f"{where}.openai_details", "must be a list of lists of objects")
         return {"type": "thinking", "thinking": b["thinking"], "signature": signature,
-                "deltas": _text_deltas(b, "thinking", where), "openai_keys": list(keys)}
+                "deltas": _text_deltas(b, "thinking", where), "openai_keys": list(keys),
+                "openai_details": [list(d) for d in details]}
     if kind == "tool_use":
         _object(b, where, allowed=("type", "id", "name", "input", "deltas", "start_input"),
                 required=("name",))

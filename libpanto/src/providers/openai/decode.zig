@@ -8,6 +8,7 @@ const fast_json = @import("../../fast_json.zig");
 const hot = @import("hot.zig");
 const sse = @import("../../sse.zig");
 const BlockKind = @import("../../event.zig").BlockKind;
+const ReasoningPiece = @import("../../reasoning_details.zig").Piece;
 
 pub const WireChunk = struct {
     id: []const u8 = "",
@@ -60,6 +61,8 @@ pub const WireDelta = struct {
     reasoning_content: ?[]const u8 = null,
     reasoning: ?[]const u8 = null,
     reasoning_text: ?[]const u8 = null,
+    /// OpenRouter's structured reasoning beside `reasoning` (reasoning_details.zig).
+    reasoning_details: ?[]const ReasoningPiece = null,
     refusal: ?[]const u8 = null,
     tool_calls: []const struct {
         index: u32 = 0,
@@ -138,6 +141,7 @@ pub const Decoder = struct {
             // sent (or the finish_reason of a filtered answer).
             if (choice.delta) |delta| {
                 if (delta.thinking()) |r| try appendTo(a, thinking_slot, .thinking, r.name, r.text);
+                if (delta.reasoning_details) |pieces| for (pieces) |p| try a.reasoning_details.add(a.gpa, p);
                 if (delta.content) |t| try appendTo(a, text_slot, .text, "", t);
                 if (delta.refusal) |t| if (t.len > 0) {
                     // A refusal streams as text; the message then ends as a refusal.

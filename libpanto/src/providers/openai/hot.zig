@@ -1,8 +1,8 @@
 //! The OpenAI chunks that carry nothing but a bit of a message, nearly every chunk of a
 //! stream, read by hand: one choice (index 0) whose delta holds text, reasoning text or more
-//! arguments of a tool call already named; no finish_reason, usage or error. Key by key, in
-//! any order, unknown fields skipped (and checked valid, as std.json does), known fields at
-//! most once. Anything else, or any doubt, answers null and the chunk takes the general
+//! arguments of a tool call already named; no finish_reason, usage, error or reasoning_details
+//! (OpenRouter's: an empty array at most). Key by key, in any order, unknown fields skipped
+//! (and checked valid, as std.json does), known fields at most once. Anything else, or any doubt, answers null and the chunk takes the general
 //! decoding (decode.zig), whose result for these chunks is the same.
 const std = @import("std");
 const Allocator = std.mem.Allocator;
@@ -151,7 +151,7 @@ fn object(s: *Shape, data: []const u8, prefix: *Prefix, comptime ends: enum { da
 
 /// Which known fields of the object being read were seen (std.json refuses duplicates).
 const Seen = struct {
-    bits: u16 = 0,
+    bits: u32 = 0,
 
     fn first(seen: *Seen, comptime name: []const u8) bool {
         const bit = comptime bitOf(name);
@@ -160,11 +160,11 @@ const Seen = struct {
         return true;
     }
 
-    fn bitOf(comptime name: []const u8) u16 {
+    fn bitOf(comptime name: []const u8) u32 {
         const names = [_][]const u8{
             "id",      "model",             "choices", "usage",      "index", "delta",     "finish_reason",
             "content", "reasoning_content", "refusal", "tool_calls", "name",  "arguments", "function",
-            "reasoning", "reasoning_text",
+            "reasoning", "reasoning_text", "reasoning_details",
         };
         for (names, 0..) |n, i| if (std.mem.eql(u8, n, name)) return 1 << i;
         @compileError("no bit for " ++ name);
@@ -226,6 +226,9 @@ fn deltaOf(s: *Shape) Allocator.Error!?Delta {
         } else if (keyIs(key, "reasoning_text")) {
             if (!seen.first("reasoning_text")) return null;
             if (!try reasoning(s, &delta, "reasoning_text")) return null;
+        } else if (keyIs(key, "reasoning_details")) {
+            // OpenRouter's, beside `reasoning`: none here, or the general path assembles them.
+            if (!seen.first("reasoning_details") or !(s.isNull() or s.literal("[]"))) return null;
         } else if (keyIs(key, "refusal")) {
             if (!seen.first("refusal") or !s.isNull()) return null;
         } else if (keyIs(key, "tool_calls")) {

@@ -72,7 +72,10 @@ pub fn writeRequest(w: *std.Io.Writer, parts: RequestParts) std.Io.Writer.Error!
             try s.write("assistant");
             try s.objectField("content");
             if (hasKind(m.blocks, .text)) try writeJoinedText(&s, m.blocks) else try s.write(null);
-            if (hasKind(m.blocks, .tool_call) and parts.sendsThinking(m)) try writeReasoningContent(&s, m.blocks);
+            if (hasKind(m.blocks, .tool_call) and parts.sendsThinking(m)) {
+                try writeReasoningContent(&s, m.blocks);
+                try writeReasoningDetails(&s, m);
+            }
             if (hasKind(m.blocks, .tool_call)) {
                 try s.objectField("tool_calls");
                 try s.beginArray();
@@ -267,6 +270,15 @@ fn writeReasoningContent(s: *std.json.Stringify, blocks: []const conversation.Bl
     for (blocks) |b| if (isReasoningContent(b)) try std.json.Stringify.encodeJsonStringChars(b.text, .{}, s.writer);
     try s.writer.writeByte('"');
     s.endWriteRaw();
+}
+
+/// OpenRouter's reasoning_details of a message with tool calls, as kept: it asks for them
+/// back ("preserving reasoning blocks") so that the signed or encrypted reasoning of the
+/// models behind it (Anthropic's, Gemini's) goes on across tool calls.
+fn writeReasoningDetails(s: *std.json.Stringify, m: conversation.Message) std.Io.Writer.Error!void {
+    if (m.reasoning_details.len == 0) return;
+    try s.objectField("reasoning_details");
+    try conversation.writeRawJson(s, m.reasoning_details);
 }
 
 fn isReasoningContent(b: conversation.Block) bool {
