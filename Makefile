@@ -87,6 +87,7 @@ conformance:
 	$(PY) tests/conformance/make_tool_cases.py --check
 	$(PY) tests/conformance/make_mcp_cases.py --check
 	$(PY) tests/conformance/make_approval_cases.py --check
+	$(PY) tests/conformance/make_count_cases.py --check
 	$(PY) tests/conformance/run.py
 
 # The same cases through the stepped, non-blocking path (the C, Python and Lua drivers' --async

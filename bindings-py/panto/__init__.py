@@ -31,7 +31,7 @@ version makes the import fail with ImportError.
 from __future__ import annotations
 
 from . import _native
-from .agent import Agent, Connections
+from .agent import Agent, Connections, TokenCount
 from .config import THINKING_LEVELS, KeepAlive, RetryPolicy, Timeouts
 from .errors import (
     APIConnectionError,
@@ -204,6 +204,7 @@ __all__ = [
     "Timeouts",
     "KeepAlive",
     "Connections",
+    "TokenCount",
     "Session",
     "SessionInfo",
     "SessionSummary",

@@ -25,7 +25,8 @@ pub fn writeRequest(w: *std.Io.Writer, parts: RequestParts) std.Io.Writer.Error!
     }
     try s.objectField("messages");
     try messages_format.write(&s, parts);
-    try writeInferenceConfig(&s, parts);
+    // CountTokens' `converse` input has no inferenceConfig (what the answer may be).
+    if (!parts.counting()) try writeInferenceConfig(&s, parts);
     try writeToolConfig(&s, parts);
     try writeAdditionalFields(&s, parts);
     try parts.writeExtraBody(&s);
