@@ -61,7 +61,7 @@ def check(e: Endpoint, headers: Mapping[str, str], body: Any, require_api_key: b
     first: a 401 or 403), then the body's members."""
     if require_api_key:
         at = getattr(e.provider, "check_request_at", None)
-        r = at("/", headers, None, True) if at else e.provider.check_request(headers, None, True)
+        r: Rejection | None = at("/", headers, None, True) if at else e.provider.check_request(headers, None, True)
         if r is not None and r.status in (401, 403):
             return r
     invalid = e.provider.error_type_for(400)
