@@ -731,6 +731,28 @@ int panto_model_info(PantoString provider, PantoString model, char *buf, size_t 
  * over it (after a model switch too). Borrowed until the next call on the agent. */
 int panto_agent_model_info(PantoAgent *agent, PantoString *out_json);
 
+/* ---- Token counting ------------------------------------------------------------------- */
+
+typedef struct PantoTokenCount {
+    uint32_t size;         /* sizeof(PantoTokenCount), set by PANTO_TOKEN_COUNT_INIT */
+    int32_t estimated;     /* 1: panto's estimate (the provider has no counting endpoint) */
+    uint64_t input_tokens; /* the request's input tokens */
+} PantoTokenCount;
+
+#define PANTO_TOKEN_COUNT_INIT {.size = sizeof(PantoTokenCount)}
+
+/* The input tokens of the request the next turn would send with `input` (NULL: the
+ * conversation as it is): the conversation, the input as its user message (text and parts,
+ * as panto_agent_run would append it; input.options is not read), the system prompt, the
+ * tools and thinking, asked of the provider's counting endpoint (Anthropic count_tokens,
+ * Gemini countTokens, OpenAI Responses input_tokens, Bedrock CountTokens) under the agent's
+ * timeouts and on its connections. OpenAI Chat Completions has no such endpoint: the count is
+ * compaction's estimate and `estimated` is 1. Nothing is appended to the conversation.
+ * Blocks until the answer. PANTO_ERR_BUSY while a stream of the agent is unfinished; a
+ * failed request returns the code a turn's would (PANTO_ERR_AUTHENTICATION,
+ * PANTO_ERR_TIMEOUT, ...), its detail (type, HTTP status, request id) in panto_agent_error. */
+int panto_agent_count_tokens(PantoAgent *agent, const PantoInput *input, PantoTokenCount *out);
+
 /* ---- Compaction ----------------------------------------------------------------------- *
  *
  * Config key "compaction": {"enabled": true, "context_window": N, "reserve_tokens": 16384,

@@ -282,6 +282,18 @@ class PantoWait(Structure):
         self.size: int = ctypes.sizeof(PantoWait)
 
 
+class PantoTokenCount(Structure):
+    _fields_ = [
+        ("size", c_uint32),
+        ("estimated", c_int32),
+        ("input_tokens", c_uint64),
+    ]
+
+    def __init__(self) -> None:  # PANTO_TOKEN_COUNT_INIT
+        super().__init__()
+        self.size: int = ctypes.sizeof(PantoTokenCount)
+
+
 # Opaque handles: distinct pointer types, so ctypes refuses a stream where an agent is due.
 class _PantoAgent(Structure):
     pass
@@ -334,6 +346,7 @@ SIGNATURES: Dict[str, Tuple[Any, List[Any]]] = {
     "panto_agent_rollback_turn": (c_int, [AgentPtr, POINTER(c_size_t)]),
     "panto_model_info": (c_int, [PantoString, PantoString, c_char_p, c_size_t, POINTER(c_size_t)]),
     "panto_agent_model_info": (c_int, [AgentPtr, POINTER(PantoString)]),
+    "panto_agent_count_tokens": (c_int, [AgentPtr, POINTER(PantoInput), POINTER(PantoTokenCount)]),
     "panto_agent_compact": (c_int, [AgentPtr, POINTER(StreamPtr)]),
     "panto_agent_session": (c_int, [AgentPtr, POINTER(PantoSessionInfo)]),
     "panto_agent_fork_session": (c_int, [AgentPtr, c_size_t, PantoString]),
@@ -380,4 +393,5 @@ LAYOUT: Dict[str, Tuple[int, Dict[str, Tuple[int, int]]]] = {
     "PantoConnections": (24, {"size": (0, 4), "reserved0": (4, 4), "opened": (8, 8), "reused": (16, 8)}),
     "PantoSessionInfo": (48, {"size": (0, 4), "resumed": (4, 4), "id": (8, 16), "path": (24, 16), "torn_bytes": (40, 8)}),
     "PantoWait": (24, {"size": (0, 4), "fd": (4, 4), "events": (8, 4), "reserved0": (12, 4), "deadline_ns": (16, 8)}),
+    "PantoTokenCount": (16, {"size": (0, 4), "estimated": (4, 4), "input_tokens": (8, 8)}),
 }

@@ -18,7 +18,7 @@ TYPE_CHECKING = False
 if TYPE_CHECKING:
     from collections.abc import Mapping
     from types import TracebackType
-    from typing import Any, Dict, Iterable, List, Optional, Sequence, Set, Type, TypeVar, Union, overload
+    from typing import Any, Dict, Iterable, List, Optional, Sequence, Set, Tuple, Type, TypeVar, Union, overload
 
     from dataclasses import dataclass
 
@@ -56,6 +56,16 @@ class Connections:
 
     opened: int
     reused: int
+
+
+@dataclass(frozen=True)
+class TokenCount:
+    """The input tokens of a request (`Agent.count_tokens`): `input_tokens` as the provider
+    counted them, or, with `estimated` True, as panto estimated them (a provider without a
+    counting endpoint: OpenAI Chat Completions)."""
+
+    input_tokens: int
+    estimated: bool = False
 
 
 class Agent:
@@ -358,17 +368,7 @@ class Agent:
         (after yielding their `ToolCallStart`); with `run_tools=False` you give each result
         yourself: `stream.submit_tool_result(id, content)` or `stream.run_tool(event)`."""
         self._live()
-        run_input = _native.PantoInput()
-        keep: Any = None
-        if isinstance(input, str):
-            raw = _native.utf8(input)
-            run_input.text = _native.string(raw)
-        elif isinstance(input, (list, tuple, Media)):
-            array, keep = native_parts(parts_of(input, "run() input"))
-            run_input.parts = ctypes.cast(array, ctypes.POINTER(_native.PantoPart))
-            run_input.part_count = len(array)
-        else:
-            raise TypeError(f"run() needs a str, a list of parts or a panto.Media, not {type(input).__name__}")
+        run_input, keep = _native_input(input, "run()")
         if options:
             import json
 
@@ -384,6 +384,32 @@ class Agent:
             handle = StreamHandle(self._lib, out, self._calls, self._orphans, self._tools, self._streams)
             self._streams.add(handle)
         return Stream(self, handle, run_tools=bool(run_tools))
+
+    def count_tokens(self, input: Union[str, Sequence[GivenPart], Media, None] = None) -> TokenCount:
+        """The input tokens of the request the next turn would send with `input` as its user
+        message (None: the conversation as it is): the conversation, the system prompt, the
+        tools and thinking, as `run()` would send them. Nothing is appended.
+
+            agent.count_tokens("Summarize the report").input_tokens  # e.g. 1834
+
+        The provider counts them (Anthropic, Gemini, OpenAI Responses, Bedrock: their
+        token-counting endpoints, one request under the agent's timeouts); OpenAI Chat
+        Completions has no such endpoint, so the count is panto's estimate and
+        `estimated` is True. Blocks until the answer; a failed request raises the
+        `panto.Error` a turn's would (`panto.AuthenticationError`, `panto.TimeoutError`, ...),
+        and `panto.BusyError` while a stream of the agent is unfinished. `input` is what
+        `run()` takes."""
+        self._live()
+        given, keep = _native_input(input, "count_tokens()") if input is not None else (None, None)
+        count = _native.PantoTokenCount()
+        with self._calls:
+            ptr = self._live()
+            free_orphans(self._lib, self._orphans)  # an unfinished one keeps the agent busy
+            rc = self._lib.agent_count_tokens(ptr, ctypes.byref(given) if given is not None else None, ctypes.byref(count))
+            if rc < 0:
+                raise self._error(ptr, rc)
+        del keep
+        return TokenCount(input_tokens=count.input_tokens, estimated=bool(count.estimated))
 
     def complete(self, input: Union[str, Sequence[GivenPart], Media], **options: Any) -> AssistantMessage:
         """Runs a whole turn and returns its last assistant message (the non-streaming form
@@ -671,6 +697,23 @@ class Agent:
         detail = _native.PantoError()
         self._lib.agent_error(ptr, ctypes.byref(detail))
         return from_native(self._lib, detail, rc)
+
+
+def _native_input(input: Union[str, Sequence[GivenPart], Media], what: str) -> Tuple[Any, Any]:
+    """A PantoInput of `input` (a str, a list of parts or a Media), and what must be kept alive
+    until it is used."""
+    native = _native.PantoInput()
+    keep: Any = None
+    if isinstance(input, str):
+        keep = _native.utf8(input)
+        native.text = _native.string(keep)
+    elif isinstance(input, (list, tuple, Media)):
+        array, keep = native_parts(parts_of(input, f"{what} input"))
+        native.parts = ctypes.cast(array, ctypes.POINTER(_native.PantoPart))
+        native.part_count = len(array)
+    else:
+        raise TypeError(f"{what} needs a str, a list of parts or a panto.Media, not {type(input).__name__}")
+    return native, keep
 
 
 def _json_loads(text: str) -> Any:

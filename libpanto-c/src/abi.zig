@@ -277,6 +277,12 @@ comptime {
     for (std.meta.fields(WaitEvents)) |f| std.debug.assert(@intFromEnum(@field(panto.stream_step.Direction, f.name)) == f.value);
 }
 
+pub const TokenCount = extern struct {
+    size: u32 = @sizeOf(TokenCount),
+    estimated: i32 = 0,
+    input_tokens: u64 = 0,
+};
+
 /// The caller's struct `T` with the fields its `size` leaves out zero, so that callers built
 /// against an older header keep working: null when `size` does not even cover `min_field`.
 pub fn readSized(comptime T: type, src: *const T, comptime min_field: []const u8) ?T {
@@ -320,7 +326,7 @@ fn expectEnumMatches(comptime c: type, comptime Enum: type, comptime prefix: []c
 
 test "the Zig types match include/panto.h" {
     const c = @cImport(@cInclude("panto.h"));
-    inline for (.{ .{ Event, c.PantoEvent }, .{ Error, c.PantoError }, .{ Connections, c.PantoConnections }, .{ Usage, c.PantoUsage }, .{ String, c.PantoString }, .{ Input, c.PantoInput }, .{ ToolResult, c.PantoToolResult }, .{ SessionInfo, c.PantoSessionInfo }, .{ Part, c.PantoPart }, .{ PartInfo, c.PantoPartInfo }, .{ PartInfo, panto.event.PartInfo }, .{ Wait, c.PantoWait }, .{ ApprovalCall, c.PantoApprovalCall }, .{ ApprovalCall, panto.event.ApprovalCall } }) |pair| {
+    inline for (.{ .{ Event, c.PantoEvent }, .{ Error, c.PantoError }, .{ Connections, c.PantoConnections }, .{ Usage, c.PantoUsage }, .{ String, c.PantoString }, .{ Input, c.PantoInput }, .{ ToolResult, c.PantoToolResult }, .{ SessionInfo, c.PantoSessionInfo }, .{ Part, c.PantoPart }, .{ PartInfo, c.PantoPartInfo }, .{ PartInfo, panto.event.PartInfo }, .{ Wait, c.PantoWait }, .{ ApprovalCall, c.PantoApprovalCall }, .{ ApprovalCall, panto.event.ApprovalCall }, .{ TokenCount, c.PantoTokenCount } }) |pair| {
         const Z = pair[0];
         const C = pair[1];
         try std.testing.expectEqual(@sizeOf(C), @sizeOf(Z));

@@ -33,6 +33,8 @@ pub const PantoAgent = struct {
     agent: ?*panto.Agent,
     last_error: CallError = .{},
     conversation_json: std.Io.Writer.Allocating,
+    /// The detail of the last failed panto_agent_count_tokens (last_error points at it).
+    count_detail: panto.errors.Detail = .{},
 
     fn clearError(h: *PantoAgent) c_int {
         return h.last_error.clear();
@@ -134,6 +136,7 @@ pub export fn panto_agent_free(agent: ?*PantoAgent) void {
     const h = agent orelse return;
     if (h.agent) |a| a.deinit();
     h.last_error.deinit();
+    h.count_detail.deinit(gpa);
     h.conversation_json.deinit();
     gpa.destroy(h);
 }
@@ -302,6 +305,37 @@ pub export fn panto_agent_model_info(agent: ?*PantoAgent, out_json: ?*PantoStrin
     panto.catalog.json.writeResolved(&h.conversation_json.writer, @tagName(a.config.provider), a.config.model, a.config.model_info) catch
         return h.setError(.out_of_memory, "out of memory");
     out.* = .from(h.conversation_json.written());
+    return h.clearError();
+}
+
+// ---- Token counting --------------------------------------------------------------------
+
+pub export fn panto_agent_count_tokens(agent: ?*PantoAgent, input: ?*const abi.Input, out: ?*abi.TokenCount) c_int {
+    const h = agent orelse return code(.invalid_argument);
+    const out_count = out orelse return h.setError(.invalid_argument, "out is NULL");
+    const a = h.agent orelse return h.setError(.invalid_argument, "this agent was not created: see panto_agent_error");
+    if (out_count.size < @offsetOf(abi.TokenCount, "input_tokens") + @sizeOf(u64))
+        return h.setError(.invalid_argument, "out.size is too small: initialise it with PANTO_TOKEN_COUNT_INIT");
+    var given: []const panto.content.Part = &.{};
+    defer gpa.free(given);
+    const turn_input: ?panto.Agent.Input = if (input) |in| blk: {
+        const fields = abi.readSized(abi.Input, in, "text") orelse
+            return h.setError(.invalid_argument, "input.size is too small: initialise it with PANTO_INPUT_INIT");
+        const text = fields.text.bytes() orelse return h.setError(.invalid_argument, "input.text.ptr is NULL but its len is not 0");
+        var problem: parts.Problem = .{};
+        given = parts.read(gpa, fields.parts, fields.part_count, "input.parts", &problem) catch |err| return switch (err) {
+            error.Invalid => h.setError(.invalid_argument, problem.message()),
+            error.OutOfMemory => h.setError(.out_of_memory, "out of memory"),
+        };
+        break :blk .{ .text = text, .parts = given };
+    } else null;
+    h.count_detail.clearResponse(gpa);
+    const got = a.countTokens(turn_input, &h.count_detail) catch |err| return switch (err) {
+        error.Busy => h.setError(.busy, "the agent has an unfinished stream; free it first"),
+        error.OutOfMemory => h.setError(.out_of_memory, "out of memory"),
+        else => |e| h.last_error.setRequest(.fromTurnError(e), &h.count_detail),
+    };
+    abi.writeSized(abi.TokenCount, out_count, .{ .input_tokens = got.input_tokens, .estimated = @intFromBool(got.estimated) });
     return h.clearError();
 }
 

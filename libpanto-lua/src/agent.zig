@@ -354,6 +354,32 @@ fn agentModelInfo(L: State) callconv(.c) c_int {
     return 1;
 }
 
+/// agent:count_tokens([input]): the input tokens of the request the next turn would send
+/// with `input` (what agent:run takes; nil: the conversation as it is), as a table
+/// {input_tokens = N, estimated = false}: the provider's count (its token-counting endpoint),
+/// or panto's estimate (estimated = true) for a provider without one (OpenAI Chat
+/// Completions). Nothing is appended. Raises the panto.Error a turn's request would (code
+/// "authentication", "timeout", ...), "busy" while a stream of the agent is unfinished.
+fn agentCountTokens(L: State) callconv(.c) c_int {
+    const a = checkOpenAgent(L, 1);
+    c.lua_settop(L, 2);
+    var input: c.PantoInput = undefined;
+    const given: ?*const c.PantoInput = if (isNil(L, 2)) null else blk: {
+        input = parts.pushInput(L, 2); // (borrows from the stack: the parts' box at 3)
+        break :blk &input;
+    };
+    var count = std.mem.zeroes(c.PantoTokenCount);
+    count.size = @sizeOf(c.PantoTokenCount);
+    const rc = c.panto_agent_count_tokens(a.handle, given, &count);
+    if (rc < 0) raiseAgentError(L, a, rc);
+    c.lua_createtable(L, 0, 2);
+    c.lua_pushinteger(L, @intCast(count.input_tokens));
+    c.lua_setfield(L, -2, "input_tokens");
+    c.lua_pushboolean(L, count.estimated);
+    c.lua_setfield(L, -2, "estimated");
+    return 1;
+}
+
 /// agent:connections(): what the agent's connections did so far, as a table
 /// {opened = N, reused = N}: connections opened (TCP connections, and CONNECT tunnels through
 /// a proxy), and requests sent on a connection kept alive from an earlier request.
@@ -451,6 +477,7 @@ const methods = [_]c.luaL_Reg{
     h.reg("connections", agentConnections),
     h.reg("settings", agentSettings),
     h.reg("model_info", agentModelInfo),
+    h.reg("count_tokens", agentCountTokens),
     h.reg("add_tool", agentAddTool),
     h.reg("set_config", agentSetConfig),
     h.reg("tools", agentTools),

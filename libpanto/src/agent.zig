@@ -23,6 +23,7 @@ const request_options = @import("request_options.zig");
 const log_mod = @import("log.zig");
 const mcp_servers = @import("mcp/servers.zig");
 const mcp_config = @import("mcp/server_config.zig");
+const token_count = @import("token_count.zig");
 
 pub const RunError = error{ Busy, OutOfMemory, SessionWrite };
 /// A turn with options: they may be refused (InvalidConfig, the reason in the Diagnostic).
@@ -331,6 +332,14 @@ pub const Agent = struct {
         a.busy = true;
         a.live_streams += 1;
         return s;
+    }
+
+    /// The input tokens of the request the next turn would send with `input` (null: the
+    /// conversation as it is), asked of the provider, or estimated where it has no counting
+    /// endpoint (token_count.zig). Busy while a stream is unfinished; a failure's detail in
+    /// `detail`.
+    pub fn countTokens(a: *Agent, input: ?Input, detail: *@import("errors.zig").Detail) token_count.Error!token_count.TokenCount {
+        return token_count.count(a, input, detail);
     }
 
     /// The provider and model the next request goes to, which its answer is recorded with.

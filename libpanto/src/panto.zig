@@ -15,6 +15,7 @@ pub const session = @import("session/session.zig");
 pub const structured_output = @import("structured_output.zig");
 /// The context window compaction works with (contextWindow), for a status line.
 pub const compaction = @import("compaction.zig");
+pub const token_count = @import("token_count.zig");
 /// The model catalog: limits, prices and abilities of known models; the cost of a usage.
 pub const catalog = @import("catalog/catalog.zig");
 /// Driving a stream without blocking (Stream.step): its Step, BatchStep and Wait.
@@ -44,6 +45,9 @@ test {
     _ = @import("transport/std_http_internals.zig");
     _ = @import("stream_test.zig");
     _ = @import("failed_turn_test.zig");
+    _ = @import("token_count.zig");
+    _ = @import("token_count_test.zig");
+    _ = @import("transport/oneshot.zig");
     _ = @import("tool_progress_test.zig");
     _ = @import("agent.zig");
     _ = @import("endpoint.zig");

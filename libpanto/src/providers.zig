@@ -45,6 +45,13 @@
 //!   error_type_header                     a header of a non-2xx answer that names the
 //!                                         error; then parseErrorBody(arena, body, value)
 //!                                         takes its value (null when the answer had none)
+//! And, for a provider with a token-counting endpoint (token_count.zig; without one, the
+//! count is compaction's estimate):
+//!   count_endpoint, or                    the counting request's path, constant or naming
+//!   writeCountEndpoint(gpa, out, model)     the model
+//!   writeCountBody(w, parts)              its JSON body: the turn's request (writeRequest,
+//!                                         `parts.purpose` .count), wrapped if the API wants
+//!   parseCount(arena, body) -> ?u64       the answer's token count (null: not one)
 //! Retry headers (retry-after, retry-after-ms, x-should-retry) and request ids are read by
 //! the transport the same way for every provider so far.
 //!
@@ -224,6 +231,39 @@ pub fn parseErrorBody(p: Provider, arena: Allocator, body: []const u8, error_typ
     };
 }
 
+/// Whether the provider has a token-counting endpoint (writeCountBody).
+pub fn counts(p: Provider) bool {
+    return switch (p) {
+        inline else => |t| comptime @hasDecl(api(t), "writeCountBody"),
+    };
+}
+
+/// Appends the token-counting request's path, for a provider that `counts`.
+pub fn writeCountEndpoint(p: Provider, gpa: Allocator, out: *std.ArrayList(u8), model: []const u8) Allocator.Error!void {
+    switch (p) {
+        inline else => |t| if (comptime @hasDecl(api(t), "writeCountEndpoint"))
+            try api(t).writeCountEndpoint(gpa, out, model)
+        else if (comptime @hasDecl(api(t), "count_endpoint"))
+            try out.appendSlice(gpa, api(t).count_endpoint)
+        else
+            unreachable, // (callers ask `counts` first)
+    }
+}
+
+/// The token-counting request's body (`parts.purpose` is .count), for a provider that `counts`.
+pub fn writeCountBody(p: Provider, w: *std.Io.Writer, parts: request.RequestParts) std.Io.Writer.Error!void {
+    switch (p) {
+        inline else => |t| if (comptime @hasDecl(api(t), "writeCountBody")) try api(t).writeCountBody(w, parts) else unreachable,
+    }
+}
+
+/// The token count of a counting request's answer, or null when it holds none.
+pub fn parseCount(p: Provider, arena: Allocator, body: []const u8) ?u64 {
+    return switch (p) {
+        inline else => |t| if (comptime @hasDecl(api(t), "parseCount")) api(t).parseCount(arena, body) else null,
+    };
+}
+
 /// The decoder of the message being streamed, whichever its provider.
 pub const Decoder = struct {
     impl: Impl,
@@ -370,6 +410,10 @@ test "each provider declares what the seam needs" {
         }
         if (@hasDecl(P, "endpoint") == @hasDecl(P, "writeEndpoint")) @compileError(@tagName(t) ++ "/provider.zig declares one of endpoint and writeEndpoint");
         try std.testing.expect(!(@hasDecl(P.Decoder, "hotEvent") and @hasDecl(P.Decoder, "hotQueued")));
+        if (@hasDecl(P, "writeCountBody")) {
+            if (!@hasDecl(P, "parseCount")) @compileError(@tagName(t) ++ "/provider.zig counts tokens without parseCount");
+            if (@hasDecl(P, "count_endpoint") == @hasDecl(P, "writeCountEndpoint")) @compileError(@tagName(t) ++ "/provider.zig declares one of count_endpoint and writeCountEndpoint");
+        }
     }
     try std.testing.expectEqualStrings("\"anthropic\", \"openai\", \"openai-responses\", \"gemini\" or \"bedrock\"", choices);
 }

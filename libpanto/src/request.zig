@@ -10,11 +10,21 @@ const tools = @import("tools.zig");
 const CachePlan = @import("providers/cache_plan.zig").Plan;
 const Tool = tools.Tool;
 
+pub const Purpose = enum { turn, count };
+
 pub const RequestParts = struct {
     config: Config,
     conversation: *const Conversation,
     tools: []const Tool,
     granted: []const []const u8,
+    /// What the body is for: a turn's request, or the same request to the provider's
+    /// token-counting endpoint, which takes only what makes the prompt (no max_tokens,
+    /// sampling or streaming members: token_count.zig).
+    purpose: Purpose = .turn,
+
+    pub fn counting(p: RequestParts) bool {
+        return p.purpose == .count;
+    }
 
     /// Whether the thinking of assistant message `m` goes into this request: only to the
     /// provider and model that wrote it (its signature is theirs; another model takes it for
@@ -46,6 +56,7 @@ pub const RequestParts = struct {
     /// The user's extra_body members, last: after panto's own keys (request_options.zig
     /// refuses the keys panto writes).
     pub fn writeExtraBody(p: RequestParts, s: *std.json.Stringify) std.Io.Writer.Error!void {
+        if (p.counting()) return; // (members meant for the turn: a counting endpoint may refuse them)
         for (p.config.request.extra_body) |m| {
             try s.objectField(m.key);
             try conversation.writeRawJson(s, m.value);

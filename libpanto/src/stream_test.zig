@@ -20,7 +20,7 @@ pub const sse_body = sse_head ++
     "event: message_delta\ndata: {\"type\":\"message_delta\",\"delta\":{\"stop_reason\":\"end_turn\"},\"usage\":{\"output_tokens\":5}}\n\n" ++
     "event: message_stop\ndata: {\"type\":\"message_stop\"}\n\n";
 
-const Framing = enum { chunked, content_length };
+pub const Framing = enum { chunked, content_length };
 
 const test_key = "sk-ant-test-0123456789";
 
@@ -80,12 +80,21 @@ pub const TestServer = struct {
     port: u16,
     /// The thread has served (or given up on) every answer.
     done: std.atomic.Value(bool) = .init(false),
+    /// When set, each request's first line and body are appended, "LINE\r\nBODY\n" a request
+    /// (read once `stop` returned).
+    record: ?*std.ArrayList(u8) = null,
 
     pub fn start(s: *TestServer, answer: Answer) !void {
         return s.startMany(answer, &.{});
     }
 
     pub fn startMany(s: *TestServer, answer: Answer, more: []const Answer) !void {
+        return s.startRecorded(answer, more, null);
+    }
+
+    /// As startMany, with each request recorded into `record` (see the field).
+    pub fn startRecorded(s: *TestServer, answer: Answer, more: []const Answer, record: ?*std.ArrayList(u8)) !void {
+        s.record = record;
         const io = server_io_instance.io();
         const address = try std.Io.net.IpAddress.parseIp4("127.0.0.1", 0);
         s.server = try address.listen(io, .{ .reuse_address = true });
@@ -123,7 +132,12 @@ pub const TestServer = struct {
         defer conn.close(io);
         var read_buf: [4096]u8 = undefined;
         var reader = conn.reader(io, &read_buf);
-        try skipRequest(&reader.interface);
+        if (s.record) |out| {
+            const r = &reader.interface;
+            try out.appendSlice(std.testing.allocator, try r.takeDelimiterInclusive('\n'));
+            try out.appendSlice(std.testing.allocator, try r.take(try readRequestHead(r)));
+            try out.append(std.testing.allocator, '\n');
+        } else try skipRequest(&reader.interface);
 
         var framed: std.ArrayList(u8) = .empty;
         defer framed.deinit(std.testing.allocator);

@@ -2100,6 +2100,53 @@ static void test_settings(void) {
 
 /* panto_model_info: a listed model and a dated name of it, an unknown one is "null", snprintf's
  * shape when buf is short; panto_agent_model_info: model_info over the catalog's entry. */
+/* panto_agent_count_tokens: the provider's count (the request is the turn's prompt, nothing
+ * appended), a provider's error as its code with its detail in panto_agent_error, BUSY while a
+ * stream is unfinished, and the estimate of a provider without a counting endpoint. */
+static void test_count_tokens(void) {
+    static const struct canned answers[] = {
+        {200, "application/json", "{\"input_tokens\":17}", NULL, 0},
+        {401, "application/json", BODY_401, NULL, 0},
+        {200, "text/event-stream", SSE_OK, NULL, 0},
+    };
+    char url[64];
+    PantoAgent *agent;
+    PantoStream *stream = NULL;
+    PantoInput input = PANTO_INPUT_INIT;
+    PantoTokenCount count = PANTO_TOKEN_COUNT_INIT;
+    PantoError err = PANTO_ERROR_INIT;
+    PantoString conv = {0};
+    current_test = "count_tokens";
+    agent = serve_and_connect(answers, 3, url, sizeof url);
+    if (!agent) return;
+    input.text = panto_cstr("How many?");
+    CHECK_RC(panto_agent_count_tokens(agent, &input, &count), PANTO_OK);
+    CHECK(count.input_tokens == 17 && count.estimated == 0);
+    CHECK_RC(panto_agent_conversation(agent, &conv), PANTO_OK);
+    CHECK(pstr_eq(conv, "[]"));
+    CHECK_RC(panto_agent_count_tokens(agent, NULL, &count), PANTO_ERR_AUTHENTICATION);
+    CHECK_RC(panto_agent_error(agent, &err), PANTO_ERR_AUTHENTICATION);
+    CHECK(err.http_status == 401 && pstr_eq(err.type, "authentication_error") && pstr_eq(err.message, "invalid x-api-key"));
+    CHECK_RC(run_text(agent, "Hello", &stream), PANTO_OK);
+    CHECK_RC(panto_agent_count_tokens(agent, &input, &count), PANTO_ERR_BUSY);
+    CHECK_RC(drain(stream), PANTO_DONE);
+    panto_stream_free(stream);
+    CHECK_RC(panto_agent_count_tokens(agent, &input, NULL), PANTO_ERR_INVALID_ARGUMENT);
+    count.size = 4;
+    CHECK_RC(panto_agent_count_tokens(agent, &input, &count), PANTO_ERR_INVALID_ARGUMENT);
+    panto_agent_free(agent);
+    stop_server();
+    CHECK(request_count() == 3);
+    CHECK(requests && strstr(requests, "\"text\":\"How many?\"") != NULL);
+    CHECK(requests && strncmp(requests, "{\"model\":\"claude-test\",\"messages\":", 34) == 0); /* no max_tokens, no stream */
+
+    CHECK_RC(agent_new("{\"provider\": \"openai\", \"model\": \"gpt-4o\", \"api_key\": \"k\"}", &agent), PANTO_OK);
+    count = (PantoTokenCount)PANTO_TOKEN_COUNT_INIT;
+    CHECK_RC(panto_agent_count_tokens(agent, &input, &count), PANTO_OK);
+    CHECK(count.estimated == 1 && count.input_tokens > 0);
+    panto_agent_free(agent);
+}
+
 static void test_model_info(void) {
     char buf[2048];
     char small[8];
@@ -3904,6 +3951,7 @@ int main(int argc, char **argv) {
     RUN(test_final_json);
     RUN(test_settings);
     RUN(test_model_info);
+    RUN(test_count_tokens);
     RUN(test_step_turns);
     RUN(test_step_tool_round);
     RUN(test_step_silent_server);

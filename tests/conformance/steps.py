@@ -33,6 +33,7 @@ STEPS: dict[str, tuple[str, Any]] = {
              and isinstance(v["id"], str)),
     "list_sessions": ("true", lambda v: v is True),
     "append_to_session": ("a string", lambda v: isinstance(v, str)),
+    "count_tokens": ("a string (the input) or null", lambda v: v is None or isinstance(v, str)),
 }
 
 

@@ -25,7 +25,7 @@ from types import ModuleType
 from typing import Any
 from urllib.parse import urlsplit
 
-from . import anthropic, bedrock, gemini, openai, responses, wire
+from . import anthropic, bedrock, count, gemini, openai, responses, wire
 from .call import Call
 from .media import describe, new_media, request_media
 from .pieces import split_events
@@ -351,6 +351,10 @@ class _Handler(BaseHTTPRequestHandler):
             "body": body if body is not _NOT_JSON else raw.decode("utf-8", "replace"),
             "media": request_media(path, body)})
 
+        counting = count.endpoint_for(path)
+        if counting is not None:  # (answered outside the scenario: count.py)
+            self._count(counting, headers, body, request_id)
+            return
         provider = provider_for(path)
         if provider is None:
             self._send_error(anthropic, request_id, 404, "not_found_error",
@@ -371,6 +375,23 @@ class _Handler(BaseHTTPRequestHandler):
                              "emulator: no scripted response left")
             return
         self._serve(provider, response, Call(number, body, request_id))
+
+    def _count(self, e: count.Endpoint, headers: dict[str, str], body: Any,
+               request_id: str) -> None:
+        if self.command != "POST":
+            self._send_error(e.provider, request_id, 405, e.provider.error_type_for(405),
+                             f"emulator: {self.path} only accepts POST")
+            return
+        rejection = count.check(e, headers, body, self.server.state.require_api_key)
+        if rejection is not None:
+            self._send_error(e.provider, request_id, rejection.status, rejection.type,
+                             rejection.message, rejection.code, rejection.param)
+            return
+        data = json.dumps(count.answer(e, body)).encode()
+        self._send_head(200, {"content-type": JSON_CONTENT_TYPE,
+                              e.provider.REQUEST_ID_HEADER: request_id,
+                              "content-length": str(len(data))})
+        self.wfile.write(data)
 
     def _read_late(self, r: Response, number: int) -> None:
         """A request whose response says to wait before reading its body: logged at once

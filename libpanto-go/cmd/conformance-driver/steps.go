@@ -108,6 +108,17 @@ func (r *caseRun) runStep(s step) bool {
 		line := codeLine(s.key, err, false)
 		line["message_count"] = r.messageCount()
 		r.emit(line)
+	case "count_tokens":
+		var input *string
+		mustDecode(s, &input)
+		var parts []panto.Part
+		if input != nil {
+			parts = []panto.Part{panto.Text(*input)}
+		}
+		counted, err := r.agent.CountTokens(context.Background(), parts...)
+		line := codeLine(s.key, err, false)
+		line["input_tokens"], line["estimated"] = counted.InputTokens, counted.Estimated
+		r.emit(line)
 	case "rollback_turn":
 		removed, err := r.agent.RollbackTurn()
 		line := codeLine(s.key, err, false)

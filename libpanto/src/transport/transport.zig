@@ -15,6 +15,7 @@ const errors = @import("../errors.zig");
 const TurnError = errors.TurnError;
 const providers = @import("../providers.zig");
 const RequestHeaders = @import("../request.zig").Headers;
+const Purpose = @import("../request.zig").Purpose;
 const watchdog = @import("watchdog.zig");
 const retry = @import("../retry.zig");
 const tunnel = @import("tunnel.zig");
@@ -83,7 +84,7 @@ pub fn open(s: *Stream) TurnError!void {
     const config = s.config;
     try checkRequest(s);
 
-    writeUrl(gpa, &s.url, config.base_url.?, config.provider, config.model) catch return error.OutOfMemory;
+    writeUrl(gpa, &s.url, config.base_url.?, config.provider, config.model, .turn) catch return error.OutOfMemory;
     const uri = std.Uri.parse(s.url.items) catch {
         s.detail.set(gpa, 0, "connection_error", "the base_url does not make a valid URL");
         return error.Connection;
@@ -186,9 +187,8 @@ pub fn open(s: *Stream) TurnError!void {
 fn checkRequest(s: *Stream) TurnError!void {
     const gpa = s.agent.gpa;
     const config = s.config;
-    if (config.api_key == null and !providers.signs(config.provider) and std.mem.eql(u8, config.base_url.?, providers.defaultBaseUrl(config.provider))) {
-        var buf: [128]u8 = undefined;
-        const msg = std.fmt.bufPrint(&buf, "no API key: set {s} (or the config key api_key)", .{providers.apiKeyChoices(config.provider)}) catch "no API key";
+    var key_buf: [128]u8 = undefined;
+    if (missingKey(config, &key_buf)) |msg| {
         s.detail.set(gpa, 0, "authentication_error", msg);
         return error.Authentication;
     }
@@ -224,6 +224,13 @@ fn checkRequest(s: *Stream) TurnError!void {
         s.detail.set(gpa, 0, "config_error", msg);
         return error.Config;
     };
+}
+
+/// The message of a request that needs an API key and has none (the provider's public
+/// endpoint, a provider that does not sign), or null.
+pub fn missingKey(config: @import("../config.zig").Config, buf: []u8) ?[]const u8 {
+    if (config.api_key != null or providers.signs(config.provider) or !std.mem.eql(u8, config.base_url.?, providers.defaultBaseUrl(config.provider))) return null;
+    return std.fmt.bufPrint(buf, "no API key: set {s} (or the config key api_key)", .{providers.apiKeyChoices(config.provider)}) catch "no API key";
 }
 
 /// The response head: its request id and retry headers noted, then a non-2xx status (with
@@ -435,25 +442,25 @@ pub fn bodyFillsWithoutWaiting(s: *Stream) bool {
 }
 
 /// `ms` after `now` (CLOCK_MONOTONIC ns), or 0 (no deadline) for 0 ms.
-fn deadlineAfter(now: u64, ms: u64) u64 {
+pub fn deadlineAfter(now: u64, ms: u64) u64 {
     return if (ms > 0) now + ms * std.time.ns_per_ms else 0;
 }
 
 /// The earlier of two deadlines, 0 standing for none.
-fn earliest(a: u64, b: u64) u64 {
+pub fn earliest(a: u64, b: u64) u64 {
     if (a == 0) return b;
     if (b == 0) return a;
     return @min(a, b);
 }
 
-fn unixNow() i64 {
+pub fn unixNow() i64 {
     var ts: std.c.timespec = undefined;
     _ = std.c.clock_gettime(.REALTIME, &ts);
     return @intCast(ts.sec);
 }
 
 /// scheme://host:port of a URL, without any user:password part or path (no secrets in errors).
-fn hostOf(url: []const u8) []const u8 {
+pub fn hostOf(url: []const u8) []const u8 {
     const scheme_end = (std.mem.indexOf(u8, url, "://") orelse return "the provider") + 3;
     const rest = url[scheme_end..];
     const end = std.mem.indexOfAny(u8, rest, "/?#") orelse rest.len;
@@ -461,14 +468,17 @@ fn hostOf(url: []const u8) []const u8 {
     return url[0 .. scheme_end + end];
 }
 
-/// base_url + endpoint, where a base ending in "/v1" (the OpenAI SDK convention) is not
-/// given a second "/v1".
-fn writeUrl(gpa: Allocator, out: *std.ArrayList(u8), base: []const u8, provider: providers.Provider, model: []const u8) Allocator.Error!void {
+/// base_url + endpoint (the turn's, or the token-counting one), where a base ending in
+/// "/v1" (the OpenAI SDK convention) is not given a second "/v1".
+pub fn writeUrl(gpa: Allocator, out: *std.ArrayList(u8), base: []const u8, provider: providers.Provider, model: []const u8, purpose: Purpose) Allocator.Error!void {
     out.clearRetainingCapacity();
     const trimmed = std.mem.trimEnd(u8, base, "/");
     try out.appendSlice(gpa, trimmed);
     const at = out.items.len;
-    try providers.writeEndpoint(provider, gpa, out, model);
+    switch (purpose) {
+        .turn => try providers.writeEndpoint(provider, gpa, out, model),
+        .count => try providers.writeCountEndpoint(provider, gpa, out, model),
+    }
     // A base that ends with the path's first segment (".../v1" and "/v1/messages",
     // ".../v1beta" and "/v1beta/models/...") does not repeat it.
     const path = out.items[at..];
@@ -479,13 +489,19 @@ fn writeUrl(gpa: Allocator, out: *std.ArrayList(u8), base: []const u8, provider:
 test "urls from base urls with and without the path's version" {
     var out: std.ArrayList(u8) = .empty;
     defer out.deinit(std.testing.allocator);
-    try writeUrl(std.testing.allocator, &out, "http://127.0.0.1:9", .anthropic, "m");
+    try writeUrl(std.testing.allocator, &out, "http://127.0.0.1:9", .anthropic, "m", .turn);
     try std.testing.expectEqualStrings("http://127.0.0.1:9/v1/messages", out.items);
-    try writeUrl(std.testing.allocator, &out, "https://api.openai.com/v1/", .openai, "m");
+    try writeUrl(std.testing.allocator, &out, "https://api.openai.com/v1/", .openai, "m", .turn);
     try std.testing.expectEqualStrings("https://api.openai.com/v1/chat/completions", out.items);
-    try writeUrl(std.testing.allocator, &out, "https://generativelanguage.googleapis.com", .gemini, "gemini-2.5-flash");
+    try writeUrl(std.testing.allocator, &out, "https://generativelanguage.googleapis.com", .gemini, "gemini-2.5-flash", .turn);
     try std.testing.expectEqualStrings("https://generativelanguage.googleapis.com/v1beta/models/gemini-2.5-flash:streamGenerateContent?alt=sse", out.items);
-    try writeUrl(std.testing.allocator, &out, "https://proxy.example/v1beta/", .gemini, "g");
+    try writeUrl(std.testing.allocator, &out, "https://proxy.example/v1beta/", .gemini, "g", .turn);
     try std.testing.expectEqualStrings("https://proxy.example/v1beta/models/g:streamGenerateContent?alt=sse", out.items);
+    try writeUrl(std.testing.allocator, &out, "https://api.openai.com/v1", .@"openai-responses", "m", .count);
+    try std.testing.expectEqualStrings("https://api.openai.com/v1/responses/input_tokens", out.items);
+    try writeUrl(std.testing.allocator, &out, "https://generativelanguage.googleapis.com", .gemini, "gemini-2.5-flash", .count);
+    try std.testing.expectEqualStrings("https://generativelanguage.googleapis.com/v1beta/models/gemini-2.5-flash:countTokens", out.items);
+    try writeUrl(std.testing.allocator, &out, "https://bedrock-runtime.us-east-1.amazonaws.com", .bedrock, "anthropic.claude-sonnet-4-5-20250929-v1:0", .count);
+    try std.testing.expectEqualStrings("https://bedrock-runtime.us-east-1.amazonaws.com/model/anthropic.claude-sonnet-4-5-20250929-v1%3A0/count-tokens", out.items);
 }
 

@@ -23,7 +23,7 @@
  * and a tool's `return_parts` are submitted the same way (content ""). A turn may also be a
  * step object (README, "Steps": set_config, export, reimport, import, import_text, truncate,
  * drop_last, rollback_turn, compact, session_info, reopen_agent, second_agent, fork, list_sessions,
- * append_to_session), run between turns with the C function of its name. Exits 0
+ * append_to_session, count_tokens), run between turns with the C function of its name. Exits 0
  * whenever it printed a transcript (even one ending in an error), 2 when it could not run
  * (bad arguments, unreadable or malformed case).
  *
@@ -1552,6 +1552,23 @@ static const char *run_step(PantoAgent **agent_slot, const char *p, Steps *st) {
             printf(", \"message_count\": %zu", message_count(agent));
             end_line();
         }
+    } else if (strcmp(key, "count_tokens") == 0) {
+        /* A string: the input's text; null: no input (the conversation as it is). */
+        char *text = NULL;
+        size_t n = 0;
+        PantoInput input = PANTO_INPUT_INIT;
+        PantoTokenCount count = PANTO_TOKEN_COUNT_INIT;
+        if (strncmp(value, "null", 4) != 0 && (*value != '"' || !cj_string(value, &text, &n))) wrong = "\"count_tokens\" is not a string or null";
+        else {
+            input.text.ptr = text;
+            input.text.len = n;
+            rc = panto_agent_count_tokens(agent, text ? &input : NULL, &count);
+            begin_step_line("count_tokens", rc, NULL);
+            printf(", \"input_tokens\": %llu, \"estimated\": ", rc < 0 ? 0ULL : (unsigned long long)count.input_tokens);
+            put_bool(rc >= 0 && count.estimated);
+            end_line();
+        }
+        free(text);
     } else if (strcmp(key, "rollback_turn") == 0) {
         size_t removed = 0;
         rc = panto_agent_rollback_turn(agent, &removed);

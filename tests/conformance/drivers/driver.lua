@@ -476,6 +476,15 @@ function Run:rollback_turn()
   emit(line)
 end
 
+function Run:count_tokens(input)
+  local agent = self.agent
+  local ok, counted = pcall(agent.count_tokens, agent, input)
+  local line = code_line("count_tokens", ok, counted)
+  line.input_tokens = ok and counted.input_tokens or 0
+  line.estimated = ok and counted.estimated or false
+  emit(line)
+end
+
 function Run:compact(extra_next)
   local ok, stream = pcall(self.agent.compact, self.agent)
   if not ok then return emit(code_line("compact", ok, stream)) end
@@ -549,6 +558,7 @@ function Run:step(st, extra_next)
   elseif st.truncate ~= nil then self:cut("truncate", "truncate", st.truncate)
   elseif st.drop_last ~= nil then self:cut("drop_last", "drop_last", st.drop_last)
   elseif st.rollback_turn ~= nil then self:rollback_turn()
+  elseif st.count_tokens ~= nil then self:count_tokens(st.count_tokens ~= json.null and st.count_tokens or nil)
   elseif st.compact ~= nil then self:compact(extra_next)
   elseif st.session_info ~= nil then self:session_info()
   elseif st.reopen_agent ~= nil then return self:reopen_agent()

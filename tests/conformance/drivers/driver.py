@@ -476,6 +476,15 @@ class Steps:
             line.pop("message", None)
             line["message_count"] = agent.message_count
             yield line
+        elif key == "count_tokens":
+            counted = panto.TokenCount(input_tokens=0)
+
+            def count() -> None:
+                nonlocal counted
+                counted = agent.count_tokens(value)
+            line = coded(key, count)
+            line.pop("message", None)
+            yield {**line, "input_tokens": counted.input_tokens, "estimated": counted.estimated}
         elif key == "rollback_turn":
             removed = 0
 

@@ -23,8 +23,10 @@ pub fn interleavedThinking(parts: RequestParts) bool {
 pub fn writeLimits(s: *std.json.Stringify, parts: RequestParts) std.Io.Writer.Error!void {
     const config = parts.config;
     const budget = request_options.budgetTokens(config);
-    try s.objectField("max_tokens");
-    try s.write(if (budget > 0 and config.max_tokens <= budget) config.max_tokens +| budget else config.max_tokens);
+    if (!parts.counting()) {
+        try s.objectField("max_tokens");
+        try s.write(if (budget > 0 and config.max_tokens <= budget) config.max_tokens +| budget else config.max_tokens);
+    }
     if (budget > 0) {
         try s.objectField("thinking");
         try s.beginObject();
@@ -42,6 +44,8 @@ pub fn writeLimits(s: *std.json.Stringify, parts: RequestParts) std.Io.Writer.Er
 pub fn write(s: *std.json.Stringify, parts: RequestParts) std.Io.Writer.Error!void {
     const r = parts.config.request;
     if (parts.hasTools() or r.server_tools.len > 0) try writeToolChoice(s, r.tool_choice, r.parallel_tool_calls);
+    // count_tokens takes the prompt's members only: the tools' choice and MCP servers.
+    if (parts.counting()) return server_tools.writeMcpServers(s, r.hosted_mcp_servers);
     try optional(s, "temperature", r.temperature);
     try optional(s, "top_p", r.top_p);
     try optional(s, "top_k", r.top_k);

@@ -1,6 +1,8 @@
 //! Anthropic Messages API, behind panto's provider seam (../../providers.zig says what each
 //! declaration is for). request.zig writes the request, decode.zig decodes the stream and
 //! hot.zig is its hot path.
+const Allocator = @import("std").mem.Allocator;
+const token_count = @import("../../token_count.zig");
 const Headers = @import("../../request.zig").Headers;
 const RequestParts = @import("../../request.zig").RequestParts;
 const request = @import("request.zig");
@@ -17,6 +19,14 @@ pub const checkOptions = @import("options.zig").check;
 pub const writeRequest = request.writeRequest;
 pub const parseErrorBody = decode.parseErrorBody;
 pub const Decoder = decode.Decoder;
+
+/// Token counting (token_count.zig): the turn's request without what is not prompt, to
+/// `count_tokens`, answered `{"input_tokens": N}`.
+pub const count_endpoint = "/v1/messages/count_tokens";
+pub const writeCountBody = request.writeRequest;
+pub fn parseCount(arena: Allocator, body: []const u8) ?u64 {
+    return token_count.member(arena, body, "input_tokens");
+}
 
 pub fn addHeaders(h: *Headers, parts: RequestParts) error{OutOfMemory}!void {
     try h.add("anthropic-version", request.api_version);

@@ -48,10 +48,12 @@ pub fn writeRequest(w: *std.Io.Writer, parts: RequestParts) std.Io.Writer.Error!
     try s.endArray();
     try cache.writeTools(&s, parts, &breakpoints);
     try params.write(&s, parts);
-    try writeContainer(&s, parts);
-    try writeOutputConfig(&s, config.request.response_format);
-    try s.objectField("stream");
-    try s.write(true);
+    if (!parts.counting()) try writeContainer(&s, parts);
+    if (!parts.counting()) {
+        try writeOutputConfig(&s, config.request.response_format);
+        try s.objectField("stream");
+        try s.write(true);
+    }
     try parts.writeExtraBody(&s);
     try s.endObject();
 }

@@ -43,6 +43,18 @@ pub fn writeDefaultBaseUrl(gpa: Allocator, out: *std.ArrayList(u8), region_name:
 /// (`us.`...) or an ARN, every byte outside `[A-Za-z0-9._~-]` percent-encoded (an ARN's `:`
 /// and `/` included).
 pub fn writeEndpoint(gpa: Allocator, out: *std.ArrayList(u8), model: []const u8) Allocator.Error!void {
+    try writeModelPath(gpa, out, model);
+    try out.appendSlice(gpa, "/converse-stream");
+}
+
+/// `/model/{model}/count-tokens` (CountTokens).
+pub fn writeCountEndpoint(gpa: Allocator, out: *std.ArrayList(u8), model: []const u8) Allocator.Error!void {
+    try writeModelPath(gpa, out, model);
+    try out.appendSlice(gpa, "/count-tokens");
+}
+
+/// `/model/{model}`, the model id percent-encoded as one path segment.
+fn writeModelPath(gpa: Allocator, out: *std.ArrayList(u8), model: []const u8) Allocator.Error!void {
     try out.appendSlice(gpa, "/model/");
     for (model) |c| {
         if (std.ascii.isAlphanumeric(c) or c == '.' or c == '_' or c == '~' or c == '-') {
@@ -51,7 +63,6 @@ pub fn writeEndpoint(gpa: Allocator, out: *std.ArrayList(u8), model: []const u8)
             try out.print(gpa, "%{X:0>2}", .{c});
         }
     }
-    try out.appendSlice(gpa, "/converse-stream");
 }
 
 fn get(env: Env, name: [:0]const u8) ?[]const u8 {

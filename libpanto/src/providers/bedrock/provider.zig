@@ -29,6 +29,18 @@ pub const writeEndpoint = credentials.writeEndpoint;
 pub const Decoder = decode.Decoder;
 pub const Framer = @import("framer.zig").Framer;
 
+/// Token counting (token_count.zig): CountTokens, `/model/M/count-tokens`, the turn's
+/// Converse request as `{"input": {"converse": ...}}`, answered `{"inputTokens": N}`.
+pub const writeCountEndpoint = credentials.writeCountEndpoint;
+pub fn writeCountBody(w: *std.Io.Writer, parts: req.RequestParts) std.Io.Writer.Error!void {
+    try w.writeAll("{\"input\":{\"converse\":");
+    try request.writeRequest(w, parts);
+    try w.writeAll("}}");
+}
+pub fn parseCount(arena: Allocator, body: []const u8) ?u64 {
+    return @import("../../token_count.zig").member(arena, body, "inputTokens");
+}
+
 /// `https://bedrock-runtime.{region}.amazonaws.com`, the region from AWS_REGION or
 /// AWS_DEFAULT_REGION, else the profile's in the AWS config file; without one,
 /// `default_base_url`.

@@ -32,10 +32,11 @@ pub fn writeRequest(w: *std.Io.Writer, parts: RequestParts) std.Io.Writer.Error!
     }
     try s.objectField("messages");
     try messages_format.writeMarked(&s, parts, &marks);
-    try writeInferenceConfig(&s, parts);
+    // CountTokens' `converse` input has no inferenceConfig (what the answer may be).
+    if (!parts.counting()) try writeInferenceConfig(&s, parts);
     try writeToolConfig(&s, parts, &marks);
     try writeAdditionalFields(&s, parts);
-    try writeOutputConfig(&s, config.request.response_format);
+    if (!parts.counting()) try writeOutputConfig(&s, config.request.response_format);
     try parts.writeExtraBody(&s);
     try s.endObject();
 }

@@ -16,11 +16,33 @@ pub const checkOptions = @import("options.zig").check;
 pub const writeRequest = request.writeRequest;
 pub const parseErrorBody = decode.parseErrorBody;
 pub const Decoder = decode.Decoder;
+const token_count = @import("../../token_count.zig");
+
+/// Token counting (token_count.zig): `models/M:countTokens`, the turn's request as its
+/// `generateContentRequest` (which names the model), answered `{"totalTokens": N, ...}`.
+pub fn writeCountEndpoint(gpa: Allocator, out: *std.ArrayList(u8), model: []const u8) Allocator.Error!void {
+    try writeModelPath(gpa, out, model);
+    try out.appendSlice(gpa, ":countTokens");
+}
+pub fn writeCountBody(w: *std.Io.Writer, parts: RequestParts) std.Io.Writer.Error!void {
+    try w.writeAll("{\"generateContentRequest\":");
+    try request.writeRequest(w, parts);
+    try w.writeAll("}");
+}
+pub fn parseCount(arena: Allocator, body: []const u8) ?u64 {
+    return token_count.member(arena, body, "totalTokens");
+}
 
 /// `/v1beta/models/{model}:streamGenerateContent?alt=sse`; a model named with its
 /// collection (`models/x`, `tunedModels/x`) as it is. Bytes a path segment may not hold are
 /// percent-encoded, so a model name never changes the request's target.
 pub fn writeEndpoint(gpa: Allocator, out: *std.ArrayList(u8), model: []const u8) Allocator.Error!void {
+    try writeModelPath(gpa, out, model);
+    try out.appendSlice(gpa, ":streamGenerateContent?alt=sse");
+}
+
+/// `/v1beta/models/{model}`, the model's path of every method.
+fn writeModelPath(gpa: Allocator, out: *std.ArrayList(u8), model: []const u8) Allocator.Error!void {
     try out.appendSlice(gpa, "/v1beta/");
     if (std.mem.indexOfScalar(u8, model, '/') == null) try out.appendSlice(gpa, "models/");
     for (model) |c| {
@@ -30,7 +52,6 @@ pub fn writeEndpoint(gpa: Allocator, out: *std.ArrayList(u8), model: []const u8)
             try out.print(gpa, "%{X:0>2}", .{c});
         }
     }
-    try out.appendSlice(gpa, ":streamGenerateContent?alt=sse");
 }
 
 /// The key as `x-goog-api-key`, never in the URL (where logs would keep it).

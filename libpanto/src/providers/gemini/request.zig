@@ -17,6 +17,17 @@ pub fn writeRequest(w: *std.Io.Writer, parts: RequestParts) std.Io.Writer.Error!
     const config = parts.config;
     var s: std.json.Stringify = .{ .writer = w };
     try s.beginObject();
+    if (parts.counting()) {
+        // countTokens takes the request as `generateContentRequest` (provider.zig), which
+        // names its model, with its collection.
+        try s.objectField("model");
+        try s.beginWriteRaw();
+        try s.writer.writeByte('"');
+        if (std.mem.indexOfScalar(u8, config.model, '/') == null) try s.writer.writeAll("models/");
+        try std.json.Stringify.encodeJsonStringChars(config.model, s.options, s.writer);
+        try s.writer.writeByte('"');
+        s.endWriteRaw();
+    }
     if (config.system) |system| {
         try s.objectField("systemInstruction");
         try s.beginObject();

@@ -27,8 +27,10 @@ pub fn writeRequest(w: *std.Io.Writer, parts: RequestParts) std.Io.Writer.Error!
         try s.objectField("instructions");
         try s.write(system);
     }
-    try s.objectField("max_output_tokens");
-    try s.write(config.max_tokens);
+    if (!parts.counting()) {
+        try s.objectField("max_output_tokens");
+        try s.write(config.max_tokens);
+    }
     try writeReasoning(&s, parts);
     try s.objectField("input");
     try s.beginArray();
@@ -39,14 +41,16 @@ pub fn writeRequest(w: *std.Io.Writer, parts: RequestParts) std.Io.Writer.Error!
     try s.endArray();
     try writeTools(&s, parts);
     try writeParams(&s, parts);
-    try s.objectField("store");
-    try s.write(false);
-    try s.objectField("include");
-    try s.beginArray();
-    try s.write("reasoning.encrypted_content");
-    try s.endArray();
-    try s.objectField("stream");
-    try s.write(true);
+    if (!parts.counting()) {
+        try s.objectField("store");
+        try s.write(false);
+        try s.objectField("include");
+        try s.beginArray();
+        try s.write("reasoning.encrypted_content");
+        try s.endArray();
+        try s.objectField("stream");
+        try s.write(true);
+    }
     try parts.writeExtraBody(&s);
     try s.endObject();
 }
@@ -241,14 +245,17 @@ fn writeParams(s: *std.json.Stringify, parts: RequestParts) std.Io.Writer.Error!
         }
         try optional(s, "parallel_tool_calls", r.parallel_tool_calls);
     }
-    try optional(s, "temperature", r.temperature);
-    try optional(s, "top_p", r.top_p);
-    if (r.metadata) |json| {
-        try s.objectField("metadata");
-        try writeRawJson(s, json);
+    // input_tokens takes what makes the prompt: tools, their choice, the text format.
+    if (!parts.counting()) {
+        try optional(s, "temperature", r.temperature);
+        try optional(s, "top_p", r.top_p);
+        if (r.metadata) |json| {
+            try s.objectField("metadata");
+            try writeRawJson(s, json);
+        }
+        try optional(s, "user", r.user);
+        try optional(s, "service_tier", r.service_tier);
     }
-    try optional(s, "user", r.user);
-    try optional(s, "service_tier", r.service_tier);
     if (r.response_format) |f| {
         try s.objectField("text");
         try s.beginObject();
@@ -267,6 +274,7 @@ fn writeParams(s: *std.json.Stringify, parts: RequestParts) std.Io.Writer.Error!
         try s.endObject();
         try s.endObject();
     }
+    if (parts.counting()) return;
     try optional(s, "prompt_cache_key", r.cache.key);
     try optional(s, "prompt_cache_retention", r.cache.retention);
 }

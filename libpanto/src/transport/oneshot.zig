@@ -1,0 +1,311 @@
+//! A one-shot request on an agent's connections: a JSON body out, a JSON answer read whole
+//! (Content-Length or chunked), under the agent's timeouts, with a non-2xx answer's body read
+//! as the provider's error the way a streaming request's is (transport.zig). The agent's
+//! parked connection is taken first and the answer's connection kept after, so a count
+//! between two turns rides the turns' connection. Token counting sends it (token_count.zig);
+//! an MCP Streamable HTTP client's POSTs are the same shape (docs/design/mcp.md).
+const std = @import("std");
+const Allocator = std.mem.Allocator;
+const Agent = @import("../agent.zig").Agent;
+const errors = @import("../errors.zig");
+const TurnError = errors.TurnError;
+const providers = @import("../providers.zig");
+const request_mod = @import("../request.zig");
+const watchdog = @import("watchdog.zig");
+const tunnel = @import("tunnel.zig");
+const network = @import("network.zig");
+const stack_trim = @import("stack_trim.zig");
+const std_http = @import("std_http_internals.zig");
+const transport = @import("transport.zig");
+const deadlineAfter = transport.deadlineAfter;
+const earliest = transport.earliest;
+const unixNow = transport.unixNow;
+const hostOf = transport.hostOf;
+
+/// The most of an answer (or an error body) read.
+const max_answer = 1024 * 1024;
+
+pub const Request = struct {
+    method: std.http.Method = .POST,
+    url: []const u8,
+    body: []const u8,
+    /// The caller's headers (a provider's, the user's); accept and a signature are added.
+    headers: *request_mod.Headers,
+    /// Whose error bodies a non-2xx answer holds, and who signs the request; null: neither.
+    provider: ?providers.Provider = null,
+    /// The config's api_key, for a provider whose key is one of its signing credentials.
+    api_key: ?[]const u8 = null,
+};
+
+/// One exchange's connection while it is open.
+const Exchange = struct {
+    agent: *Agent,
+    watch: watchdog.Watch = .{},
+    request: std.http.Client.Request = undefined,
+    tunnel: ?*tunnel.Tunnel = null,
+    connected: bool = false,
+    got_head: bool = false,
+    detail: *errors.Detail,
+
+    /// Closes the connection: a request that failed leaves nothing worth keeping.
+    fn close(x: *Exchange) void {
+        if (!x.connected) return;
+        watchdog.setSocket(&x.watch, -1);
+        if (x.request.connection) |c| c.closing = true;
+        x.request.deinit();
+        if (x.tunnel) |t| x.agent.keep_alive.closeTunnel(t, .unread);
+        x.tunnel = null;
+        x.connected = false;
+    }
+
+    /// The answer was read to its end: the connection is the agent's for its next request.
+    fn park(x: *Exchange) void {
+        watchdog.setSocket(&x.watch, -1);
+        x.agent.keep_alive.park(&x.request, x.tunnel, x.agent.config.keep_alive.idle_ms);
+        x.tunnel = null;
+        x.connected = false;
+    }
+};
+
+/// Sends `req` and returns the answer's body (in `arena`) when its status is 2xx. A failure
+/// is the typed error a turn's request would fail with, its detail in `detail`.
+pub fn send(agent: *Agent, arena: Allocator, req: Request, detail: *errors.Detail) TurnError![]const u8 {
+    const gpa = agent.gpa;
+    detail.clearResponse(gpa);
+    const uri = std.Uri.parse(req.url) catch {
+        detail.set(gpa, 0, "connection_error", "the base_url does not make a valid URL");
+        return error.Connection;
+    };
+    try req.headers.add("accept", "application/json");
+    try sign(req, uri, detail);
+    const log = &agent.log;
+    if (log.on()) {
+        log.print("{s} {s}", .{ @tagName(req.method), req.url });
+        log.body(gpa, req.body);
+    }
+
+    var x: Exchange = .{ .agent = agent, .detail = detail };
+    defer watchdog.forget(&x.watch);
+    defer watchdog.arm(&x.watch, 0, 0);
+    const timeouts = agent.config.timeouts;
+    const total_deadline = deadlineAfter(watchdog.nowNs(), timeouts.total_ms);
+    const connect_deadline = deadlineAfter(watchdog.nowNs(), timeouts.connect_ms);
+    watchdog.arm(&x.watch, earliest(connect_deadline, total_deadline), 0);
+
+    var problem: [256]u8 = @splat(0);
+    const route = network.Settings.apply(&agent.network, &agent.http, uri, &problem) catch |err| switch (err) {
+        error.OutOfMemory => return error.OutOfMemory,
+        error.BadProxy, error.BadCaFile => {
+            detail.set(gpa, 0, "connection_error", std.mem.sliceTo(&problem, 0));
+            return error.Connection;
+        },
+    };
+    const idle_ms = agent.config.keep_alive.idle_ms;
+    const options: std.http.Client.RequestOptions = .{
+        .redirect_behavior = .unhandled,
+        .keep_alive = idle_ms > 0,
+        .headers = .{
+            .content_type = .{ .override = "application/json" },
+            .accept_encoding = .{ .override = "identity" },
+            .user_agent = .{ .override = req.headers.user_agent },
+            .authorization = req.headers.authorization,
+        },
+        .extra_headers = req.headers.items(),
+    };
+    agent.dialer.resolv_conf = agent.network.resolvConf();
+    agent.dialer.begin(&x.watch, connect_deadline);
+    defer agent.dialer.end();
+    var host_buf: [std.Io.net.HostName.max_len]u8 = undefined;
+    const tunnel_key: ?tunnel.Key = switch (route) {
+        .std_http => null,
+        .tunnel => |proxy| .{
+            .proxy = proxy,
+            .host = (uri.getHost(&host_buf) catch return failure(&x, req.url, error.UriMissingHost)).bytes,
+            .port = uri.port orelse 443,
+        },
+    };
+    const kept = agent.keep_alive.reclaim(&agent.http, &x.watch, idle_ms, tunnel_key);
+    errdefer x.close();
+    const reused = try connect(&x, req, uri, options, tunnel_key, kept);
+    const first_byte = earliest(deadlineAfter(watchdog.nowNs(), timeouts.first_byte_ms), total_deadline);
+    watchdog.arm(&x.watch, first_byte, 0);
+    var response = exchange(&x, arena, req.body) catch |err| again: {
+        // A kept-alive connection the server closed while it was idle: once more, anew.
+        if (!reused or !nothingReceived(&x, err)) return failure(&x, req.url, causeOf(&x, err));
+        x.close();
+        agent.keep_alive.closeIdle(&agent.http, .server_closed);
+        agent.dialer.begin(&x.watch, deadlineAfter(watchdog.nowNs(), timeouts.connect_ms));
+        watchdog.arm(&x.watch, earliest(deadlineAfter(watchdog.nowNs(), timeouts.connect_ms), total_deadline), 0);
+        _ = try connect(&x, req, uri, options, tunnel_key, null);
+        watchdog.arm(&x.watch, earliest(deadlineAfter(watchdog.nowNs(), timeouts.first_byte_ms), total_deadline), 0);
+        break :again exchange(&x, arena, req.body) catch |e| return failure(&x, req.url, causeOf(&x, e));
+    };
+    x.got_head = true;
+    // The answer is read whole, within idle_ms (and the total).
+    watchdog.arm(&x.watch, earliest(deadlineAfter(watchdog.nowNs(), timeouts.idle_ms), total_deadline), 0);
+
+    const error_type_header = if (req.provider) |p| providers.errorTypeHeader(p) else null;
+    var error_type: ?[]const u8 = null;
+    var it = response.head.iterateHeaders();
+    while (it.next()) |h| {
+        if (errors.Detail.ofInterest(h.name)) detail.addHeader(gpa, h.name, h.value);
+        if (error_type_header) |name| if (error_type == null and std.ascii.eqlIgnoreCase(h.name, name)) {
+            error_type = try arena.dupe(u8, h.value);
+        };
+        if (std.ascii.eqlIgnoreCase(h.name, "request-id") or std.ascii.eqlIgnoreCase(h.name, "x-request-id") or std.ascii.eqlIgnoreCase(h.name, "x-amzn-requestid"))
+            detail.setRequestId(gpa, h.value);
+    }
+    const status: u16 = @intFromEnum(response.head.status);
+    if (log.on()) log.print("{s} {s}: HTTP {d}", .{ @tagName(req.method), req.url, status });
+    var buffer: [8192]u8 = undefined;
+    const reader = response.reader(&buffer);
+    const body = reader.allocRemaining(arena, .limited(max_answer)) catch |err| return readFailure(&x, &response, err);
+    // A socket the watchdog shut down may read as the body's end: the answer is cut short.
+    if (timedOut(&x)) |e| return e;
+    if (status < 200 or status > 299) return httpFailure(&x, req, arena, status, body, error_type);
+    x.park();
+    return body;
+}
+
+/// The provider's signature over the request as it goes out, for a provider that signs.
+fn sign(req: Request, uri: std.Uri, detail: *errors.Detail) TurnError!void {
+    const provider = req.provider orelse return;
+    if (!providers.signs(provider)) return;
+    var host_buf: [std.Io.net.HostName.max_len + 8]u8 = undefined;
+    var host_w: std.Io.Writer = .fixed(&host_buf);
+    uri.writeToStream(&host_w, .{ .authority = true }) catch return error.OutOfMemory;
+    var path_buf: std.Io.Writer.Allocating = .init(req.headers.gpa);
+    defer path_buf.deinit();
+    uri.writeToStream(&path_buf.writer, .{ .path = true }) catch return error.OutOfMemory;
+    providers.signRequest(provider, req.headers, .{
+        .method = @tagName(req.method),
+        .host = std.mem.trimStart(u8, host_w.buffered(), "/"),
+        .path = path_buf.written(),
+        .body = req.body,
+        .now = unixNow(),
+        .detail = detail,
+        .api_key = req.api_key,
+    }) catch |err| return err;
+}
+
+/// Opens the connection (TCP and TLS, or a tunnel through a proxy), or takes a kept-alive
+/// one: from std.http's pool, or `kept`. True when it was reused.
+fn connect(x: *Exchange, req: Request, uri: std.Uri, options: std.http.Client.RequestOptions, tunnel_key: ?tunnel.Key, kept: ?*tunnel.Tunnel) TurnError!bool {
+    const agent = x.agent;
+    const k = &agent.keep_alive;
+    const https = std.ascii.eqlIgnoreCase(uri.scheme, "https");
+    const key = tunnel_key orelse {
+        const free_before = std_http.idleConnections(&agent.http);
+        x.request = agent.http.request(req.method, uri, options) catch |err| {
+            if (https) stack_trim.giveBack();
+            return failure(x, req.url, err);
+        };
+        x.connected = true;
+        const reused = k.count(&agent.http, &x.request, free_before);
+        if (https and !reused) stack_trim.giveBack();
+        watchdog.setSocket(&x.watch, std_http.socketOf(&x.request));
+        return reused;
+    };
+    const t = kept orelse open: {
+        defer stack_trim.giveBack();
+        var problem: tunnel.Problem = .{};
+        break :open tunnel.Tunnel.open(&agent.http, key, &problem) catch |err| switch (err) {
+            error.OutOfMemory => return error.OutOfMemory,
+            else => {
+                x.detail.set(agent.gpa, 0, "connection_error", problem.message());
+                return error.Connection;
+            },
+        };
+    };
+    k.countTunnel(t, kept != null);
+    x.tunnel = t;
+    x.request = t.request(&agent.http, req.method, uri, options);
+    x.connected = true;
+    watchdog.setSocket(&x.watch, t.socket());
+    return kept != null;
+}
+
+/// Writes the request and reads the answer's head. The body is sent from a copy: sending
+/// uses it as the write buffer, which a failed send leaves shifted.
+fn exchange(x: *Exchange, arena: Allocator, body: []const u8) anyerror!std.http.Client.Response {
+    const copy = try arena.dupe(u8, body);
+    if (x.tunnel) |t| {
+        try t.sendBodyComplete(&x.request, copy);
+        return t.receiveHead(&x.request);
+    }
+    try x.request.sendBodyComplete(copy);
+    return x.request.receiveHead(&.{});
+}
+
+fn causeOf(x: *const Exchange, err: anyerror) anyerror {
+    const t = x.tunnel orelse return err;
+    return switch (err) {
+        error.WriteFailed => t.writeError() orelse err,
+        error.ReadFailed => t.readError() orelse err,
+        else => err,
+    };
+}
+
+fn nothingReceived(x: *Exchange, err: anyerror) bool {
+    if (x.watch.fired.load(.acquire) != .none) return false;
+    return switch (err) {
+        error.WriteFailed, error.HttpConnectionClosing => true,
+        error.ReadFailed => std_http.heldBytes(&x.request) == 0,
+        else => false,
+    };
+}
+
+/// A failure before the answer's head: a timeout if the watchdog ended it, else the
+/// connection's.
+fn failure(x: *Exchange, url: []const u8, err: anyerror) TurnError {
+    if (err == error.OutOfMemory) return error.OutOfMemory;
+    if (timedOut(x)) |e| return e;
+    var msg_buf: [160]u8 = undefined;
+    const msg = std.fmt.bufPrint(&msg_buf, "could not reach {s}: {s}", .{ hostOf(url), @errorName(err) }) catch @errorName(err);
+    x.detail.set(x.agent.gpa, 0, "connection_error", msg);
+    return error.Connection;
+}
+
+fn timedOut(x: *Exchange) ?TurnError {
+    if (x.watch.fired.load(.acquire) != .timeout) return null;
+    const msg = if (!x.connected) "no connection to the provider within timeouts.connect_ms" else if (!x.got_head) "no answer from the provider within timeouts.first_byte_ms (or timeouts.total_ms)" else "the answer was not read within timeouts.idle_ms (or timeouts.total_ms)";
+    x.detail.set(x.agent.gpa, 0, "timeout_error", msg);
+    return error.Timeout;
+}
+
+fn readFailure(x: *Exchange, response: *std.http.Client.Response, err: anyerror) TurnError {
+    if (err == error.OutOfMemory) return error.OutOfMemory;
+    if (timedOut(x)) |e| return e;
+    const gpa = x.agent.gpa;
+    if (err == error.StreamTooLong) {
+        x.detail.set(gpa, 0, "protocol_error", "the answer is larger than the limit");
+        return error.Protocol;
+    }
+    if (response.bodyErr()) |body_err| {
+        x.detail.set(gpa, 0, "protocol_error", switch (body_err) {
+            error.HttpChunkTruncated => "the chunked body was cut short",
+            error.HttpChunkInvalid => "the chunked body is malformed",
+            error.HttpHeadersOversize => "the chunk trailers are too large",
+        });
+        return error.Protocol;
+    }
+    var msg_buf: [128]u8 = undefined;
+    const read_error: ?anyerror = if (x.tunnel) |t| t.readError() else if (x.request.connection) |c| c.getReadError() else null;
+    const msg = std.fmt.bufPrint(&msg_buf, "the connection failed while reading the answer: {s}", .{@errorName(read_error orelse err)}) catch "the connection failed while reading the answer";
+    x.detail.set(gpa, 0, "connection_error", msg);
+    return error.Connection;
+}
+
+fn httpFailure(x: *Exchange, req: Request, arena: Allocator, status: u16, body: []const u8, error_type: ?[]const u8) TurnError {
+    const gpa = x.agent.gpa;
+    x.park(); // (read to its end: the connection stays good)
+    if (req.provider) |p| if (providers.parseErrorBody(p, arena, body, error_type)) |e| {
+        x.detail.set(gpa, status, e.type, e.message);
+        if (e.request_id) |id| if (x.detail.request_id.items.len == 0) x.detail.setRequestId(gpa, id);
+        return e.kind orelse errors.fromHttpStatus(status);
+    };
+    var msg_buf: [96]u8 = undefined;
+    const msg = std.fmt.bufPrint(&msg_buf, "HTTP {d} without a provider error body", .{status}) catch "HTTP error";
+    x.detail.set(gpa, status, "", msg);
+    return errors.fromHttpStatus(status);
+}
