@@ -155,6 +155,7 @@ test {
     _ = @import("providers/cache_plan.zig");
     _ = @import("json_string_writer.zig");
     _ = @import("providers/bedrock/profile_files.zig");
+    _ = @import("providers/bedrock/crc32.zig");
     _ = @import("mcp/jsonrpc.zig");
     _ = @import("mcp/stdio.zig");
     _ = @import("mcp/client.zig");

@@ -8,7 +8,7 @@
 //! own error, which the stream reports as a protocol error.
 const std = @import("std");
 const Allocator = std.mem.Allocator;
-const Crc32 = std.hash.Crc32;
+const Crc32 = @import("crc32.zig"); // (std.hash.Crc32's value, eight bytes at a step)
 
 pub const Error = error{
     OutOfMemory,
