@@ -20,7 +20,8 @@ pub const RequestParts = request.RequestParts;
 
 pub fn writeRequest(w: *std.Io.Writer, parts: RequestParts) std.Io.Writer.Error!void {
     const config = parts.config;
-    const marks: cache_plan.Plan = if (cachesPrompts(config.model)) cache_plan.plan(parts) else .{};
+    // (a count asks for no cache: its body has no cache points)
+    const marks: cache_plan.Plan = if (cachesPrompts(config.model) and !parts.counting()) cache_plan.plan(parts) else .{};
     var s: std.json.Stringify = .{ .writer = w };
     try s.beginObject();
     if (config.system) |system| {
