@@ -91,6 +91,7 @@ conformance:
 	$(PY) tests/conformance/make_cancel_cases.py --check
 	$(PY) tests/conformance/make_error_cases.py --check
 	$(PY) tests/conformance/make_stop_cases.py --check
+	$(PY) tests/conformance/make_user_media_cases.py --check
 	$(PY) tests/conformance/make_count_cases.py --check
 	$(PY) tests/conformance/run.py
 
