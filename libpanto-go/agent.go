@@ -343,6 +343,9 @@ type Message struct {
 	// array of its elements as the server gave them; it goes back with the message's tool
 	// calls to the provider and model that wrote it only
 	ReasoningDetails string `json:"reasoning_details,omitempty"`
+	// Container: the id of the container Anthropic's code execution ran in for an assistant
+	// message, "" for none; later requests to Anthropic carry the last one.
+	Container string `json:"container,omitempty"`
 	// Compaction is set on the user message that holds the summary of compacted messages.
 	Compaction *CompactionInfo `json:"compaction,omitempty"`
 }

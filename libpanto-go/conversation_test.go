@@ -252,3 +252,21 @@ func TestServerBlocksComeAsTheirTypeAndJSON(t *testing.T) {
 		t.Fatalf("the server block = %+v", c)
 	}
 }
+
+func TestConversationKeepsAnAssistantMessagesContainerAndReasoningDetails(t *testing.T) {
+	agent := newAgent(t, testConfig("anthropic"))
+	doc := []byte(`{"version":1,"messages":[{"role":"user","content":[{"type":"text","text":"Run it."}]},` +
+		`{"role":"assistant","content":[{"type":"text","text":"Ran."}],"provider":"anthropic","model":"claude-test",` +
+		`"stop_reason":"end_turn","usage":{"input_tokens":1,"output_tokens":1,"cache_read_tokens":0,"cache_write_tokens":0,"reasoning_tokens":0},` +
+		`"container":"container_011CRx","reasoning_details":"[{\"type\":\"reasoning.text\",\"text\":\"x\"}]"}]}`)
+	if err := agent.Import(doc); err != nil {
+		t.Fatalf("Import: %v", err)
+	}
+	msgs, err := agent.Conversation()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(msgs) != 2 || msgs[1].Container != "container_011CRx" || msgs[1].ReasoningDetails != `[{"type":"reasoning.text","text":"x"}]` {
+		t.Fatalf("Conversation()[1] = %+v, want its container and reasoning_details", msgs[1])
+	}
+}

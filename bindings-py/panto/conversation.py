@@ -181,9 +181,12 @@ class AssistantMessageDict(_AssistantRequired, total=False):
     """An assistant message, with the provider and model the request went to, why it stopped
     ("aborted": its turn was canceled) and its usage. `reasoning_details` when an
     OpenAI-compatible server gave them (OpenRouter): a JSON array of its reasoning elements, as
-    a string; they go back with the message's tool calls to the same model only."""
+    a string; they go back with the message's tool calls to the same model only. `container`
+    when Anthropic's code execution ran: its container's id, which later requests to Anthropic
+    carry."""
 
     reasoning_details: str
+    container: str
 
 
 #: A message of the conversation.
