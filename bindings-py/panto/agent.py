@@ -411,6 +411,16 @@ class Agent:
         del keep
         return TokenCount(input_tokens=count.input_tokens, estimated=bool(count.estimated))
 
+    async def acount_tokens(self, input: Union[str, Sequence[GivenPart], Media, None] = None) -> TokenCount:
+        """`count_tokens()` for coroutines: the request waits in a worker thread
+        (`asyncio.to_thread`), so the running loop goes on meanwhile; the same answer and the
+        same errors. (The counting request has no stepped form yet, unlike a turn's.)
+
+            count = await agent.acount_tokens("Summarize the report")"""
+        import asyncio
+
+        return await asyncio.to_thread(self.count_tokens, input)
+
     def complete(self, input: Union[str, Sequence[GivenPart], Media], **options: Any) -> AssistantMessage:
         """Runs a whole turn and returns its last assistant message (the non-streaming form
         of `run()`, for scripts): tools run as they do while iterating, `options` as `run()`

@@ -54,3 +54,32 @@ def test_openai_chat_completions_is_estimated() -> None:
     with panto.Agent(provider="openai", model="gpt-4o", api_key="k") as agent:
         counted = agent.count_tokens("How many tokens is this?")  # 24 characters
         assert counted == panto.TokenCount(input_tokens=6, estimated=True)
+
+
+def test_acount_tokens_answers_as_count_tokens_and_the_loop_goes_on_meanwhile() -> None:
+    import asyncio
+
+    async def main(agent: panto.Agent) -> tuple[panto.TokenCount, int]:
+        ticks = 0
+        done = asyncio.Event()
+
+        async def tick() -> None:
+            nonlocal ticks
+            while not done.is_set():
+                ticks += 1
+                await asyncio.sleep(0)
+
+        ticker = asyncio.create_task(tick())
+        count = await agent.acount_tokens("How many tokens is this?")
+        done.set()
+        await ticker
+        return count, ticks
+
+    with Emulator(scenario=hello_scenario()) as emu, \
+            panto.Agent(provider="anthropic", model="claude-test", base_url=emu.url, api_key="k") as agent:
+        count, ticks = asyncio.run(main(agent))
+        assert count == agent.count_tokens("How many tokens is this?") == panto.TokenCount(input_tokens=9)
+        assert ticks > 0  # the loop ran another task while the count was asked
+        with pytest.raises(panto.BusyError):
+            with agent.run("Hi"):
+                asyncio.run(agent.acount_tokens("hi"))
