@@ -17,7 +17,7 @@ const watchdog = @import("transport/watchdog.zig");
 const mcp_servers = @import("mcp/servers.zig");
 const retry = @import("retry.zig");
 const batch = @import("batch.zig");
-const tunnel = @import("transport/tunnel.zig");
+const Link = @import("transport/link.zig").Link;
 const transport = @import("transport/transport.zig");
 const poll_io = @import("transport/poll_io.zig");
 const stream_step = @import("stream_step.zig");
@@ -57,16 +57,11 @@ pub const Stream = struct {
     options_json: ?[]const u8 = null,
     turn_arena: std.heap.ArenaAllocator,
     state: State = .unsent,
-    /// The connection is up (TCP, a proxy's tunnel, TLS) and `request` (and `tunnel`, if
-    /// set) must be closed.
-    connected: bool = false,
     failure: TurnError = error.Protocol, // meaningful only when state == .failed
     detail: errors.Detail = .{},
 
-    // The request and its connection, as transport.zig opens, parks and closes them.
-    request: std.http.Client.Request = undefined,
-    /// HTTPS through a proxy: panto's CONNECT tunnel, which `request` is read from.
-    tunnel: ?*tunnel.Tunnel = null,
+    /// The request and its connection, as transport.zig opens, parks and closes them.
+    link: Link = .{},
     response: std.http.Client.Response = undefined,
     body: Body,
     request_body: std.Io.Writer.Allocating,
@@ -756,7 +751,7 @@ pub const Stream = struct {
 
     fn timeoutMessage(s: *const Stream) []const u8 {
         if (s.turn_deadline_ns != 0 and watchdog.nowNs() >= s.turn_deadline_ns) return "the turn took longer than timeouts.total_ms";
-        if (!s.connected) return "no connection to the provider within timeouts.connect_ms";
+        if (!s.link.connected) return "no connection to the provider within timeouts.connect_ms";
         if (!s.got_head) return "no answer from the provider within timeouts.first_byte_ms";
         return "no progress from the provider within timeouts.idle_ms";
     }

@@ -68,7 +68,7 @@ pub inline fn readHotDelta(s: *Stream) TurnError!bool {
 /// events as needed; never reads from the connection. A failure met while decoding waits
 /// for the next `next()`.
 pub fn peekBuffered(s: *Stream) ?ev.Event {
-    if (s.state != .streaming or s.phase != .messages or !s.connected) return null;
+    if (s.state != .streaming or s.phase != .messages or !s.link.connected) return null;
     if (s.pending_failure != null or s.read_ahead_failure != null or s.batch.unread > 0) return null;
     if (s.watch.canceled.load(.acquire)) return null;
     while (true) {

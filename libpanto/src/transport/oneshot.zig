@@ -13,9 +13,8 @@ const providers = @import("../providers.zig");
 const request_mod = @import("../request.zig");
 const watchdog = @import("watchdog.zig");
 const tunnel = @import("tunnel.zig");
+const Link = @import("link.zig").Link;
 const network = @import("network.zig");
-const stack_trim = @import("stack_trim.zig");
-const std_http = @import("std_http_internals.zig");
 const transport = @import("transport.zig");
 const deadlineAfter = transport.deadlineAfter;
 const earliest = transport.earliest;
@@ -41,29 +40,18 @@ pub const Request = struct {
 const Exchange = struct {
     agent: *Agent,
     watch: watchdog.Watch = .{},
-    request: std.http.Client.Request = undefined,
-    tunnel: ?*tunnel.Tunnel = null,
-    connected: bool = false,
+    link: Link = .{},
     got_head: bool = false,
     detail: *errors.Detail,
 
     /// Closes the connection: a request that failed leaves nothing worth keeping.
     fn close(x: *Exchange) void {
-        if (!x.connected) return;
-        watchdog.setSocket(&x.watch, -1);
-        if (x.request.connection) |c| c.closing = true;
-        x.request.deinit();
-        if (x.tunnel) |t| x.agent.keep_alive.closeTunnel(t, .unread);
-        x.tunnel = null;
-        x.connected = false;
+        x.link.close(&x.agent.keep_alive, &x.watch, .unread);
     }
 
     /// The answer was read to its end: the connection is the agent's for its next request.
     fn park(x: *Exchange) void {
-        watchdog.setSocket(&x.watch, -1);
-        x.agent.keep_alive.park(&x.request, x.tunnel, x.agent.config.keep_alive.idle_ms);
-        x.tunnel = null;
-        x.connected = false;
+        x.link.park(&x.agent.keep_alive, &x.watch, x.agent.config.keep_alive.idle_ms);
     }
 };
 
@@ -131,14 +119,14 @@ pub fn send(agent: *Agent, arena: Allocator, req: Request, detail: *errors.Detai
     watchdog.arm(&x.watch, first_byte, 0);
     var response = exchange(&x, arena, req.body) catch |err| again: {
         // A kept-alive connection the server closed while it was idle: once more, anew.
-        if (!reused or !nothingReceived(&x, err)) return failure(&x, req.url, causeOf(&x, err));
+        if (!reused or !x.link.nothingReceived(&x.watch, err)) return failure(&x, req.url, x.link.causeOf(err));
         x.close();
         agent.keep_alive.closeIdle(&agent.http, .server_closed);
         agent.dialer.begin(&x.watch, deadlineAfter(watchdog.nowNs(), timeouts.connect_ms));
         watchdog.arm(&x.watch, earliest(deadlineAfter(watchdog.nowNs(), timeouts.connect_ms), total_deadline), 0);
         _ = try connect(&x, req, uri, options, tunnel_key, null);
         watchdog.arm(&x.watch, earliest(deadlineAfter(watchdog.nowNs(), timeouts.first_byte_ms), total_deadline), 0);
-        break :again exchange(&x, arena, req.body) catch |e| return failure(&x, req.url, causeOf(&x, e));
+        break :again exchange(&x, arena, req.body) catch |e| return failure(&x, req.url, x.link.causeOf(e));
     };
     x.got_head = true;
     // The answer is read whole, within idle_ms (and the total).
@@ -188,71 +176,22 @@ fn sign(req: Request, uri: std.Uri, detail: *errors.Detail) TurnError!void {
     }) catch |err| return err;
 }
 
-/// Opens the connection (TCP and TLS, or a tunnel through a proxy), or takes a kept-alive
-/// one: from std.http's pool, or `kept`. True when it was reused.
+/// Opens the connection, or takes a kept-alive one (Link.connect). True when it was reused.
 fn connect(x: *Exchange, req: Request, uri: std.Uri, options: std.http.Client.RequestOptions, tunnel_key: ?tunnel.Key, kept: ?*tunnel.Tunnel) TurnError!bool {
-    const agent = x.agent;
-    const k = &agent.keep_alive;
-    const https = std.ascii.eqlIgnoreCase(uri.scheme, "https");
-    const key = tunnel_key orelse {
-        const free_before = std_http.idleConnections(&agent.http);
-        x.request = agent.http.request(req.method, uri, options) catch |err| {
-            if (https) stack_trim.giveBack();
-            return failure(x, req.url, err);
-        };
-        x.connected = true;
-        const reused = k.count(&agent.http, &x.request, free_before);
-        if (https and !reused) stack_trim.giveBack();
-        watchdog.setSocket(&x.watch, std_http.socketOf(&x.request));
-        return reused;
+    var problem: tunnel.Problem = .{};
+    return x.link.connect(x.agent, &x.watch, req.method, uri, options, tunnel_key, kept, &problem) catch |err| switch (err) {
+        error.TunnelFailed => {
+            x.detail.set(x.agent.gpa, 0, "connection_error", problem.message());
+            return error.Connection;
+        },
+        else => failure(x, req.url, err),
     };
-    const t = kept orelse open: {
-        defer stack_trim.giveBack();
-        var problem: tunnel.Problem = .{};
-        break :open tunnel.Tunnel.open(&agent.http, key, &problem) catch |err| switch (err) {
-            error.OutOfMemory => return error.OutOfMemory,
-            else => {
-                x.detail.set(agent.gpa, 0, "connection_error", problem.message());
-                return error.Connection;
-            },
-        };
-    };
-    k.countTunnel(t, kept != null);
-    x.tunnel = t;
-    x.request = t.request(&agent.http, req.method, uri, options);
-    x.connected = true;
-    watchdog.setSocket(&x.watch, t.socket());
-    return kept != null;
 }
 
 /// Writes the request and reads the answer's head. The body is sent from a copy: sending
 /// uses it as the write buffer, which a failed send leaves shifted.
 fn exchange(x: *Exchange, arena: Allocator, body: []const u8) anyerror!std.http.Client.Response {
-    const copy = try arena.dupe(u8, body);
-    if (x.tunnel) |t| {
-        try t.sendBodyComplete(&x.request, copy);
-        return t.receiveHead(&x.request);
-    }
-    try x.request.sendBodyComplete(copy);
-    return x.request.receiveHead(&.{});
-}
-
-fn causeOf(x: *const Exchange, err: anyerror) anyerror {
-    const t = x.tunnel orelse return err;
-    return switch (err) {
-        error.WriteFailed => t.writeError() orelse err,
-        error.ReadFailed => t.readError() orelse err,
-        else => err,
-    };
-}
-
-fn nothingReceived(x: *Exchange, err: anyerror) bool {
-    if (x.watch.fired.load(.acquire) != .none) return false;
-    return switch (err) {
-        error.WriteFailed, error.HttpConnectionClosing => true,
-        error.ReadFailed => std_http.heldBytes(&x.request) == 0,
-        else => false,
-    };
+    return x.link.exchange(try arena.dupe(u8, body));
 }
 
 /// A failure before the answer's head: a timeout if the watchdog ended it, else the
@@ -268,7 +207,7 @@ fn failure(x: *Exchange, url: []const u8, err: anyerror) TurnError {
 
 fn timedOut(x: *Exchange) ?TurnError {
     if (x.watch.fired.load(.acquire) != .timeout) return null;
-    const msg = if (!x.connected) "no connection to the provider within timeouts.connect_ms" else if (!x.got_head) "no answer from the provider within timeouts.first_byte_ms (or timeouts.total_ms)" else "the answer was not read within timeouts.idle_ms (or timeouts.total_ms)";
+    const msg = if (!x.link.connected) "no connection to the provider within timeouts.connect_ms" else if (!x.got_head) "no answer from the provider within timeouts.first_byte_ms (or timeouts.total_ms)" else "the answer was not read within timeouts.idle_ms (or timeouts.total_ms)";
     x.detail.set(x.agent.gpa, 0, "timeout_error", msg);
     return error.Timeout;
 }
@@ -290,7 +229,7 @@ fn readFailure(x: *Exchange, response: *std.http.Client.Response, err: anyerror)
         return error.Protocol;
     }
     var msg_buf: [128]u8 = undefined;
-    const read_error: ?anyerror = if (x.tunnel) |t| t.readError() else if (x.request.connection) |c| c.getReadError() else null;
+    const read_error = x.link.readError();
     const msg = std.fmt.bufPrint(&msg_buf, "the connection failed while reading the answer: {s}", .{@errorName(read_error orelse err)}) catch "the connection failed while reading the answer";
     x.detail.set(gpa, 0, "connection_error", msg);
     return error.Connection;

@@ -21,7 +21,6 @@ const retry = @import("../retry.zig");
 const tunnel = @import("tunnel.zig");
 const Reason = @import("connection_log.zig").Reason;
 const network = @import("network.zig");
-const stack_trim = @import("stack_trim.zig");
 const std_http = @import("std_http_internals.zig");
 const abilities = @import("../catalog/abilities.zig");
 
@@ -34,22 +33,9 @@ pub fn closeConnection(s: *Stream, reason: Reason) void {
     // Nothing to watch until the next request, even when no connection was made: a
     // deadline left armed would fire during a retry's wait and fail the next attempt.
     watchdog.arm(&s.watch, 0, 0);
-    if (!s.connected) return;
-    // The watchdog must forget the socket before it is closed and its number reused.
-    watchdog.setSocket(&s.watch, -1);
+    if (!s.link.connected) return;
     const k = &s.agent.keep_alive;
-    const why = if (k.log.on) closeReason(s, reason) else reason;
-    // A request that failed, was canceled, timed out or did not read its body to the end
-    // closes its connection: std.http would pool one whose request failed while being
-    // written (its response not begun), and the next request would fail on it.
-    if (s.request.connection) |c| {
-        if (k.log.on) k.log.closedConnection(c, why);
-        c.closing = true;
-    }
-    s.request.deinit();
-    if (s.tunnel) |t| k.closeTunnel(t, why);
-    s.tunnel = null;
-    s.connected = false;
+    s.link.close(k, &s.watch, if (k.log.on) closeReason(s, reason) else reason);
     s.body.release();
 }
 
@@ -67,12 +53,9 @@ fn closeReason(s: *const Stream, reason: Reason) Reason {
 /// The message ended: its connection is kept for the agent's next request, which reads
 /// the rest of the body first (see keep_alive.zig).
 pub fn parkConnection(s: *Stream) void {
-    if (!s.connected) return closeConnection(s, .unread);
+    if (!s.link.connected) return closeConnection(s, .unread);
     watchdog.arm(&s.watch, 0, 0);
-    watchdog.setSocket(&s.watch, -1);
-    s.agent.keep_alive.park(&s.request, s.tunnel, s.agent.config.keep_alive.idle_ms);
-    s.tunnel = null;
-    s.connected = false;
+    s.link.park(&s.agent.keep_alive, &s.watch, s.agent.config.keep_alive.idle_ms);
     s.body.release(); // the parked body reader has no buffer (see KeepAlive.park)
 }
 
@@ -158,8 +141,8 @@ pub fn open(s: *Stream) TurnError!void {
     const kept = agent.keep_alive.reclaim(&agent.http, &s.watch, idle_ms, tunnel_key);
     const reused = try connect(s, uri, options, tunnel_key, kept);
     watchdog.arm(&s.watch, earliest(deadlineAfter(watchdog.nowNs(), timeouts.first_byte_ms), s.hardDeadline()), 0);
-    s.response = exchange(s) catch |err| retry: {
-        if (!reused or !nothingReceived(s, err)) return connectFailure(s, causeOf(s, err));
+    s.response = s.link.exchange(s.request_body.written()) catch |err| retry: {
+        if (!reused or !s.link.nothingReceived(&s.watch, err)) return connectFailure(s, s.link.causeOf(err));
         // The server closed the kept-alive connection while it was idle: send the
         // request again, once, on a new connection, as if nothing happened. The body
         // again too: sending it uses it as the write buffer, which a failed send leaves
@@ -171,7 +154,7 @@ pub fn open(s: *Stream) TurnError!void {
         watchdog.arm(&s.watch, earliest(deadlineAfter(watchdog.nowNs(), timeouts.connect_ms), s.hardDeadline()), 0);
         _ = try connect(s, uri, options, tunnel_key, null);
         watchdog.arm(&s.watch, earliest(deadlineAfter(watchdog.nowNs(), timeouts.first_byte_ms), s.hardDeadline()), 0);
-        break :retry exchange(s) catch |e| return connectFailure(s, causeOf(s, e));
+        break :retry s.link.exchange(s.request_body.written()) catch |e| return connectFailure(s, s.link.causeOf(e));
     };
 
     s.got_head = true;
@@ -302,76 +285,16 @@ fn writeRequestBody(s: *Stream) error{OutOfMemory}!void {
     providers.writeRequest(s.agent.config.provider, w, s.requestParts()) catch return error.OutOfMemory;
 }
 
-/// Opens the request's connection (TCP and TLS, or a tunnel through a proxy and TLS in
-/// it), or takes a kept-alive one: from std.http's pool, or `kept`, the agent's tunnel to
-/// `tunnel_key`. True when the connection was reused.
+/// Opens the request's connection, or takes a kept-alive one (Link.connect). True when the
+/// connection was reused.
 fn connect(s: *Stream, uri: std.Uri, options: std.http.Client.RequestOptions, tunnel_key: ?tunnel.Key, kept: ?*tunnel.Tunnel) TurnError!bool {
-    const agent = s.agent;
-    const k = &agent.keep_alive;
-    // A new TLS connection's handshake leaves ~200 KB of dead stack pages resident below
-    // this frame, for the thread's life: give them back (stack_trim.zig).
-    const https = std.ascii.eqlIgnoreCase(uri.scheme, "https");
-    const key = tunnel_key orelse {
-        const free_before = std_http.idleConnections(&agent.http);
-        s.request = agent.http.request(.POST, uri, options) catch |err| {
-            if (https) stack_trim.giveBack();
-            return connectFailure(s, err);
-        };
-        s.connected = true; // from here on the request must be closed
-        const reused = k.count(&agent.http, &s.request, free_before);
-        if (https and !reused) stack_trim.giveBack();
-        watchdog.setSocket(&s.watch, std_http.socketOf(&s.request));
-        return reused;
-    };
-    const t = kept orelse open: {
-        defer stack_trim.giveBack();
-        var problem: tunnel.Problem = .{};
-        break :open tunnel.Tunnel.open(&agent.http, key, &problem) catch |err| switch (err) {
-            error.OutOfMemory => return error.OutOfMemory,
-            else => {
-                s.detail.set(agent.gpa, 0, "connection_error", problem.message());
-                return error.Connection;
-            },
-        };
-    };
-    k.countTunnel(t, kept != null);
-    s.tunnel = t;
-    s.request = t.request(&agent.http, .POST, uri, options);
-    s.connected = true; // from here on the tunnel must be closed
-    watchdog.setSocket(&s.watch, t.socket());
-    return kept != null;
-}
-
-/// Writes the request and reads the response head, on std.http's connection or inside
-/// the tunnel.
-fn exchange(s: *Stream) anyerror!std.http.Client.Response {
-    if (s.tunnel) |t| {
-        try t.sendBodyComplete(&s.request, s.request_body.written());
-        return t.receiveHead(&s.request);
-    }
-    try s.request.sendBodyComplete(s.request_body.written());
-    return s.request.receiveHead(&.{});
-}
-
-/// What made an exchange fail, for its message: inside a tunnel, the socket's or TLS's
-/// error rather than the reader's or writer's.
-fn causeOf(s: *const Stream, err: anyerror) anyerror {
-    const t = s.tunnel orelse return err;
-    return switch (err) {
-        error.WriteFailed => t.writeError() orelse err,
-        error.ReadFailed => t.readError() orelse err,
-        else => err,
-    };
-}
-
-/// Whether a failed exchange got nothing of the response (and was neither canceled nor
-/// timed out): the request may be sent again elsewhere.
-fn nothingReceived(s: *Stream, err: anyerror) bool {
-    if (s.watch.fired.load(.acquire) != .none) return false;
-    return switch (err) {
-        error.WriteFailed, error.HttpConnectionClosing => true,
-        error.ReadFailed => std_http.heldBytes(&s.request) == 0,
-        else => false,
+    var problem: tunnel.Problem = .{};
+    return s.link.connect(s.agent, &s.watch, .POST, uri, options, tunnel_key, kept, &problem) catch |err| switch (err) {
+        error.TunnelFailed => {
+            s.detail.set(s.agent.gpa, 0, "connection_error", problem.message());
+            return error.Connection;
+        },
+        else => connectFailure(s, err),
     };
 }
 
@@ -428,7 +351,7 @@ pub fn readFailure(s: *Stream, err: anyerror) TurnError {
         return error.Protocol;
     }
     var msg_buf: [128]u8 = undefined;
-    const read_error: ?anyerror = if (s.request.connection) |c| c.getReadError() else if (s.tunnel) |t| t.readError() else null;
+    const read_error = s.link.readError();
     const reason = @errorName(read_error orelse err);
     const msg = std.fmt.bufPrint(&msg_buf, "the connection failed while streaming: {s}", .{reason}) catch "the connection failed while streaming";
     s.detail.set(gpa, 0, "connection_error", msg);
@@ -438,7 +361,7 @@ pub fn readFailure(s: *Stream, err: anyerror) TurnError {
 /// Whether `s.body.fillMore()` would return from bytes the connection already holds,
 /// without waiting on the network (see std_http_internals.fillsWithoutWaiting).
 pub fn bodyFillsWithoutWaiting(s: *Stream) bool {
-    return std_http.fillsWithoutWaiting(&s.request, s.body.reader, s.body.buffered().len < s.body.capacity());
+    return std_http.fillsWithoutWaiting(&s.link.request, s.body.reader, s.body.buffered().len < s.body.capacity());
 }
 
 /// `ms` after `now` (CLOCK_MONOTONIC ns), or 0 (no deadline) for 0 ms.
