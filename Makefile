@@ -80,6 +80,9 @@ test-lua:
 	lua5.4 tests/lua/test_panto.lua
 	lua5.4 tests/lua/test_standalone_require.lua
 
+# Cases run two at a time (each worker with its own emulator): the matrix's cells mostly wait
+# on a driver process or a scripted delay, so a second worker shortens the run on 2 cores.
+CONFORMANCE_JOBS ?= 2
 conformance:
 	$(PY) tests/conformance/make_recorded_cases.py --check
 	$(PY) tests/conformance/make_media_cases.py --check
@@ -93,12 +96,12 @@ conformance:
 	$(PY) tests/conformance/make_stop_cases.py --check
 	$(PY) tests/conformance/make_user_media_cases.py --check
 	$(PY) tests/conformance/make_count_cases.py --check
-	$(PY) tests/conformance/run.py
+	$(PY) tests/conformance/run.py --jobs $(CONFORMANCE_JOBS)
 
 # The same cases through the stepped, non-blocking path (the C, Python and Lua drivers' --async
 # mode, tests/conformance/README.md): about 8 minutes on 2 cores, so not part of `make test`.
 conformance-async:
-	$(PY) tests/conformance/run.py --async
+	$(PY) tests/conformance/run.py --async --jobs $(CONFORMANCE_JOBS)
 
 # Turns canceled or timed out at random instants, each followed by a full turn on the same
 # agent (tests/soak/README.md): 1,000 in C, 300 in each other language and in c-stepped (the C

@@ -332,7 +332,9 @@ class Network:
     (tests/net/dns_server.py, in this process, named by build/conformance/resolv.conf). When
     one cannot start, every cell that needs it fails with the reason."""
 
-    def __init__(self) -> None:
+    def __init__(self, resolv_conf: Path = RESOLV_CONF) -> None:
+        # Each worker of a parallel run has its own nameserver, named by its own file.
+        self.resolv_conf = resolv_conf
         self._tls: Emulator | None = None
         self._proxy: Proxy | None = None
         self._hang: FullQueueListener | None = None
@@ -379,8 +381,8 @@ class Network:
         if self._nameserver is None and "dns" not in self._problems:
             try:
                 self._nameserver = Nameserver()
-                RESOLV_CONF.parent.mkdir(parents=True, exist_ok=True)
-                self._nameserver.write_resolv_conf(RESOLV_CONF)
+                self.resolv_conf.parent.mkdir(parents=True, exist_ok=True)
+                self._nameserver.write_resolv_conf(self.resolv_conf)
             except OSError as e:
                 self._problems["dns"] = f"cannot start the nameserver: {e}"
         if self._nameserver is None:
@@ -1158,6 +1160,7 @@ def line_matches(want: Any, got: Any) -> bool:
 
 
 REQUEST_LOG = REPO / "build" / "conformance-requests.jsonl"
+REQUEST_LOG_LOCK = threading.Lock()
 
 
 def run_cell(case: Case, driver: Driver, emulator: Emulator, verbose: bool,
@@ -1192,7 +1195,7 @@ def run_cell(case: Case, driver: Driver, emulator: Emulator, verbose: bool,
         nameserver = network.nameserver()
         nameserver.delay_ms = data["dns"].get("delay_ms", 0)
         nameserver.silent = data["dns"].get("silent", False)
-        env["PANTO_RESOLV_CONF"] = str(RESOLV_CONF)
+        env["PANTO_RESOLV_CONF"] = str(network.resolv_conf)
         base_url = f"http://{data.get('host', DNS_HOST)}:{emulator.port}"
     # Variables the case sets ("env"), e.g. ANTHROPIC_BASE_URL: "$BASE_URL" (req_env_base_url_*),
     # or the emulator by another name: "http://localhost:$PORT/v1" (req_env_switch_provider).
@@ -1265,6 +1268,7 @@ def run_cell(case: Case, driver: Driver, emulator: Emulator, verbose: bool,
             if "expect_requests" in case.data:
                 report += check_requests(case.data["expect_requests"], log)
             if request_log is not None:
+                lines = []
                 for r in log:
                     path = str(r.get("path", ""))
                     provider = ("anthropic" if path.startswith("/v1/messages")
@@ -1273,10 +1277,12 @@ def run_cell(case: Case, driver: Driver, emulator: Emulator, verbose: bool,
                                 else "gemini" if ":streamGenerateContent" in path
                                 else "bedrock" if path.endswith("/converse-stream")
                                 else "")
-                    request_log.write(json.dumps(
+                    lines.append(json.dumps(
                         {"case": case.name, "lang": driver.lang, "provider": provider,
                          "method": r.get("method"), "path": path, "body": r.get("body")},
                         ensure_ascii=False) + "\n")
+                with REQUEST_LOG_LOCK:
+                    request_log.write("".join(lines))
         except RuntimeError as e:
             report.append(str(e))
         if proxy is not None and "expect_proxy" in data:
@@ -1288,6 +1294,70 @@ def run_cell(case: Case, driver: Driver, emulator: Emulator, verbose: bool,
         command = " ".join([f"{k}={v}" for k, v in env.items()] + argv)
         report.insert(0, f"({elapsed * 1000:.0f} ms) {command}")
     return Result(ok, report)
+
+
+def run_cases(cases: list[Case], languages: list[str], drivers: dict[str, Driver], verbose: bool,
+              request_log: Any, jobs: int) -> dict[str, dict[str, str]]:
+    """Runs every cell, `jobs` cases at once. A worker has its own emulator and network (the
+    emulator holds one scenario and one request log at a time); a case's languages run in
+    turn on one worker, as the first language's export is the others' reference. A cell's
+    report is printed whole."""
+    results: dict[str, dict[str, str]] = {}
+    todo: queue.Queue[Case] = queue.Queue()
+    for case in cases:
+        todo.put(case)
+    print_lock = threading.Lock()
+
+    def work(k: int) -> None:
+        try:
+            emulator: Emulator | None = Emulator()
+        except (OSError, RuntimeError) as e:
+            with print_lock:
+                print(f"cannot start the emulator: {e}")
+            emulator = None
+        network = Network(RESOLV_CONF if k == 0 else RESOLV_CONF.with_name(f"resolv-{k}.conf"))
+        try:
+            while True:
+                try:
+                    case = todo.get_nowait()
+                except queue.Empty:
+                    return
+                row: dict[str, str] = {}
+                for lang in languages:
+                    if lang not in case.data.get("languages", LANGUAGES):
+                        row[lang] = "n/a"
+                        continue
+                    if emulator is None:
+                        res = Result(False, ["no emulator"])
+                    else:
+                        try:
+                            res = run_cell(case, drivers[lang], emulator, verbose, request_log,
+                                           network)
+                        except (OSError, RuntimeError, ValueError) as e:
+                            res = Result(False, [f"runner error: {e}"])
+                    row[lang] = "pass" if res.ok else "fail"
+                    if not res.ok or verbose:
+                        with print_lock:
+                            print(f"{'PASS' if res.ok else 'FAIL'} {case.name} [{lang}]")
+                            for line in res.report:
+                                print("    " + line)
+                            sys.stdout.flush()
+                results[case.name] = row
+        finally:
+            if emulator is not None:
+                emulator.close()
+            network.close()
+
+    if jobs == 1:
+        work(0)
+    else:
+        workers = [threading.Thread(target=work, args=(k,), name=f"conformance-{k}")
+                   for k in range(jobs)]
+        for w in workers:
+            w.start()
+        for w in workers:
+            w.join()
+    return results
 
 
 # ---- Main --------------------------------------------------------------------------------
@@ -1304,6 +1374,9 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--async", dest="async_mode", action="store_true",
                     help="drive every case through the stepped (non-blocking) path, in the "
                          f"languages that have one ({', '.join(ASYNC_LANGUAGES)})")
+    ap.add_argument("-j", "--jobs", type=int, default=int(os.environ.get("CONFORMANCE_JOBS", "1")),
+                    help="cases run at once, each worker with its own emulator and network "
+                         "(default: $CONFORMANCE_JOBS or 1); a case's languages run in turn")
     args = ap.parse_args(argv)
 
     languages = list(dict.fromkeys(args.lang or LANGUAGES))
@@ -1327,52 +1400,21 @@ def main(argv: list[str] | None = None) -> int:
         if drivers[lang].argv is None:
             print(f"{lang}: driver unavailable: {drivers[lang].problem}")
 
-    results: dict[str, dict[str, str]] = {}
-    passed = failed = 0
     # The async mode keeps its own files: the blocking run's are what test_request_fidelity reads.
     suffix = "-async" if args.async_mode else ""
     request_log_path = REQUEST_LOG.with_name(f"conformance{suffix}-requests.jsonl")
     request_log_path.parent.mkdir(parents=True, exist_ok=True)
-    request_log = request_log_path.open("w", encoding="utf-8")
-    try:
-        emulator = Emulator()
-    except (OSError, RuntimeError) as e:
-        print(f"cannot start the emulator: {e}")
-        emulator = None
-    network = Network()
-    try:
-        for case in cases:
-            results[case.name] = {}
-            for lang in languages:
-                if lang not in case.data.get("languages", LANGUAGES):
-                    results[case.name][lang] = "n/a"
-                    continue
-                if emulator is None:
-                    res = Result(False, ["no emulator"])
-                else:
-                    try:
-                        res = run_cell(case, drivers[lang], emulator, args.verbose, request_log,
-                                       network)
-                    except (OSError, RuntimeError, ValueError) as e:
-                        res = Result(False, [f"runner error: {e}"])
-                results[case.name][lang] = "pass" if res.ok else "fail"
-                if res.ok:
-                    passed += 1
-                else:
-                    failed += 1
-                if not res.ok or args.verbose:
-                    print(f"{'PASS' if res.ok else 'FAIL'} {case.name} [{lang}]")
-                    for line in res.report:
-                        print("    " + line)
-    finally:
-        request_log.close()
-        if emulator is not None:
-            emulator.close()
-        network.close()
+    jobs = max(1, min(args.jobs, len(cases)))
+    with request_log_path.open("w", encoding="utf-8") as request_log:
+        results = run_cases(cases, languages, drivers, args.verbose, request_log, jobs)
+    # (A case a worker did not finish, its thread having died, counts as failed.)
+    ordered = {case.name: results.get(case.name, {"runner": "fail"}) for case in cases}
+    passed = sum(1 for row in ordered.values() for r in row.values() if r == "pass")
+    failed = sum(1 for row in ordered.values() for r in row.values() if r == "fail")
 
     out = REPO / "build" / f"conformance{suffix}.json"
     out.parent.mkdir(parents=True, exist_ok=True)
-    out.write_text(json.dumps({"languages": languages, "cases": results}, indent=2) + "\n")
+    out.write_text(json.dumps({"languages": languages, "cases": ordered}, indent=2) + "\n")
     print(f"{passed} passed, {failed} failed")
     return 1 if failed else 0
 
