@@ -244,6 +244,11 @@ typedef enum PantoEventKind {
                                           calls get theirs only once approved (awaiting_result
                                           as any call) or denied (awaiting_result 0, then a
                                           TOOL_RESULT error with the reason) */
+    PANTO_EVENT_USER_MESSAGE = 15,     /* text, name: a message of the user's entered the
+                                          conversation (panto_stream_steer after a tool round's
+                                          results, name "steer"; panto_stream_follow_up, or a
+                                          steer no round took, as the next turn's user message,
+                                          name "follow_up") */
     PANTO_EVENT_KIND_FORCE_INT = 0x7fffffff
 } PantoEventKind;
 
@@ -1075,6 +1080,23 @@ int panto_stream_tool_progress(PantoStream *stream, PantoString call_id, PantoSt
  * waits: a person may take their time. */
 int panto_stream_approve(PantoStream *stream, PantoString call_id);
 int panto_stream_deny(PantoStream *stream, PantoString call_id, PantoString reason);
+
+/* Says something to the turn while it runs (a copy of text is queued; never empty).
+ * Steer: the message joins the conversation at the end of the current (or next) tool round,
+ * after the round's results in the same user message, and the model reads it in the round's
+ * next request; when no tool round comes before the turn ends, it starts a new turn of this
+ * stream as a follow-up does. Follow-up: a new turn of this stream starts when the current one
+ * ends: after its MESSAGE_COMPLETE, panto_next_event goes on with the new turn's events
+ * (USER_MESSAGE first), and DONE comes after the last turn's MESSAGE_COMPLETE. The new turn
+ * has its own usage, cost, budget and timeouts, and the stream's turn options.
+ * USER_MESSAGE marks where each message entered the conversation. May be called from any
+ * thread, also while another thread is in panto_next_event(s) or steps the stream; it wakes
+ * nothing: the stream takes the message as it goes on. Returns PANTO_OK;
+ * PANTO_ERR_INVALID_ARGUMENT for an empty text; PANTO_ERR_STATE when the stream's turns are
+ * over (after DONE, a failure or a cancel: run a new turn) or it is a compaction's. These
+ * two calls leave no detail for panto_stream_error (it may be another thread's). */
+int panto_stream_steer(PantoStream *stream, PantoString text);
+int panto_stream_follow_up(PantoStream *stream, PantoString text);
 
 /* The shortest program: reads the rest of the turn (events not read yet are read and let go)
  * and gives its end. *out_complete (may be NULL; set its size: PANTO_EVENT_INIT) is the

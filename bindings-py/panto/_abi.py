@@ -63,6 +63,7 @@ EVENT_COMPACTION_START = 11
 EVENT_COMPACTION_END = 12
 EVENT_TOOL_PROGRESS = 13
 EVENT_APPROVAL_REQUEST = 14
+EVENT_USER_MESSAGE = 15
 
 # ToolFormat.
 TOOL_FORMAT_PANTO = 1
@@ -371,6 +372,8 @@ SIGNATURES: Dict[str, Tuple[Any, List[Any]]] = {
     "panto_stream_tool_progress": (c_int, [StreamPtr, PantoString, PantoString, c_double]),
     "panto_stream_approve": (c_int, [StreamPtr, PantoString]),
     "panto_stream_deny": (c_int, [StreamPtr, PantoString, PantoString]),
+    "panto_stream_steer": (c_int, [StreamPtr, PantoString]),
+    "panto_stream_follow_up": (c_int, [StreamPtr, PantoString]),
     "panto_stream_final_message": (c_int, [StreamPtr, POINTER(PantoEvent), POINTER(PantoString)]),
     "panto_stream_final_json": (c_int, [StreamPtr, POINTER(PantoString)]),
     "panto_stream_cancel": (c_int, [StreamPtr]),

@@ -95,6 +95,7 @@ pub const EventKind = enum(i32) {
     compaction_end = 12,
     tool_progress = 13,
     approval_request = 14,
+    user_message = 15,
 };
 
 /// PantoToolFormat: the core's export formats, whose values are the header's.

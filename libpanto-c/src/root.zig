@@ -710,6 +710,8 @@ fn toAbi(event: panto.Event) PantoEvent {
         .compaction_end => |e| .{ .kind = @intFromEnum(abi.EventKind.compaction_end), .tokens_before = e.tokens_before, .tokens_after = e.tokens_after, .message_count = e.message_count, .text = .from(e.summary) },
         .tool_progress => |e| .{ .kind = @intFromEnum(abi.EventKind.tool_progress), .id = .from(e.id), .name = .from(e.name), .text = .from(e.text), .fraction = e.fraction orelse -1 },
         .approval_request => |e| .{ .kind = @intFromEnum(abi.EventKind.approval_request), .approvals = abi.ApprovalCall.fromCore(e.calls), .approval_count = e.calls.len },
+        // `name` says where the message came from (no field added).
+        .user_message => |e| .{ .kind = @intFromEnum(abi.EventKind.user_message), .text = .from(e.text), .name = .from(@tagName(e.source)) },
     };
 }
 
@@ -785,6 +787,27 @@ pub export fn panto_stream_deny(stream: ?*PantoStream, call_id: PantoString, rea
     const why = reason.bytes() orelse return h.setError(.invalid_argument, "reason.ptr is NULL but its len is not 0");
     h.stream.deny(id, why) catch |err| return answerFailed(h, err);
     return h.call_error.clear();
+}
+
+pub export fn panto_stream_steer(stream: ?*PantoStream, text: PantoString) c_int {
+    return queueMessage(stream, text, panto.Stream.steer);
+}
+
+pub export fn panto_stream_follow_up(stream: ?*PantoStream, text: PantoString) c_int {
+    return queueMessage(stream, text, panto.Stream.followUp);
+}
+
+/// Queues a steer or a follow-up. No detail is set: the call may come from another thread
+/// than the one reading the stream, whose calls own it.
+fn queueMessage(stream: ?*PantoStream, text: PantoString, queue: fn (*panto.Stream, []const u8) panto.Stream.SteerError!void) c_int {
+    const h = stream orelse return code(.invalid_argument);
+    const bytes = text.bytes() orelse return code(.invalid_argument);
+    queue(h.stream, bytes) catch |err| return code(switch (err) {
+        error.InvalidArgument => .invalid_argument,
+        error.Ended => .state,
+        error.OutOfMemory => .out_of_memory,
+    });
+    return code(.ok);
 }
 
 fn answerFailed(h: *PantoStream, err: panto.Stream.AnswerError) c_int {

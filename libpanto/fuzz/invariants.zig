@@ -70,6 +70,11 @@ pub const EventRules = struct {
                 if (r.state != .after_message) broken(e, "message_complete before the message ended");
                 r.state = .complete;
             },
+            // A steer after a round's results, or a follow-up's turn after a message_complete.
+            .user_message => {
+                if (r.state != .after_message and r.state != .complete) broken(e, "user_message inside a message");
+                r.state = .before_message;
+            },
         }
     }
 
@@ -98,6 +103,7 @@ fn expectStrings(e: ev.Event) void {
         .tool_progress => |p| &.{ p.id, p.name, p.text },
         .block_start => &.{},
         .approval_request => &.{},
+        .user_message => |u| &.{u.text},
     };
     if (e == .approval_request) for (e.approval_request.calls) |c| {
         for ([_][]const u8{ c.id.slice(), c.name.slice(), c.input.slice() }) |s|

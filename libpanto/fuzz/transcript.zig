@@ -35,6 +35,7 @@ pub const Transcript = struct {
             .tool_progress => |p| try l.print(gpa, "tool_progress {s} {s} {s} {?d}\n", .{ p.id, p.name, p.text, p.fraction }),
             .approval_request => |a| for (a.calls) |c| try l.print(gpa, "approval_request {s} {s} {s}\n", .{ c.id.slice(), c.name.slice(), c.input.slice() }),
             .message_complete => |m| try l.print(gpa, "message_complete {t} {s} {any}\n", .{ m.stop_reason, m.provider_stop_reason, m.usage }),
+            .user_message => |u| try l.print(gpa, "user_message {t} {s}\n", .{ u.source, u.text }),
         }
     }
 

@@ -294,17 +294,22 @@ pub const Agent = struct {
         return a.begin(input, turn_arena, options, turn);
     }
 
+    /// Appends a turn's user message (a run's, or a follow-up's: Stream.followUp).
+    pub fn appendUserTurn(a: *Agent, input: Input, cache: bool) (Allocator.Error || conversation_mod.AppendError)!void {
+        const blocks = try content.userTurn(a.gpa, input.text, input.parts);
+        a.conversation.appendOwnedMessage(.{ .role = .user, .blocks = blocks, .cache = cache }) catch |err| {
+            // Not in the session file (its write was cut back off): not in memory either.
+            if (err == error.SessionWrite) conversation_mod.freeMessage(a.gpa, a.conversation.messages.pop().?);
+            return err;
+        };
+    }
+
     /// Appends the user message and makes the turn's stream, which takes `turn_arena` (the
     /// memory of the turn's options and configuration), also when this fails.
     fn begin(a: *Agent, input: Input, turn_arena: std.heap.ArenaAllocator, options: ?[]const u8, turn: config_mod.TurnOptions) RunError!*Stream {
         var arena = turn_arena;
         errdefer arena.deinit();
-        const blocks = try content.userTurn(a.gpa, input.text, input.parts);
-        a.conversation.appendOwnedMessage(.{ .role = .user, .blocks = blocks, .cache = turn.cache_breakpoint }) catch |err| {
-            // Not in the session file (its write was cut back off): not in memory either.
-            if (err == error.SessionWrite) conversation_mod.freeMessage(a.gpa, a.conversation.messages.pop().?);
-            return err;
-        };
+        try a.appendUserTurn(input, turn.cache_breakpoint);
         errdefer a.conversation.dropLast() catch {};
         const s = try Stream.create(a);
         s.setTurn(arena, options, turn.config);

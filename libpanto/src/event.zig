@@ -179,7 +179,16 @@ pub const Event = union(enum) {
     tool_progress: ToolProgress,
     approval_request: ApprovalRequest,
     /// The turn's terminal event: `next()` after it returns null. Usage is the turn's sum.
+    /// (After it, a follow-up's turn when one was queued: Stream.followUp.)
     message_complete: MessageComplete,
+    /// A message of the user's entered the conversation during the stream: a steer, after
+    /// a tool round's results; a follow-up, as the user message of the stream's next turn.
+    user_message: UserMessage,
+};
+
+pub const UserMessage = struct {
+    source: @import("turn/steering.zig").Source,
+    text: []const u8,
 };
 
 pub fn addUsage(total: *Usage, u: Usage) void {

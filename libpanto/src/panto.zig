@@ -97,6 +97,8 @@ test {
     _ = @import("approval.zig");
     _ = @import("approval_test.zig");
     _ = @import("budget_test.zig");
+    _ = @import("turn/steering.zig");
+    _ = @import("turn/steering_test.zig");
     _ = @import("content.zig");
     _ = @import("conversation_json.zig");
     _ = @import("settings_json.zig");

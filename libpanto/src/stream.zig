@@ -18,6 +18,7 @@ const mcp_servers = @import("mcp/servers.zig");
 const retry = @import("retry.zig");
 const batch = @import("batch.zig");
 const Link = @import("transport/link.zig").Link;
+const steering = @import("turn/steering.zig");
 const transport = @import("transport/transport.zig");
 const poll_io = @import("transport/poll_io.zig");
 const stream_step = @import("stream_step.zig");
@@ -156,9 +157,20 @@ pub const Stream = struct {
     /// keeping nothing (settleFailedTurn); `reopen` puts it back.
     rolled_back: ?conversation.Message = null,
 
+    /// What the user says to the turn while it runs: steers and follow-ups (turn/steering.zig).
+    steering: steering.Steering = .{},
+    /// The messages the last safe point put in the conversation, handed out as UserMessage
+    /// events in phase `entered` (cursor), freed when it ends; owned.
+    entered: std.ArrayList(steering.Message) = .empty,
+    /// The message that starts the next turn of this stream (phase `follow_up`); owned.
+    next_turn: ?steering.Message = null,
+
     const State = enum { unsent, streaming, retry_wait, done, failed };
     /// `paused`: the last message stopped for pause_turn; the next request continues it.
-    const Phase = enum { messages, tool_starts, tool_results, paused, complete, summary };
+    /// `entered`: the user's messages a safe point took are handed out (UserMessage), then the
+    /// next request goes. `follow_up`: the turn's MessageComplete is out and `next_turn`
+    /// starts another turn.
+    const Phase = enum { messages, tool_starts, tool_results, paused, complete, summary, entered, follow_up };
 
     // The transport (transport.zig): the request's connection, opened, parked or closed.
     const open = transport.open;
@@ -187,6 +199,7 @@ pub const Stream = struct {
         s.compaction = run;
         s.phase = .summary;
         s.final.compaction = true;
+        s.steering.ended = true; // (no turn for a steer or a follow-up to join)
         return s;
     }
 
@@ -261,6 +274,10 @@ pub const Stream = struct {
         s.final.deinit(gpa);
         if (s.compaction) |run| run.destroy();
         if (s.rolled_back) |m| conversation.freeMessage(gpa, m);
+        s.freeEntered();
+        s.entered.deinit(gpa);
+        if (s.next_turn) |m| gpa.free(m.text);
+        s.steering.deinit(gpa);
         s.turn_arena.deinit();
         stream_step.release(s);
         gpa.destroy(s);
@@ -326,10 +343,23 @@ pub const Stream = struct {
                     s.cursor += 1;
                     return s.hold(.{ .tool_result = .{ .id = c.id, .name = c.name, .content = c.result orelse "", .is_error = c.is_error, .parts = c.infos } });
                 }
-                // The round is over: its results go to the model in the next request.
-                s.round.commitResults(&s.agent.conversation) catch |err| return s.fail(err);
+                // The round is over: its results go to the model in the next request, and
+                // what the user steered meanwhile with them, in the same user message (never
+                // two user messages in a row).
+                s.commitRoundWithSteers() catch |err| return s.fail(err);
                 s.round.clear();
                 s.rounds += 1;
+                s.phase = .entered;
+                s.cursor = 0;
+                return s.nextAny();
+            },
+            .entered => {
+                if (s.cursor < s.entered.items.len) {
+                    const m = s.entered.items[s.cursor];
+                    s.cursor += 1;
+                    return s.hold(.{ .user_message = .{ .source = m.source, .text = m.text } });
+                }
+                s.freeEntered();
                 // The wall budget spent meanwhile: the model is not asked again.
                 if (s.wallSpent()) {
                     s.endByBudget(.wall_ms);
@@ -338,6 +368,7 @@ pub const Stream = struct {
                 s.phase = .messages;
                 s.startNextMessage();
             },
+            .follow_up => return s.hold(s.startFollowUp() catch |err| return s.fail(err)),
             .paused => {
                 // The paused message is the conversation's last: the next request sends it
                 // back as it is, and the server goes on from it.
@@ -365,16 +396,82 @@ pub const Stream = struct {
         }
     }
 
-    /// The turn's terminal event (MessageComplete): the turn is over.
+    /// The turn's terminal event (MessageComplete): the turn is over. When the user queued
+    /// a follow-up (or a steer no tool round took), the stream goes on with another turn.
     fn complete(s: *Stream) ev.Event {
-        s.state = .done;
-        s.agent.busy = false;
-        return .{ .message_complete = .{
+        const end: ev.Event = .{ .message_complete = .{
             .stop_reason = s.last_end.stop_reason,
             .provider_stop_reason = s.last_end.provider_stop_reason,
             .usage = s.turn_usage,
             .cost = s.turn_cost,
         } };
+        if (s.steering.nextTurnOrEnd()) |m| {
+            s.next_turn = .{ .source = .follow_up, .text = m.text }; // (a steer too, now)
+            s.phase = .follow_up;
+            return end;
+        }
+        s.state = .done;
+        s.agent.busy = false;
+        return end;
+    }
+
+    /// Queues a message for the turn, from any thread: a steer joins the conversation at
+    /// the end of the current (or next) tool round, after its results, and the model reads
+    /// it in the round's next request; with no tool round left, it starts a new turn of this
+    /// stream once the current one ends, as a follow-up does. Empty: InvalidArgument. Ended:
+    /// the stream's turn is over (or failed), or it is a compaction's.
+    pub fn steer(s: *Stream, text: []const u8) SteerError!void {
+        if (text.len == 0) return error.InvalidArgument;
+        return s.steering.push(s.agent.gpa, .steer, text);
+    }
+
+    /// Queues a message that starts a new turn of this stream when the current one ends
+    /// (after its MessageComplete; the stream is over after the last turn's). As `steer`.
+    pub fn followUp(s: *Stream, text: []const u8) SteerError!void {
+        if (text.len == 0) return error.InvalidArgument;
+        return s.steering.push(s.agent.gpa, .follow_up, text);
+    }
+
+    pub const SteerError = steering.PushError || error{InvalidArgument};
+
+    /// Commits the round's results with the steers queued so far after them, one user
+    /// message; the steers are handed out next (phase `entered`).
+    fn commitRoundWithSteers(s: *Stream) TurnError!void {
+        const gpa = s.agent.gpa;
+        try s.steering.takeSteers(gpa, &s.entered);
+        const blocks = try gpa.alloc(conversation.Block, s.entered.items.len);
+        defer gpa.free(blocks);
+        for (s.entered.items, blocks) |m, *b| b.* = .{ .kind = .text, .text = m.text };
+        try s.round.commitResults(&s.agent.conversation, blocks);
+    }
+
+    fn freeEntered(s: *Stream) void {
+        for (s.entered.items) |m| s.agent.gpa.free(m.text);
+        s.entered.clearRetainingCapacity();
+    }
+
+    /// Starts the turn `next_turn` asks for, in this stream: its user message is appended as
+    /// Agent.run appends one, and the turn's counts (usage, cost, rounds, deadlines, budget)
+    /// start again. The stream's turn options stay.
+    fn startFollowUp(s: *Stream) TurnError!ev.Event {
+        const gpa = s.agent.gpa;
+        const m = s.next_turn.?;
+        try s.entered.ensureUnusedCapacity(gpa, 1);
+        try s.agent.appendUserTurn(.{ .text = m.text }, false);
+        s.next_turn = null;
+        s.entered.appendAssumeCapacity(m);
+        s.user_turn_appended = s.agent.conversation.appended;
+        s.agent.unfinished_turn = false;
+        s.rounds = 0;
+        s.turn_usage = .{};
+        s.turn_cost = 0;
+        s.last_end = .{ .stop_reason = .none, .provider_stop_reason = "", .usage = .{} };
+        s.turn_deadline_ns = 0;
+        s.wall_deadline_ns = 0;
+        s.approval_wait_since = 0;
+        s.phase = .entered;
+        s.cursor = 1; // (this event)
+        return .{ .user_message = .{ .source = m.source, .text = m.text } };
     }
 
     /// The turn's budget that is spent, if one is (config `budget`; a turn's options may
@@ -424,7 +521,7 @@ pub const Stream = struct {
                 run.destroy();
                 s.compaction = null;
             },
-            .tool_starts, .tool_results, .paused, .complete => {},
+            .tool_starts, .tool_results, .paused, .complete, .entered, .follow_up => {},
         }
         s.endByBudget(.wall_ms);
         return s.complete();
@@ -567,6 +664,7 @@ pub const Stream = struct {
             .threshold => null,
         } else null;
         try s.restoreUserMessage();
+        s.steering.reopen();
         s.agent.busy = true;
         s.state = .unsent;
         s.failed_at_open = false;
@@ -773,10 +871,12 @@ pub const Stream = struct {
             .tool_starts, .tool_results => {
                 s.finishRound() catch {}; // (its calls' waits end with the cancel)
                 s.round.answerAllWith(mcp_servers.canceled_message) catch {};
-                s.round.commitResults(&s.agent.conversation) catch {};
+                s.round.commitResults(&s.agent.conversation, &.{}) catch {};
                 s.round.clear();
             },
-            .paused, .complete, .summary => {}, // (a canceled compaction changes nothing)
+            // (A canceled compaction changes nothing; the messages a safe point entered are
+            // in the conversation already, and a follow-up not started is dropped.)
+            .paused, .complete, .summary, .entered, .follow_up => {},
         }
         s.detail.set(gpa, 0, "canceled_error", "the turn was canceled");
         return s.fail(error.Canceled);
@@ -846,7 +946,7 @@ pub const Stream = struct {
         if (!wants_tools) {
             if (s.round.calls.items.len > 0) {
                 try s.round.answerAllWith("The tool call was not run: the message was cut short.");
-                try s.round.commitResults(&agent.conversation);
+                try s.round.commitResults(&agent.conversation, &.{});
             }
             s.phase = .complete;
             return;
@@ -854,7 +954,7 @@ pub const Stream = struct {
         // A budget spent ends the turn before the round: no call runs, and each has a result.
         if (s.budgetSpent()) |kind| {
             try s.round.answerAllWith(budget_skipped);
-            try s.round.commitResults(&agent.conversation);
+            try s.round.commitResults(&agent.conversation, &.{});
             s.round.clear();
             return s.endByBudget(kind);
         }
@@ -945,7 +1045,7 @@ pub const Stream = struct {
         const gpa = s.agent.gpa;
         s.detail.set(gpa, 0, error_type, message);
         try s.round.answerAllWith(message);
-        try s.round.commitResults(&s.agent.conversation);
+        try s.round.commitResults(&s.agent.conversation, &.{});
         s.round.clear();
         s.pending_failure = err;
     }
@@ -1055,6 +1155,7 @@ pub const Stream = struct {
         s.state = .failed;
         s.failure = err;
         s.agent.busy = false;
+        s.steering.end(s.agent.gpa); // (what is queued has no turn left to join)
         if (first) s.settleFailedTurn(); // (once: a rolled-back turn has nothing more to take)
         return err;
     }

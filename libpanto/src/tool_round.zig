@@ -440,12 +440,14 @@ pub const Round = struct {
     }
 
     /// Appends the results to the conversation as one user message, in call order.
-    pub fn commitResults(r: *const Round, conv: *conversation.Conversation) conversation.AppendError!void {
-        const blocks = try r.gpa.alloc(conversation.Block, r.calls.items.len);
+    /// `after`: blocks of the same user message after the results (what the user steered).
+    pub fn commitResults(r: *const Round, conv: *conversation.Conversation, after: []const conversation.Block) conversation.AppendError!void {
+        const blocks = try r.gpa.alloc(conversation.Block, r.calls.items.len + after.len);
         defer r.gpa.free(blocks);
-        for (r.calls.items, blocks) |c, *b| {
+        for (r.calls.items, blocks[0..r.calls.items.len]) |c, *b| {
             b.* = .{ .kind = .tool_result, .id = c.id, .text = c.result orelse "", .parts = c.parts, .is_error = c.is_error };
         }
+        @memcpy(blocks[r.calls.items.len..], after);
         try conv.appendCopy(.user, blocks);
     }
 
@@ -553,7 +555,7 @@ fn collectCalls(agent: *Agent, round: *Round, calls: []const struct { []const u8
     defer std.testing.allocator.free(inputs);
     for (round.calls.items, inputs) |c, *input| input.* = c.input;
     try a.commit(&agent.conversation, inputs, .{ .stop_reason = .tool_use });
-    try round.commitResults(&agent.conversation);
+    try round.commitResults(&agent.conversation, &.{});
 }
 
 fn nestedInput(gpa: Allocator, depth: usize) ![]u8 {
@@ -659,7 +661,7 @@ test "the native read tool's image is a result with parts: the conversation keep
     try std.testing.expectEqualStrings("dot.png", c.infos[0].name.slice());
     try std.testing.expectEqual(@as(u64, png_1x1.len), c.infos[0].byte_size);
 
-    try round.commitResults(&agent.conversation);
+    try round.commitResults(&agent.conversation, &.{});
     var out: std.Io.Writer.Allocating = .init(gpa);
     defer out.deinit();
     try agent.conversation.writeJson(&out.writer);

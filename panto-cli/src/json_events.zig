@@ -48,6 +48,10 @@ pub fn writeEvent(w: *std.Io.Writer, e: *const panto.Event) std.Io.Writer.Error!
             try field(&s, "text", p.text);
             try field(&s, "fraction", p.fraction);
         },
+        .user_message => |u| {
+            try field(&s, "source", @tagName(u.source));
+            try field(&s, "text", u.text);
+        },
         .approval_request => |a| {
             try s.objectField("calls");
             try s.beginArray();

@@ -499,7 +499,8 @@ static void test_names(void) {
     CHECK_NAME(panto_event_kind_name(PANTO_EVENT_COMPACTION_END), "compaction_end");
     CHECK_NAME(panto_event_kind_name(PANTO_EVENT_TOOL_PROGRESS), "tool_progress");
     CHECK_NAME(panto_event_kind_name(PANTO_EVENT_APPROVAL_REQUEST), "approval_request");
-    CHECK_NAME(panto_event_kind_name(15), "unknown");
+    CHECK_NAME(panto_event_kind_name(PANTO_EVENT_USER_MESSAGE), "user_message");
+    CHECK_NAME(panto_event_kind_name(16), "unknown");
     CHECK_NAME(panto_event_kind_name(99), "unknown");
 
     CHECK_NAME(panto_block_kind_name(PANTO_BLOCK_NONE), "none");
@@ -1797,6 +1798,61 @@ static void test_budget(void) {
     stop_server();
     CHECK(request_count() == 3);
     CHECK(requests && strstr(requests, "Skipped: the turn's budget is spent.") != NULL);
+}
+
+/* Steering and follow-ups: a steer during a tool round goes with the round's results; a
+ * follow-up runs the stream's next turn after the first's MESSAGE_COMPLETE; both are refused
+ * once the stream is over. */
+static void test_steering(void) {
+    static const struct canned answers[] = {
+        {200, "text/event-stream", SSE_TOOL, NULL, 0},
+        {200, "text/event-stream", SSE_OK, NULL, 0},
+        {200, "text/event-stream", SSE_OK, NULL, 0},
+    };
+    char url[64];
+    PantoAgent *agent;
+    PantoStream *stream = NULL;
+    PantoEvent ev = PANTO_EVENT_INIT;
+    int rc, completes = 0, steered = 0, followed = 0;
+
+    current_test = "steering";
+    agent = serve_and_connect(answers, 3, url, sizeof url);
+    if (!agent) return;
+    CHECK_RC(add_tool(agent, WEATHER_TOOL), PANTO_OK);
+    CHECK_RC(run_text(agent, "Weather in Paris?", &stream), PANTO_OK);
+    CHECK_RC(panto_stream_steer(stream, panto_cstr("")), PANTO_ERR_INVALID_ARGUMENT);
+    CHECK_RC(panto_stream_follow_up(stream, panto_cstr("And tomorrow?")), PANTO_OK);
+    while ((rc = panto_next_event(stream, &ev)) == PANTO_EVENT || rc == PANTO_ERR_RESULT_PENDING) {
+        if (rc == PANTO_ERR_RESULT_PENDING) {
+            CHECK_RC(panto_stream_steer(stream, panto_cstr("In Celsius, please.")), PANTO_OK);
+            CHECK_RC(submit_result(stream, "toolu_t1", "Sunny", 0), PANTO_OK);
+            continue;
+        }
+        if (ev.kind == PANTO_EVENT_USER_MESSAGE) {
+            if (pstr_eq(ev.name, "steer")) {
+                CHECK(pstr_eq(ev.text, "In Celsius, please."));
+                CHECK(completes == 0);
+                steered++;
+            } else {
+                CHECK(pstr_eq(ev.name, "follow_up"));
+                CHECK(pstr_eq(ev.text, "And tomorrow?"));
+                CHECK(completes == 1);
+                followed++;
+            }
+        }
+        if (ev.kind == PANTO_EVENT_MESSAGE_COMPLETE) completes++;
+    }
+    CHECK_RC(rc, PANTO_DONE);
+    CHECK(steered == 1 && followed == 1 && completes == 2);
+    CHECK_RC(panto_stream_follow_up(stream, panto_cstr("Too late")), PANTO_ERR_STATE);
+    CHECK_RC(panto_stream_steer(stream, panto_cstr("Too late")), PANTO_ERR_STATE);
+    panto_stream_free(stream);
+    panto_agent_free(agent);
+    stop_server();
+    CHECK(request_count() == 3);
+    CHECK(requests && strstr(requests, "In Celsius, please.") != NULL);
+    CHECK(requests && strstr(requests, "And tomorrow?") != NULL);
+    CHECK(requests && strstr(requests, "Too late") == NULL);
 }
 
 /* ---- Issue 4: retries, set_config, cancel, reopen, redacted thinking ------------------ */
@@ -3961,6 +4017,7 @@ int main(int argc, char **argv) {
     RUN(test_step_cancel_retry_wait);
     RUN(test_approvals);
     RUN(test_budget);
+    RUN(test_steering);
     printf("%d passed, %d failed\n", n_passed, n_failed);
     return n_failed ? 1 : 0;
 }

@@ -109,6 +109,8 @@ pub const Renderer = struct {
             .message_start, .message_end => {},
             // The question is the observer's (approval_prompt.zig), a call at a time.
             .approval_request => {},
+            // (The command does not steer yet: the prompt shows what the user typed.)
+            .user_message => {},
         }
         try r.out.flush();
     }
