@@ -189,6 +189,9 @@ const (
 	// Approvals(): the calls of the round that wait for a person's answer (Stream.Approve,
 	// Stream.Deny), before the round's other ToolCallStarts.
 	EventApprovalRequest EventKind = C.PANTO_EVENT_APPROVAL_REQUEST
+	// Text, Source(): a message of the user's entered the conversation (Stream.Steer, after
+	// a tool round's results; Stream.FollowUp, as the next turn's user message).
+	EventUserMessage EventKind = C.PANTO_EVENT_USER_MESSAGE
 )
 
 // String is the library's stable name, e.g. "content_delta"; "unknown" for another value.

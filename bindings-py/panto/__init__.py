@@ -79,6 +79,7 @@ from .events import (
     ToolProgress,
     ApprovalCall,
     ApprovalRequest,
+    UserMessage,
     ToolResult,
     Usage,
 )
@@ -184,6 +185,7 @@ __all__ = [
     "ToolProgress",
     "ApprovalCall",
     "ApprovalRequest",
+    "UserMessage",
     "Part",
     "MessageComplete",
     "ProviderRetry",

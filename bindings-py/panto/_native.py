@@ -125,6 +125,8 @@ class Library:
         self.stream_tool_progress: CFunction = c.panto_stream_tool_progress
         self.stream_approve: CFunction = c.panto_stream_approve
         self.stream_deny: CFunction = c.panto_stream_deny
+        self.stream_steer: CFunction = c.panto_stream_steer
+        self.stream_follow_up: CFunction = c.panto_stream_follow_up
         self.stream_final_json: CFunction = c.panto_stream_final_json
         self.stream_cancel: CFunction = c.panto_stream_cancel
         self.stream_reopen: CFunction = c.panto_stream_reopen

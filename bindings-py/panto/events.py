@@ -38,6 +38,7 @@ __all__ = [
     "ToolProgress",
     "ApprovalCall",
     "ApprovalRequest",
+    "UserMessage",
     "Part",
     "MessageComplete",
     "ProviderRetry",
@@ -260,6 +261,18 @@ class ApprovalRequest:
 
 
 @dataclass(frozen=True)
+class UserMessage:
+    """A message of the user's entered the conversation during the stream: `source`
+    "steer" (`Stream.steer()`, after a tool round's results, read by the model in the round's
+    next request) or "follow_up" (`Stream.follow_up()`, or a steer no round took: the user
+    message of the stream's next turn, after the previous turn's MessageComplete)."""
+
+    source: Literal["steer", "follow_up"]
+    text: str
+    kind: Literal["user_message"] = field(default="user_message", init=False)
+
+
+@dataclass(frozen=True)
 class MessageComplete:
     """The turn is complete: its last event. `usage` is summed over the turn's messages;
     `stop_reason` is the last message's, or "budget" when the turn's budget ended it
@@ -324,12 +337,12 @@ class CompactionEnd:
 #: The classes of the events of a stream: `Event` is their Union.
 _EVENT_CLASSES = (MessageStart, BlockStart, ContentDelta, BlockComplete, MessageEnd, ToolDetails,
                   ToolCallStart, ToolResult, ToolProgress, MessageComplete, ProviderRetry,
-                  CompactionStart, CompactionEnd, ApprovalRequest)
+                  CompactionStart, CompactionEnd, ApprovalRequest, UserMessage)
 
 if TYPE_CHECKING:  # the same classes, written out for type checkers
     Event = Union[MessageStart, BlockStart, ContentDelta, BlockComplete, MessageEnd, ToolDetails,
                   ToolCallStart, ToolResult, ToolProgress, MessageComplete, ProviderRetry,
-                  CompactionStart, CompactionEnd, ApprovalRequest]
+                  CompactionStart, CompactionEnd, ApprovalRequest, UserMessage]
     """Any event of a stream."""
 
 

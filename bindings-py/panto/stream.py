@@ -40,6 +40,7 @@ from .events import (
     ApprovalRequest,
     ToolResult,
     Usage,
+    UserMessage,
 )
 from .parts import native_parts
 
@@ -83,6 +84,7 @@ _COMPACTION_START = _native.EVENT_COMPACTION_START
 _COMPACTION_END = _native.EVENT_COMPACTION_END
 _TOOL_PROGRESS = _native.EVENT_TOOL_PROGRESS
 _APPROVAL_REQUEST = _native.EVENT_APPROVAL_REQUEST
+_USER_MESSAGE = _native.EVENT_USER_MESSAGE
 _APPROVAL_PENDING = _native.ERR_APPROVAL_PENDING
 _RESULT_PENDING = _native.ERR_RESULT_PENDING
 _NO_SUCH_CALL = _native.ERR_NO_SUCH_CALL
@@ -510,6 +512,8 @@ class Stream:
             return _construct(CompactionStart, ev.tokens_before, string(ev.text))
         if kind == _COMPACTION_END:
             return _construct(CompactionEnd, ev.tokens_before, ev.tokens_after, ev.message_count, string(ev.text))
+        if kind == _USER_MESSAGE:
+            return _construct(UserMessage, string(ev.name), string(ev.text))
         return None
 
     def _parts(self, native: NativeBatch, ev: Any) -> Tuple[Part, ...]:
@@ -601,6 +605,44 @@ class Stream:
         if not isinstance(reason, str):
             raise TypeError(f"reason must be a str, not {type(reason).__name__}")
         self._answer(call_id, reason)
+
+    def steer(self, text: str) -> None:
+        """Says `text` to the running turn: it joins the conversation at the end of the
+        current (or next) tool round, after the round's results in the same user message, and
+        the model reads it in the round's next request; with no tool round left, it starts a
+        new turn of this stream as `follow_up()` does. A `UserMessage` event marks where it
+        entered. Thread-safe: any thread, also while another reads the stream (a web handler
+        steering a turn a worker streams). Raises `panto.InvalidArgumentError` for an empty
+        text, `panto.StateError` once the stream's turns are over (run a new turn)."""
+        self._queue_message(text, follow_up=False)
+
+    def follow_up(self, text: str) -> None:
+        """Queues `text` as the user message of a new turn of this stream, which starts when
+        the current turn ends: after its MessageComplete the stream goes on with a
+        `UserMessage` and the new turn's events (its own usage, cost and budget), and ends
+        after the last turn's MessageComplete. Thread-safe and errors as `steer()`."""
+        self._queue_message(text, follow_up=True)
+
+    def _queue_message(self, text: str, *, follow_up: bool) -> None:
+        if not isinstance(text, str):
+            raise TypeError(f"text must be a str, not {type(text).__name__}")
+        raw = _native.utf8(text)
+        handle = self._handle
+        with handle.lock:
+            ptr = handle.ptr
+            if ptr is None:
+                rc = _native.ERR_STATE
+            elif follow_up:
+                rc = self._lib.stream_follow_up(ptr, _native.string(raw))
+            else:
+                rc = self._lib.stream_steer(ptr, _native.string(raw))
+        if rc == _native.ERR_INVALID_ARGUMENT:
+            raise InvalidArgumentError("the message is empty", status=rc, code=self._lib.status_name(rc))
+        if rc == _native.ERR_STATE:
+            raise StateError("the stream's turns are over (or it is closed): run a new turn",
+                             status=rc, code=self._lib.status_name(rc))
+        if rc < 0:
+            raise error_class(rc)(self._lib.status_name(rc), status=rc, code=self._lib.status_name(rc))
 
     def _answer(self, call_id: str, reason: Optional[str]) -> None:
         if not isinstance(call_id, str):

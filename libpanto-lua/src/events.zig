@@ -55,11 +55,12 @@ pub const Key = enum {
     cost,
     calls,
     budget_kind,
+    source,
 };
 const key_count = @typeInfo(Key).@"enum".fields.len;
 /// The names, upvalues 1..names_count of every stream method: keys at 1..key_count, then
 /// event kinds 1..max_event_kind, then block kinds 0..max_block_kind.
-const max_event_kind = c.PANTO_EVENT_APPROVAL_REQUEST;
+const max_event_kind = c.PANTO_EVENT_USER_MESSAGE;
 const max_block_kind = c.PANTO_BLOCK_SERVER_BLOCK;
 const event_kind_base = key_count;
 const block_kind_base = event_kind_base + max_event_kind + 1;
@@ -296,6 +297,10 @@ pub fn pushEvent(L: State, ev: *const c.PantoEvent) void {
                 c.lua_rawseti(L, -2, @intCast(i + 1));
             }
             setTop(L, .calls);
+        },
+        c.PANTO_EVENT_USER_MESSAGE => {
+            fieldString(L, .source, slice(ev.name));
+            fieldString(L, .text, slice(ev.text));
         },
         else => {}, // a kind newer than this module: only its name
     }

@@ -565,6 +565,40 @@ fn answer(L: State, deny: bool) c_int {
     return 0;
 }
 
+/// stream:steer(text) / stream:follow_up(text): says something to the running turn. A steer
+/// joins the conversation after the current tool round's results (the same user message);
+/// with no round left, and a follow-up always, it starts a new turn of this stream once the
+/// current one ends (next() goes on past its message_complete). A user_message event marks
+/// where each entered. Raises a panto.Error with code "invalid_argument" for an empty text,
+/// "state" once the stream's turns are over (run a new turn).
+fn streamSteer(L: State) callconv(.c) c_int {
+    return queueMessage(L, false);
+}
+
+fn streamFollowUp(L: State) callconv(.c) c_int {
+    return queueMessage(L, true);
+}
+
+fn queueMessage(L: State, follow_up: bool) c_int {
+    const s = toStream(L, 1);
+    c.luaL_checktype(L, 2, c.LUA_TSTRING);
+    if (s.phase == .closed) return c.luaL_error(L, "attempt to use a closed %s", tname);
+    const handle = useHandle(s) orelse {
+        pushSimpleError(L, c.PANTO_ERR_STATE, "the stream's turns are over: run a new turn");
+        return c.lua_error(L);
+    };
+    const text = h.toPantoString(L, 2);
+    const rc = if (follow_up) c.panto_stream_follow_up(handle, text) else c.panto_stream_steer(handle, text);
+    doneWith(s);
+    switch (rc) {
+        c.PANTO_OK => return 0,
+        c.PANTO_ERR_INVALID_ARGUMENT => pushSimpleError(L, rc, "the message is empty"),
+        c.PANTO_ERR_STATE => pushSimpleError(L, rc, "the stream's turns are over: run a new turn"),
+        else => pushSimpleError(L, rc, "the message could not be queued"),
+    }
+    return c.lua_error(L);
+}
+
 /// stream:tool_progress(id, [text [, fraction]]): reports progress of a call answered by hand
 /// (run_tools = false, a tool without a handler) that awaits its result: a tool_progress event
 /// comes next. Raises a panto.Error with code "no_such_call" when no call with that id awaits a
@@ -718,6 +752,8 @@ const methods = [_]c.luaL_Reg{
     h.reg("tool_progress", streamToolProgress),
     h.reg("approve", streamApprove),
     h.reg("deny", streamDeny),
+    h.reg("steer", streamSteer),
+    h.reg("follow_up", streamFollowUp),
     h.reg("cancel", streamCancel),
     h.reg("cancel_after", streamCancelAfter),
     h.reg("close_after", streamCloseAfter),

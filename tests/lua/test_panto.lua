@@ -2692,6 +2692,25 @@ test("step: ten turns on one loop, each stepped until it waits, then one wait fo
   end
 end)
 
+test("steering: a follow-up runs the stream's next turn; a message after the stream is refused", function()
+  emulator.load({ text_answer("One."), text_answer("Two.") })
+  local agent <close> = new_agent()
+  local stream <close> = agent:run("Count")
+  local err = raises("empty", stream.follow_up, stream, "")
+  eq(err.code, "invalid_argument", "code")
+  stream:follow_up("And on?")
+  local completes, said = 0, {}
+  for ev in stream:events() do
+    if ev.kind == "message_complete" then completes = completes + 1 end
+    if ev.kind == "user_message" then said[#said + 1] = ev.source .. ": " .. ev.text end
+  end
+  eq(completes, 2, "message_complete events")
+  eq(table.concat(said, ","), "follow_up: And on?", "user messages")
+  eq(agent:message_count(), 4, "messages")
+  err = raises("over", stream.steer, stream, "too late")
+  eq(err.code, "state", "code")
+end)
+
 -- ---- Main -------------------------------------------------------------------------------------
 
 local filter = arg and arg[1]

@@ -99,6 +99,7 @@ EVENT_CLASSES = {
     "EVENT_COMPACTION_END": events.CompactionEnd,
     "EVENT_TOOL_PROGRESS": events.ToolProgress,
     "EVENT_APPROVAL_REQUEST": events.ApprovalRequest,
+    "EVENT_USER_MESSAGE": events.UserMessage,
 }
 
 
