@@ -1093,7 +1093,10 @@ int panto_stream_deny(PantoStream *stream, PantoString call_id, PantoString reas
  * thread, also while another thread is in panto_next_event(s) or steps the stream; it wakes
  * nothing: the stream takes the message as it goes on. Returns PANTO_OK;
  * PANTO_ERR_INVALID_ARGUMENT for an empty text; PANTO_ERR_STATE when the stream's turns are
- * over (after DONE, a failure or a cancel: run a new turn) or it is a compaction's. These
+ * over (after DONE, a failure or a cancel: run a new turn) or it is a compaction's: once the
+ * last turn's MESSAGE_COMPLETE was read (panto_next_events reads it with the events before it,
+ * and a binding's batches may read it before the program sees it), a message comes too late
+ * and is refused, never lost. These
  * two calls leave no detail for panto_stream_error (it may be another thread's). */
 int panto_stream_steer(PantoStream *stream, PantoString text);
 int panto_stream_follow_up(PantoStream *stream, PantoString text);

@@ -51,6 +51,8 @@ type testCase struct {
 	PrintCosts bool `json:"print_costs"`
 	// Approvals: per call id, "approve" or {"deny": REASON} (README.md, "Approvals in a case").
 	Approvals map[string]json.RawMessage `json:"approvals"`
+	// Steer: what to steer or follow up with, after which event (README.md, "Steering in a case").
+	Steer []steerEntry `json:"steer"`
 }
 
 // The case's print_error_detail and print_request_ids.
@@ -231,6 +233,7 @@ func main() {
 
 	printErrorDetail, printRequestIDs, printCosts = tc.PrintErrorDetail, tc.PrintRequestIDs, tc.PrintCosts
 	caseApprovals = tc.Approvals
+	caseSteers = tc.Steer
 	r := &caseRun{config: config, tools: tools, extra: extra, emit: emit}
 	agent, err := r.newAgent()
 	if err != nil {
@@ -295,9 +298,11 @@ func runTurn(agent *panto.Agent, tn turn, extra int, cancelAfter time.Duration, 
 		timer := time.AfterFunc(cancelAfter, cancel)
 		defer timer.Stop()
 	}
+	steerAfter(stream, "run", emit)
 	for stream.Next() || answerApprovals(stream, emit) {
 		if ev := stream.Event(); ev.Kind != 0 {
 			emit(eventLine(ev))
+			steerAfter(stream, ev.Kind.String(), emit)
 		}
 	}
 	if err := stream.Err(); err != nil && onErr != nil {
@@ -316,7 +321,9 @@ func runTurn(agent *panto.Agent, tn turn, extra int, cancelAfter time.Duration, 
 			}
 		}
 	} else {
-		emit(endLine(stream))
+		end := endLine(stream)
+		emit(end)
+		steerAfter(stream, end["event"].(string), emit)
 	}
 	extraNext(stream, extra, emit)
 	return true
@@ -421,6 +428,9 @@ func eventLine(ev panto.Event) map[string]any {
 		line["tokens_after"] = ev.TokensAfter
 		line["message_count"] = ev.MessageCount
 		line["summary"] = ev.Text
+	case panto.EventUserMessage:
+		line["source"] = ev.Source()
+		line["text"] = ev.Text
 	case panto.EventApprovalRequest:
 		calls := []map[string]any{}
 		for _, c := range ev.Approvals() {

@@ -228,6 +228,12 @@ static void print_event(const PantoEvent *ev) {
                ev->attempt, ev->delay_ms, ev->http_status);
         put_pstr(ev->text);
         break;
+    case PANTO_EVENT_USER_MESSAGE:
+        fputs(", \"source\": ", stdout);
+        put_pstr(ev->name);
+        fputs(", \"text\": ", stdout);
+        put_pstr(ev->text);
+        break;
     case PANTO_EVENT_APPROVAL_REQUEST: {
         size_t i;
         fputs(", \"calls\": [", stdout);
@@ -1017,6 +1023,46 @@ typedef struct Options {
     const char *approvals;  /* the case's "approvals" object, or NULL */
 } Options;
 
+/* The case's "steer" array (README.md, "Steering in a case"): where the next entry is. */
+static const char *steer_it;
+
+/* Says what the case's "steer" gives once `after` (an event's name, or "run") was printed:
+ * panto_stream_steer or _follow_up, and a line {"event": "steer_call", "call", "text", "code"}
+ * each. */
+static void steer_after(PantoStream *stream, const char *after) {
+    const char *value, *next;
+    while (steer_it && (next = cj_next_element(steer_it, &value))) {
+        const char *at = cj_member(value, "after"), *text = cj_member(value, "steer");
+        const char *call = text ? "steer" : "follow_up";
+        char *at_s = NULL, *text_s = NULL;
+        size_t n;
+        int rc;
+        if (!text) text = cj_member(value, "follow_up");
+        if (!at || !text || !cj_string(at, &at_s, &n) || !cj_string(text, &text_s, &n)) {
+            free(at_s);
+            steer_it = NULL;
+            return;
+        }
+        if (strcmp(at_s, after) != 0) {
+            free(at_s);
+            free(text_s);
+            return;
+        }
+        steer_it = next;
+        rc = strcmp(call, "steer") == 0 ? panto_stream_steer(stream, panto_cstr(text_s))
+                                        : panto_stream_follow_up(stream, panto_cstr(text_s));
+        fputs("{\"event\": \"steer_call\", \"call\": ", stdout);
+        put_cstr(call);
+        fputs(", \"text\": ", stdout);
+        put_cstr(text_s);
+        fputs(", \"code\": ", stdout);
+        put_cstr(panto_status_name(rc));
+        end_line();
+        free(at_s);
+        free(text_s);
+    }
+}
+
 /* A line saying what a call made after an error returned: {"event": NAME, "code": C}. */
 static void print_call(const char *name, int rc) {
     fputs("{\"event\": ", stdout);
@@ -1262,9 +1308,11 @@ static int run_turn(PantoAgent *agent, const char *text, const Parts *parts, con
         }
     }
     forget_asked();
+    steer_after(stream, "run");
     for (;;) {
         while ((rc = next_event(stream, &batch, &ev)) == PANTO_EVENT) {
             print_event(ev);
+            steer_after(stream, panto_event_kind_name(ev->kind));
             if (ev->kind == PANTO_EVENT_TOOL_CALL_START && ev->awaiting_result) collect_call(ev);
             if (ev->kind == PANTO_EVENT_APPROVAL_REQUEST) collect_asked(ev);
             deltas += ev->kind == PANTO_EVENT_CONTENT_DELTA;
@@ -1320,6 +1368,7 @@ static int run_turn(PantoAgent *agent, const char *text, const Parts *parts, con
         if (i == 0 && printed) continue; /* that error line is printed already */
         if (i > 0) rc = next_event(stream, &batch, &ev);
         print_end(stream, ev, rc);
+        if (i == 0) steer_after(stream, rc == PANTO_DONE ? "done" : rc < 0 ? "error" : "");
     }
     if (canceling) canceler_join(&canceler);
     free_calls(); /* (a round the turn ended in) */
@@ -1720,6 +1769,7 @@ int main(int argc, char **argv) {
     }
     opt.connections = cj_member(root, "expect_connections") != NULL;
     opt.approvals = cj_member(root, "approvals");
+    steer_it = cj_member(root, "steer");
     if ((member = cj_member(root, "end_early"))) {
         static const char *const kinds[] = {"close_after_deltas", "drop_after_deltas", "free_blocked_after_ms"};
         size_t k;

@@ -75,6 +75,8 @@ local print_request_ids, print_error_detail, print_costs = false, false, false
 -- The case's "approvals" (call id -> "approve" or {deny = REASON}), and the ids the last
 -- approval_request listed, answered when the stream says "approval_pending".
 local case_approvals, asked = {}, {}
+-- The case's "steer" ({{after = EVENT, steer | follow_up = TEXT}, ...}), taken in order.
+local case_steers = {}
 
 local function event_line(ev)
   local k = ev.kind
@@ -101,6 +103,8 @@ local function event_line(ev)
   elseif k == "tool_progress" then
     return { event = k, id = ev.id, name = ev.name, text = ev.text,
              fraction = ev.fraction == nil and json.null or ev.fraction }
+  elseif k == "user_message" then
+    return { event = k, source = ev.source, text = ev.text }
   elseif k == "approval_request" then
     local calls = json.array()
     for i, c in ipairs(ev.calls) do
@@ -320,15 +324,30 @@ local function step(stream)
   end
 end
 
+-- Says what the case's "steer" gives once `after` (an event's name, or "run") was printed
+-- (README.md, "Steering in a case"): a steer_call line each.
+local function steer_after(stream, after)
+  while case_steers[1] ~= nil and case_steers[1].after == after do
+    local entry = table.remove(case_steers, 1)
+    local call = entry.steer ~= nil and "steer" or "follow_up"
+    local text = entry.steer or entry.follow_up
+    local ok, err = pcall(stream[call], stream, text)
+    if not ok and type(err) ~= "table" then error(err, 0) end -- not a panto error: a bug
+    emit({ event = "steer_call", call = call, text = text, code = ok and "ok" or err.code })
+  end
+end
+
 -- The lines of one turn, to `done` or an error. `on_error` (once per turn): after the first
 -- error, set_config with its changes and reopen the stream, printing each call's status; when
 -- reopen succeeded, the turn goes on.
 local function turn_lines(agent, stream, on_error)
+  steer_after(stream, "run")
   while true do
     local line
     repeat
       line = step(stream)
       emit(line)
+      steer_after(stream, line.event)
     until line.event == "done" or line.event == "error"
     if line.event ~= "error" or on_error == nil then return end
     local changes, reopen = on_error.set_config, on_error.reopen
@@ -631,6 +650,7 @@ local function main(case_path, base_url)
   print_error_detail = case.print_error_detail == true
   print_costs = case.print_costs == true
   case_approvals = case.approvals or {}
+  case_steers = case.steer or {}
 
   config.tools = case_tools(case)
   local first, message, code = panto.Agent(config)

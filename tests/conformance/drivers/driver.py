@@ -33,6 +33,8 @@ except ModuleNotFoundError:  # not installed and not on PYTHONPATH: use the chec
 PRINT = {"request_ids": False, "error_detail": False, "costs": False}
 # The case's "approvals": per call id, "approve" or {"deny": REASON}.
 APPROVALS: Dict[str, Any] = {}
+# The case's "steer": [{"after": EVENT, "steer" | "follow_up": TEXT}], taken in order.
+STEERS: List[Dict[str, Any]] = []
 # --async: the asyncio loop every read awaits on (None: reads call next()).
 LOOP: Optional[asyncio.AbstractEventLoop] = None
 
@@ -113,6 +115,8 @@ def event_line(ev: panto.Event) -> Dict[str, Any]:
         return {"event": ev.kind, "id": ev.id, "name": ev.name, "text": ev.text, "fraction": ev.fraction}
     if isinstance(ev, panto.ApprovalRequest):
         return {"event": ev.kind, "calls": [{"id": c.id, "name": c.name, "input": c.input} for c in ev.calls]}
+    if isinstance(ev, panto.UserMessage):
+        return {"event": ev.kind, "source": ev.source, "text": ev.text}
     if isinstance(ev, panto.CompactionStart):
         return {"event": ev.kind, "tokens_before": ev.tokens_before, "reason": ev.reason}
     if isinstance(ev, panto.CompactionEnd):
@@ -203,6 +207,19 @@ def answer_approvals(stream: panto.Stream, calls: List[panto.ApprovalCall]) -> L
     return lines
 
 
+def steer_lines(stream: panto.Stream, after: str) -> List[Dict[str, Any]]:
+    """Says what the case's "steer" gives once `after` (an event's name, or "run") was
+    printed (README.md, "Steering in a case"): a steer_call line each."""
+    lines = []
+    while STEERS and STEERS[0]["after"] == after:
+        entry = STEERS.pop(0)
+        call = "steer" if "steer" in entry else "follow_up"
+        text = entry[call]
+        code = call_code(lambda: stream.steer(text) if call == "steer" else stream.follow_up(text))
+        lines.append({"event": "steer_call", "call": call, "text": text, "code": code})
+    return lines
+
+
 def call_code(fn: Callable[[], Any]) -> str:
     """Runs a call of the public API: "ok", or the name of the status it failed with."""
     try:
@@ -215,6 +232,7 @@ def call_code(fn: Callable[[], Any]) -> str:
 def turn_lines(agent: panto.Agent, stream: panto.Stream, on_error: Optional[Dict[str, Any]]) -> Iterator[Dict[str, Any]]:
     """The lines of one turn, to `done` or an error; `on_error` (once per turn) reconfigures
     the agent and reopens the stream after the first error."""
+    yield from steer_lines(stream, "run")
     while True:
         while True:
             line = step_line(stream)
@@ -222,6 +240,7 @@ def turn_lines(agent: panto.Agent, stream: panto.Stream, on_error: Optional[Dict
                 yield from line["answers"]
                 continue
             yield line
+            yield from steer_lines(stream, line["event"])
             if line["event"] in ("done", "error"):
                 break
         if line["event"] != "error" or on_error is None:
@@ -568,6 +587,7 @@ def transcript(case: Dict[str, Any], base_url: str) -> Iterator[Dict[str, Any]]:
     PRINT["error_detail"] = case.get("print_error_detail") is True
     PRINT["costs"] = case.get("print_costs") is True
     APPROVALS.update(case.get("approvals") or {})
+    STEERS.extend(case.get("steer") or [])
     try:
         tools = case_tools(case)
         agent = open_agent(config, tools)
