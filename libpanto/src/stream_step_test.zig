@@ -370,6 +370,35 @@ test "a stepped host tool round: ResultPending until the result is submitted, th
     try std.testing.expectEqual(@as(usize, 4), agent.conversation.messages.items.len);
 }
 
+test "a stepped round with a steer and a follow-up: the steer after the result, the follow-up's turn after the first's end" {
+    try skipUnlessSupported();
+    var server: TestServer = undefined;
+    try server.startMany(.{ .body = stream_test.tool_message }, &.{ .{}, .{} });
+    defer server.stop();
+    const agent = try stream_test.toolAgent(server.port, &.{"search"}, 10);
+    defer agent.deinit();
+    const stream = try agent.run("find x");
+    defer stream.destroy();
+    var d: Driven = .{};
+    defer d.deinit();
+    try stream.followUp("and then?");
+    _ = try stepUntil(stream, .tool_call_start, &d);
+    try stream.steer("look for y");
+    try stream.submitToolResult("toolu_1", "found it", false);
+    _ = try stepUntil(stream, .tool_result, &d);
+    const steered = (try stepUntil(stream, .user_message, &d)).user_message;
+    try std.testing.expectEqual(.steer, steered.source);
+    _ = try stepUntil(stream, .message_complete, &d);
+    const followed = (try stepUntil(stream, .user_message, &d)).user_message;
+    try std.testing.expectEqual(.follow_up, followed.source);
+    try std.testing.expectEqualStrings("and then?", followed.text);
+    try drive(stream, &d);
+    try std.testing.expectEqual(.end_turn, d.last.?.message_complete.stop_reason);
+    // user, assistant (tool_use), user (result + steer), assistant, user (follow-up), assistant
+    try std.testing.expectEqual(@as(usize, 6), agent.conversation.messages.items.len);
+    try @import("budget_test.zig").expectValidNextRequest(agent);
+}
+
 /// A server that answers the head and the message's first events, then only SSE comments
 /// (pings, no progress), every 20 ms, until the client goes away (at most the tests' limit).
 const SlowLoris = struct {
