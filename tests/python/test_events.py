@@ -42,6 +42,7 @@ SAMPLES: List[Tuple[type, Tuple[Any, ...]]] = [
     (events.CompactionStart, (50_000, "threshold")),
     (events.CompactionEnd, (50_000, 12_000, 7, "The user asked for a story.")),
     (events.ApprovalRequest, ((),)),  # (its calls hold dicts: unhashable, as ToolCallStart)
+    (events.UserMessage, ("steer", "In Celsius, please.")),
     (config.RetryPolicy, (3, 100, None, None)),
     (config.Timeouts, (None, 5000, None)),
     (events.Part, ("image", "", "image/png", "a.png", 3, 2, 1, "AAEC")),
@@ -144,7 +145,7 @@ def test_the_event_union_names_every_class() -> None:
     import typing
 
     assert typing.get_origin(events.Event) is typing.Union
-    assert set(events.Event.__args__) == {c for c, _ in SAMPLES[1:15]}  # type: ignore[attr-defined]
+    assert set(events.Event.__args__) == {c for c, _ in SAMPLES[1:16]}  # type: ignore[attr-defined]
 
 
 # ---- what `import panto` loads ---------------------------------------------------------
