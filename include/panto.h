@@ -633,6 +633,16 @@ typedef struct PantoInput {
  * at most one unfinished stream at a time (PANTO_ERR_BUSY). */
 int panto_agent_run(PantoAgent *agent, const PantoInput *input, PantoStream **out_stream);
 
+/* Starts a turn that answers the conversation as it is, appending no user message: its last
+ * message must be the user's (a turn's text, a tool round's results), e.g. a conversation
+ * imported from another process or worker (panto_agent_import), or one whose turn failed and
+ * kept its results. options: as PantoInput.options ({NULL, 0}: none). The turn is a turn like
+ * any other (events, steers, follow-ups, budgets); one that fails keeping nothing leaves the
+ * conversation as it was (its last message was not this turn's to take back).
+ * PANTO_ERR_CONVERSATION when the conversation does not end with a user message (nothing to
+ * answer); PANTO_ERR_BUSY, PANTO_ERR_CONFIG as panto_agent_run. */
+int panto_agent_continue(PantoAgent *agent, PantoString options, PantoStream **out_stream);
+
 /* ---- Conversations -------------------------------------------------------------------- */
 
 /* A conversation is a versioned JSON document (docs/conversations.md has it all):

@@ -264,6 +264,24 @@ func (a *Agent) RunParts(ctx context.Context, parts []Part, opts ...RunOption) (
 	return a.run(ctx, "", parts, opts)
 }
 
+// Continue starts a turn that answers the conversation as it is, appending no user message:
+// its last message must be the user's (a question, a tool round's results), e.g. a
+// conversation Import brought from another process or worker. It is Run otherwise; a
+// conversation that does not end with a user message gives an *Error matching
+// ErrConversation, and a turn that fails keeping nothing leaves the conversation as it was.
+func (a *Agent) Continue(ctx context.Context, opts ...RunOption) (*Stream, error) {
+	var o runOptions
+	for _, opt := range opts {
+		opt(&o)
+	}
+	if o.optionsErr != nil {
+		return nil, o.optionsErr
+	}
+	return a.startStream(ctx, o.manual, func(native *C.PantoAgent, out **C.PantoStream) C.int {
+		return C.panto_agent_continue(native, pantoBytes(o.options), out)
+	})
+}
+
 // run starts a turn whose user message is text followed by parts.
 func (a *Agent) run(ctx context.Context, text string, parts []Part, opts []RunOption) (*Stream, error) {
 	var o runOptions

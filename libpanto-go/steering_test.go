@@ -14,6 +14,34 @@ import (
 	"panto.dev/panto"
 )
 
+func TestContinueAnswersAnImportedConversation(t *testing.T) {
+	agent, err := emulatorAgent(panto.Config{}, textAnswer("Answered."))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer agent.Close()
+	if _, err := agent.Continue(context.Background()); !errors.Is(err, panto.ErrConversation) {
+		t.Fatalf("Continue with nothing to answer: %v, want ErrConversation", err)
+	}
+	doc := []byte(`{"version":1,"messages":[{"role":"user","content":[{"type":"text","text":"Imported question"}]}]}`)
+	if err := agent.Import(doc); err != nil {
+		t.Fatal(err)
+	}
+	stream, err := agent.Continue(context.Background())
+	if err != nil {
+		t.Fatal(err)
+	}
+	msg, err := stream.FinalMessage()
+	if err != nil || msg.Text() != "Answered." {
+		t.Fatalf("FinalMessage() = %v, %v", msg, err)
+	}
+	stream.Close()
+	conv, err := agent.Conversation()
+	if err != nil || len(conv) != 2 {
+		t.Fatalf("%d messages (%v), want 2", len(conv), err)
+	}
+}
+
 func TestFollowUpRunsTheStreamsNextTurn(t *testing.T) {
 	agent, err := emulatorAgent(panto.Config{}, textAnswer("One."), textAnswer("Two."))
 	if err != nil {

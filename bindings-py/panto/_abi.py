@@ -339,6 +339,7 @@ SIGNATURES: Dict[str, Tuple[Any, List[Any]]] = {
     "panto_agent_set_config": (c_int, [AgentPtr, PantoString]),
     "panto_agent_settings": (c_int, [AgentPtr, POINTER(PantoString)]),
     "panto_agent_run": (c_int, [AgentPtr, POINTER(PantoInput), POINTER(StreamPtr)]),
+    "panto_agent_continue": (c_int, [AgentPtr, PantoString, POINTER(StreamPtr)]),
     "panto_agent_conversation": (c_int, [AgentPtr, POINTER(PantoString)]),
     "panto_agent_export": (c_int, [AgentPtr, POINTER(PantoString)]),
     "panto_agent_import": (c_int, [AgentPtr, PantoString]),

@@ -126,6 +126,7 @@ class Library:
         self.stream_approve: CFunction = c.panto_stream_approve
         self.stream_deny: CFunction = c.panto_stream_deny
         self.stream_steer: CFunction = c.panto_stream_steer
+        self.agent_continue: CFunction = c.panto_agent_continue
         self.stream_follow_up: CFunction = c.panto_stream_follow_up
         self.stream_final_json: CFunction = c.panto_stream_final_json
         self.stream_cancel: CFunction = c.panto_stream_cancel

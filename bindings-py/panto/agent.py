@@ -385,6 +385,30 @@ class Agent:
             self._streams.add(handle)
         return Stream(self, handle, run_tools=bool(run_tools))
 
+    def continue_turn(self, *, run_tools: bool = True, **options: Any) -> Stream:
+        """Returns the stream of a turn that answers the conversation as it is, appending no
+        user message: its last message must be the user's (a question, a tool round's
+        results), e.g. a conversation `import_()` brought from another process
+        or worker. `options` and `run_tools` as `run()`. Raises `panto.ConversationError`
+        when the conversation does not end with a user message (nothing to answer); a turn
+        that fails keeping nothing leaves the conversation as it was."""
+        self._live()
+        raw_options = b""
+        if options:
+            import json
+
+            raw_options = json.dumps({k: config_value(k, v) for k, v in options.items()}, ensure_ascii=False).encode("utf-8")
+        out = _native.StreamPtr()
+        with self._calls:
+            ptr = self._live()
+            free_orphans(self._lib, self._orphans)  # an unfinished one keeps the agent busy
+            rc = self._lib.agent_continue(ptr, _native.string(raw_options), ctypes.byref(out))
+            if rc < 0:
+                raise self._error(ptr, rc)
+            handle = StreamHandle(self._lib, out, self._calls, self._orphans, self._tools, self._streams)
+            self._streams.add(handle)
+        return Stream(self, handle, run_tools=bool(run_tools))
+
     def count_tokens(self, input: Union[str, Sequence[GivenPart], Media, None] = None) -> TokenCount:
         """The input tokens of the request the next turn would send with `input` as its user
         message (None: the conversation as it is): the conversation, the system prompt, the

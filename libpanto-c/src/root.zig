@@ -202,6 +202,27 @@ pub export fn panto_agent_run(agent: ?*PantoAgent, input: ?*const abi.Input, out
     return h.clearError();
 }
 
+pub export fn panto_agent_continue(agent: ?*PantoAgent, options: PantoString, out_stream: ?*?*PantoStream) c_int {
+    const out = out_stream orelse return code(.invalid_argument);
+    out.* = null;
+    const h = agent orelse return code(.invalid_argument);
+    const a = h.agent orelse return h.setError(.invalid_argument, "this agent was not created: see panto_agent_error");
+    const given_options = options.bytes() orelse return h.setError(.invalid_argument, "options.ptr is NULL but its len is not 0");
+    var diag: panto.config.Diagnostic = .{};
+    const s = a.continueTurn(if (given_options.len == 0) null else given_options, &diag) catch |err| return switch (err) {
+        error.Busy => h.setError(.busy, "the agent already has an unfinished stream; free it first"),
+        error.OutOfMemory => h.setError(.out_of_memory, "out of memory"),
+        error.SessionWrite => h.setError(.session, "the session file could not be written"),
+        error.InvalidConfig => h.setError(.config, diag.message()),
+        error.NothingToAnswer => h.setError(.conversation, "the conversation does not end with a user message: there is nothing to answer"),
+    };
+    out.* = StreamHandle.create(s) catch {
+        s.close();
+        return h.setError(.out_of_memory, "out of memory");
+    };
+    return h.clearError();
+}
+
 pub export fn panto_agent_conversation(agent: ?*PantoAgent, out_json: ?*PantoString) c_int {
     const h = agent orelse return code(.invalid_argument);
     const out = out_json orelse return code(.invalid_argument);

@@ -226,6 +226,22 @@ fn agentRun(L: State) callconv(.c) c_int {
     return 1;
 }
 
+/// agent:continue_turn([options]): starts a turn that answers the conversation as it is,
+/// appending no user message (its last message must be the user's: a question, a tool
+/// round's results, e.g. a conversation imported from another process), and returns its
+/// stream. Options as agent:run's. Raises a panto.Error with code "conversation" when the
+/// conversation does not end with a user message (nothing to answer).
+fn agentContinueTurn(L: State) callconv(.c) c_int {
+    const a = checkOpenAgent(L, 1);
+    c.lua_settop(L, 2);
+    const run_tools = turnOptions(L, 2, 2, null); // (the options' JSON or nil replaces them)
+    const s = pushStream(L, run_tools);
+    const options: c.PantoString = if (isNil(L, 2)) .{ .ptr = null, .len = 0 } else h.toPantoString(L, 2);
+    var handle: ?*c.PantoStream = null;
+    const rc = c.panto_agent_continue(a.handle, options, &handle);
+    return attachStream(L, a, s, rc, handle, "panto_agent_continue");
+}
+
 /// Calls the stream method `name` of the stream at index 4 (protected), then closes the
 /// stream: returns its `nresults` results, or raises its error.
 fn endTurnWith(L: State, name: [*:0]const u8, nresults: c_int) c_int {
@@ -471,6 +487,7 @@ const meta = [_]c.luaL_Reg{
 };
 const methods = [_]c.luaL_Reg{
     h.reg("run", agentRun),
+    h.reg("continue_turn", agentContinueTurn),
     h.reg("complete", agentComplete),
     h.reg("parse", agentParse),
     h.reg("conversation", agentConversation),

@@ -283,8 +283,28 @@ pub const Agent = struct {
     /// (InvalidConfig, the reason in `diag`; nothing is appended). The agent's configuration
     /// is unchanged.
     pub fn runWith(a: *Agent, input: Input, options_json: ?[]const u8, diag: *config_mod.Diagnostic) RunWithError!*Stream {
+        return a.startTurn(input, options_json, diag);
+    }
+
+    /// NothingToAnswer: the conversation does not end with a user message.
+    pub const ContinueError = RunWithError || error{NothingToAnswer};
+
+    /// Starts a turn that answers the conversation as it is, appending no user message: its
+    /// last message must be the user's (a turn's text, a tool round's results: a
+    /// conversation imported from another process or worker, say). Options as `runWith`. The
+    /// turn is a turn like any (steers, follow-ups, budgets); one that fails keeping nothing
+    /// leaves the conversation as it was, its last message not being this turn's to take back.
+    pub fn continueTurn(a: *Agent, options_json: ?[]const u8, diag: *config_mod.Diagnostic) ContinueError!*Stream {
         if (a.busy) return error.Busy;
-        const json = options_json orelse return a.runInput(input);
+        const messages = a.conversation.messages.items;
+        if (messages.len == 0 or messages[messages.len - 1].role != .user) return error.NothingToAnswer;
+        return a.startTurn(null, options_json, diag);
+    }
+
+    /// A turn: its user message appended (`input`), or none (continueTurn).
+    fn startTurn(a: *Agent, input: ?Input, options_json: ?[]const u8, diag: *config_mod.Diagnostic) RunWithError!*Stream {
+        if (a.busy) return error.Busy;
+        const json = options_json orelse return a.begin(input, .init(a.gpa), null, .{ .config = a.config });
         var turn_arena: std.heap.ArenaAllocator = .init(a.gpa);
         const options, const turn = blk: {
             errdefer turn_arena.deinit(); // (then `begin` owns it)
@@ -306,13 +326,14 @@ pub const Agent = struct {
 
     /// Appends the user message and makes the turn's stream, which takes `turn_arena` (the
     /// memory of the turn's options and configuration), also when this fails.
-    fn begin(a: *Agent, input: Input, turn_arena: std.heap.ArenaAllocator, options: ?[]const u8, turn: config_mod.TurnOptions) RunError!*Stream {
+    fn begin(a: *Agent, input: ?Input, turn_arena: std.heap.ArenaAllocator, options: ?[]const u8, turn: config_mod.TurnOptions) RunError!*Stream {
         var arena = turn_arena;
         errdefer arena.deinit();
-        try a.appendUserTurn(input, turn.cache_breakpoint);
-        errdefer a.conversation.dropLast() catch {};
+        if (input) |in| try a.appendUserTurn(in, turn.cache_breakpoint);
+        errdefer if (input != null) a.conversation.dropLast() catch {};
         const s = try Stream.create(a);
         s.setTurn(arena, options, turn.config);
+        s.continued = input == null;
         a.unfinished_turn = false;
         s.user_turn_appended = a.conversation.appended;
         a.busy = true;

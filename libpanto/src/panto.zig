@@ -99,6 +99,7 @@ test {
     _ = @import("budget_test.zig");
     _ = @import("turn/steering.zig");
     _ = @import("turn/steering_test.zig");
+    _ = @import("turn/continue_test.zig");
     _ = @import("content.zig");
     _ = @import("conversation_json.zig");
     _ = @import("settings_json.zig");

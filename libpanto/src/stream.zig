@@ -157,6 +157,9 @@ pub const Stream = struct {
     /// keeping nothing (settleFailedTurn); `reopen` puts it back.
     rolled_back: ?conversation.Message = null,
 
+    /// The turn answers the conversation as it was (Agent.continueTurn): its last message, the
+    /// user's, is not this turn's to take back when it fails.
+    continued: bool = false,
     /// What the user says to the turn while it runs: steers and follow-ups (turn/steering.zig).
     steering: steering.Steering = .{},
     /// The messages the last safe point put in the conversation, handed out as UserMessage
@@ -459,6 +462,7 @@ pub const Stream = struct {
         try s.entered.ensureUnusedCapacity(gpa, 1);
         try s.agent.appendUserTurn(.{ .text = m.text }, false);
         s.next_turn = null;
+        s.continued = false;
         s.entered.appendAssumeCapacity(m);
         s.user_turn_appended = s.agent.conversation.appended;
         s.agent.unfinished_turn = false;
@@ -1172,6 +1176,7 @@ pub const Stream = struct {
             agent.unfinished_turn = true;
             return;
         }
+        if (s.continued) return; // (nothing of this turn's to take back)
         // (A session file that cannot record it keeps the message: rollbackTurn may retry.)
         s.rolled_back = agent.conversation.takeLast() catch {
             agent.unfinished_turn = true;

@@ -1855,6 +1855,37 @@ static void test_steering(void) {
     CHECK(requests && strstr(requests, "Too late") == NULL);
 }
 
+/* panto_agent_continue: a turn that answers an imported conversation as it is. */
+static void test_continue(void) {
+    static const struct canned answers[] = {{200, "text/event-stream", SSE_OK, NULL, 0}};
+    char url[64];
+    PantoAgent *agent;
+    PantoStream *stream = NULL;
+    PantoEvent ev = PANTO_EVENT_INIT;
+    size_t count = 0;
+    int rc;
+
+    current_test = "continue";
+    agent = serve_and_connect(answers, 1, url, sizeof url);
+    if (!agent) return;
+    CHECK_RC(panto_agent_continue(agent, panto_cstr(""), &stream), PANTO_ERR_CONVERSATION);
+    CHECK(stream == NULL);
+    CHECK_RC(panto_agent_import(agent, panto_cstr("{\"version\":1,\"messages\":[{\"role\":\"user\","
+                                                  "\"content\":[{\"type\":\"text\",\"text\":\"Imported question\"}]}]}")),
+             PANTO_OK);
+    CHECK_RC(panto_agent_continue(agent, panto_cstr("{\"max_tokens\": 77}"), &stream), PANTO_OK);
+    while ((rc = panto_next_event(stream, &ev)) == PANTO_EVENT) {}
+    CHECK_RC(rc, PANTO_DONE);
+    panto_stream_free(stream);
+    CHECK_RC(panto_agent_message_count(agent, &count), PANTO_OK);
+    CHECK(count == 2);
+    panto_agent_free(agent);
+    stop_server();
+    CHECK(request_count() == 1);
+    CHECK(requests && strstr(requests, "Imported question") != NULL);
+    CHECK(requests && strstr(requests, "\"max_tokens\":77") != NULL);
+}
+
 /* ---- Issue 4: retries, set_config, cancel, reopen, redacted thinking ------------------ */
 
 /* The SSE prefix of a message whose text block has the delta "Partial " (no end). */
@@ -4018,6 +4049,7 @@ int main(int argc, char **argv) {
     RUN(test_approvals);
     RUN(test_budget);
     RUN(test_steering);
+    RUN(test_continue);
     printf("%d passed, %d failed\n", n_passed, n_failed);
     return n_failed ? 1 : 0;
 }

@@ -2711,6 +2711,19 @@ test("steering: a follow-up runs the stream's next turn; a message after the str
   eq(err.code, "state", "code")
 end)
 
+test("continue_turn: a turn answering an imported conversation; nothing to answer raises", function()
+  emulator.load({ text_answer("Answered.") })
+  local agent <close> = new_agent()
+  local err = raises("nothing to answer", agent.continue_turn, agent)
+  eq(err.code, "conversation", "code")
+  agent:import('{"version":1,"messages":[{"role":"user","content":[{"type":"text","text":"Imported"}]}]}')
+  local stream <close> = agent:continue_turn({ max_tokens = 77 })
+  local last
+  for ev in stream:events() do last = ev end
+  eq(last.kind, "message_complete", "last event")
+  eq(agent:message_count(), 2, "messages")
+end)
+
 -- ---- Main -------------------------------------------------------------------------------------
 
 local filter = arg and arg[1]

@@ -105,3 +105,26 @@ def test_async_for_goes_on_with_a_follow_up() -> None:
             events = asyncio.run(main(stream))
         assert kinds(events).count("message_complete") == 2
         assert panto.UserMessage("follow_up", "And then?") in events
+
+
+def test_continue_turn_answers_an_imported_round(provider: str) -> None:
+    # What a worker that ran the tool hands on: the conversation ending with the round's results.
+    after_round = {"version": 1, "messages": [
+        {"role": "user", "content": [{"type": "text", "text": "Weather in Paris?"}]},
+        {"role": "assistant", "content": [{"type": "tool_call", "id": "toolu_1", "name": "get_weather",
+                                           "input": {"city": "Paris"}}],
+         "provider": provider, "model": "test-model", "stop_reason": "tool_use"},
+        {"role": "user", "content": [{"type": "tool_result", "id": "toolu_1", "content": "21 C",
+                                      "is_error": False}]}]}
+    with Emulator(scenario={"responses": [HELLO]}) as emu, new_agent(emu, provider) as agent:
+        with pytest.raises(panto.ConversationError):
+            agent.continue_turn()  # nothing to answer
+        agent.import_(after_round)
+        with agent.continue_turn(max_tokens=77) as stream:
+            assert [e.kind for e in stream][-1] == "message_complete"
+        assert [m["role"] for m in agent.conversation] == ["user", "assistant", "user", "assistant"]
+        (request,) = emu.requests()
+        assert 77 in (request["body"].get("max_tokens"), request["body"].get("max_completion_tokens"))
+        assert "21 C" in str(request["body"]["messages"])
+        with pytest.raises(panto.ConversationError):
+            agent.continue_turn()  # answered: nothing left
