@@ -93,6 +93,7 @@ conformance:
 	$(PY) tests/conformance/make_stop_cases.py --check
 	$(PY) tests/conformance/make_user_media_cases.py --check
 	$(PY) tests/conformance/make_count_cases.py --check
+	$(PY) tests/conformance/make_list_cases.py --check
 	$(PY) tests/conformance/run.py
 
 # The same cases through the stepped, non-blocking path (the C, Python and Lua drivers' --async
