@@ -97,6 +97,7 @@ conformance:
 	$(PY) tests/conformance/make_user_media_cases.py --check
 	$(PY) tests/conformance/make_count_cases.py --check
 	$(PY) tests/conformance/make_steer_cases.py --check
+	$(PY) tests/conformance/make_list_cases.py --check
 	$(PY) tests/conformance/run.py --jobs $(CONFORMANCE_JOBS)
 
 # The same cases through the stepped, non-blocking path (the C, Python and Lua drivers' --async

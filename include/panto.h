@@ -768,6 +768,21 @@ typedef struct PantoTokenCount {
  * PANTO_ERR_TIMEOUT, ...), its detail (type, HTTP status, request id) in panto_agent_error. */
 int panto_agent_count_tokens(PantoAgent *agent, const PantoInput *input, PantoTokenCount *out);
 
+/* ---- Model lists ---------------------------------------------------------------------- */
+
+/* The models the configured provider lists for the account, every page followed (Anthropic
+ * and OpenAI GET /v1/models, as OpenAI-compatible servers answer it too; Gemini GET
+ * /v1beta/models; Bedrock ListFoundationModels on the control plane, bedrock.REGION, or
+ * AWS_ENDPOINT_URL_BEDROCK), as a JSON array in the provider's order, each entry
+ *     {"id": "...", "display_name": "..." (when given), "created": "2025-09-29T00:00:00Z"
+ *      (RFC 3339, when given), "model_info": panto_model_info's object for it, or null}
+ * (the catalog's entry: the config's model_info is not applied). Under the agent's timeouts
+ * and on its connections; blocks until the last page. Borrowed until the next call on the
+ * agent. PANTO_ERR_BUSY while a stream of the agent is unfinished; a failed request returns
+ * the code a turn's would (PANTO_ERR_AUTHENTICATION, PANTO_ERR_RATE_LIMIT, PANTO_ERR_TIMEOUT,
+ * ...), its detail (type, HTTP status, request id) in panto_agent_error. */
+int panto_agent_list_models(PantoAgent *agent, PantoString *out_json);
+
 /* ---- Compaction ----------------------------------------------------------------------- *
  *
  * Config key "compaction": {"enabled": true, "context_window": N, "reserve_tokens": 16384,

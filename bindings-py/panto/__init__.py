@@ -113,6 +113,7 @@ _LAZY = {
     "SessionParent": "session",
     "model_info": "models",
     "ModelInfo": "models",
+    "ModelEntry": "models",
     "ModelPrice": "models",
     "LongContextPrice": "models",
     "ModelAbilities": "models",
@@ -124,7 +125,7 @@ if TYPE_CHECKING:
 
     from .events import Event
     from .message import AssistantMessage, ContentBlock, RedactedThinkingBlock, ServerBlock, TextBlock, ThinkingBlock, ToolCallBlock
-    from .models import LongContextPrice, ModelAbilities, ModelInfo, ModelPrice, model_info
+    from .models import LongContextPrice, ModelAbilities, ModelEntry, ModelInfo, ModelPrice, model_info
     from .session import Session, SessionInfo, SessionParent, SessionSummary
     from .tools import Param, Registry, Tool, ToolClass, as_tool, to_content, tool
     from ._tool_failure import ToolError
@@ -214,6 +215,7 @@ __all__ = [
     "SessionParent",
     "model_info",
     "ModelInfo",
+    "ModelEntry",
     "ModelPrice",
     "LongContextPrice",
     "ModelAbilities",

@@ -105,6 +105,7 @@ class Library:
         self.session_list_free: CFunction = c.panto_session_list_free
         self.agent_connections: CFunction = c.panto_agent_connections
         self.agent_count_tokens: CFunction = c.panto_agent_count_tokens
+        self.agent_list_models: CFunction = c.panto_agent_list_models
         self.agent_add_tool: CFunction = c.panto_agent_add_tool
         self.agent_tools: CFunction = c.panto_agent_tools
         self.tools_new: CFunction = c.panto_tools_new

@@ -27,7 +27,7 @@ if TYPE_CHECKING:
     from ._output import ResponseFormatArg
     from .config import BudgetArg, KeepAliveArg, LogArg, ReadToolArg, RetryArg, TimeoutsArg, ToolChoiceArg
     from .conversation import MessageDict
-    from .models import ModelInfo
+    from .models import ModelEntry, ModelInfo
     from .settings import SettingsDict
     from .message import AssistantMessage
     from .tools import Registry, Tool
@@ -444,6 +444,41 @@ class Agent:
         import asyncio
 
         return await asyncio.to_thread(self.count_tokens, input)
+
+    def list_models(self) -> List[ModelEntry]:
+        """The models the provider lists for the account, every page, in its order, each with
+        what the model catalog says of it (`info`, None when the catalog does not list it):
+
+            for m in agent.list_models():
+                print(m.id, m.info.max_input_tokens if m.info else "unknown")
+
+        Anthropic and OpenAI (and OpenAI-compatible servers) `GET /v1/models`, Gemini
+        `GET /v1beta/models`, Bedrock ListFoundationModels (the control plane,
+        `bedrock.REGION.amazonaws.com`, or AWS_ENDPOINT_URL_BEDROCK). Blocks until the last
+        page; a failed request raises the `panto.Error` a turn's would
+        (`panto.AuthenticationError`, `panto.RateLimitError`, ...), and `panto.BusyError`
+        while a stream of the agent is unfinished."""
+        from .models import entries_from_json
+
+        s = _native.PantoString()
+        with self._calls:
+            ptr = self._live()
+            free_orphans(self._lib, self._orphans)  # an unfinished one keeps the agent busy
+            rc = self._lib.agent_list_models(ptr, ctypes.byref(s))
+            if rc < 0:
+                raise self._error(ptr, rc)
+            text = _native.copy_string(s)
+        return entries_from_json(text)
+
+    async def alist_models(self) -> List[ModelEntry]:
+        """`list_models()` for coroutines: the requests wait in a worker thread
+        (`asyncio.to_thread`), so the running loop goes on meanwhile; the same answer and the
+        same errors.
+
+            models = await agent.alist_models()"""
+        import asyncio
+
+        return await asyncio.to_thread(self.list_models)
 
     def complete(self, input: Union[str, Sequence[GivenPart], Media], **options: Any) -> AssistantMessage:
         """Runs a whole turn and returns its last assistant message (the non-streaming form

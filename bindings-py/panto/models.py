@@ -12,11 +12,11 @@ from __future__ import annotations
 import ctypes
 import json
 from dataclasses import asdict, dataclass, field
-from typing import Any, Dict, Mapping, Optional
+from typing import Any, Dict, List, Mapping, Optional
 
 from . import _native
 
-__all__ = ["ModelInfo", "ModelPrice", "LongContextPrice", "ModelAbilities", "model_info"]
+__all__ = ["ModelInfo", "ModelPrice", "LongContextPrice", "ModelAbilities", "ModelEntry", "model_info"]
 
 
 @dataclass(frozen=True)
@@ -81,9 +81,34 @@ class ModelInfo:
         return out
 
 
+@dataclass(frozen=True)
+class ModelEntry:
+    """A model the provider lists for the account (`Agent.list_models`)."""
+
+    #: The provider's id for it, as the config's `model` takes it.
+    id: str
+    #: The provider's name for people, when it gives one.
+    display_name: Optional[str] = None
+    #: When the provider released it, RFC 3339 ("2025-09-29T00:00:00Z"), when it says.
+    created: Optional[str] = None
+    #: What the model catalog says of it; None when the catalog does not list it.
+    info: Optional[ModelInfo] = None
+
+
+def entries_from_json(text: str) -> List[ModelEntry]:
+    """The library's model list (panto_agent_list_models)."""
+    return [
+        ModelEntry(id=e["id"], display_name=e.get("display_name"), created=e.get("created"), info=_from_value(e["model_info"]))
+        for e in json.loads(text)
+    ]
+
+
 def from_json(text: str) -> Optional[ModelInfo]:
     """The library's JSON (an object, or null for a model panto knows nothing of)."""
-    raw: Any = json.loads(text)
+    return _from_value(json.loads(text))
+
+
+def _from_value(raw: Any) -> Optional[ModelInfo]:
     if raw is None:
         return None
     long: Optional[Mapping[str, Any]] = raw.get("long_context")

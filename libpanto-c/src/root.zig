@@ -33,8 +33,9 @@ pub const PantoAgent = struct {
     agent: ?*panto.Agent,
     last_error: CallError = .{},
     conversation_json: std.Io.Writer.Allocating,
-    /// The detail of the last failed panto_agent_count_tokens (last_error points at it).
-    count_detail: panto.errors.Detail = .{},
+    /// The detail of the last failed provider request of panto_agent_count_tokens or
+    /// panto_agent_list_models (last_error points at it).
+    request_detail: panto.errors.Detail = .{},
 
     fn clearError(h: *PantoAgent) c_int {
         return h.last_error.clear();
@@ -136,7 +137,7 @@ pub export fn panto_agent_free(agent: ?*PantoAgent) void {
     const h = agent orelse return;
     if (h.agent) |a| a.deinit();
     h.last_error.deinit();
-    h.count_detail.deinit(gpa);
+    h.request_detail.deinit(gpa);
     h.conversation_json.deinit();
     gpa.destroy(h);
 }
@@ -350,13 +351,30 @@ pub export fn panto_agent_count_tokens(agent: ?*PantoAgent, input: ?*const abi.I
         };
         break :blk .{ .text = text, .parts = given };
     } else null;
-    h.count_detail.clearResponse(gpa);
-    const got = a.countTokens(turn_input, &h.count_detail) catch |err| return switch (err) {
+    h.request_detail.clearResponse(gpa);
+    const got = a.countTokens(turn_input, &h.request_detail) catch |err| return switch (err) {
         error.Busy => h.setError(.busy, "the agent has an unfinished stream; free it first"),
         error.OutOfMemory => h.setError(.out_of_memory, "out of memory"),
-        else => |e| h.last_error.setRequest(.fromTurnError(e), &h.count_detail),
+        else => |e| h.last_error.setRequest(.fromTurnError(e), &h.request_detail),
     };
     abi.writeSized(abi.TokenCount, out_count, .{ .input_tokens = got.input_tokens, .estimated = @intFromBool(got.estimated) });
+    return h.clearError();
+}
+
+// ---- Model lists -----------------------------------------------------------------------
+
+pub export fn panto_agent_list_models(agent: ?*PantoAgent, out_json: ?*PantoString) c_int {
+    const h = agent orelse return code(.invalid_argument);
+    const out = out_json orelse return h.setError(.invalid_argument, "out_json is NULL");
+    const a = h.agent orelse return h.setError(.invalid_argument, "this agent was not created: see panto_agent_error");
+    h.request_detail.clearResponse(gpa);
+    h.conversation_json.clearRetainingCapacity(); // the agent's one borrowed-string buffer
+    a.listModels(&h.conversation_json.writer, &h.request_detail) catch |err| return switch (err) {
+        error.Busy => h.setError(.busy, "the agent has an unfinished stream; free it first"),
+        error.OutOfMemory => h.setError(.out_of_memory, "out of memory"),
+        else => |e| h.last_error.setRequest(.fromTurnError(e), &h.request_detail),
+    };
+    out.* = .from(h.conversation_json.written());
     return h.clearError();
 }
 

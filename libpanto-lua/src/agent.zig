@@ -396,6 +396,34 @@ fn agentCountTokens(L: State) callconv(.c) c_int {
     return 1;
 }
 
+/// agent:list_models(): the models the provider lists for the account (every page), in its
+/// order, as an array of tables {id = ..., display_name = ..., created = ... (RFC 3339; each
+/// nil when the provider gives none), model_info = the catalog's table (as panto.model_info
+/// gives it), nil when the catalog does not list the model}. Raises the panto.Error a turn's
+/// request would (code "authentication", "rate_limit", ...), "busy" while a stream of the
+/// agent is unfinished.
+fn agentListModels(L: State) callconv(.c) c_int {
+    const a = checkOpenAgent(L, 1);
+    var out = std.mem.zeroes(c.PantoString);
+    const rc = c.panto_agent_list_models(a.handle, &out);
+    if (rc < 0) raiseAgentError(L, a, rc);
+    pushSlice(L, slice(out));
+    if (!h.protectedCall(L, json.jsonDecode, 1, 1)) return c.lua_error(L);
+    // An unknown model's model_info is nil, as panto.model_info's is (not panto.null).
+    const n = c.lua_rawlen(L, -1);
+    var i: c.lua_Integer = 1;
+    while (i <= n) : (i += 1) {
+        _ = c.lua_rawgeti(L, -1, i);
+        _ = c.lua_getfield(L, -1, "model_info");
+        if (json.isNull(L, -1)) {
+            c.lua_pushnil(L);
+            c.lua_setfield(L, -3, "model_info");
+        }
+        c.lua_settop(L, -3);
+    }
+    return 1;
+}
+
 /// agent:connections(): what the agent's connections did so far, as a table
 /// {opened = N, reused = N}: connections opened (TCP connections, and CONNECT tunnels through
 /// a proxy), and requests sent on a connection kept alive from an earlier request.
@@ -495,6 +523,7 @@ const methods = [_]c.luaL_Reg{
     h.reg("settings", agentSettings),
     h.reg("model_info", agentModelInfo),
     h.reg("count_tokens", agentCountTokens),
+    h.reg("list_models", agentListModels),
     h.reg("add_tool", agentAddTool),
     h.reg("set_config", agentSetConfig),
     h.reg("tools", agentTools),

@@ -24,6 +24,7 @@ const log_mod = @import("log.zig");
 const mcp_servers = @import("mcp/servers.zig");
 const mcp_config = @import("mcp/server_config.zig");
 const token_count = @import("token_count.zig");
+const model_list = @import("model_list.zig");
 
 pub const RunError = error{ Busy, OutOfMemory, SessionWrite };
 /// A turn with options: they may be refused (InvalidConfig, the reason in the Diagnostic).
@@ -366,6 +367,13 @@ pub const Agent = struct {
     /// `detail`.
     pub fn countTokens(a: *Agent, input: ?Input, detail: *@import("errors.zig").Detail) token_count.Error!token_count.TokenCount {
         return token_count.count(a, input, detail);
+    }
+
+    /// The models the provider lists for the account, every page, each joined with the
+    /// catalog's entry, as a JSON array written to `w` (model_list.zig). Busy while a stream
+    /// is unfinished; a failure's detail in `detail`.
+    pub fn listModels(a: *Agent, w: *std.Io.Writer, detail: *@import("errors.zig").Detail) model_list.Error!void {
+        return model_list.write(a, w, detail);
     }
 
     /// The provider and model the next request goes to, which its answer is recorded with.

@@ -16,6 +16,7 @@ pub const structured_output = @import("structured_output.zig");
 /// The context window compaction works with (contextWindow), for a status line.
 pub const compaction = @import("compaction.zig");
 pub const token_count = @import("token_count.zig");
+pub const model_list = @import("model_list.zig");
 /// The model catalog: limits, prices and abilities of known models; the cost of a usage.
 pub const catalog = @import("catalog/catalog.zig");
 /// Driving a stream without blocking (Stream.step): its Step, BatchStep and Wait.
@@ -47,6 +48,9 @@ test {
     _ = @import("failed_turn_test.zig");
     _ = @import("token_count.zig");
     _ = @import("token_count_test.zig");
+    _ = @import("model_list.zig");
+    _ = @import("model_list_test.zig");
+    _ = @import("providers/openai/models.zig");
     _ = @import("transport/oneshot.zig");
     _ = @import("tool_progress_test.zig");
     _ = @import("agent.zig");

@@ -52,6 +52,13 @@
 //!   writeCountBody(w, parts)              its JSON body: the turn's request (writeRequest,
 //!                                         `parts.purpose` .count), wrapped if the API wants
 //!   parseCount(arena, body) -> ?u64       the answer's token count (null: not one)
+//! And for the model list (model_list.zig), which every provider has:
+//!   writeListPath(gpa, out, cursor)       the list's path and query for a page (cursor:
+//!                                         null for the first, else the last page's `next`)
+//!   parseModelPage(arena, body)           a page's models and the next page's cursor
+//!     -> error{OutOfMemory, NotAPage}!model_list.Page
+//!   writeListBaseUrl(gpa, out, base)      the list's base, when not the turns' (Bedrock's
+//!                                         control plane)
 //! Retry headers (retry-after, retry-after-ms, x-should-retry) and request ids are read by
 //! the transport the same way for every provider so far.
 //!
@@ -261,6 +268,30 @@ pub fn writeCountBody(p: Provider, w: *std.Io.Writer, parts: request.RequestPart
 pub fn parseCount(p: Provider, arena: Allocator, body: []const u8) ?u64 {
     return switch (p) {
         inline else => |t| if (comptime @hasDecl(api(t), "parseCount")) api(t).parseCount(arena, body) else null,
+    };
+}
+
+/// Appends the model list's path and query for the page after `cursor` (null: the first).
+pub fn writeListPath(p: Provider, gpa: Allocator, out: *std.ArrayList(u8), cursor: ?[]const u8) Allocator.Error!void {
+    switch (p) {
+        inline else => |t| try api(t).writeListPath(gpa, out, cursor),
+    }
+}
+
+/// Appends the model list's base: the provider's own (writeListBaseUrl), else `base`.
+pub fn writeListBaseUrl(p: Provider, gpa: Allocator, out: *std.ArrayList(u8), base: []const u8) Allocator.Error!void {
+    switch (p) {
+        inline else => |t| if (comptime @hasDecl(api(t), "writeListBaseUrl"))
+            try api(t).writeListBaseUrl(gpa, out, base)
+        else
+            try out.appendSlice(gpa, base),
+    }
+}
+
+/// A page of the model list's answer.
+pub fn parseModelPage(p: Provider, arena: Allocator, body: []const u8) error{ OutOfMemory, NotAPage }!@import("model_list.zig").Page {
+    return switch (p) {
+        inline else => |t| api(t).parseModelPage(arena, body),
     };
 }
 

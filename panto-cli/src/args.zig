@@ -31,6 +31,8 @@ pub const usage_text =
     \\                         is split as a shell splits words (repeatable)
     \\      --yolo             never ask before a tool call (bash, write, edit ask by default;
     \\                         print mode, which cannot ask, denies them without it)
+    \\      --list-models      list the provider's models for the account (id, input tokens,
+    \\                         prices per million tokens, or "unknown"); --json: as JSON
     \\      --version          print the version
     \\  -h, --help             print this help
     \\
@@ -68,6 +70,8 @@ pub const Args = struct {
     yolo: bool = false,
     version: bool = false,
     help: bool = false,
+    /// List the provider's models (model_list.zig), and nothing else.
+    list_models: bool = false,
     /// The positional words, joined by spaces; null when there were none.
     prompt: ?[]const u8 = null,
     /// `panto sessions ...`: list the sessions kept, and nothing else.
@@ -176,6 +180,8 @@ pub fn parse(arena: std.mem.Allocator, argv: []const []const u8, diag: *Diagnost
             a.yolo = true;
         } else if (eql(flag, "--version")) {
             a.version = true;
+        } else if (eql(flag, "--list-models")) {
+            a.list_models = true;
         } else if (eql(flag, "-h") or eql(flag, "--help")) {
             a.help = true;
         } else return diag.fail("unknown option {s}", .{flag});
@@ -201,7 +207,7 @@ fn parseSessions(argv: []const []const u8, diag: *Diagnostic) Error!SessionsComm
     return c;
 }
 
-const flags = [_][]const u8{ "-p", "--print", "--json", "-c", "--continue", "--no-session", "--no-extensions", "--yolo", "--version", "-h", "--help" };
+const flags = [_][]const u8{ "-p", "--print", "--json", "-c", "--continue", "--no-session", "--no-extensions", "--yolo", "--version", "--list-models", "-h", "--help" };
 
 fn looksLikeOption(arg: []const u8) bool {
     return arg.len >= 2 and arg[0] == '-';

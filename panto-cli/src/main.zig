@@ -11,6 +11,7 @@
 //!   trust.zig           a project folder's extensions and AGENTS.md: only once trusted
 //!   sessions.zig        which session a run keeps (--continue, --session, --no-session)
 //!   session_list.zig    `panto sessions`: the sessions kept, to find one
+//!   model_list.zig      `panto --list-models`: the provider's models, joined with the catalog
 //!   app.zig             App: the agent, the Lua host, the settings, the turn that runs
 //!   turn.zig            one turn driven to its end: events to an Observer, tool calls to the
 //!                       Lua host, the adaptive thinking fallback (thinking_fallback.zig)
@@ -31,6 +32,7 @@ const interactive = @import("tui/interactive.zig");
 const trust = @import("trust.zig");
 const system_prompt = @import("system_prompt.zig");
 const session_list = @import("session_list.zig");
+const model_list = @import("model_list.zig");
 
 /// The C ABI's options (no thread-local signal stack): the Lua module compiled in shares them.
 pub const std_options = @import("panto_lua").std_options;
@@ -65,6 +67,7 @@ pub fn main(init: std.process.Init) !u8 {
         return exit_codes.ok;
     }
     if (args.sessions) |command| return listSessions(init, arena, args, command, &out.interface, stderr);
+    if (args.list_models) return listModels(init, arena, args, &out.interface, stderr);
     const stdin_tty = std.Io.File.stdin().isTty(io) catch false;
     const print = args.print or args.prompt != null or !stdin_tty;
     if (print) print_mode.blockSigint();
@@ -181,6 +184,35 @@ fn listSessions(init: std.process.Init, arena: std.mem.Allocator, args: args_mod
     };
     try out.flush();
     return exit_codes.ok;
+}
+
+/// `panto --list-models`: the config file and the flags say which provider, key and address;
+/// nothing of the project is loaded and no session file is opened.
+fn listModels(init: std.process.Init, arena: std.mem.Allocator, args: args_mod.Args, out: *std.Io.Writer, stderr: *std.Io.Writer) !u8 {
+    const io = init.io;
+    const cwd = try std.process.currentPathAlloc(io, arena);
+    var problem: []const u8 = "";
+    const settings = settings_mod.load(init.gpa, arena, io, args, .{
+        .home = init.environ_map.get("HOME"),
+        .xdg_config_home = init.environ_map.get("XDG_CONFIG_HOME"),
+        .cwd = cwd,
+        .untrusted_project = cwd,
+    }, stderr, &problem) catch |err| switch (err) {
+        error.OutOfMemory => return err,
+        else => {
+            try stderr.print("panto: {s}\n", .{problem});
+            return exit_codes.usage;
+        },
+    };
+    var config = settings.config;
+    config.session = null;
+    var diag: panto.config.Diagnostic = .{};
+    const agent = panto.Agent.initWithDiagnostic(init.gpa, config, &diag) catch |err| {
+        try stderr.print("panto: {s}\n", .{if (diag.len > 0) diag.message() else @errorName(err)});
+        return if (err == error.OutOfMemory) exit_codes.internal else exit_codes.usage;
+    };
+    defer agent.deinit();
+    return model_list.run(init.gpa, arena, agent, args.json, out, stderr);
 }
 
 fn trustProject(arena: std.mem.Allocator, io: std.Io, project: trust.Project, args: args_mod.Args, print: bool, list: ?[:0]const u8, out: *std.Io.Writer, stderr: *std.Io.Writer) !bool {
@@ -303,6 +335,7 @@ test {
     _ = @import("names.zig");
     _ = @import("project_context.zig");
     _ = @import("sessions.zig");
+    _ = @import("model_list.zig");
     _ = @import("session_list.zig");
     _ = @import("shell_words.zig");
     _ = @import("thinking_fallback.zig");

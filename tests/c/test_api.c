@@ -89,6 +89,14 @@ static int pstr_eq(PantoString s, const char *want) {
     return s.len == n && (n == 0 || (s.ptr && memcmp(s.ptr, want, n) == 0));
 }
 
+/* Whether s holds `part`. */
+static int pstr_contains(PantoString s, const char *part) {
+    size_t n = strlen(part), i;
+    for (i = 0; s.ptr && i + n <= s.len; i++)
+        if (memcmp(s.ptr + i, part, n) == 0) return 1;
+    return 0;
+}
+
 /* Whether the bytes [from, to) of obj all equal `fill`. */
 static int untouched(const void *obj, size_t from, size_t to, unsigned char fill) {
     const unsigned char *p = (const unsigned char *)obj;
@@ -2234,6 +2242,32 @@ static void test_count_tokens(void) {
     panto_agent_free(agent);
 }
 
+static void test_list_models(void) {
+    static const struct canned answers[] = {
+        {200, "application/json", "{\"data\":[{\"id\":\"claude-sonnet-4-5-20250929\",\"display_name\":\"Claude Sonnet 4.5\"}],\"has_more\":true,\"last_id\":\"claude-sonnet-4-5-20250929\"}", NULL, 0},
+        {200, "application/json", "{\"data\":[{\"id\":\"claude-unknown\"}],\"has_more\":false}", NULL, 0},
+        {401, "application/json", BODY_401, NULL, 0},
+    };
+    char url[64];
+    PantoAgent *agent;
+    PantoString list = {0};
+    PantoError err = PANTO_ERROR_INIT;
+    current_test = "list_models";
+    agent = serve_and_connect(answers, 3, url, sizeof url);
+    if (!agent) return;
+    CHECK_RC(panto_agent_list_models(agent, &list), PANTO_OK);
+    CHECK(list.len > 0 && list.ptr[0] == '[');
+    CHECK(pstr_contains(list, "{\"id\":\"claude-sonnet-4-5-20250929\",\"display_name\":\"Claude Sonnet 4.5\",\"model_info\":{\"name\":\"claude-sonnet-4-5-20250929\""));
+    CHECK(pstr_contains(list, "{\"id\":\"claude-unknown\",\"model_info\":null}]"));
+    CHECK_RC(panto_agent_list_models(agent, &list), PANTO_ERR_AUTHENTICATION);
+    CHECK_RC(panto_agent_error(agent, &err), PANTO_ERR_AUTHENTICATION);
+    CHECK(err.http_status == 401 && pstr_eq(err.type, "authentication_error"));
+    CHECK_RC(panto_agent_list_models(agent, NULL), PANTO_ERR_INVALID_ARGUMENT);
+    panto_agent_free(agent);
+    stop_server();
+    CHECK(request_count() == 3);
+}
+
 static void test_model_info(void) {
     char buf[2048];
     char small[8];
@@ -4039,6 +4073,7 @@ int main(int argc, char **argv) {
     RUN(test_settings);
     RUN(test_model_info);
     RUN(test_count_tokens);
+    RUN(test_list_models);
     RUN(test_step_turns);
     RUN(test_step_tool_round);
     RUN(test_step_silent_server);

@@ -34,6 +34,7 @@ STEPS: dict[str, tuple[str, Any]] = {
     "list_sessions": ("true", lambda v: v is True),
     "append_to_session": ("a string", lambda v: isinstance(v, str)),
     "count_tokens": ("a string (the input) or null", lambda v: v is None or isinstance(v, str)),
+    "list_models": ("true", lambda v: v is True),
 }
 
 

@@ -1500,6 +1500,20 @@ test("agent:count_tokens(): the provider's count, nothing appended, a typed erro
   eq(n.input_tokens .. " " .. tostring(n.estimated), "6 true", "the estimate")
 end)
 
+test("agent:list_models(): every page, joined with the catalog (nil when unknown), a typed error", function()
+  local agent <close> = new_agent({})
+  local listed = agent:list_models()
+  local ids = {}
+  for i, m in ipairs(listed) do ids[i] = m.id end
+  eq(table.concat(ids, " "), "claude-sonnet-4-5-20250929 claude-haiku-4-5-20251001 claude-emulator-1", "the ids, in order")
+  eq(listed[1].display_name .. " " .. listed[1].created, "Claude Sonnet 4.5 2025-09-29T00:00:00Z", "the name and date")
+  eq(listed[1].model_info.max_input_tokens, 200000, "the catalog's entry")
+  eq(listed[3].model_info, nil, "an unknown model")
+  local nokey <close> = assert(panto.Agent({ provider = "anthropic", model = "claude-test", base_url = emulator.url }))
+  local err = raises("", nokey.list_models, nokey)
+  eq(err.code .. " " .. tostring(err.http_status), "authentication 401", "a typed error")
+end)
+
 test("a connection idle for longer than keep_alive.idle_ms is not reused", function()
   emulator.load({ text_answer("one"), text_answer("two") })
   local agent <close> = new_agent({ keep_alive = { idle_ms = 10 } })

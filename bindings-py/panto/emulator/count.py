@@ -57,13 +57,10 @@ def endpoint_for(path: str) -> Endpoint | None:
 
 def check(e: Endpoint, headers: Mapping[str, str], body: Any, require_api_key: bool
           ) -> Rejection | None:
-    """The provider's refusal of the credentials (its request check, which looks at them
-    first: a 401 or 403), then the body's members."""
-    if require_api_key:
-        at = getattr(e.provider, "check_request_at", None)
-        r: Rejection | None = at("/", headers, None, True) if at else e.provider.check_request(headers, None, True)
-        if r is not None and r.status in (401, 403):
-            return r
+    """The provider's refusal of the credentials, then the body's members."""
+    refused = credentials_refusal(e.provider, headers, require_api_key)
+    if refused is not None:
+        return refused
     invalid = e.provider.error_type_for(400)
     if not isinstance(body, dict):
         return Rejection(400, invalid, "the body is not a JSON object")
@@ -83,6 +80,17 @@ def check(e: Endpoint, headers: Mapping[str, str], body: Any, require_api_key: b
     if e.provider is gemini and isinstance(prompt, dict) and not str(prompt.get("model", "")).startswith(("models/", "tunedModels/")):
         return Rejection(400, invalid, "generateContentRequest.model: must name the model, models/NAME")
     return None
+
+
+def credentials_refusal(provider: ModuleType, headers: Mapping[str, str], require_api_key: bool
+                        ) -> Rejection | None:
+    """The provider's refusal of the credentials (its request check, which looks at them
+    first: a 401 or 403), for an endpoint answered outside the scenario."""
+    if not require_api_key:
+        return None
+    at = getattr(provider, "check_request_at", None)
+    r: Rejection | None = at("/", headers, None, True) if at else provider.check_request(headers, None, True)
+    return r if r is not None and r.status in (401, 403) else None
 
 
 def tokens(value: Any) -> int:

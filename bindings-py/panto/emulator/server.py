@@ -25,7 +25,7 @@ from types import ModuleType
 from typing import Any
 from urllib.parse import urlsplit
 
-from . import anthropic, bedrock, count, gemini, openai, responses, wire
+from . import anthropic, bedrock, count, gemini, models, openai, responses, wire
 from .call import Call
 from .media import describe, new_media, request_media
 from .pieces import split_events
@@ -355,6 +355,10 @@ class _Handler(BaseHTTPRequestHandler):
         if counting is not None:  # (answered outside the scenario: count.py)
             self._count(counting, headers, body, request_id)
             return
+        listing = models.endpoint_for(path, headers)
+        if listing is not None:  # (answered outside the scenario: models.py)
+            self._list_models(listing, headers, request_id)
+            return
         provider = provider_for(path)
         if provider is None:
             self._send_error(anthropic, request_id, 404, "not_found_error",
@@ -391,6 +395,19 @@ class _Handler(BaseHTTPRequestHandler):
         self._send_head(200, {"content-type": JSON_CONTENT_TYPE,
                               e.provider.REQUEST_ID_HEADER: request_id,
                               "content-length": str(len(data))})
+        self.wfile.write(data)
+
+    def _list_models(self, e: models.Endpoint, headers: dict[str, str], request_id: str) -> None:
+        rejection = models.check(e, self.command, headers, self.server.state.require_api_key)
+        if rejection is not None:
+            self._send_error(e.provider, request_id, rejection.status, rejection.type,
+                             rejection.message, rejection.code, rejection.param)
+            return
+        status, page = models.answer(e, urlsplit(self.path).query)
+        data = json.dumps(page).encode()
+        self._send_head(status, {"content-type": JSON_CONTENT_TYPE,
+                                 e.provider.REQUEST_ID_HEADER: request_id,
+                                 "content-length": str(len(data))})
         self.wfile.write(data)
 
     def _read_late(self, r: Response, number: int) -> None:

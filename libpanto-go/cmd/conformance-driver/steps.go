@@ -119,6 +119,25 @@ func (r *caseRun) runStep(s step) bool {
 		line := codeLine(s.key, err, false)
 		line["input_tokens"], line["estimated"] = counted.InputTokens, counted.Estimated
 		r.emit(line)
+	case "list_models":
+		listed, err := r.agent.ListModels(context.Background())
+		line := codeLine(s.key, err, false)
+		models := []map[string]any{}
+		for _, m := range listed {
+			entry := map[string]any{"id": m.ID, "display_name": nil, "created": nil, "known": m.Info != nil, "max_input_tokens": nil}
+			if m.DisplayName != "" {
+				entry["display_name"] = m.DisplayName
+			}
+			if m.Created != "" {
+				entry["created"] = m.Created
+			}
+			if m.Info != nil && m.Info.MaxInputTokens != 0 {
+				entry["max_input_tokens"] = m.Info.MaxInputTokens
+			}
+			models = append(models, entry)
+		}
+		line["models"] = models
+		r.emit(line)
 	case "rollback_turn":
 		removed, err := r.agent.RollbackTurn()
 		line := codeLine(s.key, err, false)

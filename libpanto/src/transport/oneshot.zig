@@ -2,7 +2,8 @@
 //! (Content-Length or chunked), under the agent's timeouts, with a non-2xx answer's body read
 //! as the provider's error the way a streaming request's is (transport.zig). The agent's
 //! parked connection is taken first and the answer's connection kept after, so a count
-//! between two turns rides the turns' connection. Token counting sends it (token_count.zig);
+//! between two turns rides the turns' connection. Token counting sends it (token_count.zig),
+//! and the model list its GETs (model_list.zig);
 //! an MCP Streamable HTTP client's POSTs are the same shape (docs/design/mcp.md).
 const std = @import("std");
 const Allocator = std.mem.Allocator;
@@ -21,10 +22,11 @@ const earliest = transport.earliest;
 const unixNow = transport.unixNow;
 const hostOf = transport.hostOf;
 
-/// The most of an answer (or an error body) read.
-const max_answer = 1024 * 1024;
+/// The most of an answer (or an error body) read, unless the request says more.
+const default_max_answer = 1024 * 1024;
 
 pub const Request = struct {
+    /// POST, or GET (`body` then empty, and not sent).
     method: std.http.Method = .POST,
     url: []const u8,
     body: []const u8,
@@ -34,6 +36,8 @@ pub const Request = struct {
     provider: ?providers.Provider = null,
     /// The config's api_key, for a provider whose key is one of its signing credentials.
     api_key: ?[]const u8 = null,
+    /// The most of the answer read (a larger one is a protocol error).
+    max_answer: usize = default_max_answer,
 };
 
 /// One exchange's connection while it is open.
@@ -147,7 +151,7 @@ pub fn send(agent: *Agent, arena: Allocator, req: Request, detail: *errors.Detai
     if (log.on()) log.print("{s} {s}: HTTP {d}", .{ @tagName(req.method), req.url, status });
     var buffer: [8192]u8 = undefined;
     const reader = response.reader(&buffer);
-    const body = reader.allocRemaining(arena, .limited(max_answer)) catch |err| return readFailure(&x, &response, err);
+    const body = reader.allocRemaining(arena, .limited(req.max_answer)) catch |err| return readFailure(&x, &response, err);
     // A socket the watchdog shut down may read as the body's end: the answer is cut short.
     if (timedOut(&x)) |e| return e;
     if (status < 200 or status > 299) return httpFailure(&x, req, arena, status, body, error_type);

@@ -402,8 +402,22 @@ pub fn writeUrl(gpa: Allocator, out: *std.ArrayList(u8), base: []const u8, provi
         .turn => try providers.writeEndpoint(provider, gpa, out, model),
         .count => try providers.writeCountEndpoint(provider, gpa, out, model),
     }
-    // A base that ends with the path's first segment (".../v1" and "/v1/messages",
-    // ".../v1beta" and "/v1beta/models/...") does not repeat it.
+    dropRepeatedSegment(out, trimmed, at);
+}
+
+/// The model list's URL for the page after `cursor` (model_list.zig), by writeUrl's rule.
+pub fn writeListUrl(gpa: Allocator, out: *std.ArrayList(u8), base: []const u8, provider: providers.Provider, cursor: ?[]const u8) Allocator.Error!void {
+    out.clearRetainingCapacity();
+    try providers.writeListBaseUrl(provider, gpa, out, base);
+    out.items.len = std.mem.trimEnd(u8, out.items, "/").len;
+    const at = out.items.len;
+    try providers.writeListPath(provider, gpa, out, cursor);
+    dropRepeatedSegment(out, out.items[0..at], at); // (read before anything is moved)
+}
+
+/// A base that ends with the path's first segment (".../v1" and "/v1/messages",
+/// ".../v1beta" and "/v1beta/models/...") does not repeat it.
+fn dropRepeatedSegment(out: *std.ArrayList(u8), trimmed: []const u8, at: usize) void {
     const path = out.items[at..];
     const first = path[0 .. std.mem.indexOfScalarPos(u8, path, 1, '/') orelse path.len];
     if (first.len > 1 and std.mem.endsWith(u8, trimmed, first)) out.replaceRangeAssumeCapacity(at, first.len, &.{});
@@ -426,5 +440,25 @@ test "urls from base urls with and without the path's version" {
     try std.testing.expectEqualStrings("https://generativelanguage.googleapis.com/v1beta/models/gemini-2.5-flash:countTokens", out.items);
     try writeUrl(std.testing.allocator, &out, "https://bedrock-runtime.us-east-1.amazonaws.com", .bedrock, "anthropic.claude-sonnet-4-5-20250929-v1:0", .count);
     try std.testing.expectEqualStrings("https://bedrock-runtime.us-east-1.amazonaws.com/model/anthropic.claude-sonnet-4-5-20250929-v1%3A0/count-tokens", out.items);
+}
+
+test "model list urls: each provider's path and page query, Bedrock's control plane" {
+    const gpa = std.testing.allocator;
+    var out: std.ArrayList(u8) = .empty;
+    defer out.deinit(gpa);
+    try writeListUrl(gpa, &out, "https://api.anthropic.com/", .anthropic, null);
+    try std.testing.expectEqualStrings("https://api.anthropic.com/v1/models?limit=1000", out.items);
+    try writeListUrl(gpa, &out, "https://api.anthropic.com", .anthropic, "claude-x");
+    try std.testing.expectEqualStrings("https://api.anthropic.com/v1/models?limit=1000&after_id=claude-x", out.items);
+    try writeListUrl(gpa, &out, "https://api.openai.com/v1", .openai, null);
+    try std.testing.expectEqualStrings("https://api.openai.com/v1/models", out.items);
+    try writeListUrl(gpa, &out, "http://localhost:11434/v1", .@"openai-responses", "m 1");
+    try std.testing.expectEqualStrings("http://localhost:11434/v1/models?after=m%201", out.items);
+    try writeListUrl(gpa, &out, "https://generativelanguage.googleapis.com", .gemini, "a/b=");
+    try std.testing.expectEqualStrings("https://generativelanguage.googleapis.com/v1beta/models?pageSize=1000&pageToken=a%2Fb%3D", out.items);
+    try writeListUrl(gpa, &out, "https://bedrock-runtime.eu-west-3.amazonaws.com", .bedrock, null);
+    try std.testing.expectEqualStrings("https://bedrock.eu-west-3.amazonaws.com/foundation-models", out.items);
+    try writeListUrl(gpa, &out, "http://127.0.0.1:8080/", .bedrock, null);
+    try std.testing.expectEqualStrings("http://127.0.0.1:8080/foundation-models", out.items);
 }
 

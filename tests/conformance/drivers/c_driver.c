@@ -23,7 +23,7 @@
  * and a tool's `return_parts` are submitted the same way (content ""). A turn may also be a
  * step object (README, "Steps": set_config, export, reimport, import, import_text, truncate,
  * drop_last, rollback_turn, compact, session_info, reopen_agent, second_agent, fork, list_sessions,
- * append_to_session, count_tokens), run between turns with the C function of its name. Exits 0
+ * append_to_session, count_tokens, list_models), run between turns with the C function of its name. Exits 0
  * whenever it printed a transcript (even one ending in an error), 2 when it could not run
  * (bad arguments, unreadable or malformed case).
  *
@@ -1387,6 +1387,38 @@ typedef struct Steps {
     long extra_next;
 } Steps;
 
+/* A JSON value of the library's as it is, or null when absent. */
+static void put_raw_or_null(const char *value) {
+    const char *end = value ? cj_skip(value) : NULL;
+    if (end) fwrite(value, 1, (size_t)(end - value), stdout);
+    else fputs("null", stdout);
+}
+
+/* The entries of panto_agent_list_models as the step prints them: {"id", "display_name",
+ * "created", "known" (the catalog lists it), "max_input_tokens" (the catalog's, or null)}. */
+static void put_model_list(PantoString list) {
+    char *copy = dup_pstr(list);
+    const char *it = copy, *entry;
+    int first = 1;
+    while (copy && (it = cj_next_element(it, &entry))) {
+        const char *info = cj_member(entry, "model_info");
+        int known = info && *info == '{';
+        fputs(first ? "{\"id\": " : ", {\"id\": ", stdout);
+        first = 0;
+        put_raw_or_null(cj_member(entry, "id"));
+        fputs(", \"display_name\": ", stdout);
+        put_raw_or_null(cj_member(entry, "display_name"));
+        fputs(", \"created\": ", stdout);
+        put_raw_or_null(cj_member(entry, "created"));
+        fputs(", \"known\": ", stdout);
+        put_bool(known);
+        fputs(", \"max_input_tokens\": ", stdout);
+        put_raw_or_null(known ? cj_member(info, "max_input_tokens") : NULL);
+        fputs("}", stdout);
+    }
+    free(copy);
+}
+
 /* A line {"event": NAME, "code": C} with the agent's message when C is not ok, left open so
  * more members can follow; end it with end_line(). */
 static void begin_step_line(const char *name, int rc, const PantoAgent *agent) {
@@ -1618,6 +1650,14 @@ static const char *run_step(PantoAgent **agent_slot, const char *p, Steps *st) {
             end_line();
         }
         free(text);
+    } else if (strcmp(key, "list_models") == 0) {
+        PantoString list = {0};
+        rc = panto_agent_list_models(agent, &list);
+        begin_step_line("list_models", rc, NULL);
+        fputs(", \"models\": [", stdout);
+        if (rc >= 0) put_model_list(list);
+        fputs("]", stdout);
+        end_line();
     } else if (strcmp(key, "rollback_turn") == 0) {
         size_t removed = 0;
         rc = panto_agent_rollback_turn(agent, &removed);

@@ -504,6 +504,18 @@ function Run:count_tokens(input)
   emit(line)
 end
 
+function Run:list_models()
+  local agent = self.agent
+  local ok, listed = pcall(agent.list_models, agent)
+  local line = code_line("list_models", ok, listed)
+  line.models = json.array({})
+  for i, m in ipairs(ok and listed or {}) do
+    line.models[i] = {id = m.id, display_name = m.display_name or json.null, created = m.created or json.null,
+      known = m.model_info ~= nil, max_input_tokens = m.model_info and m.model_info.max_input_tokens or json.null}
+  end
+  emit(line)
+end
+
 function Run:compact(extra_next)
   local ok, stream = pcall(self.agent.compact, self.agent)
   if not ok then return emit(code_line("compact", ok, stream)) end
@@ -577,6 +589,7 @@ function Run:step(st, extra_next)
   elseif st.truncate ~= nil then self:cut("truncate", "truncate", st.truncate)
   elseif st.drop_last ~= nil then self:cut("drop_last", "drop_last", st.drop_last)
   elseif st.rollback_turn ~= nil then self:rollback_turn()
+  elseif st.list_models ~= nil then self:list_models()
   elseif st.count_tokens ~= nil then self:count_tokens(st.count_tokens ~= json.null and st.count_tokens or nil)
   elseif st.compact ~= nil then self:compact(extra_next)
   elseif st.session_info ~= nil then self:session_info()

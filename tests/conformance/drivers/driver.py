@@ -504,6 +504,18 @@ class Steps:
             line = coded(key, count)
             line.pop("message", None)
             yield {**line, "input_tokens": counted.input_tokens, "estimated": counted.estimated}
+        elif key == "list_models":
+            listed: list[panto.ModelEntry] = []
+
+            def list_models() -> None:
+                nonlocal listed
+                listed = agent.list_models()
+            line = coded(key, list_models)
+            line.pop("message", None)
+            yield {**line, "models": [
+                {"id": m.id, "display_name": m.display_name, "created": m.created, "known": m.info is not None,
+                 "max_input_tokens": m.info.max_input_tokens if m.info is not None else None}
+                for m in listed]}
         elif key == "rollback_turn":
             removed = 0
 

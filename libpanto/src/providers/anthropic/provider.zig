@@ -1,7 +1,9 @@
 //! Anthropic Messages API, behind panto's provider seam (../../providers.zig says what each
 //! declaration is for). request.zig writes the request, decode.zig decodes the stream and
 //! hot.zig is its hot path.
-const Allocator = @import("std").mem.Allocator;
+const std = @import("std");
+const Allocator = std.mem.Allocator;
+const model_list = @import("../../model_list.zig");
 const token_count = @import("../../token_count.zig");
 const Headers = @import("../../request.zig").Headers;
 const RequestParts = @import("../../request.zig").RequestParts;
@@ -26,6 +28,26 @@ pub const count_endpoint = "/v1/messages/count_tokens";
 pub const writeCountBody = request.writeRequest;
 pub fn parseCount(arena: Allocator, body: []const u8) ?u64 {
     return token_count.member(arena, body, "input_tokens");
+}
+
+/// The model list (model_list.zig): `GET /v1/models`, pages of at most 1000 after
+/// `after_id`, answered `{"data": [{"id", "display_name", "created_at"}], "has_more",
+/// "last_id"}`.
+pub fn writeListPath(gpa: Allocator, out: *std.ArrayList(u8), cursor: ?[]const u8) Allocator.Error!void {
+    try out.appendSlice(gpa, "/v1/models?limit=1000");
+    if (cursor) |c| {
+        try out.appendSlice(gpa, "&after_id=");
+        try model_list.appendQueryValue(gpa, out, c);
+    }
+}
+pub fn parseModelPage(arena: Allocator, body: []const u8) error{ OutOfMemory, NotAPage }!model_list.Page {
+    const Entry = struct { id: []const u8, display_name: ?[]const u8 = null, created_at: ?[]const u8 = null };
+    const Body = struct { data: []const Entry, has_more: bool = false, last_id: ?[]const u8 = null };
+    const page = try model_list.parse(Body, arena, body);
+    const models = try arena.alloc(model_list.Listed, page.data.len);
+    for (page.data, models) |e, *m| m.* = .{ .id = e.id, .display_name = e.display_name, .created = e.created_at };
+    const last = if (page.data.len > 0) page.data[page.data.len - 1].id else null;
+    return .{ .models = models, .next = if (page.has_more) page.last_id orelse last else null };
 }
 
 pub fn addHeaders(h: *Headers, parts: RequestParts) error{OutOfMemory}!void {

@@ -41,6 +41,35 @@ pub fn parseCount(arena: Allocator, body: []const u8) ?u64 {
     return @import("../../token_count.zig").member(arena, body, "inputTokens");
 }
 
+/// The model list (model_list.zig): ListFoundationModels, `GET /foundation-models` on the
+/// control plane (`bedrock.{region}`, not `bedrock-runtime.`: writeListBaseUrl), signed as
+/// the runtime's requests are (service `bedrock`), answered `{"modelSummaries": [{"modelId",
+/// "modelName", ...}]}` in one page.
+pub fn writeListPath(gpa: Allocator, out: *std.ArrayList(u8), _: ?[]const u8) Allocator.Error!void {
+    try out.appendSlice(gpa, "/foundation-models");
+}
+pub fn parseModelPage(arena: Allocator, body: []const u8) error{ OutOfMemory, NotAPage }!@import("../../model_list.zig").Page {
+    const model_list = @import("../../model_list.zig");
+    const Entry = struct { modelId: []const u8, modelName: ?[]const u8 = null };
+    const Body = struct { modelSummaries: []const Entry };
+    const page = try model_list.parse(Body, arena, body);
+    const models = try arena.alloc(model_list.Listed, page.modelSummaries.len);
+    for (page.modelSummaries, models) |e, *m| m.* = .{ .id = e.modelId, .display_name = e.modelName };
+    return .{ .models = models };
+}
+
+/// The control plane's base: AWS_ENDPOINT_URL_BEDROCK (as the AWS SDKs read it), else the
+/// runtime's base with its `bedrock-runtime.` host as `bedrock.`, else the base as it is (a
+/// proxy or an emulator answering both).
+pub fn writeListBaseUrl(gpa: Allocator, out: *std.ArrayList(u8), base: []const u8) Allocator.Error!void {
+    if (environment("AWS_ENDPOINT_URL_BEDROCK")) |url| if (url.len > 0) return out.appendSlice(gpa, url);
+    const runtime = "://bedrock-runtime.";
+    const at = std.mem.indexOf(u8, base, runtime) orelse return out.appendSlice(gpa, base);
+    try out.appendSlice(gpa, base[0..at]);
+    try out.appendSlice(gpa, "://bedrock.");
+    try out.appendSlice(gpa, base[at + runtime.len ..]);
+}
+
 /// `https://bedrock-runtime.{region}.amazonaws.com`, the region from AWS_REGION or
 /// AWS_DEFAULT_REGION, else the profile's in the AWS config file; without one,
 /// `default_base_url`.

@@ -17,6 +17,30 @@ pub const writeRequest = request.writeRequest;
 pub const parseErrorBody = decode.parseErrorBody;
 pub const Decoder = decode.Decoder;
 const token_count = @import("../../token_count.zig");
+const model_list = @import("../../model_list.zig");
+
+/// The model list (model_list.zig): `GET /v1beta/models`, pages of at most 1000 from
+/// `pageToken`, answered `{"models": [{"name": "models/ID", "displayName"}],
+/// "nextPageToken"}`; the id without its `models/`.
+pub fn writeListPath(gpa: Allocator, out: *std.ArrayList(u8), cursor: ?[]const u8) Allocator.Error!void {
+    try out.appendSlice(gpa, "/v1beta/models?pageSize=1000");
+    if (cursor) |c| {
+        try out.appendSlice(gpa, "&pageToken=");
+        try model_list.appendQueryValue(gpa, out, c);
+    }
+}
+pub fn parseModelPage(arena: Allocator, body: []const u8) error{ OutOfMemory, NotAPage }!model_list.Page {
+    const Entry = struct { name: []const u8, displayName: ?[]const u8 = null };
+    const Body = struct { models: []const Entry = &.{}, nextPageToken: ?[]const u8 = null };
+    const page = try model_list.parse(Body, arena, body);
+    const models = try arena.alloc(model_list.Listed, page.models.len);
+    for (page.models, models) |e, *m| {
+        const id = if (std.mem.startsWith(u8, e.name, "models/")) e.name["models/".len..] else e.name;
+        m.* = .{ .id = id, .display_name = e.displayName };
+    }
+    const next = if (page.nextPageToken) |t| (if (t.len > 0) t else null) else null;
+    return .{ .models = models, .next = next };
+}
 
 /// Token counting (token_count.zig): `models/M:countTokens`, the turn's request as its
 /// `generateContentRequest` (which names the model), answered `{"totalTokens": N, ...}`.

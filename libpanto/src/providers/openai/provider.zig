@@ -15,6 +15,10 @@ pub const writeRequest = request.writeRequest;
 pub const parseErrorBody = decode.parseErrorBody;
 pub const Decoder = decode.Decoder;
 
+/// The model list (model_list.zig): `GET /v1/models` (openai/models.zig).
+pub const writeListPath = @import("models.zig").writeListPath;
+pub const parseModelPage = @import("models.zig").parseModelPage;
+
 pub fn addHeaders(h: *Headers, parts: RequestParts) error{OutOfMemory}!void {
     if (parts.config.api_key) |key| try h.bearer(key);
 }

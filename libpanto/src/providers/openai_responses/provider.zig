@@ -25,6 +25,10 @@ pub fn parseCount(arena: Allocator, body: []const u8) ?u64 {
     return token_count.member(arena, body, "input_tokens");
 }
 
+/// The model list (model_list.zig): `GET /v1/models` (openai/models.zig).
+pub const writeListPath = @import("../openai/models.zig").writeListPath;
+pub const parseModelPage = @import("../openai/models.zig").parseModelPage;
+
 pub fn addHeaders(h: *Headers, parts: RequestParts) error{OutOfMemory}!void {
     if (parts.config.api_key) |key| try h.bearer(key);
 }
