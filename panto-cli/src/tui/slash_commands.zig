@@ -92,6 +92,7 @@ fn help(ctx: Context) Writer.Error!void {
     try out.writeAll(style.dim ++
         "keys: Enter send · Ctrl-C or Esc cancel the turn · Ctrl-C clear the line · Ctrl-D quit · Ctrl-T thinking\n" ++
         "      ←/→ Home/End Ctrl-A/E move · Ctrl-U/K/W delete · ↑/↓ history · Tab complete · Ctrl-L\n" ++
+        "      Alt-Enter (Shift-Enter) a new line · Ctrl-G edit in $EDITOR\n" ++
         style.reset);
 }
 
