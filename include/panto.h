@@ -817,8 +817,10 @@ int panto_agent_compact(PantoAgent *agent, PantoStream **out_stream);
  * entry per change of the conversation: a message appended (a user turn, an assistant
  * message as it ends, a round of tool results, a canceled turn's partial message), a
  * truncation, an import, a compaction (its summary; the messages it replaced stay in the
- * file), and a configuration change (provider, model, system, thinking, max_tokens: never an
- * API key, a base URL or any other key). Nothing is rewritten in place. Each entry is
+ * file), a configuration change (provider, model, system, thinking, max_tokens: never an
+ * API key, a base URL or any other key), and a name its user gave the session ({"type":
+ * "name", "name"}: the last one holds; the Zig API's Agent.setSessionName writes it; a
+ * panto older than this entry refuses the file). Nothing is rewritten in place. Each entry is
  * written with one write and fsync'ed ("fsync": false skips that) before the call that made
  * it returns: a process killed at any instant loses at most the message being streamed.
  * Opening replays the file; a torn last line (a crash mid-write) is cut off the file and
@@ -850,7 +852,7 @@ int panto_agent_fork_session(PantoAgent *agent, size_t message_count, PantoStrin
 /* The sessions of a directory (dir {NULL, 0}: the default one), newest first, as a JSON
  * array of {"id", "path", "created", "updated" (RFC 3339, UTC, milliseconds), "message_count",
  * "first_user_text" (the first text of the first user message, "" if none), "cwd", "parent"
- * (null or {"id", "message_count"})}. A missing directory has none; a file that is not a
+ * (null or {"id", "message_count"}), "name" (null, or the name its user gave it last)}. A missing directory has none; a file that is not a
  * session is left out; a locked session is listed. */
 typedef struct PantoSessionList PantoSessionList;
 

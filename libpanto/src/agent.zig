@@ -439,11 +439,29 @@ pub const Agent = struct {
     /// The agent's session: its id, its file, whether it existed when the agent opened it,
     /// and the bytes of a torn last line cut off then. null without a session. Strings are
     /// the session's (valid until the agent forks or is freed). (panto_agent_session)
-    pub const SessionInfo = struct { id: []const u8, path: []const u8, resumed: bool, torn_bytes: u64 };
+    /// `name`: the one its user gave it last (setSessionName), null if none.
+    pub const SessionInfo = struct { id: []const u8, path: []const u8, resumed: bool, torn_bytes: u64, name: ?[]const u8 = null };
 
     pub fn sessionInfo(a: *const Agent) ?SessionInfo {
         const s = a.session orelse return null;
-        return .{ .id = s.id, .path = s.path, .resumed = s.resumed, .torn_bytes = s.torn_bytes };
+        return .{ .id = s.id, .path = s.path, .resumed = s.resumed, .torn_bytes = s.torn_bytes, .name = s.loaded.name };
+    }
+
+    /// Names the session (a name entry in its file; session lists show it). Busy while a
+    /// stream is unfinished, State without a session, InvalidArgument for a name that is
+    /// empty, longer than 200 bytes, not UTF-8 or holding a control character; the file's
+    /// SessionWrite.
+    pub fn setSessionName(a: *Agent, name: []const u8, diag: *config_mod.Diagnostic) (session_mod.Journal.Error || error{ Busy, State, InvalidArgument })!void {
+        if (a.busy) return error.Busy;
+        const s = a.session orelse return error.State;
+        if (!isSessionName(name)) {
+            diag.fail("a session name is 1 to 200 bytes of UTF-8 text on one line", .{}) catch {};
+            return error.InvalidArgument;
+        }
+        s.setName(name) catch |err| {
+            if (err == error.SessionWrite) diag.fail("the session file {s} could not be written", .{s.path}) catch {};
+            return err;
+        };
     }
 
     pub const ForkError = session_mod.Error || error{ Busy, State, InvalidArgument, InvalidConversation };
@@ -488,6 +506,13 @@ pub const Agent = struct {
         if (a.released and a.live_streams == 0) a.deinit();
     }
 };
+
+/// 1 to 200 bytes of UTF-8 on one line, without control characters.
+fn isSessionName(name: []const u8) bool {
+    if (name.len == 0 or name.len > 200 or !std.unicode.utf8ValidateSlice(name)) return false;
+    for (name) |b| if (b < 0x20 or b == 0x7f) return false;
+    return true;
+}
 
 /// Where the last turn begins: its user message, the last one that holds no tool results.
 /// null when there is none, or when it is a compaction's summary (the turn's start was

@@ -2,7 +2,8 @@
 const std = @import("std");
 const panto = @import("panto");
 const Host = @import("lua/host.zig").Host;
-const Settings = @import("settings.zig").Settings;
+const settings_mod = @import("settings.zig");
+const Settings = settings_mod.Settings;
 
 pub const App = struct {
     gpa: std.mem.Allocator,
@@ -33,6 +34,25 @@ pub const App = struct {
         if (app.toolAllowed(name)) return;
         const copy = app.gpa.dupe(u8, name) catch return;
         app.allowed_tools.append(app.gpa, copy) catch app.gpa.free(copy);
+    }
+
+    /// Switches to model `name`, and to `provider` when given (the core then takes that
+    /// provider's key and endpoint from its environment), with the new model's max_tokens
+    /// unless the user gave one (/model, RPC mode's set_model). A refusal's reason is in `diag`.
+    pub fn switchModel(app: *App, provider: ?panto.Provider, name: []const u8, diag: *panto.config.Diagnostic) !void {
+        var json: std.Io.Writer.Allocating = .init(app.gpa);
+        defer json.deinit();
+        const w = &json.writer;
+        if (provider) |p|
+            try w.print("{{\"provider\":\"{s}\",\"model\":{f}}}", .{ @tagName(p), std.json.fmt(name, .{}) })
+        else
+            try w.print("{{\"model\":{f}}}", .{std.json.fmt(name, .{})});
+        try app.agent.setConfig(json.written(), diag);
+        if (!app.settings.max_tokens_from_model) return;
+        const most = settings_mod.modelMaxTokens(app.agent.config);
+        if (most == app.agent.config.max_tokens) return;
+        var buf: [48]u8 = undefined;
+        try app.agent.setConfig(std.fmt.bufPrint(&buf, "{{\"max_tokens\":{d}}}", .{most}) catch unreachable, diag);
     }
 
     /// Cancels the turn that runs, if any, from any thread (the interactive mode's Ctrl-C

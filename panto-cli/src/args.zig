@@ -11,6 +11,8 @@ pub const usage_text =
     \\
     \\  -p, --print            print mode
     \\      --json             print mode writes the turn's events as JSON lines
+    \\      --mode rpc         JSON-lines commands on stdin, events and answers on stdout, for
+    \\                         a program that drives panto (docs/cli.md, "RPC mode")
     \\      --provider NAME    anthropic, openai, openai-responses, gemini or bedrock
     \\      --model NAME       the model
     \\      --base-url URL     the provider's endpoint (default: *_BASE_URL, else the public API)
@@ -18,6 +20,7 @@ pub const usage_text =
     \\      --system TEXT      the system prompt (AGENTS.md files are added to it)
     \\  -c, --continue         resume the newest session of this directory
     \\      --session ID       resume session ID (or the one whose id starts with ID)
+    \\      --resume           pick the session to resume from this directory's (interactive)
     \\      --new-session ID   start a new session under the id ID
     \\      --no-session       keep no session file
     \\      --tools LIST       the tools offered, comma-separated (default: every tool granted)
@@ -76,6 +79,10 @@ pub const Args = struct {
     prompt: ?[]const u8 = null,
     /// `panto sessions ...`: list the sessions kept, and nothing else.
     sessions: ?SessionsCommand = null,
+    /// --mode rpc: driven by a program through JSON lines (rpc_mode.zig).
+    rpc: bool = false,
+    /// --resume: the session picked from a list (tui/session_picker.zig), then as --session.
+    @"resume": bool = false,
 };
 
 /// `panto sessions [--all] [--json]`.
@@ -102,14 +109,14 @@ pub const Diagnostic = struct {
     }
 };
 
-const Value = enum { provider, model, base_url, thinking, system, session, new_session, tools, allow, extension, mcp };
+const Value = enum { provider, model, base_url, thinking, system, session, new_session, tools, allow, extension, mcp, mode };
 
 const valued = [_]struct { []const u8, Value }{
     .{ "--provider", .provider }, .{ "--model", .model },       .{ "--base-url", .base_url },
     .{ "--thinking", .thinking }, .{ "--system", .system },     .{ "--session", .session },
     .{ "--tools", .tools },       .{ "--allow", .allow },       .{ "--extension", .extension },
     .{ "-e", .extension },        .{ "--new-session", .new_session },
-    .{ "--mcp", .mcp },
+    .{ "--mcp", .mcp },           .{ "--mode", .mode },
 };
 
 const thinking_levels = [_][]const u8{ "off", "minimal", "low", "medium", "high" };
@@ -170,6 +177,8 @@ pub fn parse(arena: std.mem.Allocator, argv: []const []const u8, diag: *Diagnost
             a.json = true;
         } else if (eql(flag, "-c") or eql(flag, "--continue")) {
             a.@"continue" = true;
+        } else if (eql(flag, "--resume")) {
+            a.@"resume" = true;
         } else if (eql(flag, "--no-session")) {
             a.no_session = true;
         } else if (eql(flag, "--no-extensions")) {
@@ -190,8 +199,11 @@ pub fn parse(arena: std.mem.Allocator, argv: []const []const u8, diag: *Diagnost
     a.mcp = mcp.items;
     if (words.items.len > 0) a.prompt = try std.mem.join(arena, " ", words.items);
     if (a.json) a.print = true;
-    const session_choices: u8 = @as(u8, @intFromBool(a.@"continue")) + @intFromBool(a.session != null) + @intFromBool(a.new_session != null) + @intFromBool(a.no_session);
-    if (session_choices > 1) return diag.fail("--continue, --session, --new-session and --no-session exclude each other", .{});
+    const session_choices: u8 = @as(u8, @intFromBool(a.@"continue")) + @intFromBool(a.session != null) + @intFromBool(a.new_session != null) + @intFromBool(a.no_session) + @intFromBool(a.@"resume");
+    if (session_choices > 1) return diag.fail("--continue, --resume, --session, --new-session and --no-session exclude each other", .{});
+    if (a.@"resume" and (a.print or a.prompt != null or a.rpc)) return diag.fail("--resume picks a session on the terminal: interactive mode only (--session ID or -c in print mode)", .{});
+    // The prompts of RPC mode come on stdin, as commands.
+    if (a.rpc and (a.print or a.prompt != null)) return diag.fail("--mode rpc takes its prompts as commands on stdin: not with -p, --json or a prompt", .{});
     return a;
 }
 
@@ -207,7 +219,7 @@ fn parseSessions(argv: []const []const u8, diag: *Diagnostic) Error!SessionsComm
     return c;
 }
 
-const flags = [_][]const u8{ "-p", "--print", "--json", "-c", "--continue", "--no-session", "--no-extensions", "--yolo", "--version", "--list-models", "-h", "--help" };
+const flags = [_][]const u8{ "-p", "--print", "--json", "-c", "--continue", "--resume", "--no-session", "--no-extensions", "--yolo", "--version", "--list-models", "-h", "--help" };
 
 fn looksLikeOption(arg: []const u8) bool {
     return arg.len >= 2 and arg[0] == '-';
@@ -237,6 +249,10 @@ fn setValue(arena: std.mem.Allocator, a: *Args, extensions: *std.ArrayList([]con
         .allow => a.allow = v,
         .extension => try extensions.append(arena, v),
         .mcp => unreachable, // (parse takes it)
+        .mode => {
+            if (!eql(v, "rpc")) return diag.fail("{s} must be rpc, not \"{s}\" (without it: interactive or print mode)", .{ flag, v });
+            a.rpc = true;
+        },
         .thinking => {
             for (thinking_levels) |l| {
                 if (eql(l, v)) break;
@@ -325,6 +341,16 @@ test "--mcp NAME=COMMAND, repeatable, with an equals sign after the name" {
     try std.testing.expectError(error.Usage, parse(arena.allocator(), &.{ "--mcp", "=npx" }, &diag));
     try std.testing.expectError(error.Usage, parse(arena.allocator(), &.{ "--mcp", "fs= " }, &diag));
     try std.testing.expectEqualStrings("--mcp takes NAME=COMMAND (a server's name, then the command that starts it), not \"fs= \"", diag.message());
+}
+
+test "--mode rpc, alone: its prompts come as commands" {
+    var arena: std.heap.ArenaAllocator = .init(std.testing.allocator);
+    defer arena.deinit();
+    var diag: Diagnostic = .{};
+    try std.testing.expect((try parse(arena.allocator(), &.{ "--mode", "rpc", "--allow", "exec" }, &diag)).rpc);
+    try std.testing.expectError(error.Usage, parse(arena.allocator(), &.{ "--mode", "json" }, &diag));
+    try std.testing.expectError(error.Usage, parse(arena.allocator(), &.{ "--mode=rpc", "-p", "hi" }, &diag));
+    try std.testing.expectEqualStrings("--mode rpc takes its prompts as commands on stdin: not with -p, --json or a prompt", diag.message());
 }
 
 test "lists" {

@@ -11,12 +11,12 @@
 //!   trust.zig           a project folder's extensions and AGENTS.md: only once trusted
 //!   sessions.zig        which session a run keeps (--continue, --session, --no-session)
 //!   session_list.zig    `panto sessions`: the sessions kept, to find one
-//!   model_list.zig      `panto --list-models`: the provider's models, joined with the catalog
 //!   app.zig             App: the agent, the Lua host, the settings, the turn that runs
 //!   turn.zig            one turn driven to its end: events to an Observer, tool calls to the
 //!                       Lua host, the adaptive thinking fallback (thinking_fallback.zig)
 //!   print_mode.zig      -p: the answer on stdout (json_events.zig for --json), exit codes
 //!                       (exit_codes.zig)
+//!   rpc_mode.zig        --mode rpc: JSON-lines commands in, the turn's events and answers out
 //!   lua/host.zig        the Lua 5.4 state: require('panto') with panto.ext, extensions
 //!   tui/interactive.zig interactive mode: the prompt, the rendering, slash commands
 const std = @import("std");
@@ -26,6 +26,7 @@ const Host = @import("lua/host.zig").Host;
 const args_mod = @import("args.zig");
 const settings_mod = @import("settings.zig");
 const print_mode = @import("print_mode.zig");
+const rpc_mode = @import("rpc_mode.zig");
 const exit_codes = @import("exit_codes.zig");
 const names = @import("names.zig");
 const interactive = @import("tui/interactive.zig");
@@ -33,6 +34,8 @@ const trust = @import("trust.zig");
 const system_prompt = @import("system_prompt.zig");
 const session_list = @import("session_list.zig");
 const model_list = @import("model_list.zig");
+const sessions_mod = @import("sessions.zig");
+const session_picker = @import("tui/session_picker.zig");
 
 /// The C ABI's options (no thread-local signal stack): the Lua module compiled in shares them.
 pub const std_options = @import("panto_lua").std_options;
@@ -54,7 +57,7 @@ pub fn main(init: std.process.Init) !u8 {
 
     const argv = try init.minimal.args.toSlice(arena);
     var diag: args_mod.Diagnostic = .{};
-    const args = args_mod.parse(arena, argv[1..], &diag) catch |err| switch (err) {
+    var args = args_mod.parse(arena, argv[1..], &diag) catch |err| switch (err) {
         error.Usage => {
             try stderr.print("panto: {s}\n{s}", .{ diag.message(), args_mod.usage_text });
             return exit_codes.usage;
@@ -69,8 +72,18 @@ pub fn main(init: std.process.Init) !u8 {
     if (args.sessions) |command| return listSessions(init, arena, args, command, &out.interface, stderr);
     if (args.list_models) return listModels(init, arena, args, &out.interface, stderr);
     const stdin_tty = std.Io.File.stdin().isTty(io) catch false;
-    const print = args.print or args.prompt != null or !stdin_tty;
+    // RPC mode asks nothing on the terminal either: it goes as print mode does until its loop.
+    const print = args.print or args.prompt != null or !stdin_tty or args.rpc;
     if (print) print_mode.blockSigint();
+    if (args.@"resume") {
+        if (print) {
+            try stderr.writeAll("panto: --resume picks a session on a terminal: stdin is not one (--session ID or -c)\n");
+            return exit_codes.usage;
+        }
+        var code: u8 = exit_codes.ok;
+        args.session = try pickSession(init, arena, args, &out.interface, stderr, &code) orelse return code;
+        args.@"resume" = false;
+    }
 
     const cwd = try std.process.currentPathAlloc(io, arena);
     const home = init.environ_map.get("HOME");
@@ -124,21 +137,25 @@ pub fn main(init: std.process.Init) !u8 {
     var app: App = .{ .gpa = init.gpa, .io = io, .agent = agent, .host = host, .settings = &settings };
     defer app.deinit();
 
+    if (args.rpc) {
+        sigint.app.store(&app, .seq_cst); // SIGINT cancels the turn that runs, as `abort` does
+        return rpc_mode.run(&app, &out.interface);
+    }
     if (!print) return interactive.run(&app) catch |err| {
         try stderr.print("panto: interactive mode failed: {s}\n", .{@errorName(err)});
         return exit_codes.internal;
     };
     // -p with neither a prompt nor a pipe: no terminal read that waits for an unseen Ctrl-D.
-    const prompt = if (args.prompt) |given|
+    const prompt: print_mode.Prompt = if (args.prompt) |given|
         promptWithPipedInput(arena, io, given, stderr) catch |err| {
             try stderr.print("panto: stdin could not be read: {s}\n", .{@errorName(err)});
             return exit_codes.usage;
         }
-    else if (stdin_tty) "" else readStdin(arena, io) catch |err| {
+    else if (stdin_tty) .{ .text = "" } else piped(readStdin(arena, io) catch |err| {
         try stderr.print("panto: the prompt could not be read from stdin: {s}\n", .{@errorName(err)});
         return exit_codes.usage;
-    };
-    if (std.mem.trim(u8, prompt, " \t\r\n").len == 0) {
+    }, "");
+    if (prompt.media == null and std.mem.trim(u8, prompt.text, " \t\r\n").len == 0) {
         try stderr.writeAll("panto: no prompt: give one (panto -p PROMPT) or pipe it on stdin\n");
         return exit_codes.usage;
     }
@@ -213,6 +230,55 @@ fn listModels(init: std.process.Init, arena: std.mem.Allocator, args: args_mod.A
     };
     defer agent.deinit();
     return model_list.run(init.gpa, arena, agent, args.json, out, stderr);
+}
+
+/// --resume: the id of the session picked from this folder's (tui/session_picker.zig), which
+/// then resumes as --session's; null when the user left the picker, or none is kept (said on
+/// stderr), `code` then the exit code.
+fn pickSession(init: std.process.Init, arena: std.mem.Allocator, args: args_mod.Args, out: *std.Io.Writer, stderr: *std.Io.Writer, code: *u8) !?[]const u8 {
+    const io = init.io;
+    const cwd = try std.process.currentPathAlloc(io, arena);
+    var problem: []const u8 = "";
+    // Only where sessions are kept is needed: nothing of the project loads for it.
+    const settings = settings_mod.load(init.gpa, arena, io, args, .{
+        .home = init.environ_map.get("HOME"),
+        .xdg_config_home = init.environ_map.get("XDG_CONFIG_HOME"),
+        .cwd = cwd,
+        .untrusted_project = cwd,
+    }, stderr, &problem) catch |err| switch (err) {
+        error.OutOfMemory => return err,
+        else => {
+            try stderr.print("panto: {s}\n", .{problem});
+            code.* = exit_codes.usage;
+            return null;
+        },
+    };
+    var diag: panto.config.Diagnostic = .{};
+    const dir = sessions_mod.sessionDir(arena, settings.session_place, &diag) catch {
+        try stderr.print("panto: {s}\n", .{diag.message()});
+        code.* = exit_codes.usage;
+        return null;
+    };
+    const listed = panto.session.list(init.gpa, arena, dir, &diag) catch |err| switch (err) {
+        error.OutOfMemory => return err,
+        else => {
+            try stderr.print("panto: {s}\n", .{diag.message()});
+            code.* = exit_codes.usage;
+            return null;
+        },
+    };
+    var here: std.ArrayList(panto.session.Listed) = .empty;
+    for (listed) |l| if (std.mem.eql(u8, l.cwd, cwd)) try here.append(arena, l);
+    if (here.items.len == 0) {
+        try stderr.print("panto: no session to resume in {s} (sessions: {s})\n", .{ cwd, dir });
+        code.* = exit_codes.usage;
+        return null;
+    }
+    return session_picker.pick(here.items, out) catch |err| {
+        try stderr.print("panto: the session picker failed: {s}\n", .{@errorName(err)});
+        code.* = exit_codes.internal;
+        return null;
+    };
 }
 
 fn trustProject(arena: std.mem.Allocator, io: std.Io, project: trust.Project, args: args_mod.Args, print: bool, list: ?[:0]const u8, out: *std.Io.Writer, stderr: *std.Io.Writer) !bool {
@@ -302,23 +368,33 @@ const piped_input_wait_ms = 3000;
 /// a socket is left alone. A pipe that stays silent and open (a parent that never closes
 /// it) would hang the run: after piped_input_wait_ms without a byte or its end, the prompt
 /// goes alone, with a note on stderr.
-fn promptWithPipedInput(arena: std.mem.Allocator, io: std.Io, given: []const u8, stderr: *std.Io.Writer) ![]const u8 {
+fn promptWithPipedInput(arena: std.mem.Allocator, io: std.Io, given: []const u8, stderr: *std.Io.Writer) !print_mode.Prompt {
     const stdin = std.Io.File.stdin();
-    const kind = (stdin.stat(io) catch return given).kind; // closed stdin: nothing piped
+    const kind = (stdin.stat(io) catch return .{ .text = given }).kind; // closed stdin: nothing piped
     switch (kind) {
         .named_pipe => {
             var fds = [_]std.posix.pollfd{.{ .fd = stdin.handle, .events = std.posix.POLL.IN, .revents = 0 }};
             if (try std.posix.poll(&fds, piped_input_wait_ms) == 0) {
                 try stderr.print("panto: nothing on stdin after {d} s: the prompt goes without it (</dev/null skips the wait)\n", .{piped_input_wait_ms / 1000});
-                return given;
+                return .{ .text = given };
             }
         },
         .file => {},
-        else => return given,
+        else => return .{ .text = given },
     }
-    const piped = try readStdin(arena, io);
-    if (std.mem.trim(u8, piped, " \t\r\n").len == 0) return given;
-    return std.mem.concat(arena, u8, &.{ given, "\n\n", piped });
+    const bytes = try readStdin(arena, io);
+    const p = piped(bytes, given);
+    if (p.media != null or std.mem.trim(u8, bytes, " \t\r\n").len == 0) return p;
+    return .{ .text = try std.mem.concat(arena, u8, &.{ given, "\n\n", bytes }) };
+}
+
+/// What was piped: an image or a PDF (by its first bytes: `cat shot.png | panto -p "what is
+/// this"`) goes as a media part after the prompt's text, anything else is text. (BMP's
+/// magic, "BM", is also how text may start: it is not taken.)
+fn piped(bytes: []const u8, given: []const u8) print_mode.Prompt {
+    const format = panto.media.detect(bytes) orelse return .{ .text = if (given.len > 0) given else bytes };
+    if (format == .bmp) return .{ .text = if (given.len > 0) given else bytes };
+    return .{ .text = given, .media = bytes };
 }
 
 fn readStdin(arena: std.mem.Allocator, io: std.Io) ![]u8 {
@@ -334,8 +410,8 @@ test {
     _ = @import("markdown_export.zig");
     _ = @import("names.zig");
     _ = @import("project_context.zig");
+    _ = @import("rpc_mode.zig");
     _ = @import("sessions.zig");
-    _ = @import("model_list.zig");
     _ = @import("session_list.zig");
     _ = @import("shell_words.zig");
     _ = @import("thinking_fallback.zig");

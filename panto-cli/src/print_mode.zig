@@ -47,8 +47,14 @@ pub const Sigint = struct {
     }
 };
 
+/// What the turn is given: the prompt's text, and an image or PDF piped on stdin.
+pub const Prompt = struct {
+    text: []const u8,
+    media: ?[]const u8 = null,
+};
+
 /// Runs `prompt` as one turn; the process's exit code.
-pub fn run(app: *App, prompt: []const u8, options: Options, sigint: *Sigint) u8 {
+pub fn run(app: *App, prompt: Prompt, options: Options, sigint: *Sigint) u8 {
     var p: Printer = .{ .o = options, .app = app, .sigint = sigint };
     sigint.app.store(app, .seq_cst);
     if (options.json) if (app.agent.sessionInfo()) |info| {
@@ -56,7 +62,9 @@ pub fn run(app: *App, prompt: []const u8, options: Options, sigint: *Sigint) u8 
         options.stdout.flush() catch {};
     };
     if (sigint.interrupted.load(.seq_cst)) return p.finish(.canceled); // Ctrl-C during the set-up
-    const outcome = turn.run(app, prompt, .{ .ctx = &p, .event = Printer.event, .note = Printer.note, .approve = Printer.refuse });
+    const parts = [_]panto.content.Part{.{ .media = .{ .bytes = prompt.media orelse "" } }};
+    const input: panto.Agent.Input = .{ .text = prompt.text, .parts = if (prompt.media != null) &parts else &.{} };
+    const outcome = turn.runInput(app, input, .{ .ctx = &p, .event = Printer.event, .note = Printer.note, .approve = Printer.refuse });
     return p.finish(outcome);
 }
 

@@ -40,6 +40,7 @@ pub fn run(gpa: std.mem.Allocator, arena: std.mem.Allocator, command: args_mod.S
         try writeMinutes(out, l.updated);
         try out.print("  {d:>4}  ", .{l.message_count});
         if (command.all) try out.print("{s}  ", .{try homeShort(arena, l.cwd, home)});
+        if (l.name) |n| try out.print("[{s}] ", .{n});
         try writePrompt(out, l.first_user_text);
         try out.writeByte('\n');
     }
@@ -52,7 +53,7 @@ fn pad(out: *std.Io.Writer, text: []const u8, width: usize) !void {
 
 /// "2026-12-06T14:35:12.123Z" as "2026-12-06 14:35" (a time not in that form is shown as
 /// it is).
-fn writeMinutes(out: *std.Io.Writer, rfc3339: []const u8) !void {
+pub fn writeMinutes(out: *std.Io.Writer, rfc3339: []const u8) !void {
     if (rfc3339.len < 16 or rfc3339[10] != 'T') return out.writeAll(rfc3339);
     try out.print("{s} {s}", .{ rfc3339[0..10], rfc3339[11..16] });
 }
@@ -69,7 +70,7 @@ fn homeShort(arena: std.mem.Allocator, path: []const u8, home: ?[]const u8) ![]c
 
 /// The prompt's first line, control characters as spaces, cut at `prompt_width` codepoints
 /// with "…" (a line of the list stays one line of the terminal's).
-fn writePrompt(out: *std.Io.Writer, text: []const u8) !void {
+pub fn writePrompt(out: *std.Io.Writer, text: []const u8) !void {
     const line = std.mem.trim(u8, text[0 .. std.mem.indexOfScalar(u8, text, '\n') orelse text.len], " \t\r");
     var it = (std.unicode.Utf8View.init(line) catch return out.writeAll("(not UTF-8)")).iterator();
     var n: usize = 0;

@@ -52,7 +52,12 @@ pub const Outcome = union(enum) {
 /// subscribers (turn_start, message_end, tool_call, tool_result, compaction_start/end,
 /// turn_end); host tool calls go to the Lua host.
 pub fn run(app: *App, input: []const u8, observer: Observer) Outcome {
-    emit(app, "turn_start", .{ .input = input });
+    return runInput(app, .{ .text = input }, observer);
+}
+
+/// As `run`, the user message's text followed by parts (a piped image: main.zig).
+pub fn runInput(app: *App, input: panto.Agent.Input, observer: Observer) Outcome {
+    emit(app, "turn_start", .{ .input = input.text });
     const outcome = drive(app, input, observer);
     switch (outcome) {
         .complete => |m| emit(app, "turn_end", .{ .stop_reason = @tagName(m.stop_reason) }),
@@ -62,8 +67,8 @@ pub fn run(app: *App, input: []const u8, observer: Observer) Outcome {
     return outcome;
 }
 
-fn drive(app: *App, input: []const u8, observer: Observer) Outcome {
-    const stream = app.agent.run(input) catch |err| return failed(app, err, switch (err) {
+fn drive(app: *App, input: panto.Agent.Input, observer: Observer) Outcome {
+    const stream = app.agent.runInput(input) catch |err| return failed(app, err, switch (err) {
         error.Busy => "a turn is already running",
         error.SessionWrite => "the session file could not be written",
         error.OutOfMemory => "out of memory",

@@ -183,6 +183,81 @@ def test_the_answer_shows_while_the_turn_still_runs_and_ctrl_c_cancels_it(emulat
     assert "Again" in json.dumps(second[-1])
 
 
+def test_esc_cancels_the_turn_keeping_the_partial_answer(emulator, pane):
+    emu = emulator({"responses": [stalled_text("Partial answer"), text_reply("Second answer.")]})
+    p = pane()
+    p.type("First")
+    p.wait_for("Partial answer")
+    # An arrow key is an escape sequence too: typed during the turn, it is kept, not a cancel.
+    p.keys("ab", "Left", "x")
+    p.keys("Escape")
+    p.wait_for("(canceled)")
+    p.wait_for(lambda s: s.rstrip().endswith("> axb"))
+    p.keys("C-a", "C-k")
+    p.type("Again")
+    p.wait_for("Second answer.")
+    second = emu.requests()[1]["body"]["messages"]
+    assert "Partial answer" in json.dumps(second)
+    assert "Again" in json.dumps(second[-1])
+
+
+def test_esc_at_the_prompt_does_nothing(emulator, pane):
+    emu = emulator({"responses": [text_reply("Fine.")]})
+    p = pane()
+    p.keys("Escape")
+    p.keys("hel", "Escape", "lo")
+    p.wait_for(lambda s: s.rstrip().endswith("> hello"))
+    p.keys("Enter")
+    p.wait_for("Fine.")
+    assert [last_user_text(r) for r in emu.requests()] == ["hello"]
+    assert "(canceled)" not in p.screen()
+
+
+def test_alt_enter_adds_a_row_to_the_prompt_and_the_text_is_sent_whole(emulator, pane):
+    emu = emulator({"responses": [text_reply("Two lines read.")]})
+    p = pane()
+    p.keys("first", "M-Enter", "second")
+    p.wait_for(lambda s: s.rstrip().endswith("> first\n  second"))
+    # Backspace over the second row and its newline: the prompt is one row again.
+    p.keys(*["BSpace"] * 7)
+    p.wait_for(lambda s: s.rstrip().endswith("> first") and "second" not in s)
+    p.keys("M-Enter", "again", "M-Enter", "third")
+    p.wait_for(lambda s: s.rstrip().endswith("> first\n  again\n  third"))
+    p.keys("Enter")
+    screen = p.wait_for("Two lines read.")
+    assert "> first\n  again\n  third\n" in screen
+    assert [last_user_text(r) for r in emu.requests()] == ["first\nagain\nthird"]
+
+
+def test_ctrl_g_edits_the_prompt_in_the_editor_and_takes_its_text_back(emulator, pane, cli_env, tmp_path):
+    emu = emulator({"responses": [text_reply("Edited text read.")]})
+    editor = tmp_path / "editor.sh"
+    # An editor that adds to what it was given: the prompt's text went in, the file comes back.
+    editor.write_text('#!/bin/sh\n{ cat "$1"; printf \' and more\\nline two\\n\'; } > "$1.new" && mv "$1.new" "$1"\n')
+    editor.chmod(0o755)
+    cli_env.pop("VISUAL", None)
+    cli_env["EDITOR"] = str(editor)
+    p = pane()
+    p.keys("draft", "C-g")
+    p.wait_for(lambda s: s.rstrip().endswith("> draft and more\n  line two"))
+    p.keys("Enter")
+    p.wait_for("Edited text read.")
+    assert [last_user_text(r) for r in emu.requests()] == ["draft and more\nline two"]
+
+
+def test_an_editor_that_fails_leaves_the_prompt_as_it_was(emulator, pane, cli_env, tmp_path):
+    emulator({"responses": []})
+    editor = tmp_path / "editor.sh"
+    editor.write_text('#!/bin/sh\necho replaced > "$1"\nexit 3\n')
+    editor.chmod(0o755)
+    cli_env.pop("VISUAL", None)
+    cli_env["EDITOR"] = str(editor)
+    p = pane()
+    p.keys("keep me", "C-g")
+    p.wait_for("the editor exited with an error")
+    p.wait_for(lambda s: s.rstrip().endswith("> keep me"))
+
+
 def test_keys_typed_during_a_turn_wait_for_the_next_prompt(emulator, pane):
     emulator({"responses": [stalled_text("Thinking it over")]})
     p = pane()

@@ -152,7 +152,7 @@ def test_no_prompt_and_a_terminal_on_stdin_is_a_usage_error(emulator, panto_bin,
     (["--bogus"], "panto: unknown option --bogus"),
     (["--model"], "panto: --model needs a value"),
     (["--thinking", "max", "-p", "x"], 'panto: --thinking must be one of off, minimal, low, medium, high, not "max"'),
-    (["--continue", "--session", "s1", "-p", "x"], "panto: --continue, --session, --new-session and --no-session exclude each other"),
+    (["--continue", "--session", "s1", "-p", "x"], "panto: --continue, --resume, --session, --new-session and --no-session exclude each other"),
 ])
 def test_usage_errors_exit_2_with_the_usage(run_panto, argv, message):
     r = run_panto(*argv)
@@ -596,3 +596,39 @@ end)
         {"error": "rate_limit", "message": "Slow down"},
         {"stop_reason": "end_turn"},
     ]
+
+
+# A piped image (issue 35): sent as an image part, not as text.
+
+def piped_png() -> bytes:
+    import io
+    from PIL import Image
+    out = io.BytesIO()
+    Image.new("RGB", (8, 6), (10, 200, 30)).save(out, "PNG")
+    return out.getvalue()
+
+
+def test_a_piped_png_is_sent_as_an_image_after_the_prompt(emulator, panto_bin, cli_env, workdir):
+    import base64
+    emu = emulator({"responses": [text_reply("A green square."), text_reply("Still green.")]})
+    png = piped_png()
+    r = subprocess.run([str(panto_bin), "-p", "what is this"], input=png, capture_output=True,
+                       cwd=workdir, env=cli_env, timeout=RUN_TIMEOUT)
+    assert (r.returncode, r.stdout) == (0, b"A green square.\n"), r.stderr
+    [text, image] = emu.requests()[0]["body"]["messages"][-1]["content"]
+    assert text == {"type": "text", "text": "what is this"}
+    assert image["type"] == "image" and image["source"]["media_type"] == "image/png"
+    assert base64.b64decode(image["source"]["data"]) == png
+    # Without words: the image alone.
+    r = subprocess.run([str(panto_bin), "-p"], input=png, capture_output=True, cwd=workdir,
+                       env=cli_env, timeout=RUN_TIMEOUT)
+    assert r.returncode == 0, r.stderr
+    [image] = emu.requests()[1]["body"]["messages"][-1]["content"]
+    assert image["type"] == "image" and base64.b64decode(image["source"]["data"]) == png
+
+
+def test_piped_text_that_starts_like_a_bmp_stays_text(emulator, run_panto):
+    emu = emulator({"responses": [text_reply("ok")]})
+    assert run_panto("-p", "review", input="BM is a tag\n").returncode == 0
+    [text] = emu.requests()[0]["body"]["messages"][-1]["content"]
+    assert (text["type"], text["text"]) == ("text", "review\n\nBM is a tag\n")

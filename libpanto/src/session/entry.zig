@@ -6,6 +6,7 @@
 //!   {"type":"replace","messages":[M...]}
 //!   {"type":"compaction","summary_message":M,"first_kept":K,"tokens_before":N,"tokens_after":N}
 //!   {"type":"config","config":{provider, model, system, thinking, max_tokens: those set}}
+//!   {"type":"name","name":N}   (the session named by its user; the last one holds)
 //! M is a message object of the export format (conversation JSON).
 const std = @import("std");
 const Writer = std.Io.Writer;
@@ -111,6 +112,16 @@ pub fn config(w: *Writer, r: ConfigRecord) Writer.Error!void {
         try s.write(v);
     }
     try s.endObject();
+    try s.endObject();
+    try w.writeByte('\n');
+}
+
+/// The session's name, as its user calls it (a picker shows it beside the first prompt).
+pub fn named(w: *Writer, text: []const u8) Writer.Error!void {
+    var s: std.json.Stringify = .{ .writer = w };
+    try s.beginObject();
+    try field(&s, "type", "name");
+    try field(&s, "name", text);
     try s.endObject();
     try w.writeByte('\n');
 }

@@ -60,6 +60,13 @@ pub const Journal = struct {
         return j.flush();
     }
 
+    /// The session named (entry.named).
+    pub fn name(j: *Journal, text: []const u8) Error!void {
+        j.line.clearRetainingCapacity();
+        entry.named(&j.line.writer, text) catch return error.OutOfMemory;
+        return j.flush();
+    }
+
     /// Writes the raw entry `text` (a header).
     pub fn raw(j: *Journal, text: []const u8) Error!void {
         return j.file.append(text);

@@ -22,6 +22,8 @@ pub const Listed = struct {
     cwd: []const u8,
     parent: ?entry.Parent,
     updated_ns: i128,
+    /// The name its user gave it last (a name entry); null: none.
+    name: ?[]const u8 = null,
     /// The configuration the session recorded last (provider, model, thinking, ...): what a
     /// resume may go on with.
     config: entry.ConfigRecord = .{},
@@ -102,6 +104,7 @@ fn readOne(gpa: Allocator, arena: Allocator, path: [:0]const u8, session_id: []c
         .parent = if (h.parent) |p| .{ .id = try arena.dupe(u8, p.id), .message_count = p.message_count } else null,
         .updated_ns = @as(i128, st.mtime.sec) * std.time.ns_per_s + st.mtime.nsec,
         .config = try dupeConfig(arena, loaded.config),
+        .name = if (loaded.name) |n| try arena.dupe(u8, n) else null,
     };
 }
 
@@ -127,7 +130,7 @@ fn firstUserText(conv: *const Conversation) ?[]const u8 {
 }
 
 /// The list as panto.h's JSON array: [{"id", "path", "created", "updated", "message_count",
-/// "first_user_text", "cwd", "parent": null | {"id", "message_count"}}...].
+/// "first_user_text", "cwd", "parent": null | {"id", "message_count"}, "name": null | N}...].
 pub fn writeListJson(w: *std.Io.Writer, sessions: []const Listed) std.Io.Writer.Error!void {
     var s: std.json.Stringify = .{ .writer = w };
     try s.beginArray();
@@ -152,6 +155,8 @@ pub fn writeListJson(w: *std.Io.Writer, sessions: []const Listed) std.Io.Writer.
             try s.write(p.message_count);
             try s.endObject();
         } else try s.write(null);
+        try s.objectField("name");
+        try s.write(l.name);
         try s.endObject();
     }
     try s.endArray();

@@ -29,6 +29,8 @@ pub const Loaded = struct {
     config: entry.ConfigRecord = .{},
     /// The first text of the first user message appended that is not a compaction summary.
     first_user_text: []const u8 = "",
+    /// The last name entry's name; null: never named.
+    name: ?[]const u8 = null,
 
     pub fn deinit(l: *Loaded) void {
         l.arena.deinit();
@@ -122,9 +124,9 @@ const LineError = error{ OutOfMemory, NotAnEntry, SessionCorrupt };
 /// The top-level fields of an entry, as raw JSON text.
 const Fields = struct {
     type: []const u8 = "",
-    raw: [6]?[]const u8 = @splat(null),
+    raw: [7]?[]const u8 = @splat(null),
 
-    const names = [_][]const u8{ "message", "message_count", "messages", "summary_message", "first_kept", "config" };
+    const names = [_][]const u8{ "message", "message_count", "messages", "summary_message", "first_kept", "config", "name" };
 
     fn get(f: *const Fields, comptime name: []const u8) ?[]const u8 {
         inline for (names, 0..) |n, i| if (comptime std.mem.eql(u8, n, name)) return f.raw[i];
@@ -183,6 +185,11 @@ fn replayLine(gpa: Allocator, loaded: *Loaded, conv: *Conversation, line: []cons
         conv.stale_usage_before = conv.messages.items.len;
     } else if (std.mem.eql(u8, t, "config")) {
         try readConfig(loaded, fields.get("config") orelse return error.NotAnEntry);
+    } else if (std.mem.eql(u8, t, "name")) {
+        loaded.name = std.json.parseFromSliceLeaky([]const u8, loaded.arena.allocator(), fields.get("name") orelse return error.NotAnEntry, .{ .allocate = .alloc_always }) catch |err| switch (err) {
+            error.OutOfMemory => return error.OutOfMemory,
+            else => return error.NotAnEntry,
+        };
     } else if (std.mem.eql(u8, t, "session")) {
         return corrupt(diag, line_number, "is a second header");
     } else return error.NotAnEntry;

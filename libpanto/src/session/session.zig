@@ -157,6 +157,12 @@ pub const Session = struct {
         if (r.max_tokens) |v| rec.max_tokens = v;
     }
 
+    /// Names the session (an entry; the last name holds). Its text is the caller's to check.
+    pub fn setName(s: *Session, text: []const u8) Journal.Error!void {
+        try s.journal.name(text);
+        s.loaded.name = try s.loaded.arena.allocator().dupe(u8, text);
+    }
+
     /// Makes a new session in the same directory (`new_id`, or a new id when null) whose
     /// header names this one as its parent at `message_count`, holding `conv`'s first
     /// `message_count` messages (one entry, written at once: on failure no file is left).

@@ -368,7 +368,7 @@ test "list: the sessions of a directory, newest first, with their counts, first 
     var out: std.Io.Writer.Allocating = .init(gpa);
     defer out.deinit();
     try session.writeListJson(&out.writer, listed[1..]);
-    const expected = try std.fmt.allocPrint(arena.allocator(), "[{{\"id\":\"older\",\"path\":\"{s}\",\"created\":\"{s}\",\"updated\":\"{s}\",\"message_count\":2,\"first_user_text\":\"first question\",\"cwd\":\"{s}\",\"parent\":null}}]", .{ listed[1].path, listed[1].created, listed[1].created, listed[1].cwd });
+    const expected = try std.fmt.allocPrint(arena.allocator(), "[{{\"id\":\"older\",\"path\":\"{s}\",\"created\":\"{s}\",\"updated\":\"{s}\",\"message_count\":2,\"first_user_text\":\"first question\",\"cwd\":\"{s}\",\"parent\":null,\"name\":null}}]", .{ listed[1].path, listed[1].created, listed[1].created, listed[1].cwd });
     try std.testing.expectEqualStrings(expected, out.written());
     try std.testing.expectEqual(@as(usize, 24), listed[1].created.len);
     try std.testing.expect(listed[1].cwd.len > 0);
@@ -380,6 +380,54 @@ test "list: the sessions of a directory, newest first, with their counts, first 
     const relisted = try session.list(gpa, arena.allocator(), f.dir, &diag);
     try std.testing.expectEqualStrings("newer", relisted[0].id);
     try std.testing.expectEqualStrings("second thoughts", relisted[0].first_user_text);
+}
+
+test "a session's name: a name entry, the last one holds; a resume and the list see it, a fork does not keep it" {
+    var f: Fixture = undefined;
+    try f.init();
+    defer f.deinit();
+    var arena: std.heap.ArenaAllocator = .init(gpa);
+    defer arena.deinit();
+    var diag: config_mod.Diagnostic = .{};
+    {
+        const a = try f.agent("named", .create);
+        defer a.deinit();
+        try std.testing.expectEqual(null, a.sessionInfo().?.name);
+        try a.conversation.appendUserText("a question");
+        try a.setSessionName("first name", &diag);
+        try a.setSessionName("the \"build\" fix", &diag);
+        try std.testing.expectEqualStrings("the \"build\" fix", a.sessionInfo().?.name.?);
+        try std.testing.expectError(error.InvalidArgument, a.setSessionName("", &diag));
+        try std.testing.expectError(error.InvalidArgument, a.setSessionName("two\nlines", &diag));
+        try std.testing.expectEqualStrings("a session name is 1 to 200 bytes of UTF-8 text on one line", diag.message());
+    }
+    const bytes = try f.read("named");
+    defer gpa.free(bytes);
+    try std.testing.expect(std.mem.endsWith(u8, bytes, "{\"type\":\"name\",\"name\":\"first name\"}\n{\"type\":\"name\",\"name\":\"the \\\"build\\\" fix\"}\n"));
+    {
+        const a = try f.agent("named", .@"resume");
+        defer a.deinit();
+        try std.testing.expectEqualStrings("the \"build\" fix", a.sessionInfo().?.name.?);
+        try std.testing.expectEqual(@as(usize, 1), a.messageCount());
+        try a.forkSession(1, "forked", &diag);
+        try std.testing.expectEqual(null, a.sessionInfo().?.name);
+    }
+    const listed = try session.list(gpa, arena.allocator(), f.dir, &diag);
+    try std.testing.expectEqual(@as(usize, 2), listed.len);
+    for (listed) |l| {
+        if (std.mem.eql(u8, l.id, "named")) try std.testing.expectEqualStrings("the \"build\" fix", l.name.?) else try std.testing.expectEqual(null, l.name);
+    }
+    var out: std.Io.Writer.Allocating = .init(gpa);
+    defer out.deinit();
+    try session.writeListJson(&out.writer, listed);
+    try std.testing.expect(std.mem.indexOf(u8, out.written(), "\"name\":\"the \\\"build\\\" fix\"") != null);
+    try std.testing.expect(std.mem.indexOf(u8, out.written(), "\"name\":null") != null);
+    // Without a session there is nothing to name.
+    var no_session = f.config(null, .create);
+    no_session.session = null;
+    const bare = try Agent.initWithDiagnostic(gpa, no_session, &diag);
+    defer bare.deinit();
+    try std.testing.expectError(error.State, bare.setSessionName("x", &diag));
 }
 
 test "list: sessions last written in the same tick are ordered by their creation, not by their ids" {

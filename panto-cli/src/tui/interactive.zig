@@ -7,7 +7,8 @@
 //!   keys.zig            bytes -> keys (UTF-8, control keys, escape sequences)
 //!   line_editor.zig     the prompt's line: editing, history browsing and search, completion
 //!   history.zig         the persistent history file
-//!   watcher.zig         the thread reading the keyboard during a turn (Ctrl-C cancels)
+//!   watcher.zig         the thread reading the keyboard during a turn (Ctrl-C, Esc cancel)
+//!   external_editor.zig Ctrl-G: the prompt's text in $EDITOR
 //!   approval_prompt.zig the question before a call that asks: allow once / for the session /
 //!                       deny (with a reason) / cancel
 //!   render.zig          a turn's events on the terminal (text, thinking, tool calls, notes)
@@ -31,6 +32,7 @@ const slash = @import("slash_commands.zig");
 const replay = @import("replay.zig");
 const Watcher = @import("watcher.zig").Watcher;
 const Asker = @import("approval_prompt.zig").Asker;
+const external_editor = @import("external_editor.zig");
 const exit_codes = @import("../exit_codes.zig");
 
 const stdin_fd: std.c.fd_t = 0;
@@ -122,7 +124,10 @@ const Loop = struct {
                 .resized => {
                     // The old line no longer fits: where the terminal put it is anyone's
                     // guess (some reflow it, some cut it), so the prompt starts a new row.
-                    if (l.editor.drawn_width >= terminal.size(stdout_fd).cols) try l.out.writeAll("\r\n");
+                    if (l.editor.drawn_width >= terminal.size(stdout_fd).cols) {
+                        try l.out.writeAll("\r\n");
+                        l.editor.forget();
+                    }
                     continue;
                 },
                 .closed => return 0,
@@ -140,16 +145,21 @@ const Loop = struct {
                 .interrupt => |i| if (!i.had_text) {
                     try l.out.print("\n{s}(Ctrl-D or /quit to exit){s}\n", .{ style.dim, style.reset });
                 },
-                .clear_screen => try l.out.writeAll("\x1b[H\x1b[2J"),
+                .clear_screen => {
+                    try l.out.writeAll("\x1b[H\x1b[2J");
+                    l.editor.forget();
+                },
                 .suspend_job => {
                     try l.out.writeAll("\n" ++ terminal.leave_sequence);
                     try l.out.flush();
                     terminal.suspendJob(l.raw);
                     try l.out.writeAll(enter_sequence);
+                    l.editor.forget(); // the shell wrote below it
                 },
+                .edit_externally => try l.editExternally(),
                 .toggle_thinking => {
                     l.renderer.show_thinking = !l.renderer.show_thinking;
-                    try l.out.writeAll("\r\x1b[K");
+                    try l.editor.erase(l.out);
                     if (l.renderer.show_thinking) try l.renderer.printThinking();
                     try l.out.print("{s}thinking {s}{s}\n", .{ style.dim, if (l.renderer.show_thinking) "shown" else "folded", style.reset });
                 },
@@ -161,7 +171,8 @@ const Loop = struct {
     /// by the terminal: the scrollback keeps what was sent. Flushed, so that what an extension
     /// writes to stderr starts on a line of its own.
     fn showSubmitted(l: *Loop, line: []const u8) !void {
-        try l.out.print("\r\x1b[K\x1b[1m{s}\x1b[0m", .{prompt});
+        try l.editor.erase(l.out);
+        try l.out.print("\x1b[1m{s}\x1b[0m", .{prompt});
         var rows = std.mem.splitScalar(u8, line, '\n');
         var first = true;
         while (rows.next()) |row| : (first = false) {
@@ -170,6 +181,23 @@ const Loop = struct {
         }
         try l.out.writeAll("\n");
         try l.out.flush();
+    }
+
+    /// Ctrl-G: the text goes to $EDITOR and comes back as the prompt's, still to be sent. The
+    /// prompt is taken off the screen meanwhile and drawn again after.
+    fn editExternally(l: *Loop) !void {
+        try l.editor.erase(l.out);
+        try l.out.writeAll(terminal.leave_sequence);
+        try l.out.flush();
+        const outcome = try external_editor.edit(l.app.gpa, l.app.io, l.raw, l.editor.line());
+        try l.out.writeAll(enter_sequence);
+        switch (outcome) {
+            .edited => |text| {
+                defer l.app.gpa.free(text);
+                try l.editor.setText(text);
+            },
+            .failed => |why| try l.out.print("{s}{s}{s}\n", .{ style.dim, why, style.reset }),
+        }
     }
 
     fn submit(l: *Loop, line: []const u8) !slash.Outcome {

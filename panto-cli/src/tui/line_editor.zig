@@ -1,6 +1,7 @@
-//! The prompt's line editor: one logical line (a pasted newline is kept and shown as ↵),
-//! scrolled sideways when it is wider than the terminal. Keys in, actions out; drawing is a
-//! separate call, so both are testable without a terminal.
+//! The prompt's line editor: one text, which newlines (Alt-Enter, Shift-Enter, a paste) make
+//! rows of, the prompt growing a terminal row for each; the cursor's row scrolls sideways
+//! when it is wider than the terminal. Keys in, actions out; drawing is a separate call, so
+//! both are testable without a terminal.
 //!
 //!   Left/Right, Ctrl-B/F       a character        Home/End, Ctrl-A/E   start/end of line
 //!   Ctrl-Left/Right, Alt-B/F   a word             Backspace, Delete    a character
@@ -8,6 +9,7 @@
 //!   Up/Down, Ctrl-P/N          history            Tab                  complete a /command
 //!   Ctrl-C  clear the line     Ctrl-D  exit (empty line) or delete     Ctrl-L  clear screen
 //!   Ctrl-T  show/hide thinking         Ctrl-Z  suspend (fg continues)
+//!   Alt-Enter, Shift-Enter  a newline  Ctrl-G  the text in $EDITOR
 //!   Ctrl-R  search the history (again: an older match; Enter sends, Esc/Ctrl-G gives up,
 //!           another key keeps the match to edit)
 const std = @import("std");
@@ -28,6 +30,8 @@ pub const Action = union(enum) {
     toggle_thinking,
     /// Ctrl-Z: stop as a shell's job.
     suspend_job,
+    /// Ctrl-G: edit the text in $EDITOR (the caller runs it, then `setText`).
+    edit_externally,
 };
 
 pub const Editor = struct {
@@ -47,8 +51,12 @@ pub const Editor = struct {
     /// What Tab completes a leading "/" word against.
     completions: []const []const u8 = &.{},
     submitted: std.ArrayList(u8) = .empty,
-    /// Columns the last draw took (a terminal made narrower than this reflowed the line).
+    /// Columns the last draw's widest row took (a terminal made narrower than this reflowed it).
     drawn_width: usize = 0,
+    /// The rows the last draw took, and the one the cursor was left on (from the first, 0):
+    /// the next draw starts that many rows up.
+    drawn_rows: usize = 0,
+    cursor_row: usize = 0,
     /// Ctrl-R: the history search under way.
     search: ?Search = null,
 
@@ -80,6 +88,7 @@ pub const Editor = struct {
             .char => |s| try e.insert(s),
             .tab => if (e.pasting) try e.insert("\t") else try e.complete(),
             .enter => if (e.pasting) try e.insert("\n") else return e.submit(),
+            .newline => try e.insert("\n"),
             .paste_start => e.pasting = true,
             .paste_end => e.pasting = false,
             .backspace => e.deleteRange(e.prevChar(e.cursor), e.cursor),
@@ -114,6 +123,7 @@ pub const Editor = struct {
             't' => return .toggle_thinking,
             'r' => try e.startSearch(),
             'z' => return .suspend_job,
+            'g' => return .edit_externally,
             'c' => {
                 const had_text = e.buf.items.len > 0;
                 e.reset();
@@ -126,6 +136,14 @@ pub const Editor = struct {
             else => {},
         }
         return .none;
+    }
+
+    /// The text, replaced (by $EDITOR's), the cursor at its end.
+    pub fn setText(e: *Editor, text: []const u8) Allocator.Error!void {
+        e.buf.clearRetainingCapacity();
+        try e.buf.appendSlice(e.gpa, text);
+        e.cursor = text.len;
+        e.browse = null;
     }
 
     fn submit(e: *Editor) Allocator.Error!Action {
@@ -298,7 +316,8 @@ pub const Editor = struct {
         search.failed = true;
     }
 
-    /// Draws the prompt and the line on the terminal's current row, the cursor placed.
+    /// Draws the prompt and the text from the row the last draw started on (a row for each
+    /// of the text's rows, the later ones indented under the first), the cursor placed.
     pub fn draw(e: *Editor, w: *std.Io.Writer, normal_prompt: []const u8, cols: usize) std.Io.Writer.Error!void {
         var prompt_buf: [128]u8 = undefined;
         const prompt = if (e.search) |search| std.fmt.bufPrint(&prompt_buf, "({s}search: {s}) ", .{
@@ -307,18 +326,65 @@ pub const Editor = struct {
         const prompt_cols = width.of(prompt);
         const room = if (cols > prompt_cols + 1) cols - prompt_cols - 1 else 1;
         const b = e.buf.items;
-        if (e.scroll > e.cursor) e.scroll = e.cursor;
+        // The cursor's row scrolls sideways to keep the cursor shown; the others show their start.
+        const row_start = if (std.mem.lastIndexOfScalar(u8, b[0..e.cursor], '\n')) |i| i + 1 else 0;
+        const cursor_row_end = std.mem.indexOfScalarPos(u8, b, e.cursor, '\n') orelse b.len;
+        if (e.scroll < row_start or e.scroll > cursor_row_end) {
+            e.scroll = row_start; // the cursor went to another row: it shows from its start
+        } else if (e.scroll > e.cursor) e.scroll = e.cursor;
         while (shownWidth(b[e.scroll..e.cursor]) > room) e.scroll = e.nextChar(e.scroll);
-        var end = e.scroll;
-        while (end < b.len and shownWidth(b[e.scroll..e.nextChar(end)]) <= room) end = e.nextChar(end);
-        try w.writeAll("\r\x1b[1m");
-        try w.writeAll(prompt);
-        try w.writeAll("\x1b[0m");
-        try writeShown(w, b[e.scroll..end]);
-        e.drawn_width = prompt_cols + shownWidth(b[e.scroll..end]);
-        try w.writeAll("\x1b[K\r");
+        const rows_before = e.drawn_rows;
+        if (e.cursor_row > 0) try w.print("\x1b[{d}A", .{e.cursor_row});
+        var rows = std.mem.splitScalar(u8, b, '\n');
+        var row: usize = 0;
+        var at_row: usize = 0;
+        var start: usize = 0;
+        e.drawn_width = 0;
+        while (rows.next()) |text| {
+            defer {
+                row += 1;
+                start += text.len + 1;
+            }
+            const from = if (start == row_start) e.scroll else start;
+            if (start == row_start) at_row = row;
+            var end = from;
+            const row_end = start + text.len;
+            while (end < row_end and shownWidth(b[from..e.nextChar(end)]) <= room) end = e.nextChar(end);
+            if (row == 0) {
+                try w.writeAll("\r\x1b[1m");
+                try w.writeAll(prompt);
+                try w.writeAll("\x1b[0m");
+            } else {
+                try w.writeAll("\n\r");
+                try w.splatByteAll(' ', prompt_cols);
+            }
+            try writeShown(w, b[from..end]);
+            e.drawn_width = @max(e.drawn_width, prompt_cols + shownWidth(b[from..end]));
+            try w.writeAll("\x1b[K");
+        }
+        // Rows of a taller text drawn before are cleared.
+        if (rows_before > row) try w.writeAll("\x1b[J");
+        if (row - 1 > at_row) try w.print("\x1b[{d}A", .{row - 1 - at_row});
+        try w.writeAll("\r");
         const at = prompt_cols + shownWidth(b[e.scroll..e.cursor]);
         if (at > 0) try w.print("\x1b[{d}C", .{at});
+        e.drawn_rows = row;
+        e.cursor_row = at_row;
+    }
+
+    /// Takes the drawn prompt off the screen, the cursor where its first row was, before
+    /// something else is written there (the line sent, a note).
+    pub fn erase(e: *Editor, w: *std.Io.Writer) std.Io.Writer.Error!void {
+        if (e.cursor_row > 0) try w.print("\x1b[{d}A", .{e.cursor_row});
+        try w.writeAll("\r\x1b[J");
+        e.forget();
+    }
+
+    /// What was drawn is no longer where the editor thinks (the screen cleared, a shell's
+    /// output after a suspend, a reflow): the next draw starts on the cursor's row.
+    pub fn forget(e: *Editor) void {
+        e.cursor_row = 0;
+        e.drawn_rows = 0;
     }
 };
 
@@ -438,13 +504,50 @@ test "drawing: prompt, line, cursor column; a long line scrolls to keep the curs
     defer e.deinit();
     var out: std.Io.Writer.Allocating = .init(testing.allocator);
     defer out.deinit();
-    _ = try feed(&e, "ab\x1b[200~\r\x1b[201~c\x1b[D");
+    _ = try feed(&e, "xy\x1b[D");
     try e.draw(&out.writer, "> ", 80);
-    try testing.expectEqualStrings("\r\x1b[1m> \x1b[0mab↵c\x1b[K\r\x1b[5C", out.written());
+    try testing.expectEqualStrings("\r\x1b[1m> \x1b[0mxy\x1b[K\r\x1b[3C", out.written());
     out.clearRetainingCapacity();
     _ = try feed(&e, "\x05\x15abcdefghij");
     try e.draw(&out.writer, "> ", 8); // room for 5 columns
     try testing.expectEqualStrings("\r\x1b[1m> \x1b[0mfghij\x1b[K\r\x1b[7C", out.written());
+}
+
+test "drawing: a newline (Alt-Enter, Shift-Enter, a paste) grows the prompt a row; the next draw starts at its top" {
+    var h = History.init(testing.allocator, testing.io, null, 10);
+    defer h.deinit();
+    var e = Editor.init(testing.allocator, &h);
+    defer e.deinit();
+    var out: std.Io.Writer.Allocating = .init(testing.allocator);
+    defer out.deinit();
+    _ = try feed(&e, "ab\x1b\rcd\x1b[13;2uef\x1b[D");
+    try testing.expectEqualStrings("ab\ncd\nef", e.line());
+    try e.draw(&out.writer, "> ", 80);
+    // Three rows, the cursor on the last one before "f".
+    try testing.expectEqualStrings("\r\x1b[1m> \x1b[0mab\x1b[K\n\r  cd\x1b[K\n\r  ef\x1b[K\r\x1b[3C", out.written());
+    out.clearRetainingCapacity();
+    _ = try feed(&e, "\x1b[A"); // history (empty): nothing moves
+    _ = try feed(&e, "\x01"); // Home: the start of the text, on the first row
+    try e.draw(&out.writer, "> ", 80);
+    try testing.expectEqualStrings("\x1b[2A\r\x1b[1m> \x1b[0mab\x1b[K\n\r  cd\x1b[K\n\r  ef\x1b[K\x1b[2A\r\x1b[2C", out.written());
+    out.clearRetainingCapacity();
+    _ = try feed(&e, "\x0b"); // Ctrl-K: one row left, the two below cleared
+    try e.draw(&out.writer, "> ", 80);
+    try testing.expectEqualStrings("\r\x1b[1m> \x1b[0m\x1b[K\x1b[J\r\x1b[2C", out.written());
+    out.clearRetainingCapacity();
+    _ = try feed(&e, "x\x1b\ry");
+    try e.draw(&out.writer, "> ", 80);
+    out.clearRetainingCapacity();
+    _ = try feed(&e, "\x7f\x7f"); // the second row taken off: the first shows whole, the cursor on it
+    try e.draw(&out.writer, "> ", 80);
+    try testing.expectEqualStrings("\x1b[1A\r\x1b[1m> \x1b[0mx\x1b[K\x1b[J\r\x1b[3C", out.written());
+    _ = try feed(&e, "\x1b\ry");
+    try e.draw(&out.writer, "> ", 80);
+    try e.erase(&out.writer);
+    try testing.expect(std.mem.endsWith(u8, out.written(), "\x1b[1A\r\x1b[J"));
+    try testing.expectEqual(Action.edit_externally, try feed(&e, "\x07"));
+    try e.setText("from the editor\n");
+    try testing.expectEqualStrings("from the editor\n", e.line());
 }
 
 test "Ctrl-R searches the history: newest match first, again for older; Esc gives up" {

@@ -18,6 +18,7 @@ pub const builtins = [_]Builtin{
     .{ .name = "thinking", .usage = "/thinking [LEVEL|show|hide]", .description = "the thinking level (off minimal low medium high); show/hide its text" },
     .{ .name = "session", .usage = "/session", .description = "the session this conversation is kept in" },
     .{ .name = "new", .usage = "/new", .description = "start a new conversation, in a new session" },
+    .{ .name = "name", .usage = "/name [TEXT]", .description = "name this session (panto sessions and --resume show it)" },
     .{ .name = "fork", .usage = "/fork [N]", .description = "go on in a new session holding this one's first N messages (all)" },
     .{ .name = "export", .usage = "/export [FILE]", .description = "write the conversation as Markdown (panto-SESSION.md)" },
     .{ .name = "mcp", .usage = "/mcp", .description = "the MCP servers (config mcp_servers, --mcp) and their tools" },
@@ -55,6 +56,8 @@ pub fn run(ctx: Context, line: []const u8) Writer.Error!Outcome {
         try compact(ctx);
     } else if (eql(name, "new")) {
         try newSession(ctx);
+    } else if (eql(name, "name")) {
+        try nameSession(ctx, args);
     } else if (eql(name, "fork")) {
         try fork(ctx, args);
     } else if (eql(name, "export")) {
@@ -87,8 +90,9 @@ fn help(ctx: Context) Writer.Error!void {
     if (ext.len > 0) try out.writeAll("extensions:\n");
     for (ext) |c| try out.print("  {s}/{s: <27}{s} {s}\n", .{ style.bold, c.name, style.reset, c.description });
     try out.writeAll(style.dim ++
-        "keys: Enter send · Ctrl-C cancel the turn, clear the line · Ctrl-D quit · Ctrl-T thinking\n" ++
+        "keys: Enter send · Ctrl-C or Esc cancel the turn · Ctrl-C clear the line · Ctrl-D quit · Ctrl-T thinking\n" ++
         "      ←/→ Home/End Ctrl-A/E move · Ctrl-U/K/W delete · ↑/↓ history · Tab complete · Ctrl-L\n" ++
+        "      Alt-Enter (Shift-Enter) a new line · Ctrl-G edit in $EDITOR\n" ++
         style.reset);
 }
 
@@ -102,20 +106,12 @@ fn model(ctx: Context, args: []const u8) Writer.Error!void {
     const colon = std.mem.indexOfScalar(u8, args, ':');
     const provider = if (colon) |i| std.meta.stringToEnum(panto.Provider, args[0..i]) else null;
     const name = if (provider != null) args[colon.? + 1 ..] else args;
-    var json: Writer.Allocating = .init(ctx.app.gpa);
-    defer json.deinit();
-    const w = &json.writer;
-    (if (provider) |p| w.print("{{\"provider\":\"{s}\",\"model\":{f}}}", .{ @tagName(p), std.json.fmt(name, .{}) }) else w.print("{{\"model\":{f}}}", .{std.json.fmt(name, .{})})) catch
-        return ctx.out.print("{s}out of memory{s}\n", .{ style.red, style.reset });
-    if (!try setConfig(ctx, "model", json.written())) return;
+    var diag: panto.config.Diagnostic = .{};
+    ctx.app.switchModel(provider, name, &diag) catch |err| {
+        const why = if (err == error.InvalidConfig) diag.message() else @errorName(err);
+        return ctx.out.print("{s}/model: {s}{s}\n", .{ style.red, why, style.reset });
+    };
     try ctx.out.print("model: {s} ({s})\n", .{ agent.config.model, @tagName(agent.config.provider) });
-    // The new model's limit, unless the user gave one.
-    if (ctx.app.settings.max_tokens_from_model) {
-        const most = settings_mod.modelMaxTokens(agent.config);
-        if (most == agent.config.max_tokens) return;
-        var buf: [48]u8 = undefined;
-        _ = try setConfig(ctx, "model", std.fmt.bufPrint(&buf, "{{\"max_tokens\":{d}}}", .{most}) catch unreachable);
-    }
 }
 
 fn thinking(ctx: Context, args: []const u8) Writer.Error!void {
@@ -158,6 +154,22 @@ fn session(ctx: Context) Writer.Error!void {
         });
     } else try ctx.out.print("no session (--no-session): {d} messages in memory\n", .{agent.messageCount()});
     try systemPrompt(ctx);
+}
+
+/// `/name TEXT`: the core's name entry in the session's file; `/name` alone shows the name.
+fn nameSession(ctx: Context, args: []const u8) Writer.Error!void {
+    const agent = ctx.app.agent;
+    const info = agent.sessionInfo() orelse return ctx.out.print("{s}/name: no session (--no-session): nothing to name{s}\n", .{ style.red, style.reset });
+    if (args.len == 0) {
+        if (info.name) |n| return ctx.out.print("session {s}: {s}\n", .{ info.id, n });
+        return ctx.out.print("session {s} has no name (/name TEXT names it)\n", .{info.id});
+    }
+    var diag: panto.config.Diagnostic = .{};
+    agent.setSessionName(args, &diag) catch |err| {
+        const why = if (diag.len > 0) diag.message() else @errorName(err);
+        return ctx.out.print("{s}/name: {s}{s}\n", .{ style.red, why, style.reset });
+    };
+    try ctx.out.print("session {s} named: {s}\n", .{ info.id, args });
 }
 
 /// `/export [FILE]`: the conversation as Markdown, to FILE (relative to the working

@@ -1,5 +1,5 @@
-//! While a turn runs on the main thread, a thread reads the terminal: Ctrl-C cancels the turn
-//! (App.cancelTurn, safe from any thread), anything else is kept for the next prompt. A pipe
+//! While a turn runs on the main thread, a thread reads the terminal: Ctrl-C or Esc cancels
+//! the turn (App.cancelTurn, safe from any thread), anything else is kept for the next prompt. A pipe
 //! wakes the thread when the turn is over; join hands the typed bytes back.
 const std = @import("std");
 const c = std.c;
@@ -43,8 +43,9 @@ pub const Watcher = struct {
             var buf: [256]u8 = undefined;
             const n = c.read(w.fd, &buf, buf.len);
             if (n <= 0) return;
-            for (buf[0..@intCast(n)]) |b| {
-                if (b == 0x03) {
+            const read = buf[0..@intCast(n)];
+            for (read, 0..) |b, i| {
+                if (b == 0x03 or (b == 0x1b and i + 1 == read.len and !w.moreWithin(escape_wait_ms))) {
                     w.app.cancelTurn();
                 } else if (w.typed_len < w.typed.len) {
                     w.typed[w.typed_len] = b;
@@ -52,6 +53,15 @@ pub const Watcher = struct {
                 }
             }
         }
+    }
+
+    /// An ESC that ends a read is the Escape key unless more follows at once: a key's escape
+    /// sequence (an arrow: ESC [ D) is written whole, and a read may cut it.
+    const escape_wait_ms = 50;
+
+    fn moreWithin(w: *const Watcher, ms: c_int) bool {
+        var fds = [_]c.pollfd{.{ .fd = w.fd, .events = c.POLL.IN, .revents = 0 }};
+        return c.poll(&fds, 1, ms) > 0;
     }
 
     /// Stops the thread; what was typed meanwhile (valid until the Watcher goes).

@@ -1,0 +1,370 @@
+//! --mode rpc: a program drives panto (an editor plugin) through JSON lines, commands on
+//! stdin, events and answers on stdout; docs/cli.md "RPC mode" lists every message.
+//!
+//! A reader thread takes the lines. `abort`, `approve` and `deny` act on the turn that runs,
+//! so it answers them at once; the other commands queue for the main thread, which runs them
+//! in order (a `prompt`'s turn to its end, its events written as --json writes them). A call
+//! that asks waits on the main thread for its `approve` or `deny`, or for an abort or the end
+//! of stdin (which cancel the turn). One lock guards the queue, the calls waiting and stdout.
+const std = @import("std");
+const panto = @import("panto");
+const c = std.c;
+const App = @import("app.zig").App;
+const turn = @import("turn.zig");
+const json_events = @import("json_events.zig");
+const exit_codes = @import("exit_codes.zig");
+
+const Stringify = std.json.Stringify;
+const Parsed = std.json.Parsed(std.json.Value);
+
+/// The commands the main thread runs, in the order they came.
+const queued_commands = [_][]const u8{ "prompt", "get_state", "set_model", "set_thinking" };
+
+/// A call of the approval request on screen (the client's to answer) and its answer once given.
+const Waiting = struct {
+    id: []u8,
+    answer: ?turn.Answer = null,
+    /// A deny's reason, owned.
+    reason: []u8 = &.{},
+};
+
+const Rpc = struct {
+    app: *App,
+    out: *std.Io.Writer,
+    lock: c.pthread_mutex_t = c.PTHREAD_MUTEX_INITIALIZER,
+    changed: c.pthread_cond_t = c.PTHREAD_COND_INITIALIZER,
+    queue: std.ArrayList(Parsed) = .empty,
+    waiting: std.ArrayList(Waiting) = .empty,
+    /// stdin ended: the queue is the last of the commands; no answer to a call will come.
+    eof: bool = false,
+    /// A turn runs (set by the main thread), and it was aborted (the reader's abort).
+    running: bool = false,
+    aborted: bool = false,
+    /// stdout could not be written: the client is gone.
+    broken: bool = false,
+
+    fn acquire(r: *Rpc) void {
+        _ = c.pthread_mutex_lock(&r.lock);
+    }
+
+    fn release(r: *Rpc) void {
+        _ = c.pthread_mutex_unlock(&r.lock);
+    }
+
+    /// Ends a line written under the lock; a client gone cancels the turn.
+    fn flushLine(r: *Rpc) void {
+        r.out.flush() catch {
+            r.broken = true;
+            r.app.cancelTurn();
+        };
+    }
+
+    fn clearWaiting(r: *Rpc) void {
+        for (r.waiting.items) |w| {
+            r.app.gpa.free(w.id);
+            r.app.gpa.free(w.reason);
+        }
+        r.waiting.clearRetainingCapacity();
+    }
+};
+
+/// Runs until stdin ends (after the commands queued and the turn that runs), or stdout goes
+/// away. The process's exit code: 0, or 1 when stdout failed.
+pub fn run(app: *App, out: *std.Io.Writer) u8 {
+    // Never freed: the reader thread may still be in a read() when the process exits.
+    const r = std.heap.page_allocator.create(Rpc) catch return exit_codes.internal;
+    r.* = .{ .app = app, .out = out };
+    if (app.agent.sessionInfo()) |info| {
+        json_events.writeSession(out, info, app.agent.messageCount()) catch {};
+        r.flushLine();
+    }
+    const reader = std.Thread.spawn(.{}, readCommands, .{r}) catch return exit_codes.internal;
+    reader.detach();
+    while (true) {
+        r.acquire();
+        while (r.queue.items.len == 0 and !r.eof and !r.broken) _ = c.pthread_cond_wait(&r.changed, &r.lock);
+        if (r.broken or r.queue.items.len == 0) {
+            r.release();
+            break;
+        }
+        const command = r.queue.orderedRemove(0);
+        r.release();
+        defer command.deinit();
+        runQueued(r, command.value.object);
+    }
+    return if (r.broken) exit_codes.internal else exit_codes.ok;
+}
+
+// ---- the reader thread ----
+
+fn readCommands(r: *Rpc) void {
+    const gpa = r.app.gpa;
+    var line: std.ArrayList(u8) = .empty;
+    defer line.deinit(gpa);
+    var buf: [4096]u8 = undefined;
+    while (true) {
+        const n = c.read(0, &buf, buf.len);
+        if (n < 0 and c.errno(n) == .INTR) continue;
+        if (n <= 0) break;
+        var rest = buf[0..@intCast(n)];
+        while (std.mem.indexOfScalar(u8, rest, '\n')) |nl| {
+            line.appendSlice(gpa, rest[0..nl]) catch {};
+            take(r, line.items);
+            line.clearRetainingCapacity();
+            rest = rest[nl + 1 ..];
+        }
+        line.appendSlice(gpa, rest) catch {};
+    }
+    if (line.items.len > 0) take(r, line.items); // a last line without its newline
+    r.acquire();
+    r.eof = true;
+    _ = c.pthread_cond_broadcast(&r.changed);
+    r.release();
+}
+
+/// One line from the client: answered now, or queued for the main thread.
+fn take(r: *Rpc, raw: []const u8) void {
+    const text = std.mem.trim(u8, raw, " \t\r");
+    if (text.len == 0) return;
+    const parsed = std.json.parseFromSlice(std.json.Value, r.app.gpa, text, .{}) catch |err| {
+        const why = if (err == error.OutOfMemory) "out of memory" else "the line is not JSON";
+        return respondError(r, null, null, "malformed", why);
+    };
+    if (parsed.value != .object) {
+        parsed.deinit();
+        return respondError(r, null, null, "malformed", "a command is a JSON object");
+    }
+    const command = parsed.value.object;
+    const id = command.get("id");
+    const kind = stringField(command, "type") orelse {
+        respondError(r, id, null, "malformed", "a command needs \"type\", a string");
+        return parsed.deinit();
+    };
+    if (isQueued(kind)) {
+        r.acquire();
+        defer r.release();
+        r.queue.append(r.app.gpa, parsed) catch {
+            respondErrorLocked(r, id, kind, "failed", "out of memory");
+            return parsed.deinit();
+        };
+        _ = c.pthread_cond_broadcast(&r.changed);
+        return;
+    }
+    defer parsed.deinit();
+    if (std.mem.eql(u8, kind, "abort")) {
+        abort(r);
+        respond(r, id, kind, .{});
+    } else if (std.mem.eql(u8, kind, "approve") or std.mem.eql(u8, kind, "deny")) {
+        answerCall(r, command, id, kind);
+    } else {
+        respondError(r, id, kind, "unknown_command", "the commands: prompt, abort, approve, deny, get_state, set_model, set_thinking");
+    }
+}
+
+fn isQueued(kind: []const u8) bool {
+    for (queued_commands) |q| if (std.mem.eql(u8, q, kind)) return true;
+    return false;
+}
+
+/// Cancels the turn that runs, if any: a call waiting for its answer is denied, and the turn
+/// ends with a `canceled` error line. Nothing runs: nothing to do.
+fn abort(r: *Rpc) void {
+    r.acquire();
+    defer r.release();
+    if (!r.running) return;
+    r.aborted = true;
+    _ = c.pthread_cond_broadcast(&r.changed);
+    r.app.cancelTurn();
+}
+
+/// `approve`/`deny` a call of the approval request that waits for its answer.
+fn answerCall(r: *Rpc, command: std.json.ObjectMap, id: ?std.json.Value, kind: []const u8) void {
+    const gpa = r.app.gpa;
+    const call_id = stringField(command, "call_id") orelse return respondError(r, id, kind, "invalid_argument", "\"call_id\" (a string) is needed: the id of a call of the approval_request");
+    const approve = std.mem.eql(u8, kind, "approve");
+    const reason = stringField(command, "reason") orelse "";
+    const remember = if (command.get("remember")) |v| v == .bool and v.bool else false;
+    r.acquire();
+    defer r.release();
+    for (r.waiting.items) |*w| {
+        if (!std.mem.eql(u8, w.id, call_id) or w.answer != null) continue;
+        if (approve) {
+            w.answer = if (remember) .allow_tool else .allow_once;
+        } else {
+            w.reason = gpa.dupe(u8, reason) catch return respondErrorLocked(r, id, kind, "failed", "out of memory");
+            w.answer = .{ .deny = w.reason };
+        }
+        _ = c.pthread_cond_broadcast(&r.changed);
+        return respondLocked(r, id, kind, .{});
+    }
+    respondErrorLocked(r, id, kind, "unknown_call", "no call waits for an answer under this call_id (answered already, or not asked)");
+}
+
+// ---- the main thread's commands ----
+
+fn runQueued(r: *Rpc, command: std.json.ObjectMap) void {
+    const id = command.get("id");
+    const kind = stringField(command, "type").?;
+    const agent = r.app.agent;
+    if (std.mem.eql(u8, kind, "prompt")) {
+        const text = stringField(command, "text") orelse return respondError(r, id, kind, "invalid_argument", "\"text\" (a string) is needed");
+        if (std.mem.trim(u8, text, " \t\r\n").len == 0) return respondError(r, id, kind, "invalid_argument", "\"text\" is empty");
+        respond(r, id, kind, .{});
+        runTurn(r, text);
+    } else if (std.mem.eql(u8, kind, "get_state")) {
+        const info = agent.sessionInfo();
+        respond(r, id, kind, .{
+            .provider = @tagName(agent.config.provider),
+            .model = agent.config.model,
+            .thinking = @tagName(agent.config.thinking),
+            .max_tokens = agent.config.max_tokens,
+            .session = if (info) |i| i.id else null,
+            .session_file = if (info) |i| i.path else null,
+            .message_count = agent.messageCount(),
+        });
+    } else if (std.mem.eql(u8, kind, "set_model")) {
+        const model = stringField(command, "model") orelse return respondError(r, id, kind, "invalid_argument", "\"model\" (a string) is needed");
+        var provider: ?panto.Provider = null;
+        if (stringField(command, "provider")) |name| provider = std.meta.stringToEnum(panto.Provider, name) orelse
+            return respondError(r, id, kind, "invalid_argument", "\"provider\" must be one of anthropic, openai, openai-responses, gemini, bedrock");
+        var diag: panto.config.Diagnostic = .{};
+        r.app.switchModel(provider, model, &diag) catch |err|
+            return respondError(r, id, kind, "invalid_argument", if (err == error.InvalidConfig) diag.message() else @errorName(err));
+        respond(r, id, kind, .{ .provider = @tagName(agent.config.provider), .model = agent.config.model, .max_tokens = agent.config.max_tokens });
+    } else if (std.mem.eql(u8, kind, "set_thinking")) {
+        const level = stringField(command, "level") orelse return respondError(r, id, kind, "invalid_argument", "\"level\" (a string) is needed: off, minimal, low, medium or high");
+        var json: std.Io.Writer.Allocating = .init(r.app.gpa);
+        defer json.deinit();
+        json.writer.print("{{\"thinking\":{f}}}", .{std.json.fmt(level, .{})}) catch return respondError(r, id, kind, "failed", "out of memory");
+        var diag: panto.config.Diagnostic = .{};
+        agent.setConfig(json.written(), &diag) catch |err|
+            return respondError(r, id, kind, "invalid_argument", if (err == error.InvalidConfig) diag.message() else @errorName(err));
+        respond(r, id, kind, .{ .thinking = @tagName(agent.config.thinking) });
+    } else unreachable; // only queued_commands are queued
+}
+
+fn runTurn(r: *Rpc, text: []const u8) void {
+    r.acquire();
+    r.running = true;
+    r.aborted = false;
+    r.release();
+    const outcome = turn.run(r.app, text, .{ .ctx = r, .event = onEvent, .note = onNote, .approve = onApproval });
+    r.acquire();
+    defer r.release();
+    r.running = false;
+    r.clearWaiting();
+    const out = r.out;
+    switch (outcome) {
+        .complete => json_events.writeDone(out) catch {},
+        .canceled => json_events.writeError(out, error.Canceled, 0, "canceled_error", "the turn was canceled") catch {},
+        .failed => |f| json_events.writeError(out, f.err, f.http_status, f.error_type, f.message) catch {},
+    }
+    r.flushLine();
+}
+
+fn onEvent(ctx: *anyopaque, e: *const panto.Event) void {
+    const r: *Rpc = @ptrCast(@alignCast(ctx));
+    r.acquire();
+    defer r.release();
+    // An abort that came before the turn's stream was current cancels it now.
+    if (r.aborted) r.app.cancelTurn();
+    if (r.broken) return;
+    // The calls are waited for from the moment the client can see them.
+    if (e.* == .approval_request) {
+        r.clearWaiting();
+        for (e.approval_request.calls) |call| {
+            const copy = r.app.gpa.dupe(u8, call.id.slice()) catch continue;
+            r.waiting.append(r.app.gpa, .{ .id = copy }) catch r.app.gpa.free(copy);
+        }
+    }
+    json_events.writeEvent(r.out, e) catch {};
+    r.flushLine();
+}
+
+fn onNote(ctx: *anyopaque, text: []const u8) void {
+    const r: *Rpc = @ptrCast(@alignCast(ctx));
+    r.acquire();
+    defer r.release();
+    json_events.writeNote(r.out, text) catch {};
+    r.flushLine();
+}
+
+/// A call that asks: the client's approve or deny, or a cancel when the turn was aborted or
+/// no answer can come (stdin ended, stdout gone).
+fn onApproval(ctx: *anyopaque, call: *const panto.event.ApprovalCall) turn.Answer {
+    const r: *Rpc = @ptrCast(@alignCast(ctx));
+    r.acquire();
+    defer r.release();
+    while (true) {
+        if (r.aborted or r.eof or r.broken) return .cancel;
+        const w = find(r, call.id.slice()) orelse return .cancel; // not in the request (out of memory): never asked
+        if (w.answer) |answer| return answer;
+        _ = c.pthread_cond_wait(&r.changed, &r.lock);
+    }
+}
+
+fn find(r: *Rpc, call_id: []const u8) ?*Waiting {
+    for (r.waiting.items) |*w| if (std.mem.eql(u8, w.id, call_id)) return w;
+    return null;
+}
+
+// ---- answers ----
+
+fn stringField(command: std.json.ObjectMap, name: []const u8) ?[]const u8 {
+    const v = command.get(name) orelse return null;
+    return if (v == .string) v.string else null;
+}
+
+/// {"event":"response","id":ID,"command":KIND,"ok":true, ...data's fields}.
+fn respond(r: *Rpc, id: ?std.json.Value, kind: []const u8, data: anytype) void {
+    r.acquire();
+    defer r.release();
+    respondLocked(r, id, kind, data);
+}
+
+fn respondLocked(r: *Rpc, id: ?std.json.Value, kind: []const u8, data: anytype) void {
+    var s: Stringify = .{ .writer = r.out };
+    writeHead(&s, id, kind, true) catch {};
+    inline for (@typeInfo(@TypeOf(data)).@"struct".fields) |f| {
+        s.objectField(f.name) catch {};
+        s.write(@field(data, f.name)) catch {};
+    }
+    endLine(r, &s);
+}
+
+/// {"event":"response","id":ID,"command":KIND,"ok":false,"code":CODE,"message":...}; a
+/// malformed line has no id nor command (null).
+fn respondError(r: *Rpc, id: ?std.json.Value, kind: ?[]const u8, code: []const u8, message: []const u8) void {
+    r.acquire();
+    defer r.release();
+    respondErrorLocked(r, id, kind, code, message);
+}
+
+fn respondErrorLocked(r: *Rpc, id: ?std.json.Value, kind: ?[]const u8, code: []const u8, message: []const u8) void {
+    var s: Stringify = .{ .writer = r.out };
+    writeHead(&s, id, kind, false) catch {};
+    s.objectField("code") catch {};
+    s.write(code) catch {};
+    s.objectField("message") catch {};
+    s.write(message) catch {};
+    endLine(r, &s);
+}
+
+fn writeHead(s: *Stringify, id: ?std.json.Value, kind: ?[]const u8, ok: bool) !void {
+    try s.beginObject();
+    try s.objectField("event");
+    try s.write("response");
+    try s.objectField("id");
+    const echoed: std.json.Value = id orelse .null;
+    try s.write(echoed);
+    try s.objectField("command");
+    try s.write(kind);
+    try s.objectField("ok");
+    try s.write(ok);
+}
+
+fn endLine(r: *Rpc, s: *Stringify) void {
+    s.endObject() catch {};
+    r.out.writeByte('\n') catch {};
+    r.flushLine();
+}

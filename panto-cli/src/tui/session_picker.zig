@@ -1,0 +1,134 @@
+//! --resume: this folder's sessions to pick one from, newest first, a row each (its last
+//! change, message count, name and first prompt); ↑/↓ (Ctrl-P/N) move, Enter takes the one
+//! shown in reverse, Esc or Ctrl-C leaves. The list is taken off the screen after.
+const std = @import("std");
+const panto = @import("panto");
+const keys = @import("keys.zig");
+const terminal = @import("terminal.zig");
+const session_list = @import("../session_list.zig");
+
+const Writer = std.Io.Writer;
+const stdin_fd: std.c.fd_t = 0;
+const stdout_fd: std.c.fd_t = 1;
+
+/// The id picked (borrowed from `sessions`), or null when the user left.
+pub fn pick(sessions: []const panto.session.Listed, out: *Writer) !?[]const u8 {
+    std.debug.assert(sessions.len > 0);
+    var raw = try terminal.Raw.enter(stdin_fd);
+    defer raw.restore();
+    var view: View = .{ .sessions = sessions };
+    var pending: [64]u8 = undefined;
+    var pending_len: usize = 0;
+    while (true) {
+        try view.draw(out, terminal.size(stdout_fd));
+        try out.flush();
+        const key = readKey(&pending, &pending_len) orelse return view.leave(out, null);
+        switch (key) {
+            .up => view.move(-1),
+            .down => view.move(1),
+            .enter => return view.leave(out, sessions[view.selected].id),
+            .escape => return view.leave(out, null),
+            .ctrl => |c| switch (c) {
+                'p' => view.move(-1),
+                'n' => view.move(1),
+                'c', 'd' => return view.leave(out, null),
+                else => {},
+            },
+            else => {},
+        }
+    }
+}
+
+const View = struct {
+    sessions: []const panto.session.Listed,
+    selected: usize = 0,
+    /// The first session shown (the list scrolls to keep the selected one on screen).
+    top: usize = 0,
+    /// The rows drawn last, the cursor left on the last.
+    drawn: usize = 0,
+
+    fn move(v: *View, by: i2) void {
+        if (by < 0 and v.selected > 0) v.selected -= 1;
+        if (by > 0 and v.selected + 1 < v.sessions.len) v.selected += 1;
+    }
+
+    fn draw(v: *View, out: *Writer, size: terminal.Size) !void {
+        // A header, the rows, a row left for the cursor: at least one session shown.
+        const room: usize = @max(1, @as(usize, size.rows) -| 3);
+        if (v.selected < v.top) v.top = v.selected;
+        if (v.selected >= v.top + room) v.top = v.selected + 1 - room;
+        const shown = v.sessions[v.top..@min(v.sessions.len, v.top + room)];
+        try v.erase(out);
+        try out.print("\x1b[1mResume a session\x1b[0m \x1b[2m({d} in this folder; ↑/↓, Enter resumes, Esc leaves)\x1b[0m\x1b[K", .{v.sessions.len});
+        for (shown, v.top..) |l, i| {
+            try out.writeAll("\r\n");
+            if (i == v.selected) try out.writeAll("\x1b[7m");
+            try row(out, l, size.cols);
+            try out.writeAll("\x1b[0m\x1b[K");
+        }
+        v.drawn = shown.len + 1;
+    }
+
+    /// Back to the header's row, what was drawn cleared a row at a time (tmux keeps a screen
+    /// cleared from its top corner with ESC [J in its scrollback).
+    fn erase(v: *View, out: *Writer) !void {
+        if (v.drawn > 1) try out.print("\x1b[{d}A", .{v.drawn - 1});
+        for (0..v.drawn) |i| try out.writeAll(if (i + 1 < v.drawn) "\r\x1b[2K\x1b[B" else "\r\x1b[2K");
+        if (v.drawn > 1) try out.print("\x1b[{d}A", .{v.drawn - 1});
+        try out.writeAll("\r");
+        v.drawn = 0;
+    }
+
+    fn leave(v: *View, out: *Writer, id: ?[]const u8) !?[]const u8 {
+        try v.erase(out);
+        try out.flush();
+        return id;
+    }
+};
+
+/// "2026-12-06 14:35    4  [name] first prompt", cut to the terminal's width.
+fn row(out: *Writer, l: panto.session.Listed, cols: u16) !void {
+    var buf: [1024]u8 = undefined;
+    var w: Writer = .fixed(&buf);
+    session_list.writeMinutes(&w, l.updated) catch {};
+    w.print("  {d:>4}  ", .{l.message_count}) catch {};
+    if (l.name) |n| w.print("[{s}] ", .{n}) catch {};
+    session_list.writePrompt(&w, l.first_user_text) catch {};
+    // Whole characters within the width, so the row stays one row.
+    var it = (std.unicode.Utf8View.init(w.buffered()) catch return out.writeAll(w.buffered())).iterator();
+    var n: usize = 0;
+    while (it.nextCodepointSlice()) |cp| : (n += 1) {
+        if (n + 1 >= cols) break;
+        try out.writeAll(if (cp.len == 1 and cp[0] < 0x20) " " else cp);
+    }
+}
+
+/// One key; null when the terminal is closed. A lone ESC waits a moment for the rest of a
+/// sequence (an arrow key is no Escape).
+fn readKey(pending: *[64]u8, len: *usize) ?keys.Key {
+    while (true) {
+        if (len.* > 0) {
+            const lone_escape = len.* == 1 and pending[0] == 0x1b;
+            if (!lone_escape or !moreWithin(50)) if (keys.decode(pending[0..len.*])) |d| {
+                const key = d.key;
+                std.mem.copyForwards(u8, pending[0 .. len.* - d.len], pending[d.len..len.*]);
+                len.* -= d.len;
+                // (a .char key's text is not used here: it may point at moved bytes)
+                return key;
+            };
+        }
+        if (len.* == pending.len) len.* = 0; // too long to be one key
+        const n = std.c.read(stdin_fd, pending[len.*..].ptr, pending.len - len.*);
+        if (n == 0) return null;
+        if (n < 0) {
+            if (std.c.errno(n) == .INTR) continue;
+            return null;
+        }
+        len.* += @intCast(n);
+    }
+}
+
+fn moreWithin(ms: c_int) bool {
+    var fds = [_]std.c.pollfd{.{ .fd = stdin_fd, .events = std.c.POLL.IN, .revents = 0 }};
+    return std.c.poll(&fds, 1, ms) > 0;
+}

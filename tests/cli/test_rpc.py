@@ -1,0 +1,202 @@
+"""`panto --mode rpc` (issue 35, docs/cli.md "RPC mode"): a client drives panto through JSON
+lines, commands on stdin, events and answers on stdout. Each test is such a client: a
+subprocess whose stdout a thread reads line by line; every wait is for a line (with a
+deadline that only guards against a hang) or for the emulator's requests.
+"""
+from __future__ import annotations
+
+import json
+import queue
+import subprocess
+import threading
+import time
+from pathlib import Path
+from typing import Any, Callable
+
+import pytest
+
+from conftest import RUN_TIMEOUT, text_reply, tool_reply
+from test_approvals import result_text, tool_results
+
+
+class Client:
+    """A running `panto --mode rpc`: send() a command, next() the next line out."""
+
+    def __init__(self, proc: subprocess.Popen[bytes]) -> None:
+        self.proc = proc
+        self.lines: queue.Queue[dict[str, Any] | None] = queue.Queue()
+        self.seen: list[dict[str, Any]] = []
+        threading.Thread(target=self._read, daemon=True).start()
+
+    def _read(self) -> None:
+        assert self.proc.stdout is not None
+        for raw in self.proc.stdout:
+            self.lines.put(json.loads(raw))
+        self.lines.put(None)
+
+    def send(self, command: dict[str, Any] | str) -> None:
+        assert self.proc.stdin is not None
+        line = command if isinstance(command, str) else json.dumps(command)
+        self.proc.stdin.write(line.encode() + b"\n")
+        self.proc.stdin.flush()
+
+    def next(self) -> dict[str, Any]:
+        line = self.lines.get(timeout=RUN_TIMEOUT)
+        assert line is not None, f"stdout ended; after {self.seen[-5:]}"
+        self.seen.append(line)
+        return line
+
+    def until(self, test: Callable[[dict[str, Any]], bool]) -> list[dict[str, Any]]:
+        """The lines up to and with the first that passes `test`."""
+        got = []
+        while True:
+            line = self.next()
+            got.append(line)
+            if test(line):
+                return got
+
+    def event(self, name: str) -> dict[str, Any]:
+        return self.until(lambda e: e["event"] == name)[-1]
+
+    def response(self, id: Any) -> dict[str, Any]:
+        return self.until(lambda e: e["event"] == "response" and e["id"] == id)[-1]
+
+    def close(self) -> int:
+        assert self.proc.stdin is not None
+        self.proc.stdin.close()
+        while self.lines.get(timeout=RUN_TIMEOUT) is not None:
+            pass
+        return self.proc.wait(timeout=RUN_TIMEOUT)
+
+
+@pytest.fixture
+def rpc(start_panto) -> Callable[..., Client]:
+    def start(*args: str) -> Client:
+        return Client(start_panto("--mode", "rpc", *args))
+    return start
+
+
+def wait_for_requests(emu, n: int) -> None:
+    deadline = time.monotonic() + RUN_TIMEOUT
+    while len(emu.requests()) < n:
+        assert time.monotonic() < deadline, "the request never came"
+        time.sleep(0.01)
+
+
+def test_a_whole_turn_with_a_tool_call_the_client_approves(emulator, rpc, workdir: Path):
+    emu = emulator({"responses": [tool_reply("bash", {"command": "echo hi > made.txt; echo ran"}), text_reply("Made it.")]})
+    c = rpc("--allow", "exec")
+    assert c.next()["event"] == "session"
+    c.send({"id": 1, "type": "prompt", "text": "make a file"})
+    assert c.next() == {"event": "response", "id": 1, "command": "prompt", "ok": True}
+    request = c.event("approval_request")
+    assert [(call["id"], call["name"], call["input"]) for call in request["calls"]] == [
+        ("toolu_1", "bash", {"command": "echo hi > made.txt; echo ran"})]
+    assert not (workdir / "made.txt").exists()
+    c.send({"id": "yes", "type": "approve", "call_id": "toolu_1"})
+    rest = c.until(lambda e: e["event"] in ("done", "error"))
+    assert rest[-1] == {"event": "done"}
+    assert {"event": "response", "id": "yes", "command": "approve", "ok": True} in rest
+    [result] = [e for e in rest if e["event"] == "tool_result"]
+    assert (result["name"], result["content"], result["is_error"]) == ("bash", "ran\n", False)
+    assert "".join(e["text"] for e in rest if e["event"] == "content_delta") == "Made it."
+    assert (workdir / "made.txt").read_text() == "hi\n"
+    assert result_text(tool_results(emu.requests()[1])[0]) == "ran\n"
+    c.send({"id": 2, "type": "get_state"})
+    state = c.response(2)
+    assert state["ok"] and state["message_count"] == 4 and state["model"] == "claude-sonnet-4-5"
+    assert c.close() == 0
+
+
+def test_deny_gives_the_model_the_reason(emulator, rpc, workdir: Path):
+    emu = emulator({"responses": [tool_reply("bash", {"command": "touch made"}), text_reply("I will not.")]})
+    c = rpc("--allow", "exec", "--no-session")
+    c.send({"type": "prompt", "text": "go"})
+    c.event("approval_request")
+    c.send({"type": "deny", "call_id": "toolu_1", "reason": "not in this folder"})
+    assert c.until(lambda e: e["event"] in ("done", "error"))[-1] == {"event": "done"}
+    [result] = tool_results(emu.requests()[1])
+    assert result["is_error"] is True and "not in this folder" in result_text(result)
+    assert not (workdir / "made").exists()
+    assert c.close() == 0
+
+
+def test_abort_cancels_the_turn_and_the_next_prompt_runs(emulator, rpc):
+    emu = emulator({"responses": [{"message": {"content": [{"type": "text", "text": "late"}]}, "delay_ms": 20000},
+                                  text_reply("Second answer.")]})
+    c = rpc("--no-session")
+    c.send({"id": 1, "type": "prompt", "text": "one"})
+    assert c.response(1)["ok"]
+    wait_for_requests(emu, 1)  # the turn waits for the provider's answer
+    c.send({"id": 2, "type": "abort"})
+    got = c.until(lambda e: e["event"] in ("done", "error"))
+    assert {"event": "response", "id": 2, "command": "abort", "ok": True} in got
+    assert got[-1] == {"event": "error", "code": "canceled", "http_status": 0, "type": "canceled_error",
+                       "message": "the turn was canceled"}
+    c.send({"id": 3, "type": "prompt", "text": "two"})
+    got = c.until(lambda e: e["event"] in ("done", "error"))
+    assert got[-1] == {"event": "done"}
+    assert "".join(e["text"] for e in got if e["event"] == "content_delta") == "Second answer."
+    assert c.close() == 0
+
+
+def test_abort_while_a_call_waits_denies_it_and_cancels(emulator, rpc, workdir: Path):
+    emulator({"responses": [tool_reply("bash", {"command": "touch made"}), text_reply("unused")]})
+    c = rpc("--allow", "exec", "--no-session")
+    c.send({"type": "prompt", "text": "go"})
+    c.event("approval_request")
+    c.send({"id": "stop", "type": "abort"})
+    got = c.until(lambda e: e["event"] in ("done", "error"))
+    assert got[-1]["event"] == "error" and got[-1]["code"] == "canceled"
+    assert not (workdir / "made").exists()
+    # The call is answered: approving it now is refused.
+    c.send({"id": "late", "type": "approve", "call_id": "toolu_1"})
+    assert c.response("late")["code"] == "unknown_call"
+    assert c.close() == 0
+
+
+def test_a_malformed_line_is_a_typed_error_and_the_process_goes_on(emulator, rpc):
+    emulator({"responses": [text_reply("Still here.")]})
+    c = rpc("--no-session")
+    c.send("this is not json")
+    assert c.next() == {"event": "response", "id": None, "command": None, "ok": False, "code": "malformed",
+                        "message": "the line is not JSON"}
+    c.send("[1, 2]")
+    assert c.next()["code"] == "malformed"
+    c.send({"id": 5, "type": "fly"})
+    bad = c.next()
+    assert (bad["id"], bad["command"], bad["ok"], bad["code"]) == (5, "fly", False, "unknown_command")
+    c.send({"id": 6, "type": "prompt"})
+    assert c.next()["code"] == "invalid_argument"
+    c.send({"id": 7, "type": "approve", "call_id": "nope"})
+    assert c.next()["code"] == "unknown_call"
+    c.send({"id": 8, "type": "prompt", "text": "hi"})
+    got = c.until(lambda e: e["event"] in ("done", "error"))
+    assert got[-1] == {"event": "done"}
+    assert "".join(e["text"] for e in got if e["event"] == "content_delta") == "Still here."
+    assert c.close() == 0
+
+
+def test_set_model_and_set_thinking_change_the_next_request(emulator, rpc):
+    emu = emulator({"responses": [text_reply("ok")]})
+    c = rpc("--no-session")
+    c.send({"id": 1, "type": "set_model", "model": "claude-haiku-4-5"})
+    assert c.response(1)["model"] == "claude-haiku-4-5"
+    c.send({"id": 2, "type": "set_thinking", "level": "lots"})
+    refused = c.response(2)
+    assert not refused["ok"] and refused["code"] == "invalid_argument" and "lots" in refused["message"]
+    c.send({"id": 3, "type": "set_thinking", "level": "low"})
+    assert c.response(3)["thinking"] == "low"
+    c.send({"id": 4, "type": "get_state"})
+    state = c.response(4)
+    assert (state["model"], state["thinking"], state["session"]) == ("claude-haiku-4-5", "low", None)
+    c.send({"id": 5, "type": "prompt", "text": "hi"})
+    assert c.until(lambda e: e["event"] in ("done", "error"))[-1] == {"event": "done"}
+    assert emu.requests()[0]["body"]["model"] == "claude-haiku-4-5"
+    assert c.close() == 0
+
+
+def test_rpc_mode_takes_no_prompt_on_the_command_line(run_panto):
+    r = run_panto("--mode", "rpc", "-p", "hi")
+    assert r.returncode == 2
+    assert "--mode rpc takes its prompts as commands on stdin" in r.stderr
