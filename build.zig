@@ -201,6 +201,10 @@ pub fn build(b: *std.Build) void {
     // The MCP client's tests spawn this stdio server (libpanto/src/mcp/client_test.zig).
     run_core_tests.setEnvironmentVariable("PANTO_MCP_TEST_SERVER", b.pathFromRoot("tests/mcp/server.py"));
     run_core_tests.setEnvironmentVariable("PANTO_MCP_SDK_SERVER", b.pathFromRoot("tests/mcp/sdk_server.py"));
+    run_core_tests.setEnvironmentVariable("PANTO_MCP_HTTP_SERVER", b.pathFromRoot("tests/mcp/http_server.py"));
+    // The reference server from npm (scripts/setup.sh installs it), over stdio and over HTTP.
+    run_core_tests.setEnvironmentVariable("PANTO_MCP_EVERYTHING", b.pathFromRoot("tests/mcp/node_modules/@modelcontextprotocol/server-everything/dist/index.js"));
+    run_core_tests.setEnvironmentVariable("PANTO_MCP_EVERYTHING_HTTP", b.pathFromRoot("tests/mcp/everything_http.mjs"));
     // The venv's python has the official SDK (PyPI `mcp`, requirements-dev.txt), so the SDK
     // server's test runs in every `zig build test` and never skips.
     run_core_tests.setEnvironmentVariable("PANTO_MCP_PYTHON", b.pathFromRoot(".venv/bin/python"));

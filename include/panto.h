@@ -445,7 +445,7 @@ typedef struct PantoStream PantoStream;
  *               "sequential": true makes that tool's calls run alone either way
  *   log         object {"level": "off" | "debug" | "body", "file": path}: see PANTO_LOG below;
  *               the config wins over the environment; file (appended to) defaults to stderr
- *   mcp_servers object of MCP servers (stdio) by name, whose tools the agent offers (docs/mcp.md):
+ *   mcp_servers object of MCP servers (stdio or Streamable HTTP) by name, whose tools the agent offers (docs/mcp.md):
  *               {"NAME": {"command": string, "args": [string], "env": {NAME: value}, "cwd":
  *               path, "tools": [allowed MCP tool names], "requires": [capabilities every
  *               tool of the server needs], "timeout_ms": 60000, "init_timeout_ms": 30000}}.
@@ -457,7 +457,9 @@ typedef struct PantoStream PantoStream;
  *               before any request, with PANTO_ERR_CONFIG (error type "mcp_server_error",
  *               the message names the server); one that fails during a call (exits, times
  *               out, breaks the protocol) gives that call an error result naming it, and the
- *               turn goes on. Servers end when the agent is freed. Not by set_config
+ *               turn goes on. Servers end when the agent is freed. Not by set_config.
+ *               A Streamable HTTP server: {"url": "https://...", "headers": {NAME: value}}
+ *               (a bearer token is a header) with the keys above but command, args, env, cwd
  *   budget      object {"output_tokens": N, "tool_rounds": N, "wall_ms": N}, each left out or
  *               null for none: what one turn may spend (a turn's options may change each).
  *               Reaching one ends the turn normally, MESSAGE_COMPLETE with PANTO_STOP_BUDGET

@@ -78,7 +78,7 @@ type Config struct {
 	// Session keeps the conversation in a session file that survives the process (opened,
 	// resumed or created as Session.Mode says); nil: the conversation lives in memory only.
 	Session *Session `json:"session,omitempty"`
-	// MCPServers are MCP servers (stdio) by name, whose tools the agent offers as
+	// MCPServers are MCP servers (stdio or Streamable HTTP) by name, whose tools the agent offers as
 	// NAME__TOOL and runs itself (docs/mcp.md); the library checks them.
 	MCPServers map[string]MCPServer `json:"mcp_servers,omitempty"`
 	// ModelInfo gives the model's limits, prices and abilities where the model catalog lacks
@@ -89,9 +89,10 @@ type Config struct {
 	Budget *Budget `json:"budget,omitempty"`
 }
 
-// MCPServer is one entry of Config.MCPServers, passed to the library as it is (docs/mcp.md).
+// MCPServer is one entry of Config.MCPServers, passed to the library as it is (docs/mcp.md):
+// a Command (stdio) or a URL (Streamable HTTP), not both.
 type MCPServer struct {
-	Command       string            `json:"command"`
+	Command       string            `json:"command,omitempty"`
 	Args          []string          `json:"args,omitempty"`
 	Env           map[string]string `json:"env,omitempty"` // added to PATH and HOME, all it gets
 	Cwd           string            `json:"cwd,omitempty"`
@@ -99,6 +100,8 @@ type MCPServer struct {
 	Requires      []string          `json:"requires,omitempty"` // capabilities each of its tools needs
 	TimeoutMs     int               `json:"timeout_ms,omitempty"`
 	InitTimeoutMs int               `json:"init_timeout_ms,omitempty"`
+	URL           string            `json:"url,omitempty"`     // a Streamable HTTP server's endpoint
+	Headers       map[string]string `json:"headers,omitempty"` // sent on its every request (a bearer token)
 }
 
 // MarshalJSON writes the JSON object panto_agent_new takes (NewAgentJSON).

@@ -23,6 +23,21 @@ func TestMCPServersPassThrough(t *testing.T) {
 	if !strings.Contains(string(js), want) {
 		t.Fatalf("got %s", js)
 	}
+	// A Streamable HTTP server: url and headers, no command.
+	cfg.MCPServers = map[string]panto.MCPServer{"docs": {URL: "https://example.com/mcp", Headers: map[string]string{"Authorization": "Bearer t"}}}
+	js, err = json.Marshal(cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want = `"mcp_servers":{"docs":{"url":"https://example.com/mcp","headers":{"Authorization":"Bearer t"}}}`
+	if !strings.Contains(string(js), want) {
+		t.Fatalf("got %s", js)
+	}
+	agent, err := panto.NewAgent(cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	agent.Close()
 	cfg.MCPServers = map[string]panto.MCPServer{"a__b": {Command: "x"}}
 	_, err = panto.NewAgent(cfg)
 	var perr *panto.Error

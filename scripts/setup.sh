@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Installs what building and testing panto needs, idempotently: a venv at .venv with the pinned
-# Zig and the test tools, Debian's Lua 5.4, luarocks and image codecs when missing, and a check that
-# Go >= 1.24 exists.
+# Zig and the test tools, Debian's Lua 5.4, luarocks and image codecs when missing, the reference
+# MCP server from npm, and a check that Go >= 1.24 exists.
 # A second run only checks, and takes well under a second.
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -67,6 +67,17 @@ fi
 if ! command -v luarocks >/dev/null; then
     echo "setup: installing Debian's luarocks"
     apt_install luarocks
+fi
+
+# The reference MCP server the MCP tests run over stdio and Streamable HTTP (npm
+# @modelcontextprotocol/server-everything, pinned with its dependencies by
+# tests/mcp/package-lock.json), into tests/mcp/node_modules.
+mcp_stamp=tests/mcp/node_modules/.setup-done
+if [ ! -f "$mcp_stamp" ] || [ tests/mcp/package-lock.json -nt "$mcp_stamp" ]; then
+    command -v npm >/dev/null || { echo "setup: npm is missing: install Node.js 20 or later (the MCP tests run a reference server)" >&2; exit 1; }
+    echo "setup: installing the reference MCP server into tests/mcp/node_modules (tests/mcp/package-lock.json)"
+    npm ci --prefix tests/mcp --no-audit --no-fund --silent
+    touch "$mcp_stamp"
 fi
 
 if ! command -v go >/dev/null; then

@@ -144,8 +144,9 @@ class Agent:
     "url", "url": ..., "name": "docs"}]`, sent as the body's `mcp_servers`). A parameter the provider does not have raises `panto.ConfigError`. `tool_execution="sequential"` runs the host tools of a message one
     after another (default "parallel"); `log` is "debug", "body" or {"level", "file"}
     (`PANTO_LOG`). Each may also be given to one turn: `run(input, temperature=0)`.
-    `mcp_servers` ({name: {"command", "args", "env", "cwd", "tools", "requires", "timeout_ms"}})
-    are MCP servers whose tools the agent offers and runs itself (docs/mcp.md).
+    `mcp_servers` ({name: {"command", "args", "env", "cwd", "tools", "requires", "timeout_ms"}},
+    or {name: {"url", "headers", ...}} for a Streamable HTTP server) are MCP servers whose tools
+    the agent offers and runs itself (docs/mcp.md).
     `model_info` gives the model's limits, prices and abilities where the model catalog lacks
     them or differs (docs/models-and-cost.md); MessageEnd and MessageComplete carry `cost`.
     `budget` is a `panto.Budget` (or a dict): what a turn may spend (output tokens, tool

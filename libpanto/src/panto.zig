@@ -167,6 +167,9 @@ test {
     _ = @import("mcp/stdio.zig");
     _ = @import("mcp/client.zig");
     _ = @import("mcp/client_test.zig");
+    _ = @import("mcp/http.zig");
+    _ = @import("mcp/http_test.zig");
+    _ = @import("mcp/everything_test.zig");
     _ = @import("mcp/server_config.zig");
     _ = @import("mcp/tool_name.zig");
     _ = @import("mcp/result.zig");

@@ -371,7 +371,7 @@ fn checkHeaders(headers: []const config_mod.Header, diag: *Diagnostic) error{Inv
 }
 
 /// An HTTP token (RFC 9110): what a header's name is made of.
-fn validHeaderName(name: []const u8) bool {
+pub fn validHeaderName(name: []const u8) bool {
     if (name.len == 0 or name.len > 256) return false;
     for (name) |c| {
         const ok = std.ascii.isAlphanumeric(c) or std.mem.indexOfScalar(u8, "!#$%&'*+-.^_`|~", c) != null;

@@ -1034,7 +1034,7 @@ pub const Stream = struct {
         if (s.mcp_started) return agent.mcp.refreshChanged(&agent.tools, &agent.log);
         s.mcp_started = true;
         var diag: config_mod.Diagnostic = .{};
-        agent.mcp.ensureStarted(&agent.tools, &agent.log, &diag) catch |err| switch (err) {
+        agent.mcp.ensureStarted(agent, &agent.tools, &agent.log, &diag) catch |err| switch (err) {
             error.OutOfMemory => return error.OutOfMemory,
             error.McpServer => {
                 s.detail.set(agent.gpa, 0, "mcp_server_error", diag.message());

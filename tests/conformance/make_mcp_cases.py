@@ -1,6 +1,9 @@
 """Writes the issue 30 cases of MCP servers' tools in turns (config `mcp_servers`, docs/mcp.md):
-`mcp_*`, each with tests/mcp/server.py as the server (run from the repository, as the drivers
-are). Each transcript is derived here from the scenario and the rules (docs/design/mcp.md:
+`mcp_*`, with tests/mcp/server.py as the server (run from the repository, as the drivers
+are), and servers no one here wrote: the official Python SDK's over Streamable HTTP
+(tests/mcp/sdk_server.py --http, started per cell by the runner: `mcp_http_server`) and the
+reference server from npm, server-everything (scripts/setup.sh installs it), over stdio and
+HTTP. Each transcript is derived here from the scenario and the rules (docs/design/mcp.md:
 names `SERVER__TOOL`, results as content, a failing server an error result naming it), never
 from a driver's output.
 
@@ -18,6 +21,8 @@ from case_files import case_texts, generate
 from make_tool_cases import CASES, DONE, Message, add, complete, progress, result, results_request
 
 SERVER = "tests/mcp/server.py"
+EVERYTHING = "tests/mcp/node_modules/@modelcontextprotocol/server-everything/dist/index.js"
+HTTP_URL = "http://127.0.0.1:$MCP_PORT/mcp"
 
 
 def config(servers: dict[str, dict[str, Any]]) -> dict[str, Any]:
@@ -63,8 +68,54 @@ def list_changed_case() -> tuple[dict[str, Any], list[Any]]:
     return data, lines
 
 
+def http_case(description: str, command: list[str], servers: dict[str, dict[str, Any]],
+              calls: list[tuple[str, str, dict]], contents: list[tuple[str, bool]], offered: list[str],
+              progressed: list[dict[str, Any]] = ()) -> tuple[dict[str, Any], list[Any]]:
+    """mcp_case with an MCP server over Streamable HTTP that the runner starts for each cell."""
+    data, lines = mcp_case(description, servers, calls, contents, offered, progressed)
+    data["mcp_http_server"] = command
+    return data, lines
+
+
+def everything_case(description: str, servers: dict[str, dict[str, Any]],
+                    command: list[str] | None = None) -> tuple[dict[str, Any], list[Any]]:
+    """server-everything's echo and its long-running operation (no wait: duration 0), whose
+    progress notifications carry no message: `progress/total` is the text."""
+    calls = [("toolu_1", "e__echo", {"message": "hello"}),
+             ("toolu_2", "e__trigger-long-running-operation", {"duration": 0, "steps": 2})]
+    contents = [("Echo: hello", False),
+                ("Long running operation completed. Duration: 0 seconds, Steps: 2.", False)]
+    offered = ["e__echo", "e__trigger-long-running-operation"]
+    progressed = [progress("toolu_2", "e__trigger-long-running-operation", "1/2", 0.5),
+                  progress("toolu_2", "e__trigger-long-running-operation", "2/2", 1.0)]
+    if command is None:
+        return mcp_case(description, servers, calls, contents, offered, progressed)
+    return http_case(description, command, servers, calls, contents, offered, progressed)
+
+
+EVERYTHING_TOOLS = ["echo", "trigger-long-running-operation"]
+
+
 def cases() -> dict[str, tuple[dict[str, Any], list[Any]]]:
     return {
+        "mcp_http_tool_call": http_case(
+            "An MCP server over Streamable HTTP (the official Python SDK's, `url` and a bearer token in "
+            "`headers`, which it requires): its tool offered as SERVER__TOOL, the call's progress "
+            "notifications (on the POST's SSE answer) tool_progress events before its result.",
+            [".venv/bin/python", "tests/mcp/sdk_server.py", "--http", "--require-header", "Authorization=Bearer test-token"],
+            {"h": {"url": HTTP_URL, "headers": {"Authorization": "Bearer test-token"}, "tools": ["steps"]}},
+            [("toolu_1", "h__steps", {"n": 2})],
+            [("2 steps done", False)], ["h__steps"],
+            [progress("toolu_1", "h__steps", "step 1 of 2", 0.5), progress("toolu_1", "h__steps", "step 2 of 2", 1.0)]),
+        "mcp_everything_stdio": everything_case(
+            "The MCP project's reference server (npm server-everything) over stdio: echo, and a long-running "
+            "operation whose progress notifications (progress and total, no message) are tool_progress events.",
+            {"e": {"command": "node", "args": [EVERYTHING, "stdio"], "tools": EVERYTHING_TOOLS}}),
+        "mcp_everything_http": everything_case(
+            "The MCP project's reference server (npm server-everything) over Streamable HTTP: echo, and a "
+            "long-running operation whose progress notifications come on the call's SSE answer.",
+            {"e": {"url": HTTP_URL, "tools": EVERYTHING_TOOLS}},
+            ["node", "tests/mcp/everything_http.mjs"]),
         "mcp_list_changed": list_changed_case(),
         "mcp_tool_call": mcp_case(
             "An MCP server's tools are offered as SERVER__TOOL; the model's calls are sent to the server "

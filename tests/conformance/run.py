@@ -1204,10 +1204,11 @@ def run_cell(case: Case, driver: Driver, emulator: Emulator, verbose: bool,
                      .replace("$CASE_DIR", str(case.path.parent.resolve())))
     emulator.load(case.scenario)
     start = time.monotonic()
-    with steps.SessionDir() as session_dir:
+    with steps.SessionDir() as session_dir, \
+            steps.McpHttpServer(data.get("mcp_http_server"), REPO) as mcp_port:
         case_file = case.driver_path
-        if steps.uses_session_dir(case.data):
-            case_file = steps.cell_case_file(case.driver_path, driver.lang, session_dir)
+        if steps.uses_session_dir(case.data) or mcp_port:
+            case_file = steps.cell_case_file(case.driver_path, driver.lang, session_dir, mcp_port)
         argv = driver.argv + [str(case_file), base_url]
         try:
             proc = subprocess.run(argv, cwd=REPO, env=driver_env(env), capture_output=True,

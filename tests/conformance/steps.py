@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import json
 import shutil
+import subprocess
 import tempfile
 from pathlib import Path
 from typing import Any
@@ -83,13 +84,47 @@ class SessionDir:
         shutil.rmtree(self.path, ignore_errors=True)
 
 
-def cell_case_file(driver_path: Path, lang: str, folder: str) -> Path:
-    """A copy of the drivers' case file for one cell, with $SESSION_DIR resolved."""
-    data = json.loads(driver_path.read_text(encoding="utf-8"))
+def cell_case_file(driver_path: Path, lang: str, folder: str, mcp_port: str = "") -> Path:
+    """A copy of the drivers' case file for one cell, with $SESSION_DIR (and $MCP_PORT, the
+    cell's MCP HTTP server's port) resolved."""
+    text = json.dumps(with_session_dir(json.loads(driver_path.read_text(encoding="utf-8")), folder),
+                      indent=2, ensure_ascii=False)
     path = driver_path.with_name(f"{driver_path.stem}.{lang}.json")
-    path.write_text(json.dumps(with_session_dir(data, folder), indent=2, ensure_ascii=False)
-                    + "\n", encoding="utf-8")
+    path.write_text(text.replace(MCP_PORT, mcp_port) + "\n", encoding="utf-8")
     return path
+
+
+MCP_PORT = "$MCP_PORT"
+
+
+class McpHttpServer:
+    """The case's `mcp_http_server` (a command run from the repository that serves MCP over
+    Streamable HTTP and writes its port as its first stdout line), one per cell, ended after
+    it. Entered: the port ("" without a server)."""
+
+    def __init__(self, argv: list[str] | None, repo: Path) -> None:
+        self.argv, self.repo, self.proc = argv, repo, None
+
+    def __enter__(self) -> str:
+        if not self.argv:
+            return ""
+        self.proc = subprocess.Popen(self.argv, cwd=self.repo, stdin=subprocess.DEVNULL,
+                                     stdout=subprocess.PIPE, stderr=subprocess.DEVNULL,
+                                     start_new_session=True)
+        assert self.proc.stdout is not None
+        port = self.proc.stdout.readline().decode().strip()
+        if not port.isdigit():
+            self.__exit__()
+            raise RuntimeError(f"mcp_http_server {' '.join(self.argv)} did not say its port")
+        return port
+
+    def __exit__(self, *exc: Any) -> None:
+        if self.proc is not None:
+            self.proc.kill()
+            self.proc.wait()
+            if self.proc.stdout is not None:
+                self.proc.stdout.close()
+            self.proc = None
 
 
 def parse_exports(values: list[Any]) -> list[str]:

@@ -319,6 +319,17 @@ test("bad config returns nil, message, code", function()
   eq(code, "config", "code")
 end)
 
+test("mcp_servers: a Streamable HTTP server's url and headers pass as they are", function()
+  local a, msg = panto.Agent({ provider = "anthropic", model = "m", api_key = "k", mcp_servers = {
+    docs = { url = "https://example.com/mcp", headers = { Authorization = "Bearer t" } } } })
+  assert(a, msg)
+  a:close()
+  a, msg = panto.Agent({ provider = "anthropic", model = "m", api_key = "k", mcp_servers = {
+    docs = { url = "https://example.com/mcp", command = "x" } } })
+  eq(a, nil, "agent")
+  assert(msg:find('"url" and "command" do not go together', 1, true), msg)
+end)
+
 test("unknown option keys are refused", function()
   local a, msg, code = panto.Agent({ provider = "anthropic", model = "m", temprature = 0.5 })
   eq(a, nil, "agent")

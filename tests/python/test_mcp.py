@@ -13,3 +13,11 @@ def test_mcp_servers_keyword_reaches_the_library():
     # A good one makes an agent without starting anything: servers start at the first turn.
     agent = panto.Agent("anthropic", "m", api_key="k", mcp_servers={"files": {"command": "/nonexistent"}})
     agent.close()
+
+
+def test_mcp_servers_keyword_takes_a_streamable_http_server():
+    agent = panto.Agent("anthropic", "m", api_key="k", mcp_servers={
+        "docs": {"url": "https://example.com/mcp", "headers": {"Authorization": "Bearer t"}}})
+    agent.close()
+    with pytest.raises(panto.ConfigError, match='"url" and "command" do not go together'):
+        panto.Agent("anthropic", "m", api_key="k", mcp_servers={"docs": {"url": "https://example.com/mcp", "command": "x"}})

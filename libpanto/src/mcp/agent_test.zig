@@ -85,7 +85,7 @@ test "mcp: servers start at the first turn, not with the agent, and end when the
     const stream = try agent.run("go");
     while (try stream.next()) |_| {}
     stream.destroy();
-    const pid = agent.mcp.list[0].client.?.process.pid();
+    const pid = agent.mcp.list[0].client.?.conn.stdio.pid();
     try std.testing.expect(isRunning(pid));
     agent.deinit();
     freed = true;
@@ -222,4 +222,48 @@ test "mcp: a call's progress notifications are ToolProgress events while the cal
     try std.testing.expectEqualStrings("hi", result.tool_result.content);
     while (try stream.next()) |_| {}
     try std.testing.expectEqual(.done, stream.state);
+}
+
+test "mcp: a Streamable HTTP server's tools in a turn, beside a stdio server's: calls, progress events" {
+    // The official SDK's server over HTTP, spawned here; it says its port on stdout.
+    const stdio = @import("stdio.zig");
+    const python = if (std.c.getenv("PANTO_MCP_PYTHON")) |p| std.mem.span(p) else ".venv/bin/python";
+    const sdk_script = if (std.c.getenv("PANTO_MCP_SDK_SERVER")) |p| std.mem.span(p) else "tests/mcp/sdk_server.py";
+    const http_server = try stdio.Process.spawn(gpa, .{ .argv = &.{ python, sdk_script, "--http" } });
+    defer http_server.close();
+    var url_buf: [64]u8 = undefined;
+    const url = try std.fmt.bufPrint(&url_buf, "http://127.0.0.1:{s}/mcp", .{try http_server.readLine(stdio.deadlineIn(60_000))});
+
+    var server: st.TestServer = undefined;
+    try server.startMany(.{ .body = message(call(0, "c1", "h__steps", "{\\\"n\\\":2}") ++ call(1, "c2", "t__echo", "{\\\"text\\\":\\\"hi\\\"}")) }, &.{.{}});
+    defer server.stop();
+    const agent = try st.loopbackAgent(server.port, .{ .provider = .anthropic, .model = "m", .mcp_servers = &.{
+        .{ .name = "h", .command = "", .url = url },
+        .{ .name = "t", .command = "python3", .args = &.{script()} },
+    } });
+    defer agent.deinit();
+    const stream = try agent.run("go");
+    defer stream.destroy();
+    var progress: usize = 0;
+    var steps: ?[]const u8 = null;
+    var echo: ?[]const u8 = null;
+    var arena_state: std.heap.ArenaAllocator = .init(gpa);
+    defer arena_state.deinit();
+    while (try stream.next()) |e| switch (e) {
+        .tool_progress => |p| {
+            try std.testing.expectEqualStrings("h__steps", p.name);
+            progress += 1;
+        },
+        .tool_result => |r| {
+            try std.testing.expect(!r.is_error);
+            const copy = try arena_state.allocator().dupe(u8, r.content);
+            if (std.mem.eql(u8, r.id, "c1")) steps = copy else echo = copy;
+        },
+        else => {},
+    };
+    try std.testing.expectEqual(@as(usize, 2), progress);
+    try std.testing.expectEqualStrings("2 steps done", steps.?);
+    try std.testing.expectEqualStrings("hi", echo.?);
+    try std.testing.expectEqual(.done, stream.state);
+    try std.testing.expect(agent.findTool("h__add") != null);
 }

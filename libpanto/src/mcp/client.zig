@@ -1,15 +1,18 @@
-//! An MCP session with one server over stdio: the handshake (`initialize` with version
+//! An MCP session with one server, over stdio or Streamable HTTP (connection.zig): the handshake (`initialize` with version
 //! negotiation, then `notifications/initialized`), `tools/list` with pagination and
 //! `tools/call`. Every request waits under a deadline; the server's own requests (ping) are
 //! answered while waiting, and its notifications noted. A server that exits, writes garbage
 //! or a line over the limit is ended at once (its process group killed): it cannot be trusted
 //! with the next request, and every later request fails with the same typed error. A request
-//! that times out is canceled (`notifications/cancelled`) and the server kept.
+//! that times out is canceled (`notifications/cancelled`) and the server kept. Over HTTP, a
+//! server that forgot the session (a 404) gets a new handshake, once per message.
 const std = @import("std");
 const Allocator = std.mem.Allocator;
 const Value = std.json.Value;
 const jsonrpc = @import("jsonrpc.zig");
 const stdio = @import("stdio.zig");
+const http = @import("http.zig");
+const Connection = @import("connection.zig").Connection;
 
 pub const Error = error{
     /// The server exited, crashed or closed its stdout (its stderr's tail: `stderrTail`).
@@ -26,6 +29,9 @@ pub const Error = error{
     ServerError,
     /// The process's `cancel_fd` woke the wait: the request was canceled (the server told).
     Canceled,
+    /// An HTTP exchange failed (a non-2xx answer, no connection, an answer neither JSON nor
+    /// SSE): why is `stderrTail`.
+    HttpFailed,
     OutOfMemory,
 };
 
@@ -101,7 +107,7 @@ pub const StartFailure = struct {
 
 pub const Client = struct {
     gpa: Allocator,
-    process: *stdio.Process,
+    conn: Connection,
     options: Options,
     next_id: u64 = 1,
     /// Strings of the handshake and of `last_error`.
@@ -117,6 +123,8 @@ pub const Client = struct {
     last_error: jsonrpc.RpcError = .{ .code = 0, .message = "" },
     /// Once the server broke the protocol or ended, every request fails with this.
     broken: ?Error = null,
+    /// A new handshake is under way (an HTTP session the server forgot).
+    renewing: bool = false,
 
     /// Spawns the server and makes the handshake. On failure the server is ended, and what it
     /// wrote to stderr last is kept in `failure`, when given.
@@ -132,22 +140,44 @@ pub const Client = struct {
         }
         const client = try gpa.create(Client);
         errdefer gpa.destroy(client);
-        client.* = .{ .gpa = gpa, .process = process, .options = options, .arena = .init(gpa) };
+        client.* = .{ .gpa = gpa, .conn = .{ .stdio = process }, .options = options, .arena = .init(gpa) };
         errdefer client.arena.deinit();
         try client.initialize();
         return client;
     }
 
-    /// Ends the server (its process group) and frees the client.
+    /// Opens a Streamable HTTP session with the server at `http_options.url`, on `agent`'s
+    /// connections (`lock` held while one is opened), and makes the handshake. On failure,
+    /// why is kept in `failure`, when given.
+    pub fn startHttp(gpa: Allocator, agent: *@import("../agent.zig").Agent, lock: *std.c.pthread_mutex_t, http_options: http.Options, options: Options, failure: ?*StartFailure) Error!*Client {
+        const session = try http.Session.open(gpa, agent, lock, http_options);
+        errdefer {
+            if (failure) |f| {
+                const why = session.problemText();
+                @memcpy(f.buf[0..why.len], why);
+                f.len = why.len;
+            }
+            session.close();
+        }
+        const client = try gpa.create(Client);
+        errdefer gpa.destroy(client);
+        client.* = .{ .gpa = gpa, .conn = .{ .http = session }, .options = options, .arena = .init(gpa) };
+        errdefer client.arena.deinit();
+        try client.initialize();
+        return client;
+    }
+
+    /// Ends the server (its process group, or its HTTP session) and frees the client.
     pub fn close(c: *Client) void {
-        c.process.close();
+        c.conn.close();
         c.arena.deinit();
         c.gpa.destroy(c);
     }
 
-    /// What the server wrote to stderr last, for an error message.
+    /// What the server wrote to stderr last (over HTTP: why its last exchange failed), for an
+    /// error message.
     pub fn stderrTail(c: *const Client) []const u8 {
-        return c.process.stderrTail();
+        return c.conn.stderrTail();
     }
 
     fn initialize(c: *Client) Error!void {
@@ -165,6 +195,8 @@ pub const Client = struct {
         } else return c.fail(error.UnsupportedVersion);
         const arena = c.arena.allocator();
         c.protocol_version = try arena.dupe(u8, version);
+        // Over HTTP, every later request says the version (MCP-Protocol-Version).
+        if (c.conn == .http) c.conn.http.protocol_version = c.protocol_version;
         if (result.object.get("serverInfo")) |info| {
             c.server_name = try arena.dupe(u8, stringField(info, "name") orelse "");
             c.server_version = try arena.dupe(u8, stringField(info, "version") orelse "");
@@ -265,7 +297,7 @@ pub const Client = struct {
         jsonrpc.writeRequest(&line.writer, id, method, params_json) catch return error.OutOfMemory;
         try c.send(line.written(), deadline);
         while (true) {
-            const text = c.process.readLine(deadline) catch |err| switch (err) {
+            const text = c.conn.readLine(deadline) catch |err| switch (err) {
                 error.Timeout => {
                     c.cancel(id, "timed out");
                     return error.Timeout;
@@ -274,6 +306,8 @@ pub const Client = struct {
                     c.cancel(id, "the turn was canceled");
                     return error.Canceled;
                 },
+                error.OutOfMemory => return error.OutOfMemory,
+                error.SessionExpired => return c.fail(error.HttpFailed), // (only a write meets it)
                 else => |e| return c.fail(e),
             };
             const message = jsonrpc.parse(arena, text) catch |err| switch (err) {
@@ -327,21 +361,37 @@ pub const Client = struct {
 
     /// Writes one line (jsonrpc's writers end it with its newline).
     fn send(c: *Client, line: []const u8, deadline: i64) Error!void {
-        c.process.writeLine(std.mem.trimEnd(u8, line, "\n"), deadline) catch |err| switch (err) {
+        const message = std.mem.trimEnd(u8, line, "\n");
+        c.conn.writeLine(message, deadline) catch |err| switch (err) {
             // A server that does not read its stdin before the deadline is hung.
             error.Timeout => return error.Timeout,
             error.Canceled => return error.Canceled,
+            error.SessionExpired => {
+                // The HTTP server forgot the session: a new handshake, then the message again.
+                if (c.renewing) return c.fail(error.HttpFailed);
+                try c.renew();
+                return c.send(line, deadline);
+            },
+            error.OutOfMemory => return error.OutOfMemory,
             else => |e| return c.fail(e),
         };
+    }
+
+    /// A new handshake, for an HTTP session the server forgot (a restart, an idle limit).
+    fn renew(c: *Client) Error!void {
+        c.renewing = true;
+        defer c.renewing = false;
+        c.conn.http.protocol_version = null;
+        try c.initialize();
     }
 
     /// Tells the server that request `id` is given up on; a server that cannot take even
     /// that is left to the next request to find out.
     fn cancel(c: *Client, id: u64, reason: []const u8) void {
         // Told even when the wait was ended by `cancel_fd`, which stays readable.
-        const cancel_fd = c.process.cancel_fd;
-        c.process.cancel_fd = -1;
-        defer c.process.cancel_fd = cancel_fd;
+        const cancel_fd = c.conn.cancelFd();
+        c.conn.setCancelFd(-1);
+        defer c.conn.setCancelFd(cancel_fd);
         var buf: [128]u8 = undefined;
         const params = std.fmt.bufPrint(&buf, "{{\"requestId\":{d},\"reason\":\"{s}\"}}", .{ id, reason }) catch return;
         c.notify("notifications/cancelled", params) catch {};
@@ -350,7 +400,7 @@ pub const Client = struct {
     /// Marks the server broken and ends it: every later request fails with `err`.
     fn fail(c: *Client, err: Error) Error {
         c.broken = err;
-        c.process.kill();
+        c.conn.kill();
         return err;
     }
 };

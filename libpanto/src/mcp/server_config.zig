@@ -1,14 +1,17 @@
-//! The `mcp_servers` config key: one stdio MCP server per name, whose tools the agent offers
-//! (docs/design/mcp.md, decision 7). Parsed and checked here; started by servers.zig.
+//! The `mcp_servers` config key: one MCP server per name, a command (stdio) or a URL
+//! (Streamable HTTP), whose tools the agent offers (docs/design/mcp.md, decision 7). Parsed
+//! and checked here; started by servers.zig.
 const std = @import("std");
 const Allocator = std.mem.Allocator;
 const config_mod = @import("../config.zig");
 const Diagnostic = config_mod.Diagnostic;
 const stdio = @import("stdio.zig");
+const http = @import("http.zig");
 
 pub const ServerConfig = struct {
     /// The config key: the prefix of its tools' names (tool_name.zig).
     name: []const u8,
+    /// The stdio server's command; "" for a server reached at `url`.
     command: []const u8,
     args: []const []const u8 = &.{},
     /// Added to the minimal environment the server gets (PATH and HOME).
@@ -22,9 +25,18 @@ pub const ServerConfig = struct {
     timeout_ms: u64 = 60_000,
     /// The handshake's (a server started through `npx` may fetch a package first).
     init_timeout_ms: u64 = 30_000,
+    /// A Streamable HTTP server's endpoint (`command` is then ""), and the headers sent on
+    /// each of its requests (a bearer token is one).
+    url: ?[]const u8 = null,
+    headers: []const http.Header = &.{},
 };
 
-const keys = [_][]const u8{ "command", "args", "env", "cwd", "tools", "requires", "timeout_ms", "init_timeout_ms" };
+const keys = [_][]const u8{ "command", "args", "env", "cwd", "tools", "requires", "timeout_ms", "init_timeout_ms", "url", "headers" };
+/// The headers of the transport itself, which the config's `headers` may not set.
+const mcp_headers = [_][]const u8{ "mcp-session-id", "mcp-protocol-version", "accept", "content-type", "content-length", "host", "transfer-encoding", "connection" };
+const validHeaderName = @import("../request_options.zig").validHeaderName;
+/// Only a spawned server has these.
+const stdio_keys = [_][]const u8{ "command", "args", "env", "cwd" };
 
 /// A server's name: a letter, then letters, digits, '_' or '-' (24 at most), without "__" (the
 /// separator of the prefixed tool names).
@@ -62,20 +74,16 @@ fn parseOne(arena: Allocator, name: []const u8, value: std.json.Value, diag: *Di
     while (it.next()) |entry| {
         for (keys) |k| {
             if (std.mem.eql(u8, k, entry.key_ptr.*)) break;
-        } else {
-            if (std.mem.eql(u8, entry.key_ptr.*, "url"))
-                return diag.fail("mcp_servers.{s}: \"url\" (Streamable HTTP) is not supported yet: give \"command\" (stdio)", .{name});
-            return diag.fail("unknown mcp_servers.{s} key \"{s}\"", .{ name, entry.key_ptr.* });
-        }
+        } else return diag.fail("unknown mcp_servers.{s} key \"{s}\"", .{ name, entry.key_ptr.* });
     }
     const obj = value.object;
     var server: ServerConfig = .{ .name = name, .command = "" };
-    const command = obj.get("command") orelse return diag.fail("mcp_servers.{s} needs \"command\"", .{name});
+    if (obj.get("url")) |url| return parseHttp(arena, name, obj, url, server, diag);
+    if (obj.get("headers") != null) return diag.fail("mcp_servers.{s}: \"headers\" are for a server at a \"url\"", .{name});
+    const command = obj.get("command") orelse return diag.fail("mcp_servers.{s} needs \"command\" (stdio) or \"url\" (Streamable HTTP)", .{name});
     if (command != .string or command.string.len == 0) return diag.fail("mcp_servers.{s}.command must be a non-empty string", .{name});
     server.command = command.string;
     if (obj.get("args")) |v| server.args = try strings(arena, v, name, "args", diag);
-    if (obj.get("requires")) |v| server.requires = try strings(arena, v, name, "requires", diag);
-    if (obj.get("tools")) |v| server.tools = try strings(arena, v, name, "tools", diag);
     if (obj.get("cwd")) |v| {
         if (v != .string or v.string.len == 0) return diag.fail("mcp_servers.{s}.cwd must be a directory path", .{name});
         server.cwd = v.string;
@@ -92,9 +100,45 @@ fn parseOne(arena: Allocator, name: []const u8, value: std.json.Value, diag: *Di
         }
         server.env = env;
     }
+    return try commonKeys(arena, name, obj, server, diag);
+}
+
+/// The keys of every server, stdio or HTTP.
+fn commonKeys(arena: Allocator, name: []const u8, obj: std.json.ObjectMap, given: ServerConfig, diag: *Diagnostic) config_mod.ParseError!ServerConfig {
+    var server = given;
+    if (obj.get("requires")) |v| server.requires = try strings(arena, v, name, "requires", diag);
+    if (obj.get("tools")) |v| server.tools = try strings(arena, v, name, "tools", diag);
     if (obj.get("timeout_ms")) |v| server.timeout_ms = try config_mod.integer(u64, v, 1, 86_400_000, "mcp_servers timeout_ms", diag);
     if (obj.get("init_timeout_ms")) |v| server.init_timeout_ms = try config_mod.integer(u64, v, 1, 86_400_000, "mcp_servers init_timeout_ms", diag);
     return server;
+}
+
+/// A server at `url`: http or https, with its headers; none of a spawned server's keys.
+fn parseHttp(arena: Allocator, name: []const u8, obj: std.json.ObjectMap, url: std.json.Value, common: ServerConfig, diag: *Diagnostic) config_mod.ParseError!ServerConfig {
+    for (stdio_keys) |k| if (obj.contains(k))
+        return diag.fail("mcp_servers.{s}: \"url\" and \"{s}\" do not go together: a server is a command (stdio) or a URL (Streamable HTTP)", .{ name, k });
+    var server = common;
+    if (url != .string) return diag.fail("mcp_servers.{s}.url must be an http or https URL", .{name});
+    const uri = std.Uri.parse(url.string) catch return diag.fail("mcp_servers.{s}.url must be an http or https URL", .{name});
+    const web = std.ascii.eqlIgnoreCase(uri.scheme, "http") or std.ascii.eqlIgnoreCase(uri.scheme, "https");
+    if (!web or uri.host == null)
+        return diag.fail("mcp_servers.{s}.url must be an http or https URL", .{name});
+    server.url = url.string;
+    if (obj.get("headers")) |v| {
+        const bad = "mcp_servers.{s}.headers must be a JSON object of strings";
+        if (v != .object) return diag.fail(bad, .{name});
+        const headers = try arena.alloc(http.Header, v.object.count());
+        var it = v.object.iterator();
+        for (headers) |*h| {
+            const entry = it.next().?;
+            if (entry.value_ptr.* != .string or !validHeaderName(entry.key_ptr.*) or config_mod.hasControl(entry.value_ptr.string)) return diag.fail(bad, .{name});
+            for (mcp_headers) |own| if (std.ascii.eqlIgnoreCase(own, entry.key_ptr.*))
+                return diag.fail("mcp_servers.{s}.headers cannot set \"{s}\": panto writes it", .{ name, entry.key_ptr.* });
+            h.* = .{ .name = entry.key_ptr.*, .value = entry.value_ptr.string };
+        }
+        server.headers = headers;
+    }
+    return try commonKeys(arena, name, obj, server, diag);
 }
 
 fn strings(arena: Allocator, v: std.json.Value, server: []const u8, key: []const u8, diag: *Diagnostic) config_mod.ParseError![]const []const u8 {
@@ -122,6 +166,10 @@ pub fn dupe(arena: Allocator, list: []const ServerConfig) Allocator.Error![]cons
         const env = try arena.alloc(stdio.EnvVar, src.env.len);
         for (src.env, env) |s, *d| d.* = .{ .name = try arena.dupe(u8, s.name), .value = try arena.dupe(u8, s.value) };
         dst.env = env;
+        dst.url = if (src.url) |u| try arena.dupe(u8, u) else null;
+        const headers = try arena.alloc(http.Header, src.headers.len);
+        for (src.headers, headers) |s, *d| d.* = .{ .name = try arena.dupe(u8, s.name), .value = try arena.dupe(u8, s.value) };
+        dst.headers = headers;
     }
     return out;
 }
@@ -144,12 +192,27 @@ test "mcp_servers parses, and bad servers are refused with a reason" {
     try std.testing.expectEqualStrings("echo", list[0].tools.?[0]);
     try std.testing.expectEqual(@as(u64, 5), list[0].timeout_ms);
 
+    const remote = try std.json.parseFromSliceLeaky(std.json.Value, arena,
+        \\{"gh":{"url":"https://example.com/mcp","headers":{"Authorization":"Bearer t"},"tools":["a"],"timeout_ms":7}}
+    , .{});
+    const http_list = try parse(arena, remote, &diag);
+    try std.testing.expectEqualStrings("https://example.com/mcp", http_list[0].url.?);
+    try std.testing.expectEqualStrings("", http_list[0].command);
+    try std.testing.expectEqualStrings("Bearer t", http_list[0].headers[0].value);
+    try std.testing.expectEqualStrings("a", http_list[0].tools.?[0]);
+    try std.testing.expectEqual(@as(u64, 7), http_list[0].timeout_ms);
+
     const cases = [_]struct { []const u8, []const u8 }{
         .{ "[]", "must be a JSON object of servers" },
         .{ "{\"a__b\":{\"command\":\"x\"}}", "is not a server name" },
         .{ "{\"9a\":{\"command\":\"x\"}}", "is not a server name" },
         .{ "{\"a\":{}}", "needs \"command\"" },
-        .{ "{\"a\":{\"command\":\"x\",\"url\":\"http://h\"}}", "not supported yet" },
+        .{ "{\"a\":{\"command\":\"x\",\"url\":\"http://h\"}}", "do not go together" },
+        .{ "{\"a\":{\"url\":\"ftp://h\"}}", "must be an http or https URL" },
+        .{ "{\"a\":{\"url\":\"http://h\",\"headers\":{\"X\":1}}}", "headers must be a JSON object of strings" },
+        .{ "{\"a\":{\"url\":\"http://h\",\"headers\":{\"X\":\"a\\nb\"}}}", "headers must be a JSON object of strings" },
+        .{ "{\"a\":{\"command\":\"x\",\"headers\":{}}}", "are for a server at a \"url\"" },
+        .{ "{\"a\":{\"url\":\"http://h\",\"headers\":{\"Mcp-Session-Id\":\"1\"}}}", "panto writes it" },
         .{ "{\"a\":{\"command\":\"x\",\"bogus\":1}}", "unknown mcp_servers.a key \"bogus\"" },
         .{ "{\"a\":{\"command\":\"x\",\"args\":[1]}}", "mcp_servers.a.args must be an array of strings" },
         .{ "{\"a\":{\"command\":\"x\",\"env\":{\"A\":1}}}", "env must be a JSON object of strings" },

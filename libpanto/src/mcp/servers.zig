@@ -13,6 +13,7 @@ const tools = @import("../tools.zig");
 const content = @import("../content.zig");
 const config_mod = @import("../config.zig");
 const log_mod = @import("../log.zig");
+const Agent = @import("../agent.zig").Agent;
 
 const Server = struct {
     config: ServerConfig,
@@ -40,6 +41,9 @@ pub const Outcome = struct { content: content.Content, is_error: bool };
 pub const Servers = struct {
     gpa: Allocator,
     list: []Server = &.{},
+    /// Held while an HTTP server's request is opened on the agent's connections: a round
+    /// calls its servers on threads of their own.
+    http_lock: std.c.pthread_mutex_t = std.c.PTHREAD_MUTEX_INITIALIZER,
 
     /// `configs` must outlive the servers (the agent's config arena holds them).
     pub fn init(gpa: Allocator, configs: []const ServerConfig) Allocator.Error!Servers {
@@ -65,11 +69,18 @@ pub const Servers = struct {
     /// server whose tools changed (`notifications/tools/list_changed`) is listed again. A server
     /// that cannot start or list its tools: McpServer, its name and why in `diag`; the
     /// servers started before it keep running.
-    pub fn ensureStarted(s: *Servers, registry: *tools.Set, log: *const log_mod.Sink, diag: *config_mod.Diagnostic) StartError!void {
+    pub fn ensureStarted(s: *Servers, agent: *Agent, registry: *tools.Set, log: *const log_mod.Sink, diag: *config_mod.Diagnostic) StartError!void {
         for (s.list, 0..) |*server, i| {
             if (server.client) |c| {
                 if (c.broken == null and !c.tools_changed) continue;
                 if (c.broken != null) server.stop();
+            }
+            if (server.client == null and server.config.url != null) {
+                var failure: client_mod.StartFailure = .{};
+                server.client = Client.startHttp(s.gpa, agent, &s.http_lock, .{ .url = server.config.url.?, .headers = server.config.headers }, .{
+                    .timeout_ms = server.config.timeout_ms,
+                    .init_timeout_ms = server.config.init_timeout_ms,
+                }, &failure) catch |err| return startFailed(server, err, failure.stderrTail(), diag);
             }
             if (server.client == null) {
                 const argv = try s.gpa.alloc([]const u8, 1 + server.config.args.len);
@@ -167,8 +178,8 @@ pub const Servers = struct {
         const a = scratch.allocator();
         const c = server.client orelse return failed(s.gpa, "MCP server \"{s}\" is not running", .{server.config.name});
         const mcp = server.mcpName(offered) orelse return failed(s.gpa, "MCP server \"{s}\" has no tool offered as {s}", .{ server.config.name, offered });
-        c.process.cancel_fd = cancel_fd;
-        defer c.process.cancel_fd = -1;
+        c.conn.setCancelFd(cancel_fd);
+        defer c.conn.setCancelFd(-1);
         const r = c.callTool(a, mcp, input_json, progress) catch |err| return switch (err) {
             error.OutOfMemory => error.OutOfMemory,
             error.Canceled => failed(s.gpa, canceled_message, .{}),
@@ -178,6 +189,7 @@ pub const Servers = struct {
             error.LineTooLong => failed(s.gpa, "MCP server \"{s}\" sent a message over the size limit and was stopped", .{server.config.name}),
             error.ServerError => failed(s.gpa, "MCP server \"{s}\" refused the call: {s} (code {d})", .{ server.config.name, c.last_error.message, c.last_error.code }),
             error.UnsupportedVersion => failed(s.gpa, "MCP server \"{s}\" speaks an unsupported protocol version", .{server.config.name}),
+            error.HttpFailed => failed(s.gpa, "MCP server \"{s}\" failed: {s}", .{ server.config.name, c.stderrTail() }),
         };
         return .{ .content = try result.toContent(s.gpa, a, r), .is_error = r.is_error };
     }
@@ -210,6 +222,7 @@ fn startFailed(server: *const Server, err: anyerror, tail: ?[]const u8, diag: *c
         error.LineTooLong => "it sent a message over the size limit",
         error.UnsupportedVersion => "it speaks an unsupported protocol version",
         error.ServerError => "it refused a request",
+        error.HttpFailed => "its HTTP exchange failed",
         else => @errorName(err),
     };
     const line = lastLine(tail orelse "");

@@ -70,12 +70,21 @@ pub const Link = struct {
     /// the tunnel. Sending uses `body` as the write buffer, which a failed send leaves
     /// shifted (what was written is gone from its start).
     pub fn exchange(l: *Link, body: []u8) anyerror!std.http.Client.Response {
-        if (l.tunnel) |t| {
-            try t.sendBodyComplete(&l.request, body);
-            return t.receiveHead(&l.request);
-        }
-        // (A GET has no body, not an empty one: std.http asserts it.)
-        if (l.request.method.requestHasBody()) try l.request.sendBodyComplete(body) else try l.request.sendBodiless();
+        try l.sendBody(body);
+        return l.receiveHead();
+    }
+
+    /// Writes the request (exchange's first half: a caller may wait between the two).
+    pub fn sendBody(l: *Link, body: []u8) anyerror!void {
+        if (l.tunnel) |t| return t.sendBodyComplete(&l.request, body);
+        // (A GET or a DELETE has no body, not an empty one: std.http asserts it.)
+        if (l.request.method.requestHasBody()) return l.request.sendBodyComplete(body);
+        return l.request.sendBodiless();
+    }
+
+    /// Reads the response head (exchange's second half).
+    pub fn receiveHead(l: *Link) anyerror!std.http.Client.Response {
+        if (l.tunnel) |t| return t.receiveHead(&l.request);
         return l.request.receiveHead(&.{});
     }
 

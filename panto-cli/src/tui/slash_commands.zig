@@ -231,7 +231,7 @@ fn forkAt(ctx: Context, command: []const u8, count: usize) Writer.Error!bool {
     return true;
 }
 
-/// `/mcp`: each server, its command, and the tools it offers (the agent's tools of that
+/// `/mcp`: each server, its command or URL, and the tools it offers (the agent's tools of that
 /// server, named SERVER__TOOL); a server starts at the first turn, so before it none are known.
 fn mcp(ctx: Context) Writer.Error!void {
     const agent = ctx.app.agent;
@@ -240,7 +240,7 @@ fn mcp(ctx: Context) Writer.Error!void {
     if (servers.len == 0) return out.writeAll("no MCP servers (the config file's \"mcp_servers\", or --mcp NAME=COMMAND)\n");
     for (servers, 0..) |server, i| {
         try out.print("{s}{s}{s} {s}", .{ style.bold, server.name, style.reset, style.dim });
-        try out.writeAll(server.command);
+        try out.writeAll(server.url orelse server.command);
         for (server.args) |arg| try out.print(" {s}", .{arg});
         try out.print("{s}\n", .{style.reset});
         var count: usize = 0;

@@ -1,0 +1,125 @@
+#!/usr/bin/env python3
+"""A small MCP server over Streamable HTTP, standard library only, for panto's MCP client
+tests: it checks what the client must send, and misbehaves on request.
+
+It listens on 127.0.0.1 on a port of its own choosing and writes "PORT\\n" on stdout once it
+does; later lines on stdout say what it saw ("DELETE <session>" when a session is ended).
+Every request after initialize must carry the session's Mcp-Session-Id and the negotiated
+MCP-Protocol-Version, and every POST Accept both application/json and text/event-stream
+(else 400). initialize is answered with JSON and a session id s1, s2, ... (one per
+handshake); notifications with 202; tools/list and tools/call with an SSE stream whose framing
+has what a parser must take: a priming event (empty data), a comment, an event of another
+type, a message split over data lines, CRLF line ends. Tools: `inits` says how many handshakes the server saw.
+
+  --on-list MODE  what tools/list does: answer (default), 500 (an HTTP 500 with a body),
+                  garbage (a 200 JSON body that is not JSON), hang (never answer), expire
+                  (answer 404 to the first session's request: the server forgot it)
+"""
+import argparse
+import json
+import socket
+import sys
+import threading
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+
+TOOLS = [{"name": "inits", "description": "How many handshakes the server saw.", "inputSchema": {"type": "object"}}]
+
+state = {"sessions": 0, "version": None, "expired": False}
+lock = threading.Lock()
+args = None
+
+
+def say(line):
+    sys.stdout.write(line + "\n")
+    sys.stdout.flush()
+
+
+class Handler(BaseHTTPRequestHandler):
+    protocol_version = "HTTP/1.1"
+
+    def log_message(self, *a):
+        pass
+
+    def answer(self, status, body=b"", content_type="application/json", headers=()):
+        self.send_response(status)
+        self.send_header("Content-Type", content_type)
+        self.send_header("Content-Length", str(len(body)))
+        for name, value in headers:
+            self.send_header(name, value)
+        self.end_headers()
+        self.wfile.write(body)
+
+    def current(self):
+        return f"s{state['sessions']}"
+
+    def do_DELETE(self):
+        say(f"DELETE {self.headers.get('Mcp-Session-Id')}")
+        self.answer(200)
+
+    def do_POST(self):
+        body = self.rfile.read(int(self.headers.get("Content-Length", "0")))
+        accept = self.headers.get("Accept", "")
+        if "application/json" not in accept or "text/event-stream" not in accept:
+            return self.answer(400, b"Accept must take JSON and SSE", "text/plain")
+        message = json.loads(body)
+        method = message.get("method")
+        if method == "initialize":
+            with lock:
+                state["sessions"] += 1
+                state["version"] = message["params"]["protocolVersion"]
+            result = {"protocolVersion": state["version"], "capabilities": {"tools": {}},
+                      "serverInfo": {"name": "panto-http-test", "version": "1"}}
+            reply = json.dumps({"jsonrpc": "2.0", "id": message["id"], "result": result}).encode()
+            return self.answer(200, reply, headers=[("Mcp-Session-Id", self.current())])
+        session = self.headers.get("Mcp-Session-Id")
+        if args.on_list == "expire" and session == "s1" and method == "tools/list":
+            return self.answer(404, b"no such session", "text/plain")
+        if session != self.current():
+            return self.answer(400, f"wrong session {session}".encode(), "text/plain")
+        if self.headers.get("MCP-Protocol-Version") != state["version"]:
+            return self.answer(400, b"no MCP-Protocol-Version", "text/plain")
+        if "id" not in message or "method" not in message:
+            return self.answer(202, b"")
+        if method == "tools/list":
+            if args.on_list == "500":
+                return self.answer(500, b"the server broke", "text/plain")
+            if args.on_list == "garbage":
+                return self.answer(200, b"this is not JSON")
+            if args.on_list == "hang":
+                self.rfile.read(1)  # until the client gives up and closes
+                return
+            return self.stream(message["id"], {"tools": TOOLS})
+        if method == "tools/call":
+            text = str(state["sessions"])
+            return self.stream(message["id"], {"content": [{"type": "text", "text": text}]})
+        reply = json.dumps({"jsonrpc": "2.0", "id": message["id"], "result": {}}).encode()
+        return self.answer(200, reply)
+
+    def stream(self, id, result):
+        reply = json.dumps({"jsonrpc": "2.0", "id": id, "result": result}, indent=1)
+        # The reply split over data lines (each a line of the indented JSON), after a comment
+        # and an event of another type; CRLF line ends.
+        events = "id: 0\r\ndata:\r\n\r\n"  # a priming event: an id and empty data
+        events += ": a comment\r\n\r\nevent: other\r\ndata: {\"not\": \"a message\"}\r\n\r\n"
+        events += "event: message\r\n" + "".join(f"data: {line}\r\n" for line in reply.split("\n")) + "\r\n"
+        self.send_response(200)
+        self.send_header("Content-Type", "text/event-stream")
+        self.send_header("Connection", "close")
+        self.end_headers()
+        self.wfile.write(events.encode())
+        self.close_connection = True
+
+
+def main():
+    global args
+    parser = argparse.ArgumentParser()
+    parser.add_argument("--on-list", default="answer")
+    args = parser.parse_args()
+    server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+    server.daemon_threads = True
+    say(str(server.server_address[1]))
+    server.serve_forever()
+
+
+if __name__ == "__main__":
+    main()
