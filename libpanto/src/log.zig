@@ -64,6 +64,13 @@ pub const Sink = struct {
     /// Writes "panto: " and the formatted text as one line (cut at 16 KiB; `body` is not).
     pub fn print(s: *const Sink, comptime fmt: []const u8, args: anytype) void {
         if (!s.on()) return;
+        // Never inlined: inlined, its 16 KiB line became part of the caller's frame, probed
+        // page by page, so resident in the stack of every thread or fiber that called it, log
+        // on or off (transport.open: a 20.4 KB frame, live while a stream waits for its answer).
+        @call(.never_inline, printLine, .{ s, fmt, args });
+    }
+
+    fn printLine(s: *const Sink, comptime fmt: []const u8, args: anytype) void {
         var buf: [16 * 1024]u8 = undefined;
         var w: std.Io.Writer = .fixed(&buf);
         w.writeAll("panto: ") catch {};

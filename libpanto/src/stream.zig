@@ -147,6 +147,9 @@ pub const Stream = struct {
     final: structured_output.Final = .{},
     /// A stream driven by `step()`: its fiber (stream_step.zig).
     stepper: ?*stream_step.Stepper = null,
+    /// `step()` drives the turn (`stepper` is its fiber, gone once the turn is over: given
+    /// back at its end), so `next()` is refused until it is over.
+    stepped: bool = false,
     /// `next()` (or nextBatch, finalMessage) read the turn: `step()` is refused from then on.
     read_by_next: bool = false,
 
@@ -298,7 +301,7 @@ pub const Stream = struct {
     /// copied out: the C ABI copies it once, into the caller's struct. Moving a large union
     /// through optionals and error unions costs more than decoding a small event.
     pub inline fn nextRef(s: *Stream) NextError!?*const ev.Event {
-        if (s.stepper != null) try stream_step.checkNext(s);
+        if (s.stepped) try stream_step.checkNext(s);
         // The path of nearly every call, inlined into the caller: a message streaming,
         // nothing pending, the next event queued or a hot delta (else nextAny sees to it).
         if (s.state == .streaming and s.phase == .messages and s.pending_failure == null and
@@ -322,7 +325,7 @@ pub const Stream = struct {
     }
 
     fn nextAny(s: *Stream) NextError!?*const ev.Event {
-        if (s.stepper == null) s.read_by_next = true;
+        if (!s.stepped) s.read_by_next = true;
         if (s.state == .done) return null;
         if (s.state == .failed) return s.failure;
         if (s.watch.canceled.load(.acquire)) return s.abort();
@@ -582,7 +585,7 @@ pub const Stream = struct {
     /// the next call on the stream. Events given back by `unread` come back first, as a
     /// batch of their own (unless the turn was canceled meanwhile).
     pub fn nextBatch(s: *Stream, max: usize) NextError![]const ev.Event {
-        if (s.stepper != null) try stream_step.checkNext(s);
+        if (s.stepped) try stream_step.checkNext(s);
         const b = &s.batch;
         if (b.unread > 0) {
             if (!s.watch.canceled.load(.acquire)) return b.takeUnreadBatch(@max(max, 1));

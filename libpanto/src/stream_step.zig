@@ -11,6 +11,7 @@ const NextError = stream_mod.NextError;
 const ev = @import("event.zig");
 const poll_io = @import("transport/poll_io.zig");
 const fiber = @import("transport/fiber.zig");
+const watchdog = @import("transport/watchdog.zig");
 
 pub const Wait = poll_io.Wait;
 pub const Direction = poll_io.Direction;
@@ -32,8 +33,7 @@ pub const StepError = NextError || error{ OutOfMemory, Unsupported };
 /// `next()` while the fiber is parked would run the turn on a second stack over the same
 /// state.
 pub fn checkNext(s: *Stream) error{Usage}!void {
-    const st = s.stepper.?;
-    if (poll_io.current() == &st.driver) return;
+    if (s.stepper) |st| if (poll_io.current() == &st.driver) return;
     if (s.state == .done or s.state == .failed) return;
     return error.Usage;
 }
@@ -56,10 +56,33 @@ pub const Stepper = struct {
 /// The next step of the turn (see the file's comment). Not from two threads at once, as
 /// `next()`.
 pub fn step(s: *Stream) StepError!Step {
-    const st = s.stepper orelse try start(s);
+    const st = s.stepper orelse if (s.stepped and over(s)) return end(s) else try start(s);
     if (st.driver.run()) return .{ .would_block = st.driver.wait };
-    const e = try st.outcome orelse return .done;
+    const outcome = st.outcome;
+    if (over(s)) finish(s);
+    const e = try outcome orelse return .done;
     return .{ .event = e };
+}
+
+fn over(s: *const Stream) bool {
+    return s.state == .done or s.state == .failed;
+}
+
+/// The end of a turn whose fiber is gone (`finish`): its sticky end, read on the caller's
+/// stack (it reads no socket).
+fn end(s: *Stream) StepError!Step {
+    const e = try s.nextRef() orelse return .done;
+    return .{ .event = e };
+}
+
+/// The turn is over: its fiber goes back to the pool now, not at the stream's release, so
+/// that a finished stream kept by its caller (a loop that frees its streams when all are
+/// over) holds no stack pages: the turn's end touched some below the fiber's top. A step after
+/// that reads the end without a fiber (`end`); a reopened turn gets a new one.
+fn finish(s: *Stream) void {
+    // No cancel may write to the wake descriptor once closed (its number can come back).
+    if (s.stepper.?.driver.wake_fd >= 0) watchdog.setWake(&s.watch, -1);
+    release(s);
 }
 
 pub const BatchStep = union(enum) {
@@ -105,6 +128,7 @@ fn start(s: *Stream) StepError!*Stepper {
     // Its deadlines are the caller's to keep, from the waits it is given: no watchdog thread.
     s.watch.polled = true;
     s.stepper = st;
+    s.stepped = true;
     return st;
 }
 

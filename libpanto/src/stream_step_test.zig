@@ -110,7 +110,7 @@ test "a stepped turn over a Content-Length body, whole and in 7 byte pieces" {
     for ([_]usize{ 1 << 20, 7 }) |piece| try expectSteppedTurn(.{ .framing = .content_length, .piece = piece });
 }
 
-test "a second stepped turn runs on the first's stack, taken back from the pool trimmed" {
+test "a second stepped turn runs on the first's stack, taken back from the pool trimmed at the first's end" {
     try skipUnlessSupported();
     var server: TestServer = undefined;
     try server.startMany(.{ .framing = .chunked }, &.{.{}});
@@ -123,12 +123,19 @@ test "a second stepped turn runs on the first's stack, taken back from the pool 
         defer stream.destroy();
         var d: Driven = .{};
         defer d.deinit();
+        // (The first step cannot end the turn: it gives MessageStart at the soonest.)
+        if (try stream.step() == .would_block) d.blocked += 1;
+        stack.* = stream.stepper.?.driver.fiber.mapping.ptr;
         try drive(stream, &d);
         try std.testing.expectEqualStrings("h\xc3\xa9llo w\xc3\xb6rld", d.text.items);
-        stack.* = stream.stepper.?.driver.fiber.mapping.ptr;
+        // Over, not yet freed: its stack is back in the pool already, and the end stays.
+        try std.testing.expect(stream.stepper == null);
+        try std.testing.expect(fiber.pool.holds(stack.*));
+        try std.testing.expect(try stream.step() == .done);
+        try std.testing.expect(try stream.next() == null);
+        try std.testing.expect(stream.stepper == null);
     }
     try std.testing.expectEqual(stacks[0], stacks[1]);
-    try std.testing.expect(fiber.pool.holds(stacks[0]));
 }
 
 /// A listener that takes connections into its queue and never answers them.
@@ -158,6 +165,7 @@ fn expectSteppedFailure(stream: *Stream, expected: anyerror) !void {
     defer d.deinit();
     try std.testing.expectError(expected, drive(stream, &d));
     try std.testing.expect(d.blocked > 0);
+    try std.testing.expect(stream.stepper == null); // (its fiber went back at the turn's end)
     try std.testing.expectError(expected, stream.step()); // sticky
 }
 
@@ -195,6 +203,21 @@ test "a stepped stream waiting for its answer keeps only its live frames' stack 
         std.debug.print("{d} KB of the fiber's stack resident at the head wait\n", .{resident / 1024});
         return error.TestUnexpectedResult;
     }
+}
+
+test "a stepped stream waiting for its answer holds no request body: it was sent" {
+    try skipUnlessSupported();
+    var listener: SilentListener = try .start();
+    defer listener.stop();
+    const agent = try stream_test.loopbackAgent(listener.port, .{ .provider = .anthropic, .model = "m", .retry = .{ .max_retries = 0 } });
+    defer agent.deinit();
+    const stream = try agent.run("hi");
+    defer stream.destroy();
+    while (true) switch (try stream.step()) {
+        .event, .done => return error.TestUnexpectedResult,
+        .would_block => |w| if (w.fd >= 0 and w.direction == .read) break else waitFor(w),
+    };
+    try std.testing.expectEqual(@as(usize, 0), stream.request_body.writer.buffer.len);
 }
 
 test "a stepped connect that never completes times out on connect_ms, without the watchdog" {

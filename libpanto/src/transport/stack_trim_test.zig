@@ -121,20 +121,6 @@ test "a TLS handshake on a thread leaves no resident stack below the caller's fr
     }
 }
 
-/// Steps `stream` to its end in a poll() loop (as stream_step_test.zig's `drive`), without
-/// looking at its events.
-fn stepToEnd(stream: anytype) !void {
-    while (true) switch (try stream.step()) {
-        .event => {},
-        .done => return,
-        .would_block => |w| {
-            const events: i16 = if (w.direction == .write) c.POLL.OUT else c.POLL.IN;
-            var pfd = [1]c.pollfd{.{ .fd = w.fd, .events = events, .revents = 0 }};
-            _ = c.poll(&pfd, if (w.fd < 0) 0 else 1, 1000);
-        },
-    };
-}
-
 test "a TLS handshake on a stepped stream's fiber leaves no resident stack below the trim" {
     if (!fiber.supported) return error.SkipZigTest;
     var server: RefusingTlsServer = undefined;
@@ -142,11 +128,22 @@ test "a TLS handshake on a stepped stream's fiber leaves no resident stack below
     defer server.stop();
     var url_buf: [64]u8 = undefined;
     const url = try std.fmt.bufPrint(&url_buf, "https://localhost:{d}", .{server.port});
-    const agent = try Agent.init(std.heap.c_allocator, .{ .provider = .anthropic, .model = "m", .base_url = url, .api_key = "sk-test-key", .retry = .{ .max_retries = 0 } });
+    // A retry after the refused handshake, whose delay (long: never waited for) keeps the
+    // fiber parked, so its stack can be looked at: a turn's end gives the fiber back.
+    const agent = try Agent.init(std.heap.c_allocator, .{ .provider = .anthropic, .model = "m", .base_url = url, .api_key = "sk-test-key", .retry = .{ .max_retries = 1, .initial_delay_ms = 60_000, .max_delay_ms = 60_000 } });
     defer agent.deinit();
     const stream = try agent.run("hi");
     defer stream.destroy();
-    try std.testing.expectError(error.Connection, stepToEnd(stream));
+    while (true) switch (try stream.step()) {
+        .event => {},
+        .done => return error.TestUnexpectedResult,
+        .would_block => |w| {
+            if (w.fd >= 0 and w.fd == stream.stepper.?.driver.wake_fd) break; // the retry's delay
+            const events: i16 = if (w.direction == .write) c.POLL.OUT else c.POLL.IN;
+            var pfd = [1]c.pollfd{.{ .fd = w.fd, .events = events, .revents = 0 }};
+            _ = c.poll(&pfd, if (w.fd < 0) 0 else 1, 1000);
+        },
+    };
     try std.testing.expect(server.got_client_hello.load(.acquire));
     // The fiber's stack (any thread's, the main one's included): the frames above the trim
     // and its margin stay; the handshake's ~135 KB below must not (33 pages untrimmed).

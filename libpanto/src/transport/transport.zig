@@ -65,16 +65,19 @@ pub fn open(s: *Stream) TurnError!void {
     const agent = s.agent;
     const gpa = agent.gpa;
     const config = s.config;
-    try checkRequest(s);
+    // Not inlined, nor are writeRequestBody, the headers, signRequest and `network.apply`
+    // below: inlined, their frames stayed under the connect, the request's write and the
+    // head's read, the deepest calls of a turn, in the stack of every thread that runs a
+    // stream, and of every stepped stream while it waits for its answer (open's frame: 9.7 KB,
+    // then 4.6 KB; 20.4 KB once Bedrock's credential files were read under signRequest, and
+    // probed, so resident, page by page).
+    try @call(.never_inline, checkRequest, .{s});
 
     writeUrl(gpa, &s.url, config.base_url.?, config.provider, config.model, .turn) catch return error.OutOfMemory;
     const uri = std.Uri.parse(s.url.items) catch {
         s.detail.set(gpa, 0, "connection_error", "the base_url does not make a valid URL");
         return error.Connection;
     };
-    // Not inlined, nor is `network.apply` below: inlined, their frames stayed under the
-    // connect, the request's write and the head's read, the deepest calls of a turn, in
-    // the stack of every thread that runs a stream (open's frame: 9.7 KB, now 4.6 KB).
     try @call(.never_inline, writeRequestBody, .{s});
     const log = &agent.log;
     if (log.on()) {
@@ -86,10 +89,8 @@ pub fn open(s: *Stream) TurnError!void {
     var headers: RequestHeaders = .{ .list = &s.header_list, .auth_buffer = &s.auth_header, .beta_buffer = &s.beta_header, .gpa = gpa };
     headers.list.clearRetainingCapacity();
     headers.beta_buffer.clearRetainingCapacity();
-    try headers.add("accept", providers.accept(config.provider));
-    try providers.addHeaders(config.provider, &headers, s.requestParts());
-    try headers.addUser(config.request.extra_headers);
-    try signRequest(s, &headers, uri);
+    try @call(.never_inline, addHeaders, .{ s, &headers });
+    try @call(.never_inline, signRequest, .{ s, &headers, uri });
 
     const timeouts = config.timeouts;
     const now = watchdog.nowNs();
@@ -141,7 +142,7 @@ pub fn open(s: *Stream) TurnError!void {
     const kept = agent.keep_alive.reclaim(&agent.http, &s.watch, idle_ms, tunnel_key);
     const reused = try connect(s, uri, options, tunnel_key, kept);
     watchdog.arm(&s.watch, earliest(deadlineAfter(watchdog.nowNs(), timeouts.first_byte_ms), s.hardDeadline()), 0);
-    s.response = s.link.exchange(s.request_body.written()) catch |err| retry: {
+    s.response = exchange(s) catch |err| retry: {
         if (!reused or !s.link.nothingReceived(&s.watch, err)) return connectFailure(s, s.link.causeOf(err));
         // The server closed the kept-alive connection while it was idle: send the
         // request again, once, on a new connection, as if nothing happened. The body
@@ -154,7 +155,7 @@ pub fn open(s: *Stream) TurnError!void {
         watchdog.arm(&s.watch, earliest(deadlineAfter(watchdog.nowNs(), timeouts.connect_ms), s.hardDeadline()), 0);
         _ = try connect(s, uri, options, tunnel_key, null);
         watchdog.arm(&s.watch, earliest(deadlineAfter(watchdog.nowNs(), timeouts.first_byte_ms), s.hardDeadline()), 0);
-        break :retry s.link.exchange(s.request_body.written()) catch |e| return connectFailure(s, s.link.causeOf(e));
+        break :retry exchange(s) catch |e| return connectFailure(s, s.link.causeOf(e));
     };
 
     s.got_head = true;
@@ -255,6 +256,13 @@ fn readHead(s: *Stream) TurnError!void {
     s.body.reader = s.response.reader(s.body.buffer());
 }
 
+/// The request's headers beside std.http's own and the signature's.
+fn addHeaders(s: *Stream, headers: *RequestHeaders) TurnError!void {
+    try headers.add("accept", providers.accept(s.config.provider));
+    try providers.addHeaders(s.config.provider, headers, s.requestParts());
+    try headers.addUser(s.config.request.extra_headers);
+}
+
 /// The provider's signature (providers.signRequest) over the request as it goes out: its
 /// host, path and body. Made again on every attempt (a signature holds its time).
 fn signRequest(s: *Stream, headers: *RequestHeaders, uri: std.Uri) TurnError!void {
@@ -296,6 +304,22 @@ fn connect(s: *Stream, uri: std.Uri, options: std.http.Client.RequestOptions, tu
         },
         else => connectFailure(s, err),
     };
+}
+
+/// Writes the request and reads the response head (Link.exchange), dropping the body once
+/// it is sent.
+fn exchange(s: *Stream) anyerror!std.http.Client.Response {
+    try s.link.sendBody(s.request_body.written());
+    dropRequestBody(s);
+    return s.link.receiveHead();
+}
+
+/// The request is sent: its body (the whole conversation, images included) is not needed
+/// while the answer is awaited, which may take long (a retry, a tool round's request write it
+/// again), so a waiting stream does not hold it.
+fn dropRequestBody(s: *Stream) void {
+    s.request_body.deinit();
+    s.request_body = .init(s.agent.gpa);
 }
 
 fn httpFailure(s: *Stream, status: u16, error_type: ?[]const u8) TurnError {

@@ -134,13 +134,13 @@ pub fn cancel(w: *Watch) void {
     if (w.wake_fd >= 0) writeWake(w.wake_fd);
 }
 
-/// Sets a polled stream's wake descriptor (see `Watch.wake_fd`); written at once if the
-/// stream is canceled already.
+/// Sets a polled stream's wake descriptor (see `Watch.wake_fd`), or -1: none; written at once
+/// if the stream is canceled already.
 pub fn setWake(w: *Watch, fd: c.fd_t) void {
     lock();
     defer unlock();
     w.wake_fd = fd;
-    if (w.canceled.load(.acquire)) writeWake(fd);
+    if (fd >= 0 and w.canceled.load(.acquire)) writeWake(fd);
 }
 
 fn writeWake(fd: c.fd_t) void {
