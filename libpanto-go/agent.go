@@ -273,12 +273,9 @@ func (a *Agent) RunParts(ctx context.Context, parts []Part, opts ...RunOption) (
 // conversation that does not end with a user message gives an *Error matching
 // ErrConversation, and a turn that fails keeping nothing leaves the conversation as it was.
 func (a *Agent) Continue(ctx context.Context, opts ...RunOption) (*Stream, error) {
-	var o runOptions
-	for _, opt := range opts {
-		opt(&o)
-	}
-	if o.optionsErr != nil {
-		return nil, o.optionsErr
+	o, err := collectRunOptions(opts)
+	if err != nil {
+		return nil, err
 	}
 	return a.startStream(ctx, o.manual, func(native *C.PantoAgent, out **C.PantoStream) C.int {
 		return C.panto_agent_continue(native, pantoBytes(o.options), out)
@@ -287,12 +284,9 @@ func (a *Agent) Continue(ctx context.Context, opts ...RunOption) (*Stream, error
 
 // run starts a turn whose user message is text followed by parts.
 func (a *Agent) run(ctx context.Context, text string, parts []Part, opts []RunOption) (*Stream, error) {
-	var o runOptions
-	for _, opt := range opts {
-		opt(&o)
-	}
-	if o.optionsErr != nil {
-		return nil, o.optionsErr
+	o, err := collectRunOptions(opts)
+	if err != nil {
+		return nil, err
 	}
 	return a.startStream(ctx, o.manual, func(native *C.PantoAgent, out **C.PantoStream) C.int {
 		var pin runtime.Pinner
@@ -301,6 +295,15 @@ func (a *Agent) run(ctx context.Context, text string, parts []Part, opts []RunOp
 		return C.panto_go_run(native, pantoString(text), partsPointer(lent), C.size_t(len(lent)),
 			pantoBytes(o.options), out)
 	})
+}
+
+// collectRunOptions applies a turn's RunOptions; the first that could not be made fails.
+func collectRunOptions(opts []RunOption) (runOptions, error) {
+	var o runOptions
+	for _, opt := range opts {
+		opt(&o)
+	}
+	return o, o.optionsErr
 }
 
 // startStream makes the native call that starts a stream of the agent (a turn, a

@@ -91,12 +91,9 @@ func closeObjects(s object) object {
 // withResponseFormat is the RunOption that adds format to the turn options opts set, unless
 // they set a response format already.
 func withResponseFormat(opts []RunOption, format ResponseFormat) (RunOption, error) {
-	var o runOptions
-	for _, opt := range opts {
-		opt(&o)
-	}
-	if o.optionsErr != nil {
-		return nil, o.optionsErr
+	o, err := collectRunOptions(opts)
+	if err != nil {
+		return nil, err
 	}
 	options := map[string]any{}
 	if o.options != nil {

@@ -18,7 +18,7 @@ TYPE_CHECKING = False
 if TYPE_CHECKING:
     from collections.abc import Mapping
     from types import TracebackType
-    from typing import Any, Dict, Iterable, List, Optional, Sequence, Set, Tuple, Type, TypeVar, Union, overload
+    from typing import Any, Callable, Dict, Iterable, List, Optional, Sequence, Set, Tuple, Type, TypeVar, Union, overload
 
     from dataclasses import dataclass
 
@@ -67,6 +67,15 @@ class TokenCount:
     input_tokens: int
     estimated: bool = False
 
+
+
+def _turn_options(options: Dict[str, Any]) -> bytes:
+    """A turn's options as the JSON text the library takes (b"" for none)."""
+    if not options:
+        return b""
+    import json
+
+    return json.dumps({k: config_value(k, v) for k, v in options.items()}, ensure_ascii=False).encode("utf-8")
 
 class Agent:
     """An agent: a provider, a model and the conversation so far.
@@ -370,16 +379,18 @@ class Agent:
         yourself: `stream.submit_tool_result(id, content)` or `stream.run_tool(event)`."""
         self._live()
         run_input, keep = _native_input(input, "run()")
-        if options:
-            import json
-
-            raw_options = json.dumps({k: config_value(k, v) for k, v in options.items()}, ensure_ascii=False).encode("utf-8")
+        raw_options = _turn_options(options)
+        if raw_options:
             run_input.options = _native.string(raw_options)
+        return self._start(lambda ptr, out: self._lib.agent_run(ptr, ctypes.byref(run_input), out), run_tools)
+
+    def _start(self, call: Callable[[Any, Any], int], run_tools: bool) -> Stream:
+        """The stream a native call that starts a turn (`call(agent, &out)`) returns."""
         out = _native.StreamPtr()
         with self._calls:
             ptr = self._live()
             free_orphans(self._lib, self._orphans)  # an unfinished one keeps the agent busy
-            rc = self._lib.agent_run(ptr, ctypes.byref(run_input), ctypes.byref(out))
+            rc = call(ptr, ctypes.byref(out))
             if rc < 0:
                 raise self._error(ptr, rc)
             handle = StreamHandle(self._lib, out, self._calls, self._orphans, self._tools, self._streams)
@@ -394,21 +405,8 @@ class Agent:
         when the conversation does not end with a user message (nothing to answer); a turn
         that fails keeping nothing leaves the conversation as it was."""
         self._live()
-        raw_options = b""
-        if options:
-            import json
-
-            raw_options = json.dumps({k: config_value(k, v) for k, v in options.items()}, ensure_ascii=False).encode("utf-8")
-        out = _native.StreamPtr()
-        with self._calls:
-            ptr = self._live()
-            free_orphans(self._lib, self._orphans)  # an unfinished one keeps the agent busy
-            rc = self._lib.agent_continue(ptr, _native.string(raw_options), ctypes.byref(out))
-            if rc < 0:
-                raise self._error(ptr, rc)
-            handle = StreamHandle(self._lib, out, self._calls, self._orphans, self._tools, self._streams)
-            self._streams.add(handle)
-        return Stream(self, handle, run_tools=bool(run_tools))
+        raw_options = _turn_options(options)
+        return self._start(lambda ptr, out: self._lib.agent_continue(ptr, _native.string(raw_options), out), run_tools)
 
     def count_tokens(self, input: Union[str, Sequence[GivenPart], Media, None] = None) -> TokenCount:
         """The input tokens of the request the next turn would send with `input` as its user
