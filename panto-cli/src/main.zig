@@ -174,22 +174,9 @@ pub fn main(init: std.process.Init) !u8 {
 /// `panto sessions`: the config file says where sessions are; nothing of the project is
 /// loaded (no extension runs, no trust is asked).
 fn listSessions(init: std.process.Init, arena: std.mem.Allocator, args: args_mod.Args, command: args_mod.SessionsCommand, out: *std.Io.Writer, stderr: *std.Io.Writer) !u8 {
-    const io = init.io;
-    const cwd = try std.process.currentPathAlloc(io, arena);
+    const cwd = try std.process.currentPathAlloc(init.io, arena);
     const home = init.environ_map.get("HOME");
-    var problem: []const u8 = "";
-    const settings = settings_mod.load(init.gpa, arena, io, args, .{
-        .home = home,
-        .xdg_config_home = init.environ_map.get("XDG_CONFIG_HOME"),
-        .cwd = cwd,
-        .untrusted_project = cwd,
-    }, stderr, &problem) catch |err| switch (err) {
-        error.OutOfMemory => return err,
-        else => {
-            try stderr.print("panto: {s}\n", .{problem});
-            return exit_codes.usage;
-        },
-    };
+    const settings = try userSettings(init, arena, args, cwd, stderr) orelse return exit_codes.usage;
     var diag: panto.config.Diagnostic = .{};
     session_list.run(init.gpa, arena, command, settings.session_place, cwd, home, out, stderr, &diag) catch |err| switch (err) {
         error.OutOfMemory => return err,
@@ -203,13 +190,12 @@ fn listSessions(init: std.process.Init, arena: std.mem.Allocator, args: args_mod
     return exit_codes.ok;
 }
 
-/// `panto --list-models`: the config file and the flags say which provider, key and address;
-/// nothing of the project is loaded and no session file is opened.
-fn listModels(init: std.process.Init, arena: std.mem.Allocator, args: args_mod.Args, out: *std.Io.Writer, stderr: *std.Io.Writer) !u8 {
-    const io = init.io;
-    const cwd = try std.process.currentPathAlloc(io, arena);
+/// The settings of a command that loads nothing of the project (the session list, the model
+/// list, the session picker): the user's config file and the flags, the folder untrusted;
+/// null when they are refused (said on stderr).
+fn userSettings(init: std.process.Init, arena: std.mem.Allocator, args: args_mod.Args, cwd: []const u8, stderr: *std.Io.Writer) !?settings_mod.Settings {
     var problem: []const u8 = "";
-    const settings = settings_mod.load(init.gpa, arena, io, args, .{
+    return settings_mod.load(init.gpa, arena, init.io, args, .{
         .home = init.environ_map.get("HOME"),
         .xdg_config_home = init.environ_map.get("XDG_CONFIG_HOME"),
         .cwd = cwd,
@@ -218,9 +204,16 @@ fn listModels(init: std.process.Init, arena: std.mem.Allocator, args: args_mod.A
         error.OutOfMemory => return err,
         else => {
             try stderr.print("panto: {s}\n", .{problem});
-            return exit_codes.usage;
+            return null;
         },
     };
+}
+
+/// `panto --list-models`: the config file and the flags say which provider, key and address;
+/// nothing of the project is loaded and no session file is opened.
+fn listModels(init: std.process.Init, arena: std.mem.Allocator, args: args_mod.Args, out: *std.Io.Writer, stderr: *std.Io.Writer) !u8 {
+    const cwd = try std.process.currentPathAlloc(init.io, arena);
+    const settings = try userSettings(init, arena, args, cwd, stderr) orelse return exit_codes.usage;
     var config = settings.config;
     config.session = null;
     var diag: panto.config.Diagnostic = .{};
@@ -238,20 +231,10 @@ fn listModels(init: std.process.Init, arena: std.mem.Allocator, args: args_mod.A
 fn pickSession(init: std.process.Init, arena: std.mem.Allocator, args: args_mod.Args, out: *std.Io.Writer, stderr: *std.Io.Writer, code: *u8) !?[]const u8 {
     const io = init.io;
     const cwd = try std.process.currentPathAlloc(io, arena);
-    var problem: []const u8 = "";
     // Only where sessions are kept is needed: nothing of the project loads for it.
-    const settings = settings_mod.load(init.gpa, arena, io, args, .{
-        .home = init.environ_map.get("HOME"),
-        .xdg_config_home = init.environ_map.get("XDG_CONFIG_HOME"),
-        .cwd = cwd,
-        .untrusted_project = cwd,
-    }, stderr, &problem) catch |err| switch (err) {
-        error.OutOfMemory => return err,
-        else => {
-            try stderr.print("panto: {s}\n", .{problem});
-            code.* = exit_codes.usage;
-            return null;
-        },
+    const settings = try userSettings(init, arena, args, cwd, stderr) orelse {
+        code.* = exit_codes.usage;
+        return null;
     };
     var diag: panto.config.Diagnostic = .{};
     const dir = sessions_mod.sessionDir(arena, settings.session_place, &diag) catch {
