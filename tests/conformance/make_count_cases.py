@@ -11,13 +11,13 @@ Completions (a token per 4 characters of the system prompt and the messages, rou
 """
 from __future__ import annotations
 
-import json
 import sys
 from pathlib import Path
 from typing import Any
 
 HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE.parents[1] / "bindings-py"))
+from case_files import case_texts, generate  # noqa: E402
 from panto.emulator import count  # noqa: E402  (the count rule, standard library only)
 
 CASES = HERE / "cases"
@@ -118,27 +118,9 @@ def cases() -> dict[str, dict[str, Any]]:
     }
 
 
-def main() -> int:
-    check = "--check" in sys.argv[1:]
-    stale = []
-    for name, data in cases().items():
-        folder = CASES / name
-        files = {"case.json": json.dumps(data["case"], indent=2, ensure_ascii=False) + "\n",
-                 "expected.jsonl": "".join(json.dumps(line, ensure_ascii=False) + "\n"
-                                           for line in data["expected"])}
-        for file, text in files.items():
-            path = folder / file
-            if check:
-                if not path.is_file() or path.read_text("utf-8") != text:
-                    stale.append(str(path))
-            else:
-                folder.mkdir(parents=True, exist_ok=True)
-                path.write_text(text, "utf-8")
-    if stale:
-        print("stale count cases (run make_count_cases.py):\n  " + "\n  ".join(stale))
-        return 1
-    return 0
+def folders() -> dict[Path, dict[str, str]]:
+    return {CASES / name: case_texts(data["case"], data["expected"]) for name, data in cases().items()}
 
 
 if __name__ == "__main__":
-    sys.exit(main())
+    sys.exit(generate(__doc__.splitlines()[0], "tests/conformance/make_count_cases.py", folders))

@@ -12,7 +12,6 @@ error (no key).
 from __future__ import annotations
 
 import datetime
-import json
 import re
 import sys
 from pathlib import Path
@@ -21,6 +20,7 @@ from typing import Any, Optional
 HERE = Path(__file__).resolve().parent
 ROOT = HERE.parents[1]
 sys.path.insert(0, str(ROOT / "bindings-py"))
+from case_files import case_texts, generate  # noqa: E402
 from panto.emulator import models  # noqa: E402  (the emulator's lists, standard library only)
 
 CASES = HERE / "cases"
@@ -94,27 +94,9 @@ def cases() -> dict[str, dict[str, Any]]:
     }
 
 
-def main() -> int:
-    check = "--check" in sys.argv[1:]
-    stale = []
-    for name, data in cases().items():
-        folder = CASES / name
-        files = {"case.json": json.dumps(data["case"], indent=2, ensure_ascii=False) + "\n",
-                 "expected.jsonl": "".join(json.dumps(line, ensure_ascii=False) + "\n"
-                                           for line in data["expected"])}
-        for file, text in files.items():
-            path = folder / file
-            if check:
-                if not path.is_file() or path.read_text("utf-8") != text:
-                    stale.append(str(path))
-            else:
-                folder.mkdir(parents=True, exist_ok=True)
-                path.write_text(text, "utf-8")
-    if stale:
-        print("stale model-list cases (run make_list_cases.py):\n  " + "\n  ".join(stale))
-        return 1
-    return 0
+def folders() -> dict[Path, dict[str, str]]:
+    return {CASES / name: case_texts(data["case"], data["expected"]) for name, data in cases().items()}
 
 
 if __name__ == "__main__":
-    sys.exit(main())
+    sys.exit(generate(__doc__.splitlines()[0], "tests/conformance/make_list_cases.py", folders))
