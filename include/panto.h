@@ -645,6 +645,55 @@ int panto_agent_run(PantoAgent *agent, const PantoInput *input, PantoStream **ou
  * answer); PANTO_ERR_BUSY, PANTO_ERR_CONFIG as panto_agent_run. */
 int panto_agent_continue(PantoAgent *agent, PantoString options, PantoStream **out_stream);
 
+/* ---- A tool round left waiting for a person -------------------------------------------- */
+
+/* A stream freed or canceled while a call listed by APPROVAL_REQUEST still waits for its
+ * answer does not answer it: the agent keeps the round (pending), the conversation ending
+ * with the round's assistant message. With a session the round is written to the session file
+ * at each change (a call handed out, the wait for the answer), so that an agent opening the
+ * session in another process, after this one ended or was killed (SIGKILL), has it too. A
+ * round cut by the end of the process without any question pending (a crash in any round)
+ * is pending the same way, its unanswered calls "started".
+ * Then either panto_agent_resume goes on with the round, or the next turn (panto_agent_run,
+ * panto_agent_continue, panto_agent_compact) first answers every call left, as an error
+ * result that says why ("The user did not approve this call before moving on.", "The call
+ * was not run: the user moved on before it started.", "The process ended before this call
+ * finished."), so that no request carries a call without its result; the new user message
+ * then joins the results in one user message. */
+typedef enum PantoPendingState {
+    PANTO_PENDING_ASK = 0,      /* waits for a person's answer */
+    PANTO_PENDING_TO_RUN = 1,   /* has its answer (or needed none) and was not run yet: runs
+                                   when the turn is resumed */
+    PANTO_PENDING_STARTED = 2,  /* was handed to its runner and left no result: the process
+                                   ended while it ran. Never run again (its effects may have
+                                   happened): resuming answers it "The process ended before
+                                   this call finished." */
+    PANTO_PENDING_ANSWERED = 3, /* has its result (it ran, was denied, or panto answered it) */
+} PantoPendingState;
+
+/* A call of the pending round. Fixed layout. */
+typedef struct PantoPendingCall {
+    PantoString id;
+    PantoString name;
+    PantoString input; /* the input as a JSON object */
+    int32_t state;     /* PantoPendingState */
+    int32_t reserved;
+} PantoPendingCall;
+
+/* The pending round's calls, in call order (*out_count 0 and *out_calls NULL when no round
+ * waits). The array and its strings are the agent's, valid until the next call on the agent.
+ * PANTO_ERR_BUSY while a stream of the agent is unfinished. */
+int panto_agent_pending_round(PantoAgent *agent, const PantoPendingCall **out_calls, size_t *out_count);
+
+/* Goes on with the pending round, in a new stream: APPROVAL_REQUEST lists the calls still
+ * asked about (answer them with panto_stream_approve / panto_stream_deny as in any round),
+ * then a TOOL_CALL_START for each other call (awaiting_result 0 for those answered already:
+ * they are not run again, their TOOL_RESULT comes with the round's), and the turn goes on as
+ * any turn (steers, follow-ups, budgets apply). Freed again while a call waits, the stream
+ * leaves the round pending again. options: as PantoInput.options ({NULL, 0}: none).
+ * PANTO_ERR_STATE when no round waits; PANTO_ERR_BUSY, PANTO_ERR_CONFIG as panto_agent_run. */
+int panto_agent_resume(PantoAgent *agent, PantoString options, PantoStream **out_stream);
+
 /* ---- Conversations -------------------------------------------------------------------- */
 
 /* A conversation is a versioned JSON document (docs/conversations.md has it all):

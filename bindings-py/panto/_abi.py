@@ -70,6 +70,12 @@ TOOL_FORMAT_PANTO = 1
 TOOL_FORMAT_ANTHROPIC = 2
 TOOL_FORMAT_OPENAI = 3
 
+# PendingState.
+PENDING_STATE_ASK = 0
+PENDING_STATE_TO_RUN = 1
+PENDING_STATE_STARTED = 2
+PENDING_STATE_ANSWERED = 3
+
 # PartKind.
 PART_TEXT = 1
 PART_MEDIA = 2
@@ -179,6 +185,16 @@ class PantoEvent(Structure):
     def __init__(self) -> None:  # PANTO_EVENT_INIT
         super().__init__()
         self.size: int = ctypes.sizeof(PantoEvent)
+
+
+class PantoPendingCall(Structure):
+    _fields_ = [
+        ("id", PantoString),
+        ("name", PantoString),
+        ("input", PantoString),
+        ("state", c_int32),
+        ("reserved", c_int32),
+    ]
 
 
 class PantoPart(Structure):
@@ -340,6 +356,8 @@ SIGNATURES: Dict[str, Tuple[Any, List[Any]]] = {
     "panto_agent_settings": (c_int, [AgentPtr, POINTER(PantoString)]),
     "panto_agent_run": (c_int, [AgentPtr, POINTER(PantoInput), POINTER(StreamPtr)]),
     "panto_agent_continue": (c_int, [AgentPtr, PantoString, POINTER(StreamPtr)]),
+    "panto_agent_pending_round": (c_int, [AgentPtr, POINTER(POINTER(PantoPendingCall)), POINTER(c_size_t)]),
+    "panto_agent_resume": (c_int, [AgentPtr, PantoString, POINTER(StreamPtr)]),
     "panto_agent_conversation": (c_int, [AgentPtr, POINTER(PantoString)]),
     "panto_agent_export": (c_int, [AgentPtr, POINTER(PantoString)]),
     "panto_agent_import": (c_int, [AgentPtr, PantoString]),
@@ -391,6 +409,7 @@ LAYOUT: Dict[str, Tuple[int, Dict[str, Tuple[int, int]]]] = {
     "PantoPartInfo": (88, {"kind": (0, 4), "width": (4, 4), "height": (8, 4), "reserved0": (12, 4), "text": (16, 16), "media_type": (32, 16), "name": (48, 16), "data": (64, 16), "byte_size": (80, 8)}),
     "PantoApprovalCall": (48, {"id": (0, 16), "name": (16, 16), "input": (32, 16)}),
     "PantoEvent": (280, {"size": (0, 4), "kind": (4, 4), "index": (8, 4), "block_kind": (12, 4), "text": (16, 16), "id": (32, 16), "model": (48, 16), "stop_reason": (64, 4), "is_error": (68, 4), "provider_stop_reason": (72, 16), "usage": (88, 40), "name": (128, 16), "awaiting_result": (144, 4), "attempt": (148, 4), "http_status": (152, 4), "reserved0": (156, 4), "delay_ms": (160, 8), "parts": (168, 8), "part_count": (176, 8), "tokens_before": (184, 8), "tokens_after": (192, 8), "message_count": (200, 8), "fraction": (208, 8), "sequential": (216, 4), "reserved1": (220, 4), "request_id": (224, 16), "web_search_requests": (240, 8), "web_fetch_requests": (248, 8), "cost": (256, 8), "approvals": (264, 8), "approval_count": (272, 8)}),
+    "PantoPendingCall": (56, {"id": (0, 16), "name": (16, 16), "input": (32, 16), "state": (48, 4), "reserved": (52, 4)}),
     "PantoPart": (72, {"kind": (0, 4), "reserved0": (4, 4), "text": (8, 16), "media_type": (24, 16), "name": (40, 16), "data": (56, 8), "data_len": (64, 8)}),
     "PantoError": (104, {"size": (0, 4), "code": (4, 4), "http_status": (8, 4), "reserved0": (12, 4), "type": (16, 16), "message": (32, 16), "request_id": (48, 16), "retry_after": (64, 8), "headers": (72, 16), "output": (88, 16)}),
     "PantoInput": (56, {"size": (0, 4), "reserved0": (4, 4), "text": (8, 16), "parts": (24, 8), "part_count": (32, 8), "options": (40, 16)}),

@@ -128,6 +128,8 @@ class Library:
         self.stream_deny: CFunction = c.panto_stream_deny
         self.stream_steer: CFunction = c.panto_stream_steer
         self.agent_continue: CFunction = c.panto_agent_continue
+        self.agent_pending_round: CFunction = c.panto_agent_pending_round
+        self.agent_resume: CFunction = c.panto_agent_resume
         self.stream_follow_up: CFunction = c.panto_stream_follow_up
         self.stream_final_json: CFunction = c.panto_stream_final_json
         self.stream_cancel: CFunction = c.panto_stream_cancel

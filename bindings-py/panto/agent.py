@@ -11,6 +11,7 @@ from .errors import Error, InvalidArgumentError, LibraryNotFound, error_class, f
 from ._handle import StreamHandle, free_handle, free_orphans
 from .parts import Media, native_parts, parts_of
 from .stream import Stream
+from .events import PendingCall
 
 # Not imported at run time, to keep `import panto` cheap: typing, json (imported where used)
 # and the tools module (imported when an agent gets tools).
@@ -18,7 +19,7 @@ TYPE_CHECKING = False
 if TYPE_CHECKING:
     from collections.abc import Mapping
     from types import TracebackType
-    from typing import Any, Callable, Dict, Iterable, List, Optional, Sequence, Set, Tuple, Type, TypeVar, Union, overload
+    from typing import Any, Callable, Dict, Iterable, List, Literal, Optional, Sequence, Set, Tuple, Type, TypeVar, Union, overload
 
     from dataclasses import dataclass
 
@@ -408,6 +409,46 @@ class Agent:
         raw_options = _turn_options(options)
         return self._start(lambda ptr, out: self._lib.agent_continue(ptr, _native.string(raw_options), out), run_tools)
 
+    def pending_round(self) -> List[PendingCall]:
+        """The calls of the tool round the agent holds, left waiting for a person, in call
+        order (empty when none waits): a stream closed or canceled while a call waited for
+        its answer (`panto.ApprovalPendingError`) leaves it, and so does a session whose
+        process ended during a round; an agent opening that session, in any process or
+        language, has it too. `resume_turn()` goes on with it; the next `run()` (or
+        `continue_turn()`, `compact()`) first answers every call left with an error result
+        saying why (not approved, not run, or the process ended), so no request carries a call
+        without its result. Raises `panto.BusyError` while a stream of the agent is
+        unfinished."""
+        calls_ptr = ctypes.POINTER(_native.PantoPendingCall)()
+        count = ctypes.c_size_t(0)
+        with self._calls:
+            ptr = self._live()
+            rc = self._lib.agent_pending_round(ptr, ctypes.byref(calls_ptr), ctypes.byref(count))
+            if rc < 0:
+                raise self._error(ptr, rc)
+            return [
+                PendingCall(
+                    _native.copy_string(c.id),
+                    _native.copy_string(c.name),
+                    _json_loads(_native.copy_string(c.input)),
+                    _PENDING_STATES[c.state],
+                )
+                for c in (calls_ptr[i] for i in range(count.value))
+            ]
+
+    def resume_turn(self, *, run_tools: bool = True, **options: Any) -> Stream:
+        """Returns the stream that goes on with the round `pending_round()` lists: an
+        `ApprovalRequest` for the calls still asked about (answer them with
+        `stream.approve(id)` / `stream.deny(id, reason)`, or give the agent
+        `approval=`...), a `ToolCallStart` for each other call (those answered already are not
+        run again: their results come with the round's `ToolResult`s; one that had started
+        gets "The process ended before this call finished."), then the turn goes on as any.
+        Closed again while a call waits, the stream leaves the round pending again. `options`
+        and `run_tools` as `run()`. Raises `panto.StateError` when no round waits."""
+        self._live()
+        raw_options = _turn_options(options)
+        return self._start(lambda ptr, out: self._lib.agent_resume(ptr, _native.string(raw_options), out), run_tools)
+
     def count_tokens(self, input: Union[str, Sequence[GivenPart], Media, None] = None) -> TokenCount:
         """The input tokens of the request the next turn would send with `input` as its user
         message (None: the conversation as it is): the conversation, the system prompt, the
@@ -782,6 +823,10 @@ def _native_input(input: Union[str, Sequence[GivenPart], Media], what: str) -> T
     else:
         raise TypeError(f"{what} needs a str, a list of parts or a panto.Media, not {type(input).__name__}")
     return native, keep
+
+
+# PantoPendingState, by value.
+_PENDING_STATES: Tuple[Literal["ask", "to_run", "started", "answered"], ...] = ("ask", "to_run", "started", "answered")
 
 
 def _json_loads(text: str) -> Any:

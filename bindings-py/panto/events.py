@@ -37,6 +37,7 @@ __all__ = [
     "ToolResult",
     "ToolProgress",
     "ApprovalCall",
+    "PendingCall",
     "ApprovalRequest",
     "UserMessage",
     "Part",
@@ -246,6 +247,22 @@ class ApprovalCall:
     id: str
     name: str
     input: Dict[str, Any]
+
+
+@dataclass(frozen=True)
+class PendingCall:
+    """A call of the tool round an agent holds, left waiting for a person
+    (`Agent.pending_round()`): a stream closed or canceled while a call waited for its
+    answer, or a session whose process ended during a round (killed, say). `state`:
+    "ask" (waits for a person's answer), "to_run" (has its answer, or needed none, and was not
+    run: it runs when the turn is resumed), "started" (was handed to its runner and left no
+    result: the process ended while it ran; it is never run again) or "answered" (has its
+    result)."""
+
+    id: str
+    name: str
+    input: Dict[str, Any]
+    state: Literal["ask", "to_run", "started", "answered"]
 
 
 @dataclass(frozen=True)

@@ -171,6 +171,23 @@ pub const ApprovalCall = extern struct {
     }
 };
 
+/// A call of the pending round (panto_agent_pending_round): the core's
+/// `pending_round.View`, which has this very layout (the test below checks it), so the
+/// agent's array is handed out as it is.
+pub const PendingCall = extern struct {
+    id: String = .{},
+    name: String = .{},
+    input: String = .{},
+    state: i32 = 0,
+    reserved: i32 = 0,
+
+    pub fn fromCore(calls: []const panto.pending_round.View) ?[*]const PendingCall {
+        return if (calls.len == 0) null else @ptrCast(calls.ptr);
+    }
+};
+/// PantoPendingState: the core's, whose values are the header's.
+pub const PendingState = panto.pending_round.State;
+
 /// PantoPartKind: the core's, whose values are the header's.
 pub const PartKind = panto.event.PartKind;
 
@@ -327,7 +344,7 @@ fn expectEnumMatches(comptime c: type, comptime Enum: type, comptime prefix: []c
 
 test "the Zig types match include/panto.h" {
     const c = @cImport(@cInclude("panto.h"));
-    inline for (.{ .{ Event, c.PantoEvent }, .{ Error, c.PantoError }, .{ Connections, c.PantoConnections }, .{ Usage, c.PantoUsage }, .{ String, c.PantoString }, .{ Input, c.PantoInput }, .{ ToolResult, c.PantoToolResult }, .{ SessionInfo, c.PantoSessionInfo }, .{ Part, c.PantoPart }, .{ PartInfo, c.PantoPartInfo }, .{ PartInfo, panto.event.PartInfo }, .{ Wait, c.PantoWait }, .{ ApprovalCall, c.PantoApprovalCall }, .{ ApprovalCall, panto.event.ApprovalCall }, .{ TokenCount, c.PantoTokenCount } }) |pair| {
+    inline for (.{ .{ Event, c.PantoEvent }, .{ Error, c.PantoError }, .{ Connections, c.PantoConnections }, .{ Usage, c.PantoUsage }, .{ String, c.PantoString }, .{ Input, c.PantoInput }, .{ ToolResult, c.PantoToolResult }, .{ SessionInfo, c.PantoSessionInfo }, .{ Part, c.PantoPart }, .{ PartInfo, c.PantoPartInfo }, .{ PartInfo, panto.event.PartInfo }, .{ Wait, c.PantoWait }, .{ ApprovalCall, c.PantoApprovalCall }, .{ ApprovalCall, panto.event.ApprovalCall }, .{ TokenCount, c.PantoTokenCount }, .{ PendingCall, c.PantoPendingCall }, .{ PendingCall, panto.pending_round.View } }) |pair| {
         const Z = pair[0];
         const C = pair[1];
         try std.testing.expectEqual(@sizeOf(C), @sizeOf(Z));
@@ -349,4 +366,5 @@ test "the Zig types match include/panto.h" {
     try expectEnumMatches(c, ToolFormat, "PANTO_TOOL_FORMAT_");
     try expectEnumMatches(c, PartKind, "PANTO_PART_");
     try expectEnumMatches(c, WaitEvents, "PANTO_WAIT_");
+    try expectEnumMatches(c, PendingState, "PANTO_PENDING_");
 }

@@ -224,6 +224,41 @@ pub export fn panto_agent_continue(agent: ?*PantoAgent, options: PantoString, ou
     return h.clearError();
 }
 
+pub export fn panto_agent_pending_round(agent: ?*PantoAgent, out_calls: ?*?[*]const abi.PendingCall, out_count: ?*usize) c_int {
+    const calls_out = out_calls orelse return code(.invalid_argument);
+    const count_out = out_count orelse return code(.invalid_argument);
+    calls_out.* = null;
+    count_out.* = 0;
+    const h = agent orelse return code(.invalid_argument);
+    const a = h.agent orelse return h.setError(.invalid_argument, "this agent was not created: see panto_agent_error");
+    if (a.busy) return h.setError(.busy, "the agent has an unfinished stream: its round is that stream's");
+    const calls = a.pendingCalls() catch return h.setError(.out_of_memory, "out of memory");
+    calls_out.* = abi.PendingCall.fromCore(calls);
+    count_out.* = calls.len;
+    return h.clearError();
+}
+
+pub export fn panto_agent_resume(agent: ?*PantoAgent, options: PantoString, out_stream: ?*?*PantoStream) c_int {
+    const out = out_stream orelse return code(.invalid_argument);
+    out.* = null;
+    const h = agent orelse return code(.invalid_argument);
+    const a = h.agent orelse return h.setError(.invalid_argument, "this agent was not created: see panto_agent_error");
+    const given_options = options.bytes() orelse return h.setError(.invalid_argument, "options.ptr is NULL but its len is not 0");
+    var diag: panto.config.Diagnostic = .{};
+    const s = a.resumeTurn(if (given_options.len == 0) null else given_options, &diag) catch |err| return switch (err) {
+        error.Busy => h.setError(.busy, "the agent already has an unfinished stream; free it first"),
+        error.OutOfMemory => h.setError(.out_of_memory, "out of memory"),
+        error.SessionWrite => h.setError(.session, "the session file could not be written"),
+        error.InvalidConfig => h.setError(.config, diag.message()),
+        error.NothingPending => h.setError(.state, "no tool round waits for an answer: there is nothing to resume"),
+    };
+    out.* = StreamHandle.create(s) catch {
+        s.close(); // (the round stays pending)
+        return h.setError(.out_of_memory, "out of memory");
+    };
+    return h.clearError();
+}
+
 pub export fn panto_agent_conversation(agent: ?*PantoAgent, out_json: ?*PantoString) c_int {
     const h = agent orelse return code(.invalid_argument);
     const out = out_json orelse return code(.invalid_argument);
@@ -389,6 +424,7 @@ pub export fn panto_agent_compact(agent: ?*PantoAgent, out_stream: ?*?*PantoStre
         error.Busy => h.setError(.busy, "the agent already has an unfinished stream; free it first"),
         error.NothingToCompact => h.setError(.state, "nothing to compact: no message is older than compaction.keep_recent_tokens"),
         error.OutOfMemory => h.setError(.out_of_memory, "out of memory"),
+        error.SessionWrite => h.setError(.session, "the answers of the pending tool round could not be written to the session file"),
     };
     out.* = StreamHandle.create(s) catch {
         s.close(); // (nothing was sent: the conversation is unchanged)

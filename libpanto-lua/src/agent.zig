@@ -242,6 +242,54 @@ fn agentContinueTurn(L: State) callconv(.c) c_int {
     return attachStream(L, a, s, rc, handle, "panto_agent_continue");
 }
 
+/// agent:resume_turn([options]): goes on with the tool round the agent holds, left waiting
+/// for a person (agent:pending_round()), and returns its stream: an approval_request for the
+/// calls still asked about (stream:approve / stream:deny), a tool_call_start for each other
+/// call (those answered already are not run again), then the turn as any. Options as
+/// agent:run's. Raises a panto.Error with code "state" when no round waits.
+fn agentResumeTurn(L: State) callconv(.c) c_int {
+    const a = checkOpenAgent(L, 1);
+    c.lua_settop(L, 2);
+    const run_tools = turnOptions(L, 2, 2, null);
+    const s = pushStream(L, run_tools);
+    const options: c.PantoString = if (isNil(L, 2)) .{ .ptr = null, .len = 0 } else h.toPantoString(L, 2);
+    var handle: ?*c.PantoStream = null;
+    const rc = c.panto_agent_resume(a.handle, options, &handle);
+    return attachStream(L, a, s, rc, handle, "panto_agent_resume");
+}
+
+/// agent:pending_round(): the calls of the tool round the agent holds, left waiting for a
+/// person, in call order ({} when none waits): {{id =, name =, input_json =, input =, state =
+/// "ask" | "to_run" | "started" | "answered"}, ...}. A stream closed while a call waited for
+/// its answer leaves one, and so does a session whose process ended during a round. The next
+/// agent:run answers every call left (not approved, not run, or the process ended).
+fn agentPendingRound(L: State) callconv(.c) c_int {
+    const a = checkOpenAgent(L, 1);
+    var calls: [*c]const c.PantoPendingCall = null;
+    var count: usize = 0;
+    const rc = c.panto_agent_pending_round(a.handle, &calls, &count);
+    if (rc < 0) raiseAgentError(L, a, rc);
+    const states = [_][*:0]const u8{ "ask", "to_run", "started", "answered" };
+    c.lua_createtable(L, @intCast(count), 0);
+    for (0..count) |i| {
+        const call = calls[i];
+        c.lua_createtable(L, 0, 5);
+        pushSlice(L, slice(call.id));
+        c.lua_setfield(L, -2, "id");
+        pushSlice(L, slice(call.name));
+        c.lua_setfield(L, -2, "name");
+        pushSlice(L, slice(call.input));
+        c.lua_setfield(L, -2, "input_json");
+        _ = c.lua_getfield(L, -1, "input_json");
+        if (h.protectedCall(L, json.jsonDecode, 1, 1)) c.lua_setfield(L, -2, "input") else pop(L, 1);
+        const state: usize = @intCast(call.state);
+        _ = c.lua_pushstring(L, if (state < states.len) states[state] else "unknown");
+        c.lua_setfield(L, -2, "state");
+        c.lua_rawseti(L, -2, @intCast(i + 1));
+    }
+    return 1;
+}
+
 /// Calls the stream method `name` of the stream at index 4 (protected), then closes the
 /// stream: returns its `nresults` results, or raises its error.
 fn endTurnWith(L: State, name: [*:0]const u8, nresults: c_int) c_int {
@@ -516,6 +564,8 @@ const meta = [_]c.luaL_Reg{
 const methods = [_]c.luaL_Reg{
     h.reg("run", agentRun),
     h.reg("continue_turn", agentContinueTurn),
+    h.reg("resume_turn", agentResumeTurn),
+    h.reg("pending_round", agentPendingRound),
     h.reg("complete", agentComplete),
     h.reg("parse", agentParse),
     h.reg("conversation", agentConversation),

@@ -25,6 +25,7 @@ const mcp_servers = @import("mcp/servers.zig");
 const mcp_config = @import("mcp/server_config.zig");
 const token_count = @import("token_count.zig");
 const model_list = @import("model_list.zig");
+const pending_round = @import("turn/pending_round.zig");
 
 pub const RunError = error{ Busy, OutOfMemory, SessionWrite };
 /// A turn with options: they may be refused (InvalidConfig, the reason in the Diagnostic).
@@ -37,7 +38,7 @@ pub const SetConfigError = AddToolError || error{SessionWrite};
 pub const ImportError = error{ Busy, InvalidConversation, OutOfMemory, SessionWrite };
 pub const TruncateError = error{ Busy, InvalidConversation, OutOfRange, OutOfMemory, SessionWrite };
 /// NothingToCompact: no message is older than compaction.keep_recent_tokens.
-pub const CompactError = error{ Busy, NothingToCompact, OutOfMemory };
+pub const CompactError = error{ Busy, NothingToCompact, OutOfMemory, SessionWrite };
 
 pub const Agent = struct {
     gpa: Allocator,
@@ -76,6 +77,12 @@ pub const Agent = struct {
     /// The last turn failed or was canceled after keeping something (a partial answer, tool
     /// rounds), and the conversation was not edited since: rollbackTurn removes it.
     unfinished_turn: bool = false,
+    /// A tool round left waiting for a person (turn/pending_round.zig): a stream closed or
+    /// canceled while a call waited for its answer, or a session that ended so (a process
+    /// killed while it waited, or during a round). `resumeTurn` goes on with it; `run` and
+    /// the other turns first answer what it left (`settleSuspended`). Only while the
+    /// conversation's last message is the round's (`pendingRound` checks).
+    suspended: ?pending_round.PendingRound = null,
 
     /// Creates an agent, copying the configuration. A missing base URL or API key comes from
     /// the provider's environment variable (endpoint.zig), a missing base URL else from its
@@ -149,6 +156,7 @@ pub const Agent = struct {
             const s = try session_mod.Session.open(gpa, options, &a.conversation, diag);
             errdefer s.close();
             s.recordConfig(a.config) catch |err| return sessionWriteFailed(s, err, diag);
+            a.suspended = try pending_round.fromSession(gpa, &a.conversation, s.loaded.pending_round);
             a.session = s;
             a.conversation.journal = &s.journal;
         }
@@ -238,6 +246,7 @@ pub const Agent = struct {
         a.log.close();
         a.http.deinit();
         a.network.deinit();
+        a.dropSuspended();
         a.conversation.deinit();
         if (a.session) |session| session.close();
         a.tools.deinit();
@@ -297,6 +306,7 @@ pub const Agent = struct {
     /// leaves the conversation as it was, its last message not being this turn's to take back.
     pub fn continueTurn(a: *Agent, options_json: ?[]const u8, diag: *config_mod.Diagnostic) ContinueError!*Stream {
         if (a.busy) return error.Busy;
+        try a.settleSuspended();
         const messages = a.conversation.messages.items;
         if (messages.len == 0 or messages[messages.len - 1].role != .user) return error.NothingToAnswer;
         return a.startTurn(null, options_json, diag);
@@ -315,6 +325,72 @@ pub const Agent = struct {
         return a.begin(input, turn_arena, options, turn);
     }
 
+    /// NothingPending: no tool round waits (`pendingRound` is null).
+    pub const ResumeError = RunWithError || error{NothingPending};
+
+    /// Goes on with the tool round a stream left waiting for a person (`pendingRound`): the
+    /// stream starts with the round as it was, its ApprovalRequest listing the calls still
+    /// asked about (answered on this stream with approve / deny), then the ToolCallStarts of
+    /// the others (a call answered already is announced again with its result, one that
+    /// started and left no result gets "The process ended before this call finished."), and
+    /// the turn goes on as any. Options as `runWith`. A stream closed again while a call
+    /// waits leaves the round pending again.
+    pub fn resumeTurn(a: *Agent, options_json: ?[]const u8, diag: *config_mod.Diagnostic) ResumeError!*Stream {
+        if (a.busy) return error.Busy;
+        _ = a.pendingRound() orelse return error.NothingPending;
+        const s = try a.startTurn(null, options_json, diag);
+        s.resumeRound(a.suspended.?);
+        a.suspended = null;
+        return s;
+    }
+
+    /// The tool round waiting for a person, if any: its calls and where each is. Valid until
+    /// the agent's next turn or edit of the conversation.
+    pub fn pendingRound(a: *Agent) ?*pending_round.PendingRound {
+        const p = &(a.suspended orelse return null);
+        if (!p.fits(&a.conversation)) {
+            a.dropSuspended();
+            return null;
+        }
+        return p;
+    }
+
+    /// The pending round's calls with their names and inputs (the C ABI's array): empty
+    /// when none waits. Valid as `pendingRound`.
+    pub fn pendingCalls(a: *Agent) Allocator.Error![]const pending_round.View {
+        const p = a.pendingRound() orelse return &.{};
+        const messages = a.conversation.messages.items;
+        return p.views(a.gpa, &messages[messages.len - 1]);
+    }
+
+    /// The user moves on from a pending round (a new turn, a compaction): every call gets a
+    /// result, those it has, else an error saying why it has none (pending_round.settleText),
+    /// one user message, so that no request carries a call without its result.
+    fn settleSuspended(a: *Agent) (Allocator.Error || conversation_mod.AppendError)!void {
+        const p = a.pendingRound() orelse return;
+        const messages = a.conversation.messages.items;
+        const blocks = try p.settle(a.gpa, &messages[messages.len - 1]);
+        a.conversation.appendOwned(.user, blocks) catch |err| {
+            // Not in the session file (its write was cut back off): not in memory either. The
+            // round stays pending. (appendOwned frees the blocks when the append fails.)
+            if (err == error.SessionWrite) conversation_mod.freeMessage(a.gpa, a.conversation.messages.pop().?);
+            return err;
+        };
+        a.dropSuspended();
+    }
+
+    /// A stream stopped while a call waited for a person (Stream.abort): the agent keeps the
+    /// round, which `p` describes.
+    pub fn suspendRound(a: *Agent, p: pending_round.PendingRound) void {
+        a.dropSuspended();
+        a.suspended = p;
+    }
+
+    fn dropSuspended(a: *Agent) void {
+        if (a.suspended) |*p| p.deinit(a.gpa);
+        a.suspended = null;
+    }
+
     /// Appends a turn's user message (a run's, or a follow-up's: Stream.followUp).
     pub fn appendUserTurn(a: *Agent, input: Input, cache: bool) (Allocator.Error || conversation_mod.AppendError)!void {
         const blocks = try content.userTurn(a.gpa, input.text, input.parts);
@@ -330,6 +406,7 @@ pub const Agent = struct {
     fn begin(a: *Agent, input: ?Input, turn_arena: std.heap.ArenaAllocator, options: ?[]const u8, turn: config_mod.TurnOptions) RunError!*Stream {
         var arena = turn_arena;
         errdefer arena.deinit();
+        if (input != null) try a.settleSuspended();
         if (input) |in| try a.appendUserTurn(in, turn.cache_breakpoint);
         errdefer if (input != null) a.conversation.dropLast() catch {};
         const s = try Stream.create(a);
@@ -349,6 +426,10 @@ pub const Agent = struct {
     /// one that fails leaves the conversation unchanged.
     pub fn compact(a: *Agent) CompactError!*Stream {
         if (a.busy) return error.Busy;
+        a.settleSuspended() catch |err| switch (err) {
+            error.OutOfMemory => return error.OutOfMemory,
+            error.SessionWrite => return error.SessionWrite,
+        };
         const plan = compaction.planManual(&a.conversation, a.config) orelse return error.NothingToCompact;
         const summarizing = try compaction.Run.create(a.gpa, plan);
         const s = Stream.createCompaction(a, summarizing) catch |err| {
@@ -399,6 +480,7 @@ pub const Agent = struct {
             conversation_mod.freeMessages(a.gpa, messages);
             return err;
         };
+        a.dropSuspended();
         a.unfinished_turn = false;
     }
 
@@ -412,6 +494,7 @@ pub const Agent = struct {
         if (count > 0 and count < messages.len) conversation_json.checkNoOpenCalls(&messages[count - 1], count, diag) catch
             return diag.fail("cannot keep {d} messages: messages[{d}] has tool calls whose results are in messages[{d}]", .{ count, count - 1, count });
         try a.conversation.truncate(count);
+        if (count < messages.len) a.dropSuspended();
         a.unfinished_turn = false;
     }
 
@@ -433,6 +516,7 @@ pub const Agent = struct {
         };
         try a.conversation.truncate(start);
         a.unfinished_turn = false;
+        a.dropSuspended();
         return messages.len - start;
     }
 

@@ -131,7 +131,7 @@ pub fn joinText(gpa: Allocator, blocks: []const Block) Allocator.Error![]u8 {
 }
 
 /// What events report of each block.
-fn describe(gpa: Allocator, blocks: []const Block) Allocator.Error![]ev.PartInfo {
+pub fn describe(gpa: Allocator, blocks: []const Block) Allocator.Error![]ev.PartInfo {
     const infos = try gpa.alloc(ev.PartInfo, blocks.len);
     for (blocks, infos) |b, *info| info.* = switch (b.kind) {
         .image, .document => .{

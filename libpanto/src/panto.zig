@@ -21,6 +21,7 @@ pub const model_list = @import("model_list.zig");
 pub const catalog = @import("catalog/catalog.zig");
 /// Driving a stream without blocking (Stream.step): its Step, BatchStep and Wait.
 pub const stream_step = @import("stream_step.zig");
+pub const pending_round = @import("turn/pending_round.zig");
 /// Where file tools may go: the read tool's rule, for a host's own file tools.
 pub const path_rule = @import("path_rule.zig");
 
@@ -104,6 +105,8 @@ test {
     _ = @import("turn/steering.zig");
     _ = @import("turn/steering_test.zig");
     _ = @import("turn/continue_test.zig");
+    _ = @import("turn/pending_round.zig");
+    _ = @import("turn/pending_round_test.zig");
     _ = @import("content.zig");
     _ = @import("conversation_json.zig");
     _ = @import("settings_json.zig");

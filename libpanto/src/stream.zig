@@ -19,6 +19,7 @@ const retry = @import("retry.zig");
 const batch = @import("batch.zig");
 const Link = @import("transport/link.zig").Link;
 const steering = @import("turn/steering.zig");
+const pending_round = @import("turn/pending_round.zig");
 const transport = @import("transport/transport.zig");
 const poll_io = @import("transport/poll_io.zig");
 const stream_step = @import("stream_step.zig");
@@ -170,13 +171,16 @@ pub const Stream = struct {
     entered: std.ArrayList(steering.Message) = .empty,
     /// The message that starts the next turn of this stream (phase `follow_up`); owned.
     next_turn: ?steering.Message = null,
+    /// The tool round this stream goes on with (Agent.resumeTurn, phase `resuming`); owned
+    /// until the round is made of it, given back to the agent if the stream ends before.
+    resumed: ?pending_round.PendingRound = null,
 
     const State = enum { unsent, streaming, retry_wait, done, failed };
     /// `paused`: the last message stopped for pause_turn; the next request continues it.
     /// `entered`: the user's messages a safe point took are handed out (UserMessage), then the
     /// next request goes. `follow_up`: the turn's MessageComplete is out and `next_turn`
-    /// starts another turn.
-    const Phase = enum { messages, tool_starts, tool_results, paused, complete, summary, entered, follow_up };
+    /// starts another turn. `resuming`: the round `resumed` is made again, then `tool_starts`.
+    const Phase = enum { messages, tool_starts, tool_results, paused, complete, summary, entered, follow_up, resuming };
 
     // The transport (transport.zig): the request's connection, opened, parked or closed.
     const open = transport.open;
@@ -283,6 +287,7 @@ pub const Stream = struct {
         s.freeEntered();
         s.entered.deinit(gpa);
         if (s.next_turn) |m| gpa.free(m.text);
+        s.giveBackResumed();
         s.steering.deinit(gpa);
         s.turn_arena.deinit();
         stream_step.release(s);
@@ -375,6 +380,13 @@ pub const Stream = struct {
                 s.startNextMessage();
             },
             .follow_up => return s.hold(s.startFollowUp() catch |err| return s.fail(err)),
+            .resuming => {
+                s.restoreRound() catch |err| {
+                    s.giveBackResumed();
+                    return s.fail(err);
+                };
+                return s.nextAny();
+            },
             .paused => {
                 // The paused message is the conversation's last: the next request sends it
                 // back as it is, and the server goes on from it.
@@ -481,6 +493,36 @@ pub const Stream = struct {
         return .{ .user_message = .{ .source = m.source, .text = m.text } };
     }
 
+    /// Starts with the round `p` (Agent.resumeTurn), at the first read.
+    pub fn resumeRound(s: *Stream, p: pending_round.PendingRound) void {
+        s.resumed = p;
+        s.phase = .resuming;
+    }
+
+    /// Makes the round `resumed` describes, of the conversation's last message: the MCP
+    /// servers first (their tools are the agent's only once they run).
+    fn restoreRound(s: *Stream) TurnError!void {
+        try s.startMcpServers();
+        const messages = s.agent.conversation.messages.items;
+        try s.round.restore(s.agent, &messages[messages.len - 1], &s.resumed.?);
+        var p = s.resumed.?;
+        s.resumed = null;
+        p.deinit(s.agent.gpa);
+        s.phase = .tool_starts;
+        s.cursor = 0;
+    }
+
+    /// A resumed round the stream ends without making (closed, canceled or failed first)
+    /// stays the agent's.
+    fn giveBackResumed(s: *Stream) void {
+        const p = s.resumed orelse return;
+        s.resumed = null;
+        if (s.agent.suspended == null) s.agent.suspendRound(p) else {
+            var owned = p;
+            owned.deinit(s.agent.gpa);
+        }
+    }
+
     /// The turn's budget that is spent, if one is (config `budget`; a turn's options may
     /// change it): asked before the turn goes on to a tool round or a continuation.
     fn budgetSpent(s: *const Stream) ?Budget.Kind {
@@ -528,7 +570,7 @@ pub const Stream = struct {
                 run.destroy();
                 s.compaction = null;
             },
-            .tool_starts, .tool_results, .paused, .complete, .entered, .follow_up => {},
+            .tool_starts, .tool_results, .paused, .complete, .entered, .follow_up, .resuming => {},
         }
         s.endByBudget(.wall_ms);
         return s.complete();
@@ -542,17 +584,22 @@ pub const Stream = struct {
         s.endApprovalWait();
         // Progress reported comes before anything else of the round.
         if (s.round.takeProgress()) |p| return s.hold(.{ .tool_progress = p });
-        // The question first, so that a person reads it while the other calls run.
+        // The question first, so that a person reads it while the other calls run. A round
+        // that asks is recorded in the session at each change (a call handed out, the wait
+        // for the answer), so that a process that ends meanwhile leaves it to another.
         if (!s.round.announced and s.round.asked.items.len > 0) {
             s.round.announced = true;
+            s.round.record(s.agent.conversation.journal) catch |err| return s.fail(err);
             return s.hold(.{ .approval_request = .{ .calls = s.round.asked.items } });
         }
         if (s.round.nextStart()) |c| {
+            s.round.record(s.agent.conversation.journal) catch |err| return s.fail(err);
             return s.hold(.{ .tool_call_start = .{ .id = c.id, .name = c.name, .input = c.input, .awaiting_result = c.handling == .host, .sequential = c.sequential } });
         }
         if (s.round.pending()) return error.ResultPending;
         if (try s.runRound()) |p| return s.hold(.{ .tool_progress = p });
         if (s.round.waiting()) {
+            s.round.record(s.agent.conversation.journal) catch |err| return s.fail(err);
             s.approval_wait_since = watchdog.nowNs();
             return error.ApprovalPending;
         }
@@ -877,16 +924,36 @@ pub const Stream = struct {
             },
             .tool_starts, .tool_results => {
                 s.finishRound() catch {}; // (its calls' waits end with the cancel)
-                s.round.answerAllWith(mcp_servers.canceled_message) catch {};
-                s.round.commitResults(&s.agent.conversation, &.{}) catch {};
+                // A call that waits for a person keeps waiting, after the stream: the agent
+                // holds the round (Agent.resumeTurn), and so does its session.
+                if (!(s.phase == .tool_starts and s.round.waiting() and s.suspendRound())) {
+                    s.round.answerAllWith(mcp_servers.canceled_message) catch {};
+                    s.round.commitResults(&s.agent.conversation, &.{}) catch {};
+                }
                 s.round.clear();
             },
+            .resuming => s.giveBackResumed(),
             // (A canceled compaction changes nothing; the messages a safe point entered are
             // in the conversation already, and a follow-up not started is dropped.)
             .paused, .complete, .summary, .entered, .follow_up => {},
         }
         s.detail.set(gpa, 0, "canceled_error", "the turn was canceled");
         return s.fail(error.Canceled);
+    }
+
+    /// The turn stops while a call of the round waits for a person: the calls that started
+    /// get canceled results, and the agent keeps the round with its answers (the session
+    /// records it). false when that cannot be done (out of memory): the round is then ended
+    /// as any canceled round.
+    fn suspendRound(s: *Stream) bool {
+        const agent = s.agent;
+        s.round.answerStartedWith(mcp_servers.canceled_message) catch return false;
+        const p = s.round.toPending(agent.conversation.messages.items.len) catch return false;
+        agent.suspendRound(p);
+        // (A session that cannot record it keeps the round's last entry: another process
+        // then sees the round as it was at that entry.)
+        s.round.record(agent.conversation.journal) catch {};
+        return true;
     }
 
     /// The detail of the failure (valid until the stream is destroyed), or null.

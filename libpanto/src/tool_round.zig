@@ -14,6 +14,8 @@ const ev = @import("event.zig");
 const utf8 = @import("utf8.zig");
 const approval = @import("approval.zig");
 const mcp_client = @import("mcp/client.zig");
+const pending_round = @import("turn/pending_round.zig");
+const Journal = @import("session/journal.zig").Journal;
 
 pub const Handling = enum {
     /// The embedding program runs it and submits the result.
@@ -50,6 +52,13 @@ pub const Call = struct {
 
     pub const Approval = enum { none, waiting, approved, denied };
 
+    /// Where the call is, as a pending round records it (turn/pending_round.zig).
+    pub fn pendingState(c: *const Call) pending_round.State {
+        if (c.approval == .waiting) return .ask;
+        if (c.result != null) return .answered;
+        return if (c.started) .started else .to_run;
+    }
+
     /// The call may start: it needs no answer, or has one.
     pub fn startable(c: *const Call) bool {
         return !c.started and c.approval != .waiting;
@@ -73,6 +82,11 @@ pub const Call = struct {
         gpa.free(c.infos);
         c.parts = &.{};
         c.infos = &.{};
+    }
+
+    /// The result as the conversation keeps it (borrowing the call's strings).
+    pub fn resultBlock(c: *const Call) conversation.Block {
+        return .{ .kind = .tool_result, .id = c.id, .text = c.result orelse "", .parts = c.parts, .is_error = c.is_error };
     }
 
     pub fn setResult(c: *Call, gpa: Allocator, text: []const u8, is_error: bool) Allocator.Error!void {
@@ -113,6 +127,8 @@ pub const Round = struct {
     /// strings are the calls'), and whether that event was handed out.
     asked: std.ArrayList(ev.ApprovalCall) = .empty,
     announced: bool = false,
+    /// The pending_round entry this round wrote to the session last (`record`).
+    recorded: std.ArrayList(u8) = .empty,
 
     pub fn deinit(r: *Round) void {
         r.finish() catch {};
@@ -120,6 +136,7 @@ pub const Round = struct {
         r.calls.deinit(r.gpa);
         r.progress.deinit(r.gpa);
         r.asked.deinit(r.gpa);
+        r.recorded.deinit(r.gpa);
     }
 
     pub fn clear(r: *Round) void {
@@ -128,6 +145,123 @@ pub const Round = struct {
         r.dropProgress(r.progress.items.len);
         r.asked.clearRetainingCapacity();
         r.announced = false;
+        r.recorded.clearRetainingCapacity();
+    }
+
+    /// Writes where the round's calls are to the session (a `pending_round` entry), when the
+    /// round asks a person about a call and something changed since the last one: so that a
+    /// process killed while it waits leaves a session another process can go on from. A
+    /// round that asks nothing writes nothing (its calls run without waiting for anyone).
+    pub fn record(r: *Round, journal: ?*Journal) Journal.Error!void {
+        const j = journal orelse return;
+        if (r.asked.items.len == 0) return;
+        const calls = try r.gpa.alloc(@import("session/entry.zig").PendingCall, r.calls.items.len);
+        defer r.gpa.free(calls);
+        var results: std.ArrayList(conversation.Block) = .empty;
+        defer results.deinit(r.gpa);
+        for (r.calls.items, calls) |*c, *out| {
+            const state = c.pendingState();
+            out.* = .{ .id = c.id, .state = @tagName(state) };
+            if (state == .answered) try results.append(r.gpa, c.resultBlock());
+        }
+        try j.pendingRound(calls, results.items, &r.recorded);
+    }
+
+    /// The round as the agent keeps it when the turn stops while a call waits for a person
+    /// (Stream.abort): the calls' states and copies of the results. `message_count`: the
+    /// conversation's length, its last message the round's.
+    pub fn toPending(r: *const Round, message_count: usize) Allocator.Error!pending_round.PendingRound {
+        const gpa = r.gpa;
+        var calls: std.ArrayList(pending_round.Call) = .empty;
+        errdefer {
+            for (calls.items) |c| gpa.free(c.id);
+            calls.deinit(gpa);
+        }
+        var results: std.ArrayList(conversation.Block) = .empty;
+        errdefer {
+            for (results.items) |b| conversation.freeBlock(gpa, b);
+            results.deinit(gpa);
+        }
+        for (r.calls.items) |*c| {
+            const state = c.pendingState();
+            try calls.ensureUnusedCapacity(gpa, 1);
+            calls.appendAssumeCapacity(.{ .id = try gpa.dupe(u8, c.id), .state = state });
+            if (state == .answered) {
+                try results.ensureUnusedCapacity(gpa, 1);
+                results.appendAssumeCapacity(try conversation.copyBlock(gpa, c.resultBlock()));
+            }
+        }
+        const owned_calls = try calls.toOwnedSlice(gpa);
+        errdefer {
+            for (owned_calls) |c| gpa.free(c.id);
+            gpa.free(owned_calls);
+        }
+        const blocks = try results.toOwnedSlice(gpa);
+        return .{
+            .calls = owned_calls,
+            .results = .{ .role = .user, .blocks = blocks },
+            .message_count = message_count,
+        };
+    }
+
+    /// The round of the conversation's last message `last` (the assistant's) as `left`
+    /// describes it (Agent.resumeTurn): answered calls keep their results, a call that started
+    /// and left none gets `pending_round.ended_text`, asked calls wait again (the
+    /// ApprovalRequest lists them anew), and the others start. Each call's handling is decided
+    /// again from the agent's tools (a tool gone since is an unknown tool).
+    pub fn restore(r: *Round, agent: *const Agent, last: *const conversation.Message, left: *const pending_round.PendingRound) Allocator.Error!void {
+        r.clear();
+        for (last.blocks) |b| {
+            if (b.kind != .tool_call) continue;
+            try r.calls.ensureUnusedCapacity(r.gpa, 1);
+            var call: Call = .{ .id = try r.gpa.dupe(u8, b.id), .name = undefined, .input = undefined, .handling = .answered };
+            call.name = r.gpa.dupe(u8, b.name) catch |err| {
+                r.gpa.free(call.id);
+                return err;
+            };
+            call.input = r.gpa.dupe(u8, b.text) catch |err| {
+                r.gpa.free(call.id);
+                r.gpa.free(call.name);
+                return err;
+            };
+            r.calls.appendAssumeCapacity(call);
+            const c = &r.calls.items[r.calls.items.len - 1];
+            c.sequential = agent.config.tool_execution == .sequential;
+            const state = left.stateOf(b.id) orelse .started;
+            switch (state) {
+                .answered => if (left.resultOf(b.id)) |result| {
+                    const parts = try conversation.copyBlocks(r.gpa, result.parts);
+                    errdefer conversation.freeBlocks(r.gpa, parts);
+                    const text = try r.gpa.dupe(u8, result.text);
+                    errdefer r.gpa.free(text);
+                    const infos = try content.describe(r.gpa, parts);
+                    c.setContent(r.gpa, .{ .text = text, .blocks = parts, .infos = infos }, result.is_error);
+                } else try c.setResult(r.gpa, pending_round.ended_text, true),
+                .started => try c.setResult(r.gpa, pending_round.ended_text, true),
+                .ask, .to_run => {
+                    const tool = agent.findTool(c.name) orelse {
+                        const msg = try std.fmt.allocPrint(r.gpa, "Unknown tool: {s}", .{c.name});
+                        defer r.gpa.free(msg);
+                        try c.setResult(r.gpa, msg, true);
+                        continue;
+                    };
+                    c.sequential = c.sequential or tool.sequential;
+                    setHandling(c, tool);
+                    if (state == .ask) c.approval = .waiting else c.approval = .approved;
+                },
+            }
+        }
+        for (r.calls.items) |c| if (c.approval == .waiting) try r.asked.append(r.gpa, .{
+            .id = .of(c.id),
+            .name = .of(c.name),
+            .input = .of(c.input),
+        });
+    }
+
+    /// Gives the calls that started and have no result `message` (the turn stopped while
+    /// they ran), leaving those that wait for a person or did not start.
+    pub fn answerStartedWith(r: *Round, message: []const u8) Allocator.Error!void {
+        for (r.calls.items) |*c| if (c.started and c.result == null) try c.setResult(r.gpa, message, true);
     }
 
     fn dropProgress(r: *Round, count: usize) void {
@@ -245,6 +379,11 @@ pub const Round = struct {
                 return c.setResult(r.gpa, msg, true);
             },
         }
+        setHandling(c, tool);
+    }
+
+    /// Who runs the call: its tool's kind.
+    fn setHandling(c: *Call, tool: *const tools.Tool) void {
         if (tool.native) |n| {
             c.handling = .native;
             c.native = n;
@@ -444,9 +583,7 @@ pub const Round = struct {
     pub fn commitResults(r: *const Round, conv: *conversation.Conversation, after: []const conversation.Block) conversation.AppendError!void {
         const blocks = try r.gpa.alloc(conversation.Block, r.calls.items.len + after.len);
         defer r.gpa.free(blocks);
-        for (r.calls.items, blocks[0..r.calls.items.len]) |c, *b| {
-            b.* = .{ .kind = .tool_result, .id = c.id, .text = c.result orelse "", .parts = c.parts, .is_error = c.is_error };
-        }
+        for (r.calls.items, blocks[0..r.calls.items.len]) |*c, *b| b.* = c.resultBlock();
         @memcpy(blocks[r.calls.items.len..], after);
         try conv.appendCopy(.user, blocks);
     }

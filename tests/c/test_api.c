@@ -1748,6 +1748,81 @@ static void test_approvals(void) {
 }
 
 
+/* A stream freed while a call waits for its answer leaves the round pending
+ * (panto_agent_pending_round); panto_agent_resume goes on with it; with nothing pending,
+ * PANTO_ERR_STATE; a new turn answers a round it leaves. */
+static void test_pending_round(void) {
+    static const struct canned answers[] = {
+        {200, "text/event-stream", SSE_TOOL, NULL, 0},
+        {200, "text/event-stream", SSE_OK, NULL, 0},
+        {200, "text/event-stream", SSE_TOOL, NULL, 0},
+        {200, "text/event-stream", SSE_OK, NULL, 0},
+    };
+    char url[64];
+    PantoAgent *agent;
+    PantoStream *stream = NULL;
+    PantoEvent ev = PANTO_EVENT_INIT;
+    PantoString conv = {NULL, 0};
+    PantoString none = {NULL, 0};
+    const PantoPendingCall *calls = NULL;
+    size_t count = 99;
+    int rc;
+
+    current_test = "pending_round";
+    agent = serve_and_connect(answers, 4, url, sizeof url);
+    if (!agent) return;
+    CHECK_RC(add_tool(agent, "{\"name\": \"get_weather\", \"approval\": \"always\", \"input_schema\": "
+                             "{\"type\": \"object\", \"properties\": {\"city\": {\"type\": \"string\"}}}}"),
+             PANTO_OK);
+    CHECK_RC(panto_agent_pending_round(agent, &calls, &count), PANTO_OK);
+    CHECK(count == 0 && calls == NULL);
+    CHECK_RC(panto_agent_resume(agent, none, &stream), PANTO_ERR_STATE);
+    CHECK(stream == NULL);
+    CHECK_RC(panto_agent_pending_round(agent, NULL, &count), PANTO_ERR_INVALID_ARGUMENT);
+
+    /* Freed while the call waits: the round stays, the call still asks. */
+    CHECK_RC(run_text(agent, "Weather in Paris?", &stream), PANTO_OK);
+    read_to_approval_request(stream, &ev);
+    CHECK_RC(panto_next_event(stream, &ev), PANTO_ERR_APPROVAL_PENDING);
+    CHECK_RC(panto_agent_pending_round(agent, &calls, &count), PANTO_ERR_BUSY);
+    panto_stream_free(stream);
+    CHECK_RC(panto_agent_pending_round(agent, &calls, &count), PANTO_OK);
+    if (count == 1) {
+        CHECK(pstr_eq(calls[0].id, "toolu_t1") && pstr_eq(calls[0].name, "get_weather"));
+        CHECK(pstr_eq(calls[0].input, "{\"city\":\"Paris\"}") && calls[0].state == PANTO_PENDING_ASK);
+    } else CHECK(count == 1);
+
+    /* Resumed: asked again, approved, run, and the turn ends. */
+    CHECK_RC(panto_agent_resume(agent, none, &stream), PANTO_OK);
+    CHECK_RC(panto_next_event(stream, &ev), PANTO_EVENT);
+    CHECK(ev.kind == PANTO_EVENT_APPROVAL_REQUEST && ev.approval_count == 1);
+    CHECK_RC(panto_next_event(stream, &ev), PANTO_ERR_APPROVAL_PENDING);
+    CHECK_RC(panto_stream_approve(stream, panto_cstr("toolu_t1")), PANTO_OK);
+    CHECK_RC(panto_next_event(stream, &ev), PANTO_EVENT);
+    CHECK(ev.kind == PANTO_EVENT_TOOL_CALL_START && ev.awaiting_result == 1);
+    CHECK_RC(panto_next_event(stream, &ev), PANTO_ERR_RESULT_PENDING);
+    CHECK_RC(submit_result(stream, "toolu_t1", "Sunny", 0), PANTO_OK);
+    while ((rc = panto_next_event(stream, &ev)) == PANTO_EVENT) {}
+    CHECK_RC(rc, PANTO_DONE);
+    panto_stream_free(stream);
+    CHECK_RC(panto_agent_pending_round(agent, &calls, &count), PANTO_OK);
+    CHECK(count == 0);
+
+    /* Left again, then a new turn: the call gets "not approved", and the turn goes on. */
+    CHECK_RC(run_text(agent, "And Rome?", &stream), PANTO_OK);
+    read_to_approval_request(stream, &ev);
+    CHECK_RC(panto_next_event(stream, &ev), PANTO_ERR_APPROVAL_PENDING);
+    panto_stream_free(stream);
+    CHECK_RC(run_text(agent, "Never mind.", &stream), PANTO_OK);
+    while ((rc = panto_next_event(stream, &ev)) == PANTO_EVENT) {}
+    CHECK_RC(rc, PANTO_DONE);
+    panto_stream_free(stream);
+    CHECK_RC(panto_agent_conversation(agent, &conv), PANTO_OK);
+    CHECK(count_in(conv, "The user did not approve this call before moving on.") == 1 && count_in(conv, "Sunny") == 1);
+    panto_agent_free(agent);
+    stop_server();
+}
+
 /* A turn's budget (config "budget"): reaching one ends the turn with PANTO_STOP_BUDGET, its
  * name in provider_stop_reason; the calls of the round it stops are answered "Skipped: ..."
  * (no TOOL_CALL_START), and the next turn's request carries them. A turn's options change a
@@ -4082,6 +4157,7 @@ int main(int argc, char **argv) {
     RUN(test_step_mixing);
     RUN(test_step_cancel_retry_wait);
     RUN(test_approvals);
+    RUN(test_pending_round);
     RUN(test_budget);
     RUN(test_steering);
     RUN(test_continue);

@@ -1,6 +1,7 @@
 """Writes the issue 36 cases of tool calls that wait for a person's answer (README.md,
-"Approvals in a case"): `approval_approve`, `approval_deny`, `approval_mixed_round` and
-`approval_rules_order`. Each transcript is derived here from the scenario and the rules
+"Approvals in a case"): `approval_approve`, `approval_deny`, `approval_mixed_round`,
+`approval_rules_order`, and `approval_killed_while_waiting` (README.md, "A process killed while
+a call waits"). Each transcript is derived here from the scenario and the rules
 (include/panto.h, docs/tool-use.md), never from a driver's output.
 
     .venv/bin/python tests/conformance/make_approval_cases.py           # write them
@@ -98,7 +99,41 @@ def cases() -> dict[str, tuple[dict[str, Any], list[Any]]]:
         [("The approval rules do not allow this call: deleting is not for agents", True), ("shell result", False),
          (denied("no reading today"), True)],
         config=dict(CONFIG, approval_rules=rules))
+    calls = [("toolu_1", "free", {"i": 1}), ("toolu_2", "danger", {"i": 2}), ("toolu_3", "free", {"i": 3})]
+    out["approval_killed_while_waiting"] = killed_case(
+        "A mixed round in a session: the first process runs the two free calls, then is killed (SIGKILL) while "
+        "the second call waits for its answer. A second process opens the session: pending_round lists the round "
+        "(the free calls answered, the other asked), resume_turn asks again, announces the answered calls without "
+        "running them, runs the approved one, and the turn ends; the model is asked once per message, the round's "
+        "results in one request.",
+        [free, danger], calls, "toolu_2",
+        [("free result", False), ("done it", False), ("free result", False)])
     return out
+
+
+def killed_case(description: str, tools: list[dict[str, Any]], calls: list[tuple[str, str, dict]], asked: str,
+                contents: list[tuple[str, bool]]) -> tuple[dict[str, Any], list[Any]]:
+    """A round whose call `asked` waits, the first process killed then, a second one resuming
+    the turn from the session and approving it."""
+    ask = Message("msg_tools", calls=calls, i=30, o=9)
+    reply = Message("msg_answer", text="All done.", i=50, o=4)
+    config = dict(CONFIG, session={"dir": "$SESSION_DIR", "id": "s1"})
+    waiting = [c for c in calls if c[0] == asked]
+    others = [c for c in calls if c[0] != asked]
+    data = {"description": description, "config": config, "turns": ["go"], "tools": tools,
+            "approvals": {asked: "kill"},
+            "after_kill": {"turns": [{"pending_round": True}, {"resume_turn": True}], "approvals": {asked: "approve"}},
+            "script": {"responses": [ask.response, reply.response]},
+            "expect_requests": [{"method": "POST", "path": "/v1/messages"}, results_request(calls, contents)]}
+    first = ask.lines() + [request(waiting)] + [start(*c) for c in others] + [{"event": "killed"}]
+    pending = {"event": "pending_round", "code": "ok", "calls": [
+        {"id": cid, "name": name, "input": inp, "state": "ask" if cid == asked else "answered"}
+        for cid, name, inp in calls]}
+    second = ([pending, request(waiting)] + [start(*c, awaiting=False) for c in others]
+              + [answer(asked, "approve"), start(*waiting[0])]
+              + [result(cid, name, c, e) for (cid, name, _), (c, e) in zip(calls, contents)]
+              + reply.lines() + [complete("end_turn", reply.usage), DONE, DONE])
+    return data, first + second
 
 
 def folders() -> dict[Path, dict[str, str]]:

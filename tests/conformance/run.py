@@ -36,6 +36,7 @@ import queue
 import select
 import shutil
 import socket
+import signal
 import subprocess
 import sys
 import threading
@@ -1163,6 +1164,17 @@ REQUEST_LOG = REPO / "build" / "conformance-requests.jsonl"
 REQUEST_LOG_LOCK = threading.Lock()
 
 
+def run_driver(argv: list[str], env: dict[str, str]) -> tuple[bytes, bytes, int | None, bool]:
+    """Runs a driver: its stdout, stderr, exit status (None when it timed out), and whether it
+    timed out."""
+    try:
+        proc = subprocess.run(argv, cwd=REPO, env=driver_env(env), capture_output=True,
+                              timeout=DRIVER_TIMEOUT_S, stdin=subprocess.DEVNULL)
+        return proc.stdout, proc.stderr, proc.returncode, False
+    except subprocess.TimeoutExpired as e:
+        return e.stdout or b"", e.stderr or b"", None, True
+
+
 def run_cell(case: Case, driver: Driver, emulator: Emulator, verbose: bool,
              request_log: Any = None, network: Network | None = None) -> Result:
     if case.problem:
@@ -1210,14 +1222,18 @@ def run_cell(case: Case, driver: Driver, emulator: Emulator, verbose: bool,
         if steps.uses_session_dir(case.data) or mcp_port:
             case_file = steps.cell_case_file(case.driver_path, driver.lang, session_dir, mcp_port)
         argv = driver.argv + [str(case_file), base_url]
-        try:
-            proc = subprocess.run(argv, cwd=REPO, env=driver_env(env), capture_output=True,
-                                  timeout=DRIVER_TIMEOUT_S, stdin=subprocess.DEVNULL)
-            stdout, stderr, rc = proc.stdout, proc.stderr, proc.returncode
-            timed_out = False
-        except subprocess.TimeoutExpired as e:
-            stdout, stderr, rc = e.stdout or b"", e.stderr or b"", None
-            timed_out = True
+        stdout, stderr, rc, timed_out = run_driver(argv, env)
+        # A case whose driver kills itself (an approval answered "kill") goes on in a second
+        # process, on the same session folder, with the case's `after_kill` (README.md, "A
+        # process killed while a call waits").
+        if "after_kill" in data and not timed_out:
+            if rc != -signal.SIGKILL:
+                stderr += f"\nafter_kill: the driver exited with status {rc}, not killed by SIGKILL\n".encode()
+                rc = rc or 1
+            else:
+                second = steps.after_kill_case_file(case_file, driver.lang)
+                more_out, more_err, rc, timed_out = run_driver(driver.argv + [str(second), base_url], env)
+                stdout, stderr = stdout + more_out, stderr + more_err
     elapsed = time.monotonic() - start
     out_text = stdout.decode("utf-8", errors="replace")
     err_text = stderr.decode("utf-8", errors="replace")

@@ -36,6 +36,8 @@ STEPS: dict[str, tuple[str, Any]] = {
     "append_to_session": ("a string", lambda v: isinstance(v, str)),
     "count_tokens": ("a string (the input) or null", lambda v: v is None or isinstance(v, str)),
     "list_models": ("true", lambda v: v is True),
+    "pending_round": ("true", lambda v: v is True),
+    "resume_turn": ("true", lambda v: v is True),
 }
 
 
@@ -95,6 +97,18 @@ def cell_case_file(driver_path: Path, lang: str, folder: str, mcp_port: str = ""
 
 
 MCP_PORT = "$MCP_PORT"
+
+
+def after_kill_case_file(case_file: Path, lang: str) -> Path:
+    """The case a second driver process runs after the first killed itself: the cell's case
+    with its `after_kill` object's `turns` and `approvals` in place of its own."""
+    case = json.loads(case_file.read_text(encoding="utf-8"))
+    after = case.pop("after_kill")
+    case["turns"] = after["turns"]
+    case["approvals"] = after.get("approvals", {})
+    path = case_file.with_name(f"{case_file.stem}.{lang}.after_kill.json")
+    path.write_text(json.dumps(case, indent=2, ensure_ascii=False) + "\n", encoding="utf-8")
+    return path
 
 
 class McpHttpServer:

@@ -2749,6 +2749,51 @@ test("continue_turn: a turn answering an imported conversation; nothing to answe
   eq(agent:message_count(), 2, "messages")
 end)
 
+test("pending round: a stream closed while a call waits leaves it; resume_turn goes on; a session keeps it", function()
+  local dir = os.tmpname()
+  os.remove(dir)
+  local runs = {}
+  local function tools()
+    return {
+      { name = "delete_file", approval = "always",
+        input_schema = { type = "object", properties = { path = { type = "string" } } },
+        handler = function(input) runs[#runs + 1] = "delete " .. input.path; return "deleted" end },
+      { name = "list_files", handler = function() runs[#runs + 1] = "list"; return "notes.txt" end },
+    }
+  end
+  emulator.load({ tool_answer({ { "toolu_1", "delete_file", { path = "notes.txt" } }, { "toolu_2", "list_files" } }),
+                  text_answer("Done.") })
+  do
+    local agent <close> = new_agent({ tools = tools(), session = { dir = dir, id = "s1" } })
+    local stream <close> = agent:run("Clean up")
+    local ev, status
+    repeat ev, status = stream:next() until ev == nil
+    eq(status, "approval_pending", "status")
+  end
+  -- Another agent of the session (as another process would be) has the round.
+  local agent <close> = new_agent({ tools = tools(), session = { dir = dir, id = "s1" } })
+  local pending = agent:pending_round()
+  eq(#pending, 2, "pending calls")
+  eq(pending[1].id .. " " .. pending[1].state .. " " .. pending[1].input.path, "toolu_1 ask notes.txt", "first")
+  eq(pending[2].state, "answered", "second")
+  local stream <close> = agent:resume_turn()
+  local first, status = stream:next()
+  eq(first.kind, "approval_request", "the resumed stream's first event")
+  repeat first, status = stream:next() until first == nil
+  eq(status, "approval_pending", "status")
+  stream:approve("toolu_1")
+  local results = {}
+  for e in stream:events() do
+    if e.kind == "tool_result" then results[#results + 1] = e.id .. "=" .. e.content end
+  end
+  eq(table.concat(results, ","), "toolu_1=deleted,toolu_2=notes.txt", "results")
+  eq(table.concat(runs, ","), "list,delete notes.txt", "runs: each once")
+  eq(#agent:pending_round(), 0, "pending after the turn")
+  local err = raises("nothing to resume", agent.resume_turn, agent)
+  eq(err.code, "state", "code")
+  os.execute("rm -rf '" .. dir .. "'")
+end)
+
 -- ---- Main -------------------------------------------------------------------------------------
 
 local filter = arg and arg[1]

@@ -3,6 +3,8 @@ package main
 import (
 	"encoding/json"
 	"errors"
+	"os"
+	"syscall"
 
 	"panto.dev/panto"
 )
@@ -26,6 +28,11 @@ func answerApprovals(stream *panto.Stream, emit func(map[string]any)) bool {
 		raw := caseApprovals[c.ID]
 		_ = json.Unmarshal(raw, &how)
 		_ = json.Unmarshal(raw, &deny)
+		if how == "kill" { // the process dies waiting (README.md, "A process killed while a call waits")
+			emit(map[string]any{"event": "killed"})
+			os.Stdout.Sync()
+			syscall.Kill(os.Getpid(), syscall.SIGKILL)
+		}
 		var err error
 		answer := "deny"
 		if how == "approve" {

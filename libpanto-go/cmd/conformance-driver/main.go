@@ -289,6 +289,10 @@ func runTurn(agent *panto.Agent, tn turn, extra int, cancelAfter time.Duration, 
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
 	stream, err := tn.run(ctx, agent)
+	if err != nil && tn.resume {
+		emit(codeLine("resume_turn", err, false))
+		return true
+	}
 	if err != nil {
 		emit(errorLine(err))
 		return false

@@ -19,6 +19,7 @@ type turn struct {
 	step    *step           // not nil: the turn is a step
 	options json.RawMessage // the turn's options; nil: none
 	final   string          // "message" or "json": read with that helper
+	resume  bool            // the "resume_turn" step: the agent's pending round, not Run
 }
 
 func (tn *turn) UnmarshalJSON(data []byte) error {
@@ -63,6 +64,9 @@ func (tn turn) run(ctx context.Context, agent *panto.Agent) (*panto.Stream, erro
 			die("a turn's options: " + err.Error())
 		}
 		opts = append(opts, panto.WithOptionsJSON(compact.Bytes()))
+	}
+	if tn.resume {
+		return agent.ResumeTurn(ctx, opts...)
 	}
 	if tn.parts != nil {
 		return agent.RunParts(ctx, tn.parts, opts...)

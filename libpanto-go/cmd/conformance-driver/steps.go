@@ -156,6 +156,17 @@ func (r *caseRun) runStep(s step) bool {
 		}
 		r.emit(endLine(stream))
 		extraNext(stream, r.extra, r.emit)
+	case "pending_round":
+		calls, err := r.agent.PendingRound()
+		line := codeLine(s.key, err, false)
+		listed := []map[string]any{}
+		for _, c := range calls {
+			listed = append(listed, map[string]any{"id": c.ID, "name": c.Name, "input": c.Input, "state": c.State.String()})
+		}
+		line["calls"] = listed
+		r.emit(line)
+	case "resume_turn":
+		return runTurn(r.agent, turn{resume: true}, r.extra, -1, nil, r.emit)
 	case "session_info":
 		info, err := r.agent.Session()
 		line := codeLine("session", err, false)

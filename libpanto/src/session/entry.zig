@@ -7,10 +7,15 @@
 //!   {"type":"compaction","summary_message":M,"first_kept":K,"tokens_before":N,"tokens_after":N}
 //!   {"type":"config","config":{provider, model, system, thinking, max_tokens: those set}}
 //!   {"type":"name","name":N}   (the session named by its user; the last one holds)
+//!   {"type":"pending_round","calls":[{"id","state"}...],"results"?:M}
+//!       (the conversation's last message is a tool round's, waiting for a person: each
+//!       call's state, turn/pending_round.zig, and M, a user message of the answered calls'
+//!       tool_result blocks; the last one holds until an entry changes the messages)
 //! M is a message object of the export format (conversation JSON).
 const std = @import("std");
 const Writer = std.Io.Writer;
 const Message = @import("../conversation.zig").Message;
+const Block = @import("../conversation.zig").Block;
 const conversation_json = @import("../conversation_json.zig");
 
 pub const format_version = 1;
@@ -122,6 +127,32 @@ pub fn named(w: *Writer, text: []const u8) Writer.Error!void {
     try s.beginObject();
     try field(&s, "type", "name");
     try field(&s, "name", text);
+    try s.endObject();
+    try w.writeByte('\n');
+}
+
+/// A call of a round that waits for a person, and where it is (turn/pending_round.zig).
+pub const PendingCall = struct { id: []const u8, state: []const u8 };
+
+/// The round the conversation's last message began: its calls' states and the results of
+/// those answered (tool_result blocks; none: no "results").
+pub fn pendingRound(w: *Writer, calls: []const PendingCall, results: []const Block) Writer.Error!void {
+    var s: std.json.Stringify = .{ .writer = w };
+    try s.beginObject();
+    try field(&s, "type", "pending_round");
+    try s.objectField("calls");
+    try s.beginArray();
+    for (calls) |c| {
+        try s.beginObject();
+        try field(&s, "id", c.id);
+        try field(&s, "state", c.state);
+        try s.endObject();
+    }
+    try s.endArray();
+    if (results.len > 0) {
+        try s.objectField("results");
+        try conversation_json.writeMessage(&s, .{ .role = .user, .blocks = @constCast(results) });
+    }
     try s.endObject();
     try w.writeByte('\n');
 }

@@ -67,6 +67,19 @@ pub const Journal = struct {
         return j.flush();
     }
 
+    /// The round the conversation's last message began, waiting for a person (entry
+    /// `pending_round`), written only when it differs from `last`, the text this journal
+    /// wrote for it last (kept by the caller, updated here).
+    pub fn pendingRound(j: *Journal, calls: []const entry.PendingCall, results: []const @import("../conversation.zig").Block, last: *std.ArrayList(u8)) Error!void {
+        j.line.clearRetainingCapacity();
+        entry.pendingRound(&j.line.writer, calls, results) catch return error.OutOfMemory;
+        if (std.mem.eql(u8, j.line.written(), last.items)) return;
+        try last.ensureTotalCapacity(j.gpa, j.line.written().len);
+        try j.file.append(j.line.written());
+        last.clearRetainingCapacity();
+        last.appendSliceAssumeCapacity(j.line.written());
+    }
+
     /// Writes the raw entry `text` (a header).
     pub fn raw(j: *Journal, text: []const u8) Error!void {
         return j.file.append(text);

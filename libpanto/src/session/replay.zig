@@ -14,6 +14,7 @@ const entry = @import("entry.zig");
 const conversation_json = @import("../conversation_json.zig");
 const file = @import("file.zig");
 const Diagnostic = @import("../config.zig").Diagnostic;
+const pending_round = @import("../turn/pending_round.zig");
 
 pub const Error = error{ OutOfMemory, SessionCorrupt };
 
@@ -31,6 +32,9 @@ pub const Loaded = struct {
     first_user_text: []const u8 = "",
     /// The last name entry's name; null: never named.
     name: ?[]const u8 = null,
+    /// The last `pending_round` entry's fields, when no entry changed the messages after it
+    /// (turn/pending_round.zig makes the round of it).
+    pending_round: ?pending_round.Recorded = null,
 
     pub fn deinit(l: *Loaded) void {
         l.arena.deinit();
@@ -124,9 +128,9 @@ const LineError = error{ OutOfMemory, NotAnEntry, SessionCorrupt };
 /// The top-level fields of an entry, as raw JSON text.
 const Fields = struct {
     type: []const u8 = "",
-    raw: [7]?[]const u8 = @splat(null),
+    raw: [9]?[]const u8 = @splat(null),
 
-    const names = [_][]const u8{ "message", "message_count", "messages", "summary_message", "first_kept", "config", "name" };
+    const names = [_][]const u8{ "message", "message_count", "messages", "summary_message", "first_kept", "config", "name", "calls", "results" };
 
     fn get(f: *const Fields, comptime name: []const u8) ?[]const u8 {
         inline for (names, 0..) |n, i| if (comptime std.mem.eql(u8, n, name)) return f.raw[i];
@@ -150,6 +154,10 @@ fn replayLine(gpa: Allocator, loaded: *Loaded, conv: *Conversation, line: []cons
     if (line_number == 1) {
         if (!std.mem.eql(u8, t, "session")) return error.NotAnEntry;
         return readHeader(loaded, line, diag);
+    }
+    // An entry that changes the messages ends the round a pending_round entry described.
+    for ([_][]const u8{ "message", "truncate", "replace", "compaction" }) |changes| {
+        if (std.mem.eql(u8, t, changes)) loaded.pending_round = null;
     }
     if (std.mem.eql(u8, t, "message")) {
         const m = try parseMessage(gpa, fields.get("message") orelse return error.NotAnEntry);
@@ -190,12 +198,20 @@ fn replayLine(gpa: Allocator, loaded: *Loaded, conv: *Conversation, line: []cons
             error.OutOfMemory => return error.OutOfMemory,
             else => return error.NotAnEntry,
         };
+    } else if (std.mem.eql(u8, t, "pending_round")) {
+        const arena = loaded.arena.allocator();
+        const calls = fields.get("calls") orelse return error.NotAnEntry;
+        loaded.pending_round = .{
+            .calls = try arena.dupe(u8, calls),
+            .results = if (fields.get("results")) |r| try arena.dupe(u8, r) else null,
+        };
     } else if (std.mem.eql(u8, t, "session")) {
         return corrupt(diag, line_number, "is a second header");
     } else return error.NotAnEntry;
 }
 
 fn appendReplayed(gpa: Allocator, loaded: *Loaded, conv: *Conversation, m: Message) LineError!void {
+    loaded.pending_round = null;
     noteFirstUserText(loaded, &m) catch {};
     conv.messages.append(gpa, m) catch {
         conversation.freeMessage(gpa, m);

@@ -42,7 +42,9 @@
 #include <inttypes.h>
 #include <poll.h>
 #include <pthread.h>
+#include <signal.h>
 #include <time.h>
+#include <unistd.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -828,6 +830,13 @@ static void answer_approvals(PantoStream *stream, const char *approvals) {
         const char *reason = answer && *answer == '{' ? cj_member(answer, "deny") : NULL;
         int approve = answer && strncmp(answer, "\"approve\"", 9) == 0;
         char *why = NULL;
+        if (answer && strncmp(answer, "\"kill\"", 6) == 0) {
+            /* The process dies waiting (README.md, "A process killed while a call waits"). */
+            fputs("{\"event\": \"killed\"", stdout);
+            end_line();
+            fflush(stdout);
+            kill(getpid(), SIGKILL);
+        }
         size_t why_len = 0;
         int rc;
         if (reason && *reason == '"') cj_string(reason, &why, &why_len);
@@ -1266,7 +1275,10 @@ static void run_final(PantoStream *stream, int final) {
     end_line();
 }
 
-/* Runs one turn and prints its lines. Returns 0 to go on with the next turn, 1 to stop. */
+static void begin_step_line(const char *name, int rc, const PantoAgent *agent);
+
+/* Runs one turn and prints its lines (text NULL: the "resume_turn" step's, of the agent's
+ * pending round). Returns 0 to go on with the next turn, 1 to stop. */
 static int run_turn(PantoAgent *agent, const char *text, const Parts *parts, const TurnExtras *extras, const Options *opt, int cancel_this, int end_this) {
     PantoStream *stream = NULL;
     PantoInput input = PANTO_INPUT_INIT;
@@ -1278,12 +1290,19 @@ static int run_turn(PantoAgent *agent, const char *text, const Parts *parts, con
     long i, deltas = 0;
 
     batch.n = batch.i = 0;
-    input.text = panto_cstr(text);
+    input.text = panto_cstr(text ? text : "");
     input.parts = parts->items;
     input.part_count = parts->n;
     if (extras->options) input.options = panto_cstr(extras->options);
-    rc = panto_agent_run(agent, &input, &stream);
-    if (rc < 0) {
+    if (!text) { /* the "resume_turn" step: the agent's pending round */
+        PantoString none = {NULL, 0};
+        rc = panto_agent_resume(agent, none, &stream);
+        if (rc < 0) {
+            begin_step_line("resume_turn", rc, NULL);
+            end_line();
+            return 0;
+        }
+    } else if ((rc = panto_agent_run(agent, &input, &stream)) < 0) {
         print_agent_error(rc, agent);
         panto_stream_free(stream);
         return 1;
@@ -1385,6 +1404,7 @@ typedef struct Steps {
     size_t last_export_len;
     const char *config;
     long extra_next;
+    const Options *opt; /* the case's (for "resume_turn", a turn) */
 } Steps;
 
 /* A JSON value of the library's as it is, or null when absent. */
@@ -1676,6 +1696,30 @@ static const char *run_step(PantoAgent **agent_slot, const char *p, Steps *st) {
         }
     } else if (strcmp(key, "session_info") == 0) {
         print_session(agent);
+    } else if (strcmp(key, "pending_round") == 0) {
+        static const char *const states[] = {"ask", "to_run", "started", "answered"};
+        const PantoPendingCall *calls = NULL;
+        size_t n = 0, i;
+        rc = panto_agent_pending_round(agent, &calls, &n);
+        begin_step_line("pending_round", rc, NULL);
+        fputs(", \"calls\": [", stdout);
+        for (i = 0; i < n; i++) {
+            fputs(i ? ", {\"id\": " : "{\"id\": ", stdout);
+            put_pstr(calls[i].id);
+            fputs(", \"name\": ", stdout);
+            put_pstr(calls[i].name);
+            fputs(", \"input\": ", stdout);
+            put_json_value(calls[i].input);
+            fputs(", \"state\": ", stdout);
+            put_cstr(calls[i].state >= 0 && calls[i].state < 4 ? states[calls[i].state] : "unknown");
+            fputs("}", stdout);
+        }
+        fputs("]", stdout);
+        end_line();
+    } else if (strcmp(key, "resume_turn") == 0) {
+        Parts none = {NULL, 0, NULL, 0};
+        TurnExtras extras = {NULL, FINAL_NONE};
+        run_turn(agent, NULL, &none, &extras, st->opt, 0, 0);
     } else if (strcmp(key, "reopen_agent") == 0) {
         panto_agent_free(agent);
         *agent_slot = make_agent(st->config, &rc, "reopen_agent");
@@ -1746,7 +1790,7 @@ int main(int argc, char **argv) {
     size_t i;
     Options opt = {1, -1, 0, 0, NULL, 0, 0, END_NONE, 0, 0, 0, NULL};
     long turn_index = 0;
-    Steps steps = {NULL, 0, NULL, 0};
+    Steps steps = {NULL, 0, NULL, 0, NULL};
     PantoAgent *agent = NULL;
     int rc, status = 0;
 
@@ -1850,6 +1894,7 @@ int main(int argc, char **argv) {
 
     steps.config = config;
     steps.extra_next = opt.extra_next;
+    steps.opt = &opt;
     rc = panto_agent_new(panto_cstr(config), &agent);
     if (rc < 0) {
         print_agent_error(rc, agent);

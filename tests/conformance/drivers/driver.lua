@@ -293,6 +293,10 @@ end
 local function answer_approvals(stream)
   for _, id in ipairs(asked) do
     local answer = case_approvals[id]
+    if answer == "kill" then -- the process dies waiting (README.md, "A process killed ...")
+      emit({ event = "killed" })
+      os.execute("kill -KILL $PPID") -- (the shell's parent: this process)
+    end
     local approve = answer == "approve"
     local ok, err
     if approve then
@@ -524,6 +528,25 @@ function Run:compact(extra_next)
   for _ = 1, extra_next do emit(step(s)) end
 end
 
+function Run:pending_round()
+  local agent = self.agent
+  local ok, calls = pcall(agent.pending_round, agent)
+  local line = code_line("pending_round", ok, calls)
+  line.calls = json.array()
+  for i, c in ipairs(ok and calls or {}) do
+    line.calls[i] = { id = c.id, name = c.name, input = from_panto(c.input), state = c.state }
+  end
+  emit(line)
+end
+
+function Run:resume_turn(extra_next)
+  local ok, stream = pcall(self.agent.resume_turn, self.agent)
+  if not ok then return emit(code_line("resume_turn", ok, stream)) end
+  local s <close> = stream
+  turn_lines(self.agent, s, nil)
+  for _ = 1, extra_next do emit(step(s)) end
+end
+
 function Run:session_info()
   local agent = self.agent
   local ok, info = pcall(agent.session, agent)
@@ -593,6 +616,8 @@ function Run:step(st, extra_next)
   elseif st.count_tokens ~= nil then self:count_tokens(st.count_tokens ~= json.null and st.count_tokens or nil)
   elseif st.compact ~= nil then self:compact(extra_next)
   elseif st.session_info ~= nil then self:session_info()
+  elseif st.pending_round ~= nil then self:pending_round()
+  elseif st.resume_turn ~= nil then self:resume_turn(extra_next)
   elseif st.reopen_agent ~= nil then return self:reopen_agent()
   elseif st.second_agent ~= nil then self:second_agent()
   elseif st.fork ~= nil then self:fork(st.fork)

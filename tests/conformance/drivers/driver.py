@@ -17,6 +17,7 @@ import asyncio
 import gc
 import json
 import os
+import signal
 import sys
 import threading
 import time
@@ -197,6 +198,10 @@ def answer_approvals(stream: panto.Stream, calls: List[panto.ApprovalCall]) -> L
     lines = []
     for call in calls:
         answer = APPROVALS.get(call.id)
+        if answer == "kill":  # the process dies waiting (README.md, "A process killed ...")
+            sys.stdout.write(json.dumps({"event": "killed"}) + "\n")
+            sys.stdout.flush()
+            os.kill(os.getpid(), signal.SIGKILL)
         if answer == "approve":
             lines.append({"event": "approval_answer", "id": call.id, "answer": "approve",
                           "code": call_code(lambda: stream.approve(call.id))})
@@ -537,6 +542,23 @@ class Steps:
                     yield step_line(stream)
         elif key == "session_info":
             yield self.session_line(agent)
+        elif key == "pending_round":
+            pending: List[panto.PendingCall] = []
+            line = coded(key, lambda: pending.extend(agent.pending_round()))
+            line.pop("message", None)
+            yield {**line, "calls": [{"id": c.id, "name": c.name, "input": c.input, "state": c.state}
+                                     for c in pending]}
+        elif key == "resume_turn":
+            try:
+                stream = agent.resume_turn()
+            except panto.Error as err:
+                yield {"event": "resume_turn", "code": err.code}
+                return
+            with stream:
+                yield from turn_lines(agent, stream, None)
+                for _ in range(self.extra_next):
+                    yield step_line(stream)
+                yield from not_stepped(stream)
         elif key == "reopen_agent":
             agent.close()
             self.agent = None
