@@ -87,7 +87,20 @@ type Config struct {
 	// Budget is what one turn may spend before it ends normally with StopBudget; nil: no
 	// budget.
 	Budget *Budget `json:"budget,omitempty"`
+	// Approve answers the calls that wait for a person's approval (a Tool's NeedsApproval,
+	// or an approval rule that asks) as the stream meets them: Next calls it for each, once
+	// the round's other calls are done, and approves or denies as it says; nil: the program
+	// answers (Stream.Approve, Stream.Deny, after Next stopped with ErrApprovalPending). See
+	// ApprovalFunc.
+	Approve ApprovalFunc `json:"-"`
 }
+
+// ApprovalFunc decides a call that waits for an approval: true runs it; false denies it, and
+// the model reads "The user denied this call: " and reason. It runs on the goroutine that
+// calls Next, with the stream's lock held: it must not call the stream's methods (a person's
+// answer that takes long is better given by closing the stream and Agent.ResumeTurn later).
+// ctx is the Run context. A panic in it denies the call, its value as the reason.
+type ApprovalFunc func(ctx context.Context, call ApprovalCall) (approved bool, reason string)
 
 // MCPServer is one entry of Config.MCPServers, passed to the library as it is (docs/mcp.md):
 // a Command (stdio) or a URL (Streamable HTTP), not both.
@@ -146,6 +159,8 @@ type agentCore struct {
 	closed  bool                     // Close was called: Run refuses
 	streams map[*streamCore]struct{} // the streams whose native stream is not freed
 	tools   map[string]Tool          // the host tools added, by name
+
+	approve ApprovalFunc // Config.Approve (set once, by NewAgent)
 }
 
 // NewAgent creates an agent from cfg. A configuration the library refuses gives an
@@ -159,6 +174,7 @@ func NewAgent(cfg Config) (*Agent, error) {
 	if err != nil {
 		return nil, err
 	}
+	a.c.approve = cfg.Approve
 	for _, t := range cfg.Tools {
 		if err := a.AddTool(t); err != nil {
 			a.Close()

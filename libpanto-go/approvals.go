@@ -6,7 +6,9 @@ package panto
 import "C"
 
 import (
+	"context"
 	"encoding/json"
+	"fmt"
 	"slices"
 )
 
@@ -83,6 +85,42 @@ func (s *Stream) answer(id string, f func(native *C.PantoStream) C.int) error {
 		s.mu.Unlock()
 	}
 	return err
+}
+
+// decideApprovals answers every call waiting for an approval with the agent's ApprovalFunc.
+// s.mu must be held.
+func (s *Stream) decideApprovals(ctx context.Context) error {
+	policy := s.st.agent.approve
+	for _, c := range slices.Clone(s.asked) {
+		approved, reason := askPolicy(ctx, policy, c)
+		err := s.st.call(func(native *C.PantoStream) error {
+			var rc C.int
+			if approved {
+				rc = C.panto_stream_approve(native, pantoString(c.ID))
+			} else {
+				rc = C.panto_stream_deny(native, pantoString(c.ID), pantoString(reason))
+			}
+			if rc < 0 {
+				return streamError(native, rc)
+			}
+			return nil
+		})
+		if err != nil {
+			return err
+		}
+		s.asked.drop(c.ID)
+	}
+	return nil
+}
+
+// askPolicy calls policy, a panic in it denying the call.
+func askPolicy(ctx context.Context, policy ApprovalFunc, c ApprovalCall) (approved bool, reason string) {
+	defer func() {
+		if v := recover(); v != nil {
+			approved, reason = false, fmt.Sprintf("the approval function panicked: %v", v)
+		}
+	}()
+	return policy(ctx, c)
 }
 
 // isApprovalPending tells whether err is the library's APPROVAL_PENDING.

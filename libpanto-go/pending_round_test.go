@@ -8,6 +8,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"strings"
 	"sync/atomic"
 	"testing"
 
@@ -150,5 +151,65 @@ func TestASessionKeepsThePendingRoundForTheNextAgent(t *testing.T) {
 	}
 	if deletes.Load() != 0 || lists.Load() != 1 {
 		t.Fatalf("delete_file ran %d times, list_files %d: want 0 and 1", deletes.Load(), lists.Load())
+	}
+}
+
+func TestAnApprovalFuncAnswersTheCallsAsTheyAreAsked(t *testing.T) {
+	var deletes, lists atomic.Int32
+	var asked []string
+	cfg := panto.Config{Tools: roundTools(&deletes, &lists),
+		Approve: func(ctx context.Context, call panto.ApprovalCall) (bool, string) {
+			asked = append(asked, call.ID+" "+call.Name+" "+string(call.Input))
+			return false, "not on Sundays"
+		}}
+	agent, err := emulatorAgent(cfg, roundAnswer(), textAnswer("Understood."))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer agent.Close()
+	stream, err := agent.Run(context.Background(), "Clean up")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var results []string
+	for ev := range stream.Iter {
+		if ev.Kind == panto.EventToolResult {
+			results = append(results, ev.Text)
+		}
+	}
+	if err := stream.Err(); err != nil {
+		t.Fatalf("Err() = %v: the function answered, nothing was left pending", err)
+	}
+	if len(asked) != 1 || asked[0] != `toolu_1 delete_file {"path":"notes.txt"}` {
+		t.Fatalf("the function was asked %q", asked)
+	}
+	if len(results) != 2 || results[0] != "The user denied this call: not on Sundays" || results[1] != "notes.txt" {
+		t.Fatalf("results %q", results)
+	}
+	if deletes.Load() != 0 || lists.Load() != 1 {
+		t.Fatalf("delete_file ran %d times, list_files %d: want 0 and 1", deletes.Load(), lists.Load())
+	}
+}
+
+func TestAnApprovalFuncThatPanicsDeniesTheCall(t *testing.T) {
+	var deletes, lists atomic.Int32
+	cfg := panto.Config{Tools: roundTools(&deletes, &lists),
+		Approve: func(ctx context.Context, call panto.ApprovalCall) (bool, string) { panic("no policy today") }}
+	agent, err := emulatorAgent(cfg, roundAnswer(), textAnswer("Understood."))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer agent.Close()
+	msg, err := agent.Complete(context.Background(), "Clean up")
+	if err != nil || msg.Text() != "Understood." {
+		t.Fatalf("Complete() = %v, %v", msg, err)
+	}
+	conv, err := agent.Conversation()
+	if err != nil {
+		t.Fatal(err)
+	}
+	js, _ := json.Marshal(conv)
+	if !strings.Contains(string(js), "the approval function panicked: no policy today") || deletes.Load() != 0 {
+		t.Fatalf("the conversation %s (delete_file ran %d times)", js, deletes.Load())
 	}
 }

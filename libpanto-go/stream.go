@@ -146,7 +146,15 @@ func (s *Stream) readWithTools(ctx context.Context) bool {
 				return s.fail(err)
 			}
 		}
-		if ok := s.read(ctx); ok || !s.transient || !s.tools.pending() || isApprovalPending(s.err) {
+		ok := s.read(ctx)
+		if !ok && isApprovalPending(s.err) && s.st.agent.approve != nil && len(s.asked) > 0 {
+			if err := s.decideApprovals(ctx); err != nil {
+				return s.fail(err)
+			}
+			s.err, s.transient = nil, false
+			continue
+		}
+		if ok || !s.transient || !s.tools.pending() || isApprovalPending(s.err) {
 			return ok
 		}
 		s.tools.launch(ctx)

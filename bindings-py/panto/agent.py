@@ -32,6 +32,7 @@ if TYPE_CHECKING:
     from .settings import SettingsDict
     from .message import AssistantMessage
     from .tools import Registry, Tool
+    from .events import ApprovalCall
 
     # typing.Self is Python 3.11's; checkers know typing_extensions without it being installed.
     from typing_extensions import Self
@@ -41,6 +42,10 @@ if TYPE_CHECKING:
     #: What `tools=` takes: a Registry, or an iterable of Tools, ToolClass subclasses, classes
     #: decorated with @panto.tool, typed functions, or spec dicts (tools without a handler).
     ToolsArg = Union[Registry, Iterable[Any]]
+
+    #: What `approval=` takes: a function of a waiting call, returning True (run it), False
+    #: or (False, reason) (deny it).
+    ApprovalPolicy = Callable[[ApprovalCall], Union[bool, Tuple[bool, str]]]
 
 else:
     from ._frozen import dataclass  # the same frozen dataclasses, cheaper (see _frozen.py)
@@ -110,6 +115,18 @@ class Agent:
         with panto.Agent(provider="anthropic", model="claude-sonnet-4-5", tools=[get_weather]) as agent:
             for text in agent.run("Weather in Paris?").text():
                 print(text, end="")
+
+    A tool with `approval="always"` (or an `approval_rules` entry that asks) waits for a
+    person's answer: iterating raises `panto.ApprovalPendingError` until `stream.approve(id)` or
+    `stream.deny(id, reason)`. `approval` answers instead, as the stream meets each such call:
+    a plain function of a `panto.ApprovalCall` returning True (run it), False (deny it), or
+    `(False, "reason")` (deny it, the model reads the reason). It runs on the thread that
+    iterates; an exception in it denies the call, its text as the reason:
+
+        def policy(call: panto.ApprovalCall) -> Union[bool, Tuple[bool, str]]:
+            if call.name == "bash" and "rm " in call.input.get("command", ""):
+                return False, "no deleting"
+            return True
 
     Resilience: `thinking` is "off" (the default), "minimal", "low", "medium" or "high"
     (Anthropic extended thinking budgets, OpenAI `reasoning_effort`); `retry` is a
@@ -212,15 +229,17 @@ class Agent:
         mcp_servers: Optional[Mapping[str, Mapping[str, Any]]] = None,
         model_info: Optional[Mapping[str, Any]] = None,
         budget: Optional[BudgetArg] = None,
+        approval: Optional[ApprovalPolicy] = None,
     ) -> None:
         config: Dict[str, Any] = {"provider": provider, "model": model}
         for key, value in dict(locals()).items():  # the keyword arguments, in order
-            if key not in ("self", "provider", "model", "tools", "config") and value is not None:
+            if key not in ("self", "provider", "model", "tools", "approval", "config") and value is not None:
                 config[key] = config_value(key, value)
-        self._open(config, tools)
+        self._open(config, tools, approval)
 
     @classmethod
-    def from_config(cls, config: Mapping[str, Any], *, tools: Optional[ToolsArg] = None) -> Self:
+    def from_config(cls, config: Mapping[str, Any], *, tools: Optional[ToolsArg] = None,
+                    approval: Optional[ApprovalPolicy] = None) -> Self:
         """An agent from the configuration object of `panto_agent_new`, passed on as is
         (keys this package does not know reach the library, which judges them). Tool specs
         in its "tools" key have no handler (run them by hand); `tools` adds tools as the
@@ -229,11 +248,13 @@ class Agent:
         agent = cls.__new__(cls)
         plain = {k: config_value(k, v) if k == "response_format" else v.to_json() if isinstance(v, (RetryPolicy, Timeouts, KeepAlive, Budget)) else v
                  for k, v in config.items()}
-        agent._open(plain, tools)
+        agent._open(plain, tools, approval)
         return agent
 
-    def _open(self, config: Dict[str, Any], tools: Optional[ToolsArg] = None) -> None:
+    def _open(self, config: Dict[str, Any], tools: Optional[ToolsArg] = None,
+              approval: Optional[ApprovalPolicy] = None) -> None:
         self._ptr: Optional[Any] = None  # set first: __del__ may run if this fails
+        self._approval = _check_policy(approval)
         # Held during every native call on the agent and its streams (see StreamHandle).
         self._calls = RLock()
         self._orphans: List[Any] = []  # native streams a finalizer left to free
@@ -823,6 +844,21 @@ def _native_input(input: Union[str, Sequence[GivenPart], Media], what: str) -> T
     else:
         raise TypeError(f"{what} needs a str, a list of parts or a panto.Media, not {type(input).__name__}")
     return native, keep
+
+
+def _check_policy(approval: Optional[ApprovalPolicy]) -> Optional[ApprovalPolicy]:
+    """`approval=` checked: a plain function (a coroutine function cannot answer from inside
+    the library's read; an answer that waits for a person is given by closing the stream and
+    `resume_turn()` later)."""
+    if approval is None:
+        return None
+    import inspect
+
+    if not callable(approval):
+        raise TypeError(f"approval must be a function of a panto.ApprovalCall, not {type(approval).__name__}")
+    if inspect.iscoroutinefunction(approval):
+        raise TypeError("approval must be a plain function, not an async one: it answers inside the stream's read")
+    return approval
 
 
 # PantoPendingState, by value.

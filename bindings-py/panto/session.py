@@ -116,10 +116,11 @@ class Session(Agent):
         if dir is not None:
             session["dir"] = os.fspath(dir)
         config: Dict[str, Any] = {"provider": provider, "model": model, "session": session}
+        approval = agent_args.pop("approval", None)
         for key, value in agent_args.items():
             if value is not None:
                 config[key] = config_value(key, value)
-        self._open(config, tools)
+        self._open(config, tools, approval)
 
     @classmethod
     def resume(cls, id: str, **kwargs: Any) -> Self:

@@ -145,6 +145,24 @@ class _Raise:
             del exc
 
 
+
+def _decide(policy: Callable[[ApprovalCall], Any], call: ApprovalCall) -> Optional[str]:
+    """The agent's `approval=` function's answer for `call`: None to approve, else the reason
+    to deny with. An exception in it denies the call."""
+    try:
+        answer = policy(call)
+    except Exception as e:  # (the turn goes on: the model reads why)
+        return f"the approval function failed: {type(e).__name__}: {e}"
+    if answer is True:
+        return None
+    if answer is False:
+        return ""
+    if isinstance(answer, tuple) and len(answer) == 2 and answer[0] is False and isinstance(answer[1], str):
+        return answer[1]
+    if isinstance(answer, tuple) and len(answer) == 2 and answer[0] is True:
+        return None
+    return f"the approval function returned {answer!r}, not True, False or (False, reason)"
+
 class Stream:
     """The events of one turn (made by `Agent.run`).
 
@@ -379,7 +397,12 @@ class Stream:
             if rc == _APPROVAL_PENDING:  # not sticky: answer, then read again
                 if self._closing:
                     return self._closed()
-                raise self._approval_pending()
+                policy = getattr(self._agent, "_approval", None)
+                if policy is None or not self._asked:
+                    raise self._approval_pending()
+                for call in list(self._asked):
+                    self._answer(call.id, _decide(policy, call))
+                continue
             if rc < 0:
                 error = self._error
                 if error is not None and error.status == rc:  # sticky: the same error again

@@ -72,6 +72,7 @@ from connect_proxy import MODES as PROXY_MODES, Proxy  # noqa: E402  (standard l
 from dns_server import Nameserver  # noqa: E402  (standard library only)
 import media as test_media  # noqa: E402  (imports Pillow only when it generates)
 import steps  # noqa: E402  (standard library only)
+import conversation_shape  # noqa: E402  (standard library only)
 
 
 # ---- Drivers -----------------------------------------------------------------------------
@@ -1284,6 +1285,10 @@ def run_cell(case: Case, driver: Driver, emulator: Emulator, verbose: bool,
             log = emulator.requests()
             if "expect_requests" in case.data:
                 report += check_requests(case.data["expect_requests"], log)
+            # Whatever the case did, every request's conversation is one a provider takes.
+            if not case.data.get("invalid_conversation_sent"):
+                for n, r in enumerate(log):
+                    report += [f"request {n + 1}: {p}" for p in conversation_shape.problems(r)]
             if request_log is not None:
                 lines = []
                 for r in log:

@@ -152,3 +152,66 @@ def test_a_process_killed_while_a_call_waits_leaves_the_round_to_the_next(tmp_pa
         with session_agent(emu, ran, sessions) as agent:
             assert agent.pending_round() == []
             assert [m["role"] for m in agent.conversation] == ["user", "assistant", "user", "assistant"]
+
+
+def test_an_approval_function_answers_the_calls_as_they_are_asked(tmp_path: Path) -> None:
+    ran = tmp_path / "ran"
+    asked: List[panto.ApprovalCall] = []
+
+    def policy(call: panto.ApprovalCall) -> Any:
+        asked.append(call)
+        return False, "not on Sundays"
+
+    with Emulator(scenario={"responses": [ROUND, DONE]}) as emu, \
+            panto.Agent(provider="anthropic", model="test-model", base_url=emu.url, api_key="test-key",
+                        tools=tools(ran), approval=policy) as agent:
+        events = list(agent.run("Clean up"))  # no ApprovalPendingError: the function answered
+        assert asked == [panto.ApprovalCall("toolu_1", "delete_file", {"path": "notes.txt"})]
+        results = {e.id: e.content for e in events if isinstance(e, panto.ToolResult)}
+        assert results == {"toolu_1": "The user denied this call: not on Sundays", "toolu_2": "notes.txt"}
+        assert runs(ran) == ["list"]
+
+
+@pytest.mark.parametrize("answer, result", [
+    (True, "deleted notes.txt"),
+    (False, "The user denied this call."),
+    ("yes", "The user denied this call: the approval function returned 'yes', not True, False or (False, reason)"),
+])
+def test_what_an_approval_function_returns(tmp_path: Path, answer: Any, result: str) -> None:
+    with Emulator(scenario={"responses": [ROUND, DONE]}) as emu, \
+            panto.Agent(provider="anthropic", model="test-model", base_url=emu.url, api_key="test-key",
+                        tools=tools(tmp_path / "ran"), approval=lambda call: answer) as agent:
+        events = list(agent.run("Clean up"))
+        assert [e.content for e in events if isinstance(e, panto.ToolResult)][0] == result
+
+
+def test_an_approval_function_that_raises_denies_the_call_and_async_ones_are_refused(tmp_path: Path) -> None:
+    def broken(call: panto.ApprovalCall) -> bool:
+        raise KeyError("owner")
+
+    with Emulator(scenario={"responses": [ROUND, DONE]}) as emu, \
+            panto.Agent(provider="anthropic", model="test-model", base_url=emu.url, api_key="test-key",
+                        tools=tools(tmp_path / "ran"), approval=broken) as agent:
+        results = [e.content for e in agent.run("Clean up") if isinstance(e, panto.ToolResult)]
+        assert results[0] == "The user denied this call: the approval function failed: KeyError: 'owner'"
+
+    async def later(call: panto.ApprovalCall) -> bool:
+        return True
+
+    with pytest.raises(TypeError, match="not an async one"):
+        panto.Agent(provider="anthropic", model="test-model", api_key="k", approval=later)  # type: ignore[arg-type]
+    with pytest.raises(TypeError, match="approval must be a function"):
+        panto.Agent(provider="anthropic", model="test-model", api_key="k", approval=3)  # type: ignore[arg-type]
+
+
+def test_an_approval_function_answers_in_async_for_too(tmp_path: Path) -> None:
+    import asyncio
+
+    async def turn(emu: Emulator) -> List[Any]:
+        with panto.Agent(provider="anthropic", model="test-model", base_url=emu.url, api_key="test-key",
+                         tools=tools(tmp_path / "ran"), approval=lambda call: True) as agent:
+            return [e async for e in agent.run("Clean up")]
+
+    with Emulator(scenario={"responses": [ROUND, DONE]}) as emu:
+        events = asyncio.run(turn(emu))
+    assert [e.content for e in events if isinstance(e, panto.ToolResult)] == ["deleted notes.txt", "notes.txt"]
