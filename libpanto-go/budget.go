@@ -14,6 +14,10 @@ type Budget struct {
 	ToolRounds *int `json:"tool_rounds,omitempty"`
 	// WallMs: milliseconds from the turn's first request.
 	WallMs *int `json:"wall_ms,omitempty"`
+	// CostUSD: the turn's cost in US dollars at the model's list prices (Event.Cost), summed
+	// at each message's end; a model whose prices the library does not know (nor ModelInfo
+	// gives) fails the turn with ErrConfig before its first request.
+	CostUSD *float64 `json:"cost_usd,omitempty"`
 }
 
 // The budget a turn's MessageComplete names (Event.BudgetKind).
@@ -21,10 +25,11 @@ const (
 	BudgetOutputTokens = "output_tokens"
 	BudgetToolRounds   = "tool_rounds"
 	BudgetWall         = "wall_ms"
+	BudgetCost         = "cost_usd"
 )
 
-// BudgetKind is the budget that ended the turn (BudgetOutputTokens, BudgetToolRounds or
-// BudgetWall: the library names it in ProviderStopReason), or "" when none did.
+// BudgetKind is the budget that ended the turn (BudgetOutputTokens, BudgetToolRounds,
+// BudgetWall or BudgetCost: the library names it in ProviderStopReason), or "" when none did.
 func (e Event) BudgetKind() string {
 	if e.Kind != EventMessageComplete || e.StopReason != StopBudget {
 		return ""

@@ -55,6 +55,16 @@ func TestBudgetInConfigPatchAndTurnOptions(t *testing.T) {
 	if got := settings().ToolRounds; got == nil || *got != 0 {
 		t.Fatalf("the agent's tool_rounds after a turn's own: %v, want 0", got)
 	}
+	if err := agent.SetConfig(panto.ConfigPatch{Budget: &panto.Budget{CostUSD: panto.Ptr(0.25)}}); err != nil {
+		t.Fatal(err)
+	}
+	if got := settings().CostUSD; got == nil || *got != 0.25 {
+		t.Fatalf("Settings().Budget.CostUSD = %v, want 0.25", got)
+	}
+	err = agent.SetConfig(panto.ConfigPatch{Budget: &panto.Budget{CostUSD: panto.Ptr(-1.0)}})
+	if !errors.Is(err, panto.ErrConfig) {
+		t.Fatalf("a negative cost_usd: %v, want ErrConfig", err)
+	}
 }
 
 func TestBudgetKindOnlyWhenABudgetEndedTheTurn(t *testing.T) {

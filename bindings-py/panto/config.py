@@ -84,17 +84,26 @@ class Budget:
     error result "Skipped: the turn's budget is spent.", and what was streamed of a message
     the wall time cut is kept (stored as "aborted"). A field left None keeps the agent's (no
     budget by default); to lift one for a turn, give a dict: `budget={"wall_ms": None}`.
-    `max_tool_iterations` and `timeouts.total_ms` stay errors."""
+    `max_tool_iterations` and `timeouts.total_ms` stay errors. `cost_usd` is the turn's cost
+    in US dollars at the model's list prices (`MessageComplete.cost`), summed as
+    `output_tokens` is; a model whose prices panto does not know (nor `model_info` gives)
+    fails the turn with `panto.ConfigError` before its first request."""
 
     output_tokens: Optional[int] = None
     tool_rounds: Optional[int] = None
     wall_ms: Optional[int] = None
+    cost_usd: Optional[float] = None
 
-    def to_json(self) -> Dict[str, int]:
-        out: Dict[str, int] = {}
+    def to_json(self) -> Dict[str, Union[int, float]]:
+        out: Dict[str, Union[int, float]] = {}
         for name in type(self).__match_args__:  # the fields, in order
             value = getattr(self, name)
             if value is None:
+                continue
+            if name == "cost_usd":
+                if isinstance(value, bool) or not isinstance(value, (int, float)):
+                    raise TypeError(f"Budget.cost_usd must be a number of dollars, not {type(value).__name__}")
+                out[name] = float(value)
                 continue
             if isinstance(value, bool) or not isinstance(value, int):
                 raise TypeError(f"Budget.{name} must be an int, not {type(value).__name__}")

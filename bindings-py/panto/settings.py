@@ -4,7 +4,7 @@ does not import typing)."""
 
 from __future__ import annotations
 
-from typing import Dict, List, Literal, Optional, TypedDict
+from typing import Dict, List, Literal, Optional, TypedDict, Union
 
 __all__ = ["SettingsDict", "ThinkingLevel"]
 
@@ -21,5 +21,6 @@ class SettingsDict(TypedDict):
     thinking: ThinkingLevel
     max_tool_iterations: int
     capabilities: List[str]
-    #: The turn's budgets ("output_tokens", "tool_rounds", "wall_ms"), each None when unset.
-    budget: Dict[str, Optional[int]]
+    #: The turn's budgets ("output_tokens", "tool_rounds", "wall_ms", "cost_usd"), each None
+    #: when unset.
+    budget: Dict[str, Optional[Union[int, float]]]

@@ -215,3 +215,41 @@ test "wall_ms spent while the host runs a call: the round's results are kept and
     try std.testing.expectEqualStrings("found it", messages[2].blocks[0].text);
     try expectNextTurn(agent, "{\"budget\":{\"wall_ms\":null}}");
 }
+
+test "cost_usd: summed at each message's end at the model's prices, a round after it is reached is skipped" {
+    var server: st.TestServer = undefined;
+    try server.startMany(.{ .body = st.tool_message }, &.{.{}});
+    defer server.stop();
+    // A model the catalog prices; a budget the first message's few tokens already spend.
+    const agent = try st.loopbackAgent(server.port, .{ .provider = .anthropic, .model = "claude-sonnet-4-5", .capabilities = &.{"search"}, .budget = .{ .cost_usd = 0.000001 }, .retry = .{ .max_retries = 0 } });
+    defer agent.deinit();
+    var diag: config.Diagnostic = .{};
+    try agent.addTool(st.lookup_tool, &diag);
+    const stream = try agent.run("find x");
+    defer stream.destroy();
+    const end = try expectEndWithoutStart(stream);
+    try std.testing.expectEqual(.budget, end.stop_reason);
+    try std.testing.expectEqualStrings("cost_usd", end.provider_stop_reason);
+    try std.testing.expect(end.cost.? >= 0.000001);
+    try expectSkippedRound(agent);
+    try expectNextTurn(agent, "{\"budget\":{\"cost_usd\":null}}");
+}
+
+test "cost_usd on a model whose prices are unknown fails the turn before its first request, with a Config error that says so" {
+    var server: st.TestServer = undefined;
+    try server.start(.{});
+    defer server.stop();
+    const agent = try budgetAgent(server.port, .{ .cost_usd = 1 });
+    defer agent.deinit();
+    const stream = try agent.run("hi");
+    defer stream.destroy();
+    try std.testing.expectError(error.Config, stream.next());
+    try std.testing.expect(std.mem.indexOf(u8, stream.failureDetail().?.message.items, "budget.cost_usd needs the prices of anthropic model \"m\"") != null);
+    // Prices given by model_info: the same budget holds.
+    var diag: config.Diagnostic = .{};
+    try agent.setConfig("{\"model_info\":{\"price\":{\"input\":3,\"output\":15}}}", &diag);
+    const again = try agent.run("hi");
+    defer again.destroy();
+    const end = (try st.nextUntil(again, .message_complete)).message_complete;
+    try std.testing.expectEqual(.end_turn, end.stop_reason);
+}

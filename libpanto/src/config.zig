@@ -76,8 +76,13 @@ pub const Budget = struct {
     /// From the turn's first request: a deadline that ends the turn where it is (the message
     /// streaming kept as a cancel keeps it), counted in the approval waits too.
     wall_ms: ?u64 = null,
+    /// The turn's cost in US dollars at the model's list prices (the model catalog, or the
+    /// config's model_info), summed at each message's end as output_tokens is. A model whose
+    /// prices are unknown cannot be held to it: the turn fails before its first request
+    /// (`Config`), rather than running unbounded.
+    cost_usd: ?f64 = null,
 
-    pub const Kind = enum { output_tokens, tool_rounds, wall_ms };
+    pub const Kind = enum { output_tokens, tool_rounds, wall_ms, cost_usd };
 };
 
 pub const ToolExecution = enum { parallel, sequential };
@@ -456,13 +461,26 @@ fn apply(arena: Allocator, config: *Config, obj: std.json.ObjectMap, diag: *Diag
     if (config.base_url) |url| try checkBaseUrl(url, "base_url", diag);
 }
 
+/// budget.cost_usd: a number above 0, at most a million.
+fn dollars(v: std.json.Value, diag: *Diagnostic) error{InvalidConfig}!f64 {
+    const x: f64 = switch (v) {
+        .integer => |i| @floatFromInt(i),
+        .float => |f| f,
+        .number_string => |t| std.fmt.parseFloat(f64, t) catch std.math.nan(f64),
+        else => std.math.nan(f64),
+    };
+    if (!(x > 0 and x <= 1_000_000)) return diag.fail("budget.cost_usd must be a number of dollars above 0, at most 1000000", .{});
+    return x;
+}
+
 /// Sets the budgets `v` names (a JSON object; a budget's null removes it), the others stay:
 /// a turn's options change one budget of the agent's.
 fn applyBudget(budget: *Budget, v: std.json.Value, diag: *Diagnostic) error{InvalidConfig}!void {
-    const sub = try object(v, "budget", &.{ "output_tokens", "tool_rounds", "wall_ms" }, diag);
+    const sub = try object(v, "budget", &.{ "output_tokens", "tool_rounds", "wall_ms", "cost_usd" }, diag);
     if (sub.get("output_tokens")) |n| budget.output_tokens = if (n == .null) null else try integer(u64, n, 1, std.math.maxInt(u32), "budget.output_tokens", diag);
     if (sub.get("tool_rounds")) |n| budget.tool_rounds = if (n == .null) null else try integer(u32, n, 0, 1000, "budget.tool_rounds", diag);
     if (sub.get("wall_ms")) |n| budget.wall_ms = if (n == .null) null else try integer(u64, n, 1, 86_400_000, "budget.wall_ms", diag);
+    if (sub.get("cost_usd")) |n| budget.cost_usd = if (n == .null) null else try dollars(n, diag);
 }
 
 /// A base URL is an http:// or https:// URL, wherever it came from (`name`: "base_url", or
@@ -772,13 +790,19 @@ test "budget: parsed, refused with a reason, patched by set_config and a turn's 
         .{ "{\"budget\":{\"output_tokens\":0}}", "budget.output_tokens must be an integer from 1 to 4294967295" },
         .{ "{\"budget\":{\"tool_rounds\":1001}}", "budget.tool_rounds must be an integer from 0 to 1000" },
         .{ "{\"budget\":{\"wall_ms\":\"5s\"}}", "budget.wall_ms must be an integer from 1 to 86400000" },
-        .{ "{\"budget\":{\"cost_usd\":1}}", "unknown budget key \"cost_usd\"" },
+        .{ "{\"budget\":{\"cost_usd\":0}}", "budget.cost_usd must be a number of dollars above 0, at most 1000000" },
+        .{ "{\"budget\":{\"cost_usd\":\"1\"}}", "budget.cost_usd must be a number of dollars above 0, at most 1000000" },
+        .{ "{\"budget\":{\"dollars\":1}}", "unknown budget key \"dollars\"" },
         .{ "{\"budget\":3}", "budget must be a JSON object" },
     };
     for (refused) |case| {
         try std.testing.expectError(error.InvalidConfig, patchJson(a, &c, case[0], &diag));
         try std.testing.expectEqualStrings(case[1], diag.message());
     }
+    _ = try patchJson(a, &c, "{\"budget\":{\"cost_usd\":0.25}}", &diag);
+    try std.testing.expectEqual(@as(?f64, 0.25), c.budget.cost_usd);
+    _ = try patchJson(a, &c, "{\"budget\":{\"cost_usd\":null}}", &diag);
+    try std.testing.expectEqual(@as(?f64, null), c.budget.cost_usd);
     try std.testing.expectEqual(@as(?u64, 500), c.budget.output_tokens); // (unchanged)
     _ = try patchJson(a, &c, "{\"budget\":{\"wall_ms\":2000,\"output_tokens\":null}}", &diag);
     try std.testing.expectEqual(Budget{ .tool_rounds = 0, .wall_ms = 2000 }, c.budget);

@@ -42,6 +42,6 @@ test "the settings a config gives, without its key" {
         .capabilities = &caps,
     });
     try std.testing.expectEqualStrings(
-        \\{"provider":"openai","model":"gpt-4o","base_url":"https://api.openai.com/v1","system":null,"max_tokens":4096,"thinking":"low","max_tool_iterations":10,"capabilities":["fs.read"],"budget":{"output_tokens":null,"tool_rounds":null,"wall_ms":null}}
+        \\{"provider":"openai","model":"gpt-4o","base_url":"https://api.openai.com/v1","system":null,"max_tokens":4096,"thinking":"low","max_tool_iterations":10,"capabilities":["fs.read"],"budget":{"output_tokens":null,"tool_rounds":null,"wall_ms":null,"cost_usd":null}}
     , out.written());
 }

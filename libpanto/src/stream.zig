@@ -530,6 +530,8 @@ pub const Stream = struct {
         if (budget.output_tokens) |n| if (s.turn_usage.output_tokens >= n) return .output_tokens;
         if (budget.tool_rounds) |n| if (s.rounds >= n) return .tool_rounds;
         if (s.wallSpent()) return .wall_ms;
+        // (A turn whose cost is unknown never gets here: checkRequest refuses it.)
+        if (budget.cost_usd) |max| if (s.turn_cost) |spent| if (spent >= max) return .cost_usd;
         return null;
     }
 

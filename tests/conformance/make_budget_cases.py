@@ -1,5 +1,6 @@
 """Writes the issue 36 cases of a turn's budgets (config "budget"): `budget_tool_rounds`,
-`budget_output_tokens` and `budget_wall_ms`, one per budget reached. Reaching one ends the turn
+`budget_output_tokens`, `budget_wall_ms` and `budget_cost_usd`, one per budget reached, and
+`budget_cost_usd_unpriced` (a cost budget on a model whose prices are unknown). Reaching one ends the turn
 normally: `message_complete` with stop reason "budget" and the budget's name as
 `provider_stop_reason`; the calls of a round it stops are answered "Skipped: the turn's budget
 is spent." without a `tool_call_start`, and the next turn's request carries them (valid: every
@@ -93,6 +94,33 @@ def cases() -> dict[str, tuple[dict[str, Any], list[Any]]]:
              + reply.lines() + [complete("end_turn", reply.usage), DONE, DONE]
              + [{"event": "conversation", "messages": [user("go"), user("thanks"), assistant(reply)]}])
     out["budget_wall_ms"] = (data, lines)
+
+    priced = dict(CONFIG, model_info={"price": {"input": 3, "output": 15}}, budget={"cost_usd": 0.0001})
+    data = {"description": "budget.cost_usd 0.0001 on a model priced $3 / $15 a million tokens (model_info): the "
+                           "first message's 30 input and 9 output tokens cost $0.000225, past it, so its call is "
+                           "skipped and the turn ends with stop reason budget (provider_stop_reason cost_usd). "
+                           "The next turn, its budget lifted by its options, carries the skipped result.",
+            "config": priced,
+            "turns": ["go", {"input": "thanks", "options": {"budget": {"cost_usd": None}}}], "tools": [lookup],
+            "script": {"responses": [first.response, reply.response]},
+            "expect_requests": [{}, {}], "print_conversation": True}
+    lines = (first.lines() + [spent("cost_usd", first.usage), DONE, DONE]
+             + reply.lines() + [complete("end_turn", reply.usage), DONE, DONE]
+             + [{"event": "conversation", "messages": [
+                 user("go"), assistant(first), results(("toolu_1", SKIPPED, True)), user("thanks"),
+                 assistant(reply)]}])
+    out["budget_cost_usd"] = (data, lines)
+
+    refusal = ("budget.cost_usd needs the prices of anthropic model \"claude-test\", which the model catalog does "
+               "not give: set them in the config's model_info, or lift the budget")
+    error = {"event": "error", "code": "config", "http_status": 0, "type": "config_error", "message": refusal}
+    data = {"description": "budget.cost_usd on a model the catalog does not price (and no model_info): the turn "
+                           "fails with a config error before its first request, rather than run unbounded; the "
+                           "user message is taken back (the turn kept nothing).",
+            "config": dict(CONFIG, budget={"cost_usd": 1}), "turns": ["go"],
+            "script": {"responses": []}, "expect_requests": [], "print_conversation": True}
+    lines = [error, error, {"event": "conversation", "messages": []}]
+    out["budget_cost_usd_unpriced"] = (data, lines)
     return out
 
 

@@ -18,7 +18,7 @@ def test_the_settings_given_and_the_defaults() -> None:
         "provider": "anthropic", "model": "claude-test", "base_url": "http://127.0.0.1:9",
         "system": "Be brief.", "max_tokens": 4096, "thinking": "low", "max_tool_iterations": 10,
         "capabilities": ["fs.read"],
-        "budget": {"output_tokens": None, "tool_rounds": None, "wall_ms": None},
+        "budget": {"output_tokens": None, "tool_rounds": None, "wall_ms": None, "cost_usd": None},
     }
     assert "sk-secret" not in repr(settings)
 

@@ -23,6 +23,8 @@ const Reason = @import("connection_log.zig").Reason;
 const network = @import("network.zig");
 const std_http = @import("std_http_internals.zig");
 const abilities = @import("../catalog/abilities.zig");
+const catalog = @import("../catalog/catalog.zig");
+const Config = @import("../config.zig").Config;
 
 /// The most of an error body read for its message.
 const max_error_body = 64 * 1024;
@@ -168,6 +170,13 @@ pub fn open(s: *Stream) TurnError!void {
 /// (a custom base_url may go without one), a named tool_choice whose tool the agent may
 /// not use, and a hosted tool named like one of the agent's. All are the caller's to fix
 /// (set_config, then reopen).
+/// Whether the turn's cost can be counted: the model's input and output prices are known
+/// (the catalog's, or the config's model_info).
+fn pricesKnown(config: Config) bool {
+    const m = catalog.resolve(@tagName(config.provider), config.model, config.model_info) orelse return false;
+    return m.price.input != null and m.price.output != null;
+}
+
 fn checkRequest(s: *Stream) TurnError!void {
     const gpa = s.agent.gpa;
     const config = s.config;
@@ -183,6 +192,12 @@ fn checkRequest(s: *Stream) TurnError!void {
             s.detail.set(gpa, 0, "config_error", msg);
             return error.Config;
         }
+    }
+    if (config.budget.cost_usd != null and !pricesKnown(config)) {
+        var buf: [320]u8 = undefined;
+        const msg = std.fmt.bufPrint(&buf, "budget.cost_usd needs the prices of {s} model \"{s}\", which the model catalog does not give: set them in the config's model_info, or lift the budget", .{ @tagName(config.provider), config.model }) catch "budget.cost_usd needs the model's prices";
+        s.detail.set(gpa, 0, "config_error", msg);
+        return error.Config;
     }
     if (config.request.tool_choice) |choice| if (choice == .tool and s.phase != .summary) {
         // A hosted tool (server_tools) may be named too.
