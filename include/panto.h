@@ -280,7 +280,7 @@ typedef enum PantoStopReason {
     PANTO_STOP_OTHER = 9,         /* a value panto does not know; see provider_stop_reason */
     PANTO_STOP_BUDGET = 10,       /* MESSAGE_COMPLETE only: the turn's budget (config "budget")
                                      is spent; provider_stop_reason names it: "output_tokens",
-                                     "tool_rounds" or "wall_ms" */
+                                     "tool_rounds", "wall_ms" or "cost_usd" */
     PANTO_STOP_REASON_FORCE_INT = 0x7fffffff
 } PantoStopReason;
 
@@ -460,8 +460,9 @@ typedef struct PantoStream PantoStream;
  *               turn goes on. Servers end when the agent is freed. Not by set_config.
  *               A Streamable HTTP server: {"url": "https://...", "headers": {NAME: value}}
  *               (a bearer token is a header) with the keys above but command, args, env, cwd
- *   budget      object {"output_tokens": N, "tool_rounds": N, "wall_ms": N}, each left out or
- *               null for none: what one turn may spend (a turn's options may change each).
+ *   budget      object {"output_tokens": N, "tool_rounds": N, "wall_ms": N, "cost_usd": X},
+ *               each left out or null for none: what one turn may spend (a turn's options may
+ *               change each).
  *               Reaching one ends the turn normally, MESSAGE_COMPLETE with PANTO_STOP_BUDGET
  *               and provider_stop_reason the budget's name. output_tokens: the turn's sum at
  *               each MESSAGE_END; tool_rounds: rounds (and pause_turn continuations) taken.
@@ -469,8 +470,11 @@ typedef struct PantoStream PantoStream;
  *               "Skipped: the turn's budget is spent." (no TOOL_CALL_START). wall_ms: from the
  *               turn's first request; a request it interrupts ends as a cancel would (what
  *               was streamed kept, stored with stop reason "aborted", no MESSAGE_END), and a
- *               round that ends past it sends no request. max_tool_iterations and
- *               timeouts.total_ms stay errors
+ *               round that ends past it sends no request. cost_usd: dollars (above 0) at the
+ *               model's list prices (the model catalog, or model_info), the turn's sum at each
+ *               MESSAGE_END as output_tokens; a model whose input or output price is unknown
+ *               fails the turn before its first request (PANTO_ERR_CONFIG, "config_error").
+ *               max_tool_iterations and timeouts.total_ms stay errors
  *
  * Request parameters (docs/requests.md has each provider's wire form). Left out, a parameter
  * is not sent and the provider's default applies. One that a provider does not have is

@@ -84,12 +84,24 @@ fn buildConfig(L: State) callconv(.c) c_int {
     var first = true;
     for (keys) |k| {
         if (turn and std.mem.eql(u8, k, "run_tools")) continue;
+        pushSlice(L, k);
+        _ = c.lua_rawget(L, 1); // 7
+        if (std.mem.eql(u8, k, "approval")) {
+            // Not the library's: the function that answers the calls waiting for an approval
+            // (stream.zig, `decideApprovals`), kept in the handlers table under `true` (no
+            // tool's name).
+            if (isNil(L, 2) or c.lua_type(L, 7) != c.LUA_TFUNCTION)
+                _ = c.luaL_error(L, "option 'approval' is a function, given to panto.Agent{...}");
+            c.lua_pushboolean(L, 1);
+            c.lua_pushvalue(L, 7);
+            c.lua_rawset(L, 2);
+            pop(L, 1);
+            continue;
+        }
         if (!first) w.write(L, ",");
         first = false;
         json.writeString(L, w, k);
         w.write(L, ":");
-        pushSlice(L, k);
-        _ = c.lua_rawget(L, 1); // 7
         if (std.mem.eql(u8, k, "tools")) {
             const where: Where = .{ .label = "option 'tools'" };
             registry.pushToolList(L, 7, &where);

@@ -32,7 +32,8 @@ const uv_error = 2; // the error table of a failed turn, raised again by next()
 pub const uv_calls = tool_runs.uv_calls; // the host tool calls of the round that have a handler
 pub const uv_handlers = tool_runs.uv_handlers; // the agent's table tool name -> handler function
 pub const uv_request_ids = 5; // the request ids of the turn's messages so far
-const user_values = 5;
+const uv_asked = 6; // with an approval function: the calls approval_request events listed, unanswered
+const user_values = 6;
 
 pub const Phase = enum(u8) {
     /// Holds a C handle; the turn has not ended.
@@ -244,6 +245,7 @@ fn fetch(L: State, s: *Stream, si: c_int, wait: ?*c.PantoWait) Fetched {
         switch (ev.kind) {
             c.PANTO_EVENT_TOOL_CALL_START => if (ev.awaiting_result != 0 and s.run_tools) tool_runs.add(L, &s.round, si),
             c.PANTO_EVENT_MESSAGE_START => if (ev.request_id.len > 0) addRequestId(L, si),
+            c.PANTO_EVENT_APPROVAL_REQUEST => noteAsked(L, si),
             else => {},
         }
         return .value;
@@ -263,6 +265,8 @@ fn fetch(L: State, s: *Stream, si: c_int, wait: ?*c.PantoWait) Fetched {
     }
     if (rc == c.PANTO_ERR_APPROVAL_PENDING) {
         doneWith(s);
+        // The agent's approval function answers, and the turn goes on.
+        if (decideApprovals(L, s, si)) return fetch(L, s, si, wait);
         return .approval_pending;
     }
     if (rc >= 0) {
@@ -287,6 +291,81 @@ fn fetch(L: State, s: *Stream, si: c_int, wait: ?*c.PantoWait) Fetched {
     tool_runs.abandon(L, &s.round, si);
     _ = c.lua_error(L);
     unreachable;
+}
+
+/// Pushes the agent's approval function (the handlers table's `true`), or nil; returns
+/// whether there is one.
+fn pushApprovalFunction(L: State, si: c_int) bool {
+    if (c.lua_getiuservalue(L, si, uv_handlers) != c.LUA_TTABLE) {
+        pop(L, 1);
+        c.lua_pushnil(L);
+        return false;
+    }
+    c.lua_pushboolean(L, 1);
+    const kind = c.lua_rawget(L, -2);
+    c.lua_remove(L, -2);
+    return kind == c.LUA_TFUNCTION;
+}
+
+/// With an approval function: keeps the calls of the approval_request event at the top, for
+/// decideApprovals.
+fn noteAsked(L: State, si: c_int) void {
+    const has = pushApprovalFunction(L, si);
+    pop(L, 1);
+    if (!has) return;
+    const ev = c.lua_absindex(L, -1);
+    if (c.lua_getiuservalue(L, si, uv_asked) != c.LUA_TTABLE) {
+        pop(L, 1);
+        c.lua_createtable(L, 2, 0);
+        c.lua_pushvalue(L, -1);
+        _ = c.lua_setiuservalue(L, si, uv_asked);
+    }
+    _ = c.lua_getfield(L, ev, "calls");
+    const n = c.lua_rawlen(L, -1);
+    var i: c.lua_Integer = 1;
+    while (i <= n) : (i += 1) {
+        _ = c.lua_rawgeti(L, -1, i);
+        c.lua_rawseti(L, -3, @intCast(c.lua_rawlen(L, -3) + 1));
+    }
+    pop(L, 2);
+}
+
+/// The agent's approval function answers each call the stream's approval_request events
+/// listed: `true` approves; `false [, reason]` denies (the model reads the reason); an error
+/// in it denies with its message. false when there is no function, or nothing to answer.
+fn decideApprovals(L: State, s: *Stream, si: c_int) bool {
+    const top = c.lua_gettop(L);
+    defer c.lua_settop(L, top);
+    if (!pushApprovalFunction(L, si)) return false;
+    const func = c.lua_absindex(L, -1);
+    if (c.lua_getiuservalue(L, si, uv_asked) != c.LUA_TTABLE or c.lua_rawlen(L, -1) == 0) return false;
+    const asked = c.lua_absindex(L, -1);
+    c.lua_pushnil(L);
+    _ = c.lua_setiuservalue(L, si, uv_asked); // (answered below, whatever happens)
+    const n = c.lua_rawlen(L, asked);
+    var i: c.lua_Integer = 1;
+    while (i <= n) : (i += 1) {
+        const base = c.lua_gettop(L);
+        _ = c.lua_rawgeti(L, asked, i); // the call
+        _ = c.lua_getfield(L, -1, "id");
+        const id = h.toPantoString(L, -1); // (kept on the stack while used)
+        c.lua_pushvalue(L, func);
+        c.lua_pushvalue(L, base + 1);
+        var approved = false;
+        var reason: c.PantoString = .{ .ptr = null, .len = 0 };
+        if (c.lua_pcallk(L, 1, 2, 0, 0, null) == c.LUA_OK) {
+            approved = c.lua_toboolean(L, -2) != 0;
+            if (!approved and c.lua_type(L, -1) == c.LUA_TSTRING) reason = h.toPantoString(L, -1);
+        } else {
+            _ = c.lua_pushfstring(L, "the approval function failed: %s", c.luaL_tolstring(L, -1, null));
+            reason = h.toPantoString(L, -1);
+        }
+        const handle = useHandle(s) orelse return false;
+        _ = if (approved) c.panto_stream_approve(handle, id) else c.panto_stream_deny(handle, id, reason);
+        doneWith(s);
+        c.lua_settop(L, base);
+    }
+    return true;
 }
 
 /// Raises "result_pending": a call awaits a result that no handler of this stream gives.

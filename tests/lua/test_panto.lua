@@ -2794,6 +2794,43 @@ test("pending round: a stream closed while a call waits leaves it; resume_turn g
   os.execute("rm -rf '" .. dir .. "'")
 end)
 
+test("approval function: answers the calls that wait, as the stream meets them; an error in it denies", function()
+  local runs = {}
+  local function tools()
+    return {
+      { name = "delete_file", approval = "always",
+        input_schema = { type = "object", properties = { path = { type = "string" } } },
+        handler = function(input) runs[#runs + 1] = "delete " .. input.path; return "deleted" end },
+      { name = "list_files", handler = function() runs[#runs + 1] = "list"; return "notes.txt" end },
+    }
+  end
+  local round = tool_answer({ { "toolu_1", "delete_file", { path = "notes.txt" } }, { "toolu_2", "list_files" } })
+  local asked = {}
+  for _, case in ipairs({
+    { function(call) asked[#asked + 1] = call.name .. " " .. call.input.path; return false, "not on Sundays" end,
+      "The user denied this call: not on Sundays" },
+    { function() return true end, "deleted" },
+    { function() error("no policy today", 0) end, "The user denied this call: the approval function failed: no policy today" },
+  }) do
+    emulator.load({ round, text_answer("Done.") })
+    local agent <close> = new_agent({ tools = tools(), approval = case[1] })
+    local results = {}
+    for ev in agent:run("Clean up"):events() do
+      if ev.kind == "tool_result" then results[#results + 1] = ev.content end
+    end
+    eq(results[1], case[2], "the asked call's result")
+    eq(results[2], "notes.txt", "the other call's result")
+  end
+  eq(table.concat(asked, ","), "delete_file notes.txt", "asked")
+  local agent <close> = new_agent()
+  local ok, message = agent:set_config({ approval = function() return true end })
+  eq(ok, nil, "set_config with an approval function")
+  assert(tostring(message):find("approval' is a function"), message)
+  local a, msg = panto.Agent({ provider = "anthropic", model = "m", api_key = "k", approval = "yes" })
+  eq(a, nil, "an approval that is no function")
+  assert(tostring(msg):find("approval' is a function"), msg)
+end)
+
 -- ---- Main -------------------------------------------------------------------------------------
 
 local filter = arg and arg[1]
