@@ -11,7 +11,7 @@ from typing import Any, Dict, List
 
 import pytest
 from temporalio.client import Client, WorkflowFailureError
-from temporalio.exceptions import CancelledError
+from temporalio.exceptions import ApplicationError, CancelledError
 
 import panto
 import panto.temporal
@@ -179,3 +179,37 @@ def test_a_canceled_workflow_leaves_a_valid_conversation(temporal_address: str, 
         with panto.Agent("anthropic", "claude-test", base_url=emu.url, api_key=API_KEY) as agent:
             agent.import_(conversation)
             assert agent.complete("Go on").text == "Again."
+
+
+def test_failures_temporal_retries_and_those_it_does_not(temporal_address: str, task_queue: str, start_worker: Any) -> None:
+    answer = {"message": {"content": [{"type": "text", "text": "Fine."}]}}
+    overloaded = {"error": {"type": "overloaded_error", "message": "Overloaded"}}
+    refused = {"error": {"type": "invalid_request_error", "message": "messages: bad"}}
+    with Emulator(scenario={"responses": [overloaded, answer]}) as emu:
+        start_worker()
+
+        async def go(wid: str, **kw: Any) -> Dict[str, Any]:
+            client = await Client.connect(temporal_address)
+            turn = panto.temporal.turn(config(emu), "Hi", model_request={"initial_interval_seconds": 0.1}, **kw)
+            result: Dict[str, Any] = await client.execute_workflow(panto.temporal.TurnWorkflow.run, turn, id=f"{wid}-{task_queue}",
+                                                                   task_queue=task_queue)
+            return result
+
+        # A retryable failure: Temporal sends the request again (panto's own retries are off).
+        result = asyncio.run(go("retried"))
+        assert result["stop_reason"] == "end_turn" and len(model_bodies(emu)) == 2
+
+        # A request the provider refuses is not sent again: the workflow fails naming it.
+        emu.load({"responses": [refused, answer]})
+        with pytest.raises(WorkflowFailureError) as failure:
+            asyncio.run(go("refused"))
+        cause = failure.value.cause.cause
+        assert isinstance(cause, ApplicationError) and cause.type == "InvalidRequestError" and cause.non_retryable
+        assert len(model_bodies(emu)) == 1
+
+        # A sink the worker does not have: refused before any request.
+        emu.load({"responses": [answer]})
+        with pytest.raises(WorkflowFailureError) as failure:
+            asyncio.run(go("nosink", sink="nowhere"))
+        assert failure.value.cause.cause.type == "NoSuchSink"
+        assert model_bodies(emu) == []
