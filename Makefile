@@ -119,8 +119,11 @@ test-crash:
 # panto.temporal against a real Temporal development server on loopback (tests/durable/, docs/durable.md):
 # turns as workflows, a worker killed mid-turn, 100 workflows on two workers, a cancel. Not part of
 # `make test` (it starts a server and worker processes); .ci/run runs it after make test.
+# The Go module libpanto-go/temporal (its own go.mod: the base module does not pull the SDK).
 test-durable: build
 	$(PY) -m pytest -q tests/durable
+	cd libpanto-go/temporal && export CGO_CFLAGS="-O2 -g -DPANTO_LIBRARY_STAMP=$$(cat ../lib/*/libpanto.a | sha256sum | cut -c1-16)" && \
+		go vet ./... && go test -count=1 ./...
 
 # Each package installed outside the tree (the README's Install section), a turn run with it
 # against the emulator: tests/packaging/*.sh, one a language (PACKAGES="c zig" for some).

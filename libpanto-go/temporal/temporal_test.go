@@ -1,0 +1,314 @@
+package temporal_test
+
+// The Go side of make test-durable: a real temporal dev server (build/temporal-cli) and the
+// emulator, a worker in this process.
+
+import (
+	"bufio"
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"net"
+	"net/http"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"reflect"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"go.temporal.io/sdk/client"
+	"go.temporal.io/sdk/temporal"
+	"go.temporal.io/sdk/worker"
+
+	"panto.dev/panto"
+	ptemporal "panto.dev/panto/temporal"
+)
+
+var (
+	emulatorURL string
+	address     string
+)
+
+func TestMain(m *testing.M) {
+	os.Setenv("ANTHROPIC_API_KEY", "durable-test-key") // the workers' key: never in the history
+	stop, err := start()
+	if err != nil {
+		fmt.Fprintln(os.Stderr, "panto/temporal tests:", err)
+		os.Exit(1)
+	}
+	code := m.Run()
+	stop()
+	os.Exit(code)
+}
+
+// start starts the emulator and a temporal dev server on loopback.
+func start() (func(), error) {
+	repo, err := filepath.Abs("../..")
+	if err != nil {
+		return nil, err
+	}
+	emu := exec.Command(filepath.Join(repo, ".venv", "bin", "python"), "-m", "panto.emulator", "--port", "0")
+	emu.Env = append(os.Environ(), "PYTHONPATH="+filepath.Join(repo, "bindings-py"))
+	out, err := emu.StdoutPipe()
+	if err != nil {
+		return nil, err
+	}
+	if err := emu.Start(); err != nil {
+		return nil, err
+	}
+	line, _ := bufio.NewReader(out).ReadString('\n')
+	emulatorURL = strings.TrimSpace(strings.TrimPrefix(line, "panto-emulator listening on "))
+	go func() { _, _ = io.Copy(io.Discard, out) }()
+
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		return nil, err
+	}
+	port := l.Addr().(*net.TCPAddr).Port
+	l.Close()
+	server := exec.Command(filepath.Join(repo, "build", "temporal-cli", "temporal"), "server", "start-dev",
+		"--ip", "127.0.0.1", "--port", fmt.Sprint(port), "--headless", "--log-level", "warn")
+	if err := server.Start(); err != nil {
+		emu.Process.Kill()
+		return nil, fmt.Errorf("the temporal CLI (make setup builds it): %w", err)
+	}
+	address = fmt.Sprintf("127.0.0.1:%d", port)
+	stop := func() {
+		_ = server.Process.Kill()
+		_ = server.Wait()
+		_ = emu.Process.Kill()
+		_ = emu.Wait()
+	}
+	for deadline := time.Now().Add(60 * time.Second); ; time.Sleep(200 * time.Millisecond) {
+		if c, err := net.Dial("tcp", address); err == nil {
+			c.Close()
+			return stop, nil
+		}
+		if time.Now().After(deadline) {
+			stop()
+			return nil, errors.New("the temporal dev server did not start")
+		}
+	}
+}
+
+func load(t *testing.T, scenario any) {
+	t.Helper()
+	body, _ := json.Marshal(scenario)
+	resp, err := http.Post(emulatorURL+"/_emulator/scenario", "application/json", bytes.NewReader(body))
+	if err != nil || resp.StatusCode != http.StatusOK {
+		t.Fatalf("loading the scenario: %v %v", err, resp)
+	}
+	resp.Body.Close()
+}
+
+func modelRequests(t *testing.T) int {
+	resp, err := http.Get(emulatorURL + "/_emulator/requests")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	var reqs []struct{ Path string }
+	if err := json.NewDecoder(resp.Body).Decode(&reqs); err != nil {
+		t.Fatal(err)
+	}
+	return len(reqs)
+}
+
+
+func tools() []panto.Tool {
+	schema := json.RawMessage(`{"type":"object","properties":{"key":{"type":"string"}},"required":["key"]}`)
+	handler := func(prefix string) func(context.Context, json.RawMessage) (string, error) {
+		return func(_ context.Context, input json.RawMessage) (string, error) {
+			var in struct{ Key string }
+			if err := json.Unmarshal(input, &in); err != nil {
+				return "", err
+			}
+			return prefix + in.Key, nil
+		}
+	}
+	return []panto.Tool{
+		{Name: "lookup", Description: "The value stored under a key.", InputSchema: schema, Handler: handler("value of ")},
+		{Name: "slow", Description: "The value stored under a key, from slow storage.", InputSchema: schema, Handler: handler("slow value of ")},
+	}
+}
+
+func config(t *testing.T) json.RawMessage {
+	var specs []map[string]any
+	for _, tool := range tools() {
+		specs = append(specs, map[string]any{"name": tool.Name, "description": tool.Description, "input_schema": tool.InputSchema})
+	}
+	cfg, err := json.Marshal(map[string]any{"provider": "anthropic", "model": "claude-test", "base_url": emulatorURL, "tools": specs})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return cfg
+}
+
+var twoRounds = map[string]any{"responses": []any{
+	map[string]any{"message": map[string]any{"content": []any{
+		map[string]any{"type": "text", "text": "Looking up a."},
+		map[string]any{"type": "tool_use", "id": "toolu_a", "name": "lookup", "input": map[string]any{"key": "a"}}}}},
+	map[string]any{"message": map[string]any{"content": []any{
+		map[string]any{"type": "tool_use", "id": "toolu_b", "name": "slow", "input": map[string]any{"key": "b"}}}}},
+	map[string]any{"message": map[string]any{"content": []any{map[string]any{"type": "text", "text": "Both are known."}}}},
+}}
+
+func startWorker(t *testing.T, queue string, sinks map[string]ptemporal.Sink) client.Client {
+	c, err := client.Dial(client.Options{HostPort: address})
+	if err != nil {
+		t.Fatal(err)
+	}
+	w := worker.New(c, queue, worker.Options{MaxHeartbeatThrottleInterval: time.Second, DefaultHeartbeatThrottleInterval: time.Second})
+	ptemporal.Register(w, tools(), sinks)
+	if err := w.Start(); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { w.Stop(); c.Close() })
+	return c
+}
+
+// sameJSON: the two values are the same JSON (key order aside).
+func sameJSON(t *testing.T, a, b any) bool {
+	t.Helper()
+	var x, y any
+	ja, _ := json.Marshal(a)
+	jb, _ := json.Marshal(b)
+	if json.Unmarshal(ja, &x) != nil || json.Unmarshal(jb, &y) != nil {
+		t.Fatal("not JSON")
+	}
+	return reflect.DeepEqual(x, y)
+}
+
+func TestTwoToolRoundsOnAWorker(t *testing.T) {
+	load(t, twoRounds)
+	queue := "go-two-" + fmt.Sprint(time.Now().UnixNano())
+	var kinds []string
+	var mu sync.Mutex
+	c := startWorker(t, queue, map[string]ptemporal.Sink{"log": func(_ context.Context, _ string, ev panto.Event) error {
+		mu.Lock()
+		defer mu.Unlock()
+		kinds = append(kinds, ev.Kind.String())
+		return nil
+	}})
+	turn, err := ptemporal.NewTurn(config(t), "What are a and b?")
+	if err != nil {
+		t.Fatal(err)
+	}
+	sink := "log"
+	turn.Sink = &sink
+	ctx := context.Background()
+	run, err := c.ExecuteWorkflow(ctx, client.StartWorkflowOptions{TaskQueue: queue}, ptemporal.WorkflowName, turn)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var result ptemporal.Result
+	if err := run.Get(ctx, &result); err != nil {
+		t.Fatal(err)
+	}
+	if result.StopReason != "end_turn" || modelRequests(t) != 3 {
+		t.Fatalf("stop reason %q, %d requests", result.StopReason, modelRequests(t))
+	}
+
+	// The same turn, run locally.
+	load(t, twoRounds)
+	agent, err := panto.NewAgent(panto.Config{Provider: "anthropic", Model: "claude-test", BaseURL: emulatorURL, Tools: tools()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer agent.Close()
+	stream, err := agent.Run(ctx, "What are a and b?")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := stream.FinalMessage(); err != nil {
+		t.Fatal(err)
+	}
+	stream.Close()
+	doc, _ := agent.Export()
+	var local ptemporal.Conversation
+	if err := json.Unmarshal(doc, &local); err != nil {
+		t.Fatal(err)
+	}
+	if !sameJSON(t, result.Conversation, local) {
+		t.Fatalf("durable:\n%s\nlocal:\n%s", mustJSON(result.Conversation), doc)
+	}
+	mu.Lock()
+	defer mu.Unlock()
+	if kinds[0] != "message_start" || kinds[len(kinds)-1] != "message_complete" {
+		t.Fatalf("the sink got %v", kinds)
+	}
+}
+
+func TestACanceledWorkflowLeavesAValidConversation(t *testing.T) {
+	var words []string
+	for i := 1; i <= 30; i++ {
+		words = append(words, fmt.Sprint(i))
+	}
+	count := strings.Join(words, " ")
+	load(t, map[string]any{"responses": []any{map[string]any{"chunk_delay_ms": 300,
+		"message": map[string]any{"content": []any{map[string]any{"type": "text", "text": count}}}}}})
+	queue := "go-cancel-" + fmt.Sprint(time.Now().UnixNano())
+	delta := make(chan struct{}, 1)
+	c := startWorker(t, queue, map[string]ptemporal.Sink{"log": func(_ context.Context, _ string, ev panto.Event) error {
+		if ev.Kind == panto.EventContentDelta {
+			select {
+			case delta <- struct{}{}:
+			default:
+			}
+		}
+		return nil
+	}})
+	turn, _ := ptemporal.NewTurn(config(t), "Count to thirty")
+	sink := "log"
+	turn.Sink = &sink
+	ctx := context.Background()
+	run, err := c.ExecuteWorkflow(ctx, client.StartWorkflowOptions{TaskQueue: queue}, ptemporal.WorkflowName, turn)
+	if err != nil {
+		t.Fatal(err)
+	}
+	<-delta
+	if err := c.CancelWorkflow(ctx, run.GetID(), run.GetRunID()); err != nil {
+		t.Fatal(err)
+	}
+	var canceled *temporal.CanceledError
+	if err := run.Get(ctx, nil); !errors.As(err, &canceled) {
+		t.Fatalf("the workflow ended with %v, want canceled", err)
+	}
+	value, err := c.QueryWorkflow(ctx, run.GetID(), run.GetRunID(), ptemporal.QueryName)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var conv ptemporal.Conversation
+	if err := value.Get(&conv); err != nil {
+		t.Fatal(err)
+	}
+	var answer struct {
+		StopReason string `json:"stop_reason"`
+		Content    []struct{ Text string }
+	}
+	if len(conv.Messages) != 2 || json.Unmarshal(conv.Messages[1], &answer) != nil || answer.StopReason != "aborted" {
+		t.Fatalf("the conversation left: %s", mustJSON(conv))
+	}
+	if said := answer.Content[0].Text; said == "" || said == count || !strings.HasPrefix(count, said) {
+		t.Fatalf("said %q", said)
+	}
+	agent, err := panto.NewAgent(panto.Config{Provider: "anthropic", Model: "claude-test", BaseURL: emulatorURL})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer agent.Close()
+	if err := agent.Import([]byte(mustJSON(conv))); err != nil {
+		t.Fatalf("the conversation left does not import: %v", err)
+	}
+}
+
+func mustJSON(v any) string {
+	b, _ := json.Marshal(v)
+	return string(b)
+}
