@@ -36,6 +36,10 @@ var (
 )
 
 func TestMain(m *testing.M) {
+	if queue := os.Getenv("PANTO_TEMPORAL_WORKER"); queue != "" {
+		workerProcess(queue) // TestAKilledWorkerLosesOnlyTheActivityInFlight's workers
+		return
+	}
 	os.Setenv("ANTHROPIC_API_KEY", "durable-test-key") // the workers' key: never in the history
 	stop, err := start()
 	if err != nil {
@@ -107,34 +111,60 @@ func load(t *testing.T, scenario any) {
 	resp.Body.Close()
 }
 
-func modelRequests(t *testing.T) int {
+func modelRequests(t *testing.T) int { return len(requestBodies(t)) }
+
+// requestBodies are the bodies of the requests the emulator got since the last load, as
+// distinct texts: a body sent twice is there once.
+func requestBodies(t *testing.T) map[string]bool {
 	resp, err := http.Get(emulatorURL + "/_emulator/requests")
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer resp.Body.Close()
-	var reqs []struct{ Path string }
+	var reqs []struct{ Body json.RawMessage }
 	if err := json.NewDecoder(resp.Body).Decode(&reqs); err != nil {
 		t.Fatal(err)
 	}
-	return len(reqs)
+	bodies := map[string]bool{}
+	for _, r := range reqs {
+		bodies[string(r.Body)] = true
+	}
+	if len(bodies) != len(reqs) {
+		t.Fatalf("%d requests, %d distinct: a request was sent twice", len(reqs), len(bodies))
+	}
+	return bodies
 }
 
 
 func tools() []panto.Tool {
 	schema := json.RawMessage(`{"type":"object","properties":{"key":{"type":"string"}},"required":["key"]}`)
-	handler := func(prefix string) func(context.Context, json.RawMessage) (string, error) {
+	handler := func(name, prefix string) func(context.Context, json.RawMessage) (string, error) {
 		return func(_ context.Context, input json.RawMessage) (string, error) {
 			var in struct{ Key string }
 			if err := json.Unmarshal(input, &in); err != nil {
 				return "", err
 			}
+			if runs := os.Getenv("DURABLE_RUNS"); runs != "" { // count runs, across processes
+				f, err := os.OpenFile(filepath.Join(runs, name+".runs"), os.O_APPEND|os.O_CREATE|os.O_WRONLY, 0o644)
+				if err != nil {
+					return "", err
+				}
+				fmt.Fprintln(f, os.Getpid())
+				f.Close()
+				block := filepath.Join(runs, name+".block")
+				if _, err := os.Stat(block); err == nil {
+					_ = os.WriteFile(filepath.Join(runs, name+".started"), nil, 0o644)
+					for ; err == nil; _, err = os.Stat(block) {
+						time.Sleep(50 * time.Millisecond)
+					}
+				}
+			}
 			return prefix + in.Key, nil
 		}
 	}
 	return []panto.Tool{
-		{Name: "lookup", Description: "The value stored under a key.", InputSchema: schema, Handler: handler("value of ")},
-		{Name: "slow", Description: "The value stored under a key, from slow storage.", InputSchema: schema, Handler: handler("slow value of ")},
+		{Name: "lookup", Description: "The value stored under a key.", InputSchema: schema, Handler: handler("lookup", "value of ")},
+		{Name: "slow", Description: "The value stored under a key, from slow storage.", InputSchema: schema, Handler: handler("slow", "slow value of ")},
 	}
 }
 
@@ -311,4 +341,105 @@ func TestACanceledWorkflowLeavesAValidConversation(t *testing.T) {
 func mustJSON(v any) string {
 	b, _ := json.Marshal(v)
 	return string(b)
+}
+
+// workerProcess is a worker in a process of its own: it prints "ready" once it polls, and
+// runs until it is killed.
+func workerProcess(queue string) {
+	c, err := client.Dial(client.Options{HostPort: os.Getenv("PANTO_TEMPORAL_ADDRESS")})
+	if err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		os.Exit(1)
+	}
+	w := worker.New(c, queue, worker.Options{MaxHeartbeatThrottleInterval: time.Second})
+	ptemporal.Register(w, tools(), nil)
+	if err := w.Start(); err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		os.Exit(1)
+	}
+	fmt.Println("ready")
+	select {}
+}
+
+func startWorkerProcess(t *testing.T, queue, runs string) *exec.Cmd {
+	cmd := exec.Command(os.Args[0])
+	cmd.Env = append(os.Environ(), "PANTO_TEMPORAL_WORKER="+queue, "PANTO_TEMPORAL_ADDRESS="+address, "DURABLE_RUNS="+runs)
+	out, err := cmd.StdoutPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = cmd.Process.Kill(); _ = cmd.Wait() })
+	r := bufio.NewReader(out) // the SDK logs on stdout too
+	for {
+		line, err := r.ReadString('\n')
+		if line == "ready\n" {
+			break
+		}
+		if err != nil {
+			t.Fatalf("the worker did not start: %v", err)
+		}
+	}
+	go func() { _, _ = io.Copy(io.Discard, r) }()
+	return cmd
+}
+
+func runsOf(t *testing.T, runs, tool string) int {
+	b, err := os.ReadFile(filepath.Join(runs, tool+".runs"))
+	if err != nil && !os.IsNotExist(err) {
+		t.Fatal(err)
+	}
+	return len(strings.Fields(string(b)))
+}
+
+func TestAKilledWorkerLosesOnlyTheActivityInFlight(t *testing.T) {
+	load(t, twoRounds)
+	runs := t.TempDir()
+	block := filepath.Join(runs, "slow.block")
+	if err := os.WriteFile(block, nil, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	queue := "go-kill-" + fmt.Sprint(time.Now().UnixNano())
+	first := startWorkerProcess(t, queue, runs)
+	c, err := client.Dial(client.Options{HostPort: address})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	turn, _ := ptemporal.NewTurn(config(t), "What are a and b?")
+	turn.ToolCall.HeartbeatSeconds = 2
+	ctx := context.Background()
+	run, err := c.ExecuteWorkflow(ctx, client.StartWorkflowOptions{TaskQueue: queue}, ptemporal.WorkflowName, turn)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for deadline := time.Now().Add(60 * time.Second); ; time.Sleep(50 * time.Millisecond) {
+		if _, err := os.Stat(filepath.Join(runs, "slow.started")); err == nil {
+			break // the second round's tool runs
+		}
+		if time.Now().After(deadline) {
+			t.Fatal("the second round's tool did not start")
+		}
+	}
+	_ = first.Process.Kill() // SIGKILL
+	_ = first.Wait()
+	if err := os.Remove(block); err != nil {
+		t.Fatal(err)
+	}
+	startWorkerProcess(t, queue, runs)
+	var result ptemporal.Result
+	if err := run.Get(ctx, &result); err != nil {
+		t.Fatal(err)
+	}
+	if n := len(requestBodies(t)); n != 3 {
+		t.Fatalf("%d model requests, want 3", n)
+	}
+	if l, s := runsOf(t, runs, "lookup"), runsOf(t, runs, "slow"); l != 1 || s != 2 {
+		t.Fatalf("lookup ran %d times (want 1), slow %d (want 2: killed, then again)", l, s)
+	}
+	if result.StopReason != "end_turn" || len(result.Conversation.Messages) != 6 {
+		t.Fatalf("the turn ended %q with %d messages", result.StopReason, len(result.Conversation.Messages))
+	}
 }
