@@ -135,7 +135,6 @@ func requestBodies(t *testing.T) map[string]bool {
 	return bodies
 }
 
-
 func tools() []panto.Tool {
 	schema := json.RawMessage(`{"type":"object","properties":{"key":{"type":"string"}},"required":["key"]}`)
 	handler := func(name, prefix string) func(context.Context, json.RawMessage) (string, error) {
