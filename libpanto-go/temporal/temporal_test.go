@@ -101,10 +101,12 @@ func start() (func(), error) {
 	}
 }
 
-func load(t *testing.T, scenario any) {
+func load(t *testing.T, scenario any) { loadAt(t, emulatorURL, scenario) }
+
+func loadAt(t *testing.T, url string, scenario any) {
 	t.Helper()
 	body, _ := json.Marshal(scenario)
-	resp, err := http.Post(emulatorURL+"/_emulator/scenario", "application/json", bytes.NewReader(body))
+	resp, err := http.Post(url+"/_emulator/scenario", "application/json", bytes.NewReader(body))
 	if err != nil || resp.StatusCode != http.StatusOK {
 		t.Fatalf("loading the scenario: %v %v", err, resp)
 	}
@@ -167,26 +169,34 @@ func tools() []panto.Tool {
 	}
 }
 
-func config(t *testing.T) json.RawMessage {
+func config(t *testing.T) json.RawMessage { return configAt(t, emulatorURL) }
+
+func configAt(t *testing.T, url string) json.RawMessage {
 	var specs []map[string]any
 	for _, tool := range tools() {
 		specs = append(specs, map[string]any{"name": tool.Name, "description": tool.Description, "input_schema": tool.InputSchema})
 	}
-	cfg, err := json.Marshal(map[string]any{"provider": "anthropic", "model": "claude-test", "base_url": emulatorURL, "tools": specs})
+	cfg, err := json.Marshal(map[string]any{"provider": "anthropic", "model": "claude-test", "base_url": url, "tools": specs})
 	if err != nil {
 		t.Fatal(err)
 	}
 	return cfg
 }
 
-var twoRounds = map[string]any{"responses": []any{
-	map[string]any{"message": map[string]any{"content": []any{
-		map[string]any{"type": "text", "text": "Looking up a."},
-		map[string]any{"type": "tool_use", "id": "toolu_a", "name": "lookup", "input": map[string]any{"key": "a"}}}}},
-	map[string]any{"message": map[string]any{"content": []any{
-		map[string]any{"type": "tool_use", "id": "toolu_b", "name": "slow", "input": map[string]any{"key": "b"}}}}},
-	map[string]any{"message": map[string]any{"content": []any{map[string]any{"type": "text", "text": "Both are known."}}}},
-}}
+var twoRounds = twoRoundsOf("")
+
+// twoRoundsOf is a turn with two tool rounds (lookup, then slow, then the answer), its ids
+// and keys ending with n.
+func twoRoundsOf(n string) map[string]any {
+	return map[string]any{"responses": []any{
+		map[string]any{"message": map[string]any{"content": []any{
+			map[string]any{"type": "text", "text": "Looking up a" + n + "."},
+			map[string]any{"type": "tool_use", "id": "toolu_a" + n, "name": "lookup", "input": map[string]any{"key": "a" + n}}}}},
+		map[string]any{"message": map[string]any{"content": []any{
+			map[string]any{"type": "tool_use", "id": "toolu_b" + n, "name": "slow", "input": map[string]any{"key": "b" + n}}}}},
+		map[string]any{"message": map[string]any{"content": []any{map[string]any{"type": "text", "text": "Both of " + n + " are known."}}}},
+	}}
+}
 
 func startWorker(t *testing.T, queue string, sinks map[string]ptemporal.Sink) client.Client {
 	c, err := client.Dial(client.Options{HostPort: address})
@@ -244,28 +254,8 @@ func TestTwoToolRoundsOnAWorker(t *testing.T) {
 		t.Fatalf("stop reason %q, %d requests", result.StopReason, modelRequests(t))
 	}
 
-	// The same turn, run locally.
-	load(t, twoRounds)
-	agent, err := panto.NewAgent(panto.Config{Provider: "anthropic", Model: "claude-test", BaseURL: emulatorURL, Tools: tools()})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer agent.Close()
-	stream, err := agent.Run(ctx, "What are a and b?")
-	if err != nil {
-		t.Fatal(err)
-	}
-	if _, err := stream.FinalMessage(); err != nil {
-		t.Fatal(err)
-	}
-	stream.Close()
-	doc, _ := agent.Export()
-	var local ptemporal.Conversation
-	if err := json.Unmarshal(doc, &local); err != nil {
-		t.Fatal(err)
-	}
-	if !sameJSON(t, result.Conversation, local) {
-		t.Fatalf("durable:\n%s\nlocal:\n%s", mustJSON(result.Conversation), doc)
+	if local := localTurn(t, emulatorURL, twoRounds, "What are a and b?"); !sameJSON(t, result.Conversation, local) {
+		t.Fatalf("durable:\n%s\nlocal:\n%s", mustJSON(result.Conversation), mustJSON(local))
 	}
 	mu.Lock()
 	defer mu.Unlock()
@@ -440,5 +430,95 @@ func TestAKilledWorkerLosesOnlyTheActivityInFlight(t *testing.T) {
 	}
 	if result.StopReason != "end_turn" || len(result.Conversation.Messages) != 6 {
 		t.Fatalf("the turn ended %q with %d messages", result.StopReason, len(result.Conversation.Messages))
+	}
+}
+
+// localTurn runs the turn locally (the agent running its tools), the scenario loaded anew.
+func localTurn(t *testing.T, url string, scenario any, input string) ptemporal.Conversation {
+	t.Helper()
+	loadAt(t, url, scenario)
+	agent, err := panto.NewAgent(panto.Config{Provider: "anthropic", Model: "claude-test", BaseURL: url, Tools: tools()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer agent.Close()
+	stream, err := agent.Run(context.Background(), input)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := stream.FinalMessage(); err != nil {
+		t.Fatal(err)
+	}
+	stream.Close()
+	doc, _ := agent.Export()
+	var local ptemporal.Conversation
+	if err := json.Unmarshal(doc, &local); err != nil {
+		t.Fatal(err)
+	}
+	return local
+}
+
+func Test100WorkflowsOverTwoWorkers(t *testing.T) {
+	const n = 100
+	repo, _ := filepath.Abs("../..")
+	emus := exec.Command(filepath.Join(repo, ".venv", "bin", "python"), filepath.Join(repo, "tests", "durable", "emulators.py"), fmt.Sprint(n))
+	emus.Env = append(os.Environ(), "PYTHONPATH="+filepath.Join(repo, "bindings-py"))
+	stdin, _ := emus.StdinPipe()
+	out, _ := emus.StdoutPipe()
+	if err := emus.Start(); err != nil {
+		t.Fatal(err)
+	}
+	defer func() { stdin.Close(); _ = emus.Wait() }()
+	r := bufio.NewReader(out)
+	urls := make([]string, n)
+	for i := range urls {
+		line, err := r.ReadString('\n')
+		if err != nil {
+			t.Fatalf("the emulators did not start: %v", err)
+		}
+		urls[i] = strings.TrimSpace(line)
+		loadAt(t, urls[i], twoRoundsOf(fmt.Sprint(i)))
+	}
+	runs := t.TempDir()
+	queue := "go-many-" + fmt.Sprint(time.Now().UnixNano())
+	startWorkerProcess(t, queue, runs)
+	startWorkerProcess(t, queue, runs)
+	c, err := client.Dial(client.Options{HostPort: address})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	results := make([]ptemporal.Result, n)
+	errs := make([]error, n)
+	var wg sync.WaitGroup
+	for i := range n {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			turn, _ := ptemporal.NewTurn(configAt(t, urls[i]), fmt.Sprintf("What are a%d and b%d?", i, i))
+			run, err := c.ExecuteWorkflow(context.Background(), client.StartWorkflowOptions{TaskQueue: queue}, ptemporal.WorkflowName, turn)
+			if err == nil {
+				err = run.Get(context.Background(), &results[i])
+			}
+			errs[i] = err
+		}()
+	}
+	wg.Wait()
+	for i := range n {
+		if errs[i] != nil {
+			t.Fatalf("workflow %d: %v", i, errs[i])
+		}
+		local := localTurn(t, urls[i], twoRoundsOf(fmt.Sprint(i)), fmt.Sprintf("What are a%d and b%d?", i, i))
+		if !sameJSON(t, results[i].Conversation, local) {
+			t.Fatalf("workflow %d:\n%s\nlocal:\n%s", i, mustJSON(results[i].Conversation), mustJSON(local))
+		}
+	}
+	b, _ := os.ReadFile(filepath.Join(runs, "lookup.runs"))
+	pids := map[string]bool{}
+	for _, p := range strings.Fields(string(b)) {
+		pids[p] = true
+	}
+	if len(pids) != 2 || len(strings.Fields(string(b))) != n {
+		t.Fatalf("lookup ran %d times in %d processes, want %d in 2", len(strings.Fields(string(b))), len(pids), n)
 	}
 }
