@@ -16,7 +16,7 @@ export LD_LIBRARY_PATH := $(LIB)
 export LUA_CPATH := $(LIB)/lua/?.so;;
 export PYTHONPATH := $(ROOT)/bindings-py
 
-.PHONY: all setup build test check-version packaging-test test-zig test-c test-python check-abi test-go test-lua conformance conformance-async test-soak test-crash test-cli soak demo bench bench-latency fuzz clean
+.PHONY: all setup build test check-version packaging-test test-zig test-c test-python check-abi test-go test-lua conformance conformance-async test-soak test-crash test-durable test-cli soak demo bench bench-latency fuzz clean
 
 all: build
 
@@ -115,6 +115,15 @@ test-soak:
 # (tests/crash/README.md): 100 kills per language. CRASH_SEED=N replays a run.
 test-crash:
 	$(PY) tests/crash/crash_test.py --kills 100
+
+# panto.temporal against a real Temporal development server on loopback (tests/durable/, docs/durable.md):
+# turns as workflows, a worker killed mid-turn, 100 workflows on two workers, a cancel. Not part of
+# `make test` (it starts a server and worker processes); .ci/run runs it after make test.
+# The Go module libpanto-go/temporal (its own go.mod: the base module does not pull the SDK).
+test-durable: build
+	$(PY) -m pytest -q tests/durable
+	cd libpanto-go/temporal && export CGO_CFLAGS="-O2 -g -DPANTO_LIBRARY_STAMP=$$(cat ../lib/*/libpanto.a | sha256sum | cut -c1-16)" && \
+		go vet ./... && go test -count=1 ./...
 
 # Each package installed outside the tree (the README's Install section), a turn run with it
 # against the emulator: tests/packaging/*.sh, one a language (PACKAGES="c zig" for some).

@@ -1,0 +1,155 @@
+package temporal
+
+import (
+	"encoding/json"
+	"time"
+
+	"go.temporal.io/sdk/temporal"
+	"go.temporal.io/sdk/workflow"
+)
+
+// TurnWorkflow is the workflow "panto.turn": the conversation is its state; each model
+// request and each tool call an activity. A cancel waits for the activity in flight, which
+// keeps what the model had said as an "aborted" message; the workflow then ends canceled and
+// its query "conversation" gives the conversation it left.
+func TurnWorkflow(ctx workflow.Context, turn Turn) (Result, error) {
+	messages := append([]json.RawMessage{}, turn.Conversation.Messages...)
+	conversation := func() Conversation { return Conversation{Version: 1, Messages: messages} }
+	if err := workflow.SetQueryHandler(ctx, QueryName, func() (Conversation, error) { return conversation(), nil }); err != nil {
+		return Result{}, err
+	}
+	var cfg struct {
+		Timeouts struct {
+			TotalMS float64 `json:"total_ms"`
+		} `json:"timeouts"`
+	}
+	_ = json.Unmarshal(turn.Config, &cfg)
+	modelCtx := workflow.WithActivityOptions(ctx, activityOptions(turn.ModelRequest, cfg.Timeouts.TotalMS))
+	toolCtx := workflow.WithActivityOptions(ctx, activityOptions(turn.ToolCall, 0))
+	// The model request is waited for on a context a cancel does not end: the activity
+	// returns what it kept.
+	waitCtx, _ := workflow.NewDisconnectedContext(ctx)
+	input := &turn.Input
+	for {
+		var out modelOutput
+		req := modelRequest{Config: turn.Config, Conversation: conversation(), Input: input, Sink: turn.Sink}
+		err := workflow.ExecuteActivity(modelCtx, ModelRequestName, req).Get(waitCtx, &out)
+		if err != nil {
+			return Result{}, err
+		}
+		input = nil // later requests answer the conversation as it is
+		messages = append(messages, out.Added...)
+		if out.Canceled || ctx.Err() != nil {
+			return Result{}, temporal.NewCanceledError()
+		}
+		if len(out.Pending) == 0 {
+			return Result{Conversation: conversation(), StopReason: stopReason(messages)}, nil
+		}
+		results, err := runTools(toolCtx, out.Pending)
+		if err != nil {
+			return Result{}, err
+		}
+		// The close policy gave the pending calls an error result: theirs replace it.
+		last, err := withResults(messages[len(messages)-1], results)
+		if err != nil {
+			return Result{}, err
+		}
+		messages[len(messages)-1] = last
+	}
+}
+
+// runTools runs each call as an activity: the calls between two sequential ones at the same
+// time, a sequential one alone, as panto's own tool runner does.
+func runTools(ctx workflow.Context, calls []PendingCall) (map[string]ToolResult, error) {
+	results := map[string]ToolResult{}
+	var group []PendingCall
+	flush := func() error {
+		futures := make([]workflow.Future, len(group))
+		for i, c := range group {
+			futures[i] = workflow.ExecuteActivity(ctx, ToolCallName, c)
+		}
+		for i, f := range futures {
+			var r ToolResult
+			if err := f.Get(ctx, &r); err != nil {
+				return err
+			}
+			results[group[i].ID] = r
+		}
+		group = group[:0]
+		return nil
+	}
+	for _, c := range calls {
+		if c.Sequential {
+			if err := flush(); err != nil {
+				return nil, err
+			}
+		}
+		group = append(group, c)
+		if c.Sequential {
+			if err := flush(); err != nil {
+				return nil, err
+			}
+		}
+	}
+	return results, flush()
+}
+
+// withResults is the user message msg with the tool_result blocks of results' ids replaced.
+func withResults(msg json.RawMessage, results map[string]ToolResult) (json.RawMessage, error) {
+	var m map[string]json.RawMessage
+	if err := json.Unmarshal(msg, &m); err != nil {
+		return nil, err
+	}
+	var blocks []map[string]any
+	if err := json.Unmarshal(m["content"], &blocks); err != nil {
+		return nil, err
+	}
+	for _, b := range blocks {
+		if id, _ := b["id"].(string); b["type"] == "tool_result" {
+			if r, ok := results[id]; ok {
+				b["content"], b["is_error"] = r.Content, r.IsError
+			}
+		}
+	}
+	content, err := json.Marshal(blocks)
+	if err != nil {
+		return nil, err
+	}
+	m["content"] = content
+	return json.Marshal(m)
+}
+
+func stopReason(messages []json.RawMessage) string {
+	for i := len(messages) - 1; i >= 0; i-- {
+		var m struct {
+			Role       string `json:"role"`
+			StopReason string `json:"stop_reason"`
+		}
+		if json.Unmarshal(messages[i], &m) == nil && m.Role == "assistant" {
+			return m.StopReason
+		}
+	}
+	return "none"
+}
+
+func activityOptions(o ActivityOptions, totalMS float64) workflow.ActivityOptions {
+	seconds := func(v, def float64) time.Duration {
+		if v <= 0 {
+			v = def
+		}
+		return time.Duration(v * float64(time.Second))
+	}
+	def := 600.0
+	if totalMS > 0 {
+		def = totalMS / 1000
+	}
+	return workflow.ActivityOptions{
+		StartToCloseTimeout: seconds(o.StartToCloseSeconds, def),
+		HeartbeatTimeout:    seconds(o.HeartbeatSeconds, 30),
+		RetryPolicy: &temporal.RetryPolicy{
+			InitialInterval: seconds(o.InitialIntervalSeconds, 1),
+			MaximumAttempts: o.MaximumAttempts,
+		},
+		WaitForCancellation: true,
+	}
+}
