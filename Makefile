@@ -121,6 +121,7 @@ test-crash:
 # `make test` (it starts a server and worker processes); .ci/run runs it after make test.
 # The Go module libpanto-go/temporal (its own go.mod: the base module does not pull the SDK).
 test-durable: build
+	scripts/setup_temporal.sh
 	$(PY) -m pytest -q tests/durable
 	cd libpanto-go/temporal && export CGO_CFLAGS="-O2 -g -DPANTO_LIBRARY_STAMP=$$(cat ../lib/*/libpanto.a | sha256sum | cut -c1-16)" && \
 		go vet ./... && go test -count=1 ./...

@@ -1,5 +1,5 @@
 """Fixtures of the durable tests: a real Temporal development server on loopback (the CLI
-`scripts/setup.sh` builds into build/temporal-cli/), and worker processes (worker.py)."""
+`scripts/setup_temporal.sh` builds into build/temporal-cli/ for `make test-durable`), and worker processes (worker.py)."""
 
 import os
 import signal
