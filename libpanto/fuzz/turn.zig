@@ -53,7 +53,7 @@ pub fn run(ctx: Context, agent: *Agent, body: []const u8, step: usize, transcrip
     defer stream.destroy();
     // As `open()` leaves a stream whose response head said 200 text/event-stream.
     var source: StepReader = .init(body, @max(step, 1));
-    source.interface.buffer = stream.body.buffer();
+    source.interface.buffer = try stream.body.buffer();
     stream.body.reader = &source.interface;
     stream.state = .streaming;
 

@@ -1,8 +1,11 @@
 //! The response body as a stream reads it: the HTTP body reader, and the buffer it reads into.
 //!
-//! Each response's body is read into a small buffer (8 KiB), inside the stream: a stream from
-//! a remote API, whose reads bring a few hundred bytes each, needs no more, and a stream that
-//! waits, on the network or on its user, costs little.
+//! Each response's body is read into a small buffer (8 KiB): a stream from a remote API, whose
+//! reads bring a few hundred bytes each, needs no more, and a stream that waits, on the network
+//! or on its user, costs little. It is made with the response's body reader (`buffer`) and
+//! freed with it (`release`): a stream waiting for its answer (10,000 of them, issue 28), or
+//! between its messages, or over, holds none. (Inside the stream, it was resident from the
+//! stream's making on: a safe build fills a new struct's undefined bytes with 0xAA.)
 //!
 //! Speed trick (memory for fewer system calls), kept to this file: when one read brings half
 //! the small buffer, the socket held more than the buffer could take, so the server sends
@@ -92,24 +95,41 @@ pub const Pool = struct {
 
 var process_pool: Pool = .{};
 
+/// What `Body.reader` reads between responses: nothing (its buffers are gone).
+var no_body: std.Io.Reader = .fixed(&.{});
+
 pub const Body = struct {
+    /// Where the small buffer comes from.
+    gpa: Allocator,
     /// Where the large buffer comes from, and goes back to.
     pool: *Pool = &process_pool,
     /// The current response's body reader, set (over `buffer()`) once its head is read.
-    reader: *std.Io.Reader = undefined,
-    small: [small_len]u8 = undefined,
+    reader: *std.Io.Reader = &no_body,
+    /// The small buffer (`small_len` bytes), owned while a response's body is read; else
+    /// empty.
+    small: []u8 = &.{},
     /// The large buffer, owned; empty unless the body arrives fast.
     large: []u8 = &.{},
 
-    /// The buffer a new response's body reader gets: the small one.
-    pub fn buffer(b: *Body) []u8 {
-        b.release();
-        return &b.small;
+    /// The buffer a new response's body reader gets: the small one, made unless it is still
+    /// there (an error answer's body read after a head).
+    pub fn buffer(b: *Body) Allocator.Error![]u8 {
+        b.giveLarge();
+        if (b.small.len == 0) b.small = try b.gpa.alloc(u8, small_len);
+        return b.small;
     }
 
-    /// Gives the large buffer back, once the body reader is done with it (its response
-    /// closed, or parked with another buffer).
+    /// Frees the buffers, once the body reader is done with them (its response closed, or
+    /// parked with no buffer): a stream between responses holds none.
     pub fn release(b: *Body) void {
+        b.reader = &no_body;
+        b.giveLarge();
+        if (b.small.len == 0) return;
+        b.gpa.free(b.small);
+        b.small = &.{};
+    }
+
+    fn giveLarge(b: *Body) void {
         if (b.large.len == 0) return;
         b.pool.give(b.large);
         b.large = &.{};
@@ -144,7 +164,7 @@ pub const Body = struct {
         const before = r.bufferedLen();
         try r.fillMore();
         const got = r.bufferedLen() - before;
-        if (r.buffer.ptr == &b.small) {
+        if (r.buffer.ptr == b.small.ptr) {
             if (got >= grow_at) b.grow();
         } else if (b.large.len > 0 and r.buffer.ptr == b.large.ptr) {
             if (got < shrink_below and r.end < r.buffer.len) b.shrink();
@@ -160,8 +180,8 @@ pub const Body = struct {
     /// Back to the small buffer, when what is held fits in it.
     fn shrink(b: *Body) void {
         if (b.reader.bufferedLen() > small_len) return;
-        b.moveTo(&b.small);
-        b.release();
+        b.moveTo(b.small);
+        b.giveLarge();
     }
 
     fn moveTo(b: *Body, to: []u8) void {
@@ -221,8 +241,8 @@ const Seen = struct { largest: usize, last: usize };
 /// then from `slow_from` on `slow` per read.
 fn readThrough(pool: *Pool, bytes: []const u8, fast: usize, slow_from: usize, slow: usize) !Seen {
     var source: StepReader = .init(bytes, fast);
-    var b: Body = .{ .pool = pool };
-    source.interface.buffer = b.buffer();
+    var b: Body = .{ .gpa = std.testing.allocator, .pool = pool };
+    source.interface.buffer = try b.buffer();
     b.reader = &source.interface;
     var got: std.ArrayList(u8) = .empty;
     defer got.deinit(std.testing.allocator);
@@ -252,6 +272,23 @@ fn testBytes() ![]u8 {
     const bytes = try std.testing.allocator.alloc(u8, 1 << 20);
     for (bytes, 0..) |*c, i| c.* = @truncate(i *% 2654435761 >> 7);
     return bytes;
+}
+
+test "the small buffer is made with a response's body reader and freed with it" {
+    var b: Body = .{ .gpa = std.testing.allocator };
+    defer b.deinit();
+    try std.testing.expectEqual(0, b.small.len); // a stream waiting for its answer holds none
+    try std.testing.expectEqual(0, b.buffered().len);
+    const first = try b.buffer();
+    try std.testing.expectEqual(small_len, first.len);
+    try std.testing.expectEqual(first.ptr, (try b.buffer()).ptr); // an error body after the head
+    b.release(); // (the testing allocator fails the test if it is not freed)
+    try std.testing.expectEqual(0, b.small.len);
+    try std.testing.expectEqual(0, b.buffered().len); // between responses: nothing to read
+    var failing: std.testing.FailingAllocator = .init(std.testing.allocator, .{ .fail_index = 0 });
+    b.gpa = failing.allocator();
+    try std.testing.expectError(error.OutOfMemory, b.buffer());
+    try std.testing.expectEqual(0, b.small.len);
 }
 
 test "a body that arrives in large reads grows the buffer, keeping what it held" {
@@ -298,8 +335,8 @@ test "at most max_large_buffers bodies of a pool hold a large buffer" {
     defer for (&bodies) |*b| b.deinit();
     for (&sources, &bodies) |*source, *b| {
         source.* = .init(bytes, 1 << 20);
-        b.* = .{ .pool = &pool };
-        source.interface.buffer = b.buffer();
+        b.* = .{ .gpa = std.testing.allocator, .pool = &pool };
+        source.interface.buffer = try b.buffer();
         b.reader = &source.interface;
         try b.fillMore();
     }

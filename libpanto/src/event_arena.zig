@@ -1,7 +1,9 @@
 //! The memory of one SSE event's decoding (escaped strings, std.json's answers), freed as a
 //! whole before the next event. Most events allocate nothing at all, and most others a few
 //! bytes (an escaped text delta): those come from a small buffer of its own, by bumping an
-//! index; the rest from an arena, reset only when it was used.
+//! index; the rest from an arena, reset only when it was used. The small buffer is made at
+//! the first allocation (the bump's bounds check fails on the empty one, so the hot path
+//! checks nothing more): a stream that waits for its answer does not hold it.
 const std = @import("std");
 const Allocator = std.mem.Allocator;
 const Alignment = std.mem.Alignment;
@@ -9,7 +11,8 @@ const Alignment = std.mem.Alignment;
 pub const EventArena = struct {
     arena: std.heap.ArenaAllocator,
     used: bool = false,
-    small: [small_len]u8 = undefined,
+    /// `small_len` bytes once an event allocated; empty before.
+    small: []align(16) u8 = &.{},
     small_end: usize = 0,
 
     const small_len = 4096;
@@ -19,6 +22,7 @@ pub const EventArena = struct {
     }
 
     pub fn deinit(e: *EventArena) void {
+        if (e.small.len > 0) e.arena.child_allocator.free(e.small);
         e.arena.deinit();
     }
 
@@ -36,18 +40,27 @@ pub const EventArena = struct {
 
     fn alloc(ctx: *anyopaque, len: usize, alignment: Alignment, ret_addr: usize) ?[*]u8 {
         const e: *EventArena = @ptrCast(@alignCast(ctx));
-        const base = @intFromPtr(&e.small);
+        const base = @intFromPtr(e.small.ptr);
         const start = alignment.forward(base + e.small_end) - base;
-        if (start <= small_len and len <= small_len - start) {
+        if (start <= e.small.len and len <= e.small.len - start) {
             e.small_end = start + len;
             return e.small[start..].ptr;
+        }
+        if (e.small.len == 0 and len <= small_len / 2 and alignment.compare(.lte, .@"16")) {
+            // The first allocation: make the small buffer (its start is aligned for any
+            // `alignment` a decoder asks), unless memory is short.
+            if (e.arena.child_allocator.alignedAlloc(u8, .@"16", small_len)) |small| {
+                e.small = small;
+                e.small_end = len;
+                return small.ptr;
+            } else |_| {}
         }
         e.used = true;
         return e.arena.allocator().rawAlloc(len, alignment, ret_addr);
     }
 
     fn isSmall(e: *EventArena, memory: []u8) bool {
-        return @intFromPtr(memory.ptr) >= @intFromPtr(&e.small) and @intFromPtr(memory.ptr) < @intFromPtr(&e.small) + small_len;
+        return @intFromPtr(memory.ptr) >= @intFromPtr(e.small.ptr) and @intFromPtr(memory.ptr) < @intFromPtr(e.small.ptr) + e.small.len;
     }
 
     fn resize(ctx: *anyopaque, memory: []u8, alignment: Alignment, new_len: usize, ret_addr: usize) bool {
@@ -55,8 +68,8 @@ pub const EventArena = struct {
         if (e.isSmall(memory)) {
             // In place: shrinking, or growing the last allocation within the buffer.
             if (new_len <= memory.len) return true;
-            const start = @intFromPtr(memory.ptr) - @intFromPtr(&e.small);
-            if (start + memory.len != e.small_end or new_len > small_len - start) return false;
+            const start = @intFromPtr(memory.ptr) - @intFromPtr(e.small.ptr);
+            if (start + memory.len != e.small_end or new_len > e.small.len - start) return false;
             e.small_end = start + new_len;
             return true;
         }

@@ -221,7 +221,7 @@ pub const Stream = struct {
             .config = agent.config,
             .turn_arena = .init(gpa),
             .request_body = .init(gpa),
-            .body = .{},
+            .body = .{ .gpa = gpa },
             .parser = .init(agent.config.provider, gpa),
             .event_arena = .init(gpa),
             .assembly = .init(gpa),

@@ -128,8 +128,10 @@ test "a second stepped turn runs on the first's stack, taken back from the pool 
         stack.* = stream.stepper.?.driver.fiber.mapping.ptr;
         try drive(stream, &d);
         try std.testing.expectEqualStrings("h\xc3\xa9llo w\xc3\xb6rld", d.text.items);
-        // Over, not yet freed: its stack is back in the pool already, and the end stays.
+        // Over, not yet freed: its stack is back in the pool already, and the end stays;
+        // its body buffer was freed with the answer's end (parked for the next request).
         try std.testing.expect(stream.stepper == null);
+        try std.testing.expectEqual(@as(usize, 0), stream.body.small.len);
         try std.testing.expect(fiber.pool.holds(stack.*));
         try std.testing.expect(try stream.step() == .done);
         try std.testing.expect(try stream.next() == null);
@@ -205,7 +207,7 @@ test "a stepped stream waiting for its answer keeps only its live frames' stack 
     }
 }
 
-test "a stepped stream waiting for its answer holds no request body: it was sent" {
+test "a stepped stream waiting for its answer holds no request body (it was sent), nor a body buffer or an event buffer (none came)" {
     try skipUnlessSupported();
     var listener: SilentListener = try .start();
     defer listener.stop();
@@ -218,6 +220,8 @@ test "a stepped stream waiting for its answer holds no request body: it was sent
         .would_block => |w| if (w.fd >= 0 and w.direction == .read) break else waitFor(w),
     };
     try std.testing.expectEqual(@as(usize, 0), stream.request_body.writer.buffer.len);
+    try std.testing.expectEqual(@as(usize, 0), stream.body.small.len);
+    try std.testing.expectEqual(@as(usize, 0), stream.event_arena.small.len);
 }
 
 test "a stepped connect that never completes times out on connect_ms, without the watchdog" {

@@ -35,10 +35,10 @@ pub fn closeConnection(s: *Stream, reason: Reason) void {
     // Nothing to watch until the next request, even when no connection was made: a
     // deadline left armed would fire during a retry's wait and fail the next attempt.
     watchdog.arm(&s.watch, 0, 0);
+    defer s.body.release();
     if (!s.link.connected) return;
     const k = &s.agent.keep_alive;
     s.link.close(k, &s.watch, if (k.log.on) closeReason(s, reason) else reason);
-    s.body.release();
 }
 
 /// Why the connection is closed, for the debug log: a cancel or timeout that fired says
@@ -268,7 +268,7 @@ fn readHead(s: *Stream) TurnError!void {
         s.detail.set(gpa, status, "protocol_error", msg);
         return error.Protocol;
     }
-    s.body.reader = s.response.reader(s.body.buffer());
+    s.body.reader = s.response.reader(try s.body.buffer());
 }
 
 /// The request's headers beside std.http's own and the signature's.
@@ -339,7 +339,7 @@ fn dropRequestBody(s: *Stream) void {
 
 fn httpFailure(s: *Stream, status: u16, error_type: ?[]const u8) TurnError {
     const gpa = s.agent.gpa;
-    const reader = s.response.reader(s.body.buffer());
+    const reader = s.response.reader(s.body.buffer() catch return error.OutOfMemory);
     const arena = s.event_allocator;
     const body = reader.allocRemaining(arena, .limited(max_error_body)) catch "";
     if (providers.parseErrorBody(s.agent.config.provider, arena, body, error_type)) |p| {
