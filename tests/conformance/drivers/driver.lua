@@ -524,6 +524,18 @@ function Run:compact(extra_next)
   for _ = 1, extra_next do emit(step(s)) end
 end
 
+function Run:mcp_status()
+  local ok, servers = pcall(self.agent.mcp_status, self.agent)
+  local line = code_line("mcp_status", ok, servers, true)
+  line.servers = json.array({})
+  for i, m in ipairs(ok and servers or {}) do
+    line.servers[i] = {name = m.name, transport = m.transport, state = m.state, protocol_version = m.protocol_version,
+      server_name = m.server_name, server_version = m.server_version, tool_count = m.tool_count,
+      error = m.error, stderr_tail = m.stderr_tail}
+  end
+  emit(line)
+end
+
 function Run:session_info()
   local agent = self.agent
   local ok, info = pcall(agent.session, agent)
@@ -593,6 +605,7 @@ function Run:step(st, extra_next)
   elseif st.count_tokens ~= nil then self:count_tokens(st.count_tokens ~= json.null and st.count_tokens or nil)
   elseif st.compact ~= nil then self:compact(extra_next)
   elseif st.session_info ~= nil then self:session_info()
+  elseif st.mcp_status ~= nil then self:mcp_status()
   elseif st.reopen_agent ~= nil then return self:reopen_agent()
   elseif st.second_agent ~= nil then self:second_agent()
   elseif st.fork ~= nil then self:fork(st.fork)
