@@ -366,8 +366,10 @@ end)
 -- This process's open descriptors and children (zombies too), each counted by a shell whose
 -- own descriptor and process are there both times.
 local function count(command)
-  local pid = io.open("/proc/self/stat"):read("*l"):match("^(%d+)")
-  local p = io.popen(command:gsub("PID", pid))
+  local stat = io.open("/proc/self/stat")
+  local pid = stat:read("*l"):match("^(%d+)")
+  stat:close()
+  local p = io.popen((command:gsub("PID", pid)))
   local n = tonumber(p:read("*a"))
   p:close()
   return n
