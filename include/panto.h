@@ -937,6 +937,52 @@ typedef struct PantoConnections {
  * runs on another thread. */
 int panto_agent_connections(const PantoAgent *agent, PantoConnections *out_connections);
 
+/* ---- MCP servers' status --------------------------------------------------------------- *
+ *
+ * Where each of the agent's MCP servers (config key mcp_servers, docs/mcp.md) stands, for a
+ * program that shows them (the panto command's /mcp). Servers are numbered from 0 in name
+ * order, as they start. */
+
+typedef enum PantoMcpState {
+    PANTO_MCP_NOT_STARTED = 0, /* no turn has needed it yet (servers start at a turn) */
+    PANTO_MCP_READY = 1,       /* its handshake made and its tools listed */
+    PANTO_MCP_FAILED = 2,      /* it could not start, or broke during a call (error says why);
+                                  started again at the next turn */
+    PANTO_MCP_CLOSED = 3       /* its process exited while no request waited (stdio); started
+                                  again at the next turn */
+} PantoMcpState;
+
+typedef enum PantoMcpTransport {
+    PANTO_MCP_STDIO = 0, /* a command panto spawns */
+    PANTO_MCP_HTTP = 1   /* a URL, over Streamable HTTP */
+} PantoMcpTransport;
+
+typedef struct PantoMcpStatus {
+    uint32_t size;      /* sizeof(PantoMcpStatus), set by PANTO_MCP_STATUS_INIT */
+    int32_t state;      /* PantoMcpState */
+    int32_t transport;  /* PantoMcpTransport */
+    uint32_t reserved0;
+    PantoString name;             /* its key in mcp_servers: its tools' prefix */
+    PantoString protocol_version; /* agreed in its last handshake, e.g. "2025-11-25"; "" before */
+    PantoString server_name;      /* its initialize answer's serverInfo, "" when none */
+    PantoString server_version;
+    uint64_t tool_count; /* the tools of it the agent offers (after its "tools" allow-list) */
+    PantoString error;       /* FAILED: why, as the turn (mcp_server_error) or the call was told */
+    PantoString stderr_tail; /* FAILED, CLOSED: the last bytes (up to 4 KiB) it wrote to stderr;
+                                over HTTP, why its last exchange failed */
+} PantoMcpStatus;
+
+#define PANTO_MCP_STATUS_INIT {.size = sizeof(PantoMcpStatus)}
+
+/* How many MCP servers the agent has (0 without mcp_servers). */
+int panto_agent_mcp_count(PantoAgent *agent, size_t *out_count);
+
+/* Fills *out_status (set its size first: PANTO_MCP_STATUS_INIT) with server `index`'s
+ * status; strings borrowed until the next call on the agent. PANTO_ERR_INVALID_ARGUMENT for
+ * an index past the last. Call it between turns, not while a stream of the agent runs on
+ * another thread. */
+int panto_agent_mcp_status(PantoAgent *agent, size_t index, PantoMcpStatus *out_status);
+
 /* ---- Tools ---------------------------------------------------------------------------- */
 
 /* A tool spec is a JSON object:

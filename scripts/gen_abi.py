@@ -24,7 +24,7 @@ OUT = os.path.join(ROOT, "bindings-py", "panto", "_abi.py")
 # The prefix of an enum's values in the header (PANTO_EVENT_CONTENT_DELTA), as abi.zig's layout
 # test spells them; an enum not listed here gets its name in upper snake case (ToolFormat:
 # TOOL_FORMAT_). Status is apart: PANTO_OK, PANTO_ERR_CANCELED.
-ENUM_PREFIXES = {"EventKind": "EVENT_", "BlockKind": "BLOCK_", "StopReason": "STOP_", "PartKind": "PART_", "WaitEvents": "WAIT_"}
+ENUM_PREFIXES = {"EventKind": "EVENT_", "BlockKind": "BLOCK_", "StopReason": "STOP_", "PartKind": "PART_", "WaitEvents": "WAIT_", "McpState": "MCP_", "McpTransport": "MCP_"}
 
 SCALARS = {
     "void": "None",

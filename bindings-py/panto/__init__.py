@@ -31,7 +31,7 @@ version makes the import fail with ImportError.
 from __future__ import annotations
 
 from . import _native
-from .agent import Agent, Connections, TokenCount
+from .agent import Agent, Connections, McpServerStatus, TokenCount
 from .config import THINKING_LEVELS, Budget, KeepAlive, RetryPolicy, Timeouts
 from .errors import (
     APIConnectionError,
@@ -210,6 +210,7 @@ __all__ = [
     "Budget",
     "KeepAlive",
     "Connections",
+    "McpServerStatus",
     "TokenCount",
     "Session",
     "SessionInfo",

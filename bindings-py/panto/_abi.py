@@ -82,6 +82,16 @@ PART_MEDIA = 2
 PART_IMAGE = 3
 PART_DOCUMENT = 4
 
+# McpState.
+MCP_NOT_STARTED = 0
+MCP_READY = 1
+MCP_FAILED = 2
+MCP_CLOSED = 3
+
+# McpTransport.
+MCP_STDIO = 0
+MCP_HTTP = 1
+
 # WaitEvents.
 WAIT_READ = 1
 WAIT_WRITE = 2
@@ -271,6 +281,26 @@ class PantoConnections(Structure):
         self.size: int = ctypes.sizeof(PantoConnections)
 
 
+class PantoMcpStatus(Structure):
+    _fields_ = [
+        ("size", c_uint32),
+        ("state", c_int32),
+        ("transport", c_int32),
+        ("reserved0", c_uint32),
+        ("name", PantoString),
+        ("protocol_version", PantoString),
+        ("server_name", PantoString),
+        ("server_version", PantoString),
+        ("tool_count", c_uint64),
+        ("error", PantoString),
+        ("stderr_tail", PantoString),
+    ]
+
+    def __init__(self) -> None:  # PANTO_MCP_STATUS_INIT
+        super().__init__()
+        self.size: int = ctypes.sizeof(PantoMcpStatus)
+
+
 class PantoSessionInfo(Structure):
     _fields_ = [
         ("size", c_uint32),
@@ -376,6 +406,8 @@ SIGNATURES: Dict[str, Tuple[Any, List[Any]]] = {
     "panto_session_list_error": (c_int, [SessionListPtr, POINTER(PantoError)]),
     "panto_session_list_free": (None, [SessionListPtr]),
     "panto_agent_connections": (c_int, [AgentPtr, POINTER(PantoConnections)]),
+    "panto_agent_mcp_count": (c_int, [AgentPtr, POINTER(c_size_t)]),
+    "panto_agent_mcp_status": (c_int, [AgentPtr, c_size_t, POINTER(PantoMcpStatus)]),
     "panto_agent_add_tool": (c_int, [AgentPtr, PantoString]),
     "panto_agent_tools": (c_int, [AgentPtr, c_int, c_int, POINTER(PantoString)]),
     "panto_tools_new": (c_int, [POINTER(ToolsPtr)]),
@@ -415,6 +447,7 @@ LAYOUT: Dict[str, Tuple[int, Dict[str, Tuple[int, int]]]] = {
     "PantoInput": (56, {"size": (0, 4), "reserved0": (4, 4), "text": (8, 16), "parts": (24, 8), "part_count": (32, 8), "options": (40, 16)}),
     "PantoToolResult": (56, {"size": (0, 4), "is_error": (4, 4), "call_id": (8, 16), "content": (24, 16), "parts": (40, 8), "part_count": (48, 8)}),
     "PantoConnections": (24, {"size": (0, 4), "reserved0": (4, 4), "opened": (8, 8), "reused": (16, 8)}),
+    "PantoMcpStatus": (120, {"size": (0, 4), "state": (4, 4), "transport": (8, 4), "reserved0": (12, 4), "name": (16, 16), "protocol_version": (32, 16), "server_name": (48, 16), "server_version": (64, 16), "tool_count": (80, 8), "error": (88, 16), "stderr_tail": (104, 16)}),
     "PantoSessionInfo": (48, {"size": (0, 4), "resumed": (4, 4), "id": (8, 16), "path": (24, 16), "torn_bytes": (40, 8)}),
     "PantoWait": (24, {"size": (0, 4), "fd": (4, 4), "events": (8, 4), "reserved0": (12, 4), "deadline_ns": (16, 8)}),
     "PantoTokenCount": (16, {"size": (0, 4), "estimated": (4, 4), "input_tokens": (8, 8)}),

@@ -104,6 +104,8 @@ class Library:
         self.session_list_error: CFunction = c.panto_session_list_error
         self.session_list_free: CFunction = c.panto_session_list_free
         self.agent_connections: CFunction = c.panto_agent_connections
+        self.agent_mcp_count: CFunction = c.panto_agent_mcp_count
+        self.agent_mcp_status: CFunction = c.panto_agent_mcp_status
         self.agent_count_tokens: CFunction = c.panto_agent_count_tokens
         self.agent_list_models: CFunction = c.panto_agent_list_models
         self.agent_add_tool: CFunction = c.panto_agent_add_tool

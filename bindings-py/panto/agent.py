@@ -65,6 +65,32 @@ class Connections:
 
 
 @dataclass(frozen=True)
+class McpServerStatus:
+    """Where one of the agent's MCP servers stands (`Agent.mcp_status`, docs/mcp.md).
+
+    `state`: "not_started" (no turn needed it yet), "ready", "failed" (it could not start or
+    broke during a call: `error` says why) or "closed" (its process exited while no request
+    waited); a failed or closed server starts again at the next turn. `transport`: "stdio" or
+    "http". `protocol_version`, `server_name` and `server_version` come from its last
+    `initialize` answer ("" before it); `tool_count` counts the tools of it the agent offers;
+    `stderr_tail` is what it wrote to stderr last (over HTTP: why its last exchange failed)."""
+
+    name: str
+    transport: str
+    state: str
+    protocol_version: str
+    server_name: str
+    server_version: str
+    tool_count: int
+    error: str
+    stderr_tail: str
+
+
+_MCP_STATES = {0: "not_started", 1: "ready", 2: "failed", 3: "closed"}
+_MCP_TRANSPORTS = {0: "stdio", 1: "http"}
+
+
+@dataclass(frozen=True)
 class TokenCount:
     """The input tokens of a request (`Agent.count_tokens`): `input_tokens` as the provider
     counted them, or, with `estimated` True, as panto estimated them (a provider without a
@@ -749,6 +775,34 @@ class Agent:
             if rc < 0:
                 raise self._error(ptr, rc)
         return Connections(opened=counts.opened, reused=counts.reused)
+
+    def mcp_status(self) -> List[McpServerStatus]:
+        """Each MCP server of the agent (config `mcp_servers`), in name order: its state, its
+        `initialize` answer, its tool count, why it failed. Call it between turns."""
+        out: List[McpServerStatus] = []
+        with self._calls:  # the strings live until the next call on the agent
+            ptr = self._live()
+            count = ctypes.c_size_t(0)
+            rc = self._lib.agent_mcp_count(ptr, ctypes.byref(count))
+            if rc < 0:
+                raise self._error(ptr, rc)
+            for i in range(count.value):
+                st = _native.PantoMcpStatus()
+                rc = self._lib.agent_mcp_status(ptr, i, ctypes.byref(st))
+                if rc < 0:
+                    raise self._error(ptr, rc)
+                out.append(McpServerStatus(
+                    name=_native.copy_string(st.name),
+                    transport=_MCP_TRANSPORTS.get(st.transport, str(st.transport)),
+                    state=_MCP_STATES.get(st.state, str(st.state)),
+                    protocol_version=_native.copy_string(st.protocol_version),
+                    server_name=_native.copy_string(st.server_name),
+                    server_version=_native.copy_string(st.server_version),
+                    tool_count=st.tool_count,
+                    error=_native.copy_string(st.error),
+                    stderr_tail=_native.copy_string(st.stderr_tail),
+                ))
+        return out
 
     # ---- lifetime ----------------------------------------------------------------------
 

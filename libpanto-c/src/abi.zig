@@ -258,6 +258,24 @@ pub const Connections = extern struct {
     reused: u64 = 0,
 };
 
+/// PantoMcpState, PantoMcpTransport: the core's, whose values are the header's.
+pub const McpState = panto.mcp_status.State;
+pub const McpTransport = panto.mcp_status.Transport;
+
+pub const McpStatus = extern struct {
+    size: u32 = @sizeOf(McpStatus),
+    state: i32 = 0,
+    transport: i32 = 0,
+    reserved0: u32 = 0,
+    name: String = .{},
+    protocol_version: String = .{},
+    server_name: String = .{},
+    server_version: String = .{},
+    tool_count: u64 = 0,
+    @"error": String = .{},
+    stderr_tail: String = .{},
+};
+
 pub const SessionInfo = extern struct {
     size: u32 = @sizeOf(SessionInfo),
     resumed: i32 = 0,
@@ -344,7 +362,7 @@ fn expectEnumMatches(comptime c: type, comptime Enum: type, comptime prefix: []c
 
 test "the Zig types match include/panto.h" {
     const c = @cImport(@cInclude("panto.h"));
-    inline for (.{ .{ Event, c.PantoEvent }, .{ Error, c.PantoError }, .{ Connections, c.PantoConnections }, .{ Usage, c.PantoUsage }, .{ String, c.PantoString }, .{ Input, c.PantoInput }, .{ ToolResult, c.PantoToolResult }, .{ SessionInfo, c.PantoSessionInfo }, .{ Part, c.PantoPart }, .{ PartInfo, c.PantoPartInfo }, .{ PartInfo, panto.event.PartInfo }, .{ Wait, c.PantoWait }, .{ ApprovalCall, c.PantoApprovalCall }, .{ ApprovalCall, panto.event.ApprovalCall }, .{ TokenCount, c.PantoTokenCount }, .{ PendingCall, c.PantoPendingCall }, .{ PendingCall, panto.pending_round.View } }) |pair| {
+    inline for (.{ .{ Event, c.PantoEvent }, .{ Error, c.PantoError }, .{ Connections, c.PantoConnections }, .{ Usage, c.PantoUsage }, .{ String, c.PantoString }, .{ Input, c.PantoInput }, .{ ToolResult, c.PantoToolResult }, .{ SessionInfo, c.PantoSessionInfo }, .{ McpStatus, c.PantoMcpStatus }, .{ Part, c.PantoPart }, .{ PartInfo, c.PantoPartInfo }, .{ PartInfo, panto.event.PartInfo }, .{ Wait, c.PantoWait }, .{ ApprovalCall, c.PantoApprovalCall }, .{ ApprovalCall, panto.event.ApprovalCall }, .{ TokenCount, c.PantoTokenCount }, .{ PendingCall, c.PantoPendingCall }, .{ PendingCall, panto.pending_round.View } }) |pair| {
         const Z = pair[0];
         const C = pair[1];
         try std.testing.expectEqual(@sizeOf(C), @sizeOf(Z));
@@ -367,4 +385,6 @@ test "the Zig types match include/panto.h" {
     try expectEnumMatches(c, PartKind, "PANTO_PART_");
     try expectEnumMatches(c, WaitEvents, "PANTO_WAIT_");
     try expectEnumMatches(c, PendingState, "PANTO_PENDING_");
+    try expectEnumMatches(c, McpState, "PANTO_MCP_");
+    try expectEnumMatches(c, McpTransport, "PANTO_MCP_");
 }

@@ -536,6 +536,37 @@ pub export fn panto_agent_connections(agent: ?*const PantoAgent, out_connections
     return code(.ok);
 }
 
+// ---- MCP servers' status --------------------------------------------------------------
+
+pub export fn panto_agent_mcp_count(agent: ?*PantoAgent, out_count: ?*usize) c_int {
+    const h = agent orelse return code(.invalid_argument);
+    const out = out_count orelse return h.setError(.invalid_argument, "out_count is NULL");
+    const a = h.agent orelse return h.setError(.invalid_argument, "this agent was not created: see panto_agent_error");
+    out.* = a.mcpServerCount();
+    return h.clearError();
+}
+
+pub export fn panto_agent_mcp_status(agent: ?*PantoAgent, index: usize, out_status: ?*abi.McpStatus) c_int {
+    const h = agent orelse return code(.invalid_argument);
+    const out = out_status orelse return h.setError(.invalid_argument, "out_status is NULL");
+    if (out.size < @offsetOf(abi.McpStatus, "state")) return h.setError(.invalid_argument, "out_status.size is too small: initialise it with PANTO_MCP_STATUS_INIT");
+    const a = h.agent orelse return h.setError(.invalid_argument, "this agent was not created: see panto_agent_error");
+    if (index >= a.mcpServerCount()) return h.setError(.invalid_argument, "index is past the agent's last MCP server (panto_agent_mcp_count)");
+    const st = a.mcpStatus(index);
+    abi.writeSized(abi.McpStatus, out, .{
+        .state = @intFromEnum(st.state),
+        .transport = @intFromEnum(st.transport),
+        .name = .from(st.name),
+        .protocol_version = .from(st.protocol_version),
+        .server_name = .from(st.server_name),
+        .server_version = .from(st.server_version),
+        .tool_count = st.tool_count,
+        .@"error" = .from(st.error_message),
+        .stderr_tail = .from(st.stderr_tail),
+    });
+    return h.clearError();
+}
+
 // ---- Tools ----------------------------------------------------------------------------
 
 pub export fn panto_agent_add_tool(agent: ?*PantoAgent, tool_json: PantoString) c_int {

@@ -501,6 +501,38 @@ fn agentConnections(L: State) callconv(.c) c_int {
     return 1;
 }
 
+/// agent:mcp_status(): each MCP server of the agent (config mcp_servers), in name order, as a
+/// table {name, transport = "stdio"|"http", state = "not_started"|"ready"|"failed"|"closed",
+/// protocol_version, server_name, server_version, tool_count, error, stderr_tail}.
+fn agentMcpStatus(L: State) callconv(.c) c_int {
+    const a = checkOpenAgent(L, 1);
+    var count: usize = 0;
+    var rc = c.panto_agent_mcp_count(a.handle, &count);
+    if (rc < 0) return agentFailure(L, a, rc);
+    c.lua_createtable(L, @intCast(count), 0);
+    for (0..count) |i| {
+        var st = std.mem.zeroes(c.PantoMcpStatus);
+        st.size = @sizeOf(c.PantoMcpStatus);
+        rc = c.panto_agent_mcp_status(a.handle, i, &st);
+        if (rc < 0) return agentFailure(L, a, rc);
+        c.lua_createtable(L, 0, 9);
+        const states = [_][]const u8{ "not_started", "ready", "failed", "closed" };
+        const state: usize = @intCast(st.state);
+        h.pushSlice(L, if (state < states.len) states[state] else "unknown");
+        c.lua_setfield(L, -2, "state");
+        h.pushSlice(L, if (st.transport == c.PANTO_MCP_HTTP) "http" else "stdio");
+        c.lua_setfield(L, -2, "transport");
+        inline for (.{ "name", "protocol_version", "server_name", "server_version", "error", "stderr_tail" }) |field| {
+            h.pushSlice(L, h.slice(@field(st, field)));
+            c.lua_setfield(L, -2, field);
+        }
+        c.lua_pushinteger(L, @intCast(st.tool_count));
+        c.lua_setfield(L, -2, "tool_count");
+        c.lua_rawseti(L, -2, @intCast(i + 1));
+    }
+    return 1;
+}
+
 /// agent:set_config{...}: changes the options given (those of panto.Agent but `tools`).
 /// Returns true, or nil, message, code ("config": refused, nothing changed; "busy": a stream of
 /// the agent is unfinished).
@@ -582,6 +614,7 @@ const methods = [_]c.luaL_Reg{
     h.reg("parse", agentParse),
     h.reg("conversation", agentConversation),
     h.reg("connections", agentConnections),
+    h.reg("mcp_status", agentMcpStatus),
     h.reg("settings", agentSettings),
     h.reg("model_info", agentModelInfo),
     h.reg("count_tokens", agentCountTokens),

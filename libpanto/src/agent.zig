@@ -266,6 +266,18 @@ pub const Agent = struct {
         return .{ .opened = a.keep_alive.opened, .reused = a.keep_alive.reused };
     }
 
+    /// How many MCP servers the agent has (config `mcp_servers`), for `mcpStatus`.
+    pub fn mcpServerCount(a: *const Agent) usize {
+        return a.mcp.list.len;
+    }
+
+    /// Where MCP server `index` (in name order) stands: state, its `initialize` answer, its
+    /// tools, why it failed. Strings borrowed until the next turn. Not while a stream runs on
+    /// another thread.
+    pub fn mcpStatus(a: *Agent, index: usize) mcp_servers.Status {
+        return a.mcp.status(index);
+    }
+
     /// Appends `text` as a user message and returns the stream of the turn. Nothing is sent
     /// before the stream's first `next()`. The text is taken as it is (a NUL is a character),
     /// except that invalid UTF-8 sequences become U+FFFD.

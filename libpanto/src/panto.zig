@@ -25,6 +25,13 @@ pub const pending_round = @import("turn/pending_round.zig");
 /// Where file tools may go: the read tool's rule, for a host's own file tools.
 pub const path_rule = @import("path_rule.zig");
 
+/// What `Agent.mcpStatus` gives: an MCP server's state, transport and status.
+pub const mcp_status = struct {
+    const servers = @import("mcp/servers.zig");
+    pub const State = servers.State;
+    pub const Transport = servers.Transport;
+    pub const Status = servers.Status;
+};
 pub const Agent = @import("agent.zig").Agent;
 pub const Stream = @import("stream.zig").Stream;
 pub const Config = config.Config;

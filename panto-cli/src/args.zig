@@ -32,6 +32,8 @@ pub const usage_text =
     \\                         and AGENTS.md files load (untrusted, print mode leaves them out)
     \\      --mcp NAME=COMMAND an MCP server (stdio) whose tools are offered as NAME__TOOL; COMMAND
     \\                         is split as a shell splits words (repeatable)
+    \\      --mcp NAME=URL     an MCP server over Streamable HTTP (http:// or https://), with a
+    \\                         bearer token from $PANTO_MCP_TOKEN_NAME when set
     \\      --yolo             never ask before a tool call (bash, write, edit ask by default;
     \\                         print mode, which cannot ask, denies them without it)
     \\      --list-models      list the provider's models for the account (id, input tokens,
@@ -64,7 +66,7 @@ pub const Args = struct {
     tools: ?[]const u8 = null,
     allow: ?[]const u8 = null,
     extensions: []const []const u8 = &.{},
-    /// --mcp NAME=COMMAND, as given, in order.
+    /// --mcp NAME=COMMAND or NAME=URL, as given, in order.
     mcp: []const []const u8 = &.{},
     no_extensions: bool = false,
     /// Trust the project folder (and remember it): trust.zig.
@@ -163,7 +165,7 @@ pub fn parse(arena: std.mem.Allocator, argv: []const []const u8, diag: *Diagnost
             if (which == .mcp) {
                 const eq = std.mem.indexOfScalar(u8, v, '=') orelse 0;
                 if (eq == 0 or std.mem.trim(u8, v[eq + 1 ..], " \t").len == 0)
-                    return diag.fail("--mcp takes NAME=COMMAND (a server's name, then the command that starts it), not \"{s}\"", .{v});
+                    return diag.fail("--mcp takes NAME=COMMAND or NAME=URL (a server's name, then the command that starts it or its URL), not \"{s}\"", .{v});
                 try mcp.append(arena, v);
                 continue;
             }
@@ -340,7 +342,7 @@ test "--mcp NAME=COMMAND, repeatable, with an equals sign after the name" {
     try std.testing.expectError(error.Usage, parse(arena.allocator(), &.{ "--mcp", "npx server" }, &diag));
     try std.testing.expectError(error.Usage, parse(arena.allocator(), &.{ "--mcp", "=npx" }, &diag));
     try std.testing.expectError(error.Usage, parse(arena.allocator(), &.{ "--mcp", "fs= " }, &diag));
-    try std.testing.expectEqualStrings("--mcp takes NAME=COMMAND (a server's name, then the command that starts it), not \"fs= \"", diag.message());
+    try std.testing.expectEqualStrings("--mcp takes NAME=COMMAND or NAME=URL (a server's name, then the command that starts it or its URL), not \"fs= \"", diag.message());
 }
 
 test "--mode rpc, alone: its prompts come as commands" {

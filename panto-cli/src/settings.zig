@@ -236,26 +236,51 @@ pub fn modelMaxTokens(config: panto.Config) u32 {
     return @intCast(@min(most, std.math.maxInt(u32)));
 }
 
-/// --mcp NAME=COMMAND: a stdio server in the agent's `mcp_servers`, over the file's of the same
-/// name; COMMAND split as a shell splits words (shell_words.zig). The core checks the name.
+/// --mcp NAME=COMMAND or NAME=URL: a server in the agent's `mcp_servers`, over the file's of
+/// the same name. A value starting with http:// or https:// is a Streamable HTTP server's URL,
+/// with `Authorization: Bearer $PANTO_MCP_TOKEN_<NAME>` when that variable is set (a token
+/// on the command line would show in `ps` and the shell's history); any other value is a
+/// command, split as a shell splits words (shell_words.zig). The core checks the name and URL.
 fn addMcpServers(arena: std.mem.Allocator, agent: *std.json.ObjectMap, given: []const []const u8, problem: *[]const u8) Error!void {
     var servers: std.json.ObjectMap = if (agent.get("mcp_servers")) |v| if (v == .object) try v.object.clone(arena) else .empty else .empty;
     for (given) |flag| {
         const eq = std.mem.indexOfScalar(u8, flag, '=').?; // (args.zig checked it)
-        const words = shell_words.split(arena, flag[eq + 1 ..]) catch |err| switch (err) {
+        const name = flag[0..eq];
+        const value = std.mem.trim(u8, flag[eq + 1 ..], " \t");
+        var server: std.json.ObjectMap = .empty;
+        if (std.mem.startsWith(u8, value, "http://") or std.mem.startsWith(u8, value, "https://")) {
+            if (std.mem.indexOfAny(u8, value, " \t") != null) return fail(arena, problem, "--mcp {s}: a URL holds no space (headers other than a bearer token go in the config file)", .{flag});
+            try server.put(arena, "url", .{ .string = value });
+            if (try tokenOf(arena, name)) |token| {
+                var headers: std.json.ObjectMap = .empty;
+                try headers.put(arena, "Authorization", .{ .string = try std.fmt.allocPrint(arena, "Bearer {s}", .{token}) });
+                try server.put(arena, "headers", .{ .object = headers });
+            }
+            try servers.put(arena, name, .{ .object = server });
+            continue;
+        }
+        const words = shell_words.split(arena, value) catch |err| switch (err) {
             error.OutOfMemory => return error.OutOfMemory,
             error.UnclosedQuote => return fail(arena, problem, "--mcp {s}: a quote is not closed", .{flag}),
             error.TrailingBackslash => return fail(arena, problem, "--mcp {s}: it ends with a backslash", .{flag}),
         };
         if (words.len == 0) return fail(arena, problem, "--mcp {s}: no command", .{flag});
-        var server: std.json.ObjectMap = .empty;
         try server.put(arena, "command", .{ .string = words[0] });
         var server_args = std.json.Array.init(arena);
         for (words[1..]) |w| try server_args.append(.{ .string = w });
         try server.put(arena, "args", .{ .array = server_args });
-        try servers.put(arena, flag[0..eq], .{ .object = server });
+        try servers.put(arena, name, .{ .object = server });
     }
     try agent.put(arena, "mcp_servers", .{ .object = servers });
+}
+
+/// $PANTO_MCP_TOKEN_<NAME> (the name upper-cased, `-` as `_`) when set and not empty.
+fn tokenOf(arena: std.mem.Allocator, name: []const u8) error{OutOfMemory}!?[]const u8 {
+    const variable = try arena.allocSentinel(u8, "PANTO_MCP_TOKEN_".len + name.len, 0);
+    @memcpy(variable[0.."PANTO_MCP_TOKEN_".len], "PANTO_MCP_TOKEN_");
+    for (name, variable["PANTO_MCP_TOKEN_".len..]) |ch, *out| out.* = if (ch == '-') '_' else std.ascii.toUpper(ch);
+    const value = std.mem.span(std.c.getenv(variable) orelse return null);
+    return if (value.len == 0) null else value;
 }
 
 /// --yolo: the file's `approval_rules` with every "ask" made "allow" (its "deny" rules still

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import json
 import shlex
+import subprocess
 import sys
 
 import pytest
@@ -60,7 +61,8 @@ def test_the_mcp_flag_wins_over_the_config_files_server_of_its_name(emulator, ru
 
 @pytest.mark.parametrize("value, message", [
     ("t=python3 'open", "panto: --mcp t=python3 'open: a quote is not closed\n"),
-    ("python3 server.py", "panto: --mcp takes NAME=COMMAND (a server's name, then the command that starts it), not \"python3 server.py\"\n"),
+    ("python3 server.py", "panto: --mcp takes NAME=COMMAND or NAME=URL (a server's name, then the command that starts it or its URL), not \"python3 server.py\"\n"),
+    ("h=http://127.0.0.1:9/mcp extra", "panto: --mcp h=http://127.0.0.1:9/mcp extra: a URL holds no space"),
 ])
 def test_a_bad_mcp_flag_is_a_usage_error(emulator, run_panto, value, message):
     emu = emulator({"responses": [text_reply("never")]})
@@ -74,10 +76,50 @@ def test_slash_mcp_lists_the_servers_and_their_tools_once_started(emulator, pane
     emulator({"responses": [text_reply("Started.")]})
     p = pane("--mcp", MCP_FLAG)
     p.type("/mcp")
-    p.wait_for("(not started yet: it starts at the next turn")
+    p.wait_for("not started yet: it starts at the next turn")
     p.type("Hello")
     p.wait_for("Started.")
     mark = p.mark()
     p.type("/mcp")
     screen = p.wait_for("t__echo", after=mark)
     assert "t__add" in screen and "server.py" in screen
+    assert "ready: panto-test-server 1.0.0, protocol 2025-11-25, 6 tools" in screen
+
+
+# ---- --mcp NAME=URL ----
+
+@pytest.fixture
+def sdk_http_server():
+    """The official Python SDK's server over Streamable HTTP (tests/mcp/sdk_server.py), which
+    refuses (401) a request without the bearer token "test-token"; yields its URL."""
+    proc = subprocess.Popen([sys.executable, str(ROOT / "tests" / "mcp" / "sdk_server.py"), "--http",
+                             "--require-header", "Authorization=Bearer test-token"],
+                            stdout=subprocess.PIPE, text=True)
+    try:
+        port = int(proc.stdout.readline())
+        yield f"http://127.0.0.1:{port}/mcp"
+    finally:
+        proc.kill()
+        proc.wait()
+
+
+def test_the_mcp_flag_with_a_url_reaches_an_http_server_with_the_token_of_its_variable(
+        emulator, run_panto, cli_env, sdk_http_server):
+    emu = emulator({"responses": [tool_reply("h__echo", {"text": "over http"}), text_reply("ok")]})
+    cli_env["PANTO_MCP_TOKEN_H"] = "test-token"
+    r = run_panto("-p", "go", "--json", "--mcp", f"h={sdk_http_server}")
+    assert r.returncode == 0, r.stderr
+    events = [json.loads(line) for line in r.stdout.splitlines() if line.strip()]
+    [res] = [e for e in events if e["event"] == "tool_result"]
+    # (The SDK's echo also gives structuredContent, kept as a JSON text part: docs/mcp.md.)
+    assert (res["name"], res["content"], res["is_error"]) == ("h__echo", 'over http\n{"result":"over http"}', False)
+    assert "h__echo" in [t["name"] for t in emu.requests()[0]["body"]["tools"]]
+
+
+def test_the_mcp_flag_with_a_url_and_no_token_is_refused_by_a_server_that_wants_one(
+        emulator, run_panto, sdk_http_server):
+    emu = emulator({"responses": [text_reply("never")]})
+    r = run_panto("-p", "go", "--mcp", f"h={sdk_http_server}")
+    assert r.returncode == 2
+    assert r.stderr.startswith('panto: config: MCP server "h" could not start: its HTTP exchange failed: HTTP 401')
+    assert emu.requests() == []

@@ -95,6 +95,58 @@ def everything_case(description: str, servers: dict[str, dict[str, Any]],
 
 EVERYTHING_TOOLS = ["echo", "trigger-long-running-operation"]
 
+STATUS = {"event": "mcp_status", "code": "ok"}
+
+
+def status(name: str, state: str, tool_count: int = 0, error: str = "", stderr_tail: str = "",
+           started: bool = True) -> dict[str, Any]:
+    """A stdio server.py's entry of the mcp_status step: its initialize answer once started."""
+    return {"name": name, "transport": "stdio", "state": state,
+            "protocol_version": "2025-11-25" if started else "", "server_name": "panto-test-server" if started else "",
+            "server_version": "1.0.0" if started else "", "tool_count": tool_count, "error": error,
+            "stderr_tail": stderr_tail}
+
+
+def status_case() -> tuple[dict[str, Any], list[Any]]:
+    """mcp_server_dies with the mcp_status step before and after its turn."""
+    data, lines = cases_dies()
+    data["description"] = (
+        "The mcp_status step: before the first turn no server has started; after a turn in which "
+        "\"bad\" died mid-call it is failed, with the call's error and its stderr, and \"t\" is ready "
+        "with its initialize answer (version, serverInfo) and the one tool its allow-list offers.")
+    data["turns"] = [{"mcp_status": True}, "go", {"mcp_status": True}]
+    before = dict(STATUS, servers=[status("bad", "not_started", started=False), status("t", "not_started", started=False)])
+    after = dict(STATUS, servers=[
+        status("bad", "failed", len(ALL_TOOLS), 'MCP server "bad" exited during the call: dying on purpose', "test server started\ndying on purpose\n"),
+        status("t", "ready", 1)])
+    return data, [before] + lines + [after]
+
+
+def status_start_failed_case() -> tuple[dict[str, Any], list[Any]]:
+    """A server that exits at start fails the turn; the status says why, and the servers after
+    it (in name order) were not started."""
+    why = 'MCP server "db" could not start: it exited: cannot open the database, as asked'
+    data = {"description": "A server that exits at start fails the turn (config, mcp_server_error); the "
+                           "mcp_status step then shows it failed with that message and its stderr, and the server "
+                           "after it in name order not started.",
+            "config": config({"db": server("--die-at-start"), "t": server()}),
+            "turns": ["go", {"mcp_status": True}], "script": {"responses": []}, "expect_requests": []}
+    error = {"event": "error", "code": "config", "http_status": 0, "type": "mcp_server_error", "message": why}
+    after = dict(STATUS, servers=[
+        status("db", "failed", 0, why, "test server started\ncannot open the database, as asked\n", started=False),
+        status("t", "not_started", started=False)])
+    return data, [error, error, after]
+
+
+def cases_dies() -> tuple[dict[str, Any], list[Any]]:
+    return mcp_case(
+        "A server that dies mid-call fails that call with an error result naming it; a call to another "
+        "server in the same round is answered, and the turn goes on.",
+        {"bad": server("--on-call", "die"), "t": server(tools=["echo"])},
+        [("toolu_1", "bad__echo", {"text": "x"}), ("toolu_2", "t__echo", {"text": "still here"})],
+        [('MCP server "bad" exited during the call: dying on purpose', True), ("still here", False)],
+        [n.replace("t__", "bad__") for n in ALL_TOOLS] + ["t__echo"])
+
 
 def cases() -> dict[str, tuple[dict[str, Any], list[Any]]]:
     return {
@@ -129,13 +181,9 @@ def cases() -> dict[str, tuple[dict[str, Any], list[Any]]]:
             {"t": server()},
             [("toolu_1", "t__fail", {})],
             [("it failed, as asked", True)], ALL_TOOLS),
-        "mcp_server_dies": mcp_case(
-            "A server that dies mid-call fails that call with an error result naming it; a call to another "
-            "server in the same round is answered, and the turn goes on.",
-            {"bad": server("--on-call", "die"), "t": server(tools=["echo"])},
-            [("toolu_1", "bad__echo", {"text": "x"}), ("toolu_2", "t__echo", {"text": "still here"})],
-            [('MCP server "bad" exited during the call: dying on purpose', True), ("still here", False)],
-            [n.replace("t__", "bad__") for n in ALL_TOOLS] + ["t__echo"]),
+        "mcp_server_dies": cases_dies(),
+        "mcp_status": status_case(),
+        "mcp_status_start_failed": status_start_failed_case(),
         "mcp_allow_list": mcp_case(
             "A server's `tools` allow-list: only the tools it names are offered; a call to another of the "
             "server's tools is an unknown tool.",

@@ -38,6 +38,7 @@ STEPS: dict[str, tuple[str, Any]] = {
     "list_models": ("true", lambda v: v is True),
     "pending_round": ("true", lambda v: v is True),
     "resume_turn": ("true", lambda v: v is True),
+    "mcp_status": ("true", lambda v: v is True),
 }
 
 

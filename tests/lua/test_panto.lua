@@ -330,6 +330,66 @@ test("mcp_servers: a Streamable HTTP server's url and headers pass as they are",
   assert(msg:find('"url" and "command" do not go together', 1, true), msg)
 end)
 
+-- An agent with stdio MCP servers (tests/mcp/server.py) and a provider at a closed port: a
+-- turn starts the servers (before its request), then fails to connect.
+local function mcp_agent(names)
+  local servers = {}
+  for _, name in ipairs(names) do
+    servers[name] = { command = "python3", args = { repo .. "/tests/mcp/server.py" }, tools = { "echo", "add" } }
+  end
+  return assert(panto.Agent({ provider = "anthropic", model = "m", api_key = "k", base_url = "http://127.0.0.1:9",
+                              retry = { max_retries = 0 }, mcp_servers = servers }))
+end
+
+local function start_servers(agent)
+  local bad = raises("", function() agent:run("go"):next() end)
+  eq(bad.code, "connection", "the turn's error")
+end
+
+test("agent:mcp_status(): not started, then ready with the server's initialize answer", function()
+  local agent <close> = mcp_agent({ "t" })
+  local before = agent:mcp_status()
+  eq(#before, 1, "servers")
+  eq(before[1].state, "not_started", "state")
+  eq(before[1].transport, "stdio", "transport")
+  start_servers(agent)
+  local t = agent:mcp_status()[1]
+  eq(t.name, "t", "name")
+  eq(t.state, "ready", "state")
+  eq(t.protocol_version, "2025-11-25", "protocol_version")
+  eq(t.server_name, "panto-test-server", "server_name")
+  eq(t.server_version, "1.0.0", "server_version")
+  eq(t.tool_count, 2, "tool_count")
+  eq(t.error, "", "error")
+end)
+
+-- This process's open descriptors and children (zombies too), each counted by a shell whose
+-- own descriptor and process are there both times.
+local function count(command)
+  local stat = io.open("/proc/self/stat")
+  local pid = stat:read("*l"):match("^(%d+)")
+  stat:close()
+  local p = io.popen((command:gsub("PID", pid)))
+  local n = tonumber(p:read("*a"))
+  p:close()
+  return n
+end
+local fd_count = "ls /proc/PID/fd | wc -l"
+local child_count = "awk '$4 == PID' /proc/[0-9]*/stat 2>/dev/null | wc -l"
+
+test("agents with stdio MCP servers made and freed leave no descriptor and no process", function()
+  local function once()
+    local agent <close> = mcp_agent({ "a", "b" })
+    start_servers(agent)
+    eq(agent:mcp_status()[2].state, "ready", "b")
+  end
+  once() -- the library's own descriptors (its watchdog) made once, before counting
+  local fds, kids = count(fd_count), count(child_count)
+  for _ = 1, 10 do once() end
+  eq(count(fd_count), fds, "descriptors")
+  eq(count(child_count), kids, "children")
+end)
+
 test("unknown option keys are refused", function()
   local a, msg, code = panto.Agent({ provider = "anthropic", model = "m", temprature = 0.5 })
   eq(a, nil, "agent")

@@ -14,6 +14,12 @@ type, a message split over data lines, CRLF line ends. Tools: `inits` says how m
   --on-list MODE  what tools/list does: answer (default), 500 (an HTTP 500 with a body),
                   garbage (a 200 JSON body that is not JSON), hang (never answer), expire
                   (answer 404 to the first session's request: the server forgot it)
+  --on-call MODE  what tools/call does: answer (default); break (an SSE answer whose events
+                  have ids: a progress notification, id c1, then the connection closes before
+                  the reply; a GET with Last-Event-ID c1 is said on stdout, "GET Last-Event-ID
+                  c1", and answered with an SSE stream of the reply; a GET without it: 405);
+                  batch (a JSON body that is a JSON-RPC batch: the progress notification and
+                  the reply in one array); sse-batch (the same batch as one SSE message)
 """
 import argparse
 import json
@@ -51,6 +57,24 @@ class Handler(BaseHTTPRequestHandler):
 
     def current(self):
         return f"s{state['sessions']}"
+
+    def do_GET(self):
+        last = self.headers.get("Last-Event-ID")
+        if last is None or args.on_call != "break":
+            return self.answer(405, b"no GET stream here", "text/plain")
+        say(f"GET Last-Event-ID {last}")
+        if self.headers.get("Mcp-Session-Id") != self.current():
+            return self.answer(400, b"wrong session", "text/plain")
+        with lock:
+            pending = state.pop("pending", None)
+        if last != "c1" or pending is None:
+            return self.answer(404, b"no such stream", "text/plain")
+        self.send_response(200)
+        self.send_header("Content-Type", "text/event-stream")
+        self.send_header("Connection", "close")
+        self.end_headers()
+        self.wfile.write(f"id: c2\ndata: {json.dumps(pending)}\n\n".encode())
+        self.close_connection = True
 
     def do_DELETE(self):
         say(f"DELETE {self.headers.get('Mcp-Session-Id')}")
@@ -91,9 +115,31 @@ class Handler(BaseHTTPRequestHandler):
             return self.stream(message["id"], {"tools": TOOLS})
         if method == "tools/call":
             text = str(state["sessions"])
-            return self.stream(message["id"], {"content": [{"type": "text", "text": text}]})
+            result = {"content": [{"type": "text", "text": text}]}
+            if args.on_call != "answer":
+                return self.call_fault(message, result)
+            return self.stream(message["id"], result)
         reply = json.dumps({"jsonrpc": "2.0", "id": message["id"], "result": {}}).encode()
         return self.answer(200, reply)
+
+    def call_fault(self, message, result):
+        token = (message["params"].get("_meta") or {}).get("progressToken")
+        progress = {"jsonrpc": "2.0", "method": "notifications/progress",
+                    "params": {"progressToken": token, "progress": 1, "total": 2, "message": "half"}}
+        reply = {"jsonrpc": "2.0", "id": message["id"], "result": result}
+        if args.on_call == "batch":
+            return self.answer(200, json.dumps([progress, reply]).encode())
+        self.send_response(200)
+        self.send_header("Content-Type", "text/event-stream")
+        self.send_header("Connection", "close")
+        self.end_headers()
+        if args.on_call == "sse-batch":
+            self.wfile.write(f"data: {json.dumps([progress, reply])}\n\n".encode())
+        else:  # break: the reply is kept for the GET that resumes the stream
+            with lock:
+                state["pending"] = reply
+            self.wfile.write(f"id: c0\ndata:\n\nid: c1\ndata: {json.dumps(progress)}\n\n".encode())
+        self.close_connection = True
 
     def stream(self, id, result):
         reply = json.dumps({"jsonrpc": "2.0", "id": id, "result": result}, indent=1)
@@ -114,6 +160,7 @@ def main():
     global args
     parser = argparse.ArgumentParser()
     parser.add_argument("--on-list", default="answer")
+    parser.add_argument("--on-call", default="answer", choices=["answer", "break", "batch", "sse-batch"])
     args = parser.parse_args()
     server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
     server.daemon_threads = True

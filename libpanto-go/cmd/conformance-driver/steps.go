@@ -173,6 +173,17 @@ func (r *caseRun) runStep(s step) bool {
 		line["id"], line["resumed"], line["torn_bytes"] = info.ID, info.Resumed, info.TornBytes
 		line["message_count"] = r.messageCount()
 		r.emit(line)
+	case "mcp_status":
+		servers, err := r.agent.MCPStatus()
+		line := codeLine(s.key, err, true)
+		list := []map[string]any{}
+		for _, m := range servers {
+			list = append(list, map[string]any{"name": m.Name, "transport": m.Transport, "state": string(m.State),
+				"protocol_version": m.ProtocolVersion, "server_name": m.ServerName, "server_version": m.ServerVersion,
+				"tool_count": m.ToolCount, "error": m.Error, "stderr_tail": m.StderrTail})
+		}
+		line["servers"] = list
+		r.emit(line)
 	case "reopen_agent":
 		r.agent.Close()
 		agent, err := r.newAgent()

@@ -132,6 +132,62 @@ test "mcp: a server that dies mid-call fails its call with an error naming it; t
     try std.testing.expectEqual(.done, stream.state);
 }
 
+test "mcp: status: not started, then ready with its initialize answer, or failed with why" {
+    const agent = try st.loopbackAgent(9, .{ .provider = .anthropic, .model = "m", .mcp_servers = &.{
+        .{ .name = "bad", .command = "python3", .args = &.{ script(), "--on-call", "die" } },
+        .{ .name = "ok", .command = "python3", .args = &.{script()}, .tools = &.{ "echo", "add" } },
+        .{ .name = "web", .command = "", .url = "http://127.0.0.1:9/mcp" },
+    } });
+    defer agent.deinit();
+    try std.testing.expectEqual(@as(usize, 3), agent.mcpServerCount());
+    for (0..3) |i| try std.testing.expectEqual(.not_started, agent.mcpStatus(i).state);
+    try std.testing.expectEqual(.http, agent.mcpStatus(2).transport);
+    try std.testing.expectEqual(.stdio, agent.mcpStatus(0).transport);
+
+    // "web" cannot be reached: the turn fails at the start, after the two stdio servers started.
+    const first = try agent.run("go");
+    try std.testing.expectError(error.Config, first.next());
+    first.destroy();
+    const web = agent.mcpStatus(2);
+    try std.testing.expectEqual(.failed, web.state);
+    try std.testing.expect(std.mem.startsWith(u8, web.error_message, "MCP server \"web\" could not start"));
+    const ok = agent.mcpStatus(1);
+    try std.testing.expectEqual(.ready, ok.state);
+    try std.testing.expectEqualStrings("ok", ok.name);
+    try std.testing.expectEqualStrings("2025-11-25", ok.protocol_version);
+    try std.testing.expectEqualStrings("panto-test-server", ok.server_name);
+    try std.testing.expectEqualStrings("1.0.0", ok.server_version);
+    try std.testing.expectEqual(@as(usize, 2), ok.tool_count); // the allow-list's
+    try std.testing.expectEqualStrings("", ok.error_message);
+}
+
+test "mcp: status of a server that dies mid-call, and of one that exits between turns" {
+    var server: st.TestServer = undefined;
+    try server.startMany(.{ .body = message(call(0, "c1", "bad__echo", "{\\\"text\\\":\\\"x\\\"}")) }, &.{.{}});
+    defer server.stop();
+    const agent = try st.loopbackAgent(server.port, .{ .provider = .anthropic, .model = "m", .mcp_servers = &.{
+        .{ .name = "bad", .command = "python3", .args = &.{ script(), "--on-call", "die" } },
+        .{ .name = "ok", .command = "python3", .args = &.{script()} },
+    } });
+    defer agent.deinit();
+    const stream = try agent.run("go");
+    while (try stream.next()) |_| {}
+    stream.destroy();
+    const bad = agent.mcpStatus(0);
+    try std.testing.expectEqual(.failed, bad.state);
+    try std.testing.expectEqualStrings("MCP server \"bad\" exited during the call: dying on purpose", bad.error_message);
+    try std.testing.expectEqualStrings("test server started\ndying on purpose\n", bad.stderr_tail);
+    try std.testing.expectEqualStrings("panto-test-server", bad.server_name); // its last handshake
+
+    // "ok" is killed from outside; once its stdout has ended it is closed.
+    const process = agent.mcp.list[1].client.?.conn.stdio;
+    try std.testing.expectEqual(.ready, agent.mcpStatus(1).state);
+    _ = std.c.kill(process.pid(), std.c.SIG.KILL);
+    var fds = [1]std.c.pollfd{.{ .fd = process.child.stdout.?.handle, .events = 0, .revents = 0 }};
+    while (fds[0].revents & std.c.POLL.HUP == 0) _ = std.c.poll(&fds, 1, -1);
+    try std.testing.expectEqual(.closed, agent.mcpStatus(1).state);
+}
+
 test "mcp: a server that cannot start fails the turn with a config error naming it, before any request" {
     const agent = try st.loopbackAgent(9, .{ .provider = .anthropic, .model = "m", .mcp_servers = &.{
         .{ .name = "gone", .command = "/nonexistent/panto-mcp-server" },

@@ -49,6 +49,14 @@ pub const Connection = union(enum) {
         };
     }
 
+    /// A stdio server that exited while no request waited (an HTTP session cannot tell).
+    pub fn ended(conn: Connection) bool {
+        return switch (conn) {
+            .stdio => |p| p.ended(),
+            .http => false,
+        };
+    }
+
     pub fn cancelFd(conn: Connection) std.c.fd_t {
         return switch (conn) {
             .stdio => |p| p.cancel_fd,

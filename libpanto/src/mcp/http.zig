@@ -6,9 +6,12 @@
 //! client the seam stdio.zig gives: "send a line", "next line before a deadline".
 //! `Mcp-Session-Id` from the server is sent on every later request, the negotiated
 //! `MCP-Protocol-Version` once known; a 404 on a session is `SessionExpired` (the client
-//! shakes hands again); `close` DELETEs the session. The optional GET stream (messages the
-//! server sends outside any request) is not opened: a list change a server sends there is
-//! missed (one sent on a request's SSE answer is seen).
+//! shakes hands again); `close` DELETEs the session. An SSE answer that breaks before its
+//! reply is resumed with a GET carrying `Last-Event-ID` when the server gave its events ids
+//! (the spec's "Resumability"); an answer that is a JSON-RPC batch (an array, 2025-03-26) is
+//! handed out one message at a time. The optional GET stream (messages the server sends
+//! outside any request) is not opened: a list change a server sends there is missed (one
+//! sent on a request's SSE answer is seen).
 const std = @import("std");
 const Allocator = std.mem.Allocator;
 const c = std.c;
@@ -52,8 +55,15 @@ pub const Session = struct {
     stream: ?*oneshot.Answer = null,
     stream_reader: ?*std.Io.Reader = null,
     stream_buffer: [16 * 1024]u8 = undefined,
-    /// Messages read from a JSON answer, not handed out yet (at most one).
-    queued: ?[]u8 = null,
+    /// Messages read and not handed out yet, from `queued_next` on: a JSON answer, or the
+    /// messages of a batch (each owned by the gpa).
+    queued: std.ArrayList([]u8) = .empty,
+    queued_next: usize = 0,
+    /// The id of the SSE answer's last whole event (`id:`), for resuming it; owned.
+    last_event_id: ?[]u8 = null,
+    /// Resumptions of the answer being read that brought no event (a bound: a server that
+    /// breaks every stream at once would be resumed forever).
+    fruitless_resumes: u8 = 0,
     /// The message last handed out (readLine's result lives until the next read).
     line: std.ArrayList(u8) = .empty,
     /// Why the last exchange failed, for an error message (as a stdio server's stderr tail).
@@ -81,6 +91,8 @@ pub const Session = struct {
             } else |_| {}
         }
         s.dropQueued();
+        s.queued.deinit(s.gpa);
+        s.forgetEventId();
         if (s.session_id) |id| s.gpa.free(id);
         s.line.deinit(s.gpa);
         s.gpa.destroy(s);
@@ -132,12 +144,13 @@ pub const Session = struct {
             const body = reader.allocRemaining(s.gpa, .limited(s.options.max_line_bytes)) catch |err| return s.readFailed(answer, err);
             s.endStream(); // (a stream before it was read to its reply)
             s.dropQueued();
-            s.queued = body;
             s.parkAnswer(answer);
-            return;
+            return s.queue(body);
         }
         if (startsWithIgnoreCase(content_type, "text/event-stream")) {
             s.endStream();
+            s.forgetEventId();
+            s.fruitless_resumes = 0;
             s.stream = answer;
             s.stream_reader = answer.response.reader(&s.stream_buffer);
             kept = true;
@@ -147,16 +160,31 @@ pub const Session = struct {
         return error.HttpFailed;
     }
 
-    /// The next message of the exchange: the queued JSON answer, or the SSE stream's next
-    /// `message` event. The stream's end before the reply is `ServerExited`: the reply would
-    /// come on the GET stream, which is not opened.
+    /// The next message of the exchange: a queued one (a JSON answer, a batch's next), or the
+    /// SSE stream's next `message` event. The stream's end before the reply is resumed when the
+    /// server gave event ids, else `ServerExited`: the reply would come on the GET stream,
+    /// which is not opened.
     pub fn readLine(s: *Session, deadline_ns: i64) IoError![]const u8 {
-        if (s.queued) |q| {
-            s.line.clearRetainingCapacity();
-            try s.line.appendSlice(s.gpa, q);
-            s.dropQueued();
-            return s.line.items;
+        while (true) {
+            if (s.queued_next < s.queued.items.len) {
+                const q = s.queued.items[s.queued_next];
+                s.queued_next += 1;
+                defer s.gpa.free(q);
+                if (s.queued_next == s.queued.items.len) s.dropQueued();
+                s.line.clearRetainingCapacity();
+                try s.line.appendSlice(s.gpa, q);
+                return s.line.items;
+            }
+            const text = try s.nextEvent(deadline_ns) orelse continue; // (resumed: read on)
+            if (!isBatch(text)) return text;
+            const batch = try s.gpa.dupe(u8, text);
+            try s.queue(batch);
         }
+    }
+
+    /// The SSE stream's next `message` event's data, or null when the stream broke and was
+    /// resumed (a new stream to read).
+    fn nextEvent(s: *Session, deadline_ns: i64) IoError!?[]const u8 {
         const answer = s.stream orelse {
             s.setProblem("the server's answer ended without the reply", .{});
             return error.ServerExited;
@@ -168,6 +196,10 @@ pub const Session = struct {
         defer s.line = data.toArrayList();
         var has_data = false;
         var is_message = true;
+        // The event's `id:`, the stream's last event id once the event is whole.
+        var event_id: std.ArrayList(u8) = .empty;
+        defer event_id.deinit(s.gpa);
+        var has_id = false;
         while (true) {
             if (reader.bufferedLen() == 0 and !answer.holdsBytes()) try s.waitReadable(answer, deadline_ns);
             // One line of the stream: its field name, then its value.
@@ -179,23 +211,36 @@ pub const Session = struct {
                     return error.LineTooLong;
                 },
                 error.WriteFailed => return error.OutOfMemory,
-                error.ReadFailed => return s.streamFailed(),
+                error.ReadFailed => {
+                    if (answer.timedOut()) return s.timeout();
+                    return s.resumeOr(deadline_ns, s.streamFailed());
+                },
             };
             // Stopped at the '\n' (still buffered), or at the stream's end.
             _ = reader.peekByte() catch |err| switch (err) {
-                error.ReadFailed => return s.streamFailed(),
+                error.ReadFailed => {
+                    if (answer.timedOut()) return s.timeout();
+                    return s.resumeOr(deadline_ns, s.streamFailed());
+                },
                 error.EndOfStream => {
                     if (answer.timedOut()) return s.timeout();
                     s.endStream();
                     s.setProblem("the server's answer ended without the reply", .{});
-                    return error.ServerExited;
+                    return s.resumeOr(deadline_ns, error.ServerExited);
                 },
             };
             reader.toss(1);
             const text = std.mem.trimEnd(u8, line_buf.written(), "\r");
             if (text.len == 0) {
-                // An event's end: a message event with data is a message (an empty one is
-                // a server's priming event, for resuming the stream: nothing to read).
+                // An event's end: its id is the stream's last (even without data: a
+                // server's priming event), and a message event with data is a message.
+                if (has_id) {
+                    s.forgetEventId();
+                    s.last_event_id = try s.gpa.dupe(u8, event_id.items);
+                    s.fruitless_resumes = 0;
+                }
+                has_id = false;
+                event_id.clearRetainingCapacity();
                 if (has_data and is_message and data.written().len > 0) return data.written();
                 data.clearRetainingCapacity();
                 has_data = false;
@@ -217,9 +262,68 @@ pub const Session = struct {
                 }
             } else if (std.mem.eql(u8, name, "event")) {
                 is_message = std.mem.eql(u8, value, "message");
+            } else if (std.mem.eql(u8, name, "id") and std.mem.indexOfScalar(u8, value, 0) == null) {
+                event_id.clearRetainingCapacity();
+                try event_id.appendSlice(s.gpa, value);
+                has_id = true;
             }
-            // id and retry: for resuming a stream, which this client does not do.
+            // retry: how long to wait before resuming; panto resumes at once.
         }
+    }
+
+    /// After the SSE answer broke (`why`): resumes it (a GET with `Last-Event-ID`, the server
+    /// replaying what came after) when the server gave its events ids, and returns null so
+    /// that the new stream is read; else `why`.
+    fn resumeOr(s: *Session, deadline_ns: i64, why: IoError) IoError!?[]const u8 {
+        const id = s.last_event_id orelse return why;
+        if (s.fruitless_resumes >= max_fruitless_resumes) return why;
+        s.fruitless_resumes += 1;
+        s.endStream();
+        var arena_state: std.heap.ArenaAllocator = .init(s.gpa);
+        defer arena_state.deinit();
+        const answer = try s.gpa.create(oneshot.Answer);
+        var kept = false;
+        defer if (!kept) s.gpa.destroy(answer);
+        try s.request(arena_state.allocator(), answer, .{ .method = .GET, .accept = "text/event-stream", .last_event_id = id }, deadline_ns);
+        defer if (!kept) s.endAnswer(answer);
+        const content_type = answer.header("content-type") orelse "";
+        if (answer.status != 200 or !startsWithIgnoreCase(content_type, "text/event-stream")) {
+            s.setProblem("the server's answer broke before the reply, and resuming it failed (HTTP {d})", .{answer.status});
+            return why;
+        }
+        s.stream = answer;
+        s.stream_reader = answer.response.reader(&s.stream_buffer);
+        kept = true;
+        return null;
+    }
+
+    const max_fruitless_resumes = 3;
+
+    /// Queues `text` (owned by the gpa: the session's now, freed on failure too): a batch's
+    /// messages one by one (an empty batch is no message), anything else as it is (the client
+    /// judges it).
+    fn queue(s: *Session, text: []u8) IoError!void {
+        if (!isBatch(text)) return s.queueWhole(text);
+        var parsed = std.json.parseFromSlice(std.json.Value, s.gpa, text, .{}) catch |err| switch (err) {
+            error.OutOfMemory => {
+                s.gpa.free(text);
+                return error.OutOfMemory;
+            },
+            else => return s.queueWhole(text), // not JSON: the client finds it garbage
+        };
+        defer parsed.deinit();
+        if (parsed.value != .array) return s.queueWhole(text);
+        defer s.gpa.free(text);
+        for (parsed.value.array.items) |message| {
+            try s.queueWhole(std.json.Stringify.valueAlloc(s.gpa, message, .{}) catch return error.OutOfMemory);
+        }
+    }
+
+    fn queueWhole(s: *Session, text: []u8) IoError!void {
+        s.queued.append(s.gpa, text) catch {
+            s.gpa.free(text);
+            return error.OutOfMemory;
+        };
     }
 
     /// Waits until the stream's socket is readable, the deadline passes or `cancel_fd` is.
@@ -258,8 +362,20 @@ pub const Session = struct {
         return error.HttpFailed;
     }
 
-    /// Opens a request to the server with the session's headers; its head is read.
     fn post(s: *Session, arena: Allocator, answer: *oneshot.Answer, method: std.http.Method, body: []const u8, deadline_ns: i64) IoError!void {
+        return s.request(arena, answer, .{ .method = method, .body = body }, deadline_ns);
+    }
+
+    const Exchange = struct {
+        method: std.http.Method,
+        body: []const u8 = "",
+        accept: []const u8 = "application/json, text/event-stream",
+        /// A GET resuming an SSE answer after this event.
+        last_event_id: ?[]const u8 = null,
+    };
+
+    /// Opens a request to the server with the session's headers; its head is read.
+    fn request(s: *Session, arena: Allocator, answer: *oneshot.Answer, x: Exchange, deadline_ns: i64) IoError!void {
         var header_list: std.ArrayList(std.http.Header) = .empty;
         var auth: std.ArrayList(u8) = .empty;
         var beta: std.ArrayList(u8) = .empty;
@@ -271,16 +387,17 @@ pub const Session = struct {
         }
         if (s.session_id) |id| try headers.add("mcp-session-id", id);
         if (s.protocol_version) |v| try headers.add("mcp-protocol-version", v);
+        if (x.last_event_id) |id| try headers.add("last-event-id", id);
         var detail: errors.Detail = .{};
         defer detail.deinit(s.gpa);
         _ = c.pthread_mutex_lock(s.lock);
         defer _ = c.pthread_mutex_unlock(s.lock);
         oneshot.open(answer, s.agent, arena, .{
-            .method = method,
+            .method = x.method,
             .url = s.options.url,
-            .body = body,
+            .body = x.body,
             .headers = &headers,
-            .accept = "application/json, text/event-stream",
+            .accept = x.accept,
             .deadline_ns = @intCast(@max(deadline_ns, 1)),
             .cancel_fd = s.cancel_fd,
         }, &detail) catch |err| switch (err) {
@@ -347,8 +464,14 @@ pub const Session = struct {
     }
 
     fn dropQueued(s: *Session) void {
-        if (s.queued) |q| s.gpa.free(q);
-        s.queued = null;
+        for (s.queued.items[s.queued_next..]) |q| s.gpa.free(q);
+        s.queued.clearRetainingCapacity();
+        s.queued_next = 0;
+    }
+
+    fn forgetEventId(s: *Session) void {
+        if (s.last_event_id) |id| s.gpa.free(id);
+        s.last_event_id = null;
     }
 
     fn setProblem(s: *Session, comptime fmt: []const u8, args: anytype) void {
@@ -356,6 +479,12 @@ pub const Session = struct {
         s.problem_len = text.len;
     }
 };
+
+/// A JSON-RPC batch: a JSON array (what else is in it is the parser's to judge).
+fn isBatch(text: []const u8) bool {
+    const trimmed = std.mem.trimStart(u8, text, " \t\r\n");
+    return trimmed.len > 0 and trimmed[0] == '[';
+}
 
 fn startsWithIgnoreCase(text: []const u8, prefix: []const u8) bool {
     return text.len >= prefix.len and std.ascii.eqlIgnoreCase(text[0..prefix.len], prefix);

@@ -54,6 +54,10 @@ fn faultServer(on_list: []const u8) !Server {
     return startServer(&.{ "python3", scriptPath("PANTO_MCP_HTTP_SERVER", "tests/mcp/http_server.py"), "--on-list", on_list });
 }
 
+fn callFaultServer(on_call: []const u8) !Server {
+    return startServer(&.{ "python3", scriptPath("PANTO_MCP_HTTP_SERVER", "tests/mcp/http_server.py"), "--on-call", on_call });
+}
+
 var lock: std.c.pthread_mutex_t = std.c.PTHREAD_MUTEX_INITIALIZER;
 
 fn testAgent() !*Agent {
@@ -206,4 +210,42 @@ test "mcp http: a server that never answers times out and goes on; a canceled wa
     defer _ = std.c.close(fd);
     client.conn.setCancelFd(fd);
     try std.testing.expectError(error.Canceled, client.listTools(arena));
+}
+
+test "mcp http: an SSE answer that breaks before its reply is resumed with Last-Event-ID" {
+    var server = try callFaultServer("break");
+    defer server.stop();
+    const agent = try testAgent();
+    defer agent.deinit();
+    const client = try Client.startHttp(gpa, agent, &lock, .{ .url = server.url() }, .{}, null);
+    defer client.close();
+    var arena_state: std.heap.ArenaAllocator = .init(gpa);
+    defer arena_state.deinit();
+    const arena = arena_state.allocator();
+    var steps: Steps = .{};
+    // The answer: the progress notification (event c1), then the connection closes.
+    const result = try client.callTool(arena, "inits", "{}", .{ .context = &steps, .report = Steps.report });
+    try std.testing.expectEqualStrings("1", result.content[0].text);
+    try std.testing.expectEqual(@as(usize, 1), steps.seen);
+    try std.testing.expectEqualStrings("GET Last-Event-ID c1", try server.process.readLine(stdio.deadlineIn(60_000)));
+    // The session goes on: the next call is answered (and resumed) the same way.
+    try std.testing.expectEqualStrings("1", (try client.callTool(arena, "inits", "{}", null)).content[0].text);
+}
+
+test "mcp http: an answer that is a JSON-RPC batch, as a JSON body or an SSE message, is read message by message" {
+    for ([_][]const u8{ "batch", "sse-batch" }) |mode| {
+        var server = try callFaultServer(mode);
+        defer server.stop();
+        const agent = try testAgent();
+        defer agent.deinit();
+        const client = try Client.startHttp(gpa, agent, &lock, .{ .url = server.url() }, .{}, null);
+        defer client.close();
+        var arena_state: std.heap.ArenaAllocator = .init(gpa);
+        defer arena_state.deinit();
+        var steps: Steps = .{};
+        const result = try client.callTool(arena_state.allocator(), "inits", "{}", .{ .context = &steps, .report = Steps.report });
+        try std.testing.expectEqualStrings("1", result.content[0].text);
+        try std.testing.expectEqual(@as(usize, 1), steps.seen);
+        try std.testing.expectEqual(@as(f64, 1), steps.last);
+    }
 }

@@ -22,7 +22,25 @@ const Server = struct {
     names: std.ArrayList(Name) = .empty,
     names_arena: std.heap.ArenaAllocator,
 
+    /// Why it last failed (to start, or during a call) and its stderr tail then, owned by the
+    /// gpa; empty once it is ready again.
+    failure: []u8 = &.{},
+    failure_tail: []u8 = &.{},
+
     const Name = struct { offered: []const u8, mcp: []const u8 };
+
+    fn setFailure(s: *Server, gpa: Allocator, why: []const u8, tail: []const u8) void {
+        s.clearFailure(gpa);
+        s.failure = gpa.dupe(u8, why) catch &.{};
+        s.failure_tail = gpa.dupe(u8, tail) catch &.{};
+    }
+
+    fn clearFailure(s: *Server, gpa: Allocator) void {
+        gpa.free(s.failure);
+        gpa.free(s.failure_tail);
+        s.failure = &.{};
+        s.failure_tail = &.{};
+    }
 
     fn mcpName(s: *const Server, offered: []const u8) ?[]const u8 {
         for (s.names.items) |n| if (std.mem.eql(u8, n.offered, offered)) return n.mcp;
@@ -33,6 +51,38 @@ const Server = struct {
         if (s.client) |c| c.close();
         s.client = null;
     }
+};
+
+/// Where a server stands (`Servers.status`).
+pub const State = enum(u8) {
+    /// No turn has needed it yet.
+    not_started = 0,
+    /// Its handshake made and its tools listed.
+    ready = 1,
+    /// It could not start, or broke during a call: started again at the next turn.
+    failed = 2,
+    /// Its process exited while no request waited (a stdio server): started again at the
+    /// next turn.
+    closed = 3,
+};
+
+pub const Transport = enum(u8) { stdio = 0, http = 1 };
+
+/// A server as `Servers.status` shows it; strings borrowed until the servers next change.
+pub const Status = struct {
+    name: []const u8,
+    transport: Transport,
+    state: State,
+    /// From its `initialize` answer: the protocol version agreed, its `serverInfo`.
+    protocol_version: []const u8 = "",
+    server_name: []const u8 = "",
+    server_version: []const u8 = "",
+    /// The tools of it the agent offers (after the allow-list).
+    tool_count: usize = 0,
+    /// failed: why, as the turn or the call was told.
+    error_message: []const u8 = "",
+    /// failed, closed: what it wrote to stderr last (over HTTP: why its last exchange failed).
+    stderr_tail: []const u8 = "",
 };
 
 /// What a call of an MCP tool gave: content owned by the gpa, and whether it is an error.
@@ -56,6 +106,7 @@ pub const Servers = struct {
     pub fn deinit(s: *Servers) void {
         for (s.list) |*server| {
             server.stop();
+            server.clearFailure(s.gpa);
             server.names_arena.deinit();
         }
         s.gpa.free(s.list);
@@ -72,15 +123,16 @@ pub const Servers = struct {
     pub fn ensureStarted(s: *Servers, agent: *Agent, registry: *tools.Set, log: *const log_mod.Sink, diag: *config_mod.Diagnostic) StartError!void {
         for (s.list, 0..) |*server, i| {
             if (server.client) |c| {
-                if (c.broken == null and !c.tools_changed) continue;
-                if (c.broken != null) server.stop();
+                const gone = c.broken != null or c.conn.ended();
+                if (!gone and !c.tools_changed) continue;
+                if (gone) server.stop();
             }
             if (server.client == null and server.config.url != null) {
                 var failure: client_mod.StartFailure = .{};
                 server.client = Client.startHttp(s.gpa, agent, &s.http_lock, .{ .url = server.config.url.?, .headers = server.config.headers }, .{
                     .timeout_ms = server.config.timeout_ms,
                     .init_timeout_ms = server.config.init_timeout_ms,
-                }, &failure) catch |err| return startFailed(server, err, failure.stderrTail(), diag);
+                }, &failure) catch |err| return s.startFailed(server, err, failure.stderrTail(), diag);
             }
             if (server.client == null) {
                 const argv = try s.gpa.alloc([]const u8, 1 + server.config.args.len);
@@ -88,21 +140,56 @@ pub const Servers = struct {
                 argv[0] = server.config.command;
                 @memcpy(argv[1..], server.config.args);
                 var failure: client_mod.StartFailure = .{};
-                server.client = Client.start(s.gpa, .{ .argv = argv, .env = server.config.env, .cwd = server.config.cwd }, .{
+                server.client = Client.start(s.gpa, .{ .argv = argv, .env = server.config.env, .cwd = server.config.cwd, .log = log, .name = server.config.name }, .{
                     .timeout_ms = server.config.timeout_ms,
                     .init_timeout_ms = server.config.init_timeout_ms,
-                }, &failure) catch |err| return startFailed(server, err, failure.stderrTail(), diag);
+                }, &failure) catch |err| return s.startFailed(server, err, failure.stderrTail(), diag);
             }
             s.listInto(server, @intCast(i), registry, log) catch |err| switch (err) {
                 error.OutOfMemory => return error.OutOfMemory,
                 else => |e| {
                     const tail = server.client.?.stderrTail();
-                    const why = startFailed(server, e, tail, diag);
+                    const why = s.startFailed(server, e, tail, diag);
                     server.stop();
                     return why;
                 },
             };
+            server.clearFailure(s.gpa);
         }
+    }
+
+    /// Where server `index` (of the config's, in name order) stands. A stdio server that
+    /// exited since its last request is found so here (`closed`). Not while a turn runs.
+    pub fn status(s: *Servers, index: usize) Status {
+        const server = &s.list[index];
+        var out: Status = .{
+            .name = server.config.name,
+            .transport = if (server.config.url != null) .http else .stdio,
+            .state = .not_started,
+            .error_message = server.failure,
+            .stderr_tail = server.failure_tail,
+        };
+        if (server.failure.len > 0) out.state = .failed;
+        const c = server.client orelse return out;
+        out.protocol_version = c.protocol_version;
+        out.server_name = c.server_name;
+        out.server_version = c.server_version;
+        out.tool_count = server.names.items.len;
+        if (c.broken != null) {
+            out.state = .failed;
+        } else if (c.conn.ended()) {
+            out.state = .closed;
+            out.stderr_tail = c.stderrTail();
+        } else out.state = .ready;
+        return out;
+    }
+
+    /// A start that failed: why in `diag`, and kept for the server's status.
+    fn startFailed(s: *Servers, server: *Server, err: anyerror, tail: ?[]const u8, diag: *config_mod.Diagnostic) StartError {
+        if (err == error.OutOfMemory) return error.OutOfMemory;
+        startFailedMessage(server, err, tail, diag);
+        server.setFailure(s.gpa, diag.message(), tail orelse "");
+        return error.McpServer;
     }
 
     /// Lists again, before a request of a turn under way, the running servers whose tools
@@ -180,7 +267,17 @@ pub const Servers = struct {
         const mcp = server.mcpName(offered) orelse return failed(s.gpa, "MCP server \"{s}\" has no tool offered as {s}", .{ server.config.name, offered });
         c.conn.setCancelFd(cancel_fd);
         defer c.conn.setCancelFd(-1);
-        const r = c.callTool(a, mcp, input_json, progress) catch |err| return switch (err) {
+        const r = c.callTool(a, mcp, input_json, progress) catch |err| {
+            const outcome = try s.callFailed(server, c, err);
+            // A server that broke is ended: its status says why until it starts again.
+            if (c.broken != null) server.setFailure(s.gpa, outcome.content.text, c.stderrTail());
+            return outcome;
+        };
+        return .{ .content = try result.toContent(s.gpa, a, r), .is_error = r.is_error };
+    }
+
+    fn callFailed(s: *Servers, server: *const Server, c: *Client, err: client_mod.Error) Allocator.Error!Outcome {
+        return switch (err) {
             error.OutOfMemory => error.OutOfMemory,
             error.Canceled => failed(s.gpa, canceled_message, .{}),
             error.ServerExited => failed(s.gpa, "MCP server \"{s}\" exited during the call{s}{s}", .{ server.config.name, if (lastLine(c.stderrTail()).len > 0) ": " else "", lastLine(c.stderrTail()) }),
@@ -191,7 +288,6 @@ pub const Servers = struct {
             error.UnsupportedVersion => failed(s.gpa, "MCP server \"{s}\" speaks an unsupported protocol version", .{server.config.name}),
             error.HttpFailed => failed(s.gpa, "MCP server \"{s}\" failed: {s}", .{ server.config.name, c.stderrTail() }),
         };
-        return .{ .content = try result.toContent(s.gpa, a, r), .is_error = r.is_error };
     }
 };
 
@@ -211,8 +307,7 @@ fn lastLine(tail: []const u8) []const u8 {
     return trimmed[start..];
 }
 
-fn startFailed(server: *const Server, err: anyerror, tail: ?[]const u8, diag: *config_mod.Diagnostic) Servers.StartError {
-    if (err == error.OutOfMemory) return error.OutOfMemory;
+fn startFailedMessage(server: *const Server, err: anyerror, tail: ?[]const u8, diag: *config_mod.Diagnostic) void {
     const name = server.config.name;
     const why: []const u8 = switch (err) {
         error.Spawn => "its command could not be run",
@@ -227,5 +322,4 @@ fn startFailed(server: *const Server, err: anyerror, tail: ?[]const u8, diag: *c
     };
     const line = lastLine(tail orelse "");
     _ = diag.fail("MCP server \"{s}\" could not start: {s}{s}{s}", .{ name, why, if (line.len > 0) ": " else "", line }) catch {};
-    return error.McpServer;
 }

@@ -10,6 +10,7 @@
 const std = @import("std");
 const c = std.c;
 const Allocator = std.mem.Allocator;
+const log_mod = @import("../log.zig");
 
 pub const EnvVar = struct { name: []const u8, value: []const u8 };
 
@@ -22,6 +23,11 @@ pub const Options = struct {
     /// A line longer than this is refused (`LineTooLong`): a server cannot make panto hold an
     /// unbounded result.
     max_line_bytes: usize = 16 * 1024 * 1024,
+    /// Where each line the server writes to stderr goes (`MCP server "NAME" stderr: ...`),
+    /// when the log is on (PANTO_LOG=debug); it must outlive the process.
+    log: ?*const log_mod.Sink = null,
+    /// The server's name in those lines.
+    name: []const u8 = "",
 };
 
 pub const SpawnError = error{ Spawn, OutOfMemory };
@@ -54,6 +60,11 @@ pub const Process = struct {
     /// The last bytes the server wrote to stderr.
     stderr_tail: [stderr_tail_bytes]u8 = undefined,
     stderr_len: usize = 0,
+    log: ?*const log_mod.Sink,
+    name: []const u8,
+    /// The stderr line being written, not logged yet (a longer line is logged in pieces).
+    stderr_line: [512]u8 = undefined,
+    stderr_line_len: usize = 0,
     /// Readable once the wait should end (a turn's cancel, watchdog.zig's wake fd); never
     /// read here, so every wait on it sees it. -1: none.
     cancel_fd: c.fd_t = -1,
@@ -88,7 +99,10 @@ pub const Process = struct {
             .child = undefined,
             .stdin_fd = pair[0],
             .max_line_bytes = options.max_line_bytes,
+            .log = options.log,
+            .name = try gpa.dupe(u8, options.name),
         };
+        errdefer gpa.free(p.name);
         // Spawning allocates (argv, environment) before fork: it needs a real allocator, and
         // not Threaded.init, which would install signal handlers in the host program.
         p.threaded.allocator = gpa;
@@ -116,7 +130,9 @@ pub const Process = struct {
         p.closeStdin();
         if (p.child.id) |group| _ = c.kill(-group, c.SIG.KILL);
         _ = p.child.wait(p.threaded.io()) catch {};
+        if (p.stderr_line_len > 0) p.logStderrLine();
         p.pending.deinit(gpa);
+        gpa.free(p.name);
         gpa.destroy(p);
     }
 
@@ -141,6 +157,17 @@ pub const Process = struct {
     /// What the server wrote to stderr last (at most 4 KiB), for an error message.
     pub fn stderrTail(p: *const Process) []const u8 {
         return p.stderr_tail[0..p.stderr_len];
+    }
+
+    /// Whether the server closed its stdout (it exited) while no request waited: a poll that
+    /// does not wait and reads nothing, so a message it wrote before is still there to read.
+    pub fn ended(p: *Process) bool {
+        if (p.stdout_ended) return true;
+        var fds = [1]c.pollfd{.{ .fd = p.child.stdout.?.handle, .events = c.POLL.IN, .revents = 0 }};
+        if (c.poll(&fds, 1, 0) <= 0) return false;
+        if (fds[0].revents & c.POLL.HUP == 0) return false;
+        p.drainStderr(); // what it wrote last, for the status
+        return true;
     }
 
     /// Writes `line` and a newline, before `deadline_ns` (CLOCK_MONOTONIC; null: no limit).
@@ -245,6 +272,15 @@ pub const Process = struct {
     }
 
     fn keepStderr(p: *Process, bytes: []const u8) void {
+        if (p.log) |log| if (log.on()) for (bytes) |byte| {
+            if (byte == '\n') {
+                p.logStderrLine();
+                continue;
+            }
+            if (p.stderr_line_len == p.stderr_line.len) p.logStderrLine();
+            p.stderr_line[p.stderr_line_len] = byte;
+            p.stderr_line_len += 1;
+        };
         if (bytes.len >= stderr_tail_bytes) {
             @memcpy(&p.stderr_tail, bytes[bytes.len - stderr_tail_bytes ..]);
             p.stderr_len = stderr_tail_bytes;
@@ -254,6 +290,12 @@ pub const Process = struct {
         std.mem.copyForwards(u8, p.stderr_tail[0..keep], p.stderr_tail[p.stderr_len - keep .. p.stderr_len]);
         @memcpy(p.stderr_tail[keep..][0..bytes.len], bytes);
         p.stderr_len = keep + bytes.len;
+    }
+
+    fn logStderrLine(p: *Process) void {
+        defer p.stderr_line_len = 0;
+        const log = p.log orelse return;
+        log.print("MCP server \"{s}\" stderr: {s}", .{ p.name, std.mem.trimEnd(u8, p.stderr_line[0..p.stderr_line_len], "\r") });
     }
 };
 
@@ -334,6 +376,47 @@ test "a server that says nothing runs out its deadline; its environment is minim
         } else return error.TestUnexpectedResult;
     }
     try std.testing.expectError(error.Timeout, p.readLine(now()));
+}
+
+test "a server that exits between requests is seen as ended, its last message still readable" {
+    const gpa = std.testing.allocator;
+    const p = try Process.spawn(gpa, .{ .argv = &.{ "sh", "-c", "read -r line; echo last; echo bye >&2" } });
+    defer p.close();
+    try std.testing.expect(!p.ended());
+    try p.writeLine("go", deadlineIn(10_000));
+    // Its stdout's end comes once it exits: wait for it without a timed assertion.
+    var fds = [1]c.pollfd{.{ .fd = p.child.stdout.?.handle, .events = 0, .revents = 0 }};
+    while (true) {
+        _ = c.poll(&fds, 1, -1);
+        if (fds[0].revents & c.POLL.HUP != 0) break;
+    }
+    try std.testing.expect(p.ended());
+    try std.testing.expectEqualStrings("last", try p.readLine(deadlineIn(10_000)));
+    try std.testing.expectError(error.ServerExited, p.readLine(deadlineIn(10_000)));
+}
+
+test "each line the server writes to stderr goes to the debug log, a last unfinished one at close" {
+    const gpa = std.testing.allocator;
+    var fds: [2]c.fd_t = undefined;
+    try std.testing.expectEqual(@as(c_int, 0), c.pipe(&fds));
+    defer _ = c.close(fds[0]);
+    var log: log_mod.Sink = .{ .level = .debug, .fd = fds[1] };
+    const p = try Process.spawn(gpa, .{ .argv = &.{ "sh", "-c", "echo one >&2; printf 'two\\r\\nthree' >&2" }, .log = &log, .name = "srv" });
+    // Its stdout ends when it exits; its stderr is drained then.
+    try std.testing.expectError(error.ServerExited, p.readLine(deadlineIn(10_000)));
+    p.close();
+    _ = c.close(fds[1]);
+    var buf: [512]u8 = undefined;
+    var len: usize = 0;
+    while (true) {
+        const n = c.read(fds[0], buf[len..].ptr, buf.len - len);
+        if (n <= 0) break;
+        len += @intCast(n);
+    }
+    try std.testing.expectEqualStrings(
+        "panto: MCP server \"srv\" stderr: one\npanto: MCP server \"srv\" stderr: two\npanto: MCP server \"srv\" stderr: three\n",
+        buf[0..len],
+    );
 }
 
 test "a command that does not exist cannot be spawned" {

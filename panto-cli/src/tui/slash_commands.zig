@@ -231,27 +231,45 @@ fn forkAt(ctx: Context, command: []const u8, count: usize) Writer.Error!bool {
     return true;
 }
 
-/// `/mcp`: each server, its command or URL, and the tools it offers (the agent's tools of that
-/// server, named SERVER__TOOL); a server starts at the first turn, so before it none are known.
+/// `/mcp`: each server, its command or URL, where it stands (Agent.mcpStatus: not started,
+/// ready with its name, version and protocol, failed and why, closed) and the tools it offers
+/// (the agent's tools of that server, named SERVER__TOOL); a server starts at the first turn.
 fn mcp(ctx: Context) Writer.Error!void {
     const agent = ctx.app.agent;
     const out = ctx.out;
     const servers = agent.config.mcp_servers;
-    if (servers.len == 0) return out.writeAll("no MCP servers (the config file's \"mcp_servers\", or --mcp NAME=COMMAND)\n");
+    if (servers.len == 0) return out.writeAll("no MCP servers (the config file's \"mcp_servers\", or --mcp NAME=COMMAND or NAME=URL)\n");
     for (servers, 0..) |server, i| {
-        try out.print("{s}{s}{s} {s}", .{ style.bold, server.name, style.reset, style.dim });
+        const st = agent.mcpStatus(i);
+        try out.print("{s}{s}{s} {s}{s}: ", .{ style.bold, server.name, style.reset, style.dim, @tagName(st.transport) });
         try out.writeAll(server.url orelse server.command);
         for (server.args) |arg| try out.print(" {s}", .{arg});
         try out.print("{s}\n", .{style.reset});
-        var count: usize = 0;
+        switch (st.state) {
+            .not_started => try out.writeAll("  not started yet: it starts at the next turn, then its tools show here\n"),
+            .ready => {
+                try out.print("  ready: {s}", .{if (st.server_name.len > 0) st.server_name else "(no serverInfo)"});
+                if (st.server_version.len > 0) try out.print(" {s}", .{st.server_version});
+                try out.print(", protocol {s}, {d} tool{s}\n", .{ st.protocol_version, st.tool_count, if (st.tool_count == 1) "" else "s" });
+            },
+            .failed => try out.print("  {s}failed: {s}{s} (it starts again at the next turn)\n", .{ style.red, st.error_message, style.reset }),
+            .closed => try out.writeAll("  closed: its process exited (it starts again at the next turn)\n"),
+        }
+        const line = lastLine(st.stderr_tail);
+        if (line.len > 0 and std.mem.indexOf(u8, st.error_message, line) == null)
+            try out.print("  {s}stderr: {s}{s}\n", .{ style.dim, line, style.reset });
+        if (st.state == .not_started) continue;
         for (agent.tools.items()) |t| if (t.mcp_server) |server_index| if (server_index == i) {
             try out.print("  {s}\n", .{t.name});
-            count += 1;
         };
-        if (count > 0) continue;
-        const started = i < agent.mcp.list.len and agent.mcp.list[i].client != null;
-        try out.writeAll(if (started) "  (no tools)\n" else "  (not started yet: it starts at the next turn, then its tools show here)\n");
     }
+}
+
+/// The last non-empty line of a server's stderr.
+fn lastLine(tail: []const u8) []const u8 {
+    const trimmed = std.mem.trimEnd(u8, tail, " \r\n\t");
+    const start = if (std.mem.lastIndexOfScalar(u8, trimmed, '\n')) |i| i + 1 else 0;
+    return trimmed[start..];
 }
 
 /// The system prompt sent, dim and indented, and whose it is.

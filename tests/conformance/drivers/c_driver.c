@@ -23,7 +23,7 @@
  * and a tool's `return_parts` are submitted the same way (content ""). A turn may also be a
  * step object (README, "Steps": set_config, export, reimport, import, import_text, truncate,
  * drop_last, rollback_turn, compact, session_info, reopen_agent, second_agent, fork, list_sessions,
- * append_to_session, count_tokens, list_models), run between turns with the C function of its name. Exits 0
+ * append_to_session, count_tokens, list_models, mcp_status), run between turns with the C function of its name. Exits 0
  * whenever it printed a transcript (even one ending in an error), 2 when it could not run
  * (bad arguments, unreadable or malformed case).
  *
@@ -1485,6 +1485,40 @@ static PantoAgent *make_agent(const char *config, int *rc, const char *name) {
     return NULL;
 }
 
+/* {"event": "mcp_status", "code", "servers": [{"name", "transport", "state", "protocol_version",
+ * "server_name", "server_version", "tool_count", "error", "stderr_tail"}, ...]}. */
+static void print_mcp_status(PantoAgent *agent) {
+    static const char *const states[] = {"not_started", "ready", "failed", "closed"};
+    size_t count = 0, i;
+    int rc = panto_agent_mcp_count(agent, &count);
+    begin_step_line("mcp_status", rc, agent);
+    fputs(", \"servers\": [", stdout);
+    for (i = 0; rc >= 0 && i < count; i++) {
+        PantoMcpStatus st = PANTO_MCP_STATUS_INIT;
+        /* (the strings live until the next call on the agent: printed at once) */
+        if (panto_agent_mcp_status(agent, i, &st) < 0) break;
+        fputs(i ? ", {\"name\": " : "{\"name\": ", stdout);
+        put_pstr(st.name);
+        fputs(", \"transport\": ", stdout);
+        put_cstr(st.transport == PANTO_MCP_HTTP ? "http" : "stdio");
+        fputs(", \"state\": ", stdout);
+        put_cstr(st.state >= 0 && st.state <= 3 ? states[st.state] : "unknown");
+        fputs(", \"protocol_version\": ", stdout);
+        put_pstr(st.protocol_version);
+        fputs(", \"server_name\": ", stdout);
+        put_pstr(st.server_name);
+        fputs(", \"server_version\": ", stdout);
+        put_pstr(st.server_version);
+        printf(", \"tool_count\": %llu, \"error\": ", (unsigned long long)st.tool_count);
+        put_pstr(st.error);
+        fputs(", \"stderr_tail\": ", stdout);
+        put_pstr(st.stderr_tail);
+        fputs("}", stdout);
+    }
+    fputs("]", stdout);
+    end_line();
+}
+
 /* {"event": "session", "code", "id", "resumed", "torn_bytes", "message_count"}. */
 static void print_session(PantoAgent *agent) {
     PantoSessionInfo info = PANTO_SESSION_INFO_INIT;
@@ -1720,6 +1754,8 @@ static const char *run_step(PantoAgent **agent_slot, const char *p, Steps *st) {
         Parts none = {NULL, 0, NULL, 0};
         TurnExtras extras = {NULL, FINAL_NONE};
         run_turn(agent, NULL, &none, &extras, st->opt, 0, 0);
+    } else if (strcmp(key, "mcp_status") == 0) {
+        print_mcp_status(agent);
     } else if (strcmp(key, "reopen_agent") == 0) {
         panto_agent_free(agent);
         *agent_slot = make_agent(st->config, &rc, "reopen_agent");

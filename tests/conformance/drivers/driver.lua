@@ -539,6 +539,18 @@ function Run:pending_round()
   emit(line)
 end
 
+function Run:mcp_status()
+  local ok, servers = pcall(self.agent.mcp_status, self.agent)
+  local line = code_line("mcp_status", ok, servers, true)
+  line.servers = json.array({})
+  for i, m in ipairs(ok and servers or {}) do
+    line.servers[i] = {name = m.name, transport = m.transport, state = m.state, protocol_version = m.protocol_version,
+      server_name = m.server_name, server_version = m.server_version, tool_count = m.tool_count,
+      error = m.error, stderr_tail = m.stderr_tail}
+  end
+  emit(line)
+end
+
 function Run:resume_turn(extra_next)
   local ok, stream = pcall(self.agent.resume_turn, self.agent)
   if not ok then return emit(code_line("resume_turn", ok, stream)) end
@@ -618,6 +630,7 @@ function Run:step(st, extra_next)
   elseif st.session_info ~= nil then self:session_info()
   elseif st.pending_round ~= nil then self:pending_round()
   elseif st.resume_turn ~= nil then self:resume_turn(extra_next)
+  elseif st.mcp_status ~= nil then self:mcp_status()
   elseif st.reopen_agent ~= nil then return self:reopen_agent()
   elseif st.second_agent ~= nil then self:second_agent()
   elseif st.fork ~= nil then self:fork(st.fork)

@@ -559,6 +559,15 @@ class Steps:
                 for _ in range(self.extra_next):
                     yield step_line(stream)
                 yield from not_stepped(stream)
+        elif key == "mcp_status":
+            servers: List[panto.McpServerStatus] = []
+            line = coded(key, lambda: servers.extend(agent.mcp_status()))
+            line["servers"] = [
+                {"name": m.name, "transport": m.transport, "state": m.state, "protocol_version": m.protocol_version,
+                 "server_name": m.server_name, "server_version": m.server_version, "tool_count": m.tool_count,
+                 "error": m.error, "stderr_tail": m.stderr_tail}
+                for m in servers]
+            yield line
         elif key == "reopen_agent":
             agent.close()
             self.agent = None
