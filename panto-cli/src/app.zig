@@ -5,6 +5,9 @@ const Host = @import("lua/host.zig").Host;
 const settings_mod = @import("settings.zig");
 const Settings = settings_mod.Settings;
 
+/// Where a message typed during a turn goes: `steer` or `follow_up` (Stream.steer/followUp).
+pub const SteerSource = @FieldType(panto.event.UserMessage, "source");
+
 pub const App = struct {
     gpa: std.mem.Allocator,
     io: std.Io,
@@ -14,7 +17,8 @@ pub const App = struct {
     settings: *const Settings,
     /// The stream of the turn that runs, for cancelTurn from another thread.
     current: std.atomic.Value(?*panto.Stream) = .init(null),
-    /// cancelTurn calls under way: the turn waits for them before it frees its stream.
+    /// cancelTurn and steerTurn calls under way: the turn waits for them before it frees its
+    /// stream.
     cancelers: std.atomic.Value(u32) = .init(0),
     /// What a turn's Outcome borrows, kept until the next turn (turn.zig).
     failure_message: std.ArrayList(u8) = .empty,
@@ -63,6 +67,21 @@ pub const App = struct {
         if (app.current.load(.seq_cst)) |s| s.cancel();
         _ = app.cancelers.fetchSub(1, .seq_cst);
         app.host.cancelAsync();
+    }
+
+    /// Queues `text` for the turn that runs, from any thread (a line typed during the turn, RPC
+    /// mode's steer and follow_up): a steer reaches the model after the current tool round, a
+    /// follow-up is a turn of its own after this one (the core's Stream.steer/followUp).
+    /// NoTurn: no turn's stream runs (yet); Ended: the turn takes no more (it is ending, failed
+    /// or was canceled).
+    pub fn steerTurn(app: *App, source: SteerSource, text: []const u8) (panto.Stream.SteerError || error{NoTurn})!void {
+        _ = app.cancelers.fetchAdd(1, .seq_cst);
+        defer _ = app.cancelers.fetchSub(1, .seq_cst);
+        const s = app.current.load(.seq_cst) orelse return error.NoTurn;
+        return switch (source) {
+            .steer => s.steer(text),
+            .follow_up => s.followUp(text),
+        };
     }
 
     /// The turn is over: no cancelTurn may reach its stream any more (turn.zig, before it

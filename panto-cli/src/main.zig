@@ -11,6 +11,7 @@
 //!   trust.zig           a project folder's extensions and AGENTS.md: only once trusted
 //!   sessions.zig        which session a run keeps (--continue, --session, --no-session)
 //!   session_list.zig    `panto sessions`: the sessions kept, to find one
+//!   session_tree.zig    /tree: the fork tree a session is in
 //!   app.zig             App: the agent, the Lua host, the settings, the turn that runs
 //!   turn.zig            one turn driven to its end: events to an Observer, tool calls to the
 //!                       Lua host, the adaptive thinking fallback (thinking_fallback.zig)
@@ -396,6 +397,7 @@ test {
     _ = @import("rpc_mode.zig");
     _ = @import("sessions.zig");
     _ = @import("session_list.zig");
+    _ = @import("session_tree.zig");
     _ = @import("shell_words.zig");
     _ = @import("thinking_fallback.zig");
     _ = @import("trust.zig");

@@ -1,11 +1,12 @@
 //! --mode rpc: a program drives panto (an editor plugin) through JSON lines, commands on
 //! stdin, events and answers on stdout; docs/cli.md "RPC mode" lists every message.
 //!
-//! A reader thread takes the lines. `abort`, `approve` and `deny` act on the turn that runs,
-//! so it answers them at once; the other commands queue for the main thread, which runs them
-//! in order (a `prompt`'s turn to its end, its events written as --json writes them). A call
-//! that asks waits on the main thread for its `approve` or `deny`, or for an abort or the end
-//! of stdin (which cancel the turn). One lock guards the queue, the calls waiting and stdout.
+//! A reader thread takes the lines. `abort`, `approve`, `deny`, `steer` and `follow_up` act
+//! on the turn that runs, so it answers them at once; the other commands queue for the main
+//! thread, which runs them in order (a `prompt`'s turn to its end, its events written as
+//! --json writes them). A call that asks waits on the main thread for its `approve` or
+//! `deny`, or for an abort or the end of stdin (which cancel the turn). One lock guards the
+//! queue, the calls waiting, the early steers and stdout.
 const std = @import("std");
 const panto = @import("panto");
 const c = std.c;
@@ -18,7 +19,9 @@ const Stringify = std.json.Stringify;
 const Parsed = std.json.Parsed(std.json.Value);
 
 /// The commands the main thread runs, in the order they came.
-const queued_commands = [_][]const u8{ "prompt", "get_state", "set_model", "set_thinking" };
+const queued_commands = [_][]const u8{ "prompt", "get_state", "set_model", "set_thinking", "new_session", "fork", "get_messages", "compact" };
+
+const all_commands = "prompt, steer, follow_up, abort, approve, deny, get_state, set_model, set_thinking, new_session, fork, get_messages, compact";
 
 /// A call of the approval request on screen (the client's to answer) and its answer once given.
 const Waiting = struct {
@@ -27,6 +30,8 @@ const Waiting = struct {
     /// A deny's reason, owned.
     reason: []u8 = &.{},
 };
+
+const Early = struct { source: @import("app.zig").SteerSource, text: []u8 };
 
 const Rpc = struct {
     app: *App,
@@ -40,8 +45,13 @@ const Rpc = struct {
     /// A turn runs (set by the main thread), and it was aborted (the reader's abort).
     running: bool = false,
     aborted: bool = false,
+    /// What runs is a prompt's turn (not a compaction): the early steers are for it.
+    in_turn: bool = false,
     /// stdout could not be written: the client is gone.
     broken: bool = false,
+    /// Steers and follow-ups for a turn that is starting (its stream not made yet), or for
+    /// the prompt queued next: given to the stream at the turn's first event.
+    early: std.ArrayList(Early) = .empty,
 
     fn acquire(r: *Rpc) void {
         _ = c.pthread_mutex_lock(&r.lock);
@@ -57,6 +67,11 @@ const Rpc = struct {
             r.broken = true;
             r.app.cancelTurn();
         };
+    }
+
+    fn clearEarly(r: *Rpc) void {
+        for (r.early.items) |e| r.app.gpa.free(e.text);
+        r.early.clearRetainingCapacity();
     }
 
     fn clearWaiting(r: *Rpc) void {
@@ -156,8 +171,10 @@ fn take(r: *Rpc, raw: []const u8) void {
         respond(r, id, kind, .{});
     } else if (std.mem.eql(u8, kind, "approve") or std.mem.eql(u8, kind, "deny")) {
         answerCall(r, command, id, kind);
+    } else if (std.mem.eql(u8, kind, "steer") or std.mem.eql(u8, kind, "follow_up")) {
+        steer(r, command, id, kind);
     } else {
-        respondError(r, id, kind, "unknown_command", "the commands: prompt, abort, approve, deny, get_state, set_model, set_thinking");
+        respondError(r, id, kind, "unknown_command", "the commands: " ++ all_commands);
     }
 }
 
@@ -175,6 +192,34 @@ fn abort(r: *Rpc) void {
     r.aborted = true;
     _ = c.pthread_cond_broadcast(&r.changed);
     r.app.cancelTurn();
+}
+
+/// `steer`/`follow_up`: the text joins the turn that runs (App.steerTurn), or the one about to
+/// start (a prompt queued or starting: held until its stream exists). None: `no_turn`.
+fn steer(r: *Rpc, command: std.json.ObjectMap, id: ?std.json.Value, kind: []const u8) void {
+    const text = stringField(command, "text") orelse return respondError(r, id, kind, "invalid_argument", "\"text\" (a string) is needed");
+    if (std.mem.trim(u8, text, " \t\r\n").len == 0) return respondError(r, id, kind, "invalid_argument", "\"text\" is empty");
+    const source: @import("app.zig").SteerSource = if (std.mem.eql(u8, kind, "steer")) .steer else .follow_up;
+    r.acquire();
+    defer r.release();
+    r.app.steerTurn(source, text) catch |err| switch (err) {
+        error.NoTurn => if (r.running or promptQueued(r)) {
+            const copy = r.app.gpa.dupe(u8, text) catch return respondErrorLocked(r, id, kind, "failed", "out of memory");
+            r.early.append(r.app.gpa, .{ .source = source, .text = copy }) catch {
+                r.app.gpa.free(copy);
+                return respondErrorLocked(r, id, kind, "failed", "out of memory");
+            };
+        } else return respondErrorLocked(r, id, kind, "no_turn", "no turn runs: send a prompt"),
+        error.Ended => return respondErrorLocked(r, id, kind, "no_turn", "the turn takes no more (it is ending, or was canceled): send a prompt"),
+        error.OutOfMemory => return respondErrorLocked(r, id, kind, "failed", "out of memory"),
+        error.InvalidArgument => return respondErrorLocked(r, id, kind, "invalid_argument", "\"text\" is empty"),
+    };
+    respondLocked(r, id, kind, .{});
+}
+
+fn promptQueued(r: *const Rpc) bool {
+    for (r.queue.items) |q| if (std.mem.eql(u8, stringField(q.value.object, "type").?, "prompt")) return true;
+    return false;
 }
 
 /// `approve`/`deny` a call of the approval request that waits for its answer.
@@ -240,19 +285,79 @@ fn runQueued(r: *Rpc, command: std.json.ObjectMap) void {
         agent.setConfig(json.written(), &diag) catch |err|
             return respondError(r, id, kind, "invalid_argument", if (err == error.InvalidConfig) diag.message() else @errorName(err));
         respond(r, id, kind, .{ .thinking = @tagName(agent.config.thinking) });
+    } else if (std.mem.eql(u8, kind, "new_session")) {
+        const old = if (agent.sessionInfo()) |i| r.app.gpa.dupe(u8, i.id) catch return respondError(r, id, kind, "failed", "out of memory") else null;
+        defer if (old) |o| r.app.gpa.free(o);
+        if (old == null) {
+            var diag: panto.conversation_json.Diagnostic = .{};
+            agent.truncate(0, &diag) catch |err| return respondError(r, id, kind, "failed", @errorName(err));
+        } else forkAt(r, id, kind, 0) catch return;
+        const info = agent.sessionInfo();
+        respond(r, id, kind, .{ .session = if (info) |i| i.id else null, .parent = old });
+    } else if (std.mem.eql(u8, kind, "fork")) {
+        if (agent.sessionInfo() == null) return respondError(r, id, kind, "no_session", "no session to fork (--no-session)");
+        const count: usize = if (command.get("message_count")) |v| switch (v) {
+            .integer => |n| if (n >= 0) @intCast(n) else return respondError(r, id, kind, "invalid_argument", "\"message_count\" is a number of messages, 0 or more"),
+            else => return respondError(r, id, kind, "invalid_argument", "\"message_count\" is a number of messages, 0 or more"),
+        } else agent.messageCount();
+        forkAt(r, id, kind, count) catch return;
+        respond(r, id, kind, .{ .session = agent.sessionInfo().?.id, .message_count = agent.messageCount() });
+    } else if (std.mem.eql(u8, kind, "get_messages")) {
+        var json: std.Io.Writer.Allocating = .init(r.app.gpa);
+        defer json.deinit();
+        panto.conversation_json.writeMessages(&json.writer, agent.conversation.messages.items) catch return respondError(r, id, kind, "failed", "out of memory");
+        respond(r, id, kind, .{ .messages = json_events.RawJson{ .text = json.written() } });
+    } else if (std.mem.eql(u8, kind, "compact")) {
+        respondCompact(r, id, kind);
     } else unreachable; // only queued_commands are queued
+}
+
+/// The core's session fork at `count` messages; a refusal answered with its reason.
+fn forkAt(r: *Rpc, id: ?std.json.Value, kind: []const u8, count: usize) error{Refused}!void {
+    const agent = r.app.agent;
+    var diag: panto.config.Diagnostic = .{};
+    agent.forkSession(count, null, &diag) catch |err| {
+        var buf: [96]u8 = undefined;
+        const why = if (err == error.InvalidArgument)
+            std.fmt.bufPrint(&buf, "{d} is past the conversation's end ({d} messages)", .{ count, agent.messageCount() }) catch "past the end"
+        else if (diag.message().len > 0) diag.message() else @errorName(err);
+        respondError(r, id, kind, if (err == error.InvalidArgument or err == error.InvalidConversation) "invalid_argument" else "failed", why);
+        return error.Refused;
+    };
+}
+
+/// `compact`: its events (compaction_start, compaction_end, ...), then the response; an
+/// abort cancels it as it does a turn.
+fn respondCompact(r: *Rpc, id: ?std.json.Value, kind: []const u8) void {
+    r.acquire();
+    r.running = true;
+    r.aborted = false;
+    r.release();
+    const outcome = turn.compact(r.app, .{ .ctx = r, .event = onEvent, .note = onNote, .approve = onApproval });
+    r.acquire();
+    r.running = false;
+    r.release();
+    switch (outcome) {
+        .nothing => respondError(r, id, kind, "nothing_to_compact", "every message is recent"),
+        .compacted => |done| respond(r, id, kind, .{ .tokens_before = done.tokens_before, .tokens_after = done.tokens_after, .message_count = done.message_count }),
+        .canceled => respondError(r, id, kind, "canceled", "the compaction was canceled"),
+        .failed => |f| respondError(r, id, kind, exit_codes.name(f.err), f.message),
+    }
 }
 
 fn runTurn(r: *Rpc, text: []const u8) void {
     r.acquire();
     r.running = true;
+    r.in_turn = true;
     r.aborted = false;
     r.release();
     const outcome = turn.run(r.app, text, .{ .ctx = r, .event = onEvent, .note = onNote, .approve = onApproval });
     r.acquire();
     defer r.release();
     r.running = false;
+    r.in_turn = false;
     r.clearWaiting();
+    r.clearEarly(); // (a turn that failed before its first event)
     const out = r.out;
     switch (outcome) {
         .complete => json_events.writeDone(out) catch {},
@@ -266,8 +371,16 @@ fn onEvent(ctx: *anyopaque, e: *const panto.Event) void {
     const r: *Rpc = @ptrCast(@alignCast(ctx));
     r.acquire();
     defer r.release();
-    // An abort that came before the turn's stream was current cancels it now.
+    // An abort that came before the turn's stream was current cancels it now; the steers
+    // that came then join it now.
     if (r.aborted) r.app.cancelTurn();
+    if (r.in_turn) {
+        for (r.early.items) |m| r.app.steerTurn(m.source, m.text) catch {
+            json_events.writeNote(r.out, "a steer or follow-up sent as the turn started could not join it") catch {};
+            r.flushLine();
+        };
+        r.clearEarly();
+    }
     if (r.broken) return;
     // The calls are waited for from the moment the client can see them.
     if (e.* == .approval_request) {

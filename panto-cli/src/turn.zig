@@ -134,6 +134,47 @@ fn drive(app: *App, input: panto.Agent.Input, observer: Observer) Outcome {
     return failed(app, error.Protocol, "the turn ended without its message_complete", null);
 }
 
+pub const CompactOutcome = union(enum) {
+    /// Every message is recent: nothing was summarized.
+    nothing,
+    compacted: struct { tokens_before: u64, tokens_after: u64, message_count: u64 },
+    canceled,
+    failed: Failure,
+};
+
+/// Compacts the conversation now (/compact, RPC mode's compact): the events go to `observer`
+/// and to the Lua host's compaction_start/end subscribers; cancelTurn cancels it.
+pub fn compact(app: *App, observer: Observer) CompactOutcome {
+    const stream = app.agent.compact() catch |err| return switch (err) {
+        error.NothingToCompact => .nothing,
+        error.Busy => .{ .failed = failed(app, err, "a turn is running", null).failed },
+        error.OutOfMemory => .{ .failed = failed(app, err, "out of memory", null).failed },
+    };
+    app.current.store(stream, .seq_cst);
+    defer {
+        app.releaseCurrent();
+        stream.destroy();
+    }
+    var done: ?@FieldType(CompactOutcome, "compacted") = null;
+    while (true) {
+        const e = stream.next() catch |err| {
+            if (err == error.Canceled) return .canceled;
+            return .{ .failed = failed(app, err, "", stream.failureDetail()).failed };
+        } orelse break;
+        observer.event(observer.ctx, &e);
+        switch (e) {
+            .compaction_start => |c| emit(app, "compaction_start", .{ .tokens_before = c.tokens_before, .reason = c.reason }),
+            .compaction_end => |c| {
+                emit(app, "compaction_end", .{ .tokens_before = c.tokens_before, .tokens_after = c.tokens_after, .message_count = c.message_count, .summary = c.summary });
+                done = .{ .tokens_before = c.tokens_before, .tokens_after = c.tokens_after, .message_count = c.message_count };
+            },
+            else => {},
+        }
+    }
+    if (done) |d| return .{ .compacted = d };
+    return .{ .failed = failed(app, error.Protocol, "the compaction ended without its compaction_end", null).failed };
+}
+
 /// Every call of an ApprovalRequest answered: approved at once when its tool was allowed for
 /// the session, else as the observer says. A cancel denies the rest and cancels the turn (the
 /// stream's next `next()` is Canceled).

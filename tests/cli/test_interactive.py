@@ -201,6 +201,66 @@ def test_esc_cancels_the_turn_keeping_the_partial_answer(emulator, pane):
     assert "Again" in json.dumps(second[-1])
 
 
+def test_typing_during_a_turn_steers_it_and_alt_enter_queues_a_follow_up(emulator, pane, workdir):
+    # The tool runs until the test says so: the lines are typed while it runs.
+    emu = emulator({"responses": [
+        tool_reply("bash", {"command": "while [ ! -e go ]; do sleep 0.05; done; echo ran"}),
+        text_reply("Steered answer."),
+        text_reply("Follow-up answer."),
+    ]})
+    p = pane("--allow", "exec", "--yolo")
+    p.type("Start the work")
+    p.wait_for("⚙ bash while")
+    # The prompt is editable while the turn runs: the typo is taken back before Enter.
+    p.keys("use x", "BSpace", "y instead")
+    p.wait_for(lambda s: s.rstrip().endswith("> use y instead"))
+    p.keys("Enter")
+    p.keys("then z", "M-Enter")
+    screen = p.wait_for(lambda s: "follow-up: then z" in s)
+    assert "steer: use y instead" in screen
+    (workdir / "go").touch()
+    screen = p.wait_for("Follow-up answer.")
+    # Each line shows where it entered the conversation, and leaves the queue above the prompt.
+    at = screen.index("↳ bash")
+    assert screen.index("> use y instead", at) < screen.index("Steered answer.") < \
+        screen.index("> then z") < screen.index("Follow-up answer.")
+    assert "steer: use y" not in screen and "follow-up: then z" not in screen
+    requests = emu.requests()
+    assert len(requests) == 3
+    # The steer is in the user message of the tool's result, after it; the follow-up a turn.
+    steered = requests[1]["body"]["messages"][-1]["content"]
+    assert [b["type"] for b in steered] == ["tool_result", "text"]
+    assert steered[1]["text"] == "use y instead"
+    assert last_user_text(requests[2]) == "then z"
+    p.wait_for(lambda s: s.rstrip().endswith(">"))
+
+
+def test_a_line_queued_when_the_turn_is_canceled_comes_back_to_the_prompt(emulator, pane):
+    emulator({"responses": [stalled_text("Partial answer")]})
+    p = pane()
+    p.type("First")
+    p.wait_for("Partial answer")
+    p.keys("later please", "M-Enter")
+    p.wait_for("follow-up: later please")
+    p.keys("and this")
+    p.wait_for(lambda s: s.rstrip().endswith("> and this"))
+    p.keys("Escape")
+    p.wait_for("(canceled)")
+    p.wait_for(lambda s: s.rstrip().endswith("> later please\n  and this"))
+
+
+def test_a_command_typed_during_a_turn_waits_for_its_end(emulator, pane):
+    emulator({"responses": [stalled_text("Partial answer")]})
+    p = pane()
+    p.type("First")
+    p.wait_for("Partial answer")
+    p.type("/session")
+    p.wait_for("a /command waits for the turn's end")
+    p.keys("Escape")
+    p.wait_for("(canceled)")
+    p.wait_for(lambda s: s.rstrip().endswith("> /session"))
+
+
 def test_esc_at_the_prompt_does_nothing(emulator, pane):
     emu = emulator({"responses": [text_reply("Fine.")]})
     p = pane()
@@ -795,6 +855,31 @@ def test_export_writes_the_conversation_as_markdown(emulator, pane, workdir):
     p.wait_for("/export: no/such/dir/x.md could not be written", after=mark)
     p.type("/quit")
     assert p.exit_status() == 0
+
+
+def test_tree_draws_the_fork_tree_this_session_is_in(emulator, pane):
+    emulator({"responses": [text_reply("Noted: blue."), text_reply("Forked answer.")]})
+    p = pane()
+    p.type("My colour is blue")
+    p.wait_for("Noted: blue.")
+    mark = p.mark()
+    p.type("/fork 0")
+    screen = p.wait_for("forked: session", after=mark)
+    forked = re.search(r"forked: session (\S+),", screen).group(1)  # type: ignore[union-attr]
+    mark = p.mark()
+    p.type("/new")
+    screen = p.wait_for("is kept: panto --session", after=mark)
+    newest = re.search(r"new session (\S+) ", screen).group(1)  # type: ignore[union-attr]
+    p.type("Another question")
+    p.wait_for("Forked answer.")
+    mark = p.mark()
+    p.type("/tree")
+    screen = p.wait_for("← this session", after=mark)
+    rows = [r for r in screen.splitlines() if "message" in r]
+    # The first session is the root; the fork its child; /new's session the fork's child.
+    assert rows[0].split()[0] != forked and "My colour is blue" in rows[0]
+    assert rows[1].startswith("└─ " + forked) and "(no prompt)" in rows[1]
+    assert rows[2].startswith("   └─ " + newest) and rows[2].endswith("Another question  ← this session")
 
 
 def test_new_and_fork_go_on_in_new_sessions(emulator, pane, home):

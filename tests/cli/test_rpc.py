@@ -155,6 +155,116 @@ def test_abort_while_a_call_waits_denies_it_and_cancels(emulator, rpc, workdir: 
     assert c.close() == 0
 
 
+def test_steer_and_follow_up_join_the_turn_that_runs(emulator, rpc):
+    emu = emulator({"responses": [tool_reply("bash", {"command": "echo ran"}), text_reply("Steered."),
+                                  text_reply("Followed.")]})
+    c = rpc("--allow", "exec", "--no-session")
+    c.send({"id": 1, "type": "prompt", "text": "go"})
+    # The turn waits for the call's answer: both come while it runs, and are answered at once.
+    c.event("approval_request")
+    c.send({"id": 2, "type": "steer", "text": "use y instead"})
+    assert c.response(2) == {"event": "response", "id": 2, "command": "steer", "ok": True}
+    c.send({"id": 3, "type": "follow_up", "text": "then z"})
+    assert c.response(3)["ok"]
+    c.send({"type": "approve", "call_id": "toolu_1"})
+    got = c.until(lambda e: e["event"] in ("done", "error"))
+    assert got[-1] == {"event": "done"}
+    entered = [(e["source"], e["text"]) for e in got if e["event"] == "user_message"]
+    assert entered == [("steer", "use y instead"), ("follow_up", "then z")]
+    text = "".join(e["text"] for e in got if e["event"] == "content_delta")
+    assert text == "Steered.Followed."
+    steered = emu.requests()[1]["body"]["messages"][-1]["content"]
+    assert [b["type"] for b in steered] == ["tool_result", "text"] and steered[1]["text"] == "use y instead"
+    assert emu.requests()[2]["body"]["messages"][-1]["content"][-1]["text"] == "then z"
+    # No turn runs now: nothing to join.
+    c.send({"id": 4, "type": "steer", "text": "too late"})
+    late = c.response(4)
+    assert (late["ok"], late["code"]) == (False, "no_turn")
+    c.send({"id": 5, "type": "follow_up", "text": ""})
+    assert c.response(5)["code"] == "invalid_argument"
+    assert len(emu.requests()) == 3
+    assert c.close() == 0
+
+
+def test_a_steer_sent_right_after_its_prompt_joins_that_turn(emulator, rpc):
+    emu = emulator({"responses": [text_reply("First."), text_reply("Second.")]})
+    c = rpc("--no-session")
+    # Sent together: the steer comes before the turn's stream exists, and waits for it.
+    c.send({"id": 1, "type": "prompt", "text": "one"})
+    c.send({"id": 2, "type": "steer", "text": "and two"})
+    got = c.until(lambda e: e["event"] in ("done", "error"))
+    assert got[-1] == {"event": "done"}
+    assert {"event": "response", "id": 2, "command": "steer", "ok": True} in got
+    # No tool round took it: it came as the next turn of the same stream.
+    assert [(e["source"], e["text"]) for e in got if e["event"] == "user_message"] == [("follow_up", "and two")]
+    assert [r["body"]["messages"][-1]["content"][-1]["text"] for r in emu.requests()] == ["one", "and two"]
+    assert c.close() == 0
+
+
+def test_new_session_fork_and_get_messages(emulator, rpc, home: Path):
+    emulator({"responses": [text_reply("First answer."), text_reply("Second answer.")]})
+    c = rpc()
+    first = c.next()["id"]
+    c.send({"id": 1, "type": "prompt", "text": "one"})
+    assert c.until(lambda e: e["event"] in ("done", "error"))[-1] == {"event": "done"}
+    c.send({"id": 2, "type": "get_messages"})
+    messages = c.response(2)["messages"]
+    assert [m["role"] for m in messages] == ["user", "assistant"]
+    assert messages[1]["content"][0]["text"] == "First answer."
+    c.send({"id": 3, "type": "fork", "message_count": 5})
+    refused = c.response(3)
+    assert (refused["ok"], refused["code"]) == (False, "invalid_argument") and "past" in refused["message"]
+    c.send({"id": 4, "type": "fork", "message_count": 2})
+    forked = c.response(4)
+    assert forked["ok"] and forked["message_count"] == 2 and forked["session"] != first
+    c.send({"id": 5, "type": "new_session"})
+    new = c.response(5)
+    assert new["parent"] == forked["session"] and new["session"] not in (first, forked["session"])
+    c.send({"id": 6, "type": "get_messages"})
+    assert c.response(6)["messages"] == []
+    c.send({"id": 7, "type": "prompt", "text": "two"})
+    assert c.until(lambda e: e["event"] in ("done", "error"))[-1] == {"event": "done"}
+    c.send({"id": 8, "type": "get_state"})
+    state = c.response(8)
+    assert (state["session"], state["message_count"]) == (new["session"], 2)
+    assert c.close() == 0
+    sessions = home / ".local" / "share" / "panto" / "sessions"
+    header = json.loads((sessions / f"{forked['session']}.jsonl").read_text().splitlines()[0])
+    assert header["parent"]["id"] == first
+
+
+def test_fork_without_a_session_and_compact_with_nothing_to_compact_are_refused(emulator, rpc):
+    emulator({"responses": []})
+    c = rpc("--no-session")
+    c.send({"id": 1, "type": "fork"})
+    assert c.response(1)["code"] == "no_session"
+    c.send({"id": 2, "type": "compact"})
+    assert c.response(2)["code"] == "nothing_to_compact"
+    c.send({"id": 3, "type": "new_session"})
+    assert c.response(3) == {"event": "response", "id": 3, "command": "new_session", "ok": True,
+                             "session": None, "parent": None}
+    assert c.close() == 0
+
+
+def test_compact_summarizes_and_answers_with_the_counts(emulator, rpc, write_config):
+    write_config({"compaction": {"keep_recent_tokens": 0}})
+    emu = emulator({"responses": [text_reply("First answer."), text_reply("The user said hello.")]})
+    c = rpc("--no-session")
+    c.send({"id": 1, "type": "prompt", "text": "Hello"})
+    assert c.until(lambda e: e["event"] in ("done", "error"))[-1] == {"event": "done"}
+    c.send({"id": 2, "type": "compact"})
+    got = c.until(lambda e: e["event"] == "response" and e["id"] == 2)
+    [end] = [e for e in got if e["event"] == "compaction_end"]
+    assert end["summary"] == "The user said hello."
+    answer = got[-1]
+    assert answer["ok"] and answer["message_count"] == 1 == end["message_count"]
+    assert (answer["tokens_before"], answer["tokens_after"]) == (end["tokens_before"], end["tokens_after"])
+    assert "[User]: Hello" in json.dumps(emu.requests()[1]["body"])
+    c.send({"id": 3, "type": "get_messages"})
+    assert len(c.response(3)["messages"]) == 2  # the summary, then the answer kept
+    assert c.close() == 0
+
+
 def test_a_malformed_line_is_a_typed_error_and_the_process_goes_on(emulator, rpc):
     emulator({"responses": [text_reply("Still here.")]})
     c = rpc("--no-session")

@@ -8,6 +8,7 @@
 //!   line_editor.zig     the prompt's line: editing, history browsing and search, completion
 //!   history.zig         the persistent history file
 //!   watcher.zig         the thread reading the keyboard during a turn (Ctrl-C, Esc cancel)
+//!   turn_input.zig      the prompt during a turn: Enter steers, Alt-Enter queues a follow-up
 //!   external_editor.zig Ctrl-G: the prompt's text in $EDITOR
 //!   approval_prompt.zig the question before a call that asks: allow once / for the session /
 //!                       deny (with a reason) / cancel
@@ -31,6 +32,7 @@ const status = @import("status.zig");
 const slash = @import("slash_commands.zig");
 const replay = @import("replay.zig");
 const Watcher = @import("watcher.zig").Watcher;
+const TurnInput = @import("turn_input.zig").TurnInput;
 const Asker = @import("approval_prompt.zig").Asker;
 const external_editor = @import("external_editor.zig");
 const exit_codes = @import("../exit_codes.zig");
@@ -70,7 +72,10 @@ pub fn run(app: *App) !u8 {
         .editor = .init(app.gpa, &history),
         .raw = &raw,
         .asker = .{ .gpa = app.gpa },
+        .input = undefined,
     };
+    loop.input = .{ .app = app, .editor = &loop.editor, .renderer = &loop.renderer, .prompt = prompt };
+    defer loop.input.deinit();
     defer loop.renderer.deinit();
     defer loop.asker.deinit();
     defer loop.typed.deinit(app.gpa);
@@ -101,6 +106,8 @@ const Loop = struct {
     watcher: ?*Watcher = null,
     typed: std.ArrayList(u8) = .empty,
     asker: Asker,
+    /// The prompt while a turn runs: what is typed then steers it or follows it up.
+    input: TurnInput,
 
     fn banner(l: *Loop) !void {
         const agent = l.app.agent;
@@ -172,14 +179,7 @@ const Loop = struct {
     /// writes to stderr starts on a line of its own.
     fn showSubmitted(l: *Loop, line: []const u8) !void {
         try l.editor.erase(l.out);
-        try l.out.print("\x1b[1m{s}\x1b[0m", .{prompt});
-        var rows = std.mem.splitScalar(u8, line, '\n');
-        var first = true;
-        while (rows.next()) |row| : (first = false) {
-            if (!first) try l.out.writeAll("\n  "); // a pasted line break: aligned under the text
-            try l.out.writeAll(row);
-        }
-        try l.out.writeAll("\n");
+        try style.writeSent(l.out, prompt, line);
         try l.out.flush();
     }
 
@@ -207,15 +207,21 @@ const Loop = struct {
         l.renderer.cols = size.cols;
         l.renderer.rows = size.rows;
         var watcher = Watcher.start(l.app, stdin_fd);
-        watcher.spawn();
-        l.watcher = &watcher;
-        defer l.takeTyped(&watcher);
         if (line[0] == '/') {
+            watcher.spawn();
+            l.watcher = &watcher;
+            defer l.takeTyped(&watcher);
             const outcome = try slash.run(.{ .app = l.app, .renderer = &l.renderer, .out = l.out }, line);
             try l.out.flush();
             return outcome;
         }
-        try l.runTurn(line);
+        // The editor is typed into during the turn: the turn's input is a copy of the line.
+        const input = try l.app.gpa.dupe(u8, line);
+        defer l.app.gpa.free(input);
+        watcher.sink = l.input.sink();
+        watcher.spawn();
+        l.watcher = &watcher;
+        try l.runTurn(input, &watcher);
         return .done;
     }
 
@@ -232,10 +238,16 @@ const Loop = struct {
     fn approve(ctx: *anyopaque, call: *const panto.event.ApprovalCall) turn.Answer {
         const l: *Loop = @ptrCast(@alignCast(ctx));
         const watcher = l.watcher orelse return .cancel;
+        const sink = watcher.sink;
         l.typed.appendSlice(l.app.gpa, watcher.stop()) catch {};
+        l.input.acquire();
+        l.input.takeOff() catch {};
+        l.input.release();
         defer {
-            l.typed.appendSlice(l.app.gpa, l.asker.leftover()) catch {};
             watcher.* = Watcher.start(l.app, stdin_fd);
+            watcher.sink = sink;
+            // Keys typed after the answer: the turn's prompt's, or the next prompt's.
+            if (sink) |s| s.bytes(s.ctx, l.asker.leftover()) else l.typed.appendSlice(l.app.gpa, l.asker.leftover()) catch {};
             watcher.spawn();
         }
         return l.asker.ask(&l.renderer, call) catch |err| switch (err) {
@@ -243,11 +255,13 @@ const Loop = struct {
         };
     }
 
-    fn runTurn(l: *Loop, input: []const u8) !void {
+    fn runTurn(l: *Loop, input: []const u8, watcher: *Watcher) !void {
         const r = &l.renderer;
         r.beginTurn();
         const observer: turn.Observer = .{ .ctx = l, .event = onEvent, .note = onNote, .approve = approve };
         const outcome = turn.run(l.app, input, observer);
+        l.takeTyped(watcher);
+        try l.input.finish();
         try r.out.writeAll(style.reset);
         if (r.col != 0) try l.out.writeAll("\n");
         r.col = 0;
@@ -337,12 +351,22 @@ fn moreWithin(ms: c_int) bool {
     return std.c.poll(&fds, 1, ms) > 0;
 }
 
+/// The turn's events and notes go to the screen with the turn's prompt taken off meanwhile.
 fn onEvent(ctx: *anyopaque, e: *const panto.Event) void {
     const l: *Loop = @ptrCast(@alignCast(ctx));
+    l.input.acquire();
+    defer l.input.release();
+    l.input.takeOff() catch {};
     l.renderer.event(e);
+    if (e.* == .user_message) l.input.entered(e.user_message.text);
+    l.input.putBack() catch {};
 }
 
 fn onNote(ctx: *anyopaque, text: []const u8) void {
     const l: *Loop = @ptrCast(@alignCast(ctx));
+    l.input.acquire();
+    defer l.input.release();
+    l.input.takeOff() catch {};
     l.renderer.note(text);
+    l.input.putBack() catch {};
 }

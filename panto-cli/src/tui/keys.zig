@@ -8,9 +8,11 @@ pub const Key = union(enum) {
     /// Ctrl plus a letter, lower case ('a' for Ctrl-A); Enter, Tab and Backspace have their own.
     ctrl: u8,
     enter,
-    /// Alt-Enter (ESC CR), or Shift-Enter where the terminal tells it from Enter (CSI 13;2u,
-    /// or xterm's CSI 27;2;13~): a newline in the prompt.
+    /// Shift-Enter where the terminal tells it from Enter (CSI 13;2u, or xterm's
+    /// CSI 27;2;13~): a newline in the prompt.
     newline,
+    /// Alt-Enter (ESC CR): a newline at the prompt; while a turn runs, a follow-up.
+    alt_enter,
     tab,
     backspace,
     delete,
@@ -74,7 +76,7 @@ fn escape(bytes: []const u8) ?Decoded {
             };
             return .{ .key = key, .len = 3 };
         },
-        '\r', '\n' => return .{ .key = .newline, .len = 2 },
+        '\r', '\n' => return .{ .key = .alt_enter, .len = 2 },
         'b' => return .{ .key = .word_left, .len = 2 },
         'f' => return .{ .key = .word_right, .len = 2 },
         0x7f, 0x08 => return .{ .key = .delete_word, .len = 2 },
@@ -141,7 +143,7 @@ test "control keys, text and the usual escape sequences" {
     try expectKey("\x1b[15~", .unknown, 5); // F5: no use
     try expectKey("\x1b", .escape, 1);
     try expectKey("\x1bb", .word_left, 2);
-    try expectKey("\x1b\rx", .newline, 2); // Alt-Enter
+    try expectKey("\x1b\rx", .alt_enter, 2);
     try expectKey("\x1b[13;2u", .newline, 7); // Shift-Enter (CSI u)
     try expectKey("\x1b[27;2;13~", .newline, 10); // Shift-Enter (xterm modifyOtherKeys)
     try expectKey("\x1b[13u", .unknown, 5);

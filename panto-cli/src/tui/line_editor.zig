@@ -88,7 +88,7 @@ pub const Editor = struct {
             .char => |s| try e.insert(s),
             .tab => if (e.pasting) try e.insert("\t") else try e.complete(),
             .enter => if (e.pasting) try e.insert("\n") else return e.submit(),
-            .newline => try e.insert("\n"),
+            .newline, .alt_enter => try e.insert("\n"),
             .paste_start => e.pasting = true,
             .paste_end => e.pasting = false,
             .backspace => e.deleteRange(e.prevChar(e.cursor), e.cursor),

@@ -32,6 +32,8 @@ pub const Renderer = struct {
     /// Rows of live lines at the bottom (a tool's input streaming, or the running tools'
     /// progress, a line each), the cursor at the end of the last: the next output replaces them.
     live_rows: usize = 0,
+    /// The column the cursor is at on the last live line (`col` is the rest's).
+    live_col: usize = 0,
     /// The last progress of each tool that reported one and has no result yet, in the order
     /// they first reported: the live lines while tools run.
     progress: std.ArrayList(Progress) = .empty,
@@ -81,6 +83,7 @@ pub const Renderer = struct {
                 try r.freshLine();
                 try r.out.print("{s}⚙ {s}…{s}", .{ dim, t.name, reset });
                 r.live_rows = 1;
+                r.live_col = width.of("⚙ ") + width.of(t.name) + width.of("…");
             },
             .tool_call_start => |t| try r.toolCall(t.name, t.input),
             .tool_progress => |p| {
@@ -109,8 +112,11 @@ pub const Renderer = struct {
             .message_start, .message_end => {},
             // The question is the observer's (approval_prompt.zig), a call at a time.
             .approval_request => {},
-            // (The command does not steer yet: the prompt shows what the user typed.)
-            .user_message => {},
+            // What the user typed during the turn, now in the conversation (turn_input.zig).
+            .user_message => |m| {
+                try r.freshLine();
+                try writeSent(r.out, "> ", m.text);
+            },
         }
         try r.out.flush();
     }
@@ -257,8 +263,9 @@ pub const Renderer = struct {
         for (r.progress.items, 0..) |p, i| {
             if (i > 0) try r.out.writeAll("\n");
             try r.out.print("{s}  … {s}: ", .{ dim, p.name });
-            try r.clipped(p.text, r.cols -| (width.of(p.name) + 7));
+            const used = try r.clippedWidth(p.text, r.cols -| (width.of(p.name) + 7));
             try r.out.writeAll(reset);
+            r.live_col = width.of(p.name) + 6 + used;
         }
         r.live_rows = r.progress.items.len;
     }
@@ -341,8 +348,18 @@ pub const Renderer = struct {
         try r.freshLine();
     }
 
+    /// The column the cursor is at: on the last live line when there are live lines.
+    pub fn cursorCol(r: *const Renderer) usize {
+        return if (r.live_rows > 0) r.live_col else r.col;
+    }
+
     /// One line of `s` in at most `cols` columns, newlines shown as spaces, cut with "…".
     pub fn clipped(r: *Renderer, s: []const u8, cols: usize) Writer.Error!void {
+        _ = try r.clippedWidth(s, cols);
+    }
+
+    /// As `clipped`; the columns written.
+    fn clippedWidth(r: *Renderer, s: []const u8, cols: usize) Writer.Error!usize {
         var used: usize = 0;
         var i: usize = 0;
         while (i < s.len) {
@@ -351,12 +368,13 @@ pub const Renderer = struct {
             const w = if (ch[0] < 0x20) 1 else width.of(ch);
             if (used + w + 1 > cols and i + ch.len < s.len) {
                 try r.out.writeAll("…");
-                return;
+                return used + 1;
             }
             if (ch[0] < 0x20 or ch[0] == 0x7f) try r.out.writeByte(' ') else try r.out.writeAll(ch);
             used += w;
             i += ch.len;
         }
+        return used;
     }
 
     /// Prints the turn's thinking in full (dim): /thinking show after it was folded.
@@ -378,6 +396,22 @@ pub const Renderer = struct {
         r.thinking.append(r.gpa, 0) catch {};
     }
 };
+
+/// A line the user sent, as the prompt showed it (bold prompt, the text's later rows indented
+/// under the first), then a newline: the scrollback keeps the whole of it.
+pub fn writeSent(out: *Writer, prompt: []const u8, line: []const u8) Writer.Error!void {
+    try out.print("{s}{s}{s}", .{ bold, prompt, reset });
+    var rows = std.mem.splitScalar(u8, line, '\n');
+    var first = true;
+    while (rows.next()) |row| : (first = false) {
+        if (!first) {
+            try out.writeAll("\n");
+            try out.splatByteAll(' ', width.of(prompt));
+        }
+        try out.writeAll(row);
+    }
+    try out.writeAll("\n");
+}
 
 const testing = std.testing;
 

@@ -8,6 +8,7 @@ const turn = @import("../turn.zig");
 const exit_codes = @import("../exit_codes.zig");
 const settings_mod = @import("../settings.zig");
 const markdown_export = @import("../markdown_export.zig");
+const session_tree = @import("../session_tree.zig");
 
 const Writer = std.Io.Writer;
 
@@ -20,6 +21,7 @@ pub const builtins = [_]Builtin{
     .{ .name = "new", .usage = "/new", .description = "start a new conversation, in a new session" },
     .{ .name = "name", .usage = "/name [TEXT]", .description = "name this session (panto sessions and --resume show it)" },
     .{ .name = "fork", .usage = "/fork [N]", .description = "go on in a new session holding this one's first N messages (all)" },
+    .{ .name = "tree", .usage = "/tree", .description = "the fork tree of this session (/fork and /new make its branches)" },
     .{ .name = "export", .usage = "/export [FILE]", .description = "write the conversation as Markdown (panto-SESSION.md)" },
     .{ .name = "mcp", .usage = "/mcp", .description = "the MCP servers (config mcp_servers, --mcp) and their tools" },
     .{ .name = "compact", .usage = "/compact", .description = "summarize the older messages to free context" },
@@ -60,6 +62,8 @@ pub fn run(ctx: Context, line: []const u8) Writer.Error!Outcome {
         try nameSession(ctx, args);
     } else if (eql(name, "fork")) {
         try fork(ctx, args);
+    } else if (eql(name, "tree")) {
+        try tree(ctx);
     } else if (eql(name, "export")) {
         try exportMarkdown(ctx, args);
     } else if (eql(name, "mcp")) {
@@ -93,6 +97,7 @@ fn help(ctx: Context) Writer.Error!void {
         "keys: Enter send · Ctrl-C or Esc cancel the turn · Ctrl-C clear the line · Ctrl-D quit · Ctrl-T thinking\n" ++
         "      ←/→ Home/End Ctrl-A/E move · Ctrl-U/K/W delete · ↑/↓ history · Tab complete · Ctrl-L\n" ++
         "      Alt-Enter (Shift-Enter) a new line · Ctrl-G edit in $EDITOR\n" ++
+        "      during a turn: Enter steers it · Alt-Enter queues a follow-up\n" ++
         style.reset);
 }
 
@@ -231,6 +236,22 @@ fn forkAt(ctx: Context, command: []const u8, count: usize) Writer.Error!bool {
     return true;
 }
 
+/// `/tree`: the sessions of this one's folder of sessions, drawn as the fork tree it is in.
+fn tree(ctx: Context) Writer.Error!void {
+    const agent = ctx.app.agent;
+    const info = agent.sessionInfo() orelse return ctx.out.print("{s}/tree: no session (--no-session){s}\n", .{ style.red, style.reset });
+    var arena: std.heap.ArenaAllocator = .init(ctx.app.gpa);
+    defer arena.deinit();
+    var diag: panto.config.Diagnostic = .{};
+    const dir = std.fs.path.dirname(info.path) orelse ".";
+    const sessions = panto.session.list(ctx.app.gpa, arena.allocator(), dir, &diag) catch |err|
+        return ctx.out.print("{s}/tree: {s}{s}\n", .{ style.red, if (diag.message().len > 0) diag.message() else @errorName(err), style.reset });
+    session_tree.write(ctx.app.gpa, ctx.out, sessions, info.id) catch |err| switch (err) {
+        error.OutOfMemory => try ctx.out.print("{s}/tree: out of memory{s}\n", .{ style.red, style.reset }),
+        error.WriteFailed => return error.WriteFailed,
+    };
+}
+
 /// `/mcp`: each server, its command or URL, where it stands (Agent.mcpStatus: not started,
 /// ready with its name, version and protocol, failed and why, closed) and the tools it offers
 /// (the agent's tools of that server, named SERVER__TOOL); a server starts at the first turn.
@@ -287,28 +308,27 @@ fn systemPrompt(ctx: Context) Writer.Error!void {
 }
 
 fn compact(ctx: Context) Writer.Error!void {
-    const app = ctx.app;
-    const stream = app.agent.compact() catch |err| return switch (err) {
-        error.NothingToCompact => ctx.out.writeAll("nothing to compact: every message is recent\n"),
-        else => ctx.out.print("{s}/compact: {s}{s}\n", .{ style.red, exit_codes.name(err), style.reset }),
-    };
-    app.current.store(stream, .seq_cst);
-    defer {
-        app.releaseCurrent();
-        stream.destroy();
-    }
     ctx.renderer.beginTurn();
-    while (true) {
-        const e = stream.next() catch |err| {
-            if (err == error.Canceled) return ctx.out.print("{s}(canceled){s}\n", .{ style.dim, style.reset });
-            const detail = if (stream.failureDetail()) |d| d.message.items else "";
-            return ctx.out.print("{s}/compact: {s}{s}{s}{s}\n", .{ style.red, exit_codes.name(err), if (detail.len > 0) ": " else "", detail, style.reset });
-        } orelse break;
-        ctx.renderer.event(&e);
-        switch (e) {
-            .compaction_start => |c| turn.emit(app, "compaction_start", .{ .tokens_before = c.tokens_before, .reason = c.reason }),
-            .compaction_end => |c| turn.emit(app, "compaction_end", .{ .tokens_before = c.tokens_before, .tokens_after = c.tokens_after, .message_count = c.message_count, .summary = c.summary }),
-            else => {},
-        }
+    const observer: turn.Observer = .{ .ctx = ctx.renderer, .event = renderEvent, .note = renderNote, .approve = noApproval };
+    switch (turn.compact(ctx.app, observer)) {
+        .nothing => try ctx.out.writeAll("nothing to compact: every message is recent\n"),
+        .compacted => {},
+        .canceled => try ctx.out.print("{s}(canceled){s}\n", .{ style.dim, style.reset }),
+        .failed => |f| try ctx.out.print("{s}/compact: {s}: {s}{s}\n", .{ style.red, exit_codes.name(f.err), f.message, style.reset }),
     }
+}
+
+fn renderEvent(ctx: *anyopaque, e: *const panto.Event) void {
+    const r: *Renderer = @ptrCast(@alignCast(ctx));
+    r.event(e);
+}
+
+fn renderNote(ctx: *anyopaque, text: []const u8) void {
+    const r: *Renderer = @ptrCast(@alignCast(ctx));
+    r.note(text);
+}
+
+/// A compaction runs no tool.
+fn noApproval(_: *anyopaque, _: *const panto.event.ApprovalCall) turn.Answer {
+    return .cancel;
 }

@@ -9,4 +9,5 @@ test {
     _ = @import("render.zig");
     _ = @import("status.zig");
     _ = @import("replay.zig");
+    _ = @import("turn_input.zig");
 }

@@ -1,6 +1,7 @@
 //! While a turn runs on the main thread, a thread reads the terminal: Ctrl-C or Esc cancels
-//! the turn (App.cancelTurn, safe from any thread), anything else is kept for the next prompt. A pipe
-//! wakes the thread when the turn is over; join hands the typed bytes back.
+//! the turn (App.cancelTurn, safe from any thread); anything else goes to the sink when there
+//! is one (a turn's prompt: turn_input.zig), else is kept for the next prompt (a command). A
+//! pipe wakes the thread when the turn is over; join hands the kept bytes back.
 const std = @import("std");
 const c = std.c;
 const App = @import("../app.zig").App;
@@ -12,6 +13,13 @@ pub const Watcher = struct {
     thread: ?std.Thread = null,
     typed: [4096]u8 = undefined,
     typed_len: usize = 0,
+    sink: ?Sink = null,
+
+    /// Takes what is typed, on the watcher's thread.
+    pub const Sink = struct {
+        ctx: *anyopaque,
+        bytes: *const fn (ctx: *anyopaque, bytes: []const u8) void,
+    };
 
     /// Starts watching `fd`. When no thread or pipe can be had, the turn runs without it
     /// (Ctrl-C then waits for the turn's end, and is taken as typed).
@@ -44,14 +52,18 @@ pub const Watcher = struct {
             const n = c.read(w.fd, &buf, buf.len);
             if (n <= 0) return;
             const read = buf[0..@intCast(n)];
+            var from: usize = 0; // the bytes not yet given to the sink
             for (read, 0..) |b, i| {
                 if (b == 0x03 or (b == 0x1b and i + 1 == read.len and !w.moreWithin(escape_wait_ms))) {
+                    if (w.sink) |s| s.bytes(s.ctx, read[from..i]);
+                    from = i + 1;
                     w.app.cancelTurn();
-                } else if (w.typed_len < w.typed.len) {
+                } else if (w.sink == null and w.typed_len < w.typed.len) {
                     w.typed[w.typed_len] = b;
                     w.typed_len += 1;
                 }
             }
+            if (w.sink) |s| if (from < read.len) s.bytes(s.ctx, read[from..]);
         }
     }
 
