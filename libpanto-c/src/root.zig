@@ -204,21 +204,31 @@ pub export fn panto_agent_run(agent: ?*PantoAgent, input: ?*const abi.Input, out
 }
 
 pub export fn panto_agent_continue(agent: ?*PantoAgent, options: PantoString, out_stream: ?*?*PantoStream) c_int {
+    return optionsTurn(agent, options, out_stream, panto.Agent.continueTurn, struct {
+        fn refused(h: *PantoAgent) c_int {
+            return h.setError(.conversation, "the conversation does not end with a user message: there is nothing to answer");
+        }
+    }.refused);
+}
+
+/// A turn started with only its options (continue, resume): `start` makes its stream; one it
+/// refuses for its own reason (the one error beyond run's) is `refused`'s to say.
+fn optionsTurn(agent: ?*PantoAgent, options: PantoString, out_stream: ?*?*PantoStream, comptime start: anytype, comptime refused: fn (*PantoAgent) c_int) c_int {
     const out = out_stream orelse return code(.invalid_argument);
     out.* = null;
     const h = agent orelse return code(.invalid_argument);
     const a = h.agent orelse return h.setError(.invalid_argument, "this agent was not created: see panto_agent_error");
     const given_options = options.bytes() orelse return h.setError(.invalid_argument, "options.ptr is NULL but its len is not 0");
     var diag: panto.config.Diagnostic = .{};
-    const s = a.continueTurn(if (given_options.len == 0) null else given_options, &diag) catch |err| return switch (err) {
+    const s = start(a, if (given_options.len == 0) null else given_options, &diag) catch |err| return switch (err) {
         error.Busy => h.setError(.busy, "the agent already has an unfinished stream; free it first"),
         error.OutOfMemory => h.setError(.out_of_memory, "out of memory"),
         error.SessionWrite => h.setError(.session, "the session file could not be written"),
         error.InvalidConfig => h.setError(.config, diag.message()),
-        error.NothingToAnswer => h.setError(.conversation, "the conversation does not end with a user message: there is nothing to answer"),
+        else => refused(h),
     };
     out.* = StreamHandle.create(s) catch {
-        s.close();
+        s.close(); // (nothing of the turn happened: a pending round stays pending)
         return h.setError(.out_of_memory, "out of memory");
     };
     return h.clearError();
@@ -239,24 +249,11 @@ pub export fn panto_agent_pending_round(agent: ?*PantoAgent, out_calls: ?*?[*]co
 }
 
 pub export fn panto_agent_resume(agent: ?*PantoAgent, options: PantoString, out_stream: ?*?*PantoStream) c_int {
-    const out = out_stream orelse return code(.invalid_argument);
-    out.* = null;
-    const h = agent orelse return code(.invalid_argument);
-    const a = h.agent orelse return h.setError(.invalid_argument, "this agent was not created: see panto_agent_error");
-    const given_options = options.bytes() orelse return h.setError(.invalid_argument, "options.ptr is NULL but its len is not 0");
-    var diag: panto.config.Diagnostic = .{};
-    const s = a.resumeTurn(if (given_options.len == 0) null else given_options, &diag) catch |err| return switch (err) {
-        error.Busy => h.setError(.busy, "the agent already has an unfinished stream; free it first"),
-        error.OutOfMemory => h.setError(.out_of_memory, "out of memory"),
-        error.SessionWrite => h.setError(.session, "the session file could not be written"),
-        error.InvalidConfig => h.setError(.config, diag.message()),
-        error.NothingPending => h.setError(.state, "no tool round waits for an answer: there is nothing to resume"),
-    };
-    out.* = StreamHandle.create(s) catch {
-        s.close(); // (the round stays pending)
-        return h.setError(.out_of_memory, "out of memory");
-    };
-    return h.clearError();
+    return optionsTurn(agent, options, out_stream, panto.Agent.resumeTurn, struct {
+        fn refused(h: *PantoAgent) c_int {
+            return h.setError(.state, "no tool round waits for an answer: there is nothing to resume");
+        }
+    }.refused);
 }
 
 pub export fn panto_agent_conversation(agent: ?*PantoAgent, out_json: ?*PantoString) c_int {

@@ -149,6 +149,8 @@ pub fn compact(app: *App, observer: Observer) CompactOutcome {
         error.NothingToCompact => .nothing,
         error.Busy => .{ .failed = failed(app, err, "a turn is running", null).failed },
         error.OutOfMemory => .{ .failed = failed(app, err, "out of memory", null).failed },
+        // (answering a tool round left pending, before compacting: the session refused it)
+        error.SessionWrite => .{ .failed = failed(app, err, "the session file could not be written", null).failed },
     };
     app.current.store(stream, .seq_cst);
     defer {
