@@ -1849,7 +1849,7 @@ static void test_budget(void) {
     CHECK_RC(set_config(agent, "{\"budget\": {\"tool_rounds\": -1}}"), PANTO_ERR_CONFIG);
     CHECK_RC(set_config(agent, "{\"budget\": {\"tool_rounds\": 1, \"wall_ms\": 600000}}"), PANTO_OK);
     CHECK_RC(panto_agent_settings(agent, &settings), PANTO_OK);
-    CHECK(count_in(settings, "\"budget\":{\"output_tokens\":null,\"tool_rounds\":1,\"wall_ms\":600000}") == 1);
+    CHECK(count_in(settings, "\"budget\":{\"output_tokens\":null,\"tool_rounds\":1,\"wall_ms\":600000,\"cost_usd\":null}") == 1);
 
     /* tool_rounds 1: the first round runs, the second is skipped. */
     CHECK_RC(run_text(agent, "Weather in Paris?", &stream), PANTO_OK);
@@ -2254,7 +2254,7 @@ static void test_settings(void) {
     CHECK(pstr_eq(s, "{\"provider\":\"anthropic\",\"model\":\"m\",\"base_url\":\"http://127.0.0.1:9\","
                      "\"system\":null,\"max_tokens\":4096,\"thinking\":\"high\",\"max_tool_iterations\":10,"
                      "\"capabilities\":[],\"budget\":{\"output_tokens\":null,\"tool_rounds\":null,"
-                     "\"wall_ms\":null}}"));
+                     "\"wall_ms\":null,\"cost_usd\":null}}"));
     CHECK(count_in(s, "sk-secret") == 0);
     CHECK_RC(panto_agent_set_config(agent, panto_cstr("{\"provider\": \"openai\", \"model\": \"g\", "
                                                       "\"base_url\": \"http://127.0.0.1:8/v1\"}")), PANTO_OK);
