@@ -1217,6 +1217,10 @@ int panto_stream_deny(PantoStream *stream, PantoString call_id, PantoString reas
  * ends: after its MESSAGE_COMPLETE, panto_next_event goes on with the new turn's events
  * (USER_MESSAGE first), and DONE comes after the last turn's MESSAGE_COMPLETE. The new turn
  * has its own usage, cost, budget and timeouts, and the stream's turn options.
+ * A steer queued while a call of the round waits for a person's answer (APPROVAL_PENDING)
+ * skips that call: the user moved on. It gets its TOOL_CALL_START (awaiting_result 0) and the
+ * error result "Skipped: the user steered.", and the steer goes to the model with the round's
+ * results.
  * USER_MESSAGE marks where each message entered the conversation. May be called from any
  * thread, also while another thread is in panto_next_event(s) or steps the stream; it wakes
  * nothing: the stream takes the message as it goes on. Returns PANTO_OK;

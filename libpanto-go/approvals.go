@@ -36,11 +36,15 @@ func (a *approvals) drop(id string) {
 	*a = slices.DeleteFunc(*a, func(c ApprovalCall) bool { return c.ID == id })
 }
 
-// noteApprovals keeps the calls of the event just handed out when it asks for approvals.
+// noteApprovals keeps the calls of the event just handed out when it asks for approvals, and
+// forgets one whose EventToolCallStart it is.
 // s.mu must be held.
 func (s *Stream) noteApprovals() {
-	if s.cur.Kind == EventApprovalRequest {
+	switch s.cur.Kind {
+	case EventApprovalRequest:
 		s.asked = append(s.asked, s.cur.Approvals()...)
+	case EventToolCallStart: // a call that starts waits for no answer (a steer may have skipped it)
+		s.asked.drop(s.cur.ID)
 	}
 }
 

@@ -580,6 +580,8 @@ class Stream:
         import json
 
         call = _construct(ToolCallStart, call_id, name, json.loads(raw) if raw else {}, awaiting_result, sequential)
+        if self._asked:  # a call that starts waits for no answer (a steer may have skipped it)
+            self._asked = [c for c in self._asked if c.id != call_id]
         if call.awaiting_result:
             self._pending[call.id] = call
             if self._run_tools:

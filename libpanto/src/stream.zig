@@ -38,6 +38,8 @@ const catalog = @import("catalog/catalog.zig");
 
 /// The result of a call the turn's budget did not let run.
 pub const budget_skipped = "Skipped: the turn's budget is spent.";
+/// What a call still waiting for a person's answer gets when the user steers instead.
+pub const steer_skipped = "Skipped: the user steered.";
 
 const TurnError = errors.TurnError;
 /// `next()` fails with a TurnError (sticky), or ResultPending: a host tool call still awaits
@@ -601,6 +603,13 @@ pub const Stream = struct {
         if (s.round.pending()) return error.ResultPending;
         if (try s.runRound()) |p| return s.hold(.{ .tool_progress = p });
         if (s.round.waiting()) {
+            // The user steered while a call waits for their answer: they moved on. The call
+            // is not run ("Skipped: the user steered."), and the steer reaches the model with
+            // the round's results (decision 4).
+            if (s.steering.hasSteer()) {
+                s.round.skipWaiting(steer_skipped) catch |err| return s.fail(err);
+                return s.nextOfToolStarts();
+            }
             s.round.record(s.agent.conversation.journal) catch |err| return s.fail(err);
             s.approval_wait_since = watchdog.nowNs();
             return error.ApprovalPending;

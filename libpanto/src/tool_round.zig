@@ -460,6 +460,16 @@ pub const Round = struct {
         c.handling = .answered;
     }
 
+    /// Answers every call still waiting for a person with the error `message` (the user
+    /// steered instead): each gets its ToolCallStart, awaiting no result, as a denied call.
+    pub fn skipWaiting(r: *Round, message: []const u8) Allocator.Error!void {
+        for (r.calls.items) |*c| if (c.approval == .waiting) {
+            try c.setResult(r.gpa, message, true);
+            c.approval = .denied;
+            c.handling = .answered;
+        };
+    }
+
     fn waitingCall(r: *Round, id: []const u8) ?*Call {
         for (r.calls.items) |*c| if (c.approval == .waiting and std.mem.eql(u8, c.id, id)) return c;
         return null;

@@ -1,6 +1,6 @@
 """Writes the issue 36 cases of steering and follow-ups (README.md, "Steering in a case"):
-`steer_during_tool_round`, `steer_while_text_streams`, `steer_before_any_round` and
-`follow_up_next_turn`. Each transcript is derived here from the scenario and the rules
+`steer_during_tool_round`, `steer_while_text_streams`, `steer_before_any_round`,
+`follow_up_next_turn` and `steer_skips_a_call_waiting_for_approval`. Each transcript is derived here from the scenario and the rules
 (include/panto.h, docs/tool-use.md "Saying something to a running turn"), never from a
 driver's output.
 
@@ -98,7 +98,42 @@ def cases() -> dict[str, tuple[dict[str, Any], list[Any]]]:
         "with a user_message (source follow_up) and the next turn, its own usage in its message_complete; done "
         "comes after the last turn; a follow-up after the end is refused with state.",
         "follow_up", "And the second biggest?")
+    out["steer_skips_a_call_waiting_for_approval"] = steer_at_approval(
+        "A round whose second call asks for an approval; the user steers right after the approval_request instead "
+        "of answering: the free call runs, and the asked one is never run: its tool_call_start comes with "
+        "awaiting_result false and its result is the error \"Skipped: the user steered.\" (no approval_answer); "
+        "the steer enters after the round's results, and the next request carries both.")
     return out
+
+
+def steer_at_approval(description: str) -> tuple[dict[str, Any], list[Any]]:
+    calls = [("toolu_1", "lookup", {"i": 1}), ("toolu_2", "danger", {"i": 2})]
+    ask = Message("msg_tools", calls=calls, i=30, o=9)
+    reply = Message("msg_answer", text="Understood.", i=50, o=4)
+    steer = "Leave the files alone."
+    skipped = "Skipped: the user steered."
+    request = {"event": "approval_request", "calls": [{"id": "toolu_2", "name": "danger", "input": {"i": 2}}]}
+    start = lambda cid, name, inp, awaiting: {"event": "tool_call_start", "id": cid, "name": name, "input": inp,
+                                               "awaiting_result": awaiting}
+    lines = (ask.lines() + [request, steer_call("steer", steer), start(*calls[0], True), start(*calls[1], False),
+                            result("toolu_1", "lookup", "21 C"), result("toolu_2", "danger", skipped, True),
+                            said("steer", steer)]
+             + reply.lines() + [complete("end_turn", add(ask.usage, reply.usage)), DONE, DONE])
+    data = {"description": description, "config": CONFIG, "turns": ["go"],
+            "tools": [tool("lookup", {"return": "21 C"}), tool("danger", {"return": "done it"}, approval="always")],
+            "steer": [{"after": "approval_request", "steer": steer}],
+            "script": {"responses": [ask.response, reply.response]},
+            "expect_requests": [
+                {"method": "POST", "path": "/v1/messages"},
+                {"method": "POST", "path": "/v1/messages", "body_contains": {"messages": [
+                    {"role": "user", "content": {"$text": "go"}},
+                    {"role": "assistant"},
+                    {"role": "user", "content": [
+                        {"type": "tool_result", "tool_use_id": "toolu_1", "content": {"$text": "21 C"}},
+                        {"type": "tool_result", "tool_use_id": "toolu_2", "content": {"$text": skipped},
+                         "is_error": True},
+                        text_block(steer)]}]}}]}
+    return data, lines
 
 
 def folders() -> dict[Path, dict[str, str]]:

@@ -318,8 +318,15 @@ fn setNonBlocking(fd: c.fd_t) void {
 
 /// `name` itself when it holds a `/`, else the first executable `PATH` entry of that name
 /// (looked up here, in this process's PATH: std's spawn would use a default PATH in a library).
+/// The program `name` runs: a path (with a "/") when it is executable, else the first
+/// executable file of that name in $PATH; null for none. A path is checked too: std's spawn
+/// returns exec's error without reaping the child it forked, so a command that cannot run
+/// would leave a zombie and two pipes behind for every start of the server.
 fn findProgram(arena: Allocator, name: []const u8) Allocator.Error!?[]const u8 {
-    if (std.mem.indexOfScalar(u8, name, '/') != null) return name;
+    if (std.mem.indexOfScalar(u8, name, '/') != null) {
+        const path = try arena.dupeZ(u8, name);
+        return if (c.access(path, c.X_OK) == 0) path else null;
+    }
     const path = std.mem.span(c.getenv("PATH") orelse return null);
     var dirs = std.mem.tokenizeScalar(u8, path, ':');
     while (dirs.next()) |dir| {
@@ -344,6 +351,18 @@ test "lines go both ways; the end of the server is ServerExited, its stderr kept
     try p.writeLine("bye", deadlineIn(10_000));
     try std.testing.expectError(error.ServerExited, p.readLine(deadlineIn(10_000)));
     try std.testing.expectEqualStrings("gone\n", p.stderrTail());
+}
+
+test "a command that is not an executable file is refused before any process is made" {
+    const gpa = std.testing.allocator;
+    var tmp = std.testing.tmpDir(.{});
+    defer tmp.cleanup();
+    try tmp.dir.writeFile(std.testing.io, .{ .sub_path = "not-executable", .data = "#!/bin/sh\nexit 0\n" });
+    var buf: [std.c.PATH_MAX]u8 = undefined;
+    const plain = try std.fmt.bufPrint(&buf, ".zig-cache/tmp/{s}/not-executable", .{tmp.sub_path});
+    for ([_][]const u8{ "/nonexistent/server", plain, "./no-such-server" }) |command| {
+        try std.testing.expectError(error.Spawn, Process.spawn(gpa, .{ .argv = &.{command} }));
+    }
 }
 
 test "a line longer than the limit is refused" {

@@ -54,6 +54,15 @@ pub const Steering = struct {
         st.queue.shrinkRetainingCapacity(kept);
     }
 
+    /// Whether a steer is queued (a call still waiting for a person's answer is then skipped:
+    /// the user moved on).
+    pub fn hasSteer(st: *Steering) bool {
+        _ = std.c.pthread_mutex_lock(&st.lock);
+        defer _ = std.c.pthread_mutex_unlock(&st.lock);
+        for (st.queue.items) |m| if (m.source == .steer) return true;
+        return false;
+    }
+
     /// At a turn's end: the first message queued, which starts the next turn; or null, and
     /// the queue takes no more (`push` says Ended), so that nothing queued is left unread.
     pub fn nextTurnOrEnd(st: *Steering) ?Message {

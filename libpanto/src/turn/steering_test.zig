@@ -135,3 +135,35 @@ test "a stream closed with a follow-up queued drops it; the agent runs its next 
     _ = try st.nextUntil(next, .message_complete);
     try budget_test.expectValidNextRequest(agent);
 }
+
+test "a steer while a call waits for a person's answer skips that call: the user moved on, the steer goes with the results" {
+    const at = @import("../approval_test.zig");
+    var record: std.ArrayList(u8) = .empty;
+    defer record.deinit(gpa);
+    var server: st.TestServer = undefined;
+    try server.startRecorded(.{ .body = at.message(at.call(0, "t1", "danger", "{}") ++ at.call(1, "t2", "a", "{}")) }, &.{.{}}, &record);
+    const agent = try at.agentWith(server.port, &.{});
+    defer agent.deinit();
+    const stream = try agent.run("clean up");
+    defer stream.destroy();
+
+    _ = try st.nextUntil(stream, .approval_request);
+    try at.expectStart((try stream.next()).?, "t2", true);
+    try stream.submitToolResult("t2", "done", false);
+    try std.testing.expectError(error.ApprovalPending, stream.next());
+    try stream.steer("leave that file alone");
+    // Not ApprovalPending again: the waiting call is skipped, announced as a denied one is.
+    try at.expectStart((try stream.next()).?, "t1", false);
+    const skipped = (try stream.next()).?.tool_result;
+    try std.testing.expectEqualStrings("t1", skipped.id);
+    try std.testing.expectEqualStrings(@import("../stream.zig").steer_skipped, skipped.content);
+    try std.testing.expect(skipped.is_error);
+    try std.testing.expectEqualStrings("done", (try stream.next()).?.tool_result.content);
+    try std.testing.expectEqualStrings("leave that file alone", (try stream.next()).?.user_message.text);
+    _ = try st.nextUntil(stream, .message_complete);
+    server.stop();
+    try std.testing.expectError(error.InvalidArgument, stream.approve("t1"));
+    const second = record.items[std.mem.lastIndexOf(u8, record.items, "POST ").?..];
+    try std.testing.expect(std.mem.indexOf(u8, second, "Skipped: the user steered.").? < std.mem.indexOf(u8, second, "leave that file alone").?);
+    try budget_test.expectValidNextRequest(agent);
+}
