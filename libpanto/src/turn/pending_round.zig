@@ -62,14 +62,11 @@ pub const PendingRound = struct {
     }
 
     pub fn stateOf(p: *const PendingRound, id: []const u8) ?State {
-        for (p.calls) |c| if (std.mem.eql(u8, c.id, id)) return c.state;
-        return null;
+        return stateIn(p.calls, id);
     }
 
     pub fn resultOf(p: *const PendingRound, id: []const u8) ?*const Block {
-        const m = p.results orelse return null;
-        for (m.blocks) |*b| if (b.kind == .tool_result and std.mem.eql(u8, b.id, id)) return b;
-        return null;
+        return resultIn(p.results, id);
     }
 
     /// Still the round of `conv`: nothing was appended or taken away since.
@@ -114,6 +111,19 @@ pub const PendingRound = struct {
         return blocks.toOwnedSlice(gpa);
     }
 };
+
+/// The state of call `id` among `calls` (anything with `id` and `state`).
+fn stateIn(calls: anytype, id: []const u8) ?State {
+    for (calls) |c| if (std.mem.eql(u8, c.id, id)) return c.state;
+    return null;
+}
+
+/// The tool_result block for call `id` of the message of results `results`.
+fn resultIn(results: ?Message, id: []const u8) ?*const Block {
+    const m = results orelse return null;
+    for (m.blocks) |*b| if (b.kind == .tool_result and std.mem.eql(u8, b.id, id)) return b;
+    return null;
+}
 
 /// The tool_call block of `m` whose id is `id`.
 pub fn callBlock(m: *const Message, id: []const u8) ?*const Block {
@@ -179,14 +189,11 @@ const Parsed = struct {
     }
 
     fn stateOf(p: *const Parsed, id: []const u8) ?State {
-        for (p.states.value) |c| if (std.mem.eql(u8, c.id, id)) return c.state;
-        return null;
+        return stateIn(p.states.value, id);
     }
 
     fn resultOf(p: *const Parsed, id: []const u8) ?*const Block {
-        const m = p.results orelse return null;
-        for (m.blocks) |*b| if (b.kind == .tool_result and std.mem.eql(u8, b.id, id)) return b;
-        return null;
+        return resultIn(p.results, id);
     }
 };
 
