@@ -59,6 +59,14 @@ pub const App = struct {
         try app.agent.setConfig(std.fmt.bufPrint(&buf, "{{\"max_tokens\":{d}}}", .{most}) catch unreachable, diag);
     }
 
+    /// switchModel from "[provider:]name" (/model's argument, an extension's ctx.set_model): a
+    /// prefix that names no provider is part of the name.
+    pub fn switchModelSpec(app: *App, spec: []const u8, diag: *panto.config.Diagnostic) !void {
+        const colon = std.mem.indexOfScalar(u8, spec, ':');
+        const provider = if (colon) |i| std.meta.stringToEnum(panto.Provider, spec[0..i]) else null;
+        return app.switchModel(provider, if (provider != null) spec[colon.? + 1 ..] else spec, diag);
+    }
+
     /// Cancels the turn that runs, if any, from any thread (the interactive mode's Ctrl-C
     /// watcher, print mode's SIGINT): the stream's next() returns error.Canceled and the Lua
     /// host kills the processes its tools started.

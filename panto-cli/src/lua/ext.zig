@@ -9,6 +9,7 @@
 //!   ext.exec(cmd [, opts])         a process run to its end (yields inside a tool handler)
 //!   ext.mkdir(path)                a folder and its missing parents
 //!   ext.check_path(path)           the file tools' path rule: inside the working directory
+//!   ext.ui.notify/confirm/select/status   the user's screen (ext_ui.zig)
 //!
 //! Every function has the Host as its upvalue 1.
 const std = @import("std");
@@ -18,6 +19,7 @@ const embed = @import("panto_lua").embed;
 const Host = @import("host.zig").Host;
 const exec = @import("exec.zig");
 const p = @import("protect.zig");
+const ext_ui = @import("ext_ui.zig");
 
 const State = p.State;
 const toSlice = p.toSlice;
@@ -54,6 +56,10 @@ pub fn loader(L: State) callconv(.c) c_int {
     c.lua_createtable(L, 0, functions.len);
     c.lua_pushlightuserdata(L, host);
     c.luaL_setfuncs(L, &functions, 1);
+    c.lua_createtable(L, 0, ext_ui.functions.len);
+    c.lua_pushlightuserdata(L, host);
+    c.luaL_setfuncs(L, &ext_ui.functions, 1);
+    c.lua_setfield(L, -2, "ui");
     c.lua_setfield(L, -2, "ext");
     return 1;
 }

@@ -10,6 +10,7 @@ const exec = @import("exec.zig");
 const p = @import("protect.zig");
 const tool_runner = @import("tool_runner.zig");
 const interrupt = @import("interrupt.zig");
+const ext_ui = @import("ext_ui.zig");
 
 const State = p.State;
 
@@ -45,6 +46,14 @@ pub const Host = struct {
     /// Where ctx.print of the running command writes.
     command_out: ?*std.Io.Writer = null,
     runner: tool_runner.Runner,
+    /// The mode's screen for ext.ui and a command's ctx.send / ctx.set_model (none: print
+    /// mode, RPC mode, while the extensions load).
+    frontend: ?Frontend = null,
+    /// ext.ui.status segments, in the order their keys were first set.
+    status_segments: std.ArrayList(ext_ui.Segment) = .empty,
+
+    pub const Frontend = ext_ui.Frontend;
+    pub const Segment = ext_ui.Segment;
 
     pub const Options = struct {
         /// Capabilities granted (--allow, config): tools needing others are not offered.
@@ -115,6 +124,11 @@ pub const Host = struct {
         h.command_list.deinit(gpa);
         h.command_sources.deinit(gpa);
         h.sources.deinit(gpa);
+        for (h.status_segments.items) |seg| {
+            gpa.free(seg.key);
+            gpa.free(seg.text);
+        }
+        h.status_segments.deinit(gpa);
         h.arena.deinit();
         gpa.destroy(h);
     }
@@ -429,6 +443,28 @@ pub const Host = struct {
         return false;
     }
 
+    /// ext.ui.status(key, text): the segment `key` of the status line says `text`; an empty
+    /// text takes it off.
+    pub fn setStatus(h: *Host, key: []const u8, text: []const u8) error{OutOfMemory}!void {
+        for (h.status_segments.items, 0..) |*seg, i| if (std.mem.eql(u8, seg.key, key)) {
+            if (text.len == 0) {
+                h.gpa.free(seg.key);
+                h.gpa.free(seg.text);
+                _ = h.status_segments.orderedRemove(i);
+                return;
+            }
+            const copy = try h.gpa.dupe(u8, text);
+            h.gpa.free(seg.text);
+            seg.text = copy;
+            return;
+        };
+        if (text.len == 0) return;
+        try h.status_segments.ensureUnusedCapacity(h.gpa, 1);
+        const k = try h.gpa.dupe(u8, key);
+        errdefer h.gpa.free(k);
+        h.status_segments.appendAssumeCapacity(.{ .key = k, .text = try h.gpa.dupe(u8, text) });
+    }
+
     pub fn commands(h: *const Host) []const Command {
         return h.command_list.items;
     }
@@ -445,10 +481,12 @@ pub const Host = struct {
         h.command_out = out;
         defer h.command_out = null;
         p.pushSlice(L, args);
-        c.lua_createtable(L, 0, 1);
-        c.lua_pushlightuserdata(L, h);
-        c.lua_pushcclosure(L, ctxPrint, 1);
-        c.lua_setfield(L, -2, "print");
+        c.lua_createtable(L, 0, 3);
+        inline for (.{ .{ "print", ctxPrint }, .{ "send", ctxSend }, .{ "set_model", ctxSetModel } }) |f| {
+            c.lua_pushlightuserdata(L, h);
+            c.lua_pushcclosure(L, f[1], 1);
+            c.lua_setfield(L, -2, f[0]);
+        }
         if (!p.call(L, 2, 1)) {
             // To the command's output, where the prompt loop expects it (on a line of its own).
             out.print("command /{s}: {s}\n", .{ name, p.toSlice(L, -1) }) catch {};
@@ -469,6 +507,36 @@ pub const Host = struct {
         const h: *Host = @ptrCast(@alignCast(c.lua_touserdata(L, c.lua_upvalueindex(1)).?));
         const out = h.command_out orelse return c.luaL_error(L, "ctx.print: the command is over");
         return printTo(L, out);
+    }
+
+    /// ctx.send(text): a user message, sent when the command is over (or steering the turn
+    /// that runs). true, or nil and why not.
+    fn ctxSend(L: State) callconv(.c) c_int {
+        return ctxAction(L, .send);
+    }
+
+    /// ctx.set_model("[provider:]name"): the model (and provider) of the next requests, as
+    /// /model. true, or nil and why not.
+    fn ctxSetModel(L: State) callconv(.c) c_int {
+        return ctxAction(L, .set_model);
+    }
+
+    fn ctxAction(L: State, comptime which: enum { send, set_model }) c_int {
+        const h: *Host = @ptrCast(@alignCast(c.lua_touserdata(L, c.lua_upvalueindex(1)).?));
+        var len: usize = 0;
+        const arg = c.luaL_checklstring(L, 1, &len)[0..len];
+        if (h.command_out == null) return c.luaL_error(L, "ctx.%s: the command is over", @tagName(which).ptr);
+        const refusal = if (h.frontend) |f| switch (which) {
+            .send => f.vtable.send(f.ctx, arg),
+            .set_model => f.vtable.set_model(f.ctx, arg),
+        } else "no prompt to act on in this mode";
+        if (refusal) |why| {
+            c.lua_pushnil(L);
+            p.pushSlice(L, why);
+            return 2;
+        }
+        c.lua_pushboolean(L, 1);
+        return 1;
     }
 
     /// print(...) of the extensions: to the report writer.

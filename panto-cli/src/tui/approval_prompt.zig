@@ -134,7 +134,7 @@ pub const Asker = struct {
 
     /// One key from the terminal; null when it is closed. A lone ESC waits a moment for the
     /// rest of a sequence (an arrow key is no Escape).
-    fn readKey(a: *Asker) ?keys.Key {
+    pub fn readKey(a: *Asker) ?keys.Key {
         while (true) {
             if (a.pending_len > 0) {
                 const lone_escape = a.pending_len == 1 and a.pending[0] == 0x1b;

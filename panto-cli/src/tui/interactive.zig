@@ -12,6 +12,7 @@
 //!   external_editor.zig Ctrl-G: the prompt's text in $EDITOR
 //!   approval_prompt.zig the question before a call that asks: allow once / for the session /
 //!                       deny (with a reason) / cancel
+//!   ext_dialogs.zig     ext.ui's notices and questions (confirm, select)
 //!   render.zig          a turn's events on the terminal (text, thinking, tool calls, notes)
 //!   summary.zig         one-line summaries of a tool call's input and result
 //!   status.zig          the status line (context, tokens, cost)
@@ -36,6 +37,8 @@ const TurnInput = @import("turn_input.zig").TurnInput;
 const Asker = @import("approval_prompt.zig").Asker;
 const external_editor = @import("external_editor.zig");
 const exit_codes = @import("../exit_codes.zig");
+const ext_dialogs = @import("ext_dialogs.zig");
+const Host = @import("../lua/host.zig").Host;
 
 const stdin_fd: std.c.fd_t = 0;
 const stdout_fd: std.c.fd_t = 1;
@@ -80,6 +83,9 @@ pub fn run(app: *App) !u8 {
     defer loop.asker.deinit();
     defer loop.typed.deinit(app.gpa);
     defer loop.editor.deinit();
+    defer loop.deinitSends();
+    app.host.frontend = .{ .ctx = &loop, .vtable = &frontend_vtable };
+    defer app.host.frontend = null;
     history.load() catch |err| try loop.historyFailed(err);
     const completions = try slash.names(app.gpa, app);
     defer app.gpa.free(completions);
@@ -108,6 +114,17 @@ const Loop = struct {
     asker: Asker,
     /// The prompt while a turn runs: what is typed then steers it or follows it up.
     input: TurnInput,
+    /// Messages an extension's command sent (ctx.send): each a turn once the command is over.
+    sends: std.ArrayList([]u8) = .empty,
+    /// The sink of the watcher stopped while a question is asked.
+    asking_sink: ?Watcher.Sink = null,
+    /// A refusal's words for an extension (ctx.set_model), kept until the next.
+    refusal: [256]u8 = undefined,
+
+    fn deinitSends(l: *Loop) void {
+        for (l.sends.items) |t| l.app.gpa.free(t);
+        l.sends.deinit(l.app.gpa);
+    }
 
     fn banner(l: *Loop) !void {
         const agent = l.app.agent;
@@ -144,6 +161,7 @@ const Loop = struct {
                 .submit => |line| {
                     try l.showSubmitted(line);
                     if (try l.submit(line) == .quit) return 0;
+                    try l.runSends();
                 },
                 .eof => {
                     try l.out.writeAll("\n");
@@ -218,11 +236,30 @@ const Loop = struct {
         // The editor is typed into during the turn: the turn's input is a copy of the line.
         const input = try l.app.gpa.dupe(u8, line);
         defer l.app.gpa.free(input);
+        try l.startTurn(input, &watcher);
+        return .done;
+    }
+
+    fn startTurn(l: *Loop, input: []const u8, watcher: *Watcher) !void {
         watcher.sink = l.input.sink();
         watcher.spawn();
-        l.watcher = &watcher;
-        try l.runTurn(input, &watcher);
-        return .done;
+        l.watcher = watcher;
+        try l.runTurn(input, watcher);
+    }
+
+    /// The messages the command sent (ctx.send), each shown as a sent prompt and its turn run.
+    fn runSends(l: *Loop) !void {
+        while (l.sends.items.len > 0) {
+            const text = l.sends.orderedRemove(0);
+            defer l.app.gpa.free(text);
+            try style.writeSent(l.out, prompt, text);
+            try l.out.flush();
+            const size = terminal.size(stdout_fd);
+            l.renderer.cols = size.cols;
+            l.renderer.rows = size.rows;
+            var watcher = Watcher.start(l.app, stdin_fd);
+            try l.startTurn(text, &watcher);
+        }
     }
 
     /// What was typed during the turn goes before anything read later; Ctrl-C presses do not.
@@ -237,22 +274,36 @@ const Loop = struct {
     /// the keys answer it, what was typed before is kept for the next prompt.
     fn approve(ctx: *anyopaque, call: *const panto.event.ApprovalCall) turn.Answer {
         const l: *Loop = @ptrCast(@alignCast(ctx));
-        const watcher = l.watcher orelse return .cancel;
-        const sink = watcher.sink;
-        l.typed.appendSlice(l.app.gpa, watcher.stop()) catch {};
-        l.input.acquire();
-        l.input.takeOff() catch {};
-        l.input.release();
-        defer {
-            watcher.* = Watcher.start(l.app, stdin_fd);
-            watcher.sink = sink;
-            // Keys typed after the answer: the turn's prompt's, or the next prompt's.
-            if (sink) |s| s.bytes(s.ctx, l.asker.leftover()) else l.typed.appendSlice(l.app.gpa, l.asker.leftover()) catch {};
-            watcher.spawn();
-        }
+        if (l.watcher == null) return .cancel;
+        l.beginAsking();
+        defer l.endAsking();
         return l.asker.ask(&l.renderer, call) catch |err| switch (err) {
             error.WriteFailed => .cancel, // no terminal to ask on
         };
+    }
+
+    /// The keys go to a question: the watcher stops (what was typed before is kept for the
+    /// next prompt) and the turn's prompt is taken off.
+    fn beginAsking(l: *Loop) void {
+        if (l.watcher) |watcher| {
+            l.asking_sink = watcher.sink;
+            l.typed.appendSlice(l.app.gpa, watcher.stop()) catch {};
+        }
+        l.input.acquire();
+        l.input.takeOff() catch {};
+        l.input.release();
+    }
+
+    /// The question is answered: the watcher reads the keys again.
+    fn endAsking(l: *Loop) void {
+        const sink = l.asking_sink;
+        l.asking_sink = null;
+        // Keys typed after the answer: the turn's prompt's, or the next prompt's.
+        if (sink) |s| s.bytes(s.ctx, l.asker.leftover()) else l.typed.appendSlice(l.app.gpa, l.asker.leftover()) catch {};
+        const watcher = l.watcher orelse return;
+        watcher.* = Watcher.start(l.app, stdin_fd);
+        watcher.sink = sink;
+        watcher.spawn();
     }
 
     fn runTurn(l: *Loop, input: []const u8, watcher: *Watcher) !void {
@@ -285,6 +336,7 @@ const Loop = struct {
             .window = panto.compaction.contextWindow(agent.config),
             .usage = usage,
             .cost = cost,
+            .segments = l.app.host.status_segments.items,
         });
         try l.out.print("{s}\n", .{style.reset});
         try l.out.flush();
@@ -369,4 +421,71 @@ fn onNote(ctx: *anyopaque, text: []const u8) void {
     l.input.takeOff() catch {};
     l.renderer.note(text);
     l.input.putBack() catch {};
+}
+
+// ---- ext.ui and a command's ctx (lua/ext_ui.zig's Frontend) ----
+
+const frontend_vtable: Host.Frontend.VTable = .{
+    .notify = uiNotify,
+    .confirm = uiConfirm,
+    .select = uiSelect,
+    .send = uiSend,
+    .set_model = uiSetModel,
+};
+
+fn uiNotify(ctx: *anyopaque, level: @import("../lua/ext_ui.zig").Level, text: []const u8) void {
+    const l: *Loop = @ptrCast(@alignCast(ctx));
+    l.input.acquire();
+    defer l.input.release();
+    l.input.takeOff() catch {};
+    ext_dialogs.notify(&l.renderer, level, text) catch {
+        l.renderer.write_failed = true;
+    };
+    l.input.putBack() catch {};
+}
+
+fn uiConfirm(ctx: *anyopaque, title: []const u8, text: []const u8) ?bool {
+    const l: *Loop = @ptrCast(@alignCast(ctx));
+    l.beginAsking();
+    defer l.endAsking();
+    return ext_dialogs.confirm(&l.asker, &l.renderer, title, text) catch null;
+}
+
+fn uiSelect(ctx: *anyopaque, title: []const u8, options: []const []const u8) ?usize {
+    const l: *Loop = @ptrCast(@alignCast(ctx));
+    l.beginAsking();
+    defer l.endAsking();
+    return switch (ext_dialogs.select(&l.asker, &l.renderer, title, options) catch .closed) {
+        .index => |i| i,
+        .none, .closed => null,
+    };
+}
+
+/// A turn that runs is steered; else the message waits for the command's end (runSends).
+fn uiSend(ctx: *anyopaque, text: []const u8) ?[]const u8 {
+    const l: *Loop = @ptrCast(@alignCast(ctx));
+    if (std.mem.trim(u8, text, " \t\n").len == 0) return "an empty message";
+    l.app.steerTurn(.steer, text) catch |err| switch (err) {
+        error.NoTurn => {
+            const copy = l.app.gpa.dupe(u8, text) catch return "not enough memory";
+            l.sends.append(l.app.gpa, copy) catch {
+                l.app.gpa.free(copy);
+                return "not enough memory";
+            };
+        },
+        else => return "the turn that runs takes no more messages",
+    };
+    return null;
+}
+
+fn uiSetModel(ctx: *anyopaque, spec: []const u8) ?[]const u8 {
+    const l: *Loop = @ptrCast(@alignCast(ctx));
+    var diag: panto.config.Diagnostic = .{};
+    l.app.switchModelSpec(spec, &diag) catch |err| {
+        const why = if (err == error.InvalidConfig) diag.message() else @errorName(err);
+        const n = @min(why.len, l.refusal.len);
+        @memcpy(l.refusal[0..n], why[0..n]);
+        return l.refusal[0..n];
+    };
+    return null;
 }

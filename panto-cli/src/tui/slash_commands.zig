@@ -108,11 +108,8 @@ fn model(ctx: Context, args: []const u8) Writer.Error!void {
     if (args.len == 0) {
         return ctx.out.print("{s} ({s})\n", .{ agent.config.model, @tagName(agent.config.provider) });
     }
-    const colon = std.mem.indexOfScalar(u8, args, ':');
-    const provider = if (colon) |i| std.meta.stringToEnum(panto.Provider, args[0..i]) else null;
-    const name = if (provider != null) args[colon.? + 1 ..] else args;
     var diag: panto.config.Diagnostic = .{};
-    ctx.app.switchModel(provider, name, &diag) catch |err| {
+    ctx.app.switchModelSpec(args, &diag) catch |err| {
         const why = if (err == error.InvalidConfig) diag.message() else @errorName(err);
         return ctx.out.print("{s}/model: {s}{s}\n", .{ style.red, why, style.reset });
     };

@@ -17,7 +17,11 @@ pub const Line = struct {
     usage: ?panto.Usage,
     /// The turn's cost in USD (MessageComplete's), null when unknown.
     cost: ?f64 = null,
+    /// The extensions' segments (ext.ui.status), after the rest.
+    segments: []const Segment = &.{},
 };
+
+const Segment = @import("../lua/ext_ui.zig").Segment;
 
 pub fn write(w: *std.Io.Writer, line: Line) std.Io.Writer.Error!void {
     try w.writeAll(line.model);
@@ -30,13 +34,15 @@ pub fn write(w: *std.Io.Writer, line: Line) std.Io.Writer.Error!void {
             try w.print(" ({d}%)", .{line.context_tokens * 100 / @max(win, 1)});
         }
     }
-    const u = line.usage orelse return;
-    try w.writeAll(" · turn ");
-    try tokens(w, u.input_tokens +| u.cache_read_tokens +| u.cache_write_tokens);
-    try w.writeAll(" in, ");
-    try tokens(w, u.output_tokens);
-    try w.writeAll(" out");
-    if (line.cost) |dollars| try w.print(" · ${d:.4}", .{dollars});
+    if (line.usage) |u| {
+        try w.writeAll(" · turn ");
+        try tokens(w, u.input_tokens +| u.cache_read_tokens +| u.cache_write_tokens);
+        try w.writeAll(" in, ");
+        try tokens(w, u.output_tokens);
+        try w.writeAll(" out");
+        if (line.cost) |dollars| try w.print(" · ${d:.4}", .{dollars});
+    }
+    for (line.segments) |seg| try w.print(" · {s}", .{seg.text});
 }
 
 /// 950, 12.3k, 1.2M
@@ -69,4 +75,16 @@ test "an unknown model: no window, no cost; a failed turn: no usage" {
     w = .fixed(&buf);
     try write(&w, .{ .model = "emu-1", .context_tokens = 0, .window = null, .usage = null });
     try std.testing.expectEqualStrings("emu-1", w.buffered());
+}
+
+test "the extensions' segments come last" {
+    var buf: [200]u8 = undefined;
+    var w: std.Io.Writer = .fixed(&buf);
+    var k1 = "git".*;
+    var t1 = "main +2".*;
+    var k2 = "tests".*;
+    var t2 = "ok".*;
+    const segs = [_]Segment{ .{ .key = &k1, .text = &t1 }, .{ .key = &k2, .text = &t2 } };
+    try write(&w, .{ .model = "emu-1", .context_tokens = 0, .window = null, .usage = null, .segments = &segs });
+    try std.testing.expectEqualStrings("emu-1 · main +2 · ok", w.buffered());
 }

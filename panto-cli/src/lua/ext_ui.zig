@@ -1,0 +1,120 @@
+//! `ext.ui`: what an extension shows or asks on the user's screen, and the Frontend the mode
+//! gives the Host to do it (interactive mode: the terminal; none in print and RPC mode):
+//!
+//!   ext.ui.notify(text [, level])    a line on the screen ("info", "warning", "error")
+//!   ext.ui.confirm(title, text)      true or false: the user's answer (y/n)
+//!   ext.ui.select(title, options)    the option picked (a string), or nil (Esc)
+//!   ext.ui.status(key, text)         a segment of the status line; nil or "" takes it off
+//!
+//! Without a frontend (print mode, RPC mode, or while the extensions load): notify writes to
+//! the report writer (stderr), confirm is false and select nil, each with a note there saying
+//! so; status is kept and shown by the interactive status line only.
+const std = @import("std");
+const c = @import("c");
+const Host = @import("host.zig").Host;
+const p = @import("protect.zig");
+
+const State = p.State;
+
+pub const Level = enum { info, warning, @"error" };
+
+/// What the mode offers the extensions. Each function runs on the thread running Lua (the
+/// main thread), while a command, a tool handler or an event handler runs.
+pub const Frontend = struct {
+    ctx: *anyopaque,
+    vtable: *const VTable,
+
+    pub const VTable = struct {
+        notify: *const fn (ctx: *anyopaque, level: Level, text: []const u8) void,
+        /// null: the question could not be asked (no terminal).
+        confirm: *const fn (ctx: *anyopaque, title: []const u8, text: []const u8) ?bool,
+        /// The index of the option picked; null: none (Esc, or no terminal).
+        select: *const fn (ctx: *anyopaque, title: []const u8, options: []const []const u8) ?usize,
+        /// ctx.send of a command: a user message (a turn after the command, or a steer of the
+        /// turn that runs). A refusal's reason is returned.
+        send: *const fn (ctx: *anyopaque, text: []const u8) ?[]const u8,
+        /// ctx.set_model of a command: "[provider:]name". A refusal's reason is returned.
+        set_model: *const fn (ctx: *anyopaque, spec: []const u8) ?[]const u8,
+    };
+};
+
+/// A status line segment an extension set (ext.ui.status).
+pub const Segment = struct { key: []u8, text: []u8 };
+
+pub const functions = [_]c.luaL_Reg{
+    .{ .name = "notify", .func = notify },
+    .{ .name = "confirm", .func = confirm },
+    .{ .name = "select", .func = select },
+    .{ .name = "status", .func = status },
+    .{ .name = null, .func = null },
+};
+
+fn hostOf(L: State) *Host {
+    return @ptrCast(@alignCast(c.lua_touserdata(L, c.lua_upvalueindex(1)).?));
+}
+
+fn notify(L: State) callconv(.c) c_int {
+    const host = hostOf(L);
+    var len: usize = 0;
+    const text = c.luaL_checklstring(L, 1, &len)[0..len];
+    const level_name = if (c.lua_type(L, 2) <= c.LUA_TNIL) "info" else blk: {
+        const s = c.luaL_checklstring(L, 2, &len);
+        break :blk s[0..len];
+    };
+    const level = std.meta.stringToEnum(Level, level_name) orelse
+        return c.luaL_argerror(L, 2, "\"info\", \"warning\" or \"error\"");
+    if (host.frontend) |f| {
+        f.vtable.notify(f.ctx, level, text);
+    } else switch (level) {
+        .info => host.reportLine("{s}", .{text}),
+        else => host.reportLine("{s}: {s}", .{ @tagName(level), text }),
+    }
+    return 0;
+}
+
+fn confirm(L: State) callconv(.c) c_int {
+    const host = hostOf(L);
+    var len: usize = 0;
+    const title = c.luaL_checklstring(L, 1, &len)[0..len];
+    const text = if (c.lua_type(L, 2) <= c.LUA_TNIL) "" else blk: {
+        const s = c.luaL_checklstring(L, 2, &len);
+        break :blk s[0..len];
+    };
+    const answer = if (host.frontend) |f| f.vtable.confirm(f.ctx, title, text) else null;
+    if (answer == null) host.reportLine("ext.ui.confirm \"{s}\": no terminal to ask on: false", .{title});
+    c.lua_pushboolean(L, @intFromBool(answer orelse false));
+    return 1;
+}
+
+fn select(L: State) callconv(.c) c_int {
+    const host = hostOf(L);
+    var len: usize = 0;
+    const title = c.luaL_checklstring(L, 1, &len)[0..len];
+    c.luaL_checktype(L, 2, c.LUA_TTABLE);
+    const n = c.lua_rawlen(L, 2);
+    if (n == 0 or n > 256) return c.luaL_argerror(L, 2, "a list of 1 to 256 strings");
+    var options: [256][]const u8 = undefined;
+    for (0..n) |i| {
+        if (c.lua_rawgeti(L, 2, @intCast(i + 1)) != c.LUA_TSTRING) return c.luaL_argerror(L, 2, "a list of strings");
+        options[i] = p.toSlice(L, -1); // alive in the table
+        p.pop(L, 1);
+    }
+    const picked = if (host.frontend) |f| f.vtable.select(f.ctx, title, options[0..n]) else blk: {
+        host.reportLine("ext.ui.select \"{s}\": no terminal to ask on: nil", .{title});
+        break :blk null;
+    };
+    if (picked) |i| _ = c.lua_rawgeti(L, 2, @intCast(i + 1)) else c.lua_pushnil(L);
+    return 1;
+}
+
+fn status(L: State) callconv(.c) c_int {
+    const host = hostOf(L);
+    var len: usize = 0;
+    const key = c.luaL_checklstring(L, 1, &len)[0..len];
+    const text = if (c.lua_type(L, 2) <= c.LUA_TNIL) "" else blk: {
+        const s = c.luaL_checklstring(L, 2, &len);
+        break :blk s[0..len];
+    };
+    host.setStatus(key, text) catch return c.luaL_error(L, "not enough memory");
+    return 0;
+}

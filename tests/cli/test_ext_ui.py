@@ -1,0 +1,147 @@
+"""An extension's screen (ext.ui: notify, confirm, select, status) and commands that act
+(ctx.send, ctx.set_model): in a tmux pane for interactive mode, through a plain run for print
+mode (where there is nobody to ask)."""
+from __future__ import annotations
+
+import re
+from pathlib import Path
+
+from conftest import OPENAI_KEY, text_reply
+from test_interactive import pane, last_user_text  # noqa: F401  (the fixture and a helper)
+
+ASKING = r"""
+local ext = require('panto').ext
+ext.command{name = 'ask', description = 'asks', handler = function(args, ctx)
+  ext.ui.notify('checking the tree', 'warning')
+  local ok = ext.ui.confirm('Deploy now?', 'to the staging host')
+  local pick = ext.ui.select('Which service?', {'alpha', 'beta', 'gamma'})
+  ext.ui.status('deploy', 'deployed ' .. tostring(pick))
+  return 'confirm=' .. tostring(ok) .. ' pick=' .. tostring(pick)
+end}
+"""
+
+
+def test_notify_confirm_select_and_a_status_segment(emulator, pane, config_dir):
+    (config_dir / "extensions").mkdir()
+    (config_dir / "extensions" / "ask.lua").write_text(ASKING)
+    emulator({"responses": [text_reply("Done.")]})
+    p = pane()
+    mark = p.mark()
+    p.type("/ask")
+    p.wait_for("[y] yes  [n] no", after=mark)
+    screen = p.screen(escapes=True)
+    # The warning is yellow and marked; the question shows its title and text.
+    assert "\x1b[33m! checking the tree" in screen
+    assert "Deploy now?" in screen and "to the staging host" in screen
+    p.keys("y")
+    p.wait_for("3. gamma", after=mark)
+    p.keys("Down")
+    p.keys("Enter")
+    p.wait_for("confirm=true pick=beta", after=mark)
+    # The segment shows in the status line after the next turn.
+    p.type("Hello")
+    p.wait_for("Done.", after=mark)
+    p.wait_for(lambda s: re.search(r"context .* · deployed beta", s) is not None, after=mark)
+
+
+def test_no_and_esc_answer_false_and_nil(emulator, pane, config_dir):
+    (config_dir / "extensions").mkdir()
+    (config_dir / "extensions" / "ask.lua").write_text(ASKING)
+    emulator({"responses": []})
+    p = pane()
+    mark = p.mark()
+    p.type("/ask")
+    p.wait_for("[y] yes  [n] no", after=mark)
+    # Enter is no answer: a stray one must not say yes.
+    p.keys("Enter")
+    p.keys("n")
+    p.wait_for("1. alpha", after=mark)
+    p.keys("Escape")
+    p.wait_for("confirm=false pick=nil", after=mark)
+    # The prompt is back and takes keys.
+    p.type("/ask")
+    p.wait_for(lambda s: s.count("[y] yes  [n] no") == 2, after=mark)
+
+
+PRINT_MODE = r"""
+local ext = require('panto').ext
+ext.on('turn_start', function()
+  ext.ui.notify('a notice', 'error')
+  local ok = ext.ui.confirm('Proceed?', 'really')
+  local pick = ext.ui.select('One?', {'a', 'b'})
+  print('answers ' .. tostring(ok) .. ' ' .. tostring(pick))
+end)
+"""
+
+
+def test_print_mode_says_false_and_nil_on_stderr(emulator, run_panto, workdir: Path):
+    (workdir / "ui.lua").write_text(PRINT_MODE)
+    emulator({"responses": [text_reply("Fine.")]})
+    r = run_panto("-e", "ui.lua", "-p", "Hi")
+    assert r.returncode == 0, r.stderr
+    assert r.stdout == "Fine.\n"
+    assert "panto: error: a notice" in r.stderr
+    assert 'ext.ui.confirm "Proceed?": no terminal to ask on: false' in r.stderr
+    assert 'ext.ui.select "One?": no terminal to ask on: nil' in r.stderr
+    assert "answers false nil" in r.stderr
+
+
+def test_bad_arguments_are_lua_errors_with_the_reason(emulator, run_panto, workdir: Path):
+    (workdir / "bad.lua").write_text(r"""
+local ui = require('panto').ext.ui
+print(select(2, pcall(ui.notify, 'x', 'loud')))
+print(select(2, pcall(ui.select, 'pick', {})))
+print(select(2, pcall(ui.select, 'pick', {1, 2})))
+""")
+    emulator({"responses": [text_reply("Fine.")]})
+    r = run_panto("-e", "bad.lua", "-p", "Hi")
+    assert r.returncode == 0, r.stderr
+    assert '"info", "warning" or "error"' in r.stderr
+    assert "a list of 1 to 256 strings" in r.stderr
+    assert "a list of strings" in r.stderr
+
+
+ACTING = r"""
+local ext = require('panto').ext
+ext.command{name = 'review', description = 'asks for a review', handler = function(args, ctx)
+  local ok, err = ctx.send('Review ' .. args .. ' please')
+  ctx.print('sent ' .. tostring(ok))
+end}
+ext.command{name = 'fast', description = 'a cheaper model', handler = function(args, ctx)
+  local ok, err = ctx.set_model(args)
+  ctx.print('set_model ' .. tostring(ok) .. ' ' .. tostring(err))
+end}
+"""
+
+
+def test_a_command_sends_a_message_that_starts_a_turn(emulator, pane, config_dir):
+    (config_dir / "extensions").mkdir()
+    (config_dir / "extensions" / "act.lua").write_text(ACTING)
+    emu = emulator({"responses": [text_reply("Looks good to me.")]})
+    p = pane()
+    mark = p.mark()
+    p.type("/review main.zig")
+    screen = p.wait_for("Looks good to me.", after=mark)
+    assert "sent true" in screen
+    # Shown as a sent prompt, before the answer.
+    assert "> Review main.zig please" in screen
+    assert screen.index("> Review main.zig please") < screen.index("Looks good to me.")
+    assert len(emu.requests()) == 1
+    assert last_user_text(emu.requests()[0]) == "Review main.zig please"
+
+
+def test_a_command_switches_the_model_and_a_bad_one_is_refused(emulator, pane, config_dir):
+    (config_dir / "extensions").mkdir()
+    (config_dir / "extensions" / "act.lua").write_text(ACTING)
+    emu = emulator({"responses": [text_reply("From the other side.")]})
+    p = pane()
+    mark = p.mark()
+    p.type("/fast openai:gpt-4o-mini")
+    p.wait_for("set_model true nil", after=mark)
+    p.type("/fast openai:")
+    p.wait_for(lambda s: re.search(r"set_model nil \S", s) is not None, after=mark)
+    p.type("Hello")
+    p.wait_for("From the other side.", after=mark)
+    request = emu.requests()[0]
+    assert request["path"] == "/v1/chat/completions" and request["body"]["model"] == "gpt-4o-mini"
+    assert request["headers"]["authorization"] == "Bearer " + OPENAI_KEY
