@@ -9,6 +9,12 @@ from pathlib import Path
 from conftest import OPENAI_KEY, text_reply
 from test_interactive import pane, last_user_text  # noqa: F401  (the fixture and a helper)
 
+def install(config_dir: Path, name: str, source: str) -> None:
+    """An extension in ~/.config/panto/extensions."""
+    (config_dir / "extensions").mkdir(exist_ok=True)
+    (config_dir / "extensions" / name).write_text(source)
+
+
 ASKING = r"""
 local ext = require('panto').ext
 ext.command{name = 'ask', description = 'asks', handler = function(args, ctx)
@@ -22,8 +28,7 @@ end}
 
 
 def test_notify_confirm_select_and_a_status_segment(emulator, pane, config_dir):
-    (config_dir / "extensions").mkdir()
-    (config_dir / "extensions" / "ask.lua").write_text(ASKING)
+    install(config_dir, "ask.lua", ASKING)
     emulator({"responses": [text_reply("Done.")]})
     p = pane()
     mark = p.mark()
@@ -45,8 +50,7 @@ def test_notify_confirm_select_and_a_status_segment(emulator, pane, config_dir):
 
 
 def test_no_and_esc_answer_false_and_nil(emulator, pane, config_dir):
-    (config_dir / "extensions").mkdir()
-    (config_dir / "extensions" / "ask.lua").write_text(ASKING)
+    install(config_dir, "ask.lua", ASKING)
     emulator({"responses": []})
     p = pane()
     mark = p.mark()
@@ -115,8 +119,7 @@ end}
 
 
 def test_a_command_sends_a_message_that_starts_a_turn(emulator, pane, config_dir):
-    (config_dir / "extensions").mkdir()
-    (config_dir / "extensions" / "act.lua").write_text(ACTING)
+    install(config_dir, "act.lua", ACTING)
     emu = emulator({"responses": [text_reply("Looks good to me.")]})
     p = pane()
     mark = p.mark()
@@ -131,8 +134,7 @@ def test_a_command_sends_a_message_that_starts_a_turn(emulator, pane, config_dir
 
 
 def test_a_command_switches_the_model_and_a_bad_one_is_refused(emulator, pane, config_dir):
-    (config_dir / "extensions").mkdir()
-    (config_dir / "extensions" / "act.lua").write_text(ACTING)
+    install(config_dir, "act.lua", ACTING)
     emu = emulator({"responses": [text_reply("From the other side.")]})
     p = pane()
     mark = p.mark()

@@ -53,14 +53,22 @@ fn hostOf(L: State) *Host {
     return @ptrCast(@alignCast(c.lua_touserdata(L, c.lua_upvalueindex(1)).?));
 }
 
+/// The string argument at `idx`; `default` when it is nil or absent.
+fn optString(L: State, idx: c_int, default: []const u8) []const u8 {
+    if (c.lua_type(L, idx) <= c.LUA_TNIL) return default;
+    var len: usize = 0;
+    return c.luaL_checklstring(L, idx, &len)[0..len];
+}
+
+fn checkString(L: State, idx: c_int) []const u8 {
+    var len: usize = 0;
+    return c.luaL_checklstring(L, idx, &len)[0..len];
+}
+
 fn notify(L: State) callconv(.c) c_int {
     const host = hostOf(L);
-    var len: usize = 0;
-    const text = c.luaL_checklstring(L, 1, &len)[0..len];
-    const level_name = if (c.lua_type(L, 2) <= c.LUA_TNIL) "info" else blk: {
-        const s = c.luaL_checklstring(L, 2, &len);
-        break :blk s[0..len];
-    };
+    const text = checkString(L, 1);
+    const level_name = optString(L, 2, "info");
     const level = std.meta.stringToEnum(Level, level_name) orelse
         return c.luaL_argerror(L, 2, "\"info\", \"warning\" or \"error\"");
     if (host.frontend) |f| {
@@ -74,12 +82,8 @@ fn notify(L: State) callconv(.c) c_int {
 
 fn confirm(L: State) callconv(.c) c_int {
     const host = hostOf(L);
-    var len: usize = 0;
-    const title = c.luaL_checklstring(L, 1, &len)[0..len];
-    const text = if (c.lua_type(L, 2) <= c.LUA_TNIL) "" else blk: {
-        const s = c.luaL_checklstring(L, 2, &len);
-        break :blk s[0..len];
-    };
+    const title = checkString(L, 1);
+    const text = optString(L, 2, "");
     const answer = if (host.frontend) |f| f.vtable.confirm(f.ctx, title, text) else null;
     if (answer == null) host.reportLine("ext.ui.confirm \"{s}\": no terminal to ask on: false", .{title});
     c.lua_pushboolean(L, @intFromBool(answer orelse false));
@@ -88,8 +92,7 @@ fn confirm(L: State) callconv(.c) c_int {
 
 fn select(L: State) callconv(.c) c_int {
     const host = hostOf(L);
-    var len: usize = 0;
-    const title = c.luaL_checklstring(L, 1, &len)[0..len];
+    const title = checkString(L, 1);
     c.luaL_checktype(L, 2, c.LUA_TTABLE);
     const n = c.lua_rawlen(L, 2);
     if (n == 0 or n > 256) return c.luaL_argerror(L, 2, "a list of 1 to 256 strings");
@@ -109,12 +112,8 @@ fn select(L: State) callconv(.c) c_int {
 
 fn status(L: State) callconv(.c) c_int {
     const host = hostOf(L);
-    var len: usize = 0;
-    const key = c.luaL_checklstring(L, 1, &len)[0..len];
-    const text = if (c.lua_type(L, 2) <= c.LUA_TNIL) "" else blk: {
-        const s = c.luaL_checklstring(L, 2, &len);
-        break :blk s[0..len];
-    };
+    const key = checkString(L, 1);
+    const text = optString(L, 2, "");
     host.setStatus(key, text) catch return c.luaL_error(L, "not enough memory");
     return 0;
 }

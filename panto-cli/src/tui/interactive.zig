@@ -182,6 +182,10 @@ const Loop = struct {
                     l.editor.forget(); // the shell wrote below it
                 },
                 .edit_externally => try l.editExternally(),
+                .show_result => {
+                    try l.editor.erase(l.out);
+                    try l.renderer.printLastResult();
+                },
                 .toggle_thinking => {
                     l.renderer.show_thinking = !l.renderer.show_thinking;
                     try l.editor.erase(l.out);

@@ -28,6 +28,8 @@ pub const Action = union(enum) {
     interrupt: struct { had_text: bool },
     clear_screen,
     toggle_thinking,
+    /// Ctrl-O: the last tool result, whole.
+    show_result,
     /// Ctrl-Z: stop as a shell's job.
     suspend_job,
     /// Ctrl-G: edit the text in $EDITOR (the caller runs it, then `setText`).
@@ -121,6 +123,7 @@ pub const Editor = struct {
             'n' => try e.historyStep(.newer),
             'l' => return .clear_screen,
             't' => return .toggle_thinking,
+            'o' => return .show_result,
             'r' => try e.startSearch(),
             'z' => return .suspend_job,
             'g' => return .edit_externally,

@@ -8,6 +8,7 @@ const panto = @import("panto");
 const Event = panto.Event;
 const width = @import("width.zig");
 const summary = @import("summary.zig");
+const edit_diff = @import("edit_diff.zig");
 
 const Writer = std.Io.Writer;
 
@@ -42,6 +43,15 @@ pub const Renderer = struct {
     gpa: std.mem.Allocator,
     /// An error writing to the terminal: the turn goes on, the loop reports it after.
     write_failed: bool = false,
+    /// The input of each `edit` call awaiting its result: its diff is drawn under the result.
+    edits: std.ArrayList(Call) = .empty,
+    /// The last tool result shown folded, whole, for Ctrl-O; and its tool's name.
+    last_result: std.ArrayList(u8) = .empty,
+    last_result_name: std.ArrayList(u8) = .empty,
+
+    const Call = struct { id: []u8, input: []u8 };
+    /// A tool result's lines shown under its summary; Ctrl-O shows the rest.
+    pub const folded_lines = 3;
 
     pub fn init(gpa: std.mem.Allocator, out: *Writer) Renderer {
         return .{ .gpa = gpa, .out = out };
@@ -51,6 +61,28 @@ pub const Renderer = struct {
         r.thinking.deinit(r.gpa);
         r.clearProgress();
         r.progress.deinit(r.gpa);
+        r.clearEdits();
+        r.edits.deinit(r.gpa);
+        r.last_result.deinit(r.gpa);
+        r.last_result_name.deinit(r.gpa);
+    }
+
+    fn clearEdits(r: *Renderer) void {
+        for (r.edits.items) |e| {
+            r.gpa.free(e.id);
+            r.gpa.free(e.input);
+        }
+        r.edits.clearRetainingCapacity();
+    }
+
+    /// The edit call `id`'s input, taken out (the caller frees it); null when not kept.
+    fn takeEdit(r: *Renderer, id: []const u8) ?[]u8 {
+        for (r.edits.items, 0..) |e, i| if (std.mem.eql(u8, e.id, id)) {
+            r.gpa.free(e.id);
+            _ = r.edits.orderedRemove(i);
+            return e.input;
+        };
+        return null;
     }
 
     pub fn beginTurn(r: *Renderer) void {
@@ -59,6 +91,7 @@ pub const Renderer = struct {
         r.in_thinking = false;
         r.live_rows = 0;
         r.clearProgress();
+        r.clearEdits();
     }
 
     pub fn event(r: *Renderer, e: *const Event) void {
@@ -85,7 +118,10 @@ pub const Renderer = struct {
                 r.live_rows = 1;
                 r.live_col = width.of("⚙ ") + width.of(t.name) + width.of("…");
             },
-            .tool_call_start => |t| try r.toolCall(t.name, t.input),
+            .tool_call_start => |t| {
+                try r.toolCall(t.name, t.input);
+                if (std.mem.eql(u8, t.name, "edit")) r.keepEdit(t.id, t.input) catch {};
+            },
             .tool_progress => |p| {
                 r.setProgress(p) catch {}; // (out of memory: the line shows the older text)
                 try r.freshLine();
@@ -215,8 +251,86 @@ pub const Renderer = struct {
         } else {
             var buf: [96]u8 = undefined;
             try r.out.print("  {s}↳ {s}: {s}{s}\n", .{ dim, t.name, summary.ofResult(&buf, t.content, t.parts), reset });
+            if (r.takeEdit(t.id)) |input| {
+                defer r.gpa.free(input);
+                try r.editDiff(input, t.content);
+            } else try r.foldedResult(t.name, t.content);
         }
         try r.drawProgress(); // the tools still running
+    }
+
+    fn keepEdit(r: *Renderer, id: []const u8, input: []const u8) std.mem.Allocator.Error!void {
+        const id_copy = try r.gpa.dupe(u8, id);
+        errdefer r.gpa.free(id_copy);
+        const input_copy = try r.gpa.dupe(u8, input);
+        errdefer r.gpa.free(input_copy);
+        try r.edits.append(r.gpa, .{ .id = id_copy, .input = input_copy });
+    }
+
+    /// The diff of an edit that succeeded, from its input's `old` and `new` and the line its
+    /// result names ("... at line N").
+    fn editDiff(r: *Renderer, input: []const u8, result: []const u8) Writer.Error!void {
+        const Input = struct { old: []const u8 = "", new: []const u8 = "" };
+        const parsed = std.json.parseFromSlice(Input, r.gpa, input, .{ .ignore_unknown_fields = true }) catch return;
+        defer parsed.deinit();
+        const at = if (std.mem.lastIndexOf(u8, result, "at line ")) |i| blk: {
+            const digits = result[i + 8 ..];
+            const end = std.mem.indexOfNone(u8, digits, "0123456789") orelse digits.len;
+            break :blk std.fmt.parseInt(usize, digits[0..end], 10) catch 1;
+        } else 1;
+        try edit_diff.write(r.out, parsed.value.old, parsed.value.new, at, r.cols);
+    }
+
+    /// The first lines of a result (bash's: the last, where a failure says why), dim, and how
+    /// many more; the whole is kept for Ctrl-O.
+    fn foldedResult(r: *Renderer, name: []const u8, content: []const u8) Writer.Error!void {
+        const body = std.mem.trimEnd(u8, content, "\n");
+        if (body.len == 0) return;
+        r.last_result.clearRetainingCapacity();
+        r.last_result_name.clearRetainingCapacity();
+        r.last_result.appendSlice(r.gpa, body) catch {};
+        r.last_result_name.appendSlice(r.gpa, name) catch {};
+        const total = std.mem.count(u8, body, "\n") + 1;
+        const shown = @min(total, folded_lines);
+        const from_end = std.mem.eql(u8, name, "bash");
+        var start: usize = 0;
+        if (from_end) {
+            // Back from the end to the start of the last `shown` lines.
+            start = body.len;
+            var n: usize = 0;
+            while (n < shown) : (n += 1) start = if (std.mem.lastIndexOfScalar(u8, body[0 .. start -| 1], '\n')) |i| i + 1 else 0;
+            if (total > shown) try r.moreLines(total - shown, true);
+        }
+        var it = std.mem.splitScalar(u8, body[start..], '\n');
+        var n: usize = 0;
+        while (it.next()) |line| : (n += 1) {
+            if (n == shown) break;
+            try r.out.writeAll(dim ++ "    ");
+            try r.clipped(line, r.cols -| 5);
+            try r.out.print("{s}\n", .{reset});
+        }
+        if (!from_end and total > shown) try r.moreLines(total - shown, false);
+    }
+
+    fn moreLines(r: *Renderer, n: usize, above: bool) Writer.Error!void {
+        try r.out.print("{s}    … {d} {s}line{s}{s} (Ctrl-O shows the whole result){s}\n", .{ dim, n, if (above) "" else "more ", if (n == 1) "" else "s", if (above) " above" else "", reset });
+    }
+
+    /// Ctrl-O: the last folded result, whole.
+    pub fn printLastResult(r: *Renderer) Writer.Error!void {
+        if (r.last_result.items.len == 0) {
+            try r.out.print("{s}no tool result to show{s}\n", .{ dim, reset });
+            return r.out.flush();
+        }
+        try r.freshLine();
+        try r.out.print("{s}↳ {s}, whole:{s}\n", .{ dim, r.last_result_name.items, reset });
+        var it = std.mem.splitScalar(u8, r.last_result.items, '\n');
+        while (it.next()) |line| {
+            try r.out.writeAll("    ");
+            try r.clipped(line, r.cols -| 5);
+            try r.out.writeAll("\n");
+        }
+        try r.out.flush();
     }
 
     const Progress = struct { id: []u8, name: []u8, text: []u8 };
@@ -491,6 +605,7 @@ test "a tool call: name and input summary, then the result's size or its error" 
             cyan ++ "⚙ bash" ++ reset ++ " ls\n" ++
             dim ++ "  … bash: running" ++ reset ++ "\r\x1b[J" ++
             "  " ++ dim ++ "↳ bash: 2 lines, 4 B" ++ reset ++ "\n" ++
+            dim ++ "    a" ++ reset ++ "\n" ++ dim ++ "    b" ++ reset ++ "\n" ++
             cyan ++ "⚙ edit" ++ reset ++ " x\n" ++
             "  " ++ red ++ "✗ edit: old text not found" ++ reset ++ "\n",
         out.written(),
@@ -538,8 +653,32 @@ test "tools running together: a progress line each, until each one's result" {
     const b1 = dim ++ "  … fetch: b 1" ++ reset;
     try testing.expectEqualStrings(
         a1 ++ "\r\x1b[J" ++ a1 ++ "\n" ++ b1 ++ "\r\x1b[1A\x1b[J" ++ a2 ++ "\n" ++ b1 ++
-            "\r\x1b[1A\x1b[J" ++ "  " ++ dim ++ "↳ fetch: 1 line, 1 B" ++ reset ++ "\n" ++ b1 ++
-            "\r\x1b[J" ++ "  " ++ dim ++ "↳ fetch: 1 line, 1 B" ++ reset ++ "\n",
+            "\r\x1b[1A\x1b[J" ++ "  " ++ dim ++ "↳ fetch: 1 line, 1 B" ++ reset ++ "\n" ++
+            dim ++ "    x" ++ reset ++ "\n" ++ b1 ++
+            "\r\x1b[J" ++ "  " ++ dim ++ "↳ fetch: 1 line, 1 B" ++ reset ++ "\n" ++
+            dim ++ "    y" ++ reset ++ "\n",
         out.written(),
     );
+}
+
+test "an edit's diff under its result; a long result folded to its first lines, bash's to its last" {
+    var out: Writer.Allocating = .init(testing.allocator);
+    defer out.deinit();
+    var r = Renderer.init(testing.allocator, &out.writer);
+    defer r.deinit();
+    play(&r, &.{
+        .{ .tool_call_start = .{ .id = "e", .name = "edit", .input = "{\"path\":\"a\",\"old\":\"x = 1\\n\",\"new\":\"x = 2\\n\"}", .awaiting_result = true } },
+        .{ .tool_result = .{ .id = "e", .name = "edit", .content = "Edited a: replaced 1 occurrence at line 7", .is_error = false } },
+    });
+    try testing.expect(std.mem.indexOf(u8, out.written(), red ++ "    7 - x = 1" ++ reset ++ "\n\x1b[32m    7 + x = 2") != null);
+    out.clearRetainingCapacity();
+    play(&r, &.{.{ .tool_result = .{ .id = "r", .name = "read", .content = "1\n2\n3\n4\n5\n", .is_error = false } }});
+    try testing.expect(std.mem.endsWith(u8, out.written(), dim ++ "    3" ++ reset ++ "\n" ++ dim ++ "    … 2 more lines (Ctrl-O shows the whole result)" ++ reset ++ "\n"));
+    out.clearRetainingCapacity();
+    play(&r, &.{.{ .tool_result = .{ .id = "b", .name = "bash", .content = "1\n2\n3\n4\nerror: 5\n", .is_error = false } }});
+    try testing.expect(std.mem.indexOf(u8, out.written(), dim ++ "    … 2 lines above (Ctrl-O shows the whole result)" ++ reset ++ "\n" ++ dim ++ "    3") != null);
+    try testing.expect(std.mem.endsWith(u8, out.written(), dim ++ "    error: 5" ++ reset ++ "\n"));
+    out.clearRetainingCapacity();
+    try r.printLastResult();
+    try testing.expect(std.mem.endsWith(u8, out.written(), "    1\n    2\n    3\n    4\n    error: 5\n"));
 }

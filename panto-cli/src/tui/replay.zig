@@ -90,5 +90,6 @@ test "the last messages as the turns showed them, texts cut to their first lines
     try testing.expectEqualStrings("\x1b[1m> \x1b[0mRead a.txt\nReading.\n" ++
         style.cyan ++ "⚙ read" ++ style.reset ++ " a.txt\n" ++
         "  " ++ style.dim ++ "↳ read: 2 lines, 4 B" ++ style.reset ++ "\n" ++
+        style.dim ++ "    x" ++ style.reset ++ "\n" ++ style.dim ++ "    y" ++ style.reset ++ "\n" ++
         "1\n2\n3\n4\n5\n6\n" ++ style.dim ++ "  … 2 more lines" ++ style.reset ++ "\n", out.written());
 }

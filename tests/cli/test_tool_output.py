@@ -1,0 +1,44 @@
+"""Tool calls on the screen (tmux): an edit shows the diff of what it changed, a long result
+is folded to a few lines and Ctrl-O shows the last one whole."""
+from __future__ import annotations
+
+from pathlib import Path
+
+from conftest import text_reply, tool_reply
+from test_interactive import pane  # noqa: F401  (the fixture)
+
+
+def test_an_edit_shows_its_diff_colored(emulator, pane, workdir: Path):
+    (workdir / "app.py").write_text("import os\n\ndef main():\n    print('hi')\n    return 0\n")
+    emulator({"responses": [
+        tool_reply("edit", {"path": "app.py", "old": "    print('hi')\n", "new": "    print('hello')\n    log()\n"}),
+        text_reply("Edited."),
+    ]})
+    p = pane("--allow", "fs.write", "--yolo")
+    mark = p.mark()
+    p.type("Change the greeting")
+    p.wait_for("Edited.", after=mark)
+    screen = p.screen()[mark:]
+    assert "    4 -     print('hi')" in screen
+    assert "    4 +     print('hello')" in screen and "    5 +     log()" in screen
+    colored = p.screen(escapes=True).splitlines()
+    removed = next(line for line in colored if "print('hi')" in line and " - " in line)
+    added = next(line for line in colored if "4 +     print('hello')" in line)
+    assert "\x1b[31m" in removed and "\x1b[32m" in added, (removed, added)
+    assert (workdir / "app.py").read_text().count("hello") == 1
+
+
+def test_a_long_result_is_folded_and_ctrl_o_shows_it_whole(emulator, pane, workdir: Path):
+    (workdir / "long.txt").write_text("".join(f"row {i}\n" for i in range(1, 21)))
+    emulator({"responses": [tool_reply("read", {"path": "long.txt"}), text_reply("Read it.")]})
+    p = pane()
+    mark = p.mark()
+    p.type("Read long.txt")
+    p.wait_for("Read it.", after=mark)
+    screen = p.screen()[mark:]
+    assert "row 3" in screen and "row 4" not in screen
+    assert "… 17 more lines (Ctrl-O shows the whole result)" in screen
+    mark = p.mark()
+    p.keys("C-o")
+    screen = p.wait_for("row 20", after=mark)
+    assert "read, whole:" in screen and "row 4" in screen
