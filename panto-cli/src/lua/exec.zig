@@ -18,6 +18,9 @@ pub const Options = struct {
     /// Once the output passes max_output, write the whole of it to a new file (mode 0600) in
     /// $TMPDIR (else /tmp), so that nothing cut is lost.
     save_output: bool = false,
+    /// The id of the tool call whose progress shows the output's last line while it runs
+    /// (ext.exec's `progress`; tool_runner.zig reports it).
+    progress_id: ?[]const u8 = null,
 };
 
 pub const default_max_output: usize = 1 << 20;
@@ -48,6 +51,17 @@ pub const Child = struct {
     canceled: bool = false,
     /// The registry reference of the coroutine that waits for it (a tool handler), or none.
     waiter: c_int,
+    /// Options.progress_id (owned), and the output_bytes its progress last showed.
+    progress_id: ?[]u8 = null,
+    reported_bytes: u64 = 0,
+    reported_at: f64 = -1,
+
+    /// The last line of the output kept that has text (its end may be a line still written).
+    pub fn lastLine(ch: *const Child) []const u8 {
+        const out = std.mem.trimEnd(u8, ch.kept(), " \t\r\n");
+        const start = if (std.mem.lastIndexOfScalar(u8, out, '\n')) |i| i + 1 else 0;
+        return out[start..];
+    }
 
     pub fn done(ch: *const Child) bool {
         return ch.status != null and ch.out_fd < 0;
@@ -193,6 +207,7 @@ pub const Child = struct {
         if (ch.pidfd >= 0) _ = linux.close(ch.pidfd);
         if (ch.save_fd >= 0) _ = linux.close(ch.save_fd);
         if (ch.save_path) |path| gpa.free(path);
+        if (ch.progress_id) |id| gpa.free(id);
         ch.output.deinit(gpa);
         gpa.destroy(ch);
     }
@@ -234,6 +249,8 @@ pub fn spawn(gpa: std.mem.Allocator, options: Options, now: f64, why: *[]const u
     const cwd: ?[:0]const u8 = if (options.cwd) |d| try arena.dupeZ(u8, d) else null;
     const ch = try gpa.create(Child);
     errdefer gpa.destroy(ch);
+    const progress_id = if (options.progress_id) |id| try gpa.dupe(u8, id) else null;
+    errdefer if (progress_id) |id| gpa.free(id);
 
     var fds: [2]i32 = undefined;
     if (linux.errno(linux.pipe2(&fds, .{ .CLOEXEC = true })) != .SUCCESS) {
@@ -275,6 +292,7 @@ pub fn spawn(gpa: std.mem.Allocator, options: Options, now: f64, why: *[]const u
         .save_output = options.save_output,
         .deadline = now + options.timeout,
         .waiter = 0,
+        .progress_id = progress_id,
     };
     return ch;
 }

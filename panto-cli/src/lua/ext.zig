@@ -202,7 +202,7 @@ fn extCheckPath(L: State) callconv(.c) c_int {
     }
 }
 
-/// ext.exec(cmd [, {timeout=, cwd=, max_output=, keep=, save_output=}]): runs `cmd` (a string
+/// ext.exec(cmd [, {timeout=, cwd=, max_output=, keep=, save_output=, progress=}]): runs `cmd` (a string
 /// for /bin/sh -c, or a list: the program and its arguments) to its end in a process group of
 /// its own, stdin /dev/null, stdout and stderr together. Returns {status=, signal=, output=,
 /// output_bytes=, output_lines=, output_file=, truncated=, timed_out=, canceled=}, or nil and
@@ -307,8 +307,11 @@ fn readOptions(L: State, options: *exec.Options) void {
         } else if (std.mem.eql(u8, key, "save_output")) {
             if (c.lua_type(L, -1) != c.LUA_TBOOLEAN) _ = c.luaL_argerror(L, 2, "save_output must be a boolean");
             options.save_output = c.lua_toboolean(L, -1) != 0;
+        } else if (std.mem.eql(u8, key, "progress")) {
+            if (c.lua_type(L, -1) != c.LUA_TSTRING) _ = c.luaL_argerror(L, 2, "progress must be a tool call's id (a string)");
+            options.progress_id = toSlice(L, -1); // alive in the table
         } else {
-            _ = c.luaL_argerror(L, 2, "unknown option (the options are timeout, cwd, max_output, keep, save_output)");
+            _ = c.luaL_argerror(L, 2, "unknown option (the options are timeout, cwd, max_output, keep, save_output, progress)");
         }
         pop(L, 1);
     }

@@ -117,10 +117,34 @@ pub const Runner = struct {
                 return error.HandlerFailed;
             }
             if (r.given != before or r.round.live == 0) return if (r.given != before) {} else error.NoHandler;
-            const until = tool_runs.earliestWake(L, si);
+            var until = tool_runs.earliestWake(L, si);
+            // Output held back by reportOutput's pace: shown once its tenth of a second passes.
+            for (r.children.list.items) |ch| if (ch.progress_id != null and ch.output_bytes != ch.reported_bytes) {
+                until = @min(until, ch.reported_at + 0.1);
+            };
             if (until == std.math.inf(f64) and r.children.list.items.len == 0 and !r.children.isCanceled())
                 return error.HandlerFailed; // nothing could wake a handler
             r.children.wait(r.gpa, tool_runs.now, until, L, wakeWaiter);
+            r.reportOutput(stream);
+            if (r.given != before) return;
+        }
+    }
+
+    /// The last line of each child that shows its output as its call's progress
+    /// (ext.exec's `progress`), when it wrote more since, at most ten times a second (a
+    /// chatty build would otherwise redraw the line for every read).
+    fn reportOutput(r: *Runner, stream: *panto.Stream) void {
+        const t = tool_runs.now();
+        for (r.children.list.items) |ch| {
+            const id = ch.progress_id orelse continue;
+            if (ch.output_bytes == ch.reported_bytes or t - ch.reported_at < 0.1) continue;
+            ch.reported_bytes = ch.output_bytes;
+            ch.reported_at = t;
+            const line = ch.lastLine();
+            if (line.len == 0 or !std.unicode.utf8ValidateSlice(line)) continue;
+            // The call may be answered already, or not be this stream's: nothing to show.
+            stream.toolProgress(id, line, -1) catch continue; // -1: no fraction
+            r.given += 1;
         }
     }
 

@@ -36,11 +36,12 @@ ext.tool{
   },
   capabilities = {"exec"},
   approval = "always", -- each call asks the user first (--yolo or an approval rule allows it)
-  handler = function(input)
+  handler = function(input, call)
     local timeout = input.timeout or default_timeout
     if not (timeout > 0) then return nil, "bash: timeout must be more than 0 seconds" end
     local r, err = ext.exec({"bash", "-c", input.command},
-      {timeout = timeout, max_output = max_output + 1, keep = "tail", save_output = true})
+      {timeout = timeout, max_output = max_output + 1, keep = "tail", save_output = true,
+       progress = call and call.id}) -- its last line shows while it runs
     if not r then return nil, "bash: " .. err end
     local out = r.truncated and tail_with_note(r) or r.output
     if r.canceled then return nil, out .. "\n[canceled: the command was killed]" end
