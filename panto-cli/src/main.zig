@@ -389,6 +389,7 @@ fn readStdin(arena: std.mem.Allocator, io: std.Io) ![]u8 {
 
 test {
     _ = @import("args.zig");
+    _ = @import("at_files.zig");
     _ = @import("exit_codes.zig");
     _ = @import("json_events.zig");
     _ = @import("markdown_export.zig");

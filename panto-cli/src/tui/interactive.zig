@@ -38,6 +38,7 @@ const Asker = @import("approval_prompt.zig").Asker;
 const external_editor = @import("external_editor.zig");
 const exit_codes = @import("../exit_codes.zig");
 const ext_dialogs = @import("ext_dialogs.zig");
+const at_files = @import("../at_files.zig");
 const Host = @import("../lua/host.zig").Host;
 
 const stdin_fd: std.c.fd_t = 0;
@@ -90,6 +91,7 @@ pub fn run(app: *App) !u8 {
     const completions = try slash.names(app.gpa, app);
     defer app.gpa.free(completions);
     loop.editor.completions = completions;
+    loop.editor.io = app.io;
     try loop.banner();
     return loop.prompts();
 }
@@ -314,7 +316,10 @@ const Loop = struct {
         const r = &l.renderer;
         r.beginTurn();
         const observer: turn.Observer = .{ .ctx = l, .event = onEvent, .note = onNote, .approve = approve };
-        const outcome = turn.run(l.app, input, observer);
+        var attached = try at_files.expand(l.app.gpa, l.app.io, input);
+        defer attached.deinit();
+        for (attached.notes) |n| r.note(n);
+        const outcome = turn.runInput(l.app, .{ .text = attached.text, .parts = attached.parts }, observer);
         l.takeTyped(watcher);
         try l.input.finish();
         try r.out.writeAll(style.reset);

@@ -6,13 +6,14 @@
 //!   Left/Right, Ctrl-B/F       a character        Home/End, Ctrl-A/E   start/end of line
 //!   Ctrl-Left/Right, Alt-B/F   a word             Backspace, Delete    a character
 //!   Ctrl-U / Ctrl-K            to the start/end   Ctrl-W, Alt-Bksp     the word before
-//!   Up/Down, Ctrl-P/N          history            Tab                  complete a /command
+//!   Up/Down, Ctrl-P/N          history            Tab                  complete a /command, an @path
 //!   Ctrl-C  clear the line     Ctrl-D  exit (empty line) or delete     Ctrl-L  clear screen
 //!   Ctrl-T  show/hide thinking         Ctrl-Z  suspend (fg continues)
 //!   Alt-Enter, Shift-Enter  a newline  Ctrl-G  the text in $EDITOR
 //!   Ctrl-R  search the history (again: an older match; Enter sends, Esc/Ctrl-G gives up,
 //!           another key keeps the match to edit)
 const std = @import("std");
+const path_complete = @import("path_complete.zig");
 const Allocator = std.mem.Allocator;
 const keys = @import("keys.zig");
 const width = @import("width.zig");
@@ -52,6 +53,8 @@ pub const Editor = struct {
     pasting: bool = false,
     /// What Tab completes a leading "/" word against.
     completions: []const []const u8 = &.{},
+    /// For Tab after "@": the files (none: no path completion).
+    io: ?std.Io = null,
     submitted: std.ArrayList(u8) = .empty,
     /// Columns the last draw's widest row took (a terminal made narrower than this reflowed it).
     drawn_width: usize = 0,
@@ -227,8 +230,15 @@ pub const Editor = struct {
     }
 
     /// Tab on "/wor": the one command starting so is completed; several: their common prefix.
+    /// Tab on a word "@pa": the path (path_complete.zig), when `io` was given.
     fn complete(e: *Editor) Allocator.Error!void {
         const b = e.buf.items;
+        const word_start = if (std.mem.lastIndexOfAny(u8, b[0..e.cursor], " \t\n")) |i| i + 1 else 0;
+        if (e.io) |io| if (word_start < e.cursor and b[word_start] == '@') {
+            const got = try path_complete.complete(e.gpa, io, b[word_start + 1 .. e.cursor]) orelse return;
+            defer e.gpa.free(got.insert);
+            return e.insert(got.insert);
+        };
         if (b.len == 0 or b[0] != '/' or e.cursor != b.len or std.mem.indexOfScalar(u8, b, ' ') != null) return;
         const typed = b[1..];
         var common: ?[]const u8 = null;

@@ -7,6 +7,7 @@ test {
     _ = @import("line_editor.zig");
     _ = @import("summary.zig");
     _ = @import("edit_diff.zig");
+    _ = @import("path_complete.zig");
     _ = @import("render.zig");
     _ = @import("status.zig");
     _ = @import("replay.zig");

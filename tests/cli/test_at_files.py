@@ -1,0 +1,49 @@
+"""`@path` in the interactive prompt (tmux): Tab completes the path; on send a text file is
+attached fenced under its path, an image as an image part, a missing one is said."""
+from __future__ import annotations
+
+import base64
+from pathlib import Path
+
+from conftest import text_reply
+from test_interactive import pane, last_user_text  # noqa: F401  (the fixture and a helper)
+from test_print import piped_png
+
+
+def test_tab_completes_the_path_and_the_file_is_attached_fenced(emulator, pane, workdir: Path):
+    (workdir / "notes.txt").write_text("milk\neggs\n")
+    (workdir / "src").mkdir()
+    (workdir / "src" / "main.zig").write_text("pub fn main() void {}\n")
+    emu = emulator({"responses": [text_reply("Bread is missing."), text_reply("A main.")]})
+    p = pane()
+    mark = p.mark()
+    p.keys("@no", "Tab")
+    p.wait_for("@notes.txt", after=mark)
+    p.type("what is missing?")
+    p.wait_for("Bread is missing.", after=mark)
+    sent = last_user_text(emu.requests()[0])
+    assert sent == "@notes.txt what is missing?\n\nnotes.txt:\n```\nmilk\neggs\n```", sent
+    # A folder is completed with "/", then the file in it.
+    p.keys("look at @s", "Tab")
+    p.wait_for("look at @src/", after=mark)
+    p.keys("Tab")
+    p.wait_for("look at @src/main.zig", after=mark)
+    p.keys("Enter")
+    p.wait_for("A main.", after=mark)
+    assert "src/main.zig:\n```\npub fn main() void {}\n```" in last_user_text(emu.requests()[1])
+
+
+def test_an_image_is_attached_as_an_image_and_a_missing_file_is_said(emulator, pane, workdir: Path):
+    png = piped_png()
+    (workdir / "shot.png").write_bytes(png)
+    emu = emulator({"responses": [text_reply("A green square.")]})
+    p = pane()
+    mark = p.mark()
+    p.type("what is @shot.png and @gone.txt?")
+    screen = p.wait_for("A green square.", after=mark)
+    assert "@gone.txt: not attached (no such file)" in screen
+    content = emu.requests()[0]["body"]["messages"][-1]["content"]
+    images = [b for b in content if b["type"] == "image"]
+    assert len(images) == 1 and base64.b64decode(images[0]["source"]["data"]) == png
+    texts = [b["text"] for b in content if b["type"] == "text"]
+    assert texts == ["what is @shot.png and @gone.txt?"]
