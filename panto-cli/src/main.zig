@@ -393,6 +393,7 @@ test {
     _ = @import("exit_codes.zig");
     _ = @import("json_events.zig");
     _ = @import("markdown_export.zig");
+    _ = @import("html_export.zig");
     _ = @import("names.zig");
     _ = @import("project_context.zig");
     _ = @import("rpc_mode.zig");

@@ -78,14 +78,14 @@ fn fence(w: *Writer, info: []const u8, text: []const u8) Writer.Error!void {
     try w.writeByte('\n');
 }
 
-fn onlyResults(m: Message) bool {
+pub fn onlyResults(m: Message) bool {
     if (m.blocks.len == 0) return false;
     for (m.blocks) |b| if (b.kind != .tool_result) return false;
     return true;
 }
 
 /// The name of the tool call `id` answers (the call is in an earlier message).
-fn callName(messages: []const Message, id: []const u8) []const u8 {
+pub fn callName(messages: []const Message, id: []const u8) []const u8 {
     var i = messages.len;
     while (i > 0) {
         i -= 1;

@@ -8,6 +8,7 @@ const turn = @import("../turn.zig");
 const exit_codes = @import("../exit_codes.zig");
 const settings_mod = @import("../settings.zig");
 const markdown_export = @import("../markdown_export.zig");
+const html_export = @import("../html_export.zig");
 const session_tree = @import("../session_tree.zig");
 
 const Writer = std.Io.Writer;
@@ -22,7 +23,7 @@ pub const builtins = [_]Builtin{
     .{ .name = "name", .usage = "/name [TEXT]", .description = "name this session (panto sessions and --resume show it)" },
     .{ .name = "fork", .usage = "/fork [N]", .description = "go on in a new session holding this one's first N messages (all)" },
     .{ .name = "tree", .usage = "/tree", .description = "the fork tree of this session (/fork and /new make its branches)" },
-    .{ .name = "export", .usage = "/export [FILE]", .description = "write the conversation as Markdown (panto-SESSION.md)" },
+    .{ .name = "export", .usage = "/export [FILE]", .description = "write the conversation as Markdown (panto-SESSION.md), or HTML (FILE.html)" },
     .{ .name = "mcp", .usage = "/mcp", .description = "the MCP servers (config mcp_servers, --mcp) and their tools" },
     .{ .name = "compact", .usage = "/compact", .description = "summarize the older messages to free context" },
     .{ .name = "help", .usage = "/help", .description = "this list, and the keys" },
@@ -176,7 +177,8 @@ fn nameSession(ctx: Context, args: []const u8) Writer.Error!void {
 }
 
 /// `/export [FILE]`: the conversation as Markdown, to FILE (relative to the working
-/// directory) or `panto-SESSION.md` there; an existing file is replaced, as a shell's `>` would.
+/// directory) or `panto-SESSION.md` there, as HTML when FILE ends in .html or .htm; an
+/// existing file is replaced, as a shell's `>` would.
 fn exportMarkdown(ctx: Context, args: []const u8) Writer.Error!void {
     const agent = ctx.app.agent;
     const gpa = ctx.app.gpa;
@@ -186,7 +188,9 @@ fn exportMarkdown(ctx: Context, args: []const u8) Writer.Error!void {
     var doc: Writer.Allocating = .init(gpa);
     defer doc.deinit();
     const messages = agent.conversation.messages.items;
-    markdown_export.write(&doc.writer, .{ .session = session_id, .provider = @tagName(agent.config.provider), .model = agent.config.model }, messages) catch
+    const header: markdown_export.Header = .{ .session = session_id, .provider = @tagName(agent.config.provider), .model = agent.config.model };
+    const html = std.ascii.endsWithIgnoreCase(path, ".html") or std.ascii.endsWithIgnoreCase(path, ".htm");
+    (if (html) html_export.write(&doc.writer, header, messages) else markdown_export.write(&doc.writer, header, messages)) catch
         return ctx.out.print("{s}/export: out of memory{s}\n", .{ style.red, style.reset });
     std.Io.Dir.cwd().writeFile(ctx.app.io, .{ .sub_path = path, .data = doc.written() }) catch |err|
         return ctx.out.print("{s}/export: {s} could not be written ({s}){s}\n", .{ style.red, path, @errorName(err), style.reset });
