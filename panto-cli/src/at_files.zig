@@ -61,13 +61,7 @@ pub fn expand(gpa: std.mem.Allocator, io: std.Io, prompt: []const u8) std.mem.Al
 
 /// "\n\nPATH:\n```\nCONTENT\n```", the fence longer than any run of backticks in the content.
 fn appendFenced(a: std.mem.Allocator, text: *std.ArrayList(u8), path: []const u8, content: []const u8) !void {
-    var longest: usize = 0;
-    var run: usize = 0;
-    for (content) |ch| {
-        run = if (ch == '`') run + 1 else 0;
-        longest = @max(longest, run);
-    }
-    const fence_len = @max(3, longest + 1);
+    const fence_len = @import("markdown_export.zig").fenceLength(content);
     try text.print(a, "\n\n{s}:\n", .{path});
     try text.appendNTimes(a, '`', fence_len);
     try text.append(a, '\n');

@@ -65,17 +65,22 @@ fn media(w: *Writer, b: Block) Writer.Error!void {
 
 /// A fenced block long enough that no run of backticks inside closes it.
 fn fence(w: *Writer, info: []const u8, text: []const u8) Writer.Error!void {
+    const ticks = fenceLength(text);
+    try w.splatByteAll('`', ticks);
+    try w.print("{s}\n{s}\n", .{ info, std.mem.trimEnd(u8, text, "\n") });
+    try w.splatByteAll('`', ticks);
+    try w.writeByte('\n');
+}
+
+/// The backticks of a fence no run inside `text` closes: 3, or one more than its longest run.
+pub fn fenceLength(text: []const u8) usize {
     var longest: usize = 0;
     var run: usize = 0;
     for (text) |c| {
         run = if (c == '`') run + 1 else 0;
         longest = @max(longest, run);
     }
-    const ticks = @max(3, longest + 1);
-    try w.splatByteAll('`', ticks);
-    try w.print("{s}\n{s}\n", .{ info, std.mem.trimEnd(u8, text, "\n") });
-    try w.splatByteAll('`', ticks);
-    try w.writeByte('\n');
+    return @max(3, longest + 1);
 }
 
 pub fn onlyResults(m: Message) bool {
