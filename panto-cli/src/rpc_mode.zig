@@ -21,7 +21,7 @@ const Parsed = std.json.Parsed(std.json.Value);
 /// The commands the main thread runs, in the order they came.
 const queued_commands = [_][]const u8{ "prompt", "get_state", "set_model", "set_thinking", "new_session", "fork", "get_messages", "compact" };
 
-const all_commands = "prompt, steer, follow_up, abort, approve, deny, get_state, set_model, set_thinking, new_session, fork, get_messages, compact";
+const all_commands = "prompt, steer, follow_up, abort, approve, deny, extension_ui_response, get_state, set_model, set_thinking, new_session, fork, get_messages, compact";
 
 /// A call of the approval request on screen (the client's to answer) and its answer once given.
 const Waiting = struct {
@@ -30,6 +30,8 @@ const Waiting = struct {
     /// A deny's reason, owned.
     reason: []u8 = &.{},
 };
+
+const UiAnswer = union(enum) { confirmed: bool, value: []u8, cancelled };
 
 const Early = struct { source: @import("app.zig").SteerSource, text: []u8 };
 
@@ -52,6 +54,11 @@ const Rpc = struct {
     /// Steers and follow-ups for a turn that is starting (its stream not made yet), or for
     /// the prompt queued next: given to the stream at the turn's first event.
     early: std.ArrayList(Early) = .empty,
+    /// The extension's question asked (ext.ui.confirm/select: one at a time, Lua runs on the
+    /// main thread), its number, and its answer once the client gave it.
+    ui_asked: ?u64 = null,
+    ui_count: u64 = 0,
+    ui_answer: ?UiAnswer = null,
 
     fn acquire(r: *Rpc) void {
         _ = c.pthread_mutex_lock(&r.lock);
@@ -93,6 +100,8 @@ pub fn run(app: *App, out: *std.Io.Writer) u8 {
         json_events.writeSession(out, info, app.agent.messageCount()) catch {};
         r.flushLine();
     }
+    app.host.frontend = .{ .ctx = r, .vtable = &frontend_vtable };
+    defer app.host.frontend = null;
     const reader = std.Thread.spawn(.{}, readCommands, .{r}) catch return exit_codes.internal;
     reader.detach();
     while (true) {
@@ -173,6 +182,8 @@ fn take(r: *Rpc, raw: []const u8) void {
         answerCall(r, command, id, kind);
     } else if (std.mem.eql(u8, kind, "steer") or std.mem.eql(u8, kind, "follow_up")) {
         steer(r, command, id, kind);
+    } else if (std.mem.eql(u8, kind, "extension_ui_response")) {
+        answerUi(r, command, id, kind);
     } else {
         respondError(r, id, kind, "unknown_command", "the commands: " ++ all_commands);
     }
@@ -480,4 +491,123 @@ fn endLine(r: *Rpc, s: *Stringify) void {
     s.endObject() catch {};
     r.out.writeByte('\n') catch {};
     r.flushLine();
+}
+
+// ---- ext.ui (lua/ext_ui.zig's Frontend): requests to the client ----
+
+const Host = @import("lua/host.zig").Host;
+const Level = @import("lua/ext_ui.zig").Level;
+
+const frontend_vtable: Host.Frontend.VTable = .{
+    .notify = uiNotify,
+    .confirm = uiConfirm,
+    .select = uiSelect,
+    .send = noPrompt,
+    .set_model = noPrompt,
+    .status = uiStatus,
+};
+
+/// {"event":"extension_ui_request","request_id":"ui-N","method":METHOD, ...fields}
+fn writeUiRequest(r: *Rpc, number: ?u64, method: []const u8, fields: anytype) void {
+    var s: Stringify = .{ .writer = r.out };
+    s.beginObject() catch {};
+    s.objectField("event") catch {};
+    s.write("extension_ui_request") catch {};
+    if (number) |n| {
+        var buf: [32]u8 = undefined;
+        s.objectField("request_id") catch {};
+        s.write(std.fmt.bufPrint(&buf, "ui-{d}", .{n}) catch "ui") catch {};
+    }
+    s.objectField("method") catch {};
+    s.write(method) catch {};
+    inline for (@typeInfo(@TypeOf(fields)).@"struct".fields) |f| {
+        s.objectField(f.name) catch {};
+        s.write(@field(fields, f.name)) catch {};
+    }
+    endLine(r, &s);
+}
+
+fn uiNotify(ctx: *anyopaque, level: Level, text: []const u8) void {
+    const r: *Rpc = @ptrCast(@alignCast(ctx));
+    r.acquire();
+    defer r.release();
+    writeUiRequest(r, null, "notify", .{ .message = text, .level = @tagName(level) });
+}
+
+fn uiStatus(ctx: *anyopaque, key: []const u8, text: []const u8) void {
+    const r: *Rpc = @ptrCast(@alignCast(ctx));
+    r.acquire();
+    defer r.release();
+    writeUiRequest(r, null, "set_status", .{ .key = key, .text = text });
+}
+
+/// Asks the client and waits for its extension_ui_response; null when none can come (an
+/// abort, stdin ended, stdout gone). The caller holds the lock; the answer is taken out.
+fn askClient(r: *Rpc, method: []const u8, fields: anytype) ?UiAnswer {
+    r.ui_count += 1;
+    r.ui_asked = r.ui_count;
+    r.ui_answer = null;
+    defer r.ui_asked = null;
+    writeUiRequest(r, r.ui_count, method, fields);
+    while (true) {
+        if (r.ui_answer) |a| {
+            r.ui_answer = null;
+            return a;
+        }
+        if (r.aborted or r.eof or r.broken) return null;
+        _ = c.pthread_cond_wait(&r.changed, &r.lock);
+    }
+}
+
+fn uiConfirm(ctx: *anyopaque, title: []const u8, text: []const u8) ?bool {
+    const r: *Rpc = @ptrCast(@alignCast(ctx));
+    r.acquire();
+    defer r.release();
+    return switch (askClient(r, "confirm", .{ .title = title, .message = text }) orelse return null) {
+        .confirmed => |yes| yes,
+        .value => |v| blk: {
+            r.app.gpa.free(v);
+            break :blk false;
+        },
+        .cancelled => false,
+    };
+}
+
+fn uiSelect(ctx: *anyopaque, title: []const u8, options: []const []const u8) ?usize {
+    const r: *Rpc = @ptrCast(@alignCast(ctx));
+    r.acquire();
+    defer r.release();
+    const answer = askClient(r, "select", .{ .title = title, .options = options }) orelse return null;
+    const value = switch (answer) {
+        .value => |v| v,
+        .confirmed, .cancelled => return null,
+    };
+    defer r.app.gpa.free(value);
+    for (options, 0..) |o, i| if (std.mem.eql(u8, o, value)) return i;
+    return null;
+}
+
+fn noPrompt(_: *anyopaque, _: []const u8) ?[]const u8 {
+    return "no prompt to act on in this mode";
+}
+
+/// extension_ui_response {request_id, confirmed | value | cancelled}: the answer to the
+/// question asked.
+fn answerUi(r: *Rpc, command: std.json.ObjectMap, id: ?std.json.Value, kind: []const u8) void {
+    const request_id = stringField(command, "request_id") orelse return respondError(r, id, kind, "invalid_argument", "\"request_id\" (a string) is needed: the request_id of the extension_ui_request");
+    const answer: UiAnswer = if (command.get("cancelled")) |v| (if (v == .bool and v.bool) .cancelled else return respondError(r, id, kind, "invalid_argument", "\"cancelled\" is true when given")) else if (command.get("confirmed")) |v| switch (v) {
+        .bool => |b| .{ .confirmed = b },
+        else => return respondError(r, id, kind, "invalid_argument", "\"confirmed\" must be a boolean"),
+    } else if (stringField(command, "value")) |v| .{ .value = r.app.gpa.dupe(u8, v) catch return respondError(r, id, kind, "failed", "out of memory") } else return respondError(r, id, kind, "invalid_argument", "one of \"confirmed\" (confirm), \"value\" (select) or \"cancelled\" is needed");
+    r.acquire();
+    defer r.release();
+    var buf: [32]u8 = undefined;
+    const asked = if (r.ui_asked) |n| std.fmt.bufPrint(&buf, "ui-{d}", .{n}) catch "" else "";
+    if (asked.len == 0 or !std.mem.eql(u8, asked, request_id) or r.ui_answer != null) {
+        if (answer == .value) r.app.gpa.free(answer.value);
+        return respondErrorLocked(r, id, kind, "unknown_request", "no extension_ui_request waits for an answer under this request_id");
+    }
+    r.ui_answer = answer;
+    _ = c.pthread_cond_broadcast(&r.changed);
+    respondLocked(r, id, kind, .{});
 }

@@ -6,8 +6,9 @@ from __future__ import annotations
 import re
 from pathlib import Path
 
-from conftest import OPENAI_KEY, text_reply
+from conftest import OPENAI_KEY, text_reply, tool_reply
 from test_interactive import pane, last_user_text  # noqa: F401  (the fixture and a helper)
+from test_rpc import Client
 
 def install(config_dir: Path, name: str, source: str) -> None:
     """An extension in ~/.config/panto/extensions."""
@@ -147,3 +148,56 @@ def test_a_command_switches_the_model_and_a_bad_one_is_refused(emulator, pane, c
     request = emu.requests()[0]
     assert request["path"] == "/v1/chat/completions" and request["body"]["model"] == "gpt-4o-mini"
     assert request["headers"]["authorization"] == "Bearer " + OPENAI_KEY
+
+
+RPC_TOOL = r"""
+local ext = require('panto').ext
+ext.tool{name = 'deploy', description = 'Deploys.', params = {}, handler = function()
+  ext.ui.notify('about to deploy', 'warning')
+  ext.ui.status('deploy', 'deploying')
+  if not ext.ui.confirm('Deploy?', 'to staging') then return 'not deployed' end
+  local where = ext.ui.select('Where?', {'eu', 'us'})
+  return 'deployed to ' .. tostring(where)
+end}
+"""
+
+
+def test_rpc_forwards_the_questions_to_its_client(emulator, start_panto, workdir: Path):
+    (workdir / "deploy.lua").write_text(RPC_TOOL)
+    emulator({"responses": [tool_reply("deploy", {}), text_reply("Deployed.")]})
+    c = Client(start_panto("--mode", "rpc", "-e", "deploy.lua"))
+    c.send({"id": 1, "type": "prompt", "text": "deploy"})
+    notify = c.event("extension_ui_request")
+    assert notify == {"event": "extension_ui_request", "method": "notify",
+                      "message": "about to deploy", "level": "warning"}
+    assert c.event("extension_ui_request") == {"event": "extension_ui_request", "method": "set_status",
+                                               "key": "deploy", "text": "deploying"}
+    confirm = c.event("extension_ui_request")
+    assert confirm["method"] == "confirm" and confirm["title"] == "Deploy?" and confirm["message"] == "to staging"
+    # An answer to no question is refused; then the real answer.
+    c.send({"id": "x", "type": "extension_ui_response", "request_id": "ui-999", "confirmed": True})
+    assert c.response("x")["code"] == "unknown_request"
+    c.send({"id": 2, "type": "extension_ui_response", "request_id": confirm["request_id"], "confirmed": True})
+    assert c.response(2)["ok"]
+    select = c.event("extension_ui_request")
+    assert select["method"] == "select" and select["options"] == ["eu", "us"]
+    assert select["request_id"] != confirm["request_id"]
+    c.send({"id": 3, "type": "extension_ui_response", "request_id": select["request_id"], "value": "us"})
+    result = c.event("tool_result")
+    assert result["content"] == "deployed to us"
+    c.event("done")
+    assert c.close() == 0
+
+
+def test_rpc_abort_while_a_question_waits_answers_it_false(emulator, start_panto, workdir: Path):
+    (workdir / "deploy.lua").write_text(RPC_TOOL)
+    emulator({"responses": [tool_reply("deploy", {}), text_reply("Stopped.")]})
+    proc = start_panto("--mode", "rpc", "-e", "deploy.lua")
+    c = Client(proc)
+    c.send({"id": 1, "type": "prompt", "text": "deploy"})
+    c.until(lambda e: e["event"] == "extension_ui_request" and e["method"] == "confirm")
+    c.send({"id": 2, "type": "abort"})
+    rest = c.until(lambda e: e["event"] in ("done", "error"))
+    assert rest[-1]["event"] == "error"
+    assert c.close() == 0
+    assert b'ext.ui.confirm "Deploy?": not answered: false' in proc.stderr.read()

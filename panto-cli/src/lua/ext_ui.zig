@@ -35,6 +35,9 @@ pub const Frontend = struct {
         send: *const fn (ctx: *anyopaque, text: []const u8) ?[]const u8,
         /// ctx.set_model of a command: "[provider:]name". A refusal's reason is returned.
         set_model: *const fn (ctx: *anyopaque, spec: []const u8) ?[]const u8,
+        /// ext.ui.status changed a segment (RPC mode tells its client); null: the status line
+        /// reads the Host's segments when it is drawn.
+        status: ?*const fn (ctx: *anyopaque, key: []const u8, text: []const u8) void = null,
     };
 };
 
@@ -85,7 +88,7 @@ fn confirm(L: State) callconv(.c) c_int {
     const title = checkString(L, 1);
     const text = optString(L, 2, "");
     const answer = if (host.frontend) |f| f.vtable.confirm(f.ctx, title, text) else null;
-    if (answer == null) host.reportLine("ext.ui.confirm \"{s}\": no terminal to ask on: false", .{title});
+    if (answer == null) host.reportLine("ext.ui.confirm \"{s}\": {s}: false", .{ title, unanswered(host) });
     c.lua_pushboolean(L, @intFromBool(answer orelse false));
     return 1;
 }
@@ -103,7 +106,7 @@ fn select(L: State) callconv(.c) c_int {
         p.pop(L, 1);
     }
     const picked = if (host.frontend) |f| f.vtable.select(f.ctx, title, options[0..n]) else blk: {
-        host.reportLine("ext.ui.select \"{s}\": no terminal to ask on: nil", .{title});
+        host.reportLine("ext.ui.select \"{s}\": {s}: nil", .{ title, unanswered(host) });
         break :blk null;
     };
     if (picked) |i| _ = c.lua_rawgeti(L, 2, @intCast(i + 1)) else c.lua_pushnil(L);
@@ -115,5 +118,12 @@ fn status(L: State) callconv(.c) c_int {
     const key = checkString(L, 1);
     const text = optString(L, 2, "");
     host.setStatus(key, text) catch return c.luaL_error(L, "not enough memory");
+    if (host.frontend) |f| if (f.vtable.status) |changed| changed(f.ctx, key, text);
     return 0;
+}
+
+/// Why a question got no answer: no one to ask, or the one asked gave none (an RPC client
+/// gone, a terminal closed, an abort).
+fn unanswered(host: *const Host) []const u8 {
+    return if (host.frontend == null) "no terminal to ask on" else "not answered";
 }
