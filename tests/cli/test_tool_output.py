@@ -30,7 +30,9 @@ def test_an_edit_shows_its_diff_colored(emulator, pane, workdir: Path):
 
 def test_a_long_result_is_folded_and_ctrl_o_shows_it_whole(emulator, pane, workdir: Path):
     (workdir / "long.txt").write_text("".join(f"row {i}\n" for i in range(1, 21)))
-    emulator({"responses": [tool_reply("read", {"path": "long.txt"}), text_reply("Read it.")]})
+    emulator({"responses": [tool_reply("read", {"path": "long.txt"}), text_reply("Read it."),
+                            tool_reply("read", {"path": "long.txt"}, id="toolu_2"),
+                            text_reply("Read it again, whole.")]})
     p = pane()
     mark = p.mark()
     p.type("Read long.txt")
@@ -41,7 +43,14 @@ def test_a_long_result_is_folded_and_ctrl_o_shows_it_whole(emulator, pane, workd
     mark = p.mark()
     p.keys("C-o")
     screen = p.wait_for("row 20", after=mark)
-    assert "read, whole:" in screen and "row 4" in screen
+    assert "read, whole:" in screen and "row 4" in screen and "tool results shown whole" in screen
+    # Later results come whole; Ctrl-O again folds them.
+    mark = p.mark()
+    p.type("Read it again")
+    screen = p.wait_for("Read it again, whole.", after=mark)
+    assert "row 20" in screen and "more lines" not in screen
+    p.keys("C-o")
+    p.wait_for("tool results folded", after=mark)
 
 
 def test_bash_shows_its_last_line_while_it_runs_then_its_result(emulator, pane, workdir: Path):

@@ -186,7 +186,7 @@ const Loop = struct {
                 .edit_externally => try l.editExternally(),
                 .show_result => {
                     try l.editor.erase(l.out);
-                    try l.renderer.printLastResult();
+                    try l.renderer.toggleResults();
                 },
                 .toggle_thinking => {
                     l.renderer.show_thinking = !l.renderer.show_thinking;

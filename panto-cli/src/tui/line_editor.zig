@@ -29,7 +29,7 @@ pub const Action = union(enum) {
     interrupt: struct { had_text: bool },
     clear_screen,
     toggle_thinking,
-    /// Ctrl-O: the last tool result, whole.
+    /// Ctrl-O: the last tool result whole, and the later ones (again: folded).
     show_result,
     /// Ctrl-Z: stop as a shell's job.
     suspend_job,

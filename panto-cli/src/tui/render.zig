@@ -25,6 +25,8 @@ pub const Renderer = struct {
     rows: usize = 24,
     /// Thinking stays shown after its block ends (/thinking show, Ctrl-T).
     show_thinking: bool = false,
+    /// Tool results are shown whole, not folded (Ctrl-O).
+    show_results: bool = false,
     /// The column the cursor is at (0: at the start of a line).
     col: usize = 0,
     /// Rows written since the thinking block began (0 outside one).
@@ -282,7 +284,7 @@ pub const Renderer = struct {
     }
 
     /// The first lines of a result (bash's: the last, where a failure says why), dim, and how
-    /// many more; the whole is kept for Ctrl-O.
+    /// many more; the whole is kept for Ctrl-O. All of it after Ctrl-O (show_results).
     fn foldedResult(r: *Renderer, name: []const u8, content: []const u8) Writer.Error!void {
         const body = std.mem.trimEnd(u8, content, "\n");
         if (body.len == 0) return;
@@ -291,7 +293,7 @@ pub const Renderer = struct {
         r.last_result.appendSlice(r.gpa, body) catch {};
         r.last_result_name.appendSlice(r.gpa, name) catch {};
         const total = std.mem.count(u8, body, "\n") + 1;
-        const shown = @min(total, folded_lines);
+        const shown = if (r.show_results) total else @min(total, folded_lines);
         const from_end = std.mem.eql(u8, name, "bash");
         var start: usize = 0;
         if (from_end) {
@@ -316,7 +318,15 @@ pub const Renderer = struct {
         try r.out.print("{s}    … {d} {s}line{s}{s} (Ctrl-O shows the whole result){s}\n", .{ dim, n, if (above) "" else "more ", if (n == 1) "" else "s", if (above) " above" else "", reset });
     }
 
-    /// Ctrl-O: the last folded result, whole.
+    /// Ctrl-O: the last result whole and the later ones unfolded; again: folded again.
+    pub fn toggleResults(r: *Renderer) Writer.Error!void {
+        r.show_results = !r.show_results;
+        if (r.show_results) try r.printLastResult();
+        try r.out.print("{s}tool results {s}{s}\n", .{ dim, if (r.show_results) "shown whole" else "folded", reset });
+        try r.out.flush();
+    }
+
+    /// The last result, whole.
     pub fn printLastResult(r: *Renderer) Writer.Error!void {
         if (r.last_result.items.len == 0) {
             try r.out.print("{s}no tool result to show{s}\n", .{ dim, reset });

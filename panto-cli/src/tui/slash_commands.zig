@@ -96,7 +96,7 @@ fn help(ctx: Context) Writer.Error!void {
     for (ext) |c| try out.print("  {s}/{s: <27}{s} {s}\n", .{ style.bold, c.name, style.reset, c.description });
     try out.writeAll(style.dim ++
         "keys: Enter send · Ctrl-C or Esc cancel the turn · Ctrl-C clear the line · Ctrl-D quit · Ctrl-T thinking\n" ++
-        "      Ctrl-O the last tool result, whole\n" ++
+        "      Ctrl-O tool results whole (the last, and later ones) or folded again\n" ++
         "      ←/→ Home/End Ctrl-A/E move · Ctrl-U/K/W delete · ↑/↓ history · Tab complete · Ctrl-L\n" ++
         "      Alt-Enter (Shift-Enter) a new line · Ctrl-G edit in $EDITOR\n" ++
         "      during a turn: Enter steers it · Alt-Enter queues a follow-up\n" ++
