@@ -244,7 +244,7 @@ pub const Editor = struct {
         var common: ?[]const u8 = null;
         for (e.completions) |name| {
             if (!std.mem.startsWith(u8, name, typed)) continue;
-            common = if (common) |so_far| so_far[0..std.mem.indexOfDiff(u8, so_far, name) orelse so_far.len] else name;
+            common = if (common) |so_far| so_far[0 .. std.mem.indexOfDiff(u8, so_far, name) orelse so_far.len] else name;
         }
         const found = common orelse return;
         var unique = true;

@@ -300,7 +300,7 @@ pub const Renderer = struct {
             // Back from the end to the start of the last `shown` lines.
             start = body.len;
             var n: usize = 0;
-            while (n < shown) : (n += 1) start = if (std.mem.lastIndexOfScalar(u8, body[0 .. start -| 1], '\n')) |i| i + 1 else 0;
+            while (n < shown) : (n += 1) start = if (std.mem.lastIndexOfScalar(u8, body[0..start -| 1], '\n')) |i| i + 1 else 0;
             if (total > shown) try r.moreLines(total - shown, true);
         }
         var it = std.mem.splitScalar(u8, body[start..], '\n');
