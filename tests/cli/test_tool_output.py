@@ -53,16 +53,19 @@ def test_a_long_result_is_folded_and_ctrl_o_shows_it_whole(emulator, pane, workd
     p.wait_for("tool results folded", after=mark)
 
 
-def test_bash_shows_its_last_line_while_it_runs_then_its_result(emulator, pane, workdir: Path):
+def test_bash_shows_its_last_lines_while_it_runs_then_its_result(emulator, pane, workdir: Path):
     # The command writes a line, then waits for a file the test makes once the line shows.
-    command = "echo compiling step one; while [ ! -e go ]; do sleep 0.05; done; echo linked"
+    command = ("echo step zero; echo compiling step one; echo step two; echo step three; "
+               "while [ ! -e go ]; do sleep 0.05; done; echo linked")
     emulator({"responses": [tool_reply("bash", {"command": command}), text_reply("Built.")]})
     p = pane("--allow", "exec", "--yolo")
     mark = p.mark()
     p.type("Build it")
-    p.wait_for("… bash: compiling step one", after=mark)
+    # The last three lines, the first under the tool's name.
+    live = p.wait_for(lambda s: "… bash: compiling step one" in s and "      step three" in s, after=mark)
+    assert "      step two" in live and "… bash: step zero" not in live
     (workdir / "go").write_text("")
     screen = p.wait_for("Built.", after=mark)
     # The live line went with the result, whose folded lines show the output.
     assert "… bash: compiling" not in screen
-    assert "↳ bash: 2 lines" in screen and "    linked" in screen
+    assert "↳ bash: 5 lines" in screen and "    linked" in screen

@@ -56,10 +56,13 @@ pub const Child = struct {
     reported_bytes: u64 = 0,
     reported_at: f64 = -1,
 
-    /// The last line of the output kept that has text (its end may be a line still written).
-    pub fn lastLine(ch: *const Child) []const u8 {
+    /// The last `n` lines of the output kept, up to its last text (its end may be a line
+    /// still written).
+    pub fn lastLines(ch: *const Child, n: usize) []const u8 {
         const out = std.mem.trimEnd(u8, ch.kept(), " \t\r\n");
-        const start = if (std.mem.lastIndexOfScalar(u8, out, '\n')) |i| i + 1 else 0;
+        var start = out.len;
+        var i: usize = 0;
+        while (i < n and start > 0) : (i += 1) start = if (std.mem.lastIndexOfScalar(u8, out[0 .. start - 1], '\n')) |nl| nl + 1 else 0;
         return out[start..];
     }
 

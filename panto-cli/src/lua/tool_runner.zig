@@ -130,7 +130,7 @@ pub const Runner = struct {
         }
     }
 
-    /// The last line of each child that shows its output as its call's progress
+    /// The last lines of each child that shows its output as its call's progress
     /// (ext.exec's `progress`), when it wrote more since, at most ten times a second (a
     /// chatty build would otherwise redraw the line for every read).
     fn reportOutput(r: *Runner, stream: *panto.Stream) void {
@@ -140,7 +140,7 @@ pub const Runner = struct {
             if (ch.output_bytes == ch.reported_bytes or t - ch.reported_at < 0.1) continue;
             ch.reported_bytes = ch.output_bytes;
             ch.reported_at = t;
-            const line = ch.lastLine();
+            const line = ch.lastLines(3);
             if (line.len == 0 or !std.unicode.utf8ValidateSlice(line)) continue;
             // The call may be answered already, or not be this stream's: nothing to show.
             stream.toolProgress(id, line, -1) catch continue; // -1: no fraction

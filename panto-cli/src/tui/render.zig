@@ -54,6 +54,8 @@ pub const Renderer = struct {
     const Call = struct { id: []u8, input: []u8 };
     /// A tool result's lines shown under its summary; Ctrl-O shows the rest.
     pub const folded_lines = 3;
+    /// The rows of one tool's progress at most (its text's last lines).
+    pub const progress_lines = 3;
 
     pub fn init(gpa: std.mem.Allocator, out: *Writer) Renderer {
         return .{ .gpa = gpa, .out = out };
@@ -380,18 +382,33 @@ pub const Renderer = struct {
         gpa.free(p.text);
     }
 
-    /// The running tools' progress, a live line each (none when no tool reported any). Each
-    /// is cut to the width, so that none wraps and the rows to go back up are known.
+    /// The running tools' progress, live lines (none when no tool reported any): a text of
+    /// several lines (bash's output) shows its last `progress_lines`, under the first row's
+    /// "… name:". Each row is cut to the width, so that none wraps and the rows to go back up
+    /// are known.
     fn drawProgress(r: *Renderer) Writer.Error!void {
         try r.clearLive();
-        for (r.progress.items, 0..) |p, i| {
-            if (i > 0) try r.out.writeAll("\n");
-            try r.out.print("{s}  … {s}: ", .{ dim, p.name });
-            const used = try r.clippedWidth(p.text, r.cols -| (width.of(p.name) + 7));
-            try r.out.writeAll(reset);
-            r.live_col = width.of(p.name) + 6 + used;
+        var rows: usize = 0;
+        for (r.progress.items) |p| {
+            const body = std.mem.trimEnd(u8, p.text, "\n");
+            // The start of the last progress_lines lines.
+            var start = body.len;
+            var n: usize = 0;
+            while (n < progress_lines and start > 0) : (n += 1) start = if (std.mem.lastIndexOfScalar(u8, body[0 .. start - 1], '\n')) |i| i + 1 else 0;
+            var lines = std.mem.splitScalar(u8, body[start..], '\n');
+            var first = true;
+            while (lines.next()) |line| {
+                if (rows > 0) try r.out.writeAll("\n");
+                rows += 1;
+                const lead = if (first) width.of(p.name) + 6 else 6;
+                if (first) try r.out.print("{s}  … {s}: ", .{ dim, p.name }) else try r.out.writeAll(dim ++ "      ");
+                first = false;
+                const used = try r.clippedWidth(line, r.cols -| (lead + 1));
+                try r.out.writeAll(reset);
+                r.live_col = lead + used;
+            }
         }
-        r.live_rows = r.progress.items.len;
+        r.live_rows = rows;
     }
 
     /// A dim line of the driver's (the adaptive thinking fallback, a retry).
@@ -622,7 +639,7 @@ test "a tool call: name and input summary, then the result's size or its error" 
     );
 }
 
-test "a long progress text is cut to the terminal's width" {
+test "a long progress text is cut to the terminal's width, its lines a row each" {
     var out: Writer.Allocating = .init(testing.allocator);
     defer out.deinit();
     var r = Renderer.init(testing.allocator, &out.writer);
@@ -630,8 +647,10 @@ test "a long progress text is cut to the terminal's width" {
     r.cols = 20;
     play(&r, &.{.{ .tool_progress = .{ .id = "t1", .name = "bash", .text = "line 1\nline 2 and much more" } }});
     // "  … bash: " takes 10 columns; the text gets the rest but one (a live line never fills
-    // the row, so rewriting it never wraps), its last one the "…".
-    try testing.expectEqualStrings(dim ++ "  … bash: line 1 l…" ++ reset, out.written());
+    // the row, so rewriting it never wraps), its last one the "…". A second line is a row of
+    // its own, under the first.
+    try testing.expectEqualStrings(dim ++ "  … bash: line 1" ++ reset ++ "\n" ++ dim ++ "      line 2 and m…" ++ reset, out.written());
+    try testing.expectEqual(@as(usize, 2), r.live_rows);
 }
 
 test "an empty thinking block leaves no line" {
