@@ -201,3 +201,28 @@ def test_rpc_abort_while_a_question_waits_answers_it_false(emulator, start_panto
     assert rest[-1]["event"] == "error"
     assert c.close() == 0
     assert b'ext.ui.confirm "Deploy?": not answered: false' in proc.stderr.read()
+
+
+MANY = r"""
+local ext = require('panto').ext
+ext.command{name = 'many', description = 'sixty options', handler = function()
+  local options = {}
+  for i = 1, 60 do options[i] = 'option ' .. i end
+  return 'picked ' .. tostring(ext.ui.select('Which?', options))
+end}
+"""
+
+
+def test_a_select_longer_than_the_screen_shows_a_window_that_follows(emulator, pane, config_dir):
+    install(config_dir, "many.lua", MANY)
+    emulator({"responses": []})
+    p = pane()
+    mark = p.mark()
+    p.type("/many")
+    screen = p.wait_for("· 1/60", after=mark)
+    # The 40-row pane shows a window of them, not all sixty.
+    assert "option 1\n" in screen and "option 60" not in screen
+    p.keys("Up")
+    screen = p.wait_for("· 60/60", after=mark)
+    p.keys("Enter")
+    p.wait_for("picked option 60", after=mark)

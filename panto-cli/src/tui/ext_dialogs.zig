@@ -53,27 +53,27 @@ pub fn confirm(a: *Asker, r: *Renderer, title: []const u8, text: []const u8) Wri
 pub const Picked = union(enum) { index: usize, none, closed };
 
 /// The options, one a row, the chosen one marked; ↑/↓ move, Enter picks, a digit 1-9 picks
-/// that option, Esc or Ctrl-C picks none.
+/// that option, Esc or Ctrl-C picks none. More options than the screen has rows: a window of
+/// them that follows the mark, the hint saying where it is.
 pub fn select(a: *Asker, r: *Renderer, title: []const u8, options: []const []const u8) Writer.Error!Picked {
     try r.freshLine();
     try r.out.print("{s}{s}? {s}{s}\n", .{ style.bold, style.cyan, title, style.reset });
-    var at: usize = 0;
-    try drawOptions(r, options, at);
-    try r.out.print("{s}↑/↓ move · Enter pick · Esc none{s}\n", .{ style.dim, style.reset });
+    const rows = @min(options.len, @max(r.rows -| 4, 3));
+    var list: List = .{ .options = options, .rows = rows };
+    try list.draw(r);
     try r.out.flush();
     while (true) {
         const key = a.readKey() orelse return .closed;
         const picked: Picked = switch (key) {
             .up, .down => {
-                at = if (key == .up) (if (at == 0) options.len - 1 else at - 1) else (at + 1) % options.len;
-                // Back to the first option's row, the rows written again.
-                try r.out.print("\x1b[{d}A\r", .{options.len + 1});
-                try drawOptions(r, options, at);
-                try r.out.writeAll("\x1b[1B\r");
+                list.move(key == .up);
+                // Back to the window's first row, its rows and the hint written again.
+                try r.out.print("\x1b[{d}A\r", .{rows + 1});
+                try list.draw(r);
                 try r.out.flush();
                 continue;
             },
-            .enter => .{ .index = at },
+            .enter => .{ .index = list.at },
             .char => |ch| if (ch[0] >= '1' and ch[0] <= '9' and ch[0] - '1' < options.len) .{ .index = ch[0] - '1' } else continue,
             .escape => .none,
             .ctrl => |c| if (c == 'c') .none else continue,
@@ -90,12 +90,30 @@ pub fn select(a: *Asker, r: *Renderer, title: []const u8, options: []const []con
     }
 }
 
-fn drawOptions(r: *Renderer, options: []const []const u8, at: usize) Writer.Error!void {
-    for (options, 0..) |option, i| {
-        try r.out.writeAll("\x1b[2K");
-        if (i == at) try r.out.writeAll(style.bold ++ "› ") else try r.out.writeAll("  ");
-        if (i < 9) try r.out.print("{d}. ", .{i + 1}) else try r.out.writeAll("   ");
-        try r.clipped(option, r.cols -| 6);
+/// The options' window: `rows` of them from `top`, the one at `at` marked.
+const List = struct {
+    options: []const []const u8,
+    rows: usize,
+    at: usize = 0,
+    top: usize = 0,
+
+    fn move(l: *List, up: bool) void {
+        const n = l.options.len;
+        l.at = if (up) (if (l.at == 0) n - 1 else l.at - 1) else (l.at + 1) % n;
+        if (l.at < l.top) l.top = l.at;
+        if (l.at >= l.top + l.rows) l.top = l.at + 1 - l.rows;
+    }
+
+    fn draw(l: *const List, r: *Renderer) Writer.Error!void {
+        for (l.options[l.top .. l.top + l.rows], l.top..) |option, i| {
+            try r.out.writeAll("\x1b[2K");
+            if (i == l.at) try r.out.writeAll(style.bold ++ "› ") else try r.out.writeAll("  ");
+            if (i < 9) try r.out.print("{d}. ", .{i + 1}) else try r.out.writeAll("   ");
+            try r.clipped(option, r.cols -| 6);
+            try r.out.print("{s}\n", .{style.reset});
+        }
+        try r.out.print("\x1b[2K{s}↑/↓ move · Enter pick · 1-9 pick · Esc none", .{style.dim});
+        if (l.rows < l.options.len) try r.out.print(" · {d}/{d}", .{ l.at + 1, l.options.len });
         try r.out.print("{s}\n", .{style.reset});
     }
-}
+};
