@@ -299,10 +299,7 @@ pub const Renderer = struct {
         const from_end = std.mem.eql(u8, name, "bash");
         var start: usize = 0;
         if (from_end) {
-            // Back from the end to the start of the last `shown` lines.
-            start = body.len;
-            var n: usize = 0;
-            while (n < shown) : (n += 1) start = if (std.mem.lastIndexOfScalar(u8, body[0..start -| 1], '\n')) |i| i + 1 else 0;
+            start = body.len - lastLines(body, shown).len;
             if (total > shown) try r.moreLines(total - shown, true);
         }
         var it = std.mem.splitScalar(u8, body[start..], '\n');
@@ -391,11 +388,7 @@ pub const Renderer = struct {
         var rows: usize = 0;
         for (r.progress.items) |p| {
             const body = std.mem.trimEnd(u8, p.text, "\n");
-            // The start of the last progress_lines lines.
-            var start = body.len;
-            var n: usize = 0;
-            while (n < progress_lines and start > 0) : (n += 1) start = if (std.mem.lastIndexOfScalar(u8, body[0 .. start - 1], '\n')) |i| i + 1 else 0;
-            var lines = std.mem.splitScalar(u8, body[start..], '\n');
+            var lines = std.mem.splitScalar(u8, lastLines(body, progress_lines), '\n');
             var first = true;
             while (lines.next()) |line| {
                 if (rows > 0) try r.out.writeAll("\n");
@@ -537,6 +530,14 @@ pub const Renderer = struct {
         r.thinking.append(r.gpa, 0) catch {};
     }
 };
+
+/// The last `n` lines of `text` (which has no newline at its end).
+fn lastLines(text: []const u8, n: usize) []const u8 {
+    var start = text.len;
+    var i: usize = 0;
+    while (i < n and start > 0) : (i += 1) start = if (std.mem.lastIndexOfScalar(u8, text[0 .. start - 1], '\n')) |nl| nl + 1 else 0;
+    return text[start..];
+}
 
 /// A line the user sent, as the prompt showed it (bold prompt, the text's later rows indented
 /// under the first), then a newline: the scrollback keeps the whole of it.
