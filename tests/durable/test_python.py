@@ -213,3 +213,99 @@ def test_failures_temporal_retries_and_those_it_does_not(temporal_address: str, 
             asyncio.run(go("nosink", sink="nowhere"))
         assert failure.value.cause.cause.type == "NoSuchSink"
         assert model_bodies(emu) == []
+
+
+ASK = [{"tool": "lookup", "decision": "ask"}]
+ANSWER = Path(__file__).with_name("answer.py")
+
+
+def asking() -> Dict[str, Any]:
+    """A round of two calls that wait for approval, then the answer."""
+    return {"responses": [
+        {"message": {"content": [{"type": "tool_use", "id": "toolu_x", "name": "lookup", "input": {"key": "x"}},
+                                 {"type": "tool_use", "id": "toolu_y", "name": "lookup", "input": {"key": "y"}}]}},
+        {"message": {"content": [{"type": "text", "text": "x is known; y was refused."}]}},
+    ]}
+
+
+def local_answered(emu: Emulator, text: str) -> List[Dict[str, Any]]:
+    """The asking turn run locally, x approved and y denied as the durable one is."""
+    emu.load(asking())
+    with panto.Agent.from_config({"provider": "anthropic", "model": "claude-test", "base_url": emu.url,
+                                  "api_key": API_KEY, "approval_rules": ASK}, tools=TOOLS) as agent:
+        stream = agent.run(text)
+        while True:
+            try:
+                for _ in stream:
+                    pass
+                break
+            except panto.ApprovalPendingError:
+                stream.approve("toolu_x")
+                stream.deny("toolu_y", "not y")
+        return json.loads(agent.export())["messages"]
+
+
+async def waiting_calls(handle: Any, n: int) -> List[Dict[str, Any]]:
+    while len(calls := await panto.temporal.approvals(handle)) < n:
+        await asyncio.sleep(0.1)
+    return calls
+
+
+def test_a_call_waits_for_a_signal_from_another_process(temporal_address: str, task_queue: str, start_worker: Any,
+                                                        runs: Path) -> None:
+    with Emulator(scenario=asking()) as emu:
+        start_worker()
+
+        async def go() -> Dict[str, Any]:
+            client = await Client.connect(temporal_address)
+            turn = panto.temporal.turn(config(emu) | {"approval_rules": ASK}, "What are x and y?")
+            wid = f"ask-{task_queue}"
+            handle = await client.start_workflow(panto.temporal.TurnWorkflow.run, turn, id=wid, task_queue=task_queue)
+            calls = await waiting_calls(handle, 2)
+            assert calls == [{"id": "toolu_x", "name": "lookup", "input": {"key": "x"}},
+                             {"id": "toolu_y", "name": "lookup", "input": {"key": "y"}}]
+            assert runs_of(runs, "lookup") == []  # nothing runs before its yes
+            for answer in (["approve", "toolu_x"], ["deny", "toolu_y", "not y"]):
+                p = await asyncio.create_subprocess_exec(sys.executable, str(ANSWER), temporal_address, wid, *answer)
+                assert await p.wait() == 0
+            result: Dict[str, Any] = await handle.result()
+            assert await panto.temporal.approvals(handle) == []
+            return result
+
+        result = asyncio.run(go())
+        assert len(runs_of(runs, "lookup")) == 1  # the approved call, on the worker
+        assert len(model_bodies(emu)) == 2
+        messages = result["conversation"]["messages"]
+        denied = messages[2]["content"][1]
+        assert denied["is_error"] and denied["content"].endswith("not y")
+        assert messages == local_answered(emu, "What are x and y?")
+
+
+def test_a_cancel_while_calls_wait_leaves_a_valid_conversation(temporal_address: str, task_queue: str,
+                                                               start_worker: Any, runs: Path) -> None:
+    with Emulator(scenario=asking()) as emu:
+        start_worker()
+
+        async def go() -> Dict[str, Any]:
+            client = await Client.connect(temporal_address)
+            turn = panto.temporal.turn(config(emu) | {"approval_rules": ASK}, "What are x and y?")
+            handle = await client.start_workflow(panto.temporal.TurnWorkflow.run, turn, id=f"askcancel-{task_queue}",
+                                                 task_queue=task_queue)
+            await waiting_calls(handle, 2)
+            await panto.temporal.approve(handle, "toolu_x")  # one answered, the other still waits
+            await handle.cancel()
+            with pytest.raises(WorkflowFailureError) as failure:
+                await handle.result()
+            assert isinstance(failure.value.cause, CancelledError)
+            conversation: Dict[str, Any] = await handle.query(panto.temporal.TurnWorkflow.conversation)
+            return conversation
+
+        conversation = asyncio.run(go())
+        results = conversation["messages"][-1]["content"]
+        assert [r["is_error"] for r in results] == [True, True]
+        assert "canceled" in results[1]["content"]
+        assert runs_of(runs, "lookup") == []
+        emu.load({"responses": [{"message": {"content": [{"type": "text", "text": "Again."}]}}]})
+        with panto.Agent("anthropic", "claude-test", base_url=emu.url, api_key=API_KEY) as agent:
+            agent.import_(conversation)
+            assert agent.complete("Go on").text == "Again."
