@@ -86,4 +86,7 @@ build/bench-venv/bin/python -m compileall -q bindings-py/panto
 #    Node's start. Written to build/bench/startup.json.
 build/bench-venv/bin/python bench/startup.py --panto "$out/zig-out/bin/panto" --python build/bench-venv/bin/python
 
+# 7. The durable part (`--only durable`, bench/durable.py) needs the temporal CLI.
+case " $* " in *" durable "*) scripts/setup_temporal.sh ;; esac
+
 BENCH_LIB_DIR=$lib exec build/bench-venv/bin/python bench/run.py "$@"

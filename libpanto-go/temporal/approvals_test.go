@@ -113,29 +113,30 @@ func localAnswered(t *testing.T, input string) ptemporal.Conversation {
 		t.Fatal(err)
 	}
 	stream.Close()
-	doc, _ := agent.Export()
-	var local ptemporal.Conversation
-	if err := json.Unmarshal(doc, &local); err != nil {
+	return exported(t, agent)
+}
+
+// startAsking starts the asking turn on a worker of this process, the workflow's id that of
+// its task queue, and waits until both calls wait.
+func startAsking(t *testing.T, prefix string) (client.Client, client.WorkflowRun, []ptemporal.AskedCall) {
+	load(t, asking)
+	queue := prefix + fmt.Sprint(time.Now().UnixNano())
+	c := startWorker(t, queue, nil)
+	turn, _ := ptemporal.NewTurn(askingConfig(t), "What are x and y?")
+	run, err := c.ExecuteWorkflow(context.Background(), client.StartWorkflowOptions{ID: queue, TaskQueue: queue}, ptemporal.WorkflowName, turn)
+	if err != nil {
 		t.Fatal(err)
 	}
-	return local
+	return c, run, waitingCalls(t, c, queue, 2)
 }
 
 // The answers come from a Python client process (tests/durable/answer.py): the signals'
 // names and JSON are the same in both languages.
 func TestACallWaitsForASignalFromAnotherProcess(t *testing.T) {
-	load(t, asking)
 	runs := t.TempDir()
 	t.Setenv("DURABLE_RUNS", runs)
-	queue := "go-ask-" + fmt.Sprint(time.Now().UnixNano())
-	c := startWorker(t, queue, nil)
-	turn, _ := ptemporal.NewTurn(askingConfig(t), "What are x and y?")
-	ctx := context.Background()
-	run, err := c.ExecuteWorkflow(ctx, client.StartWorkflowOptions{ID: queue, TaskQueue: queue}, ptemporal.WorkflowName, turn)
-	if err != nil {
-		t.Fatal(err)
-	}
-	calls := waitingCalls(t, c, queue, 2)
+	c, run, calls := startAsking(t, "go-ask-")
+	ctx, id := context.Background(), run.GetID()
 	if len(calls) != 2 || calls[0].ID != "toolu_x" || calls[1].Name != "lookup" || string(calls[1].Input) != `{"key":"y"}` {
 		t.Fatalf("waiting: %s", mustJSON(calls))
 	}
@@ -143,7 +144,7 @@ func TestACallWaitsForASignalFromAnotherProcess(t *testing.T) {
 		t.Fatalf("lookup ran %d times before its yes", n)
 	}
 	for _, answer := range [][]string{{"approve", "toolu_x"}, {"deny", "toolu_y", "not y"}} {
-		if out, err := python(t, "answer.py", append([]string{address, queue}, answer...)...).CombinedOutput(); err != nil {
+		if out, err := python(t, "answer.py", append([]string{address, id}, answer...)...).CombinedOutput(); err != nil {
 			t.Fatalf("answer.py %v: %v\n%s", answer, err, out)
 		}
 	}
@@ -161,33 +162,25 @@ func TestACallWaitsForASignalFromAnotherProcess(t *testing.T) {
 	if local := localAnswered(t, "What are x and y?"); !sameJSON(t, result.Conversation, local) {
 		t.Fatalf("durable:\n%s\nlocal:\n%s", mustJSON(result.Conversation), mustJSON(local))
 	}
-	if err := ptemporal.Deny(ctx, c, queue, "toolu_y", ""); !errors.Is(err, ptemporal.ErrNoReason) {
+	if err := ptemporal.Deny(ctx, c, id, "toolu_y", ""); !errors.Is(err, ptemporal.ErrNoReason) {
 		t.Fatalf("a deny without a reason: %v", err)
 	}
 }
 
 func TestACancelWhileCallsWaitLeavesAValidConversation(t *testing.T) {
-	load(t, asking)
-	queue := "go-askcancel-" + fmt.Sprint(time.Now().UnixNano())
-	c := startWorker(t, queue, nil)
-	turn, _ := ptemporal.NewTurn(askingConfig(t), "What are x and y?")
-	ctx := context.Background()
-	run, err := c.ExecuteWorkflow(ctx, client.StartWorkflowOptions{ID: queue, TaskQueue: queue}, ptemporal.WorkflowName, turn)
-	if err != nil {
+	c, run, _ := startAsking(t, "go-askcancel-")
+	ctx, id := context.Background(), run.GetID()
+	if err := ptemporal.Approve(ctx, c, id, "toolu_x"); err != nil { // one answered, one waits
 		t.Fatal(err)
 	}
-	waitingCalls(t, c, queue, 2)
-	if err := ptemporal.Approve(ctx, c, queue, "toolu_x"); err != nil { // one answered, one waits
-		t.Fatal(err)
-	}
-	if err := c.CancelWorkflow(ctx, queue, ""); err != nil {
+	if err := c.CancelWorkflow(ctx, id, ""); err != nil {
 		t.Fatal(err)
 	}
 	var canceled *temporal.CanceledError
 	if err := run.Get(ctx, nil); !errors.As(err, &canceled) {
 		t.Fatalf("the workflow ended with %v, want canceled", err)
 	}
-	value, err := c.QueryWorkflow(ctx, queue, "", ptemporal.QueryName)
+	value, err := c.QueryWorkflow(ctx, id, "", ptemporal.QueryName)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -141,6 +141,24 @@ def test_100_workflows_over_two_workers(temporal_address: str, task_queue: str, 
             emu.close()
 
 
+async def cancel(handle: Any) -> Dict[str, Any]:
+    """Cancels the workflow: it ends canceled, and its query gives the conversation it left."""
+    await handle.cancel()
+    with pytest.raises(WorkflowFailureError) as failure:
+        await handle.result()
+    assert isinstance(failure.value.cause, CancelledError)
+    conversation: Dict[str, Any] = await handle.query(panto.temporal.TurnWorkflow.conversation)
+    return conversation
+
+
+def goes_on_from(emu: Emulator, conversation: Dict[str, Any]) -> None:
+    """The conversation is valid: an agent takes it, and goes on from it."""
+    emu.load({"responses": [{"message": {"content": [{"type": "text", "text": "Again."}]}}]})
+    with panto.Agent("anthropic", "claude-test", base_url=emu.url, api_key=API_KEY) as agent:
+        agent.import_(conversation)
+        assert agent.complete("Go on").text == "Again."
+
+
 COUNT = " ".join(str(i) for i in range(1, 31))  # 30 deltas, 0.3 s apart: a cancel comes in the middle
 
 
@@ -161,12 +179,7 @@ def test_a_canceled_workflow_leaves_a_valid_conversation(temporal_address: str, 
             events = runs / f"events-cancel-{task_queue}.jsonl"
             while not events.exists() or '"content_delta"' not in events.read_text():
                 await asyncio.sleep(0.05)
-            await handle.cancel()
-            with pytest.raises(WorkflowFailureError) as failure:
-                await handle.result()
-            assert isinstance(failure.value.cause, CancelledError)
-            result: Dict[str, Any] = await handle.query(panto.temporal.TurnWorkflow.conversation)
-            return result
+            return await cancel(handle)
 
         conversation = asyncio.run(go())
         user, answer = conversation["messages"]
@@ -174,11 +187,7 @@ def test_a_canceled_workflow_leaves_a_valid_conversation(temporal_address: str, 
         assert answer["stop_reason"] == "aborted"
         said = answer["content"][0]["text"]
         assert said and COUNT.startswith(said) and said != COUNT
-        # Valid: an agent takes it, and goes on from it.
-        emu.load({"responses": [{"message": {"content": [{"type": "text", "text": "Again."}]}}]})
-        with panto.Agent("anthropic", "claude-test", base_url=emu.url, api_key=API_KEY) as agent:
-            agent.import_(conversation)
-            assert agent.complete("Go on").text == "Again."
+        goes_on_from(emu, conversation)
 
 
 def test_failures_temporal_retries_and_those_it_does_not(temporal_address: str, task_queue: str, start_worker: Any) -> None:
@@ -293,19 +302,11 @@ def test_a_cancel_while_calls_wait_leaves_a_valid_conversation(temporal_address:
                                                  task_queue=task_queue)
             await waiting_calls(handle, 2)
             await panto.temporal.approve(handle, "toolu_x")  # one answered, the other still waits
-            await handle.cancel()
-            with pytest.raises(WorkflowFailureError) as failure:
-                await handle.result()
-            assert isinstance(failure.value.cause, CancelledError)
-            conversation: Dict[str, Any] = await handle.query(panto.temporal.TurnWorkflow.conversation)
-            return conversation
+            return await cancel(handle)
 
         conversation = asyncio.run(go())
         results = conversation["messages"][-1]["content"]
         assert [r["is_error"] for r in results] == [True, True]
         assert "canceled" in results[1]["content"]
         assert runs_of(runs, "lookup") == []
-        emu.load({"responses": [{"message": {"content": [{"type": "text", "text": "Again."}]}}]})
-        with panto.Agent("anthropic", "claude-test", base_url=emu.url, api_key=API_KEY) as agent:
-            agent.import_(conversation)
-            assert agent.complete("Go on").text == "Again."
+        goes_on_from(emu, conversation)

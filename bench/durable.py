@@ -1,0 +1,146 @@
+"""The durable part of `make bench` (`bench/bench.sh --only durable`; not in the default run, as
+it starts a Temporal development server): the overhead per model request of a turn run as a
+Temporal workflow (panto.temporal, docs/durable.md) against the same turn run locally.
+
+A turn of TOOL_ROUNDS tool rounds (a `lookup` call each) and an answer, REQUESTS model
+requests, against the provider emulator; locally (`Agent.complete`, a new agent a turn, its
+tools run by panto) and durably (`execute_workflow` on a worker process of its own,
+tests/durable/worker.py, the same tools), alternately, TURNS times each after a warm-up. The
+figure: (median durable turn - median local turn) / REQUESTS. No target: reported.
+
+`measure()` runs this file with the repository's .venv (temporalio is there, not in the
+peers' venv), on the optimized libpanto."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import os
+import shutil
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from typing import Any, Dict, List
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+ROOT = os.path.dirname(HERE)
+TOOL_ROUNDS = 4
+REQUESTS = TOOL_ROUNDS + 1
+TURNS = {"quick": 10, "full": 40}
+WARMUP = 3
+
+
+def measure(turns: int, lib_dir: str, log: Any, say: Any) -> Dict[str, Any]:
+    """Runs the measurement in the repository's .venv; its result as a dict."""
+    env = dict(os.environ, PANTO_LIBRARY=os.path.join(lib_dir, "libpanto.so"), LD_LIBRARY_PATH=lib_dir,
+               PYTHONPATH=os.path.join(ROOT, "bindings-py"))
+    say(f"bench: durable: {turns} turns of {REQUESTS} model requests, local and as Temporal workflows")
+    proc = subprocess.run([os.path.join(ROOT, ".venv", "bin", "python"), __file__, str(turns)], env=env,
+                          capture_output=True, text=True, timeout=1800)
+    log.write(f"$ durable.py {turns}\n{proc.stdout}{proc.stderr}\n")
+    if proc.returncode != 0:
+        raise RuntimeError(f"durable.py failed ({proc.returncode}): {proc.stderr.strip()[-300:]}")
+    result: Dict[str, Any] = json.loads(proc.stdout.splitlines()[-1])
+    return result
+
+
+def targets(m: Dict[str, Any]) -> List[Dict[str, str]]:
+    return [dict(target=f"durable turn: overhead per model request (Python worker, {REQUESTS} requests a turn)",
+                 measured=f"{m['overhead_per_request_ms']:.1f} ms ({m['durable_ms']:.0f} ms a turn, locally {m['local_ms']:.0f} ms)",
+                 status="reported")]
+
+
+def markdown(m: Dict[str, Any]) -> List[str]:
+    return [
+        "",
+        "## Durable turns (Temporal)",
+        "",
+        f"A turn of {TOOL_ROUNDS} tool rounds and an answer ({REQUESTS} model requests, the emulator), run "
+        f"locally and as a workflow on a Python worker process (`temporal server start-dev` on loopback); "
+        f"median of {m['turns']} turns each:",
+        "",
+        "| local turn | durable turn | overhead per model request |",
+        "|---|---|---|",
+        f"| {m['local_ms']:.1f} ms | {m['durable_ms']:.1f} ms | {m['overhead_per_request_ms']:.1f} ms |",
+    ]
+
+
+def scenario() -> Dict[str, Any]:
+    rounds = [{"message": {"content": [{"type": "tool_use", "id": f"toolu_{i}", "name": "lookup", "input": {"key": f"k{i}"}}]}}
+              for i in range(TOOL_ROUNDS)]
+    return {"responses": rounds + [{"message": {"content": [{"type": "text", "text": "All known."}]}}]}
+
+
+def main(turns: int) -> None:
+    sys.path.insert(0, os.path.join(ROOT, "tests", "durable"))
+    from temporalio.client import Client
+
+    import panto
+    import panto.temporal
+    from panto.emulator import Emulator
+    import devserver
+    from tools import TOOLS
+
+    runs = tempfile.mkdtemp(prefix="panto-bench-durable-")
+    os.environ["DURABLE_RUNS"] = runs  # where tools.py counts its runs
+    server, address = devserver.start(subprocess.DEVNULL)
+    worker = None
+    try:
+        queue = "bench-durable"
+        worker = subprocess.Popen([sys.executable, os.path.join(ROOT, "tests", "durable", "worker.py"), address, queue],
+                                  env=dict(os.environ, ANTHROPIC_API_KEY="bench-key"), stdout=subprocess.PIPE, text=True)
+        assert worker.stdout is not None
+        if worker.stdout.readline() != "ready\n":
+            raise RuntimeError("the worker did not start")
+
+        with Emulator() as emu:
+            config = panto.temporal.turn_config("anthropic", "claude-test", base_url=emu.url, tools=TOOLS)
+
+            def local() -> float:
+                emu.load(scenario())
+                t = time.perf_counter()
+                with panto.Agent("anthropic", "claude-test", base_url=emu.url, api_key="bench-key", tools=TOOLS) as agent:
+                    agent.complete("Look the keys up.")
+                return time.perf_counter() - t
+
+            async def durable(client: Client, i: int) -> float:
+                emu.load(scenario())
+                t = time.perf_counter()
+                result = await client.execute_workflow(panto.temporal.TurnWorkflow.run,
+                                                       panto.temporal.turn(config, "Look the keys up."),
+                                                       id=f"bench-{i}", task_queue=queue)
+                elapsed = time.perf_counter() - t
+                if len(result["conversation"]["messages"]) != 2 * REQUESTS:
+                    raise RuntimeError(f"a durable turn ended with {len(result['conversation']['messages'])} messages")
+                return elapsed
+
+            async def run() -> Dict[str, Any]:
+                client = await Client.connect(address)
+                local_s: List[float] = []
+                durable_s: List[float] = []
+                for i in range(WARMUP + turns):
+                    lt = local()
+                    dt = await durable(client, i)
+                    if i >= WARMUP:
+                        local_s.append(lt)
+                        durable_s.append(dt)
+                local_ms = statistics.median(local_s) * 1000
+                durable_ms = statistics.median(durable_s) * 1000
+                return dict(turns=turns, requests_per_turn=REQUESTS, local_ms=local_ms, durable_ms=durable_ms,
+                            overhead_per_request_ms=(durable_ms - local_ms) / REQUESTS)
+
+            print(json.dumps(asyncio.run(run())), flush=True)
+    finally:
+        shutil.rmtree(runs, ignore_errors=True)
+        if worker is not None:
+            worker.kill()
+            worker.wait()
+        devserver.stop(server)
+    # The SDK's Rust threads can abort the interpreter's finalization (temporalio/sdk-python#300).
+    os._exit(0)
+
+
+if __name__ == "__main__":
+    main(int(sys.argv[1]))
