@@ -143,6 +143,20 @@ func TestACallWaitsForASignalFromAnotherProcess(t *testing.T) {
 	if n := runsOf(t, runs, "lookup"); n != 0 {
 		t.Fatalf("lookup ran %d times before its yes", n)
 	}
+	// What is not an answer is ignored, the turn unharmed: a bare id, a call that does not
+	// wait, a denial without a reason.
+	for _, s := range []struct {
+		name string
+		arg  any
+	}{{ptemporal.ApproveSignalName, "toolu_x"}, {ptemporal.ApproveSignalName, ptemporal.Answer{CallID: "toolu_z"}},
+		{ptemporal.DenySignalName, ptemporal.Answer{CallID: "toolu_y"}}} {
+		if err := c.SignalWorkflow(ctx, id, "", s.name, s.arg); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if calls := waitingCalls(t, c, id, 2); len(calls) != 2 {
+		t.Fatalf("waiting after answers that are not: %s", mustJSON(calls))
+	}
 	for _, answer := range [][]string{{"approve", "toolu_x"}, {"deny", "toolu_y", "not y"}} {
 		if out, err := python(t, "answer.py", append([]string{address, id}, answer...)...).CombinedOutput(); err != nil {
 			t.Fatalf("answer.py %v: %v\n%s", answer, err, out)

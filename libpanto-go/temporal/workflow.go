@@ -29,12 +29,19 @@ func TurnWorkflow(ctx workflow.Context, turn Turn) (Result, error) {
 		return Result{}, err
 	}
 	for _, name := range []string{ApproveSignalName, DenySignalName} {
-		ch, approve := workflow.GetSignalChannel(ctx, name), name == ApproveSignalName
+		name, ch, approve := name, workflow.GetSignalChannel(ctx, name), name == ApproveSignalName
 		workflow.Go(ctx, func(ctx workflow.Context) {
 			for {
-				var a Answer
-				if !ch.Receive(ctx, &a) {
+				// A signal's argument is anyone's JSON: one that is not an Answer is ignored (a
+				// decoding panic would fail the workflow task again and again).
+				var raw json.RawMessage
+				if !ch.Receive(ctx, &raw) {
 					return
+				}
+				var a Answer
+				if err := json.Unmarshal(raw, &a); err != nil {
+					workflow.GetLogger(ctx).Warn("a signal that is not an answer: ignored", "signal", name, "argument", string(raw))
+					continue
 				}
 				if current != nil {
 					current.answer(ctx, a, approve)

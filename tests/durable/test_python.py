@@ -274,6 +274,12 @@ def test_a_call_waits_for_a_signal_from_another_process(temporal_address: str, t
             assert calls == [{"id": "toolu_x", "name": "lookup", "input": {"key": "x"}},
                              {"id": "toolu_y", "name": "lookup", "input": {"key": "y"}}]
             assert runs_of(runs, "lookup") == []  # nothing runs before its yes
+            # What is not an answer is ignored, the turn unharmed: a bare id, a call that does
+            # not wait, a denial without a reason.
+            await handle.signal("approve", "toolu_x")
+            await handle.signal("approve", {"call_id": "toolu_z"})
+            await handle.signal("deny", {"call_id": "toolu_y", "reason": ""})
+            assert len(await panto.temporal.approvals(handle)) == 2
             for answer in (["approve", "toolu_x"], ["deny", "toolu_y", "not y"]):
                 p = await asyncio.create_subprocess_exec(sys.executable, str(ANSWER), temporal_address, wid, *answer)
                 assert await p.wait() == 0

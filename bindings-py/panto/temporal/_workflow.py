@@ -35,23 +35,26 @@ class TurnWorkflow:
         return [c for c in self._waiting.values() if c["id"] not in self._answers]
 
     @workflow.signal(name="approve")
-    def approve(self, answer: Dict[str, Any]) -> None:
+    def approve(self, answer: Any) -> None:
         """Lets the waiting call answer["call_id"] run (the tool_call activity)."""
-        self._answer(str(answer.get("call_id")), None)
+        self._answer(answer, None)
 
     @workflow.signal(name="deny")
-    def deny(self, answer: Dict[str, Any]) -> None:
+    def deny(self, answer: Any) -> None:
         """Refuses the waiting call answer["call_id"]: its result is the core's denial text
         with answer["reason"] (not empty: the model reads it)."""
-        reason = str(answer.get("reason") or "")
-        if not reason:
-            workflow.logger.warning("deny of %s without a reason: ignored", answer.get("call_id"))
+        reason = answer.get("reason") if isinstance(answer, dict) else None
+        if not isinstance(reason, str) or not reason:
+            workflow.logger.warning("a deny without a reason (%r): ignored", answer)
             return
-        self._answer(str(answer.get("call_id")), reason)
+        self._answer(answer, reason)
 
-    def _answer(self, call_id: str, reason: Optional[str]) -> None:
-        if call_id not in self._waiting or call_id in self._answers:
-            workflow.logger.warning("an answer for %s, which does not wait: ignored", call_id)
+    def _answer(self, answer: Any, reason: Optional[str]) -> None:
+        # A signal's argument is anyone's JSON: what is not an answer is ignored (an exception
+        # here would fail the workflow task again and again, the turn stuck).
+        call_id = answer.get("call_id") if isinstance(answer, dict) else None
+        if not isinstance(call_id, str) or call_id not in self._waiting or call_id in self._answers:
+            workflow.logger.warning("an answer for no waiting call (%r): ignored", answer)
             return
         self._answers[call_id] = reason
 
