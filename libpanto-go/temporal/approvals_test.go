@@ -24,13 +24,21 @@ import (
 	ptemporal "panto.dev/panto/temporal"
 )
 
-// asking is a round of two lookup calls (a tool that needs approval), then the answer.
-var asking = map[string]any{"responses": []any{
-	map[string]any{"message": map[string]any{"content": []any{
-		map[string]any{"type": "tool_use", "id": "toolu_x", "name": "lookup", "input": map[string]any{"key": "x"}},
-		map[string]any{"type": "tool_use", "id": "toolu_y", "name": "lookup", "input": map[string]any{"key": "y"}}}}},
-	map[string]any{"message": map[string]any{"content": []any{map[string]any{"type": "text", "text": "x is known; y was refused."}}}},
-}}
+// asking is a round of two lookup calls (a tool that needs approval; with hostCall, a call of
+// slow between them, which waits for nobody), then the answer.
+func asking(hostCall bool) map[string]any {
+	call := func(id, name string) any {
+		return map[string]any{"type": "tool_use", "id": "toolu_" + id, "name": name, "input": map[string]any{"key": id}}
+	}
+	calls := []any{call("x", "lookup"), call("y", "lookup")}
+	if hostCall {
+		calls = []any{calls[0], call("s", "slow"), calls[1]}
+	}
+	return map[string]any{"responses": []any{
+		map[string]any{"message": map[string]any{"content": calls}},
+		map[string]any{"message": map[string]any{"content": []any{map[string]any{"type": "text", "text": "x is known; y was refused."}}}},
+	}}
+}
 
 // askingConfig is config with lookup's calls asking (an approval rule: the spec is the same).
 func askingConfig(t *testing.T) json.RawMessage {
@@ -74,9 +82,9 @@ func waitingCalls(t *testing.T, c client.Client, id string, n int) []ptemporal.A
 	}
 }
 
-// localAnswered is the asking turn run locally, x approved and y denied.
+// localAnswered is the asking turn (with its host call) run locally, x approved and y denied.
 func localAnswered(t *testing.T, input string) ptemporal.Conversation {
-	load(t, asking)
+	load(t, asking(true))
 	var cfg map[string]any
 	_ = json.Unmarshal(askingConfig(t), &cfg)
 	delete(cfg, "tools") // the same tools, with their handlers
@@ -118,8 +126,8 @@ func localAnswered(t *testing.T, input string) ptemporal.Conversation {
 
 // startAsking starts the asking turn on a worker of this process, the workflow's id that of
 // its task queue, and waits until both calls wait.
-func startAsking(t *testing.T, prefix string) (client.Client, client.WorkflowRun, []ptemporal.AskedCall) {
-	load(t, asking)
+func startAsking(t *testing.T, prefix string, hostCall bool) (client.Client, client.WorkflowRun, []ptemporal.AskedCall) {
+	load(t, asking(hostCall))
 	queue := prefix + fmt.Sprint(time.Now().UnixNano())
 	c := startWorker(t, queue, nil)
 	turn, _ := ptemporal.NewTurn(askingConfig(t), "What are x and y?")
@@ -135,7 +143,7 @@ func startAsking(t *testing.T, prefix string) (client.Client, client.WorkflowRun
 func TestACallWaitsForASignalFromAnotherProcess(t *testing.T) {
 	runs := t.TempDir()
 	t.Setenv("DURABLE_RUNS", runs)
-	c, run, calls := startAsking(t, "go-ask-")
+	c, run, calls := startAsking(t, "go-ask-", true)
 	ctx, id := context.Background(), run.GetID()
 	if len(calls) != 2 || calls[0].ID != "toolu_x" || calls[1].Name != "lookup" || string(calls[1].Input) != `{"key":"y"}` {
 		t.Fatalf("waiting: %s", mustJSON(calls))
@@ -166,8 +174,8 @@ func TestACallWaitsForASignalFromAnotherProcess(t *testing.T) {
 	if err := run.Get(ctx, &result); err != nil {
 		t.Fatal(err)
 	}
-	if n := runsOf(t, runs, "lookup"); n != 1 {
-		t.Fatalf("lookup ran %d times, want 1 (the approved call)", n)
+	if l, s := runsOf(t, runs, "lookup"), runsOf(t, runs, "slow"); l != 1 || s != 1 {
+		t.Fatalf("lookup ran %d times, want 1 (the approved call); slow %d, want 1", l, s)
 	}
 	if n := modelRequests(t); n != 2 {
 		t.Fatalf("%d model requests, want 2", n)
@@ -182,7 +190,7 @@ func TestACallWaitsForASignalFromAnotherProcess(t *testing.T) {
 }
 
 func TestACancelWhileCallsWaitLeavesAValidConversation(t *testing.T) {
-	c, run, _ := startAsking(t, "go-askcancel-")
+	c, run, _ := startAsking(t, "go-askcancel-", false)
 	ctx, id := context.Background(), run.GetID()
 	if err := ptemporal.Approve(ctx, c, id, "toolu_x"); err != nil { // one answered, one waits
 		t.Fatal(err)

@@ -228,18 +228,21 @@ ASK = [{"tool": "lookup", "decision": "ask"}]
 ANSWER = Path(__file__).with_name("answer.py")
 
 
-def asking() -> Dict[str, Any]:
-    """A round of two calls that wait for approval, then the answer."""
-    return {"responses": [
-        {"message": {"content": [{"type": "tool_use", "id": "toolu_x", "name": "lookup", "input": {"key": "x"}},
-                                 {"type": "tool_use", "id": "toolu_y", "name": "lookup", "input": {"key": "y"}}]}},
-        {"message": {"content": [{"type": "text", "text": "x is known; y was refused."}]}},
-    ]}
+def asking(host_call: bool = False) -> Dict[str, Any]:
+    """A round of two calls that wait for approval (with `host_call`, a call of `slow`
+    between them, which waits for nobody), then the answer."""
+    calls = [{"type": "tool_use", "id": "toolu_x", "name": "lookup", "input": {"key": "x"}},
+             {"type": "tool_use", "id": "toolu_y", "name": "lookup", "input": {"key": "y"}}]
+    if host_call:
+        calls.insert(1, {"type": "tool_use", "id": "toolu_s", "name": "slow", "input": {"key": "s"}})
+    return {"responses": [{"message": {"content": calls}},
+                          {"message": {"content": [{"type": "text", "text": "x is known; y was refused."}]}}]}
 
 
 def local_answered(emu: Emulator, text: str) -> List[Dict[str, Any]]:
-    """The asking turn run locally, x approved and y denied as the durable one is."""
-    emu.load(asking())
+    """The asking turn (with its host call) run locally, x approved and y denied as the
+    durable one is."""
+    emu.load(asking(host_call=True))
     with panto.Agent.from_config({"provider": "anthropic", "model": "claude-test", "base_url": emu.url,
                                   "api_key": API_KEY, "approval_rules": ASK}, tools=TOOLS) as agent:
         stream = agent.run(text)
@@ -262,7 +265,7 @@ async def waiting_calls(handle: Any, n: int) -> List[Dict[str, Any]]:
 
 def test_a_call_waits_for_a_signal_from_another_process(temporal_address: str, task_queue: str, start_worker: Any,
                                                         runs: Path) -> None:
-    with Emulator(scenario=asking()) as emu:
+    with Emulator(scenario=asking(host_call=True)) as emu:
         start_worker()
 
         async def go() -> Dict[str, Any]:
@@ -291,7 +294,8 @@ def test_a_call_waits_for_a_signal_from_another_process(temporal_address: str, t
         assert len(runs_of(runs, "lookup")) == 1  # the approved call, on the worker
         assert len(model_bodies(emu)) == 2
         messages = result["conversation"]["messages"]
-        denied = messages[2]["content"][1]
+        assert len(runs_of(runs, "slow")) == 1  # the call that waited for nobody
+        denied = messages[2]["content"][2]
         assert denied["is_error"] and denied["content"].endswith("not y")
         assert messages == local_answered(emu, "What are x and y?")
 
