@@ -4,8 +4,8 @@ Temporal workflow (panto.temporal, docs/durable.md) against the same turn run lo
 
 A turn of TOOL_ROUNDS tool rounds (a `lookup` call each) and an answer, REQUESTS model
 requests, against the provider emulator; locally (`Agent.complete`, a new agent a turn, its
-tools run by panto) and durably (`execute_workflow` on a worker process of its own,
-tests/durable/worker.py, the same tools), alternately, TURNS times each after a warm-up. The
+tools run by panto) and durably (`execute_workflow` on a worker process of its own: Python,
+tests/durable/worker.py, and Go, libpanto-go/temporal's test binary; the same tools), alternately, TURNS times each after a warm-up. The
 figure: (median durable turn - median local turn) / REQUESTS. No target: reported.
 
 `measure()` runs this file with the repository's .venv (temporalio is there, not in the
@@ -21,11 +21,15 @@ import statistics
 import subprocess
 import sys
 import tempfile
+import threading
 import time
 from typing import Any, Dict, List
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 ROOT = os.path.dirname(HERE)
+# The Go worker: libpanto-go/temporal's test binary, which is a worker process with
+# PANTO_TEMPORAL_WORKER set (bench.sh builds it on the optimized libpanto).
+GO_WORKER = os.path.join(ROOT, "build", "bench", "temporal-worker.test")
 TOOL_ROUNDS = 4
 REQUESTS = TOOL_ROUNDS + 1
 TURNS = {"quick": 10, "full": 40}
@@ -47,9 +51,9 @@ def measure(turns: int, lib_dir: str, log: Any, say: Any) -> Dict[str, Any]:
 
 
 def targets(m: Dict[str, Any]) -> List[Dict[str, str]]:
-    return [dict(target=f"durable turn: overhead per model request (Python worker, {REQUESTS} requests a turn)",
-                 measured=f"{m['overhead_per_request_ms']:.1f} ms ({m['durable_ms']:.0f} ms a turn, locally {m['local_ms']:.0f} ms)",
-                 status="reported")]
+    return [dict(target=f"durable turn: overhead per model request ({w} worker, {REQUESTS} requests a turn)",
+                 measured=f"{r['overhead_per_request_ms']:.1f} ms ({r['durable_ms']:.0f} ms a turn, locally {m['local_ms']:.0f} ms)",
+                 status="reported") for w, r in m["workers"].items()]
 
 
 def markdown(m: Dict[str, Any]) -> List[str]:
@@ -58,19 +62,33 @@ def markdown(m: Dict[str, Any]) -> List[str]:
         "## Durable turns (Temporal)",
         "",
         f"A turn of {TOOL_ROUNDS} tool rounds and an answer ({REQUESTS} model requests, the emulator), run "
-        f"locally and as a workflow on a Python worker process (`temporal server start-dev` on loopback); "
+        f"locally (Python) and as a workflow on a worker process (`temporal server start-dev` on loopback); "
         f"median of {m['turns']} turns each:",
         "",
-        "| local turn | durable turn | overhead per model request |",
-        "|---|---|---|",
-        f"| {m['local_ms']:.1f} ms | {m['durable_ms']:.1f} ms | {m['overhead_per_request_ms']:.1f} ms |",
-    ]
+        "| worker | local turn | durable turn | overhead per model request |",
+        "|---|---|---|---|",
+    ] + [f"| {w} | {m['local_ms']:.1f} ms | {r['durable_ms']:.1f} ms | {r['overhead_per_request_ms']:.1f} ms |"
+         for w, r in m["workers"].items()]
 
 
 def scenario() -> Dict[str, Any]:
     rounds = [{"message": {"content": [{"type": "tool_use", "id": f"toolu_{i}", "name": "lookup", "input": {"key": f"k{i}"}}]}}
               for i in range(TOOL_ROUNDS)]
     return {"responses": rounds + [{"message": {"content": [{"type": "text", "text": "All known."}]}}]}
+
+
+def start_worker(argv: List[str], env: Dict[str, str]) -> "subprocess.Popen[str]":
+    """A worker process, once it prints "ready" (the Go SDK logs on stdout too)."""
+    worker = subprocess.Popen(argv, env=dict(os.environ, ANTHROPIC_API_KEY="bench-key", **env), stdout=subprocess.PIPE,
+                              text=True)
+    assert worker.stdout is not None
+    for line in worker.stdout:
+        if line == "ready\n":
+            # The rest of its output is drained, so that the SDK's logs never block it.
+            threading.Thread(target=worker.stdout.read, daemon=True).start()
+            return worker
+    worker.kill()
+    raise RuntimeError(f"the worker {argv[0]} did not start")
 
 
 def main(turns: int) -> None:
@@ -86,15 +104,12 @@ def main(turns: int) -> None:
     runs = tempfile.mkdtemp(prefix="panto-bench-durable-")
     os.environ["DURABLE_RUNS"] = runs  # where tools.py counts its runs
     server, address = devserver.start(subprocess.DEVNULL)
-    worker = None
+    workers: Dict[str, subprocess.Popen[str]] = {}
     try:
-        queue = "bench-durable"
-        worker = subprocess.Popen([sys.executable, os.path.join(ROOT, "tests", "durable", "worker.py"), address, queue],
-                                  env=dict(os.environ, ANTHROPIC_API_KEY="bench-key"), stdout=subprocess.PIPE, text=True)
-        assert worker.stdout is not None
-        if worker.stdout.readline() != "ready\n":
-            raise RuntimeError("the worker did not start")
-
+        workers = {"python": start_worker([sys.executable, os.path.join(ROOT, "tests", "durable", "worker.py"),
+                                           address, "bench-python"], {})}
+        if os.path.exists(GO_WORKER):  # the Go tests' worker process (bench.sh builds it)
+            workers["go"] = start_worker([GO_WORKER], {"PANTO_TEMPORAL_WORKER": "bench-go", "PANTO_TEMPORAL_ADDRESS": address})
         with Emulator() as emu:
             config = panto.temporal.turn_config("anthropic", "claude-test", base_url=emu.url, tools=TOOLS)
 
@@ -105,12 +120,12 @@ def main(turns: int) -> None:
                     agent.complete("Look the keys up.")
                 return time.perf_counter() - t
 
-            async def durable(client: Client, i: int) -> float:
+            async def durable(client: Client, worker: str, i: int) -> float:
                 emu.load(scenario())
                 t = time.perf_counter()
                 result = await client.execute_workflow(panto.temporal.TurnWorkflow.run,
                                                        panto.temporal.turn(config, "Look the keys up."),
-                                                       id=f"bench-{i}", task_queue=queue)
+                                                       id=f"bench-{worker}-{i}", task_queue=f"bench-{worker}")
                 elapsed = time.perf_counter() - t
                 if len(result["conversation"]["messages"]) != 2 * REQUESTS:
                     raise RuntimeError(f"a durable turn ended with {len(result['conversation']['messages'])} messages")
@@ -119,22 +134,24 @@ def main(turns: int) -> None:
             async def run() -> Dict[str, Any]:
                 client = await Client.connect(address)
                 local_s: List[float] = []
-                durable_s: List[float] = []
-                for i in range(WARMUP + turns):
+                durable_s: Dict[str, List[float]] = {w: [] for w in workers}
+                for i in range(WARMUP + turns):  # alternately, so that both see the same load
                     lt = local()
-                    dt = await durable(client, i)
+                    dts = {w: await durable(client, w, i) for w in workers}
                     if i >= WARMUP:
                         local_s.append(lt)
-                        durable_s.append(dt)
+                        for w, dt in dts.items():
+                            durable_s[w].append(dt)
                 local_ms = statistics.median(local_s) * 1000
-                durable_ms = statistics.median(durable_s) * 1000
-                return dict(turns=turns, requests_per_turn=REQUESTS, local_ms=local_ms, durable_ms=durable_ms,
-                            overhead_per_request_ms=(durable_ms - local_ms) / REQUESTS)
+                medians = {w: statistics.median(d) * 1000 for w, d in durable_s.items()}
+                return dict(turns=turns, requests_per_turn=REQUESTS, local_ms=local_ms,
+                            workers={w: dict(durable_ms=ms, overhead_per_request_ms=(ms - local_ms) / REQUESTS)
+                                     for w, ms in medians.items()})
 
             print(json.dumps(asyncio.run(run())), flush=True)
     finally:
         shutil.rmtree(runs, ignore_errors=True)
-        if worker is not None:
+        for worker in workers.values():
             worker.kill()
             worker.wait()
         devserver.stop(server)
