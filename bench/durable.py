@@ -5,7 +5,8 @@ Temporal workflow (panto.temporal, docs/durable.md) against the same turn run lo
 A turn of TOOL_ROUNDS tool rounds (a `lookup` call each) and an answer, REQUESTS model
 requests, against the provider emulator; locally (`Agent.complete`, a new agent a turn, its
 tools run by panto) and durably (`execute_workflow` on a worker process of its own: Python,
-tests/durable/worker.py, and Go, libpanto-go/temporal's test binary; the same tools), alternately, TURNS times each after a warm-up. The
+tests/durable/worker.py, and Go, libpanto-go/temporal's test binary; the same tools), on the
+dev server as it starts and with eager activity execution (SERVERS), alternately, TURNS times each after a warm-up. The
 figure: (median durable turn - median local turn) / REQUESTS. No target: reported.
 
 `measure()` runs this file with the repository's .venv (temporalio is there, not in the
@@ -30,6 +31,9 @@ ROOT = os.path.dirname(HERE)
 # The Go worker: libpanto-go/temporal's test binary, which is a worker process with
 # PANTO_TEMPORAL_WORKER set (bench.sh builds it on the optimized libpanto).
 GO_WORKER = os.path.join(ROOT, "build", "bench", "temporal-worker.test")
+# The dev server as it starts, and with eager activity execution (the worker that completes a
+# workflow task gets the activity it schedules in the answer, with no trip through matching).
+SERVERS = {"": [], ", eager activities": ["--dynamic-config-value", "system.enableActivityEagerExecution=true"]}
 TOOL_ROUNDS = 4
 REQUESTS = TOOL_ROUNDS + 1
 TURNS = {"quick": 10, "full": 40}
@@ -51,7 +55,7 @@ def measure(turns: int, lib_dir: str, log: Any, say: Any) -> Dict[str, Any]:
 
 
 def targets(m: Dict[str, Any]) -> List[Dict[str, str]]:
-    return [dict(target=f"durable turn: overhead per model request ({w} worker, {REQUESTS} requests a turn)",
+    return [dict(target=f"durable turn: overhead per model request, worker {w} ({REQUESTS} requests a turn)",
                  measured=f"{r['overhead_per_request_ms']:.1f} ms ({r['durable_ms']:.0f} ms a turn, locally {m['local_ms']:.0f} ms)",
                  status="reported") for w, r in m["workers"].items()]
 
@@ -62,7 +66,8 @@ def markdown(m: Dict[str, Any]) -> List[str]:
         "## Durable turns (Temporal)",
         "",
         f"A turn of {TOOL_ROUNDS} tool rounds and an answer ({REQUESTS} model requests, the emulator), run "
-        f"locally (Python) and as a workflow on a worker process (`temporal server start-dev` on loopback); "
+        f"locally (Python) and as a workflow on a worker process (`temporal server start-dev` on loopback, "
+        f"as it starts and with `system.enableActivityEagerExecution`); "
         f"median of {m['turns']} turns each:",
         "",
         "| worker | local turn | durable turn | overhead per model request |",
@@ -103,13 +108,9 @@ def main(turns: int) -> None:
 
     runs = tempfile.mkdtemp(prefix="panto-bench-durable-")
     os.environ["DURABLE_RUNS"] = runs  # where tools.py counts its runs
-    server, address = devserver.start(subprocess.DEVNULL)
-    workers: Dict[str, subprocess.Popen[str]] = {}
+    local_s: List[float] = []
+    durable_s: Dict[str, List[float]] = {}
     try:
-        workers = {"python": start_worker([sys.executable, os.path.join(ROOT, "tests", "durable", "worker.py"),
-                                           address, "bench-python"], {})}
-        if os.path.exists(GO_WORKER):  # the Go tests' worker process (bench.sh builds it)
-            workers["go"] = start_worker([GO_WORKER], {"PANTO_TEMPORAL_WORKER": "bench-go", "PANTO_TEMPORAL_ADDRESS": address})
         with Emulator() as emu:
             config = panto.temporal.turn_config("anthropic", "claude-test", base_url=emu.url, tools=TOOLS)
 
@@ -120,41 +121,49 @@ def main(turns: int) -> None:
                     agent.complete("Look the keys up.")
                 return time.perf_counter() - t
 
-            async def durable(client: Client, worker: str, i: int) -> float:
+            async def durable(client: Client, queue: str, i: int) -> float:
                 emu.load(scenario())
                 t = time.perf_counter()
                 result = await client.execute_workflow(panto.temporal.TurnWorkflow.run,
                                                        panto.temporal.turn(config, "Look the keys up."),
-                                                       id=f"bench-{worker}-{i}", task_queue=f"bench-{worker}")
+                                                       id=f"{queue}-{i}", task_queue=queue)
                 elapsed = time.perf_counter() - t
                 if len(result["conversation"]["messages"]) != 2 * REQUESTS:
                     raise RuntimeError(f"a durable turn ended with {len(result['conversation']['messages'])} messages")
                 return elapsed
 
-            async def run() -> Dict[str, Any]:
+            async def run(address: str, workers: List[str], suffix: str) -> None:
                 client = await Client.connect(address)
-                local_s: List[float] = []
-                durable_s: Dict[str, List[float]] = {w: [] for w in workers}
-                for i in range(WARMUP + turns):  # alternately, so that both see the same load
+                for i in range(WARMUP + turns):  # alternately, so that all see the same load
                     lt = local()
-                    dts = {w: await durable(client, w, i) for w in workers}
+                    dts = {w: await durable(client, f"bench-{w}", i) for w in workers}
                     if i >= WARMUP:
                         local_s.append(lt)
                         for w, dt in dts.items():
-                            durable_s[w].append(dt)
-                local_ms = statistics.median(local_s) * 1000
-                medians = {w: statistics.median(d) * 1000 for w, d in durable_s.items()}
-                return dict(turns=turns, requests_per_turn=REQUESTS, local_ms=local_ms,
-                            workers={w: dict(durable_ms=ms, overhead_per_request_ms=(ms - local_ms) / REQUESTS)
-                                     for w, ms in medians.items()})
+                            durable_s.setdefault(w + suffix, []).append(dt)
 
-            print(json.dumps(asyncio.run(run())), flush=True)
+            for suffix, flags in SERVERS.items():
+                server, address = devserver.start(subprocess.DEVNULL, flags)
+                workers: Dict[str, subprocess.Popen[str]] = {}
+                try:
+                    workers["python"] = start_worker([sys.executable, os.path.join(ROOT, "tests", "durable", "worker.py"),
+                                                      address, "bench-python"], {})
+                    if os.path.exists(GO_WORKER):  # the Go tests' worker process (bench.sh builds it)
+                        workers["go"] = start_worker([GO_WORKER], {"PANTO_TEMPORAL_WORKER": "bench-go",
+                                                                   "PANTO_TEMPORAL_ADDRESS": address})
+                    asyncio.run(run(address, list(workers), suffix))
+                finally:
+                    for worker in workers.values():
+                        worker.kill()
+                        worker.wait()
+                    devserver.stop(server)
+        local_ms = statistics.median(local_s) * 1000
+        medians = {w: statistics.median(d) * 1000 for w, d in durable_s.items()}
+        print(json.dumps(dict(turns=turns, requests_per_turn=REQUESTS, local_ms=local_ms,
+                              workers={w: dict(durable_ms=ms, overhead_per_request_ms=(ms - local_ms) / REQUESTS)
+                                       for w, ms in medians.items()})), flush=True)
     finally:
         shutil.rmtree(runs, ignore_errors=True)
-        for worker in workers.values():
-            worker.kill()
-            worker.wait()
-        devserver.stop(server)
     # The SDK's Rust threads can abort the interpreter's finalization (temporalio/sdk-python#300).
     os._exit(0)
 

@@ -6,7 +6,7 @@ import socket
 import subprocess
 import time
 from pathlib import Path
-from typing import IO, Any, Tuple
+from typing import IO, Any, Sequence, Tuple
 
 ROOT = Path(__file__).resolve().parents[2]
 TEMPORAL = ROOT / "build" / "temporal-cli" / "temporal"
@@ -18,13 +18,13 @@ def free_port() -> int:
         return int(s.getsockname()[1])
 
 
-def start(log: "IO[Any] | int") -> "Tuple[subprocess.Popen[bytes], str]":
-    """The server, its output to `log`, and its address once its frontend answers; raises
-    RuntimeError when it does not start within a minute (the server stopped)."""
+def start(log: "IO[Any] | int", flags: Sequence[str] = ()) -> "Tuple[subprocess.Popen[bytes], str]":
+    """The server (with `flags`), its output to `log`, and its address once its frontend
+    answers; raises RuntimeError when it does not start within a minute (the server stopped)."""
     port = free_port()
     server = subprocess.Popen(
         [str(TEMPORAL), "server", "start-dev", "--ip", "127.0.0.1", "--port", str(port), "--headless",
-         "--log-level", "warn"],
+         "--log-level", "warn", *flags],
         stdout=log, stderr=subprocess.STDOUT)
     deadline = time.monotonic() + 60
     while True:
