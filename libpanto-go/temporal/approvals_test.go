@@ -297,6 +297,28 @@ func TestPythonAndGoWorkersOnOneTaskQueue(t *testing.T) {
 			if local := localTurn(t, emulatorURL, twoRounds, "What are a and b?"); !sameJSON(t, result.Conversation, local) {
 				t.Fatalf("durable:\n%s\nlocal:\n%s", mustJSON(result.Conversation), mustJSON(local))
 			}
+
+			// Approvals across the languages: the activity's "asked" and "denial", the signals.
+			load(t, asking(true))
+			turn, _ = ptemporal.NewTurn(askingConfig(t), "What are x and y?")
+			id := queue + "-ask"
+			run, err = c.ExecuteWorkflow(ctx, client.StartWorkflowOptions{ID: id, TaskQueue: queue}, ptemporal.WorkflowName, turn)
+			if err != nil {
+				t.Fatal(err)
+			}
+			waitingCalls(t, c, id, 2)
+			if err := ptemporal.Approve(ctx, c, id, "toolu_x"); err != nil {
+				t.Fatal(err)
+			}
+			if err := ptemporal.Deny(ctx, c, id, "toolu_y", "not y"); err != nil {
+				t.Fatal(err)
+			}
+			if err := run.Get(ctx, &result); err != nil {
+				t.Fatal(err)
+			}
+			if local := localAnswered(t, "What are x and y?"); !sameJSON(t, result.Conversation, local) {
+				t.Fatalf("durable:\n%s\nlocal:\n%s", mustJSON(result.Conversation), mustJSON(local))
+			}
 		})
 	}
 }
