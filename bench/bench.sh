@@ -86,4 +86,13 @@ build/bench-venv/bin/python -m compileall -q bindings-py/panto
 #    Node's start. Written to build/bench/startup.json.
 build/bench-venv/bin/python bench/startup.py --panto "$out/zig-out/bin/panto" --python build/bench-venv/bin/python
 
+# 7. The durable part (`--only durable`, bench/durable.py) needs the temporal CLI, and its Go
+#    worker is libpanto-go/temporal's test binary (a worker process with PANTO_TEMPORAL_WORKER
+#    set), linked with the optimized libpanto as go-panto is.
+case " $* " in *" durable "*)
+    scripts/setup_temporal.sh
+    (cd libpanto-go/temporal && PKG_CONFIG_PATH="$lib/pkgconfig" go test -c -tags panto_pkgconfig -o "$root/$out/temporal-worker.test" .)
+    ;;
+esac
+
 BENCH_LIB_DIR=$lib exec build/bench-venv/bin/python bench/run.py "$@"

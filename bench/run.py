@@ -28,6 +28,7 @@ from typing import Callable, Dict, List, Optional
 import consumer
 import images
 import latency
+import durable
 import sessions
 import tool_round
 import waiting
@@ -43,6 +44,8 @@ QUICK = dict(name="quick", ns=[1_000, 10_000, 100_000], reps=1, skip_over_s=3.0,
              latency=latency.QUICK, image_reps=1)
 # What `--only` may name besides consumers: run only these parts.
 SECTIONS = ("streaming", "streams1000", "latency", "images", "sessions", "tool_round", "waiting")
+# Parts that run only when named (`--only durable`: it starts a Temporal dev server).
+OPT_IN = ("durable",)
 KB_PER_STREAM_TARGET = 64
 # The wire APIs of issue 29, each streamed by panto in every language and by its official
 # Python SDK (the peer whose events/s the target row compares with).
@@ -681,7 +684,7 @@ def main() -> int:
     ap.add_argument("--quick", action="store_true", default=os.environ.get("BENCH_QUICK", "") not in ("", "0"))
     ap.add_argument("--only", action="append", default=[],
                     help="run only consumers whose name contains this, or only the parts named: "
-                         + ", ".join(SECTIONS) + " (repeatable)")
+                         + ", ".join(SECTIONS + OPT_IN) + " (repeatable; " + ", ".join(OPT_IN) + " only when named)")
     ap.add_argument("--reps", type=int, default=None)
     ap.add_argument("--json", default=os.path.join(ROOT, "build", "bench.json"))
     ap.add_argument("--markdown", default=os.path.join(HERE, "RESULTS.md"))
@@ -689,8 +692,8 @@ def main() -> int:
     cfg = QUICK if args.quick else FULL
     if args.reps:
         cfg = dict(cfg, reps=args.reps, conc_reps=args.reps, latency=dict(cfg["latency"], reps=args.reps))
-    sections = [s for s in SECTIONS if s in args.only] or list(SECTIONS)
-    names = [s for s in args.only if s not in SECTIONS]
+    sections = [s for s in SECTIONS + OPT_IN if s in args.only] or list(SECTIONS)
+    names = [s for s in args.only if s not in SECTIONS + OPT_IN]
     selected = [c for c in clients() if not names or any(s in c.name for s in names)]
     lat_selected = [c for c in latency.clients() if not names or any(s in c.name for s in names)]
     os.makedirs(os.path.join(BUILD, "logs"), exist_ok=True)
@@ -755,6 +758,13 @@ def main() -> int:
             except (subprocess.CalledProcessError, RuntimeError, ValueError, IndexError, OSError) as e:
                 wt_error = (wt_error + "; " if wt_error else "") + f"side by side: {e}"
                 say(f"bench: waiting side by side failed: {e}")
+        dur = None
+        if "durable" in sections:
+            try:
+                dur = durable.measure(durable.TURNS[cfg["name"]], os.environ["BENCH_LIB_DIR"], log, say)
+            except (RuntimeError, subprocess.TimeoutExpired, ValueError, IndexError) as e:
+                m["failed"]["durable"] = str(e)
+                say(f"bench: durable failed: {e}")
     load_after = os.getloadavg()
     res = summarize(cfg, selected, m)
     rows = targets(cfg, res, m["expected"]) if streaming else []
@@ -781,6 +791,9 @@ def main() -> int:
         rows += waiting.side_targets(sbs_rows)
     if wt_error is not None:
         m["failed"]["waiting"] = wt_error
+    if dur is not None:
+        res["durable"] = dur
+        rows += durable.targets(dur)
     info = machine_info()
     info["loadavg_before"] = [round(x, 2) for x in load_before]
     info["loadavg_after"] = [round(x, 2) for x in load_after]
@@ -809,7 +822,8 @@ def main() -> int:
                    + (sessions.markdown(ses) if ses is not None else [])
                    + (tool_round.markdown(tr) if tr is not None else [])
                    + (waiting.markdown(wt) if wt is not None else [])
-                   + (waiting.side_markdown(sbs_rows, waiting.DELAY_MS) if sbs_rows else []))
+                   + (waiting.side_markdown(sbs_rows, waiting.DELAY_MS) if sbs_rows else [])
+                   + (durable.markdown(dur) if dur is not None else []))
 
     print()
     print(f"bench: wrote {args.json}, {md}" + (f", {png}" if have_png else "") + f" in {time.time() - t0:.0f} s")

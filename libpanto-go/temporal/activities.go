@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"strings"
 	"time"
 
 	"go.temporal.io/sdk/activity"
@@ -27,11 +28,22 @@ type Activities struct {
 
 // Register registers the workflow and both activities with w, under their names.
 func Register(w worker.Registry, tools []panto.Tool, sinks map[string]Sink) {
+	RegisterWorkflow(w)
+	RegisterActivities(w, tools, sinks)
+}
+
+// RegisterWorkflow registers the workflow alone: its activities may run on other workers (of
+// either language) on the task queue.
+func RegisterWorkflow(w worker.WorkflowRegistry) {
+	w.RegisterWorkflowWithOptions(TurnWorkflow, workflow.RegisterOptions{Name: WorkflowName})
+}
+
+// RegisterActivities registers both activities alone, with the worker's tools and sinks.
+func RegisterActivities(w worker.ActivityRegistry, tools []panto.Tool, sinks map[string]Sink) {
 	a := &Activities{Tools: map[string]panto.Tool{}, Sinks: sinks}
 	for _, t := range tools {
 		a.Tools[t.Name] = t
 	}
-	w.RegisterWorkflowWithOptions(TurnWorkflow, workflow.RegisterOptions{Name: WorkflowName})
 	w.RegisterActivityWithOptions(a.ModelRequest, activity.RegisterOptions{Name: ModelRequestName})
 	w.RegisterActivityWithOptions(a.ToolCall, activity.RegisterOptions{Name: ToolCallName})
 }
@@ -91,7 +103,7 @@ func (a *Activities) ModelRequest(ctx context.Context, req modelRequest) (modelO
 	if err != nil {
 		return modelOutput{}, classify(err)
 	}
-	out := modelOutput{Pending: []PendingCall{}}
+	out := modelOutput{Pending: []PendingCall{}, Asked: []AskedCall{}, Denial: []string{}}
 	count := 0
 	stop := heartbeats(ctx, func() int { return count })
 	canceled := context.AfterFunc(ctx, stream.Cancel)
@@ -111,9 +123,19 @@ func (a *Activities) ModelRequest(ctx context.Context, req modelRequest) (modelO
 	canceled()
 	stop()
 	err = stream.Err()
+	if errors.Is(err, panto.ErrResultPending) || errors.Is(err, panto.ErrApprovalPending) {
+		// Calls that wait for a person: denied with the mark, the workflow waits for the answers.
+		for _, c := range stream.Approvals() {
+			if derr := stream.Deny(c.ID, DenialMark); derr != nil {
+				stream.Close()
+				return modelOutput{}, derr
+			}
+			out.Asked = append(out.Asked, AskedCall{ID: c.ID, Name: c.Name, Input: c.Input})
+		}
+	}
 	stream.Close()
 	switch {
-	case err == nil, errors.Is(err, panto.ErrResultPending):
+	case err == nil, errors.Is(err, panto.ErrResultPending), errors.Is(err, panto.ErrApprovalPending):
 	case ctx.Err() != nil && errors.Is(err, panto.ErrCanceled):
 		out.Canceled, out.Pending = true, []PendingCall{}
 	default:
@@ -128,7 +150,35 @@ func (a *Activities) ModelRequest(ctx context.Context, req modelRequest) (modelO
 		return modelOutput{}, err
 	}
 	out.Added = conv.Messages[before:]
+	if len(out.Asked) > 0 {
+		if out.Denial, err = denial(out.Added[len(out.Added)-1], out.Asked[0].ID); err != nil {
+			return modelOutput{}, err
+		}
+	}
 	return out, nil
+}
+
+// denial is the core's denial text before and after DenialMark, from the result of the call
+// id (denied with the mark) in the round's results message.
+func denial(results json.RawMessage, id string) ([]string, error) {
+	var m struct {
+		Content []struct {
+			Type    string          `json:"type"`
+			ID      string          `json:"id"`
+			Content json.RawMessage `json:"content"`
+		} `json:"content"`
+	}
+	if err := json.Unmarshal(results, &m); err != nil {
+		return nil, err
+	}
+	for _, b := range m.Content {
+		var text string
+		if b.Type == "tool_result" && b.ID == id && json.Unmarshal(b.Content, &text) == nil {
+			before, after, _ := strings.Cut(text, DenialMark)
+			return []string{before, after}, nil
+		}
+	}
+	return nil, temporal.NewNonRetryableApplicationError("the denied call "+id+" has no result", "ConversationError", nil)
 }
 
 // ToolCall is the activity "panto.tool_call": one call, run by the worker's handler; a

@@ -15,7 +15,30 @@ const (
 	ModelRequestName = "panto.model_request"
 	ToolCallName     = "panto.tool_call"
 	QueryName        = "conversation"
+	// The query that lists the calls waiting for a person's answer, and the signals that
+	// answer them (an Answer each).
+	ApprovalsQueryName = "approvals"
+	ApproveSignalName  = "approve"
+	DenySignalName     = "deny"
 )
+
+// DenialMark is the reason the model_request activity denies a call that waits for approval
+// with, to learn the core's wording around a reason (Python's panto.temporal uses the same).
+const DenialMark = "<panto.durable.reason>"
+
+// AskedCall is a call that waits for a person's answer: what the query "approvals" lists.
+type AskedCall struct {
+	ID    string          `json:"id"`
+	Name  string          `json:"name"`
+	Input json.RawMessage `json:"input"`
+}
+
+// Answer is the signals' argument: "approve" takes CallID, "deny" CallID and a Reason (not
+// empty: the model reads it; a deny without one is ignored).
+type Answer struct {
+	CallID string `json:"call_id"`
+	Reason string `json:"reason,omitempty"`
+}
 
 // ActivityOptions are Temporal's options of one activity kind; zero values take the defaults
 // (start-to-close: the config's timeouts.total_ms, else 600 s; heartbeat 30 s; no attempt
@@ -87,6 +110,10 @@ type modelOutput struct {
 	Added    []json.RawMessage `json:"added"`
 	Pending  []PendingCall     `json:"pending"`
 	Canceled bool              `json:"canceled"`
+	// The calls that wait for approval, denied with DenialMark, and the core's denial text
+	// before and after the mark (empty when none was asked).
+	Asked  []AskedCall `json:"asked"`
+	Denial []string    `json:"denial"`
 }
 
 // ToolResult is the tool_call activity's result.

@@ -450,12 +450,21 @@ func localTurn(t *testing.T, url string, scenario any, input string) ptemporal.C
 		t.Fatal(err)
 	}
 	stream.Close()
-	doc, _ := agent.Export()
-	var local ptemporal.Conversation
-	if err := json.Unmarshal(doc, &local); err != nil {
+	return exported(t, agent)
+}
+
+// exported is the agent's conversation.
+func exported(t *testing.T, agent *panto.Agent) ptemporal.Conversation {
+	t.Helper()
+	doc, err := agent.Export()
+	if err != nil {
 		t.Fatal(err)
 	}
-	return local
+	var conv ptemporal.Conversation
+	if err := json.Unmarshal(doc, &conv); err != nil {
+		t.Fatal(err)
+	}
+	return conv
 }
 
 func Test100WorkflowsOverTwoWorkers(t *testing.T) {

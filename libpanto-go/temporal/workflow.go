@@ -18,6 +18,37 @@ func TurnWorkflow(ctx workflow.Context, turn Turn) (Result, error) {
 	if err := workflow.SetQueryHandler(ctx, QueryName, func() (Conversation, error) { return conversation(), nil }); err != nil {
 		return Result{}, err
 	}
+	// The round whose calls wait for a person, and the signals that answer them.
+	var current *round
+	if err := workflow.SetQueryHandler(ctx, ApprovalsQueryName, func() ([]AskedCall, error) {
+		if current == nil {
+			return []AskedCall{}, nil
+		}
+		return current.waiting(), nil
+	}); err != nil {
+		return Result{}, err
+	}
+	for _, name := range []string{ApproveSignalName, DenySignalName} {
+		name, ch, approve := name, workflow.GetSignalChannel(ctx, name), name == ApproveSignalName
+		workflow.Go(ctx, func(ctx workflow.Context) {
+			for {
+				// A signal's argument is anyone's JSON: one that is not an Answer is ignored (a
+				// decoding panic would fail the workflow task again and again).
+				var raw json.RawMessage
+				if !ch.Receive(ctx, &raw) {
+					return
+				}
+				var a Answer
+				if err := json.Unmarshal(raw, &a); err != nil {
+					workflow.GetLogger(ctx).Warn("a signal that is not an answer: ignored", "signal", name, "argument", string(raw))
+					continue
+				}
+				if current != nil {
+					current.answer(ctx, a, approve)
+				}
+			}
+		})
+	}
 	var cfg struct {
 		Timeouts struct {
 			TotalMS float64 `json:"total_ms"`
@@ -42,20 +73,128 @@ func TurnWorkflow(ctx workflow.Context, turn Turn) (Result, error) {
 		if out.Canceled || ctx.Err() != nil {
 			return Result{}, temporal.NewCanceledError()
 		}
-		if len(out.Pending) == 0 {
+		if len(out.Pending) == 0 && len(out.Asked) == 0 {
 			return Result{Conversation: conversation(), StopReason: stopReason(messages)}, nil
 		}
-		results, err := runTools(toolCtx, out.Pending)
+		r := &round{asked: out.Asked, answers: map[string]*string{}, done: map[string]bool{}}
+		current = r
+		err = r.run(ctx, toolCtx, out.Pending, out.Denial, func(results map[string]ToolResult) error {
+			// The close policy gave the pending calls an error result: theirs replace it.
+			last, err := withResults(messages[len(messages)-1], results)
+			if err == nil {
+				messages[len(messages)-1] = last
+			}
+			return err
+		})
+		current = nil
 		if err != nil {
 			return Result{}, err
 		}
-		// The close policy gave the pending calls an error result: theirs replace it.
-		last, err := withResults(messages[len(messages)-1], results)
-		if err != nil {
-			return Result{}, err
-		}
-		messages[len(messages)-1] = last
 	}
+}
+
+// round is a tool round's calls that wait for a person, and their answers (nil: approved).
+type round struct {
+	asked   []AskedCall
+	answers map[string]*string
+	done    map[string]bool // the calls whose results are in
+}
+
+func (r *round) waiting() []AskedCall {
+	calls := []AskedCall{}
+	for _, c := range r.asked {
+		if _, ok := r.answers[c.ID]; !ok {
+			calls = append(calls, c)
+		}
+	}
+	return calls
+}
+
+func (r *round) answer(ctx workflow.Context, a Answer, approve bool) {
+	logger := workflow.GetLogger(ctx)
+	if !approve && a.Reason == "" {
+		logger.Warn("a deny without a reason: ignored", "call_id", a.CallID)
+		return
+	}
+	for _, c := range r.waiting() {
+		if c.ID == a.CallID {
+			var reason *string
+			if !approve {
+				reason = &a.Reason
+			}
+			r.answers[c.ID] = reason
+			return
+		}
+	}
+	logger.Warn("an answer for a call that does not wait: ignored", "call_id", a.CallID)
+}
+
+// run runs the round's host calls, waits for the asked calls' answers, runs the approved ones
+// (one at a time: an approval does not say which may run together) and writes the denials.
+// A cancel gives each asked call that did not run the denial canceledWaiting.
+func (r *round) run(ctx, toolCtx workflow.Context, pending []PendingCall, denial []string, replace func(map[string]ToolResult) error) error {
+	write := func(results map[string]ToolResult) error {
+		for id := range results {
+			r.done[id] = true
+		}
+		return replace(results)
+	}
+	err := func() error {
+		results, err := runTools(toolCtx, pending)
+		if err != nil {
+			return err
+		}
+		if err := write(results); err != nil {
+			return err
+		}
+		if len(r.asked) == 0 {
+			return nil
+		}
+		if err := workflow.Await(ctx, func() bool { return len(r.answers) == len(r.asked) }); err != nil {
+			return err
+		}
+		denied := map[string]ToolResult{}
+		for id, reason := range r.answers {
+			if reason != nil {
+				denied[id] = denialResult(denial, *reason)
+			}
+		}
+		if err := write(denied); err != nil {
+			return err
+		}
+		for _, c := range r.asked {
+			if r.answers[c.ID] == nil {
+				results, err := runTools(toolCtx, []PendingCall{{ID: c.ID, Name: c.Name, Input: c.Input, Sequential: true}})
+				if err != nil {
+					return err
+				}
+				if err := write(results); err != nil {
+					return err
+				}
+			}
+		}
+		return nil
+	}()
+	if err != nil && ctx.Err() != nil {
+		left := map[string]ToolResult{}
+		for _, c := range r.asked {
+			if !r.done[c.ID] {
+				left[c.ID] = denialResult(denial, canceledWaiting)
+			}
+		}
+		if werr := replace(left); werr != nil {
+			return werr
+		}
+		return temporal.NewCanceledError()
+	}
+	return err
+}
+
+// The reason an asked call that did not run is denied with when the turn is canceled.
+const canceledWaiting = "the turn was canceled before this call ran"
+
+func denialResult(denial []string, reason string) ToolResult {
+	return ToolResult{Content: denial[0] + reason + denial[1], IsError: true}
 }
 
 // runTools runs each call as an activity: the calls between two sequential ones at the same

@@ -3,59 +3,36 @@
 
 import os
 import signal
-import socket
 import subprocess
 import sys
-import time
 import uuid
 from pathlib import Path
 from typing import Callable, Iterator, List
 
 import pytest
 
-ROOT = Path(__file__).resolve().parents[2]
-TEMPORAL = ROOT / "build" / "temporal-cli" / "temporal"
+sys.path.insert(0, str(Path(__file__).parent))
+import devserver  # noqa: E402
+
 WORKER = Path(__file__).with_name("worker.py")
 # What the workers' agents take as their key: never in a workflow's history.
 API_KEY = "durable-test-key"
 
 
-def _free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return int(s.getsockname()[1])
-
-
 @pytest.fixture(scope="session")
 def temporal_address(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
     """The address of a `temporal server start-dev` started for the session."""
-    if not TEMPORAL.exists():
-        pytest.fail(f"{TEMPORAL} is missing: `make setup` builds it", pytrace=False)
-    port = _free_port()
-    log = open(tmp_path_factory.mktemp("temporal") / "server.log", "w")
-    server = subprocess.Popen(
-        [str(TEMPORAL), "server", "start-dev", "--ip", "127.0.0.1", "--port", str(port), "--headless",
-         "--log-level", "warn"],
-        stdout=log, stderr=subprocess.STDOUT)
-    try:
-        deadline = time.monotonic() + 60
-        while True:  # the frontend answers once the server is up
-            try:
-                socket.create_connection(("127.0.0.1", port), timeout=1).close()
-                break
-            except OSError:
-                if server.poll() is not None or time.monotonic() > deadline:
-                    pytest.fail(f"the temporal dev server did not start: see {log.name}", pytrace=False)
-                time.sleep(0.2)
-        yield f"127.0.0.1:{port}"
-    finally:
-        server.terminate()
+    if not devserver.TEMPORAL.exists():
+        pytest.fail(f"{devserver.TEMPORAL} is missing: `make setup` builds it", pytrace=False)
+    with open(tmp_path_factory.mktemp("temporal") / "server.log", "w") as log:
         try:
-            server.wait(timeout=20)
-        except subprocess.TimeoutExpired:
-            server.kill()
-            server.wait()
-        log.close()
+            server, address = devserver.start(log)
+        except RuntimeError as e:
+            pytest.fail(f"{e}: see {log.name}", pytrace=False)
+        try:
+            yield address
+        finally:
+            devserver.stop(server)
 
 
 @pytest.fixture

@@ -141,6 +141,24 @@ def test_100_workflows_over_two_workers(temporal_address: str, task_queue: str, 
             emu.close()
 
 
+async def cancel(handle: Any) -> Dict[str, Any]:
+    """Cancels the workflow: it ends canceled, and its query gives the conversation it left."""
+    await handle.cancel()
+    with pytest.raises(WorkflowFailureError) as failure:
+        await handle.result()
+    assert isinstance(failure.value.cause, CancelledError)
+    conversation: Dict[str, Any] = await handle.query(panto.temporal.TurnWorkflow.conversation)
+    return conversation
+
+
+def goes_on_from(emu: Emulator, conversation: Dict[str, Any]) -> None:
+    """The conversation is valid: an agent takes it, and goes on from it."""
+    emu.load({"responses": [{"message": {"content": [{"type": "text", "text": "Again."}]}}]})
+    with panto.Agent("anthropic", "claude-test", base_url=emu.url, api_key=API_KEY) as agent:
+        agent.import_(conversation)
+        assert agent.complete("Go on").text == "Again."
+
+
 COUNT = " ".join(str(i) for i in range(1, 31))  # 30 deltas, 0.3 s apart: a cancel comes in the middle
 
 
@@ -161,12 +179,7 @@ def test_a_canceled_workflow_leaves_a_valid_conversation(temporal_address: str, 
             events = runs / f"events-cancel-{task_queue}.jsonl"
             while not events.exists() or '"content_delta"' not in events.read_text():
                 await asyncio.sleep(0.05)
-            await handle.cancel()
-            with pytest.raises(WorkflowFailureError) as failure:
-                await handle.result()
-            assert isinstance(failure.value.cause, CancelledError)
-            result: Dict[str, Any] = await handle.query(panto.temporal.TurnWorkflow.conversation)
-            return result
+            return await cancel(handle)
 
         conversation = asyncio.run(go())
         user, answer = conversation["messages"]
@@ -174,11 +187,7 @@ def test_a_canceled_workflow_leaves_a_valid_conversation(temporal_address: str, 
         assert answer["stop_reason"] == "aborted"
         said = answer["content"][0]["text"]
         assert said and COUNT.startswith(said) and said != COUNT
-        # Valid: an agent takes it, and goes on from it.
-        emu.load({"responses": [{"message": {"content": [{"type": "text", "text": "Again."}]}}]})
-        with panto.Agent("anthropic", "claude-test", base_url=emu.url, api_key=API_KEY) as agent:
-            agent.import_(conversation)
-            assert agent.complete("Go on").text == "Again."
+        goes_on_from(emu, conversation)
 
 
 def test_failures_temporal_retries_and_those_it_does_not(temporal_address: str, task_queue: str, start_worker: Any) -> None:
@@ -213,3 +222,101 @@ def test_failures_temporal_retries_and_those_it_does_not(temporal_address: str, 
             asyncio.run(go("nosink", sink="nowhere"))
         assert failure.value.cause.cause.type == "NoSuchSink"
         assert model_bodies(emu) == []
+
+
+ASK = [{"tool": "lookup", "decision": "ask"}]
+ANSWER = Path(__file__).with_name("answer.py")
+
+
+def asking(host_call: bool = False) -> Dict[str, Any]:
+    """A round of two calls that wait for approval (with `host_call`, a call of `slow`
+    between them, which waits for nobody), then the answer."""
+    calls = [{"type": "tool_use", "id": "toolu_x", "name": "lookup", "input": {"key": "x"}},
+             {"type": "tool_use", "id": "toolu_y", "name": "lookup", "input": {"key": "y"}}]
+    if host_call:
+        calls.insert(1, {"type": "tool_use", "id": "toolu_s", "name": "slow", "input": {"key": "s"}})
+    return {"responses": [{"message": {"content": calls}},
+                          {"message": {"content": [{"type": "text", "text": "x is known; y was refused."}]}}]}
+
+
+def local_answered(emu: Emulator, text: str) -> List[Dict[str, Any]]:
+    """The asking turn (with its host call) run locally, x approved and y denied as the
+    durable one is."""
+    emu.load(asking(host_call=True))
+    with panto.Agent.from_config({"provider": "anthropic", "model": "claude-test", "base_url": emu.url,
+                                  "api_key": API_KEY, "approval_rules": ASK}, tools=TOOLS) as agent:
+        stream = agent.run(text)
+        while True:
+            try:
+                for _ in stream:
+                    pass
+                break
+            except panto.ApprovalPendingError:
+                stream.approve("toolu_x")
+                stream.deny("toolu_y", "not y")
+        return json.loads(agent.export())["messages"]
+
+
+async def waiting_calls(handle: Any, n: int) -> List[Dict[str, Any]]:
+    while len(calls := await panto.temporal.approvals(handle)) < n:
+        await asyncio.sleep(0.1)
+    return calls
+
+
+def test_a_call_waits_for_a_signal_from_another_process(temporal_address: str, task_queue: str, start_worker: Any,
+                                                        runs: Path) -> None:
+    with Emulator(scenario=asking(host_call=True)) as emu:
+        start_worker()
+
+        async def go() -> Dict[str, Any]:
+            client = await Client.connect(temporal_address)
+            turn = panto.temporal.turn(config(emu) | {"approval_rules": ASK}, "What are x and y?")
+            wid = f"ask-{task_queue}"
+            handle = await client.start_workflow(panto.temporal.TurnWorkflow.run, turn, id=wid, task_queue=task_queue)
+            calls = await waiting_calls(handle, 2)
+            assert calls == [{"id": "toolu_x", "name": "lookup", "input": {"key": "x"}},
+                             {"id": "toolu_y", "name": "lookup", "input": {"key": "y"}}]
+            assert runs_of(runs, "lookup") == []  # nothing runs before its yes
+            # What is not an answer is ignored, the turn unharmed: a bare id, a call that does
+            # not wait, a denial without a reason.
+            await handle.signal("approve", "toolu_x")
+            await handle.signal("approve", {"call_id": "toolu_z"})
+            await handle.signal("deny", {"call_id": "toolu_y", "reason": ""})
+            assert len(await panto.temporal.approvals(handle)) == 2
+            for answer in (["approve", "toolu_x"], ["deny", "toolu_y", "not y"]):
+                p = await asyncio.create_subprocess_exec(sys.executable, str(ANSWER), temporal_address, wid, *answer)
+                assert await p.wait() == 0
+            result: Dict[str, Any] = await handle.result()
+            assert await panto.temporal.approvals(handle) == []
+            return result
+
+        result = asyncio.run(go())
+        assert len(runs_of(runs, "lookup")) == 1  # the approved call, on the worker
+        assert len(model_bodies(emu)) == 2
+        messages = result["conversation"]["messages"]
+        assert len(runs_of(runs, "slow")) == 1  # the call that waited for nobody
+        denied = messages[2]["content"][2]
+        assert denied["is_error"] and denied["content"].endswith("not y")
+        assert messages == local_answered(emu, "What are x and y?")
+
+
+def test_a_cancel_while_calls_wait_leaves_a_valid_conversation(temporal_address: str, task_queue: str,
+                                                               start_worker: Any, runs: Path) -> None:
+    with Emulator(scenario=asking()) as emu:
+        start_worker()
+
+        async def go() -> Dict[str, Any]:
+            client = await Client.connect(temporal_address)
+            turn = panto.temporal.turn(config(emu) | {"approval_rules": ASK}, "What are x and y?")
+            handle = await client.start_workflow(panto.temporal.TurnWorkflow.run, turn, id=f"askcancel-{task_queue}",
+                                                 task_queue=task_queue)
+            await waiting_calls(handle, 2)
+            await panto.temporal.approve(handle, "toolu_x")  # one answered, the other still waits
+            return await cancel(handle)
+
+        conversation = asyncio.run(go())
+        results = conversation["messages"][-1]["content"]
+        assert [r["is_error"] for r in results] == [True, True]
+        assert "canceled" in results[1]["content"]
+        assert runs_of(runs, "lookup") == []
+        goes_on_from(emu, conversation)

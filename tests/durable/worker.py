@@ -1,5 +1,5 @@
-"""A worker process of the durable tests: `worker.py ADDRESS TASK_QUEUE` runs panto's workflow
-and activities with tests/durable/tools.py's tools, the sink "file" (each event a JSON line in
+"""A worker process of the durable tests: `worker.py ADDRESS TASK_QUEUE [workflows|activities]`
+runs panto's workflow and activities (or the one named: the Go tests' mixed task queue) with tests/durable/tools.py's tools, the sink "file" (each event a JSON line in
 $DURABLE_RUNS/events-<workflow id>.jsonl), and prints "ready" once it polls."""
 
 import asyncio
@@ -21,13 +21,14 @@ def file_sink(turn_id: str, event: dict) -> None:
         f.write(json.dumps(event) + "\n")
 
 
-async def main(address: str, task_queue: str) -> None:
+async def main(address: str, task_queue: str, only: str = "") -> None:
     client = await Client.connect(address)
     async with panto.temporal.worker(client, task_queue, tools=TOOLS, sinks={"file": file_sink},
+                                     workflows=only != "activities", activities=only != "workflows",
                                      max_concurrent_activities=200):
         print("ready", flush=True)
         await asyncio.Event().wait()
 
 
 if __name__ == "__main__":
-    asyncio.run(main(sys.argv[1], sys.argv[2]))
+    asyncio.run(main(*sys.argv[1:]))

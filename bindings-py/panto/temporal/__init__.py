@@ -23,16 +23,16 @@ JSON without the API key, which each worker takes from its own environment.
 from __future__ import annotations
 
 from datetime import timedelta
-from typing import Any, Dict, Iterable, Mapping, Optional, Union
+from typing import Any, Dict, Iterable, List, Mapping, Optional, Union
 
-from temporalio.client import Client
+from temporalio.client import Client, WorkflowHandle
 from temporalio.worker import Worker
 from temporalio.worker.workflow_sandbox import SandboxedWorkflowRunner, SandboxRestrictions
 
 from ._activities import Activities, Sink
 from ._workflow import TurnWorkflow
 
-__all__ = ["Activities", "Sink", "TurnWorkflow", "turn", "turn_config", "worker"]
+__all__ = ["Activities", "Sink", "TurnWorkflow", "approvals", "approve", "deny", "turn", "turn_config", "worker"]
 
 
 def turn_config(provider: str, model: str, *, tools: Optional[Iterable[Any]] = None, **settings: Any) -> Dict[str, Any]:
@@ -85,19 +85,46 @@ def turn(
     }
 
 
+async def approvals(handle: WorkflowHandle[Any, Any]) -> List[Dict[str, Any]]:
+    """The calls of the turn `handle` that wait for a person's answer: {"id", "name", "input"}."""
+    calls: List[Dict[str, Any]] = await handle.query("approvals")
+    return calls
+
+
+async def approve(handle: WorkflowHandle[Any, Any], call_id: str) -> None:
+    """Lets the waiting call `call_id` of the turn `handle` run (the signal `approve`), from any
+    process: its tool runs in the tool_call activity."""
+    await handle.signal("approve", {"call_id": call_id})
+
+
+async def deny(handle: WorkflowHandle[Any, Any], call_id: str, reason: str) -> None:
+    """Refuses the waiting call `call_id` of the turn `handle` (the signal `deny`): its result
+    is the error a local stream's `deny` gives, "The user denied this call: REASON". A
+    durable denial needs a reason (the workflow ignores one without)."""
+    if not reason:
+        raise ValueError("a durable turn's denial needs a reason: the model reads it")
+    await handle.signal("deny", {"call_id": call_id, "reason": reason})
+
+
 def worker(
     client: Client,
     task_queue: str,
     *,
     tools: Iterable[Any] = (),
     sinks: Optional[Mapping[str, Sink]] = None,
+    workflows: bool = True,
+    activities: bool = True,
     **options: Any,
 ) -> Worker:
     """A Temporal worker that runs panto turns: the workflow and both activities, with
     `tools` (what `panto.Agent(tools=...)` takes: their handlers run in the tool_call
     activity) and `sinks` (name -> callable(turn_id, event_dict), sync or async: what a turn
-    started with `sink=name` publishes). `options` go to `temporalio.worker.Worker`."""
-    activities = Activities(tools=tools, sinks=sinks)
+    started with `sink=name` publishes). `workflows=False` or `activities=False` leaves the
+    one or the other to other workers on the task queue (of either language). `options` go
+    to `temporalio.worker.Worker`."""
+    if not (workflows or activities):
+        raise ValueError("a worker runs the workflow, the activities, or both")
+    handlers = Activities(tools=tools, sinks=sinks)
     # The workflow's module is imported in Temporal's sandbox; panto (ctypes, a loaded
     # library) is passed through rather than imported again there.
     runner = SandboxedWorkflowRunner(restrictions=SandboxRestrictions.default.with_passthrough_modules("panto"))
@@ -109,8 +136,8 @@ def worker(
     return Worker(
         client,
         task_queue=task_queue,
-        workflows=[TurnWorkflow],
-        activities=[activities.model_request, activities.tool_call],
+        workflows=[TurnWorkflow] if workflows else [],
+        activities=[handlers.model_request, handlers.tool_call] if activities else [],
         workflow_runner=runner,
         **options,
     )

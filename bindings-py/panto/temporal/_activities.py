@@ -20,6 +20,11 @@ from ..tools import Tool, as_tool, to_result
 #: (the event's fields, "kind" its name), in order; may be async.
 Sink = Callable[[str, Dict[str, Any]], Union[None, Awaitable[None]]]
 
+# The reason the activity denies a call that waits for approval with, to learn the core's
+# wording around a reason: the workflow writes the person's reason in its place later
+# (docs/durable.md, "Approvals"). The same in Go's activity.
+DENIAL_MARK = "<panto.durable.reason>"
+
 # Failures that the same request would meet again: Temporal does not retry them.
 _PERMANENT = (errors.ConfigError, errors.ConversationError, errors.AuthenticationError,
               errors.PermissionDeniedError, errors.NotFoundError, errors.InvalidRequestError,
@@ -50,6 +55,7 @@ class Activities:
         published = int(info.heartbeat_details[0]) if info.heartbeat_details else 0
         count = 0
         pending: List[Dict[str, Any]] = []
+        asked: List[Dict[str, Any]] = []
         canceled = False
         with Agent.from_config(config) as agent:
             agent.import_(request["conversation"])
@@ -70,8 +76,12 @@ class Activities:
                         if sink is not None and count > published:
                             await _publish(sink, turn_id, event)
                         activity.heartbeat(count)
-                except errors.ResultPendingError:
-                    pass  # the model asked for host tools: the workflow runs them
+                except (errors.ResultPendingError, errors.ApprovalPendingError):
+                    # The model asked for host tools, or for calls a person answers: the
+                    # workflow runs the ones and waits for the others' answers.
+                    for call in stream.approvals:
+                        asked.append({"id": call.id, "name": call.name, "input": call.input})
+                        stream.deny(call.id, DENIAL_MARK)
                 except asyncio.CancelledError:
                     canceled = True  # the workflow was canceled: the partial message is kept
                 except _PERMANENT as e:
@@ -82,7 +92,8 @@ class Activities:
                 beat.cancel()
             exported = json.loads(agent.export())
         messages = exported["messages"]
-        return {"added": messages[before:], "pending": [] if canceled else pending, "canceled": canceled}
+        return {"added": messages[before:], "pending": [] if canceled else pending, "canceled": canceled,
+                "asked": asked, "denial": _denial(messages[-1], asked)}
 
     @activity.defn(name="panto.tool_call")
     async def tool_call(self, call: Dict[str, Any]) -> Dict[str, Any]:
@@ -141,6 +152,18 @@ async def _ainvoke(tool: Tool, event: ToolCallStart) -> Any:
         from .._tool_failure import failure_content
 
         return failure_content(event, exc), True
+
+
+def _denial(results: Dict[str, Any], asked: List[Dict[str, Any]]) -> List[str]:
+    """The core's denial text before and after the reason, from the result of the first call
+    denied with `DENIAL_MARK` (the round's results message): [] when no call was asked."""
+    if not asked:
+        return []
+    for block in results.get("content", []):
+        if block.get("type") == "tool_result" and block.get("id") == asked[0]["id"]:
+            before, _, after = str(block["content"]).partition(DENIAL_MARK)
+            return [before, after]
+    raise ApplicationError("the denied call has no result", type="ConversationError", non_retryable=True)
 
 
 def _permanent(e: errors.Error) -> ApplicationError:

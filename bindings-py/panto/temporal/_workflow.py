@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import asyncio
 from datetime import timedelta
-from typing import Any, Dict, List, Mapping
+from typing import Any, Dict, List, Mapping, Optional, Set
 
 from temporalio import workflow
 from temporalio.common import RetryPolicy
@@ -17,10 +17,46 @@ class TurnWorkflow:
     export after the turn, "stop_reason": the last assistant message's}. Canceling the
     workflow cancels the activity in flight: what the model had said stays as an "aborted"
     message, calls without a result keep the close policy's error result, and the workflow
-    ends canceled; the query `conversation` then gives the conversation it left."""
+    ends canceled; the query `conversation` then gives the conversation it left.
+
+    A call that waits for a person's approval makes the workflow wait for the signal
+    `approve` ({"call_id"}) or `deny` ({"call_id", "reason"}), from any process, any time
+    later; the query `approvals` lists the calls that wait ({"id", "name", "input"})."""
 
     def __init__(self) -> None:
         self._messages: List[Dict[str, Any]] = []
+        self._waiting: Dict[str, Dict[str, Any]] = {}
+        self._answers: Dict[str, Optional[str]] = {}  # call id -> None (approved) or the denial's reason
+        self._done: Set[str] = set()  # the calls of the round whose results are in
+
+    @workflow.query(name="approvals")
+    def approvals(self) -> List[Dict[str, Any]]:
+        """The calls that wait for an answer, in call order."""
+        return [c for c in self._waiting.values() if c["id"] not in self._answers]
+
+    @workflow.signal(name="approve")
+    def approve(self, answer: Any) -> None:
+        """Lets the waiting call answer["call_id"] run (the tool_call activity)."""
+        self._answer(answer, None)
+
+    @workflow.signal(name="deny")
+    def deny(self, answer: Any) -> None:
+        """Refuses the waiting call answer["call_id"]: its result is the core's denial text
+        with answer["reason"] (not empty: the model reads it)."""
+        reason = answer.get("reason") if isinstance(answer, dict) else None
+        if not isinstance(reason, str) or not reason:
+            workflow.logger.warning("a deny without a reason (%r): ignored", answer)
+            return
+        self._answer(answer, reason)
+
+    def _answer(self, answer: Any, reason: Optional[str]) -> None:
+        # A signal's argument is anyone's JSON: what is not an answer is ignored (an exception
+        # here would fail the workflow task again and again, the turn stuck).
+        call_id = answer.get("call_id") if isinstance(answer, dict) else None
+        if not isinstance(call_id, str) or call_id not in self._waiting or call_id in self._answers:
+            workflow.logger.warning("an answer for no waiting call (%r): ignored", answer)
+            return
+        self._answers[call_id] = reason
 
     @workflow.query(name="conversation")
     def conversation(self) -> Dict[str, Any]:
@@ -41,13 +77,37 @@ class TurnWorkflow:
             self._messages.extend(out["added"])
             if out["canceled"]:
                 raise asyncio.CancelledError()  # the workflow ends canceled, its conversation kept
-            if not out["pending"]:
+            if not out["pending"] and not out.get("asked"):
                 return {"conversation": self.conversation(), "stop_reason": _stop_reason(self._messages)}
-            results = await self._run_tools(out["pending"], tool_options)
-            # The close policy gave the pending calls an error result: theirs replace it.
-            last = self._messages[-1]
-            last["content"] = [dict(b, **results[b["id"]]) if b.get("type") == "tool_result" and b["id"] in results else b
-                               for b in last["content"]]
+            denial = out.get("denial") or []
+            self._waiting = {c["id"]: c for c in out.get("asked", [])}
+            self._answers = {}
+            self._done = set()
+            try:
+                # The close policy gave the pending calls an error result: theirs replace it.
+                self._replace(await self._run_tools(out["pending"], tool_options))
+                if self._waiting:
+                    await workflow.wait_condition(lambda: len(self._answers) == len(self._waiting))
+                    approved = [c for c in self._waiting.values() if self._answers[c["id"]] is None]
+                    denied = {i: _denied(denial, r) for i, r in self._answers.items() if r is not None}
+                    # Approved calls one at a time: an ApprovalCall does not say which may run together.
+                    self._replace(denied)
+                    for call in approved:
+                        self._replace(await self._run_tools([dict(call, sequential=True)], tool_options))
+            except asyncio.CancelledError:
+                # An asked call not run (waiting, or approved and canceled before it ran) gets a
+                # denial naming the cancel: the conversation stays valid.
+                self._replace({i: _denied(denial, _CANCELED_WAITING) for i in self._waiting if i not in self._done})
+                raise
+            finally:
+                self._waiting, self._answers, self._done = {}, {}, set()
+
+    def _replace(self, results: Mapping[str, Dict[str, Any]]) -> None:
+        """The round's results message with the tool_result blocks of `results`' ids replaced."""
+        self._done.update(results)
+        last = self._messages[-1]
+        last["content"] = [dict(b, **results[b["id"]]) if b.get("type") == "tool_result" and b["id"] in results else b
+                           for b in last["content"]]
 
     async def _run_tools(self, calls: List[Dict[str, Any]], options: Dict[str, Any]) -> Dict[str, Dict[str, Any]]:
         """Each call as an activity: the calls between two sequential ones at the same time,
@@ -69,6 +129,15 @@ class TurnWorkflow:
                 group.append(call)
         await flush()
         return results
+
+
+# The reason an asked call that did not run is denied with when the turn is canceled.
+_CANCELED_WAITING = "the turn was canceled before this call ran"
+
+
+def _denied(denial: List[str], reason: str) -> Dict[str, Any]:
+    """A denied call's result: the core's denial text (the activity's `denial`) with `reason`."""
+    return {"content": denial[0] + reason + denial[1], "is_error": True}
 
 
 def _activity_options(given: Mapping[str, Any], config: Mapping[str, Any]) -> Dict[str, Any]:
