@@ -83,6 +83,12 @@ class Pane:
         """Where the screen's text ends now: wait_for(..., after=mark) sees only what follows."""
         return len(self.screen().rstrip("\n"))
 
+    def command(self, line: str, what: str | Callable[[str], bool]) -> str:
+        """Types `line` and waits for `what` in what shows after it; returns that text."""
+        mark = self.mark()
+        self.type(line)
+        return self.wait_for(what, after=mark)
+
     def exit_status(self) -> int:
         """Waits for the command to exit; its status (the shell around it prints it)."""
         screen = self.wait_for(lambda s: re.search(r"\[exit \d+\]", s) is not None)

@@ -18,6 +18,7 @@
 //!   replay.zig          the earlier conversation, shown on resume
 //!   slash_commands.zig  /model, /thinking, /session, /compact, /help, /quit, extensions'
 //!   width.zig           terminal columns of text
+//!   colors.zig          NO_COLOR and the theme: the SGR sequences written, dropped or changed
 const std = @import("std");
 const panto = @import("panto");
 const App = @import("../app.zig").App;
@@ -35,6 +36,7 @@ const Watcher = @import("watcher.zig").Watcher;
 const TurnInput = @import("turn_input.zig").TurnInput;
 const Asker = @import("approval_prompt.zig").Asker;
 const external_editor = @import("external_editor.zig");
+const colors = @import("colors.zig");
 const exit_codes = @import("../exit_codes.zig");
 
 const stdin_fd: std.c.fd_t = 0;
@@ -47,7 +49,10 @@ const enter_sequence = "\x1b[?2004h";
 pub fn run(app: *App) !u8 {
     var out_buf: [4096]u8 = undefined;
     var stdout = std.Io.File.stdout().writerStreaming(app.io, &out_buf);
-    const out = &stdout.interface;
+    // NO_COLOR or a theme: the colors are taken out or changed on the way (colors.zig).
+    var color_buf: [4096]u8 = undefined;
+    var filter = colors.Filter.init(&stdout.interface, app.settings.palette, &color_buf);
+    const out = if (app.settings.palette.plain()) &stdout.interface else &filter.writer;
     var raw = terminal.Raw.enter(stdin_fd) catch {
         try out.writeAll("panto: interactive mode needs a terminal; use -p PROMPT (or a prompt on stdin)\n");
         try out.flush();
@@ -114,8 +119,7 @@ const Loop = struct {
         try l.out.print("{s}panto {s} · {s} · /help for commands, Ctrl-D to quit{s}\n", .{ style.dim, panto.version, agent.config.model, style.reset });
         if (agent.sessionInfo()) |info| if (info.resumed) {
             l.renderer.cols = terminal.size(stdout_fd).cols;
-            try replay.show(&l.renderer, agent.conversation.messages.items, prompt);
-            try l.out.print("{s}resumed session {s} ({d} messages){s}\n", .{ style.dim, info.id, agent.messageCount(), style.reset });
+            try replay.resumed(&l.renderer, agent, prompt);
         };
         try l.out.flush();
     }
@@ -206,12 +210,18 @@ const Loop = struct {
         const size = terminal.size(stdout_fd);
         l.renderer.cols = size.cols;
         l.renderer.rows = size.rows;
+        if (slash.readsKeys(line)) {
+            // A picker (/resume, /tree): it reads the keys itself, no watcher beside it.
+            const outcome = try slash.run(.{ .app = l.app, .renderer = &l.renderer, .out = l.out, .prompt = prompt }, line);
+            try l.out.flush();
+            return outcome;
+        }
         var watcher = Watcher.start(l.app, stdin_fd);
         if (line[0] == '/') {
             watcher.spawn();
             l.watcher = &watcher;
             defer l.takeTyped(&watcher);
-            const outcome = try slash.run(.{ .app = l.app, .renderer = &l.renderer, .out = l.out }, line);
+            const outcome = try slash.run(.{ .app = l.app, .renderer = &l.renderer, .out = l.out, .prompt = prompt }, line);
             try l.out.flush();
             return outcome;
         }

@@ -1,6 +1,7 @@
-//! --resume: this folder's sessions to pick one from, newest first, a row each (its last
-//! change, message count, name and first prompt); ↑/↓ (Ctrl-P/N) move, Enter takes the one
+//! A list of sessions to pick one from, a row each; ↑/↓ (Ctrl-P/N) move, Enter takes the one
 //! shown in reverse, Esc or Ctrl-C leaves. The list is taken off the screen after.
+//! --resume and /resume: this folder's sessions, newest first (their last change, message
+//! count, name and first prompt); /tree: the fork tree's rows (session_tree.zig).
 const std = @import("std");
 const panto = @import("panto");
 const keys = @import("keys.zig");
@@ -11,22 +12,47 @@ const Writer = std.Io.Writer;
 const stdin_fd: std.c.fd_t = 0;
 const stdout_fd: std.c.fd_t = 1;
 
-/// The id picked (borrowed from `sessions`), or null when the user left.
-pub fn pick(sessions: []const panto.session.Listed, out: *Writer) !?[]const u8 {
-    std.debug.assert(sessions.len > 0);
+/// A row of the list: the session's id and the text shown for it (one line).
+pub const Row = struct { id: []const u8, text: []const u8 };
+
+/// --resume, before interactive mode: the terminal is made raw for the picker alone. The id
+/// picked (borrowed from `sessions`), or null when the user left.
+pub fn pick(arena: std.mem.Allocator, sessions: []const panto.session.Listed, out: *Writer) !?[]const u8 {
     var raw = try terminal.Raw.enter(stdin_fd);
     defer raw.restore();
-    var view: View = .{ .sessions = sessions };
+    return choose(try rowsOf(arena, sessions), resume_title, 0, out);
+}
+
+/// The header of the sessions' list ({d}: how many).
+pub const resume_title = "\x1b[1mResume a session\x1b[0m \x1b[2m({d} in this folder; ↑/↓, Enter resumes, Esc leaves)\x1b[0m";
+
+/// The sessions' rows (`row`), in the arena.
+pub fn rowsOf(arena: std.mem.Allocator, sessions: []const panto.session.Listed) ![]Row {
+    const rows = try arena.alloc(Row, sessions.len);
+    for (sessions, rows) |l, *r| {
+        var w: Writer.Allocating = .init(arena);
+        row(&w.writer, l) catch return error.OutOfMemory;
+        r.* = .{ .id = l.id, .text = w.written() };
+    }
+    return rows;
+}
+
+/// The picker on a terminal already raw (interactive mode's, whose input is not flushed):
+/// `title` takes the rows' count; `selected` is the row selected first. The id picked
+/// (borrowed from `rows`), or null when the user left.
+pub fn choose(rows: []const Row, comptime title: []const u8, selected: usize, out: *Writer) !?[]const u8 {
+    std.debug.assert(rows.len > 0);
+    var view: View = .{ .rows = rows, .selected = @min(selected, rows.len - 1) };
     var pending: [64]u8 = undefined;
     var pending_len: usize = 0;
     while (true) {
-        try view.draw(out, terminal.size(stdout_fd));
+        try view.draw(out, title, terminal.size(stdout_fd));
         try out.flush();
         const key = readKey(&pending, &pending_len) orelse return view.leave(out, null);
         switch (key) {
             .up => view.move(-1),
             .down => view.move(1),
-            .enter => return view.leave(out, sessions[view.selected].id),
+            .enter => return view.leave(out, rows[view.selected].id),
             .escape => return view.leave(out, null),
             .ctrl => |c| switch (c) {
                 'p' => view.move(-1),
@@ -40,7 +66,7 @@ pub fn pick(sessions: []const panto.session.Listed, out: *Writer) !?[]const u8 {
 }
 
 const View = struct {
-    sessions: []const panto.session.Listed,
+    rows: []const Row,
     selected: usize = 0,
     /// The first session shown (the list scrolls to keep the selected one on screen).
     top: usize = 0,
@@ -49,21 +75,21 @@ const View = struct {
 
     fn move(v: *View, by: i2) void {
         if (by < 0 and v.selected > 0) v.selected -= 1;
-        if (by > 0 and v.selected + 1 < v.sessions.len) v.selected += 1;
+        if (by > 0 and v.selected + 1 < v.rows.len) v.selected += 1;
     }
 
-    fn draw(v: *View, out: *Writer, size: terminal.Size) !void {
+    fn draw(v: *View, out: *Writer, comptime title: []const u8, size: terminal.Size) !void {
         // A header, the rows, a row left for the cursor: at least one session shown.
         const room: usize = @max(1, @as(usize, size.rows) -| 3);
         if (v.selected < v.top) v.top = v.selected;
         if (v.selected >= v.top + room) v.top = v.selected + 1 - room;
-        const shown = v.sessions[v.top..@min(v.sessions.len, v.top + room)];
+        const shown = v.rows[v.top..@min(v.rows.len, v.top + room)];
         try v.erase(out);
-        try out.print("\x1b[1mResume a session\x1b[0m \x1b[2m({d} in this folder; ↑/↓, Enter resumes, Esc leaves)\x1b[0m\x1b[K", .{v.sessions.len});
-        for (shown, v.top..) |l, i| {
+        try out.print(title ++ "\x1b[K", .{v.rows.len});
+        for (shown, v.top..) |r, i| {
             try out.writeAll("\r\n");
             if (i == v.selected) try out.writeAll("\x1b[7m");
-            try row(out, l, size.cols);
+            try cut(out, r.text, size.cols);
             try out.writeAll("\x1b[0m\x1b[K");
         }
         v.drawn = shown.len + 1;
@@ -86,16 +112,17 @@ const View = struct {
     }
 };
 
-/// "2026-12-06 14:35    4  [name] first prompt", cut to the terminal's width.
-fn row(out: *Writer, l: panto.session.Listed, cols: u16) !void {
-    var buf: [1024]u8 = undefined;
-    var w: Writer = .fixed(&buf);
-    session_list.writeMinutes(&w, l.updated) catch {};
-    w.print("  {d:>4}  ", .{l.message_count}) catch {};
-    if (l.name) |n| w.print("[{s}] ", .{n}) catch {};
-    session_list.writePrompt(&w, l.first_user_text) catch {};
-    // Whole characters within the width, so the row stays one row.
-    var it = (std.unicode.Utf8View.init(w.buffered()) catch return out.writeAll(w.buffered())).iterator();
+/// "2026-12-06 14:35    4  [name] first prompt".
+fn row(w: *Writer, l: panto.session.Listed) !void {
+    try session_list.writeMinutes(w, l.updated);
+    try w.print("  {d:>4}  ", .{l.message_count});
+    if (l.name) |n| try w.print("[{s}] ", .{n});
+    try session_list.writePrompt(w, l.first_user_text);
+}
+
+/// `text` cut to the terminal's width: whole characters, so the row stays one row.
+fn cut(out: *Writer, text: []const u8, cols: u16) !void {
+    var it = (std.unicode.Utf8View.init(text) catch return out.writeAll(text)).iterator();
     var n: usize = 0;
     while (it.nextCodepointSlice()) |cp| : (n += 1) {
         if (n + 1 >= cols) break;

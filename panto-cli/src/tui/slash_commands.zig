@@ -9,6 +9,10 @@ const exit_codes = @import("../exit_codes.zig");
 const settings_mod = @import("../settings.zig");
 const markdown_export = @import("../markdown_export.zig");
 const session_tree = @import("../session_tree.zig");
+const sessions_mod = @import("../sessions.zig");
+const session_picker = @import("session_picker.zig");
+const replay = @import("replay.zig");
+const terminal = @import("terminal.zig");
 
 const Writer = std.Io.Writer;
 
@@ -21,7 +25,8 @@ pub const builtins = [_]Builtin{
     .{ .name = "new", .usage = "/new", .description = "start a new conversation, in a new session" },
     .{ .name = "name", .usage = "/name [TEXT]", .description = "name this session (panto sessions and --resume show it)" },
     .{ .name = "fork", .usage = "/fork [N]", .description = "go on in a new session holding this one's first N messages (all)" },
-    .{ .name = "tree", .usage = "/tree", .description = "the fork tree of this session (/fork and /new make its branches)" },
+    .{ .name = "resume", .usage = "/resume [ID]", .description = "go on in another session of this folder (a picker; or by id or prefix)" },
+    .{ .name = "tree", .usage = "/tree", .description = "the fork tree of this session (/fork and /new make its branches): Enter resumes a row" },
     .{ .name = "export", .usage = "/export [FILE]", .description = "write the conversation as Markdown (panto-SESSION.md)" },
     .{ .name = "mcp", .usage = "/mcp", .description = "the MCP servers (config mcp_servers, --mcp) and their tools" },
     .{ .name = "compact", .usage = "/compact", .description = "summarize the older messages to free context" },
@@ -35,7 +40,20 @@ pub const Context = struct {
     app: *App,
     renderer: *Renderer,
     out: *Writer,
+    /// The prompt's text, for the earlier conversation shown on /resume.
+    prompt: []const u8 = "> ",
 };
+
+/// The commands that read the keyboard themselves (a picker): no watcher thread may read it
+/// beside them.
+pub fn readsKeys(line: []const u8) bool {
+    if (line.len == 0 or line[0] != '/') return false;
+    const body = std.mem.trim(u8, line[1..], " \t\n");
+    const space = std.mem.indexOfAny(u8, body, " \t\n") orelse body.len;
+    const name = body[0..space];
+    const args = std.mem.trim(u8, body[space..], " \t\n");
+    return eql(name, "tree") or (eql(name, "resume") and args.len == 0);
+}
 
 /// Runs `line` ("/name args"). Output goes to ctx.out; errors are shown, never returned.
 pub fn run(ctx: Context, line: []const u8) Writer.Error!Outcome {
@@ -62,6 +80,8 @@ pub fn run(ctx: Context, line: []const u8) Writer.Error!Outcome {
         try nameSession(ctx, args);
     } else if (eql(name, "fork")) {
         try fork(ctx, args);
+    } else if (eql(name, "resume")) {
+        try resumeCmd(ctx, args);
     } else if (eql(name, "tree")) {
         try tree(ctx);
     } else if (eql(name, "export")) {
@@ -236,7 +256,8 @@ fn forkAt(ctx: Context, command: []const u8, count: usize) Writer.Error!bool {
     return true;
 }
 
-/// `/tree`: the sessions of this one's folder of sessions, drawn as the fork tree it is in.
+/// `/tree`: the fork tree this session is in (the sessions of its folder of sessions), as a
+/// picker: Enter on a row resumes that session; Esc leaves, the tree then written out.
 fn tree(ctx: Context) Writer.Error!void {
     const agent = ctx.app.agent;
     const info = agent.sessionInfo() orelse return ctx.out.print("{s}/tree: no session (--no-session){s}\n", .{ style.red, style.reset });
@@ -246,10 +267,64 @@ fn tree(ctx: Context) Writer.Error!void {
     const dir = std.fs.path.dirname(info.path) orelse ".";
     const sessions = panto.session.list(ctx.app.gpa, arena.allocator(), dir, &diag) catch |err|
         return ctx.out.print("{s}/tree: {s}{s}\n", .{ style.red, if (diag.message().len > 0) diag.message() else @errorName(err), style.reset });
-    session_tree.write(ctx.app.gpa, ctx.out, sessions, info.id) catch |err| switch (err) {
-        error.OutOfMemory => try ctx.out.print("{s}/tree: out of memory{s}\n", .{ style.red, style.reset }),
+    const t = session_tree.rows(arena.allocator(), sessions, info.id) catch
+        return ctx.out.print("{s}/tree: out of memory{s}\n", .{ style.red, style.reset });
+    const picked = session_picker.choose(t.rows, tree_title, t.current, ctx.out) catch |err| switch (err) {
         error.WriteFailed => return error.WriteFailed,
     };
+    const id = picked orelse {
+        for (t.rows) |r| try ctx.out.print("{s}\n", .{r.text});
+        return;
+    };
+    if (eql(id, info.id)) return ctx.out.print("already in session {s}\n", .{id});
+    try resumeId(ctx, "tree", id);
+}
+
+const tree_title = "\x1b[1mFork tree\x1b[0m \x1b[2m({d} sessions; ↑/↓, Enter resumes, Esc leaves)\x1b[0m";
+
+/// `/resume [ID]`: another session of this folder, picked from a list (newest first) or named
+/// by its id or a prefix of it; the conversation goes on there (App.resumeSession).
+fn resumeCmd(ctx: Context, args: []const u8) Writer.Error!void {
+    if (args.len > 0) return resumeId(ctx, "resume", args);
+    var arena: std.heap.ArenaAllocator = .init(ctx.app.gpa);
+    defer arena.deinit();
+    const a = arena.allocator();
+    var diag: panto.config.Diagnostic = .{};
+    const agent = ctx.app.agent;
+    const dir = if (agent.sessionInfo()) |info| std.fs.path.dirname(info.path) orelse "." else sessions_mod.sessionDir(a, ctx.app.settings.session_place, &diag) catch
+        return ctx.out.print("{s}/resume: {s}{s}\n", .{ style.red, diag.message(), style.reset });
+    const listed = panto.session.list(ctx.app.gpa, a, dir, &diag) catch |err|
+        return ctx.out.print("{s}/resume: {s}{s}\n", .{ style.red, if (diag.message().len > 0) diag.message() else @errorName(err), style.reset });
+    const cwd = std.process.currentPathAlloc(ctx.app.io, a) catch
+        return ctx.out.print("{s}/resume: the working directory is unknown{s}\n", .{ style.red, style.reset });
+    // This folder's sessions but the current one.
+    const current = if (agent.sessionInfo()) |info| info.id else "";
+    var here: std.ArrayList(panto.session.Listed) = .empty;
+    for (listed) |l| if (std.mem.eql(u8, l.cwd, cwd) and !eql(l.id, current)) here.append(a, l) catch
+        return ctx.out.print("{s}/resume: out of memory{s}\n", .{ style.red, style.reset });
+    if (here.items.len == 0) return ctx.out.print("no other session to resume in {s}\n", .{cwd});
+    const rows = session_picker.rowsOf(a, here.items) catch
+        return ctx.out.print("{s}/resume: out of memory{s}\n", .{ style.red, style.reset });
+    const picked = session_picker.choose(rows, session_picker.resume_title, 0, ctx.out) catch |err| switch (err) {
+        error.WriteFailed => return error.WriteFailed,
+    };
+    try resumeId(ctx, "resume", picked orelse return);
+}
+
+/// The run goes on in session `id`, its earlier conversation shown as at `panto -c`.
+fn resumeId(ctx: Context, command: []const u8, id: []const u8) Writer.Error!void {
+    var problem: []const u8 = "";
+    ctx.app.resumeSession(id, &problem) catch |err| return switch (err) {
+        error.AlreadyThere => ctx.out.print("already in session {s}\n", .{id}),
+        error.NotHere => ctx.out.print("{s}/{s}: not in this mode{s}\n", .{ style.red, command, style.reset }),
+        error.Refused => ctx.out.print("{s}/{s}: {s}{s}\n", .{ style.red, command, problem, style.reset }),
+        error.OutOfMemory => ctx.out.print("{s}/{s}: out of memory{s}\n", .{ style.red, command, style.reset }),
+        error.WriteFailed => error.WriteFailed,
+    };
+    ctx.renderer.cols = terminal.size(1).cols;
+    try replay.resumed(ctx.renderer, ctx.app.agent, ctx.prompt);
+    const agent = ctx.app.agent;
+    try ctx.out.print("{s}model {s} ({s}), thinking {s}{s}\n", .{ style.dim, agent.config.model, @tagName(agent.config.provider), @tagName(agent.config.thinking), style.reset });
 }
 
 /// `/mcp`: each server, its command or URL, where it stands (Agent.mcpStatus: not started,
