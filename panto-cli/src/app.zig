@@ -70,6 +70,14 @@ pub const App = struct {
         try app.agent.setConfig(std.fmt.bufPrint(&buf, "{{\"max_tokens\":{d}}}", .{most}) catch unreachable, diag);
     }
 
+    /// switchModel from "NAME" or "PROVIDER:NAME" (the provider is the part before the first
+    /// `:` when it names one: a Bedrock model id keeps its own `:`).
+    pub fn switchModelNamed(app: *App, spec: []const u8, diag: *panto.config.Diagnostic) !void {
+        const colon = std.mem.indexOfScalar(u8, spec, ':');
+        const provider = if (colon) |i| std.meta.stringToEnum(panto.Provider, spec[0..i]) else null;
+        return app.switchModel(provider, if (provider != null) spec[colon.? + 1 ..] else spec, diag);
+    }
+
     /// Goes on in the session `id` (an id or a unique prefix): a new agent made for it as at
     /// start-up (provider, model, thinking as --session restores them), then the old one let
     /// go. The new one is made first, so a refusal (no such session, one locked by another
@@ -108,6 +116,16 @@ pub const App = struct {
             .steer => s.steer(text),
             .follow_up => s.followUp(text),
         };
+    }
+
+    /// Takes back the steers and follow-ups the turn that runs has not taken yet (Alt-Up),
+    /// from any thread, into `out` (their texts gpa's, the caller's to free); none when no
+    /// turn runs.
+    pub fn withdrawQueued(app: *App, out: *std.ArrayList(panto.Stream.Queued)) error{OutOfMemory}!void {
+        _ = app.cancelers.fetchAdd(1, .seq_cst);
+        defer _ = app.cancelers.fetchSub(1, .seq_cst);
+        const s = app.current.load(.seq_cst) orelse return;
+        return s.withdrawQueued(out);
     }
 
     /// The turn is over: no cancelTurn may reach its stream any more (turn.zig, before it

@@ -13,7 +13,7 @@ const project_context = @import("project_context.zig");
 const shell_words = @import("shell_words.zig");
 
 /// The keys of the file that are the command's, not the agent's.
-pub const cli_keys = [_][]const u8{ "allow", "tools", "extensions", "history_size", "session", "theme" };
+pub const cli_keys = [_][]const u8{ "allow", "tools", "extensions", "history_size", "session", "theme", "models" };
 
 pub const default_provider = "anthropic";
 pub const default_history_size: u32 = 1000;
@@ -62,6 +62,8 @@ pub const Settings = struct {
     user_extensions: []const u8,
     /// Where sessions are kept (the file's "session" object).
     session_place: sessions.Place = .{},
+    /// The models Ctrl-P cycles through ("NAME" or "PROVIDER:NAME"), the file's "models".
+    models: []const []const u8 = &.{},
     /// The screen's colors: NO_COLOR, the file's "theme" (tui/colors.zig).
     palette: colors.Palette = .{},
     /// Neither the file nor the session gave max_tokens: it is the model's most output tokens
@@ -136,6 +138,10 @@ pub fn load(gpa: std.mem.Allocator, arena: std.mem.Allocator, io: std.Io, args: 
         if (kv.value != .integer or kv.value.integer < 0 or kv.value.integer > 1_000_000)
             return fail(arena, problem, "{s}: history_size must be an integer from 0 to 1000000", .{config_path});
         s.history_size = @intCast(kv.value.integer);
+    }
+    if (file.fetchOrderedRemove("models")) |kv| {
+        s.models = try strings(arena, kv.value) orelse
+            return fail(arena, problem, "{s}: models must be an array of model names (\"NAME\" or \"PROVIDER:NAME\"), the ones Ctrl-P cycles through", .{config_path});
     }
     s.palette.strip = env.no_color;
     if (file.fetchOrderedRemove("theme")) |kv| {

@@ -503,7 +503,6 @@ def test_slash_commands_model_thinking_session_help(emulator, pane):
     p = pane("--model", "claude-test")
     for line, answer in [
         ("/model claude-other", "model: claude-other (anthropic)"),
-        ("/model", "claude-other (anthropic)"),
         ("/thinking low", "thinking: low"),
         ("/thinking lots", '/thinking: thinking must be one of off, minimal, low, medium, high, not "lots"'),
         ("/thinking", "thinking low, its text folded"),

@@ -28,15 +28,15 @@ pub const Role = enum {
 
 /// The color names a theme may give a role, as SGR parameters.
 pub const names = [_]struct { name: []const u8, sgr: []const u8 }{
-    .{ .name = "black", .sgr = "30" },         .{ .name = "red", .sgr = "31" },
-    .{ .name = "green", .sgr = "32" },         .{ .name = "yellow", .sgr = "33" },
-    .{ .name = "blue", .sgr = "34" },          .{ .name = "magenta", .sgr = "35" },
-    .{ .name = "cyan", .sgr = "36" },          .{ .name = "white", .sgr = "37" },
-    .{ .name = "gray", .sgr = "90" },          .{ .name = "bright-red", .sgr = "91" },
-    .{ .name = "bright-green", .sgr = "92" },  .{ .name = "bright-yellow", .sgr = "93" },
-    .{ .name = "bright-blue", .sgr = "94" },   .{ .name = "bright-magenta", .sgr = "95" },
-    .{ .name = "bright-cyan", .sgr = "96" },   .{ .name = "bright-white", .sgr = "97" },
-    .{ .name = "dim", .sgr = "2" },            .{ .name = "bold", .sgr = "1" },
+    .{ .name = "black", .sgr = "30" },        .{ .name = "red", .sgr = "31" },
+    .{ .name = "green", .sgr = "32" },        .{ .name = "yellow", .sgr = "33" },
+    .{ .name = "blue", .sgr = "34" },         .{ .name = "magenta", .sgr = "35" },
+    .{ .name = "cyan", .sgr = "36" },         .{ .name = "white", .sgr = "37" },
+    .{ .name = "gray", .sgr = "90" },         .{ .name = "bright-red", .sgr = "91" },
+    .{ .name = "bright-green", .sgr = "92" }, .{ .name = "bright-yellow", .sgr = "93" },
+    .{ .name = "bright-blue", .sgr = "94" },  .{ .name = "bright-magenta", .sgr = "95" },
+    .{ .name = "bright-cyan", .sgr = "96" },  .{ .name = "bright-white", .sgr = "97" },
+    .{ .name = "dim", .sgr = "2" },           .{ .name = "bold", .sgr = "1" },
     .{ .name = "default", .sgr = "39" },
 };
 

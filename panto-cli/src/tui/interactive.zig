@@ -93,6 +93,13 @@ pub fn run(app: *App) !u8 {
     return loop.prompts();
 }
 
+/// The `models` list's entry `spec` ("NAME" or "PROVIDER:NAME") is the model `config` runs.
+fn isModel(spec: []const u8, config: panto.Config) bool {
+    if (std.mem.indexOfScalar(u8, spec, ':')) |i| if (std.meta.stringToEnum(panto.Provider, spec[0..i])) |p|
+        return p == config.provider and std.mem.eql(u8, spec[i + 1 ..], config.model);
+    return std.mem.eql(u8, spec, config.model);
+}
+
 const Loop = struct {
     app: *App,
     out: *std.Io.Writer,
@@ -143,6 +150,10 @@ const Loop = struct {
                 },
                 .closed => return 0,
             };
+            if (key == .ctrl and key.ctrl == 'p' and l.app.settings.models.len > 0 and l.editor.search == null) {
+                try l.cycleModel();
+                continue;
+            }
             switch (try l.editor.handle(key)) {
                 .none => {},
                 .submit => |line| {
@@ -285,6 +296,12 @@ const Loop = struct {
             .canceled => try l.out.print("{s}(canceled){s}\n", .{ style.dim, style.reset }),
             .failed => |f| try l.out.print("{s}error: {s}{s}{s}{s}\n", .{ style.red, exit_codes.name(f.err), if (f.message.len > 0) ": " else "", f.message, style.reset }),
         }
+        try l.statusLine(usage, cost);
+    }
+
+    /// The status line (status.zig): after a turn, with its usage and cost; after Ctrl-P,
+    /// the model switched to.
+    fn statusLine(l: *Loop, usage: ?panto.Usage, cost: ?f64) !void {
         const agent = l.app.agent;
         try l.out.writeAll(style.dim);
         try status.write(l.out, .{
@@ -298,6 +315,26 @@ const Loop = struct {
         });
         try l.out.print("{s}\n", .{style.reset});
         try l.out.flush();
+    }
+
+    /// Ctrl-P with a `models` list in the config file: the next model of the list (after the
+    /// current one; the first when the current one is not in it), shown on a status line.
+    fn cycleModel(l: *Loop) !void {
+        const list = l.app.settings.models;
+        const config = l.app.agent.config;
+        var next: usize = 0;
+        for (list, 0..) |spec, i| if (isModel(spec, config)) {
+            next = (i + 1) % list.len;
+            break;
+        };
+        try l.editor.erase(l.out);
+        var diag: panto.config.Diagnostic = .{};
+        l.app.switchModelNamed(list[next], &diag) catch |err| {
+            const why = if (err == error.InvalidConfig) diag.message() else @errorName(err);
+            try l.out.print("{s}Ctrl-P: {s}: {s}{s}\n", .{ style.red, list[next], why, style.reset });
+            return;
+        };
+        try l.statusLine(null, null);
     }
 
     const Input = union(enum) { key: keys.Key, resized, closed };

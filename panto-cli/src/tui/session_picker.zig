@@ -1,7 +1,8 @@
 //! A list of sessions to pick one from, a row each; ↑/↓ (Ctrl-P/N) move, Enter takes the one
 //! shown in reverse, Esc or Ctrl-C leaves. The list is taken off the screen after.
 //! --resume and /resume: this folder's sessions, newest first (their last change, message
-//! count, name and first prompt); /tree: the fork tree's rows (session_tree.zig).
+//! count, name and first prompt); /tree: the fork tree's rows (session_tree.zig); /model:
+//! the catalog's models of the provider.
 const std = @import("std");
 const panto = @import("panto");
 const keys = @import("keys.zig");
@@ -12,7 +13,8 @@ const Writer = std.Io.Writer;
 const stdin_fd: std.c.fd_t = 0;
 const stdout_fd: std.c.fd_t = 1;
 
-/// A row of the list: the session's id and the text shown for it (one line).
+/// A row of the list: what picking it gives (a session's id, a model's name) and the text
+/// shown for it (one line).
 pub const Row = struct { id: []const u8, text: []const u8 };
 
 /// --resume, before interactive mode: the terminal is made raw for the picker alone. The id
@@ -20,11 +22,13 @@ pub const Row = struct { id: []const u8, text: []const u8 };
 pub fn pick(arena: std.mem.Allocator, sessions: []const panto.session.Listed, out: *Writer) !?[]const u8 {
     var raw = try terminal.Raw.enter(stdin_fd);
     defer raw.restore();
-    return choose(try rowsOf(arena, sessions), resume_title, 0, out);
+    return choose(try rowsOf(arena, sessions), try resumeTitle(arena, sessions.len), 0, out);
 }
 
-/// The header of the sessions' list ({d}: how many).
-pub const resume_title = "\x1b[1mResume a session\x1b[0m \x1b[2m({d} in this folder; ↑/↓, Enter resumes, Esc leaves)\x1b[0m";
+/// The header of the sessions' list.
+pub fn resumeTitle(arena: std.mem.Allocator, count: usize) ![]const u8 {
+    return std.fmt.allocPrint(arena, "\x1b[1mResume a session\x1b[0m \x1b[2m({d} in this folder; ↑/↓, Enter resumes, Esc leaves)\x1b[0m", .{count});
+}
 
 /// The sessions' rows (`row`), in the arena.
 pub fn rowsOf(arena: std.mem.Allocator, sessions: []const panto.session.Listed) ![]Row {
@@ -38,9 +42,9 @@ pub fn rowsOf(arena: std.mem.Allocator, sessions: []const panto.session.Listed) 
 }
 
 /// The picker on a terminal already raw (interactive mode's, whose input is not flushed):
-/// `title` takes the rows' count; `selected` is the row selected first. The id picked
+/// `title` is its header's line; `selected` is the row selected first. The id picked
 /// (borrowed from `rows`), or null when the user left.
-pub fn choose(rows: []const Row, comptime title: []const u8, selected: usize, out: *Writer) !?[]const u8 {
+pub fn choose(rows: []const Row, title: []const u8, selected: usize, out: *Writer) !?[]const u8 {
     std.debug.assert(rows.len > 0);
     var view: View = .{ .rows = rows, .selected = @min(selected, rows.len - 1) };
     var pending: [64]u8 = undefined;
@@ -78,14 +82,14 @@ const View = struct {
         if (by > 0 and v.selected + 1 < v.rows.len) v.selected += 1;
     }
 
-    fn draw(v: *View, out: *Writer, comptime title: []const u8, size: terminal.Size) !void {
+    fn draw(v: *View, out: *Writer, title: []const u8, size: terminal.Size) !void {
         // A header, the rows, a row left for the cursor: at least one session shown.
         const room: usize = @max(1, @as(usize, size.rows) -| 3);
         if (v.selected < v.top) v.top = v.selected;
         if (v.selected >= v.top + room) v.top = v.selected + 1 - room;
         const shown = v.rows[v.top..@min(v.rows.len, v.top + room)];
         try v.erase(out);
-        try out.print(title ++ "\x1b[K", .{v.rows.len});
+        try out.print("{s}\x1b[K", .{title});
         for (shown, v.top..) |r, i| {
             try out.writeAll("\r\n");
             if (i == v.selected) try out.writeAll("\x1b[7m");

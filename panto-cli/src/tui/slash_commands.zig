@@ -19,7 +19,7 @@ const Writer = std.Io.Writer;
 pub const Builtin = struct { name: []const u8, usage: []const u8, description: []const u8 };
 
 pub const builtins = [_]Builtin{
-    .{ .name = "model", .usage = "/model [[PROVIDER:]NAME]", .description = "show the model, or switch (and the provider)" },
+    .{ .name = "model", .usage = "/model [[PROVIDER:]NAME]", .description = "switch the model (and the provider); alone: pick one from the catalog's" },
     .{ .name = "thinking", .usage = "/thinking [LEVEL|show|hide]", .description = "the thinking level (off minimal low medium high); show/hide its text" },
     .{ .name = "session", .usage = "/session", .description = "the session this conversation is kept in" },
     .{ .name = "new", .usage = "/new", .description = "start a new conversation, in a new session" },
@@ -52,7 +52,7 @@ pub fn readsKeys(line: []const u8) bool {
     const space = std.mem.indexOfAny(u8, body, " \t\n") orelse body.len;
     const name = body[0..space];
     const args = std.mem.trim(u8, body[space..], " \t\n");
-    return eql(name, "tree") or (eql(name, "resume") and args.len == 0);
+    return eql(name, "tree") or (args.len == 0 and (eql(name, "resume") or eql(name, "model")));
 }
 
 /// Runs `line` ("/name args"). Output goes to ctx.out; errors are shown, never returned.
@@ -117,26 +117,61 @@ fn help(ctx: Context) Writer.Error!void {
         "keys: Enter send · Ctrl-C or Esc cancel the turn · Ctrl-C clear the line · Ctrl-D quit · Ctrl-T thinking\n" ++
         "      ←/→ Home/End Ctrl-A/E move · Ctrl-U/K/W delete · ↑/↓ history · Tab complete · Ctrl-L\n" ++
         "      Alt-Enter (Shift-Enter) a new line · Ctrl-G edit in $EDITOR\n" ++
-        "      during a turn: Enter steers it · Alt-Enter queues a follow-up\n" ++
+        "      during a turn: Enter steers it · Alt-Enter queues a follow-up · Alt-Up takes them back\n" ++
         style.reset);
 }
 
 /// `/model NAME`, or `/model PROVIDER:NAME` to switch providers too: the core then derives
-/// the new provider's key and endpoint from its environment (a --base-url stays).
+/// the new provider's key and endpoint from its environment (a --base-url stays). `/model`
+/// alone: a picker over the catalog's models of the provider (the current one selected).
 fn model(ctx: Context, args: []const u8) Writer.Error!void {
     const agent = ctx.app.agent;
     if (args.len == 0) {
-        return ctx.out.print("{s} ({s})\n", .{ agent.config.model, @tagName(agent.config.provider) });
+        const picked = try pickModel(ctx) orelse
+            return ctx.out.print("{s} ({s})\n", .{ agent.config.model, @tagName(agent.config.provider) });
+        return switchTo(ctx, picked);
     }
-    const colon = std.mem.indexOfScalar(u8, args, ':');
-    const provider = if (colon) |i| std.meta.stringToEnum(panto.Provider, args[0..i]) else null;
-    const name = if (provider != null) args[colon.? + 1 ..] else args;
+    return switchTo(ctx, args);
+}
+
+fn switchTo(ctx: Context, spec: []const u8) Writer.Error!void {
+    const agent = ctx.app.agent;
     var diag: panto.config.Diagnostic = .{};
-    ctx.app.switchModel(provider, name, &diag) catch |err| {
+    ctx.app.switchModelNamed(spec, &diag) catch |err| {
         const why = if (err == error.InvalidConfig) diag.message() else @errorName(err);
         return ctx.out.print("{s}/model: {s}{s}\n", .{ style.red, why, style.reset });
     };
     try ctx.out.print("model: {s} ({s})\n", .{ agent.config.model, @tagName(agent.config.provider) });
+}
+
+/// The catalog's models of the provider, a row each (its most input tokens and list prices),
+/// to pick one from; null when the user left, or the catalog has none for the provider.
+/// The name picked lives in the catalog.
+fn pickModel(ctx: Context) Writer.Error!?[]const u8 {
+    const agent = ctx.app.agent;
+    const family = panto.catalog.familyOf(@tagName(agent.config.provider)) orelse return null;
+    const listed = panto.catalog.models(family);
+    if (listed.len == 0) return null;
+    var arena: std.heap.ArenaAllocator = .init(ctx.app.gpa);
+    defer arena.deinit();
+    const a = arena.allocator();
+    const rows = a.alloc(session_picker.Row, listed.len) catch return null;
+    var current: usize = 0;
+    for (listed, rows, 0..) |m, *r, i| {
+        var text: Writer.Allocating = .init(a);
+        modelRow(&text.writer, m) catch return null;
+        r.* = .{ .id = m.name, .text = text.written() };
+        if (eql(m.name, agent.config.model)) current = i;
+    }
+    const title = std.fmt.allocPrint(a, "\x1b[1mPick a model\x1b[0m \x1b[2m({d} {s} models in the catalog; ↑/↓, Enter switches, Esc leaves)\x1b[0m", .{ rows.len, @tagName(agent.config.provider) }) catch return null;
+    return session_picker.choose(rows, title, current, ctx.out);
+}
+
+/// "claude-sonnet-4-5  200k in · $3 / $15 per Mtok".
+fn modelRow(w: *Writer, m: panto.catalog.Model) Writer.Error!void {
+    try w.writeAll(m.name);
+    if (m.max_input) |n| try w.print("  {d}k in", .{n / 1000});
+    if (m.price.input != null and m.price.output != null) try w.print(" · ${d} / ${d} per Mtok", .{ m.price.input.?, m.price.output.? });
 }
 
 fn thinking(ctx: Context, args: []const u8) Writer.Error!void {
@@ -269,7 +304,9 @@ fn tree(ctx: Context) Writer.Error!void {
         return ctx.out.print("{s}/tree: {s}{s}\n", .{ style.red, if (diag.message().len > 0) diag.message() else @errorName(err), style.reset });
     const t = session_tree.rows(arena.allocator(), sessions, info.id) catch
         return ctx.out.print("{s}/tree: out of memory{s}\n", .{ style.red, style.reset });
-    const picked = session_picker.choose(t.rows, tree_title, t.current, ctx.out) catch |err| switch (err) {
+    const title = std.fmt.allocPrint(arena.allocator(), "\x1b[1mFork tree\x1b[0m \x1b[2m({d} sessions; ↑/↓, Enter resumes, Esc leaves)\x1b[0m", .{t.rows.len}) catch
+        return ctx.out.print("{s}/tree: out of memory{s}\n", .{ style.red, style.reset });
+    const picked = session_picker.choose(t.rows, title, t.current, ctx.out) catch |err| switch (err) {
         error.WriteFailed => return error.WriteFailed,
     };
     const id = picked orelse {
@@ -279,8 +316,6 @@ fn tree(ctx: Context) Writer.Error!void {
     if (eql(id, info.id)) return ctx.out.print("already in session {s}\n", .{id});
     try resumeId(ctx, "tree", id);
 }
-
-const tree_title = "\x1b[1mFork tree\x1b[0m \x1b[2m({d} sessions; ↑/↓, Enter resumes, Esc leaves)\x1b[0m";
 
 /// `/resume [ID]`: another session of this folder, picked from a list (newest first) or named
 /// by its id or a prefix of it; the conversation goes on there (App.resumeSession).
@@ -305,7 +340,9 @@ fn resumeCmd(ctx: Context, args: []const u8) Writer.Error!void {
     if (here.items.len == 0) return ctx.out.print("no other session to resume in {s}\n", .{cwd});
     const rows = session_picker.rowsOf(a, here.items) catch
         return ctx.out.print("{s}/resume: out of memory{s}\n", .{ style.red, style.reset });
-    const picked = session_picker.choose(rows, session_picker.resume_title, 0, ctx.out) catch |err| switch (err) {
+    const title = session_picker.resumeTitle(a, rows.len) catch
+        return ctx.out.print("{s}/resume: out of memory{s}\n", .{ style.red, style.reset });
+    const picked = session_picker.choose(rows, title, 0, ctx.out) catch |err| switch (err) {
         error.WriteFailed => return error.WriteFailed,
     };
     try resumeId(ctx, "resume", picked orelse return);
