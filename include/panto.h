@@ -859,6 +859,12 @@ int panto_agent_list_models(PantoAgent *agent, PantoString *out_json);
  * stream is unfinished. */
 int panto_agent_compact(PantoAgent *agent, PantoStream **out_stream);
 
+/* panto_agent_compact with the user's instructions for this summary ("keep the API names and
+ * the failing test"): appended to the compaction prompt of this summary request alone, after
+ * a line saying they are the user's; the config's "prompt" is unchanged. An empty string (or
+ * one of blanks) is none, as panto_agent_compact. */
+int panto_agent_compact_with(PantoAgent *agent, PantoString instructions, PantoStream **out_stream);
+
 /* ---- Sessions -------------------------------------------------------------------------- *
  *
  * Config key "session" (panto_agent_new only): {"dir": D, "id": I, "mode": M, "fsync": true}.

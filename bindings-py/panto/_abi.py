@@ -399,6 +399,7 @@ SIGNATURES: Dict[str, Tuple[Any, List[Any]]] = {
     "panto_agent_count_tokens": (c_int, [AgentPtr, POINTER(PantoInput), POINTER(PantoTokenCount)]),
     "panto_agent_list_models": (c_int, [AgentPtr, POINTER(PantoString)]),
     "panto_agent_compact": (c_int, [AgentPtr, POINTER(StreamPtr)]),
+    "panto_agent_compact_with": (c_int, [AgentPtr, PantoString, POINTER(StreamPtr)]),
     "panto_agent_session": (c_int, [AgentPtr, POINTER(PantoSessionInfo)]),
     "panto_agent_fork_session": (c_int, [AgentPtr, c_size_t, PantoString]),
     "panto_session_list": (c_int, [PantoString, POINTER(SessionListPtr)]),

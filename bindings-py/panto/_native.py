@@ -97,6 +97,7 @@ class Library:
         self.agent_truncate: CFunction = c.panto_agent_truncate
         self.agent_rollback_turn: CFunction = c.panto_agent_rollback_turn
         self.agent_compact: CFunction = c.panto_agent_compact
+        self.agent_compact_with: CFunction = c.panto_agent_compact_with
         self.agent_session: CFunction = c.panto_agent_session
         self.agent_fork_session: CFunction = c.panto_agent_fork_session
         self.session_list: CFunction = c.panto_session_list

@@ -1148,7 +1148,7 @@ pub const Stream = struct {
     pub fn requestParts(s: *const Stream) RequestParts {
         const agent = s.agent;
         if (s.phase == .summary) return .{
-            .config = compaction.Run.requestConfig(s.config),
+            .config = s.compaction.?.requestConfigOf(s.config),
             .conversation = &s.compaction.?.request,
             .tools = &.{},
             .granted = &.{},

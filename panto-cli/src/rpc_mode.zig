@@ -308,7 +308,7 @@ fn runQueued(r: *Rpc, command: std.json.ObjectMap) void {
         panto.conversation_json.writeMessages(&json.writer, agent.conversation.messages.items) catch return respondError(r, id, kind, "failed", "out of memory");
         respond(r, id, kind, .{ .messages = json_events.RawJson{ .text = json.written() } });
     } else if (std.mem.eql(u8, kind, "compact")) {
-        respondCompact(r, id, kind);
+        respondCompact(r, id, kind, stringField(command, "instructions"));
     } else unreachable; // only queued_commands are queued
 }
 
@@ -326,14 +326,14 @@ fn forkAt(r: *Rpc, id: ?std.json.Value, kind: []const u8, count: usize) error{Re
     };
 }
 
-/// `compact`: its events (compaction_start, compaction_end, ...), then the response; an
-/// abort cancels it as it does a turn.
-fn respondCompact(r: *Rpc, id: ?std.json.Value, kind: []const u8) void {
+/// `compact` (optional `instructions` for the summary): its events (compaction_start,
+/// compaction_end, ...), then the response; an abort cancels it as it does a turn.
+fn respondCompact(r: *Rpc, id: ?std.json.Value, kind: []const u8, instructions: ?[]const u8) void {
     r.acquire();
     r.running = true;
     r.aborted = false;
     r.release();
-    const outcome = turn.compact(r.app, .{ .ctx = r, .event = onEvent, .note = onNote, .approve = onApproval });
+    const outcome = turn.compact(r.app, instructions, .{ .ctx = r, .event = onEvent, .note = onNote, .approve = onApproval });
     r.acquire();
     r.running = false;
     r.release();

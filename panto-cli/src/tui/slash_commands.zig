@@ -29,7 +29,7 @@ pub const builtins = [_]Builtin{
     .{ .name = "tree", .usage = "/tree", .description = "the fork tree of this session (/fork and /new make its branches): Enter resumes a row" },
     .{ .name = "export", .usage = "/export [FILE]", .description = "write the conversation as Markdown (panto-SESSION.md)" },
     .{ .name = "mcp", .usage = "/mcp", .description = "the MCP servers (config mcp_servers, --mcp) and their tools" },
-    .{ .name = "compact", .usage = "/compact", .description = "summarize the older messages to free context" },
+    .{ .name = "compact", .usage = "/compact [INSTRUCTIONS]", .description = "summarize the older messages to free context (INSTRUCTIONS: what to keep)" },
     .{ .name = "help", .usage = "/help", .description = "this list, and the keys" },
     .{ .name = "quit", .usage = "/quit", .description = "exit (Ctrl-D on an empty line too)" },
 };
@@ -73,7 +73,7 @@ pub fn run(ctx: Context, line: []const u8) Writer.Error!Outcome {
     } else if (eql(name, "session")) {
         try session(ctx);
     } else if (eql(name, "compact")) {
-        try compact(ctx);
+        try compact(ctx, args);
     } else if (eql(name, "new")) {
         try newSession(ctx);
     } else if (eql(name, "name")) {
@@ -419,10 +419,12 @@ fn systemPrompt(ctx: Context) Writer.Error!void {
     try out.writeAll(style.reset);
 }
 
-fn compact(ctx: Context) Writer.Error!void {
+/// `/compact [INSTRUCTIONS]`: the older messages summarized now; INSTRUCTIONS (what the
+/// summary should keep or stress) follow the compaction prompt for this summary alone.
+fn compact(ctx: Context, instructions: []const u8) Writer.Error!void {
     ctx.renderer.beginTurn();
     const observer: turn.Observer = .{ .ctx = ctx.renderer, .event = renderEvent, .note = renderNote, .approve = noApproval };
-    switch (turn.compact(ctx.app, observer)) {
+    switch (turn.compact(ctx.app, if (instructions.len > 0) instructions else null, observer)) {
         .nothing => try ctx.out.writeAll("nothing to compact: every message is recent\n"),
         .compacted => {},
         .canceled => try ctx.out.print("{s}(canceled){s}\n", .{ style.dim, style.reset }),

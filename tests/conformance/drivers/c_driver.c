@@ -1719,15 +1719,25 @@ static const char *run_step(PantoAgent **agent_slot, const char *p, Steps *st) {
         printf(", \"removed\": %zu, \"message_count\": %zu", removed, message_count(agent));
         end_line();
     } else if (strcmp(key, "compact") == 0) {
+        /* true, or {"instructions": TEXT} */
         PantoStream *stream = NULL;
-        rc = panto_agent_compact(agent, &stream);
-        if (rc < 0) {
-            begin_step_line("compact", rc, NULL);
-            end_line();
+        const char *given = *value == '{' ? cj_member(value, "instructions") : NULL;
+        char *text = NULL;
+        size_t text_len = 0;
+        if (given && (*given != '"' || !cj_string(given, &text, &text_len))) {
+            wrong = "\"compact\" is not true or {\"instructions\": TEXT}";
         } else {
-            print_stream(stream, st->extra_next);
-            panto_stream_free(stream);
+            PantoString instructions = {text, text_len};
+            rc = text ? panto_agent_compact_with(agent, instructions, &stream) : panto_agent_compact(agent, &stream);
+            if (rc < 0) {
+                begin_step_line("compact", rc, NULL);
+                end_line();
+            } else {
+                print_stream(stream, st->extra_next);
+                panto_stream_free(stream);
+            }
         }
+        free(text);
     } else if (strcmp(key, "session_info") == 0) {
         print_session(agent);
     } else if (strcmp(key, "pending_round") == 0) {

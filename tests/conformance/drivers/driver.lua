@@ -520,8 +520,8 @@ function Run:list_models()
   emit(line)
 end
 
-function Run:compact(extra_next)
-  local ok, stream = pcall(self.agent.compact, self.agent)
+function Run:compact(extra_next, instructions)
+  local ok, stream = pcall(self.agent.compact, self.agent, instructions)
   if not ok then return emit(code_line("compact", ok, stream)) end
   local s <close> = stream
   turn_lines(self.agent, s, nil)
@@ -626,7 +626,7 @@ function Run:step(st, extra_next)
   elseif st.rollback_turn ~= nil then self:rollback_turn()
   elseif st.list_models ~= nil then self:list_models()
   elseif st.count_tokens ~= nil then self:count_tokens(st.count_tokens ~= json.null and st.count_tokens or nil)
-  elseif st.compact ~= nil then self:compact(extra_next)
+  elseif st.compact ~= nil then self:compact(extra_next, type(st.compact) == "table" and st.compact.instructions or nil)
   elseif st.session_info ~= nil then self:session_info()
   elseif st.pending_round ~= nil then self:pending_round()
   elseif st.resume_turn ~= nil then self:resume_turn(extra_next)

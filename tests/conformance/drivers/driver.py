@@ -532,7 +532,7 @@ class Steps:
             yield {**line, "removed": removed, "message_count": agent.message_count}
         elif key == "compact":
             try:
-                stream = agent.compact()
+                stream = agent.compact(value["instructions"] if isinstance(value, dict) else None)
             except panto.Error as err:
                 yield {"event": "compact", "code": err.code}
                 return
