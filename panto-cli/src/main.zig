@@ -135,7 +135,10 @@ pub fn main(init: std.process.Init) !u8 {
         .host = host,
         .stderr = stderr,
     };
-    const first = try maker.agentFor(&settings) orelse return exit_codes.usage;
+    const first = maker.agentFor(&settings) catch |err| switch (err) {
+        error.OutOfMemory => return exit_codes.internal,
+        else => return err,
+    } orelse return exit_codes.usage;
     var app: App = .{ .gpa = init.gpa, .io = io, .agent = first, .host = host, .settings = &settings, .maker = maker.interface() };
     defer app.agent.deinit(); // the one the run ends with (/resume makes another)
     defer app.deinit();
@@ -215,6 +218,10 @@ const Maker = struct {
             error.OutOfMemory => return error.OutOfMemory,
             else => return error.Refused,
         };
+        if (settings.config.session == null) {
+            problem.* = "sessions are off (\"session\": false in the config file)";
+            return error.Refused;
+        }
         var diag: panto.config.Diagnostic = .{};
         const agent = try m.agentWith(settings, &diag);
         return .{ .agent = agent orelse {

@@ -183,3 +183,12 @@ def test_tree_is_a_navigator_enter_resumes_the_row_picked(emulator, pane):
     p.wait_for("Back on blue.")
     sent = json.dumps(emu.requests()[2]["body"]["messages"])
     assert "My colour is blue" in sent and "Another question" not in sent
+
+
+def test_resume_by_id_with_sessions_off_is_refused(emulator, run_panto, pane, write_config):
+    emulator({"responses": [text_reply("one")]})
+    assert run_panto("--new-session", "kept-1", "-p", "first").returncode == 0
+    write_config({"session": False})
+    p = pane()
+    p.command("/resume kept-1", '/resume: sessions are off ("session": false in the config file)')
+    p.command("/session", "no session (--no-session)")
