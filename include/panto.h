@@ -1239,6 +1239,17 @@ int panto_stream_deny(PantoStream *stream, PantoString call_id, PantoString reas
 int panto_stream_steer(PantoStream *stream, PantoString text);
 int panto_stream_follow_up(PantoStream *stream, PantoString text);
 
+/* Takes back the steers and follow-ups queued on the stream that it has not taken yet (the
+ * user changed their mind: a terminal's Alt-Up): they will not reach the model. *out_json is
+ * a JSON array of {"source": "steer" | "follow_up", "text": ...} in the order they were queued
+ * ("[]" when none is left: one a tool round or a turn took already comes as its USER_MESSAGE),
+ * borrowed until the next panto_stream_withdraw_queued on the stream or its free. May be
+ * called from any thread, as panto_stream_steer (one such call at a time on a stream: its JSON
+ * is the stream's). Returns PANTO_OK, PANTO_ERR_OUT_OF_MEMORY (nothing taken back, or what
+ * was taken back lost), or PANTO_ERR_INVALID_ARGUMENT (a NULL argument); it leaves no detail
+ * for panto_stream_error. */
+int panto_stream_withdraw_queued(PantoStream *stream, PantoString *out_json);
+
 /* The shortest program: reads the rest of the turn (events not read yet are read and let go)
  * and gives its end. *out_complete (may be NULL; set its size: PANTO_EVENT_INIT) is the
  * MESSAGE_COMPLETE event, *out_text (may be NULL) the text of the turn's last assistant

@@ -427,6 +427,7 @@ SIGNATURES: Dict[str, Tuple[Any, List[Any]]] = {
     "panto_stream_deny": (c_int, [StreamPtr, PantoString, PantoString]),
     "panto_stream_steer": (c_int, [StreamPtr, PantoString]),
     "panto_stream_follow_up": (c_int, [StreamPtr, PantoString]),
+    "panto_stream_withdraw_queued": (c_int, [StreamPtr, POINTER(PantoString)]),
     "panto_stream_final_message": (c_int, [StreamPtr, POINTER(PantoEvent), POINTER(PantoString)]),
     "panto_stream_final_json": (c_int, [StreamPtr, POINTER(PantoString)]),
     "panto_stream_cancel": (c_int, [StreamPtr]),

@@ -134,6 +134,7 @@ class Library:
         self.agent_pending_round: CFunction = c.panto_agent_pending_round
         self.agent_resume: CFunction = c.panto_agent_resume
         self.stream_follow_up: CFunction = c.panto_stream_follow_up
+        self.stream_withdraw_queued: CFunction = c.panto_stream_withdraw_queued
         self.stream_final_json: CFunction = c.panto_stream_final_json
         self.stream_cancel: CFunction = c.panto_stream_cancel
         self.stream_reopen: CFunction = c.panto_stream_reopen

@@ -905,6 +905,14 @@ pub export fn panto_stream_follow_up(stream: ?*PantoStream, text: PantoString) c
     return queueMessage(stream, text, panto.Stream.followUp);
 }
 
+pub export fn panto_stream_withdraw_queued(stream: ?*PantoStream, out_json: ?*PantoString) c_int {
+    const out = out_json orelse return code(.invalid_argument);
+    out.* = .{};
+    const h = stream orelse return code(.invalid_argument);
+    out.* = .from(h.withdraw() catch return code(.out_of_memory));
+    return code(.ok);
+}
+
 /// Queues a steer or a follow-up. No detail is set: the call may come from another thread
 /// than the one reading the stream, whose calls own it.
 fn queueMessage(stream: ?*PantoStream, text: PantoString, queue: fn (*panto.Stream, []const u8) panto.Stream.SteerError!void) c_int {

@@ -1047,6 +1047,24 @@ static void steer_after(PantoStream *stream, const char *after) {
         size_t n;
         int rc;
         if (!text) text = cj_member(value, "follow_up");
+        if (at && !text && cj_member(value, "withdraw") && cj_string(at, &at_s, &n)) {
+            /* {"after": EVENT, "withdraw": true}: a withdraw_call line with what came back */
+            PantoString taken = {NULL, 0};
+            if (strcmp(at_s, after) != 0) {
+                free(at_s);
+                return;
+            }
+            steer_it = next;
+            rc = panto_stream_withdraw_queued(stream, &taken);
+            fputs("{\"event\": \"withdraw_call\", \"messages\": ", stdout);
+            if (rc < 0 || taken.len == 0) fputs("[]", stdout);
+            else fwrite(taken.ptr, 1, taken.len, stdout);
+            fputs(", \"code\": ", stdout);
+            put_cstr(panto_status_name(rc));
+            end_line();
+            free(at_s);
+            continue;
+        }
         if (!at || !text || !cj_string(at, &at_s, &n) || !cj_string(text, &text_s, &n)) {
             free(at_s);
             steer_it = NULL;

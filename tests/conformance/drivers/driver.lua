@@ -333,11 +333,20 @@ end
 local function steer_after(stream, after)
   while case_steers[1] ~= nil and case_steers[1].after == after do
     local entry = table.remove(case_steers, 1)
+    if entry.withdraw ~= nil then
+      local ok, taken = pcall(stream.withdraw_queued, stream)
+      if not ok and type(taken) ~= "table" then error(taken, 0) end -- not a panto error: a bug
+      local messages = json.array({})
+      for i, m in ipairs(ok and taken or {}) do messages[i] = { source = m.source, text = m.text } end
+      emit({ event = "withdraw_call", messages = messages, code = ok and "ok" or taken.code })
+      goto next_entry
+    end
     local call = entry.steer ~= nil and "steer" or "follow_up"
     local text = entry.steer or entry.follow_up
     local ok, err = pcall(stream[call], stream, text)
     if not ok and type(err) ~= "table" then error(err, 0) end -- not a panto error: a bug
     emit({ event = "steer_call", call = call, text = text, code = ok and "ok" or err.code })
+    ::next_entry::
   end
 end
 
