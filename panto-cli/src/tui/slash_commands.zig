@@ -48,20 +48,21 @@ pub const Context = struct {
 /// beside them.
 pub fn readsKeys(line: []const u8) bool {
     if (line.len == 0 or line[0] != '/') return false;
+    const name, const args = split(line);
+    return eql(name, "tree") or (args.len == 0 and (eql(name, "resume") or eql(name, "model")));
+}
+
+/// "/name args" -> name, args (trimmed).
+fn split(line: []const u8) struct { []const u8, []const u8 } {
     const body = std.mem.trim(u8, line[1..], " \t\n");
     const space = std.mem.indexOfAny(u8, body, " \t\n") orelse body.len;
-    const name = body[0..space];
-    const args = std.mem.trim(u8, body[space..], " \t\n");
-    return eql(name, "tree") or (args.len == 0 and (eql(name, "resume") or eql(name, "model")));
+    return .{ body[0..space], std.mem.trim(u8, body[space..], " \t\n") };
 }
 
 /// Runs `line` ("/name args"). Output goes to ctx.out; errors are shown, never returned.
 pub fn run(ctx: Context, line: []const u8) Writer.Error!Outcome {
     std.debug.assert(line.len > 0 and line[0] == '/');
-    const body = std.mem.trim(u8, line[1..], " \t\n");
-    const space = std.mem.indexOfAny(u8, body, " \t\n") orelse body.len;
-    const name = body[0..space];
-    const args = std.mem.trim(u8, body[space..], " \t\n");
+    const name, const args = split(line);
     const out = ctx.out;
     if (eql(name, "quit") or eql(name, "exit")) return .quit;
     if (eql(name, "help")) {
