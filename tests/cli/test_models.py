@@ -33,6 +33,23 @@ def test_model_alone_picks_from_the_catalog_with_the_current_one_selected(emulat
     assert emu.requests()[0]["body"]["model"] == switched
 
 
+def test_typing_in_the_picker_filters_its_rows(emulator, pane):
+    emulator({"responses": []})
+    p = pane("--model", "claude-sonnet-4-5")
+    p.command("/model", "Pick a model")
+    p.keys("HAIKU-4")
+    screen = p.wait_for("filter: HAIKU-4")
+    rows = [r for r in screen.split("filter: HAIKU-4")[-1].splitlines() if "Mtok" in r or " in" in r]
+    assert rows and all("haiku-4" in r for r in rows), rows
+    p.keys("BSpace", "BSpace", "BSpace", "BSpace", "BSpace", "BSpace", "BSpace", "zzz")
+    p.wait_for("(no row holds it: Backspace)")
+    p.keys("Enter")  # nothing to take: the picker stays
+    p.keys("BSpace", "BSpace", "BSpace", "haiku-4-5")
+    p.wait_for("filter: haiku-4-5")
+    p.keys("Enter")
+    p.wait_for("model: claude-haiku-4-5")
+
+
 def test_ctrl_p_cycles_through_the_configured_models(emulator, pane, write_config):
     emu = emulator({"responses": [text_reply("one"), text_reply("two"), text_reply("three")]})
     # A name without a provider keeps the one in use, as /model NAME does.

@@ -164,8 +164,11 @@ fn pickModel(ctx: Context) Writer.Error!?[]const u8 {
         r.* = .{ .id = m.name, .text = text.written() };
         if (eql(m.name, agent.config.model)) current = i;
     }
-    const title = std.fmt.allocPrint(a, "\x1b[1mPick a model\x1b[0m \x1b[2m({d} {s} models in the catalog; ↑/↓, Enter switches, Esc leaves)\x1b[0m", .{ rows.len, @tagName(agent.config.provider) }) catch return null;
-    return session_picker.choose(rows, title, current, ctx.out);
+    const title = std.fmt.allocPrint(a, "\x1b[1mPick a model\x1b[0m \x1b[2m({d} {s} models in the catalog; type to filter, ↑/↓, Enter switches, Esc leaves)\x1b[0m", .{ rows.len, @tagName(agent.config.provider) }) catch return null;
+    return session_picker.choose(a, rows, title, current, ctx.out) catch |err| switch (err) {
+        error.WriteFailed => return error.WriteFailed,
+        error.OutOfMemory => null,
+    };
 }
 
 /// "claude-sonnet-4-5  200k in · $3 / $15 per Mtok".
@@ -305,10 +308,11 @@ fn tree(ctx: Context) Writer.Error!void {
         return ctx.out.print("{s}/tree: {s}{s}\n", .{ style.red, if (diag.message().len > 0) diag.message() else @errorName(err), style.reset });
     const t = session_tree.rows(arena.allocator(), sessions, info.id) catch
         return ctx.out.print("{s}/tree: out of memory{s}\n", .{ style.red, style.reset });
-    const title = std.fmt.allocPrint(arena.allocator(), "\x1b[1mFork tree\x1b[0m \x1b[2m({d} sessions; ↑/↓, Enter resumes, Esc leaves)\x1b[0m", .{t.rows.len}) catch
+    const title = std.fmt.allocPrint(arena.allocator(), "\x1b[1mFork tree\x1b[0m \x1b[2m({d} sessions; type to filter, ↑/↓, Enter resumes, Esc leaves)\x1b[0m", .{t.rows.len}) catch
         return ctx.out.print("{s}/tree: out of memory{s}\n", .{ style.red, style.reset });
-    const picked = session_picker.choose(t.rows, title, t.current, ctx.out) catch |err| switch (err) {
+    const picked = session_picker.choose(arena.allocator(), t.rows, title, t.current, ctx.out) catch |err| switch (err) {
         error.WriteFailed => return error.WriteFailed,
+        error.OutOfMemory => return ctx.out.print("{s}/tree: out of memory{s}\n", .{ style.red, style.reset }),
     };
     const id = picked orelse {
         for (t.rows) |r| try ctx.out.print("{s}\n", .{r.text});
@@ -343,8 +347,9 @@ fn resumeCmd(ctx: Context, args: []const u8) Writer.Error!void {
         return ctx.out.print("{s}/resume: out of memory{s}\n", .{ style.red, style.reset });
     const title = session_picker.resumeTitle(a, rows.len) catch
         return ctx.out.print("{s}/resume: out of memory{s}\n", .{ style.red, style.reset });
-    const picked = session_picker.choose(rows, title, 0, ctx.out) catch |err| switch (err) {
+    const picked = session_picker.choose(a, rows, title, 0, ctx.out) catch |err| switch (err) {
         error.WriteFailed => return error.WriteFailed,
+        error.OutOfMemory => return ctx.out.print("{s}/resume: out of memory{s}\n", .{ style.red, style.reset }),
     };
     try resumeId(ctx, "resume", picked orelse return);
 }
