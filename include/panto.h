@@ -859,6 +859,12 @@ int panto_agent_list_models(PantoAgent *agent, PantoString *out_json);
  * stream is unfinished. */
 int panto_agent_compact(PantoAgent *agent, PantoStream **out_stream);
 
+/* panto_agent_compact with the user's instructions for this summary ("keep the API names and
+ * the failing test"): appended to the compaction prompt of this summary request alone, after
+ * a line saying they are the user's; the config's "prompt" is unchanged. An empty string (or
+ * one of blanks) is none, as panto_agent_compact. */
+int panto_agent_compact_with(PantoAgent *agent, PantoString instructions, PantoStream **out_stream);
+
 /* ---- Sessions -------------------------------------------------------------------------- *
  *
  * Config key "session" (panto_agent_new only): {"dir": D, "id": I, "mode": M, "fsync": true}.
@@ -1232,6 +1238,17 @@ int panto_stream_deny(PantoStream *stream, PantoString call_id, PantoString reas
  * two calls leave no detail for panto_stream_error (it may be another thread's). */
 int panto_stream_steer(PantoStream *stream, PantoString text);
 int panto_stream_follow_up(PantoStream *stream, PantoString text);
+
+/* Takes back the steers and follow-ups queued on the stream that it has not taken yet (the
+ * user changed their mind: a terminal's Alt-Up): they will not reach the model. *out_json is
+ * a JSON array of {"source": "steer" | "follow_up", "text": ...} in the order they were queued
+ * ("[]" when none is left: one a tool round or a turn took already comes as its USER_MESSAGE),
+ * borrowed until the next panto_stream_withdraw_queued on the stream or its free. May be
+ * called from any thread, as panto_stream_steer (one such call at a time on a stream: its JSON
+ * is the stream's). Returns PANTO_OK, PANTO_ERR_OUT_OF_MEMORY (nothing taken back, or what
+ * was taken back lost), or PANTO_ERR_INVALID_ARGUMENT (a NULL argument); it leaves no detail
+ * for panto_stream_error. */
+int panto_stream_withdraw_queued(PantoStream *stream, PantoString *out_json);
 
 /* The shortest program: reads the rest of the turn (events not read yet are read and let go)
  * and gives its end. *out_complete (may be NULL; set its size: PANTO_EVENT_INIT) is the

@@ -110,8 +110,15 @@ func (a *Agent) DropLast(n int) error {
 // compact), ErrBusy while a stream is unfinished; a summary request that fails ends the
 // stream with its error and leaves the conversation unchanged.
 func (a *Agent) Compact(ctx context.Context) (*Stream, error) {
+	return a.CompactWith(ctx, "")
+}
+
+// CompactWith is Compact with the user's instructions for the summary (what to keep or
+// stress: "keep the API names"), appended to the compaction prompt of this summary request
+// alone; "" (or blanks) is none.
+func (a *Agent) CompactWith(ctx context.Context, instructions string) (*Stream, error) {
 	return a.startStream(ctx, false, func(native *C.PantoAgent, out **C.PantoStream) C.int {
-		return C.panto_agent_compact(native, out)
+		return C.panto_agent_compact_with(native, pantoString(instructions), out)
 	})
 }
 

@@ -5,6 +5,8 @@ package panto
 */
 import "C"
 
+import "encoding/json"
+
 // Where an EventUserMessage's message came from (Event.Source).
 const (
 	SourceSteer    = "steer"
@@ -35,6 +37,35 @@ func (s *Stream) Steer(text string) error { return s.st.queueMessage(text, false
 // EventUserMessage and the new turn's events (its own usage, cost and budget); the stream
 // ends after the last turn's EventMessageComplete. Safe from any goroutine; errors as Steer.
 func (s *Stream) FollowUp(text string) error { return s.st.queueMessage(text, true) }
+
+// Queued is a steer or follow-up taken back by WithdrawQueued: its Source ("steer" or
+// "follow_up") and its Text.
+type Queued struct {
+	Source string `json:"source"`
+	Text   string `json:"text"`
+}
+
+// WithdrawQueued takes back the steers and follow-ups queued that the stream has not taken
+// yet: they will not reach the model. It returns them in the order queued (one a tool round
+// or a turn took already comes as its EventUserMessage). Safe from any goroutine, as Steer;
+// a closed stream has none.
+func (s *Stream) WithdrawQueued() ([]Queued, error) {
+	st := s.st
+	st.mu.Lock()
+	defer st.mu.Unlock()
+	if st.closed || st.native == nil {
+		return nil, nil
+	}
+	var out C.PantoString
+	if rc := C.panto_stream_withdraw_queued(st.native, &out); rc < 0 {
+		return nil, &Error{Code: Code(rc)}
+	}
+	taken := []Queued{}
+	if err := json.Unmarshal([]byte(goString(out)), &taken); err != nil {
+		return nil, &Error{Code: ErrProtocol, Message: "panto_stream_withdraw_queued: " + err.Error()}
+	}
+	return taken, nil
+}
 
 // queueMessage takes only mu, as cancel does: a Next in another goroutine does not hold it
 // while it waits in the library.

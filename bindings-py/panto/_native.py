@@ -97,6 +97,7 @@ class Library:
         self.agent_truncate: CFunction = c.panto_agent_truncate
         self.agent_rollback_turn: CFunction = c.panto_agent_rollback_turn
         self.agent_compact: CFunction = c.panto_agent_compact
+        self.agent_compact_with: CFunction = c.panto_agent_compact_with
         self.agent_session: CFunction = c.panto_agent_session
         self.agent_fork_session: CFunction = c.panto_agent_fork_session
         self.session_list: CFunction = c.panto_session_list
@@ -133,6 +134,7 @@ class Library:
         self.agent_pending_round: CFunction = c.panto_agent_pending_round
         self.agent_resume: CFunction = c.panto_agent_resume
         self.stream_follow_up: CFunction = c.panto_stream_follow_up
+        self.stream_withdraw_queued: CFunction = c.panto_stream_withdraw_queued
         self.stream_final_json: CFunction = c.panto_stream_final_json
         self.stream_cancel: CFunction = c.panto_stream_cancel
         self.stream_reopen: CFunction = c.panto_stream_reopen

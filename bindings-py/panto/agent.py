@@ -739,7 +739,7 @@ class Agent:
                 raise InvalidArgumentError(f"cannot drop {n} of {count} messages")
             self.truncate(count - n)
 
-    def compact(self) -> Stream:
+    def compact(self, instructions: Optional[str] = None) -> Stream:
         """Compacts the conversation now: the older messages are summarized by the model and
         replaced by one user message holding the summary (docs/conversations.md). Returns a
         `Stream`, read like a turn's: `panto.CompactionStart`, `panto.CompactionEnd`, then
@@ -749,15 +749,19 @@ class Agent:
                 if isinstance(event, panto.CompactionEnd):
                     print(event.tokens_before, "->", event.tokens_after)
 
+        `instructions` (what the summary should keep or stress: "keep the API names") are
+        appended to the compaction prompt of this summary request alone; None or blank: none.
+
         Raises `panto.StateError` when nothing is older than the agent's
         `keep_recent_tokens` (nothing to compact), `panto.BusyError` while a stream is
         unfinished. A summary request that fails raises its error from the stream, and the
         conversation is unchanged."""
+        raw = _native.utf8(instructions or "")
         out = _native.StreamPtr()
         with self._calls:
             ptr = self._live()
             free_orphans(self._lib, self._orphans)
-            rc = self._lib.agent_compact(ptr, ctypes.byref(out))
+            rc = self._lib.agent_compact_with(ptr, _native.string(raw), ctypes.byref(out))
             if rc < 0:
                 raise self._error(ptr, rc)
             handle = StreamHandle(self._lib, out, self._calls, self._orphans, self._tools, self._streams)

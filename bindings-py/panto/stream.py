@@ -648,6 +648,25 @@ class Stream:
         after the last turn's MessageComplete. Thread-safe and errors as `steer()`."""
         self._queue_message(text, follow_up=True)
 
+    def withdraw_queued(self) -> List[Tuple[str, str]]:
+        """Takes back the steers and follow-ups queued that the stream has not taken yet: they
+        will not reach the model. Returns them in the order queued, each `(source, text)`
+        with source "steer" or "follow_up" (one a tool round or a turn took already comes as
+        its `UserMessage`). Thread-safe, as `steer()`; a closed stream has none."""
+        import json
+
+        handle = self._handle
+        out = _native.PantoString()
+        with handle.lock:
+            ptr = handle.ptr
+            if ptr is None:
+                return []
+            rc = self._lib.stream_withdraw_queued(ptr, ctypes.byref(out))
+            taken = json.loads(_native.copy_string(out)) if rc >= 0 else []
+        if rc < 0:
+            raise error_class(rc)(self._lib.status_name(rc), status=rc, code=self._lib.status_name(rc))
+        return [(m["source"], m["text"]) for m in taken]
+
     def _queue_message(self, text: str, *, follow_up: bool) -> None:
         if not isinstance(text, str):
             raise TypeError(f"text must be a str, not {type(text).__name__}")

@@ -413,11 +413,16 @@ pub export fn panto_agent_list_models(agent: ?*PantoAgent, out_json: ?*PantoStri
 // ---- Compaction and sessions ----------------------------------------------------------
 
 pub export fn panto_agent_compact(agent: ?*PantoAgent, out_stream: ?*?*PantoStream) c_int {
+    return panto_agent_compact_with(agent, .{}, out_stream);
+}
+
+pub export fn panto_agent_compact_with(agent: ?*PantoAgent, instructions: abi.String, out_stream: ?*?*PantoStream) c_int {
     const out = out_stream orelse return code(.invalid_argument);
     out.* = null;
     const h = agent orelse return code(.invalid_argument);
     const a = h.agent orelse return h.setError(.invalid_argument, "this agent was not created: see panto_agent_error");
-    const s = a.compact() catch |err| return switch (err) {
+    const text = instructions.bytes() orelse return h.setError(.invalid_argument, "instructions: ptr is NULL but len is not 0");
+    const s = a.compactWith(if (text.len > 0) text else null) catch |err| return switch (err) {
         error.Busy => h.setError(.busy, "the agent already has an unfinished stream; free it first"),
         error.NothingToCompact => h.setError(.state, "nothing to compact: no message is older than compaction.keep_recent_tokens"),
         error.OutOfMemory => h.setError(.out_of_memory, "out of memory"),
@@ -898,6 +903,14 @@ pub export fn panto_stream_steer(stream: ?*PantoStream, text: PantoString) c_int
 
 pub export fn panto_stream_follow_up(stream: ?*PantoStream, text: PantoString) c_int {
     return queueMessage(stream, text, panto.Stream.followUp);
+}
+
+pub export fn panto_stream_withdraw_queued(stream: ?*PantoStream, out_json: ?*PantoString) c_int {
+    const out = out_json orelse return code(.invalid_argument);
+    out.* = .{};
+    const h = stream orelse return code(.invalid_argument);
+    out.* = .from(h.withdraw() catch return code(.out_of_memory));
+    return code(.ok);
 }
 
 /// Queues a steer or a follow-up. No detail is set: the call may come from another thread

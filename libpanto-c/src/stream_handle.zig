@@ -22,6 +22,10 @@ pub const StreamHandle = struct {
     stream: *panto.Stream,
     call_error: CallError = .{},
     gate: std.atomic.Value(u32) = .init(0),
+    /// panto_stream_withdraw_queued's last answer (JSON), under `withdraw_lock`: the call may
+    /// come from another thread than the reader's, as panto_stream_steer does.
+    withdrawn: std.ArrayList(u8) = .empty,
+    withdraw_lock: std.c.pthread_mutex_t = std.c.PTHREAD_MUTEX_INITIALIZER,
 
     const in_call: u32 = 1;
     const freed: u32 = 2;
@@ -82,6 +86,31 @@ pub const StreamHandle = struct {
         return @intFromEnum(abi.Status.canceled);
     }
 
+    /// panto_stream_withdraw_queued: what the stream has not taken yet of the steers and
+    /// follow-ups queued, taken back, as a JSON array of {"source", "text"} in `withdrawn`.
+    pub fn withdraw(h: *StreamHandle) error{OutOfMemory}![]const u8 {
+        _ = std.c.pthread_mutex_lock(&h.withdraw_lock);
+        defer _ = std.c.pthread_mutex_unlock(&h.withdraw_lock);
+        const core_gpa = h.stream.agent.gpa;
+        var taken: std.ArrayList(panto.Stream.Queued) = .empty;
+        defer {
+            for (taken.items) |m| core_gpa.free(m.text);
+            taken.deinit(core_gpa);
+        }
+        try h.stream.withdrawQueued(&taken);
+        h.withdrawn.clearRetainingCapacity();
+        var out: std.Io.Writer.Allocating = .fromArrayList(gpa, &h.withdrawn);
+        defer h.withdrawn = out.toArrayList();
+        const w = &out.writer;
+        w.writeByte('[') catch return error.OutOfMemory;
+        for (taken.items, 0..) |m, i| {
+            if (i > 0) w.writeByte(',') catch return error.OutOfMemory;
+            w.print("{{\"source\":\"{t}\",\"text\":{f}}}", .{ m.source, std.json.fmt(m.text, .{}) }) catch return error.OutOfMemory;
+        }
+        w.writeByte(']') catch return error.OutOfMemory;
+        return out.written();
+    }
+
     /// panto_stream_free: from any thread (see the top of this file).
     pub fn free(h: *StreamHandle) void {
         h.stream.cancel();
@@ -93,6 +122,7 @@ pub const StreamHandle = struct {
     fn release(h: *StreamHandle) void {
         h.stream.close();
         h.call_error.deinit();
+        h.withdrawn.deinit(gpa);
         gpa.destroy(h);
     }
 };

@@ -100,16 +100,24 @@ fn agentDropLast(L: State) callconv(.c) c_int {
     return truncate(L, a, count - n);
 }
 
-/// agent:compact(): summarizes the older messages now; returns a stream read like run's:
-/// compaction_start, compaction_end, then message_complete (the summary request's usage).
-/// Raises "state" when nothing is older than keep_recent_tokens, "busy" during a turn.
+/// agent:compact([instructions]): summarizes the older messages now; returns a stream read
+/// like run's: compaction_start, compaction_end, then message_complete (the summary request's
+/// usage). `instructions` (what the summary should keep or stress) are appended to the
+/// compaction prompt of this summary alone. Raises "state" when nothing is older than
+/// keep_recent_tokens, "busy" during a turn.
 fn agentCompact(L: State) callconv(.c) c_int {
     const a = agent.checkOpenAgent(L, 1);
-    c.lua_settop(L, 1);
+    var instructions: c.PantoString = .{ .ptr = null, .len = 0 };
+    if (!h.isNoneOrNil(L, 2)) {
+        c.luaL_checktype(L, 2, c.LUA_TSTRING);
+        instructions = h.toPantoString(L, 2);
+    }
+    // (the string stays on the stack, below the stream, until the call returns)
+    c.lua_settop(L, 2);
     const s = agent.pushStream(L, true);
     var handle: ?*c.PantoStream = null;
-    const rc = c.panto_agent_compact(a.handle, &handle);
-    return agent.attachStream(L, a, s, rc, handle, "panto_agent_compact");
+    const rc = c.panto_agent_compact_with(a.handle, instructions, &handle);
+    return agent.attachStream(L, a, s, rc, handle, "panto_agent_compact_with");
 }
 
 /// The agent methods of this file.

@@ -678,6 +678,43 @@ fn queueMessage(L: State, follow_up: bool) c_int {
     return c.lua_error(L);
 }
 
+/// stream:withdraw_queued(): takes back the steers and follow-ups queued that the stream has
+/// not taken yet (they will not reach the model); returns them in the order queued, an array
+/// of {source = "steer" | "follow_up", text = ...} (empty when none is left, or the stream is
+/// over). Raises a panto.Error when the library fails (out of memory).
+fn streamWithdrawQueued(L: State) callconv(.c) c_int {
+    const s = toStream(L, 1);
+    if (s.phase == .closed) return c.luaL_error(L, "attempt to use a closed %s", tname);
+    const handle = useHandle(s) orelse {
+        c.lua_createtable(L, 0, 0);
+        return 1;
+    };
+    var out: c.PantoString = .{ .ptr = null, .len = 0 };
+    const rc = c.panto_stream_withdraw_queued(handle, &out);
+    doneWith(s);
+    if (rc < 0) {
+        pushSimpleError(L, rc, "the queued messages could not be taken back");
+        return c.lua_error(L);
+    }
+    const Taken = struct { source: []const u8, text: []const u8 };
+    const json_text = if (out.len == 0) "[]" else h.slice(out);
+    const parsed = std.json.parseFromSlice([]const Taken, std.heap.c_allocator, json_text, .{}) catch {
+        pushSimpleError(L, c.PANTO_ERR_OUT_OF_MEMORY, "the queued messages could not be read");
+        return c.lua_error(L);
+    };
+    defer parsed.deinit();
+    c.lua_createtable(L, @intCast(parsed.value.len), 0);
+    for (parsed.value, 1..) |m, i| {
+        c.lua_createtable(L, 0, 2);
+        _ = c.lua_pushlstring(L, m.source.ptr, m.source.len);
+        c.lua_setfield(L, -2, "source");
+        _ = c.lua_pushlstring(L, m.text.ptr, m.text.len);
+        c.lua_setfield(L, -2, "text");
+        c.lua_rawseti(L, -2, @intCast(i));
+    }
+    return 1;
+}
+
 /// stream:tool_progress(id, [text [, fraction]]): reports progress of a call answered by hand
 /// (run_tools = false, a tool without a handler) that awaits its result: a tool_progress event
 /// comes next. Raises a panto.Error with code "no_such_call" when no call with that id awaits a
@@ -833,6 +870,7 @@ const methods = [_]c.luaL_Reg{
     h.reg("deny", streamDeny),
     h.reg("steer", streamSteer),
     h.reg("follow_up", streamFollowUp),
+    h.reg("withdraw_queued", streamWithdrawQueued),
     h.reg("cancel", streamCancel),
     h.reg("cancel_after", streamCancelAfter),
     h.reg("close_after", streamCloseAfter),

@@ -437,6 +437,13 @@ pub const Agent = struct {
     /// request's stop reason and usage); it is read, canceled and closed like a turn's, and
     /// one that fails leaves the conversation unchanged.
     pub fn compact(a: *Agent) CompactError!*Stream {
+        return a.compactWith(null);
+    }
+
+    /// `compact`, with the user's instructions for the summary (what to keep, what to stress):
+    /// appended to the compaction prompt of this summary request alone (compaction.zig,
+    /// `Run.focus`). null or blank: none.
+    pub fn compactWith(a: *Agent, instructions: ?[]const u8) CompactError!*Stream {
         if (a.busy) return error.Busy;
         a.settleSuspended() catch |err| switch (err) {
             error.OutOfMemory => return error.OutOfMemory,
@@ -444,6 +451,10 @@ pub const Agent = struct {
         };
         const plan = compaction.planManual(&a.conversation, a.config) orelse return error.NothingToCompact;
         const summarizing = try compaction.Run.create(a.gpa, plan);
+        if (instructions) |text| summarizing.focus(a.config.compaction.prompt orelse compaction.default_prompt, text) catch |err| {
+            summarizing.destroy();
+            return err;
+        };
         const s = Stream.createCompaction(a, summarizing) catch |err| {
             summarizing.destroy();
             return err;

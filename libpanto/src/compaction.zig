@@ -210,6 +210,9 @@ pub const Run = struct {
     request: Conversation,
     /// `request` holds the summarized messages of the plan.
     prepared: bool = false,
+    /// The summary request's system prompt when the user gave instructions for this
+    /// compaction (`focus`): the compaction prompt, then them. Owned.
+    system: ?[]u8 = null,
 
     pub fn create(gpa: Allocator, plan: Plan) Allocator.Error!*Run {
         const run = try gpa.create(Run);
@@ -242,7 +245,29 @@ pub const Run = struct {
         run.prepared = false;
     }
 
+    /// The user's instructions for this summary (`/compact focus on the API`): appended to
+    /// the compaction prompt `prompt`, under a line saying they are the user's. Blank
+    /// instructions are none.
+    pub fn focus(run: *Run, prompt: []const u8, instructions: []const u8) Allocator.Error!void {
+        const text = std.mem.trim(u8, instructions, " \t\r\n");
+        if (text.len == 0) return;
+        const system = try std.mem.concat(run.gpa, u8, &.{ prompt, focus_heading, text });
+        if (run.system) |old| run.gpa.free(old);
+        run.system = system;
+    }
+
+    /// What goes between the compaction prompt and the user's instructions.
+    pub const focus_heading = "\n\nThe user's instructions for this summary (follow them where they ask what to keep or stress):\n";
+
+    /// `requestConfig`, with this compaction's own system prompt when it has one (`focus`).
+    pub fn requestConfigOf(run: *const Run, config: Config) Config {
+        var c = requestConfig(config);
+        if (run.system) |s| c.system = s;
+        return c;
+    }
+
     pub fn destroy(run: *Run) void {
+        if (run.system) |s| run.gpa.free(s);
         run.request.deinit();
         run.gpa.destroy(run);
     }
@@ -467,4 +492,18 @@ test "the summary request's configuration: the prompt as system prompt, thinking
     config.compaction.prompt = "Summarize.";
     try testing.expectEqualStrings("Summarize.", Run.requestConfig(config).system.?);
     try testing.expectEqualStrings("m", Run.requestConfig(config).model);
+}
+
+test "the user's instructions for a summary follow the prompt, for that compaction alone" {
+    var config: Config = .{ .provider = .anthropic, .model = "m" };
+    config.compaction.prompt = "Summarize.";
+    const run = try Run.create(testing.allocator, .{ .first_kept = 2, .tokens_before = 7, .reason = .manual });
+    defer run.destroy();
+    try run.focus("Summarize.", " \n ");
+    try testing.expectEqualStrings("Summarize.", run.requestConfigOf(config).system.?); // blank: none
+    try run.focus("Summarize.", "  keep the API names\n");
+    try testing.expectEqualStrings("Summarize." ++ Run.focus_heading ++ "keep the API names", run.requestConfigOf(config).system.?);
+    try testing.expectEqual(config_mod.Thinking.off, run.requestConfigOf(config).thinking);
+    // The config itself is untouched.
+    try testing.expectEqualStrings("Summarize.", config.compaction.prompt.?);
 }

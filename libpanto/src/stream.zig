@@ -453,6 +453,15 @@ pub const Stream = struct {
     }
 
     pub const SteerError = steering.PushError || error{InvalidArgument};
+    /// A steer or follow-up queued: its source and its text.
+    pub const Queued = steering.Message;
+
+    /// Takes back, from any thread, the steers and follow-ups still queued (in order, their
+    /// texts the agent allocator's, for the caller to free): they will not reach the model.
+    /// One a tool round or a turn already took is not among them (its UserMessage comes).
+    pub fn withdrawQueued(s: *Stream, out: *std.ArrayList(Queued)) std.mem.Allocator.Error!void {
+        return s.steering.takeAll(s.agent.gpa, out);
+    }
 
     /// Commits the round's results with the steers queued so far after them, one user
     /// message; the steers are handed out next (phase `entered`).
@@ -1139,7 +1148,7 @@ pub const Stream = struct {
     pub fn requestParts(s: *const Stream) RequestParts {
         const agent = s.agent;
         if (s.phase == .summary) return .{
-            .config = compaction.Run.requestConfig(s.config),
+            .config = s.compaction.?.requestConfigOf(s.config),
             .conversation = &s.compaction.?.request,
             .tools = &.{},
             .granted = &.{},

@@ -9,12 +9,23 @@ const Settings = settings_mod.Settings;
 pub const SteerSource = @FieldType(panto.event.UserMessage, "source");
 
 pub const App = struct {
+    /// Makes the agent of another session (main.zig's start-up again): /resume.
+    pub const Maker = struct {
+        ctx: *anyopaque,
+        make: *const fn (ctx: *anyopaque, id: []const u8, problem: *[]const u8) MakeError!Made,
+    };
+    pub const Made = struct { agent: *panto.Agent, settings: *const Settings };
+    /// Refused: the session or the settings (`problem` says why, in a line).
+    pub const MakeError = error{ OutOfMemory, WriteFailed, Refused };
+
     gpa: std.mem.Allocator,
     io: std.Io,
     agent: *panto.Agent,
     host: *Host,
     /// The settings the agent was made from (history_size, the tools offered, ...).
     settings: *const Settings,
+    /// null: no other session can be resumed in this run (tests, print mode).
+    maker: ?Maker = null,
     /// The stream of the turn that runs, for cancelTurn from another thread.
     current: std.atomic.Value(?*panto.Stream) = .init(null),
     /// cancelTurn and steerTurn calls under way: the turn waits for them before it frees its
@@ -59,12 +70,27 @@ pub const App = struct {
         try app.agent.setConfig(std.fmt.bufPrint(&buf, "{{\"max_tokens\":{d}}}", .{most}) catch unreachable, diag);
     }
 
-    /// switchModel from "[provider:]name" (/model's argument, an extension's ctx.set_model): a
-    /// prefix that names no provider is part of the name.
-    pub fn switchModelSpec(app: *App, spec: []const u8, diag: *panto.config.Diagnostic) !void {
+    /// switchModel from "NAME" or "PROVIDER:NAME" (the provider is the part before the first
+    /// `:` when it names one: a Bedrock model id keeps its own `:`).
+    pub fn switchModelNamed(app: *App, spec: []const u8, diag: *panto.config.Diagnostic) !void {
         const colon = std.mem.indexOfScalar(u8, spec, ':');
         const provider = if (colon) |i| std.meta.stringToEnum(panto.Provider, spec[0..i]) else null;
         return app.switchModel(provider, if (provider != null) spec[colon.? + 1 ..] else spec, diag);
+    }
+
+    /// Goes on in the session `id` (an id or a unique prefix): a new agent made for it as at
+    /// start-up (provider, model, thinking as --session restores them), then the old one let
+    /// go. The new one is made first, so a refusal (no such session, one locked by another
+    /// panto, a corrupt file) leaves the run in its session as it was. The current session's
+    /// own id is AlreadyThere (its lock is this run's). Never during a turn.
+    pub fn resumeSession(app: *App, id: []const u8, problem: *[]const u8) (MakeError || error{ AlreadyThere, NotHere })!void {
+        const maker = app.maker orelse return error.NotHere;
+        if (app.agent.sessionInfo()) |info| if (std.mem.eql(u8, info.id, id)) return error.AlreadyThere;
+        const made = try maker.make(maker.ctx, id, problem);
+        const old = app.agent;
+        app.agent = made.agent;
+        app.settings = made.settings;
+        old.deinit();
     }
 
     /// Cancels the turn that runs, if any, from any thread (the interactive mode's Ctrl-C
@@ -90,6 +116,16 @@ pub const App = struct {
             .steer => s.steer(text),
             .follow_up => s.followUp(text),
         };
+    }
+
+    /// Takes back the steers and follow-ups the turn that runs has not taken yet (Alt-Up),
+    /// from any thread, into `out` (their texts gpa's, the caller's to free); none when no
+    /// turn runs.
+    pub fn withdrawQueued(app: *App, out: *std.ArrayList(panto.Stream.Queued)) error{OutOfMemory}!void {
+        _ = app.cancelers.fetchAdd(1, .seq_cst);
+        defer _ = app.cancelers.fetchSub(1, .seq_cst);
+        const s = app.current.load(.seq_cst) orelse return;
+        return s.withdrawQueued(out);
     }
 
     /// The turn is over: no cancelTurn may reach its stream any more (turn.zig, before it

@@ -37,6 +37,7 @@ const session_list = @import("session_list.zig");
 const model_list = @import("model_list.zig");
 const sessions_mod = @import("sessions.zig");
 const session_picker = @import("tui/session_picker.zig");
+const colors = @import("tui/colors.zig");
 
 /// The C ABI's options (no thread-local signal stack): the Lua module compiled in shares them.
 pub const std_options = @import("panto_lua").std_options;
@@ -97,6 +98,7 @@ pub fn main(init: std.process.Init) !u8 {
         .xdg_config_home = init.environ_map.get("XDG_CONFIG_HOME"),
         .cwd = cwd,
         .untrusted_project = if (trusted) null else project.root,
+        .no_color = noColor(init),
     }, stderr, &problem) catch |err| switch (err) {
         error.OutOfMemory => return err,
         else => {
@@ -123,19 +125,22 @@ pub fn main(init: std.process.Init) !u8 {
         return exit_codes.usage;
     }
 
-    var config = settings.config;
-    if (!settings.system_given) config.system = try defaultSystem(arena, io, cwd, host, &settings);
-    var agent_diag: panto.config.Diagnostic = .{};
-    const agent = panto.Agent.initWithDiagnostic(init.gpa, config, &agent_diag) catch |err| {
-        try stderr.print("panto: {s}\n", .{if (agent_diag.len > 0) agent_diag.message() else @errorName(err)});
-        // A refused config, or a session that cannot be opened (locked, corrupt, its folder
-        // not writable): the user's to fix.
-        return if (err == error.OutOfMemory) exit_codes.internal else exit_codes.usage;
+    var maker: Maker = .{
+        .init = init,
+        .arena = arena,
+        .args = args,
+        .cwd = cwd,
+        .home = home,
+        .untrusted_project = if (trusted) null else project.root,
+        .host = host,
+        .stderr = stderr,
     };
-    defer agent.deinit();
-    try addHostTools(arena, agent, host, &settings, stderr);
-
-    var app: App = .{ .gpa = init.gpa, .io = io, .agent = agent, .host = host, .settings = &settings };
+    const first = maker.agentFor(&settings) catch |err| switch (err) {
+        error.OutOfMemory => return exit_codes.internal,
+        else => return err,
+    } orelse return exit_codes.usage;
+    var app: App = .{ .gpa = init.gpa, .io = io, .agent = first, .host = host, .settings = &settings, .maker = maker.interface() };
+    defer app.agent.deinit(); // the one the run ends with (/resume makes another)
     defer app.deinit();
 
     if (args.rpc) {
@@ -164,9 +169,94 @@ pub fn main(init: std.process.Init) !u8 {
         .json = args.json,
         .stdout = &out.interface,
         .stderr = stderr,
-        .stderr_tty = std.Io.File.stderr().isTty(io) catch false,
+        // (its notes dim on a terminal, unless NO_COLOR)
+        .stderr_tty = (std.Io.File.stderr().isTty(io) catch false) and !noColor(init),
     }, &sigint);
 }
+
+/// NO_COLOR set and not empty (no-color.org): no colors (tui/colors.zig).
+fn noColor(init: std.process.Init) bool {
+    const v = init.environ_map.get("NO_COLOR") orelse return false;
+    return v.len > 0;
+}
+
+/// What makes the run's agent: at start-up, and again for /resume (App.resumeSession) with
+/// the session picked in place of the command line's (--session's rule: flags, then what the
+/// session recorded, then the config file). The extensions, the trust answer and the
+/// capabilities stay the run's.
+const Maker = struct {
+    init: std.process.Init,
+    arena: std.mem.Allocator,
+    args: args_mod.Args,
+    cwd: []const u8,
+    home: ?[]const u8,
+    untrusted_project: ?[]const u8,
+    host: *Host,
+    stderr: *std.Io.Writer,
+
+    fn interface(m: *Maker) App.Maker {
+        return .{ .ctx = m, .make = make };
+    }
+
+    /// The agent of the session `id` (an id or a unique prefix, as --session takes): its
+    /// settings in the run's arena (a resume's few kilobytes, kept until the run ends).
+    fn make(ctx: *anyopaque, id: []const u8, problem: *[]const u8) App.MakeError!App.Made {
+        const m: *Maker = @ptrCast(@alignCast(ctx));
+        var args = m.args;
+        args.session = id;
+        args.@"continue" = false;
+        args.new_session = null;
+        args.no_session = false;
+        const settings = try m.arena.create(settings_mod.Settings);
+        settings.* = settings_mod.load(m.init.gpa, m.arena, m.init.io, args, .{
+            .home = m.home,
+            .xdg_config_home = m.init.environ_map.get("XDG_CONFIG_HOME"),
+            .cwd = m.cwd,
+            .untrusted_project = m.untrusted_project,
+            .no_color = noColor(m.init),
+        }, m.stderr, problem) catch |err| switch (err) {
+            error.OutOfMemory => return error.OutOfMemory,
+            else => return error.Refused,
+        };
+        if (settings.config.session == null) {
+            problem.* = "sessions are off (\"session\": false in the config file)";
+            return error.Refused;
+        }
+        var diag: panto.config.Diagnostic = .{};
+        const agent = try m.agentWith(settings, &diag);
+        return .{ .agent = agent orelse {
+            problem.* = try m.arena.dupe(u8, diag.message());
+            return error.Refused;
+        }, .settings = settings };
+    }
+
+    /// The agent of `settings`, said on stderr when refused (null).
+    fn agentFor(m: *Maker, settings: *const settings_mod.Settings) !?*panto.Agent {
+        var diag: panto.config.Diagnostic = .{};
+        const agent = try m.agentWith(settings, &diag) orelse {
+            // A refused config, or a session that cannot be opened (locked, corrupt, its
+            // folder not writable): the user's to fix.
+            try m.stderr.print("panto: {s}\n", .{diag.message()});
+            return null;
+        };
+        return agent;
+    }
+
+    /// The default system prompt once the tools are known, the agent, the extensions' tools.
+    /// null: refused, `diag` says why.
+    fn agentWith(m: *Maker, settings: *const settings_mod.Settings, diag: *panto.config.Diagnostic) error{ OutOfMemory, WriteFailed }!?*panto.Agent {
+        var config = settings.config;
+        if (!settings.system_given) config.system = try defaultSystem(m.arena, m.init.io, m.cwd, m.host, settings);
+        const agent = panto.Agent.initWithDiagnostic(m.init.gpa, config, diag) catch |err| {
+            if (err == error.OutOfMemory) return error.OutOfMemory;
+            if (diag.len == 0) diag.fail("{s}", .{@errorName(err)}) catch {};
+            return null;
+        };
+        errdefer agent.deinit();
+        try addHostTools(m.arena, agent, m.host, settings, m.stderr);
+        return agent;
+    }
+};
 
 /// Whether the project folder's extensions and AGENTS.md files load (trust.zig): yes when
 /// it brings none, with --trust (remembered), or when it was trusted before. Else print mode
@@ -201,6 +291,7 @@ fn userSettings(init: std.process.Init, arena: std.mem.Allocator, args: args_mod
         .xdg_config_home = init.environ_map.get("XDG_CONFIG_HOME"),
         .cwd = cwd,
         .untrusted_project = cwd,
+        .no_color = noColor(init),
     }, stderr, &problem) catch |err| switch (err) {
         error.OutOfMemory => return err,
         else => {
@@ -258,7 +349,9 @@ fn pickSession(init: std.process.Init, arena: std.mem.Allocator, args: args_mod.
         code.* = exit_codes.usage;
         return null;
     }
-    return session_picker.pick(here.items, out) catch |err| {
+    var color_buf: [256]u8 = undefined;
+    var filter = colors.Filter.init(out, settings.palette, &color_buf);
+    return session_picker.pick(arena, here.items, if (settings.palette.plain()) out else &filter.writer) catch |err| {
         try stderr.print("panto: the session picker failed: {s}\n", .{@errorName(err)});
         code.* = exit_codes.internal;
         return null;
@@ -338,7 +431,7 @@ fn addHostTools(arena: std.mem.Allocator, agent: *panto.Agent, host: *Host, sett
         if (!settings.offers(named.name)) continue;
         var diag: panto.config.Diagnostic = .{};
         agent.addTool(spec, &diag) catch |err| switch (err) {
-            error.OutOfMemory => return err,
+            error.OutOfMemory => return error.OutOfMemory,
             else => try stderr.print("panto: the tool {s} is left out: {s}\n", .{ named.name, diag.message() }),
         };
     }

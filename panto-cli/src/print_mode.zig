@@ -15,7 +15,7 @@ pub const Options = struct {
     json: bool = false,
     stdout: *std.Io.Writer,
     stderr: *std.Io.Writer,
-    /// stderr is a terminal: notes are dim.
+    /// stderr is a terminal and NO_COLOR is not set: notes are dim.
     stderr_tty: bool = false,
 };
 

@@ -1,8 +1,8 @@
 //! --mode rpc: a program drives panto (an editor plugin) through JSON lines, commands on
 //! stdin, events and answers on stdout; docs/cli.md "RPC mode" lists every message.
 //!
-//! A reader thread takes the lines. `abort`, `approve`, `deny`, `steer` and `follow_up` act
-//! on the turn that runs, so it answers them at once; the other commands queue for the main
+//! A reader thread takes the lines. `abort`, `approve`, `deny`, `steer`, `follow_up` and
+//! `dequeue` act on the turn that runs, so it answers them at once; the other commands queue for the main
 //! thread, which runs them in order (a `prompt`'s turn to its end, its events written as
 //! --json writes them). A call that asks waits on the main thread for its `approve` or
 //! `deny`, or for an abort or the end of stdin (which cancel the turn). One lock guards the
@@ -21,7 +21,7 @@ const Parsed = std.json.Parsed(std.json.Value);
 /// The commands the main thread runs, in the order they came.
 const queued_commands = [_][]const u8{ "prompt", "get_state", "set_model", "set_thinking", "new_session", "fork", "get_messages", "compact" };
 
-const all_commands = "prompt, steer, follow_up, abort, approve, deny, extension_ui_response, get_state, set_model, set_thinking, new_session, fork, get_messages, compact";
+const all_commands = "prompt, steer, follow_up, dequeue, abort, approve, deny, extension_ui_response, get_state, set_model, set_thinking, new_session, fork, get_messages, compact";
 
 /// A call of the approval request on screen (the client's to answer) and its answer once given.
 const Waiting = struct {
@@ -184,6 +184,8 @@ fn take(r: *Rpc, raw: []const u8) void {
         steer(r, command, id, kind);
     } else if (std.mem.eql(u8, kind, "extension_ui_response")) {
         answerUi(r, command, id, kind);
+    } else if (std.mem.eql(u8, kind, "dequeue")) {
+        dequeue(r, id, kind);
     } else {
         respondError(r, id, kind, "unknown_command", "the commands: " ++ all_commands);
     }
@@ -226,6 +228,28 @@ fn steer(r: *Rpc, command: std.json.ObjectMap, id: ?std.json.Value, kind: []cons
         error.InvalidArgument => return respondErrorLocked(r, id, kind, "invalid_argument", "\"text\" is empty"),
     };
     respondLocked(r, id, kind, .{});
+}
+
+/// `dequeue`: the steers and follow-ups sent that no turn took yet, taken back in the order
+/// sent (those held for a turn about to start, then the running turn's: App.withdrawQueued),
+/// as `messages`: they will not reach the model.
+fn dequeue(r: *Rpc, id: ?std.json.Value, kind: []const u8) void {
+    const gpa = r.app.gpa;
+    r.acquire();
+    defer r.release();
+    var taken: std.ArrayList(panto.Stream.Queued) = .empty;
+    defer {
+        for (taken.items) |m| gpa.free(m.text);
+        taken.deinit(gpa);
+    }
+    r.app.withdrawQueued(&taken) catch return respondErrorLocked(r, id, kind, "failed", "out of memory");
+    var messages: std.ArrayList(Early) = .empty;
+    defer messages.deinit(gpa);
+    messages.appendSlice(gpa, r.early.items) catch return respondErrorLocked(r, id, kind, "failed", "out of memory");
+    for (taken.items) |m| messages.append(gpa, .{ .source = std.meta.stringToEnum(@import("app.zig").SteerSource, @tagName(m.source)).?, .text = m.text }) catch
+        return respondErrorLocked(r, id, kind, "failed", "out of memory");
+    respondLocked(r, id, kind, .{ .messages = messages.items });
+    r.clearEarly();
 }
 
 fn promptQueued(r: *const Rpc) bool {
@@ -319,7 +343,7 @@ fn runQueued(r: *Rpc, command: std.json.ObjectMap) void {
         panto.conversation_json.writeMessages(&json.writer, agent.conversation.messages.items) catch return respondError(r, id, kind, "failed", "out of memory");
         respond(r, id, kind, .{ .messages = json_events.RawJson{ .text = json.written() } });
     } else if (std.mem.eql(u8, kind, "compact")) {
-        respondCompact(r, id, kind);
+        respondCompact(r, id, kind, stringField(command, "instructions"));
     } else unreachable; // only queued_commands are queued
 }
 
@@ -337,14 +361,14 @@ fn forkAt(r: *Rpc, id: ?std.json.Value, kind: []const u8, count: usize) error{Re
     };
 }
 
-/// `compact`: its events (compaction_start, compaction_end, ...), then the response; an
-/// abort cancels it as it does a turn.
-fn respondCompact(r: *Rpc, id: ?std.json.Value, kind: []const u8) void {
+/// `compact` (optional `instructions` for the summary): its events (compaction_start,
+/// compaction_end, ...), then the response; an abort cancels it as it does a turn.
+fn respondCompact(r: *Rpc, id: ?std.json.Value, kind: []const u8, instructions: ?[]const u8) void {
     r.acquire();
     r.running = true;
     r.aborted = false;
     r.release();
-    const outcome = turn.compact(r.app, .{ .ctx = r, .event = onEvent, .note = onNote, .approve = onApproval });
+    const outcome = turn.compact(r.app, instructions, .{ .ctx = r, .event = onEvent, .note = onNote, .approve = onApproval });
     r.acquire();
     r.running = false;
     r.release();

@@ -1,10 +1,12 @@
 //! /tree: the fork tree a session belongs to. Every session made by /fork or /new names its
 //! parent in its header (the core's `parent`); the tree is drawn from the root those links
 //! lead up to, a row per session (id, last change, message count, name, first prompt), the
-//! children oldest first, the current session marked.
+//! children oldest first, the current session marked. In interactive mode the rows are a
+//! picker (tui/session_picker.zig): Enter on a row resumes that session.
 const std = @import("std");
 const panto = @import("panto");
 const session_list = @import("session_list.zig");
+const Row = @import("tui/session_picker.zig").Row;
 
 const Listed = panto.session.Listed;
 const Writer = std.Io.Writer;
@@ -12,16 +14,36 @@ const Writer = std.Io.Writer;
 /// Writes the tree holding `current` (an id of `sessions`; one not listed is a tree of one
 /// row, its id alone).
 pub fn write(gpa: std.mem.Allocator, out: *Writer, sessions: []const Listed, current: []const u8) !void {
+    var arena: std.heap.ArenaAllocator = .init(gpa);
+    defer arena.deinit();
+    const tree = try rows(arena.allocator(), sessions, current);
+    for (tree.rows) |r| try out.print("{s}\n", .{r.text});
+}
+
+/// The tree's rows, a session each, from the root down; `current` is the index of the
+/// current session's row (the /tree navigator selects it first).
+pub const Tree = struct { rows: []const Row, current: usize };
+
+/// The tree holding `current`, as rows (their text in `arena`).
+pub fn rows(arena: std.mem.Allocator, sessions: []const Listed, current: []const u8) error{OutOfMemory}!Tree {
+    var list: std.ArrayList(Row) = .empty;
     // The root: parents followed up while they are listed (a loop is cut where it closes).
-    var root = find(sessions, current) orelse return out.print("{s}  (this session)\n", .{current});
+    var root = find(sessions, current) orelse {
+        try list.append(arena, .{ .id = current, .text = try std.fmt.allocPrint(arena, "{s}  (this session)", .{current}) });
+        return .{ .rows = list.items, .current = 0 };
+    };
     var steps: usize = 0;
     while (root.parent) |p| : (steps += 1) {
         if (steps > sessions.len) break;
         root = find(sessions, p.id) orelse break;
     }
     var prefix: std.ArrayList(u8) = .empty;
-    defer prefix.deinit(gpa);
-    try node(gpa, out, sessions, root, current, &prefix, "", 0);
+    try node(arena, &list, sessions, root, current, &prefix, "", 0);
+    var at: usize = 0;
+    for (list.items, 0..) |r, i| if (std.mem.eql(u8, r.id, current)) {
+        at = i;
+    };
+    return .{ .rows = list.items, .current = at };
 }
 
 fn find(sessions: []const Listed, id: []const u8) ?*const Listed {
@@ -30,8 +52,26 @@ fn find(sessions: []const Listed, id: []const u8) ?*const Listed {
 }
 
 /// One row, then its children under it ("├─ ", "└─ "; "│  " or "   " before their rows).
-fn node(gpa: std.mem.Allocator, out: *Writer, sessions: []const Listed, s: *const Listed, current: []const u8, prefix: *std.ArrayList(u8), branch: []const u8, depth: usize) !void {
-    try out.print("{s}{s}{s}  ", .{ prefix.items, branch, s.id });
+fn node(arena: std.mem.Allocator, list: *std.ArrayList(Row), sessions: []const Listed, s: *const Listed, current: []const u8, prefix: *std.ArrayList(u8), branch: []const u8, depth: usize) error{OutOfMemory}!void {
+    var text: Writer.Allocating = .init(arena);
+    rowText(&text.writer, s, current, prefix.items, branch) catch return error.OutOfMemory;
+    try list.append(arena, .{ .id = s.id, .text = text.written() });
+    if (depth > sessions.len) return; // (a parent loop: drawn once)
+
+    var children: std.ArrayList(*const Listed) = .empty;
+    for (sessions) |*c| if (c.parent) |p| if (std.mem.eql(u8, p.id, s.id) and c != s) try children.append(arena, c);
+    std.mem.sort(*const Listed, children.items, {}, olderFirst);
+    const kept = prefix.items.len;
+    defer prefix.shrinkRetainingCapacity(kept);
+    if (depth > 0) try prefix.appendSlice(arena, if (std.mem.eql(u8, branch, "└─ ")) "   " else "│  ");
+    for (children.items, 0..) |c, i| {
+        const last = i + 1 == children.items.len;
+        try node(arena, list, sessions, c, current, prefix, if (last) "└─ " else "├─ ", depth + 1);
+    }
+}
+
+fn rowText(out: *Writer, s: *const Listed, current: []const u8, prefix: []const u8, branch: []const u8) Writer.Error!void {
+    try out.print("{s}{s}{s}  ", .{ prefix, branch, s.id });
     try session_list.writeMinutes(out, s.updated);
     try out.print("  {d} message{s}", .{ s.message_count, if (s.message_count == 1) "" else "s" });
     if (s.parent) |p| if (p.message_count != 0) try out.print(" (from {d})", .{p.message_count});
@@ -39,20 +79,6 @@ fn node(gpa: std.mem.Allocator, out: *Writer, sessions: []const Listed, s: *cons
     if (s.name) |n| try out.print("[{s}] ", .{n});
     try session_list.writePrompt(out, s.first_user_text);
     if (std.mem.eql(u8, s.id, current)) try out.writeAll("  ← this session");
-    try out.writeByte('\n');
-    if (depth > sessions.len) return; // (a parent loop: drawn once)
-
-    var children: std.ArrayList(*const Listed) = .empty;
-    defer children.deinit(gpa);
-    for (sessions) |*c| if (c.parent) |p| if (std.mem.eql(u8, p.id, s.id) and c != s) try children.append(gpa, c);
-    std.mem.sort(*const Listed, children.items, {}, olderFirst);
-    const kept = prefix.items.len;
-    defer prefix.shrinkRetainingCapacity(kept);
-    if (depth > 0) try prefix.appendSlice(gpa, if (std.mem.eql(u8, branch, "└─ ")) "   " else "│  ");
-    for (children.items, 0..) |c, i| {
-        const last = i + 1 == children.items.len;
-        try node(gpa, out, sessions, c, current, prefix, if (last) "└─ " else "├─ ", depth + 1);
-    }
 }
 
 fn olderFirst(_: void, a: *const Listed, b: *const Listed) bool {
@@ -91,6 +117,11 @@ test "the tree from the root, children oldest first, the current session marked"
         \\└─ c  2026-12-06 10:00  2 messages (from 2)  third
         \\
     , out.written());
+    var arena: std.heap.ArenaAllocator = .init(std.testing.allocator);
+    defer arena.deinit();
+    const tree = try rows(arena.allocator(), &sessions, "d");
+    try std.testing.expectEqual(@as(usize, 2), tree.current);
+    try std.testing.expectEqualStrings("d", tree.rows[tree.current].id);
 }
 
 test "a parent no longer listed: the tree starts at the oldest one that is; a loop ends" {

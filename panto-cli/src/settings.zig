@@ -8,11 +8,12 @@ const panto = @import("panto");
 const Args = @import("args.zig").Args;
 const splitList = @import("args.zig").splitList;
 const sessions = @import("sessions.zig");
+const colors = @import("tui/colors.zig");
 const project_context = @import("project_context.zig");
 const shell_words = @import("shell_words.zig");
 
 /// The keys of the file that are the command's, not the agent's.
-pub const cli_keys = [_][]const u8{ "allow", "tools", "extensions", "history_size", "session" };
+pub const cli_keys = [_][]const u8{ "allow", "tools", "extensions", "history_size", "session", "theme", "models" };
 
 pub const default_provider = "anthropic";
 pub const default_history_size: u32 = 1000;
@@ -61,6 +62,10 @@ pub const Settings = struct {
     user_extensions: []const u8,
     /// Where sessions are kept (the file's "session" object).
     session_place: sessions.Place = .{},
+    /// The models Ctrl-P cycles through ("NAME" or "PROVIDER:NAME"), the file's "models".
+    models: []const []const u8 = &.{},
+    /// The screen's colors: NO_COLOR, the file's "theme" (tui/colors.zig).
+    palette: colors.Palette = .{},
     /// Neither the file nor the session gave max_tokens: it is the model's most output tokens
     /// (modelMaxTokens), derived again when /model switches.
     max_tokens_from_model: bool = false,
@@ -81,6 +86,8 @@ pub const Environment = struct {
     cwd: []const u8,
     /// A project folder not trusted: its AGENTS.md files are left out (trust.zig).
     untrusted_project: ?[]const u8 = null,
+    /// NO_COLOR is set (and not empty): no colors on the screen.
+    no_color: bool = false,
 };
 
 /// Reads the config file and merges the flags into it. On error, `problem.*` says why in a
@@ -131,6 +138,22 @@ pub fn load(gpa: std.mem.Allocator, arena: std.mem.Allocator, io: std.Io, args: 
         if (kv.value != .integer or kv.value.integer < 0 or kv.value.integer > 1_000_000)
             return fail(arena, problem, "{s}: history_size must be an integer from 0 to 1000000", .{config_path});
         s.history_size = @intCast(kv.value.integer);
+    }
+    if (file.fetchOrderedRemove("models")) |kv| {
+        s.models = try strings(arena, kv.value) orelse
+            return fail(arena, problem, "{s}: models must be an array of model names (\"NAME\" or \"PROVIDER:NAME\"), the ones Ctrl-P cycles through", .{config_path});
+    }
+    s.palette.strip = env.no_color;
+    if (file.fetchOrderedRemove("theme")) |kv| {
+        if (kv.value != .object) return fail(arena, problem, "{s}: theme must be an object of role: color (roles: error, accent, muted)", .{config_path});
+        var it = kv.value.object.iterator();
+        while (it.next()) |e| {
+            const role = std.meta.stringToEnum(colors.Role, e.key_ptr.*) orelse
+                return fail(arena, problem, "{s}: theme: no role \"{s}\" (roles: error, accent, muted)", .{ config_path, e.key_ptr.* });
+            const name = if (e.value_ptr.* == .string) e.value_ptr.string else "";
+            s.palette.roles[@intFromEnum(role)] = colors.sgrOf(name) orelse
+                return fail(arena, problem, "{s}: theme: {s}: \"{s}\" is not a color (black red green yellow blue magenta cyan white gray, bright-*, dim, bold, default)", .{ config_path, e.key_ptr.*, name });
+        }
     }
     if (file.fetchOrderedRemove("session")) |kv| switch (kv.value) {
         .bool => |on| session_on = on,
@@ -190,7 +213,8 @@ pub fn load(gpa: std.mem.Allocator, arena: std.mem.Allocator, io: std.Io, args: 
 
     var system: ?[]const u8 = args.system orelse stringOf(file.get("system"));
     s.system_given = system != null;
-    const context = try project_context.collect(arena, io, env.cwd, env.home, env.untrusted_project, warn);
+    const global_context = try std.fs.path.join(arena, &.{ config_dir, project_context.file_name });
+    const context = try project_context.collect(arena, io, env.cwd, env.home, env.untrusted_project, global_context, warn);
     s.project_context = context;
     if (context.len > 0) system = if (system != null and system.?.len > 0) try std.fmt.allocPrint(arena, "{s}\n\n{s}", .{ system.?, context }) else context;
     if (system) |text| try agent.put(arena, "system", .{ .string = text });

@@ -17,7 +17,8 @@ pub const Project = struct {
     root: []const u8,
     /// The .lua files of ./.panto/extensions/ (empty when extension folders are off).
     extensions: []const []const u8,
-    /// The AGENTS.md files inside the project, between the working directory and the root.
+    /// The AGENTS.md and CLAUDE.md files inside the project, between the working directory and
+    /// the root.
     context_files: []const []const u8,
 
     /// Nothing to trust: no question, no refusal.
@@ -44,8 +45,8 @@ pub fn find(arena: std.mem.Allocator, io: std.Io, cwd: []const u8, home: ?[]cons
     var context: std.ArrayList([]const u8) = .empty;
     dir = cwd;
     while (true) {
-        if (try holds(arena, io, dir, project_context.file_name))
-            try context.append(arena, try std.fs.path.join(arena, &.{ dir, project_context.file_name }));
+        for (project_context.file_names) |name| if (try holds(arena, io, dir, name))
+            try context.append(arena, try std.fs.path.join(arena, &.{ dir, name }));
         if (std.mem.eql(u8, dir, root)) break;
         dir = std.fs.path.dirname(dir) orelse break;
     }

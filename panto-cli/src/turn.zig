@@ -144,8 +144,8 @@ pub const CompactOutcome = union(enum) {
 
 /// Compacts the conversation now (/compact, RPC mode's compact): the events go to `observer`
 /// and to the Lua host's compaction_start/end subscribers; cancelTurn cancels it.
-pub fn compact(app: *App, observer: Observer) CompactOutcome {
-    const stream = app.agent.compact() catch |err| return switch (err) {
+pub fn compact(app: *App, instructions: ?[]const u8, observer: Observer) CompactOutcome {
+    const stream = app.agent.compactWith(instructions) catch |err| return switch (err) {
         error.NothingToCompact => .nothing,
         error.Busy => .{ .failed = failed(app, err, "a turn is running", null).failed },
         error.OutOfMemory => .{ .failed = failed(app, err, "out of memory", null).failed },

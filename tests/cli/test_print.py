@@ -365,6 +365,34 @@ def test_agents_md_files_from_the_directory_upward(emulator, run_panto, home, wo
     assert order == sorted(order)
 
 
+def test_claude_md_beside_agents_md_and_the_global_context_file(emulator, run_panto, home, workdir):
+    emu = emulator({"responses": [text_reply("ok"), text_reply("ok")]})
+    (home / ".config" / "panto").mkdir(parents=True, exist_ok=True)
+    (home / ".config" / "panto" / "AGENTS.md").write_text("Global rules.\n")
+    (home / "CLAUDE.md").write_text("Home Claude rules.\n")
+    (workdir / "AGENTS.md").write_text("Project rules: tabs.\n")
+    (workdir / "CLAUDE.md").write_text("Project Claude rules: spaces.\n")
+    assert run_panto("--trust", "--system", "Base prompt.", "-p", "x").returncode == 0
+    s = system_text(body(emu))
+    # The global file first (outermost), then each folder's CLAUDE.md before its AGENTS.md:
+    # AGENTS.md, read later, wins a conflict.
+    order = [s.index(f"## {home / '.config' / 'panto' / 'AGENTS.md'}\n\nGlobal rules."),
+             s.index(f"## {home / 'CLAUDE.md'}\n\nHome Claude rules."),
+             s.index(f"## {workdir / 'CLAUDE.md'}\n\nProject Claude rules: spaces."),
+             s.index(f"## {workdir / 'AGENTS.md'}\n\nProject rules: tabs.")]
+    assert order == sorted(order)
+    # Untrusted (print mode without --trust goes on without them): the project's files are
+    # left out, the global one is the user's own and stays.
+    other = workdir.parent / "other"
+    other.mkdir()
+    (other / ".git").mkdir()
+    (other / "CLAUDE.md").write_text("Untrusted Claude rules.\n")
+    r = run_panto("--system", "Base prompt.", "-p", "x", cwd=other)
+    assert r.returncode == 0 and "CLAUDE.md" in r.stderr
+    s = system_text(emu.requests()[1]["body"])
+    assert "Global rules." in s and "Untrusted Claude rules." not in s
+
+
 # The default system prompt (system_prompt.zig).
 
 def test_the_default_system_prompt_says_where_when_and_which_tools(emulator, run_panto, workdir):

@@ -631,13 +631,29 @@ THEN = "And then what???"
 SUMMARY = "The user asked for a story."  # 27: with the summary message's frame, 100 characters
 
 
-def summary_request(conversation_text: str, provider: str = A) -> dict[str, Any]:
+# Between the compaction prompt and the user's instructions for one summary (compaction.zig,
+# Run.focus_heading).
+FOCUS = "\n\nThe user's instructions for this summary (follow them where they ask what to keep or stress):\n"
+
+
+def summary_request(conversation_text: str, provider: str = A, system: str = PROMPT) -> dict[str, Any]:
     """The summary request: the compaction prompt as system, one user message holding the
     serialized messages, no tools, no thinking."""
     req = request(provider, [user("<conversation>\n" + conversation_text + "\n</conversation>")],
-                  system=PROMPT, tools={"$absent": True}, thinking={"$absent": True},
+                  system=system, tools={"$absent": True}, thinking={"$absent": True},
                   max_tokens=4096)
     return req
+
+
+def manual_compaction_lines(before: Any, after: Any, count: Any, summary: Reply) -> list[dict[str, Any]]:
+    """A manual compaction's stream: compaction_start, compaction_end (its counts), the summary
+    request's message_complete, the end."""
+    return [{"event": "compaction_start", "tokens_before": before, "reason": "manual"},
+            {"event": "compaction_end", "tokens_before": before, "tokens_after": after,
+             "message_count": count, "summary": SUMMARY},
+            {"event": "message_complete", "stop_reason": "end_turn", "provider_stop_reason": "end_turn",
+             "usage": summary.usage},
+            {"event": "done"}, {"event": "done"}]
 
 
 def compaction_cases() -> None:
@@ -694,12 +710,7 @@ def compaction_cases() -> None:
          [{"compact": True}, STORY, THEN, {"compact": True}, "Go on."],
          [one, two, summary, three],
          [{"event": "compact", "code": "state"}] + turn_lines([one]) + turn_lines([two])
-         + [{"event": "compaction_start", "tokens_before": manual_before, "reason": "manual"},
-            {"event": "compaction_end", "tokens_before": manual_before,
-             "tokens_after": {"$range": [37, 38]}, "message_count": 1, "summary": SUMMARY},
-            {"event": "message_complete", "stop_reason": "end_turn", "provider_stop_reason": "end_turn",
-             "usage": summary.usage},
-            {"event": "done"}, {"event": "done"}]
+         + manual_compaction_lines(manual_before, {"$range": [37, 38]}, 1, summary)
          + turn_lines([three])
          + [conversation_line([manual_summary] + manual_kept + turn("Go on.", three))],
          [request(A, [user(STORY)]),
@@ -721,12 +732,7 @@ def compaction_cases() -> None:
          [STORY, THEN, {"compact": True}, "Go on."],
          [one, two, summary, three],
          turn_lines([one]) + turn_lines([two])
-         + [{"event": "compaction_start", "tokens_before": manual_before, "reason": "manual"},
-            {"event": "compaction_end", "tokens_before": manual_before,
-             "tokens_after": {"$range": [33, 34]}, "message_count": 2, "summary": SUMMARY},
-            {"event": "message_complete", "stop_reason": "end_turn", "provider_stop_reason": "end_turn",
-             "usage": summary.usage},
-            {"event": "done"}, {"event": "done"}]
+         + manual_compaction_lines(manual_before, {"$range": [33, 34]}, 2, summary)
          + turn_lines([three])
          + [conversation_line([run_summary] + run_kept + turn("Go on.", three))],
          [request(A, [user(STORY)]),
@@ -735,6 +741,26 @@ def compaction_cases() -> None:
           request(A, [run_summary] + run_kept + [user("Go on.")])],
          config={**CONFIG, "compaction": {"keep_recent_tokens": 6, "prompt": PROMPT}},
          print_conversation=True)
+
+    case("compaction_manual_instructions",
+         "compact with the user's instructions for the summary: they follow the compaction "
+         "prompt in that summary request's system prompt, after a line saying they are the "
+         "user's (surrounding blanks trimmed); the config's prompt is unchanged, and the next "
+         "compaction's request has the prompt alone. Blank instructions are none.",
+         [STORY, THEN, {"compact": {"instructions": "  Keep the dragon.\n"}}, "Go on.",
+          {"compact": {"instructions": " "}}],
+         [one, two, summary, three, summary],
+         turn_lines([one]) + turn_lines([two])
+         + manual_compaction_lines(manual_before, {"$range": [37, 38]}, 1, summary)
+         + turn_lines([three])
+         + manual_compaction_lines(usage_tokens(three.usage), {"$range": [20, 60]}, {"$range": [1, 6]}, summary),
+         [request(A, [user(STORY)]),
+          request(A, turn(STORY, one) + [user(THEN)]),
+          summary_request("[User]: " + STORY, system=PROMPT + FOCUS + "Keep the dragon."),
+          request(A, [manual_summary] + manual_kept + [user("Go on.")]),
+          {"method": "POST", "path": "/v1/messages",
+           "body_contains": {"system": PROMPT, "tools": {"$absent": True}}}],
+         config=manual_config)
 
     call = Reply(A, "msg_call", [ToolCall("toolu_keep_1", "lookup", {"q": "dragon"}, "Found: a dragon.")],
                  usage(input_tokens=20, output_tokens=10))

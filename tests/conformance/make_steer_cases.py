@@ -1,6 +1,7 @@
 """Writes the issue 36 cases of steering and follow-ups (README.md, "Steering in a case"):
 `steer_during_tool_round`, `steer_while_text_streams`, `steer_before_any_round`,
-`follow_up_next_turn` and `steer_skips_a_call_waiting_for_approval`. Each transcript is derived here from the scenario and the rules
+`follow_up_next_turn`, `steer_withdrawn_before_it_is_taken` and
+`steer_skips_a_call_waiting_for_approval`. Each transcript is derived here from the scenario and the rules
 (include/panto.h, docs/tool-use.md "Saying something to a running turn"), never from a
 driver's output.
 
@@ -76,6 +77,28 @@ def follow_up_case(description: str, call: str, text: str) -> tuple[dict[str, An
     return data, lines
 
 
+def withdraw_call(messages: list[tuple[str, str]]) -> dict[str, Any]:
+    return {"event": "withdraw_call", "messages": [{"source": s, "text": t} for s, t in messages], "code": "ok"}
+
+
+def withdrawn_case(description: str) -> tuple[dict[str, Any], list[Any]]:
+    """A steer and a follow-up said before the turn's first event, then taken back: the turn
+    runs as if neither was said (one request, no user_message, no second turn); taken back
+    again after the end, nothing is left."""
+    first = Message("msg_first", text="Paris.", i=10, o=2)
+    said_ = [("steer", "Use metric units."), ("follow_up", "And the second biggest?")]
+    lines = ([steer_call(c, t) for c, t in said_] + [withdraw_call(said_)] + first.lines()
+             + [complete("end_turn", first.usage), DONE, withdraw_call([]), DONE])
+    data = {"description": description, "config": CONFIG, "turns": ["Which city?"],
+            "steer": [{"after": "run", c: t} for c, t in said_]
+            + [{"after": "run", "withdraw": True}, {"after": "done", "withdraw": True}],
+            "script": {"responses": [first.response]},
+            "expect_requests": [
+                {"method": "POST", "path": "/v1/messages", "body_contains": {"messages": [
+                    {"role": "user", "content": {"$text": "Which city?"}}]}}]}
+    return data, lines
+
+
 def cases() -> dict[str, tuple[dict[str, Any], list[Any]]]:
     out: dict[str, tuple[dict[str, Any], list[Any]]] = {}
     call = ("toolu_1", "lookup", {"i": 1})
@@ -98,6 +121,11 @@ def cases() -> dict[str, tuple[dict[str, Any], list[Any]]]:
         "with a user_message (source follow_up) and the next turn, its own usage in its message_complete; done "
         "comes after the last turn; a follow-up after the end is refused with state.",
         "follow_up", "And the second biggest?")
+    out["steer_withdrawn_before_it_is_taken"] = withdrawn_case(
+        "A steer and a follow-up said before the turn's first event, then taken back (C "
+        "panto_stream_withdraw_queued, a terminal's Alt-Up): both come back in the order said, with their "
+        "sources, and never reach the model: one request, no user_message, no second turn. Taken back after "
+        "the stream's end: nothing.")
     out["steer_skips_a_call_waiting_for_approval"] = steer_at_approval(
         "A round whose second call asks for an approval; the user steers right after the approval_request instead "
         "of answering: the free call runs, and the asked one is never run: its tool_call_start comes with "

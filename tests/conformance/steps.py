@@ -25,7 +25,8 @@ STEPS: dict[str, tuple[str, Any]] = {
     "truncate": ("a non-negative integer", is_count),
     "drop_last": ("a non-negative integer", is_count),
     "rollback_turn": ("true", lambda v: v is True),
-    "compact": ("true", lambda v: v is True),
+    "compact": ('true, or {"instructions": TEXT}', lambda v: v is True or (
+        isinstance(v, dict) and set(v) == {"instructions"} and isinstance(v["instructions"], str))),
     "session_info": ("true", lambda v: v is True),
     "reopen_agent": ("true", lambda v: v is True),
     "second_agent": ("true", lambda v: v is True),

@@ -8,6 +8,7 @@ type steerEntry struct {
 	After    string  `json:"after"`
 	Steer    *string `json:"steer"`
 	FollowUp *string `json:"follow_up"`
+	Withdraw bool    `json:"withdraw"`
 }
 
 // The case's "steer", taken in order.
@@ -19,6 +20,15 @@ func steerAfter(stream *panto.Stream, after string, emit func(map[string]any)) {
 	for len(caseSteers) > 0 && caseSteers[0].After == after {
 		entry := caseSteers[0]
 		caseSteers = caseSteers[1:]
+		if entry.Withdraw {
+			taken, err := stream.WithdrawQueued()
+			messages := []map[string]any{}
+			for _, m := range taken {
+				messages = append(messages, map[string]any{"source": m.Source, "text": m.Text})
+			}
+			emit(map[string]any{"event": "withdraw_call", "messages": messages, "code": statusName(err)})
+			continue
+		}
 		call, text, err := "follow_up", "", error(nil)
 		if entry.Steer != nil {
 			call, text = "steer", *entry.Steer

@@ -145,7 +145,13 @@ func (r *caseRun) runStep(s step) bool {
 		line["message_count"] = r.messageCount()
 		r.emit(line)
 	case "compact":
-		stream, err := r.agent.Compact(context.Background())
+		var given struct {
+			Instructions string `json:"instructions"`
+		}
+		if string(s.value) != "true" {
+			mustDecode(s, &given)
+		}
+		stream, err := r.agent.CompactWith(context.Background(), given.Instructions)
 		if err != nil {
 			r.emit(codeLine("compact", err, false))
 			return true

@@ -45,6 +45,15 @@ pub fn resolve(provider: []const u8, name: []const u8, override: ?Override) ?Mod
     return o.over(known orelse .{ .family = familyOf(provider) orelse .openai, .name = name });
 }
 
+/// Every model the catalog knows of a family, sorted by name (a model picker's list).
+pub fn models(family: Family) []const Model {
+    var first: usize = 0;
+    while (first < data.models.len and data.models[first].family != family) first += 1;
+    var end = first;
+    while (end < data.models.len and data.models[end].family == family) end += 1;
+    return data.models[first..end];
+}
+
 fn exact(family: Family, name: []const u8) ?*const Model {
     // Sorted by family, then name (the generator's order).
     const Ctx = struct { family: Family, name: []const u8 };
@@ -80,6 +89,19 @@ test "the catalog is sorted as lookup's binary search needs" {
         const by_family = std.math.order(@intFromEnum(a.family), @intFromEnum(b.family));
         try testing.expect(by_family == .lt or (by_family == .eq and std.mem.order(u8, a.name, b.name) == .lt));
     }
+}
+
+test "models: a family's, sorted by name" {
+    const anthropic = models(.anthropic);
+    try testing.expect(anthropic.len > 0);
+    for (anthropic) |m| try testing.expectEqual(Family.anthropic, m.family);
+    try testing.expect(lookup(.anthropic, "claude-sonnet-4-5") != null);
+    var found = false;
+    for (anthropic) |m| found = found or std.mem.eql(u8, m.name, "claude-sonnet-4-5");
+    try testing.expect(found);
+    var total: usize = 0;
+    for (std.enums.values(Family)) |f| total += models(f).len;
+    try testing.expectEqual(data.models.len, total);
 }
 
 test "lookup: aliases and dated versions, per family" {

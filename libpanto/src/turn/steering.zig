@@ -54,6 +54,16 @@ pub const Steering = struct {
         st.queue.shrinkRetainingCapacity(kept);
     }
 
+    /// Moves every message still queued, in order, to `out`: the user takes them back (pi's
+    /// Alt-Up) before a round or a turn took them. Those already taken are not: they come
+    /// as their UserMessage events.
+    pub fn takeAll(st: *Steering, gpa: Allocator, out: *std.ArrayList(Message)) Allocator.Error!void {
+        _ = std.c.pthread_mutex_lock(&st.lock);
+        defer _ = std.c.pthread_mutex_unlock(&st.lock);
+        try out.appendSlice(gpa, st.queue.items);
+        st.queue.clearRetainingCapacity();
+    }
+
     /// Whether a steer is queued (a call still waiting for a person's answer is then skipped:
     /// the user moved on).
     pub fn hasSteer(st: *Steering) bool {
@@ -120,6 +130,28 @@ test "steers are taken at a safe point, follow-ups stay for the turn's end, in o
     // Nothing left: the turn ends, and a late message is refused rather than lost.
     try std.testing.expect(st.nextTurnOrEnd() == null);
     try std.testing.expectError(error.Ended, st.push(gpa, .follow_up, "too late"));
+}
+
+test "what is still queued can be taken back, in order; the turn then ends as with nothing queued" {
+    const gpa = std.testing.allocator;
+    var st: Steering = .{};
+    defer st.deinit(gpa);
+    try st.push(gpa, .steer, "look at b");
+    try st.push(gpa, .follow_up, "then this");
+    var back: std.ArrayList(Message) = .empty;
+    defer {
+        for (back.items) |m| gpa.free(m.text);
+        back.deinit(gpa);
+    }
+    try st.takeAll(gpa, &back);
+    try std.testing.expectEqual(@as(usize, 2), back.items.len);
+    try std.testing.expectEqualStrings("look at b", back.items[0].text);
+    try std.testing.expectEqual(Source.follow_up, back.items[1].source);
+    var taken: std.ArrayList(Message) = .empty;
+    defer taken.deinit(gpa);
+    try st.takeSteers(gpa, &taken);
+    try std.testing.expectEqual(@as(usize, 0), taken.items.len);
+    try std.testing.expect(st.nextTurnOrEnd() == null);
 }
 
 test "a stream that fails drops what is queued and takes no more" {

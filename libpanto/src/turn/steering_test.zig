@@ -63,6 +63,44 @@ test "a steer during a tool round goes to the model with the round's results, in
     try budget_test.expectValidNextRequest(agent);
 }
 
+test "a steer taken back before the round takes it never reaches the model" {
+    var record: std.ArrayList(u8) = .empty;
+    defer record.deinit(gpa);
+    var server: st.TestServer = undefined;
+    try server.startRecorded(.{ .body = st.tool_message }, &.{.{}}, &record);
+    const agent = try st.toolAgent(server.port, &.{"search"}, 10);
+    defer agent.deinit();
+    const stream = try agent.run("find x");
+    defer stream.destroy();
+
+    _ = try st.nextUntil(stream, .tool_call_start);
+    try stream.steer("look for y instead");
+    try stream.followUp("and then z");
+    var back: std.ArrayList(Stream.Queued) = .empty;
+    defer {
+        for (back.items) |m| gpa.free(m.text);
+        back.deinit(gpa);
+    }
+    try stream.withdrawQueued(&back);
+    try std.testing.expectEqual(@as(usize, 2), back.items.len);
+    try std.testing.expectEqualStrings("look for y instead", back.items[0].text);
+    try std.testing.expectEqualStrings("and then z", back.items[1].text);
+    try stream.submitToolResult("toolu_1", "found x", false);
+    var kinds: std.ArrayList(std.meta.Tag(ev.Event)) = .empty;
+    defer kinds.deinit(gpa);
+    var said: std.ArrayList(u8) = .empty;
+    defer said.deinit(gpa);
+    try drain(stream, &kinds, &said);
+    server.stop();
+    try std.testing.expectEqualStrings("", said.items);
+    try std.testing.expectEqual(@as(usize, 1), count(kinds.items, .message_complete));
+    // user, assistant (tool_use), user (the result alone), assistant
+    const messages = agent.conversation.messages.items;
+    try std.testing.expectEqual(@as(usize, 4), messages.len);
+    try std.testing.expectEqual(@as(usize, 1), messages[2].blocks.len);
+    try std.testing.expect(std.mem.indexOf(u8, record.items, "look for y") == null);
+}
+
 test "a follow-up starts the stream's next turn after the first's MessageComplete; each turn has its own usage" {
     var server: st.TestServer = undefined;
     try server.startMany(.{}, &.{.{}});

@@ -19,6 +19,7 @@
 //!   replay.zig          the earlier conversation, shown on resume
 //!   slash_commands.zig  /model, /thinking, /session, /compact, /help, /quit, extensions'
 //!   width.zig           terminal columns of text
+//!   colors.zig          NO_COLOR and the theme: the SGR sequences written, dropped or changed
 const std = @import("std");
 const panto = @import("panto");
 const App = @import("../app.zig").App;
@@ -36,6 +37,7 @@ const Watcher = @import("watcher.zig").Watcher;
 const TurnInput = @import("turn_input.zig").TurnInput;
 const Asker = @import("approval_prompt.zig").Asker;
 const external_editor = @import("external_editor.zig");
+const colors = @import("colors.zig");
 const exit_codes = @import("../exit_codes.zig");
 const ext_dialogs = @import("ext_dialogs.zig");
 const at_files = @import("../at_files.zig");
@@ -51,7 +53,10 @@ const enter_sequence = "\x1b[?2004h";
 pub fn run(app: *App) !u8 {
     var out_buf: [4096]u8 = undefined;
     var stdout = std.Io.File.stdout().writerStreaming(app.io, &out_buf);
-    const out = &stdout.interface;
+    // NO_COLOR or a theme: the colors are taken out or changed on the way (colors.zig).
+    var color_buf: [4096]u8 = undefined;
+    var filter = colors.Filter.init(&stdout.interface, app.settings.palette, &color_buf);
+    const out = if (app.settings.palette.plain()) &stdout.interface else &filter.writer;
     var raw = terminal.Raw.enter(stdin_fd) catch {
         try out.writeAll("panto: interactive mode needs a terminal; use -p PROMPT (or a prompt on stdin)\n");
         try out.flush();
@@ -96,6 +101,13 @@ pub fn run(app: *App) !u8 {
     return loop.prompts();
 }
 
+/// The `models` list's entry `spec` ("NAME" or "PROVIDER:NAME") is the model `config` runs.
+fn isModel(spec: []const u8, config: panto.Config) bool {
+    if (std.mem.indexOfScalar(u8, spec, ':')) |i| if (std.meta.stringToEnum(panto.Provider, spec[0..i])) |p|
+        return p == config.provider and std.mem.eql(u8, spec[i + 1 ..], config.model);
+    return std.mem.eql(u8, spec, config.model);
+}
+
 const Loop = struct {
     app: *App,
     out: *std.Io.Writer,
@@ -133,8 +145,7 @@ const Loop = struct {
         try l.out.print("{s}panto {s} · {s} · /help for commands, Ctrl-D to quit{s}\n", .{ style.dim, panto.version, agent.config.model, style.reset });
         if (agent.sessionInfo()) |info| if (info.resumed) {
             l.renderer.cols = terminal.size(stdout_fd).cols;
-            try replay.show(&l.renderer, agent.conversation.messages.items, prompt);
-            try l.out.print("{s}resumed session {s} ({d} messages){s}\n", .{ style.dim, info.id, agent.messageCount(), style.reset });
+            try replay.resumed(&l.renderer, agent, prompt);
         };
         try l.out.flush();
     }
@@ -158,6 +169,10 @@ const Loop = struct {
                 },
                 .closed => return 0,
             };
+            if (key == .ctrl and key.ctrl == 'p' and l.app.settings.models.len > 0 and l.editor.search == null) {
+                try l.cycleModel();
+                continue;
+            }
             switch (try l.editor.handle(key)) {
                 .none => {},
                 .submit => |line| {
@@ -230,12 +245,18 @@ const Loop = struct {
         const size = terminal.size(stdout_fd);
         l.renderer.cols = size.cols;
         l.renderer.rows = size.rows;
+        if (slash.readsKeys(line)) {
+            // A picker (/resume, /tree): it reads the keys itself, no watcher beside it.
+            const outcome = try slash.run(.{ .app = l.app, .renderer = &l.renderer, .out = l.out, .prompt = prompt }, line);
+            try l.out.flush();
+            return outcome;
+        }
         var watcher = Watcher.start(l.app, stdin_fd);
         if (line[0] == '/') {
             watcher.spawn();
             l.watcher = &watcher;
             defer l.takeTyped(&watcher);
-            const outcome = try slash.run(.{ .app = l.app, .renderer = &l.renderer, .out = l.out }, line);
+            const outcome = try slash.run(.{ .app = l.app, .renderer = &l.renderer, .out = l.out, .prompt = prompt }, line);
             try l.out.flush();
             return outcome;
         }
@@ -335,6 +356,12 @@ const Loop = struct {
             .canceled => try l.out.print("{s}(canceled){s}\n", .{ style.dim, style.reset }),
             .failed => |f| try l.out.print("{s}error: {s}{s}{s}{s}\n", .{ style.red, exit_codes.name(f.err), if (f.message.len > 0) ": " else "", f.message, style.reset }),
         }
+        try l.statusLine(usage, cost);
+    }
+
+    /// The status line (status.zig): after a turn, with its usage and cost; after Ctrl-P,
+    /// the model switched to.
+    fn statusLine(l: *Loop, usage: ?panto.Usage, cost: ?f64) !void {
         const agent = l.app.agent;
         try l.out.writeAll(style.dim);
         try status.write(l.out, .{
@@ -349,6 +376,26 @@ const Loop = struct {
         });
         try l.out.print("{s}\n", .{style.reset});
         try l.out.flush();
+    }
+
+    /// Ctrl-P with a `models` list in the config file: the next model of the list (after the
+    /// current one; the first when the current one is not in it), shown on a status line.
+    fn cycleModel(l: *Loop) !void {
+        const list = l.app.settings.models;
+        const config = l.app.agent.config;
+        var next: usize = 0;
+        for (list, 0..) |spec, i| if (isModel(spec, config)) {
+            next = (i + 1) % list.len;
+            break;
+        };
+        try l.editor.erase(l.out);
+        var diag: panto.config.Diagnostic = .{};
+        l.app.switchModelNamed(list[next], &diag) catch |err| {
+            const why = if (err == error.InvalidConfig) diag.message() else @errorName(err);
+            try l.out.print("{s}Ctrl-P: {s}: {s}{s}\n", .{ style.red, list[next], why, style.reset });
+            return;
+        };
+        try l.statusLine(null, null);
     }
 
     const Input = union(enum) { key: keys.Key, resized, closed };
@@ -490,7 +537,7 @@ fn uiSend(ctx: *anyopaque, text: []const u8) ?[]const u8 {
 fn uiSetModel(ctx: *anyopaque, spec: []const u8) ?[]const u8 {
     const l: *Loop = @ptrCast(@alignCast(ctx));
     var diag: panto.config.Diagnostic = .{};
-    l.app.switchModelSpec(spec, &diag) catch |err| {
+    l.app.switchModelNamed(spec, &diag) catch |err| {
         const why = if (err == error.InvalidConfig) diag.message() else @errorName(err);
         const n = @min(why.len, l.refusal.len);
         @memcpy(l.refusal[0..n], why[0..n]);

@@ -20,6 +20,8 @@ pub const Key = union(enum) {
     right,
     up,
     down,
+    /// Alt-Up (CSI 1;3A): while a turn runs, the queued lines back into the prompt.
+    alt_up,
     home,
     end,
     word_left,
@@ -96,7 +98,7 @@ fn csi(bytes: []const u8) ?Decoded {
     const len = i + 1;
     const modified = std.mem.indexOfScalar(u8, params, ';') != null; // e.g. 1;5D: Ctrl-Left
     const key: Key = switch (bytes[i]) {
-        'A' => .up,
+        'A' => if (std.mem.eql(u8, params, "1;3")) .alt_up else .up,
         'B' => .down,
         'C' => if (modified) .word_right else .right,
         'D' => if (modified) .word_left else .left,
@@ -136,6 +138,7 @@ test "control keys, text and the usual escape sequences" {
     try expectKey("\x1b[A", .up, 3);
     try expectKey("\x1bOB", .down, 3);
     try expectKey("\x1b[1;5D", .word_left, 6);
+    try expectKey("\x1b[1;3A", .alt_up, 6);
     try expectKey("\x1b[3~x", .delete, 4);
     try expectKey("\x1b[1~", .home, 4);
     try expectKey("\x1b[F", .end, 3);

@@ -108,7 +108,8 @@ pub const Editor = struct {
             .up => try e.historyStep(.older),
             .down => try e.historyStep(.newer),
             .ctrl => |letter| return e.control(letter),
-            .escape, .unknown => {},
+            // Alt-Up: the queued lines back, during a turn (turn_input.zig); nothing at the prompt.
+            .escape, .unknown, .alt_up => {},
         }
         return .none;
     }

@@ -15,6 +15,13 @@ pub const max_messages = 10;
 /// The lines of one text shown at most.
 pub const max_lines = 6;
 
+/// The session `agent` resumed: its last messages, then a line naming it.
+pub fn resumed(r: *Renderer, agent: *panto.Agent, prompt: []const u8) Writer.Error!void {
+    const info = agent.sessionInfo() orelse return;
+    try show(r, agent.conversation.messages.items, prompt);
+    try r.out.print("{s}resumed session {s} ({d} messages){s}\n", .{ style.dim, info.id, agent.messageCount(), style.reset });
+}
+
 pub fn show(r: *Renderer, messages: []const Message, prompt: []const u8) Writer.Error!void {
     const first = messages.len -| max_messages;
     if (first > 0) try r.out.print("{s}… {d} earlier message{s}{s}\n", .{ style.dim, first, if (first == 1) "" else "s", style.reset });

@@ -10,22 +10,27 @@ const settings_mod = @import("../settings.zig");
 const markdown_export = @import("../markdown_export.zig");
 const html_export = @import("../html_export.zig");
 const session_tree = @import("../session_tree.zig");
+const sessions_mod = @import("../sessions.zig");
+const session_picker = @import("session_picker.zig");
+const replay = @import("replay.zig");
+const terminal = @import("terminal.zig");
 
 const Writer = std.Io.Writer;
 
 pub const Builtin = struct { name: []const u8, usage: []const u8, description: []const u8 };
 
 pub const builtins = [_]Builtin{
-    .{ .name = "model", .usage = "/model [[PROVIDER:]NAME]", .description = "show the model, or switch (and the provider)" },
+    .{ .name = "model", .usage = "/model [[PROVIDER:]NAME]", .description = "switch the model (and the provider); alone: pick one from the catalog's" },
     .{ .name = "thinking", .usage = "/thinking [LEVEL|show|hide]", .description = "the thinking level (off minimal low medium high); show/hide its text" },
     .{ .name = "session", .usage = "/session", .description = "the session this conversation is kept in" },
     .{ .name = "new", .usage = "/new", .description = "start a new conversation, in a new session" },
     .{ .name = "name", .usage = "/name [TEXT]", .description = "name this session (panto sessions and --resume show it)" },
     .{ .name = "fork", .usage = "/fork [N]", .description = "go on in a new session holding this one's first N messages (all)" },
-    .{ .name = "tree", .usage = "/tree", .description = "the fork tree of this session (/fork and /new make its branches)" },
+    .{ .name = "resume", .usage = "/resume [ID]", .description = "go on in another session of this folder (a picker; or by id or prefix)" },
+    .{ .name = "tree", .usage = "/tree", .description = "the fork tree of this session (/fork and /new make its branches): Enter resumes a row" },
     .{ .name = "export", .usage = "/export [FILE]", .description = "write the conversation as Markdown (panto-SESSION.md), or HTML (FILE.html)" },
     .{ .name = "mcp", .usage = "/mcp", .description = "the MCP servers (config mcp_servers, --mcp) and their tools" },
-    .{ .name = "compact", .usage = "/compact", .description = "summarize the older messages to free context" },
+    .{ .name = "compact", .usage = "/compact [INSTRUCTIONS]", .description = "summarize the older messages to free context (INSTRUCTIONS: what to keep)" },
     .{ .name = "help", .usage = "/help", .description = "this list, and the keys" },
     .{ .name = "quit", .usage = "/quit", .description = "exit (Ctrl-D on an empty line too)" },
 };
@@ -36,15 +41,29 @@ pub const Context = struct {
     app: *App,
     renderer: *Renderer,
     out: *Writer,
+    /// The prompt's text, for the earlier conversation shown on /resume.
+    prompt: []const u8 = "> ",
 };
+
+/// The commands that read the keyboard themselves (a picker): no watcher thread may read it
+/// beside them.
+pub fn readsKeys(line: []const u8) bool {
+    if (line.len == 0 or line[0] != '/') return false;
+    const name, const args = split(line);
+    return eql(name, "tree") or (args.len == 0 and (eql(name, "resume") or eql(name, "model")));
+}
+
+/// "/name args" -> name, args (trimmed).
+fn split(line: []const u8) struct { []const u8, []const u8 } {
+    const body = std.mem.trim(u8, line[1..], " \t\n");
+    const space = std.mem.indexOfAny(u8, body, " \t\n") orelse body.len;
+    return .{ body[0..space], std.mem.trim(u8, body[space..], " \t\n") };
+}
 
 /// Runs `line` ("/name args"). Output goes to ctx.out; errors are shown, never returned.
 pub fn run(ctx: Context, line: []const u8) Writer.Error!Outcome {
     std.debug.assert(line.len > 0 and line[0] == '/');
-    const body = std.mem.trim(u8, line[1..], " \t\n");
-    const space = std.mem.indexOfAny(u8, body, " \t\n") orelse body.len;
-    const name = body[0..space];
-    const args = std.mem.trim(u8, body[space..], " \t\n");
+    const name, const args = split(line);
     const out = ctx.out;
     if (eql(name, "quit") or eql(name, "exit")) return .quit;
     if (eql(name, "help")) {
@@ -56,13 +75,15 @@ pub fn run(ctx: Context, line: []const u8) Writer.Error!Outcome {
     } else if (eql(name, "session")) {
         try session(ctx);
     } else if (eql(name, "compact")) {
-        try compact(ctx);
+        try compact(ctx, args);
     } else if (eql(name, "new")) {
         try newSession(ctx);
     } else if (eql(name, "name")) {
         try nameSession(ctx, args);
     } else if (eql(name, "fork")) {
         try fork(ctx, args);
+    } else if (eql(name, "resume")) {
+        try resumeCmd(ctx, args);
     } else if (eql(name, "tree")) {
         try tree(ctx);
     } else if (eql(name, "export")) {
@@ -99,23 +120,64 @@ fn help(ctx: Context) Writer.Error!void {
         "      Ctrl-O tool results whole (the last, and later ones) or folded again\n" ++
         "      ←/→ Home/End Ctrl-A/E move · Ctrl-U/K/W delete · ↑/↓ history · Tab complete · Ctrl-L\n" ++
         "      Alt-Enter (Shift-Enter) a new line · Ctrl-G edit in $EDITOR\n" ++
-        "      during a turn: Enter steers it · Alt-Enter queues a follow-up\n" ++
+        "      during a turn: Enter steers it · Alt-Enter queues a follow-up · Alt-Up takes them back\n" ++
         style.reset);
 }
 
 /// `/model NAME`, or `/model PROVIDER:NAME` to switch providers too: the core then derives
-/// the new provider's key and endpoint from its environment (a --base-url stays).
+/// the new provider's key and endpoint from its environment (a --base-url stays). `/model`
+/// alone: a picker over the catalog's models of the provider (the current one selected).
 fn model(ctx: Context, args: []const u8) Writer.Error!void {
     const agent = ctx.app.agent;
     if (args.len == 0) {
-        return ctx.out.print("{s} ({s})\n", .{ agent.config.model, @tagName(agent.config.provider) });
+        const picked = try pickModel(ctx) orelse
+            return ctx.out.print("{s} ({s})\n", .{ agent.config.model, @tagName(agent.config.provider) });
+        return switchTo(ctx, picked);
     }
+    return switchTo(ctx, args);
+}
+
+fn switchTo(ctx: Context, spec: []const u8) Writer.Error!void {
+    const agent = ctx.app.agent;
     var diag: panto.config.Diagnostic = .{};
-    ctx.app.switchModelSpec(args, &diag) catch |err| {
+    ctx.app.switchModelNamed(spec, &diag) catch |err| {
         const why = if (err == error.InvalidConfig) diag.message() else @errorName(err);
         return ctx.out.print("{s}/model: {s}{s}\n", .{ style.red, why, style.reset });
     };
     try ctx.out.print("model: {s} ({s})\n", .{ agent.config.model, @tagName(agent.config.provider) });
+}
+
+/// The catalog's models of the provider, a row each (its most input tokens and list prices),
+/// to pick one from; null when the user left, or the catalog has none for the provider.
+/// The name picked lives in the catalog.
+fn pickModel(ctx: Context) Writer.Error!?[]const u8 {
+    const agent = ctx.app.agent;
+    const family = panto.catalog.familyOf(@tagName(agent.config.provider)) orelse return null;
+    const listed = panto.catalog.models(family);
+    if (listed.len == 0) return null;
+    var arena: std.heap.ArenaAllocator = .init(ctx.app.gpa);
+    defer arena.deinit();
+    const a = arena.allocator();
+    const rows = a.alloc(session_picker.Row, listed.len) catch return null;
+    var current: usize = 0;
+    for (listed, rows, 0..) |m, *r, i| {
+        var text: Writer.Allocating = .init(a);
+        modelRow(&text.writer, m) catch return null;
+        r.* = .{ .id = m.name, .text = text.written() };
+        if (eql(m.name, agent.config.model)) current = i;
+    }
+    const title = std.fmt.allocPrint(a, "\x1b[1mPick a model\x1b[0m \x1b[2m({d} {s} models in the catalog; type to filter, ↑/↓, Enter switches, Esc leaves)\x1b[0m", .{ rows.len, @tagName(agent.config.provider) }) catch return null;
+    return session_picker.choose(a, rows, title, current, ctx.out) catch |err| switch (err) {
+        error.WriteFailed => return error.WriteFailed,
+        error.OutOfMemory => null,
+    };
+}
+
+/// "claude-sonnet-4-5  200k in · $3 / $15 per Mtok".
+fn modelRow(w: *Writer, m: panto.catalog.Model) Writer.Error!void {
+    try w.writeAll(m.name);
+    if (m.max_input) |n| try w.print("  {d}k in", .{n / 1000});
+    if (m.price.input != null and m.price.output != null) try w.print(" · ${d} / ${d} per Mtok", .{ m.price.input.?, m.price.output.? });
 }
 
 fn thinking(ctx: Context, args: []const u8) Writer.Error!void {
@@ -238,7 +300,8 @@ fn forkAt(ctx: Context, command: []const u8, count: usize) Writer.Error!bool {
     return true;
 }
 
-/// `/tree`: the sessions of this one's folder of sessions, drawn as the fork tree it is in.
+/// `/tree`: the fork tree this session is in (the sessions of its folder of sessions), as a
+/// picker: Enter on a row resumes that session; Esc leaves, the tree then written out.
 fn tree(ctx: Context) Writer.Error!void {
     const agent = ctx.app.agent;
     const info = agent.sessionInfo() orelse return ctx.out.print("{s}/tree: no session (--no-session){s}\n", .{ style.red, style.reset });
@@ -248,10 +311,68 @@ fn tree(ctx: Context) Writer.Error!void {
     const dir = std.fs.path.dirname(info.path) orelse ".";
     const sessions = panto.session.list(ctx.app.gpa, arena.allocator(), dir, &diag) catch |err|
         return ctx.out.print("{s}/tree: {s}{s}\n", .{ style.red, if (diag.message().len > 0) diag.message() else @errorName(err), style.reset });
-    session_tree.write(ctx.app.gpa, ctx.out, sessions, info.id) catch |err| switch (err) {
-        error.OutOfMemory => try ctx.out.print("{s}/tree: out of memory{s}\n", .{ style.red, style.reset }),
+    const t = session_tree.rows(arena.allocator(), sessions, info.id) catch
+        return ctx.out.print("{s}/tree: out of memory{s}\n", .{ style.red, style.reset });
+    const title = std.fmt.allocPrint(arena.allocator(), "\x1b[1mFork tree\x1b[0m \x1b[2m({d} sessions; type to filter, ↑/↓, Enter resumes, Esc leaves)\x1b[0m", .{t.rows.len}) catch
+        return ctx.out.print("{s}/tree: out of memory{s}\n", .{ style.red, style.reset });
+    const picked = session_picker.choose(arena.allocator(), t.rows, title, t.current, ctx.out) catch |err| switch (err) {
         error.WriteFailed => return error.WriteFailed,
+        error.OutOfMemory => return ctx.out.print("{s}/tree: out of memory{s}\n", .{ style.red, style.reset }),
     };
+    const id = picked orelse {
+        for (t.rows) |r| try ctx.out.print("{s}\n", .{r.text});
+        return;
+    };
+    if (eql(id, info.id)) return ctx.out.print("already in session {s}\n", .{id});
+    try resumeId(ctx, "tree", id);
+}
+
+/// `/resume [ID]`: another session of this folder, picked from a list (newest first) or named
+/// by its id or a prefix of it; the conversation goes on there (App.resumeSession).
+fn resumeCmd(ctx: Context, args: []const u8) Writer.Error!void {
+    if (args.len > 0) return resumeId(ctx, "resume", args);
+    var arena: std.heap.ArenaAllocator = .init(ctx.app.gpa);
+    defer arena.deinit();
+    const a = arena.allocator();
+    var diag: panto.config.Diagnostic = .{};
+    const agent = ctx.app.agent;
+    const dir = if (agent.sessionInfo()) |info| std.fs.path.dirname(info.path) orelse "." else sessions_mod.sessionDir(a, ctx.app.settings.session_place, &diag) catch
+        return ctx.out.print("{s}/resume: {s}{s}\n", .{ style.red, diag.message(), style.reset });
+    const listed = panto.session.list(ctx.app.gpa, a, dir, &diag) catch |err|
+        return ctx.out.print("{s}/resume: {s}{s}\n", .{ style.red, if (diag.message().len > 0) diag.message() else @errorName(err), style.reset });
+    const cwd = std.process.currentPathAlloc(ctx.app.io, a) catch
+        return ctx.out.print("{s}/resume: the working directory is unknown{s}\n", .{ style.red, style.reset });
+    // This folder's sessions but the current one.
+    const current = if (agent.sessionInfo()) |info| info.id else "";
+    var here: std.ArrayList(panto.session.Listed) = .empty;
+    for (listed) |l| if (std.mem.eql(u8, l.cwd, cwd) and !eql(l.id, current)) here.append(a, l) catch
+        return ctx.out.print("{s}/resume: out of memory{s}\n", .{ style.red, style.reset });
+    if (here.items.len == 0) return ctx.out.print("no other session to resume in {s}\n", .{cwd});
+    const rows = session_picker.rowsOf(a, here.items) catch
+        return ctx.out.print("{s}/resume: out of memory{s}\n", .{ style.red, style.reset });
+    const title = session_picker.resumeTitle(a, rows.len) catch
+        return ctx.out.print("{s}/resume: out of memory{s}\n", .{ style.red, style.reset });
+    const picked = session_picker.choose(a, rows, title, 0, ctx.out) catch |err| switch (err) {
+        error.WriteFailed => return error.WriteFailed,
+        error.OutOfMemory => return ctx.out.print("{s}/resume: out of memory{s}\n", .{ style.red, style.reset }),
+    };
+    try resumeId(ctx, "resume", picked orelse return);
+}
+
+/// The run goes on in session `id`, its earlier conversation shown as at `panto -c`.
+fn resumeId(ctx: Context, command: []const u8, id: []const u8) Writer.Error!void {
+    var problem: []const u8 = "";
+    ctx.app.resumeSession(id, &problem) catch |err| return switch (err) {
+        error.AlreadyThere => ctx.out.print("already in session {s}\n", .{id}),
+        error.NotHere => ctx.out.print("{s}/{s}: not in this mode{s}\n", .{ style.red, command, style.reset }),
+        error.Refused => ctx.out.print("{s}/{s}: {s}{s}\n", .{ style.red, command, problem, style.reset }),
+        error.OutOfMemory => ctx.out.print("{s}/{s}: out of memory{s}\n", .{ style.red, command, style.reset }),
+        error.WriteFailed => error.WriteFailed,
+    };
+    ctx.renderer.cols = terminal.size(1).cols;
+    try replay.resumed(ctx.renderer, ctx.app.agent, ctx.prompt);
+    const agent = ctx.app.agent;
+    try ctx.out.print("{s}model {s} ({s}), thinking {s}{s}\n", .{ style.dim, agent.config.model, @tagName(agent.config.provider), @tagName(agent.config.thinking), style.reset });
 }
 
 /// `/mcp`: each server, its command or URL, where it stands (Agent.mcpStatus: not started,
@@ -309,10 +430,12 @@ fn systemPrompt(ctx: Context) Writer.Error!void {
     try out.writeAll(style.reset);
 }
 
-fn compact(ctx: Context) Writer.Error!void {
+/// `/compact [INSTRUCTIONS]`: the older messages summarized now; INSTRUCTIONS (what the
+/// summary should keep or stress) follow the compaction prompt for this summary alone.
+fn compact(ctx: Context, instructions: []const u8) Writer.Error!void {
     ctx.renderer.beginTurn();
     const observer: turn.Observer = .{ .ctx = ctx.renderer, .event = renderEvent, .note = renderNote, .approve = noApproval };
-    switch (turn.compact(ctx.app, observer)) {
+    switch (turn.compact(ctx.app, if (instructions.len > 0) instructions else null, observer)) {
         .nothing => try ctx.out.writeAll("nothing to compact: every message is recent\n"),
         .compacted => {},
         .canceled => try ctx.out.print("{s}(canceled){s}\n", .{ style.dim, style.reset }),

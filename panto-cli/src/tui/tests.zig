@@ -12,4 +12,6 @@ test {
     _ = @import("status.zig");
     _ = @import("replay.zig");
     _ = @import("turn_input.zig");
+    _ = @import("colors.zig");
+    _ = @import("session_picker.zig");
 }

@@ -3,7 +3,9 @@
 //! with the line (the core's Stream.steer: the model reads it after the current tool round),
 //! Alt-Enter queues it as a follow-up (Stream.followUp: a turn of its own after this one).
 //! The queued lines show above the prompt until their user_message event says they entered;
-//! those a turn ends without (canceled, failed) come back to the prompt's text.
+//! those a turn ends without (canceled, failed) come back to the prompt's text. Alt-Up takes
+//! back those the turn has not taken yet (Stream.withdrawQueued) into the prompt's text, to
+//! edit and send again (pi's "dequeue").
 //!
 //! The area (a hint, the queued lines, the prompt) is drawn below the turn's output, only
 //! while it has something to show: a turn nobody types into looks as before. The main thread
@@ -80,6 +82,7 @@ pub const TurnInput = struct {
 
     fn key(t: *TurnInput, k: keys.Key) !void {
         t.hint = null;
+        if (k == .alt_up and t.editor.search == null) return t.takeBack();
         if (k == .alt_enter and t.editor.search == null) {
             const text = try t.app.gpa.dupe(u8, t.editor.line());
             defer t.app.gpa.free(text);
@@ -117,6 +120,36 @@ pub const TurnInput = struct {
         };
     }
 
+    /// Alt-Up: the lines the turn has not taken yet leave its queue and come back to the
+    /// prompt's text, before what is being typed; those it took already stay in the area
+    /// until their user_message event.
+    fn takeBack(t: *TurnInput) !void {
+        var back: std.ArrayList(panto.Stream.Queued) = .empty;
+        defer {
+            for (back.items) |m| t.app.gpa.free(m.text);
+            back.deinit(t.app.gpa);
+        }
+        try t.app.withdrawQueued(&back);
+        if (back.items.len == 0) {
+            t.hint = "nothing queued to take back (the turn took it already)";
+            return;
+        }
+        for (back.items) |m| t.entered(m.text); // off the area's queue
+        try t.intoPrompt(back.items);
+    }
+
+    /// The texts of `lines` (anything with a `text`), a line each, before the prompt's text.
+    fn intoPrompt(t: *TurnInput, lines: anytype) !void {
+        var text: std.ArrayList(u8) = .empty;
+        defer text.deinit(t.app.gpa);
+        for (lines) |l| {
+            try text.appendSlice(t.app.gpa, l.text);
+            try text.append(t.app.gpa, '\n');
+        }
+        if (t.editor.line().len > 0) try text.appendSlice(t.app.gpa, t.editor.line()) else _ = text.pop();
+        try t.editor.setText(text.items);
+    }
+
     /// A user_message event (under the lock, the area off): the queued line it is leaves
     /// the area (a steer no round took comes as a follow-up: matched by its text).
     pub fn entered(t: *TurnInput, text: []const u8) void {
@@ -134,16 +167,11 @@ pub const TurnInput = struct {
         t.hint = null;
         t.pending.clearRetainingCapacity();
         if (t.queued.items.len == 0) return;
-        var text: std.ArrayList(u8) = .empty;
-        defer text.deinit(t.app.gpa);
-        for (t.queued.items) |q| {
-            try text.appendSlice(t.app.gpa, q.text);
-            try text.append(t.app.gpa, '\n');
-            t.app.gpa.free(q.text);
+        defer {
+            for (t.queued.items) |q| t.app.gpa.free(q.text);
+            t.queued.clearRetainingCapacity();
         }
-        t.queued.clearRetainingCapacity();
-        if (t.editor.line().len > 0) try text.appendSlice(t.app.gpa, t.editor.line()) else _ = text.pop();
-        try t.editor.setText(text.items);
+        try t.intoPrompt(t.queued.items);
     }
 
     fn shown(t: *const TurnInput) bool {

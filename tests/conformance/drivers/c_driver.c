@@ -1047,6 +1047,24 @@ static void steer_after(PantoStream *stream, const char *after) {
         size_t n;
         int rc;
         if (!text) text = cj_member(value, "follow_up");
+        if (at && !text && cj_member(value, "withdraw") && cj_string(at, &at_s, &n)) {
+            /* {"after": EVENT, "withdraw": true}: a withdraw_call line with what came back */
+            PantoString taken = {NULL, 0};
+            if (strcmp(at_s, after) != 0) {
+                free(at_s);
+                return;
+            }
+            steer_it = next;
+            rc = panto_stream_withdraw_queued(stream, &taken);
+            fputs("{\"event\": \"withdraw_call\", \"messages\": ", stdout);
+            if (rc < 0 || taken.len == 0) fputs("[]", stdout);
+            else fwrite(taken.ptr, 1, taken.len, stdout);
+            fputs(", \"code\": ", stdout);
+            put_cstr(panto_status_name(rc));
+            end_line();
+            free(at_s);
+            continue;
+        }
         if (!at || !text || !cj_string(at, &at_s, &n) || !cj_string(text, &text_s, &n)) {
             free(at_s);
             steer_it = NULL;
@@ -1719,15 +1737,25 @@ static const char *run_step(PantoAgent **agent_slot, const char *p, Steps *st) {
         printf(", \"removed\": %zu, \"message_count\": %zu", removed, message_count(agent));
         end_line();
     } else if (strcmp(key, "compact") == 0) {
+        /* true, or {"instructions": TEXT} */
         PantoStream *stream = NULL;
-        rc = panto_agent_compact(agent, &stream);
-        if (rc < 0) {
-            begin_step_line("compact", rc, NULL);
-            end_line();
+        const char *given = *value == '{' ? cj_member(value, "instructions") : NULL;
+        char *text = NULL;
+        size_t text_len = 0;
+        if (given && (*given != '"' || !cj_string(given, &text, &text_len))) {
+            wrong = "\"compact\" is not true or {\"instructions\": TEXT}";
         } else {
-            print_stream(stream, st->extra_next);
-            panto_stream_free(stream);
+            PantoString instructions = {text, text_len};
+            rc = text ? panto_agent_compact_with(agent, instructions, &stream) : panto_agent_compact(agent, &stream);
+            if (rc < 0) {
+                begin_step_line("compact", rc, NULL);
+                end_line();
+            } else {
+                print_stream(stream, st->extra_next);
+                panto_stream_free(stream);
+            }
         }
+        free(text);
     } else if (strcmp(key, "session_info") == 0) {
         print_session(agent);
     } else if (strcmp(key, "pending_round") == 0) {

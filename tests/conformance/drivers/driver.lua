@@ -333,11 +333,20 @@ end
 local function steer_after(stream, after)
   while case_steers[1] ~= nil and case_steers[1].after == after do
     local entry = table.remove(case_steers, 1)
+    if entry.withdraw ~= nil then
+      local ok, taken = pcall(stream.withdraw_queued, stream)
+      if not ok and type(taken) ~= "table" then error(taken, 0) end -- not a panto error: a bug
+      local messages = json.array({})
+      for i, m in ipairs(ok and taken or {}) do messages[i] = { source = m.source, text = m.text } end
+      emit({ event = "withdraw_call", messages = messages, code = ok and "ok" or taken.code })
+      goto next_entry
+    end
     local call = entry.steer ~= nil and "steer" or "follow_up"
     local text = entry.steer or entry.follow_up
     local ok, err = pcall(stream[call], stream, text)
     if not ok and type(err) ~= "table" then error(err, 0) end -- not a panto error: a bug
     emit({ event = "steer_call", call = call, text = text, code = ok and "ok" or err.code })
+    ::next_entry::
   end
 end
 
@@ -520,8 +529,8 @@ function Run:list_models()
   emit(line)
 end
 
-function Run:compact(extra_next)
-  local ok, stream = pcall(self.agent.compact, self.agent)
+function Run:compact(extra_next, instructions)
+  local ok, stream = pcall(self.agent.compact, self.agent, instructions)
   if not ok then return emit(code_line("compact", ok, stream)) end
   local s <close> = stream
   turn_lines(self.agent, s, nil)
@@ -626,7 +635,7 @@ function Run:step(st, extra_next)
   elseif st.rollback_turn ~= nil then self:rollback_turn()
   elseif st.list_models ~= nil then self:list_models()
   elseif st.count_tokens ~= nil then self:count_tokens(st.count_tokens ~= json.null and st.count_tokens or nil)
-  elseif st.compact ~= nil then self:compact(extra_next)
+  elseif st.compact ~= nil then self:compact(extra_next, type(st.compact) == "table" and st.compact.instructions or nil)
   elseif st.session_info ~= nil then self:session_info()
   elseif st.pending_round ~= nil then self:pending_round()
   elseif st.resume_turn ~= nil then self:resume_turn(extra_next)

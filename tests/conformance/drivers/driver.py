@@ -218,6 +218,12 @@ def steer_lines(stream: panto.Stream, after: str) -> List[Dict[str, Any]]:
     lines = []
     while STEERS and STEERS[0]["after"] == after:
         entry = STEERS.pop(0)
+        if "withdraw" in entry:
+            taken: List[Tuple[str, str]] = []
+            code = call_code(lambda: taken.extend(stream.withdraw_queued()))
+            lines.append({"event": "withdraw_call", "messages": [{"source": s, "text": t} for s, t in taken],
+                          "code": code})
+            continue
         call = "steer" if "steer" in entry else "follow_up"
         text = entry[call]
         code = call_code(lambda: stream.steer(text) if call == "steer" else stream.follow_up(text))
@@ -532,7 +538,7 @@ class Steps:
             yield {**line, "removed": removed, "message_count": agent.message_count}
         elif key == "compact":
             try:
-                stream = agent.compact()
+                stream = agent.compact(value["instructions"] if isinstance(value, dict) else None)
             except panto.Error as err:
                 yield {"event": "compact", "code": err.code}
                 return
