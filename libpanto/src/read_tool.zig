@@ -28,6 +28,9 @@ pub const max_media_bytes: usize = 32 * 1024 * 1024;
 pub const Config = struct {
     root: []const u8,
     max_bytes: usize = default_max_bytes,
+    /// false: a path outside the root is read too (relative ones from the root), for a host
+    /// whose approval rules ask before such a call (approval.zig's `outside` match).
+    confined: bool = true,
 };
 
 pub const Result = struct {
@@ -94,7 +97,7 @@ pub fn run(gpa: Allocator, config: Config, input_value: std.json.Value) Allocato
     const offset = input.offset;
     const limit = input.limit;
 
-    const file = readUnderRoot(gpa, config.root, path) catch |err| return switch (err) {
+    const file = readUnderRoot(gpa, config.root, path, config.confined) catch |err| return switch (err) {
         error.OutOfMemory => error.OutOfMemory,
         error.OutsideRoot => .{ .content = try path_rule.refusal(gpa, path, "root directory"), .is_error = true },
         error.NotFound => failure(gpa, "no such file: \"{s}\"", .{path}),
@@ -164,11 +167,16 @@ const ReadError = error{ OutOfMemory, OutsideRoot, NotFound, IsDirectory, NotReg
 /// Reads root/path: a regular file beneath the root (see open_beneath.zig for how symlinks
 /// are treated), opened from a handle of the root so that nothing can move it out between a
 /// check and the open.
-fn readUnderRoot(gpa: Allocator, root: []const u8, path: []const u8) ReadError![]u8 {
+fn readUnderRoot(gpa: Allocator, root: []const u8, path: []const u8, confined: bool) ReadError![]u8 {
     // An absolute path inside the root is made relative; `..` that climbs out is refused even
-    // when the target does not exist, and so is the root itself.
-    const rel = path_rule.relative(gpa, root, path) catch |err| return switch (err) {
-        error.OutOfMemory, error.OutsideRoot, error.NoRoot => |e| e,
+    // when the target does not exist, and so is the root itself (unless not `confined`).
+    var beneath = true;
+    const rel = path_rule.relative(gpa, root, path) catch |err| switch (err) {
+        error.OutsideRoot => if (confined) return err else blk: {
+            beneath = false;
+            break :blk path;
+        },
+        error.OutOfMemory, error.NoRoot => |e| return e,
     };
 
     const root_z = try gpa.dupeZ(u8, root);
@@ -176,7 +184,11 @@ fn readUnderRoot(gpa: Allocator, root: []const u8, path: []const u8) ReadError![
     const root_fd = std.c.open(root_z, .{ .ACCMODE = .RDONLY, .DIRECTORY = true, .CLOEXEC = true });
     if (root_fd < 0) return error.NoRoot;
     defer _ = std.c.close(root_fd);
-    const fd = try open_beneath.openRegular(gpa, root_fd, rel);
+    // Not confined: a path that leads out (by its words, or through a symlink) is opened as it is.
+    const fd = if (!beneath) try open_beneath.openRegularAnywhere(root_fd, rel) else open_beneath.openRegular(gpa, root_fd, rel) catch |err| switch (err) {
+        error.OutsideRoot => if (confined) return err else try open_beneath.openRegularAnywhere(root_fd, rel),
+        else => return err,
+    };
     defer _ = std.c.close(fd);
 
     var data: std.ArrayList(u8) = .empty;

@@ -401,6 +401,7 @@ test {
     _ = @import("shell_words.zig");
     _ = @import("thinking_fallback.zig");
     _ = @import("trust.zig");
+    _ = @import("permissions.zig");
     _ = @import("system_prompt.zig");
     _ = @import("lua/host_test.zig");
     _ = @import("tui/tests.zig");
