@@ -59,23 +59,34 @@ pub fn compose(arena: std.mem.Allocator, sources: []const Source, cwd: []const u
     return rules;
 }
 
-/// `TOOL` or `TOOL(PATTERN)` as an approval rule, or null when it is neither. A path
-/// pattern's leading `./` goes (the calls' paths are relative to the working directory).
-pub fn rule(arena: std.mem.Allocator, entry: []const u8, decision: []const u8) error{OutOfMemory}!?std.json.Value {
-    const open = std.mem.indexOfScalar(u8, entry, '(');
-    const tool = std.mem.trim(u8, if (open) |o| entry[0..o] else entry, " ");
-    if (tool.len == 0) return null;
-    for (tool) |ch| if (!(std.ascii.isAlphanumeric(ch) or ch == '_' or ch == '-' or ch == '.' or ch == '*')) return null;
-    var r: std.json.ObjectMap = .empty;
-    try r.put(arena, "tool", .{ .string = tool });
-    if (open) |o| {
-        if (entry[entry.len - 1] != ')') return null;
+/// An entry's parts: `TOOL` or `TOOL(PATTERN)`, or null when it is neither (a tool's name is
+/// letters, digits, `_`, `-`, `.`, or `*`; a pattern is not empty).
+pub const Entry = struct {
+    tool: []const u8,
+    pattern: ?[]const u8,
+
+    pub fn parse(entry: []const u8) ?Entry {
+        const open = std.mem.indexOfScalar(u8, entry, '(');
+        const tool = std.mem.trim(u8, if (open) |o| entry[0..o] else entry, " ");
+        if (tool.len == 0) return null;
+        for (tool) |ch| if (!(std.ascii.isAlphanumeric(ch) or ch == '_' or ch == '-' or ch == '.' or ch == '*')) return null;
+        const o = open orelse return .{ .tool = tool, .pattern = null };
+        if (entry[entry.len - 1] != ')' or entry.len - 1 == o + 1) return null;
         var pattern = entry[o + 1 .. entry.len - 1];
-        if (pattern.len == 0) return null;
-        const pointer = pointerOf(tool);
-        if (!std.mem.eql(u8, pointer, "/command") and std.mem.startsWith(u8, pattern, "./")) pattern = pattern[2..];
+        // The calls' paths are relative to the working directory: `./src/**` is `src/**`.
+        if (!std.mem.eql(u8, pointerOf(tool), "/command") and std.mem.startsWith(u8, pattern, "./")) pattern = pattern[2..];
+        return .{ .tool = tool, .pattern = pattern };
+    }
+};
+
+/// `TOOL` or `TOOL(PATTERN)` as an approval rule, or null when it is neither.
+pub fn rule(arena: std.mem.Allocator, entry: []const u8, decision: []const u8) error{OutOfMemory}!?std.json.Value {
+    const e = Entry.parse(entry) orelse return null;
+    var r: std.json.ObjectMap = .empty;
+    try r.put(arena, "tool", .{ .string = e.tool });
+    if (e.pattern) |pattern| {
         var input: std.json.ObjectMap = .empty;
-        try input.put(arena, "path", .{ .string = pointer });
+        try input.put(arena, "path", .{ .string = pointerOf(e.tool) });
         try input.put(arena, "glob", .{ .string = pattern });
         try r.put(arena, "input", .{ .object = input });
     }
@@ -122,12 +133,12 @@ pub fn ruleFor(buf: []u8, tool: []const u8, input: std.json.Value) ?[]const u8 {
 /// Whether the entry `TOOL(PATTERN)` (or `TOOL`) matches a call of `name` with `input`, as
 /// the core's rule made of it by `rule` would (approval.glob on the pointed string).
 pub fn matches(entry: []const u8, name: []const u8, input: std.json.Value) bool {
-    const open = std.mem.indexOfScalar(u8, entry, '(') orelse return std.mem.eql(u8, entry, name);
-    const tool = entry[0..open];
-    if (!std.mem.eql(u8, tool, name) or entry[entry.len - 1] != ')') return false;
+    const e = Entry.parse(entry) orelse return false;
+    if (!std.mem.eql(u8, e.tool, "*") and !std.mem.eql(u8, e.tool, name)) return false;
+    const pattern = e.pattern orelse return true;
     if (input != .object) return false;
-    const v = input.object.get(pointerOf(tool)[1..]) orelse return false;
-    return v == .string and panto.approval.glob(entry[open + 1 .. entry.len - 1], v.string);
+    const v = input.object.get(pointerOf(e.tool)[1..]) orelse return false;
+    return v == .string and panto.approval.glob(pattern, v.string);
 }
 
 /// A word that is a command's name or subcommand, not an operator, option or quoting.

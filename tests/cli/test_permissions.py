@@ -212,3 +212,23 @@ def test_an_extension_rewrites_a_calls_input(emulator, run_panto, workdir: Path)
     r = run_panto("-e", "gate.lua", "--yolo", "-p", "go")
     assert r.returncode == 0, r.stderr
     assert result_text(tool_results(emu.requests()[1])[0]) == "rewritten\n"
+
+
+def test_rpc_approve_with_a_rule_allows_the_calls_it_matches(emulator, start_panto, workdir: Path):
+    from test_rpc import Client
+    emulator({"responses": [tool_reply("bash", {"command": "ls -a"}), text_reply("one"),
+                            tool_reply("bash", {"command": "ls -l"}, id="toolu_2"), text_reply("two")]})
+    c = Client(start_panto("--mode", "rpc", "--no-session"))
+    c.send({"type": "prompt", "text": "list"})
+    c.event("approval_request")
+    c.send({"id": "bad", "type": "approve", "call_id": "toolu_1", "rule": "bash(ls"})
+    assert c.response("bad")["code"] == "invalid_argument"
+    c.send({"id": "ok", "type": "approve", "call_id": "toolu_1", "rule": "bash(ls*)"})
+    assert c.until(lambda e: e["event"] in ("done", "error"))[-1] == {"event": "done"}
+    # The next turn's `ls -l` runs without an answer.
+    c.send({"type": "prompt", "text": "again"})
+    rest = c.until(lambda e: e["event"] in ("done", "error"))
+    assert rest[-1] == {"event": "done"}
+    [result] = [e for e in rest if e["event"] == "tool_result"]
+    assert result["is_error"] is False
+    assert c.close() == 0
