@@ -31,6 +31,12 @@ pub const App = struct {
     /// The rules the user allowed for the rest of this run ("allow this rule": `bash(git
     /// status*)`, permissions.ruleFor): the calls they match are approved without asking.
     allowed_rules: std.ArrayList([]u8) = .empty,
+    /// An extension's tool_call gate is on (gate.zig): the approval rules as they were before
+    /// the gate's rule that makes every call ask; null: no gate.
+    ungated_rules: ?[]const panto.approval.Rule = null,
+    /// The calls the gate saw at their approval (a read, an MCP tool's): their tool_call
+    /// event is not sent again when they start.
+    gated_ids: std.ArrayList([]u8) = .empty,
 
     pub fn toolAllowed(app: *const App, name: []const u8) bool {
         for (app.allowed_tools.items) |t| if (std.mem.eql(u8, t, name)) return true;
@@ -119,5 +125,7 @@ pub const App = struct {
         app.allowed_tools.deinit(app.gpa);
         for (app.allowed_rules.items) |r| app.gpa.free(r);
         app.allowed_rules.deinit(app.gpa);
+        for (app.gated_ids.items) |id| app.gpa.free(id);
+        app.gated_ids.deinit(app.gpa);
     }
 };

@@ -32,6 +32,7 @@ const exit_codes = @import("exit_codes.zig");
 const names = @import("names.zig");
 const interactive = @import("tui/interactive.zig");
 const trust = @import("trust.zig");
+const gate = @import("gate.zig");
 const system_prompt = @import("system_prompt.zig");
 const session_list = @import("session_list.zig");
 const model_list = @import("model_list.zig");
@@ -125,6 +126,11 @@ pub fn main(init: std.process.Init) !u8 {
 
     var config = settings.config;
     if (!settings.system_given) config.system = try defaultSystem(arena, io, cwd, host, &settings);
+    // An extension's tool_call gate sees the calls the core runs (read, MCP) before they run:
+    // each asks first, and turn.zig answers by the rules as they were and by the gate.
+    const ungated_rules = config.approval_rules;
+    const gating = host.subscribes("tool_call");
+    if (gating) config.approval_rules = try gate.prepend(arena, config.approval_rules);
     var agent_diag: panto.config.Diagnostic = .{};
     const agent = panto.Agent.initWithDiagnostic(init.gpa, config, &agent_diag) catch |err| {
         try stderr.print("panto: {s}\n", .{if (agent_diag.len > 0) agent_diag.message() else @errorName(err)});
@@ -135,7 +141,7 @@ pub fn main(init: std.process.Init) !u8 {
     defer agent.deinit();
     try addHostTools(arena, agent, host, &settings, stderr);
 
-    var app: App = .{ .gpa = init.gpa, .io = io, .agent = agent, .host = host, .settings = &settings };
+    var app: App = .{ .gpa = init.gpa, .io = io, .agent = agent, .host = host, .settings = &settings, .ungated_rules = if (gating) ungated_rules else null };
     defer app.deinit();
 
     if (args.rpc) {
@@ -402,6 +408,7 @@ test {
     _ = @import("thinking_fallback.zig");
     _ = @import("trust.zig");
     _ = @import("permissions.zig");
+    _ = @import("gate.zig");
     _ = @import("system_prompt.zig");
     _ = @import("lua/host_test.zig");
     _ = @import("tui/tests.zig");

@@ -6,6 +6,7 @@ const thinking_fallback = @import("thinking_fallback.zig");
 const json_events = @import("json_events.zig");
 const exit_codes = @import("exit_codes.zig");
 const Host = @import("lua/host.zig").Host;
+const gate_mod = @import("gate.zig");
 
 /// Who watches a turn: print mode, --json, the interactive renderer.
 pub const Observer = struct {
@@ -84,6 +85,8 @@ fn drive(app: *App, input: panto.Agent.Input, observer: Observer) Outcome {
     }
     var calls_started = false;
     var complete: ?panto.event.MessageComplete = null;
+    var asked: std.ArrayList(panto.event.ApprovalCall) = .empty;
+    defer asked.deinit(app.gpa);
     while (true) {
         const next = stream.next() catch |err| switch (err) {
             error.ResultPending => {
@@ -104,17 +107,26 @@ fn drive(app: *App, input: panto.Agent.Input, observer: Observer) Outcome {
                 return failed(app, err, "", stream.failureDetail());
             },
         };
-        const e = next orelse break;
+        var e = next orelse break;
+        if (e == .approval_request and app.ungated_rules != null) {
+            // Only the calls a person must answer stay in the request (gate.zig).
+            asked.clearRetainingCapacity();
+            gate_mod.filter(app, stream, e.approval_request.calls, &asked);
+            if (asked.items.len == 0) continue;
+            e.approval_request.calls = asked.items;
+        }
         observer.event(observer.ctx, &e);
         switch (e) {
             .message_end => |m| emit(app, "message_end", .{ .stop_reason = @tagName(m.stop_reason), .usage = m.usage }),
             .tool_call_start => |call| {
                 // A call the host runs: its tool_call subscribers may block or rewrite it.
                 const ours = call.awaiting_result and app.host.hasTool(call.name);
-                const gate = emitGated(app, "tool_call", .{ .id = call.id, .name = call.name, .input = json_events.RawJson{ .text = call.input } }, ours);
+                // (A call the core runs went through the gate at its approval: gate.zig.)
+                const seen = app.ungated_rules != null and gate_mod.wasGated(app, call.id);
+                const gate: Host.Gate = if (seen) .pass else emitGated(app, "tool_call", .{ .id = call.id, .name = call.name, .input = json_events.RawJson{ .text = call.input } }, ours);
                 if (call.awaiting_result) {
                     if (ours) switch (gate) {
-                        .block => |reason| blocked(app, stream, call.id, reason),
+                        .block => |reason| blocked(stream, call.id, reason),
                         .rewrite => |rewritten| {
                             var changed = call;
                             changed.input = rewritten;
@@ -243,7 +255,7 @@ pub fn emit(app: *App, name: []const u8, data: anytype) void {
 }
 
 /// As emit; `gated`: what the subscribers returned about the call (Host.Gate).
-fn emitGated(app: *App, name: []const u8, data: anytype, gated: bool) Host.Gate {
+pub fn emitGated(app: *App, name: []const u8, data: anytype, gated: bool) Host.Gate {
     var out: std.Io.Writer.Allocating = .init(app.gpa);
     defer out.deinit();
     std.json.Stringify.value(data, .{}, &out.writer) catch return .pass;
@@ -252,8 +264,17 @@ fn emitGated(app: *App, name: []const u8, data: anytype, gated: bool) Host.Gate 
 
 /// A call an extension's tool_call subscriber blocked: its error result gives the model
 /// the reason.
-fn blocked(app: *App, stream: *panto.Stream, id: []const u8, reason: []const u8) void {
-    const text = std.fmt.allocPrint(app.gpa, "An extension blocked this call: {s}", .{if (reason.len > 0) reason else "no reason given"}) catch return stream.submitToolResult(id, "An extension blocked this call", true) catch {};
-    defer app.gpa.free(text);
-    stream.submitToolResult(id, text, true) catch {};
+fn blocked(stream: *panto.Stream, id: []const u8, reason: []const u8) void {
+    var buf: [1024]u8 = undefined;
+    stream.submitToolResult(id, blockedText(&buf, reason), true) catch {};
+}
+
+/// "An extension blocked this call: REASON" in `buf` (a long reason cut).
+pub fn blockedText(buf: []u8, reason: []const u8) []const u8 {
+    const head = "An extension blocked this call: ";
+    const said = if (reason.len > 0) reason else "no reason given";
+    const n = @min(said.len, buf.len - head.len);
+    @memcpy(buf[0..head.len], head);
+    @memcpy(buf[head.len..][0..n], said[0..n]);
+    return buf[0 .. head.len + n];
 }

@@ -232,3 +232,36 @@ def test_rpc_approve_with_a_rule_allows_the_calls_it_matches(emulator, start_pan
     [result] = [e for e in rest if e["event"] == "tool_result"]
     assert result["is_error"] is False
     assert c.close() == 0
+
+
+READ_GATE = """local ext = require("panto").ext
+ext.on("tool_call", function(call)
+  local log = io.open("gate.log", "a"); log:write(call.id, " ", call.name, "\\n"); log:close()
+  if call.name == "read" and call.input.path:find(".env", 1, true) then
+    return {block = true, reason = "secrets stay here"}
+  end
+end)
+"""
+
+
+def test_an_extension_gates_the_calls_the_core_runs_too(emulator, run_panto, workdir: Path):
+    # read runs in the core: the gate sees it at its approval, once, and can block it; the
+    # calls it lets through run or ask as the rules say (the --json request lists only bash).
+    (workdir / "gate.lua").write_text(READ_GATE)
+    (workdir / ".env").write_text("TOKEN=secret\n")
+    (workdir / "notes.txt").write_text("notes\n")
+    emu = emulator({"responses": [
+        {"message": {"content": [
+            {"type": "tool_use", "id": "toolu_1", "name": "read", "input": {"path": ".env"}},
+            {"type": "tool_use", "id": "toolu_2", "name": "read", "input": {"path": "notes.txt"}},
+            {"type": "tool_use", "id": "toolu_3", "name": "bash", "input": {"command": "touch made"}}]}},
+        text_reply("ok")]})
+    r = run_panto("-e", "gate.lua", "-p", "go", "--json")
+    assert r.returncode == 0, r.stderr
+    assert asked(r.stdout) == ["bash"]
+    env, notes, bash = tool_results(emu.requests()[1])
+    assert env["is_error"] is True and "An extension blocked this call: secrets stay here" in result_text(env)
+    assert "secret" not in result_text(env).replace("secrets stay here", "")
+    assert result_text(notes) == "notes\n" and not notes.get("is_error")
+    assert bash["is_error"] is True and not (workdir / "made").exists()
+    assert sorted((workdir / "gate.log").read_text().splitlines()) == ["toolu_1 read", "toolu_2 read", "toolu_3 bash"]

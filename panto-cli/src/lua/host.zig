@@ -327,6 +327,16 @@ pub const Host = struct {
         p.pop(L, 2);
     }
 
+    /// Some function subscribes to the event `name` by its name (not "*").
+    pub fn subscribes(h: *Host, name: []const u8) bool {
+        const L = h.L;
+        const top = c.lua_gettop(L);
+        defer c.lua_settop(L, top);
+        _ = c.lua_rawgeti(L, c.LUA_REGISTRYINDEX, h.subscribers_ref);
+        p.pushSlice(L, name);
+        return c.lua_rawget(L, -2) == c.LUA_TTABLE and c.lua_rawlen(L, -1) > 0;
+    }
+
     /// The function at `func` no longer gets the event named at `event`.
     pub fn unsubscribe(h: *Host, L: State, event: c_int, func: c_int) void {
         _ = c.lua_rawgeti(L, c.LUA_REGISTRYINDEX, h.subscribers_ref);
