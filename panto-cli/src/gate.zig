@@ -1,7 +1,7 @@
 //! An extension's `tool_call` gate over the calls the core runs itself (the native `read`, the
 //! MCP servers' tools): those never reach the command before they run, except as an approval.
-//! So when an extension subscribes to `tool_call` at start, a first approval rule makes every
-//! call ask (`prepend`), and `filter` answers each call of the request: by the rules as they
+//! So when an extension subscribes to `tool_call` at start, an approval rule after the
+//! leading denies makes every call ask (`prepend`), and `filter` answers each call of the request: by the rules as they
 //! were (App.ungated_rules: deny, allow or ask), and for a call the core runs, by the gate
 //! first. Only the calls a person must answer stay in the request. The command's own (Lua)
 //! tools are gated when they start (turn.zig), where their input can be rewritten too.
@@ -14,11 +14,15 @@ const RawJson = @import("json_events.zig").RawJson;
 const Rule = panto.approval.Rule;
 const ApprovalCall = panto.event.ApprovalCall;
 
-/// `rules` after a rule that makes every call ask.
+/// `rules` with a rule that makes every call ask after their leading `deny` rules (the
+/// permissions' denies: the core answers those itself, with its own words).
 pub fn prepend(arena: std.mem.Allocator, rules: []const Rule) error{OutOfMemory}![]const Rule {
+    var denies: usize = 0;
+    while (denies < rules.len and rules[denies].decision == .deny) denies += 1;
     const out = try arena.alloc(Rule, rules.len + 1);
-    out[0] = .{ .tool = "*", .decision = .ask };
-    @memcpy(out[1..], rules);
+    @memcpy(out[0..denies], rules[0..denies]);
+    out[denies] = .{ .tool = "*", .decision = .ask };
+    @memcpy(out[denies + 1 ..], rules[denies..]);
     return out;
 }
 
@@ -76,13 +80,15 @@ pub fn wasGated(app: *App, id: []const u8) bool {
     return false;
 }
 
-test "prepend: an ask-all rule first" {
+test "prepend: an ask-all rule after the leading denies" {
     var arena: std.heap.ArenaAllocator = .init(std.testing.allocator);
     defer arena.deinit();
-    const given = [_]Rule{.{ .tool = "bash", .decision = .deny }};
+    const given = [_]Rule{ .{ .tool = "bash", .decision = .deny }, .{ .tool = "read", .decision = .allow }, .{ .tool = "x", .decision = .deny } };
     const out = try prepend(arena.allocator(), &given);
-    try std.testing.expectEqual(@as(usize, 2), out.len);
-    try std.testing.expectEqualStrings("*", out[0].tool);
-    try std.testing.expectEqual(panto.approval.Decision.ask, out[0].decision);
-    try std.testing.expectEqual(panto.approval.Decision.deny, out[1].decision);
+    const want = [_]struct { []const u8, panto.approval.Decision }{ .{ "bash", .deny }, .{ "*", .ask }, .{ "read", .allow }, .{ "x", .deny } };
+    try std.testing.expectEqual(want.len, out.len);
+    for (want, out) |w, o| {
+        try std.testing.expectEqualStrings(w[0], o.tool);
+        try std.testing.expectEqual(w[1], o.decision);
+    }
 }

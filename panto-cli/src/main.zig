@@ -127,7 +127,7 @@ pub fn main(init: std.process.Init) !u8 {
     var config = settings.config;
     if (!settings.system_given) config.system = try defaultSystem(arena, io, cwd, host, &settings);
     // An extension's tool_call gate sees the calls the core runs (read, MCP) before they run:
-    // each asks first, and turn.zig answers by the rules as they were and by the gate.
+    // each asks first, and gate.zig answers by the rules as they were and by the gate.
     const ungated_rules = config.approval_rules;
     const gating = host.subscribes("tool_call");
     if (gating) config.approval_rules = try gate.prepend(arena, config.approval_rules);

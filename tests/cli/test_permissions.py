@@ -265,3 +265,26 @@ def test_an_extension_gates_the_calls_the_core_runs_too(emulator, run_panto, wor
     assert result_text(notes) == "notes\n" and not notes.get("is_error")
     assert bash["is_error"] is True and not (workdir / "made").exists()
     assert sorted((workdir / "gate.log").read_text().splitlines()) == ["toolu_1 read", "toolu_2 read", "toolu_3 bash"]
+
+
+def test_a_permissions_deny_comes_before_the_gate(emulator, run_panto, write_config, workdir: Path):
+    write_config({"permissions": {"deny": ["read(.env)"]}})
+    (workdir / "gate.lua").write_text(READ_GATE)
+    (workdir / ".env").write_text("TOKEN=secret\n")
+    emu = emulator({"responses": [tool_reply("read", {"path": ".env"}), text_reply("ok")]})
+    r = run_panto("-e", "gate.lua", "-p", "go")
+    assert r.returncode == 0, r.stderr
+    [result] = tool_results(emu.requests()[1])
+    # The core's own denial (not the gate's, not a user's), then the call is told to the
+    # subscribers as every denied call is, once.
+    assert result["is_error"] is True and "The approval rules do not allow this call" in result_text(result)
+    assert (workdir / "gate.log").read_text() == "toolu_1 read\n"
+
+
+def test_a_gate_that_raises_is_reported_and_the_call_runs(emulator, run_panto, workdir: Path):
+    (workdir / "gate.lua").write_text('require("panto").ext.on("tool_call", function() error("gate broke") end)\n')
+    emu = emulator({"responses": [tool_reply("bash", {"command": "echo ran"}), text_reply("ok")]})
+    r = run_panto("-e", "gate.lua", "--yolo", "-p", "go")
+    assert r.returncode == 0, r.stderr
+    assert "gate broke" in r.stderr
+    assert result_text(tool_results(emu.requests()[1])[0]) == "ran\n"
