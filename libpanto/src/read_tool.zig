@@ -359,6 +359,41 @@ const FifoRescuer = struct {
     }
 };
 
+test "read: not confined, a path outside the root is read (by .., absolute, through a symlink)" {
+    const gpa = std.testing.allocator;
+    var tmp = std.testing.tmpDir(.{});
+    defer tmp.cleanup();
+    var dir_buf: [std.c.PATH_MAX]u8 = undefined;
+    const top = try tmpPath(&tmp, &dir_buf);
+    if (std.c.mkdirat(tmp.dir.handle, "root", 0o755) != 0) return error.Setup;
+    try writeFile(gpa, top, "out.txt", "outside\n");
+    if (std.c.symlinkat("../out.txt", tmp.dir.handle, "root/link") != 0) return error.Setup;
+    var root_buf: [std.c.PATH_MAX]u8 = undefined;
+    const root = try std.fmt.bufPrint(&root_buf, "{s}/root", .{top});
+    var real_buf: [std.c.PATH_MAX]u8 = undefined;
+    const top_z = try gpa.dupeZ(u8, top);
+    defer gpa.free(top_z);
+    const real_top = std.mem.sliceTo(std.c.realpath(top_z, &real_buf).?, 0);
+
+    var arena: std.heap.ArenaAllocator = .init(gpa);
+    defer arena.deinit();
+    const a = arena.allocator();
+    const absolute = try std.fmt.allocPrint(a, "{{\"path\":\"{s}/out.txt\"}}", .{real_top});
+    for ([_][]const u8{ "{\"path\":\"../out.txt\"}", absolute, "{\"path\":\"link\"}" }) |text| {
+        const input = try std.json.parseFromSliceLeaky(std.json.Value, a, text, .{});
+        const confined = try run(gpa, .{ .root = root }, input);
+        defer gpa.free(confined.content);
+        try std.testing.expect(confined.is_error);
+        const free = try run(gpa, .{ .root = root, .confined = false }, input);
+        defer gpa.free(free.content);
+        try std.testing.expectEqualStrings("outside\n", free.content);
+    }
+    // Still only a regular file.
+    const dir = try run(gpa, .{ .root = root, .confined = false }, try std.json.parseFromSliceLeaky(std.json.Value, a, "{\"path\":\"..\"}", .{}));
+    defer gpa.free(dir.content);
+    try std.testing.expect(dir.is_error);
+}
+
 fn tmpPath(tmp: *std.testing.TmpDir, buf: *[std.c.PATH_MAX]u8) ![]const u8 {
     const rel = try std.fmt.bufPrintZ(buf, ".zig-cache/tmp/{s}", .{tmp.sub_path});
     return rel;
