@@ -409,8 +409,10 @@ typedef struct PantoStream PantoStream;
  *   tools       array of tool specs (see panto_agent_add_tool)
  *   capabilities         array of strings: what this agent is granted
  *   max_tool_iterations  integer, default 10: tool rounds a turn may take
- *   read_tool   object {"root": dir, "max_bytes": int (default 65536)}: enables the native
- *               `read` tool (requires the capability "fs.read")
+ *   read_tool   object {"root": dir, "max_bytes": int (default 65536), "confined": bool
+ *               (default true; false: a path outside the root is read too, for an approval
+ *               rule with "outside" to ask about)}: enables the native `read` tool (requires
+ *               the capability "fs.read")
  *   thinking    "off" (default) | "minimal" | "low" | "medium" | "high": Anthropic extended
  *               thinking with budget_tokens 1024 / 2048 / 8192 / 16384 (max_tokens is raised
  *               above the budget when needed); OpenAI reasoning_effort of the same name

@@ -133,6 +133,9 @@ func (c Config) MarshalJSON() ([]byte, error) {
 type ReadToolConfig struct {
 	Root     string `json:"root"`
 	MaxBytes int    `json:"max_bytes,omitempty"` // the most it returns at once; 0: 65536
+	// Confined nil or true: paths outside Root are refused. false: they are read too, for an
+	// approval rule whose input matches "outside" Root to ask about (docs/tool-use.md).
+	Confined *bool `json:"confined,omitempty"`
 }
 
 // Agent holds a conversation with one model. Each Run adds a turn. An Agent has at most

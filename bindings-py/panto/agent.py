@@ -130,7 +130,9 @@ class Agent:
     `capabilities` are what the agent is granted (only the tools whose capabilities it holds
     are offered to the model); `max_tool_iterations` (default 10) bounds the tool rounds of a
     turn; `read_tool` enables the native `read` tool: a directory (its root) or
-    `{"root": dir, "max_bytes": n}`, and needs the capability "fs.read". While a stream is
+    `{"root": dir, "max_bytes": n, "confined": bool}` (`confined` false: paths outside the
+    root are read too, for an approval rule that asks about them), and needs the capability
+    "fs.read". While a stream is
     iterated, the agent's tools run automatically:
 
         @panto.tool

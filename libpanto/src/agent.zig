@@ -126,7 +126,7 @@ pub const Agent = struct {
             .max_tokens = config.max_tokens,
             .capabilities = try tools.dupeStrings(arena, config.capabilities),
             .max_tool_iterations = config.max_tool_iterations,
-            .read_tool = if (config.read_tool) |rt| .{ .root = try arena.dupe(u8, rt.root), .max_bytes = rt.max_bytes } else null,
+            .read_tool = if (config.read_tool) |rt| .{ .root = try arena.dupe(u8, rt.root), .max_bytes = rt.max_bytes, .confined = rt.confined } else null,
         };
         a.config.thinking = config.thinking;
         a.config.retry = config.retry;

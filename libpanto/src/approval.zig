@@ -5,6 +5,7 @@
 const std = @import("std");
 const Allocator = std.mem.Allocator;
 const Diagnostic = @import("config.zig").Diagnostic;
+const path_rule = @import("path_rule.zig");
 
 /// What happens to a call: it waits for an answer (`ask`), runs (`allow`) or is answered at
 /// once with an error result (`deny`).
@@ -14,8 +15,11 @@ pub const Decision = enum { ask, allow, deny };
 pub const ToolApproval = enum { never, always };
 
 /// How a rule looks at the string its `path` points to. No regular expressions: `glob` knows
-/// `*` (any run of characters, `/` too) and `?` (one character).
-pub const Match = enum { prefix, contains, glob };
+/// `*` (any run of characters, `/` too) and `?` (one character). `outside` takes the pattern
+/// for a directory and the string for a file path: it matches a path that leads out of the
+/// directory (path_rule.check: relative to it or absolute, by `..` or through a symlink in
+/// what exists of it), so that a file tool's call elsewhere than its root can ask.
+pub const Match = enum { prefix, contains, glob, outside };
 
 pub const Rule = struct {
     /// A tool's name, or "*" for every tool.
@@ -55,7 +59,17 @@ fn ruleMatches(r: Rule, name: []const u8, input: std.json.Value) bool {
         .prefix => std.mem.startsWith(u8, text, want.pattern),
         .contains => std.mem.indexOf(u8, text, want.pattern) != null,
         .glob => glob(want.pattern, text),
+        .outside => outside(want.pattern, text),
     };
+}
+
+/// `path` leads out of the directory `root` (or is the root itself, or empty). A root that
+/// cannot be opened leaves every path outside: the rule errs toward asking.
+fn outside(root: []const u8, path: []const u8) bool {
+    var buf: [4 * std.c.PATH_MAX]u8 = undefined;
+    var fba: std.heap.FixedBufferAllocator = .init(&buf);
+    _ = path_rule.check(fba.allocator(), root, path) catch return true;
+    return false;
 }
 
 /// The value `pointer` names in `root` (RFC 6901: "" is the whole, "~1" a "/", "~0" a "~").
@@ -163,7 +177,7 @@ fn parseRule(v: std.json.Value, i: usize, diag: *Diagnostic) error{InvalidConfig
 }
 
 fn parseInput(v: std.json.Value, i: usize, diag: *Diagnostic) error{InvalidConfig}!Rule.Input {
-    const shape = "approval_rules[{d}].input must be {{\"path\": a JSON pointer, and one of \"prefix\", \"contains\" or \"glob\": a string}}";
+    const shape = "approval_rules[{d}].input must be {{\"path\": a JSON pointer, and one of \"prefix\", \"contains\", \"glob\" or \"outside\": a string}}";
     if (v != .object) return diag.fail(shape, .{i});
     const path = v.object.get("path") orelse return diag.fail(shape, .{i});
     if (path != .string or (path.string.len > 0 and path.string[0] != '/'))
@@ -226,6 +240,36 @@ test "rules: the first match wins, by tool and by a pointer's prefix, contains o
     }
     const input = try std.json.parseFromSliceLeaky(std.json.Value, a, "{\"command\":\"rm x\"}", .{});
     try std.testing.expectEqualStrings("no rm", decide(rules, .never, "bash", input).reason.?);
+}
+
+test "outside: a path that leaves the directory, by `..`, an absolute path or a symlink" {
+    var tmp = std.testing.tmpDir(.{});
+    defer tmp.cleanup();
+    if (std.c.mkdirat(tmp.dir.handle, "root", 0o755) != 0) return error.Setup;
+    if (std.c.symlinkat("..", tmp.dir.handle, "root/up") != 0) return error.Setup;
+    var buf: [std.c.PATH_MAX]u8 = undefined;
+    const root = try std.fmt.bufPrint(&buf, ".zig-cache/tmp/{s}/root", .{tmp.sub_path});
+    var arena: std.heap.ArenaAllocator = .init(std.testing.allocator);
+    defer arena.deinit();
+    const a = arena.allocator();
+    const rule_json = try std.fmt.allocPrint(a, "[{{\"tool\":\"write\",\"input\":{{\"path\":\"/path\",\"outside\":\"{s}\"}},\"decision\":\"ask\"}}]", .{root});
+    const rules = try parsedRules(a, rule_json);
+    const cases = [_]struct { []const u8, Decision }{
+        .{ "{\"path\":\"notes.txt\"}", .allow },
+        .{ "{\"path\":\"sub/new.txt\"}", .allow },
+        .{ "{\"path\":\"../x.txt\"}", .ask },
+        .{ "{\"path\":\"/etc/hosts\"}", .ask },
+        .{ "{\"path\":\"up/x.txt\"}", .ask }, // through the symlink
+        .{ "{\"path\":\"\"}", .ask },
+        .{ "{\"content\":\"no path\"}", .allow }, // no string there: the rule passes
+    };
+    for (cases) |c| {
+        const input = try std.json.parseFromSliceLeaky(std.json.Value, a, c[0], .{});
+        std.testing.expectEqual(c[1], decide(rules, .never, "write", input).decision) catch |err| {
+            std.debug.print("{s}\n", .{c[0]});
+            return err;
+        };
+    }
 }
 
 test "glob: * spans anything, ? one byte, the rest literally" {

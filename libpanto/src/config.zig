@@ -405,13 +405,14 @@ fn apply(arena: Allocator, config: *Config, obj: std.json.ObjectMap, diag: *Diag
         if (v == .null) {
             config.read_tool = null;
         } else {
-            const sub = try object(v, "read_tool", &.{ "root", "max_bytes" }, diag);
+            const sub = try object(v, "read_tool", &.{ "root", "max_bytes", "confined" }, diag);
             var rt: read_tool.Config = .{ .root = "" };
             if (sub.get("root")) |root| {
                 if (root != .string or root.string.len == 0) return diag.fail("read_tool.root must be a directory path", .{});
                 rt.root = root.string;
             } else return diag.fail("read_tool needs \"root\"", .{});
             if (sub.get("max_bytes")) |m| rt.max_bytes = try integer(usize, m, 64, 1 << 30, "read_tool.max_bytes", diag);
+            if (sub.get("confined")) |b| rt.confined = if (b == .bool) b.bool else return diag.fail("read_tool.confined must be true or false", .{});
             config.read_tool = rt;
         }
     }

@@ -43,6 +43,27 @@ pub fn openRegular(gpa: std.mem.Allocator, dir: c.fd_t, path: []const u8) Error!
     };
 }
 
+/// `path` opened for reading from `dir` (absolute, or relative to it) with no rule of where
+/// it leads: symlinks followed, `..` allowed (a read tool not confined to its root). Still a
+/// regular file only.
+pub fn openRegularAnywhere(dir: c.fd_t, path: []const u8) Error!c.fd_t {
+    var path_z: [c.PATH_MAX]u8 = undefined;
+    if (path.len == 0 or path.len >= path_z.len or std.mem.indexOfScalar(u8, path, 0) != null) return error.NotFound;
+    @memcpy(path_z[0..path.len], path);
+    path_z[path.len] = 0;
+    const fd = c.openat(dir, path_z[0..path.len :0], read_flags);
+    if (fd < 0) return switch (c.errno(fd)) {
+        .NOENT, .NOTDIR => error.NotFound,
+        else => error.Unreadable,
+    };
+    errdefer _ = c.close(fd);
+    switch (try fileType(fd)) {
+        c.S.IFREG => return fd,
+        c.S.IFDIR => return error.IsDirectory,
+        else => return error.NotRegularFile,
+    }
+}
+
 pub fn openWith(strategy: Strategy, gpa: std.mem.Allocator, dir: c.fd_t, path: []const u8) (Error || error{Unsupported})!c.fd_t {
     var path_z: [c.PATH_MAX]u8 = undefined;
     if (path.len >= path_z.len or std.mem.indexOfScalar(u8, path, 0) != null) return error.NotFound;

@@ -24,6 +24,7 @@ pub const stream_step = @import("stream_step.zig");
 pub const pending_round = @import("turn/pending_round.zig");
 /// Where file tools may go: the read tool's rule, for a host's own file tools.
 pub const path_rule = @import("path_rule.zig");
+pub const approval = @import("approval.zig");
 
 /// What `Agent.mcpStatus` gives: an MCP server's state, transport and status.
 pub const mcp_status = struct {

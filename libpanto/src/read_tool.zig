@@ -28,6 +28,9 @@ pub const max_media_bytes: usize = 32 * 1024 * 1024;
 pub const Config = struct {
     root: []const u8,
     max_bytes: usize = default_max_bytes,
+    /// false: a path outside the root is read too (relative ones from the root), for a host
+    /// whose approval rules ask before such a call (approval.zig's `outside` match).
+    confined: bool = true,
 };
 
 pub const Result = struct {
@@ -94,7 +97,7 @@ pub fn run(gpa: Allocator, config: Config, input_value: std.json.Value) Allocato
     const offset = input.offset;
     const limit = input.limit;
 
-    const file = readUnderRoot(gpa, config.root, path) catch |err| return switch (err) {
+    const file = readUnderRoot(gpa, config.root, path, config.confined) catch |err| return switch (err) {
         error.OutOfMemory => error.OutOfMemory,
         error.OutsideRoot => .{ .content = try path_rule.refusal(gpa, path, "root directory"), .is_error = true },
         error.NotFound => failure(gpa, "no such file: \"{s}\"", .{path}),
@@ -164,11 +167,16 @@ const ReadError = error{ OutOfMemory, OutsideRoot, NotFound, IsDirectory, NotReg
 /// Reads root/path: a regular file beneath the root (see open_beneath.zig for how symlinks
 /// are treated), opened from a handle of the root so that nothing can move it out between a
 /// check and the open.
-fn readUnderRoot(gpa: Allocator, root: []const u8, path: []const u8) ReadError![]u8 {
+fn readUnderRoot(gpa: Allocator, root: []const u8, path: []const u8, confined: bool) ReadError![]u8 {
     // An absolute path inside the root is made relative; `..` that climbs out is refused even
-    // when the target does not exist, and so is the root itself.
-    const rel = path_rule.relative(gpa, root, path) catch |err| return switch (err) {
-        error.OutOfMemory, error.OutsideRoot, error.NoRoot => |e| e,
+    // when the target does not exist, and so is the root itself (unless not `confined`).
+    var beneath = true;
+    const rel = path_rule.relative(gpa, root, path) catch |err| switch (err) {
+        error.OutsideRoot => if (confined) return err else blk: {
+            beneath = false;
+            break :blk path;
+        },
+        error.OutOfMemory, error.NoRoot => |e| return e,
     };
 
     const root_z = try gpa.dupeZ(u8, root);
@@ -176,7 +184,11 @@ fn readUnderRoot(gpa: Allocator, root: []const u8, path: []const u8) ReadError![
     const root_fd = std.c.open(root_z, .{ .ACCMODE = .RDONLY, .DIRECTORY = true, .CLOEXEC = true });
     if (root_fd < 0) return error.NoRoot;
     defer _ = std.c.close(root_fd);
-    const fd = try open_beneath.openRegular(gpa, root_fd, rel);
+    // Not confined: a path that leads out (by its words, or through a symlink) is opened as it is.
+    const fd = if (!beneath) try open_beneath.openRegularAnywhere(root_fd, rel) else open_beneath.openRegular(gpa, root_fd, rel) catch |err| switch (err) {
+        error.OutsideRoot => if (confined) return err else try open_beneath.openRegularAnywhere(root_fd, rel),
+        else => return err,
+    };
     defer _ = std.c.close(fd);
 
     var data: std.ArrayList(u8) = .empty;
@@ -346,6 +358,41 @@ const FifoRescuer = struct {
         }
     }
 };
+
+test "read: not confined, a path outside the root is read (by .., absolute, through a symlink)" {
+    const gpa = std.testing.allocator;
+    var tmp = std.testing.tmpDir(.{});
+    defer tmp.cleanup();
+    var dir_buf: [std.c.PATH_MAX]u8 = undefined;
+    const top = try tmpPath(&tmp, &dir_buf);
+    if (std.c.mkdirat(tmp.dir.handle, "root", 0o755) != 0) return error.Setup;
+    try writeFile(gpa, top, "out.txt", "outside\n");
+    if (std.c.symlinkat("../out.txt", tmp.dir.handle, "root/link") != 0) return error.Setup;
+    var root_buf: [std.c.PATH_MAX]u8 = undefined;
+    const root = try std.fmt.bufPrint(&root_buf, "{s}/root", .{top});
+    var real_buf: [std.c.PATH_MAX]u8 = undefined;
+    const top_z = try gpa.dupeZ(u8, top);
+    defer gpa.free(top_z);
+    const real_top = std.mem.sliceTo(std.c.realpath(top_z, &real_buf).?, 0);
+
+    var arena: std.heap.ArenaAllocator = .init(gpa);
+    defer arena.deinit();
+    const a = arena.allocator();
+    const absolute = try std.fmt.allocPrint(a, "{{\"path\":\"{s}/out.txt\"}}", .{real_top});
+    for ([_][]const u8{ "{\"path\":\"../out.txt\"}", absolute, "{\"path\":\"link\"}" }) |text| {
+        const input = try std.json.parseFromSliceLeaky(std.json.Value, a, text, .{});
+        const confined = try run(gpa, .{ .root = root }, input);
+        defer gpa.free(confined.content);
+        try std.testing.expect(confined.is_error);
+        const free = try run(gpa, .{ .root = root, .confined = false }, input);
+        defer gpa.free(free.content);
+        try std.testing.expectEqualStrings("outside\n", free.content);
+    }
+    // Still only a regular file.
+    const dir = try run(gpa, .{ .root = root, .confined = false }, try std.json.parseFromSliceLeaky(std.json.Value, a, "{\"path\":\"..\"}", .{}));
+    defer gpa.free(dir.content);
+    try std.testing.expect(dir.is_error);
+}
 
 fn tmpPath(tmp: *std.testing.TmpDir, buf: *[std.c.PATH_MAX]u8) ![]const u8 {
     const rel = try std.fmt.bufPrintZ(buf, ".zig-cache/tmp/{s}", .{tmp.sub_path});

@@ -3,6 +3,7 @@ const std = @import("std");
 const panto = @import("panto");
 const Host = @import("lua/host.zig").Host;
 const settings_mod = @import("settings.zig");
+const permissions = @import("permissions.zig");
 const Settings = settings_mod.Settings;
 
 /// Where a message typed during a turn goes: `steer` or `follow_up` (Stream.steer/followUp).
@@ -38,10 +39,35 @@ pub const App = struct {
     /// The tools whose calls the user allowed for the rest of this run ("allow this tool" at
     /// an approval prompt): their calls are approved without asking.
     allowed_tools: std.ArrayList([]u8) = .empty,
+    /// The rules the user allowed for the rest of this run ("allow this rule": `bash(git
+    /// status*)`, permissions.ruleFor): the calls they match are approved without asking.
+    allowed_rules: std.ArrayList([]u8) = .empty,
+    /// An extension's tool_call gate is on (gate.zig): the approval rules as they were before
+    /// the gate's rule that makes every call ask; null: no gate.
+    ungated_rules: ?[]const panto.approval.Rule = null,
+    /// The calls the gate saw at their approval (a read, an MCP tool's): their tool_call
+    /// event is not sent again when they start.
+    gated_ids: std.ArrayList([]u8) = .empty,
 
     pub fn toolAllowed(app: *const App, name: []const u8) bool {
         for (app.allowed_tools.items) |t| if (std.mem.eql(u8, t, name)) return true;
         return false;
+    }
+
+    /// A call of `name` with the JSON `input` matches a rule allowed for the run.
+    pub fn ruleAllowed(app: *const App, name: []const u8, input: []const u8) bool {
+        if (app.allowed_rules.items.len == 0) return false;
+        const parsed = std.json.parseFromSlice(std.json.Value, app.gpa, input, .{}) catch return false;
+        defer parsed.deinit();
+        for (app.allowed_rules.items) |entry| if (permissions.matches(entry, name, parsed.value)) return true;
+        return false;
+    }
+
+    /// Out of memory: the rule is not remembered, and the next call it matches asks again.
+    pub fn allowRule(app: *App, entry: []const u8) void {
+        for (app.allowed_rules.items) |r| if (std.mem.eql(u8, r, entry)) return;
+        const copy = app.gpa.dupe(u8, entry) catch return;
+        app.allowed_rules.append(app.gpa, copy) catch app.gpa.free(copy);
     }
 
     /// Out of memory: the tool is not remembered, and its next call asks again.
@@ -90,6 +116,7 @@ pub const App = struct {
         const old = app.agent;
         app.agent = made.agent;
         app.settings = made.settings;
+        if (app.ungated_rules != null) app.ungated_rules = made.settings.config.approval_rules;
         old.deinit();
     }
 
@@ -141,5 +168,9 @@ pub const App = struct {
         app.stop_reason.deinit(app.gpa);
         for (app.allowed_tools.items) |t| app.gpa.free(t);
         app.allowed_tools.deinit(app.gpa);
+        for (app.allowed_rules.items) |r| app.gpa.free(r);
+        app.allowed_rules.deinit(app.gpa);
+        for (app.gated_ids.items) |id| app.gpa.free(id);
+        app.gated_ids.deinit(app.gpa);
     }
 };

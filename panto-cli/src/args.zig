@@ -24,8 +24,8 @@ pub const usage_text =
     \\      --new-session ID   start a new session under the id ID
     \\      --no-session       keep no session file
     \\      --tools LIST       the tools offered, comma-separated (default: every tool granted)
-    \\      --allow CAPS       grant capabilities, comma-separated (fs.write, exec; fs.read is
-    \\                         granted by default)
+    \\      --allow CAPS       grant capabilities, comma-separated, over the file's "allow"
+    \\                         (fs.read, fs.write, exec are granted by default)
     \\  -e, --extension FILE   load a Lua extension (repeatable)
     \\      --no-extensions    load no extension from ~/.config/panto/extensions or .panto/extensions
     \\      --trust            trust this project folder and remember it: its .panto/extensions

@@ -32,6 +32,7 @@ const exit_codes = @import("exit_codes.zig");
 const names = @import("names.zig");
 const interactive = @import("tui/interactive.zig");
 const trust = @import("trust.zig");
+const gate = @import("gate.zig");
 const system_prompt = @import("system_prompt.zig");
 const session_list = @import("session_list.zig");
 const model_list = @import("model_list.zig");
@@ -134,12 +135,15 @@ pub fn main(init: std.process.Init) !u8 {
         .untrusted_project = if (trusted) null else project.root,
         .host = host,
         .stderr = stderr,
+        // An extension's tool_call gate sees the calls the core runs (read, MCP) before they
+        // run: each asks first, and gate.zig answers by the rules as they were and by the gate.
+        .gating = host.subscribes("tool_call"),
     };
     const first = maker.agentFor(&settings) catch |err| switch (err) {
         error.OutOfMemory => return exit_codes.internal,
         else => return err,
     } orelse return exit_codes.usage;
-    var app: App = .{ .gpa = init.gpa, .io = io, .agent = first, .host = host, .settings = &settings, .maker = maker.interface() };
+    var app: App = .{ .gpa = init.gpa, .io = io, .agent = first, .host = host, .settings = &settings, .maker = maker.interface(), .ungated_rules = if (maker.gating) settings.config.approval_rules else null };
     defer app.agent.deinit(); // the one the run ends with (/resume makes another)
     defer app.deinit();
 
@@ -193,6 +197,9 @@ const Maker = struct {
     untrusted_project: ?[]const u8,
     host: *Host,
     stderr: *std.Io.Writer,
+    /// Whether the agents' rules start with gate.zig's "every call asks" (decided once, at
+    /// start-up: App.ungated_rules holds the rules as they were).
+    gating: bool,
 
     fn interface(m: *Maker) App.Maker {
         return .{ .ctx = m, .make = make };
@@ -247,6 +254,7 @@ const Maker = struct {
     fn agentWith(m: *Maker, settings: *const settings_mod.Settings, diag: *panto.config.Diagnostic) error{ OutOfMemory, WriteFailed }!?*panto.Agent {
         var config = settings.config;
         if (!settings.system_given) config.system = try defaultSystem(m.arena, m.init.io, m.cwd, m.host, settings);
+        if (m.gating) config.approval_rules = try gate.prepend(m.arena, config.approval_rules);
         const agent = panto.Agent.initWithDiagnostic(m.init.gpa, config, diag) catch |err| {
             if (err == error.OutOfMemory) return error.OutOfMemory;
             if (diag.len == 0) diag.fail("{s}", .{@errorName(err)}) catch {};
@@ -496,6 +504,8 @@ test {
     _ = @import("shell_words.zig");
     _ = @import("thinking_fallback.zig");
     _ = @import("trust.zig");
+    _ = @import("permissions.zig");
+    _ = @import("gate.zig");
     _ = @import("system_prompt.zig");
     _ = @import("lua/host_test.zig");
     _ = @import("tui/tests.zig");

@@ -12,6 +12,7 @@ const panto = @import("panto");
 const c = std.c;
 const App = @import("app.zig").App;
 const turn = @import("turn.zig");
+const permissions = @import("permissions.zig");
 const json_events = @import("json_events.zig");
 const exit_codes = @import("exit_codes.zig");
 
@@ -264,11 +265,20 @@ fn answerCall(r: *Rpc, command: std.json.ObjectMap, id: ?std.json.Value, kind: [
     const approve = std.mem.eql(u8, kind, "approve");
     const reason = stringField(command, "reason") orelse "";
     const remember = if (command.get("remember")) |v| v == .bool and v.bool else false;
+    // "Allow this rule": the calls it matches are approved for the rest of the run.
+    const rule: ?[]const u8 = if (!approve) null else if (command.get("rule")) |v| blk: {
+        if (v != .string or permissions.Entry.parse(v.string) == null)
+            return respondError(r, id, kind, "invalid_argument", "\"rule\" must be \"TOOL\" or \"TOOL(PATTERN)\", as \"bash(git status*)\"");
+        break :blk v.string;
+    } else null;
     r.acquire();
     defer r.release();
     for (r.waiting.items) |*w| {
         if (!std.mem.eql(u8, w.id, call_id) or w.answer != null) continue;
-        if (approve) {
+        if (rule) |entry| {
+            w.reason = gpa.dupe(u8, entry) catch return respondErrorLocked(r, id, kind, "failed", "out of memory");
+            w.answer = .{ .allow_rule = w.reason };
+        } else if (approve) {
             w.answer = if (remember) .allow_tool else .allow_once;
         } else {
             w.reason = gpa.dupe(u8, reason) catch return respondErrorLocked(r, id, kind, "failed", "out of memory");

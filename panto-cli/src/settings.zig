@@ -11,14 +11,18 @@ const sessions = @import("sessions.zig");
 const colors = @import("tui/colors.zig");
 const project_context = @import("project_context.zig");
 const shell_words = @import("shell_words.zig");
+const permissions = @import("permissions.zig");
 
 /// The keys of the file that are the command's, not the agent's.
-pub const cli_keys = [_][]const u8{ "allow", "tools", "extensions", "history_size", "session", "theme", "models" };
+pub const cli_keys = [_][]const u8{ "allow", "tools", "extensions", "history_size", "session", "theme", "models", "permissions" };
 
 pub const default_provider = "anthropic";
 pub const default_history_size: u32 = 1000;
-/// Granted unless the file's "allow" says otherwise: reading under the working directory.
-pub const default_allow = [_][]const u8{"fs.read"};
+/// Granted unless the file's "allow" says otherwise: the bundled tools (read, write, edit,
+/// bash) are offered, and each call of write, edit and bash asks first (their declaration's
+/// `approval = "always"`; docs/cli.md, "Approvals"). A capability says what may be offered,
+/// an approval whether one call runs.
+pub const default_allow = [_][]const u8{ "fs.read", "fs.write", "exec" };
 
 pub fn defaultModel(provider: []const u8) []const u8 {
     if (std.mem.eql(u8, provider, "openai")) return "gpt-4o";
@@ -118,6 +122,10 @@ pub fn load(gpa: std.mem.Allocator, arena: std.mem.Allocator, io: std.Io, args: 
     }
     var place: sessions.Place = .{};
     var session_on = true;
+    // The project's permissions before the user's (permissions.compose), once it is trusted.
+    var perm_sources: std.ArrayList(permissions.Source) = .empty;
+    if (env.untrusted_project == null) if (try projectPermissions(arena, io, env.cwd, problem)) |source| try perm_sources.append(arena, source);
+    if (file.fetchOrderedRemove("permissions")) |kv| try perm_sources.append(arena, .{ .file = config_path, .value = kv.value });
 
     // The command's keys.
     if (file.fetchOrderedRemove("allow")) |kv| {
@@ -228,8 +236,15 @@ pub fn load(gpa: std.mem.Allocator, arena: std.mem.Allocator, io: std.Io, args: 
     } else if (!file.contains("read_tool")) {
         var rt: std.json.ObjectMap = .empty;
         try rt.put(arena, "root", .{ .string = env.cwd });
+        // A path outside asks first (the approval rules below), then is read.
+        try rt.put(arena, "confined", .{ .bool = false });
         try agent.put(arena, "read_tool", .{ .object = rt });
     }
+    const rules = permissions.compose(arena, perm_sources.items, env.cwd, agent.get("approval_rules"), problem) catch |err| switch (err) {
+        error.OutOfMemory => return error.OutOfMemory,
+        error.Invalid => return error.Usage,
+    };
+    try agent.put(arena, "approval_rules", .{ .array = rules });
 
     if (session.value) |v| try agent.put(arena, "session", v);
     if (args.yolo) try neverAsk(arena, &agent);
@@ -369,6 +384,19 @@ fn putDefaults(arena: std.mem.Allocator, obj: *std.json.ObjectMap) error{OutOfMe
     if (!obj.contains("provider")) try obj.put(arena, "provider", .{ .string = default_provider });
     if (!obj.contains("model")) try obj.put(arena, "model", .{ .string = defaultModel(stringOf(obj.get("provider")) orelse default_provider) });
 }
+
+/// A trusted project's `.panto/config.json` (in the working directory): its `permissions`,
+/// the one key a project's file may hold; null when there is no such file.
+fn projectPermissions(arena: std.mem.Allocator, io: std.Io, cwd: []const u8, problem: *[]const u8) Error!?permissions.Source {
+    const path = try std.fs.path.join(arena, &.{ cwd, project_file });
+    var file = try readFile(arena, io, path, problem);
+    const value = file.fetchOrderedRemove("permissions");
+    if (file.count() > 0) return fail(arena, problem, "{s}: a project's file holds only \"permissions\", not \"{s}\"", .{ path, file.keys()[0] });
+    return .{ .file = path, .value = if (value) |kv| kv.value else .{ .object = .empty } };
+}
+
+/// A project's settings, in the working directory (trust.zig asks before it is read).
+pub const project_file = ".panto/config.json";
 
 /// The core's complaint about the file's own agent keys (with the defaults), or null.
 fn fileRefused(arena: std.mem.Allocator, file: std.json.ObjectMap) error{OutOfMemory}!?[]const u8 {

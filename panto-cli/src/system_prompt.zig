@@ -40,7 +40,7 @@ fn write(w: *std.Io.Writer, place: Place, tools: []const []const u8) std.Io.Writ
         return w.writeAll("No tools are offered in this run: answer from the conversation alone, and say " ++
             "what the user could run or check.");
     }
-    try w.writeAll("Tools (paths are relative to the working directory, and must stay inside it):\n");
+    try w.writeAll("Tools (paths are relative to the working directory; a path outside it asks the user first):\n");
     for (tools) |name| {
         try w.print("- {s}", .{name});
         for (guides) |g| if (std.mem.eql(u8, g[0], name)) try w.print(": {s}", .{g[1]});

@@ -20,10 +20,12 @@ pub const Project = struct {
     /// The AGENTS.md and CLAUDE.md files inside the project, between the working directory and
     /// the root.
     context_files: []const []const u8,
+    /// ./.panto/config.json, whose `permissions` may allow calls unasked (settings.zig).
+    settings: ?[]const u8 = null,
 
     /// Nothing to trust: no question, no refusal.
     pub fn bringsNothing(p: Project) bool {
-        return p.extensions.len == 0 and p.context_files.len == 0;
+        return p.extensions.len == 0 and p.context_files.len == 0 and p.settings == null;
     }
 };
 
@@ -65,8 +67,9 @@ pub fn find(arena: std.mem.Allocator, io: std.Io, cwd: []const u8, home: ?[]cons
         } else |_| {}
         std.mem.sort([]const u8, extensions.items, {}, lessThan);
     }
+    const settings: ?[]const u8 = if (try holds(arena, io, cwd, ".panto/config.json")) try std.fs.path.join(arena, &.{ cwd, ".panto", "config.json" }) else null;
     const real = std.Io.Dir.cwd().realPathFileAlloc(io, root, arena) catch null;
-    return .{ .root = if (real) |r| r else root, .extensions = extensions.items, .context_files = context.items };
+    return .{ .root = if (real) |r| r else root, .extensions = extensions.items, .context_files = context.items, .settings = settings };
 }
 
 fn holds(arena: std.mem.Allocator, io: std.Io, dir: []const u8, name: []const u8) error{OutOfMemory}!bool {
@@ -123,6 +126,7 @@ pub fn remember(arena: std.mem.Allocator, io: std.Io, list_path: ?[:0]const u8, 
 pub fn describe(w: *std.Io.Writer, p: Project) std.Io.Writer.Error!void {
     for (p.extensions) |f| try w.print("  {s}  (a Lua extension: runs as code, as you)\n", .{f});
     for (p.context_files) |f| try w.print("  {s}  (added to the system prompt)\n", .{f});
+    if (p.settings) |f| try w.print("  {s}  (its permissions: tool calls it allows run without asking)\n", .{f});
 }
 
 test "find: the nearest folder holding .git or .panto, else the working directory" {

@@ -5,6 +5,8 @@ const App = @import("app.zig").App;
 const thinking_fallback = @import("thinking_fallback.zig");
 const json_events = @import("json_events.zig");
 const exit_codes = @import("exit_codes.zig");
+const Host = @import("lua/host.zig").Host;
+const gate_mod = @import("gate.zig");
 
 /// Who watches a turn: print mode, --json, the interactive renderer.
 pub const Observer = struct {
@@ -25,6 +27,9 @@ pub const Answer = union(enum) {
     allow_once,
     /// This call, and every later call of its tool in this run (App.allowTool).
     allow_tool,
+    /// This call, and every later call the entry matches in this run (App.allowRule): a
+    /// `TOOL(PATTERN)` of permissions.ruleFor, borrowed until the call returns.
+    allow_rule: []const u8,
     /// Denied: the model gets the reason ("" for none) in the call's error result.
     deny: []const u8,
     /// Denied, and the turn canceled (Esc, Ctrl-C): the calls after it are denied unasked.
@@ -80,6 +85,8 @@ fn drive(app: *App, input: panto.Agent.Input, observer: Observer) Outcome {
     }
     var calls_started = false;
     var complete: ?panto.event.MessageComplete = null;
+    var asked: std.ArrayList(panto.event.ApprovalCall) = .empty;
+    defer asked.deinit(app.gpa);
     while (true) {
         const next = stream.next() catch |err| switch (err) {
             error.ResultPending => {
@@ -100,16 +107,36 @@ fn drive(app: *App, input: panto.Agent.Input, observer: Observer) Outcome {
                 return failed(app, err, "", stream.failureDetail());
             },
         };
-        const e = next orelse break;
+        var e = next orelse break;
+        if (e == .approval_request and app.ungated_rules != null) {
+            // Only the calls a person must answer stay in the request (gate.zig).
+            asked.clearRetainingCapacity();
+            gate_mod.filter(app, stream, e.approval_request.calls, &asked);
+            if (asked.items.len == 0) continue;
+            e.approval_request.calls = asked.items;
+        }
         observer.event(observer.ctx, &e);
         switch (e) {
             .message_end => |m| emit(app, "message_end", .{ .stop_reason = @tagName(m.stop_reason), .usage = m.usage }),
             .tool_call_start => |call| {
-                emit(app, "tool_call", .{ .id = call.id, .name = call.name, .input = json_events.RawJson{ .text = call.input } });
+                // A call the host runs: its tool_call subscribers may block or rewrite it.
+                const ours = call.awaiting_result and app.host.hasTool(call.name);
+                // (A call the core runs went through the gate at its approval: gate.zig.)
+                const seen = app.ungated_rules != null and gate_mod.wasGated(app, call.id);
+                const gate: Host.Gate = if (seen) .pass else emitGated(app, "tool_call", .{ .id = call.id, .name = call.name, .input = json_events.RawJson{ .text = call.input } }, ours);
                 if (call.awaiting_result) {
-                    if (app.host.hasTool(call.name)) {
-                        app.host.startCall(call);
-                        calls_started = true;
+                    if (ours) switch (gate) {
+                        .block => |reason| blocked(stream, call.id, reason),
+                        .rewrite => |rewritten| {
+                            var changed = call;
+                            changed.input = rewritten;
+                            app.host.startCall(changed);
+                            calls_started = true;
+                        },
+                        .pass => {
+                            app.host.startCall(call);
+                            calls_started = true;
+                        },
                     } else {
                         // Only the host's tools are registered as host tools; say so rather than hang.
                         stream.submitToolResult(call.id, "no handler for this tool in the panto command", true) catch {};
@@ -186,12 +213,16 @@ fn answerApprovals(app: *App, stream: *panto.Stream, calls: []const panto.event.
         const id = c.id.slice();
         if (canceled) {
             stream.deny(id, "the user canceled the turn") catch {};
-        } else if (app.toolAllowed(c.name.slice())) {
+        } else if (app.toolAllowed(c.name.slice()) or app.ruleAllowed(c.name.slice(), c.input.slice())) {
             stream.approve(id) catch {};
         } else switch (observer.approve(observer.ctx, c)) {
             .allow_once => stream.approve(id) catch {},
             .allow_tool => {
                 app.allowTool(c.name.slice());
+                stream.approve(id) catch {};
+            },
+            .allow_rule => |entry| {
+                app.allowRule(entry);
                 stream.approve(id) catch {};
             },
             .deny => |reason| stream.deny(id, reason) catch {},
@@ -220,8 +251,30 @@ fn failed(app: *App, err: anyerror, fallback: []const u8, detail: ?*const panto.
 
 /// An ext.on event for the Lua host, its data as a JSON object.
 pub fn emit(app: *App, name: []const u8, data: anytype) void {
+    _ = emitGated(app, name, data, false);
+}
+
+/// As emit; `gated`: what the subscribers returned about the call (Host.Gate).
+pub fn emitGated(app: *App, name: []const u8, data: anytype, gated: bool) Host.Gate {
     var out: std.Io.Writer.Allocating = .init(app.gpa);
     defer out.deinit();
-    std.json.Stringify.value(data, .{}, &out.writer) catch return;
-    app.host.emit(name, out.written());
+    std.json.Stringify.value(data, .{}, &out.writer) catch return .pass;
+    return app.host.emitGated(name, out.written(), gated);
+}
+
+/// A call an extension's tool_call subscriber blocked: its error result gives the model
+/// the reason.
+fn blocked(stream: *panto.Stream, id: []const u8, reason: []const u8) void {
+    var buf: [1024]u8 = undefined;
+    stream.submitToolResult(id, blockedText(&buf, reason), true) catch {};
+}
+
+/// "An extension blocked this call: REASON" in `buf` (a long reason cut).
+pub fn blockedText(buf: []u8, reason: []const u8) []const u8 {
+    const head = "An extension blocked this call: ";
+    const said = if (reason.len > 0) reason else "no reason given";
+    const n = @min(said.len, buf.len - head.len);
+    @memcpy(buf[0..head.len], head);
+    @memcpy(buf[head.len..][0..n], said[0..n]);
+    return buf[0 .. head.len + n];
 }

@@ -398,7 +398,7 @@ def test_claude_md_beside_agents_md_and_the_global_context_file(emulator, run_pa
 def test_the_default_system_prompt_says_where_when_and_which_tools(emulator, run_panto, workdir):
     emu = emulator({"responses": [text_reply("ok")]})
     before = datetime.datetime.now(datetime.timezone.utc).date()
-    assert run_panto("--allow", "exec", "-p", "x").returncode == 0
+    assert run_panto("--tools", "read,bash", "-p", "x").returncode == 0
     after = datetime.datetime.now(datetime.timezone.utc).date()
     b = body(emu)
     s = system_text(b)
@@ -445,7 +445,7 @@ def test_read_is_offered_and_runs_under_the_working_directory(emulator, run_pant
     emu = emulator({"responses": [tool_reply("read", {"path": "notes.txt"}), text_reply("It is 42.")]})
     r = run_panto("-p", "What is the secret?")
     assert (r.returncode, r.stdout) == (0, "It is 42.\n")
-    assert tool_names(body(emu)) == ["read"]
+    assert tool_names(body(emu)) == ["read", "write", "edit", "bash"]
     results = [p for m in body(emu, 1)["messages"] if m["role"] == "user" and isinstance(m["content"], list)
                for p in m["content"] if p["type"] == "tool_result"]
     assert len(results) == 1 and "the secret is 42" in json.dumps(results[0]["content"])
@@ -464,7 +464,7 @@ def test_tools_flag_filters_extension_tools_too(emulator, run_panto, workdir):
 """)
     emu = emulator({"responses": [text_reply("ok")], "repeat_last": True})
     assert run_panto("-e", str(ext), "-p", "x").returncode == 0
-    assert sorted(tool_names(body(emu))) == ["greet", "read"]
+    assert sorted(tool_names(body(emu))) == ["bash", "edit", "greet", "read", "write"]
     assert run_panto("-e", str(ext), "--tools", "read", "-p", "x").returncode == 0
     assert tool_names(body(emu, 1)) == ["read"]
 

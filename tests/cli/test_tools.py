@@ -66,9 +66,10 @@ def test_write_replaces_a_file(emulator, run_panto, workdir: Path):
     assert (workdir / "f.txt").read_text() == "new"
 
 
-def test_without_fs_write_the_model_is_not_told_of_write_and_edit(emulator, run_panto, workdir: Path):
+def test_without_fs_write_the_model_is_not_told_of_write_and_edit(emulator, run_panto, workdir: Path, write_config):
+    write_config({"allow": ["fs.read"]})
     emu = call(emulator, "write", {"path": "f.txt", "content": "x"})
-    r = run_panto("-p", "go", "--json")
+    r = run_panto("-p", "go", "--json", "--yolo")
     assert r.returncode == 0, r.stderr
     tools = offered_tools(emu)
     assert "write" not in tools and "edit" not in tools and "bash" not in tools
@@ -246,9 +247,10 @@ def test_bash_commands_start_with_no_signal_blocked(emulator, run_panto):
 
 
 # ---- the path rule of the file tools (read, write, edit) ----
-# One rule for all three: a path inside the working directory, relative or absolute, is used;
-# one outside it (absolute, by `..`, or through a symlink) is refused with an error result
-# that says why, and nothing is read or written.
+# One rule for all three: a path inside the working directory, relative or absolute, is used
+# without asking (read) or asks as every write does; one outside it (absolute, by `..`, or
+# through a symlink) asks first (the core's `outside` approval match, test_permissions.py),
+# so print mode denies it and nothing is read or written; --yolo lets it run.
 
 FILE_TOOLS = {
     "read": ({}, "fs.read"),
@@ -276,7 +278,7 @@ def test_file_tools_take_an_absolute_path_inside_the_working_directory(tool, emu
 
 @pytest.mark.parametrize("tool", FILE_TOOLS)
 @pytest.mark.parametrize("how", ["dotdot", "absolute", "symlinked_file", "symlinked_folder"])
-def test_file_tools_refuse_a_path_outside_the_working_directory(tool, how, emulator, run_panto, workdir: Path):
+def test_file_tools_ask_before_a_path_outside_the_working_directory(tool, how, emulator, run_panto, workdir: Path):
     outside = workdir.parent / "outside"
     outside.mkdir()
     (outside / "f.txt").write_text("old")
@@ -284,17 +286,29 @@ def test_file_tools_refuse_a_path_outside_the_working_directory(tool, how, emula
     (workdir / "link_dir").symlink_to(outside)
     path = {"dotdot": "../outside/f.txt", "absolute": str(outside / "f.txt"),
             "symlinked_file": "link_file", "symlinked_folder": "link_dir/f.txt"}[how]
-    res = file_tool_call(emulator, run_panto, tool, path)
-    assert res["is_error"] is True
-    root = "root directory" if tool == "read" else "working directory"
-    assert f'path "{path}" is outside the {root}: only paths inside it may be used' in res["content"]
+    extra, _ = FILE_TOOLS[tool]
+    call(emulator, tool, {"path": path, **extra})
+    # It asks (a read too, which inside asks nothing): print mode denies it.
+    r = run_panto("-p", "go", "--json")
+    assert r.returncode == 0, r.stderr
+    asked = [c for e in map(json.loads, r.stdout.splitlines()) if e["event"] == "approval_request" for c in e["calls"]]
+    assert [(c["name"], c["input"]["path"]) for c in asked] == [(tool, path)]
+    [res] = tool_results(r.stdout)
+    assert res["is_error"] is True and "old" not in res["content"]
+    assert f"panto: a {tool} call was denied: it asks for approval" in r.stderr
     assert (outside / "f.txt").read_text() == "old"
+    # --yolo: it runs, through the symlink too.
+    res = file_tool_call(emulator, run_panto, tool, path)
+    assert res["is_error"] is False, res["content"]
+    assert (outside / "f.txt").read_text() == ("old" if tool == "read" else "new")
 
 
-def test_write_outside_the_working_directory_creates_nothing(emulator, run_panto, workdir: Path):
+def test_write_outside_the_working_directory_creates_nothing_unasked(emulator, run_panto, workdir: Path):
     (workdir / "up").symlink_to(workdir.parent)
     for path in ["../new.txt", "../made/new.txt", str(workdir.parent / "new.txt"), "up/new.txt", "sub/../../new.txt"]:
-        res = file_tool_call(emulator, run_panto, "write", path)
-        assert res["is_error"] is True and "is outside the working directory" in res["content"], (path, res)
+        call(emulator, "write", {"path": path, "content": "new"})
+        r = run_panto("-p", "go", "--json")
+        [res] = tool_results(r.stdout)
+        assert res["is_error"] is True and "a write call was denied" in r.stderr, (path, res)
         assert not (workdir.parent / "new.txt").exists() and not (workdir.parent / "made").exists(), path
         assert not (workdir / "sub").exists()

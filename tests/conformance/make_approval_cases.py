@@ -1,6 +1,6 @@
 """Writes the issue 36 cases of tool calls that wait for a person's answer (README.md,
 "Approvals in a case"): `approval_approve`, `approval_deny`, `approval_mixed_round`,
-`approval_rules_order`, and `approval_killed_while_waiting` (README.md, "A process killed while
+`approval_rules_order`, `approval_outside`, and `approval_killed_while_waiting` (README.md, "A process killed while
 a call waits"). Each transcript is derived here from the scenario and the rules
 (include/panto.h, docs/tool-use.md), never from a driver's output.
 
@@ -18,6 +18,7 @@ from case_files import case_texts, generate
 from make_tool_cases import CASES, CONFIG, DONE, Message, add, complete, result, results_request, tool
 
 SHELL_SCHEMA = {"type": "object", "properties": {"command": {"type": "string"}}}
+PATH_SCHEMA = {"type": "object", "properties": {"path": {"type": "string"}}}
 
 
 def start(cid: str, name: str, inp: dict, awaiting: bool = True) -> dict[str, Any]:
@@ -98,6 +99,19 @@ def cases() -> dict[str, tuple[dict[str, Any], list[Any]]]:
          start(*calls[2], awaiting=False)],
         [("The approval rules do not allow this call: deleting is not for agents", True), ("shell result", False),
          (denied("no reading today"), True)],
+        config=dict(CONFIG, approval_rules=rules))
+    files = dict(tool("files", {"return": "files result"}), input_schema=PATH_SCHEMA)
+    calls = [("toolu_1", "files", {"path": "notes.txt"}), ("toolu_2", "files", {"path": "../elsewhere.txt"}),
+             ("toolu_3", "files", {"path": "sub/../../x"})]
+    rules = [{"tool": "files", "input": {"path": "/path", "outside": "$SESSION_DIR"}, "decision": "ask"}]
+    out["approval_outside"] = approval_case(
+        "approval_rules' `outside` match (a file tool's path rule): `notes.txt` is inside the directory and runs "
+        "unasked; `../elsewhere.txt` and `sub/../../x` lead out of it by `..` and ask; the case approves the first "
+        "and denies the second.",
+        [files], calls, {"toolu_2": "approve", "toolu_3": {"deny": "stay in the project"}},
+        [request(calls[1:3]), start(*calls[0]), answer("toolu_2", "approve"), answer("toolu_3", "deny"),
+         start(*calls[1]), start(*calls[2], awaiting=False)],
+        [("files result", False), ("files result", False), (denied("stay in the project"), True)],
         config=dict(CONFIG, approval_rules=rules))
     calls = [("toolu_1", "free", {"i": 1}), ("toolu_2", "danger", {"i": 2}), ("toolu_3", "free", {"i": 3})]
     out["approval_killed_while_waiting"] = killed_case(

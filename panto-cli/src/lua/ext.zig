@@ -169,6 +169,12 @@ fn extMkdir(L: State) callconv(.c) c_int {
     var len: usize = 0;
     const path = c.luaL_checklstring(L, 1, &len);
     std.Io.Dir.cwd().createDirPath(host.io, path[0..len]) catch |err| {
+        // A symlink to a folder is one (createDirPath does not follow it).
+        if (std.Io.Dir.cwd().openDir(host.io, path[0..len], .{})) |d| {
+            d.close(host.io);
+            c.lua_pushboolean(L, 1);
+            return 1;
+        } else |_| {}
         c.lua_pushnil(L);
         _ = c.lua_pushfstring(L, "%s: cannot create the folder (%s)", path, @errorName(err).ptr);
         return 2;

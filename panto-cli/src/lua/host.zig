@@ -51,6 +51,8 @@ pub const Host = struct {
     frontend: ?Frontend = null,
     /// ext.ui.status segments, in the order their keys were first set.
     status_segments: std.ArrayList(ext_ui.Segment) = .empty,
+    /// A Gate's reason or rewritten input, until the next gate.
+    gate_text: std.ArrayList(u8) = .empty,
 
     pub const Frontend = ext_ui.Frontend;
     pub const Segment = ext_ui.Segment;
@@ -129,6 +131,7 @@ pub const Host = struct {
             gpa.free(seg.text);
         }
         h.status_segments.deinit(gpa);
+        h.gate_text.deinit(gpa);
         h.arena.deinit();
         gpa.destroy(h);
     }
@@ -338,6 +341,16 @@ pub const Host = struct {
         p.pop(L, 2);
     }
 
+    /// Some function subscribes to the event `name` by its name (not "*").
+    pub fn subscribes(h: *Host, name: []const u8) bool {
+        const L = h.L;
+        const top = c.lua_gettop(L);
+        defer c.lua_settop(L, top);
+        _ = c.lua_rawgeti(L, c.LUA_REGISTRYINDEX, h.subscribers_ref);
+        p.pushSlice(L, name);
+        return c.lua_rawget(L, -2) == c.LUA_TTABLE and c.lua_rawlen(L, -1) > 0;
+    }
+
     /// The function at `func` no longer gets the event named at `event`.
     pub fn unsubscribe(h: *Host, L: State, event: c_int, func: c_int) void {
         _ = c.lua_rawgeti(L, c.LUA_REGISTRYINDEX, h.subscribers_ref);
@@ -388,6 +401,17 @@ pub const Host = struct {
     /// Calls the subscribers of the event named at `event` (then those of "*") with the
     /// value at `data` and the name. One that raises is reported; the others still run.
     pub fn dispatch(h: *Host, L: State, event_: c_int, data_: c_int) void {
+        h.dispatchGated(L, event_, data_, null);
+    }
+
+    /// What the `tool_call` subscribers said of a call (gate): run it as it is, run it with
+    /// another input (JSON text, the host's until the next gate), or block it with a reason.
+    pub const Gate = union(enum) { pass, rewrite: []const u8, block: []const u8 };
+
+    /// As dispatch; with `gate`, each subscriber's return value may block the call
+    /// (`{block = true, reason = "..."}`: the first one to block wins, the rest are not
+    /// called) or replace its input (`{input = {...}}`: the later subscribers see it).
+    fn dispatchGated(h: *Host, L: State, event_: c_int, data_: c_int, gate: ?*Gate) void {
         const event = c.lua_absindex(L, event_);
         const data = c.lua_absindex(L, data_);
         const top = c.lua_gettop(L);
@@ -417,13 +441,48 @@ pub const Host = struct {
                 _ = c.lua_rawgeti(L, copy, i);
                 c.lua_pushvalue(L, data);
                 c.lua_pushvalue(L, event);
-                if (!p.call(L, 2, 0)) {
+                if (!p.call(L, 2, @intFromBool(gate != null))) {
                     h.reportLine("ext.on('{s}') handler: {s}", .{ p.toSlice(L, event), p.toSlice(L, -1) });
                     p.pop(L, 1);
+                } else if (gate) |g| {
+                    const said = h.gateAnswer(L, data, g);
+                    p.pop(L, 1);
+                    if (said == .block) return;
                 }
             }
             p.pop(L, 2);
         }
+    }
+
+    /// A gating subscriber's return value (at the top of the stack) applied to `g`; the data
+    /// table's `input` becomes a rewritten one.
+    fn gateAnswer(h: *Host, L: State, data: c_int, g: *Gate) std.meta.Tag(Gate) {
+        if (c.lua_type(L, -1) != c.LUA_TTABLE) return .pass;
+        const answer = c.lua_absindex(L, -1);
+        defer c.lua_settop(L, answer);
+        _ = c.lua_getfield(L, answer, "block");
+        if (c.lua_toboolean(L, -1) != 0) {
+            _ = c.lua_getfield(L, answer, "reason");
+            const reason = if (c.lua_type(L, -1) == c.LUA_TSTRING) p.toSlice(L, -1) else "";
+            h.gate_text.clearRetainingCapacity();
+            h.gate_text.appendSlice(h.gpa, reason) catch {};
+            g.* = .{ .block = h.gate_text.items };
+            return .block;
+        }
+        if (c.lua_getfield(L, answer, "input") != c.LUA_TTABLE) return .pass;
+        const input = c.lua_absindex(L, -1);
+        c.lua_pushcclosure(L, @import("panto_lua").embed.json.jsonEncode, 0);
+        c.lua_pushvalue(L, input);
+        if (!p.call(L, 1, 1)) {
+            h.reportLine("ext.on('tool_call') handler: its input cannot be JSON: {s}", .{p.toSlice(L, -1)});
+            return .pass;
+        }
+        h.gate_text.clearRetainingCapacity();
+        h.gate_text.appendSlice(h.gpa, p.toSlice(L, -1)) catch return .pass;
+        g.* = .{ .rewrite = h.gate_text.items };
+        c.lua_pushvalue(L, input);
+        c.lua_setfield(L, data, "input");
+        return .rewrite;
     }
 
     // ---- what the command asks ----
@@ -562,6 +621,12 @@ pub const Host = struct {
 
     /// An agent event for ext.on subscribers: its name and its data as a JSON object.
     pub fn emit(h: *Host, name: []const u8, data_json: []const u8) void {
+        _ = h.emitGated(name, data_json, false);
+    }
+
+    /// As emit, what the subscribers returned deciding the call's fate (the `tool_call`
+    /// event of a call the host is about to run: Gate).
+    pub fn emitGated(h: *Host, name: []const u8, data_json: []const u8, gated: bool) Gate {
         const L = h.L;
         // A new turn: a cancel of the one before (it may have come while no tool ran) is spent.
         if (std.mem.eql(u8, name, "turn_start")) h.runner.children.clearCancel();
@@ -570,8 +635,13 @@ pub const Host = struct {
         p.pushSlice(L, name);
         c.lua_pushcclosure(L, @import("panto_lua").embed.json.jsonDecode, 0);
         p.pushSlice(L, data_json);
-        if (!p.call(L, 1, 1)) return h.reportLine("event {s}: {s}", .{ name, p.toSlice(L, -1) });
-        h.dispatch(L, top + 1, top + 2);
+        if (!p.call(L, 1, 1)) {
+            h.reportLine("event {s}: {s}", .{ name, p.toSlice(L, -1) });
+            return .pass;
+        }
+        var gate: Gate = .pass;
+        h.dispatchGated(L, top + 1, top + 2, if (gated) &gate else null);
+        return gate;
     }
 
     // ---- tool calls (tool_runner.zig) ----

@@ -1,8 +1,9 @@
 //! The question before a call that asks (an ApprovalRequest's call, turn.Answer): the tool's
 //! name and a one-line summary of its input (the command for bash, the path for a write),
-//! then one key: y allow once, a allow the tool for the rest of the run, n deny, r deny with
-//! a reason typed on one line (the model gets it), v the whole input, Esc or Ctrl-C deny and
-//! cancel the turn. The keys are read from the terminal itself: the caller has stopped the
+//! then one key: y allow once, p allow calls like it (a rule: `bash(git status*)`) and a
+//! allow the tool for the rest of the run, n deny, r deny with a reason typed on one line (the
+//! model gets it), v the whole input, Esc or Ctrl-C deny and cancel the turn. A file tool's
+//! path outside the working directory is said to be so (why it asks). The keys are read from the terminal itself: the caller has stopped the
 //! watcher thread, and keys typed before the question do not answer it.
 const std = @import("std");
 const panto = @import("panto");
@@ -12,13 +13,14 @@ const Renderer = @import("render.zig").Renderer;
 const style = @import("render.zig");
 const summary = @import("summary.zig");
 const width = @import("width.zig");
+const permissions = @import("../permissions.zig");
 
 const Writer = std.Io.Writer;
 const stdin_fd: std.c.fd_t = 0;
 /// The columns a member's name may take in the whole input's view.
 const max_key_cols = 40;
 
-pub const choices = "[y] allow once  [a] allow {s} for this session  [n] deny  [r] deny with a reason  [v] view input  [Esc] deny and cancel";
+pub const choices = "[a] allow {s} for this session  [n] deny  [r] deny with a reason  [v] view input  [Esc] deny and cancel";
 
 /// The prompt's state across questions: the keys read and not used yet, the reason typed.
 pub const Asker = struct {
@@ -28,6 +30,8 @@ pub const Asker = struct {
     pending_len: usize = 0,
     key_bytes: [4]u8 = undefined,
     reason: std.ArrayList(u8) = .empty,
+    /// The call's "allow this rule" entry (permissions.ruleFor).
+    rule_buf: [256]u8 = undefined,
 
     pub fn deinit(a: *Asker) void {
         a.reason.deinit(a.gpa);
@@ -47,13 +51,17 @@ pub const Asker = struct {
         try r.out.print("{s}{s}? {s} wants to run:{s} ", .{ style.bold, style.cyan, name, style.reset });
         var buf: [512]u8 = undefined;
         try r.clipped(summary.ofInput(&buf, input), r.cols -| (width.of(name) + 19));
-        try r.out.print("\n{s}" ++ choices ++ "{s}\n", .{ style.dim, name, style.reset });
+        if (outsideWorkingDirectory(a.gpa, name, input)) try r.out.print("\n{s}  the path is outside the working directory{s}", .{ style.bold, style.reset });
+        const rule = a.ruleOf(name, input);
+        try r.out.writeAll("\n");
+        try showChoices(r, name, rule);
         try r.out.flush();
         while (true) {
             const key = a.readKey() orelse return .cancel; // the terminal went away
             switch (key) {
                 .char => |ch| switch (ch[0]) {
                     'y', 'Y' => return said(r, "allowed once", .allow_once),
+                    'p', 'P' => if (rule) |entry| return said(r, "allowed for this session: calls like it", .{ .allow_rule = entry }),
                     'a', 'A' => return said(r, "allowed for this session", .allow_tool),
                     'n', 'N' => return said(r, "denied", .{ .deny = "" }),
                     'r', 'R' => {
@@ -64,7 +72,7 @@ pub const Asker = struct {
                     },
                     'v', 'V' => {
                         try a.showInput(r, input);
-                        try r.out.print("{s}" ++ choices ++ "{s}\n", .{ style.dim, name, style.reset });
+                        try showChoices(r, name, rule);
                         try r.out.flush();
                     },
                     else => {},
@@ -75,6 +83,13 @@ pub const Asker = struct {
                 else => {},
             }
         }
+    }
+
+    /// The entry "allow this rule" would allow (in `rule_buf`), or null.
+    fn ruleOf(a: *Asker, name: []const u8, input: []const u8) ?[]const u8 {
+        const parsed = std.json.parseFromSlice(std.json.Value, a.gpa, input, .{}) catch return null;
+        defer parsed.deinit();
+        return permissions.ruleFor(&a.rule_buf, name, parsed.value);
     }
 
     /// The whole input: each member on its own line, a string as its text (a file's content
@@ -167,6 +182,31 @@ pub const Asker = struct {
         };
     }
 };
+
+/// The keys, on a dim line: "[p] allow RULE" when the call has one.
+fn showChoices(r: *Renderer, name: []const u8, rule: ?[]const u8) Writer.Error!void {
+    try r.out.print("{s}[y] allow once  ", .{style.dim});
+    if (rule) |entry| {
+        try r.out.writeAll("[p] allow ");
+        try r.clipped(entry, 60);
+        try r.out.writeAll("  ");
+    }
+    try r.out.print(choices ++ "{s}\n", .{ name, style.reset });
+}
+
+/// A read, write or edit whose `path` leads out of the working directory (the core asked
+/// because of it: permissions.zig's `outside` rules).
+fn outsideWorkingDirectory(gpa: std.mem.Allocator, name: []const u8, input: []const u8) bool {
+    for (permissions.file_tools) |t| {
+        if (std.mem.eql(u8, t, name)) break;
+    } else return false;
+    const parsed = std.json.parseFromSlice(std.json.Value, gpa, input, .{}) catch return false;
+    defer parsed.deinit();
+    const path = if (parsed.value == .object) parsed.value.object.get("path") else null;
+    if (path == null or path.? != .string) return false;
+    _ = panto.path_rule.check(gpa, ".", path.?.string) catch |err| return err != error.OutOfMemory;
+    return false;
+}
 
 /// The answer, said on its own dim line.
 fn said(r: *Renderer, what: []const u8, answer: turn.Answer) turn.Answer {
