@@ -44,6 +44,9 @@ pub const std_options = @import("panto_lua").std_options;
 /// The longest prompt read from stdin.
 const max_stdin_prompt = 64 << 20;
 
+/// --version names a Debug build: its allocator reports leaks on exit (tests read this).
+const build_note = if (@import("builtin").mode == .Debug) " (Debug)" else "";
+
 pub fn main(init: std.process.Init) !u8 {
     const io = init.io;
     const arena = init.arena.allocator();
@@ -66,7 +69,7 @@ pub fn main(init: std.process.Init) !u8 {
         error.OutOfMemory => return err,
     };
     if (args.help or args.version) {
-        if (args.help) try out.interface.writeAll(args_mod.usage_text) else try out.interface.print("panto {s}\n", .{panto.version});
+        if (args.help) try out.interface.writeAll(args_mod.usage_text) else try out.interface.print("panto {s}{s}\n", .{ panto.version, build_note });
         try out.interface.flush();
         return exit_codes.ok;
     }

@@ -438,6 +438,7 @@ const frontend_vtable: Host.Frontend.VTable = .{
     .notify = uiNotify,
     .confirm = uiConfirm,
     .select = uiSelect,
+    .input = uiInput,
     .send = uiSend,
     .set_model = uiSetModel,
 };
@@ -470,12 +471,22 @@ fn uiSelect(ctx: *anyopaque, title: []const u8, options: []const []const u8) ?us
     };
 }
 
-/// A turn that runs is steered; else the message waits for the command's end (runSends).
-fn uiSend(ctx: *anyopaque, text: []const u8) ?[]const u8 {
+fn uiInput(ctx: *anyopaque, title: []const u8, placeholder: []const u8) ?[]u8 {
+    const l: *Loop = @ptrCast(@alignCast(ctx));
+    l.beginAsking();
+    defer l.endAsking();
+    if (!(ext_dialogs.input(&l.asker, &l.renderer, title, placeholder) catch false)) return null;
+    return l.app.gpa.dupe(u8, l.asker.reason.items) catch null;
+}
+
+/// A command's message steers a turn that runs; a handler's follows it up (sent when it would
+/// end). With no turn taking it, the message waits for the command's or the turn's end
+/// (runSends).
+fn uiSend(ctx: *anyopaque, text: []const u8, from: Host.CtxKind) ?[]const u8 {
     const l: *Loop = @ptrCast(@alignCast(ctx));
     if (std.mem.trim(u8, text, " \t\n").len == 0) return "an empty message";
-    l.app.steerTurn(.steer, text) catch |err| switch (err) {
-        error.NoTurn => {
+    l.app.steerTurn(if (from == .command) .steer else .follow_up, text) catch |err| switch (err) {
+        error.NoTurn, error.Ended => {
             const copy = l.app.gpa.dupe(u8, text) catch return "not enough memory";
             l.sends.append(l.app.gpa, copy) catch {
                 l.app.gpa.free(copy);
