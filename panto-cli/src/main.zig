@@ -150,7 +150,7 @@ pub fn main(init: std.process.Init) !u8 {
         return exit_codes.internal;
     };
     // -p with neither a prompt nor a pipe: no terminal read that waits for an unseen Ctrl-D.
-    const prompt: print_mode.Prompt = if (args.prompt) |given|
+    var prompt: print_mode.Prompt = if (args.prompt) |given|
         promptWithPipedInput(arena, io, given, stderr) catch |err| {
             try stderr.print("panto: stdin could not be read: {s}\n", .{@errorName(err)});
             return exit_codes.usage;
@@ -159,6 +159,7 @@ pub fn main(init: std.process.Init) !u8 {
         try stderr.print("panto: the prompt could not be read from stdin: {s}\n", .{@errorName(err)});
         return exit_codes.usage;
     }, "");
+    if (args.prompt) |given| prompt.given_len = given.len; // the text starts with it
     if (prompt.media == null and std.mem.trim(u8, prompt.text, " \t\r\n").len == 0) {
         try stderr.writeAll("panto: no prompt: give one (panto -p PROMPT) or pipe it on stdin\n");
         return exit_codes.usage;
