@@ -78,6 +78,7 @@ pub fn run(app: *App) !u8 {
         .asker = .{ .gpa = app.gpa },
         .input = undefined,
     };
+    loop.renderer.io = app.io;
     loop.input = .{ .app = app, .editor = &loop.editor, .renderer = &loop.renderer, .prompt = prompt };
     defer loop.input.deinit();
     defer loop.renderer.deinit();
