@@ -27,6 +27,8 @@ pub const App = struct {
     /// The tools whose calls the user allowed for the rest of this run ("allow this tool" at
     /// an approval prompt): their calls are approved without asking.
     allowed_tools: std.ArrayList([]u8) = .empty,
+    /// extensionSetModel's last refusal.
+    refusal: [256]u8 = undefined,
 
     pub fn toolAllowed(app: *const App, name: []const u8) bool {
         for (app.allowed_tools.items) |t| if (std.mem.eql(u8, t, name)) return true;
@@ -65,6 +67,19 @@ pub const App = struct {
         const colon = std.mem.indexOfScalar(u8, spec, ':');
         const provider = if (colon) |i| std.meta.stringToEnum(panto.Provider, spec[0..i]) else null;
         return app.switchModel(provider, if (provider != null) spec[colon.? + 1 ..] else spec, diag);
+    }
+
+    /// An extension's ctx.set_model (interactive and RPC mode's frontends): switchModelSpec,
+    /// a refusal's reason returned (kept in `refusal` until the next).
+    pub fn extensionSetModel(app: *App, spec: []const u8) ?[]const u8 {
+        var diag: panto.config.Diagnostic = .{};
+        app.switchModelSpec(spec, &diag) catch |err| {
+            const why = if (err == error.InvalidConfig) diag.message() else @errorName(err);
+            const n = @min(why.len, app.refusal.len);
+            @memcpy(app.refusal[0..n], why[0..n]);
+            return app.refusal[0..n];
+        };
+        return null;
     }
 
     /// Cancels the turn that runs, if any, from any thread (the interactive mode's Ctrl-C

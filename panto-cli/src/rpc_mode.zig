@@ -62,8 +62,6 @@ const Rpc = struct {
     /// Messages an extension sent (ctx.send) that no turn took: each a turn of its own once
     /// the command or turn that runs is over (main thread only).
     sends: std.ArrayList([]u8) = .empty,
-    /// A refusal's words for an extension (ctx.set_model), kept until the next.
-    refusal: [256]u8 = undefined,
 
     /// The main thread's wake-up of the reader: [read end, write end].
     wake: [2]c.fd_t = .{ -1, -1 },
@@ -707,14 +705,7 @@ fn uiSend(ctx: *anyopaque, text: []const u8, from: Host.CtxKind) ?[]const u8 {
 
 fn uiSetModel(ctx: *anyopaque, spec: []const u8) ?[]const u8 {
     const r: *Rpc = @ptrCast(@alignCast(ctx));
-    var diag: panto.config.Diagnostic = .{};
-    r.app.switchModelSpec(spec, &diag) catch |err| {
-        const why = if (err == error.InvalidConfig) diag.message() else @errorName(err);
-        const n = @min(why.len, r.refusal.len);
-        @memcpy(r.refusal[0..n], why[0..n]);
-        return r.refusal[0..n];
-    };
-    return null;
+    return r.app.extensionSetModel(spec);
 }
 
 /// extension_ui_response {request_id, confirmed | value | cancelled}: the answer to the

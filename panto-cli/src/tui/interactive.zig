@@ -121,8 +121,6 @@ const Loop = struct {
     sends: std.ArrayList([]u8) = .empty,
     /// The sink of the watcher stopped while a question is asked.
     asking_sink: ?Watcher.Sink = null,
-    /// A refusal's words for an extension (ctx.set_model), kept until the next.
-    refusal: [256]u8 = undefined,
 
     fn deinitSends(l: *Loop) void {
         for (l.sends.items) |t| l.app.gpa.free(t);
@@ -501,12 +499,5 @@ fn uiSend(ctx: *anyopaque, text: []const u8, from: Host.CtxKind) ?[]const u8 {
 
 fn uiSetModel(ctx: *anyopaque, spec: []const u8) ?[]const u8 {
     const l: *Loop = @ptrCast(@alignCast(ctx));
-    var diag: panto.config.Diagnostic = .{};
-    l.app.switchModelSpec(spec, &diag) catch |err| {
-        const why = if (err == error.InvalidConfig) diag.message() else @errorName(err);
-        const n = @min(why.len, l.refusal.len);
-        @memcpy(l.refusal[0..n], why[0..n]);
-        return l.refusal[0..n];
-    };
-    return null;
+    return l.app.extensionSetModel(spec);
 }
