@@ -6,7 +6,8 @@
 //! thread, which runs them in order (a `prompt`'s turn to its end, its events written as
 //! --json writes them). A call that asks waits on the main thread for its `approve` or
 //! `deny`, or for an abort or the end of stdin (which cancel the turn). One lock guards the
-//! queue, the calls waiting, the early steers and stdout.
+//! queue, the calls waiting, the early steers and stdout. At the end the main thread wakes
+//! the reader (a byte on a pipe it polls with stdin), joins it and frees what it holds.
 const std = @import("std");
 const panto = @import("panto");
 const c = std.c;
@@ -54,7 +55,7 @@ const Rpc = struct {
     /// Steers and follow-ups for a turn that is starting (its stream not made yet), or for
     /// the prompt queued next: given to the stream at the turn's first event.
     early: std.ArrayList(Early) = .empty,
-    /// The extension's question asked (ext.ui.confirm/select: one at a time, Lua runs on the
+    /// The extension's question asked (ext.ui.confirm/select/input: one at a time, Lua runs on the
     /// main thread), its number, and its answer once the client gave it.
     ui_asked: ?u64 = null,
     ui_count: u64 = 0,
