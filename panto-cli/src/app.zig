@@ -48,6 +48,8 @@ pub const App = struct {
     /// The calls the gate saw at their approval (a read, an MCP tool's): their tool_call
     /// event is not sent again when they start.
     gated_ids: std.ArrayList([]u8) = .empty,
+    /// extensionSetModel's last refusal.
+    refusal: [256]u8 = undefined,
 
     pub fn toolAllowed(app: *const App, name: []const u8) bool {
         for (app.allowed_tools.items) |t| if (std.mem.eql(u8, t, name)) return true;
@@ -118,6 +120,19 @@ pub const App = struct {
         app.settings = made.settings;
         if (app.ungated_rules != null) app.ungated_rules = made.settings.config.approval_rules;
         old.deinit();
+    }
+
+    /// An extension's ctx.set_model (interactive and RPC mode's frontends): switchModelNamed,
+    /// a refusal's reason returned (kept in `refusal` until the next).
+    pub fn extensionSetModel(app: *App, spec: []const u8) ?[]const u8 {
+        var diag: panto.config.Diagnostic = .{};
+        app.switchModelNamed(spec, &diag) catch |err| {
+            const why = if (err == error.InvalidConfig) diag.message() else @errorName(err);
+            const n = @min(why.len, app.refusal.len);
+            @memcpy(app.refusal[0..n], why[0..n]);
+            return app.refusal[0..n];
+        };
+        return null;
     }
 
     /// Cancels the turn that runs, if any, from any thread (the interactive mode's Ctrl-C

@@ -1,5 +1,5 @@
-//! `@path` in a prompt (interactive mode): each `@` that starts a word and names a file
-//! attaches it. A text file goes after the prompt's text, fenced, under its path; an image or
+//! `@path` in a prompt (interactive mode, and print mode's -p PROMPT): each `@` that starts a
+//! word and names a file attaches it; `@"my file.txt"` names one with spaces. A text file goes after the prompt's text, fenced, under its path; an image or
 //! a PDF (by its first bytes, as a piped one: main.zig) goes as a media part, which the core
 //! fits (media.zig). A word naming no readable file stays as it was typed, and is said.
 //!
@@ -27,11 +27,18 @@ pub const Expanded = struct {
 
 /// `prompt` with its `@path` files attached. Relative paths are from the working directory.
 pub fn expand(gpa: std.mem.Allocator, io: std.Io, prompt: []const u8) std.mem.Allocator.Error!Expanded {
+    return expandWith(gpa, io, prompt, "");
+}
+
+/// As `expand`, with `after` (print mode's piped text, whose `@` words are not the user's)
+/// after the prompt and before the files.
+pub fn expandWith(gpa: std.mem.Allocator, io: std.Io, prompt: []const u8, after: []const u8) std.mem.Allocator.Error!Expanded {
     var arena: std.heap.ArenaAllocator = .init(gpa);
     errdefer arena.deinit();
     const a = arena.allocator();
     var text: std.ArrayList(u8) = .empty;
     try text.appendSlice(a, prompt);
+    try text.appendSlice(a, after);
     var parts: std.ArrayList(panto.content.Part) = .empty;
     var notes: std.ArrayList([]const u8) = .empty;
     var it = Words{ .text = prompt };
@@ -71,7 +78,8 @@ fn appendFenced(a: std.mem.Allocator, text: *std.ArrayList(u8), path: []const u8
 }
 
 /// The paths of the `@` words: an `@` at the start or after whitespace, up to the next
-/// whitespace; a trailing `,.;:!?)` is punctuation, not the path's.
+/// whitespace; a trailing `,.;:!?)` is punctuation, not the path's. `@"..."`: the path is
+/// what is between the quotes, spaces and all (no closing quote: no path).
 const Words = struct {
     text: []const u8,
     i: usize = 0,
@@ -81,6 +89,13 @@ const Words = struct {
             const at = std.mem.indexOfScalarPos(u8, w.text, w.i, '@') orelse return null;
             w.i = at + 1;
             if (at > 0 and !std.ascii.isWhitespace(w.text[at - 1])) continue;
+            if (w.i < w.text.len and w.text[w.i] == '"') {
+                const close = std.mem.indexOfScalarPos(u8, w.text, w.i + 1, '"') orelse continue;
+                const quoted = w.text[w.i + 1 .. close];
+                w.i = close + 1;
+                if (quoted.len > 0) return quoted;
+                continue;
+            }
             const end = std.mem.indexOfAnyPos(u8, w.text, w.i, " \t\r\n") orelse w.text.len;
             w.i = end;
             const word = std.mem.trimEnd(u8, w.text[at + 1 .. end], ",.;:!?)");
@@ -94,6 +109,13 @@ test "the @ words: at a word's start, punctuation after them left out" {
     var w = Words{ .text = "@a.txt and mail@example.com, see @src/b.zig. @ alone, (@c)" };
     try std.testing.expectEqualStrings("a.txt", w.next().?);
     try std.testing.expectEqualStrings("src/b.zig", w.next().?);
+    try std.testing.expectEqual(@as(?[]const u8, null), w.next());
+}
+
+test "a quoted @ word: the path with its spaces; no closing quote, no path" {
+    var w = Words{ .text = "see @\"my file.txt\", @\"\" and @plain.md then @\"open" };
+    try std.testing.expectEqualStrings("my file.txt", w.next().?);
+    try std.testing.expectEqualStrings("plain.md", w.next().?);
     try std.testing.expectEqual(@as(?[]const u8, null), w.next());
 }
 

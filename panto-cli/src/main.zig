@@ -46,6 +46,9 @@ pub const std_options = @import("panto_lua").std_options;
 /// The longest prompt read from stdin.
 const max_stdin_prompt = 64 << 20;
 
+/// --version names a Debug build: its allocator reports leaks on exit (tests read this).
+const build_note = if (@import("builtin").mode == .Debug) " (Debug)" else "";
+
 pub fn main(init: std.process.Init) !u8 {
     const io = init.io;
     const arena = init.arena.allocator();
@@ -68,7 +71,7 @@ pub fn main(init: std.process.Init) !u8 {
         error.OutOfMemory => return err,
     };
     if (args.help or args.version) {
-        if (args.help) try out.interface.writeAll(args_mod.usage_text) else try out.interface.print("panto {s}\n", .{panto.version});
+        if (args.help) try out.interface.writeAll(args_mod.usage_text) else try out.interface.print("panto {s}{s}\n", .{ panto.version, build_note });
         try out.interface.flush();
         return exit_codes.ok;
     }
@@ -156,7 +159,7 @@ pub fn main(init: std.process.Init) !u8 {
         return exit_codes.internal;
     };
     // -p with neither a prompt nor a pipe: no terminal read that waits for an unseen Ctrl-D.
-    const prompt: print_mode.Prompt = if (args.prompt) |given|
+    var prompt: print_mode.Prompt = if (args.prompt) |given|
         promptWithPipedInput(arena, io, given, stderr) catch |err| {
             try stderr.print("panto: stdin could not be read: {s}\n", .{@errorName(err)});
             return exit_codes.usage;
@@ -165,6 +168,7 @@ pub fn main(init: std.process.Init) !u8 {
         try stderr.print("panto: the prompt could not be read from stdin: {s}\n", .{@errorName(err)});
         return exit_codes.usage;
     }, "");
+    if (args.prompt) |given| prompt.given_len = given.len; // the text starts with it
     if (prompt.media == null and std.mem.trim(u8, prompt.text, " \t\r\n").len == 0) {
         try stderr.writeAll("panto: no prompt: give one (panto -p PROMPT) or pipe it on stdin\n");
         return exit_codes.usage;

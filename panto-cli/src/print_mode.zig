@@ -10,6 +10,7 @@ const Host = @import("lua/host.zig").Host;
 const turn = @import("turn.zig");
 const json_events = @import("json_events.zig");
 const exit_codes = @import("exit_codes.zig");
+const at_files = @import("at_files.zig");
 
 pub const Options = struct {
     json: bool = false,
@@ -51,6 +52,9 @@ pub const Sigint = struct {
 pub const Prompt = struct {
     text: []const u8,
     media: ?[]const u8 = null,
+    /// The bytes of `text` that came from the command line (-p PROMPT): their `@path` words
+    /// attach files as interactive mode's do (at_files.zig); piped text's do not.
+    given_len: usize = 0,
 };
 
 /// Runs `prompt` as one turn; the process's exit code.
@@ -62,8 +66,17 @@ pub fn run(app: *App, prompt: Prompt, options: Options, sigint: *Sigint) u8 {
         options.stdout.flush() catch {};
     };
     if (sigint.interrupted.load(.seq_cst)) return p.finish(.canceled); // Ctrl-C during the set-up
-    const parts = [_]panto.content.Part{.{ .media = .{ .bytes = prompt.media orelse "" } }};
-    const input: panto.Agent.Input = .{ .text = prompt.text, .parts = if (prompt.media != null) &parts else &.{} };
+    const out_of_memory: turn.Outcome = .{ .failed = .{ .err = error.OutOfMemory, .message = "out of memory" } };
+    var attached = at_files.expandWith(app.gpa, app.io, prompt.text[0..prompt.given_len], prompt.text[prompt.given_len..]) catch
+        return p.finish(out_of_memory);
+    defer attached.deinit();
+    for (attached.notes) |n| Printer.note(&p, n);
+    // The files named, then what was piped.
+    var parts: std.ArrayList(panto.content.Part) = .empty;
+    defer parts.deinit(app.gpa);
+    parts.appendSlice(app.gpa, attached.parts) catch return p.finish(out_of_memory);
+    if (prompt.media) |bytes| parts.append(app.gpa, .{ .media = .{ .bytes = bytes } }) catch return p.finish(out_of_memory);
+    const input: panto.Agent.Input = .{ .text = attached.text, .parts = parts.items };
     const outcome = turn.runInput(app, input, .{ .ctx = &p, .event = Printer.event, .note = Printer.note, .approve = Printer.refuse });
     return p.finish(outcome);
 }

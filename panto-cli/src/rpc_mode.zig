@@ -6,7 +6,8 @@
 //! thread, which runs them in order (a `prompt`'s turn to its end, its events written as
 //! --json writes them). A call that asks waits on the main thread for its `approve` or
 //! `deny`, or for an abort or the end of stdin (which cancel the turn). One lock guards the
-//! queue, the calls waiting, the early steers and stdout.
+//! queue, the calls waiting, the early steers and stdout. At the end the main thread wakes
+//! the reader (a byte on a pipe it polls with stdin), joins it and frees what it holds.
 const std = @import("std");
 const panto = @import("panto");
 const c = std.c;
@@ -20,9 +21,9 @@ const Stringify = std.json.Stringify;
 const Parsed = std.json.Parsed(std.json.Value);
 
 /// The commands the main thread runs, in the order they came.
-const queued_commands = [_][]const u8{ "prompt", "get_state", "set_model", "set_thinking", "new_session", "fork", "get_messages", "compact" };
+const queued_commands = [_][]const u8{ "prompt", "get_state", "set_model", "set_thinking", "new_session", "fork", "get_messages", "compact", "get_commands" };
 
-const all_commands = "prompt, steer, follow_up, dequeue, abort, approve, deny, extension_ui_response, get_state, set_model, set_thinking, new_session, fork, get_messages, compact";
+const all_commands = "prompt, steer, follow_up, dequeue, abort, approve, deny, extension_ui_response, get_state, set_model, set_thinking, new_session, fork, get_messages, compact, get_commands";
 
 /// A call of the approval request on screen (the client's to answer) and its answer once given.
 const Waiting = struct {
@@ -55,11 +56,31 @@ const Rpc = struct {
     /// Steers and follow-ups for a turn that is starting (its stream not made yet), or for
     /// the prompt queued next: given to the stream at the turn's first event.
     early: std.ArrayList(Early) = .empty,
-    /// The extension's question asked (ext.ui.confirm/select: one at a time, Lua runs on the
+    /// The extension's question asked (ext.ui.confirm/select/input: one at a time, Lua runs on the
     /// main thread), its number, and its answer once the client gave it.
     ui_asked: ?u64 = null,
     ui_count: u64 = 0,
     ui_answer: ?UiAnswer = null,
+    /// Messages an extension sent (ctx.send) that no turn took: each a turn of its own once
+    /// the command or turn that runs is over (main thread only).
+    sends: std.ArrayList([]u8) = .empty,
+
+    /// The main thread's wake-up of the reader: [read end, write end].
+    wake: [2]c.fd_t = .{ -1, -1 },
+
+    /// After the reader thread was joined: what it queued and nobody ran, and the lists.
+    fn deinit(r: *Rpc) void {
+        const gpa = r.app.gpa;
+        for (r.queue.items) |q| q.deinit();
+        r.queue.deinit(gpa);
+        r.clearWaiting();
+        r.waiting.deinit(gpa);
+        r.clearEarly();
+        r.early.deinit(gpa);
+        if (r.ui_answer) |a| if (a == .value) gpa.free(a.value);
+        for (r.sends.items) |t| gpa.free(t);
+        r.sends.deinit(gpa);
+    }
 
     fn acquire(r: *Rpc) void {
         _ = c.pthread_mutex_lock(&r.lock);
@@ -94,17 +115,25 @@ const Rpc = struct {
 /// Runs until stdin ends (after the commands queued and the turn that runs), or stdout goes
 /// away. The process's exit code: 0, or 1 when stdout failed.
 pub fn run(app: *App, out: *std.Io.Writer) u8 {
-    // Never freed: the reader thread may still be in a read() when the process exits.
-    const r = std.heap.page_allocator.create(Rpc) catch return exit_codes.internal;
-    r.* = .{ .app = app, .out = out };
+    var r: Rpc = .{ .app = app, .out = out };
+    defer r.deinit();
+    // The reader waits on stdin and on this pipe: a byte in it (stdout gone) ends the reader
+    // while stdin is still open, so the main thread can join it and free what it holds.
+    if (c.pipe(&r.wake) != 0) return exit_codes.internal;
+    defer for (r.wake) |fd| {
+        _ = c.close(fd);
+    };
     if (app.agent.sessionInfo()) |info| {
         json_events.writeSession(out, info, app.agent.messageCount()) catch {};
         r.flushLine();
     }
-    app.host.frontend = .{ .ctx = r, .vtable = &frontend_vtable };
+    app.host.frontend = .{ .ctx = &r, .vtable = &frontend_vtable };
     defer app.host.frontend = null;
-    const reader = std.Thread.spawn(.{}, readCommands, .{r}) catch return exit_codes.internal;
-    reader.detach();
+    const reader = std.Thread.spawn(.{}, readCommands, .{&r}) catch return exit_codes.internal;
+    defer {
+        _ = c.write(r.wake[1], "x", 1);
+        reader.join();
+    }
     while (true) {
         r.acquire();
         while (r.queue.items.len == 0 and !r.eof and !r.broken) _ = c.pthread_cond_wait(&r.changed, &r.lock);
@@ -115,7 +144,8 @@ pub fn run(app: *App, out: *std.Io.Writer) u8 {
         const command = r.queue.orderedRemove(0);
         r.release();
         defer command.deinit();
-        runQueued(r, command.value.object);
+        runQueued(&r, command.value.object);
+        runSends(&r);
     }
     return if (r.broken) exit_codes.internal else exit_codes.ok;
 }
@@ -128,6 +158,14 @@ fn readCommands(r: *Rpc) void {
     defer line.deinit(gpa);
     var buf: [4096]u8 = undefined;
     while (true) {
+        var fds = [_]c.pollfd{
+            .{ .fd = 0, .events = c.POLL.IN, .revents = 0 },
+            .{ .fd = r.wake[0], .events = c.POLL.IN, .revents = 0 },
+        };
+        const ready = c.poll(&fds, fds.len, -1);
+        if (ready < 0 and c.errno(ready) == .INTR) continue;
+        if (ready < 0) break;
+        if (fds[1].revents != 0) break; // the main thread is done: stop reading
         const n = c.read(0, &buf, buf.len);
         if (n < 0 and c.errno(n) == .INTR) continue;
         if (n <= 0) break;
@@ -300,7 +338,14 @@ fn runQueued(r: *Rpc, command: std.json.ObjectMap) void {
         const text = stringField(command, "text") orelse return respondError(r, id, kind, "invalid_argument", "\"text\" (a string) is needed");
         if (std.mem.trim(u8, text, " \t\r\n").len == 0) return respondError(r, id, kind, "invalid_argument", "\"text\" is empty");
         respond(r, id, kind, .{});
-        runTurn(r, text);
+        if (!runExtensionCommand(r, text)) runTurn(r, text);
+    } else if (std.mem.eql(u8, kind, "get_commands")) {
+        const Listed = struct { name: []const u8, description: []const u8, source: []const u8 = "extension" };
+        var listed: std.ArrayList(Listed) = .empty;
+        defer listed.deinit(r.app.gpa);
+        for (r.app.host.commands()) |cmd| listed.append(r.app.gpa, .{ .name = cmd.name, .description = cmd.description }) catch
+            return respondError(r, id, kind, "failed", "out of memory");
+        respond(r, id, kind, .{ .commands = listed.items });
     } else if (std.mem.eql(u8, kind, "get_state")) {
         const info = agent.sessionInfo();
         respond(r, id, kind, .{
@@ -387,6 +432,48 @@ fn respondCompact(r: *Rpc, id: ?std.json.Value, kind: []const u8, instructions: 
         .compacted => |done| respond(r, id, kind, .{ .tokens_before = done.tokens_before, .tokens_after = done.tokens_after, .message_count = done.message_count }),
         .canceled => respondError(r, id, kind, "canceled", "the compaction was canceled"),
         .failed => |f| respondError(r, id, kind, exit_codes.name(f.err), f.message),
+    }
+}
+
+/// A prompt "/name args" naming an extension's command runs that command (as pi's RPC mode
+/// does): its output as a `command_output` line, then `done`. false: no such command (the
+/// text is sent to the model as it is).
+fn runExtensionCommand(r: *Rpc, text: []const u8) bool {
+    const line = std.mem.trim(u8, text, " \t\r\n");
+    if (line.len < 2 or line[0] != '/') return false;
+    const end = std.mem.indexOfAny(u8, line, " \t") orelse line.len;
+    const name = line[1..end];
+    const args = std.mem.trim(u8, line[end..], " \t");
+    for (r.app.host.commands()) |cmd| {
+        if (!std.mem.eql(u8, cmd.name, name)) continue;
+        var out: std.Io.Writer.Allocating = .init(r.app.gpa);
+        defer out.deinit();
+        _ = r.app.host.runCommand(name, args, &out.writer);
+        r.acquire();
+        defer r.release();
+        var s: Stringify = .{ .writer = r.out };
+        s.beginObject() catch {};
+        s.objectField("event") catch {};
+        s.write("command_output") catch {};
+        s.objectField("command") catch {};
+        s.write(name) catch {};
+        s.objectField("text") catch {};
+        s.write(out.written()) catch {};
+        endLine(r, &s);
+        json_events.writeDone(r.out) catch {};
+        r.flushLine();
+        return true;
+    }
+    return false;
+}
+
+/// The messages the extensions sent that no turn took, each a turn, in order (a turn's own
+/// handlers may send more).
+fn runSends(r: *Rpc) void {
+    while (r.sends.items.len > 0 and !r.broken) {
+        const text = r.sends.orderedRemove(0);
+        defer r.app.gpa.free(text);
+        runTurn(r, text);
     }
 }
 
@@ -536,8 +623,9 @@ const frontend_vtable: Host.Frontend.VTable = .{
     .notify = uiNotify,
     .confirm = uiConfirm,
     .select = uiSelect,
-    .send = noPrompt,
-    .set_model = noPrompt,
+    .input = uiInput,
+    .send = uiSend,
+    .set_model = uiSetModel,
     .status = uiStatus,
 };
 
@@ -621,12 +709,42 @@ fn uiSelect(ctx: *anyopaque, title: []const u8, options: []const []const u8) ?us
     return null;
 }
 
-fn noPrompt(_: *anyopaque, _: []const u8) ?[]const u8 {
-    return "no prompt to act on in this mode";
+fn uiInput(ctx: *anyopaque, title: []const u8, placeholder: []const u8) ?[]u8 {
+    const r: *Rpc = @ptrCast(@alignCast(ctx));
+    r.acquire();
+    defer r.release();
+    return switch (askClient(r, "input", .{ .title = title, .placeholder = placeholder }) orelse return null) {
+        .value => |v| v,
+        .confirmed, .cancelled => null,
+    };
+}
+
+/// Runs on the main thread (Lua's). A command's message is a turn after it; a handler's
+/// follows up the turn that runs, or is a turn after it when the turn takes no more.
+fn uiSend(ctx: *anyopaque, text: []const u8, from: Host.CtxKind) ?[]const u8 {
+    const r: *Rpc = @ptrCast(@alignCast(ctx));
+    if (std.mem.trim(u8, text, " \t\r\n").len == 0) return "an empty message";
+    if (from == .handler) {
+        if (r.app.steerTurn(.follow_up, text)) |_| return null else |err| switch (err) {
+            error.NoTurn, error.Ended => {},
+            else => return "the turn that runs takes no more messages",
+        }
+    }
+    const copy = r.app.gpa.dupe(u8, text) catch return "not enough memory";
+    r.sends.append(r.app.gpa, copy) catch {
+        r.app.gpa.free(copy);
+        return "not enough memory";
+    };
+    return null;
+}
+
+fn uiSetModel(ctx: *anyopaque, spec: []const u8) ?[]const u8 {
+    const r: *Rpc = @ptrCast(@alignCast(ctx));
+    return r.app.extensionSetModel(spec);
 }
 
 /// extension_ui_response {request_id, confirmed | value | cancelled}: the answer to the
-/// question asked.
+/// question asked (a select's option or an input's text in `value`).
 fn answerUi(r: *Rpc, command: std.json.ObjectMap, id: ?std.json.Value, kind: []const u8) void {
     const request_id = stringField(command, "request_id") orelse return respondError(r, id, kind, "invalid_argument", "\"request_id\" (a string) is needed: the request_id of the extension_ui_request");
     const answer: UiAnswer = if (command.get("cancelled")) |v| (if (v == .bool and v.bool) .cancelled else return respondError(r, id, kind, "invalid_argument", "\"cancelled\" is true when given")) else if (command.get("confirmed")) |v| switch (v) {

@@ -148,6 +148,22 @@ def run_panto(panto_bin: Path, cli_env: dict[str, str],
     return run
 
 
+@pytest.fixture(scope="session")
+def debug_build(panto_bin: Path) -> bool:
+    """Whether zig-out's panto is a Debug build (`--version` says "(Debug)"): only then does
+    its allocator report leaks on stderr at exit ("... leaked: ..."), so only then can a test
+    that looks for that report fail on a leak. A ReleaseSafe build (`make test-cli`'s default)
+    frees through libc and reports nothing."""
+    out = subprocess.run([str(panto_bin), "--version"], capture_output=True, text=True,
+                         timeout=RUN_TIMEOUT, check=True).stdout
+    return out.rstrip().endswith("(Debug)")
+
+
+def assert_no_leak(stderr: str) -> None:
+    """No leak report of Zig's DebugAllocator in a Debug build's stderr."""
+    assert " leaked: " not in stderr, stderr[-3000:]
+
+
 @pytest.fixture
 def start_panto(panto_bin: Path, cli_env: dict[str, str],
                 workdir: Path) -> Iterator[Callable[..., subprocess.Popen[bytes]]]:

@@ -200,7 +200,7 @@ def test_rpc_abort_while_a_question_waits_answers_it_false(emulator, start_panto
     rest = c.until(lambda e: e["event"] in ("done", "error"))
     assert rest[-1]["event"] == "error"
     assert c.close() == 0
-    assert b'ext.ui.confirm "Deploy?": not answered: false' in proc.stderr.read()
+    assert 'ext.ui.confirm "Deploy?": not answered: false' in c.stderr
 
 
 MANY = r"""

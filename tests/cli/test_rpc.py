@@ -6,6 +6,7 @@ deadline that only guards against a hang) or for the emulator's requests.
 from __future__ import annotations
 
 import json
+import os
 import queue
 import subprocess
 import threading
@@ -15,7 +16,7 @@ from typing import Any, Callable
 
 import pytest
 
-from conftest import RUN_TIMEOUT, text_reply, tool_reply
+from conftest import RUN_TIMEOUT, assert_no_leak, text_reply, tool_reply
 from test_approvals import result_text, tool_results
 
 
@@ -62,11 +63,16 @@ class Client:
         return self.until(lambda e: e["event"] == "response" and e["id"] == id)[-1]
 
     def close(self) -> int:
-        assert self.proc.stdin is not None
+        """Ends stdin, reads stdout to its end; the exit code. stderr holds no leak report
+        (in a Debug build, where the allocator makes one: conftest's debug_build)."""
+        assert self.proc.stdin is not None and self.proc.stderr is not None
         self.proc.stdin.close()
         while self.lines.get(timeout=RUN_TIMEOUT) is not None:
             pass
-        return self.proc.wait(timeout=RUN_TIMEOUT)
+        code = self.proc.wait(timeout=RUN_TIMEOUT)
+        self.stderr = self.proc.stderr.read().decode(errors="replace")
+        assert_no_leak(self.stderr)
+        return code
 
 
 @pytest.fixture
@@ -310,3 +316,36 @@ def test_rpc_mode_takes_no_prompt_on_the_command_line(run_panto):
     r = run_panto("--mode", "rpc", "-p", "hi")
     assert r.returncode == 2
     assert "--mode rpc takes its prompts as commands on stdin" in r.stderr
+
+
+def test_a_debug_build_is_known_so_the_leak_checks_can_bite(debug_build, run_panto):
+    # Every client's close() looks for the allocator's leak report; it comes only from a
+    # Debug build (`OPTIMIZE=Debug make build`). Said here rather than passing silently.
+    version = run_panto("--version").stdout
+    if not debug_build:
+        pytest.skip(f"{version.strip()} is not a Debug build: no leak report to look for")
+    assert version.rstrip().endswith("(Debug)")
+
+
+def test_stdout_gone_ends_the_process_while_stdin_stays_open(emulator, panto_bin, cli_env, workdir):
+    # The reader thread blocks on stdin; when stdout goes, the main thread wakes it, joins it
+    # and frees what it holds (the queue): an exit with stdin still open, and no leak. The
+    # client ignores SIGPIPE, as Python's own children do when it lets them inherit that
+    # (restore_signals=False), so the write fails rather than killing the process.
+    emulator({"responses": [text_reply("An answer.")]})
+    out_r, out_w = os.pipe()
+    os.close(out_r)
+    proc = subprocess.Popen([str(panto_bin), "--mode", "rpc", "--no-session"], stdin=subprocess.PIPE,
+                            stdout=out_w, stderr=subprocess.PIPE, cwd=workdir, env=cli_env,
+                            restore_signals=False)
+    os.close(out_w)
+    try:
+        assert proc.stdin is not None and proc.stderr is not None
+        proc.stdin.write(b'{"type":"prompt","text":"one"}\n{"type":"get_state"}\n')
+        proc.stdin.flush()
+        assert proc.wait(timeout=RUN_TIMEOUT) == 1
+        assert_no_leak(proc.stderr.read().decode(errors="replace"))
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+        proc.wait()

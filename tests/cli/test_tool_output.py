@@ -69,3 +69,34 @@ def test_bash_shows_its_last_lines_while_it_runs_then_its_result(emulator, pane,
     # The live line went with the result, whose folded lines show the output.
     assert "… bash: compiling" not in screen
     assert "↳ bash: 5 lines" in screen and "    linked" in screen
+
+
+QUIET_EDIT = r"""
+local ext = require('panto').ext
+ext.tool{name = 'edit', description = 'Edits, and says only that.', capabilities = {'fs.write'},
+  params = {path = {type = 'string'}, old = {type = 'string'}, new = {type = 'string'}},
+  handler = function(input)
+    local f = assert(io.open(input.path, 'rb')); local text = f:read('a'); f:close()
+    local s, e = text:find(input.old, 1, true)
+    f = assert(io.open(input.path, 'wb')); f:write(text:sub(1, s - 1), input.new, text:sub(e + 1)); f:close()
+    return 'done'
+  end}
+"""
+
+
+def test_an_edit_whose_result_names_no_line_is_numbered_from_the_file(emulator, pane, workdir: Path, config_dir: Path):
+    # A user's edit tool (replacing the bundled one) says no "at line N": the diff's numbers
+    # come from where the new text is in the file.
+    (config_dir / "extensions").mkdir(exist_ok=True)
+    (config_dir / "extensions" / "edit.lua").write_text(QUIET_EDIT)
+    (workdir / "app.py").write_text("import os\n\n\ndef main():\n    print('hi')\n    return 0\n")
+    emulator({"responses": [
+        tool_reply("edit", {"path": "app.py", "old": "    print('hi')\n", "new": "    print('hello')\n"}),
+        text_reply("Edited."),
+    ]})
+    p = pane("--allow", "fs.write", "--yolo")
+    mark = p.mark()
+    p.type("Change the greeting")
+    p.wait_for("Edited.", after=mark)
+    screen = p.screen()[mark:]
+    assert "    5 -     print('hi')" in screen and "    5 +     print('hello')" in screen, screen

@@ -9,7 +9,10 @@
 //!   ext.exec(cmd [, opts])         a process run to its end (yields inside a tool handler)
 //!   ext.mkdir(path)                a folder and its missing parents
 //!   ext.check_path(path)           the file tools' path rule: inside the working directory
-//!   ext.ui.notify/confirm/select/status   the user's screen (ext_ui.zig)
+//!   ext.ui.notify/confirm/select/input/status   the user's screen (ext_ui.zig)
+//!
+//! A command's handler(args, ctx), a subscriber's fn(data, event, ctx) and a tool's
+//! handler(input, event, ctx) get a ctx (Host.pushCtx): print, send, set_model, ui.
 //!
 //! Every function has the Host as its upvalue 1.
 const std = @import("std");
@@ -92,9 +95,29 @@ fn extTool(L: State) callconv(.c) c_int {
     host.registerTool(name, toSlice(L, 2), &diag) catch raise(L, "tool '{s}': {s}", .{ name, diag.message() });
     host.pushHandlers(L);
     c.lua_pushvalue(L, 3);
+    // handler(input, event, ctx): the runner calls (input, event); this closure adds ctx.
     c.lua_pushvalue(L, 4);
+    host.pushCtx(L, .handler);
+    c.lua_pushcclosure(L, withCtx, 2);
     c.lua_rawset(L, -3);
     return 0;
+}
+
+/// A tool handler called with its ctx (upvalue 2) after the runner's two arguments. The call
+/// may yield (ext.exec, panto.sleep): its results come back through the continuation.
+fn withCtx(L: State) callconv(.c) c_int {
+    c.lua_settop(L, 2);
+    c.lua_pushvalue(L, c.lua_upvalueindex(1));
+    c.lua_rotate(L, 1, 1); // handler, input, event
+    c.lua_pushvalue(L, c.lua_upvalueindex(2));
+    c.lua_callk(L, 3, c.LUA_MULTRET, 0, withCtxDone);
+    return c.lua_gettop(L);
+}
+
+fn withCtxDone(L: State, status: c_int, ctx: c.lua_KContext) callconv(.c) c_int {
+    _ = status;
+    _ = ctx;
+    return c.lua_gettop(L);
 }
 
 /// ext.command{name=, description=, handler=}: a slash command /name; handler(args, ctx)

@@ -4,11 +4,13 @@
 //!   ext.ui.notify(text [, level])    a line on the screen ("info", "warning", "error")
 //!   ext.ui.confirm(title, text)      true or false: the user's answer (y/n)
 //!   ext.ui.select(title, options)    the option picked (a string), or nil (Esc)
+//!   ext.ui.input(title [, placeholder])   the text typed (Enter), or nil (Esc)
 //!   ext.ui.status(key, text)         a segment of the status line; nil or "" takes it off
 //!
-//! Without a frontend (print mode, RPC mode, or while the extensions load): notify writes to
-//! the report writer (stderr), confirm is false and select nil, each with a note there saying
-//! so; status is kept and shown by the interactive status line only.
+//! Without a frontend (print mode, or while the extensions load): notify writes to the report
+//! writer (stderr), confirm is false, select and input nil, each with a note there saying so;
+//! status is kept and shown by the interactive status line only. RPC mode's frontend asks its
+//! client (rpc_mode.zig).
 const std = @import("std");
 const c = @import("c");
 const Host = @import("host.zig").Host;
@@ -30,9 +32,13 @@ pub const Frontend = struct {
         confirm: *const fn (ctx: *anyopaque, title: []const u8, text: []const u8) ?bool,
         /// The index of the option picked; null: none (Esc, or no terminal).
         select: *const fn (ctx: *anyopaque, title: []const u8, options: []const []const u8) ?usize,
-        /// ctx.send of a command: a user message (a turn after the command, or a steer of the
-        /// turn that runs). A refusal's reason is returned.
-        send: *const fn (ctx: *anyopaque, text: []const u8) ?[]const u8,
+        /// The text typed (owned by the Host's gpa: the caller frees it); null: none (Esc,
+        /// or no terminal).
+        input: *const fn (ctx: *anyopaque, title: []const u8, placeholder: []const u8) ?[]u8,
+        /// ctx.send: a user message. A command's: a turn after the command, or a steer of the
+        /// turn that runs; a handler's: a follow-up of the turn that runs, or a turn next.
+        /// A refusal's reason is returned.
+        send: *const fn (ctx: *anyopaque, text: []const u8, from: Host.CtxKind) ?[]const u8,
         /// ctx.set_model of a command: "[provider:]name". A refusal's reason is returned.
         set_model: *const fn (ctx: *anyopaque, spec: []const u8) ?[]const u8,
         /// ext.ui.status changed a segment (RPC mode tells its client); null: the status line
@@ -48,6 +54,7 @@ pub const functions = [_]c.luaL_Reg{
     .{ .name = "notify", .func = notify },
     .{ .name = "confirm", .func = confirm },
     .{ .name = "select", .func = select },
+    .{ .name = "input", .func = input },
     .{ .name = "status", .func = status },
     .{ .name = null, .func = null },
 };
@@ -110,6 +117,22 @@ fn select(L: State) callconv(.c) c_int {
         break :blk null;
     };
     if (picked) |i| _ = c.lua_rawgeti(L, 2, @intCast(i + 1)) else c.lua_pushnil(L);
+    return 1;
+}
+
+fn input(L: State) callconv(.c) c_int {
+    const host = hostOf(L);
+    const title = checkString(L, 1);
+    const placeholder = optString(L, 2, "");
+    const typed = if (host.frontend) |f| f.vtable.input(f.ctx, title, placeholder) else null;
+    if (typed) |text| {
+        defer host.gpa.free(text);
+        p.pushSlice(L, text);
+    } else {
+        // Esc in interactive mode is an answer: no note. Else nobody could answer.
+        if (host.frontend == null) host.reportLine("ext.ui.input \"{s}\": {s}: nil", .{ title, unanswered(host) });
+        c.lua_pushnil(L);
+    }
     return 1;
 }
 

@@ -46,8 +46,8 @@ pub const Host = struct {
     /// Where ctx.print of the running command writes.
     command_out: ?*std.Io.Writer = null,
     runner: tool_runner.Runner,
-    /// The mode's screen for ext.ui and a command's ctx.send / ctx.set_model (none: print
-    /// mode, RPC mode, while the extensions load).
+    /// The mode's screen for ext.ui and ctx.send / ctx.set_model (none: print mode, while
+    /// the extensions load).
     frontend: ?Frontend = null,
     /// ext.ui.status segments, in the order their keys were first set.
     status_segments: std.ArrayList(ext_ui.Segment) = .empty,
@@ -399,7 +399,7 @@ pub const Host = struct {
     }
 
     /// Calls the subscribers of the event named at `event` (then those of "*") with the
-    /// value at `data` and the name. One that raises is reported; the others still run.
+    /// value at `data`, the name and a handler's ctx. One that raises is reported; the others still run.
     pub fn dispatch(h: *Host, L: State, event_: c_int, data_: c_int) void {
         h.dispatchGated(L, event_, data_, null);
     }
@@ -436,12 +436,15 @@ pub const Host = struct {
                 c.lua_rawseti(L, copy, i);
                 p.pop(L, 1);
             }
+            h.pushCtx(L, .handler);
+            const ctx = c.lua_absindex(L, -1);
             i = 1;
             while (i <= n) : (i += 1) {
                 _ = c.lua_rawgeti(L, copy, i);
                 c.lua_pushvalue(L, data);
                 c.lua_pushvalue(L, event);
-                if (!p.call(L, 2, @intFromBool(gate != null))) {
+                c.lua_pushvalue(L, ctx);
+                if (!p.call(L, 3, @intFromBool(gate != null))) {
                     h.reportLine("ext.on('{s}') handler: {s}", .{ p.toSlice(L, event), p.toSlice(L, -1) });
                     p.pop(L, 1);
                 } else if (gate) |g| {
@@ -450,7 +453,7 @@ pub const Host = struct {
                     if (said == .block) return;
                 }
             }
-            p.pop(L, 2);
+            p.pop(L, 3);
         }
     }
 
@@ -540,12 +543,7 @@ pub const Host = struct {
         h.command_out = out;
         defer h.command_out = null;
         p.pushSlice(L, args);
-        c.lua_createtable(L, 0, 3);
-        inline for (.{ .{ "print", ctxPrint }, .{ "send", ctxSend }, .{ "set_model", ctxSetModel } }) |f| {
-            c.lua_pushlightuserdata(L, h);
-            c.lua_pushcclosure(L, f[1], 1);
-            c.lua_setfield(L, -2, f[0]);
-        }
+        h.pushCtx(L, .command);
         if (!p.call(L, 2, 1)) {
             // To the command's output, where the prompt loop expects it (on a line of its own).
             out.print("command /{s}: {s}\n", .{ name, p.toSlice(L, -1) }) catch {};
@@ -561,15 +559,42 @@ pub const Host = struct {
         return true;
     }
 
-    /// ctx.print(...): the values as Lua's print writes them, to the command's output.
+    /// Who a ctx is for: a command (its print goes to the command's output; its send waits
+    /// for the command's end) or a handler (an `ext.on` subscriber, a tool handler: its print
+    /// goes to the report writer; its send is a follow-up of the turn that runs).
+    pub const CtxKind = enum(u8) { command, handler };
+
+    /// Pushes a `ctx` table: print, send, set_model, ui (ext.ui's functions).
+    pub fn pushCtx(h: *Host, L: State, kind: CtxKind) void {
+        c.lua_createtable(L, 0, 4);
+        inline for (.{ .{ "print", ctxPrint }, .{ "send", ctxSend }, .{ "set_model", ctxSetModel } }) |f| {
+            c.lua_pushlightuserdata(L, h);
+            c.lua_pushinteger(L, @intFromEnum(kind));
+            c.lua_pushcclosure(L, f[1], 2);
+            c.lua_setfield(L, -2, f[0]);
+        }
+        c.lua_createtable(L, 0, ext_ui.functions.len);
+        c.lua_pushlightuserdata(L, h);
+        c.luaL_setfuncs(L, &ext_ui.functions, 1);
+        c.lua_setfield(L, -2, "ui");
+    }
+
+    fn ctxKind(L: State) CtxKind {
+        return @enumFromInt(c.lua_tointegerx(L, c.lua_upvalueindex(2), null));
+    }
+
+    /// ctx.print(...): the values as Lua's print writes them, to the command's output (a
+    /// handler's: to the report writer, as print).
     fn ctxPrint(L: State) callconv(.c) c_int {
         const h: *Host = @ptrCast(@alignCast(c.lua_touserdata(L, c.lua_upvalueindex(1)).?));
+        if (ctxKind(L) == .handler) return printTo(L, h.options.report);
         const out = h.command_out orelse return c.luaL_error(L, "ctx.print: the command is over");
         return printTo(L, out);
     }
 
-    /// ctx.send(text): a user message, sent when the command is over (or steering the turn
-    /// that runs). true, or nil and why not.
+    /// ctx.send(text): a user message: a command's is sent when the command is over (or
+    /// steers the turn that runs); a handler's follows the turn that runs up (sent when it
+    /// would end), or, with none running, is sent next. true, or nil and why not.
     fn ctxSend(L: State) callconv(.c) c_int {
         return ctxAction(L, .send);
     }
@@ -582,11 +607,12 @@ pub const Host = struct {
 
     fn ctxAction(L: State, comptime which: enum { send, set_model }) c_int {
         const h: *Host = @ptrCast(@alignCast(c.lua_touserdata(L, c.lua_upvalueindex(1)).?));
+        const kind = ctxKind(L);
         var len: usize = 0;
         const arg = c.luaL_checklstring(L, 1, &len)[0..len];
-        if (h.command_out == null) return c.luaL_error(L, "ctx.%s: the command is over", @tagName(which).ptr);
+        if (kind == .command and h.command_out == null) return c.luaL_error(L, "ctx.%s: the command is over", @tagName(which).ptr);
         const refusal = if (h.frontend) |f| switch (which) {
-            .send => f.vtable.send(f.ctx, arg),
+            .send => f.vtable.send(f.ctx, arg, kind),
             .set_model => f.vtable.set_model(f.ctx, arg),
         } else "no prompt to act on in this mode";
         if (refusal) |why| {

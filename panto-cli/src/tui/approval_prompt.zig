@@ -67,7 +67,7 @@ pub const Asker = struct {
                     'r', 'R' => {
                         try r.out.writeAll("reason: ");
                         try r.out.flush();
-                        if (!try a.readLine(r.out)) return said(r, "denied, the turn canceled", .cancel);
+                        if (!try a.readLine(r.out, false)) return said(r, "denied, the turn canceled", .cancel);
                         return said(r, "denied", .{ .deny = a.reason.items });
                     },
                     'v', 'V' => {
@@ -117,12 +117,19 @@ pub const Asker = struct {
         }
     }
 
-    /// One line typed after "reason: ", echoed, with Backspace; false for Esc or Ctrl-C.
-    fn readLine(a: *Asker, out: *Writer) Writer.Error!bool {
+    /// One line typed after "reason: " (or an extension's input), echoed, with Backspace, kept
+    /// in `reason`; false for Esc or Ctrl-C, or the terminal gone. `erase_hint`: what follows
+    /// the cursor (a placeholder) is erased at the first key.
+    pub fn readLine(a: *Asker, out: *Writer, erase_hint: bool) Writer.Error!bool {
         const line = &a.reason;
         line.clearRetainingCapacity();
+        var hint = erase_hint;
         while (true) {
             const key = a.readKey() orelse return false;
+            if (hint) {
+                hint = false;
+                try out.writeAll("\x1b[K");
+            }
             switch (key) {
                 .enter => {
                     try out.writeAll("\n");

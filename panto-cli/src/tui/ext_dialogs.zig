@@ -1,4 +1,4 @@
-//! The questions an extension asks on the terminal (ext.ui.confirm, ext.ui.select) and its
+//! The questions an extension asks on the terminal (ext.ui.confirm, select, input) and its
 //! notices (ext.ui.notify). The keys are read from the terminal itself, as the approval
 //! prompt's: the caller has stopped the watcher thread.
 const std = @import("std");
@@ -48,6 +48,25 @@ pub fn confirm(a: *Asker, r: *Renderer, title: []const u8, text: []const u8) Wri
         try r.out.flush();
         return yes;
     }
+}
+
+/// The title, then a line to type on ("› ", the placeholder dim until the first key): Enter
+/// gives the text (in `a.reason`, until the next question), Esc or Ctrl-C none (false).
+pub fn input(a: *Asker, r: *Renderer, title: []const u8, placeholder: []const u8) Writer.Error!bool {
+    try r.freshLine();
+    try r.out.print("{s}{s}? {s}{s}\n", .{ style.bold, style.cyan, title, style.reset });
+    try r.out.print("{s}Enter send · Esc none{s}\n", .{ style.dim, style.reset });
+    try r.out.writeAll("› ");
+    if (placeholder.len > 0) {
+        try r.out.writeAll(style.dim);
+        try r.clipped(placeholder, r.cols -| 3);
+        try r.out.writeAll(style.reset ++ "\r› ");
+    }
+    try r.out.flush();
+    if (try a.readLine(r.out, placeholder.len > 0)) return true;
+    try r.out.print("\r\x1b[2K{s}  none{s}\n", .{ style.dim, style.reset });
+    try r.out.flush();
+    return false;
 }
 
 pub const Picked = union(enum) { index: usize, none, closed };

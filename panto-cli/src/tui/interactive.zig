@@ -83,6 +83,7 @@ pub fn run(app: *App) !u8 {
         .asker = .{ .gpa = app.gpa },
         .input = undefined,
     };
+    loop.renderer.io = app.io;
     loop.input = .{ .app = app, .editor = &loop.editor, .renderer = &loop.renderer, .prompt = prompt };
     defer loop.input.deinit();
     defer loop.renderer.deinit();
@@ -132,8 +133,6 @@ const Loop = struct {
     sends: std.ArrayList([]u8) = .empty,
     /// The sink of the watcher stopped while a question is asked.
     asking_sink: ?Watcher.Sink = null,
-    /// A refusal's words for an extension (ctx.set_model), kept until the next.
-    refusal: [256]u8 = undefined,
 
     fn deinitSends(l: *Loop) void {
         for (l.sends.items) |t| l.app.gpa.free(t);
@@ -485,6 +484,7 @@ const frontend_vtable: Host.Frontend.VTable = .{
     .notify = uiNotify,
     .confirm = uiConfirm,
     .select = uiSelect,
+    .input = uiInput,
     .send = uiSend,
     .set_model = uiSetModel,
 };
@@ -517,12 +517,22 @@ fn uiSelect(ctx: *anyopaque, title: []const u8, options: []const []const u8) ?us
     };
 }
 
-/// A turn that runs is steered; else the message waits for the command's end (runSends).
-fn uiSend(ctx: *anyopaque, text: []const u8) ?[]const u8 {
+fn uiInput(ctx: *anyopaque, title: []const u8, placeholder: []const u8) ?[]u8 {
+    const l: *Loop = @ptrCast(@alignCast(ctx));
+    l.beginAsking();
+    defer l.endAsking();
+    if (!(ext_dialogs.input(&l.asker, &l.renderer, title, placeholder) catch false)) return null;
+    return l.app.gpa.dupe(u8, l.asker.reason.items) catch null;
+}
+
+/// A command's message steers a turn that runs; a handler's follows it up (sent when it would
+/// end). With no turn taking it, the message waits for the command's or the turn's end
+/// (runSends).
+fn uiSend(ctx: *anyopaque, text: []const u8, from: Host.CtxKind) ?[]const u8 {
     const l: *Loop = @ptrCast(@alignCast(ctx));
     if (std.mem.trim(u8, text, " \t\n").len == 0) return "an empty message";
-    l.app.steerTurn(.steer, text) catch |err| switch (err) {
-        error.NoTurn => {
+    l.app.steerTurn(if (from == .command) .steer else .follow_up, text) catch |err| switch (err) {
+        error.NoTurn, error.Ended => {
             const copy = l.app.gpa.dupe(u8, text) catch return "not enough memory";
             l.sends.append(l.app.gpa, copy) catch {
                 l.app.gpa.free(copy);
@@ -536,12 +546,5 @@ fn uiSend(ctx: *anyopaque, text: []const u8) ?[]const u8 {
 
 fn uiSetModel(ctx: *anyopaque, spec: []const u8) ?[]const u8 {
     const l: *Loop = @ptrCast(@alignCast(ctx));
-    var diag: panto.config.Diagnostic = .{};
-    l.app.switchModelNamed(spec, &diag) catch |err| {
-        const why = if (err == error.InvalidConfig) diag.message() else @errorName(err);
-        const n = @min(why.len, l.refusal.len);
-        @memcpy(l.refusal[0..n], why[0..n]);
-        return l.refusal[0..n];
-    };
-    return null;
+    return l.app.extensionSetModel(spec);
 }

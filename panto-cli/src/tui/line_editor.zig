@@ -231,13 +231,16 @@ pub const Editor = struct {
     }
 
     /// Tab on "/wor": the one command starting so is completed; several: their common prefix.
-    /// Tab on a word "@pa": the path (path_complete.zig), when `io` was given.
+    /// Tab on a word "@pa" or "@\"my f": the path (path_complete.zig), when `io` was given.
     fn complete(e: *Editor) Allocator.Error!void {
         const b = e.buf.items;
-        const word_start = if (std.mem.lastIndexOfAny(u8, b[0..e.cursor], " \t\n")) |i| i + 1 else 0;
-        if (e.io) |io| if (word_start < e.cursor and b[word_start] == '@') {
-            const got = try path_complete.complete(e.gpa, io, b[word_start + 1 .. e.cursor]) orelse return;
+        if (e.io) |io| if (path_complete.wordAt(b[0..e.cursor])) |word| {
+            const got = try path_complete.complete(e.gpa, io, b[word.path_start..e.cursor], word.quoted) orelse return;
             defer e.gpa.free(got.insert);
+            if (got.open_quote) {
+                try e.buf.insert(e.gpa, word.path_start, '"');
+                e.cursor += 1;
+            }
             return e.insert(got.insert);
         };
         if (b.len == 0 or b[0] != '/' or e.cursor != b.len or std.mem.indexOfScalar(u8, b, ' ') != null) return;

@@ -43,6 +43,8 @@ pub const Renderer = struct {
     /// The turn's thinking, kept so /thinking show can print what was folded.
     thinking: std.ArrayList(u8) = .empty,
     gpa: std.mem.Allocator,
+    /// For reading an edited file (lineInFile); null: not read.
+    io: ?std.Io = null,
     /// An error writing to the terminal: the turn goes on, the loop reports it after.
     write_failed: bool = false,
     /// The input of each `edit` call awaiting its result: its diff is drawn under the result.
@@ -271,18 +273,32 @@ pub const Renderer = struct {
         try r.edits.append(r.gpa, .{ .id = id_copy, .input = input_copy });
     }
 
-    /// The diff of an edit that succeeded, from its input's `old` and `new` and the line its
-    /// result names ("... at line N").
+    /// The diff of an edit that succeeded, from its input's `old` and `new`, numbered from the
+    /// line its result names ("... at line N", the bundled edit's), else from where `new`
+    /// is in the file now (an edit tool of the user's that does not say), else from 1.
     fn editDiff(r: *Renderer, input: []const u8, result: []const u8) Writer.Error!void {
-        const Input = struct { old: []const u8 = "", new: []const u8 = "" };
+        const Input = struct { path: []const u8 = "", old: []const u8 = "", new: []const u8 = "" };
         const parsed = std.json.parseFromSlice(Input, r.gpa, input, .{ .ignore_unknown_fields = true }) catch return;
         defer parsed.deinit();
+        const v = parsed.value;
         const at = if (std.mem.lastIndexOf(u8, result, "at line ")) |i| blk: {
             const digits = result[i + 8 ..];
             const end = std.mem.indexOfNone(u8, digits, "0123456789") orelse digits.len;
             break :blk std.fmt.parseInt(usize, digits[0..end], 10) catch 1;
-        } else 1;
-        try edit_diff.write(r.out, parsed.value.old, parsed.value.new, at, r.cols);
+        } else r.lineInFile(v.path, v.new) orelse 1;
+        try edit_diff.write(r.out, v.old, v.new, at, r.cols);
+    }
+
+    /// The line where `wanted` starts in the file at `path`, when it occurs there once (read
+    /// through `io`; none: no file reading, as when a session is replayed).
+    fn lineInFile(r: *Renderer, path: []const u8, wanted: []const u8) ?usize {
+        const io = r.io orelse return null;
+        if (path.len == 0 or wanted.len == 0) return null;
+        const bytes = std.Io.Dir.cwd().readFileAlloc(io, path, r.gpa, .limited(@import("../at_files.zig").max_bytes)) catch return null;
+        defer r.gpa.free(bytes);
+        const first = std.mem.indexOf(u8, bytes, wanted) orelse return null;
+        if (std.mem.indexOfPos(u8, bytes, first + 1, wanted) != null) return null; // where, of several?
+        return std.mem.count(u8, bytes[0..first], "\n") + 1;
     }
 
     /// The first lines of a result (bash's: the last, where a failure says why), dim, and how
