@@ -27,6 +27,15 @@ pub const App = struct {
     /// The tools whose calls the user allowed for the rest of this run ("allow this tool" at
     /// an approval prompt): their calls are approved without asking.
     allowed_tools: std.ArrayList([]u8) = .empty,
+    /// The session's usage and cost so far (the status line's and /session's totals): its
+    /// messages' when it starts, resumed, forked or new (`countSpent`), then every request's
+    /// as it ends, a canceled or failed turn's and a compaction's too (turn.zig).
+    spent: panto.catalog.Spent = .{},
+
+    /// The totals from the conversation the agent holds now.
+    pub fn countSpent(app: *App) void {
+        app.spent = panto.catalog.spent(app.agent.conversation.messages.items, &app.agent.config);
+    }
 
     pub fn toolAllowed(app: *const App, name: []const u8) bool {
         for (app.allowed_tools.items) |t| if (std.mem.eql(u8, t, name)) return true;

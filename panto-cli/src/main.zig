@@ -136,6 +136,7 @@ pub fn main(init: std.process.Init) !u8 {
     try addHostTools(arena, agent, host, &settings, stderr);
 
     var app: App = .{ .gpa = init.gpa, .io = io, .agent = agent, .host = host, .settings = &settings };
+    app.countSpent(); // a resumed session's
     defer app.deinit();
 
     if (args.rpc) {

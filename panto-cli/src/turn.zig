@@ -103,7 +103,10 @@ fn drive(app: *App, input: panto.Agent.Input, observer: Observer) Outcome {
         const e = next orelse break;
         observer.event(observer.ctx, &e);
         switch (e) {
-            .message_end => |m| emit(app, "message_end", .{ .stop_reason = @tagName(m.stop_reason), .usage = m.usage }),
+            .message_end => |m| {
+                app.spent.add(m.usage, m.cost);
+                emit(app, "message_end", .{ .stop_reason = @tagName(m.stop_reason), .usage = m.usage });
+            },
             .tool_call_start => |call| {
                 emit(app, "tool_call", .{ .id = call.id, .name = call.name, .input = json_events.RawJson{ .text = call.input } });
                 if (call.awaiting_result) {

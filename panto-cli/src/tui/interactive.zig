@@ -285,6 +285,7 @@ const Loop = struct {
             .window = panto.compaction.contextWindow(agent.config),
             .usage = usage,
             .cost = cost,
+            .session = l.app.spent,
         });
         try l.out.print("{s}\n", .{style.reset});
         try l.out.flush();
