@@ -28,8 +28,8 @@ pub const App = struct {
     /// an approval prompt): their calls are approved without asking.
     allowed_tools: std.ArrayList([]u8) = .empty,
     /// The session's usage and cost so far (the status line's and /session's totals): its
-    /// messages' when it starts, resumed, forked or new (`countSpent`), then every request's
-    /// as it ends, a canceled or failed turn's and a compaction's too (turn.zig).
+    /// messages' when it starts, resumed, forked or new (`countSpent`), then every turn's and
+    /// compaction's as it ends, a canceled or failed turn's ended messages too (turn.zig).
     spent: panto.catalog.Spent = .{},
 
     /// The totals from the conversation the agent holds now.

@@ -80,6 +80,11 @@ fn drive(app: *App, input: panto.Agent.Input, observer: Observer) Outcome {
     }
     var calls_started = false;
     var complete: ?panto.event.MessageComplete = null;
+    // The session's totals take each turn's MessageComplete (which counts an automatic
+    // compaction's summary request too); a turn that ends without one, what its ended
+    // messages spent.
+    var unsettled: panto.catalog.Spent = .{};
+    defer app.spent.add(unsettled.usage, unsettled.cost);
     while (true) {
         const next = stream.next() catch |err| switch (err) {
             error.ResultPending => {
@@ -104,7 +109,7 @@ fn drive(app: *App, input: panto.Agent.Input, observer: Observer) Outcome {
         observer.event(observer.ctx, &e);
         switch (e) {
             .message_end => |m| {
-                app.spent.add(m.usage, m.cost);
+                unsettled.add(m.usage, m.cost);
                 emit(app, "message_end", .{ .stop_reason = @tagName(m.stop_reason), .usage = m.usage });
             },
             .tool_call_start => |call| {
@@ -125,6 +130,8 @@ fn drive(app: *App, input: panto.Agent.Input, observer: Observer) Outcome {
             .compaction_start => |c| emit(app, "compaction_start", .{ .tokens_before = c.tokens_before, .reason = c.reason }),
             .compaction_end => |c| emit(app, "compaction_end", .{ .tokens_before = c.tokens_before, .tokens_after = c.tokens_after, .message_count = c.message_count, .summary = c.summary }),
             .message_complete => |m| {
+                app.spent.add(m.usage, m.cost);
+                unsettled = .{};
                 complete = m;
                 app.stop_reason.clearRetainingCapacity();
                 app.stop_reason.appendSlice(app.gpa, m.provider_stop_reason) catch {};
@@ -173,6 +180,7 @@ pub fn compact(app: *App, observer: Observer) CompactOutcome {
                 emit(app, "compaction_end", .{ .tokens_before = c.tokens_before, .tokens_after = c.tokens_after, .message_count = c.message_count, .summary = c.summary });
                 done = .{ .tokens_before = c.tokens_before, .tokens_after = c.tokens_after, .message_count = c.message_count };
             },
+            .message_complete => |m| app.spent.add(m.usage, m.cost), // the summary request's
             else => {},
         }
     }

@@ -54,15 +54,39 @@ def test_new_starts_the_totals_again_and_an_unpriced_model_shows_no_cost(emulato
 
 def test_rpc_get_state_has_the_sessions_totals(emulator, panto_bin, cli_env, workdir):
     emulator({"responses": [text_reply("One.", usage=FIRST), text_reply("Two.", usage=SECOND)]})
-    commands = [{"id": 1, "type": "prompt", "text": "first"}, {"id": 2, "type": "prompt", "text": "second"},
-                {"id": 3, "type": "get_state"}]
-    done = subprocess.run([str(panto_bin), "--mode", "rpc", "--model", "claude-sonnet-4-5"],
-                          input="".join(json.dumps(c) + "\n" for c in commands).encode(),
-                          env=cli_env, cwd=workdir, capture_output=True, timeout=RUN_TIMEOUT)
-    lines = [json.loads(x) for x in done.stdout.decode().splitlines()]
-    state = next(x for x in lines if x.get("id") == 3)
-    assert state["ok"], state
-    spent = state["spent"]
+    spent = rpc_state(panto_bin, cli_env, workdir, {"id": 1, "type": "prompt", "text": "first"},
+                      {"id": 2, "type": "prompt", "text": "second"})
     assert spent["usage"]["input_tokens"] == 3000 and spent["usage"]["output_tokens"] == 300
     assert spent["usage"]["cache_read_tokens"] == 2000 and spent["usage"]["cache_write_tokens"] == 2000
     assert abs(spent["cost_usd"] - 0.0216) < 1e-9
+
+def rpc_state(panto_bin, cli_env, workdir, *commands: dict) -> dict:
+    """Runs `panto --mode rpc` on `commands`, then get_state: its `spent`."""
+    lines = "".join(json.dumps(c) + "\n" for c in [*commands, {"id": "state", "type": "get_state"}])
+    done = subprocess.run([str(panto_bin), "--mode", "rpc", "--model", "claude-sonnet-4-5"], input=lines.encode(),
+                          env=cli_env, cwd=workdir, capture_output=True, timeout=RUN_TIMEOUT)
+    state = next(x for x in map(json.loads, done.stdout.decode().splitlines()) if x.get("id") == "state")
+    assert state["ok"], state
+    return state["spent"]
+
+
+def test_a_compactions_summary_request_is_counted(emulator, panto_bin, cli_env, workdir, write_config):
+    # Automatic: the second turn's context (3.1k after the first) passes 3.5k - 1k, so its
+    # older messages are summarized (THIRD) before its own request (SECOND).
+    write_config({"compaction": {"context_window": 3500, "reserve_tokens": 1000, "keep_recent_tokens": 0}})
+    emu = emulator({"responses": [text_reply("One.", usage=FIRST), text_reply("Summary.", usage=THIRD),
+                                  text_reply("Two.", usage=SECOND)]})
+    spent = rpc_state(panto_bin, cli_env, workdir, {"id": 1, "type": "prompt", "text": "first"},
+                      {"id": 2, "type": "prompt", "text": "second"})
+    assert len(emu.requests()) == 3
+    assert spent["usage"]["input_tokens"] == 4000 and spent["usage"]["output_tokens"] == 400
+    assert abs(spent["cost_usd"] - (0.0051 + 0.0045 + 0.0165)) < 1e-9
+
+
+def test_a_compact_commands_summary_request_is_counted(emulator, panto_bin, cli_env, workdir, write_config):
+    write_config({"compaction": {"keep_recent_tokens": 0}})
+    emulator({"responses": [text_reply("One.", usage=FIRST), text_reply("Summary.", usage=THIRD)]})
+    spent = rpc_state(panto_bin, cli_env, workdir, {"id": 1, "type": "prompt", "text": "first"},
+                      {"id": 2, "type": "compact"})
+    assert spent["usage"]["input_tokens"] == 2000 and spent["usage"]["output_tokens"] == 200
+    assert abs(spent["cost_usd"] - (0.0051 + 0.0045)) < 1e-9
