@@ -34,7 +34,7 @@ pub const App = struct {
 
     /// The totals from the conversation the agent holds now.
     pub fn countSpent(app: *App) void {
-        app.spent = panto.catalog.spent(app.agent.conversation.messages.items, &app.agent.config);
+        app.spent = app.agent.spent();
     }
 
     pub fn toolAllowed(app: *const App, name: []const u8) bool {
