@@ -95,6 +95,7 @@ conformance:
 	$(PY) tests/conformance/make_error_cases.py --check
 	$(PY) tests/conformance/make_stop_cases.py --check
 	$(PY) tests/conformance/make_user_media_cases.py --check
+	$(PY) tests/conformance/make_spent_cases.py --check
 	$(PY) tests/conformance/make_count_cases.py --check
 	$(PY) tests/conformance/make_steer_cases.py --check
 	$(PY) tests/conformance/make_list_cases.py --check

@@ -753,6 +753,15 @@ int panto_agent_import(PantoAgent *agent, PantoString json);
 /* The number of messages in the conversation. */
 int panto_agent_message_count(const PantoAgent *agent, size_t *out_count);
 
+/* What the conversation's assistant messages used and cost so far: their usages summed, and
+ * their cost in USD at the model catalog's list prices, each message priced at the provider
+ * and model that wrote it (config "model_info" prices only the agent's own model; the
+ * config's cache ttl prices every cache write). *out_cost is -1 when one message's cost is
+ * unknown (a model the catalog lacks, a message that does not say its model). A compaction
+ * leaves out the messages it replaced, and its own summary request is not a message. Either
+ * out pointer may be NULL. */
+int panto_agent_spent(const PantoAgent *agent, PantoUsage *out_usage, double *out_cost);
+
 /* Keeps the first message_count messages and drops the rest. PANTO_ERR_INVALID_ARGUMENT when message_count is
  * larger than the count; PANTO_ERR_CONVERSATION when it would keep tool calls without their
  * results; PANTO_ERR_BUSY while a stream is unfinished. Nothing changes on failure. */

@@ -47,6 +47,30 @@ func (a *Agent) MessageCount() (int, error) {
 	return int(n), err
 }
 
+// Spent is what a conversation's assistant messages used and cost (Agent.Spent).
+type Spent struct {
+	Usage Usage
+	// Cost in USD at the model catalog's list prices, each message priced at the model that
+	// wrote it; -1 when one message's cost is unknown (a model the catalog lacks).
+	Cost float64
+}
+
+// Spent returns what the conversation's assistant messages used and cost so far: their
+// usages summed and priced. Messages a compaction replaced are not counted, nor its summary
+// request.
+func (a *Agent) Spent() (Spent, error) {
+	var u C.PantoUsage
+	var cost C.double
+	err := a.c.do(func(native *C.PantoAgent) C.int { return C.panto_agent_spent(native, &u, &cost) })
+	return Spent{Usage: Usage{
+		InputTokens:      int64(u.input_tokens),
+		OutputTokens:     int64(u.output_tokens),
+		CacheReadTokens:  int64(u.cache_read_tokens),
+		CacheWriteTokens: int64(u.cache_write_tokens),
+		ReasoningTokens:  int64(u.reasoning_tokens),
+	}, Cost: float64(cost)}, err
+}
+
 // Truncate keeps the first messageCount messages of the conversation and drops the rest.
 // It fails, changing nothing, with ErrInvalidArgument when messageCount is negative or
 // more than there are, with ErrConversation when the last message kept would be an

@@ -83,6 +83,7 @@ from .events import (
     UserMessage,
     ToolResult,
     Usage,
+    Spent,
 )
 from .parts import Document, Image, Media
 from .stream import Stream
@@ -195,6 +196,7 @@ __all__ = [
     "CompactionStart",
     "CompactionEnd",
     "Usage",
+    "Spent",
     "Media",
     "Image",
     "Document",

@@ -392,6 +392,7 @@ SIGNATURES: Dict[str, Tuple[Any, List[Any]]] = {
     "panto_agent_export": (c_int, [AgentPtr, POINTER(PantoString)]),
     "panto_agent_import": (c_int, [AgentPtr, PantoString]),
     "panto_agent_message_count": (c_int, [AgentPtr, POINTER(c_size_t)]),
+    "panto_agent_spent": (c_int, [AgentPtr, POINTER(PantoUsage), POINTER(c_double)]),
     "panto_agent_truncate": (c_int, [AgentPtr, c_size_t]),
     "panto_agent_rollback_turn": (c_int, [AgentPtr, POINTER(c_size_t)]),
     "panto_model_info": (c_int, [PantoString, PantoString, c_char_p, c_size_t, POINTER(c_size_t)]),

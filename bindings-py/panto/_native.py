@@ -94,6 +94,7 @@ class Library:
         self.agent_export: CFunction = c.panto_agent_export
         self.agent_import: CFunction = c.panto_agent_import
         self.agent_message_count: CFunction = c.panto_agent_message_count
+        self.agent_spent: CFunction = c.panto_agent_spent
         self.agent_truncate: CFunction = c.panto_agent_truncate
         self.agent_rollback_turn: CFunction = c.panto_agent_rollback_turn
         self.agent_compact: CFunction = c.panto_agent_compact

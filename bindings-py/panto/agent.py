@@ -11,7 +11,8 @@ from .errors import Error, InvalidArgumentError, LibraryNotFound, error_class, f
 from ._handle import StreamHandle, free_handle, free_orphans
 from .parts import Media, native_parts, parts_of
 from .stream import Stream
-from .events import PendingCall
+from .events import PendingCall, Spent, Usage
+from . import _abi
 
 # Not imported at run time, to keep `import panto` cheap: typing, json (imported where used)
 # and the tools module (imported when an agent gets tools).
@@ -692,6 +693,23 @@ class Agent:
             if rc < 0:
                 raise self._error(ptr, rc)
         return count.value
+
+    @property
+    def spent(self) -> Spent:
+        """What the conversation's assistant messages used and cost so far: their usages
+        summed, the cost in USD at the model catalog's list prices, each message at the model
+        that wrote it (None when one message's is unknown). Messages a compaction replaced
+        are not counted, nor its summary request."""
+        usage = _abi.PantoUsage()
+        cost = ctypes.c_double()
+        with self._calls:
+            ptr = self._live()
+            rc = self._lib.agent_spent(ptr, ctypes.byref(usage), ctypes.byref(cost))
+            if rc < 0:
+                raise self._error(ptr, rc)
+        return Spent(Usage(input_tokens=usage.input_tokens, output_tokens=usage.output_tokens,
+                           cache_read_tokens=usage.cache_read_tokens, cache_write_tokens=usage.cache_write_tokens,
+                           reasoning_tokens=usage.reasoning_tokens), None if cost.value < 0 else cost.value)
 
     def truncate(self, message_count: int) -> None:
         """Keeps the first `message_count` messages and drops the rest. Raises

@@ -27,6 +27,7 @@ else:
 
 __all__ = [
     "Usage",
+    "Spent",
     "MessageStart",
     "BlockStart",
     "ContentDelta",
@@ -65,6 +66,16 @@ class Usage:
     reasoning_tokens: int = 0
     web_search_requests: int = 0
     web_fetch_requests: int = 0
+
+
+@dataclass(frozen=True)
+class Spent:
+    """What a conversation's assistant messages used and cost (`Agent.spent`): their usages
+    summed, and `cost` in USD at the model catalog's list prices, each message priced at the
+    model that wrote it; None when one message's cost is unknown."""
+
+    usage: Usage
+    cost: Optional[float]
 
 
 @dataclass(frozen=True)

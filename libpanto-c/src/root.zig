@@ -302,6 +302,21 @@ pub export fn panto_agent_message_count(agent: ?*const PantoAgent, out_count: ?*
     return code(.ok);
 }
 
+pub export fn panto_agent_spent(agent: ?*const PantoAgent, out_usage: ?*PantoUsage, out_cost: ?*f64) c_int {
+    const h = agent orelse return code(.invalid_argument);
+    const a = h.agent orelse return code(.invalid_argument);
+    const spent = a.spent();
+    if (out_usage) |u| u.* = .{
+        .input_tokens = spent.usage.input_tokens,
+        .output_tokens = spent.usage.output_tokens,
+        .cache_read_tokens = spent.usage.cache_read_tokens,
+        .cache_write_tokens = spent.usage.cache_write_tokens,
+        .reasoning_tokens = spent.usage.reasoning_tokens,
+    };
+    if (out_cost) |c| c.* = spent.cost orelse -1;
+    return code(.ok);
+}
+
 pub export fn panto_agent_truncate(agent: ?*PantoAgent, message_count: usize) c_int {
     const h = agent orelse return code(.invalid_argument);
     const a = h.agent orelse return h.setError(.invalid_argument, "this agent was not created: see panto_agent_error");

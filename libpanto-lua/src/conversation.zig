@@ -50,6 +50,29 @@ fn agentMessageCount(L: State) callconv(.c) c_int {
     return 1;
 }
 
+/// agent:spent(): {usage = {input_tokens, output_tokens, cache_read_tokens,
+/// cache_write_tokens, reasoning_tokens}, cost = USD or nil (unknown)}: what the
+/// conversation's assistant messages used and cost (panto_agent_spent).
+fn agentSpent(L: State) callconv(.c) c_int {
+    const a = agent.checkOpenAgent(L, 1);
+    var u: c.PantoUsage = undefined;
+    var cost: f64 = -1;
+    const rc = c.panto_agent_spent(a.handle, &u, &cost);
+    if (rc < 0) agent.raiseAgentError(L, a, rc);
+    c.lua_createtable(L, 0, 2);
+    c.lua_createtable(L, 0, 5);
+    inline for (.{ "input_tokens", "output_tokens", "cache_read_tokens", "cache_write_tokens", "reasoning_tokens" }) |name| {
+        c.lua_pushinteger(L, @intCast(@field(u, name)));
+        c.lua_setfield(L, -2, name);
+    }
+    c.lua_setfield(L, -2, "usage");
+    if (cost >= 0) {
+        c.lua_pushnumber(L, cost);
+        c.lua_setfield(L, -2, "cost");
+    }
+    return 1;
+}
+
 fn truncate(L: State, a: *agent.Agent, count: usize) c_int {
     const rc = c.panto_agent_truncate(a.handle, count);
     if (rc < 0) agent.raiseAgentError(L, a, rc);
@@ -125,6 +148,7 @@ pub const methods = [_]c.luaL_Reg{
     h.reg("export", agentExport),
     h.reg("import", agentImport),
     h.reg("message_count", agentMessageCount),
+    h.reg("spent", agentSpent),
     h.reg("truncate", agentTruncate),
     h.reg("drop_last", agentDropLast),
     h.reg("rollback_turn", agentRollbackTurn),

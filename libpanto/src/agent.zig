@@ -489,6 +489,11 @@ pub const Agent = struct {
         return a.conversation.messages.items.len;
     }
 
+    /// What the conversation's assistant messages used and cost (catalog/spent.zig).
+    pub fn spent(a: *const Agent) @import("catalog/catalog.zig").Spent {
+        return @import("catalog/catalog.zig").spent(a.conversation.messages.items, &a.config);
+    }
+
     /// Writes the conversation as a versioned document (conversation_json.zig).
     pub fn exportJson(a: *const Agent, w: *std.Io.Writer) std.Io.Writer.Error!void {
         try conversation_json.writeExport(w, a.conversation.messages.items);

@@ -100,6 +100,7 @@ test {
     _ = @import("catalog/catalog.zig");
     _ = @import("catalog/override.zig");
     _ = @import("catalog/cost.zig");
+    _ = @import("catalog/spent.zig");
     _ = @import("catalog/abilities.zig");
     _ = @import("catalog/json.zig");
     _ = @import("batch.zig");

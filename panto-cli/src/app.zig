@@ -50,6 +50,15 @@ pub const App = struct {
     gated_ids: std.ArrayList([]u8) = .empty,
     /// extensionSetModel's last refusal.
     refusal: [256]u8 = undefined,
+    /// The session's usage and cost so far (the status line's and /session's totals): its
+    /// messages' when it starts, resumed, forked or new (`countSpent`), then every turn's and
+    /// compaction's as it ends, a canceled or failed turn's ended messages too (turn.zig).
+    spent: panto.catalog.Spent = .{},
+
+    /// The totals from the conversation the agent holds now.
+    pub fn countSpent(app: *App) void {
+        app.spent = app.agent.spent();
+    }
 
     pub fn toolAllowed(app: *const App, name: []const u8) bool {
         for (app.allowed_tools.items) |t| if (std.mem.eql(u8, t, name)) return true;
@@ -120,6 +129,7 @@ pub const App = struct {
         app.settings = made.settings;
         if (app.ungated_rules != null) app.ungated_rules = made.settings.config.approval_rules;
         old.deinit();
+        app.countSpent(); // the resumed session's totals, not the old one's
     }
 
     /// An extension's ctx.set_model (interactive and RPC mode's frontends): switchModelNamed,

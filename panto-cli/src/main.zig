@@ -148,6 +148,7 @@ pub fn main(init: std.process.Init) !u8 {
     } orelse return exit_codes.usage;
     var app: App = .{ .gpa = init.gpa, .io = io, .agent = first, .host = host, .settings = &settings, .maker = maker.interface(), .ungated_rules = if (maker.gating) settings.config.approval_rules else null };
     defer app.agent.deinit(); // the one the run ends with (/resume makes another)
+    app.countSpent(); // a resumed session's
     defer app.deinit();
 
     if (args.rpc) {

@@ -356,6 +356,8 @@ fn runQueued(r: *Rpc, command: std.json.ObjectMap) void {
             .session = if (info) |i| i.id else null,
             .session_file = if (info) |i| i.path else null,
             .message_count = agent.messageCount(),
+            // The session's so far (as the status line's): tokens, and USD (null: unknown).
+            .spent = .{ .usage = r.app.spent.usage, .cost_usd = r.app.spent.cost },
         });
     } else if (std.mem.eql(u8, kind, "set_model")) {
         const model = stringField(command, "model") orelse return respondError(r, id, kind, "invalid_argument", "\"model\" (a string) is needed");
@@ -382,6 +384,7 @@ fn runQueued(r: *Rpc, command: std.json.ObjectMap) void {
             var diag: panto.conversation_json.Diagnostic = .{};
             agent.truncate(0, &diag) catch |err| return respondError(r, id, kind, "failed", @errorName(err));
         } else forkAt(r, id, kind, 0) catch return;
+        r.app.countSpent();
         const info = agent.sessionInfo();
         respond(r, id, kind, .{ .session = if (info) |i| i.id else null, .parent = old });
     } else if (std.mem.eql(u8, kind, "fork")) {
@@ -414,6 +417,7 @@ fn forkAt(r: *Rpc, id: ?std.json.Value, kind: []const u8, count: usize) error{Re
         respondError(r, id, kind, if (err == error.InvalidArgument or err == error.InvalidConversation) "invalid_argument" else "failed", why);
         return error.Refused;
     };
+    r.app.countSpent(); // the new session's totals: its messages'
 }
 
 /// `compact` (optional `instructions` for the summary): its events (compaction_start,

@@ -87,6 +87,11 @@ fn drive(app: *App, input: panto.Agent.Input, observer: Observer) Outcome {
     var complete: ?panto.event.MessageComplete = null;
     var asked: std.ArrayList(panto.event.ApprovalCall) = .empty;
     defer asked.deinit(app.gpa);
+    // The session's totals take each turn's MessageComplete (which counts an automatic
+    // compaction's summary request too); a turn that ends without one, what its ended
+    // messages spent.
+    var unsettled: panto.catalog.Spent = .{};
+    defer app.spent.add(unsettled.usage, unsettled.cost);
     while (true) {
         const next = stream.next() catch |err| switch (err) {
             error.ResultPending => {
@@ -117,7 +122,10 @@ fn drive(app: *App, input: panto.Agent.Input, observer: Observer) Outcome {
         }
         observer.event(observer.ctx, &e);
         switch (e) {
-            .message_end => |m| emit(app, "message_end", .{ .stop_reason = @tagName(m.stop_reason), .usage = m.usage }),
+            .message_end => |m| {
+                unsettled.add(m.usage, m.cost);
+                emit(app, "message_end", .{ .stop_reason = @tagName(m.stop_reason), .usage = m.usage });
+            },
             .tool_call_start => |call| {
                 // A call the host runs: its tool_call subscribers may block or rewrite it.
                 const ours = call.awaiting_result and app.host.hasTool(call.name);
@@ -149,6 +157,8 @@ fn drive(app: *App, input: panto.Agent.Input, observer: Observer) Outcome {
             .compaction_start => |c| emit(app, "compaction_start", .{ .tokens_before = c.tokens_before, .reason = c.reason }),
             .compaction_end => |c| emit(app, "compaction_end", .{ .tokens_before = c.tokens_before, .tokens_after = c.tokens_after, .message_count = c.message_count, .summary = c.summary }),
             .message_complete => |m| {
+                app.spent.add(m.usage, m.cost);
+                unsettled = .{};
                 complete = m;
                 app.stop_reason.clearRetainingCapacity();
                 app.stop_reason.appendSlice(app.gpa, m.provider_stop_reason) catch {};
@@ -197,6 +207,7 @@ pub fn compact(app: *App, instructions: ?[]const u8, observer: Observer) Compact
                 emit(app, "compaction_end", .{ .tokens_before = c.tokens_before, .tokens_after = c.tokens_after, .message_count = c.message_count, .summary = c.summary });
                 done = .{ .tokens_before = c.tokens_before, .tokens_after = c.tokens_after, .message_count = c.message_count };
             },
+            .message_complete => |m| app.spent.add(m.usage, m.cost), // the summary request's
             else => {},
         }
     }

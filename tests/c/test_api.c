@@ -763,6 +763,16 @@ static void test_conversation_edit(void) {
 
     CHECK_RC(panto_agent_message_count(agent, &count), PANTO_OK);
     CHECK(count == 2); /* the failed turn kept nothing: its user message was rolled back */
+    {
+        /* What the conversation spent: the one answer's usage; claude-test has no price. */
+        PantoUsage usage = {0};
+        double cost = 0;
+        CHECK_RC(panto_agent_spent(agent, &usage, &cost), PANTO_OK);
+        CHECK(usage.input_tokens == 11 && usage.output_tokens == 5 && usage.cache_read_tokens == 0);
+        CHECK(cost == -1);
+        CHECK_RC(panto_agent_spent(agent, NULL, NULL), PANTO_OK);
+        CHECK_RC(panto_agent_spent(NULL, &usage, &cost), PANTO_ERR_INVALID_ARGUMENT);
+    }
     before = export_copy(agent);
     /* The assistant message carries who wrote it and its usage. */
     CHECK(strstr(before, "\"provider\":\"anthropic\",\"model\":\"claude-test\",\"stop_reason\":\"end_turn\","

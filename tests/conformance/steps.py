@@ -37,6 +37,7 @@ STEPS: dict[str, tuple[str, Any]] = {
     "append_to_session": ("a string", lambda v: isinstance(v, str)),
     "count_tokens": ("a string (the input) or null", lambda v: v is None or isinstance(v, str)),
     "list_models": ("true", lambda v: v is True),
+    "spent": ("true", lambda v: v is True),
     "pending_round": ("true", lambda v: v is True),
     "resume_turn": ("true", lambda v: v is True),
     "mcp_status": ("true", lambda v: v is True),

@@ -119,6 +119,17 @@ func (r *caseRun) runStep(s step) bool {
 		line := codeLine(s.key, err, false)
 		line["input_tokens"], line["estimated"] = counted.InputTokens, counted.Estimated
 		r.emit(line)
+	case "spent":
+		spent, err := r.agent.Spent()
+		line := codeLine(s.key, err, false)
+		u := spent.Usage
+		line["usage"] = map[string]any{"input_tokens": u.InputTokens, "output_tokens": u.OutputTokens,
+			"cache_read_tokens": u.CacheReadTokens, "cache_write_tokens": u.CacheWriteTokens, "reasoning_tokens": u.ReasoningTokens}
+		line["cost"] = nil
+		if err == nil && spent.Cost >= 0 {
+			line["cost"] = spent.Cost
+		}
+		r.emit(line)
 	case "list_models":
 		listed, err := r.agent.ListModels(context.Background())
 		line := codeLine(s.key, err, false)

@@ -372,6 +372,7 @@ const Loop = struct {
             .usage = usage,
             .cost = cost,
             .segments = l.app.host.status_segments.items,
+            .session = l.app.spent,
         });
         try l.out.print("{s}\n", .{style.reset});
         try l.out.flush();

@@ -14,6 +14,7 @@ const sessions_mod = @import("../sessions.zig");
 const session_picker = @import("session_picker.zig");
 const replay = @import("replay.zig");
 const terminal = @import("terminal.zig");
+const status = @import("status.zig");
 
 const Writer = std.Io.Writer;
 
@@ -219,6 +220,10 @@ fn session(ctx: Context) Writer.Error!void {
             info.id, if (info.resumed) " (resumed)" else "", info.path, agent.messageCount(),
         });
     } else try ctx.out.print("no session (--no-session): {d} messages in memory\n", .{agent.messageCount()});
+    try ctx.out.writeAll("  spent: ");
+    try status.totals(ctx.out, ctx.app.spent);
+    if (ctx.app.spent.cost == null) try ctx.out.writeAll(" (cost unknown: a model the catalog does not price)");
+    try ctx.out.writeAll("\n");
     try systemPrompt(ctx);
 }
 
@@ -267,6 +272,7 @@ fn newSession(ctx: Context) Writer.Error!void {
     if (agent.sessionInfo() == null) {
         var diag: panto.conversation_json.Diagnostic = .{};
         agent.truncate(0, &diag) catch |err| return ctx.out.print("{s}/new: {s}{s}\n", .{ style.red, @errorName(err), style.reset });
+        ctx.app.countSpent();
         return ctx.out.writeAll("new conversation (no session)\n");
     }
     const old = agent.sessionInfo().?.id;
@@ -297,6 +303,7 @@ fn forkAt(ctx: Context, command: []const u8, count: usize) Writer.Error!bool {
         }
         return false;
     };
+    ctx.app.countSpent(); // the new session's totals: its messages'
     return true;
 }
 

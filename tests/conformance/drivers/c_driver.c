@@ -23,7 +23,7 @@
  * and a tool's `return_parts` are submitted the same way (content ""). A turn may also be a
  * step object (README, "Steps": set_config, export, reimport, import, import_text, truncate,
  * drop_last, rollback_turn, compact, session_info, reopen_agent, second_agent, fork, list_sessions,
- * append_to_session, count_tokens, list_models, mcp_status), run between turns with the C function of its name. Exits 0
+ * append_to_session, count_tokens, list_models, mcp_status, spent), run between turns with the C function of its name. Exits 0
  * whenever it printed a transcript (even one ending in an error), 2 when it could not run
  * (bad arguments, unreadable or malformed case).
  *
@@ -1722,6 +1722,16 @@ static const char *run_step(PantoAgent **agent_slot, const char *p, Steps *st) {
             end_line();
         }
         free(text);
+    } else if (strcmp(key, "spent") == 0) {
+        PantoUsage u = {0};
+        double cost = -1;
+        rc = panto_agent_spent(agent, &u, &cost);
+        begin_step_line("spent", rc, NULL);
+        printf(", \"usage\": {\"input_tokens\": %" PRIu64 ", \"output_tokens\": %" PRIu64 ", \"cache_read_tokens\": %" PRIu64
+               ", \"cache_write_tokens\": %" PRIu64 ", \"reasoning_tokens\": %" PRIu64 "}, \"cost\": ",
+               u.input_tokens, u.output_tokens, u.cache_read_tokens, u.cache_write_tokens, u.reasoning_tokens);
+        put_number_or_null(cost);
+        end_line();
     } else if (strcmp(key, "list_models") == 0) {
         PantoString list = {0};
         rc = panto_agent_list_models(agent, &list);

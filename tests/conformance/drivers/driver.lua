@@ -517,6 +517,18 @@ function Run:count_tokens(input)
   emit(line)
 end
 
+function Run:spent()
+  local agent = self.agent
+  local ok, spent = pcall(agent.spent, agent)
+  local line = code_line("spent", ok, spent)
+  local u = ok and spent.usage or {}
+  line.usage = {input_tokens = u.input_tokens or 0, output_tokens = u.output_tokens or 0,
+    cache_read_tokens = u.cache_read_tokens or 0, cache_write_tokens = u.cache_write_tokens or 0,
+    reasoning_tokens = u.reasoning_tokens or 0}
+  line.cost = ok and spent.cost or json.null
+  emit(line)
+end
+
 function Run:list_models()
   local agent = self.agent
   local ok, listed = pcall(agent.list_models, agent)
@@ -634,6 +646,7 @@ function Run:step(st, extra_next)
   elseif st.drop_last ~= nil then self:cut("drop_last", "drop_last", st.drop_last)
   elseif st.rollback_turn ~= nil then self:rollback_turn()
   elseif st.list_models ~= nil then self:list_models()
+  elseif st.spent ~= nil then self:spent()
   elseif st.count_tokens ~= nil then self:count_tokens(st.count_tokens ~= json.null and st.count_tokens or nil)
   elseif st.compact ~= nil then self:compact(extra_next, type(st.compact) == "table" and st.compact.instructions or nil)
   elseif st.session_info ~= nil then self:session_info()

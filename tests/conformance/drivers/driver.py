@@ -515,6 +515,18 @@ class Steps:
             line = coded(key, count)
             line.pop("message", None)
             yield {**line, "input_tokens": counted.input_tokens, "estimated": counted.estimated}
+        elif key == "spent":
+            spent = panto.Spent(panto.Usage(), None)
+
+            def get_spent() -> None:
+                nonlocal spent
+                spent = agent.spent
+            line = coded(key, get_spent)
+            line.pop("message", None)
+            u = spent.usage
+            yield {**line, "usage": {"input_tokens": u.input_tokens, "output_tokens": u.output_tokens,
+                                     "cache_read_tokens": u.cache_read_tokens, "cache_write_tokens": u.cache_write_tokens,
+                                     "reasoning_tokens": u.reasoning_tokens}, "cost": spent.cost}
         elif key == "list_models":
             listed: list[panto.ModelEntry] = []
 
