@@ -68,6 +68,20 @@ def list_changed_case() -> tuple[dict[str, Any], list[Any]]:
     return data, lines
 
 
+def list_changed_idle_case() -> tuple[dict[str, Any], list[Any]]:
+    """A list change the server sends after a call's result, while no request waits: read (without
+    blocking) before the turn's next request, which offers the new list."""
+    data, lines = mcp_case(
+        "A server that sends notifications/tools/list_changed after a call's result, while no request "
+        "waits (its first call adds a tool `extra`): its pending output is read before the turn's next "
+        "request, which offers the new tool.",
+        {"t": server("--late-grow")},
+        [("toolu_1", "t__echo", {"text": "grow"})],
+        [("grow", False)], ALL_TOOLS)
+    data["expect_requests"][1]["body_contains"]["tools"] = [{"name": name} for name in ALL_TOOLS + ["t__extra"]]
+    return data, lines
+
+
 def http_case(description: str, command: list[str], servers: dict[str, dict[str, Any]],
               calls: list[tuple[str, str, dict]], contents: list[tuple[str, bool]], offered: list[str],
               progressed: list[dict[str, Any]] = ()) -> tuple[dict[str, Any], list[Any]]:
@@ -169,6 +183,7 @@ def cases() -> dict[str, tuple[dict[str, Any], list[Any]]]:
             {"e": {"url": HTTP_URL, "tools": EVERYTHING_TOOLS}},
             ["node", "tests/mcp/everything_http.mjs"]),
         "mcp_list_changed": list_changed_case(),
+        "mcp_list_changed_idle": list_changed_idle_case(),
         "mcp_tool_call": mcp_case(
             "An MCP server's tools are offered as SERVER__TOOL; the model's calls are sent to the server "
             "under the tool's own name, run by panto (awaiting_result false), and its answers are the "
