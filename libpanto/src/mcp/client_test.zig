@@ -199,7 +199,7 @@ test "mcp: a server built with the official Python SDK" {
     defer arena_state.deinit();
     const arena = arena_state.allocator();
     const tools = try client.listTools(arena);
-    try std.testing.expectEqual(@as(usize, 3), tools.len);
+    try std.testing.expectEqual(@as(usize, 4), tools.len);
     const echo = try client.callTool(arena, "echo", "{\"text\":\"hi\"}", null);
     try std.testing.expectEqualStrings("hi", echo.content[0].text);
     const add = try client.callTool(arena, "add", "{\"a\":1,\"b\":2}", null);

@@ -82,6 +82,8 @@ pub const Session = struct {
     listener: ?*Listener = null,
     /// This session reads a listener's GET stream: its `close` does not end the server's session.
     is_listener: bool = false,
+    /// Held while `stream` changes, and by `interrupt` (another thread) while it uses it.
+    stream_lock: c.pthread_mutex_t = c.PTHREAD_MUTEX_INITIALIZER,
 
     pub fn open(gpa: Allocator, agent: *Agent, lock: *c.pthread_mutex_t, options: Options) Allocator.Error!*Session {
         const s = try gpa.create(Session);
@@ -186,8 +188,7 @@ pub const Session = struct {
             s.forgetEventId();
             s.fruitless_resumes = 0;
             s.retry_ms = 0;
-            s.stream = answer;
-            s.stream_reader = answer.response.reader(&s.stream_buffer);
+            s.setStream(answer);
             kept = true;
             return;
         }
@@ -331,8 +332,7 @@ pub const Session = struct {
             s.setProblem("the server's answer broke before the reply, and resuming it failed (HTTP {d})", .{answer.status});
             return why;
         }
-        s.stream = answer;
-        s.stream_reader = answer.response.reader(&s.stream_buffer);
+        s.setStream(answer);
         kept = true;
         return null;
     }
@@ -354,8 +354,7 @@ pub const Session = struct {
         if (answer.status >= 400 and answer.status < 500) return .none;
         if (answer.status != 200 or !startsWithIgnoreCase(content_type, "text/event-stream")) return .failed;
         s.fruitless_resumes = 0;
-        s.stream = answer;
-        s.stream_reader = answer.response.reader(&s.stream_buffer);
+        s.setStream(answer);
         kept = true;
         return .open;
     }
@@ -532,10 +531,28 @@ pub const Session = struct {
 
     fn endStream(s: *Session) void {
         const answer = s.stream orelse return;
-        s.endAnswer(answer);
-        s.gpa.destroy(answer);
+        _ = c.pthread_mutex_lock(&s.stream_lock);
         s.stream = null;
         s.stream_reader = null;
+        _ = c.pthread_mutex_unlock(&s.stream_lock);
+        s.endAnswer(answer);
+        s.gpa.destroy(answer);
+    }
+
+    fn setStream(s: *Session, answer: *oneshot.Answer) void {
+        _ = c.pthread_mutex_lock(&s.stream_lock);
+        defer _ = c.pthread_mutex_unlock(&s.stream_lock);
+        s.stream = answer;
+        s.stream_reader = answer.response.reader(&s.stream_buffer);
+    }
+
+    /// From another thread: ends a read of the stream that blocks in the socket (a chunk begun,
+    /// so the read did not wait on `cancel_fd` first): its deadline set to now, the watchdog
+    /// shuts the socket down.
+    fn interrupt(s: *Session) void {
+        _ = c.pthread_mutex_lock(&s.stream_lock);
+        defer _ = c.pthread_mutex_unlock(&s.stream_lock);
+        if (s.stream) |answer| answer.setDeadline(1);
     }
 
     fn dropQueued(s: *Session) void {
@@ -600,7 +617,10 @@ pub const Listener = struct {
 
     /// Ends the thread (its wait woken by `stop_fd`), joins it, closes the stream, frees all.
     fn stop(l: *Listener) void {
+        // The thread's waits poll stop_fd; a read inside a chunk does not: interrupt it (after
+        // the write, so a stream opened meanwhile is seen stopped by the thread's own check).
         _ = c.write(l.stop_fd, &std.mem.toBytes(@as(u64, 1)), 8);
+        l.reader.interrupt();
         l.thread.join();
         l.reader.close();
         _ = c.close(l.stop_fd);
@@ -626,6 +646,7 @@ pub const Listener = struct {
                 .failed => continue,
                 .open => l.outcome.store(.open, .release),
             }
+            if (l.stopped()) return l.outcome.store(.stopped, .release);
             while (true) {
                 const text = s.readLine(stdio.deadlineIn(std.time.s_per_day * 1000)) catch break;
                 failures = 0;

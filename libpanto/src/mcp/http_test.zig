@@ -92,7 +92,7 @@ test "mcp http: the Python SDK's server, SSE answers: headers, list, calls, prog
     defer arena_state.deinit();
     const arena = arena_state.allocator();
     const tools = try client.listTools(arena);
-    try std.testing.expectEqual(@as(usize, 3), tools.len);
+    try std.testing.expectEqual(@as(usize, 4), tools.len);
     const echo = try client.callTool(arena, "echo", "{\"text\":\"h\\u00e9\"}", null);
     try std.testing.expectEqualStrings("h\u{e9}", echo.content[0].text);
     const add = try client.callTool(arena, "add", "{\"a\":1,\"b\":2}", null);
@@ -116,7 +116,7 @@ test "mcp http: the Python SDK's server, JSON answers" {
     var arena_state: std.heap.ArenaAllocator = .init(gpa);
     defer arena_state.deinit();
     const arena = arena_state.allocator();
-    try std.testing.expectEqual(@as(usize, 3), (try client.listTools(arena)).len);
+    try std.testing.expectEqual(@as(usize, 4), (try client.listTools(arena)).len);
     const echo = try client.callTool(arena, "echo", "{\"text\":\"json\"}", null);
     try std.testing.expectEqualStrings("json", echo.content[0].text);
 }
@@ -371,4 +371,27 @@ test "mcp http: a server without a GET stream (405) is asked once, not again" {
     // One GET, then the session's end: no retry came between.
     try std.testing.expectEqualStrings("GET 405", try server.process.readLine(stdio.deadlineIn(60_000)));
     try std.testing.expectEqualStrings("DELETE s1", try server.process.readLine(stdio.deadlineIn(60_000)));
+}
+
+test "mcp http: the Python SDK's server: a list change it sends outside any call comes on the GET stream" {
+    var server = try sdkServer(&.{});
+    defer server.stop();
+    const agent = try testAgent();
+    defer agent.deinit();
+    const client = try Client.startHttp(gpa, agent, &lock, .{ .url = server.url() }, .{}, null);
+    defer client.close();
+    // The server drops a notification for a GET stream not open yet: wait until it is.
+    const listener = client.conn.http.listener.?;
+    for (0..6000) |_| {
+        if (listener.outcome.load(.acquire) == .open) break;
+        var none = [0]std.c.pollfd{};
+        _ = std.c.poll(&none, 0, 10);
+    } else return error.TestUnexpectedResult;
+    var arena_state: std.heap.ArenaAllocator = .init(gpa);
+    defer arena_state.deinit();
+    const arena = arena_state.allocator();
+    const before = (try client.listTools(arena)).len;
+    try std.testing.expectEqualStrings("grown", (try client.callTool(arena, "grow", "{}", null)).content[0].text);
+    try awaitToolsChanged(client);
+    try std.testing.expectEqual(before + 1, (try client.listTools(arena)).len);
 }
