@@ -301,10 +301,24 @@ fn awaitToolsChanged(client: *Client) !void {
     for (0..6000) |_| {
         try client.readPending();
         if (client.tools_changed) return;
-        var none = [0]std.c.pollfd{};
-        _ = std.c.poll(&none, 0, 10);
+        nap();
     }
     return error.TestUnexpectedResult;
+}
+
+/// Waits until the client's GET stream listener got to `outcome` (at most a minute).
+fn awaitOutcome(client: *Client, outcome: http.Listener.Outcome) !void {
+    const listener = client.conn.http.listener.?;
+    for (0..6000) |_| {
+        if (listener.outcome.load(.acquire) == outcome) return;
+        nap();
+    }
+    return error.TestUnexpectedResult;
+}
+
+fn nap() void {
+    var none = [0]std.c.pollfd{};
+    _ = std.c.poll(&none, 0, 10);
 }
 
 test "mcp http: a list change on the GET stream is noted for the next request; agent free leaves no thread or fd" {
@@ -358,12 +372,7 @@ test "mcp http: a server without a GET stream (405) is asked once, not again" {
         defer agent.deinit();
         const client = try Client.startHttp(gpa, agent, &lock, .{ .url = server.url() }, .{}, null);
         defer client.close();
-        const listener = client.conn.http.listener.?;
-        for (0..6000) |_| {
-            if (listener.outcome.load(.acquire) == .none) break;
-            var none = [0]std.c.pollfd{};
-            _ = std.c.poll(&none, 0, 10);
-        } else return error.TestUnexpectedResult;
+        try awaitOutcome(client, .none);
         var arena_state: std.heap.ArenaAllocator = .init(gpa);
         defer arena_state.deinit();
         try std.testing.expectEqualStrings("1", (try client.callTool(arena_state.allocator(), "inits", "{}", null)).content[0].text);
@@ -381,12 +390,7 @@ test "mcp http: the Python SDK's server: a list change it sends outside any call
     const client = try Client.startHttp(gpa, agent, &lock, .{ .url = server.url() }, .{}, null);
     defer client.close();
     // The server drops a notification for a GET stream not open yet: wait until it is.
-    const listener = client.conn.http.listener.?;
-    for (0..6000) |_| {
-        if (listener.outcome.load(.acquire) == .open) break;
-        var none = [0]std.c.pollfd{};
-        _ = std.c.poll(&none, 0, 10);
-    } else return error.TestUnexpectedResult;
+    try awaitOutcome(client, .open);
     var arena_state: std.heap.ArenaAllocator = .init(gpa);
     defer arena_state.deinit();
     const arena = arena_state.allocator();

@@ -511,36 +511,32 @@ fn markerPath(buf: []u8, tmp: *const std.testing.TmpDir) ![]const u8 {
     return std.fmt.bufPrint(buf, ".zig-cache/tmp/{s}/marker", .{tmp.sub_path});
 }
 
-test "close: a server that exits once its stdin is closed gets no signal, and is reaped" {
-    const gpa = std.testing.allocator;
+/// Starts a shutdown server, closes it once it is ready, checks it was reaped (not even a
+/// zombie left) and returns what it noted (owned).
+fn closeNoted(gpa: Allocator, stay: bool, grace_ms: u32) ![]u8 {
     var tmp = std.testing.tmpDir(.{});
     defer tmp.cleanup();
     var buf: [256]u8 = undefined;
     const marker = try markerPath(&buf, &tmp);
-    // A long grace: this server exits on its own well before it (close returns then).
-    const p = try shutdownServer(gpa, marker, false, 60_000);
+    const p = try shutdownServer(gpa, marker, stay, grace_ms);
     try std.testing.expectEqualStrings("ready", try p.readLine(deadlineIn(30_000)));
     const pid_ = p.pid();
     p.close();
-    // Reaped: no such process (not even a zombie).
     try std.testing.expectEqual(std.os.linux.E.SRCH, std.os.linux.errno(std.os.linux.kill(pid_, @enumFromInt(0))));
-    const noted = try tmp.dir.readFileAlloc(std.testing.io, "marker", gpa, .limited(1024));
+    return tmp.dir.readFileAlloc(std.testing.io, "marker", gpa, .limited(1024));
+}
+
+test "close: a server that exits once its stdin is closed gets no signal, and is reaped" {
+    const gpa = std.testing.allocator;
+    // A long grace: this server exits on its own well before it (close returns then).
+    const noted = try closeNoted(gpa, false, 60_000);
     defer gpa.free(noted);
     try std.testing.expectEqualStrings("EOF\n", noted);
 }
 
 test "close: a server that ignores its stdin's end and SIGTERM is killed, after SIGTERM, and reaped" {
     const gpa = std.testing.allocator;
-    var tmp = std.testing.tmpDir(.{});
-    defer tmp.cleanup();
-    var buf: [256]u8 = undefined;
-    const marker = try markerPath(&buf, &tmp);
-    const p = try shutdownServer(gpa, marker, true, 50);
-    try std.testing.expectEqualStrings("ready", try p.readLine(deadlineIn(30_000)));
-    const pid_ = p.pid();
-    p.close();
-    try std.testing.expectEqual(std.os.linux.E.SRCH, std.os.linux.errno(std.os.linux.kill(pid_, @enumFromInt(0))));
-    const noted = try tmp.dir.readFileAlloc(std.testing.io, "marker", gpa, .limited(1024));
+    const noted = try closeNoted(gpa, true, 50);
     defer gpa.free(noted);
     // SIGTERM came (the handler noted it) and did not end it: SIGKILL did.
     try std.testing.expect(std.mem.indexOf(u8, noted, "TERM\n") != null);
