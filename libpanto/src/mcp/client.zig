@@ -351,7 +351,10 @@ pub const Client = struct {
         defer scratch.deinit();
         while (true) {
             _ = scratch.reset(.retain_capacity);
-            const text = c.conn.readLine(stdio.now()) catch |err| switch (err) {
+            const ready = c.conn.stdio.hasInput() catch false;
+            if (!ready) return;
+            // (A line begun is waited for: the server is writing it now.)
+            const text = c.conn.readLine(stdio.deadlineIn(c.options.timeout_ms)) catch |err| switch (err) {
                 error.Timeout, error.ServerExited, error.Canceled => return, // nothing more now
                 error.OutOfMemory => return error.OutOfMemory,
                 error.LineTooLong => {

@@ -215,6 +215,18 @@ pub const Process = struct {
         return true;
     }
 
+    /// Whether a line, or the end of stdout, can be read now: a whole line is buffered, or
+    /// stdout is readable (a poll that does not wait; what is readable is read in).
+    pub fn hasInput(p: *Process) IoError!bool {
+        while (true) {
+            if (p.stdout_ended) return true;
+            if (std.mem.indexOfScalar(u8, p.pending.items[p.start..], '\n') != null) return true;
+            var fds = [1]c.pollfd{.{ .fd = p.child.stdout.?.handle, .events = c.POLL.IN, .revents = 0 }};
+            if (c.poll(&fds, 1, 0) <= 0) return false;
+            try p.readStdout();
+        }
+    }
+
     /// Writes `line` and a newline, before `deadline_ns` (CLOCK_MONOTONIC; null: no limit).
     pub fn writeLine(p: *Process, line: []const u8, deadline_ns: ?i64) IoError!void {
         try p.writeAll(line, deadline_ns);
@@ -291,16 +303,13 @@ pub const Process = struct {
                 .{ .fd = err_fd, .events = c.POLL.IN, .revents = 0 },
                 .{ .fd = p.cancel_fd, .events = c.POLL.IN, .revents = 0 },
             };
-            // A deadline already past still looks once (a poll that does not wait): what is
-            // there is read, so `now()` as a deadline reads without blocking.
             const timeout: c_int = if (deadline_ns) |d| blk: {
                 const left = d - now();
-                if (left <= 0) break :blk 0;
+                if (left <= 0) return error.Timeout;
                 break :blk @intCast(@min(std.math.maxInt(c_int), @divFloor(left + std.time.ns_per_ms - 1, std.time.ns_per_ms)));
             } else -1;
             const rc = c.poll(&fds, 3, timeout);
             if (rc < 0) continue; // interrupted: wait for the rest
-            if (rc == 0 and timeout == 0) return error.Timeout;
             if (fds[2].revents != 0) return error.Canceled;
             if (fds[1].revents != 0) p.drainStderr();
             // Readable, writable, or its end closed (HUP/ERR): the read or write tells which.
