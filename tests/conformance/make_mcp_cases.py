@@ -56,12 +56,16 @@ def mcp_case(description: str, servers: dict[str, dict[str, Any]], calls: list[t
 ALL_TOOLS = ["t__echo", "t__add", "t__fail", "t__pixel", "t__env", "t__docs"]
 
 
-def list_changed_case() -> tuple[dict[str, Any], list[Any]]:
-    """A call after which the server's tools change: the turn's next request offers the new list."""
+def list_changed_case(late: bool = False) -> tuple[dict[str, Any], list[Any]]:
+    """A call after which the server's tools change: the turn's next request offers the new list.
+    `late`: the server says so after the call's result, while no request waits (its pending
+    output is read, without blocking, before the next request)."""
+    when = ("after a call's result, while no request waits (its first call adds a tool `extra`): its "
+            "pending output is read before the turn's next request," if late else
+            "during a call (its first call adds a tool `extra`) is listed again before the turn's next request,")
     data, lines = mcp_case(
-        "A server that announces notifications/tools/list_changed during a call (its first call adds a tool "
-        "`extra`) is listed again before the turn's next request, which offers the new tool.",
-        {"t": server("--grow")},
+        f"A server that announces notifications/tools/list_changed {when} which offers the new tool.",
+        {"t": server("--late-grow" if late else "--grow")},
         [("toolu_1", "t__echo", {"text": "grow"})],
         [("grow", False)], ALL_TOOLS)
     data["expect_requests"][1]["body_contains"]["tools"] = [{"name": name} for name in ALL_TOOLS + ["t__extra"]]
@@ -169,6 +173,7 @@ def cases() -> dict[str, tuple[dict[str, Any], list[Any]]]:
             {"e": {"url": HTTP_URL, "tools": EVERYTHING_TOOLS}},
             ["node", "tests/mcp/everything_http.mjs"]),
         "mcp_list_changed": list_changed_case(),
+        "mcp_list_changed_idle": list_changed_case(late=True),
         "mcp_tool_call": mcp_case(
             "An MCP server's tools are offered as SERVER__TOOL; the model's calls are sent to the server "
             "under the tool's own name, run by panto (awaiting_result false), and its answers are the "

@@ -20,17 +20,29 @@ type, a message split over data lines, CRLF line ends. Tools: `inits` says how m
                   c1", and answered with an SSE stream of the reply; a GET without it: 405);
                   batch (a JSON body that is a JSON-RPC batch: the progress notification and
                   the reply in one array); sse-batch (the same batch as one SSE message)
+  --get-stream MODE  the GET stream (messages outside any request): none (default: 405), 405 (the
+                  same, "GET 405" said), list-changed (an SSE stream kept open; a tools/call adds
+                  a tool `extra` and sends notifications/tools/list_changed on it before its
+                  answer), drop (as list-changed, but the first GET stream says `retry: 50` and
+                  an event g1, then closes: the next GET must carry Last-Event-ID g1, said on
+                  stdout as "GET Last-Event-ID g1")
+  --retry MS      with --on-call break: the broken answer says `retry: MS` first, "broke" is said
+                  on stdout once it is closed, and a GET that resumes it sooner than
+                  min(MS, 5000) ms after is refused (404, "GET too early" said)
 """
 import argparse
 import json
 import socket
 import sys
+import queue
 import threading
+import time
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 
 TOOLS = [{"name": "inits", "description": "How many handshakes the server saw.", "inputSchema": {"type": "object"}}]
 
-state = {"sessions": 0, "version": None, "expired": False}
+state = {"sessions": 0, "version": None, "expired": False, "gets": 0}
+outside = queue.Queue()  # messages for the GET stream
 lock = threading.Lock()
 args = None
 
@@ -60,11 +72,20 @@ class Handler(BaseHTTPRequestHandler):
 
     def do_GET(self):
         last = self.headers.get("Last-Event-ID")
+        if args.get_stream == "405":
+            say("GET 405")
+        if args.get_stream in ("list-changed", "drop") and (last is None or last.startswith("g")):
+            return self.get_stream(last)
         if last is None or args.on_call != "break":
             return self.answer(405, b"no GET stream here", "text/plain")
         say(f"GET Last-Event-ID {last}")
         if self.headers.get("Mcp-Session-Id") != self.current():
             return self.answer(400, b"wrong session", "text/plain")
+        if args.retry is not None:
+            waited = time.monotonic() - state["broke_at"]
+            if waited < min(args.retry, 5000) / 1000:
+                say("GET too early")
+                return self.answer(404, b"too early", "text/plain")
         with lock:
             pending = state.pop("pending", None)
         if last != "c1" or pending is None:
@@ -75,6 +96,36 @@ class Handler(BaseHTTPRequestHandler):
         self.end_headers()
         self.wfile.write(f"id: c2\ndata: {json.dumps(pending)}\n\n".encode())
         self.close_connection = True
+
+    def get_stream(self, last):
+        if self.headers.get("Mcp-Session-Id") != self.current():
+            return self.answer(400, b"wrong session", "text/plain")
+        with lock:
+            state["gets"] += 1
+            first = state["gets"] == 1
+        if last is not None:
+            say(f"GET Last-Event-ID {last}")
+        elif not first and args.get_stream == "drop":
+            say("GET without Last-Event-ID")
+        self.send_response(200)
+        self.send_header("Content-Type", "text/event-stream")
+        self.send_header("Connection", "close")
+        self.end_headers()
+        self.close_connection = True
+        if first and args.get_stream == "drop":
+            self.wfile.write(b"retry: 50\n\nid: g1\ndata:\n\n")
+            self.wfile.flush()
+            return
+        self.wfile.write(b": open\n\n")
+        self.wfile.flush()
+        while True:
+            message = outside.get()
+            try:
+                self.wfile.write(f"data: {json.dumps(message)}\n\n".encode())
+                self.wfile.flush()
+            except OSError:
+                outside.put(message)  # for the next stream
+                return
 
     def do_DELETE(self):
         say(f"DELETE {self.headers.get('Mcp-Session-Id')}")
@@ -114,6 +165,9 @@ class Handler(BaseHTTPRequestHandler):
                 return
             return self.stream(message["id"], {"tools": TOOLS})
         if method == "tools/call":
+            if args.get_stream in ("list-changed", "drop") and not any(t["name"] == "extra" for t in TOOLS):
+                TOOLS.append(dict(TOOLS[0], name="extra"))
+                outside.put({"jsonrpc": "2.0", "method": "notifications/tools/list_changed"})
             text = str(state["sessions"])
             result = {"content": [{"type": "text", "text": text}]}
             if args.on_call != "answer":
@@ -138,7 +192,14 @@ class Handler(BaseHTTPRequestHandler):
         else:  # break: the reply is kept for the GET that resumes the stream
             with lock:
                 state["pending"] = reply
+            if args.retry is not None:
+                self.wfile.write(f"retry: {args.retry}\n\n".encode())
             self.wfile.write(f"id: c0\ndata:\n\nid: c1\ndata: {json.dumps(progress)}\n\n".encode())
+            if args.retry is not None:
+                self.wfile.flush()
+                state["broke_at"] = time.monotonic()  # (before the client can see the end)
+                self.connection.shutdown(socket.SHUT_RDWR)
+                say("broke")
         self.close_connection = True
 
     def stream(self, id, result):
@@ -161,6 +222,8 @@ def main():
     parser = argparse.ArgumentParser()
     parser.add_argument("--on-list", default="answer")
     parser.add_argument("--on-call", default="answer", choices=["answer", "break", "batch", "sse-batch"])
+    parser.add_argument("--retry", type=int)
+    parser.add_argument("--get-stream", default="none", choices=["none", "405", "list-changed", "drop"])
     args = parser.parse_args()
     server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
     server.daemon_threads = True

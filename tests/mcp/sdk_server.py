@@ -34,6 +34,20 @@ async def steps(n: int, ctx: Context) -> str:
     return f"{n} steps done"
 
 
+def extra(text: str) -> str:
+    """Says its text back, too."""
+    return text
+
+
+@app.tool()
+async def grow(ctx: Context) -> str:
+    """Adds the tool `extra` and says so (notifications/tools/list_changed: outside this call,
+    on the GET stream over Streamable HTTP)."""
+    app.add_tool(extra)
+    await ctx.session.send_tool_list_changed()
+    return "grown"
+
+
 def serve_http(json_response: bool, required: tuple[str, str] | None) -> None:
     import anyio
     import uvicorn

@@ -17,6 +17,9 @@ flag:
                      send N notifications/progress (i of N, "step i of N")
   --grow             the first tools/call adds a tool `extra` (echo's twin): the server sends
                      notifications/tools/list_changed before that call's result
+  --late-grow        as --grow, but list_changed is sent right after that call's result (in the
+                     same write, so it is in the pipe once the result is read): the client
+                     meets it while no request waits
   --die-at-start     write a reason to stderr and exit before reading anything
   --hold PATH        then wait until PATH exists before answering (so a test can see the
                      progress arrive while the call still runs, without timing anything)
@@ -95,6 +98,7 @@ def main():
     parser.add_argument("--hold")
     parser.add_argument("--die-at-start", action="store_true")
     parser.add_argument("--grow", action="store_true")
+    parser.add_argument("--late-grow", action="store_true")
     args = parser.parse_args()
     print("test server started", file=sys.stderr, flush=True)
     if args.die_at_start:
@@ -159,6 +163,11 @@ def main():
             if result is None:
                 send({"jsonrpc": "2.0", "id": rid,
                       "error": {"code": -32602, "message": f"Unknown tool: {params.get('name')}"}})
+            elif args.late_grow and not any(t["name"] == "extra" for t in TOOLS):
+                TOOLS.append(dict(TOOLS[0], name="extra", description="Says its text back, too."))
+                changed = {"jsonrpc": "2.0", "method": "notifications/tools/list_changed"}
+                sys.stdout.write(json.dumps({"jsonrpc": "2.0", "id": rid, "result": result}) + "\n" + json.dumps(changed) + "\n")
+                sys.stdout.flush()
             else:
                 send({"jsonrpc": "2.0", "id": rid, "result": result})
         else:

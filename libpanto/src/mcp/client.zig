@@ -207,6 +207,8 @@ pub const Client = struct {
             };
         };
         try c.notify("notifications/initialized", null);
+        // Messages outside any request come on the GET stream (Streamable HTTP).
+        if (c.conn == .http) c.conn.http.listen();
     }
 
     /// Every tool of the server, all pages of `tools/list`. Strings live in `arena`.
@@ -334,6 +336,51 @@ pub const Client = struct {
         }
     }
 
+    /// Reads, without blocking, what a server sent while no request waited: a
+    /// `tools/list_changed` it sent between turns is noted (and its ping answered) before the
+    /// next request, not only at the next exchange. A late reply is dropped; a server that
+    /// broke the protocol or ended is marked so (`broken`, `conn.ended`).
+    pub fn readPending(c: *Client) Allocator.Error!void {
+        if (c.broken != null) return;
+        if (c.conn == .http) {
+            // Over HTTP, what the GET stream's listener noted.
+            if (c.conn.http.takeToolsChanged()) c.tools_changed = true;
+            return;
+        }
+        var scratch: std.heap.ArenaAllocator = .init(c.gpa);
+        defer scratch.deinit();
+        while (true) {
+            _ = scratch.reset(.retain_capacity);
+            const ready = c.conn.stdio.hasInput() catch false;
+            if (!ready) return;
+            // (A line begun is waited for: the server is writing it now.)
+            const text = c.conn.readLine(stdio.deadlineIn(c.options.timeout_ms)) catch |err| switch (err) {
+                error.Timeout, error.ServerExited, error.Canceled => return, // nothing more now
+                error.OutOfMemory => return error.OutOfMemory,
+                error.LineTooLong => {
+                    c.breakOff(error.LineTooLong);
+                    return;
+                },
+                error.HttpFailed, error.SessionExpired => return, // (stdio: never)
+            };
+            const message = jsonrpc.parse(scratch.allocator(), text) catch |err| switch (err) {
+                error.OutOfMemory => return error.OutOfMemory,
+                error.Garbage => {
+                    c.breakOff(error.Garbage);
+                    return;
+                },
+            };
+            switch (message) {
+                .reply => {},
+                .notification => |n| c.noted(n),
+                .request => |r| c.answer(r, stdio.deadlineIn(c.options.timeout_ms)) catch |err| switch (err) {
+                    error.OutOfMemory => return error.OutOfMemory,
+                    else => return,
+                },
+            }
+        }
+    }
+
     fn noted(c: *Client, n: jsonrpc.Notification) void {
         if (std.mem.eql(u8, n.method, "notifications/tools/list_changed")) c.tools_changed = true;
         // Log messages and progress of nothing asked for: dropped.
@@ -399,9 +446,13 @@ pub const Client = struct {
 
     /// Marks the server broken and ends it: every later request fails with `err`.
     fn fail(c: *Client, err: Error) Error {
+        c.breakOff(err);
+        return err;
+    }
+
+    fn breakOff(c: *Client, err: Error) void {
         c.broken = err;
         c.conn.kill();
-        return err;
     }
 };
 

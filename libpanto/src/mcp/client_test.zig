@@ -104,6 +104,26 @@ test "mcp: a server that dies mid-call is ServerExited, with its stderr, for thi
     try std.testing.expectError(error.ServerExited, client.ping());
 }
 
+test "mcp: a list change sent while no request waits is read by readPending, without blocking" {
+    const client = try startTestServer(&.{"--late-grow"}, .{});
+    defer client.close();
+    var arena_state: std.heap.ArenaAllocator = .init(gpa);
+    defer arena_state.deinit();
+    const a = arena_state.allocator();
+    try std.testing.expectEqual(@as(usize, 6), (try client.listTools(a)).len);
+    // Its result and the notification after it come in one write: once the result is read,
+    // the notification is there (in the pipe or the buffer), unread.
+    _ = try client.callTool(a, "echo", "{\"text\":\"x\"}", null);
+    try std.testing.expect(!client.tools_changed);
+    try client.readPending();
+    try std.testing.expect(client.tools_changed);
+    try std.testing.expectEqual(@as(usize, 7), (try client.listTools(a)).len);
+    // Nothing pending: it returns at once, and the server is fine.
+    try client.readPending();
+    try std.testing.expect(!client.tools_changed and client.broken == null);
+    try client.ping();
+}
+
 test "mcp: a call the server never answers times out, is canceled, and the server goes on" {
     // The server never answers a call, so the timeout is the only way out, however slow the
     // machine: the test does not depend on how long anything takes.
@@ -179,7 +199,7 @@ test "mcp: a server built with the official Python SDK" {
     defer arena_state.deinit();
     const arena = arena_state.allocator();
     const tools = try client.listTools(arena);
-    try std.testing.expectEqual(@as(usize, 3), tools.len);
+    try std.testing.expectEqual(@as(usize, 4), tools.len);
     const echo = try client.callTool(arena, "echo", "{\"text\":\"hi\"}", null);
     try std.testing.expectEqualStrings("hi", echo.content[0].text);
     const add = try client.callTool(arena, "add", "{\"a\":1,\"b\":2}", null);

@@ -9,9 +9,9 @@
 //! shakes hands again); `close` DELETEs the session. An SSE answer that breaks before its
 //! reply is resumed with a GET carrying `Last-Event-ID` when the server gave its events ids
 //! (the spec's "Resumability"); an answer that is a JSON-RPC batch (an array, 2025-03-26) is
-//! handed out one message at a time. The optional GET stream (messages the server sends
-//! outside any request) is not opened: a list change a server sends there is missed (one
-//! sent on a request's SSE answer is seen).
+//! handed out one message at a time. After the handshake the optional GET stream (messages
+//! the server sends outside any request) is opened and read by a `Listener` thread (see why
+//! there); a `tools/list_changed` on it is noted for the client's next request.
 const std = @import("std");
 const Allocator = std.mem.Allocator;
 const c = std.c;
@@ -20,6 +20,10 @@ const oneshot = @import("../transport/oneshot.zig");
 const errors = @import("../errors.zig");
 const request_mod = @import("../request.zig");
 const stdio = @import("stdio.zig");
+const jsonrpc = @import("jsonrpc.zig");
+
+/// The longest wait before a reconnection a server's SSE `retry` can ask for.
+pub const max_retry_ms = 5_000;
 
 pub const Header = struct { name: []const u8, value: []const u8 };
 
@@ -64,6 +68,9 @@ pub const Session = struct {
     /// Resumptions of the answer being read that brought no event (a bound: a server that
     /// breaks every stream at once would be resumed forever).
     fruitless_resumes: u8 = 0,
+    /// The SSE `retry` the server gave last (ms): how long to wait before resuming its answer;
+    /// at most `max_retry_ms`, so a server cannot stall a turn with it.
+    retry_ms: u32 = 0,
     /// The message last handed out (readLine's result lives until the next read).
     line: std.ArrayList(u8) = .empty,
     /// Why the last exchange failed, for an error message (as a stdio server's stderr tail).
@@ -71,6 +78,12 @@ pub const Session = struct {
     problem_len: usize = 0,
     /// Readable once the wait should end (a turn's cancel). -1: none.
     cancel_fd: c.fd_t = -1,
+    /// The GET stream's reader, once `listen` opened it.
+    listener: ?*Listener = null,
+    /// This session reads a listener's GET stream: its `close` does not end the server's session.
+    is_listener: bool = false,
+    /// Held while `stream` changes, and by `interrupt` (another thread) while it uses it.
+    stream_lock: c.pthread_mutex_t = c.PTHREAD_MUTEX_INITIALIZER,
 
     pub fn open(gpa: Allocator, agent: *Agent, lock: *c.pthread_mutex_t, options: Options) Allocator.Error!*Session {
         const s = try gpa.create(Session);
@@ -81,8 +94,9 @@ pub const Session = struct {
     /// Ends the session: the open answer closed, the session DELETEd (its failure ignored:
     /// the server forgets idle sessions anyway).
     pub fn close(s: *Session) void {
+        s.stopListening();
         s.endStream();
-        if (s.session_id != null) {
+        if (s.session_id != null and !s.is_listener) {
             var arena_state: std.heap.ArenaAllocator = .init(s.gpa);
             defer arena_state.deinit();
             var answer: oneshot.Answer = undefined;
@@ -100,8 +114,30 @@ pub const Session = struct {
 
     /// As a stdio server's kill: the open answer is dropped (the session stays for `close`).
     pub fn kill(s: *Session) void {
+        s.stopListening();
         s.endStream();
         s.dropQueued();
+    }
+
+    /// Opens the server's GET stream on a thread of its own (after the handshake, so that the
+    /// session id and version are known); a listener before it (an old session's) is stopped.
+    /// Without a thread or an eventfd there is no listener: only list changes sent on request
+    /// answers are seen, as before.
+    pub fn listen(s: *Session) void {
+        s.stopListening();
+        s.listener = Listener.start(s) catch null;
+    }
+
+    /// Whether the GET stream brought a `notifications/tools/list_changed` since last asked.
+    pub fn takeToolsChanged(s: *Session) bool {
+        const l = s.listener orelse return false;
+        return l.tools_changed.swap(false, .acq_rel);
+    }
+
+    fn stopListening(s: *Session) void {
+        const l = s.listener orelse return;
+        l.stop();
+        s.listener = null;
     }
 
     /// Why the last exchange failed.
@@ -151,8 +187,8 @@ pub const Session = struct {
             s.endStream();
             s.forgetEventId();
             s.fruitless_resumes = 0;
-            s.stream = answer;
-            s.stream_reader = answer.response.reader(&s.stream_buffer);
+            s.retry_ms = 0;
+            s.setStream(answer);
             kept = true;
             return;
         }
@@ -266,8 +302,12 @@ pub const Session = struct {
                 event_id.clearRetainingCapacity();
                 try event_id.appendSlice(s.gpa, value);
                 has_id = true;
+            } else if (std.mem.eql(u8, name, "retry")) {
+                // How long to wait before resuming (SSE): only digits count, and it is capped.
+                if (std.fmt.parseUnsigned(u64, value, 10)) |ms| {
+                    s.retry_ms = @intCast(@min(ms, max_retry_ms));
+                } else |_| {}
             }
-            // retry: how long to wait before resuming; panto resumes at once.
         }
     }
 
@@ -279,6 +319,7 @@ pub const Session = struct {
         if (s.fruitless_resumes >= max_fruitless_resumes) return why;
         s.fruitless_resumes += 1;
         s.endStream();
+        try s.pause(s.retry_ms, deadline_ns);
         var arena_state: std.heap.ArenaAllocator = .init(s.gpa);
         defer arena_state.deinit();
         const answer = try s.gpa.create(oneshot.Answer);
@@ -291,13 +332,46 @@ pub const Session = struct {
             s.setProblem("the server's answer broke before the reply, and resuming it failed (HTTP {d})", .{answer.status});
             return why;
         }
-        s.stream = answer;
-        s.stream_reader = answer.response.reader(&s.stream_buffer);
+        s.setStream(answer);
         kept = true;
         return null;
     }
 
     const max_fruitless_resumes = 3;
+
+    /// Opens the GET stream (with `Last-Event-ID` when its events had ids, so the server
+    /// replays what the drop lost): `none` when the server has none (405) or refuses it (4xx).
+    fn openGet(s: *Session) IoError!enum { open, none, failed } {
+        s.endStream();
+        var arena_state: std.heap.ArenaAllocator = .init(s.gpa);
+        defer arena_state.deinit();
+        const answer = try s.gpa.create(oneshot.Answer);
+        var kept = false;
+        defer if (!kept) s.gpa.destroy(answer);
+        try s.request(arena_state.allocator(), answer, .{ .method = .GET, .accept = "text/event-stream", .last_event_id = s.last_event_id }, stdio.deadlineIn(60_000));
+        defer if (!kept) s.endAnswer(answer);
+        const content_type = answer.header("content-type") orelse "";
+        if (answer.status >= 400 and answer.status < 500) return .none;
+        if (answer.status != 200 or !startsWithIgnoreCase(content_type, "text/event-stream")) return .failed;
+        s.fruitless_resumes = 0;
+        s.setStream(answer);
+        kept = true;
+        return .open;
+    }
+
+    /// Waits `ms` (the server's `retry`) before a reconnection, ended at once by `cancel_fd`
+    /// (Canceled) and never past the request's deadline (Timeout).
+    fn pause(s: *Session, ms: u32, deadline_ns: i64) IoError!void {
+        const until = @min(stdio.deadlineIn(ms), deadline_ns);
+        while (true) {
+            const left = until - stdio.now();
+            if (left <= 0) break;
+            var fds = [1]c.pollfd{.{ .fd = s.cancel_fd, .events = c.POLL.IN, .revents = 0 }};
+            const n = c.poll(&fds, if (s.cancel_fd >= 0) 1 else 0, @intCast(@divFloor(left + std.time.ns_per_ms - 1, std.time.ns_per_ms)));
+            if (n > 0) return error.Canceled;
+        }
+        if (stdio.now() >= deadline_ns) return s.timeout();
+    }
 
     /// Queues `text` (owned by the gpa: the session's now, freed on failure too): a batch's
     /// messages one by one (an empty batch is no message), anything else as it is (the client
@@ -457,10 +531,28 @@ pub const Session = struct {
 
     fn endStream(s: *Session) void {
         const answer = s.stream orelse return;
-        s.endAnswer(answer);
-        s.gpa.destroy(answer);
+        _ = c.pthread_mutex_lock(&s.stream_lock);
         s.stream = null;
         s.stream_reader = null;
+        _ = c.pthread_mutex_unlock(&s.stream_lock);
+        s.endAnswer(answer);
+        s.gpa.destroy(answer);
+    }
+
+    fn setStream(s: *Session, answer: *oneshot.Answer) void {
+        _ = c.pthread_mutex_lock(&s.stream_lock);
+        defer _ = c.pthread_mutex_unlock(&s.stream_lock);
+        s.stream = answer;
+        s.stream_reader = answer.response.reader(&s.stream_buffer);
+    }
+
+    /// From another thread: ends a read of the stream that blocks in the socket (a chunk begun,
+    /// so the read did not wait on `cancel_fd` first): its deadline set to now, the watchdog
+    /// shuts the socket down.
+    fn interrupt(s: *Session) void {
+        _ = c.pthread_mutex_lock(&s.stream_lock);
+        defer _ = c.pthread_mutex_unlock(&s.stream_lock);
+        if (s.stream) |answer| answer.setDeadline(1);
     }
 
     fn dropQueued(s: *Session) void {
@@ -477,6 +569,103 @@ pub const Session = struct {
     fn setProblem(s: *Session, comptime fmt: []const u8, args: anytype) void {
         const text = std.fmt.bufPrint(&s.problem, fmt, args) catch s.problem[0..];
         s.problem_len = text.len;
+    }
+};
+
+/// The reader of a session's GET stream. A thread of its own, not the stream's fd in the
+/// round's wait: the stream is read between turns too (a list change must be known before the
+/// next turn's first request, when no round waits), a round's MCP calls already run on threads
+/// of their own (one per server), and the stepped path would otherwise need one more fd to park
+/// on. The thread blocks only on the stream's socket and `stop_fd`; the client learns what it
+/// read through an atomic flag, so no lock is held across the session's other requests.
+/// It reconnects a stream that drops (with `Last-Event-ID` when the server gave ids, after the
+/// server's `retry`, else 1 s, capped), at most `max_reconnects` times in a row without an
+/// event; a 405 (the server has no GET stream) or another 4xx ends it at once.
+pub const Listener = struct {
+    gpa: Allocator,
+    /// A session of its own (the server's session id and version, the agent's connections and
+    /// the lock), whose SSE reading and resumption it shares with the requests' answers.
+    reader: *Session,
+    thread: std.Thread,
+    /// Written at `stop`: ends the thread's waits (as a turn's cancel ends a request's).
+    stop_fd: c.fd_t,
+    tools_changed: std.atomic.Value(bool) = .init(false),
+    /// How the last GET went, for tests and the log: opened, refused (405), gave up.
+    outcome: std.atomic.Value(Outcome) = .init(.opening),
+
+    pub const Outcome = enum(u8) { opening, open, none, gave_up, stopped };
+    const max_reconnects = 5;
+    const default_retry_ms = 1_000;
+
+    fn start(parent: *Session) !*Listener {
+        const gpa = parent.gpa;
+        const l = try gpa.create(Listener);
+        errdefer gpa.destroy(l);
+        const fd = c.eventfd(0, std.os.linux.EFD.CLOEXEC);
+        if (fd < 0) return error.SystemResources;
+        errdefer _ = c.close(fd);
+        const reader = try Session.open(gpa, parent.agent, parent.lock, parent.options);
+        errdefer reader.close();
+        reader.is_listener = true;
+        reader.cancel_fd = fd;
+        reader.protocol_version = parent.protocol_version;
+        if (parent.session_id) |id| reader.session_id = try gpa.dupe(u8, id);
+        l.* = .{ .gpa = gpa, .reader = reader, .thread = undefined, .stop_fd = fd };
+        l.thread = try std.Thread.spawn(.{}, run, .{l});
+        return l;
+    }
+
+    /// Ends the thread (its wait woken by `stop_fd`), joins it, closes the stream, frees all.
+    fn stop(l: *Listener) void {
+        // The thread's waits poll stop_fd; a read inside a chunk does not: interrupt it (after
+        // the write, so a stream opened meanwhile is seen stopped by the thread's own check).
+        _ = c.write(l.stop_fd, &std.mem.toBytes(@as(u64, 1)), 8);
+        l.reader.interrupt();
+        l.thread.join();
+        l.reader.close();
+        _ = c.close(l.stop_fd);
+        l.gpa.destroy(l);
+    }
+
+    fn stopped(l: *Listener) bool {
+        var fds = [1]c.pollfd{.{ .fd = l.stop_fd, .events = c.POLL.IN, .revents = 0 }};
+        return c.poll(&fds, 1, 0) > 0;
+    }
+
+    fn run(l: *Listener) void {
+        const s = l.reader;
+        var failures: u8 = 0;
+        while (failures <= max_reconnects) : (failures += 1) {
+            if (failures > 0) {
+                s.endStream();
+                s.pause(if (s.retry_ms > 0) s.retry_ms else default_retry_ms, stdio.deadlineIn(max_retry_ms + 1_000)) catch {};
+            }
+            if (l.stopped()) return l.outcome.store(.stopped, .release);
+            switch (s.openGet() catch .failed) {
+                .none => return l.outcome.store(.none, .release),
+                .failed => continue,
+                .open => l.outcome.store(.open, .release),
+            }
+            if (l.stopped()) return l.outcome.store(.stopped, .release);
+            while (true) {
+                const text = s.readLine(stdio.deadlineIn(std.time.s_per_day * 1000)) catch break;
+                failures = 0;
+                l.take(text);
+            }
+            if (l.stopped()) return l.outcome.store(.stopped, .release);
+        }
+        l.outcome.store(.gave_up, .release);
+    }
+
+    /// One message of the stream: a list change is noted; the rest (log messages, the server's
+    /// requests, which would need a POST of their own to answer) are dropped.
+    fn take(l: *Listener, text: []const u8) void {
+        var arena_state: std.heap.ArenaAllocator = .init(l.gpa);
+        defer arena_state.deinit();
+        const message = jsonrpc.parse(arena_state.allocator(), text) catch return;
+        if (message == .notification and std.mem.eql(u8, message.notification.method, "notifications/tools/list_changed")) {
+            l.tools_changed.store(true, .release);
+        }
     }
 };
 

@@ -92,7 +92,7 @@ test "mcp http: the Python SDK's server, SSE answers: headers, list, calls, prog
     defer arena_state.deinit();
     const arena = arena_state.allocator();
     const tools = try client.listTools(arena);
-    try std.testing.expectEqual(@as(usize, 3), tools.len);
+    try std.testing.expectEqual(@as(usize, 4), tools.len);
     const echo = try client.callTool(arena, "echo", "{\"text\":\"h\\u00e9\"}", null);
     try std.testing.expectEqualStrings("h\u{e9}", echo.content[0].text);
     const add = try client.callTool(arena, "add", "{\"a\":1,\"b\":2}", null);
@@ -116,7 +116,7 @@ test "mcp http: the Python SDK's server, JSON answers" {
     var arena_state: std.heap.ArenaAllocator = .init(gpa);
     defer arena_state.deinit();
     const arena = arena_state.allocator();
-    try std.testing.expectEqual(@as(usize, 3), (try client.listTools(arena)).len);
+    try std.testing.expectEqual(@as(usize, 4), (try client.listTools(arena)).len);
     const echo = try client.callTool(arena, "echo", "{\"text\":\"json\"}", null);
     try std.testing.expectEqualStrings("json", echo.content[0].text);
 }
@@ -232,6 +232,38 @@ test "mcp http: an SSE answer that breaks before its reply is resumed with Last-
     try std.testing.expectEqualStrings("1", (try client.callTool(arena, "inits", "{}", null)).content[0].text);
 }
 
+/// Writes the eventfd `fd` once the server says it broke its answer (a cancel during the wait).
+fn cancelOnBroke(server: *Server, fd: std.c.fd_t) void {
+    const line = server.process.readLine(stdio.deadlineIn(60_000)) catch return;
+    if (std.mem.eql(u8, line, "broke")) _ = std.c.write(fd, &std.mem.toBytes(@as(u64, 1)), 8);
+}
+
+test "mcp http: a broken answer is resumed after the server's SSE retry, capped; a cancel ends that wait" {
+    // The server asks for 10 minutes and refuses a resumption sooner than the cap (5 s) after
+    // it broke the answer: only a client that waits, and not longer than the cap, gets the reply.
+    var server = try startServer(&.{ "python3", scriptPath("PANTO_MCP_HTTP_SERVER", "tests/mcp/http_server.py"), "--on-call", "break", "--retry", "600000" });
+    defer server.stop();
+    const agent = try testAgent();
+    defer agent.deinit();
+    const client = try Client.startHttp(gpa, agent, &lock, .{ .url = server.url() }, .{}, null);
+    defer client.close();
+    var arena_state: std.heap.ArenaAllocator = .init(gpa);
+    defer arena_state.deinit();
+    const arena = arena_state.allocator();
+    try std.testing.expectEqualStrings("1", (try client.callTool(arena, "inits", "{}", null)).content[0].text);
+    try std.testing.expectEqualStrings("broke", try server.process.readLine(stdio.deadlineIn(60_000)));
+    try std.testing.expectEqualStrings("GET Last-Event-ID c1", try server.process.readLine(stdio.deadlineIn(60_000)));
+
+    // The next call breaks the same way; the turn is canceled during the wait: at once.
+    const fd = std.c.eventfd(0, std.os.linux.EFD.CLOEXEC);
+    defer _ = std.c.close(fd);
+    client.conn.setCancelFd(fd);
+    const canceler = try std.Thread.spawn(.{}, cancelOnBroke, .{ &server, fd });
+    const outcome = client.callTool(arena, "inits", "{}", null);
+    canceler.join();
+    try std.testing.expectError(error.Canceled, outcome);
+}
+
 test "mcp http: an answer that is a JSON-RPC batch, as a JSON body or an SSE message, is read message by message" {
     for ([_][]const u8{ "batch", "sse-batch" }) |mode| {
         var server = try callFaultServer(mode);
@@ -248,4 +280,122 @@ test "mcp http: an answer that is a JSON-RPC batch, as a JSON body or an SSE mes
         try std.testing.expectEqual(@as(usize, 1), steps.seen);
         try std.testing.expectEqual(@as(f64, 1), steps.last);
     }
+}
+
+fn getStreamServer(mode: []const u8) !Server {
+    return startServer(&.{ "python3", scriptPath("PANTO_MCP_HTTP_SERVER", "tests/mcp/http_server.py"), "--get-stream", mode });
+}
+
+/// How many entries `dir` (/proc/self/fd, /proc/self/task) has: this process's fds, threads.
+fn countEntries(dir: [:0]const u8) !usize {
+    const d = std.c.opendir(dir) orelse return error.TestUnexpectedResult;
+    defer _ = std.c.closedir(d);
+    var n: usize = 0;
+    while (std.c.readdir(d) != null) n += 1;
+    return n;
+}
+
+/// Waits until the GET stream's listener noted a list change (readPending hands it to the
+/// client); a listener that never does fails the test after a minute.
+fn awaitToolsChanged(client: *Client) !void {
+    for (0..6000) |_| {
+        try client.readPending();
+        if (client.tools_changed) return;
+        nap();
+    }
+    return error.TestUnexpectedResult;
+}
+
+/// Waits until the client's GET stream listener got to `outcome` (at most a minute).
+fn awaitOutcome(client: *Client, outcome: http.Listener.Outcome) !void {
+    const listener = client.conn.http.listener.?;
+    for (0..6000) |_| {
+        if (listener.outcome.load(.acquire) == outcome) return;
+        nap();
+    }
+    return error.TestUnexpectedResult;
+}
+
+fn nap() void {
+    var none = [0]std.c.pollfd{};
+    _ = std.c.poll(&none, 0, 10);
+}
+
+test "mcp http: a list change on the GET stream is noted for the next request; agent free leaves no thread or fd" {
+    var server = try getStreamServer("list-changed");
+    defer server.stop();
+    const fds_before = try countEntries("/proc/self/fd");
+    const threads_before = try countEntries("/proc/self/task");
+    {
+        const agent = try testAgent();
+        defer agent.deinit();
+        const client = try Client.startHttp(gpa, agent, &lock, .{ .url = server.url() }, .{}, null);
+        defer client.close();
+        var arena_state: std.heap.ArenaAllocator = .init(gpa);
+        defer arena_state.deinit();
+        const arena = arena_state.allocator();
+        try std.testing.expectEqual(@as(usize, 1), (try client.listTools(arena)).len);
+        // The call makes the server add a tool and say so on the GET stream only (its answer
+        // to the call carries no notification).
+        _ = try client.callTool(arena, "inits", "{}", null);
+        try awaitToolsChanged(client);
+        try std.testing.expectEqual(@as(usize, 2), (try client.listTools(arena)).len);
+        try std.testing.expect(client.conn.http.listener != null);
+    }
+    // The listener's thread joined and its connection closed with the client and the agent.
+    try std.testing.expectEqual(threads_before, try countEntries("/proc/self/task"));
+    try std.testing.expectEqual(fds_before, try countEntries("/proc/self/fd"));
+}
+
+test "mcp http: a GET stream that drops is reconnected with Last-Event-ID, after the server's retry" {
+    var server = try getStreamServer("drop");
+    defer server.stop();
+    const agent = try testAgent();
+    defer agent.deinit();
+    const client = try Client.startHttp(gpa, agent, &lock, .{ .url = server.url() }, .{}, null);
+    defer client.close();
+    var arena_state: std.heap.ArenaAllocator = .init(gpa);
+    defer arena_state.deinit();
+    const arena = arena_state.allocator();
+    // The first GET stream closes after its event g1; the second carries its id.
+    try std.testing.expectEqualStrings("GET Last-Event-ID g1", try server.process.readLine(stdio.deadlineIn(60_000)));
+    _ = try client.callTool(arena, "inits", "{}", null);
+    try awaitToolsChanged(client);
+    try std.testing.expectEqual(@as(usize, 2), (try client.listTools(arena)).len);
+}
+
+test "mcp http: a server without a GET stream (405) is asked once, not again" {
+    var server = try getStreamServer("405");
+    defer server.stop();
+    {
+        const agent = try testAgent();
+        defer agent.deinit();
+        const client = try Client.startHttp(gpa, agent, &lock, .{ .url = server.url() }, .{}, null);
+        defer client.close();
+        try awaitOutcome(client, .none);
+        var arena_state: std.heap.ArenaAllocator = .init(gpa);
+        defer arena_state.deinit();
+        try std.testing.expectEqualStrings("1", (try client.callTool(arena_state.allocator(), "inits", "{}", null)).content[0].text);
+    }
+    // One GET, then the session's end: no retry came between.
+    try std.testing.expectEqualStrings("GET 405", try server.process.readLine(stdio.deadlineIn(60_000)));
+    try std.testing.expectEqualStrings("DELETE s1", try server.process.readLine(stdio.deadlineIn(60_000)));
+}
+
+test "mcp http: the Python SDK's server: a list change it sends outside any call comes on the GET stream" {
+    var server = try sdkServer(&.{});
+    defer server.stop();
+    const agent = try testAgent();
+    defer agent.deinit();
+    const client = try Client.startHttp(gpa, agent, &lock, .{ .url = server.url() }, .{}, null);
+    defer client.close();
+    // The server drops a notification for a GET stream not open yet: wait until it is.
+    try awaitOutcome(client, .open);
+    var arena_state: std.heap.ArenaAllocator = .init(gpa);
+    defer arena_state.deinit();
+    const arena = arena_state.allocator();
+    const before = (try client.listTools(arena)).len;
+    try std.testing.expectEqualStrings("grown", (try client.callTool(arena, "grow", "{}", null)).content[0].text);
+    try awaitToolsChanged(client);
+    try std.testing.expectEqual(before + 1, (try client.listTools(arena)).len);
 }

@@ -123,6 +123,7 @@ pub const Servers = struct {
     pub fn ensureStarted(s: *Servers, agent: *Agent, registry: *tools.Set, log: *const log_mod.Sink, diag: *config_mod.Diagnostic) StartError!void {
         for (s.list, 0..) |*server, i| {
             if (server.client) |c| {
+                try c.readPending(); // a list change sent between turns
                 const gone = c.broken != null or c.conn.ended();
                 if (!gone and !c.tools_changed) continue;
                 if (gone) server.stop();
@@ -199,6 +200,7 @@ pub const Servers = struct {
     pub fn refreshChanged(s: *Servers, registry: *tools.Set, log: *const log_mod.Sink) Allocator.Error!void {
         for (s.list, 0..) |*server, i| {
             const c = server.client orelse continue;
+            try c.readPending();
             if (c.broken != null or !c.tools_changed) continue;
             s.listInto(server, @intCast(i), registry, log) catch |err| switch (err) {
                 error.OutOfMemory => return error.OutOfMemory,

@@ -1,7 +1,8 @@
 //! The stdio transport of MCP: a server is a command spawned in its own process group, with a
 //! minimal environment; panto writes lines to its stdin and reads lines from its stdout, each
 //! under a deadline, and drains its stderr meanwhile (its tail is kept for error messages).
-//! Closing kills the whole group, so a server's own children do not outlive it.
+//! Closing is graceful (stdin closed, then SIGTERM, then SIGKILL, each after a short grace) and
+//! ends the whole group, so a server's own children do not outlive it.
 //!
 //! stdin is a socket pair, not a pipe: a write to a server that died is then an EPIPE from
 //! `send(MSG_NOSIGNAL)` instead of a SIGPIPE that would end the host program (libuv gives
@@ -28,7 +29,13 @@ pub const Options = struct {
     log: ?*const log_mod.Sink = null,
     /// The server's name in those lines.
     name: []const u8 = "",
+    /// At close: how long the server has to exit once its stdin is closed, and again after
+    /// SIGTERM, before SIGKILL. Short: a freed agent waits for it, and servers that read their
+    /// stdin exit at once.
+    grace_ms: u32 = default_grace_ms,
 };
+
+pub const default_grace_ms = 500;
 
 pub const SpawnError = error{ Spawn, OutOfMemory };
 
@@ -68,6 +75,7 @@ pub const Process = struct {
     /// Readable once the wait should end (a turn's cancel, watchdog.zig's wake fd); never
     /// read here, so every wait on it sees it. -1: none.
     cancel_fd: c.fd_t = -1,
+    grace_ms: u32,
 
     /// Starts the server. The process is pinned (its Io points into it): free it with `close`.
     pub fn spawn(gpa: Allocator, options: Options) SpawnError!*Process {
@@ -101,6 +109,7 @@ pub const Process = struct {
             .max_line_bytes = options.max_line_bytes,
             .log = options.log,
             .name = try gpa.dupe(u8, options.name),
+            .grace_ms = options.grace_ms,
         };
         errdefer gpa.free(p.name);
         // Spawning allocates (argv, environment) before fork: it needs a real allocator, and
@@ -124,16 +133,52 @@ pub const Process = struct {
         return p;
     }
 
-    /// Ends the server and its process group, reaps it and frees everything.
+    /// Ends the server and its process group, reaps it and frees everything. Gracefully, as
+    /// the spec's shutdown for stdio says: its stdin closed, `grace_ms` for it to exit, then
+    /// SIGTERM to the group, `grace_ms` again, then SIGKILL; what is left of the group (its
+    /// own children) gets SIGKILL too, and the server is reaped (no zombie).
     pub fn close(p: *Process) void {
         const gpa = p.gpa;
         p.closeStdin();
-        if (p.child.id) |group| _ = c.kill(-group, c.SIG.KILL);
+        if (p.child.id) |group| {
+            if (!p.exitsWithin(group, p.grace_ms)) {
+                _ = c.kill(-group, c.SIG.TERM);
+                _ = p.exitsWithin(group, p.grace_ms);
+            }
+            // Before the reap: the group's id cannot name another group while it is a zombie.
+            _ = c.kill(-group, c.SIG.KILL);
+        }
         _ = p.child.wait(p.threaded.io()) catch {};
         if (p.stderr_line_len > 0) p.logStderrLine();
         p.pending.deinit(gpa);
         gpa.free(p.name);
         gpa.destroy(p);
+    }
+
+    /// Whether the server exits (or has exited) within `ms`, without reaping it: a pidfd polled
+    /// (readable once it is a zombie), its stderr drained meanwhile (a server may log on its
+    /// way out, and a full stderr pipe would block its exit). Without pidfd_open (Linux < 5.3),
+    /// not waited for: the signals come at once.
+    fn exitsWithin(p: *Process, pid_: c.pid_t, ms: u32) bool {
+        if (ms == 0) return false;
+        const rc = std.os.linux.pidfd_open(pid_, 0);
+        if (std.os.linux.errno(rc) != .SUCCESS) return false;
+        const pidfd: c.fd_t = @intCast(rc);
+        defer _ = c.close(pidfd);
+        const deadline = deadlineIn(ms);
+        while (true) {
+            const err_fd: c.fd_t = if (p.child.stderr) |f| f.handle else -1;
+            var fds = [2]c.pollfd{
+                .{ .fd = pidfd, .events = c.POLL.IN, .revents = 0 },
+                .{ .fd = err_fd, .events = c.POLL.IN, .revents = 0 },
+            };
+            const left = deadline - now();
+            if (left <= 0) return false;
+            const n = c.poll(&fds, 2, @intCast(@divFloor(left + std.time.ns_per_ms - 1, std.time.ns_per_ms)));
+            if (n < 0) continue;
+            if (fds[0].revents != 0) return true;
+            if (fds[1].revents != 0) p.drainStderr();
+        }
     }
 
     /// Ends the server's process group now (it is reaped by `close`).
@@ -168,6 +213,18 @@ pub const Process = struct {
         if (fds[0].revents & c.POLL.HUP == 0) return false;
         p.drainStderr(); // what it wrote last, for the status
         return true;
+    }
+
+    /// Whether a line, or the end of stdout, can be read now: a whole line is buffered, or
+    /// stdout is readable (a poll that does not wait; what is readable is read in).
+    pub fn hasInput(p: *Process) IoError!bool {
+        while (true) {
+            if (p.stdout_ended) return true;
+            if (std.mem.indexOfScalar(u8, p.pending.items[p.start..], '\n') != null) return true;
+            var fds = [1]c.pollfd{.{ .fd = p.child.stdout.?.handle, .events = c.POLL.IN, .revents = 0 }};
+            if (c.poll(&fds, 1, 0) <= 0) return false;
+            try p.readStdout();
+        }
     }
 
     /// Writes `line` and a newline, before `deadline_ns` (CLOCK_MONOTONIC; null: no limit).
@@ -440,4 +497,56 @@ test "each line the server writes to stderr goes to the debug log, a last unfini
 
 test "a command that does not exist cannot be spawned" {
     try std.testing.expectError(error.Spawn, Process.spawn(std.testing.allocator, .{ .argv = &.{"panto-no-such-command-here"} }));
+}
+
+/// A python3 server for the shutdown tests: it writes "ready" once its SIGTERM handler is set,
+/// notes in `marker` each signal and its stdin's end, and exits on that end unless `stay`.
+fn shutdownServer(gpa: Allocator, marker: []const u8, stay: bool, grace_ms: u32) !*Process {
+    const script =
+        \\import signal, sys, time
+        \\marker, stay = sys.argv[1], sys.argv[2] == "stay"
+        \\def note(what):
+        \\    with open(marker, "a") as f: f.write(what + "\n")
+        \\signal.signal(signal.SIGTERM, lambda *a: note("TERM"))
+        \\print("ready", flush=True)
+        \\sys.stdin.read()
+        \\note("EOF")
+        \\while stay: time.sleep(0.01)
+    ;
+    return Process.spawn(gpa, .{ .argv = &.{ "python3", "-c", script, marker, if (stay) "stay" else "go" }, .grace_ms = grace_ms });
+}
+
+fn markerPath(buf: []u8, tmp: *const std.testing.TmpDir) ![]const u8 {
+    return std.fmt.bufPrint(buf, ".zig-cache/tmp/{s}/marker", .{tmp.sub_path});
+}
+
+/// Starts a shutdown server, closes it once it is ready, checks it was reaped (not even a
+/// zombie left) and returns what it noted (owned).
+fn closeNoted(gpa: Allocator, stay: bool, grace_ms: u32) ![]u8 {
+    var tmp = std.testing.tmpDir(.{});
+    defer tmp.cleanup();
+    var buf: [256]u8 = undefined;
+    const marker = try markerPath(&buf, &tmp);
+    const p = try shutdownServer(gpa, marker, stay, grace_ms);
+    try std.testing.expectEqualStrings("ready", try p.readLine(deadlineIn(30_000)));
+    const pid_ = p.pid();
+    p.close();
+    try std.testing.expectEqual(std.os.linux.E.SRCH, std.os.linux.errno(std.os.linux.kill(pid_, @enumFromInt(0))));
+    return tmp.dir.readFileAlloc(std.testing.io, "marker", gpa, .limited(1024));
+}
+
+test "close: a server that exits once its stdin is closed gets no signal, and is reaped" {
+    const gpa = std.testing.allocator;
+    // A long grace: this server exits on its own well before it (close returns then).
+    const noted = try closeNoted(gpa, false, 60_000);
+    defer gpa.free(noted);
+    try std.testing.expectEqualStrings("EOF\n", noted);
+}
+
+test "close: a server that ignores its stdin's end and SIGTERM is killed, after SIGTERM, and reaped" {
+    const gpa = std.testing.allocator;
+    const noted = try closeNoted(gpa, true, 50);
+    defer gpa.free(noted);
+    // SIGTERM came (the handler noted it) and did not end it: SIGKILL did.
+    try std.testing.expect(std.mem.indexOf(u8, noted, "TERM\n") != null);
 }
