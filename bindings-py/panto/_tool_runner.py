@@ -78,6 +78,11 @@ class ToolRunner:
         return not self._abandoned and (bool(self._waiting or self._running) or not self._queue.empty())
 
     @property
+    def abandoned(self) -> bool:
+        """The stream was canceled or closed: no result will be collected."""
+        return self._abandoned
+
+    @property
     def running(self) -> bool:
         """Calls to start or running: results will come."""
         return not self._abandoned and bool(self._waiting or self._running)

@@ -391,6 +391,11 @@ class Stream:
                 runner = self._runner
                 if runner is not None and runner.running:
                     return _WAIT
+                if runner is not None and runner.abandoned:
+                    # cancel() came after the library said "pending" and before this look: it
+                    # cancels the stream before it abandons the runner, so reading again says
+                    # Canceled (not the calls it had stopped waiting for).
+                    continue
                 if self._closing:
                     return self._closed()
                 raise self._result_pending()

@@ -10,6 +10,7 @@ import dataclasses
 import enum
 import json
 import logging
+import threading
 from pathlib import Path
 from typing import Any, ClassVar, Dict, List, Literal, Optional, Sequence
 
@@ -1041,3 +1042,47 @@ def test_add_tool_while_a_stream_is_unfinished_is_busy() -> None:
         list(stream)
         agent.add_tool(search)
         assert agent.get_tool("search") is search
+
+
+def test_a_cancel_between_result_pending_and_the_runners_look_raises_canceled(monkeypatch: pytest.MonkeyPatch) -> None:
+    """The cancel soak's race (seen once in `make test`): the library says a call awaits its
+    result, then cancel() (another thread) cancels the stream and abandons the tool runner,
+    and only then does the reading thread look at the runner. It must raise CanceledError, not
+    ResultPendingError for a call no one will answer. The cancel is put exactly there."""
+    from panto import _interrupt
+    from panto import stream as stream_mod
+
+    release = threading.Event()
+
+    @panto.tool
+    def lookup(q: str) -> str:
+        """Looks q up."""
+        release.wait(10)
+        return q
+
+    script = {"responses": [answer(text("Looking up."), tool_use("toolu_1", "lookup", {"q": "x"})),
+                            answer(text("Done."))]}
+    with Emulator(scenario=script) as emu, new_agent(emu, "anthropic", tools=[lookup]) as agent:
+        stream = agent.run("Look x up")
+        fired: List[int] = []
+
+        def call_then_cancel(handle: Any, fn: Any, *args: Any) -> int:
+            rc = _interrupt.blocking_call(handle, fn, *args)
+            if rc == _native.ERR_RESULT_PENDING and not fired:
+                fired.append(rc)
+                canceler = threading.Thread(target=stream.cancel)
+                canceler.start()
+                canceler.join(10)
+            return rc
+
+        monkeypatch.setattr(stream_mod, "_blocking_call", call_then_cancel)
+        with stream:
+            with pytest.raises(panto.CanceledError):
+                for _ in stream:
+                    pass
+        release.set()
+        assert fired, "the library never said a call awaits its result: the test did not test the race"
+        # What a canceled round leaves: the call answered with an error, so the next request is valid.
+        last = agent.conversation[-1]
+        assert last["role"] == "user" and last["content"][0]["type"] == "tool_result"
+        assert last["content"][0]["id"] == "toolu_1" and last["content"][0]["is_error"] is True
