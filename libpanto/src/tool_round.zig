@@ -488,16 +488,18 @@ pub const Round = struct {
         const fd = std.c.eventfd(0, std.os.linux.EFD.CLOEXEC | std.os.linux.EFD.NONBLOCK);
         if (fd < 0) return r.runNative(agent, cancel_fd); // (its progress then comes at the end)
         errdefer _ = std.c.close(fd);
+        const starts = try r.unitStarts();
+        defer r.gpa.free(starts);
         const threads = try r.gpa.alloc(?std.Thread, r.calls.items.len);
         @memset(threads, null);
         r.run = .{ .threads = threads, .signal_fd = fd };
         const run = &r.run.?;
         // Counted before any thread starts: one that ends at once must not make it 0 early.
-        for (r.calls.items, 0..) |c, i| {
-            if (c.due() and (c.handling == .native or r.firstOfServer(i))) run.unfinished.raw += 1;
+        for (starts) |start| {
+            if (start) run.unfinished.raw += 1;
         }
-        for (r.calls.items, threads, 0..) |*c, *t, i| {
-            if (!(c.due() and (c.handling == .native or r.firstOfServer(i)))) continue;
+        for (r.calls.items, threads, starts) |*c, *t, start| {
+            if (!start) continue;
             t.* = std.Thread.spawn(.{}, runUnit, .{ r, agent, c, cancel_fd }) catch blk: {
                 runUnit(r, agent, c, cancel_fd);
                 break :blk null;
@@ -539,13 +541,11 @@ pub const Round = struct {
     /// request at a time here), so that different servers and native tools run at once.
     /// `cancel_fd` (or -1): readable once the turn is canceled, which ends the MCP calls' waits.
     pub fn runNative(r: *Round, agent: *Agent, cancel_fd: std.c.fd_t) Allocator.Error!void {
-        // Decided before any thread starts: the threads set results.
-        const starts = try r.gpa.alloc(bool, r.calls.items.len);
+        const starts = try r.unitStarts();
         defer r.gpa.free(starts);
         var count: usize = 0;
-        for (r.calls.items, starts, 0..) |c, *start, i| {
-            start.* = c.due() and (c.handling == .native or r.firstOfServer(i));
-            if (start.*) count += 1;
+        for (starts) |start| {
+            if (start) count += 1;
         }
         if (count == 0) return;
         var failed = false;
@@ -576,6 +576,18 @@ pub const Round = struct {
             for (threads) |t| if (t) |thread| thread.join();
         }
         if (failed) return error.OutOfMemory;
+    }
+
+    /// Which calls start a unit (a thread): each native call, and each server's first MCP call
+    /// (its unit runs all of that server's calls). Decided, all of it, before any unit starts:
+    /// a unit sets results as it goes, and a server whose first call is answered would else
+    /// make its next call look first, starting a second unit on the server's one connection
+    /// (two requests at once on one stdin and stdout, one thread taking the other's reply).
+    /// Owned by the caller.
+    fn unitStarts(r: *const Round) Allocator.Error![]bool {
+        const starts = try r.gpa.alloc(bool, r.calls.items.len);
+        for (r.calls.items, starts, 0..) |c, *start, i| start.* = c.due() and (c.handling == .native or r.firstOfServer(i));
+        return starts;
     }
 
     /// Whether call `i` is the first MCP call of its server still to run.

@@ -323,3 +323,41 @@ test "mcp: a Streamable HTTP server's tools in a turn, beside a stdio server's: 
     try std.testing.expectEqual(.done, stream.state);
     try std.testing.expect(agent.findTool("h__add") != null);
 }
+
+test "mcp: a server's calls run on one thread even when its first call ends before the round's later calls are looked at" {
+    // Round after round: server a's first call, then calls to three other servers (each a
+    // thread to start, time in which a's thread may answer its first call), then a's second.
+    // Were the units decided while threads already ran, a's first call, answered, would make
+    // its second the "first of its server" and start a second thread on a's connection: two
+    // requests at once on one stdin/stdout, one thread taking the other's reply (a hang until
+    // the timeout, or a reply in the wrong call).
+    const rounds = 30;
+    const round = message(call(0, "c0", "a__echo", "{\\\"text\\\":\\\"first\\\"}") ++ call(1, "c1", "b__echo", "{\\\"text\\\":\\\"b\\\"}") ++
+        call(2, "c2", "c__echo", "{\\\"text\\\":\\\"c\\\"}") ++ call(3, "c3", "d__echo", "{\\\"text\\\":\\\"d\\\"}") ++
+        call(4, "c4", "a__echo", "{\\\"text\\\":\\\"second\\\"}"));
+    const more = [_]st.Answer{.{ .body = round }} ** (rounds - 1) ++ [_]st.Answer{.{}};
+    var server: st.TestServer = undefined;
+    try server.startMany(.{ .body = round }, &more);
+    defer server.stop();
+    // A short timeout: a reply taken by the wrong thread is an error result, not a long hang.
+    const timeout_ms = 5_000;
+    const agent = try st.loopbackAgent(server.port, .{ .provider = .anthropic, .model = "m", .max_tool_iterations = rounds + 1, .mcp_servers = &.{
+        .{ .name = "a", .command = "python3", .args = &.{script()}, .timeout_ms = timeout_ms },
+        .{ .name = "b", .command = "python3", .args = &.{script()}, .timeout_ms = timeout_ms },
+        .{ .name = "c", .command = "python3", .args = &.{script()}, .timeout_ms = timeout_ms },
+        .{ .name = "d", .command = "python3", .args = &.{script()}, .timeout_ms = timeout_ms },
+    } });
+    defer agent.deinit();
+    const stream = try agent.run("go");
+    defer stream.destroy();
+    var arena_state: std.heap.ArenaAllocator = .init(gpa);
+    defer arena_state.deinit();
+    const got = try results(arena_state.allocator(), stream);
+    try std.testing.expectEqual(@as(usize, 5 * rounds), got.len);
+    const want = [_][]const u8{ "first", "b", "c", "d", "second" };
+    for (got, 0..) |r, i| {
+        try std.testing.expect(!r.is_error);
+        try std.testing.expectEqualStrings(want[i % 5], r.content);
+    }
+    try std.testing.expectEqual(.done, stream.state);
+}
