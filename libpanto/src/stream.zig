@@ -997,10 +997,8 @@ pub const Stream = struct {
 
     /// The cost of one request's usage at the turn's model's prices, added to the turn's.
     fn addCost(s: *Stream, usage: ev.Usage) ?f64 {
-        const model = catalog.resolve(@tagName(s.config.provider), s.config.model, s.config.model_info);
-        const ttl: catalog.CacheTtl = if (s.config.request.cache.ttl == .@"1h") .@"1h" else .@"5m";
-        const cost = if (model) |m| catalog.cost(m, usage, ttl) else null;
-        s.turn_cost = if (s.turn_cost) |sum| (if (cost) |c| sum + c else null) else null;
+        const cost = catalog.requestCost(&s.config, @tagName(s.config.provider), s.config.model, usage);
+        s.turn_cost = catalog.addCost(s.turn_cost, cost);
         return cost;
     }
 

@@ -18,6 +18,8 @@ pub const CacheTtl = @import("cost.zig").CacheTtl;
 /// A conversation's usage and cost so far, each message at its own model's prices.
 pub const Spent = @import("spent.zig").Spent;
 pub const spent = @import("spent.zig").spent;
+pub const requestCost = @import("spent.zig").requestCost;
+pub const addCost = @import("spent.zig").addCost;
 /// The catalog's source and its version ("litellm 1.110.2").
 pub const source = data.source;
 /// A model as JSON, in the keys of the config's model_info (panto_model_info).

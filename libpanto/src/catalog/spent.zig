@@ -16,21 +16,34 @@ pub const Spent = struct {
     /// One more request (a MESSAGE_END's usage and cost).
     pub fn add(s: *Spent, usage: ev.Usage, cost: ?f64) void {
         ev.addUsage(&s.usage, usage);
-        s.cost = if (s.cost) |sum| (if (cost) |c| sum + c else null) else null;
+        s.cost = addCost(s.cost, cost);
     }
 };
+
+/// A sum of costs that stays unknown (null) once one of them is: never a guess.
+pub fn addCost(sum: ?f64, cost: ?f64) ?f64 {
+    return if (sum) |total| (if (cost) |c| total + c else null) else null;
+}
+
+/// One request's cost, written by `provider`/`model`, at the catalog's list prices (the
+/// config's `model_info` over them when the request is the config's own model; its cache
+/// lifetime prices the cache writes). null: a model no one prices.
+pub fn requestCost(config: *const Config, provider: []const u8, model: []const u8, usage: ev.Usage) ?f64 {
+    if (provider.len == 0) return null; // a message that does not say which model wrote it
+    const own = std.mem.eql(u8, provider, @tagName(config.provider)) and std.mem.eql(u8, model, config.model);
+    const priced = catalog.resolve(provider, model, if (own) config.model_info else null) orelse return null;
+    const ttl: catalog.CacheTtl = if (config.request.cache.ttl == .@"1h") .@"1h" else .@"5m";
+    return catalog.cost(priced, usage, ttl);
+}
 
 /// The assistant messages' usage and cost. The config's `model_info` prices only the messages
 /// of its own provider and model; its cache lifetime prices every cache write (a message does
 /// not record the lifetime it was written with).
 pub fn spent(messages: []const Message, config: *const Config) Spent {
     var total: Spent = .{};
-    const ttl: catalog.CacheTtl = if (config.request.cache.ttl == .@"1h") .@"1h" else .@"5m";
     for (messages) |m| {
         if (m.role != .assistant) continue;
-        const own = std.mem.eql(u8, m.provider, @tagName(config.provider)) and std.mem.eql(u8, m.model, config.model);
-        const model = if (m.provider.len == 0) null else catalog.resolve(m.provider, m.model, if (own) config.model_info else null);
-        total.add(m.usage, if (model) |md| catalog.cost(md, m.usage, ttl) else null);
+        total.add(m.usage, requestCost(config, m.provider, m.model, m.usage));
     }
     return total;
 }
